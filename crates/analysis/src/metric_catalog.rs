@@ -1,0 +1,240 @@
+//! The k6 metric names pado knows, with their kind and unit.
+//!
+//! Users bring thresholds and dashboards over from k6, so pado reports its
+//! measurements under k6's metric names. Keeping the list in one table means the
+//! threshold parser (which must reject `rate` on a trend, or suggest
+//! `http_req_duration` for a typo) and the reports (which must print the right unit)
+//! can never disagree about what a metric is.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// How a metric's samples are summarised, which decides the aggregations a threshold
+/// may use on it (the same four kinds as k6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetricKind {
+    /// A distribution of values (timings): thresholds use `avg`, `min`, `max`, `med`
+    /// or `p(N)`.
+    Trend,
+    /// The fraction of non-zero samples (e.g. failed requests): thresholds use `rate`.
+    Rate,
+    /// A running total: thresholds use `count`, or `rate` for the total per second.
+    Counter,
+    /// The last observed value (e.g. active VUs): thresholds use `value`, `min` or
+    /// `max`.
+    Gauge,
+}
+
+impl MetricKind {
+    /// Lower-case name as k6 spells it, so error messages read like k6 documentation.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetricKind::Trend => "trend",
+            MetricKind::Rate => "rate",
+            MetricKind::Counter => "counter",
+            MetricKind::Gauge => "gauge",
+        }
+    }
+}
+
+impl fmt::Display for MetricKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One known metric: its k6 name, kind and unit, and a one-line description, so that
+/// thresholds can be validated and reports can label values without guessing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MetricInfo {
+    /// The k6 name, e.g. `http_req_duration`.
+    pub name: &'static str,
+    /// Which aggregations apply.
+    pub kind: MetricKind,
+    /// Unit of the values: `"ms"`, `"bytes"`, `"vus"`, or `""` for plain numbers and
+    /// fractions.
+    pub unit: &'static str,
+    /// What the metric measures, for help texts and reports.
+    pub description: &'static str,
+}
+
+const fn metric(
+    name: &'static str,
+    kind: MetricKind,
+    unit: &'static str,
+    description: &'static str,
+) -> MetricInfo {
+    MetricInfo {
+        name,
+        kind,
+        unit,
+        description,
+    }
+}
+
+static METRICS: [MetricInfo; 18] = [
+    metric(
+        "http_req_duration",
+        MetricKind::Trend,
+        "ms",
+        "total time of a request: sending + waiting + receiving",
+    ),
+    metric(
+        "http_req_waiting",
+        MetricKind::Trend,
+        "ms",
+        "time to first byte: from the end of sending to the first response byte",
+    ),
+    metric(
+        "http_req_connecting",
+        MetricKind::Trend,
+        "ms",
+        "time spent establishing the TCP connection",
+    ),
+    metric(
+        "http_req_tls_handshaking",
+        MetricKind::Trend,
+        "ms",
+        "time spent in the TLS handshake",
+    ),
+    metric(
+        "http_req_sending",
+        MetricKind::Trend,
+        "ms",
+        "time spent writing the request",
+    ),
+    metric(
+        "http_req_receiving",
+        MetricKind::Trend,
+        "ms",
+        "time spent reading the response after its first byte",
+    ),
+    metric(
+        "http_req_blocked",
+        MetricKind::Trend,
+        "ms",
+        "time spent waiting for a free connection before the request started",
+    ),
+    metric(
+        "iteration_duration",
+        MetricKind::Trend,
+        "ms",
+        "time to run one full iteration of a scenario",
+    ),
+    metric(
+        "http_req_failed",
+        MetricKind::Rate,
+        "",
+        "fraction of requests that failed (transport error or unexpected status)",
+    ),
+    metric(
+        "checks",
+        MetricKind::Rate,
+        "",
+        "fraction of checks that passed",
+    ),
+    metric(
+        "http_reqs",
+        MetricKind::Counter,
+        "",
+        "number of requests sent",
+    ),
+    metric(
+        "iterations",
+        MetricKind::Counter,
+        "",
+        "number of completed iterations",
+    ),
+    metric(
+        "data_sent",
+        MetricKind::Counter,
+        "bytes",
+        "bytes written to the network",
+    ),
+    metric(
+        "data_received",
+        MetricKind::Counter,
+        "bytes",
+        "bytes read from the network",
+    ),
+    metric(
+        "dropped_iterations",
+        MetricKind::Counter,
+        "",
+        "iterations an arrival-rate scenario could not start for lack of VUs",
+    ),
+    metric(
+        "late_iterations",
+        MetricKind::Counter,
+        "",
+        "iterations that started later than their scheduled time",
+    ),
+    metric(
+        "vus",
+        MetricKind::Gauge,
+        "vus",
+        "number of active virtual users",
+    ),
+    metric(
+        "vus_max",
+        MetricKind::Gauge,
+        "vus",
+        "number of allocated virtual users",
+    ),
+];
+
+/// Finds a metric by its exact k6 name; `None` for anything pado does not measure,
+/// so callers can report the name as unknown instead of silently never matching.
+pub fn lookup(name: &str) -> Option<&'static MetricInfo> {
+    METRICS.iter().find(|m| m.name == name)
+}
+
+/// Every known metric in a stable order (trends, rates, counters, gauges), for help
+/// texts, typo suggestions and reports that list all metrics.
+pub fn all() -> &'static [MetricInfo] {
+    &METRICS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_known_and_unknown() {
+        let d = lookup("http_req_duration").unwrap();
+        assert_eq!(d.kind, MetricKind::Trend);
+        assert_eq!(d.unit, "ms");
+        assert_eq!(lookup("http_req_failed").unwrap().kind, MetricKind::Rate);
+        assert_eq!(lookup("data_sent").unwrap().unit, "bytes");
+        assert_eq!(lookup("vus_max").unwrap().kind, MetricKind::Gauge);
+        assert!(lookup("http_req_duraton").is_none());
+        assert!(lookup("").is_none());
+    }
+
+    #[test]
+    fn names_are_unique_and_complete() {
+        let names: Vec<&str> = all().iter().map(|m| m.name).collect();
+        for (i, n) in names.iter().enumerate() {
+            assert!(!names[i + 1..].contains(n), "duplicate {n}");
+        }
+        let count = |k| all().iter().filter(|m| m.kind == k).count();
+        assert_eq!(count(MetricKind::Trend), 8);
+        assert_eq!(count(MetricKind::Rate), 2);
+        assert_eq!(count(MetricKind::Counter), 6);
+        assert_eq!(count(MetricKind::Gauge), 2);
+        assert!(all()
+            .iter()
+            .filter(|m| m.kind == MetricKind::Trend)
+            .all(|m| m.unit == "ms"));
+    }
+
+    #[test]
+    fn kind_serializes_lowercase() {
+        assert_eq!(
+            serde_json::to_string(&MetricKind::Counter).unwrap(),
+            "\"counter\""
+        );
+    }
+}

@@ -1,0 +1,172 @@
+//! Thresholds read metrics from a run's totals: this maps k6 metric names (and tags)
+//! onto pado's series, phases and counters.
+
+use pado_metrics::{LatencyHistogram, Phase, SeriesStats, Totals};
+
+use crate::thresholds::{Aggregation, MetricSource};
+
+/// Totals of a run seen as k6 metrics.
+pub struct TotalsSource<'a> {
+    totals: &'a Totals,
+    duration_s: f64,
+}
+
+impl<'a> TotalsSource<'a> {
+    /// `duration_s` turns counts into rates.
+    pub fn new(totals: &'a Totals, duration_s: f64) -> Self {
+        TotalsSource {
+            totals,
+            duration_s: duration_s.max(1e-9),
+        }
+    }
+
+    /// Series matching the tags, merged. Tags `step` and `name` select by series name;
+    /// other tags must be among the series' own tags.
+    fn series(&self, tags: &[(String, String)]) -> Option<SeriesStats> {
+        let mut out: Option<SeriesStats> = None;
+        for s in &self.totals.series {
+            let ok = tags.iter().all(|(k, v)| match k.as_str() {
+                "step" | "name" => s.key.name == *v,
+                _ => s.key.tags.iter().any(|(tk, tv)| tk == k && tv == v),
+            });
+            if ok {
+                out.get_or_insert_with(|| SeriesStats::new(s.key.clone()))
+                    .merge(s);
+            }
+        }
+        out
+    }
+}
+
+fn trend(h: &LatencyHistogram, a: &Aggregation) -> Option<f64> {
+    if h.is_empty() {
+        return None;
+    }
+    let ms = |us: u64| us as f64 / 1000.0;
+    Some(match a {
+        Aggregation::Avg => h.mean_us() / 1000.0,
+        Aggregation::Min => ms(h.min_us()),
+        Aggregation::Max => ms(h.max_us()),
+        Aggregation::Med => ms(h.quantile_us(0.5)),
+        Aggregation::Percentile(p) => ms(h.quantile_us(p / 100.0)),
+        _ => return None,
+    })
+}
+
+impl MetricSource for TotalsSource<'_> {
+    fn aggregate(
+        &self,
+        metric: &str,
+        tags: &[(String, String)],
+        aggregation: &Aggregation,
+    ) -> Option<f64> {
+        if let Some(phase) = Phase::from_metric_name(metric) {
+            let s = self.series(tags)?;
+            return trend(s.phase(phase), aggregation);
+        }
+        let per_s = |n: u64| n as f64 / self.duration_s;
+        let count_or_rate = |n: u64| match aggregation {
+            Aggregation::Count => Some(n as f64),
+            Aggregation::Rate => Some(per_s(n)),
+            _ => None,
+        };
+        let scenarios = || {
+            let mut all = pado_metrics::ScenarioStats::new("all");
+            for s in &self.totals.scenarios {
+                let ok = tags.iter().all(|(k, v)| k == "scenario" && s.name == *v);
+                if ok {
+                    all.merge(s);
+                }
+            }
+            all
+        };
+        match metric {
+            "http_req_failed" => {
+                let s = self.series(tags)?;
+                (s.requests > 0).then(|| s.failed as f64 / s.requests as f64)
+            }
+            "http_reqs" => count_or_rate(self.series(tags)?.requests),
+            "data_sent" => count_or_rate(self.series(tags)?.bytes_sent),
+            "data_received" => count_or_rate(self.series(tags)?.bytes_received),
+            "iterations" => count_or_rate(scenarios().iterations),
+            "dropped_iterations" => count_or_rate(scenarios().dropped),
+            "late_iterations" => count_or_rate(scenarios().late),
+            "iteration_duration" => trend(&scenarios().iteration_duration, aggregation),
+            "checks" => {
+                let (mut p, mut f) = (0u64, 0u64);
+                for (name, c) in &self.totals.checks {
+                    let ok = tags.iter().all(|(k, v)| {
+                        (k == "check" && name == v)
+                            || ((k == "step" || k == "name") && name.starts_with(&format!("{v}: ")))
+                    });
+                    if ok {
+                        p += c.passes;
+                        f += c.fails;
+                    }
+                }
+                (p + f > 0).then(|| p as f64 / (p + f) as f64)
+            }
+            "vus" => Some(self.totals.vus_peak as f64),
+            "vus_max" => Some(self.totals.vus_max_peak as f64),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::thresholds::{evaluate, parse, parse_cli};
+    use pado_metrics::{Interval, Phases, RequestSample, SecondRecord, SeriesKey};
+
+    fn totals() -> Totals {
+        let mut a = SeriesStats::new(SeriesKey::named("search"));
+        let mut b = SeriesStats::new(SeriesKey::named("detail"));
+        for i in 1..=100u64 {
+            let s = RequestSample {
+                status: if i <= 5 { 500 } else { 200 },
+                failed: i <= 5,
+                phases: Phases {
+                    duration_us: i * 1000,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            a.record(&s);
+            let mut s2 = s;
+            s2.failed = false;
+            s2.status = 200;
+            s2.phases.duration_us = 500_000;
+            b.record(&s2);
+        }
+        let mut r = SecondRecord::new(0);
+        r.absorb(Interval {
+            series: vec![a, b],
+            ..Default::default()
+        });
+        let mut t = Totals::default();
+        t.add_second(&r);
+        t
+    }
+
+    #[test]
+    fn metrics_map_onto_series() {
+        let t = totals();
+        let src = TotalsSource::new(&t, 10.0);
+        let th = vec![
+            parse("http_req_duration{step:search}", "p(95) < 100").unwrap(),
+            parse("http_req_duration", "p(95) < 100").unwrap(),
+            parse_cli("http_req_failed: rate < 0.01").unwrap(),
+            parse("http_reqs", "rate == 20").unwrap(),
+            parse("http_req_duration{step:nope}", "avg < 1").unwrap(),
+        ];
+        let r = evaluate(&th, &src);
+        assert!(r[0].ok, "{:?}", r[0]);
+        assert!((r[0].value.unwrap() - 95.0).abs() < 0.1);
+        assert!(!r[1].ok);
+        assert!(!r[2].ok);
+        assert!((r[2].value.unwrap() - 0.025).abs() < 1e-9);
+        assert!(r[3].ok, "{:?}", r[3]);
+        assert!(!r[4].ok && r[4].value.is_none());
+    }
+}

@@ -1,0 +1,99 @@
+//! Command-line arguments (stage one: raw flags). `run_cmd` turns them into a validated
+//! configuration (stage two), as ripgrep separates the two.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// pado: HTTP load testing and performance analysis in one binary.
+#[derive(Debug, Parser)]
+#[command(name = "pado", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a load test: a scenario file, or a single URL (quick mode).
+    Run(Box<RunArgs>),
+    /// Check a scenario file and list every problem with its line.
+    Validate {
+        /// The scenario file.
+        file: PathBuf,
+    },
+    /// Rebuild the summary of a result directory (also from another machine).
+    Report {
+        /// The result directory.
+        dir: PathBuf,
+        /// Do not print the summary.
+        #[arg(long)]
+        quiet: bool,
+    },
+}
+
+/// `pado run` flags. Load-shape flags override the file's executors (k6-style).
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario file (YAML or JSON). Without it, --url is required.
+    pub scenario: Option<PathBuf>,
+    /// Quick mode: the URL to load.
+    #[arg(long, short = 'u')]
+    pub url: Option<String>,
+    /// HTTP method for quick mode.
+    #[arg(long, short = 'X')]
+    pub method: Option<String>,
+    /// Header `Name: value` (repeatable); added to every request.
+    #[arg(long = "header", short = 'H', value_name = "HEADER")]
+    pub headers: Vec<String>,
+    /// Request body for quick mode.
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// File with the request body for quick mode.
+    #[arg(long)]
+    pub body_file: Option<PathBuf>,
+    /// Closed model: number of VUs (with --duration, constant-vus).
+    #[arg(long)]
+    pub vus: Option<u32>,
+    /// Test length, e.g. 30s, 1m30s.
+    #[arg(long, short = 'd')]
+    pub duration: Option<String>,
+    /// Open model: iterations per second (constant-arrival-rate).
+    #[arg(long, conflicts_with_all = ["stages", "step_ramp", "iterations"])]
+    pub rate: Option<f64>,
+    /// Ramping VUs: stages `30s:100,1m:100,30s:0`.
+    #[arg(long, conflicts_with_all = ["step_ramp", "iterations"])]
+    pub stages: Option<String>,
+    /// Step ramp `START:ADD:EVERY:MAX`, e.g. `10:20:10s:130` (nGrinder style).
+    #[arg(long, conflicts_with = "iterations")]
+    pub step_ramp: Option<String>,
+    /// Iterations per VU (per-vu-iterations).
+    #[arg(long)]
+    pub iterations: Option<u64>,
+    /// Open model: most VUs the pool may grow to.
+    #[arg(long)]
+    pub max_vus: Option<u32>,
+    /// Request timeout, e.g. 10s (default 60s).
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// Accept any TLS certificate.
+    #[arg(long, short = 'k')]
+    pub insecure: bool,
+    /// Result directory (default pado-results/<UTC time>-<name>).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Print nothing while running (the summary is still written).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Threshold, k6 syntax: `p(95) < 200` or `http_req_failed: rate < 0.01` (repeatable).
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub thresholds: Vec<String>,
+    /// Test name.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Worker threads (default: the cores available).
+    #[arg(long)]
+    pub workers: Option<usize>,
+}

@@ -1,0 +1,86 @@
+//! Live progress while a run goes: one line a second on a terminal (rewritten in
+//! place), a line every 10 s otherwise, nothing with --quiet. It reads the closed
+//! seconds the aggregator hands over, so it costs the engine nothing.
+
+use std::io::{IsTerminal, Write};
+
+use pado_metrics::{Phase, SecondRecord, Totals};
+
+/// How progress is shown.
+pub struct Progress {
+    mode: Mode,
+    total_s: f64,
+    last_len: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Quiet,
+    Tty,
+    Plain,
+}
+
+impl Progress {
+    /// Progress for a run planned to take `total_s` seconds.
+    pub fn new(quiet: bool, total_s: f64) -> Self {
+        let mode = if quiet {
+            Mode::Quiet
+        } else if std::io::stderr().is_terminal() {
+            Mode::Tty
+        } else {
+            Mode::Plain
+        };
+        Progress {
+            mode,
+            total_s,
+            last_len: 0,
+        }
+    }
+
+    /// One closed second.
+    pub fn second(&mut self, r: &SecondRecord, totals: &Totals, thresholds_failing: usize) {
+        if self.mode == Mode::Quiet || (self.mode == Mode::Plain && !(r.t + 1).is_multiple_of(10)) {
+            return;
+        }
+        let all = r.overall();
+        let p95 = all.phase(Phase::Duration).quantile_us(0.95) as f64 / 1000.0;
+        let tot = totals.overall();
+        let err = if tot.requests > 0 {
+            tot.failed as f64 * 100.0 / tot.requests as f64
+        } else {
+            0.0
+        };
+        let mut line = format!(
+            "[{:>5}s/{:>5.0}s] vus {:>5}  req/s {:>9}  p95 {:>9}ms  failed {:>6.2}%  requests {}",
+            r.t + 1,
+            self.total_s,
+            r.vus,
+            pado_report::text::thousands(all.requests),
+            pado_report::text::ms(p95),
+            err,
+            pado_report::text::thousands(tot.requests),
+        );
+        if thresholds_failing > 0 {
+            line.push_str(&format!("  thresholds failing: {thresholds_failing}"));
+        }
+        let mut e = std::io::stderr().lock();
+        match self.mode {
+            Mode::Tty => {
+                let pad = self.last_len.saturating_sub(line.chars().count());
+                let _ = write!(e, "\r{line}{}", " ".repeat(pad));
+                self.last_len = line.chars().count();
+            }
+            _ => {
+                let _ = writeln!(e, "{line}");
+            }
+        }
+        let _ = e.flush();
+    }
+
+    /// End the progress line.
+    pub fn finish(&mut self) {
+        if self.mode == Mode::Tty && self.last_len > 0 {
+            let _ = writeln!(std::io::stderr());
+        }
+    }
+}

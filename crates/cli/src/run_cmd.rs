@@ -1,0 +1,412 @@
+//! `pado run`: flags and file into a validated configuration, the run itself, and the
+//! result directory with its summary.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use pado_analysis::thresholds::{self, Threshold};
+use pado_analysis::TotalsSource;
+use pado_engine::{compile, RunOptions, ABORT, STOPPING};
+use pado_metrics::{ResultDir, RunMeta, ScenarioMeta, ThresholdSpec, FORMAT_VERSION};
+use pado_scenario::line_index::LineIndex;
+use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp, threshold_list};
+use pado_scenario::{
+    apply_overrides, load_file, parse_duration, quick_config, validate, Config, Dur, LoadShape,
+    Overrides, QuickRequest,
+};
+
+use crate::args::RunArgs;
+use crate::exit::{self, Failure};
+use crate::progress::Progress;
+
+/// A configuration ready to run, with where it came from.
+pub struct Prepared {
+    /// The configuration.
+    pub config: Config,
+    /// File name for messages (`<command line>` in quick mode).
+    pub file: String,
+    /// Directory relative paths resolve against.
+    pub base_dir: PathBuf,
+    /// Parsed thresholds.
+    pub thresholds: Vec<Threshold>,
+}
+
+fn dur(flag: &str, v: &str) -> Result<Dur, Failure> {
+    parse_duration(v)
+        .map(Dur)
+        .map_err(|e| Failure::invalid(format!("--{flag}: {e}")))
+}
+
+/// Stage two of argument handling: flags and file into a validated configuration.
+pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
+    let mut ov = Overrides {
+        insecure: a.insecure,
+        name: a.name.clone(),
+        max_vus: a.max_vus,
+        ..Default::default()
+    };
+    if let Some(t) = &a.timeout {
+        let d = dur("timeout", t)?;
+        if d.get().is_zero() {
+            return Err(Failure::invalid("--timeout: must be more than 0"));
+        }
+        ov.timeout = Some(d);
+    }
+    for h in &a.headers {
+        ov.headers
+            .push(parse_header(h).map_err(|e| Failure::invalid(format!("--header: {e}")))?);
+    }
+    let duration = a
+        .duration
+        .as_deref()
+        .map(|d| dur("duration", d))
+        .transpose()?;
+    if let Some(r) = a.rate {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(Failure::invalid("--rate: must be more than 0"));
+        }
+        ov.shape = Some(LoadShape::Rate {
+            rate: r,
+            duration: duration.unwrap_or(Dur::from_secs(10)),
+        });
+    } else if let Some(s) = &a.stages {
+        if duration.is_some() {
+            return Err(Failure::invalid(
+                "--duration does not go with --stages: the stages set the length",
+            ));
+        }
+        ov.shape = Some(LoadShape::Stages(
+            parse_stages(s).map_err(|e| Failure::invalid(format!("--stages: {e}")))?,
+        ));
+    } else if let Some(s) = &a.step_ramp {
+        ov.shape = Some(LoadShape::StepRamp(
+            parse_step_ramp(s).map_err(|e| Failure::invalid(format!("--step-ramp: {e}")))?,
+            duration,
+        ));
+    } else if let Some(n) = a.iterations {
+        if n == 0 {
+            return Err(Failure::invalid("--iterations: must be at least 1"));
+        }
+        ov.shape = Some(LoadShape::Iterations {
+            vus: a.vus.unwrap_or(1),
+            iterations: n,
+        });
+    } else if a.vus.is_some() || duration.is_some() {
+        let vus = a.vus.unwrap_or(10);
+        if vus == 0 {
+            return Err(Failure::invalid("--vus: must be at least 1"));
+        }
+        ov.shape = Some(LoadShape::Vus {
+            vus,
+            duration: duration.unwrap_or(Dur::from_secs(10)),
+        });
+    }
+    let mut cli_thresholds = Vec::new();
+    for t in &a.thresholds {
+        let th = thresholds::parse_cli(t)
+            .map_err(|e| Failure::invalid(format!("--threshold `{t}`: {e}")))?;
+        ov.thresholds.push((th.metric_key(), th.source.clone()));
+        cli_thresholds.push(th);
+    }
+
+    let (mut config, file, base_dir, text) = match (&a.scenario, &a.url) {
+        (Some(_), Some(_)) => {
+            return Err(Failure::invalid(
+                "give a scenario file or --url, not both (put the URL in the file's `target`)",
+            ))
+        }
+        (None, None) => {
+            return Err(Failure::invalid(
+                "nothing to run: give a scenario file (`pado run test.yaml`) or a URL (`pado run --url http://127.0.0.1:8080/ --vus 10 --duration 10s`)",
+            ))
+        }
+        (Some(path), None) => {
+            let loaded = load_file(path).map_err(|e| match e {
+                pado_scenario::ScenarioError::Read { .. } => Failure {
+                    code: exit::INVALID,
+                    message: e.to_string(),
+                },
+                _ => Failure::invalid(e.to_string()),
+            })?;
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            (loaded.config, loaded.file, loaded.base_dir, Some(text))
+        }
+        (None, Some(url)) => {
+            let q = QuickRequest {
+                url: url.clone(),
+                method: a.method.clone(),
+                body: a.body.clone(),
+                body_file: a
+                    .body_file
+                    .as_ref()
+                    .map(|p| p.display().to_string()),
+            };
+            (
+                quick_config(&q, &ov),
+                "<command line>".to_string(),
+                PathBuf::from("."),
+                None,
+            )
+        }
+    };
+    if a.scenario.is_some() {
+        if a.method.is_some() || a.body.is_some() || a.body_file.is_some() {
+            return Err(Failure::invalid(
+                "-X/--method, --body and --body-file are for quick mode (--url); a scenario file says these per request",
+            ));
+        }
+        apply_overrides(&mut config, &ov);
+    }
+    validate(&config, &file).map_err(|e| Failure::invalid(e.to_string()))?;
+
+    // Thresholds from the file, with lines for errors.
+    let index = text.as_deref().map(LineIndex::build);
+    let mut parsed = Vec::new();
+    let mut problems = Vec::new();
+    // Flag thresholds were added to the config by the overrides; parsing them above
+    // only gave an early, flag-named error.
+    drop(cli_thresholds);
+    for (metric, expr, abort) in threshold_list(&config) {
+        match thresholds::parse_object(&metric, &expr, abort) {
+            Ok(t) => parsed.push(t),
+            Err(e) => {
+                let path = format!("thresholds.{metric}");
+                let loc = index
+                    .as_ref()
+                    .and_then(|ix| ix.locate(&path))
+                    .map(|(l, c)| format!(":{l}:{c}"))
+                    .unwrap_or_default();
+                problems.push(format!("{file}{loc}: {path}: `{expr}`: {e}"));
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Failure::invalid(problems.join("\n")));
+    }
+    Ok(Prepared {
+        config,
+        file,
+        base_dir,
+        thresholds: parsed,
+    })
+}
+
+fn sanitize(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let s = s.trim_matches('-').to_string();
+    if s.is_empty() {
+        "run".into()
+    } else {
+        s.chars().take(60).collect()
+    }
+}
+
+fn rfc3339(t: std::time::SystemTime) -> String {
+    let dt = time::OffsetDateTime::from(t);
+    dt.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+fn default_out(name: &str) -> PathBuf {
+    let dt = time::OffsetDateTime::now_utc();
+    let stamp = format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        dt.year(),
+        dt.month() as u8,
+        dt.day(),
+        dt.hour(),
+        dt.minute(),
+        dt.second()
+    );
+    Path::new("pado-results").join(format!("{stamp}-{}", sanitize(name)))
+}
+
+/// `pado run`.
+pub fn run(a: &RunArgs) -> Result<i32, Failure> {
+    let prep = prepare(a)?;
+    let plan = compile(&prep.config, &prep.base_dir)
+        .map_err(|e| Failure::invalid(format!("{}: {e}", prep.file)))?;
+    let plan = Arc::new(plan);
+    let mut warnings = Vec::new();
+    for o in &plan.origins {
+        if o.addrs.is_empty() {
+            warnings.push(format!(
+                "host `{}` did not resolve: its requests will fail with `dns` errors",
+                o.host
+            ));
+        }
+    }
+    let lim = pado_engine::limits::raise_nofile(plan.max_vus());
+    if let Some(w) = lim.warning() {
+        warnings.push(w);
+    }
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let out_dir = a.out.clone().unwrap_or_else(|| default_out(&plan.name));
+    let dir = ResultDir::create(&out_dir).map_err(Failure::other)?;
+    let mut meta = RunMeta {
+        format: "pado-result".into(),
+        version: FORMAT_VERSION,
+        name: plan.name.clone(),
+        pado_version: env!("CARGO_PKG_VERSION").into(),
+        started_at: rfc3339(std::time::SystemTime::now()),
+        duration_s: 0.0,
+        interrupted: false,
+        workers: a.workers.unwrap_or_else(pado_engine::default_workers),
+        scenarios: plan
+            .scenarios
+            .iter()
+            .map(|s| ScenarioMeta {
+                name: s.name.clone(),
+                executor: s.executor.kind().as_str().into(),
+                description: s.executor.describe(),
+                open_model: s.executor.kind().is_open_model(),
+            })
+            .collect(),
+        stages: plan.stage_marks(),
+        thresholds: prep
+            .thresholds
+            .iter()
+            .map(|t| ThresholdSpec {
+                metric: t.metric_key(),
+                expr: t.source.clone(),
+                abort_on_fail: t.abort_on_fail,
+            })
+            .collect(),
+        notes: Vec::new(),
+        warnings: warnings.clone(),
+    };
+    dir.write_meta(&meta).map_err(Failure::other)?;
+    let mut timeline = dir.timeline_writer().map_err(Failure::other)?;
+
+    // Ctrl-C: first stops gracefully, second exits at once.
+    let stop = Arc::new(AtomicU8::new(0));
+    let presses = Arc::new(AtomicU8::new(0));
+    {
+        let stop = stop.clone();
+        let presses = presses.clone();
+        let quiet = a.quiet;
+        let _ = ctrlc::set_handler(move || {
+            let n = presses.fetch_add(1, Ordering::SeqCst);
+            if n == 0 {
+                if !quiet {
+                    eprintln!(
+                        "\nstopping: in-flight requests finish (Ctrl-C again to quit at once)"
+                    );
+                }
+                stop.store(STOPPING, Ordering::SeqCst);
+            } else {
+                stop.store(ABORT, Ordering::SeqCst);
+                std::process::exit(exit::INTERRUPTED);
+            }
+        });
+    }
+
+    let total_s = plan.planned_duration().as_secs_f64();
+    let progress = Arc::new(Mutex::new(Progress::new(a.quiet, total_s)));
+    let abort_thresholds: Vec<Threshold> = prep
+        .thresholds
+        .iter()
+        .filter(|t| t.abort_on_fail)
+        .cloned()
+        .collect();
+    let all_thresholds = prep.thresholds.clone();
+    let write_error: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let abort_reason: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let sink = {
+        let progress = progress.clone();
+        let stop = stop.clone();
+        let write_error = write_error.clone();
+        let abort_reason = abort_reason.clone();
+        Box::new(
+            move |r: &pado_metrics::SecondRecord, totals: &pado_metrics::Totals| {
+                if let Err(e) = timeline.write(r) {
+                    let mut w = write_error.lock().unwrap_or_else(|p| p.into_inner());
+                    if w.is_none() {
+                        *w = Some(e.to_string());
+                    }
+                }
+                let secs = (r.t + 1) as f64;
+                let src = TotalsSource::new(totals, secs);
+                let failing = thresholds::evaluate(&all_thresholds, &src)
+                    .iter()
+                    .filter(|x| !x.ok)
+                    .count();
+                if !abort_thresholds.is_empty() {
+                    for (t, res) in abort_thresholds
+                        .iter()
+                        .zip(thresholds::evaluate(&abort_thresholds, &src))
+                    {
+                        if !res.ok && res.value.is_some() {
+                            let mut ar = abort_reason.lock().unwrap_or_else(|p| p.into_inner());
+                            if ar.is_none() {
+                                *ar = Some(format!(
+                                    "threshold `{}: {}` failed at {}s (abort_on_fail): stopping",
+                                    t.metric_key(),
+                                    t.source,
+                                    r.t + 1
+                                ));
+                                stop.store(STOPPING, Ordering::SeqCst);
+                            }
+                        }
+                    }
+                }
+                progress
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .second(r, totals, failing);
+            },
+        )
+    };
+    let report = pado_engine::run(
+        plan.clone(),
+        RunOptions {
+            workers: meta.workers,
+            stop: stop.clone(),
+        },
+        sink,
+    );
+    progress.lock().unwrap_or_else(|p| p.into_inner()).finish();
+
+    meta.started_at = rfc3339(report.started_at);
+    meta.duration_s = report.elapsed.as_secs_f64().max(0.001);
+    meta.interrupted = report.interrupted;
+    if let Some(r) = abort_reason
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+    {
+        eprintln!("{r}");
+        meta.warnings.push(r);
+        meta.interrupted = true;
+    }
+    if let Some(e) = write_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        meta.warnings
+            .push(format!("writing the timeline failed: {e}"));
+    }
+    dir.write_meta(&meta).map_err(Failure::other)?;
+    let summary = pado_report::write_summary(&dir).map_err(Failure::other)?;
+    // The summary is the command's output; --quiet only silences progress.
+    let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    print!(
+        "{}",
+        pado_report::render(&summary, pado_report::TextOptions { color })
+    );
+    println!("  results: {}", dir.path().display());
+    Ok(if summary.thresholds_ok {
+        exit::OK
+    } else {
+        exit::THRESHOLD_FAILED
+    })
+}

@@ -1,0 +1,73 @@
+//! `constant-vus`: a fixed number of VUs loop iterations for a duration.
+
+use std::time::Duration;
+
+use pado_scenario::{format_duration, ExecutorKind};
+
+use super::{ClosedSchedule, Executor, Schedule, StageWindow, Window};
+
+/// A fixed number of VUs for a fixed time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstantVus {
+    /// VUs.
+    pub vus: u32,
+    /// How long.
+    pub duration: Duration,
+}
+
+impl Executor for ConstantVus {
+    fn kind(&self) -> ExecutorKind {
+        ExecutorKind::ConstantVus
+    }
+    fn describe(&self) -> String {
+        format!("{} VUs for {}", self.vus, format_duration(self.duration))
+    }
+    fn duration(&self) -> Duration {
+        self.duration
+    }
+    fn max_vus(&self) -> u32 {
+        self.vus
+    }
+    fn stages(&self) -> Vec<StageWindow> {
+        vec![StageWindow {
+            start: Duration::ZERO,
+            end: self.duration,
+            from: self.vus as f64,
+            to: self.vus as f64,
+            unit: "VUs",
+        }]
+    }
+    fn schedule(&self) -> Schedule {
+        Schedule::Closed(ClosedSchedule {
+            vus: (0..self.vus)
+                .map(|_| {
+                    vec![Window {
+                        start: Duration::ZERO,
+                        end: self.duration,
+                    }]
+                })
+                .collect(),
+            iterations_per_vu: None,
+            graceful_ramp_down: Duration::ZERO,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_vu_runs_the_whole_time() {
+        let e = ConstantVus {
+            vus: 3,
+            duration: Duration::from_secs(10),
+        };
+        let Schedule::Closed(c) = e.schedule() else {
+            panic!()
+        };
+        assert_eq!(c.vus.len(), 3);
+        assert!(c.vus.iter().all(|w| w[0].end == Duration::from_secs(10)));
+        assert_eq!(e.describe(), "3 VUs for 10s");
+    }
+}

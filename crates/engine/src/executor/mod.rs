@@ -1,0 +1,331 @@
+//! Load models. Each executor is a validated configuration with a pure `schedule()`
+//! (when each VU is active, or when each iteration should start), testable without a
+//! network or a clock, as k6 splits `plan()` from `run()`. The runtime turns any
+//! schedule into work; it never asks which executor produced it.
+
+mod constant_arrival_rate;
+mod constant_vus;
+mod per_vu_iterations;
+mod ramping_arrival_rate;
+mod ramping_vus;
+
+use std::time::Duration;
+
+use pado_scenario::{format_duration, ExecutorKind, Scenario};
+
+pub use constant_arrival_rate::ConstantArrivalRate;
+pub use constant_vus::ConstantVus;
+pub use per_vu_iterations::PerVuIterations;
+pub use ramping_arrival_rate::RampingArrivalRate;
+pub use ramping_vus::{vu_windows, RampingVus};
+
+/// Default time in-flight iterations get at the end of a scenario (k6's gracefulStop).
+pub const DEFAULT_GRACEFUL_STOP: Duration = Duration::from_secs(30);
+
+/// A time window of an executor, for reports: offsets from the scenario start.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StageWindow {
+    /// Start.
+    pub start: Duration,
+    /// End.
+    pub end: Duration,
+    /// Level at the start (VUs or iterations/s).
+    pub from: f64,
+    /// Level at the end.
+    pub to: f64,
+    /// `VUs` or `it/s`.
+    pub unit: &'static str,
+}
+
+impl StageWindow {
+    /// `ramp 0→100 VUs` / `hold 100 VUs`.
+    pub fn label(&self) -> String {
+        if (self.from - self.to).abs() < 1e-9 {
+            format!("hold {} {}", fmt_level(self.to), self.unit)
+        } else {
+            format!(
+                "ramp {}→{} {}",
+                fmt_level(self.from),
+                fmt_level(self.to),
+                self.unit
+            )
+        }
+    }
+}
+
+fn fmt_level(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// When one VU is active: it starts iterations in `[start, end)` (scenario offsets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Start of activity.
+    pub start: Duration,
+    /// No new iteration starts at or after this.
+    pub end: Duration,
+}
+
+/// Closed model: each VU loops iterations while one of its windows is open.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClosedSchedule {
+    /// Windows per VU (index = VU number within the scenario).
+    pub vus: Vec<Vec<Window>>,
+    /// Per-VU iteration limit (per-vu-iterations).
+    pub iterations_per_vu: Option<u64>,
+    /// Extra time an iteration gets after its VU's window closes before it is cut.
+    pub graceful_ramp_down: Duration,
+}
+
+/// A piece of an open-model schedule where the rate changes linearly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSegment {
+    /// Offset from the scenario start.
+    pub start: Duration,
+    /// Length.
+    pub duration: Duration,
+    /// Iterations per second at the start.
+    pub from_per_s: f64,
+    /// Iterations per second at the end.
+    pub to_per_s: f64,
+}
+
+/// Open model: iterations start at scheduled times, on VUs from a pool.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenSchedule {
+    /// Rate over time.
+    pub segments: Vec<RateSegment>,
+    /// VUs created before the start.
+    pub pre_allocated_vus: u32,
+    /// Most VUs the pool may grow to.
+    pub max_vus: u32,
+}
+
+/// Either kind of schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Schedule {
+    /// VUs in loops.
+    Closed(ClosedSchedule),
+    /// Iterations on a timetable.
+    Open(OpenSchedule),
+}
+
+/// One load model.
+pub trait Executor: Send + Sync + std::fmt::Debug {
+    /// The k6 name.
+    fn kind(&self) -> ExecutorKind;
+    /// Parameters in words, for the summary: `64 VUs for 10s`.
+    fn describe(&self) -> String;
+    /// The planned length (without the graceful stop).
+    fn duration(&self) -> Duration;
+    /// Most VUs it can use at once.
+    fn max_vus(&self) -> u32;
+    /// Stages for reports (one window for flat executors).
+    fn stages(&self) -> Vec<StageWindow>;
+    /// The schedule: pure, deterministic.
+    fn schedule(&self) -> Schedule;
+}
+
+/// Build the executor a scenario asks for. The scenario is already validated.
+pub fn from_scenario(s: &Scenario) -> Box<dyn Executor> {
+    match s.executor {
+        ExecutorKind::ConstantVus => Box::new(ConstantVus {
+            vus: s.vus.unwrap_or(1),
+            duration: s.duration.map(|d| d.get()).unwrap_or_default(),
+        }),
+        ExecutorKind::RampingVus => Box::new(RampingVus::from_scenario(s)),
+        ExecutorKind::ConstantArrivalRate => Box::new(ConstantArrivalRate::from_scenario(s)),
+        ExecutorKind::RampingArrivalRate => Box::new(RampingArrivalRate::from_scenario(s)),
+        ExecutorKind::PerVuIterations => Box::new(PerVuIterations {
+            vus: s.vus.unwrap_or(1),
+            iterations: s.iterations.unwrap_or(1),
+            max_duration: s
+                .max_duration
+                .map(|d| d.get())
+                .unwrap_or(Duration::from_secs(600)),
+        }),
+    }
+}
+
+/// Pool defaults for the open model: what k6 makes users spell out, chosen so a
+/// stalling target can still be measured (enough VUs to keep the schedule for a few
+/// seconds of stall) without creating thousands of idle connections up front.
+pub fn open_pool(pre: Option<u32>, max: Option<u32>, peak_per_s: f64) -> (u32, u32) {
+    let max = max.unwrap_or_else(|| ((peak_per_s * 5.0).ceil() as u32).clamp(100, 10_000));
+    let pre = pre
+        .unwrap_or_else(|| ((peak_per_s * 0.05).ceil() as u32).clamp(1, 100))
+        .min(max);
+    (pre, max)
+}
+
+/// Iteration start offsets of an open schedule, in order: the k-th iteration starts
+/// when the cumulative scheduled count reaches k (k = 0, 1, ...). Exact for linear
+/// rate changes; the count over a span equals the integral of the rate.
+#[derive(Clone, Debug)]
+pub struct Arrivals<'a> {
+    segs: &'a [RateSegment],
+    seg: usize,
+    /// Cumulative count at the start of the current segment.
+    base: f64,
+    k: u64,
+}
+
+impl OpenSchedule {
+    /// Iterate the scheduled start times.
+    pub fn arrivals(&self) -> Arrivals<'_> {
+        Arrivals {
+            segs: &self.segments,
+            seg: 0,
+            base: 0.0,
+            k: 0,
+        }
+    }
+
+    /// Total iterations scheduled.
+    pub fn total(&self) -> u64 {
+        let n: f64 = self
+            .segments
+            .iter()
+            .map(|s| (s.from_per_s + s.to_per_s) / 2.0 * s.duration.as_secs_f64())
+            .sum();
+        (n - 1e-9).ceil().max(0.0) as u64
+    }
+
+    /// End of the last segment.
+    pub fn end(&self) -> Duration {
+        self.segments
+            .last()
+            .map(|s| s.start + s.duration)
+            .unwrap_or_default()
+    }
+}
+
+impl Iterator for Arrivals<'_> {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        loop {
+            let s = self.segs.get(self.seg)?;
+            let t_len = s.duration.as_secs_f64();
+            let (a, b) = (s.from_per_s, s.to_per_s);
+            let seg_count = (a + b) / 2.0 * t_len;
+            let want = self.k as f64 - self.base;
+            if want < seg_count - 1e-9 {
+                // Solve a*t + (b-a)/(2T) * t^2 = want for t in [0, T].
+                let t = if (b - a).abs() < 1e-12 || t_len == 0.0 {
+                    if a > 0.0 {
+                        want / a
+                    } else {
+                        0.0
+                    }
+                } else {
+                    let c = (b - a) / t_len;
+                    let disc = (a * a + 2.0 * c * want).max(0.0);
+                    (-a + disc.sqrt()) / c
+                };
+                self.k += 1;
+                let t = t.clamp(0.0, t_len);
+                return Some(s.start + Duration::from_secs_f64(t));
+            }
+            self.base += seg_count;
+            self.seg += 1;
+        }
+    }
+}
+
+/// Shared helper: the stage windows of a list of stages starting at `from`.
+pub(crate) fn stage_windows(
+    start_level: f64,
+    stages: &[(Duration, f64)],
+    unit: &'static str,
+) -> Vec<StageWindow> {
+    let mut out = Vec::new();
+    let mut t = Duration::ZERO;
+    let mut level = start_level;
+    for &(d, target) in stages {
+        out.push(StageWindow {
+            start: t,
+            end: t + d,
+            from: level,
+            to: target,
+            unit,
+        });
+        t += d;
+        level = target;
+    }
+    out
+}
+
+/// `30s→100, 1m→100` style description of stages.
+pub(crate) fn describe_stages(stages: &[(Duration, f64)]) -> String {
+    stages
+        .iter()
+        .map(|(d, t)| format!("{}→{}", format_duration(*d), fmt_level(*t)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sched(segs: Vec<RateSegment>) -> OpenSchedule {
+        OpenSchedule {
+            segments: segs,
+            pre_allocated_vus: 1,
+            max_vus: 1,
+        }
+    }
+
+    #[test]
+    fn constant_rate_arrivals_are_evenly_spaced_and_exact_in_count() {
+        let s = sched(vec![RateSegment {
+            start: Duration::ZERO,
+            duration: Duration::from_secs(15),
+            from_per_s: 200.0,
+            to_per_s: 200.0,
+        }]);
+        let a: Vec<Duration> = s.arrivals().collect();
+        assert_eq!(a.len(), 3000);
+        assert_eq!(s.total(), 3000);
+        assert_eq!(a[0], Duration::ZERO);
+        assert_eq!(a[1], Duration::from_millis(5));
+        assert!(a[2999] < Duration::from_secs(15));
+    }
+
+    #[test]
+    fn linear_ramp_count_is_the_integral() {
+        // 0 -> 100/s over 10 s: 500 iterations, denser at the end.
+        let s = sched(vec![
+            RateSegment {
+                start: Duration::ZERO,
+                duration: Duration::from_secs(10),
+                from_per_s: 0.0,
+                to_per_s: 100.0,
+            },
+            RateSegment {
+                start: Duration::from_secs(10),
+                duration: Duration::from_secs(5),
+                from_per_s: 100.0,
+                to_per_s: 100.0,
+            },
+        ]);
+        let a: Vec<Duration> = s.arrivals().collect();
+        assert_eq!(a.len(), 1000);
+        let first_half = a.iter().filter(|t| t.as_secs_f64() < 5.0).count();
+        assert!((first_half as i64 - 125).abs() <= 1, "{first_half}");
+        assert!(a.windows(2).all(|w| w[0] <= w[1]));
+        let in_hold = a.iter().filter(|t| t.as_secs_f64() >= 10.0).count();
+        assert!((in_hold as i64 - 500).abs() <= 1, "{in_hold}");
+    }
+
+    #[test]
+    fn pool_defaults() {
+        assert_eq!(open_pool(None, None, 200.0), (10, 1000));
+        assert_eq!(open_pool(Some(5), Some(3), 1.0), (3, 3));
+        assert_eq!(open_pool(None, None, 1.0), (1, 100));
+    }
+}

@@ -1,0 +1,75 @@
+//! `per-vu-iterations`: each VU runs a fixed number of iterations (bounded by a
+//! maximum duration), useful for data seeding and smoke tests.
+
+use std::time::Duration;
+
+use pado_scenario::{format_duration, ExecutorKind};
+
+use super::{ClosedSchedule, Executor, Schedule, StageWindow, Window};
+
+/// N iterations on each of V VUs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PerVuIterations {
+    /// VUs.
+    pub vus: u32,
+    /// Iterations per VU.
+    pub iterations: u64,
+    /// Time limit.
+    pub max_duration: Duration,
+}
+
+impl Executor for PerVuIterations {
+    fn kind(&self) -> ExecutorKind {
+        ExecutorKind::PerVuIterations
+    }
+    fn describe(&self) -> String {
+        format!(
+            "{} VUs × {} iterations (at most {})",
+            self.vus,
+            self.iterations,
+            format_duration(self.max_duration)
+        )
+    }
+    fn duration(&self) -> Duration {
+        self.max_duration
+    }
+    fn max_vus(&self) -> u32 {
+        self.vus
+    }
+    fn stages(&self) -> Vec<StageWindow> {
+        Vec::new()
+    }
+    fn schedule(&self) -> Schedule {
+        Schedule::Closed(ClosedSchedule {
+            vus: (0..self.vus)
+                .map(|_| {
+                    vec![Window {
+                        start: Duration::ZERO,
+                        end: self.max_duration,
+                    }]
+                })
+                .collect(),
+            iterations_per_vu: Some(self.iterations),
+            graceful_ramp_down: Duration::ZERO,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_iterations_per_vu() {
+        let e = PerVuIterations {
+            vus: 2,
+            iterations: 5,
+            max_duration: Duration::from_secs(60),
+        };
+        let Schedule::Closed(c) = e.schedule() else {
+            panic!()
+        };
+        assert_eq!(c.iterations_per_vu, Some(5));
+        assert_eq!(c.vus.len(), 2);
+    }
+}

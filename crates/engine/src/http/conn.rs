@@ -1,0 +1,272 @@
+//! Connections: TCP (and TLS through rustls) to one origin, with the connect and
+//! handshake phases timed separately as k6 reports them.
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use pado_metrics::ErrorKind;
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
+
+/// Where requests go: scheme, host and port resolved once before the run.
+#[derive(Clone, Debug)]
+pub struct Origin {
+    /// `http://host:port` as users read it.
+    pub label: String,
+    /// Host as written (the `Host` header and TLS server name).
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// Resolved addresses; empty when resolution failed (requests then count `dns`).
+    pub addrs: Vec<SocketAddr>,
+    /// TLS, when the scheme is https.
+    pub tls: Option<TlsTarget>,
+}
+
+/// TLS settings for one origin.
+#[derive(Clone)]
+pub struct TlsTarget {
+    /// Connector sharing the run's client config.
+    pub connector: TlsConnector,
+    /// The name sent as SNI and verified against the certificate.
+    pub server_name: ServerName<'static>,
+}
+
+impl std::fmt::Debug for TlsTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TlsTarget({:?})", self.server_name)
+    }
+}
+
+/// A plain or TLS stream.
+pub enum Stream {
+    /// Plain TCP.
+    Plain(TcpStream),
+    /// TLS over TCP.
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Stream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => s.get_ref().0,
+        }
+    }
+
+    /// Whether the peer has closed (or sent unsolicited bytes on) an idle connection,
+    /// checked without blocking. Used before reusing a connection that sat idle, so a
+    /// server's keep-alive timeout does not turn into a failed request.
+    pub fn looks_closed(&self) -> bool {
+        let sock = socket2::SockRef::from(self.tcp());
+        let mut b = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+        match sock.peek(&mut b) {
+            Ok(_) => true, // EOF (0) or stray bytes: either way not reusable
+            Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+        }
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+/// An open connection with its reusable read buffer.
+pub struct Conn {
+    /// The stream.
+    pub stream: Stream,
+    /// Read buffer, reused for every response on this connection.
+    pub buf: Vec<u8>,
+    /// When the last exchange finished.
+    pub idle_since: Instant,
+}
+
+/// Initial read buffer size: most heads fit; bodies stream through it.
+pub const READ_BUF: usize = 4096;
+
+/// Time spent in connection setup.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SetupTimes {
+    /// TCP connect.
+    pub connecting: Duration,
+    /// TLS handshake.
+    pub tls: Duration,
+}
+
+/// Open a connection to `origin`, timing TCP and TLS. `budget` bounds the whole setup.
+pub async fn connect(origin: &Origin, budget: Duration) -> Result<(Conn, SetupTimes), ErrorKind> {
+    let Some(&addr) = origin.addrs.first() else {
+        return Err(ErrorKind::Dns);
+    };
+    let t0 = Instant::now();
+    let tcp = match tokio::time::timeout(budget, TcpStream::connect(addr)).await {
+        Err(_) => return Err(ErrorKind::ConnectTimeout),
+        Ok(Err(e)) => return Err(connect_error(&e)),
+        Ok(Ok(s)) => s,
+    };
+    let _ = tcp.set_nodelay(true);
+    let t1 = Instant::now();
+    let mut times = SetupTimes {
+        connecting: t1 - t0,
+        tls: Duration::ZERO,
+    };
+    let stream = match &origin.tls {
+        None => Stream::Plain(tcp),
+        Some(t) => {
+            let left = budget.saturating_sub(t1 - t0);
+            let hs = t.connector.connect(t.server_name.clone(), tcp);
+            match tokio::time::timeout(left, hs).await {
+                Err(_) => return Err(ErrorKind::Timeout),
+                Ok(Err(_)) => return Err(ErrorKind::Tls),
+                Ok(Ok(s)) => {
+                    times.tls = t1.elapsed();
+                    Stream::Tls(Box::new(s))
+                }
+            }
+        }
+    };
+    Ok((
+        Conn {
+            stream,
+            buf: Vec::with_capacity(READ_BUF),
+            idle_since: Instant::now(),
+        },
+        times,
+    ))
+}
+
+fn connect_error(e: &io::Error) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
+        io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
+        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted => ErrorKind::Reset,
+        _ => ErrorKind::Io,
+    }
+}
+
+/// Map an I/O error during an exchange to its category.
+pub fn io_error_kind(e: &io::Error, tls: bool) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::ConnectionReset
+        | io::ErrorKind::ConnectionAborted
+        | io::ErrorKind::BrokenPipe
+        | io::ErrorKind::UnexpectedEof
+        | io::ErrorKind::NotConnected => ErrorKind::Reset,
+        io::ErrorKind::TimedOut => ErrorKind::Timeout,
+        io::ErrorKind::InvalidData if tls => ErrorKind::Tls,
+        io::ErrorKind::InvalidData => ErrorKind::Protocol,
+        _ => ErrorKind::Io,
+    }
+}
+
+/// Build the shared rustls client configuration. `insecure` accepts any certificate
+/// (for test systems with self-signed certificates), as `--insecure` promises.
+pub fn tls_client_config(insecure: bool) -> Arc<rustls::ClientConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default protocol versions");
+    let mut cfg = if insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
+            .with_no_client_auth()
+    } else {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
+    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Arc::new(cfg)
+}
+
+#[derive(Debug)]
+struct AcceptAny(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AcceptAny {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

@@ -1,0 +1,301 @@
+//! One HTTP/1.1 request/response exchange on a VU's connection: pre-built request
+//! bytes out, the response framed in the connection's reused buffer, every phase timed.
+//! Nothing here allocates per request unless the response body must be kept for a
+//! check (then into the VU's reused body buffer).
+
+use std::time::{Duration, Instant};
+
+use pado_metrics::ErrorKind;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::conn::{connect, io_error_kind, Conn, Origin, SetupTimes, READ_BUF};
+use super::response::{parse_head, BodyKind, ChunkedDecoder, MAX_HEAD};
+
+/// How long a connection may sit idle before it is checked for a server-side close
+/// prior to reuse. Busy connections are never checked (no extra syscall on the hot path).
+const IDLE_CHECK_AFTER: Duration = Duration::from_millis(50);
+/// Largest read buffer a connection grows to while streaming a large body.
+const MAX_READ_BUF: usize = 64 * 1024;
+
+/// What one exchange produced.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Exchange {
+    /// Status code (0 on transport failure before a head).
+    pub status: u16,
+    /// Transport failure.
+    pub error: Option<ErrorKind>,
+    /// Setup (zero on a reused connection).
+    pub setup: SetupTimes,
+    /// Writing the request.
+    pub sending: Duration,
+    /// Last byte written to first byte read.
+    pub waiting: Duration,
+    /// First byte to last byte.
+    pub receiving: Duration,
+    /// When the request started to be written (after connection setup).
+    pub sent_at: Option<Instant>,
+    /// When the exchange ended (success or failure).
+    pub end: Option<Instant>,
+    /// Bytes written.
+    pub bytes_sent: u64,
+    /// Bytes read.
+    pub bytes_received: u64,
+}
+
+/// What to send and how to read the answer.
+pub struct RequestRef<'a> {
+    /// Request bytes, head and body.
+    pub bytes: &'a [u8],
+    /// A HEAD request (its response has no body whatever the headers say).
+    pub is_head: bool,
+    /// Deadline for the whole exchange, connection setup included.
+    pub timeout: Duration,
+    /// Where to keep the (de-chunked) body, when a check needs it, and its size cap.
+    pub keep_body: Option<(&'a mut Vec<u8>, usize)>,
+}
+
+/// Run one exchange, opening a connection in `slot` when there is none (or the idle
+/// one was closed by the server). On failure, or when the response says so, the
+/// connection is dropped so the next request reconnects.
+pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<'_>) -> Exchange {
+    let start = Instant::now();
+    let deadline = start + req.timeout;
+    let mut ex = Exchange {
+        bytes_sent: 0,
+        ..Default::default()
+    };
+    if let Some(c) = slot.as_ref() {
+        if c.idle_since.elapsed() >= IDLE_CHECK_AFTER && c.stream.looks_closed() {
+            *slot = None;
+        }
+    }
+    if slot.is_none() {
+        match connect(origin, req.timeout).await {
+            Ok((c, t)) => {
+                ex.setup = t;
+                *slot = Some(c);
+            }
+            Err(e) => {
+                ex.error = Some(e);
+                ex.end = Some(Instant::now());
+                return ex;
+            }
+        }
+    }
+    let Some(conn) = slot.as_mut() else {
+        ex.error = Some(ErrorKind::Io);
+        return ex;
+    };
+    let tls = origin.tls.is_some();
+    let mut keep_body = req.keep_body;
+    if let Some((b, _)) = keep_body.as_mut() {
+        b.clear();
+    }
+    let outcome = tokio::time::timeout_at(
+        deadline.into(),
+        run(conn, req.bytes, req.is_head, tls, &mut ex, &mut keep_body),
+    )
+    .await;
+    let end = Instant::now();
+    ex.end = Some(end);
+    let reuse = match outcome {
+        Err(_) => {
+            ex.error = Some(ErrorKind::Timeout);
+            finish_phases(&mut ex, end);
+            false
+        }
+        Ok(Err(kind)) => {
+            ex.error = Some(kind);
+            finish_phases(&mut ex, end);
+            false
+        }
+        Ok(Ok(reuse)) => reuse,
+    };
+    if reuse {
+        conn.idle_since = end;
+    } else {
+        *slot = None;
+    }
+    ex
+}
+
+/// On failure, attribute the time so far to the phase that was running.
+fn finish_phases(ex: &mut Exchange, end: Instant) {
+    if let Some(sent_at) = ex.sent_at {
+        let spent = end - sent_at;
+        let known = ex.sending + ex.waiting + ex.receiving;
+        if spent > known {
+            if ex.waiting.is_zero() && ex.receiving.is_zero() && ex.status == 0 {
+                ex.waiting = spent - ex.sending;
+            } else {
+                ex.receiving += spent - known;
+            }
+        }
+    }
+}
+
+async fn run(
+    conn: &mut Conn,
+    bytes: &[u8],
+    is_head: bool,
+    tls: bool,
+    ex: &mut Exchange,
+    keep_body: &mut Option<(&mut Vec<u8>, usize)>,
+) -> Result<bool, ErrorKind> {
+    let t_send = Instant::now();
+    ex.sent_at = Some(t_send);
+    conn.stream
+        .write_all(bytes)
+        .await
+        .map_err(|e| io_error_kind(&e, tls))?;
+    if tls {
+        conn.stream
+            .flush()
+            .await
+            .map_err(|e| io_error_kind(&e, tls))?;
+    }
+    ex.bytes_sent = bytes.len() as u64;
+    let t_sent = Instant::now();
+    ex.sending = t_sent - t_send;
+
+    // Head.
+    let buf = &mut conn.buf;
+    buf.clear();
+    let mut first_byte: Option<Instant> = None;
+    let head = loop {
+        if buf.len() == buf.capacity() {
+            if buf.len() > MAX_HEAD {
+                return Err(ErrorKind::Protocol);
+            }
+            buf.reserve(READ_BUF);
+        }
+        let n = conn
+            .stream
+            .read_buf(buf)
+            .await
+            .map_err(|e| io_error_kind(&e, tls))?;
+        if n == 0 {
+            // The server closed before a complete head: reset for the user.
+            return Err(ErrorKind::Reset);
+        }
+        ex.bytes_received += n as u64;
+        if first_byte.is_none() {
+            let now = Instant::now();
+            first_byte = Some(now);
+            ex.waiting = now - t_sent;
+        }
+        match parse_head(buf, is_head) {
+            Ok(Some(h)) => break h,
+            Ok(None) => continue,
+            Err(_) => return Err(ErrorKind::Protocol),
+        }
+    };
+    ex.status = head.status;
+    let fb = first_byte.unwrap_or(t_sent);
+
+    // Body.
+    let mut reuse = head.keep_alive;
+    let leftover = buf.len() - head.len;
+    match head.body {
+        BodyKind::None => {
+            if leftover > 0 {
+                reuse = false; // unsolicited bytes: do not trust the connection
+            }
+        }
+        BodyKind::Length(total) => {
+            let first = (leftover as u64).min(total) as usize;
+            keep(keep_body, &buf[head.len..head.len + first]);
+            if leftover as u64 > total {
+                reuse = false;
+            }
+            let mut left = total - first as u64;
+            while left > 0 {
+                buf.clear();
+                if left > buf.capacity() as u64 && buf.capacity() < MAX_READ_BUF {
+                    buf.reserve((left as usize).min(MAX_READ_BUF));
+                }
+                let n = conn
+                    .stream
+                    .read_buf(buf)
+                    .await
+                    .map_err(|e| io_error_kind(&e, tls))?;
+                if n == 0 {
+                    return Err(ErrorKind::Reset);
+                }
+                ex.bytes_received += n as u64;
+                let take = (n as u64).min(left) as usize;
+                keep(keep_body, &buf[..take]);
+                if (n as u64) > left {
+                    reuse = false;
+                }
+                left -= take as u64;
+            }
+        }
+        BodyKind::Chunked => {
+            let mut dec = ChunkedDecoder::new();
+            let used = dec
+                .feed(&buf[head.len..], |b| keep(keep_body, b))
+                .map_err(|_| ErrorKind::Protocol)?;
+            if dec.is_done() && head.len + used < buf.len() {
+                reuse = false;
+            }
+            while !dec.is_done() {
+                buf.clear();
+                if buf.capacity() < MAX_READ_BUF && ex.bytes_received > 16 * 1024 {
+                    buf.reserve(MAX_READ_BUF);
+                }
+                let n = conn
+                    .stream
+                    .read_buf(buf)
+                    .await
+                    .map_err(|e| io_error_kind(&e, tls))?;
+                if n == 0 {
+                    return Err(ErrorKind::Reset);
+                }
+                ex.bytes_received += n as u64;
+                let used = dec
+                    .feed(&buf[..n], |b| keep(keep_body, b))
+                    .map_err(|_| ErrorKind::Protocol)?;
+                if dec.is_done() && used < n {
+                    reuse = false;
+                }
+            }
+        }
+        BodyKind::UntilClose => {
+            keep(keep_body, &buf[head.len..]);
+            loop {
+                buf.clear();
+                if buf.capacity() < MAX_READ_BUF && ex.bytes_received > 16 * 1024 {
+                    buf.reserve(MAX_READ_BUF);
+                }
+                let n = match conn.stream.read_buf(buf).await {
+                    Ok(n) => n,
+                    // A TLS peer that closes without close_notify ends the body too.
+                    Err(e) if tls && e.kind() == std::io::ErrorKind::UnexpectedEof => 0,
+                    Err(e) => return Err(io_error_kind(&e, tls)),
+                };
+                if n == 0 {
+                    break;
+                }
+                ex.bytes_received += n as u64;
+                keep(keep_body, &buf[..n]);
+            }
+            reuse = false;
+        }
+    }
+    ex.receiving = fb.elapsed();
+    // Keep the buffer small again after a large body.
+    if buf.capacity() > 4 * READ_BUF {
+        buf.clear();
+        buf.shrink_to(READ_BUF);
+    }
+    Ok(reuse)
+}
+
+#[inline]
+fn keep(keep_body: &mut Option<(&mut Vec<u8>, usize)>, bytes: &[u8]) {
+    if let Some((out, cap)) = keep_body.as_mut() {
+        let room = cap.saturating_sub(out.len());
+        out.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}

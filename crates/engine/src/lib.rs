@@ -1,0 +1,15 @@
+//! The load engine: load models ([`executor`]), a compiled run ([`plan`]), pado's own
+//! HTTP/1.1 client ([`http`]) and the runtime that drives virtual users on one
+//! current-thread runtime per core ([`runtime`]). It emits measurements through
+//! `pado-metrics` only and knows nothing of terminals or reports.
+
+pub mod executor;
+pub mod http;
+pub mod limits;
+pub mod plan;
+pub mod runtime;
+
+pub use plan::{compile, PlanError, RunPlan};
+pub use runtime::{
+    default_workers, run, RunOptions, RunReport, StopState, ABORT, RUNNING, STOPPING,
+};

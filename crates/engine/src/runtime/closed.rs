@@ -1,0 +1,88 @@
+//! The closed model at run time: a VU loops iterations while its windows are open,
+//! finishing the current iteration gracefully when a window closes.
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::executor::{ClosedSchedule, Window};
+
+use super::vu::{IterationEnd, Vu};
+use super::worker::WorkerCtx;
+
+/// Run one VU of a closed schedule.
+pub async fn run_vu(
+    ctx: Rc<WorkerCtx>,
+    sc_idx: usize,
+    vu_number: u64,
+    windows: Vec<Window>,
+    sched: Rc<ClosedSchedule>,
+) {
+    let sc = &ctx.plan.scenarios[sc_idx];
+    let sc_start = ctx.t0 + sc.start_time;
+    let scenario_hard_end = sc_start + sc.executor.duration() + sc.graceful_stop;
+    let mut vu = Vu::new(ctx.clone(), seed(ctx.id, sc_idx, vu_number));
+    ctx.vus_alloc.set(ctx.vus_alloc.get() + 1);
+    let mut done: u64 = 0;
+    'windows: for w in windows {
+        if !ctx.sleep_until(sc_start + w.start).await {
+            break;
+        }
+        let end = sc_start + w.end;
+        // A window that closes before the scenario ends is a ramp-down (its iteration
+        // gets graceful_ramp_down); one that closes at the end gets graceful_stop.
+        let hard = if w.end >= sc.executor.duration() {
+            scenario_hard_end
+        } else {
+            (end + sched.graceful_ramp_down).min(scenario_hard_end)
+        };
+        ctx.vus_active.set(ctx.vus_active.get() + 1);
+        while Instant::now() < end && !ctx.stopping.get() {
+            if sched.iterations_per_vu.is_some_and(|n| done >= n) {
+                ctx.vus_active.set(ctx.vus_active.get() - 1);
+                break 'windows;
+            }
+            let entry = vu.pick(sc);
+            let it_start = Instant::now();
+            let outcome = tokio::select! {
+                r = vu.iteration(sc, entry, None) => Some(r),
+                _ = tokio::time::sleep_until(hard.into()) => None,
+                _ = ctx.aborted() => None,
+            };
+            let now = Instant::now();
+            match outcome {
+                Some(IterationEnd::Completed) => {
+                    ctx.iteration(sc_idx, Some(now - it_start), now);
+                    done += 1;
+                }
+                Some(IterationEnd::Stopped) | None => {
+                    if outcome.is_none() {
+                        vu.reset_connections();
+                    }
+                    ctx.iteration(sc_idx, None, now);
+                    break;
+                }
+            }
+            let think = sc.entries[entry].think.as_ref().or(sc.think.as_ref());
+            if let Some(t) = think {
+                let pause = t.pause(vu.rng(), now - it_start);
+                if pause > Duration::ZERO {
+                    let wake = (now + pause).min(end);
+                    if !ctx.sleep_until(wake).await {
+                        break;
+                    }
+                }
+            }
+        }
+        ctx.vus_active.set(ctx.vus_active.get() - 1);
+    }
+}
+
+/// A distinct, reproducible random seed per VU.
+pub fn seed(worker: usize, scenario: usize, vu: u64) -> u64 {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64
+        ^ (worker as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9)
+        ^ (scenario as u64).wrapping_mul(0x94D0_49BB_1331_11EB)
+        ^ vu.wrapping_mul(0x2545_F491_4F6C_DD1D);
+    x ^= x >> 31;
+    x
+}

@@ -1,0 +1,175 @@
+//! Running a plan: one worker thread per core, each a current-thread tokio runtime
+//! with its share of VUs (closed model) or of the arrival schedule (open model), and
+//! the aggregator merging their per-second intervals.
+
+mod closed;
+mod open;
+mod timer;
+mod vu;
+mod worker;
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use pado_metrics::{aggregator::Sink, Aggregator, Totals};
+
+use crate::executor::Schedule;
+use crate::plan::RunPlan;
+
+pub use worker::{StopState, ABORT, RUNNING, STOPPING};
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Worker threads (default: the cores this process may use).
+    pub workers: usize,
+    /// Shared stop state: the CLI sets it on Ctrl-C or an aborting threshold.
+    pub stop: StopState,
+}
+
+/// What a finished run reports besides its measurements.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// Wall-clock start.
+    pub started_at: SystemTime,
+    /// Monotonic start (second 0 of the timeline).
+    pub t0: Instant,
+    /// How long it ran.
+    pub elapsed: Duration,
+    /// Whether it was stopped before its planned end.
+    pub interrupted: bool,
+    /// Worker threads used.
+    pub workers: usize,
+    /// Everything measured.
+    pub totals: Totals,
+}
+
+/// Cores available to this process (respects CPU affinity, e.g. `taskset`).
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// Run the plan to its end (or until stopped), feeding closed seconds to `sink`.
+pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
+    let workers = opts.workers.max(1);
+    let agg = Aggregator::spawn(workers, sink);
+    let started_at = SystemTime::now();
+    // Give threads a moment to start so second 0 is a full second of load.
+    let t0 = Instant::now() + Duration::from_millis(20);
+    let planned_end = t0 + plan.planned_duration();
+    let mut handles = Vec::new();
+    for id in 0..workers {
+        let plan = plan.clone();
+        let tx = agg.tx.clone();
+        let stop = opts.stop.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("pado-worker-{id}"))
+            .spawn(move || worker_main(id, workers, plan, t0, tx, stop))
+            .expect("spawning a worker thread");
+        handles.push(h);
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    let totals = agg.finish();
+    let end = Instant::now();
+    let interrupted =
+        opts.stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING && end < planned_end;
+    RunReport {
+        started_at,
+        t0,
+        elapsed: end.saturating_duration_since(t0),
+        interrupted,
+        workers,
+        totals,
+    }
+}
+
+fn worker_main(
+    id: usize,
+    workers: usize,
+    plan: Arc<RunPlan>,
+    t0: Instant,
+    tx: crossbeam_channel::Sender<pado_metrics::WorkerMessage>,
+    stop: StopState,
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(_) => {
+            let _ = tx.send(pado_metrics::WorkerMessage::Done { worker: id });
+            return;
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx);
+    local.block_on(&rt, async {
+        let mut tasks = Vec::new();
+        let mut vu_counter: u64 = 0;
+        for (sc_idx, sc) in plan.scenarios.iter().enumerate() {
+            match sc.executor.schedule() {
+                Schedule::Closed(c) => {
+                    let c = Rc::new(c);
+                    for (n, windows) in c.vus.iter().enumerate() {
+                        // Spread VUs over workers: VU n of every scenario to worker
+                        // (global index % workers), so mixed scenarios share cores.
+                        let global = vu_counter + n as u64;
+                        if global as usize % workers != id {
+                            continue;
+                        }
+                        tasks.push(tokio::task::spawn_local(closed::run_vu(
+                            ctx.clone(),
+                            sc_idx,
+                            n as u64,
+                            windows.clone(),
+                            c.clone(),
+                        )));
+                    }
+                    vu_counter += c.vus.len() as u64;
+                }
+                Schedule::Open(o) => {
+                    let share_workers = workers.min(o.max_vus.max(1) as usize);
+                    if id < share_workers {
+                        tasks.push(tokio::task::spawn_local(open::run_scheduler(
+                            ctx.clone(),
+                            sc_idx,
+                            o,
+                            id,
+                            share_workers,
+                        )));
+                    }
+                }
+            }
+        }
+        // The clock: once a second flush, and follow the shared stop state.
+        let clock_ctx = ctx.clone();
+        let stop2 = stop.clone();
+        let clock = tokio::task::spawn_local(async move {
+            let mut next_flush = clock_ctx.t0 + Duration::from_secs(1) + Duration::from_millis(2);
+            let mut poll = tokio::time::interval(Duration::from_millis(20));
+            poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                poll.tick().await;
+                clock_ctx.poll_state(&stop2);
+                let now = Instant::now();
+                if now >= next_flush {
+                    clock_ctx.tick();
+                    while next_flush <= now {
+                        next_flush += Duration::from_secs(1);
+                    }
+                }
+            }
+        });
+        for t in tasks {
+            let _ = t.await;
+        }
+        clock.abort();
+    });
+    ctx.finish();
+}

@@ -1,0 +1,246 @@
+//! One worker thread: a current-thread tokio runtime running its share of VUs, with
+//! its own measurements. Nothing here is shared with other threads except the
+//! once-a-second [`Interval`] sent to the aggregator and the stop flag it polls.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+use pado_metrics::{
+    CheckCounts, Interval, RequestSample, ScenarioStats, SeriesStats, WorkerMessage,
+};
+use tokio::sync::Notify;
+
+use crate::plan::RunPlan;
+
+/// Run state shared by the CLI and every worker: 0 running, 1 stop gracefully,
+/// 2 abort now.
+pub type StopState = Arc<AtomicU8>;
+/// [`StopState`] value: keep going.
+pub const RUNNING: u8 = 0;
+/// [`StopState`] value: no new iterations or requests; in-flight ones finish.
+pub const STOPPING: u8 = 1;
+/// [`StopState`] value: cut everything now.
+pub const ABORT: u8 = 2;
+
+/// Measurements of the current second on this thread.
+pub struct WorkerMetrics {
+    second: u32,
+    series: Vec<SeriesStats>,
+    scenarios: Vec<ScenarioStats>,
+    checks: Vec<CheckCounts>,
+}
+
+/// Everything the tasks of one worker share (single-threaded: `Rc`, `Cell`, `RefCell`).
+pub struct WorkerCtx {
+    /// Worker index.
+    pub id: usize,
+    /// The run.
+    pub plan: Arc<RunPlan>,
+    /// Run start (second 0 begins here).
+    pub t0: Instant,
+    metrics: RefCell<WorkerMetrics>,
+    tx: Sender<WorkerMessage>,
+    /// VUs currently active on this worker.
+    pub vus_active: Cell<u32>,
+    /// VUs allocated on this worker.
+    pub vus_alloc: Cell<u32>,
+    /// Set once a graceful stop is requested.
+    pub stopping: Cell<bool>,
+    /// Woken when `stopping` becomes true.
+    pub stop_notify: Notify,
+    /// Woken when in-flight work must be cut.
+    pub abort_notify: Notify,
+    /// Set once aborting.
+    pub aborted: Cell<bool>,
+}
+
+impl WorkerCtx {
+    /// A context for worker `id`.
+    pub fn new(id: usize, plan: Arc<RunPlan>, t0: Instant, tx: Sender<WorkerMessage>) -> Rc<Self> {
+        let metrics = WorkerMetrics {
+            second: 0,
+            series: fresh_series(&plan),
+            scenarios: fresh_scenarios(&plan),
+            checks: vec![CheckCounts::default(); plan.checks.len()],
+        };
+        Rc::new(WorkerCtx {
+            id,
+            plan,
+            t0,
+            metrics: RefCell::new(metrics),
+            tx,
+            vus_active: Cell::new(0),
+            vus_alloc: Cell::new(0),
+            stopping: Cell::new(false),
+            stop_notify: Notify::new(),
+            abort_notify: Notify::new(),
+            aborted: Cell::new(false),
+        })
+    }
+
+    fn second_of(&self, at: Instant) -> u32 {
+        (at.saturating_duration_since(self.t0).as_secs()).min(u32::MAX as u64) as u32
+    }
+
+    /// Move on to the second `at` falls in, sending the finished ones.
+    fn roll_to(&self, at: Instant) {
+        let sec = self.second_of(at);
+        let mut m = self.metrics.borrow_mut();
+        if sec > m.second {
+            self.send_current(&mut m);
+            m.second = sec;
+        }
+    }
+
+    fn send_current(&self, m: &mut WorkerMetrics) {
+        let series: Vec<SeriesStats> = m
+            .series
+            .iter_mut()
+            .filter(|s| s.requests > 0)
+            .map(|s| {
+                let key = s.key.clone();
+                std::mem::replace(s, SeriesStats::new(key))
+            })
+            .collect();
+        let scenarios: Vec<ScenarioStats> = m
+            .scenarios
+            .iter_mut()
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let name = s.name.clone();
+                std::mem::replace(s, ScenarioStats::new(name))
+            })
+            .collect();
+        let checks: Vec<(String, CheckCounts)> = m
+            .checks
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, c)| c.passes + c.fails > 0)
+            .map(|(i, c)| (self.plan.checks[i].clone(), std::mem::take(c)))
+            .collect();
+        let _ = self.tx.send(WorkerMessage::Interval(Interval {
+            worker: self.id,
+            second: m.second,
+            vus: self.vus_active.get(),
+            vus_max: self.vus_alloc.get(),
+            series,
+            scenarios,
+            checks,
+        }));
+    }
+
+    /// Record one request completed at `end`.
+    #[inline]
+    pub fn record(&self, series: u32, sample: &RequestSample, end: Instant) {
+        self.roll_to(end);
+        let mut m = self.metrics.borrow_mut();
+        if let Some(s) = m.series.get_mut(series as usize) {
+            s.record(sample);
+        }
+    }
+
+    /// Record a check result.
+    #[inline]
+    pub fn check(&self, id: u32, ok: bool) {
+        let mut m = self.metrics.borrow_mut();
+        if let Some(c) = m.checks.get_mut(id as usize) {
+            if ok {
+                c.passes += 1;
+            } else {
+                c.fails += 1;
+            }
+        }
+    }
+
+    /// Record an iteration's end.
+    pub fn iteration(&self, scenario: usize, took: Option<Duration>, end: Instant) {
+        self.roll_to(end);
+        let mut m = self.metrics.borrow_mut();
+        let s = &mut m.scenarios[scenario];
+        match took {
+            Some(d) => {
+                s.iterations += 1;
+                s.iteration_duration.record(d.as_micros() as u64);
+            }
+            None => s.interrupted += 1,
+        }
+    }
+
+    /// Open model: an iteration could not start (pool exhausted).
+    pub fn dropped(&self, scenario: usize, at: Instant) {
+        self.roll_to(at);
+        self.metrics.borrow_mut().scenarios[scenario].dropped += 1;
+    }
+
+    /// Open model: an iteration started late because the generator was behind.
+    pub fn late(&self, scenario: usize, at: Instant) {
+        self.roll_to(at);
+        self.metrics.borrow_mut().scenarios[scenario].late += 1;
+    }
+
+    /// Once-a-second flush, called by the worker's clock task.
+    pub fn tick(&self) {
+        self.roll_to(Instant::now());
+    }
+
+    /// Final flush and goodbye.
+    pub fn finish(&self) {
+        let mut m = self.metrics.borrow_mut();
+        self.send_current(&mut m);
+        let _ = self.tx.send(WorkerMessage::Done { worker: self.id });
+    }
+
+    /// Sleep until `at`, returning false early if a graceful stop is requested.
+    pub async fn sleep_until(&self, at: Instant) -> bool {
+        if self.stopping.get() {
+            return false;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep_until(at.into()) => !self.stopping.get(),
+            _ = self.stop_notify.notified() => false,
+        }
+    }
+
+    /// Apply the shared stop state to this worker.
+    pub fn observe_stop(&self, state: u8) {
+        if state >= STOPPING && !self.stopping.get() {
+            self.stopping.set(true);
+            self.stop_notify.notify_waiters();
+        }
+        if state >= ABORT && !self.aborted.get() {
+            self.aborted.set(true);
+            self.abort_notify.notify_waiters();
+        }
+    }
+
+    /// Wait until work must be cut (abort).
+    pub async fn aborted(&self) {
+        if self.aborted.get() {
+            return;
+        }
+        self.abort_notify.notified().await
+    }
+
+    /// Whether the shared state says to stop (polled by the clock task).
+    pub fn poll_state(&self, state: &AtomicU8) {
+        self.observe_stop(state.load(Ordering::Relaxed));
+    }
+}
+
+fn fresh_series(plan: &RunPlan) -> Vec<SeriesStats> {
+    plan.series
+        .iter()
+        .map(|k| SeriesStats::new(k.clone()))
+        .collect()
+}
+
+fn fresh_scenarios(plan: &RunPlan) -> Vec<ScenarioStats> {
+    plan.scenarios
+        .iter()
+        .map(|s| ScenarioStats::new(s.name.clone()))
+        .collect()
+}

@@ -1,0 +1,226 @@
+//! The one place where worker threads' measurements meet. Workers send one
+//! [`Interval`] per second (never per request); the aggregator closes a second once
+//! every worker has reported past it, so every request lands in exactly the second it
+//! completed in, and hands closed seconds to a sink (result file, live progress).
+
+use std::collections::BTreeMap;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+
+use crate::{Interval, SecondRecord, Totals};
+
+/// What a worker thread tells the aggregator.
+#[derive(Debug)]
+pub enum WorkerMessage {
+    /// A second's measurements (possibly empty) and the watermark it implies.
+    Interval(Interval),
+    /// The worker has stopped and will send nothing more.
+    Done {
+        /// Which worker.
+        worker: usize,
+    },
+}
+
+/// Receives closed seconds in order, with the running totals. Runs on the
+/// aggregator's thread, off the hot path.
+pub type Sink = Box<dyn FnMut(&SecondRecord, &Totals) + Send>;
+
+/// Merges worker intervals into ordered, closed seconds.
+pub struct Aggregator {
+    pending: BTreeMap<u32, SecondRecord>,
+    watermark: Vec<Option<u32>>,
+    done: Vec<bool>,
+    next_t: u32,
+    totals: Totals,
+    sink: Sink,
+}
+
+/// The sending side given to workers, and the thread to join for the totals.
+pub struct AggregatorHandle {
+    /// Clone one per worker.
+    pub tx: Sender<WorkerMessage>,
+    join: JoinHandle<Totals>,
+}
+
+impl AggregatorHandle {
+    /// Wait until every worker said [`WorkerMessage::Done`] (or all senders are gone)
+    /// and return the run's totals.
+    pub fn finish(self) -> Totals {
+        drop(self.tx);
+        self.join.join().unwrap_or_default()
+    }
+}
+
+impl Aggregator {
+    /// An aggregator expecting `workers` workers.
+    pub fn new(workers: usize, sink: Sink) -> Self {
+        Aggregator {
+            pending: BTreeMap::new(),
+            watermark: vec![None; workers],
+            done: vec![false; workers],
+            next_t: 0,
+            totals: Totals::default(),
+            sink,
+        }
+    }
+
+    /// Start the aggregator on its own thread.
+    pub fn spawn(workers: usize, sink: Sink) -> AggregatorHandle {
+        // Bounded: at most a few seconds of intervals per worker can be in flight; a
+        // worker that outruns a stuck sink waits instead of growing memory.
+        let (tx, rx) = crossbeam_channel::bounded(workers.max(1) * 64);
+        let agg = Aggregator::new(workers, sink);
+        let join = std::thread::Builder::new()
+            .name("pado-aggregator".into())
+            .spawn(move || agg.run(rx))
+            .expect("spawning the aggregator thread");
+        AggregatorHandle { tx, join }
+    }
+
+    fn run(mut self, rx: Receiver<WorkerMessage>) -> Totals {
+        while let Ok(msg) = rx.recv() {
+            self.handle(msg);
+            if self.done.iter().all(|d| *d) {
+                break;
+            }
+        }
+        self.flush_all();
+        self.totals
+    }
+
+    /// Process one message (public for tests and for offline merging).
+    pub fn handle(&mut self, msg: WorkerMessage) {
+        match msg {
+            WorkerMessage::Interval(iv) => {
+                let w = iv.worker;
+                let t = iv.second;
+                if w < self.watermark.len() {
+                    self.watermark[w] = Some(self.watermark[w].map_or(t, |m| m.max(t)));
+                }
+                if t < self.next_t {
+                    // A second already closed (cannot happen with well-behaved
+                    // workers): fold into the earliest open second so nothing is lost.
+                    let t2 = self.next_t;
+                    self.pending
+                        .entry(t2)
+                        .or_insert_with(|| SecondRecord::new(t2))
+                        .absorb(iv);
+                } else {
+                    self.pending
+                        .entry(t)
+                        .or_insert_with(|| SecondRecord::new(t))
+                        .absorb(iv);
+                }
+            }
+            WorkerMessage::Done { worker } => {
+                if worker < self.done.len() {
+                    self.done[worker] = true;
+                }
+            }
+        }
+        self.close_ready();
+    }
+
+    fn close_ready(&mut self) {
+        // The lowest watermark among running workers; finished workers do not hold
+        // seconds back.
+        let mut limit: Option<u32> = None;
+        for (w, d) in self.done.iter().enumerate() {
+            if *d {
+                continue;
+            }
+            match self.watermark[w] {
+                None => return,
+                Some(m) => limit = Some(limit.map_or(m, |l: u32| l.min(m))),
+            }
+        }
+        match limit {
+            Some(l) => self.close_through(l),
+            None => self.flush_all(),
+        }
+    }
+
+    fn close_through(&mut self, last: u32) {
+        while self.next_t <= last {
+            let t = self.next_t;
+            let rec = self
+                .pending
+                .remove(&t)
+                .unwrap_or_else(|| SecondRecord::new(t));
+            self.emit(rec);
+        }
+    }
+
+    fn flush_all(&mut self) {
+        if let Some((&last, _)) = self.pending.iter().next_back() {
+            self.close_through(last);
+        }
+    }
+
+    fn emit(&mut self, rec: SecondRecord) {
+        self.totals.add_second(&rec);
+        (self.sink)(&rec, &self.totals);
+        self.next_t = rec.t + 1;
+    }
+
+    /// Totals so far.
+    pub fn totals(&self) -> &Totals {
+        &self.totals
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{RequestSample, SeriesKey, SeriesStats};
+    use std::sync::{Arc, Mutex};
+
+    fn iv(worker: usize, second: u32, n: u64) -> WorkerMessage {
+        let mut s = SeriesStats::new(SeriesKey::named("a"));
+        for _ in 0..n {
+            s.record(&RequestSample {
+                status: 200,
+                ..Default::default()
+            });
+        }
+        WorkerMessage::Interval(Interval {
+            worker,
+            second,
+            series: if n > 0 { vec![s] } else { vec![] },
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn closes_seconds_only_when_all_workers_passed_them() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let mut a = Aggregator::new(
+            2,
+            Box::new(move |r, _| s2.lock().unwrap().push((r.t, r.requests()))),
+        );
+        a.handle(iv(0, 0, 3));
+        a.handle(iv(0, 1, 4));
+        assert!(seen.lock().unwrap().is_empty());
+        a.handle(iv(1, 0, 5));
+        assert_eq!(*seen.lock().unwrap(), vec![(0, 8)]);
+        a.handle(iv(1, 2, 1)); // worker 1 skipped second 1
+        assert_eq!(*seen.lock().unwrap(), vec![(0, 8), (1, 4)]);
+        a.handle(WorkerMessage::Done { worker: 0 });
+        assert_eq!(*seen.lock().unwrap(), vec![(0, 8), (1, 4), (2, 1)]);
+        a.handle(WorkerMessage::Done { worker: 1 });
+        assert_eq!(a.totals().overall().requests, 13);
+    }
+
+    #[test]
+    fn spawned_aggregator_returns_totals() {
+        let h = Aggregator::spawn(1, Box::new(|_, _| {}));
+        h.tx.send(iv(0, 0, 2)).unwrap();
+        h.tx.send(iv(0, 5, 3)).unwrap();
+        h.tx.send(WorkerMessage::Done { worker: 0 }).unwrap();
+        let t = h.finish();
+        assert_eq!(t.overall().requests, 5);
+        assert_eq!(t.seconds, 6);
+    }
+}

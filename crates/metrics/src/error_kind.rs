@@ -1,0 +1,86 @@
+//! Why a request failed at the transport level. HTTP statuses are not here: a
+//! response with status 500 is a successful exchange that the expectation marks failed.
+
+use serde::{Deserialize, Serialize};
+
+/// The category a transport failure is counted under. Users read these names in the
+/// summary (`errors` in `summary.json`), so they are stable strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Nobody listens at the address (ECONNREFUSED).
+    ConnectRefused,
+    /// The TCP connection could not be made within the timeout.
+    ConnectTimeout,
+    /// The host name did not resolve.
+    Dns,
+    /// The whole exchange took longer than the request timeout.
+    Timeout,
+    /// The peer reset or closed the connection before the response was complete.
+    Reset,
+    /// The response was not valid HTTP/1.1 (garbage, bad framing, oversized head).
+    Protocol,
+    /// The TLS handshake or record layer failed (bad certificate, wrong protocol...).
+    Tls,
+    /// Any other I/O failure of the local system (e.g. out of file descriptors).
+    Io,
+}
+
+impl ErrorKind {
+    /// Every kind, in a fixed order, so counters can live in a plain array.
+    pub const ALL: [ErrorKind; 8] = [
+        ErrorKind::ConnectRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::Dns,
+        ErrorKind::Timeout,
+        ErrorKind::Reset,
+        ErrorKind::Protocol,
+        ErrorKind::Tls,
+        ErrorKind::Io,
+    ];
+
+    /// The stable name used in summaries and result files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused",
+            ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::Dns => "dns",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::Tls => "tls",
+            ErrorKind::Io => "io",
+        }
+    }
+
+    /// Index into [`ErrorKind::ALL`]-shaped counter arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_matches_position_in_all() {
+        for (i, k) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(k.index(), i);
+        }
+    }
+
+    #[test]
+    fn serde_name_is_as_str() {
+        for k in ErrorKind::ALL {
+            let s = serde_json::to_string(&k).unwrap();
+            assert_eq!(s, format!("\"{}\"", k.as_str()));
+        }
+    }
+}

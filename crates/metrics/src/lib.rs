@@ -1,0 +1,28 @@
+//! Measurement model of pado: what one request produced ([`RequestSample`]), how
+//! samples are summed without losing precision ([`SeriesStats`], HDR histograms), how a
+//! run becomes a per-second series ([`SecondRecord`], the [`aggregator`]) and how that
+//! series is written to and read back from a result directory ([`result_dir`]).
+//!
+//! Everything downstream (thresholds, reports, comparisons, distributed merges) reads
+//! the result directory only, so this crate is the contract between the engine and the
+//! rest of the product. Histograms are merged, never resampled: totals computed from
+//! the per-second records are exact.
+
+pub mod aggregator;
+pub mod error_kind;
+pub mod latency;
+pub mod result_dir;
+pub mod sample;
+pub mod series;
+
+pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage};
+pub use error_kind::ErrorKind;
+pub use latency::{LatencyHistogram, LatencySummary};
+pub use result_dir::{
+    ResultDir, ResultError, RunMeta, ScenarioMeta, StageMark, ThresholdSpec, TimelineWriter,
+    FORMAT_VERSION,
+};
+pub use sample::{Phases, RequestSample};
+pub use series::{
+    CheckCounts, Interval, Phase, ScenarioStats, SecondRecord, SeriesKey, SeriesStats, Totals,
+};

@@ -1,0 +1,546 @@
+//! The result directory: the only thing reports, comparisons and merges read.
+//!
+//! Layout (format version [`FORMAT_VERSION`], documented in `docs/result-format.md`):
+//! - `run.json`: [`RunMeta`], what ran, when, with which stages and thresholds;
+//! - `timeline.jsonl`: one JSON object per second of the run ([`SecondRecord`]), with
+//!   exact HDR histograms so any span of seconds can be re-aggregated exactly;
+//! - `summary.json`: the end-of-run summary (written by the report side).
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::series::Phase;
+use crate::{
+    CheckCounts, ErrorKind, LatencyHistogram, ScenarioStats, SecondRecord, SeriesKey, SeriesStats,
+    Totals,
+};
+
+/// Version of the result-directory format written by this build.
+pub const FORMAT_VERSION: u32 = 1;
+/// File name of the run metadata.
+pub const RUN_FILE: &str = "run.json";
+/// File name of the per-second timeline.
+pub const TIMELINE_FILE: &str = "timeline.jsonl";
+/// File name of the end-of-run summary.
+pub const SUMMARY_FILE: &str = "summary.json";
+
+/// Why a result directory could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultError {
+    /// File system trouble, with the path concerned.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A file is not what this format says it should be.
+    #[error("{path}:{line}: {message}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line (1 for whole-file JSON).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// Written by a newer pado.
+    #[error("{path}: result format version {found} is newer than this pado understands ({FORMAT_VERSION}); upgrade pado")]
+    Version {
+        /// The run file.
+        path: PathBuf,
+        /// Version found.
+        found: u32,
+    },
+}
+
+/// A time window of the run with a meaning for the user: a stage of an executor.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageMark {
+    /// Scenario the stage belongs to.
+    pub scenario: String,
+    /// Position within the scenario's stages (0-based).
+    pub index: usize,
+    /// Start, seconds from run start.
+    pub start_s: f64,
+    /// End, seconds from run start.
+    pub end_s: f64,
+    /// Human label, e.g. `ramp 0→100 VUs` or `hold 200 req/s`.
+    pub label: String,
+    /// The target the stage ramps or holds to (VUs or iterations per second).
+    pub target: f64,
+}
+
+/// Metadata of one run: what `run.json` holds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// Always `pado-result`.
+    pub format: String,
+    /// [`FORMAT_VERSION`] of the writer.
+    pub version: u32,
+    /// Test name.
+    pub name: String,
+    /// pado version that produced it.
+    pub pado_version: String,
+    /// Start, RFC 3339 UTC.
+    pub started_at: String,
+    /// Wall-clock length of the run in seconds.
+    pub duration_s: f64,
+    /// Whether the run was stopped early (Ctrl-C or an aborting threshold).
+    pub interrupted: bool,
+    /// Worker threads that generated load.
+    pub workers: usize,
+    /// One line per scenario: name, executor, parameters.
+    pub scenarios: Vec<ScenarioMeta>,
+    /// Stage windows.
+    pub stages: Vec<StageMark>,
+    /// Thresholds as written (metric key -> expressions).
+    pub thresholds: Vec<ThresholdSpec>,
+    /// How latency was timed, in words, per scenario.
+    pub notes: Vec<String>,
+    /// Problems worth telling (file limits, generator overload, ...).
+    pub warnings: Vec<String>,
+}
+
+/// One scenario as run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioMeta {
+    /// Scenario name.
+    pub name: String,
+    /// Executor name (k6's names).
+    pub executor: String,
+    /// Parameters in words, e.g. `64 VUs for 10s`.
+    pub description: String,
+    /// Whether latency is timed from the scheduled start (open model).
+    pub open_model: bool,
+}
+
+/// A threshold as the user wrote it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThresholdSpec {
+    /// Metric key, possibly with tags: `http_req_duration{step:search}`.
+    pub metric: String,
+    /// Expression: `p(95) < 200`.
+    pub expr: String,
+    /// Stop the run when it fails.
+    #[serde(default)]
+    pub abort_on_fail: bool,
+}
+
+/// Handle on a result directory being written or read.
+pub struct ResultDir {
+    path: PathBuf,
+}
+
+/// Appends closed seconds to `timeline.jsonl`.
+pub struct TimelineWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ResultError + '_ {
+    move |source| ResultError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl ResultDir {
+    /// Create (or reuse) the directory.
+    pub fn create(path: impl Into<PathBuf>) -> Result<Self, ResultError> {
+        let path = path.into();
+        fs::create_dir_all(&path).map_err(io_err(&path))?;
+        Ok(ResultDir { path })
+    }
+
+    /// Open an existing directory for reading.
+    pub fn open(path: impl Into<PathBuf>) -> Result<Self, ResultError> {
+        let path = path.into();
+        let run = path.join(RUN_FILE);
+        if !run.is_file() {
+            return Err(ResultError::Io {
+                path: run,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "not a pado result directory (run.json missing)",
+                ),
+            });
+        }
+        Ok(ResultDir { path })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Start the timeline file (truncating an old one).
+    pub fn timeline_writer(&self) -> Result<TimelineWriter, ResultError> {
+        let p = self.path.join(TIMELINE_FILE);
+        let f = File::create(&p).map_err(io_err(&p))?;
+        Ok(TimelineWriter {
+            path: p,
+            out: BufWriter::new(f),
+        })
+    }
+
+    /// Write `run.json`.
+    pub fn write_meta(&self, meta: &RunMeta) -> Result<(), ResultError> {
+        self.write_json(RUN_FILE, meta)
+    }
+
+    /// Write any serialisable value as pretty JSON to `name` in the directory.
+    pub fn write_json<T: Serialize>(&self, name: &str, v: &T) -> Result<(), ResultError> {
+        let p = self.path.join(name);
+        let text = serde_json::to_string_pretty(v).map_err(|e| ResultError::Format {
+            path: p.clone(),
+            line: 1,
+            message: e.to_string(),
+        })?;
+        self.write_text(name, &(text + "\n"))
+    }
+
+    /// Write a text file in the directory (atomically: temp file then rename).
+    pub fn write_text(&self, name: &str, text: &str) -> Result<(), ResultError> {
+        let p = self.path.join(name);
+        let tmp = self.path.join(format!(".{name}.tmp"));
+        fs::write(&tmp, text).map_err(io_err(&tmp))?;
+        fs::rename(&tmp, &p).map_err(io_err(&p))
+    }
+
+    /// Read `run.json`.
+    pub fn read_meta(&self) -> Result<RunMeta, ResultError> {
+        let p = self.path.join(RUN_FILE);
+        let text = fs::read_to_string(&p).map_err(io_err(&p))?;
+        let meta: RunMeta = serde_json::from_str(&text).map_err(|e| ResultError::Format {
+            path: p.clone(),
+            line: e.line(),
+            message: e.to_string(),
+        })?;
+        if meta.format != "pado-result" {
+            return Err(ResultError::Format {
+                path: p,
+                line: 1,
+                message: format!("format is `{}`, expected `pado-result`", meta.format),
+            });
+        }
+        if meta.version > FORMAT_VERSION {
+            return Err(ResultError::Version {
+                path: p,
+                found: meta.version,
+            });
+        }
+        Ok(meta)
+    }
+
+    /// Read every second of `timeline.jsonl`.
+    pub fn read_timeline(&self) -> Result<Vec<SecondRecord>, ResultError> {
+        let p = self.path.join(TIMELINE_FILE);
+        let f = File::open(&p).map_err(io_err(&p))?;
+        let mut out = Vec::new();
+        for (i, line) in BufReader::new(f).lines().enumerate() {
+            let line = line.map_err(io_err(&p))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let wire: WireSecond =
+                serde_json::from_str(&line).map_err(|e| ResultError::Format {
+                    path: p.clone(),
+                    line: i + 1,
+                    message: e.to_string(),
+                })?;
+            out.push(wire.into_record().map_err(|message| ResultError::Format {
+                path: p.clone(),
+                line: i + 1,
+                message,
+            })?);
+        }
+        Ok(out)
+    }
+
+    /// Read the timeline and sum it.
+    pub fn read_totals(&self) -> Result<(Vec<SecondRecord>, Totals), ResultError> {
+        let seconds = self.read_timeline()?;
+        let mut totals = Totals::default();
+        for s in &seconds {
+            totals.add_second(s);
+        }
+        Ok((seconds, totals))
+    }
+}
+
+impl TimelineWriter {
+    /// Append one second and flush it, so a crash loses at most the open second.
+    pub fn write(&mut self, rec: &SecondRecord) -> Result<(), ResultError> {
+        let wire = WireSecond::from_record(rec);
+        let line = serde_json::to_string(&wire).map_err(|e| ResultError::Format {
+            path: self.path.clone(),
+            line: rec.t as usize + 1,
+            message: e.to_string(),
+        })?;
+        let p = self.path.clone();
+        self.out.write_all(line.as_bytes()).map_err(io_err(&p))?;
+        self.out.write_all(b"\n").map_err(io_err(&p))?;
+        self.out.flush().map_err(io_err(&p))
+    }
+}
+
+// ---- wire form of one second -------------------------------------------------------
+
+#[derive(Serialize, Deserialize)]
+struct WireSecond {
+    t: u32,
+    vus: u32,
+    vus_max: u32,
+    #[serde(default)]
+    series: Vec<WireSeries>,
+    #[serde(default)]
+    scenarios: Vec<WireScenario>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    checks: BTreeMap<String, CheckCounts>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireSeries {
+    #[serde(flatten)]
+    key: SeriesKey,
+    requests: u64,
+    failed: u64,
+    #[serde(default)]
+    check_failed: u64,
+    bytes_sent: u64,
+    bytes_received: u64,
+    #[serde(default)]
+    status: BTreeMap<String, u64>,
+    #[serde(default)]
+    errors: BTreeMap<String, u64>,
+    #[serde(default)]
+    hist: BTreeMap<String, String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct WireScenario {
+    name: String,
+    iterations: u64,
+    #[serde(default)]
+    interrupted: u64,
+    #[serde(default)]
+    dropped: u64,
+    #[serde(default)]
+    late: u64,
+    #[serde(default)]
+    iteration_duration: String,
+}
+
+impl WireSecond {
+    fn from_record(r: &SecondRecord) -> Self {
+        WireSecond {
+            t: r.t,
+            vus: r.vus,
+            vus_max: r.vus_max,
+            series: r.series.iter().map(WireSeries::from_stats).collect(),
+            scenarios: r
+                .scenarios
+                .iter()
+                .map(|s| WireScenario {
+                    name: s.name.clone(),
+                    iterations: s.iterations,
+                    interrupted: s.interrupted,
+                    dropped: s.dropped,
+                    late: s.late,
+                    iteration_duration: s.iteration_duration.encode(),
+                })
+                .collect(),
+            checks: r.checks.clone(),
+        }
+    }
+
+    fn into_record(self) -> Result<SecondRecord, String> {
+        let mut series = Vec::with_capacity(self.series.len());
+        for s in self.series {
+            series.push(s.into_stats()?);
+        }
+        series.sort_by(|a, b| a.key.cmp(&b.key));
+        let mut scenarios = Vec::with_capacity(self.scenarios.len());
+        for s in self.scenarios {
+            scenarios.push(ScenarioStats {
+                name: s.name,
+                iterations: s.iterations,
+                interrupted: s.interrupted,
+                dropped: s.dropped,
+                late: s.late,
+                iteration_duration: LatencyHistogram::decode(&s.iteration_duration)?,
+            });
+        }
+        scenarios.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(SecondRecord {
+            t: self.t,
+            vus: self.vus,
+            vus_max: self.vus_max,
+            series,
+            scenarios,
+            checks: self.checks,
+        })
+    }
+}
+
+impl WireSeries {
+    fn from_stats(s: &SeriesStats) -> Self {
+        let mut errors = BTreeMap::new();
+        for k in ErrorKind::ALL {
+            let n = s.errors[k.index()];
+            if n > 0 {
+                errors.insert(k.as_str().to_string(), n);
+            }
+        }
+        let mut hist = BTreeMap::new();
+        for p in Phase::ALL {
+            let h = s.phase(p);
+            if !h.is_empty() {
+                hist.insert(p.as_str().to_string(), h.encode());
+            }
+        }
+        WireSeries {
+            key: s.key.clone(),
+            requests: s.requests,
+            failed: s.failed,
+            check_failed: s.check_failed,
+            bytes_sent: s.bytes_sent,
+            bytes_received: s.bytes_received,
+            status: s
+                .status_sorted()
+                .into_iter()
+                .map(|(c, n)| (c.to_string(), n))
+                .collect(),
+            errors,
+            hist,
+        }
+    }
+
+    fn into_stats(self) -> Result<SeriesStats, String> {
+        let mut s = SeriesStats::new(self.key);
+        s.requests = self.requests;
+        s.failed = self.failed;
+        s.check_failed = self.check_failed;
+        s.bytes_sent = self.bytes_sent;
+        s.bytes_received = self.bytes_received;
+        for (code, n) in self.status {
+            let c: u16 = code
+                .parse()
+                .map_err(|_| format!("status `{code}` is not a number"))?;
+            s.bump_status(c, n);
+        }
+        for (name, n) in self.errors {
+            let k = ErrorKind::ALL
+                .into_iter()
+                .find(|k| k.as_str() == name)
+                .ok_or_else(|| format!("unknown error kind `{name}`"))?;
+            s.errors[k.index()] += n;
+        }
+        for (name, enc) in self.hist {
+            let p = Phase::ALL
+                .into_iter()
+                .find(|p| p.as_str() == name)
+                .ok_or_else(|| format!("unknown histogram `{name}`"))?;
+            s.hist[p as usize] = LatencyHistogram::decode(&enc)?;
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Interval, Phases, RequestSample};
+
+    fn tmpdir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("pado-metrics-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn timeline_round_trips_exactly() {
+        let dir = ResultDir::create(tmpdir("rt")).unwrap();
+        let mut rec = SecondRecord::new(0);
+        let mut s = SeriesStats::new(SeriesKey {
+            name: "검색".into(),
+            tags: vec![("class".into(), "rare".into())],
+        });
+        for i in 0..500u64 {
+            s.record(&RequestSample {
+                status: if i % 50 == 0 { 503 } else { 200 },
+                failed: i % 50 == 0,
+                phases: Phases {
+                    duration_us: 100 + i,
+                    waiting_us: 50 + i,
+                    ..Default::default()
+                },
+                bytes_received: 7,
+                ..Default::default()
+            });
+        }
+        s.record(&RequestSample {
+            error: Some(ErrorKind::Timeout),
+            failed: true,
+            ..Default::default()
+        });
+        let mut sc = ScenarioStats::new("default");
+        sc.iterations = 500;
+        sc.dropped = 2;
+        sc.iteration_duration.record(1234);
+        rec.absorb(Interval {
+            series: vec![s],
+            scenarios: vec![sc],
+            vus: 3,
+            vus_max: 4,
+            ..Default::default()
+        });
+        let mut w = dir.timeline_writer().unwrap();
+        w.write(&rec).unwrap();
+        let mut rec1 = rec.clone();
+        rec1.t = 1;
+        w.write(&rec1).unwrap();
+        drop(w);
+        let back = dir.read_timeline().unwrap();
+        assert_eq!(back.len(), 2);
+        assert_eq!(back[0], rec);
+        let (_, totals) = dir.read_totals().unwrap();
+        assert_eq!(totals.overall().requests, 1002);
+        assert_eq!(totals.overall().error_breakdown()["http_503"], 20);
+        let _ = fs::remove_dir_all(dir.path());
+    }
+
+    #[test]
+    fn meta_version_is_checked() {
+        let dir = ResultDir::create(tmpdir("ver")).unwrap();
+        let meta = RunMeta {
+            format: "pado-result".into(),
+            version: FORMAT_VERSION + 1,
+            ..Default::default()
+        };
+        dir.write_meta(&meta).unwrap();
+        let d = ResultDir::open(dir.path()).unwrap();
+        assert!(matches!(d.read_meta(), Err(ResultError::Version { .. })));
+        assert!(ResultDir::open(dir.path().join("nope")).is_err());
+        let _ = fs::remove_dir_all(dir.path());
+    }
+
+    #[test]
+    fn corrupt_line_names_the_line() {
+        let dir = ResultDir::create(tmpdir("bad")).unwrap();
+        fs::write(
+            dir.path().join(TIMELINE_FILE),
+            "{\"t\":0,\"vus\":0,\"vus_max\":0}\n{oops\n",
+        )
+        .unwrap();
+        let e = dir.read_timeline().unwrap_err().to_string();
+        assert!(e.contains(":2:"), "{e}");
+        let _ = fs::remove_dir_all(dir.path());
+    }
+}

@@ -1,0 +1,524 @@
+//! Sums of samples: per series (a step, later a step with tags), per scenario, per
+//! second and for the whole run. All of it merges exactly, which is what lets one
+//! second from many worker threads, or one run from many generators, add up.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ErrorKind, LatencyHistogram, RequestSample};
+
+/// Which timing phase a histogram holds; the order of [`SeriesStats::hist`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// `http_req_duration`.
+    Duration,
+    /// `http_req_blocked`.
+    Blocked,
+    /// `http_req_connecting`.
+    Connecting,
+    /// `http_req_tls_handshaking`.
+    TlsHandshaking,
+    /// `http_req_sending`.
+    Sending,
+    /// `http_req_waiting` (time to first byte).
+    Waiting,
+    /// `http_req_receiving`.
+    Receiving,
+}
+
+impl Phase {
+    /// All phases in storage order.
+    pub const ALL: [Phase; 7] = [
+        Phase::Duration,
+        Phase::Blocked,
+        Phase::Connecting,
+        Phase::TlsHandshaking,
+        Phase::Sending,
+        Phase::Waiting,
+        Phase::Receiving,
+    ];
+
+    /// Short name used in result files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Duration => "duration",
+            Phase::Blocked => "blocked",
+            Phase::Connecting => "connecting",
+            Phase::TlsHandshaking => "tls_handshaking",
+            Phase::Sending => "sending",
+            Phase::Waiting => "waiting",
+            Phase::Receiving => "receiving",
+        }
+    }
+
+    /// The k6 metric this phase is reported as.
+    pub fn metric_name(self) -> &'static str {
+        match self {
+            Phase::Duration => "http_req_duration",
+            Phase::Blocked => "http_req_blocked",
+            Phase::Connecting => "http_req_connecting",
+            Phase::TlsHandshaking => "http_req_tls_handshaking",
+            Phase::Sending => "http_req_sending",
+            Phase::Waiting => "http_req_waiting",
+            Phase::Receiving => "http_req_receiving",
+        }
+    }
+
+    /// Phase for a k6 metric name.
+    pub fn from_metric_name(name: &str) -> Option<Phase> {
+        Phase::ALL.into_iter().find(|p| p.metric_name() == name)
+    }
+}
+
+/// Identity of a series: the step name users gave (or the request line in quick mode)
+/// and its tags, sorted so that equal sets compare equal.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SeriesKey {
+    /// Step name.
+    pub name: String,
+    /// Tags, sorted by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<(String, String)>,
+}
+
+impl SeriesKey {
+    /// A key without tags.
+    pub fn named(name: impl Into<String>) -> Self {
+        SeriesKey {
+            name: name.into(),
+            tags: Vec::new(),
+        }
+    }
+}
+
+/// Everything measured for one series over some time span.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SeriesStats {
+    /// Which series.
+    pub key: SeriesKey,
+    /// Requests completed (successfully or not).
+    pub requests: u64,
+    /// Requests that count as failed.
+    pub failed: u64,
+    /// Of `failed`, those that failed only a check.
+    pub check_failed: u64,
+    /// Bytes written.
+    pub bytes_sent: u64,
+    /// Bytes read.
+    pub bytes_received: u64,
+    /// Responses by status code, sorted by code (a handful of entries).
+    pub status: Vec<(u16, u64)>,
+    /// Transport failures by [`ErrorKind::index`].
+    pub errors: [u64; ErrorKind::ALL.len()],
+    /// One histogram per [`Phase`], in [`Phase::ALL`] order.
+    pub hist: [LatencyHistogram; 7],
+}
+
+impl SeriesStats {
+    /// Empty stats for `key`.
+    pub fn new(key: SeriesKey) -> Self {
+        SeriesStats {
+            key,
+            ..Default::default()
+        }
+    }
+
+    /// Add one request. This is the hot path: no allocation unless a new status code
+    /// appears or a histogram has to grow.
+    #[inline]
+    pub fn record(&mut self, s: &RequestSample) {
+        self.requests += 1;
+        if s.failed {
+            self.failed += 1;
+            if s.failed_by_check {
+                self.check_failed += 1;
+            }
+        }
+        self.bytes_sent += s.bytes_sent;
+        self.bytes_received += s.bytes_received;
+        if let Some(e) = s.error {
+            self.errors[e.index()] += 1;
+        } else {
+            self.bump_status(s.status, 1);
+        }
+        let p = &s.phases;
+        let values = [
+            p.duration_us,
+            p.blocked_us,
+            p.connecting_us,
+            p.tls_us,
+            p.sending_us,
+            p.waiting_us,
+            p.receiving_us,
+        ];
+        for (h, v) in self.hist.iter_mut().zip(values) {
+            h.record(v);
+        }
+    }
+
+    pub(crate) fn bump_status(&mut self, code: u16, n: u64) {
+        match self.status.iter().position(|(c, _)| *c >= code) {
+            Some(i) if self.status[i].0 == code => self.status[i].1 += n,
+            Some(i) => self.status.insert(i, (code, n)),
+            None => self.status.push((code, n)),
+        }
+    }
+
+    /// Add another span's stats of the same series.
+    pub fn merge(&mut self, o: &SeriesStats) {
+        self.requests += o.requests;
+        self.failed += o.failed;
+        self.check_failed += o.check_failed;
+        self.bytes_sent += o.bytes_sent;
+        self.bytes_received += o.bytes_received;
+        for &(code, n) in &o.status {
+            self.bump_status(code, n);
+        }
+        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.hist.iter_mut().zip(o.hist.iter()) {
+            a.add(b);
+        }
+    }
+
+    /// Histogram of one phase.
+    pub fn phase(&self, p: Phase) -> &LatencyHistogram {
+        &self.hist[p as usize]
+    }
+
+    /// Failure breakdown as `summary.json` names it: `http_<code>` for statuses >= 400,
+    /// transport kinds by name, and `check_failed` for requests failed by a check alone.
+    pub fn error_breakdown(&self) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        for &(code, n) in &self.status {
+            if code >= 400 && n > 0 {
+                *m.entry(format!("http_{code}")).or_insert(0) += n;
+            }
+        }
+        for k in ErrorKind::ALL {
+            let n = self.errors[k.index()];
+            if n > 0 {
+                *m.entry(k.as_str().to_string()).or_insert(0) += n;
+            }
+        }
+        if self.check_failed > 0 {
+            *m.entry("check_failed".to_string()).or_insert(0) += self.check_failed;
+        }
+        m
+    }
+
+    /// Statuses sorted by code.
+    pub fn status_sorted(&self) -> BTreeMap<u16, u64> {
+        self.status.iter().copied().collect()
+    }
+}
+
+/// Iteration-level counts of one scenario over some time span.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScenarioStats {
+    /// Scenario name.
+    pub name: String,
+    /// Iterations that ran to their end.
+    pub iterations: u64,
+    /// Iterations cut off by the end of the run or a ramp-down.
+    pub interrupted: u64,
+    /// Open model: scheduled iterations that could not start because every VU of the
+    /// pool was busy (`dropped_iterations`).
+    pub dropped: u64,
+    /// Open model: iterations that started noticeably later than scheduled because the
+    /// generator was behind (`late_iterations`).
+    pub late: u64,
+    /// `iteration_duration` (µs).
+    pub iteration_duration: LatencyHistogram,
+}
+
+impl ScenarioStats {
+    /// Empty stats for scenario `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        ScenarioStats {
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+
+    /// Whether nothing happened.
+    pub fn is_empty(&self) -> bool {
+        self.iterations == 0 && self.interrupted == 0 && self.dropped == 0 && self.late == 0
+    }
+
+    /// Add another span's stats of the same scenario.
+    pub fn merge(&mut self, o: &ScenarioStats) {
+        self.iterations += o.iterations;
+        self.interrupted += o.interrupted;
+        self.dropped += o.dropped;
+        self.late += o.late;
+        self.iteration_duration.add(&o.iteration_duration);
+    }
+}
+
+/// Passes and fails of one named check.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckCounts {
+    /// Times the check held.
+    pub passes: u64,
+    /// Times it did not.
+    pub fails: u64,
+}
+
+impl CheckCounts {
+    /// Add another span's counts.
+    pub fn merge(&mut self, o: &CheckCounts) {
+        self.passes += o.passes;
+        self.fails += o.fails;
+    }
+}
+
+/// What one worker thread measured in one second of the run. Sending it also says the
+/// worker will report nothing more for this or any earlier second (a watermark), which
+/// lets the aggregator close seconds exactly.
+#[derive(Clone, Debug, Default)]
+pub struct Interval {
+    /// Which worker.
+    pub worker: usize,
+    /// Second of the run (0 = the first second after start).
+    pub second: u32,
+    /// VUs running an iteration or waiting between iterations on this worker, at flush.
+    pub vus: u32,
+    /// VUs allocated on this worker, at flush.
+    pub vus_max: u32,
+    /// Non-empty series.
+    pub series: Vec<SeriesStats>,
+    /// Non-empty scenarios.
+    pub scenarios: Vec<ScenarioStats>,
+    /// Checks evaluated.
+    pub checks: Vec<(String, CheckCounts)>,
+}
+
+/// One second of the run, merged over all workers: a line of the timeline file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SecondRecord {
+    /// Second of the run.
+    pub t: u32,
+    /// Active VUs at the end of the second.
+    pub vus: u32,
+    /// Allocated VUs at the end of the second.
+    pub vus_max: u32,
+    /// Series, sorted by key.
+    pub series: Vec<SeriesStats>,
+    /// Scenarios, sorted by name.
+    pub scenarios: Vec<ScenarioStats>,
+    /// Checks by name.
+    pub checks: BTreeMap<String, CheckCounts>,
+}
+
+impl SecondRecord {
+    /// An empty second `t`.
+    pub fn new(t: u32) -> Self {
+        SecondRecord {
+            t,
+            ..Default::default()
+        }
+    }
+
+    /// Fold one worker's interval in.
+    pub fn absorb(&mut self, iv: Interval) {
+        self.vus += iv.vus;
+        self.vus_max += iv.vus_max;
+        for s in iv.series {
+            merge_series_into(&mut self.series, s);
+        }
+        for sc in iv.scenarios {
+            merge_scenario_into(&mut self.scenarios, sc);
+        }
+        for (name, c) in iv.checks {
+            self.checks.entry(name).or_default().merge(&c);
+        }
+    }
+
+    /// Requests completed in this second over all series.
+    pub fn requests(&self) -> u64 {
+        self.series.iter().map(|s| s.requests).sum()
+    }
+
+    /// Failed requests in this second over all series.
+    pub fn failed(&self) -> u64 {
+        self.series.iter().map(|s| s.failed).sum()
+    }
+
+    /// All series of this second merged into one.
+    pub fn overall(&self) -> SeriesStats {
+        let mut all = SeriesStats::new(SeriesKey::named("all"));
+        for s in &self.series {
+            all.merge(s);
+        }
+        all
+    }
+}
+
+fn merge_series_into(v: &mut Vec<SeriesStats>, s: SeriesStats) {
+    match v.binary_search_by(|x| x.key.cmp(&s.key)) {
+        Ok(i) => v[i].merge(&s),
+        Err(i) => v.insert(i, s),
+    }
+}
+
+fn merge_scenario_into(v: &mut Vec<ScenarioStats>, s: ScenarioStats) {
+    match v.binary_search_by(|x| x.name.cmp(&s.name)) {
+        Ok(i) => v[i].merge(&s),
+        Err(i) => v.insert(i, s),
+    }
+}
+
+/// The whole run summed: what the end-of-run summary and thresholds read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Totals {
+    /// Seconds folded in.
+    pub seconds: u32,
+    /// Highest active VU count seen in any second.
+    pub vus_peak: u32,
+    /// Highest allocated VU count seen in any second.
+    pub vus_max_peak: u32,
+    /// Series, sorted by key.
+    pub series: Vec<SeriesStats>,
+    /// Scenarios, sorted by name.
+    pub scenarios: Vec<ScenarioStats>,
+    /// Checks by name.
+    pub checks: BTreeMap<String, CheckCounts>,
+}
+
+impl Totals {
+    /// Fold one second in.
+    pub fn add_second(&mut self, r: &SecondRecord) {
+        self.seconds = self.seconds.max(r.t + 1);
+        self.vus_peak = self.vus_peak.max(r.vus);
+        self.vus_max_peak = self.vus_max_peak.max(r.vus_max);
+        for s in &r.series {
+            merge_series_into(&mut self.series, s.clone());
+        }
+        for sc in &r.scenarios {
+            merge_scenario_into(&mut self.scenarios, sc.clone());
+        }
+        for (name, c) in &r.checks {
+            self.checks.entry(name.clone()).or_default().merge(c);
+        }
+    }
+
+    /// All series merged into one.
+    pub fn overall(&self) -> SeriesStats {
+        let mut all = SeriesStats::new(SeriesKey::named("all"));
+        for s in &self.series {
+            all.merge(s);
+        }
+        all
+    }
+
+    /// All series with the given name (any tags) merged: a step's total.
+    pub fn by_name(&self) -> BTreeMap<String, SeriesStats> {
+        let mut m: BTreeMap<String, SeriesStats> = BTreeMap::new();
+        for s in &self.series {
+            m.entry(s.key.name.clone())
+                .or_insert_with(|| SeriesStats::new(SeriesKey::named(s.key.name.clone())))
+                .merge(s);
+        }
+        m
+    }
+
+    /// Scenarios merged into one (all iterations of the run).
+    pub fn all_scenarios(&self) -> ScenarioStats {
+        let mut all = ScenarioStats::new("all");
+        for s in &self.scenarios {
+            all.merge(s);
+        }
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Phases;
+
+    fn sample(status: u16, dur: u64) -> RequestSample {
+        RequestSample {
+            status,
+            failed: status >= 400,
+            phases: Phases {
+                duration_us: dur,
+                waiting_us: dur / 2,
+                ..Default::default()
+            },
+            bytes_sent: 10,
+            bytes_received: 100,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn record_and_merge_are_exact() {
+        let mut a = SeriesStats::new(SeriesKey::named("a"));
+        let mut b = SeriesStats::new(SeriesKey::named("a"));
+        for i in 0..100 {
+            a.record(&sample(200, 1000 + i));
+            b.record(&sample(if i % 10 == 0 { 500 } else { 200 }, 2000 + i));
+        }
+        b.record(&RequestSample {
+            error: Some(ErrorKind::Reset),
+            failed: true,
+            ..Default::default()
+        });
+        a.merge(&b);
+        assert_eq!(a.requests, 201);
+        assert_eq!(a.failed, 11);
+        assert_eq!(a.bytes_received, 20_000);
+        assert_eq!(a.status_sorted()[&200], 190);
+        assert_eq!(a.status_sorted()[&500], 10);
+        let e = a.error_breakdown();
+        assert_eq!(e["http_500"], 10);
+        assert_eq!(e["reset"], 1);
+        assert_eq!(a.phase(Phase::Duration).count(), 201);
+    }
+
+    #[test]
+    fn second_record_merges_workers_by_key() {
+        let mut r = SecondRecord::new(3);
+        for w in 0..2 {
+            let mut s = SeriesStats::new(SeriesKey::named("x"));
+            s.record(&sample(200, 10));
+            let mut s2 = SeriesStats::new(SeriesKey::named("b"));
+            s2.record(&sample(200, 10));
+            r.absorb(Interval {
+                worker: w,
+                second: 3,
+                vus: 5,
+                vus_max: 6,
+                series: vec![s, s2],
+                scenarios: vec![ScenarioStats {
+                    name: "s".into(),
+                    iterations: 2,
+                    ..Default::default()
+                }],
+                checks: vec![(
+                    "ok".into(),
+                    CheckCounts {
+                        passes: 1,
+                        fails: 1,
+                    },
+                )],
+            });
+        }
+        assert_eq!(r.vus, 10);
+        assert_eq!(r.series.len(), 2);
+        assert_eq!(r.series[0].key.name, "b");
+        assert_eq!(r.requests(), 4);
+        assert_eq!(r.scenarios[0].iterations, 4);
+        assert_eq!(r.checks["ok"].fails, 2);
+        let mut t = Totals::default();
+        t.add_second(&r);
+        t.add_second(&r);
+        assert_eq!(t.overall().requests, 8);
+        assert_eq!(t.vus_peak, 10);
+        assert_eq!(t.seconds, 4);
+    }
+}

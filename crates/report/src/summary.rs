@@ -1,0 +1,239 @@
+//! The end-of-run summary: built from a result directory only (so `pado report` on a
+//! directory from another machine gives the same answer), serialised as
+//! `summary.json` with the contract keys of the architecture guide.
+
+use std::collections::BTreeMap;
+
+use pado_analysis::thresholds::{self, ThresholdResult};
+use pado_analysis::TotalsSource;
+use pado_metrics::{
+    LatencySummary, Phase, ResultDir, ResultError, RunMeta, ScenarioMeta, SecondRecord, Totals,
+};
+use serde::{Deserialize, Serialize};
+
+/// Why a summary could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The result directory could not be read.
+    #[error(transparent)]
+    Result(#[from] ResultError),
+    /// A threshold stored in run.json does not parse (edited by hand?).
+    #[error("run.json: threshold `{metric}: {expr}`: {message}")]
+    Threshold {
+        /// Metric key.
+        metric: String,
+        /// Expression.
+        expr: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Per-step figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepSummary {
+    /// Requests.
+    pub requests: u64,
+    /// Failed requests.
+    pub failed: u64,
+    /// Requests per second over the run.
+    pub rps: f64,
+    /// Failures by category.
+    pub errors: BTreeMap<String, u64>,
+    /// `http_req_duration` in ms.
+    pub latency_ms: LatencySummary,
+    /// `http_req_waiting` (time to first byte) in ms.
+    pub waiting_ms: LatencySummary,
+}
+
+/// Pass/fail counts of a check.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckSummary {
+    /// Passes.
+    pub passes: u64,
+    /// Fails.
+    pub fails: u64,
+}
+
+/// The summary (`summary.json`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Test name.
+    pub name: String,
+    /// RFC 3339 start.
+    pub started_at: String,
+    /// Length in seconds.
+    pub duration_s: f64,
+    /// Requests completed (`http_reqs`).
+    pub requests: u64,
+    /// Failed requests.
+    pub failed: u64,
+    /// `failed / requests` (`http_req_failed`).
+    pub failed_rate: f64,
+    /// Requests per second.
+    pub rps: f64,
+    /// Failures by category: `http_<code>`, transport kinds, `check_failed`.
+    pub errors: BTreeMap<String, u64>,
+    /// Responses by status code.
+    pub status: BTreeMap<String, u64>,
+    /// `http_req_duration` in ms.
+    pub latency_ms: LatencySummary,
+    /// How latency was timed.
+    pub latency_origin: String,
+    /// Other timing phases in ms, by k6 metric name.
+    pub phases_ms: BTreeMap<String, LatencySummary>,
+    /// Bytes written.
+    pub data_sent: u64,
+    /// Bytes read.
+    pub data_received: u64,
+    /// Completed iterations.
+    pub iterations: u64,
+    /// Iterations cut off.
+    pub iterations_interrupted: u64,
+    /// Open model: iterations that could not start.
+    pub dropped_iterations: u64,
+    /// Open model: iterations that started late.
+    pub late_iterations: u64,
+    /// `iteration_duration` in ms.
+    pub iteration_duration_ms: LatencySummary,
+    /// Highest active VUs.
+    pub vus: u32,
+    /// Highest allocated VUs.
+    pub vus_max: u32,
+    /// Per step.
+    pub steps: BTreeMap<String, StepSummary>,
+    /// Checks by name.
+    pub checks: BTreeMap<String, CheckSummary>,
+    /// Threshold results in the order they were given.
+    pub thresholds: Vec<ThresholdResult>,
+    /// Whether all thresholds passed (true when there are none).
+    pub thresholds_ok: bool,
+    /// Stopped early.
+    pub interrupted: bool,
+    /// Scenarios as run.
+    pub scenarios: Vec<ScenarioMeta>,
+    /// Warnings to show the user.
+    pub warnings: Vec<String>,
+}
+
+/// Everything read from a result directory.
+pub struct LoadedRun {
+    /// run.json.
+    pub meta: RunMeta,
+    /// timeline.jsonl.
+    pub seconds: Vec<SecondRecord>,
+    /// The run summed.
+    pub totals: Totals,
+}
+
+/// Read a result directory.
+pub fn load(dir: &ResultDir) -> Result<LoadedRun, ReportError> {
+    let meta = dir.read_meta()?;
+    let (seconds, totals) = dir.read_totals()?;
+    Ok(LoadedRun {
+        meta,
+        seconds,
+        totals,
+    })
+}
+
+/// Build the summary of a loaded run.
+pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
+    let meta = &run.meta;
+    let totals = &run.totals;
+    let dur = meta.duration_s.max(1e-9);
+    let all = totals.overall();
+    let mut parsed = Vec::new();
+    for t in &meta.thresholds {
+        let th = thresholds::parse_object(&t.metric, &t.expr, t.abort_on_fail).map_err(|e| {
+            ReportError::Threshold {
+                metric: t.metric.clone(),
+                expr: t.expr.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        parsed.push(th);
+    }
+    let results = thresholds::evaluate(&parsed, &TotalsSource::new(totals, dur));
+    let mut phases_ms = BTreeMap::new();
+    for p in Phase::ALL {
+        if p != Phase::Duration {
+            phases_ms.insert(p.metric_name().to_string(), all.phase(p).summary());
+        }
+    }
+    let steps = totals
+        .by_name()
+        .into_iter()
+        .map(|(name, s)| {
+            (
+                name,
+                StepSummary {
+                    requests: s.requests,
+                    failed: s.failed,
+                    rps: s.requests as f64 / dur,
+                    errors: s.error_breakdown(),
+                    latency_ms: s.phase(Phase::Duration).summary(),
+                    waiting_ms: s.phase(Phase::Waiting).summary(),
+                },
+            )
+        })
+        .collect();
+    let sc = totals.all_scenarios();
+    let any_open = meta.scenarios.iter().any(|s| s.open_model);
+    let any_closed = meta.scenarios.iter().any(|s| !s.open_model);
+    let latency_origin = match (any_open, any_closed) {
+        (true, false) => "open model: from each iteration's scheduled start (first request), so a stalled target or a behind-schedule generator shows in the percentiles (no coordinated omission)",
+        (false, _) => "closed model: from just before the request is written to the last response byte (as k6 and wrk); connection setup is reported separately",
+        (true, true) => "mixed: open-model scenarios from the scheduled start, closed-model scenarios from the request write",
+    };
+    Ok(Summary {
+        name: meta.name.clone(),
+        started_at: meta.started_at.clone(),
+        duration_s: meta.duration_s,
+        requests: all.requests,
+        failed: all.failed,
+        failed_rate: if all.requests > 0 {
+            all.failed as f64 / all.requests as f64
+        } else {
+            0.0
+        },
+        rps: all.requests as f64 / dur,
+        errors: all.error_breakdown(),
+        status: all
+            .status_sorted()
+            .into_iter()
+            .map(|(c, n)| (c.to_string(), n))
+            .collect(),
+        latency_ms: all.phase(Phase::Duration).summary(),
+        latency_origin: latency_origin.to_string(),
+        phases_ms,
+        data_sent: all.bytes_sent,
+        data_received: all.bytes_received,
+        iterations: sc.iterations,
+        iterations_interrupted: sc.interrupted,
+        dropped_iterations: sc.dropped,
+        late_iterations: sc.late,
+        iteration_duration_ms: sc.iteration_duration.summary(),
+        vus: totals.vus_peak,
+        vus_max: totals.vus_max_peak,
+        steps,
+        checks: totals
+            .checks
+            .iter()
+            .map(|(k, c)| {
+                (
+                    k.clone(),
+                    CheckSummary {
+                        passes: c.passes,
+                        fails: c.fails,
+                    },
+                )
+            })
+            .collect(),
+        thresholds_ok: results.iter().all(|r| r.ok),
+        thresholds: results,
+        interrupted: meta.interrupted,
+        scenarios: meta.scenarios.clone(),
+        warnings: meta.warnings.clone(),
+    })
+}

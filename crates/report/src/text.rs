@@ -1,0 +1,317 @@
+//! The terminal summary: what a k6 user expects to read at the end of a run, with
+//! pado's per-step table and an explicit note on how latency was timed.
+
+use std::fmt::Write as _;
+
+use pado_metrics::LatencySummary;
+
+use crate::summary::Summary;
+
+/// Render options.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TextOptions {
+    /// ANSI colours for pass/fail marks.
+    pub color: bool,
+}
+
+/// `1234567` -> `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Bytes in B/kB/MB/GB (decimal, as k6).
+pub fn bytes(n: u64) -> String {
+    let f = n as f64;
+    if f < 1e3 {
+        format!("{n} B")
+    } else if f < 1e6 {
+        format!("{:.1} kB", f / 1e3)
+    } else if f < 1e9 {
+        format!("{:.1} MB", f / 1e6)
+    } else {
+        format!("{:.2} GB", f / 1e9)
+    }
+}
+
+/// Milliseconds with precision that fits the magnitude.
+pub fn ms(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v < 1.0 {
+        format!("{v:.3}")
+    } else if v < 100.0 {
+        format!("{v:.2}")
+    } else if v < 10_000.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn rate(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+fn mark(ok: bool, o: TextOptions) -> &'static str {
+    match (ok, o.color) {
+        (true, true) => "\x1b[32m✓\x1b[0m",
+        (false, true) => "\x1b[31m✗\x1b[0m",
+        (true, false) => "✓",
+        (false, false) => "✗",
+    }
+}
+
+fn dots(label: &str, width: usize) -> String {
+    let n = width.saturating_sub(label.chars().count() + 1);
+    format!("{label} {}", ".".repeat(n))
+}
+
+fn lat_row(out: &mut String, label: &str, l: &LatencySummary, w: usize) {
+    let _ = writeln!(
+        out,
+        "  {:<w$} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        label,
+        ms(l.min),
+        ms(l.mean),
+        ms(l.p50),
+        ms(l.p90),
+        ms(l.p95),
+        ms(l.p99),
+        ms(l.p99_9),
+        ms(l.max),
+    );
+}
+
+/// Truncate to `max` characters with an ellipsis (names can be long URLs).
+fn fit(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Render the summary.
+pub fn render(s: &Summary, o: TextOptions) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "  pado · {} · {:.1}s{}",
+        s.name,
+        s.duration_s,
+        if s.interrupted { " · interrupted" } else { "" }
+    );
+    for sc in &s.scenarios {
+        let _ = writeln!(
+            out,
+            "  scenario {} ({}): {}",
+            sc.name, sc.executor, sc.description
+        );
+    }
+    let _ = writeln!(out);
+    let w = 18;
+    let _ = writeln!(
+        out,
+        "  {} {} requests   {}/s",
+        dots("http_reqs", w),
+        thousands(s.requests),
+        rate(s.rps)
+    );
+    let errs: Vec<String> = s
+        .errors
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", thousands(*v)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  {} {} ({:.2}%){}",
+        dots("http_req_failed", w),
+        thousands(s.failed),
+        s.failed_rate * 100.0,
+        if errs.is_empty() {
+            String::new()
+        } else {
+            format!("   {}", errs.join(", "))
+        }
+    );
+    let statuses: Vec<String> = s
+        .status
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", thousands(*v)))
+        .collect();
+    if !statuses.is_empty() {
+        let _ = writeln!(out, "  {} {}", dots("status", w), statuses.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "  {} received {} ({}/s) · sent {}",
+        dots("data", w),
+        bytes(s.data_received),
+        bytes((s.data_received as f64 / s.duration_s.max(1e-9)) as u64),
+        bytes(s.data_sent)
+    );
+    let mut it = format!("{} completed", thousands(s.iterations));
+    if s.iterations_interrupted > 0 {
+        let _ = write!(it, ", {} interrupted", thousands(s.iterations_interrupted));
+    }
+    if s.dropped_iterations > 0 {
+        let _ = write!(
+            it,
+            ", {} dropped (VU pool exhausted)",
+            thousands(s.dropped_iterations)
+        );
+    }
+    if s.late_iterations > 0 {
+        let _ = write!(it, ", {} started late", thousands(s.late_iterations));
+    }
+    let _ = writeln!(out, "  {} {}", dots("iterations", w), it);
+    let _ = writeln!(
+        out,
+        "  {} {} active, {} allocated",
+        dots("vus (peak)", w),
+        s.vus,
+        s.vus_max
+    );
+    let _ = writeln!(out);
+    let lw = 24;
+    let _ = writeln!(
+        out,
+        "  {:<lw$} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "latency (ms)", "min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"
+    );
+    lat_row(&mut out, "http_req_duration", &s.latency_ms, lw);
+    for (name, label) in [
+        ("http_req_blocked", "  blocked"),
+        ("http_req_connecting", "  connecting"),
+        ("http_req_tls_handshaking", "  tls_handshaking"),
+        ("http_req_sending", "  sending"),
+        ("http_req_waiting", "  waiting (ttfb)"),
+        ("http_req_receiving", "  receiving"),
+    ] {
+        if let Some(l) = s.phases_ms.get(name) {
+            if l.max > 0.0 || name == "http_req_waiting" {
+                lat_row(&mut out, label, l, lw);
+            }
+        }
+    }
+    if s.iterations > 0 {
+        lat_row(&mut out, "iteration_duration", &s.iteration_duration_ms, lw);
+    }
+    if !s.steps.is_empty() {
+        let _ = writeln!(out);
+        let nw = s
+            .steps
+            .keys()
+            .map(|k| k.chars().count())
+            .max()
+            .unwrap_or(4)
+            .clamp(4, 40);
+        let _ = writeln!(
+            out,
+            "  {:<nw$} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+            "step", "requests", "failed", "req/s", "mean", "p95", "p99", "max"
+        );
+        for (name, st) in &s.steps {
+            let _ = writeln!(
+                out,
+                "  {:<nw$} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+                fit(name, nw),
+                thousands(st.requests),
+                thousands(st.failed),
+                rate(st.rps),
+                ms(st.latency_ms.mean),
+                ms(st.latency_ms.p95),
+                ms(st.latency_ms.p99),
+                ms(st.latency_ms.max),
+            );
+        }
+    }
+    if !s.checks.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "  checks");
+        for (name, c) in &s.checks {
+            let total = c.passes + c.fails;
+            let pct = if total > 0 {
+                c.passes as f64 * 100.0 / total as f64
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                out,
+                "  {} {}  {:.2}% ({} / {})",
+                mark(c.fails == 0, o),
+                name,
+                pct,
+                thousands(c.passes),
+                thousands(total)
+            );
+        }
+    }
+    if !s.thresholds.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "  thresholds");
+        for t in &s.thresholds {
+            let v = match t.value {
+                Some(v) => trim(v),
+                None => "no data".into(),
+            };
+            let _ = writeln!(
+                out,
+                "  {} {}: {}   (actual {})",
+                mark(t.ok, o),
+                t.metric,
+                t.expr,
+                v
+            );
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "  latency: {}", s.latency_origin);
+    for w in &s.warnings {
+        let _ = writeln!(out, "  warning: {w}");
+    }
+    out
+}
+
+fn trim(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.4}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(100), "100");
+        assert_eq!(bytes(999), "999 B");
+        assert_eq!(bytes(1_500_000), "1.5 MB");
+        assert_eq!(ms(0.2871), "0.287");
+        assert_eq!(ms(12.345), "12.35");
+        assert_eq!(fit("abcdef", 4), "abc…");
+    }
+}

@@ -1,0 +1,20 @@
+//! The scenario language of pado: the model users write ([`model`]), loading it with
+//! errors that name file, line and field ([`load`]), durations ([`duration`]), and
+//! the quick mode that turns command-line flags into the same model ([`quick`]), so
+//! that everything downstream sees one kind of input.
+
+pub mod duration;
+pub mod error;
+pub mod line_index;
+pub mod load;
+pub mod model;
+pub mod quick;
+
+pub use duration::{format_duration, parse_duration, Dur};
+pub use error::{Diagnostic, ScenarioError};
+pub use load::{load_file, parse_status_class, parse_str, split_request_line, validate, Loaded};
+pub use model::*;
+pub use quick::{
+    apply_overrides, parse_header, parse_stages, parse_step_ramp, quick_config, step_name_for,
+    threshold_list, LoadShape, Overrides, QuickRequest,
+};

@@ -1,0 +1,718 @@
+//! Reading a scenario file: YAML (or JSON, which is YAML) into [`Config`], then
+//! validation that collects every problem with its line.
+
+use std::path::Path;
+
+use crate::error::{Diagnostic, ScenarioError};
+use crate::line_index::LineIndex;
+use crate::model::*;
+
+/// A loaded, validated scenario with where it came from.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The scenario.
+    pub config: Config,
+    /// File name as given (for messages).
+    pub file: String,
+    /// Directory of the file (relative paths in the scenario are resolved against it).
+    pub base_dir: std::path::PathBuf,
+}
+
+/// Read and validate a scenario file.
+pub fn load_file(path: &Path) -> Result<Loaded, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    let config = parse_str(&text, &file)?;
+    Ok(Loaded {
+        config,
+        file,
+        base_dir: path
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_else(|| ".".into()),
+    })
+}
+
+/// Parse and validate scenario text; `file` names it in messages.
+pub fn parse_str(text: &str, file: &str) -> Result<Config, ScenarioError> {
+    let index = LineIndex::build(text);
+    let config: Config = match serde_yaml_ng::from_str(text) {
+        Ok(c) => c,
+        Err(e) => return Err(ScenarioError::Invalid(vec![serde_diagnostic(&e, file)])),
+    };
+    let mut v = Validator {
+        file,
+        index: &index,
+        out: Vec::new(),
+    };
+    v.config(&config);
+    if v.out.is_empty() {
+        Ok(config)
+    } else {
+        Err(ScenarioError::Invalid(v.out))
+    }
+}
+
+/// Validate a configuration built in code (quick mode, overrides): same rules, no lines.
+pub fn validate(config: &Config, file: &str) -> Result<(), ScenarioError> {
+    let index = LineIndex::default();
+    let mut v = Validator {
+        file,
+        index: &index,
+        out: Vec::new(),
+    };
+    v.config(config);
+    if v.out.is_empty() {
+        Ok(())
+    } else {
+        Err(ScenarioError::Invalid(v.out))
+    }
+}
+
+fn serde_diagnostic(e: &serde_yaml_ng::Error, file: &str) -> Diagnostic {
+    let loc = e.location();
+    let mut msg = e.to_string();
+    // serde_yaml_ng appends " at line N column M"; the location is shown in front.
+    if let Some(i) = msg.find(" at line ") {
+        msg.truncate(i);
+    }
+    let (field, message) = match msg.split_once(": ") {
+        Some((f, m))
+            if !f.contains(' ')
+                && (f.contains('.') || f.contains('[') || f.chars().all(is_ident)) =>
+        {
+            (f.to_string(), m.to_string())
+        }
+        _ => (String::new(), msg.clone()),
+    };
+    let hint = if message.contains("did not match any variant of untagged enum RequestSpec") {
+        Some("a request is `\"GET /path\"` or `{ method: POST, url: /path, json: {...} }`".into())
+    } else if message.contains("untagged enum Think") {
+        Some("think time is `1s`, `{ uniform: [0.5s, 2s] }`, `{ normal: { mean: 1s, stddev: 200ms } }` or `{ pacing: 5s }`".into())
+    } else if message.contains("untagged enum StatusMatch") {
+        Some("status is `200`, `[200, 201]` or `\"2xx\"`".into())
+    } else if message.contains("untagged enum ThresholdEntry") {
+        Some("a threshold is `\"p(95) < 200\"` or `{ threshold: \"p(95) < 200\", abort_on_fail: true }`".into())
+    } else if message.contains("unknown field") {
+        Some("check the spelling; `pado validate` lists every problem at once".into())
+    } else {
+        None
+    };
+    Diagnostic {
+        file: file.to_string(),
+        line: loc.as_ref().map(|l| l.line()),
+        column: loc.as_ref().map(|l| l.column()),
+        field,
+        message,
+        hint,
+    }
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '-'
+}
+
+struct Validator<'a> {
+    file: &'a str,
+    index: &'a LineIndex,
+    out: Vec<Diagnostic>,
+}
+
+const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+impl Validator<'_> {
+    fn err(&mut self, field: &str, message: impl Into<String>, hint: Option<&str>) {
+        let pos = self.index.locate(field);
+        self.out.push(Diagnostic {
+            file: self.file.to_string(),
+            line: pos.map(|p| p.0),
+            column: pos.map(|p| p.1),
+            field: field.to_string(),
+            message: message.into(),
+            hint: hint.map(str::to_string),
+        });
+    }
+
+    fn config(&mut self, c: &Config) {
+        if let Some(t) = &c.target {
+            match url::Url::parse(t) {
+                Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
+                    if u.host_str().is_none() {
+                        self.err("target", format!("`{t}` has no host"), None);
+                    }
+                }
+                Ok(u) => self.err(
+                    "target",
+                    format!("scheme `{}` is not supported", u.scheme()),
+                    Some("use an http:// or https:// URL"),
+                ),
+                Err(e) => self.err(
+                    "target",
+                    format!("`{t}` is not a URL: {e}"),
+                    Some("write e.g. `target: http://127.0.0.1:8080`"),
+                ),
+            }
+        }
+        if let Some(d) = c.defaults.timeout {
+            if d.get().is_zero() {
+                self.err("defaults.timeout", "timeout must be more than 0", None);
+            }
+        }
+        for (k, v) in &c.defaults.headers {
+            self.header(&format!("defaults.headers.{k}"), k, v);
+        }
+        if let Some(t) = &c.defaults.think {
+            self.think("defaults.think", t);
+        }
+        for (metric, list) in &c.thresholds {
+            if list.is_empty() {
+                self.err(
+                    &format!("thresholds.{metric}"),
+                    "no expressions",
+                    Some("write e.g. `http_req_duration: [\"p(95) < 200\"]`"),
+                );
+            }
+        }
+        if c.scenarios.is_empty() {
+            self.err(
+                "scenarios",
+                "no scenarios: nothing would run",
+                Some("add `scenarios: { main: { executor: constant-vus, vus: 10, duration: 30s, flow: [ { request: \"GET /\" } ] } }`"),
+            );
+        }
+        for (name, s) in &c.scenarios {
+            self.scenario(&format!("scenarios.{name}"), s, c.target.is_some());
+        }
+    }
+
+    fn scenario(&mut self, p: &str, s: &Scenario, has_target: bool) {
+        use ExecutorKind::*;
+        let k = s.executor;
+        let allowed: &[&str] = match k {
+            ConstantVus => &["vus", "duration"],
+            RampingVus => &[
+                "stages",
+                "steps",
+                "start_vus",
+                "duration",
+                "graceful_ramp_down",
+            ],
+            ConstantArrivalRate => &[
+                "rate",
+                "time_unit",
+                "duration",
+                "pre_allocated_vus",
+                "max_vus",
+            ],
+            RampingArrivalRate => &[
+                "stages",
+                "start_rate",
+                "time_unit",
+                "pre_allocated_vus",
+                "max_vus",
+            ],
+            PerVuIterations => &["vus", "iterations", "max_duration"],
+        };
+        let present = [
+            ("vus", s.vus.is_some()),
+            ("duration", s.duration.is_some()),
+            ("stages", s.stages.is_some()),
+            ("steps", s.steps.is_some()),
+            ("start_vus", s.start_vus.is_some()),
+            ("rate", s.rate.is_some()),
+            ("start_rate", s.start_rate.is_some()),
+            ("time_unit", s.time_unit.is_some()),
+            ("pre_allocated_vus", s.pre_allocated_vus.is_some()),
+            ("max_vus", s.max_vus.is_some()),
+            ("iterations", s.iterations.is_some()),
+            ("max_duration", s.max_duration.is_some()),
+            ("graceful_ramp_down", s.graceful_ramp_down.is_some()),
+        ];
+        for (f, is) in present {
+            if is && !allowed.contains(&f) {
+                self.err(
+                    &format!("{p}.{f}"),
+                    format!("`{f}` does not apply to executor {}", k.as_str()),
+                    Some(&format!("{} takes: {}", k.as_str(), allowed.join(", "))),
+                );
+            }
+        }
+        let need = |v: &mut Self, f: &str, ok: bool, hint: &str| {
+            if !ok {
+                v.err(
+                    &format!("{p}.executor"),
+                    format!("executor {} needs `{f}`", k.as_str()),
+                    Some(hint),
+                );
+            }
+        };
+        match k {
+            ConstantVus => {
+                need(
+                    self,
+                    "duration",
+                    s.duration.is_some(),
+                    "e.g. `duration: 30s`",
+                );
+                if s.vus == Some(0) {
+                    self.err(&format!("{p}.vus"), "must be at least 1", None);
+                }
+            }
+            RampingVus => {
+                if s.stages.is_some() && s.steps.is_some() {
+                    self.err(
+                        &format!("{p}.steps"),
+                        "give either `stages` or `steps`, not both",
+                        None,
+                    );
+                }
+                if s.duration.is_some() && s.steps.is_none() {
+                    self.err(
+                        &format!("{p}.duration"),
+                        "`duration` only goes with `steps` for ramping-vus (stages set the length)",
+                        None,
+                    );
+                }
+                need(
+                    self,
+                    "stages",
+                    s.stages.is_some() || s.steps.is_some(),
+                    "e.g. `stages: [{ duration: 30s, target: 100 }, { duration: 1m, target: 100 }, { duration: 30s, target: 0 }]` or `steps: { start: 10, add: 20, every: 10s, max: 130 }`",
+                );
+                if let Some(st) = &s.steps {
+                    let sp = format!("{p}.steps");
+                    if st.every.get().is_zero() {
+                        self.err(&format!("{sp}.every"), "must be more than 0", None);
+                    }
+                    if st.max < st.start {
+                        self.err(&format!("{sp}.max"), "must be at least `start`", None);
+                    }
+                    if st.add == 0 && st.max > st.start {
+                        self.err(&format!("{sp}.add"), "must be at least 1", None);
+                    }
+                }
+            }
+            ConstantArrivalRate => {
+                need(
+                    self,
+                    "rate",
+                    s.rate.is_some(),
+                    "e.g. `rate: 200` (per time_unit, default 1s)",
+                );
+                need(
+                    self,
+                    "duration",
+                    s.duration.is_some(),
+                    "e.g. `duration: 1m`",
+                );
+                if let Some(r) = s.rate {
+                    if !(r.is_finite() && r > 0.0) {
+                        self.err(&format!("{p}.rate"), "must be more than 0", None);
+                    }
+                }
+            }
+            RampingArrivalRate => {
+                need(
+                    self,
+                    "stages",
+                    s.stages.is_some(),
+                    "e.g. `stages: [{ duration: 1m, target: 200 }]` (targets are rates)",
+                );
+                if let Some(r) = s.start_rate {
+                    if !(r.is_finite() && r >= 0.0) {
+                        self.err(&format!("{p}.start_rate"), "must be 0 or more", None);
+                    }
+                }
+            }
+            PerVuIterations => {
+                if s.vus == Some(0) {
+                    self.err(&format!("{p}.vus"), "must be at least 1", None);
+                }
+                if s.iterations == Some(0) {
+                    self.err(&format!("{p}.iterations"), "must be at least 1", None);
+                }
+            }
+        }
+        if let Some(stages) = &s.stages {
+            if stages.is_empty() {
+                self.err(&format!("{p}.stages"), "no stages", None);
+            }
+            for (i, st) in stages.iter().enumerate() {
+                if !(st.target.is_finite() && st.target >= 0.0) {
+                    self.err(
+                        &format!("{p}.stages[{i}].target"),
+                        "must be 0 or more",
+                        None,
+                    );
+                }
+                if k == RampingVus && st.target.fract() != 0.0 {
+                    self.err(
+                        &format!("{p}.stages[{i}].target"),
+                        "a VU count must be a whole number",
+                        None,
+                    );
+                }
+            }
+        }
+        if let Some(t) = s.time_unit {
+            if t.get().is_zero() {
+                self.err(&format!("{p}.time_unit"), "must be more than 0", None);
+            }
+        }
+        if let (Some(pre), Some(max)) = (s.pre_allocated_vus, s.max_vus) {
+            if max < pre {
+                self.err(
+                    &format!("{p}.max_vus"),
+                    format!("max_vus ({max}) is below pre_allocated_vus ({pre})"),
+                    None,
+                );
+            }
+        }
+        if s.max_vus == Some(0) {
+            self.err(&format!("{p}.max_vus"), "must be at least 1", None);
+        }
+        if let Some(t) = &s.think {
+            self.think(&format!("{p}.think"), t);
+        }
+        match (s.mix.is_empty(), s.flow.is_empty()) {
+            (true, true) => self.err(
+                &format!("{p}.executor"),
+                "the scenario has neither `flow` nor `mix`: an iteration would do nothing",
+                Some("add `flow: [ { request: \"GET /\" } ]` or a weighted `mix`"),
+            ),
+            (false, false) => self.err(
+                &format!("{p}.mix"),
+                "give either `flow` or `mix`, not both",
+                Some("put the flow inside the mix as `{ weight: 1, flow: [...] }`"),
+            ),
+            _ => {}
+        }
+        for (i, m) in s.mix.iter().enumerate() {
+            let mp = format!("{p}.mix[{i}]");
+            if let Some(w) = m.weight {
+                if !(w.is_finite() && w > 0.0) {
+                    self.err(&format!("{mp}.weight"), "must be more than 0", None);
+                }
+            }
+            match (&m.request, &m.flow) {
+                (Some(r), None) => self.request(&format!("{mp}.request"), r, has_target),
+                (None, Some(f)) => {
+                    if m.check.is_some() {
+                        self.err(
+                            &format!("{mp}.check"),
+                            "a check belongs to a step inside the flow",
+                            None,
+                        );
+                    }
+                    if f.is_empty() {
+                        self.err(&format!("{mp}.flow"), "empty flow", None);
+                    }
+                    self.steps(&format!("{mp}.flow"), f, has_target);
+                }
+                (Some(_), Some(_)) => self.err(
+                    &format!("{mp}.flow"),
+                    "give either `request` or `flow`, not both",
+                    None,
+                ),
+                (None, None) => self.err(
+                    &mp,
+                    "a mix entry needs a `request` or a `flow`",
+                    Some("e.g. `{ weight: 30, name: search, request: \"GET /api/search?q=x\" }`"),
+                ),
+            }
+            if let Some(c) = &m.check {
+                self.check(&format!("{mp}.check"), c);
+            }
+            if let Some(t) = &m.think {
+                self.think(&format!("{mp}.think"), t);
+            }
+        }
+        self.steps(&format!("{p}.flow"), &s.flow, has_target);
+    }
+
+    fn steps(&mut self, p: &str, steps: &[Step], has_target: bool) {
+        for (i, st) in steps.iter().enumerate() {
+            let sp = format!("{p}[{i}]");
+            if st.request.is_none() && st.think.is_none() {
+                self.err(
+                    &sp,
+                    "a step needs a `request` or a `think`",
+                    Some("e.g. `{ name: list, request: \"GET /api/posts\" }`"),
+                );
+            }
+            if let Some(r) = &st.request {
+                self.request(&format!("{sp}.request"), r, has_target);
+            } else if st.check.is_some() {
+                self.err(&format!("{sp}.check"), "a check needs a request", None);
+            }
+            if let Some(c) = &st.check {
+                self.check(&format!("{sp}.check"), c);
+            }
+            if let Some(t) = &st.think {
+                self.think(&format!("{sp}.think"), t);
+            }
+        }
+    }
+
+    fn request(&mut self, p: &str, r: &RequestSpec, has_target: bool) {
+        let (method, url) = match r {
+            RequestSpec::Line(line) => match split_request_line(line) {
+                Ok(x) => x,
+                Err(e) => {
+                    self.err(
+                        p,
+                        e,
+                        Some("write `\"GET /path\"` or `\"POST https://host/path\"`"),
+                    );
+                    return;
+                }
+            },
+            RequestSpec::Full(f) => {
+                let bodies = [
+                    f.body.is_some(),
+                    f.json.is_some(),
+                    f.form.is_some(),
+                    f.body_file.is_some(),
+                ]
+                .iter()
+                .filter(|b| **b)
+                .count();
+                if bodies > 1 {
+                    self.err(
+                        &format!("{p}.body"),
+                        "give only one of `body`, `json`, `form`, `body_file`",
+                        None,
+                    );
+                }
+                for (k, v) in &f.headers {
+                    self.header(&format!("{p}.headers.{k}"), k, v);
+                }
+                if let Some(t) = f.timeout {
+                    if t.get().is_zero() {
+                        self.err(&format!("{p}.timeout"), "must be more than 0", None);
+                    }
+                }
+                (
+                    f.method.clone().unwrap_or_else(|| "GET".into()),
+                    f.url.clone(),
+                )
+            }
+        };
+        let up = match r {
+            RequestSpec::Line(_) => p.to_string(),
+            RequestSpec::Full(_) => format!("{p}.url"),
+        };
+        if !METHODS.contains(&method.to_ascii_uppercase().as_str()) {
+            self.err(
+                &up,
+                format!("unknown method `{method}`"),
+                Some(&format!("use one of {}", METHODS.join(", "))),
+            );
+        }
+        if url.is_empty() {
+            self.err(&up, "empty URL", None);
+        } else if url.starts_with('/') {
+            if !has_target {
+                self.err(
+                    &up,
+                    format!("`{url}` is relative but the file has no `target`"),
+                    Some("add `target: http://127.0.0.1:8080` at the top, or use an absolute URL"),
+                );
+            }
+        } else {
+            match url::Url::parse(&url) {
+                Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
+                Ok(u) => self.err(
+                    &up,
+                    format!("scheme `{}` is not supported", u.scheme()),
+                    Some("use http:// or https://"),
+                ),
+                Err(e) => self.err(
+                    &up,
+                    format!("`{url}` is not a URL: {e}"),
+                    Some("a path starts with `/`; a full URL with http:// or https://"),
+                ),
+            }
+        }
+    }
+
+    fn header(&mut self, p: &str, k: &str, v: &str) {
+        let bad_name = k.is_empty()
+            || !k
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if bad_name {
+            self.err(p, format!("`{k}` is not a valid header name"), None);
+        }
+        if v.contains('\r') || v.contains('\n') {
+            self.err(p, "a header value cannot contain a line break", None);
+        }
+    }
+
+    fn check(&mut self, p: &str, c: &Check) {
+        if let Some(StatusMatch::Class(s)) = &c.status {
+            if parse_status_class(s).is_none() {
+                self.err(
+                    &format!("{p}.status"),
+                    format!("`{s}` is not a status or class"),
+                    Some("write `200`, `[200, 201]` or `\"2xx\"`"),
+                );
+            }
+        }
+        if let Some(StatusMatch::Any(v)) = &c.status {
+            if v.is_empty() {
+                self.err(&format!("{p}.status"), "empty list of statuses", None);
+            }
+        }
+        if c.status.is_none() && c.body_contains.is_none() && c.max_duration.is_none() {
+            self.err(
+                p,
+                "a check with nothing to check",
+                Some("use `status`, `body_contains` or `max_duration`"),
+            );
+        }
+    }
+
+    fn think(&mut self, p: &str, t: &Think) {
+        if let Think::Dist(ThinkDist::Uniform([a, b])) = t {
+            if b < a {
+                self.err(
+                    p,
+                    "uniform bounds are reversed",
+                    Some("write `[low, high]`"),
+                );
+            }
+        }
+    }
+}
+
+/// Split `"GET /path"` (or a bare URL, meaning GET) into method and URL. Everything
+/// after the method is the URL, so a query with a space (`q=검색 엔진`) is kept whole
+/// and percent-encoded later.
+pub fn split_request_line(line: &str) -> Result<(String, String), String> {
+    let t = line.trim();
+    if t.is_empty() {
+        return Err("empty request".into());
+    }
+    match t.split_once(char::is_whitespace) {
+        Some((first, rest)) if first.chars().all(|c| c.is_ascii_alphabetic()) => {
+            Ok((first.to_ascii_uppercase(), rest.trim().to_string()))
+        }
+        _ => Ok(("GET".into(), t.to_string())),
+    }
+}
+
+/// A status written as text: `"2xx"` (a class) or `"201"` (one code), as the
+/// inclusive range of codes it accepts. `None` if it is neither.
+pub fn parse_status_class(s: &str) -> Option<(u16, u16)> {
+    let b = s.trim().as_bytes();
+    if b.len() == 3 && (b'1'..=b'5').contains(&b[0]) && b[1..].eq_ignore_ascii_case(b"xx") {
+        let c = (b[0] - b'0') as u16 * 100;
+        Some((c, c + 99))
+    } else {
+        match s.trim().parse::<u16>() {
+            Ok(n) if (100..=599).contains(&n) => Some((n, n)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errs(src: &str) -> Vec<Diagnostic> {
+        match parse_str(src, "t.yaml") {
+            Ok(_) => vec![],
+            Err(e) => e.diagnostics().to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_good_file_loads() {
+        let c = parse_str(
+            "name: demo\ntarget: http://127.0.0.1:8080\nthresholds:\n  http_req_duration: [\"p(95) < 200\"]\nscenarios:\n  browse:\n    executor: ramping-vus\n    stages: [{ duration: 10s, target: 5 }, { duration: 5s, target: 0 }]\n    mix:\n      - { weight: 30, name: search, request: \"GET /api/search?q=x\", check: { status: 200 } }\n      - { weight: 5, name: write, flow: [ { request: { method: POST, url: /api/posts, json: { title: \"안녕\" } } }, { think: 1s } ] }\n    think: { uniform: [0.5s, 2s] }\n",
+            "t.yaml",
+        )
+        .unwrap();
+        assert_eq!(c.scenarios[0].0, "browse");
+        assert_eq!(c.scenarios[0].1.mix.len(), 2);
+    }
+
+    #[test]
+    fn unknown_field_names_line_and_field() {
+        let e = errs("target: http://x\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duraton: 10s\n    flow: [{ request: \"GET /\" }]\n");
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].line, Some(6), "{:?}", e[0]);
+        assert!(e[0].message.contains("duraton"), "{}", e[0]);
+        assert!(e[0].to_string().starts_with("t.yaml:6:"), "{}", e[0]);
+    }
+
+    #[test]
+    fn semantic_errors_are_all_reported_with_lines() {
+        let e = errs("scenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: -5\n    vus: 3\n    flow:\n      - request: \"FETCH /x\"\n");
+        let text: Vec<String> = e.iter().map(|d| d.to_string()).collect();
+        let all = text.join("\n");
+        assert!(
+            all.contains("t.yaml:5:") && all.contains("`vus` does not apply"),
+            "{all}"
+        );
+        assert!(
+            all.contains("t.yaml:4:") && all.contains("rate: must be more than 0"),
+            "{all}"
+        );
+        assert!(all.contains("needs `duration`"), "{all}");
+        assert!(all.contains("unknown method `FETCH`"), "{all}");
+        assert!(
+            all.contains("relative but the file has no `target`"),
+            "{all}"
+        );
+    }
+
+    #[test]
+    fn bad_executor_and_bad_duration() {
+        let e = errs("scenarios:\n  a:\n    executor: constant-users\n");
+        assert_eq!(e[0].line, Some(3));
+        assert!(e[0].message.contains("unknown variant"), "{}", e[0]);
+        let e = errs("target: http://h\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 10x\n    flow: [{request: /}]\n");
+        assert_eq!(e[0].line, Some(5), "{}", e[0]);
+        assert!(e[0].message.contains("unknown unit"), "{}", e[0]);
+    }
+
+    #[test]
+    fn request_line_split() {
+        assert_eq!(
+            split_request_line("post /a").unwrap(),
+            ("POST".into(), "/a".into())
+        );
+        assert_eq!(
+            split_request_line("http://h/x").unwrap(),
+            ("GET".into(), "http://h/x".into())
+        );
+        assert_eq!(
+            split_request_line("GET /s?q=검색 엔진").unwrap().1,
+            "/s?q=검색 엔진"
+        );
+        assert!(split_request_line("  ").is_err());
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        let alphabet = b"ab:- \n{}[],\"'#&*!|>%@`0123456789scenariosexecutor\t";
+        for _ in 0..3000 {
+            let mut s = Vec::new();
+            for _ in 0..(x % 80) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                s.push(alphabet[(x % alphabet.len() as u64) as usize]);
+            }
+            let s = String::from_utf8_lossy(&s);
+            let _ = parse_str(&s, "fuzz.yaml");
+        }
+    }
+}

@@ -1,0 +1,395 @@
+//! The scenario file as users write it (serde model). Field names follow k6 where k6
+//! has one (`executor`, `stages`, `preAllocatedVUs` is spelled `pre_allocated_vus`),
+//! so a k6 user can translate an options block line by line. Unknown fields are errors:
+//! a typo must never silently fall back to a default.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Dur;
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Test name (used for the result directory and reports).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Base URL that relative request URLs are joined to.
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Settings every request inherits.
+    #[serde(default)]
+    pub defaults: Defaults,
+    /// Pass/fail criteria in k6 syntax, keyed by metric (with optional tags).
+    #[serde(default)]
+    pub thresholds: BTreeMap<String, Vec<ThresholdEntry>>,
+    /// Scenarios, run in parallel, in file order.
+    #[serde(default, with = "ordered_map")]
+    pub scenarios: Vec<(String, Scenario)>,
+}
+
+/// Request defaults.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    /// Headers added to every request (a step's own header of the same name wins).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Per-request timeout (default 60s, as k6).
+    #[serde(default)]
+    pub timeout: Option<Dur>,
+    /// Skip TLS certificate verification.
+    #[serde(default)]
+    pub insecure: bool,
+    /// Time between iterations of every scenario unless the scenario sets its own.
+    #[serde(default)]
+    pub think: Option<Think>,
+}
+
+/// One threshold: `"p(95) < 200"` or `{ threshold: "...", abort_on_fail: true }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ThresholdEntry {
+    /// Plain expression.
+    Expr(String),
+    /// Expression with options.
+    Full {
+        /// The expression.
+        threshold: String,
+        /// Stop the run as soon as it fails.
+        #[serde(default, alias = "abortOnFail")]
+        abort_on_fail: bool,
+    },
+}
+
+impl ThresholdEntry {
+    /// The expression text.
+    pub fn expr(&self) -> &str {
+        match self {
+            ThresholdEntry::Expr(s) => s,
+            ThresholdEntry::Full { threshold, .. } => threshold,
+        }
+    }
+
+    /// Whether the run stops when it fails.
+    pub fn abort_on_fail(&self) -> bool {
+        matches!(
+            self,
+            ThresholdEntry::Full {
+                abort_on_fail: true,
+                ..
+            }
+        )
+    }
+}
+
+/// The load models, named as k6 names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecutorKind {
+    /// A fixed number of VUs looping for a duration.
+    ConstantVus,
+    /// VUs following stages (linear ramps and holds).
+    RampingVus,
+    /// A fixed number of iterations started per time unit (open model).
+    ConstantArrivalRate,
+    /// Iteration rate following stages (open model).
+    RampingArrivalRate,
+    /// Each VU runs a fixed number of iterations.
+    PerVuIterations,
+}
+
+impl ExecutorKind {
+    /// The k6 name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutorKind::ConstantVus => "constant-vus",
+            ExecutorKind::RampingVus => "ramping-vus",
+            ExecutorKind::ConstantArrivalRate => "constant-arrival-rate",
+            ExecutorKind::RampingArrivalRate => "ramping-arrival-rate",
+            ExecutorKind::PerVuIterations => "per-vu-iterations",
+        }
+    }
+
+    /// Whether iterations are started on a schedule rather than by VUs in a loop.
+    pub fn is_open_model(self) -> bool {
+        matches!(
+            self,
+            ExecutorKind::ConstantArrivalRate | ExecutorKind::RampingArrivalRate
+        )
+    }
+}
+
+/// One stage: reach `target` (VUs, or iterations per time unit) over `duration`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stage {
+    /// How long the ramp (or hold, when the target does not change) takes.
+    pub duration: Dur,
+    /// Level at the end of the stage.
+    pub target: f64,
+}
+
+/// nGrinder-style step ramp: start at `start`, add `add` every `every`, up to `max`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepRamp {
+    /// First level.
+    pub start: u32,
+    /// Added at each step.
+    pub add: u32,
+    /// Time each level is held.
+    pub every: Dur,
+    /// Last level (held for `every`, or until `duration` when that is set).
+    pub max: u32,
+}
+
+/// One scenario: a load model and the work each iteration does. The executor's
+/// parameters sit beside it (flat, as in k6); validation says which apply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// The load model.
+    pub executor: ExecutorKind,
+    /// constant-vus, per-vu-iterations: VU count.
+    #[serde(default)]
+    pub vus: Option<u32>,
+    /// constant-vus, constant-arrival-rate: how long; ramping-vus with `steps`: total.
+    #[serde(default)]
+    pub duration: Option<Dur>,
+    /// ramping-*: the stages.
+    #[serde(default)]
+    pub stages: Option<Vec<Stage>>,
+    /// ramping-vus: a step ramp instead of stages.
+    #[serde(default)]
+    pub steps: Option<StepRamp>,
+    /// ramping-vus: VUs at the start (default 0).
+    #[serde(default)]
+    pub start_vus: Option<u32>,
+    /// constant-arrival-rate: iterations per `time_unit`.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// ramping-arrival-rate: iterations per `time_unit` at the start (default 0).
+    #[serde(default)]
+    pub start_rate: Option<f64>,
+    /// Open model: the unit of `rate` (default 1s).
+    #[serde(default)]
+    pub time_unit: Option<Dur>,
+    /// Open model: VUs created before the start.
+    #[serde(default)]
+    pub pre_allocated_vus: Option<u32>,
+    /// Open model: most VUs the pool may grow to.
+    #[serde(default)]
+    pub max_vus: Option<u32>,
+    /// per-vu-iterations: iterations per VU.
+    #[serde(default)]
+    pub iterations: Option<u64>,
+    /// per-vu-iterations: a time limit (default 10m).
+    #[serde(default)]
+    pub max_duration: Option<Dur>,
+    /// Delay from the test start before this scenario begins.
+    #[serde(default)]
+    pub start_time: Option<Dur>,
+    /// Time in-flight iterations get to finish at the end (default 30s).
+    #[serde(default)]
+    pub graceful_stop: Option<Dur>,
+    /// ramping-vus: time an iteration gets to finish when its VU is ramped down (default 30s).
+    #[serde(default)]
+    pub graceful_ramp_down: Option<Dur>,
+    /// Weighted choice of what one iteration does.
+    #[serde(default)]
+    pub mix: Vec<MixEntry>,
+    /// Steps every iteration runs in order (when there is no `mix`).
+    #[serde(default)]
+    pub flow: Vec<Step>,
+    /// Time after each iteration.
+    #[serde(default)]
+    pub think: Option<Think>,
+}
+
+/// One entry of a weighted mix: a single request or a whole flow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MixEntry {
+    /// Relative weight (default 1); weights need not add up to 100.
+    #[serde(default)]
+    pub weight: Option<f64>,
+    /// Name the metrics are reported under.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// A single request.
+    #[serde(default)]
+    pub request: Option<RequestSpec>,
+    /// Checks on that request's response.
+    #[serde(default)]
+    pub check: Option<Check>,
+    /// A sequence of steps instead of a single request.
+    #[serde(default)]
+    pub flow: Option<Vec<Step>>,
+    /// Time after this entry (instead of the scenario's think time).
+    #[serde(default)]
+    pub think: Option<Think>,
+}
+
+/// One step of a flow: a request (with checks) or a pause.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Name the metrics are reported under (default: method and path).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The request.
+    #[serde(default)]
+    pub request: Option<RequestSpec>,
+    /// Checks on the response.
+    #[serde(default)]
+    pub check: Option<Check>,
+    /// A pause after the request (or on its own).
+    #[serde(default)]
+    pub think: Option<Think>,
+}
+
+/// A request: `"GET /path"` shorthand or the full form.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestSpec {
+    /// `"METHOD URL"` or just `"URL"` (GET).
+    Line(String),
+    /// Full form.
+    Full(RequestFull),
+}
+
+/// The full request form.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestFull {
+    /// HTTP method (default GET).
+    #[serde(default)]
+    pub method: Option<String>,
+    /// Absolute URL or a path joined to `target`.
+    pub url: String,
+    /// Extra headers.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Raw body.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// JSON body (sets `Content-Type: application/json`).
+    #[serde(default)]
+    pub json: Option<serde_json::Value>,
+    /// Form body (sets `Content-Type: application/x-www-form-urlencoded`).
+    #[serde(default)]
+    pub form: Option<BTreeMap<String, String>>,
+    /// Body read from a file (path relative to the scenario file).
+    #[serde(default)]
+    pub body_file: Option<String>,
+    /// Timeout for this request.
+    #[serde(default)]
+    pub timeout: Option<Dur>,
+}
+
+/// Checks on a response. Any failed check fails the request (counted under
+/// `check_failed` unless the status already failed it).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    /// Expected status: `200`, `[200, 201]` or a class `"2xx"`.
+    #[serde(default)]
+    pub status: Option<StatusMatch>,
+    /// The body must contain this text.
+    #[serde(default)]
+    pub body_contains: Option<String>,
+    /// The request must take at most this long.
+    #[serde(default)]
+    pub max_duration: Option<Dur>,
+}
+
+/// Expected status codes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StatusMatch {
+    /// Exactly this code.
+    One(u16),
+    /// Any of these codes.
+    Any(Vec<u16>),
+    /// A class such as `2xx`.
+    Class(String),
+}
+
+/// Think time: `"1s"`, `{ constant: 1s }`, `{ uniform: [0.5s, 2s] }`,
+/// `{ normal: { mean: 1s, stddev: 200ms } }` or `{ pacing: 5s }` (each iteration
+/// takes at least this long from start to start, like Locust's constant_pacing).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Think {
+    /// A fixed pause.
+    Fixed(Dur),
+    /// One of the distributions.
+    Dist(ThinkDist),
+}
+
+/// Think-time distributions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum ThinkDist {
+    /// A fixed pause.
+    Constant(Dur),
+    /// Uniform between the two bounds.
+    Uniform([Dur; 2]),
+    /// Normal, truncated at zero.
+    Normal {
+        /// Mean.
+        mean: Dur,
+        /// Standard deviation.
+        stddev: Dur,
+    },
+    /// Iteration pacing: pause so that iterations start this far apart.
+    Pacing(Dur),
+}
+
+/// Serde helper keeping a YAML mapping's order (scenario order is what users wrote).
+mod ordered_map {
+    use serde::de::{MapAccess, Visitor};
+    use serde::ser::SerializeMap;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    pub fn serialize<S: Serializer, V: Serialize>(
+        v: &[(String, V)],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(v.len()))?;
+        for (k, val) in v {
+            m.serialize_entry(k, val)?;
+        }
+        m.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Vec<(String, V)>, D::Error> {
+        struct Vis<V>(PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for Vis<V> {
+            type Value = Vec<(String, V)>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping of names to scenarios")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                let mut out: Vec<(String, V)> = Vec::new();
+                while let Some((k, v)) = a.next_entry::<String, V>()? {
+                    if out.iter().any(|(n, _)| *n == k) {
+                        return Err(serde::de::Error::custom(format!(
+                            "scenario `{k}` is defined twice"
+                        )));
+                    }
+                    out.push((k, v));
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Vis(PhantomData))
+    }
+}

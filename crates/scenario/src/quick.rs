@@ -1,0 +1,360 @@
+//! Quick mode and overrides: command-line flags expand into the same [`Config`] a file
+//! would give (as k6's shortcut flags do), so the engine has one input.
+
+use std::collections::BTreeMap;
+
+use crate::model::*;
+use crate::{parse_duration, Dur};
+
+/// The load shape flags ask for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoadShape {
+    /// `--vus N --duration D`: constant-vus.
+    Vus {
+        /// VUs.
+        vus: u32,
+        /// Length.
+        duration: Dur,
+    },
+    /// `--stages 30s:100,1m:100,30s:0`: ramping-vus.
+    Stages(Vec<Stage>),
+    /// `--step-ramp 10:20:10s:130`: ramping-vus in steps; `duration` extends the last
+    /// level.
+    StepRamp(StepRamp, Option<Dur>),
+    /// `--rate R --duration D`: constant-arrival-rate.
+    Rate {
+        /// Iterations per second.
+        rate: f64,
+        /// Length.
+        duration: Dur,
+    },
+    /// `--iterations N` (with `--vus`): per-vu-iterations.
+    Iterations {
+        /// VUs.
+        vus: u32,
+        /// Iterations each.
+        iterations: u64,
+    },
+}
+
+/// Settings from flags that apply on top of a file (or build quick mode).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overrides {
+    /// Replace every scenario's load model.
+    pub shape: Option<LoadShape>,
+    /// Open model pool limit.
+    pub max_vus: Option<u32>,
+    /// Request timeout.
+    pub timeout: Option<Dur>,
+    /// Extra default headers.
+    pub headers: Vec<(String, String)>,
+    /// Skip certificate verification.
+    pub insecure: bool,
+    /// Extra thresholds: (metric key, expression).
+    pub thresholds: Vec<(String, String)>,
+    /// Test name.
+    pub name: Option<String>,
+}
+
+/// The single request quick mode sends.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QuickRequest {
+    /// Absolute URL.
+    pub url: String,
+    /// Method (default GET).
+    pub method: Option<String>,
+    /// Body text.
+    pub body: Option<String>,
+    /// Body file.
+    pub body_file: Option<String>,
+}
+
+/// Build a one-scenario config from quick-mode flags.
+pub fn quick_config(req: &QuickRequest, ov: &Overrides) -> Config {
+    let method = req
+        .method
+        .clone()
+        .unwrap_or_else(|| "GET".into())
+        .to_ascii_uppercase();
+    let name = step_name_for(&method, &req.url);
+    let step = Step {
+        name: Some(name),
+        request: Some(RequestSpec::Full(RequestFull {
+            method: Some(method),
+            url: req.url.clone(),
+            body: req.body.clone(),
+            body_file: req.body_file.clone(),
+            ..Default::default()
+        })),
+        check: None,
+        think: None,
+    };
+    let mut scenario = blank_scenario(ExecutorKind::ConstantVus);
+    scenario.flow = vec![step];
+    let mut cfg = Config {
+        name: Some(ov.name.clone().unwrap_or_else(|| "quick".into())),
+        scenarios: vec![("default".into(), scenario)],
+        ..Default::default()
+    };
+    let mut ov = ov.clone();
+    if ov.shape.is_none() {
+        ov.shape = Some(LoadShape::Vus {
+            vus: 10,
+            duration: Dur::from_secs(10),
+        });
+    }
+    apply_overrides(&mut cfg, &ov);
+    cfg
+}
+
+/// `GET /path` from a method and an absolute URL: the default step name.
+pub fn step_name_for(method: &str, url: &str) -> String {
+    let path = match url::Url::parse(url) {
+        Ok(u) => u.path().to_string(),
+        Err(_) => url.to_string(),
+    };
+    format!("{method} {path}")
+}
+
+fn blank_scenario(executor: ExecutorKind) -> Scenario {
+    Scenario {
+        executor,
+        vus: None,
+        duration: None,
+        stages: None,
+        steps: None,
+        start_vus: None,
+        rate: None,
+        start_rate: None,
+        time_unit: None,
+        pre_allocated_vus: None,
+        max_vus: None,
+        iterations: None,
+        max_duration: None,
+        start_time: None,
+        graceful_stop: None,
+        graceful_ramp_down: None,
+        mix: Vec::new(),
+        flow: Vec::new(),
+        think: None,
+    }
+}
+
+/// Apply flag overrides to a config (file or quick). A load shape replaces the
+/// executor of every scenario, keeping what each iteration does.
+pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) {
+    if let Some(n) = &ov.name {
+        cfg.name = Some(n.clone());
+    }
+    if let Some(t) = ov.timeout {
+        cfg.defaults.timeout = Some(t);
+    }
+    for (k, v) in &ov.headers {
+        cfg.defaults.headers.insert(k.clone(), v.clone());
+    }
+    if ov.insecure {
+        cfg.defaults.insecure = true;
+    }
+    for (metric, expr) in &ov.thresholds {
+        cfg.thresholds
+            .entry(metric.clone())
+            .or_default()
+            .push(ThresholdEntry::Expr(expr.clone()));
+    }
+    for (_, s) in cfg.scenarios.iter_mut() {
+        if let Some(shape) = &ov.shape {
+            let mut n = blank_scenario(s.executor);
+            n.mix = std::mem::take(&mut s.mix);
+            n.flow = std::mem::take(&mut s.flow);
+            n.think = s.think.take();
+            n.start_time = s.start_time;
+            n.graceful_stop = s.graceful_stop;
+            match shape {
+                LoadShape::Vus { vus, duration } => {
+                    n.executor = ExecutorKind::ConstantVus;
+                    n.vus = Some(*vus);
+                    n.duration = Some(*duration);
+                }
+                LoadShape::Stages(st) => {
+                    n.executor = ExecutorKind::RampingVus;
+                    n.stages = Some(st.clone());
+                }
+                LoadShape::StepRamp(r, d) => {
+                    n.executor = ExecutorKind::RampingVus;
+                    n.steps = Some(*r);
+                    n.duration = *d;
+                }
+                LoadShape::Rate { rate, duration } => {
+                    n.executor = ExecutorKind::ConstantArrivalRate;
+                    n.rate = Some(*rate);
+                    n.duration = Some(*duration);
+                }
+                LoadShape::Iterations { vus, iterations } => {
+                    n.executor = ExecutorKind::PerVuIterations;
+                    n.vus = Some(*vus);
+                    n.iterations = Some(*iterations);
+                }
+            }
+            *s = n;
+        }
+        if let Some(m) = ov.max_vus {
+            if s.executor.is_open_model() {
+                s.max_vus = Some(m);
+                if s.pre_allocated_vus.is_some_and(|p| p > m) {
+                    s.pre_allocated_vus = Some(m);
+                }
+            }
+        }
+    }
+}
+
+/// Parse `30s:100,1m:100,30s:0` (duration:target pairs).
+pub fn parse_stages(text: &str) -> Result<Vec<Stage>, String> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (d, t) = part
+            .split_once(':')
+            .ok_or_else(|| format!("stage `{part}` is not DURATION:TARGET (e.g. `30s:100`)"))?;
+        let duration = Dur(parse_duration(d)?);
+        let target: f64 = t
+            .trim()
+            .parse()
+            .map_err(|_| format!("stage `{part}`: target `{t}` is not a number"))?;
+        if !(target.is_finite() && target >= 0.0) {
+            return Err(format!("stage `{part}`: target must be 0 or more"));
+        }
+        out.push(Stage { duration, target });
+    }
+    if out.is_empty() {
+        return Err("no stages given; write e.g. `30s:100,1m:100,30s:0`".into());
+    }
+    Ok(out)
+}
+
+/// Parse `10:20:10s:130`: start at 10 VUs, add 20 every 10 s, up to 130.
+pub fn parse_step_ramp(text: &str) -> Result<StepRamp, String> {
+    let parts: Vec<&str> = text.split(':').map(str::trim).collect();
+    let hint = "write START:ADD:EVERY:MAX, e.g. `10:20:10s:130` (start at 10 VUs, add 20 every 10 s up to 130)";
+    if parts.len() != 4 {
+        return Err(format!("`{text}`: {hint}"));
+    }
+    let num = |s: &str, what: &str| -> Result<u32, String> {
+        s.parse::<u32>()
+            .map_err(|_| format!("`{text}`: {what} `{s}` is not a whole number; {hint}"))
+    };
+    let r = StepRamp {
+        start: num(parts[0], "START")?,
+        add: num(parts[1], "ADD")?,
+        every: Dur(parse_duration(parts[2]).map_err(|e| format!("`{text}`: EVERY: {e}"))?),
+        max: num(parts[3], "MAX")?,
+    };
+    if r.every.get().is_zero() {
+        return Err(format!("`{text}`: EVERY must be more than 0"));
+    }
+    if r.max < r.start {
+        return Err(format!("`{text}`: MAX must be at least START"));
+    }
+    if r.add == 0 && r.max > r.start {
+        return Err(format!("`{text}`: ADD must be at least 1"));
+    }
+    Ok(r)
+}
+
+/// Parse `Name: value` header flags.
+pub fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (k, v) = text
+        .split_once(':')
+        .ok_or_else(|| format!("header `{text}` is not `Name: value`"))?;
+    let k = k.trim();
+    if k.is_empty() {
+        return Err(format!("header `{text}` has no name"));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
+}
+
+/// Thresholds of a config as (metric key, expression, abort) triples, in key order.
+pub fn threshold_list(cfg: &Config) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    let m: &BTreeMap<String, Vec<ThresholdEntry>> = &cfg.thresholds;
+    for (k, list) in m {
+        for e in list {
+            out.push((k.clone(), e.expr().to_string(), e.abort_on_fail()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stages_and_step_ramps_parse() {
+        let s = parse_stages("30s:100, 1m:100,30s:0").unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[1].duration.secs(), 60.0);
+        assert!(parse_stages("30s").is_err());
+        assert!(parse_stages("30s:x").is_err());
+        let r = parse_step_ramp("10:20:10s:130").unwrap();
+        assert_eq!((r.start, r.add, r.max), (10, 20, 130));
+        assert!(parse_step_ramp("10:20:10s").is_err());
+        assert!(parse_step_ramp("100:20:10s:30").is_err());
+    }
+
+    #[test]
+    fn quick_mode_builds_a_valid_config() {
+        let cfg = quick_config(
+            &QuickRequest {
+                url: "http://127.0.0.1:8080/검색?q=1".into(),
+                ..Default::default()
+            },
+            &Overrides {
+                shape: Some(LoadShape::Rate {
+                    rate: 200.0,
+                    duration: Dur::from_secs(15),
+                }),
+                max_vus: Some(50),
+                thresholds: vec![("http_req_duration".into(), "p(95) < 200".into())],
+                ..Default::default()
+            },
+        );
+        crate::validate(&cfg, "<command line>").unwrap();
+        let s = &cfg.scenarios[0].1;
+        assert_eq!(s.executor, ExecutorKind::ConstantArrivalRate);
+        assert_eq!(s.max_vus, Some(50));
+        assert_eq!(threshold_list(&cfg).len(), 1);
+    }
+
+    #[test]
+    fn overrides_replace_the_load_model_but_keep_the_work() {
+        let mut cfg = crate::parse_str(
+            "target: http://h\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 5\n    duration: 1m\n    flow: [{request: /x}]\n",
+            "t",
+        )
+        .unwrap();
+        apply_overrides(
+            &mut cfg,
+            &Overrides {
+                shape: Some(LoadShape::Vus {
+                    vus: 3,
+                    duration: Dur::from_secs(2),
+                }),
+                ..Default::default()
+            },
+        );
+        crate::validate(&cfg, "t").unwrap();
+        let s = &cfg.scenarios[0].1;
+        assert_eq!(s.executor, ExecutorKind::ConstantVus);
+        assert_eq!(s.rate, None);
+        assert_eq!(s.flow.len(), 1);
+    }
+
+    #[test]
+    fn headers_parse() {
+        assert_eq!(
+            parse_header("Authorization: Bearer x:y").unwrap(),
+            ("Authorization".into(), "Bearer x:y".into())
+        );
+        assert!(parse_header("nocolon").is_err());
+    }
+}

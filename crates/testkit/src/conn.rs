@@ -1,0 +1,551 @@
+//! One connection: read requests, count them, answer them as the route says.
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::http::{read_request, ReadError, Request};
+use crate::Shared;
+
+/// Longest delay any route will honour (`/delay`, `/slow-body`, `/stall`):
+/// larger values are clamped, so a silly number cannot overflow a deadline.
+const MAX_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
+/// Size of each write for `/bytes/{n}`.
+const PIECE: usize = 64 * 1024;
+/// Largest chunk `/chunked` will make (`size=`), to bound memory.
+const MAX_CHUNK: u64 = 16 * 1024 * 1024;
+/// How long a closing connection waits for the client to close its side.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// A byte stream the server speaks HTTP over, with access to the TCP socket
+/// underneath (for `/reset`, which needs `SO_LINGER`).
+pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + Send {
+    fn tcp(&self) -> &TcpStream;
+}
+
+impl Transport for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl Transport for tokio_rustls::server::TlsStream<TcpStream> {
+    fn tcp(&self) -> &TcpStream {
+        self.get_ref().0
+    }
+}
+
+/// What to do with the connection once a response has been written.
+enum After {
+    /// Read the next request.
+    KeepAlive,
+    /// Close politely (FIN after the response).
+    Close,
+    /// Reset (RST) without a response.
+    Reset,
+    /// The client is gone; just drop the socket.
+    Gone,
+}
+
+/// Serves one connection until it closes.
+pub(crate) async fn serve<S: Transport>(mut s: S, conn_id: u64, shared: Arc<Shared>) {
+    let mut buf = Vec::with_capacity(16 * 1024);
+    loop {
+        let req = match read_request(&mut s, &mut buf).await {
+            Ok(Some(req)) => req,
+            Ok(None) | Err(ReadError::Io) => return,
+            Err(ReadError::Malformed(code, why)) => {
+                let body = format!("{why}\n");
+                let mut out = head(
+                    code,
+                    Some("text/plain"),
+                    Some(body.len() as u64),
+                    &[],
+                    Some("close"),
+                );
+                out.extend_from_slice(body.as_bytes());
+                if s.write_all(&out).await.is_ok() {
+                    close_gracefully(s).await;
+                }
+                return;
+            }
+        };
+        let received_at = Instant::now();
+        shared.count(&req, conn_id, received_at);
+        match respond(&mut s, &req, received_at, &shared).await {
+            Ok(After::KeepAlive) => {}
+            Ok(After::Close) => {
+                close_gracefully(s).await;
+                return;
+            }
+            Ok(After::Reset) => {
+                // SO_LINGER 0: close() sends RST instead of FIN.
+                let _ = s.tcp().set_zero_linger();
+                drop(s);
+                return;
+            }
+            Ok(After::Gone) | Err(_) => return,
+        }
+    }
+}
+
+/// Sends FIN (and TLS close_notify), then reads and discards whatever the
+/// client still sends until it closes, for at most [`LINGER`]: closing a
+/// socket with unread data makes the kernel send RST, which could destroy the
+/// response before the client has read it.
+async fn close_gracefully<S: Transport>(mut s: S) {
+    let _ = s.flush().await;
+    let _ = s.shutdown().await;
+    let mut scratch = vec![0u8; 8192];
+    let drain = async {
+        loop {
+            match s.read(&mut scratch).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+    };
+    let _ = tokio::time::timeout(LINGER, drain).await;
+}
+
+/// Routes one request and writes its response.
+async fn respond<S: Transport>(
+    s: &mut S,
+    req: &Request,
+    received_at: Instant,
+    shared: &Shared,
+) -> io::Result<After> {
+    let path = req.path.as_str();
+    if let Some(ms) = path.strip_prefix("/delay/") {
+        let Ok(ms) = ms.parse::<u64>() else {
+            return send(s, req, 400, Some("text/plain"), &[], b"bad delay\n").await;
+        };
+        sleep_until(received_at, Duration::from_millis(ms)).await;
+        return send_ok(s, req).await;
+    }
+    if let Some(code) = path.strip_prefix("/status/") {
+        return status(s, req, code).await;
+    }
+    if let Some(n) = path.strip_prefix("/bytes/") {
+        let Ok(n) = n.parse::<u64>() else {
+            return send(s, req, 400, Some("text/plain"), &[], b"bad length\n").await;
+        };
+        return bytes(s, req, n).await;
+    }
+    match path {
+        "/stall" => {
+            let period = req
+                .query_param("period_ms")
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(Duration::from_millis)
+                .unwrap_or(shared.opts.stall_period);
+            let len = req
+                .query_param("stall_ms")
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(Duration::from_millis)
+                .unwrap_or(shared.opts.stall_len);
+            if let Some(until) = stall_until(shared.start, received_at, period, len) {
+                shared.count_stalled();
+                tokio::time::sleep_until(until.into()).await;
+            }
+            send_ok(s, req).await
+        }
+        "/reset" => Ok(After::Reset),
+        "/garbage" => {
+            s.write_all(b"this is not http\r\n\r\n").await?;
+            s.flush().await?;
+            Ok(After::Close)
+        }
+        "/close" => {
+            let mut out = head(200, Some("text/plain"), Some(3), &[], Some("close"));
+            if !req.is_head() {
+                out.extend_from_slice(b"ok\n");
+            }
+            s.write_all(&out).await?;
+            s.flush().await?;
+            Ok(After::Close)
+        }
+        "/chunked" => chunked(s, req).await,
+        "/hang" => {
+            // Never answer; wait for the client to give up (or for shutdown,
+            // which drops this task).
+            let mut scratch = vec![0u8; 8192];
+            loop {
+                match s.read(&mut scratch).await {
+                    Ok(0) | Err(_) => return Ok(After::Gone),
+                    Ok(_) => {}
+                }
+            }
+        }
+        "/echo" => {
+            let ctype = req.header("content-type");
+            send(s, req, 200, ctype, &[], &req.body).await
+        }
+        "/headers" => {
+            let mut map = serde_json::Map::new();
+            for (name, value) in &req.headers {
+                let name = name.to_ascii_lowercase();
+                let joined = match map.get(&name).and_then(|v| v.as_str()) {
+                    Some(prev) => format!("{prev}, {value}"),
+                    None => value.clone(),
+                };
+                map.insert(name, serde_json::Value::String(joined));
+            }
+            let body = serde_json::Value::Object(map).to_string();
+            send(s, req, 200, Some("application/json"), &[], body.as_bytes()).await
+        }
+        "/continue" => {
+            s.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").await?;
+            s.flush().await?;
+            send_ok(s, req).await
+        }
+        "/nocontent" => {
+            let out = head(204, None, None, &[], conn_header(req));
+            s.write_all(&out).await?;
+            s.flush().await?;
+            Ok(after(req))
+        }
+        "/notmodified" => {
+            // Like real servers: the length of the representation, but no body.
+            let out = head(304, None, Some(50), &[], conn_header(req));
+            s.write_all(&out).await?;
+            s.flush().await?;
+            Ok(after(req))
+        }
+        "/eof-body" => {
+            let mut out = head(200, Some("text/plain"), None, &[], Some("close"));
+            if !req.is_head() {
+                out.extend_from_slice(b"until close\n");
+            }
+            s.write_all(&out).await?;
+            s.flush().await?;
+            Ok(After::Close)
+        }
+        "/partial" => {
+            let mut out = head(200, Some("text/plain"), Some(100), &[], Some("close"));
+            if !req.is_head() {
+                out.extend_from_slice(b"0123456789");
+            }
+            s.write_all(&out).await?;
+            s.flush().await?;
+            Ok(After::Close)
+        }
+        "/slow-body" => {
+            let ms = req
+                .query_param("ms")
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(100);
+            let out = head(200, Some("text/plain"), Some(3), &[], conn_header(req));
+            s.write_all(&out).await?;
+            s.flush().await?;
+            if !req.is_head() {
+                sleep_until(received_at, Duration::from_millis(ms)).await;
+                s.write_all(b"ok\n").await?;
+                s.flush().await?;
+            }
+            Ok(after(req))
+        }
+        "/json/login" => {
+            let n = shared.login_counter.fetch_add(1, Ordering::Relaxed) + 1;
+            let body = format!("{{\"token\":\"tok-{n}\"}}");
+            send(s, req, 200, Some("application/json"), &[], body.as_bytes()).await
+        }
+        "/json/item" => {
+            let n = shared.item_counter.fetch_add(1, Ordering::Relaxed) + 1;
+            let body = format!("{{\"id\":{n}}}");
+            send(s, req, 201, Some("application/json"), &[], body.as_bytes()).await
+        }
+        _ => send_ok(s, req).await,
+    }
+}
+
+/// `/status/{code}`.
+async fn status<S: Transport>(s: &mut S, req: &Request, code: &str) -> io::Result<After> {
+    let code = match code.parse::<u16>() {
+        // 1xx cannot be a final response.
+        Ok(100..=199) => 200,
+        Ok(c @ 200..=599) => c,
+        _ => return send(s, req, 400, Some("text/plain"), &[], b"bad status code\n").await,
+    };
+    match code {
+        // These never have a body (RFC 9110 §15.3.5, §15.4.5).
+        204 | 304 => {
+            let out = head(code, None, None, &[], conn_header(req));
+            s.write_all(&out).await?;
+            s.flush().await?;
+            Ok(after(req))
+        }
+        205 => send(s, req, code, Some("text/plain"), &[], b"").await,
+        _ => {
+            let body = format!("status {code}\n");
+            send(s, req, code, Some("text/plain"), &[], body.as_bytes()).await
+        }
+    }
+}
+
+/// `/chunked?chunks=N&size=M[&gap_ms=G]`: N chunks of M bytes, each written
+/// and flushed on its own (with an optional pause between them).
+async fn chunked<S: Transport>(s: &mut S, req: &Request) -> io::Result<After> {
+    let num = |name: &str, default: u64| match req.query_param(name) {
+        None => Some(default),
+        Some(v) => v.parse::<u64>().ok(),
+    };
+    let (Some(chunks), Some(size), Some(gap_ms)) =
+        (num("chunks", 3), num("size", 10), num("gap_ms", 0))
+    else {
+        return send(
+            s,
+            req,
+            400,
+            Some("text/plain"),
+            &[],
+            b"bad chunk parameters\n",
+        )
+        .await;
+    };
+    if size > MAX_CHUNK {
+        return send(s, req, 400, Some("text/plain"), &[], b"chunk too large\n").await;
+    }
+    let out = head(
+        200,
+        Some("text/plain"),
+        None,
+        &[("Transfer-Encoding", "chunked")],
+        conn_header(req),
+    );
+    s.write_all(&out).await?;
+    s.flush().await?;
+    if req.is_head() {
+        return Ok(after(req));
+    }
+    if chunks > 0 && size > 0 {
+        // Safe: size <= MAX_CHUNK.
+        let size = size as usize;
+        let mut chunk = format!("{size:x}\r\n").into_bytes();
+        chunk.resize(chunk.len() + size, b'x');
+        chunk.extend_from_slice(b"\r\n");
+        for i in 0..chunks {
+            if i > 0 && gap_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(gap_ms).min(MAX_WAIT)).await;
+            }
+            s.write_all(&chunk).await?;
+            s.flush().await?;
+        }
+    }
+    s.write_all(b"0\r\n\r\n").await?;
+    s.flush().await?;
+    Ok(after(req))
+}
+
+/// `a..z` repeated, long enough that any 64 KiB window starting at an
+/// offset below 26 continues the pattern.
+fn pattern() -> &'static [u8] {
+    static PATTERN: OnceLock<Vec<u8>> = OnceLock::new();
+    PATTERN.get_or_init(|| (0..PIECE + 26).map(|i| b'a' + (i % 26) as u8).collect())
+}
+
+/// `/bytes/{n}`: an n-byte body written in 64 KiB pieces, never held whole.
+async fn bytes<S: Transport>(s: &mut S, req: &Request, n: u64) -> io::Result<After> {
+    let mut out = head(200, Some("text/plain"), Some(n), &[], conn_header(req));
+    if req.is_head() {
+        s.write_all(&out).await?;
+        s.flush().await?;
+        return Ok(after(req));
+    }
+    let pat = pattern();
+    let mut written: u64 = 0;
+    while written < n {
+        let piece = (n - written).min(PIECE as u64) as usize;
+        let offset = (written % 26) as usize;
+        if out.is_empty() {
+            s.write_all(&pat[offset..offset + piece]).await?;
+        } else {
+            // The head goes out together with the first piece.
+            out.extend_from_slice(&pat[offset..offset + piece]);
+            s.write_all(&out).await?;
+            out.clear();
+        }
+        written += piece as u64;
+    }
+    if !out.is_empty() {
+        s.write_all(&out).await?;
+    }
+    s.flush().await?;
+    Ok(after(req))
+}
+
+async fn send_ok<S: Transport>(s: &mut S, req: &Request) -> io::Result<After> {
+    send(s, req, 200, Some("text/plain"), &[], b"ok\n").await
+}
+
+/// Writes a complete response with a Content-Length (no body for HEAD) in one write.
+async fn send<S: Transport>(
+    s: &mut S,
+    req: &Request,
+    code: u16,
+    ctype: Option<&str>,
+    extra: &[(&str, &str)],
+    body: &[u8],
+) -> io::Result<After> {
+    let mut out = head(
+        code,
+        ctype,
+        Some(body.len() as u64),
+        extra,
+        conn_header(req),
+    );
+    if !req.is_head() {
+        out.extend_from_slice(body);
+    }
+    s.write_all(&out).await?;
+    s.flush().await?;
+    Ok(after(req))
+}
+
+/// Whether the connection stays open after answering `req`.
+fn after(req: &Request) -> After {
+    if req.keep_alive {
+        After::KeepAlive
+    } else {
+        After::Close
+    }
+}
+
+/// The `Connection` header the response needs, if any.
+fn conn_header(req: &Request) -> Option<&'static str> {
+    if !req.keep_alive {
+        Some("close")
+    } else if req.version == 0 {
+        Some("keep-alive")
+    } else {
+        None
+    }
+}
+
+/// Builds a response head (status line, headers, blank line).
+fn head(
+    code: u16,
+    ctype: Option<&str>,
+    length: Option<u64>,
+    extra: &[(&str, &str)],
+    connection: Option<&str>,
+) -> Vec<u8> {
+    use std::fmt::Write as _;
+    let mut h = String::with_capacity(128);
+    let _ = write!(h, "HTTP/1.1 {code} {}\r\n", reason(code));
+    h.push_str("Server: pado-testkit\r\n");
+    if let Some(ct) = ctype {
+        let _ = write!(h, "Content-Type: {ct}\r\n");
+    }
+    if let Some(len) = length {
+        let _ = write!(h, "Content-Length: {len}\r\n");
+    }
+    for (name, value) in extra {
+        let _ = write!(h, "{name}: {value}\r\n");
+    }
+    if let Some(c) = connection {
+        let _ = write!(h, "Connection: {c}\r\n");
+    }
+    h.push_str("\r\n");
+    h.into_bytes()
+}
+
+fn reason(code: u16) -> &'static str {
+    match code {
+        100 => "Continue",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        204 => "No Content",
+        205 => "Reset Content",
+        206 => "Partial Content",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        413 => "Content Too Large",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    }
+}
+
+/// Sleeps until `wait` after `from` (clamped to [`MAX_WAIT`]).
+async fn sleep_until(from: Instant, wait: Duration) {
+    let deadline = from.checked_add(wait.min(MAX_WAIT)).unwrap_or(from);
+    tokio::time::sleep_until(deadline.into()).await;
+}
+
+/// If `at` falls in a stall window — the last `len` of every `period` since
+/// `start` — returns when that window ends.
+pub(crate) fn stall_until(
+    start: Instant,
+    at: Instant,
+    period: Duration,
+    len: Duration,
+) -> Option<Instant> {
+    let period = period.min(MAX_WAIT);
+    let len = len.min(period);
+    if period.is_zero() || len.is_zero() {
+        return None;
+    }
+    let t = at.saturating_duration_since(start).as_nanos();
+    let p = period.as_nanos();
+    let phase = t % p;
+    if phase < p - len.as_nanos() {
+        return None;
+    }
+    let end = u64::try_from(t - phase + p).ok()?;
+    start.checked_add(Duration::from_nanos(end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stall_windows() {
+        let start = Instant::now();
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        let p = Duration::from_secs(5);
+        let l = Duration::from_secs(1);
+        assert_eq!(stall_until(start, at(0), p, l), None);
+        assert_eq!(stall_until(start, at(3999), p, l), None);
+        assert_eq!(stall_until(start, at(4000), p, l), Some(at(5000)));
+        assert_eq!(stall_until(start, at(4999), p, l), Some(at(5000)));
+        assert_eq!(stall_until(start, at(5000), p, l), None);
+        assert_eq!(stall_until(start, at(9500), p, l), Some(at(10000)));
+        assert_eq!(stall_until(start, at(9500), Duration::ZERO, l), None);
+        assert_eq!(stall_until(start, at(9500), p, Duration::ZERO), None);
+    }
+
+    #[test]
+    fn pattern_continues_across_pieces() {
+        let pat = pattern();
+        for offset in 0..26 {
+            assert_eq!(pat[offset], b'a' + offset as u8);
+            assert_eq!(
+                pat[offset + PIECE - 1],
+                b'a' + ((offset + PIECE - 1) % 26) as u8
+            );
+        }
+    }
+}

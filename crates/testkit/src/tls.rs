@@ -1,0 +1,35 @@
+//! TLS for the test server: a throw-away self-signed certificate made at start.
+
+use std::io;
+use std::sync::Arc;
+
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::ServerConfig;
+use tokio_rustls::TlsAcceptor;
+
+fn io_err(e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+/// Makes a fresh self-signed certificate (SANs `localhost` and `127.0.0.1`)
+/// and a TLS acceptor serving it. Returns the acceptor and the certificate
+/// as PEM, which clients use as their only trusted root.
+pub(crate) fn make_acceptor() -> io::Result<(TlsAcceptor, String)> {
+    let certified =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .map_err(io_err)?;
+    let pem = certified.cert.pem();
+    let cert_der = certified.cert.der().clone();
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(certified.key_pair.serialize_der()));
+    // An explicit provider, so that the process-wide default (which depends
+    // on which rustls features other crates enable) does not matter.
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(io_err)?
+        .with_no_client_auth()
+        .with_single_cert(vec![cert_der], key)
+        .map_err(io_err)?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec(), b"http/1.0".to_vec()];
+    Ok((TlsAcceptor::from(Arc::new(config)), pem))
+}
