@@ -72,6 +72,9 @@ pub struct RunArgs {
     /// Iterations per VU (per-vu-iterations).
     #[arg(long)]
     pub iterations: Option<u64>,
+    /// Pause after each iteration, e.g. `1s` (closed model), overriding the file's.
+    #[arg(long)]
+    pub think: Option<String>,
     /// Open model: most VUs the pool may grow to.
     #[arg(long)]
     pub max_vus: Option<u32>,

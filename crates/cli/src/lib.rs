@@ -56,6 +56,7 @@ fn validate(file: &std::path::Path) -> Result<i32, exit::Failure> {
         step_ramp: None,
         iterations: None,
         max_vus: None,
+        think: None,
         timeout: None,
         insecure: false,
         out: None,

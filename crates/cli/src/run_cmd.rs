@@ -53,6 +53,9 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
         }
         ov.timeout = Some(d);
     }
+    if let Some(t) = &a.think {
+        ov.think = Some(dur("think", t)?);
+    }
     for h in &a.headers {
         ov.headers
             .push(parse_header(h).map_err(|e| Failure::invalid(format!("--header: {e}")))?);

@@ -54,6 +54,8 @@ pub struct Overrides {
     pub thresholds: Vec<(String, String)>,
     /// Test name.
     pub name: Option<String>,
+    /// Think time after each iteration of every scenario.
+    pub think: Option<Dur>,
 }
 
 /// The single request quick mode sends.
@@ -162,6 +164,9 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) {
             .push(ThresholdEntry::Expr(expr.clone()));
     }
     for (_, s) in cfg.scenarios.iter_mut() {
+        if let Some(t) = ov.think {
+            s.think = Some(Think::Fixed(t));
+        }
         if let Some(shape) = &ov.shape {
             let mut n = blank_scenario(s.executor);
             n.mix = std::mem::take(&mut s.mix);

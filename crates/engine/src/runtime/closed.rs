@@ -35,10 +35,10 @@ pub async fn run_vu(
         } else {
             (end + sched.graceful_ramp_down).min(scenario_hard_end)
         };
-        ctx.vus_active.set(ctx.vus_active.get() + 1);
+        ctx.vu_started(Instant::now());
         while Instant::now() < end && !ctx.stopping.get() {
             if sched.iterations_per_vu.is_some_and(|n| done >= n) {
-                ctx.vus_active.set(ctx.vus_active.get() - 1);
+                ctx.vu_stopped(Instant::now());
                 break 'windows;
             }
             let entry = vu.pick(sc);
@@ -73,7 +73,7 @@ pub async fn run_vu(
                 }
             }
         }
-        ctx.vus_active.set(ctx.vus_active.get() - 1);
+        ctx.vu_stopped(Instant::now());
     }
 }
 

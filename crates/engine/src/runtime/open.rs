@@ -157,7 +157,7 @@ async fn vu_loop(ctx: Rc<WorkerCtx>, sc_idx: usize, n: u64, slot: Rc<Slot>, pool
     let hard_end = ctx.t0 + sc.start_time + sc.executor.duration() + sc.graceful_stop;
     let mut vu = Vu::new(ctx.clone(), seed(ctx.id, sc_idx, n));
     while let Some(scheduled) = slot.next().await {
-        ctx.vus_active.set(ctx.vus_active.get() + 1);
+        ctx.vu_started(Instant::now());
         let entry = vu.pick(sc);
         let outcome = tokio::select! {
             r = vu.iteration(sc, entry, Some(scheduled)) => Some(r),
@@ -165,7 +165,7 @@ async fn vu_loop(ctx: Rc<WorkerCtx>, sc_idx: usize, n: u64, slot: Rc<Slot>, pool
             _ = ctx.aborted() => None,
         };
         let now = Instant::now();
-        ctx.vus_active.set(ctx.vus_active.get() - 1);
+        ctx.vu_stopped(now);
         match outcome {
             Some(IterationEnd::Completed) => {
                 ctx.iteration(sc_idx, Some(now.saturating_duration_since(scheduled)), now)

@@ -45,7 +45,9 @@ pub struct WorkerCtx {
     metrics: RefCell<WorkerMetrics>,
     tx: Sender<WorkerMessage>,
     /// VUs currently active on this worker.
-    pub vus_active: Cell<u32>,
+    vus_active: Cell<u32>,
+    /// Most VUs active at once during the current second.
+    vus_peak: Cell<u32>,
     /// VUs allocated on this worker.
     pub vus_alloc: Cell<u32>,
     /// Set once a graceful stop is requested.
@@ -74,6 +76,7 @@ impl WorkerCtx {
             metrics: RefCell::new(metrics),
             tx,
             vus_active: Cell::new(0),
+            vus_peak: Cell::new(0),
             vus_alloc: Cell::new(0),
             stopping: Cell::new(false),
             stop_notify: Notify::new(),
@@ -125,12 +128,27 @@ impl WorkerCtx {
         let _ = self.tx.send(WorkerMessage::Interval(Interval {
             worker: self.id,
             second: m.second,
-            vus: self.vus_active.get(),
+            vus: self.vus_peak.get(),
             vus_max: self.vus_alloc.get(),
             series,
             scenarios,
             checks,
         }));
+        self.vus_peak.set(self.vus_active.get());
+    }
+
+    /// A VU became active (started a window or an iteration) at `now`.
+    pub fn vu_started(&self, now: Instant) {
+        self.roll_to(now);
+        let n = self.vus_active.get() + 1;
+        self.vus_active.set(n);
+        self.vus_peak.set(self.vus_peak.get().max(n));
+    }
+
+    /// A VU became idle at `now`.
+    pub fn vu_stopped(&self, now: Instant) {
+        self.roll_to(now);
+        self.vus_active.set(self.vus_active.get().saturating_sub(1));
     }
 
     /// Record one request completed at `end`.

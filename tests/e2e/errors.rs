@@ -1,0 +1,174 @@
+//! A misbehaving target is counted by category and the run goes on.
+
+use pado_testkit::{ServerOptions, TestServer};
+
+use crate::harness::{num, run, tmp, write_file};
+
+fn errors_of(path: &str, extra: &[&str]) -> (serde_json::Value, u64) {
+    let srv = TestServer::start();
+    let url = srv.url(path);
+    let mut args = vec!["--url", url.as_str(), "--vus", "2", "--duration", "1s"];
+    args.extend_from_slice(extra);
+    let r = run("err", &args);
+    assert_eq!(r.code(), 0, "{path}: {}", r.stderr());
+    (r.summary(), srv.stats().requests)
+}
+
+#[test]
+fn http_status_errors_are_failures_by_code() {
+    let (s, received) = errors_of("/status/503", &[]);
+    let n = num(&s, "requests");
+    assert!(n > 10.0);
+    assert_eq!(n as u64, received);
+    assert_eq!(num(&s, "failed"), n);
+    assert_eq!(num(&s, "errors.http_503"), n);
+    assert_eq!(num(&s, "failed_rate"), 1.0);
+}
+
+#[test]
+fn resets_are_counted_and_the_run_goes_on() {
+    let (s, received) = errors_of("/reset", &[]);
+    let n = num(&s, "requests");
+    assert!(n > 10.0, "{s}");
+    assert_eq!(num(&s, "errors.reset"), n);
+    assert_eq!(n as u64, received);
+}
+
+#[test]
+fn garbage_is_a_protocol_error() {
+    let (s, received) = errors_of("/garbage", &[]);
+    let n = num(&s, "requests");
+    assert!(n > 10.0);
+    assert_eq!(num(&s, "errors.protocol"), n);
+    assert_eq!(n as u64, received);
+}
+
+#[test]
+fn a_truncated_body_is_a_reset() {
+    let (s, _) = errors_of("/partial", &[]);
+    assert_eq!(num(&s, "errors.reset"), num(&s, "requests"));
+}
+
+#[test]
+fn stalls_time_out_at_the_request_timeout() {
+    let (s, received) = errors_of("/hang", &["--timeout", "300ms"]);
+    let n = num(&s, "requests");
+    // Two VUs, one second, 300 ms each: 6 to 8 timeouts.
+    assert!((6.0..=8.0).contains(&n), "{s}");
+    assert_eq!(num(&s, "errors.timeout"), n);
+    assert_eq!(n as u64, received);
+    let p50 = num(&s, "latency_ms.p50");
+    assert!((295.0..340.0).contains(&p50), "{p50}");
+}
+
+#[test]
+fn refused_connections_are_counted() {
+    // Bind and drop to find a port nobody listens on.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}/");
+    let r = run(
+        "refused",
+        &["--url", &url, "--vus", "1", "--duration", "1s"],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert!(num(&s, "requests") > 0.0);
+    assert_eq!(num(&s, "errors.connect_refused"), num(&s, "requests"));
+}
+
+#[test]
+fn tls_with_a_self_signed_certificate() {
+    let srv = TestServer::start_with(ServerOptions {
+        tls: true,
+        ..Default::default()
+    });
+    let url = srv.url("/");
+    assert!(url.starts_with("https://"));
+    // Verified by default: the self-signed certificate is refused as a TLS error.
+    let r = run(
+        "tls-verify",
+        &["--url", &url, "--vus", "1", "--duration", "1s"],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert!(num(&s, "requests") > 0.0);
+    assert_eq!(num(&s, "errors.tls"), num(&s, "requests"), "{s}");
+    srv.reset_stats();
+    // --insecure: the exchange works and is counted exactly.
+    let r = run(
+        "tls-ok",
+        &[
+            "--url",
+            &url,
+            "--vus",
+            "2",
+            "--duration",
+            "1s",
+            "--insecure",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(num(&s, "failed"), 0.0, "{s}");
+    assert_eq!(num(&s, "requests") as u64, srv.stats().requests);
+    assert!(num(&s, "phases_ms.http_req_tls_handshaking.max") > 0.0);
+}
+
+#[test]
+fn http_framing_edge_cases_all_succeed() {
+    let srv = TestServer::start();
+    let dir = tmp("framing");
+    let file = write_file(
+        &dir,
+        "framing.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  f:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 5\n    flow:\n      - {{ name: chunked, request: \"GET /chunked?chunks=5&size=3000\", check: {{ body_contains: xxxx }} }}\n      - {{ name: head, request: \"HEAD /bytes/5000\" }}\n      - {{ name: nocontent, request: \"GET /nocontent\" }}\n      - {{ name: notmodified, request: \"GET /notmodified\" }}\n      - {{ name: continue, request: \"GET /continue\" }}\n      - {{ name: close, request: \"GET /close\" }}\n      - {{ name: eof, request: \"GET /eof-body\", check: {{ body_contains: \"until close\" }} }}\n      - {{ name: big, request: \"GET /bytes/3000000\" }}\n      - {{ name: after, request: \"GET /\" }}\n",
+            srv.base_url()
+        ),
+    );
+    let r = run("framing", &[file.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(num(&s, "requests"), 90.0, "{s}");
+    assert_eq!(num(&s, "failed"), 0.0, "{s}");
+    assert_eq!(srv.stats().requests, 90);
+    assert!(num(&s, "data_received") > 2.0 * 5.0 * 3_000_000.0);
+    for c in s["checks"].as_object().unwrap().values() {
+        assert_eq!(c["fails"], 0, "{s}");
+        assert_eq!(c["passes"], 10);
+    }
+}
+
+#[test]
+fn a_large_request_body_is_written_whole() {
+    let srv = TestServer::start();
+    let dir = tmp("bigbody");
+    let body: String = "가나다라마바사".repeat(50_000); // 1 MiB of UTF-8
+    let f = write_file(&dir, "body.txt", &body);
+    let r = run(
+        "bigbody",
+        &[
+            "--url",
+            &srv.url("/echo"),
+            "-X",
+            "POST",
+            "--body-file",
+            f.to_str().unwrap(),
+            "--iterations",
+            "3",
+            "--vus",
+            "1",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let recs = srv.records();
+    assert_eq!(recs.len(), 3);
+    for rec in recs {
+        assert_eq!(rec.method, "POST");
+        assert_eq!(rec.body.len(), body.len());
+        assert_eq!(rec.body, body.as_bytes());
+    }
+}

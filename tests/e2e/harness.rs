@@ -1,0 +1,106 @@
+//! Running the binary and reading its result directory.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::Value;
+
+/// The binary under test.
+pub fn pado_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_pado")
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A fresh, empty temporary directory.
+pub fn tmp(name: &str) -> PathBuf {
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let d = std::env::temp_dir().join(format!("pado-e2e-{}-{name}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Outcome of one run.
+pub struct Run {
+    /// Process output.
+    pub out: Output,
+    /// Result directory.
+    pub dir: PathBuf,
+}
+
+impl Run {
+    /// Exit code.
+    pub fn code(&self) -> i32 {
+        self.out.status.code().unwrap_or(-1)
+    }
+    /// stdout.
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    /// stderr.
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    /// summary.json.
+    pub fn summary(&self) -> Value {
+        let p = self.dir.join("summary.json");
+        let text = std::fs::read_to_string(&p).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}\nstdout:\n{}\nstderr:\n{}",
+                p.display(),
+                self.stdout(),
+                self.stderr()
+            )
+        });
+        serde_json::from_str(&text).unwrap()
+    }
+    /// Lines of timeline.jsonl.
+    pub fn timeline(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.join("timeline.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// Run `pado run ARGS --out <tmp> --quiet` and wait.
+pub fn run(name: &str, args: &[&str]) -> Run {
+    let dir = tmp(name).join("result");
+    let out = Command::new(pado_bin())
+        .arg("run")
+        .args(args)
+        .arg("--out")
+        .arg(&dir)
+        .arg("--quiet")
+        .output()
+        .expect("running pado");
+    Run { out, dir }
+}
+
+/// Run pado with arbitrary arguments.
+pub fn pado(args: &[&str]) -> Output {
+    Command::new(pado_bin())
+        .args(args)
+        .output()
+        .expect("running pado")
+}
+
+/// Write a file into a temp dir and return its path.
+pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// A number from a JSON value (panics with context when missing).
+pub fn num(v: &Value, path: &str) -> f64 {
+    let mut cur = v;
+    for part in path.split('.') {
+        cur = &cur[part];
+    }
+    cur.as_f64()
+        .unwrap_or_else(|| panic!("{path} missing in {v:#}"))
+}

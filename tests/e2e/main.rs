@@ -1,0 +1,13 @@
+//! End-to-end tests: the real `pado` binary against a real local server
+//! (`pado-testkit`) that counts what it receives and misbehaves on request. Every
+//! number pado reports is checked against the server's own count or the delay it
+//! applied. One test binary, a module per area.
+
+mod harness;
+
+mod errors;
+mod measurement;
+mod models;
+mod scenarios;
+mod signals;
+mod thresholds;

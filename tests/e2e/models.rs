@@ -1,0 +1,130 @@
+//! Load models run as planned.
+
+use pado_testkit::TestServer;
+
+use crate::harness::{num, run, tmp, write_file};
+
+#[test]
+fn ramping_vus_follow_the_stages() {
+    let srv = TestServer::start();
+    let r = run(
+        "ramp",
+        &["--url", &srv.url("/delay/10"), "--stages", "1s:6,1s:6,1s:0"],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(num(&s, "vus_max"), 6.0);
+    assert_eq!(num(&s, "requests") as u64, srv.stats().requests);
+    let tl = r.timeline();
+    let vus: Vec<f64> = tl.iter().map(|l| l["vus"].as_f64().unwrap()).collect();
+    // Second 1 (the hold) runs all 6; the last second ramps down.
+    assert_eq!(vus[1], 6.0, "{vus:?}");
+    assert!(vus.last().copied().unwrap() < 6.0, "{vus:?}");
+    // Stages are recorded for reports.
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(meta["stages"].as_array().unwrap().len(), 3);
+    assert_eq!(meta["stages"][1]["label"], "hold 6 VUs");
+}
+
+#[test]
+fn step_ramp_adds_vus_in_steps() {
+    let srv = TestServer::start();
+    let r = run(
+        "steps",
+        &["--url", &srv.url("/delay/20"), "--step-ramp", "2:2:1s:6"],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let tl = r.timeline();
+    let vus: Vec<f64> = tl.iter().map(|l| l["vus"].as_f64().unwrap()).collect();
+    assert!(vus.len() >= 3, "{vus:?}");
+    assert_eq!(&vus[..3], &[2.0, 4.0, 6.0], "{vus:?}");
+    assert_eq!(num(&r.summary(), "vus_max"), 6.0);
+}
+
+#[test]
+fn per_vu_iterations_run_exactly() {
+    let srv = TestServer::start();
+    let r = run(
+        "iters",
+        &["--url", &srv.url("/"), "--vus", "3", "--iterations", "7"],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(num(&r.summary(), "requests"), 21.0);
+    assert_eq!(srv.stats().requests, 21);
+}
+
+#[test]
+fn ramping_arrival_rate_schedules_the_integral() {
+    let srv = TestServer::start();
+    let dir = tmp("rar");
+    let f = write_file(
+        &dir,
+        "rar.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  up:\n    executor: ramping-arrival-rate\n    start_rate: 0\n    stages: [ {{ duration: 2s, target: 100 }}, {{ duration: 1s, target: 100 }} ]\n    flow: [ {{ request: / }} ]\n",
+            srv.base_url()
+        ),
+    );
+    let r = run("rar", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    // 0→100/s over 2 s is 100 iterations, then 100 in the hold.
+    assert_eq!(num(&r.summary(), "requests"), 200.0);
+    assert_eq!(srv.stats().requests, 200);
+}
+
+#[test]
+fn think_time_paces_a_vu() {
+    let srv = TestServer::start();
+    let r = run(
+        "think",
+        &[
+            "--url",
+            &srv.url("/"),
+            "--vus",
+            "2",
+            "--duration",
+            "2s",
+            "--think",
+            "500ms",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    // Each VU: a request at 0, 0.5, 1.0, 1.5 s.
+    assert_eq!(num(&r.summary(), "requests"), 8.0);
+}
+
+#[test]
+fn two_scenarios_run_in_parallel_with_a_start_time() {
+    let srv = TestServer::start();
+    let dir = tmp("two");
+    let f = write_file(
+        &dir,
+        "two.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 50\n    duration: 2s\n    flow: [ {{ name: a, request: /a }} ]\n  b:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 5\n    start_time: 1s\n    flow: [ {{ name: b, request: /b }} ]\n",
+            srv.base_url()
+        ),
+    );
+    let r = run("two", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let st = srv.stats();
+    assert_eq!(st.by_path["/a"], 100);
+    assert_eq!(st.by_path["/b"], 10);
+    let first_b = srv
+        .records()
+        .iter()
+        .filter(|x| x.path == "/b")
+        .map(|x| x.received_at)
+        .min()
+        .unwrap();
+    let first_a = srv
+        .records()
+        .iter()
+        .filter(|x| x.path == "/a")
+        .map(|x| x.received_at)
+        .min()
+        .unwrap();
+    let gap = first_b.duration_since(first_a).as_secs_f64();
+    assert!((0.9..1.3).contains(&gap), "{gap}");
+}

@@ -1,0 +1,58 @@
+//! Ctrl-C stops gracefully and still writes the summary; nothing measured is lost.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pado_testkit::TestServer;
+
+use crate::harness::{num, pado_bin, tmp};
+
+#[test]
+fn ctrl_c_stops_gracefully_and_writes_the_summary() {
+    let srv = TestServer::start();
+    let dir = tmp("sigint").join("result");
+    let child = Command::new(pado_bin())
+        .args([
+            "run",
+            "--url",
+            &srv.url("/delay/100"),
+            "--vus",
+            "4",
+            "--duration",
+            "60s",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let t = Instant::now();
+    // SAFETY: sending SIGINT to our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["interrupted"], true);
+    // In-flight requests finished: everything the server answered was counted.
+    let st = srv.stats();
+    assert_eq!(num(&s, "requests") as u64, st.requests, "{s}");
+    assert_eq!(num(&s, "failed"), 0.0);
+    assert!(num(&s, "duration_s") < 5.0);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted"));
+}
