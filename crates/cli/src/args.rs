@@ -42,6 +42,9 @@ pub struct RunArgs {
     /// Quick mode: the URL to load.
     #[arg(long, short = 'u')]
     pub url: Option<String>,
+    /// Base URL replacing the file's `target` (run one scenario against several systems).
+    #[arg(long)]
+    pub target: Option<String>,
     /// HTTP method for quick mode.
     #[arg(long, short = 'X')]
     pub method: Option<String>,

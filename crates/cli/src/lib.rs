@@ -45,6 +45,7 @@ fn validate(file: &std::path::Path) -> Result<i32, exit::Failure> {
     let args = args::RunArgs {
         scenario: Some(file.to_path_buf()),
         url: None,
+        target: None,
         method: None,
         headers: vec![],
         body: None,

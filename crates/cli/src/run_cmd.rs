@@ -44,6 +44,7 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
         insecure: a.insecure,
         name: a.name.clone(),
         max_vus: a.max_vus,
+        target: a.target.clone(),
         ..Default::default()
     };
     if let Some(t) = &a.timeout {

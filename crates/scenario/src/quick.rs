@@ -56,6 +56,8 @@ pub struct Overrides {
     pub name: Option<String>,
     /// Think time after each iteration of every scenario.
     pub think: Option<Dur>,
+    /// Replace the file's `target`.
+    pub target: Option<String>,
 }
 
 /// The single request quick mode sends.
@@ -147,6 +149,9 @@ fn blank_scenario(executor: ExecutorKind) -> Scenario {
 pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) {
     if let Some(n) = &ov.name {
         cfg.name = Some(n.clone());
+    }
+    if let Some(t) = &ov.target {
+        cfg.target = Some(t.clone());
     }
     if let Some(t) = ov.timeout {
         cfg.defaults.timeout = Some(t);
