@@ -149,6 +149,24 @@ def pct(v, nd=0):
     return fmt(v * 100 if v is not None else None, nd, "%")
 
 
+def steady_rps(rdir, dur):
+    """Mean completed requests per 1-s timeline bucket, leaving out the first and the last second."""
+    try:
+        per = {}
+        with open(os.path.join(rdir, "timeline.jsonl")) as f:
+            for line in f:
+                j = json.loads(line)
+                per[j["t"]] = per.get(j["t"], 0) + sum(x.get("requests", 0) for x in j.get("series", []))
+        keep = [v for t, v in per.items() if 1 <= t < (dur or 0) - 1]
+        return sum(keep) / len(keep) if keep else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def signed_pct(v):
+    return "n/a" if v is None else f"{v * 100:+.2f} %"
+
+
 def reference_section(title_start):
     """Table rows of REFERENCE.md's section whose heading starts with title_start."""
     rows, on = [], False
@@ -166,7 +184,9 @@ def table_eff(out, vers, allruns):
     rows = runs(os.path.join(out, "eff"))
     if not rows:
         return ""
-    lines = ["### Throughput efficiency (nginx on CPU 0, generator on CPU 1, 64 conns/VUs; median of runs)", "",
+    m = re.search(r"DUR=(\d+)", vers.get("params", ""))
+    lines = ["### Throughput efficiency (nginx on CPU 0, generator on CPU 1, 64 conns/VUs, {} s; median of "
+             "runs)".format(m.group(1) if m else "?"), "",
              "| tool | version | runs | req/s | gen CPU s (user+sys) | gen CPU util | req per gen CPU-s "
              "| (min–max) | peak RSS MiB | p50 ms | p99 ms | errors | nginx CPU util | other load (cores) |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -214,7 +234,9 @@ def table_mem(out, vers, allruns):
     rows = runs(os.path.join(out, "mem"))
     if not rows:
         return ""
-    lines = ["### Memory per virtual user (runs against nginx, generator on CPU 1; median of runs)", "",
+    m = re.search(r"MEM_DUR=(\d+)", vers.get("params", ""))
+    lines = ["### Memory per virtual user ({} s runs against nginx, generator on CPU 1; median of runs)".format(
+             m.group(1) if m else "?"), "",
              "| run | users | what a user is | peak RSS MiB | KiB per user (RSS/N) | KiB per user above "
              "1-VU run | req/s | gen CPU s | errors |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
@@ -262,9 +284,9 @@ def table_pace(out, vers, allruns):
         return ""
     lines = ["### Open-model pacing (pado --rate R, nginx on CPU 0, pado on CPU 1; median of runs)", "",
              "| requested /s | planned s | runs | requests | achieved /s (req / planned s) | error | "
-             "req / duration_s | error | duration_s | dropped | late | p50 ms | p99 ms | max ms | VUs used "
-             "| gen CPU util | errors |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "req / duration_s | error | steady /s (s 1 to end-1) | duration_s | dropped | late | p50 ms | p99 ms | max ms | VUs used "
+             "| gen CPU util | nginx CPU util | errors |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name in sorted(rows, key=lambda n: int(re.sub(r"\D", "", n) or 0)):
         bases = rows[name]
         rs = [parse_run(b, "pado") for b in bases]
@@ -277,19 +299,22 @@ def table_pace(out, vers, allruns):
                 if r.get("duration_s"):
                     r["achieved_actual"] = r["requests"] / r["duration_s"]
                     r["err_actual"] = r["achieved_actual"] / rate - 1
+        for r, b in zip(rs, bases):
+            r["steady_rps"] = steady_rps(b + ".pado", dur)
         allruns["pace/" + name] = rs
         util = med([r["cpu_s"] / r["wall_s"] for r in rs if r.get("wall_s") and r.get("cpu_s") is not None])
-        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+        lines.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
             fmt(rate, 0), fmt(dur, 0), len(rs), fmt(med([r.get("requests") for r in rs]), 0),
             fmt(med([r.get("achieved_planned") for r in rs]), 1),
-            fmt(med([r.get("err_planned") for r in rs]) * 100 if rs and med([r.get("err_planned") for r in rs]) is not None else None, 2, " %"),
+            signed_pct(med([r.get("err_planned") for r in rs])),
             fmt(med([r.get("achieved_actual") for r in rs]), 1),
-            fmt(med([r.get("err_actual") for r in rs]) * 100 if med([r.get("err_actual") for r in rs]) is not None else None, 2, " %"),
+            signed_pct(med([r.get("err_actual") for r in rs])),
+            fmt(med([r.get("steady_rps") for r in rs]), 0),
             fmt(med([r.get("duration_s") for r in rs]), 3),
             fmt(med([r.get("dropped") for r in rs]), 0), fmt(med([r.get("late") for r in rs]), 0),
             fmt_ms(med([r.get("p50_ms") for r in rs])), fmt_ms(med([r.get("p99_ms") for r in rs])),
             fmt_ms(med([r.get("max_ms") for r in rs])), fmt(med([r.get("vus_max") for r in rs]), 0),
-            pct(util), fmt(med([r.get("errors", 0) for r in rs]), 0)))
+            pct(util), pct(med([r.get("server_util") for r in rs])), fmt(med([r.get("errors", 0) for r in rs]), 0)))
     return "\n".join(lines) + "\n"
 
 

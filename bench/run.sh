@@ -118,7 +118,8 @@ record_versions() {
     echo "kernel: $(uname -sr)"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') x $(nproc)"
     echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "pado: $("$PADO" --version 2>&1 | head -1) ($(stat -c %y "$PADO" | cut -d. -f1), $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')$( [ -n "$(git -C "$REPO" status --porcelain -- src crates Cargo.toml Cargo.lock 2>/dev/null)" ] && echo ', dirty tree'))"
+    echo "pado: $("$PADO" --version 2>&1 | head -1) (built $(stat -c %y "$PADO_SRC" | cut -d. -f1), HEAD $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')$( [ -n "$(git -C "$REPO" status --porcelain -- src crates Cargo.toml Cargo.lock 2>/dev/null)" ] && echo ' + uncommitted changes'), sha256 $(sha256sum "$PADO" | cut -c1-12))"
+    echo "params: REPEATS=$REPEATS DUR=$DUR MEM_DUR=$MEM_DUR CONNS=$CONNS SERVER_CPU=$SERVER_CPU GEN_CPU=$GEN_CPU nofile=$(ulimit -n)"
     echo "nginx: $(nginx -v 2>&1)"
     have wrk && echo "wrk: $(wrk -v 2>&1 | head -1)"
     have oha && echo "oha: $(oha --version 2>&1 | head -1)"
@@ -314,6 +315,15 @@ phase_co() {
 log "OUT=$OUT PHASES='$PHASES' REPEATS=$REPEATS DUR=$DUR load: $(cut -d' ' -f1-3 /proc/loadavg)"
 install_tools
 build_pado || exit 1
+# Snapshot the binary: the tree may be rebuilt by someone else while this runs; every pado run of
+# this benchmark then uses the same build.
+PADO_SRC="$PADO"
+for i in $(seq 1 30); do   # a copy taken mid-link would not run: retry for up to 5 min
+  cp -f "$PADO_SRC" "$OUT/pado.bin" 2>/dev/null && "$OUT/pado.bin" --version >/dev/null 2>&1 && break
+  log "pado binary not usable yet (being rebuilt?), retrying in 10 s"; sleep 10
+done
+"$OUT/pado.bin" --version >/dev/null 2>&1 || { log "no usable pado binary at $PADO_SRC"; exit 1; }
+PADO="$OUT/pado.bin"
 have nginx || { log "nginx missing"; exit 1; }
 [ -x /usr/bin/time ] || { log "/usr/bin/time missing"; exit 1; }
 record_versions

@@ -73,6 +73,9 @@ scenarios:
     let steps = s["steps"].as_object().unwrap();
     assert_eq!(num(&steps["search"], "requests"), search);
     assert_eq!(num(&steps["missing"], "requests"), create);
+    // Iterations per named flow.
+    assert_eq!(num(&s["flows"]["browse/write"], "iterations"), create);
+    assert!(num(&s["flows"]["browse/write"], "iteration_duration_ms.min") > 0.0);
     let checks = s["checks"].as_object().unwrap();
     assert_eq!(num(&checks["search: status is 200"], "passes"), search);
     assert_eq!(num(&checks["missing: status is 404"], "passes"), create);

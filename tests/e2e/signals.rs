@@ -56,3 +56,44 @@ fn ctrl_c_stops_gracefully_and_writes_the_summary() {
     assert!(num(&s, "duration_s") < 5.0);
     assert!(String::from_utf8_lossy(&out.stdout).contains("interrupted"));
 }
+
+#[test]
+fn a_second_ctrl_c_exits_at_once() {
+    let srv = TestServer::start();
+    let dir = tmp("sigint2").join("result");
+    let child = Command::new(pado_bin())
+        .args([
+            "run",
+            "--url",
+            &srv.url("/hang"),
+            "--vus",
+            "2",
+            "--duration",
+            "60s",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let t = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // The first press waits for the hanging requests; the second does not.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130));
+}

@@ -58,6 +58,8 @@ pub struct RunPlan {
     pub series: Vec<SeriesKey>,
     /// Check names by id.
     pub checks: Vec<String>,
+    /// Named flows of mixes (`scenario/flow`) by id, for per-flow iteration metrics.
+    pub flows: Vec<String>,
     /// Scenarios.
     pub scenarios: Vec<ScenarioPlan>,
 }
@@ -90,6 +92,8 @@ pub struct WorkEntry {
     pub steps: Vec<StepPlan>,
     /// Pause after the iteration instead of the scenario's.
     pub think: Option<ThinkPlan>,
+    /// Index into [`RunPlan::flows`] when this entry is a named flow.
+    pub flow: Option<usize>,
 }
 
 /// One step.
@@ -216,6 +220,7 @@ struct Builder<'a> {
     origin_keys: Vec<(String, String, u16)>,
     series: Vec<SeriesKey>,
     checks: Vec<String>,
+    flows: Vec<String>,
     tls: Option<Arc<rustls::ClientConfig>>,
 }
 
@@ -228,6 +233,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         origin_keys: Vec::new(),
         series: Vec::new(),
         checks: Vec::new(),
+        flows: Vec::new(),
         tls: None,
     };
     let mut scenarios = Vec::new();
@@ -239,6 +245,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         origins: b.origins,
         series: b.series,
         checks: b.checks,
+        flows: b.flows,
         scenarios,
     })
 }
@@ -253,10 +260,18 @@ impl Builder<'_> {
                 let mp = format!("{p}.mix[{i}]");
                 cum += m.weight.unwrap_or(1.0);
                 let steps = self.mix_steps(&mp, m)?;
+                let flow = match (&m.flow, &m.name) {
+                    (Some(_), Some(n)) => {
+                        self.flows.push(format!("{name}/{n}"));
+                        Some(self.flows.len() - 1)
+                    }
+                    _ => None,
+                };
                 entries.push(WorkEntry {
                     cum_weight: cum,
                     steps,
                     think: m.think.as_ref().map(ThinkPlan::from),
+                    flow,
                 });
             }
         } else {
@@ -266,6 +281,7 @@ impl Builder<'_> {
                 cum_weight: 1.0,
                 steps,
                 think: None,
+                flow: None,
             });
         }
         Ok(ScenarioPlan {
@@ -658,6 +674,8 @@ mod tests {
         assert_eq!(s.total_weight, 100.0);
         assert_eq!(s.entries[0].cum_weight, 30.0);
         assert_eq!(p.series[1].name, "w: POST /b");
+        assert_eq!(p.flows, vec!["s/w".to_string()]);
+        assert_eq!(s.entries[1].flow, Some(0));
         assert!(s.entries[1].steps[1].request.is_none());
     }
 

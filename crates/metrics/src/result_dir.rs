@@ -301,6 +301,8 @@ struct WireSecond {
     series: Vec<WireSeries>,
     #[serde(default)]
     scenarios: Vec<WireScenario>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    flows: Vec<WireScenario>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     checks: BTreeMap<String, CheckCounts>,
 }
@@ -344,18 +346,8 @@ impl WireSecond {
             vus: r.vus,
             vus_max: r.vus_max,
             series: r.series.iter().map(WireSeries::from_stats).collect(),
-            scenarios: r
-                .scenarios
-                .iter()
-                .map(|s| WireScenario {
-                    name: s.name.clone(),
-                    iterations: s.iterations,
-                    interrupted: s.interrupted,
-                    dropped: s.dropped,
-                    late: s.late,
-                    iteration_duration: s.iteration_duration.encode(),
-                })
-                .collect(),
+            scenarios: r.scenarios.iter().map(WireScenario::from_stats).collect(),
+            flows: r.flows.iter().map(WireScenario::from_stats).collect(),
             checks: r.checks.clone(),
         }
     }
@@ -366,25 +358,48 @@ impl WireSecond {
             series.push(s.into_stats()?);
         }
         series.sort_by(|a, b| a.key.cmp(&b.key));
-        let mut scenarios = Vec::with_capacity(self.scenarios.len());
-        for s in self.scenarios {
-            scenarios.push(ScenarioStats {
-                name: s.name,
-                iterations: s.iterations,
-                interrupted: s.interrupted,
-                dropped: s.dropped,
-                late: s.late,
-                iteration_duration: LatencyHistogram::decode(&s.iteration_duration)?,
-            });
-        }
-        scenarios.sort_by(|a, b| a.name.cmp(&b.name));
+        let decode = |v: Vec<WireScenario>| -> Result<Vec<ScenarioStats>, String> {
+            let mut out = v
+                .into_iter()
+                .map(WireScenario::into_stats)
+                .collect::<Result<Vec<_>, _>>()?;
+            out.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(out)
+        };
+        let scenarios = decode(self.scenarios)?;
+        let flows = decode(self.flows)?;
         Ok(SecondRecord {
             t: self.t,
             vus: self.vus,
             vus_max: self.vus_max,
             series,
             scenarios,
+            flows,
             checks: self.checks,
+        })
+    }
+}
+
+impl WireScenario {
+    fn from_stats(s: &ScenarioStats) -> Self {
+        WireScenario {
+            name: s.name.clone(),
+            iterations: s.iterations,
+            interrupted: s.interrupted,
+            dropped: s.dropped,
+            late: s.late,
+            iteration_duration: s.iteration_duration.encode(),
+        }
+    }
+
+    fn into_stats(self) -> Result<ScenarioStats, String> {
+        Ok(ScenarioStats {
+            name: self.name,
+            iterations: self.iterations,
+            interrupted: self.interrupted,
+            dropped: self.dropped,
+            late: self.late,
+            iteration_duration: LatencyHistogram::decode(&self.iteration_duration)?,
         })
     }
 }
@@ -494,9 +509,12 @@ mod tests {
         sc.iterations = 500;
         sc.dropped = 2;
         sc.iteration_duration.record(1234);
+        let mut fl = ScenarioStats::new("default/write");
+        fl.iterations = 7;
         rec.absorb(Interval {
             series: vec![s],
             scenarios: vec![sc],
+            flows: vec![fl],
             vus: 3,
             vus_max: 4,
             ..Default::default()

@@ -292,6 +292,9 @@ pub struct Interval {
     pub series: Vec<SeriesStats>,
     /// Non-empty scenarios.
     pub scenarios: Vec<ScenarioStats>,
+    /// Non-empty named flows of weighted mixes (`scenario/flow`): iteration counts and
+    /// durations per flow.
+    pub flows: Vec<ScenarioStats>,
     /// Checks evaluated.
     pub checks: Vec<(String, CheckCounts)>,
 }
@@ -309,6 +312,8 @@ pub struct SecondRecord {
     pub series: Vec<SeriesStats>,
     /// Scenarios, sorted by name.
     pub scenarios: Vec<ScenarioStats>,
+    /// Named flows (`scenario/flow`), sorted by name.
+    pub flows: Vec<ScenarioStats>,
     /// Checks by name.
     pub checks: BTreeMap<String, CheckCounts>,
 }
@@ -331,6 +336,9 @@ impl SecondRecord {
         }
         for sc in iv.scenarios {
             merge_scenario_into(&mut self.scenarios, sc);
+        }
+        for f in iv.flows {
+            merge_scenario_into(&mut self.flows, f);
         }
         for (name, c) in iv.checks {
             self.checks.entry(name).or_default().merge(&c);
@@ -384,6 +392,8 @@ pub struct Totals {
     pub series: Vec<SeriesStats>,
     /// Scenarios, sorted by name.
     pub scenarios: Vec<ScenarioStats>,
+    /// Named flows (`scenario/flow`), sorted by name.
+    pub flows: Vec<ScenarioStats>,
     /// Checks by name.
     pub checks: BTreeMap<String, CheckCounts>,
 }
@@ -399,6 +409,9 @@ impl Totals {
         }
         for sc in &r.scenarios {
             merge_scenario_into(&mut self.scenarios, sc.clone());
+        }
+        for f in &r.flows {
+            merge_scenario_into(&mut self.flows, f.clone());
         }
         for (name, c) in &r.checks {
             self.checks.entry(name.clone()).or_default().merge(c);
@@ -499,6 +512,7 @@ mod tests {
                     iterations: 2,
                     ..Default::default()
                 }],
+                flows: vec![],
                 checks: vec![(
                     "ok".into(),
                     CheckCounts {

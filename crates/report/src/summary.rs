@@ -55,6 +55,15 @@ pub struct CheckSummary {
     pub fails: u64,
 }
 
+/// Iterations of one named flow.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowSummary {
+    /// Completed iterations.
+    pub iterations: u64,
+    /// Their duration in ms.
+    pub iteration_duration_ms: LatencySummary,
+}
+
 /// The summary (`summary.json`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -96,6 +105,8 @@ pub struct Summary {
     pub late_iterations: u64,
     /// `iteration_duration` in ms.
     pub iteration_duration_ms: LatencySummary,
+    /// Iterations and `iteration_duration` (ms) per named flow (`scenario/flow`).
+    pub flows: BTreeMap<String, FlowSummary>,
     /// Highest active VUs.
     pub vus: u32,
     /// Highest allocated VUs.
@@ -214,6 +225,19 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         dropped_iterations: sc.dropped,
         late_iterations: sc.late,
         iteration_duration_ms: sc.iteration_duration.summary(),
+        flows: totals
+            .flows
+            .iter()
+            .map(|f| {
+                (
+                    f.name.clone(),
+                    FlowSummary {
+                        iterations: f.iterations,
+                        iteration_duration_ms: f.iteration_duration.summary(),
+                    },
+                )
+            })
+            .collect(),
         vus: totals.vus_peak,
         vus_max: totals.vus_max_peak,
         steps,

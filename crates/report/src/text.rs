@@ -211,6 +211,14 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
     }
     if s.iterations > 0 {
         lat_row(&mut out, "iteration_duration", &s.iteration_duration_ms, lw);
+        for (name, f) in &s.flows {
+            lat_row(
+                &mut out,
+                &format!("  {}", fit(name, lw - 2)),
+                &f.iteration_duration_ms,
+                lw,
+            );
+        }
     }
     if !s.steps.is_empty() {
         let _ = writeln!(out);

@@ -51,14 +51,14 @@ pub async fn run_vu(
             let now = Instant::now();
             match outcome {
                 Some(IterationEnd::Completed) => {
-                    ctx.iteration(sc_idx, Some(now - it_start), now);
+                    ctx.iteration(sc_idx, sc.entries[entry].flow, Some(now - it_start), now);
                     done += 1;
                 }
                 Some(IterationEnd::Stopped) | None => {
                     if outcome.is_none() {
                         vu.reset_connections();
                     }
-                    ctx.iteration(sc_idx, None, now);
+                    ctx.iteration(sc_idx, sc.entries[entry].flow, None, now);
                     break;
                 }
             }

@@ -167,13 +167,16 @@ async fn vu_loop(ctx: Rc<WorkerCtx>, sc_idx: usize, n: u64, slot: Rc<Slot>, pool
         let now = Instant::now();
         ctx.vu_stopped(now);
         match outcome {
-            Some(IterationEnd::Completed) => {
-                ctx.iteration(sc_idx, Some(now.saturating_duration_since(scheduled)), now)
-            }
-            Some(IterationEnd::Stopped) => ctx.iteration(sc_idx, None, now),
+            Some(IterationEnd::Completed) => ctx.iteration(
+                sc_idx,
+                sc.entries[entry].flow,
+                Some(now.saturating_duration_since(scheduled)),
+                now,
+            ),
+            Some(IterationEnd::Stopped) => ctx.iteration(sc_idx, sc.entries[entry].flow, None, now),
             None => {
                 vu.reset_connections();
-                ctx.iteration(sc_idx, None, now);
+                ctx.iteration(sc_idx, sc.entries[entry].flow, None, now);
             }
         }
         if slot.exit.get() || ctx.stopping.get() {

@@ -31,6 +31,7 @@ pub struct WorkerMetrics {
     second: u32,
     series: Vec<SeriesStats>,
     scenarios: Vec<ScenarioStats>,
+    flows: Vec<ScenarioStats>,
     checks: Vec<CheckCounts>,
 }
 
@@ -67,6 +68,7 @@ impl WorkerCtx {
             second: 0,
             series: fresh_series(&plan),
             scenarios: fresh_scenarios(&plan),
+            flows: plan.flows.iter().map(ScenarioStats::new).collect(),
             checks: vec![CheckCounts::default(); plan.checks.len()],
         };
         Rc::new(WorkerCtx {
@@ -109,15 +111,17 @@ impl WorkerCtx {
                 std::mem::replace(s, SeriesStats::new(key))
             })
             .collect();
-        let scenarios: Vec<ScenarioStats> = m
-            .scenarios
-            .iter_mut()
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                let name = s.name.clone();
-                std::mem::replace(s, ScenarioStats::new(name))
-            })
-            .collect();
+        let take = |v: &mut Vec<ScenarioStats>| -> Vec<ScenarioStats> {
+            v.iter_mut()
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    let name = s.name.clone();
+                    std::mem::replace(s, ScenarioStats::new(name))
+                })
+                .collect()
+        };
+        let scenarios = take(&mut m.scenarios);
+        let flows = take(&mut m.flows);
         let checks: Vec<(String, CheckCounts)> = m
             .checks
             .iter_mut()
@@ -132,6 +136,7 @@ impl WorkerCtx {
             vus_max: self.vus_alloc.get(),
             series,
             scenarios,
+            flows,
             checks,
         }));
         self.vus_peak.set(self.vus_active.get());
@@ -174,17 +179,26 @@ impl WorkerCtx {
         }
     }
 
-    /// Record an iteration's end.
-    pub fn iteration(&self, scenario: usize, took: Option<Duration>, end: Instant) {
+    /// Record an iteration's end (and its named flow's, if any).
+    pub fn iteration(
+        &self,
+        scenario: usize,
+        flow: Option<usize>,
+        took: Option<Duration>,
+        end: Instant,
+    ) {
         self.roll_to(end);
         let mut m = self.metrics.borrow_mut();
-        let s = &mut m.scenarios[scenario];
-        match took {
-            Some(d) => {
-                s.iterations += 1;
-                s.iteration_duration.record(d.as_micros() as u64);
+        let m = &mut *m;
+        let flow = flow.and_then(|f| m.flows.get_mut(f));
+        for s in std::iter::once(&mut m.scenarios[scenario]).chain(flow) {
+            match took {
+                Some(d) => {
+                    s.iterations += 1;
+                    s.iteration_duration.record(d.as_micros() as u64);
+                }
+                None => s.interrupted += 1,
             }
-            None => s.interrupted += 1,
         }
     }
 
