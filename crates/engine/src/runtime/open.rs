@@ -122,7 +122,14 @@ pub async fn run_scheduler(
         } else if now - at > LATE_AFTER {
             ctx.late(sc_idx, now);
         }
-        let slot = pool.idle.borrow_mut().pop();
+        let mut slot = pool.idle.borrow_mut().pop();
+        if slot.is_none() {
+            // VUs whose responses have arrived but that were not polled yet are as
+            // good as idle: let them run before growing the pool (otherwise a
+            // scheduler that falls behind would open connection after connection).
+            tokio::task::yield_now().await;
+            slot = pool.idle.borrow_mut().pop();
+        }
         let slot = match slot {
             Some(s) => Some(s),
             None if (created as u32) < max => {
@@ -139,6 +146,9 @@ pub async fn run_scheduler(
             }
             None => ctx.dropped(sc_idx, Instant::now().max(at)),
         }
+        // Let the VU just started (and any other ready task) run before the next
+        // arrival, so a burst of overdue arrivals cannot starve the VUs.
+        tokio::task::yield_now().await;
     }
     let _ = end;
     // Let running iterations finish, then retire every VU.
