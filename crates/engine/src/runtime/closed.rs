@@ -36,6 +36,11 @@ pub async fn run_vu(
             (end + sched.graceful_ramp_down).min(scenario_hard_end)
         };
         ctx.vu_started(Instant::now());
+        // One deadline timer and one abort registration per window, not per iteration.
+        let hard_sleep = tokio::time::sleep_until(hard.into());
+        tokio::pin!(hard_sleep);
+        let aborted = ctx.aborted();
+        tokio::pin!(aborted);
         while Instant::now() < end && !ctx.stopping.get() {
             if sched.iterations_per_vu.is_some_and(|n| done >= n) {
                 ctx.vu_stopped(Instant::now());
@@ -45,8 +50,8 @@ pub async fn run_vu(
             let it_start = Instant::now();
             let outcome = tokio::select! {
                 r = vu.iteration(sc, entry, None) => Some(r),
-                _ = tokio::time::sleep_until(hard.into()) => None,
-                _ = ctx.aborted() => None,
+                _ = &mut hard_sleep => None,
+                _ = &mut aborted => None,
             };
             let now = Instant::now();
             match outcome {

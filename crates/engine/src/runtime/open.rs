@@ -166,13 +166,17 @@ async fn vu_loop(ctx: Rc<WorkerCtx>, sc_idx: usize, n: u64, slot: Rc<Slot>, pool
     let sc = &ctx.plan.scenarios[sc_idx];
     let hard_end = ctx.t0 + sc.start_time + sc.executor.duration() + sc.graceful_stop;
     let mut vu = Vu::new(ctx.clone(), seed(ctx.id, sc_idx, n));
+    let hard_sleep = tokio::time::sleep_until(hard_end.into());
+    tokio::pin!(hard_sleep);
+    let aborted = ctx.aborted();
+    tokio::pin!(aborted);
     while let Some(scheduled) = slot.next().await {
         ctx.vu_started(Instant::now());
         let entry = vu.pick(sc);
         let outcome = tokio::select! {
             r = vu.iteration(sc, entry, Some(scheduled)) => Some(r),
-            _ = tokio::time::sleep_until(hard_end.into()) => None,
-            _ = ctx.aborted() => None,
+            _ = &mut hard_sleep => None,
+            _ = &mut aborted => None,
         };
         let now = Instant::now();
         ctx.vu_stopped(now);

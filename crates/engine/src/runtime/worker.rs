@@ -249,12 +249,16 @@ impl WorkerCtx {
         }
     }
 
-    /// Wait until work must be cut (abort).
-    pub async fn aborted(&self) {
-        if self.aborted.get() {
-            return;
+    /// Wait until work must be cut (abort). Pin one per VU and reuse it across
+    /// iterations: it registers with the notifier once, not once per iteration.
+    pub fn aborted(&self) -> impl std::future::Future<Output = ()> + '_ {
+        let notified = self.abort_notify.notified();
+        async move {
+            if self.aborted.get() {
+                return;
+            }
+            notified.await
         }
-        self.abort_notify.notified().await
     }
 
     /// Whether the shared state says to stop (polled by the clock task).
