@@ -311,7 +311,9 @@ impl Builder<'_> {
             name: m.name.clone(),
             request: m.request.clone(),
             check: m.check.clone(),
-            think: None,
+            extract: m.extract.clone(),
+            tags: m.tags.clone(),
+            ..Default::default()
         };
         Ok(vec![self.step(p, &step, None)?])
     }

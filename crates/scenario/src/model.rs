@@ -25,9 +25,56 @@ pub struct Config {
     /// Pass/fail criteria in k6 syntax, keyed by metric (with optional tags).
     #[serde(default)]
     pub thresholds: BTreeMap<String, Vec<ThresholdEntry>>,
+    /// Data feeds by name, readable in templates as `{{ name.column }}`.
+    #[serde(default)]
+    pub data: BTreeMap<String, DataSpec>,
+    /// Steps run once before the test; their extracted variables are visible to all VUs.
+    #[serde(default)]
+    pub setup: Vec<Step>,
+    /// Steps run once after the test (e.g. delete test data).
+    #[serde(default)]
+    pub teardown: Vec<Step>,
     /// Scenarios, run in parallel, in file order.
     #[serde(default, with = "ordered_map")]
     pub scenarios: Vec<(String, Scenario)>,
+}
+
+/// A data feed: rows from a CSV or JSON file, inline values, or an integer range.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataSpec {
+    /// CSV (with a header row) or JSON (an array of objects or of scalars) file,
+    /// relative to the scenario file. Read once, shared by all VUs.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// Inline rows: scalars (column `value`) or objects (their keys are columns).
+    #[serde(default)]
+    pub values: Option<Vec<serde_json::Value>>,
+    /// Integers from the first to the last, inclusive (column `value`).
+    #[serde(default)]
+    pub range: Option<[i64; 2]>,
+    /// How rows are chosen (default random).
+    #[serde(default)]
+    pub pick: Option<PickMode>,
+    /// Zipf exponent for `pick: zipf` (default 1.0; larger is more skewed).
+    #[serde(default)]
+    pub s: Option<f64>,
+}
+
+/// How a feed's rows are chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PickMode {
+    /// Uniformly at random, independently per use.
+    #[default]
+    Random,
+    /// In order, shared by all VUs (each row once per lap), wrapping at the end.
+    Sequential,
+    /// Per VU disjoint rows: no two VUs ever get the same row (each VU walks its own
+    /// share in order, wrapping within it).
+    Unique,
+    /// Skewed popularity: row 1 most often (Zipf distribution).
+    Zipf,
 }
 
 /// Request defaults.
@@ -86,10 +133,11 @@ impl ThresholdEntry {
 }
 
 /// The load models, named as k6 names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExecutorKind {
     /// A fixed number of VUs looping for a duration.
+    #[default]
     ConstantVus,
     /// VUs following stages (linear ramps and holds).
     RampingVus,
@@ -148,7 +196,7 @@ pub struct StepRamp {
 
 /// One scenario: a load model and the work each iteration does. The executor's
 /// parameters sit beside it (flat, as in k6); validation says which apply.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// The load model.
@@ -207,10 +255,20 @@ pub struct Scenario {
     /// Time after each iteration.
     #[serde(default)]
     pub think: Option<Think>,
+    /// Steps each VU runs once before its first iteration (e.g. log in); their
+    /// extracted variables stay with the VU.
+    #[serde(default)]
+    pub setup_per_vu: Vec<Step>,
+    /// Steps each VU runs once after its last iteration.
+    #[serde(default)]
+    pub teardown_per_vu: Vec<Step>,
+    /// Keep a cookie jar per VU (default true, as a browser or k6 would).
+    #[serde(default)]
+    pub cookies: Option<bool>,
 }
 
 /// One entry of a weighted mix: a single request or a whole flow.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MixEntry {
     /// Relative weight (default 1); weights need not add up to 100.
@@ -231,10 +289,17 @@ pub struct MixEntry {
     /// Time after this entry (instead of the scenario's think time).
     #[serde(default)]
     pub think: Option<Think>,
+    /// Values to take from the response into variables (single-request entries).
+    #[serde(default)]
+    pub extract: BTreeMap<String, ExtractSpec>,
+    /// Tags the request's metrics carry (templates allowed, e.g. `{{ keywords.class }}`).
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
 }
 
-/// One step of a flow: a request (with checks) or a pause.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// One step of a flow: a request (with checks and extraction), a pause, or a group of
+/// steps timed together.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// Name the metrics are reported under (default: method and path).
@@ -246,9 +311,46 @@ pub struct Step {
     /// Checks on the response.
     #[serde(default)]
     pub check: Option<Check>,
+    /// Values to take from the response into variables for later steps of this VU.
+    #[serde(default)]
+    pub extract: BTreeMap<String, ExtractSpec>,
+    /// Tags the request's metrics carry (templates allowed).
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+    /// A group: these steps run in order and their total time is reported as the
+    /// group's duration (`group_duration`).
+    #[serde(default)]
+    pub group: Option<String>,
+    /// The steps of a group.
+    #[serde(default)]
+    pub steps: Option<Vec<Step>>,
     /// A pause after the request (or on its own).
     #[serde(default)]
     pub think: Option<Think>,
+}
+
+/// Where an extracted value comes from: `"$.token"` (JSONPath) or the full forms.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ExtractSpec {
+    /// A JSONPath into the JSON body.
+    Path(String),
+    /// One of the sources.
+    From(ExtractFrom),
+}
+
+/// Extraction sources.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum ExtractFrom {
+    /// JSONPath into the JSON body (first match; strings unquoted).
+    Json(String),
+    /// Regular expression on the body: the first capture group (or the whole match).
+    Regex(String),
+    /// A response header's value.
+    Header(String),
+    /// A cookie the response set.
+    Cookie(String),
 }
 
 /// A request: `"GET /path"` shorthand or the full form.
@@ -304,6 +406,19 @@ pub struct Check {
     /// The request must take at most this long.
     #[serde(default)]
     pub max_duration: Option<Dur>,
+    /// JSONPath → expected value (compared as JSON; a string also matches the text of
+    /// a number or boolean).
+    #[serde(default)]
+    pub json: BTreeMap<String, serde_json::Value>,
+    /// JSONPaths that must match something.
+    #[serde(default)]
+    pub json_exists: Vec<String>,
+    /// Response header → text its value must contain.
+    #[serde(default)]
+    pub header: BTreeMap<String, String>,
+    /// The body must match this regular expression.
+    #[serde(default)]
+    pub body_matches: Option<String>,
 }
 
 /// Expected status codes.

@@ -90,8 +90,7 @@ pub fn quick_config(req: &QuickRequest, ov: &Overrides) -> Config {
             body_file: req.body_file.clone(),
             ..Default::default()
         })),
-        check: None,
-        think: None,
+        ..Default::default()
     };
     let mut scenario = blank_scenario(ExecutorKind::ConstantVus);
     scenario.flow = vec![step];
@@ -123,24 +122,7 @@ pub fn step_name_for(method: &str, url: &str) -> String {
 fn blank_scenario(executor: ExecutorKind) -> Scenario {
     Scenario {
         executor,
-        vus: None,
-        duration: None,
-        stages: None,
-        steps: None,
-        start_vus: None,
-        rate: None,
-        start_rate: None,
-        time_unit: None,
-        pre_allocated_vus: None,
-        max_vus: None,
-        iterations: None,
-        max_duration: None,
-        start_time: None,
-        graceful_stop: None,
-        graceful_ramp_down: None,
-        mix: Vec::new(),
-        flow: Vec::new(),
-        think: None,
+        ..Default::default()
     }
 }
 
