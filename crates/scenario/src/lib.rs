@@ -9,6 +9,7 @@ pub mod line_index;
 pub mod load;
 pub mod model;
 pub mod quick;
+pub mod template;
 
 pub use duration::{format_duration, parse_duration, Dur};
 pub use error::{Diagnostic, ScenarioError};

@@ -47,6 +47,7 @@ pub fn parse_str(text: &str, file: &str) -> Result<Config, ScenarioError> {
         file,
         index: &index,
         out: Vec::new(),
+        names: defined_names(&config),
     };
     v.config(&config);
     if v.out.is_empty() {
@@ -63,6 +64,7 @@ pub fn validate(config: &Config, file: &str) -> Result<(), ScenarioError> {
         file,
         index: &index,
         out: Vec::new(),
+        names: defined_names(config),
     };
     v.config(config);
     if v.out.is_empty() {
@@ -119,6 +121,45 @@ struct Validator<'a> {
     file: &'a str,
     index: &'a LineIndex,
     out: Vec<Diagnostic>,
+    /// Feeds and extracted variables a template may name.
+    names: Names,
+}
+
+/// What templates may refer to.
+#[derive(Default)]
+struct Names {
+    feeds: Vec<String>,
+    vars: Vec<String>,
+}
+
+fn collect_extracts(steps: &[Step], out: &mut Vec<String>) {
+    for s in steps {
+        out.extend(s.extract.keys().cloned());
+        if let Some(inner) = &s.steps {
+            collect_extracts(inner, out);
+        }
+    }
+}
+
+fn defined_names(c: &Config) -> Names {
+    let mut vars = Vec::new();
+    collect_extracts(&c.setup, &mut vars);
+    collect_extracts(&c.teardown, &mut vars);
+    for (_, s) in &c.scenarios {
+        collect_extracts(&s.setup_per_vu, &mut vars);
+        collect_extracts(&s.teardown_per_vu, &mut vars);
+        collect_extracts(&s.flow, &mut vars);
+        for m in &s.mix {
+            vars.extend(m.extract.keys().cloned());
+            if let Some(f) = &m.flow {
+                collect_extracts(f, &mut vars);
+            }
+        }
+    }
+    Names {
+        feeds: c.data.keys().cloned().collect(),
+        vars,
+    }
 }
 
 const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
@@ -167,6 +208,11 @@ impl Validator<'_> {
         if let Some(t) = &c.defaults.think {
             self.think("defaults.think", t);
         }
+        for (name, d) in &c.data {
+            self.data(&format!("data.{name}"), d);
+        }
+        self.steps("setup", &c.setup, true);
+        self.steps("teardown", &c.teardown, true);
         for (metric, list) in &c.thresholds {
             if list.is_empty() {
                 self.err(
@@ -429,19 +475,205 @@ impl Validator<'_> {
             if let Some(t) = &m.think {
                 self.think(&format!("{mp}.think"), t);
             }
+            if m.flow.is_some() && (!m.extract.is_empty() || !m.tags.is_empty()) {
+                self.err(&mp, "`extract` and `tags` go on the steps of a flow", None);
+            }
+            for (k, e) in &m.extract {
+                self.extract(&format!("{mp}.extract"), k, e);
+            }
+            for (k, v) in &m.tags {
+                self.template(&format!("{mp}.tags.{k}"), v);
+            }
         }
         self.steps(&format!("{p}.flow"), &s.flow, has_target);
+        self.steps(&format!("{p}.setup_per_vu"), &s.setup_per_vu, has_target);
+        self.steps(
+            &format!("{p}.teardown_per_vu"),
+            &s.teardown_per_vu,
+            has_target,
+        );
+    }
+
+    fn data(&mut self, p: &str, d: &DataSpec) {
+        let sources = [d.file.is_some(), d.values.is_some(), d.range.is_some()]
+            .iter()
+            .filter(|x| **x)
+            .count();
+        if sources != 1 {
+            self.err(
+                p,
+                "a feed needs exactly one of `file`, `values`, `range`",
+                Some(
+                    "e.g. `{ file: keywords.csv }`, `{ values: [a, b] }` or `{ range: [1, 100] }`",
+                ),
+            );
+        }
+        if let Some([a, b]) = d.range {
+            if a > b {
+                self.err(
+                    &format!("{p}.range"),
+                    format!("[{a}, {b}]: the first must not exceed the last"),
+                    None,
+                );
+            }
+        }
+        if let Some(v) = &d.values {
+            if v.is_empty() {
+                self.err(&format!("{p}.values"), "no values", None);
+            }
+        }
+        if let Some(s) = d.s {
+            if d.pick != Some(PickMode::Zipf) {
+                self.err(&format!("{p}.s"), "`s` only applies to `pick: zipf`", None);
+            } else if !(s.is_finite() && s > 0.0) {
+                self.err(&format!("{p}.s"), "must be more than 0", None);
+            }
+        }
+    }
+
+    /// Check a template's syntax and that every name it uses exists.
+    fn template(&mut self, p: &str, text: &str) {
+        match crate::template::parse_template(text) {
+            Err(e) => self.err(p, format!("template: {e}"), None),
+            Ok(t) => {
+                for e in t.exprs() {
+                    match e {
+                        crate::template::Expr::Name(n, col) => {
+                            let feed = self.names.feeds.iter().any(|f| f == n);
+                            let var = self.names.vars.iter().any(|v| v == n);
+                            if !feed && !var {
+                                let known: Vec<&str> = self
+                                    .names
+                                    .feeds
+                                    .iter()
+                                    .chain(self.names.vars.iter())
+                                    .map(String::as_str)
+                                    .collect();
+                                self.err(
+                                    p,
+                                    format!("`{n}` is neither a data feed nor an extracted variable"),
+                                    Some(&if known.is_empty() {
+                                        "declare it under `data:` or `extract:` it from an earlier response".to_string()
+                                    } else {
+                                        format!("known names: {}", known.join(", "))
+                                    }),
+                                );
+                            } else if var && !feed && col.is_some() {
+                                self.err(
+                                    p,
+                                    format!("`{n}` is a variable: it has no columns"),
+                                    None,
+                                );
+                            }
+                        }
+                        crate::template::Expr::Pick(items) => {
+                            for (f, _) in items {
+                                if !self.names.feeds.iter().any(|x| x == f) {
+                                    self.err(p, format!("pick: `{f}` is not a data feed"), None);
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+
+    fn json_templates(&mut self, p: &str, v: &serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) => self.template(p, s),
+            serde_json::Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    self.json_templates(&format!("{p}[{i}]"), x);
+                }
+            }
+            serde_json::Value::Object(o) => {
+                for (k, x) in o {
+                    self.json_templates(&format!("{p}.{k}"), x);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn extract(&mut self, p: &str, name: &str, e: &ExtractSpec) {
+        let ep = format!("{p}.{name}");
+        match e {
+            ExtractSpec::Path(path) | ExtractSpec::From(ExtractFrom::Json(path)) => {
+                if let Err(err) = serde_json_path::JsonPath::parse(path) {
+                    self.err(
+                        &ep,
+                        format!("`{path}` is not a JSONPath: {err}"),
+                        Some("write e.g. `$.token` or `$.items[0].id`; other sources: `{ regex: ... }`, `{ header: Location }`, `{ cookie: SESSION }`"),
+                    );
+                }
+            }
+            ExtractSpec::From(ExtractFrom::Regex(r)) => {
+                if let Err(err) = regex::Regex::new(r) {
+                    self.err(&ep, format!("bad regular expression: {err}"), None);
+                }
+            }
+            ExtractSpec::From(ExtractFrom::Header(h))
+            | ExtractSpec::From(ExtractFrom::Cookie(h)) => {
+                if h.trim().is_empty() {
+                    self.err(&ep, "empty name", None);
+                }
+            }
+        }
     }
 
     fn steps(&mut self, p: &str, steps: &[Step], has_target: bool) {
         for (i, st) in steps.iter().enumerate() {
             let sp = format!("{p}[{i}]");
+            match (&st.group, &st.steps) {
+                (Some(_), Some(inner)) => {
+                    if st.request.is_some() {
+                        self.err(
+                            &format!("{sp}.request"),
+                            "a group holds `steps`, not a request of its own",
+                            None,
+                        );
+                    }
+                    if inner.is_empty() {
+                        self.err(&format!("{sp}.steps"), "empty group", None);
+                    }
+                    self.steps(&format!("{sp}.steps"), inner, has_target);
+                    continue;
+                }
+                (Some(_), None) => {
+                    self.err(
+                        &format!("{sp}.group"),
+                        "a group needs `steps`",
+                        Some("e.g. `{ group: login, steps: [ ... ] }`"),
+                    );
+                    continue;
+                }
+                (None, Some(_)) => {
+                    self.err(
+                        &format!("{sp}.steps"),
+                        "`steps` belong to a `group`",
+                        Some("add `group: <name>`"),
+                    );
+                    continue;
+                }
+                (None, None) => {}
+            }
             if st.request.is_none() && st.think.is_none() {
                 self.err(
                     &sp,
                     "a step needs a `request` or a `think`",
                     Some("e.g. `{ name: list, request: \"GET /api/posts\" }`"),
                 );
+            }
+            if st.request.is_none() && (!st.extract.is_empty() || !st.tags.is_empty()) {
+                self.err(&sp, "`extract` and `tags` need a request", None);
+            }
+            for (k, e) in &st.extract {
+                self.extract(&format!("{sp}.extract"), k, e);
+            }
+            for (k, v) in &st.tags {
+                self.template(&format!("{sp}.tags.{k}"), v);
             }
             if let Some(r) = &st.request {
                 self.request(&format!("{sp}.request"), r, has_target);
@@ -489,6 +721,18 @@ impl Validator<'_> {
                 }
                 for (k, v) in &f.headers {
                     self.header(&format!("{p}.headers.{k}"), k, v);
+                    self.template(&format!("{p}.headers.{k}"), v);
+                }
+                if let Some(b) = &f.body {
+                    self.template(&format!("{p}.body"), b);
+                }
+                if let Some(j) = &f.json {
+                    self.json_templates(&format!("{p}.json"), j);
+                }
+                if let Some(form) = &f.form {
+                    for (k, v) in form {
+                        self.template(&format!("{p}.form.{k}"), v);
+                    }
                 }
                 if let Some(t) = f.timeout {
                     if t.get().is_zero() {
@@ -511,6 +755,18 @@ impl Validator<'_> {
                 format!("unknown method `{method}`"),
                 Some(&format!("use one of {}", METHODS.join(", "))),
             );
+        }
+        self.template(&up, &url);
+        if url.contains("{{") {
+            let head = url.split("{{").next().unwrap_or_default();
+            if !url.starts_with('/') && head.matches('/').count() < 3 {
+                self.err(
+                    &up,
+                    "the scheme, host and port of a URL cannot come from a template",
+                    Some("put the host in `target` (or `--target`) and template only the path and query"),
+                );
+            }
+            return;
         }
         if url.is_empty() {
             self.err(&up, "empty URL", None);
@@ -567,11 +823,36 @@ impl Validator<'_> {
                 self.err(&format!("{p}.status"), "empty list of statuses", None);
             }
         }
-        if c.status.is_none() && c.body_contains.is_none() && c.max_duration.is_none() {
+        for path in c.json.keys().chain(c.json_exists.iter()) {
+            if let Err(err) = serde_json_path::JsonPath::parse(path) {
+                self.err(
+                    &format!("{p}.json"),
+                    format!("`{path}` is not a JSONPath: {err}"),
+                    None,
+                );
+            }
+        }
+        if let Some(r) = &c.body_matches {
+            if let Err(err) = regex::Regex::new(r) {
+                self.err(
+                    &format!("{p}.body_matches"),
+                    format!("bad regular expression: {err}"),
+                    None,
+                );
+            }
+        }
+        if c.status.is_none()
+            && c.body_contains.is_none()
+            && c.max_duration.is_none()
+            && c.json.is_empty()
+            && c.json_exists.is_empty()
+            && c.header.is_empty()
+            && c.body_matches.is_none()
+        {
             self.err(
                 p,
                 "a check with nothing to check",
-                Some("use `status`, `body_contains` or `max_duration`"),
+                Some("use `status`, `body_contains`, `body_matches`, `json`, `json_exists`, `header` or `max_duration`"),
             );
         }
     }
@@ -680,6 +961,29 @@ mod tests {
         let e = errs("target: http://h\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 10x\n    flow: [{request: /}]\n");
         assert_eq!(e[0].line, Some(5), "{}", e[0]);
         assert!(e[0].message.contains("unknown unit"), "{}", e[0]);
+    }
+
+    #[test]
+    fn templates_and_names_are_checked_with_lines() {
+        let e = errs("target: http://h\ndata:\n  kw: { file: k.csv }\n  bad: { range: [5, 1] }\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - request: \"GET /s?q={{ kw.term }}&t={{ token }}\"\n      - { request: \"GET /x\", extract: { id: \"$.[\" } }\n      - request: { method: POST, url: /p, json: { a: \"{{ nope }}\" } }\n");
+        let all: Vec<String> = e.iter().map(|d| d.to_string()).collect();
+        let all = all.join("\n");
+        assert!(
+            all.contains("t.yaml:4:") && all.contains("first must not exceed"),
+            "{all}"
+        );
+        assert!(
+            all.contains("t.yaml:10:") && all.contains("`token` is neither"),
+            "{all}"
+        );
+        assert!(
+            all.contains("t.yaml:11:") && all.contains("not a JSONPath"),
+            "{all}"
+        );
+        assert!(all.contains("json.a") && all.contains("`nope`"), "{all}");
+        // Defined by an extract elsewhere: fine.
+        let ok = errs("target: http://h\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    setup_per_vu:\n      - { request: \"POST /login\", extract: { token: $.token } }\n    flow:\n      - request: { url: \"/me/{{ token }}\", headers: { Authorization: \"Bearer {{ token }}\" } }\n      - { group: g, steps: [ { request: /a } ] }\n");
+        assert!(ok.is_empty(), "{ok:?}");
     }
 
     #[test]

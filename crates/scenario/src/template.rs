@@ -1,0 +1,311 @@
+//! The template language of request URLs, headers, bodies and tags: text with
+//! `{{ expression }}` holes. Parsed here (so `pado validate` reports template errors
+//! with their line); bound to feeds and variables and rendered by the engine.
+//!
+//! Expressions: `vu`, `iter`, `scenario`, `timestamp`, `timestamp_ms`, `uuid()`,
+//! `env.NAME`, `NAME` (a variable or a feed's first column), `feed.column`,
+//! `random_int(a, b)`, `random_string(n)`, `pick(feed_a: 80, feed_b: 20)`.
+
+use std::fmt;
+
+/// A parsed template: literal text and expressions in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Template {
+    /// The pieces.
+    pub segments: Vec<Segment>,
+}
+
+/// One piece of a template.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Segment {
+    /// Text as written.
+    Lit(String),
+    /// A `{{ }}` hole.
+    Expr(Expr),
+}
+
+/// What a hole renders.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// The VU's number (1-based, unique in the run).
+    Vu,
+    /// The VU's iteration number (0-based).
+    Iter,
+    /// The scenario's name.
+    Scenario,
+    /// Unix time in seconds.
+    Timestamp,
+    /// Unix time in milliseconds.
+    TimestampMs,
+    /// A random UUID (v4).
+    Uuid,
+    /// An environment variable (read once at start).
+    Env(String),
+    /// A variable (extracted or from setup) or a feed; with a column for feeds.
+    Name(String, Option<String>),
+    /// A random integer in `[a, b]`.
+    RandomInt(i64, i64),
+    /// A random alphanumeric string of this length.
+    RandomString(usize),
+    /// A weighted choice between feeds; renders the chosen feed's first column.
+    Pick(Vec<(String, f64)>),
+}
+
+/// Why a template does not parse; `offset` is the byte offset in the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateError {
+    /// Byte offset of the problem.
+    pub offset: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (at character {})", self.message, self.offset + 1)
+    }
+}
+
+impl Template {
+    /// Whether the template has no holes.
+    pub fn is_static(&self) -> bool {
+        self.segments.iter().all(|s| matches!(s, Segment::Lit(_)))
+    }
+
+    /// The text of a static template.
+    pub fn literal(&self) -> Option<String> {
+        self.is_static().then(|| {
+            self.segments
+                .iter()
+                .map(|s| match s {
+                    Segment::Lit(t) => t.as_str(),
+                    Segment::Expr(_) => "",
+                })
+                .collect()
+        })
+    }
+
+    /// Every expression.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Expr(e) => Some(e),
+            Segment::Lit(_) => None,
+        })
+    }
+}
+
+/// Parse a template. Text without `{{` is a single literal.
+pub fn parse_template(text: &str) -> Result<Template, TemplateError> {
+    let mut segments = Vec::new();
+    let mut rest = text;
+    let mut base = 0;
+    while let Some(open) = rest.find("{{") {
+        if open > 0 {
+            segments.push(Segment::Lit(rest[..open].to_string()));
+        }
+        let after = &rest[open + 2..];
+        let close = after.find("}}").ok_or_else(|| TemplateError {
+            offset: base + open,
+            message: "`{{` without a closing `}}`".into(),
+        })?;
+        let inner = &after[..close];
+        let expr = parse_expr(inner).map_err(|m| TemplateError {
+            offset: base + open,
+            message: format!("in `{{{{{inner}}}}}`: {m}"),
+        })?;
+        segments.push(Segment::Expr(expr));
+        let consumed = open + 2 + close + 2;
+        base += consumed;
+        rest = &rest[consumed..];
+    }
+    if !rest.is_empty() {
+        segments.push(Segment::Lit(rest.to_string()));
+    }
+    Ok(Template { segments })
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch.is_alphabetic() || ch == '_')
+        && c.all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '-')
+}
+
+fn parse_expr(inner: &str) -> Result<Expr, String> {
+    let e = inner.trim();
+    if e.is_empty() {
+        return Err("empty expression".into());
+    }
+    if let Some(open) = e.find('(') {
+        let name = e[..open].trim();
+        let args = e[open + 1..]
+            .strip_suffix(')')
+            .ok_or_else(|| format!("`{name}(` is missing its `)`"))?;
+        let args: Vec<&str> = if args.trim().is_empty() {
+            Vec::new()
+        } else {
+            args.split(',').map(str::trim).collect()
+        };
+        let int = |s: &str| -> Result<i64, String> {
+            s.parse::<i64>()
+                .map_err(|_| format!("`{s}` is not a whole number"))
+        };
+        return match name {
+            "uuid" if args.is_empty() => Ok(Expr::Uuid),
+            "timestamp" if args.is_empty() => Ok(Expr::Timestamp),
+            "timestamp_ms" if args.is_empty() => Ok(Expr::TimestampMs),
+            "random_int" => {
+                if args.len() != 2 {
+                    return Err("random_int takes two numbers: `random_int(1, 100)`".into());
+                }
+                let (a, b) = (int(args[0])?, int(args[1])?);
+                if a > b {
+                    return Err(format!("random_int({a}, {b}): the first must not exceed the second"));
+                }
+                Ok(Expr::RandomInt(a, b))
+            }
+            "random_string" => {
+                if args.len() != 1 {
+                    return Err("random_string takes a length: `random_string(8)`".into());
+                }
+                let n = int(args[0])?;
+                if !(1..=4096).contains(&n) {
+                    return Err("random_string length must be 1 to 4096".into());
+                }
+                Ok(Expr::RandomString(n as usize))
+            }
+            "pick" => {
+                if args.is_empty() {
+                    return Err("pick needs feeds with weights: `pick(hot_posts: 80, all_posts: 20)`".into());
+                }
+                let mut out = Vec::new();
+                for a in args {
+                    let (f, w) = a
+                        .split_once(':')
+                        .ok_or_else(|| format!("`{a}` is not `feed: weight`"))?;
+                    let f = f.trim();
+                    if !is_ident(f) {
+                        return Err(format!("`{f}` is not a feed name"));
+                    }
+                    let w: f64 = w
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("weight `{}` is not a number", w.trim()))?;
+                    if !(w.is_finite() && w > 0.0) {
+                        return Err(format!("weight of `{f}` must be more than 0"));
+                    }
+                    out.push((f.to_string(), w));
+                }
+                Ok(Expr::Pick(out))
+            }
+            "uuid" | "timestamp" | "timestamp_ms" => Err(format!("{name}() takes no arguments")),
+            _ => Err(format!(
+                "unknown function `{name}`; known: uuid(), timestamp(), timestamp_ms(), random_int(a, b), random_string(n), pick(feed: weight, ...)"
+            )),
+        };
+    }
+    match e {
+        "vu" => return Ok(Expr::Vu),
+        "iter" | "iteration" => return Ok(Expr::Iter),
+        "scenario" => return Ok(Expr::Scenario),
+        "timestamp" => return Ok(Expr::Timestamp),
+        "timestamp_ms" => return Ok(Expr::TimestampMs),
+        _ => {}
+    }
+    if let Some(var) = e.strip_prefix("env.") {
+        if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("`{var}` is not an environment variable name"));
+        }
+        return Ok(Expr::Env(var.to_string()));
+    }
+    let (name, col) = match e.split_once('.') {
+        Some((n, c)) => (n, Some(c)),
+        None => (e, None),
+    };
+    if !is_ident(name) {
+        return Err(format!(
+            "`{e}` is not a name; write e.g. `{{{{ token }}}}` or `{{{{ keywords.term }}}}`"
+        ));
+    }
+    if let Some(c) = col {
+        if !is_ident(c) {
+            return Err(format!("`{c}` is not a column name"));
+        }
+    }
+    Ok(Expr::Name(name.to_string(), col.map(str::to_string)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_literals_and_holes() {
+        let t = parse_template("/api/search?q={{ keywords.term }}&u=u{{vu}}-{{ iter }}").unwrap();
+        assert_eq!(t.segments.len(), 6);
+        assert_eq!(
+            t.segments[1],
+            Segment::Expr(Expr::Name("keywords".into(), Some("term".into())))
+        );
+        assert_eq!(t.segments[3], Segment::Expr(Expr::Vu));
+        assert!(!t.is_static());
+        let s = parse_template("/static/검색").unwrap();
+        assert_eq!(s.literal().unwrap(), "/static/검색");
+    }
+
+    #[test]
+    fn functions() {
+        let t = parse_template("{{ pick(hot_posts: 80, all_posts: 20) }}").unwrap();
+        assert_eq!(
+            t.segments[0],
+            Segment::Expr(Expr::Pick(vec![
+                ("hot_posts".into(), 80.0),
+                ("all_posts".into(), 20.0)
+            ]))
+        );
+        assert_eq!(
+            parse_template("{{random_int(1, 10)}}").unwrap().segments[0],
+            Segment::Expr(Expr::RandomInt(1, 10))
+        );
+        assert_eq!(
+            parse_template("{{ env.PASSWORD }}").unwrap().segments[0],
+            Segment::Expr(Expr::Env("PASSWORD".into()))
+        );
+        assert_eq!(
+            parse_template("{{ uuid() }}").unwrap().segments[0],
+            Segment::Expr(Expr::Uuid)
+        );
+    }
+
+    #[test]
+    fn errors_say_where_and_what() {
+        let e = parse_template("/a/{{ token").unwrap_err();
+        assert_eq!(e.offset, 3);
+        assert!(e.message.contains("closing"));
+        assert!(parse_template("{{ nope(1) }}")
+            .unwrap_err()
+            .message
+            .contains("unknown function"));
+        assert!(parse_template("{{ random_int(5, 1) }}").is_err());
+        assert!(parse_template("{{ pick(a: 0) }}").is_err());
+        assert!(parse_template("{{ }}").is_err());
+        assert!(parse_template("{{ a b }}").is_err());
+    }
+
+    #[test]
+    fn random_input_never_panics() {
+        let alphabet: Vec<char> = "{}() ,:._-abcpickrandom_intuuid0123456789검색\\$\n"
+            .chars()
+            .collect();
+        let mut x: u64 = 88172645463325252;
+        for _ in 0..20_000 {
+            let mut s = String::new();
+            for _ in 0..(x % 40) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                s.push(alphabet[(x % alphabet.len() as u64) as usize]);
+            }
+            let _ = parse_template(&s);
+        }
+    }
+}
