@@ -368,6 +368,17 @@ def main():
     allruns = {}
     parts = [table_eff(out, vers, allruns), table_mem(out, vers, allruns),
              table_pace(out, vers, allruns), table_co(out, vers, allruns)]
+    load = []
+    for ph in ("eff", "mem", "pace", "co"):
+        vals = [r.get("other_cores") for k, rs in allruns.items() if k.startswith(ph + "/") for r in rs]
+        vals = [v for v in vals if v is not None]
+        if vals:
+            load.append("| {} | {} | {:.2f} | {:.2f} | {:.2f} | {} |".format(
+                ph, len(vals), statistics.median(vals), min(vals), max(vals), sum(v > 0.3 for v in vals)))
+    if load:
+        parts.append("### Other load during the runs (CPU cores busy with neither the generator nor the server, "
+                     "from /proc/stat; 2 cores in all)\n\n| phase | runs | median | min | max | runs > 0.3 |\n"
+                     "|---|---:|---:|---:|---:|---:|\n" + "\n".join(load) + "\n")
     if vers:
         parts.append("### Versions and machine\n\n" + "\n".join(f"- {k}: {v}" for k, v in vers.items()) + "\n")
     print("\n".join(p for p in parts if p))

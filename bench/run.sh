@@ -63,8 +63,12 @@ has_phase() { case " $PHASES " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 in_list() { case " $2 " in *" $1 "*) have "$1" ;; *) return 1 ;; esac; }
 
 # 5000 VUs = 5000 sockets in pado and 5000 in nginx (the anchors config allows 8192 per worker and
-# raises its own worker_rlimit_nofile); pado inherits this limit.
+# raises its own worker_rlimit_nofile to 20000); pado inherits this limit. Where the hard limit is
+# lower than 65536 (20000 here), take the hard limit: still plenty for 5000 VUs.
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 6000 ]; then
+  echo "warning: ulimit -n is $(ulimit -n): too low for 5000 VUs" >&2
+fi
 
 # ------------------------------------------------------------------------------------ install/build
 install_tools() {

@@ -6,6 +6,7 @@
 mod harness;
 
 mod errors;
+mod flows;
 mod measurement;
 mod models;
 mod scenarios;

@@ -3,10 +3,14 @@
 //! current-thread runtime per core ([`runtime`]). It emits measurements through
 //! `pado-metrics` only and knows nothing of terminals or reports.
 
+pub mod cookies;
+pub mod data;
 pub mod executor;
 pub mod http;
 pub mod limits;
 pub mod plan;
+pub mod render;
+pub mod response_view;
 pub mod runtime;
 
 pub use plan::{compile, PlanError, RunPlan};

@@ -9,15 +9,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pado_metrics::{SeriesKey, StageMark};
+use pado_scenario::template::{parse_template, Expr, Segment};
 use pado_scenario::{
-    parse_status_class, split_request_line, step_name_for, Check, Config, MixEntry, RequestSpec,
-    Scenario, StatusMatch, Step, Think, ThinkDist,
+    parse_status_class, split_request_line, Check, Config, ExtractFrom, ExtractSpec, MixEntry,
+    RequestSpec, Scenario, StatusMatch, Step, Think, ThinkDist,
 };
 use rustls::pki_types::ServerName;
+use serde_json_path::JsonPath;
 use tokio_rustls::TlsConnector;
 
+use crate::data::{DataError, Feed, WeightedFeeds};
 use crate::executor::{self, Executor, DEFAULT_GRACEFUL_STOP};
 use crate::http::{tls_client_config, Origin, TlsTarget};
+use crate::render::{encode_url_literal, escape_into, BindError, Binder, Compiled, Escape, Part};
 
 /// Default request timeout, as k6's.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -33,6 +37,30 @@ pub enum PlanError {
         /// Where.
         field: String,
         /// What.
+        message: String,
+    },
+    /// A template could not be bound.
+    #[error("{field}: {source}")]
+    Template {
+        /// Where.
+        field: String,
+        /// Why.
+        source: BindError,
+    },
+    /// A data feed could not be loaded.
+    #[error("data.{name}: {source}")]
+    Data {
+        /// Feed.
+        name: String,
+        /// Why.
+        source: DataError,
+    },
+    /// A JSONPath or regular expression that does not compile.
+    #[error("{field}: {message}")]
+    Pattern {
+        /// Where.
+        field: String,
+        /// Why.
         message: String,
     },
     /// A body file could not be read.
@@ -58,10 +86,20 @@ pub struct RunPlan {
     pub series: Vec<SeriesKey>,
     /// Check names by id.
     pub checks: Vec<String>,
-    /// Named flows of mixes (`scenario/flow`) by id, for per-flow iteration metrics.
+    /// Named flows of mixes and groups (`scenario/name`) by id, for their durations.
     pub flows: Vec<String>,
     /// Scenarios.
     pub scenarios: Vec<ScenarioPlan>,
+    /// Data feeds, shared read-only by all VUs.
+    pub feeds: Vec<Arc<Feed>>,
+    /// Variable names by id (extracted values, global setup outputs).
+    pub vars: Vec<String>,
+    /// Weighted feed choices of `pick(...)`.
+    pub picks: Vec<WeightedFeeds>,
+    /// Steps run once before the test (their variables seed every VU).
+    pub setup: Vec<StepPlan>,
+    /// Steps run once after the test.
+    pub teardown: Vec<StepPlan>,
 }
 
 /// One scenario, compiled.
@@ -81,6 +119,12 @@ pub struct ScenarioPlan {
     pub total_weight: f64,
     /// Pause after each iteration.
     pub think: Option<ThinkPlan>,
+    /// Steps each VU runs before its first iteration.
+    pub setup: Vec<StepPlan>,
+    /// Steps each VU runs after its last iteration.
+    pub teardown: Vec<StepPlan>,
+    /// Keep a cookie jar per VU.
+    pub cookies: bool,
 }
 
 /// One weighted alternative of an iteration.
@@ -97,7 +141,7 @@ pub struct WorkEntry {
 }
 
 /// One step.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct StepPlan {
     /// Series the request is recorded under.
     pub series: u32,
@@ -105,25 +149,82 @@ pub struct StepPlan {
     pub request: Option<RequestPlan>,
     /// Checks on the response.
     pub checks: Vec<CheckPlan>,
+    /// Values taken from the response.
+    pub extract: Vec<ExtractPlan>,
+    /// Tags of the request's metrics (rendered per request).
+    pub tags: Vec<(String, Compiled)>,
+    /// A group: its timing id and steps.
+    pub group: Option<(usize, Vec<StepPlan>)>,
     /// Pause after the step.
     pub think: Option<ThinkPlan>,
 }
 
-/// A request ready to write.
+/// A request ready to write (or to render, when templated).
 #[derive(Debug)]
 pub struct RequestPlan {
     /// Index into [`RunPlan::origins`].
     pub origin: usize,
-    /// Head and body bytes.
-    pub bytes: Box<[u8]>,
+    /// The bytes, or how to render them.
+    pub form: RequestForm,
     /// HEAD request.
     pub is_head: bool,
     /// Timeout.
     pub timeout: Duration,
-    /// Whether a check needs the body.
+    /// Whether checks or extraction need the body.
     pub keep_body: bool,
+    /// Whether checks or extraction need the response headers.
+    pub keep_head: bool,
     /// Statuses that count as success (default: below 400).
     pub expect: StatusSet,
+}
+
+/// Request bytes: fixed, or rendered per request.
+#[derive(Debug)]
+pub enum RequestForm {
+    /// Everything fixed; `head_end` is where extra headers (cookies) go.
+    Static {
+        /// Head and body.
+        bytes: Box<[u8]>,
+        /// Offset of the blank line ending the head.
+        head_end: usize,
+    },
+    /// Something is templated.
+    Dynamic {
+        /// `METHOD `.
+        prefix: Box<[u8]>,
+        /// Path and query.
+        target: Compiled,
+        /// ` HTTP/1.1\r\n` and the fixed headers.
+        fixed: Box<[u8]>,
+        /// Templated headers: `Name: ` and the value.
+        headers: Vec<(Box<[u8]>, Compiled)>,
+        /// Body.
+        body: Option<Compiled>,
+        /// Send Content-Length even without a body (POST/PUT/PATCH).
+        needs_length: bool,
+    },
+}
+
+/// Where an extracted value goes and comes from.
+#[derive(Debug)]
+pub struct ExtractPlan {
+    /// Variable id.
+    pub var: usize,
+    /// Source.
+    pub source: ExtractSource,
+}
+
+/// Extraction sources, compiled.
+#[derive(Debug)]
+pub enum ExtractSource {
+    /// JSONPath into the body.
+    Json(JsonPath),
+    /// Regex on the body (first group or whole match).
+    Regex(regex::bytes::Regex),
+    /// A response header.
+    Header(String),
+    /// A cookie set by the response (or already in the jar).
+    Cookie(String),
 }
 
 /// A set of accepted statuses.
@@ -165,6 +266,38 @@ pub enum CheckPlan {
         id: u32,
         /// Limit.
         max: Duration,
+    },
+    /// JSONPath equals a value.
+    JsonEquals {
+        /// Check id.
+        id: u32,
+        /// Path.
+        path: JsonPath,
+        /// Expected.
+        expected: serde_json::Value,
+    },
+    /// JSONPath matches something.
+    JsonExists {
+        /// Check id.
+        id: u32,
+        /// Path.
+        path: JsonPath,
+    },
+    /// A header contains text.
+    Header {
+        /// Check id.
+        id: u32,
+        /// Header name.
+        name: String,
+        /// Text.
+        contains: Box<[u8]>,
+    },
+    /// The body matches a regex.
+    BodyMatches {
+        /// Check id.
+        id: u32,
+        /// Pattern.
+        re: regex::bytes::Regex,
     },
 }
 
@@ -221,11 +354,24 @@ struct Builder<'a> {
     series: Vec<SeriesKey>,
     checks: Vec<String>,
     flows: Vec<String>,
+    feeds: Vec<Arc<Feed>>,
+    vars: Vec<String>,
+    picks: Vec<WeightedFeeds>,
     tls: Option<Arc<rustls::ClientConfig>>,
+    /// Scenario (or `setup`) being compiled, for group names.
+    scope: String,
 }
 
 /// Compile a validated configuration. `base_dir` resolves relative file paths.
 pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
+    let mut feeds = Vec::new();
+    for (name, spec) in &cfg.data {
+        let f = Feed::load(name, spec, base_dir).map_err(|source| PlanError::Data {
+            name: name.clone(),
+            source,
+        })?;
+        feeds.push(Arc::new(f));
+    }
     let mut b = Builder {
         cfg,
         base_dir,
@@ -234,10 +380,18 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         series: Vec::new(),
         checks: Vec::new(),
         flows: Vec::new(),
+        feeds,
+        vars: Vec::new(),
+        picks: Vec::new(),
         tls: None,
+        scope: "setup".into(),
     };
+    let setup = b.steps("setup", &cfg.setup, None)?;
+    b.scope = "teardown".into();
+    let teardown = b.steps("teardown", &cfg.teardown, None)?;
     let mut scenarios = Vec::new();
     for (name, s) in &cfg.scenarios {
+        b.scope = name.clone();
         scenarios.push(b.scenario(name, s)?);
     }
     Ok(RunPlan {
@@ -247,10 +401,94 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         checks: b.checks,
         flows: b.flows,
         scenarios,
+        feeds: b.feeds,
+        vars: b.vars,
+        picks: b.picks,
+        setup,
+        teardown,
     })
 }
 
+/// `GET /posts/{id}`: a default step name from a method and a URL or URL template,
+/// with template holes named and numeric or id-like path segments grouped, so that
+/// `/posts/123` and `/posts/456` land in one series.
+pub fn default_step_name(method: &str, url: &str) -> String {
+    let path_and_query = match url.find("://") {
+        Some(i) => {
+            let rest = &url[i + 3..];
+            rest.find('/').map_or("/", |j| &rest[j..])
+        }
+        None => url,
+    };
+    let path = path_and_query.split('?').next().unwrap_or("/");
+    let mut named = String::new();
+    match parse_template(path) {
+        Ok(t) => {
+            for seg in t.segments {
+                match seg {
+                    Segment::Lit(l) => named.push_str(&l),
+                    Segment::Expr(e) => named.push_str(&match e {
+                        Expr::Name(n, Some(c)) => format!("{{{n}.{c}}}"),
+                        Expr::Name(n, None) => format!("{{{n}}}"),
+                        Expr::Pick(items) => format!("{{{}}}", items[0].0),
+                        Expr::Env(n) => format!("{{env.{n}}}"),
+                        _ => "{value}".to_string(),
+                    }),
+                }
+            }
+        }
+        Err(_) => named.push_str(path),
+    }
+    let grouped: Vec<String> = named
+        .split('/')
+        .map(|seg| {
+            let id_like = !seg.is_empty()
+                && (seg.chars().all(|c| c.is_ascii_digit())
+                    || (seg.len() >= 16 && seg.chars().all(|c| c.is_ascii_hexdigit() || c == '-')));
+            if id_like {
+                "{id}".to_string()
+            } else {
+                seg.to_string()
+            }
+        })
+        .collect();
+    format!("{method} {}", grouped.join("/"))
+}
+
 impl Builder<'_> {
+    fn binder(&mut self) -> Binder<'_> {
+        Binder {
+            feeds: &self.feeds,
+            vars: &mut self.vars,
+            picks: &mut self.picks,
+        }
+    }
+
+    fn compile_text(
+        &mut self,
+        field: &str,
+        text: &str,
+        escape: Escape,
+        lit: impl Fn(&str) -> Vec<u8>,
+    ) -> Result<Compiled, PlanError> {
+        self.binder()
+            .compile(text, escape, lit)
+            .map_err(|source| PlanError::Template {
+                field: field.to_string(),
+                source,
+            })
+    }
+
+    fn var_id(&mut self, name: &str) -> usize {
+        match self.vars.iter().position(|v| v == name) {
+            Some(i) => i,
+            None => {
+                self.vars.push(name.to_string());
+                self.vars.len() - 1
+            }
+        }
+    }
+
     fn scenario(&mut self, name: &str, s: &Scenario) -> Result<ScenarioPlan, PlanError> {
         let p = format!("scenarios.{name}");
         let mut entries = Vec::new();
@@ -261,10 +499,7 @@ impl Builder<'_> {
                 cum += m.weight.unwrap_or(1.0);
                 let steps = self.mix_steps(&mp, m)?;
                 let flow = match (&m.flow, &m.name) {
-                    (Some(_), Some(n)) => {
-                        self.flows.push(format!("{name}/{n}"));
-                        Some(self.flows.len() - 1)
-                    }
+                    (Some(_), Some(n)) => Some(self.flow_id(&format!("{name}/{n}"))),
                     _ => None,
                 };
                 entries.push(WorkEntry {
@@ -284,6 +519,8 @@ impl Builder<'_> {
                 flow: None,
             });
         }
+        let setup = self.steps(&format!("{p}.setup_per_vu"), &s.setup_per_vu, None)?;
+        let teardown = self.steps(&format!("{p}.teardown_per_vu"), &s.teardown_per_vu, None)?;
         Ok(ScenarioPlan {
             name: name.to_string(),
             executor: executor::from_scenario(s),
@@ -299,7 +536,20 @@ impl Builder<'_> {
                 .as_ref()
                 .or(self.cfg.defaults.think.as_ref())
                 .map(ThinkPlan::from),
+            setup,
+            teardown,
+            cookies: s.cookies.unwrap_or(true),
         })
+    }
+
+    fn flow_id(&mut self, name: &str) -> usize {
+        match self.flows.iter().position(|f| f == name) {
+            Some(i) => i,
+            None => {
+                self.flows.push(name.to_string());
+                self.flows.len() - 1
+            }
+        }
     }
 
     fn mix_steps(&mut self, p: &str, m: &MixEntry) -> Result<Vec<StepPlan>, PlanError> {
@@ -349,37 +599,85 @@ impl Builder<'_> {
 
     fn step(&mut self, p: &str, s: &Step, prefix: Option<&str>) -> Result<StepPlan, PlanError> {
         let think = s.think.as_ref().map(ThinkPlan::from);
+        if let (Some(g), Some(inner)) = (&s.group, &s.steps) {
+            let id = self.flow_id(&format!("{}/{g}", self.scope));
+            let steps = self.steps(&format!("{p}.steps"), inner, prefix)?;
+            return Ok(StepPlan {
+                series: u32::MAX,
+                group: Some((id, steps)),
+                think,
+                ..Default::default()
+            });
+        }
         let Some(spec) = &s.request else {
             return Ok(StepPlan {
                 series: u32::MAX,
-                request: None,
-                checks: Vec::new(),
                 think,
+                ..Default::default()
             });
         };
-        let (req, method, url) = self.request(&format!("{p}.request"), spec)?;
+        let (mut req, method, url_text) = self.request(&format!("{p}.request"), spec)?;
         let name = s.name.clone().unwrap_or_else(|| {
-            let n = step_name_for(&method, url.as_str());
+            let n = default_step_name(&method, &url_text);
             match prefix {
                 Some(pre) => format!("{pre}: {n}"),
                 None => n,
             }
         });
         let series = self.series_id(&name);
-        let mut req = req;
         let checks = match &s.check {
-            Some(c) => self.checks_for(&name, c, &mut req),
+            Some(c) => self.checks_for(&format!("{p}.check"), &name, c, &mut req)?,
             None => Vec::new(),
         };
+        let mut extract = Vec::new();
+        for (var, spec) in &s.extract {
+            let field = format!("{p}.extract.{var}");
+            let source = match spec {
+                ExtractSpec::Path(path) | ExtractSpec::From(ExtractFrom::Json(path)) => {
+                    req.keep_body = true;
+                    ExtractSource::Json(json_path(&field, path)?)
+                }
+                ExtractSpec::From(ExtractFrom::Regex(r)) => {
+                    req.keep_body = true;
+                    ExtractSource::Regex(regex(&field, r)?)
+                }
+                ExtractSpec::From(ExtractFrom::Header(h)) => {
+                    req.keep_head = true;
+                    ExtractSource::Header(h.clone())
+                }
+                ExtractSpec::From(ExtractFrom::Cookie(c)) => {
+                    req.keep_head = true;
+                    ExtractSource::Cookie(c.clone())
+                }
+            };
+            let var = self.var_id(var);
+            extract.push(ExtractPlan { var, source });
+        }
+        let mut tags = Vec::new();
+        for (k, v) in &s.tags {
+            let c = self.compile_text(&format!("{p}.tags.{k}"), v, Escape::Raw, |l| {
+                l.as_bytes().to_vec()
+            })?;
+            tags.push((k.clone(), c));
+        }
         Ok(StepPlan {
             series,
             request: Some(req),
             checks,
+            extract,
+            tags,
+            group: None,
             think,
         })
     }
 
-    fn checks_for(&mut self, step: &str, c: &Check, req: &mut RequestPlan) -> Vec<CheckPlan> {
+    fn checks_for(
+        &mut self,
+        field: &str,
+        step: &str,
+        c: &Check,
+        req: &mut RequestPlan,
+    ) -> Result<Vec<CheckPlan>, PlanError> {
         let mut out = Vec::new();
         if let Some(st) = &c.status {
             let (set, text) = match st {
@@ -410,40 +708,69 @@ impl Builder<'_> {
                 needle: needle.as_bytes().into(),
             });
         }
+        if let Some(r) = &c.body_matches {
+            let id = self.check_id(format!("{step}: body matches /{r}/"));
+            req.keep_body = true;
+            out.push(CheckPlan::BodyMatches {
+                id,
+                re: regex(&format!("{field}.body_matches"), r)?,
+            });
+        }
+        for (path, expected) in &c.json {
+            let id = self.check_id(format!("{step}: {path} == {expected}"));
+            req.keep_body = true;
+            out.push(CheckPlan::JsonEquals {
+                id,
+                path: json_path(&format!("{field}.json"), path)?,
+                expected: expected.clone(),
+            });
+        }
+        for path in &c.json_exists {
+            let id = self.check_id(format!("{step}: {path} exists"));
+            req.keep_body = true;
+            out.push(CheckPlan::JsonExists {
+                id,
+                path: json_path(&format!("{field}.json_exists"), path)?,
+            });
+        }
+        for (name, contains) in &c.header {
+            let id = self.check_id(format!("{step}: header {name} contains {contains:?}"));
+            req.keep_head = true;
+            out.push(CheckPlan::Header {
+                id,
+                name: name.clone(),
+                contains: contains.as_bytes().into(),
+            });
+        }
         if let Some(max) = c.max_duration {
             let id = self.check_id(format!("{step}: duration <= {max}"));
             out.push(CheckPlan::MaxDuration { id, max: max.get() });
         }
-        out
+        Ok(out)
     }
 
+    /// Compile a request; returns it with its method and URL text (for the name).
     fn request(
         &mut self,
         p: &str,
         spec: &RequestSpec,
-    ) -> Result<(RequestPlan, String, url::Url), PlanError> {
+    ) -> Result<(RequestPlan, String, String), PlanError> {
         let d = &self.cfg.defaults;
-        let (method, raw_url, mut headers, body, ctype, timeout) = match spec {
+        let (method, raw_url, mut headers, body_src, timeout) = match spec {
             RequestSpec::Line(line) => {
                 let (m, u) = split_request_line(line).map_err(|message| PlanError::Url {
                     field: p.to_string(),
                     message,
                 })?;
-                (m, u, BTreeMap::new(), None, None, None)
+                (m, u, BTreeMap::new(), BodySrc::None, None)
             }
             RequestSpec::Full(f) => {
-                let (body, ctype): (Option<Vec<u8>>, Option<&str>) = if let Some(b) = &f.body {
-                    (Some(b.clone().into_bytes()), None)
+                let body = if let Some(b) = &f.body {
+                    BodySrc::Text(b.clone())
                 } else if let Some(j) = &f.json {
-                    (Some(j.to_string().into_bytes()), Some("application/json"))
+                    BodySrc::Json(j.clone())
                 } else if let Some(form) = &f.form {
-                    let enc: String = url::form_urlencoded::Serializer::new(String::new())
-                        .extend_pairs(form.iter())
-                        .finish();
-                    (
-                        Some(enc.into_bytes()),
-                        Some("application/x-www-form-urlencoded"),
-                    )
+                    BodySrc::Form(form.clone())
                 } else if let Some(path) = &f.body_file {
                     let full = self.base_dir.join(path);
                     let data = std::fs::read(&full).map_err(|source| PlanError::BodyFile {
@@ -451,9 +778,9 @@ impl Builder<'_> {
                         path: full.display().to_string(),
                         source,
                     })?;
-                    (Some(data), None)
+                    BodySrc::Bytes(data)
                 } else {
-                    (None, None)
+                    BodySrc::None
                 };
                 (
                     f.method
@@ -463,7 +790,6 @@ impl Builder<'_> {
                     f.url.clone(),
                     f.headers.clone(),
                     body,
-                    ctype,
                     f.timeout.map(|t| t.get()),
                 )
             }
@@ -474,12 +800,16 @@ impl Builder<'_> {
         } else {
             raw_url.clone()
         };
-        let url = url::Url::parse(&full).map_err(|e| PlanError::Url {
+        // The origin never comes from a template (validation ensures it).
+        let (origin_url, path_template) = split_origin(&full).ok_or_else(|| PlanError::Url {
+            field: p.to_string(),
+            message: format!("`{full}` is not an absolute http(s) URL"),
+        })?;
+        let origin_parsed = url::Url::parse(&origin_url).map_err(|e| PlanError::Url {
             field: p.to_string(),
             message: format!("`{full}` is not a URL: {e}"),
         })?;
-        let origin = self.origin(p, &url)?;
-        // Step headers win over defaults, compared case-insensitively.
+        let origin = self.origin(p, &origin_parsed)?;
         for (k, v) in &d.headers {
             if !headers.keys().any(|h| h.eq_ignore_ascii_case(k)) {
                 headers.insert(k.clone(), v.clone());
@@ -487,59 +817,201 @@ impl Builder<'_> {
         }
         let has =
             |h: &BTreeMap<String, String>, n: &str| h.keys().any(|k| k.eq_ignore_ascii_case(n));
-        let mut out = Vec::with_capacity(256 + body.as_ref().map_or(0, |b| b.len()));
-        let target = match url.query() {
-            Some(q) => format!("{}?{}", url.path(), q),
-            None => url.path().to_string(),
-        };
-        out.extend_from_slice(format!("{method} {target} HTTP/1.1\r\n").as_bytes());
+        // Fixed part of the head after the request target.
+        let mut fixed = Vec::with_capacity(256);
+        fixed.extend_from_slice(b" HTTP/1.1\r\n");
         if !has(&headers, "host") {
-            let host = url.host_str().unwrap_or_default();
-            let host_header = match url.port() {
+            let host = origin_parsed.host_str().unwrap_or_default();
+            let host_header = match origin_parsed.port() {
                 Some(port) => format!("{host}:{port}"),
                 None => host.to_string(),
             };
-            out.extend_from_slice(format!("Host: {host_header}\r\n").as_bytes());
+            fixed.extend_from_slice(format!("Host: {host_header}\r\n").as_bytes());
         }
         if !has(&headers, "user-agent") {
-            out.extend_from_slice(
+            fixed.extend_from_slice(
                 concat!("User-Agent: pado/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
             );
         }
+        let ctype = match &body_src {
+            BodySrc::Json(_) => Some("application/json"),
+            BodySrc::Form(_) => Some("application/x-www-form-urlencoded"),
+            _ => None,
+        };
         if let Some(ct) = ctype {
             if !has(&headers, "content-type") {
-                out.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
+                fixed.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
             }
         }
+        let mut dyn_headers = Vec::new();
         for (k, v) in &headers {
             if k.eq_ignore_ascii_case("content-length") {
                 continue;
             }
-            out.extend_from_slice(k.as_bytes());
-            out.extend_from_slice(b": ");
-            out.extend_from_slice(v.as_bytes());
-            out.extend_from_slice(b"\r\n");
+            let c = self.compile_text(&format!("{p}.headers.{k}"), v, Escape::Header, |l| {
+                l.as_bytes().to_vec()
+            })?;
+            if c.is_static() {
+                fixed.extend_from_slice(k.as_bytes());
+                fixed.extend_from_slice(b": ");
+                fixed.extend_from_slice(&c.static_bytes());
+                fixed.extend_from_slice(b"\r\n");
+            } else {
+                dyn_headers.push((format!("{k}: ").into_bytes().into_boxed_slice(), c));
+            }
         }
+        let target = self.compile_text(p, &path_template, Escape::Url, encode_url_literal)?;
+        let body = match body_src {
+            BodySrc::None => None,
+            BodySrc::Bytes(b) => Some(Compiled {
+                parts: vec![Part::Lit(b.into_boxed_slice())],
+                escape: Escape::Raw,
+            }),
+            BodySrc::Text(t) => Some(self.compile_text(
+                &format!("{p}.body"),
+                &t,
+                Escape::Raw,
+                |l| l.as_bytes().to_vec(),
+            )?),
+            BodySrc::Json(v) => {
+                let mut parts = Vec::new();
+                self.json_parts(&format!("{p}.json"), &v, &mut parts)?;
+                Some(Compiled {
+                    parts,
+                    escape: Escape::Json,
+                })
+            }
+            BodySrc::Form(f) => {
+                let mut parts = Vec::new();
+                for (i, (k, v)) in f.iter().enumerate() {
+                    let mut key = Vec::new();
+                    if i > 0 {
+                        key.push(b'&');
+                    }
+                    escape_into(Escape::Form, k.as_bytes(), &mut key);
+                    key.push(b'=');
+                    parts.push(Part::Lit(key.into_boxed_slice()));
+                    let c = self.compile_text(&format!("{p}.form.{k}"), v, Escape::Form, |l| {
+                        let mut o = Vec::new();
+                        escape_into(Escape::Form, l.as_bytes(), &mut o);
+                        o
+                    })?;
+                    parts.extend(c.parts);
+                }
+                Some(Compiled {
+                    parts,
+                    escape: Escape::Form,
+                })
+            }
+        };
         let needs_length = body.is_some() || matches!(method.as_str(), "POST" | "PUT" | "PATCH");
-        if needs_length {
-            let n = body.as_ref().map_or(0, |b| b.len());
-            out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
-        }
-        out.extend_from_slice(b"\r\n");
-        if let Some(b) = &body {
-            out.extend_from_slice(b);
-        }
+        let all_static = target.is_static()
+            && dyn_headers.is_empty()
+            && body.as_ref().is_none_or(|b| b.is_static());
+        let form = if all_static {
+            let mut out = Vec::with_capacity(256);
+            out.extend_from_slice(method.as_bytes());
+            out.push(b' ');
+            out.extend_from_slice(&target.static_bytes());
+            out.extend_from_slice(&fixed);
+            let body_bytes = body.as_ref().map(|b| b.static_bytes());
+            if needs_length {
+                let n = body_bytes.as_ref().map_or(0, |b| b.len());
+                out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
+            }
+            let head_end = out.len();
+            out.extend_from_slice(b"\r\n");
+            if let Some(b) = body_bytes {
+                out.extend_from_slice(&b);
+            }
+            RequestForm::Static {
+                bytes: out.into_boxed_slice(),
+                head_end,
+            }
+        } else {
+            RequestForm::Dynamic {
+                prefix: format!("{method} ").into_bytes().into_boxed_slice(),
+                target,
+                fixed: fixed.into_boxed_slice(),
+                headers: dyn_headers,
+                body,
+                needs_length,
+            }
+        };
         let plan = RequestPlan {
             origin,
-            bytes: out.into_boxed_slice(),
+            form,
             is_head: method == "HEAD",
             timeout: timeout
                 .or(d.timeout.map(|t| t.get()))
                 .unwrap_or(DEFAULT_TIMEOUT),
             keep_body: false,
+            keep_head: false,
             expect: StatusSet::default_ok(),
         };
-        Ok((plan, method, url))
+        Ok((plan, method, full))
+    }
+
+    /// A JSON body as template parts: structure literal, strings templated and
+    /// JSON-escaped.
+    fn json_parts(
+        &mut self,
+        field: &str,
+        v: &serde_json::Value,
+        out: &mut Vec<Part>,
+    ) -> Result<(), PlanError> {
+        use serde_json::Value;
+        let lit = |out: &mut Vec<Part>, b: &[u8]| {
+            if let Some(Part::Lit(prev)) = out.last_mut() {
+                let mut x = prev.to_vec();
+                x.extend_from_slice(b);
+                *prev = x.into_boxed_slice();
+            } else {
+                out.push(Part::Lit(b.into()));
+            }
+        };
+        match v {
+            Value::String(s) => {
+                lit(out, b"\"");
+                let c = self.compile_text(field, s, Escape::Json, |l| {
+                    let mut o = Vec::new();
+                    escape_into(Escape::Json, l.as_bytes(), &mut o);
+                    o
+                })?;
+                for part in c.parts {
+                    match part {
+                        Part::Lit(b) => lit(out, &b),
+                        other => out.push(other),
+                    }
+                }
+                lit(out, b"\"");
+            }
+            Value::Array(a) => {
+                lit(out, b"[");
+                for (i, x) in a.iter().enumerate() {
+                    if i > 0 {
+                        lit(out, b",");
+                    }
+                    self.json_parts(&format!("{field}[{i}]"), x, out)?;
+                }
+                lit(out, b"]");
+            }
+            Value::Object(o) => {
+                lit(out, b"{");
+                for (i, (k, x)) in o.iter().enumerate() {
+                    if i > 0 {
+                        lit(out, b",");
+                    }
+                    let key = serde_json::to_string(k).unwrap_or_default();
+                    lit(out, key.as_bytes());
+                    lit(out, b":");
+                    self.json_parts(&format!("{field}.{k}"), x, out)?;
+                }
+                lit(out, b"}");
+            }
+            other => lit(out, other.to_string().as_bytes()),
+        }
+        Ok(())
     }
 
     fn origin(&mut self, p: &str, url: &url::Url) -> Result<usize, PlanError> {
@@ -593,6 +1065,51 @@ impl Builder<'_> {
     }
 }
 
+enum BodySrc {
+    None,
+    Text(String),
+    Json(serde_json::Value),
+    Form(BTreeMap<String, String>),
+    Bytes(Vec<u8>),
+}
+
+/// Split `http://host:port/path?{{x}}` into the origin URL (`http://host:port/`) and
+/// the path-and-query template (`/path?{{x}}`).
+fn split_origin(full: &str) -> Option<(String, String)> {
+    let scheme_end = full.find("://")?;
+    let scheme = &full[..scheme_end];
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let rest = &full[scheme_end + 3..];
+    let path_start = rest.find(['/', '?']).unwrap_or(rest.len());
+    let authority = &rest[..path_start];
+    if authority.is_empty() || authority.contains("{{") {
+        return None;
+    }
+    let mut path = rest[path_start..].to_string();
+    if path.is_empty() {
+        path.push('/');
+    } else if path.starts_with('?') {
+        path.insert(0, '/');
+    }
+    Some((format!("{scheme}://{authority}/"), path))
+}
+
+fn json_path(field: &str, path: &str) -> Result<JsonPath, PlanError> {
+    JsonPath::parse(path).map_err(|e| PlanError::Pattern {
+        field: field.to_string(),
+        message: format!("`{path}` is not a JSONPath: {e}"),
+    })
+}
+
+fn regex(field: &str, r: &str) -> Result<regex::bytes::Regex, PlanError> {
+    regex::bytes::Regex::new(r).map_err(|e| PlanError::Pattern {
+        field: field.to_string(),
+        message: format!("bad regular expression: {e}"),
+    })
+}
+
 impl RunPlan {
     /// Stage windows of all scenarios as offsets from the run start, for the result file.
     pub fn stage_marks(&self) -> Vec<StageMark> {
@@ -643,8 +1160,12 @@ mod tests {
     fn request_bytes_are_built_once_and_correct() {
         let p = plan("target: http://127.0.0.1:9\ndefaults:\n  headers: { X-Env: a, Accept: text/plain }\nscenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - name: search\n        request: \"GET /api/search?q=검색 엔진\"\n      - request: { method: post, url: /api/posts, headers: { accept: application/json }, json: { title: \"안녕\" } }\n        check: { status: 201, body_contains: ok }\n");
         let s = &p.scenarios[0];
+        let bytes_of = |r: &RequestPlan| match &r.form {
+            RequestForm::Static { bytes, .. } => bytes.to_vec(),
+            RequestForm::Dynamic { .. } => panic!("expected a static request"),
+        };
         let r0 = s.entries[0].steps[0].request.as_ref().unwrap();
-        let text = String::from_utf8(r0.bytes.to_vec()).unwrap();
+        let text = String::from_utf8(bytes_of(r0)).unwrap();
         assert!(
             text.starts_with("GET /api/search?q=%EA%B2%80%EC%83%89%20%EC%97%94%EC%A7%84 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"),
             "{text}"
@@ -652,7 +1173,7 @@ mod tests {
         assert!(text.ends_with("\r\n\r\n"));
         assert!(!text.contains("Content-Length"));
         let r1 = s.entries[0].steps[1].request.as_ref().unwrap();
-        let text = String::from_utf8(r1.bytes.to_vec()).unwrap();
+        let text = String::from_utf8(bytes_of(r1)).unwrap();
         assert!(text.starts_with("POST /api/posts HTTP/1.1\r\n"), "{text}");
         assert!(text.contains("Content-Type: application/json\r\n"));
         assert!(text.contains("accept: application/json\r\n"));

@@ -44,8 +44,8 @@ pub struct AggregatorHandle {
 }
 
 impl AggregatorHandle {
-    /// Wait until every worker said [`WorkerMessage::Done`] (or all senders are gone)
-    /// and return the run's totals.
+    /// Wait until every sender is gone (workers end, this handle's sender is dropped
+    /// here) and return the run's totals.
     pub fn finish(self) -> Totals {
         drop(self.tx);
         self.join.join().unwrap_or_default()
@@ -79,11 +79,10 @@ impl Aggregator {
     }
 
     fn run(mut self, rx: Receiver<WorkerMessage>) -> Totals {
+        // Until every sender is gone: a participant that said Done may still send
+        // (a teardown after the load), and its seconds are merged all the same.
         while let Ok(msg) = rx.recv() {
             self.handle(msg);
-            if self.done.iter().all(|d| *d) {
-                break;
-            }
         }
         self.flush_all();
         self.totals

@@ -181,6 +181,22 @@ impl<'de> Deserialize<'de> for Dur {
     }
 }
 
+impl schemars::JsonSchema for Dur {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A duration: `500ms`, `30s`, `1m30s`, `2h`, or a number of seconds",
+            "anyOf": [
+                { "type": "string", "pattern": "^\\s*([0-9.]+(h|m|s|ms|us|µs|ns))+\\s*$|^\\s*[0-9.]+\\s*$" },
+                { "type": "number", "minimum": 0 }
+            ]
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,8 @@
 
 pub mod duration;
 pub mod error;
+pub mod import;
+pub mod init;
 pub mod line_index;
 pub mod load;
 pub mod model;

@@ -628,6 +628,9 @@ impl Validator<'_> {
             let sp = format!("{p}[{i}]");
             match (&st.group, &st.steps) {
                 (Some(_), Some(inner)) => {
+                    if inner.iter().any(|s| s.group.is_some()) {
+                        self.err(&format!("{sp}.steps"), "groups cannot be nested", None);
+                    }
                     if st.request.is_some() {
                         self.err(
                             &format!("{sp}.request"),

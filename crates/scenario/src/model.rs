@@ -5,12 +5,13 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::Dur;
 
 /// A whole scenario file.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Test name (used for the result directory and reports).
@@ -36,11 +37,12 @@ pub struct Config {
     pub teardown: Vec<Step>,
     /// Scenarios, run in parallel, in file order.
     #[serde(default, with = "ordered_map")]
+    #[schemars(with = "BTreeMap<String, Scenario>")]
     pub scenarios: Vec<(String, Scenario)>,
 }
 
 /// A data feed: rows from a CSV or JSON file, inline values, or an integer range.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DataSpec {
     /// CSV (with a header row) or JSON (an array of objects or of scalars) file,
@@ -62,7 +64,7 @@ pub struct DataSpec {
 }
 
 /// How a feed's rows are chosen.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PickMode {
     /// Uniformly at random, independently per use.
@@ -78,7 +80,7 @@ pub enum PickMode {
 }
 
 /// Request defaults.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Defaults {
     /// Headers added to every request (a step's own header of the same name wins).
@@ -96,7 +98,7 @@ pub struct Defaults {
 }
 
 /// One threshold: `"p(95) < 200"` or `{ threshold: "...", abort_on_fail: true }`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ThresholdEntry {
     /// Plain expression.
@@ -133,7 +135,7 @@ impl ThresholdEntry {
 }
 
 /// The load models, named as k6 names them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ExecutorKind {
     /// A fixed number of VUs looping for a duration.
@@ -171,7 +173,7 @@ impl ExecutorKind {
 }
 
 /// One stage: reach `target` (VUs, or iterations per time unit) over `duration`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Stage {
     /// How long the ramp (or hold, when the target does not change) takes.
@@ -181,7 +183,7 @@ pub struct Stage {
 }
 
 /// nGrinder-style step ramp: start at `start`, add `add` every `every`, up to `max`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepRamp {
     /// First level.
@@ -196,7 +198,7 @@ pub struct StepRamp {
 
 /// One scenario: a load model and the work each iteration does. The executor's
 /// parameters sit beside it (flat, as in k6); validation says which apply.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// The load model.
@@ -268,7 +270,7 @@ pub struct Scenario {
 }
 
 /// One entry of a weighted mix: a single request or a whole flow.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MixEntry {
     /// Relative weight (default 1); weights need not add up to 100.
@@ -299,7 +301,7 @@ pub struct MixEntry {
 
 /// One step of a flow: a request (with checks and extraction), a pause, or a group of
 /// steps timed together.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// Name the metrics are reported under (default: method and path).
@@ -330,7 +332,7 @@ pub struct Step {
 }
 
 /// Where an extracted value comes from: `"$.token"` (JSONPath) or the full forms.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ExtractSpec {
     /// A JSONPath into the JSON body.
@@ -340,7 +342,7 @@ pub enum ExtractSpec {
 }
 
 /// Extraction sources.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub enum ExtractFrom {
     /// JSONPath into the JSON body (first match; strings unquoted).
@@ -354,7 +356,7 @@ pub enum ExtractFrom {
 }
 
 /// A request: `"GET /path"` shorthand or the full form.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum RequestSpec {
     /// `"METHOD URL"` or just `"URL"` (GET).
@@ -364,7 +366,7 @@ pub enum RequestSpec {
 }
 
 /// The full request form.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequestFull {
     /// HTTP method (default GET).
@@ -394,7 +396,7 @@ pub struct RequestFull {
 
 /// Checks on a response. Any failed check fails the request (counted under
 /// `check_failed` unless the status already failed it).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Check {
     /// Expected status: `200`, `[200, 201]` or a class `"2xx"`.
@@ -422,7 +424,7 @@ pub struct Check {
 }
 
 /// Expected status codes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum StatusMatch {
     /// Exactly this code.
@@ -436,7 +438,7 @@ pub enum StatusMatch {
 /// Think time: `"1s"`, `{ constant: 1s }`, `{ uniform: [0.5s, 2s] }`,
 /// `{ normal: { mean: 1s, stddev: 200ms } }` or `{ pacing: 5s }` (each iteration
 /// takes at least this long from start to start, like Locust's constant_pacing).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Think {
     /// A fixed pause.
@@ -446,7 +448,7 @@ pub enum Think {
 }
 
 /// Think-time distributions.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub enum ThinkDist {
     /// A fixed pause.
@@ -507,4 +509,11 @@ mod ordered_map {
         }
         d.deserialize_map(Vis(PhantomData))
     }
+}
+
+/// The JSON Schema of scenario files, so editors can autocomplete and check them
+/// (`pado schema > pado.schema.json`, then point the YAML language server at it).
+pub fn json_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(Config);
+    serde_json::to_value(schema).unwrap_or_default()
 }

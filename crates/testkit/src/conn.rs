@@ -254,6 +254,17 @@ async fn respond<S: Transport>(
             let body = format!("{{\"token\":\"tok-{n}\"}}");
             send(s, req, 200, Some("application/json"), &[], body.as_bytes()).await
         }
+        "/set-cookie" => {
+            // Every query pair becomes a Set-Cookie header (`Max-Age=0` deletes).
+            let cookies: Vec<String> = req
+                .query
+                .iter()
+                .map(|(k, v)| format!("{k}={v}; Path=/; HttpOnly"))
+                .collect();
+            let extra: Vec<(&str, &str)> =
+                cookies.iter().map(|c| ("Set-Cookie", c.as_str())).collect();
+            send(s, req, 200, Some("text/plain"), &extra, b"cookies set\n").await
+        }
         "/json/item" => {
             let n = shared.item_counter.fetch_add(1, Ordering::Relaxed) + 1;
             let body = format!("{{\"id\":{n}}}");

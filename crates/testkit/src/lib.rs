@@ -36,6 +36,7 @@
 //! | `/slow-body?ms=` | headers at once, body `ok\n` `ms` ms (default 100) after the request |
 //! | `/json/login` | `200 {"token":"tok-<n>"}` |
 //! | `/json/item` | `201 {"id":<n>}` |
+//! | `/set-cookie?name=value...` | `200`, one `Set-Cookie` per query pair |
 //!
 //! HEAD gets the same headers as GET and no body. A malformed request gets
 //! `400` and the connection is closed; nothing a client sends can stop the

@@ -52,6 +52,9 @@ pub struct RequestRef<'a> {
     pub timeout: Duration,
     /// Where to keep the (de-chunked) body, when a check needs it, and its size cap.
     pub keep_body: Option<(&'a mut Vec<u8>, usize)>,
+    /// Where to copy the final response head: always when `.1` is true (header
+    /// checks and extraction), otherwise only when it sets a cookie (the jar).
+    pub keep_head: Option<(&'a mut Vec<u8>, bool)>,
 }
 
 /// Run one exchange, opening a connection in `slot` when there is none (or the idle
@@ -91,9 +94,21 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
     if let Some((b, _)) = keep_body.as_mut() {
         b.clear();
     }
+    let mut keep_head = req.keep_head;
+    if let Some((h, _)) = keep_head.as_mut() {
+        h.clear();
+    }
     let outcome = tokio::time::timeout_at(
         deadline.into(),
-        run(conn, req.bytes, req.is_head, tls, &mut ex, &mut keep_body),
+        run(
+            conn,
+            req.bytes,
+            req.is_head,
+            tls,
+            &mut ex,
+            &mut keep_body,
+            &mut keep_head,
+        ),
     )
     .await;
     let end = Instant::now();
@@ -141,6 +156,7 @@ async fn run(
     tls: bool,
     ex: &mut Exchange,
     keep_body: &mut Option<(&mut Vec<u8>, usize)>,
+    keep_head: &mut Option<(&mut Vec<u8>, bool)>,
 ) -> Result<bool, ErrorKind> {
     let t_send = Instant::now();
     ex.sent_at = Some(t_send);
@@ -191,6 +207,11 @@ async fn run(
         }
     };
     ex.status = head.status;
+    if let Some((out, always)) = keep_head.as_mut() {
+        if *always || head.has_set_cookie {
+            out.extend_from_slice(&buf[head.start..head.len]);
+        }
+    }
     let fb = first_byte.unwrap_or(t_sent);
 
     // Body.

@@ -27,6 +27,10 @@ pub struct Head {
     pub body: BodyKind,
     /// Whether the connection may be reused after the body.
     pub keep_alive: bool,
+    /// Where the final head starts (after skipped 1xx heads).
+    pub start: usize,
+    /// Whether it sets a cookie (so the cookie jar needs the head).
+    pub has_set_cookie: bool,
 }
 
 /// Why a response is not valid HTTP/1.1.
@@ -81,6 +85,7 @@ pub fn parse_head(buf: &[u8], request_was_head: bool) -> Result<Option<Head>, Pr
         let mut chunked = false;
         let mut conn_close = false;
         let mut conn_keep_alive = false;
+        let mut has_set_cookie = false;
         for h in resp.headers.iter() {
             if h.name.eq_ignore_ascii_case("content-length") {
                 let v = std::str::from_utf8(h.value)
@@ -98,6 +103,8 @@ pub fn parse_head(buf: &[u8], request_was_head: bool) -> Result<Option<Head>, Pr
                     .rsplit(|b| *b == b',')
                     .next()
                     .is_some_and(|last| trim(last).eq_ignore_ascii_case(b"chunked"));
+            } else if h.name.eq_ignore_ascii_case("set-cookie") {
+                has_set_cookie = true;
             } else if h.name.eq_ignore_ascii_case("connection") {
                 for token in h.value.split(|b| *b == b',') {
                     let t = trim(token);
@@ -132,6 +139,8 @@ pub fn parse_head(buf: &[u8], request_was_head: bool) -> Result<Option<Head>, Pr
             len: offset + n,
             body,
             keep_alive,
+            start: offset,
+            has_set_cookie,
         }));
     }
 }

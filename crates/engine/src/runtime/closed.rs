@@ -14,18 +14,29 @@ pub async fn run_vu(
     ctx: Rc<WorkerCtx>,
     sc_idx: usize,
     vu_number: u64,
+    global_id: u64,
     windows: Vec<Window>,
     sched: Rc<ClosedSchedule>,
 ) {
     let sc = &ctx.plan.scenarios[sc_idx];
     let sc_start = ctx.t0 + sc.start_time;
     let scenario_hard_end = sc_start + sc.executor.duration() + sc.graceful_stop;
-    let mut vu = Vu::new(ctx.clone(), seed(ctx.id, sc_idx, vu_number));
+    let mut vu = Vu::new(
+        ctx.clone(),
+        seed(ctx.id, sc_idx, vu_number),
+        global_id + 1,
+        sc.cookies,
+    );
     ctx.vus_alloc.set(ctx.vus_alloc.get() + 1);
     let mut done: u64 = 0;
+    let mut set_up = false;
     'windows: for w in windows {
         if !ctx.sleep_until(sc_start + w.start).await {
             break;
+        }
+        if !set_up && !sc.setup.is_empty() {
+            set_up = true;
+            vu.run_once(&sc.name, &sc.setup).await;
         }
         let end = sc_start + w.end;
         // A window that closes before the scenario ends is a ramp-down (its iteration
@@ -79,6 +90,9 @@ pub async fn run_vu(
             }
         }
         ctx.vu_stopped(Instant::now());
+    }
+    if set_up && !sc.teardown.is_empty() && !ctx.aborted.get() {
+        vu.run_once(&sc.name, &sc.teardown).await;
     }
 }
 

@@ -56,8 +56,20 @@ pub fn default_workers() -> usize {
 /// Run the plan to its end (or until stopped), feeding closed seconds to `sink`.
 pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     let workers = opts.workers.max(1);
-    let agg = Aggregator::spawn(workers, sink);
+    // One more participant than workers: the global setup/teardown runner (it says
+    // Done after setup, so it never holds seconds back, and may send again later).
+    let agg = Aggregator::spawn(workers + 1, sink);
     let started_at = SystemTime::now();
+    // Global setup: its requests land in second 0; its variables seed every VU.
+    let initial_vars = run_once_steps(
+        workers,
+        plan.clone(),
+        None,
+        agg.tx.clone(),
+        &plan.setup,
+        "setup",
+        Vec::new(),
+    );
     // Give threads a moment to start so second 0 is a full second of load.
     let t0 = Instant::now() + Duration::from_millis(20);
     let planned_end = t0 + plan.planned_duration();
@@ -66,15 +78,27 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         let plan = plan.clone();
         let tx = agg.tx.clone();
         let stop = opts.stop.clone();
+        let vars = initial_vars.clone();
         let h = std::thread::Builder::new()
             .name(format!("pado-worker-{id}"))
-            .spawn(move || worker_main(id, workers, plan, t0, tx, stop))
+            .spawn(move || worker_main(id, workers, plan, t0, tx, stop, vars))
             .expect("spawning a worker thread");
         handles.push(h);
     }
     for h in handles {
         let _ = h.join();
     }
+    let aborted = opts.stop.load(std::sync::atomic::Ordering::Relaxed) == ABORT;
+    let teardown: &[crate::plan::StepPlan] = if aborted { &[] } else { &plan.teardown };
+    run_once_steps(
+        workers,
+        plan.clone(),
+        Some(t0),
+        agg.tx.clone(),
+        teardown,
+        "teardown",
+        initial_vars,
+    );
     let totals = agg.finish();
     let end = Instant::now();
     let interrupted =
@@ -89,6 +113,44 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     }
 }
 
+/// Run setup or teardown steps on a runner of their own (participant `id` of the
+/// aggregator) and return the variables they leave. With no `t0` (setup, before the
+/// run's clock starts) every sample lands in second 0.
+fn run_once_steps(
+    id: usize,
+    plan: Arc<RunPlan>,
+    t0: Option<Instant>,
+    tx: crossbeam_channel::Sender<pado_metrics::WorkerMessage>,
+    steps: &[crate::plan::StepPlan],
+    scope: &str,
+    vars: Vec<Option<Vec<u8>>>,
+) -> Vec<Option<Vec<u8>>> {
+    let t0 = t0.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
+    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx.clone(), vars.clone());
+    if steps.is_empty() {
+        ctx.finish();
+        return vars;
+    }
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(_) => {
+            ctx.finish();
+            return vars;
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    let out = local.block_on(&rt, async {
+        let mut vu = vu::Vu::new(ctx.clone(), 0x5e7_u64 ^ id as u64, 0, true);
+        vu.run_once(scope, steps).await;
+        vu.into_vars()
+    });
+    ctx.finish();
+    out
+}
+
 fn worker_main(
     id: usize,
     workers: usize,
@@ -96,6 +158,7 @@ fn worker_main(
     t0: Instant,
     tx: crossbeam_channel::Sender<pado_metrics::WorkerMessage>,
     stop: StopState,
+    initial_vars: Vec<Option<Vec<u8>>>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -108,10 +171,11 @@ fn worker_main(
         }
     };
     let local = tokio::task::LocalSet::new();
-    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx);
+    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx, initial_vars);
     local.block_on(&rt, async {
         let mut tasks = Vec::new();
         let mut vu_counter: u64 = 0;
+        let mut vu_base: u64 = 0;
         for (sc_idx, sc) in plan.scenarios.iter().enumerate() {
             match sc.executor.schedule() {
                 Schedule::Closed(c) => {
@@ -127,6 +191,7 @@ fn worker_main(
                             ctx.clone(),
                             sc_idx,
                             n as u64,
+                            global,
                             windows.clone(),
                             c.clone(),
                         )));
@@ -142,10 +207,13 @@ fn worker_main(
                             o,
                             id,
                             share_workers,
+                            vu_base,
                         )));
                     }
+                    vu_counter += sc.executor.max_vus() as u64;
                 }
             }
+            vu_base += sc.executor.max_vus() as u64;
         }
         // The clock: once a second flush, and follow the shared stop state.
         let clock_ctx = ctx.clone();

@@ -65,6 +65,7 @@ pub async fn run_scheduler(
     sched: OpenSchedule,
     share: usize,
     workers: usize,
+    vu_base: u64,
 ) {
     let sc = &ctx.plan.scenarios[sc_idx];
     let sc_start = ctx.t0 + sc.start_time;
@@ -81,8 +82,14 @@ pub async fn run_scheduler(
     });
     let spawn_vu = |n: u64| -> Rc<Slot> {
         let slot = Rc::new(Slot::default());
-        let h =
-            tokio::task::spawn_local(vu_loop(ctx.clone(), sc_idx, n, slot.clone(), pool.clone()));
+        let h = tokio::task::spawn_local(vu_loop(
+            ctx.clone(),
+            sc_idx,
+            n,
+            vu_base + n * workers as u64 + share as u64 + 1,
+            slot.clone(),
+            pool.clone(),
+        ));
         pool.tasks.borrow_mut().push(h);
         pool.all.borrow_mut().push(slot.clone());
         ctx.vus_alloc.set(ctx.vus_alloc.get() + 1);
@@ -162,10 +169,20 @@ pub async fn run_scheduler(
     }
 }
 
-async fn vu_loop(ctx: Rc<WorkerCtx>, sc_idx: usize, n: u64, slot: Rc<Slot>, pool: Rc<Pool>) {
+async fn vu_loop(
+    ctx: Rc<WorkerCtx>,
+    sc_idx: usize,
+    n: u64,
+    id: u64,
+    slot: Rc<Slot>,
+    pool: Rc<Pool>,
+) {
     let sc = &ctx.plan.scenarios[sc_idx];
     let hard_end = ctx.t0 + sc.start_time + sc.executor.duration() + sc.graceful_stop;
-    let mut vu = Vu::new(ctx.clone(), seed(ctx.id, sc_idx, n));
+    let mut vu = Vu::new(ctx.clone(), seed(ctx.id, sc_idx, n), id, sc.cookies);
+    if !sc.setup.is_empty() {
+        vu.run_once(&sc.name, &sc.setup).await;
+    }
     let hard_sleep = tokio::time::sleep_until(hard_end.into());
     tokio::pin!(hard_sleep);
     let aborted = ctx.aborted();
@@ -197,5 +214,8 @@ async fn vu_loop(ctx: Rc<WorkerCtx>, sc_idx: usize, n: u64, slot: Rc<Slot>, pool
             break;
         }
         pool.idle.borrow_mut().push(slot.clone());
+    }
+    if !sc.teardown.is_empty() && !ctx.aborted.get() {
+        vu.run_once(&sc.name, &sc.teardown).await;
     }
 }

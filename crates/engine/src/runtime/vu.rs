@@ -1,13 +1,19 @@
-//! A virtual user: its connections (one per origin), its random generator and a reused
-//! body buffer; and what one iteration of a scenario does with them.
+//! A virtual user: its connections (one per origin), variables, feed cursors, cookie
+//! jar, random generator and reused buffers; and what one iteration does with them.
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use pado_metrics::{Phases, RequestSample};
 
+use crate::cookies::CookieJar;
+use crate::data::FeedCursor;
 use crate::http::{exchange, Conn, RequestRef};
-use crate::plan::{CheckPlan, RequestPlan, ScenarioPlan, StepPlan, BODY_KEEP_CAP};
+use crate::plan::{
+    CheckPlan, ExtractSource, RequestForm, RequestPlan, ScenarioPlan, StepPlan, BODY_KEEP_CAP,
+};
+use crate::render::RenderCtx;
+use crate::response_view::ResponseView;
 
 use super::worker::WorkerCtx;
 
@@ -23,9 +29,29 @@ pub enum IterationEnd {
 /// One virtual user.
 pub struct Vu {
     ctx: Rc<WorkerCtx>,
+    /// 1-based VU number, unique in the run (`{{ vu }}`).
+    id: u64,
+    /// Iterations started (`{{ iter }}`).
+    iter: u64,
     conns: Vec<Option<Conn>>,
     rng: fastrand::Rng,
+    /// Kept response body.
     body: Vec<u8>,
+    /// Kept response head.
+    head: Vec<u8>,
+    /// Rendered request.
+    req: Vec<u8>,
+    /// Rendered request body.
+    req_body: Vec<u8>,
+    /// Rendering scratch.
+    scratch: Vec<u8>,
+    /// Rendered tag values.
+    tag_buf: Vec<u8>,
+    vars: Vec<Option<Vec<u8>>>,
+    rows: Vec<Option<u64>>,
+    cursors: Vec<FeedCursor>,
+    jar: CookieJar,
+    cookies: bool,
 }
 
 fn us(d: Duration) -> u64 {
@@ -33,15 +59,40 @@ fn us(d: Duration) -> u64 {
 }
 
 impl Vu {
-    /// A VU with no connections yet (they open on first use).
-    pub fn new(ctx: Rc<WorkerCtx>, seed: u64) -> Self {
-        let n = ctx.plan.origins.len();
+    /// A VU with no connections yet (they open on first use). `id` is 1-based.
+    pub fn new(ctx: Rc<WorkerCtx>, seed: u64, id: u64, cookies: bool) -> Self {
+        let plan = &ctx.plan;
+        let total = plan.max_vus().max(1);
+        let cursors = plan
+            .feeds
+            .iter()
+            .map(|f| f.cursor(id.saturating_sub(1), total))
+            .collect();
+        let mut vars = ctx.initial_vars.clone();
+        vars.resize(plan.vars.len(), None);
         Vu {
-            ctx,
-            conns: (0..n).map(|_| None).collect(),
+            conns: (0..plan.origins.len()).map(|_| None).collect(),
             rng: fastrand::Rng::with_seed(seed),
             body: Vec::new(),
+            head: Vec::new(),
+            req: Vec::new(),
+            req_body: Vec::new(),
+            scratch: Vec::new(),
+            tag_buf: Vec::new(),
+            rows: vec![None; plan.feeds.len()],
+            cursors,
+            vars,
+            jar: CookieJar::default(),
+            cookies,
+            id,
+            iter: 0,
+            ctx,
         }
+    }
+
+    /// Variables (for global setup, whose outputs seed every VU).
+    pub fn into_vars(self) -> Vec<Option<Vec<u8>>> {
+        self.vars
     }
 
     /// Drop connections that an interrupted exchange may have left mid-message.
@@ -74,32 +125,156 @@ impl Vu {
         &mut self,
         sc: &ScenarioPlan,
         entry: usize,
+        scheduled: Option<Instant>,
+    ) -> IterationEnd {
+        let end = self
+            .run_steps(&sc.name, &sc.entries[entry].steps, scheduled)
+            .await;
+        self.iter += 1;
+        end
+    }
+
+    /// Run setup or teardown steps (once per VU, or once per test).
+    pub async fn run_once(&mut self, scope: &str, steps: &[StepPlan]) -> IterationEnd {
+        self.run_steps(scope, steps, None).await
+    }
+
+    async fn run_steps(
+        &mut self,
+        scope: &str,
+        steps: &[StepPlan],
         mut scheduled: Option<Instant>,
     ) -> IterationEnd {
-        let steps = &sc.entries[entry].steps;
+        // A feed row is chosen once per iteration: all columns agree.
+        self.rows.iter_mut().for_each(|r| *r = None);
         for step in steps {
-            if self.ctx.stopping.get() {
-                return IterationEnd::Stopped;
-            }
-            if let Some(req) = &step.request {
-                self.request(step, req, scheduled.take()).await;
-            }
-            if let Some(t) = &step.think {
-                let pause = t.pause(&mut self.rng, Duration::ZERO);
-                if !self.ctx.sleep_until(Instant::now() + pause).await {
-                    return IterationEnd::Stopped;
+            if let Some((gid, inner)) = &step.group {
+                let t = Instant::now();
+                for s in inner {
+                    if self.step(scope, s, &mut scheduled).await == IterationEnd::Stopped {
+                        return IterationEnd::Stopped;
+                    }
                 }
+                let now = Instant::now();
+                self.ctx.group(*gid, now - t, now);
+                if let Some(th) = &step.think {
+                    let pause = th.pause(&mut self.rng, Duration::ZERO);
+                    if !self.ctx.sleep_until(Instant::now() + pause).await {
+                        return IterationEnd::Stopped;
+                    }
+                }
+            } else if self.step(scope, step, &mut scheduled).await == IterationEnd::Stopped {
+                return IterationEnd::Stopped;
             }
         }
         IterationEnd::Completed
     }
 
-    async fn request(&mut self, step: &StepPlan, req: &RequestPlan, scheduled: Option<Instant>) {
+    async fn step(
+        &mut self,
+        scope: &str,
+        step: &StepPlan,
+        scheduled: &mut Option<Instant>,
+    ) -> IterationEnd {
+        if self.ctx.stopping.get() {
+            return IterationEnd::Stopped;
+        }
+        if let Some(req) = &step.request {
+            self.request(scope, step, req, scheduled.take()).await;
+        }
+        if let Some(t) = &step.think {
+            let pause = t.pause(&mut self.rng, Duration::ZERO);
+            if !self.ctx.sleep_until(Instant::now() + pause).await {
+                return IterationEnd::Stopped;
+            }
+        }
+        IterationEnd::Completed
+    }
+
+    /// Render a dynamic request into `self.req`.
+    fn render(&mut self, scope: &str, req: &RequestPlan) {
+        let RequestForm::Dynamic {
+            prefix,
+            target,
+            fixed,
+            headers,
+            body,
+            needs_length,
+        } = &req.form
+        else {
+            return;
+        };
+        let plan = &self.ctx.plan;
+        let mut rc = RenderCtx {
+            vu: self.id,
+            iter: self.iter,
+            scenario: scope,
+            vars: &self.vars,
+            feeds: &plan.feeds,
+            rows: &mut self.rows,
+            cursors: &mut self.cursors,
+            picks: &plan.picks,
+            rng: &mut self.rng,
+            scratch: &mut self.scratch,
+        };
+        let out = &mut self.req;
+        out.clear();
+        out.extend_from_slice(prefix);
+        rc.render(target, out);
+        out.extend_from_slice(fixed);
+        for (name, value) in headers {
+            out.extend_from_slice(name);
+            rc.render(value, out);
+            out.extend_from_slice(b"\r\n");
+        }
+        self.req_body.clear();
+        if let Some(b) = body {
+            rc.render(b, &mut self.req_body);
+        }
+        if self.cookies {
+            self.jar.write_header(req.origin, out);
+        }
+        if *needs_length {
+            out.extend_from_slice(b"Content-Length: ");
+            crate::render::push_int(out, self.req_body.len() as i64);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&self.req_body);
+    }
+
+    async fn request(
+        &mut self,
+        scope: &str,
+        step: &StepPlan,
+        req: &RequestPlan,
+        scheduled: Option<Instant>,
+    ) {
         let ctx = self.ctx.clone();
         let origin = &ctx.plan.origins[req.origin];
         let t_start = Instant::now();
+        let use_jar = self.cookies && !self.jar.is_empty();
+        match &req.form {
+            RequestForm::Static { bytes, head_end } if use_jar => {
+                self.req.clear();
+                self.req.extend_from_slice(&bytes[..*head_end]);
+                self.jar.write_header(req.origin, &mut self.req);
+                self.req.extend_from_slice(&bytes[*head_end..]);
+            }
+            RequestForm::Static { .. } => {}
+            RequestForm::Dynamic { .. } => self.render(scope, req),
+        }
+        let bytes: &[u8] = match &req.form {
+            RequestForm::Static { bytes, .. } if !use_jar => bytes,
+            _ => &self.req,
+        };
         let keep_body = if req.keep_body {
             Some((&mut self.body, BODY_KEEP_CAP))
+        } else {
+            None
+        };
+        let keep_head = if req.keep_head || self.cookies {
+            Some((&mut self.head, req.keep_head))
         } else {
             None
         };
@@ -107,10 +282,11 @@ impl Vu {
             &mut self.conns[req.origin],
             origin,
             RequestRef {
-                bytes: &req.bytes,
+                bytes,
                 is_head: req.is_head,
                 timeout: req.timeout,
                 keep_body,
+                keep_head,
             },
         )
         .await;
@@ -121,21 +297,31 @@ impl Vu {
             Some(s) => end.saturating_duration_since(s),
             None => end.saturating_duration_since(began),
         };
-        let mut failed = ex.error.is_some() || !req.expect.contains(ex.status);
+        let ok_transport = ex.error.is_none();
+        let body: &[u8] = if req.keep_body && ok_transport {
+            &self.body
+        } else {
+            &[]
+        };
+        let head: &[u8] = if ok_transport { &self.head } else { &[] };
+        let view = ResponseView::new(ex.status, head, body);
+        if self.cookies && !head.is_empty() {
+            self.jar.absorb(req.origin, &view);
+        }
+        let mut failed = !ok_transport || !req.expect.contains(ex.status);
         let status_failed = failed;
         for c in &step.checks {
-            let (id, ok) = match c {
-                CheckPlan::Status { id, set } => {
-                    (*id, ex.error.is_none() && set.contains(ex.status))
-                }
-                CheckPlan::BodyContains { id, needle } => (
-                    *id,
-                    ex.error.is_none() && memchr::memmem::find(&self.body, needle).is_some(),
-                ),
-                CheckPlan::MaxDuration { id, max } => (*id, ex.error.is_none() && duration <= *max),
-            };
+            let (id, ok) = evaluate(c, &view, ok_transport, duration);
             ctx.check(id, ok);
             failed |= !ok;
+        }
+        for e in &step.extract {
+            let value = if ok_transport {
+                extract(&e.source, &view, &self.jar, req.origin)
+            } else {
+                None
+            };
+            self.vars[e.var] = value;
         }
         let sample = RequestSample {
             status: ex.status,
@@ -154,6 +340,99 @@ impl Vu {
             bytes_sent: ex.bytes_sent,
             bytes_received: ex.bytes_received,
         };
-        ctx.record(step.series, &sample, end);
+        let series = if step.tags.is_empty() {
+            step.series
+        } else {
+            self.tag_buf.clear();
+            let plan = &ctx.plan;
+            let mut rc = RenderCtx {
+                vu: self.id,
+                iter: self.iter,
+                scenario: scope,
+                vars: &self.vars,
+                feeds: &plan.feeds,
+                rows: &mut self.rows,
+                cursors: &mut self.cursors,
+                picks: &plan.picks,
+                rng: &mut self.rng,
+                scratch: &mut self.scratch,
+            };
+            for (i, (_, t)) in step.tags.iter().enumerate() {
+                if i > 0 {
+                    self.tag_buf.push(0x1f);
+                }
+                rc.render(t, &mut self.tag_buf);
+            }
+            ctx.tagged_series(step.series, &step.tags, &self.tag_buf)
+        };
+        ctx.record(series, &sample, end);
+    }
+}
+
+fn evaluate(c: &CheckPlan, r: &ResponseView<'_>, ok: bool, duration: Duration) -> (u32, bool) {
+    match c {
+        CheckPlan::Status { id, set } => (*id, ok && set.contains(r.status)),
+        CheckPlan::BodyContains { id, needle } => {
+            (*id, ok && memchr::memmem::find(r.body, needle).is_some())
+        }
+        CheckPlan::MaxDuration { id, max } => (*id, ok && duration <= *max),
+        CheckPlan::BodyMatches { id, re } => (*id, ok && re.is_match(r.body)),
+        CheckPlan::JsonExists { id, path } => (
+            *id,
+            ok && r.json().is_some_and(|v| !path.query(v).is_empty()),
+        ),
+        CheckPlan::JsonEquals { id, path, expected } => (
+            *id,
+            ok && r.json().is_some_and(|v| {
+                path.query(v)
+                    .first()
+                    .is_some_and(|got| json_matches(got, expected))
+            }),
+        ),
+        CheckPlan::Header { id, name, contains } => (
+            *id,
+            ok && r
+                .headers(name)
+                .any(|v| memchr::memmem::find(v, contains).is_some()),
+        ),
+    }
+}
+
+/// Equal as JSON, or the same text when one side is a string (`"3"` matches `3`).
+fn json_matches(got: &serde_json::Value, expected: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    if got == expected {
+        return true;
+    }
+    match (got, expected) {
+        (Value::String(a), b) | (b, Value::String(a)) if !b.is_string() => {
+            a.as_str() == b.to_string().as_str()
+        }
+        _ => false,
+    }
+}
+
+fn extract(
+    src: &ExtractSource,
+    r: &ResponseView<'_>,
+    jar: &CookieJar,
+    origin: usize,
+) -> Option<Vec<u8>> {
+    match src {
+        ExtractSource::Json(path) => {
+            let v = r.json()?;
+            let got = path.query(v).first()?;
+            Some(match got {
+                serde_json::Value::String(s) => s.as_bytes().to_vec(),
+                other => other.to_string().into_bytes(),
+            })
+        }
+        ExtractSource::Regex(re) => {
+            let caps = re.captures(r.body)?;
+            let m = caps.get(1).or_else(|| caps.get(0))?;
+            Some(m.as_bytes().to_vec())
+        }
+        ExtractSource::Header(name) => r.header(name).map(|v| v.to_vec()),
+        ExtractSource::Cookie(name) => jar.get(origin, name).map(|v| v.as_bytes().to_vec()),
     }
 }

@@ -3,6 +3,7 @@
 //! once-a-second [`Interval`] sent to the aggregator and the stop flag it polls.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -10,11 +11,17 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 use pado_metrics::{
-    CheckCounts, Interval, RequestSample, ScenarioStats, SeriesStats, WorkerMessage,
+    CheckCounts, Interval, RequestSample, ScenarioStats, SeriesKey, SeriesStats, WorkerMessage,
 };
 use tokio::sync::Notify;
 
 use crate::plan::RunPlan;
+use crate::render::Compiled;
+
+/// Most distinct tag combinations one step may produce per worker before further
+/// values are folded into `~other` (and the run warns): unbounded tag values (ids,
+/// timestamps) must not turn into unbounded memory.
+pub const TAG_SERIES_CAP: usize = 500;
 
 /// Run state shared by the CLI and every worker: 0 running, 1 stop gracefully,
 /// 2 abort now.
@@ -59,11 +66,25 @@ pub struct WorkerCtx {
     pub abort_notify: Notify,
     /// Set once aborting.
     pub aborted: Cell<bool>,
+    /// Variables every VU starts with (the global setup's outputs).
+    pub initial_vars: Vec<Option<Vec<u8>>>,
+    /// Tagged series: (base series, rendered tag values) to local series index.
+    tagged: RefCell<HashMap<Vec<u8>, u32>>,
+    /// Distinct tag combinations per base series, for the cap.
+    tagged_count: RefCell<HashMap<u32, usize>>,
+    /// Scratch key for lookups.
+    tag_key: RefCell<Vec<u8>>,
 }
 
 impl WorkerCtx {
     /// A context for worker `id`.
-    pub fn new(id: usize, plan: Arc<RunPlan>, t0: Instant, tx: Sender<WorkerMessage>) -> Rc<Self> {
+    pub fn new(
+        id: usize,
+        plan: Arc<RunPlan>,
+        t0: Instant,
+        tx: Sender<WorkerMessage>,
+        initial_vars: Vec<Option<Vec<u8>>>,
+    ) -> Rc<Self> {
         let metrics = WorkerMetrics {
             second: 0,
             series: fresh_series(&plan),
@@ -84,6 +105,10 @@ impl WorkerCtx {
             stop_notify: Notify::new(),
             abort_notify: Notify::new(),
             aborted: Cell::new(false),
+            initial_vars,
+            tagged: RefCell::new(HashMap::new()),
+            tagged_count: RefCell::new(HashMap::new()),
+            tag_key: RefCell::new(Vec::new()),
         })
     }
 
@@ -176,6 +201,66 @@ impl WorkerCtx {
             } else {
                 c.fails += 1;
             }
+        }
+    }
+
+    /// The series of a request of step series `base` with rendered tag values
+    /// (`values` joined by 0x1f), created on first use.
+    pub fn tagged_series(&self, base: u32, tags: &[(String, Compiled)], values: &[u8]) -> u32 {
+        let mut key = self.tag_key.borrow_mut();
+        key.clear();
+        key.extend_from_slice(&base.to_le_bytes());
+        key.extend_from_slice(values);
+        if let Some(&i) = self.tagged.borrow().get(key.as_slice()) {
+            return i;
+        }
+        let mut counts = self.tagged_count.borrow_mut();
+        let n = counts.entry(base).or_insert(0);
+        let over = *n >= TAG_SERIES_CAP;
+        if over {
+            key.truncate(4);
+            key.extend_from_slice(b"~other");
+            if let Some(&i) = self.tagged.borrow().get(key.as_slice()) {
+                return i;
+            }
+        } else {
+            *n += 1;
+        }
+        let text = String::from_utf8_lossy(values);
+        let mut pairs: Vec<(String, String)> = tags
+            .iter()
+            .zip(text.split('\u{1f}'))
+            .map(|((k, _), v)| {
+                let v = if over {
+                    "~other".to_string()
+                } else {
+                    v.to_string()
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        pairs.sort();
+        let name = self
+            .plan
+            .series
+            .get(base as usize)
+            .map(|k| k.name.clone())
+            .unwrap_or_default();
+        let mut m = self.metrics.borrow_mut();
+        m.series
+            .push(SeriesStats::new(SeriesKey { name, tags: pairs }));
+        let idx = (m.series.len() - 1) as u32;
+        self.tagged.borrow_mut().insert(key.clone(), idx);
+        idx
+    }
+
+    /// A group of steps took `took`.
+    pub fn group(&self, id: usize, took: Duration, end: Instant) {
+        self.roll_to(end);
+        let mut m = self.metrics.borrow_mut();
+        if let Some(f) = m.flows.get_mut(id) {
+            f.iterations += 1;
+            f.iteration_duration.record(took.as_micros() as u64);
         }
     }
 

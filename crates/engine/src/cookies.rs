@@ -1,0 +1,93 @@
+//! A cookie jar per VU, as a browser (or k6) keeps one: cookies set by a response are
+//! sent back to the same host. Kept deliberately simple: scoped by host (not path or
+//! domain attributes), removed by `Max-Age<=0` or an empty value.
+
+use crate::response_view::ResponseView;
+
+/// One VU's cookies.
+#[derive(Debug, Default)]
+pub struct CookieJar {
+    entries: Vec<(usize, String, String)>,
+}
+
+impl CookieJar {
+    /// Whether nothing is stored (the common case: no header to add).
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Store the cookies a response for host `host_id` set.
+    pub fn absorb(&mut self, host_id: usize, r: &ResponseView<'_>) {
+        for v in r.headers("set-cookie") {
+            let text = String::from_utf8_lossy(v);
+            let mut parts = text.split(';');
+            let Some((name, value)) = parts.next().and_then(|nv| nv.split_once('=')) else {
+                continue;
+            };
+            let (name, value) = (name.trim(), value.trim().trim_matches('"'));
+            if name.is_empty() {
+                continue;
+            }
+            let expired = parts.any(|a| {
+                let a = a.trim();
+                a.len() > 8
+                    && a[..8].eq_ignore_ascii_case("max-age=")
+                    && a[8..].trim().parse::<i64>().is_ok_and(|n| n <= 0)
+            });
+            self.entries
+                .retain(|(h, n, _)| !(*h == host_id && n == name));
+            if !expired && !value.is_empty() {
+                self.entries
+                    .push((host_id, name.to_string(), value.to_string()));
+            }
+        }
+    }
+
+    /// Append `Cookie: ...\r\n` for `host_id` to `out` (nothing if none).
+    pub fn write_header(&self, host_id: usize, out: &mut Vec<u8>) {
+        let mut first = true;
+        for (h, n, v) in &self.entries {
+            if *h != host_id {
+                continue;
+            }
+            out.extend_from_slice(if first { b"Cookie: " } else { b"; " });
+            first = false;
+            out.extend_from_slice(n.as_bytes());
+            out.push(b'=');
+            out.extend_from_slice(v.as_bytes());
+        }
+        if !first {
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+
+    /// A cookie's value.
+    pub fn get(&self, host_id: usize, name: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .find(|(h, n, _)| *h == host_id && n == name)
+            .map(|(_, _, v)| v.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_send_and_expire() {
+        let mut j = CookieJar::default();
+        let h = b"HTTP/1.1 200 OK\r\nSet-Cookie: SESSION=abc; Path=/; HttpOnly\r\nSet-Cookie: lang=ko\r\n\r\n";
+        j.absorb(0, &ResponseView::new(200, h, b""));
+        let mut out = Vec::new();
+        j.write_header(0, &mut out);
+        assert_eq!(out, b"Cookie: SESSION=abc; lang=ko\r\n");
+        let mut other = Vec::new();
+        j.write_header(1, &mut other);
+        assert!(other.is_empty());
+        let h2 = b"HTTP/1.1 200 OK\r\nSet-Cookie: SESSION=; Max-Age=0\r\n\r\n";
+        j.absorb(0, &ResponseView::new(200, h2, b""));
+        assert_eq!(j.get(0, "SESSION"), None);
+        assert_eq!(j.get(0, "lang"), Some("ko"));
+    }
+}

@@ -1,0 +1,951 @@
+//! A curl command line (as browsers' "Copy as cURL" and API docs give them) to a
+//! one-step scenario: the shortest way from "this request is slow" to a load test of
+//! exactly that request.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+
+use super::{
+    classify_body, header_value, imported_config, is_automatic_header, percent_encode, push_header,
+    request_step, split_url, stable_dur, step_name, valid_header, Body, ImportError, METHODS,
+};
+use crate::model::*;
+use crate::Dur;
+
+/// How an option is handled.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Used, takes a value.
+    Value,
+    /// Used, no value.
+    Flag,
+    /// Irrelevant to a load test, takes a value (skipped).
+    IgnoreValue,
+    /// Irrelevant to a load test (progress, output, redirects, protocol version...).
+    Ignore,
+    /// Known, but a scenario cannot say it.
+    Unsupported(&'static str),
+}
+
+/// Canonical long name and handling of a short option.
+fn short_option(c: char) -> Option<&'static str> {
+    Some(match c {
+        'X' => "request",
+        'H' => "header",
+        'd' => "data",
+        'b' => "cookie",
+        'u' => "user",
+        'A' => "user-agent",
+        'e' => "referer",
+        'k' => "insecure",
+        'G' => "get",
+        'I' => "head",
+        'm' => "max-time",
+        'o' => "output",
+        'w' => "write-out",
+        'D' => "dump-header",
+        'c' => "cookie-jar",
+        'Y' => "speed-limit",
+        'y' => "speed-time",
+        's' => "silent",
+        'S' => "show-error",
+        'L' => "location",
+        'i' => "include",
+        'v' => "verbose",
+        'f' => "fail",
+        'N' => "no-buffer",
+        'g' => "globoff",
+        '#' => "progress-bar",
+        'q' => "disable",
+        'O' => "remote-name",
+        'J' => "remote-header-name",
+        'j' => "junk-session-cookies",
+        'Z' => "parallel",
+        '0' => "http1.0",
+        '4' => "ipv4",
+        '6' => "ipv6",
+        'x' => "proxy",
+        'U' => "proxy-user",
+        'F' => "form",
+        'T' => "upload-file",
+        'E' => "cert",
+        'K' => "config",
+        'r' => "range",
+        'z' => "time-cond",
+        'C' => "continue-at",
+        _ => return None,
+    })
+}
+
+/// How a long option (without `--`) is handled.
+fn long_option(name: &str) -> Option<Kind> {
+    use Kind::*;
+    Some(match name {
+        "request" | "header" | "data" | "data-ascii" | "data-raw" | "data-binary"
+        | "data-urlencode" | "json" | "cookie" | "user" | "user-agent" | "referer" | "url"
+        | "max-time" | "oauth2-bearer" => Value,
+        "insecure" | "get" | "head" => Flag,
+        "output"
+        | "write-out"
+        | "connect-timeout"
+        | "retry"
+        | "retry-delay"
+        | "retry-max-time"
+        | "dump-header"
+        | "stderr"
+        | "trace"
+        | "trace-ascii"
+        | "max-redirs"
+        | "limit-rate"
+        | "cookie-jar"
+        | "speed-limit"
+        | "speed-time"
+        | "keepalive-time"
+        | "expect100-timeout"
+        | "happy-eyeballs-timeout-ms"
+        | "max-filesize"
+        | "interface"
+        | "cacert"
+        | "capath" => IgnoreValue,
+        "compressed"
+        | "silent"
+        | "show-error"
+        | "location"
+        | "location-trusted"
+        | "include"
+        | "verbose"
+        | "fail"
+        | "fail-with-body"
+        | "fail-early"
+        | "no-buffer"
+        | "globoff"
+        | "progress-bar"
+        | "no-progress-meter"
+        | "disable"
+        | "remote-name"
+        | "remote-header-name"
+        | "junk-session-cookies"
+        | "parallel"
+        | "http1.0"
+        | "http1.1"
+        | "http2"
+        | "http2-prior-knowledge"
+        | "http3"
+        | "tr-encoding"
+        | "path-as-is"
+        | "ipv4"
+        | "ipv6"
+        | "raw"
+        | "no-keepalive"
+        | "tcp-nodelay"
+        | "tcp-fastopen"
+        | "ssl-no-revoke"
+        | "no-sessionid"
+        | "no-alpn"
+        | "no-npn"
+        | "styled-output"
+        | "no-styled-output"
+        | "basic"
+        | "anyauth"
+        | "tlsv1"
+        | "tlsv1.0"
+        | "tlsv1.1"
+        | "tlsv1.2"
+        | "tlsv1.3"
+        | "ssl"
+        | "ssl-reqd" => Ignore,
+        "proxy" | "proxy-user" | "socks5" | "socks5-hostname" | "preproxy" => {
+            Unsupported("pado connects to the target directly; drop the proxy option")
+        }
+        "form" | "form-string" => Unsupported(
+            "multipart forms: write the body with `body_file` and a Content-Type header",
+        ),
+        "upload-file" => Unsupported("use `body_file` with method PUT instead"),
+        "cert" | "key" | "cert-type" | "key-type" | "pass" => {
+            Unsupported("client certificates are not supported")
+        }
+        "config" => Unsupported("paste the options themselves"),
+        "range" => Unsupported("write `-H 'Range: bytes=...'` instead"),
+        "time-cond" | "continue-at" => Unsupported("write the header with -H instead"),
+        "digest" | "ntlm" | "negotiate" => {
+            Unsupported("only Basic authentication (-u) is supported")
+        }
+        "resolve" | "connect-to" | "unix-socket" | "abstract-unix-socket" => {
+            Unsupported("point the URL at the address to test instead")
+        }
+        _ => return None,
+    })
+}
+
+/// One piece of request data.
+enum Data {
+    /// Text to send (already encoded as curl would).
+    Text(String),
+    /// `@file`: the body is read from this file.
+    File(String),
+}
+
+/// Everything the options said.
+#[derive(Default)]
+struct Parsed {
+    method: Option<String>,
+    url: Option<String>,
+    headers: Vec<(String, String)>,
+    data: Vec<Data>,
+    json: bool,
+    cookies: Vec<String>,
+    user: Option<String>,
+    user_agent: Option<String>,
+    referer: Option<String>,
+    bearer: Option<String>,
+    insecure: bool,
+    get: bool,
+    head: bool,
+    timeout: Option<Dur>,
+}
+
+/// Turn one curl command (a "Copy as cURL" from a browser, possibly over several lines
+/// with `\` continuations and `$'...'` quoting) into a one-step scenario with the same
+/// method, URL, headers and body. Data options (`-d`, `--data-raw`, `--data-binary`,
+/// `--data-urlencode`, joined with `&`) imply POST and a form body unless a header
+/// says otherwise; `--json` sends JSON; `-G` moves the data into the query; `-b`,
+/// `-u`, `-A`, `-e` become headers; `-k` sets `defaults.insecure`; output, progress,
+/// redirect and protocol options are ignored. An option pado does not know is an
+/// error naming it, so nothing is silently lost.
+pub fn from_curl(cmd: &str) -> Result<Config, ImportError> {
+    let tokens = tokenize(cmd)?;
+    let mut it = tokens.into_iter().peekable();
+    if it
+        .peek()
+        .is_some_and(|t| t == "curl" || t.ends_with("/curl") || t.eq_ignore_ascii_case("curl.exe"))
+    {
+        it.next();
+    }
+    let mut p = Parsed::default();
+    let mut only_urls = false;
+    while let Some(arg) = it.next() {
+        if only_urls || !arg.starts_with('-') || arg == "-" {
+            set_url(&mut p, arg)?;
+        } else if arg == "--" {
+            only_urls = true;
+        } else if let Some(name) = arg.strip_prefix("--") {
+            let kind = long_option(name).ok_or_else(|| ImportError::UnknownOption(arg.clone()))?;
+            let value = match kind {
+                Kind::Value | Kind::IgnoreValue => Some(
+                    it.next()
+                        .ok_or_else(|| ImportError::MissingValue(arg.clone()))?,
+                ),
+                _ => None,
+            };
+            apply(&mut p, name, &arg, kind, value)?;
+        } else {
+            // A cluster of short options: `-sSL`, `-XPOST`, `-H'a: b'`.
+            let chars: Vec<char> = arg[1..].chars().collect();
+            let mut i = 0;
+            while i < chars.len() {
+                let c = chars[i];
+                let opt = format!("-{c}");
+                let name =
+                    short_option(c).ok_or_else(|| ImportError::UnknownOption(opt.clone()))?;
+                let kind = long_option(name).unwrap_or(Kind::Ignore);
+                let value = match kind {
+                    Kind::Value | Kind::IgnoreValue => {
+                        let rest: String = chars[i + 1..].iter().collect();
+                        i = chars.len();
+                        if rest.is_empty() {
+                            Some(
+                                it.next()
+                                    .ok_or_else(|| ImportError::MissingValue(opt.clone()))?,
+                            )
+                        } else {
+                            Some(rest)
+                        }
+                    }
+                    _ => {
+                        i += 1;
+                        None
+                    }
+                };
+                apply(&mut p, name, &opt, kind, value)?;
+            }
+        }
+    }
+    build(p)
+}
+
+fn set_url(p: &mut Parsed, url: String) -> Result<(), ImportError> {
+    match &p.url {
+        Some(u) => Err(ImportError::ManyUrls(u.clone(), url)),
+        None => {
+            p.url = Some(url);
+            Ok(())
+        }
+    }
+}
+
+/// Record what one option says.
+fn apply(
+    p: &mut Parsed,
+    name: &str,
+    written: &str,
+    kind: Kind,
+    value: Option<String>,
+) -> Result<(), ImportError> {
+    let unsupported = |why: &str| ImportError::Unsupported {
+        option: written.to_string(),
+        why: why.to_string(),
+    };
+    match kind {
+        Kind::Ignore | Kind::IgnoreValue => return Ok(()),
+        Kind::Unsupported(why) => return Err(unsupported(why)),
+        Kind::Value | Kind::Flag => {}
+    }
+    let v = value.unwrap_or_default();
+    match name {
+        "request" => p.method = Some(v.trim().to_ascii_uppercase()),
+        "header" => {
+            if v.starts_with('@') {
+                return Err(unsupported("reading headers from a file; paste them as -H"));
+            }
+            let (hname, hvalue) = match v.find([':', ';']) {
+                Some(i) if v.as_bytes()[i] == b';' && v[i + 1..].trim().is_empty() => {
+                    (v[..i].trim(), "")
+                }
+                Some(i) if v.as_bytes()[i] == b':' => {
+                    let value = v[i + 1..].trim();
+                    if value.is_empty() {
+                        // `-H 'Name:'` removes a header curl would add: nothing to send.
+                        return Ok(());
+                    }
+                    (v[..i].trim(), value)
+                }
+                _ => {
+                    return Err(unsupported(&format!(
+                        "`{v}` is not a header; write `Name: value`"
+                    )))
+                }
+            };
+            if !valid_header(hname, hvalue) {
+                return Err(unsupported(&format!("`{hname}` is not a valid header")));
+            }
+            if !is_automatic_header(hname, false) {
+                push_header(&mut p.headers, hname, hvalue);
+            }
+        }
+        "data" | "data-ascii" | "data-binary" | "json" => {
+            if name == "json" {
+                p.json = true;
+            }
+            match v.strip_prefix('@') {
+                Some("-") => return Err(unsupported("data from standard input")),
+                Some(file) => p.data.push(Data::File(file.to_string())),
+                None => p.data.push(Data::Text(v)),
+            }
+        }
+        "data-raw" => p.data.push(Data::Text(v)),
+        "data-urlencode" => {
+            let text = match v.find(['=', '@']) {
+                Some(i) if v.as_bytes()[i] == b'@' => {
+                    return Err(unsupported("--data-urlencode from a file"))
+                }
+                Some(0) => percent_encode(&v[1..]),
+                Some(i) => format!("{}={}", &v[..i], percent_encode(&v[i + 1..])),
+                None => percent_encode(&v),
+            };
+            p.data.push(Data::Text(text));
+        }
+        "cookie" => {
+            if !v.contains('=') {
+                return Err(unsupported(
+                    "reading cookies from a file; give them as `-b 'name=value'`",
+                ));
+            }
+            p.cookies.push(v.trim().trim_end_matches(';').to_string());
+        }
+        "user" => p.user = Some(v),
+        "user-agent" => p.user_agent = Some(v),
+        "referer" => p.referer = Some(v.trim_end_matches(";auto").to_string()),
+        "oauth2-bearer" => p.bearer = Some(v),
+        "url" => set_url(p, v)?,
+        "max-time" => match v.trim().parse::<f64>() {
+            Ok(s) if s.is_finite() && s > 0.0 && s < 1e9 => {
+                p.timeout = Some(stable_dur(Duration::from_secs_f64(s)))
+            }
+            Ok(0.0) => {}
+            _ => return Err(unsupported(&format!("`{v}` is not a number of seconds"))),
+        },
+        "insecure" => p.insecure = true,
+        "get" => p.get = true,
+        "head" => p.head = true,
+        _ => return Err(ImportError::UnknownOption(written.to_string())),
+    }
+    Ok(())
+}
+
+/// Build the configuration from the parsed options.
+fn build(mut p: Parsed) -> Result<Config, ImportError> {
+    let raw_url = p.url.take().ok_or(ImportError::NoUrl)?;
+    let with_scheme = if raw_url.contains("://") {
+        raw_url.clone()
+    } else {
+        format!("http://{raw_url}")
+    };
+    let url = split_url(&with_scheme).map_err(|reason| ImportError::BadUrl {
+        url: raw_url.clone(),
+        reason,
+    })?;
+    let mut path_query = url.path_query.clone();
+    let mut headers = std::mem::take(&mut p.headers);
+    let missing = |h: &Vec<(String, String)>, n: &str| header_value(h, n).is_none();
+    if !p.cookies.is_empty() && missing(&headers, "cookie") {
+        headers.push(("Cookie".into(), p.cookies.join("; ")));
+    }
+    if missing(&headers, "authorization") {
+        if let Some(u) = &p.user {
+            let u = if u.contains(':') {
+                u.clone()
+            } else {
+                format!("{u}:")
+            };
+            let enc = base64::engine::general_purpose::STANDARD.encode(u.as_bytes());
+            headers.push(("Authorization".into(), format!("Basic {enc}")));
+        } else if let Some(t) = &p.bearer {
+            headers.push(("Authorization".into(), format!("Bearer {t}")));
+        }
+    }
+    if let (Some(ua), true) = (&p.user_agent, missing(&headers, "user-agent")) {
+        headers.push(("User-Agent".into(), ua.clone()));
+    }
+    if let (Some(r), true) = (&p.referer, missing(&headers, "referer")) {
+        headers.push(("Referer".into(), r.clone()));
+    }
+    for (n, v) in &headers {
+        if !valid_header(n, v) {
+            return Err(ImportError::Unsupported {
+                option: n.clone(),
+                why: "the value has a line break".into(),
+            });
+        }
+    }
+
+    let mut body = Body::None;
+    let mut default_method = if p.head { "HEAD" } else { "GET" };
+    if !p.data.is_empty() {
+        let file = p.data.iter().find_map(|d| match d {
+            Data::File(f) => Some(f.clone()),
+            Data::Text(_) => None,
+        });
+        if p.get {
+            if file.is_some() {
+                return Err(ImportError::Unsupported {
+                    option: "-G".into(),
+                    why: "data from a file cannot go into the query".into(),
+                });
+            }
+            let q = texts(&p.data).join("&");
+            path_query.push(if path_query.contains('?') { '&' } else { '?' });
+            path_query.push_str(&q);
+        } else {
+            default_method = "POST";
+            if p.json {
+                if missing(&headers, "content-type") {
+                    headers.push(("Content-Type".into(), "application/json".into()));
+                }
+                if missing(&headers, "accept") {
+                    headers.push(("Accept".into(), "application/json".into()));
+                }
+            } else if missing(&headers, "content-type") {
+                headers.push((
+                    "Content-Type".into(),
+                    "application/x-www-form-urlencoded".into(),
+                ));
+            }
+            body = match file {
+                Some(f) if p.data.len() == 1 => Body::File(f),
+                Some(_) => {
+                    return Err(ImportError::Unsupported {
+                        option: "-d @file".into(),
+                        why: "a file cannot be combined with other data".into(),
+                    })
+                }
+                None => {
+                    let sep = if p.json { "" } else { "&" };
+                    classify_body(&texts(&p.data).join(sep), None, &mut headers)
+                }
+            };
+        }
+    }
+    let method = p
+        .method
+        .clone()
+        .unwrap_or_else(|| default_method.to_string());
+    if !METHODS.contains(&method.as_str()) {
+        return Err(ImportError::BadMethod(method));
+    }
+    let name = step_name(&method, &path_query, None);
+    let flow = vec![
+        request_step(name, &method, path_query, headers, body, p.timeout)
+            .map_err(ImportError::Unrepresentable)?,
+    ];
+    let defaults = Defaults {
+        insecure: p.insecure,
+        ..Default::default()
+    };
+    Ok(imported_config(Some(url.origin), defaults, flow))
+}
+
+fn texts(data: &[Data]) -> Vec<&str> {
+    data.iter()
+        .filter_map(|d| match d {
+            Data::Text(t) => Some(t.as_str()),
+            Data::File(_) => None,
+        })
+        .collect()
+}
+
+/// Split a command line as a POSIX shell would (no expansion): whitespace separates
+/// words, `'...'` is literal, `"..."` knows `\"`, `\\`, `\$`, `` \` ``, `$'...'`
+/// understands C escapes (`\n`, `\'`, `\xHH`, `\uHHHH`, octal), and a backslash before a
+/// line break joins the lines.
+fn tokenize(cmd: &str) -> Result<Vec<String>, ImportError> {
+    let b = cmd.as_bytes();
+    let mut out = Vec::new();
+    let mut cur: Vec<u8> = Vec::new();
+    let mut in_word = false;
+    let mut i = 0;
+    let flush = |cur: &mut Vec<u8>, in_word: &mut bool, out: &mut Vec<String>| {
+        if *in_word {
+            out.push(String::from_utf8_lossy(cur).into_owned());
+            cur.clear();
+            *in_word = false;
+        }
+    };
+    while i < b.len() {
+        match b[i] {
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                flush(&mut cur, &mut in_word, &mut out);
+                i += 1;
+            }
+            b'\\' => {
+                if b.get(i + 1) == Some(&b'\n') {
+                    i += 2;
+                } else if b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n') {
+                    i += 3;
+                } else if let Some(&c) = b.get(i + 1) {
+                    cur.push(c);
+                    in_word = true;
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+            }
+            b'\'' => {
+                let end = b[i + 1..]
+                    .iter()
+                    .position(|&c| c == b'\'')
+                    .ok_or(ImportError::UnbalancedQuotes("single"))?;
+                cur.extend_from_slice(&b[i + 1..i + 1 + end]);
+                in_word = true;
+                i += end + 2;
+            }
+            b'$' if b.get(i + 1) == Some(&b'\'') => {
+                i = ansi_c(b, i + 2, &mut cur)?;
+                in_word = true;
+            }
+            b'"' => {
+                i = double_quoted(b, i + 1, &mut cur)?;
+                in_word = true;
+            }
+            b'$' if b.get(i + 1) == Some(&b'"') => {
+                i = double_quoted(b, i + 2, &mut cur)?;
+                in_word = true;
+            }
+            c => {
+                cur.push(c);
+                in_word = true;
+                i += 1;
+            }
+        }
+    }
+    flush(&mut cur, &mut in_word, &mut out);
+    Ok(out)
+}
+
+/// The inside of `"..."` from `i`; returns the index after the closing quote.
+fn double_quoted(b: &[u8], mut i: usize, cur: &mut Vec<u8>) -> Result<usize, ImportError> {
+    while i < b.len() {
+        match b[i] {
+            b'"' => return Ok(i + 1),
+            b'\\' => match b.get(i + 1) {
+                Some(b'\n') => i += 2,
+                Some(&c @ (b'"' | b'\\' | b'$' | b'`')) => {
+                    cur.push(c);
+                    i += 2;
+                }
+                _ => {
+                    cur.push(b'\\');
+                    i += 1;
+                }
+            },
+            c => {
+                cur.push(c);
+                i += 1;
+            }
+        }
+    }
+    Err(ImportError::UnbalancedQuotes("double"))
+}
+
+/// The inside of `$'...'` from `i`; returns the index after the closing quote.
+fn ansi_c(b: &[u8], mut i: usize, cur: &mut Vec<u8>) -> Result<usize, ImportError> {
+    // Up to `max` digits of `radix` from `j`: (value, next index).
+    let digits = |j: usize, max: usize, radix: u32| -> (u32, usize) {
+        let mut v = 0u32;
+        let mut k = j;
+        while k < b.len() && k - j < max {
+            match (b[k] as char).to_digit(radix) {
+                Some(d) => v = v * radix + d,
+                None => break,
+            }
+            k += 1;
+        }
+        (v, k)
+    };
+    while i < b.len() {
+        match b[i] {
+            b'\'' => return Ok(i + 1),
+            b'\\' if i + 1 < b.len() => {
+                let e = b[i + 1];
+                i += 2;
+                let simple = match e {
+                    b'n' => Some(b'\n'),
+                    b't' => Some(b'\t'),
+                    b'r' => Some(b'\r'),
+                    b'a' => Some(7),
+                    b'b' => Some(8),
+                    b'e' | b'E' => Some(27),
+                    b'f' => Some(12),
+                    b'v' => Some(11),
+                    b'\\' | b'\'' | b'"' | b'?' => Some(e),
+                    _ => None,
+                };
+                if let Some(c) = simple {
+                    cur.push(c);
+                    continue;
+                }
+                match e {
+                    b'x' => {
+                        let (v, k) = digits(i, 2, 16);
+                        if k == i {
+                            cur.extend_from_slice(b"\\x");
+                        } else {
+                            cur.push(v as u8);
+                        }
+                        i = k;
+                    }
+                    b'u' | b'U' => {
+                        let (v, k) = digits(i, if e == b'u' { 4 } else { 8 }, 16);
+                        if k == i {
+                            cur.push(b'\\');
+                            cur.push(e);
+                        } else {
+                            let ch = char::from_u32(v).unwrap_or('\u{fffd}');
+                            cur.extend_from_slice(ch.to_string().as_bytes());
+                        }
+                        i = k;
+                    }
+                    b'0'..=b'7' => {
+                        let (v, k) = digits(i - 1, 3, 8);
+                        cur.push((v & 0xff) as u8);
+                        i = k;
+                    }
+                    b'c' if i < b.len() => {
+                        cur.push(b[i] & 0x1f);
+                        i += 1;
+                    }
+                    _ => {
+                        cur.push(b'\\');
+                        cur.push(e);
+                    }
+                }
+            }
+            c => {
+                cur.push(c);
+                i += 1;
+            }
+        }
+    }
+    Err(ImportError::UnbalancedQuotes("$'...'"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::to_yaml;
+
+    fn one(cfg: &Config) -> &Step {
+        assert_eq!(cfg.scenarios.len(), 1);
+        let f = &cfg.scenarios[0].1.flow;
+        assert_eq!(f.len(), 1);
+        &f[0]
+    }
+
+    fn full(s: &Step) -> &RequestFull {
+        match s.request.as_ref().unwrap() {
+            RequestSpec::Full(f) => f,
+            r => panic!("expected the full form: {r:?}"),
+        }
+    }
+
+    fn round_trips(cfg: &Config) {
+        let y = to_yaml(cfg);
+        assert_eq!(&crate::parse_str(&y, "x").unwrap(), cfg, "{y}");
+    }
+
+    #[test]
+    fn chrome_copy_as_curl() {
+        let cmd = r#"curl 'https://shop.example.com/api/posts?lang=ko' \
+  -H 'accept: application/json, text/plain, */*' \
+  -H 'accept-language: ko-KR,ko;q=0.9' \
+  -H 'content-type: application/json' \
+  -b 'sid=abc123; theme=dark' \
+  -H 'origin: https://shop.example.com' \
+  -H 'sec-ch-ua: "Chromium";v="124"' \
+  -H 'sec-fetch-mode: cors' \
+  -H 'user-agent: Mozilla/5.0 (X11; Linux x86_64)' \
+  --data-raw $'{"title":"안녕 \'세상\'","body":"줄1\\n줄2","e":"\xec\x97\x94"}' \
+  --compressed"#;
+        let cfg = from_curl(cmd).unwrap();
+        assert_eq!(cfg.target.as_deref(), Some("https://shop.example.com"));
+        let s = one(&cfg);
+        assert_eq!(s.name.as_deref(), Some("POST /api/posts"));
+        let r = full(s);
+        assert_eq!(r.method.as_deref(), Some("POST"));
+        assert_eq!(r.url, "/api/posts?lang=ko");
+        assert_eq!(
+            r.json,
+            Some(serde_json::json!({"title": "안녕 '세상'", "body": "줄1\n줄2", "e": "엔"}))
+        );
+        let h = &r.headers;
+        assert_eq!(h["Cookie"], "sid=abc123; theme=dark");
+        assert_eq!(h["accept-language"], "ko-KR,ko;q=0.9");
+        assert_eq!(h["user-agent"], "Mozilla/5.0 (X11; Linux x86_64)");
+        assert!(!h.contains_key("content-type"), "{h:?}");
+        assert!(!h.keys().any(|k| k.starts_with("sec-")), "{h:?}");
+        assert_eq!(h.len(), 5, "{h:?}");
+        assert!(!cfg.defaults.insecure);
+        round_trips(&cfg);
+        let y = to_yaml(&cfg);
+        assert!(y.contains("안녕 '세상'"), "{y}");
+        if std::env::var_os("PADO_SHOW_YAML").is_some() {
+            println!("{}", crate::import::to_yaml_with_source(&cfg, "curl"));
+        }
+    }
+
+    #[test]
+    fn form_data_and_basic_auth() {
+        let cfg = from_curl(
+            "curl -u admin:s3cret -d 'q=%EA%B2%80%EC%83%89' -d page=2 --data-urlencode 'note=a b&c' -k http://localhost:8080/search",
+        )
+        .unwrap();
+        let r = full(one(&cfg));
+        assert_eq!(r.method.as_deref(), Some("POST"));
+        assert_eq!(r.url, "/search");
+        let f = r.form.as_ref().unwrap();
+        assert_eq!(f["q"], "검색");
+        assert_eq!(f["page"], "2");
+        assert_eq!(f["note"], "a b&c");
+        assert_eq!(r.headers["Authorization"], "Basic YWRtaW46czNjcmV0");
+        assert_eq!(r.headers.len(), 1);
+        assert!(cfg.defaults.insecure);
+        assert_eq!(cfg.target.as_deref(), Some("http://localhost:8080"));
+        round_trips(&cfg);
+
+        // Non-form text stays raw, with curl's default content type.
+        let cfg = from_curl("curl -d 'hello world' h/x").unwrap();
+        let r = full(one(&cfg));
+        assert_eq!(r.body.as_deref(), Some("hello world"));
+        assert_eq!(
+            r.headers["Content-Type"],
+            "application/x-www-form-urlencoded"
+        );
+        round_trips(&cfg);
+    }
+
+    #[test]
+    fn json_option() {
+        let cfg = from_curl(r#"curl --json '{"name":"홍길동","age":30}' -XPUT https://h/users/42"#)
+            .unwrap();
+        let s = one(&cfg);
+        assert_eq!(s.name.as_deref(), Some("PUT /users/{id}"));
+        let r = full(s);
+        assert_eq!(r.method.as_deref(), Some("PUT"));
+        assert_eq!(
+            r.json,
+            Some(serde_json::json!({"name": "홍길동", "age": 30}))
+        );
+        assert_eq!(r.headers["Accept"], "application/json");
+        assert_eq!(r.headers.len(), 1);
+        round_trips(&cfg);
+    }
+
+    #[test]
+    fn get_puts_data_in_the_query() {
+        let cfg = from_curl(
+            "curl -G -sSL 'http://h/search?a=1' -d q=x --data-urlencode 'k=검색' --max-time 2.5",
+        )
+        .unwrap();
+        let r = full(one(&cfg));
+        assert_eq!(r.method.as_deref(), Some("GET"));
+        assert_eq!(r.url, "/search?a=1&q=x&k=%EA%B2%80%EC%83%89");
+        assert_eq!(r.timeout, Some(crate::Dur(Duration::from_millis(2500))));
+        round_trips(&cfg);
+
+        let cfg = from_curl("curl --url http://h/").unwrap();
+        assert_eq!(one(&cfg).request, Some(RequestSpec::Line("GET /".into())));
+        round_trips(&cfg);
+        let cfg = from_curl("curl -I http://h/x -A bot -e http://ref/").unwrap();
+        let r = full(one(&cfg));
+        assert_eq!(r.method.as_deref(), Some("HEAD"));
+        assert_eq!(r.headers["User-Agent"], "bot");
+        assert_eq!(r.headers["Referer"], "http://ref/");
+    }
+
+    #[test]
+    fn errors_are_clear() {
+        let e = |c: &str| from_curl(c).unwrap_err().to_string();
+        assert_eq!(e("curl --foo http://h/"), "unknown option --foo");
+        assert_eq!(e("curl -Q http://h/"), "unknown option -Q");
+        assert_eq!(e("curl -H 'a: b'"), "no URL in the curl command");
+        assert!(
+            e("curl 'http://h/").contains("single quote"),
+            "{}",
+            e("curl 'http://h/")
+        );
+        assert!(e("curl \"http://h/").contains("double quote"));
+        assert!(e("curl $'http://h/").contains("never closed"));
+        assert!(e("curl -X").contains("-X needs a value"));
+        assert!(e("curl -F a=b http://h/").contains("not supported"));
+        assert!(e("curl -X FETCH http://h/").contains("FETCH"));
+        assert!(e("curl http://a/ http://b/").contains("more than one URL"));
+        assert!(e("curl ftp://h/").contains("scheme"));
+    }
+
+    #[test]
+    fn template_braces() {
+        let cfg = from_curl(r#"curl http://h/x --json '{"a":"{{b}}"}'"#).unwrap();
+        let r = full(one(&cfg));
+        assert_eq!(r.body.as_deref(), Some(r#"{"a":"\u007b\u007bb}}"}"#));
+        round_trips(&cfg);
+        let e =
+            from_curl("curl http://h/x -H 'text/plain' -d '{{x}}' -H 'Content-Type: text/plain'")
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("not a header"), "{e}");
+        let e = from_curl("curl http://h/x -d '{{x}}' -H 'Content-Type: text/plain'")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the body contains `{{`"), "{e}");
+    }
+
+    #[test]
+    fn body_file_and_line_continuations() {
+        let cfg = from_curl(
+            "curl -X POST \\\r\n  http://h/upload \\\n  -H \"Content-Type: text/csv\" \\\n  --data-binary @rows.csv",
+        )
+        .unwrap();
+        let r = full(one(&cfg));
+        assert_eq!(r.body_file.as_deref(), Some("rows.csv"));
+        assert_eq!(r.headers["Content-Type"], "text/csv");
+        round_trips(&cfg);
+    }
+
+    #[test]
+    fn tokenizer_quotes() {
+        let t = tokenize(r#"a 'b c' "d \"e\" \$f" $'g\x41\u00e9\101\n' h\ i ''"#).unwrap();
+        assert_eq!(t, vec!["a", "b c", "d \"e\" $f", "gAéA\n", "h i", ""]);
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut x: u64 = 0x853c49e6748fea9b;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let words = [
+            "curl",
+            "-X",
+            "POST",
+            "-H",
+            "'a: b'",
+            "'c;'",
+            "-d",
+            "x=1",
+            "'q=%EA%B0%80'",
+            "--json",
+            "'{\"a\":[1,\"가\"]}'",
+            "$'\\x41\\n\\''",
+            "http://h/x?y=1",
+            "h:8080",
+            "\\\n",
+            "-G",
+            "-u",
+            "u:p",
+            "-k",
+            "-b",
+            "'s=1'",
+            "--max-time",
+            "0.5",
+            "-sSL",
+            "--data-urlencode",
+            "'=가 나'",
+            "-A",
+            "\"x\\\"y\"",
+            "--url",
+            "-e",
+            "@f",
+            "'content-type: application/json'",
+            "'{'",
+            "--compressed",
+            "-I",
+            "$\"",
+            "'",
+            "\"",
+            "-",
+            "--",
+            "'x: \\r'",
+            "$'\\r\\0\\cA'",
+            "-XGET",
+            "-H'z: 1'",
+            "'{{x}}'",
+            "{{",
+            "'k={{v}}'",
+        ];
+        let bytes = b" -'\"$\\\nabcXHdkG:=/{}@x01";
+        let mut imported = 0;
+        for _ in 0..4000 {
+            let mut s = String::new();
+            for _ in 0..next() % 12 {
+                if next() % 4 == 0 {
+                    s.push(bytes[(next() % bytes.len() as u64) as usize] as char);
+                } else {
+                    s.push_str(words[(next() % words.len() as u64) as usize]);
+                    s.push(' ');
+                }
+            }
+            if let Ok(cfg) = from_curl(&s) {
+                imported += 1;
+                let y = to_yaml(&cfg);
+                match crate::parse_str(&y, "x") {
+                    Ok(back) => assert_eq!(back, cfg, "{s:?}\n{y}"),
+                    Err(e) => panic!("{s:?}\n{y}\n{e}"),
+                }
+            }
+        }
+        assert!(imported > 100, "only {imported} imports succeeded");
+    }
+}

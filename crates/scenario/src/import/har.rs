@@ -1,0 +1,811 @@
+//! Browser recordings (HAR 1.2, as saved by the developer tools of every browser) to a
+//! scenario: the quickest way from "what the user clicked" to a load test that repeats
+//! it, with the recorded pauses as think time.
+
+use serde_json::Value;
+
+use super::{
+    classify_body, imported_config, is_automatic_header, push_header, request_step, split_url,
+    stable_dur, step_name, valid_header, Body, ImportError, ImportOptions, SplitUrl, METHODS,
+};
+use crate::model::*;
+
+/// Pauses shorter than this are the browser's own work, not the user's.
+const MIN_THINK_MS: f64 = 100.0;
+
+/// Path endings of static assets (dropped unless `include_static`).
+const STATIC_EXT: [&str; 17] = [
+    ".js", ".mjs", ".css", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".avif", ".woff",
+    ".woff2", ".ttf", ".otf", ".eot", ".ico", ".map",
+];
+
+/// One recorded request that survived filtering.
+struct Rec {
+    index: usize,
+    method: String,
+    url: SplitUrl,
+    headers: Vec<(String, String)>,
+    body: Body,
+    status: Option<u16>,
+    started_ms: Option<f64>,
+    time_ms: f64,
+}
+
+/// Turn a HAR recording into a one-scenario configuration whose `flow` replays the
+/// requests in recorded order: requests to the most common origin become paths under
+/// `target`, the others stay absolute; pauses of 100 ms or more between one request's
+/// end (the latest end so far, as browsers overlap requests) and the next start become
+/// `{ think }` steps, rounded to 10 ms; headers the client sets by itself (Host,
+/// Cookie, `sec-*`, pseudo headers, conditional `If-*` ...) are dropped and headers
+/// every request shares move to `defaults.headers`; JSON and form bodies are written
+/// as `json:` / `form:` so they can be edited. The load (constant-vus, 1 VU, 1m) is a
+/// starting point. A recorded 304 is checked as 200, since the conditional headers
+/// that caused it are not replayed.
+pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError> {
+    let root: Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
+        .map_err(|e| ImportError::NotJson(e.to_string()))?;
+    let entries = root
+        .get("log")
+        .and_then(|l| l.get("entries"))
+        .and_then(Value::as_array)
+        .ok_or(ImportError::NotHar)?;
+
+    let mut kept: Vec<Rec> = Vec::new();
+    let (mut n_static, mut n_scheme, mut n_host, mut n_method) = (0, 0, 0, 0);
+    for (index, e) in entries.iter().enumerate() {
+        let bad = |reason: String| ImportError::BadEntry { index, reason };
+        let req = e
+            .get("request")
+            .filter(|r| r.is_object())
+            .ok_or_else(|| bad("no `request` object".into()))?;
+        let method = req
+            .get("method")
+            .and_then(Value::as_str)
+            .map(|m| m.trim().to_ascii_uppercase())
+            .filter(|m| !m.is_empty())
+            .ok_or_else(|| bad("request.method is missing".into()))?;
+        let raw_url = req
+            .get("url")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("request.url is missing".into()))?;
+        let lower = raw_url.trim_start().to_ascii_lowercase();
+        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+            // data:, blob:, ws:, chrome-extension: ... never an HTTP request.
+            n_scheme += 1;
+            continue;
+        }
+        let url = split_url(raw_url).map_err(|r| bad(format!("request.url `{raw_url}`: {r}")))?;
+        if !opts.include_static && is_static(&url.path_query) {
+            n_static += 1;
+            continue;
+        }
+        if let Some(f) = &opts.host_filter {
+            if !host_matches(f, &url) {
+                n_host += 1;
+                continue;
+            }
+        }
+        if !METHODS.contains(&method.as_str()) {
+            n_method += 1;
+            continue;
+        }
+
+        let mut headers = Vec::new();
+        for h in req
+            .get("headers")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
+            let (Some(name), Some(value)) = (
+                h.get("name").and_then(Value::as_str),
+                h.get("value").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            let name = name.trim();
+            if !is_automatic_header(name, true) && valid_header(name, value) {
+                if value.contains("{{") {
+                    return Err(bad(format!(
+                        "header `{name}` contains `{{{{`, which a scenario file reads as a template (there is no escape for it yet); edit the recording"
+                    )));
+                }
+                push_header(&mut headers, name, value);
+            }
+        }
+
+        let body = match req.get("postData") {
+            Some(pd) => {
+                let mime = pd.get("mimeType").and_then(Value::as_str);
+                let text = match pd.get("text").and_then(Value::as_str) {
+                    Some(t) => t.to_string(),
+                    None => params_text(pd),
+                };
+                classify_body(&text, mime, &mut headers)
+            }
+            None => Body::None,
+        };
+
+        let status = e
+            .get("response")
+            .and_then(|r| r.get("status"))
+            .and_then(Value::as_u64)
+            .filter(|s| (100..=599).contains(s))
+            .map(|s| if s == 304 { 200 } else { s as u16 });
+        let started_ms = e
+            .get("startedDateTime")
+            .and_then(Value::as_str)
+            .and_then(parse_time_ms);
+        let time_ms = e
+            .get("time")
+            .and_then(Value::as_f64)
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .unwrap_or(0.0);
+        kept.push(Rec {
+            index,
+            method,
+            url,
+            headers,
+            body,
+            status,
+            started_ms,
+            time_ms,
+        });
+    }
+
+    if kept.is_empty() {
+        return Err(ImportError::NoRequests(format!(
+            "{} entries; dropped {n_static} static assets, {n_scheme} non-HTTP URLs, \
+             {n_host} requests to other hosts, {n_method} with unsupported methods{}",
+            entries.len(),
+            if n_static > 0 {
+                " (include static assets to keep them)"
+            } else {
+                ""
+            }
+        )));
+    }
+
+    let target = most_common_origin(&kept);
+    let mut defaults = Defaults::default();
+    for (name, value) in common_headers(&kept) {
+        defaults.headers.insert(name.clone(), value.clone());
+        for r in &mut kept {
+            r.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+        }
+    }
+
+    let mut flow = Vec::new();
+    let mut last_end: Option<f64> = None;
+    for r in kept {
+        if let (Some(end), Some(start)) = (last_end, r.started_ms) {
+            let gap = start - end;
+            if (MIN_THINK_MS..1e12).contains(&gap) {
+                let ms = ((gap / 10.0).round() as u64) * 10;
+                flow.push(Step {
+                    think: Some(Think::Fixed(stable_dur(std::time::Duration::from_millis(
+                        ms,
+                    )))),
+                    ..Default::default()
+                });
+            }
+        }
+        if let Some(s) = r.started_ms {
+            let end = s + r.time_ms;
+            last_end = Some(last_end.map_or(end, |l: f64| l.max(end)));
+        }
+        let to_target = r.url.origin == target;
+        let host = r.url.origin.split_once("://").map(|x| x.1).unwrap_or("");
+        let name = step_name(
+            &r.method,
+            &r.url.path_query,
+            if to_target { None } else { Some(host) },
+        );
+        let url = if to_target {
+            r.url.path_query.clone()
+        } else {
+            r.url.absolute.clone()
+        };
+        let index = r.index;
+        let mut step = request_step(name, &r.method, url, r.headers, r.body, None)
+            .map_err(|reason| ImportError::BadEntry { index, reason })?;
+        if opts.checks {
+            if let Some(s) = r.status {
+                step.check = Some(Check {
+                    status: Some(StatusMatch::One(s)),
+                    ..Default::default()
+                });
+            }
+        }
+        flow.push(step);
+    }
+    Ok(imported_config(Some(target), defaults, flow))
+}
+
+/// A form body rebuilt from `postData.params` when the recording has no `text`.
+fn params_text(pd: &Value) -> String {
+    pd.get("params")
+        .and_then(Value::as_array)
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| {
+                    let name = p.get("name")?.as_str()?;
+                    let value = p.get("value").and_then(Value::as_str).unwrap_or("");
+                    Some(format!("{name}={value}"))
+                })
+                .collect::<Vec<_>>()
+                .join("&")
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a path (with query) names a static asset.
+fn is_static(path_query: &str) -> bool {
+    let path = path_query
+        .split('?')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    STATIC_EXT.iter().any(|e| path.ends_with(e))
+}
+
+/// `example.com`, `example.com:8080` or `https://example.com` against a URL.
+fn host_matches(filter: &str, url: &SplitUrl) -> bool {
+    let f = filter.trim().to_ascii_lowercase();
+    if f.contains("://") {
+        return match split_url(&f) {
+            Ok(s) => s.host == url.host && s.port == url.port,
+            Err(_) => false,
+        };
+    }
+    let f = f.trim_end_matches('/');
+    if f.contains(':') && !f.starts_with('[') || f.contains("]:") {
+        f == format!("{}:{}", url.host, url.port)
+    } else {
+        f == url.host
+    }
+}
+
+/// The origin most requests go to (the first one on a tie): the natural `target`.
+fn most_common_origin(recs: &[Rec]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for r in recs {
+        match counts.iter_mut().find(|(o, _)| *o == r.url.origin) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((&r.url.origin, 1)),
+        }
+    }
+    let mut best = counts[0];
+    for c in &counts[1..] {
+        if c.1 > best.1 {
+            best = *c;
+        }
+    }
+    best.0.to_string()
+}
+
+/// Headers (name and value) every request carries, except `Content-Type`, which
+/// belongs to each body.
+fn common_headers(recs: &[Rec]) -> Vec<(String, String)> {
+    recs[0]
+        .headers
+        .iter()
+        .filter(|(n, _)| !n.eq_ignore_ascii_case("content-type"))
+        .filter(|(n, v)| {
+            recs[1..].iter().all(|r| {
+                r.headers
+                    .iter()
+                    .any(|(n2, v2)| n2.eq_ignore_ascii_case(n) && v2 == v)
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// Milliseconds since the Unix epoch of an ISO 8601 time as HAR writes it
+/// (`2024-03-01T10:00:00.123+09:00`, `...Z`); `None` if it is not one.
+fn parse_time_ms(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    if b.len() < 19 || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = s.get(r)?;
+        if t.bytes().all(|c| c.is_ascii_digit()) {
+            t.parse().ok()
+        } else {
+            None
+        }
+    };
+    if b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let mut i = 19;
+    let mut frac = 0.0;
+    if b.get(i) == Some(&b'.') || b.get(i) == Some(&b',') {
+        let start = i + 1;
+        i = start;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        frac = format!("0.{}", &s[start..i]).parse().ok()?;
+    }
+    let offset_min = match &s[i..] {
+        "" | "Z" | "z" => 0,
+        tz => {
+            let sign = match tz.as_bytes()[0] {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let digits: String = tz[1..].chars().filter(|c| *c != ':').collect();
+            if digits.len() != 4 || !digits.bytes().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            let oh: i64 = digits[..2].parse().ok()?;
+            let om: i64 = digits[2..].parse().ok()?;
+            sign * (oh * 60 + om)
+        }
+    };
+    let days = days_from_civil(y, mo, d);
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
+    Some(secs as f64 * 1000.0 + frac * 1000.0)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::to_yaml;
+    use std::time::Duration;
+
+    /// Five entries: a page API call, a static script, a JSON POST with Hangul, a form
+    /// POST, and a call to a second origin; gaps of 0.5 s and 2 s.
+    const HAR: &str = r#"{
+      "log": {
+        "version": "1.2",
+        "creator": { "name": "WebInspector", "version": "537.36" },
+        "entries": [
+          {
+            "startedDateTime": "2024-03-01T10:00:00.000+09:00",
+            "time": 120.5,
+            "request": {
+              "method": "GET",
+              "url": "https://shop.example.com/api/posts/123/comments/9f1c2ab34de56f70?q=%EA%B2%80%EC%83%89",
+              "headers": [
+                { "name": ":authority", "value": "shop.example.com" },
+                { "name": "accept", "value": "application/json" },
+                { "name": "accept-encoding", "value": "gzip, br" },
+                { "name": "cookie", "value": "sid=abc" },
+                { "name": "sec-ch-ua", "value": "\"Chromium\";v=\"124\"" },
+                { "name": "user-agent", "value": "Mozilla/5.0" },
+                { "name": "x-trace", "value": "t1" }
+              ]
+            },
+            "response": { "status": 200 }
+          },
+          {
+            "startedDateTime": "2024-03-01T01:00:00.050Z",
+            "time": 30,
+            "request": {
+              "method": "GET",
+              "url": "https://shop.example.com/static/app.js?v=3",
+              "headers": [ { "name": "accept", "value": "*/*" } ]
+            },
+            "response": { "status": 200 }
+          },
+          {
+            "startedDateTime": "2024-03-01T01:00:00.620Z",
+            "time": 80,
+            "request": {
+              "method": "POST",
+              "url": "https://shop.example.com/api/posts",
+              "headers": [
+                { "name": "accept", "value": "application/json" },
+                { "name": "content-type", "value": "application/json;charset=UTF-8" },
+                { "name": "content-length", "value": "40" },
+                { "name": "user-agent", "value": "Mozilla/5.0" }
+              ],
+              "postData": {
+                "mimeType": "application/json;charset=UTF-8",
+                "text": "{\"title\":\"안녕하세요\",\"tags\":[\"검색\",\"엔진\"],\"n\":1}"
+              }
+            },
+            "response": { "status": 201 }
+          },
+          {
+            "startedDateTime": "2024-03-01T01:00:02.700Z",
+            "time": 50,
+            "request": {
+              "method": "POST",
+              "url": "https://shop.example.com/login",
+              "headers": [
+                { "name": "Accept", "value": "application/json" },
+                { "name": "Content-Type", "value": "application/x-www-form-urlencoded" },
+                { "name": "User-Agent", "value": "Mozilla/5.0" }
+              ],
+              "postData": {
+                "mimeType": "application/x-www-form-urlencoded",
+                "text": "user=%ED%99%8D%EA%B8%B8%EB%8F%99&password=p%40ss+word",
+                "params": [ { "name": "user", "value": "%ED%99%8D%EA%B8%B8%EB%8F%99" } ]
+              }
+            },
+            "response": { "status": 302 }
+          },
+          {
+            "startedDateTime": "2024-03-01T01:00:02.760Z",
+            "time": 10,
+            "request": {
+              "method": "GET",
+              "url": "https://api.other.com:8443/v1/users/550e8400-e29b-41d4-a716-446655440000#frag",
+              "headers": [
+                { "name": "accept", "value": "application/json" },
+                { "name": "user-agent", "value": "Mozilla/5.0" }
+              ]
+            },
+            "response": { "status": 304 }
+          }
+        ]
+      }
+    }"#;
+
+    fn req(s: &Step) -> &RequestFull {
+        match s.request.as_ref().unwrap() {
+            RequestSpec::Full(f) => f,
+            r => panic!("expected the full form: {r:?}"),
+        }
+    }
+
+    fn line(s: &Step) -> &str {
+        match s.request.as_ref().unwrap() {
+            RequestSpec::Line(l) => l,
+            r => panic!("expected the short form: {r:?}"),
+        }
+    }
+
+    #[test]
+    fn imports_the_recording() {
+        let cfg = from_har(HAR, &ImportOptions::default()).unwrap();
+        assert_eq!(cfg.target.as_deref(), Some("https://shop.example.com"));
+        assert_eq!(cfg.name.as_deref(), Some("shop.example.com"));
+        let d = &cfg.defaults.headers;
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(d["accept"], "application/json");
+        assert_eq!(d["user-agent"], "Mozilla/5.0");
+        let (name, sc) = &cfg.scenarios[0];
+        assert_eq!(name, "main");
+        assert_eq!(sc.executor, ExecutorKind::ConstantVus);
+        assert_eq!(sc.vus, Some(1));
+        assert_eq!(sc.duration, Some(crate::Dur::from_secs(60)));
+        let f = &sc.flow;
+        let names: Vec<_> = f.iter().map(|s| s.name.as_deref()).collect();
+        assert_eq!(
+            names,
+            vec![
+                Some("GET /api/posts/{id}/comments/{id}"),
+                None,
+                Some("POST /api/posts"),
+                None,
+                Some("POST /login"),
+                Some("GET api.other.com:8443/v1/users/{id}"),
+            ]
+        );
+        // 1: only the non-common header stays; the URL is kept percent-encoded.
+        let r0 = req(&f[0]);
+        assert_eq!(
+            r0.url,
+            "/api/posts/123/comments/9f1c2ab34de56f70?q=%EA%B2%80%EC%83%89"
+        );
+        assert_eq!(r0.headers.len(), 1);
+        assert_eq!(r0.headers["x-trace"], "t1");
+        assert_eq!(
+            f[0].check.as_ref().unwrap().status,
+            Some(StatusMatch::One(200))
+        );
+        // The static script is gone; its neighbours are 0.5 s apart (end 120.5 ms,
+        // next start 620 ms: 499.5 ms rounds to 500 ms).
+        assert_eq!(
+            f[1].think,
+            Some(Think::Fixed(crate::Dur(Duration::from_millis(500))))
+        );
+        // 2: JSON with Hangul, content type left to `json:`.
+        let r2 = req(&f[2]);
+        assert_eq!(r2.method.as_deref(), Some("POST"));
+        assert_eq!(
+            r2.json,
+            Some(serde_json::json!({"title": "안녕하세요", "tags": ["검색", "엔진"], "n": 1}))
+        );
+        assert!(r2.headers.is_empty(), "{:?}", r2.headers);
+        assert_eq!(
+            f[2].check.as_ref().unwrap().status,
+            Some(StatusMatch::One(201))
+        );
+        // 2 s gap (end 700 ms, next start 2700 ms).
+        assert_eq!(
+            f[3].think,
+            Some(Think::Fixed(crate::Dur(Duration::from_secs(2))))
+        );
+        // 3: form, decoded.
+        let form = req(&f[4]).form.as_ref().unwrap();
+        assert_eq!(form["user"], "홍길동");
+        assert_eq!(form["password"], "p@ss word");
+        // 4: other origin, absolute, no fragment, 10 ms gap is no think; 304 -> 200.
+        assert_eq!(
+            line(&f[5]),
+            "GET https://api.other.com:8443/v1/users/550e8400-e29b-41d4-a716-446655440000"
+        );
+        assert_eq!(
+            f[5].check.as_ref().unwrap().status,
+            Some(StatusMatch::One(200))
+        );
+
+        let y = to_yaml(&cfg);
+        assert!(y.contains("안녕하세요"), "{y}");
+        assert!(y.contains("홍길동"), "{y}");
+        assert!(y.contains("think: 500ms"), "{y}");
+        assert!(y.contains("think: 2s"), "{y}");
+        assert_eq!(crate::parse_str(&y, "x").unwrap(), cfg, "{y}");
+        if std::env::var_os("PADO_SHOW_YAML").is_some() {
+            println!("{y}");
+        }
+    }
+
+    #[test]
+    fn options_filter_and_checks() {
+        let opts = ImportOptions {
+            include_static: true,
+            checks: false,
+            host_filter: Some("SHOP.example.com".into()),
+        };
+        let cfg = from_har(HAR, &opts).unwrap();
+        let f = &cfg.scenarios[0].1.flow;
+        let reqs: Vec<&Step> = f.iter().filter(|s| s.request.is_some()).collect();
+        assert_eq!(reqs.len(), 4);
+        assert!(reqs.iter().all(|s| s.check.is_none()));
+        assert_eq!(reqs[1].name.as_deref(), Some("GET /static/app.js"));
+        assert_eq!(crate::parse_str(&to_yaml(&cfg), "x").unwrap(), cfg);
+
+        for f in ["api.other.com:8443", "https://api.other.com:8443/"] {
+            let opts = ImportOptions {
+                host_filter: Some(f.into()),
+                ..Default::default()
+            };
+            let cfg = from_har(HAR, &opts).unwrap();
+            assert_eq!(cfg.target.as_deref(), Some("https://api.other.com:8443"));
+            assert_eq!(cfg.scenarios[0].1.flow.len(), 1);
+        }
+        let opts = ImportOptions {
+            host_filter: Some("nowhere.example".into()),
+            ..Default::default()
+        };
+        let e = from_har(HAR, &opts).unwrap_err().to_string();
+        assert!(e.contains("no requests left"), "{e}");
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let e = from_har("{}", &ImportOptions::default()).unwrap_err();
+        assert_eq!(e.to_string(), "not a HAR file: missing log.entries");
+        let e = from_har("<html>", &ImportOptions::default()).unwrap_err();
+        assert!(e.to_string().starts_with("not a HAR file"), "{e}");
+        let e = from_har(
+            r#"{"log":{"entries":[{"request":{"method":"GET","url":"http://h/"}},{"request":{"method":"GET"}}]}}"#,
+            &ImportOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "HAR entry log.entries[1]: request.url is missing"
+        );
+        let e = from_har(r#"{"log":{"entries":[]}}"#, &ImportOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("no requests left"), "{e}");
+    }
+
+    #[test]
+    fn data_urls_and_odd_bodies() {
+        let har = r#"{"log":{"entries":[
+          {"request":{"method":"GET","url":"data:image/png;base64,AAAA"}},
+          {"request":{"method":"PUT","url":"http://h:8080/raw",
+            "headers":[{"name":"Content-Type","value":"text/plain"}],
+            "postData":{"mimeType":"text/plain","text":"line1\nline2 한글"}}},
+          {"request":{"method":"POST","url":"http://h:8080/dup",
+            "postData":{"mimeType":"application/x-www-form-urlencoded","text":"a=1&a=2"}}},
+          {"request":{"method":"POST","url":"http://h:8080/nojson",
+            "postData":{"mimeType":"application/json","text":"{broken"}}}
+        ]}}"#;
+        let cfg = from_har(har, &ImportOptions::default()).unwrap();
+        let f = &cfg.scenarios[0].1.flow;
+        assert_eq!(f.len(), 3);
+        assert_eq!(req(&f[0]).body.as_deref(), Some("line1\nline2 한글"));
+        assert_eq!(req(&f[0]).headers["Content-Type"], "text/plain");
+        assert_eq!(req(&f[1]).body.as_deref(), Some("a=1&a=2"));
+        assert_eq!(
+            req(&f[1]).headers["Content-Type"],
+            "application/x-www-form-urlencoded"
+        );
+        assert_eq!(req(&f[2]).body.as_deref(), Some("{broken"));
+        assert_eq!(crate::parse_str(&to_yaml(&cfg), "x").unwrap(), cfg);
+    }
+
+    #[test]
+    fn template_braces_are_kept_literal() {
+        let har = r#"{"log":{"entries":[
+          {"request":{"method":"GET","url":"http://h/a/{{x}}?q={{y}}"}},
+          {"request":{"method":"POST","url":"http://h/j",
+            "postData":{"mimeType":"application/json","text":"{\"t\":\"{{ name }}\",\"o\":{\"{{k\":[{}]}}"}}},
+          {"request":{"method":"POST","url":"http://h/f",
+            "postData":{"mimeType":"application/x-www-form-urlencoded","text":"a=%7B%7Bb%7D%7D"}}}
+        ]}}"#;
+        let cfg = from_har(har, &ImportOptions::default()).unwrap();
+        let f = &cfg.scenarios[0].1.flow;
+        assert_eq!(line(&f[0]), "GET /a/%7B%7Bx%7D%7D?q=%7B%7By%7D%7D");
+        let body = req(&f[1]).body.clone().unwrap();
+        assert!(!body.contains("{{"), "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"t": "{{ name }}", "o": {"{{k": [{}]}})
+        );
+        assert_eq!(req(&f[1]).headers["Content-Type"], "application/json");
+        assert_eq!(req(&f[2]).body.as_deref(), Some("a=%7B%7Bb%7D%7D"));
+        assert_eq!(crate::parse_str(&to_yaml(&cfg), "x").unwrap(), cfg);
+
+        let har = r#"{"log":{"entries":[{"request":{"method":"GET","url":"http://h/",
+          "headers":[{"name":"x-t","value":"{{a}}"}]}}]}}"#;
+        let e = from_har(har, &ImportOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("HAR entry log.entries[0]: header `x-t`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn times_parse() {
+        let a = parse_time_ms("2024-03-01T10:00:00.000+09:00").unwrap();
+        let b = parse_time_ms("2024-03-01T01:00:00Z").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(parse_time_ms("1970-01-01T00:00:01.5Z"), Some(1500.0));
+        assert_eq!(
+            parse_time_ms("2000-03-01T00:00:00Z"),
+            Some(951_868_800_000.0)
+        );
+        assert!(parse_time_ms("yesterday").is_none());
+        assert!(parse_time_ms("2024-03-01T10:00:00+0x:00").is_none());
+    }
+
+    #[test]
+    fn random_recordings_round_trip() {
+        let mut x: u64 = 0x9e3779b97f4a7c15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let chars: Vec<char> = "ab/?&=%+:;{}\"' \t\n\r\u{0}\u{7f}한글#-_.0123456789\\$[],~*!@"
+            .chars()
+            .collect();
+        let text = |n: u64, next: &mut dyn FnMut() -> u64| -> String {
+            (0..next() % n)
+                .map(|_| chars[(next() % chars.len() as u64) as usize])
+                .collect()
+        };
+        let methods = [
+            "GET", "post", "PUT", "DELETE", "PATCH", "CONNECT", "HEAD", "",
+        ];
+        let mimes = [
+            "application/json",
+            "application/x-www-form-urlencoded",
+            "text/plain",
+            "application/vnd.api+json; charset=utf-8",
+            "",
+        ];
+        let mut imported = 0;
+        for _ in 0..400 {
+            let mut entries = Vec::new();
+            for _ in 0..1 + next() % 5 {
+                let host = ["h.com", "h.com:8443", "other.kr"][(next() % 3) as usize];
+                let scheme = ["http", "https"][(next() % 2) as usize];
+                let url = format!("{scheme}://{host}/{}", text(20, &mut next));
+                let headers: Vec<_> = (0..next() % 4)
+                    .map(|_| {
+                        let name =
+                            ["accept", "X-A", "bad name", "cookie", "x-b"][(next() % 5) as usize];
+                        serde_json::json!({ "name": name, "value": text(10, &mut next) })
+                    })
+                    .collect();
+                let body = match next() % 4 {
+                    0 => serde_json::json!({
+                        "mimeType": mimes[(next() % 5) as usize],
+                        "text": text(30, &mut next),
+                    }),
+                    1 => serde_json::json!({
+                        "mimeType": mimes[(next() % 2) as usize],
+                        "text": r#"{"k":"값 {x}","n":[1,2.5,null,true],"e":{}}"#,
+                    }),
+                    2 => serde_json::json!({
+                        "mimeType": "application/x-www-form-urlencoded",
+                        "text": format!("a={}&b=%EA%B0%80", text(8, &mut next)),
+                    }),
+                    _ => serde_json::Value::Null,
+                };
+                let mut req = serde_json::json!({
+                    "method": methods[(next() % 8) as usize],
+                    "url": url,
+                    "headers": headers,
+                });
+                if !body.is_null() {
+                    req["postData"] = body;
+                }
+                entries.push(serde_json::json!({
+                    "startedDateTime": format!("2024-01-01T00:00:{:02}.{:03}Z", next() % 60, next() % 1000),
+                    "time": (next() % 3000) as f64 / 7.0,
+                    "request": req,
+                    "response": { "status": next() % 700 },
+                }));
+            }
+            let har = serde_json::json!({ "log": { "entries": entries } }).to_string();
+            for checks in [true, false] {
+                let opts = ImportOptions {
+                    checks,
+                    ..Default::default()
+                };
+                if let Ok(cfg) = from_har(&har, &opts) {
+                    imported += 1;
+                    let y = to_yaml(&cfg);
+                    match crate::parse_str(&y, "x") {
+                        Ok(back) => assert_eq!(back, cfg, "{y}"),
+                        Err(e) => panic!("{har}\n{y}\n{e}"),
+                    }
+                }
+            }
+        }
+        assert!(imported > 200, "only {imported} of 800 imports succeeded");
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut x: u64 = 0x2545f4914f6cdd1d;
+        let alphabet = br#"{}[],:"log entries request method url http://h/ x POST postData text mimeType application/json 0123 .js {{ startedDateTime 2024-01-01T00:00:00Z time -\"#;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..3000 {
+            let len = next() % 120;
+            let mut s = String::from(r#"{"log":{"entries":[{"request":"#);
+            for _ in 0..len {
+                s.push(alphabet[(next() % alphabet.len() as u64) as usize] as char);
+            }
+            for text in [&s[..], &s[28..]] {
+                if let Ok(cfg) = from_har(text, &ImportOptions::default()) {
+                    let y = to_yaml(&cfg);
+                    assert!(crate::parse_str(&y, "x").is_ok(), "{text}\n{y}");
+                }
+            }
+        }
+    }
+}

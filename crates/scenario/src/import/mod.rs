@@ -1,0 +1,685 @@
+//! Turning what users already have into a scenario file they can edit: a browser
+//! recording ([`har::from_har`]) or a "Copy as cURL" command line
+//! ([`curl::from_curl`]). Both produce an ordinary [`Config`], so everything the
+//! loader validates also holds for an import, and [`to_yaml`] writes it in the same
+//! format users write by hand (docs/scenario.md).
+//!
+//! The helpers here are shared by both importers (and [`group_path`] by anything that
+//! needs to group URLs into endpoints), so a recording and a curl command of the same
+//! request produce the same step.
+
+pub mod curl;
+pub mod har;
+
+use std::collections::BTreeMap;
+
+use crate::model::*;
+use crate::{format_duration, parse_duration, Dur};
+
+pub use curl::from_curl;
+pub use har::from_har;
+
+/// What a HAR import keeps. The defaults aim at a replay that loads the application
+/// server, not the CDN: static assets are dropped and every step checks the status
+/// the browser saw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Keep requests for static assets (`.js`, `.css`, images, fonts, source maps).
+    /// Default false: a load test of the application rarely wants them, and browsers
+    /// cache them anyway. `data:` and other non-HTTP URLs are always dropped (they are
+    /// never sent over the network).
+    pub include_static: bool,
+    /// Add `check: { status: <recorded status> }` to every request step (default
+    /// true), so a replay that starts failing is visible at once.
+    pub checks: bool,
+    /// Keep only requests to this host (`example.com`, or `example.com:8080` to also
+    /// match the port); case-insensitive. Default: keep every host.
+    pub host_filter: Option<String>,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            include_static: false,
+            checks: true,
+            host_filter: None,
+        }
+    }
+}
+
+/// Why an import failed. Messages name the part of the input to look at (a HAR
+/// entry's index, a curl option), because the input is usually too large or too
+/// dense to search by eye.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The HAR text is not JSON at all.
+    #[error("not a HAR file: not valid JSON: {0}")]
+    NotJson(String),
+    /// JSON, but without the HAR structure.
+    #[error("not a HAR file: missing log.entries")]
+    NotHar,
+    /// One HAR entry lacks what a request needs.
+    #[error("HAR entry log.entries[{index}]: {reason}")]
+    BadEntry {
+        /// Position of the entry in `log.entries` (from 0).
+        index: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Every entry was filtered out.
+    #[error("no requests left to import: {0}")]
+    NoRequests(String),
+    /// The curl command has no URL.
+    #[error("no URL in the curl command")]
+    NoUrl,
+    /// More than one URL: a scenario step is one request.
+    #[error(
+        "more than one URL in the curl command (`{0}` and `{1}`); import one request at a time"
+    )]
+    ManyUrls(String, String),
+    /// A URL pado cannot request.
+    #[error("`{url}` is not a usable URL: {reason}")]
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// A curl option pado does not know.
+    #[error("unknown option {0}")]
+    UnknownOption(String),
+    /// A curl option that is known but cannot be expressed in a scenario.
+    #[error("option {option} is not supported: {why}")]
+    Unsupported {
+        /// The option as written.
+        option: String,
+        /// Why, and what to do instead.
+        why: String,
+    },
+    /// A curl option given without its value.
+    #[error("option {0} needs a value")]
+    MissingValue(String),
+    /// A quote opened and never closed.
+    #[error("unbalanced quotes: a {0} quote is never closed")]
+    UnbalancedQuotes(&'static str),
+    /// Input a scenario file cannot express without changing it.
+    #[error("cannot write this request as a scenario: {0}")]
+    Unrepresentable(String),
+    /// A request method the scenario format does not allow.
+    #[error("method `{0}` is not supported (use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS)")]
+    BadMethod(String),
+}
+
+/// Methods the scenario loader accepts (kept in step with `load.rs`).
+pub(crate) const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+/// Replace path segments that identify one object (numbers, UUIDs, long hex ids) by
+/// `{id}`, so that requests to the same endpoint group together: step names of an
+/// import, URL statistics, reports. `/posts/123/comments/9f1c2ab34de56f70` becomes
+/// `/posts/{id}/comments/{id}`. A query or fragment is dropped; everything else
+/// (slashes, other segments) is kept as given.
+pub fn group_path(path: &str) -> String {
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    path.split('/')
+        .map(|seg| if is_id_segment(seg) { "{id}" } else { seg })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Whether a path segment looks like an object identifier rather than a word.
+fn is_id_segment(seg: &str) -> bool {
+    if seg.is_empty() {
+        return false;
+    }
+    let b = seg.as_bytes();
+    if b.iter().all(u8::is_ascii_digit) {
+        return true;
+    }
+    // UUID: 8-4-4-4-12 hex digits.
+    if b.len() == 36 {
+        let uuid = b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        });
+        if uuid {
+            return true;
+        }
+    }
+    // Long hex (object ids, hashes): at least 12 hex digits, at least one a digit so
+    // that words made of the letters a-f stay.
+    b.len() >= 12 && b.iter().all(u8::is_ascii_hexdigit) && b.iter().any(u8::is_ascii_digit)
+}
+
+/// Write a configuration as YAML a user would edit: fields left at their defaults
+/// (nulls, empty lists and maps, `insecure: false`) are left out, so the file shows
+/// only what the import decided. The text always parses back (with
+/// [`crate::parse_str`]) to the same configuration; in the rare case pruning would
+/// change that, the full serialization is written instead.
+pub fn to_yaml(cfg: &Config) -> String {
+    let full = || {
+        serde_yaml_ng::to_string(cfg).unwrap_or_else(|e| format!("# could not write YAML: {e}\n"))
+    };
+    let mut v = match serde_yaml_ng::to_value(cfg) {
+        Ok(v) => v,
+        Err(_) => return full(),
+    };
+    prune(&mut v, "");
+    match serde_yaml_ng::to_string(&v) {
+        Ok(text) if serde_yaml_ng::from_str::<Config>(&text).ok().as_ref() == Some(cfg) => text,
+        _ => full(),
+    }
+}
+
+/// [`to_yaml`] with a first comment line saying where the scenario came from (e.g.
+/// the HAR file name or `curl`), so a file found later explains itself.
+pub fn to_yaml_with_source(cfg: &Config, source: &str) -> String {
+    let source: String = source
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!(
+        "# imported by pado from {source}\n# edit the load (executor, vus, duration) and checks, then: pado validate FILE\n{}",
+        to_yaml(cfg)
+    )
+}
+
+/// Remove default-valued fields from a serialized configuration. User data (a request's
+/// `json` body, inline data `values`, a check's expected JSON values) is left alone: an
+/// empty object there is meaningful.
+fn prune(v: &mut serde_yaml_ng::Value, parent: &str) {
+    use serde_yaml_ng::Value;
+    match v {
+        Value::Mapping(m) => m.retain(|k, val| {
+            let key = k.as_str().unwrap_or("");
+            if val.is_null() {
+                return false;
+            }
+            let user_data = (key == "json" && parent != "check") || key == "values";
+            if user_data {
+                return true;
+            }
+            if matches!(key, "insecure" | "abort_on_fail") && val.as_bool() == Some(false) {
+                return false;
+            }
+            if !(key == "json" && parent == "check") {
+                prune(val, key);
+            }
+            match val {
+                Value::Mapping(m) => !m.is_empty(),
+                Value::Sequence(s) => !s.is_empty(),
+                _ => true,
+            }
+        }),
+        Value::Sequence(s) => s.iter_mut().for_each(|x| prune(x, parent)),
+        _ => {}
+    }
+}
+
+/// A URL split the way a scenario needs it.
+pub(crate) struct SplitUrl {
+    /// `scheme://host[:port]` (default port left out), host lower-cased.
+    pub origin: String,
+    /// Host name as the URL library normalizes it.
+    pub host: String,
+    /// Port, explicit or the scheme's default.
+    pub port: u16,
+    /// Path and query exactly as given (no fragment); `/` when empty.
+    pub path_query: String,
+    /// The whole URL as given, without the fragment.
+    pub absolute: String,
+}
+
+/// Split an http(s) URL, keeping the path and query byte for byte as given (HAR and
+/// curl URLs are already percent-encoded; re-encoding could change them).
+pub(crate) fn split_url(raw: &str) -> Result<SplitUrl, String> {
+    let raw = raw.trim();
+    let no_frag = raw.split('#').next().unwrap_or("");
+    let u = url::Url::parse(no_frag).map_err(|e| e.to_string())?;
+    if u.scheme() != "http" && u.scheme() != "https" {
+        return Err(format!("scheme `{}` is not supported", u.scheme()));
+    }
+    let host = u.host_str().ok_or("no host")?.to_string();
+    if host.is_empty() {
+        return Err("no host".into());
+    }
+    let port = u.port_or_known_default().unwrap_or(80);
+    let origin = u.origin().ascii_serialization();
+    let after_scheme = no_frag
+        .find("://")
+        .map(|i| i + 3)
+        .ok_or("no `://` after the scheme")?;
+    let rest = &no_frag[after_scheme..];
+    let path_query = match rest.find(['/', '?']) {
+        Some(i) if rest.as_bytes()[i] == b'/' => rest[i..].to_string(),
+        Some(i) => format!("/{}", &rest[i..]),
+        None => "/".to_string(),
+    };
+    Ok(SplitUrl {
+        origin,
+        host,
+        port,
+        path_query,
+        absolute: no_frag.to_string(),
+    })
+}
+
+/// Headers a client adds by itself (or that only make sense on one connection or in
+/// one browser session): replaying the recorded values would be wrong or pointless.
+/// `Cookie` is among them for recordings (the VU's cookie jar keeps the session), not
+/// for curl commands, where it usually carries the login.
+pub(crate) fn is_automatic_header(name: &str, drop_cookie: bool) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with(':')
+        || n.starts_with("sec-")
+        || matches!(
+            n.as_str(),
+            "host"
+                | "content-length"
+                | "connection"
+                | "keep-alive"
+                | "proxy-connection"
+                | "transfer-encoding"
+                | "te"
+                | "trailer"
+                | "upgrade"
+                | "accept-encoding"
+                | "if-none-match"
+                | "if-modified-since"
+        )
+        || (drop_cookie && n == "cookie")
+}
+
+/// Whether the loader would accept this header (name characters, no line breaks).
+pub(crate) fn valid_header(name: &str, value: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        && !value.contains(['\r', '\n'])
+}
+
+/// Add a header, joining repeated names (case-insensitively) with `, ` as HTTP does.
+pub(crate) fn push_header(headers: &mut Vec<(String, String)>, name: &str, value: &str) {
+    match headers
+        .iter_mut()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+    {
+        Some((_, v)) => {
+            v.push_str(", ");
+            v.push_str(value);
+        }
+        None => headers.push((name.to_string(), value.to_string())),
+    }
+}
+
+/// The value of a header, case-insensitively.
+pub(crate) fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// Remove a header, case-insensitively.
+pub(crate) fn remove_header(headers: &mut Vec<(String, String)>, name: &str) {
+    headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+}
+
+/// A request body in the form the scenario writes it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Body {
+    /// No body.
+    None,
+    /// `json:` (the loader sets `Content-Type: application/json`).
+    Json(serde_json::Value),
+    /// `form:` (the loader sets the form content type).
+    Form(BTreeMap<String, String>),
+    /// `body:` as given.
+    Raw(String),
+    /// `body_file:` (curl `-d @file`).
+    File(String),
+}
+
+/// The media type without parameters, lower-cased: `application/json`.
+pub(crate) fn mime_essence(ct: &str) -> String {
+    ct.split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Choose how to write a body: parsed JSON or form fields when the content type says
+/// so and the text really is that (so the user can edit values rather than escaped
+/// text), the raw text otherwise. Fixes up the `Content-Type` header to match: it is
+/// dropped when `json:`/`form:` set exactly that type, added for a raw body when only
+/// `mime` knew it.
+pub(crate) fn classify_body(
+    text: &str,
+    mime: Option<&str>,
+    headers: &mut Vec<(String, String)>,
+) -> Body {
+    if text.is_empty() {
+        return Body::None;
+    }
+    let ct = header_value(headers, "content-type")
+        .map(str::to_string)
+        .or_else(|| mime.map(str::to_string));
+    let essence = ct.as_deref().map(mime_essence).unwrap_or_default();
+    if essence == "application/json" || essence.ends_with("+json") {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+            if !v.is_null() {
+                if essence == "application/json" {
+                    remove_header(headers, "content-type");
+                } else if header_value(headers, "content-type").is_none() {
+                    headers.push(("Content-Type".into(), ct.clone().unwrap_or_default()));
+                }
+                return Body::Json(v);
+            }
+        }
+    } else if essence == "application/x-www-form-urlencoded" {
+        if let Some(form) = parse_form(text) {
+            remove_header(headers, "content-type");
+            return Body::Form(form);
+        }
+    }
+    if let Some(ct) = ct {
+        if header_value(headers, "content-type").is_none() && !ct.is_empty() {
+            headers.push(("Content-Type".into(), ct));
+        }
+    }
+    Body::Raw(text.to_string())
+}
+
+/// Parse `a=1&b=%EA%B0%80` into fields, but only when that loses nothing: every pair
+/// has `=`, no name repeats, and every escape decodes to UTF-8. Otherwise the body is
+/// kept as text (a map could not say it).
+pub(crate) fn parse_form(text: &str) -> Option<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for pair in text.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=')?;
+        let k = percent_decode(k, true)?;
+        let v = percent_decode(v, true)?;
+        if k.is_empty() || out.insert(k, v).is_some() {
+            return None;
+        }
+    }
+    if out.is_empty() {
+        None
+    } else {
+        Some(out)
+    }
+}
+
+/// Strict percent-decoding (`+` is a space when `plus` is set): `None` on a broken
+/// escape or bytes that are not UTF-8.
+pub(crate) fn percent_decode(s: &str, plus: bool) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let hex = b.get(i + 1..i + 3)?;
+                let hex = std::str::from_utf8(hex).ok()?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 3;
+            }
+            b'+' if plus => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Percent-encode everything but the unreserved characters (as curl's
+/// `--data-urlencode` does).
+pub(crate) fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The step name for a request: `METHOD /path` with ids grouped, percent-escapes in
+/// the path shown as text (Hangul reads better than `%ED%95%9C`). `host` is prefixed
+/// for requests that do not go to the target, so two hosts' `/` do not share a name.
+pub(crate) fn step_name(method: &str, path_query: &str, host: Option<&str>) -> String {
+    let grouped = group_path(path_query);
+    let shown = match percent_decode(&grouped, false) {
+        Some(s) if !s.chars().any(char::is_control) => s,
+        _ => grouped,
+    };
+    match host {
+        Some(h) => format!("{method} {h}{shown}"),
+        None => format!("{method} {shown}"),
+    }
+}
+
+/// One request step: the short `"GET /path"` form when there is nothing but a method
+/// and URL (easiest to read and edit), the full form otherwise.
+///
+/// Scenario text reads `{{` as the start of a template hole and has no escape for it,
+/// so recorded text containing `{{` is rewritten to an equivalent that does not: braces
+/// in the URL and in form values are percent-encoded, a JSON body is written as text
+/// with `\u007b` for `{` inside strings. A header or raw body with `{{` cannot be
+/// written without changing it: that is the error returned.
+pub(crate) fn request_step(
+    name: String,
+    method: &str,
+    url: String,
+    mut headers: Vec<(String, String)>,
+    body: Body,
+    timeout: Option<Dur>,
+) -> Result<Step, String> {
+    const NO_ESCAPE: &str =
+        "which a scenario file reads as a template (there is no escape for it yet); edit the input";
+    let url = if url.contains("{{") {
+        url.replace('{', "%7B").replace('}', "%7D")
+    } else {
+        url
+    };
+    if let Some((n, _)) = headers.iter().find(|(_, v)| v.contains("{{")) {
+        return Err(format!("header `{n}` contains `{{{{`, {NO_ESCAPE}"));
+    }
+    let body = match body {
+        Body::Raw(t) if t.contains("{{") => {
+            return Err(format!("the body contains `{{{{`, {NO_ESCAPE}"));
+        }
+        Body::Json(v) if json_has_hole(&v) => {
+            if header_value(&headers, "content-type").is_none() {
+                headers.push(("Content-Type".into(), "application/json".into()));
+            }
+            Body::Raw(json_text_without_holes(&v))
+        }
+        Body::Form(f) if f.iter().any(|(k, v)| k.contains("{{") || v.contains("{{")) => {
+            if header_value(&headers, "content-type").is_none() {
+                headers.push((
+                    "Content-Type".into(),
+                    "application/x-www-form-urlencoded".into(),
+                ));
+            }
+            let text = f
+                .iter()
+                .map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v)))
+                .collect::<Vec<_>>()
+                .join("&");
+            Body::Raw(text)
+        }
+        b => b,
+    };
+    let simple = headers.is_empty()
+        && body == Body::None
+        && timeout.is_none()
+        && !url.chars().any(char::is_whitespace);
+    let request = if simple {
+        RequestSpec::Line(format!("{method} {url}"))
+    } else {
+        let mut full = RequestFull {
+            method: Some(method.to_string()),
+            url,
+            headers: headers.into_iter().collect(),
+            timeout,
+            ..Default::default()
+        };
+        match body {
+            Body::None => {}
+            Body::Json(v) => full.json = Some(v),
+            Body::Form(f) => full.form = Some(f),
+            Body::Raw(t) => full.body = Some(t),
+            Body::File(p) => full.body_file = Some(p),
+        }
+        RequestSpec::Full(full)
+    };
+    Ok(Step {
+        name: Some(name),
+        request: Some(request),
+        ..Default::default()
+    })
+}
+
+/// Whether any string (or key) in a JSON value contains `{{`.
+fn json_has_hole(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => s.contains("{{"),
+        Value::Array(a) => a.iter().any(json_has_hole),
+        Value::Object(o) => o.iter().any(|(k, v)| k.contains("{{") || json_has_hole(v)),
+        _ => false,
+    }
+}
+
+/// Compact JSON text with every `{` inside a string written as `\u007b`: the same
+/// value to any JSON parser, and no `{{` in the text (outside strings, compact JSON
+/// never has two `{` in a row).
+fn json_text_without_holes(v: &serde_json::Value) -> String {
+    let text = v.to_string();
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut in_str, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+            } else if c == '{' {
+                out.push_str("\\u007b");
+                continue;
+            }
+        } else if c == '"' {
+            in_str = true;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A duration that survives writing and reading back unchanged (what the file says is
+/// exactly what the model holds).
+pub(crate) fn stable_dur(d: std::time::Duration) -> Dur {
+    Dur(parse_duration(&format_duration(d)).unwrap_or(d))
+}
+
+/// The configuration both importers produce: one `main` scenario, one VU for one
+/// minute, a starting point the user scales up after checking that it replays.
+pub(crate) fn imported_config(
+    target: Option<String>,
+    defaults: Defaults,
+    flow: Vec<Step>,
+) -> Config {
+    let name = target
+        .as_deref()
+        .and_then(|t| url::Url::parse(t).ok())
+        .and_then(|u| u.host_str().map(str::to_string));
+    let scenario = Scenario {
+        executor: ExecutorKind::ConstantVus,
+        vus: Some(1),
+        duration: Some(Dur::from_secs(60)),
+        flow,
+        ..Default::default()
+    };
+    Config {
+        name,
+        target,
+        defaults,
+        scenarios: vec![("main".into(), scenario)],
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_ids() {
+        assert_eq!(
+            group_path("/posts/123/comments/9f1c2ab34de56f70"),
+            "/posts/{id}/comments/{id}"
+        );
+        assert_eq!(
+            group_path("/u/550e8400-e29b-41d4-a716-446655440000/x?q=1"),
+            "/u/{id}/x"
+        );
+        assert_eq!(group_path("/api/v1/posts/"), "/api/v1/posts/");
+        assert_eq!(group_path("/"), "/");
+        assert_eq!(group_path("/facadefacade/abc"), "/facadefacade/abc");
+        assert_eq!(group_path("/o/5f2b1c9e8d7a6b5c4d3e2f1a"), "/o/{id}");
+    }
+
+    #[test]
+    fn splits_urls_keeping_the_path_as_given() {
+        let s = split_url("https://Example.com:443/s?q=%EA%B2%80%EC%83%89#top").unwrap();
+        assert_eq!(s.origin, "https://example.com");
+        assert_eq!(s.path_query, "/s?q=%EA%B2%80%EC%83%89");
+        assert_eq!(s.port, 443);
+        let s = split_url("http://h:8080?x=1").unwrap();
+        assert_eq!(s.origin, "http://h:8080");
+        assert_eq!(s.path_query, "/?x=1");
+        assert!(split_url("ftp://h/x").is_err());
+        assert!(split_url("data:text/plain,hi").is_err());
+    }
+
+    #[test]
+    fn forms_parse_only_when_lossless() {
+        let f = parse_form("q=%EA%B2%80%EC%83%89+%EC%97%94%EC%A7%84&page=2").unwrap();
+        assert_eq!(f["q"], "검색 엔진");
+        assert_eq!(f["page"], "2");
+        assert!(parse_form("a=1&a=2").is_none());
+        assert!(parse_form("just text").is_none());
+        assert!(parse_form("a=%zz").is_none());
+        assert!(parse_form("a=%FF").is_none());
+    }
+
+    #[test]
+    fn yaml_is_pruned_and_parses_back() {
+        let step =
+            request_step("GET /".into(), "GET", "/".into(), vec![], Body::None, None).unwrap();
+        let cfg = imported_config(
+            Some("http://h:8080".into()),
+            Defaults::default(),
+            vec![step],
+        );
+        let y = to_yaml(&cfg);
+        assert!(!y.contains("null"), "{y}");
+        assert!(!y.contains("insecure"), "{y}");
+        assert!(!y.contains("{}"), "{y}");
+        assert_eq!(crate::parse_str(&y, "x").unwrap(), cfg);
+        let y = to_yaml_with_source(&cfg, "a\nb.har");
+        assert!(y.starts_with("# imported by pado from a b.har\n"), "{y}");
+        assert_eq!(crate::parse_str(&y, "x").unwrap(), cfg);
+    }
+}

@@ -1,0 +1,298 @@
+//! Real user flows: data feeds, templates, extraction and correlation, per-VU setup,
+//! tags. The server's records are the truth.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use pado_testkit::TestServer;
+
+use crate::harness::{num, run, tmp, write_file};
+
+#[test]
+fn login_extract_token_create_extract_id_delete() {
+    let srv = TestServer::start();
+    let dir = tmp("flow");
+    let f = write_file(
+        &dir,
+        "flow.yaml",
+        &format!(
+            r#"target: {}
+scenarios:
+  crud:
+    executor: per-vu-iterations
+    vus: 3
+    iterations: 4
+    setup_per_vu:
+      - name: login
+        request: {{ method: POST, url: /json/login, json: {{ user: "u{{{{ vu }}}}", password: "{{{{ env.PADO_E2E_PASSWORD }}}}" }} }}
+        extract: {{ token: $.token }}
+        check: {{ status: 200, json_exists: [$.token] }}
+    flow:
+      - name: create
+        request:
+          method: POST
+          url: /json/item
+          headers: {{ Authorization: "Bearer {{{{ token }}}}" }}
+          json: {{ title: "글 {{{{ vu }}}}-{{{{ iter }}}}" }}
+        extract: {{ id: $.id }}
+        check: {{ status: 201 }}
+      - name: delete
+        request:
+          method: DELETE
+          url: /items/{{{{ id }}}}
+          headers: {{ Authorization: "Bearer {{{{ token }}}}" }}
+"#,
+            srv.base_url()
+        ),
+    );
+    let out = std::process::Command::new(crate::harness::pado_bin())
+        .args(["run", f.to_str().unwrap(), "--quiet", "--out"])
+        .arg(dir.join("r"))
+        .env("PADO_E2E_PASSWORD", "s3cret-비밀")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recs = srv.records();
+    let logins: Vec<_> = recs.iter().filter(|r| r.path == "/json/login").collect();
+    assert_eq!(logins.len(), 3, "one login per VU");
+    let mut users = BTreeSet::new();
+    for l in &logins {
+        let body: serde_json::Value = serde_json::from_slice(&l.body).unwrap();
+        assert_eq!(body["password"], "s3cret-비밀");
+        users.insert(body["user"].as_str().unwrap().to_string());
+    }
+    assert_eq!(users.len(), 3, "{users:?}");
+    // Tokens the server issued, by connection (one connection per VU).
+    let auth = |r: &pado_testkit::RequestRecord| {
+        r.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+            .map(|(_, v)| v.clone())
+    };
+    let creates: Vec<_> = recs.iter().filter(|r| r.path == "/json/item").collect();
+    let deletes: Vec<_> = recs
+        .iter()
+        .filter(|r| r.path.starts_with("/items/"))
+        .collect();
+    assert_eq!(creates.len(), 12);
+    assert_eq!(deletes.len(), 12);
+    let mut token_by_conn: BTreeMap<u64, String> = BTreeMap::new();
+    for r in creates.iter().chain(deletes.iter()) {
+        let a = auth(r).expect("Authorization header");
+        assert!(a.starts_with("Bearer tok-"), "{a}");
+        let prev = token_by_conn.entry(r.connection_id).or_insert(a.clone());
+        assert_eq!(*prev, a, "a VU must keep its own token");
+    }
+    let distinct: BTreeSet<_> = token_by_conn.values().collect();
+    assert_eq!(distinct.len(), 3);
+    // Every created id is deleted exactly once, by the VU that created it.
+    let deleted: BTreeSet<u64> = deletes
+        .iter()
+        .map(|r| r.path.trim_start_matches("/items/").parse().unwrap())
+        .collect();
+    assert_eq!(deleted.len(), 12);
+    assert_eq!(deleted, (1..=12).collect::<BTreeSet<u64>>());
+    // Bodies rendered with Hangul intact.
+    let titles: Vec<String> = creates
+        .iter()
+        .map(|r| {
+            let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+            v["title"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert!(titles.iter().all(|t| t.starts_with("글 ")), "{titles:?}");
+    // The secret never reaches the result directory.
+    for name in ["run.json", "summary.json", "timeline.jsonl"] {
+        let text = std::fs::read_to_string(dir.join("r").join(name)).unwrap();
+        assert!(!text.contains("s3cret"), "{name} leaks the password");
+    }
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("s3cret"));
+}
+
+#[test]
+fn feeds_hangul_unique_per_vu_and_tags() {
+    let srv = TestServer::start();
+    let dir = tmp("feeds");
+    write_file(
+        &dir,
+        "keywords.csv",
+        "term,class\n검색 엔진,high\n파도,mid\nrust load test,rare\n부하 테스트,mid\n",
+    );
+    let f = write_file(
+        &dir,
+        "feeds.yaml",
+        &format!(
+            r#"target: {}
+data:
+  keywords: {{ file: keywords.csv }}
+  accounts: {{ range: [1000, 1999], pick: unique }}
+  hot: {{ range: [1, 10] }}
+  all: {{ range: [11, 100000] }}
+scenarios:
+  s:
+    executor: per-vu-iterations
+    vus: 5
+    iterations: 40
+    mix:
+      - weight: 1
+        name: search
+        request: "GET /api/search?q={{{{ keywords.term }}}}&class={{{{ keywords.class }}}}"
+        tags: {{ class: "{{{{ keywords.class }}}}" }}
+      - weight: 1
+        name: account
+        request: {{ url: "/api/accounts/{{{{ accounts }}}}", headers: {{ X-VU: "{{{{ vu }}}}" }} }}
+      - weight: 1
+        name: post
+        request: "GET /api/posts/{{{{ pick(hot: 80, all: 20) }}}}"
+"#,
+            srv.base_url()
+        ),
+    );
+    let r = run("feeds", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let recs = srv.records();
+    assert_eq!(recs.len(), 200);
+    let keywords: BTreeMap<&str, &str> = [
+        ("검색 엔진", "high"),
+        ("파도", "mid"),
+        ("rust load test", "rare"),
+        ("부하 테스트", "mid"),
+    ]
+    .into_iter()
+    .collect();
+    let searches: Vec<_> = recs.iter().filter(|r| r.path == "/api/search").collect();
+    assert!(!searches.is_empty());
+    for s in &searches {
+        let q: BTreeMap<_, _> = s.query.iter().cloned().collect();
+        let term = q["q"].as_str();
+        // Same row for both columns, decoded intact.
+        assert_eq!(
+            keywords.get(term).copied(),
+            Some(q["class"].as_str()),
+            "{q:?}"
+        );
+        // Sent percent-encoded as UTF-8, never raw.
+        assert!(
+            s.target.is_ascii() && (term.is_ascii() || s.target.contains('%')),
+            "{}",
+            s.target
+        );
+    }
+    // Unique per VU: an account number is never used by two VUs.
+    let mut owner: BTreeMap<String, String> = BTreeMap::new();
+    for a in recs.iter().filter(|r| r.path.starts_with("/api/accounts/")) {
+        let vu = a
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("x-vu"))
+            .unwrap()
+            .1
+            .clone();
+        let prev = owner.entry(a.path.clone()).or_insert(vu.clone());
+        assert_eq!(*prev, vu, "{} used by two VUs", a.path);
+    }
+    // pick(hot: 80, all: 20): about 80% of post ids are hot.
+    let posts: Vec<u64> = recs
+        .iter()
+        .filter(|r| r.path.starts_with("/api/posts/"))
+        .map(|r| r.path.trim_start_matches("/api/posts/").parse().unwrap())
+        .collect();
+    let hot = posts.iter().filter(|p| **p <= 10).count() as f64 / posts.len() as f64;
+    assert!((0.6..0.95).contains(&hot), "{hot}");
+    // Tagged series: the search step is broken down by class; names are grouped.
+    let s = r.summary();
+    assert_eq!(
+        num(&s["steps"]["search"], "requests") as usize,
+        searches.len()
+    );
+    let tl = r.timeline();
+    let mut classes = BTreeSet::new();
+    for line in &tl {
+        for series in line["series"].as_array().unwrap() {
+            if series["name"] == "search" {
+                for t in series["tags"].as_array().unwrap() {
+                    classes.insert(t[1].as_str().unwrap().to_string());
+                }
+            }
+        }
+    }
+    assert!(
+        classes
+            .iter()
+            .all(|c| ["high", "mid", "rare"].contains(&c.as_str())),
+        "{classes:?}"
+    );
+    assert!(classes.len() >= 2, "{classes:?}");
+}
+
+#[test]
+fn cookies_regex_and_header_extraction_and_json_checks() {
+    let srv = TestServer::start();
+    let dir = tmp("cookies");
+    let f = write_file(
+        &dir,
+        "c.yaml",
+        &format!(
+            r#"target: {}
+scenarios:
+  s:
+    executor: per-vu-iterations
+    vus: 1
+    iterations: 2
+    flow:
+      - name: login
+        request: {{ method: POST, url: /json/login }}
+        extract:
+          tok: {{ regex: '"token":"([^"]+)"' }}
+          ctype: {{ header: Content-Type }}
+        check: {{ json: {{ $.token: "tok-1" }}, header: {{ Content-Type: json }} }}
+      - name: echo
+        request: {{ method: POST, url: /echo, body: "tok={{{{ tok }}}} ct={{{{ ctype }}}}" }}
+        check: {{ body_matches: "^tok=tok-[0-9]+ ct=application/json$" }}
+      - name: cookie
+        request: "GET /set-cookie?SESSION=abc123&lang=ko"
+        extract: {{ sid: {{ cookie: SESSION }} }}
+      - name: whoami
+        request: {{ url: /headers, headers: {{ X-Sid: "{{{{ sid }}}}" }} }}
+        check: {{ json: {{ $.cookie: "SESSION=abc123; lang=ko", "$['x-sid']": abc123 }} }}
+"#,
+            srv.base_url()
+        ),
+    );
+    let r = run("cookies", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    let checks = s["checks"].as_object().unwrap();
+    // The first login returns tok-1, the second tok-2: the JSON equality check
+    // passes once and fails once; the rest always pass.
+    assert_eq!(
+        num(&checks["login: $.token == \"tok-1\""], "passes"),
+        1.0,
+        "{s}"
+    );
+    assert_eq!(num(&checks["login: $.token == \"tok-1\""], "fails"), 1.0);
+    assert_eq!(
+        num(
+            &checks["login: header Content-Type contains \"json\""],
+            "fails"
+        ),
+        0.0
+    );
+    let echo = checks
+        .iter()
+        .find(|(k, _)| k.starts_with("echo: body matches"))
+        .unwrap()
+        .1;
+    assert_eq!(num(echo, "passes"), 2.0, "{s}");
+    // The jar sent the cookies back; the extracted cookie went into a header.
+    for (name, c) in checks {
+        if name.starts_with("whoami:") {
+            assert_eq!(num(c, "fails"), 0.0, "{name}: {s}");
+            assert_eq!(num(c, "passes"), 2.0, "{name}");
+        }
+    }
+}
