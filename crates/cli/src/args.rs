@@ -24,6 +24,23 @@ pub enum Command {
         /// The scenario file.
         file: PathBuf,
     },
+    /// Write a commented example scenario to start from.
+    Init {
+        /// Where to write it.
+        #[arg(default_value = "pado.yaml")]
+        file: PathBuf,
+        /// Overwrite an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Turn a browser recording (HAR) or a curl command into a scenario file.
+    Import {
+        /// What to import.
+        #[command(subcommand)]
+        what: ImportKind,
+    },
+    /// Print the JSON Schema of scenario files (for editor autocompletion).
+    Schema,
     /// Rebuild the summary of a result directory (also from another machine).
     Report {
         /// The result directory.
@@ -31,6 +48,36 @@ pub enum Command {
         /// Do not print the summary.
         #[arg(long)]
         quiet: bool,
+    },
+}
+
+/// Import sources.
+#[derive(Debug, Subcommand)]
+pub enum ImportKind {
+    /// A HAR file saved from the browser's network panel.
+    Har {
+        /// The HAR file.
+        file: PathBuf,
+        /// Write the scenario here instead of standard output.
+        #[arg(long, short = 'o')]
+        out: Option<PathBuf>,
+        /// Keep static assets (.js, .css, images, fonts).
+        #[arg(long)]
+        include_static: bool,
+        /// Do not add a status check per request.
+        #[arg(long)]
+        no_checks: bool,
+        /// Keep only requests to this host.
+        #[arg(long)]
+        host: Option<String>,
+    },
+    /// A curl command line (as "Copy as cURL" gives it).
+    Curl {
+        /// The command, quoted as one argument.
+        command: String,
+        /// Write the scenario here instead of standard output.
+        #[arg(long, short = 'o')]
+        out: Option<PathBuf>,
     },
 }
 

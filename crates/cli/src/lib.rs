@@ -29,6 +29,13 @@ pub fn main() -> i32 {
         Command::Run(a) => run_cmd::run(a),
         Command::Validate { file } => validate(file),
         Command::Report { dir, quiet } => report(dir, *quiet),
+        Command::Init { file, force } => init(file, *force),
+        Command::Import { what } => import(what),
+        Command::Schema => {
+            let s = pado_scenario::model::json_schema();
+            println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+            Ok(exit::OK)
+        }
     };
     match result {
         Ok(code) => code,
@@ -82,6 +89,66 @@ fn validate(file: &std::path::Path) -> Result<i32, exit::Failure> {
         if prep.thresholds.len() == 1 { "" } else { "s" }
     );
     Ok(exit::OK)
+}
+
+fn init(file: &std::path::Path, force: bool) -> Result<i32, exit::Failure> {
+    if file.exists() && !force {
+        return Err(exit::Failure::invalid(format!(
+            "{} exists; use --force to overwrite",
+            file.display()
+        )));
+    }
+    std::fs::write(file, pado_scenario::init::example_scenario())
+        .map_err(|e| exit::Failure::other(format!("{}: {e}", file.display())))?;
+    println!(
+        "wrote {}: edit `target`, then `pado validate {0}` and `pado run {0}`",
+        file.display()
+    );
+    Ok(exit::OK)
+}
+
+fn write_or_print(out: &Option<std::path::PathBuf>, text: &str) -> Result<i32, exit::Failure> {
+    match out {
+        Some(p) => {
+            std::fs::write(p, text)
+                .map_err(|e| exit::Failure::other(format!("{}: {e}", p.display())))?;
+            eprintln!("wrote {}", p.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(exit::OK)
+}
+
+fn import(what: &args::ImportKind) -> Result<i32, exit::Failure> {
+    use pado_scenario::import::{from_curl, from_har, to_yaml_with_source, ImportOptions};
+    match what {
+        args::ImportKind::Har {
+            file,
+            out,
+            include_static,
+            no_checks,
+            host,
+        } => {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| exit::Failure::invalid(format!("{}: {e}", file.display())))?;
+            let opts = ImportOptions {
+                include_static: *include_static,
+                checks: !*no_checks,
+                host_filter: host.clone(),
+            };
+            let cfg = from_har(&text, &opts)
+                .map_err(|e| exit::Failure::invalid(format!("{}: {e}", file.display())))?;
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            write_or_print(out, &to_yaml_with_source(&cfg, &name))
+        }
+        args::ImportKind::Curl { command, out } => {
+            let cfg = from_curl(command).map_err(|e| exit::Failure::invalid(e.to_string()))?;
+            write_or_print(out, &to_yaml_with_source(&cfg, "curl"))
+        }
+    }
 }
 
 fn report(dir: &std::path::Path, quiet: bool) -> Result<i32, exit::Failure> {

@@ -47,8 +47,8 @@ pub enum PlanError {
         /// Why.
         source: BindError,
     },
-    /// A data feed could not be loaded.
-    #[error("data.{name}: {source}")]
+    /// A data feed could not be loaded (the message names the feed).
+    #[error("{source}")]
     Data {
         /// Feed.
         name: String,

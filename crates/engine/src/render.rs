@@ -171,7 +171,7 @@ impl Binder<'_> {
                         if let Some(fi) = self.feeds.iter().position(|f| f.name() == name) {
                             let f = &self.feeds[fi];
                             let ci = match &col {
-                                None => 0,
+                                None => f.default_column(),
                                 Some(c) => f.column(c).ok_or_else(|| BindError::UnknownColumn {
                                     feed: name.clone(),
                                     column: c.clone(),
@@ -294,7 +294,8 @@ impl RenderCtx<'_> {
                 Part::Pick(i) => {
                     let f = self.picks[i].choose(self.rng);
                     let row = self.row(f);
-                    self.feeds[f].write_value(row, 0, self.scratch);
+                    let col = self.feeds[f].default_column();
+                    self.feeds[f].write_value(row, col, self.scratch);
                 }
             }
             escape_into(t.escape, self.scratch, out);
