@@ -12,3 +12,4 @@ mod models;
 mod scenarios;
 mod signals;
 mod thresholds;
+mod tooling;

@@ -1,0 +1,113 @@
+//! Authoring tools: init, import (HAR and curl), schema; global setup and teardown.
+
+use pado_testkit::TestServer;
+
+use crate::harness::{num, pado, run, tmp, write_file};
+
+#[test]
+fn init_writes_a_valid_scenario_and_schema_is_json() {
+    let dir = tmp("init");
+    let f = dir.join("pado.yaml");
+    let out = pado(&["init", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = pado(&["validate", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // A second init refuses to overwrite.
+    assert_eq!(pado(&["init", f.to_str().unwrap()]).status.code(), Some(2));
+    let out = pado(&["schema"]);
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(schema["properties"]["scenarios"].is_object(), "{schema}");
+    assert!(schema.to_string().contains("ramping-arrival-rate"));
+}
+
+#[test]
+fn a_har_recording_becomes_a_scenario_that_replays() {
+    let srv = TestServer::start();
+    let base = srv.base_url();
+    let har = format!(
+        r#"{{"log":{{"version":"1.2","entries":[
+ {{"startedDateTime":"2026-11-22T01:00:00.000Z","time":20,
+   "request":{{"method":"GET","url":"{base}/api/posts?page=1","headers":[{{"name":"Accept","value":"application/json"}}]}},
+   "response":{{"status":200}}}},
+ {{"startedDateTime":"2026-11-22T01:00:01.020Z","time":15,
+   "request":{{"method":"POST","url":"{base}/json/item","headers":[{{"name":"Accept","value":"application/json"}},{{"name":"Content-Type","value":"application/json"}}],
+              "postData":{{"mimeType":"application/json","text":"{{\"title\":\"안녕\"}}"}}}},
+   "response":{{"status":201}}}},
+ {{"startedDateTime":"2026-11-22T01:00:01.100Z","time":5,
+   "request":{{"method":"GET","url":"{base}/static/app.js","headers":[]}},
+   "response":{{"status":200}}}}
+]}}}}"#
+    );
+    let dir = tmp("har");
+    let h = write_file(&dir, "rec.har", &har);
+    let y = dir.join("rec.yaml");
+    let out = pado(&["import", "har", h.to_str().unwrap(), "-o", y.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&y).unwrap();
+    assert!(text.contains("think: 1s"), "{text}");
+    assert!(!text.contains("app.js"), "{text}");
+    let r = run("har-replay", &[y.to_str().unwrap(), "--iterations", "2", "--vus", "1"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let recs = srv.records();
+    assert_eq!(recs.len(), 4);
+    let post = recs.iter().find(|x| x.path == "/json/item").unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&post.body).unwrap();
+    assert_eq!(body["title"], "안녕");
+    assert_eq!(num(&r.summary(), "failed"), 0.0);
+}
+
+#[test]
+fn a_curl_command_imports() {
+    let out = pado(&[
+        "import",
+        "curl",
+        "curl 'http://127.0.0.1:9/api/search?q=x' -H 'X-Api-Key: k' --data-raw 'a=1&b=2'",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("X-Api-Key"), "{text}");
+    assert!(text.contains("POST"), "{text}");
+    let bad = pado(&["import", "curl", "curl --frobnicate http://x/"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--frobnicate"));
+}
+
+#[test]
+fn global_setup_outputs_reach_every_vu_and_teardown_runs_last() {
+    let srv = TestServer::start();
+    let dir = tmp("setup");
+    let f = write_file(
+        &dir,
+        "s.yaml",
+        &format!(
+            r#"target: {}
+setup:
+  - name: seed
+    request: {{ method: POST, url: /json/item }}
+    extract: {{ seed_id: $.id }}
+teardown:
+  - name: cleanup
+    request: {{ method: DELETE, url: "/cleanup/{{{{ seed_id }}}}" }}
+scenarios:
+  s:
+    executor: per-vu-iterations
+    vus: 4
+    iterations: 3
+    flow:
+      - {{ name: read, request: "GET /read/{{{{ seed_id }}}}" }}
+"#,
+            srv.base_url()
+        ),
+    );
+    let r = run("setup", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let recs = srv.records();
+    assert_eq!(recs.len(), 1 + 12 + 1);
+    assert_eq!(recs[0].path, "/json/item");
+    assert!(recs[1..13].iter().all(|x| x.path == "/read/1"), "{:?}", recs.iter().map(|r| &r.path).collect::<Vec<_>>());
+    assert_eq!(recs[13].path, "/cleanup/1");
+    let s = r.summary();
+    assert_eq!(num(&s, "requests"), 14.0);
+    assert_eq!(num(&s["steps"]["seed"], "requests"), 1.0);
+    assert_eq!(num(&s["steps"]["cleanup"], "requests"), 1.0);
+}
