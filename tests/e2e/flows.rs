@@ -227,6 +227,15 @@ scenarios:
         "{classes:?}"
     );
     assert!(classes.len() >= 2, "{classes:?}");
+    // The summary breaks the search step down by tag.
+    let tagged = s["tagged"].as_object().unwrap();
+    let by_tag: f64 = tagged
+        .iter()
+        .filter(|(k, _)| k.starts_with("search{class="))
+        .map(|(_, v)| num(v, "requests"))
+        .sum();
+    assert_eq!(by_tag as usize, searches.len(), "{tagged:?}");
+    assert!(r.stdout().contains("{class=mid}"), "{}", r.stdout());
 }
 
 #[test]
@@ -295,4 +304,52 @@ scenarios:
             assert_eq!(num(c, "passes"), 2.0, "{name}");
         }
     }
+}
+
+#[test]
+fn tag_cardinality_is_capped_with_a_warning_and_counted_checks_can_pass_requests() {
+    let srv = TestServer::start();
+    let dir = tmp("cap");
+    let f = write_file(
+        &dir,
+        "cap.yaml",
+        &format!(
+            r#"target: {}
+scenarios:
+  s:
+    executor: per-vu-iterations
+    vus: 2
+    iterations: 700
+    flow:
+      - name: item
+        request: "GET /items/{{{{ iter }}}}"
+        tags: {{ id: "{{{{ iter }}}}" }}
+        check: {{ body_contains: "never", fail_request: false }}
+"#,
+            srv.base_url()
+        ),
+    );
+    let r = run("cap", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(num(&s, "requests"), 1400.0);
+    // Counted, not failing: the check fails every time, the requests do not.
+    assert_eq!(num(&s, "failed"), 0.0);
+    assert_eq!(
+        num(&s["checks"]["item: body contains \"never\""], "fails"),
+        1400.0
+    );
+    let tagged = s["tagged"].as_object().unwrap();
+    assert!(
+        tagged.contains_key("item{id=~other}"),
+        "{:?}",
+        tagged.keys().take(3).collect::<Vec<_>>()
+    );
+    let total: f64 = tagged.values().map(|v| num(v, "requests")).sum();
+    assert_eq!(total, 1400.0);
+    assert!(tagged.len() <= 2 * 500 + 1, "{}", tagged.len());
+    let w = s["warnings"].to_string();
+    assert!(w.contains("~other"), "{w}");
+    // Routes are grouped: /items/1.. are one step named by the template.
+    assert_eq!(s["steps"].as_object().unwrap().len(), 1);
 }

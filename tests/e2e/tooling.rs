@@ -11,7 +11,12 @@ fn init_writes_a_valid_scenario_and_schema_is_json() {
     let out = pado(&["init", f.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
     let out = pado(&["validate", f.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A second init refuses to overwrite.
     assert_eq!(pado(&["init", f.to_str().unwrap()]).status.code(), Some(2));
     let out = pado(&["schema"]);
@@ -41,12 +46,26 @@ fn a_har_recording_becomes_a_scenario_that_replays() {
     let dir = tmp("har");
     let h = write_file(&dir, "rec.har", &har);
     let y = dir.join("rec.yaml");
-    let out = pado(&["import", "har", h.to_str().unwrap(), "-o", y.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = pado(&[
+        "import",
+        "har",
+        h.to_str().unwrap(),
+        "-o",
+        y.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&y).unwrap();
     assert!(text.contains("think: 1s"), "{text}");
     assert!(!text.contains("app.js"), "{text}");
-    let r = run("har-replay", &[y.to_str().unwrap(), "--iterations", "2", "--vus", "1"]);
+    let r = run(
+        "har-replay",
+        &[y.to_str().unwrap(), "--iterations", "2", "--vus", "1"],
+    );
     assert_eq!(r.code(), 0, "{}", r.stderr());
     let recs = srv.records();
     assert_eq!(recs.len(), 4);
@@ -63,7 +82,12 @@ fn a_curl_command_imports() {
         "curl",
         "curl 'http://127.0.0.1:9/api/search?q=x' -H 'X-Api-Key: k' --data-raw 'a=1&b=2'",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("X-Api-Key"), "{text}");
     assert!(text.contains("POST"), "{text}");
@@ -104,7 +128,11 @@ scenarios:
     let recs = srv.records();
     assert_eq!(recs.len(), 1 + 12 + 1);
     assert_eq!(recs[0].path, "/json/item");
-    assert!(recs[1..13].iter().all(|x| x.path == "/read/1"), "{:?}", recs.iter().map(|r| &r.path).collect::<Vec<_>>());
+    assert!(
+        recs[1..13].iter().all(|x| x.path == "/read/1"),
+        "{:?}",
+        recs.iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
     assert_eq!(recs[13].path, "/cleanup/1");
     let s = r.summary();
     assert_eq!(num(&s, "requests"), 14.0);

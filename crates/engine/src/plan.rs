@@ -149,6 +149,8 @@ pub struct StepPlan {
     pub request: Option<RequestPlan>,
     /// Checks on the response.
     pub checks: Vec<CheckPlan>,
+    /// Whether a failed check fails the request.
+    pub checks_fail_request: bool,
     /// Values taken from the response.
     pub extract: Vec<ExtractPlan>,
     /// Tags of the request's metrics (rendered per request).
@@ -664,6 +666,11 @@ impl Builder<'_> {
             series,
             request: Some(req),
             checks,
+            checks_fail_request: s
+                .check
+                .as_ref()
+                .and_then(|c| c.fail_request)
+                .unwrap_or(true),
             extract,
             tags,
             group: None,
@@ -695,8 +702,11 @@ impl Builder<'_> {
                 ),
             };
             // A status check states what the user expects: it replaces the default
-            // "below 400" expectation (checking for a 404 is not a failure).
-            req.expect = set.clone();
+            // "below 400" expectation (checking for a 404 is not a failure), unless
+            // the check is only counted.
+            if c.fail_request != Some(false) {
+                req.expect = set.clone();
+            }
             let id = self.check_id(format!("{step}: status is {text}"));
             out.push(CheckPlan::Status { id, set });
         }

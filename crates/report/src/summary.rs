@@ -113,6 +113,8 @@ pub struct Summary {
     pub vus_max: u32,
     /// Per step.
     pub steps: BTreeMap<String, StepSummary>,
+    /// Per step and tag set (`search{class=rare}`), for requests that carry tags.
+    pub tagged: BTreeMap<String, StepSummary>,
     /// Checks by name.
     pub checks: BTreeMap<String, CheckSummary>,
     /// Threshold results in the order they were given.
@@ -172,23 +174,37 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
             phases_ms.insert(p.metric_name().to_string(), all.phase(p).summary());
         }
     }
+    let step_summary = |s: &pado_metrics::SeriesStats| StepSummary {
+        requests: s.requests,
+        failed: s.failed,
+        rps: s.requests as f64 / dur,
+        errors: s.error_breakdown(),
+        latency_ms: s.phase(Phase::Duration).summary(),
+        waiting_ms: s.phase(Phase::Waiting).summary(),
+    };
     let steps = totals
         .by_name()
         .into_iter()
-        .map(|(name, s)| {
-            (
-                name,
-                StepSummary {
-                    requests: s.requests,
-                    failed: s.failed,
-                    rps: s.requests as f64 / dur,
-                    errors: s.error_breakdown(),
-                    latency_ms: s.phase(Phase::Duration).summary(),
-                    waiting_ms: s.phase(Phase::Waiting).summary(),
-                },
-            )
-        })
+        .map(|(name, s)| (name, step_summary(&s)))
         .collect();
+    let mut tagged = BTreeMap::new();
+    let mut warnings = meta.warnings.clone();
+    for s in totals.series.iter().filter(|s| !s.key.tags.is_empty()) {
+        let tags: Vec<String> = s.key.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        tagged.insert(
+            format!("{}{{{}}}", s.key.name, tags.join(",")),
+            step_summary(s),
+        );
+        if s.key.tags.iter().any(|(_, v)| v == "~other") {
+            let w = format!(
+                "step `{}` produced more distinct tag values than the cap; the rest are counted under `~other` (tag with something of bounded variety, e.g. a class, not an id)",
+                s.key.name
+            );
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
     let sc = totals.all_scenarios();
     let any_open = meta.scenarios.iter().any(|s| s.open_model);
     let any_closed = meta.scenarios.iter().any(|s| !s.open_model);
@@ -241,6 +257,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         vus: totals.vus_peak,
         vus_max: totals.vus_max_peak,
         steps,
+        tagged,
         checks: totals
             .checks
             .iter()
@@ -258,6 +275,6 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         thresholds: results,
         interrupted: meta.interrupted,
         scenarios: meta.scenarios.clone(),
-        warnings: meta.warnings.clone(),
+        warnings,
     })
 }

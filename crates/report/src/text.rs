@@ -222,13 +222,18 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
     }
     if !s.steps.is_empty() {
         let _ = writeln!(out);
+        let tag_width = s.tagged.keys().map(|k| {
+            let base = k.find('{').unwrap_or(0);
+            k[base..].chars().count() + 2
+        });
         let nw = s
             .steps
             .keys()
             .map(|k| k.chars().count())
+            .chain(tag_width)
             .max()
             .unwrap_or(4)
-            .clamp(4, 40);
+            .clamp(4, 48);
         let _ = writeln!(
             out,
             "  {:<nw$} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
@@ -247,6 +252,24 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
                 ms(st.latency_ms.p99),
                 ms(st.latency_ms.max),
             );
+            for (tname, t) in s.tagged.range(format!("{name}{{")..) {
+                if !tname.starts_with(&format!("{name}{{")) {
+                    break;
+                }
+                let label = format!("  {}", &tname[name.len()..]);
+                let _ = writeln!(
+                    out,
+                    "  {:<nw$} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+                    fit(&label, nw),
+                    thousands(t.requests),
+                    thousands(t.failed),
+                    rate(t.rps),
+                    ms(t.latency_ms.mean),
+                    ms(t.latency_ms.p95),
+                    ms(t.latency_ms.p99),
+                    ms(t.latency_ms.max),
+                );
+            }
         }
     }
     if !s.checks.is_empty() {

@@ -421,6 +421,10 @@ pub struct Check {
     /// The body must match this regular expression.
     #[serde(default)]
     pub body_matches: Option<String>,
+    /// Whether a failed check fails the request (default true). With `false` the
+    /// check is only counted, as k6's `check()` does.
+    #[serde(default)]
+    pub fail_request: Option<bool>,
 }
 
 /// Expected status codes.

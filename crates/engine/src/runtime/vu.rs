@@ -313,7 +313,7 @@ impl Vu {
         for c in &step.checks {
             let (id, ok) = evaluate(c, &view, ok_transport, duration);
             ctx.check(id, ok);
-            failed |= !ok;
+            failed |= !ok && step.checks_fail_request;
         }
         for e in &step.extract {
             let value = if ok_transport {
