@@ -82,7 +82,7 @@ pub enum ImportKind {
 }
 
 /// `pado run` flags. Load-shape flags override the file's executors (k6-style).
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct RunArgs {
     /// Scenario file (YAML or JSON). Without it, --url is required.
     pub scenario: Option<PathBuf>,
@@ -149,4 +149,7 @@ pub struct RunArgs {
     /// Worker threads (default: the cores available).
     #[arg(long)]
     pub workers: Option<usize>,
+    /// Stretch or compress the file's timeline to this length (used by `pado demo`).
+    #[arg(skip)]
+    pub fit_to: Option<std::time::Duration>,
 }

@@ -3,6 +3,7 @@
 //! that wiring; every decision lives in a library crate.
 
 mod args;
+mod demo;
 mod exit;
 mod progress;
 mod run_cmd;
@@ -51,27 +52,8 @@ fn validate(file: &std::path::Path) -> Result<i32, exit::Failure> {
         pado_scenario::load_file(file).map_err(|e| exit::Failure::invalid(e.to_string()))?;
     let args = args::RunArgs {
         scenario: Some(file.to_path_buf()),
-        url: None,
-        target: None,
-        method: None,
-        headers: vec![],
-        body: None,
-        body_file: None,
-        vus: None,
-        duration: None,
-        rate: None,
-        stages: None,
-        step_ramp: None,
-        iterations: None,
-        max_vus: None,
-        think: None,
-        timeout: None,
-        insecure: false,
-        out: None,
         quiet: true,
-        thresholds: vec![],
-        name: None,
-        workers: None,
+        ..Default::default()
     };
     let prep = run_cmd::prepare(&args)?;
     pado_engine::compile(&prep.config, &loaded.base_dir)

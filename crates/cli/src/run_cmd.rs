@@ -154,6 +154,11 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
             )
         }
     };
+    if let (Some(len), Some(want)) = (pado_scenario::planned_length(&config), a.fit_to) {
+        if !len.is_zero() {
+            pado_scenario::scale_timeline(&mut config, want.as_secs_f64() / len.as_secs_f64());
+        }
+    }
     if a.scenario.is_some() {
         if a.method.is_some() || a.body.is_some() || a.body_file.is_some() {
             return Err(Failure::invalid(
@@ -221,7 +226,8 @@ fn rfc3339(t: std::time::SystemTime) -> String {
         .unwrap_or_default()
 }
 
-fn default_out(name: &str) -> PathBuf {
+/// `pado-results/<UTC time>-<name>`.
+pub fn default_out(name: &str) -> PathBuf {
     let dt = time::OffsetDateTime::now_utc();
     let stamp = format!(
         "{:04}{:02}{:02}T{:02}{:02}{:02}Z",

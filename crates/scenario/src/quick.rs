@@ -200,6 +200,54 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) {
     }
 }
 
+/// Stretch or compress every scenario's timeline by `factor` (durations, stages,
+/// step-ramp intervals, start times), keeping its shape: how `pado demo --duration`
+/// fits the bundled stress test into the time a user (or CI) has.
+pub fn scale_timeline(cfg: &mut Config, factor: f64) {
+    let f = |d: &mut Dur| *d = Dur(d.get().mul_f64(factor.max(0.0)));
+    for (_, s) in cfg.scenarios.iter_mut() {
+        if let Some(d) = s.duration.as_mut() {
+            f(d);
+        }
+        if let Some(d) = s.max_duration.as_mut() {
+            f(d);
+        }
+        if let Some(d) = s.start_time.as_mut() {
+            f(d);
+        }
+        if let Some(st) = s.stages.as_mut() {
+            for x in st.iter_mut() {
+                f(&mut x.duration);
+            }
+        }
+        if let Some(r) = s.steps.as_mut() {
+            f(&mut r.every);
+        }
+    }
+}
+
+/// The planned length of a config's longest scenario (start time included), for
+/// scaling; `None` for iteration-bounded scenarios without a time limit.
+pub fn planned_length(cfg: &Config) -> Option<std::time::Duration> {
+    cfg.scenarios
+        .iter()
+        .map(|(_, s)| {
+            let start = s.start_time.map(|d| d.get()).unwrap_or_default();
+            let own = if let Some(st) = &s.stages {
+                st.iter().map(|x| x.duration.get()).sum()
+            } else if let Some(r) = &s.steps {
+                let levels = if r.add == 0 { 1 } else { (r.max - r.start).div_ceil(r.add) + 1 };
+                s.duration
+                    .map(|d| d.get())
+                    .unwrap_or(r.every.get() * levels)
+            } else {
+                s.duration.or(s.max_duration).map(|d| d.get()).unwrap_or_default()
+            };
+            start + own
+        })
+        .max()
+}
+
 /// Parse `30s:100,1m:100,30s:0` (duration:target pairs).
 pub fn parse_stages(text: &str) -> Result<Vec<Stage>, String> {
     let mut out = Vec::new();
@@ -339,6 +387,20 @@ mod tests {
         assert_eq!(s.executor, ExecutorKind::ConstantVus);
         assert_eq!(s.rate, None);
         assert_eq!(s.flow.len(), 1);
+    }
+
+    #[test]
+    fn scaling_keeps_the_shape() {
+        let mut cfg = crate::parse_str(
+            "target: http://h\nscenarios:\n  a:\n    executor: ramping-vus\n    stages: [{duration: 10s, target: 5}, {duration: 30s, target: 5}]\n    flow: [{request: /x}]\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(planned_length(&cfg), Some(std::time::Duration::from_secs(40)));
+        scale_timeline(&mut cfg, 0.5);
+        assert_eq!(planned_length(&cfg), Some(std::time::Duration::from_secs(20)));
+        let st = cfg.scenarios[0].1.stages.as_ref().unwrap();
+        assert_eq!(st[0].duration.get(), std::time::Duration::from_secs(5));
     }
 
     #[test]

@@ -231,19 +231,10 @@ async fn run(
             }
             let mut left = total - first as u64;
             while left > 0 {
-                buf.clear();
-                if left > buf.capacity() as u64 && buf.capacity() < MAX_READ_BUF {
-                    buf.reserve((left as usize).min(MAX_READ_BUF));
-                }
-                let n = conn
-                    .stream
-                    .read_buf(buf)
-                    .await
-                    .map_err(|e| io_error_kind(&e, tls))?;
+                let n = read_more(&mut conn.stream, buf, left, ex, tls).await?;
                 if n == 0 {
                     return Err(ErrorKind::Reset);
                 }
-                ex.bytes_received += n as u64;
                 let take = (n as u64).min(left) as usize;
                 keep(keep_body, &buf[..take]);
                 if (n as u64) > left {
@@ -261,19 +252,10 @@ async fn run(
                 reuse = false;
             }
             while !dec.is_done() {
-                buf.clear();
-                if buf.capacity() < MAX_READ_BUF && ex.bytes_received > 16 * 1024 {
-                    buf.reserve(MAX_READ_BUF);
-                }
-                let n = conn
-                    .stream
-                    .read_buf(buf)
-                    .await
-                    .map_err(|e| io_error_kind(&e, tls))?;
+                let n = read_more(&mut conn.stream, buf, ex.bytes_received, ex, tls).await?;
                 if n == 0 {
                     return Err(ErrorKind::Reset);
                 }
-                ex.bytes_received += n as u64;
                 let used = dec
                     .feed(&buf[..n], |b| keep(keep_body, b))
                     .map_err(|_| ErrorKind::Protocol)?;
@@ -285,20 +267,15 @@ async fn run(
         BodyKind::UntilClose => {
             keep(keep_body, &buf[head.len..]);
             loop {
-                buf.clear();
-                if buf.capacity() < MAX_READ_BUF && ex.bytes_received > 16 * 1024 {
-                    buf.reserve(MAX_READ_BUF);
-                }
-                let n = match conn.stream.read_buf(buf).await {
+                let n = match read_more(&mut conn.stream, buf, ex.bytes_received, ex, tls).await {
                     Ok(n) => n,
                     // A TLS peer that closes without close_notify ends the body too.
-                    Err(e) if tls && e.kind() == std::io::ErrorKind::UnexpectedEof => 0,
-                    Err(e) => return Err(io_error_kind(&e, tls)),
+                    Err(ErrorKind::Reset) if tls => 0,
+                    Err(e) => return Err(e),
                 };
                 if n == 0 {
                     break;
                 }
-                ex.bytes_received += n as u64;
                 keep(keep_body, &buf[..n]);
             }
             reuse = false;
@@ -311,6 +288,27 @@ async fn run(
         buf.shrink_to(READ_BUF);
     }
     Ok(reuse)
+}
+
+/// Read the next piece of a body into the (cleared) connection buffer, growing it up
+/// to [`MAX_READ_BUF`] when much is still to come; counts the bytes. 0 means EOF.
+async fn read_more(
+    stream: &mut super::conn::Stream,
+    buf: &mut Vec<u8>,
+    expected: u64,
+    ex: &mut Exchange,
+    tls: bool,
+) -> Result<usize, ErrorKind> {
+    buf.clear();
+    if buf.capacity() < MAX_READ_BUF && expected > 16 * 1024 {
+        buf.reserve((expected as usize).min(MAX_READ_BUF));
+    }
+    let n = stream
+        .read_buf(buf)
+        .await
+        .map_err(|e| io_error_kind(&e, tls))?;
+    ex.bytes_received += n as u64;
+    Ok(n)
 }
 
 #[inline]

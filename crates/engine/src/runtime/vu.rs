@@ -17,6 +17,25 @@ use crate::response_view::ResponseView;
 
 use super::worker::WorkerCtx;
 
+/// A [`RenderCtx`] over a VU's fields (a macro, not a method, so the other fields
+/// stay free to borrow while it lives).
+macro_rules! render_ctx {
+    ($vu:ident, $plan:expr, $scope:expr) => {
+        RenderCtx {
+            vu: $vu.id,
+            iter: $vu.iter,
+            scenario: $scope,
+            vars: &$vu.vars,
+            feeds: &$plan.feeds,
+            rows: &mut $vu.rows,
+            cursors: &mut $vu.cursors,
+            picks: &$plan.picks,
+            rng: &mut $vu.rng,
+            scratch: &mut $vu.scratch,
+        }
+    };
+}
+
 /// How an iteration ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IterationEnd {
@@ -205,18 +224,7 @@ impl Vu {
             return;
         };
         let plan = &self.ctx.plan;
-        let mut rc = RenderCtx {
-            vu: self.id,
-            iter: self.iter,
-            scenario: scope,
-            vars: &self.vars,
-            feeds: &plan.feeds,
-            rows: &mut self.rows,
-            cursors: &mut self.cursors,
-            picks: &plan.picks,
-            rng: &mut self.rng,
-            scratch: &mut self.scratch,
-        };
+        let mut rc = render_ctx!(self, plan, scope);
         let out = &mut self.req;
         out.clear();
         out.extend_from_slice(prefix);
@@ -345,18 +353,7 @@ impl Vu {
         } else {
             self.tag_buf.clear();
             let plan = &ctx.plan;
-            let mut rc = RenderCtx {
-                vu: self.id,
-                iter: self.iter,
-                scenario: scope,
-                vars: &self.vars,
-                feeds: &plan.feeds,
-                rows: &mut self.rows,
-                cursors: &mut self.cursors,
-                picks: &plan.picks,
-                rng: &mut self.rng,
-                scratch: &mut self.scratch,
-            };
+            let mut rc = render_ctx!(self, plan, scope);
             for (i, (_, t)) in step.tags.iter().enumerate() {
                 if i > 0 {
                     self.tag_buf.push(0x1f);
