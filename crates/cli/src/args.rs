@@ -41,6 +41,15 @@ pub enum Command {
     },
     /// Print the JSON Schema of scenario files (for editor autocompletion).
     Schema,
+    /// Run the whole product on the built-in demo target: start it, run a stress test
+    /// shaped like a real one (normal load, past the limit, recovery), show the result.
+    Demo(DemoArgs),
+    /// The built-in demo target (a wiki/board API with real, tunable capacity).
+    Target {
+        /// What to do with it.
+        #[command(subcommand)]
+        what: TargetCommand,
+    },
     /// Rebuild the summary of a result directory (also from another machine).
     Report {
         /// The result directory.
@@ -49,6 +58,81 @@ pub enum Command {
         #[arg(long)]
         quiet: bool,
     },
+}
+
+/// `pado demo` flags.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Fit the stress test into this length (default 70s), e.g. `20s` for a quick look.
+    #[arg(long, short = 'd')]
+    pub duration: Option<String>,
+    /// Result directory.
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// No live progress.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Demo target worker pool size (its capacity knob).
+    #[arg(long, default_value_t = 4)]
+    pub target_workers: usize,
+    /// Demo target database pool size.
+    #[arg(long, default_value_t = 2)]
+    pub target_pool_size: usize,
+    /// Demo target per-query cost (pool 2 at 20 ms: ~100 queries/s, so the stress
+    /// stage of the demo goes past the limit).
+    #[arg(long, default_value = "20ms")]
+    pub target_query_cost: String,
+}
+
+/// `pado target` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TargetCommand {
+    /// Serve the demo target until Ctrl-C (or --exit-after).
+    Serve(TargetServeArgs),
+}
+
+/// The demo target's knobs.
+#[derive(Debug, Args)]
+pub struct TargetServeArgs {
+    /// Port (0: any free port; the address is printed as `listening on URL`).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Address to bind (loopback unless --allow-remote).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Allow binding a non-loopback address.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Worker pool size: requests handled at once (the rest queue).
+    #[arg(long, default_value_t = 4)]
+    pub workers: usize,
+    /// Longest worker queue before requests are refused with 503 (0: unbounded).
+    #[arg(long, default_value_t = 0)]
+    pub max_queue: usize,
+    /// Database connection pool size.
+    #[arg(long, default_value_t = 8)]
+    pub pool_size: usize,
+    /// Time a query holds a database connection, e.g. `2ms`.
+    #[arg(long, default_value = "2ms")]
+    pub query_cost: String,
+    /// CPU cores the service may burn (e.g. `0.5`); unlimited by default.
+    #[arg(long)]
+    pub cpu_budget: Option<String>,
+    /// Cache entries (0 disables caching).
+    #[arg(long, default_value_t = 1000)]
+    pub cache_size: usize,
+    /// Posts generated at start.
+    #[arg(long, default_value_t = 20_000)]
+    pub posts: usize,
+    /// Fault: latency added to every API response, in ms.
+    #[arg(long, default_value_t = 0)]
+    pub added_latency_ms: u64,
+    /// Fault: share of API requests answered 500 (0..1).
+    #[arg(long, default_value_t = 0.0)]
+    pub error_rate: f64,
+    /// Stop by itself after this long (e.g. `10m`).
+    #[arg(long)]
+    pub exit_after: Option<String>,
 }
 
 /// Import sources.

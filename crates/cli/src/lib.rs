@@ -32,6 +32,10 @@ pub fn main() -> i32 {
         Command::Report { dir, quiet } => report(dir, *quiet),
         Command::Init { file, force } => init(file, *force),
         Command::Import { what } => import(what),
+        Command::Demo(d) => demo_cmd(d),
+        Command::Target {
+            what: args::TargetCommand::Serve(t),
+        } => target_serve(t),
         Command::Schema => {
             let s = pado_scenario::model::json_schema();
             println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
@@ -70,6 +74,81 @@ fn validate(file: &std::path::Path) -> Result<i32, exit::Failure> {
         prep.thresholds.len(),
         if prep.thresholds.len() == 1 { "" } else { "s" }
     );
+    Ok(exit::OK)
+}
+
+fn parse_dur(flag: &str, v: &str) -> Result<std::time::Duration, exit::Failure> {
+    pado_scenario::parse_duration(v).map_err(|e| exit::Failure::invalid(format!("--{flag}: {e}")))
+}
+
+fn demo_cmd(d: &args::DemoArgs) -> Result<i32, exit::Failure> {
+    let duration = d
+        .duration
+        .as_deref()
+        .map(|v| parse_dur("duration", v))
+        .transpose()?;
+    if duration.is_some_and(|x| x.is_zero()) {
+        return Err(exit::Failure::invalid("--duration: must be more than 0"));
+    }
+    parse_dur("target-query-cost", &d.target_query_cost)?;
+    demo::run(demo::DemoOptions {
+        duration,
+        out: d.out.clone(),
+        quiet: d.quiet,
+        target_args: vec![
+            "--workers".into(),
+            d.target_workers.to_string(),
+            "--pool-size".into(),
+            d.target_pool_size.to_string(),
+            "--query-cost".into(),
+            d.target_query_cost.clone(),
+        ],
+    })
+}
+
+fn target_serve(t: &args::TargetServeArgs) -> Result<i32, exit::Failure> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut opts = pado_target::TargetOptions {
+        port: t.port,
+        host: t.host.clone(),
+        allow_remote: t.allow_remote,
+        workers: t.workers,
+        max_queue: t.max_queue,
+        pool_size: t.pool_size,
+        query_cost: parse_dur("query-cost", &t.query_cost)?,
+        cache_size: t.cache_size,
+        posts: t.posts,
+        ..Default::default()
+    };
+    if let Some(b) = &t.cpu_budget {
+        opts.cpu_budget = Some(
+            pado_target::parse_cpu_budget(b)
+                .map_err(|e| exit::Failure::invalid(format!("--cpu-budget: {e}")))?,
+        );
+    }
+    opts.faults.added_latency_ms = t.added_latency_ms;
+    opts.faults.error_rate = t.error_rate;
+    opts.faults.cache = t.cache_size > 0;
+    opts.validate().map_err(exit::Failure::invalid)?;
+    let exit_after = t
+        .exit_after
+        .as_deref()
+        .map(|v| parse_dur("exit-after", v))
+        .transpose()?;
+    let running =
+        pado_target::start(opts).map_err(|e| exit::Failure::other(format!("demo target: {e}")))?;
+    println!("listening on {}", running.base_url());
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
+    }
+    let deadline = exit_after.map(|d| std::time::Instant::now() + d);
+    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| std::time::Instant::now() < d) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    running.shutdown();
     Ok(exit::OK)
 }
 

@@ -18,6 +18,6 @@ pub use error::{Diagnostic, ScenarioError};
 pub use load::{load_file, parse_status_class, parse_str, split_request_line, validate, Loaded};
 pub use model::*;
 pub use quick::{
-    apply_overrides, planned_length, scale_timeline, parse_header, parse_stages, parse_step_ramp, quick_config, step_name_for,
-    threshold_list, LoadShape, Overrides, QuickRequest,
+    apply_overrides, parse_header, parse_stages, parse_step_ramp, planned_length, quick_config,
+    scale_timeline, step_name_for, threshold_list, LoadShape, Overrides, QuickRequest,
 };

@@ -236,12 +236,19 @@ pub fn planned_length(cfg: &Config) -> Option<std::time::Duration> {
             let own = if let Some(st) = &s.stages {
                 st.iter().map(|x| x.duration.get()).sum()
             } else if let Some(r) = &s.steps {
-                let levels = if r.add == 0 { 1 } else { (r.max - r.start).div_ceil(r.add) + 1 };
+                let levels = if r.add == 0 {
+                    1
+                } else {
+                    (r.max - r.start).div_ceil(r.add) + 1
+                };
                 s.duration
                     .map(|d| d.get())
                     .unwrap_or(r.every.get() * levels)
             } else {
-                s.duration.or(s.max_duration).map(|d| d.get()).unwrap_or_default()
+                s.duration
+                    .or(s.max_duration)
+                    .map(|d| d.get())
+                    .unwrap_or_default()
             };
             start + own
         })
@@ -396,9 +403,15 @@ mod tests {
             "t",
         )
         .unwrap();
-        assert_eq!(planned_length(&cfg), Some(std::time::Duration::from_secs(40)));
+        assert_eq!(
+            planned_length(&cfg),
+            Some(std::time::Duration::from_secs(40))
+        );
         scale_timeline(&mut cfg, 0.5);
-        assert_eq!(planned_length(&cfg), Some(std::time::Duration::from_secs(20)));
+        assert_eq!(
+            planned_length(&cfg),
+            Some(std::time::Duration::from_secs(20))
+        );
         let st = cfg.scenarios[0].1.stages.as_ref().unwrap();
         assert_eq!(st[0].duration.get(), std::time::Duration::from_secs(5));
     }

@@ -1,0 +1,432 @@
+//! Reading HTTP/1.x requests off a connection buffer, and the small decoding
+//! helpers (percent-decoding, query strings) the routes need.
+//!
+//! Adapted from `pado-testkit`'s reader: the demo service is a plain
+//! HTTP/1.1 server on tokio + httparse so that it adds no HTTP framework to
+//! pado's build.
+//!
+//! Everything here is defensive: a client may send anything, and the worst
+//! it may cause is a `400` and a closed connection, never a panic.
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// The largest request head we accept; a longer head is answered with `400`.
+pub(crate) const MAX_HEAD: usize = 64 * 1024;
+/// The largest request body we accept (`413` above): bodies are JSON
+/// documents of a few hundred bytes, and memory must stay bounded whatever a
+/// client sends.
+pub(crate) const MAX_BODY: u64 = 1024 * 1024;
+/// How many header lines a request may have.
+const MAX_HEADERS: usize = 128;
+/// How long a chunk-size line (with extensions) or a trailer section may get.
+const MAX_CHUNK_LINE: usize = 4096;
+
+/// One fully read request: head and (de-chunked) body.
+#[derive(Debug)]
+pub(crate) struct Request {
+    pub method: String,
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    pub version: u8,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Percent-decoded path (no query), UTF-8 lossy.
+    pub path: String,
+    /// Percent-decoded query pairs (`+` is a space).
+    pub query: Vec<(String, String)>,
+    /// Whether the connection may carry another request after this one.
+    pub keep_alive: bool,
+}
+
+impl Request {
+    /// The first header with this (case-insensitive) name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The first query parameter with this name.
+    pub fn query_param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// `true` for HEAD: the response gets headers but no body.
+    pub fn is_head(&self) -> bool {
+        self.method == "HEAD"
+    }
+}
+
+/// Why no request could be read.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// The bytes are not a request we can frame: answer with this status and close.
+    Malformed(u16, &'static str),
+    /// The connection broke (or ended in the middle of a request): just close.
+    Io,
+}
+
+/// Reads more bytes from `s` into the end of `buf`. Returns how many (0 = EOF).
+async fn fill<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Result<usize, ReadError> {
+    buf.reserve(16 * 1024);
+    s.read_buf(buf).await.map_err(|_| ReadError::Io)
+}
+
+/// Reads one request from the connection. `buf` holds bytes already received
+/// (e.g. a pipelined request) and keeps whatever follows this request.
+///
+/// Returns `Ok(None)` on a clean EOF between requests.
+pub(crate) async fn read_request<S>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+) -> Result<Option<Request>, ReadError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    // --- head ---
+    let (mut req, head_len) = loop {
+        if !buf.is_empty() {
+            if let Some(parsed) = parse_head(buf)? {
+                break parsed;
+            }
+            if buf.len() > MAX_HEAD {
+                return Err(ReadError::Malformed(431, "request head too large"));
+            }
+        }
+        if fill(s, buf).await? == 0 {
+            // EOF: clean between requests (only stray blank lines left), otherwise truncated.
+            if buf.iter().all(|b| *b == b'\r' || *b == b'\n') {
+                return Ok(None);
+            }
+            return Err(ReadError::Io);
+        }
+    };
+    buf.drain(..head_len);
+
+    // --- body framing ---
+    let framing = body_framing(&req.headers)?;
+    let expects_body = !matches!(framing, Framing::Length(0));
+    if expects_body && buf.is_empty() && req.version == 1 {
+        let expect = req
+            .header("expect")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("100-continue"));
+        if expect {
+            // The client waits for this before sending the body.
+            let _ = s.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").await;
+            let _ = s.flush().await;
+        }
+    }
+    match framing {
+        Framing::Length(len) => {
+            if len > MAX_BODY {
+                return Err(ReadError::Malformed(413, "request body too large"));
+            }
+            // Safe: len <= MAX_BODY, which fits in usize.
+            let len = len as usize;
+            while buf.len() < len {
+                if fill(s, buf).await? == 0 {
+                    return Err(ReadError::Io);
+                }
+            }
+            req.body = buf.drain(..len).collect();
+        }
+        Framing::Chunked => {
+            req.body = read_chunked(s, buf).await?;
+        }
+    }
+    Ok(Some(req))
+}
+
+/// Parses the request head at the start of `buf`; `Ok(None)` if incomplete.
+fn parse_head(buf: &[u8]) -> Result<Option<(Request, usize)>, ReadError> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut parsed = httparse::Request::new(&mut headers);
+    let head_len = match parsed.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(ReadError::Malformed(431, "too many headers"))
+        }
+        Err(_) => return Err(ReadError::Malformed(400, "malformed request")),
+    };
+    let method = parsed.method.unwrap_or("GET").to_string();
+    let target = parsed.path.unwrap_or("/").to_string();
+    let version = parsed.version.unwrap_or(1);
+    let headers: Vec<(String, String)> = parsed
+        .headers
+        .iter()
+        .map(|h| {
+            (
+                h.name.to_string(),
+                String::from_utf8_lossy(h.value).trim().to_string(),
+            )
+        })
+        .collect();
+    let keep_alive = keep_alive(version, &headers);
+    let (path, query) = split_target(&target);
+    Ok(Some((
+        Request {
+            method,
+            version,
+            headers,
+            body: Vec::new(),
+            path,
+            query,
+            keep_alive,
+        },
+        head_len,
+    )))
+}
+
+/// HTTP/1.1 keeps the connection unless `Connection: close`; HTTP/1.0 closes
+/// unless `Connection: keep-alive`.
+fn keep_alive(version: u8, headers: &[(String, String)]) -> bool {
+    let has_token = |token: &str| {
+        headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("connection"))
+            .flat_map(|(_, v)| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    };
+    if version == 0 {
+        has_token("keep-alive") && !has_token("close")
+    } else {
+        !has_token("close")
+    }
+}
+
+enum Framing {
+    Length(u64),
+    Chunked,
+}
+
+/// How the request body is delimited (RFC 9112 §6.3, for requests).
+fn body_framing(headers: &[(String, String)]) -> Result<Framing, ReadError> {
+    let mut te_chunked = None;
+    let mut length: Option<u64> = None;
+    for (name, value) in headers {
+        if name.eq_ignore_ascii_case("transfer-encoding") {
+            let last = value.rsplit(',').next().unwrap_or("").trim();
+            te_chunked = Some(last.eq_ignore_ascii_case("chunked"));
+        } else if name.eq_ignore_ascii_case("content-length") {
+            for part in value.split(',') {
+                let part = part.trim();
+                if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(ReadError::Malformed(400, "bad content-length"));
+                }
+                let n: u64 = part
+                    .parse()
+                    .map_err(|_| ReadError::Malformed(400, "bad content-length"))?;
+                if length.is_some_and(|l| l != n) {
+                    return Err(ReadError::Malformed(400, "conflicting content-length"));
+                }
+                length = Some(n);
+            }
+        }
+    }
+    match te_chunked {
+        Some(true) => Ok(Framing::Chunked),
+        Some(false) => Err(ReadError::Malformed(400, "unsupported transfer-encoding")),
+        None => Ok(Framing::Length(length.unwrap_or(0))),
+    }
+}
+
+/// Reads a chunked body from `buf` (filling it from `s` as needed), removes
+/// its bytes from `buf` and returns the decoded body.
+async fn read_chunked<S: AsyncRead + Unpin>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+) -> Result<Vec<u8>, ReadError> {
+    let mut body = Vec::new();
+    let mut pos = 0usize;
+    loop {
+        // chunk-size line
+        let (line_len, size) = loop {
+            match httparse::parse_chunk_size(&buf[pos..]) {
+                Ok(httparse::Status::Complete(v)) => break v,
+                Ok(httparse::Status::Partial) => {
+                    if buf.len() - pos > MAX_CHUNK_LINE {
+                        return Err(ReadError::Malformed(400, "chunk size line too long"));
+                    }
+                }
+                Err(_) => return Err(ReadError::Malformed(400, "bad chunk size")),
+            }
+            if fill(s, buf).await? == 0 {
+                return Err(ReadError::Io);
+            }
+        };
+        pos += line_len;
+        if size == 0 {
+            break;
+        }
+        if body.len() as u64 + size > MAX_BODY {
+            return Err(ReadError::Malformed(413, "request body too large"));
+        }
+        // Safe: size <= MAX_BODY.
+        let size = size as usize;
+        while buf.len() < pos + size + 2 {
+            if fill(s, buf).await? == 0 {
+                return Err(ReadError::Io);
+            }
+        }
+        body.extend_from_slice(&buf[pos..pos + size]);
+        pos += size;
+        if &buf[pos..pos + 2] != b"\r\n" {
+            return Err(ReadError::Malformed(400, "chunk not followed by CRLF"));
+        }
+        pos += 2;
+    }
+    // trailer section, ended by an empty line
+    loop {
+        let mut trailers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        match httparse::parse_headers(&buf[pos..], &mut trailers) {
+            Ok(httparse::Status::Complete((n, _))) => {
+                pos += n;
+                break;
+            }
+            Ok(httparse::Status::Partial) => {
+                if buf.len() - pos > MAX_CHUNK_LINE {
+                    return Err(ReadError::Malformed(400, "trailers too long"));
+                }
+            }
+            Err(_) => return Err(ReadError::Malformed(400, "bad trailers")),
+        }
+        if fill(s, buf).await? == 0 {
+            return Err(ReadError::Io);
+        }
+    }
+    buf.drain(..pos);
+    Ok(body)
+}
+
+/// Splits a request-target into its percent-decoded path and query pairs.
+///
+/// Absolute-form targets (`http://host/path`) are reduced to their path.
+pub(crate) fn split_target(target: &str) -> (String, Vec<(String, String)>) {
+    let mut rest = target;
+    for scheme in ["http://", "https://"] {
+        if rest.len() >= scheme.len() && rest[..scheme.len()].eq_ignore_ascii_case(scheme) {
+            let after = &rest[scheme.len()..];
+            rest = match after.find(['/', '?']) {
+                Some(i) => &after[i..],
+                None => "/",
+            };
+            break;
+        }
+    }
+    let rest = rest.split('#').next().unwrap_or("");
+    let (raw_path, raw_query) = match rest.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (rest, None),
+    };
+    let path = String::from_utf8_lossy(&percent_decode(raw_path.as_bytes(), false)).into_owned();
+    let path = if path.is_empty() {
+        "/".to_string()
+    } else {
+        path
+    };
+    let query = raw_query.map(parse_query).unwrap_or_default();
+    (path, query)
+}
+
+/// Parses `a=1&b=%EA%B2%80+x` into decoded pairs (`+` is a space).
+pub(crate) fn parse_query(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            let dec =
+                |s: &str| String::from_utf8_lossy(&percent_decode(s.as_bytes(), true)).into_owned();
+            (dec(k), dec(v))
+        })
+        .collect()
+}
+
+/// Percent-decodes bytes; invalid escapes are kept as they are.
+pub(crate) fn percent_decode(input: &[u8], plus_is_space: bool) -> Vec<u8> {
+    fn hex(b: u8) -> Option<u8> {
+        match b {
+            b'0'..=b'9' => Some(b - b'0'),
+            b'a'..=b'f' => Some(b - b'a' + 10),
+            b'A'..=b'F' => Some(b - b'A' + 10),
+            _ => None,
+        }
+    }
+    let mut out = Vec::with_capacity(input.len());
+    let mut i = 0;
+    while i < input.len() {
+        let b = input[i];
+        if b == b'%' && i + 2 < input.len() {
+            if let (Some(h), Some(l)) = (hex(input[i + 1]), hex(input[i + 2])) {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if plus_is_space && b == b'+' { b' ' } else { b });
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_hangul_and_plus() {
+        let (path, q) = split_target("/api/search?q=%EA%B2%80%EC%83%89&x=a+b&flag");
+        assert_eq!(path, "/api/search");
+        assert_eq!(
+            q,
+            vec![
+                ("q".to_string(), "검색".to_string()),
+                ("x".to_string(), "a b".to_string()),
+                ("flag".to_string(), String::new()),
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_escapes_are_kept() {
+        assert_eq!(percent_decode(b"%zz%4", false), b"%zz%4".to_vec());
+        assert_eq!(percent_decode(b"%41%", false), b"A%".to_vec());
+        assert_eq!(percent_decode(b"a+b", false), b"a+b".to_vec());
+        assert_eq!(percent_decode(b"%ff", false), vec![0xff]);
+    }
+
+    #[test]
+    fn absolute_form_is_reduced_to_path() {
+        assert_eq!(split_target("http://h:1/a%20b?x=1").0, "/a b");
+        assert_eq!(split_target("HTTP://h").0, "/");
+        assert_eq!(split_target("*").0, "*");
+    }
+
+    #[test]
+    fn keep_alive_rules() {
+        let h = |v: &str| vec![("Connection".to_string(), v.to_string())];
+        assert!(keep_alive(1, &[]));
+        assert!(!keep_alive(1, &h("close")));
+        assert!(!keep_alive(0, &[]));
+        assert!(keep_alive(0, &h("Keep-Alive")));
+    }
+
+    #[test]
+    fn framing_rules() {
+        let h = |n: &str, v: &str| vec![(n.to_string(), v.to_string())];
+        assert!(matches!(
+            body_framing(&h("Content-Length", "5")),
+            Ok(Framing::Length(5))
+        ));
+        assert!(body_framing(&h("Content-Length", "-1")).is_err());
+        assert!(body_framing(&h("Content-Length", "5, 6")).is_err());
+        assert!(matches!(
+            body_framing(&h("Transfer-Encoding", "chunked")),
+            Ok(Framing::Chunked)
+        ));
+        assert!(body_framing(&h("Transfer-Encoding", "gzip")).is_err());
+    }
+}
