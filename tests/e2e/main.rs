@@ -5,6 +5,7 @@
 
 mod harness;
 
+mod demo;
 mod errors;
 mod flows;
 mod measurement;

@@ -155,12 +155,21 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) {
             s.think = Some(Think::Fixed(t));
         }
         if let Some(shape) = &ov.shape {
-            let mut n = blank_scenario(s.executor);
-            n.mix = std::mem::take(&mut s.mix);
-            n.flow = std::mem::take(&mut s.flow);
-            n.think = s.think.take();
-            n.start_time = s.start_time;
-            n.graceful_stop = s.graceful_stop;
+            // Replace the load model only: what iterations do (flow, mix, setup,
+            // teardown, think, cookies) stays.
+            let keep = std::mem::take(s);
+            let mut n = Scenario {
+                executor: s.executor,
+                mix: keep.mix,
+                flow: keep.flow,
+                think: keep.think,
+                start_time: keep.start_time,
+                graceful_stop: keep.graceful_stop,
+                setup_per_vu: keep.setup_per_vu,
+                teardown_per_vu: keep.teardown_per_vu,
+                cookies: keep.cookies,
+                ..Default::default()
+            };
             match shape {
                 LoadShape::Vus { vus, duration } => {
                     n.executor = ExecutorKind::ConstantVus;
@@ -375,7 +384,7 @@ mod tests {
     #[test]
     fn overrides_replace_the_load_model_but_keep_the_work() {
         let mut cfg = crate::parse_str(
-            "target: http://h\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 5\n    duration: 1m\n    flow: [{request: /x}]\n",
+            "target: http://h\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 5\n    duration: 1m\n    setup_per_vu: [{request: /login}]\n    flow: [{request: /x}]\n",
             "t",
         )
         .unwrap();
@@ -394,6 +403,7 @@ mod tests {
         assert_eq!(s.executor, ExecutorKind::ConstantVus);
         assert_eq!(s.rate, None);
         assert_eq!(s.flow.len(), 1);
+        assert_eq!(s.setup_per_vu.len(), 1, "setup survives an override");
     }
 
     #[test]

@@ -1,0 +1,132 @@
+//! The demo target and `pado demo`: pado's counts agree with the target's own
+//! metrics, capacity is real, every example runs, and the demo runs end to end.
+
+use std::io::{Read, Write};
+
+use pado_target::{RunningTarget, TargetOptions};
+use pado_testkit::TestServer;
+
+use crate::harness::{num, pado_bin, run, tmp};
+
+fn target(pool: usize, cost_ms: u64) -> RunningTarget {
+    pado_target::start(TargetOptions {
+        posts: 20_000,
+        pool_size: pool,
+        workers: 4,
+        query_cost: std::time::Duration::from_millis(cost_ms),
+        ..Default::default()
+    })
+    .expect("demo target starts")
+}
+
+/// GET a path with a plain socket (no client library in tests).
+fn get(t: &RunningTarget, path: &str) -> String {
+    let mut s = std::net::TcpStream::connect(t.addr()).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+fn metric_sum(text: &str, name: &str) -> f64 {
+    text.lines()
+        .filter(|l| l.starts_with(name) && !l.starts_with('#'))
+        .filter(|l| l[name.len()..].starts_with(['{', ' ']))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+#[test]
+fn pado_counts_agree_with_the_targets_metrics() {
+    let t = target(8, 1);
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/board-stress.yaml");
+    let r = run(
+        "agree",
+        &[example, "--target", &t.base_url(), "--stages", "1s:6,1s:6,1s:0"],
+    );
+    assert!(r.code() == 0 || r.code() == 99, "{}", r.stderr());
+    let s = r.summary();
+    let requests = num(&s, "requests");
+    assert!(requests > 20.0, "{s}");
+    assert_eq!(num(&s, "failed"), 0.0, "{s}");
+    let metrics = get(&t, "/metrics");
+    let served = metric_sum(&metrics, "http_server_requests_seconds_count");
+    assert_eq!(served, requests, "target says {served}, pado says {requests}");
+    assert_eq!(t.requests_served() as f64, requests);
+    // The search step carries the keyword class as a tag.
+    assert!(s["tagged"].as_object().unwrap().keys().any(|k| k.starts_with("search{class=")));
+}
+
+#[test]
+fn past_capacity_throughput_stops_growing_and_latency_rises() {
+    // 2 connections at 5 ms: ~400 detail queries/s at most.
+    let t = target(2, 5);
+    let url = format!("{}/api/posts?page=1", t.base_url());
+    let low = run("cap-low", &["--url", &url, "--vus", "2", "--duration", "2s"]);
+    let high = run("cap-high", &["--url", &url, "--vus", "32", "--duration", "2s"]);
+    let (l, h) = (low.summary(), high.summary());
+    let (rl, rh) = (num(&l, "rps"), num(&h, "rps"));
+    let (ml, mh) = (num(&l, "latency_ms.mean"), num(&h, "latency_ms.mean"));
+    // 16x the users: throughput at most ~1.5x, latency several times higher.
+    assert!(rh < rl * 1.5, "rps {rl} -> {rh}");
+    assert!(mh > ml * 4.0, "mean latency {ml} -> {mh}");
+    assert_eq!(num(&h, "failed"), 0.0);
+}
+
+#[test]
+fn every_example_runs_against_the_local_servers() {
+    let t = target(8, 1);
+    let srv = TestServer::start();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().and_then(|e| e.to_str()) != Some("yaml") {
+            continue;
+        }
+        seen += 1;
+        // The quickstart uses the test server's routes; the rest the demo target's.
+        let base = if p.ends_with("quickstart.yaml") {
+            srv.base_url()
+        } else {
+            t.base_url()
+        };
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        let open = std::fs::read_to_string(&p).unwrap().contains("arrival-rate");
+        let shape: Vec<&str> = if open {
+            vec!["--rate", "20", "--duration", "2s"]
+        } else {
+            vec!["--vus", "3", "--duration", "2s"]
+        };
+        let mut args = vec![p.to_str().unwrap(), "--target", &base];
+        args.extend(shape);
+        let r = run(&name, &args);
+        assert!(r.code() == 0 || r.code() == 99, "{name}: {}", r.stderr());
+        let s = r.summary();
+        assert!(num(&s, "requests") > 0.0, "{name}: {s}");
+        assert_eq!(num(&s, "failed"), 0.0, "{name}: {}", r.stdout());
+        for (check, c) in s["checks"].as_object().unwrap() {
+            assert_eq!(num(c, "fails"), 0.0, "{name}: {check}");
+        }
+    }
+    assert!(seen >= 5, "{seen} examples");
+}
+
+#[test]
+fn demo_runs_end_to_end_in_its_short_form() {
+    let dir = tmp("demo").join("result");
+    let out = std::process::Command::new(pado_bin())
+        .args(["demo", "--duration", "6s", "--quiet", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let code = out.status.code();
+    assert!(code == Some(0) || code == Some(99), "{}", String::from_utf8_lossy(&out.stderr));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert!(num(&s, "requests") > 20.0, "{s}");
+    assert_eq!(num(&s, "failed"), 0.0, "{s}");
+    assert!(dir.join("scenario/board-stress.yaml").is_file());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("board-stress") && stdout.contains("search"), "{stdout}");
+}
