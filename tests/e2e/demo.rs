@@ -22,7 +22,11 @@ fn target(pool: usize, cost_ms: u64) -> RunningTarget {
 /// GET a path with a plain socket (no client library in tests).
 fn get(t: &RunningTarget, path: &str) -> String {
     let mut s = std::net::TcpStream::connect(t.addr()).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
@@ -42,7 +46,13 @@ fn pado_counts_agree_with_the_targets_metrics() {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/board-stress.yaml");
     let r = run(
         "agree",
-        &[example, "--target", &t.base_url(), "--stages", "1s:6,1s:6,1s:0"],
+        &[
+            example,
+            "--target",
+            &t.base_url(),
+            "--stages",
+            "1s:6,1s:6,1s:0",
+        ],
     );
     assert!(r.code() == 0 || r.code() == 99, "{}", r.stderr());
     let s = r.summary();
@@ -51,10 +61,17 @@ fn pado_counts_agree_with_the_targets_metrics() {
     assert_eq!(num(&s, "failed"), 0.0, "{s}");
     let metrics = get(&t, "/metrics");
     let served = metric_sum(&metrics, "http_server_requests_seconds_count");
-    assert_eq!(served, requests, "target says {served}, pado says {requests}");
+    assert_eq!(
+        served, requests,
+        "target says {served}, pado says {requests}"
+    );
     assert_eq!(t.requests_served() as f64, requests);
     // The search step carries the keyword class as a tag.
-    assert!(s["tagged"].as_object().unwrap().keys().any(|k| k.starts_with("search{class=")));
+    assert!(s["tagged"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .any(|k| k.starts_with("search{class=")));
 }
 
 #[test]
@@ -62,8 +79,14 @@ fn past_capacity_throughput_stops_growing_and_latency_rises() {
     // 2 connections at 5 ms: ~400 detail queries/s at most.
     let t = target(2, 5);
     let url = format!("{}/api/posts?page=1", t.base_url());
-    let low = run("cap-low", &["--url", &url, "--vus", "2", "--duration", "2s"]);
-    let high = run("cap-high", &["--url", &url, "--vus", "32", "--duration", "2s"]);
+    let low = run(
+        "cap-low",
+        &["--url", &url, "--vus", "2", "--duration", "2s"],
+    );
+    let high = run(
+        "cap-high",
+        &["--url", &url, "--vus", "32", "--duration", "2s"],
+    );
     let (l, h) = (low.summary(), high.summary());
     let (rl, rh) = (num(&l, "rps"), num(&h, "rps"));
     let (ml, mh) = (num(&l, "latency_ms.mean"), num(&h, "latency_ms.mean"));
@@ -92,7 +115,9 @@ fn every_example_runs_against_the_local_servers() {
             t.base_url()
         };
         let name = p.file_stem().unwrap().to_string_lossy().to_string();
-        let open = std::fs::read_to_string(&p).unwrap().contains("arrival-rate");
+        let open = std::fs::read_to_string(&p)
+            .unwrap()
+            .contains("arrival-rate");
         let shape: Vec<&str> = if open {
             vec!["--rate", "20", "--duration", "2s"]
         } else {
@@ -121,12 +146,19 @@ fn demo_runs_end_to_end_in_its_short_form() {
         .output()
         .unwrap();
     let code = out.status.code();
-    assert!(code == Some(0) || code == Some(99), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        code == Some(0) || code == Some(99),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert!(num(&s, "requests") > 20.0, "{s}");
     assert_eq!(num(&s, "failed"), 0.0, "{s}");
     assert!(dir.join("scenario/board-stress.yaml").is_file());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("board-stress") && stdout.contains("search"), "{stdout}");
+    assert!(
+        stdout.contains("board-stress") && stdout.contains("search"),
+        "{stdout}"
+    );
 }

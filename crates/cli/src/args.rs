@@ -57,6 +57,9 @@ pub enum Command {
         /// Do not print the summary.
         #[arg(long)]
         quiet: bool,
+        /// Also write `csv` (timeline.csv) or `junit` (junit.xml); repeatable.
+        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "json"])]
+        exports: Vec<String>,
     },
 }
 
@@ -221,6 +224,13 @@ pub struct RunArgs {
     /// Result directory (default pado-results/<UTC time>-<name>).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Do not write report.html into the result directory.
+    #[arg(long)]
+    pub no_html: bool,
+    /// Also write machine outputs: `csv` (timeline.csv, per second and step),
+    /// `junit` (junit.xml of thresholds and checks), `json` (summary.json, always written).
+    #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "json"])]
+    pub exports: Vec<String>,
     /// Print nothing while running (the summary is still written).
     #[arg(long, short = 'q')]
     pub quiet: bool,

@@ -29,7 +29,11 @@ pub fn main() -> i32 {
     let result = match &cli.command {
         Command::Run(a) => run_cmd::run(a),
         Command::Validate { file } => validate(file),
-        Command::Report { dir, quiet } => report(dir, *quiet),
+        Command::Report {
+            dir,
+            quiet,
+            exports,
+        } => report(dir, *quiet, exports),
         Command::Init { file, force } => init(file, *force),
         Command::Import { what } => import(what),
         Command::Demo(d) => demo_cmd(d),
@@ -212,10 +216,42 @@ fn import(what: &args::ImportKind) -> Result<i32, exit::Failure> {
     }
 }
 
-fn report(dir: &std::path::Path, quiet: bool) -> Result<i32, exit::Failure> {
+/// Write summary.json, report.html (unless `html` is false) and the asked-for exports
+/// into a result directory, from its files only.
+pub(crate) fn write_reports(
+    d: &pado_metrics::ResultDir,
+    html: bool,
+    exports: &[String],
+) -> Result<pado_report::Summary, exit::Failure> {
+    let run = pado_report::load(d).map_err(exit::Failure::other)?;
+    let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
+    d.write_json(pado_metrics::result_dir::SUMMARY_FILE, &summary)
+        .map_err(exit::Failure::other)?;
+    if html {
+        d.write_text(
+            "report.html",
+            &pado_report::html::render_html(&run, &summary),
+        )
+        .map_err(exit::Failure::other)?;
+    }
+    for e in exports {
+        match e.as_str() {
+            "csv" => d
+                .write_text("timeline.csv", &pado_report::csv_export::timeline_csv(&run))
+                .map_err(exit::Failure::other)?,
+            "junit" => d
+                .write_text("junit.xml", &pado_report::junit::junit_xml(&summary))
+                .map_err(exit::Failure::other)?,
+            _ => {}
+        }
+    }
+    Ok(summary)
+}
+
+fn report(dir: &std::path::Path, quiet: bool, exports: &[String]) -> Result<i32, exit::Failure> {
     let d =
         pado_metrics::ResultDir::open(dir).map_err(|e| exit::Failure::invalid(e.to_string()))?;
-    let summary = pado_report::write_summary(&d).map_err(exit::Failure::other)?;
+    let summary = write_reports(&d, true, exports)?;
     if !quiet {
         let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
         print!(

@@ -406,7 +406,7 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
             .push(format!("writing the timeline failed: {e}"));
     }
     dir.write_meta(&meta).map_err(Failure::other)?;
-    let summary = pado_report::write_summary(&dir).map_err(Failure::other)?;
+    let summary = crate::write_reports(&dir, !a.no_html, &a.exports)?;
     // The summary is the command's output; --quiet only silences progress.
     let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
     print!(

@@ -238,39 +238,61 @@ impl ResultDir {
         Ok(meta)
     }
 
-    /// Read every second of `timeline.jsonl`.
-    pub fn read_timeline(&self) -> Result<Vec<SecondRecord>, ResultError> {
+    /// Stream `timeline.jsonl`: decode one line at a time and hand each second to `f`,
+    /// in file order, so only one [`SecondRecord`] (and one line of text) is alive at a
+    /// time whatever the length of the run. An error from `f` stops the read and is
+    /// reported as a format error on that line.
+    pub fn for_each_second(
+        &self,
+        mut f: impl FnMut(SecondRecord) -> Result<(), String>,
+    ) -> Result<(), ResultError> {
         let p = self.path.join(TIMELINE_FILE);
-        let f = File::open(&p).map_err(io_err(&p))?;
-        let mut out = Vec::new();
-        for (i, line) in BufReader::new(f).lines().enumerate() {
-            let line = line.map_err(io_err(&p))?;
+        let file = File::open(&p).map_err(io_err(&p))?;
+        let mut rd = BufReader::with_capacity(256 * 1024, file);
+        let mut line = String::new();
+        let mut no = 0usize;
+        loop {
+            line.clear();
+            if rd.read_line(&mut line).map_err(io_err(&p))? == 0 {
+                return Ok(());
+            }
+            no += 1;
             if line.trim().is_empty() {
                 continue;
             }
-            let wire: WireSecond =
-                serde_json::from_str(&line).map_err(|e| ResultError::Format {
-                    path: p.clone(),
-                    line: i + 1,
-                    message: e.to_string(),
-                })?;
-            out.push(wire.into_record().map_err(|message| ResultError::Format {
+            let at_line = |message: String| ResultError::Format {
                 path: p.clone(),
-                line: i + 1,
+                line: no,
                 message,
-            })?);
+            };
+            let wire: WireSecond =
+                serde_json::from_str(&line).map_err(|e| at_line(e.to_string()))?;
+            let rec = wire.into_record().map_err(at_line)?;
+            f(rec).map_err(at_line)?;
         }
+    }
+
+    /// Read every second of `timeline.jsonl` into memory. Each second holds full
+    /// histograms (tens of KB per series), so this is for short timelines and tests;
+    /// use [`ResultDir::for_each_second`] for anything of unbounded length.
+    pub fn read_timeline(&self) -> Result<Vec<SecondRecord>, ResultError> {
+        let mut out = Vec::new();
+        self.for_each_second(|rec| {
+            out.push(rec);
+            Ok(())
+        })?;
         Ok(out)
     }
 
-    /// Read the timeline and sum it.
-    pub fn read_totals(&self) -> Result<(Vec<SecondRecord>, Totals), ResultError> {
-        let seconds = self.read_timeline()?;
+    /// Sum the timeline, streaming it (memory bounded by the number of series, not
+    /// by the length of the run).
+    pub fn read_totals(&self) -> Result<Totals, ResultError> {
         let mut totals = Totals::default();
-        for s in &seconds {
-            totals.add_second(s);
-        }
-        Ok((seconds, totals))
+        self.for_each_second(|rec| {
+            totals.add_second(&rec);
+            Ok(())
+        })?;
+        Ok(totals)
     }
 }
 
@@ -528,7 +550,25 @@ mod tests {
         let back = dir.read_timeline().unwrap();
         assert_eq!(back.len(), 2);
         assert_eq!(back[0], rec);
-        let (_, totals) = dir.read_totals().unwrap();
+        let totals = dir.read_totals().unwrap();
+        let mut ts = Vec::new();
+        dir.for_each_second(|r| {
+            ts.push(r.t);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(ts, [0, 1]);
+        let e = dir
+            .for_each_second(|r| {
+                if r.t == 1 {
+                    Err("stop here".into())
+                } else {
+                    Ok(())
+                }
+            })
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with(":2: stop here"), "{e}");
         assert_eq!(totals.overall().requests, 1002);
         assert_eq!(totals.overall().error_breakdown()["http_503"], 20);
         let _ = fs::remove_dir_all(dir.path());

@@ -1,13 +1,22 @@
 //! Reports read result directories, never the engine: the end-of-run summary
-//! ([`summary`], written as `summary.json`) and its terminal rendering ([`text`]).
+//! ([`summary`], written as `summary.json`) and its terminal rendering ([`text`]), the
+//! HTML report ([`html`]) and exports ([`csv_export`], [`junit`]). [`load`] streams
+//! the timeline once ([`timeline::RunFold`]), keeping the run's totals, the stage rows
+//! and a compact point per second, so memory stays bounded for any run length.
 
+pub mod csv_export;
+pub mod html;
+pub mod junit;
+pub mod stages;
 pub mod summary;
 pub mod text;
+pub mod timeline;
 
 use pado_metrics::ResultDir;
 
 pub use summary::{build, load, LoadedRun, ReportError, StepSummary, Summary};
 pub use text::{render, TextOptions};
+pub use timeline::{PointLatency, PointStats, RunFold, SecondPoint};
 
 /// Build the summary of a result directory, write `summary.json` into it and return it.
 pub fn write_summary(dir: &ResultDir) -> Result<Summary, ReportError> {

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 
 use pado_analysis::thresholds::{self, ThresholdResult};
 use pado_analysis::TotalsSource;
-use pado_metrics::{
-    LatencySummary, Phase, ResultDir, ResultError, RunMeta, ScenarioMeta, SecondRecord, Totals,
-};
+use pado_metrics::{LatencySummary, Phase, ResultDir, ResultError, RunMeta, ScenarioMeta, Totals};
 use serde::{Deserialize, Serialize};
+
+use crate::stages::StageStats;
+use crate::timeline::{RunFold, SecondPoint};
 
 /// Why a summary could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -129,25 +130,33 @@ pub struct Summary {
     pub warnings: Vec<String>,
 }
 
-/// Everything read from a result directory.
+/// Everything read from a result directory, in memory bounded by the number of series
+/// and stages plus about a hundred bytes per step and second (no histograms per second).
 pub struct LoadedRun {
     /// run.json.
     pub meta: RunMeta,
-    /// timeline.jsonl.
-    pub seconds: Vec<SecondRecord>,
-    /// The run summed.
+    /// The run summed (full histograms of every series).
     pub totals: Totals,
+    /// One compact point per line of timeline.jsonl, in file order: what the charts
+    /// and the CSV export read.
+    pub points: Vec<SecondPoint>,
+    /// One row per stage of `meta.stages`, in that order.
+    pub stages: Vec<StageStats>,
+    /// Step names the points refer to by index ([`SecondPoint::steps`]), in order of
+    /// first appearance.
+    pub step_names: Vec<String>,
+    /// Failure categories the points refer to by index ([`SecondPoint::errors`]).
+    pub error_names: Vec<String>,
 }
 
-/// Read a result directory.
+/// Read a result directory, streaming its timeline (one second decoded at a time).
 pub fn load(dir: &ResultDir) -> Result<LoadedRun, ReportError> {
-    let meta = dir.read_meta()?;
-    let (seconds, totals) = dir.read_totals()?;
-    Ok(LoadedRun {
-        meta,
-        seconds,
-        totals,
-    })
+    let mut fold = RunFold::new(dir.read_meta()?);
+    dir.for_each_second(|rec| {
+        fold.add_second(rec);
+        Ok(())
+    })?;
+    Ok(fold.finish())
 }
 
 /// Build the summary of a loaded run.

@@ -1,0 +1,553 @@
+//! The compact per-second view of a run that the charts and the CSV export read, and
+//! the single pass over the timeline that builds it along with the totals and the
+//! stage figures.
+//!
+//! A second of `timeline.jsonl` decodes to seven HDR histograms per series (tens of KB
+//! each); keeping those for a 4-hour run takes gigabytes. [`RunFold`] takes the
+//! seconds one at a time, folds them into the run's [`Totals`] and one accumulator per
+//! stage (memory bounded by the number of series and stages), and keeps per second
+//! only a [`SecondPoint`]: counts and a handful of duration percentiles, about a
+//! hundred bytes per step.
+
+use std::collections::BTreeMap;
+
+use pado_metrics::{
+    ErrorKind, LatencyHistogram, Phase, RunMeta, SecondRecord, SeriesKey, SeriesStats, Totals,
+};
+
+use crate::stages::{second_in_window, StageAcc};
+use crate::summary::LoadedRun;
+
+/// `http_req_duration` of one row of one second, in µs as the histograms hold them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PointLatency {
+    /// Median.
+    pub p50_us: u64,
+    /// 90th percentile.
+    pub p90_us: u64,
+    /// 95th percentile.
+    pub p95_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// Largest value (highest equivalent value).
+    pub max_us: u64,
+    /// Arithmetic mean.
+    pub mean_us: f64,
+}
+
+impl PointLatency {
+    /// The figures of `h`; `None` when it is empty.
+    pub fn of(h: &LatencyHistogram) -> Option<Self> {
+        (!h.is_empty()).then(|| PointLatency {
+            p50_us: h.quantile_us(0.50),
+            p90_us: h.quantile_us(0.90),
+            p95_us: h.quantile_us(0.95),
+            p99_us: h.quantile_us(0.99),
+            max_us: h.max_us(),
+            mean_us: h.mean_us(),
+        })
+    }
+}
+
+/// Counts and duration figures of one row (all series, or one step) of one second.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PointStats {
+    /// Requests completed.
+    pub requests: u64,
+    /// Failed requests.
+    pub failed: u64,
+    /// Bytes written.
+    pub bytes_sent: u64,
+    /// Bytes read.
+    pub bytes_received: u64,
+    /// `http_req_duration`; `None` when nothing was timed.
+    pub latency: Option<PointLatency>,
+}
+
+impl PointStats {
+    /// Counts and duration figures of one series.
+    fn of(s: &SeriesStats) -> Self {
+        PointStats {
+            requests: s.requests,
+            failed: s.failed,
+            bytes_sent: s.bytes_sent,
+            bytes_received: s.bytes_received,
+            latency: PointLatency::of(s.phase(Phase::Duration)),
+        }
+    }
+}
+
+/// What the charts and the CSV export keep of one second of the timeline.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SecondPoint {
+    /// Second of the run.
+    pub t: u32,
+    /// Active VUs.
+    pub vus: u32,
+    /// Allocated VUs.
+    pub vus_max: u32,
+    /// All series of the second.
+    pub all: PointStats,
+    /// Per step with a series in this second (series of the same name merged,
+    /// whatever their tags), in name order: index into [`LoadedRun::step_names`].
+    pub steps: Box<[(u32, PointStats)]>,
+    /// Failures by category (`http_<code>`, transport kinds, `check_failed`) summed
+    /// over the series of the second that had failed requests: index into
+    /// [`LoadedRun::error_names`], count.
+    pub errors: Box<[(u32, u64)]>,
+}
+
+impl SecondPoint {
+    /// Stats of step `idx` (index into [`LoadedRun::step_names`]) in this second, if
+    /// it had requests.
+    pub fn step(&self, idx: u32) -> Option<&PointStats> {
+        self.steps.iter().find(|s| s.0 == idx).map(|s| &s.1)
+    }
+
+    /// Failures of category `idx` (index into [`LoadedRun::error_names`]).
+    pub fn error(&self, idx: u32) -> u64 {
+        self.errors
+            .iter()
+            .find(|e| e.0 == idx)
+            .map(|e| e.1)
+            .unwrap_or(0)
+    }
+}
+
+/// Names given small numbers in order of first appearance.
+#[derive(Default)]
+struct Interner {
+    names: Vec<String>,
+    index: BTreeMap<String, u32>,
+}
+
+impl Interner {
+    fn get(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), i);
+        i
+    }
+}
+
+/// Counts and the `http_req_duration` histogram of some series over some seconds:
+/// everything the per-second rows and the stage table read, without the six other
+/// phase histograms a [`SeriesStats`] carries.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tally {
+    requests: u64,
+    failed: u64,
+    check_failed: u64,
+    bytes_sent: u64,
+    bytes_received: u64,
+    /// Responses by status code, sorted by code.
+    status: Vec<(u16, u64)>,
+    errors: [u64; ErrorKind::ALL.len()],
+    duration: LatencyHistogram,
+}
+
+impl Tally {
+    fn add_counts(
+        &mut self,
+        (requests, failed, check_failed): (u64, u64, u64),
+        (bytes_sent, bytes_received): (u64, u64),
+        status: &[(u16, u64)],
+        errors: &[u64],
+        duration: &LatencyHistogram,
+    ) {
+        self.requests += requests;
+        self.failed += failed;
+        self.check_failed += check_failed;
+        self.bytes_sent += bytes_sent;
+        self.bytes_received += bytes_received;
+        for &(code, n) in status {
+            match self.status.binary_search_by_key(&code, |e| e.0) {
+                Ok(i) => self.status[i].1 += n,
+                Err(i) => self.status.insert(i, (code, n)),
+            }
+        }
+        for (a, b) in self.errors.iter_mut().zip(errors) {
+            *a += b;
+        }
+        self.duration.add(duration);
+    }
+
+    /// Add a series' counts and duration histogram.
+    pub(crate) fn add_series(&mut self, s: &SeriesStats) {
+        self.add_counts(
+            (s.requests, s.failed, s.check_failed),
+            (s.bytes_sent, s.bytes_received),
+            &s.status,
+            &s.errors,
+            s.phase(Phase::Duration),
+        );
+    }
+
+    /// Add another tally.
+    pub(crate) fn add(&mut self, o: &Tally) {
+        self.add_counts(
+            (o.requests, o.failed, o.check_failed),
+            (o.bytes_sent, o.bytes_received),
+            &o.status,
+            &o.errors,
+            &o.duration,
+        );
+    }
+
+    /// As a series named `all` (only the duration histogram filled), for
+    /// [`SeriesStats::error_breakdown`] and the latency summary.
+    pub(crate) fn into_series(self) -> SeriesStats {
+        let mut s = SeriesStats::new(SeriesKey::named("all"));
+        s.requests = self.requests;
+        s.failed = self.failed;
+        s.check_failed = self.check_failed;
+        s.bytes_sent = self.bytes_sent;
+        s.bytes_received = self.bytes_received;
+        s.status = self.status;
+        s.errors = self.errors;
+        s.hist[Phase::Duration as usize] = self.duration;
+        s
+    }
+
+    fn point(&self) -> PointStats {
+        PointStats {
+            requests: self.requests,
+            failed: self.failed,
+            bytes_sent: self.bytes_sent,
+            bytes_received: self.bytes_received,
+            latency: PointLatency::of(&self.duration),
+        }
+    }
+}
+
+/// One pass over a run's timeline: feed it the seconds in file order with
+/// [`RunFold::add_second`], then [`RunFold::finish`] gives the [`LoadedRun`]. Holds
+/// the run's totals, one accumulator per stage and a [`SecondPoint`] per second seen.
+pub struct RunFold {
+    meta: RunMeta,
+    totals: Totals,
+    stages: Vec<StageAcc>,
+    points: Vec<SecondPoint>,
+    steps: Interner,
+    errors: Interner,
+}
+
+impl RunFold {
+    /// Start folding a run described by `meta` (its stage windows decide which
+    /// seconds each stage row sums).
+    pub fn new(meta: RunMeta) -> Self {
+        RunFold {
+            stages: meta.stages.iter().map(|_| StageAcc::default()).collect(),
+            meta,
+            totals: Totals::default(),
+            points: Vec::new(),
+            steps: Interner::default(),
+            errors: Interner::default(),
+        }
+    }
+
+    /// Fold one second in.
+    pub fn add_second(&mut self, mut rec: SecondRecord) {
+        let mut by_name: Vec<&SeriesStats> = rec.series.iter().collect();
+        by_name.sort_by(|a, b| a.key.name.cmp(&b.key.name));
+        let mut all = Tally::default();
+        let mut steps = Vec::new();
+        let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+        for group in by_name.chunk_by(|a, b| a.key.name == b.key.name) {
+            let stats = if let [only] = group {
+                PointStats::of(only)
+            } else {
+                let mut step = Tally::default();
+                for s in group {
+                    step.add_series(s);
+                }
+                step.point()
+            };
+            steps.push((self.steps.get(&group[0].key.name), stats));
+            for s in group {
+                all.add_series(s);
+                if s.failed > 0 {
+                    for (k, n) in s.error_breakdown() {
+                        *errors.entry(k).or_insert(0) += n;
+                    }
+                }
+            }
+        }
+
+        for (acc, st) in self.stages.iter_mut().zip(&self.meta.stages) {
+            if second_in_window(rec.t, st.start_s, st.end_s) {
+                acc.add(rec.vus, &all);
+            }
+        }
+
+        let errors: Vec<(u32, u64)> = errors
+            .into_iter()
+            .map(|(k, n)| (self.errors.get(&k), n))
+            .collect();
+        self.points.push(SecondPoint {
+            t: rec.t,
+            vus: rec.vus,
+            vus_max: rec.vus_max,
+            all: all.point(),
+            steps: steps.into_boxed_slice(),
+            errors: errors.into_boxed_slice(),
+        });
+
+        // Totals: everything but the series through `Totals::add_second`; the series
+        // moved in (no copy of their histograms) or merged, as it would merge them.
+        let series = std::mem::take(&mut rec.series);
+        self.totals.add_second(&rec);
+        for s in series {
+            match self.totals.series.binary_search_by(|x| x.key.cmp(&s.key)) {
+                Ok(i) => self.totals.series[i].merge(&s),
+                Err(i) => self.totals.series.insert(i, s),
+            }
+        }
+    }
+
+    /// The loaded run.
+    pub fn finish(mut self) -> LoadedRun {
+        self.points.shrink_to_fit();
+        let stages = self
+            .stages
+            .into_iter()
+            .zip(&self.meta.stages)
+            .map(|(acc, st)| acc.finish(st))
+            .collect();
+        LoadedRun {
+            meta: self.meta,
+            totals: self.totals,
+            points: self.points,
+            stages,
+            step_names: self.steps.names,
+            error_names: self.errors.names,
+        }
+    }
+}
+
+impl LoadedRun {
+    /// A run folded from seconds already in memory (tests, merges).
+    pub fn from_seconds(
+        meta: RunMeta,
+        seconds: impl IntoIterator<Item = SecondRecord>,
+    ) -> LoadedRun {
+        let mut f = RunFold::new(meta);
+        for s in seconds {
+            f.add_second(s);
+        }
+        f.finish()
+    }
+
+    /// Estimated heap bytes of the per-second data ([`LoadedRun::points`] and what
+    /// they point to, and the name tables): the part of a loaded run that grows with
+    /// the length of the run. The rest ([`LoadedRun::totals`], [`LoadedRun::stages`])
+    /// is bounded by the number of series and stages. Counts two words of allocator
+    /// overhead per allocation.
+    pub fn timeline_heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let alloc = |bytes: usize| if bytes == 0 { 0 } else { bytes + 16 };
+        let points = alloc(self.points.capacity() * size_of::<SecondPoint>())
+            + self
+                .points
+                .iter()
+                .map(|p| {
+                    alloc(std::mem::size_of_val(&*p.steps))
+                        + alloc(std::mem::size_of_val(&*p.errors))
+                })
+                .sum::<usize>();
+        let names = |v: &Vec<String>| {
+            v.capacity() * size_of::<String>() + v.iter().map(|s| s.capacity()).sum::<usize>()
+        };
+        points + names(&self.step_names) + names(&self.error_names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::csv_export::timeline_csv;
+    use crate::html::render_html;
+    use crate::stages::test_support::*;
+    use crate::summary::{build, load};
+    use pado_metrics::ResultDir;
+
+    fn tmpdir(name: &str) -> ResultDir {
+        let d = std::env::temp_dir().join(format!("pado-report-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        ResultDir::create(d).unwrap()
+    }
+
+    /// Second `t` of a synthetic run: three steps whose latencies move with `t`, one
+    /// of them failing with 503s.
+    fn synthetic_second(t: u32) -> SecondRecord {
+        let wobble = (t % 10) as u64;
+        // Every third second, the checkout step fails.
+        let checkout_status = [503, 200, 200][t as usize % 3];
+        second(
+            t,
+            t % 50 + 1,
+            vec![
+                series("login", 5, 200, 500 + 50 * wobble),
+                series("search", 8, 200, 800 + 7 * wobble),
+                series("checkout", 2, checkout_status, 1_500),
+            ],
+        )
+    }
+
+    fn write_run(dir: &ResultDir, meta: &RunMeta, seconds: u32) {
+        dir.write_meta(meta).unwrap();
+        let mut w = dir.timeline_writer().unwrap();
+        for t in 0..seconds {
+            w.write(&synthetic_second(t)).unwrap();
+        }
+    }
+
+    fn three_stages(end: f64) -> Vec<pado_metrics::StageMark> {
+        let a = (end / 6.0).round();
+        let b = (end * 5.0 / 6.0).round();
+        vec![
+            stage(0, 0.0, a, "ramp"),
+            stage(1, a, b, "hold"),
+            stage(2, b, end, "down"),
+        ]
+    }
+
+    /// A long timeline read from disk, summarised and rendered: the per-second data kept
+    /// is a few hundred bytes per second, not the histograms. An hour in release; 20
+    /// minutes in debug builds, where decoding histograms is slow (the bound is per
+    /// second, so it says the same).
+    #[test]
+    fn a_long_timeline_loads_in_bounded_memory() {
+        const SECONDS: u32 = if cfg!(debug_assertions) { 1_200 } else { 3_600 };
+        let dir = tmpdir("hour");
+        let mut m = meta("hour", SECONDS as f64);
+        m.stages = three_stages(SECONDS as f64);
+        write_run(&dir, &m, SECONDS);
+
+        let r = load(&dir).unwrap();
+        let s = build(&r).unwrap();
+        let html = render_html(&r, &s);
+        let csv = timeline_csv(&r);
+
+        assert_eq!(r.points.len(), SECONDS as usize);
+        let heap = r.timeline_heap_bytes();
+        let per_second = heap / SECONDS as usize;
+        // Three steps: SecondPoint (~140 B) + 3 step rows (~100 B each) + errors.
+        assert!(per_second < 1024, "{per_second} B per second");
+        assert!(heap < 20 << 20, "{heap} B");
+        // Even four hours stay far below that.
+        assert!(per_second * 14_400 < 20 << 20, "{per_second} B per second");
+        assert_eq!(s.requests, SECONDS as u64 * 15);
+        assert_eq!(s.failed, (SECONDS as u64).div_ceil(3) * 2);
+        assert_eq!(
+            r.stages.iter().map(|st| st.requests).sum::<u64>(),
+            s.requests
+        );
+        assert!((r.stages[1].rps - 15.0).abs() < 1e-9);
+        assert_eq!(csv.lines().count(), 1 + SECONDS as usize * 4);
+        assert!(html.len() < 400_000, "{}", html.len());
+        let _ = std::fs::remove_dir_all(dir.path());
+    }
+
+    /// The streaming fold gives what summing the whole timeline in memory gives.
+    #[test]
+    fn streaming_equals_in_memory_computation() {
+        const SECONDS: u32 = 60;
+        let dir = tmpdir("small");
+        let mut m = meta("small", SECONDS as f64);
+        m.stages = three_stages(SECONDS as f64);
+        write_run(&dir, &m, SECONDS);
+        let r = load(&dir).unwrap();
+        let s = build(&r).unwrap();
+
+        let recs = dir.read_timeline().unwrap();
+        let mut totals = Totals::default();
+        for rec in &recs {
+            totals.add_second(rec);
+        }
+        assert_eq!(r.totals, totals);
+        let requests: u64 = recs.iter().map(|rec| rec.requests()).sum();
+        assert_eq!(s.requests, requests);
+        assert_eq!(
+            s.latency_ms.p95,
+            totals.overall().phase(Phase::Duration).summary().p95
+        );
+        for (st, mark) in r.stages.iter().zip(&m.stages) {
+            let mut all = SeriesStats::new(SeriesKey::named("all"));
+            let mut n = 0;
+            for rec in recs
+                .iter()
+                .filter(|rec| second_in_window(rec.t, mark.start_s, mark.end_s))
+            {
+                n += 1;
+                all.merge(&rec.overall());
+            }
+            assert_eq!(st.seconds, n);
+            assert_eq!(st.rps, all.requests as f64 / n as f64);
+            assert_eq!(st.latency_ms, all.phase(Phase::Duration).summary());
+            assert_eq!(st.errors, all.error_breakdown());
+        }
+        for (p, rec) in r.points.iter().zip(&recs) {
+            let all = rec.overall();
+            assert_eq!(p.all.requests, all.requests);
+            assert_eq!(p.all.latency, PointLatency::of(all.phase(Phase::Duration)));
+        }
+        // And the same as folding the records in memory.
+        let again = LoadedRun::from_seconds(m, recs);
+        assert_eq!(again.points, r.points);
+        assert_eq!(again.stages, r.stages);
+        let _ = std::fs::remove_dir_all(dir.path());
+    }
+
+    #[test]
+    fn points_hold_what_the_seconds_held() {
+        let mut tagged = SeriesStats::new(SeriesKey {
+            name: "a".into(),
+            tags: vec![("class".into(), "rare".into())],
+        });
+        for _ in 0..5 {
+            tagged.record(&sample(503, 9000));
+        }
+        let recs = vec![
+            second(
+                0,
+                3,
+                vec![
+                    series("b", 4, 200, 2000),
+                    series("a", 10, 200, 1000),
+                    tagged,
+                ],
+            ),
+            second(1, 1, vec![]),
+        ];
+        let r = LoadedRun::from_seconds(meta("pts", 2.0), recs.clone());
+        assert_eq!(r.points.len(), 2);
+        let p = &r.points[0];
+        assert_eq!((p.t, p.vus, p.vus_max), (0, 3, 5));
+        assert_eq!(p.all.requests, 19);
+        assert_eq!(p.all.failed, 5);
+        assert_eq!(p.all.bytes_received, 19_000);
+        let overall = recs[0].overall();
+        let h = overall.phase(Phase::Duration);
+        assert_eq!(p.all.latency, PointLatency::of(h));
+        // Steps in name order, tags merged.
+        let names: Vec<&str> = p
+            .steps
+            .iter()
+            .map(|s| r.step_names[s.0 as usize].as_str())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(p.steps[0].1.requests, 15);
+        assert_eq!(p.steps[0].1.latency.unwrap().max_us, h.max_us());
+        let http_503 = r.error_names.iter().position(|n| n == "http_503").unwrap();
+        assert_eq!(p.error(http_503 as u32), 5);
+        assert!(p.step(99).is_none());
+        let empty = &r.points[1];
+        assert_eq!(empty.all, PointStats::default());
+        assert!(empty.steps.is_empty() && empty.errors.is_empty());
+        assert_eq!(r.totals.overall().requests, 19);
+    }
+}
