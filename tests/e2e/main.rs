@@ -5,6 +5,7 @@
 
 mod harness;
 
+mod browser;
 mod demo;
 mod errors;
 mod flows;
