@@ -84,11 +84,19 @@ scenarios:
     assert!(console_errors.is_empty(), "console: {console_errors:?}");
     // Charts were drawn by the page's script.
     for id in ["chart-vus", "chart-rps", "chart-latency", "chart-errors"] {
-        let at = dom.find(&format!("id=\"{id}\"")).unwrap_or_else(|| panic!("{id} missing"));
+        let at = dom
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("{id} missing"));
         let rest = &dom[at..(at + 4000).min(dom.len())];
         assert!(rest.contains("<svg"), "{id} has no chart");
     }
-    for id in ["table-steps", "table-stages", "table-thresholds", "table-checks", "table-phases"] {
+    for id in [
+        "table-steps",
+        "table-stages",
+        "table-thresholds",
+        "table-checks",
+        "table-phases",
+    ] {
         assert!(dom.contains(&format!("id=\"{id}\"")), "{id} missing");
     }
     // The numbers are the run's.
@@ -96,7 +104,10 @@ scenarios:
     let steps = dom.split("id=\"table-steps\"").nth(1).unwrap();
     let steps = &steps[..steps.find("</table>").unwrap()];
     for (name, step) in s["steps"].as_object().unwrap() {
-        let escaped = name.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        let escaped = name
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
         assert!(steps.contains(&escaped), "{escaped} not in steps table");
         let want = format!("data-value=\"{}\"", num(step, "requests") as u64);
         assert!(steps.contains(&want), "{name}: {want}");

@@ -11,6 +11,9 @@ pub struct Progress {
     mode: Mode,
     total_s: f64,
     last_len: usize,
+    stages: Vec<pado_metrics::StageMark>,
+    /// Whether to show the thresholds' state.
+    pub has_thresholds: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -22,7 +25,7 @@ enum Mode {
 
 impl Progress {
     /// Progress for a run planned to take `total_s` seconds.
-    pub fn new(quiet: bool, total_s: f64) -> Self {
+    pub fn new(quiet: bool, total_s: f64, stages: Vec<pado_metrics::StageMark>) -> Self {
         let mode = if quiet {
             Mode::Quiet
         } else if std::io::stderr().is_terminal() {
@@ -34,6 +37,8 @@ impl Progress {
             mode,
             total_s,
             last_len: 0,
+            stages,
+            has_thresholds: false,
         }
     }
 
@@ -60,8 +65,18 @@ impl Progress {
             err,
             pado_report::text::thousands(tot.requests),
         );
+        let now = r.t as f64 + 0.5;
+        if let Some(st) = self
+            .stages
+            .iter()
+            .find(|s| s.start_s <= now && now < s.end_s)
+        {
+            line.push_str(&format!("  stage: {}", st.label));
+        }
         if thresholds_failing > 0 {
             line.push_str(&format!("  thresholds failing: {thresholds_failing}"));
+        } else if self.has_thresholds {
+            line.push_str("  thresholds ok");
         }
         let mut e = std::io::stderr().lock();
         match self.mode {

@@ -324,7 +324,9 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
     }
 
     let total_s = plan.planned_duration().as_secs_f64();
-    let progress = Arc::new(Mutex::new(Progress::new(a.quiet, total_s)));
+    let mut prog = Progress::new(a.quiet, total_s, meta.stages.clone());
+    prog.has_thresholds = !prep.thresholds.is_empty();
+    let progress = Arc::new(Mutex::new(prog));
     let abort_thresholds: Vec<Threshold> = prep
         .thresholds
         .iter()

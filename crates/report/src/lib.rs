@@ -7,6 +7,7 @@
 pub mod csv_export;
 pub mod html;
 pub mod junit;
+pub mod stability;
 pub mod stages;
 pub mod summary;
 pub mod text;

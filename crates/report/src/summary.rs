@@ -112,6 +112,13 @@ pub struct Summary {
     pub vus: u32,
     /// Highest allocated VUs.
     pub vus_max: u32,
+    /// Per stage window (requests, req/s, latency, error rate): the "100 VU segment
+    /// vs 200 VU segment" table users build by hand.
+    #[serde(default)]
+    pub stages: Vec<crate::stages::StageStats>,
+    /// Throughput percentiles over seconds and TTFB variability.
+    #[serde(default)]
+    pub stability: crate::stability::Stability,
     /// Per step.
     pub steps: BTreeMap<String, StepSummary>,
     /// Per step and tag set (`search{class=rare}`), for requests that carry tags.
@@ -265,6 +272,8 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
             .collect(),
         vus: totals.vus_peak,
         vus_max: totals.vus_max_peak,
+        stages: run.stages.clone(),
+        stability: crate::stability::stability(&run.points, meta.duration_s),
         steps,
         tagged,
         checks: totals

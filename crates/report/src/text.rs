@@ -220,6 +220,54 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
             );
         }
     }
+    if !s.stages.is_empty() {
+        let _ = writeln!(out);
+        let sw = s
+            .stages
+            .iter()
+            .map(|x| x.label.chars().count())
+            .max()
+            .unwrap_or(5)
+            .clamp(5, 32);
+        let _ = writeln!(
+            out,
+            "  {:<sw$} {:>13} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
+            "stage", "window", "requests", "req/s", "mean", "p95", "p99", "errors"
+        );
+        for st in &s.stages {
+            let _ = writeln!(
+                out,
+                "  {:<sw$} {:>13} {:>10} {:>9} {:>8} {:>8} {:>8} {:>7.2}%",
+                fit(&st.label, sw),
+                format!("{:.0}s–{:.0}s", st.start_s, st.end_s),
+                thousands(st.requests),
+                rate(st.rps),
+                ms(st.latency_ms.mean),
+                ms(st.latency_ms.p95),
+                ms(st.latency_ms.p99),
+                st.error_rate * 100.0,
+            );
+        }
+    }
+    if s.stability.seconds >= 2 {
+        let st = &s.stability;
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "  stability over {} s: req/s reached in 50% of seconds {}, 95% {}, 99% {}, 99.9% {}",
+            st.seconds,
+            rate(st.rps_p50),
+            rate(st.rps_p95),
+            rate(st.rps_p99),
+            rate(st.rps_p99_9)
+        );
+        let _ = writeln!(
+            out,
+            "  ttfb per second: mean absolute change {} ms, coefficient of variation {:.3}",
+            ms(st.ttfb_mean_abs_change_ms),
+            st.ttfb_cv
+        );
+    }
     if !s.steps.is_empty() {
         let _ = writeln!(out);
         let tag_width = s.tagged.keys().map(|k| {

@@ -62,6 +62,8 @@ pub struct PointStats {
     pub bytes_received: u64,
     /// `http_req_duration`; `None` when nothing was timed.
     pub latency: Option<PointLatency>,
+    /// Mean time to first byte (`http_req_waiting`) in µs; `None` when nothing was timed.
+    pub ttfb_mean_us: Option<f64>,
 }
 
 impl PointStats {
@@ -73,6 +75,10 @@ impl PointStats {
             bytes_sent: s.bytes_sent,
             bytes_received: s.bytes_received,
             latency: PointLatency::of(s.phase(Phase::Duration)),
+            ttfb_mean_us: {
+                let w = s.phase(Phase::Waiting);
+                (!w.is_empty()).then(|| w.mean_us())
+            },
         }
     }
 }
@@ -147,6 +153,9 @@ pub(crate) struct Tally {
     status: Vec<(u16, u64)>,
     errors: [u64; ErrorKind::ALL.len()],
     duration: LatencyHistogram,
+    /// Sum and count of time to first byte (µs), for its mean.
+    ttfb_sum_us: f64,
+    ttfb_n: u64,
 }
 
 impl Tally {
@@ -177,6 +186,11 @@ impl Tally {
 
     /// Add a series' counts and duration histogram.
     pub(crate) fn add_series(&mut self, s: &SeriesStats) {
+        let w = s.phase(Phase::Waiting);
+        if !w.is_empty() {
+            self.ttfb_sum_us += w.mean_us() * w.count() as f64;
+            self.ttfb_n += w.count();
+        }
         self.add_counts(
             (s.requests, s.failed, s.check_failed),
             (s.bytes_sent, s.bytes_received),
@@ -188,6 +202,8 @@ impl Tally {
 
     /// Add another tally.
     pub(crate) fn add(&mut self, o: &Tally) {
+        self.ttfb_sum_us += o.ttfb_sum_us;
+        self.ttfb_n += o.ttfb_n;
         self.add_counts(
             (o.requests, o.failed, o.check_failed),
             (o.bytes_sent, o.bytes_received),
@@ -219,6 +235,7 @@ impl Tally {
             bytes_sent: self.bytes_sent,
             bytes_received: self.bytes_received,
             latency: PointLatency::of(&self.duration),
+            ttfb_mean_us: (self.ttfb_n > 0).then(|| self.ttfb_sum_us / self.ttfb_n as f64),
         }
     }
 }
