@@ -139,3 +139,65 @@ scenarios:
     assert_eq!(num(&s["steps"]["seed"], "requests"), 1.0);
     assert_eq!(num(&s["steps"]["cleanup"], "requests"), 1.0);
 }
+
+#[test]
+fn report_writes_html_csv_junit_and_user_windows() {
+    let srv = TestServer::start();
+    let r = run(
+        "exports",
+        &[
+            "--url",
+            &srv.url("/"),
+            "--vus",
+            "2",
+            "--duration",
+            "2s",
+            "--threshold",
+            "p(99) < 0.001",
+            "--export",
+            "junit",
+        ],
+    );
+    assert_eq!(r.code(), 99);
+    assert!(r.dir.join("report.html").is_file());
+    let junit = std::fs::read_to_string(r.dir.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("<testsuites") && junit.contains("failures=\"1\""),
+        "{junit}"
+    );
+    let out = pado(&[
+        "report",
+        r.dir.to_str().unwrap(),
+        "--window",
+        "first=0s..1s",
+        "--export",
+        "csv",
+        "--quiet",
+    ]);
+    assert_eq!(out.status.code(), Some(99));
+    let csv = std::fs::read_to_string(r.dir.join("timeline.csv")).unwrap();
+    let all_rows: u64 = csv
+        .lines()
+        .skip(1)
+        .filter(|l| l.split(',').nth(1) == Some("all"))
+        .map(|l| l.split(',').nth(4).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(all_rows, srv.stats().requests);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(r.dir.join("summary.json")).unwrap())
+            .unwrap();
+    let first = s["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["label"] == "first")
+        .expect("user window in the stage table");
+    assert!(num(first, "requests") > 0.0);
+    assert!(num(first, "requests") < num(&s, "requests"));
+    assert_eq!(
+        pado(&["report", r.dir.to_str().unwrap(), "--window", "bad"])
+            .status
+            .code(),
+        Some(2)
+    );
+}

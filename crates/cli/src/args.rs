@@ -57,6 +57,9 @@ pub enum Command {
         /// Do not print the summary.
         #[arg(long)]
         quiet: bool,
+        /// A named time window for the stage table, `NAME=START..END`; repeatable.
+        #[arg(long = "window", value_name = "NAME=START..END")]
+        windows: Vec<String>,
         /// Also write `csv` (timeline.csv) or `junit` (junit.xml); repeatable.
         #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "json"])]
         exports: Vec<String>,
@@ -224,6 +227,10 @@ pub struct RunArgs {
     /// Result directory (default pado-results/<UTC time>-<name>).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// A named time window for the stage table, `NAME=START..END` (e.g.
+    /// `peak=30s..60s`); repeatable.
+    #[arg(long = "window", value_name = "NAME=START..END")]
+    pub windows: Vec<String>,
     /// Do not write report.html into the result directory.
     #[arg(long)]
     pub no_html: bool,

@@ -33,7 +33,8 @@ pub fn main() -> i32 {
             dir,
             quiet,
             exports,
-        } => report(dir, *quiet, exports),
+            windows,
+        } => report(dir, *quiet, exports, windows),
         Command::Init { file, force } => init(file, *force),
         Command::Import { what } => import(what),
         Command::Demo(d) => demo_cmd(d),
@@ -222,8 +223,10 @@ pub(crate) fn write_reports(
     d: &pado_metrics::ResultDir,
     html: bool,
     exports: &[String],
+    windows: &[String],
 ) -> Result<pado_report::Summary, exit::Failure> {
-    let run = pado_report::load(d).map_err(exit::Failure::other)?;
+    let marks = parse_windows(windows)?;
+    let run = pado_report::load_with_windows(d, &marks).map_err(exit::Failure::other)?;
     let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
     d.write_json(pado_metrics::result_dir::SUMMARY_FILE, &summary)
         .map_err(exit::Failure::other)?;
@@ -248,10 +251,45 @@ pub(crate) fn write_reports(
     Ok(summary)
 }
 
-fn report(dir: &std::path::Path, quiet: bool, exports: &[String]) -> Result<i32, exit::Failure> {
+/// `peak=30s..60s` into stage marks.
+pub(crate) fn parse_windows(
+    windows: &[String],
+) -> Result<Vec<pado_metrics::StageMark>, exit::Failure> {
+    let mut out = Vec::new();
+    for (i, w) in windows.iter().enumerate() {
+        let bad = || {
+            exit::Failure::invalid(format!(
+                "--window `{w}`: write NAME=START..END, e.g. `peak=30s..60s`"
+            ))
+        };
+        let (name, range) = w.split_once('=').ok_or_else(bad)?;
+        let (a, b) = range.split_once("..").ok_or_else(bad)?;
+        let start = parse_dur("window", a)?.as_secs_f64();
+        let end = parse_dur("window", b)?.as_secs_f64();
+        if name.trim().is_empty() || end <= start {
+            return Err(bad());
+        }
+        out.push(pado_metrics::StageMark {
+            scenario: "window".into(),
+            index: i,
+            start_s: start,
+            end_s: end,
+            label: name.trim().to_string(),
+            target: 0.0,
+        });
+    }
+    Ok(out)
+}
+
+fn report(
+    dir: &std::path::Path,
+    quiet: bool,
+    exports: &[String],
+    windows: &[String],
+) -> Result<i32, exit::Failure> {
     let d =
         pado_metrics::ResultDir::open(dir).map_err(|e| exit::Failure::invalid(e.to_string()))?;
-    let summary = write_reports(&d, true, exports)?;
+    let summary = write_reports(&d, true, exports, windows)?;
     if !quiet {
         let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
         print!(

@@ -243,6 +243,7 @@ pub fn default_out(name: &str) -> PathBuf {
 
 /// `pado run`.
 pub fn run(a: &RunArgs) -> Result<i32, Failure> {
+    crate::parse_windows(&a.windows)?;
     let prep = prepare(a)?;
     let plan = compile(&prep.config, &prep.base_dir)
         .map_err(|e| Failure::invalid(format!("{}: {e}", prep.file)))?;
@@ -408,7 +409,7 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
             .push(format!("writing the timeline failed: {e}"));
     }
     dir.write_meta(&meta).map_err(Failure::other)?;
-    let summary = crate::write_reports(&dir, !a.no_html, &a.exports)?;
+    let summary = crate::write_reports(&dir, !a.no_html, &a.exports, &a.windows)?;
     // The summary is the command's output; --quiet only silences progress.
     let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
     print!(

@@ -158,7 +158,18 @@ pub struct LoadedRun {
 
 /// Read a result directory, streaming its timeline (one second decoded at a time).
 pub fn load(dir: &ResultDir) -> Result<LoadedRun, ReportError> {
-    let mut fold = RunFold::new(dir.read_meta()?);
+    load_with_windows(dir, &[])
+}
+
+/// Read a result directory with extra, user-named time windows that get their own
+/// rows in the stage table (e.g. `peak=30s..60s`), beside the executor's stages.
+pub fn load_with_windows(
+    dir: &ResultDir,
+    windows: &[pado_metrics::StageMark],
+) -> Result<LoadedRun, ReportError> {
+    let mut meta = dir.read_meta()?;
+    meta.stages.extend(windows.iter().cloned());
+    let mut fold = RunFold::new(meta);
     dir.for_each_second(|rec| {
         fold.add_second(rec);
         Ok(())
