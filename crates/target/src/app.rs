@@ -32,6 +32,10 @@ const MAX_PAGE_SIZE: usize = 100;
 /// Longest title / body accepted by `POST /api/posts`, in characters.
 const MAX_TITLE: usize = 300;
 const MAX_BODY_CHARS: usize = 100_000;
+/// The largest request body the service reads (`413` above): bodies are JSON
+/// documents of a few hundred bytes, and memory must stay bounded whatever a client
+/// sends.
+const MAX_REQUEST_BODY: u64 = 1024 * 1024;
 
 const JSON: &str = "application/json";
 const PROMETHEUS: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -1138,16 +1142,20 @@ async fn serve_connection(app: &Arc<App>, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let mut buf: Vec<u8> = Vec::with_capacity(8 * 1024);
     loop {
-        let req =
-            match tokio::time::timeout(IDLE_TIMEOUT, read_request(&mut stream, &mut buf)).await {
-                Err(_) | Ok(Ok(None)) | Ok(Err(ReadError::Io)) => return,
-                Ok(Err(ReadError::Malformed(status, message))) => {
-                    let resp = Response::error(status, message);
-                    let _ = write_response(&mut stream, &resp, false, 1, false).await;
-                    return;
-                }
-                Ok(Ok(Some(req))) => req,
-            };
+        let req = match tokio::time::timeout(
+            IDLE_TIMEOUT,
+            read_request(&mut stream, &mut buf, MAX_REQUEST_BODY),
+        )
+        .await
+        {
+            Err(_) | Ok(Ok(None)) | Ok(Err(ReadError::Io)) => return,
+            Ok(Err(ReadError::Malformed(status, message))) => {
+                let resp = Response::error(status, message);
+                let _ = write_response(&mut stream, &resp, false, 1, false).await;
+                return;
+            }
+            Ok(Ok(Some(req))) => req,
+        };
         let resp = app.handle(&req).await;
         let keep = req.keep_alive;
         if write_response(&mut stream, &resp, keep, req.version, req.is_head())

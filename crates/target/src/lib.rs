@@ -116,7 +116,7 @@ mod app;
 mod cache;
 mod capacity;
 mod data;
-mod http;
+use pado_h1server as http;
 mod index;
 mod metrics;
 

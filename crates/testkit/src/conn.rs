@@ -55,7 +55,7 @@ enum After {
 pub(crate) async fn serve<S: Transport>(mut s: S, conn_id: u64, shared: Arc<Shared>) {
     let mut buf = Vec::with_capacity(16 * 1024);
     loop {
-        let req = match read_request(&mut s, &mut buf).await {
+        let req = match read_request(&mut s, &mut buf, crate::http::MAX_BODY).await {
             Ok(Some(req)) => req,
             Ok(None) | Err(ReadError::Io) => return,
             Err(ReadError::Malformed(code, why)) => {

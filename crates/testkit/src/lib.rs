@@ -55,7 +55,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 mod conn;
-mod http;
+use pado_h1server as http;
 mod tls;
 
 #[cfg(test)]

@@ -1,21 +1,16 @@
-//! Reading HTTP/1.x requests off a connection buffer, and the small decoding
-//! helpers (percent-decoding, query strings) the routes need.
-//!
-//! Adapted from `pado-testkit`'s reader: the demo service is a plain
-//! HTTP/1.1 server on tokio + httparse so that it adds no HTTP framework to
-//! pado's build.
-//!
-//! Everything here is defensive: a client may send anything, and the worst
-//! it may cause is a `400` and a closed connection, never a panic.
+//! A small HTTP/1.1 request reader on tokio + httparse, shared by pado's own servers:
+//! the demo target (`pado-target`) and the test server (`pado-testkit`). It handles
+//! keep-alive, pipelining, Content-Length and chunked bodies, `Expect: 100-continue`,
+//! and answers malformed input with a status instead of failing, with helpers
+//! (percent-decoding, query strings) both need. No HTTP framework in pado's build.
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// The largest request head we accept; a longer head is answered with `400`.
-pub(crate) const MAX_HEAD: usize = 64 * 1024;
-/// The largest request body we accept (`413` above): bodies are JSON
-/// documents of a few hundred bytes, and memory must stay bounded whatever a
-/// client sends.
-pub(crate) const MAX_BODY: u64 = 1024 * 1024;
+pub const MAX_HEAD: usize = 64 * 1024;
+/// The default largest request body (`413` above): bodies are kept in memory, so
+/// they must be bounded; each server passes its own limit to [`read_request`].
+pub const MAX_BODY: u64 = 64 * 1024 * 1024;
 /// How many header lines a request may have.
 const MAX_HEADERS: usize = 128;
 /// How long a chunk-size line (with extensions) or a trailer section may get.
@@ -23,8 +18,10 @@ const MAX_CHUNK_LINE: usize = 4096;
 
 /// One fully read request: head and (de-chunked) body.
 #[derive(Debug)]
-pub(crate) struct Request {
+pub struct Request {
     pub method: String,
+    /// The raw request-target, exactly as sent.
+    pub target: String,
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
     pub version: u8,
     pub headers: Vec<(String, String)>,
@@ -35,6 +32,8 @@ pub(crate) struct Request {
     pub query: Vec<(String, String)>,
     /// Whether the connection may carry another request after this one.
     pub keep_alive: bool,
+    /// How many bytes this request took on the wire (head + body framing).
+    pub wire_len: u64,
 }
 
 impl Request {
@@ -62,7 +61,7 @@ impl Request {
 
 /// Why no request could be read.
 #[derive(Debug)]
-pub(crate) enum ReadError {
+pub enum ReadError {
     /// The bytes are not a request we can frame: answer with this status and close.
     Malformed(u16, &'static str),
     /// The connection broke (or ended in the middle of a request): just close.
@@ -79,9 +78,10 @@ async fn fill<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Result<usiz
 /// (e.g. a pipelined request) and keeps whatever follows this request.
 ///
 /// Returns `Ok(None)` on a clean EOF between requests.
-pub(crate) async fn read_request<S>(
+pub async fn read_request<S>(
     s: &mut S,
     buf: &mut Vec<u8>,
+    max_body: u64,
 ) -> Result<Option<Request>, ReadError>
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -119,12 +119,12 @@ where
             let _ = s.flush().await;
         }
     }
-    match framing {
+    let body_wire = match framing {
         Framing::Length(len) => {
-            if len > MAX_BODY {
+            if len > max_body {
                 return Err(ReadError::Malformed(413, "request body too large"));
             }
-            // Safe: len <= MAX_BODY, which fits in usize.
+            // Safe: len <= max_body, which the caller keeps within memory.
             let len = len as usize;
             while buf.len() < len {
                 if fill(s, buf).await? == 0 {
@@ -132,11 +132,15 @@ where
                 }
             }
             req.body = buf.drain(..len).collect();
+            len
         }
         Framing::Chunked => {
-            req.body = read_chunked(s, buf).await?;
+            let (body, used) = read_chunked(s, buf, max_body).await?;
+            req.body = body;
+            used
         }
-    }
+    };
+    req.wire_len = (head_len + body_wire) as u64;
     Ok(Some(req))
 }
 
@@ -170,12 +174,14 @@ fn parse_head(buf: &[u8]) -> Result<Option<(Request, usize)>, ReadError> {
     Ok(Some((
         Request {
             method,
+            target,
             version,
             headers,
             body: Vec::new(),
             path,
             query,
             keep_alive,
+            wire_len: 0,
         },
         head_len,
     )))
@@ -235,11 +241,12 @@ fn body_framing(headers: &[(String, String)]) -> Result<Framing, ReadError> {
 }
 
 /// Reads a chunked body from `buf` (filling it from `s` as needed), removes
-/// its bytes from `buf` and returns the decoded body.
+/// its bytes from `buf` and returns the decoded body and its wire length.
 async fn read_chunked<S: AsyncRead + Unpin>(
     s: &mut S,
     buf: &mut Vec<u8>,
-) -> Result<Vec<u8>, ReadError> {
+    max_body: u64,
+) -> Result<(Vec<u8>, usize), ReadError> {
     let mut body = Vec::new();
     let mut pos = 0usize;
     loop {
@@ -262,10 +269,10 @@ async fn read_chunked<S: AsyncRead + Unpin>(
         if size == 0 {
             break;
         }
-        if body.len() as u64 + size > MAX_BODY {
+        if body.len() as u64 + size > max_body {
             return Err(ReadError::Malformed(413, "request body too large"));
         }
-        // Safe: size <= MAX_BODY.
+        // Safe: size <= max_body.
         let size = size as usize;
         while buf.len() < pos + size + 2 {
             if fill(s, buf).await? == 0 {
@@ -299,13 +306,13 @@ async fn read_chunked<S: AsyncRead + Unpin>(
         }
     }
     buf.drain(..pos);
-    Ok(body)
+    Ok((body, pos))
 }
 
 /// Splits a request-target into its percent-decoded path and query pairs.
 ///
 /// Absolute-form targets (`http://host/path`) are reduced to their path.
-pub(crate) fn split_target(target: &str) -> (String, Vec<(String, String)>) {
+pub fn split_target(target: &str) -> (String, Vec<(String, String)>) {
     let mut rest = target;
     for scheme in ["http://", "https://"] {
         if rest.len() >= scheme.len() && rest[..scheme.len()].eq_ignore_ascii_case(scheme) {
@@ -333,7 +340,7 @@ pub(crate) fn split_target(target: &str) -> (String, Vec<(String, String)>) {
 }
 
 /// Parses `a=1&b=%EA%B2%80+x` into decoded pairs (`+` is a space).
-pub(crate) fn parse_query(q: &str) -> Vec<(String, String)> {
+pub fn parse_query(q: &str) -> Vec<(String, String)> {
     q.split('&')
         .filter(|kv| !kv.is_empty())
         .map(|kv| {
@@ -346,7 +353,7 @@ pub(crate) fn parse_query(q: &str) -> Vec<(String, String)> {
 }
 
 /// Percent-decodes bytes; invalid escapes are kept as they are.
-pub(crate) fn percent_decode(input: &[u8], plus_is_space: bool) -> Vec<u8> {
+pub fn percent_decode(input: &[u8], plus_is_space: bool) -> Vec<u8> {
     fn hex(b: u8) -> Option<u8> {
         match b {
             b'0'..=b'9' => Some(b - b'0'),
