@@ -7,33 +7,43 @@ use pado_testkit::TestServer;
 
 use crate::harness::{num, pado_bin, tmp};
 
-#[test]
-fn ctrl_c_stops_gracefully_and_writes_the_summary() {
-    let srv = TestServer::start();
-    let dir = tmp("sigint").join("result");
-    let child = Command::new(pado_bin())
+/// Start a 60 s run of `vus` VUs on `url` in the background, writing to `dir`.
+fn spawn_run(url: &str, vus: &str, dir: &std::path::Path) -> std::process::Child {
+    Command::new(pado_bin())
         .args([
             "run",
             "--url",
-            &srv.url("/delay/100"),
+            url,
             "--vus",
-            "4",
+            vus,
             "--duration",
             "60s",
             "--quiet",
             "--out",
         ])
-        .arg(&dir)
+        .arg(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    let t = Instant::now();
-    // SAFETY: sending SIGINT to our own child.
+        .unwrap()
+}
+
+/// Send SIGINT to a child, as Ctrl-C would.
+fn interrupt(child: &std::process::Child) {
+    // SAFETY: signalling our own child process.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGINT);
     }
+}
+
+#[test]
+fn ctrl_c_stops_gracefully_and_writes_the_summary() {
+    let srv = TestServer::start();
+    let dir = tmp("sigint").join("result");
+    let child = spawn_run(&srv.url("/delay/100"), "4", &dir);
+    std::thread::sleep(Duration::from_millis(1500));
+    let t = Instant::now();
+    interrupt(&child);
     let out = child.wait_with_output().unwrap();
     assert!(
         t.elapsed() < Duration::from_secs(5),
@@ -61,34 +71,13 @@ fn ctrl_c_stops_gracefully_and_writes_the_summary() {
 fn a_second_ctrl_c_exits_at_once() {
     let srv = TestServer::start();
     let dir = tmp("sigint2").join("result");
-    let child = Command::new(pado_bin())
-        .args([
-            "run",
-            "--url",
-            &srv.url("/hang"),
-            "--vus",
-            "2",
-            "--duration",
-            "60s",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&srv.url("/hang"), "2", &dir);
     std::thread::sleep(Duration::from_millis(800));
     let t = Instant::now();
-    // SAFETY: signalling our own child.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
+    interrupt(&child);
     std::thread::sleep(Duration::from_millis(300));
     // The first press waits for the hanging requests; the second does not.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
+    interrupt(&child);
     let out = child.wait_with_output().unwrap();
     assert!(
         t.elapsed() < Duration::from_secs(3),

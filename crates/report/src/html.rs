@@ -926,16 +926,7 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
     o
 }
 
-fn trim_num(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v:.4}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
-    }
-}
+use crate::text::trim as trim_num;
 
 #[cfg(test)]
 mod tests {

@@ -367,7 +367,8 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
     out
 }
 
-fn trim(v: f64) -> String {
+/// A number without trailing zeros (`0.0007`, `20.015`, `3`), for thresholds' values.
+pub(crate) fn trim(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {
