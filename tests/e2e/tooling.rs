@@ -201,3 +201,52 @@ fn report_writes_html_csv_junit_and_user_windows() {
         Some(2)
     );
 }
+
+#[test]
+fn plan_prints_the_formulas_and_writes_a_valid_skeleton() {
+    let dir = tmp("plan");
+    let f = dir.join("plan.yaml");
+    let out = pado(&[
+        "plan",
+        "--dau",
+        "25000",
+        "--requests-per-user",
+        "7.5",
+        "--scenario-time",
+        "430s",
+        "--write-scenario",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 25,000 × 7.5 / 86,400 = 2.170 req/s; × 430 s / 7.5 requests = 124.4 → 125 VUs.
+    assert!(text.contains("= 2.170"), "{text}");
+    assert!(text.contains("125 VUs"), "{text}");
+    assert!(text.contains("Little's law"), "{text}");
+    let v = pado(&["validate", f.to_str().unwrap()]);
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&v.stderr)
+    );
+    assert_eq!(
+        pado(&[
+            "plan",
+            "--dau",
+            "0",
+            "--requests-per-user",
+            "1",
+            "--scenario-time",
+            "1s"
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
+}

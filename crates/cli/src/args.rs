@@ -41,6 +41,9 @@ pub enum Command {
     },
     /// Print the JSON Schema of scenario files (for editor autocompletion).
     Schema,
+    /// Capacity planning: RPS, peak RPS, VUs (Little's law), target TPS and worker
+    /// threads from daily active users, as load testers compute them by hand.
+    Plan(PlanArgs),
     /// Run the whole product on the built-in demo target: start it, run a stress test
     /// shaped like a real one (normal load, past the limit, recovery), show the result.
     Demo(DemoArgs),
@@ -64,6 +67,35 @@ pub enum Command {
         #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "json"])]
         exports: Vec<String>,
     },
+}
+
+/// `pado plan` inputs.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Daily active users.
+    #[arg(long)]
+    pub dau: f64,
+    /// Requests one user makes per day.
+    #[arg(long)]
+    pub requests_per_user: f64,
+    /// Time one pass of the scenario takes, think time included (e.g. `430s`).
+    #[arg(long)]
+    pub scenario_time: String,
+    /// Requests in one pass of the scenario (default: requests per user).
+    #[arg(long)]
+    pub requests_per_scenario: Option<f64>,
+    /// Peak-to-average (safety) factor.
+    #[arg(long, default_value_t = 4.0)]
+    pub peak_factor: f64,
+    /// Target response time.
+    #[arg(long, default_value = "500ms")]
+    pub response_time: String,
+    /// Write a scenario skeleton (average and peak tests) to this file.
+    #[arg(long)]
+    pub write_scenario: Option<PathBuf>,
+    /// Base URL for the skeleton.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    pub target: String,
 }
 
 /// `pado demo` flags.

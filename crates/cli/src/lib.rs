@@ -38,6 +38,7 @@ pub fn main() -> i32 {
         Command::Init { file, force } => init(file, *force),
         Command::Import { what } => import(what),
         Command::Demo(d) => demo_cmd(d),
+        Command::Plan(p) => plan_cmd(p),
         Command::Target {
             what: args::TargetCommand::Serve(t),
         } => target_serve(t),
@@ -84,6 +85,34 @@ fn validate(file: &std::path::Path) -> Result<i32, exit::Failure> {
 
 fn parse_dur(flag: &str, v: &str) -> Result<std::time::Duration, exit::Failure> {
     pado_scenario::parse_duration(v).map_err(|e| exit::Failure::invalid(format!("--{flag}: {e}")))
+}
+
+fn plan_cmd(p: &args::PlanArgs) -> Result<i32, exit::Failure> {
+    use pado_analysis::planner::{plan, scenario_skeleton, PlanInput};
+    let input = PlanInput {
+        dau: p.dau,
+        requests_per_user: p.requests_per_user,
+        peak_factor: p.peak_factor,
+        scenario_time_s: parse_dur("scenario-time", &p.scenario_time)?.as_secs_f64(),
+        requests_per_scenario: p.requests_per_scenario.unwrap_or(p.requests_per_user),
+        target_response_s: parse_dur("response-time", &p.response_time)?.as_secs_f64(),
+    };
+    let out = plan(&input).map_err(|e| exit::Failure::invalid(e.to_string()))?;
+    println!();
+    for line in &out.formulas {
+        println!("  {line}");
+    }
+    println!();
+    println!(
+        "  average test: {} VUs (~{:.2} req/s) · peak test: {} VUs (~{:.2} req/s) · aim for {:.0} TPS at the peak",
+        out.avg_vus, out.avg_rps, out.peak_vus, out.peak_rps, out.peak_target_tps
+    );
+    if let Some(f) = &p.write_scenario {
+        std::fs::write(f, scenario_skeleton(&input, &out, &p.target))
+            .map_err(|e| exit::Failure::other(format!("{}: {e}", f.display())))?;
+        println!("  wrote {} (average and peak tests as stages)", f.display());
+    }
+    Ok(exit::OK)
 }
 
 fn demo_cmd(d: &args::DemoArgs) -> Result<i32, exit::Failure> {
