@@ -131,15 +131,18 @@ mod tests {
             .unwrap();
         rt.block_on(async {
             let t = PreciseTimer::new().unwrap();
-            let mut worst = Duration::ZERO;
+            let mut late = Vec::new();
             for i in 0..50u64 {
                 let at = Instant::now() + Duration::from_micros(300 + i * 37);
                 t.sleep_until(at).await;
-                let late = Instant::now() - at;
-                worst = worst.max(late);
+                late.push(Instant::now() - at);
             }
-            // tokio's own timer would be up to 1 ms late; allow scheduling noise.
-            assert!(worst < Duration::from_millis(5), "{worst:?}");
+            late.sort();
+            // tokio's own timer rounds up to the next millisecond (~0.5 ms late on
+            // average); the timerfd wakes within microseconds. The median is robust
+            // to a busy machine's scheduling noise.
+            let median = late[late.len() / 2];
+            assert!(median < Duration::from_micros(400), "{late:?}");
         });
     }
 }
