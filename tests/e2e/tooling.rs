@@ -250,3 +250,56 @@ fn plan_prints_the_formulas_and_writes_a_valid_skeleton() {
         Some(2)
     );
 }
+
+#[test]
+fn compare_marks_a_real_slowdown_and_names_its_method() {
+    let srv = TestServer::start();
+    let (fast_url, slow_url) = (srv.url("/delay/5"), srv.url("/delay/25"));
+    let fast = std::thread::spawn(move || {
+        run(
+            "cmp-fast",
+            &["--url", &fast_url, "--vus", "2", "--duration", "5s"],
+        )
+    });
+    let slow = run(
+        "cmp-slow",
+        &["--url", &slow_url, "--vus", "2", "--duration", "5s"],
+    );
+    let fast = fast.join().unwrap();
+    let out = pado(&[
+        "compare",
+        fast.dir.to_str().unwrap(),
+        slow.dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(c["method"].as_str().unwrap().contains("Mann-Whitney"));
+    let row = |metric: &str| {
+        c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["scope"] == "overall" && r["metric"] == metric)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("latency p95 ms")["verdicts"][0], "worse", "{c}");
+    assert_eq!(row("req/s (mean)")["verdicts"][0], "worse", "{c}");
+    assert!(row("latency p50 ms")["changes"][0].as_f64().unwrap() > 200.0);
+    let text = pado(&[
+        "compare",
+        fast.dir.to_str().unwrap(),
+        slow.dir.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("▼ worse"));
+    assert_eq!(
+        pado(&["compare", fast.dir.to_str().unwrap()]).status.code(),
+        Some(2)
+    );
+}

@@ -4,6 +4,7 @@
 //! kept in one crate so that thresholds and reports agree on what every metric is.
 
 pub mod metric_catalog;
+pub mod noise;
 pub mod planner;
 pub mod source;
 pub mod thresholds;

@@ -44,6 +44,17 @@ pub enum Command {
     /// Capacity planning: RPS, peak RPS, VUs (Little's law), target TPS and worker
     /// threads from daily active users, as load testers compute them by hand.
     Plan(PlanArgs),
+    /// Compare result directories against the first (the baseline): throughput,
+    /// errors, latency and TTFB overall, per step and per stage, each change marked
+    /// significant or within noise.
+    Compare {
+        /// Result directories, baseline first.
+        #[arg(required = true, num_args = 2..)]
+        dirs: Vec<PathBuf>,
+        /// Print the comparison as JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the whole product on the built-in demo target: start it, run a stress test
     /// shaped like a real one (normal load, past the limit, recovery), show the result.
     Demo(DemoArgs),

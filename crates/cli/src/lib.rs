@@ -39,6 +39,7 @@ pub fn main() -> i32 {
         Command::Import { what } => import(what),
         Command::Demo(d) => demo_cmd(d),
         Command::Plan(p) => plan_cmd(p),
+        Command::Compare { dirs, json } => compare_cmd(dirs, *json),
         Command::Target {
             what: args::TargetCommand::Serve(t),
         } => target_serve(t),
@@ -85,6 +86,36 @@ fn validate(file: &std::path::Path) -> Result<i32, exit::Failure> {
 
 fn parse_dur(flag: &str, v: &str) -> Result<std::time::Duration, exit::Failure> {
     pado_scenario::parse_duration(v).map_err(|e| exit::Failure::invalid(format!("--{flag}: {e}")))
+}
+
+fn compare_cmd(dirs: &[std::path::PathBuf], json: bool) -> Result<i32, exit::Failure> {
+    let mut loaded = Vec::new();
+    for d in dirs {
+        let rd =
+            pado_metrics::ResultDir::open(d).map_err(|e| exit::Failure::invalid(e.to_string()))?;
+        let run = pado_report::load(&rd).map_err(exit::Failure::other)?;
+        let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
+        let label = d
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| d.display().to_string());
+        loaded.push((label, run, summary));
+    }
+    let sides: Vec<pado_report::compare::Side<'_>> = loaded
+        .iter()
+        .map(|(label, run, summary)| pado_report::compare::Side {
+            label: label.clone(),
+            run,
+            summary,
+        })
+        .collect();
+    let c = pado_report::compare::compare(&sides);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&c).unwrap_or_default());
+    } else {
+        print!("{}", pado_report::compare::render_compare(&c));
+    }
+    Ok(exit::OK)
 }
 
 fn plan_cmd(p: &args::PlanArgs) -> Result<i32, exit::Failure> {

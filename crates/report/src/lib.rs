@@ -4,6 +4,7 @@
 //! the timeline once ([`timeline::RunFold`]), keeping the run's totals, the stage rows
 //! and a compact point per second, so memory stays bounded for any run length.
 
+pub mod compare;
 pub mod csv_export;
 pub mod html;
 pub mod junit;

@@ -1,0 +1,467 @@
+//! `pado compare`: seed 002's comparison table (metric, baseline, candidate, change %,
+//! better/worse) for throughput, error rate, latency and TTFB, overall, per step and
+//! per stage, with each change tested against the noise of the per-second values
+//! (the method is named in the output). Reads result directories only.
+
+use std::fmt::Write as _;
+
+use pado_analysis::noise::{mann_whitney, METHOD};
+use serde::Serialize;
+
+use crate::summary::{LoadedRun, Summary};
+use crate::timeline::{PointStats, SecondPoint};
+
+/// Whether a change is good news.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Significant, in the good direction.
+    Better,
+    /// Significant, in the bad direction.
+    Worse,
+    /// Not distinguishable from the per-second noise.
+    WithinNoise,
+    /// No per-second samples to test (or no value).
+    NotTested,
+}
+
+/// One metric across the runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CompareRow {
+    /// `overall`, `step <name>` or `stage <label>`.
+    pub scope: String,
+    /// Metric name with its unit.
+    pub metric: String,
+    /// Value per run (the first is the baseline).
+    pub values: Vec<Option<f64>>,
+    /// Change against the baseline in %, per run after the first.
+    pub changes: Vec<Option<f64>>,
+    /// Verdict per run after the first.
+    pub verdicts: Vec<Verdict>,
+    /// p-values per run after the first.
+    pub p_values: Vec<Option<f64>>,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Run labels (directory names), baseline first.
+    pub runs: Vec<String>,
+    /// How significance was decided.
+    pub method: String,
+    /// Rows.
+    pub rows: Vec<CompareRow>,
+}
+
+/// One run as the comparison reads it.
+pub struct Side<'a> {
+    /// Label.
+    pub label: String,
+    /// Loaded result directory.
+    pub run: &'a LoadedRun,
+    /// Its summary.
+    pub summary: &'a Summary,
+}
+
+type Sampler<'a> = Box<dyn Fn(&Side<'_>) -> (Option<f64>, Vec<f64>) + 'a>;
+
+fn full_seconds<'r>(s: &'r Side<'_>) -> impl Iterator<Item = &'r SecondPoint> {
+    let full = s.run.meta.duration_s.floor().max(1.0) as u32;
+    s.run.points.iter().filter(move |p| p.t < full)
+}
+
+fn ms(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+fn row(
+    scope: &str,
+    metric: &str,
+    higher_is_better: bool,
+    sides: &[Side<'_>],
+    f: Sampler<'_>,
+) -> CompareRow {
+    let data: Vec<(Option<f64>, Vec<f64>)> = sides.iter().map(&f).collect();
+    let base = &data[0];
+    let mut changes = Vec::new();
+    let mut verdicts = Vec::new();
+    let mut p_values = Vec::new();
+    for d in &data[1..] {
+        let change = match (base.0, d.0) {
+            (Some(a), Some(b)) if a != 0.0 => Some((b - a) / a * 100.0),
+            _ => None,
+        };
+        changes.push(change);
+        let test = mann_whitney(&base.1, &d.1);
+        let tested = base.1.len() >= 3 && d.1.len() >= 3;
+        p_values.push(tested.then_some(test.p_value));
+        let verdict = match (tested, test.significant, base.0, d.0) {
+            (false, _, _, _) | (_, _, None, _) | (_, _, _, None) => Verdict::NotTested,
+            (true, false, _, _) => Verdict::WithinNoise,
+            (true, true, Some(a), Some(b)) => {
+                if (b > a) == higher_is_better {
+                    Verdict::Better
+                } else {
+                    Verdict::Worse
+                }
+            }
+        };
+        verdicts.push(verdict);
+    }
+    CompareRow {
+        scope: scope.to_string(),
+        metric: metric.to_string(),
+        values: data.iter().map(|d| d.0).collect(),
+        changes,
+        verdicts,
+        p_values,
+    }
+}
+
+/// Per-second samples of one row of a point (all, or one step).
+fn samples(
+    s: &Side<'_>,
+    pick: impl Fn(&SecondPoint) -> Option<PointStats>,
+    val: impl Fn(&PointStats) -> Option<f64>,
+) -> Vec<f64> {
+    full_seconds(s)
+        .filter_map(|p| pick(p).as_ref().and_then(&val))
+        .collect()
+}
+
+/// Compare runs against the first.
+pub fn compare(sides: &[Side<'_>]) -> Comparison {
+    let mut rows = Vec::new();
+    if sides.len() < 2 {
+        return Comparison {
+            runs: sides.iter().map(|s| s.label.clone()).collect(),
+            method: METHOD.into(),
+            rows,
+        };
+    }
+    let all = |p: &SecondPoint| Some(p.all);
+    let rps = |ps: &PointStats| Some(ps.requests as f64);
+    let err = |ps: &PointStats| (ps.requests > 0).then(|| ps.failed as f64 / ps.requests as f64);
+    rows.push(row(
+        "overall",
+        "req/s (mean)",
+        true,
+        sides,
+        Box::new(move |s| (Some(s.summary.rps), samples(s, all, rps))),
+    ));
+    rows.push(row(
+        "overall",
+        "req/s reached in 95% of seconds",
+        true,
+        sides,
+        Box::new(move |s| (Some(s.summary.stability.rps_p95), samples(s, all, rps))),
+    ));
+    rows.push(row(
+        "overall",
+        "error rate %",
+        false,
+        sides,
+        Box::new(move |s| (Some(s.summary.failed_rate * 100.0), samples(s, all, err))),
+    ));
+    type Q = fn(&crate::timeline::PointLatency) -> u64;
+    type Total = fn(&Summary) -> f64;
+    let quantiles: [(&str, Total, Q); 4] = [
+        ("latency p50 ms", |s| s.latency_ms.p50, |l| l.p50_us),
+        ("latency p95 ms", |s| s.latency_ms.p95, |l| l.p95_us),
+        ("latency p99 ms", |s| s.latency_ms.p99, |l| l.p99_us),
+        ("latency max ms", |s| s.latency_ms.max, |l| l.max_us),
+    ];
+    for (name, total, per_second) in quantiles {
+        rows.push(row(
+            "overall",
+            name,
+            false,
+            sides,
+            Box::new(move |s| {
+                (
+                    Some(total(s.summary)),
+                    samples(s, all, |ps| ps.latency.map(|l| ms(per_second(&l)))),
+                )
+            }),
+        ));
+    }
+    rows.push(row(
+        "overall",
+        "ttfb mean ms",
+        false,
+        sides,
+        Box::new(move |s| {
+            let v = s.summary.phases_ms.get("http_req_waiting").map(|l| l.mean);
+            (v, samples(s, all, |ps| ps.ttfb_mean_us.map(|u| u / 1000.0)))
+        }),
+    ));
+    rows.push(row(
+        "overall",
+        "ttfb mean abs change ms",
+        false,
+        sides,
+        Box::new(move |s| {
+            (
+                Some(s.summary.stability.ttfb_mean_abs_change_ms),
+                Vec::new(),
+            )
+        }),
+    ));
+    // Per step (names present in the baseline).
+    for name in sides[0].summary.steps.keys() {
+        let step_rows = |metric: &str,
+                         higher: bool,
+                         f: fn(&PointStats) -> Option<f64>,
+                         total: fn(&crate::summary::StepSummary) -> f64| {
+            let name = name.clone();
+            row(
+                &format!("step {name}"),
+                metric,
+                higher,
+                sides,
+                Box::new(move |s| {
+                    let idx = s.run.step_names.iter().position(|n| *n == name);
+                    let value = s.summary.steps.get(&name).map(total);
+                    let smp = match idx {
+                        Some(i) => samples(s, |p| p.step(i as u32).copied(), f),
+                        None => Vec::new(),
+                    };
+                    (value, smp)
+                }),
+            )
+        };
+        rows.push(step_rows(
+            "req/s",
+            true,
+            |ps| Some(ps.requests as f64),
+            |t| t.rps,
+        ));
+        rows.push(step_rows(
+            "p95 ms",
+            false,
+            |ps| ps.latency.map(|l| ms(l.p95_us)),
+            |t| t.latency_ms.p95,
+        ));
+    }
+    // Per stage, matched by label.
+    for st in &sides[0].summary.stages {
+        let label = st.label.clone();
+        let stage_rows = |metric: &str,
+                          higher: bool,
+                          f: fn(&PointStats) -> Option<f64>,
+                          total: fn(&crate::stages::StageStats) -> f64| {
+            let label = label.clone();
+            row(
+                &format!("stage {label}"),
+                metric,
+                higher,
+                sides,
+                Box::new(move |s| {
+                    let Some(w) = s.summary.stages.iter().find(|x| x.label == label) else {
+                        return (None, Vec::new());
+                    };
+                    let smp = s
+                        .run
+                        .points
+                        .iter()
+                        .filter(|p| crate::stages::second_in_window(p.t, w.start_s, w.end_s))
+                        .filter_map(|p| f(&p.all))
+                        .collect();
+                    (Some(total(w)), smp)
+                }),
+            )
+        };
+        rows.push(stage_rows(
+            "req/s",
+            true,
+            |ps| Some(ps.requests as f64),
+            |w| w.rps,
+        ));
+        rows.push(stage_rows(
+            "p95 ms",
+            false,
+            |ps| ps.latency.map(|l| ms(l.p95_us)),
+            |w| w.latency_ms.p95,
+        ));
+    }
+    Comparison {
+        runs: sides.iter().map(|s| s.label.clone()).collect(),
+        method: METHOD.into(),
+        rows,
+    }
+}
+
+fn fmt_v(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(x) if x.abs() >= 100.0 => format!("{x:.0}"),
+        Some(x) if x.abs() >= 1.0 => format!("{x:.2}"),
+        Some(x) => format!("{x:.3}"),
+    }
+}
+
+/// The comparison as a terminal table.
+pub fn render_compare(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out);
+    for (i, r) in c.runs.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {} {}",
+            if i == 0 {
+                "A (baseline)"
+            } else {
+                &"BCDEFGH"[i - 1..i]
+            },
+            r
+        );
+    }
+    let _ = writeln!(out);
+    let mw = c
+        .rows
+        .iter()
+        .map(|r| r.metric.chars().count())
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    let mut scope = String::new();
+    for r in &c.rows {
+        if r.scope != scope {
+            scope = r.scope.clone();
+            let _ = writeln!(out, "  {scope}");
+        }
+        let mut line = format!("    {:<mw$}", r.metric);
+        for v in &r.values {
+            let _ = write!(line, " {:>10}", fmt_v(*v));
+        }
+        for (ch, vd) in r.changes.iter().zip(&r.verdicts) {
+            let change = ch.map_or("-".to_string(), |x| format!("{x:+.1}%"));
+            let mark = match vd {
+                Verdict::Better => "▲ better",
+                Verdict::Worse => "▼ worse",
+                Verdict::WithinNoise => "~ within noise",
+                Verdict::NotTested => "",
+            };
+            let _ = write!(line, " {:>9} {:<14}", change, mark);
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "  significance: {}", c.method);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pado_metrics::{
+        Interval, Phases, RequestSample, RunMeta, SecondRecord, SeriesKey, SeriesStats,
+    };
+
+    /// A 60-second run whose per-second request count and latency are drawn around
+    /// `rps` and `lat_ms` (deterministic noise from `seed`).
+    fn synthetic(seed: u64, rps: f64, lat_ms: f64) -> LoadedRun {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut noise = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 10_000) as f64 / 10_000.0 - 0.5
+        };
+        let mut seconds = Vec::new();
+        for t in 0..60u32 {
+            let n = (rps * (1.0 + 0.06 * noise())).round() as u64;
+            let mut s = SeriesStats::new(SeriesKey::named("home"));
+            for _ in 0..n {
+                let us = (lat_ms * 1000.0 * (1.0 + 0.3 * noise())) as u64;
+                s.record(&RequestSample {
+                    status: 200,
+                    phases: Phases {
+                        duration_us: us,
+                        waiting_us: us * 9 / 10,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                });
+            }
+            let mut r = SecondRecord::new(t);
+            r.absorb(Interval {
+                series: vec![s],
+                ..Default::default()
+            });
+            seconds.push(r);
+        }
+        let meta = RunMeta {
+            format: "pado-result".into(),
+            version: 1,
+            name: "synthetic".into(),
+            duration_s: 60.0,
+            ..Default::default()
+        };
+        LoadedRun::from_seconds(meta, seconds)
+    }
+
+    fn verdict(c: &Comparison, scope: &str, metric: &str, run: usize) -> Verdict {
+        c.rows
+            .iter()
+            .find(|r| r.scope == scope && r.metric == metric)
+            .unwrap_or_else(|| panic!("{scope} {metric}"))
+            .verdicts[run]
+    }
+
+    #[test]
+    fn same_distribution_is_noise_and_a_ten_percent_shift_is_significant() {
+        let a = synthetic(1, 1000.0, 20.0);
+        let b = synthetic(2, 1000.0, 20.0);
+        let c = synthetic(3, 1100.0, 22.0);
+        let (sa, sb, sc) = (
+            crate::build(&a).unwrap(),
+            crate::build(&b).unwrap(),
+            crate::build(&c).unwrap(),
+        );
+        let cmp = compare(&[
+            Side {
+                label: "a".into(),
+                run: &a,
+                summary: &sa,
+            },
+            Side {
+                label: "b".into(),
+                run: &b,
+                summary: &sb,
+            },
+            Side {
+                label: "c".into(),
+                run: &c,
+                summary: &sc,
+            },
+        ]);
+        assert_eq!(
+            verdict(&cmp, "overall", "req/s (mean)", 0),
+            Verdict::WithinNoise
+        );
+        assert_eq!(
+            verdict(&cmp, "overall", "latency p95 ms", 0),
+            Verdict::WithinNoise
+        );
+        assert_eq!(verdict(&cmp, "overall", "req/s (mean)", 1), Verdict::Better);
+        assert_eq!(
+            verdict(&cmp, "overall", "latency p95 ms", 1),
+            Verdict::Worse
+        );
+        assert_eq!(verdict(&cmp, "step home", "req/s", 1), Verdict::Better);
+        let row = cmp
+            .rows
+            .iter()
+            .find(|r| r.metric == "req/s (mean)")
+            .unwrap();
+        let change = row.changes[1].unwrap();
+        assert!((change - 10.0).abs() < 2.0, "{change}");
+        let text = render_compare(&cmp);
+        assert!(
+            text.contains("within noise") && text.contains("▲ better"),
+            "{text}"
+        );
+        assert!(text.contains("Mann-Whitney"));
+    }
+}
