@@ -49,9 +49,11 @@ fn percentiles_match_the_delay_the_server_applied() {
     assert_eq!(r.code(), 0, "{}", r.stderr());
     let s = r.summary();
     let lat = &s["latency_ms"];
-    for key in ["min", "p50", "p90", "p99"] {
+    // The server waits exactly 50 ms: nothing can be faster, and the middle of the
+    // distribution sits just above it. The tail gets more room for a busy machine.
+    for (key, hi) in [("min", 60.0), ("p50", 65.0), ("p90", 75.0), ("p99", 110.0)] {
         let v = num(lat, key);
-        assert!((50.0..65.0).contains(&v), "{key} = {v} in {lat}");
+        assert!((50.0..hi).contains(&v), "{key} = {v} in {lat}");
     }
     // Time to first byte carries the delay; sending does not.
     let waiting = num(&s, "phases_ms.http_req_waiting.p50");

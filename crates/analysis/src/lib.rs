@@ -6,6 +6,7 @@
 pub mod metric_catalog;
 pub mod noise;
 pub mod planner;
+pub mod saturation;
 pub mod source;
 pub mod thresholds;
 

@@ -119,6 +119,12 @@ pub struct Summary {
     /// Throughput percentiles over seconds and TTFB variability.
     #[serde(default)]
     pub stability: crate::stability::Stability,
+    /// Saturation analysis (runs with at least three load levels).
+    #[serde(default)]
+    pub saturation: Option<pado_analysis::saturation::Saturation>,
+    /// A short plain-language verdict.
+    #[serde(default)]
+    pub verdict: Vec<String>,
     /// Per step.
     pub steps: BTreeMap<String, StepSummary>,
     /// Per step and tag set (`search{class=rare}`), for requests that carry tags.
@@ -240,7 +246,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         (false, _) => "closed model: from just before the request is written to the last response byte (as k6 and wrk); connection setup is reported separately",
         (true, true) => "mixed: open-model scenarios from the scheduled start, closed-model scenarios from the request write",
     };
-    Ok(Summary {
+    let mut summary = Summary {
         name: meta.name.clone(),
         started_at: meta.started_at.clone(),
         duration_s: meta.duration_s,
@@ -285,6 +291,8 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         vus_max: totals.vus_max_peak,
         stages: run.stages.clone(),
         stability: crate::stability::stability(&run.points, meta.duration_s),
+        saturation: saturation_of(run),
+        verdict: Vec::new(),
         steps,
         tagged,
         checks: totals
@@ -305,5 +313,82 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         interrupted: meta.interrupted,
         scenarios: meta.scenarios.clone(),
         warnings,
-    })
+    };
+    summary.verdict = verdict(&summary);
+    Ok(summary)
+}
+
+/// The load samples of a run for the saturation analysis: active VUs, requests and
+/// p95 of each second.
+fn saturation_of(run: &LoadedRun) -> Option<pado_analysis::saturation::Saturation> {
+    let samples: Vec<pado_analysis::saturation::LoadSample> = run
+        .points
+        .iter()
+        .map(|p| pado_analysis::saturation::LoadSample {
+            t: p.t,
+            load: p.vus as f64,
+            rps: p.all.requests as f64,
+            p95_ms: p.all.latency.map(|l| l.p95_us as f64 / 1000.0),
+        })
+        .collect();
+    pado_analysis::saturation::analyse(&samples)
+}
+
+/// A few plain sentences: was the SLA met, at what load, what limited it, what next.
+fn verdict(s: &Summary) -> Vec<String> {
+    let mut out = Vec::new();
+    let failing: Vec<String> = s
+        .thresholds
+        .iter()
+        .filter(|t| !t.ok)
+        .map(|t| format!("{}: {}", t.metric, t.expr))
+        .collect();
+    if s.thresholds.is_empty() {
+        out.push("no thresholds were set: add an SLA (e.g. `--threshold 'p(95) < 200'`) to get a pass/fail verdict".into());
+    } else if failing.is_empty() {
+        out.push(format!(
+            "SLA met: all {} thresholds passed at up to {} VUs and {:.0} req/s",
+            s.thresholds.len(),
+            s.vus_max,
+            s.rps
+        ));
+    } else {
+        out.push(format!("SLA not met: {}", failing.join("; ")));
+    }
+    if s.failed_rate > 0.0 {
+        if let Some((k, n)) = s.errors.iter().max_by_key(|(_, n)| **n) {
+            out.push(format!(
+                "{:.2}% of requests failed, most as `{k}` ({n})",
+                s.failed_rate * 100.0
+            ));
+        }
+    }
+    match &s.saturation {
+        Some(sat) if sat.throughput_knee_load < s.vus as f64 => {
+            out.push(format!(
+                "throughput stopped keeping up with the load at about {:.0} VUs (best {:.0} req/s){}; {}",
+                sat.throughput_knee_load,
+                sat.max_rps,
+                if sat.throughput_falls {
+                    " and fell beyond it (queueing avalanche)"
+                } else {
+                    ""
+                },
+                match sat.latency_knee_load {
+                    Some(l) => format!("p95 turned upward at about {l:.0} VUs"),
+                    None => "p95 did not turn upward".into(),
+                }
+            ));
+            if let Some(r) = sat.recovery_s {
+                out.push(format!("after the load fell, p95 was back near its low-load value in {r:.0} s"));
+            }
+            out.push("next: find what limits the service at that load (CPU, worker or connection pools, GC) and compare a fixed run with `pado compare`".into());
+        }
+        Some(_) => out.push(format!(
+            "throughput kept rising up to {} VUs: the limit is above this test's load; ramp higher to find it",
+            s.vus
+        )),
+        None => {}
+    }
+    out
 }

@@ -359,6 +359,28 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
             );
         }
     }
+    if let Some(sat) = &s.saturation {
+        if let Some(u) = &sat.usl {
+            let _ = writeln!(out);
+            let peak = if u.peak_load.is_finite() {
+                format!("{:.0} req/s at {:.0} VUs", u.peak_rps, u.peak_load)
+            } else {
+                format!("{:.0} req/s as load grows (Amdahl)", u.peak_rps)
+            };
+            let _ = writeln!(
+                out,
+                "  scalability (USL fit over {} load levels, r² {:.2}): σ {:.4}, κ {:.6}; predicted peak {}",
+                sat.levels, u.r2, u.sigma, u.kappa, peak
+            );
+        }
+    }
+    if !s.verdict.is_empty() {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "  verdict");
+        for v in &s.verdict {
+            let _ = writeln!(out, "  · {v}");
+        }
+    }
     let _ = writeln!(out);
     let _ = writeln!(out, "  latency: {}", s.latency_origin);
     for w in &s.warnings {
