@@ -122,6 +122,9 @@ pub struct Summary {
     /// Saturation analysis (runs with at least three load levels).
     #[serde(default)]
     pub saturation: Option<pado_analysis::saturation::Saturation>,
+    /// Trend of the per-second mean latency over the run (runs of 30 s or more).
+    #[serde(default)]
+    pub drift: Option<pado_analysis::drift::Drift>,
     /// A short plain-language verdict.
     #[serde(default)]
     pub verdict: Vec<String>,
@@ -292,6 +295,12 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         stages: run.stages.clone(),
         stability: crate::stability::stability(&run.points, meta.duration_s),
         saturation: saturation_of(run),
+        drift: pado_analysis::drift::drift(
+            &run.points
+                .iter()
+                .filter_map(|p| p.all.latency.map(|l| (p.t as f64, l.mean_us / 1000.0)))
+                .collect::<Vec<_>>(),
+        ),
         verdict: Vec::new(),
         steps,
         tagged,
@@ -362,6 +371,14 @@ fn verdict(s: &Summary) -> Vec<String> {
                 s.failed_rate * 100.0
             ));
         }
+    }
+    if let Some(d) = s.drift.filter(|d| d.notable) {
+        out.push(format!(
+            "mean latency drifted {:+.1} ms per hour ({:+.0}% over the run, p = {:.3}): a soak signal; watch memory, pools and GC over time",
+            d.slope_per_hour,
+            d.relative_change * 100.0,
+            d.p_value
+        ));
     }
     match &s.saturation {
         Some(sat) if sat.throughput_knee_load < s.vus as f64 => {

@@ -267,6 +267,16 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
             ms(st.ttfb_mean_abs_change_ms),
             st.ttfb_cv
         );
+        if let Some(d) = &s.drift {
+            let _ = writeln!(
+                out,
+                "  latency drift: {:+.2} ms/hour ({:+.1}% over the run, p = {:.3}){}",
+                d.slope_per_hour,
+                d.relative_change * 100.0,
+                d.p_value,
+                if d.notable { " — notable" } else { "" }
+            );
+        }
     }
     if !s.steps.is_empty() {
         let _ = writeln!(out);
