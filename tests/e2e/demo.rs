@@ -162,3 +162,49 @@ fn demo_runs_end_to_end_in_its_short_form() {
         "{stdout}"
     );
 }
+
+#[test]
+fn find_capacity_finds_the_configured_capacity_within_15_percent() {
+    // 2 connections × 5 ms per query: at most 400 list requests per second.
+    let t = target(2, 5);
+    let capacity = pado_target::capacity_hint(&TargetOptions {
+        pool_size: 2,
+        workers: 4,
+        query_cost: std::time::Duration::from_millis(5),
+        ..Default::default()
+    });
+    assert!((capacity - 400.0).abs() < 1.0);
+    let url = format!("{}/api/posts?page=1", t.base_url());
+    let out = std::process::Command::new(pado_bin())
+        .args([
+            "find-capacity",
+            "--url",
+            &url,
+            "--start-rate",
+            "150",
+            "--hold",
+            "2s",
+            "--refine",
+            "2",
+            "--sla",
+            "p(95) < 50",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = v["max_sustainable_rate"].as_f64().expect("a rate");
+    assert!(
+        (found - capacity).abs() / capacity <= 0.15,
+        "found {found}/s for a capacity of {capacity}/s: {v}"
+    );
+    let steps = v["steps"].as_array().unwrap();
+    assert!(steps.iter().any(|s| s["ok"] == false), "{v}");
+    assert!(steps.iter().any(|s| s["ok"] == true), "{v}");
+}

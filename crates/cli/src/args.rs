@@ -44,6 +44,8 @@ pub enum Command {
     /// Capacity planning: RPS, peak RPS, VUs (Little's law), target TPS and worker
     /// threads from daily active users, as load testers compute them by hand.
     Plan(PlanArgs),
+    /// Find the highest arrival rate that holds the SLA (open-model breakpoint search).
+    FindCapacity(FindCapacityArgs),
     /// Compare result directories against the first (the baseline): throughput,
     /// errors, latency and TTFB overall, per step and per stage, each change marked
     /// significant or within noise.
@@ -78,6 +80,47 @@ pub enum Command {
         #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "json"])]
         exports: Vec<String>,
     },
+}
+
+/// `pado find-capacity` flags.
+#[derive(Debug, Args)]
+pub struct FindCapacityArgs {
+    /// Scenario file (its executors are replaced by the search's rates).
+    pub scenario: Option<PathBuf>,
+    /// Or a single URL.
+    #[arg(long, short = 'u')]
+    pub url: Option<String>,
+    /// Base URL replacing the file's `target`.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// First rate (iterations per second).
+    #[arg(long, default_value_t = 50.0)]
+    pub start_rate: f64,
+    /// Each step multiplies the rate by this.
+    #[arg(long, default_value_t = 1.5)]
+    pub factor: f64,
+    /// Highest rate to try.
+    #[arg(long, default_value_t = 100_000.0)]
+    pub max_rate: f64,
+    /// How long each step holds its rate.
+    #[arg(long, default_value = "10s")]
+    pub hold: String,
+    /// Bisection rounds after the first break.
+    #[arg(long, default_value_t = 3)]
+    pub refine: u32,
+    /// SLA in threshold syntax (repeatable); default `p(95) < 200` and
+    /// `http_req_failed: rate < 0.01`.
+    #[arg(long = "sla", value_name = "EXPR")]
+    pub sla: Vec<String>,
+    /// Open-model VU pool limit.
+    #[arg(long)]
+    pub max_vus: Option<u32>,
+    /// Request timeout.
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// Print the steps as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `pado plan` inputs.

@@ -5,6 +5,7 @@
 mod args;
 mod demo;
 mod exit;
+mod find_capacity;
 mod progress;
 mod run_cmd;
 
@@ -39,6 +40,7 @@ pub fn main() -> i32 {
         Command::Import { what } => import(what),
         Command::Demo(d) => demo_cmd(d),
         Command::Plan(p) => plan_cmd(p),
+        Command::FindCapacity(f) => find_capacity_cmd(f),
         Command::Compare { dirs, json } => compare_cmd(dirs, *json),
         Command::Target {
             what: args::TargetCommand::Serve(t),
@@ -86,6 +88,56 @@ fn validate(file: &std::path::Path) -> Result<i32, exit::Failure> {
 
 fn parse_dur(flag: &str, v: &str) -> Result<std::time::Duration, exit::Failure> {
     pado_scenario::parse_duration(v).map_err(|e| exit::Failure::invalid(format!("--{flag}: {e}")))
+}
+
+fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
+    let mut sla = Vec::new();
+    let exprs: Vec<String> = if f.sla.is_empty() {
+        vec!["p(95) < 200".into(), "http_req_failed: rate < 0.01".into()]
+    } else {
+        f.sla.clone()
+    };
+    for e in &exprs {
+        sla.push(
+            pado_analysis::thresholds::parse_cli(e)
+                .map_err(|err| exit::Failure::invalid(format!("--sla `{e}`: {err}")))?,
+        );
+    }
+    for (v, name) in [(f.start_rate, "--start-rate"), (f.max_rate, "--max-rate")] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(exit::Failure::invalid(format!(
+                "{name}: must be more than 0"
+            )));
+        }
+    }
+    if !(f.factor.is_finite() && f.factor > 1.0) {
+        return Err(exit::Failure::invalid("--factor: must be more than 1"));
+    }
+    let hold = parse_dur("hold", &f.hold)?;
+    if hold < std::time::Duration::from_secs(1) {
+        return Err(exit::Failure::invalid("--hold: at least 1s"));
+    }
+    let base = args::RunArgs {
+        scenario: f.scenario.clone(),
+        url: f.url.clone(),
+        target: f.target.clone(),
+        max_vus: f.max_vus,
+        timeout: f.timeout.clone(),
+        ..Default::default()
+    };
+    find_capacity::run(
+        find_capacity::CapacityOptions {
+            base,
+            start: f.start_rate,
+            factor: f.factor,
+            max: f.max_rate,
+            hold,
+            refine: f.refine,
+            sla,
+            max_dropped: 0.01,
+        },
+        f.json,
+    )
 }
 
 fn compare_cmd(dirs: &[std::path::PathBuf], json: bool) -> Result<i32, exit::Failure> {
