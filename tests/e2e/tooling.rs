@@ -292,12 +292,17 @@ fn compare_marks_a_real_slowdown_and_names_its_method() {
     assert_eq!(row("latency p95 ms")["verdicts"][0], "worse", "{c}");
     assert_eq!(row("req/s (mean)")["verdicts"][0], "worse", "{c}");
     assert!(row("latency p50 ms")["changes"][0].as_f64().unwrap() > 200.0);
+    let page = tmp("cmp-html").join("compare.html");
     let text = pado(&[
         "compare",
         fast.dir.to_str().unwrap(),
         slow.dir.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
     ]);
     assert!(String::from_utf8_lossy(&text.stdout).contains("▼ worse"));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("table-compare") && html.contains("class=\"worse\""));
     assert_eq!(
         pado(&["compare", fast.dir.to_str().unwrap()]).status.code(),
         Some(2)

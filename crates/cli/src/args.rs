@@ -56,6 +56,9 @@ pub enum Command {
         /// Print the comparison as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Also write the comparison as an HTML page.
+        #[arg(long)]
+        html: Option<PathBuf>,
     },
     /// Run the whole product on the built-in demo target: start it, run a stress test
     /// shaped like a real one (normal load, past the limit, recovery), show the result.

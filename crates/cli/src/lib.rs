@@ -41,7 +41,7 @@ pub fn main() -> i32 {
         Command::Demo(d) => demo_cmd(d),
         Command::Plan(p) => plan_cmd(p),
         Command::FindCapacity(f) => find_capacity_cmd(f),
-        Command::Compare { dirs, json } => compare_cmd(dirs, *json),
+        Command::Compare { dirs, json, html } => compare_cmd(dirs, *json, html.as_deref()),
         Command::Target {
             what: args::TargetCommand::Serve(t),
         } => target_serve(t),
@@ -140,7 +140,11 @@ fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
     )
 }
 
-fn compare_cmd(dirs: &[std::path::PathBuf], json: bool) -> Result<i32, exit::Failure> {
+fn compare_cmd(
+    dirs: &[std::path::PathBuf],
+    json: bool,
+    html: Option<&std::path::Path>,
+) -> Result<i32, exit::Failure> {
     let mut loaded = Vec::new();
     for d in dirs {
         let rd =
@@ -162,6 +166,10 @@ fn compare_cmd(dirs: &[std::path::PathBuf], json: bool) -> Result<i32, exit::Fai
         })
         .collect();
     let c = pado_report::compare::compare(&sides);
+    if let Some(f) = html {
+        std::fs::write(f, pado_report::compare::render_compare_html(&c))
+            .map_err(|e| exit::Failure::other(format!("{}: {e}", f.display())))?;
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&c).unwrap_or_default());
     } else {

@@ -351,6 +351,66 @@ pub fn render_compare(c: &Comparison) -> String {
     out
 }
 
+/// The comparison as a self-contained HTML page (same table, for sharing).
+pub fn render_compare_html(c: &Comparison) -> String {
+    use crate::html::esc;
+    let mut h = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>pado compare</title>\n<style>\nbody{font:14px/1.45 system-ui,sans-serif;margin:24px 32px;color:#1e293b}\ntable{border-collapse:collapse}td,th{padding:4px 10px;border-bottom:1px solid #e2e8f0;text-align:right}\ntd.name,th.name{text-align:left}.better{color:#15803d}.worse{color:#b91c1c}.noise{color:#64748b}tr.scope td{font-weight:600;text-align:left;padding-top:14px}\n</style></head><body>\n<h1>pado compare</h1>\n<ol>",
+    );
+    for (i, r) in c.runs.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<li>{}{}</li>",
+            esc(r),
+            if i == 0 { " (baseline)" } else { "" }
+        );
+    }
+    h.push_str("</ol>\n<table id=\"table-compare\"><thead><tr><th class=\"name\">metric</th>");
+    for r in &c.runs {
+        let _ = write!(h, "<th>{}</th>", esc(r));
+    }
+    for r in c.runs.iter().skip(1) {
+        let _ = write!(h, "<th>change ({})</th><th>verdict</th>", esc(r));
+    }
+    h.push_str("</tr></thead><tbody>\n");
+    let mut scope = String::new();
+    for r in &c.rows {
+        if r.scope != scope {
+            scope = r.scope.clone();
+            let _ = writeln!(
+                h,
+                "<tr class=\"scope\"><td colspan=\"{}\">{}</td></tr>",
+                1 + c.runs.len() * 3,
+                esc(&scope)
+            );
+        }
+        let _ = write!(h, "<tr><td class=\"name\">{}</td>", esc(&r.metric));
+        for v in &r.values {
+            let _ = write!(h, "<td>{}</td>", fmt_v(*v));
+        }
+        for (ch, vd) in r.changes.iter().zip(&r.verdicts) {
+            let (class, word) = match vd {
+                Verdict::Better => ("better", "▲ better"),
+                Verdict::Worse => ("worse", "▼ worse"),
+                Verdict::WithinNoise => ("noise", "~ within noise"),
+                Verdict::NotTested => ("noise", ""),
+            };
+            let _ = write!(
+                h,
+                "<td>{}</td><td class=\"{class}\">{word}</td>",
+                ch.map_or("-".to_string(), |x| format!("{x:+.1}%"))
+            );
+        }
+        h.push_str("</tr>\n");
+    }
+    let _ = write!(
+        h,
+        "</tbody></table>\n<p>significance: {}</p>\n</body></html>\n",
+        esc(&c.method)
+    );
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,6 +522,8 @@ mod tests {
             text.contains("within noise") && text.contains("▲ better"),
             "{text}"
         );
+        let html = render_compare_html(&cmp);
+        assert!(html.contains("id=\"table-compare\"") && html.contains("class=\"better\""));
         assert!(text.contains("Mann-Whitney"));
     }
 }
