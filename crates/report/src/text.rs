@@ -382,6 +382,26 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
                 "  scalability (USL fit over {} load levels, r² {:.2}): σ {:.4}, κ {:.6}; predicted peak {}",
                 sat.levels, u.r2, u.sigma, u.kappa, peak
             );
+            // What more capacity would buy: double the concurrency, and the ceiling
+            // that contention alone sets whatever the concurrency.
+            let at = sat.throughput_knee_load.max(1.0);
+            let gain = u.predict(2.0 * at) / u.predict(at).max(1e-9) - 1.0;
+            let ceiling = if u.sigma > 0.0 {
+                format!(
+                    "; contention alone caps it at {:.0} req/s",
+                    u.lambda / u.sigma
+                )
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "  doubling the load from {:.0} to {:.0} VUs would change throughput by {:+.0}%{}",
+                at,
+                2.0 * at,
+                gain * 100.0,
+                ceiling
+            );
         }
     }
     if !s.verdict.is_empty() {
