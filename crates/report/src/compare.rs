@@ -151,6 +151,20 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
     ));
     rows.push(row(
         "overall",
+        "req/s reached in 50% of seconds",
+        true,
+        sides,
+        Box::new(move |s| (Some(s.summary.stability.rps_p50), samples(s, all, rps))),
+    ));
+    rows.push(row(
+        "overall",
+        "req/s reached in 99% of seconds",
+        true,
+        sides,
+        Box::new(move |s| (Some(s.summary.stability.rps_p99), samples(s, all, rps))),
+    ));
+    rows.push(row(
+        "overall",
         "req/s reached in 95% of seconds",
         true,
         sides,
@@ -185,16 +199,27 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
             }),
         ));
     }
-    rows.push(row(
-        "overall",
-        "ttfb mean ms",
-        false,
-        sides,
-        Box::new(move |s| {
-            let v = s.summary.phases_ms.get("http_req_waiting").map(|l| l.mean);
-            (v, samples(s, all, |ps| ps.ttfb_mean_us.map(|u| u / 1000.0)))
-        }),
-    ));
+    // TTFB: the run's percentiles, tested on the per-second mean TTFB (what the
+    // timeline keeps per second).
+    type Ttfb = fn(&pado_metrics::LatencySummary) -> f64;
+    let ttfb: [(&str, Ttfb); 4] = [
+        ("ttfb mean ms", |l| l.mean),
+        ("ttfb p50 ms", |l| l.p50),
+        ("ttfb p95 ms", |l| l.p95),
+        ("ttfb p99 ms", |l| l.p99),
+    ];
+    for (name, pick) in ttfb {
+        rows.push(row(
+            "overall",
+            name,
+            false,
+            sides,
+            Box::new(move |s| {
+                let v = s.summary.phases_ms.get("http_req_waiting").map(pick);
+                (v, samples(s, all, |ps| ps.ttfb_mean_us.map(|u| u / 1000.0)))
+            }),
+        ));
+    }
     rows.push(row(
         "overall",
         "ttfb mean abs change ms",
