@@ -185,9 +185,12 @@ fn find_capacity_finds_the_configured_capacity_within_15_percent() {
             "--hold",
             "2s",
             "--refine",
-            "2",
+            "3",
+            // Below capacity p95 stays near the 5 ms query cost; above it the queue
+            // grows without bound, so a generous SLA still breaks right past the
+            // limit and does not trip on a busy test machine's latency tail.
             "--sla",
-            "p(95) < 50",
+            "p(95) < 200",
             "--json",
         ])
         .output()
