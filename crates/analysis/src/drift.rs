@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::noise::normal_cdf;
+
 /// A trend of one per-second series.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Drift {
@@ -55,22 +57,6 @@ pub fn drift(samples: &[(f64, f64)]) -> Option<Drift> {
         notable: p < 0.01 && rel.abs() >= 0.10,
         n,
     })
-}
-
-fn normal_cdf(z: f64) -> f64 {
-    // Same approximation as `noise`, kept local to stay a pure function.
-    let x = z.abs() / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let erf = 1.0
-        - (((((1.061_405_429 * t - 1.453_152_027) * t) + 1.421_413_741) * t - 0.284_496_736) * t
-            + 0.254_829_592)
-            * t
-            * (-x * x).exp();
-    if z >= 0.0 {
-        0.5 * (1.0 + erf)
-    } else {
-        0.5 * (1.0 - erf)
-    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub const METHOD: &str = "Mann-Whitney U test on per-second values, two-sided, Î
 pub const ALPHA: f64 = 0.05;
 
 /// Standard normal CDF (Abramowitzâ€“Stegun 7.1.26 via erf), accurate to ~1e-7.
-fn normal_cdf(z: f64) -> f64 {
+pub(crate) fn normal_cdf(z: f64) -> f64 {
     let x = z.abs() / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * x);
     let y = 1.0
