@@ -3,7 +3,6 @@
 //! path then indexes vectors; it never looks anything up by name.
 
 use std::collections::BTreeMap;
-use std::net::ToSocketAddrs;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,13 +13,11 @@ use pado_scenario::{
     parse_status_class, split_request_line, Check, Config, ExtractFrom, ExtractSpec, MixEntry,
     RequestSpec, Scenario, StatusMatch, Step, Think, ThinkDist,
 };
-use rustls::pki_types::ServerName;
 use serde_json_path::JsonPath;
-use tokio_rustls::TlsConnector;
 
 use crate::data::{DataError, Feed, WeightedFeeds};
 use crate::executor::{self, Executor, DEFAULT_GRACEFUL_STOP};
-use crate::http::{tls_client_config, Origin, TlsTarget};
+use crate::http::{tls_client_config, Origin};
 use crate::render::{encode_url_literal, escape_into, BindError, Binder, Compiled, Escape, Part};
 
 /// Default request timeout, as k6's.
@@ -1025,51 +1022,25 @@ impl Builder<'_> {
     }
 
     fn origin(&mut self, p: &str, url: &url::Url) -> Result<usize, PlanError> {
-        let scheme = url.scheme().to_string();
-        let host = url
-            .host_str()
-            .ok_or_else(|| PlanError::Url {
-                field: p.to_string(),
-                message: format!("`{url}` has no host"),
-            })?
-            .to_string();
-        let port = url.port_or_known_default().unwrap_or(80);
-        let key = (scheme.clone(), host.clone(), port);
+        let key = (
+            url.scheme().to_string(),
+            url.host_str().unwrap_or("").to_string(),
+            url.port_or_known_default().unwrap_or(80),
+        );
         if let Some(i) = self.origin_keys.iter().position(|k| *k == key) {
             return Ok(i);
         }
-        // IPv6 literals come bracketed from the URL.
-        let bare = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_string();
-        let addrs: Vec<_> = (bare.as_str(), port)
-            .to_socket_addrs()
-            .map(|a| a.collect())
-            .unwrap_or_default();
-        let tls = if scheme == "https" {
-            let cfg = self
-                .tls
-                .get_or_insert_with(|| tls_client_config(self.cfg.defaults.insecure))
-                .clone();
-            let server_name = ServerName::try_from(bare.clone()).map_err(|e| PlanError::Url {
-                field: p.to_string(),
-                message: format!("`{host}` is not a valid TLS server name: {e}"),
-            })?;
-            Some(TlsTarget {
-                connector: TlsConnector::from(cfg),
-                server_name,
-            })
-        } else {
-            None
-        };
-        self.origins.push(Origin {
-            label: format!("{scheme}://{host}:{port}"),
-            host,
-            port,
-            addrs,
-            tls,
-        });
+        let insecure = self.cfg.defaults.insecure;
+        let tls = &mut self.tls;
+        let origin = Origin::for_url(url, || {
+            tls.get_or_insert_with(|| tls_client_config(insecure))
+                .clone()
+        })
+        .map_err(|message| PlanError::Url {
+            field: p.to_string(),
+            message,
+        })?;
+        self.origins.push(origin);
         self.origin_keys.push(key);
         Ok(self.origins.len() - 1)
     }

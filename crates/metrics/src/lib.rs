@@ -1,7 +1,8 @@
 //! Measurement model of pado: what one request produced ([`RequestSample`]), how
 //! samples are summed without losing precision ([`SeriesStats`], HDR histograms), how a
 //! run becomes a per-second series ([`SecondRecord`], the [`aggregator`]) and how that
-//! series is written to and read back from a result directory ([`result_dir`]).
+//! series is written to and read back from a result directory ([`result_dir`]), and
+//! how the target's own metrics scraped during the run are stored ([`observed`]).
 //!
 //! Everything downstream (thresholds, reports, comparisons, distributed merges) reads
 //! the result directory only, so this crate is the contract between the engine and the
@@ -11,6 +12,7 @@
 pub mod aggregator;
 pub mod error_kind;
 pub mod latency;
+pub mod observed;
 pub mod result_dir;
 pub mod sample;
 pub mod series;
@@ -18,6 +20,10 @@ pub mod series;
 pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage};
 pub use error_kind::ErrorKind;
 pub use latency::{LatencyHistogram, LatencySummary};
+pub use observed::{
+    read_observations, EndpointLog, MetricType, Observations, ObserveWriter, ObservedSeries,
+    ScrapeOutcome, ScrapedSample, OBSERVE_FILE,
+};
 pub use result_dir::{
     ResultDir, ResultError, RunMeta, ScenarioMeta, StageMark, ThresholdSpec, TimelineWriter,
     FORMAT_VERSION,

@@ -265,6 +265,46 @@ async fn respond<S: Transport>(
                 cookies.iter().map(|c| ("Set-Cookie", c.as_str())).collect();
             send(s, req, 200, Some("text/plain"), &extra, b"cookies set\n").await
         }
+        "/metrics" => {
+            // Prometheus text (or OpenMetrics with `?format=openmetrics`): what
+            // the server counted, so scrapes can be checked against the truth.
+            // Scrapes themselves are excluded from the API counter.
+            let stats = shared.stats_snapshot();
+            let api: u64 = stats
+                .by_path
+                .iter()
+                .filter(|(p, _)| p.as_str() != "/metrics")
+                .map(|(_, n)| n)
+                .sum();
+            let om = req
+                .query
+                .iter()
+                .any(|(k, v)| k == "format" && v == "openmetrics");
+            let mut body = String::new();
+            body.push_str("# HELP testkit_requests Requests read, scrapes excluded.\n");
+            if om {
+                body.push_str("# TYPE testkit_requests counter\n");
+            } else {
+                body.push_str("# TYPE testkit_requests_total counter\n");
+            }
+            body.push_str(&format!(
+                "testkit_requests_total{{server=\"테스트\"}} {api}\n"
+            ));
+            body.push_str("# TYPE testkit_connections gauge\n");
+            body.push_str(&format!("testkit_connections {}\n", stats.connections));
+            body.push_str("# TYPE testkit_scrapes_total counter\n");
+            let scrapes = stats.by_path.get("/metrics").copied().unwrap_or(0);
+            body.push_str(&format!("testkit_scrapes_total {scrapes}\n"));
+            if om {
+                body.push_str("# EOF\n");
+            }
+            let ctype = if om {
+                "application/openmetrics-text; version=1.0.0; charset=utf-8"
+            } else {
+                "text/plain; version=0.0.4; charset=utf-8"
+            };
+            send(s, req, 200, Some(ctype), &[], body.as_bytes()).await
+        }
         "/json/item" => {
             let n = shared.item_counter.fetch_add(1, Ordering::Relaxed) + 1;
             let body = format!("{{\"id\":{n}}}");

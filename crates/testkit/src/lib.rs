@@ -37,6 +37,7 @@
 //! | `/json/login` | `200 {"token":"tok-<n>"}` |
 //! | `/json/item` | `201 {"id":<n>}` |
 //! | `/set-cookie?name=value...` | `200`, one `Set-Cookie` per query pair |
+//! | `/metrics[?format=openmetrics]` | Prometheus text (or OpenMetrics) of what was counted: `testkit_requests_total` (scrapes excluded), `testkit_connections`, `testkit_scrapes_total` |
 //!
 //! HEAD gets the same headers as GET and no body. A malformed request gets
 //! `400` and the connection is closed; nothing a client sends can stop the
@@ -168,6 +169,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// A copy of the counters (for the `/metrics` route).
+    pub(crate) fn stats_snapshot(&self) -> Stats {
+        lock(&self.stats).clone()
+    }
+
     /// Counts and records one fully read request.
     fn count(&self, req: &http::Request, connection_id: u64, received_at: Instant) {
         // Stats and records are updated under both locks, so a snapshot never

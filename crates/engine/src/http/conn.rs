@@ -30,6 +30,51 @@ pub struct Origin {
     pub tls: Option<TlsTarget>,
 }
 
+impl Origin {
+    /// The origin of `url`, resolved now (an unresolvable host gives an origin with
+    /// no addresses, whose requests fail as `dns`). `tls` supplies the client
+    /// configuration, only called for https, so callers can share one.
+    pub fn for_url(
+        url: &url::Url,
+        tls: impl FnOnce() -> Arc<rustls::ClientConfig>,
+    ) -> Result<Origin, String> {
+        let scheme = url.scheme();
+        if scheme != "http" && scheme != "https" {
+            return Err(format!("`{url}`: only http and https are supported"));
+        }
+        let host = url
+            .host_str()
+            .ok_or_else(|| format!("`{url}` has no host"))?
+            .to_string();
+        let port = url.port_or_known_default().unwrap_or(80);
+        // IPv6 literals come bracketed from the URL.
+        let bare = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let addrs: Vec<_> = std::net::ToSocketAddrs::to_socket_addrs(&(bare.as_str(), port))
+            .map(|a| a.collect())
+            .unwrap_or_default();
+        let tls = if scheme == "https" {
+            let server_name = ServerName::try_from(bare.clone())
+                .map_err(|e| format!("`{host}` is not a valid TLS server name: {e}"))?;
+            Some(TlsTarget {
+                connector: TlsConnector::from(tls()),
+                server_name,
+            })
+        } else {
+            None
+        };
+        Ok(Origin {
+            label: format!("{scheme}://{host}:{port}"),
+            host,
+            port,
+            addrs,
+            tls,
+        })
+    }
+}
+
 /// TLS settings for one origin.
 #[derive(Clone)]
 pub struct TlsTarget {

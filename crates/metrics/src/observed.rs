@@ -1,0 +1,730 @@
+//! The target's own metrics, as scraped during a run: `observe.jsonl` in the result
+//! directory. Written while the run goes on (so an interrupted run keeps what was
+//! scraped) and read back by the analysis and the reports, which never talk to the
+//! target themselves.
+//!
+//! The file is JSON lines of four kinds (`"k"`):
+//!
+//! * `endpoint`: a scraped endpoint (name, URL without credentials, interval);
+//! * `series`: the first sighting of a series, which gets a small integer id;
+//! * `scrape`: one scrape: time since the run's second 0, duration, success, and
+//!   the values that **changed** since that endpoint's previous scrape as
+//!   `[id, value]` pairs, plus the ids of series that disappeared (`gone`).
+//!   Exporters repeat thousands of constant series every scrape (sizes, info
+//!   metrics, idle CPUs); storing changes only keeps a long run's file small;
+//! * a failed scrape has `ok: false`, an error category and a detail, and no
+//!   values: failures are recorded, never fatal.
+//!
+//! Values that JSON cannot hold (`NaN`, `±Inf`) are written as strings.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::result_dir::ResultError;
+
+/// File name inside the result directory.
+pub const OBSERVE_FILE: &str = "observe.jsonl";
+
+/// Most distinct series kept per endpoint: an exporter with unbounded label values
+/// must not turn into an unbounded file. Further series are counted, not stored.
+pub const MAX_SERIES_PER_ENDPOINT: usize = 20_000;
+
+/// How a metric family behaves, from its `# TYPE` line. Rates are taken of
+/// monotonic samples (counters, and the `_count`/`_sum`/`_bucket` samples of
+/// histograms and summaries); other samples are read as levels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MetricType {
+    /// Monotonic total.
+    Counter,
+    /// A level that goes up and down.
+    Gauge,
+    /// Buckets, count and sum.
+    Histogram,
+    /// Quantiles, count and sum.
+    Summary,
+    /// OpenMetrics gauge histogram.
+    Gaugehistogram,
+    /// OpenMetrics info (value 1, the information is in the labels).
+    Info,
+    /// OpenMetrics state set.
+    Stateset,
+    /// No `# TYPE` line, or `untyped`/`unknown`.
+    #[default]
+    Untyped,
+}
+
+impl MetricType {
+    /// From the word of a `# TYPE` line (unknown words are untyped).
+    pub fn from_word(w: &str) -> MetricType {
+        match w {
+            "counter" => MetricType::Counter,
+            "gauge" => MetricType::Gauge,
+            "histogram" => MetricType::Histogram,
+            "summary" => MetricType::Summary,
+            "gaugehistogram" => MetricType::Gaugehistogram,
+            "info" => MetricType::Info,
+            "stateset" => MetricType::Stateset,
+            _ => MetricType::Untyped,
+        }
+    }
+
+    /// Whether a sample called `name` of a family of this type only ever grows
+    /// (so its rate, not its level, is the signal).
+    pub fn is_monotonic_sample(self, name: &str) -> bool {
+        match self {
+            MetricType::Counter => !name.ends_with("_created"),
+            MetricType::Histogram | MetricType::Summary => {
+                name.ends_with("_count") || name.ends_with("_sum") || name.ends_with("_bucket")
+            }
+            // Untyped samples named like counters are read as counters.
+            MetricType::Untyped => name.ends_with("_total"),
+            _ => false,
+        }
+    }
+}
+
+/// A scrape value: finite numbers as JSON numbers, the rest as strings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Value(pub f64);
+
+impl Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let v = self.0;
+        if v.is_finite() {
+            s.serialize_f64(v)
+        } else if v.is_nan() {
+            s.serialize_str("NaN")
+        } else if v > 0.0 {
+            s.serialize_str("+Inf")
+        } else {
+            s.serialize_str("-Inf")
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(f64),
+            S(String),
+        }
+        Ok(Value(match Raw::deserialize(d)? {
+            Raw::N(v) => v,
+            Raw::S(s) => match s.as_str() {
+                "+Inf" | "Inf" => f64::INFINITY,
+                "-Inf" => f64::NEG_INFINITY,
+                _ => f64::NAN,
+            },
+        }))
+    }
+}
+
+/// One line of `observe.jsonl`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "k", rename_all = "lowercase")]
+pub enum ObserveLine {
+    /// An endpoint, written before its first scrape.
+    Endpoint {
+        /// Short name used in reports (`app`, `node`, ...).
+        endpoint: String,
+        /// URL without credentials.
+        url: String,
+        /// Seconds between scrapes.
+        interval_s: f64,
+    },
+    /// A series' first sighting.
+    Series {
+        /// Id used by scrape lines.
+        id: u32,
+        /// Endpoint name.
+        endpoint: String,
+        /// Sample name (`hikaricp_connections_active`, `node_cpu_seconds_total`).
+        name: String,
+        /// Labels, sorted by name.
+        #[serde(default)]
+        labels: BTreeMap<String, String>,
+        /// Type of its family.
+        #[serde(rename = "type", default)]
+        kind: MetricType,
+    },
+    /// One scrape of one endpoint.
+    Scrape {
+        /// Endpoint name.
+        endpoint: String,
+        /// When the scrape started, seconds since the run's second 0 (negative
+        /// before it).
+        t: f64,
+        /// How long it took, ms.
+        ms: f64,
+        /// Whether it produced samples.
+        ok: bool,
+        /// Error category when not ok (`connect_refused`, `timeout`, `http_503`,
+        /// `parse`, `too_large`, ...).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// Human-readable detail of the error.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+        /// Samples in the scrape.
+        #[serde(default)]
+        samples: u32,
+        /// Lines that could not be parsed (the rest of the scrape is kept).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        bad_lines: u32,
+        /// Series beyond [`MAX_SERIES_PER_ENDPOINT`], not stored.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        dropped: u32,
+        /// Changed values: `[id, value]`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        v: Vec<(u32, Value)>,
+        /// Series present in the previous scrape and absent from this one.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        gone: Vec<u32>,
+    },
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One parsed sample handed to the writer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScrapedSample {
+    /// Sample name.
+    pub name: String,
+    /// Labels (any order; the writer sorts them).
+    pub labels: Vec<(String, String)>,
+    /// Value.
+    pub value: f64,
+    /// Type of its family.
+    pub kind: MetricType,
+}
+
+/// The outcome of one scrape, as the scraper hands it to the writer.
+#[derive(Clone, Debug, Default)]
+pub struct ScrapeOutcome {
+    /// Seconds since second 0.
+    pub t: f64,
+    /// Duration, ms.
+    pub ms: f64,
+    /// Error category and detail, when the scrape failed.
+    pub error: Option<(String, String)>,
+    /// Samples (empty on failure).
+    pub samples: Vec<ScrapedSample>,
+    /// Unparseable lines.
+    pub bad_lines: u32,
+}
+
+#[derive(Default)]
+struct EndpointState {
+    ids: HashMap<(String, Vec<(String, String)>), u32>,
+    last: HashMap<u32, f64>,
+    present: HashSet<u32>,
+    series: usize,
+}
+
+/// Appends to `observe.jsonl`, assigning series ids and dropping unchanged values.
+pub struct ObserveWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    endpoints: HashMap<String, EndpointState>,
+    next_id: u32,
+}
+
+impl ObserveWriter {
+    /// Create (truncate) `observe.jsonl` in `dir`.
+    pub fn create(dir: &Path) -> Result<Self, ResultError> {
+        let path = dir.join(OBSERVE_FILE);
+        let f = File::create(&path).map_err(|source| ResultError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(ObserveWriter {
+            path,
+            out: BufWriter::new(f),
+            endpoints: HashMap::new(),
+            next_id: 0,
+        })
+    }
+
+    fn line(&mut self, l: &ObserveLine) -> Result<(), ResultError> {
+        serde_json::to_writer(&mut self.out, l).map_err(|e| ResultError::Format {
+            path: self.path.clone(),
+            line: 0,
+            message: e.to_string(),
+        })?;
+        self.out.write_all(b"\n").map_err(|source| ResultError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Declare an endpoint (once, before its scrapes).
+    pub fn endpoint(&mut self, name: &str, url: &str, interval_s: f64) -> Result<(), ResultError> {
+        self.endpoints.entry(name.to_string()).or_default();
+        self.line(&ObserveLine::Endpoint {
+            endpoint: name.to_string(),
+            url: url.to_string(),
+            interval_s,
+        })
+    }
+
+    /// Record one scrape of `endpoint`; flushed at once so a crash loses nothing.
+    pub fn scrape(&mut self, endpoint: &str, s: ScrapeOutcome) -> Result<(), ResultError> {
+        if let Some((error, detail)) = s.error {
+            self.line(&ObserveLine::Scrape {
+                endpoint: endpoint.to_string(),
+                t: s.t,
+                ms: s.ms,
+                ok: false,
+                error: Some(error),
+                detail: Some(detail),
+                samples: 0,
+                bad_lines: s.bad_lines,
+                dropped: 0,
+                v: Vec::new(),
+                gone: Vec::new(),
+            })?;
+            return self.flush();
+        }
+        let mut new_series = Vec::new();
+        let mut v = Vec::new();
+        let mut dropped = 0u32;
+        let samples = s.samples.len() as u32;
+        let mut next_id = self.next_id;
+        let st = self.endpoints.entry(endpoint.to_string()).or_default();
+        let mut present = HashSet::with_capacity(st.present.len());
+        for mut x in s.samples {
+            x.labels.sort();
+            let key = (x.name, x.labels);
+            let id = match st.ids.get(&key) {
+                Some(id) => *id,
+                None => {
+                    if st.series >= MAX_SERIES_PER_ENDPOINT {
+                        dropped += 1;
+                        continue;
+                    }
+                    let id = next_id;
+                    next_id += 1;
+                    st.series += 1;
+                    new_series.push(ObserveLine::Series {
+                        id,
+                        endpoint: endpoint.to_string(),
+                        name: key.0.clone(),
+                        labels: key.1.iter().cloned().collect(),
+                        kind: x.kind,
+                    });
+                    st.ids.insert(key, id);
+                    id
+                }
+            };
+            if !present.insert(id) {
+                continue; // duplicate sample in one scrape: the first wins
+            }
+            let changed = match st.last.get(&id) {
+                Some(old) => old.to_bits() != x.value.to_bits() || !st.present.contains(&id),
+                None => true,
+            };
+            if changed {
+                st.last.insert(id, x.value);
+                v.push((id, Value(x.value)));
+            }
+        }
+        let mut gone: Vec<u32> = st.present.difference(&present).copied().collect();
+        gone.sort_unstable();
+        st.present = present;
+        self.next_id = next_id;
+        for l in &new_series {
+            self.line(l)?;
+        }
+        self.line(&ObserveLine::Scrape {
+            endpoint: endpoint.to_string(),
+            t: s.t,
+            ms: s.ms,
+            ok: true,
+            error: None,
+            detail: None,
+            samples,
+            bad_lines: s.bad_lines,
+            dropped,
+            v,
+            gone,
+        })?;
+        self.flush()
+    }
+
+    /// Flush to disk.
+    pub fn flush(&mut self) -> Result<(), ResultError> {
+        self.out.flush().map_err(|source| ResultError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// What happened to one endpoint over the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndpointLog {
+    /// Name.
+    pub name: String,
+    /// URL (without credentials).
+    pub url: String,
+    /// Seconds between scrapes.
+    pub interval_s: f64,
+    /// Scrapes attempted.
+    pub scrapes: u64,
+    /// Scrapes that failed.
+    pub failed: u64,
+    /// Failures by category.
+    pub errors: BTreeMap<String, u64>,
+    /// The first failure's detail.
+    pub first_error: Option<String>,
+    /// When scrapes failed (seconds since second 0), for the charts' gaps.
+    pub failed_at: Vec<f64>,
+    /// Mean scrape duration, ms.
+    pub mean_ms: f64,
+    /// Longest scrape, ms.
+    pub max_ms: f64,
+    /// Samples in the last good scrape.
+    pub samples: u32,
+    /// Unparseable lines over all scrapes.
+    pub bad_lines: u64,
+    /// Most series dropped by the per-endpoint cap in one scrape.
+    pub dropped: u32,
+}
+
+/// One stored series with every value it had, one point per successful scrape
+/// in which it was present.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ObservedSeries {
+    /// Endpoint name.
+    pub endpoint: String,
+    /// Sample name.
+    pub name: String,
+    /// Labels, sorted by name.
+    pub labels: BTreeMap<String, String>,
+    /// Family type.
+    pub kind: MetricType,
+    /// `(t, value)`, t in seconds since second 0, ascending.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl ObservedSeries {
+    /// A label's value, or "".
+    pub fn label(&self, name: &str) -> &str {
+        self.labels.get(name).map(String::as_str).unwrap_or("")
+    }
+
+    /// Whether this sample only grows (read its rate).
+    pub fn is_monotonic(&self) -> bool {
+        self.kind.is_monotonic_sample(&self.name)
+    }
+}
+
+/// Everything scraped during a run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Observations {
+    /// Endpoints in declaration order.
+    pub endpoints: Vec<EndpointLog>,
+    /// Series, in first-sighting order.
+    pub series: Vec<ObservedSeries>,
+}
+
+impl Observations {
+    /// Whether nothing was observed.
+    pub fn is_empty(&self) -> bool {
+        self.endpoints.is_empty()
+    }
+
+    /// Series of `endpoint` named `name`.
+    pub fn named<'a>(
+        &'a self,
+        endpoint: &'a str,
+        name: &'a str,
+    ) -> impl Iterator<Item = &'a ObservedSeries> + 'a {
+        self.series
+            .iter()
+            .filter(move |s| s.endpoint == endpoint && s.name == name)
+    }
+}
+
+/// Read `observe.jsonl` from `dir`, keeping only series whose name `keep` accepts
+/// (the reports need a few dozen families of an exporter's thousands). A missing
+/// file is an empty result: runs without `observe:` have none.
+pub fn read_observations(
+    dir: &Path,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<Observations, ResultError> {
+    let path = dir.join(OBSERVE_FILE);
+    let f = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Observations::default()),
+        Err(source) => return Err(ResultError::Io { path, source }),
+    };
+    let mut obs = Observations::default();
+    // id -> index in obs.series (None: filtered out)
+    let mut index: HashMap<u32, Option<usize>> = HashMap::new();
+    // Per endpoint: current values of present, kept series.
+    let mut current: HashMap<String, BTreeMap<usize, f64>> = HashMap::new();
+    let mut ms_sum: HashMap<String, f64> = HashMap::new();
+    for (n, line) in BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(|source| ResultError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed: ObserveLine = match serde_json::from_str(&line) {
+            Ok(l) => l,
+            // A torn last line (the run was killed mid-write) is not an error.
+            Err(_) if line.ends_with('}') => {
+                return Err(ResultError::Format {
+                    path: path.clone(),
+                    line: n + 1,
+                    message: "not an observe record".into(),
+                })
+            }
+            Err(_) => continue,
+        };
+        match parsed {
+            ObserveLine::Endpoint {
+                endpoint,
+                url,
+                interval_s,
+            } => {
+                if !obs.endpoints.iter().any(|e| e.name == endpoint) {
+                    obs.endpoints.push(EndpointLog {
+                        name: endpoint,
+                        url,
+                        interval_s,
+                        ..Default::default()
+                    });
+                }
+            }
+            ObserveLine::Series {
+                id,
+                endpoint,
+                name,
+                labels,
+                kind,
+            } => {
+                if keep(&name) {
+                    index.insert(id, Some(obs.series.len()));
+                    obs.series.push(ObservedSeries {
+                        endpoint,
+                        name,
+                        labels,
+                        kind,
+                        points: Vec::new(),
+                    });
+                } else {
+                    index.insert(id, None);
+                }
+            }
+            ObserveLine::Scrape {
+                endpoint,
+                t,
+                ms,
+                ok,
+                error,
+                detail,
+                samples,
+                bad_lines,
+                dropped,
+                v,
+                gone,
+            } => {
+                let Some(log) = obs.endpoints.iter_mut().find(|e| e.name == endpoint) else {
+                    continue;
+                };
+                log.scrapes += 1;
+                *ms_sum.entry(endpoint.clone()).or_default() += ms;
+                log.max_ms = log.max_ms.max(ms);
+                log.bad_lines += u64::from(bad_lines);
+                log.dropped = log.dropped.max(dropped);
+                if !ok {
+                    log.failed += 1;
+                    *log.errors
+                        .entry(error.unwrap_or_else(|| "error".into()))
+                        .or_default() += 1;
+                    if log.first_error.is_none() {
+                        log.first_error = detail;
+                    }
+                    log.failed_at.push(t);
+                    continue;
+                }
+                log.samples = samples;
+                let cur = current.entry(endpoint).or_default();
+                for id in gone {
+                    if let Some(Some(i)) = index.get(&id) {
+                        cur.remove(i);
+                    }
+                }
+                for (id, val) in v {
+                    if let Some(Some(i)) = index.get(&id) {
+                        cur.insert(*i, val.0);
+                    }
+                }
+                for (i, val) in cur.iter() {
+                    obs.series[*i].points.push((t, *val));
+                }
+            }
+        }
+    }
+    for e in &mut obs.endpoints {
+        if e.scrapes > 0 {
+            e.mean_ms = ms_sum.get(&e.name).copied().unwrap_or(0.0) / e.scrapes as f64;
+        }
+    }
+    Ok(obs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(name: &str, labels: &[(&str, &str)], value: f64) -> ScrapedSample {
+        ScrapedSample {
+            name: name.into(),
+            labels: labels
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            value,
+            kind: MetricType::Gauge,
+        }
+    }
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("pado-observed-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn round_trip_with_changes_only_gone_series_and_failures() {
+        let d = tmp("rt");
+        let mut w = ObserveWriter::create(&d).unwrap();
+        w.endpoint("app", "http://127.0.0.1:1/metrics", 1.0)
+            .unwrap();
+        let scrape = |t: f64, samples: Vec<ScrapedSample>| ScrapeOutcome {
+            t,
+            ms: 2.0,
+            samples,
+            ..Default::default()
+        };
+        w.scrape(
+            "app",
+            scrape(
+                0.0,
+                vec![
+                    sample("busy", &[("pool", "a")], 1.0),
+                    sample("busy", &[("pool", "b")], 5.0),
+                    sample("const", &[], 7.0),
+                    sample("nan", &[], f64::NAN),
+                ],
+            ),
+        )
+        .unwrap();
+        w.scrape(
+            "app",
+            ScrapeOutcome {
+                t: 1.0,
+                ms: 1000.0,
+                error: Some(("timeout".into(), "no answer in 1s".into())),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        // pool b disappears, pool a changes, const unchanged (not written).
+        w.scrape(
+            "app",
+            scrape(
+                2.0,
+                vec![
+                    sample("busy", &[("pool", "a")], 3.0),
+                    sample("const", &[], 7.0),
+                    sample("nan", &[], f64::NAN),
+                ],
+            ),
+        )
+        .unwrap();
+        drop(w);
+        let text = std::fs::read_to_string(d.join(OBSERVE_FILE)).unwrap();
+        let last = text.lines().last().unwrap();
+        assert!(last.contains("\"v\":[[0,3.0]]"), "{last}");
+        assert!(last.contains("\"gone\":[1]"), "{last}");
+        assert!(text.contains("\"NaN\""));
+
+        let obs = read_observations(&d, &|n| n != "nan").unwrap();
+        assert_eq!(obs.endpoints.len(), 1);
+        let e = &obs.endpoints[0];
+        assert_eq!((e.scrapes, e.failed), (3, 1));
+        assert_eq!(e.errors.get("timeout"), Some(&1));
+        assert_eq!(e.failed_at, vec![1.0]);
+        assert_eq!(e.first_error.as_deref(), Some("no answer in 1s"));
+        assert_eq!(obs.series.len(), 3, "the filtered series is not kept");
+        let a = obs.series.iter().find(|s| s.label("pool") == "a").unwrap();
+        assert_eq!(a.points, vec![(0.0, 1.0), (2.0, 3.0)]);
+        let b = obs.series.iter().find(|s| s.label("pool") == "b").unwrap();
+        assert_eq!(b.points, vec![(0.0, 5.0)], "gone series stop");
+        let c = obs.named("app", "const").next().unwrap();
+        assert_eq!(c.points, vec![(0.0, 7.0), (2.0, 7.0)], "unchanged carried");
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn series_cap_counts_what_it_drops() {
+        let d = tmp("cap");
+        let mut w = ObserveWriter::create(&d).unwrap();
+        w.endpoint("x", "http://127.0.0.1:1/m", 1.0).unwrap();
+        let samples: Vec<_> = (0..MAX_SERIES_PER_ENDPOINT + 5)
+            .map(|i| sample("s", &[("i", &i.to_string())], 1.0))
+            .collect();
+        w.scrape(
+            "x",
+            ScrapeOutcome {
+                samples,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        drop(w);
+        let obs = read_observations(&d, &|_| true).unwrap();
+        assert_eq!(obs.series.len(), MAX_SERIES_PER_ENDPOINT);
+        assert_eq!(obs.endpoints[0].dropped, 5);
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn missing_file_is_empty_and_torn_last_line_is_ignored() {
+        let d = tmp("torn");
+        assert!(read_observations(&d, &|_| true).unwrap().is_empty());
+        std::fs::write(
+            d.join(OBSERVE_FILE),
+            "{\"k\":\"endpoint\",\"endpoint\":\"a\",\"url\":\"u\",\"interval_s\":1}\n{\"k\":\"scr",
+        )
+        .unwrap();
+        let obs = read_observations(&d, &|_| true).unwrap();
+        assert_eq!(obs.endpoints.len(), 1);
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn monotonic_samples_by_family_type() {
+        assert!(MetricType::Counter.is_monotonic_sample("x_total"));
+        assert!(!MetricType::Counter.is_monotonic_sample("x_created"));
+        assert!(MetricType::Summary.is_monotonic_sample("x_seconds_sum"));
+        assert!(!MetricType::Summary.is_monotonic_sample("x_seconds"));
+        assert!(!MetricType::Gauge.is_monotonic_sample("x_total"));
+        assert!(MetricType::Untyped.is_monotonic_sample("x_total"));
+    }
+}
