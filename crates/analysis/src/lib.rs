@@ -3,6 +3,7 @@
 //! ([`metric_catalog`]), and how those names map onto a run's totals ([`source`]),
 //! kept in one crate so that thresholds and reports agree on what every metric is.
 
+pub mod attribution;
 pub mod drift;
 pub mod metric_catalog;
 pub mod noise;

@@ -333,6 +333,14 @@ pub struct RunArgs {
     /// Threshold, k6 syntax: `p(95) < 200` or `http_req_failed: rate < 0.01` (repeatable).
     #[arg(long = "threshold", value_name = "EXPR")]
     pub thresholds: Vec<String>,
+    /// Scrape this Prometheus/OpenMetrics endpoint during the run (repeatable),
+    /// `URL` or `NAME=URL`, e.g. `--observe app=http://127.0.0.1:8080/actuator/prometheus`.
+    /// Its series are charted in the report and feed the bottleneck analysis.
+    #[arg(long = "observe", value_name = "[NAME=]URL")]
+    pub observe: Vec<String>,
+    /// Time between scrapes (default 2s).
+    #[arg(long, value_name = "DURATION")]
+    pub observe_interval: Option<String>,
     /// Test name.
     #[arg(long)]
     pub name: Option<String>,

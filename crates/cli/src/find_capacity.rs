@@ -82,6 +82,7 @@ fn try_rate(o: &CapacityOptions, rate: f64) -> Result<StepResult, Failure> {
         RunOptions {
             workers: pado_engine::default_workers(),
             stop: Arc::new(AtomicU8::new(0)),
+            on_start: None,
         },
         Box::new(|_, _| {}),
     );

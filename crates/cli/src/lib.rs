@@ -6,6 +6,7 @@ mod args;
 mod demo;
 mod exit;
 mod find_capacity;
+mod observing;
 mod progress;
 mod run_cmd;
 

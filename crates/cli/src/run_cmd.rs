@@ -57,6 +57,10 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
     if let Some(t) = &a.think {
         ov.think = Some(dur("think", t)?);
     }
+    ov.observe = a.observe.clone();
+    if let Some(i) = &a.observe_interval {
+        ov.observe_interval = Some(dur("observe-interval", i)?);
+    }
     for h in &a.headers {
         ov.headers
             .push(parse_header(h).map_err(|e| Failure::invalid(format!("--header: {e}")))?);
@@ -264,6 +268,7 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
     for w in &warnings {
         eprintln!("warning: {w}");
     }
+    let observe = crate::observing::observe_config(&prep.config, &prep.file)?;
     let out_dir = a.out.clone().unwrap_or_else(|| default_out(&plan.name));
     let dir = ResultDir::create(&out_dir).map_err(Failure::other)?;
     let mut meta = RunMeta {
@@ -382,14 +387,50 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
             },
         )
     };
+    // The scrape loop starts on the load's clock (second 0) and ends after the
+    // load with one last scrape.
+    let scraper: Arc<Mutex<Option<pado_observe::Scraper>>> = Arc::new(Mutex::new(None));
+    let observe_error: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let on_start: Option<Box<dyn FnOnce(std::time::Instant) + Send>> = match observe {
+        None => None,
+        Some(cfg) => {
+            let writer = pado_metrics::ObserveWriter::create(dir.path()).map_err(Failure::other)?;
+            let slot = scraper.clone();
+            let err = observe_error.clone();
+            Some(Box::new(move |t0| {
+                match pado_observe::Scraper::start(cfg, t0, writer) {
+                    Ok(s) => *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(s),
+                    Err(e) => {
+                        *err.lock().unwrap_or_else(|p| p.into_inner()) =
+                            Some(format!("could not start scraping: {e}"))
+                    }
+                }
+            }))
+        }
+    };
     let report = pado_engine::run(
         plan.clone(),
         RunOptions {
             workers: meta.workers,
             stop: stop.clone(),
+            on_start,
         },
         sink,
     );
+    let scraped = scraper
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .map(|s| s.finish());
+    if let Some(e) = observe_error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .or_else(|| scraped.and_then(|t| t.write_error))
+    {
+        eprintln!("warning: observe: {e}");
+        meta.warnings.push(format!("observe: {e}"));
+    }
     progress.lock().unwrap_or_else(|p| p.into_inner()).finish();
 
     meta.started_at = rfc3339(report.started_at);

@@ -222,6 +222,9 @@ impl Validator<'_> {
                 );
             }
         }
+        if let Some(o) = &c.observe {
+            self.observe(o);
+        }
         if c.scenarios.is_empty() {
             self.err(
                 "scenarios",
@@ -231,6 +234,101 @@ impl Validator<'_> {
         }
         for (name, s) in &c.scenarios {
             self.scenario(&format!("scenarios.{name}"), s, c.target.is_some());
+        }
+    }
+
+    fn observe(&mut self, o: &Observe) {
+        let interval = o.interval.map(|d| d.get());
+        if let Some(i) = interval {
+            if i < std::time::Duration::from_millis(100) || i > std::time::Duration::from_secs(3600)
+            {
+                self.err(
+                    "observe.interval",
+                    "interval must be between 100ms and 1h",
+                    Some("2s suits most runs; Prometheus itself defaults to 15s"),
+                );
+            }
+        }
+        if let Some(t) = o.timeout {
+            if t.get().is_zero() {
+                self.err("observe.timeout", "timeout must be more than 0", None);
+            }
+        }
+        if o.endpoints.is_empty() {
+            self.err(
+                "observe.endpoints",
+                "no endpoints to scrape",
+                Some("add e.g. `endpoints: [ http://127.0.0.1:8080/actuator/prometheus ]`"),
+            );
+        }
+        let mut names: Vec<String> = Vec::new();
+        for (i, e) in o.endpoints.iter().enumerate() {
+            let p = match e {
+                ObserveEndpoint::Url(_) => format!("observe.endpoints[{i}]"),
+                ObserveEndpoint::Full(_) => format!("observe.endpoints[{i}].url"),
+            };
+            match url::Url::parse(e.url()) {
+                Ok(u)
+                    if (u.scheme() == "http" || u.scheme() == "https")
+                        && u.host_str().is_some() => {}
+                Ok(u) => self.err(
+                    &p,
+                    format!(
+                        "`{}`: only http:// and https:// URLs with a host can be scraped",
+                        u
+                    ),
+                    None,
+                ),
+                Err(err) => self.err(
+                    &p,
+                    format!("`{}` is not a URL: {err}", e.url()),
+                    Some("write e.g. `http://127.0.0.1:9100/metrics`"),
+                ),
+            }
+            let name = e.name();
+            if names.contains(&name) {
+                let f = match e {
+                    ObserveEndpoint::Full(ObserveEndpointSpec { name: Some(_), .. }) => {
+                        format!("observe.endpoints[{i}].name")
+                    }
+                    _ => p.clone(),
+                };
+                self.err(
+                    &f,
+                    format!("two endpoints are named `{name}`"),
+                    Some("give each endpoint its own `name:`"),
+                );
+            }
+            names.push(name);
+            if let ObserveEndpoint::Full(f) = e {
+                for (k, v) in &f.headers {
+                    let t = match crate::template::parse_template(v) {
+                        Ok(t) => t,
+                        Err(err) => {
+                            self.err(
+                                &format!("observe.endpoints[{i}].headers.{k}"),
+                                err.to_string(),
+                                None,
+                            );
+                            continue;
+                        }
+                    };
+                    let only_env = t.segments.iter().all(|s| {
+                        matches!(
+                            s,
+                            crate::template::Segment::Lit(_)
+                                | crate::template::Segment::Expr(crate::template::Expr::Env(_))
+                        )
+                    });
+                    if !only_env {
+                        self.err(
+                            &format!("observe.endpoints[{i}].headers.{k}"),
+                            "only `{{ env.NAME }}` templates may be used in observe headers",
+                            Some("headers are resolved once at start, e.g. `Bearer {{ env.METRICS_TOKEN }}`"),
+                        );
+                    }
+                }
+            }
         }
     }
 
@@ -1021,5 +1119,30 @@ mod tests {
             let s = String::from_utf8_lossy(&s);
             let _ = parse_str(&s, "fuzz.yaml");
         }
+    }
+
+    #[test]
+    fn observe_section_loads_and_its_errors_name_lines() {
+        let c = parse_str(
+            "target: http://127.0.0.1:8080\nobserve:\n  interval: 1s\n  endpoints:\n    - http://127.0.0.1:9100/metrics\n    - { name: app, url: http://127.0.0.1:8080/actuator/prometheus, headers: { Authorization: \"Bearer {{ env.T }}\" } }\nscenarios:\n  a: { executor: constant-vus, vus: 1, duration: 1s, flow: [{ request: \"GET /\" }] }\n",
+            "t.yaml",
+        )
+        .unwrap();
+        let o = c.observe.unwrap();
+        assert_eq!(o.endpoints[0].name(), "node");
+        assert_eq!(o.endpoints[1].name(), "app");
+        let e = errs("target: http://127.0.0.1:8080\nobserve:\n  interval: 10ms\n  endpoints:\n    - ftp://x/metrics\n    - http://127.0.0.1:9100/metrics\n    - { name: node, url: \"http://127.0.0.1:9101/m\", headers: { X: \"{{ vu }}\" } }\nscenarios:\n  a: { executor: constant-vus, vus: 1, duration: 1s, flow: [{ request: \"GET /\" }] }\n");
+        let all: Vec<String> = e.iter().map(|d| d.to_string()).collect();
+        let all = all.join("\n");
+        assert!(
+            all.contains("t.yaml:3:") && all.contains("between 100ms and 1h"),
+            "{all}"
+        );
+        assert!(
+            all.contains("t.yaml:5:") && all.contains("only http://"),
+            "{all}"
+        );
+        assert!(all.contains("two endpoints are named `node`"), "{all}");
+        assert!(all.contains("observe.endpoints[2].headers.X"), "{all}");
     }
 }

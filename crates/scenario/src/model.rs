@@ -35,6 +35,10 @@ pub struct Config {
     /// Steps run once after the test (e.g. delete test data).
     #[serde(default)]
     pub teardown: Vec<Step>,
+    /// The target's metrics endpoints to scrape during the run (Prometheus text
+    /// or OpenMetrics), for the report's charts and the bottleneck analysis.
+    #[serde(default)]
+    pub observe: Option<Observe>,
     /// Scenarios, run in parallel, in file order.
     #[serde(default, with = "ordered_map")]
     #[schemars(with = "BTreeMap<String, Scenario>")]
@@ -95,6 +99,91 @@ pub struct Defaults {
     /// Time between iterations of every scenario unless the scenario sets its own.
     #[serde(default)]
     pub think: Option<Think>,
+}
+
+/// What to scrape while the load runs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Observe {
+    /// Time between scrapes (default 2s; at least 100ms).
+    #[serde(default)]
+    pub interval: Option<Dur>,
+    /// Deadline of one scrape (default: the interval, at most 5s).
+    #[serde(default)]
+    pub timeout: Option<Dur>,
+    /// Endpoints: a URL, or `{ name, url, headers }`.
+    #[serde(default)]
+    pub endpoints: Vec<ObserveEndpoint>,
+}
+
+/// One endpoint to scrape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ObserveEndpoint {
+    /// Just the URL; the name is guessed from it (`node` for port 9100, `app`
+    /// for an actuator path, ...).
+    Url(String),
+    /// With a name and request headers.
+    Full(ObserveEndpointSpec),
+}
+
+/// An endpoint with its options.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveEndpointSpec {
+    /// Short name shown in reports (default: guessed from the URL).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// URL of the metrics page, e.g. `http://127.0.0.1:8080/actuator/prometheus`.
+    pub url: String,
+    /// Request headers, e.g. `Authorization: "Bearer {{ env.METRICS_TOKEN }}"`;
+    /// only `{{ env.NAME }}` templates are allowed, and values never reach the
+    /// result files.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+}
+
+impl ObserveEndpoint {
+    /// The URL.
+    pub fn url(&self) -> &str {
+        match self {
+            ObserveEndpoint::Url(u) => u,
+            ObserveEndpoint::Full(f) => &f.url,
+        }
+    }
+
+    /// The name given, or one guessed from the URL.
+    pub fn name(&self) -> String {
+        match self {
+            ObserveEndpoint::Full(ObserveEndpointSpec { name: Some(n), .. }) => n.clone(),
+            _ => guess_endpoint_name(self.url()),
+        }
+    }
+}
+
+/// A readable name for a metrics URL: the well-known exporter ports and paths
+/// get their component's name, anything else `host:port`.
+pub fn guess_endpoint_name(url: &str) -> String {
+    let Ok(u) = url::Url::parse(url) else {
+        return url.to_string();
+    };
+    let port = u.port_or_known_default().unwrap_or(0);
+    let by_port = match port {
+        9100 => Some("node"),
+        9104 => Some("mysql"),
+        9121 => Some("redis"),
+        9113 => Some("nginx"),
+        9187 => Some("postgres"),
+        9308 => Some("kafka"),
+        _ => None,
+    };
+    if let Some(n) = by_port {
+        return n.to_string();
+    }
+    if u.path().contains("actuator") {
+        return "app".to_string();
+    }
+    format!("{}:{port}", u.host_str().unwrap_or(""))
 }
 
 /// One threshold: `"p(95) < 200"` or `{ threshold: "...", abort_on_fail: true }`.

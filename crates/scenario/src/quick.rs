@@ -58,6 +58,10 @@ pub struct Overrides {
     pub think: Option<Dur>,
     /// Replace the file's `target`.
     pub target: Option<String>,
+    /// Extra metrics endpoints to scrape (`URL` or `NAME=URL`).
+    pub observe: Vec<String>,
+    /// Replace the scrape interval.
+    pub observe_interval: Option<Dur>,
 }
 
 /// The single request quick mode sends.
@@ -71,6 +75,20 @@ pub struct QuickRequest {
     pub body: Option<String>,
     /// Body file.
     pub body_file: Option<String>,
+}
+
+/// `--observe URL` or `--observe NAME=URL`.
+fn observe_flag(flag: &str) -> ObserveEndpoint {
+    match flag.split_once('=') {
+        Some((name, url)) if !name.contains("://") && !name.is_empty() && !name.contains('/') => {
+            ObserveEndpoint::Full(ObserveEndpointSpec {
+                name: Some(name.to_string()),
+                url: url.to_string(),
+                headers: Default::default(),
+            })
+        }
+        _ => ObserveEndpoint::Url(flag.to_string()),
+    }
 }
 
 /// Build a one-scenario config from quick-mode flags.
@@ -143,6 +161,15 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) {
     }
     if ov.insecure {
         cfg.defaults.insecure = true;
+    }
+    if !ov.observe.is_empty() || ov.observe_interval.is_some() {
+        let o = cfg.observe.get_or_insert_with(Default::default);
+        for e in &ov.observe {
+            o.endpoints.push(observe_flag(e));
+        }
+        if let Some(i) = ov.observe_interval {
+            o.interval = Some(i);
+        }
     }
     for (metric, expr) in &ov.thresholds {
         cfg.thresholds

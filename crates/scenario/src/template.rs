@@ -234,6 +234,27 @@ fn parse_expr(inner: &str) -> Result<Expr, String> {
     Ok(Expr::Name(name.to_string(), col.map(str::to_string)))
 }
 
+/// Render a template that may only hold literal text and `{{ env.NAME }}`
+/// (settings read once at start, such as an observe endpoint's headers). An
+/// unset variable is an error naming it, never an empty value.
+pub fn render_env_only(text: &str) -> Result<String, String> {
+    let t = parse_template(text).map_err(|e| e.to_string())?;
+    let mut out = String::new();
+    for seg in &t.segments {
+        match seg {
+            Segment::Lit(l) => out.push_str(l),
+            Segment::Expr(Expr::Env(name)) => match std::env::var(name) {
+                Ok(v) => out.push_str(&v),
+                Err(_) => return Err(format!("environment variable `{name}` is not set")),
+            },
+            Segment::Expr(_) => {
+                return Err("only `{{ env.NAME }}` may be used here".to_string());
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,5 +328,18 @@ mod tests {
             }
             let _ = parse_template(&s);
         }
+    }
+
+    #[test]
+    fn env_only_templates() {
+        std::env::set_var("PADO_TEST_ENV_ONLY", "s3cret");
+        assert_eq!(
+            render_env_only("Bearer {{ env.PADO_TEST_ENV_ONLY }}").unwrap(),
+            "Bearer s3cret"
+        );
+        assert!(render_env_only("{{ env.PADO_TEST_UNSET_XYZ }}")
+            .unwrap_err()
+            .contains("PADO_TEST_UNSET_XYZ"));
+        assert!(render_env_only("{{ vu }}").unwrap_err().contains("env"));
     }
 }

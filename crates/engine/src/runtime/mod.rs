@@ -20,12 +20,16 @@ use crate::plan::RunPlan;
 pub use worker::{StopState, ABORT, RUNNING, STOPPING};
 
 /// How to run.
-#[derive(Clone, Debug)]
+#[derive(Default)]
 pub struct RunOptions {
     /// Worker threads (default: the cores this process may use).
     pub workers: usize,
     /// Shared stop state: the CLI sets it on Ctrl-C or an aborting threshold.
     pub stop: StopState,
+    /// Called once with the instant of second 0, just before the workers start,
+    /// so that what runs beside the load (the target's metrics scrapes) shares
+    /// its clock.
+    pub on_start: Option<Box<dyn FnOnce(Instant) + Send>>,
 }
 
 /// What a finished run reports besides its measurements.
@@ -73,6 +77,9 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     // Give threads a moment to start so second 0 is a full second of load.
     let t0 = Instant::now() + Duration::from_millis(20);
     let planned_end = t0 + plan.planned_duration();
+    if let Some(f) = opts.on_start {
+        f(t0);
+    }
     let mut handles = Vec::new();
     for id in 0..workers {
         let plan = plan.clone();

@@ -1,0 +1,335 @@
+//! Which resource was the bottleneck: seed 000's "elimination table" (component,
+//! state at saturation, bottleneck yes/no, evidence), computed from the target's
+//! metrics scraped during the run.
+//!
+//! The state of every component the scrapes reveal is read over the **saturation
+//! window** (the seconds at or beyond the load at which throughput stopped
+//! keeping up, from [`crate::saturation`]) and compared with a **baseline** at low
+//! load. [`known`] reads the common metric families (process and machine CPU,
+//! load average, memory, JVM heap and GC, HikariCP, Tomcat/Jetty/executor
+//! threads, MySQL, PostgreSQL, Redis and nginx exporters, file descriptors);
+//! [`generic`] applies rules to everything else (a utilisation near its max, a
+//! queue that grows). A component is the **limit** when it is saturated and
+//! nothing it waits on is: worker threads that are all busy because they wait
+//! for DB connections are a *consequence*, not the cause, as is a pool that
+//! waits on a CPU-starved process.
+
+pub mod generic;
+pub mod known;
+pub mod signals;
+pub mod window_math;
+
+use pado_metrics::{EndpointLog, Observations};
+use serde::{Deserialize, Serialize};
+
+use crate::saturation::{LoadSample, Saturation};
+pub use window_math::Window;
+
+/// Whether a component limited the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Saturated, and nothing it depends on was: the limit.
+    Yes,
+    /// Saturated because something it waits on was.
+    Consequence,
+    /// Had room to spare.
+    No,
+    /// Not enough data to say (e.g. CPU seconds without a core count).
+    Unknown,
+}
+
+impl Verdict {
+    /// Short form for tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Yes => "YES",
+            Verdict::Consequence => "no (consequence)",
+            Verdict::No => "no",
+            Verdict::Unknown => "?",
+        }
+    }
+}
+
+/// What sort of resource a row is about; decides which saturated component
+/// explains which (see [`attribute`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// The load generator itself.
+    Generator,
+    /// Machine or container memory, swap.
+    Memory,
+    /// JVM heap.
+    Heap,
+    /// Garbage collection.
+    Gc,
+    /// CPU of the machine (node_exporter, `system_cpu_usage`) or load average.
+    MachineCpu,
+    /// CPU of the service process.
+    ProcessCpu,
+    /// A database or cache server (MySQL, PostgreSQL, Redis).
+    Backend,
+    /// A connection pool of the service (HikariCP).
+    Pool,
+    /// Request-handling threads (Tomcat, Jetty, an executor).
+    Threads,
+    /// A proxy in front (nginx).
+    Proxy,
+    /// File descriptors.
+    Fds,
+    /// Found by a generic rule.
+    Generic,
+}
+
+/// One row of the table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Component {
+    /// What it is (`DB pool HikariPool-1`, `CPU (process)`).
+    pub component: String,
+    /// Its kind.
+    pub kind: Kind,
+    /// Endpoint whose metrics showed it.
+    pub endpoint: String,
+    /// Its state in the saturation window.
+    pub state: String,
+    /// Its state at low load, when the run had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// Bottleneck?
+    pub verdict: Verdict,
+    /// Why.
+    pub evidence: String,
+    /// Utilisation in the window (0..1) when it has one, for ranking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilisation: Option<f64>,
+}
+
+impl Component {
+    /// Whether the component ran out of room.
+    pub fn saturated(&self) -> bool {
+        matches!(self.verdict, Verdict::Yes | Verdict::Consequence)
+    }
+}
+
+/// How scraping an endpoint went.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EndpointStatus {
+    /// Name.
+    pub name: String,
+    /// URL.
+    pub url: String,
+    /// Scrapes attempted.
+    pub scrapes: u64,
+    /// Scrapes that failed.
+    pub failed: u64,
+    /// Failures by category.
+    pub errors: std::collections::BTreeMap<String, u64>,
+    /// First failure's detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    /// Samples in the last good scrape.
+    pub samples: u32,
+    /// Mean scrape time, ms.
+    pub mean_ms: f64,
+}
+
+impl From<&EndpointLog> for EndpointStatus {
+    fn from(e: &EndpointLog) -> Self {
+        EndpointStatus {
+            name: e.name.clone(),
+            url: e.url.clone(),
+            scrapes: e.scrapes,
+            failed: e.failed,
+            errors: e.errors.clone(),
+            first_error: e.first_error.clone(),
+            samples: e.samples,
+            mean_ms: e.mean_ms,
+        }
+    }
+}
+
+/// The table and what it concludes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Attribution {
+    /// Where states were read.
+    pub window: Window,
+    /// The low-load comparison, when the run had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Window>,
+    /// Whether the window is a real saturation point (false: the run never
+    /// saturated and the window is its peak load).
+    pub saturated_run: bool,
+    /// Rows, limits first.
+    pub components: Vec<Component>,
+    /// The limiting component(s), in plain words.
+    pub limit: Option<String>,
+    /// Scrape health per endpoint.
+    pub endpoints: Vec<EndpointStatus>,
+}
+
+/// Metric names the analysis reads (so the reader can skip an exporter's other
+/// thousands of series).
+pub fn wanted(name: &str) -> bool {
+    known::wanted(name) || generic::wanted(name)
+}
+
+/// Pick the saturation window and the baseline from the run's seconds.
+/// Saturation: the seconds at or above the throughput knee; without one (a
+/// single load level, or a run that never saturated) the seconds at 90% of the
+/// peak load or more. Baseline: loaded seconds at no more than half of that.
+pub fn windows(
+    samples: &[LoadSample],
+    sat: Option<&Saturation>,
+) -> Option<(Window, Option<Window>, bool)> {
+    let peak = samples.iter().map(|s| s.load).fold(0.0, f64::max);
+    if peak <= 0.0 {
+        return None;
+    }
+    // A knee at the peak load means throughput rose to the end: not saturated.
+    let knee = sat
+        .filter(|s| s.throughput_falls || s.throughput_knee_load < peak * 0.999)
+        .map(|s| s.throughput_knee_load)
+        .filter(|k| *k > 0.0);
+    let (threshold, label, saturated) = match knee {
+        Some(k) => (k, format!("saturation (load ≥ {})", fmt_load(k)), true),
+        None => (
+            peak * 0.9,
+            format!("peak load (≥ {})", fmt_load(peak * 0.9)),
+            false,
+        ),
+    };
+    let hot: Vec<u32> = samples
+        .iter()
+        .filter(|s| s.load >= threshold && s.load > 0.0)
+        .map(|s| s.t)
+        .collect();
+    let (first, last) = (*hot.first()?, *hot.last()?);
+    let window = Window::new(label, first as f64, last as f64 + 1.0);
+    let cold: Vec<u32> = samples
+        .iter()
+        .filter(|s| s.load > 0.0 && s.load <= threshold * 0.5 && s.t < first)
+        .map(|s| s.t)
+        .collect();
+    let baseline = match (cold.first(), cold.last()) {
+        (Some(a), Some(b)) => Some(Window::new(
+            format!("low load (≤ {})", fmt_load(threshold * 0.5)),
+            *a as f64,
+            *b as f64 + 1.0,
+        )),
+        _ => None,
+    };
+    Some((window, baseline, saturated))
+}
+
+fn fmt_load(x: f64) -> String {
+    if (x - x.round()).abs() < 0.05 {
+        format!("{:.0}", x)
+    } else {
+        format!("{:.1}", x)
+    }
+}
+
+/// Build the table for `obs` over `window` (and `baseline`).
+pub fn attribute(
+    obs: &Observations,
+    window: Window,
+    baseline: Option<Window>,
+    saturated_run: bool,
+) -> Attribution {
+    let mut rows = known::components(obs, &window, baseline.as_ref());
+    let claimed: Vec<String> = rows.iter().map(|r| r.component.clone()).collect();
+    rows.extend(generic::components(
+        obs,
+        &window,
+        baseline.as_ref(),
+        &claimed,
+    ));
+    explain(&mut rows);
+    rows.sort_by_key(|r| {
+        (
+            match r.verdict {
+                Verdict::Yes => 0,
+                Verdict::Consequence => 1,
+                Verdict::No => 2,
+                Verdict::Unknown => 3,
+            },
+            r.kind,
+        )
+    });
+    let limits: Vec<String> = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Yes)
+        .map(|r| format!("{} ({})", r.component, r.endpoint))
+        .collect();
+    Attribution {
+        window,
+        baseline,
+        saturated_run,
+        limit: (!limits.is_empty()).then(|| limits.join(", ")),
+        components: rows,
+        endpoints: obs.endpoints.iter().map(EndpointStatus::from).collect(),
+    }
+}
+
+/// Turn saturated rows that wait on another saturated row into consequences.
+/// What waits on what: everything on a machine waits on its CPU and memory
+/// (and on the JVM's GC); request threads wait on the pools and backends they
+/// call; a pool waits on its database.
+fn explain(rows: &mut [Component]) {
+    let saturated = |k: &[Kind], rows: &[Component]| -> Option<(Kind, String)> {
+        rows.iter()
+            .filter(|r| r.verdict == Verdict::Yes && k.contains(&r.kind))
+            .min_by_key(|r| r.kind)
+            .map(|r| (r.kind, r.component.clone()))
+    };
+    let resource = saturated(
+        &[
+            Kind::Memory,
+            Kind::Heap,
+            Kind::Gc,
+            Kind::MachineCpu,
+            Kind::ProcessCpu,
+        ],
+        rows,
+    );
+    let memory = saturated(&[Kind::Memory, Kind::Heap, Kind::Gc], rows);
+    let backend = saturated(&[Kind::Backend], rows);
+    let pool = saturated(&[Kind::Pool], rows);
+    let generator = saturated(&[Kind::Generator], rows);
+    let heap = saturated(&[Kind::Heap], rows);
+    let name = |x: &Option<(Kind, String)>| x.as_ref().map(|x| x.1.clone());
+    for r in rows.iter_mut() {
+        if r.verdict != Verdict::Yes {
+            continue;
+        }
+        let cause = match r.kind {
+            Kind::Threads | Kind::Proxy | Kind::Generic | Kind::Fds => {
+                name(&resource).or(name(&pool)).or(name(&backend))
+            }
+            Kind::Pool => name(&resource).or(name(&backend)),
+            // A CPU busy collecting garbage or swapping is explained by memory.
+            Kind::MachineCpu | Kind::ProcessCpu => name(&memory),
+            // GC works hard because the heap is full.
+            Kind::Gc => name(&heap),
+            _ => None,
+        };
+        if let Some(c) = cause.filter(|c| *c != r.component) {
+            r.verdict = Verdict::Consequence;
+            r.evidence = format!("{}; waits on {c}", r.evidence);
+        }
+    }
+    // A saturated generator explains everything: the target was never pushed
+    // as hard as measured.
+    if let Some((_, g)) = generator {
+        for r in rows.iter_mut() {
+            if r.verdict == Verdict::Yes && r.kind != Kind::Generator {
+                r.verdict = Verdict::Consequence;
+                r.evidence = format!("{}; but {g} was saturated too", r.evidence);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,447 @@
+use std::collections::BTreeMap;
+
+use pado_metrics::{EndpointLog, MetricType, Observations, ObservedSeries};
+
+use super::*;
+use crate::saturation::LoadSample;
+
+/// Scrapes every second from 0 to 59: low load for 0..20, saturation 30..60.
+fn series(
+    ep: &str,
+    name: &str,
+    labels: &[(&str, &str)],
+    kind: MetricType,
+    f: impl Fn(f64) -> f64,
+) -> ObservedSeries {
+    ObservedSeries {
+        endpoint: ep.into(),
+        name: name.into(),
+        labels: labels
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect::<BTreeMap<_, _>>(),
+        kind,
+        points: (0..60).map(|t| (t as f64, f(t as f64))).collect(),
+    }
+}
+
+fn gauge(ep: &str, name: &str, labels: &[(&str, &str)], f: impl Fn(f64) -> f64) -> ObservedSeries {
+    series(ep, name, labels, MetricType::Gauge, f)
+}
+
+fn counter(
+    ep: &str,
+    name: &str,
+    labels: &[(&str, &str)],
+    per_s: impl Fn(f64) -> f64,
+) -> ObservedSeries {
+    // Integrate the per-second rate.
+    let mut acc = 0.0;
+    let mut pts = Vec::new();
+    for t in 0..60 {
+        pts.push((t as f64, acc));
+        acc += per_s(t as f64);
+    }
+    ObservedSeries {
+        endpoint: ep.into(),
+        name: name.into(),
+        labels: labels
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+        kind: MetricType::Counter,
+        points: pts,
+    }
+}
+
+fn obs(endpoints: &[(&str, &str)], series: Vec<ObservedSeries>) -> Observations {
+    Observations {
+        endpoints: endpoints
+            .iter()
+            .map(|(n, u)| EndpointLog {
+                name: n.to_string(),
+                url: u.to_string(),
+                interval_s: 1.0,
+                scrapes: 60,
+                ..Default::default()
+            })
+            .collect(),
+        series,
+    }
+}
+
+fn hot(t: f64) -> bool {
+    t >= 30.0
+}
+
+fn windows_fixed() -> (Window, Option<Window>) {
+    (
+        Window::new("sat", 30.0, 60.0),
+        Some(Window::new("low", 0.0, 20.0)),
+    )
+}
+
+/// A Spring-style service: 8 workers, a pool of `pool` connections.
+fn spring(pool_limited: bool) -> Vec<ObservedSeries> {
+    let (workers, pool) = (8.0, 4.0);
+    vec![
+        gauge("app", "system_cpu_count", &[], |_| 4.0),
+        gauge("app", "process_cpu_usage", &[], |t| {
+            if hot(t) {
+                0.35
+            } else {
+                0.1
+            }
+        }),
+        gauge(
+            "app",
+            "executor_pool_max_threads",
+            &[("name", "http")],
+            |_| workers,
+        ),
+        gauge("app", "executor_active_threads", &[("name", "http")], |t| {
+            if hot(t) {
+                workers
+            } else {
+                2.0
+            }
+        }),
+        gauge("app", "executor_queued_tasks", &[("name", "http")], |t| {
+            if hot(t) {
+                40.0
+            } else {
+                0.0
+            }
+        }),
+        gauge(
+            "app",
+            "hikaricp_connections_max",
+            &[("pool", "HikariPool-1")],
+            |_| pool,
+        ),
+        gauge(
+            "app",
+            "hikaricp_connections_active",
+            &[("pool", "HikariPool-1")],
+            |t| {
+                if hot(t) && pool_limited {
+                    pool
+                } else {
+                    1.0
+                }
+            },
+        ),
+        gauge(
+            "app",
+            "hikaricp_connections_pending",
+            &[("pool", "HikariPool-1")],
+            |t| {
+                if hot(t) && pool_limited {
+                    workers - pool
+                } else {
+                    0.0
+                }
+            },
+        ),
+        counter(
+            "app",
+            "hikaricp_connections_acquire_seconds_sum",
+            &[("pool", "HikariPool-1")],
+            |t| {
+                if hot(t) && pool_limited {
+                    5.0
+                } else {
+                    0.001
+                }
+            },
+        ),
+        counter(
+            "app",
+            "hikaricp_connections_acquire_seconds_count",
+            &[("pool", "HikariPool-1")],
+            |_| 100.0,
+        ),
+    ]
+}
+
+fn find<'a>(a: &'a Attribution, name: &str) -> &'a Component {
+    a.components
+        .iter()
+        .find(|c| c.component.starts_with(name))
+        .unwrap_or_else(|| panic!("no `{name}` in {:#?}", a.components))
+}
+
+#[test]
+fn worker_pool_limit_when_connections_are_free() {
+    let (w, b) = windows_fixed();
+    let a = attribute(
+        &obs(&[("app", "http://127.0.0.1:8080/metrics")], spring(false)),
+        w,
+        b,
+        true,
+    );
+    assert_eq!(
+        find(&a, "Worker pool").verdict,
+        Verdict::Yes,
+        "{:#?}",
+        a.components
+    );
+    assert_eq!(find(&a, "DB pool").verdict, Verdict::No);
+    assert_eq!(find(&a, "CPU (process)").verdict, Verdict::No);
+    assert_eq!(a.limit.as_deref(), Some("Worker pool `http` (app)"));
+    let wp = find(&a, "Worker pool");
+    assert!(
+        wp.state.contains("8/8 busy") && wp.state.contains("40 queued"),
+        "{}",
+        wp.state
+    );
+    assert_eq!(wp.baseline.as_deref(), Some("2 busy, 0 queued"));
+    // Limits sort first.
+    assert_eq!(a.components[0].verdict, Verdict::Yes);
+}
+
+#[test]
+fn connection_pool_limit_makes_busy_workers_a_consequence() {
+    let (w, b) = windows_fixed();
+    let a = attribute(
+        &obs(&[("app", "http://127.0.0.1:8080/metrics")], spring(true)),
+        w,
+        b,
+        true,
+    );
+    let pool = find(&a, "DB pool");
+    assert_eq!(pool.verdict, Verdict::Yes, "{:#?}", a.components);
+    assert!(
+        pool.state.contains("4/4 active") && pool.state.contains("4 pending"),
+        "{}",
+        pool.state
+    );
+    // 5 s of waiting per second over 100 acquisitions: 50 ms each.
+    assert!(pool.state.contains("acquire 50 ms"), "{}", pool.state);
+    let wp = find(&a, "Worker pool");
+    assert_eq!(wp.verdict, Verdict::Consequence);
+    assert!(wp.evidence.contains("waits on DB pool"), "{}", wp.evidence);
+    assert_eq!(a.limit.as_deref(), Some("DB pool HikariPool-1 (app)"));
+}
+
+#[test]
+fn cpu_saturation_explains_pools_and_gc_explains_cpu() {
+    let (w, b) = windows_fixed();
+    let mut s = spring(true);
+    s[1] = gauge("app", "process_cpu_usage", &[], |t| {
+        if hot(t) {
+            0.97
+        } else {
+            0.2
+        }
+    });
+    let a = attribute(&obs(&[("app", "u")], s.clone()), w.clone(), b.clone(), true);
+    assert_eq!(find(&a, "CPU (process)").verdict, Verdict::Yes);
+    assert_eq!(find(&a, "DB pool").verdict, Verdict::Consequence);
+    assert_eq!(find(&a, "Worker pool").verdict, Verdict::Consequence);
+    assert_eq!(a.limit.as_deref(), Some("CPU (process) (app)"));
+
+    // Now GC eats 30% of the time: CPU becomes its consequence.
+    s.push(counter(
+        "app",
+        "jvm_gc_pause_seconds_sum",
+        &[("action", "end of minor GC")],
+        |t| if hot(t) { 0.3 } else { 0.001 },
+    ));
+    s.push(gauge(
+        "app",
+        "jvm_gc_pause_seconds_max",
+        &[("action", "end of minor GC")],
+        |_| 0.045,
+    ));
+    let a = attribute(&obs(&[("app", "u")], s), w, b, true);
+    let gc = find(&a, "JVM GC");
+    assert_eq!(gc.verdict, Verdict::Yes, "{:#?}", a.components);
+    assert!(
+        gc.state.starts_with("30.0% of time") && gc.state.contains("longest 45 ms"),
+        "{}",
+        gc.state
+    );
+    assert_eq!(find(&a, "CPU (process)").verdict, Verdict::Consequence);
+    assert_eq!(a.limit.as_deref(), Some("JVM GC (app)"));
+}
+
+#[test]
+fn node_exporter_cpu_load_and_memory() {
+    let (w, b) = windows_fixed();
+    let mut s = Vec::new();
+    for cpu in ["0", "1"] {
+        // 95% busy when hot: idle 0.05 s per second per core.
+        s.push(counter(
+            "node",
+            "node_cpu_seconds_total",
+            &[("cpu", cpu), ("mode", "idle")],
+            |t| if hot(t) { 0.05 } else { 0.8 },
+        ));
+        s.push(counter(
+            "node",
+            "node_cpu_seconds_total",
+            &[("cpu", cpu), ("mode", "user")],
+            |t| if hot(t) { 0.9 } else { 0.2 },
+        ));
+    }
+    s.push(gauge("node", "node_load1", &[], |t| {
+        if hot(t) {
+            15.0
+        } else {
+            0.5
+        }
+    }));
+    s.push(gauge("node", "node_memory_MemTotal_bytes", &[], |_| {
+        8.0 * 1073741824.0
+    }));
+    s.push(gauge("node", "node_memory_MemAvailable_bytes", &[], |_| {
+        6.0 * 1073741824.0
+    }));
+    // A Go service on the same host: CPU seconds without a core count.
+    s.push(counter("svc", "process_cpu_seconds_total", &[], |t| {
+        if hot(t) {
+            1.9
+        } else {
+            0.3
+        }
+    }));
+    let a = attribute(
+        &obs(
+            &[
+                ("node", "http://127.0.0.1:9100/metrics"),
+                ("svc", "http://127.0.0.1:8080/metrics"),
+            ],
+            s,
+        ),
+        w,
+        b,
+        true,
+    );
+    let cpu = find(&a, "CPU (machine)");
+    assert_eq!(cpu.verdict, Verdict::Yes, "{:#?}", a.components);
+    assert!(
+        cpu.state.contains("95% busy of 2 cores") && cpu.state.contains("load1 15 (7.5× cores)"),
+        "{}",
+        cpu.state
+    );
+    assert_eq!(cpu.baseline.as_deref(), Some("20% busy"));
+    assert_eq!(find(&a, "Memory (machine)").verdict, Verdict::No);
+    // The service's CPU is judged against the node's cores (same host).
+    let p = find(&a, "CPU (process)");
+    assert_eq!(p.endpoint, "svc");
+    assert!(p.state.starts_with("95% of 2 cores"), "{}", p.state);
+    assert_eq!(p.verdict, Verdict::Yes);
+}
+
+#[test]
+fn backends_and_generic_rules() {
+    let (w, b) = windows_fixed();
+    let s = vec![
+        gauge("mysql", "mysql_up", &[], |_| 1.0),
+        gauge(
+            "mysql",
+            "mysql_global_status_threads_connected",
+            &[],
+            |_| 20.0,
+        ),
+        gauge(
+            "mysql",
+            "mysql_global_variables_max_connections",
+            &[],
+            |_| 151.0,
+        ),
+        gauge(
+            "mysql",
+            "mysql_global_status_innodb_row_lock_current_waits",
+            &[],
+            |_| 0.0,
+        ),
+        counter("mysql", "mysql_global_status_slow_queries", &[], |_| 0.0),
+        gauge("redis", "redis_up", &[], |_| 1.0),
+        counter("redis", "redis_cpu_user_seconds_total", &[], |_| 0.02),
+        counter("redis", "redis_commands_processed_total", &[], |_| 50.0),
+        gauge("redis", "redis_connected_clients", &[], |_| 3.0),
+        gauge("redis", "redis_config_maxclients", &[], |_| 10000.0),
+        // Unknown families: a semaphore at its limit and a growing backlog.
+        gauge("app", "grpc_inflight_active", &[], |t| {
+            if hot(t) {
+                64.0
+            } else {
+                3.0
+            }
+        }),
+        gauge("app", "grpc_inflight_max", &[], |_| 64.0),
+        gauge("app", "kafka_consumer_backlog", &[], |t| {
+            if hot(t) {
+                t * 100.0
+            } else {
+                0.0
+            }
+        }),
+        gauge("app", "cache_entries_used", &[], |_| 10.0),
+        gauge("app", "cache_entries_max", &[], |_| 1000.0),
+    ];
+    let a = attribute(
+        &obs(&[("mysql", "u"), ("redis", "u"), ("app", "u")], s),
+        w,
+        b,
+        true,
+    );
+    let m = find(&a, "MySQL");
+    assert_eq!(m.verdict, Verdict::No, "{:#?}", a.components);
+    assert!(m.state.contains("20/151 connections"), "{}", m.state);
+    let r = find(&a, "Redis");
+    assert_eq!(r.verdict, Verdict::No);
+    assert!(
+        r.state.contains("50 ops/s") && r.state.contains("CPU 2% of its one thread"),
+        "{}",
+        r.state
+    );
+    assert_eq!(find(&a, "grpc_inflight_active").verdict, Verdict::Yes);
+    assert_eq!(find(&a, "kafka_consumer_backlog").verdict, Verdict::Yes);
+    assert!(
+        !a.components
+            .iter()
+            .any(|c| c.component.starts_with("cache_entries")),
+        "quiet rows are not listed"
+    );
+}
+
+#[test]
+fn windows_follow_the_knee_or_the_peak() {
+    let samples: Vec<LoadSample> = (0..60)
+        .map(|t| LoadSample {
+            t,
+            load: if t < 20 {
+                10.0
+            } else if t < 40 {
+                50.0
+            } else {
+                100.0
+            },
+            rps: 0.0,
+            p95_ms: None,
+        })
+        .collect();
+    let sat = Saturation {
+        levels: 3,
+        throughput_knee_load: 50.0,
+        max_rps: 1.0,
+        throughput_falls: false,
+        latency_knee_load: None,
+        baseline_p95_ms: None,
+        recovery_s: None,
+        usl: None,
+    };
+    let (w, b, saturated) = windows(&samples, Some(&sat)).unwrap();
+    assert!(saturated);
+    assert_eq!((w.start_s, w.end_s), (20.0, 60.0));
+    let b = b.unwrap();
+    assert_eq!((b.start_s, b.end_s), (0.0, 20.0));
+    // No saturation: the peak.
+    let (w, b, saturated) = windows(&samples, None).unwrap();
+    assert!(!saturated);
+    assert_eq!((w.start_s, w.end_s), (40.0, 60.0));
+    assert_eq!((b.unwrap().start_s), 0.0);
+}
