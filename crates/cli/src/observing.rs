@@ -32,7 +32,18 @@ pub fn observe_config(cfg: &Config, file: &str) -> Result<Option<ObserveConfig>,
         .unwrap_or_else(|| interval.min(MAX_DEFAULT_TIMEOUT));
     let mut endpoints = Vec::new();
     for (i, e) in o.endpoints.iter().enumerate() {
-        let url = url::Url::parse(e.url()).map_err(|err| {
+        let raw = if e.url().starts_with('/') {
+            let Some(t) = &cfg.target else {
+                return Err(Failure::invalid(format!(
+                    "{file}: observe.endpoints[{i}]: `{}` is relative but there is no target",
+                    e.url()
+                )));
+            };
+            format!("{}{}", t.trim_end_matches('/'), e.url())
+        } else {
+            e.url().to_string()
+        };
+        let url = url::Url::parse(&raw).map_err(|err| {
             Failure::invalid(format!(
                 "{file}: observe.endpoints[{i}]: `{}` is not a URL: {err}",
                 e.url()
@@ -53,7 +64,7 @@ pub fn observe_config(cfg: &Config, file: &str) -> Result<Option<ObserveConfig>,
             }
         }
         endpoints.push(Endpoint {
-            name: e.name(),
+            name: unique_name(e, &endpoints, cfg.target.as_deref()),
             url,
             headers,
         });
@@ -64,4 +75,27 @@ pub fn observe_config(cfg: &Config, file: &str) -> Result<Option<ObserveConfig>,
         timeout,
         insecure: cfg.defaults.insecure,
     }))
+}
+
+/// The endpoint's name: as given, or guessed (`app` for the target's own
+/// origin), made unique with a numeric suffix.
+fn unique_name(e: &ObserveEndpoint, taken: &[Endpoint], target: Option<&str>) -> String {
+    let mut name = e.name();
+    if let (ObserveEndpoint::Url(u), Some(t)) = (e, target) {
+        let origin = |s: &str| {
+            url::Url::parse(s)
+                .ok()
+                .map(|u| (u.host_str().map(str::to_string), u.port_or_known_default()))
+        };
+        if origin(u).is_some() && origin(u) == origin(t) {
+            name = "app".into();
+        }
+    }
+    let base = name.clone();
+    let mut n = 2;
+    while taken.iter().any(|x| x.name == name) {
+        name = format!("{base}-{n}");
+        n += 1;
+    }
+    name
 }

@@ -125,6 +125,10 @@ pub struct Summary {
     /// Trend of the per-second mean latency over the run (runs of 30 s or more).
     #[serde(default)]
     pub drift: Option<pado_analysis::drift::Drift>,
+    /// Which component limited the run, from the target's scraped metrics
+    /// (absent when nothing was observed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottlenecks: Option<pado_analysis::attribution::Attribution>,
     /// A short plain-language verdict.
     #[serde(default)]
     pub verdict: Vec<String>,
@@ -163,6 +167,9 @@ pub struct LoadedRun {
     pub step_names: Vec<String>,
     /// Failure categories the points refer to by index ([`SecondPoint::errors`]).
     pub error_names: Vec<String>,
+    /// The target's metrics scraped during the run (`observe.jsonl`), only the
+    /// families the attribution and the charts read.
+    pub observations: pado_metrics::Observations,
 }
 
 /// Read a result directory, streaming its timeline (one second decoded at a time).
@@ -183,7 +190,10 @@ pub fn load_with_windows(
         fold.add_second(rec);
         Ok(())
     })?;
-    Ok(fold.finish())
+    let mut run = fold.finish();
+    run.observations =
+        pado_metrics::read_observations(dir.path(), &pado_analysis::attribution::wanted)?;
+    Ok(run)
 }
 
 /// Build the summary of a loaded run.
@@ -295,6 +305,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         stages: run.stages.clone(),
         stability: crate::stability::stability(&run.points, meta.duration_s),
         saturation: saturation_of(run),
+        bottlenecks: None,
         drift: pado_analysis::drift::drift(
             &run.points
                 .iter()
@@ -323,15 +334,37 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         scenarios: meta.scenarios.clone(),
         warnings,
     };
+    summary.bottlenecks = bottlenecks_of(run, summary.saturation.as_ref());
     summary.verdict = verdict(&summary);
     Ok(summary)
+}
+
+/// The elimination table: the target's metrics read over the saturation window.
+pub fn bottlenecks_of(
+    run: &LoadedRun,
+    sat: Option<&pado_analysis::saturation::Saturation>,
+) -> Option<pado_analysis::attribution::Attribution> {
+    use pado_analysis::attribution;
+    if run.observations.is_empty() {
+        return None;
+    }
+    let (window, baseline, saturated) = attribution::windows(&load_samples(run), sat)?;
+    Some(attribution::attribute(
+        &run.observations,
+        window,
+        baseline,
+        saturated,
+    ))
 }
 
 /// The load samples of a run for the saturation analysis: active VUs, requests and
 /// p95 of each second.
 fn saturation_of(run: &LoadedRun) -> Option<pado_analysis::saturation::Saturation> {
-    let samples: Vec<pado_analysis::saturation::LoadSample> = run
-        .points
+    pado_analysis::saturation::analyse(&load_samples(run))
+}
+
+fn load_samples(run: &LoadedRun) -> Vec<pado_analysis::saturation::LoadSample> {
+    run.points
         .iter()
         .map(|p| pado_analysis::saturation::LoadSample {
             t: p.t,
@@ -339,8 +372,7 @@ fn saturation_of(run: &LoadedRun) -> Option<pado_analysis::saturation::Saturatio
             rps: p.all.requests as f64,
             p95_ms: p.all.latency.map(|l| l.p95_us as f64 / 1000.0),
         })
-        .collect();
-    pado_analysis::saturation::analyse(&samples)
+        .collect()
 }
 
 /// A few plain sentences: was the SLA met, at what load, what limited it, what next.
@@ -399,13 +431,28 @@ fn verdict(s: &Summary) -> Vec<String> {
             if let Some(r) = sat.recovery_s {
                 out.push(format!("after the load fell, p95 was back near its low-load value in {r:.0} s"));
             }
-            out.push("next: find what limits the service at that load (CPU, worker or connection pools, GC) and compare a fixed run with `pado compare`".into());
+            match s.bottlenecks.as_ref().and_then(|b| b.limit.as_ref()) {
+                Some(l) => out.push(format!(
+                    "the limit at that load: {l} (see the bottleneck table); fix it and compare a new run with `pado compare`"
+                )),
+                None if s.bottlenecks.is_some() => out.push("no observed component was saturated at that load: the limit is in something not scraped (add node_exporter or the database's exporter to `observe:`)".into()),
+                None => out.push("next: find what limits the service at that load (CPU, worker or connection pools, GC; `observe:` the service's metrics and pado names it) and compare a fixed run with `pado compare`".into()),
+            }
         }
         Some(_) => out.push(format!(
             "throughput kept rising up to {} VUs: the limit is above this test's load; ramp higher to find it",
             s.vus
         )),
         None => {}
+    }
+    let knee_found = s
+        .saturation
+        .as_ref()
+        .is_some_and(|sat| sat.throughput_knee_load < s.vus as f64);
+    if let Some(b) = s.bottlenecks.as_ref().filter(|_| !knee_found) {
+        if let Some(l) = &b.limit {
+            out.push(format!("at peak load, {l} was already at its limit"));
+        }
     }
     out
 }

@@ -404,6 +404,9 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
             );
         }
     }
+    if let Some(b) = &s.bottlenecks {
+        bottleneck_table(&mut out, b, o);
+    }
     if !s.verdict.is_empty() {
         let _ = writeln!(out);
         let _ = writeln!(out, "  verdict");
@@ -417,6 +420,82 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
         let _ = writeln!(out, "  warning: {w}");
     }
     out
+}
+
+/// Seed 000's elimination table: each observed component's state at saturation,
+/// whether it was the bottleneck, and why.
+fn bottleneck_table(out: &mut String, b: &pado_analysis::attribution::Attribution, o: TextOptions) {
+    use pado_analysis::attribution::Verdict;
+    let _ = writeln!(out);
+    let base = match &b.baseline {
+        Some(w) => format!(
+            "; compared with {} at {:.0}–{:.0} s",
+            w.label, w.start_s, w.end_s
+        ),
+        None => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "  bottlenecks: target metrics at {} ({:.0}–{:.0} s){}",
+        b.window.label, b.window.start_s, b.window.end_s, base
+    );
+    if b.components.is_empty() {
+        let _ = writeln!(out, "    no known metric families in the scraped endpoints");
+    }
+    let cw = b
+        .components
+        .iter()
+        .map(|c| c.component.chars().count() + c.endpoint.chars().count() + 3)
+        .max()
+        .unwrap_or(10)
+        .clamp(10, 44);
+    for c in &b.components {
+        let name = fit(&format!("{} ({})", c.component, c.endpoint), cw);
+        let verdict = match (c.verdict, o.color) {
+            (Verdict::Yes, true) => "\x1b[1;31mYES\x1b[0m  ".to_string(),
+            (v, _) => format!(
+                "{:<5}",
+                match v {
+                    Verdict::Yes => "YES",
+                    Verdict::Consequence => "no*",
+                    Verdict::No => "no",
+                    Verdict::Unknown => "?",
+                }
+            ),
+        };
+        let _ = writeln!(out, "    {verdict} {name:<cw$}  {}", c.state);
+        let mut why = c.evidence.clone();
+        if let Some(bl) = &c.baseline {
+            why.push_str(&format!(" · low load: {bl}"));
+        }
+        let _ = writeln!(out, "    {:5} {:cw$}  └ {why}", "", "");
+    }
+    if b.components
+        .iter()
+        .any(|c| c.verdict == Verdict::Consequence)
+    {
+        let _ = writeln!(
+            out,
+            "    no* = saturated, but because it waits on the limit above"
+        );
+    }
+    for e in &b.endpoints {
+        if e.failed > 0 {
+            let kinds: Vec<String> = e.errors.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+            let _ = writeln!(
+                out,
+                "    scrapes of `{}` failed {} of {} times ({}){}",
+                e.name,
+                e.failed,
+                e.scrapes,
+                kinds.join(", "),
+                e.first_error
+                    .as_deref()
+                    .map(|d| format!(": {d}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
 }
 
 /// A number without trailing zeros (`0.0007`, `20.015`, `3`), for thresholds' values.

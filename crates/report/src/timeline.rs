@@ -341,6 +341,7 @@ impl RunFold {
             stages,
             step_names: self.steps.names,
             error_names: self.errors.names,
+            observations: Default::default(),
         }
     }
 }

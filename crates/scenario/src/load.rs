@@ -223,7 +223,7 @@ impl Validator<'_> {
             }
         }
         if let Some(o) = &c.observe {
-            self.observe(o);
+            self.observe(o, c.target.is_some());
         }
         if c.scenarios.is_empty() {
             self.err(
@@ -237,7 +237,7 @@ impl Validator<'_> {
         }
     }
 
-    fn observe(&mut self, o: &Observe) {
+    fn observe(&mut self, o: &Observe, has_target: bool) {
         let interval = o.interval.map(|d| d.get());
         if let Some(i) = interval {
             if i < std::time::Duration::from_millis(100) || i > std::time::Duration::from_secs(3600)
@@ -267,23 +267,33 @@ impl Validator<'_> {
                 ObserveEndpoint::Url(_) => format!("observe.endpoints[{i}]"),
                 ObserveEndpoint::Full(_) => format!("observe.endpoints[{i}].url"),
             };
-            match url::Url::parse(e.url()) {
-                Ok(u)
-                    if (u.scheme() == "http" || u.scheme() == "https")
-                        && u.host_str().is_some() => {}
-                Ok(u) => self.err(
-                    &p,
-                    format!(
-                        "`{}`: only http:// and https:// URLs with a host can be scraped",
-                        u
+            if e.url().starts_with('/') {
+                if !has_target {
+                    self.err(
+                        &p,
+                        format!("`{}` is relative but the file has no `target`", e.url()),
+                        Some("write a full URL, or set `target:` (relative endpoints are the target's own, e.g. `/actuator/prometheus`)"),
+                    );
+                }
+            } else {
+                match url::Url::parse(e.url()) {
+                    Ok(u)
+                        if (u.scheme() == "http" || u.scheme() == "https")
+                            && u.host_str().is_some() => {}
+                    Ok(u) => self.err(
+                        &p,
+                        format!(
+                            "`{}`: only http:// and https:// URLs with a host can be scraped",
+                            u
+                        ),
+                        None,
                     ),
-                    None,
-                ),
-                Err(err) => self.err(
-                    &p,
-                    format!("`{}` is not a URL: {err}", e.url()),
-                    Some("write e.g. `http://127.0.0.1:9100/metrics`"),
-                ),
+                    Err(err) => self.err(
+                        &p,
+                        format!("`{}` is not a URL: {err}", e.url()),
+                        Some("write e.g. `http://127.0.0.1:9100/metrics`"),
+                    ),
+                }
             }
             let name = e.name();
             if names.contains(&name) {

@@ -120,8 +120,8 @@ pub struct Observe {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ObserveEndpoint {
-    /// Just the URL; the name is guessed from it (`node` for port 9100, `app`
-    /// for an actuator path, ...).
+    /// Just the URL (a path is joined to `target`); the name is guessed from
+    /// it (`app` for a path or an actuator URL, `node` for port 9100, ...).
     Url(String),
     /// With a name and request headers.
     Full(ObserveEndpointSpec),
@@ -134,7 +134,8 @@ pub struct ObserveEndpointSpec {
     /// Short name shown in reports (default: guessed from the URL).
     #[serde(default)]
     pub name: Option<String>,
-    /// URL of the metrics page, e.g. `http://127.0.0.1:8080/actuator/prometheus`.
+    /// URL of the metrics page, e.g. `http://127.0.0.1:9100/metrics`; a path
+    /// (`/actuator/prometheus`) is joined to `target`.
     pub url: String,
     /// Request headers, e.g. `Authorization: "Bearer {{ env.METRICS_TOKEN }}"`;
     /// only `{{ env.NAME }}` templates are allowed, and values never reach the
@@ -164,6 +165,10 @@ impl ObserveEndpoint {
 /// A readable name for a metrics URL: the well-known exporter ports and paths
 /// get their component's name, anything else `host:port`.
 pub fn guess_endpoint_name(url: &str) -> String {
+    if url.starts_with('/') {
+        // Relative: the target's own metrics.
+        return "app".to_string();
+    }
     let Ok(u) = url::Url::parse(url) else {
         return url.to_string();
     };

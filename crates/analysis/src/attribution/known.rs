@@ -87,10 +87,21 @@ fn pct(x: f64) -> String {
 }
 
 fn num(x: f64) -> String {
-    if x.abs() >= 100.0 || (x - x.round()).abs() < 0.05 {
+    if x.abs() >= 100.0 || (x - x.round()).abs() < 0.05 && x.abs() >= 1.0 || x == 0.0 {
         format!("{:.0}", x)
+    } else if x.abs() < 1.0 {
+        format!("{:.2}", x)
     } else {
         format!("{:.1}", x)
+    }
+}
+
+/// ` (max N)` when the peak says more than the mean.
+fn peak(l: &Level) -> String {
+    if l.max > l.mean + 0.5 {
+        format!(" (max {})", num(l.max))
+    } else {
+        String::new()
     }
 }
 
@@ -437,7 +448,7 @@ fn hikari(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
             _ => format!("{} active", num(a.mean)),
         };
         if let Some(p) = p {
-            state.push_str(&format!(", {} pending (max {})", num(p.mean), num(p.max)));
+            state.push_str(&format!(", {} pending{}", num(p.mean), peak(&p)));
         }
         if let Some(ms) = acquire_ms {
             state.push_str(&format!(", acquire {} ms", num(ms)));

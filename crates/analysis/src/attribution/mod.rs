@@ -273,45 +273,48 @@ pub fn attribute(
 }
 
 /// Turn saturated rows that wait on another saturated row into consequences.
-/// What waits on what: everything on a machine waits on its CPU and memory
-/// (and on the JVM's GC); request threads wait on the pools and backends they
-/// call; a pool waits on its database.
+/// What waits on what: request threads wait on their process's CPU, heap and
+/// GC, on its connection pools and on the databases behind them; a pool waits
+/// on its process's CPU and on the databases; a CPU busy collecting garbage or
+/// swapping waits on memory. Machine-wide CPU explains nothing by itself: on a
+/// shared machine it may be the load generator or a neighbour, so it is listed
+/// as a limit of its own beside what it did not cause.
 fn explain(rows: &mut [Component]) {
-    let saturated = |k: &[Kind], rows: &[Component]| -> Option<(Kind, String)> {
-        rows.iter()
-            .filter(|r| r.verdict == Verdict::Yes && k.contains(&r.kind))
-            .min_by_key(|r| r.kind)
-            .map(|r| (r.kind, r.component.clone()))
+    let snapshot: Vec<(Kind, String, String, bool)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.kind,
+                r.component.clone(),
+                r.endpoint.clone(),
+                r.verdict == Verdict::Yes,
+            )
+        })
+        .collect();
+    let find = |kinds: &[Kind], endpoint: Option<&str>| -> Option<String> {
+        snapshot
+            .iter()
+            .filter(|(k, _, ep, yes)| *yes && kinds.contains(k) && endpoint.is_none_or(|e| e == ep))
+            .min_by_key(|(k, ..)| *k)
+            .map(|(_, c, ..)| c.clone())
     };
-    let resource = saturated(
-        &[
-            Kind::Memory,
-            Kind::Heap,
-            Kind::Gc,
-            Kind::MachineCpu,
-            Kind::ProcessCpu,
-        ],
-        rows,
-    );
-    let memory = saturated(&[Kind::Memory, Kind::Heap, Kind::Gc], rows);
-    let backend = saturated(&[Kind::Backend], rows);
-    let pool = saturated(&[Kind::Pool], rows);
-    let generator = saturated(&[Kind::Generator], rows);
-    let heap = saturated(&[Kind::Heap], rows);
-    let name = |x: &Option<(Kind, String)>| x.as_ref().map(|x| x.1.clone());
+    let generator = find(&[Kind::Generator], None);
     for r in rows.iter_mut() {
         if r.verdict != Verdict::Yes {
             continue;
         }
+        let ep = Some(r.endpoint.as_str());
+        let process = || find(&[Kind::Heap, Kind::Gc, Kind::ProcessCpu], ep);
         let cause = match r.kind {
-            Kind::Threads | Kind::Proxy | Kind::Generic | Kind::Fds => {
-                name(&resource).or(name(&pool)).or(name(&backend))
+            Kind::Threads | Kind::Generic | Kind::Fds => process()
+                .or_else(|| find(&[Kind::Pool], ep))
+                .or_else(|| find(&[Kind::Backend], None)),
+            Kind::Pool => process().or_else(|| find(&[Kind::Backend], None)),
+            Kind::ProcessCpu => {
+                find(&[Kind::Heap, Kind::Gc], ep).or_else(|| find(&[Kind::Memory], None))
             }
-            Kind::Pool => name(&resource).or(name(&backend)),
-            // A CPU busy collecting garbage or swapping is explained by memory.
-            Kind::MachineCpu | Kind::ProcessCpu => name(&memory),
-            // GC works hard because the heap is full.
-            Kind::Gc => name(&heap),
+            Kind::MachineCpu => find(&[Kind::Memory], None),
+            Kind::Gc => find(&[Kind::Heap], ep),
             _ => None,
         };
         if let Some(c) = cause.filter(|c| *c != r.component) {
@@ -321,7 +324,7 @@ fn explain(rows: &mut [Component]) {
     }
     // A saturated generator explains everything: the target was never pushed
     // as hard as measured.
-    if let Some((_, g)) = generator {
+    if let Some(g) = generator {
         for r in rows.iter_mut() {
             if r.verdict == Verdict::Yes && r.kind != Kind::Generator {
                 r.verdict = Verdict::Consequence;
