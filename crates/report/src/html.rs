@@ -115,7 +115,7 @@ struct ChartData<'a> {
     duration: f64,
     stage_rows: usize,
     stages: Vec<StageBand<'a>>,
-    charts: BTreeMap<&'static str, Chart>,
+    charts: BTreeMap<String, Chart>,
 }
 
 #[derive(Serialize)]
@@ -175,7 +175,7 @@ fn gap_for(n: usize) -> f64 {
     }
 }
 
-fn chart_data(run: &LoadedRun) -> ChartData<'_> {
+fn chart_data(run: &LoadedRun, observed: Vec<(String, Chart)>) -> ChartData<'_> {
     let secs = &run.points;
     let duration = run
         .meta
@@ -265,7 +265,7 @@ fn chart_data(run: &LoadedRun) -> ChartData<'_> {
     vus_max_series.dash = true;
     let mut charts = BTreeMap::new();
     charts.insert(
-        "vus",
+        "vus".to_string(),
         Chart {
             unit: "VUs",
             log: false,
@@ -275,7 +275,7 @@ fn chart_data(run: &LoadedRun) -> ChartData<'_> {
         },
     );
     charts.insert(
-        "rps",
+        "rps".to_string(),
         Chart {
             unit: "req/s",
             log: false,
@@ -288,7 +288,7 @@ fn chart_data(run: &LoadedRun) -> ChartData<'_> {
         },
     );
     charts.insert(
-        "latency",
+        "latency".to_string(),
         Chart {
             unit: "ms",
             log: wide_range(&p50, &p99),
@@ -302,7 +302,7 @@ fn chart_data(run: &LoadedRun) -> ChartData<'_> {
         },
     );
     charts.insert(
-        "errors",
+        "errors".to_string(),
         Chart {
             unit: "errors/s",
             log: false,
@@ -311,11 +311,144 @@ fn chart_data(run: &LoadedRun) -> ChartData<'_> {
             series: error_series,
         },
     );
+    for (i, (_, chart)) in observed.into_iter().enumerate() {
+        charts.insert(format!("obs-{i}"), chart);
+    }
     ChartData {
         duration,
         stage_rows: rows.len(),
         stages,
         charts,
+    }
+}
+
+/// The target's signals (see `pado_analysis::attribution::signals`), one chart
+/// per endpoint and unit, in the order their titles are listed.
+fn observed_charts(
+    run: &LoadedRun,
+    att: Option<&pado_analysis::attribution::Attribution>,
+) -> Vec<(String, Chart)> {
+    use pado_analysis::attribution::signals::{signals, Unit};
+    let sigs = signals(&run.observations, att);
+    let mut groups: Vec<(
+        (String, Unit),
+        Vec<&pado_analysis::attribution::signals::Signal>,
+    )> = Vec::new();
+    for s in &sigs {
+        let key = (s.endpoint.clone(), s.unit);
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => g.1.push(s),
+            None => groups.push((key, vec![s])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((ep, unit), list)| {
+            let (title, unit_s, int) = match unit {
+                Unit::Percent => (format!("{ep}: CPU and GC (% busy)"), "%", false),
+                Unit::Count => (format!("{ep}: pools, threads and queues"), "count", false),
+                Unit::PerSecond => (format!("{ep}: operations per second"), "/s", false),
+            };
+            let series = list
+                .iter()
+                .enumerate()
+                .map(|(i, s)| chart_series(s.name.clone(), PALETTE[i % PALETTE.len()], &s.points))
+                .collect();
+            (
+                title,
+                Chart {
+                    unit: unit_s,
+                    log: false,
+                    int,
+                    gap: 0.0,
+                    series,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Seed 000's elimination table.
+fn bottleneck_section(o: &mut String, b: &pado_analysis::attribution::Attribution) {
+    use pado_analysis::attribution::Verdict;
+    o.push_str("<h2>Bottlenecks</h2>\n");
+    let _ = write!(
+        o,
+        "<p class=\"note\">State of each observed component at {} ({:.0}–{:.0} s)",
+        esc(&b.window.label),
+        b.window.start_s,
+        b.window.end_s
+    );
+    if let Some(bl) = &b.baseline {
+        let _ = write!(
+            o,
+            ", compared with {} ({:.0}–{:.0} s)",
+            esc(&bl.label),
+            bl.start_s,
+            bl.end_s
+        );
+    }
+    o.push_str(". <i>consequence</i>: saturated because it waits on the limit.</p>\n");
+    if let Some(l) = &b.limit {
+        let _ = writeln!(o, "<p id=\"bottleneck-limit\"><b>Limit:</b> {}</p>", esc(l));
+    }
+    let rows: Vec<String> = b
+        .components
+        .iter()
+        .map(|c| {
+            let (cls, text) = match c.verdict {
+                Verdict::Yes => ("bad", "YES"),
+                Verdict::Consequence => ("", "consequence"),
+                Verdict::No => ("", "no"),
+                Verdict::Unknown => ("", "?"),
+            };
+            format!(
+                "<tr data-verdict=\"{}\">{}<td>{}</td><td>{}</td><td>{}</td><td class=\"{cls}\">{text}</td><td>{}</td></tr>",
+                match c.verdict {
+                    Verdict::Yes => "yes",
+                    Verdict::Consequence => "consequence",
+                    Verdict::No => "no",
+                    Verdict::Unknown => "unknown",
+                },
+                td_name(&c.component),
+                esc(&c.endpoint),
+                esc(&c.state),
+                esc(c.baseline.as_deref().unwrap_or("")),
+                esc(&c.evidence)
+            )
+        })
+        .collect();
+    table(
+        o,
+        "bottlenecks",
+        &[
+            "component",
+            "<endpoint",
+            "<state",
+            "<low load",
+            "<bottleneck?",
+            "<evidence",
+        ],
+        &rows,
+        "no known metric families in the scraped endpoints",
+    );
+    let failing: Vec<&pado_analysis::attribution::EndpointStatus> =
+        b.endpoints.iter().filter(|e| e.failed > 0).collect();
+    if !failing.is_empty() {
+        o.push_str("<ul class=\"plain warnings\" id=\"scrape-failures\">");
+        for e in failing {
+            let kinds: Vec<String> = e.errors.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+            let _ = write!(
+                o,
+                "<li>⚠ scrapes of <code>{}</code> ({}) failed {} of {} times: {}</li>",
+                esc(&e.name),
+                esc(&e.url),
+                e.failed,
+                e.scrapes,
+                esc(&kinds.join(", "))
+            );
+        }
+        o.push_str("</ul>\n");
     }
 }
 
@@ -513,7 +646,9 @@ fn card(out: &mut String, key: &str, value: &str, small: &str, bad: bool) {
 pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
     let meta = &run.meta;
     let s = summary;
-    let data = chart_data(run);
+    let observed = observed_charts(run, s.bottlenecks.as_ref());
+    let observed_titles: Vec<String> = observed.iter().map(|o| o.0.clone()).collect();
+    let data = chart_data(run, observed);
     let json = script_json(&serde_json::to_string(&data).unwrap_or_else(|_| "null".into()));
     let mut o = String::with_capacity(64 * 1024 + json.len());
 
@@ -640,6 +775,20 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
         );
     }
     o.push_str("</section>\n");
+    if !observed_titles.is_empty() {
+        o.push_str("<h2>Target metrics</h2>\n<p class=\"note\">Scraped from the target during the run, on the same time axis as the load.</p>\n<section class=\"charts\" id=\"target-charts\">\n");
+        for (i, title) in observed_titles.iter().enumerate() {
+            let _ = writeln!(
+                o,
+                "<div class=\"chart\" id=\"chart-obs-{i}\"><div class=\"chart-head\"><h3>{}</h3></div><div class=\"legend\"></div><div class=\"chart-body\"></div></div>",
+                esc(title)
+            );
+        }
+        o.push_str("</section>\n");
+    }
+    if let Some(b) = &s.bottlenecks {
+        bottleneck_section(&mut o, b);
+    }
 
     // Stages.
     let stages = &run.stages;
