@@ -9,14 +9,25 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
-# The HTML report is checked in a real browser (Debian's chromium).
-if ! command -v chromium >/dev/null 2>&1; then
+# Debian packages the tests use: chromium (the HTML report is checked in a real
+# browser) and prometheus-node-exporter (pado scrapes a real exporter's output).
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -x /usr/bin/prometheus-node-exporter ] || need+=(prometheus-node-exporter)
+if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing chromium for the browser test..."
+    echo "installing ${need[*]} for the tests..."
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    # The exporter is only run by the tests: do not start its service.
+    made_policy=0
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+      made_policy=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    [ $made_policy = 1 ] && rm -f /usr/sbin/policy-rc.d
   else
-    echo "warning: chromium missing and cannot be installed here; the browser test will skip" >&2
+    echo "warning: ${need[*]} missing and cannot be installed here; tests that need them fail" >&2
   fi
 fi
 cargo fmt --all -- --check

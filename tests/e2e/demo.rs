@@ -161,6 +161,25 @@ fn demo_runs_end_to_end_in_its_short_form() {
         stdout.contains("board-stress") && stdout.contains("search"),
         "{stdout}"
     );
+    // The demo observes its target: the bottleneck table is there, with the
+    // service's pools read from its /metrics.
+    assert!(
+        stdout.contains("bottlenecks: target metrics at"),
+        "{stdout}"
+    );
+    let rows = s["bottlenecks"]["components"].as_array().expect("a table");
+    for name in [
+        "DB pool HikariPool-1",
+        "Worker pool `http`",
+        "CPU (process)",
+    ] {
+        assert!(
+            rows.iter()
+                .any(|r| r["component"] == name && r["endpoint"] == "app"),
+            "{name} missing: {rows:?}"
+        );
+    }
+    assert_eq!(s["bottlenecks"]["endpoints"][0]["failed"], 0, "{s}");
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod errors;
 mod flows;
 mod measurement;
 mod models;
+mod observe;
 mod scenarios;
 mod signals;
 mod thresholds;

@@ -24,6 +24,10 @@ pub const CPU_SATURATED: f64 = 0.85;
 pub const GC_SATURATED: f64 = 0.10;
 /// Fill level of heap, memory, connections or descriptors that counts as full.
 pub const FULL: f64 = 0.90;
+/// Share of the window's scrapes a pool or thread set must spend at its
+/// maximum to count as full even when its mean is lower (a window that starts
+/// on the ramp, before the plateau).
+pub const AT_MAX_SHARE: f64 = 0.5;
 /// Mean waiting count at or above which a pool or queue is backed up.
 pub const BACKED_UP: f64 = 0.5;
 
@@ -467,7 +471,7 @@ fn hikari(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
         });
         let full = m.is_some_and(|m| {
             m > 0.0
-                && (a.mean >= FULL * m || active_share(active, w, Some(m)).unwrap_or(0.0) >= 0.8)
+                && (a.mean >= FULL * m || active_share(active, w, Some(m)).unwrap_or(0.0) >= AT_MAX_SHARE)
         });
         let waiting = p.is_some_and(|p| p.mean >= BACKED_UP);
         if timed_out > 0.0 || (full && waiting) {
@@ -561,7 +565,7 @@ fn threads(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
             });
             let full = m.is_some_and(|m| {
                 m > 0.0
-                    && (b.mean >= FULL * m || active_share(busy, w, Some(m)).unwrap_or(0.0) >= 0.8)
+                    && (b.mean >= FULL * m || active_share(busy, w, Some(m)).unwrap_or(0.0) >= AT_MAX_SHARE)
             });
             let queued = q.is_some_and(|q| q.mean >= BACKED_UP);
             if full {

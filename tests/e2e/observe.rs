@@ -1,0 +1,380 @@
+//! Observing the target: scrapes during a run, the bottleneck table against the
+//! demo target configured to run out of one resource or the other, a real
+//! node_exporter, failures that are recorded and not fatal, secrets kept out.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use pado_testkit::TestServer;
+use serde_json::Value;
+
+use crate::harness::{pado_bin, run, tmp, write_file};
+
+/// A child process killed on drop (a failing test must not leave it running).
+struct Kid(Child);
+
+impl Drop for Kid {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The demo target as its own process (so that its CPU figures are its own,
+/// not those of the test process's other servers), with `args`.
+fn demo_target(args: &[&str]) -> (Kid, String) {
+    let mut child = Command::new(pado_bin())
+        .args(["target", "serve", "--port", "0", "--exit-after", "2m"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let kid = Kid(child);
+    let mut url = String::new();
+    for line in BufReader::new(out).lines().map_while(Result::ok) {
+        if let Some(u) = line.strip_prefix("listening on ") {
+            url = u.trim().to_string();
+            break;
+        }
+    }
+    assert!(url.starts_with("http://127.0.0.1:"), "target did not start");
+    (kid, url)
+}
+
+fn row<'a>(s: &'a Value, component: &str) -> &'a Value {
+    s["bottlenecks"]["components"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["component"] == component))
+        .unwrap_or_else(|| panic!("no `{component}` row: {:#}", s["bottlenecks"]))
+}
+
+/// Ramp a DB-bound route from 2 to 40 VUs against a target with `args`.
+fn overload(name: &str, args: &[&str]) -> Value {
+    let (_kid, url) = demo_target(args);
+    let r = run(
+        name,
+        &[
+            "--url",
+            &format!("{url}/api/posts/5"),
+            "--stages",
+            "2s:2,2s:2,1s:40,5s:40",
+            "--observe",
+            &format!("{url}/metrics"),
+            "--observe-interval",
+            "500ms",
+            "--target",
+            &url,
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(
+        r.stdout()
+            .contains("bottlenecks: target metrics at saturation"),
+        "{}",
+        r.stdout()
+    );
+    r.summary()
+}
+
+#[test]
+fn attribution_names_the_connection_pool_when_it_is_the_limit() {
+    // 16 workers share 2 connections held 20 ms per query: ~100 req/s, the pool
+    // is full and workers wait for it.
+    let s = overload(
+        "obs-pool",
+        &[
+            "--workers",
+            "16",
+            "--pool-size",
+            "2",
+            "--query-cost",
+            "20ms",
+            "--cache-size",
+            "0",
+        ],
+    );
+    let pool = row(&s, "DB pool HikariPool-1");
+    assert_eq!(pool["verdict"], "yes", "{:#}", s["bottlenecks"]);
+    assert_eq!(pool["endpoint"], "app", "the target's own origin is `app`");
+    assert!(
+        pool["state"].as_str().unwrap().contains("/2 active"),
+        "{pool}"
+    );
+    let workers = row(&s, "Worker pool `http`");
+    assert_eq!(workers["verdict"], "consequence", "{:#}", s["bottlenecks"]);
+    assert!(
+        workers["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("waits on DB pool"),
+        "{workers}"
+    );
+    assert_eq!(row(&s, "CPU (process)")["verdict"], "no");
+    assert!(s["bottlenecks"]["limit"]
+        .as_str()
+        .unwrap()
+        .contains("DB pool HikariPool-1"));
+    assert!(
+        s["verdict"].as_array().unwrap().iter().any(|v| v
+            .as_str()
+            .unwrap()
+            .contains("the limit at that load: DB pool")),
+        "{:#}",
+        s["verdict"]
+    );
+}
+
+#[test]
+fn attribution_names_the_worker_pool_when_it_is_the_limit() {
+    // The same service with 2 workers and 16 connections: workers run out first.
+    let s = overload(
+        "obs-workers",
+        &[
+            "--workers",
+            "2",
+            "--pool-size",
+            "16",
+            "--query-cost",
+            "20ms",
+            "--cache-size",
+            "0",
+        ],
+    );
+    let workers = row(&s, "Worker pool `http`");
+    assert_eq!(workers["verdict"], "yes", "{:#}", s["bottlenecks"]);
+    assert!(
+        workers["state"].as_str().unwrap().contains("/2 busy"),
+        "{workers}"
+    );
+    assert_eq!(row(&s, "DB pool HikariPool-1")["verdict"], "no");
+    assert!(s["bottlenecks"]["limit"]
+        .as_str()
+        .unwrap()
+        .contains("Worker pool"));
+}
+
+#[test]
+fn scrape_failures_are_recorded_and_the_run_goes_on() {
+    let server = TestServer::start();
+    let refused = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let r = run(
+        "obs-fail",
+        &[
+            "--url",
+            &server.url("/"),
+            "--vus",
+            "2",
+            "--duration",
+            "2s",
+            "--observe",
+            &format!("down=http://127.0.0.1:{refused}/metrics"),
+            "--observe",
+            &format!("bad={}", server.url("/status/503")),
+            "--observe",
+            &format!("good={}", server.url("/metrics")),
+            "--observe-interval",
+            "500ms",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    let eps = s["bottlenecks"]["endpoints"].as_array().unwrap();
+    let ep = |n: &str| eps.iter().find(|e| e["name"] == n).unwrap().clone();
+    let down = ep("down");
+    assert!(down["scrapes"].as_u64().unwrap() >= 4, "{down}");
+    assert_eq!(down["failed"], down["scrapes"]);
+    assert!(
+        down["errors"]["connect_refused"].as_u64().unwrap() >= 4,
+        "{down}"
+    );
+    assert!(ep("bad")["errors"]["http_503"].as_u64().unwrap() >= 4);
+    assert_eq!(ep("good")["failed"], 0);
+    let out = r.stdout();
+    assert!(out.contains("scrapes of `down` failed"), "{out}");
+    // The load itself was unaffected: every request pado counted reached the server.
+    let served = server.stats().by_path.get("/").copied().unwrap_or(0);
+    assert_eq!(s["requests"].as_f64().unwrap() as u64, served);
+    // The good endpoint's counter saw the load (scrapes excluded).
+    let text = std::fs::read_to_string(r.dir.join("observe.jsonl")).unwrap();
+    assert!(text.contains("testkit_requests_total"));
+}
+
+#[test]
+fn observe_headers_come_from_the_environment_and_stay_out_of_the_results() {
+    let server = TestServer::start();
+    let dir = tmp("obs-secret");
+    let file = write_file(
+        &dir,
+        "s.yaml",
+        &format!(
+            "target: {}\nobserve:\n  interval: 300ms\n  endpoints:\n    - {{ name: svc, url: /metrics, headers: {{ Authorization: \"Bearer {{{{ env.PADO_E2E_METRICS_TOKEN }}}}\" }} }}\nscenarios:\n  a: {{ executor: constant-vus, vus: 1, duration: 1s, flow: [{{ request: \"GET /\" }}] }}\n",
+            server.base_url()
+        ),
+    );
+    let out_dir = dir.join("out");
+    let out = Command::new(pado_bin())
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "-q",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .env("PADO_E2E_METRICS_TOKEN", "tok-ssh-3e1f")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent = server
+        .records()
+        .into_iter()
+        .filter(|r| r.path == "/metrics")
+        .filter(|r| {
+            r.headers
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("authorization") && v == "Bearer tok-ssh-3e1f")
+        })
+        .count();
+    assert!(sent >= 3, "scrapes carried the header");
+    for f in std::fs::read_dir(&out_dir).unwrap() {
+        let p = f.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        assert!(!text.contains("tok-ssh-3e1f"), "secret in {}", p.display());
+    }
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!all.contains("tok-ssh-3e1f"));
+
+    // Unset, it is a clear error before anything runs.
+    let out = Command::new(pado_bin())
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "-q",
+            "--out",
+            dir.join("out2").to_str().unwrap(),
+        ])
+        .env_remove("PADO_E2E_METRICS_TOKEN")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("observe.endpoints[0].headers.Authorization")
+            && err.contains("PADO_E2E_METRICS_TOKEN"),
+        "{err}"
+    );
+}
+
+/// Debian's node_exporter, on a free loopback port (scripts/test.sh installs it).
+fn node_exporter() -> (Kid, String) {
+    let bin = ["/usr/bin/prometheus-node-exporter", "/usr/local/bin/node_exporter"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).is_file())
+        .expect("prometheus-node-exporter is not installed: run scripts/test.sh, which installs it with apt-get");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let kid = Kid(Command::new(bin)
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap());
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return (kid, url);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("node_exporter did not listen on {port}");
+}
+
+#[test]
+fn a_real_node_exporter_is_scraped_and_read() {
+    let (_kid, node) = node_exporter();
+    let server = TestServer::start();
+    let r = run(
+        "obs-node",
+        &[
+            "--url",
+            &server.url("/"),
+            "--vus",
+            "2",
+            "--duration",
+            "3s",
+            "--observe",
+            &node,
+            "--observe-interval",
+            "500ms",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    let ep = &s["bottlenecks"]["endpoints"][0];
+    assert_eq!(
+        ep["name"],
+        "127.0.0.1:".to_string() + node.split(':').nth(2).unwrap().trim_end_matches("/metrics")
+    );
+    assert_eq!(ep["failed"], 0, "{ep}");
+    assert!(
+        ep["samples"].as_u64().unwrap() > 200,
+        "a real exporter page: {ep}"
+    );
+    // Every line of the real exposition parsed.
+    let text = std::fs::read_to_string(r.dir.join("observe.jsonl")).unwrap();
+    assert!(
+        !text.contains("\"bad_lines\""),
+        "unparsed lines in node_exporter output"
+    );
+    let cpu = row(&s, "CPU (machine)");
+    let cores = num_cpus_online();
+    assert!(
+        cpu["state"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("of {cores} cores")),
+        "{cpu}"
+    );
+    let u = cpu["utilisation"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&u), "{cpu}");
+    let mem = row(&s, "Memory (machine)");
+    assert!(mem["state"].as_str().unwrap().contains("used of"), "{mem}");
+    // Charted in the report.
+    let html = std::fs::read_to_string(r.dir.join("report.html")).unwrap();
+    assert!(html.contains("CPU (machine)") && html.contains("id=\"chart-obs-0\""));
+}
+
+/// CPUs the kernel has online (node_exporter counts these, whatever pado's affinity).
+fn num_cpus_online() -> usize {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .map(|s| {
+            s.trim()
+                .split(',')
+                .map(|r| match r.split_once('-') {
+                    Some((a, b)) => {
+                        b.parse::<usize>().unwrap_or(0) - a.parse::<usize>().unwrap_or(0) + 1
+                    }
+                    None => 1,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
