@@ -25,7 +25,7 @@ if [ ${#need[@]} -gt 0 ]; then
       made_policy=1
     fi
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-    [ $made_policy = 1 ] && rm -f /usr/sbin/policy-rc.d
+    if [ $made_policy = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
   else
     echo "warning: ${need[*]} missing and cannot be installed here; tests that need them fail" >&2
   fi
