@@ -471,7 +471,8 @@ fn hikari(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
         });
         let full = m.is_some_and(|m| {
             m > 0.0
-                && (a.mean >= FULL * m || active_share(active, w, Some(m)).unwrap_or(0.0) >= AT_MAX_SHARE)
+                && (a.mean >= FULL * m
+                    || active_share(active, w, Some(m)).unwrap_or(0.0) >= AT_MAX_SHARE)
         });
         let waiting = p.is_some_and(|p| p.mean >= BACKED_UP);
         if timed_out > 0.0 || (full && waiting) {
@@ -504,33 +505,49 @@ fn active_share(active: &ObservedSeries, w: &Window, max: Option<f64>) -> Option
     share_where(active, w, |v| v >= m)
 }
 
+/// Names of one thread-pool family: busy and max gauges, an optional queue gauge,
+/// the label that tells pools apart, and the name shown.
+struct ThreadFamily {
+    busy: &'static str,
+    max: &'static str,
+    queue: Option<&'static str>,
+    label: Option<&'static str>,
+    display: &'static str,
+}
+
 fn threads(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
     let mut out = Vec::new();
-    // (busy, max, queue, label grouping, display)
-    let families: [(&str, &str, Option<&str>, Option<&str>, &str); 3] = [
-        (
-            "tomcat_threads_busy_threads",
-            "tomcat_threads_config_max_threads",
-            None,
-            Some("name"),
-            "Tomcat threads",
-        ),
-        (
-            "jetty_threads_busy",
-            "jetty_threads_config_max",
-            Some("jetty_threads_jobs"),
-            None,
-            "Jetty threads",
-        ),
-        (
-            "executor_active_threads",
-            "executor_pool_max_threads",
-            Some("executor_queued_tasks"),
-            Some("name"),
-            "Worker pool",
-        ),
+    let families = [
+        ThreadFamily {
+            busy: "tomcat_threads_busy_threads",
+            max: "tomcat_threads_config_max_threads",
+            queue: None,
+            label: Some("name"),
+            display: "Tomcat threads",
+        },
+        ThreadFamily {
+            busy: "jetty_threads_busy",
+            max: "jetty_threads_config_max",
+            queue: Some("jetty_threads_jobs"),
+            label: None,
+            display: "Jetty threads",
+        },
+        ThreadFamily {
+            busy: "executor_active_threads",
+            max: "executor_pool_max_threads",
+            queue: Some("executor_queued_tasks"),
+            label: Some("name"),
+            display: "Worker pool",
+        },
     ];
-    for (busy_n, max_n, queue_n, label, display) in families {
+    for ThreadFamily {
+        busy: busy_n,
+        max: max_n,
+        queue: queue_n,
+        label,
+        display,
+    } in families
+    {
         let group = label.unwrap_or("");
         let maxes = e.by_label(max_n, group);
         let queues = queue_n.map(|q| e.by_label(q, group)).unwrap_or_default();
@@ -565,7 +582,8 @@ fn threads(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
             });
             let full = m.is_some_and(|m| {
                 m > 0.0
-                    && (b.mean >= FULL * m || active_share(busy, w, Some(m)).unwrap_or(0.0) >= AT_MAX_SHARE)
+                    && (b.mean >= FULL * m
+                        || active_share(busy, w, Some(m)).unwrap_or(0.0) >= AT_MAX_SHARE)
             });
             let queued = q.is_some_and(|q| q.mean >= BACKED_UP);
             if full {
