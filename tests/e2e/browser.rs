@@ -31,6 +31,12 @@ fn the_report_renders_in_chromium_with_the_runs_numbers() {
         return;
     };
     let srv = TestServer::start();
+    // The demo target's metrics are observed, for the target charts and the table.
+    let target = pado_target::start(pado_target::TargetOptions {
+        posts: 200,
+        ..Default::default()
+    })
+    .unwrap();
     let dir = tmp("browser");
     let f = write_file(
         &dir,
@@ -40,6 +46,9 @@ fn the_report_renders_in_chromium_with_the_runs_numbers() {
 target: {}
 thresholds:
   http_req_duration: ["p(95) < 2000"]
+observe:
+  interval: 300ms
+  endpoints: [ {{ name: "앱 <i>", url: "{}/metrics" }} ]
 scenarios:
   s:
     executor: ramping-vus
@@ -48,7 +57,8 @@ scenarios:
       - {{ weight: 3, name: "검색 <b>&", request: "GET /delay/5", check: {{ status: 200 }} }}
       - {{ weight: 1, name: bad, request: "GET /status/503" }}
 "#,
-            srv.base_url()
+            srv.base_url(),
+            target.base_url()
         ),
     );
     let r = run("browser", &[f.to_str().unwrap()]);
@@ -83,7 +93,14 @@ scenarios:
         .collect();
     assert!(console_errors.is_empty(), "console: {console_errors:?}");
     // Charts were drawn by the page's script.
-    for id in ["chart-vus", "chart-rps", "chart-latency", "chart-errors"] {
+    for id in [
+        "chart-vus",
+        "chart-rps",
+        "chart-latency",
+        "chart-errors",
+        "chart-obs-0",
+        "chart-obs-1",
+    ] {
         let at = dom
             .find(&format!("id=\"{id}\""))
             .unwrap_or_else(|| panic!("{id} missing"));
@@ -96,6 +113,7 @@ scenarios:
         "table-thresholds",
         "table-checks",
         "table-phases",
+        "table-bottlenecks",
     ] {
         assert!(dom.contains(&format!("id=\"{id}\"")), "{id} missing");
     }
@@ -114,6 +132,12 @@ scenarios:
     }
     // User input is text, never markup.
     assert!(!dom.contains("<script>alert(1)</script>"));
+    assert!(dom.contains("앱 &lt;i&gt;") && !dom.contains("앱 <i>"));
+    let table = dom.split("id=\"table-bottlenecks\"").nth(1).unwrap();
+    let table = &table[..table.find("</table>").unwrap()];
+    for row in s["bottlenecks"]["components"].as_array().unwrap() {
+        assert!(table.contains(row["component"].as_str().unwrap()), "{row}");
+    }
     assert!(dom.contains("검색"));
     assert!(dom.contains("p(95) &lt; 2000"));
 }

@@ -420,7 +420,7 @@ fn bottleneck_section(o: &mut String, b: &pado_analysis::attribution::Attributio
         .collect();
     table(
         o,
-        "bottlenecks",
+        "table-bottlenecks",
         &[
             "component",
             "<endpoint",
