@@ -51,6 +51,9 @@ pub struct Comparison {
     pub method: String,
     /// Rows.
     pub rows: Vec<CompareRow>,
+    /// Per run, the component its bottleneck table named as the limit (runs that
+    /// observed the target): a fix shows as the limit moving elsewhere.
+    pub limits: Vec<Option<String>>,
 }
 
 /// One run as the comparison reads it.
@@ -129,6 +132,13 @@ fn samples(
         .collect()
 }
 
+fn limits_of(sides: &[Side<'_>]) -> Vec<Option<String>> {
+    sides
+        .iter()
+        .map(|s| s.summary.bottlenecks.as_ref().and_then(|b| b.limit.clone()))
+        .collect()
+}
+
 /// Compare runs against the first.
 pub fn compare(sides: &[Side<'_>]) -> Comparison {
     let mut rows = Vec::new();
@@ -137,6 +147,7 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
             runs: sides.iter().map(|s| s.label.clone()).collect(),
             method: METHOD.into(),
             rows,
+            limits: limits_of(sides),
         };
     }
     let all = |p: &SecondPoint| Some(p.all);
@@ -313,6 +324,7 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
         runs: sides.iter().map(|s| s.label.clone()).collect(),
         method: METHOD.into(),
         rows,
+        limits: limits_of(sides),
     }
 }
 
@@ -332,13 +344,17 @@ pub fn render_compare(c: &Comparison) -> String {
     for (i, r) in c.runs.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  {} {}",
+            "  {} {}{}",
             if i == 0 {
                 "A (baseline)"
             } else {
                 &"BCDEFGH"[i - 1..i]
             },
-            r
+            r,
+            match c.limits.get(i).and_then(|l| l.as_ref()) {
+                Some(l) => format!("   limit: {l}"),
+                None => String::new(),
+            }
         );
     }
     let _ = writeln!(out);
@@ -385,9 +401,13 @@ pub fn render_compare_html(c: &Comparison) -> String {
     for (i, r) in c.runs.iter().enumerate() {
         let _ = write!(
             h,
-            "<li>{}{}</li>",
+            "<li>{}{}{}</li>",
             esc(r),
-            if i == 0 { " (baseline)" } else { "" }
+            if i == 0 { " (baseline)" } else { "" },
+            match c.limits.get(i).and_then(|l| l.as_ref()) {
+                Some(l) => format!(" — limit: {}", esc(l)),
+                None => String::new(),
+            }
         );
     }
     h.push_str("</ol>\n<table id=\"table-compare\"><thead><tr><th class=\"name\">metric</th>");
