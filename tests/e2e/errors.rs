@@ -63,11 +63,7 @@ fn stalls_time_out_at_the_request_timeout() {
 
 #[test]
 fn refused_connections_are_counted() {
-    // Bind and drop to find a port nobody listens on.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = crate::harness::free_port();
     let url = format!("http://127.0.0.1:{port}/");
     let r = run(
         "refused",

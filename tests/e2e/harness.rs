@@ -104,3 +104,10 @@ pub fn num(v: &Value, path: &str) -> f64 {
     cur.as_f64()
         .unwrap_or_else(|| panic!("{path} missing in {v:#}"))
 }
+
+/// A loopback port nobody listens on (bound, then released), for refused
+/// connections and for servers started by the tests.
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}

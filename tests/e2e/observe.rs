@@ -9,7 +9,7 @@ use std::time::Duration;
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{pado_bin, run, tmp, write_file};
+use crate::harness::{free_port, pado_bin, run, tmp, write_file};
 
 /// A child process killed on drop (a failing test must not leave it running).
 struct Kid(Child);
@@ -52,10 +52,21 @@ fn row<'a>(s: &'a Value, component: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no `{component}` row: {:#}", s["bottlenecks"]))
 }
 
-/// Ramp a DB-bound route from 2 to 40 VUs against a target with `args`; the
-/// summary and the result directory.
-fn overload(name: &str, args: &[&str]) -> (Value, std::path::PathBuf) {
-    let (_kid, url) = demo_target(args);
+/// Ramp a DB-bound route from 2 to 40 VUs against a target with `workers`
+/// workers and `pool` connections held 20 ms per query (no cache); the summary
+/// and the result directory.
+fn overload(name: &str, workers: u32, pool: u32) -> (Value, std::path::PathBuf) {
+    let (w, p) = (workers.to_string(), pool.to_string());
+    let (_kid, url) = demo_target(&[
+        "--workers",
+        &w,
+        "--pool-size",
+        &p,
+        "--query-cost",
+        "20ms",
+        "--cache-size",
+        "0",
+    ]);
     let r = run(
         name,
         &[
@@ -73,8 +84,7 @@ fn overload(name: &str, args: &[&str]) -> (Value, std::path::PathBuf) {
     );
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert!(
-        r.stdout()
-            .contains("bottlenecks: target metrics at "),
+        r.stdout().contains("bottlenecks: target metrics at "),
         "{}",
         r.stdout()
     );
@@ -85,19 +95,7 @@ fn overload(name: &str, args: &[&str]) -> (Value, std::path::PathBuf) {
 fn attribution_names_the_real_limit_and_compare_shows_it_move() {
     // 16 workers share 4 connections held 20 ms per query: ~200 req/s, 2 VUs
     // use half of it; at 40 VUs the pool is full and workers wait for it.
-    let (s, pool_dir) = overload(
-        "obs-pool",
-        &[
-            "--workers",
-            "16",
-            "--pool-size",
-            "4",
-            "--query-cost",
-            "20ms",
-            "--cache-size",
-            "0",
-        ],
-    );
+    let (s, pool_dir) = overload("obs-pool", 16, 4);
     let pool = row(&s, "DB pool HikariPool-1");
     assert_eq!(pool["verdict"], "yes", "{:#}", s["bottlenecks"]);
     assert_eq!(pool["endpoint"], "app", "the target's own origin is `app`");
@@ -120,28 +118,17 @@ fn attribution_names_the_real_limit_and_compare_shows_it_move() {
         .unwrap()
         .contains("DB pool HikariPool-1"));
     assert!(
-        s["verdict"].as_array().unwrap().iter().any(|v| v
-            .as_str()
+        s["verdict"]
+            .as_array()
             .unwrap()
-            .contains("DB pool HikariPool-1 (app)")),
+            .iter()
+            .any(|v| v.as_str().unwrap().contains("DB pool HikariPool-1 (app)")),
         "{:#}",
         s["verdict"]
     );
 
     // The same service with 4 workers and 16 connections: workers run out first.
-    let (s, worker_dir) = overload(
-        "obs-workers",
-        &[
-            "--workers",
-            "4",
-            "--pool-size",
-            "16",
-            "--query-cost",
-            "20ms",
-            "--cache-size",
-            "0",
-        ],
-    );
+    let (s, worker_dir) = overload("obs-workers", 4, 16);
     let workers = row(&s, "Worker pool `http`");
     assert_eq!(workers["verdict"], "yes", "{:#}", s["bottlenecks"]);
     assert!(
@@ -177,10 +164,7 @@ fn attribution_names_the_real_limit_and_compare_shows_it_move() {
 #[test]
 fn scrape_failures_are_recorded_and_the_run_goes_on() {
     let server = TestServer::start();
-    let refused = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let refused = free_port();
     let r = run(
         "obs-fail",
         &[
@@ -303,10 +287,7 @@ fn node_exporter() -> (Kid, String) {
         .into_iter()
         .find(|p| std::path::Path::new(p).is_file())
         .expect("prometheus-node-exporter is not installed: run scripts/test.sh, which installs it with apt-get");
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = free_port();
     let kid = Kid(Command::new(bin)
         .arg(format!("--web.listen-address=127.0.0.1:{port}"))
         .stdout(Stdio::null())

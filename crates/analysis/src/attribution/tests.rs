@@ -35,23 +35,14 @@ fn counter(
     labels: &[(&str, &str)],
     per_s: impl Fn(f64) -> f64,
 ) -> ObservedSeries {
-    // Integrate the per-second rate.
+    // The counter at t is the integral of the rate over the seconds before it.
+    let mut s = series(ep, name, labels, MetricType::Counter, |_| 0.0);
     let mut acc = 0.0;
-    let mut pts = Vec::new();
-    for t in 0..60 {
-        pts.push((t as f64, acc));
-        acc += per_s(t as f64);
+    for p in s.points.iter_mut() {
+        p.1 = acc;
+        acc += per_s(p.0);
     }
-    ObservedSeries {
-        endpoint: ep.into(),
-        name: name.into(),
-        labels: labels
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect(),
-        kind: MetricType::Counter,
-        points: pts,
-    }
+    s
 }
 
 fn obs(endpoints: &[(&str, &str)], series: Vec<ObservedSeries>) -> Observations {
@@ -171,15 +162,20 @@ fn find<'a>(a: &'a Attribution, name: &str) -> &'a Component {
         .unwrap_or_else(|| panic!("no `{name}` in {:#?}", a.components))
 }
 
-#[test]
-fn worker_pool_limit_when_connections_are_free() {
+/// The table for series of one endpoint `app`, over the fixed windows.
+fn attribute_app(series: Vec<ObservedSeries>) -> Attribution {
     let (w, b) = windows_fixed();
-    let a = attribute(
-        &obs(&[("app", "http://127.0.0.1:8080/metrics")], spring(false)),
+    attribute(
+        &obs(&[("app", "http://127.0.0.1:8080/metrics")], series),
         w,
         b,
         true,
-    );
+    )
+}
+
+#[test]
+fn worker_pool_limit_when_connections_are_free() {
+    let a = attribute_app(spring(false));
     assert_eq!(
         find(&a, "Worker pool").verdict,
         Verdict::Yes,
@@ -202,13 +198,7 @@ fn worker_pool_limit_when_connections_are_free() {
 
 #[test]
 fn connection_pool_limit_makes_busy_workers_a_consequence() {
-    let (w, b) = windows_fixed();
-    let a = attribute(
-        &obs(&[("app", "http://127.0.0.1:8080/metrics")], spring(true)),
-        w,
-        b,
-        true,
-    );
+    let a = attribute_app(spring(true));
     let pool = find(&a, "DB pool");
     assert_eq!(pool.verdict, Verdict::Yes, "{:#?}", a.components);
     assert!(
