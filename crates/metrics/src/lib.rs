@@ -10,6 +10,7 @@
 
 pub mod aggregator;
 pub mod error_kind;
+pub mod generator;
 pub mod latency;
 pub mod result_dir;
 pub mod sample;
@@ -17,6 +18,7 @@ pub mod series;
 
 pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage};
 pub use error_kind::ErrorKind;
+pub use generator::{GeneratorSecond, GeneratorStats, LagHistogram, LAG_BUCKETS_US};
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use result_dir::{
     ResultDir, ResultError, RunMeta, ScenarioMeta, StageMark, ThresholdSpec, TimelineWriter,
