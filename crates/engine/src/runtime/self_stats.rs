@@ -131,6 +131,7 @@ impl ThreadClock {
     }
 
     /// Whether run-queue wait is available (the `schedstat` file could be read).
+    #[cfg(test)]
     pub fn has_wait(&self) -> bool {
         self.schedstat.is_some()
     }
