@@ -125,6 +125,11 @@ pub struct Summary {
     /// Trend of the per-second mean latency over the run (runs of 30 s or more).
     #[serde(default)]
     pub drift: Option<pado_analysis::drift::Drift>,
+    /// Generator self-check: whether pado itself was saturated or starved (CPU,
+    /// run-queue wait, event-loop lag, late starts), with the figures and a sentence
+    /// saying by how much. `None` for result directories without generator figures.
+    #[serde(default)]
+    pub generator: Option<pado_analysis::self_check::GeneratorCheck>,
     /// A short plain-language verdict.
     #[serde(default)]
     pub verdict: Vec<String>,
@@ -163,6 +168,9 @@ pub struct LoadedRun {
     pub step_names: Vec<String>,
     /// Failure categories the points refer to by index ([`SecondPoint::errors`]).
     pub error_names: Vec<String>,
+    /// Every event-loop probe wake-up of the run, all workers merged: the run's lag
+    /// percentiles for the generator self-check.
+    pub generator_lag: pado_metrics::LagHistogram,
 }
 
 /// Read a result directory, streaming its timeline (one second decoded at a time).
@@ -301,6 +309,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
                 .filter_map(|p| p.all.latency.map(|l| (p.t as f64, l.mean_us / 1000.0)))
                 .collect::<Vec<_>>(),
         ),
+        generator: generator_check(run, any_open),
         verdict: Vec::new(),
         steps,
         tagged,
@@ -324,7 +333,42 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         warnings,
     };
     summary.verdict = verdict(&summary);
+    if let Some(g) = summary.generator.as_ref().filter(|g| g.saturated) {
+        // First and loud: every other figure of the run is suspect.
+        let loud = format!("{GENERATOR_SATURATED}: {}", g.message);
+        summary.verdict.insert(0, loud.clone());
+        summary.warnings.insert(0, loud);
+    }
     Ok(summary)
+}
+
+/// How the self-check's finding starts, in the verdict, the warnings and the terminal
+/// summary: one fixed phrase that scripts and people can look for.
+pub const GENERATOR_SATURATED: &str =
+    "GENERATOR SATURATED (these results measure pado, not the target)";
+
+/// The generator self-check over the run's per-second generator figures.
+fn generator_check(
+    run: &LoadedRun,
+    any_open: bool,
+) -> Option<pado_analysis::self_check::GeneratorCheck> {
+    use pado_analysis::self_check::{check, GenSecond, RunFigures};
+    let seconds: Vec<GenSecond> = run.points.iter().filter_map(|p| p.generator).collect();
+    let sc = run.totals.all_scenarios();
+    let lag = &run.generator_lag;
+    check(
+        &seconds,
+        &RunFigures {
+            cores_allowed: run.meta.cores_allowed,
+            workers: run.meta.workers,
+            lag_p99_ms: lag.quantile_us(0.99) as f64 / 1000.0,
+            lag_max_ms: lag.max_us as f64 / 1000.0,
+            open_model: any_open,
+            iterations_started: sc.iterations + sc.interrupted,
+            late_iterations: sc.late,
+            dropped_iterations: sc.dropped,
+        },
+    )
 }
 
 /// The load samples of a run for the saturation analysis: active VUs, requests and

@@ -11,8 +11,10 @@
 
 use std::collections::BTreeMap;
 
+use pado_analysis::self_check::GenSecond;
 use pado_metrics::{
-    ErrorKind, LatencyHistogram, Phase, RunMeta, SecondRecord, SeriesKey, SeriesStats, Totals,
+    ErrorKind, GeneratorSecond, LagHistogram, LatencyHistogram, Phase, RunMeta, SecondRecord,
+    SeriesKey, SeriesStats, Totals,
 };
 
 use crate::stages::{second_in_window, StageAcc};
@@ -101,6 +103,24 @@ pub struct SecondPoint {
     /// over the series of the second that had failed requests: index into
     /// [`LoadedRun::error_names`], count.
     pub errors: Box<[(u32, u64)]>,
+    /// The generator's own CPU, run-queue wait and event-loop lag in this second, for
+    /// the self-check and its chart; `None` in result directories written before pado
+    /// measured itself.
+    pub generator: Option<GenSecond>,
+}
+
+/// The self-check's view of one second's generator figures.
+pub fn gen_second(t: u32, g: &GeneratorSecond) -> GenSecond {
+    GenSecond {
+        t,
+        span_s: g.span_s(),
+        cores: g.cores(),
+        busy_max: g.busy_max,
+        wait_share: g.wait_share(),
+        wait_max: g.wait_max,
+        lag_p99_ms: g.lag_p99_us as f64 / 1000.0,
+        lag_max_ms: g.lag.max_us as f64 / 1000.0,
+    }
 }
 
 impl SecondPoint {
@@ -250,6 +270,7 @@ pub struct RunFold {
     points: Vec<SecondPoint>,
     steps: Interner,
     errors: Interner,
+    generator_lag: LagHistogram,
 }
 
 impl RunFold {
@@ -263,6 +284,7 @@ impl RunFold {
             points: Vec::new(),
             steps: Interner::default(),
             errors: Interner::default(),
+            generator_lag: LagHistogram::default(),
         }
     }
 
@@ -304,6 +326,9 @@ impl RunFold {
             .into_iter()
             .map(|(k, n)| (self.errors.get(&k), n))
             .collect();
+        if let Some(g) = &rec.generator {
+            self.generator_lag.merge(&g.lag);
+        }
         self.points.push(SecondPoint {
             t: rec.t,
             vus: rec.vus,
@@ -311,6 +336,7 @@ impl RunFold {
             all: all.point(),
             steps: steps.into_boxed_slice(),
             errors: errors.into_boxed_slice(),
+            generator: rec.generator.as_ref().map(|g| gen_second(rec.t, g)),
         });
 
         // Totals: everything but the series through `Totals::add_second`; the series
@@ -341,6 +367,7 @@ impl RunFold {
             stages,
             step_names: self.steps.names,
             error_names: self.errors.names,
+            generator_lag: self.generator_lag,
         }
     }
 }
