@@ -546,6 +546,44 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir.path());
     }
 
+    /// Generator figures survive the file and the fold: per second as the self-check
+    /// reads them, and every lag sample of the run merged.
+    #[test]
+    fn generator_figures_are_folded_from_the_file() {
+        let dir = tmpdir("gen");
+        dir.write_meta(&meta("gen", 3.0)).unwrap();
+        let mut w = dir.timeline_writer().unwrap();
+        let mut recs = Vec::new();
+        for t in 0..3 {
+            let rec = second(t, 2, vec![series("a", 3, 200, 1_000)]);
+            let rec = with_generator(rec, 0.5 + 0.2 * t as f64, 0.1, 4_000 * (t as u64 + 1));
+            let rec = with_generator(rec, 0.2, 0.3, 900);
+            w.write(&rec).unwrap();
+            recs.push(rec);
+        }
+        // A second only the teardown runner reported: no figures.
+        let last = second(3, 0, vec![]);
+        w.write(&last).unwrap();
+        drop(w);
+        let r = load(&dir).unwrap();
+        let mut lag = LagHistogram::default();
+        for (p, rec) in r.points.iter().zip(&recs) {
+            let g = rec.generator.as_ref().unwrap();
+            lag.merge(&g.lag);
+            let gp = p.generator.unwrap();
+            assert_eq!(gp, gen_second(rec.t, g));
+            assert_eq!(gp.lag_max_ms, 4.0 * (rec.t as f64 + 1.0));
+            assert!((gp.busy_max - (0.5 + 0.2 * rec.t as f64)).abs() < 1e-9);
+            assert!((gp.cores - (0.7 + 0.2 * rec.t as f64)).abs() < 1e-9);
+            assert!((gp.wait_share.unwrap() - 0.2).abs() < 1e-9);
+            assert_eq!(gp.wait_max, Some(0.3));
+        }
+        assert!(r.points[3].generator.is_none());
+        assert_eq!(r.generator_lag, lag);
+        assert_eq!(r.generator_lag.count(), 3 * 180);
+        let _ = std::fs::remove_dir_all(dir.path());
+    }
+
     #[test]
     fn points_hold_what_the_seconds_held() {
         let mut tagged = SeriesStats::new(SeriesKey {
