@@ -146,9 +146,12 @@ fn ratio(part: u64, whole: u64) -> f64 {
 pub struct GeneratorSecond {
     /// Workers that reported for this second.
     pub workers: u32,
-    /// Sum of the workers' measured spans (ns); divided by `workers` it is the wall
-    /// time one worker's figures cover (about 1 s).
+    /// Sum of the workers' measured spans (ns): what run-queue wait is a share of.
     pub wall_ns: u64,
+    /// Longest span of one worker (ns), about 1 s: what CPU in cores is per. (A
+    /// worker that ran out of VUs reports once more over a few ms; it must not halve
+    /// the second.)
+    pub span_ns: u64,
     /// CPU time of all workers (ns).
     pub cpu_ns: u64,
     /// Run-queue wait of the workers that know it (ns); `None` if none does.
@@ -168,6 +171,7 @@ impl GeneratorSecond {
     pub fn absorb(&mut self, g: &GeneratorStats) {
         self.workers += 1;
         self.wall_ns += g.wall_ns;
+        self.span_ns = self.span_ns.max(g.wall_ns);
         self.cpu_ns += g.cpu_ns;
         if let Some(w) = g.wait_ns {
             self.wait_ns = Some(self.wait_ns.unwrap_or(0) + w);
@@ -180,13 +184,10 @@ impl GeneratorSecond {
         self.lag.merge(&g.lag);
     }
 
-    /// Mean wall time one worker's figures cover, in seconds.
+    /// Wall time this second's figures cover, in seconds: the longest worker span
+    /// (about 1; a few ms for the run's last flush).
     pub fn span_s(&self) -> f64 {
-        if self.workers == 0 {
-            0.0
-        } else {
-            self.wall_ns as f64 / self.workers as f64 / 1e9
-        }
+        self.span_ns as f64 / 1e9
     }
 
     /// CPU used, in cores (CPU seconds per wall second).
@@ -263,6 +264,17 @@ mod tests {
         assert!((s.cores() - 1.04).abs() < 1e-9);
         assert!((s.wait_share().unwrap() - 0.155).abs() < 1e-9);
         assert!((s.span_s() - 1.0).abs() < 1e-9);
+        // A worker that ran out of VUs flushes once over a few ms: the second still
+        // spans 1 s, and its CPU adds, not halves, the cores.
+        let mut early = s;
+        early.absorb(&GeneratorStats {
+            wall_ns: 2_000_000,
+            cpu_ns: 1_000_000,
+            wait_ns: Some(0),
+            ..Default::default()
+        });
+        assert!((early.span_s() - 1.0).abs() < 1e-9);
+        assert!((early.cores() - 1.041).abs() < 1e-9, "{early:?}");
         // The busy worker's p99, not the merged one (which the idle worker's many
         // on-time samples would pull down).
         assert_eq!(s.lag_p99_us, 80_000);

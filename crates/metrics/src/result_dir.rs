@@ -343,6 +343,7 @@ struct WireSecond {
 struct WireGenerator {
     workers: u32,
     wall_ns: u64,
+    span_ns: u64,
     cpu_ns: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     wait_ns: Option<u64>,
@@ -375,6 +376,7 @@ impl WireGenerator {
         WireGenerator {
             workers: g.workers,
             wall_ns: g.wall_ns,
+            span_ns: g.span_ns,
             cpu_ns: g.cpu_ns,
             wait_ns: g.wait_ns,
             busy_max: g.busy_max,
@@ -405,6 +407,7 @@ impl WireGenerator {
         Ok(GeneratorSecond {
             workers: self.workers,
             wall_ns: self.wall_ns,
+            span_ns: self.span_ns,
             cpu_ns: self.cpu_ns,
             wait_ns: self.wait_ns,
             busy_max: self.busy_max,
@@ -726,7 +729,7 @@ mod tests {
         // A lag bucket this pado does not know is an error on its line, not a guess.
         fs::write(
             dir.path().join(TIMELINE_FILE),
-            "{\"t\":0,\"vus\":1,\"vus_max\":1,\"generator\":{\"workers\":1,\"wall_ns\":1,\"cpu_ns\":1,\"busy_max\":1.0,\"lag_p99_us\":0,\"lag_max_us\":0,\"lag_hist\":{\"123\":1}}}\n",
+            "{\"t\":0,\"vus\":1,\"vus_max\":1,\"generator\":{\"workers\":1,\"wall_ns\":1,\"span_ns\":1,\"cpu_ns\":1,\"busy_max\":1.0,\"lag_p99_us\":0,\"lag_max_us\":0,\"lag_hist\":{\"123\":1}}}\n",
         )
         .unwrap();
         let e = dir.read_timeline().unwrap_err().to_string();
