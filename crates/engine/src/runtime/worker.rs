@@ -121,9 +121,10 @@ impl WorkerCtx {
         })
     }
 
-    /// Measure this worker's own CPU, run-queue wait and event-loop lag from now on,
-    /// and send them with every second. Call on the worker's own thread: the clock
-    /// reads the calling thread's times.
+    /// Measure this worker's own CPU and run-queue wait from now on and send them,
+    /// with the event-loop lag its probe records ([`WorkerCtx::record_lag`]), with
+    /// every second. Call on the worker's own thread: the clock reads the calling
+    /// thread's times. Without it (the setup/teardown runner) no figures are sent.
     pub fn measure_self(&self) {
         *self.meter.borrow_mut() = Some(SelfMeter::start());
     }
