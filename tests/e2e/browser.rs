@@ -21,6 +21,8 @@ fn chromium() -> Option<&'static str> {
 
 #[test]
 fn the_report_renders_in_chromium_with_the_runs_numbers() {
+    // Runs pado or a browser outside `harness::run`: hold the machine shared.
+    let _machine = crate::harness::shared_machine();
     let Some(browser) = chromium() else {
         // The test command installs Chromium; without it this test cannot judge.
         assert!(

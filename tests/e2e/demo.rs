@@ -139,6 +139,8 @@ fn every_example_runs_against_the_local_servers() {
 
 #[test]
 fn demo_runs_end_to_end_in_its_short_form() {
+    // Runs pado or a browser outside `harness::run`: hold the machine shared.
+    let _machine = crate::harness::shared_machine();
     let dir = tmp("demo").join("result");
     let out = std::process::Command::new(pado_bin())
         .args(["demo", "--duration", "6s", "--quiet", "--out"])
@@ -184,6 +186,8 @@ fn demo_runs_end_to_end_in_its_short_form() {
 
 #[test]
 fn find_capacity_finds_the_configured_capacity_within_15_percent() {
+    // Runs pado or a browser outside `harness::run`: hold the machine shared.
+    let _machine = crate::harness::shared_machine();
     // 2 connections × 5 ms per query: at most 400 list requests per second.
     let t = target(2, 5);
     let capacity = pado_target::capacity_hint(&TargetOptions {

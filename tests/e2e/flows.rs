@@ -9,6 +9,8 @@ use crate::harness::{num, run, tmp, write_file};
 
 #[test]
 fn login_extract_token_create_extract_id_delete() {
+    // Runs pado or a browser outside `harness::run`: hold the machine shared.
+    let _machine = crate::harness::shared_machine();
     let srv = TestServer::start();
     let dir = tmp("flow");
     let f = write_file(

@@ -1,8 +1,10 @@
 //! Running the binary and reading its result directory.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde_json::Value;
 
@@ -20,6 +22,59 @@ pub fn tmp(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// The machine's CPUs, as far as the tests in this binary are concerned. Every test
+/// that runs pado or a server holds it shared; the generator self-check tests hold it
+/// exclusively, because they measure the machine itself (their busy loops would slow
+/// the others' timing, and the others' load would starve their unstarved control).
+static MACHINE: RwLock<()> = RwLock::new(());
+
+thread_local! {
+    static SHARED_DEPTH: Cell<u32> = const { Cell::new(0) };
+}
+
+/// A share of the machine ([`shared_machine`]); re-entrant on one thread, so a test
+/// that holds one can still call [`run`] (a nested read lock could deadlock behind a
+/// waiting writer).
+pub struct SharedMachine {
+    _guard: Option<RwLockReadGuard<'static, ()>>,
+}
+
+impl Drop for SharedMachine {
+    fn drop(&mut self) {
+        SHARED_DEPTH.with(|d| d.set(d.get() - 1));
+    }
+}
+
+/// Hold the machine shared with other ordinary tests for as long as the guard lives.
+pub fn shared_machine() -> SharedMachine {
+    SHARED_DEPTH.with(|d| {
+        let n = d.get();
+        d.set(n + 1);
+        SharedMachine {
+            _guard: (n == 0).then(|| MACHINE.read().unwrap_or_else(|e| e.into_inner())),
+        }
+    })
+}
+
+/// The machine held alone ([`exclusive_machine`]).
+pub struct ExclusiveMachine {
+    _guard: RwLockWriteGuard<'static, ()>,
+}
+
+impl Drop for ExclusiveMachine {
+    fn drop(&mut self) {
+        SHARED_DEPTH.with(|d| d.set(d.get() - 1));
+    }
+}
+
+/// Hold the machine alone (no other test runs pado meanwhile). [`run`] and
+/// [`shared_machine`] called while holding it take nothing more.
+pub fn exclusive_machine() -> ExclusiveMachine {
+    let g = MACHINE.write().unwrap_or_else(|e| e.into_inner());
+    SHARED_DEPTH.with(|d| d.set(d.get() + 1));
+    ExclusiveMachine { _guard: g }
 }
 
 /// Outcome of one run.
@@ -68,6 +123,7 @@ impl Run {
 
 /// Run `pado run ARGS --out <tmp> --quiet` and wait.
 pub fn run(name: &str, args: &[&str]) -> Run {
+    let _machine = shared_machine();
     let dir = tmp(name).join("result");
     let out = Command::new(pado_bin())
         .arg("run")
@@ -82,6 +138,7 @@ pub fn run(name: &str, args: &[&str]) -> Run {
 
 /// Run pado with arbitrary arguments.
 pub fn pado(args: &[&str]) -> Output {
+    let _machine = shared_machine();
     Command::new(pado_bin())
         .args(args)
         .output()

@@ -9,6 +9,7 @@ mod browser;
 mod demo;
 mod errors;
 mod flows;
+mod generator;
 mod measurement;
 mod models;
 mod observe;

@@ -38,6 +38,8 @@ fn interrupt(child: &std::process::Child) {
 
 #[test]
 fn ctrl_c_stops_gracefully_and_writes_the_summary() {
+    // Runs pado or a browser outside `harness::run`: hold the machine shared.
+    let _machine = crate::harness::shared_machine();
     let srv = TestServer::start();
     let dir = tmp("sigint").join("result");
     let child = spawn_run(&srv.url("/delay/100"), "4", &dir);
@@ -69,6 +71,8 @@ fn ctrl_c_stops_gracefully_and_writes_the_summary() {
 
 #[test]
 fn a_second_ctrl_c_exits_at_once() {
+    // Runs pado or a browser outside `harness::run`: hold the machine shared.
+    let _machine = crate::harness::shared_machine();
     let srv = TestServer::start();
     let dir = tmp("sigint2").join("result");
     let child = spawn_run(&srv.url("/hang"), "2", &dir);

@@ -9,6 +9,7 @@ pub mod metric_catalog;
 pub mod noise;
 pub mod planner;
 pub mod saturation;
+pub mod self_check;
 pub mod source;
 pub mod thresholds;
 

@@ -280,6 +280,7 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
         duration_s: 0.0,
         interrupted: false,
         workers: a.workers.unwrap_or_else(pado_engine::default_workers),
+        cores_allowed: pado_engine::allowed_cores(),
         scenarios: plan
             .scenarios
             .iter()

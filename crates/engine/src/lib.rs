@@ -15,5 +15,5 @@ pub mod runtime;
 
 pub use plan::{compile, PlanError, RunPlan};
 pub use runtime::{
-    default_workers, run, RunOptions, RunReport, StopState, ABORT, RUNNING, STOPPING,
+    allowed_cores, default_workers, run, RunOptions, RunReport, StopState, ABORT, RUNNING, STOPPING,
 };

@@ -11,6 +11,7 @@
 
 pub mod aggregator;
 pub mod error_kind;
+pub mod generator;
 pub mod latency;
 pub mod observed;
 pub mod result_dir;
@@ -19,6 +20,7 @@ pub mod series;
 
 pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage};
 pub use error_kind::ErrorKind;
+pub use generator::{GeneratorSecond, GeneratorStats, LagHistogram, LAG_BUCKETS_US};
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use observed::{
     read_observations, EndpointLog, MetricType, Observations, ObserveWriter, ObservedSeries,

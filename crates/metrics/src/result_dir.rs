@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::series::Phase;
 use crate::{
-    CheckCounts, ErrorKind, LatencyHistogram, ScenarioStats, SecondRecord, SeriesKey, SeriesStats,
-    Totals,
+    CheckCounts, ErrorKind, GeneratorSecond, LagHistogram, LatencyHistogram, ScenarioStats,
+    SecondRecord, SeriesKey, SeriesStats, Totals, LAG_BUCKETS_US,
 };
 
 /// Version of the result-directory format written by this build.
@@ -95,6 +95,11 @@ pub struct RunMeta {
     pub interrupted: bool,
     /// Worker threads that generated load.
     pub workers: usize,
+    /// Cores pado was allowed to use (`std::thread::available_parallelism`, which
+    /// honours CPU affinity and cgroup quotas): what the generator's CPU use is a
+    /// share of. 0 in files written before it was recorded (unknown).
+    #[serde(default)]
+    pub cores_allowed: usize,
     /// One line per scenario: name, executor, parameters.
     pub scenarios: Vec<ScenarioMeta>,
     /// Stage windows.
@@ -327,6 +332,90 @@ struct WireSecond {
     flows: Vec<WireScenario>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     checks: BTreeMap<String, CheckCounts>,
+    /// Absent in files written before pado measured itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    generator: Option<WireGenerator>,
+}
+
+/// [`GeneratorSecond`] on the wire: shares as numbers 0..=1, the lag histogram sparse
+/// (bucket upper bound in µs -> samples; the open last bucket is `inf`).
+#[derive(Serialize, Deserialize)]
+struct WireGenerator {
+    workers: u32,
+    wall_ns: u64,
+    span_ns: u64,
+    cpu_ns: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    wait_ns: Option<u64>,
+    busy_max: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    wait_max: Option<f64>,
+    lag_p99_us: u64,
+    lag_max_us: u64,
+    #[serde(default)]
+    lag_hist: BTreeMap<String, u64>,
+}
+
+impl WireGenerator {
+    fn from_second(g: &GeneratorSecond) -> Self {
+        let lag_hist = g
+            .lag
+            .counts
+            .iter()
+            .zip(LAG_BUCKETS_US)
+            .filter(|(n, _)| **n > 0)
+            .map(|(n, b)| {
+                let key = if b == u64::MAX {
+                    "inf".to_string()
+                } else {
+                    b.to_string()
+                };
+                (key, *n)
+            })
+            .collect();
+        WireGenerator {
+            workers: g.workers,
+            wall_ns: g.wall_ns,
+            span_ns: g.span_ns,
+            cpu_ns: g.cpu_ns,
+            wait_ns: g.wait_ns,
+            busy_max: g.busy_max,
+            wait_max: g.wait_max,
+            lag_p99_us: g.lag_p99_us,
+            lag_max_us: g.lag.max_us,
+            lag_hist,
+        }
+    }
+
+    fn into_second(self) -> Result<GeneratorSecond, String> {
+        let mut lag = LagHistogram {
+            max_us: self.lag_max_us,
+            ..Default::default()
+        };
+        for (bound, n) in self.lag_hist {
+            let b = if bound == "inf" {
+                u64::MAX
+            } else {
+                bound
+                    .parse()
+                    .map_err(|_| format!("lag bucket `{bound}` is not a number"))?
+            };
+            let i = LagHistogram::bucket_of_bound(b)
+                .ok_or_else(|| format!("lag bucket `{bound}` is not one of pado's bounds"))?;
+            lag.counts[i] += n;
+        }
+        Ok(GeneratorSecond {
+            workers: self.workers,
+            wall_ns: self.wall_ns,
+            span_ns: self.span_ns,
+            cpu_ns: self.cpu_ns,
+            wait_ns: self.wait_ns,
+            busy_max: self.busy_max,
+            wait_max: self.wait_max,
+            lag_p99_us: self.lag_p99_us,
+            lag,
+        })
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -371,6 +460,7 @@ impl WireSecond {
             scenarios: r.scenarios.iter().map(WireScenario::from_stats).collect(),
             flows: r.flows.iter().map(WireScenario::from_stats).collect(),
             checks: r.checks.clone(),
+            generator: r.generator.as_ref().map(WireGenerator::from_second),
         }
     }
 
@@ -390,6 +480,7 @@ impl WireSecond {
         };
         let scenarios = decode(self.scenarios)?;
         let flows = decode(self.flows)?;
+        let generator = self.generator.map(WireGenerator::into_second).transpose()?;
         Ok(SecondRecord {
             t: self.t,
             vus: self.vus,
@@ -398,6 +489,7 @@ impl WireSecond {
             scenarios,
             flows,
             checks: self.checks,
+            generator,
         })
     }
 }
@@ -533,14 +625,25 @@ mod tests {
         sc.iteration_duration.record(1234);
         let mut fl = ScenarioStats::new("default/write");
         fl.iterations = 7;
+        let mut gen = crate::GeneratorStats {
+            wall_ns: 1_001_000_000,
+            cpu_ns: 930_000_000,
+            wait_ns: Some(12_345),
+            ..Default::default()
+        };
+        for us in [0, 900, 10_000, 10_001, 61_000, 9_000_000] {
+            gen.lag.record(us);
+        }
         rec.absorb(Interval {
             series: vec![s],
             scenarios: vec![sc],
             flows: vec![fl],
             vus: 3,
             vus_max: 4,
+            generator: Some(gen),
             ..Default::default()
         });
+        assert!(rec.generator.is_some());
         let mut w = dir.timeline_writer().unwrap();
         w.write(&rec).unwrap();
         let mut rec1 = rec.clone();
@@ -599,6 +702,38 @@ mod tests {
         .unwrap();
         let e = dir.read_timeline().unwrap_err().to_string();
         assert!(e.contains(":2:"), "{e}");
+        let _ = fs::remove_dir_all(dir.path());
+    }
+
+    /// Files written before pado measured itself still load: no `generator` in the
+    /// timeline, no `cores_allowed` in run.json.
+    #[test]
+    fn older_files_without_generator_figures_load() {
+        let dir = ResultDir::create(tmpdir("old")).unwrap();
+        fs::write(
+            dir.path().join(TIMELINE_FILE),
+            "{\"t\":0,\"vus\":1,\"vus_max\":1}\n",
+        )
+        .unwrap();
+        let back = dir.read_timeline().unwrap();
+        assert_eq!(back[0].generator, None);
+        fs::write(
+            dir.path().join(RUN_FILE),
+            r#"{"format":"pado-result","version":1,"name":"old","pado_version":"0.1.0",
+               "started_at":"","duration_s":1.0,"interrupted":false,"workers":2,
+               "scenarios":[],"stages":[],"thresholds":[],"notes":[],"warnings":[]}"#,
+        )
+        .unwrap();
+        let meta = dir.read_meta().unwrap();
+        assert_eq!((meta.workers, meta.cores_allowed), (2, 0));
+        // A lag bucket this pado does not know is an error on its line, not a guess.
+        fs::write(
+            dir.path().join(TIMELINE_FILE),
+            "{\"t\":0,\"vus\":1,\"vus_max\":1,\"generator\":{\"workers\":1,\"wall_ns\":1,\"span_ns\":1,\"cpu_ns\":1,\"busy_max\":1.0,\"lag_p99_us\":0,\"lag_max_us\":0,\"lag_hist\":{\"123\":1}}}\n",
+        )
+        .unwrap();
+        let e = dir.read_timeline().unwrap_err().to_string();
+        assert!(e.contains(":1:") && e.contains("lag bucket `123`"), "{e}");
         let _ = fs::remove_dir_all(dir.path());
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::generator::{GeneratorSecond, GeneratorStats};
 use crate::{ErrorKind, LatencyHistogram, RequestSample};
 
 /// Which timing phase a histogram holds; the order of [`SeriesStats::hist`].
@@ -297,6 +298,10 @@ pub struct Interval {
     pub flows: Vec<ScenarioStats>,
     /// Checks evaluated.
     pub checks: Vec<(String, CheckCounts)>,
+    /// The worker's own CPU, run-queue wait and event-loop lag over the interval, so a
+    /// saturated generator can be told from a slow target; `None` from the setup and
+    /// teardown runner, which does not generate the load.
+    pub generator: Option<GeneratorStats>,
 }
 
 /// One second of the run, merged over all workers: a line of the timeline file.
@@ -316,6 +321,10 @@ pub struct SecondRecord {
     pub flows: Vec<ScenarioStats>,
     /// Checks by name.
     pub checks: BTreeMap<String, CheckCounts>,
+    /// The load generator's own figures for this second (`None` in result
+    /// directories written before pado measured itself, and in seconds no load
+    /// worker reported).
+    pub generator: Option<GeneratorSecond>,
 }
 
 impl SecondRecord {
@@ -342,6 +351,11 @@ impl SecondRecord {
         }
         for (name, c) in iv.checks {
             self.checks.entry(name).or_default().merge(&c);
+        }
+        if let Some(g) = &iv.generator {
+            self.generator
+                .get_or_insert_with(Default::default)
+                .absorb(g);
         }
     }
 
@@ -520,8 +534,18 @@ mod tests {
                         fails: 1,
                     },
                 )],
+                generator: Some(GeneratorStats {
+                    wall_ns: 1_000_000_000,
+                    cpu_ns: 200_000_000 + 700_000_000 * w as u64,
+                    wait_ns: Some(100_000_000),
+                    ..Default::default()
+                }),
             });
         }
+        let g = r.generator.unwrap();
+        assert_eq!(g.workers, 2);
+        assert_eq!(g.cpu_ns, 1_100_000_000);
+        assert!((g.busy_max - 0.9).abs() < 1e-9, "{g:?}");
         assert_eq!(r.vus, 10);
         assert_eq!(r.series.len(), 2);
         assert_eq!(r.series[0].key.name, "b");

@@ -314,6 +314,9 @@ fn chart_data(run: &LoadedRun, observed: Vec<(String, Chart)>) -> ChartData<'_> 
     for (i, (_, chart)) in observed.into_iter().enumerate() {
         charts.insert(format!("obs-{i}"), chart);
     }
+    if secs.iter().any(|p| p.generator.is_some()) {
+        generator_charts(run, &mut charts);
+    }
     ChartData {
         duration,
         stage_rows: rows.len(),
@@ -450,6 +453,68 @@ fn bottleneck_section(o: &mut String, b: &pado_analysis::attribution::Attributio
         }
         o.push_str("</ul>\n");
     }
+}
+
+/// The generator's own charts, on the same time axis as the others: its CPU as a share
+/// of the cores it was allowed (all workers, and the busiest one) with its run-queue
+/// wait, and its event-loop lag. What tells a slow target from a saturated pado.
+fn generator_charts(run: &LoadedRun, charts: &mut BTreeMap<String, Chart>) {
+    let cores = if run.meta.cores_allowed > 0 {
+        run.meta.cores_allowed
+    } else {
+        run.meta.workers.max(1)
+    } as f64;
+    let (mut cpu, mut busiest, mut wait, mut p99, mut max) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for p in &run.points {
+        let Some(g) = &p.generator else { continue };
+        // The run's last flush covers a few ms: its shares are noise.
+        if g.span_s < pado_analysis::self_check::MIN_SPAN_S {
+            continue;
+        }
+        let t = p.t as f64;
+        cpu.push((t, (g.cores / cores * 100.0).min(100.0)));
+        busiest.push((t, (g.busy_max * 100.0).min(100.0)));
+        if let Some(w) = g.wait_share {
+            wait.push((t, w * 100.0));
+        }
+        p99.push((t, g.lag_p99_ms));
+        max.push((t, g.lag_max_ms));
+    }
+    let mut series = vec![
+        chart_series("cpu, all workers", PALETTE[0], &cpu),
+        chart_series("busiest worker", PALETTE[1], &busiest),
+    ];
+    if !wait.is_empty() {
+        let mut w = chart_series("run-queue wait", PALETTE[3], &wait);
+        w.dash = true;
+        series.push(w);
+    }
+    charts.insert(
+        "generator_cpu".to_string(),
+        Chart {
+            unit: "%",
+            log: false,
+            int: false,
+            gap: gap_for(cpu.len()),
+            series,
+        },
+    );
+    let mut max_series = chart_series("max", "#94a3b8", &max);
+    max_series.dash = true;
+    charts.insert(
+        "generator_lag".to_string(),
+        Chart {
+            unit: "ms",
+            log: false,
+            int: false,
+            gap: gap_for(p99.len()),
+            series: vec![
+                chart_series("p99 (worst worker)", PALETTE[2], &p99),
+                max_series,
+            ],
+        },
+    );
 }
 
 /// Whether the per-second p99 peaks more than 50 times above the median p50: a linear
@@ -682,6 +747,14 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
             ""
         }
     );
+    if let Some(g) = s.generator.as_ref().filter(|g| g.saturated) {
+        let _ = writeln!(
+            o,
+            "<div id=\"generator-banner\" class=\"banner\" role=\"alert\"><b>{}</b><br>{}</div>",
+            esc(crate::summary::GENERATOR_SATURATED),
+            esc(&g.message)
+        );
+    }
     let _ = writeln!(
         o,
         "<div class=\"sub\">started <time id=\"started-at\" datetime=\"{0}\">{0}</time> · duration <span id=\"duration\" data-value=\"{1}\">{2}</span> · peak {3} VUs</div>",
@@ -761,7 +834,15 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
         ("rps", "Requests and failures per second"),
         ("latency", "Latency per second (p50 / p95 / p99, ms)"),
         ("errors", "Errors per second by category"),
+        (
+            "generator_cpu",
+            "Generator CPU (% of allowed cores; busiest worker; run-queue wait)",
+        ),
+        ("generator_lag", "Generator event-loop lag per second (ms)"),
     ] {
+        if !data.charts.contains_key(key) {
+            continue;
+        }
         let log = match data.charts.get(key) {
             Some(c) if key == "latency" => format!(
                 "<label><input type=\"checkbox\" class=\"log-scale\" data-chart=\"{key}\"{}> log scale</label>",
@@ -1031,7 +1112,16 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
     o.push_str("<h2>Run</h2>\n<dl class=\"meta\" id=\"run-meta\">");
     let interrupted = if meta.interrupted { "yes" } else { "no" };
     let format = format!("{} v{}", meta.format, meta.version);
-    let workers = meta.workers.to_string();
+    let workers = if meta.cores_allowed > 0 {
+        format!("{} ({} cores allowed)", meta.workers, meta.cores_allowed)
+    } else {
+        meta.workers.to_string()
+    };
+    let generator = s
+        .generator
+        .as_ref()
+        .map(crate::text::generator_line)
+        .unwrap_or_else(|| "not measured (older result directory)".into());
     let duration = format!("{:.3} s", meta.duration_s);
     let iterations = format!(
         "{} completed, {} interrupted, {} dropped, {} late",
@@ -1057,6 +1147,7 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
         ("iterations", iterations.as_str()),
         ("VUs", vus.as_str()),
         ("data", data_text.as_str()),
+        ("generator", generator.as_str()),
     ] {
         let _ = write!(o, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
     }

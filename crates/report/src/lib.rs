@@ -16,7 +16,10 @@ pub mod timeline;
 
 use pado_metrics::ResultDir;
 
-pub use summary::{build, load, load_with_windows, LoadedRun, ReportError, StepSummary, Summary};
+pub use summary::{
+    build, load, load_with_windows, LoadedRun, ReportError, StepSummary, Summary,
+    GENERATOR_SATURATED,
+};
 pub use text::{render, TextOptions};
 pub use timeline::{PointLatency, PointStats, RunFold, SecondPoint};
 

@@ -157,6 +157,30 @@ pub(crate) mod test_support {
         r
     }
 
+    /// Fold into `rec` one worker's generator figures: `busy` and `wait` as shares of
+    /// a one-second span, and ninety event-loop wake-ups, the last ten `lag_us` late.
+    pub fn with_generator(
+        mut rec: SecondRecord,
+        busy: f64,
+        wait: f64,
+        lag_us: u64,
+    ) -> SecondRecord {
+        let mut g = pado_metrics::GeneratorStats {
+            wall_ns: 1_000_000_000,
+            cpu_ns: (busy * 1e9) as u64,
+            wait_ns: Some((wait * 1e9) as u64),
+            ..Default::default()
+        };
+        for i in 0..90 {
+            g.lag.record(if i < 80 { 900 } else { lag_us });
+        }
+        rec.absorb(pado_metrics::Interval {
+            generator: Some(g),
+            ..Default::default()
+        });
+        rec
+    }
+
     /// Run metadata named `name` lasting `duration_s`.
     pub fn meta(name: &str, duration_s: f64) -> RunMeta {
         RunMeta {

@@ -129,6 +129,11 @@ pub struct Summary {
     /// (absent when nothing was observed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottlenecks: Option<pado_analysis::attribution::Attribution>,
+    /// Generator self-check: whether pado itself was saturated or starved (CPU,
+    /// run-queue wait, event-loop lag, late starts), with the figures and a sentence
+    /// saying by how much. `None` for result directories without generator figures.
+    #[serde(default)]
+    pub generator: Option<pado_analysis::self_check::GeneratorCheck>,
     /// A short plain-language verdict.
     #[serde(default)]
     pub verdict: Vec<String>,
@@ -170,6 +175,9 @@ pub struct LoadedRun {
     /// The target's metrics scraped during the run (`observe.jsonl`), only the
     /// families the attribution and the charts read.
     pub observations: pado_metrics::Observations,
+    /// Every event-loop probe wake-up of the run, all workers merged: the run's lag
+    /// percentiles for the generator self-check.
+    pub generator_lag: pado_metrics::LagHistogram,
 }
 
 /// Read a result directory, streaming its timeline (one second decoded at a time).
@@ -312,6 +320,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
                 .filter_map(|p| p.all.latency.map(|l| (p.t as f64, l.mean_us / 1000.0)))
                 .collect::<Vec<_>>(),
         ),
+        generator: generator_check(run, any_open),
         verdict: Vec::new(),
         steps,
         tagged,
@@ -334,8 +343,15 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         scenarios: meta.scenarios.clone(),
         warnings,
     };
-    summary.bottlenecks = bottlenecks_of(run, summary.saturation.as_ref());
+    summary.bottlenecks =
+        bottlenecks_of(run, summary.saturation.as_ref(), summary.generator.as_ref());
     summary.verdict = verdict(&summary);
+    if let Some(g) = summary.generator.as_ref().filter(|g| g.saturated) {
+        // First and loud: every other figure of the run is suspect.
+        let loud = format!("{GENERATOR_SATURATED}: {}", g.message);
+        summary.verdict.insert(0, loud.clone());
+        summary.warnings.insert(0, loud);
+    }
     Ok(summary)
 }
 
@@ -343,6 +359,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
 pub fn bottlenecks_of(
     run: &LoadedRun,
     sat: Option<&pado_analysis::saturation::Saturation>,
+    generator: Option<&pado_analysis::self_check::GeneratorCheck>,
 ) -> Option<pado_analysis::attribution::Attribution> {
     use pado_analysis::attribution;
     if run.observations.is_empty() {
@@ -354,7 +371,40 @@ pub fn bottlenecks_of(
         window,
         baseline,
         saturated,
+        generator
+            .map(attribution::generator_component)
+            .into_iter()
+            .collect(),
     ))
+}
+
+/// How the self-check's finding starts, in the verdict, the warnings and the terminal
+/// summary: one fixed phrase that scripts and people can look for.
+pub const GENERATOR_SATURATED: &str =
+    "GENERATOR SATURATED (these results measure pado, not the target)";
+
+/// The generator self-check over the run's per-second generator figures.
+fn generator_check(
+    run: &LoadedRun,
+    any_open: bool,
+) -> Option<pado_analysis::self_check::GeneratorCheck> {
+    use pado_analysis::self_check::{check, GenSecond, RunFigures};
+    let seconds: Vec<GenSecond> = run.points.iter().filter_map(|p| p.generator).collect();
+    let sc = run.totals.all_scenarios();
+    let lag = &run.generator_lag;
+    check(
+        &seconds,
+        &RunFigures {
+            cores_allowed: run.meta.cores_allowed,
+            workers: run.meta.workers,
+            lag_p99_ms: lag.quantile_us(0.99) as f64 / 1000.0,
+            lag_max_ms: lag.max_us as f64 / 1000.0,
+            open_model: any_open,
+            iterations_started: sc.iterations + sc.interrupted,
+            late_iterations: sc.late,
+            dropped_iterations: sc.dropped,
+        },
+    )
 }
 
 /// The load samples of a run for the saturation analysis: active VUs, requests and
@@ -455,4 +505,107 @@ fn verdict(s: &Summary) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::html::render_html;
+    use crate::stages::test_support::*;
+    use crate::text::{render, TextOptions};
+
+    /// Ten seconds on two workers: worker 0 at `busy0`, its loop's tail `lag_us` late;
+    /// worker 1 idle.
+    fn gen_run(busy0: f64, wait: f64, lag_us: u64) -> LoadedRun {
+        let seconds = (0..10)
+            .map(|t| {
+                let rec = second(t, 4, vec![series("a", 100, 200, 2_000)]);
+                let rec = with_generator(rec, busy0, wait, lag_us);
+                with_generator(rec, 0.1, wait, 1_000)
+            })
+            .collect();
+        let mut m = meta("gen", 10.0);
+        m.cores_allowed = 2;
+        run(m, seconds)
+    }
+
+    #[test]
+    fn a_saturated_generator_is_the_first_thing_said_everywhere() {
+        let r = gen_run(0.99, 0.01, 30_000);
+        let s = build(&r).unwrap();
+        let g = s.generator.as_ref().unwrap();
+        assert!(g.saturated, "{g:?}");
+        assert_eq!(g.busy_seconds, 10);
+        assert!((g.cpu_cores_mean - 1.09).abs() < 1e-6, "{g:?}");
+        assert!((g.cpu_share_mean - 0.545).abs() < 1e-6, "{g:?}");
+        // 20 of 180 wake-ups a second were 30 ms late: above the 99th percentile.
+        assert_eq!(g.lag_p99_ms, 30.0);
+        assert!(
+            s.verdict[0].starts_with(GENERATOR_SATURATED),
+            "{:?}",
+            s.verdict
+        );
+        assert!(
+            s.warnings[0].starts_with(GENERATOR_SATURATED),
+            "{:?}",
+            s.warnings
+        );
+        assert!(s.verdict[0].contains("for 10 of 10 s"), "{}", s.verdict[0]);
+
+        let text = render(&s, TextOptions { color: false });
+        let bang = text.find("!! GENERATOR SATURATED").expect(&text);
+        assert!(bang < text.find("http_reqs").unwrap(), "{text}");
+        assert!(text.contains("generator: cpu 1.1/2 cores"), "{text}");
+        assert!(text.contains("— SATURATED"), "{text}");
+
+        let html = render_html(&r, &s);
+        let banner = html.find("id=\"generator-banner\"").expect("banner");
+        assert!(banner < html.find("id=\"key-figures\"").unwrap());
+        for chart in ["chart-generator_cpu", "chart-generator_lag"] {
+            assert!(html.contains(chart), "{chart}");
+        }
+        // Same time axis as the other charts: one point per second, x = t.
+        let data = html.split("id=\"data\">").nth(1).unwrap();
+        let data: serde_json::Value =
+            serde_json::from_str(data.split("</script>").next().unwrap()).unwrap();
+        let cpu = &data["charts"]["generator_cpu"]["series"][0]["pts"];
+        assert_eq!(cpu[0], serde_json::json!([0.0, 54.5]), "{cpu}");
+        assert_eq!(cpu.as_array().unwrap().len(), 10);
+        let lag = &data["charts"]["generator_lag"]["series"][0]["pts"];
+        assert_eq!(lag[9], serde_json::json!([9.0, 30.0]), "{lag}");
+    }
+
+    #[test]
+    fn an_idle_generator_gets_one_quiet_line() {
+        let r = gen_run(0.3, 0.02, 2_000);
+        let s = build(&r).unwrap();
+        let g = s.generator.as_ref().unwrap();
+        assert!(!g.saturated, "{g:?}");
+        assert!(!s.verdict.iter().any(|v| v.contains("GENERATOR")));
+        assert!(!s.warnings.iter().any(|v| v.contains("GENERATOR")));
+        let text = render(&s, TextOptions { color: false });
+        assert!(!text.contains("!!"), "{text}");
+        assert!(
+            text.contains("generator: cpu 0.4/2 cores (peak 0.4, busiest worker 30%), run-queue wait 2%, lag p99 2.00 ms (max 2.00 ms)\n"),
+            "{text}"
+        );
+        let html = render_html(&r, &s);
+        assert!(!html.contains("id=\"generator-banner\""));
+        assert!(html.contains("chart-generator_cpu"));
+    }
+
+    #[test]
+    fn runs_without_generator_figures_say_nothing_about_it() {
+        let r = run(
+            meta("old", 2.0),
+            vec![second(0, 1, vec![series("a", 5, 200, 100)])],
+        );
+        let s = build(&r).unwrap();
+        assert!(s.generator.is_none());
+        let text = render(&s, TextOptions { color: false });
+        assert!(!text.contains("generator:"), "{text}");
+        let html = render_html(&r, &s);
+        assert!(!html.contains("chart-generator_cpu"));
+        assert!(html.contains("not measured"));
+    }
 }

@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
+use pado_analysis::self_check::GeneratorCheck;
 use pado_metrics::LatencySummary;
 
-use crate::summary::Summary;
+use crate::summary::{Summary, GENERATOR_SATURATED};
 
 /// Render options.
 #[derive(Clone, Copy, Debug, Default)]
@@ -122,6 +123,14 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
             "  scenario {} ({}): {}",
             sc.name, sc.executor, sc.description
         );
+    }
+    if let Some(g) = s.generator.as_ref().filter(|g| g.saturated) {
+        // First thing after the title, impossible to miss: every number below is
+        // suspect.
+        let bang = if o.color { "\x1b[1;31m!!\x1b[0m" } else { "!!" };
+        let _ = writeln!(out);
+        let _ = writeln!(out, "  {bang} {GENERATOR_SATURATED}");
+        let _ = writeln!(out, "  {bang} {}", g.message);
     }
     let _ = writeln!(out);
     let w = 18;
@@ -415,6 +424,9 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
         }
     }
     let _ = writeln!(out);
+    if let Some(g) = &s.generator {
+        let _ = writeln!(out, "  {}", generator_line(g));
+    }
     let _ = writeln!(out, "  latency: {}", s.latency_origin);
     for w in &s.warnings {
         let _ = writeln!(out, "  warning: {w}");
@@ -496,6 +508,25 @@ fn bottleneck_table(out: &mut String, b: &pado_analysis::attribution::Attributio
             );
         }
     }
+}
+
+/// The generator's figures in one line: CPU in cores of the allowed ones, the busiest
+/// worker, run-queue wait and event-loop lag; what shows a run had headroom.
+pub fn generator_line(g: &GeneratorCheck) -> String {
+    let wait = match g.run_queue_wait_share {
+        Some(w) => format!(", run-queue wait {:.0}%", w * 100.0),
+        None => String::new(),
+    };
+    format!(
+        "generator: cpu {:.1}/{} cores (peak {:.1}, busiest worker {:.0}%){wait}, lag p99 {} ms (max {} ms){}",
+        g.cpu_cores_mean,
+        g.cores_allowed,
+        g.cpu_cores_peak,
+        g.busiest_worker_peak.min(1.0) * 100.0,
+        ms(g.lag_p99_ms),
+        ms(g.lag_max_ms),
+        if g.saturated { " — SATURATED" } else { "" }
+    )
 }
 
 /// A number without trailing zeros (`0.0007`, `20.015`, `3`), for thresholds' values.

@@ -11,8 +11,10 @@
 
 use std::collections::BTreeMap;
 
+use pado_analysis::self_check::GenSecond;
 use pado_metrics::{
-    ErrorKind, LatencyHistogram, Phase, RunMeta, SecondRecord, SeriesKey, SeriesStats, Totals,
+    ErrorKind, GeneratorSecond, LagHistogram, LatencyHistogram, Phase, RunMeta, SecondRecord,
+    SeriesKey, SeriesStats, Totals,
 };
 
 use crate::stages::{second_in_window, StageAcc};
@@ -101,6 +103,24 @@ pub struct SecondPoint {
     /// over the series of the second that had failed requests: index into
     /// [`LoadedRun::error_names`], count.
     pub errors: Box<[(u32, u64)]>,
+    /// The generator's own CPU, run-queue wait and event-loop lag in this second, for
+    /// the self-check and its chart; `None` in result directories written before pado
+    /// measured itself.
+    pub generator: Option<GenSecond>,
+}
+
+/// The self-check's view of one second's generator figures.
+pub fn gen_second(t: u32, g: &GeneratorSecond) -> GenSecond {
+    GenSecond {
+        t,
+        span_s: g.span_s(),
+        cores: g.cores(),
+        busy_max: g.busy_max,
+        wait_share: g.wait_share(),
+        wait_max: g.wait_max,
+        lag_p99_ms: g.lag_p99_us as f64 / 1000.0,
+        lag_max_ms: g.lag.max_us as f64 / 1000.0,
+    }
 }
 
 impl SecondPoint {
@@ -250,6 +270,7 @@ pub struct RunFold {
     points: Vec<SecondPoint>,
     steps: Interner,
     errors: Interner,
+    generator_lag: LagHistogram,
 }
 
 impl RunFold {
@@ -263,6 +284,7 @@ impl RunFold {
             points: Vec::new(),
             steps: Interner::default(),
             errors: Interner::default(),
+            generator_lag: LagHistogram::default(),
         }
     }
 
@@ -304,6 +326,9 @@ impl RunFold {
             .into_iter()
             .map(|(k, n)| (self.errors.get(&k), n))
             .collect();
+        if let Some(g) = &rec.generator {
+            self.generator_lag.merge(&g.lag);
+        }
         self.points.push(SecondPoint {
             t: rec.t,
             vus: rec.vus,
@@ -311,6 +336,7 @@ impl RunFold {
             all: all.point(),
             steps: steps.into_boxed_slice(),
             errors: errors.into_boxed_slice(),
+            generator: rec.generator.as_ref().map(|g| gen_second(rec.t, g)),
         });
 
         // Totals: everything but the series through `Totals::add_second`; the series
@@ -342,6 +368,7 @@ impl RunFold {
             step_names: self.steps.names,
             error_names: self.errors.names,
             observations: Default::default(),
+            generator_lag: self.generator_lag,
         }
     }
 }
@@ -517,6 +544,44 @@ mod tests {
         let again = LoadedRun::from_seconds(m, recs);
         assert_eq!(again.points, r.points);
         assert_eq!(again.stages, r.stages);
+        let _ = std::fs::remove_dir_all(dir.path());
+    }
+
+    /// Generator figures survive the file and the fold: per second as the self-check
+    /// reads them, and every lag sample of the run merged.
+    #[test]
+    fn generator_figures_are_folded_from_the_file() {
+        let dir = tmpdir("gen");
+        dir.write_meta(&meta("gen", 3.0)).unwrap();
+        let mut w = dir.timeline_writer().unwrap();
+        let mut recs = Vec::new();
+        for t in 0..3 {
+            let rec = second(t, 2, vec![series("a", 3, 200, 1_000)]);
+            let rec = with_generator(rec, 0.5 + 0.2 * t as f64, 0.1, 4_000 * (t as u64 + 1));
+            let rec = with_generator(rec, 0.2, 0.3, 900);
+            w.write(&rec).unwrap();
+            recs.push(rec);
+        }
+        // A second only the teardown runner reported: no figures.
+        let last = second(3, 0, vec![]);
+        w.write(&last).unwrap();
+        drop(w);
+        let r = load(&dir).unwrap();
+        let mut lag = LagHistogram::default();
+        for (p, rec) in r.points.iter().zip(&recs) {
+            let g = rec.generator.as_ref().unwrap();
+            lag.merge(&g.lag);
+            let gp = p.generator.unwrap();
+            assert_eq!(gp, gen_second(rec.t, g));
+            assert_eq!(gp.lag_max_ms, 4.0 * (rec.t as f64 + 1.0));
+            assert!((gp.busy_max - (0.5 + 0.2 * rec.t as f64)).abs() < 1e-9);
+            assert!((gp.cores - (0.7 + 0.2 * rec.t as f64)).abs() < 1e-9);
+            assert!((gp.wait_share.unwrap() - 0.2).abs() < 1e-9);
+            assert_eq!(gp.wait_max, Some(0.3));
+        }
+        assert!(r.points[3].generator.is_none());
+        assert_eq!(r.generator_lag, lag);
+        assert_eq!(r.generator_lag.count(), 3 * 180);
         let _ = std::fs::remove_dir_all(dir.path());
     }
 

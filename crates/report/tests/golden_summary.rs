@@ -3,8 +3,8 @@
 //! Regenerate after an intended layout change with `UPDATE_GOLDEN=1 cargo test`.
 
 use pado_metrics::{
-    CheckCounts, Interval, Phases, RequestSample, RunMeta, ScenarioMeta, ScenarioStats,
-    SecondRecord, SeriesKey, SeriesStats, StageMark, ThresholdSpec,
+    CheckCounts, GeneratorStats, Interval, Phases, RequestSample, RunMeta, ScenarioMeta,
+    ScenarioStats, SecondRecord, SeriesKey, SeriesStats, StageMark, ThresholdSpec,
 };
 use pado_report::{build, render, LoadedRun, TextOptions};
 
@@ -49,8 +49,19 @@ fn run() -> LoadedRun {
         for _ in 0..n {
             sc.iteration_duration.record(9_000);
         }
+        // The generator had headroom: a quarter of a core, loop 1–3 ms late.
+        let mut generator = GeneratorStats {
+            wall_ns: 1_000_000_000,
+            cpu_ns: 250_000_000 + 10_000_000 * t as u64,
+            wait_ns: Some(20_000_000),
+            ..Default::default()
+        };
+        for i in 0..100 {
+            generator.lag.record(if i < 98 { 1_200 } else { 2_600 });
+        }
         let mut r = SecondRecord::new(t);
         r.absorb(Interval {
+            generator: Some(generator),
             vus: if t < 5 { 10 } else { 20 },
             vus_max: 20,
             series: vec![search, detail],
@@ -74,6 +85,7 @@ fn run() -> LoadedRun {
         started_at: "2026-11-22T00:00:00Z".into(),
         duration_s: 10.0,
         workers: 2,
+        cores_allowed: 2,
         scenarios: vec![ScenarioMeta {
             name: "browse".into(),
             executor: "ramping-vus".into(),
@@ -138,4 +150,12 @@ fn terminal_summary_matches_the_golden_file() {
     assert_eq!(summary.stability.rps_p50, 200.0);
     assert_eq!(summary.stability.rps_p95, 100.0);
     assert!(!summary.thresholds_ok);
+    // One worker's figures per second: 0.25–0.34 cores of 2, 2% waiting, no rule held.
+    let g = summary.generator.as_ref().unwrap();
+    assert!(!g.saturated);
+    assert_eq!(g.seconds, 10);
+    assert!((g.cpu_cores_mean - 0.295).abs() < 1e-9, "{g:?}");
+    assert!((g.busiest_worker_peak - 0.34).abs() < 1e-9, "{g:?}");
+    // p99 falls in the (2, 3] ms bucket, capped at the largest wake-up.
+    assert_eq!((g.lag_p99_ms, g.lag_max_ms), (2.6, 2.6));
 }

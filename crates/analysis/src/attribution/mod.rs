@@ -230,14 +230,17 @@ fn fmt_load(x: f64) -> String {
     }
 }
 
-/// Build the table for `obs` over `window` (and `baseline`).
+/// Build the table for `obs` over `window` (and `baseline`), with `extra` rows
+/// known from elsewhere (the load generator's self-check).
 pub fn attribute(
     obs: &Observations,
     window: Window,
     baseline: Option<Window>,
     saturated_run: bool,
+    extra: Vec<Component>,
 ) -> Attribution {
-    let mut rows = known::components(obs, &window, baseline.as_ref());
+    let mut rows = extra;
+    rows.extend(known::components(obs, &window, baseline.as_ref()));
     let claimed: Vec<String> = rows.iter().map(|r| r.component.clone()).collect();
     rows.extend(generic::components(
         obs,
@@ -331,6 +334,39 @@ fn explain(rows: &mut [Component]) {
                 r.evidence = format!("{}; but {g} was saturated too", r.evidence);
             }
         }
+    }
+}
+
+/// The load generator as a row of the table, from its self-check: a saturated
+/// generator is the first limit (what the target did was never the question).
+pub fn generator_component(g: &crate::self_check::GeneratorCheck) -> Component {
+    let mut state = format!(
+        "cpu {:.1}/{} cores, busiest worker {:.0}%",
+        g.cpu_cores_mean,
+        g.cores_allowed,
+        g.busiest_worker_peak.min(1.0) * 100.0
+    );
+    if let Some(w) = g.run_queue_wait_share {
+        state.push_str(&format!(", run-queue wait {:.0}%", w * 100.0));
+    }
+    state.push_str(&format!(", lag p99 {:.1} ms", g.lag_p99_ms));
+    Component {
+        component: "pado (load generator)".into(),
+        kind: Kind::Generator,
+        endpoint: "self-check".into(),
+        state,
+        baseline: None,
+        verdict: if g.saturated {
+            Verdict::Yes
+        } else {
+            Verdict::No
+        },
+        evidence: if g.saturated {
+            g.message.clone()
+        } else {
+            "had headroom: the figures measure the target".into()
+        },
+        utilisation: Some(g.busiest_worker_peak.min(1.0)),
     }
 }
 

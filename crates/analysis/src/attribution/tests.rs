@@ -170,6 +170,7 @@ fn attribute_app(series: Vec<ObservedSeries>) -> Attribution {
         w,
         b,
         true,
+        Vec::new(),
     )
 }
 
@@ -225,7 +226,13 @@ fn cpu_saturation_explains_pools_and_gc_explains_cpu() {
             0.2
         }
     });
-    let a = attribute(&obs(&[("app", "u")], s.clone()), w.clone(), b.clone(), true);
+    let a = attribute(
+        &obs(&[("app", "u")], s.clone()),
+        w.clone(),
+        b.clone(),
+        true,
+        Vec::new(),
+    );
     assert_eq!(find(&a, "CPU (process)").verdict, Verdict::Yes);
     assert_eq!(find(&a, "DB pool").verdict, Verdict::Consequence);
     assert_eq!(find(&a, "Worker pool").verdict, Verdict::Consequence);
@@ -244,7 +251,7 @@ fn cpu_saturation_explains_pools_and_gc_explains_cpu() {
         &[("action", "end of minor GC")],
         |_| 0.045,
     ));
-    let a = attribute(&obs(&[("app", "u")], s), w, b, true);
+    let a = attribute(&obs(&[("app", "u")], s), w, b, true, Vec::new());
     let gc = find(&a, "JVM GC");
     assert_eq!(gc.verdict, Verdict::Yes, "{:#?}", a.components);
     assert!(
@@ -307,6 +314,7 @@ fn node_exporter_cpu_load_and_memory() {
         w,
         b,
         true,
+        Vec::new(),
     );
     let cpu = find(&a, "CPU (machine)");
     assert_eq!(cpu.verdict, Verdict::Yes, "{:#?}", a.components);
@@ -377,6 +385,7 @@ fn backends_and_generic_rules() {
         w,
         b,
         true,
+        Vec::new(),
     );
     let m = find(&a, "MySQL");
     assert_eq!(m.verdict, Verdict::No, "{:#?}", a.components);
@@ -434,4 +443,55 @@ fn windows_follow_the_knee_or_the_peak() {
     assert!(!saturated);
     assert_eq!((w.start_s, w.end_s), (40.0, 60.0));
     assert_eq!((b.unwrap().start_s), 0.0);
+}
+
+#[test]
+fn a_saturated_generator_is_the_limit_and_explains_the_rest() {
+    let (w, b) = windows_fixed();
+    let g = crate::self_check::GeneratorCheck {
+        saturated: true,
+        message: "pado waited on the run queue 66% of the time".into(),
+        cores_allowed: 1,
+        cpu_cores_mean: 0.3,
+        busiest_worker_peak: 0.33,
+        run_queue_wait_share: Some(0.66),
+        lag_p99_ms: 28.0,
+        ..Default::default()
+    };
+    let a = attribute(
+        &obs(&[("app", "u")], spring(true)),
+        w.clone(),
+        b.clone(),
+        true,
+        vec![generator_component(&g)],
+    );
+    let gen = find(&a, "pado (load generator)");
+    assert_eq!(gen.verdict, Verdict::Yes);
+    assert!(
+        gen.state.contains("run-queue wait 66%") && gen.state.contains("lag p99 28.0 ms"),
+        "{}",
+        gen.state
+    );
+    assert_eq!(find(&a, "DB pool").verdict, Verdict::Consequence);
+    assert!(find(&a, "DB pool")
+        .evidence
+        .contains("pado (load generator) was saturated too"));
+    assert_eq!(
+        a.limit.as_deref(),
+        Some("pado (load generator) (self-check)")
+    );
+    // With headroom it is a quiet row and the pool is the limit again.
+    let ok = crate::self_check::GeneratorCheck {
+        saturated: false,
+        ..g
+    };
+    let a = attribute(
+        &obs(&[("app", "u")], spring(true)),
+        w,
+        b,
+        true,
+        vec![generator_component(&ok)],
+    );
+    assert_eq!(find(&a, "pado (load generator)").verdict, Verdict::No);
+    assert_eq!(a.limit.as_deref(), Some("DB pool HikariPool-1 (app)"));
 }

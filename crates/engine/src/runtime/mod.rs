@@ -4,6 +4,7 @@
 
 mod closed;
 mod open;
+mod self_stats;
 mod timer;
 mod vu;
 mod worker;
@@ -49,12 +50,19 @@ pub struct RunReport {
     pub totals: Totals,
 }
 
-/// Cores available to this process (respects CPU affinity, e.g. `taskset`).
-pub fn default_workers() -> usize {
+/// Cores this process may use (`available_parallelism`: honours CPU affinity such as
+/// `taskset` and cgroup CPU quotas). The result directory records it because the
+/// generator's CPU use only means something as a share of it.
+pub fn allowed_cores() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
         .max(1)
+}
+
+/// Worker threads by default: one per allowed core ([`allowed_cores`]).
+pub fn default_workers() -> usize {
+    allowed_cores()
 }
 
 /// Run the plan to its end (or until stopped), feeding closed seconds to `sink`.
@@ -179,6 +187,7 @@ fn worker_main(
     };
     let local = tokio::task::LocalSet::new();
     let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx, initial_vars);
+    ctx.measure_self();
     local.block_on(&rt, async {
         let mut tasks = Vec::new();
         let mut vu_counter: u64 = 0;
@@ -241,10 +250,13 @@ fn worker_main(
                 }
             }
         });
+        // The event-loop probe: how late this worker's loop wakes a timer.
+        let probe = tokio::task::spawn_local(self_stats::lag_probe(ctx.clone()));
         for t in tasks {
             let _ = t.await;
         }
         clock.abort();
+        probe.abort();
     });
     ctx.finish();
 }

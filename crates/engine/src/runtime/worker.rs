@@ -11,10 +11,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 use pado_metrics::{
-    CheckCounts, Interval, RequestSample, ScenarioStats, SeriesKey, SeriesStats, WorkerMessage,
+    CheckCounts, Interval, LagHistogram, RequestSample, ScenarioStats, SeriesKey, SeriesStats,
+    WorkerMessage,
 };
 use tokio::sync::Notify;
 
+use super::self_stats::SelfMeter;
 use crate::plan::RunPlan;
 use crate::render::Compiled;
 
@@ -40,6 +42,8 @@ pub struct WorkerMetrics {
     scenarios: Vec<ScenarioStats>,
     flows: Vec<ScenarioStats>,
     checks: Vec<CheckCounts>,
+    /// Event-loop probe wake-ups of the current second.
+    lag: LagHistogram,
 }
 
 /// Everything the tasks of one worker share (single-threaded: `Rc`, `Cell`, `RefCell`).
@@ -74,6 +78,9 @@ pub struct WorkerCtx {
     tagged_count: RefCell<HashMap<u32, usize>>,
     /// Scratch key for lookups.
     tag_key: RefCell<Vec<u8>>,
+    /// The thread's own CPU and run-queue clock, read once per closed second; only on
+    /// load workers ([`WorkerCtx::measure_self`]), not on the setup/teardown runner.
+    meter: RefCell<Option<SelfMeter>>,
 }
 
 impl WorkerCtx {
@@ -91,6 +98,7 @@ impl WorkerCtx {
             scenarios: fresh_scenarios(&plan),
             flows: plan.flows.iter().map(ScenarioStats::new).collect(),
             checks: vec![CheckCounts::default(); plan.checks.len()],
+            lag: LagHistogram::default(),
         };
         Rc::new(WorkerCtx {
             id,
@@ -109,7 +117,23 @@ impl WorkerCtx {
             tagged: RefCell::new(HashMap::new()),
             tagged_count: RefCell::new(HashMap::new()),
             tag_key: RefCell::new(Vec::new()),
+            meter: RefCell::new(None),
         })
+    }
+
+    /// Measure this worker's own CPU and run-queue wait from now on and send them,
+    /// with the event-loop lag its probe records ([`WorkerCtx::record_lag`]), with
+    /// every second. Call on the worker's own thread: the clock reads the calling
+    /// thread's times. Without it (the setup/teardown runner) no figures are sent.
+    pub fn measure_self(&self) {
+        *self.meter.borrow_mut() = Some(SelfMeter::start());
+    }
+
+    /// The event-loop probe woke `late` after it was due, at `now`.
+    pub fn record_lag(&self, late: Duration, now: Instant) {
+        self.roll_to(now);
+        let us = late.as_micros().min(u64::MAX as u128) as u64;
+        self.metrics.borrow_mut().lag.record(us);
     }
 
     fn second_of(&self, at: Instant) -> u32 {
@@ -154,6 +178,8 @@ impl WorkerCtx {
             .filter(|(_, c)| c.passes + c.fails > 0)
             .map(|(i, c)| (self.plan.checks[i].clone(), std::mem::take(c)))
             .collect();
+        let lag = std::mem::take(&mut m.lag);
+        let generator = self.meter.borrow_mut().as_mut().map(|mt| mt.interval(lag));
         let _ = self.tx.send(WorkerMessage::Interval(Interval {
             worker: self.id,
             second: m.second,
@@ -163,6 +189,7 @@ impl WorkerCtx {
             scenarios,
             flows,
             checks,
+            generator,
         }));
         self.vus_peak.set(self.vus_active.get());
     }

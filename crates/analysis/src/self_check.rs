@@ -1,0 +1,540 @@
+//! Generator self-check: was pado itself the bottleneck? A load generator that is at
+//! 100% CPU, or that waits behind other processes for a CPU, or whose event loop
+//! wakes up late, adds its own delay to every latency it times and caps the
+//! throughput it can offer. Its numbers then describe the generator, not the target,
+//! and the report must say so loudly. Pure functions over per-second figures, so the
+//! same result directory always gives the same answer.
+
+use serde::{Deserialize, Serialize};
+
+/// A worker counts as saturated in a second when it was on a CPU at least this share
+/// of it: a single-threaded event loop at 90% has no headroom left for bursts, so its
+/// VUs queue behind each other.
+pub const BUSY_THRESHOLD: f64 = 0.90;
+/// Run-queue wait (runnable, but another process had the CPU) at or above this share
+/// of wall time means pado was starved: a response that arrived sat unread for that
+/// share of the time on average.
+pub const WAIT_THRESHOLD: f64 = 0.25;
+/// Event-loop lag p99 above this (ms) means timers and reads fire late often enough
+/// to show in latency percentiles. Far above tokio's ~1 ms timer granularity, so an
+/// idle loop (0–2 ms) never reaches it.
+pub const LAG_P99_THRESHOLD_MS: f64 = 10.0;
+/// A second whose worst wake-up was later than this (ms) had a stall that shows in
+/// any latency percentile.
+pub const LAG_MAX_THRESHOLD_MS: f64 = 50.0;
+/// Open model: late starts (more than 10 ms behind schedule) at or above this share of
+/// started iterations mean the scheduler could not keep up.
+pub const LATE_SHARE_THRESHOLD: f64 = 0.01;
+/// ... and at least this many of them (a handful is noise on a busy machine).
+pub const LATE_MIN: u64 = 10;
+/// Seconds whose figures cover less wall time than this (s) are left out of the
+/// per-second rules: the last, partial flush of a run covers a few milliseconds, in
+/// which a single scheduler tick decides the busy share.
+pub const MIN_SPAN_S: f64 = 0.5;
+
+/// How many affected seconds make a per-second rule fire out of `n` measured: 20% of
+/// them (at least one), but never more than 5, so a long run that was saturated for a
+/// sustained 5 s is told too.
+pub fn seconds_needed(n: u32) -> u32 {
+    ((n as f64 * 0.2).ceil() as u32).clamp(1, 5)
+}
+
+/// The generator's figures for one second of the run (merged over workers).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GenSecond {
+    /// Second of the run.
+    pub t: u32,
+    /// Wall time one worker's figures cover (s), about 1.
+    pub span_s: f64,
+    /// CPU used by all workers, in cores.
+    pub cores: f64,
+    /// Busiest worker's CPU share of the span (0..=1).
+    pub busy_max: f64,
+    /// Run-queue wait over all workers' spans (0..=1), if known.
+    pub wait_share: Option<f64>,
+    /// Worker that waited most: its wait share, if known.
+    pub wait_max: Option<f64>,
+    /// Worst worker's event-loop lag p99 (ms).
+    pub lag_p99_ms: f64,
+    /// Worst wake-up of any worker (ms).
+    pub lag_max_ms: f64,
+}
+
+/// Everything the self-check reads besides the seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RunFigures {
+    /// Cores pado was allowed (0: unknown, then the worker count stands in).
+    pub cores_allowed: usize,
+    /// Worker threads.
+    pub workers: usize,
+    /// Event-loop lag p99 over every wake-up of the run (ms).
+    pub lag_p99_ms: f64,
+    /// Latest wake-up of the run (ms).
+    pub lag_max_ms: f64,
+    /// Whether any scenario is open-model (arrival rate): only there are late starts
+    /// and dropped iterations counted.
+    pub open_model: bool,
+    /// Iterations that started (completed or interrupted).
+    pub iterations_started: u64,
+    /// Open model: iterations that started more than 10 ms after their schedule.
+    pub late_iterations: u64,
+    /// Open model: iterations that could not start (VU pool exhausted).
+    pub dropped_iterations: u64,
+}
+
+/// A rule of the self-check that held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// A worker was ≥ 90% busy in enough seconds.
+    Cpu,
+    /// pado waited on a run queue ≥ 25% of the time (overall, or one worker in enough
+    /// seconds).
+    RunQueue,
+    /// Event-loop lag p99 above 10 ms, or wake-ups later than 50 ms in enough seconds.
+    Lag,
+    /// Open model: ≥ 1% (and ≥ 10) of iterations started late.
+    LateStarts,
+}
+
+/// The self-check's answer: `summary.json`'s `generator`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorCheck {
+    /// Whether any rule held: the results then describe pado at least as much as the
+    /// target.
+    pub saturated: bool,
+    /// Which rules held.
+    pub rules: Vec<Rule>,
+    /// The finding in one plain sentence (the loud one when saturated).
+    pub message: String,
+    /// Seconds with generator figures (partial seconds left out).
+    pub seconds: u32,
+    /// Seconds in which any per-second condition held (busy, waiting, or lag).
+    pub seconds_affected: u32,
+    /// Worker threads.
+    pub workers: usize,
+    /// Cores pado was allowed to use.
+    pub cores_allowed: usize,
+    /// Mean CPU used, in cores.
+    pub cpu_cores_mean: f64,
+    /// Highest CPU used in a second, in cores.
+    pub cpu_cores_peak: f64,
+    /// Mean CPU as a share of the allowed cores (0..=1).
+    pub cpu_share_mean: f64,
+    /// Peak CPU as a share of the allowed cores (0..=1).
+    pub cpu_share_peak: f64,
+    /// Busiest worker's CPU share, mean over seconds (0..=1).
+    pub busiest_worker_mean: f64,
+    /// Busiest worker's CPU share in its busiest second (0..=1).
+    pub busiest_worker_peak: f64,
+    /// Seconds in which some worker was ≥ 90% busy.
+    pub busy_seconds: u32,
+    /// Run-queue wait over all workers' wall time (0..=1); `None` where the kernel
+    /// does not report it.
+    pub run_queue_wait_share: Option<f64>,
+    /// Highest one worker waited in a second (0..=1).
+    pub run_queue_wait_peak: Option<f64>,
+    /// Seconds in which some worker waited ≥ 25% of the time.
+    pub wait_seconds: u32,
+    /// Event-loop lag p99 over the run (ms).
+    pub lag_p99_ms: f64,
+    /// Latest event-loop wake-up (ms).
+    pub lag_max_ms: f64,
+    /// Seconds with a wake-up later than 50 ms.
+    pub lag_seconds: u32,
+    /// Open model: iterations started late.
+    pub late_iterations: u64,
+    /// Open model: late share of started iterations.
+    pub late_share: f64,
+    /// Open model: iterations dropped (VU pool exhausted; often the target's doing,
+    /// told here for context).
+    pub dropped_iterations: u64,
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.0}%", (v * 100.0).clamp(0.0, 999.0))
+}
+
+fn ms(v: f64) -> String {
+    if v < 10.0 {
+        format!("{v:.1} ms")
+    } else {
+        format!("{v:.0} ms")
+    }
+}
+
+/// Decide from per-second figures whether the generator was saturated or behind.
+/// `None` when no second has generator figures (a result directory written before
+/// pado measured itself).
+pub fn check(seconds: &[GenSecond], run: &RunFigures) -> Option<GeneratorCheck> {
+    let full: Vec<&GenSecond> = seconds.iter().filter(|s| s.span_s >= MIN_SPAN_S).collect();
+    // A run shorter than half a second still gets its one partial second.
+    let used: Vec<&GenSecond> = if full.is_empty() {
+        seconds.iter().filter(|s| s.span_s > 0.0).collect()
+    } else {
+        full
+    };
+    if used.is_empty() {
+        return None;
+    }
+    let n = used.len() as u32;
+    let need = seconds_needed(n);
+    let cores_allowed = if run.cores_allowed > 0 {
+        run.cores_allowed
+    } else {
+        run.workers.max(1)
+    };
+    let busy = |s: &GenSecond| s.busy_max.min(1.0);
+    let busy_seconds = used.iter().filter(|s| busy(s) >= BUSY_THRESHOLD).count() as u32;
+    let wait_seconds = used
+        .iter()
+        .filter(|s| s.wait_max.is_some_and(|w| w >= WAIT_THRESHOLD))
+        .count() as u32;
+    let lag_seconds = used
+        .iter()
+        .filter(|s| s.lag_max_ms > LAG_MAX_THRESHOLD_MS)
+        .count() as u32;
+    let seconds_affected = used
+        .iter()
+        .filter(|s| {
+            busy(s) >= BUSY_THRESHOLD
+                || s.wait_max.is_some_and(|w| w >= WAIT_THRESHOLD)
+                || s.lag_max_ms > LAG_MAX_THRESHOLD_MS
+                || s.lag_p99_ms > LAG_P99_THRESHOLD_MS
+        })
+        .count() as u32;
+    let mean = |f: &dyn Fn(&GenSecond) -> f64| used.iter().map(|s| f(s)).sum::<f64>() / n as f64;
+    let peak = |f: &dyn Fn(&GenSecond) -> f64| used.iter().map(|s| f(s)).fold(0.0, f64::max);
+    let cpu_cores_mean = mean(&|s| s.cores);
+    let cpu_cores_peak = peak(&|s| s.cores);
+    // Wait: weighted by each second's span, over the seconds that know it.
+    let known: Vec<&&GenSecond> = used.iter().filter(|s| s.wait_share.is_some()).collect();
+    let run_queue_wait_share = (!known.is_empty()).then(|| {
+        let span: f64 = known.iter().map(|s| s.span_s).sum();
+        known
+            .iter()
+            .map(|s| s.wait_share.unwrap_or(0.0) * s.span_s)
+            .sum::<f64>()
+            / span.max(1e-9)
+    });
+    let run_queue_wait_peak = used
+        .iter()
+        .filter_map(|s| s.wait_max)
+        .fold(None, |m: Option<f64>, w| Some(m.map_or(w, |m| m.max(w))));
+    let late_share = if run.iterations_started > 0 {
+        run.late_iterations as f64 / run.iterations_started as f64
+    } else {
+        0.0
+    };
+
+    let mut rules = Vec::new();
+    if busy_seconds >= need {
+        rules.push(Rule::Cpu);
+    }
+    if run_queue_wait_share.is_some_and(|w| w >= WAIT_THRESHOLD) || wait_seconds >= need {
+        rules.push(Rule::RunQueue);
+    }
+    if run.lag_p99_ms > LAG_P99_THRESHOLD_MS || lag_seconds >= need {
+        rules.push(Rule::Lag);
+    }
+    if run.open_model && run.late_iterations >= LATE_MIN && late_share >= LATE_SHARE_THRESHOLD {
+        rules.push(Rule::LateStarts);
+    }
+    let mut c = GeneratorCheck {
+        saturated: !rules.is_empty(),
+        rules,
+        message: String::new(),
+        seconds: n,
+        seconds_affected,
+        workers: run.workers,
+        cores_allowed,
+        cpu_cores_mean,
+        cpu_cores_peak,
+        cpu_share_mean: cpu_cores_mean / cores_allowed as f64,
+        cpu_share_peak: cpu_cores_peak / cores_allowed as f64,
+        busiest_worker_mean: mean(&busy),
+        busiest_worker_peak: peak(&busy),
+        busy_seconds,
+        run_queue_wait_share,
+        run_queue_wait_peak,
+        wait_seconds,
+        lag_p99_ms: run.lag_p99_ms,
+        lag_max_ms: run.lag_max_ms,
+        lag_seconds,
+        late_iterations: run.late_iterations,
+        late_share,
+        dropped_iterations: run.dropped_iterations,
+    };
+    c.message = message(&c);
+    Some(c)
+}
+
+/// The plain sentence: by how much the generator was in the way, and what to do; or,
+/// when it was not, the figures that show it had headroom.
+fn message(c: &GeneratorCheck) -> String {
+    if !c.saturated {
+        let wait = match c.run_queue_wait_share {
+            Some(w) => format!(", waited for a CPU {} of the time", pct(w)),
+            None => String::new(),
+        };
+        return format!(
+            "pado had headroom: CPU {:.1} of {} allowed cores on average (busiest worker {} at peak){wait}, event loop lag p99 {} (max {})",
+            c.cpu_cores_mean,
+            c.cores_allowed,
+            pct(c.busiest_worker_peak),
+            ms(c.lag_p99_ms),
+            ms(c.lag_max_ms)
+        );
+    }
+    let mut what = Vec::new();
+    if c.rules.contains(&Rule::Cpu) {
+        what.push(format!(
+            "pado's busiest worker was ≥ 90% busy for {} of {} s (peak {}, {:.1} of {} cores)",
+            c.busy_seconds,
+            c.seconds,
+            pct(c.busiest_worker_peak),
+            c.cpu_cores_peak,
+            c.cores_allowed
+        ));
+    }
+    if c.rules.contains(&Rule::RunQueue) {
+        what.push(format!(
+            "pado waited for a CPU {} of the time (runnable but not running; {} in its worst second, {} of {} s ≥ 25%): other processes held its cores",
+            pct(c.run_queue_wait_share.unwrap_or(0.0)),
+            pct(c.run_queue_wait_peak.unwrap_or(0.0)),
+            c.wait_seconds,
+            c.seconds
+        ));
+    }
+    what.push(format!(
+        "its event loop ran up to {} late (p99 {})",
+        ms(c.lag_max_ms),
+        ms(c.lag_p99_ms)
+    ));
+    if c.rules.contains(&Rule::LateStarts) {
+        what.push(format!(
+            "{} iterations ({:.1}%) started more than 10 ms behind schedule{}",
+            c.late_iterations,
+            c.late_share * 100.0,
+            if c.dropped_iterations > 0 {
+                format!(" and {} were dropped", c.dropped_iterations)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let mut advice = Vec::new();
+    if c.rules.contains(&Rule::RunQueue) {
+        advice.push("give pado cores of its own (stop competing processes, run the target on another machine)");
+    }
+    if c.rules.iter().any(|r| *r != Rule::RunQueue) {
+        advice.push("use more cores or generators, or fewer VUs");
+    }
+    format!(
+        "{}: latencies include up to that much generator delay and throughput is capped by pado, not the target. {}.",
+        what.join("; "),
+        capitalise(&advice.join("; "))
+    )
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn second(t: u32, busy: f64, wait: f64, lag_p99: f64, lag_max: f64) -> GenSecond {
+        GenSecond {
+            t,
+            span_s: 1.0,
+            cores: busy,
+            busy_max: busy,
+            wait_share: Some(wait),
+            wait_max: Some(wait),
+            lag_p99_ms: lag_p99,
+            lag_max_ms: lag_max,
+        }
+    }
+
+    fn run(lag_p99: f64, lag_max: f64) -> RunFigures {
+        RunFigures {
+            cores_allowed: 2,
+            workers: 2,
+            lag_p99_ms: lag_p99,
+            lag_max_ms: lag_max,
+            iterations_started: 10_000,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn an_idle_generator_is_not_saturated() {
+        let secs: Vec<_> = (0..40).map(|t| second(t, 0.2, 0.02, 1.5, 4.0)).collect();
+        let c = check(&secs, &run(1.2, 6.0)).unwrap();
+        assert!(!c.saturated, "{c:?}");
+        assert!(c.rules.is_empty());
+        assert_eq!((c.seconds, c.seconds_affected, c.busy_seconds), (40, 0, 0));
+        assert!((c.cpu_share_mean - 0.1).abs() < 1e-9);
+        assert!(c.message.starts_with("pado had headroom"), "{}", c.message);
+    }
+
+    /// The example from the brief: pegged for 38 of 40 s, loop up to 84 ms late.
+    #[test]
+    fn a_pegged_worker_is_saturated_and_says_by_how_much() {
+        let secs: Vec<_> = (0..40)
+            .map(|t| {
+                if t < 38 {
+                    second(t, 1.0, 0.03, 31.0, if t == 7 { 84.0 } else { 40.0 })
+                } else {
+                    second(t, 0.5, 0.0, 2.0, 3.0)
+                }
+            })
+            .collect();
+        let c = check(&secs, &run(31.0, 84.0)).unwrap();
+        assert!(c.saturated);
+        assert_eq!(c.rules, [Rule::Cpu, Rule::Lag]);
+        assert_eq!(c.busy_seconds, 38);
+        assert_eq!(c.lag_seconds, 1);
+        assert_eq!(c.seconds_affected, 38);
+        assert!((c.busiest_worker_peak - 1.0).abs() < 1e-9);
+        assert!(
+            c.message
+                .starts_with("pado's busiest worker was ≥ 90% busy for 38 of 40 s"),
+            "{}",
+            c.message
+        );
+        assert!(
+            c.message.contains("ran up to 84 ms late (p99 31 ms)"),
+            "{}",
+            c.message
+        );
+        assert!(c.message.contains("capped by pado, not the target"));
+        assert!(c
+            .message
+            .ends_with("Use more cores or generators, or fewer VUs."));
+    }
+
+    #[test]
+    fn busy_seconds_must_be_a_meaningful_share() {
+        assert_eq!(seconds_needed(3), 1);
+        assert_eq!(seconds_needed(10), 2);
+        assert_eq!(seconds_needed(100), 5);
+        assert_eq!(seconds_needed(3600), 5);
+        // 4 busy seconds of 100: under 5 s and under 20%.
+        let mut secs: Vec<_> = (0..100).map(|t| second(t, 0.3, 0.0, 1.0, 2.0)).collect();
+        for s in secs.iter_mut().take(4) {
+            s.busy_max = 0.95;
+        }
+        assert!(!check(&secs, &run(1.0, 2.0)).unwrap().saturated);
+        // A fifth sustained second is enough in a long run.
+        secs[50].busy_max = 0.91;
+        let c = check(&secs, &run(1.0, 2.0)).unwrap();
+        assert_eq!(c.rules, [Rule::Cpu]);
+        // 89% is not saturated.
+        for s in secs.iter_mut() {
+            s.busy_max = s.busy_max.min(0.89);
+        }
+        assert!(!check(&secs, &run(1.0, 2.0)).unwrap().saturated);
+    }
+
+    #[test]
+    fn waiting_for_a_cpu_is_starvation_even_when_not_busy() {
+        // Pinned to one core with two busy loops: a third of the CPU, two thirds
+        // waiting, loop a few ms late.
+        let secs: Vec<_> = (0..4).map(|t| second(t, 0.31, 0.63, 11.0, 12.0)).collect();
+        let c = check(&secs, &run(9.0, 12.0)).unwrap();
+        assert!(c.saturated);
+        assert_eq!(c.rules, [Rule::RunQueue]);
+        assert!((c.run_queue_wait_share.unwrap() - 0.63).abs() < 1e-9);
+        assert_eq!(c.wait_seconds, 4);
+        assert!(
+            c.message.contains("waited for a CPU 63% of the time"),
+            "{}",
+            c.message
+        );
+        assert!(c.message.contains("cores of its own"), "{}", c.message);
+        // Just under the line overall and in every second: not starved.
+        let secs: Vec<_> = (0..4).map(|t| second(t, 0.3, 0.24, 2.0, 3.0)).collect();
+        assert!(!check(&secs, &run(2.0, 3.0)).unwrap().saturated);
+    }
+
+    #[test]
+    fn lag_rules_use_the_run_p99_and_repeated_stalls() {
+        let secs: Vec<_> = (0..20).map(|t| second(t, 0.3, 0.0, 2.0, 5.0)).collect();
+        assert!(!check(&secs, &run(10.0, 5.0)).unwrap().saturated);
+        assert_eq!(check(&secs, &run(10.5, 12.0)).unwrap().rules, [Rule::Lag]);
+        // One 60 ms stall in 20 s is not a pattern; four are (20%).
+        let mut secs = secs;
+        secs[3].lag_max_ms = 60.0;
+        assert!(!check(&secs, &run(2.0, 60.0)).unwrap().saturated);
+        for t in [5, 9, 12] {
+            secs[t].lag_max_ms = 55.0;
+        }
+        let c = check(&secs, &run(2.0, 60.0)).unwrap();
+        assert_eq!(
+            (c.rules.as_slice(), c.lag_seconds),
+            ([Rule::Lag].as_slice(), 4)
+        );
+    }
+
+    #[test]
+    fn late_starts_count_only_for_open_model_runs() {
+        let secs: Vec<_> = (0..10).map(|t| second(t, 0.3, 0.0, 2.0, 5.0)).collect();
+        let mut r = run(2.0, 5.0);
+        r.late_iterations = 200;
+        r.dropped_iterations = 7;
+        assert!(!check(&secs, &r).unwrap().saturated, "closed model");
+        r.open_model = true;
+        let c = check(&secs, &r).unwrap();
+        assert_eq!(c.rules, [Rule::LateStarts]);
+        assert!(
+            c.message.contains(
+                "200 iterations (2.0%) started more than 10 ms behind schedule and 7 were dropped"
+            ),
+            "{}",
+            c.message
+        );
+        r.late_iterations = 99; // under 1%
+        assert!(!check(&secs, &r).unwrap().saturated);
+        r.iterations_started = 500;
+        r.late_iterations = 9; // 1.8%, but fewer than 10
+        assert!(!check(&secs, &r).unwrap().saturated);
+    }
+
+    #[test]
+    fn partial_and_missing_seconds() {
+        assert!(check(&[], &run(0.0, 0.0)).is_none());
+        // The run's last flush covers 2 ms at "500%": left out.
+        let mut secs: Vec<_> = (0..5).map(|t| second(t, 0.2, 0.0, 1.0, 2.0)).collect();
+        secs.push(GenSecond {
+            t: 5,
+            span_s: 0.002,
+            busy_max: 5.0,
+            wait_max: Some(0.9),
+            wait_share: Some(0.9),
+            ..Default::default()
+        });
+        let c = check(&secs, &run(1.0, 2.0)).unwrap();
+        assert!(!c.saturated, "{c:?}");
+        assert_eq!(c.seconds, 5);
+        // Without run-queue figures (getrusage fallback) the rest still decides.
+        for s in &mut secs {
+            s.wait_share = None;
+            s.wait_max = None;
+            s.busy_max = 1.0;
+        }
+        let c = check(&secs, &run(1.0, 2.0)).unwrap();
+        assert_eq!(c.rules, [Rule::Cpu]);
+        assert_eq!(c.run_queue_wait_share, None);
+        // Unknown allowed cores: the workers stand in.
+        let mut r = run(1.0, 2.0);
+        r.cores_allowed = 0;
+        assert_eq!(check(&secs, &r).unwrap().cores_allowed, 2);
+    }
+}
