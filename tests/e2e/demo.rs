@@ -197,6 +197,7 @@ fn find_capacity_finds_the_configured_capacity_within_15_percent() {
         ..Default::default()
     });
     assert!((capacity - 400.0).abs() < 1.0);
+    let out_dir = crate::harness::tmp("capacity");
     let url = format!("{}/api/posts?page=1", t.base_url());
     let out = std::process::Command::new(pado_bin())
         .args([
@@ -214,8 +215,14 @@ fn find_capacity_finds_the_configured_capacity_within_15_percent() {
             // limit and does not trip on a busy test machine's latency tail.
             "--sla",
             "p(95) < 200",
+            "--observe",
+            &format!("{}/metrics", t.base_url()),
+            "--observe-interval",
+            "500ms",
             "--json",
+            "--out",
         ])
+        .arg(&out_dir)
         .output()
         .unwrap();
     assert_eq!(
@@ -233,4 +240,20 @@ fn find_capacity_finds_the_configured_capacity_within_15_percent() {
     let steps = v["steps"].as_array().unwrap();
     assert!(steps.iter().any(|s| s["ok"] == false), "{v}");
     assert!(steps.iter().any(|s| s["ok"] == true), "{v}");
+    // Every step left a result directory, and the target's metrics (named `app`:
+    // the origin the load goes to) name what limited it where the SLA broke: the
+    // 2-connection pool.
+    for s in steps {
+        let dir = std::path::Path::new(s["result_dir"].as_str().unwrap());
+        assert!(
+            dir.starts_with(&out_dir) && dir.join("summary.json").is_file(),
+            "{s}"
+        );
+        assert!(s["generator_saturated"].is_boolean(), "{s}");
+    }
+    assert_eq!(
+        v["limit_at_break"].as_str(),
+        Some("DB pool HikariPool-1 (app)"),
+        "{v}"
+    );
 }

@@ -121,6 +121,17 @@ pub struct FindCapacityArgs {
     /// Request timeout.
     #[arg(long)]
     pub timeout: Option<String>,
+    /// Scrape this metrics endpoint during every step (repeatable, `[NAME=]URL`):
+    /// each step then names the component that limited the target.
+    #[arg(long = "observe", value_name = "[NAME=]URL")]
+    pub observe: Vec<String>,
+    /// Time between scrapes (default 2s).
+    #[arg(long, value_name = "DURATION")]
+    pub observe_interval: Option<String>,
+    /// Directory for the steps' result directories (default
+    /// pado-results/<UTC time>-capacity).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
     /// Print the steps as JSON.
     #[arg(long)]
     pub json: bool,

@@ -4,14 +4,12 @@
 //! and the first bad rate by bisection, and report the highest sustainable rate with
 //! the table of steps as evidence.
 
-use std::sync::atomic::AtomicU8;
-use std::sync::Arc;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use pado_analysis::thresholds::{self, Threshold};
 use pado_analysis::TotalsSource;
-use pado_engine::{compile, RunOptions};
-use pado_metrics::Phase;
+use pado_metrics::{Phase, ResultDir};
 
 use crate::args::RunArgs;
 use crate::exit::{self, Failure};
@@ -34,6 +32,8 @@ pub struct CapacityOptions {
     pub sla: Vec<Threshold>,
     /// Largest share of dropped iterations a step may have.
     pub max_dropped: f64,
+    /// Where each step's result directory goes (`step-NN-RATE`).
+    pub out: PathBuf,
 }
 
 /// One tried rate.
@@ -53,9 +53,23 @@ pub struct StepResult {
     pub ok: bool,
     /// Which SLA parts failed.
     pub failing: Vec<String>,
+    /// Whether pado itself was saturated or starved during the step (then the
+    /// step measured pado, not the target).
+    pub generator_saturated: bool,
+    /// The self-check's sentence when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generator: Option<String>,
+    /// The limiting component from the target's metrics (with `--observe`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
+    /// The step's result directory (`pado report` works on it).
+    pub result_dir: PathBuf,
+    /// Whether Ctrl-C cut the step short.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
-fn try_rate(o: &CapacityOptions, rate: f64) -> Result<StepResult, Failure> {
+fn try_rate(o: &CapacityOptions, rate: f64, n: usize) -> Result<StepResult, Failure> {
     let mut args = RunArgs {
         scenario: o.base.scenario.clone(),
         url: o.base.url.clone(),
@@ -67,30 +81,24 @@ fn try_rate(o: &CapacityOptions, rate: f64) -> Result<StepResult, Failure> {
         timeout: o.base.timeout.clone(),
         insecure: o.base.insecure,
         max_vus: o.base.max_vus,
+        observe: o.base.observe.clone(),
+        observe_interval: o.base.observe_interval.clone(),
         quiet: true,
+        no_html: true,
+        name: Some(format!("capacity-{rate:.1}")),
+        out: Some(o.out.join(format!("step-{n:02}-{rate:.1}"))),
         ..Default::default()
     };
     args.rate = Some(rate);
     args.duration = Some(format!("{}ms", o.hold.as_millis()));
-    let prep = crate::run_cmd::prepare(&args)?;
-    let plan =
-        compile(&prep.config, &prep.base_dir).map_err(|e| Failure::invalid(e.to_string()))?;
-    let plan = Arc::new(plan);
-    pado_engine::limits::raise_nofile(plan.max_vus());
-    let report = pado_engine::run(
-        plan,
-        RunOptions {
-            workers: pado_engine::default_workers(),
-            stop: Arc::new(AtomicU8::new(0)),
-            on_start: None,
-        },
-        Box::new(|_, _| {}),
-    );
-    let t = &report.totals;
+    let done = crate::run_cmd::execute(&args)?;
+    // The SLA over the step's exact totals (not the file's own thresholds).
+    let dir = ResultDir::open(&done.dir).map_err(Failure::other)?;
+    let t = dir.read_totals().map_err(Failure::other)?;
     let all = t.overall();
     let sc = t.all_scenarios();
     let hold_s = o.hold.as_secs_f64();
-    let src = TotalsSource::new(t, hold_s);
+    let src = TotalsSource::new(&t, hold_s);
     let results = thresholds::evaluate(&o.sla, &src);
     let scheduled = (sc.iterations + sc.dropped + sc.interrupted).max(1) as f64;
     let dropped = sc.dropped as f64 / scheduled;
@@ -102,6 +110,7 @@ fn try_rate(o: &CapacityOptions, rate: f64) -> Result<StepResult, Failure> {
     if dropped > o.max_dropped {
         failing.push(format!("dropped {:.1}% of iterations", dropped * 100.0));
     }
+    let g = done.summary.generator.as_ref().filter(|g| g.saturated);
     Ok(StepResult {
         rate,
         rps: all.requests as f64 / hold_s,
@@ -114,6 +123,15 @@ fn try_rate(o: &CapacityOptions, rate: f64) -> Result<StepResult, Failure> {
         dropped,
         ok: failing.is_empty(),
         failing,
+        generator_saturated: g.is_some(),
+        generator: g.map(|g| g.message.clone()),
+        limit: done
+            .summary
+            .bottlenecks
+            .as_ref()
+            .and_then(|b| b.limit.clone()),
+        result_dir: done.dir,
+        interrupted: done.summary.interrupted,
     })
 }
 
@@ -121,8 +139,15 @@ fn print_step(s: &StepResult, quiet: bool) {
     if quiet {
         return;
     }
+    let mut tail = String::new();
+    if let Some(l) = &s.limit {
+        tail.push_str(&format!("  limit: {l}"));
+    }
+    if s.generator_saturated {
+        tail.push_str("  !! GENERATOR SATURATED");
+    }
     eprintln!(
-        "  {:>10.1}/s  achieved {:>10.1}/s  p95 {:>9.2} ms  errors {:>6.2}%  dropped {:>5.1}%  {}",
+        "  {:>10.1}/s  achieved {:>10.1}/s  p95 {:>9.2} ms  errors {:>6.2}%  dropped {:>5.1}%  {}{tail}",
         s.rate,
         s.rps,
         s.p95_ms,
@@ -142,11 +167,14 @@ pub fn search(o: &CapacityOptions, quiet: bool) -> Result<(Vec<StepResult>, Opti
     let mut good: Option<f64> = None;
     let mut bad: Option<f64> = None;
     let mut rate = o.start;
-    while rate <= o.max {
-        let s = try_rate(o, rate)?;
+    while rate <= o.max && !crate::run_cmd::interrupted_by_user() {
+        let s = try_rate(o, rate, steps.len() + 1)?;
         print_step(&s, quiet);
-        let ok = s.ok;
+        let ok = s.ok && !s.interrupted;
         steps.push(s);
+        if steps.last().is_some_and(|s| s.interrupted) {
+            break;
+        }
         if ok {
             good = Some(rate);
             rate *= o.factor;
@@ -157,9 +185,16 @@ pub fn search(o: &CapacityOptions, quiet: bool) -> Result<(Vec<StepResult>, Opti
     }
     if let (Some(mut lo), Some(mut hi)) = (good, bad) {
         for _ in 0..o.refine {
+            if crate::run_cmd::interrupted_by_user() {
+                break;
+            }
             let mid = (lo + hi) / 2.0;
-            let s = try_rate(o, mid)?;
+            let s = try_rate(o, mid, steps.len() + 1)?;
             print_step(&s, quiet);
+            if s.interrupted {
+                steps.push(s);
+                break;
+            }
             if s.ok {
                 lo = mid;
             } else {
@@ -170,6 +205,20 @@ pub fn search(o: &CapacityOptions, quiet: bool) -> Result<(Vec<StepResult>, Opti
         good = Some(lo);
     }
     Ok((steps, good))
+}
+
+/// A break (or a plateau) while pado itself was saturated says nothing about the
+/// target: the warning naming the lowest rate at which that happened.
+fn generator_warning(steps: &[StepResult]) -> Option<String> {
+    let from = steps
+        .iter()
+        .filter(|s| s.generator_saturated)
+        .map(|s| s.rate)
+        .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.min(r))))?;
+    Some(format!(
+        "{}: from {from:.1}/s on, pado itself was saturated or starved (see each step's summary.json `generator`); the capacity found may be pado's, not the target's: give pado more cores or split the load over more generators",
+        pado_report::GENERATOR_SATURATED
+    ))
 }
 
 /// `pado find-capacity`.
@@ -188,10 +237,18 @@ pub fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
         );
     }
     let (steps, good) = search(&o, json)?;
+    let warning = generator_warning(&steps);
+    let limit_at_break = steps.iter().find(|s| !s.ok).and_then(|s| s.limit.clone());
     if json {
         println!(
             "{}",
-            serde_json::json!({ "max_sustainable_rate": good, "steps": steps })
+            serde_json::json!({
+                "max_sustainable_rate": good,
+                "steps": steps,
+                "limit_at_break": limit_at_break,
+                "generator_warning": warning,
+                "results": o.out,
+            })
         );
     } else {
         match good {
@@ -204,6 +261,44 @@ pub fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
             ),
             None => println!("no break found up to {}/s", o.max),
         }
+        if let Some(l) = &limit_at_break {
+            println!("what limited the target where the SLA broke: {l}");
+        }
+        if let Some(w) = &warning {
+            println!("!! {w}");
+        }
+        println!("steps' results: {}", o.out.display());
     }
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(rate: f64, saturated: bool) -> StepResult {
+        StepResult {
+            rate,
+            rps: rate,
+            p95_ms: 1.0,
+            error_rate: 0.0,
+            dropped: 0.0,
+            ok: true,
+            failing: Vec::new(),
+            generator_saturated: saturated,
+            generator: None,
+            limit: None,
+            result_dir: PathBuf::new(),
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn the_warning_names_the_lowest_rate_pado_was_saturated_at() {
+        assert!(generator_warning(&[step(100.0, false), step(150.0, false)]).is_none());
+        let w =
+            generator_warning(&[step(100.0, false), step(225.0, true), step(150.0, true)]).unwrap();
+        assert!(w.starts_with("GENERATOR SATURATED"), "{w}");
+        assert!(w.contains("from 150.0/s on"), "{w}");
+    }
 }

@@ -124,8 +124,14 @@ fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
         target: f.target.clone(),
         max_vus: f.max_vus,
         timeout: f.timeout.clone(),
+        observe: f.observe.clone(),
+        observe_interval: f.observe_interval.clone(),
         ..Default::default()
     };
+    let out = f
+        .out
+        .clone()
+        .unwrap_or_else(|| run_cmd::default_out("capacity"));
     find_capacity::run(
         find_capacity::CapacityOptions {
             base,
@@ -136,6 +142,7 @@ fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
             refine: f.refine,
             sla,
             max_dropped: 0.01,
+            out,
         },
         f.json,
     )

@@ -18,7 +18,13 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(2);
 const MAX_DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The scrape configuration of `cfg`, or `None` when nothing is observed.
-pub fn observe_config(cfg: &Config, file: &str) -> Result<Option<ObserveConfig>, Failure> {
+/// `load_origins` are the `http://host:port` origins the load goes to: an
+/// endpoint on one of them (without a name of its own) is the service's, `app`.
+pub fn observe_config(
+    cfg: &Config,
+    file: &str,
+    load_origins: &[String],
+) -> Result<Option<ObserveConfig>, Failure> {
     let Some(o) = &cfg.observe else {
         return Ok(None);
     };
@@ -64,7 +70,7 @@ pub fn observe_config(cfg: &Config, file: &str) -> Result<Option<ObserveConfig>,
             }
         }
         endpoints.push(Endpoint {
-            name: unique_name(e, &endpoints, cfg.target.as_deref()),
+            name: unique_name(e, &endpoints, load_origins),
             url,
             headers,
         });
@@ -77,17 +83,17 @@ pub fn observe_config(cfg: &Config, file: &str) -> Result<Option<ObserveConfig>,
     }))
 }
 
-/// The endpoint's name: as given, or guessed (`app` for the target's own
-/// origin), made unique with a numeric suffix.
-fn unique_name(e: &ObserveEndpoint, taken: &[Endpoint], target: Option<&str>) -> String {
+/// The endpoint's name: as given, or guessed (`app` for an origin the load goes
+/// to), made unique with a numeric suffix.
+fn unique_name(e: &ObserveEndpoint, taken: &[Endpoint], load_origins: &[String]) -> String {
     let mut name = e.name();
-    if let (ObserveEndpoint::Url(u), Some(t)) = (e, target) {
-        let origin = |s: &str| {
-            url::Url::parse(s)
-                .ok()
-                .map(|u| (u.host_str().map(str::to_string), u.port_or_known_default()))
-        };
-        if origin(u).is_some() && origin(u) == origin(t) {
+    let origin = |s: &str| {
+        url::Url::parse(s)
+            .ok()
+            .map(|u| (u.host_str().map(str::to_string), u.port_or_known_default()))
+    };
+    if let ObserveEndpoint::Url(u) = e {
+        if origin(u).is_some() && load_origins.iter().any(|o| origin(o) == origin(u)) {
             name = "app".into();
         }
     }

@@ -246,7 +246,73 @@ pub fn default_out(name: &str) -> PathBuf {
 }
 
 /// `pado run`.
+/// The run that Ctrl-C stops (one at a time; `find-capacity` runs several in turn).
+static CURRENT_RUN: Mutex<Option<(Arc<AtomicU8>, bool)>> = Mutex::new(None);
+/// Ctrl-C presses so far: the first stops gracefully, the second exits.
+static PRESSES: AtomicU8 = AtomicU8::new(0);
+
+/// Make Ctrl-C stop `stop`'s run (the handler is installed once per process).
+pub fn watch_ctrl_c(stop: Arc<AtomicU8>, quiet: bool) {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    *CURRENT_RUN.lock().unwrap_or_else(|p| p.into_inner()) = Some((stop, quiet));
+    INSTALL.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            let n = PRESSES.fetch_add(1, Ordering::SeqCst);
+            let current = CURRENT_RUN
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let Some((stop, quiet)) = current else {
+                std::process::exit(exit::INTERRUPTED);
+            };
+            if n == 0 {
+                if !quiet {
+                    eprintln!(
+                        "\nstopping: in-flight requests finish (Ctrl-C again to quit at once)"
+                    );
+                }
+                stop.store(STOPPING, Ordering::SeqCst);
+            } else {
+                stop.store(ABORT, Ordering::SeqCst);
+                std::process::exit(exit::INTERRUPTED);
+            }
+        });
+    });
+}
+
+/// Whether Ctrl-C was pressed during this process (a search stops trying rates).
+pub fn interrupted_by_user() -> bool {
+    PRESSES.load(Ordering::SeqCst) > 0
+}
+
+/// A finished run: its summary and where its result directory is.
+pub struct Executed {
+    /// The summary (also in `summary.json`).
+    pub summary: pado_report::Summary,
+    /// The result directory.
+    pub dir: PathBuf,
+}
+
+/// `pado run`: run, print the summary, exit code from the thresholds.
 pub fn run(a: &RunArgs) -> Result<i32, Failure> {
+    let done = execute(a)?;
+    // The summary is the command's output; --quiet only silences progress.
+    let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    print!(
+        "{}",
+        pado_report::render(&done.summary, pado_report::TextOptions { color })
+    );
+    println!("  results: {}", done.dir.display());
+    Ok(if done.summary.thresholds_ok {
+        exit::OK
+    } else {
+        exit::THRESHOLD_FAILED
+    })
+}
+
+/// Run and write the result directory, printing nothing but progress (for
+/// `pado run` and for commands that run several tests, like `find-capacity`).
+pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
     crate::parse_windows(&a.windows)?;
     let prep = prepare(a)?;
     let plan = compile(&prep.config, &prep.base_dir)
@@ -268,7 +334,8 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
     for w in &warnings {
         eprintln!("warning: {w}");
     }
-    let observe = crate::observing::observe_config(&prep.config, &prep.file)?;
+    let load_origins: Vec<String> = plan.origins.iter().map(|o| o.label.clone()).collect();
+    let observe = crate::observing::observe_config(&prep.config, &prep.file, &load_origins)?;
     let out_dir = a.out.clone().unwrap_or_else(|| default_out(&plan.name));
     let dir = ResultDir::create(&out_dir).map_err(Failure::other)?;
     let mut meta = RunMeta {
@@ -309,26 +376,7 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
 
     // Ctrl-C: first stops gracefully, second exits at once.
     let stop = Arc::new(AtomicU8::new(0));
-    let presses = Arc::new(AtomicU8::new(0));
-    {
-        let stop = stop.clone();
-        let presses = presses.clone();
-        let quiet = a.quiet;
-        let _ = ctrlc::set_handler(move || {
-            let n = presses.fetch_add(1, Ordering::SeqCst);
-            if n == 0 {
-                if !quiet {
-                    eprintln!(
-                        "\nstopping: in-flight requests finish (Ctrl-C again to quit at once)"
-                    );
-                }
-                stop.store(STOPPING, Ordering::SeqCst);
-            } else {
-                stop.store(ABORT, Ordering::SeqCst);
-                std::process::exit(exit::INTERRUPTED);
-            }
-        });
-    }
+    watch_ctrl_c(stop.clone(), a.quiet);
 
     let total_s = plan.planned_duration().as_secs_f64();
     let mut prog = Progress::new(a.quiet, total_s, meta.stages.clone());
@@ -452,16 +500,8 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
     }
     dir.write_meta(&meta).map_err(Failure::other)?;
     let summary = crate::write_reports(&dir, !a.no_html, &a.exports, &a.windows)?;
-    // The summary is the command's output; --quiet only silences progress.
-    let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    print!(
-        "{}",
-        pado_report::render(&summary, pado_report::TextOptions { color })
-    );
-    println!("  results: {}", dir.path().display());
-    Ok(if summary.thresholds_ok {
-        exit::OK
-    } else {
-        exit::THRESHOLD_FAILED
+    Ok(Executed {
+        summary,
+        dir: dir.path().to_path_buf(),
     })
 }
