@@ -10,15 +10,20 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 # Debian packages the tests use: chromium (the HTML report is checked in a real
-# browser) and prometheus-node-exporter (pado scrapes a real exporter's output).
+# browser); real exporters whose output pado must read by name (node, nginx, redis)
+# and the servers behind them (nginx, redis).
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -x /usr/bin/prometheus-node-exporter ] || need+=(prometheus-node-exporter)
+[ -x /usr/bin/prometheus-nginx-exporter ] || need+=(prometheus-nginx-exporter)
+[ -x /usr/bin/prometheus-redis-exporter ] || need+=(prometheus-redis-exporter)
+[ -x /usr/sbin/nginx ] || need+=(nginx-light)
+[ -x /usr/bin/redis-server ] || need+=(redis-server)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${need[*]} for the tests..."
     apt-get update -qq
-    # The exporter is only run by the tests: do not start its service.
+    # These are only run by the tests: do not start their services.
     made_policy=0
     if [ ! -e /usr/sbin/policy-rc.d ]; then
       printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d

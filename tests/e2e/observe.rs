@@ -376,3 +376,143 @@ fn num_cpus_online() -> usize {
         })
         .unwrap_or(0)
 }
+
+/// A Debian program the tests need (scripts/test.sh installs it).
+fn need(bin: &str, package: &str) -> &'static str {
+    for dir in ["/usr/bin", "/usr/sbin", "/usr/local/bin"] {
+        let p = format!("{dir}/{bin}");
+        if std::path::Path::new(&p).is_file() {
+            return Box::leak(p.into_boxed_str());
+        }
+    }
+    panic!("{bin} is not installed: run scripts/test.sh, which installs {package} with apt-get");
+}
+
+fn wait_listening(port: u16) {
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("nothing listens on {port}");
+}
+
+fn spawn(bin: &str, args: &[String]) -> Kid {
+    Kid(Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap())
+}
+
+#[test]
+fn real_nginx_and_redis_exporters_are_read_by_name() {
+    let dir = tmp("obs-exporters");
+    // nginx with stub_status, serving the load itself: one process in the
+    // foreground, so that killing it leaves nothing behind.
+    let ngx_port = free_port();
+    let conf = write_file(
+        &dir,
+        "nginx.conf",
+        &format!(
+            "master_process off;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\nevents {{ worker_connections 256; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {d}; proxy_temp_path {d}; fastcgi_temp_path {d}; uwsgi_temp_path {d}; scgi_temp_path {d};\n  server {{\n    listen 127.0.0.1:{ngx_port};\n    location = /stub_status {{ stub_status; }}\n    location / {{ return 200 \"ok\\n\"; }}\n  }}\n}}\n",
+            d = dir.display()
+        ),
+    );
+    let _nginx = spawn(
+        need("nginx", "nginx-light"),
+        &[
+            "-c".into(),
+            conf.display().to_string(),
+            "-p".into(),
+            dir.display().to_string(),
+        ],
+    );
+    wait_listening(ngx_port);
+    let nexp_port = free_port();
+    let _nexp = spawn(
+        need("prometheus-nginx-exporter", "prometheus-nginx-exporter"),
+        &[
+            "-nginx.scrape-uri".into(),
+            format!("http://127.0.0.1:{ngx_port}/stub_status"),
+            "-web.listen-address".into(),
+            format!("127.0.0.1:{nexp_port}"),
+        ],
+    );
+    // redis and its exporter.
+    let redis_port = free_port();
+    let _redis = spawn(
+        need("redis-server", "redis-server"),
+        &[
+            "--port".into(),
+            redis_port.to_string(),
+            "--bind".into(),
+            "127.0.0.1".into(),
+            "--save".into(),
+            String::new(),
+            "--appendonly".into(),
+            "no".into(),
+            "--maxmemory".into(),
+            "64mb".into(),
+        ],
+    );
+    wait_listening(redis_port);
+    let rexp_port = free_port();
+    let _rexp = spawn(
+        need("prometheus-redis-exporter", "prometheus-redis-exporter"),
+        &[
+            format!("--redis.addr=redis://127.0.0.1:{redis_port}"),
+            format!("--web.listen-address=127.0.0.1:{rexp_port}"),
+        ],
+    );
+    wait_listening(nexp_port);
+    wait_listening(rexp_port);
+
+    // 200 requests a second to nginx for 4 s (open model: the rate is exact).
+    let r = run(
+        "obs-exporters",
+        &[
+            "--url",
+            &format!("http://127.0.0.1:{ngx_port}/"),
+            "--rate",
+            "200",
+            "--duration",
+            "4s",
+            "--observe",
+            &format!("nginx=http://127.0.0.1:{nexp_port}/metrics"),
+            "--observe",
+            &format!("redis=http://127.0.0.1:{rexp_port}/metrics"),
+            "--observe-interval",
+            "500ms",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    for e in s["bottlenecks"]["endpoints"].as_array().unwrap() {
+        assert_eq!(e["failed"], 0, "{e}");
+    }
+    // nginx counted what pado sent: its request rate over the window is pado's
+    // 200/s plus the exporter's own stub_status polls (one per scrape).
+    let ngx = row(&s, "nginx");
+    assert_eq!(ngx["verdict"], "no", "{ngx}");
+    let state = ngx["state"].as_str().unwrap();
+    let rps: f64 = state
+        .split(", ")
+        .find_map(|p| p.strip_suffix(" req/s"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no req/s in `{state}`"));
+    assert!(
+        (190.0..=225.0).contains(&rps),
+        "nginx saw {rps} req/s: {state}"
+    );
+    let redis = row(&s, "Redis");
+    assert_eq!(redis["verdict"], "no", "{redis}");
+    let state = redis["state"].as_str().unwrap();
+    assert!(
+        state.contains("ops/s") && state.contains("/10000 clients") && state.contains("memory "),
+        "{state}"
+    );
+}
