@@ -10,8 +10,8 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 # Debian packages the tests use: chromium (the HTML report is checked in a real
-# browser); real exporters whose output pado must read by name (node, nginx, redis)
-# and the servers behind them (nginx, redis).
+# browser); real exporters whose output pado must read by name (node, nginx, redis,
+# mysqld) and the servers behind them (nginx, redis, MariaDB).
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -x /usr/bin/prometheus-node-exporter ] || need+=(prometheus-node-exporter)
@@ -19,6 +19,8 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -x /usr/bin/prometheus-redis-exporter ] || need+=(prometheus-redis-exporter)
 [ -x /usr/sbin/nginx ] || need+=(nginx-light)
 [ -x /usr/bin/redis-server ] || need+=(redis-server)
+[ -x /usr/bin/prometheus-mysqld-exporter ] || need+=(prometheus-mysqld-exporter)
+[ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${need[*]} for the tests..."

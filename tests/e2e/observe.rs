@@ -516,3 +516,127 @@ fn real_nginx_and_redis_exporters_are_read_by_name() {
         "{state}"
     );
 }
+
+#[test]
+fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
+    let dir = tmp("obs-mysql");
+    let data = dir.join("data");
+    let sock = dir.join("sock");
+    let out = Command::new(need("mariadb-install-db", "mariadb-server"))
+        .args([
+            "--no-defaults",
+            "--user=root",
+            "--skip-test-db",
+            "--auth-root-authentication-method=normal",
+        ])
+        .arg(format!("--datadir={}", data.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // max_connections 10 (MariaDB's least): the exporter's connection and nine
+    // sleeping clients fill it.
+    let port = free_port();
+    let _db = spawn(
+        need("mariadbd", "mariadb-server"),
+        &[
+            "--no-defaults".into(),
+            format!("--datadir={}", data.display()),
+            format!("--socket={}", sock.display()),
+            format!("--port={port}"),
+            "--bind-address=127.0.0.1".into(),
+            "--user=root".into(),
+            "--skip-log-bin".into(),
+            "--innodb-buffer-pool-size=16M".into(),
+            "--max-connections=10".into(),
+            format!("--pid-file={}/pid", dir.display()),
+        ],
+    );
+    wait_listening(port);
+    let client = need("mariadb", "mariadb-client");
+    let sql = |q: &str| {
+        let o = Command::new(client)
+            .args(["--no-defaults", "-uroot"])
+            .arg(format!("--socket={}", sock.display()))
+            .args(["-e", q])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{q}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    sql("CREATE USER 'exporter'@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT PROCESS, REPLICATION CLIENT, SELECT ON *.* TO 'exporter'@'127.0.0.1';");
+    let cnf = write_file(
+        &dir,
+        "my.cnf",
+        &format!("[client]\nuser=exporter\npassword=pw\nhost=127.0.0.1\nport={port}\n"),
+    );
+    let exp_port = free_port();
+    let _exp = spawn(
+        need("prometheus-mysqld-exporter", "prometheus-mysqld-exporter"),
+        &[
+            format!("--config.my-cnf={}", cnf.display()),
+            format!("--web.listen-address=127.0.0.1:{exp_port}"),
+        ],
+    );
+    wait_listening(exp_port);
+    // Nine clients hold their connections for the whole run.
+    let _sleepers: Vec<Kid> = (0..9)
+        .map(|_| {
+            spawn(
+                client,
+                &[
+                    "--no-defaults".into(),
+                    "-uroot".into(),
+                    format!("--socket={}", sock.display()),
+                    "-e".into(),
+                    "SELECT SLEEP(30)".into(),
+                ],
+            )
+        })
+        .collect();
+    // A light load: the generator keeps its headroom, MySQL is the story.
+    let server = TestServer::start();
+    let r = run(
+        "obs-mysql",
+        &[
+            "--url",
+            &server.url("/"),
+            "--rate",
+            "50",
+            "--duration",
+            "3s",
+            "--observe",
+            &format!("http://127.0.0.1:{exp_port}/metrics"),
+            "--observe-interval",
+            "500ms",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    let ep = &s["bottlenecks"]["endpoints"][0];
+    assert_eq!(ep["failed"], 0, "{ep}");
+    let m = row(&s, "MySQL");
+    assert_eq!(m["verdict"], "yes", "{:#}", s["bottlenecks"]);
+    assert!(
+        m["state"].as_str().unwrap().contains("10/10 connections"),
+        "{m}"
+    );
+    assert!(
+        m["evidence"].as_str().unwrap().contains("max_connections"),
+        "{m}"
+    );
+    assert!(
+        s["bottlenecks"]["limit"]
+            .as_str()
+            .unwrap()
+            .starts_with("MySQL"),
+        "{:#}",
+        s["bottlenecks"]
+    );
+}
