@@ -635,7 +635,7 @@ fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
         s["bottlenecks"]["limit"]
             .as_str()
             .unwrap()
-            .starts_with("MySQL"),
+            .contains("MySQL (127.0.0.1:"),
         "{:#}",
         s["bottlenecks"]
     );

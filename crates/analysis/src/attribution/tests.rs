@@ -446,7 +446,7 @@ fn windows_follow_the_knee_or_the_peak() {
 }
 
 #[test]
-fn a_saturated_generator_is_the_limit_and_explains_the_rest() {
+fn a_saturated_generator_is_listed_first_and_the_targets_rows_stand() {
     let (w, b) = windows_fixed();
     let g = crate::self_check::GeneratorCheck {
         saturated: true,
@@ -472,15 +472,15 @@ fn a_saturated_generator_is_the_limit_and_explains_the_rest() {
         "{}",
         gen.state
     );
-    assert_eq!(find(&a, "DB pool").verdict, Verdict::Consequence);
-    assert!(find(&a, "DB pool")
-        .evidence
-        .contains("pado (load generator) was saturated too"));
+    assert!(gen.evidence.contains("66%"), "{}", gen.evidence);
+    // What the target's metrics show is still the target's.
+    assert_eq!(find(&a, "DB pool").verdict, Verdict::Yes);
+    assert_eq!(find(&a, "Worker pool").verdict, Verdict::Consequence);
     assert_eq!(
         a.limit.as_deref(),
-        Some("pado (load generator) (self-check)")
+        Some("pado (load generator) (self-check), DB pool HikariPool-1 (app)")
     );
-    // With headroom it is a quiet row and the pool is the limit again.
+    // With headroom it is a quiet row.
     let ok = crate::self_check::GeneratorCheck {
         saturated: false,
         ..g
