@@ -78,6 +78,10 @@ impl Progress {
         } else if self.has_thresholds {
             line.push_str("  thresholds ok");
         }
+        if let Some(why) = r.generator.as_ref().and_then(generator_pressure) {
+            // Said while it happens, not only in the summary.
+            line.push_str(&format!("  !! pado {why}"));
+        }
         let mut e = std::io::stderr().lock();
         match self.mode {
             Mode::Tty => {
@@ -97,5 +101,48 @@ impl Progress {
         if self.mode == Mode::Tty && self.last_len > 0 {
             let _ = writeln!(std::io::stderr());
         }
+    }
+}
+
+/// Whether pado itself was under pressure this second, in a few words (the
+/// self-check's per-second conditions).
+fn generator_pressure(g: &pado_metrics::GeneratorSecond) -> Option<String> {
+    use pado_analysis::self_check::{BUSY_THRESHOLD, LAG_MAX_THRESHOLD_MS, WAIT_THRESHOLD};
+    if g.span_ns < 500_000_000 {
+        return None; // a partial flush, not a second
+    }
+    if g.busy_max >= BUSY_THRESHOLD {
+        return Some(format!("busy {:.0}%", g.busy_max.min(1.0) * 100.0));
+    }
+    if let Some(w) = g.wait_max.filter(|w| *w >= WAIT_THRESHOLD) {
+        return Some(format!("starved: run-queue wait {:.0}%", w * 100.0));
+    }
+    let lag_ms = g.lag.max_us as f64 / 1000.0;
+    (lag_ms > LAG_MAX_THRESHOLD_MS).then(|| format!("late: event loop {lag_ms:.0} ms behind"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pressure_is_named_per_second() {
+        let mut g = pado_metrics::GeneratorSecond {
+            span_ns: 1_000_000_000,
+            busy_max: 0.95,
+            ..Default::default()
+        };
+        assert_eq!(generator_pressure(&g).as_deref(), Some("busy 95%"));
+        g.busy_max = 0.2;
+        g.wait_max = Some(0.4);
+        assert_eq!(
+            generator_pressure(&g).as_deref(),
+            Some("starved: run-queue wait 40%")
+        );
+        g.wait_max = Some(0.01);
+        assert_eq!(generator_pressure(&g), None);
+        g.busy_max = 0.99;
+        g.span_ns = 100_000_000;
+        assert_eq!(generator_pressure(&g), None, "partial flush");
     }
 }
