@@ -281,6 +281,29 @@ fn observe_headers_come_from_the_environment_and_stay_out_of_the_results() {
     );
 }
 
+/// A light open-model run (`rate`/s for `secs`) against `url`, observing
+/// `endpoints` every 500 ms; checks it passed and every scrape succeeded.
+fn observed_run(
+    name: &str,
+    url: &str,
+    rate: &str,
+    secs: &str,
+    endpoints: &[String],
+) -> crate::harness::Run {
+    let mut args: Vec<&str> = vec!["--url", url, "--rate", rate, "--duration", secs];
+    for e in endpoints {
+        args.extend(["--observe", e.as_str()]);
+    }
+    args.extend(["--observe-interval", "500ms"]);
+    let r = run(name, &args);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    for e in s["bottlenecks"]["endpoints"].as_array().unwrap() {
+        assert_eq!(e["failed"], 0, "{e}");
+    }
+    r
+}
+
 /// Debian's node_exporter, on a free loopback port (scripts/test.sh installs it).
 fn node_exporter() -> (Kid, String) {
     let bin = ["/usr/bin/prometheus-node-exporter", "/usr/local/bin/node_exporter"]
@@ -308,29 +331,13 @@ fn node_exporter() -> (Kid, String) {
 fn a_real_node_exporter_is_scraped_and_read() {
     let (_kid, node) = node_exporter();
     let server = TestServer::start();
-    let r = run(
-        "obs-node",
-        &[
-            "--url",
-            &server.url("/"),
-            "--vus",
-            "2",
-            "--duration",
-            "3s",
-            "--observe",
-            &node,
-            "--observe-interval",
-            "500ms",
-        ],
-    );
-    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let r = observed_run("obs-node", &server.url("/"), "50", "3s", &[node.clone()]);
     let s = r.summary();
     let ep = &s["bottlenecks"]["endpoints"][0];
     assert_eq!(
         ep["name"],
         "127.0.0.1:".to_string() + node.split(':').nth(2).unwrap().trim_end_matches("/metrics")
     );
-    assert_eq!(ep["failed"], 0, "{ep}");
     assert!(
         ep["samples"].as_u64().unwrap() > 200,
         "a real exporter page: {ep}"
@@ -472,28 +479,17 @@ fn real_nginx_and_redis_exporters_are_read_by_name() {
     wait_listening(rexp_port);
 
     // 200 requests a second to nginx for 4 s (open model: the rate is exact).
-    let r = run(
+    let r = observed_run(
         "obs-exporters",
+        &format!("http://127.0.0.1:{ngx_port}/"),
+        "200",
+        "4s",
         &[
-            "--url",
-            &format!("http://127.0.0.1:{ngx_port}/"),
-            "--rate",
-            "200",
-            "--duration",
-            "4s",
-            "--observe",
-            &format!("nginx=http://127.0.0.1:{nexp_port}/metrics"),
-            "--observe",
-            &format!("redis=http://127.0.0.1:{rexp_port}/metrics"),
-            "--observe-interval",
-            "500ms",
+            format!("nginx=http://127.0.0.1:{nexp_port}/metrics"),
+            format!("redis=http://127.0.0.1:{rexp_port}/metrics"),
         ],
     );
-    assert_eq!(r.code(), 0, "{}", r.stderr());
     let s = r.summary();
-    for e in s["bottlenecks"]["endpoints"].as_array().unwrap() {
-        assert_eq!(e["failed"], 0, "{e}");
-    }
     // nginx counted what pado sent: its request rate over the window is pado's
     // 200/s plus the exporter's own stub_status polls (one per scrape).
     let ngx = row(&s, "nginx");
@@ -602,25 +598,14 @@ fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
         .collect();
     // A light load: the generator keeps its headroom, MySQL is the story.
     let server = TestServer::start();
-    let r = run(
+    let r = observed_run(
         "obs-mysql",
-        &[
-            "--url",
-            &server.url("/"),
-            "--rate",
-            "50",
-            "--duration",
-            "3s",
-            "--observe",
-            &format!("http://127.0.0.1:{exp_port}/metrics"),
-            "--observe-interval",
-            "500ms",
-        ],
+        &server.url("/"),
+        "50",
+        "3s",
+        &[format!("http://127.0.0.1:{exp_port}/metrics")],
     );
-    assert_eq!(r.code(), 0, "{}", r.stderr());
     let s = r.summary();
-    let ep = &s["bottlenecks"]["endpoints"][0];
-    assert_eq!(ep["failed"], 0, "{ep}");
     let m = row(&s, "MySQL");
     assert_eq!(m["verdict"], "yes", "{:#}", s["bottlenecks"]);
     assert!(
