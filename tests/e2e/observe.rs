@@ -157,8 +157,14 @@ fn attribution_names_the_real_limit_and_compare_shows_it_move() {
         .lines()
         .find(|l| l.trim_start().starts_with("B "))
         .unwrap_or_default();
-    assert!(a.contains("limit: DB pool HikariPool-1 (app)"), "{text}");
-    assert!(b.contains("limit: Worker pool `http` (app)"), "{text}");
+    assert!(
+        a.contains("limit: ") && a.contains("DB pool HikariPool-1 (app)"),
+        "{text}"
+    );
+    assert!(
+        b.contains("limit: ") && b.contains("Worker pool `http` (app)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -331,7 +337,13 @@ fn node_exporter() -> (Kid, String) {
 fn a_real_node_exporter_is_scraped_and_read() {
     let (_kid, node) = node_exporter();
     let server = TestServer::start();
-    let r = observed_run("obs-node", &server.url("/"), "50", "3s", &[node.clone()]);
+    let r = observed_run(
+        "obs-node",
+        &server.url("/"),
+        "50",
+        "3s",
+        std::slice::from_ref(&node),
+    );
     let s = r.summary();
     let ep = &s["bottlenecks"]["endpoints"][0];
     assert_eq!(
