@@ -397,14 +397,14 @@ fn num_cpus_online() -> usize {
 }
 
 /// A Debian program the tests need (scripts/test.sh installs it).
-fn need(bin: &str, package: &str) -> &'static str {
-    for dir in ["/usr/bin", "/usr/sbin", "/usr/local/bin"] {
-        let p = format!("{dir}/{bin}");
-        if std::path::Path::new(&p).is_file() {
-            return Box::leak(p.into_boxed_str());
-        }
-    }
-    panic!("{bin} is not installed: run scripts/test.sh, which installs {package} with apt-get");
+fn need(bin: &str, package: &str) -> String {
+    ["/usr/bin", "/usr/sbin", "/usr/local/bin"]
+        .iter()
+        .map(|dir| format!("{dir}/{bin}"))
+        .find(|p| std::path::Path::new(p).is_file())
+        .unwrap_or_else(|| {
+            panic!("{bin} is not installed: run scripts/test.sh, which installs {package} with apt-get")
+        })
 }
 
 fn wait_listening(port: u16) {
@@ -442,7 +442,7 @@ fn real_nginx_and_redis_exporters_are_read_by_name() {
         ),
     );
     let _nginx = spawn(
-        need("nginx", "nginx-light"),
+        &need("nginx", "nginx-light"),
         &[
             "-c".into(),
             conf.display().to_string(),
@@ -453,7 +453,7 @@ fn real_nginx_and_redis_exporters_are_read_by_name() {
     wait_listening(ngx_port);
     let nexp_port = free_port();
     let _nexp = spawn(
-        need("prometheus-nginx-exporter", "prometheus-nginx-exporter"),
+        &need("prometheus-nginx-exporter", "prometheus-nginx-exporter"),
         &[
             "-nginx.scrape-uri".into(),
             format!("http://127.0.0.1:{ngx_port}/stub_status"),
@@ -464,7 +464,7 @@ fn real_nginx_and_redis_exporters_are_read_by_name() {
     // redis and its exporter.
     let redis_port = free_port();
     let _redis = spawn(
-        need("redis-server", "redis-server"),
+        &need("redis-server", "redis-server"),
         &[
             "--port".into(),
             redis_port.to_string(),
@@ -481,7 +481,7 @@ fn real_nginx_and_redis_exporters_are_read_by_name() {
     wait_listening(redis_port);
     let rexp_port = free_port();
     let _rexp = spawn(
-        need("prometheus-redis-exporter", "prometheus-redis-exporter"),
+        &need("prometheus-redis-exporter", "prometheus-redis-exporter"),
         &[
             format!("--redis.addr=redis://127.0.0.1:{redis_port}"),
             format!("--web.listen-address=127.0.0.1:{rexp_port}"),
@@ -549,7 +549,7 @@ fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
     // sleeping clients fill it.
     let port = free_port();
     let _db = spawn(
-        need("mariadbd", "mariadb-server"),
+        &need("mariadbd", "mariadb-server"),
         &[
             "--no-defaults".into(),
             format!("--datadir={}", data.display()),
@@ -566,7 +566,7 @@ fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
     wait_listening(port);
     let client = need("mariadb", "mariadb-client");
     let sql = |q: &str| {
-        let o = Command::new(client)
+        let o = Command::new(&client)
             .args(["--no-defaults", "-uroot"])
             .arg(format!("--socket={}", sock.display()))
             .args(["-e", q])
@@ -586,7 +586,7 @@ fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
     );
     let exp_port = free_port();
     let _exp = spawn(
-        need("prometheus-mysqld-exporter", "prometheus-mysqld-exporter"),
+        &need("prometheus-mysqld-exporter", "prometheus-mysqld-exporter"),
         &[
             format!("--config.my-cnf={}", cnf.display()),
             format!("--web.listen-address=127.0.0.1:{exp_port}"),
@@ -597,7 +597,7 @@ fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
     let _sleepers: Vec<Kid> = (0..9)
         .map(|_| {
             spawn(
-                client,
+                &client,
                 &[
                     "--no-defaults".into(),
                     "-uroot".into(),

@@ -60,6 +60,28 @@ pub struct GenSecond {
     pub lag_max_ms: f64,
 }
 
+impl GenSecond {
+    /// Some worker was at least [`BUSY_THRESHOLD`] busy.
+    pub fn busy(&self) -> bool {
+        self.busy_max.min(1.0) >= BUSY_THRESHOLD
+    }
+
+    /// Some worker waited for a CPU at least [`WAIT_THRESHOLD`] of the time.
+    pub fn starved(&self) -> bool {
+        self.wait_max.is_some_and(|w| w >= WAIT_THRESHOLD)
+    }
+
+    /// Some wake-up came more than [`LAG_MAX_THRESHOLD_MS`] late.
+    pub fn late(&self) -> bool {
+        self.lag_max_ms > LAG_MAX_THRESHOLD_MS
+    }
+
+    /// A whole second, not a partial flush (the per-second rules read only these).
+    pub fn is_full(&self) -> bool {
+        self.span_s >= MIN_SPAN_S
+    }
+}
+
 /// Everything the self-check reads besides the seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RunFigures {
@@ -167,7 +189,7 @@ fn ms(v: f64) -> String {
 /// `None` when no second has generator figures (a result directory written before
 /// pado measured itself).
 pub fn check(seconds: &[GenSecond], run: &RunFigures) -> Option<GeneratorCheck> {
-    let full: Vec<&GenSecond> = seconds.iter().filter(|s| s.span_s >= MIN_SPAN_S).collect();
+    let full: Vec<&GenSecond> = seconds.iter().filter(|s| s.is_full()).collect();
     // A run shorter than half a second still gets its one partial second.
     let used: Vec<&GenSecond> = if full.is_empty() {
         seconds.iter().filter(|s| s.span_s > 0.0).collect()
@@ -185,23 +207,12 @@ pub fn check(seconds: &[GenSecond], run: &RunFigures) -> Option<GeneratorCheck> 
         run.workers.max(1)
     };
     let busy = |s: &GenSecond| s.busy_max.min(1.0);
-    let busy_seconds = used.iter().filter(|s| busy(s) >= BUSY_THRESHOLD).count() as u32;
-    let wait_seconds = used
-        .iter()
-        .filter(|s| s.wait_max.is_some_and(|w| w >= WAIT_THRESHOLD))
-        .count() as u32;
-    let lag_seconds = used
-        .iter()
-        .filter(|s| s.lag_max_ms > LAG_MAX_THRESHOLD_MS)
-        .count() as u32;
+    let busy_seconds = used.iter().filter(|s| s.busy()).count() as u32;
+    let wait_seconds = used.iter().filter(|s| s.starved()).count() as u32;
+    let lag_seconds = used.iter().filter(|s| s.late()).count() as u32;
     let seconds_affected = used
         .iter()
-        .filter(|s| {
-            busy(s) >= BUSY_THRESHOLD
-                || s.wait_max.is_some_and(|w| w >= WAIT_THRESHOLD)
-                || s.lag_max_ms > LAG_MAX_THRESHOLD_MS
-                || s.lag_p99_ms > LAG_P99_THRESHOLD_MS
-        })
+        .filter(|s| s.busy() || s.starved() || s.late() || s.lag_p99_ms > LAG_P99_THRESHOLD_MS)
         .count() as u32;
     let mean = |f: &dyn Fn(&GenSecond) -> f64| used.iter().map(|s| f(s)).sum::<f64>() / n as f64;
     let peak = |f: &dyn Fn(&GenSecond) -> f64| used.iter().map(|s| f(s)).fold(0.0, f64::max);

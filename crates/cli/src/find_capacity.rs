@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use pado_analysis::thresholds::{self, Threshold};
 use pado_analysis::TotalsSource;
-use pado_metrics::{Phase, ResultDir};
+use pado_metrics::Phase;
 
 use crate::args::RunArgs;
 use crate::exit::{self, Failure};
@@ -93,12 +93,11 @@ fn try_rate(o: &CapacityOptions, rate: f64, n: usize) -> Result<StepResult, Fail
     args.duration = Some(format!("{}ms", o.hold.as_millis()));
     let done = crate::run_cmd::execute(&args)?;
     // The SLA over the step's exact totals (not the file's own thresholds).
-    let dir = ResultDir::open(&done.dir).map_err(Failure::other)?;
-    let t = dir.read_totals().map_err(Failure::other)?;
+    let t = &done.totals;
     let all = t.overall();
     let sc = t.all_scenarios();
     let hold_s = o.hold.as_secs_f64();
-    let src = TotalsSource::new(&t, hold_s);
+    let src = TotalsSource::new(t, hold_s);
     let results = thresholds::evaluate(&o.sla, &src);
     let scheduled = (sc.iterations + sc.dropped + sc.interrupted).max(1) as f64;
     let dropped = sc.dropped as f64 / scheduled;

@@ -107,18 +107,21 @@ impl Progress {
 /// Whether pado itself was under pressure this second, in a few words (the
 /// self-check's per-second conditions).
 fn generator_pressure(g: &pado_metrics::GeneratorSecond) -> Option<String> {
-    use pado_analysis::self_check::{BUSY_THRESHOLD, LAG_MAX_THRESHOLD_MS, WAIT_THRESHOLD};
-    if g.span_ns < 500_000_000 {
-        return None; // a partial flush, not a second
+    let s = pado_report::timeline::gen_second(0, g);
+    if !s.is_full() {
+        None // a partial flush, not a second
+    } else if s.busy() {
+        Some(format!("busy {:.0}%", s.busy_max.min(1.0) * 100.0))
+    } else if s.starved() {
+        Some(format!(
+            "starved: run-queue wait {:.0}%",
+            s.wait_max.unwrap_or(0.0) * 100.0
+        ))
+    } else if s.late() {
+        Some(format!("late: event loop {:.0} ms behind", s.lag_max_ms))
+    } else {
+        None
     }
-    if g.busy_max >= BUSY_THRESHOLD {
-        return Some(format!("busy {:.0}%", g.busy_max.min(1.0) * 100.0));
-    }
-    if let Some(w) = g.wait_max.filter(|w| *w >= WAIT_THRESHOLD) {
-        return Some(format!("starved: run-queue wait {:.0}%", w * 100.0));
-    }
-    let lag_ms = g.lag.max_us as f64 / 1000.0;
-    (lag_ms > LAG_MAX_THRESHOLD_MS).then(|| format!("late: event loop {lag_ms:.0} ms behind"))
 }
 
 #[cfg(test)]

@@ -291,6 +291,8 @@ pub struct Executed {
     pub summary: pado_report::Summary,
     /// The result directory.
     pub dir: PathBuf,
+    /// Everything measured, summed (as `timeline.jsonl` holds it per second).
+    pub totals: pado_metrics::Totals,
 }
 
 /// `pado run`: run, print the summary, exit code from the thresholds.
@@ -503,5 +505,6 @@ pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
     Ok(Executed {
         summary,
         dir: dir.path().to_path_buf(),
+        totals: report.totals,
     })
 }

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use pado_metrics::{Observations, ObservedSeries};
 
-use super::known::{claims, BACKED_UP, FULL};
+use super::known::{BACKED_UP, FULL};
 use super::window_math::{level, share_where, Window};
-use super::{Component, Kind, Verdict};
+use super::{fmt_short, Component, Kind, Verdict};
 
 const LEVEL_WORDS: [&str; 7] = [
     "active", "busy", "used", "in_use", "inuse", "current", "open",
@@ -35,14 +35,6 @@ pub fn wanted(name: &str) -> bool {
     })
 }
 
-fn num(x: f64) -> String {
-    if (x - x.round()).abs() < 0.05 {
-        format!("{:.0}", x)
-    } else {
-        format!("{:.1}", x)
-    }
-}
-
 /// Rows found by the generic rules, skipping families [`super::known`] reads
 /// and components already in the table.
 pub fn components(
@@ -55,7 +47,7 @@ pub fn components(
     let gauges: Vec<&ObservedSeries> = obs
         .series
         .iter()
-        .filter(|s| !s.is_monotonic() && !claims(&s.name) && wanted(&s.name))
+        .filter(|s| !s.is_monotonic() && !super::known::wanted(&s.name) && wanted(&s.name))
         .collect();
     // Index by (endpoint, name) for the pair rule.
     let mut by_name: BTreeMap<(&str, &str), Vec<&ObservedSeries>> = BTreeMap::new();
@@ -86,10 +78,15 @@ pub fn components(
             }
             let mut c = row(display, s);
             c.utilisation = Some(u);
-            c.state = format!("{}/{} ({:.0}%)", num(l.mean), num(max), u * 100.0);
+            c.state = format!(
+                "{}/{} ({:.0}%)",
+                fmt_short(l.mean),
+                fmt_short(max),
+                u * 100.0
+            );
             c.baseline = base
                 .and_then(|b| level(s, b))
-                .map(|b| format!("{}/{}", num(b.mean), num(max)));
+                .map(|b| format!("{}/{}", fmt_short(b.mean), fmt_short(max)));
             if u >= FULL || at_max >= 0.8 {
                 c.verdict = Verdict::Yes;
                 c.evidence = "at its maximum (generic rule: level near its max)".into();
@@ -110,8 +107,12 @@ pub fn components(
             continue;
         }
         let mut c = row(display, s);
-        c.state = format!("{} waiting on average, up to {}", num(l.mean), num(l.max));
-        c.baseline = b.map(|b| format!("{} waiting", num(b.mean)));
+        c.state = format!(
+            "{} waiting on average, up to {}",
+            fmt_short(l.mean),
+            fmt_short(l.max)
+        );
+        c.baseline = b.map(|b| format!("{} waiting", fmt_short(b.mean)));
         c.verdict = Verdict::Yes;
         c.evidence = "a queue that grew under load (generic rule)".into();
         out.push(c);

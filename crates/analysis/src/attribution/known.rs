@@ -48,18 +48,12 @@ const PREFIXES: [&str; 13] = [
 ];
 const PREFIXES2: [&str; 3] = ["nginx_", "pg_", "pado_target_"];
 
-/// Names this module reads.
+/// Names this module reads (and interprets: the generic rules leave them alone).
 pub fn wanted(name: &str) -> bool {
     PREFIXES
         .iter()
         .chain(PREFIXES2.iter())
         .any(|p| name.starts_with(p))
-}
-
-/// Whether a series belongs to a family this module interprets (generic rules
-/// leave those alone).
-pub fn claims(name: &str) -> bool {
-    wanted(name)
 }
 
 struct Ep<'a> {
@@ -469,11 +463,7 @@ fn hikari(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
                 .map_or(0.0, |l| l.mean);
             Some(format!("{} active, {} pending", num(a.mean), num(p)))
         });
-        let full = m.is_some_and(|m| {
-            m > 0.0
-                && (a.mean >= FULL * m
-                    || active_share(active, w, Some(m)).unwrap_or(0.0) >= AT_MAX_SHARE)
-        });
+        let full = at_capacity(active, &a, m, w);
         let waiting = p.is_some_and(|p| p.mean >= BACKED_UP);
         if timed_out > 0.0 || (full && waiting) {
             c.verdict = Verdict::Yes;
@@ -500,9 +490,14 @@ fn hikari(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
     out
 }
 
-fn active_share(active: &ObservedSeries, w: &Window, max: Option<f64>) -> Option<f64> {
-    let m = max?;
-    share_where(active, w, |v| v >= m)
+/// Whether a pool or thread set (`level` of series `s` over `w`) was full: its
+/// mean at [`FULL`] of `max`, or at `max` in [`AT_MAX_SHARE`] of the scrapes.
+fn at_capacity(s: &ObservedSeries, level: &Level, max: Option<f64>, w: &Window) -> bool {
+    max.is_some_and(|m| {
+        m > 0.0
+            && (level.mean >= FULL * m
+                || share_where(s, w, |v| v >= m).unwrap_or(0.0) >= AT_MAX_SHARE)
+    })
 }
 
 /// Names of one thread-pool family: busy and max gauges, an optional queue gauge,
@@ -580,11 +575,7 @@ fn threads(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
                     .map_or(0.0, |l| l.mean);
                 Some(format!("{} busy, {} queued", num(bl.mean), num(ql)))
             });
-            let full = m.is_some_and(|m| {
-                m > 0.0
-                    && (b.mean >= FULL * m
-                        || active_share(busy, w, Some(m)).unwrap_or(0.0) >= AT_MAX_SHARE)
-            });
+            let full = at_capacity(busy, &b, m, w);
             let queued = q.is_some_and(|q| q.mean >= BACKED_UP);
             if full {
                 c.verdict = Verdict::Yes;

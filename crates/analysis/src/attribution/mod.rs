@@ -192,10 +192,10 @@ pub fn windows(
         .map(|s| s.throughput_knee_load)
         .filter(|k| *k > 0.0);
     let (threshold, label, saturated) = match knee {
-        Some(k) => (k, format!("saturation (load ≥ {})", fmt_load(k)), true),
+        Some(k) => (k, format!("saturation (load ≥ {})", fmt_short(k)), true),
         None => (
             peak * 0.9,
-            format!("peak load (≥ {})", fmt_load(peak * 0.9)),
+            format!("peak load (≥ {})", fmt_short(peak * 0.9)),
             false,
         ),
     };
@@ -213,7 +213,7 @@ pub fn windows(
         .collect();
     let baseline = match (cold.first(), cold.last()) {
         (Some(a), Some(b)) => Some(Window::new(
-            format!("low load (≤ {})", fmt_load(threshold * 0.5)),
+            format!("low load (≤ {})", fmt_short(threshold * 0.5)),
             *a as f64,
             *b as f64 + 1.0,
         )),
@@ -222,7 +222,8 @@ pub fn windows(
     Some((window, baseline, saturated))
 }
 
-fn fmt_load(x: f64) -> String {
+/// A load or count: whole numbers without decimals, others with one.
+pub(crate) fn fmt_short(x: f64) -> String {
     if (x - x.round()).abs() < 0.05 {
         format!("{:.0}", x)
     } else {

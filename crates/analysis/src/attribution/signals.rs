@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use pado_metrics::{Observations, ObservedSeries};
 use serde::{Deserialize, Serialize};
 
+use super::window_math::increase;
 use super::{Attribution, Kind};
 
 /// What a signal's values are.
@@ -39,14 +40,7 @@ fn rate_points(s: &ObservedSeries) -> Vec<(f64, f64)> {
     s.points
         .windows(2)
         .filter(|p| p[1].0 > p[0].0)
-        .map(|p| {
-            let d = if p[1].1 >= p[0].1 {
-                p[1].1 - p[0].1
-            } else {
-                p[1].1
-            };
-            (p[1].0, d / (p[1].0 - p[0].0))
-        })
+        .map(|p| (p[1].0, increase(p[0].1, p[1].1) / (p[1].0 - p[0].0)))
         .collect()
 }
 

@@ -75,6 +75,16 @@ pub fn level(s: &ObservedSeries, w: &Window) -> Option<Level> {
     })
 }
 
+/// How much a counter grew from `a` to `b`, counting a drop as a restart from 0
+/// (as Prometheus' `rate()` does).
+pub(crate) fn increase(a: f64, b: f64) -> f64 {
+    if b >= a {
+        b - a
+    } else {
+        b
+    }
+}
+
 /// Per-second rate of a counter over `w`, counting a drop as a restart from 0
 /// (as Prometheus' `rate()` does).
 pub fn rate(s: &ObservedSeries, w: &Window) -> Option<f64> {
@@ -88,7 +98,7 @@ pub fn rate(s: &ObservedSeries, w: &Window) -> Option<f64> {
         if !a.is_finite() || !b.is_finite() {
             continue;
         }
-        inc += if b >= a { b - a } else { b };
+        inc += increase(a, b);
     }
     let dt = pts[pts.len() - 1].0 - pts[0].0;
     (dt > 0.0).then(|| inc / dt)
