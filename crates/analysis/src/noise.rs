@@ -39,6 +39,37 @@ pub(crate) fn normal_cdf(z: f64) -> f64 {
     }
 }
 
+/// Lag-1 autocorrelation of a series (0 for fewer than 3 values or a flat series).
+///
+/// Per-second figures of a load test are not independent: a slow second is usually
+/// followed by another (a GC pause, a queue draining). Tests that treat them as
+/// independent samples come out far too sure of themselves.
+pub fn lag1_autocorrelation(values: &[f64]) -> f64 {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    let n = v.len();
+    if n < 3 {
+        return 0.0;
+    }
+    let m = v.iter().sum::<f64>() / n as f64;
+    let var: f64 = v.iter().map(|x| (x - m).powi(2)).sum();
+    if var <= 0.0 {
+        return 0.0;
+    }
+    let cov: f64 = v.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum();
+    (cov / var).clamp(-1.0, 1.0)
+}
+
+/// How many independent samples a series of `n` autocorrelated values is worth:
+/// `n · (1 − r₁) / (1 + r₁)` for an AR(1) process with lag-1 autocorrelation `r₁`
+/// (negative `r₁` is taken as 0, so the answer is never above `n`). Used by the rank
+/// test and the drift regression so that their p-values account for runs of similar
+/// seconds.
+pub fn effective_sample_size(values: &[f64]) -> f64 {
+    let n = values.iter().filter(|x| x.is_finite()).count() as f64;
+    let r = lag1_autocorrelation(values).clamp(0.0, 0.99);
+    (n * (1.0 - r) / (1.0 + r)).min(n)
+}
+
 /// Mann-Whitney U test with the normal approximation and tie correction.
 pub fn mann_whitney(a: &[f64], b: &[f64]) -> Shift {
     let (n1, n2) = (a.len(), b.len());
@@ -152,5 +183,29 @@ mod tests {
         assert_eq!(mann_whitney(&[1.0], &[2.0]).p_value, 1.0);
         assert!((normal_cdf(0.0) - 0.5).abs() < 1e-9);
         assert!((normal_cdf(1.96) - 0.975).abs() < 1e-4);
+    }
+
+    #[test]
+    fn autocorrelated_series_are_worth_fewer_samples() {
+        // White noise: close to n.
+        let white = noisy(5, 400, 100.0, 10.0);
+        let ess = effective_sample_size(&white);
+        assert!(ess > 300.0 && ess <= 400.0, "{ess}");
+        // AR(1) with φ = 0.9: about n·0.1/1.9 ≈ n/19.
+        let mut x = 0.0;
+        let ar: Vec<f64> = white
+            .iter()
+            .map(|e| {
+                x = 0.9 * x + (e - 100.0);
+                x
+            })
+            .collect();
+        let r = lag1_autocorrelation(&ar);
+        assert!((r - 0.9).abs() < 0.06, "{r}");
+        let ess = effective_sample_size(&ar);
+        assert!(ess > 10.0 && ess < 40.0, "{ess}");
+        // Flat and tiny series.
+        assert_eq!(lag1_autocorrelation(&[3.0; 10]), 0.0);
+        assert_eq!(effective_sample_size(&[1.0, 2.0]), 2.0);
     }
 }
