@@ -132,6 +132,10 @@ pub struct FindCapacityArgs {
     /// pado-results/<UTC time>-capacity).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Reuse a non-empty --out directory: pado's files from an earlier search are
+    /// replaced (without it, such a directory is refused).
+    #[arg(long)]
+    pub overwrite: bool,
     /// Print the steps as JSON.
     #[arg(long)]
     pub json: bool,
@@ -172,7 +176,7 @@ pub struct DemoArgs {
     /// Fit the stress test into this length (default 70s), e.g. `20s` for a quick look.
     #[arg(long, short = 'd')]
     pub duration: Option<String>,
-    /// Result directory.
+    /// Result directory (must be new or empty).
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
     /// No live progress.
@@ -324,9 +328,14 @@ pub struct RunArgs {
     /// Accept any TLS certificate.
     #[arg(long, short = 'k')]
     pub insecure: bool,
-    /// Result directory (default pado-results/<UTC time>-<name>).
+    /// Result directory (default pado-results/<UTC time>-<name>, always a new
+    /// one). A directory that already holds files is refused unless --overwrite.
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Reuse a non-empty --out directory: pado's files in it (an earlier run's
+    /// results) are removed first; other files are left alone.
+    #[arg(long)]
+    pub overwrite: bool,
     /// A named time window for the stage table, `NAME=START..END` (e.g.
     /// `peak=30s..60s`); repeatable.
     #[arg(long = "window", value_name = "NAME=START..END")]

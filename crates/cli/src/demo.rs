@@ -79,10 +79,10 @@ fn start_target(extra: &[String]) -> Result<(TargetChild, String), Failure> {
 
 /// Run the demo.
 pub fn run(o: DemoOptions) -> Result<i32, Failure> {
-    let out = o
-        .out
-        .clone()
-        .unwrap_or_else(|| crate::run_cmd::default_out("demo"));
+    let out = match &o.out {
+        Some(p) => crate::run_cmd::user_out_dir(p, false)?,
+        None => crate::run_cmd::new_out_dir("demo")?,
+    };
     let scen_dir = out.join("scenario");
     std::fs::create_dir_all(scen_dir.join("data"))
         .map_err(|e| Failure::other(format!("{}: {e}", scen_dir.display())))?;
@@ -98,6 +98,9 @@ pub fn run(o: DemoOptions) -> Result<i32, Failure> {
         scenario: Some(scen),
         target: Some(url),
         out: Some(out),
+        // The directory was new or empty (checked above) and holds only the
+        // scenario written just now: the run may write beside it.
+        overwrite: true,
         quiet: o.quiet,
         fit_to: o.duration,
         ..Default::default()

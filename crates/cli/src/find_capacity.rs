@@ -13,6 +13,7 @@ use pado_metrics::Phase;
 
 use crate::args::RunArgs;
 use crate::exit::{self, Failure};
+use crate::out::outln;
 
 /// Search settings.
 pub struct CapacityOptions {
@@ -87,6 +88,7 @@ fn try_rate(o: &CapacityOptions, rate: f64, n: usize) -> Result<StepResult, Fail
         no_html: true,
         name: Some(format!("capacity-{rate:.1}")),
         out: Some(o.out.join(format!("step-{n:02}-{rate:.1}"))),
+        overwrite: o.base.overwrite,
         ..Default::default()
     };
     args.rate = Some(rate);
@@ -239,7 +241,7 @@ pub fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
     let warning = generator_warning(&steps);
     let limit_at_break = steps.iter().find(|s| !s.ok).and_then(|s| s.limit.clone());
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({
                 "max_sustainable_rate": good,
@@ -251,22 +253,22 @@ pub fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
         );
     } else {
         match good {
-            Some(r) => println!(
+            Some(r) => outln!(
                 "maximum sustainable rate: {r:.1} iterations/s (SLA holds; the next rate tried broke it)"
             ),
-            None if steps.first().is_some_and(|s| !s.ok) => println!(
+            None if steps.first().is_some_and(|s| !s.ok) => outln!(
                 "the SLA already breaks at the start rate ({}/s): start lower",
                 o.start
             ),
-            None => println!("no break found up to {}/s", o.max),
+            None => outln!("no break found up to {}/s", o.max),
         }
         if let Some(l) = &limit_at_break {
-            println!("what limited the target where the SLA broke: {l}");
+            outln!("what limited the target where the SLA broke: {l}");
         }
         if let Some(w) = &warning {
-            println!("!! {w}");
+            outln!("!! {w}");
         }
-        println!("steps' results: {}", o.out.display());
+        outln!("steps' results: {}", o.out.display());
     }
     Ok(exit::OK)
 }

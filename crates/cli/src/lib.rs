@@ -7,10 +7,13 @@ mod demo;
 mod exit;
 mod find_capacity;
 mod observing;
+mod out;
 mod progress;
 mod run_cmd;
 
 use clap::Parser;
+
+use out::{out, outln};
 
 use args::{Cli, Command};
 
@@ -48,7 +51,7 @@ pub fn main() -> i32 {
         } => target_serve(t),
         Command::Schema => {
             let s = pado_scenario::model::json_schema();
-            println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+            outln!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
             Ok(exit::OK)
         }
     };
@@ -72,7 +75,7 @@ fn validate(file: &std::path::Path) -> Result<i32, exit::Failure> {
     let prep = run_cmd::prepare(&args)?;
     pado_engine::compile(&prep.config, &loaded.base_dir)
         .map_err(|e| exit::Failure::invalid(format!("{}: {e}", prep.file)))?;
-    println!(
+    outln!(
         "{}: ok ({} scenario{}, {} threshold{})",
         loaded.file,
         prep.config.scenarios.len(),
@@ -126,12 +129,13 @@ fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
         timeout: f.timeout.clone(),
         observe: f.observe.clone(),
         observe_interval: f.observe_interval.clone(),
+        overwrite: f.overwrite,
         ..Default::default()
     };
-    let out = f
-        .out
-        .clone()
-        .unwrap_or_else(|| run_cmd::default_out("capacity"));
+    let out = match &f.out {
+        Some(p) => run_cmd::user_out_dir(p, f.overwrite)?,
+        None => run_cmd::new_out_dir("capacity")?,
+    };
     find_capacity::run(
         find_capacity::CapacityOptions {
             base,
@@ -179,9 +183,9 @@ fn compare_cmd(
             .map_err(|e| exit::Failure::other(format!("{}: {e}", f.display())))?;
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&c).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&c).unwrap_or_default());
     } else {
-        print!("{}", pado_report::compare::render_compare(&c));
+        out!("{}", pado_report::compare::render_compare(&c));
     }
     Ok(exit::OK)
 }
@@ -197,19 +201,19 @@ fn plan_cmd(p: &args::PlanArgs) -> Result<i32, exit::Failure> {
         target_response_s: parse_dur("response-time", &p.response_time)?.as_secs_f64(),
     };
     let out = plan(&input).map_err(|e| exit::Failure::invalid(e.to_string()))?;
-    println!();
+    outln!();
     for line in &out.formulas {
-        println!("  {line}");
+        outln!("  {line}");
     }
-    println!();
-    println!(
+    outln!();
+    outln!(
         "  average test: {} VUs (~{:.2} req/s) · peak test: {} VUs (~{:.2} req/s) · aim for {:.0} TPS at the peak",
         out.avg_vus, out.avg_rps, out.peak_vus, out.peak_rps, out.peak_target_tps
     );
     if let Some(f) = &p.write_scenario {
         std::fs::write(f, scenario_skeleton(&input, &out, &p.target))
             .map_err(|e| exit::Failure::other(format!("{}: {e}", f.display())))?;
-        println!("  wrote {} (average and peak tests as stages)", f.display());
+        outln!("  wrote {} (average and peak tests as stages)", f.display());
     }
     Ok(exit::OK)
 }
@@ -270,7 +274,7 @@ fn target_serve(t: &args::TargetServeArgs) -> Result<i32, exit::Failure> {
         .transpose()?;
     let running =
         pado_target::start(opts).map_err(|e| exit::Failure::other(format!("demo target: {e}")))?;
-    println!("listening on {}", running.base_url());
+    outln!("listening on {}", running.base_url());
     let _ = std::io::Write::flush(&mut std::io::stdout());
     let stop = std::sync::Arc::new(AtomicBool::new(false));
     {
@@ -294,7 +298,7 @@ fn init(file: &std::path::Path, force: bool) -> Result<i32, exit::Failure> {
     }
     std::fs::write(file, pado_scenario::init::example_scenario())
         .map_err(|e| exit::Failure::other(format!("{}: {e}", file.display())))?;
-    println!(
+    outln!(
         "wrote {}: edit `target`, then `pado validate {0}` and `pado run {0}`",
         file.display()
     );
@@ -308,7 +312,7 @@ fn write_or_print(out: &Option<std::path::PathBuf>, text: &str) -> Result<i32, e
                 .map_err(|e| exit::Failure::other(format!("{}: {e}", p.display())))?;
             eprintln!("wrote {}", p.display());
         }
-        None => print!("{text}"),
+        None => out!("{text}"),
     }
     Ok(exit::OK)
 }
@@ -323,8 +327,11 @@ fn import(what: &args::ImportKind) -> Result<i32, exit::Failure> {
             no_checks,
             host,
         } => {
-            let text = std::fs::read_to_string(file)
-                .map_err(|e| exit::Failure::invalid(format!("{}: {e}", file.display())))?;
+            let text = pado_scenario::limits::read_capped_string(
+                file,
+                pado_scenario::limits::MAX_DATA_BYTES,
+            )
+            .map_err(|e| exit::Failure::invalid(format!("{}: {e}", file.display())))?;
             let opts = ImportOptions {
                 include_static: *include_static,
                 checks: !*no_checks,
@@ -420,7 +427,7 @@ fn report(
     let summary = write_reports(&d, true, exports, windows)?;
     if !quiet {
         let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
-        print!(
+        out!(
             "{}",
             pado_report::render(&summary, pado_report::TextOptions { color })
         );

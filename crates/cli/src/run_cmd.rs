@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use pado_analysis::thresholds::{self, Threshold};
 use pado_analysis::TotalsSource;
 use pado_engine::{compile, RunOptions, ABORT, STOPPING};
-use pado_metrics::{ResultDir, RunMeta, ScenarioMeta, ThresholdSpec, FORMAT_VERSION};
+use pado_metrics::{ClaimError, ResultDir, RunMeta, ScenarioMeta, ThresholdSpec, FORMAT_VERSION};
 use pado_scenario::line_index::LineIndex;
 use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp, threshold_list};
 use pado_scenario::{
@@ -18,6 +18,7 @@ use pado_scenario::{
 
 use crate::args::RunArgs;
 use crate::exit::{self, Failure};
+use crate::out::{out, outln};
 use crate::progress::Progress;
 
 /// A configuration ready to run, with where it came from.
@@ -40,6 +41,12 @@ fn dur(flag: &str, v: &str) -> Result<Dur, Failure> {
 
 /// Stage two of argument handling: flags and file into a validated configuration.
 pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
+    if let Some(w) = a.workers.filter(|w| !(1..=MAX_WORKERS).contains(w)) {
+        return Err(Failure::invalid(format!(
+            "--workers {w}: give 1 to {MAX_WORKERS} (one per core is best; this machine allows {})",
+            pado_engine::allowed_cores()
+        )));
+    }
     let mut ov = Overrides {
         insecure: a.insecure,
         name: a.name.clone(),
@@ -230,19 +237,63 @@ fn rfc3339(t: std::time::SystemTime) -> String {
         .unwrap_or_default()
 }
 
-/// `pado-results/<UTC time>-<name>`.
-pub fn default_out(name: &str) -> PathBuf {
+/// A new, empty `pado-results/<UTC time>-<name>` directory for commands that put
+/// more than one run's files under one folder (`demo`, `find-capacity`); never one
+/// that another run made.
+pub fn new_out_dir(name: &str) -> Result<PathBuf, Failure> {
+    Ok(
+        ResultDir::create_unique(Path::new(RESULTS_PARENT), &out_stem(name))
+            .map_err(Failure::other)?
+            .path()
+            .to_path_buf(),
+    )
+}
+
+/// Most worker threads a run may ask for: far more than cores on any machine, few
+/// enough that starting them cannot fail.
+const MAX_WORKERS: usize = 1024;
+
+/// Where default result directories go, relative to the working directory.
+const RESULTS_PARENT: &str = "pado-results";
+
+/// A default result directory's name: UTC time to the millisecond, then the test's
+/// name (`20261123T020304.567Z-board`), so that a listing sorts by start time.
+fn out_stem(name: &str) -> String {
     let dt = time::OffsetDateTime::now_utc();
-    let stamp = format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+    format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}.{:03}Z-{}",
         dt.year(),
         dt.month() as u8,
         dt.day(),
         dt.hour(),
         dt.minute(),
-        dt.second()
-    );
-    Path::new("pado-results").join(format!("{stamp}-{}", sanitize(name)))
+        dt.second(),
+        dt.millisecond(),
+        sanitize(name)
+    )
+}
+
+/// A directory the user named for a command that writes several runs under it:
+/// refused when it holds files, unless `overwrite`.
+pub fn user_out_dir(p: &Path, overwrite: bool) -> Result<PathBuf, Failure> {
+    ResultDir::claim(p, overwrite).map_err(|e| match e {
+        ClaimError::Io(_) => Failure::other(e),
+        _ => Failure::invalid(e.to_string()),
+    })?;
+    Ok(p.to_path_buf())
+}
+
+/// The directory a run writes: the one given with `--out` (new, empty, or
+/// `--overwrite`), or a new one under `pado-results/`. Locked for the run.
+fn result_dir(a: &RunArgs, name: &str) -> Result<ResultDir, Failure> {
+    let dir = match &a.out {
+        Some(p) => ResultDir::claim(p, a.overwrite),
+        None => ResultDir::create_unique(Path::new(RESULTS_PARENT), &out_stem(name)),
+    };
+    dir.map_err(|e| match e {
+        ClaimError::Io(_) => Failure::other(e),
+        _ => Failure::invalid(e.to_string()),
+    })
 }
 
 /// `pado run`.
@@ -300,11 +351,11 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
     let done = execute(a)?;
     // The summary is the command's output; --quiet only silences progress.
     let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
-    print!(
+    out!(
         "{}",
         pado_report::render(&done.summary, pado_report::TextOptions { color })
     );
-    println!("  results: {}", done.dir.display());
+    outln!("  results: {}", done.dir.display());
     Ok(if done.summary.thresholds_ok {
         exit::OK
     } else {
@@ -338,8 +389,7 @@ pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
     }
     let load_origins: Vec<String> = plan.origins.iter().map(|o| o.label.clone()).collect();
     let observe = crate::observing::observe_config(&prep.config, &prep.file, &load_origins)?;
-    let out_dir = a.out.clone().unwrap_or_else(|| default_out(&plan.name));
-    let dir = ResultDir::create(&out_dir).map_err(Failure::other)?;
+    let dir = result_dir(a, &plan.name)?;
     let mut meta = RunMeta {
         format: "pado-result".into(),
         version: FORMAT_VERSION,

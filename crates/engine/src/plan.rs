@@ -780,7 +780,11 @@ impl Builder<'_> {
                     BodySrc::Form(form.clone())
                 } else if let Some(path) = &f.body_file {
                     let full = self.base_dir.join(path);
-                    let data = std::fs::read(&full).map_err(|source| PlanError::BodyFile {
+                    let data = pado_scenario::limits::read_capped(
+                        &full,
+                        pado_scenario::limits::MAX_DATA_BYTES,
+                    )
+                    .map_err(|source| PlanError::BodyFile {
                         field: format!("{p}.body_file"),
                         path: full.display().to_string(),
                         source,

@@ -27,8 +27,8 @@ pub use observed::{
     ScrapeOutcome, ScrapedSample, OBSERVE_FILE,
 };
 pub use result_dir::{
-    ResultDir, ResultError, RunMeta, ScenarioMeta, StageMark, ThresholdSpec, TimelineWriter,
-    FORMAT_VERSION,
+    ClaimError, ResultDir, ResultError, RunMeta, ScenarioMeta, StageMark, ThresholdSpec,
+    TimelineWriter, FORMAT_VERSION, LOCK_FILE, PADO_FILES,
 };
 pub use sample::{Phases, RequestSample};
 pub use series::{

@@ -137,9 +137,42 @@ pub struct ThresholdSpec {
     pub abort_on_fail: bool,
 }
 
+/// Every file a run or `pado report` writes in a result directory: what
+/// `--overwrite` clears, and nothing else.
+pub const PADO_FILES: &[&str] = &[
+    RUN_FILE,
+    TIMELINE_FILE,
+    SUMMARY_FILE,
+    crate::observed::OBSERVE_FILE,
+    "report.html",
+    "timeline.csv",
+    "junit.xml",
+    LOCK_FILE,
+];
+
+/// Held (an exclusive `flock`) by the run writing a directory, for as long as it
+/// writes: a second run, or an `--overwrite`, cannot take a directory in use.
+pub const LOCK_FILE: &str = ".pado.lock";
+
+/// Why a directory could not be taken for a new run.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    /// Another pado process holds the directory's lock.
+    #[error("{0}: another pado run is writing to this directory; choose another --out")]
+    InUse(PathBuf),
+    /// The directory already holds files (another run's results).
+    #[error("{0}: the directory is not empty (it holds another run's results); choose another --out, or add --overwrite to replace pado's files in it")]
+    NotEmpty(PathBuf),
+    /// File system trouble.
+    #[error(transparent)]
+    Io(#[from] ResultError),
+}
+
 /// Handle on a result directory being written or read.
 pub struct ResultDir {
     path: PathBuf,
+    /// The lock of a directory this process writes (none when reading).
+    _lock: Option<fs::File>,
 }
 
 /// Appends closed seconds to `timeline.jsonl`.
@@ -160,7 +193,71 @@ impl ResultDir {
     pub fn create(path: impl Into<PathBuf>) -> Result<Self, ResultError> {
         let path = path.into();
         fs::create_dir_all(&path).map_err(io_err(&path))?;
-        Ok(ResultDir { path })
+        Ok(ResultDir { path, _lock: None })
+    }
+
+    /// A new directory `parent/stem` for a run, never one that exists: the name is
+    /// taken atomically (`mkdir` fails when another run took it first) and gets a
+    /// `-2`, `-3`, … suffix until it is free, so runs started in the same instant,
+    /// in the same or in different processes, each get their own.
+    pub fn create_unique(parent: &Path, stem: &str) -> Result<Self, ClaimError> {
+        fs::create_dir_all(parent).map_err(io_err(parent))?;
+        for n in 1..10_000u32 {
+            let path = if n == 1 {
+                parent.join(stem)
+            } else {
+                parent.join(format!("{stem}-{n}"))
+            };
+            match fs::create_dir(&path) {
+                Ok(()) => return Self::claim(&path, false),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(io_err(&path)(e).into()),
+            }
+        }
+        Err(ClaimError::InUse(parent.join(stem)))
+    }
+
+    /// Take a directory the user named for a new run: created when missing, refused
+    /// when another run is writing it or when it already holds files (unless
+    /// `overwrite`, which first removes pado's own files and leaves any other). The
+    /// directory stays locked until this handle is dropped.
+    pub fn claim(path: &Path, overwrite: bool) -> Result<Self, ClaimError> {
+        fs::create_dir_all(path).map_err(io_err(path))?;
+        let lock_path = path.join(LOCK_FILE);
+        let lock = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io_err(&lock_path))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Err(ClaimError::InUse(path.into())),
+            Err(fs::TryLockError::Error(e)) => return Err(io_err(&lock_path)(e).into()),
+        }
+        let others: Vec<PathBuf> = fs::read_dir(path)
+            .map_err(io_err(path))?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name() != LOCK_FILE)
+            .map(|e| e.path())
+            .collect();
+        if !others.is_empty() {
+            if !overwrite {
+                return Err(ClaimError::NotEmpty(path.into()));
+            }
+            for f in PADO_FILES.iter().filter(|f| **f != LOCK_FILE) {
+                let p = path.join(f);
+                match fs::remove_file(&p) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(io_err(&p)(e).into()),
+                }
+            }
+        }
+        Ok(ResultDir {
+            path: path.into(),
+            _lock: Some(lock),
+        })
     }
 
     /// Open an existing directory for reading.
@@ -176,7 +273,7 @@ impl ResultDir {
                 ),
             });
         }
-        Ok(ResultDir { path })
+        Ok(ResultDir { path, _lock: None })
     }
 
     /// The directory.

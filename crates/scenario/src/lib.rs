@@ -7,6 +7,7 @@ pub mod duration;
 pub mod error;
 pub mod import;
 pub mod init;
+pub mod limits;
 pub mod line_index;
 pub mod load;
 pub mod model;

@@ -21,10 +21,12 @@ pub struct Loaded {
 /// Read and validate a scenario file.
 pub fn load_file(path: &Path) -> Result<Loaded, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
-        file: file.clone(),
-        source,
-    })?;
+    let text = crate::limits::read_capped_string(path, crate::limits::MAX_SCENARIO_BYTES).map_err(
+        |source| ScenarioError::Read {
+            file: file.clone(),
+            source,
+        },
+    )?;
     let config = parse_str(&text, &file)?;
     Ok(Loaded {
         config,
@@ -528,6 +530,7 @@ impl Validator<'_> {
         if s.max_vus == Some(0) {
             self.err(&format!("{p}.max_vus"), "must be at least 1", None);
         }
+        self.limits(p, s, k);
         if let Some(t) = &s.think {
             self.think(&format!("{p}.think"), t);
         }
@@ -590,7 +593,7 @@ impl Validator<'_> {
                 self.extract(&format!("{mp}.extract"), k, e);
             }
             for (k, v) in &m.tags {
-                self.template(&format!("{mp}.tags.{k}"), v);
+                self.tag_template(&format!("{mp}.tags.{k}"), v);
             }
         }
         self.steps(&format!("{p}.flow"), &s.flow, has_target);
@@ -600,6 +603,106 @@ impl Validator<'_> {
             &s.teardown_per_vu,
             has_target,
         );
+    }
+
+    /// Bounds no machine could honour, checked before anything is allocated: a VU
+    /// count that would need more memory than any host has, a rate no scheduler can
+    /// start, a load that starts no iteration at all.
+    fn limits(&mut self, p: &str, s: &Scenario, k: ExecutorKind) {
+        use crate::limits::{MAX_RATE_PER_S, MAX_VUS};
+        let vus_fields = [
+            ("vus", s.vus),
+            ("start_vus", s.start_vus),
+            ("pre_allocated_vus", s.pre_allocated_vus),
+            ("max_vus", s.max_vus),
+            ("steps.start", s.steps.map(|x| x.start)),
+            ("steps.max", s.steps.map(|x| x.max)),
+        ];
+        for (f, v) in vus_fields {
+            if let Some(v) = v.filter(|v| *v > MAX_VUS) {
+                self.err(
+                    &format!("{p}.{f}"),
+                    format!("{v} VUs is more than pado allows ({MAX_VUS} per generator)"),
+                    Some("split the load across generators, or use an arrival-rate executor"),
+                );
+            }
+        }
+        for (f, d) in [("duration", s.duration), ("max_duration", s.max_duration)] {
+            if d.is_some_and(|d| d.get().is_zero()) {
+                self.err(
+                    &format!("{p}.{f}"),
+                    "must be more than 0",
+                    Some("e.g. `30s`"),
+                );
+            }
+        }
+        let unit = s.time_unit.map_or(1.0, |t| t.get().as_secs_f64());
+        let open = matches!(
+            k,
+            ExecutorKind::ConstantArrivalRate | ExecutorKind::RampingArrivalRate
+        );
+        if let Some(stages) = &s.stages {
+            if !stages.is_empty() && stages.iter().all(|st| st.duration.get().is_zero()) {
+                self.err(
+                    &format!("{p}.stages"),
+                    "every stage lasts 0s: nothing would run",
+                    None,
+                );
+            }
+            for (i, st) in stages.iter().enumerate() {
+                if k == ExecutorKind::RampingVus && st.target > MAX_VUS as f64 {
+                    self.err(
+                        &format!("{p}.stages[{i}].target"),
+                        format!(
+                            "{} VUs is more than pado allows ({MAX_VUS} per generator)",
+                            st.target
+                        ),
+                        None,
+                    );
+                }
+            }
+        }
+        if !open || unit <= 0.0 {
+            return;
+        }
+        let too_fast = |v: &mut Self, f: &str, r: f64| {
+            if r.is_finite() && r / unit > MAX_RATE_PER_S {
+                v.err(
+                    &format!("{p}.{f}"),
+                    format!(
+                        "{} iterations per second is more than one generator can schedule (at most {MAX_RATE_PER_S:.0}/s)",
+                        crate::limits::fmt_rate(r / unit)
+                    ),
+                    Some("lower the rate, lengthen `time_unit`, or split the load across generators"),
+                );
+            }
+        };
+        if let Some(r) = s.rate {
+            too_fast(self, "rate", r);
+            if let Some(d) = s.duration.filter(|d| !d.get().is_zero()) {
+                let n = r / unit * d.get().as_secs_f64();
+                if r.is_finite() && r > 0.0 && n < 1.0 {
+                    self.err(
+                        &format!("{p}.rate"),
+                        format!(
+                            "at {} per {} for {}, not one iteration would start",
+                            crate::limits::fmt_rate(r),
+                            s.time_unit.map_or("1s".to_string(), |t| t.to_string()),
+                            d
+                        ),
+                        Some("raise the rate or lengthen the duration"),
+                    );
+                }
+            }
+        }
+        if let Some(r) = s.start_rate {
+            too_fast(self, "start_rate", r);
+        }
+        if let Some(stages) = &s.stages {
+            for (i, st) in stages.iter().enumerate() {
+                too_fast(self, &format!("stages[{i}].target"), st.target);
+            }
+        }
     }
 
     fn data(&mut self, p: &str, d: &DataSpec) {
@@ -640,6 +743,24 @@ impl Validator<'_> {
     }
 
     /// Check a template's syntax and that every name it uses exists.
+    /// A tag value: a template like any other, except that values from the
+    /// environment are refused. Tags are written into every result file and shown
+    /// in reports, and environment values are often secrets.
+    fn tag_template(&mut self, p: &str, text: &str) {
+        self.template(p, text);
+        if let Ok(t) = crate::template::parse_template(text) {
+            for e in t.exprs() {
+                if let crate::template::Expr::Env(n) = e {
+                    self.err(
+                        p,
+                        format!("`{{{{ env.{n} }}}}` cannot be used in a tag: tags are written to the results and reports, and values from the environment are kept out of them"),
+                        Some("tag with something that is not secret (a class, a region); use env values in URLs, headers or bodies"),
+                    );
+                }
+            }
+        }
+    }
+
     fn template(&mut self, p: &str, text: &str) {
         match crate::template::parse_template(text) {
             Err(e) => self.err(p, format!("template: {e}"), None),
@@ -784,7 +905,7 @@ impl Validator<'_> {
                 self.extract(&format!("{sp}.extract"), k, e);
             }
             for (k, v) in &st.tags {
-                self.template(&format!("{sp}.tags.{k}"), v);
+                self.tag_template(&format!("{sp}.tags.{k}"), v);
             }
             if let Some(r) = &st.request {
                 self.request(&format!("{sp}.request"), r, has_target);
@@ -1020,6 +1141,61 @@ mod tests {
         match parse_str(src, "t.yaml") {
             Ok(_) => vec![],
             Err(e) => e.diagnostics().to_vec(),
+        }
+    }
+
+    fn one_scenario(body: &str) -> Vec<Diagnostic> {
+        errs(&format!(
+            "target: http://127.0.0.1:1\nscenarios:\n  a:\n{body}    flow: [{{ request: \"GET /\" }}]\n"
+        ))
+    }
+
+    #[test]
+    fn loads_no_machine_could_run_are_refused_with_the_limit() {
+        let cases = [
+            ("    executor: constant-vus\n    vus: 4294967295\n    duration: 2s\n", "scenarios.a.vus", "1000000"),
+            ("    executor: constant-arrival-rate\n    rate: 100\n    duration: 2s\n    pre_allocated_vus: 4294967295\n    max_vus: 4294967295\n", "scenarios.a.pre_allocated_vus", "1000000"),
+            ("    executor: constant-arrival-rate\n    rate: 1e308\n    duration: 2s\n", "scenarios.a.rate", "10000000/s"),
+            ("    executor: constant-arrival-rate\n    rate: 1\n    time_unit: 1ns\n    duration: 2s\n", "scenarios.a.rate", "1.000e9 iterations"),
+            ("    executor: ramping-arrival-rate\n    stages: [{ duration: 2s, target: 1e300 }]\n", "scenarios.a.stages[0].target", "10000000/s"),
+            ("    executor: ramping-vus\n    stages: [{ duration: 2s, target: 5000000 }]\n", "scenarios.a.stages[0].target", "1000000"),
+            ("    executor: constant-vus\n    vus: 1\n    duration: 0s\n", "scenarios.a.duration", "more than 0"),
+            ("    executor: constant-arrival-rate\n    rate: 1e-9\n    duration: 10s\n", "scenarios.a.rate", "not one iteration"),
+            ("    executor: ramping-vus\n    stages: [{ duration: 0s, target: 5 }]\n", "scenarios.a.stages", "lasts 0s"),
+        ];
+        for (body, field, says) in cases {
+            let e = one_scenario(body);
+            let hit = e.iter().find(|d| d.field == field);
+            let d = hit.unwrap_or_else(|| panic!("{field} not refused for {body:?}: {e:?}"));
+            assert!(d.message.contains(says), "{d}");
+            assert!(d.line.is_some(), "{d}");
+            assert!(!d.message.contains("inf"), "{d}");
+        }
+    }
+
+    #[test]
+    fn environment_values_are_refused_in_tags() {
+        let e = one_scenario("    executor: constant-vus\n    vus: 1\n    duration: 1s\n    mix:\n      - { request: \"GET /\", tags: { who: \"u-{{ env.SECRET_TOKEN }}\" } }\n");
+        let d = e
+            .iter()
+            .find(|d| d.field == "scenarios.a.mix[0].tags.who")
+            .unwrap_or_else(|| panic!("{e:?}"));
+        assert!(d.message.contains("cannot be used in a tag"), "{d}");
+        assert_eq!(d.line, Some(8), "{d}");
+        // Other templates in tags stay allowed.
+        let ok = one_scenario("    executor: constant-vus\n    vus: 1\n    duration: 1s\n    mix:\n      - { request: \"GET /\", tags: { vu: \"{{ vu }}\" } }\n");
+        assert_eq!(ok, vec![]);
+    }
+
+    #[test]
+    fn loads_at_the_limits_are_accepted() {
+        for body in [
+            "    executor: constant-vus\n    vus: 1000000\n    duration: 2s\n",
+            "    executor: constant-arrival-rate\n    rate: 10000000\n    duration: 2s\n",
+            "    executor: constant-arrival-rate\n    rate: 1\n    time_unit: 1m\n    duration: 1m\n",
+            "    executor: ramping-arrival-rate\n    stages: [{ duration: 0s, target: 5 }, { duration: 2s, target: 5 }]\n",
+        ] {
+            assert_eq!(one_scenario(body), vec![], "{body}");
         }
     }
 

@@ -2,7 +2,6 @@
 //! fields may span lines). Streamed record by record into the arena, so loading needs
 //! about the file's size in memory, not a multiple of it.
 
-use std::fs::File;
 use std::path::Path;
 
 use super::storage::{Table, TableBuilder};
@@ -21,8 +20,8 @@ pub(super) fn load(
         path: path.to_path_buf(),
         source,
     };
-    let f = File::open(path).map_err(io_err)?;
-    let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let (f, size) = pado_scenario::limits::open_capped(path, pado_scenario::limits::MAX_DATA_BYTES)
+        .map_err(io_err)?;
     let csv_err = |e: csv::Error| {
         // With byte records and flexible rows, only I/O errors are expected here; the
         // rest are reported as the parser words them.

@@ -22,12 +22,13 @@ pub(super) fn load_file(
     file: &str,
     path: &std::path::Path,
 ) -> Result<(Vec<String>, Table), DataError> {
-    let bytes = std::fs::read(path).map_err(|source| DataError::Io {
-        feed: feed.to_string(),
-        file: file.to_string(),
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let bytes = pado_scenario::limits::read_capped(path, pado_scenario::limits::MAX_DATA_BYTES)
+        .map_err(|source| DataError::Io {
+            feed: feed.to_string(),
+            file: file.to_string(),
+            path: path.to_path_buf(),
+            source,
+        })?;
     let syntax = |offset: usize, message: String| {
         let (line, column) = line_col(&bytes, offset);
         DataError::Json {

@@ -100,6 +100,17 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
             .expect("spawning a worker thread");
         handles.push(h);
     }
+    // Wait for the workers, noting when a stop was first asked for: a run stopped
+    // before its planned end was interrupted, however long its graceful stop took.
+    let mut stop_asked_at = None;
+    while !handles.iter().all(|h| h.is_finished()) {
+        if stop_asked_at.is_none()
+            && opts.stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING
+        {
+            stop_asked_at = Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
     for h in handles {
         let _ = h.join();
     }
@@ -116,8 +127,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     );
     let totals = agg.finish();
     let end = Instant::now();
-    let interrupted =
-        opts.stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING && end < planned_end;
+    let interrupted = stop_asked_at.is_some_and(|at| at < planned_end);
     RunReport {
         started_at,
         t0,
@@ -238,10 +248,27 @@ fn worker_main(
             let mut next_flush = clock_ctx.t0 + Duration::from_secs(1) + Duration::from_millis(2);
             let mut poll = tokio::time::interval(Duration::from_millis(20));
             poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // A stop (Ctrl-C, an aborting threshold) gives in-flight iterations the
+            // longest graceful stop of the plan from the moment it is seen, then
+            // cuts them: a target that never answers cannot hold the run open.
+            let grace = clock_ctx
+                .plan
+                .scenarios
+                .iter()
+                .map(|s| s.graceful_stop)
+                .max()
+                .unwrap_or_default();
             loop {
                 poll.tick().await;
                 clock_ctx.poll_state(&stop2);
                 let now = Instant::now();
+                if clock_ctx
+                    .stop_seen_at
+                    .get()
+                    .is_some_and(|at| now >= at + grace)
+                {
+                    clock_ctx.observe_stop(ABORT);
+                }
                 if now >= next_flush {
                     clock_ctx.tick();
                     while next_flush <= now {

@@ -102,7 +102,13 @@ pub async fn run_scheduler(
         created += 1;
     }
     let timer = PreciseTimer::new().ok();
+    // No iteration starts after the schedule's end: a scheduler that fell behind
+    // (a rate above what this machine can start) drops what is still due then, so
+    // the run ends by its duration plus the graceful stop, as k6's does.
     let end = sc_start + sched.end();
+    let total = sched.total();
+    let mine = total / workers as u64 + u64::from((share as u64) < total % workers as u64);
+    let mut seen: u64 = 0;
     for (k, offset) in sched.arrivals().enumerate() {
         if k % workers != share {
             continue;
@@ -112,6 +118,11 @@ pub async fn run_scheduler(
         }
         let at = sc_start + offset;
         let now = Instant::now();
+        if now >= end {
+            ctx.dropped_n(sc_idx, mine.saturating_sub(seen), end);
+            break;
+        }
+        seen += 1;
         if at > now {
             match &timer {
                 Some(t) => {
@@ -157,7 +168,6 @@ pub async fn run_scheduler(
         // arrival, so a burst of overdue arrivals cannot starve the VUs.
         tokio::task::yield_now().await;
     }
-    let _ = end;
     // Let running iterations finish, then retire every VU.
     for s in pool.all.borrow().iter() {
         s.exit.set(true);

@@ -70,6 +70,9 @@ pub struct WorkerCtx {
     pub abort_notify: Notify,
     /// Set once aborting.
     pub aborted: Cell<bool>,
+    /// When this worker first saw the order to stop: in-flight iterations get at
+    /// most the graceful stop from then, not from the planned end.
+    pub stop_seen_at: Cell<Option<Instant>>,
     /// Variables every VU starts with (the global setup's outputs).
     pub initial_vars: Vec<Option<Vec<u8>>>,
     /// Tagged series: (base series, rendered tag values) to local series index.
@@ -113,6 +116,7 @@ impl WorkerCtx {
             stop_notify: Notify::new(),
             abort_notify: Notify::new(),
             aborted: Cell::new(false),
+            stop_seen_at: Cell::new(None),
             initial_vars,
             tagged: RefCell::new(HashMap::new()),
             tagged_count: RefCell::new(HashMap::new()),
@@ -316,8 +320,13 @@ impl WorkerCtx {
 
     /// Open model: an iteration could not start (pool exhausted).
     pub fn dropped(&self, scenario: usize, at: Instant) {
+        self.dropped_n(scenario, 1, at);
+    }
+
+    /// Open model: `n` iterations could not start at all (the run's end came first).
+    pub fn dropped_n(&self, scenario: usize, n: u64, at: Instant) {
         self.roll_to(at);
-        self.metrics.borrow_mut().scenarios[scenario].dropped += 1;
+        self.metrics.borrow_mut().scenarios[scenario].dropped += n;
     }
 
     /// Open model: an iteration started late because the generator was behind.
@@ -353,6 +362,7 @@ impl WorkerCtx {
     pub fn observe_stop(&self, state: u8) {
         if state >= STOPPING && !self.stopping.get() {
             self.stopping.set(true);
+            self.stop_seen_at.set(Some(Instant::now()));
             self.stop_notify.notify_waiters();
         }
         if state >= ABORT && !self.aborted.get() {
