@@ -150,7 +150,7 @@ pub fn components(obs: &Observations, w: &Window, base: Option<&Window>) -> Vec<
         let host = host_cores.get(&host_of(&log.url)).copied();
         let allowed = allowed_cpus(e, w, host);
         out.extend(process_cpu(e, w, base, allowed.as_ref(), host));
-        out.extend(machine_cpu(e, w, base));
+        out.extend(machine_cpu(e, w, base, host));
         out.extend(node_memory(e, w, base));
         out.extend(jvm_heap(e, w, base));
         out.extend(jvm_gc(e, w, base));
@@ -320,7 +320,7 @@ fn process_cpu(
         cores(n),
         num(used)
     );
-    let b = base.and_then(|b| busy(b)).map(|x| (x / n).clamp(0.0, 1.0));
+    let b = base.and_then(busy).map(|x| (x / n).clamp(0.0, 1.0));
     c.baseline = b.map(pct);
     let mut source = format!("{} allowed ({}), {source}", cores(n), allowed.source);
     if let (Some(_), Some(g)) = (counter, gauge_mean(w)) {
@@ -351,7 +351,12 @@ fn judge_cpu(c: &mut Component, u: f64, base: Option<f64>, source: &str) {
     c.mark_busy_throughout(base.is_some_and(|b| b >= CPU_SATURATED));
 }
 
-fn machine_cpu(e: &Ep, w: &Window, base: Option<&Window>) -> Option<Component> {
+/// The machine's CPUs: node_exporter's per-CPU counters, else Micrometer's
+/// `system_cpu_usage` (host-wide). Its core count is node_exporter's (`host`
+/// when another endpoint on the same host is node_exporter), never
+/// `system_cpu_count`: that counts the CPUs the process may use, which a pinned
+/// or limited process has fewer of than its host.
+fn machine_cpu(e: &Ep, w: &Window, base: Option<&Window>, host: Option<f64>) -> Option<Component> {
     let mut c = row("CPU (machine)".into(), Kind::MachineCpu, e.name);
     let ncpu_node = node_cpus(e);
     // Busy share and iowait share of the machine's CPUs over a window.
@@ -374,11 +379,7 @@ fn machine_cpu(e: &Ep, w: &Window, base: Option<&Window>) -> Option<Component> {
         return None;
     }
     let (util, iowait) = measure(w)?;
-    let ncpu = ncpu_node.map(|n| n as f64).or_else(|| {
-        e.one("system_cpu_count")
-            .and_then(|s| level(s, w))
-            .map(|l| l.last)
-    });
+    let ncpu = ncpu_node.map(|n| n as f64).or(host);
     let load_s = e
         .one("node_load1")
         .or_else(|| e.one("system_load_average_1m"));
