@@ -11,7 +11,8 @@ fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 # Debian packages the tests use: chromium (the HTML report is checked in a real
 # browser); real exporters whose output pado must read by name (node, nginx, redis,
-# mysqld) and the servers behind them (nginx, redis, MariaDB).
+# mysqld) and the servers behind them (nginx, redis, MariaDB); a JDK (a real JVM
+# pinned to fewer cores than its host, for the bottleneck table).
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -x /usr/bin/prometheus-node-exporter ] || need+=(prometheus-node-exporter)
@@ -21,6 +22,7 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -x /usr/bin/redis-server ] || need+=(redis-server)
 [ -x /usr/bin/prometheus-mysqld-exporter ] || need+=(prometheus-mysqld-exporter)
 [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+command -v java >/dev/null 2>&1 || need+=(default-jdk-headless)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${need[*]} for the tests..."
@@ -39,4 +41,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# Here every program the end-to-end tests use is installed: a missing one fails its
+# test instead of skipping it.
+export PADO_E2E_REQUIRE_ALL=1
 cargo test --workspace --all-targets

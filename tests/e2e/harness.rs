@@ -168,3 +168,28 @@ pub fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }
+
+/// The path of program `bin` (found on `PATH`), which Debian package `package`
+/// provides. Missing, a test that needs it is skipped with a message saying so,
+/// unless `PADO_E2E_REQUIRE_ALL=1` (set by `scripts/test.sh`, which installs
+/// every such package): then a missing program fails the test rather than let
+/// a full run pass without it.
+pub fn require_or_skip(bin: &str, package: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .chain(["/usr/bin", "/usr/sbin", "/usr/local/bin"].map(PathBuf::from))
+        .map(|dir| dir.join(bin))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        let msg = format!(
+            "{bin} is not installed (Debian package {package}; scripts/test.sh installs it)"
+        );
+        if std::env::var("PADO_E2E_REQUIRE_ALL").as_deref() == Ok("1") {
+            panic!("{msg}, and PADO_E2E_REQUIRE_ALL=1 requires it");
+        }
+        eprintln!("skipped: {msg}");
+    }
+    found
+}

@@ -1,6 +1,7 @@
 //! Observing the target: scrapes during a run, the bottleneck table against the
 //! demo target configured to run out of one resource or the other, a real
-//! node_exporter, failures that are recorded and not fatal, secrets kept out.
+//! node_exporter, a real JVM pinned to fewer cores than its host, failures that
+//! are recorded and not fatal, secrets kept out.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -9,7 +10,9 @@ use std::time::Duration;
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{free_port, pado_bin, run, tmp, write_file};
+use crate::harness::{
+    exclusive_machine, free_port, pado_bin, require_or_skip, run, tmp, write_file,
+};
 
 /// A child process killed on drop (a failing test must not leave it running).
 struct Kid(Child);
@@ -636,4 +639,174 @@ fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
         "{:#}",
         s["bottlenecks"]
     );
+}
+
+/// `tests/e2e/fixtures/CpuBoundService.java` run by `java` under `taskset -c 0`
+/// (one CPU of the host's), on a free loopback port; exits by itself after 90 s.
+/// The truth the test plants is a JVM that gets its core, which other work on a
+/// shared machine would take a share of: it runs in a session of its own (with
+/// the kernel's autogroups, CPU is shared between sessions first) at a raised
+/// priority where that is allowed (elsewhere it runs as it is).
+fn pinned_jvm(java: &std::path::Path, taskset: &std::path::Path) -> (Kid, String) {
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/e2e/fixtures/CpuBoundService.java"
+    );
+    let port = free_port();
+    let mut child = Command::new("setsid")
+        .arg(taskset)
+        .args(["-c", "0"])
+        .arg(java)
+        .args(["-Xmx128m", "-XX:+UseSerialGC", src])
+        .args([port.to_string(), "90".into()])
+        .current_dir(tmp("jvm"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _ = std::fs::write(format!("/proc/{}/autogroup", child.id()), "-10");
+    let out = child.stdout.take().unwrap();
+    let kid = Kid(child);
+    let url = BufReader::new(out)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.strip_prefix("listening on ")
+                .map(|u| u.trim().to_string())
+        })
+        .expect("the JVM service did not start");
+    (kid, url)
+}
+
+#[test]
+fn a_cpu_bound_jvm_pinned_to_fewer_cores_than_its_host_is_limited_by_its_process_cpu() {
+    let (Some(java), Some(taskset)) = (
+        require_or_skip("java", "default-jdk-headless"),
+        require_or_skip("taskset", "util-linux"),
+    ) else {
+        return;
+    };
+    if num_cpus_online() < 2 {
+        eprintln!("skipped: one CPU online, a process cannot be pinned to fewer");
+        return;
+    }
+    // The JVM's CPU is what is measured: no other test's load beside it.
+    let _machine = exclusive_machine();
+    let (jvm, url) = pinned_jvm(&java, &taskset);
+    let pid = jvm.0.id();
+    // A closed ramp with 50 ms of think time after 8 ms of work: one VU keeps the
+    // core ~14% busy, thirty-two want about four cores of the one the JVM may use, at
+    // a request rate (~120/s) light enough for pado on a shared machine.
+    // Meanwhile the kernel's own count of the JVM's CPU time over seconds 5–13,
+    // at full load: the truth the table's figure is checked against.
+    let (r, kernel_cores) = std::thread::scope(|sc| {
+        let probe = sc.spawn(|| {
+            std::thread::sleep(Duration::from_secs(5));
+            let a = (std::time::Instant::now(), cpu_ticks(pid));
+            std::thread::sleep(Duration::from_secs(8));
+            let b = (std::time::Instant::now(), cpu_ticks(pid));
+            (b.1 - a.1) / 100.0 / (b.0 - a.0).as_secs_f64()
+        });
+        let r = run(
+            "obs-jvm",
+            &[
+                "--url",
+                &format!("{url}/work"),
+                "--stages",
+                "3s:1,1s:32,12s:32",
+                "--think",
+                "50ms",
+                "--observe",
+                &format!("app={url}/actuator/prometheus"),
+                "--observe-interval",
+                "500ms",
+            ],
+        );
+        (r, probe.join().unwrap())
+    });
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    let b = &s["bottlenecks"];
+    assert_eq!(b["endpoints"][0]["failed"], 0, "{b:#}");
+    let cpu = row(&s, "CPU (process)");
+    let state = cpu["state"].as_str().unwrap();
+    let evidence = cpu["evidence"].as_str().unwrap();
+    eprintln!("pinned JVM: {state}; {evidence}; the kernel counted {kernel_cores:.2} cores");
+    assert!(state.contains("of the 1 core it may use"), "{state}");
+    // The cores busy are the kernel's count (the windows differ a little).
+    let busy: f64 = state
+        .rsplit_once('(')
+        .and_then(|(_, x)| x.strip_suffix(" busy)"))
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no busy cores in `{state}`"));
+    assert!(
+        (busy - kernel_cores).abs() <= 0.2,
+        "{state} vs {kernel_cores:.2}"
+    );
+    assert!(
+        evidence.contains("process_cpu_time_ns_total")
+            && evidence.contains("1 core allowed (system_cpu_count)"),
+        "{evidence}"
+    );
+    // The bug's numbers, from the real JVM: its gauge is a share of both host
+    // CPUs, so it read about half of what the counter showed.
+    let gauge: f64 = evidence
+        .split("process_cpu_usage read ")
+        .nth(1)
+        .and_then(|x| x.split('%').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("the JVM's gauge did not read low: {evidence}"));
+    assert!(gauge <= 70.0, "{evidence}");
+    // The unbounded executor nobody uses is a name in one line, not a component.
+    let rows = b["components"].as_array().unwrap();
+    assert!(
+        !rows.iter().any(|r| r["component"]
+            .as_str()
+            .unwrap()
+            .contains("applicationTaskExecutor")),
+        "{b:#}"
+    );
+    let idle = row(&s, "Idle pools");
+    assert_eq!(idle["verdict"], "no");
+    assert_eq!(
+        idle["state"],
+        "Worker pool `applicationTaskExecutor` (unbounded)"
+    );
+    // The planted truth needs the JVM to get its core; on a machine whose other
+    // work took a share of it, the JVM was starved rather than CPU-bound.
+    if kernel_cores < 0.9 {
+        eprintln!(
+            "not checked: the JVM got {kernel_cores:.2} of its core, other processes took the rest"
+        );
+        return;
+    }
+    assert_eq!(cpu["verdict"], "yes", "{b:#}");
+    // The workers wait for the CPU.
+    let workers = row(&s, "Worker pool `workers`");
+    assert_eq!(workers["verdict"], "consequence", "{b:#}");
+    assert!(
+        workers["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("waits on CPU (process)"),
+        "{workers}"
+    );
+    assert!(
+        b["limit"].as_str().unwrap().contains("CPU (process) (app)"),
+        "{b:#}"
+    );
+}
+
+/// CPU time of process `pid` so far, in clock ticks (utime + stime, 100 a second).
+fn cpu_ticks(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name, which ends with the last ')'.
+    let f: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()
 }

@@ -391,7 +391,7 @@ fn bottleneck_section(o: &mut String, b: &pado_analysis::attribution::Attributio
             bl.end_s
         );
     }
-    o.push_str(". <i>consequence</i>: saturated because it waits on the limit.</p>\n");
+    o.push_str(". <i>consequence</i>: saturated because it waits on the limit; <i>busy throughout</i>: as busy at low load, when the service kept up, so not what changed.</p>\n");
     if let Some(l) = &b.limit {
         let _ = writeln!(o, "<p id=\"bottleneck-limit\"><b>Limit:</b> {}</p>", esc(l));
     }
@@ -402,6 +402,7 @@ fn bottleneck_section(o: &mut String, b: &pado_analysis::attribution::Attributio
             let (cls, text) = match c.verdict {
                 Verdict::Yes => ("bad", "YES"),
                 Verdict::Consequence => ("", "consequence"),
+                Verdict::BusyThroughout => ("", "busy throughout"),
                 Verdict::No => ("", "no"),
                 Verdict::Unknown => ("", "?"),
             };
@@ -410,6 +411,7 @@ fn bottleneck_section(o: &mut String, b: &pado_analysis::attribution::Attributio
                 match c.verdict {
                     Verdict::Yes => "yes",
                     Verdict::Consequence => "consequence",
+                    Verdict::BusyThroughout => "busy_throughout",
                     Verdict::No => "no",
                     Verdict::Unknown => "unknown",
                 },

@@ -470,6 +470,7 @@ fn bottleneck_table(out: &mut String, b: &pado_analysis::attribution::Attributio
                 match v {
                     Verdict::Yes => "YES",
                     Verdict::Consequence => "no*",
+                    Verdict::BusyThroughout => "busy",
                     Verdict::No => "no",
                     Verdict::Unknown => "?",
                 }
@@ -489,6 +490,15 @@ fn bottleneck_table(out: &mut String, b: &pado_analysis::attribution::Attributio
         let _ = writeln!(
             out,
             "    no* = saturated, but because it waits on the limit above"
+        );
+    }
+    if b.components
+        .iter()
+        .any(|c| c.verdict == Verdict::BusyThroughout)
+    {
+        let _ = writeln!(
+            out,
+            "    busy = busy throughout: as busy at low load, when the service kept up"
         );
     }
     for e in &b.endpoints {
@@ -555,5 +565,50 @@ mod tests {
         assert_eq!(ms(0.2871), "0.287");
         assert_eq!(ms(12.345), "12.35");
         assert_eq!(fit("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn the_bottleneck_table_marks_busy_throughout_apart_from_the_limit() {
+        use pado_analysis::attribution::{Attribution, Component, Kind, Verdict, Window};
+        let comp = |name: &str, kind, verdict| Component {
+            component: name.into(),
+            kind,
+            endpoint: "app".into(),
+            state: "state".into(),
+            baseline: None,
+            verdict,
+            evidence: "why".into(),
+            utilisation: None,
+        };
+        let mut b = Attribution {
+            window: Window::new("saturation (load ≥ 8)", 10.0, 20.0),
+            baseline: Some(Window::new("low load (≤ 4)", 0.0, 5.0)),
+            saturated_run: true,
+            components: vec![
+                comp("DB pool HikariPool-1", Kind::Pool, Verdict::Yes),
+                comp("CPU (machine)", Kind::MachineCpu, Verdict::BusyThroughout),
+            ],
+            limit: Some("DB pool HikariPool-1 (app)".into()),
+            endpoints: Vec::new(),
+        };
+        let mut out = String::new();
+        bottleneck_table(&mut out, &b, TextOptions { color: false });
+        let line = |name: &str| {
+            out.lines()
+                .find(|l| l.contains(name))
+                .unwrap_or_else(|| panic!("no {name} in {out}"))
+                .to_string()
+        };
+        assert!(line("DB pool").trim_start().starts_with("YES"), "{out}");
+        assert!(
+            line("CPU (machine)").trim_start().starts_with("busy "),
+            "{out}"
+        );
+        assert!(out.contains("busy = busy throughout"), "{out}");
+        // Without such a row, no legend for it.
+        b.components.pop();
+        let mut out = String::new();
+        bottleneck_table(&mut out, &b, TextOptions { color: false });
+        assert!(!out.contains("busy = "), "{out}");
     }
 }

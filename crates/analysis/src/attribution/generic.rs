@@ -84,15 +84,18 @@ pub fn components(
                 fmt_short(max),
                 u * 100.0
             );
-            c.baseline = base
-                .and_then(|b| level(s, b))
-                .map(|b| format!("{}/{}", fmt_short(b.mean), fmt_short(max)));
-            if u >= FULL || at_max >= 0.8 {
+            let at_base = base.and_then(|b| Some((level(s, b)?, b)));
+            c.baseline = at_base.map(|(l, _)| format!("{}/{}", fmt_short(l.mean), fmt_short(max)));
+            let full = |l: &super::window_math::Level, win: &Window| {
+                l.mean / max >= FULL || share_where(s, win, |v| v >= max).unwrap_or(0.0) >= 0.8
+            };
+            if full(&l, w) {
                 c.verdict = Verdict::Yes;
                 c.evidence = "at its maximum (generic rule: level near its max)".into();
             } else {
                 c.evidence = "busy but below its maximum (generic rule)".into();
             }
+            c.mark_busy_throughout(at_base.is_some_and(|(l, b)| full(&l, b)));
             out.push(c);
             continue;
         }

@@ -30,6 +30,9 @@ pub const FULL: f64 = 0.90;
 pub const AT_MAX_SHARE: f64 = 0.5;
 /// Mean waiting count at or above which a pool or queue is backed up.
 pub const BACKED_UP: f64 = 0.5;
+/// A thread maximum at or above which a pool is unbounded (Java executors say
+/// `Integer.MAX_VALUE`, 2147483647): it cannot fill up.
+pub const UNBOUNDED: f64 = 1_000_000.0;
 
 const PREFIXES: [&str; 13] = [
     "process_",
@@ -46,7 +49,7 @@ const PREFIXES: [&str; 13] = [
     "mysql_",
     "redis_",
 ];
-const PREFIXES2: [&str; 3] = ["nginx_", "pg_", "pado_target_"];
+const PREFIXES2: [&str; 4] = ["nginx_", "pg_", "pado_target_", "container_spec_cpu_"];
 
 /// Names this module reads (and interprets: the generic rules leave them alone).
 pub fn wanted(name: &str) -> bool {
@@ -144,13 +147,10 @@ pub fn components(obs: &Observations, w: &Window, base: Option<&Window>) -> Vec<
         }
     }
     for (e, log) in eps.iter().zip(&obs.endpoints) {
-        let cores = e
-            .one("system_cpu_count")
-            .and_then(|s| level(s, w))
-            .map(|l| l.last)
-            .or_else(|| host_cores.get(&host_of(&log.url)).copied());
-        out.extend(process_cpu(e, w, base, cores));
-        out.extend(machine_cpu(e, w, base));
+        let host = host_cores.get(&host_of(&log.url)).copied();
+        let allowed = allowed_cpus(e, w, host);
+        out.extend(process_cpu(e, w, base, allowed.as_ref(), host));
+        out.extend(machine_cpu(e, w, base, host));
         out.extend(node_memory(e, w, base));
         out.extend(jvm_heap(e, w, base));
         out.extend(jvm_gc(e, w, base));
@@ -181,91 +181,212 @@ fn node_cpus(e: &Ep) -> Option<usize> {
     (n > 0).then_some(n)
 }
 
-fn process_cpu(e: &Ep, w: &Window, base: Option<&Window>, cores: Option<f64>) -> Option<Component> {
-    // Micrometer's gauge is already a share of all cores.
-    let (util, busy_cores, base_util) = if let Some(g) = e.one("process_cpu_usage") {
-        let l = level(g, w)?;
-        let b = base.and_then(|b| level(g, b)).map(|l| l.mean);
-        (Some(l.mean), cores.map(|c| l.mean * c), b)
+/// How many CPUs a process may use, and which metric said so.
+struct Allowed {
+    /// CPUs (a quota may make it fractional).
+    cpus: f64,
+    /// Where the figure came from, for the evidence.
+    source: String,
+}
+
+/// The CPUs the process behind `e` may use: a cgroup CPU quota exposed on the
+/// same page (cAdvisor's `container_spec_cpu_quota` / `container_spec_cpu_period`,
+/// in microseconds, one container), else Micrometer's `system_cpu_count` (the
+/// JVM's `availableProcessors()`: it counts the CPUs of the affinity mask and the
+/// cpuset, and a quota rounded up), else the host's cores (node_exporter on the
+/// same host). The smaller of a quota and a count wins: a process pinned to one
+/// CPU with a quota of two can use one.
+fn allowed_cpus(e: &Ep, w: &Window, host: Option<f64>) -> Option<Allowed> {
+    let count = e
+        .one("system_cpu_count")
+        .and_then(|s| level(s, w))
+        .map(|l| l.last)
+        .filter(|n| n.is_finite() && *n > 0.0)
+        .map(|n| Allowed {
+            cpus: n,
+            source: "system_cpu_count".into(),
+        })
+        .or_else(|| {
+            host.filter(|n| *n > 0.0).map(|n| Allowed {
+                cpus: n,
+                source: "the host's cores (node_exporter)".into(),
+            })
+        });
+    match (count, cgroup_quota(e, w)) {
+        (Some(c), Some(q)) if c.cpus <= q => Some(c),
+        (_, Some(q)) => Some(Allowed {
+            cpus: q,
+            source: "the cgroup CPU quota (container_spec_cpu_quota / _period)".into(),
+        }),
+        (c, None) => c,
+    }
+}
+
+/// CPUs granted by a cgroup quota: quota / period of the one container on the
+/// page that has a quota (-1 or 0: none). Several different quotas are a
+/// cAdvisor page about many containers, which says nothing about this process.
+fn cgroup_quota(e: &Ep, w: &Window) -> Option<f64> {
+    let periods = e.named("container_spec_cpu_period").collect::<Vec<_>>();
+    let mut quotas = e.named("container_spec_cpu_quota").filter_map(|q| {
+        let quota = level(q, w)?.last;
+        let period = periods
+            .iter()
+            .find(|p| p.labels == q.labels)
+            .and_then(|p| level(p, w))?
+            .last;
+        (quota > 0.0 && period > 0.0).then_some(quota / period)
+    });
+    let first = quotas.next()?;
+    quotas
+        .all(|q| (q - first).abs() < 1e-9)
+        .then_some(first)
+        .filter(|q| q.is_finite())
+}
+
+/// "1 core" or "2 cores" (quotas may be fractional).
+fn cores(n: f64) -> String {
+    if (n - 1.0).abs() < 1e-9 {
+        "1 core".into()
     } else {
-        let c = e.one("process_cpu_seconds_total")?;
-        let r = rate(c, w)?;
-        let b = base.and_then(|b| rate(c, b));
-        (
-            cores.map(|n| r / n),
-            Some(r),
-            cores.and_then(|n| b.map(|b| b / n)),
-        )
+        format!("{} cores", num(n))
+    }
+}
+
+/// The process's CPU over the window, judged against the CPUs it may use
+/// ([`allowed_cpus`]). CPU-time counters are preferred: Micrometer's
+/// `process_cpu_time_ns_total` (`getProcessCpuTime()`), then the Prometheus
+/// clients' `process_cpu_seconds_total`. Micrometer's `process_cpu_usage` gauge
+/// (`getProcessCpuLoad()`) is a share of **all the host's** CPUs, so a JVM
+/// pinned to one core of two reads 50% while that core is full; it is only
+/// used without a counter, scaled by the host's cores when node_exporter gives
+/// them, and the evidence says what was assumed.
+fn process_cpu(
+    e: &Ep,
+    w: &Window,
+    base: Option<&Window>,
+    allowed: Option<&Allowed>,
+    host: Option<f64>,
+) -> Option<Component> {
+    const NS: &str = "process_cpu_time_ns_total";
+    const SECS: &str = "process_cpu_seconds_total";
+    const GAUGE: &str = "process_cpu_usage";
+    let counter = e
+        .one(NS)
+        .map(|s| (s, 1e-9, NS))
+        .or_else(|| e.one(SECS).map(|s| (s, 1.0, SECS)));
+    let gauge = e.one(GAUGE);
+    if counter.is_none() && gauge.is_none() {
+        return None;
+    }
+    let gauge_mean = |win: &Window| gauge.and_then(|g| level(g, win)).map(|l| l.mean);
+    // Cores busy on average over a window. The gauge's host is node_exporter's
+    // when known, else taken to be what the process may use (the unpinned case).
+    let gauge_host = host.or(allowed.map(|a| a.cpus));
+    let busy = |win: &Window| -> Option<f64> {
+        match counter {
+            Some((s, k, _)) => rate(s, win).map(|r| r * k),
+            None => Some(gauge_mean(win)? * gauge_host?),
+        }
     };
     let mut c = row("CPU (process)".into(), Kind::ProcessCpu, e.name);
-    match (util, cores) {
-        (Some(u), Some(n)) => {
-            c.state = format!("{} of {} cores ({} cores busy)", pct(u), num(n), num(u * n));
-            c.utilisation = Some(u);
-        }
-        (Some(u), None) => {
-            c.state = format!("{} of all cores", pct(u));
-            c.utilisation = Some(u);
-        }
-        (None, _) => {
-            c.state = format!("{} cores busy", num(busy_cores.unwrap_or(0.0)));
+    let source = match (counter, host) {
+        (Some((_, _, name)), _) => format!("measured by {name} (CPU time)"),
+        (None, Some(h)) => format!("measured by {GAUGE} × the host's {}", cores(h)),
+        (None, None) => format!("measured by {GAUGE}, a share of all the host's CPUs: if the process may use fewer, it was busier than this (expose {NS})"),
+    };
+    let Some(allowed) = allowed.filter(|a| a.cpus > 0.0) else {
+        if counter.is_some() {
+            c.state = format!("{} cores busy", num(busy(w)?));
             c.verdict = Verdict::Unknown;
             c.evidence = "core count unknown: scrape node_exporter on the same host, or expose system_cpu_count".into();
             return Some(c);
         }
+        // Only the gauge, and nothing to say how many cores: a share of them all.
+        let u = gauge_mean(w)?.clamp(0.0, 1.0);
+        c.state = format!("{} of all cores", pct(u));
+        c.utilisation = Some(u);
+        let b = base.and_then(gauge_mean);
+        c.baseline = b.map(pct);
+        judge_cpu(&mut c, u, b, &source);
+        return Some(c);
+    };
+    let n = allowed.cpus;
+    let used = busy(w)?;
+    let u = (used / n).clamp(0.0, 1.0);
+    c.utilisation = Some(u);
+    c.state = format!(
+        "{} of the {} it may use ({} busy)",
+        pct(u),
+        cores(n),
+        num(used)
+    );
+    let b = base.and_then(busy).map(|x| (x / n).clamp(0.0, 1.0));
+    c.baseline = b.map(pct);
+    let mut source = format!("{} allowed ({}), {source}", cores(n), allowed.source);
+    if let (Some(_), Some(g)) = (counter, gauge_mean(w)) {
+        // The gauge is about all the host's CPUs: say so when it reads low.
+        if g.is_finite() && used > 0.1 && g * n < 0.75 * used {
+            source.push_str(&format!(
+                "; {GAUGE} read {}, a share of all the host's CPUs",
+                pct(g.clamp(0.0, 1.0))
+            ));
+        }
     }
-    c.baseline = base_util.map(pct);
-    let u = c.utilisation.unwrap_or(0.0);
-    if u >= CPU_SATURATED {
-        c.verdict = Verdict::Yes;
-        c.evidence = format!("the process used {} of the CPU it can get", pct(u));
-    } else {
-        c.evidence = format!("{} of the cores left idle", pct(1.0 - u));
-    }
+    judge_cpu(&mut c, u, b, &source);
     Some(c)
 }
 
-fn machine_cpu(e: &Ep, w: &Window, base: Option<&Window>) -> Option<Component> {
-    let mut c = row("CPU (machine)".into(), Kind::MachineCpu, e.name);
-    let (util, ncpu, iowait, base_util) = if let Some(n) = node_cpus(e) {
-        let idle: Vec<_> = e
-            .named("node_cpu_seconds_total")
-            .filter(|s| s.label("mode") == "idle")
-            .collect();
-        let io: Vec<_> = e
-            .named("node_cpu_seconds_total")
-            .filter(|s| s.label("mode") == "iowait")
-            .collect();
-        let idle_r = sum_rates(idle.iter().copied(), w)?;
-        let io_r = sum_rates(io.iter().copied(), w).unwrap_or(0.0);
-        let b = base
-            .and_then(|b| sum_rates(idle.iter().copied(), b))
-            .map(|r| 1.0 - r / n as f64);
-        (
-            (1.0 - (idle_r + io_r) / n as f64).clamp(0.0, 1.0),
-            Some(n as f64),
-            io_r / n as f64,
-            b,
-        )
-    } else if let Some(g) = e.one("system_cpu_usage") {
-        let l = level(g, w)?;
-        let n = e
-            .one("system_cpu_count")
-            .and_then(|s| level(s, w))
-            .map(|l| l.last);
-        (
-            l.mean,
-            n,
-            0.0,
-            base.and_then(|b| level(g, b)).map(|l| l.mean),
-        )
+/// Verdict and evidence of a process CPU row at utilisation `u` (`base` at low
+/// load), measured as `source` says.
+fn judge_cpu(c: &mut Component, u: f64, base: Option<f64>, source: &str) {
+    if u >= CPU_SATURATED {
+        c.verdict = Verdict::Yes;
+        c.evidence = format!(
+            "the process used {} of the CPU it may use: {source}",
+            pct(u)
+        );
     } else {
-        return None;
+        c.evidence = format!("{} of the CPU it may use left idle: {source}", pct(1.0 - u));
+    }
+    c.mark_busy_throughout(base.is_some_and(|b| b >= CPU_SATURATED));
+}
+
+/// The machine's CPUs: node_exporter's per-CPU counters, else Micrometer's
+/// `system_cpu_usage` (host-wide). Its core count is node_exporter's (`host`
+/// when another endpoint on the same host is node_exporter), never
+/// `system_cpu_count`: that counts the CPUs the process may use, which a pinned
+/// or limited process has fewer of than its host.
+fn machine_cpu(e: &Ep, w: &Window, base: Option<&Window>, host: Option<f64>) -> Option<Component> {
+    let mut c = row("CPU (machine)".into(), Kind::MachineCpu, e.name);
+    let ncpu_node = node_cpus(e);
+    // Busy share and iowait share of the machine's CPUs over a window.
+    let measure = |win: &Window| -> Option<(f64, f64)> {
+        if let Some(n) = ncpu_node {
+            let mode = |m: &'static str| {
+                e.named("node_cpu_seconds_total")
+                    .filter(move |s| s.label("mode") == m)
+            };
+            let idle_r = sum_rates(mode("idle"), win)?;
+            let io_r = sum_rates(mode("iowait"), win).unwrap_or(0.0);
+            let n = n as f64;
+            Some(((1.0 - (idle_r + io_r) / n).clamp(0.0, 1.0), io_r / n))
+        } else {
+            let l = level(e.one("system_cpu_usage")?, win)?;
+            Some((l.mean.clamp(0.0, 1.0), 0.0))
+        }
     };
-    let load = e
+    if ncpu_node.is_none() && !e.has("system_cpu_usage") {
+        return None;
+    }
+    let (util, iowait) = measure(w)?;
+    let ncpu = ncpu_node.map(|n| n as f64).or(host);
+    let load_s = e
         .one("node_load1")
-        .or_else(|| e.one("system_load_average_1m"))
-        .and_then(|s| level(s, w));
+        .or_else(|| e.one("system_load_average_1m"));
+    let overloaded = |win: &Window| {
+        let l = load_s.and_then(|s| level(s, win));
+        (l, l.zip(ncpu).is_some_and(|(l, n)| l.max >= 1.5 * n))
+    };
     c.utilisation = Some(util);
     c.state = format!("{} busy", pct(util));
     if let Some(n) = ncpu {
@@ -274,27 +395,32 @@ fn machine_cpu(e: &Ep, w: &Window, base: Option<&Window>) -> Option<Component> {
     if iowait >= 0.05 {
         c.state.push_str(&format!(", iowait {}", pct(iowait)));
     }
-    let mut overloaded = false;
+    let (load, over) = overloaded(w);
     if let Some(l) = load {
         c.state.push_str(&format!(", load1 {}", num(l.max)));
         if let Some(n) = ncpu {
             c.state.push_str(&format!(" ({}× cores)", num(l.max / n)));
-            overloaded = l.max >= 1.5 * n;
         }
     }
-    c.baseline = base_util.map(|u| format!("{} busy", pct(u)));
+    let at_base = base.and_then(|b| measure(b).map(|m| (m, overloaded(b).1)));
+    c.baseline = at_base.map(|((u, _), _)| format!("{} busy", pct(u)));
     if util >= CPU_SATURATED {
         c.verdict = Verdict::Yes;
         c.evidence = format!("the machine's CPUs were {} busy", pct(util));
     } else if iowait >= 0.2 {
         c.verdict = Verdict::Yes;
         c.evidence = format!("CPUs waited on disk {} of the time", pct(iowait));
-    } else if overloaded {
+    } else if over {
         c.verdict = Verdict::Yes;
         c.evidence = "the run queue was 1.5× the core count or longer".into();
     } else {
         c.evidence = format!("{} idle", pct(1.0 - util - iowait));
     }
+    c.mark_busy_throughout(at_base.is_some_and(|((u, io), over_b)| {
+        (util >= CPU_SATURATED && u >= CPU_SATURATED)
+            || (iowait >= 0.2 && io >= 0.2)
+            || (util < CPU_SATURATED && iowait < 0.2 && over_b)
+    }));
     Some(c)
 }
 
@@ -321,9 +447,10 @@ fn node_memory(e: &Ep, w: &Window, base: Option<&Window>) -> Option<Component> {
         c.state
             .push_str(&format!(", swapping {} pages/s", num(swap)));
     }
-    c.baseline = base
+    let used_base = base
         .and_then(|b| level(e.one("node_memory_MemAvailable_bytes")?, b))
-        .map(|l| format!("{} used", pct(1.0 - l.mean / total)));
+        .map(|l| 1.0 - l.mean / total);
+    c.baseline = used_base.map(|u| format!("{} used", pct(u)));
     if used.max(worst) >= FULL || swap >= 100.0 {
         c.verdict = Verdict::Yes;
         c.evidence = if swap >= 100.0 {
@@ -334,6 +461,7 @@ fn node_memory(e: &Ep, w: &Window, base: Option<&Window>) -> Option<Component> {
     } else {
         c.evidence = format!("{} available", bytes(avail.mean));
     }
+    c.mark_busy_throughout(swap < 100.0 && used_base.is_some_and(|u| u >= FULL));
     Some(c)
 }
 
@@ -356,9 +484,8 @@ fn jvm_heap(e: &Ep, w: &Window, base: Option<&Window>) -> Option<Component> {
         .filter(|v| *v > 0.0)
         .sum();
     let mut c = row("JVM heap".into(), Kind::Heap, e.name);
-    c.baseline = base
-        .and_then(|b| sum_levels(used_s.iter().copied(), b))
-        .map(|l| bytes(l.mean));
+    let used_base = base.and_then(|b| sum_levels(used_s.iter().copied(), b));
+    c.baseline = used_base.map(|l| bytes(l.mean));
     if max <= 0.0 {
         c.state = format!("{} used (no limit reported)", bytes(used.mean));
         c.evidence = "no heap maximum to compare with".into();
@@ -380,6 +507,7 @@ fn jvm_heap(e: &Ep, w: &Window, base: Option<&Window>) -> Option<Component> {
     } else {
         c.evidence = format!("{} of the heap free on average", pct(1.0 - u));
     }
+    c.mark_busy_throughout(used_base.is_some_and(|l| l.mean / max >= FULL));
     Some(c)
 }
 
@@ -401,15 +529,15 @@ fn jvm_gc(e: &Ep, w: &Window, base: Option<&Window>) -> Option<Component> {
         c.state
             .push_str(&format!(", longest {} ms", num(longest * 1000.0)));
     }
-    c.baseline = base
-        .and_then(|b| sum_rates(sums.iter().copied(), b))
-        .map(|s| format!("{:.1}% of time", s * 100.0));
+    let share_base = base.and_then(|b| sum_rates(sums.iter().copied(), b));
+    c.baseline = share_base.map(|s| format!("{:.1}% of time", s * 100.0));
     if share >= GC_SATURATED {
         c.verdict = Verdict::Yes;
         c.evidence = format!("GC pauses took {:.0}% of wall time", share * 100.0);
     } else {
         c.evidence = "GC pauses were a small share of the time".into();
     }
+    c.mark_busy_throughout(share_base.is_some_and(|s| s >= GC_SATURATED));
     Some(c)
 }
 
@@ -455,14 +583,17 @@ fn hikari(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
             state.push_str(&format!(", {} timeouts/s", num(timed_out)));
         }
         c.state = state;
-        c.baseline = base.and_then(|b| {
+        // At low load: (active level, mean pending, timeouts per second).
+        let at_base = base.and_then(|b| {
             let a = level(active, b)?;
             let p = pending
                 .get(&pool)
                 .and_then(|s| level(s, b))
                 .map_or(0.0, |l| l.mean);
-            Some(format!("{} active, {} pending", num(a.mean), num(p)))
+            let t = timeouts.get(&pool).and_then(|s| rate(s, b)).unwrap_or(0.0);
+            Some((a, p, t))
         });
+        c.baseline = at_base.map(|(a, p, _)| format!("{} active, {} pending", num(a.mean), num(p)));
         let full = at_capacity(active, &a, m, w);
         let waiting = p.is_some_and(|p| p.mean >= BACKED_UP);
         if timed_out > 0.0 || (full && waiting) {
@@ -485,9 +616,20 @@ fn hikari(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
                 None => "nobody waited for a connection".into(),
             };
         }
+        // Requests waited (or timed out) at low load too, and no more now.
+        let pending_now = p.map_or(0.0, |p| p.mean);
+        c.mark_busy_throughout(at_base.is_some_and(|(_, pb, tb)| {
+            (tb > 0.0 || pb >= BACKED_UP) && !grew(pb, pending_now) && !grew(tb, timed_out)
+        }));
         out.push(c);
     }
     out
+}
+
+/// Whether a waiting count grew markedly from `before` (low load) to `now`: more
+/// than doubled and by at least [`BACKED_UP`]. A queue that grew is what changed.
+fn grew(before: f64, now: f64) -> bool {
+    now > 2.0 * before + BACKED_UP
 }
 
 /// Whether a pool or thread set (`level` of series `s` over `w`) was full: its
@@ -510,8 +652,14 @@ struct ThreadFamily {
     display: &'static str,
 }
 
+/// Thread sets of the request path. A pool never busy, with nothing queued, in
+/// the window and at low load (an executor nobody submits to) is listed only by
+/// name in one "Idle pools" row; a maximum of [`UNBOUNDED`] or more is no limit
+/// at all (`Integer.MAX_VALUE` for a cached thread pool), so such a pool is
+/// never "full".
 fn threads(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
     let mut out = Vec::new();
+    let mut idle: Vec<String> = Vec::new();
     let families = [
         ThreadFamily {
             busy: "tomcat_threads_busy_threads",
@@ -555,8 +703,26 @@ fn threads(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
             } else {
                 format!("{display} `{key}`")
             };
+            let unbounded = m.is_some_and(|m| m >= UNBOUNDED);
+            // Never busy and nothing queued, in the window or at low load: noise.
+            let quiet = |win: &Window| {
+                level(busy, win).is_none_or(|l| l.max <= 0.0)
+                    && queues
+                        .get(&key)
+                        .and_then(|s| level(s, win))
+                        .is_none_or(|l| l.max <= 0.0)
+            };
+            if quiet(w) && base.is_none_or(quiet) {
+                idle.push(if unbounded {
+                    format!("{name} (unbounded)")
+                } else {
+                    name
+                });
+                continue;
+            }
             let mut c = row(name, Kind::Threads, e.name);
             c.state = match m {
+                Some(_) if unbounded => format!("{} busy (unbounded)", num(b.mean)),
                 Some(m) if m > 0.0 => {
                     c.utilisation = Some(b.mean / m);
                     format!("{}/{} busy", num(b.mean), num(m))
@@ -567,15 +733,18 @@ fn threads(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
                 c.state
                     .push_str(&format!(", {} queued (max {})", num(q.mean), num(q.max)));
             }
-            c.baseline = base.and_then(|bw| {
+            // At low load: (busy level, mean queued, full).
+            let at_base = base.and_then(|bw| {
                 let bl = level(busy, bw)?;
                 let ql = queues
                     .get(&key)
                     .and_then(|s| level(s, bw))
                     .map_or(0.0, |l| l.mean);
-                Some(format!("{} busy, {} queued", num(bl.mean), num(ql)))
+                Some((bl, ql, at_capacity(busy, &bl, m, bw)))
             });
-            let full = at_capacity(busy, &b, m, w);
+            c.baseline =
+                at_base.map(|(bl, ql, _)| format!("{} busy, {} queued", num(bl.mean), num(ql)));
+            let full = !unbounded && at_capacity(busy, &b, m, w);
             let queued = q.is_some_and(|q| q.mean >= BACKED_UP);
             if full {
                 c.verdict = Verdict::Yes;
@@ -589,6 +758,7 @@ fn threads(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
                 c.evidence = "requests queued for a thread".into();
             } else {
                 c.evidence = match m {
+                    Some(_) if unbounded => "unbounded: a thread for every task".into(),
                     Some(m) => format!(
                         "{} of {} threads free on average",
                         num((m - b.mean).max(0.0)),
@@ -597,8 +767,25 @@ fn threads(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
                     None => "no queue".into(),
                 };
             }
+            // As full (or as backed up) at low load, and the queue did not grow.
+            let queued_now = q.map_or(0.0, |q| q.mean);
+            c.mark_busy_throughout(at_base.is_some_and(|(_, qb, full_b)| {
+                let rule_b = if full {
+                    full_b
+                } else {
+                    m.is_none() && qb >= BACKED_UP
+                };
+                rule_b && !grew(qb, queued_now)
+            }));
             out.push(c);
         }
+    }
+    if !idle.is_empty() {
+        // One short line for all of them, rather than a row each of "0/2147483647".
+        let mut c = row("Idle pools".into(), Kind::Threads, e.name);
+        c.state = idle.join(", ");
+        c.evidence = "never busy, nothing queued".into();
+        out.push(c);
     }
     out
 }

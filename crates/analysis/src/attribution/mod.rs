@@ -12,7 +12,10 @@
 //! queue that grows). A component is the **limit** when it is saturated and
 //! nothing it waits on is: worker threads that are all busy because they wait
 //! for DB connections are a *consequence*, not the cause, as is a pool that
-//! waits on a CPU-starved process.
+//! waits on a CPU-starved process. A component that was as saturated at low
+//! load, when the service still kept up, is **busy throughout**: it did not
+//! change, so it is not what stopped throughput from growing (a machine whose
+//! CPUs a low-priority job keeps busy from the first second).
 
 pub mod generic;
 pub mod known;
@@ -33,6 +36,10 @@ pub enum Verdict {
     Yes,
     /// Saturated because something it waits on was.
     Consequence,
+    /// Saturated, but as much at low load, when the service kept up: not what
+    /// changed, so not the limit by itself.
+    #[serde(rename = "busy_throughout")]
+    BusyThroughout,
     /// Had room to spare.
     No,
     /// Not enough data to say (e.g. CPU seconds without a core count).
@@ -45,6 +52,7 @@ impl Verdict {
         match self {
             Verdict::Yes => "YES",
             Verdict::Consequence => "no (consequence)",
+            Verdict::BusyThroughout => "busy throughout",
             Verdict::No => "no",
             Verdict::Unknown => "?",
         }
@@ -108,7 +116,21 @@ pub struct Component {
 impl Component {
     /// Whether the component ran out of room.
     pub fn saturated(&self) -> bool {
-        matches!(self.verdict, Verdict::Yes | Verdict::Consequence)
+        matches!(
+            self.verdict,
+            Verdict::Yes | Verdict::Consequence | Verdict::BusyThroughout
+        )
+    }
+
+    /// A row that was saturated in the window becomes [`Verdict::BusyThroughout`]
+    /// when it was saturated by the same rule at low load too (`at_low_load`):
+    /// then latency was still fine while it was full, so its being full is not
+    /// what changed at saturation. [`attribute`] words the evidence once it
+    /// knows whether anything else changed.
+    pub(crate) fn mark_busy_throughout(&mut self, at_low_load: bool) {
+        if at_low_load && self.verdict == Verdict::Yes {
+            self.verdict = Verdict::BusyThroughout;
+        }
     }
 }
 
@@ -254,23 +276,56 @@ pub fn attribute(
         (
             match r.verdict {
                 Verdict::Yes => 0,
-                Verdict::Consequence => 1,
-                Verdict::No => 2,
-                Verdict::Unknown => 3,
+                Verdict::BusyThroughout => 1,
+                Verdict::Consequence => 2,
+                Verdict::No => 3,
+                Verdict::Unknown => 4,
             },
             r.kind,
         )
     });
-    let limits: Vec<String> = rows
-        .iter()
-        .filter(|r| r.verdict == Verdict::Yes)
-        .map(|r| format!("{} ({})", r.component, r.endpoint))
-        .collect();
+    let named = |v: Verdict| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r.verdict == v)
+            .map(|r| format!("{} ({})", r.component, r.endpoint))
+            .collect()
+    };
+    let limits = named(Verdict::Yes);
+    let throughout = named(Verdict::BusyThroughout);
+    // What changed is the limit; what was as busy before is said to be so. When
+    // nothing else changed, the busy-throughout rows are all there is: name
+    // them, saying what they are, rather than claim nothing was saturated.
+    let limit = if !limits.is_empty() {
+        Some(limits.join(", "))
+    } else if !throughout.is_empty() {
+        Some(format!(
+            "{}: busy throughout (as busy at low load), nothing else observed saturated",
+            throughout.join(", ")
+        ))
+    } else {
+        None
+    };
+    for r in rows
+        .iter_mut()
+        .filter(|r| r.verdict == Verdict::BusyThroughout)
+    {
+        r.evidence = if limits.is_empty() {
+            format!(
+                "{}; as busy at low load, when the service kept up: busy throughout, and nothing else observed changed (it may still be the limit, or the limit is not scraped)",
+                r.evidence
+            )
+        } else {
+            format!(
+                "{}; as busy at low load, when the service kept up: busy throughout, not what changed",
+                r.evidence
+            )
+        };
+    }
     Attribution {
         window,
         baseline,
         saturated_run,
-        limit: (!limits.is_empty()).then(|| limits.join(", ")),
+        limit,
         components: rows,
         endpoints: obs.endpoints.iter().map(EndpointStatus::from).collect(),
     }

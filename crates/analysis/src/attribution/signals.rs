@@ -87,18 +87,31 @@ pub fn signals(obs: &Observations, att: Option<&Attribution>) -> Vec<Signal> {
             .first()
             .and_then(|s| s.points.last())
             .map(|p| p.1);
-        if let Some(g) = named("process_cpu_usage").first() {
-            push(
+        // As the table reads it: CPU time per second over the CPUs the process may
+        // use, before Micrometer's gauge (a share of all the host's CPUs).
+        let time = named("process_cpu_time_ns_total")
+            .first()
+            .map(|c| (*c, 1e-9))
+            .or_else(|| {
+                named("process_cpu_seconds_total")
+                    .first()
+                    .map(|c| (*c, 1.0))
+            });
+        match (time, cores.filter(|n| *n > 0.0)) {
+            (Some((c, k)), Some(n)) => push(
                 "CPU (process)".into(),
                 Unit::Percent,
-                scaled(&g.points, 100.0),
-            );
-        } else if let (Some(c), Some(n)) = (named("process_cpu_seconds_total").first(), cores) {
-            push(
-                "CPU (process)".into(),
-                Unit::Percent,
-                scaled(&rate_points(c), 100.0 / n),
-            );
+                scaled(&rate_points(c), 100.0 * k / n),
+            ),
+            _ => {
+                if let Some(g) = named("process_cpu_usage").first() {
+                    push(
+                        "CPU (process)".into(),
+                        Unit::Percent,
+                        scaled(&g.points, 100.0),
+                    );
+                }
+            }
         }
         let idle: Vec<_> = named("node_cpu_seconds_total")
             .into_iter()

@@ -328,7 +328,11 @@ fn node_exporter_cpu_load_and_memory() {
     // The service's CPU is judged against the node's cores (same host).
     let p = find(&a, "CPU (process)");
     assert_eq!(p.endpoint, "svc");
-    assert!(p.state.starts_with("95% of 2 cores"), "{}", p.state);
+    assert!(
+        p.state.starts_with("95% of the 2 cores it may use"),
+        "{}",
+        p.state
+    );
     assert_eq!(p.verdict, Verdict::Yes);
 }
 
@@ -494,4 +498,368 @@ fn a_saturated_generator_is_listed_first_and_the_targets_rows_stand() {
     );
     assert_eq!(find(&a, "pado (load generator)").verdict, Verdict::No);
     assert_eq!(a.limit.as_deref(), Some("DB pool HikariPool-1 (app)"));
+}
+
+/// A JVM allowed `count` CPUs (`system_cpu_count`) on a host of `host` CPUs,
+/// spending `busy_hot` core-seconds per second of CPU time when hot (0.4 when
+/// cold), with Micrometer's gauge computed as `getProcessCpuLoad()` does: the
+/// same CPU time as a share of all the host's CPUs. Four workers, all busy with
+/// a queue when hot.
+fn pinned_jvm(count: f64, host: f64, busy_hot: f64) -> Vec<ObservedSeries> {
+    let busy = move |t: f64| if hot(t) { busy_hot } else { 0.4 };
+    vec![
+        gauge("app", "system_cpu_count", &[], move |_| count),
+        gauge("app", "process_cpu_usage", &[], move |t| busy(t) / host),
+        counter("app", "process_cpu_time_ns_total", &[], move |t| {
+            busy(t) * 1e9
+        }),
+        gauge("app", "system_cpu_usage", &[], move |t| {
+            (busy(t) + 0.1) / host
+        }),
+        gauge(
+            "app",
+            "executor_pool_max_threads",
+            &[("name", "workers")],
+            |_| 4.0,
+        ),
+        gauge(
+            "app",
+            "executor_active_threads",
+            &[("name", "workers")],
+            |t| if hot(t) { 4.0 } else { 1.0 },
+        ),
+        gauge(
+            "app",
+            "executor_queued_tasks",
+            &[("name", "workers")],
+            |t| {
+                if hot(t) {
+                    12.0
+                } else {
+                    0.0
+                }
+            },
+        ),
+    ]
+}
+
+#[test]
+fn a_pinned_jvm_busy_on_its_one_core_is_the_limit_and_its_workers_wait_on_it() {
+    // The case seen on a real service: pinned to 1 of 2 cores and busy on it, the
+    // CPU-time counter grows 0.99 s per second while the gauge says 0.50.
+    let a = attribute_app(pinned_jvm(1.0, 2.0, 0.99));
+    let p = find(&a, "CPU (process)");
+    assert_eq!(p.verdict, Verdict::Yes, "{:#?}", a.components);
+    assert!(
+        p.state
+            .starts_with("99% of the 1 core it may use (0.99 busy)"),
+        "{}",
+        p.state
+    );
+    assert_eq!(p.baseline.as_deref(), Some("40%"));
+    assert!(
+        p.evidence.contains("process_cpu_time_ns_total")
+            && p.evidence.contains("1 core allowed (system_cpu_count)")
+            && p.evidence.contains("process_cpu_usage read 49%"),
+        "{}",
+        p.evidence
+    );
+    let wp = find(&a, "Worker pool `workers`");
+    assert_eq!(wp.verdict, Verdict::Consequence, "{:#?}", a.components);
+    assert!(
+        wp.evidence.contains("waits on CPU (process)"),
+        "{}",
+        wp.evidence
+    );
+    assert_eq!(a.limit.as_deref(), Some("CPU (process) (app)"));
+    let m = find(&a, "CPU (machine)");
+    assert_eq!(m.verdict, Verdict::No);
+    // system_cpu_count is what the process may use, not the machine's count.
+    assert_eq!(m.state, "55% busy", "{}", m.state);
+}
+
+#[test]
+fn a_pinned_jvm_with_cpu_to_spare_is_not_the_limit() {
+    // Half of its one core: the workers are the limit, not the CPU.
+    let a = attribute_app(pinned_jvm(1.0, 2.0, 0.5));
+    let p = find(&a, "CPU (process)");
+    assert_eq!(p.verdict, Verdict::No, "{:#?}", a.components);
+    assert!(p.state.starts_with("50% of the 1 core"), "{}", p.state);
+    assert!(
+        p.evidence.contains("process_cpu_time_ns_total"),
+        "{}",
+        p.evidence
+    );
+    assert_eq!(find(&a, "Worker pool `workers`").verdict, Verdict::Yes);
+    // Unpinned on the same host, the same CPU time is a quarter of the machine.
+    let a = attribute_app(pinned_jvm(2.0, 2.0, 0.99));
+    assert_eq!(find(&a, "CPU (process)").verdict, Verdict::No);
+    assert!(
+        !find(&a, "CPU (process)").evidence.contains("read"),
+        "the gauge agrees with the counter when the process may use every CPU"
+    );
+}
+
+#[test]
+fn cpu_seconds_are_judged_against_a_cgroup_quota() {
+    // A Go or Python service (Prometheus client's CPU seconds) in a container
+    // with a quota of 1.5 CPUs on a 4-CPU host, busy 1.4 cores.
+    let svc = |quota_us: f64| {
+        vec![
+            gauge("app", "system_cpu_count", &[], |_| 4.0),
+            counter("app", "process_cpu_seconds_total", &[], |t| {
+                if hot(t) {
+                    1.4
+                } else {
+                    0.3
+                }
+            }),
+            gauge(
+                "app",
+                "container_spec_cpu_quota",
+                &[("name", "svc")],
+                move |_| quota_us,
+            ),
+            gauge(
+                "app",
+                "container_spec_cpu_period",
+                &[("name", "svc")],
+                |_| 100_000.0,
+            ),
+        ]
+    };
+    let a = attribute_app(svc(150_000.0));
+    let p = find(&a, "CPU (process)");
+    assert_eq!(p.verdict, Verdict::Yes, "{:#?}", a.components);
+    assert!(p.state.starts_with("93% of the 1.5 cores"), "{}", p.state);
+    assert!(
+        p.evidence.contains("process_cpu_seconds_total") && p.evidence.contains("cgroup CPU quota"),
+        "{}",
+        p.evidence
+    );
+    // No quota (-1): the 4 CPUs it may use, 35% busy.
+    let a = attribute_app(svc(-1.0));
+    let p = find(&a, "CPU (process)");
+    assert_eq!(p.verdict, Verdict::No, "{:#?}", a.components);
+    assert!(p.state.starts_with("35% of the 4 cores"), "{}", p.state);
+}
+
+#[test]
+fn the_gauge_alone_is_scaled_by_the_hosts_cores() {
+    // Only `process_cpu_usage` (an older Micrometer), pinned to 1 of 2 cores and
+    // full on it: node_exporter on the same host says how many CPUs the share is of.
+    let mut s = vec![
+        gauge("app", "system_cpu_count", &[], |_| 1.0),
+        gauge("app", "process_cpu_usage", &[], |t| {
+            if hot(t) {
+                0.49
+            } else {
+                0.2
+            }
+        }),
+    ];
+    for cpu in ["0", "1"] {
+        s.push(counter(
+            "node",
+            "node_cpu_seconds_total",
+            &[("cpu", cpu), ("mode", "idle")],
+            |_| 0.5,
+        ));
+    }
+    let (w, b) = windows_fixed();
+    let eps = [
+        ("node", "http://127.0.0.1:9100/metrics"),
+        ("app", "http://127.0.0.1:8080/actuator/prometheus"),
+    ];
+    let a = attribute(
+        &obs(&eps, s.clone()),
+        w.clone(),
+        b.clone(),
+        true,
+        Vec::new(),
+    );
+    let p = find(&a, "CPU (process)");
+    assert_eq!(p.verdict, Verdict::Yes, "{:#?}", a.components);
+    assert!(
+        p.evidence
+            .contains("process_cpu_usage × the host's 2 cores"),
+        "{}",
+        p.evidence
+    );
+    // Without node_exporter the host is unknown: taken as the CPUs it may use,
+    // and the evidence says what that assumes.
+    let a = attribute_app(s.into_iter().filter(|x| x.endpoint == "app").collect());
+    let p = find(&a, "CPU (process)");
+    assert_eq!(p.verdict, Verdict::No, "{:#?}", a.components);
+    assert!(
+        p.evidence.contains("if the process may use fewer"),
+        "{}",
+        p.evidence
+    );
+}
+
+/// node_exporter on a 2-CPU machine, `busy_cold` and `busy_hot` busy.
+fn node_cpu(busy_cold: f64, busy_hot: f64) -> Vec<ObservedSeries> {
+    ["0", "1"]
+        .iter()
+        .map(|cpu| {
+            counter(
+                "node",
+                "node_cpu_seconds_total",
+                &[("cpu", cpu), ("mode", "idle")],
+                move |t| 1.0 - if hot(t) { busy_hot } else { busy_cold },
+            )
+        })
+        .collect()
+}
+
+fn attribute_node_and_app(series: Vec<ObservedSeries>) -> Attribution {
+    let (w, b) = windows_fixed();
+    attribute(
+        &obs(
+            &[
+                ("node", "http://127.0.0.1:9100/metrics"),
+                ("app", "http://127.0.0.1:8080/metrics"),
+            ],
+            series,
+        ),
+        w,
+        b,
+        true,
+        Vec::new(),
+    )
+}
+
+#[test]
+fn a_machine_busy_from_the_first_second_is_not_the_limit_beside_what_changed() {
+    // A low-priority job keeps the CPUs at 99% all along; the DB pool fills
+    // only at saturation.
+    let mut s = node_cpu(0.99, 0.99);
+    s.extend(spring(true));
+    let a = attribute_node_and_app(s);
+    let m = find(&a, "CPU (machine)");
+    assert_eq!(m.verdict, Verdict::BusyThroughout, "{:#?}", a.components);
+    assert_eq!(m.baseline.as_deref(), Some("99% busy"));
+    assert!(m.evidence.contains("not what changed"), "{}", m.evidence);
+    assert_eq!(a.limit.as_deref(), Some("DB pool HikariPool-1 (app)"));
+    // Ranked after the limit, before the consequences.
+    assert_eq!(a.components[0].component, "DB pool HikariPool-1");
+    assert_eq!(a.components[1].component, "CPU (machine)");
+
+    // The same machine idle at low load: it changed, so it is a limit.
+    let mut s = node_cpu(0.2, 0.99);
+    s.extend(spring(true));
+    let a = attribute_node_and_app(s);
+    assert_eq!(find(&a, "CPU (machine)").verdict, Verdict::Yes);
+    assert_eq!(
+        a.limit.as_deref(),
+        Some("CPU (machine) (node), DB pool HikariPool-1 (app)")
+    );
+}
+
+#[test]
+fn busy_throughout_and_nothing_else_is_said_honestly() {
+    // Only the machine was saturated, and it was so at low load too.
+    let a = attribute_node_and_app(node_cpu(0.97, 0.99));
+    let m = find(&a, "CPU (machine)");
+    assert_eq!(m.verdict, Verdict::BusyThroughout, "{:#?}", a.components);
+    assert!(
+        m.evidence.contains("nothing else observed changed"),
+        "{}",
+        m.evidence
+    );
+    let limit = a.limit.as_deref().unwrap_or_default();
+    assert!(
+        limit.starts_with("CPU (machine) (node): busy throughout")
+            && limit.contains("nothing else observed saturated"),
+        "{limit}"
+    );
+    // Without a low-load window there is nothing to compare with: a plain limit.
+    let (w, _) = windows_fixed();
+    let a = attribute(
+        &obs(&[("node", "u")], node_cpu(0.97, 0.99)),
+        w,
+        None,
+        true,
+        Vec::new(),
+    );
+    assert_eq!(find(&a, "CPU (machine)").verdict, Verdict::Yes);
+    assert_eq!(a.limit.as_deref(), Some("CPU (machine) (node)"));
+}
+
+#[test]
+fn a_pool_as_backed_up_at_low_load_is_busy_throughout_unless_its_queue_grew() {
+    // Four connections, all in use with `cold` waiting at low load and four
+    // waiting at saturation; nothing else saturated.
+    let pool = |cold: f64| {
+        let lbl: &[(&str, &str)] = &[("pool", "HikariPool-1")];
+        vec![
+            gauge("app", "hikaricp_connections_max", lbl, |_| 4.0),
+            gauge("app", "hikaricp_connections_active", lbl, |_| 4.0),
+            gauge("app", "hikaricp_connections_pending", lbl, move |t| {
+                if hot(t) {
+                    4.0
+                } else {
+                    cold
+                }
+            }),
+        ]
+    };
+    let a = attribute_app(pool(4.0));
+    assert_eq!(
+        find(&a, "DB pool").verdict,
+        Verdict::BusyThroughout,
+        "{:#?}",
+        a.components
+    );
+    // One waiting at low load, four at saturation: the queue grew, what changed.
+    let a = attribute_app(pool(1.0));
+    assert_eq!(
+        find(&a, "DB pool").verdict,
+        Verdict::Yes,
+        "{:#?}",
+        a.components
+    );
+    assert_eq!(a.limit.as_deref(), Some("DB pool HikariPool-1 (app)"));
+}
+
+#[test]
+fn idle_and_unbounded_pools_are_one_short_line() {
+    let unbounded = |busy: f64| {
+        let lbl: &[(&str, &str)] = &[("name", "applicationTaskExecutor")];
+        vec![
+            gauge("app", "executor_pool_max_threads", lbl, |_| 2147483647.0),
+            gauge("app", "executor_active_threads", lbl, move |_| busy),
+            gauge("app", "executor_queued_tasks", lbl, |_| 0.0),
+        ]
+    };
+    let mut s = spring(false);
+    s.extend(unbounded(0.0));
+    let a = attribute_app(s);
+    assert!(
+        !a.components
+            .iter()
+            .any(|c| c.component.contains("`applicationTaskExecutor`")),
+        "{:#?}",
+        a.components
+    );
+    let idle = find(&a, "Idle pools");
+    assert_eq!(idle.verdict, Verdict::No);
+    assert_eq!(
+        idle.state,
+        "Worker pool `applicationTaskExecutor` (unbounded)"
+    );
+    // The busy pool keeps its row and stays the limit.
+    assert_eq!(a.limit.as_deref(), Some("Worker pool `http` (app)"));
+
+    // An unbounded executor in use is a row of its own, never "full", and shows
+    // no absurd maximum.
+    let mut s = spring(false);
+    s.extend(unbounded(30.0));
+    let a = attribute_app(s);
+    let ex = find(&a, "Worker pool `applicationTaskExecutor`");
+    assert_eq!(ex.verdict, Verdict::No, "{:#?}", a.components);
+    assert_eq!(ex.state, "30 busy (unbounded), 0 queued (max 0)");
+    assert_eq!(ex.utilisation, None);
+    assert!(!a.components.iter().any(|c| c.component == "Idle pools"));
 }
