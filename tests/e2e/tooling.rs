@@ -254,7 +254,7 @@ fn plan_prints_the_formulas_and_writes_a_valid_skeleton() {
 #[test]
 fn compare_marks_a_real_slowdown_and_names_its_method() {
     let srv = TestServer::start();
-    let (fast_url, slow_url) = (srv.url("/delay/5"), srv.url("/delay/25"));
+    let (fast_url, slow_url) = (srv.url("/delay/5"), srv.url("/delay/60"));
     let fast = std::thread::spawn(move || {
         run(
             "cmp-fast",

@@ -257,7 +257,7 @@ fn generator_warning(steps: &[StepResult]) -> Option<String> {
         .map(|s| s.rate)
         .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.min(r))))?;
     Some(format!(
-        "{}: from {from:.1}/s on, pado itself was saturated or starved (see each step's summary.json `generator`); the capacity found may be pado's, not the target's: give pado more cores or split the load over more generators",
+        "{}: from {from:.1}/s on, pado itself was saturated or starved (see each step's summary.json `generator`); a break or limit seen from there on may be pado's, not the target's: give pado more cores or split the load over more generators",
         pado_report::GENERATOR_SATURATED
     ))
 }

@@ -1,4 +1,4 @@
-//! `pado compare`: seed 002's comparison table (metric, baseline, candidate, change %,
+//! `pado compare`: the comparison table (metric, baseline, candidate, change %,
 //! better/worse) for throughput, error rate, latency and TTFB, overall, per step and
 //! per stage, with each change tested against the noise of the per-second values
 //! (the method is named in the output). Reads result directories only.
