@@ -6,6 +6,7 @@
 mod harness;
 
 mod browser;
+mod capacity;
 mod demo;
 mod errors;
 mod flows;
