@@ -13,6 +13,7 @@ mod generator;
 mod measurement;
 mod models;
 mod observe;
+mod recovery;
 mod scenarios;
 mod signals;
 mod thresholds;

@@ -27,8 +27,8 @@ pub use observed::{
     ScrapeOutcome, ScrapedSample, OBSERVE_FILE,
 };
 pub use result_dir::{
-    ResultDir, ResultError, RunMeta, ScenarioMeta, StageMark, ThresholdSpec, TimelineWriter,
-    FORMAT_VERSION,
+    ResultDir, ResultError, RunMeta, ScenarioMeta, StageMark, ThresholdSpec, TimelineRead,
+    TimelineWriter, FORMAT_VERSION,
 };
 pub use sample::{Phases, RequestSample};
 pub use series::{
