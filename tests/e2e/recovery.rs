@@ -128,3 +128,69 @@ fn a_killed_run_is_reported_over_the_seconds_it_wrote() {
     assert_eq!(row["values"][0], row["values"][1], "{row}");
     assert!(row["changes"][0].as_f64().unwrap().abs() < 1e-9, "{row}");
 }
+
+/// A server that closes every connection after one response without saying
+/// `Connection: close`: pado finds each reused connection dead before any answer and
+/// sends the (idempotent) request again on a new one. No failures, and exactly as many
+/// requests as the server answered; the reconnects are counted.
+#[test]
+fn a_server_closing_kept_alive_connections_is_not_a_failure() {
+    let srv = TestServer::start();
+    let url = srv.url("/close-silently");
+    let r = crate::harness::run(
+        "close-silently",
+        &["--url", &url, "--vus", "2", "--duration", "2s"],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    let requests = num(&s, "requests");
+    assert!(requests > 20.0, "{s}");
+    assert_eq!(num(&s, "failed"), 0.0, "{s}");
+    assert_eq!(requests as u64, srv.stats().requests);
+    // Every VU's first request opened a fresh connection; the rest mostly met a dead one.
+    let reconnects = num(&s, "reconnects");
+    assert!(reconnects > requests / 2.0, "{reconnects} of {requests}");
+    assert!(
+        s["warnings"]
+            .to_string()
+            .contains("sent again on a new connection"),
+        "{s}"
+    );
+    // The new connection's time is reported as connecting.
+    assert!(num(&s, "phases_ms.http_req_connecting.p50") > 0.0, "{s}");
+    // The timeline carries the counter, so `pado report` finds it again.
+    let per_second: f64 = r
+        .timeline()
+        .iter()
+        .flat_map(|sec| sec["series"].as_array().cloned().unwrap_or_default())
+        .map(|series| series["reconnects"].as_f64().unwrap_or(0.0))
+        .sum();
+    assert_eq!(per_second, reconnects);
+
+    // A POST is not safe to send twice (the server may have acted on it): it keeps
+    // its `reset`, and the server saw exactly the requests that succeeded.
+    let srv = TestServer::start();
+    let url = srv.url("/close-silently");
+    let r = crate::harness::run(
+        "close-silently-post",
+        &[
+            "--url",
+            &url,
+            "-X",
+            "POST",
+            "--body",
+            "x",
+            "--vus",
+            "1",
+            "--duration",
+            "1s",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    let (requests, failed) = (num(&s, "requests"), num(&s, "failed"));
+    assert!(failed > 0.0, "{s}");
+    assert_eq!(num(&s, "errors.reset"), failed, "{s}");
+    assert_eq!(num(&s, "reconnects"), 0.0, "{s}");
+    assert_eq!((requests - failed) as u64, srv.stats().requests, "{s}");
+}

@@ -474,12 +474,19 @@ struct WireSeries {
     check_failed: u64,
     bytes_sent: u64,
     bytes_received: u64,
+    /// Absent when 0 (and in files written before it existed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    reconnects: u64,
     #[serde(default)]
     status: BTreeMap<String, u64>,
     #[serde(default)]
     errors: BTreeMap<String, u64>,
     #[serde(default)]
     hist: BTreeMap<String, String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Serialize, Deserialize)]
@@ -587,6 +594,7 @@ impl WireSeries {
             check_failed: s.check_failed,
             bytes_sent: s.bytes_sent,
             bytes_received: s.bytes_received,
+            reconnects: s.reconnects,
             status: s
                 .status_sorted()
                 .into_iter()
@@ -604,6 +612,7 @@ impl WireSeries {
         s.check_failed = self.check_failed;
         s.bytes_sent = self.bytes_sent;
         s.bytes_received = self.bytes_received;
+        s.reconnects = self.reconnects;
         for (code, n) in self.status {
             let c: u16 = code
                 .parse()
@@ -657,9 +666,11 @@ mod tests {
                     ..Default::default()
                 },
                 bytes_received: 7,
+                reconnected: i % 100 == 0,
                 ..Default::default()
             });
         }
+        assert_eq!(s.reconnects, 5);
         s.record(&RequestSample {
             error: Some(ErrorKind::Timeout),
             failed: true,

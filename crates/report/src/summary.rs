@@ -84,6 +84,10 @@ pub struct Summary {
     pub rps: f64,
     /// Failures by category: `http_<code>`, transport kinds, `check_failed`.
     pub errors: BTreeMap<String, u64>,
+    /// Requests sent again on a new connection because the server had closed the
+    /// kept-alive one before answering (not failures; see `docs/result-format.md`).
+    #[serde(default)]
+    pub reconnects: u64,
     /// Responses by status code.
     pub status: BTreeMap<String, u64>,
     /// `http_req_duration` in ms.
@@ -287,6 +291,13 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
             }
         }
     }
+    if all.reconnects > 0 {
+        warnings.push(format!(
+            "{} requests ({:.1}%) found their kept-alive connection already closed by the server and were sent again on a new connection (not failures; the time shows as connecting): the server closes connections without `Connection: close`",
+            all.reconnects,
+            all.reconnects as f64 * 100.0 / all.requests.max(1) as f64
+        ));
+    }
     let sc = totals.all_scenarios();
     let any_open = meta.scenarios.iter().any(|s| s.open_model);
     let any_closed = meta.scenarios.iter().any(|s| !s.open_model);
@@ -308,6 +319,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         },
         rps: all.requests as f64 / dur,
         errors: all.error_breakdown(),
+        reconnects: all.reconnects,
         status: all
             .status_sorted()
             .into_iter()
