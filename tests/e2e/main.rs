@@ -14,6 +14,7 @@ mod generator;
 mod measurement;
 mod models;
 mod observe;
+mod recovery;
 mod safety;
 mod scenarios;
 mod signals;

@@ -84,6 +84,10 @@ pub struct Summary {
     pub rps: f64,
     /// Failures by category: `http_<code>`, transport kinds, `check_failed`.
     pub errors: BTreeMap<String, u64>,
+    /// Requests sent again on a new connection because the server had closed the
+    /// kept-alive one before answering (not failures; see `docs/result-format.md`).
+    #[serde(default)]
+    pub reconnects: u64,
     /// Responses by status code.
     pub status: BTreeMap<String, u64>,
     /// `http_req_duration` in ms.
@@ -194,14 +198,42 @@ pub fn load_with_windows(
     let mut meta = dir.read_meta()?;
     meta.stages.extend(windows.iter().cloned());
     let mut fold = RunFold::new(meta);
-    dir.for_each_second(|rec| {
+    let read = dir.for_each_second(|rec| {
         fold.add_second(rec);
         Ok(())
     })?;
     let mut run = fold.finish();
+    recover_unfinished(&mut run.meta, &read);
     run.observations =
         pado_metrics::read_observations(dir.path(), &pado_analysis::attribution::wanted)?;
     Ok(run)
+}
+
+/// Make the figures of a run that pado did not finish writing honest.
+///
+/// `run.json` is written when the run starts with `duration_s: 0` and rewritten with
+/// the real length when it ends; a 0 that stayed means pado was killed or crashed.
+/// Every rate is "per second of the run", so the length becomes the seconds the
+/// timeline holds (each of them complete: a second is written only once every worker
+/// has reported past it), and the run is marked interrupted with a warning saying so.
+/// A half-written last timeline line (left out by the reader) is said too.
+fn recover_unfinished(meta: &mut RunMeta, read: &pado_metrics::TimelineRead) {
+    let mut said = Vec::new();
+    if meta.duration_s <= 0.0 {
+        let seconds = read.last_t.map_or(0, |t| t + 1);
+        meta.duration_s = f64::from(seconds);
+        meta.interrupted = true;
+        said.push(format!(
+            "the run was cut short at {seconds} s (pado did not finish writing it: killed or crashed); figures cover the seconds that were written"
+        ));
+    }
+    if let Some(line) = read.torn_line {
+        said.push(format!(
+            "timeline.jsonl line {line} was only half written and is left out (the second it held is missing from the figures)"
+        ));
+    }
+    // First: every figure below depends on it.
+    meta.warnings.splice(0..0, said);
 }
 
 /// Build the summary of a loaded run.
@@ -259,6 +291,13 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
             }
         }
     }
+    if all.reconnects > 0 {
+        warnings.push(format!(
+            "{} requests ({:.1}%) found their kept-alive connection already closed by the server and were sent again on a new connection (not failures; the time shows as connecting): the server closes connections without `Connection: close`",
+            all.reconnects,
+            all.reconnects as f64 * 100.0 / all.requests.max(1) as f64
+        ));
+    }
     let sc = totals.all_scenarios();
     let any_open = meta.scenarios.iter().any(|s| s.open_model);
     let any_closed = meta.scenarios.iter().any(|s| !s.open_model);
@@ -280,6 +319,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         },
         rps: all.requests as f64 / dur,
         errors: all.error_breakdown(),
+        reconnects: all.reconnects,
         status: all
             .status_sorted()
             .into_iter()
@@ -513,6 +553,93 @@ mod tests {
     use crate::html::render_html;
     use crate::stages::test_support::*;
     use crate::text::{render, TextOptions};
+
+    fn tmpdir(name: &str) -> ResultDir {
+        let d = std::env::temp_dir().join(format!("pado-summary-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        ResultDir::create(d).unwrap()
+    }
+
+    /// `seconds` seconds of 100 requests each, then (if `torn`) the first half of one
+    /// more line, as a writer killed mid-line leaves it.
+    fn write_killed(dir: &ResultDir, m: &RunMeta, seconds: u32, torn: bool) {
+        dir.write_meta(m).unwrap();
+        let mut w = dir.timeline_writer().unwrap();
+        for t in 0..seconds {
+            w.write(&second(t, 4, vec![series("a", 100, 200, 2_000)]))
+                .unwrap();
+        }
+        drop(w);
+        if torn {
+            let other = tmpdir("killed-extra");
+            let mut w = other.timeline_writer().unwrap();
+            w.write(&second(seconds, 4, vec![series("a", 100, 200, 2_000)]))
+                .unwrap();
+            drop(w);
+            let line = std::fs::read_to_string(other.path().join("timeline.jsonl")).unwrap();
+            let _ = std::fs::remove_dir_all(other.path());
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(dir.path().join("timeline.jsonl"))
+                .unwrap();
+            std::io::Write::write_all(&mut f, &line.as_bytes()[..line.len() / 2]).unwrap();
+        }
+    }
+
+    /// A run whose pado was killed: run.json still says `duration_s: 0` (as written at
+    /// the start), the last line is torn. Rates are over the seconds written, the run
+    /// is marked interrupted and the summary says why.
+    #[test]
+    fn a_killed_run_is_summarised_over_the_seconds_written() {
+        let dir = tmpdir("killed");
+        write_killed(&dir, &meta("killed", 0.0), 12, true);
+        let r = load(&dir).unwrap();
+        assert_eq!(r.points.len(), 12);
+        assert_eq!(r.meta.duration_s, 12.0);
+        let s = build(&r).unwrap();
+        assert_eq!(s.requests, 1_200);
+        assert!((s.rps - 100.0).abs() < 1e-9, "{}", s.rps);
+        assert!((s.steps["a"].rps - 100.0).abs() < 1e-9);
+        assert_eq!(s.duration_s, 12.0);
+        assert!(s.interrupted);
+        assert!(
+            s.warnings[0].starts_with(
+                "the run was cut short at 12 s (pado did not finish writing it: killed or crashed)"
+            ),
+            "{:?}",
+            s.warnings
+        );
+        assert!(
+            s.warnings[1].contains("line 13 was only half written"),
+            "{:?}",
+            s.warnings
+        );
+        // All 12 seconds are complete: the stability figures use every one of them.
+        assert_eq!(s.stability.rps_p50, 100.0);
+        let text = render(&s, TextOptions { color: false });
+        assert!(text.contains("cut short at 12 s"), "{text}");
+
+        // Killed before the first second closed: nothing to rate, no division by 0.
+        write_killed(&dir, &meta("killed", 0.0), 0, true);
+        let s = build(&load(&dir).unwrap()).unwrap();
+        assert_eq!((s.requests, s.rps, s.duration_s), (0, 0.0, 0.0));
+        assert!(
+            s.warnings[0].contains("cut short at 0 s"),
+            "{:?}",
+            s.warnings
+        );
+
+        // A finished run keeps its length; a torn last line is still said.
+        write_killed(&dir, &meta("done", 12.5), 12, true);
+        let s = build(&load(&dir).unwrap()).unwrap();
+        assert_eq!(s.duration_s, 12.5);
+        assert!(!s.interrupted);
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(s.warnings[0].contains("line 13"), "{:?}", s.warnings);
+        write_killed(&dir, &meta("done", 12.5), 12, false);
+        assert!(build(&load(&dir).unwrap()).unwrap().warnings.is_empty());
+        let _ = std::fs::remove_dir_all(dir.path());
+    }
 
     /// Ten seconds on two workers: worker 0 at `busy0`, its loop's tail `lag_us` late;
     /// worker 1 idle.

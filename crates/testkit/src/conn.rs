@@ -169,6 +169,12 @@ async fn respond<S: Transport>(
             s.flush().await?;
             Ok(After::Close)
         }
+        "/close-silently" => {
+            // Like `/close` but without saying so: the client learns of the close
+            // only when it reuses the connection.
+            send_ok(s, req).await?;
+            Ok(After::Close)
+        }
         "/chunked" => chunked(s, req).await,
         "/hang" => {
             // Never answer; wait for the client to give up (or for shutdown,

@@ -23,6 +23,7 @@
 //! | `/reset` | TCP reset (SO_LINGER 0), no response |
 //! | `/garbage` | `this is not http\r\n\r\n`, then close |
 //! | `/close` | `200 ok` with `Connection: close`, then close |
+//! | `/close-silently` | `200 ok` without `Connection: close` (keep-alive implied), then close |
 //! | `/chunked?chunks=N&size=M[&gap_ms=G]` | chunked body, N chunks of M `x`, each its own write+flush (default 3×10) |
 //! | `/bytes/{n}` | n-byte body (`a..z` repeated) in 64 KiB writes |
 //! | `/hang` | never answers; waits for the client to close |

@@ -367,6 +367,15 @@ fn connection_close_and_http10() {
     assert_eq!(err, None);
     assert!(data.ends_with(b"Connection: close\r\n\r\nok\n"));
     assert_eq!(server.stats().connections, 4);
+    // /close-silently closes too, without saying so.
+    let mut s = connect(&server);
+    s.write_all(b"GET /close-silently HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let (data, err) = read_to_end(&mut s);
+    assert_eq!(err, None);
+    let text = String::from_utf8_lossy(&data).to_ascii_lowercase();
+    assert!(text.ends_with("\r\n\r\nok\n"), "{text}");
+    assert!(!text.contains("connection:"), "{text}");
 }
 
 #[test]
