@@ -404,6 +404,7 @@ pub(crate) fn parse_windows(
             end_s: end,
             label: name.trim().to_string(),
             target: 0.0,
+            from: None,
         });
     }
     Ok(out)

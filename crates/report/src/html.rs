@@ -1661,6 +1661,7 @@ mod tests {
             end_s,
             label: label.into(),
             target,
+            from: Some(target),
         }
     }
 }
