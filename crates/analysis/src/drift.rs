@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::noise::{effective_sample_size, normal_cdf};
 
 /// The method, in words, printed with drift output.
-pub const METHOD: &str = "least-squares slope of the per-second mean latency within each period of steady load (its first 5 s skipped as warm-up); the slope's standard error is widened for the autocorrelation of the residuals (effective sample size n·(1−r₁)/(1+r₁)), two-sided normal test; notable when p < 0.01 and the fitted change over the period is at least 10% of its mean";
+pub const METHOD: &str = "least-squares slope of the per-second mean latency within each period of steady load (its first 5 s skipped as warm-up); the slope's standard error is widened for the autocorrelation of the residuals (effective sample size n·(1−r₁)/(1+r₁)), two-sided normal test; notable when p < 0.01 and the fitted rise over the period is at least 10% of its mean (latency falling through a hold is warm-up, not a soak signal)";
 
 /// Seconds skipped at the start of each steady period: connections, caches and JITs
 /// settle there, and the end of the previous stage still drains.
@@ -32,8 +32,9 @@ pub struct Drift {
     /// Two-sided p-value of the slope (normal approximation), with the standard
     /// error widened for autocorrelated residuals.
     pub p_value: f64,
-    /// Whether it is worth telling: significant (p < 0.01) and the fitted change over
-    /// the seconds measured is at least 10% of the mean.
+    /// Whether it is worth telling: significant (p < 0.01) and the fitted rise over
+    /// the seconds measured is at least 10% of the mean. A fall is not: latency that
+    /// improves through a hold is caches and JITs still warming, not a leak.
     pub notable: bool,
     /// Seconds used.
     pub n: usize,
@@ -103,7 +104,7 @@ pub fn drift(samples: &[(f64, f64)]) -> Option<Drift> {
         slope_per_hour: b * 3600.0,
         relative_change: rel,
         p_value: p.clamp(0.0, 1.0),
-        notable: p < 0.01 && rel.abs() >= 0.10,
+        notable: p < 0.01 && rel >= 0.10,
         n,
         n_effective: n_eff.min(nf),
     })
@@ -248,6 +249,9 @@ mod tests {
         assert!(!d.notable, "{d:?}");
         assert!(d.slope_per_hour.abs() < 2.0, "{d:?}");
         assert!(drift(&[(0.0, 1.0); 10]).is_none());
+        // Latency falling (caches warming) is significant but not a soak signal.
+        let d = drift(&series(-20.0 / 3600.0, 9)).unwrap();
+        assert!(d.p_value < 0.01 && !d.notable, "{d:?}");
     }
 
     #[test]
