@@ -5,6 +5,7 @@
 
 mod harness;
 
+mod analysis;
 mod browser;
 mod capacity;
 mod demo;

@@ -415,6 +415,7 @@ pub(crate) fn parse_windows(
             end_s: end,
             label: name.trim().to_string(),
             target: 0.0,
+            from: None,
         });
     }
     Ok(out)

@@ -1114,6 +1114,7 @@ impl RunPlan {
                     end_s: (s.start_time + w.end).as_secs_f64(),
                     label: w.label(),
                     target: w.to,
+                    from: Some(w.from),
                 });
             }
         }

@@ -74,6 +74,28 @@ pub struct StageMark {
     pub label: String,
     /// The target the stage ramps or holds to (VUs or iterations per second).
     pub target: f64,
+    /// The level at the stage's start (VUs or iterations per second): equal to
+    /// `target` for a hold, which is what tells the analysis where the load was
+    /// steady (latency drift is measured only there). `None` for user windows
+    /// (`--window`) and in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<f64>,
+}
+
+impl StageMark {
+    /// Whether the load held steady through this stage: a hold of an executor
+    /// (`from == target`; for files without `from`, the `hold …` label pado wrote).
+    pub fn is_hold(&self) -> bool {
+        match self.from {
+            Some(f) => (f - self.target).abs() < 1e-9,
+            None => self.label.starts_with("hold "),
+        }
+    }
+
+    /// Whether this is a stage of an executor (not a window the user named).
+    pub fn is_executor_stage(&self) -> bool {
+        self.from.is_some() || self.label.starts_with("hold ") || self.label.starts_with("ramp ")
+    }
 }
 
 /// Metadata of one run: what `run.json` holds.

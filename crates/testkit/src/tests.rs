@@ -584,3 +584,24 @@ fn tls_works_with_the_generated_cert() {
     assert_eq!(stats.requests, 2);
     assert_eq!(stats.connections, 2);
 }
+
+#[test]
+fn slowing_grows_by_the_given_rate() {
+    let start = Instant::now();
+    let at = |s: f64| start + Duration::from_secs_f64(s);
+    let d = |s: f64| conn::slowing_delay(start, at(s), 5.0, 2.0).as_secs_f64() * 1000.0;
+    assert!((d(0.0) - 5.0).abs() < 1e-6);
+    assert!((d(10.0) - 25.0).abs() < 1e-6);
+    assert!((d(30.5) - 66.0).abs() < 1e-6);
+    assert_eq!(
+        conn::slowing_delay(start, at(3.0), f64::NAN, -1.0),
+        Duration::ZERO
+    );
+    // Live: a request right after start waits about the base.
+    let srv = TestServer::start();
+    let t0 = Instant::now();
+    let resp = get(&srv, "/slowing?base_ms=150&per_s_ms=1");
+    let took = t0.elapsed();
+    assert_eq!((resp.status, resp.body.as_slice()), (200, &b"ok\n"[..]));
+    assert!(took >= Duration::from_millis(150), "{took:?}");
+}
