@@ -1188,7 +1188,7 @@ mod tests {
         assert!(d.message.contains("cannot be used in a tag"), "{d}");
         assert_eq!(d.line, Some(8), "{d}");
         // Other templates in tags stay allowed.
-        let ok = one_scenario("    executor: constant-vus\n    vus: 1\n    duration: 1s\n    mix:\n      - { request: \"GET /\", tags: { vu: \"{{ vu }}\" } }\n");
+        let ok = errs("target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    mix:\n      - { request: \"GET /\", tags: { vu: \"{{ vu }}\" } }\n");
         assert_eq!(ok, vec![]);
     }
 

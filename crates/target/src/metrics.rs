@@ -437,7 +437,9 @@ mod tests {
     #[test]
     fn sampler_reads_proc() {
         let s = CpuSampler::new(None);
-        std::thread::sleep(Duration::from_millis(60));
+        // At least a few clock ticks of CPU, so the process has some to report.
+        crate::capacity::burn(Duration::from_millis(40), 1.0);
+        std::thread::sleep(Duration::from_millis(20));
         s.sample();
         let u = s.usage();
         assert!((0.0..=1.0).contains(&u.process));
@@ -446,18 +448,39 @@ mod tests {
             assert!(u.process_seconds > 0.0);
         }
         // Our own thread, named: its spinning shows up.
+        // The truth is the thread's own CPU clock over the same span, as a share of
+        // the machine: on a busy machine the spinning thread gets less than a core,
+        // and the sampler must say so, not a fixed figure.
+        fn thread_cpu_s() -> f64 {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: clock_gettime writes into the timespec we own.
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+            ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+        }
         let h = std::thread::Builder::new()
             .name("sampler-test".into())
             .spawn(|| {
+                let (w0, c0) = (Instant::now(), thread_cpu_s());
                 let s = CpuSampler::new(Some("sampler-test"));
-                crate::capacity::burn(Duration::from_millis(100), 1.0);
+                crate::capacity::burn(Duration::from_millis(200), 1.0);
                 s.sample();
-                s.usage().own_threads
+                let truth = (thread_cpu_s() - c0) / w0.elapsed().as_secs_f64();
+                (s.usage().own_threads, truth)
             })
             .unwrap();
-        let own = h.join().unwrap().unwrap();
+        let (own, truth) = h.join().unwrap();
+        let own = own.unwrap();
         if cfg!(target_os = "linux") {
-            assert!(own > 0.2, "{own}");
+            let truth = truth / s.cpus;
+            assert!(own > 0.0, "{own}");
+            // Clock ticks are 10 ms: 200 ms of CPU is read to about ±10%.
+            assert!(
+                (own - truth).abs() <= 0.03 + 0.15 * truth,
+                "sampler {own}, truth {truth}"
+            );
         }
     }
 }

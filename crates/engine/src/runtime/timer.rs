@@ -131,18 +131,28 @@ mod tests {
             .unwrap();
         rt.block_on(async {
             let t = PreciseTimer::new().unwrap();
-            let mut late = Vec::new();
-            for i in 0..50u64 {
-                let at = Instant::now() + Duration::from_micros(300 + i * 37);
-                t.sleep_until(at).await;
-                late.push(Instant::now() - at);
+            // tokio's own timer rounds up to the next millisecond (a median near
+            // 0.5 ms late, never below 0.25 ms over 50 wake-ups); the timerfd wakes
+            // within microseconds. A busy machine can delay any one round, so the
+            // best of five rounds is judged.
+            let mut medians = Vec::new();
+            for _round in 0..5 {
+                let mut late = Vec::new();
+                for i in 0..50u64 {
+                    let at = Instant::now() + Duration::from_micros(300 + i * 37);
+                    t.sleep_until(at).await;
+                    late.push(Instant::now() - at);
+                }
+                late.sort();
+                medians.push(late[late.len() / 2]);
+                if medians
+                    .last()
+                    .is_some_and(|m| *m < Duration::from_micros(250))
+                {
+                    return;
+                }
             }
-            late.sort();
-            // tokio's own timer rounds up to the next millisecond (~0.5 ms late on
-            // average); the timerfd wakes within microseconds. The median is robust
-            // to a busy machine's scheduling noise.
-            let median = late[late.len() / 2];
-            assert!(median < Duration::from_micros(400), "{late:?}");
+            panic!("median lateness of every round was 250 µs or more: {medians:?}");
         });
     }
 }
