@@ -572,7 +572,7 @@ fn verdict(s: &Summary) -> Vec<String> {
         .is_some_and(|sat| sat.outcome == Outcome::Knee);
     if let Some(b) = s.bottlenecks.as_ref().filter(|_| !knee_found) {
         if let Some(l) = &b.limit {
-            out.push(format!("at peak load, {l} was already at its limit"));
+            out.push(format!("at peak load, already at its limit: {l}"));
         }
     }
     out
