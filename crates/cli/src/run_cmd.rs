@@ -77,10 +77,31 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
         .as_deref()
         .map(|d| dur("duration", d))
         .transpose()?;
-    if let Some(r) = a.rate {
-        if !(r.is_finite() && r > 0.0) {
-            return Err(Failure::invalid("--rate: must be more than 0"));
-        }
+    if let Some(r) = a.rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
+        return Err(Failure::invalid(format!("--rate {r}: must be more than 0")));
+    }
+    if a.vus == Some(0) {
+        return Err(Failure::invalid("--vus: must be at least 1"));
+    }
+    // On a scenario file, one lone parameter adjusts the file's own load model; a
+    // complete shape (--vus with --duration, --rate with --duration, --stages, ...)
+    // replaces it. Quick mode has no model of its own: defaults fill the shape.
+    let lone = match (a.vus, duration, a.rate) {
+        (Some(_), None, None) | (None, Some(_), None) | (None, None, Some(_)) => true,
+        _ => false,
+    };
+    if a.scenario.is_some()
+        && lone
+        && a.stages.is_none()
+        && a.step_ramp.is_none()
+        && a.iterations.is_none()
+    {
+        ov.shape = Some(LoadShape::Adjust {
+            vus: a.vus,
+            duration,
+            rate: a.rate,
+        });
+    } else if let Some(r) = a.rate {
         ov.shape = Some(LoadShape::Rate {
             rate: r,
             duration: duration.unwrap_or(Dur::from_secs(10)),
@@ -109,9 +130,6 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
         });
     } else if a.vus.is_some() || duration.is_some() {
         let vus = a.vus.unwrap_or(10);
-        if vus == 0 {
-            return Err(Failure::invalid("--vus: must be at least 1"));
-        }
         ov.shape = Some(LoadShape::Vus {
             vus,
             duration: duration.unwrap_or(Dur::from_secs(10)),
@@ -176,7 +194,7 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
                 "-X/--method, --body and --body-file are for quick mode (--url); a scenario file says these per request",
             ));
         }
-        apply_overrides(&mut config, &ov);
+        apply_overrides(&mut config, &ov).map_err(Failure::invalid)?;
     }
     validate(&config, &file).map_err(|e| Failure::invalid(e.to_string()))?;
 
