@@ -151,6 +151,10 @@ fn a_lone_duration_keeps_the_files_arrival_rate() {
     // A flag the file's executor has no use for is refused, naming the executor.
     let r = run("lone-vus", &[f.to_str().unwrap(), "--vus", "5"]);
     assert_eq!(r.code(), 2, "{}", r.stderr());
-    assert!(r.stderr().contains("constant-arrival-rate"), "{}", r.stderr());
+    assert!(
+        r.stderr().contains("constant-arrival-rate"),
+        "{}",
+        r.stderr()
+    );
     assert_eq!(srv.stats().requests, n, "nothing was sent");
 }

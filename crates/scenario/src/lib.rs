@@ -12,6 +12,7 @@ pub mod line_index;
 pub mod load;
 pub mod model;
 pub mod quick;
+pub mod structure;
 pub mod template;
 
 pub use duration::{format_duration, parse_duration, Dur};

@@ -45,10 +45,20 @@ pub fn load_file(path: &Path) -> Result<Loaded, ScenarioError> {
 /// document". It sits before the first line, so line numbers stay as they were.
 pub fn parse_str(text: &str, file: &str) -> Result<Config, ScenarioError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // First pass: syntax, depth and duplicate keys (fatal), then the structure
+    // against the model, every problem at once (see `structure`).
+    let tree = crate::structure::read(text, file).map_err(ScenarioError::Invalid)?;
+    let shape = tree
+        .as_ref()
+        .map(|t| crate::structure::check(t, file))
+        .unwrap_or_default();
     let index = LineIndex::build(text);
     let config: Config = match serde_yaml_ng::from_str(text) {
         Ok(c) => c,
-        Err(e) => return Err(ScenarioError::Invalid(vec![serde_diagnostic(&e, file)])),
+        Err(e) if shape.is_empty() => {
+            return Err(ScenarioError::Invalid(vec![serde_diagnostic(&e, file)]))
+        }
+        Err(_) => return Err(ScenarioError::Invalid(shape)),
     };
     let mut v = Validator {
         file,
@@ -1188,7 +1198,7 @@ mod tests {
         assert!(d.message.contains("cannot be used in a tag"), "{d}");
         assert_eq!(d.line, Some(8), "{d}");
         // Other templates in tags stay allowed.
-        let ok = one_scenario("    executor: constant-vus\n    vus: 1\n    duration: 1s\n    mix:\n      - { request: \"GET /\", tags: { vu: \"{{ vu }}\" } }\n");
+        let ok = errs("target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    mix:\n      - { request: \"GET /\", tags: { vu: \"{{ vu }}\" } }\n");
         assert_eq!(ok, vec![]);
     }
 
@@ -1268,7 +1278,19 @@ mod tests {
     fn bad_executor_and_bad_duration() {
         let e = errs("scenarios:\n  a:\n    executor: constant-users\n");
         assert_eq!(e[0].line, Some(3));
-        assert!(e[0].message.contains("unknown variant"), "{}", e[0]);
+        assert!(
+            e[0].message.contains("unknown executor `constant-users`"),
+            "{}",
+            e[0]
+        );
+        assert!(
+            e[0].hint
+                .as_deref()
+                .unwrap_or_default()
+                .contains("did you mean `constant-vus`"),
+            "{}",
+            e[0]
+        );
         let e = errs("target: http://h\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 10x\n    flow: [{request: /}]\n");
         assert_eq!(e[0].line, Some(5), "{}", e[0]);
         assert!(e[0].message.contains("unknown unit"), "{}", e[0]);

@@ -509,7 +509,9 @@ mod tests {
 
     fn file_with(executor_body: &str) -> Config {
         crate::parse_str(
-            &format!("target: http://h\nscenarios:\n  a:\n{executor_body}    flow: [{{request: /x}}]\n"),
+            &format!(
+                "target: http://h\nscenarios:\n  a:\n{executor_body}    flow: [{{request: /x}}]\n"
+            ),
             "t",
         )
         .unwrap()
@@ -546,13 +548,22 @@ mod tests {
         let mut cfg = file_with("    executor: constant-vus\n    vus: 4\n    duration: 1m\n");
         apply_overrides(&mut cfg, &adjust_only(Some(7), None, None)).unwrap();
         let s = &cfg.scenarios[0].1;
-        assert_eq!((s.executor, s.vus, s.duration), (ExecutorKind::ConstantVus, Some(7), Some(Dur::from_secs(60))));
-        let mut cfg = file_with("    executor: constant-arrival-rate\n    rate: 5\n    duration: 1m\n");
+        assert_eq!(
+            (s.executor, s.vus, s.duration),
+            (ExecutorKind::ConstantVus, Some(7), Some(Dur::from_secs(60)))
+        );
+        let mut cfg =
+            file_with("    executor: constant-arrival-rate\n    rate: 5\n    duration: 1m\n");
         apply_overrides(&mut cfg, &adjust_only(None, None, Some(20.0))).unwrap();
         let s = &cfg.scenarios[0].1;
-        assert_eq!((s.executor, s.rate), (ExecutorKind::ConstantArrivalRate, Some(20.0)));
+        assert_eq!(
+            (s.executor, s.rate),
+            (ExecutorKind::ConstantArrivalRate, Some(20.0))
+        );
         // Step ramps take a duration (it extends the last level).
-        let mut cfg = file_with("    executor: ramping-vus\n    steps: { start: 1, add: 1, every: 1s, max: 3 }\n");
+        let mut cfg = file_with(
+            "    executor: ramping-vus\n    steps: { start: 1, add: 1, every: 1s, max: 3 }\n",
+        );
         apply_overrides(&mut cfg, &adjust_only(None, Some(9), None)).unwrap();
         assert_eq!(cfg.scenarios[0].1.duration, Some(Dur::from_secs(9)));
     }
@@ -560,19 +571,55 @@ mod tests {
     #[test]
     fn a_flag_the_executor_does_not_have_is_refused_naming_it() {
         let cases = [
-            ("    executor: ramping-vus\n    stages: [{duration: 5s, target: 3}]\n", adjust_only(None, Some(3), None), "ramping-vus", "--stages"),
-            ("    executor: ramping-arrival-rate\n    stages: [{duration: 5s, target: 3}]\n", adjust_only(None, Some(3), None), "ramping-arrival-rate", "--stages"),
-            ("    executor: per-vu-iterations\n    vus: 1\n    iterations: 3\n", adjust_only(None, Some(3), None), "per-vu-iterations", "--iterations"),
-            ("    executor: constant-arrival-rate\n    rate: 5\n    duration: 1m\n", adjust_only(Some(3), None, None), "constant-arrival-rate", "--rate"),
-            ("    executor: constant-vus\n    vus: 4\n    duration: 1m\n", adjust_only(None, None, Some(3.0)), "constant-vus", "--vus"),
-            ("    executor: ramping-vus\n    stages: [{duration: 5s, target: 3}]\n", adjust_only(Some(3), None, None), "ramping-vus", "--stages"),
+            (
+                "    executor: ramping-vus\n    stages: [{duration: 5s, target: 3}]\n",
+                adjust_only(None, Some(3), None),
+                "ramping-vus",
+                "--stages",
+            ),
+            (
+                "    executor: ramping-arrival-rate\n    stages: [{duration: 5s, target: 3}]\n",
+                adjust_only(None, Some(3), None),
+                "ramping-arrival-rate",
+                "--stages",
+            ),
+            (
+                "    executor: per-vu-iterations\n    vus: 1\n    iterations: 3\n",
+                adjust_only(None, Some(3), None),
+                "per-vu-iterations",
+                "--iterations",
+            ),
+            (
+                "    executor: constant-arrival-rate\n    rate: 5\n    duration: 1m\n",
+                adjust_only(Some(3), None, None),
+                "constant-arrival-rate",
+                "--rate",
+            ),
+            (
+                "    executor: constant-vus\n    vus: 4\n    duration: 1m\n",
+                adjust_only(None, None, Some(3.0)),
+                "constant-vus",
+                "--vus",
+            ),
+            (
+                "    executor: ramping-vus\n    stages: [{duration: 5s, target: 3}]\n",
+                adjust_only(Some(3), None, None),
+                "ramping-vus",
+                "--stages",
+            ),
         ];
         for (body, ov, executor, advice) in cases {
             let mut cfg = file_with(body);
             let before = cfg.clone();
             let e = apply_overrides(&mut cfg, &ov).expect_err(body);
-            assert!(e.contains(executor) && e.contains("scenario `a`") && e.contains(advice), "{e}");
-            assert_eq!(cfg.scenarios, before.scenarios, "nothing changed on refusal");
+            assert!(
+                e.contains(executor) && e.contains("scenario `a`") && e.contains(advice),
+                "{e}"
+            );
+            assert_eq!(
+                cfg.scenarios, before.scenarios,
+                "nothing changed on refusal"
+            );
         }
     }
 
