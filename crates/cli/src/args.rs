@@ -23,6 +23,9 @@ pub enum Command {
     Validate {
         /// The scenario file.
         file: PathBuf,
+        /// Base URL replacing the file's `target`, as `pado run --target` would give it.
+        #[arg(long)]
+        target: Option<String>,
     },
     /// Write a commented example scenario to start from.
     Init {

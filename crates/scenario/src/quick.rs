@@ -138,6 +138,20 @@ pub fn quick_config(req: &QuickRequest, ov: &Overrides) -> Config {
     }
     // Quick mode's scenario is built here, so every shape fits it.
     let _ = apply_overrides(&mut cfg, &ov);
+    // `--observe /metrics` is the target's own endpoint: quick mode has no `target`,
+    // so a path joins the origin of `--url`.
+    if let (Some(o), Ok(u)) = (cfg.observe.as_mut(), url::Url::parse(&req.url)) {
+        let origin = u.origin().ascii_serialization();
+        for e in o.endpoints.iter_mut() {
+            match e {
+                ObserveEndpoint::Url(x) if x.starts_with('/') => *x = format!("{origin}{x}"),
+                ObserveEndpoint::Full(f) if f.url.starts_with('/') => {
+                    f.url = format!("{origin}{}", f.url)
+                }
+                _ => {}
+            }
+        }
+    }
     cfg
 }
 
@@ -641,6 +655,28 @@ mod tests {
         );
         let st = cfg.scenarios[0].1.stages.as_ref().unwrap();
         assert_eq!(st[0].duration.get(), std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_relative_observe_path_joins_the_quick_mode_url() {
+        let cfg = quick_config(
+            &QuickRequest {
+                url: "http://127.0.0.1:8080/api?q=1".into(),
+                ..Default::default()
+            },
+            &Overrides {
+                observe: vec!["/metrics".into(), "app=/actuator/prometheus".into()],
+                ..Default::default()
+            },
+        );
+        crate::validate(&cfg, "<command line>").unwrap();
+        let o = cfg.observe.unwrap();
+        assert_eq!(o.endpoints[0].url(), "http://127.0.0.1:8080/metrics");
+        assert_eq!(
+            o.endpoints[1].url(),
+            "http://127.0.0.1:8080/actuator/prometheus"
+        );
+        assert_eq!(o.endpoints[1].name(), "app");
     }
 
     #[test]

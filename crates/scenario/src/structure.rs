@@ -245,11 +245,9 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-/// The closest of `known` to `word`, if close enough to be a likely typo.
-pub(crate) fn did_you_mean<'k>(
-    word: &str,
-    known: impl IntoIterator<Item = &'k str>,
-) -> Option<&'k str> {
+/// The closest of `known` to `word`, if close enough to be a likely typo (Jaro-Winkler
+/// above 0.8): for "did you mean" hints on fields, executors, step names and tags.
+pub fn did_you_mean<'k>(word: &str, known: impl IntoIterator<Item = &'k str>) -> Option<&'k str> {
     known
         .into_iter()
         .map(|k| (strsim::jaro_winkler(word, k), k))
