@@ -128,3 +128,33 @@ fn two_scenarios_run_in_parallel_with_a_start_time() {
     let gap = first_b.duration_since(first_a).as_secs_f64();
     assert!((0.9..1.3).contains(&gap), "{gap}");
 }
+
+/// `--duration` alone on an open-model file changes only the length: 20/s for 3 s is
+/// 60 arrivals (the server counts them), not a closed test of 10 VUs sending thousands.
+#[test]
+fn a_lone_duration_keeps_the_files_arrival_rate() {
+    let srv = TestServer::start();
+    let dir = tmp("lone-duration");
+    let f = write_file(
+        &dir,
+        "open.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  open:\n    executor: constant-arrival-rate\n    rate: 20\n    duration: 1m\n    flow: [ {{ request: / }} ]\n",
+            srv.base_url()
+        ),
+    );
+    let r = run("lone-duration", &[f.to_str().unwrap(), "--duration", "3s"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let n = srv.stats().requests;
+    assert!((57..=63).contains(&n), "{n} requests for 20/s over 3s");
+    assert_eq!(num(&r.summary(), "requests") as u64, n);
+    // A flag the file's executor has no use for is refused, naming the executor.
+    let r = run("lone-vus", &[f.to_str().unwrap(), "--vus", "5"]);
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("constant-arrival-rate"),
+        "{}",
+        r.stderr()
+    );
+    assert_eq!(srv.stats().requests, n, "nothing was sent");
+}

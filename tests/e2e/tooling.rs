@@ -314,3 +314,124 @@ fn compare_marks_a_real_slowdown_and_names_its_method() {
         Some(2)
     );
 }
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `--target` is applied before validation (a file without `target:` is fine once the
+/// command line gives one), and `pado validate` takes it too.
+#[test]
+fn target_flag_completes_a_file_without_target() {
+    let srv = TestServer::start();
+    let dir = tmp("no-target");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        "scenarios:\n  a:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 2\n    flow: [ { request: /hello } ]\n",
+    );
+    let f = f.to_str().unwrap();
+    let o = pado(&["validate", f]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no `target`"), "{}", stderr(&o));
+    let o = pado(&["validate", f, "--target", &srv.base_url()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = run("no-target", &[f, "--target", &srv.base_url()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(srv.stats().by_path.get("/hello"), Some(&2));
+}
+
+/// `target: http://{{ env.X }}` is resolved at load; unset, the error names the line
+/// and the export; set, the run reaches it and the value appears in no result file.
+#[test]
+fn target_from_the_environment_is_resolved_and_kept_out_of_results() {
+    let srv = TestServer::start();
+    let dir = tmp("env-target");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        "name: envtarget\ntarget: \"http://{{ env.PADO_E2E_HOST }}\"\nobserve:\n  endpoints: [ /metrics ]\nscenarios:\n  a:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 3\n    flow: [ { request: /hello } ]\n",
+    );
+    let f = f.to_str().unwrap();
+    let o = pado(&["validate", f]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("t.yaml:2:1: target: environment variable `PADO_E2E_HOST` is not set"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("export PADO_E2E_HOST="),
+        "{}",
+        stderr(&o)
+    );
+    // The host with its port: a value the results must not hold.
+    let host = srv.base_url().trim_start_matches("http://").to_string();
+    let _m = crate::harness::shared_machine();
+    let out_dir = tmp("env-target-out").join("result");
+    let o = std::process::Command::new(crate::harness::pado_bin())
+        .args(["run", f, "--quiet", "--out", out_dir.to_str().unwrap()])
+        .env("PADO_E2E_HOST", &host)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(srv.stats().by_path.get("/hello"), Some(&3));
+    assert!(srv.stats().by_path.get("/metrics").is_some_and(|n| *n > 0));
+    let mut files = 0;
+    for e in std::fs::read_dir(&out_dir).unwrap() {
+        let p = e.unwrap().path();
+        let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+        assert!(!text.contains(&host), "{} holds {host}", p.display());
+        files += 1;
+    }
+    assert!(files >= 3);
+    assert!(!stderr(&o).contains(&host) && !String::from_utf8_lossy(&o.stdout).contains(&host));
+}
+
+/// Compile errors (an unset variable in a header, a feed column) name their line;
+/// threshold selectors are checked against the steps and tags that exist.
+#[test]
+fn validate_names_lines_of_env_and_selector_problems() {
+    let dir = tmp("validate-lines");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        "target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - name: search\n        request:\n          url: /s\n          headers: { X-Key: \"{{ env.PADO_E2E_UNSET_KEY }}\" }\n",
+    );
+    let o = pado(&["validate", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("t.yaml:10:")
+            && e.contains("PADO_E2E_UNSET_KEY")
+            && e.contains("export PADO_E2E_UNSET_KEY=..."),
+        "{e}"
+    );
+    let f = write_file(
+        &dir,
+        "s.yaml",
+        "target: http://127.0.0.1:1\nthresholds:\n  http_req_duration{step:serch}: [\"p(95) < 200\"]\n  http_req_failed{status:200}: [\"rate < 0.1\"]\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - { name: search, request: /s, tags: { kind: read } }\n",
+    );
+    let o = pado(&["validate", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("s.yaml:3:")
+            && e.contains("no step is named `serch`")
+            && e.contains("did you mean `search`?"),
+        "{e}"
+    );
+    assert!(
+        e.contains("s.yaml:4:")
+            && e.contains("`status` is not a tag pado sets")
+            && e.contains("kind"),
+        "{e}"
+    );
+    let f = write_file(
+        &dir,
+        "ok.yaml",
+        "target: http://127.0.0.1:1\nthresholds:\n  http_req_duration{step:search,kind:read}: [\"p(95) < 200\"]\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - { name: search, request: /s, tags: { kind: read } }\n",
+    );
+    let o = pado(&["validate", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -23,6 +23,9 @@ pub enum Command {
     Validate {
         /// The scenario file.
         file: PathBuf,
+        /// Base URL replacing the file's `target`, as `pado run --target` would give it.
+        #[arg(long)]
+        target: Option<String>,
     },
     /// Write a commented example scenario to start from.
     Init {
@@ -299,13 +302,20 @@ pub struct RunArgs {
     #[arg(long)]
     pub body_file: Option<PathBuf>,
     /// Closed model: number of VUs (with --duration, constant-vus; with
-    /// --iterations, per-vu-iterations). Default 10.
+    /// --iterations, per-vu-iterations). Quick mode default: 10. On a scenario file,
+    /// --vus alone changes the VUs of constant-vus and per-vu-iterations scenarios
+    /// (other executors refuse it); with --duration it replaces the file's executors.
     #[arg(long, conflicts_with_all = ["rate", "stages", "step_ramp"])]
     pub vus: Option<u32>,
-    /// Test length, e.g. 30s, 1m30s. Default 10s.
+    /// Test length, e.g. 30s, 1m30s. Quick mode default: 10s. On a scenario file,
+    /// --duration alone changes the length of each scenario and keeps its executor
+    /// (constant-vus, constant-arrival-rate, ramping-vus `steps`); stage-based
+    /// executors refuse it (give --stages or edit the file).
     #[arg(long, short = 'd', conflicts_with_all = ["iterations", "stages"])]
     pub duration: Option<String>,
-    /// Open model: iterations per second (constant-arrival-rate).
+    /// Open model: iterations per second (constant-arrival-rate). On a scenario file,
+    /// --rate alone changes the rate of constant-arrival-rate scenarios (others refuse
+    /// it); with --duration it replaces the file's executors.
     #[arg(long, conflicts_with_all = ["stages", "step_ramp", "iterations"])]
     pub rate: Option<f64>,
     /// Ramping VUs: stages `30s:100,1m:100,30s:0`.

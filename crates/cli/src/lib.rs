@@ -33,7 +33,7 @@ pub fn main() -> i32 {
     };
     let result = match &cli.command {
         Command::Run(a) => run_cmd::run(a),
-        Command::Validate { file } => validate(file),
+        Command::Validate { file, target } => validate(file, target.as_deref()),
         Command::Report {
             dir,
             quiet,
@@ -64,17 +64,17 @@ pub fn main() -> i32 {
     }
 }
 
-fn validate(file: &std::path::Path) -> Result<i32, exit::Failure> {
-    let loaded =
-        pado_scenario::load_file(file).map_err(|e| exit::Failure::invalid(e.to_string()))?;
+fn validate(file: &std::path::Path, target: Option<&str>) -> Result<i32, exit::Failure> {
+    let loaded = pado_scenario::load_file_with_target(file, target)
+        .map_err(|e| exit::Failure::invalid(e.to_string()))?;
     let args = args::RunArgs {
         scenario: Some(file.to_path_buf()),
+        target: target.map(str::to_string),
         quiet: true,
         ..Default::default()
     };
     let prep = run_cmd::prepare(&args)?;
-    pado_engine::compile(&prep.config, &loaded.base_dir)
-        .map_err(|e| exit::Failure::invalid(format!("{}: {e}", prep.file)))?;
+    prep.compile()?;
     outln!(
         "{}: ok ({} scenario{}, {} threshold{})",
         loaded.file,

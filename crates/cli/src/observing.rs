@@ -49,6 +49,12 @@ pub fn observe_config(
         } else {
             e.url().to_string()
         };
+        let shown = match &cfg.target_template {
+            Some(tt) if e.url().starts_with('/') => {
+                Some(format!("{}{}", tt.trim_end_matches('/'), e.url()))
+            }
+            _ => None,
+        };
         let url = url::Url::parse(&raw).map_err(|err| {
             Failure::invalid(format!(
                 "{file}: observe.endpoints[{i}]: `{}` is not a URL: {err}",
@@ -73,6 +79,7 @@ pub fn observe_config(
             name: unique_name(e, &endpoints, load_origins),
             url,
             headers,
+            shown,
         });
     }
     Ok(Some(ObserveConfig {

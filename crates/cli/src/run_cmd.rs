@@ -12,8 +12,8 @@ use pado_metrics::{ClaimError, ResultDir, RunMeta, ScenarioMeta, ThresholdSpec, 
 use pado_scenario::line_index::LineIndex;
 use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp, threshold_list};
 use pado_scenario::{
-    apply_overrides, load_file, parse_duration, quick_config, validate, Config, Dur, LoadShape,
-    Overrides, QuickRequest,
+    apply_overrides, load_file_with_target, parse_duration, quick_config, validate, Config, Dur,
+    LoadShape, Overrides, QuickRequest,
 };
 
 use crate::args::RunArgs;
@@ -31,6 +31,121 @@ pub struct Prepared {
     pub base_dir: PathBuf,
     /// Parsed thresholds.
     pub thresholds: Vec<Threshold>,
+    /// Where each field of the file sits (empty in quick mode).
+    pub lines: LineIndex,
+}
+
+impl Prepared {
+    /// `file:line:column` of a field, as messages start.
+    fn at(&self, field: &str) -> String {
+        match self.lines.locate(field) {
+            Some((l, c)) => format!("{}:{l}:{c}", self.file),
+            None => self.file.clone(),
+        }
+    }
+
+    /// Compile the configuration: an error names the line of its field (a feed that
+    /// cannot be read, a column it lacks, an unset environment variable). Then every
+    /// threshold's tag selector is checked against the steps, scenarios, checks and
+    /// tags that exist, so `{step:serch}` is an error now and not a threshold that
+    /// silently has no data.
+    pub fn compile(&self) -> Result<pado_engine::RunPlan, Failure> {
+        let plan = compile(&self.config, &self.base_dir).map_err(|e| {
+            let mut m = format!("{}: {e}", self.at(&e.field()));
+            if let Some(h) = e.hint() {
+                m.push_str(&format!("\n  hint: {h}"));
+            }
+            Failure::invalid(m)
+        })?;
+        let problems = self.selector_problems(&plan);
+        if problems.is_empty() {
+            Ok(plan)
+        } else {
+            Err(Failure::invalid(problems.join("\n")))
+        }
+    }
+
+    fn selector_problems(&self, plan: &pado_engine::RunPlan) -> Vec<String> {
+        let steps: Vec<&str> = plan.series.iter().map(|k| k.name.as_str()).collect();
+        let scenarios: Vec<&str> = self
+            .config
+            .scenarios
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let checks: Vec<&str> = plan.checks.iter().map(String::as_str).collect();
+        let mut user_tags: Vec<&str> = Vec::new();
+        fn step_tags<'c>(steps: &'c [pado_scenario::Step], out: &mut Vec<&'c str>) {
+            for st in steps {
+                out.extend(st.tags.keys().map(String::as_str));
+                if let Some(inner) = &st.steps {
+                    step_tags(inner, out);
+                }
+            }
+        }
+        let c = &self.config;
+        step_tags(&c.setup, &mut user_tags);
+        step_tags(&c.teardown, &mut user_tags);
+        for (_, s) in &c.scenarios {
+            for f in [&s.flow, &s.setup_per_vu, &s.teardown_per_vu] {
+                step_tags(f, &mut user_tags);
+            }
+            for m in &s.mix {
+                user_tags.extend(m.tags.keys().map(String::as_str));
+                if let Some(f) = &m.flow {
+                    step_tags(f, &mut user_tags);
+                }
+            }
+        }
+        user_tags.sort_unstable();
+        user_tags.dedup();
+        let mut out = Vec::new();
+        for t in &self.thresholds {
+            let field = format!("thresholds.{}", t.metric_key());
+            for (k, v) in &t.tags {
+                let known: Option<&[&str]> = match k.as_str() {
+                    "step" | "name" => Some(&steps),
+                    "scenario" => Some(&scenarios),
+                    "check" => Some(&checks),
+                    _ if user_tags.contains(&k.as_str()) => None,
+                    _ => {
+                        let mut names = vec!["step", "name", "scenario", "check"];
+                        names.extend(user_tags.iter().copied());
+                        let guess =
+                            pado_scenario::structure::did_you_mean(k, names.iter().copied())
+                                .map(|g| format!("did you mean `{g}`? "))
+                                .unwrap_or_default();
+                        out.push(format!(
+                            "{}: {field}: `{k}` is not a tag pado sets or a step of this file tags with\n  hint: {guess}selectors are `step`, `name`, `scenario`, `check`{}",
+                            self.at(&field),
+                            if user_tags.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" and your steps' tags: {}", user_tags.join(", "))
+                            }
+                        ));
+                        continue;
+                    }
+                };
+                if let Some(known) = known {
+                    if !known.contains(&v.as_str()) {
+                        let hint = match pado_scenario::structure::did_you_mean(
+                            v,
+                            known.iter().copied(),
+                        ) {
+                            Some(g) => format!("did you mean `{g}`?"),
+                            None => format!("{k}s here: {}", known.join(", ")),
+                        };
+                        out.push(format!(
+                            "{}: {field}: no {k} is named `{v}`: the threshold would have no data\n  hint: {hint}",
+                            self.at(&field)
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 fn dur(flag: &str, v: &str) -> Result<Dur, Failure> {
@@ -77,10 +192,32 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
         .as_deref()
         .map(|d| dur("duration", d))
         .transpose()?;
-    if let Some(r) = a.rate {
-        if !(r.is_finite() && r > 0.0) {
-            return Err(Failure::invalid("--rate: must be more than 0"));
-        }
+    if let Some(r) = a.rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
+        return Err(Failure::invalid(format!("--rate {r}: must be more than 0")));
+    }
+    if a.vus == Some(0) {
+        return Err(Failure::invalid("--vus: must be at least 1"));
+    }
+    // On a scenario file, one lone parameter adjusts the file's own load model; a
+    // complete shape (--vus with --duration, --rate with --duration, --stages, ...)
+    // replaces it. Quick mode has no model of its own: defaults fill the shape.
+    let lone = [a.vus.is_some(), duration.is_some(), a.rate.is_some()]
+        .iter()
+        .filter(|x| **x)
+        .count()
+        == 1;
+    if a.scenario.is_some()
+        && lone
+        && a.stages.is_none()
+        && a.step_ramp.is_none()
+        && a.iterations.is_none()
+    {
+        ov.shape = Some(LoadShape::Adjust {
+            vus: a.vus,
+            duration,
+            rate: a.rate,
+        });
+    } else if let Some(r) = a.rate {
         ov.shape = Some(LoadShape::Rate {
             rate: r,
             duration: duration.unwrap_or(Dur::from_secs(10)),
@@ -109,9 +246,6 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
         });
     } else if a.vus.is_some() || duration.is_some() {
         let vus = a.vus.unwrap_or(10);
-        if vus == 0 {
-            return Err(Failure::invalid("--vus: must be at least 1"));
-        }
         ov.shape = Some(LoadShape::Vus {
             vus,
             duration: duration.unwrap_or(Dur::from_secs(10)),
@@ -137,7 +271,7 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
             ))
         }
         (Some(path), None) => {
-            let loaded = load_file(path).map_err(|e| match e {
+            let loaded = load_file_with_target(path, a.target.as_deref()).map_err(|e| match e {
                 pado_scenario::ScenarioError::Read { .. } => Failure {
                     code: exit::INVALID,
                     message: e.to_string(),
@@ -176,7 +310,7 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
                 "-X/--method, --body and --body-file are for quick mode (--url); a scenario file says these per request",
             ));
         }
-        apply_overrides(&mut config, &ov);
+        apply_overrides(&mut config, &ov).map_err(Failure::invalid)?;
     }
     validate(&config, &file).map_err(|e| Failure::invalid(e.to_string()))?;
 
@@ -209,6 +343,7 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
         file,
         base_dir,
         thresholds: parsed,
+        lines: index.unwrap_or_default(),
     })
 }
 
@@ -368,15 +503,26 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
 pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
     crate::parse_windows(&a.windows)?;
     let prep = prepare(a)?;
-    let plan = compile(&prep.config, &prep.base_dir)
-        .map_err(|e| Failure::invalid(format!("{}: {e}", prep.file)))?;
+    let plan = prep.compile()?;
     let plan = Arc::new(plan);
     let mut warnings = Vec::new();
     for o in &plan.origins {
         if o.addrs.is_empty() {
+            // A host from the environment is named by the template, not its value.
+            let from_env = prep.config.target_template.as_ref().filter(|_| {
+                prep.config
+                    .target
+                    .as_deref()
+                    .and_then(|t| url::Url::parse(t).ok())
+                    .and_then(|u| u.host_str().map(|h| h == o.host))
+                    .unwrap_or(false)
+            });
+            let host = match from_env {
+                Some(t) => format!("of target `{t}`"),
+                None => format!("`{}`", o.host),
+            };
             warnings.push(format!(
-                "host `{}` did not resolve: its requests will fail with `dns` errors",
-                o.host
+                "host {host} did not resolve: its requests will fail with `dns` errors"
             ));
         }
     }

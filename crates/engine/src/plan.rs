@@ -72,6 +72,33 @@ pub enum PlanError {
     },
 }
 
+impl PlanError {
+    /// The scenario field the error is about (`data.NAME` for a feed), so callers can
+    /// point at its line.
+    pub fn field(&self) -> String {
+        match self {
+            PlanError::Url { field, .. }
+            | PlanError::Template { field, .. }
+            | PlanError::Pattern { field, .. }
+            | PlanError::BodyFile { field, .. } => field.clone(),
+            PlanError::Data { name, .. } => format!("data.{name}"),
+        }
+    }
+
+    /// How to fix it, when there is more to say than the message.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            PlanError::Template {
+                source: BindError::MissingEnv(name),
+                ..
+            } => Some(format!(
+                "set it before running: `export {name}=...` (values from the environment never appear in results)"
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// Everything a run needs, shared read-only by all worker threads.
 #[derive(Debug)]
 pub struct RunPlan {

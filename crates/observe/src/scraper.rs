@@ -33,11 +33,17 @@ pub struct Endpoint {
     /// Extra request headers (e.g. `Authorization`), already resolved. Never
     /// written anywhere.
     pub headers: Vec<(String, String)>,
+    /// What results show instead of `url`, when the URL holds values from the
+    /// environment (a relative endpoint on a `target: http://{{ env.HOST }}`).
+    pub shown: Option<String>,
 }
 
 impl Endpoint {
     /// The URL as stored in the result: without user name or password.
     pub fn public_url(&self) -> String {
+        if let Some(s) = &self.shown {
+            return s.clone();
+        }
         let mut u = self.url.clone();
         let _ = u.set_username("");
         let _ = u.set_password(None);

@@ -22,6 +22,7 @@ fn endpoint(name: &str, url: &str) -> Endpoint {
         name: name.into(),
         url: url::Url::parse(url).unwrap(),
         headers: Vec::new(),
+        shown: None,
     }
 }
 

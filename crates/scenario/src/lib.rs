@@ -12,11 +12,15 @@ pub mod line_index;
 pub mod load;
 pub mod model;
 pub mod quick;
+pub mod structure;
 pub mod template;
 
 pub use duration::{format_duration, parse_duration, Dur};
 pub use error::{Diagnostic, ScenarioError};
-pub use load::{load_file, parse_status_class, parse_str, split_request_line, validate, Loaded};
+pub use load::{
+    load_file, load_file_with_target, parse_status_class, parse_str, parse_str_with_target,
+    split_request_line, validate, Loaded,
+};
 pub use model::*;
 pub use quick::{
     apply_overrides, parse_header, parse_stages, parse_step_ramp, planned_length, quick_config,

@@ -20,6 +20,13 @@ pub struct Loaded {
 
 /// Read and validate a scenario file.
 pub fn load_file(path: &Path) -> Result<Loaded, ScenarioError> {
+    load_file_with_target(path, None)
+}
+
+/// Read a scenario file, replace its `target` with `target` (from `--target`) when
+/// given, then validate: a file without `target:` whose paths are relative is valid
+/// once the command line supplies the base URL.
+pub fn load_file_with_target(path: &Path, target: Option<&str>) -> Result<Loaded, ScenarioError> {
     let file = path.display().to_string();
     let text = crate::limits::read_capped_string(path, crate::limits::MAX_SCENARIO_BYTES).map_err(
         |source| ScenarioError::Read {
@@ -27,7 +34,7 @@ pub fn load_file(path: &Path) -> Result<Loaded, ScenarioError> {
             source,
         },
     )?;
-    let config = parse_str(&text, &file)?;
+    let config = parse_str_with_target(&text, &file, target)?;
     Ok(Loaded {
         config,
         file,
@@ -44,12 +51,61 @@ pub fn load_file(path: &Path) -> Result<Loaded, ScenarioError> {
 /// parser would otherwise read it as content and refuse the file as "more than one
 /// document". It sits before the first line, so line numbers stay as they were.
 pub fn parse_str(text: &str, file: &str) -> Result<Config, ScenarioError> {
+    parse_str_with_target(text, file, None)
+}
+
+/// [`parse_str`] with the file's `target` replaced before validation.
+pub fn parse_str_with_target(
+    text: &str,
+    file: &str,
+    target: Option<&str>,
+) -> Result<Config, ScenarioError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // First pass: syntax, depth and duplicate keys (fatal), then the structure
+    // against the model, every problem at once (see `structure`).
+    let tree = crate::structure::read(text, file).map_err(ScenarioError::Invalid)?;
+    let shape = tree
+        .as_ref()
+        .map(|t| crate::structure::check(t, file))
+        .unwrap_or_default();
     let index = LineIndex::build(text);
     let config: Config = match serde_yaml_ng::from_str(text) {
         Ok(c) => c,
-        Err(e) => return Err(ScenarioError::Invalid(vec![serde_diagnostic(&e, file)])),
+        Err(e) if shape.is_empty() => {
+            return Err(ScenarioError::Invalid(vec![serde_diagnostic(&e, file)]))
+        }
+        Err(_) => return Err(ScenarioError::Invalid(shape)),
     };
+    let mut config = config;
+    if let Some(t) = target {
+        config.target = Some(t.to_string());
+    }
+    if let Some(t) = config.target.clone().filter(|t| t.contains("{{")) {
+        match crate::template::render_env_only(&t) {
+            Ok(v) => {
+                config.target = Some(v);
+                config.target_template = Some(t);
+            }
+            Err(e) => {
+                let pos = index.locate("target");
+                let hint = match e
+                    .strip_prefix("environment variable `")
+                    .and_then(|r| r.split_once('`'))
+                {
+                    Some((name, _)) => format!("set it before running: `export {name}=...`"),
+                    None => "write e.g. `target: \"http://{{ env.TARGET_HOST }}:8080\"`".into(),
+                };
+                return Err(ScenarioError::Invalid(vec![Diagnostic {
+                    file: file.to_string(),
+                    line: pos.map(|p| p.0),
+                    column: pos.map(|p| p.1),
+                    field: "target".into(),
+                    message: e,
+                    hint: Some(hint),
+                }]));
+            }
+        }
+    }
     let mut v = Validator {
         file,
         index: &index,
@@ -186,7 +242,10 @@ impl Validator<'_> {
 
     fn config(&mut self, c: &Config) {
         if let Some(t) = &c.target {
-            match url::Url::parse(t) {
+            // An environment-derived target is named as written, never by its value.
+            let shown = c.target_template.as_deref().unwrap_or(t);
+            let t = shown;
+            match url::Url::parse(c.target.as_deref().unwrap_or_default()) {
                 Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
                     if u.host_str().is_none() {
                         self.err("target", format!("`{t}` has no host"), None);
@@ -1268,7 +1327,19 @@ mod tests {
     fn bad_executor_and_bad_duration() {
         let e = errs("scenarios:\n  a:\n    executor: constant-users\n");
         assert_eq!(e[0].line, Some(3));
-        assert!(e[0].message.contains("unknown variant"), "{}", e[0]);
+        assert!(
+            e[0].message.contains("unknown executor `constant-users`"),
+            "{}",
+            e[0]
+        );
+        assert!(
+            e[0].hint
+                .as_deref()
+                .unwrap_or_default()
+                .contains("did you mean `constant-vus`"),
+            "{}",
+            e[0]
+        );
         let e = errs("target: http://h\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 10x\n    flow: [{request: /}]\n");
         assert_eq!(e[0].line, Some(5), "{}", e[0]);
         assert!(e[0].message.contains("unknown unit"), "{}", e[0]);

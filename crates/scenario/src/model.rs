@@ -17,9 +17,16 @@ pub struct Config {
     /// Test name (used for the result directory and reports).
     #[serde(default)]
     pub name: Option<String>,
-    /// Base URL that relative request URLs are joined to.
+    /// Base URL that relative request URLs are joined to. May use `{{ env.NAME }}`
+    /// (resolved when the file is loaded).
     #[serde(default)]
     pub target: Option<String>,
+    /// `target` as written when it took values from the environment: what results,
+    /// reports and messages show instead of the resolved URL (values from the
+    /// environment never appear in them). Set by the loader, not by the file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub target_template: Option<String>,
     /// Settings every request inherits.
     #[serde(default)]
     pub defaults: Defaults,

@@ -35,6 +35,18 @@ pub enum LoadShape {
         /// Iterations each.
         iterations: u64,
     },
+    /// One parameter of the file's own load model: `--duration` alone, `--vus` alone
+    /// or `--rate` alone on a scenario file. The executor stays what the file says (a
+    /// lone `--duration` must not turn 200 arrivals/s into a closed test of 10 VUs);
+    /// a parameter the executor does not have is refused by [`apply_overrides`].
+    Adjust {
+        /// New VU count (constant-vus, per-vu-iterations).
+        vus: Option<u32>,
+        /// New length (constant executors, and ramping-vus `steps`).
+        duration: Option<Dur>,
+        /// New arrival rate per `time_unit` (constant-arrival-rate).
+        rate: Option<f64>,
+    },
 }
 
 /// Settings from flags that apply on top of a file (or build quick mode).
@@ -124,7 +136,22 @@ pub fn quick_config(req: &QuickRequest, ov: &Overrides) -> Config {
             duration: Dur::from_secs(10),
         });
     }
-    apply_overrides(&mut cfg, &ov);
+    // Quick mode's scenario is built here, so every shape fits it.
+    let _ = apply_overrides(&mut cfg, &ov);
+    // `--observe /metrics` is the target's own endpoint: quick mode has no `target`,
+    // so a path joins the origin of `--url`.
+    if let (Some(o), Ok(u)) = (cfg.observe.as_mut(), url::Url::parse(&req.url)) {
+        let origin = u.origin().ascii_serialization();
+        for e in o.endpoints.iter_mut() {
+            match e {
+                ObserveEndpoint::Url(x) if x.starts_with('/') => *x = format!("{origin}{x}"),
+                ObserveEndpoint::Full(f) if f.url.starts_with('/') => {
+                    f.url = format!("{origin}{}", f.url)
+                }
+                _ => {}
+            }
+        }
+    }
     cfg
 }
 
@@ -144,9 +171,22 @@ fn blank_scenario(executor: ExecutorKind) -> Scenario {
     }
 }
 
-/// Apply flag overrides to a config (file or quick). A load shape replaces the
-/// executor of every scenario, keeping what each iteration does.
-pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) {
+/// Apply flag overrides to a config (file or quick). A complete load shape replaces
+/// the executor of every scenario, keeping what each iteration does;
+/// [`LoadShape::Adjust`] changes one parameter of each scenario's own executor and
+/// fails (naming the scenario and its executor) when that executor has no such
+/// parameter, so a flag never silently changes the load model.
+pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) -> Result<(), String> {
+    if let Some(LoadShape::Adjust {
+        vus,
+        duration,
+        rate,
+    }) = &ov.shape
+    {
+        for (name, s) in cfg.scenarios.iter_mut() {
+            adjust(name, s, *vus, *duration, *rate)?;
+        }
+    }
     if let Some(n) = &ov.name {
         cfg.name = Some(n.clone());
     }
@@ -181,7 +221,11 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) {
         if let Some(t) = ov.think {
             s.think = Some(Think::Fixed(t));
         }
-        if let Some(shape) = &ov.shape {
+        if let Some(shape) = ov
+            .shape
+            .as_ref()
+            .filter(|s| !matches!(s, LoadShape::Adjust { .. }))
+        {
             // Replace the load model only: what iterations do (flow, mix, setup,
             // teardown, think, cookies) stays.
             let keep = std::mem::take(s);
@@ -222,6 +266,7 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) {
                     n.vus = Some(*vus);
                     n.iterations = Some(*iterations);
                 }
+                LoadShape::Adjust { .. } => unreachable!("filtered out above"),
             }
             *s = n;
         }
@@ -234,6 +279,48 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) {
             }
         }
     }
+    Ok(())
+}
+
+/// Change one scenario's own load parameters (see [`LoadShape::Adjust`]).
+fn adjust(
+    name: &str,
+    s: &mut Scenario,
+    vus: Option<u32>,
+    duration: Option<Dur>,
+    rate: Option<f64>,
+) -> Result<(), String> {
+    use ExecutorKind::*;
+    let k = s.executor;
+    let refuse = |flag: &str, why: &str| {
+        Err(format!(
+            "{flag} does not fit scenario `{name}`: its executor is {}; {why}",
+            k.as_str()
+        ))
+    };
+    if let Some(v) = vus {
+        match k {
+            ConstantVus | PerVuIterations => s.vus = Some(v),
+            RampingVus => return refuse("--vus", "its stages set the VUs; give --stages (or --step-ramp), or edit the file"),
+            ConstantArrivalRate | RampingArrivalRate => return refuse("--vus", "in the open model the arrival rate sets the load; give --rate (VUs are a pool: --max-vus), or --vus with --duration to run a closed test instead"),
+        }
+    }
+    if let Some(r) = rate {
+        match k {
+            ConstantArrivalRate => s.rate = Some(r),
+            RampingArrivalRate => return refuse("--rate", "its stages set the rates; edit the stages in the file, or give --rate with --duration to run a constant rate instead"),
+            ConstantVus | RampingVus | PerVuIterations => return refuse("--rate", "a closed model has no arrival rate; give --vus, or --rate with --duration to run an open-model test instead"),
+        }
+    }
+    if let Some(d) = duration {
+        match k {
+            ConstantVus | ConstantArrivalRate => s.duration = Some(d),
+            RampingVus if s.steps.is_some() => s.duration = Some(d),
+            RampingVus | RampingArrivalRate => return refuse("--duration", "its stages set the length; give --stages, or edit the stages in the file"),
+            PerVuIterations => return refuse("--duration", "its iterations set the length; give --iterations (or edit `max_duration` in the file)"),
+        }
+    }
+    Ok(())
 }
 
 /// Stretch or compress every scenario's timeline by `factor` (durations, stages,
@@ -424,13 +511,130 @@ mod tests {
                 }),
                 ..Default::default()
             },
-        );
+        )
+        .unwrap();
         crate::validate(&cfg, "t").unwrap();
         let s = &cfg.scenarios[0].1;
         assert_eq!(s.executor, ExecutorKind::ConstantVus);
         assert_eq!(s.rate, None);
         assert_eq!(s.flow.len(), 1);
         assert_eq!(s.setup_per_vu.len(), 1, "setup survives an override");
+    }
+
+    fn file_with(executor_body: &str) -> Config {
+        crate::parse_str(
+            &format!(
+                "target: http://h\nscenarios:\n  a:\n{executor_body}    flow: [{{request: /x}}]\n"
+            ),
+            "t",
+        )
+        .unwrap()
+    }
+
+    fn adjust_only(vus: Option<u32>, duration: Option<u64>, rate: Option<f64>) -> Overrides {
+        Overrides {
+            shape: Some(LoadShape::Adjust {
+                vus,
+                duration: duration.map(Dur::from_secs),
+                rate,
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_lone_duration_keeps_the_files_open_model() {
+        let mut cfg = file_with(
+            "    executor: constant-arrival-rate\n    rate: 200\n    duration: 1m\n    max_vus: 50\n",
+        );
+        apply_overrides(&mut cfg, &adjust_only(None, Some(3), None)).unwrap();
+        crate::validate(&cfg, "t").unwrap();
+        let s = &cfg.scenarios[0].1;
+        assert_eq!(s.executor, ExecutorKind::ConstantArrivalRate);
+        assert_eq!(s.rate, Some(200.0));
+        assert_eq!(s.vus, None);
+        assert_eq!(s.max_vus, Some(50));
+        assert_eq!(s.duration, Some(Dur::from_secs(3)));
+    }
+
+    #[test]
+    fn lone_vus_and_rate_change_their_own_executor() {
+        let mut cfg = file_with("    executor: constant-vus\n    vus: 4\n    duration: 1m\n");
+        apply_overrides(&mut cfg, &adjust_only(Some(7), None, None)).unwrap();
+        let s = &cfg.scenarios[0].1;
+        assert_eq!(
+            (s.executor, s.vus, s.duration),
+            (ExecutorKind::ConstantVus, Some(7), Some(Dur::from_secs(60)))
+        );
+        let mut cfg =
+            file_with("    executor: constant-arrival-rate\n    rate: 5\n    duration: 1m\n");
+        apply_overrides(&mut cfg, &adjust_only(None, None, Some(20.0))).unwrap();
+        let s = &cfg.scenarios[0].1;
+        assert_eq!(
+            (s.executor, s.rate),
+            (ExecutorKind::ConstantArrivalRate, Some(20.0))
+        );
+        // Step ramps take a duration (it extends the last level).
+        let mut cfg = file_with(
+            "    executor: ramping-vus\n    steps: { start: 1, add: 1, every: 1s, max: 3 }\n",
+        );
+        apply_overrides(&mut cfg, &adjust_only(None, Some(9), None)).unwrap();
+        assert_eq!(cfg.scenarios[0].1.duration, Some(Dur::from_secs(9)));
+    }
+
+    #[test]
+    fn a_flag_the_executor_does_not_have_is_refused_naming_it() {
+        let cases = [
+            (
+                "    executor: ramping-vus\n    stages: [{duration: 5s, target: 3}]\n",
+                adjust_only(None, Some(3), None),
+                "ramping-vus",
+                "--stages",
+            ),
+            (
+                "    executor: ramping-arrival-rate\n    stages: [{duration: 5s, target: 3}]\n",
+                adjust_only(None, Some(3), None),
+                "ramping-arrival-rate",
+                "--stages",
+            ),
+            (
+                "    executor: per-vu-iterations\n    vus: 1\n    iterations: 3\n",
+                adjust_only(None, Some(3), None),
+                "per-vu-iterations",
+                "--iterations",
+            ),
+            (
+                "    executor: constant-arrival-rate\n    rate: 5\n    duration: 1m\n",
+                adjust_only(Some(3), None, None),
+                "constant-arrival-rate",
+                "--rate",
+            ),
+            (
+                "    executor: constant-vus\n    vus: 4\n    duration: 1m\n",
+                adjust_only(None, None, Some(3.0)),
+                "constant-vus",
+                "--vus",
+            ),
+            (
+                "    executor: ramping-vus\n    stages: [{duration: 5s, target: 3}]\n",
+                adjust_only(Some(3), None, None),
+                "ramping-vus",
+                "--stages",
+            ),
+        ];
+        for (body, ov, executor, advice) in cases {
+            let mut cfg = file_with(body);
+            let before = cfg.clone();
+            let e = apply_overrides(&mut cfg, &ov).expect_err(body);
+            assert!(
+                e.contains(executor) && e.contains("scenario `a`") && e.contains(advice),
+                "{e}"
+            );
+            assert_eq!(
+                cfg.scenarios, before.scenarios,
+                "nothing changed on refusal"
+            );
+        }
     }
 
     #[test]
@@ -451,6 +655,28 @@ mod tests {
         );
         let st = cfg.scenarios[0].1.stages.as_ref().unwrap();
         assert_eq!(st[0].duration.get(), std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_relative_observe_path_joins_the_quick_mode_url() {
+        let cfg = quick_config(
+            &QuickRequest {
+                url: "http://127.0.0.1:8080/api?q=1".into(),
+                ..Default::default()
+            },
+            &Overrides {
+                observe: vec!["/metrics".into(), "app=/actuator/prometheus".into()],
+                ..Default::default()
+            },
+        );
+        crate::validate(&cfg, "<command line>").unwrap();
+        let o = cfg.observe.unwrap();
+        assert_eq!(o.endpoints[0].url(), "http://127.0.0.1:8080/metrics");
+        assert_eq!(
+            o.endpoints[1].url(),
+            "http://127.0.0.1:8080/actuator/prometheus"
+        );
+        assert_eq!(o.endpoints[1].name(), "app");
     }
 
     #[test]

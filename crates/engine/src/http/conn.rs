@@ -183,15 +183,11 @@ pub struct SetupTimes {
 
 /// Open a connection to `origin`, timing TCP and TLS. `budget` bounds the whole setup.
 pub async fn connect(origin: &Origin, budget: Duration) -> Result<(Conn, SetupTimes), ErrorKind> {
-    let Some(&addr) = origin.addrs.first() else {
+    if origin.addrs.is_empty() {
         return Err(ErrorKind::Dns);
-    };
+    }
     let t0 = Instant::now();
-    let tcp = match tokio::time::timeout(budget, TcpStream::connect(addr)).await {
-        Err(_) => return Err(ErrorKind::ConnectTimeout),
-        Ok(Err(e)) => return Err(connect_error(&e)),
-        Ok(Ok(s)) => s,
-    };
+    let tcp = connect_any(&origin.addrs, budget).await?;
     let _ = tcp.set_nodelay(true);
     let t1 = Instant::now();
     let mut times = SetupTimes {
@@ -221,6 +217,29 @@ pub async fn connect(origin: &Origin, budget: Duration) -> Result<(Conn, SetupTi
         },
         times,
     ))
+}
+
+/// Connect to the first of `addrs` that accepts, in resolver order. A name such as
+/// `localhost` often resolves to `::1` first while the service listens only on
+/// `127.0.0.1`: trying just the first address would fail every request. Each address
+/// gets an equal share of what is left of `budget` (so one black-holed address cannot
+/// eat the whole connect timeout); the error of the last attempt is reported.
+pub async fn connect_any(addrs: &[SocketAddr], budget: Duration) -> Result<TcpStream, ErrorKind> {
+    let start = Instant::now();
+    let mut last = ErrorKind::Dns;
+    for (i, addr) in addrs.iter().enumerate() {
+        let left = budget.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return Err(ErrorKind::ConnectTimeout);
+        }
+        let share = left / (addrs.len() - i) as u32;
+        match tokio::time::timeout(share, TcpStream::connect(addr)).await {
+            Err(_) => last = ErrorKind::ConnectTimeout,
+            Ok(Err(e)) => last = connect_error(&e),
+            Ok(Ok(s)) => return Ok(s),
+        }
+    }
+    Err(last)
 }
 
 fn connect_error(e: &io::Error) -> ErrorKind {
@@ -313,5 +332,41 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAny {
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// `localhost` resolving to `::1` first while the service listens only on
+    /// `127.0.0.1`: the second address must be tried.
+    #[test]
+    fn connect_tries_every_resolved_address_in_order() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // Nothing listens on [::1]:port (refused, or unreachable without IPv6), and a
+        // port just released on 127.0.0.1 is closed.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let closed_addr = closed.local_addr().unwrap();
+        drop(closed);
+        let v6: SocketAddr = format!("[::1]:{port}").parse().unwrap();
+        let open = listener.local_addr().unwrap();
+        let got = rt().block_on(connect_any(
+            &[v6, closed_addr, open],
+            Duration::from_secs(5),
+        ));
+        let s = got.expect("the open address is reached");
+        assert_eq!(s.peer_addr().unwrap(), open);
+        // Every address closed: the last refusal is reported, not `dns`.
+        let e = rt().block_on(connect_any(&[closed_addr], Duration::from_secs(5)));
+        assert_eq!(e.err(), Some(ErrorKind::ConnectRefused));
     }
 }
