@@ -242,6 +242,10 @@ pub(crate) fn split_url(raw: &str) -> Result<SplitUrl, String> {
     if host.is_empty() {
         return Err("no host".into());
     }
+    if host.contains(['{', '}']) {
+        // `target:` takes only `{{ env.NAME }}` templates: write such a host by hand.
+        return Err(format!("the host `{host}` looks like a template; write the target by hand (e.g. `{{{{ env.TARGET_HOST }}}}`)"));
+    }
     let port = u.port_or_known_default().unwrap_or(80);
     let origin = u.origin().ascii_serialization();
     let after_scheme = no_frag
