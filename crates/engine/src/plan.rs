@@ -97,6 +97,9 @@ pub struct RunPlan {
     pub setup: Vec<StepPlan>,
     /// Steps run once after the test.
     pub teardown: Vec<StepPlan>,
+    /// Values of `{{ env.NAME }}` in requests (raw and escaped): they become literal
+    /// request bytes, so debug output and failure samples redact them by value.
+    pub secrets: crate::redact::Redactor,
 }
 
 /// One scenario, compiled.
@@ -360,6 +363,7 @@ struct Builder<'a> {
     feeds: Vec<Arc<Feed>>,
     vars: Vec<String>,
     picks: Vec<WeightedFeeds>,
+    secrets: Vec<Vec<u8>>,
     tls: Option<Arc<rustls::ClientConfig>>,
     /// Scenario (or `setup`) being compiled, for group names.
     scope: String,
@@ -386,6 +390,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         feeds,
         vars: Vec::new(),
         picks: Vec::new(),
+        secrets: Vec::new(),
         tls: None,
         scope: "setup".into(),
     };
@@ -409,6 +414,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         picks: b.picks,
         setup,
         teardown,
+        secrets: crate::redact::Redactor::new(b.secrets),
     })
 }
 
@@ -464,6 +470,7 @@ impl Builder<'_> {
             feeds: &self.feeds,
             vars: &mut self.vars,
             picks: &mut self.picks,
+            secrets: &mut self.secrets,
         }
     }
 
