@@ -149,7 +149,11 @@ impl Observer for Once {
         {
             let mut last = self.last_scope.lock().unwrap_or_else(|p| p.into_inner());
             if last.as_deref() != Some(t.scope.as_str()) {
-                let _ = writeln!(o, "\n{}", t.scope);
+                let what = match t.scope.as_str() {
+                    "setup" | "teardown" if t.vu == 0 => format!("{} (once per test)", t.scope),
+                    name => format!("scenario {name}"),
+                };
+                let _ = writeln!(o, "\n{what}");
                 *last = Some(t.scope.clone());
             }
         }

@@ -74,6 +74,25 @@ impl Redactor {
         out
     }
 
+    /// This redactor plus the credential header values of request `head`
+    /// ([`SENSITIVE_HEADERS`]), so a response that echoes them (a `/headers` debug
+    /// route, an error page quoting the request) does not show them either.
+    pub fn with_credentials_of(&self, head: &[u8]) -> Redactor {
+        let mut all = self.secrets.clone();
+        for line in head.split(|&c| c == b'\n').skip(1) {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.is_empty() {
+                break;
+            }
+            if let Some(colon) = memchr::memchr(b':', line) {
+                if is_sensitive(&String::from_utf8_lossy(&line[..colon])) {
+                    all.push(line[colon + 1..].trim_ascii().to_vec());
+                }
+            }
+        }
+        Redactor::new(all)
+    }
+
     /// Lossy text of `b` redacted.
     pub fn text(&self, b: &[u8]) -> String {
         String::from_utf8_lossy(&self.redact(b)).into_owned()
@@ -168,6 +187,11 @@ mod tests {
                 ("Cookie".to_string(), "***".to_string()),
                 ("X-Key".to_string(), "***".to_string()),
             ]
+        );
+        let echoed = r.with_credentials_of(head);
+        assert_eq!(
+            echoed.text(b"{\"a\":\"Bearer tok123\",\"c\":\"sid=9\"}"),
+            "{\"a\":\"***\",\"c\":\"***\"}"
         );
         let full = headers(head, &r, true);
         assert_eq!(full[1].1, "Bearer ***");

@@ -185,7 +185,6 @@ fn run_once_steps(
     out
 }
 
-#[allow(clippy::too_many_arguments)]
 /// Run every scenario's flow once with one VU, for checking a script rather than
 /// loading a target (`pado run --once`): the global setup, then per scenario its VU
 /// setup, one iteration of each of its flows (every entry of a weighted mix) and
@@ -230,6 +229,7 @@ pub fn run_single(plan: Arc<RunPlan>, observer: Arc<dyn Observer>) {
     });
 }
 
+#[allow(clippy::too_many_arguments)]
 fn worker_main(
     id: usize,
     workers: usize,

@@ -395,7 +395,13 @@ impl Vu {
         if let Some(obs) = &ctx.observer {
             let full = obs.full();
             let plan = &ctx.plan;
-            let r = &plan.secrets;
+            let with_credentials;
+            let r = if full {
+                &plan.secrets
+            } else {
+                with_credentials = plan.secrets.with_credentials_of(bytes);
+                &with_credentials
+            };
             let (method, target) = request_line(bytes);
             let checks = step
                 .checks
@@ -480,7 +486,7 @@ fn failure_sample(
     check: Option<(&CheckPlan, String)>,
     end: Instant,
 ) -> FailureSample {
-    let r = &ctx.plan.secrets;
+    let r = &ctx.plan.secrets.with_credentials_of(request);
     let (method, target) = request_line(request);
     let category = match s.error {
         Some(e) => e.as_str().to_string(),
