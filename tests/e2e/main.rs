@@ -21,3 +21,4 @@ mod scenarios;
 mod signals;
 mod thresholds;
 mod tooling;
+mod why;

@@ -386,6 +386,19 @@ fn target_from_the_environment_is_resolved_and_kept_out_of_results() {
     }
     assert!(files >= 3);
     assert!(!stderr(&o).contains(&host) && !String::from_utf8_lossy(&o.stdout).contains(&host));
+    // Printing every exchange (one iteration, in full) hides it too.
+    let o = std::process::Command::new(crate::harness::pado_bin())
+        .args(["run", f, "--once", "--http-debug=full"])
+        .env("PADO_E2E_HOST", &host)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/hello"), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains(&host) && !String::from_utf8_lossy(&o.stdout).contains(&host),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Compile errors (an unset variable in a header, a feed column) name their line;

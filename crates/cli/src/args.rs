@@ -379,6 +379,21 @@ pub struct RunArgs {
     /// Worker threads (default: the cores available).
     #[arg(long)]
     pub workers: Option<usize>,
+    /// Print every request and response to stderr as it happens: method, URL,
+    /// headers, status, response headers, first 1 KiB of bodies, timings.
+    /// Credential headers (Authorization, Cookie, Set-Cookie, Proxy-Authorization)
+    /// show as *** unless `--http-debug=full`; values from `{{ env.X }}` always do.
+    /// Slows the run: for debugging, not for measuring.
+    #[arg(long, value_name = "full", num_args = 0..=1, require_equals = true,
+          default_missing_value = "headers", value_parser = ["headers", "full"])]
+    pub http_debug: Option<String>,
+    /// Check the script instead of loading the target: one VU runs the setup, one
+    /// iteration of each scenario's flow (each flow of a mix), the teardown, without
+    /// think times, and prints every step (request, status, timings, checks with the
+    /// value they saw, extracted values). Exit 0 when every request and check
+    /// passed, 99 otherwise. Writes no result directory.
+    #[arg(long)]
+    pub once: bool,
     /// Stretch or compress the file's timeline to this length (used by `pado demo`).
     #[arg(skip)]
     pub fit_to: Option<std::time::Duration>,

@@ -1,4 +1,5 @@
-//! Exit codes (a contract, like k6's): 0 success, 99 a threshold failed, 2 invalid usage
+//! Exit codes (a contract, like k6's): 0 success, 99 a threshold failed (or, with
+//! `--once`, a request or check), 2 invalid usage
 //! or scenario, 1 anything else.
 
 /// All good.
@@ -9,6 +10,9 @@ pub const ERROR: i32 = 1;
 pub const INVALID: i32 = 2;
 /// A threshold failed.
 pub const THRESHOLD_FAILED: i32 = 99;
+/// `pado run --once`: a request or a check failed (the same code as a failed
+/// threshold: "the test ran, and what it checks did not hold").
+pub const ONCE_FAILED: i32 = 99;
 /// Interrupted twice (second Ctrl-C).
 pub const INTERRUPTED: i32 = 130;
 

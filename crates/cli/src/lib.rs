@@ -3,6 +3,7 @@
 //! that wiring; every decision lives in a library crate.
 
 mod args;
+mod debugging;
 mod demo;
 mod exit;
 mod find_capacity;

@@ -483,6 +483,9 @@ pub struct Executed {
 
 /// `pado run`: run, print the summary, exit code from the thresholds.
 pub fn run(a: &RunArgs) -> Result<i32, Failure> {
+    if a.once {
+        return crate::debugging::run_once(a);
+    }
     let done = execute(a)?;
     // The summary is the command's output; --quiet only silences progress.
     let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
@@ -532,6 +535,10 @@ pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
     }
     for w in &warnings {
         eprintln!("warning: {w}");
+    }
+    let debug = crate::debugging::DebugLevel::from_flag(a.http_debug.as_deref());
+    if debug.is_some() {
+        eprintln!("warning: --http-debug prints every request: the run is slowed and its figures are not a measurement");
     }
     let load_origins: Vec<String> = plan.origins.iter().map(|o| o.label.clone()).collect();
     let observe = crate::observing::observe_config(&prep.config, &prep.file, &load_origins)?;
@@ -661,6 +668,10 @@ pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
             workers: meta.workers,
             stop: stop.clone(),
             on_start,
+            observer: debug.map(|l| {
+                Arc::new(crate::debugging::HttpDebug::new(l))
+                    as Arc<dyn pado_engine::trace::Observer>
+            }),
         },
         sink,
     );
@@ -697,6 +708,10 @@ pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
             .push(format!("writing the timeline failed: {e}"));
     }
     dir.write_meta(&meta).map_err(Failure::other)?;
+    if !report.totals.failures.is_empty() {
+        dir.write_failures(&report.totals.failures)
+            .map_err(Failure::other)?;
+    }
     let summary = crate::write_reports(&dir, !a.no_html, &a.exports, &a.windows)?;
     Ok(Executed {
         summary,

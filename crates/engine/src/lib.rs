@@ -9,11 +9,14 @@ pub mod executor;
 pub mod http;
 pub mod limits;
 pub mod plan;
+pub mod redact;
 pub mod render;
 pub mod response_view;
 pub mod runtime;
+pub mod trace;
 
 pub use plan::{compile, PlanError, RunPlan};
 pub use runtime::{
-    allowed_cores, default_workers, run, RunOptions, RunReport, StopState, ABORT, RUNNING, STOPPING,
+    allowed_cores, default_workers, run, run_single, RunOptions, RunReport, StopState, ABORT,
+    RUNNING, STOPPING,
 };

@@ -124,6 +124,9 @@ pub struct RunPlan {
     pub setup: Vec<StepPlan>,
     /// Steps run once after the test.
     pub teardown: Vec<StepPlan>,
+    /// Values of `{{ env.NAME }}` in requests (raw and escaped): they become literal
+    /// request bytes, so debug output and failure samples redact them by value.
+    pub secrets: crate::redact::Redactor,
 }
 
 /// One scenario, compiled.
@@ -387,6 +390,7 @@ struct Builder<'a> {
     feeds: Vec<Arc<Feed>>,
     vars: Vec<String>,
     picks: Vec<WeightedFeeds>,
+    secrets: Vec<Vec<u8>>,
     tls: Option<Arc<rustls::ClientConfig>>,
     /// Scenario (or `setup`) being compiled, for group names.
     scope: String,
@@ -413,6 +417,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         feeds,
         vars: Vec::new(),
         picks: Vec::new(),
+        secrets: Vec::new(),
         tls: None,
         scope: "setup".into(),
     };
@@ -436,7 +441,32 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         picks: b.picks,
         setup,
         teardown,
+        secrets: crate::redact::Redactor::new({
+            let mut secrets = b.secrets;
+            secrets.extend(target_env_values(cfg));
+            secrets
+        }),
     })
+}
+
+/// Values a `target:` written with `{{ env.NAME }}` took from the environment: the
+/// host and port in every printed URL must hide them like any other env value.
+fn target_env_values(cfg: &Config) -> Vec<Vec<u8>> {
+    let Some(t) = cfg.target_template.as_deref() else {
+        return Vec::new();
+    };
+    let Ok(parsed) = pado_scenario::template::parse_template(t) else {
+        return Vec::new();
+    };
+    parsed
+        .exprs()
+        .filter_map(|e| match e {
+            pado_scenario::template::Expr::Env(n) => std::env::var(n).ok(),
+            _ => None,
+        })
+        .filter(|v| !v.is_empty())
+        .map(String::into_bytes)
+        .collect()
 }
 
 /// `GET /posts/{id}`: a default step name from a method and a URL or URL template,
@@ -491,6 +521,7 @@ impl Builder<'_> {
             feeds: &self.feeds,
             vars: &mut self.vars,
             picks: &mut self.picks,
+            secrets: &mut self.secrets,
         }
     }
 

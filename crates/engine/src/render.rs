@@ -97,6 +97,9 @@ pub struct Binder<'a> {
     pub vars: &'a mut Vec<String>,
     /// Weighted feed choices (index = `Part::Pick`).
     pub picks: &'a mut Vec<WeightedFeeds>,
+    /// Every `env.NAME` value bound so far, as read and as escaped where it landed:
+    /// what debug output and failure samples must redact ([`crate::redact`]).
+    pub secrets: &'a mut Vec<Vec<u8>>,
 }
 
 /// Why a template could not be bound.
@@ -165,6 +168,11 @@ impl Binder<'_> {
                         let v = std::env::var(&name).map_err(|_| BindError::MissingEnv(name))?;
                         let mut out = Vec::new();
                         escape_into(escape, v.as_bytes(), &mut out);
+                        for form in [v.as_bytes(), &out] {
+                            if !form.is_empty() && !self.secrets.iter().any(|x| x == form) {
+                                self.secrets.push(form.to_vec());
+                            }
+                        }
                         push_lit(&mut parts, out);
                     }
                     Expr::Name(name, col) => {

@@ -18,6 +18,10 @@ use crate::{Interval, SecondRecord, Totals};
 pub enum WorkerMessage {
     /// A second's measurements (possibly empty) and the watermark it implies.
     Interval(Interval),
+    /// Samples of failed requests a worker kept since its last message (already
+    /// bounded per step and category by the worker); sent just before an interval,
+    /// never per request.
+    Failures(Vec<crate::FailureSample>),
     /// The worker has stopped and will send nothing more.
     Done {
         /// Which worker.
@@ -114,6 +118,12 @@ impl Aggregator {
                         .or_insert_with(|| SecondRecord::new(t))
                         .absorb(iv);
                 }
+            }
+            WorkerMessage::Failures(v) => {
+                for f in v {
+                    crate::failure::keep_bounded(&mut self.totals.failures, f);
+                }
+                return;
             }
             WorkerMessage::Done { worker } => {
                 if worker < self.done.len() {
@@ -262,6 +272,22 @@ mod tests {
         let mut r = SecondRecord::new(9);
         r.absorb(Interval::default());
         assert!(r.generator.is_none());
+    }
+
+    #[test]
+    fn failure_samples_are_bounded_across_workers() {
+        use crate::FailureSample;
+        let mut a = Aggregator::new(2, Box::new(|_, _| {}));
+        let f = |w: u32| FailureSample {
+            step: "s".into(),
+            category: "http_500".into(),
+            second: w,
+            ..Default::default()
+        };
+        a.handle(WorkerMessage::Failures(vec![f(0), f(0)]));
+        a.handle(WorkerMessage::Failures(vec![f(1), f(1)]));
+        let seconds: Vec<u32> = a.totals().failures.iter().map(|x| x.second).collect();
+        assert_eq!(seconds, vec![0, 0, 1]);
     }
 
     #[test]

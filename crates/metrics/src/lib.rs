@@ -11,6 +11,7 @@
 
 pub mod aggregator;
 pub mod error_kind;
+pub mod failure;
 pub mod generator;
 pub mod latency;
 pub mod observed;
@@ -20,6 +21,7 @@ pub mod series;
 
 pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage};
 pub use error_kind::ErrorKind;
+pub use failure::{FailureSample, FAILURES_FILE};
 pub use generator::{GeneratorSecond, GeneratorStats, LagHistogram, LAG_BUCKETS_US};
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use observed::{

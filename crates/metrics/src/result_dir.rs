@@ -166,6 +166,7 @@ pub const PADO_FILES: &[&str] = &[
     TIMELINE_FILE,
     SUMMARY_FILE,
     crate::observed::OBSERVE_FILE,
+    crate::failure::FAILURES_FILE,
     "report.html",
     "timeline.csv",
     "junit.xml",

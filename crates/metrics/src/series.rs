@@ -416,6 +416,10 @@ pub struct Totals {
     pub flows: Vec<ScenarioStats>,
     /// Checks by name.
     pub checks: BTreeMap<String, CheckCounts>,
+    /// Samples of failed requests, at most [`crate::failure::SAMPLES_PER_KIND`] per
+    /// (step, category), in the order the aggregator received them. Not part of the
+    /// timeline: written once to `failures.jsonl`.
+    pub failures: Vec<crate::FailureSample>,
 }
 
 impl Totals {

@@ -273,6 +273,7 @@ async fn scrape_one(t: &mut Target, t0: Instant, timeout: Duration) -> ScrapeOut
             timeout,
             keep_body: Some((&mut t.body, MAX_BODY)),
             keep_head: None,
+            failed_prefix: None,
         },
     )
     .await;

@@ -591,6 +591,50 @@ fn td_name(s: &str) -> String {
     format!("<td class=\"name\">{}</td>", esc(s))
 }
 
+/// Samples of failed requests (the "why" behind the error counts), every field
+/// escaped: URLs, bodies and check values come from the target.
+fn failure_table(o: &mut String, s: &Summary) {
+    if s.failures.is_empty() {
+        return;
+    }
+    o.push_str("<h3>Why requests failed</h3>\n<p class=\"note\">A few failed requests per step and error category (all in failures.jsonl): the first bytes of the body, or the failing check and what it saw.</p>\n");
+    let rows: Vec<String> = s
+        .failures
+        .iter()
+        .map(|f| {
+            let check = match (&f.check, &f.actual) {
+                (Some(c), Some(a)) => format!("{c}: {a}"),
+                _ => String::new(),
+            };
+            format!(
+                "<tr class=\"bad\">{}{}{}{}{}{}{}</tr>",
+                td_name(&f.category),
+                td_name(&f.step),
+                td_name(&format!("{} {}", f.method, f.url)),
+                td_int(u64::from(f.status)),
+                td_name(&check),
+                td_name(&f.body),
+                td_int(u64::from(f.second)),
+            )
+        })
+        .collect();
+    table(
+        o,
+        "table-failures",
+        &[
+            "error",
+            "<step",
+            "<request",
+            "status",
+            "<check: saw",
+            "<body (first bytes)",
+            "second",
+        ],
+        &rows,
+        "no samples",
+    );
+}
+
 /// A table with stable id; `empty` is shown as a single row when there are no rows.
 fn table(out: &mut String, id: &str, heads: &[&str], rows: &[String], empty: &str) {
     let _ = write!(
@@ -1056,6 +1100,7 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
         "no errors",
     );
     o.push_str("</div></div>\n");
+    failure_table(&mut o, s);
 
     // Checks and thresholds.
     o.push_str("<h2>Checks</h2>\n");

@@ -165,6 +165,11 @@ pub struct Summary {
     pub scenarios: Vec<ScenarioMeta>,
     /// Warnings to show the user.
     pub warnings: Vec<String>,
+    /// Samples of failed requests (`failures.jsonl`): at most three per step and
+    /// error category, with the URL, status, first bytes of the body and the failing
+    /// check with what it saw; the "why" behind [`Summary::errors`].
+    #[serde(default)]
+    pub failures: Vec<pado_metrics::FailureSample>,
 }
 
 /// Everything read from a result directory, in memory bounded by the number of series
@@ -214,6 +219,7 @@ pub fn load_with_windows(
     recover_unfinished(&mut run.meta, &read);
     run.observations =
         pado_metrics::read_observations(dir.path(), &pado_analysis::attribution::wanted)?;
+    run.totals.failures = dir.read_failures()?;
     Ok(run)
 }
 
@@ -386,6 +392,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         interrupted: meta.interrupted,
         scenarios: meta.scenarios.clone(),
         warnings,
+        failures: totals.failures.clone(),
     };
     summary.drift = pado_analysis::drift::headline(&summary.drift_periods).cloned();
     let generator_saturated = summary.generator.as_ref().is_some_and(|g| g.saturated);

@@ -95,6 +95,54 @@ fn lat_row(out: &mut String, label: &str, l: &LatencySummary, w: usize) {
     );
 }
 
+/// "Why requests failed": one line per error category with its count and the first
+/// sampled request of that category (step, request, status, the failing check and
+/// what it saw, or the first bytes of the body). Text from responses is shown with
+/// control characters escaped, so a body cannot drive the terminal.
+fn why_failed(out: &mut String, s: &Summary) {
+    if s.failures.is_empty() {
+        return;
+    }
+    let clean = |t: &str| pado_metrics::failure::printable(t.as_bytes());
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "  why requests failed (a sample per category; all in failures.jsonl)"
+    );
+    let mut seen: Vec<&str> = Vec::new();
+    for f in &s.failures {
+        if seen.contains(&f.category.as_str()) {
+            continue;
+        }
+        seen.push(&f.category);
+        let n = s.errors.get(&f.category).copied().unwrap_or(0);
+        let status = if f.status == 0 {
+            "no response".to_string()
+        } else {
+            f.status.to_string()
+        };
+        let mut why = match (&f.check, &f.actual) {
+            (Some(c), Some(a)) => format!("{}: {}", clean(c), clean(a)),
+            _ if !f.body.is_empty() => format!("body \"{}\"", fit(&clean(&f.body), 60)),
+            _ => String::new(),
+        };
+        if !why.is_empty() {
+            why.insert_str(0, " · ");
+        }
+        let _ = writeln!(
+            out,
+            "  {:<22} {}: {} {} → {}{} · at {}s",
+            format!("{} ({})", f.category, thousands(n)),
+            fit(&clean(&f.step), 40),
+            clean(&f.method),
+            fit(&clean(&f.url), 60),
+            status,
+            why,
+            f.second
+        );
+    }
+}
+
 /// Truncate to `max` characters with an ellipsis (names can be long URLs).
 fn fit(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -367,6 +415,7 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
             );
         }
     }
+    why_failed(&mut out, s);
     if !s.thresholds.is_empty() {
         let _ = writeln!(out);
         let _ = writeln!(out, "  thresholds");

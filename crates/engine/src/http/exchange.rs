@@ -10,6 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::conn::{connect, io_error_kind, Conn, Origin, SetupTimes, READ_BUF};
 use super::response::{parse_head, BodyKind, ChunkedDecoder, MAX_HEAD};
+use crate::plan::StatusSet;
 
 /// How long a connection may sit idle before it is checked for a server-side close
 /// prior to reuse. Busy connections are never checked (no extra syscall on the hot path).
@@ -71,6 +72,10 @@ pub struct RequestRef<'a> {
     /// Where to copy the final response head: always when `.1` is true (header
     /// checks and extraction), otherwise only when it sets a cookie (the jar).
     pub keep_head: Option<(&'a mut Vec<u8>, bool)>,
+    /// Where to keep the first [`pado_metrics::failure::BODY_PREFIX`] bytes of the
+    /// body when the status is *not* in the set (a failure to sample) and the body is
+    /// not kept anyway: a response with an expected status copies nothing.
+    pub failed_prefix: Option<(&'a mut Vec<u8>, &'a StatusSet)>,
 }
 
 /// Run one exchange, opening a connection in `slot` when there is none (or the idle
@@ -106,6 +111,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
     let tls = origin.tls.is_some();
     let mut keep_body = req.keep_body;
     let mut keep_head = req.keep_head;
+    let mut failed_prefix = req.failed_prefix;
     loop {
         if slot.is_none() {
             let budget = deadline.saturating_duration_since(Instant::now());
@@ -150,6 +156,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
                 &mut ex,
                 &mut keep_body,
                 &mut keep_head,
+                &mut failed_prefix,
             ),
         )
         .await;
@@ -204,14 +211,16 @@ fn finish_phases(ex: &mut Exchange, end: Instant) {
     }
 }
 
-async fn run(
+#[allow(clippy::too_many_arguments)]
+async fn run<'k>(
     conn: &mut Conn,
     bytes: &[u8],
     is_head: bool,
     tls: bool,
     ex: &mut Exchange,
-    keep_body: &mut Option<(&mut Vec<u8>, usize)>,
+    keep_body: &mut Option<(&'k mut Vec<u8>, usize)>,
     keep_head: &mut Option<(&mut Vec<u8>, bool)>,
+    failed_prefix: &mut Option<(&'k mut Vec<u8>, &StatusSet)>,
 ) -> Result<bool, ErrorKind> {
     let t_send = Instant::now();
     ex.sent_at = Some(t_send);
@@ -266,6 +275,17 @@ async fn run(
     if let Some((out, always)) = keep_head.as_mut() {
         if *always || head.has_set_cookie {
             out.extend_from_slice(&buf[head.start..head.len]);
+        }
+    }
+    if keep_body.is_none()
+        && failed_prefix
+            .as_ref()
+            .is_some_and(|(_, ok)| !ok.contains(head.status))
+    {
+        // A failure: its first bytes go into the sample (only failures pay this).
+        if let Some((b, _)) = failed_prefix.take() {
+            b.clear();
+            *keep_body = Some((b, pado_metrics::failure::BODY_PREFIX));
         }
     }
     let fb = first_byte.unwrap_or(t_sent);

@@ -17,6 +17,7 @@ use pado_metrics::{aggregator::Sink, Aggregator, Totals};
 
 use crate::executor::Schedule;
 use crate::plan::RunPlan;
+use crate::trace::Observer;
 
 pub use worker::{StopState, ABORT, RUNNING, STOPPING};
 
@@ -31,6 +32,9 @@ pub struct RunOptions {
     /// so that what runs beside the load (the target's metrics scrapes) shares
     /// its clock.
     pub on_start: Option<Box<dyn FnOnce(Instant) + Send>>,
+    /// Sees every exchange as it finishes (`--http-debug`); `None` for a plain load
+    /// run, which then pays one branch per request for the feature.
+    pub observer: Option<Arc<dyn Observer>>,
 }
 
 /// What a finished run reports besides its measurements.
@@ -81,6 +85,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         &plan.setup,
         "setup",
         Vec::new(),
+        opts.observer.clone(),
     );
     // Give threads a moment to start so second 0 is a full second of load.
     let t0 = Instant::now() + Duration::from_millis(20);
@@ -94,9 +99,10 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         let tx = agg.tx.clone();
         let stop = opts.stop.clone();
         let vars = initial_vars.clone();
+        let observer = opts.observer.clone();
         let h = std::thread::Builder::new()
             .name(format!("pado-worker-{id}"))
-            .spawn(move || worker_main(id, workers, plan, t0, tx, stop, vars))
+            .spawn(move || worker_main(id, workers, plan, t0, tx, stop, vars, observer))
             .expect("spawning a worker thread");
         handles.push(h);
     }
@@ -124,6 +130,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         teardown,
         "teardown",
         initial_vars,
+        opts.observer.clone(),
     );
     let totals = agg.finish();
     let end = Instant::now();
@@ -141,6 +148,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
 /// Run setup or teardown steps on a runner of their own (participant `id` of the
 /// aggregator) and return the variables they leave. With no `t0` (setup, before the
 /// run's clock starts) every sample lands in second 0.
+#[allow(clippy::too_many_arguments)]
 fn run_once_steps(
     id: usize,
     plan: Arc<RunPlan>,
@@ -149,9 +157,10 @@ fn run_once_steps(
     steps: &[crate::plan::StepPlan],
     scope: &str,
     vars: Vec<Option<Vec<u8>>>,
+    observer: Option<Arc<dyn Observer>>,
 ) -> Vec<Option<Vec<u8>>> {
     let t0 = t0.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
-    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx.clone(), vars.clone());
+    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx.clone(), vars.clone(), observer);
     if steps.is_empty() {
         ctx.finish();
         return vars;
@@ -176,6 +185,51 @@ fn run_once_steps(
     out
 }
 
+/// Run every scenario's flow once with one VU, for checking a script rather than
+/// loading a target (`pado run --once`): the global setup, then per scenario its VU
+/// setup, one iteration of each of its flows (every entry of a weighted mix) and
+/// its VU teardown, then the global teardown; think times skipped. Each exchange goes
+/// to `observer`, which is how the caller learns what happened. Nothing is measured.
+pub fn run_single(plan: Arc<RunPlan>, observer: Arc<dyn Observer>) {
+    // Measurements go nowhere: the receiver is dropped and sends fail silently.
+    let (tx, _) = crossbeam_channel::unbounded();
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let t0 = Instant::now();
+        let ctx = |vars: Vec<Option<Vec<u8>>>| {
+            worker::WorkerCtx::with_options(
+                0,
+                plan.clone(),
+                t0,
+                tx.clone(),
+                vars,
+                Some(observer.clone()),
+                true,
+            )
+        };
+        let mut setup = vu::Vu::new(ctx(Vec::new()), 0x5e7, 0, true);
+        setup.run_once("setup", &plan.setup).await;
+        let vars = setup.into_vars();
+        for sc in &plan.scenarios {
+            let mut vu = vu::Vu::new(ctx(vars.clone()), 1, 1, sc.cookies);
+            vu.run_once(&sc.name, &sc.setup).await;
+            for entry in 0..sc.entries.len() {
+                vu.iteration(sc, entry, None).await;
+            }
+            vu.run_once(&sc.name, &sc.teardown).await;
+        }
+        let mut teardown = vu::Vu::new(ctx(vars), 0x5e7, 0, true);
+        teardown.run_once("teardown", &plan.teardown).await;
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
 fn worker_main(
     id: usize,
     workers: usize,
@@ -184,6 +238,7 @@ fn worker_main(
     tx: crossbeam_channel::Sender<pado_metrics::WorkerMessage>,
     stop: StopState,
     initial_vars: Vec<Option<Vec<u8>>>,
+    observer: Option<Arc<dyn Observer>>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -196,7 +251,7 @@ fn worker_main(
         }
     };
     let local = tokio::task::LocalSet::new();
-    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx, initial_vars);
+    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx, initial_vars, observer);
     ctx.measure_self();
     local.block_on(&rt, async {
         let mut tasks = Vec::new();

@@ -4,7 +4,8 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use pado_metrics::{Phases, RequestSample};
+use pado_metrics::failure::{printable, BODY_PREFIX};
+use pado_metrics::{ErrorKind, FailureSample, Phases, RequestSample};
 
 use crate::cookies::CookieJar;
 use crate::data::FeedCursor;
@@ -12,8 +13,10 @@ use crate::http::{exchange, Conn, RequestRef};
 use crate::plan::{
     CheckPlan, ExtractSource, RequestForm, RequestPlan, ScenarioPlan, StepPlan, BODY_KEEP_CAP,
 };
+use crate::redact::{body_of, headers, request_line, Redactor};
 use crate::render::RenderCtx;
 use crate::response_view::ResponseView;
+use crate::trace::{BodyShown, CheckOutcome, Trace, TRACE_BODY_BYTES};
 
 use super::worker::WorkerCtx;
 
@@ -58,6 +61,9 @@ pub struct Vu {
     body: Vec<u8>,
     /// Kept response head.
     head: Vec<u8>,
+    /// First bytes of a failed response's body when the body is not kept anyway
+    /// (filled only for failures; emptied after each).
+    fail_body: Vec<u8>,
     /// Rendered request.
     req: Vec<u8>,
     /// Rendered request body.
@@ -94,6 +100,7 @@ impl Vu {
             rng: fastrand::Rng::with_seed(seed),
             body: Vec::new(),
             head: Vec::new(),
+            fail_body: Vec::new(),
             req: Vec::new(),
             req_body: Vec::new(),
             scratch: Vec::new(),
@@ -176,7 +183,7 @@ impl Vu {
                 }
                 let now = Instant::now();
                 self.ctx.group(*gid, now - t, now);
-                if let Some(th) = &step.think {
+                if let Some(th) = step.think.as_ref().filter(|_| !self.ctx.skip_think) {
                     let pause = th.pause(&mut self.rng, Duration::ZERO);
                     if !self.ctx.sleep_until(Instant::now() + pause).await {
                         return IterationEnd::Stopped;
@@ -201,7 +208,7 @@ impl Vu {
         if let Some(req) = &step.request {
             self.request(scope, step, req, scheduled.take()).await;
         }
-        if let Some(t) = &step.think {
+        if let Some(t) = step.think.as_ref().filter(|_| !self.ctx.skip_think) {
             let pause = t.pause(&mut self.rng, Duration::ZERO);
             if !self.ctx.sleep_until(Instant::now() + pause).await {
                 return IterationEnd::Stopped;
@@ -276,13 +283,16 @@ impl Vu {
             RequestForm::Static { bytes, .. } if !use_jar => bytes,
             _ => &self.req,
         };
-        let keep_body = if req.keep_body {
+        // Debugging (`--http-debug`, `--once`) shows every head and body.
+        let traced = ctx.observer.is_some();
+        let body_kept = req.keep_body || traced;
+        let keep_body = if body_kept {
             Some((&mut self.body, BODY_KEEP_CAP))
         } else {
             None
         };
-        let keep_head = if req.keep_head || self.cookies {
-            Some((&mut self.head, req.keep_head))
+        let keep_head = if req.keep_head || self.cookies || traced {
+            Some((&mut self.head, req.keep_head || traced))
         } else {
             None
         };
@@ -296,6 +306,7 @@ impl Vu {
                 timeout: req.timeout,
                 keep_body,
                 keep_head,
+                failed_prefix: Some((&mut self.fail_body, &req.expect)),
             },
         )
         .await;
@@ -307,7 +318,7 @@ impl Vu {
             None => end.saturating_duration_since(began),
         };
         let ok_transport = ex.error.is_none();
-        let body: &[u8] = if req.keep_body && ok_transport {
+        let body: &[u8] = if body_kept && ok_transport {
             &self.body
         } else {
             &[]
@@ -319,10 +330,14 @@ impl Vu {
         }
         let mut failed = !ok_transport || !req.expect.contains(ex.status);
         let status_failed = failed;
+        let mut first_failed = None;
         for c in &step.checks {
             let (id, ok) = evaluate(c, &view, ok_transport, duration);
             ctx.check(id, ok);
             failed |= !ok && step.checks_fail_request;
+            if !ok && first_failed.is_none() {
+                first_failed = Some(c);
+            }
         }
         for e in &step.extract {
             let value = if ok_transport {
@@ -350,6 +365,84 @@ impl Vu {
             bytes_received: ex.bytes_received,
             reconnected: ex.reconnected,
         };
+        if failed {
+            // Only failures pay for this, and only the first few per kind allocate.
+            let code = match ex.error {
+                Some(e) => 1000 + e.index() as u16,
+                None if status_failed => ex.status,
+                None => 2000,
+            };
+            if ctx.want_failure_sample(step.series, code) {
+                let shown_body: &[u8] = if body_kept {
+                    view.body
+                } else {
+                    &self.fail_body
+                };
+                let check = first_failed.filter(|_| !status_failed);
+                let s = failure_sample(
+                    &ctx,
+                    step.series,
+                    bytes,
+                    &sample,
+                    shown_body,
+                    check.map(|c| (c, seen(c, &view, ex.error, duration))),
+                    end,
+                );
+                ctx.failure_sample(s);
+            }
+            self.fail_body.clear();
+        }
+        if let Some(obs) = &ctx.observer {
+            let full = obs.full();
+            let plan = &ctx.plan;
+            let with_credentials;
+            let r = if full {
+                &plan.secrets
+            } else {
+                with_credentials = plan.secrets.with_credentials_of(bytes);
+                &with_credentials
+            };
+            let (method, target) = request_line(bytes);
+            let checks = step
+                .checks
+                .iter()
+                .map(|c| {
+                    let (id, ok) = evaluate(c, &view, ok_transport, duration);
+                    CheckOutcome {
+                        name: plan.checks.get(id as usize).cloned().unwrap_or_default(),
+                        ok,
+                        actual: r.text(seen(c, &view, ex.error, duration).as_bytes()),
+                    }
+                })
+                .collect();
+            let extracted = step
+                .extract
+                .iter()
+                .map(|e| {
+                    let name = plan.vars.get(e.var).cloned().unwrap_or_default();
+                    (name, self.vars[e.var].as_deref().map(|v| r.text(v)))
+                })
+                .collect();
+            obs.exchange(Trace {
+                scope: scope.to_string(),
+                step: step_name(&ctx, step.series),
+                vu: self.id,
+                method: String::from_utf8_lossy(method).into_owned(),
+                url: r.text(
+                    format!("{}{}", origin.label, String::from_utf8_lossy(target)).as_bytes(),
+                ),
+                request_headers: headers(bytes, r, full),
+                request_body: shown(r, body_of(bytes)),
+                status: ex.status,
+                error: ex.error,
+                failed,
+                response_headers: headers(head, r, full),
+                response_body: shown(r, body),
+                phases: sample.phases,
+                checks,
+                extracted,
+            });
+        }
         let series = if step.tags.is_empty() {
             step.series
         } else {
@@ -365,6 +458,127 @@ impl Vu {
             ctx.tagged_series(step.series, &step.tags, &self.tag_buf)
         };
         ctx.record(series, &sample, end);
+    }
+}
+
+fn step_name(ctx: &WorkerCtx, series: u32) -> String {
+    ctx.plan
+        .series
+        .get(series as usize)
+        .map(|k| k.name.clone())
+        .unwrap_or_default()
+}
+
+/// A body for a trace: its first bytes, redacted and printable; `None` when empty.
+fn shown(r: &Redactor, body: &[u8]) -> Option<BodyShown> {
+    (!body.is_empty()).then(|| BodyShown {
+        text: printable(&r.prefix(body, TRACE_BODY_BYTES)),
+        total: body.len(),
+    })
+}
+
+/// The sample of one failed request, redacted. `check` is the failing check with
+/// what it saw, when a check (not the status or the transport) failed the request.
+fn failure_sample(
+    ctx: &WorkerCtx,
+    series: u32,
+    request: &[u8],
+    s: &RequestSample,
+    body: &[u8],
+    check: Option<(&CheckPlan, String)>,
+    end: Instant,
+) -> FailureSample {
+    let r = &ctx.plan.secrets.with_credentials_of(request);
+    let (method, target) = request_line(request);
+    let category = match s.error {
+        Some(e) => e.as_str().to_string(),
+        None if s.failed_by_check => "check_failed".to_string(),
+        None => format!("http_{}", s.status),
+    };
+    let (check, actual) = match check {
+        Some((c, seen)) => (
+            ctx.plan.checks.get(check_id(c) as usize).cloned(),
+            Some(r.text(seen.as_bytes())),
+        ),
+        None => (None, None),
+    };
+    FailureSample {
+        step: step_name(ctx, series),
+        category,
+        second: ctx.second_at(end),
+        method: String::from_utf8_lossy(method).into_owned(),
+        url: r.text(target),
+        status: s.status,
+        body: printable(&r.prefix(body, BODY_PREFIX)),
+        check,
+        actual,
+    }
+}
+
+fn check_id(c: &CheckPlan) -> u32 {
+    match c {
+        CheckPlan::Status { id, .. }
+        | CheckPlan::BodyContains { id, .. }
+        | CheckPlan::MaxDuration { id, .. }
+        | CheckPlan::BodyMatches { id, .. }
+        | CheckPlan::JsonExists { id, .. }
+        | CheckPlan::JsonEquals { id, .. }
+        | CheckPlan::Header { id, .. } => *id,
+    }
+}
+
+/// Longest value text a check description quotes.
+const SEEN_MAX: usize = 120;
+
+fn clip(s: &str) -> String {
+    if s.chars().count() <= SEEN_MAX {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(SEEN_MAX).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// What a check saw, for a person (`got 401`, `got 7`, `no match in 120-byte body`):
+/// called for failed checks being sampled and when debugging, never on the hot path.
+fn seen(
+    c: &CheckPlan,
+    r: &ResponseView<'_>,
+    error: Option<ErrorKind>,
+    duration: Duration,
+) -> String {
+    if let Some(e) = error {
+        return format!("no response ({e})");
+    }
+    let json_at = |path: &serde_json_path::JsonPath| match r.json() {
+        None => "body is not JSON".to_string(),
+        Some(v) => match path.query(v).first() {
+            None => format!("nothing at {path}"),
+            Some(got) => format!("got {}", clip(&got.to_string())),
+        },
+    };
+    match c {
+        CheckPlan::Status { .. } => format!("got {}", r.status),
+        CheckPlan::BodyContains { needle, .. } => {
+            if memchr::memmem::find(r.body, needle).is_some() {
+                "found".to_string()
+            } else {
+                format!("not found in {}-byte body", r.body.len())
+            }
+        }
+        CheckPlan::BodyMatches { re, .. } => match re.find(r.body) {
+            Some(m) => format!("matched {:?}", clip(&String::from_utf8_lossy(m.as_bytes()))),
+            None => format!("no match in {}-byte body", r.body.len()),
+        },
+        CheckPlan::MaxDuration { .. } => {
+            format!("took {:.1} ms", duration.as_secs_f64() * 1000.0)
+        }
+        CheckPlan::JsonExists { path, .. } | CheckPlan::JsonEquals { path, .. } => json_at(path),
+        CheckPlan::Header { name, .. } => match r.header(name) {
+            Some(v) => format!("got {:?}", clip(&String::from_utf8_lossy(v))),
+            None => format!("no {name} header"),
+        },
     }
 }
 

@@ -10,15 +10,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
+use pado_metrics::failure::SAMPLES_PER_KIND;
 use pado_metrics::{
-    CheckCounts, Interval, LagHistogram, RequestSample, ScenarioStats, SeriesKey, SeriesStats,
-    WorkerMessage,
+    CheckCounts, FailureSample, Interval, LagHistogram, RequestSample, ScenarioStats, SeriesKey,
+    SeriesStats, WorkerMessage,
 };
 use tokio::sync::Notify;
 
 use super::self_stats::SelfMeter;
 use crate::plan::RunPlan;
 use crate::render::Compiled;
+use crate::trace::Observer;
 
 /// Most distinct tag combinations one step may produce per worker before further
 /// values are folded into `~other` (and the run warns): unbounded tag values (ids,
@@ -44,6 +46,8 @@ pub struct WorkerMetrics {
     checks: Vec<CheckCounts>,
     /// Event-loop probe wake-ups of the current second.
     lag: LagHistogram,
+    /// Failed-request samples kept since the last flush.
+    failures: Vec<FailureSample>,
 }
 
 /// Everything the tasks of one worker share (single-threaded: `Rc`, `Cell`, `RefCell`).
@@ -84,6 +88,14 @@ pub struct WorkerCtx {
     /// The thread's own CPU and run-queue clock, read once per closed second; only on
     /// load workers ([`WorkerCtx::measure_self`]), not on the setup/teardown runner.
     meter: RefCell<Option<SelfMeter>>,
+    /// Failure samples taken so far per (step series, category code): at most
+    /// [`SAMPLES_PER_KIND`] each for the whole run. Touched only by failed requests.
+    sampled: RefCell<HashMap<(u32, u16), u8>>,
+    /// Who sees each exchange (`--http-debug`, `--once`); `None` in a load run,
+    /// where the hot path pays one branch for it.
+    pub observer: Option<Arc<dyn Observer>>,
+    /// Skip think times (`--once`: a script check, not a load).
+    pub skip_think: bool,
 }
 
 impl WorkerCtx {
@@ -94,6 +106,20 @@ impl WorkerCtx {
         t0: Instant,
         tx: Sender<WorkerMessage>,
         initial_vars: Vec<Option<Vec<u8>>>,
+        observer: Option<Arc<dyn Observer>>,
+    ) -> Rc<Self> {
+        Self::with_options(id, plan, t0, tx, initial_vars, observer, false)
+    }
+
+    /// [`WorkerCtx::new`], optionally skipping think times (`--once`).
+    pub fn with_options(
+        id: usize,
+        plan: Arc<RunPlan>,
+        t0: Instant,
+        tx: Sender<WorkerMessage>,
+        initial_vars: Vec<Option<Vec<u8>>>,
+        observer: Option<Arc<dyn Observer>>,
+        skip_think: bool,
     ) -> Rc<Self> {
         let metrics = WorkerMetrics {
             second: 0,
@@ -102,6 +128,7 @@ impl WorkerCtx {
             flows: plan.flows.iter().map(ScenarioStats::new).collect(),
             checks: vec![CheckCounts::default(); plan.checks.len()],
             lag: LagHistogram::default(),
+            failures: Vec::new(),
         };
         Rc::new(WorkerCtx {
             id,
@@ -122,7 +149,33 @@ impl WorkerCtx {
             tagged_count: RefCell::new(HashMap::new()),
             tag_key: RefCell::new(Vec::new()),
             meter: RefCell::new(None),
+            sampled: RefCell::new(HashMap::new()),
+            observer,
+            skip_think,
         })
+    }
+
+    /// Whether a failure of step series `series` in category `code` (a status, or
+    /// 1000 + a transport kind's index, or 2000 for a failed check) should be
+    /// sampled; counts it when so. Called only for failed requests.
+    pub fn want_failure_sample(&self, series: u32, code: u16) -> bool {
+        let mut m = self.sampled.borrow_mut();
+        let n = m.entry((series, code)).or_insert(0);
+        if usize::from(*n) >= SAMPLES_PER_KIND {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+
+    /// Keep a failure sample; it goes to the aggregator with the next flush.
+    pub fn failure_sample(&self, s: FailureSample) {
+        self.metrics.borrow_mut().failures.push(s);
+    }
+
+    /// Second of the run `at` falls in.
+    pub fn second_at(&self, at: Instant) -> u32 {
+        self.second_of(at)
     }
 
     /// Measure this worker's own CPU and run-queue wait from now on and send them,
@@ -182,6 +235,11 @@ impl WorkerCtx {
             .filter(|(_, c)| c.passes + c.fails > 0)
             .map(|(i, c)| (self.plan.checks[i].clone(), std::mem::take(c)))
             .collect();
+        if !m.failures.is_empty() {
+            let _ = self
+                .tx
+                .send(WorkerMessage::Failures(std::mem::take(&mut m.failures)));
+        }
         let lag = std::mem::take(&mut m.lag);
         let generator = self.meter.borrow_mut().as_mut().map(|mt| mt.interval(lag));
         let _ = self.tx.send(WorkerMessage::Interval(Interval {

@@ -1,0 +1,251 @@
+//! Seeing single requests: `--http-debug[=full]` (every exchange to stderr as it
+//! happens, like k6's) and `--once` (each scenario's flow run once by one VU, every
+//! step shown with its checks and extracted values, exit code from the checks).
+//! Both receive the engine's redacted [`Trace`]s; this module only formats them.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use pado_engine::trace::{BodyShown, Observer, Trace, TRACE_BODY_BYTES};
+use pado_metrics::Phases;
+
+use crate::args::RunArgs;
+use crate::exit::{self, Failure};
+use crate::out::out;
+
+/// How much `--http-debug` shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DebugLevel {
+    /// Heads, statuses, timings and the first bytes of bodies; credential headers
+    /// hidden.
+    Headers,
+    /// Also credential headers (values from `env` still hidden).
+    Full,
+}
+
+impl DebugLevel {
+    /// From the flag's value (`--http-debug` alone gives `headers`).
+    pub fn from_flag(v: Option<&str>) -> Option<DebugLevel> {
+        match v? {
+            "full" => Some(DebugLevel::Full),
+            _ => Some(DebugLevel::Headers),
+        }
+    }
+}
+
+/// Prints every exchange to stderr. One lock per exchange keeps the lines of
+/// concurrent requests together.
+pub struct HttpDebug {
+    level: DebugLevel,
+}
+
+impl HttpDebug {
+    /// A printer at `level`.
+    pub fn new(level: DebugLevel) -> Self {
+        HttpDebug { level }
+    }
+}
+
+fn ms(us: u64) -> String {
+    format!("{:.2} ms", us as f64 / 1000.0)
+}
+
+fn phases_line(p: &Phases) -> String {
+    format!(
+        "duration {} (blocked {} · connecting {} · tls {} · sending {} · waiting {} · receiving {})",
+        ms(p.duration_us),
+        ms(p.blocked_us),
+        ms(p.connecting_us),
+        ms(p.tls_us),
+        ms(p.sending_us),
+        ms(p.waiting_us),
+        ms(p.receiving_us)
+    )
+}
+
+fn body_line(out: &mut String, prefix: &str, b: &BodyShown) {
+    let note = if b.total > TRACE_BODY_BYTES {
+        format!("[first {TRACE_BODY_BYTES} of {} bytes]", b.total)
+    } else {
+        format!("[{} bytes]", b.total)
+    };
+    let _ = writeln!(out, "{prefix}{note} {}", b.text);
+}
+
+fn status_text(t: &Trace) -> String {
+    match t.error {
+        Some(e) => format!("no response: {e}"),
+        None => t.status.to_string(),
+    }
+}
+
+impl HttpDebug {
+    fn format(&self, t: &Trace) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "--- {} · {} · vu {} ---------------------------",
+            t.scope, t.step, t.vu
+        );
+        let _ = writeln!(o, "> {} {}", t.method, t.url);
+        for (k, v) in &t.request_headers {
+            let _ = writeln!(o, "> {k}: {v}");
+        }
+        if let Some(b) = &t.request_body {
+            body_line(&mut o, "> body: ", b);
+        }
+        let _ = writeln!(o, "< {}", status_text(t));
+        for (k, v) in &t.response_headers {
+            let _ = writeln!(o, "< {k}: {v}");
+        }
+        if let Some(b) = &t.response_body {
+            body_line(&mut o, "< body: ", b);
+        }
+        let _ = writeln!(o, "  {}", phases_line(&t.phases));
+        o
+    }
+}
+
+impl Observer for HttpDebug {
+    fn full(&self) -> bool {
+        self.level == DebugLevel::Full
+    }
+
+    fn exchange(&self, t: Trace) {
+        let text = self.format(&t);
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes());
+    }
+}
+
+/// `--once`: prints each step to stdout and counts what failed.
+struct Once {
+    debug: Option<HttpDebug>,
+    last_scope: Mutex<Option<String>>,
+    requests: AtomicU64,
+    failed: AtomicU64,
+    checks: AtomicU64,
+    checks_failed: AtomicU64,
+}
+
+impl Observer for Once {
+    fn full(&self) -> bool {
+        self.debug
+            .as_ref()
+            .is_some_and(|d| d.level == DebugLevel::Full)
+    }
+
+    fn exchange(&self, t: Trace) {
+        if let Some(d) = &self.debug {
+            d.exchange(t.clone());
+        }
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if t.failed {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut o = String::new();
+        {
+            let mut last = self.last_scope.lock().unwrap_or_else(|p| p.into_inner());
+            if last.as_deref() != Some(t.scope.as_str()) {
+                let what = match t.scope.as_str() {
+                    "setup" | "teardown" if t.vu == 0 => format!("{} (once per test)", t.scope),
+                    name => format!("scenario {name}"),
+                };
+                let _ = writeln!(o, "\n{what}");
+                *last = Some(t.scope.clone());
+            }
+        }
+        let mark = if t.failed { "✗" } else { "✓" };
+        let _ = writeln!(
+            o,
+            "  {mark} {} → {}  {}",
+            t.step,
+            status_text(&t),
+            ms(t.phases.duration_us)
+        );
+        let _ = writeln!(o, "      {} {}", t.method, t.url);
+        for (k, v) in &t.request_headers {
+            let _ = writeln!(o, "      > {k}: {v}");
+        }
+        let _ = writeln!(
+            o,
+            "      timings: connecting {} · tls {} · sending {} · waiting {} · receiving {}",
+            ms(t.phases.connecting_us),
+            ms(t.phases.tls_us),
+            ms(t.phases.sending_us),
+            ms(t.phases.waiting_us),
+            ms(t.phases.receiving_us)
+        );
+        for c in &t.checks {
+            self.checks.fetch_add(1, Ordering::Relaxed);
+            if !c.ok {
+                self.checks_failed.fetch_add(1, Ordering::Relaxed);
+            }
+            let name = c
+                .name
+                .strip_prefix(&format!("{}: ", t.step))
+                .unwrap_or(&c.name);
+            let _ = writeln!(
+                o,
+                "      {} check {name}: {}",
+                if c.ok { "✓" } else { "✗" },
+                c.actual
+            );
+        }
+        for (name, v) in &t.extracted {
+            match v {
+                Some(v) => {
+                    let _ = writeln!(o, "      extracted {name} = {v:?}");
+                }
+                None => {
+                    let _ = writeln!(o, "      extracted {name}: nothing matched");
+                }
+            }
+        }
+        if t.failed {
+            if let Some(b) = &t.response_body {
+                body_line(&mut o, "      body: ", b);
+            }
+        }
+        out!("{o}");
+    }
+}
+
+/// `pado run FILE --once`: run each scenario's flow once and say whether every
+/// request and check passed (exit 0) or not (exit 99). Writes no result directory.
+pub fn run_once(a: &RunArgs) -> Result<i32, Failure> {
+    let prep = crate::run_cmd::prepare(a)?;
+    let plan = pado_engine::compile(&prep.config, &prep.base_dir)
+        .map_err(|e| Failure::invalid(format!("{}: {e}", prep.file)))?;
+    let once = Arc::new(Once {
+        debug: DebugLevel::from_flag(a.http_debug.as_deref()).map(HttpDebug::new),
+        last_scope: Mutex::new(None),
+        requests: AtomicU64::new(0),
+        failed: AtomicU64::new(0),
+        checks: AtomicU64::new(0),
+        checks_failed: AtomicU64::new(0),
+    });
+    out!(
+        "pado · {} · once (one VU, one iteration of each flow, no think times)\n",
+        plan.name
+    );
+    pado_engine::run_single(Arc::new(plan), once.clone());
+    let (n, f) = (
+        once.requests.load(Ordering::Relaxed),
+        once.failed.load(Ordering::Relaxed),
+    );
+    let (c, cf) = (
+        once.checks.load(Ordering::Relaxed),
+        once.checks_failed.load(Ordering::Relaxed),
+    );
+    let ok = f == 0 && cf == 0;
+    out!(
+        "\n{} {n} request{}, {f} failed · {c} check{}, {cf} failed\n",
+        if ok { "ok:" } else { "FAILED:" },
+        if n == 1 { "" } else { "s" },
+        if c == 1 { "" } else { "s" },
+    );
+    Ok(if ok { exit::OK } else { exit::ONCE_FAILED })
+}

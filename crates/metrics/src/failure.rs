@@ -1,0 +1,187 @@
+//! Failed-request samples: the answer to "why did requests fail?" that counts per
+//! category cannot give. A handful of failed requests per (step, category) are kept
+//! with what the user needs to recognise the cause (the URL, the status, the first
+//! bytes of the body, the failing check and what it saw), and written to
+//! `failures.jsonl` in the result directory.
+//!
+//! Bounded everywhere: a worker keeps at most [`SAMPLES_PER_KIND`] per (step,
+//! category) for the whole run, the aggregator keeps the first [`SAMPLES_PER_KIND`]
+//! of those, so the file holds at most that many lines per (step, category) whatever
+//! the run's length or failure rate.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+
+use serde::{Deserialize, Serialize};
+
+use crate::result_dir::{ResultDir, ResultError};
+
+/// Samples kept per (step, error category) per run.
+pub const SAMPLES_PER_KIND: usize = 3;
+/// Bytes of a response body a sample keeps (before escaping).
+pub const BODY_PREFIX: usize = 256;
+/// The file in a result directory.
+pub const FAILURES_FILE: &str = "failures.jsonl";
+
+/// One failed request, as it is stored and shown. Every text field is already
+/// redacted (environment values, credentials) by the engine that made it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureSample {
+    /// Step name (the series' name, without tags).
+    pub step: String,
+    /// Error category as `summary.json`'s `errors` names it: `http_<code>`, a
+    /// transport kind (`connect_refused`...), or `check_failed`.
+    pub category: String,
+    /// Second of the run the request ended in.
+    pub second: u32,
+    /// Request method.
+    pub method: String,
+    /// Path and query of the request.
+    pub url: String,
+    /// Status code, 0 when no response arrived.
+    pub status: u16,
+    /// First bytes of the response body ([`BODY_PREFIX`]), lossy UTF-8 with control
+    /// characters escaped; empty when there was none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub body: String,
+    /// The first check that failed, by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
+    /// What that check saw (`got 401`, `got 7`, `no match in 120 bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual: Option<String>,
+}
+
+impl FailureSample {
+    /// Whether `self` and `o` count against the same bound.
+    pub fn same_kind(&self, o: &FailureSample) -> bool {
+        self.step == o.step && self.category == o.category
+    }
+}
+
+/// Add `s` to `kept` unless [`SAMPLES_PER_KIND`] of its kind are already there.
+/// Linear in `kept`, which is itself bounded; only failures reach it.
+pub fn keep_bounded(kept: &mut Vec<FailureSample>, s: FailureSample) {
+    if kept.iter().filter(|k| k.same_kind(&s)).count() < SAMPLES_PER_KIND {
+        kept.push(s);
+    }
+}
+
+/// Text of a body prefix fit for a terminal, a JSON file and an HTML cell: lossy
+/// UTF-8, control characters (but not spaces) escaped as `\n`, `\t`, `\u{1b}`.
+pub fn printable(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+impl ResultDir {
+    /// Write `failures.jsonl`: one sample per line, in the order given.
+    pub fn write_failures(&self, samples: &[FailureSample]) -> Result<(), ResultError> {
+        let p = self.path().join(FAILURES_FILE);
+        let io = |e: std::io::Error| ResultError::Io {
+            path: p.clone(),
+            source: e,
+        };
+        let mut w = BufWriter::new(File::create(&p).map_err(io)?);
+        for s in samples {
+            let line = serde_json::to_string(s).map_err(|e| ResultError::Format {
+                path: p.clone(),
+                line: 0,
+                message: e.to_string(),
+            })?;
+            writeln!(w, "{line}").map_err(io)?;
+        }
+        w.flush().map_err(io)
+    }
+
+    /// Read `failures.jsonl`; empty when the run wrote none (no failures, or a result
+    /// directory from before pado kept samples).
+    pub fn read_failures(&self) -> Result<Vec<FailureSample>, ResultError> {
+        let p = self.path().join(FAILURES_FILE);
+        let f = match File::open(&p) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(ResultError::Io { path: p, source: e }),
+        };
+        let mut out = Vec::new();
+        for (i, line) in BufReader::new(f).lines().enumerate() {
+            let line = line.map_err(|e| ResultError::Io {
+                path: p.clone(),
+                source: e,
+            })?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let s = serde_json::from_str(&line).map_err(|e| ResultError::Format {
+                path: p.clone(),
+                line: i + 1,
+                message: e.to_string(),
+            })?;
+            out.push(s);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(step: &str, cat: &str, second: u32) -> FailureSample {
+        FailureSample {
+            step: step.into(),
+            category: cat.into(),
+            second,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn keeps_the_first_few_per_step_and_category() {
+        let mut kept = Vec::new();
+        for i in 0..10 {
+            keep_bounded(&mut kept, s("a", "http_500", i));
+            keep_bounded(&mut kept, s("a", "reset", i));
+            keep_bounded(&mut kept, s("b", "http_500", i));
+        }
+        assert_eq!(kept.len(), 3 * SAMPLES_PER_KIND);
+        let a500: Vec<u32> = kept
+            .iter()
+            .filter(|k| k.step == "a" && k.category == "http_500")
+            .map(|k| k.second)
+            .collect();
+        assert_eq!(a500, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn printable_escapes_controls_and_keeps_text() {
+        assert_eq!(printable(b"a\nb\t\x1b[31m"), "a\\nb\\t\\u{1b}[31m");
+        assert_eq!(printable("상태 500".as_bytes()), "상태 500");
+        assert_eq!(printable(&[0xff, b'x']), "\u{fffd}x");
+    }
+
+    #[test]
+    fn round_trips_through_the_file() {
+        let dir = std::env::temp_dir().join(format!("pado-failures-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let rd = ResultDir::create(&dir).unwrap();
+        assert!(rd.read_failures().unwrap().is_empty());
+        let mut x = s("GET /a", "check_failed", 3);
+        x.check = Some("GET /a: status is 200".into());
+        x.actual = Some("got 401".into());
+        x.body = "no \"token\"".into();
+        rd.write_failures(&[x.clone(), s("b", "reset", 1)]).unwrap();
+        assert_eq!(rd.read_failures().unwrap(), vec![x, s("b", "reset", 1)]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
