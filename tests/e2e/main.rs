@@ -5,7 +5,9 @@
 
 mod harness;
 
+mod analysis;
 mod browser;
+mod capacity;
 mod demo;
 mod errors;
 mod flows;
@@ -13,6 +15,7 @@ mod generator;
 mod measurement;
 mod models;
 mod observe;
+mod recovery;
 mod safety;
 mod scenarios;
 mod signals;

@@ -1,31 +1,76 @@
-//! Drift over a long run (soak): the slope of per-second latency over time and
+//! Drift under steady load (soak): the slope of per-second latency over time and
 //! whether it is significant. Memory leaks, pool drift and GC build-up show here
 //! first, long before a threshold fails.
+//!
+//! Only periods of steady load are measured (holds of ramping executors, constant
+//! executors): latency that rises because the load rises is the load's doing, not
+//! drift, so a ramp says nothing about it. Each period is measured on its own, its
+//! first seconds skipped as warm-up.
 
+use pado_metrics::StageMark;
 use serde::{Deserialize, Serialize};
 
-use crate::noise::normal_cdf;
+use crate::noise::{effective_sample_size, normal_cdf};
+
+/// The method, in words, printed with drift output.
+pub const METHOD: &str = "least-squares slope of the per-second mean latency within each period of steady load (its first 5 s skipped as warm-up); the slope's standard error is widened for the autocorrelation of the residuals (effective sample size n·(1−r₁)/(1+r₁)), two-sided normal test; notable when p < 0.01 and the fitted rise over the period is at least 10% of its mean (latency falling through a hold is warm-up, not a soak signal)";
+
+/// Seconds skipped at the start of each steady period: connections, caches and JITs
+/// settle there, and the end of the previous stage still drains.
+pub const WARMUP_S: u32 = 5;
+
+/// Fewest seconds a period needs (after warm-up) to be measured.
+pub const MIN_SECONDS: usize = 30;
 
 /// A trend of one per-second series.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Drift {
     /// Change per hour, in the series' unit (ms per hour for latency).
     pub slope_per_hour: f64,
-    /// Relative change over the run: slope × duration / mean.
+    /// Relative change over the seconds measured: slope × span / mean.
     pub relative_change: f64,
-    /// Two-sided p-value of the slope (t-test of the regression, normal approximation).
+    /// Two-sided p-value of the slope (normal approximation), with the standard
+    /// error widened for autocorrelated residuals.
     pub p_value: f64,
-    /// Whether it is worth telling: significant (p < 0.01) and the fitted change over
-    /// the run is at least 10% of the mean.
+    /// Whether it is worth telling: significant (p < 0.01) and the fitted rise over
+    /// the seconds measured is at least 10% of the mean. A fall is not: latency that
+    /// improves through a hold is caches and JITs still warming, not a leak.
     pub notable: bool,
     /// Seconds used.
     pub n: usize,
+    /// What those seconds are worth as independent samples, given the lag-1
+    /// autocorrelation of the residuals (`n` when they are independent).
+    #[serde(default)]
+    pub n_effective: f64,
 }
 
-/// Ordinary least squares of `y` over `t` (seconds); `None` under 30 samples.
+/// A stretch of the run during which the load held steady.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyPeriod {
+    /// What held (`hold 150 VUs`, stages of several scenarios joined by ` + `).
+    pub label: String,
+    /// Start, seconds from run start.
+    pub start_s: f64,
+    /// End, seconds from run start.
+    pub end_s: f64,
+}
+
+/// Drift measured within one steady period.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PeriodDrift {
+    /// The period.
+    #[serde(default)]
+    pub period: SteadyPeriod,
+    /// The trend within it (after warm-up).
+    #[serde(flatten)]
+    pub drift: Drift,
+}
+
+/// Ordinary least squares of `y` over `t` (seconds); `None` under [`MIN_SECONDS`]
+/// samples.
 pub fn drift(samples: &[(f64, f64)]) -> Option<Drift> {
     let n = samples.len();
-    if n < 30 {
+    if n < MIN_SECONDS {
         return None;
     }
     let nf = n as f64;
@@ -38,8 +83,13 @@ pub fn drift(samples: &[(f64, f64)]) -> Option<Drift> {
     }
     let b = sxy / sxx;
     let a = my - b * mt;
-    let sse: f64 = samples.iter().map(|s| (s.1 - a - b * s.0).powi(2)).sum();
-    let se = (sse / (nf - 2.0) / sxx).sqrt();
+    let resid: Vec<f64> = samples.iter().map(|s| s.1 - a - b * s.0).collect();
+    let sse: f64 = resid.iter().map(|e| e * e).sum();
+    // Seconds are not independent (a slow second is followed by another): with
+    // AR(1) residuals the slope's variance grows by (1 + r₁)/(1 − r₁) = n / n_eff.
+    let n_eff = effective_sample_size(&resid).max(2.0);
+    let inflation = (nf / n_eff).max(1.0);
+    let se = (sse / (nf - 2.0) / sxx * inflation).sqrt();
     let p = if se > 0.0 {
         let z = (b / se).abs();
         2.0 * (1.0 - normal_cdf(z))
@@ -54,24 +104,133 @@ pub fn drift(samples: &[(f64, f64)]) -> Option<Drift> {
         slope_per_hour: b * 3600.0,
         relative_change: rel,
         p_value: p.clamp(0.0, 1.0),
-        notable: p < 0.01 && rel.abs() >= 0.10,
+        notable: p < 0.01 && rel >= 0.10,
         n,
+        n_effective: n_eff.min(nf),
     })
+}
+
+/// The periods of steady load of a run lasting `duration_s`, from its stage windows
+/// (`stages`, user windows ignored): the full seconds every running stage of which is
+/// a hold, split where the set of running stages changes (a step from one hold to
+/// the next). A run without executor stages (per-VU iterations, older files) falls
+/// back on its per-second load figures `loads` (second, active VUs): runs of seconds
+/// at the same non-zero load.
+pub fn steady_periods(
+    stages: &[StageMark],
+    loads: &[(u32, f64)],
+    duration_s: f64,
+) -> Vec<SteadyPeriod> {
+    let exec: Vec<&StageMark> = stages.iter().filter(|s| s.is_executor_stage()).collect();
+    // (key, label, second) of each steady second, in time order.
+    let mut steady: Vec<(Vec<usize>, String, u32)> = Vec::new();
+    if exec.is_empty() {
+        for &(t, load) in loads {
+            if load > 0.0 && (t as f64 + 1.0) <= duration_s + 0.05 {
+                let l = load.round();
+                steady.push((vec![l as usize], format!("{l:.0} VUs"), t));
+            }
+        }
+    } else {
+        let full = (duration_s + 0.05).floor().max(0.0) as u32;
+        for t in 0..full {
+            let mid = t as f64 + 0.5;
+            let running: Vec<usize> = (0..exec.len())
+                .filter(|&i| exec[i].start_s <= mid && mid < exec[i].end_s)
+                .collect();
+            if !running.is_empty() && running.iter().all(|&i| exec[i].is_hold()) {
+                let label = running
+                    .iter()
+                    .map(|&i| exec[i].label.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" + ");
+                steady.push((running, label, t));
+            }
+        }
+    }
+    let mut out: Vec<SteadyPeriod> = Vec::new();
+    let mut last: Option<(Vec<usize>, u32)> = None;
+    for (key, label, t) in steady {
+        match (&last, out.last_mut()) {
+            (Some((k, lt)), Some(p)) if *k == key && *lt + 1 == t => p.end_s = t as f64 + 1.0,
+            _ => out.push(SteadyPeriod {
+                label,
+                start_s: t as f64,
+                end_s: t as f64 + 1.0,
+            }),
+        }
+        last = Some((key, t));
+    }
+    out
+}
+
+/// Drift of `series` (second, value) within each steady period long enough to
+/// measure after its warm-up, in time order.
+pub fn drift_in_periods(periods: &[SteadyPeriod], series: &[(f64, f64)]) -> Vec<PeriodDrift> {
+    periods
+        .iter()
+        .filter_map(|p| {
+            let from = p.start_s + WARMUP_S as f64;
+            let within: Vec<(f64, f64)> = series
+                .iter()
+                .copied()
+                .filter(|(t, v)| *t >= from && *t + 1.0 <= p.end_s && v.is_finite())
+                .collect();
+            drift(&within).map(|d| PeriodDrift {
+                period: p.clone(),
+                drift: d,
+            })
+        })
+        .collect()
+}
+
+/// The period to tell the user about: the notable drift with the largest relative
+/// change, or else the longest period measured.
+pub fn headline(periods: &[PeriodDrift]) -> Option<&PeriodDrift> {
+    periods
+        .iter()
+        .filter(|p| p.drift.notable)
+        .max_by(|a, b| {
+            a.drift
+                .relative_change
+                .abs()
+                .total_cmp(&b.drift.relative_change.abs())
+        })
+        .or_else(|| periods.iter().max_by_key(|p| p.drift.n))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn xorshift(x: &mut u64) -> f64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        (*x % 1000) as f64 / 1000.0 - 0.5
+    }
+
     fn series(slope_per_s: f64, seed: u64) -> Vec<(f64, f64)> {
         let mut x = seed;
         (0..3600)
             .map(|t| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let noise = (x % 1000) as f64 / 1000.0 - 0.5;
-                (t as f64, 50.0 + slope_per_s * t as f64 + 10.0 * noise)
+                (
+                    t as f64,
+                    50.0 + slope_per_s * t as f64 + 10.0 * xorshift(&mut x),
+                )
+            })
+            .collect()
+    }
+
+    /// `n` seconds of AR(1) noise (φ = 0.9, as a GC cycle or a draining queue makes
+    /// them) around 50 ms plus a planted slope.
+    fn ar_series(slope_per_s: f64, n: usize, seed: u64) -> Vec<(f64, f64)> {
+        let mut x = seed;
+        let mut e = 0.0;
+        (0..n)
+            .map(|t| {
+                e = 0.9 * e + 4.0 * xorshift(&mut x);
+                (t as f64, 50.0 + slope_per_s * t as f64 + e)
             })
             .collect()
     }
@@ -90,5 +249,116 @@ mod tests {
         assert!(!d.notable, "{d:?}");
         assert!(d.slope_per_hour.abs() < 2.0, "{d:?}");
         assert!(drift(&[(0.0, 1.0); 10]).is_none());
+        // Latency falling (caches warming) is significant but not a soak signal.
+        let d = drift(&series(-20.0 / 3600.0, 9)).unwrap();
+        assert!(d.p_value < 0.01 && !d.notable, "{d:?}");
+    }
+
+    #[test]
+    fn autocorrelated_seconds_do_not_make_flat_series_significant() {
+        // Forty flat runs of 300 s with strongly autocorrelated noise: at p < 0.01 a
+        // test that takes seconds as independent flags far more than 1% of them.
+        let alarms = (1..=40u64)
+            .filter(|&seed| drift(&ar_series(0.0, 300, seed * 7919)).unwrap().p_value < 0.01)
+            .count();
+        assert!(
+            alarms <= 4,
+            "{alarms} of 40 flat series came out significant"
+        );
+        let d = drift(&ar_series(0.0, 300, 3)).unwrap();
+        assert!(d.n_effective < 60.0, "{d:?}");
+        // A real trend in the same noise still shows, with its slope.
+        let d = drift(&ar_series(0.05, 300, 5)).unwrap();
+        assert!(d.p_value < 0.01 && d.notable, "{d:?}");
+        assert!((d.slope_per_hour - 180.0).abs() < 45.0, "{d:?}");
+    }
+
+    fn mark(index: usize, start_s: f64, end_s: f64, from: f64, to: f64) -> StageMark {
+        StageMark {
+            scenario: "s".into(),
+            index,
+            start_s,
+            end_s,
+            label: if from == to {
+                format!("hold {to} VUs")
+            } else {
+                format!("ramp {from}→{to} VUs")
+            },
+            target: to,
+            from: Some(from),
+        }
+    }
+
+    #[test]
+    fn steady_periods_are_the_holds() {
+        let stages = [
+            mark(0, 0.0, 10.0, 0.0, 20.0),
+            mark(1, 10.0, 50.0, 20.0, 20.0),
+            mark(2, 50.0, 60.0, 20.0, 150.0),
+            mark(3, 60.0, 100.0, 150.0, 150.0),
+            mark(4, 100.0, 110.0, 150.0, 0.0),
+        ];
+        let p = steady_periods(&stages, &[], 110.4);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!((p[0].start_s, p[0].end_s), (10.0, 50.0));
+        assert_eq!(p[1].label, "hold 150 VUs");
+        assert_eq!((p[1].start_s, p[1].end_s), (60.0, 100.0));
+        // A step ramp: holds back to back are separate periods.
+        let step = [
+            mark(0, 0.0, 40.0, 10.0, 10.0),
+            mark(1, 40.0, 80.0, 30.0, 30.0),
+        ];
+        let p = steady_periods(&step, &[], 80.0);
+        assert_eq!(p.len(), 2, "{p:?}");
+        // A run cut short: only its full seconds.
+        let p = steady_periods(&step, &[], 55.5);
+        assert_eq!(p[1].end_s, 55.0, "{p:?}");
+        // No stages (per-VU iterations): seconds at the same VU count.
+        let loads: Vec<(u32, f64)> = (0..50)
+            .map(|t| (t, if t < 45 { 8.0 } else { 3.0 }))
+            .collect();
+        let p = steady_periods(&[], &loads, 50.0);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!(
+            (p[0].start_s, p[0].end_s, p[0].label.as_str()),
+            (0.0, 45.0, "8 VUs")
+        );
+    }
+
+    /// Latency that rises with the load across a ramp/hold/ramp run, flat within
+    /// each hold, is not drift; a hold in which latency grows is.
+    #[test]
+    fn drift_is_measured_only_within_steady_load() {
+        let stages = [
+            mark(0, 0.0, 10.0, 0.0, 20.0),
+            mark(1, 10.0, 50.0, 20.0, 20.0),
+            mark(2, 50.0, 60.0, 20.0, 150.0),
+            mark(3, 60.0, 100.0, 150.0, 150.0),
+        ];
+        let mut x = 11u64;
+        let lat = |t: u32, x: &mut u64, slope: f64| -> f64 {
+            let base = match t {
+                0..=9 => 5.0 + t as f64,
+                10..=49 => 15.0,
+                50..=59 => 15.0 + (t - 50) as f64 * 20.0,
+                _ => 200.0 + slope * (t - 60) as f64,
+            };
+            base * (1.0 + 0.05 * xorshift(x))
+        };
+        let flat: Vec<(f64, f64)> = (0..100).map(|t| (t as f64, lat(t, &mut x, 0.0))).collect();
+        // The whole run, as before: a large, "significant" rise.
+        assert!(drift(&flat).unwrap().notable);
+        let periods = steady_periods(&stages, &[], 100.0);
+        let d = drift_in_periods(&periods, &flat);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d.iter().all(|p| !p.drift.notable), "{d:?}");
+        // 2 ms a second planted in the 150-VU hold: found there, close to the truth.
+        let leak: Vec<(f64, f64)> = (0..100).map(|t| (t as f64, lat(t, &mut x, 2.0))).collect();
+        let d = drift_in_periods(&periods, &leak);
+        let h = headline(&d).unwrap();
+        assert_eq!(h.period.label, "hold 150 VUs");
+        assert!(h.drift.notable, "{h:?}");
+        assert!((h.drift.slope_per_hour / 7200.0 - 1.0).abs() < 0.1, "{h:?}");
+        assert!(!d[0].drift.notable, "{d:?}");
     }
 }

@@ -4,6 +4,7 @@
 //! kept in one crate so that thresholds and reports agree on what every metric is.
 
 pub mod attribution;
+pub mod capacity;
 pub mod drift;
 pub mod metric_catalog;
 pub mod noise;

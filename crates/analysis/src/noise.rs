@@ -8,16 +8,43 @@ use serde::Serialize;
 /// The verdict on one metric between a baseline and a candidate.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Shift {
-    /// Two-sided p-value of the rank test (1.0 when there are too few samples).
+    /// Two-sided p-value of the rank test (1.0 when the samples cannot be judged).
     pub p_value: f64,
-    /// Whether the difference is significant at `alpha`.
+    /// Whether the difference is significant at `alpha` (never when not `judged`).
     pub significant: bool,
-    /// Samples on each side.
+    /// Finite samples on each side (NaN and infinities are left out before ranking).
     pub n: (usize, usize),
+    /// What those samples are worth as independent ones, after the runs of similar
+    /// seconds (lag-1 autocorrelation of their ranks, pooled over both sides).
+    pub effective_n: (f64, f64),
+    /// Probability that a candidate sample exceeds a baseline one (ties count half):
+    /// 0.5 is no shift, above 0.5 the candidate's values are higher. The direction of
+    /// the shift, from the very samples the p-value is computed on.
+    pub superiority: f64,
+    /// Whether the samples could show a significant difference at all: even a
+    /// complete separation of too few (effective) samples is not significant, and
+    /// "within noise" would then be a claim the test cannot make.
+    pub judged: bool,
+}
+
+impl Shift {
+    /// Whether the candidate's values are higher than the baseline's (`Some(true)`),
+    /// lower (`Some(false)`) or neither.
+    pub fn candidate_higher(&self) -> Option<bool> {
+        if self.superiority > 0.5 {
+            Some(true)
+        } else if self.superiority < 0.5 {
+            Some(false)
+        } else {
+            None
+        }
+    }
 }
 
 /// The method's name, printed with every comparison.
-pub const METHOD: &str = "Mann-Whitney U test on per-second values, two-sided, α = 0.05";
+pub const METHOD: &str = "Mann-Whitney U test on per-second values, two-sided, α = 0.05, \
+variance widened for runs of similar seconds (effective sample size from the lag-1 \
+autocorrelation of their ranks); direction from the same seconds";
 
 /// Significance level.
 pub const ALPHA: f64 = 0.05;
@@ -66,26 +93,72 @@ pub fn lag1_autocorrelation(values: &[f64]) -> f64 {
 /// seconds.
 pub fn effective_sample_size(values: &[f64]) -> f64 {
     let n = values.iter().filter(|x| x.is_finite()).count() as f64;
-    let r = lag1_autocorrelation(values).clamp(0.0, 0.99);
+    worth(n, lag1_autocorrelation(values))
+}
+
+/// `n · (1 − r) / (1 + r)` with `r` clamped to `[0, 0.99]`.
+fn worth(n: f64, r: f64) -> f64 {
+    let r = r.clamp(0.0, 0.99);
     (n * (1.0 - r) / (1.0 + r)).min(n)
 }
 
-/// Mann-Whitney U test with the normal approximation and tie correction.
-pub fn mann_whitney(a: &[f64], b: &[f64]) -> Shift {
-    let (n1, n2) = (a.len(), b.len());
-    if n1 < 3 || n2 < 3 {
-        return Shift {
-            p_value: 1.0,
-            significant: false,
-            n: (n1, n2),
-        };
+/// Exact two-sided p-value of a complete separation of `⌊e1⌋` and `⌊e2⌋` values:
+/// `2 / C(e1 + e2, e1)`, the least any rank test on so few can give.
+fn exact_separation_p(e1: f64, e2: f64) -> f64 {
+    let (k, m) = (e1.floor().max(1.0), e2.floor().max(1.0));
+    // C(k + m, k) as a product, stopping once it is far past what α needs.
+    let mut c = 1.0;
+    let mut i = 1.0;
+    while i <= k && c < 1e12 {
+        c = c * (m + i) / i;
+        i += 1.0;
     }
-    let mut all: Vec<(f64, u8)> = a
-        .iter()
-        .map(|v| (*v, 0u8))
-        .chain(b.iter().map(|v| (*v, 1u8)))
-        .filter(|(v, _)| v.is_finite())
-        .collect();
+    (2.0 / c).min(1.0)
+}
+
+/// Standard deviation of the normalised statistic `U / (n1·n2)` under "no
+/// difference", for (effective) sizes `e1`, `e2` and the tie factor.
+fn auc_sd(e1: f64, e2: f64, tie_factor: f64) -> f64 {
+    ((e1 + e2 + 1.0) / (12.0 * e1 * e2) * tie_factor)
+        .max(0.0)
+        .sqrt()
+}
+
+/// Mann-Whitney U test with the normal approximation, tie and continuity
+/// correction, on the finite values of `a` (baseline) and `b` (candidate), each in
+/// time order.
+///
+/// Per-second values are not independent, so the variance of the statistic is taken
+/// at the effective sample sizes rather than the raw counts: the lag-1
+/// autocorrelation of each side's ranks (ranks, so that one outlier second cannot
+/// hide a slow drift), pooled over both sides (one estimate from twice the data,
+/// far steadier on short runs), turned into `n · (1 − r) / (1 + r)` as in
+/// [`effective_sample_size`].
+pub fn mann_whitney(a: &[f64], b: &[f64]) -> Shift {
+    // (value, side, position in time within its side)
+    let mut all: Vec<(f64, u8, usize)> = Vec::with_capacity(a.len() + b.len());
+    for (side, xs) in [(0u8, a), (1u8, b)] {
+        all.extend(
+            xs.iter()
+                .copied()
+                .filter(|v| v.is_finite())
+                .enumerate()
+                .map(|(i, v)| (v, side, i)),
+        );
+    }
+    let n1 = all.iter().filter(|x| x.1 == 0).count();
+    let n2 = all.len() - n1;
+    let not_judged = |superiority: f64, effective_n: (f64, f64)| Shift {
+        p_value: 1.0,
+        significant: false,
+        n: (n1, n2),
+        effective_n,
+        superiority,
+        judged: false,
+    };
+    if n1 == 0 || n2 == 0 {
+        return not_judged(0.5, (n1 as f64, n2 as f64));
+    }
     all.sort_by(|x, y| x.0.total_cmp(&y.0));
     let n = all.len();
     let mut ranks = vec![0.0; n];
@@ -104,31 +177,57 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Shift {
         tie_term += t * t * t - t;
         i = j + 1;
     }
-    let r1: f64 = all
-        .iter()
-        .zip(&ranks)
-        .filter(|((_, g), _)| *g == 0)
-        .map(|(_, r)| r)
-        .sum();
-    let (n1f, n2f) = (n1 as f64, n2 as f64);
-    let u1 = r1 - n1f * (n1f + 1.0) / 2.0;
-    let mean = n1f * n2f / 2.0;
-    let nf = n as f64;
-    let var = n1f * n2f / 12.0 * ((nf + 1.0) - tie_term / (nf * (nf - 1.0)));
-    if var <= 0.0 {
-        return Shift {
-            p_value: 1.0,
-            significant: false,
-            n: (n1, n2),
-        };
+    // Each side's ranks back in time order.
+    let mut side_ranks = [vec![0.0; n1], vec![0.0; n2]];
+    for ((_, side, pos), r) in all.iter().zip(&ranks) {
+        side_ranks[*side as usize][*pos] = *r;
     }
-    // Continuity correction.
-    let z = ((u1 - mean).abs() - 0.5).max(0.0) / var.sqrt();
-    let p = (2.0 * (1.0 - normal_cdf(z))).clamp(0.0, 1.0);
+    let (n1f, n2f) = (n1 as f64, n2 as f64);
+    let r1: f64 = side_ranks[0].iter().sum();
+    let u1 = r1 - n1f * (n1f + 1.0) / 2.0;
+    let pairs = n1f * n2f;
+    let superiority = 1.0 - u1 / pairs;
+    // Pooled lag-1 autocorrelation, each side weighted by its number of lags.
+    let (w1, w2) = ((n1f - 1.0).max(0.0), (n2f - 1.0).max(0.0));
+    let r = if w1 + w2 > 0.0 {
+        (lag1_autocorrelation(&side_ranks[0]) * w1 + lag1_autocorrelation(&side_ranks[1]) * w2)
+            / (w1 + w2)
+    } else {
+        0.0
+    };
+    let (e1, e2) = (worth(n1f, r).max(1.0), worth(n2f, r).max(1.0));
+    let nf = n as f64;
+    // Continuity correction: U moves in steps of 1.
+    let cc = 0.5 / pairs;
+    // The smallest p-value these sizes allow: the exact one of a complete separation
+    // (the normal approximation is far too sure of itself on a handful of values).
+    let floor_p = exact_separation_p(e1, e2);
+    let best_z = (0.5 - cc) / auc_sd(e1, e2, 1.0);
+    let best_p = (2.0 * (1.0 - normal_cdf(best_z))).max(floor_p);
+    let judged = n1 >= 3 && n2 >= 3 && best_p < ALPHA;
+    if !judged {
+        return not_judged(superiority, (e1, e2));
+    }
+    let tie_factor = if n > 1 {
+        1.0 - tie_term / (nf * nf * nf - nf)
+    } else {
+        0.0
+    };
+    let sd = auc_sd(e1, e2, tie_factor);
+    let p = if sd > 0.0 {
+        let z = ((superiority - 0.5).abs() - cc).max(0.0) / sd;
+        (2.0 * (1.0 - normal_cdf(z))).max(floor_p).clamp(0.0, 1.0)
+    } else {
+        // Every value tied: no difference at all.
+        1.0
+    };
     Shift {
         p_value: p,
         significant: p < ALPHA,
         n: (n1, n2),
+        effective_n: (e1, e2),
+        superiority,
+        judged: true,
     }
 }
 
@@ -178,11 +277,97 @@ mod tests {
 
     #[test]
     fn ties_and_tiny_samples() {
-        let s = mann_whitney(&[1.0, 1.0, 1.0, 1.0], &[1.0, 1.0, 1.0, 1.0]);
-        assert!(!s.significant);
+        let s = mann_whitney(&[1.0; 12], &[1.0; 12]);
+        assert!(s.judged && !s.significant && s.p_value == 1.0, "{s:?}");
         assert_eq!(mann_whitney(&[1.0], &[2.0]).p_value, 1.0);
         assert!((normal_cdf(0.0) - 0.5).abs() < 1e-9);
         assert!((normal_cdf(1.96) - 0.975).abs() < 1e-4);
+    }
+
+    /// AR(1) series with coefficient `phi` around `mean`, innovations of sd `sd`.
+    fn ar1(seed: u64, n: usize, mean: f64, phi: f64, sd: f64) -> Vec<f64> {
+        let mut x = 0.0;
+        // Start in the stationary state, not at the mean.
+        let burn = noisy(seed, 200 + n, 0.0, sd);
+        burn.iter()
+            .map(|e| {
+                x = phi * x + e;
+                mean + x
+            })
+            .skip(200)
+            .collect()
+    }
+
+    #[test]
+    fn nan_and_infinities_are_left_out_of_sizes_and_ranks() {
+        let a = noisy(21, 20, 100.0, 10.0);
+        let b = noisy(22, 20, 110.0, 10.0);
+        let clean = mann_whitney(&a, &b);
+        let mut dirty = a.clone();
+        dirty.splice(5..5, [f64::NAN, f64::INFINITY, f64::NAN, f64::NEG_INFINITY]);
+        let s = mann_whitney(&dirty, &b);
+        assert_eq!(s.n, (20, 20), "{s:?}");
+        assert_eq!(s.p_value, clean.p_value, "{s:?} vs {clean:?}");
+        assert_eq!(s.superiority, clean.superiority);
+        // Two finite values among NaNs cannot be judged, however far apart.
+        let s = mann_whitney(&[1.0, f64::NAN, 2.0, f64::NAN, f64::NAN], &[50.0; 10]);
+        assert_eq!(s.n, (2, 10));
+        assert!(!s.judged && !s.significant && s.p_value == 1.0, "{s:?}");
+    }
+
+    #[test]
+    fn runs_of_similar_seconds_do_not_make_noise_significant() {
+        // Two independent AR(1) series (φ = 0.9) of the same level: each run drifts
+        // slowly, so 120 seconds are worth ~6. Treated as independent, most pairs
+        // would look different.
+        let mut false_alarms = 0;
+        for seed in 1..=40u64 {
+            let a = ar1(seed, 120, 1000.0, 0.9, 10.0);
+            let b = ar1(seed * 7919 + 3, 120, 1000.0, 0.9, 10.0);
+            let s = mann_whitney(&a, &b);
+            assert!(s.effective_n.0 < 30.0, "{s:?}");
+            if s.significant {
+                false_alarms += 1;
+            }
+        }
+        assert!(false_alarms <= 6, "{false_alarms} of 40");
+    }
+
+    #[test]
+    fn a_large_shift_of_autocorrelated_seconds_is_still_significant() {
+        // Marginal sd of the AR(1) is 10/√(1−0.81) ≈ 23: a shift of 150 is ~6.5 sd.
+        for seed in 1..=10u64 {
+            let a = ar1(seed, 120, 1000.0, 0.9, 10.0);
+            let b = ar1(seed + 100, 120, 1150.0, 0.9, 10.0);
+            let s = mann_whitney(&a, &b);
+            assert!(s.significant, "{s:?}");
+            assert_eq!(s.candidate_higher(), Some(true));
+            let s = mann_whitney(&b, &a);
+            assert_eq!(s.candidate_higher(), Some(false), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn too_few_seconds_are_not_judged_even_when_fully_separated() {
+        // 3 against 3: even complete separation has an exact p of 2/20 = 0.1.
+        let s = mann_whitney(&[3.0, 1.0, 2.0], &[13.0, 11.0, 12.0]);
+        assert!(!s.judged && !s.significant, "{s:?}");
+        assert_eq!(s.superiority, 1.0);
+        // 4 against 4: 2/70 ≈ 0.029 at best, and never reported below that.
+        let s = mann_whitney(&[3.0, 1.0, 4.0, 2.0], &[13.0, 11.0, 14.0, 12.0]);
+        assert!(s.judged && s.significant, "{s:?}");
+        assert!(s.p_value >= 2.0 / 70.0 - 1e-12, "{s:?}");
+        // 8 against 8 in no particular order: judged, and significant.
+        let a = [3.0, 7.0, 1.0, 8.0, 2.0, 6.0, 4.0, 5.0];
+        let b: Vec<f64> = a.iter().map(|x| x + 100.0).collect();
+        let s = mann_whitney(&a, &b);
+        assert!(s.judged && s.significant, "{s:?}");
+        // The same 8 as steady climbs: ranks perfectly autocorrelated, worth far
+        // fewer samples, not judged.
+        let a: Vec<f64> = (1..=8).map(f64::from).collect();
+        let b: Vec<f64> = a.iter().map(|x| x + 100.0).collect();
+        let s = mann_whitney(&a, &b);
+        assert!(!s.judged, "{s:?}");
     }
 
     #[test]

@@ -298,11 +298,12 @@ pub struct RunArgs {
     /// File with the request body for quick mode.
     #[arg(long)]
     pub body_file: Option<PathBuf>,
-    /// Closed model: number of VUs (with --duration, constant-vus).
-    #[arg(long)]
+    /// Closed model: number of VUs (with --duration, constant-vus; with
+    /// --iterations, per-vu-iterations). Default 10.
+    #[arg(long, conflicts_with_all = ["rate", "stages", "step_ramp"])]
     pub vus: Option<u32>,
-    /// Test length, e.g. 30s, 1m30s.
-    #[arg(long, short = 'd')]
+    /// Test length, e.g. 30s, 1m30s. Default 10s.
+    #[arg(long, short = 'd', conflicts_with_all = ["iterations", "stages"])]
     pub duration: Option<String>,
     /// Open model: iterations per second (constant-arrival-rate).
     #[arg(long, conflicts_with_all = ["stages", "step_ramp", "iterations"])]
@@ -317,7 +318,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub iterations: Option<u64>,
     /// Pause after each iteration, e.g. `1s` (closed model), overriding the file's.
-    #[arg(long)]
+    /// Not with --rate: in the open model the arrival rate sets the pace.
+    #[arg(long, conflicts_with = "rate")]
     pub think: Option<String>,
     /// Open model: most VUs the pool may grow to.
     #[arg(long)]
@@ -370,4 +372,136 @@ pub struct RunArgs {
     /// Stretch or compress the file's timeline to this length (used by `pado demo`).
     #[arg(skip)]
     pub fit_to: Option<std::time::Duration>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("pado").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn flags_that_would_be_silently_ignored_are_refused() {
+        for args in [
+            &[
+                "run",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--vus",
+                "5",
+                "--rate",
+                "10",
+            ][..],
+            &[
+                "run",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--vus",
+                "5",
+                "--stages",
+                "1s:5",
+            ],
+            &[
+                "run",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--vus",
+                "5",
+                "--step-ramp",
+                "1:1:1s:2",
+            ],
+            &[
+                "run",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--duration",
+                "5s",
+                "--iterations",
+                "3",
+            ],
+            &[
+                "run",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--duration",
+                "5s",
+                "--stages",
+                "1s:5",
+            ],
+            &[
+                "run",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--think",
+                "1s",
+                "--rate",
+                "10",
+            ],
+        ] {
+            let e = parse(args)
+                .err()
+                .unwrap_or_else(|| panic!("accepted {args:?}"));
+            assert_eq!(
+                e.kind(),
+                clap::error::ErrorKind::ArgumentConflict,
+                "{args:?}"
+            );
+            assert!(e.use_stderr());
+        }
+    }
+
+    #[test]
+    fn flags_that_go_together_are_accepted() {
+        for args in [
+            &[
+                "run",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--vus",
+                "5",
+                "--duration",
+                "3s",
+            ][..],
+            &[
+                "run",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--vus",
+                "5",
+                "--iterations",
+                "3",
+            ],
+            &[
+                "run",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--rate",
+                "10",
+                "--duration",
+                "3s",
+            ],
+            &[
+                "run",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--step-ramp",
+                "1:1:1s:2",
+                "--duration",
+                "9s",
+            ],
+            &[
+                "run",
+                "--url",
+                "http://127.0.0.1:1/",
+                "--vus",
+                "2",
+                "--think",
+                "1s",
+            ],
+        ] {
+            assert!(parse(args).is_ok(), "{args:?}");
+        }
+    }
 }

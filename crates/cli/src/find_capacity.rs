@@ -1,12 +1,12 @@
 //! `pado find-capacity`: the breakpoint search users do by hand with nGrinder step
-//! loads, automated in the open model. Step the arrival rate up (holding each step
-//! long enough to be stable), stop when the SLA breaks, refine between the last good
-//! and the first bad rate by bisection, and report the highest sustainable rate with
-//! the table of steps as evidence.
+//! loads, automated in the open model. The decisions (step up, bisect, how the
+//! search ended) are `pado_analysis::capacity`'s; this module runs each step as a
+//! full `pado run`, judges it against the SLA, and prints the steps and the outcome.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use pado_analysis::capacity::{self, Outcome, SearchPlan, StepVerdict};
 use pado_analysis::thresholds::{self, Threshold};
 use pado_analysis::TotalsSource;
 use pado_metrics::Phase;
@@ -19,16 +19,14 @@ use crate::out::outln;
 pub struct CapacityOptions {
     /// What to load (a URL or a scenario file), as `pado run` takes it.
     pub base: RunArgs,
-    /// First rate (iterations per second).
+    /// The rates to try (start, factor, maximum, refinement rounds).
+    pub plan: SearchPlan,
+    /// First rate (iterations per second), for the messages.
     pub start: f64,
-    /// Each step multiplies the rate by this.
+    /// Each step multiplies the rate by this, for the messages.
     pub factor: f64,
-    /// Highest rate to try.
-    pub max: f64,
     /// How long each step holds its rate.
     pub hold: Duration,
-    /// Bisection rounds between the last good and first bad rate.
-    pub refine: u32,
     /// The SLA, in threshold syntax.
     pub sla: Vec<Threshold>,
     /// Largest share of dropped iterations a step may have.
@@ -42,8 +40,15 @@ pub struct CapacityOptions {
 pub struct StepResult {
     /// Requested iterations per second.
     pub rate: f64,
-    /// Achieved requests per second.
+    /// Requests the target completed per second *within the hold* (its full
+    /// seconds, not the graceful stop after it): what it sustained. Past capacity
+    /// this stays at the capacity while the rate sent keeps growing.
     pub rps: f64,
+    /// Requests that completed after the hold, during the graceful stop: the backlog
+    /// the target had not worked off when the step's time was up.
+    pub completed_after_hold: u64,
+    /// Iterations still unfinished when the graceful stop ended (cut off).
+    pub unfinished: u64,
     /// p95 latency, ms.
     pub p95_ms: f64,
     /// Failed share.
@@ -112,9 +117,23 @@ fn try_rate(o: &CapacityOptions, rate: f64, n: usize) -> Result<StepResult, Fail
         failing.push(format!("dropped {:.1}% of iterations", dropped * 100.0));
     }
     let g = done.summary.generator.as_ref().filter(|g| g.saturated);
+    // The hold is the scenarios' stage window from second 0: its full seconds count
+    // what completed while the rate was being sent, not the backlog after it.
+    let window = done
+        .summary
+        .stages
+        .iter()
+        .filter(|w| w.start_s == 0.0)
+        .max_by_key(|w| w.requests);
+    let (in_hold, rps) = match window {
+        Some(w) if w.seconds > 0 => (w.requests, w.requests as f64 / w.seconds as f64),
+        _ => (0, 0.0),
+    };
     Ok(StepResult {
         rate,
-        rps: all.requests as f64 / hold_s,
+        rps,
+        completed_after_hold: all.requests.saturating_sub(in_hold),
+        unfinished: sc.interrupted,
         p95_ms: all.phase(Phase::Duration).quantile_us(0.95) as f64 / 1000.0,
         error_rate: if all.requests > 0 {
             all.failed as f64 / all.requests as f64
@@ -147,8 +166,14 @@ fn print_step(s: &StepResult, quiet: bool) {
     if s.generator_saturated {
         tail.push_str("  !! GENERATOR SATURATED");
     }
+    if s.completed_after_hold > 0 || s.unfinished > 0 {
+        tail.push_str(&format!(
+            "  after the hold: {} completed, {} unfinished",
+            s.completed_after_hold, s.unfinished
+        ));
+    }
     eprintln!(
-        "  {:>10.1}/s  achieved {:>10.1}/s  p95 {:>9.2} ms  errors {:>6.2}%  dropped {:>5.1}%  {}{tail}",
+        "  {:>10.1}/s  completed {:>10.1}/s  p95 {:>9.2} ms  errors {:>6.2}%  dropped {:>5.1}%  {}{tail}",
         s.rate,
         s.rps,
         s.p95_ms,
@@ -162,50 +187,67 @@ fn print_step(s: &StepResult, quiet: bool) {
     );
 }
 
-/// Run the search; returns the steps and the highest good rate.
-pub fn search(o: &CapacityOptions, quiet: bool) -> Result<(Vec<StepResult>, Option<f64>), Failure> {
+/// Run the search; returns the steps and how it ended.
+pub fn search(o: &CapacityOptions, quiet: bool) -> Result<(Vec<StepResult>, Outcome), Failure> {
     let mut steps = Vec::new();
-    let mut good: Option<f64> = None;
-    let mut bad: Option<f64> = None;
-    let mut rate = o.start;
-    while rate <= o.max && !crate::run_cmd::interrupted_by_user() {
-        let s = try_rate(o, rate, steps.len() + 1)?;
+    let outcome = capacity::search(&o.plan, |n, rate| {
+        if crate::run_cmd::interrupted_by_user() {
+            return Ok(StepVerdict::Interrupted);
+        }
+        let s = try_rate(o, rate, n)?;
         print_step(&s, quiet);
-        let ok = s.ok && !s.interrupted;
-        steps.push(s);
-        if steps.last().is_some_and(|s| s.interrupted) {
-            break;
-        }
-        if ok {
-            good = Some(rate);
-            rate *= o.factor;
+        // A press during the step stops the search even if the step's run had
+        // already ended when it came.
+        let verdict = if s.interrupted || crate::run_cmd::interrupted_by_user() {
+            StepVerdict::Interrupted
+        } else if s.ok {
+            StepVerdict::Held
         } else {
-            bad = Some(rate);
-            break;
-        }
-    }
-    if let (Some(mut lo), Some(mut hi)) = (good, bad) {
-        for _ in 0..o.refine {
-            if crate::run_cmd::interrupted_by_user() {
-                break;
-            }
-            let mid = (lo + hi) / 2.0;
-            let s = try_rate(o, mid, steps.len() + 1)?;
-            print_step(&s, quiet);
-            if s.interrupted {
-                steps.push(s);
-                break;
-            }
-            if s.ok {
-                lo = mid;
+            StepVerdict::Broke
+        };
+        steps.push(s);
+        Ok(verdict)
+    })?;
+    Ok((steps, outcome))
+}
+
+/// The outcome in words: only a found capacity is called one.
+fn outcome_lines(outcome: &Outcome, by_user: bool) -> Vec<String> {
+    match *outcome {
+        Outcome::Found { capacity, broke_at } => vec![format!(
+            "maximum sustainable rate: {capacity:.1} iterations/s (the SLA held there and broke at {broke_at:.1}/s)"
+        )],
+        Outcome::NoBreakUpToMax { max } => vec![format!(
+            "no break found up to --max-rate {max:.1}/s: the SLA held at every rate tried, so the capacity is above {max:.1}/s (raise --max-rate to find it)"
+        )],
+        Outcome::FirstStepFailed { start } => vec![format!(
+            "the SLA already breaks at the start rate ({start:.1}/s): no capacity found, start lower"
+        )],
+        Outcome::Interrupted {
+            step,
+            rate,
+            highest_held,
+            lowest_broken,
+        } => {
+            let how = if by_user {
+                format!("interrupted at step {step} ({rate:.1}/s)")
             } else {
-                hi = mid;
-            }
-            steps.push(s);
+                format!(
+                    "step {step} ({rate:.1}/s) stopped early (an abort_on_fail threshold of the scenario failed; see its summary)"
+                )
+            };
+            let what = match (highest_held, lowest_broken) {
+                (Some(lo), Some(hi)) => format!(
+                    "the SLA held at {lo:.1}/s and broke at {hi:.1}/s: the capacity lies between them, less refined than asked"
+                ),
+                (Some(lo), None) => format!(
+                    "the highest rate that held so far is {lo:.1}/s, not a capacity: no rate had broken the SLA yet"
+                ),
+                _ => "no rate was completed: no capacity".to_string(),
+            };
+            vec![format!("{how}: {what}")]
         }
-        good = Some(lo);
     }
-    Ok((steps, good))
 }
 
 /// A break (or a plateau) while pado itself was saturated says nothing about the
@@ -217,7 +259,7 @@ fn generator_warning(steps: &[StepResult]) -> Option<String> {
         .map(|s| s.rate)
         .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.min(r))))?;
     Some(format!(
-        "{}: from {from:.1}/s on, pado itself was saturated or starved (see each step's summary.json `generator`); the capacity found may be pado's, not the target's: give pado more cores or split the load over more generators",
+        "{}: from {from:.1}/s on, pado itself was saturated or starved (see each step's summary.json `generator`); a break or limit seen from there on may be pado's, not the target's: give pado more cores or split the load over more generators",
         pado_report::GENERATOR_SATURATED
     ))
 }
@@ -237,14 +279,17 @@ pub fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
                 .join(", ")
         );
     }
-    let (steps, good) = search(&o, json)?;
+    let (steps, outcome) = search(&o, json)?;
+    let by_user = crate::run_cmd::interrupted_by_user();
     let warning = generator_warning(&steps);
     let limit_at_break = steps.iter().find(|s| !s.ok).and_then(|s| s.limit.clone());
     if json {
         outln!(
             "{}",
             serde_json::json!({
-                "max_sustainable_rate": good,
+                "max_sustainable_rate": outcome.capacity(),
+                "outcome": outcome,
+                "summary": outcome_lines(&outcome, by_user).join(" "),
                 "steps": steps,
                 "limit_at_break": limit_at_break,
                 "generator_warning": warning,
@@ -252,15 +297,8 @@ pub fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
             })
         );
     } else {
-        match good {
-            Some(r) => outln!(
-                "maximum sustainable rate: {r:.1} iterations/s (SLA holds; the next rate tried broke it)"
-            ),
-            None if steps.first().is_some_and(|s| !s.ok) => outln!(
-                "the SLA already breaks at the start rate ({}/s): start lower",
-                o.start
-            ),
-            None => outln!("no break found up to {}/s", o.max),
+        for l in outcome_lines(&outcome, by_user) {
+            outln!("{l}");
         }
         if let Some(l) = &limit_at_break {
             outln!("what limited the target where the SLA broke: {l}");
@@ -281,6 +319,8 @@ mod tests {
         StepResult {
             rate,
             rps: rate,
+            completed_after_hold: 0,
+            unfinished: 0,
             p95_ms: 1.0,
             error_rate: 0.0,
             dropped: 0.0,

@@ -132,6 +132,11 @@ fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
         overwrite: f.overwrite,
         ..Default::default()
     };
+    let plan =
+        pado_analysis::capacity::SearchPlan::new(f.start_rate, f.factor, f.max_rate, f.refine)
+            .map_err(|e| {
+                exit::Failure::invalid(format!("--start-rate/--max-rate/--factor: {e}"))
+            })?;
     let out = match &f.out {
         Some(p) => run_cmd::user_out_dir(p, f.overwrite)?,
         None => run_cmd::new_out_dir("capacity")?,
@@ -139,11 +144,10 @@ fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
     find_capacity::run(
         find_capacity::CapacityOptions {
             base,
+            plan,
             start: f.start_rate,
             factor: f.factor,
-            max: f.max_rate,
             hold,
-            refine: f.refine,
             sla,
             max_dropped: 0.01,
             out,
@@ -411,6 +415,7 @@ pub(crate) fn parse_windows(
             end_s: end,
             label: name.trim().to_string(),
             target: 0.0,
+            from: None,
         });
     }
     Ok(out)

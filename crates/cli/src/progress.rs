@@ -78,6 +78,10 @@ impl Progress {
         } else if self.has_thresholds {
             line.push_str("  thresholds ok");
         }
+        if let Some(d) = dropped_now(r, totals) {
+            // Said as it happens: the run is not sending the load it was asked to.
+            line.push_str(&format!("  !! {d}"));
+        }
         if let Some(why) = r.generator.as_ref().and_then(generator_pressure) {
             // Said while it happens, not only in the summary.
             line.push_str(&format!("  !! pado {why}"));
@@ -102,6 +106,21 @@ impl Progress {
             let _ = writeln!(std::io::stderr());
         }
     }
+}
+
+/// Arrivals dropped this second, with the run's share so far, the pool and the
+/// knob (`None` when this second dropped nothing).
+fn dropped_now(r: &SecondRecord, totals: &Totals) -> Option<String> {
+    let now: u64 = r.scenarios.iter().map(|s| s.dropped).sum();
+    if now == 0 {
+        return None;
+    }
+    let sc = totals.all_scenarios();
+    Some(pado_report::summary::dropped_words(
+        sc.dropped,
+        sc.iterations + sc.interrupted,
+        r.vus_max,
+    ))
 }
 
 /// Whether pado itself was under pressure this second, in a few words (the
@@ -147,5 +166,32 @@ mod tests {
         g.busy_max = 0.99;
         g.span_ns = 100_000_000;
         assert_eq!(generator_pressure(&g), None, "partial flush");
+    }
+
+    #[test]
+    fn dropped_arrivals_are_said_as_they_happen() {
+        let mut totals = Totals::default();
+        let sec = |t: u32, dropped: u64| {
+            let mut r = SecondRecord::new(t);
+            let mut sc = pado_metrics::ScenarioStats::new("s");
+            sc.iterations = 42;
+            sc.dropped = dropped;
+            r.absorb(pado_metrics::Interval {
+                vus: 5,
+                vus_max: 5,
+                scenarios: vec![sc],
+                ..Default::default()
+            });
+            r
+        };
+        let quiet = sec(0, 0);
+        totals.add_second(&quiet);
+        assert_eq!(dropped_now(&quiet, &totals), None);
+        let busy = sec(1, 58);
+        totals.add_second(&busy);
+        assert_eq!(
+            dropped_now(&busy, &totals).as_deref(),
+            Some("41% of the planned arrivals (58 of 142) were never sent: the VU pool (max 5) was exhausted; raise --max-vus (or max_vus in the file)")
+        );
     }
 }

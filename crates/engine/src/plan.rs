@@ -167,6 +167,10 @@ pub struct RequestPlan {
     pub form: RequestForm,
     /// HEAD request.
     pub is_head: bool,
+    /// Whether the request may be sent again on a fresh connection when a reused one
+    /// turns out to have been closed by the server (see [`crate::http::exchange`]):
+    /// idempotent methods (RFC 9110 §9.2.2) and requests with an `Idempotency-Key`.
+    pub resend_safe: bool,
     /// Timeout.
     pub timeout: Duration,
     /// Whether checks or extraction need the body.
@@ -953,6 +957,8 @@ impl Builder<'_> {
             origin,
             form,
             is_head: method == "HEAD",
+            resend_safe: crate::http::idempotent_method(&method)
+                || has(&headers, "idempotency-key"),
             timeout: timeout
                 .or(d.timeout.map(|t| t.get()))
                 .unwrap_or(DEFAULT_TIMEOUT),
@@ -1108,6 +1114,7 @@ impl RunPlan {
                     end_s: (s.start_time + w.end).as_secs_f64(),
                     label: w.label(),
                     target: w.to,
+                    from: Some(w.from),
                 });
             }
         }

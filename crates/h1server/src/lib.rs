@@ -269,10 +269,12 @@ async fn read_chunked<S: AsyncRead + Unpin>(
         if size == 0 {
             break;
         }
-        if body.len() as u64 + size > max_body {
+        // Compared without adding: a chunk-size line may say up to 2^64 - 1
+        // (`ffffffffffffffff`), and `body.len() + size` would overflow.
+        if size > max_body.saturating_sub(body.len() as u64) {
             return Err(ReadError::Malformed(413, "request body too large"));
         }
-        // Safe: size <= max_body.
+        // Safe: size <= max_body, which the caller keeps within memory.
         let size = size as usize;
         while buf.len() < pos + size + 2 {
             if fill(s, buf).await? == 0 {
@@ -315,7 +317,11 @@ async fn read_chunked<S: AsyncRead + Unpin>(
 pub fn split_target(target: &str) -> (String, Vec<(String, String)>) {
     let mut rest = target;
     for scheme in ["http://", "https://"] {
-        if rest.len() >= scheme.len() && rest[..scheme.len()].eq_ignore_ascii_case(scheme) {
+        // Compared as bytes: the target may hold UTF-8 whose character boundaries
+        // do not fall at `scheme.len()` (slicing the `str` there would panic).
+        let head = rest.as_bytes().get(..scheme.len());
+        if head.is_some_and(|h| h.eq_ignore_ascii_case(scheme.as_bytes())) {
+            // Safe: the first `scheme.len()` bytes are ASCII, so this is a boundary.
             let after = &rest[scheme.len()..];
             rest = match after.find(['/', '?']) {
                 Some(i) => &after[i..],
@@ -419,6 +425,79 @@ mod tests {
         assert!(!keep_alive(1, &h("close")));
         assert!(!keep_alive(0, &[]));
         assert!(keep_alive(0, &h("Keep-Alive")));
+    }
+
+    /// Reads one request from `raw` (the peer then closes its side).
+    fn read_raw(raw: &[u8], max_body: u64) -> Result<Option<Request>, ReadError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (mut client, mut server) = tokio::io::duplex(64 * 1024);
+            client.write_all(raw).await.unwrap();
+            drop(client);
+            let mut buf = Vec::new();
+            read_request(&mut server, &mut buf, max_body).await
+        })
+    }
+
+    fn status_of(r: Result<Option<Request>, ReadError>) -> Option<u16> {
+        match r {
+            Err(ReadError::Malformed(code, _)) => Some(code),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn huge_chunk_sizes_are_refused_not_panicking() {
+        let head = "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+        for chunks in [
+            "ffffffffffffffff\r\nabc\r\n0\r\n\r\n",
+            "FFFFFFFFFFFFFFFF;ext=1\r\nabc\r\n0\r\n\r\n",
+            // a small chunk first, then one that only overflows when added to it
+            "3\r\nabc\r\nfffffffffffffffe\r\nabc\r\n0\r\n\r\n",
+            "8000000000000000\r\n",
+        ] {
+            let r = read_raw(format!("{head}{chunks}").as_bytes(), MAX_BODY);
+            assert_eq!(status_of(r), Some(413), "{chunks:?}");
+        }
+        // More hex digits than fit in 64 bits: not a size at all.
+        let r = read_raw(
+            format!("{head}10000000000000000\r\nabc\r\n0\r\n\r\n").as_bytes(),
+            MAX_BODY,
+        );
+        assert_eq!(status_of(r), Some(400));
+        // A chunk-size just at the limit is still read.
+        let r = read_raw(
+            format!("{head}3;name=value\r\nabc\r\n0\r\n\r\n").as_bytes(),
+            3,
+        );
+        assert_eq!(r.unwrap().unwrap().body, b"abc");
+    }
+
+    #[test]
+    fn huge_content_lengths_are_refused() {
+        let r = read_raw(
+            b"POST /x HTTP/1.1\r\nContent-Length: 18446744073709551615\r\n\r\n",
+            MAX_BODY,
+        );
+        assert_eq!(status_of(r), Some(413));
+        let r = read_raw(
+            b"POST /x HTTP/1.1\r\nContent-Length: 18446744073709551616\r\n\r\n",
+            MAX_BODY,
+        );
+        assert_eq!(status_of(r), Some(400));
+    }
+
+    #[test]
+    fn non_ascii_targets_do_not_panic() {
+        // "http:/" then a 3-byte character: byte 7 is inside it.
+        let (path, _) = split_target("http:/\u{d55c}x");
+        assert_eq!(path, "http:/\u{d55c}x");
+        assert_eq!(
+            split_target("\u{d55c}\u{d55c}\u{d55c}").0,
+            "\u{d55c}\u{d55c}\u{d55c}"
+        );
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub use observed::{
 };
 pub use result_dir::{
     ClaimError, ResultDir, ResultError, RunMeta, ScenarioMeta, StageMark, ThresholdSpec,
-    TimelineWriter, FORMAT_VERSION, LOCK_FILE, PADO_FILES,
+    TimelineRead, TimelineWriter, FORMAT_VERSION, LOCK_FILE, PADO_FILES,
 };
 pub use sample::{Phases, RequestSample};
 pub use series::{

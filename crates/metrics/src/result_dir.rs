@@ -74,6 +74,28 @@ pub struct StageMark {
     pub label: String,
     /// The target the stage ramps or holds to (VUs or iterations per second).
     pub target: f64,
+    /// The level at the stage's start (VUs or iterations per second): equal to
+    /// `target` for a hold, which is what tells the analysis where the load was
+    /// steady (latency drift is measured only there). `None` for user windows
+    /// (`--window`) and in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<f64>,
+}
+
+impl StageMark {
+    /// Whether the load held steady through this stage: a hold of an executor
+    /// (`from == target`; for files without `from`, the `hold …` label pado wrote).
+    pub fn is_hold(&self) -> bool {
+        match self.from {
+            Some(f) => (f - self.target).abs() < 1e-9,
+            None => self.label.starts_with("hold "),
+        }
+    }
+
+    /// Whether this is a stage of an executor (not a window the user named).
+    pub fn is_executor_stage(&self) -> bool {
+        self.from.is_some() || self.label.starts_with("hold ") || self.label.starts_with("ramp ")
+    }
 }
 
 /// Metadata of one run: what `run.json` holds.
@@ -166,6 +188,34 @@ pub enum ClaimError {
     /// File system trouble.
     #[error(transparent)]
     Io(#[from] ResultError),
+}
+
+/// What a read of `timeline.jsonl` ([`ResultDir::for_each_second`]) found besides the
+/// seconds themselves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimelineRead {
+    /// Seconds read (lines handed on).
+    pub seconds: usize,
+    /// `t` of the last second read.
+    pub last_t: Option<u32>,
+    /// 1-based line number of a half-written last line that was left out (the writer
+    /// was killed while writing it).
+    pub torn_line: Option<usize>,
+}
+
+/// Whether nothing but whitespace is left in `rd`.
+fn only_blank_left(rd: &mut impl BufRead) -> std::io::Result<bool> {
+    loop {
+        let buf = rd.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(true);
+        }
+        if !buf.iter().all(u8::is_ascii_whitespace) {
+            return Ok(false);
+        }
+        let n = buf.len();
+        rd.consume(n);
+    }
 }
 
 /// Handle on a result directory being written or read.
@@ -344,19 +394,26 @@ impl ResultDir {
     /// in file order, so only one [`SecondRecord`] (and one line of text) is alive at a
     /// time whatever the length of the run. An error from `f` stops the read and is
     /// reported as a format error on that line.
+    ///
+    /// A **last** line whose JSON ends early is what a writer killed mid-line leaves
+    /// (`kill -9`, a crash, a full disk): it is left out and reported in
+    /// [`TimelineRead::torn_line`] rather than making the whole run unreadable. The
+    /// same damage on any other line, or a last line that is complete but wrong, is
+    /// still an error naming the line.
     pub fn for_each_second(
         &self,
         mut f: impl FnMut(SecondRecord) -> Result<(), String>,
-    ) -> Result<(), ResultError> {
+    ) -> Result<TimelineRead, ResultError> {
         let p = self.path.join(TIMELINE_FILE);
         let file = File::open(&p).map_err(io_err(&p))?;
         let mut rd = BufReader::with_capacity(256 * 1024, file);
         let mut line = String::new();
         let mut no = 0usize;
+        let mut read = TimelineRead::default();
         loop {
             line.clear();
             if rd.read_line(&mut line).map_err(io_err(&p))? == 0 {
-                return Ok(());
+                return Ok(read);
             }
             no += 1;
             if line.trim().is_empty() {
@@ -367,10 +424,21 @@ impl ResultDir {
                 line: no,
                 message,
             };
-            let wire: WireSecond =
-                serde_json::from_str(&line).map_err(|e| at_line(e.to_string()))?;
+            // Without the line end: a line torn inside a string must read as ending
+            // early, not as a string holding a newline.
+            let wire: WireSecond = match serde_json::from_str(line.trim_end()) {
+                Ok(w) => w,
+                Err(e) if e.is_eof() && only_blank_left(&mut rd).map_err(io_err(&p))? => {
+                    read.torn_line = Some(no);
+                    return Ok(read);
+                }
+                Err(e) => return Err(at_line(e.to_string())),
+            };
             let rec = wire.into_record().map_err(at_line)?;
+            let t = rec.t;
             f(rec).map_err(at_line)?;
+            read.seconds += 1;
+            read.last_t = Some(t);
         }
     }
 
@@ -525,12 +593,19 @@ struct WireSeries {
     check_failed: u64,
     bytes_sent: u64,
     bytes_received: u64,
+    /// Absent when 0 (and in files written before it existed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    reconnects: u64,
     #[serde(default)]
     status: BTreeMap<String, u64>,
     #[serde(default)]
     errors: BTreeMap<String, u64>,
     #[serde(default)]
     hist: BTreeMap<String, String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Serialize, Deserialize)]
@@ -638,6 +713,7 @@ impl WireSeries {
             check_failed: s.check_failed,
             bytes_sent: s.bytes_sent,
             bytes_received: s.bytes_received,
+            reconnects: s.reconnects,
             status: s
                 .status_sorted()
                 .into_iter()
@@ -655,6 +731,7 @@ impl WireSeries {
         s.check_failed = self.check_failed;
         s.bytes_sent = self.bytes_sent;
         s.bytes_received = self.bytes_received;
+        s.reconnects = self.reconnects;
         for (code, n) in self.status {
             let c: u16 = code
                 .parse()
@@ -708,9 +785,11 @@ mod tests {
                     ..Default::default()
                 },
                 bytes_received: 7,
+                reconnected: i % 100 == 0,
                 ..Default::default()
             });
         }
+        assert_eq!(s.reconnects, 5);
         s.record(&RequestSample {
             error: Some(ErrorKind::Timeout),
             failed: true,
@@ -786,6 +865,69 @@ mod tests {
         let d = ResultDir::open(dir.path()).unwrap();
         assert!(matches!(d.read_meta(), Err(ResultError::Version { .. })));
         assert!(ResultDir::open(dir.path().join("nope")).is_err());
+        let _ = fs::remove_dir_all(dir.path());
+    }
+
+    /// A timeline whose writer was killed mid-line: the complete seconds load, the
+    /// torn last line is reported, not fatal.
+    #[test]
+    fn a_torn_last_line_is_left_out_and_reported() {
+        let dir = ResultDir::create(tmpdir("torn")).unwrap();
+        let mut w = dir.timeline_writer().unwrap();
+        let mut rec = SecondRecord::default();
+        for t in 0..3 {
+            rec.t = t;
+            rec.vus = t + 1;
+            w.write(&rec).unwrap();
+        }
+        drop(w);
+        let full = fs::read_to_string(dir.path().join(TIMELINE_FILE)).unwrap();
+        let third = full.lines().nth(2).unwrap();
+        // Cut inside the last line at every position (with and without a newline
+        // after the cut): two seconds and the torn line number.
+        let two = full.len() - third.len() - 1;
+        for cut in 1..third.len() {
+            for tail in ["", "\n", " \n\n"] {
+                let text = format!("{}{}{tail}", &full[..two], &third[..cut]);
+                fs::write(dir.path().join(TIMELINE_FILE), &text).unwrap();
+                let mut ts = Vec::new();
+                let read = dir
+                    .for_each_second(|r| {
+                        ts.push(r.t);
+                        Ok(())
+                    })
+                    .unwrap_or_else(|e| panic!("{text:?}: {e}"));
+                assert_eq!(ts, [0, 1], "{text:?}");
+                assert_eq!(
+                    read,
+                    TimelineRead {
+                        seconds: 2,
+                        last_t: Some(1),
+                        torn_line: Some(3)
+                    },
+                    "{text:?}"
+                );
+            }
+        }
+        // An intact file reports no torn line.
+        fs::write(dir.path().join(TIMELINE_FILE), &full).unwrap();
+        let read = dir.for_each_second(|_| Ok(())).unwrap();
+        assert_eq!(
+            (read.seconds, read.last_t, read.torn_line),
+            (3, Some(2), None)
+        );
+        // The same cut in the middle of the file is corruption, named by its line.
+        let second = full.lines().nth(1).unwrap();
+        let one = full.lines().next().unwrap().len() + 1;
+        let text = format!("{}{}\n{third}\n", &full[..one], &second[..second.len() / 2]);
+        fs::write(dir.path().join(TIMELINE_FILE), &text).unwrap();
+        let e = dir.read_timeline().unwrap_err().to_string();
+        assert!(e.contains(":2:"), "{e}");
+        // A complete last line that is wrong is not a torn line either.
+        let text = format!("{}{{\"t\":\"x\"}}\n", &full[..two]);
+        fs::write(dir.path().join(TIMELINE_FILE), &text).unwrap();
+        let e = dir.read_timeline().unwrap_err().to_string();
+        assert!(e.contains(":3:"), "{e}");
         let _ = fs::remove_dir_all(dir.path());
     }
 

@@ -45,4 +45,7 @@ pub struct RequestSample {
     pub bytes_sent: u64,
     /// Response bytes read from the socket (head and body, before chunk decoding).
     pub bytes_received: u64,
+    /// The request was sent again on a new connection because the server had closed
+    /// the kept-alive one before answering (a reconnect, not a failure).
+    pub reconnected: bool,
 }

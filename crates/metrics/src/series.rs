@@ -108,6 +108,10 @@ pub struct SeriesStats {
     pub bytes_sent: u64,
     /// Bytes read.
     pub bytes_received: u64,
+    /// Requests sent again on a new connection because the server had closed the
+    /// kept-alive one before answering: not failures, but worth knowing (the server
+    /// closes connections without `Connection: close`).
+    pub reconnects: u64,
     /// Responses by status code, sorted by code (a handful of entries).
     pub status: Vec<(u16, u64)>,
     /// Transport failures by [`ErrorKind::index`].
@@ -138,6 +142,7 @@ impl SeriesStats {
         }
         self.bytes_sent += s.bytes_sent;
         self.bytes_received += s.bytes_received;
+        self.reconnects += u64::from(s.reconnected);
         if let Some(e) = s.error {
             self.errors[e.index()] += 1;
         } else {
@@ -173,6 +178,7 @@ impl SeriesStats {
         self.check_failed += o.check_failed;
         self.bytes_sent += o.bytes_sent;
         self.bytes_received += o.bytes_received;
+        self.reconnects += o.reconnects;
         for &(code, n) in &o.status {
             self.bump_status(code, n);
         }

@@ -263,6 +263,7 @@ async fn scrape_one(t: &mut Target, t0: Instant, timeout: Duration) -> ScrapeOut
         RequestRef {
             bytes: &t.request,
             is_head: false,
+            resend_safe: true,
             timeout,
             keep_body: Some((&mut t.body, MAX_BODY)),
             keep_head: None,

@@ -80,6 +80,7 @@ fn gen(dir: &str, seconds: u32) {
         end_s,
         label: label.into(),
         target: 50.0,
+        from: Some(50.0),
     };
     d.write_meta(&RunMeta {
         format: "pado-result".into(),

@@ -1,4 +1,4 @@
-//! `pado compare`: seed 002's comparison table (metric, baseline, candidate, change %,
+//! `pado compare`: the comparison table (metric, baseline, candidate, change %,
 //! better/worse) for throughput, error rate, latency and TTFB, overall, per step and
 //! per stage, with each change tested against the noise of the per-second values
 //! (the method is named in the output). Reads result directories only.
@@ -15,14 +15,60 @@ use crate::timeline::{PointStats, SecondPoint};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// Significant, in the good direction.
+    /// The seconds shifted significantly, in the good direction, and the run's
+    /// overall figure moved the same way.
     Better,
-    /// Significant, in the bad direction.
+    /// The seconds shifted significantly, in the bad direction, and the run's
+    /// overall figure moved the same way.
     Worse,
     /// Not distinguishable from the per-second noise.
     WithinNoise,
-    /// No per-second samples to test (or no value).
+    /// Too few (effective) seconds for the test to tell anything, however large the
+    /// change: "within noise" would be a claim it cannot make.
+    TooFewSeconds,
+    /// Most seconds did not shift, but the overall figure moved by more than the
+    /// baseline's whole per-second spread: the change comes from a few seconds
+    /// (an error burst, a stall), which the rank test does not weigh.
+    FewSeconds,
+    /// The seconds shifted significantly one way while the run's overall figure
+    /// moved the other: neither better nor worse.
+    Mixed,
+    /// No per-second samples to test (a single value such as the maximum, or no
+    /// value).
     NotTested,
+}
+
+impl Verdict {
+    /// The mark printed beside the change.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Verdict::Better => "▲ better",
+            Verdict::Worse => "▼ worse",
+            Verdict::WithinNoise => "~ within noise",
+            Verdict::TooFewSeconds => "? too few seconds",
+            Verdict::FewSeconds => "! a few seconds",
+            Verdict::Mixed => "≠ mixed",
+            Verdict::NotTested => "—",
+        }
+    }
+
+    /// What the mark means, for the legend under the table.
+    fn meaning(self) -> &'static str {
+        match self {
+            Verdict::Better | Verdict::Worse => {
+                "the seconds shifted significantly and the overall figure moved the same way"
+            }
+            Verdict::WithinNoise => "no shift beyond the per-second noise",
+            Verdict::TooFewSeconds => {
+                "too few seconds to judge (even a complete separation would not be significant)"
+            }
+            Verdict::FewSeconds => {
+                "most seconds did not shift, but the overall figure moved by more than the baseline's whole per-second range: the change comes from a few seconds"
+            }
+            Verdict::Mixed => "the seconds shifted one way and the overall figure the other",
+            Verdict::NotTested => "a single value (such as the maximum) or no value: not tested",
+        }
+    }
 }
 
 /// One metric across the runs.
@@ -54,6 +100,9 @@ pub struct Comparison {
     /// Per run, the component its bottleneck table named as the limit (runs that
     /// observed the target): a fix shows as the limit moving elsewhere.
     pub limits: Vec<Option<String>>,
+    /// Ways the runs differ other than the change under test (name, load shape,
+    /// duration): a comparison of different tests measures the tests, not the change.
+    pub warnings: Vec<String>,
 }
 
 /// One run as the comparison reads it.
@@ -91,25 +140,15 @@ fn row(
     let mut p_values = Vec::new();
     for d in &data[1..] {
         let change = match (base.0, d.0) {
-            (Some(a), Some(b)) if a != 0.0 => Some((b - a) / a * 100.0),
+            (Some(a), Some(b)) if a != 0.0 && a.is_finite() && b.is_finite() => {
+                Some((b - a) / a * 100.0)
+            }
             _ => None,
         };
         changes.push(change);
-        let test = mann_whitney(&base.1, &d.1);
-        let tested = base.1.len() >= 3 && d.1.len() >= 3;
-        p_values.push(tested.then_some(test.p_value));
-        let verdict = match (tested, test.significant, base.0, d.0) {
-            (false, _, _, _) | (_, _, None, _) | (_, _, _, None) => Verdict::NotTested,
-            (true, false, _, _) => Verdict::WithinNoise,
-            (true, true, Some(a), Some(b)) => {
-                if (b > a) == higher_is_better {
-                    Verdict::Better
-                } else {
-                    Verdict::Worse
-                }
-            }
-        };
+        let (verdict, p) = judge(base, d, higher_is_better);
         verdicts.push(verdict);
+        p_values.push(p);
     }
     CompareRow {
         scope: scope.to_string(),
@@ -119,6 +158,61 @@ fn row(
         verdicts,
         p_values,
     }
+}
+
+/// The verdict on one row for one candidate: the rank test on the per-second
+/// samples decides significance *and* direction; the overall figures must agree
+/// with that direction to make it better or worse.
+fn judge(
+    base: &(Option<f64>, Vec<f64>),
+    cand: &(Option<f64>, Vec<f64>),
+    higher_is_better: bool,
+) -> (Verdict, Option<f64>) {
+    let (Some(a), Some(b)) = (base.0, cand.0) else {
+        return (Verdict::NotTested, None);
+    };
+    if !(a.is_finite() && b.is_finite()) {
+        return (Verdict::NotTested, None);
+    }
+    let test = mann_whitney(&base.1, &cand.1);
+    if test.n.0 == 0 || test.n.1 == 0 {
+        return (Verdict::NotTested, None);
+    }
+    if !test.judged {
+        return (Verdict::TooFewSeconds, None);
+    }
+    let p = Some(test.p_value);
+    if !test.significant {
+        // The baseline's whole per-second range: an overall change beyond it is not
+        // noise, even when most seconds did not move.
+        let finite = base.1.iter().copied().filter(|v| v.is_finite());
+        let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        let beyond = (b - a).abs() > (hi - lo) && b != a;
+        return (
+            if beyond {
+                Verdict::FewSeconds
+            } else {
+                Verdict::WithinNoise
+            },
+            p,
+        );
+    }
+    let Some(up) = test.candidate_higher() else {
+        return (Verdict::WithinNoise, p);
+    };
+    if b != a && (b > a) != up {
+        return (Verdict::Mixed, p);
+    }
+    (
+        if up == higher_is_better {
+            Verdict::Better
+        } else {
+            Verdict::Worse
+        },
+        p,
+    )
 }
 
 /// Per-second samples of one row of a point (all, or one step).
@@ -139,6 +233,85 @@ fn limits_of(sides: &[Side<'_>]) -> Vec<Option<String>> {
         .collect()
 }
 
+/// Letter of run `i` in the output (A is the baseline).
+fn letter(i: usize) -> char {
+    (b'A' + (i.min(25)) as u8) as char
+}
+
+/// The load a run applied, in words: one entry per scenario (executor and its
+/// parameters, which include VUs or rates and durations) and per stage window.
+fn load_shape(m: &pado_metrics::RunMeta) -> Vec<String> {
+    let mut out: Vec<String> = m
+        .scenarios
+        .iter()
+        .map(|s| format!("{}: {} {}", s.name, s.executor, s.description))
+        .collect();
+    out.extend(m.stages.iter().map(|st| {
+        format!(
+            "{} stage {}: {} ({:.0}–{:.0} s)",
+            st.scenario,
+            st.index + 1,
+            st.label,
+            st.start_s,
+            st.end_s
+        )
+    }));
+    out
+}
+
+/// Differences between the baseline and each other run that are not the change
+/// under test.
+fn shape_warnings(sides: &[Side<'_>]) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(base) = sides.first() else {
+        return out;
+    };
+    let bm = &base.run.meta;
+    for (i, s) in sides.iter().enumerate().skip(1) {
+        let (m, l) = (&s.run.meta, letter(i));
+        if m.name != bm.name {
+            out.push(format!(
+                "the runs are different tests: A is `{}`, {l} is `{}`",
+                bm.name, m.name
+            ));
+        }
+        let (sa, sb) = (load_shape(bm), load_shape(m));
+        if sa != sb {
+            let only = |x: &[String], y: &[String]| {
+                x.iter()
+                    .filter(|v| !y.contains(v))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            out.push(format!(
+                "the load shapes differ: A ran {}, {l} ran {}",
+                or_nothing(only(&sa, &sb)),
+                or_nothing(only(&sb, &sa))
+            ));
+        }
+        let (da, db) = (bm.duration_s, m.duration_s);
+        if da.is_finite() && db.is_finite() && (da - db).abs() > (0.1 * da.max(db)).max(1.0) {
+            out.push(format!(
+                "the runs lasted differently: A {da:.1} s, {l} {db:.1} s"
+            ));
+        }
+        if m.interrupted != bm.interrupted {
+            let who = if m.interrupted { l } else { 'A' };
+            out.push(format!("run {who} was stopped early"));
+        }
+    }
+    out
+}
+
+fn or_nothing(s: String) -> String {
+    if s.is_empty() {
+        "nothing else".into()
+    } else {
+        format!("`{s}`")
+    }
+}
+
 /// Compare runs against the first.
 pub fn compare(sides: &[Side<'_>]) -> Comparison {
     let mut rows = Vec::new();
@@ -148,6 +321,7 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
             method: METHOD.into(),
             rows,
             limits: limits_of(sides),
+            warnings: Vec::new(),
         };
     }
     let all = |p: &SecondPoint| Some(p.all);
@@ -190,11 +364,10 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
     ));
     type Q = fn(&crate::timeline::PointLatency) -> u64;
     type Total = fn(&Summary) -> f64;
-    let quantiles: [(&str, Total, Q); 4] = [
+    let quantiles: [(&str, Total, Q); 3] = [
         ("latency p50 ms", |s| s.latency_ms.p50, |l| l.p50_us),
         ("latency p95 ms", |s| s.latency_ms.p95, |l| l.p95_us),
         ("latency p99 ms", |s| s.latency_ms.p99, |l| l.p99_us),
-        ("latency max ms", |s| s.latency_ms.max, |l| l.max_us),
     ];
     for (name, total, per_second) in quantiles {
         rows.push(row(
@@ -210,6 +383,15 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
             }),
         ));
     }
+    // The maximum is one request of the whole run: a single value with no spread
+    // to test against, shown without a mark.
+    rows.push(row(
+        "overall",
+        "latency max ms",
+        false,
+        sides,
+        Box::new(move |s| (Some(s.summary.latency_ms.max), Vec::new())),
+    ));
     // TTFB: the run's percentiles, tested on the per-second mean TTFB (what the
     // timeline keeps per second).
     type Ttfb = fn(&pado_metrics::LatencySummary) -> f64;
@@ -325,6 +507,7 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
         method: METHOD.into(),
         rows,
         limits: limits_of(sides),
+        warnings: shape_warnings(sides),
     }
 }
 
@@ -344,18 +527,18 @@ pub fn render_compare(c: &Comparison) -> String {
     for (i, r) in c.runs.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  {} {}{}",
-            if i == 0 {
-                "A (baseline)"
-            } else {
-                &"BCDEFGH"[i - 1..i]
-            },
+            "  {}{} {}{}",
+            letter(i),
+            if i == 0 { " (baseline)" } else { "" },
             r,
             match c.limits.get(i).and_then(|l| l.as_ref()) {
                 Some(l) => format!("   limit: {l}"),
                 None => String::new(),
             }
         );
+    }
+    for w in &c.warnings {
+        let _ = writeln!(out, "  !! {w}");
     }
     let _ = writeln!(out);
     let mw = c
@@ -377,19 +560,29 @@ pub fn render_compare(c: &Comparison) -> String {
         }
         for (ch, vd) in r.changes.iter().zip(&r.verdicts) {
             let change = ch.map_or("-".to_string(), |x| format!("{x:+.1}%"));
-            let mark = match vd {
-                Verdict::Better => "▲ better",
-                Verdict::Worse => "▼ worse",
-                Verdict::WithinNoise => "~ within noise",
-                Verdict::NotTested => "",
-            };
-            let _ = write!(line, " {:>9} {:<14}", change, mark);
+            let _ = write!(line, " {:>9} {:<17}", change, vd.mark());
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
     let _ = writeln!(out);
+    for (mark, meaning) in legend(c) {
+        let _ = writeln!(out, "  {mark}: {meaning}");
+    }
     let _ = writeln!(out, "  significance: {}", c.method);
     out
+}
+
+/// The marks the table uses (beyond better/worse/within noise), with what they mean.
+fn legend(c: &Comparison) -> Vec<(&'static str, &'static str)> {
+    let mut seen = Vec::new();
+    for v in c.rows.iter().flat_map(|r| &r.verdicts) {
+        if !matches!(v, Verdict::Better | Verdict::Worse | Verdict::WithinNoise)
+            && !seen.contains(v)
+        {
+            seen.push(*v);
+        }
+    }
+    seen.iter().map(|v| (v.mark(), v.meaning())).collect()
 }
 
 /// The comparison as a self-contained HTML page (same table, for sharing).
@@ -410,7 +603,11 @@ pub fn render_compare_html(c: &Comparison) -> String {
             }
         );
     }
-    h.push_str("</ol>\n<table id=\"table-compare\"><thead><tr><th class=\"name\">metric</th>");
+    h.push_str("</ol>\n");
+    for w in &c.warnings {
+        let _ = writeln!(h, "<p class=\"worse\">{}</p>", esc(w));
+    }
+    h.push_str("<table id=\"table-compare\"><thead><tr><th class=\"name\">metric</th>");
     for r in &c.runs {
         let _ = write!(h, "<th>{}</th>", esc(r));
     }
@@ -434,12 +631,12 @@ pub fn render_compare_html(c: &Comparison) -> String {
             let _ = write!(h, "<td>{}</td>", fmt_v(*v));
         }
         for (ch, vd) in r.changes.iter().zip(&r.verdicts) {
-            let (class, word) = match vd {
-                Verdict::Better => ("better", "▲ better"),
-                Verdict::Worse => ("worse", "▼ worse"),
-                Verdict::WithinNoise => ("noise", "~ within noise"),
-                Verdict::NotTested => ("noise", ""),
+            let class = match vd {
+                Verdict::Better => "better",
+                Verdict::Worse => "worse",
+                _ => "noise",
             };
+            let word = vd.mark();
             let _ = write!(
                 h,
                 "<td>{}</td><td class=\"{class}\">{word}</td>",
@@ -448,9 +645,13 @@ pub fn render_compare_html(c: &Comparison) -> String {
         }
         h.push_str("</tr>\n");
     }
+    h.push_str("</tbody></table>\n");
+    for (mark, meaning) in legend(c) {
+        let _ = writeln!(h, "<p>{}: {}</p>", esc(mark), esc(meaning));
+    }
     let _ = write!(
         h,
-        "</tbody></table>\n<p>significance: {}</p>\n</body></html>\n",
+        "<p>significance: {}</p>\n</body></html>\n",
         esc(&c.method)
     );
     h
@@ -466,6 +667,12 @@ mod tests {
     /// A 60-second run whose per-second request count and latency are drawn around
     /// `rps` and `lat_ms` (deterministic noise from `seed`).
     fn synthetic(seed: u64, rps: f64, lat_ms: f64) -> LoadedRun {
+        shaped(seed, 60, "synthetic", |_| (rps, lat_ms))
+    }
+
+    /// A `secs`-second run named `name` whose second `t` has about `shape(t)` =
+    /// (requests, latency ms), with ±3% / ±15% deterministic noise from `seed`.
+    fn shaped(seed: u64, secs: u32, name: &str, shape: impl Fn(u32) -> (f64, f64)) -> LoadedRun {
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut noise = move || {
             x ^= x << 13;
@@ -474,7 +681,8 @@ mod tests {
             (x % 10_000) as f64 / 10_000.0 - 0.5
         };
         let mut seconds = Vec::new();
-        for t in 0..60u32 {
+        for t in 0..secs {
+            let (rps, lat_ms) = shape(t);
             let n = (rps * (1.0 + 0.06 * noise())).round() as u64;
             let mut s = SeriesStats::new(SeriesKey::named("home"));
             for _ in 0..n {
@@ -499,11 +707,27 @@ mod tests {
         let meta = RunMeta {
             format: "pado-result".into(),
             version: 1,
-            name: "synthetic".into(),
-            duration_s: 60.0,
+            name: name.into(),
+            duration_s: secs as f64,
             ..Default::default()
         };
         LoadedRun::from_seconds(meta, seconds)
+    }
+
+    /// Compare loaded runs (labels a, b, c, ...).
+    fn cmp(runs: &[&LoadedRun]) -> Comparison {
+        let summaries: Vec<Summary> = runs.iter().map(|r| crate::build(r).unwrap()).collect();
+        let sides: Vec<Side<'_>> = runs
+            .iter()
+            .zip(&summaries)
+            .enumerate()
+            .map(|(i, (run, summary))| Side {
+                label: format!("{}", (b'a' + i as u8) as char),
+                run,
+                summary,
+            })
+            .collect();
+        compare(&sides)
     }
 
     fn verdict(c: &Comparison, scope: &str, metric: &str, run: usize) -> Verdict {
@@ -570,5 +794,125 @@ mod tests {
         let html = render_compare_html(&cmp);
         assert!(html.contains("id=\"table-compare\"") && html.contains("class=\"better\""));
         assert!(text.contains("Mann-Whitney"));
+    }
+
+    #[test]
+    fn the_maximum_is_a_single_value_and_gets_no_mark() {
+        // Slower in every second: whatever the two maxima, no mark can be earned
+        // from one request each.
+        let a = synthetic(1, 1000.0, 20.0);
+        let b = synthetic(2, 1000.0, 26.0);
+        let c = cmp(&[&a, &b]);
+        assert_eq!(
+            verdict(&c, "overall", "latency max ms", 0),
+            Verdict::NotTested
+        );
+        assert_eq!(verdict(&c, "overall", "latency p50 ms", 0), Verdict::Worse);
+        let row = c
+            .rows
+            .iter()
+            .find(|r| r.metric == "latency max ms")
+            .unwrap();
+        assert_eq!(row.p_values[0], None);
+        let text = render_compare(&c);
+        let line = text.lines().find(|l| l.contains("latency max ms")).unwrap();
+        assert!(line.trim_end().ends_with('—'), "{line}");
+        assert!(text.contains("—: a single value"), "{text}");
+    }
+
+    #[test]
+    fn a_huge_change_over_three_seconds_is_too_few_to_judge() {
+        let a = shaped(1, 3, "t", |_| (100.0, 20.0));
+        let b = shaped(2, 3, "t", |_| (100.0, 6000.0));
+        let c = cmp(&[&a, &b]);
+        assert_eq!(
+            verdict(&c, "overall", "latency p95 ms", 0),
+            Verdict::TooFewSeconds
+        );
+        let change = c
+            .rows
+            .iter()
+            .find(|r| r.metric == "latency p95 ms")
+            .unwrap()
+            .changes[0];
+        assert!(change.unwrap() > 10_000.0, "{change:?}");
+        let text = render_compare(&c);
+        assert!(
+            text.contains("? too few seconds") && !text.contains("within noise"),
+            "{text}"
+        );
+        // Twenty seconds of the same: judged, and worse.
+        let a = shaped(1, 20, "t", |_| (100.0, 20.0));
+        let b = shaped(2, 20, "t", |_| (100.0, 6000.0));
+        let c = cmp(&[&a, &b]);
+        assert_eq!(verdict(&c, "overall", "latency p95 ms", 0), Verdict::Worse);
+    }
+
+    #[test]
+    fn a_burst_of_slow_seconds_is_not_called_noise() {
+        // Five stalled seconds of sixty: the run's p95 explodes, most seconds do not
+        // move.
+        let a = synthetic(1, 1000.0, 20.0);
+        let b = shaped(2, 60, "synthetic", |t| {
+            (1000.0, if t % 12 == 5 { 3000.0 } else { 20.0 })
+        });
+        let c = cmp(&[&a, &b]);
+        assert_eq!(
+            verdict(&c, "overall", "latency p95 ms", 0),
+            Verdict::FewSeconds
+        );
+        assert!(render_compare(&c).contains("! a few seconds"));
+        // Without the burst: within noise (see also the test above).
+        let b = synthetic(3, 1000.0, 20.0);
+        let c = cmp(&[&a, &b]);
+        assert_eq!(
+            verdict(&c, "overall", "latency p95 ms", 0),
+            Verdict::WithinNoise
+        );
+    }
+
+    #[test]
+    fn direction_and_significance_come_from_the_same_seconds() {
+        // Most seconds are 10% faster, but one in six nearly stops: the seconds
+        // shifted up while the run's mean went down. Neither better nor worse.
+        let a = synthetic(1, 1000.0, 20.0);
+        let b = shaped(2, 60, "synthetic", |t| {
+            (if t % 6 == 3 { 100.0 } else { 1100.0 }, 20.0)
+        });
+        let c = cmp(&[&a, &b]);
+        let row = c.rows.iter().find(|r| r.metric == "req/s (mean)").unwrap();
+        assert!(row.changes[0].unwrap() < 0.0, "{row:?}");
+        assert_eq!(row.verdicts[0], Verdict::Mixed, "{row:?}");
+        // Every second 10% faster: better, both ways.
+        let b = synthetic(3, 1100.0, 20.0);
+        let c = cmp(&[&a, &b]);
+        assert_eq!(verdict(&c, "overall", "req/s (mean)", 0), Verdict::Better);
+    }
+
+    #[test]
+    fn different_tests_and_load_shapes_are_warned_about() {
+        let with_shape = |mut r: LoadedRun, desc: &str| {
+            r.meta.scenarios = vec![pado_metrics::ScenarioMeta {
+                name: "default".into(),
+                executor: "constant-vus".into(),
+                description: desc.into(),
+                open_model: false,
+            }];
+            r
+        };
+        let a = with_shape(synthetic(1, 1000.0, 20.0), "8 VUs for 1m");
+        let b = with_shape(synthetic(2, 1000.0, 20.0), "8 VUs for 1m");
+        assert!(cmp(&[&a, &b]).warnings.is_empty());
+        let c = with_shape(shaped(3, 30, "other", |_| (1000.0, 20.0)), "64 VUs for 30s");
+        let cmp3 = cmp(&[&a, &b, &c]);
+        let w = cmp3.warnings.join("\n");
+        assert!(w.contains("A is `synthetic`, C is `other`"), "{w}");
+        assert!(
+            w.contains("64 VUs for 30s") && w.contains("8 VUs for 1m"),
+            "{w}"
+        );
+        assert!(w.contains("A 60.0 s, C 30.0 s"), "{w}");
+        assert!(!w.contains(" B "), "{w}");
+        assert!(render_compare(&cmp3).contains("!! the load shapes differ"));
     }
 }

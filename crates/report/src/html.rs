@@ -1663,6 +1663,7 @@ mod tests {
             end_s,
             label: label.into(),
             target,
+            from: Some(target),
         }
     }
 }

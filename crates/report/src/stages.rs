@@ -204,6 +204,7 @@ pub(crate) mod test_support {
             end_s,
             label: label.into(),
             target: 10.0,
+            from: Some(if label.starts_with("ramp") { 0.0 } else { 10.0 }),
         }
     }
 

@@ -84,6 +84,10 @@ pub struct Summary {
     pub rps: f64,
     /// Failures by category: `http_<code>`, transport kinds, `check_failed`.
     pub errors: BTreeMap<String, u64>,
+    /// Requests sent again on a new connection because the server had closed the
+    /// kept-alive one before answering (not failures; see `docs/result-format.md`).
+    #[serde(default)]
+    pub reconnects: u64,
     /// Responses by status code.
     pub status: BTreeMap<String, u64>,
     /// `http_req_duration` in ms.
@@ -119,12 +123,20 @@ pub struct Summary {
     /// Throughput percentiles over seconds and TTFB variability.
     #[serde(default)]
     pub stability: crate::stability::Stability,
-    /// Saturation analysis (runs with at least three load levels).
+    /// Saturation analysis: runs with at least three load levels over ten full
+    /// seconds or more while the load rose or held; `None` otherwise, and when the
+    /// generator was saturated (the figures would describe pado, not the target).
     #[serde(default)]
     pub saturation: Option<pado_analysis::saturation::Saturation>,
-    /// Trend of the per-second mean latency over the run (runs of 30 s or more).
+    /// Trend of the per-second mean latency in the steady-load period that says the
+    /// most (the notable drift with the largest change, else the longest period);
+    /// `None` when no period of steady load lasted long enough (30 s after a 5 s
+    /// warm-up). Ramps are never measured: latency rising with the load is not drift.
     #[serde(default)]
-    pub drift: Option<pado_analysis::drift::Drift>,
+    pub drift: Option<pado_analysis::drift::PeriodDrift>,
+    /// Drift in every steady-load period long enough to measure, in time order.
+    #[serde(default)]
+    pub drift_periods: Vec<pado_analysis::drift::PeriodDrift>,
     /// Which component limited the run, from the target's scraped metrics
     /// (absent when nothing was observed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,14 +206,42 @@ pub fn load_with_windows(
     let mut meta = dir.read_meta()?;
     meta.stages.extend(windows.iter().cloned());
     let mut fold = RunFold::new(meta);
-    dir.for_each_second(|rec| {
+    let read = dir.for_each_second(|rec| {
         fold.add_second(rec);
         Ok(())
     })?;
     let mut run = fold.finish();
+    recover_unfinished(&mut run.meta, &read);
     run.observations =
         pado_metrics::read_observations(dir.path(), &pado_analysis::attribution::wanted)?;
     Ok(run)
+}
+
+/// Make the figures of a run that pado did not finish writing honest.
+///
+/// `run.json` is written when the run starts with `duration_s: 0` and rewritten with
+/// the real length when it ends; a 0 that stayed means pado was killed or crashed.
+/// Every rate is "per second of the run", so the length becomes the seconds the
+/// timeline holds (each of them complete: a second is written only once every worker
+/// has reported past it), and the run is marked interrupted with a warning saying so.
+/// A half-written last timeline line (left out by the reader) is said too.
+fn recover_unfinished(meta: &mut RunMeta, read: &pado_metrics::TimelineRead) {
+    let mut said = Vec::new();
+    if meta.duration_s <= 0.0 {
+        let seconds = read.last_t.map_or(0, |t| t + 1);
+        meta.duration_s = f64::from(seconds);
+        meta.interrupted = true;
+        said.push(format!(
+            "the run was cut short at {seconds} s (pado did not finish writing it: killed or crashed); figures cover the seconds that were written"
+        ));
+    }
+    if let Some(line) = read.torn_line {
+        said.push(format!(
+            "timeline.jsonl line {line} was only half written and is left out (the second it held is missing from the figures)"
+        ));
+    }
+    // First: every figure below depends on it.
+    meta.warnings.splice(0..0, said);
 }
 
 /// Build the summary of a loaded run.
@@ -259,6 +299,13 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
             }
         }
     }
+    if all.reconnects > 0 {
+        warnings.push(format!(
+            "{} requests ({:.1}%) found their kept-alive connection already closed by the server and were sent again on a new connection (not failures; the time shows as connecting): the server closes connections without `Connection: close`",
+            all.reconnects,
+            all.reconnects as f64 * 100.0 / all.requests.max(1) as f64
+        ));
+    }
     let sc = totals.all_scenarios();
     let any_open = meta.scenarios.iter().any(|s| s.open_model);
     let any_closed = meta.scenarios.iter().any(|s| !s.open_model);
@@ -280,6 +327,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         },
         rps: all.requests as f64 / dur,
         errors: all.error_breakdown(),
+        reconnects: all.reconnects,
         status: all
             .status_sorted()
             .into_iter()
@@ -312,14 +360,10 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         vus_max: totals.vus_max_peak,
         stages: run.stages.clone(),
         stability: crate::stability::stability(&run.points, meta.duration_s),
-        saturation: saturation_of(run),
+        saturation: None,
         bottlenecks: None,
-        drift: pado_analysis::drift::drift(
-            &run.points
-                .iter()
-                .filter_map(|p| p.all.latency.map(|l| (p.t as f64, l.mean_us / 1000.0)))
-                .collect::<Vec<_>>(),
-        ),
+        drift: None,
+        drift_periods: drift_periods(run),
         generator: generator_check(run, any_open),
         verdict: Vec::new(),
         steps,
@@ -343,14 +387,20 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         scenarios: meta.scenarios.clone(),
         warnings,
     };
+    summary.drift = pado_analysis::drift::headline(&summary.drift_periods).cloned();
+    let generator_saturated = summary.generator.as_ref().is_some_and(|g| g.saturated);
+    if !generator_saturated {
+        // A saturated pado caps the load it sends: a knee would be pado's.
+        summary.saturation = saturation_of(run);
+    }
     summary.bottlenecks =
         bottlenecks_of(run, summary.saturation.as_ref(), summary.generator.as_ref());
     summary.verdict = verdict(&summary);
     if let Some(g) = summary.generator.as_ref().filter(|g| g.saturated) {
-        // First and loud: every other figure of the run is suspect.
+        // First and loud, and only here (the terminal shows it on top, the HTML report
+        // in a banner): every other figure of the run is suspect.
         let loud = format!("{GENERATOR_SATURATED}: {}", g.message);
-        summary.verdict.insert(0, loud.clone());
-        summary.warnings.insert(0, loud);
+        summary.verdict.insert(0, loud);
     }
     Ok(summary)
 }
@@ -410,7 +460,21 @@ fn generator_check(
 /// The load samples of a run for the saturation analysis: active VUs, requests and
 /// p95 of each second.
 fn saturation_of(run: &LoadedRun) -> Option<pado_analysis::saturation::Saturation> {
-    pado_analysis::saturation::analyse(&load_samples(run))
+    pado_analysis::saturation::analyse(&load_samples(run), run.meta.duration_s)
+}
+
+/// Latency drift within each period of steady load (run.json's hold stages, or runs
+/// of seconds at one VU count when the run has no stages).
+fn drift_periods(run: &LoadedRun) -> Vec<pado_analysis::drift::PeriodDrift> {
+    use pado_analysis::drift;
+    let loads: Vec<(u32, f64)> = run.points.iter().map(|p| (p.t, p.vus as f64)).collect();
+    let periods = drift::steady_periods(&run.meta.stages, &loads, run.meta.duration_s);
+    let latency: Vec<(f64, f64)> = run
+        .points
+        .iter()
+        .filter_map(|p| p.all.latency.map(|l| (p.t as f64, l.mean_us / 1000.0)))
+        .collect();
+    drift::drift_in_periods(&periods, &latency)
 }
 
 fn load_samples(run: &LoadedRun) -> Vec<pado_analysis::saturation::LoadSample> {
@@ -454,16 +518,23 @@ fn verdict(s: &Summary) -> Vec<String> {
             ));
         }
     }
-    if let Some(d) = s.drift.filter(|d| d.notable) {
+    if s.dropped_iterations > 0 {
+        out.push(dropped_sentence(s));
+    }
+    if let Some(d) = s.drift.as_ref().filter(|d| d.drift.notable) {
         out.push(format!(
-            "mean latency drifted {:+.1} ms per hour ({:+.0}% over the run, p = {:.3}): a soak signal; watch memory, pools and GC over time",
-            d.slope_per_hour,
-            d.relative_change * 100.0,
-            d.p_value
+            "under steady load ({}, {:.0}–{:.0} s), mean latency drifted {:+.0} ms per hour ({:+.0}% over the period, p = {:.3}): a soak signal; watch memory, pools and GC over time",
+            d.period.label,
+            d.period.start_s,
+            d.period.end_s,
+            d.drift.slope_per_hour,
+            d.drift.relative_change * 100.0,
+            d.drift.p_value
         ));
     }
+    use pado_analysis::saturation::Outcome;
     match &s.saturation {
-        Some(sat) if sat.throughput_knee_load < s.vus as f64 => {
+        Some(sat) if sat.outcome == Outcome::Knee => {
             out.push(format!(
                 "throughput stopped keeping up with the load at about {:.0} VUs (best {:.0} req/s){}; {}",
                 sat.throughput_knee_load,
@@ -475,7 +546,7 @@ fn verdict(s: &Summary) -> Vec<String> {
                 },
                 match sat.latency_knee_load {
                     Some(l) => format!("p95 turned upward at about {l:.0} VUs"),
-                    None => "p95 did not turn upward".into(),
+                    None => "p95 rose beyond it".into(),
                 }
             ));
             if let Some(r) = sat.recovery_s {
@@ -489,16 +560,16 @@ fn verdict(s: &Summary) -> Vec<String> {
                 None => out.push("next: find what limits the service at that load (CPU, worker or connection pools, GC; `observe:` the service's metrics and pado names it) and compare a fixed run with `pado compare`".into()),
             }
         }
-        Some(_) => out.push(format!(
-            "throughput kept rising up to {} VUs: the limit is above this test's load; ramp higher to find it",
-            s.vus
+        Some(sat) => out.push(format!(
+            "no saturation reached: throughput kept up with the load up to {:.0} VUs ({:.0} req/s) and latency held; the limit is above this test's load, ramp higher to find it",
+            sat.throughput_knee_load, sat.max_rps
         )),
         None => {}
     }
     let knee_found = s
         .saturation
         .as_ref()
-        .is_some_and(|sat| sat.throughput_knee_load < s.vus as f64);
+        .is_some_and(|sat| sat.outcome == Outcome::Knee);
     if let Some(b) = s.bottlenecks.as_ref().filter(|_| !knee_found) {
         if let Some(l) = &b.limit {
             out.push(format!("at peak load, {l} was already at its limit"));
@@ -507,12 +578,127 @@ fn verdict(s: &Summary) -> Vec<String> {
     out
 }
 
+/// Dropped iterations in the words users need: what share of the planned arrivals
+/// never went out, why, and the knob that fixes it. Without it a run that sent 40%
+/// of its load can read as a pass.
+pub fn dropped_sentence(s: &Summary) -> String {
+    dropped_words(
+        s.dropped_iterations,
+        s.iterations + s.iterations_interrupted,
+        s.vus_max,
+    )
+}
+
+/// `dropped` of `dropped + started` planned arrivals never sent, with a pool of at
+/// most `pool` VUs (shared by the summary and the live progress line).
+pub fn dropped_words(dropped: u64, started: u64, pool: u32) -> String {
+    let planned = (dropped + started).max(1) as f64;
+    let pct = dropped as f64 * 100.0 / planned;
+    let share = if pct >= 1.0 {
+        format!("{pct:.0}%")
+    } else {
+        format!("{pct:.1}%")
+    };
+    format!(
+        "{share} of the planned arrivals ({} of {}) were never sent: the VU pool (max {pool}) was exhausted; raise --max-vus (or max_vus in the file)",
+        crate::text::thousands(dropped),
+        crate::text::thousands(dropped + started),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::html::render_html;
     use crate::stages::test_support::*;
     use crate::text::{render, TextOptions};
+
+    fn tmpdir(name: &str) -> ResultDir {
+        let d = std::env::temp_dir().join(format!("pado-summary-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        ResultDir::create(d).unwrap()
+    }
+
+    /// `seconds` seconds of 100 requests each, then (if `torn`) the first half of one
+    /// more line, as a writer killed mid-line leaves it.
+    fn write_killed(dir: &ResultDir, m: &RunMeta, seconds: u32, torn: bool) {
+        dir.write_meta(m).unwrap();
+        let mut w = dir.timeline_writer().unwrap();
+        for t in 0..seconds {
+            w.write(&second(t, 4, vec![series("a", 100, 200, 2_000)]))
+                .unwrap();
+        }
+        drop(w);
+        if torn {
+            let other = tmpdir("killed-extra");
+            let mut w = other.timeline_writer().unwrap();
+            w.write(&second(seconds, 4, vec![series("a", 100, 200, 2_000)]))
+                .unwrap();
+            drop(w);
+            let line = std::fs::read_to_string(other.path().join("timeline.jsonl")).unwrap();
+            let _ = std::fs::remove_dir_all(other.path());
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(dir.path().join("timeline.jsonl"))
+                .unwrap();
+            std::io::Write::write_all(&mut f, &line.as_bytes()[..line.len() / 2]).unwrap();
+        }
+    }
+
+    /// A run whose pado was killed: run.json still says `duration_s: 0` (as written at
+    /// the start), the last line is torn. Rates are over the seconds written, the run
+    /// is marked interrupted and the summary says why.
+    #[test]
+    fn a_killed_run_is_summarised_over_the_seconds_written() {
+        let dir = tmpdir("killed");
+        write_killed(&dir, &meta("killed", 0.0), 12, true);
+        let r = load(&dir).unwrap();
+        assert_eq!(r.points.len(), 12);
+        assert_eq!(r.meta.duration_s, 12.0);
+        let s = build(&r).unwrap();
+        assert_eq!(s.requests, 1_200);
+        assert!((s.rps - 100.0).abs() < 1e-9, "{}", s.rps);
+        assert!((s.steps["a"].rps - 100.0).abs() < 1e-9);
+        assert_eq!(s.duration_s, 12.0);
+        assert!(s.interrupted);
+        assert!(
+            s.warnings[0].starts_with(
+                "the run was cut short at 12 s (pado did not finish writing it: killed or crashed)"
+            ),
+            "{:?}",
+            s.warnings
+        );
+        assert!(
+            s.warnings[1].contains("line 13 was only half written"),
+            "{:?}",
+            s.warnings
+        );
+        // All 12 seconds are complete: the stability figures use every one of them.
+        assert_eq!(s.stability.rps_p50, 100.0);
+        let text = render(&s, TextOptions { color: false });
+        assert!(text.contains("cut short at 12 s"), "{text}");
+
+        // Killed before the first second closed: nothing to rate, no division by 0.
+        write_killed(&dir, &meta("killed", 0.0), 0, true);
+        let s = build(&load(&dir).unwrap()).unwrap();
+        assert_eq!((s.requests, s.rps, s.duration_s), (0, 0.0, 0.0));
+        assert!(
+            s.warnings[0].contains("cut short at 0 s"),
+            "{:?}",
+            s.warnings
+        );
+
+        // A finished run keeps its length; a torn last line is still said.
+        write_killed(&dir, &meta("done", 12.5), 12, true);
+        let s = build(&load(&dir).unwrap()).unwrap();
+        assert_eq!(s.duration_s, 12.5);
+        assert!(!s.interrupted);
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(s.warnings[0].contains("line 13"), "{:?}", s.warnings);
+        write_killed(&dir, &meta("done", 12.5), 12, false);
+        assert!(build(&load(&dir).unwrap()).unwrap().warnings.is_empty());
+        let _ = std::fs::remove_dir_all(dir.path());
+    }
 
     /// Ten seconds on two workers: worker 0 at `busy0`, its loop's tail `lag_us` late;
     /// worker 1 idle.
@@ -545,14 +731,16 @@ mod tests {
             "{:?}",
             s.verdict
         );
+        // Said once: not again among the warnings.
         assert!(
-            s.warnings[0].starts_with(GENERATOR_SATURATED),
+            !s.warnings.iter().any(|w| w.contains(GENERATOR_SATURATED)),
             "{:?}",
             s.warnings
         );
         assert!(s.verdict[0].contains("for 10 of 10 s"), "{}", s.verdict[0]);
 
         let text = render(&s, TextOptions { color: false });
+        assert_eq!(text.matches("GENERATOR SATURATED").count(), 1, "{text}");
         let bang = text.find("!! GENERATOR SATURATED").expect(&text);
         assert!(bang < text.find("http_reqs").unwrap(), "{text}");
         assert!(text.contains("generator: cpu 1.1/2 cores"), "{text}");
@@ -573,6 +761,179 @@ mod tests {
         assert_eq!(cpu.as_array().unwrap().len(), 10);
         let lag = &data["charts"]["generator_lag"]["series"][0]["pts"];
         assert_eq!(lag[9], serde_json::json!([9.0, 30.0]), "{lag}");
+    }
+
+    /// A ramp 10→100 VUs in steps against a planted limit of 300 req/s (latency up
+    /// past it): a knee at 30 VUs when pado was idle, nothing when pado was the one
+    /// saturated.
+    fn knee_run(busy: f64) -> LoadedRun {
+        let seconds = (0..40)
+            .map(|t| {
+                let vus = 10 * (t / 4 + 1);
+                let rps = (vus as u64 * 10).min(300);
+                let lat = if vus <= 30 {
+                    2_000
+                } else {
+                    2_000 * vus as u64 / 10
+                };
+                let rec = second(t, vus, vec![series("a", rps, 200, lat)]);
+                with_generator(with_generator(rec, busy, 0.01, 1_000), 0.1, 0.01, 1_000)
+            })
+            .collect();
+        let mut m = meta("knee", 40.0);
+        m.cores_allowed = 2;
+        run(m, seconds)
+    }
+
+    #[test]
+    fn a_saturated_generator_gets_no_knee_claims() {
+        let idle = build(&knee_run(0.3)).unwrap();
+        let sat = idle.saturation.as_ref().expect("analysed");
+        assert_eq!(
+            sat.outcome,
+            pado_analysis::saturation::Outcome::Knee,
+            "{sat:?}"
+        );
+        assert_eq!(sat.throughput_knee_load, 30.0, "{sat:?}");
+        assert!(idle
+            .verdict
+            .iter()
+            .any(|v| v.contains("stopped keeping up")));
+        let busy = build(&knee_run(0.99)).unwrap();
+        assert!(busy.generator.as_ref().unwrap().saturated);
+        assert_eq!(busy.saturation, None);
+        let text = render(&busy, TextOptions { color: false });
+        for claim in [
+            "stopped keeping up",
+            "scalability (USL",
+            "no saturation reached",
+        ] {
+            assert!(!text.contains(claim), "{claim} in {text}");
+        }
+    }
+
+    /// Ramp to 20 VUs, hold 40 s, ramp to 150, hold 40 s: latency 15 ms at 20 VUs and
+    /// 200 ms at 150 (it rises with the load), plus `leak_ms_per_s` in the second hold.
+    fn ramp_hold_run(leak_ms_per_s: f64) -> LoadedRun {
+        let mut m = meta("soak", 100.0);
+        let mark = |index, start_s, end_s, from: f64, to: f64| pado_metrics::StageMark {
+            scenario: "default".into(),
+            index,
+            start_s,
+            end_s,
+            label: if from == to {
+                format!("hold {to} VUs")
+            } else {
+                format!("ramp {from}→{to} VUs")
+            },
+            target: to,
+            from: Some(from),
+        };
+        m.stages = vec![
+            mark(0, 0.0, 10.0, 0.0, 20.0),
+            mark(1, 10.0, 50.0, 20.0, 20.0),
+            mark(2, 50.0, 60.0, 20.0, 150.0),
+            mark(3, 60.0, 100.0, 150.0, 150.0),
+        ];
+        let seconds = (0..100u32)
+            .map(|t| {
+                let (vus, ms) = match t {
+                    0..=9 => (2 * (t + 1), 5.0 + t as f64),
+                    10..=49 => (20, 15.0),
+                    50..=59 => (20 + 13 * (t - 49), 15.0 + 18.5 * (t - 49) as f64),
+                    _ => (150, 200.0 + leak_ms_per_s * (t - 60) as f64),
+                };
+                // Two requests either side of the second's latency: a little spread.
+                let us = (ms * 1000.0) as u64;
+                second(
+                    t,
+                    vus,
+                    vec![series("a", 20, 200, us * (100 + (t as u64 % 7)) / 103)],
+                )
+            })
+            .collect();
+        run(m, seconds)
+    }
+
+    #[test]
+    fn latency_rising_with_the_load_is_not_drift() {
+        let s = build(&ramp_hold_run(0.0)).unwrap();
+        assert_eq!(s.drift_periods.len(), 2, "{:?}", s.drift_periods);
+        assert!(
+            s.drift_periods.iter().all(|d| !d.drift.notable),
+            "{:?}",
+            s.drift_periods
+        );
+        assert!(
+            !s.verdict.iter().any(|v| v.contains("drift")),
+            "{:?}",
+            s.verdict
+        );
+        let text = render(&s, TextOptions { color: false });
+        assert!(text.contains("drift method: least-squares"), "{text}");
+    }
+
+    #[test]
+    fn latency_growing_under_steady_load_is_drift_near_the_planted_slope() {
+        // 2 ms more every second at 150 VUs: 7,200 ms per hour.
+        let s = build(&ramp_hold_run(2.0)).unwrap();
+        let d = s.drift.as_ref().expect("drift");
+        assert_eq!(d.period.label, "hold 150 VUs");
+        assert!(d.drift.notable, "{d:?}");
+        assert!((d.drift.slope_per_hour / 7200.0 - 1.0).abs() < 0.1, "{d:?}");
+        let line = s
+            .verdict
+            .iter()
+            .find(|v| v.contains("drifted"))
+            .expect("verdict");
+        assert!(
+            line.contains("under steady load (hold 150 VUs, 60–100 s)"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn dropped_arrivals_are_named_with_the_knob() {
+        let mut m = meta("open", 10.0);
+        m.scenarios = vec![pado_metrics::ScenarioMeta {
+            name: "default".into(),
+            executor: "constant-arrival-rate".into(),
+            description: "100 it/s".into(),
+            open_model: true,
+        }];
+        let seconds: Vec<_> = (0..10)
+            .map(|t| {
+                let mut rec = second(t, 5, vec![series("a", 42, 200, 1_000)]);
+                let mut sc = pado_metrics::ScenarioStats::new("default");
+                sc.iterations = 42;
+                sc.dropped = if t < 9 { 58 } else { 0 };
+                rec.absorb(pado_metrics::Interval {
+                    scenarios: vec![sc],
+                    ..Default::default()
+                });
+                rec
+            })
+            .collect();
+        let s = build(&run(m.clone(), seconds)).unwrap();
+        // 522 of 942 planned arrivals: 55%.
+        let line = s
+            .verdict
+            .iter()
+            .find(|v| v.contains("never sent"))
+            .expect("dropped line");
+        assert_eq!(
+            line,
+            "55% of the planned arrivals (522 of 942) were never sent: the VU pool (max 7) was exhausted; raise --max-vus (or max_vus in the file)"
+        );
+        let none: Vec<_> = (0..10)
+            .map(|t| second(t, 5, vec![series("a", 42, 200, 1_000)]))
+            .collect();
+        let s = build(&run(m, none)).unwrap();
+        assert!(
+            !s.verdict.iter().any(|v| v.contains("never sent")),
+            "{:?}",
+            s.verdict
+        );
     }
 
     #[test]

@@ -276,16 +276,23 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
             ms(st.ttfb_mean_abs_change_ms),
             st.ttfb_cv
         );
-        if let Some(d) = &s.drift {
+    }
+    if !s.drift_periods.is_empty() {
+        let _ = writeln!(out);
+        for d in &s.drift_periods {
             let _ = writeln!(
                 out,
-                "  latency drift: {:+.2} ms/hour ({:+.1}% over the run, p = {:.3}){}",
-                d.slope_per_hour,
-                d.relative_change * 100.0,
-                d.p_value,
-                if d.notable { " — notable" } else { "" }
+                "  latency drift under steady load ({}, {:.0}–{:.0} s): {:+.0} ms/hour ({:+.1}% over the period, p = {:.3}){}",
+                d.period.label,
+                d.period.start_s,
+                d.period.end_s,
+                d.drift.slope_per_hour,
+                d.drift.relative_change * 100.0,
+                d.drift.p_value,
+                if d.drift.notable { " — notable" } else { "" }
             );
         }
+        let _ = writeln!(out, "  drift method: {}", pado_analysis::drift::METHOD);
     }
     if !s.steps.is_empty() {
         let _ = writeln!(out);
@@ -381,36 +388,33 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
     if let Some(sat) = &s.saturation {
         if let Some(u) = &sat.usl {
             let _ = writeln!(out);
-            let peak = if u.peak_load.is_finite() {
-                format!("{:.0} req/s at {:.0} VUs", u.peak_rps, u.peak_load)
-            } else {
-                format!("{:.0} req/s as load grows (Amdahl)", u.peak_rps)
+            let peak = match (u.peak_rps, u.peak_load) {
+                (Some(r), Some(n)) => format!("predicted peak {r:.0} req/s at {n:.0} VUs"),
+                _ => "no peak predicted within reach of this run's loads".into(),
             };
             let _ = writeln!(
                 out,
-                "  scalability (USL fit over {} load levels, r² {:.2}): σ {:.4}, κ {:.6}; predicted peak {}",
+                "  scalability (USL fit over {} load levels, r² {:.2}): σ {:.4}, κ {:.6}; {}",
                 sat.levels, u.r2, u.sigma, u.kappa, peak
             );
-            // What more capacity would buy: double the concurrency, and the ceiling
-            // that contention alone sets whatever the concurrency.
+            // What more capacity would buy at the knee: double the concurrency, and
+            // the ceiling that contention alone sets whatever the concurrency.
             let at = sat.throughput_knee_load.max(1.0);
             let gain = u.predict(2.0 * at) / u.predict(at).max(1e-9) - 1.0;
-            let ceiling = if u.sigma > 0.0 {
-                format!(
-                    "; contention alone caps it at {:.0} req/s",
-                    u.lambda / u.sigma
-                )
-            } else {
-                String::new()
-            };
-            let _ = writeln!(
-                out,
-                "  doubling the load from {:.0} to {:.0} VUs would change throughput by {:+.0}%{}",
-                at,
-                2.0 * at,
-                gain * 100.0,
-                ceiling
-            );
+            if sat.outcome == pado_analysis::saturation::Outcome::Knee && gain.is_finite() {
+                let ceiling = match u.contention_cap_rps {
+                    Some(c) => format!("; contention alone caps it at {c:.0} req/s"),
+                    None => String::new(),
+                };
+                let _ = writeln!(
+                    out,
+                    "  doubling the load from {:.0} to {:.0} VUs would change throughput by {:+.0}%{}",
+                    at,
+                    2.0 * at,
+                    gain * 100.0,
+                    ceiling
+                );
+            }
         }
     }
     if let Some(b) = &s.bottlenecks {
@@ -419,7 +423,12 @@ pub fn render(s: &Summary, o: TextOptions) -> String {
     if !s.verdict.is_empty() {
         let _ = writeln!(out);
         let _ = writeln!(out, "  verdict");
-        for v in &s.verdict {
+        // The generator's finding is already on top, loud: said once.
+        for v in s
+            .verdict
+            .iter()
+            .filter(|v| !v.starts_with(GENERATOR_SATURATED))
+        {
             let _ = writeln!(out, "  · {v}");
         }
     }

@@ -100,6 +100,7 @@ fn run() -> LoadedRun {
                 end_s: 5.0,
                 label: "hold 10 VUs".into(),
                 target: 10.0,
+                from: Some(10.0),
             },
             StageMark {
                 scenario: "browse".into(),
@@ -108,6 +109,7 @@ fn run() -> LoadedRun {
                 end_s: 10.0,
                 label: "hold 20 VUs".into(),
                 target: 20.0,
+                from: Some(20.0),
             },
         ],
         thresholds: vec![

@@ -39,7 +39,12 @@ pub fn load_file(path: &Path) -> Result<Loaded, ScenarioError> {
 }
 
 /// Parse and validate scenario text; `file` names it in messages.
+///
+/// A leading UTF-8 byte order mark (Windows editors write one) is dropped: the YAML
+/// parser would otherwise read it as content and refuse the file as "more than one
+/// document". It sits before the first line, so line numbers stay as they were.
 pub fn parse_str(text: &str, file: &str) -> Result<Config, ScenarioError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let index = LineIndex::build(text);
     let config: Config = match serde_yaml_ng::from_str(text) {
         Ok(c) => c,
@@ -1208,6 +1213,25 @@ mod tests {
         .unwrap();
         assert_eq!(c.scenarios[0].0, "browse");
         assert_eq!(c.scenarios[0].1.mix.len(), 2);
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_ignored_and_lines_stay_right() {
+        let body = "name: bom\ntarget: http://127.0.0.1:8080\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow: [{ request: \"GET /\" }]\n";
+        let plain = parse_str(body, "t.yaml").unwrap();
+        let with_bom = parse_str(&format!("\u{feff}{body}"), "t.yaml").unwrap();
+        assert_eq!(with_bom, plain);
+        assert_eq!(with_bom.name.as_deref(), Some("bom"));
+        // Errors found after parsing and by the YAML parser still name the right line.
+        let e = errs("\u{feff}target: http://x\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duraton: 10s\n    flow: [{ request: \"GET /\" }]\n");
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].line, Some(6), "{:?}", e[0]);
+        let e = errs("\u{feff}target: http://x\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: -5\n    duration: 1s\n    flow: [{ request: \"GET /\" }]\n");
+        assert!(
+            e.iter()
+                .any(|d| d.line == Some(5) && d.field.ends_with("rate")),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -676,6 +676,34 @@ fn bad_input_never_breaks_the_server() {
 }
 
 #[test]
+fn overflowing_chunk_sizes_get_400_class_answers_and_the_server_goes_on() {
+    let target = start(small(50)).unwrap();
+    let addr = target.addr();
+    for raw in [
+        &b"POST /api/login HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nabc\r\n0\r\n\r\n"[..],
+        b"POST /api/login HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nfffffffffffffffe;x=y\r\nabc\r\n",
+    ] {
+        let mut c = Client::new(addr);
+        c.send_raw(raw);
+        // 413: the declared chunk is larger than any body the service accepts.
+        assert_eq!(c.read_response(false).status, 413);
+    }
+    let mut c = Client::new(addr);
+    c.send_raw(
+        b"POST /api/login HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1ffffffffffffffff\r\n",
+    );
+    assert_eq!(c.read_response(false).status, 400);
+    // A target whose 8th byte falls inside a UTF-8 character.
+    let mut c = Client::new(addr);
+    c.send_raw("GET http:/\u{d55c}x HTTP/1.1\r\n\r\n".as_bytes());
+    let status = c.read_response(false).status;
+    assert!(status == 400 || status == 404, "{status}");
+    // The next connection is served as usual.
+    assert_eq!(Client::new(addr).get("/health").status, 200);
+    target.shutdown();
+}
+
+#[test]
 fn refuses_remote_bind_and_bad_options() {
     let e = start(TargetOptions {
         host: "0.0.0.0".into(),

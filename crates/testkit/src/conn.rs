@@ -154,6 +154,17 @@ async fn respond<S: Transport>(
             }
             send_ok(s, req).await
         }
+        "/slowing" => {
+            let num = |k: &str| req.query_param(k).and_then(|v| v.parse::<f64>().ok());
+            let delay = slowing_delay(
+                shared.start,
+                received_at,
+                num("base_ms").unwrap_or(0.0),
+                num("per_s_ms").unwrap_or(0.0),
+            );
+            sleep_until(received_at, delay).await;
+            send_ok(s, req).await
+        }
         "/reset" => Ok(After::Reset),
         "/garbage" => {
             s.write_all(b"this is not http\r\n\r\n").await?;
@@ -167,6 +178,12 @@ async fn respond<S: Transport>(
             }
             s.write_all(&out).await?;
             s.flush().await?;
+            Ok(After::Close)
+        }
+        "/close-silently" => {
+            // Like `/close` but without saying so: the client learns of the close
+            // only when it reuses the connection.
+            send_ok(s, req).await?;
             Ok(After::Close)
         }
         "/chunked" => chunked(s, req).await,
@@ -543,6 +560,16 @@ fn reason(code: u16) -> &'static str {
 async fn sleep_until(from: Instant, wait: Duration) {
     let deadline = from.checked_add(wait.min(MAX_WAIT)).unwrap_or(from);
     tokio::time::sleep_until(deadline.into()).await;
+}
+
+/// The `/slowing` delay: `base_ms` plus `per_s_ms` for every second since `start`
+/// (fractions count), so a test knows the exact slope of latency over time: a
+/// leak's signature under steady load. Negative or non-finite figures count as 0.
+pub(crate) fn slowing_delay(start: Instant, at: Instant, base_ms: f64, per_s_ms: f64) -> Duration {
+    let clean = |v: f64| if v.is_finite() { v.max(0.0) } else { 0.0 };
+    let t = at.saturating_duration_since(start).as_secs_f64();
+    let ms = clean(base_ms) + clean(per_s_ms) * t;
+    Duration::from_secs_f64((ms / 1000.0).min(MAX_WAIT.as_secs_f64()))
 }
 
 /// If `at` falls in a stall window — the last `len` of every `period` since

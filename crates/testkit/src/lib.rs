@@ -20,9 +20,11 @@
 //! | `/delay/{ms}` | `200 ok` exactly `ms` ms after the request was read |
 //! | `/status/{code}` | that status (1xx become 200), body `status {code}\n` (none for 204/304) |
 //! | `/stall[?period_ms=&stall_ms=]` | `200 ok`, but held to the end of the window `[period-len, period)` of every period since start |
+//! | `/slowing?base_ms=&per_s_ms=` | `200 ok` after `base_ms + per_s_ms × seconds since server start` ms: latency growing at a known rate |
 //! | `/reset` | TCP reset (SO_LINGER 0), no response |
 //! | `/garbage` | `this is not http\r\n\r\n`, then close |
 //! | `/close` | `200 ok` with `Connection: close`, then close |
+//! | `/close-silently` | `200 ok` without `Connection: close` (keep-alive implied), then close |
 //! | `/chunked?chunks=N&size=M[&gap_ms=G]` | chunked body, N chunks of M `x`, each its own write+flush (default 3×10) |
 //! | `/bytes/{n}` | n-byte body (`a..z` repeated) in 64 KiB writes |
 //! | `/hang` | never answers; waits for the client to close |

@@ -367,6 +367,15 @@ fn connection_close_and_http10() {
     assert_eq!(err, None);
     assert!(data.ends_with(b"Connection: close\r\n\r\nok\n"));
     assert_eq!(server.stats().connections, 4);
+    // /close-silently closes too, without saying so.
+    let mut s = connect(&server);
+    s.write_all(b"GET /close-silently HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let (data, err) = read_to_end(&mut s);
+    assert_eq!(err, None);
+    let text = String::from_utf8_lossy(&data).to_ascii_lowercase();
+    assert!(text.ends_with("\r\n\r\nok\n"), "{text}");
+    assert!(!text.contains("connection:"), "{text}");
 }
 
 #[test]
@@ -574,4 +583,25 @@ fn tls_works_with_the_generated_cert() {
     let stats = server.stats();
     assert_eq!(stats.requests, 2);
     assert_eq!(stats.connections, 2);
+}
+
+#[test]
+fn slowing_grows_by_the_given_rate() {
+    let start = Instant::now();
+    let at = |s: f64| start + Duration::from_secs_f64(s);
+    let d = |s: f64| conn::slowing_delay(start, at(s), 5.0, 2.0).as_secs_f64() * 1000.0;
+    assert!((d(0.0) - 5.0).abs() < 1e-6);
+    assert!((d(10.0) - 25.0).abs() < 1e-6);
+    assert!((d(30.5) - 66.0).abs() < 1e-6);
+    assert_eq!(
+        conn::slowing_delay(start, at(3.0), f64::NAN, -1.0),
+        Duration::ZERO
+    );
+    // Live: a request right after start waits about the base.
+    let srv = TestServer::start();
+    let t0 = Instant::now();
+    let resp = get(&srv, "/slowing?base_ms=150&per_s_ms=1");
+    let took = t0.elapsed();
+    assert_eq!((resp.status, resp.body.as_slice()), (200, &b"ok\n"[..]));
+    assert!(took >= Duration::from_millis(150), "{took:?}");
 }

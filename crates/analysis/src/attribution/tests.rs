@@ -428,6 +428,7 @@ fn windows_follow_the_knee_or_the_peak() {
         })
         .collect();
     let sat = Saturation {
+        outcome: crate::saturation::Outcome::Knee,
         levels: 3,
         throughput_knee_load: 50.0,
         max_rps: 1.0,

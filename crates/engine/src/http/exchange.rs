@@ -40,6 +40,19 @@ pub struct Exchange {
     pub bytes_sent: u64,
     /// Bytes read.
     pub bytes_received: u64,
+    /// The request was sent again on a fresh connection because the reused one had
+    /// been closed by the server before answering (see [`exchange`]).
+    pub reconnected: bool,
+}
+
+/// Methods that are idempotent (RFC 9110 §9.2.2): sending one twice has the effect of
+/// sending it once, so a request that may or may not have reached the server can be
+/// sent again.
+pub fn idempotent_method(method: &str) -> bool {
+    matches!(
+        method,
+        "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
+    )
 }
 
 /// What to send and how to read the answer.
@@ -48,6 +61,9 @@ pub struct RequestRef<'a> {
     pub bytes: &'a [u8],
     /// A HEAD request (its response has no body whatever the headers say).
     pub is_head: bool,
+    /// May be sent again on a fresh connection if a reused one proves closed before
+    /// any byte of the answer ([`exchange`]); true for idempotent requests.
+    pub resend_safe: bool,
     /// Deadline for the whole exchange, connection setup included.
     pub timeout: Duration,
     /// Where to keep the (de-chunked) body, when a check needs it, and its size cap.
@@ -60,6 +76,20 @@ pub struct RequestRef<'a> {
 /// Run one exchange, opening a connection in `slot` when there is none (or the idle
 /// one was closed by the server). On failure, or when the response says so, the
 /// connection is dropped so the next request reconnects.
+///
+/// **A reused connection the server had already closed.** A server may close a
+/// kept-alive connection after a response without saying `Connection: close` (or its
+/// idle timeout may fire as the next request goes out). The request then meets EOF or
+/// a reset before any byte of an answer, or a broken pipe on write. That is the
+/// connection's end, not the request's failure: when `resend_safe` is set (idempotent
+/// requests, as Go's net/http and browsers resend), the request is sent once more on a
+/// new connection, within the same timeout, and [`Exchange::reconnected`] says so. The
+/// time lost on the dead connection and the new connect are reported as `connecting`;
+/// sending, waiting and receiving are those of the request that was answered. A request
+/// that is not safe to resend (e.g. a POST without `Idempotency-Key`: the server may
+/// have acted on it) keeps its `reset`. Only a failure on a *reused* connection with
+/// nothing received qualifies, so a server that resets fresh connections, or answers
+/// in part, is still counted as failing.
 pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<'_>) -> Exchange {
     let start = Instant::now();
     let deadline = start + req.timeout;
@@ -72,66 +102,91 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
             *slot = None;
         }
     }
-    if slot.is_none() {
-        match connect(origin, req.timeout).await {
-            Ok((c, t)) => {
-                ex.setup = t;
-                *slot = Some(c);
-            }
-            Err(e) => {
-                ex.error = Some(e);
-                ex.end = Some(Instant::now());
-                return ex;
-            }
-        }
-    }
-    let Some(conn) = slot.as_mut() else {
-        ex.error = Some(ErrorKind::Io);
-        return ex;
-    };
+    let mut reused = slot.is_some();
     let tls = origin.tls.is_some();
     let mut keep_body = req.keep_body;
-    if let Some((b, _)) = keep_body.as_mut() {
-        b.clear();
-    }
     let mut keep_head = req.keep_head;
-    if let Some((h, _)) = keep_head.as_mut() {
-        h.clear();
-    }
-    let outcome = tokio::time::timeout_at(
-        deadline.into(),
-        run(
-            conn,
-            req.bytes,
-            req.is_head,
-            tls,
-            &mut ex,
-            &mut keep_body,
-            &mut keep_head,
-        ),
-    )
-    .await;
-    let end = Instant::now();
-    ex.end = Some(end);
-    let reuse = match outcome {
-        Err(_) => {
-            ex.error = Some(ErrorKind::Timeout);
-            finish_phases(&mut ex, end);
-            false
+    loop {
+        if slot.is_none() {
+            let budget = deadline.saturating_duration_since(Instant::now());
+            let t_connect = Instant::now();
+            match connect(origin, budget).await {
+                Ok((c, t)) => {
+                    if ex.reconnected {
+                        // The dead connection's attempt counts as setup too.
+                        ex.setup.connecting += t_connect - ex.sent_at.unwrap_or(t_connect);
+                        ex.setup.connecting += t.connecting;
+                        ex.setup.tls = t.tls;
+                        ex.sent_at = None;
+                    } else {
+                        ex.setup = t;
+                    }
+                    *slot = Some(c);
+                }
+                Err(e) => {
+                    ex.error = Some(e);
+                    ex.end = Some(Instant::now());
+                    return ex;
+                }
+            }
         }
-        Ok(Err(kind)) => {
-            ex.error = Some(kind);
-            finish_phases(&mut ex, end);
-            false
+        let Some(conn) = slot.as_mut() else {
+            ex.error = Some(ErrorKind::Io);
+            return ex;
+        };
+        if let Some((b, _)) = keep_body.as_mut() {
+            b.clear();
         }
-        Ok(Ok(reuse)) => reuse,
-    };
-    if reuse {
-        conn.idle_since = end;
-    } else {
-        *slot = None;
+        if let Some((h, _)) = keep_head.as_mut() {
+            h.clear();
+        }
+        let outcome = tokio::time::timeout_at(
+            deadline.into(),
+            run(
+                conn,
+                req.bytes,
+                req.is_head,
+                tls,
+                &mut ex,
+                &mut keep_body,
+                &mut keep_head,
+            ),
+        )
+        .await;
+        let end = Instant::now();
+        ex.end = Some(end);
+        let reuse = match outcome {
+            Err(_) => {
+                ex.error = Some(ErrorKind::Timeout);
+                finish_phases(&mut ex, end);
+                false
+            }
+            Ok(Err(ErrorKind::Reset))
+                if reused && req.resend_safe && !ex.reconnected && ex.bytes_received == 0 =>
+            {
+                // The server had closed the kept-alive connection: once more, fresh.
+                *slot = None;
+                reused = false;
+                ex.reconnected = true;
+                ex.sending = Duration::ZERO;
+                ex.waiting = Duration::ZERO;
+                ex.receiving = Duration::ZERO;
+                continue;
+            }
+            Ok(Err(kind)) => {
+                ex.error = Some(kind);
+                finish_phases(&mut ex, end);
+                false
+            }
+            Ok(Ok(reuse)) => reuse,
+        };
+        if reuse {
+            conn.idle_since = end;
+        } else {
+            *slot = None;
+        }
+        return ex;
     }
-    ex
 }
 
 /// On failure, attribute the time so far to the phase that was running.
@@ -170,7 +225,8 @@ async fn run(
             .await
             .map_err(|e| io_error_kind(&e, tls))?;
     }
-    ex.bytes_sent = bytes.len() as u64;
+    // Added: a request sent again after a dead connection went out twice.
+    ex.bytes_sent += bytes.len() as u64;
     let t_sent = Instant::now();
     ex.sending = t_sent - t_send;
 

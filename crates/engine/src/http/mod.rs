@@ -8,4 +8,4 @@ pub mod exchange;
 pub mod response;
 
 pub use conn::{tls_client_config, Conn, Origin, TlsTarget};
-pub use exchange::{exchange, Exchange, RequestRef};
+pub use exchange::{exchange, idempotent_method, Exchange, RequestRef};

@@ -292,6 +292,7 @@ impl Vu {
             RequestRef {
                 bytes,
                 is_head: req.is_head,
+                resend_safe: req.resend_safe,
                 timeout: req.timeout,
                 keep_body,
                 keep_head,
@@ -347,6 +348,7 @@ impl Vu {
             },
             bytes_sent: ex.bytes_sent,
             bytes_received: ex.bytes_received,
+            reconnected: ex.reconnected,
         };
         let series = if step.tags.is_empty() {
             step.series

@@ -1,0 +1,202 @@
+//! `pado find-capacity` against servers whose capacity is known by design: what a
+//! step reports as completed, and how a search that finds no capacity says so.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pado_target::{RunningTarget, TargetOptions};
+use pado_testkit::TestServer;
+
+use crate::harness::{num, pado_bin, shared_machine, tmp};
+
+/// A child process killed on drop (a failing test must not leave it running).
+struct Kid(Child);
+
+impl Drop for Kid {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The step directories a search left, sorted.
+fn step_dirs(out: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(out)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("step-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_step_above_capacity_reports_what_the_target_completed_not_what_was_sent() {
+    let _machine = shared_machine();
+    // 2 connections × 5 ms per query: at most 400 list requests per second.
+    let t: RunningTarget = pado_target::start(TargetOptions {
+        posts: 20_000,
+        pool_size: 2,
+        workers: 4,
+        query_cost: Duration::from_millis(5),
+        ..Default::default()
+    })
+    .expect("demo target starts");
+    let capacity = 400.0;
+    let out_dir = tmp("cap-above");
+    let url = format!("{}/api/posts?page=1", t.base_url());
+    let out = Command::new(pado_bin())
+        .args([
+            "find-capacity",
+            "--url",
+            &url,
+            "--start-rate",
+            "600",
+            "--max-rate",
+            "600",
+            "--hold",
+            "2s",
+            "--json",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let step = &v["steps"][0];
+    let rps = num(step, "rps");
+    // Sent 600/s; the target cannot complete more than its capacity.
+    assert!(
+        rps <= capacity * 1.1 && rps > capacity * 0.3,
+        "completed {rps}/s at 600/s for a capacity of {capacity}/s: {v}"
+    );
+    // The backlog finished after the hold, and every request is accounted for:
+    // the hold's completions plus those after it are what the step's own result
+    // directory counted.
+    let after = num(step, "completed_after_hold");
+    assert!(after > 0.0, "{v}");
+    let dir = Path::new(step["result_dir"].as_str().unwrap());
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let total = num(&s, "requests");
+    assert!(
+        (rps * 2.0 + after - total).abs() < 0.5,
+        "{rps}/s × 2 s + {after} ≠ {total}"
+    );
+    assert!(total > rps * 2.0 + 50.0, "{total} {rps}");
+    // Nothing held: no capacity is claimed.
+    assert_eq!(v["max_sustainable_rate"], serde_json::Value::Null, "{v}");
+}
+
+#[test]
+fn every_rate_holding_up_to_the_maximum_is_reported_as_no_break() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let out_dir = tmp("cap-nobreak");
+    let out = Command::new(pado_bin())
+        .args([
+            "find-capacity",
+            "--url",
+            &srv.url("/"),
+            "--start-rate",
+            "20",
+            "--factor",
+            "2",
+            "--max-rate",
+            "30",
+            "--hold",
+            "1s",
+            "--sla",
+            "http_req_failed: rate < 0.01",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("no break found up to --max-rate 30.0/s")
+            && text.contains("the capacity is above 30.0/s"),
+        "{text}"
+    );
+    assert!(!text.contains("maximum sustainable"), "{text}");
+    // 20/s, then the maximum itself (not 40/s, past it).
+    assert_eq!(
+        step_dirs(&out_dir),
+        ["step-01-20.0", "step-02-30.0"],
+        "{text}"
+    );
+    assert!(srv.stats().requests >= 40, "{}", srv.stats().requests);
+}
+
+#[test]
+fn ctrl_c_during_a_step_stops_the_search_without_claiming_a_capacity() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let out_dir = tmp("cap-sigint");
+    let child = Command::new(pado_bin())
+        .args([
+            "find-capacity",
+            "--url",
+            &srv.url("/"),
+            "--start-rate",
+            "20",
+            "--hold",
+            "3s",
+            "--sla",
+            "http_req_failed: rate < 0.01",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut kid = Kid(child);
+    // Wait for the second step to start (bounded), then press Ctrl-C in it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while step_dirs(&out_dir).len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "no second step: {:?}",
+            step_dirs(&out_dir)
+        );
+        assert!(kid.0.try_wait().unwrap().is_none(), "search ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: signalling our own child process.
+    unsafe {
+        libc::kill(kid.0.id() as i32, libc::SIGINT);
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while kid.0.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "search did not stop after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(kid.0.stdout.as_mut().unwrap(), &mut text).unwrap();
+    let code = kid.0.wait().unwrap().code();
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("interrupted at step 2 (30.0/s)")
+            && text.contains("the highest rate that held so far is 20.0/s, not a capacity"),
+        "{text}"
+    );
+    assert!(!text.contains("maximum sustainable"), "{text}");
+    assert_eq!(step_dirs(&out_dir).len(), 2, "{text}");
+}
