@@ -455,6 +455,8 @@ fn loopback(data: &[u8], is_head: bool) {
         RequestRef {
             bytes: request,
             is_head,
+            // One connection per input: the server answers each connection once.
+            resend_safe: false,
             timeout: Duration::from_secs(3),
             keep_body: Some((&mut body, BODY_CAP)),
             keep_head: Some((&mut head, true)),
