@@ -30,8 +30,9 @@ impl CookieJar {
             }
             let expired = parts.any(|a| {
                 let a = a.trim();
-                a.len() > 8
-                    && a[..8].eq_ignore_ascii_case("max-age=")
+                // `get`: byte 8 may fall inside a multi-byte character.
+                a.get(..8)
+                    .is_some_and(|k| k.eq_ignore_ascii_case("max-age="))
                     && a[8..].trim().parse::<i64>().is_ok_and(|n| n <= 0)
             });
             self.entries
@@ -89,5 +90,15 @@ mod tests {
         j.absorb(0, &ResponseView::new(200, h2, b""));
         assert_eq!(j.get(0, "SESSION"), None);
         assert_eq!(j.get(0, "lang"), Some("ko"));
+    }
+
+    #[test]
+    fn attribute_with_multibyte_character_at_byte_8() {
+        // Found by the `http_response` fuzz target: `a[..8]` panicked here.
+        let mut j = CookieJar::default();
+        let h = "HTTP/1.1 200 OK\r\nSet-Cookie: b=q; max-a\u{20ac}ge=60\r\nSet-Cookie: c=1; Max-Age\u{e9}=0\r\n\r\n";
+        j.absorb(0, &ResponseView::new(200, h.as_bytes(), b""));
+        assert_eq!(j.get(0, "b"), Some("q"));
+        assert_eq!(j.get(0, "c"), Some("1"));
     }
 }
