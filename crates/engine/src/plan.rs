@@ -22,7 +22,9 @@ use crate::render::{encode_url_literal, escape_into, BindError, Binder, Compiled
 
 /// Default request timeout, as k6's.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-/// Largest response body kept for checks; the rest is read and counted, not kept.
+/// Default of the largest response body kept for checks and extraction
+/// (`defaults.max_body`); the rest is read and counted, not kept, so memory per VU
+/// stays bounded whatever the server sends.
 pub const BODY_KEEP_CAP: usize = 4 * 1024 * 1024;
 
 /// Why a configuration could not be compiled.
@@ -97,6 +99,8 @@ pub struct RunPlan {
     pub setup: Vec<StepPlan>,
     /// Steps run once after the test.
     pub teardown: Vec<StepPlan>,
+    /// Bytes of a response body checks and extraction see (`defaults.max_body`).
+    pub max_body: usize,
 }
 
 /// One scenario, compiled.
@@ -409,6 +413,10 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         picks: b.picks,
         setup,
         teardown,
+        max_body: cfg
+            .defaults
+            .max_body
+            .map_or(BODY_KEEP_CAP, |m| usize::try_from(m.0).unwrap_or(usize::MAX)),
     })
 }
 

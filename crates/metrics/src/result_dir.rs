@@ -132,6 +132,10 @@ pub struct RunMeta {
     pub notes: Vec<String>,
     /// Problems worth telling (file limits, generator overload, ...).
     pub warnings: Vec<String>,
+    /// Bytes of a response body checks and extraction saw (`defaults.max_body`), for
+    /// the summary's warning about cut bodies; absent in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_body: Option<u64>,
 }
 
 /// One scenario as run.
@@ -596,8 +600,14 @@ struct WireSeries {
     /// Absent when 0 (and in files written before it existed).
     #[serde(default, skip_serializing_if = "is_zero")]
     reconnects: u64,
+    /// Absent when 0 (and in files written before it existed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    body_cut: u64,
     #[serde(default)]
     status: BTreeMap<String, u64>,
+    /// Statuses of 400 or more the step expected; absent when none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    expected_status: BTreeMap<String, u64>,
     #[serde(default)]
     errors: BTreeMap<String, u64>,
     #[serde(default)]
@@ -714,10 +724,16 @@ impl WireSeries {
             bytes_sent: s.bytes_sent,
             bytes_received: s.bytes_received,
             reconnects: s.reconnects,
+            body_cut: s.body_cut,
             status: s
                 .status_sorted()
                 .into_iter()
                 .map(|(c, n)| (c.to_string(), n))
+                .collect(),
+            expected_status: s
+                .expected_status
+                .iter()
+                .map(|(c, n)| (c.to_string(), *n))
                 .collect(),
             errors,
             hist,
@@ -732,11 +748,18 @@ impl WireSeries {
         s.bytes_sent = self.bytes_sent;
         s.bytes_received = self.bytes_received;
         s.reconnects = self.reconnects;
+        s.body_cut = self.body_cut;
         for (code, n) in self.status {
             let c: u16 = code
                 .parse()
                 .map_err(|_| format!("status `{code}` is not a number"))?;
             s.bump_status(c, n);
+        }
+        for (code, n) in self.expected_status {
+            let c: u16 = code
+                .parse()
+                .map_err(|_| format!("expected status `{code}` is not a number"))?;
+            s.bump_expected(c, n);
         }
         for (name, n) in self.errors {
             let k = ErrorKind::ALL

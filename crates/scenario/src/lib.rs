@@ -12,10 +12,12 @@ pub mod line_index;
 pub mod load;
 pub mod model;
 pub mod quick;
+pub mod size;
 pub mod template;
 
 pub use duration::{format_duration, parse_duration, Dur};
 pub use error::{Diagnostic, ScenarioError};
+pub use size::{format_size, parse_size, ByteSize};
 pub use load::{load_file, parse_status_class, parse_str, split_request_line, validate, Loaded};
 pub use model::*;
 pub use quick::{

@@ -10,7 +10,7 @@ use crate::cookies::CookieJar;
 use crate::data::FeedCursor;
 use crate::http::{exchange, Conn, RequestRef};
 use crate::plan::{
-    CheckPlan, ExtractSource, RequestForm, RequestPlan, ScenarioPlan, StepPlan, BODY_KEEP_CAP,
+    CheckPlan, ExtractSource, RequestForm, RequestPlan, ScenarioPlan, StepPlan,
 };
 use crate::render::RenderCtx;
 use crate::response_view::ResponseView;
@@ -277,7 +277,7 @@ impl Vu {
             _ => &self.req,
         };
         let keep_body = if req.keep_body {
-            Some((&mut self.body, BODY_KEEP_CAP))
+            Some((&mut self.body, ctx.plan.max_body))
         } else {
             None
         };
@@ -349,6 +349,7 @@ impl Vu {
             bytes_sent: ex.bytes_sent,
             bytes_received: ex.bytes_received,
             reconnected: ex.reconnected,
+            body_cut: ex.body_cut,
         };
         let series = if step.tags.is_empty() {
             step.series

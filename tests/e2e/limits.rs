@@ -1,0 +1,75 @@
+//! Nothing lost, nothing runaway: what pado cannot see in full it says, what the
+//! user expected is not a failure, and what comes from outside is bounded.
+
+use pado_testkit::TestServer;
+
+use crate::harness::{num, run, tmp, write_file};
+
+/// A check on text past 4 MiB: failed with a warning naming the step at the default
+/// limit, passed once `max_body` is raised (file or flag).
+#[test]
+fn a_body_longer_than_max_body_is_named_and_max_body_can_be_raised() {
+    let srv = TestServer::start();
+    let d = tmp("max-body");
+    let scenario = |defaults: &str| {
+        format!(
+            "target: {}\n{defaults}scenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 2\n    flow:\n      - {{ name: big, request: \"/bytes/5000000?end=THE-END\", check: {{ body_contains: THE-END }} }}\n",
+            srv.base_url()
+        )
+    };
+    let f = write_file(&d, "default.yaml", &scenario(""));
+    let r = run("max-body-default", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(num(&s, "errors.check_failed"), 2.0, "{s}");
+    let w = s["warnings"].to_string();
+    assert!(
+        w.contains("2 responses of step `big` were longer than max_body (4 MiB)")
+            && w.contains("saw only the first 4 MiB"),
+        "{w}"
+    );
+
+    let f = write_file(&d, "raised.yaml", &scenario("defaults: { max_body: 8MiB }\n"));
+    let r = run("max-body-raised", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(num(&s, "failed"), 0.0, "{s}");
+    assert!(!s["warnings"].to_string().contains("max_body"), "{s}");
+
+    let f = write_file(&d, "flag.yaml", &scenario(""));
+    let r = run(
+        "max-body-flag",
+        &[f.to_str().unwrap(), "--max-body", "5000000"],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(num(&r.summary(), "failed"), 0.0);
+    // Exactly the body's size is enough: the limit is not off by one.
+    assert_eq!(srv.stats().requests, 6);
+
+    let r = run("max-body-bad", &[f.to_str().unwrap(), "--max-body", "lots"]);
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(r.stderr().contains("--max-body"), "{}", r.stderr());
+}
+
+/// A status the step's check expects is not an `http_<code>` failure.
+#[test]
+fn an_expected_error_status_is_not_in_the_error_breakdown() {
+    let srv = TestServer::start();
+    let d = tmp("expected-500");
+    let f = write_file(
+        &d,
+        "s.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 5\n    flow:\n      - {{ name: boom, request: /status/500, check: {{ status: 500 }} }}\n      - {{ name: other, request: /status/503 }}\n",
+            srv.base_url()
+        ),
+    );
+    let r = run("expected-500", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(num(&s, "status.500"), 5.0, "{s}");
+    assert_eq!(num(&s, "failed"), 5.0, "{s}");
+    assert!(s["errors"].get("http_500").is_none(), "{s}");
+    assert!(s["steps"]["boom"]["errors"].get("http_500").is_none(), "{s}");
+    assert_eq!(num(&s, "errors.http_503"), 5.0, "{s}");
+}
