@@ -73,3 +73,63 @@ fn an_expected_error_status_is_not_in_the_error_breakdown() {
     assert!(s["steps"]["boom"]["errors"].get("http_500").is_none(), "{s}");
     assert_eq!(num(&s, "errors.http_503"), 5.0, "{s}");
 }
+
+/// A fragment is never sent; `user:pass@` becomes `Authorization: Basic` and the
+/// password appears nowhere in the result directory or the output.
+#[test]
+fn fragments_stay_home_and_userinfo_becomes_basic_auth() {
+    let srv = TestServer::start();
+    let addr = srv.addr();
+    let d = tmp("userinfo");
+    let f = write_file(
+        &d,
+        "s.yaml",
+        &format!(
+            "target: http://al%20ice:s3cr%3At@{addr}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 2\n    flow:\n      - request: \"/a?x=1#frag\"\n      - request: \"http://bob:hunter2@{addr}/b/{{{{ vu }}}}#top\"\n"
+        ),
+    );
+    let r = run("userinfo", &[f.to_str().unwrap(), "--export", "csv"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let recs = srv.records();
+    assert_eq!(recs.len(), 4);
+    use base64::Engine as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    for rec in &recs {
+        assert!(!rec.target.contains('#'), "{}", rec.target);
+        let auth: Vec<&str> = rec
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        let want = if rec.path == "/a" {
+            assert_eq!(rec.target, "/a?x=1");
+            format!("Basic {}", b64("al ice:s3cr:t"))
+        } else {
+            assert_eq!(rec.target, "/b/1");
+            format!("Basic {}", b64("bob:hunter2"))
+        };
+        assert_eq!(auth, vec![want.as_str()], "{}", rec.target);
+    }
+    let mut seen = r.stdout() + &r.stderr();
+    for e in std::fs::read_dir(&r.dir).unwrap() {
+        seen.push_str(&String::from_utf8_lossy(&std::fs::read(e.unwrap().path()).unwrap()));
+    }
+    for secret in ["s3cr", "hunter2", "al%20ice", "bob:"] {
+        assert!(!seen.contains(secret), "`{secret}` written somewhere");
+    }
+    assert!(r.summary()["steps"].get("GET /a").is_some(), "{}", r.summary());
+
+    // Quick mode too.
+    let url = format!("http://carol:pw9@{addr}/q#x");
+    let r = run("userinfo-quick", &["--url", &url, "--iterations", "1"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let last = srv.records().pop().unwrap();
+    assert_eq!(last.target, "/q");
+    assert!(
+        last.headers.iter().any(|(k, v)| k == "Authorization" && *v == format!("Basic {}", b64("carol:pw9"))),
+        "{:?}",
+        last.headers
+    );
+    assert!(!std::fs::read_to_string(r.dir.join("summary.json")).unwrap().contains("pw9"));
+}

@@ -823,6 +823,22 @@ impl Builder<'_> {
         } else {
             raw_url.clone()
         };
+        // A fragment is the client's alone (RFC 9110 §7.1): never sent.
+        let full = strip_fragment(&full).to_string();
+        // `user:pass@` becomes `Authorization: Basic` (as curl does) and leaves the URL,
+        // so the password never reaches a step name, a result or a report.
+        let (full, userinfo) = take_userinfo(&full);
+        if let Some(ui) = userinfo {
+            let has_auth = headers
+                .keys()
+                .chain(d.headers.keys())
+                .any(|k| k.eq_ignore_ascii_case("authorization"));
+            if !has_auth {
+                use base64::Engine as _;
+                let token = base64::engine::general_purpose::STANDARD.encode(ui);
+                headers.insert("Authorization".into(), format!("Basic {token}"));
+            }
+        }
         // The origin never comes from a template (validation ensures it).
         let (origin_url, path_template) = split_origin(&full).ok_or_else(|| PlanError::Url {
             field: p.to_string(),
@@ -1070,6 +1086,62 @@ enum BodySrc {
     Json(serde_json::Value),
     Form(BTreeMap<String, String>),
     Bytes(Vec<u8>),
+}
+
+/// The URL up to its fragment (`#...`), outside template expressions.
+fn strip_fragment(url: &str) -> &str {
+    let b = url.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"{{") {
+            depth += 1;
+            i += 2;
+        } else if b[i..].starts_with(b"}}") && depth > 0 {
+            depth -= 1;
+            i += 2;
+        } else if b[i] == b'#' && depth == 0 {
+            return &url[..i];
+        } else {
+            i += 1;
+        }
+    }
+    url
+}
+
+/// Remove `user[:pass]@` from an absolute URL's authority; returns the URL without it
+/// and the percent-decoded `user:pass` (for `Authorization: Basic`).
+fn take_userinfo(full: &str) -> (String, Option<Vec<u8>>) {
+    let Some(scheme_end) = full.find("://") else {
+        return (full.to_string(), None);
+    };
+    let rest = &full[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return (full.to_string(), None);
+    };
+    let userinfo = percent_decode(&rest[..at]);
+    let url = format!("{}{}", &full[..scheme_end + 3], &rest[at + 1..]);
+    (url, Some(userinfo))
+}
+
+fn percent_decode(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
 }
 
 /// Split `http://host:port/path?{{x}}` into the origin URL (`http://host:port/`) and
