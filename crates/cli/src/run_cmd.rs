@@ -388,6 +388,7 @@ pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
             ));
         }
     }
+    warnings.extend(plan.warnings());
     let lim = pado_engine::limits::raise_nofile(plan.max_vus());
     if let Some(w) = lim.warning() {
         warnings.push(w);

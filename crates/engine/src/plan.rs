@@ -1217,6 +1217,24 @@ impl RunPlan {
             .map(|s| s.executor.max_vus() as u64)
             .sum()
     }
+
+    /// Warnings to give before the run: `pick: unique` feeds with fewer rows than the
+    /// run may have VUs, where some VUs must share rows (the user asked for none).
+    pub fn warnings(&self) -> Vec<String> {
+        let vus = self.max_vus();
+        self.feeds
+            .iter()
+            .filter(|f| f.pick_mode() == pado_scenario::PickMode::Unique && f.len() < vus)
+            .map(|f| {
+                format!(
+                    "feed `{}` (pick: unique) has {} rows for up to {vus} VUs: VUs beyond row {} share rows with others; give at least {vus} rows",
+                    f.name(),
+                    f.len(),
+                    f.len()
+                )
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -1226,6 +1244,18 @@ mod tests {
     fn plan(src: &str) -> RunPlan {
         let cfg = pado_scenario::parse_str(src, "t.yaml").unwrap();
         compile(&cfg, Path::new(".")).unwrap()
+    }
+
+    #[test]
+    fn a_unique_feed_with_fewer_rows_than_vus_is_warned_about() {
+        let src = |vus: u32| format!("target: http://127.0.0.1:9\ndata:\n  users: {{ range: [1, 5], pick: unique }}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: {vus}\n    duration: 1s\n    flow: [{{ request: \"GET /u/{{{{ users.value }}}}\" }}]\n");
+        let w = plan(&src(8)).warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("feed `users`") && w[0].contains("5 rows for up to 8 VUs"),
+            "{w:?}"
+        );
+        assert_eq!(plan(&src(5)).warnings(), Vec::<String>::new());
     }
 
     #[test]
