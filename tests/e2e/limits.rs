@@ -29,7 +29,11 @@ fn a_body_longer_than_max_body_is_named_and_max_body_can_be_raised() {
         "{w}"
     );
 
-    let f = write_file(&d, "raised.yaml", &scenario("defaults: { max_body: 8MiB }\n"));
+    let f = write_file(
+        &d,
+        "raised.yaml",
+        &scenario("defaults: { max_body: 8MiB }\n"),
+    );
     let r = run("max-body-raised", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
     let s = r.summary();
@@ -70,7 +74,10 @@ fn an_expected_error_status_is_not_in_the_error_breakdown() {
     assert_eq!(num(&s, "status.500"), 5.0, "{s}");
     assert_eq!(num(&s, "failed"), 5.0, "{s}");
     assert!(s["errors"].get("http_500").is_none(), "{s}");
-    assert!(s["steps"]["boom"]["errors"].get("http_500").is_none(), "{s}");
+    assert!(
+        s["steps"]["boom"]["errors"].get("http_500").is_none(),
+        "{s}"
+    );
     assert_eq!(num(&s, "errors.http_503"), 5.0, "{s}");
 }
 
@@ -113,12 +120,18 @@ fn fragments_stay_home_and_userinfo_becomes_basic_auth() {
     }
     let mut seen = r.stdout() + &r.stderr();
     for e in std::fs::read_dir(&r.dir).unwrap() {
-        seen.push_str(&String::from_utf8_lossy(&std::fs::read(e.unwrap().path()).unwrap()));
+        seen.push_str(&String::from_utf8_lossy(
+            &std::fs::read(e.unwrap().path()).unwrap(),
+        ));
     }
     for secret in ["s3cr", "hunter2", "al%20ice", "bob:"] {
         assert!(!seen.contains(secret), "`{secret}` written somewhere");
     }
-    assert!(r.summary()["steps"].get("GET /a").is_some(), "{}", r.summary());
+    assert!(
+        r.summary()["steps"].get("GET /a").is_some(),
+        "{}",
+        r.summary()
+    );
 
     // Quick mode too.
     let url = format!("http://carol:pw9@{addr}/q#x");
@@ -127,9 +140,43 @@ fn fragments_stay_home_and_userinfo_becomes_basic_auth() {
     let last = srv.records().pop().unwrap();
     assert_eq!(last.target, "/q");
     assert!(
-        last.headers.iter().any(|(k, v)| k == "Authorization" && *v == format!("Basic {}", b64("carol:pw9"))),
+        last.headers
+            .iter()
+            .any(|(k, v)| k == "Authorization" && *v == format!("Basic {}", b64("carol:pw9"))),
         "{:?}",
         last.headers
     );
-    assert!(!std::fs::read_to_string(r.dir.join("summary.json")).unwrap().contains("pw9"));
+    assert!(!std::fs::read_to_string(r.dir.join("summary.json"))
+        .unwrap()
+        .contains("pw9"));
+}
+
+/// The timing judge excuses a missed tolerance only when pado says the machine
+/// starved it, never on a quiet run.
+#[test]
+fn the_timing_judge_reads_the_generator_self_check() {
+    let d = tmp("judge");
+    let fake = |g: &str| {
+        let dir = d.join(format!("r{}", g.len()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("summary.json"), format!("{{\"generator\":{g}}}")).unwrap();
+        crate::harness::Run {
+            out: std::process::Command::new("true").output().unwrap(),
+            dir,
+        }
+    };
+    let quiet = fake(
+        r#"{"saturated":false,"run_queue_wait_peak":0.01,"wait_seconds":0,"lag_seconds":0,"lag_max_ms":3.0}"#,
+    );
+    assert_eq!(crate::harness::machine_too_busy(&quiet), None);
+    let starved = fake(
+        r#"{"saturated":false,"run_queue_wait_peak":0.41,"wait_seconds":2,"lag_seconds":1,"lag_max_ms":180.0,"x":0}"#,
+    );
+    let why = crate::harness::machine_too_busy(&starved).expect("starved");
+    assert!(
+        why.contains("run-queue wait peak 41%") && why.contains("lag max 180 ms"),
+        "{why}"
+    );
+    let saturated = fake(r#"{"saturated":true,"lag_max_ms":3.0,"padding":"........."}"#);
+    assert!(crate::harness::machine_too_busy(&saturated).is_some());
 }

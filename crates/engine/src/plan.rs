@@ -413,10 +413,9 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         picks: b.picks,
         setup,
         teardown,
-        max_body: cfg
-            .defaults
-            .max_body
-            .map_or(BODY_KEEP_CAP, |m| usize::try_from(m.0).unwrap_or(usize::MAX)),
+        max_body: cfg.defaults.max_body.map_or(BODY_KEEP_CAP, |m| {
+            usize::try_from(m.0).unwrap_or(usize::MAX)
+        }),
     })
 }
 
@@ -1248,7 +1247,9 @@ mod tests {
 
     #[test]
     fn a_unique_feed_with_fewer_rows_than_vus_is_warned_about() {
-        let src = |vus: u32| format!("target: http://127.0.0.1:9\ndata:\n  users: {{ range: [1, 5], pick: unique }}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: {vus}\n    duration: 1s\n    flow: [{{ request: \"GET /u/{{{{ users.value }}}}\" }}]\n");
+        let src = |vus: u32| {
+            format!("target: http://127.0.0.1:9\ndata:\n  users: {{ range: [1, 5], pick: unique }}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: {vus}\n    duration: 1s\n    flow: [{{ request: \"GET /u/{{{{ users.value }}}}\" }}]\n")
+        };
         let w = plan(&src(8)).warnings();
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(

@@ -353,10 +353,13 @@ pub fn escape_into(e: Escape, v: &[u8], out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     match e {
         Escape::Raw => out.extend_from_slice(v),
-        Escape::Header => out.extend(
-            v.iter()
-                .map(|&b| if matches!(b, b'\r' | b'\n' | 0) { b' ' } else { b }),
-        ),
+        Escape::Header => out.extend(v.iter().map(|&b| {
+            if matches!(b, b'\r' | b'\n' | 0) {
+                b' '
+            } else {
+                b
+            }
+        })),
         Escape::Url | Escape::Form => {
             for &b in v {
                 if unreserved(b) {

@@ -17,10 +17,10 @@ pub mod template;
 
 pub use duration::{format_duration, parse_duration, Dur};
 pub use error::{Diagnostic, ScenarioError};
-pub use size::{format_size, parse_size, ByteSize};
 pub use load::{load_file, parse_status_class, parse_str, split_request_line, validate, Loaded};
 pub use model::*;
 pub use quick::{
     apply_overrides, parse_header, parse_stages, parse_step_ramp, planned_length, quick_config,
     scale_timeline, step_name_for, threshold_list, LoadShape, Overrides, QuickRequest,
 };
+pub use size::{format_size, parse_size, ByteSize};

@@ -1217,9 +1217,13 @@ mod tests {
             ))
         };
         let e = file("{ X-A: \"a\\0b\", Transfer-Encoding: chunked }");
-        for field in ["defaults.headers.X-A", "scenarios.a.flow[0].request.headers.X-A"] {
+        for field in [
+            "defaults.headers.X-A",
+            "scenarios.a.flow[0].request.headers.X-A",
+        ] {
             assert!(
-                e.iter().any(|d| d.field == field && d.message.contains("NUL")),
+                e.iter()
+                    .any(|d| d.field == field && d.message.contains("NUL")),
                 "{field}: {e:?}"
             );
         }

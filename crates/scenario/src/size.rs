@@ -87,14 +87,10 @@ impl<'de> Deserialize<'de> for ByteSize {
                 parse_size(v).map(ByteSize).map_err(E::custom)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<ByteSize, E> {
-                parse_size(&v.to_string())
-                    .map(ByteSize)
-                    .map_err(E::custom)
+                parse_size(&v.to_string()).map(ByteSize).map_err(E::custom)
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<ByteSize, E> {
-                parse_size(&v.to_string())
-                    .map(ByteSize)
-                    .map_err(E::custom)
+                parse_size(&v.to_string()).map(ByteSize).map_err(E::custom)
             }
         }
         d.deserialize_any(V)

@@ -9,9 +9,7 @@ use pado_metrics::{Phases, RequestSample};
 use crate::cookies::CookieJar;
 use crate::data::FeedCursor;
 use crate::http::{exchange, Conn, RequestRef};
-use crate::plan::{
-    CheckPlan, ExtractSource, RequestForm, RequestPlan, ScenarioPlan, StepPlan,
-};
+use crate::plan::{CheckPlan, ExtractSource, RequestForm, RequestPlan, ScenarioPlan, StepPlan};
 use crate::render::RenderCtx;
 use crate::response_view::ResponseView;
 
