@@ -184,15 +184,17 @@ impl SeriesStats {
         bump(&mut self.expected_status, code, n);
     }
 
-    /// Add another span's stats of the same series.
+    /// Add another span's stats of the same series. Saturating, not wrapping: counts
+    /// read from a file may be corrupt, and a corrupt count must not turn into a
+    /// small plausible one.
     pub fn merge(&mut self, o: &SeriesStats) {
-        self.requests += o.requests;
-        self.failed += o.failed;
-        self.check_failed += o.check_failed;
-        self.bytes_sent += o.bytes_sent;
-        self.bytes_received += o.bytes_received;
-        self.reconnects += o.reconnects;
-        self.body_cut += o.body_cut;
+        self.requests = self.requests.saturating_add(o.requests);
+        self.failed = self.failed.saturating_add(o.failed);
+        self.check_failed = self.check_failed.saturating_add(o.check_failed);
+        self.bytes_sent = self.bytes_sent.saturating_add(o.bytes_sent);
+        self.bytes_received = self.bytes_received.saturating_add(o.bytes_received);
+        self.reconnects = self.reconnects.saturating_add(o.reconnects);
+        self.body_cut = self.body_cut.saturating_add(o.body_cut);
         for &(code, n) in &o.status {
             self.bump_status(code, n);
         }
@@ -200,11 +202,50 @@ impl SeriesStats {
             bump(&mut self.expected_status, code, n);
         }
         for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
-            *a += b;
+            *a = a.saturating_add(*b);
         }
         for (a, b) in self.hist.iter_mut().zip(o.hist.iter()) {
             a.add(b);
         }
+    }
+
+    /// Whether the counters agree with each other as [`SeriesStats::record`] makes
+    /// them (every request a status or an error; failures among requests): a file
+    /// whose counts do not is corrupt, and is refused rather than summed.
+    pub fn check_consistent(&self) -> Result<(), String> {
+        let total = self
+            .status
+            .iter()
+            .map(|e| e.1)
+            .chain(self.errors.iter().copied())
+            .try_fold(0u64, |a, n| a.checked_add(n));
+        let name = &self.key.name;
+        match total {
+            Some(t) if t == self.requests => {}
+            Some(t) => {
+                return Err(format!(
+                    "series `{name}`: {} requests but statuses and errors add up to {t} (corrupt counters)",
+                    self.requests
+                ))
+            }
+            None => return Err(format!("series `{name}`: counters overflow (corrupt)")),
+        }
+        let expected_ok = self
+            .expected_status
+            .iter()
+            .all(|&(c, n)| self.status.iter().any(|&(c2, m)| c2 == c && n <= m));
+        if self.failed > self.requests
+            || self.check_failed > self.failed
+            || self.reconnects > self.requests
+            || self.body_cut > self.requests
+            || !expected_ok
+        {
+            return Err(format!(
+                "series `{name}`: failures, reconnects or cut bodies exceed its {} requests (corrupt counters)",
+                self.requests
+            ));
+        }
+        Ok(())
     }
 
     /// Histogram of one phase.
@@ -249,7 +290,7 @@ impl SeriesStats {
 /// Add `n` to `code`'s count in a list sorted by code.
 fn bump(v: &mut Vec<(u16, u64)>, code: u16, n: u64) {
     match v.iter().position(|(c, _)| *c >= code) {
-        Some(i) if v[i].0 == code => v[i].1 += n,
+        Some(i) if v[i].0 == code => v[i].1 = v[i].1.saturating_add(n),
         Some(i) => v.insert(i, (code, n)),
         None => v.push((code, n)),
     }
@@ -290,10 +331,10 @@ impl ScenarioStats {
 
     /// Add another span's stats of the same scenario.
     pub fn merge(&mut self, o: &ScenarioStats) {
-        self.iterations += o.iterations;
-        self.interrupted += o.interrupted;
-        self.dropped += o.dropped;
-        self.late += o.late;
+        self.iterations = self.iterations.saturating_add(o.iterations);
+        self.interrupted = self.interrupted.saturating_add(o.interrupted);
+        self.dropped = self.dropped.saturating_add(o.dropped);
+        self.late = self.late.saturating_add(o.late);
         self.iteration_duration.add(&o.iteration_duration);
     }
 }
@@ -310,8 +351,8 @@ pub struct CheckCounts {
 impl CheckCounts {
     /// Add another span's counts.
     pub fn merge(&mut self, o: &CheckCounts) {
-        self.passes += o.passes;
-        self.fails += o.fails;
+        self.passes = self.passes.saturating_add(o.passes);
+        self.fails = self.fails.saturating_add(o.fails);
     }
 }
 
