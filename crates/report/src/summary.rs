@@ -33,7 +33,7 @@ pub enum ReportError {
 /// `16 MiB`, `4 KiB`, `1000 B` (as the scenario file's sizes are written).
 fn size_words(n: u64) -> String {
     for (unit, m) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if n >= m && n % m == 0 {
+        if n >= m && n.is_multiple_of(m) {
             return format!("{} {unit}", n / m);
         }
     }

@@ -180,12 +180,15 @@ pub(crate) struct Tally {
     ttfb_n: u64,
 }
 
+/// A status code and how many responses had it.
+type StatusCount = (u16, u64);
+
 impl Tally {
     fn add_counts(
         &mut self,
         (requests, failed, check_failed): (u64, u64, u64),
         (bytes_sent, bytes_received): (u64, u64),
-        (status, expected): (&[(u16, u64)], &[(u16, u64)]),
+        (status, expected): (&[StatusCount], &[StatusCount]),
         errors: &[u64],
         duration: &LatencyHistogram,
     ) {

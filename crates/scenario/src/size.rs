@@ -46,7 +46,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// `16 MiB`, `4 KiB`, `1000 B`: exact binary units when they divide, bytes otherwise.
 pub fn format_size(n: u64) -> String {
     for (unit, m) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if n >= m && n % m == 0 {
+        if n >= m && n.is_multiple_of(m) {
             return format!("{} {unit}", n / m);
         }
     }
