@@ -51,14 +51,39 @@ fn a_truncated_body_is_a_reset() {
 
 #[test]
 fn stalls_time_out_at_the_request_timeout() {
-    let (s, received) = errors_of("/hang", &["--timeout", "300ms"]);
-    let n = num(&s, "requests");
-    // Two VUs, one second, 300 ms each: 6 to 8 timeouts.
-    assert!((6.0..=8.0).contains(&n), "{s}");
-    assert_eq!(num(&s, "errors.timeout"), n);
-    assert_eq!(n as u64, received);
-    let p50 = num(&s, "latency_ms.p50");
-    assert!((295.0..340.0).contains(&p50), "{p50}");
+    let srv = TestServer::start();
+    let url = srv.url("/hang");
+    crate::harness::run_timed(
+        "err-hang",
+        &[
+            "--url",
+            &url,
+            "--vus",
+            "2",
+            "--duration",
+            "1s",
+            "--timeout",
+            "300ms",
+        ],
+        |r| {
+            assert_eq!(r.code(), 0, "{}", r.stderr());
+            let s = r.summary();
+            let received = srv.stats().requests;
+            srv.reset_stats();
+            let n = num(&s, "requests");
+            assert_eq!(num(&s, "errors.timeout"), n);
+            assert_eq!(n as u64, received);
+            // Two VUs, one second, 300 ms each: 6 to 8 timeouts.
+            if !(6.0..=8.0).contains(&n) {
+                return Err(format!("{n} timeouts in 1 s, expected 6 to 8"));
+            }
+            let p50 = num(&s, "latency_ms.p50");
+            if !(295.0..340.0).contains(&p50) {
+                return Err(format!("p50 {p50}, expected 295..340"));
+            }
+            Ok(())
+        },
+    );
 }
 
 #[test]

@@ -12,6 +12,7 @@ mod demo;
 mod errors;
 mod flows;
 mod generator;
+mod limits;
 mod measurement;
 mod models;
 mod observe;

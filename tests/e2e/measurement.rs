@@ -2,7 +2,7 @@
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, run};
+use crate::harness::{num, run, run_timed};
 
 #[test]
 fn requests_counted_equal_requests_received() {
@@ -32,56 +32,66 @@ fn requests_counted_equal_requests_received() {
     assert!(num(&s, "data_received") > 0.0 && num(&s, "data_sent") > 0.0);
 }
 
+/// `Err` naming `what` when `v` is outside `range`: a missed timing tolerance.
+fn within(what: &str, v: f64, range: std::ops::Range<f64>) -> Result<(), String> {
+    if range.contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{what} = {v}, expected {range:?}"))
+    }
+}
+
 #[test]
 fn percentiles_match_the_delay_the_server_applied() {
     let srv = TestServer::start();
-    let r = run(
+    let url = srv.url("/delay/50");
+    run_timed(
         "delay",
-        &[
-            "--url",
-            &srv.url("/delay/50"),
-            "--vus",
-            "4",
-            "--duration",
-            "2s",
-        ],
+        &["--url", &url, "--vus", "4", "--duration", "2s"],
+        |r| {
+            assert_eq!(r.code(), 0, "{}", r.stderr());
+            let s = r.summary();
+            assert_eq!(num(&s, "requests") as u64, srv.stats().requests);
+            srv.reset_stats();
+            let lat = &s["latency_ms"];
+            // The server waits exactly 50 ms: nothing can be faster, and the middle of
+            // the distribution sits just above it. The tail gets more room.
+            for (key, hi) in [("min", 60.0), ("p50", 65.0), ("p90", 75.0), ("p99", 110.0)] {
+                let v = num(lat, key);
+                assert!(v >= 50.0, "{key} = {v}: faster than the server's delay");
+                within(&format!("latency {key}"), v, 50.0..hi)?;
+            }
+            // Time to first byte carries the delay; sending does not.
+            within(
+                "waiting p50",
+                num(&s, "phases_ms.http_req_waiting.p50"),
+                50.0..65.0,
+            )?;
+            within(
+                "sending p50",
+                num(&s, "phases_ms.http_req_sending.p50"),
+                0.0..5.0,
+            )
+        },
     );
-    assert_eq!(r.code(), 0, "{}", r.stderr());
-    let s = r.summary();
-    let lat = &s["latency_ms"];
-    // The server waits exactly 50 ms: nothing can be faster, and the middle of the
-    // distribution sits just above it. The tail gets more room for a busy machine.
-    for (key, hi) in [("min", 60.0), ("p50", 65.0), ("p90", 75.0), ("p99", 110.0)] {
-        let v = num(lat, key);
-        assert!((50.0..hi).contains(&v), "{key} = {v} in {lat}");
-    }
-    // Time to first byte carries the delay; sending does not.
-    let waiting = num(&s, "phases_ms.http_req_waiting.p50");
-    assert!((50.0..65.0).contains(&waiting), "{waiting}");
-    assert!(num(&s, "phases_ms.http_req_sending.p50") < 5.0);
-    assert_eq!(num(&s, "requests") as u64, srv.stats().requests);
 }
 
 #[test]
 fn receiving_phase_holds_a_slow_body() {
     let srv = TestServer::start();
-    let r = run(
+    let url = srv.url("/slow-body?ms=80");
+    run_timed(
         "slowbody",
-        &[
-            "--url",
-            &srv.url("/slow-body?ms=80"),
-            "--vus",
-            "2",
-            "--duration",
-            "1s",
-        ],
+        &["--url", &url, "--vus", "2", "--duration", "1s"],
+        |r| {
+            assert_eq!(r.code(), 0, "{}", r.stderr());
+            let s = r.summary();
+            let recv = num(&s, "phases_ms.http_req_receiving.p50");
+            let wait = num(&s, "phases_ms.http_req_waiting.p50");
+            within("receiving p50", recv, 75.0..100.0)?;
+            within("waiting p50", wait, 0.0..20.0)
+        },
     );
-    assert_eq!(r.code(), 0, "{}", r.stderr());
-    let s = r.summary();
-    let recv = num(&s, "phases_ms.http_req_receiving.p50");
-    let wait = num(&s, "phases_ms.http_req_waiting.p50");
-    assert!((75.0..100.0).contains(&recv), "receiving {recv}");
-    assert!(wait < 20.0, "waiting {wait}");
 }
 
 #[test]
@@ -92,11 +102,12 @@ fn open_model_shows_the_stall_that_a_closed_loop_would_hide() {
         stall_len: std::time::Duration::from_millis(500),
         ..Default::default()
     });
-    let r = run(
+    let url = srv.url("/stall");
+    run_timed(
         "stall",
         &[
             "--url",
-            &srv.url("/stall"),
+            &url,
             "--rate",
             "200",
             "--duration",
@@ -104,27 +115,26 @@ fn open_model_shows_the_stall_that_a_closed_loop_would_hide() {
             "--max-vus",
             "300",
         ],
+        |r| {
+            assert_eq!(r.code(), 0, "{}", r.stderr());
+            let s = r.summary();
+            let st = srv.stats();
+            srv.reset_stats();
+            assert_eq!(num(&s, "requests") as u64, 800);
+            assert_eq!(st.requests, 800);
+            assert_eq!(num(&s, "dropped_iterations"), 0.0);
+            assert!(s["latency_origin"]
+                .as_str()
+                .unwrap()
+                .contains("scheduled start"));
+            let lat = &s["latency_ms"];
+            // Truth: ~25% of intended starts fall in a stall, uniform over (0, 500 ms].
+            within("p50", num(lat, "p50"), 0.0..20.0)?;
+            within("p90", num(lat, "p90"), 200.0..400.0)?;
+            within("p99", num(lat, "p99"), 420.0..560.0)?;
+            within("max", num(lat, "max"), 450.0..600.0)
+        },
     );
-    assert_eq!(r.code(), 0, "{}", r.stderr());
-    let s = r.summary();
-    let st = srv.stats();
-    assert_eq!(num(&s, "requests") as u64, 800);
-    assert_eq!(st.requests, 800);
-    assert_eq!(num(&s, "dropped_iterations"), 0.0);
-    let lat = &s["latency_ms"];
-    // Truth: ~25% of intended starts fall in a stall, uniform over (0, 500 ms].
-    let p50 = num(lat, "p50");
-    let p90 = num(lat, "p90");
-    let p99 = num(lat, "p99");
-    let max = num(lat, "max");
-    assert!(p50 < 20.0, "p50 {p50}");
-    assert!((200.0..400.0).contains(&p90), "p90 {p90} ({lat})");
-    assert!((420.0..560.0).contains(&p99), "p99 {p99} ({lat})");
-    assert!((450.0..600.0).contains(&max), "max {max}");
-    assert!(s["latency_origin"]
-        .as_str()
-        .unwrap()
-        .contains("scheduled start"));
 }
 
 #[test]

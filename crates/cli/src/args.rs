@@ -340,6 +340,10 @@ pub struct RunArgs {
     /// Accept any TLS certificate.
     #[arg(long, short = 'k')]
     pub insecure: bool,
+    /// How much of a response body checks and extraction see, e.g. 16MiB
+    /// (default 4MiB; replaces the file's `defaults.max_body`).
+    #[arg(long, value_name = "SIZE")]
+    pub max_body: Option<String>,
     /// Result directory (default pado-results/<UTC time>-<name>, always a new
     /// one). A directory that already holds files is refused unless --overwrite.
     #[arg(long, short = 'o')]

@@ -179,6 +179,14 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
     if let Some(t) = &a.think {
         ov.think = Some(dur("think", t)?);
     }
+    if let Some(m) = &a.max_body {
+        let n = pado_scenario::parse_size(m)
+            .map_err(|e| Failure::invalid(format!("--max-body: {e}")))?;
+        if n == 0 {
+            return Err(Failure::invalid("--max-body: must be more than 0"));
+        }
+        ov.max_body = Some(pado_scenario::ByteSize(n));
+    }
     ov.observe = a.observe.clone();
     if let Some(i) = &a.observe_interval {
         ov.observe_interval = Some(dur("observe-interval", i)?);
@@ -529,6 +537,7 @@ pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
             ));
         }
     }
+    warnings.extend(plan.warnings());
     let lim = pado_engine::limits::raise_nofile(plan.max_vus());
     if let Some(w) = lim.warning() {
         warnings.push(w);
@@ -575,6 +584,7 @@ pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
             .collect(),
         notes: Vec::new(),
         warnings: warnings.clone(),
+        max_body: Some(plan.max_body as u64),
     };
     dir.write_meta(&meta).map_err(Failure::other)?;
     let mut timeline = dir.timeline_writer().map_err(Failure::other)?;

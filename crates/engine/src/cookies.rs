@@ -1,8 +1,18 @@
 //! A cookie jar per VU, as a browser (or k6) keeps one: cookies set by a response are
 //! sent back to the same host. Kept deliberately simple: scoped by host (not path or
-//! domain attributes), removed by `Max-Age<=0` or an empty value.
+//! domain attributes), removed by `Max-Age<=0` or an empty value. Bounded as browsers
+//! bound theirs, so a server setting a new cookie on every response cannot grow a VU's
+//! memory (and its `Cookie` header) without end.
 
 use crate::response_view::ResponseView;
+
+/// Most cookies one VU keeps (all hosts together); storing one more evicts the
+/// oldest, as browsers do (RFC 6265 §6.1 asks for at least 3000 per client and 50
+/// per domain; one VU is one user of a few hosts).
+pub const MAX_COOKIES: usize = 300;
+/// Longest cookie (name and value) kept; a longer one is ignored, as browsers ignore
+/// it (RFC 6265 §6.1: at least 4096 bytes).
+pub const MAX_COOKIE_BYTES: usize = 4096;
 
 /// One VU's cookies.
 #[derive(Debug, Default)]
@@ -37,7 +47,10 @@ impl CookieJar {
             });
             self.entries
                 .retain(|(h, n, _)| !(*h == host_id && n == name));
-            if !expired && !value.is_empty() {
+            if !expired && !value.is_empty() && name.len() + value.len() <= MAX_COOKIE_BYTES {
+                if self.entries.len() >= MAX_COOKIES {
+                    self.entries.remove(0);
+                }
                 self.entries
                     .push((host_id, name.to_string(), value.to_string()));
             }
@@ -100,5 +113,23 @@ mod tests {
         j.absorb(0, &ResponseView::new(200, h.as_bytes(), b""));
         assert_eq!(j.get(0, "b"), Some("q"));
         assert_eq!(j.get(0, "c"), Some("1"));
+    }
+
+    #[test]
+    fn the_jar_is_bounded_as_a_browser_bounds_it() {
+        let mut j = CookieJar::default();
+        for i in 0..1000 {
+            let h = format!("HTTP/1.1 200 OK\r\nSet-Cookie: c{i}=v{i}\r\n\r\n");
+            j.absorb(0, &ResponseView::new(200, h.as_bytes(), b""));
+        }
+        assert_eq!(j.entries.len(), MAX_COOKIES);
+        // The oldest went first.
+        assert_eq!(j.get(0, "c0"), None);
+        assert_eq!(j.get(0, "c999"), Some("v999"));
+        let big = "x".repeat(MAX_COOKIE_BYTES);
+        let h = format!("HTTP/1.1 200 OK\r\nSet-Cookie: huge={big}\r\n\r\n");
+        j.absorb(0, &ResponseView::new(200, h.as_bytes(), b""));
+        assert_eq!(j.get(0, "huge"), None);
+        assert_eq!(j.entries.len(), MAX_COOKIES);
     }
 }

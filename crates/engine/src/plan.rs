@@ -22,7 +22,9 @@ use crate::render::{encode_url_literal, escape_into, BindError, Binder, Compiled
 
 /// Default request timeout, as k6's.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-/// Largest response body kept for checks; the rest is read and counted, not kept.
+/// Default of the largest response body kept for checks and extraction
+/// (`defaults.max_body`); the rest is read and counted, not kept, so memory per VU
+/// stays bounded whatever the server sends.
 pub const BODY_KEEP_CAP: usize = 4 * 1024 * 1024;
 
 /// Why a configuration could not be compiled.
@@ -127,6 +129,8 @@ pub struct RunPlan {
     /// Values of `{{ env.NAME }}` in requests (raw and escaped): they become literal
     /// request bytes, so debug output and failure samples redact them by value.
     pub secrets: crate::redact::Redactor,
+    /// Bytes of a response body checks and extraction see (`defaults.max_body`).
+    pub max_body: usize,
 }
 
 /// One scenario, compiled.
@@ -445,6 +449,9 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
             let mut secrets = b.secrets;
             secrets.extend(target_env_values(cfg));
             secrets
+        }),
+        max_body: cfg.defaults.max_body.map_or(BODY_KEEP_CAP, |m| {
+            usize::try_from(m.0).unwrap_or(usize::MAX)
         }),
     })
 }
@@ -873,6 +880,22 @@ impl Builder<'_> {
         } else {
             raw_url.clone()
         };
+        // A fragment is the client's alone (RFC 9110 §7.1): never sent.
+        let full = strip_fragment(&full).to_string();
+        // `user:pass@` becomes `Authorization: Basic` (as curl does) and leaves the URL,
+        // so the password never reaches a step name, a result or a report.
+        let (full, userinfo) = take_userinfo(&full);
+        if let Some(ui) = userinfo {
+            let has_auth = headers
+                .keys()
+                .chain(d.headers.keys())
+                .any(|k| k.eq_ignore_ascii_case("authorization"));
+            if !has_auth {
+                use base64::Engine as _;
+                let token = base64::engine::general_purpose::STANDARD.encode(ui);
+                headers.insert("Authorization".into(), format!("Basic {token}"));
+            }
+        }
         // The origin never comes from a template (validation ensures it).
         let (origin_url, path_template) = split_origin(&full).ok_or_else(|| PlanError::Url {
             field: p.to_string(),
@@ -1122,6 +1145,62 @@ enum BodySrc {
     Bytes(Vec<u8>),
 }
 
+/// The URL up to its fragment (`#...`), outside template expressions.
+fn strip_fragment(url: &str) -> &str {
+    let b = url.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"{{") {
+            depth += 1;
+            i += 2;
+        } else if b[i..].starts_with(b"}}") && depth > 0 {
+            depth -= 1;
+            i += 2;
+        } else if b[i] == b'#' && depth == 0 {
+            return &url[..i];
+        } else {
+            i += 1;
+        }
+    }
+    url
+}
+
+/// Remove `user[:pass]@` from an absolute URL's authority; returns the URL without it
+/// and the percent-decoded `user:pass` (for `Authorization: Basic`).
+fn take_userinfo(full: &str) -> (String, Option<Vec<u8>>) {
+    let Some(scheme_end) = full.find("://") else {
+        return (full.to_string(), None);
+    };
+    let rest = &full[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return (full.to_string(), None);
+    };
+    let userinfo = percent_decode(&rest[..at]);
+    let url = format!("{}{}", &full[..scheme_end + 3], &rest[at + 1..]);
+    (url, Some(userinfo))
+}
+
+fn percent_decode(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
 /// Split `http://host:port/path?{{x}}` into the origin URL (`http://host:port/`) and
 /// the path-and-query template (`/path?{{x}}`).
 fn split_origin(full: &str) -> Option<(String, String)> {
@@ -1195,6 +1274,24 @@ impl RunPlan {
             .map(|s| s.executor.max_vus() as u64)
             .sum()
     }
+
+    /// Warnings to give before the run: `pick: unique` feeds with fewer rows than the
+    /// run may have VUs, where some VUs must share rows (the user asked for none).
+    pub fn warnings(&self) -> Vec<String> {
+        let vus = self.max_vus();
+        self.feeds
+            .iter()
+            .filter(|f| f.pick_mode() == pado_scenario::PickMode::Unique && f.len() < vus)
+            .map(|f| {
+                format!(
+                    "feed `{}` (pick: unique) has {} rows for up to {vus} VUs: VUs beyond row {} share rows with others; give at least {vus} rows",
+                    f.name(),
+                    f.len(),
+                    f.len()
+                )
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -1204,6 +1301,20 @@ mod tests {
     fn plan(src: &str) -> RunPlan {
         let cfg = pado_scenario::parse_str(src, "t.yaml").unwrap();
         compile(&cfg, Path::new(".")).unwrap()
+    }
+
+    #[test]
+    fn a_unique_feed_with_fewer_rows_than_vus_is_warned_about() {
+        let src = |vus: u32| {
+            format!("target: http://127.0.0.1:9\ndata:\n  users: {{ range: [1, 5], pick: unique }}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: {vus}\n    duration: 1s\n    flow: [{{ request: \"GET /u/{{{{ users.value }}}}\" }}]\n")
+        };
+        let w = plan(&src(8)).warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("feed `users`") && w[0].contains("5 rows for up to 8 VUs"),
+            "{w:?}"
+        );
+        assert_eq!(plan(&src(5)).warnings(), Vec::<String>::new());
     }
 
     #[test]

@@ -361,10 +361,13 @@ pub fn escape_into(e: Escape, v: &[u8], out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     match e {
         Escape::Raw => out.extend_from_slice(v),
-        Escape::Header => out.extend(
-            v.iter()
-                .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
-        ),
+        Escape::Header => out.extend(v.iter().map(|&b| {
+            if matches!(b, b'\r' | b'\n' | 0) {
+                b' '
+            } else {
+                b
+            }
+        })),
         Escape::Url | Escape::Form => {
             for &b in v {
                 if unreserved(b) {
@@ -434,8 +437,8 @@ mod tests {
         escape_into(Escape::Json, "a\"b\\c\n안녕".as_bytes(), &mut o);
         assert_eq!(String::from_utf8(o).unwrap(), "a\\\"b\\\\c\\n안녕");
         let mut o = Vec::new();
-        escape_into(Escape::Header, b"x\r\nInjected: 1", &mut o);
-        assert_eq!(o, b"x  Injected: 1");
+        escape_into(Escape::Header, b"x\r\nInjected: 1\0", &mut o);
+        assert_eq!(o, b"x  Injected: 1 ");
         assert_eq!(
             encode_url_literal("/s?q=검 a"),
             b"/s?q=%EA%B2%80%20a".to_vec()

@@ -3,12 +3,22 @@
 //! every worker has reported past it, so every request lands in exactly the second it
 //! completed in, and hands closed seconds to a sink (result file, live progress).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::{Interval, SecondRecord, Totals};
+use crate::{Interval, SecondRecord, SeriesKey, Totals};
+
+/// Most distinct tag combinations one step may produce in a run (all workers
+/// together); the requests of further combinations are counted under `~other` (and
+/// the run warns): unbounded tag values (ids, timestamps) must not become unbounded
+/// memory or an unreadable report. Each worker also stops creating series at this
+/// many, so its memory is bounded before the aggregator sees anything.
+pub const TAG_SERIES_CAP: usize = 500;
+
+/// The value every tag of a step's overflow series takes.
+pub const OTHER_TAG: &str = "~other";
 
 /// What a worker thread tells the aggregator.
 // Once a second per worker: boxing the interval would save a few hundred bytes per
@@ -41,6 +51,8 @@ pub struct Aggregator {
     next_t: u32,
     totals: Totals,
     sink: Sink,
+    /// Tag combinations admitted so far, per step name (for [`TAG_SERIES_CAP`]).
+    tag_sets: HashMap<String, HashSet<Vec<(String, String)>>>,
 }
 
 /// The sending side given to workers, and the thread to join for the totals.
@@ -69,6 +81,36 @@ impl Aggregator {
             next_t: 0,
             totals: Totals::default(),
             sink,
+            tag_sets: HashMap::new(),
+        }
+    }
+
+    /// Apply [`TAG_SERIES_CAP`] per step across workers: a tag combination new to
+    /// the run once its step has the cap is renamed to the step's `~other` series,
+    /// with its counts (so totals stay exact). Once admitted, a combination stays.
+    fn cap_tags(&mut self, iv: &mut Interval) {
+        for s in iv.series.iter_mut().filter(|s| !s.key.tags.is_empty()) {
+            if s.key.tags.iter().all(|(_, v)| v == OTHER_TAG) {
+                continue;
+            }
+            let set = self.tag_sets.entry(s.key.name.clone()).or_default();
+            if set.contains(&s.key.tags) {
+                continue;
+            }
+            if set.len() < TAG_SERIES_CAP {
+                set.insert(s.key.tags.clone());
+                continue;
+            }
+            let tags = s
+                .key
+                .tags
+                .iter()
+                .map(|(k, _)| (k.clone(), OTHER_TAG.to_string()))
+                .collect();
+            s.key = SeriesKey {
+                name: std::mem::take(&mut s.key.name),
+                tags,
+            };
         }
     }
 
@@ -98,7 +140,8 @@ impl Aggregator {
     /// Process one message (public for tests and for offline merging).
     pub fn handle(&mut self, msg: WorkerMessage) {
         match msg {
-            WorkerMessage::Interval(iv) => {
+            WorkerMessage::Interval(mut iv) => {
+                self.cap_tags(&mut iv);
                 let w = iv.worker;
                 let t = iv.second;
                 if w < self.watermark.len() {
@@ -202,6 +245,45 @@ mod tests {
             series: if n > 0 { vec![s] } else { vec![] },
             ..Default::default()
         })
+    }
+
+    #[test]
+    fn the_tag_cap_is_per_step_across_workers_and_counts_stay_exact() {
+        let mut agg = Aggregator::new(2, Box::new(|_, _| {}));
+        // Two workers, each under the cap on its own, 700 combinations together.
+        for w in 0..2usize {
+            let series = (0..350)
+                .map(|i| {
+                    let mut s = SeriesStats::new(SeriesKey {
+                        name: "get".into(),
+                        tags: vec![("id".into(), format!("{w}-{i}"))],
+                    });
+                    s.record(&RequestSample {
+                        status: 200,
+                        ..Default::default()
+                    });
+                    s
+                })
+                .collect();
+            agg.handle(WorkerMessage::Interval(Interval {
+                worker: w,
+                second: 0,
+                series,
+                ..Default::default()
+            }));
+        }
+        agg.handle(WorkerMessage::Done { worker: 0 });
+        agg.handle(WorkerMessage::Done { worker: 1 });
+        let t = agg.totals();
+        let other: Vec<_> = t
+            .series
+            .iter()
+            .filter(|s| s.key.tags[0].1 == OTHER_TAG)
+            .collect();
+        assert_eq!(t.series.len(), TAG_SERIES_CAP + 1);
+        assert_eq!(other.len(), 1);
+        assert_eq!(other[0].requests, 200);
+        assert_eq!(t.series.iter().map(|s| s.requests).sum::<u64>(), 700);
     }
 
     #[test]

@@ -140,13 +140,18 @@ impl LatencyHistogram {
 
     /// Compact text form (HdrHistogram V2 deflate, base64): the form HdrHistogram
     /// interval logs use, so the per-second files stay small and exact.
-    pub fn encode(&self) -> String {
+    /// An error when the histogram cannot be serialised: never written as an empty
+    /// histogram, which would silently lose its samples.
+    pub fn encode(&self) -> Result<String, String> {
         let mut buf = Vec::new();
         let mut ser = V2DeflateSerializer::new();
-        if ser.serialize(&self.h, &mut buf).is_err() {
-            return String::new();
-        }
-        base64::engine::general_purpose::STANDARD.encode(buf)
+        ser.serialize(&self.h, &mut buf).map_err(|e| {
+            format!(
+                "histogram of {} values does not encode: {e:?}",
+                self.h.len()
+            )
+        })?;
+        Ok(base64::engine::general_purpose::STANDARD.encode(buf))
     }
 
     /// Inverse of [`LatencyHistogram::encode`]. An empty string is an empty histogram.
@@ -212,10 +217,10 @@ mod tests {
             a.record(v);
             b.record(v * 7 + 3_000_000);
         }
-        let a2 = LatencyHistogram::decode(&a.encode()).unwrap();
+        let a2 = LatencyHistogram::decode(&a.encode().unwrap()).unwrap();
         assert_eq!(a, a2);
         let mut m = a2.clone();
-        m.add(&LatencyHistogram::decode(&b.encode()).unwrap());
+        m.add(&LatencyHistogram::decode(&b.encode().unwrap()).unwrap());
         assert_eq!(m.count(), 2000);
         assert_eq!(m.max_us(), b.max_us());
         assert!(LatencyHistogram::decode("").unwrap().is_empty());

@@ -19,7 +19,7 @@ pub mod result_dir;
 pub mod sample;
 pub mod series;
 
-pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage};
+pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage, OTHER_TAG, TAG_SERIES_CAP};
 pub use error_kind::ErrorKind;
 pub use failure::{FailureSample, FAILURES_FILE};
 pub use generator::{GeneratorSecond, GeneratorStats, LagHistogram, LAG_BUCKETS_US};

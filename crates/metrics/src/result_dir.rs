@@ -132,6 +132,10 @@ pub struct RunMeta {
     pub notes: Vec<String>,
     /// Problems worth telling (file limits, generator overload, ...).
     pub warnings: Vec<String>,
+    /// Bytes of a response body checks and extraction saw (`defaults.max_body`), for
+    /// the summary's warning about cut bodies; absent in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_body: Option<u64>,
 }
 
 /// One scenario as run.
@@ -470,7 +474,12 @@ impl ResultDir {
 impl TimelineWriter {
     /// Append one second and flush it, so a crash loses at most the open second.
     pub fn write(&mut self, rec: &SecondRecord) -> Result<(), ResultError> {
-        let wire = WireSecond::from_record(rec);
+        let format_err = |message: String| ResultError::Format {
+            path: self.path.clone(),
+            line: rec.t as usize + 1,
+            message,
+        };
+        let wire = WireSecond::from_record(rec).map_err(format_err)?;
         let line = serde_json::to_string(&wire).map_err(|e| ResultError::Format {
             path: self.path.clone(),
             line: rec.t as usize + 1,
@@ -597,8 +606,14 @@ struct WireSeries {
     /// Absent when 0 (and in files written before it existed).
     #[serde(default, skip_serializing_if = "is_zero")]
     reconnects: u64,
+    /// Absent when 0 (and in files written before it existed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    body_cut: u64,
     #[serde(default)]
     status: BTreeMap<String, u64>,
+    /// Statuses of 400 or more the step expected; absent when none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    expected_status: BTreeMap<String, u64>,
     #[serde(default)]
     errors: BTreeMap<String, u64>,
     #[serde(default)]
@@ -624,17 +639,29 @@ struct WireScenario {
 }
 
 impl WireSecond {
-    fn from_record(r: &SecondRecord) -> Self {
-        WireSecond {
+    fn from_record(r: &SecondRecord) -> Result<Self, String> {
+        Ok(WireSecond {
             t: r.t,
             vus: r.vus,
             vus_max: r.vus_max,
-            series: r.series.iter().map(WireSeries::from_stats).collect(),
-            scenarios: r.scenarios.iter().map(WireScenario::from_stats).collect(),
-            flows: r.flows.iter().map(WireScenario::from_stats).collect(),
+            series: r
+                .series
+                .iter()
+                .map(WireSeries::from_stats)
+                .collect::<Result<_, _>>()?,
+            scenarios: r
+                .scenarios
+                .iter()
+                .map(WireScenario::from_stats)
+                .collect::<Result<_, _>>()?,
+            flows: r
+                .flows
+                .iter()
+                .map(WireScenario::from_stats)
+                .collect::<Result<_, _>>()?,
             checks: r.checks.clone(),
             generator: r.generator.as_ref().map(WireGenerator::from_second),
-        }
+        })
     }
 
     fn into_record(self) -> Result<SecondRecord, String> {
@@ -668,15 +695,15 @@ impl WireSecond {
 }
 
 impl WireScenario {
-    fn from_stats(s: &ScenarioStats) -> Self {
-        WireScenario {
+    fn from_stats(s: &ScenarioStats) -> Result<Self, String> {
+        Ok(WireScenario {
             name: s.name.clone(),
             iterations: s.iterations,
             interrupted: s.interrupted,
             dropped: s.dropped,
             late: s.late,
-            iteration_duration: s.iteration_duration.encode(),
-        }
+            iteration_duration: s.iteration_duration.encode()?,
+        })
     }
 
     fn into_stats(self) -> Result<ScenarioStats, String> {
@@ -692,7 +719,7 @@ impl WireScenario {
 }
 
 impl WireSeries {
-    fn from_stats(s: &SeriesStats) -> Self {
+    fn from_stats(s: &SeriesStats) -> Result<Self, String> {
         let mut errors = BTreeMap::new();
         for k in ErrorKind::ALL {
             let n = s.errors[k.index()];
@@ -704,10 +731,10 @@ impl WireSeries {
         for p in Phase::ALL {
             let h = s.phase(p);
             if !h.is_empty() {
-                hist.insert(p.as_str().to_string(), h.encode());
+                hist.insert(p.as_str().to_string(), h.encode()?);
             }
         }
-        WireSeries {
+        Ok(WireSeries {
             key: s.key.clone(),
             requests: s.requests,
             failed: s.failed,
@@ -715,14 +742,20 @@ impl WireSeries {
             bytes_sent: s.bytes_sent,
             bytes_received: s.bytes_received,
             reconnects: s.reconnects,
+            body_cut: s.body_cut,
             status: s
                 .status_sorted()
                 .into_iter()
                 .map(|(c, n)| (c.to_string(), n))
                 .collect(),
+            expected_status: s
+                .expected_status
+                .iter()
+                .map(|(c, n)| (c.to_string(), *n))
+                .collect(),
             errors,
             hist,
-        }
+        })
     }
 
     fn into_stats(self) -> Result<SeriesStats, String> {
@@ -733,11 +766,18 @@ impl WireSeries {
         s.bytes_sent = self.bytes_sent;
         s.bytes_received = self.bytes_received;
         s.reconnects = self.reconnects;
+        s.body_cut = self.body_cut;
         for (code, n) in self.status {
             let c: u16 = code
                 .parse()
                 .map_err(|_| format!("status `{code}` is not a number"))?;
             s.bump_status(c, n);
+        }
+        for (code, n) in self.expected_status {
+            let c: u16 = code
+                .parse()
+                .map_err(|_| format!("expected status `{code}` is not a number"))?;
+            s.bump_expected(c, n);
         }
         for (name, n) in self.errors {
             let k = ErrorKind::ALL
@@ -753,6 +793,7 @@ impl WireSeries {
                 .ok_or_else(|| format!("unknown histogram `{name}`"))?;
             s.hist[p as usize] = LatencyHistogram::decode(&enc)?;
         }
+        s.check_consistent()?;
         Ok(s)
     }
 }
@@ -942,6 +983,30 @@ mod tests {
         .unwrap();
         let e = dir.read_timeline().unwrap_err().to_string();
         assert!(e.contains(":2:"), "{e}");
+        let _ = fs::remove_dir_all(dir.path());
+    }
+
+    #[test]
+    fn corrupt_counters_are_an_error_naming_the_line_not_a_wrapped_sum() {
+        let dir = ResultDir::create(tmpdir("wrap")).unwrap();
+        let ok = "{\"t\":0,\"vus\":1,\"vus_max\":1,\"series\":[{\"name\":\"a\",\"requests\":2,\"failed\":0,\"bytes_sent\":1,\"bytes_received\":1,\"status\":{\"200\":2}}]}";
+        let huge = format!(
+            "{{\"t\":1,\"vus\":1,\"vus_max\":1,\"series\":[{{\"name\":\"a\",\"requests\":{m},\"failed\":0,\"bytes_sent\":1,\"bytes_received\":1,\"status\":{{\"200\":{m},\"500\":2}}}}]}}",
+            m = u64::MAX
+        );
+        fs::write(dir.path().join(TIMELINE_FILE), format!("{ok}\n{huge}\n")).unwrap();
+        let e = dir.read_timeline().unwrap_err().to_string();
+        assert!(e.contains(":2:") && e.contains("corrupt"), "{e}");
+        let lying = "{\"t\":1,\"vus\":1,\"vus_max\":1,\"series\":[{\"name\":\"a\",\"requests\":5,\"failed\":9,\"bytes_sent\":1,\"bytes_received\":1,\"status\":{\"200\":5}}]}";
+        fs::write(dir.path().join(TIMELINE_FILE), format!("{ok}\n{lying}\n")).unwrap();
+        let e = dir.read_timeline().unwrap_err().to_string();
+        assert!(e.contains(":2:") && e.contains("corrupt"), "{e}");
+        // Consistent but huge counts saturate instead of wrapping.
+        let mut a = SeriesStats::new(SeriesKey::named("a"));
+        a.requests = u64::MAX - 1;
+        let b = a.clone();
+        a.merge(&b);
+        assert_eq!(a.requests, u64::MAX);
         let _ = fs::remove_dir_all(dir.path());
     }
 

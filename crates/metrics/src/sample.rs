@@ -48,4 +48,7 @@ pub struct RequestSample {
     /// The request was sent again on a new connection because the server had closed
     /// the kept-alive one before answering (a reconnect, not a failure).
     pub reconnected: bool,
+    /// Checks or extraction needed the body and it was longer than `max_body`: they
+    /// saw only its beginning (counted so the summary can say so).
+    pub body_cut: bool,
 }

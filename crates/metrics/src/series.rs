@@ -112,8 +112,14 @@ pub struct SeriesStats {
     /// kept-alive one before answering: not failures, but worth knowing (the server
     /// closes connections without `Connection: close`).
     pub reconnects: u64,
+    /// Responses whose body was longer than `max_body` when checks or extraction
+    /// needed it (they saw only the beginning).
+    pub body_cut: u64,
     /// Responses by status code, sorted by code (a handful of entries).
     pub status: Vec<(u16, u64)>,
+    /// Of `status`, responses of 400 or more that the step expected (a `status`
+    /// check naming them): not failures, so not `http_<code>` in the breakdown.
+    pub expected_status: Vec<(u16, u64)>,
     /// Transport failures by [`ErrorKind::index`].
     pub errors: [u64; ErrorKind::ALL.len()],
     /// One histogram per [`Phase`], in [`Phase::ALL`] order.
@@ -143,10 +149,15 @@ impl SeriesStats {
         self.bytes_sent += s.bytes_sent;
         self.bytes_received += s.bytes_received;
         self.reconnects += u64::from(s.reconnected);
+        self.body_cut += u64::from(s.body_cut);
         if let Some(e) = s.error {
             self.errors[e.index()] += 1;
         } else {
             self.bump_status(s.status, 1);
+            // Failed by its status unless it did not fail, or failed by a check alone.
+            if s.status >= 400 && (!s.failed || s.failed_by_check) {
+                bump(&mut self.expected_status, s.status, 1);
+            }
         }
         let p = &s.phases;
         let values = [
@@ -164,30 +175,77 @@ impl SeriesStats {
     }
 
     pub(crate) fn bump_status(&mut self, code: u16, n: u64) {
-        match self.status.iter().position(|(c, _)| *c >= code) {
-            Some(i) if self.status[i].0 == code => self.status[i].1 += n,
-            Some(i) => self.status.insert(i, (code, n)),
-            None => self.status.push((code, n)),
-        }
+        bump(&mut self.status, code, n);
     }
 
-    /// Add another span's stats of the same series.
+    /// Count `n` responses of status `code` that the step expected (see
+    /// [`SeriesStats::expected_status`]).
+    pub fn bump_expected(&mut self, code: u16, n: u64) {
+        bump(&mut self.expected_status, code, n);
+    }
+
+    /// Add another span's stats of the same series. Saturating, not wrapping: counts
+    /// read from a file may be corrupt, and a corrupt count must not turn into a
+    /// small plausible one.
     pub fn merge(&mut self, o: &SeriesStats) {
-        self.requests += o.requests;
-        self.failed += o.failed;
-        self.check_failed += o.check_failed;
-        self.bytes_sent += o.bytes_sent;
-        self.bytes_received += o.bytes_received;
-        self.reconnects += o.reconnects;
+        self.requests = self.requests.saturating_add(o.requests);
+        self.failed = self.failed.saturating_add(o.failed);
+        self.check_failed = self.check_failed.saturating_add(o.check_failed);
+        self.bytes_sent = self.bytes_sent.saturating_add(o.bytes_sent);
+        self.bytes_received = self.bytes_received.saturating_add(o.bytes_received);
+        self.reconnects = self.reconnects.saturating_add(o.reconnects);
+        self.body_cut = self.body_cut.saturating_add(o.body_cut);
         for &(code, n) in &o.status {
             self.bump_status(code, n);
         }
+        for &(code, n) in &o.expected_status {
+            bump(&mut self.expected_status, code, n);
+        }
         for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
-            *a += b;
+            *a = a.saturating_add(*b);
         }
         for (a, b) in self.hist.iter_mut().zip(o.hist.iter()) {
             a.add(b);
         }
+    }
+
+    /// Whether the counters agree with each other as [`SeriesStats::record`] makes
+    /// them (every request a status or an error; failures among requests): a file
+    /// whose counts do not is corrupt, and is refused rather than summed.
+    pub fn check_consistent(&self) -> Result<(), String> {
+        let total = self
+            .status
+            .iter()
+            .map(|e| e.1)
+            .chain(self.errors.iter().copied())
+            .try_fold(0u64, |a, n| a.checked_add(n));
+        let name = &self.key.name;
+        match total {
+            Some(t) if t == self.requests => {}
+            Some(t) => {
+                return Err(format!(
+                    "series `{name}`: {} requests but statuses and errors add up to {t} (corrupt counters)",
+                    self.requests
+                ))
+            }
+            None => return Err(format!("series `{name}`: counters overflow (corrupt)")),
+        }
+        let expected_ok = self
+            .expected_status
+            .iter()
+            .all(|&(c, n)| self.status.iter().any(|&(c2, m)| c2 == c && n <= m));
+        if self.failed > self.requests
+            || self.check_failed > self.failed
+            || self.reconnects > self.requests
+            || self.body_cut > self.requests
+            || !expected_ok
+        {
+            return Err(format!(
+                "series `{name}`: failures, reconnects or cut bodies exceed its {} requests (corrupt counters)",
+                self.requests
+            ));
+        }
+        Ok(())
     }
 
     /// Histogram of one phase.
@@ -195,11 +253,18 @@ impl SeriesStats {
         &self.hist[p as usize]
     }
 
-    /// Failure breakdown as `summary.json` names it: `http_<code>` for statuses >= 400,
-    /// transport kinds by name, and `check_failed` for requests failed by a check alone.
+    /// Failure breakdown as `summary.json` names it: `http_<code>` for statuses >= 400
+    /// the step did not expect, transport kinds by name, and `check_failed` for
+    /// requests failed by a check alone.
     pub fn error_breakdown(&self) -> BTreeMap<String, u64> {
         let mut m = BTreeMap::new();
         for &(code, n) in &self.status {
+            let expected = self
+                .expected_status
+                .iter()
+                .find(|(c, _)| *c == code)
+                .map_or(0, |e| e.1);
+            let n = n.saturating_sub(expected);
             if code >= 400 && n > 0 {
                 *m.entry(format!("http_{code}")).or_insert(0) += n;
             }
@@ -219,6 +284,15 @@ impl SeriesStats {
     /// Statuses sorted by code.
     pub fn status_sorted(&self) -> BTreeMap<u16, u64> {
         self.status.iter().copied().collect()
+    }
+}
+
+/// Add `n` to `code`'s count in a list sorted by code.
+fn bump(v: &mut Vec<(u16, u64)>, code: u16, n: u64) {
+    match v.iter().position(|(c, _)| *c >= code) {
+        Some(i) if v[i].0 == code => v[i].1 = v[i].1.saturating_add(n),
+        Some(i) => v.insert(i, (code, n)),
+        None => v.push((code, n)),
     }
 }
 
@@ -257,10 +331,10 @@ impl ScenarioStats {
 
     /// Add another span's stats of the same scenario.
     pub fn merge(&mut self, o: &ScenarioStats) {
-        self.iterations += o.iterations;
-        self.interrupted += o.interrupted;
-        self.dropped += o.dropped;
-        self.late += o.late;
+        self.iterations = self.iterations.saturating_add(o.iterations);
+        self.interrupted = self.interrupted.saturating_add(o.interrupted);
+        self.dropped = self.dropped.saturating_add(o.dropped);
+        self.late = self.late.saturating_add(o.late);
         self.iteration_duration.add(&o.iteration_duration);
     }
 }
@@ -277,8 +351,8 @@ pub struct CheckCounts {
 impl CheckCounts {
     /// Add another span's counts.
     pub fn merge(&mut self, o: &CheckCounts) {
-        self.passes += o.passes;
-        self.fails += o.fails;
+        self.passes = self.passes.saturating_add(o.passes);
+        self.fails = self.fails.saturating_add(o.fails);
     }
 }
 
@@ -515,6 +589,34 @@ mod tests {
         assert_eq!(e["http_500"], 10);
         assert_eq!(e["reset"], 1);
         assert_eq!(a.phase(Phase::Duration).count(), 201);
+    }
+
+    #[test]
+    fn an_expected_error_status_is_not_an_http_failure() {
+        let mut a = SeriesStats::new(SeriesKey::named("a"));
+        // Expected by a `status: 500` check: counted as a 500, not a failure.
+        a.record(&RequestSample {
+            status: 500,
+            ..Default::default()
+        });
+        // Expected too, but another check failed it: `check_failed`, not `http_500`.
+        a.record(&RequestSample {
+            status: 500,
+            failed: true,
+            failed_by_check: true,
+            ..Default::default()
+        });
+        a.record(&RequestSample {
+            status: 500,
+            failed: true,
+            ..Default::default()
+        });
+        let mut b = SeriesStats::new(SeriesKey::named("a"));
+        b.merge(&a);
+        assert_eq!(b.status_sorted()[&500], 3);
+        let e = b.error_breakdown();
+        assert_eq!(e.get("http_500"), Some(&1), "{e:?}");
+        assert_eq!(e.get("check_failed"), Some(&1), "{e:?}");
     }
 
     #[test]

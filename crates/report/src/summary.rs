@@ -30,6 +30,16 @@ pub enum ReportError {
     },
 }
 
+/// `16 MiB`, `4 KiB`, `1000 B` (as the scenario file's sizes are written).
+fn size_words(n: u64) -> String {
+    for (unit, m) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+        if n >= m && n.is_multiple_of(m) {
+            return format!("{} {unit}", n / m);
+        }
+    }
+    format!("{n} bytes")
+}
+
 /// Per-step figures.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
@@ -303,6 +313,17 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
             if !warnings.contains(&w) {
                 warnings.push(w);
             }
+        }
+    }
+    for (name, s) in totals.by_name() {
+        if s.body_cut > 0 {
+            let cap = meta
+                .max_body
+                .map_or_else(|| "4 MiB".to_string(), size_words);
+            warnings.push(format!(
+                "{} responses of step `{name}` were longer than max_body ({cap}): checks and extraction saw only the first {cap}; raise max_body (`defaults: {{ max_body: 16MiB }}` or `--max-body 16MiB`)",
+                s.body_cut
+            ));
         }
     }
     if all.reconnects > 0 {

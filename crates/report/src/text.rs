@@ -156,6 +156,39 @@ fn fit(s: &str, max: usize) -> String {
 
 /// Render the summary.
 pub fn render(s: &Summary, o: TextOptions) -> String {
+    defang(&render_raw(s, o), o.color)
+}
+
+/// pado's own colour sequences: the only escapes the summary may print.
+const OWN_ESCAPES: [&str; 4] = ["\x1b[32m", "\x1b[31m", "\x1b[1;31m", "\x1b[0m"];
+
+/// Control characters in the rendered text shown as `\x..` instead of sent to the
+/// terminal: step names, tag values, scraped labels and server text come from
+/// outside, and an escape sequence in them could rewrite the screen or the window
+/// title. Newlines (the summary's own layout) and, with colour, pado's own colour
+/// sequences stay.
+fn defang(text: &str, color: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if color && c == '\x1b' {
+            if let Some(own) = OWN_ESCAPES.iter().find(|e| rest.starts_with(**e)) {
+                out.push_str(own);
+                rest = &rest[own.len()..];
+                continue;
+            }
+        }
+        if c.is_control() && c != '\n' {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+fn render_raw(s: &Summary, o: TextOptions) -> String {
     let mut out = String::new();
     let _ = writeln!(out);
     let _ = writeln!(
@@ -612,6 +645,38 @@ pub(crate) fn trim(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escape_sequences_from_outside_never_reach_the_terminal() {
+        let mut s = Summary {
+            name: "run\x1b]0;pwned\x07".into(),
+            requests: 3,
+            ..Default::default()
+        };
+        s.steps.insert(
+            "GET /\x1b[2J\x1b[H".into(),
+            crate::summary::StepSummary {
+                requests: 3,
+                ..Default::default()
+            },
+        );
+        s.warnings.push("label \x1b[31mred\x1b[0m\r".into());
+        for color in [false, true] {
+            let out = render(&s, TextOptions { color });
+            assert!(out.contains("run\\x1b]0;pwned\\x07"), "{out}");
+            assert!(out.contains("\\x1b[2J\\x1b[H"), "{out}");
+            assert!(!out.contains('\r') && !out.contains('\x07'), "{out}");
+            let mut rest = out.as_str();
+            while let Some(i) = rest.find('\x1b') {
+                assert!(color, "an escape without colour: {out:?}");
+                assert!(
+                    OWN_ESCAPES.iter().any(|e| rest[i..].starts_with(e)),
+                    "{out:?}"
+                );
+                rest = &rest[i + 1..];
+            }
+        }
+    }
 
     #[test]
     fn number_formats() {

@@ -171,6 +171,8 @@ pub(crate) struct Tally {
     bytes_received: u64,
     /// Responses by status code, sorted by code.
     status: Vec<(u16, u64)>,
+    /// Statuses of 400 or more the steps expected (not failures).
+    expected_status: Vec<(u16, u64)>,
     errors: [u64; ErrorKind::ALL.len()],
     duration: LatencyHistogram,
     /// Sum and count of time to first byte (µs), for its mean.
@@ -178,12 +180,15 @@ pub(crate) struct Tally {
     ttfb_n: u64,
 }
 
+/// A status code and how many responses had it.
+type StatusCount = (u16, u64);
+
 impl Tally {
     fn add_counts(
         &mut self,
         (requests, failed, check_failed): (u64, u64, u64),
         (bytes_sent, bytes_received): (u64, u64),
-        status: &[(u16, u64)],
+        (status, expected): (&[StatusCount], &[StatusCount]),
         errors: &[u64],
         duration: &LatencyHistogram,
     ) {
@@ -196,6 +201,12 @@ impl Tally {
             match self.status.binary_search_by_key(&code, |e| e.0) {
                 Ok(i) => self.status[i].1 += n,
                 Err(i) => self.status.insert(i, (code, n)),
+            }
+        }
+        for &(code, n) in expected {
+            match self.expected_status.binary_search_by_key(&code, |e| e.0) {
+                Ok(i) => self.expected_status[i].1 += n,
+                Err(i) => self.expected_status.insert(i, (code, n)),
             }
         }
         for (a, b) in self.errors.iter_mut().zip(errors) {
@@ -214,7 +225,7 @@ impl Tally {
         self.add_counts(
             (s.requests, s.failed, s.check_failed),
             (s.bytes_sent, s.bytes_received),
-            &s.status,
+            (&s.status, &s.expected_status),
             &s.errors,
             s.phase(Phase::Duration),
         );
@@ -227,7 +238,7 @@ impl Tally {
         self.add_counts(
             (o.requests, o.failed, o.check_failed),
             (o.bytes_sent, o.bytes_received),
-            &o.status,
+            (&o.status, &o.expected_status),
             &o.errors,
             &o.duration,
         );
@@ -243,6 +254,7 @@ impl Tally {
         s.bytes_sent = self.bytes_sent;
         s.bytes_received = self.bytes_received;
         s.status = self.status;
+        s.expected_status = self.expected_status;
         s.errors = self.errors;
         s.hist[Phase::Duration as usize] = self.duration;
         s

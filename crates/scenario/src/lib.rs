@@ -12,6 +12,7 @@ pub mod line_index;
 pub mod load;
 pub mod model;
 pub mod quick;
+pub mod size;
 pub mod structure;
 pub mod template;
 
@@ -26,3 +27,4 @@ pub use quick::{
     apply_overrides, parse_header, parse_stages, parse_step_ramp, planned_length, quick_config,
     scale_timeline, step_name_for, threshold_list, LoadShape, Overrides, QuickRequest,
 };
+pub use size::{format_size, parse_size, ByteSize};

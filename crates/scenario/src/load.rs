@@ -268,6 +268,13 @@ impl Validator<'_> {
                 self.err("defaults.timeout", "timeout must be more than 0", None);
             }
         }
+        if c.defaults.max_body.is_some_and(|m| m.0 == 0) {
+            self.err(
+                "defaults.max_body",
+                "max_body must be more than 0",
+                Some("write e.g. `max_body: 16MiB`"),
+            );
+        }
         for (k, v) in &c.defaults.headers {
             self.header(&format!("defaults.headers.{k}"), k, v);
         }
@@ -1102,6 +1109,16 @@ impl Validator<'_> {
         if v.contains('\r') || v.contains('\n') {
             self.err(p, "a header value cannot contain a line break", None);
         }
+        if v.contains('\0') {
+            self.err(p, "a header value cannot contain a NUL byte", None);
+        }
+        if k.eq_ignore_ascii_case("transfer-encoding") {
+            self.err(
+                p,
+                "pado frames request bodies itself (Content-Length); a `Transfer-Encoding` header would make the request unreadable",
+                Some("remove the header"),
+            );
+        }
     }
 
     fn check(&mut self, p: &str, c: &Check) {
@@ -1249,6 +1266,34 @@ mod tests {
         // Other templates in tags stay allowed.
         let ok = errs("target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    mix:\n      - { request: \"GET /\", tags: { vu: \"{{ vu }}\" } }\n");
         assert_eq!(ok, vec![]);
+    }
+
+    #[test]
+    fn nul_bytes_and_transfer_encoding_headers_are_refused() {
+        let file = |headers: &str| {
+            errs(&format!(
+                "target: http://127.0.0.1:1\ndefaults:\n  headers: {headers}\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow: [{{ request: {{ url: /, headers: {headers} }} }}]\n"
+            ))
+        };
+        let e = file("{ X-A: \"a\\0b\", Transfer-Encoding: chunked }");
+        for field in [
+            "defaults.headers.X-A",
+            "scenarios.a.flow[0].request.headers.X-A",
+        ] {
+            assert!(
+                e.iter()
+                    .any(|d| d.field == field && d.message.contains("NUL")),
+                "{field}: {e:?}"
+            );
+        }
+        assert_eq!(
+            e.iter()
+                .filter(|d| d.message.contains("frames request bodies itself"))
+                .count(),
+            2,
+            "{e:?}"
+        );
+        assert_eq!(file("{ X-A: b }"), vec![]);
     }
 
     #[test]

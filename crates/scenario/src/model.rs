@@ -106,6 +106,11 @@ pub struct Defaults {
     /// Time between iterations of every scenario unless the scenario sets its own.
     #[serde(default)]
     pub think: Option<Think>,
+    /// How much of a response body checks and extraction see (default 4 MiB): the
+    /// body is kept in each VU's memory, so the limit bounds memory per VU; a body cut
+    /// at this limit is counted and named in the summary.
+    #[serde(default)]
+    pub max_body: Option<crate::ByteSize>,
 }
 
 /// What to scrape while the load runs.

@@ -74,6 +74,8 @@ pub struct Overrides {
     pub observe: Vec<String>,
     /// Replace the scrape interval.
     pub observe_interval: Option<Dur>,
+    /// Replace `defaults.max_body`.
+    pub max_body: Option<crate::ByteSize>,
 }
 
 /// The single request quick mode sends.
@@ -201,6 +203,9 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) -> Result<(), String> {
     }
     if ov.insecure {
         cfg.defaults.insecure = true;
+    }
+    if let Some(m) = ov.max_body {
+        cfg.defaults.max_body = Some(m);
     }
     if !ov.observe.is_empty() || ov.observe_interval.is_some() {
         let o = cfg.observe.get_or_insert_with(Default::default);

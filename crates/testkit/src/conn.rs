@@ -425,6 +425,10 @@ async fn bytes<S: Transport>(s: &mut S, req: &Request, n: u64) -> io::Result<Aft
         return Ok(after(req));
     }
     let pat = pattern();
+    // `?end=TEXT`: the body's last bytes are TEXT (a marker only the whole body has).
+    let tail = req.query_param("end").unwrap_or_default();
+    let tail = &tail.as_bytes()[..tail.len().min(n as usize)];
+    let n = n - tail.len() as u64;
     let mut written: u64 = 0;
     while written < n {
         let piece = (n - written).min(PIECE as u64) as usize;
@@ -439,6 +443,7 @@ async fn bytes<S: Transport>(s: &mut S, req: &Request, n: u64) -> io::Result<Aft
         }
         written += piece as u64;
     }
+    out.extend_from_slice(tail);
     if !out.is_empty() {
         s.write_all(&out).await?;
     }

@@ -26,7 +26,7 @@
 //! | `/close` | `200 ok` with `Connection: close`, then close |
 //! | `/close-silently` | `200 ok` without `Connection: close` (keep-alive implied), then close |
 //! | `/chunked?chunks=N&size=M[&gap_ms=G]` | chunked body, N chunks of M `x`, each its own write+flush (default 3×10) |
-//! | `/bytes/{n}` | n-byte body (`a..z` repeated) in 64 KiB writes |
+//! | `/bytes/{n}[?end=TEXT]` | n-byte body (`a..z` repeated, ending in `TEXT` if given) in 64 KiB writes |
 //! | `/hang` | never answers; waits for the client to close |
 //! | `/echo` | the request body, with the request's Content-Type |
 //! | `/headers` | JSON object of request headers (lower-cased names) |

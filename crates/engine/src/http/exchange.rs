@@ -44,6 +44,8 @@ pub struct Exchange {
     /// The request was sent again on a fresh connection because the reused one had
     /// been closed by the server before answering (see [`exchange`]).
     pub reconnected: bool,
+    /// The kept body was longer than its cap and holds only the first cap bytes.
+    pub body_cut: bool,
 }
 
 /// Methods that are idempotent (RFC 9110 §9.2.2): sending one twice has the effect of
@@ -67,7 +69,8 @@ pub struct RequestRef<'a> {
     pub resend_safe: bool,
     /// Deadline for the whole exchange, connection setup included.
     pub timeout: Duration,
-    /// Where to keep the (de-chunked) body, when a check needs it, and its size cap.
+    /// Where to keep the (de-chunked) body, when a check needs it, and its size cap
+    /// (a longer body is cut to it and [`Exchange::body_cut`] says so).
     pub keep_body: Option<(&'a mut Vec<u8>, usize)>,
     /// Where to copy the final response head: always when `.1` is true (header
     /// checks and extraction), otherwise only when it sets a cookie (the jar).
@@ -109,7 +112,9 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
     }
     let mut reused = slot.is_some();
     let tls = origin.tls.is_some();
-    let mut keep_body = req.keep_body;
+    // One byte beyond the cap is kept, so a body longer than the cap can be told from
+    // one of exactly its size; it is cut back to the cap at the end.
+    let mut keep_body = req.keep_body.map(|(b, cap)| (b, cap.saturating_add(1)));
     let mut keep_head = req.keep_head;
     let mut failed_prefix = req.failed_prefix;
     loop {
@@ -191,6 +196,12 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
             conn.idle_since = end;
         } else {
             *slot = None;
+        }
+        if let Some((b, cap)) = keep_body.as_mut() {
+            if b.len() >= *cap {
+                b.truncate(*cap - 1);
+                ex.body_cut = true;
+            }
         }
         return ex;
     }

@@ -10,9 +10,7 @@ use pado_metrics::{ErrorKind, FailureSample, Phases, RequestSample};
 use crate::cookies::CookieJar;
 use crate::data::FeedCursor;
 use crate::http::{exchange, Conn, RequestRef};
-use crate::plan::{
-    CheckPlan, ExtractSource, RequestForm, RequestPlan, ScenarioPlan, StepPlan, BODY_KEEP_CAP,
-};
+use crate::plan::{CheckPlan, ExtractSource, RequestForm, RequestPlan, ScenarioPlan, StepPlan};
 use crate::redact::{body_of, headers, request_line, Redactor};
 use crate::render::RenderCtx;
 use crate::response_view::ResponseView;
@@ -287,7 +285,7 @@ impl Vu {
         let traced = ctx.observer.is_some();
         let body_kept = req.keep_body || traced;
         let keep_body = if body_kept {
-            Some((&mut self.body, BODY_KEEP_CAP))
+            Some((&mut self.body, ctx.plan.max_body))
         } else {
             None
         };
@@ -364,6 +362,7 @@ impl Vu {
             bytes_sent: ex.bytes_sent,
             bytes_received: ex.bytes_received,
             reconnected: ex.reconnected,
+            body_cut: ex.body_cut,
         };
         if failed {
             // Only failures pay for this, and only the first few per kind allocate.

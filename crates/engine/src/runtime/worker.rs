@@ -23,9 +23,10 @@ use crate::render::Compiled;
 use crate::trace::Observer;
 
 /// Most distinct tag combinations one step may produce per worker before further
-/// values are folded into `~other` (and the run warns): unbounded tag values (ids,
-/// timestamps) must not turn into unbounded memory.
-pub const TAG_SERIES_CAP: usize = 500;
+/// values are folded into `~other`: unbounded tag values (ids, timestamps) must not
+/// turn into unbounded memory. The aggregator applies the same cap per step across
+/// workers (see [`pado_metrics::TAG_SERIES_CAP`]), which is the one users see.
+pub use pado_metrics::TAG_SERIES_CAP;
 
 /// Run state shared by the CLI and every worker: 0 running, 1 stop gracefully,
 /// 2 abort now.

@@ -424,7 +424,7 @@ fn build(mut p: Parsed) -> Result<Config, ImportError> {
         if !valid_header(n, v) {
             return Err(ImportError::Unsupported {
                 option: n.clone(),
-                why: "the value has a line break".into(),
+                why: "the value has a line break or a NUL byte".into(),
             });
         }
     }

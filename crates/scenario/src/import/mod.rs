@@ -293,13 +293,14 @@ pub(crate) fn is_automatic_header(name: &str, drop_cookie: bool) -> bool {
         || (drop_cookie && n == "cookie")
 }
 
-/// Whether the loader would accept this header (name characters, no line breaks).
+/// Whether the loader would accept this header (name characters, no line breaks or
+/// NUL bytes).
 pub(crate) fn valid_header(name: &str, value: &str) -> bool {
     !name.is_empty()
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-        && !value.contains(['\r', '\n'])
+        && !value.contains(['\r', '\n', '\0'])
 }
 
 /// Add a header, joining repeated names (case-insensitively) with `, ` as HTTP does.
