@@ -460,6 +460,7 @@ fn loopback(data: &[u8], is_head: bool) {
             timeout: Duration::from_secs(3),
             keep_body: Some((&mut body, BODY_CAP)),
             keep_head: Some((&mut head, true)),
+            failed_prefix: None,
         },
     ));
     drop(slot);
