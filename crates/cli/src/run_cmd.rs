@@ -350,7 +350,7 @@ pub struct Executed {
 pub fn run(a: &RunArgs) -> Result<i32, Failure> {
     let done = execute(a)?;
     // The summary is the command's output; --quiet only silences progress.
-    let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let color = crate::out::color();
     out!(
         "{}",
         pado_report::render(&done.summary, pado_report::TextOptions { color })
