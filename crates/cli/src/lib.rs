@@ -147,8 +147,11 @@ fn validate(file: &std::path::Path) -> Result<i32, exit::Failure> {
         ..Default::default()
     };
     let prep = run_cmd::prepare(&args)?;
-    pado_engine::compile(&prep.config, &loaded.base_dir)
+    let plan = pado_engine::compile(&prep.config, &loaded.base_dir)
         .map_err(|e| exit::Failure::invalid(format!("{}: {e}", prep.file)))?;
+    for w in &plan.warnings {
+        eprintln!("warning: {w}");
+    }
     outln!(
         "{}: ok ({} scenario{}, {} threshold{})",
         loaded.file,

@@ -371,7 +371,7 @@ pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
     let plan = compile(&prep.config, &prep.base_dir)
         .map_err(|e| Failure::invalid(format!("{}: {e}", prep.file)))?;
     let plan = Arc::new(plan);
-    let mut warnings = Vec::new();
+    let mut warnings = plan.warnings.clone();
     for o in &plan.origins {
         if o.addrs.is_empty() {
             warnings.push(format!(

@@ -99,8 +99,8 @@ impl Executor for RampingVus {
         match &self.step_text {
             Some(t) => t.clone(),
             None => format!(
-                "stages from {} VUs: {}",
-                self.start_vus,
+                "stages from {}: {}",
+                super::vus(self.start_vus),
                 describe_stages(&self.stages)
             ),
         }
