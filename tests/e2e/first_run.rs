@@ -303,7 +303,10 @@ fn completions_name_the_subcommands_and_the_man_page_renders() {
     let out = pado(&["man"]);
     assert_eq!(out.status.code(), Some(0));
     let roff = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(roff.starts_with(".ie") || roff.contains(".TH pado"), "{roff}");
+    assert!(
+        roff.starts_with(".ie") || roff.contains(".TH pado"),
+        "{roff}"
+    );
     assert!(roff.contains("HTTP load testing and performance analysis"));
     // Rendered by the system's man when it is there.
     let m = dir.join("pado.1");
@@ -317,7 +320,10 @@ fn completions_name_the_subcommands_and_the_man_page_renders() {
     {
         if o.status.success() {
             let text = String::from_utf8_lossy(&o.stdout);
-            assert!(text.contains("SUBCOMMANDS") || text.contains("pado-run"), "{text}");
+            assert!(
+                text.contains("SUBCOMMANDS") || text.contains("pado-run"),
+                "{text}"
+            );
         }
     }
 }
@@ -349,7 +355,15 @@ fn no_color_wins_over_forced_colour() {
     let srv = TestServer::start();
     let dir = tmp("color").join("result");
     let out = Command::new(pado_bin())
-        .args(["run", "--url", &srv.url("/"), "--vus", "1", "--iterations", "3"])
+        .args([
+            "run",
+            "--url",
+            &srv.url("/"),
+            "--vus",
+            "1",
+            "--iterations",
+            "3",
+        ])
         .args(["--threshold", "p(95) < 60000", "--quiet", "--out"])
         .arg(&dir)
         .env_remove("NO_COLOR")

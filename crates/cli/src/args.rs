@@ -27,6 +27,9 @@ the result's thresholds failed) · 2 invalid usage or scenario · 1 other error 
 by a second Ctrl-C (after one Ctrl-C the run stops gracefully, writes its results and exits \
 with the code of its thresholds).
 
+Colour: the summary is coloured on a terminal; NO_COLOR=1 turns colour off, CLICOLOR_FORCE=1 \
+turns it on elsewhere.
+
 Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (the demo \
 target's routes and faults), `pado docs results` (the result directory).";
 

@@ -288,10 +288,10 @@ fn plan_cmd(p: &args::PlanArgs) -> Result<i32, exit::Failure> {
     }
     outln!();
     outln!(
-        "  average test: {} VUs sending ~{:.2} req/s · peak test: {} VUs sending ~{:.2} req/s",
-        out.avg_vus,
+        "  average test: {} sending ~{:.2} req/s · peak test: {} sending ~{:.2} req/s",
+        pado_report::text::vus_text(out.avg_vus as f64),
         out.avg_rps,
-        out.peak_vus,
+        pado_report::text::vus_text(out.peak_vus as f64),
         out.peak_rps
     );
     outln!(
@@ -394,9 +394,14 @@ fn init(file: &std::path::Path, force: bool) -> Result<i32, exit::Failure> {
     }
     std::fs::write(file, pado_scenario::init::example_scenario())
         .map_err(|e| exit::Failure::other(format!("{}: {e}", file.display())))?;
+    outln!("wrote {}", file.display());
+    outln!("  it runs as written against pado's demo target: start one with `pado target serve --port 8080`");
     outln!(
-        "wrote {0}: it runs as written against pado's demo target (`pado target serve --port 8080` in another terminal); then `pado validate {0}` and `pado run {0}`, or edit `target` for your service. The format: `pado docs scenario`",
+        "  in another terminal, then `pado run {0}` (`pado validate {0}` checks your edits)",
         file.display()
+    );
+    outln!(
+        "  for your own service, edit `target` and the requests; the format: `pado docs scenario`"
     );
     Ok(exit::OK)
 }

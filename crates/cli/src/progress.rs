@@ -150,7 +150,12 @@ fn terminal_width() -> Option<usize> {
     if ok && ws.ws_col > 0 {
         return Some(ws.ws_col as usize);
     }
-    std::env::var("COLUMNS").ok()?.trim().parse().ok().filter(|w| *w > 0)
+    std::env::var("COLUMNS")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|w| *w > 0)
 }
 
 /// Arrivals dropped this second, with the run's share so far, the pool and the
@@ -198,7 +203,10 @@ mod tests {
         let optional = ["  requests 360".to_string(), "  stage: hold 10 VUs".into()];
         let alerts = ["  !! pado busy 95%".to_string()];
         let full = fit_line(head, &optional, &alerts, None);
-        assert!(full.ends_with("stage: hold 10 VUs  !! pado busy 95%"), "{full}");
+        assert!(
+            full.ends_with("stage: hold 10 VUs  !! pado busy 95%"),
+            "{full}"
+        );
         assert_eq!(fit_line(head, &optional, &alerts, Some(500)), full);
         // 120 columns: the stage goes, the alert stays.
         let w120 = fit_line(head, &optional, &alerts, Some(120));

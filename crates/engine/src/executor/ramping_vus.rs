@@ -68,8 +68,8 @@ impl RampingVus {
                 stages,
                 graceful_ramp_down: grd,
                 step_text: Some(format!(
-                    "step ramp: start {} VUs, +{} every {}, up to {}",
-                    r.start,
+                    "step ramp: start {}, +{} every {}, up to {}",
+                    super::vus(r.start),
                     r.add,
                     format_duration(r.every.get()),
                     r.max
