@@ -8,7 +8,7 @@ Usage: python3 bench/report.py OUT
 Per-run files (as anchors.sh): BASE.time (/usr/bin/time -v), BASE.rc, BASE.server_cpu, BASE.stat
 (/proc/stat before/after), BASE.out/.err, and for pado the result directory BASE.pado/
 (summary.json, timeline.jsonl). Peer tools (wrk, k6, oha) are parsed with the parsers of
-/work/shared/bench/anchors_report.py (ANCHORS env var), so their numbers are read exactly as the
+../shared/bench/anchors_report.py beside the repository (ANCHORS env var), so their numbers are read exactly as the
 peers' reference numbers were.
 """
 import base64
@@ -22,7 +22,10 @@ import struct
 import sys
 import zlib
 
-ANCHORS = os.environ.get("ANCHORS", "/work/shared/bench")
+ANCHORS = os.environ.get(
+    "ANCHORS",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench"),
+)
 sys.dont_write_bytecode = True  # never leave a __pycache__ in the read-only shared folder
 sys.path.insert(0, ANCHORS)
 import anchors_report as ar  # noqa: E402  (parse_time, parse_wrk, parse_k6, parse_oha, fmt, ...)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh — pado benchmarks, measured in the same run as the peer tools (wrk, k6, oha) of
-# /work/shared/bench/anchors.sh, reusing its nginx config, stall server, k6/wrk scripts and parsers.
+# ../shared/bench/anchors.sh (the shared folder beside the repository; ANCHORS=DIR points elsewhere),
+# reusing its nginx config, stall server, k6/wrk scripts and parsers.
 #
 # Phases (PHASES, default "eff mem pace co"; tools are installed / pado built before any phase):
 #   eff   throughput efficiency: nginx on CPU 0, generator on CPU 1 (taskset), 64 conns/VUs, DUR s,
@@ -20,12 +21,13 @@
 #   OUT (default ${TMPDIR:-/tmp}/pado-bench-out), TOOLS (eff peers, "wrk k6 oha"),
 #   MEM_VUS ("1000 5000"), MEM_DUR (DUR), MEM_PEERS ("wrk k6"), PACE_RATES ("1000 20000"),
 #   PACE_MAX_VUS (2000), CO_PEERS ("k6 wrk"), PADO (path of the pado binary), INSTALL (1: apt/go
-#   install missing tools; oha only with INSTALL_OHA=1, a ~10 min cargo build), SKIP_REPORT (0).
+#   install missing tools; oha only with INSTALL_OHA=1, a ~10 min cargo build), SKIP_REPORT (0),
+#   ANCHORS (the shared bench folder, default ../shared/bench beside the repository).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
-ANCHORS="${ANCHORS:-/work/shared/bench}"       # read-only: used in place, never modified
+ANCHORS="${ANCHORS:-$REPO/../shared/bench}"    # read-only: used in place, never modified
 export PATH="$HOME/go/bin:/usr/local/go/bin:$HOME/.cargo/bin:$PATH"
 export K6_NO_USAGE_REPORT=true
 export PYTHONDONTWRITEBYTECODE=1

@@ -17,8 +17,8 @@ command -v nginx >/dev/null || { echo "nginx missing: run bench/run.sh once (it 
 [ -x /usr/bin/time ] || { echo "/usr/bin/time missing: apt-get install time"; exit 1; }
 (cd "$ROOT" && cargo build --release --quiet -p pado) || exit 1
 PADO="$OUT/pado.bin"; cp "$ROOT/target/release/pado" "$PADO"
-sed -e "s#/tmp/bench-anchors-nginx#$NGX_PREFIX#g" /work/shared/bench/nginx-anchors.conf 2>/dev/null \
-  >"$NGX_PREFIX/nginx.conf" || sed -e "s#/tmp/bench-anchors-nginx#$NGX_PREFIX#g" "$ROOT/../shared/bench/nginx-anchors.conf" >"$NGX_PREFIX/nginx.conf"
+ANCHORS="${ANCHORS:-$ROOT/../shared/bench}"    # the shared bench folder beside the repository
+sed -e "s#/tmp/bench-anchors-nginx#$NGX_PREFIX#g" "$ANCHORS/nginx-anchors.conf" >"$NGX_PREFIX/nginx.conf" || exit 1
 taskset -c 0 nginx -p "$NGX_PREFIX/" -e "$NGX_PREFIX/error.log" -c "$NGX_PREFIX/nginx.conf" &
 NGX=$!
 trap 'kill $NGX 2>/dev/null' EXIT

@@ -10,6 +10,7 @@ mod browser;
 mod capacity;
 mod demo;
 mod errors;
+mod first_run;
 mod flows;
 mod generator;
 mod limits;

@@ -7,12 +7,31 @@ use clap::{Args, Parser, Subcommand};
 
 /// pado: HTTP load testing and performance analysis in one binary.
 #[derive(Debug, Parser)]
-#[command(name = "pado", version, about, long_about = None)]
+#[command(
+    name = "pado",
+    version,
+    about = "HTTP load testing and performance analysis in one binary",
+    long_about = None,
+    after_help = EXIT_CODES
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The exit codes, as `pado --help` ends.
+pub const EXIT_CODES: &str =
+    "Exit codes: 0 success · 99 a threshold failed (also from `pado report` when \
+the result's thresholds failed) · 2 invalid usage or scenario · 1 other error · 130 interrupted \
+by a second Ctrl-C (after one Ctrl-C the run stops gracefully, writes its results and exits \
+with the code of its thresholds).
+
+Colour: the summary is coloured on a terminal; NO_COLOR=1 turns colour off, CLICOLOR_FORCE=1 \
+turns it on elsewhere.
+
+Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (the demo \
+target's routes and faults), `pado docs results` (the result directory).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -53,9 +72,12 @@ pub enum Command {
     /// errors, latency and TTFB overall, per step and per stage, each change marked
     /// significant or within noise.
     Compare {
-        /// Result directories, baseline first.
-        #[arg(required = true, num_args = 2..)]
-        dirs: Vec<PathBuf>,
+        /// The baseline result directory.
+        #[arg(value_name = "BASELINE")]
+        baseline: PathBuf,
+        /// Result directories compared with the baseline.
+        #[arg(value_name = "CANDIDATE", required = true, num_args = 1..)]
+        candidates: Vec<PathBuf>,
         /// Print the comparison as JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -72,20 +94,57 @@ pub enum Command {
         #[command(subcommand)]
         what: TargetCommand,
     },
-    /// Rebuild the summary of a result directory (also from another machine).
+    /// Rebuild a result directory's summary and report from its files (also on another
+    /// machine).
+    ///
+    /// Rewrites summary.json and report.html and prints the summary. Exits 99 when the
+    /// run's thresholds failed, like the run did.
     Report {
         /// The result directory.
         dir: PathBuf,
-        /// Do not print the summary.
-        #[arg(long)]
+        /// Do not print the summary (the files are still written).
+        #[arg(long, short = 'q')]
         quiet: bool,
         /// A named time window for the stage table, `NAME=START..END`; repeatable.
         #[arg(long = "window", value_name = "NAME=START..END")]
         windows: Vec<String>,
-        /// Also write `csv` (timeline.csv) or `junit` (junit.xml); repeatable.
-        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "json"])]
+        /// Also write `csv` (timeline.csv, per second and step) or `junit` (junit.xml of
+        /// thresholds and checks) into the result directory; repeatable. summary.json and
+        /// report.html are always rewritten.
+        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit"])]
         exports: Vec<String>,
     },
+    /// Print pado's documentation (scenario files, the demo target, result directories).
+    ///
+    /// The same text as the repository's docs/ folder, for installs without it.
+    Docs {
+        /// What to print; without it, the list of topics.
+        #[arg(value_enum)]
+        topic: Option<DocTopic>,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    ///
+    /// E.g. `pado completions bash > ~/.local/share/bash-completion/completions/pado`,
+    /// `pado completions zsh > "${fpath[1]}/_pado"`,
+    /// `pado completions fish > ~/.config/fish/completions/pado.fish`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print pado's manual page (roff), e.g. `pado man > pado.1 && man ./pado.1`.
+    Man,
+}
+
+/// `pado docs` topics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DocTopic {
+    /// Scenario files: executors, requests, checks, data feeds, templates, thresholds.
+    Scenario,
+    /// The built-in demo target: its routes and its run-time faults.
+    DemoTarget,
+    /// The result directory's files and format.
+    Results,
 }
 
 /// `pado find-capacity` flags.
@@ -360,8 +419,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_html: bool,
     /// Also write machine outputs: `csv` (timeline.csv, per second and step),
-    /// `junit` (junit.xml of thresholds and checks), `json` (summary.json, always written).
-    #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "json"])]
+    /// `junit` (junit.xml of thresholds and checks); repeatable. summary.json is always
+    /// written.
+    #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit"])]
     pub exports: Vec<String>,
     /// Print nothing while running (the summary is still written).
     #[arg(long, short = 'q')]
@@ -398,9 +458,17 @@ pub struct RunArgs {
     /// passed, 99 otherwise. Writes no result directory.
     #[arg(long)]
     pub once: bool,
-    /// Stretch or compress the file's timeline to this length (used by `pado demo`).
-    #[arg(skip)]
+    /// Stretch or compress the file's whole timeline (stages, durations, start times)
+    /// to this length, keeping its shape, e.g. `--fit-to 20s` for a quick look.
+    #[arg(long, value_name = "DURATION", value_parser = parse_fit_to, hide = true)]
     pub fit_to: Option<std::time::Duration>,
+}
+
+fn parse_fit_to(v: &str) -> Result<std::time::Duration, String> {
+    match pado_scenario::parse_duration(v) {
+        Ok(d) if d.is_zero() => Err("must be more than 0".into()),
+        r => r.map_err(|e| e.to_string()),
+    }
 }
 
 #[cfg(test)]

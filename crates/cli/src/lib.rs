@@ -46,7 +46,39 @@ pub fn main() -> i32 {
         Command::Demo(d) => demo_cmd(d),
         Command::Plan(p) => plan_cmd(p),
         Command::FindCapacity(f) => find_capacity_cmd(f),
-        Command::Compare { dirs, json, html } => compare_cmd(dirs, *json, html.as_deref()),
+        Command::Compare {
+            baseline,
+            candidates,
+            json,
+            html,
+        } => {
+            let dirs: Vec<std::path::PathBuf> = std::iter::once(baseline.clone())
+                .chain(candidates.iter().cloned())
+                .collect();
+            compare_cmd(&dirs, *json, html.as_deref())
+        }
+        Command::Docs { topic } => {
+            docs(*topic);
+            Ok(exit::OK)
+        }
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            clap_complete::generate(*shell, &mut cmd, "pado", &mut buf);
+            out!("{}", String::from_utf8_lossy(&buf));
+            Ok(exit::OK)
+        }
+        Command::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            match clap_mangen::Man::new(cmd).render(&mut buf) {
+                Ok(()) => {
+                    out!("{}", String::from_utf8_lossy(&buf));
+                    Ok(exit::OK)
+                }
+                Err(e) => Err(exit::Failure::other(e)),
+            }
+        }
         Command::Target {
             what: args::TargetCommand::Serve(t),
         } => target_serve(t),
@@ -65,6 +97,48 @@ pub fn main() -> i32 {
     }
 }
 
+/// The documentation pages, embedded so that a binary-only install has them.
+const DOCS: &[(args::DocTopic, &str, &str)] = &[
+    (
+        args::DocTopic::Scenario,
+        "scenario",
+        include_str!("../../../docs/scenario.md"),
+    ),
+    (
+        args::DocTopic::DemoTarget,
+        "demo-target",
+        include_str!("../../../docs/demo-target.md"),
+    ),
+    (
+        args::DocTopic::Results,
+        "results",
+        include_str!("../../../docs/result-format.md"),
+    ),
+];
+
+/// `pado docs [TOPIC]`: a page, or the list of pages.
+fn docs(topic: Option<args::DocTopic>) {
+    match topic {
+        Some(t) => {
+            if let Some((_, _, text)) = DOCS.iter().find(|(k, _, _)| *k == t) {
+                out!("{text}");
+            }
+        }
+        None => {
+            outln!("pado docs TOPIC prints one of these pages:");
+            for (_, name, text) in DOCS {
+                let title = text
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .trim_start_matches('#')
+                    .trim();
+                outln!("  {name:<12} {title}");
+            }
+        }
+    }
+}
+
 fn validate(file: &std::path::Path, target: Option<&str>) -> Result<i32, exit::Failure> {
     let loaded = pado_scenario::load_file_with_target(file, target)
         .map_err(|e| exit::Failure::invalid(e.to_string()))?;
@@ -75,7 +149,10 @@ fn validate(file: &std::path::Path, target: Option<&str>) -> Result<i32, exit::F
         ..Default::default()
     };
     let prep = run_cmd::prepare(&args)?;
-    prep.compile()?;
+    let plan = prep.compile()?;
+    for w in &plan.warnings {
+        eprintln!("warning: {w}");
+    }
     outln!(
         "{}: ok ({} scenario{}, {} threshold{})",
         loaded.file,
@@ -212,13 +289,28 @@ fn plan_cmd(p: &args::PlanArgs) -> Result<i32, exit::Failure> {
     }
     outln!();
     outln!(
-        "  average test: {} VUs (~{:.2} req/s) · peak test: {} VUs (~{:.2} req/s) · aim for {:.0} TPS at the peak",
-        out.avg_vus, out.avg_rps, out.peak_vus, out.peak_rps, out.peak_target_tps
+        "  average test: {} sending ~{:.2} req/s · peak test: {} sending ~{:.2} req/s",
+        pado_report::text::vus_text(out.avg_vus as f64),
+        out.avg_rps,
+        pado_report::text::vus_text(out.peak_vus as f64),
+        out.peak_rps
     );
+    outln!(
+        "    req/s is the planned load: what the users send, think time included; test with it."
+    );
+    outln!(
+        "    target TPS ({:.0} at the peak) is VUs / response time: what the service would complete per",
+        out.peak_target_tps
+    );
+    outln!("    second if those VUs sent requests back to back without thinking; a ceiling to stress-test");
+    outln!("    towards, not the load users bring.");
     if let Some(f) = &p.write_scenario {
         std::fs::write(f, scenario_skeleton(&input, &out, &p.target))
             .map_err(|e| exit::Failure::other(format!("{}: {e}", f.display())))?;
-        outln!("  wrote {} (average and peak tests as stages)", f.display());
+        outln!(
+            "  wrote {}: the average test, then the peak test, each sending its planned req/s as written",
+            f.display()
+        );
     }
     Ok(exit::OK)
 }
@@ -303,9 +395,14 @@ fn init(file: &std::path::Path, force: bool) -> Result<i32, exit::Failure> {
     }
     std::fs::write(file, pado_scenario::init::example_scenario())
         .map_err(|e| exit::Failure::other(format!("{}: {e}", file.display())))?;
+    outln!("wrote {}", file.display());
+    outln!("  it runs as written against pado's demo target: start one with `pado target serve --port 8080`");
     outln!(
-        "wrote {}: edit `target`, then `pado validate {0}` and `pado run {0}`",
+        "  in another terminal, then `pado run {0}` (`pado validate {0}` checks your edits)",
         file.display()
+    );
+    outln!(
+        "  for your own service, edit `target` and the requests; the format: `pado docs scenario`"
     );
     Ok(exit::OK)
 }
@@ -432,7 +529,7 @@ fn report(
         pado_metrics::ResultDir::open(dir).map_err(|e| exit::Failure::invalid(e.to_string()))?;
     let summary = write_reports(&d, true, exports, windows)?;
     if !quiet {
-        let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        let color = crate::out::color();
         out!(
             "{}",
             pado_report::render(&summary, pado_report::TextOptions { color })

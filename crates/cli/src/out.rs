@@ -37,3 +37,44 @@ macro_rules! outln {
 }
 
 pub(crate) use {out, outln};
+
+/// Whether the summary printed on stdout may use colours: never when `NO_COLOR` is set
+/// to anything non-empty (<https://no-color.org>), always when `CLICOLOR_FORCE` is set
+/// (and not `0`), otherwise when stdout is a terminal.
+pub fn color() -> bool {
+    color_from(
+        std::env::var_os("NO_COLOR"),
+        std::env::var_os("CLICOLOR_FORCE"),
+        std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    )
+}
+
+fn color_from(
+    no_color: Option<std::ffi::OsString>,
+    force: Option<std::ffi::OsString>,
+    terminal: bool,
+) -> bool {
+    if no_color.is_some_and(|v| !v.is_empty()) {
+        return false;
+    }
+    if force.is_some_and(|v| !v.is_empty() && v != "0") {
+        return true;
+    }
+    terminal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::color_from;
+
+    #[test]
+    fn no_color_wins_over_force_and_terminal() {
+        let s = |v: &str| Some(std::ffi::OsString::from(v));
+        assert!(!color_from(s("1"), s("1"), true));
+        assert!(color_from(s(""), None, true), "an empty NO_COLOR is unset");
+        assert!(color_from(None, s("1"), false));
+        assert!(!color_from(None, s("0"), false));
+        assert!(!color_from(None, None, false));
+        assert!(color_from(None, None, true));
+    }
+}

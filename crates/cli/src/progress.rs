@@ -55,45 +55,52 @@ impl Progress {
         } else {
             0.0
         };
-        let mut line = format!(
-            "[{:>5}s/{:>5.0}s] vus {:>5}  req/s {:>9}  p95 {:>9}ms  failed {:>6.2}%  requests {}",
+        let head = format!(
+            "[{:>5}s/{:>5.0}s] vus {:>5}  req/s {:>9}  p95 {:>9}ms  failed {:>6.2}%",
             r.t + 1,
             self.total_s,
             r.vus,
             pado_report::text::thousands(all.requests),
             pado_report::text::ms(p95),
             err,
-            pado_report::text::thousands(tot.requests),
         );
+        // The rest, least needed first: on a narrow terminal these go first.
+        let mut optional = vec![format!(
+            "  requests {}",
+            pado_report::text::thousands(tot.requests)
+        )];
         let now = r.t as f64 + 0.5;
         if let Some(st) = self
             .stages
             .iter()
             .find(|s| s.start_s <= now && now < s.end_s)
         {
-            line.push_str(&format!("  stage: {}", st.label));
+            optional.push(format!("  stage: {}", st.label));
         }
+        let mut alerts = Vec::new();
         if thresholds_failing > 0 {
-            line.push_str(&format!("  thresholds failing: {thresholds_failing}"));
+            alerts.push(format!("  thresholds failing: {thresholds_failing}"));
         } else if self.has_thresholds {
-            line.push_str("  thresholds ok");
+            optional.push("  thresholds ok".into());
         }
         if let Some(d) = dropped_now(r, totals) {
             // Said as it happens: the run is not sending the load it was asked to.
-            line.push_str(&format!("  !! {d}"));
+            alerts.push(format!("  !! {d}"));
         }
         if let Some(why) = r.generator.as_ref().and_then(generator_pressure) {
             // Said while it happens, not only in the summary.
-            line.push_str(&format!("  !! pado {why}"));
+            alerts.push(format!("  !! pado {why}"));
         }
         let mut e = std::io::stderr().lock();
         match self.mode {
             Mode::Tty => {
+                let line = fit_line(&head, &optional, &alerts, terminal_width());
                 let pad = self.last_len.saturating_sub(line.chars().count());
                 let _ = write!(e, "\r{line}{}", " ".repeat(pad));
                 self.last_len = line.chars().count();
             }
             _ => {
+                let line = format!("{head}{}{}", optional.concat(), alerts.concat());
                 let _ = writeln!(e, "{line}");
             }
         }
@@ -106,6 +113,49 @@ impl Progress {
             let _ = writeln!(std::io::stderr());
         }
     }
+}
+
+/// The progress line for a terminal `width` columns wide (`None`: unknown, nothing
+/// cut): a line longer than the terminal wraps and `\r` then rewrites only its last
+/// row. Optional parts go first (from the last), the alerts (`!!`, failing
+/// thresholds) stay; what still does not fit is cut with `…`.
+fn fit_line(head: &str, optional: &[String], alerts: &[String], width: Option<usize>) -> String {
+    let alerts = alerts.concat();
+    let Some(width) = width else {
+        return format!("{head}{}{alerts}", optional.concat());
+    };
+    // One column spare: writing the last column makes some terminals wrap.
+    let room = width.saturating_sub(1).max(10);
+    let mut keep = optional.len();
+    let line = loop {
+        let line = format!("{head}{}{alerts}", optional[..keep].concat());
+        if line.chars().count() <= room || keep == 0 {
+            break line;
+        }
+        keep -= 1;
+    };
+    if line.chars().count() <= room {
+        return line;
+    }
+    let mut cut: String = line.chars().take(room - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// Columns of the terminal on stderr (`COLUMNS` when the terminal does not say).
+fn terminal_width() -> Option<usize> {
+    // SAFETY: TIOCGWINSZ writes a `winsize` into the struct we own; fd 2 is only read.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut ws) } == 0;
+    if ok && ws.ws_col > 0 {
+        return Some(ws.ws_col as usize);
+    }
+    std::env::var("COLUMNS")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|w| *w > 0)
 }
 
 /// Arrivals dropped this second, with the run's share so far, the pool and the
@@ -146,6 +196,30 @@ fn generator_pressure(g: &pado_metrics::GeneratorSecond) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_line_fits_the_terminal_and_keeps_the_alerts() {
+        let head = "[    3s/   10s] vus    10  req/s       120  p95      1.2ms  failed   0.00%";
+        let optional = ["  requests 360".to_string(), "  stage: hold 10 VUs".into()];
+        let alerts = ["  !! pado busy 95%".to_string()];
+        let full = fit_line(head, &optional, &alerts, None);
+        assert!(
+            full.ends_with("stage: hold 10 VUs  !! pado busy 95%"),
+            "{full}"
+        );
+        assert_eq!(fit_line(head, &optional, &alerts, Some(500)), full);
+        // 120 columns: the stage goes, the alert stays.
+        let w120 = fit_line(head, &optional, &alerts, Some(120));
+        assert!(w120.chars().count() < 120, "{w120}");
+        assert!(w120.ends_with("requests 360  !! pado busy 95%"), "{w120}");
+        // 80 columns: only the head and the alert, cut to fit.
+        let w80 = fit_line(head, &optional, &alerts, Some(80));
+        assert_eq!(w80.chars().count(), 79, "{w80}");
+        assert!(w80.ends_with('…') && !w80.contains("requests"), "{w80}");
+        // Nothing optional and no alert, but a tiny terminal: still cut.
+        let w20 = fit_line(head, &[], &[], Some(20));
+        assert_eq!(w20.chars().count(), 19);
+    }
 
     #[test]
     fn pressure_is_named_per_second() {

@@ -496,7 +496,7 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
     }
     let done = execute(a)?;
     // The summary is the command's output; --quiet only silences progress.
-    let color = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let color = crate::out::color();
     out!(
         "{}",
         pado_report::render(&done.summary, pado_report::TextOptions { color })
@@ -516,7 +516,7 @@ pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
     let prep = prepare(a)?;
     let plan = prep.compile()?;
     let plan = Arc::new(plan);
-    let mut warnings = Vec::new();
+    let mut warnings = plan.warnings.clone();
     for o in &plan.origins {
         if o.addrs.is_empty() {
             // A host from the environment is named by the template, not its value.

@@ -131,6 +131,9 @@ pub struct RunPlan {
     pub secrets: crate::redact::Redactor,
     /// Bytes of a response body checks and extraction see (`defaults.max_body`).
     pub max_body: usize,
+    /// Things the user should know about the file (e.g. one step name used in two
+    /// flows, whose requests are then measured as one step).
+    pub warnings: Vec<String>,
 }
 
 /// One scenario, compiled.
@@ -398,6 +401,10 @@ struct Builder<'a> {
     tls: Option<Arc<rustls::ClientConfig>>,
     /// Scenario (or `setup`) being compiled, for group names.
     scope: String,
+    /// The flow being compiled, in words (`flow `write` of scenario `browse``).
+    flow_label: String,
+    /// Explicit step names and the flows they appear in.
+    named_steps: Vec<(String, String)>,
 }
 
 /// Compile a validated configuration. `base_dir` resolves relative file paths.
@@ -424,16 +431,21 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         secrets: Vec::new(),
         tls: None,
         scope: "setup".into(),
+        flow_label: "the setup".into(),
+        named_steps: Vec::new(),
     };
     let setup = b.steps("setup", &cfg.setup, None)?;
     b.scope = "teardown".into();
+    b.flow_label = "the teardown".into();
     let teardown = b.steps("teardown", &cfg.teardown, None)?;
     let mut scenarios = Vec::new();
     for (name, s) in &cfg.scenarios {
         b.scope = name.clone();
         scenarios.push(b.scenario(name, s)?);
     }
+    let warnings = shared_step_names(&b.named_steps);
     Ok(RunPlan {
+        warnings,
         name: cfg.name.clone().unwrap_or_else(|| "pado".into()),
         origins: b.origins,
         series: b.series,
@@ -473,6 +485,34 @@ fn target_env_values(cfg: &Config) -> Vec<Vec<u8>> {
         })
         .filter(|v| !v.is_empty())
         .map(String::into_bytes)
+        .collect()
+}
+
+/// One warning per step name given to steps of more than one flow: their requests
+/// land in one series, which is rarely what the names meant.
+fn shared_step_names(named: &[(String, String)]) -> Vec<String> {
+    let mut names: Vec<&str> = Vec::new();
+    for (n, _) in named {
+        if !names.contains(&n.as_str()) {
+            names.push(n);
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let flows: Vec<&str> = named
+                .iter()
+                .filter(|(m, _)| m == n)
+                .map(|(_, f)| f.as_str())
+                .collect();
+            (flows.len() > 1).then(|| {
+                let (last, rest) = flows.split_last().unwrap_or((&"", &[]));
+                format!(
+                    "step name `{n}` is used in {} and {last}: their requests are measured as one step `{n}`; give them different names to see them apart",
+                    rest.join(", ")
+                )
+            })
+        })
         .collect()
 }
 
@@ -565,6 +605,11 @@ impl Builder<'_> {
             for (i, m) in s.mix.iter().enumerate() {
                 let mp = format!("{p}.mix[{i}]");
                 cum += m.weight.unwrap_or(1.0);
+                self.flow_label = match (&m.flow, &m.name) {
+                    (Some(_), Some(n)) => format!("flow `{n}` of scenario `{name}`"),
+                    (Some(_), None) => format!("mix entry {} of scenario `{name}`", i + 1),
+                    (None, _) => format!("the mix of scenario `{name}`"),
+                };
                 let steps = self.mix_steps(&mp, m)?;
                 let flow = match (&m.flow, &m.name) {
                     (Some(_), Some(n)) => Some(self.flow_id(&format!("{name}/{n}"))),
@@ -579,6 +624,7 @@ impl Builder<'_> {
             }
         } else {
             cum = 1.0;
+            self.flow_label = format!("the flow of scenario `{name}`");
             let steps = self.steps(&format!("{p}.flow"), &s.flow, None)?;
             entries.push(WorkEntry {
                 cum_weight: 1.0,
@@ -587,7 +633,9 @@ impl Builder<'_> {
                 flow: None,
             });
         }
+        self.flow_label = format!("setup_per_vu of scenario `{name}`");
         let setup = self.steps(&format!("{p}.setup_per_vu"), &s.setup_per_vu, None)?;
+        self.flow_label = format!("teardown_per_vu of scenario `{name}`");
         let teardown = self.steps(&format!("{p}.teardown_per_vu"), &s.teardown_per_vu, None)?;
         Ok(ScenarioPlan {
             name: name.to_string(),
@@ -685,6 +733,12 @@ impl Builder<'_> {
             });
         };
         let (mut req, method, url_text) = self.request(&format!("{p}.request"), spec)?;
+        if let Some(n) = &s.name {
+            let seen = (n.clone(), self.flow_label.clone());
+            if !self.named_steps.contains(&seen) {
+                self.named_steps.push(seen);
+            }
+        }
         let name = s.name.clone().unwrap_or_else(|| {
             let n = default_step_name(&method, &url_text);
             match prefix {
@@ -1349,6 +1403,20 @@ mod tests {
         assert_eq!(p.checks.len(), 2);
         assert_eq!(p.origins.len(), 1);
         assert_eq!(p.origins[0].addrs.len(), 1);
+    }
+
+    #[test]
+    fn one_step_name_in_two_flows_is_warned_about_naming_both() {
+        let p = plan("target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    mix:\n      - { name: read, flow: [ { name: login, request: \"POST /a\" }, { name: get, request: /x } ] }\n      - { name: write, flow: [ { name: login, request: \"POST /b\" }, { name: get, request: /x }, { name: get, request: /y } ] }\n  t:\n    executor: constant-vus\n    duration: 1s\n    setup_per_vu: [ { name: solo, request: /s } ]\n    flow: [ { name: solo2, request: /s } ]\n");
+        assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
+        assert_eq!(
+            p.warnings[0],
+            "step name `login` is used in flow `read` of scenario `s` and flow `write` of scenario `s`: their requests are measured as one step `login`; give them different names to see them apart"
+        );
+        assert!(p.warnings[1].starts_with("step name `get` is used in flow `read`"));
+        // One name repeated inside one flow is one flow: no warning.
+        let q = plan("target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    flow: [ { name: poll, request: /a }, { name: poll, request: /a } ]\n");
+        assert!(q.warnings.is_empty(), "{:?}", q.warnings);
     }
 
     #[test]

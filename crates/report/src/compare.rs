@@ -343,17 +343,17 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
     ));
     rows.push(row(
         "overall",
-        "req/s reached in 99% of seconds",
-        true,
-        sides,
-        Box::new(move |s| (Some(s.summary.stability.rps_p99), samples(s, all, rps))),
-    ));
-    rows.push(row(
-        "overall",
         "req/s reached in 95% of seconds",
         true,
         sides,
         Box::new(move |s| (Some(s.summary.stability.rps_p95), samples(s, all, rps))),
+    ));
+    rows.push(row(
+        "overall",
+        "req/s reached in 99% of seconds",
+        true,
+        sides,
+        Box::new(move |s| (Some(s.summary.stability.rps_p99), samples(s, all, rps))),
     ));
     rows.push(row(
         "overall",
@@ -914,5 +914,15 @@ mod tests {
         assert!(w.contains("A 60.0 s, C 30.0 s"), "{w}");
         assert!(!w.contains(" B "), "{w}");
         assert!(render_compare(&cmp3).contains("!! the load shapes differ"));
+    }
+
+    #[test]
+    fn stability_rows_go_from_the_median_to_99_percent() {
+        let a = synthetic(1, 1000.0, 20.0);
+        let b = synthetic(2, 1000.0, 20.0);
+        let c = cmp(&[&a, &b]);
+        let at = |m: &str| c.rows.iter().position(|r| r.metric == m).unwrap();
+        assert!(at("req/s reached in 50% of seconds") < at("req/s reached in 95% of seconds"));
+        assert!(at("req/s reached in 95% of seconds") < at("req/s reached in 99% of seconds"));
     }
 }

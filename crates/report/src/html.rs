@@ -803,11 +803,11 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
     }
     let _ = writeln!(
         o,
-        "<div class=\"sub\">started <time id=\"started-at\" datetime=\"{0}\">{0}</time> · duration <span id=\"duration\" data-value=\"{1}\">{2}</span> · peak {3} VUs</div>",
+        "<div class=\"sub\">started <time id=\"started-at\" datetime=\"{0}\">{0}</time> · duration <span id=\"duration\" data-value=\"{1}\">{2}</span> · peak {3}</div>",
         esc(&s.started_at),
         round3(s.duration_s),
         duration_text(s.duration_s),
-        s.vus
+        crate::text::vus_text(s.vus as f64)
     );
     if !s.scenarios.is_empty() {
         o.push_str("<ul class=\"plain\" id=\"scenarios\">");
@@ -843,6 +843,21 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
         o.push_str("</ul>\n");
     }
     o.push_str("</header>\n");
+
+    // The verdict, as the terminal summary ends: a few sentences (the generator's
+    // finding is already the banner above).
+    let verdict: Vec<&String> = s
+        .verdict
+        .iter()
+        .filter(|v| !v.starts_with(crate::summary::GENERATOR_SATURATED))
+        .collect();
+    if !verdict.is_empty() {
+        o.push_str("<section id=\"verdict\">\n<h2>Verdict</h2>\n<ul>");
+        for v in verdict {
+            let _ = write!(o, "<li>{}</li>", esc(v));
+        }
+        o.push_str("</ul>\n</section>\n");
+    }
 
     // Key figures.
     o.push_str("<section class=\"cards\" id=\"key-figures\">");
@@ -1359,6 +1374,21 @@ mod tests {
             "<td class=\"name\">&lt;script&gt;alert(1)&lt;/script&gt;</td>",
         );
         assert_eq!(xss_row[..2], ["40".to_string(), "4".to_string()]);
+    }
+
+    #[test]
+    fn the_verdict_is_listed_at_the_top_escaped() {
+        let r = two_stage_run();
+        let mut s = build(&r).unwrap();
+        assert!(s.verdict[0].starts_with("SLA not met"), "{:?}", s.verdict);
+        s.verdict.push("load <b>rose</b> & fell".into());
+        let html = render_html(&r, &s);
+        let at = html.find("id=\"verdict\"").expect("a verdict section");
+        assert!(at < html.find("id=\"key-figures\"").unwrap());
+        let list = between(&html, "id=\"verdict\">", "</section>");
+        assert_eq!(list.matches("<li>").count(), s.verdict.len());
+        assert!(list.contains("<li>SLA not met: http_req_duration: p(95) &lt; 2"));
+        assert!(list.contains("load &lt;b&gt;rose&lt;/b&gt; &amp; fell"));
     }
 
     #[test]

@@ -529,10 +529,13 @@ fn verdict(s: &Summary) -> Vec<String> {
     if s.thresholds.is_empty() {
         out.push("no thresholds were set: add an SLA (e.g. `--threshold 'p(95) < 200'`) to get a pass/fail verdict".into());
     } else if failing.is_empty() {
+        let passed = match s.thresholds.len() {
+            1 => "the threshold passed".to_string(),
+            n => format!("all {n} thresholds passed"),
+        };
         out.push(format!(
-            "SLA met: all {} thresholds passed at up to {} VUs and {:.0} req/s",
-            s.thresholds.len(),
-            s.vus_max,
+            "SLA met: {passed} at up to {} and {:.0} req/s",
+            crate::text::vus_text(s.vus_max as f64),
             s.rps
         ));
     } else {
@@ -564,8 +567,8 @@ fn verdict(s: &Summary) -> Vec<String> {
     match &s.saturation {
         Some(sat) if sat.outcome == Outcome::Knee => {
             out.push(format!(
-                "throughput stopped keeping up with the load at about {:.0} VUs (best {:.0} req/s){}; {}",
-                sat.throughput_knee_load,
+                "throughput stopped keeping up with the load at about {} (best {:.0} req/s){}; {}",
+                crate::text::vus_text(sat.throughput_knee_load),
                 sat.max_rps,
                 if sat.throughput_falls {
                     " and fell beyond it (queueing avalanche)"
@@ -573,7 +576,7 @@ fn verdict(s: &Summary) -> Vec<String> {
                     ""
                 },
                 match sat.latency_knee_load {
-                    Some(l) => format!("p95 turned upward at about {l:.0} VUs"),
+                    Some(l) => format!("p95 turned upward at about {}", crate::text::vus_text(l)),
                     None => "p95 rose beyond it".into(),
                 }
             ));
@@ -589,8 +592,8 @@ fn verdict(s: &Summary) -> Vec<String> {
             }
         }
         Some(sat) => out.push(format!(
-            "no saturation reached: throughput kept up with the load up to {:.0} VUs ({:.0} req/s) and latency held; the limit is above this test's load, ramp higher to find it",
-            sat.throughput_knee_load, sat.max_rps
+            "no saturation reached: throughput kept up with the load up to {} ({:.0} req/s) and latency held; the limit is above this test's load, ramp higher to find it",
+            crate::text::vus_text(sat.throughput_knee_load), sat.max_rps
         )),
         None => {}
     }

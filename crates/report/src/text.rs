@@ -15,6 +15,16 @@ pub struct TextOptions {
     pub color: bool,
 }
 
+/// A VU count in words: `1 VU`, `150 VUs` (rounded to whole VUs).
+pub fn vus_text(n: f64) -> String {
+    let n = n.round();
+    if n == 1.0 {
+        "1 VU".into()
+    } else {
+        format!("{n:.0} VUs")
+    }
+}
+
 /// `1234567` -> `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
@@ -471,7 +481,7 @@ fn render_raw(s: &Summary, o: TextOptions) -> String {
         if let Some(u) = &sat.usl {
             let _ = writeln!(out);
             let peak = match (u.peak_rps, u.peak_load) {
-                (Some(r), Some(n)) => format!("predicted peak {r:.0} req/s at {n:.0} VUs"),
+                (Some(r), Some(n)) => format!("predicted peak {r:.0} req/s at {}", vus_text(n)),
                 _ => "no peak predicted within reach of this run's loads".into(),
             };
             let _ = writeln!(

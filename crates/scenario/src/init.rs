@@ -3,14 +3,16 @@
 //! instead of starting from a blank page.
 
 /// The example scenario (YAML with comments). It uses only what docs/scenario.md
-/// documents and always passes [`crate::parse_str`] (a test makes sure), so the first
-/// `pado run` after `pado init` works once `target` points at a real server.
+/// documents and always passes [`crate::parse_str`] (a test makes sure); as written it
+/// passes against pado's demo target (an end-to-end test runs it), so the first
+/// `pado run` after `pado init` works.
 pub fn example_scenario() -> &'static str {
     EXAMPLE
 }
 
 const EXAMPLE: &str = r#"# A pado scenario. Check it with `pado validate FILE`, run it with `pado run FILE`.
-# Every field is described in docs/scenario.md.
+# Every field is described in `pado docs scenario`. As written it runs against pado's
+# demo target: start one with `pado target serve --port 8080` in another terminal.
 name: example                      # names the result directory and the reports
 target: http://127.0.0.1:8080      # requests written as paths go to this server
 
@@ -22,7 +24,7 @@ thresholds:                        # pass/fail criteria, k6 syntax; any failure 
   http_req_duration: ["p(95) < 300"]            # milliseconds
   http_req_failed: ["rate < 0.01"]              # under 1% failed requests
   "http_req_duration{step:search}": ["p(99) < 500"]
-  checks: [{ threshold: "rate > 0.99", abort_on_fail: true }]
+  checks: ["rate > 0.99"]                       # over 99% of checks pass
 
 scenarios:                         # scenarios run in parallel
   browse:
@@ -44,13 +46,15 @@ scenarios:                         # scenarios run in parallel
         name: write                # a flow: steps run in order, each timed on its own
         flow:
           - name: login
-            request: { method: POST, url: /api/login, json: { user: demo, password: demo } }
-            check: { status: [200, 204] }
+            request: { method: POST, url: /api/login, json: { user: "user{{ vu }}", password: demo } }
+            check: { status: 200 }
+            extract: { token: $.token }        # keep the login's token for later steps
           - think: 500ms           # a pause inside the flow
           - name: create
             request:
               method: POST
               url: /api/posts
+              headers: { Authorization: "Bearer {{ token }}" }   # send the token back
               json: { title: "안녕하세요", body: "pado에서 보낸 글" }
             check: { status: 201 }
     think: { uniform: [1s, 3s] }   # pause after each iteration, like a real user
@@ -77,6 +81,7 @@ mod tests {
         assert_eq!(s.mix[2].flow.as_ref().unwrap().len(), 3);
         assert!(s.think.is_some());
         let lines = example_scenario().lines().count();
+        assert!(!example_scenario().contains("abort_on_fail"));
         assert!((35..=60).contains(&lines), "{lines} lines");
     }
 }

@@ -20,7 +20,11 @@ impl Executor for ConstantVus {
         ExecutorKind::ConstantVus
     }
     fn describe(&self) -> String {
-        format!("{} VUs for {}", self.vus, format_duration(self.duration))
+        format!(
+            "{} for {}",
+            super::vus(self.vus),
+            format_duration(self.duration)
+        )
     }
     fn duration(&self) -> Duration {
         self.duration

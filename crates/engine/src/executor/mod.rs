@@ -41,7 +41,12 @@ impl StageWindow {
     /// `ramp 0→100 VUs` / `hold 100 VUs`.
     pub fn label(&self) -> String {
         if (self.from - self.to).abs() < 1e-9 {
-            format!("hold {} {}", fmt_level(self.to), self.unit)
+            // "hold 1 VU", "hold 2 VUs".
+            let unit = match self.unit {
+                "VUs" if self.to == 1.0 => "VU",
+                u => u,
+            };
+            format!("hold {} {unit}", fmt_level(self.to))
         } else {
             format!(
                 "ramp {}→{} {}",
@@ -50,6 +55,15 @@ impl StageWindow {
                 self.unit
             )
         }
+    }
+}
+
+/// `1 VU`, `3 VUs`.
+pub(crate) fn vus(n: u32) -> String {
+    if n == 1 {
+        "1 VU".into()
+    } else {
+        format!("{n} VUs")
     }
 }
 

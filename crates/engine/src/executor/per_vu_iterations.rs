@@ -24,9 +24,10 @@ impl Executor for PerVuIterations {
     }
     fn describe(&self) -> String {
         format!(
-            "{} VUs × {} iterations (at most {})",
-            self.vus,
+            "{} × {} iteration{} (at most {})",
+            super::vus(self.vus),
             self.iterations,
+            if self.iterations == 1 { "" } else { "s" },
             format_duration(self.max_duration)
         )
     }

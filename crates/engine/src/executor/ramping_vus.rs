@@ -68,8 +68,8 @@ impl RampingVus {
                 stages,
                 graceful_ramp_down: grd,
                 step_text: Some(format!(
-                    "step ramp: start {} VUs, +{} every {}, up to {}",
-                    r.start,
+                    "step ramp: start {}, +{} every {}, up to {}",
+                    super::vus(r.start),
                     r.add,
                     format_duration(r.every.get()),
                     r.max
@@ -99,8 +99,8 @@ impl Executor for RampingVus {
         match &self.step_text {
             Some(t) => t.clone(),
             None => format!(
-                "stages from {} VUs: {}",
-                self.start_vus,
+                "stages from {}: {}",
+                super::vus(self.start_vus),
                 describe_stages(&self.stages)
             ),
         }
