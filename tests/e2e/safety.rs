@@ -428,20 +428,26 @@ fn hang_scenario(d: &Path, srv: &TestServer, duration: &str, grace: &str) -> Pat
     )
 }
 
+/// Start `pado run FILE` writing to `out`, and let it run for `for_`.
+fn spawn_and_wait(f: &Path, out: &Path, for_: Duration) -> std::process::Child {
+    let child = Command::new(pado_bin())
+        .args(["run", f.to_str().unwrap(), "-q", "--out"])
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(for_);
+    child
+}
+
 #[test]
 fn ctrl_c_gives_in_flight_requests_the_graceful_stop_from_the_signal() {
     let _m = shared_machine();
     let srv = TestServer::start();
     let d = tmp("ctrlc-hang");
     let f = hang_scenario(&d, &srv, "60s", "2s");
-    let child = Command::new(pado_bin())
-        .args(["run", f.to_str().unwrap(), "-q", "--out"])
-        .arg(d.join("r"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    let child = spawn_and_wait(&f, &d.join("r"), Duration::from_millis(1500));
     let t = Instant::now();
     interrupt(&child);
     let out = child.wait_with_output().unwrap();
@@ -465,14 +471,7 @@ fn a_run_stopped_before_its_end_is_interrupted_even_when_the_stop_outlasts_the_e
     // Stopped at 1.5 s of 3 s; the 3 s graceful stop for the hanging requests ends
     // at 4.5 s, after the planned end.
     let f = hang_scenario(&d, &srv, "3s", "3s");
-    let child = Command::new(pado_bin())
-        .args(["run", f.to_str().unwrap(), "-q", "--out"])
-        .arg(d.join("r"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    let child = spawn_and_wait(&f, &d.join("r"), Duration::from_millis(1500));
     interrupt(&child);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -499,7 +499,7 @@ pub struct Totals {
 impl Totals {
     /// Fold one second in.
     pub fn add_second(&mut self, r: &SecondRecord) {
-        self.seconds = self.seconds.max(r.t + 1);
+        self.seconds = self.seconds.max(r.t.saturating_add(1));
         self.vus_peak = self.vus_peak.max(r.vus);
         self.vus_max_peak = self.vus_max_peak.max(r.vus_max);
         for s in &r.series {

@@ -244,7 +244,7 @@ pub fn load_with_windows(
 fn recover_unfinished(meta: &mut RunMeta, read: &pado_metrics::TimelineRead) {
     let mut said = Vec::new();
     if meta.duration_s <= 0.0 {
-        let seconds = read.last_t.map_or(0, |t| t + 1);
+        let seconds = read.last_t.map_or(0, |t| t.saturating_add(1));
         meta.duration_s = f64::from(seconds);
         meta.interrupted = true;
         said.push(format!(
