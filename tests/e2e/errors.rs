@@ -193,3 +193,33 @@ fn a_large_request_body_is_written_whole() {
         assert_eq!(rec.body, body.as_bytes());
     }
 }
+
+#[test]
+fn an_upload_refused_early_is_its_status_not_a_reset() {
+    // The server answers 413 on the head alone and closes (then resets) without
+    // reading the 4 MB body: the write fails after the answer has arrived.
+    let srv = TestServer::start();
+    let dir = tmp("reject-early");
+    let f = write_file(&dir, "body.txt", &"x".repeat(4 * 1024 * 1024));
+    let r = run(
+        "reject-early",
+        &[
+            "--url",
+            &srv.url("/reject-early"),
+            "-X",
+            "POST",
+            "--body-file",
+            f.to_str().unwrap(),
+            "--iterations",
+            "3",
+            "--vus",
+            "1",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(srv.stats().requests, 3);
+    assert_eq!(num(&s, "requests"), 3.0, "{s}");
+    assert_eq!(num(&s, "errors.http_413"), 3.0, "{s}");
+    assert!(s["errors"].get("reset").is_none(), "{s}");
+}
