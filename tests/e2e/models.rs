@@ -158,3 +158,29 @@ fn a_lone_duration_keeps_the_files_arrival_rate() {
     );
     assert_eq!(srv.stats().requests, n, "nothing was sent");
 }
+
+#[test]
+fn a_short_open_run_reports_its_configured_rate() {
+    // 5/s for 2 s: 10 arrivals, the last at 1.8 s. The run lasts the schedule's 2 s,
+    // so the reported rate is the configured 5/s, not 10 / 1.8 s.
+    let srv = TestServer::start();
+    let dir = tmp("short-open");
+    let f = write_file(
+        &dir,
+        "s.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 5\n    duration: 2s\n    flow:\n      - request: \"GET /\"\n",
+            srv.base_url()
+        ),
+    );
+    let r = run("short-open", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(num(&s, "requests"), 10.0, "{s}");
+    assert_eq!(srv.stats().requests, 10);
+    let rps = num(&s, "rps");
+    assert!((rps - 5.0).abs() <= 0.25, "rps {rps}, expected 5 ± 5%");
+    let step = num(&s, "steps.GET /.rps");
+    assert!((step - 5.0).abs() <= 0.25, "step rps {step}");
+    assert!(num(&s, "duration_s") >= 2.0, "{s}");
+}
