@@ -184,3 +184,30 @@ fn a_short_open_run_reports_its_configured_rate() {
     assert!((step - 5.0).abs() <= 0.25, "step rps {step}");
     assert!(num(&s, "duration_s") >= 2.0, "{s}");
 }
+
+#[test]
+fn requests_finishing_in_the_graceful_stop_are_in_the_stage_table() {
+    // 2 VUs, 1 s, 700 ms per request: the iterations started at 0.7 s end at 1.4 s,
+    // after the stage's window, during the graceful stop.
+    let srv = TestServer::start();
+    let r = run(
+        "graceful-tail",
+        &[
+            "--url",
+            &srv.url("/delay/700"),
+            "--vus",
+            "2",
+            "--duration",
+            "1s",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    let requests = num(&s, "requests");
+    assert_eq!(requests, 4.0, "{s}");
+    assert_eq!(srv.stats().requests, 4);
+    let stages = s["stages"].as_array().unwrap();
+    assert!(!stages.is_empty(), "{s}");
+    let sum: f64 = stages.iter().map(|st| num(st, "requests")).sum();
+    assert_eq!(sum, requests, "{s}");
+}
