@@ -193,3 +193,105 @@ fn a_large_request_body_is_written_whole() {
         assert_eq!(rec.body, body.as_bytes());
     }
 }
+
+#[test]
+fn an_upload_refused_early_is_its_status_not_a_reset() {
+    // The server answers 413 on the head alone and closes (then resets) without
+    // reading the 4 MB body: the write fails after the answer has arrived.
+    let srv = TestServer::start();
+    let dir = tmp("reject-early");
+    let f = write_file(&dir, "body.txt", &"x".repeat(4 * 1024 * 1024));
+    let r = run(
+        "reject-early",
+        &[
+            "--url",
+            &srv.url("/reject-early"),
+            "-X",
+            "POST",
+            "--body-file",
+            f.to_str().unwrap(),
+            "--iterations",
+            "3",
+            "--vus",
+            "1",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(srv.stats().requests, 3);
+    assert_eq!(num(&s, "requests"), 3.0, "{s}");
+    assert_eq!(num(&s, "errors.http_413"), 3.0, "{s}");
+    assert!(s["errors"].get("reset").is_none(), "{s}");
+}
+
+#[test]
+fn a_summary_that_cannot_be_written_is_still_printed_and_exits_1() {
+    // Tests run as root, where a read-only directory stops nothing: a directory named
+    // `summary.json`, made while the run goes on, is a file that cannot be replaced.
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let _machine = crate::harness::shared_machine();
+    let srv = TestServer::start();
+    let dir = tmp("unwritable").join("result");
+    let child = Command::new(crate::harness::pado_bin())
+        .args([
+            "run",
+            "--url",
+            &srv.url("/"),
+            "--vus",
+            "1",
+            "--duration",
+            "2s",
+        ])
+        .arg("--out")
+        .arg(&dir)
+        .arg("--quiet")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !dir.join("run.json").exists() {
+        assert!(Instant::now() < deadline, "run.json never appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::create_dir_all(dir.join("summary.json").join("in-the-way")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("http_reqs"),
+        "no summary printed:\n{stdout}"
+    );
+    assert!(
+        stderr.contains("could not write") && stderr.contains("summary.json"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn pado_report_on_an_unwritable_directory_prints_the_summary_and_exits_1() {
+    let srv = TestServer::start();
+    let r = run("report-ro", &["--url", &srv.url("/"), "--iterations", "5"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    // report.html cannot be replaced when it is a (non-empty) directory.
+    std::fs::remove_file(r.dir.join("report.html")).unwrap();
+    std::fs::create_dir_all(r.dir.join("report.html").join("in-the-way")).unwrap();
+    let out = crate::harness::pado(&["report", r.dir.to_str().unwrap()]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("http_reqs"),
+        "no summary printed:\n{stdout}"
+    );
+    assert!(
+        stderr.contains("could not write") && stderr.contains("report.html"),
+        "{stderr}"
+    );
+}

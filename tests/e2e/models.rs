@@ -158,3 +158,56 @@ fn a_lone_duration_keeps_the_files_arrival_rate() {
     );
     assert_eq!(srv.stats().requests, n, "nothing was sent");
 }
+
+#[test]
+fn a_short_open_run_reports_its_configured_rate() {
+    // 5/s for 2 s: 10 arrivals, the last at 1.8 s. The run lasts the schedule's 2 s,
+    // so the reported rate is the configured 5/s, not 10 / 1.8 s.
+    let srv = TestServer::start();
+    let dir = tmp("short-open");
+    let f = write_file(
+        &dir,
+        "s.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 5\n    duration: 2s\n    flow:\n      - request: \"GET /\"\n",
+            srv.base_url()
+        ),
+    );
+    let r = run("short-open", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert_eq!(num(&s, "requests"), 10.0, "{s}");
+    assert_eq!(srv.stats().requests, 10);
+    let rps = num(&s, "rps");
+    assert!((rps - 5.0).abs() <= 0.25, "rps {rps}, expected 5 ± 5%");
+    let step = num(&s, "steps.GET /.rps");
+    assert!((step - 5.0).abs() <= 0.25, "step rps {step}");
+    assert!(num(&s, "duration_s") >= 2.0, "{s}");
+}
+
+#[test]
+fn requests_finishing_in_the_graceful_stop_are_in_the_stage_table() {
+    // 2 VUs, 1 s, 700 ms per request: the iterations started at 0.7 s end at 1.4 s,
+    // after the stage's window, during the graceful stop.
+    let srv = TestServer::start();
+    let r = run(
+        "graceful-tail",
+        &[
+            "--url",
+            &srv.url("/delay/700"),
+            "--vus",
+            "2",
+            "--duration",
+            "1s",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    let requests = num(&s, "requests");
+    assert_eq!(requests, 4.0, "{s}");
+    assert_eq!(srv.stats().requests, 4);
+    let stages = s["stages"].as_array().unwrap();
+    assert!(!stages.is_empty(), "{s}");
+    let sum: f64 = stages.iter().map(|st| num(st, "requests")).sum();
+    assert_eq!(sum, requests, "{s}");
+}

@@ -99,6 +99,10 @@ fn try_rate(o: &CapacityOptions, rate: f64, n: usize) -> Result<StepResult, Fail
     args.rate = Some(rate);
     args.duration = Some(format!("{}ms", o.hold.as_millis()));
     let done = crate::run_cmd::execute(&args)?;
+    if let Some(e) = &done.write_error {
+        // The step's figures are in memory; only its saved report is missing.
+        eprintln!("warning: step at {rate:.1}/s: {}", e.message);
+    }
     // The SLA over the step's exact totals (not the file's own thresholds).
     let t = &done.totals;
     let all = t.overall();

@@ -455,37 +455,44 @@ fn import(what: &args::ImportKind) -> Result<i32, exit::Failure> {
 }
 
 /// Write summary.json, report.html (unless `html` is false) and the asked-for exports
-/// into a result directory, from its files only.
+/// into a result directory, from its files only. Returns the summary with the first
+/// file that could not be written (full disk, read-only directory): the summary is
+/// still worth printing then, and the caller reports the error after it (exit 1).
+/// Only a directory that cannot be read or summarised is an `Err`.
 pub(crate) fn write_reports(
     d: &pado_metrics::ResultDir,
     html: bool,
     exports: &[String],
     windows: &[String],
-) -> Result<pado_report::Summary, exit::Failure> {
+) -> Result<(pado_report::Summary, Option<exit::Failure>), exit::Failure> {
     let marks = parse_windows(windows)?;
     let run = pado_report::load_with_windows(d, &marks).map_err(exit::Failure::other)?;
     let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
-    d.write_json(pado_metrics::result_dir::SUMMARY_FILE, &summary)
-        .map_err(exit::Failure::other)?;
-    if html {
-        d.write_text(
-            "report.html",
-            &pado_report::html::render_html(&run, &summary),
-        )
-        .map_err(exit::Failure::other)?;
-    }
-    for e in exports {
-        match e.as_str() {
-            "csv" => d
-                .write_text("timeline.csv", &pado_report::csv_export::timeline_csv(&run))
-                .map_err(exit::Failure::other)?,
-            "junit" => d
-                .write_text("junit.xml", &pado_report::junit::junit_xml(&summary))
-                .map_err(exit::Failure::other)?,
-            _ => {}
+    let written = (|| -> Result<(), pado_metrics::result_dir::ResultError> {
+        d.write_json(pado_metrics::result_dir::SUMMARY_FILE, &summary)?;
+        if html {
+            d.write_text(
+                "report.html",
+                &pado_report::html::render_html(&run, &summary),
+            )?;
         }
-    }
-    Ok(summary)
+        for e in exports {
+            match e.as_str() {
+                "csv" => {
+                    d.write_text("timeline.csv", &pado_report::csv_export::timeline_csv(&run))?
+                }
+                "junit" => d.write_text("junit.xml", &pado_report::junit::junit_xml(&summary))?,
+                _ => {}
+            }
+        }
+        Ok(())
+    })();
+    let error = written.err().map(|e| {
+        exit::Failure::other(format!(
+            "could not write the result files ({e}); the summary printed above is not saved"
+        ))
+    });
+    Ok((summary, error))
 }
 
 /// `peak=30s..60s` into stage marks.
@@ -527,13 +534,17 @@ fn report(
 ) -> Result<i32, exit::Failure> {
     let d =
         pado_metrics::ResultDir::open(dir).map_err(|e| exit::Failure::invalid(e.to_string()))?;
-    let summary = write_reports(&d, true, exports, windows)?;
+    let (summary, write_error) = write_reports(&d, true, exports, windows)?;
     if !quiet {
         let color = crate::out::color();
         out!(
             "{}",
             pado_report::render(&summary, pado_report::TextOptions { color })
         );
+    }
+    if let Some(e) = write_error {
+        // Printed above (unless --quiet); the files are what failed.
+        return Err(e);
     }
     Ok(if summary.thresholds_ok {
         exit::OK

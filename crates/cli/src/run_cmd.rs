@@ -487,6 +487,9 @@ pub struct Executed {
     pub dir: PathBuf,
     /// Everything measured, summed (as `timeline.jsonl` holds it per second).
     pub totals: pado_metrics::Totals,
+    /// A result file (summary.json, report.html, exports) that could not be written:
+    /// the summary is still good to print, then this is the run's error (exit 1).
+    pub write_error: Option<Failure>,
 }
 
 /// `pado run`: run, print the summary, exit code from the thresholds.
@@ -502,6 +505,9 @@ pub fn run(a: &RunArgs) -> Result<i32, Failure> {
         pado_report::render(&done.summary, pado_report::TextOptions { color })
     );
     outln!("  results: {}", done.dir.display());
+    if let Some(e) = done.write_error {
+        return Err(e);
+    }
     Ok(if done.summary.thresholds_ok {
         exit::OK
     } else {
@@ -722,9 +728,10 @@ pub fn execute(a: &RunArgs) -> Result<Executed, Failure> {
         dir.write_failures(&report.totals.failures)
             .map_err(Failure::other)?;
     }
-    let summary = crate::write_reports(&dir, !a.no_html, &a.exports, &a.windows)?;
+    let (summary, write_error) = crate::write_reports(&dir, !a.no_html, &a.exports, &a.windows)?;
     Ok(Executed {
         summary,
+        write_error,
         dir: dir.path().to_path_buf(),
         totals: report.totals,
     })

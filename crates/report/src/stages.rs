@@ -29,11 +29,14 @@ pub struct StageStats {
     /// timeline without counting a second twice. Fewer than the window's length when
     /// the run ended early.
     pub seconds: u32,
-    /// Requests completed in the window.
+    /// Requests completed in the window. The stage(s) ending last also count the
+    /// requests completed after their window (the graceful stop's tail, teardown), so
+    /// the rows of a single-scenario run add up to the run's requests.
     pub requests: u64,
     /// Failed requests in the window.
     pub failed: u64,
-    /// `requests / seconds` (0 when no second was merged).
+    /// `requests / seconds` (0 when no second was merged); the graceful-stop tail adds
+    /// requests but no seconds.
     pub rps: f64,
     /// `failed / requests` (0 when there were no requests).
     pub error_rate: f64,
@@ -72,6 +75,14 @@ impl StageAcc {
     /// Fold in one second of the window: its active VUs and its series merged.
     pub(crate) fn add(&mut self, vus: u32, second_all: &Tally) {
         self.seconds += 1;
+        self.vus_peak = self.vus_peak.max(vus);
+        self.all.add(second_all);
+    }
+
+    /// Fold in one second after the window of the run's last stage (requests that
+    /// finished during the graceful stop, teardown): its requests count in the row,
+    /// its length does not (`seconds`, and so `rps`, stay those of the window).
+    pub(crate) fn add_tail(&mut self, vus: u32, second_all: &Tally) {
         self.vus_peak = self.vus_peak.max(vus);
         self.all.add(second_all);
     }

@@ -328,9 +328,19 @@ impl RunFold {
             }
         }
 
+        // The stages ending last also take the seconds after their window (the
+        // graceful stop's tail, teardown), so the rows add up to the run's requests.
+        let last_end = self
+            .meta
+            .stages
+            .iter()
+            .map(|st| st.end_s)
+            .fold(0.0, f64::max);
         for (acc, st) in self.stages.iter_mut().zip(&self.meta.stages) {
             if second_in_window(rec.t, st.start_s, st.end_s) {
                 acc.add(rec.vus, &all);
+            } else if st.end_s >= last_end && second_in_window(rec.t, st.end_s, f64::INFINITY) {
+                acc.add_tail(rec.vus, &all);
             }
         }
 

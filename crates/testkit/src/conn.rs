@@ -55,6 +55,9 @@ enum After {
 pub(crate) async fn serve<S: Transport>(mut s: S, conn_id: u64, shared: Arc<Shared>) {
     let mut buf = Vec::with_capacity(16 * 1024);
     loop {
+        if reject_early(&mut s, &mut buf, conn_id, &shared).await {
+            return;
+        }
         let req = match read_request(&mut s, &mut buf, crate::http::MAX_BODY).await {
             Ok(Some(req)) => req,
             Ok(None) | Err(ReadError::Io) => return,
@@ -92,6 +95,80 @@ pub(crate) async fn serve<S: Transport>(mut s: S, conn_id: u64, shared: Arc<Shar
         }
     }
 }
+
+/// `/reject-early`: like a server refusing an upload that is too large, answers
+/// `413` with `Connection: close` as soon as the request *head* is in, without reading
+/// the body, then closes: FIN after the response, and (after [`REJECT_LINGER`], with
+/// the body still unread) a reset, so a client still writing the body gets an error on
+/// its write after the 413 has reached it. Returns `true` when it handled the
+/// connection; otherwise the bytes read stay in `buf` for [`read_request`] (which also
+/// deals with EOF and malformed heads).
+async fn reject_early<S: Transport>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+    conn_id: u64,
+    shared: &Shared,
+) -> bool {
+    let req = loop {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut parsed = httparse::Request::new(&mut headers);
+        match parsed.parse(buf) {
+            Ok(httparse::Status::Complete(n)) => {
+                let target = parsed.path.unwrap_or("/");
+                if target.split('?').next() != Some("/reject-early") {
+                    return false;
+                }
+                let (path, query) = crate::http::split_target(target);
+                break Request {
+                    method: parsed.method.unwrap_or("GET").to_string(),
+                    target: target.to_string(),
+                    version: parsed.version.unwrap_or(1),
+                    headers: parsed
+                        .headers
+                        .iter()
+                        .map(|h| {
+                            let value = String::from_utf8_lossy(h.value).into_owned();
+                            (h.name.to_string(), value)
+                        })
+                        .collect(),
+                    body: Vec::new(),
+                    path,
+                    query,
+                    keep_alive: false,
+                    // Only the head was read.
+                    wire_len: n as u64,
+                };
+            }
+            Ok(httparse::Status::Partial) if buf.len() < 64 * 1024 => {}
+            _ => return false,
+        }
+        buf.reserve(16 * 1024);
+        match s.read_buf(buf).await {
+            Ok(n) if n > 0 => {}
+            _ => return false,
+        }
+    };
+    shared.count(&req, conn_id, Instant::now());
+    let body = b"request body too large\n";
+    let mut out = head(
+        413,
+        Some("text/plain"),
+        Some(body.len() as u64),
+        &[],
+        Some("close"),
+    );
+    out.extend_from_slice(body);
+    if s.write_all(&out).await.is_ok() && s.flush().await.is_ok() {
+        let _ = s.shutdown().await;
+        tokio::time::sleep(REJECT_LINGER).await;
+    }
+    // Unread body bytes: closing now sends RST.
+    let _ = s.tcp().set_zero_linger();
+    true
+}
+
+/// How long `/reject-early` keeps the socket after its response before resetting it.
+const REJECT_LINGER: Duration = Duration::from_millis(200);
 
 /// Sends FIN (and TLS close_notify), then reads and discards whatever the
 /// client still sends until it closes, for at most [`LINGER`]: closing a

@@ -28,6 +28,7 @@
 //! | `/chunked?chunks=N&size=M[&gap_ms=G]` | chunked body, N chunks of M `x`, each its own write+flush (default 3×10) |
 //! | `/bytes/{n}[?end=TEXT]` | n-byte body (`a..z` repeated, ending in `TEXT` if given) in 64 KiB writes |
 //! | `/hang` | never answers; waits for the client to close |
+//! | `/reject-early` | `413` with `Connection: close` as soon as the head is in, the body never read; FIN, then RST 200 ms later (a client still writing its body gets a write error); counted with its head only |
 //! | `/echo` | the request body, with the request's Content-Type |
 //! | `/headers` | JSON object of request headers (lower-cased names) |
 //! | `/continue` | `100 Continue`, then `200 ok` |

@@ -235,21 +235,63 @@ async fn run<'k>(
 ) -> Result<bool, ErrorKind> {
     let t_send = Instant::now();
     ex.sent_at = Some(t_send);
-    conn.stream
-        .write_all(bytes)
-        .await
-        .map_err(|e| io_error_kind(&e, tls))?;
-    if tls {
-        conn.stream
-            .flush()
-            .await
-            .map_err(|e| io_error_kind(&e, tls))?;
+    let mut write_failed = conn.stream.write_all(bytes).await.err();
+    if tls && write_failed.is_none() {
+        write_failed = conn.stream.flush().await.err();
     }
-    // Added: a request sent again after a dead connection went out twice.
-    ex.bytes_sent += bytes.len() as u64;
     let t_sent = Instant::now();
     ex.sending = t_sent - t_send;
+    let Some(e) = write_failed else {
+        // Added: a request sent again after a dead connection went out twice.
+        ex.bytes_sent += bytes.len() as u64;
+        return read_response(
+            conn,
+            is_head,
+            tls,
+            t_sent,
+            ex,
+            keep_body,
+            keep_head,
+            failed_prefix,
+        )
+        .await;
+    };
+    // The write failed. A server refusing an upload (413) often answers as soon as it
+    // has the head and closes without reading the body: the answer is then already
+    // here, and it is what happened (curl and browsers show it too). Whatever is
+    // readable is read; only a complete response (head, and body if framed) counts,
+    // and the connection is not reused. Otherwise the write's error stands.
+    let kind = io_error_kind(&e, tls);
+    match read_response(
+        conn,
+        is_head,
+        tls,
+        t_sent,
+        ex,
+        keep_body,
+        keep_head,
+        failed_prefix,
+    )
+    .await
+    {
+        Ok(_) => Ok(false),
+        Err(_) => Err(kind),
+    }
+}
 
+/// Reads and frames the response to a request written (or partly written) at
+/// `t_sent`; `Ok(reuse)` says whether the connection may carry another request.
+#[allow(clippy::too_many_arguments)]
+async fn read_response<'k>(
+    conn: &mut Conn,
+    is_head: bool,
+    tls: bool,
+    t_sent: Instant,
+    ex: &mut Exchange,
+    keep_body: &mut Option<(&'k mut Vec<u8>, usize)>,
+    keep_head: &mut Option<(&mut Vec<u8>, bool)>,
+    failed_prefix: &mut Option<(&'k mut Vec<u8>, &StatusSet)>,
+) -> Result<bool, ErrorKind> {
     // Head.
     let buf = &mut conn.buf;
     buf.clear();

@@ -168,6 +168,11 @@ pub async fn run_scheduler(
         // arrival, so a burst of overdue arrivals cannot starve the VUs.
         tokio::task::yield_now().await;
     }
+    // The schedule lasts to its end even when its last arrival comes earlier (5/s for
+    // 2 s: the last of 10 arrivals is at 1.8 s): the run's length, and so its rate,
+    // is that of the schedule (as in k6), not that of its last arrival. Iterations
+    // still running go on meanwhile; a stop ends the wait.
+    let _ = ctx.sleep_until(end).await;
     // Let running iterations finish, then retire every VU.
     for s in pool.all.borrow().iter() {
         s.exit.set(true);
