@@ -28,6 +28,8 @@
 //! | `/chunked?chunks=N&size=M[&gap_ms=G]` | chunked body, N chunks of M `x`, each its own write+flush (default 3×10) |
 //! | `/bytes/{n}[?end=TEXT]` | n-byte body (`a..z` repeated, ending in `TEXT` if given) in 64 KiB writes |
 //! | `/hang` | never answers; waits for the client to close |
+//! | `/redirect/{n}` | `302` to `/redirect/{n-1}`; `/redirect/0` is `200 ok` (n hops, then the answer) |
+//! | `/redirect-to?url=U[&status=S]` | status S (a 3xx, default 302) with `Location: U` exactly as given |
 //! | `/echo` | the request body, with the request's Content-Type |
 //! | `/headers` | JSON object of request headers (lower-cased names) |
 //! | `/continue` | `100 Continue`, then `200 ok` |
