@@ -18,6 +18,7 @@ mod measurement;
 mod models;
 mod observe;
 mod recovery;
+mod redirects;
 mod safety;
 mod scenarios;
 mod signals;

@@ -399,6 +399,10 @@ pub struct RunArgs {
     /// Accept any TLS certificate.
     #[arg(long, short = 'k')]
     pub insecure: bool,
+    /// Do not follow redirects: a 3xx is the response checks see (replaces the
+    /// file's `defaults.follow_redirects`; a request's own `follow_redirects` wins).
+    #[arg(long)]
+    pub no_follow_redirects: bool,
     /// How much of a response body checks and extraction see, e.g. 16MiB
     /// (default 4MiB; replaces the file's `defaults.max_body`).
     #[arg(long, value_name = "SIZE")]

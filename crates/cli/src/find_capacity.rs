@@ -86,6 +86,7 @@ fn try_rate(o: &CapacityOptions, rate: f64, n: usize) -> Result<StepResult, Fail
         body_file: o.base.body_file.clone(),
         timeout: o.base.timeout.clone(),
         insecure: o.base.insecure,
+        no_follow_redirects: o.base.no_follow_redirects,
         max_vus: o.base.max_vus,
         observe: o.base.observe.clone(),
         observe_interval: o.base.observe_interval.clone(),

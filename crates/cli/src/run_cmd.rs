@@ -164,6 +164,7 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
     }
     let mut ov = Overrides {
         insecure: a.insecure,
+        no_follow_redirects: a.no_follow_redirects,
         name: a.name.clone(),
         max_vus: a.max_vus,
         target: a.target.clone(),

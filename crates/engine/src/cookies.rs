@@ -75,6 +75,11 @@ impl CookieJar {
         }
     }
 
+    /// Drop every cookie of `host_id` (its id is about to name another host).
+    pub fn forget(&mut self, host_id: usize) {
+        self.entries.retain(|(h, _, _)| *h != host_id);
+    }
+
     /// A cookie's value.
     pub fn get(&self, host_id: usize, name: &str) -> Option<&str> {
         self.entries

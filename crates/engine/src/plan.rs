@@ -134,6 +134,9 @@ pub struct RunPlan {
     /// Things the user should know about the file (e.g. one step name used in two
     /// flows, whose requests are then measured as one step).
     pub warnings: Vec<String>,
+    /// Accept any TLS certificate (`defaults.insecure`), also for origins first met
+    /// in a redirect.
+    pub insecure: bool,
 }
 
 /// One scenario, compiled.
@@ -216,6 +219,9 @@ pub struct RequestPlan {
     pub keep_head: bool,
     /// Statuses that count as success (default: below 400).
     pub expect: StatusSet,
+    /// Follow redirects (`follow_redirects`, default true): each hop is a sample of
+    /// the step; checks and extraction see the final response.
+    pub follow_redirects: bool,
 }
 
 /// Request bytes: fixed, or rendered per request.
@@ -465,6 +471,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         max_body: cfg.defaults.max_body.map_or(BODY_KEEP_CAP, |m| {
             usize::try_from(m.0).unwrap_or(usize::MAX)
         }),
+        insecure: cfg.defaults.insecure,
     })
 }
 
@@ -886,13 +893,13 @@ impl Builder<'_> {
         spec: &RequestSpec,
     ) -> Result<(RequestPlan, String, String), PlanError> {
         let d = &self.cfg.defaults;
-        let (method, raw_url, mut headers, body_src, timeout) = match spec {
+        let (method, raw_url, mut headers, body_src, timeout, follow) = match spec {
             RequestSpec::Line(line) => {
                 let (m, u) = split_request_line(line).map_err(|message| PlanError::Url {
                     field: p.to_string(),
                     message,
                 })?;
-                (m, u, BTreeMap::new(), BodySrc::None, None)
+                (m, u, BTreeMap::new(), BodySrc::None, None, None)
             }
             RequestSpec::Full(f) => {
                 let body = if let Some(b) = &f.body {
@@ -925,6 +932,7 @@ impl Builder<'_> {
                     f.headers.clone(),
                     body,
                     f.timeout.map(|t| t.get()),
+                    f.follow_redirects,
                 )
             }
         };
@@ -1100,6 +1108,7 @@ impl Builder<'_> {
             keep_body: false,
             keep_head: false,
             expect: StatusSet::default_ok(),
+            follow_redirects: follow.or(d.follow_redirects).unwrap_or(true),
         };
         Ok((plan, method, full))
     }

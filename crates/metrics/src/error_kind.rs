@@ -24,11 +24,17 @@ pub enum ErrorKind {
     Tls,
     /// Any other I/O failure of the local system (e.g. out of file descriptors).
     Io,
+    /// A redirect chain went past the most redirects followed (10, as k6's
+    /// `maxRedirects`): the last 3xx response is the request's failure.
+    TooManyRedirects,
+    /// A redirect could not be followed: its `Location` is not a URL, or leads to a
+    /// scheme other than http and https.
+    BadRedirect,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order, so counters can live in a plain array.
-    pub const ALL: [ErrorKind; 8] = [
+    pub const ALL: [ErrorKind; 10] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Dns,
@@ -37,6 +43,8 @@ impl ErrorKind {
         ErrorKind::Protocol,
         ErrorKind::Tls,
         ErrorKind::Io,
+        ErrorKind::TooManyRedirects,
+        ErrorKind::BadRedirect,
     ];
 
     /// The stable name used in summaries and result files.
@@ -50,6 +58,8 @@ impl ErrorKind {
             ErrorKind::Protocol => "protocol",
             ErrorKind::Tls => "tls",
             ErrorKind::Io => "io",
+            ErrorKind::TooManyRedirects => "too_many_redirects",
+            ErrorKind::BadRedirect => "bad_redirect",
         }
     }
 

@@ -111,6 +111,10 @@ pub struct Defaults {
     /// at this limit is counted and named in the summary.
     #[serde(default)]
     pub max_body: Option<crate::ByteSize>,
+    /// Follow redirects (at most 10 per request, as k6) unless a request says
+    /// otherwise (default true).
+    #[serde(default)]
+    pub follow_redirects: Option<bool>,
 }
 
 /// What to scrape while the load runs.
@@ -498,6 +502,10 @@ pub struct RequestFull {
     /// Timeout for this request.
     #[serde(default)]
     pub timeout: Option<Dur>,
+    /// Follow redirects (301, 302, 303, 307, 308; at most 10) and check the final
+    /// response (default: `defaults.follow_redirects`, which defaults to true).
+    #[serde(default)]
+    pub follow_redirects: Option<bool>,
 }
 
 /// Checks on a response. Any failed check fails the request (counted under

@@ -76,6 +76,8 @@ pub struct Overrides {
     pub observe_interval: Option<Dur>,
     /// Replace `defaults.max_body`.
     pub max_body: Option<crate::ByteSize>,
+    /// Set `defaults.follow_redirects: false` (`--no-follow-redirects`).
+    pub no_follow_redirects: bool,
 }
 
 /// The single request quick mode sends.
@@ -206,6 +208,9 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) -> Result<(), String> {
     }
     if let Some(m) = ov.max_body {
         cfg.defaults.max_body = Some(m);
+    }
+    if ov.no_follow_redirects {
+        cfg.defaults.follow_redirects = Some(false);
     }
     if !ov.observe.is_empty() || ov.observe_interval.is_some() {
         let o = cfg.observe.get_or_insert_with(Default::default);

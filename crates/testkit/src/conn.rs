@@ -207,6 +207,25 @@ async fn respond<S: Transport>(
     if let Some(code) = path.strip_prefix("/status/") {
         return status(s, req, code).await;
     }
+    if let Some(n) = path.strip_prefix("/redirect/") {
+        // n hops of 302, each to `/redirect/{n-1}`; `/redirect/0` is `200 ok`.
+        let Ok(n) = n.parse::<u64>() else {
+            return send(s, req, 400, Some("text/plain"), &[], b"bad hop count\n").await;
+        };
+        if n == 0 {
+            return send_ok(s, req).await;
+        }
+        let to = format!("/redirect/{}", n - 1);
+        return send(
+            s,
+            req,
+            302,
+            Some("text/plain"),
+            &[("Location", &to)],
+            b"found\n",
+        )
+        .await;
+    }
     if let Some(n) = path.strip_prefix("/bytes/") {
         let Ok(n) = n.parse::<u64>() else {
             return send(s, req, 400, Some("text/plain"), &[], b"bad length\n").await;
@@ -273,6 +292,23 @@ async fn respond<S: Transport>(
                     Ok(0) | Err(_) => return Ok(After::Gone),
                     Ok(_) => {}
                 }
+            }
+        }
+        "/redirect-to" => {
+            // `?url=U[&status=S]`: S (default 302) with `Location: U`, as sent.
+            let code = match req.query_param("status").map(str::parse::<u16>) {
+                None => 302,
+                Some(Ok(c @ 300..=399)) => c,
+                Some(_) => {
+                    return send(s, req, 400, Some("text/plain"), &[], b"bad status\n").await
+                }
+            };
+            match req.query_param("url") {
+                Some(url) if !url.bytes().any(|b| b.is_ascii_control()) => {
+                    let extra = [("Location", url)];
+                    send(s, req, code, Some("text/plain"), &extra, b"redirect\n").await
+                }
+                _ => send(s, req, 400, Some("text/plain"), &[], b"bad url\n").await,
             }
         }
         "/echo" => {

@@ -29,6 +29,8 @@
 //! | `/bytes/{n}[?end=TEXT]` | n-byte body (`a..z` repeated, ending in `TEXT` if given) in 64 KiB writes |
 //! | `/hang` | never answers; waits for the client to close |
 //! | `/reject-early` | `413` with `Connection: close` as soon as the head is in, the body never read; FIN, then RST 200 ms later (a client still writing its body gets a write error); counted with its head only |
+//! | `/redirect/{n}` | `302` to `/redirect/{n-1}`; `/redirect/0` is `200 ok` (n hops, then the answer) |
+//! | `/redirect-to?url=U[&status=S]` | status S (a 3xx, default 302) with `Location: U` exactly as given |
 //! | `/echo` | the request body, with the request's Content-Type |
 //! | `/headers` | JSON object of request headers (lower-cased names) |
 //! | `/continue` | `100 Continue`, then `200 ok` |

@@ -605,3 +605,23 @@ fn slowing_grows_by_the_given_rate() {
     assert_eq!((resp.status, resp.body.as_slice()), (200, &b"ok\n"[..]));
     assert!(took >= Duration::from_millis(150), "{took:?}");
 }
+
+#[test]
+fn redirect_routes_point_where_they_say() {
+    let server = TestServer::start();
+    let r = get(&server, "/redirect/2");
+    assert_eq!(r.status, 302);
+    assert_eq!(r.header("location"), Some("/redirect/1"));
+    let r = get(&server, "/redirect/0");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"ok\n"[..]));
+    let r = get(
+        &server,
+        "/redirect-to?url=http%3A%2F%2F127.0.0.1%3A9%2Fx%3Fa%3D1&status=307",
+    );
+    assert_eq!(r.status, 307);
+    assert_eq!(r.header("location"), Some("http://127.0.0.1:9/x?a=1"));
+    assert_eq!(get(&server, "/redirect-to?url=/a").status, 302);
+    assert_eq!(get(&server, "/redirect-to?url=/a&status=200").status, 400);
+    assert_eq!(get(&server, "/redirect-to?url=%0D%0AX:%201").status, 400);
+    assert_eq!(server.stats().requests, 6);
+}

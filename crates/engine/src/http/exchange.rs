@@ -73,7 +73,8 @@ pub struct RequestRef<'a> {
     /// (a longer body is cut to it and [`Exchange::body_cut`] says so).
     pub keep_body: Option<(&'a mut Vec<u8>, usize)>,
     /// Where to copy the final response head: always when `.1` is true (header
-    /// checks and extraction), otherwise only when it sets a cookie (the jar).
+    /// checks and extraction), otherwise only when it sets a cookie (the jar) or is
+    /// a redirect (its `Location`).
     pub keep_head: Option<(&'a mut Vec<u8>, bool)>,
     /// Where to keep the first [`pado_metrics::failure::BODY_PREFIX`] bytes of the
     /// body when the status is *not* in the set (a failure to sample) and the body is
@@ -326,7 +327,7 @@ async fn read_response<'k>(
     };
     ex.status = head.status;
     if let Some((out, always)) = keep_head.as_mut() {
-        if *always || head.has_set_cookie {
+        if *always || head.has_set_cookie || matches!(head.status, 301 | 302 | 303 | 307 | 308) {
             out.extend_from_slice(&buf[head.start..head.len]);
         }
     }

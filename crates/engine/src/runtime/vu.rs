@@ -9,8 +9,10 @@ use pado_metrics::{ErrorKind, FailureSample, Phases, RequestSample};
 
 use crate::cookies::CookieJar;
 use crate::data::FeedCursor;
-use crate::http::{exchange, Conn, RequestRef};
-use crate::plan::{CheckPlan, ExtractSource, RequestForm, RequestPlan, ScenarioPlan, StepPlan};
+use crate::http::{exchange, tls_client_config, Conn, Origin, RequestRef};
+use crate::plan::{
+    CheckPlan, ExtractSource, RequestForm, RequestPlan, RunPlan, ScenarioPlan, StepPlan,
+};
 use crate::redact::{body_of, headers, request_line, Redactor};
 use crate::render::RenderCtx;
 use crate::response_view::ResponseView;
@@ -75,6 +77,16 @@ pub struct Vu {
     cursors: Vec<FeedCursor>,
     jar: CookieJar,
     cookies: bool,
+    /// Where the jar's `Cookie` line is in the current request (left out of the
+    /// request a redirect makes of it).
+    jar_at: std::ops::Range<usize>,
+    /// The request of the current redirect hop, and the buffer the next is built in.
+    hop_req: Vec<u8>,
+    hop_next: Vec<u8>,
+    /// Origins first met in redirects (host ids past the plan's origins).
+    extra: Vec<ExtraOrigin>,
+    /// The next of `extra` to make room when it is full.
+    extra_next: usize,
 }
 
 fn us(d: Duration) -> u64 {
@@ -108,6 +120,11 @@ impl Vu {
             vars,
             jar: CookieJar::default(),
             cookies,
+            jar_at: 0..0,
+            hop_req: Vec::new(),
+            hop_next: Vec::new(),
+            extra: Vec::new(),
+            extra_next: 0,
             id,
             iter: 0,
             ctx,
@@ -123,6 +140,9 @@ impl Vu {
     pub fn reset_connections(&mut self) {
         for c in &mut self.conns {
             *c = None;
+        }
+        for e in &mut self.extra {
+            e.conn = None;
         }
     }
 
@@ -244,9 +264,11 @@ impl Vu {
         if let Some(b) = body {
             rc.render(b, &mut self.req_body);
         }
+        let jar_start = out.len();
         if self.cookies {
             self.jar.write_header(req.origin, out);
         }
+        self.jar_at = jar_start..out.len();
         if *needs_length {
             out.extend_from_slice(b"Content-Length: ");
             crate::render::push_int(out, self.req_body.len() as i64);
@@ -261,26 +283,107 @@ impl Vu {
         scope: &str,
         step: &StepPlan,
         req: &RequestPlan,
-        scheduled: Option<Instant>,
+        mut scheduled: Option<Instant>,
     ) {
-        let ctx = self.ctx.clone();
-        let origin = &ctx.plan.origins[req.origin];
-        let t_start = Instant::now();
+        let mut t_start = Instant::now();
         let use_jar = self.cookies && !self.jar.is_empty();
+        self.jar_at = 0..0;
         match &req.form {
             RequestForm::Static { bytes, head_end } if use_jar => {
                 self.req.clear();
                 self.req.extend_from_slice(&bytes[..*head_end]);
                 self.jar.write_header(req.origin, &mut self.req);
+                self.jar_at = *head_end..self.req.len();
                 self.req.extend_from_slice(&bytes[*head_end..]);
             }
             RequestForm::Static { .. } => {}
             RequestForm::Dynamic { .. } => self.render(scope, req),
         }
-        let bytes: &[u8] = match &req.form {
-            RequestForm::Static { bytes, .. } if !use_jar => bytes,
-            _ => &self.req,
-        };
+        // Redirects followed so far, and the host (an index into the plan's origins,
+        // or past them into `extra`) the current request goes to.
+        let mut hops = 0u32;
+        let mut host = req.origin;
+        let mut is_head = req.is_head;
+        let mut resend_safe = req.resend_safe;
+        loop {
+            // The current request's bytes, owned here while it runs (put back below).
+            let buf = std::mem::take(if hops == 0 {
+                &mut self.req
+            } else {
+                &mut self.hop_req
+            });
+            let bytes: &[u8] = match &req.form {
+                RequestForm::Static { bytes, .. } if hops == 0 && !use_jar => bytes,
+                _ => &buf,
+            };
+            let next = self
+                .exchange_once(
+                    scope,
+                    step,
+                    req,
+                    (bytes, is_head, resend_safe),
+                    host,
+                    hops,
+                    scheduled,
+                    t_start,
+                )
+                .await;
+            let Some(f) = next else {
+                if hops == 0 {
+                    self.req = buf;
+                } else {
+                    self.hop_req = buf;
+                }
+                return;
+            };
+            let jar = self.cookies.then_some((&self.jar, f.host));
+            let mut out = std::mem::take(&mut self.hop_next);
+            let hop = hop_request(
+                bytes,
+                &self.jar_at,
+                f.status,
+                &f.url,
+                f.same_origin,
+                jar,
+                &mut out,
+            );
+            self.jar_at = hop.jar_at;
+            is_head = hop.is_head;
+            resend_safe = (resend_safe && hop.same_method) || hop.idempotent;
+            // The bytes just sent go back to their buffer; the new request becomes the
+            // current one.
+            if hops == 0 {
+                self.req = buf;
+                self.hop_next = std::mem::replace(&mut self.hop_req, out);
+            } else {
+                self.hop_next = buf;
+                self.hop_req = out;
+            }
+            hops += 1;
+            host = f.host;
+            scheduled = None;
+            t_start = Instant::now();
+        }
+    }
+
+    /// Send one request (the step's, or a redirect hop) on host `host` and account
+    /// for it. A redirect to follow is recorded as a sample of its own and returned
+    /// (its URL and status); anything else is the step's final response: checks,
+    /// extraction, failure samples and the sample are done here and `None` returned.
+    #[allow(clippy::too_many_arguments)]
+    async fn exchange_once(
+        &mut self,
+        scope: &str,
+        step: &StepPlan,
+        req: &RequestPlan,
+        (bytes, is_head, resend_safe): (&[u8], bool, bool),
+        host: usize,
+        hops: u32,
+        scheduled: Option<Instant>,
+        t_start: Instant,
+    ) -> Option<Follow> {
+        let ctx = self.ctx.clone();
+        let n_plan = ctx.plan.origins.len();
         // Debugging (`--http-debug`, `--once`) shows every head and body.
         let traced = ctx.observer.is_some();
         let body_kept = req.keep_body || traced;
@@ -289,18 +392,27 @@ impl Vu {
         } else {
             None
         };
-        let keep_head = if req.keep_head || self.cookies || traced {
+        let keep_head = if req.keep_head || self.cookies || traced || req.follow_redirects {
             Some((&mut self.head, req.keep_head || traced))
         } else {
             None
         };
+        let extra_origin;
+        let (slot, origin) = match host.checked_sub(n_plan) {
+            None => (&mut self.conns[host], &ctx.plan.origins[host]),
+            Some(k) => {
+                let e = &mut self.extra[k];
+                extra_origin = e.origin.clone();
+                (&mut e.conn, &*extra_origin)
+            }
+        };
         let ex = exchange(
-            &mut self.conns[req.origin],
+            slot,
             origin,
             RequestRef {
                 bytes,
-                is_head: req.is_head,
-                resend_safe: req.resend_safe,
+                is_head,
+                resend_safe,
                 timeout: req.timeout,
                 keep_body,
                 keep_head,
@@ -324,7 +436,89 @@ impl Vu {
         let head: &[u8] = if ok_transport { &self.head } else { &[] };
         let view = ResponseView::new(ex.status, head, body);
         if self.cookies && !head.is_empty() {
-            self.jar.absorb(req.origin, &view);
+            self.jar.absorb(host, &view);
+        }
+        let mut error = ex.error;
+        let mut follow = None;
+        if req.follow_redirects && ok_transport && is_redirect(ex.status) {
+            // A redirect without a `Location` is a response like any other.
+            if let Some(loc) = view.header("location") {
+                if hops >= MAX_REDIRECTS {
+                    error = Some(ErrorKind::TooManyRedirects);
+                } else {
+                    let to = match redirect_to(&origin.label, bytes, loc) {
+                        Some(url) => {
+                            let found = host_for(
+                                &ctx.plan,
+                                &mut self.extra,
+                                &mut self.extra_next,
+                                &mut self.jar,
+                                &url,
+                            )
+                            .await;
+                            found.map(|h| (url, h))
+                        }
+                        None => None,
+                    };
+                    match to {
+                        Some((url, h)) => {
+                            let same_origin = h == host;
+                            follow = Some(Follow {
+                                url,
+                                status: ex.status,
+                                host: h,
+                                same_origin,
+                            });
+                        }
+                        None => error = Some(ErrorKind::BadRedirect),
+                    }
+                }
+            }
+        }
+        let ok_transport = error.is_none();
+        let phases = Phases {
+            blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s))),
+            connecting_us: us(ex.setup.connecting),
+            tls_us: us(ex.setup.tls),
+            sending_us: us(ex.sending),
+            waiting_us: us(ex.waiting),
+            receiving_us: us(ex.receiving),
+            duration_us: us(duration),
+        };
+        let mut sample = RequestSample {
+            status: ex.status,
+            error,
+            failed: false,
+            failed_by_check: false,
+            phases,
+            bytes_sent: ex.bytes_sent,
+            bytes_received: ex.bytes_received,
+            reconnected: ex.reconnected,
+            body_cut: ex.body_cut,
+        };
+        if let Some(f) = follow {
+            // A hop: its own sample under the step's name, never a failure; checks
+            // and extraction wait for the final response.
+            self.fail_body.clear();
+            if let Some(obs) = &ctx.observer {
+                obs.exchange(trace(
+                    &ctx,
+                    scope,
+                    step,
+                    self.id,
+                    &origin.label,
+                    bytes,
+                    head,
+                    body,
+                    &sample,
+                    obs.full(),
+                    Vec::new(),
+                    Vec::new(),
+                ));
+            }
+            let series = self.series(scope, step);
+            ctx.record(series, &sample, end);
+            return Some(f);
         }
         let mut failed = !ok_transport || !req.expect.contains(ex.status);
         let status_failed = failed;
@@ -339,34 +533,17 @@ impl Vu {
         }
         for e in &step.extract {
             let value = if ok_transport {
-                extract(&e.source, &view, &self.jar, req.origin)
+                extract(&e.source, &view, &self.jar, host)
             } else {
                 None
             };
             self.vars[e.var] = value;
         }
-        let sample = RequestSample {
-            status: ex.status,
-            error: ex.error,
-            failed,
-            failed_by_check: failed && !status_failed,
-            phases: Phases {
-                blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s))),
-                connecting_us: us(ex.setup.connecting),
-                tls_us: us(ex.setup.tls),
-                sending_us: us(ex.sending),
-                waiting_us: us(ex.waiting),
-                receiving_us: us(ex.receiving),
-                duration_us: us(duration),
-            },
-            bytes_sent: ex.bytes_sent,
-            bytes_received: ex.bytes_received,
-            reconnected: ex.reconnected,
-            body_cut: ex.body_cut,
-        };
+        sample.failed = failed;
+        sample.failed_by_check = failed && !status_failed;
         if failed {
             // Only failures pay for this, and only the first few per kind allocate.
-            let code = match ex.error {
+            let code = match error {
                 Some(e) => 1000 + e.index() as u16,
                 None if status_failed => ex.status,
                 None => 2000,
@@ -384,7 +561,7 @@ impl Vu {
                     bytes,
                     &sample,
                     shown_body,
-                    check.map(|c| (c, seen(c, &view, ex.error, duration))),
+                    check.map(|c| (c, seen(c, &view, error, duration))),
                     end,
                 );
                 ctx.failure_sample(s);
@@ -401,7 +578,6 @@ impl Vu {
                 with_credentials = plan.secrets.with_credentials_of(bytes);
                 &with_credentials
             };
-            let (method, target) = request_line(bytes);
             let checks = step
                 .checks
                 .iter()
@@ -410,7 +586,7 @@ impl Vu {
                     CheckOutcome {
                         name: plan.checks.get(id as usize).cloned().unwrap_or_default(),
                         ok,
-                        actual: r.text(seen(c, &view, ex.error, duration).as_bytes()),
+                        actual: r.text(seen(c, &view, error, duration).as_bytes()),
                     }
                 })
                 .collect();
@@ -422,41 +598,286 @@ impl Vu {
                     (name, self.vars[e.var].as_deref().map(|v| r.text(v)))
                 })
                 .collect();
-            obs.exchange(Trace {
-                scope: scope.to_string(),
-                step: step_name(&ctx, step.series),
-                vu: self.id,
-                method: String::from_utf8_lossy(method).into_owned(),
-                url: r.text(
-                    format!("{}{}", origin.label, String::from_utf8_lossy(target)).as_bytes(),
-                ),
-                request_headers: headers(bytes, r, full),
-                request_body: shown(r, body_of(bytes)),
-                status: ex.status,
-                error: ex.error,
-                failed,
-                response_headers: headers(head, r, full),
-                response_body: shown(r, body),
-                phases: sample.phases,
+            obs.exchange(trace(
+                &ctx,
+                scope,
+                step,
+                self.id,
+                &origin.label,
+                bytes,
+                head,
+                body,
+                &sample,
+                full,
                 checks,
                 extracted,
-            });
+            ));
         }
-        let series = if step.tags.is_empty() {
-            step.series
-        } else {
-            self.tag_buf.clear();
-            let plan = &ctx.plan;
-            let mut rc = render_ctx!(self, plan, scope);
-            for (i, (_, t)) in step.tags.iter().enumerate() {
-                if i > 0 {
-                    self.tag_buf.push(0x1f);
-                }
-                rc.render(t, &mut self.tag_buf);
-            }
-            ctx.tagged_series(step.series, &step.tags, &self.tag_buf)
-        };
+        let series = self.series(scope, step);
         ctx.record(series, &sample, end);
+        None
+    }
+
+    /// The series a request of `step` is recorded under (its tags rendered now).
+    fn series(&mut self, scope: &str, step: &StepPlan) -> u32 {
+        if step.tags.is_empty() {
+            return step.series;
+        }
+        self.tag_buf.clear();
+        let ctx = &self.ctx;
+        let plan = &ctx.plan;
+        let mut rc = render_ctx!(self, plan, scope);
+        for (i, (_, t)) in step.tags.iter().enumerate() {
+            if i > 0 {
+                self.tag_buf.push(0x1f);
+            }
+            rc.render(t, &mut self.tag_buf);
+        }
+        ctx.tagged_series(step.series, &step.tags, &self.tag_buf)
+    }
+}
+
+/// Most redirects one request follows, as k6's `maxRedirects` default: a chain longer
+/// than this fails with [`ErrorKind::TooManyRedirects`].
+pub const MAX_REDIRECTS: u32 = 10;
+/// Most origins that are not in the plan (met in redirects) one VU keeps a connection
+/// to at a time.
+const MAX_EXTRA_ORIGINS: usize = 8;
+
+/// An origin first met in a redirect, with the VU's connection to it.
+struct ExtraOrigin {
+    origin: Rc<Origin>,
+    conn: Option<Conn>,
+}
+
+/// A redirect to follow: where, the status that asked, the host id to send to and
+/// whether it is the origin of the request that got the redirect.
+struct Follow {
+    url: url::Url,
+    status: u16,
+    host: usize,
+    same_origin: bool,
+}
+
+/// The host id of `url`'s origin: one of the plan's, one this VU met in an earlier
+/// redirect (`extra`, ids past the plan's), or a new one (resolved now; the oldest
+/// extra one makes room when [`MAX_EXTRA_ORIGINS`] are kept, and its cookies go).
+/// `None` when the URL cannot have a connection (a host that is not a valid TLS
+/// server name).
+async fn host_for(
+    plan: &RunPlan,
+    extra: &mut Vec<ExtraOrigin>,
+    next_evicted: &mut usize,
+    jar: &mut CookieJar,
+    url: &url::Url,
+) -> Option<usize> {
+    let key = origin_key(url);
+    let n = plan.origins.len();
+    let same = |o: &Origin| o.tls.is_some() == key.0 && o.host == key.1 && o.port == key.2;
+    if let Some(i) = plan.origins.iter().position(same) {
+        return Some(i);
+    }
+    if let Some(k) = extra.iter().position(|e| same(&e.origin)) {
+        return Some(n + k);
+    }
+    let insecure = plan.insecure;
+    let origin = if matches!(url.host(), Some(url::Host::Domain(_))) {
+        // A name to resolve: off the worker thread, which other VUs share.
+        let u = url.clone();
+        tokio::task::spawn_blocking(move || Origin::for_url(&u, || tls_client_config(insecure)))
+            .await
+            .ok()?
+    } else {
+        Origin::for_url(url, || tls_client_config(insecure))
+    }
+    .ok()?;
+    let e = ExtraOrigin {
+        origin: Rc::new(origin),
+        conn: None,
+    };
+    if extra.len() < MAX_EXTRA_ORIGINS {
+        extra.push(e);
+        return Some(n + extra.len() - 1);
+    }
+    let k = *next_evicted % MAX_EXTRA_ORIGINS;
+    *next_evicted = next_evicted.wrapping_add(1);
+    jar.forget(n + k);
+    extra[k] = e;
+    Some(n + k)
+}
+
+/// Redirect statuses that are followed (RFC 9110 §15.4; 300, 304 and 305 are not).
+fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+/// (tls, host, port) of a URL, as [`Origin`] holds them.
+fn origin_key(url: &url::Url) -> (bool, String, u16) {
+    (
+        url.scheme() == "https",
+        url.host_str().unwrap_or_default().to_string(),
+        url.port_or_known_default().unwrap_or(80),
+    )
+}
+
+/// Where a redirect leads: `location` (absolute, or relative to the request that got
+/// it) resolved against the request's URL, without its fragment. `None` when it is not
+/// a URL, or not an http(s) URL with a host: such a redirect is never followed.
+fn redirect_to(origin_label: &str, request: &[u8], location: &[u8]) -> Option<url::Url> {
+    let (_, target) = request_line(request);
+    let base = url::Url::parse(&format!(
+        "{origin_label}{}",
+        std::str::from_utf8(target).ok()?
+    ))
+    .ok()?;
+    let loc = std::str::from_utf8(location).ok()?.trim();
+    let mut url = base.join(loc).ok()?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
+        return None;
+    }
+    url.set_fragment(None);
+    Some(url)
+}
+
+/// What [`hop_request`] decided.
+struct Hop {
+    is_head: bool,
+    /// The method stayed what it was (307, 308, or a GET/HEAD).
+    same_method: bool,
+    /// The new method is idempotent (safe to resend).
+    idempotent: bool,
+    /// Where its `Cookie` line from the jar is.
+    jar_at: std::ops::Range<usize>,
+}
+
+/// The request a redirect (`status`) to `url` makes of `prev` (the request that got
+/// it), into `out`: 307 and 308 keep the method and body; 301, 302 and 303 turn any
+/// method but GET and HEAD into a GET without a body (and without the body's
+/// headers), as browsers, Go (k6) and curl do. Headers are kept, but for the `Host`
+/// of a new origin and, on another origin, the credentials (`Authorization`,
+/// `Proxy-Authorization`, `Cookie`). The jar's cookies (left out of `prev` by
+/// `prev_jar`) are those of the new host.
+fn hop_request(
+    prev: &[u8],
+    prev_jar: &std::ops::Range<usize>,
+    status: u16,
+    url: &url::Url,
+    same_origin: bool,
+    jar: Option<(&CookieJar, usize)>,
+    out: &mut Vec<u8>,
+) -> Hop {
+    let (method, _) = request_line(prev);
+    let head_end = memchr::memmem::find(prev, b"\r\n\r\n").map_or(prev.len(), |i| i + 2);
+    let body = prev.get(head_end + 2..).unwrap_or_default();
+    let keep = matches!(status, 307 | 308);
+    let same_method = keep || method == b"GET" || method == b"HEAD";
+    let method: &[u8] = if same_method { method } else { b"GET" };
+    out.clear();
+    out.extend_from_slice(method);
+    out.push(b' ');
+    out.extend_from_slice(url[url::Position::BeforePath..url::Position::AfterQuery].as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    let mut had_length = false;
+    let mut had_host = false;
+    let first_end = memchr::memchr(b'\n', prev).map_or(prev.len(), |i| i + 1);
+    let mut at = first_end;
+    while at < head_end {
+        let line_end = memchr::memchr(b'\n', &prev[at..head_end]).map_or(head_end, |i| at + i + 1);
+        let line = &prev[at..line_end];
+        let in_jar = prev_jar.contains(&at);
+        at = line_end;
+        let name = line.split(|&c| c == b':').next().unwrap_or_default();
+        let is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
+        if in_jar || line.len() <= 2 {
+            continue;
+        }
+        if is("content-length") {
+            had_length = true;
+            continue;
+        }
+        // Another origin gets its own Host and none of this one's credentials.
+        let origin_bound =
+            is("host") || is("authorization") || is("proxy-authorization") || is("cookie");
+        let body_bound = is("content-type") || is("content-encoding") || is("transfer-encoding");
+        let drop = (!same_origin && origin_bound) || (!keep && body_bound);
+        if drop {
+            continue;
+        }
+        had_host |= is("host");
+        out.extend_from_slice(line);
+    }
+    if !had_host {
+        out.extend_from_slice(b"Host: ");
+        out.extend_from_slice(url.host_str().unwrap_or_default().as_bytes());
+        if let Some(port) = url.port() {
+            out.push(b':');
+            crate::render::push_int(out, i64::from(port));
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+    let jar_start = out.len();
+    if let Some((jar, host)) = jar {
+        jar.write_header(host, out);
+    }
+    let jar_at = jar_start..out.len();
+    // 301, 302 and 303 never carry a body on: the new request is a GET (or HEAD).
+    let body: &[u8] = if keep { body } else { &[] };
+    if keep && (had_length || !body.is_empty()) {
+        out.extend_from_slice(b"Content-Length: ");
+        crate::render::push_int(out, body.len() as i64);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+    Hop {
+        is_head: method == b"HEAD",
+        same_method,
+        idempotent: crate::http::idempotent_method(std::str::from_utf8(method).unwrap_or("")),
+        jar_at,
+    }
+}
+
+/// The trace of one exchange for `--http-debug` and `--once`, redacted.
+#[allow(clippy::too_many_arguments)]
+fn trace(
+    ctx: &WorkerCtx,
+    scope: &str,
+    step: &StepPlan,
+    vu: u64,
+    origin_label: &str,
+    bytes: &[u8],
+    head: &[u8],
+    body: &[u8],
+    sample: &RequestSample,
+    full: bool,
+    checks: Vec<CheckOutcome>,
+    extracted: Vec<(String, Option<String>)>,
+) -> Trace {
+    let plan = &ctx.plan;
+    let with_credentials;
+    let r = if full {
+        &plan.secrets
+    } else {
+        with_credentials = plan.secrets.with_credentials_of(bytes);
+        &with_credentials
+    };
+    let (method, target) = request_line(bytes);
+    Trace {
+        scope: scope.to_string(),
+        step: step_name(ctx, step.series),
+        vu,
+        method: String::from_utf8_lossy(method).into_owned(),
+        url: r.text(format!("{origin_label}{}", String::from_utf8_lossy(target)).as_bytes()),
+        request_headers: headers(bytes, r, full),
+        request_body: shown(r, body_of(bytes)),
+        status: sample.status,
+        error: sample.error,
+        failed: sample.failed,
+        response_headers: headers(head, r, full),
+        response_body: shown(r, body),
+        phases: sample.phases,
+        checks,
+        extracted,
     }
 }
 
@@ -646,5 +1067,50 @@ fn extract(
         }
         ExtractSource::Header(name) => r.header(name).map(|v| v.to_vec()),
         ExtractSource::Cookie(name) => jar.get(origin, name).map(|v| v.as_bytes().to_vec()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hop(
+        prev: &[u8],
+        jar_at: std::ops::Range<usize>,
+        status: u16,
+        to: &str,
+        same: bool,
+    ) -> String {
+        let url = url::Url::parse(to).unwrap();
+        let mut out = Vec::new();
+        hop_request(prev, &jar_at, status, &url, same, None, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    const POST: &[u8] = b"POST /a HTTP/1.1\r\nHost: 127.0.0.1:9\r\nAuthorization: Bearer s\r\nContent-Type: application/json\r\nCookie: jar=1\r\nContent-Length: 2\r\n\r\n{}";
+
+    #[test]
+    fn a_hop_keeps_or_drops_method_body_and_credentials() {
+        let jar = POST.windows(6).position(|w| w == b"Cookie").unwrap();
+        let jar = jar..jar + b"Cookie: jar=1\r\n".len();
+        // 307 on the same origin: everything but the jar's cookie line.
+        let t = hop(POST, jar.clone(), 307, "http://127.0.0.1:9/b?x=1", true);
+        assert_eq!(t, "POST /b?x=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nAuthorization: Bearer s\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+        // 303 to another origin: a GET without body, body headers or credentials.
+        let t = hop(POST, jar, 303, "http://localhost:8/c", false);
+        assert_eq!(t, "GET /c HTTP/1.1\r\nHost: localhost:8\r\n\r\n");
+    }
+
+    #[test]
+    fn only_http_locations_are_followed() {
+        let req = b"GET /a/b?q=1 HTTP/1.1\r\n\r\n";
+        let at =
+            |loc: &str| redirect_to("http://127.0.0.1:9", req, loc.as_bytes()).map(String::from);
+        assert_eq!(at("c").as_deref(), Some("http://127.0.0.1:9/a/c"));
+        assert_eq!(at("/d#f").as_deref(), Some("http://127.0.0.1:9/d"));
+        assert_eq!(at("https://x.test/").as_deref(), Some("https://x.test/"));
+        assert_eq!(at("ftp://x.test/"), None);
+        assert_eq!(at("http://"), None);
+        assert_eq!(redirect_to("http://127.0.0.1:9", req, b"\xff"), None);
     }
 }
