@@ -132,7 +132,15 @@ pub fn steady_periods(
             }
         }
     } else {
-        let full = (duration_s + 0.05).floor().max(0.0) as u32;
+        // No steady second lies past the last second measured, when seconds are
+        // given (a run.json whose duration is absurd must not make this loop run for
+        // ever).
+        let measured = loads
+            .iter()
+            .map(|&(t, _)| t.saturating_add(1))
+            .max()
+            .unwrap_or(u32::MAX);
+        let full = ((duration_s + 0.05).floor().max(0.0) as u32).min(measured);
         for t in 0..full {
             let mid = t as f64 + 0.5;
             let running: Vec<usize> = (0..exec.len())
@@ -313,6 +321,13 @@ mod tests {
         // A run cut short: only its full seconds.
         let p = steady_periods(&step, &[], 55.5);
         assert_eq!(p[1].end_s, 55.0, "{p:?}");
+        // A corrupt run.json duration (found by the fuzzer: it made this loop run
+        // for ever) is bounded by the seconds measured.
+        let measured: Vec<(u32, f64)> = (0..60).map(|t| (t, 20.0)).collect();
+        let t0 = std::time::Instant::now();
+        let p = steady_periods(&step, &measured, 1e29);
+        assert!(t0.elapsed() < std::time::Duration::from_secs(1));
+        assert!(p.iter().all(|x| x.end_s <= 60.0), "{p:?}");
         // No stages (per-VU iterations): seconds at the same VU count.
         let loads: Vec<(u32, f64)> = (0..50)
             .map(|t| (t, if t < 45 { 8.0 } else { 3.0 }))

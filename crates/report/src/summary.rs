@@ -496,6 +496,9 @@ fn saturation_of(run: &LoadedRun) -> Option<pado_analysis::saturation::Saturatio
 fn drift_periods(run: &LoadedRun) -> Vec<pado_analysis::drift::PeriodDrift> {
     use pado_analysis::drift;
     let loads: Vec<(u32, f64)> = run.points.iter().map(|p| (p.t, p.vus as f64)).collect();
+    if loads.is_empty() {
+        return Vec::new();
+    }
     let periods = drift::steady_periods(&run.meta.stages, &loads, run.meta.duration_s);
     let latency: Vec<(f64, f64)> = run
         .points
