@@ -210,4 +210,9 @@ fn requests_finishing_in_the_graceful_stop_are_in_the_stage_table() {
     assert!(!stages.is_empty(), "{s}");
     let sum: f64 = stages.iter().map(|st| num(st, "requests")).sum();
     assert_eq!(sum, requests, "{s}");
+    // The tail has a row of its own: the stage's rate stays that of its window.
+    let tail = stages.last().unwrap();
+    assert_eq!(tail["label"], "after the last stage (graceful stop)", "{s}");
+    assert_eq!(num(tail, "requests"), 2.0, "{s}");
+    assert_eq!(num(&stages[0], "requests"), 2.0, "{s}");
 }

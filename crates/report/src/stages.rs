@@ -29,14 +29,14 @@ pub struct StageStats {
     /// timeline without counting a second twice. Fewer than the window's length when
     /// the run ended early.
     pub seconds: u32,
-    /// Requests completed in the window. The stage(s) ending last also count the
-    /// requests completed after their window (the graceful stop's tail, teardown), so
-    /// the rows of a single-scenario run add up to the run's requests.
+    /// Requests completed in the window. Requests completed after the last stage
+    /// (the graceful stop's tail, teardown) have a row of their own, labelled
+    /// [`crate::timeline::GRACEFUL_STOP_ROW`], so the rows of a single-scenario run
+    /// add up to the run's requests.
     pub requests: u64,
     /// Failed requests in the window.
     pub failed: u64,
-    /// `requests / seconds` (0 when no second was merged); the graceful-stop tail adds
-    /// requests but no seconds.
+    /// `requests / seconds` (0 when no second was merged).
     pub rps: f64,
     /// `failed / requests` (0 when there were no requests).
     pub error_rate: f64,
@@ -79,12 +79,9 @@ impl StageAcc {
         self.all.add(second_all);
     }
 
-    /// Fold in one second after the window of the run's last stage (requests that
-    /// finished during the graceful stop, teardown): its requests count in the row,
-    /// its length does not (`seconds`, and so `rps`, stay those of the window).
-    pub(crate) fn add_tail(&mut self, vus: u32, second_all: &Tally) {
-        self.vus_peak = self.vus_peak.max(vus);
-        self.all.add(second_all);
+    /// Seconds folded in.
+    pub(crate) fn seconds(&self) -> u32 {
+        self.seconds
     }
 
     /// The row of stage `st`.

@@ -17,7 +17,7 @@ use pado_metrics::{
     SeriesKey, SeriesStats, Totals,
 };
 
-use crate::stages::{second_in_window, StageAcc};
+use crate::stages::{second_in_window, StageAcc, StageStats};
 use crate::summary::LoadedRun;
 
 /// `http_req_duration` of one row of one second, in µs as the histograms hold them.
@@ -272,6 +272,10 @@ impl Tally {
     }
 }
 
+/// Label of the stage-table row for the seconds after the last stage: requests that
+/// finished during the graceful stop (and teardown).
+pub const GRACEFUL_STOP_ROW: &str = "after the last stage (graceful stop)";
+
 /// One pass over a run's timeline: feed it the seconds in file order with
 /// [`RunFold::add_second`], then [`RunFold::finish`] gives the [`LoadedRun`]. Holds
 /// the run's totals, one accumulator per stage and a [`SecondPoint`] per second seen.
@@ -279,6 +283,12 @@ pub struct RunFold {
     meta: RunMeta,
     totals: Totals,
     stages: Vec<StageAcc>,
+    /// Seconds after the executor stages' last window (the graceful stop's tail,
+    /// teardown): their own row, so the rows add up to the run's requests while each
+    /// stage's rate stays that of its window.
+    tail: StageAcc,
+    /// End of the executor stages' last window, seconds (0 without stages).
+    stages_end: f64,
     points: Vec<SecondPoint>,
     steps: Interner,
     errors: Interner,
@@ -291,6 +301,13 @@ impl RunFold {
     pub fn new(meta: RunMeta) -> Self {
         RunFold {
             stages: meta.stages.iter().map(|_| StageAcc::default()).collect(),
+            tail: StageAcc::default(),
+            stages_end: meta
+                .stages
+                .iter()
+                .filter(|st| st.is_executor_stage())
+                .map(|st| st.end_s)
+                .fold(0.0, f64::max),
             meta,
             totals: Totals::default(),
             points: Vec::new(),
@@ -328,20 +345,13 @@ impl RunFold {
             }
         }
 
-        // The stages ending last also take the seconds after their window (the
-        // graceful stop's tail, teardown), so the rows add up to the run's requests.
-        let last_end = self
-            .meta
-            .stages
-            .iter()
-            .map(|st| st.end_s)
-            .fold(0.0, f64::max);
         for (acc, st) in self.stages.iter_mut().zip(&self.meta.stages) {
             if second_in_window(rec.t, st.start_s, st.end_s) {
                 acc.add(rec.vus, &all);
-            } else if st.end_s >= last_end && second_in_window(rec.t, st.end_s, f64::INFINITY) {
-                acc.add_tail(rec.vus, &all);
             }
+        }
+        if self.stages_end > 0.0 && second_in_window(rec.t, self.stages_end, f64::INFINITY) {
+            self.tail.add(rec.vus, &all);
         }
 
         let errors: Vec<(u32, u64)> = errors
@@ -376,12 +386,23 @@ impl RunFold {
     /// The loaded run.
     pub fn finish(mut self) -> LoadedRun {
         self.points.shrink_to_fit();
-        let stages = self
+        let mut stages: Vec<StageStats> = self
             .stages
             .into_iter()
             .zip(&self.meta.stages)
             .map(|(acc, st)| acc.finish(st))
             .collect();
+        if self.tail.seconds() > 0 {
+            let last_t = self.points.last().map_or(0, |p| p.t);
+            let mark = pado_metrics::StageMark {
+                index: stages.len(),
+                start_s: self.stages_end,
+                end_s: f64::from(last_t.saturating_add(1)).max(self.stages_end),
+                label: GRACEFUL_STOP_ROW.to_string(),
+                ..Default::default()
+            };
+            stages.push(self.tail.finish(&mark));
+        }
         LoadedRun {
             meta: self.meta,
             totals: self.totals,

@@ -330,8 +330,9 @@ mod tests {
         assert!(g.wall_ns >= 50_000_000, "{g:?}");
         assert!(g.cpu_ns <= g.wall_ns + 5_000_000, "{g:?}");
         if let Some(w) = g.wait_ns {
-            // Spinning: on a CPU or runnable behind another thread, all the time.
-            assert!(g.cpu_ns + w >= 45_000_000, "{g:?}");
+            // Spinning: on a CPU or runnable behind another thread, nearly all the
+            // time (a crowded machine's accounting lags by a few ms).
+            assert!(g.cpu_ns + w >= g.wall_ns * 8 / 10, "{g:?}");
         }
         assert!(g.cpu_ns >= 5_000_000, "{g:?}");
         assert_eq!(g.lag.count(), 1);
