@@ -117,6 +117,22 @@ fn tls_with_a_self_signed_certificate() {
     let s = r.summary();
     assert!(num(&s, "requests") > 0.0);
     assert_eq!(num(&s, "errors.tls"), num(&s, "requests"), "{s}");
+    // Why, and what to do: in the failure samples, the warnings and the terminal.
+    let sample = &s["failures"][0];
+    assert_eq!(sample["category"], "tls", "{s}");
+    assert!(
+        sample["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("unknown issuer"),
+        "{s}"
+    );
+    let warned = s["warnings"].as_array().unwrap().iter().any(|w| {
+        let w = w.as_str().unwrap_or_default();
+        w.contains("unknown issuer") && w.contains("--insecure")
+    });
+    assert!(warned, "{s}");
+    assert!(r.stdout().contains("unknown issuer"), "{}", r.stdout());
     srv.reset_stats();
     // --insecure: the exchange works and is counted exactly.
     let r = run(

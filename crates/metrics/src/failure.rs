@@ -50,6 +50,10 @@ pub struct FailureSample {
     /// What that check saw (`got 401`, `got 7`, `no match in 120 bytes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actual: Option<String>,
+    /// Why a transport failure happened, when its category alone does not say (a
+    /// TLS handshake: `certificate signed by an unknown issuer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl FailureSample {

@@ -602,8 +602,9 @@ fn failure_table(o: &mut String, s: &Summary) {
         .failures
         .iter()
         .map(|f| {
-            let check = match (&f.check, &f.actual) {
-                (Some(c), Some(a)) => format!("{c}: {a}"),
+            let check = match (&f.check, &f.actual, &f.reason) {
+                (Some(c), Some(a), _) => format!("{c}: {a}"),
+                (_, _, Some(r)) => r.clone(),
                 _ => String::new(),
             };
             format!(

@@ -326,6 +326,17 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
             ));
         }
     }
+    if let Some(reason) = totals
+        .failures
+        .iter()
+        .filter(|f| f.category == "tls")
+        .find_map(|f| f.reason.as_deref())
+    {
+        let n = all.error_breakdown().get("tls").copied().unwrap_or(0);
+        warnings.push(format!(
+            "{n} requests failed in the TLS handshake: {reason}. For a test certificate, add `--insecure` (or `defaults: {{ insecure: true }}` in the file)"
+        ));
+    }
     if all.reconnects > 0 {
         warnings.push(format!(
             "{} requests ({:.1}%) found their kept-alive connection already closed by the server and were sent again on a new connection (not failures; the time shows as connecting): the server closes connections without `Connection: close`",

@@ -133,6 +133,7 @@ fn why_failed(out: &mut String, s: &Summary) {
         };
         let mut why = match (&f.check, &f.actual) {
             (Some(c), Some(a)) => format!("{}: {}", clean(c), clean(a)),
+            _ if f.reason.is_some() => clean(f.reason.as_deref().unwrap_or_default()),
             _ if !f.body.is_empty() => format!("body \"{}\"", fit(&clean(&f.body), 60)),
             _ => String::new(),
         };

@@ -201,7 +201,10 @@ pub async fn connect(origin: &Origin, budget: Duration) -> Result<(Conn, SetupTi
             let hs = t.connector.connect(t.server_name.clone(), tcp);
             match tokio::time::timeout(left, hs).await {
                 Err(_) => return Err(ErrorKind::Timeout),
-                Ok(Err(_)) => return Err(ErrorKind::Tls),
+                Ok(Err(e)) => {
+                    LAST_TLS_FAILURE.set(Some(tls_failure_reason(&e)));
+                    return Err(ErrorKind::Tls);
+                }
                 Ok(Ok(s)) => {
                     times.tls = t1.elapsed();
                     Stream::Tls(Box::new(s))
@@ -217,6 +220,58 @@ pub async fn connect(origin: &Origin, budget: Duration) -> Result<(Conn, SetupTi
         },
         times,
     ))
+}
+
+thread_local! {
+    /// Why the last TLS handshake on this thread failed: set by [`connect`] on the
+    /// failure path only and taken by the caller at once ([`take_tls_failure`]), so
+    /// the `Result<_, ErrorKind>` of the hot path stays as small as it is.
+    static LAST_TLS_FAILURE: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
+}
+
+/// Why the TLS handshake of the [`connect`] that just failed with
+/// [`ErrorKind::Tls`] on this thread failed (e.g. "certificate signed by an unknown
+/// issuer"), once.
+pub fn take_tls_failure() -> Option<&'static str> {
+    LAST_TLS_FAILURE.take()
+}
+
+/// A TLS handshake failure in a few words a user can act on.
+fn tls_failure_reason(e: &io::Error) -> &'static str {
+    use rustls::{AlertDescription as A, CertificateError as C, Error as E};
+    match e.get_ref().and_then(|i| i.downcast_ref::<E>()) {
+        Some(E::InvalidCertificate(c)) => match c {
+            C::UnknownIssuer => {
+                "certificate signed by an unknown issuer (self-signed or a private CA)"
+            }
+            C::NotValidForName | C::NotValidForNameContext { .. } => {
+                "certificate not valid for this host name"
+            }
+            C::Expired | C::ExpiredContext { .. } => "certificate expired",
+            C::NotValidYet | C::NotValidYetContext { .. } => "certificate not valid yet",
+            C::Revoked => "certificate revoked",
+            C::BadSignature => "certificate with a bad signature",
+            _ => "certificate rejected",
+        },
+        Some(E::AlertReceived(A::HandshakeFailure)) => {
+            "the server refused the handshake (no common protocol version or cipher)"
+        }
+        Some(E::AlertReceived(A::CertificateRequired)) | Some(E::NoCertificatesPresented) => {
+            "the server wants a client certificate"
+        }
+        Some(E::AlertReceived(_)) => "the server ended the handshake with an alert",
+        Some(E::PeerIncompatible(_)) => "no TLS version or cipher in common with the server",
+        Some(E::InvalidMessage(_)) | Some(E::PeerMisbehaved(_)) => {
+            "the server did not speak TLS as expected (is it plain HTTP?)"
+        }
+        Some(_) => "handshake failed",
+        None => match e.kind() {
+            io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset => {
+                "the server closed the connection during the handshake"
+            }
+            _ => "handshake failed",
+        },
+    }
 }
 
 /// Connect to the first of `addrs` that accepts, in resolver order. A name such as
@@ -337,6 +392,41 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAny {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn tls_failures_are_named_in_words() {
+        use rustls::{AlertDescription, CertificateError, Error};
+        // As tokio-rustls hands a failed handshake back.
+        let wrapped = |e: Error| io::Error::new(io::ErrorKind::InvalidData, e);
+        let cases = [
+            (
+                Error::InvalidCertificate(CertificateError::UnknownIssuer),
+                "unknown issuer",
+            ),
+            (
+                Error::InvalidCertificate(CertificateError::NotValidForName),
+                "not valid for this host name",
+            ),
+            (
+                Error::InvalidCertificate(CertificateError::Expired),
+                "expired",
+            ),
+            (
+                Error::AlertReceived(AlertDescription::HandshakeFailure),
+                "refused the handshake",
+            ),
+        ];
+        for (e, says) in cases {
+            let r = tls_failure_reason(&wrapped(e));
+            assert!(r.contains(says), "{r}");
+        }
+        let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "eof");
+        assert!(tls_failure_reason(&eof).contains("closed the connection"));
+        // Taken once.
+        LAST_TLS_FAILURE.set(Some("x"));
+        assert_eq!(take_tls_failure(), Some("x"));
+        assert_eq!(take_tls_failure(), None);
+    }
+
     use super::*;
 
     fn rt() -> tokio::runtime::Runtime {

@@ -25,6 +25,9 @@ pub struct Exchange {
     pub status: u16,
     /// Transport failure.
     pub error: Option<ErrorKind>,
+    /// Why, in a few words, when the category alone does not say (a TLS handshake
+    /// failure: unknown issuer, wrong host name, expired...).
+    pub reason: Option<&'static str>,
     /// Setup (zero on a reused connection).
     pub setup: SetupTimes,
     /// Writing the request.
@@ -136,6 +139,9 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
                     *slot = Some(c);
                 }
                 Err(e) => {
+                    if e == ErrorKind::Tls {
+                        ex.reason = crate::http::conn::take_tls_failure();
+                    }
                     ex.error = Some(e);
                     ex.end = Some(Instant::now());
                     return ex;

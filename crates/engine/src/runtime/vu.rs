@@ -561,7 +561,10 @@ impl Vu {
                     bytes,
                     &sample,
                     shown_body,
-                    check.map(|c| (c, seen(c, &view, error, duration))),
+                    Cause {
+                        check: check.map(|c| (c, seen(c, &view, error, duration))),
+                        reason: ex.reason,
+                    },
                     end,
                 );
                 ctx.failure_sample(s);
@@ -899,15 +902,24 @@ fn shown(r: &Redactor, body: &[u8]) -> Option<BodyShown> {
 
 /// The sample of one failed request, redacted. `check` is the failing check with
 /// what it saw, when a check (not the status or the transport) failed the request.
+/// What a failure sample says made the request fail, besides its category.
+struct Cause<'a> {
+    /// The first failed check and what it saw.
+    check: Option<(&'a CheckPlan, String)>,
+    /// A transport failure's reason ([`crate::http::Exchange::reason`]).
+    reason: Option<&'static str>,
+}
+
 fn failure_sample(
     ctx: &WorkerCtx,
     series: u32,
     request: &[u8],
     s: &RequestSample,
     body: &[u8],
-    check: Option<(&CheckPlan, String)>,
+    cause: Cause<'_>,
     end: Instant,
 ) -> FailureSample {
+    let Cause { check, reason } = cause;
     let r = &ctx.plan.secrets.with_credentials_of(request);
     let (method, target) = request_line(request);
     let category = match s.error {
@@ -932,6 +944,7 @@ fn failure_sample(
         body: printable(&r.prefix(body, BODY_PREFIX)),
         check,
         actual,
+        reason: reason.map(str::to_string),
     }
 }
 
