@@ -269,8 +269,12 @@ async fn read_chunked<S: AsyncRead + Unpin>(
         if size == 0 {
             break;
         }
-        // Compared without adding: a chunk-size line may say up to 2^64 - 1
-        // (`ffffffffffffffff`), and `body.len() + size` would overflow.
+        // A size of 2^63 or more is no body anyone sends (and overflows the signed
+        // 64-bit sizes of many parsers): malformed, not merely too large.
+        if size >= 1 << 63 {
+            return Err(ReadError::Malformed(400, "chunk size out of range"));
+        }
+        // Compared without adding: `body.len() + size` could overflow.
         if size > max_body.saturating_sub(body.len() as u64) {
             return Err(ReadError::Malformed(413, "request body too large"));
         }
@@ -458,6 +462,11 @@ mod tests {
             "3\r\nabc\r\nfffffffffffffffe\r\nabc\r\n0\r\n\r\n",
             "8000000000000000\r\n",
         ] {
+            let r = read_raw(format!("{head}{chunks}").as_bytes(), MAX_BODY);
+            assert_eq!(status_of(r), Some(400), "{chunks:?}");
+        }
+        // A size a client could mean, but more than the server takes: too large.
+        for chunks in ["40000000\r\n", "3\r\nabc\r\n7fffffffffffffff\r\n"] {
             let r = read_raw(format!("{head}{chunks}").as_bytes(), MAX_BODY);
             assert_eq!(status_of(r), Some(413), "{chunks:?}");
         }
