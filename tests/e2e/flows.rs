@@ -355,3 +355,65 @@ scenarios:
     // Routes are grouped: /items/1.. are one step named by the template.
     assert_eq!(s["steps"].as_object().unwrap().len(), 1);
 }
+
+#[test]
+fn checks_compare_with_rendered_templates() {
+    // Each POST /json/item answers a new id; /echo returns the body it was sent. A
+    // check written `{{ id }}` must compare with the id extracted this iteration.
+    let srv = TestServer::start();
+    let dir = tmp("check-templates");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            r#"target: {}
+scenarios:
+  a:
+    executor: per-vu-iterations
+    vus: 1
+    iterations: 3
+    flow:
+      - name: create
+        request: POST /json/item
+        extract: {{ id: $.id }}
+      - name: echo
+        request: {{ method: POST, url: /echo, json: {{ id: "{{{{ id }}}}", who: "n{{{{ id }}}}x" }} }}
+        check: {{ json: {{ $.id: "{{{{ id }}}}" }}, body_contains: "n{{{{ id }}}}x", header: {{ Content-Type: json }} }}
+      - name: next
+        request: POST /json/item
+        check: {{ json: {{ $.id: "{{{{ id }}}}" }}, fail_request: false }}
+"#,
+            srv.base_url()
+        ),
+    );
+    let r = run("check-templates", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    let check = |name: &str| -> (f64, f64) {
+        let c = &s["checks"][name];
+        (num(c, "passes"), num(c, "fails"))
+    };
+    // The echoed id is this iteration's: every time.
+    assert_eq!(check("echo: $.id == \"{{ id }}\""), (3.0, 0.0), "{s}");
+    assert_eq!(
+        check("echo: body contains \"n{{ id }}x\""),
+        (3.0, 0.0),
+        "{s}"
+    );
+    // The next item's id is another one: never equal (so the comparison is real).
+    assert_eq!(check("next: $.id == \"{{ id }}\""), (0.0, 3.0), "{s}");
+    assert_eq!(srv.stats().requests, 9);
+    // An unknown name in a check is an error of the file, with its line.
+    let bad = write_file(
+        &dir,
+        "bad.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  a:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 1\n    flow:\n      - request: GET /\n        check: {{ body_contains: \"{{{{ nope }}}}\" }}\n",
+            srv.base_url()
+        ),
+    );
+    let o = crate::harness::pado(&["validate", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("bad.yaml:9") && e.contains("nope"), "{e}");
+}

@@ -345,6 +345,51 @@ pub enum CheckPlan {
         /// Pattern.
         re: regex::bytes::Regex,
     },
+    /// A check whose value holds a template (`json: { $.id: "{{ id }}" }`): rendered
+    /// per response with the VU's variables, then judged as the plain check it
+    /// stands for ([`CheckPlan::with_value`]). Checks without templates stay
+    /// pre-built and cost nothing extra.
+    Templated {
+        /// Check id.
+        id: u32,
+        /// The value's template.
+        value: Compiled,
+        /// Which check it is.
+        kind: TemplatedCheck,
+    },
+}
+
+/// What a [`CheckPlan::Templated`] compares its rendered value with.
+#[derive(Debug)]
+pub enum TemplatedCheck {
+    /// The body contains the value.
+    BodyContains,
+    /// The JSONPath's first match equals the value (as text, so `"7"` matches `7`).
+    JsonEquals(JsonPath),
+    /// The header contains the value.
+    Header(String),
+}
+
+impl CheckPlan {
+    /// The plain check a templated one stands for, with its value rendered.
+    pub fn with_value(id: u32, kind: &TemplatedCheck, value: &[u8]) -> CheckPlan {
+        match kind {
+            TemplatedCheck::BodyContains => CheckPlan::BodyContains {
+                id,
+                needle: value.into(),
+            },
+            TemplatedCheck::JsonEquals(path) => CheckPlan::JsonEquals {
+                id,
+                path: path.clone(),
+                expected: serde_json::Value::String(String::from_utf8_lossy(value).into_owned()),
+            },
+            TemplatedCheck::Header(name) => CheckPlan::Header {
+                id,
+                name: name.clone(),
+                contains: value.into(),
+            },
+        }
+    }
 }
 
 /// A compiled think time.
@@ -840,9 +885,18 @@ impl Builder<'_> {
         if let Some(needle) = &c.body_contains {
             let id = self.check_id(format!("{step}: body contains {needle:?}"));
             req.keep_body = true;
-            out.push(CheckPlan::BodyContains {
-                id,
-                needle: needle.as_bytes().into(),
+            out.push(if needle.contains("{{") {
+                self.templated_check(
+                    &format!("{field}.body_contains"),
+                    id,
+                    needle,
+                    TemplatedCheck::BodyContains,
+                )?
+            } else {
+                CheckPlan::BodyContains {
+                    id,
+                    needle: needle.as_bytes().into(),
+                }
             });
         }
         if let Some(r) = &c.body_matches {
@@ -856,10 +910,19 @@ impl Builder<'_> {
         for (path, expected) in &c.json {
             let id = self.check_id(format!("{step}: {path} == {expected}"));
             req.keep_body = true;
-            out.push(CheckPlan::JsonEquals {
-                id,
-                path: json_path(&format!("{field}.json"), path)?,
-                expected: expected.clone(),
+            let jp = json_path(&format!("{field}.json"), path)?;
+            out.push(match expected.as_str().filter(|t| t.contains("{{")) {
+                Some(t) => self.templated_check(
+                    &format!("{field}.json.{path}"),
+                    id,
+                    t,
+                    TemplatedCheck::JsonEquals(jp),
+                )?,
+                None => CheckPlan::JsonEquals {
+                    id,
+                    path: jp,
+                    expected: expected.clone(),
+                },
             });
         }
         for path in &c.json_exists {
@@ -873,10 +936,19 @@ impl Builder<'_> {
         for (name, contains) in &c.header {
             let id = self.check_id(format!("{step}: header {name} contains {contains:?}"));
             req.keep_head = true;
-            out.push(CheckPlan::Header {
-                id,
-                name: name.clone(),
-                contains: contains.as_bytes().into(),
+            out.push(if contains.contains("{{") {
+                self.templated_check(
+                    &format!("{field}.header.{name}"),
+                    id,
+                    contains,
+                    TemplatedCheck::Header(name.clone()),
+                )?
+            } else {
+                CheckPlan::Header {
+                    id,
+                    name: name.clone(),
+                    contains: contains.as_bytes().into(),
+                }
             });
         }
         if let Some(max) = c.max_duration {
@@ -884,6 +956,19 @@ impl Builder<'_> {
             out.push(CheckPlan::MaxDuration { id, max: max.get() });
         }
         Ok(out)
+    }
+
+    /// A check whose value is a template, rendered as is (no escaping: it is
+    /// compared with response text, not sent).
+    fn templated_check(
+        &mut self,
+        field: &str,
+        id: u32,
+        text: &str,
+        kind: TemplatedCheck,
+    ) -> Result<CheckPlan, PlanError> {
+        let value = self.compile_text(field, text, Escape::Raw, |l| l.as_bytes().to_vec())?;
+        Ok(CheckPlan::Templated { id, value, kind })
     }
 
     /// Compile a request; returns it with its method and URL text (for the name).

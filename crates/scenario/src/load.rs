@@ -1122,6 +1122,21 @@ impl Validator<'_> {
     }
 
     fn check(&mut self, p: &str, c: &Check) {
+        // Values compared with the response may hold templates (`{{ id }}`): the
+        // names they use must exist like anywhere else.
+        if let Some(t) = c.body_contains.as_deref().filter(|t| t.contains("{{")) {
+            self.template(&format!("{p}.body_contains"), t);
+        }
+        for (path, v) in &c.json {
+            if let Some(t) = v.as_str().filter(|t| t.contains("{{")) {
+                self.template(&format!("{p}.json.{path}"), t);
+            }
+        }
+        for (name, v) in &c.header {
+            if v.contains("{{") {
+                self.template(&format!("{p}.header.{name}"), v);
+            }
+        }
         if let Some(StatusMatch::Class(s)) = &c.status {
             if parse_status_class(s).is_none() {
                 self.err(

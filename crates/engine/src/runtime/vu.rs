@@ -523,7 +523,30 @@ impl Vu {
         let mut failed = !ok_transport || !req.expect.contains(ex.status);
         let status_failed = failed;
         let mut first_failed = None;
-        for c in &step.checks {
+        // Checks with a template in their value, rendered now with this VU's
+        // variables (index-aligned with `step.checks`; empty, so free, without any).
+        let resolved: Vec<Option<CheckPlan>> = if step
+            .checks
+            .iter()
+            .any(|c| matches!(c, CheckPlan::Templated { .. }))
+        {
+            let mut rc = render_ctx!(self, ctx.plan, scope);
+            step.checks
+                .iter()
+                .map(|c| match c {
+                    CheckPlan::Templated { id, value, kind } => {
+                        let mut out = Vec::new();
+                        rc.render(value, &mut out);
+                        Some(CheckPlan::with_value(*id, kind, &out))
+                    }
+                    _ => None,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for (i, c) in step.checks.iter().enumerate() {
+            let c = resolved.get(i).and_then(Option::as_ref).unwrap_or(c);
             let (id, ok) = evaluate(c, &view, ok_transport, duration);
             ctx.check(id, ok);
             failed |= !ok && step.checks_fail_request;
@@ -584,7 +607,9 @@ impl Vu {
             let checks = step
                 .checks
                 .iter()
-                .map(|c| {
+                .enumerate()
+                .map(|(i, c)| {
+                    let c = resolved.get(i).and_then(Option::as_ref).unwrap_or(c);
                     let (id, ok) = evaluate(c, &view, ok_transport, duration);
                     CheckOutcome {
                         name: plan.checks.get(id as usize).cloned().unwrap_or_default(),
@@ -956,7 +981,8 @@ fn check_id(c: &CheckPlan) -> u32 {
         | CheckPlan::BodyMatches { id, .. }
         | CheckPlan::JsonExists { id, .. }
         | CheckPlan::JsonEquals { id, .. }
-        | CheckPlan::Header { id, .. } => *id,
+        | CheckPlan::Header { id, .. }
+        | CheckPlan::Templated { id, .. } => *id,
     }
 }
 
@@ -1012,6 +1038,8 @@ fn seen(
             Some(v) => format!("got {:?}", clip(&String::from_utf8_lossy(v))),
             None => format!("no {name} header"),
         },
+        // Judged once rendered, as the plain check it stands for.
+        CheckPlan::Templated { .. } => "not rendered".to_string(),
     }
 }
 
@@ -1041,6 +1069,8 @@ fn evaluate(c: &CheckPlan, r: &ResponseView<'_>, ok: bool, duration: Duration) -
                 .headers(name)
                 .any(|v| memchr::memmem::find(v, contains).is_some()),
         ),
+        // Judged once rendered ([`CheckPlan::with_value`]), never as is.
+        CheckPlan::Templated { id, .. } => (*id, false),
     }
 }
 
