@@ -181,10 +181,29 @@ pub struct SetupTimes {
     pub tls: Duration,
 }
 
+/// Why a connection could not be made: its category and, where the category alone
+/// does not say (a TLS handshake), a reason in a few words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnectError {
+    /// The failure's category.
+    pub kind: ErrorKind,
+    /// Why, for a TLS handshake ("certificate signed by an unknown issuer ...").
+    pub reason: Option<&'static str>,
+}
+
+impl From<ErrorKind> for ConnectError {
+    fn from(kind: ErrorKind) -> Self {
+        ConnectError { kind, reason: None }
+    }
+}
+
 /// Open a connection to `origin`, timing TCP and TLS. `budget` bounds the whole setup.
-pub async fn connect(origin: &Origin, budget: Duration) -> Result<(Conn, SetupTimes), ErrorKind> {
+pub async fn connect(
+    origin: &Origin,
+    budget: Duration,
+) -> Result<(Conn, SetupTimes), ConnectError> {
     if origin.addrs.is_empty() {
-        return Err(ErrorKind::Dns);
+        return Err(ErrorKind::Dns.into());
     }
     let t0 = Instant::now();
     let tcp = connect_any(&origin.addrs, budget).await?;
@@ -200,10 +219,12 @@ pub async fn connect(origin: &Origin, budget: Duration) -> Result<(Conn, SetupTi
             let left = budget.saturating_sub(t1 - t0);
             let hs = t.connector.connect(t.server_name.clone(), tcp);
             match tokio::time::timeout(left, hs).await {
-                Err(_) => return Err(ErrorKind::Timeout),
+                Err(_) => return Err(ErrorKind::Timeout.into()),
                 Ok(Err(e)) => {
-                    LAST_TLS_FAILURE.set(Some(tls_failure_reason(&e)));
-                    return Err(ErrorKind::Tls);
+                    return Err(ConnectError {
+                        kind: ErrorKind::Tls,
+                        reason: Some(tls_failure_reason(&e)),
+                    })
                 }
                 Ok(Ok(s)) => {
                     times.tls = t1.elapsed();
@@ -220,20 +241,6 @@ pub async fn connect(origin: &Origin, budget: Duration) -> Result<(Conn, SetupTi
         },
         times,
     ))
-}
-
-thread_local! {
-    /// Why the last TLS handshake on this thread failed: set by [`connect`] on the
-    /// failure path only and taken by the caller at once ([`take_tls_failure`]), so
-    /// the `Result<_, ErrorKind>` of the hot path stays as small as it is.
-    static LAST_TLS_FAILURE: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
-}
-
-/// Why the TLS handshake of the [`connect`] that just failed with
-/// [`ErrorKind::Tls`] on this thread failed (e.g. "certificate signed by an unknown
-/// issuer"), once.
-pub fn take_tls_failure() -> Option<&'static str> {
-    LAST_TLS_FAILURE.take()
 }
 
 /// A TLS handshake failure in a few words a user can act on.
@@ -421,10 +428,6 @@ mod tests {
         }
         let eof = io::Error::new(io::ErrorKind::UnexpectedEof, "eof");
         assert!(tls_failure_reason(&eof).contains("closed the connection"));
-        // Taken once.
-        LAST_TLS_FAILURE.set(Some("x"));
-        assert_eq!(take_tls_failure(), Some("x"));
-        assert_eq!(take_tls_failure(), None);
     }
 
     use super::*;

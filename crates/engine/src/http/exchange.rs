@@ -51,6 +51,12 @@ pub struct Exchange {
     pub body_cut: bool,
 }
 
+/// A status whose `Location` a client follows (the VU's redirect loop does; the
+/// exchange keeps such a response's head for it).
+pub fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
 /// Methods that are idempotent (RFC 9110 §9.2.2): sending one twice has the effect of
 /// sending it once, so a request that may or may not have reached the server can be
 /// sent again.
@@ -139,10 +145,8 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
                     *slot = Some(c);
                 }
                 Err(e) => {
-                    if e == ErrorKind::Tls {
-                        ex.reason = crate::http::conn::take_tls_failure();
-                    }
-                    ex.error = Some(e);
+                    ex.reason = e.reason;
+                    ex.error = Some(e.kind);
                     ex.end = Some(Instant::now());
                     return ex;
                 }
@@ -248,28 +252,11 @@ async fn run<'k>(
     }
     let t_sent = Instant::now();
     ex.sending = t_sent - t_send;
-    let Some(e) = write_failed else {
+    if write_failed.is_none() {
         // Added: a request sent again after a dead connection went out twice.
         ex.bytes_sent += bytes.len() as u64;
-        return read_response(
-            conn,
-            is_head,
-            tls,
-            t_sent,
-            ex,
-            keep_body,
-            keep_head,
-            failed_prefix,
-        )
-        .await;
-    };
-    // The write failed. A server refusing an upload (413) often answers as soon as it
-    // has the head and closes without reading the body: the answer is then already
-    // here, and it is what happened (curl and browsers show it too). Whatever is
-    // readable is read; only a complete response (head, and body if framed) counts,
-    // and the connection is not reused. Otherwise the write's error stands.
-    let kind = io_error_kind(&e, tls);
-    match read_response(
+    }
+    let read = read_response(
         conn,
         is_head,
         tls,
@@ -279,10 +266,16 @@ async fn run<'k>(
         keep_head,
         failed_prefix,
     )
-    .await
-    {
-        Ok(_) => Ok(false),
-        Err(_) => Err(kind),
+    .await;
+    match write_failed {
+        None => read,
+        // The write failed. A server refusing an upload (413) often answers as soon
+        // as it has the head and closes without reading the body: the answer is then
+        // already here, and it is what happened (curl and browsers show it too).
+        // Whatever is readable is read; only a complete response (head, and body if
+        // framed) counts, and the connection is not reused. Otherwise the write's
+        // error stands.
+        Some(e) => read.map(|_| false).map_err(|_| io_error_kind(&e, tls)),
     }
 }
 
@@ -333,7 +326,7 @@ async fn read_response<'k>(
     };
     ex.status = head.status;
     if let Some((out, always)) = keep_head.as_mut() {
-        if *always || head.has_set_cookie || matches!(head.status, 301 | 302 | 303 | 307 | 308) {
+        if *always || head.has_set_cookie || is_redirect(head.status) {
             out.extend_from_slice(&buf[head.start..head.len]);
         }
     }

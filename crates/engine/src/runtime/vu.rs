@@ -9,6 +9,7 @@ use pado_metrics::{ErrorKind, FailureSample, Phases, RequestSample};
 
 use crate::cookies::CookieJar;
 use crate::data::FeedCursor;
+use crate::http::exchange::is_redirect;
 use crate::http::{exchange, tls_client_config, Conn, Origin, RequestRef};
 use crate::plan::{
     CheckPlan, ExtractSource, RequestForm, RequestPlan, RunPlan, ScenarioPlan, StepPlan,
@@ -735,10 +736,6 @@ async fn host_for(
 }
 
 /// Redirect statuses that are followed (RFC 9110 §15.4; 300, 304 and 305 are not).
-fn is_redirect(status: u16) -> bool {
-    matches!(status, 301 | 302 | 303 | 307 | 308)
-}
-
 /// (tls, host, port) of a URL, as [`Origin`] holds them.
 fn origin_key(url: &url::Url) -> (bool, String, u16) {
     (
