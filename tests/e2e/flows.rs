@@ -417,3 +417,106 @@ scenarios:
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("bad.yaml:9") && e.contains("nope"), "{e}");
 }
+
+#[test]
+fn a_path_from_a_response_and_typed_json_values_are_sent_as_meant() {
+    // `/redirect-to?url=U` answers 302 with `Location: U`, as sent. The flow takes the
+    // Location (a path with Hangul, then an absolute URL on the same origin) and
+    // requests it; a JSON body sends typed holes unquoted. The server's records are
+    // the truth.
+    let srv = TestServer::start();
+    let base = srv.base_url();
+    let dir = tmp("path-holes");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            r#"target: {base}
+defaults: {{ follow_redirects: false }}
+scenarios:
+  a:
+    executor: per-vu-iterations
+    vus: 1
+    iterations: 3
+    flow:
+      - name: create
+        request: "GET /redirect-to?url=/orders/{{{{ iter }}}}%3Fview%3D%EC%9A%94%EC%95%BD%26x%3D1%252F2"
+        check: {{ status: 302 }}
+        extract: {{ next: {{ header: Location }} }}
+      - name: open
+        request: "GET {{{{ next }}}}"
+      - name: absolute
+        request: "GET /redirect-to?url={base}/abs/{{{{ vu }}}}"
+        check: {{ status: 302 }}
+        extract: {{ there: {{ header: Location }} }}
+      - name: go
+        request: "GET {{{{ there }}}}"
+      - name: typed
+        request: {{ method: POST, url: /echo, json: {{ n: "{{{{ iter | int }}}}", tag: "{{{{ iter }}}}", ok: "{{{{ flag | bool }}}}", both: ["{{{{ vu | number }}}}", "{{{{ doc | json }}}}"] }} }}
+        check: {{ json: {{ $.n: "{{{{ iter }}}}" }} }}
+      - name: elsewhere
+        request: "GET /redirect-to?url=http://127.0.0.2:9/x"
+        check: {{ status: 302 }}
+        extract: {{ away: {{ header: Location }} }}
+      - name: refuse
+        request: "GET {{{{ away }}}}"
+    setup_per_vu:
+      - name: setup
+        request: {{ method: POST, url: /echo, json: {{ flag: true, doc: {{ "이름": "결제", "n": [1, 2] }} }} }}
+        extract: {{ flag: $.flag, doc: $.doc }}
+"#
+        ),
+    );
+    let r = run("path-holes", &[f.to_str().unwrap()]);
+    let s = r.summary();
+    let recs = srv.records();
+    let opened: Vec<_> = recs
+        .iter()
+        .filter(|q| q.path.starts_with("/orders/"))
+        .collect();
+    assert_eq!(opened.len(), 3, "{s}");
+    for (i, q) in opened.iter().enumerate() {
+        // `/` and `?` kept, Hangul percent-encoded, `%2F` left as it was.
+        assert_eq!(
+            q.target,
+            format!("/orders/{i}?view=%EC%9A%94%EC%95%BD&x=1%2F2"),
+            "{s}"
+        );
+        assert_eq!(q.query[0], ("view".to_string(), "요약".to_string()));
+    }
+    // The absolute Location on the target's origin is requested there, as its path.
+    assert_eq!(srv.stats().by_path.get("/abs/1"), Some(&3), "{s}");
+    // Typed holes arrive as JSON numbers, booleans and values; the untyped one a string.
+    let typed: Vec<serde_json::Value> = recs
+        .iter()
+        .filter(|q| q.path == "/echo" && !q.body.windows(4).any(|w| w == b"flag"))
+        .map(|q| serde_json::from_slice(&q.body).expect("valid JSON"))
+        .collect();
+    assert_eq!(typed.len(), 3, "{s}");
+    for (i, v) in typed.iter().enumerate() {
+        assert_eq!(v["n"], serde_json::json!(i), "{v}");
+        assert_eq!(v["tag"], serde_json::json!(i.to_string()), "{v}");
+        assert_eq!(v["ok"], serde_json::json!(true), "{v}");
+        assert_eq!(
+            v["both"],
+            serde_json::json!([1, { "이름": "결제", "n": [1, 2] }]),
+            "{v}"
+        );
+    }
+    // A Location elsewhere is not requested: the step fails with `template`, nothing
+    // is sent (127.0.0.2:9 would refuse), and the sample says what it rendered.
+    assert_eq!(num(&s, "errors.template"), 3.0, "{s}");
+    // No thresholds: failed requests do not fail the run (as in k6).
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap();
+    let f0: serde_json::Value = serde_json::from_str(failures.lines().next().unwrap()).unwrap();
+    assert_eq!(f0["category"], "template", "{failures}");
+    assert_eq!(f0["step"], "refuse", "{failures}");
+    assert_eq!(
+        f0["reason"],
+        format!("`{{{{ away }}}}` rendered `http://127.0.0.2:9/x`, which is not a path starting with `/` or a URL on {base}"),
+        "{failures}"
+    );
+    // Every other request went out and passed.
+    assert_eq!(srv.stats().requests, 3 * 6 + 1, "{s}");
+}

@@ -75,9 +75,10 @@ fn body_line(out: &mut String, prefix: &str, b: &BodyShown) {
 }
 
 fn status_text(t: &Trace) -> String {
-    match t.error {
-        Some(e) => format!("no response: {e}"),
-        None => t.status.to_string(),
+    match (t.error, &t.reason) {
+        (Some(e), Some(why)) => format!("no response: {e} ({why})"),
+        (Some(e), None) => format!("no response: {e}"),
+        (None, _) => t.status.to_string(),
     }
 }
 

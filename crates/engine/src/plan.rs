@@ -586,7 +586,7 @@ pub fn default_step_name(method: &str, url: &str) -> String {
             for seg in t.segments {
                 match seg {
                     Segment::Lit(l) => named.push_str(&l),
-                    Segment::Expr(e) => named.push_str(&match e {
+                    Segment::Expr(e) | Segment::Typed(e, _) => named.push_str(&match e {
                         Expr::Name(n, Some(c)) => format!("{{{n}.{c}}}"),
                         Expr::Name(n, None) => format!("{{{n}}}"),
                         Expr::Pick(items) => format!("{{{}}}", items[0].0),
@@ -1021,9 +1021,13 @@ impl Builder<'_> {
                 )
             }
         };
-        let full = if raw_url.starts_with('/') {
+        // A URL that starts with a hole is a path taken from a response (an extracted
+        // `Location`): requested on `target`, its value checked when it is rendered.
+        let lead_hole = raw_url.starts_with("{{");
+        let full = if raw_url.starts_with('/') || lead_hole {
             let base = self.cfg.target.as_deref().unwrap_or_default();
-            format!("{}{}", base.trim_end_matches('/'), raw_url)
+            let path = if lead_hole { "/" } else { raw_url.as_str() };
+            format!("{}{}", base.trim_end_matches('/'), path)
         } else {
             raw_url.clone()
         };
@@ -1103,7 +1107,25 @@ impl Builder<'_> {
                 dyn_headers.push((format!("{k}: ").into_bytes().into_boxed_slice(), c));
             }
         }
-        let target = self.compile_text(p, &path_template, Escape::Url, encode_url_literal)?;
+        let target = if lead_hole {
+            let mut origins = Vec::new();
+            let host = origin_parsed.host_str().unwrap_or_default();
+            let scheme = origin_parsed.scheme();
+            if let Some(port) = origin_parsed.port_or_known_default() {
+                origins.push(format!("{scheme}://{host}:{port}").into_boxed_str());
+            }
+            if origin_parsed.port().is_none() {
+                origins.push(format!("{scheme}://{host}").into_boxed_str());
+            }
+            self.binder()
+                .compile_url_target(&raw_url, origins)
+                .map_err(|source| PlanError::Template {
+                    field: p.to_string(),
+                    source,
+                })?
+        } else {
+            self.compile_text(p, &path_template, Escape::Url, encode_url_literal)?
+        };
         let body = match body_src {
             BodySrc::None => None,
             BodySrc::Bytes(b) => Some(Compiled {
@@ -1195,7 +1217,7 @@ impl Builder<'_> {
             expect: StatusSet::default_ok(),
             follow_redirects: follow.or(d.follow_redirects).unwrap_or(true),
         };
-        Ok((plan, method, full))
+        Ok((plan, method, if lead_hole { raw_url } else { full }))
     }
 
     /// A JSON body as template parts: structure literal, strings templated and
@@ -1218,7 +1240,20 @@ impl Builder<'_> {
         };
         match v {
             Value::String(s) => {
-                lit(out, b"\"");
+                // `"{{ n | int }}"` alone is the value itself, sent unquoted.
+                let t = parse_template(s).ok();
+                let quoted = t.as_ref().is_none_or(|t| t.whole_typed().is_none());
+                if quoted && t.as_ref().is_some_and(|t| t.has_typed()) {
+                    return Err(PlanError::Template {
+                        field: field.to_string(),
+                        source: BindError::Syntax(
+                            "a typed value (`| int`) must be the whole of a JSON body value".into(),
+                        ),
+                    });
+                }
+                if quoted {
+                    lit(out, b"\"");
+                }
                 let c = self.compile_text(field, s, Escape::Json, |l| {
                     let mut o = Vec::new();
                     escape_into(Escape::Json, l.as_bytes(), &mut o);
@@ -1230,7 +1265,9 @@ impl Builder<'_> {
                         other => out.push(other),
                     }
                 }
-                lit(out, b"\"");
+                if quoted {
+                    lit(out, b"\"");
+                }
             }
             Value::Array(a) => {
                 lit(out, b"[");

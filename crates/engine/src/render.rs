@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use pado_scenario::template::{parse_template, Expr, Segment, Template};
+use pado_scenario::template::{parse_template, Expr, Segment, Template, ValueType};
 
 use crate::data::{Feed, FeedCursor, WeightedFeeds};
 
@@ -53,6 +53,104 @@ pub enum Part {
     RandomString(usize),
     /// Weighted feed choice by index into the plan's choices.
     Pick(usize),
+    /// A hole whose value must have a shape; written unescaped once it has.
+    Shaped(Box<(Shape, Part)>),
+}
+
+/// What a shaped hole's value must be. Checked per request: a value that is not
+/// fails the request (category `template`) with a [`RenderFault`] instead of
+/// sending a request the user did not mean.
+#[derive(Clone, Debug)]
+pub enum Shape {
+    /// A whole JSON body value sent as this type (`"{{ n | int }}"` → `3`).
+    Json {
+        /// The type.
+        ty: ValueType,
+        /// The hole as written, for messages (`n`).
+        label: Box<str>,
+    },
+    /// The hole a URL starts with (`{{ next }}`, an extracted `Location`): a path,
+    /// or a URL on the step's origin, which is stripped off.
+    Path {
+        /// The step's origin as it may be written (`http://127.0.0.1:8080` and,
+        /// with the default port, `http://example.com`), without the trailing `/`.
+        origins: Box<[Box<str>]>,
+        /// The hole as written, for messages.
+        label: Box<str>,
+    },
+}
+
+/// Why a request could not be built from its templates.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{{{{ {hole} }}}}` rendered `{value}`, which is not {expected}")]
+pub struct RenderFault {
+    /// The hole as written (`next`, `order.total | number`).
+    pub hole: String,
+    /// The value it rendered (clipped).
+    pub value: String,
+    /// What it had to be.
+    pub expected: String,
+}
+
+/// Longest rendered value a [`RenderFault`] quotes.
+const FAULT_VALUE_MAX: usize = 120;
+
+impl Shape {
+    /// Write `v` to `out` if it has the shape; otherwise say what it had to be.
+    fn write(&self, v: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        match self {
+            Shape::Json { ty, .. } => {
+                if !ty.accepts(v) {
+                    return Err(match ty {
+                        ValueType::Int => "a whole number".into(),
+                        ValueType::Number => "a JSON number".into(),
+                        ValueType::Bool => "`true` or `false`".into(),
+                        ValueType::Json => "valid JSON".into(),
+                    });
+                }
+                out.extend_from_slice(v);
+                Ok(())
+            }
+            Shape::Path { origins, .. } => {
+                let v = match v.iter().position(|&b| b == b'#') {
+                    Some(i) => &v[..i],
+                    None => v,
+                };
+                let path = if v.starts_with(b"/") && !v.starts_with(b"//") {
+                    Some(v)
+                } else {
+                    origins.iter().find_map(|o| {
+                        let o = o.as_bytes();
+                        let rest = v
+                            .get(..o.len())
+                            .filter(|head| head.eq_ignore_ascii_case(o))
+                            .map(|_| &v[o.len()..])?;
+                        (rest.is_empty() || rest[0] == b'/' || rest[0] == b'?').then_some(rest)
+                    })
+                };
+                match path {
+                    Some(p) => {
+                        if !p.starts_with(b"/") {
+                            out.push(b'/');
+                        }
+                        encode_url_literal_into(p, out);
+                        Ok(())
+                    }
+                    None => Err(format!(
+                        "a path starting with `/` or a URL on {}",
+                        origins.first().map_or("the step's origin", |o| &**o)
+                    )),
+                }
+            }
+        }
+    }
+
+    fn label(&self) -> String {
+        match self {
+            Shape::Json { ty, label } => format!("{label} | {}", ty.as_str()),
+            Shape::Path { label, .. } => label.to_string(),
+        }
+    }
 }
 
 /// A template bound to a run.
@@ -131,94 +229,169 @@ pub enum BindError {
 
 impl Binder<'_> {
     /// Parse and bind `text`; `literal_encode` turns literal text into its final form
-    /// (e.g. percent-encoding spaces and Hangul written literally in a URL).
+    /// (e.g. percent-encoding spaces and Hangul written literally in a URL). A typed
+    /// hole (`{{ n | int }}`) is bound only in JSON (`escape` is [`Escape::Json`]).
     pub fn compile(
         &mut self,
         text: &str,
         escape: Escape,
         literal_encode: impl Fn(&str) -> Vec<u8>,
     ) -> Result<Compiled, BindError> {
+        self.compile_with_lead(text, escape, literal_encode, None)
+    }
+
+    /// Bind a URL's path-and-query template. When it starts with a hole, that hole's
+    /// value is the path itself (an extracted `Location`): written as URL text (its
+    /// `/`, `?` and `&` kept), and it must be a path or a URL on one of `origins`.
+    pub fn compile_url_target(
+        &mut self,
+        text: &str,
+        origins: Vec<Box<str>>,
+    ) -> Result<Compiled, BindError> {
+        let lead = Shape::Path {
+            origins: origins.into_boxed_slice(),
+            label: Box::from(""),
+        };
+        self.compile_with_lead(text, Escape::Url, encode_url_literal, Some(lead))
+    }
+
+    fn compile_with_lead(
+        &mut self,
+        text: &str,
+        escape: Escape,
+        literal_encode: impl Fn(&str) -> Vec<u8>,
+        mut lead: Option<Shape>,
+    ) -> Result<Compiled, BindError> {
         let t: Template = parse_template(text).map_err(|e| BindError::Syntax(e.to_string()))?;
         let mut parts: Vec<Part> = Vec::new();
-        let push_lit = |parts: &mut Vec<Part>, bytes: Vec<u8>| {
-            if bytes.is_empty() {
-                return;
-            }
-            if let Some(Part::Lit(prev)) = parts.last_mut() {
-                let mut v = prev.to_vec();
-                v.extend_from_slice(&bytes);
-                *prev = v.into_boxed_slice();
-            } else {
-                parts.push(Part::Lit(bytes.into_boxed_slice()));
-            }
-        };
-        for seg in t.segments {
-            match seg {
-                Segment::Lit(s) => push_lit(&mut parts, literal_encode(&s)),
-                Segment::Expr(e) => match e {
-                    Expr::Vu => parts.push(Part::Vu),
-                    Expr::Iter => parts.push(Part::Iter),
-                    Expr::Scenario => parts.push(Part::Scenario),
-                    Expr::Timestamp => parts.push(Part::Timestamp),
-                    Expr::TimestampMs => parts.push(Part::TimestampMs),
-                    Expr::Uuid => parts.push(Part::Uuid),
-                    Expr::RandomInt(a, b) => parts.push(Part::RandomInt(a, b)),
-                    Expr::RandomString(n) => parts.push(Part::RandomString(n)),
-                    Expr::Env(name) => {
-                        let v = std::env::var(&name).map_err(|_| BindError::MissingEnv(name))?;
-                        let mut out = Vec::new();
-                        escape_into(escape, v.as_bytes(), &mut out);
-                        for form in [v.as_bytes(), &out] {
-                            if !form.is_empty() && !self.secrets.iter().any(|x| x == form) {
-                                self.secrets.push(form.to_vec());
-                            }
-                        }
-                        push_lit(&mut parts, out);
+        for (i, seg) in t.segments.into_iter().enumerate() {
+            let (e, shape) = match seg {
+                Segment::Lit(s) => {
+                    push_lit(&mut parts, literal_encode(&s));
+                    continue;
+                }
+                Segment::Expr(e) => match lead.take().filter(|_| i == 0) {
+                    Some(Shape::Path { origins, .. }) => {
+                        let label = e.to_string().into_boxed_str();
+                        (e, Some(Shape::Path { origins, label }))
                     }
-                    Expr::Name(name, col) => {
-                        if let Some(fi) = self.feeds.iter().position(|f| f.name() == name) {
-                            let f = &self.feeds[fi];
-                            let ci = match &col {
-                                None => f.default_column(),
-                                Some(c) => f.column(c).ok_or_else(|| BindError::UnknownColumn {
-                                    feed: name.clone(),
-                                    column: c.clone(),
-                                    known: f.columns().join(", "),
-                                })?,
-                            };
-                            parts.push(Part::Feed(fi, ci));
-                        } else if col.is_none() {
-                            let vi = match self.vars.iter().position(|v| *v == name) {
-                                Some(i) => i,
-                                None => {
-                                    self.vars.push(name);
-                                    self.vars.len() - 1
-                                }
-                            };
-                            parts.push(Part::Var(vi));
-                        } else {
-                            return Err(BindError::UnknownName(name));
-                        }
-                    }
-                    Expr::Pick(items) => {
-                        let mut idx = Vec::new();
-                        for (f, w) in items {
-                            let fi = self
-                                .feeds
-                                .iter()
-                                .position(|x| x.name() == f)
-                                .ok_or_else(|| BindError::UnknownName(f.clone()))?;
-                            idx.push((fi, w));
-                        }
-                        let wf =
-                            WeightedFeeds::new(idx).map_err(|e| BindError::Pick(e.to_string()))?;
-                        self.picks.push(wf);
-                        parts.push(Part::Pick(self.picks.len() - 1));
-                    }
+                    _ => (e, None),
                 },
+                Segment::Typed(e, ty) if escape == Escape::Json => {
+                    let label = e.to_string().into_boxed_str();
+                    (e, Some(Shape::Json { ty, label }))
+                }
+                Segment::Typed(e, ty) => return Err(BindError::Syntax(format!(
+                    "`{{{{ {e} | {} }}}}`: a typed value must be the whole of a JSON body value",
+                    ty.as_str()
+                ))),
+            };
+            let Some(shape) = shape else {
+                match self.bind(e, escape)? {
+                    Part::Lit(b) => push_lit(&mut parts, b.into_vec()),
+                    p => parts.push(p),
+                }
+                continue;
+            };
+            // A shaped value is written unescaped once checked: bind it raw.
+            match self.bind(e, Escape::Raw)? {
+                Part::Lit(raw) => {
+                    // `env.NAME`, known now: check it once (without quoting it).
+                    let mut out = Vec::new();
+                    shape.write(&raw, &mut out).map_err(|expected| {
+                        BindError::Syntax(format!(
+                            "`{{{{ {} }}}}`: the environment variable is not {expected}",
+                            shape.label()
+                        ))
+                    })?;
+                    if !out.is_empty() && !self.secrets.contains(&out) {
+                        self.secrets.push(out.clone());
+                    }
+                    push_lit(&mut parts, out);
+                }
+                p => parts.push(Part::Shaped(Box::new((shape, p)))),
             }
         }
         Ok(Compiled { parts, escape })
+    }
+
+    /// One expression as a part; `env.NAME` is read now and becomes a literal,
+    /// escaped for `escape`, and remembered as a secret in both forms.
+    fn bind(&mut self, e: Expr, escape: Escape) -> Result<Part, BindError> {
+        Ok(match e {
+            Expr::Vu => Part::Vu,
+            Expr::Iter => Part::Iter,
+            Expr::Scenario => Part::Scenario,
+            Expr::Timestamp => Part::Timestamp,
+            Expr::TimestampMs => Part::TimestampMs,
+            Expr::Uuid => Part::Uuid,
+            Expr::RandomInt(a, b) => Part::RandomInt(a, b),
+            Expr::RandomString(n) => Part::RandomString(n),
+            Expr::Env(name) => {
+                let v = std::env::var(&name).map_err(|_| BindError::MissingEnv(name))?;
+                let mut out = Vec::new();
+                escape_into(escape, v.as_bytes(), &mut out);
+                for form in [v.as_bytes(), &out] {
+                    if !form.is_empty() && !self.secrets.iter().any(|x| x == form) {
+                        self.secrets.push(form.to_vec());
+                    }
+                }
+                Part::Lit(out.into_boxed_slice())
+            }
+            Expr::Name(name, col) => {
+                if let Some(fi) = self.feeds.iter().position(|f| f.name() == name) {
+                    let f = &self.feeds[fi];
+                    let ci = match &col {
+                        None => f.default_column(),
+                        Some(c) => f.column(c).ok_or_else(|| BindError::UnknownColumn {
+                            feed: name.clone(),
+                            column: c.clone(),
+                            known: f.columns().join(", "),
+                        })?,
+                    };
+                    Part::Feed(fi, ci)
+                } else if col.is_none() {
+                    let vi = match self.vars.iter().position(|v| *v == name) {
+                        Some(i) => i,
+                        None => {
+                            self.vars.push(name);
+                            self.vars.len() - 1
+                        }
+                    };
+                    Part::Var(vi)
+                } else {
+                    return Err(BindError::UnknownName(name));
+                }
+            }
+            Expr::Pick(items) => {
+                let mut idx = Vec::new();
+                for (f, w) in items {
+                    let fi = self
+                        .feeds
+                        .iter()
+                        .position(|x| x.name() == f)
+                        .ok_or_else(|| BindError::UnknownName(f.clone()))?;
+                    idx.push((fi, w));
+                }
+                let wf = WeightedFeeds::new(idx).map_err(|e| BindError::Pick(e.to_string()))?;
+                self.picks.push(wf);
+                Part::Pick(self.picks.len() - 1)
+            }
+        })
+    }
+}
+
+/// Append literal bytes, merging with a literal just before.
+fn push_lit(parts: &mut Vec<Part>, bytes: Vec<u8>) {
+    if bytes.is_empty() {
+        return;
+    }
+    if let Some(Part::Lit(prev)) = parts.last_mut() {
+        let mut v = prev.to_vec();
+        v.extend_from_slice(&bytes);
+        *prev = v.into_boxed_slice();
+    } else {
+        parts.push(Part::Lit(bytes.into_boxed_slice()));
     }
 }
 
@@ -256,57 +429,92 @@ impl RenderCtx<'_> {
         r
     }
 
-    /// Append the rendering of `t` to `out`.
-    pub fn render(&mut self, t: &Compiled, out: &mut Vec<u8>) {
+    /// Append the rendering of `t` to `out`. A shaped hole whose value is not of its
+    /// shape stops the rendering with the reason (`out` is then incomplete).
+    pub fn render(&mut self, t: &Compiled, out: &mut Vec<u8>) -> Result<(), RenderFault> {
         for p in &t.parts {
-            if let Part::Lit(b) = p {
-                out.extend_from_slice(b);
-                continue;
-            }
-            self.scratch.clear();
-            match *p {
-                Part::Lit(_) => {}
-                Part::Vu => push_int(self.scratch, self.vu as i64),
-                Part::Iter => push_int(self.scratch, self.iter as i64),
-                Part::Scenario => self.scratch.extend_from_slice(self.scenario.as_bytes()),
-                Part::Timestamp | Part::TimestampMs => {
-                    let d = SystemTime::now()
-                        .duration_since(UNIX_EPOCH)
-                        .unwrap_or_default();
-                    let v = if matches!(p, Part::Timestamp) {
-                        d.as_secs() as i64
-                    } else {
-                        d.as_millis() as i64
-                    };
-                    push_int(self.scratch, v);
-                }
-                Part::Uuid => push_uuid(self.scratch, self.rng),
-                Part::Var(i) => {
-                    if let Some(Some(v)) = self.vars.get(i) {
-                        self.scratch.extend_from_slice(v);
+            match p {
+                Part::Lit(b) => out.extend_from_slice(b),
+                Part::Shaped(sp) => {
+                    let (shape, inner) = &**sp;
+                    self.value(inner);
+                    if let Err(expected) = shape.write(self.scratch, out) {
+                        return Err(self.fault(shape, expected));
                     }
                 }
-                Part::Feed(f, c) => {
-                    let row = self.row(f);
-                    self.feeds[f].write_value(row, c, self.scratch);
-                }
-                Part::RandomInt(a, b) => {
-                    let v = self.rng.i64(a..=b);
-                    push_int(self.scratch, v);
-                }
-                Part::RandomString(n) => {
-                    for _ in 0..n {
-                        self.scratch.push(self.rng.alphanumeric() as u8);
-                    }
-                }
-                Part::Pick(i) => {
-                    let f = self.picks[i].choose(self.rng);
-                    let row = self.row(f);
-                    let col = self.feeds[f].default_column();
-                    self.feeds[f].write_value(row, col, self.scratch);
+                p => {
+                    self.value(p);
+                    escape_into(t.escape, self.scratch, out);
                 }
             }
-            escape_into(t.escape, self.scratch, out);
+        }
+        Ok(())
+    }
+
+    /// Only failures pay for this.
+    #[cold]
+    fn fault(&self, shape: &Shape, expected: String) -> RenderFault {
+        let text = String::from_utf8_lossy(self.scratch);
+        let mut value: String = text.chars().take(FAULT_VALUE_MAX).collect();
+        if text.chars().count() > FAULT_VALUE_MAX {
+            value.push('…');
+        }
+        RenderFault {
+            hole: shape.label(),
+            value,
+            expected: if self.scratch.is_empty() {
+                format!("{expected} (is it extracted or set before this step?)")
+            } else {
+                expected
+            },
+        }
+    }
+
+    /// Put a dynamic part's value, unescaped, in the scratch buffer.
+    fn value(&mut self, p: &Part) {
+        self.scratch.clear();
+        match *p {
+            Part::Lit(ref b) => self.scratch.extend_from_slice(b),
+            Part::Shaped(_) => {}
+            Part::Vu => push_int(self.scratch, self.vu as i64),
+            Part::Iter => push_int(self.scratch, self.iter as i64),
+            Part::Scenario => self.scratch.extend_from_slice(self.scenario.as_bytes()),
+            Part::Timestamp | Part::TimestampMs => {
+                let d = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default();
+                let v = if matches!(p, Part::Timestamp) {
+                    d.as_secs() as i64
+                } else {
+                    d.as_millis() as i64
+                };
+                push_int(self.scratch, v);
+            }
+            Part::Uuid => push_uuid(self.scratch, self.rng),
+            Part::Var(i) => {
+                if let Some(Some(v)) = self.vars.get(i) {
+                    self.scratch.extend_from_slice(v);
+                }
+            }
+            Part::Feed(f, c) => {
+                let row = self.row(f);
+                self.feeds[f].write_value(row, c, self.scratch);
+            }
+            Part::RandomInt(a, b) => {
+                let v = self.rng.i64(a..=b);
+                push_int(self.scratch, v);
+            }
+            Part::RandomString(n) => {
+                for _ in 0..n {
+                    self.scratch.push(self.rng.alphanumeric() as u8);
+                }
+            }
+            Part::Pick(i) => {
+                let f = self.picks[i].choose(self.rng);
+                let row = self.row(f);
+                let col = self.feeds[f].default_column();
+                self.feeds[f].write_value(row, col, self.scratch);
+            }
         }
     }
 }
@@ -402,9 +610,15 @@ pub fn escape_into(e: Escape, v: &[u8], out: &mut Vec<u8>) {
 /// Literal URL text into its wire form: keeps URL syntax (`/ ? & = % + : @ ...`) and
 /// percent-encodes what cannot appear raw (spaces, non-ASCII such as Hangul, quotes).
 pub fn encode_url_literal(s: &str) -> Vec<u8> {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut out = Vec::with_capacity(s.len());
-    for &b in s.as_bytes() {
+    encode_url_literal_into(s.as_bytes(), &mut out);
+    out
+}
+
+/// [`encode_url_literal`] appending to `out` (for values rendered per request).
+pub fn encode_url_literal_into(s: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for &b in s {
         if b.is_ascii_graphic()
             && !matches!(
                 b,
@@ -418,7 +632,6 @@ pub fn encode_url_literal(s: &str) -> Vec<u8> {
             out.push(HEX[(b & 15) as usize]);
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -458,5 +671,153 @@ mod tests {
         assert_eq!(s.len(), 36);
         assert_eq!(&s[14..15], "4");
         assert!(matches!(&s[19..20], "8" | "9" | "a" | "b"));
+    }
+
+    /// Bind `text` with variables `vars` (no feeds) and render it with their values.
+    fn rendered(
+        compile: impl FnOnce(&mut Binder<'_>) -> Result<Compiled, BindError>,
+        values: &[(&str, &str)],
+    ) -> Result<String, RenderFault> {
+        let mut vars = Vec::new();
+        let (mut picks, mut secrets) = (Vec::new(), Vec::new());
+        let c = compile(&mut Binder {
+            feeds: &[],
+            vars: &mut vars,
+            picks: &mut picks,
+            secrets: &mut secrets,
+        })
+        .expect("binds");
+        let vals: Vec<Option<Vec<u8>>> = vars
+            .iter()
+            .map(|n| {
+                values
+                    .iter()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, v)| v.as_bytes().to_vec())
+            })
+            .collect();
+        let (mut rng, mut scratch) = (fastrand::Rng::with_seed(1), Vec::new());
+        let mut rc = RenderCtx {
+            vu: 3,
+            iter: 7,
+            scenario: "s",
+            vars: &vals,
+            feeds: &[],
+            rows: &mut [],
+            cursors: &mut [],
+            picks: &[],
+            rng: &mut rng,
+            scratch: &mut scratch,
+        };
+        let mut out = Vec::new();
+        rc.render(&c, &mut out)?;
+        Ok(String::from_utf8(out).unwrap())
+    }
+
+    fn json(text: &str, values: &[(&str, &str)]) -> Result<String, RenderFault> {
+        rendered(
+            |b| b.compile(text, Escape::Json, |l| l.as_bytes().to_vec()),
+            values,
+        )
+    }
+
+    fn url(text: &str, values: &[(&str, &str)]) -> Result<String, RenderFault> {
+        let origins = vec![
+            Box::from("http://127.0.0.1:8080"),
+            Box::from("http://127.0.0.1"),
+        ];
+        rendered(|b| b.compile_url_target(text, origins), values)
+    }
+
+    #[test]
+    fn typed_json_values_are_written_unquoted_once_checked() {
+        assert_eq!(json("{{ iter | int }}", &[]).unwrap(), "7");
+        assert_eq!(
+            json("{{ n | number }}", &[("n", "-2.5e3")]).unwrap(),
+            "-2.5e3"
+        );
+        assert_eq!(json("{{ ok | bool }}", &[("ok", "true")]).unwrap(), "true");
+        assert_eq!(
+            json("{{ o | json }}", &[("o", r#"{"이름":"결제","n":[1,2]}"#)]).unwrap(),
+            r#"{"이름":"결제","n":[1,2]}"#
+        );
+        let f = json("{{ n | int }}", &[("n", "12a")]).unwrap_err();
+        assert_eq!(
+            f.to_string(),
+            "`{{ n | int }}` rendered `12a`, which is not a whole number"
+        );
+        let f = json("{{ n | int }}", &[]).unwrap_err();
+        assert!(f.expected.contains("extracted"), "{f}");
+        assert!(json("{{ b | bool }}", &[("b", "yes")]).is_err());
+        assert!(json("{{ o | json }}", &[("o", "{\"a\":")]).is_err());
+        // An untyped hole in JSON is still escaped text.
+        assert_eq!(json("{{ n }}", &[("n", "a\"b")]).unwrap(), "a\\\"b");
+    }
+
+    #[test]
+    fn typed_values_bind_only_in_json() {
+        let mut vars = Vec::new();
+        let (mut picks, mut secrets) = (Vec::new(), Vec::new());
+        let mut b = Binder {
+            feeds: &[],
+            vars: &mut vars,
+            picks: &mut picks,
+            secrets: &mut secrets,
+        };
+        let e = b
+            .compile("/a/{{ iter | int }}", Escape::Url, encode_url_literal)
+            .unwrap_err();
+        assert!(e.to_string().contains("whole of a JSON body value"), "{e}");
+    }
+
+    #[test]
+    fn a_url_that_starts_with_a_hole_takes_a_path_or_a_same_origin_url() {
+        assert_eq!(
+            url("{{ next }}", &[("next", "/orders/7?x=a&y=/b")]).unwrap(),
+            "/orders/7?x=a&y=/b"
+        );
+        // Hangul and spaces are encoded; `/`, `?`, `%` kept; the fragment dropped.
+        assert_eq!(
+            url("{{ next }}", &[("next", "/검색 결과?q=%20a#top")]).unwrap(),
+            "/%EA%B2%80%EC%83%89%20%EA%B2%B0%EA%B3%BC?q=%20a"
+        );
+        // A URL on the step's own origin (with or without the default port) is its path.
+        assert_eq!(
+            url("{{ next }}", &[("next", "http://127.0.0.1:8080/a/b")]).unwrap(),
+            "/a/b"
+        );
+        assert_eq!(
+            url("{{ next }}", &[("next", "HTTP://127.0.0.1:8080?p=1")]).unwrap(),
+            "/?p=1"
+        );
+        assert_eq!(
+            url("{{ next }}", &[("next", "http://127.0.0.1/x")]).unwrap(),
+            "/x"
+        );
+        // Holes after the first are still escaped as values.
+        assert_eq!(
+            url(
+                "{{ next }}&page={{ p }}",
+                &[("next", "/list?a=1"), ("p", "2/3")]
+            )
+            .unwrap(),
+            "/list?a=1&page=2%2F3"
+        );
+        for bad in [
+            "https://evil.example/x",
+            "//evil.example/x",
+            "http://127.0.0.1:80801/x",
+            "orders/7",
+            "",
+        ] {
+            let f = url("{{ next }}", &[("next", bad)]).unwrap_err();
+            assert!(
+                f.expected
+                    .starts_with("a path starting with `/` or a URL on http://127.0.0.1:8080"),
+                "{bad}: {f}"
+            );
+        }
+        // A URL whose start is literal is not affected.
+        assert_eq!(url("/a/{{ id }}", &[("id", "x/y")]).unwrap(), "/a/x%2Fy");
     }
 }

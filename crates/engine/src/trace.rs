@@ -62,6 +62,9 @@ pub struct Trace {
     pub status: u16,
     /// Transport failure.
     pub error: Option<ErrorKind>,
+    /// Why it failed, in words, when more than the category is known (a TLS
+    /// failure's cause, what a template rendered), redacted.
+    pub reason: Option<String>,
     /// Whether the request counts as failed.
     pub failed: bool,
     /// Response headers (redacted).

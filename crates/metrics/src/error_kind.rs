@@ -30,11 +30,17 @@ pub enum ErrorKind {
     /// A redirect could not be followed: its `Location` is not a URL, or leads to a
     /// scheme other than http and https.
     BadRedirect,
+    /// The request could not be built from its templates, so nothing was sent: a
+    /// typed JSON value (`{{ n | int }}`) that is not of its type, or a URL that starts
+    /// with a hole whose value is not a path (an extracted `Location` that is missing
+    /// or points elsewhere). The failure sample's `reason` says which and what it was.
+    /// Counted as a failed request, but not in the latency histograms: it had none.
+    Template,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order, so counters can live in a plain array.
-    pub const ALL: [ErrorKind; 10] = [
+    pub const ALL: [ErrorKind; 11] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Dns,
@@ -45,6 +51,7 @@ impl ErrorKind {
         ErrorKind::Io,
         ErrorKind::TooManyRedirects,
         ErrorKind::BadRedirect,
+        ErrorKind::Template,
     ];
 
     /// The stable name used in summaries and result files.
@@ -60,6 +67,7 @@ impl ErrorKind {
             ErrorKind::Io => "io",
             ErrorKind::TooManyRedirects => "too_many_redirects",
             ErrorKind::BadRedirect => "bad_redirect",
+            ErrorKind::Template => "template",
         }
     }
 

@@ -159,6 +159,10 @@ impl SeriesStats {
                 bump(&mut self.expected_status, s.status, 1);
             }
         }
+        if s.error == Some(ErrorKind::Template) {
+            // Never sent (its templates could not build it): no latency to add.
+            return;
+        }
         let p = &s.phases;
         let values = [
             p.duration_us,
@@ -589,6 +593,21 @@ mod tests {
         assert_eq!(e["http_500"], 10);
         assert_eq!(e["reset"], 1);
         assert_eq!(a.phase(Phase::Duration).count(), 201);
+    }
+
+    #[test]
+    fn a_request_never_sent_counts_as_failed_but_has_no_latency() {
+        let mut a = SeriesStats::new(SeriesKey::named("a"));
+        a.record(&sample(200, 5000));
+        a.record(&RequestSample {
+            error: Some(ErrorKind::Template),
+            failed: true,
+            ..Default::default()
+        });
+        assert_eq!((a.requests, a.failed), (2, 1));
+        assert_eq!(a.error_breakdown()["template"], 1);
+        assert_eq!(a.phase(Phase::Duration).count(), 1);
+        assert_eq!(a.phase(Phase::Duration).min_us(), 5000);
     }
 
     #[test]

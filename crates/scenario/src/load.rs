@@ -833,9 +833,26 @@ impl Validator<'_> {
     }
 
     fn template(&mut self, p: &str, text: &str) {
+        self.template_value(p, text, false);
+    }
+
+    /// Check a template's syntax and names; `json_value` says it is a whole string
+    /// of a JSON body, the one place a typed hole (`"{{ n | int }}"`) may stand.
+    fn template_value(&mut self, p: &str, text: &str, json_value: bool) {
         match crate::template::parse_template(text) {
             Err(e) => self.err(p, format!("template: {e}"), None),
             Ok(t) => {
+                if t.has_typed() && !(json_value && t.whole_typed().is_some()) {
+                    self.err(
+                        p,
+                        "a typed value (`| int`, `| number`, `| bool`, `| json`) must be the whole of a JSON body value",
+                        Some(if json_value {
+                            "write the hole alone in the string: `count: \"{{ n | int }}\"`"
+                        } else {
+                            "types apply to `json:` bodies; elsewhere a value is text"
+                        }),
+                    );
+                }
                 for e in t.exprs() {
                     match e {
                         crate::template::Expr::Name(n, col) => {
@@ -882,7 +899,7 @@ impl Validator<'_> {
 
     fn json_templates(&mut self, p: &str, v: &serde_json::Value) {
         match v {
-            serde_json::Value::String(s) => self.template(p, s),
+            serde_json::Value::String(s) => self.template_value(p, s, true),
             serde_json::Value::Array(a) => {
                 for (i, x) in a.iter().enumerate() {
                     self.json_templates(&format!("{p}[{i}]"), x);
@@ -1062,11 +1079,21 @@ impl Validator<'_> {
         self.template(&up, &url);
         if url.contains("{{") {
             let head = url.split("{{").next().unwrap_or_default();
-            if !url.starts_with('/') && head.matches('/').count() < 3 {
+            if head.is_empty() {
+                // The URL starts with a hole: its value is the path (an extracted
+                // `Location`, a link from a response), checked when it is rendered.
+                if !has_target {
+                    self.err(
+                        &up,
+                        format!("`{url}` is a path from a template but the file has no `target`"),
+                        Some("add `target: http://127.0.0.1:8080` at the top: the path is requested there"),
+                    );
+                }
+            } else if !url.starts_with('/') && head.matches('/').count() < 3 {
                 self.err(
                     &up,
                     "the scheme, host and port of a URL cannot come from a template",
-                    Some("put the host in `target` (or `--target`) and template only the path and query"),
+                    Some("put the host in `target` (or `--target`) and template the path and query, or start the URL with the hole (`{{ next }}`) to request a path taken from a response"),
                 );
             }
             return;
@@ -1426,6 +1453,50 @@ mod tests {
         // Defined by an extract elsewhere: fine.
         let ok = errs("target: http://h\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    setup_per_vu:\n      - { request: \"POST /login\", extract: { token: $.token } }\n    flow:\n      - request: { url: \"/me/{{ token }}\", headers: { Authorization: \"Bearer {{ token }}\" } }\n      - { group: g, steps: [ { request: /a } ] }\n");
         assert!(ok.is_empty(), "{ok:?}");
+    }
+
+    #[test]
+    fn typed_values_and_path_holes_are_checked_where_they_stand() {
+        let flow = |steps: &str, target: &str| {
+            errs(&format!(
+                "{target}scenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n{steps}"
+            ))
+        };
+        let t = "target: http://127.0.0.1:1\n";
+        // The whole of a JSON value: fine, and a path taken from a response.
+        let ok = flow("      - { request: \"GET /a\", extract: { next: { header: Location } } }\n      - request: { method: POST, url: \"{{ next }}\", json: { n: \"{{ iter | int }}\", items: [\"{{ next | json }}\"] } }\n", t);
+        assert!(ok.is_empty(), "{ok:?}");
+        let text = |d: Vec<Diagnostic>| {
+            d.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        // Part of a JSON string, a URL, a header: a type has no meaning there.
+        let e = text(flow("      - request: { method: POST, url: \"/a/{{ iter | int }}\", headers: { X-N: \"{{ vu | int }}\" }, json: { n: \"n{{ iter | int }}\" } }\n", t));
+        assert_eq!(
+            e.matches("must be the whole of a JSON body value").count(),
+            3,
+            "{e}"
+        );
+        assert!(
+            e.contains("t.yaml:7:106: scenarios.a.flow[0].request.json.n"),
+            "{e}"
+        );
+        let e = text(flow(
+            "      - request: { method: POST, url: /a, json: { n: \"{{ iter | integer }}\" } }\n",
+            t,
+        ));
+        assert!(e.contains("unknown type `integer`"), "{e}");
+        // A leading hole needs a target to be requested on.
+        let e = text(flow("      - request: \"GET {{ vu }}\"\n", ""));
+        assert!(
+            e.contains("is a path from a template but the file has no `target`"),
+            "{e}"
+        );
+        // The host still cannot come from a template.
+        let e = text(flow("      - request: \"GET http://{{ vu }}/x\"\n", t));
+        assert!(e.contains("cannot come from a template"), "{e}");
     }
 
     #[test]

@@ -5,6 +5,10 @@
 //! Expressions: `vu`, `iter`, `scenario`, `timestamp`, `timestamp_ms`, `uuid()`,
 //! `env.NAME`, `NAME` (a variable or a feed's first column), `feed.column`,
 //! `random_int(a, b)`, `random_string(n)`, `pick(feed_a: 80, feed_b: 20)`.
+//!
+//! A JSON body value that is one whole hole may carry a type, `"{{ iter | int }}"`,
+//! so it is sent as a JSON number (or boolean, or JSON as extracted) instead of a
+//! string: APIs that validate their input reject `"count": "3"`.
 
 use std::fmt;
 
@@ -22,6 +26,97 @@ pub enum Segment {
     Lit(String),
     /// A `{{ }}` hole.
     Expr(Expr),
+    /// A `{{ expr | type }}` hole: the value is written unquoted as this JSON type.
+    /// Only allowed as the whole of a JSON body string (validation says so elsewhere).
+    Typed(Expr, ValueType),
+}
+
+/// The JSON type a typed hole (`{{ n | int }}`) is sent as. The value is checked
+/// when the request is built: a value that is not of the type fails the request
+/// (error category `template`) rather than sending invalid JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueType {
+    /// A whole number: `-?[0-9]+`.
+    Int,
+    /// A JSON number (`3`, `-1.5`, `2e3`).
+    Number,
+    /// `true` or `false`.
+    Bool,
+    /// Any JSON value, inserted as it is (e.g. an object extracted from a response).
+    Json,
+}
+
+impl ValueType {
+    /// The name written after `|`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ValueType::Int => "int",
+            ValueType::Number => "number",
+            ValueType::Bool => "bool",
+            ValueType::Json => "json",
+        }
+    }
+
+    fn parse(name: &str) -> Option<ValueType> {
+        Some(match name {
+            "int" => ValueType::Int,
+            "number" | "float" => ValueType::Number,
+            "bool" => ValueType::Bool,
+            "json" => ValueType::Json,
+            _ => return None,
+        })
+    }
+
+    /// Whether `v` is a value of this type, as JSON text.
+    pub fn accepts(self, v: &[u8]) -> bool {
+        match self {
+            ValueType::Int => {
+                let digits = v.strip_prefix(b"-").unwrap_or(v);
+                !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
+            }
+            ValueType::Number => is_json_number(v),
+            ValueType::Bool => v == b"true" || v == b"false",
+            ValueType::Json => serde_json::from_slice::<serde::de::IgnoredAny>(v).is_ok(),
+        }
+    }
+}
+
+/// The JSON number grammar (RFC 8259 section 6): `-? int frac? exp?`.
+fn is_json_number(v: &[u8]) -> bool {
+    let mut i = 0;
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while v.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i > start
+    };
+    if v.first() == Some(&b'-') {
+        i += 1;
+    }
+    match v.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if v.get(i) == Some(&b'.') {
+        i += 1;
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    if matches!(v.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(v.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    i == v.len()
 }
 
 /// What a hole renders.
@@ -60,6 +155,36 @@ pub struct TemplateError {
     pub message: String,
 }
 
+/// The expression as written canonically (`keywords.term`, `random_int(1, 10)`),
+/// for messages that name a hole without quoting its value.
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Vu => f.write_str("vu"),
+            Expr::Iter => f.write_str("iter"),
+            Expr::Scenario => f.write_str("scenario"),
+            Expr::Timestamp => f.write_str("timestamp()"),
+            Expr::TimestampMs => f.write_str("timestamp_ms()"),
+            Expr::Uuid => f.write_str("uuid()"),
+            Expr::Env(n) => write!(f, "env.{n}"),
+            Expr::Name(n, None) => f.write_str(n),
+            Expr::Name(n, Some(c)) => write!(f, "{n}.{c}"),
+            Expr::RandomInt(a, b) => write!(f, "random_int({a}, {b})"),
+            Expr::RandomString(n) => write!(f, "random_string({n})"),
+            Expr::Pick(items) => {
+                f.write_str("pick(")?;
+                for (i, (feed, w)) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{feed}: {w}")?;
+                }
+                f.write_str(")")
+            }
+        }
+    }
+}
+
 impl fmt::Display for TemplateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} (at character {})", self.message, self.offset + 1)
@@ -79,7 +204,7 @@ impl Template {
                 .iter()
                 .map(|s| match s {
                     Segment::Lit(t) => t.as_str(),
-                    Segment::Expr(_) => "",
+                    Segment::Expr(_) | Segment::Typed(..) => "",
                 })
                 .collect()
         })
@@ -88,9 +213,25 @@ impl Template {
     /// Every expression.
     pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
         self.segments.iter().filter_map(|s| match s {
-            Segment::Expr(e) => Some(e),
+            Segment::Expr(e) | Segment::Typed(e, _) => Some(e),
             Segment::Lit(_) => None,
         })
+    }
+
+    /// Whether any hole has a type (`| int`).
+    pub fn has_typed(&self) -> bool {
+        self.segments
+            .iter()
+            .any(|s| matches!(s, Segment::Typed(..)))
+    }
+
+    /// The type of a template that is one typed hole and nothing else: the only
+    /// form a JSON body value may take to be sent unquoted.
+    pub fn whole_typed(&self) -> Option<ValueType> {
+        match self.segments.as_slice() {
+            [Segment::Typed(_, t)] => Some(*t),
+            _ => None,
+        }
     }
 }
 
@@ -109,11 +250,23 @@ pub fn parse_template(text: &str) -> Result<Template, TemplateError> {
             message: "`{{` without a closing `}}`".into(),
         })?;
         let inner = &after[..close];
-        let expr = parse_expr(inner).map_err(|m| TemplateError {
+        let at = |m: String| TemplateError {
             offset: base + open,
             message: format!("in `{{{{{inner}}}}}`: {m}"),
-        })?;
-        segments.push(Segment::Expr(expr));
+        };
+        let segment = match inner.split_once('|') {
+            Some((e, ty)) => {
+                let ty = ty.trim();
+                let t = ValueType::parse(ty).ok_or_else(|| {
+                    at(format!(
+                        "unknown type `{ty}`; known: int, number, bool, json (`{{{{ n | int }}}}`)"
+                    ))
+                })?;
+                Segment::Typed(parse_expr(e).map_err(at)?, t)
+            }
+            None => Segment::Expr(parse_expr(inner).map_err(at)?),
+        };
+        segments.push(segment);
         let consumed = open + 2 + close + 2;
         base += consumed;
         rest = &rest[consumed..];
@@ -247,7 +400,7 @@ pub fn render_env_only(text: &str) -> Result<String, String> {
                 Ok(v) => out.push_str(&v),
                 Err(_) => return Err(format!("environment variable `{name}` is not set")),
             },
-            Segment::Expr(_) => {
+            Segment::Expr(_) | Segment::Typed(..) => {
                 return Err("only `{{ env.NAME }}` may be used here".to_string());
             }
         }
@@ -310,6 +463,63 @@ mod tests {
         assert!(parse_template("{{ pick(a: 0) }}").is_err());
         assert!(parse_template("{{ }}").is_err());
         assert!(parse_template("{{ a b }}").is_err());
+    }
+
+    #[test]
+    fn typed_holes() {
+        let t = parse_template("{{ iter | int }}").unwrap();
+        assert_eq!(t.segments, vec![Segment::Typed(Expr::Iter, ValueType::Int)]);
+        assert_eq!(t.whole_typed(), Some(ValueType::Int));
+        assert_eq!(
+            parse_template("{{ order.total|number }}").unwrap().segments[0],
+            Segment::Typed(
+                Expr::Name("order".into(), Some("total".into())),
+                ValueType::Number
+            )
+        );
+        // Not the whole value: typed, but not a whole typed value.
+        let part = parse_template("n{{ iter | int }}").unwrap();
+        assert!(part.has_typed() && part.whole_typed().is_none());
+        let e = parse_template("{{ iter | integer }}").unwrap_err();
+        assert!(e.message.contains("unknown type `integer`"), "{e}");
+        assert!(parse_template("{{ | int }}").is_err());
+    }
+
+    #[test]
+    fn expressions_display_as_written() {
+        for text in [
+            "iter",
+            "keywords.term",
+            "random_int(1, 10)",
+            "env.TOKEN",
+            "pick(a: 80, b: 20)",
+            "uuid()",
+        ] {
+            let t = parse_template(&format!("{{{{ {text} }}}}")).unwrap();
+            assert_eq!(t.exprs().next().unwrap().to_string(), text);
+        }
+    }
+
+    #[test]
+    fn typed_values_are_checked() {
+        for ok in ["0", "-12", "1234567890123"] {
+            assert!(ValueType::Int.accepts(ok.as_bytes()), "{ok}");
+        }
+        for bad in ["", "-", "1.5", " 1", "1e3", "abc", "１"] {
+            assert!(!ValueType::Int.accepts(bad.as_bytes()), "{bad}");
+        }
+        for ok in ["0", "-0.5", "1e9", "2.5E-3", "10"] {
+            assert!(ValueType::Number.accepts(ok.as_bytes()), "{ok}");
+        }
+        for bad in ["01", ".5", "1.", "1e", "+1", "NaN", "Infinity", "0x10", ""] {
+            assert!(!ValueType::Number.accepts(bad.as_bytes()), "{bad}");
+        }
+        assert!(ValueType::Bool.accepts(b"true") && ValueType::Bool.accepts(b"false"));
+        assert!(!ValueType::Bool.accepts(b"True") && !ValueType::Bool.accepts(b"1"));
+        assert!(ValueType::Json.accepts(r#"{"a":[1,"\uAC00 결제"]}"#.as_bytes()));
+        assert!(ValueType::Json.accepts(b"null"));
+        assert!(!ValueType::Json.accepts(b"{\"a\":"));
+        assert!(!ValueType::Json.accepts(b"1 2"));
     }
 
     #[test]

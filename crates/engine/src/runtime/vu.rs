@@ -15,7 +15,7 @@ use crate::plan::{
     CheckPlan, ExtractSource, RequestForm, RequestPlan, RunPlan, ScenarioPlan, StepPlan,
 };
 use crate::redact::{body_of, headers, request_line, Redactor};
-use crate::render::RenderCtx;
+use crate::render::{RenderCtx, RenderFault};
 use crate::response_view::ResponseView;
 use crate::trace::{BodyShown, CheckOutcome, Trace, TRACE_BODY_BYTES};
 
@@ -236,8 +236,9 @@ impl Vu {
         IterationEnd::Completed
     }
 
-    /// Render a dynamic request into `self.req`.
-    fn render(&mut self, scope: &str, req: &RequestPlan) {
+    /// Render a dynamic request into `self.req`; a template whose value cannot be
+    /// sent (see [`RenderFault`]) stops it.
+    fn render(&mut self, scope: &str, req: &RequestPlan) -> Result<(), RenderFault> {
         let RequestForm::Dynamic {
             prefix,
             target,
@@ -247,23 +248,23 @@ impl Vu {
             needs_length,
         } = &req.form
         else {
-            return;
+            return Ok(());
         };
         let plan = &self.ctx.plan;
         let mut rc = render_ctx!(self, plan, scope);
         let out = &mut self.req;
         out.clear();
         out.extend_from_slice(prefix);
-        rc.render(target, out);
+        rc.render(target, out)?;
         out.extend_from_slice(fixed);
         for (name, value) in headers {
             out.extend_from_slice(name);
-            rc.render(value, out);
+            rc.render(value, out)?;
             out.extend_from_slice(b"\r\n");
         }
         self.req_body.clear();
         if let Some(b) = body {
-            rc.render(b, &mut self.req_body);
+            rc.render(b, &mut self.req_body)?;
         }
         let jar_start = out.len();
         if self.cookies {
@@ -277,6 +278,7 @@ impl Vu {
         }
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(&self.req_body);
+        Ok(())
     }
 
     async fn request(
@@ -298,7 +300,12 @@ impl Vu {
                 self.req.extend_from_slice(&bytes[*head_end..]);
             }
             RequestForm::Static { .. } => {}
-            RequestForm::Dynamic { .. } => self.render(scope, req),
+            RequestForm::Dynamic { .. } => {
+                if let Err(fault) = self.render(scope, req) {
+                    self.unbuilt(scope, step, req, fault, (scheduled, t_start));
+                    return;
+                }
+            }
         }
         // Redirects followed so far, and the host (an index into the plan's origins,
         // or past them into `extra`) the current request goes to.
@@ -537,7 +544,9 @@ impl Vu {
                 .map(|c| match c {
                     CheckPlan::Templated { id, value, kind } => {
                         let mut out = Vec::new();
-                        rc.render(value, &mut out);
+                        // Check values have no shaped holes (types bind only in JSON
+                        // bodies; a leading path hole only in URLs): this cannot fail.
+                        let _ = rc.render(value, &mut out);
                         Some(CheckPlan::with_value(*id, kind, &out))
                     }
                     _ => None,
@@ -587,7 +596,7 @@ impl Vu {
                     shown_body,
                     Cause {
                         check: check.map(|c| (c, seen(c, &view, error, duration))),
-                        reason: ex.reason,
+                        reason: ex.reason.map(Into::into),
                     },
                     end,
                 );
@@ -627,7 +636,7 @@ impl Vu {
                     (name, self.vars[e.var].as_deref().map(|v| r.text(v)))
                 })
                 .collect();
-            obs.exchange(trace(
+            let mut t = trace(
                 &ctx,
                 scope,
                 step,
@@ -640,11 +649,98 @@ impl Vu {
                 full,
                 checks,
                 extracted,
-            ));
+            );
+            t.reason = ex.reason.map(str::to_string);
+            obs.exchange(t);
         }
         let series = self.series(scope, step);
         ctx.record(series, &sample, end);
         None
+    }
+
+    /// A request its templates could not build: nothing is sent. It counts as a
+    /// failed request of category `template` (as a name that does not resolve counts
+    /// as `dns`), with the reason in the failure samples and the debug trace; the
+    /// step's variables are cleared as after any failed response.
+    #[cold]
+    fn unbuilt(
+        &mut self,
+        scope: &str,
+        step: &StepPlan,
+        req: &RequestPlan,
+        fault: RenderFault,
+        (scheduled, t_start): (Option<Instant>, Instant),
+    ) {
+        let ctx = self.ctx.clone();
+        let end = Instant::now();
+        let duration = end.saturating_duration_since(scheduled.unwrap_or(t_start));
+        let sample = RequestSample {
+            status: 0,
+            error: Some(ErrorKind::Template),
+            failed: true,
+            failed_by_check: false,
+            phases: Phases {
+                blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s))),
+                duration_us: us(duration),
+                ..Phases::default()
+            },
+            bytes_sent: 0,
+            bytes_received: 0,
+            reconnected: false,
+            body_cut: false,
+        };
+        for e in &step.extract {
+            self.vars[e.var] = None;
+        }
+        let reason = fault.to_string();
+        // The request as far as it was rendered; a URL that could not be built is
+        // shown as its hole.
+        let mut shown = self.req.clone();
+        let (method, target) = request_line(&shown);
+        if target.is_empty() {
+            shown = format!(
+                "{} {{{{{}}}}} HTTP/1.1\r\n",
+                String::from_utf8_lossy(method),
+                fault.hole.replace(' ', "")
+            )
+            .into_bytes();
+        }
+        let code = 1000 + ErrorKind::Template.index() as u16;
+        if ctx.want_failure_sample(step.series, code) {
+            let s = failure_sample(
+                &ctx,
+                step.series,
+                &shown,
+                &sample,
+                &[],
+                Cause {
+                    check: None,
+                    reason: Some(reason.clone().into()),
+                },
+                end,
+            );
+            ctx.failure_sample(s);
+        }
+        if let Some(obs) = &ctx.observer {
+            let mut t = trace(
+                &ctx,
+                scope,
+                step,
+                self.id,
+                &ctx.plan.origins[req.origin].label,
+                &shown,
+                &[],
+                &[],
+                &sample,
+                obs.full(),
+                Vec::new(),
+                Vec::new(),
+            );
+            t.reason = Some(ctx.plan.secrets.text(reason.as_bytes()));
+            obs.exchange(t);
+        }
+        let series = self.series(scope, step);
+        ctx.record(series, &sample, end);
     }
 
     /// The series a request of `step` is recorded under (its tags rendered now).
@@ -660,7 +756,8 @@ impl Vu {
             if i > 0 {
                 self.tag_buf.push(0x1f);
             }
-            rc.render(t, &mut self.tag_buf);
+            // Tags have no shaped holes (see the checks above): this cannot fail.
+            let _ = rc.render(t, &mut self.tag_buf);
         }
         ctx.tagged_series(step.series, &step.tags, &self.tag_buf)
     }
@@ -897,6 +994,7 @@ fn trace(
         request_body: shown(r, body_of(bytes)),
         status: sample.status,
         error: sample.error,
+        reason: None,
         failed: sample.failed,
         response_headers: headers(head, r, full),
         response_body: shown(r, body),
@@ -928,8 +1026,9 @@ fn shown(r: &Redactor, body: &[u8]) -> Option<BodyShown> {
 struct Cause<'a> {
     /// The first failed check and what it saw.
     check: Option<(&'a CheckPlan, String)>,
-    /// A transport failure's reason ([`crate::http::Exchange::reason`]).
-    reason: Option<&'static str>,
+    /// Why, in words: a transport failure's reason ([`crate::http::Exchange::reason`])
+    /// or what a template rendered ([`RenderFault`]).
+    reason: Option<std::borrow::Cow<'static, str>>,
 }
 
 fn failure_sample(
@@ -966,7 +1065,7 @@ fn failure_sample(
         body: printable(&r.prefix(body, BODY_PREFIX)),
         check,
         actual,
-        reason: reason.map(str::to_string),
+        reason: reason.map(|why| r.text(why.as_bytes())),
     }
 }
 
