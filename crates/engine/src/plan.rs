@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pado_metrics::{SeriesKey, StageMark};
-use pado_scenario::template::{parse_template, Expr, Segment};
+use pado_scenario::template::parse_template;
 use pado_scenario::{
     parse_status_class, split_request_line, Check, Config, ExtractFrom, ExtractSpec, MixEntry,
     RequestSpec, Scenario, StatusMatch, Step, Think, ThinkDist,
@@ -568,51 +568,7 @@ fn shared_step_names(named: &[(String, String)]) -> Vec<String> {
         .collect()
 }
 
-/// `GET /posts/{id}`: a default step name from a method and a URL or URL template,
-/// with template holes named and numeric or id-like path segments grouped, so that
-/// `/posts/123` and `/posts/456` land in one series.
-pub fn default_step_name(method: &str, url: &str) -> String {
-    let path_and_query = match url.find("://") {
-        Some(i) => {
-            let rest = &url[i + 3..];
-            rest.find('/').map_or("/", |j| &rest[j..])
-        }
-        None => url,
-    };
-    let path = path_and_query.split('?').next().unwrap_or("/");
-    let mut named = String::new();
-    match parse_template(path) {
-        Ok(t) => {
-            for seg in t.segments {
-                match seg {
-                    Segment::Lit(l) => named.push_str(&l),
-                    Segment::Expr(e) | Segment::Typed(e, _) => named.push_str(&match e {
-                        Expr::Name(n, Some(c)) => format!("{{{n}.{c}}}"),
-                        Expr::Name(n, None) => format!("{{{n}}}"),
-                        Expr::Pick(items) => format!("{{{}}}", items[0].0),
-                        Expr::Env(n) => format!("{{env.{n}}}"),
-                        _ => "{value}".to_string(),
-                    }),
-                }
-            }
-        }
-        Err(_) => named.push_str(path),
-    }
-    let grouped: Vec<String> = named
-        .split('/')
-        .map(|seg| {
-            let id_like = !seg.is_empty()
-                && (seg.chars().all(|c| c.is_ascii_digit())
-                    || (seg.len() >= 16 && seg.chars().all(|c| c.is_ascii_hexdigit() || c == '-')));
-            if id_like {
-                "{id}".to_string()
-            } else {
-                seg.to_string()
-            }
-        })
-        .collect();
-    format!("{method} {}", grouped.join("/"))
-}
+pub use pado_scenario::naming::default_step_name;
 
 impl Builder<'_> {
     fn binder(&mut self) -> Binder<'_> {
@@ -1362,28 +1318,9 @@ fn take_userinfo(full: &str) -> (String, Option<Vec<u8>>) {
     let Some(at) = rest[..authority_end].rfind('@') else {
         return (full.to_string(), None);
     };
-    let userinfo = percent_decode(&rest[..at]);
+    let userinfo: Vec<u8> = percent_encoding::percent_decode_str(&rest[..at]).collect();
     let url = format!("{}{}", &full[..scheme_end + 3], &rest[at + 1..]);
     (url, Some(userinfo))
-}
-
-fn percent_decode(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push(h << 4 | l);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    out
 }
 
 /// Split `http://host:port/path?{{x}}` into the origin URL (`http://host:port/`) and

@@ -281,10 +281,12 @@ impl Binder<'_> {
                     let label = e.to_string().into_boxed_str();
                     (e, Some(Shape::Json { ty, label }))
                 }
-                Segment::Typed(e, ty) => return Err(BindError::Syntax(format!(
+                Segment::Typed(e, ty) => {
+                    return Err(BindError::Syntax(format!(
                     "`{{{{ {e} | {} }}}}`: a typed value must be the whole of a JSON body value",
                     ty.as_str()
-                ))),
+                )))
+                }
             };
             let Some(shape) = shape else {
                 match self.bind(e, escape)? {
@@ -521,29 +523,7 @@ impl RenderCtx<'_> {
 
 /// Append a decimal integer without allocating.
 pub(crate) fn push_int(out: &mut Vec<u8>, v: i64) {
-    let (buf, start) = itoa_buf(v);
-    out.extend_from_slice(&buf[start..]);
-}
-
-/// Integer to decimal without allocating a String (returns a stack buffer and start).
-fn itoa_buf(v: i64) -> ([u8; 20], usize) {
-    let mut b = [0u8; 20];
-    let mut i = b.len();
-    let neg = v < 0;
-    let mut n = v.unsigned_abs();
-    loop {
-        i -= 1;
-        b[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if neg {
-        i -= 1;
-        b[i] = b'-';
-    }
-    (b, i)
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 fn push_uuid(out: &mut Vec<u8>, rng: &mut fastrand::Rng) {
@@ -560,10 +540,6 @@ fn push_uuid(out: &mut Vec<u8>, rng: &mut fastrand::Rng) {
     }
 }
 
-fn unreserved(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
-}
-
 /// Escape `v` for `e` into `out`.
 pub fn escape_into(e: Escape, v: &[u8], out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
@@ -577,14 +553,8 @@ pub fn escape_into(e: Escape, v: &[u8], out: &mut Vec<u8>) {
             }
         })),
         Escape::Url | Escape::Form => {
-            for &b in v {
-                if unreserved(b) {
-                    out.push(b);
-                } else {
-                    out.push(b'%');
-                    out.push(HEX[(b >> 4) as usize]);
-                    out.push(HEX[(b & 15) as usize]);
-                }
+            for chunk in percent_encoding::percent_encode(v, NOT_UNRESERVED) {
+                out.extend_from_slice(chunk.as_bytes());
             }
         }
         Escape::Json => {
@@ -617,22 +587,33 @@ pub fn encode_url_literal(s: &str) -> Vec<u8> {
 
 /// [`encode_url_literal`] appending to `out` (for values rendered per request).
 pub fn encode_url_literal_into(s: &[u8], out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for &b in s {
-        if b.is_ascii_graphic()
-            && !matches!(
-                b,
-                b'"' | b'<' | b'>' | b'\\' | b'^' | b'`' | b'{' | b'|' | b'}'
-            )
-        {
-            out.push(b);
-        } else {
-            out.push(b'%');
-            out.push(HEX[(b >> 4) as usize]);
-            out.push(HEX[(b & 15) as usize]);
-        }
+    for chunk in percent_encoding::percent_encode(s, NOT_URL_TEXT) {
+        out.extend_from_slice(chunk.as_bytes());
     }
 }
+
+/// What a template value escapes in a URL or form: everything but the unreserved
+/// characters (`A-Z a-z 0-9 - . _ ~`, RFC 3986), so a value never adds syntax.
+const NOT_UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// What URL text written by the user escapes: what cannot appear raw in a request
+/// target (controls, space, `" < > \ ^ ` { | }`, and every non-ASCII byte); URL
+/// syntax (`/ ? & = % + : @`) is kept.
+const NOT_URL_TEXT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'<')
+    .add(b'>')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
 
 #[cfg(test)]
 mod tests {

@@ -11,6 +11,7 @@ pub mod limits;
 pub mod line_index;
 pub mod load;
 pub mod model;
+pub mod naming;
 pub mod quick;
 pub mod size;
 pub mod structure;
@@ -25,6 +26,6 @@ pub use load::{
 pub use model::*;
 pub use quick::{
     apply_overrides, parse_header, parse_stages, parse_step_ramp, planned_length, quick_config,
-    scale_timeline, step_name_for, threshold_list, LoadShape, Overrides, QuickRequest,
+    scale_timeline, threshold_list, LoadShape, Overrides, QuickRequest,
 };
 pub use size::{format_size, parse_size, ByteSize};

@@ -114,7 +114,7 @@ pub fn quick_config(req: &QuickRequest, ov: &Overrides) -> Config {
         .clone()
         .unwrap_or_else(|| "GET".into())
         .to_ascii_uppercase();
-    let name = step_name_for(&method, &req.url);
+    let name = crate::naming::default_step_name(&method, &req.url);
     let step = Step {
         name: Some(name),
         request: Some(RequestSpec::Full(RequestFull {
@@ -157,15 +157,6 @@ pub fn quick_config(req: &QuickRequest, ov: &Overrides) -> Config {
         }
     }
     cfg
-}
-
-/// `GET /path` from a method and an absolute URL: the default step name.
-pub fn step_name_for(method: &str, url: &str) -> String {
-    let path = match url::Url::parse(url) {
-        Ok(u) => u.path().to_string(),
-        Err(_) => url.to_string(),
-    };
-    format!("{method} {path}")
 }
 
 fn blank_scenario(executor: ExecutorKind) -> Scenario {

@@ -269,7 +269,7 @@ impl Feed {
         match &self.rows {
             Rows::Range { first } => {
                 debug_assert!(row < self.len && col == 0);
-                storage::write_i64(first.wrapping_add_unsigned(row), out);
+                crate::render::push_int(out, first.wrapping_add_unsigned(row));
             }
             Rows::Table(t) => out.extend_from_slice(t.field(row, col)),
         }

@@ -194,26 +194,6 @@ fn read_varint(b: &[u8], mut pos: usize) -> (usize, usize) {
     }
 }
 
-/// Appends the decimal form of `v` without allocating (no `format!`, no `String`).
-#[inline]
-pub(crate) fn write_i64(v: i64, out: &mut Vec<u8>) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut n = v.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        out.push(b'-');
-    }
-    out.extend_from_slice(&buf[i..]);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,7 +229,7 @@ mod tests {
     fn i64_formatting() {
         for v in [0, 7, -7, 10, 1234567890, i64::MIN, i64::MAX] {
             let mut out = Vec::new();
-            write_i64(v, &mut out);
+            crate::render::push_int(&mut out, v);
             assert_eq!(String::from_utf8(out).unwrap(), v.to_string());
         }
     }

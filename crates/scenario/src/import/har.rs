@@ -303,73 +303,15 @@ fn common_headers(recs: &[Rec]) -> Vec<(String, String)> {
 }
 
 /// Milliseconds since the Unix epoch of an ISO 8601 time as HAR writes it
-/// (`2024-03-01T10:00:00.123+09:00`, `...Z`); `None` if it is not one.
+/// (`2024-03-01T10:00:00.123+09:00`, `...Z`; without an offset, UTC); `None` if it
+/// is not one.
 fn parse_time_ms(s: &str) -> Option<f64> {
+    use time::format_description::well_known::Iso8601;
     let s = s.trim();
-    let b = s.as_bytes();
-    if b.len() < 19 || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let t = s.get(r)?;
-        if t.bytes().all(|c| c.is_ascii_digit()) {
-            t.parse().ok()
-        } else {
-            None
-        }
-    };
-    if b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
-        return None;
-    }
-    let mut i = 19;
-    let mut frac = 0.0;
-    if b.get(i) == Some(&b'.') || b.get(i) == Some(&b',') {
-        let start = i + 1;
-        i = start;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == start {
-            return None;
-        }
-        frac = format!("0.{}", &s[start..i]).parse().ok()?;
-    }
-    let offset_min = match &s[i..] {
-        "" | "Z" | "z" => 0,
-        tz => {
-            let sign = match tz.as_bytes()[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let digits: String = tz[1..].chars().filter(|c| *c != ':').collect();
-            if digits.len() != 4 || !digits.bytes().all(|c| c.is_ascii_digit()) {
-                return None;
-            }
-            let oh: i64 = digits[..2].parse().ok()?;
-            let om: i64 = digits[2..].parse().ok()?;
-            sign * (oh * 60 + om)
-        }
-    };
-    let days = days_from_civil(y, mo, d);
-    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
-    Some(secs as f64 * 1000.0 + frac * 1000.0)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let t = time::OffsetDateTime::parse(s, &Iso8601::DEFAULT)
+        .or_else(|_| time::PrimitiveDateTime::parse(s, &Iso8601::DEFAULT).map(|t| t.assume_utc()))
+        .ok()?;
+    Some(t.unix_timestamp_nanos() as f64 / 1e6)
 }
 
 #[cfg(test)]

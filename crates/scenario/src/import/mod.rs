@@ -4,9 +4,9 @@
 //! loader validates also holds for an import, and [`to_yaml`] writes it in the same
 //! format users write by hand (docs/scenario.md).
 //!
-//! The helpers here are shared by both importers (and [`group_path`] by anything that
-//! needs to group URLs into endpoints), so a recording and a curl command of the same
-//! request produce the same step.
+//! The helpers here are shared by both importers, and steps are named by the one
+//! rule of [`crate::naming`], so a recording and a curl command of the same request
+//! produce the same step.
 
 pub mod curl;
 pub mod har;
@@ -112,43 +112,6 @@ pub enum ImportError {
 
 /// Methods the scenario loader accepts (kept in step with `load.rs`).
 pub(crate) const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
-
-/// Replace path segments that identify one object (numbers, UUIDs, long hex ids) by
-/// `{id}`, so that requests to the same endpoint group together: step names of an
-/// import, URL statistics, reports. `/posts/123/comments/9f1c2ab34de56f70` becomes
-/// `/posts/{id}/comments/{id}`. A query or fragment is dropped; everything else
-/// (slashes, other segments) is kept as given.
-pub fn group_path(path: &str) -> String {
-    let path = path.split(['?', '#']).next().unwrap_or("");
-    path.split('/')
-        .map(|seg| if is_id_segment(seg) { "{id}" } else { seg })
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// Whether a path segment looks like an object identifier rather than a word.
-fn is_id_segment(seg: &str) -> bool {
-    if seg.is_empty() {
-        return false;
-    }
-    let b = seg.as_bytes();
-    if b.iter().all(u8::is_ascii_digit) {
-        return true;
-    }
-    // UUID: 8-4-4-4-12 hex digits.
-    if b.len() == 36 {
-        let uuid = b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        });
-        if uuid {
-            return true;
-        }
-    }
-    // Long hex (object ids, hashes): at least 12 hex digits, at least one a digit so
-    // that words made of the letters a-f stay.
-    b.len() >= 12 && b.iter().all(u8::is_ascii_hexdigit) && b.iter().any(u8::is_ascii_digit)
-}
 
 /// Write a configuration as YAML a user would edit: fields left at their defaults
 /// (nulls, empty lists and maps, `insecure: false`) are left out, so the file shows
@@ -417,58 +380,54 @@ pub(crate) fn parse_form(text: &str) -> Option<BTreeMap<String, String>> {
 }
 
 /// Strict percent-decoding (`+` is a space when `plus` is set): `None` on a broken
-/// escape or bytes that are not UTF-8.
+/// escape (`%` not followed by two hex digits) or bytes that are not UTF-8, so a
+/// body that is not really a form stays text.
 pub(crate) fn percent_decode(s: &str, plus: bool) -> Option<String> {
     let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'%' => {
-                let hex = b.get(i + 1..i + 3)?;
-                let hex = std::str::from_utf8(hex).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 3;
-            }
-            b'+' if plus => {
-                out.push(b' ');
-                i += 1;
-            }
-            c => {
-                out.push(c);
-                i += 1;
-            }
-        }
+    let broken = b.iter().enumerate().any(|(i, &c)| {
+        c == b'%'
+            && !b
+                .get(i + 1..i + 3)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    });
+    if broken {
+        return None;
     }
-    String::from_utf8(out).ok()
+    let spaced;
+    let s = if plus && s.contains('+') {
+        spaced = s.replace('+', " ");
+        &spaced
+    } else {
+        s
+    };
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .ok()
+        .map(|c| c.into_owned())
 }
+
+/// Everything but the unreserved characters (`A-Z a-z 0-9 - . _ ~`, RFC 3986).
+const NOT_UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// Percent-encode everything but the unreserved characters (as curl's
 /// `--data-urlencode` does).
 pub(crate) fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(s, NOT_UNRESERVED).to_string()
 }
 
 /// The step name for a request: `METHOD /path` with ids grouped, percent-escapes in
 /// the path shown as text (Hangul reads better than `%ED%95%9C`). `host` is prefixed
 /// for requests that do not go to the target, so two hosts' `/` do not share a name.
 pub(crate) fn step_name(method: &str, path_query: &str, host: Option<&str>) -> String {
-    let grouped = group_path(path_query);
-    let shown = match percent_decode(&grouped, false) {
-        Some(s) if !s.chars().any(char::is_control) => s,
-        _ => grouped,
-    };
+    let name = crate::naming::default_step_name(method, path_query);
     match host {
-        Some(h) => format!("{method} {h}{shown}"),
-        None => format!("{method} {shown}"),
+        // `GET /x` → `GET host/x`.
+        Some(h) => format!("{method} {h}{}", &name[method.len() + 1..]),
+        None => name,
     }
 }
 
@@ -628,22 +587,6 @@ pub(crate) fn imported_config(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn groups_ids() {
-        assert_eq!(
-            group_path("/posts/123/comments/9f1c2ab34de56f70"),
-            "/posts/{id}/comments/{id}"
-        );
-        assert_eq!(
-            group_path("/u/550e8400-e29b-41d4-a716-446655440000/x?q=1"),
-            "/u/{id}/x"
-        );
-        assert_eq!(group_path("/api/v1/posts/"), "/api/v1/posts/");
-        assert_eq!(group_path("/"), "/");
-        assert_eq!(group_path("/facadefacade/abc"), "/facadefacade/abc");
-        assert_eq!(group_path("/o/5f2b1c9e8d7a6b5c4d3e2f1a"), "/o/{id}");
-    }
 
     #[test]
     fn splits_urls_keeping_the_path_as_given() {
