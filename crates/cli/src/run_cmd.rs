@@ -10,7 +10,7 @@ use pado_analysis::TotalsSource;
 use pado_engine::{compile, RunOptions, ABORT, STOPPING};
 use pado_metrics::{ClaimError, ResultDir, RunMeta, ScenarioMeta, ThresholdSpec, FORMAT_VERSION};
 use pado_scenario::line_index::LineIndex;
-use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp, threshold_list};
+use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp};
 use pado_scenario::{
     apply_overrides, load_file_with_target, parse_duration, quick_config, validate, Config, Dur,
     LoadShape, Overrides, QuickRequest,
@@ -268,7 +268,7 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
         cli_thresholds.push(th);
     }
 
-    let (mut config, file, base_dir, text) = match (&a.scenario, &a.url) {
+    let (mut config, file, base_dir, lines) = match (&a.scenario, &a.url) {
         (Some(_), Some(_)) => {
             return Err(Failure::invalid(
                 "give a scenario file or --url, not both (put the URL in the file's `target`)",
@@ -287,8 +287,7 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
                 },
                 _ => Failure::invalid(e.to_string()),
             })?;
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            (loaded.config, loaded.file, loaded.base_dir, Some(text))
+            (loaded.config, loaded.file, loaded.base_dir, Some(loaded.lines))
         }
         (None, Some(url)) => {
             let q = QuickRequest {
@@ -323,36 +322,25 @@ pub fn prepare(a: &RunArgs) -> Result<Prepared, Failure> {
     }
     validate(&config, &file).map_err(|e| Failure::invalid(e.to_string()))?;
 
-    // Thresholds from the file, with lines for errors.
-    let index = text.as_deref().map(LineIndex::build);
-    let mut parsed = Vec::new();
-    let mut problems = Vec::new();
     // Flag thresholds were added to the config by the overrides; parsing them above
     // only gave an early, flag-named error.
     drop(cli_thresholds);
-    for (metric, expr, abort) in threshold_list(&config) {
-        match thresholds::parse_object(&metric, &expr, abort) {
-            Ok(t) => parsed.push(t),
-            Err(e) => {
-                let path = format!("thresholds.{metric}");
-                let loc = index
-                    .as_ref()
-                    .and_then(|ix| ix.locate(&path))
-                    .map(|(l, c)| format!(":{l}:{c}"))
-                    .unwrap_or_default();
-                problems.push(format!("{file}{loc}: {path}: `{expr}`: {e}"));
-            }
-        }
-    }
-    if !problems.is_empty() {
-        return Err(Failure::invalid(problems.join("\n")));
-    }
+    let lines = lines.unwrap_or_default();
+    let parsed = pado_scenario::thresholds::from_config(&config, &file, &lines).map_err(|e| {
+        Failure::invalid(
+            e.diagnostics()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    })?;
     Ok(Prepared {
         config,
         file,
         base_dir,
         thresholds: parsed,
-        lines: index.unwrap_or_default(),
+        lines,
     })
 }
 
