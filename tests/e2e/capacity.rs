@@ -200,3 +200,63 @@ fn ctrl_c_during_a_step_stops_the_search_without_claiming_a_capacity() {
     assert!(!text.contains("maximum sustainable"), "{text}");
     assert_eq!(step_dirs(&out_dir).len(), 2, "{text}");
 }
+
+#[test]
+fn find_capacity_sends_the_quick_mode_method_headers_and_body() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let out_dir = tmp("cap-quick-flags");
+    let out = Command::new(pado_bin())
+        .args([
+            "find-capacity",
+            "--url",
+            &srv.url("/echo"),
+            "-X",
+            "POST",
+            "-H",
+            "X-Pado-Test: capacity",
+            "--header",
+            "Content-Type: application/json",
+            "--body",
+            "{\"probe\":1}",
+            "--start-rate",
+            "10",
+            "--max-rate",
+            "10",
+            "--hold",
+            "1s",
+            "--sla",
+            "http_req_failed: rate < 0.01",
+            "--json",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recs = srv.records();
+    assert!(recs.len() >= 5, "{} requests", recs.len());
+    // Every request the server counted is the one the flags describe.
+    for r in &recs {
+        assert_eq!(r.method, "POST");
+        assert_eq!(r.path, "/echo");
+        assert_eq!(r.body, b"{\"probe\":1}");
+        let header = |name: &str| {
+            r.headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(header("x-pado-test"), Some("capacity"), "{:?}", r.headers);
+        assert_eq!(header("content-type"), Some("application/json"));
+    }
+    assert_eq!(
+        srv.stats().by_method.get("POST"),
+        Some(&(recs.len() as u64))
+    );
+}

@@ -6,9 +6,96 @@
 //! the command never calls "the highest rate tried" a breakpoint.
 //!
 //! The caller supplies "try this rate" as a closure (the CLI runs a full load test
-//! per step); tests supply a planted capacity.
+//! per step); tests supply a planted capacity. How one step is judged against the
+//! SLA ([`judge`], [`StepJudgement::verdict`]), the default SLA and the shortest
+//! hold are decided here too, so that the CLI only runs steps and prints.
+
+use std::time::Duration;
 
 use serde::Serialize;
+
+use crate::thresholds::ThresholdResult;
+
+/// The SLA a search holds every step to when the user gives none: the latency and
+/// error budget most HTTP services are held to.
+pub const DEFAULT_SLA: [&str; 2] = ["p(95) < 200", "http_req_failed: rate < 0.01"];
+
+/// Largest share of scheduled iterations a step may drop (not start for want of a
+/// VU) and still hold: past it, the rate asked for was not the rate sent.
+pub const MAX_DROPPED: f64 = 0.01;
+
+/// Shortest hold per step: a step's completed rate is counted over its full
+/// seconds, so a shorter one would measure nothing.
+pub const MIN_HOLD: Duration = Duration::from_secs(1);
+
+/// What a step scheduled, as the engine counted it, for the dropped share.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StepCounts {
+    /// Iterations that ran to their end.
+    pub iterations: u64,
+    /// Iterations not started (no free VU in the open model).
+    pub dropped: u64,
+    /// Iterations cut off at the end of the graceful stop.
+    pub interrupted: u64,
+}
+
+/// How one step measured against the SLA.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepJudgement {
+    /// Dropped share of scheduled iterations (0..1).
+    pub dropped: f64,
+    /// The SLA parts that failed (`metric: expression`), then the dropped share when
+    /// it was over the limit; empty when the step held.
+    pub failing: Vec<String>,
+}
+
+impl StepJudgement {
+    /// Whether the SLA held.
+    pub fn held(&self) -> bool {
+        self.failing.is_empty()
+    }
+
+    /// The step's verdict for [`search`]: a step that was stopped early (or during
+    /// which the search was asked to stop) says nothing about its rate, whatever it
+    /// measured.
+    pub fn verdict(&self, interrupted: bool) -> StepVerdict {
+        if interrupted {
+            StepVerdict::Interrupted
+        } else if self.held() {
+            StepVerdict::Held
+        } else {
+            StepVerdict::Broke
+        }
+    }
+}
+
+/// Judge a step from its SLA results (evaluated over the step's own totals) and
+/// what it scheduled: it breaks when any SLA part fails or when it dropped more
+/// than `max_dropped` of its iterations.
+pub fn judge(sla: &[ThresholdResult], counts: StepCounts, max_dropped: f64) -> StepJudgement {
+    let scheduled = (counts.iterations + counts.dropped + counts.interrupted).max(1) as f64;
+    let dropped = counts.dropped as f64 / scheduled;
+    let mut failing: Vec<String> = sla
+        .iter()
+        .filter(|r| !r.ok)
+        .map(|r| format!("{}: {}", r.metric, r.expr))
+        .collect();
+    if dropped > max_dropped {
+        failing.push(format!("dropped {:.1}% of iterations", dropped * 100.0));
+    }
+    StepJudgement { dropped, failing }
+}
+
+/// The lowest rate of the steps (rate, whether pado itself was saturated or
+/// starved) at which pado was: from there on a break or a plateau may be pado's,
+/// not the target's. `None` when it never was.
+pub fn lowest_saturated_rate(steps: impl IntoIterator<Item = (f64, bool)>) -> Option<f64> {
+    steps
+        .into_iter()
+        .filter(|(_, saturated)| *saturated)
+        .map(|(rate, _)| rate)
+        .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.min(r))))
+}
 
 /// What the search may try: validated by [`SearchPlan::new`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -323,5 +410,80 @@ mod tests {
             (out, tried.len()),
             (Outcome::NoBreakUpToMax { max: 10.0 }, 1)
         );
+    }
+
+    fn result(metric: &str, expr: &str, ok: bool) -> ThresholdResult {
+        ThresholdResult {
+            expr: expr.into(),
+            metric: metric.into(),
+            ok,
+            value: Some(1.0),
+        }
+    }
+
+    #[test]
+    fn a_step_breaks_on_a_failed_sla_part_or_too_many_dropped_iterations() {
+        let counts = StepCounts {
+            iterations: 99,
+            dropped: 1,
+            interrupted: 0,
+        };
+        let ok = [result("http_req_duration", "p(95) < 200", true)];
+        let held = judge(&ok, counts, MAX_DROPPED);
+        assert!(held.held(), "{held:?}");
+        assert_eq!(held.dropped, 0.01);
+        assert_eq!(held.verdict(false), StepVerdict::Held);
+
+        let failed = [
+            result("http_req_duration", "p(95) < 200", true),
+            result("http_req_failed", "rate < 0.01", false),
+        ];
+        let broke = judge(&failed, counts, MAX_DROPPED);
+        assert_eq!(broke.failing, ["http_req_failed: rate < 0.01"]);
+        assert_eq!(broke.verdict(false), StepVerdict::Broke);
+
+        // Over the dropped limit: a break even with every SLA part holding.
+        let dropping = StepCounts {
+            iterations: 90,
+            dropped: 10,
+            interrupted: 0,
+        };
+        let j = judge(&ok, dropping, MAX_DROPPED);
+        assert_eq!(j.failing, ["dropped 10.0% of iterations"]);
+        assert_eq!(j.verdict(false), StepVerdict::Broke);
+
+        // Nothing scheduled: no division by zero, nothing dropped.
+        assert_eq!(judge(&ok, StepCounts::default(), MAX_DROPPED).dropped, 0.0);
+    }
+
+    #[test]
+    fn an_interrupted_step_is_interrupted_whatever_it_measured() {
+        let counts = StepCounts {
+            iterations: 10,
+            ..Default::default()
+        };
+        let held = judge(&[], counts, MAX_DROPPED);
+        let broke = judge(&[result("m", "e", false)], counts, MAX_DROPPED);
+        assert_eq!(held.verdict(true), StepVerdict::Interrupted);
+        assert_eq!(broke.verdict(true), StepVerdict::Interrupted);
+    }
+
+    #[test]
+    fn the_lowest_saturated_rate_is_found_in_any_order() {
+        assert_eq!(
+            lowest_saturated_rate([(100.0, false), (150.0, false)]),
+            None
+        );
+        assert_eq!(
+            lowest_saturated_rate([(100.0, false), (225.0, true), (150.0, true)]),
+            Some(150.0)
+        );
+    }
+
+    #[test]
+    fn the_default_sla_parses() {
+        for e in DEFAULT_SLA {
+            crate::thresholds::parse_cli(e).unwrap();
+        }
     }
 }

@@ -1,12 +1,12 @@
-//! Analyses computed from pado's measurements: pass/fail thresholds in k6 syntax
-//! ([`thresholds`]), the catalogue of k6 metric names they refer to
-//! ([`metric_catalog`]), and how those names map onto a run's totals ([`source`]),
-//! kept in one crate so that thresholds and reports agree on what every metric is.
+//! Analyses computed from pado's measurements: whether pass/fail thresholds hold
+//! ([`thresholds`]; their syntax is parsed by `pado_scenario::thresholds`), how k6
+//! metric names map onto a run's totals ([`source`]), the capacity search's
+//! decisions ([`capacity`]) and the run's diagnoses, kept in one crate so that
+//! thresholds and reports agree on what every metric is.
 
 pub mod attribution;
 pub mod capacity;
 pub mod drift;
-pub mod metric_catalog;
 pub mod noise;
 pub mod planner;
 pub mod saturation;
@@ -14,4 +14,7 @@ pub mod self_check;
 pub mod source;
 pub mod thresholds;
 
+/// The k6 metric names thresholds and reports use (defined beside the threshold
+/// parser in `pado_scenario`, re-exported here where the measurements are read).
+pub use pado_scenario::metric_catalog;
 pub use source::TotalsSource;

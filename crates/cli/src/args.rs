@@ -1,5 +1,8 @@
-//! Command-line arguments (stage one: raw flags). `run_cmd` turns them into a validated
-//! configuration (stage two), as ripgrep separates the two.
+//! Command-line arguments, stage one: the raw flags as clap parses them, strings
+//! included. Nothing here is interpreted; [`crate::config`] (stage two) turns them,
+//! with the scenario file, into a typed and validated `RunConfig`, as ripgrep
+//! separates its low-level and high-level arguments. Every field is a flag the user
+//! can give: no hidden or skipped fields carry values between commands.
 
 use std::path::PathBuf;
 
@@ -67,7 +70,7 @@ pub enum Command {
     /// threads from daily active users, as load testers compute them by hand.
     Plan(PlanArgs),
     /// Find the highest arrival rate that holds the SLA (open-model breakpoint search).
-    FindCapacity(FindCapacityArgs),
+    FindCapacity(Box<FindCapacityArgs>),
     /// Compare result directories against the first (the baseline): throughput,
     /// errors, latency and TTFB overall, per step and per stage, each change marked
     /// significant or within noise.
@@ -150,14 +153,10 @@ pub enum DocTopic {
 /// `pado find-capacity` flags.
 #[derive(Debug, Args)]
 pub struct FindCapacityArgs {
-    /// Scenario file (its executors are replaced by the search's rates).
-    pub scenario: Option<PathBuf>,
-    /// Or a single URL.
-    #[arg(long, short = 'u')]
-    pub url: Option<String>,
-    /// Base URL replacing the file's `target`.
-    #[arg(long)]
-    pub target: Option<String>,
+    /// What to load, as `pado run` takes it (a scenario file, whose executors are
+    /// replaced by the search's rates, or a URL with the quick-mode flags).
+    #[command(flatten)]
+    pub load: LoadArgs,
     /// First rate (iterations per second).
     #[arg(long, default_value_t = 50.0)]
     pub start_rate: f64,
@@ -177,19 +176,6 @@ pub struct FindCapacityArgs {
     /// `http_req_failed: rate < 0.01`.
     #[arg(long = "sla", value_name = "EXPR")]
     pub sla: Vec<String>,
-    /// Open-model VU pool limit.
-    #[arg(long)]
-    pub max_vus: Option<u32>,
-    /// Request timeout.
-    #[arg(long)]
-    pub timeout: Option<String>,
-    /// Scrape this metrics endpoint during every step (repeatable, `[NAME=]URL`):
-    /// each step then names the component that limited the target.
-    #[arg(long = "observe", value_name = "[NAME=]URL")]
-    pub observe: Vec<String>,
-    /// Time between scrapes (default 2s).
-    #[arg(long, value_name = "DURATION")]
-    pub observe_interval: Option<String>,
     /// Directory for the steps' result directories (default
     /// pado-results/<UTC time>-capacity).
     #[arg(long, short = 'o')]
@@ -337,9 +323,11 @@ pub enum ImportKind {
     },
 }
 
-/// `pado run` flags. Load-shape flags override the file's executors (k6-style).
+/// What to load and how every request is sent: the scenario file or the quick-mode
+/// URL with its flags. Shared by `pado run` and `pado find-capacity`, so that every
+/// such flag works the same in both.
 #[derive(Debug, Default, Args)]
-pub struct RunArgs {
+pub struct LoadArgs {
     /// Scenario file (YAML or JSON). Without it, --url is required.
     pub scenario: Option<PathBuf>,
     /// Quick mode: the URL to load.
@@ -360,6 +348,40 @@ pub struct RunArgs {
     /// File with the request body for quick mode.
     #[arg(long)]
     pub body_file: Option<PathBuf>,
+    /// Open model: most VUs the pool may grow to.
+    #[arg(long)]
+    pub max_vus: Option<u32>,
+    /// Request timeout, e.g. 10s (default 60s).
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// Accept any TLS certificate.
+    #[arg(long, short = 'k')]
+    pub insecure: bool,
+    /// Do not follow redirects: a 3xx is the response checks see (replaces the
+    /// file's `defaults.follow_redirects`; a request's own `follow_redirects` wins).
+    #[arg(long)]
+    pub no_follow_redirects: bool,
+    /// How much of a response body checks and extraction see, e.g. 16MiB
+    /// (default 4MiB; replaces the file's `defaults.max_body`).
+    #[arg(long, value_name = "SIZE")]
+    pub max_body: Option<String>,
+    /// Scrape this Prometheus/OpenMetrics endpoint during the run (repeatable),
+    /// `URL` or `NAME=URL`, e.g. `--observe app=http://127.0.0.1:8080/actuator/prometheus`.
+    /// Its series are charted in the report and feed the bottleneck analysis (in
+    /// `find-capacity`, each step names the component that limited the target).
+    #[arg(long = "observe", value_name = "[NAME=]URL")]
+    pub observe: Vec<String>,
+    /// Time between scrapes (default 2s).
+    #[arg(long, value_name = "DURATION")]
+    pub observe_interval: Option<String>,
+}
+
+/// `pado run` flags. Load-shape flags override the file's executors (k6-style).
+#[derive(Debug, Default, Args)]
+pub struct RunArgs {
+    /// What to load and how requests are sent.
+    #[command(flatten)]
+    pub load: LoadArgs,
     /// Closed model: number of VUs (with --duration, constant-vus; with
     /// --iterations, per-vu-iterations). Quick mode default: 10. On a scenario file,
     /// --vus alone changes the VUs of constant-vus and per-vu-iterations scenarios
@@ -390,23 +412,6 @@ pub struct RunArgs {
     /// Not with --rate: in the open model the arrival rate sets the pace.
     #[arg(long, conflicts_with = "rate")]
     pub think: Option<String>,
-    /// Open model: most VUs the pool may grow to.
-    #[arg(long)]
-    pub max_vus: Option<u32>,
-    /// Request timeout, e.g. 10s (default 60s).
-    #[arg(long)]
-    pub timeout: Option<String>,
-    /// Accept any TLS certificate.
-    #[arg(long, short = 'k')]
-    pub insecure: bool,
-    /// Do not follow redirects: a 3xx is the response checks see (replaces the
-    /// file's `defaults.follow_redirects`; a request's own `follow_redirects` wins).
-    #[arg(long)]
-    pub no_follow_redirects: bool,
-    /// How much of a response body checks and extraction see, e.g. 16MiB
-    /// (default 4MiB; replaces the file's `defaults.max_body`).
-    #[arg(long, value_name = "SIZE")]
-    pub max_body: Option<String>,
     /// Result directory (default pado-results/<UTC time>-<name>, always a new
     /// one). A directory that already holds files is refused unless --overwrite.
     #[arg(long, short = 'o')]
@@ -433,14 +438,6 @@ pub struct RunArgs {
     /// Threshold, k6 syntax: `p(95) < 200` or `http_req_failed: rate < 0.01` (repeatable).
     #[arg(long = "threshold", value_name = "EXPR")]
     pub thresholds: Vec<String>,
-    /// Scrape this Prometheus/OpenMetrics endpoint during the run (repeatable),
-    /// `URL` or `NAME=URL`, e.g. `--observe app=http://127.0.0.1:8080/actuator/prometheus`.
-    /// Its series are charted in the report and feed the bottleneck analysis.
-    #[arg(long = "observe", value_name = "[NAME=]URL")]
-    pub observe: Vec<String>,
-    /// Time between scrapes (default 2s).
-    #[arg(long, value_name = "DURATION")]
-    pub observe_interval: Option<String>,
     /// Test name.
     #[arg(long)]
     pub name: Option<String>,
@@ -464,15 +461,9 @@ pub struct RunArgs {
     pub once: bool,
     /// Stretch or compress the file's whole timeline (stages, durations, start times)
     /// to this length, keeping its shape, e.g. `--fit-to 20s` for a quick look.
-    #[arg(long, value_name = "DURATION", value_parser = parse_fit_to, hide = true)]
-    pub fit_to: Option<std::time::Duration>,
-}
-
-fn parse_fit_to(v: &str) -> Result<std::time::Duration, String> {
-    match pado_scenario::parse_duration(v) {
-        Ok(d) if d.is_zero() => Err("must be more than 0".into()),
-        r => r.map_err(|e| e.to_string()),
-    }
+    /// Kept out of `--help` (a tool for quick looks and tests, not a load model).
+    #[arg(long, value_name = "DURATION", hide = true)]
+    pub fit_to: Option<String>,
 }
 
 #[cfg(test)]

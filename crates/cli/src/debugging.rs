@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use pado_engine::trace::{BodyShown, Observer, Trace, TRACE_BODY_BYTES};
 use pado_metrics::Phases;
 
-use crate::args::RunArgs;
+use crate::config::RunConfig;
 use crate::exit::{self, Failure};
 use crate::out::out;
 
@@ -216,12 +216,12 @@ impl Observer for Once {
 
 /// `pado run FILE --once`: run each scenario's flow once and say whether every
 /// request and check passed (exit 0) or not (exit 99). Writes no result directory.
-pub fn run_once(a: &RunArgs) -> Result<i32, Failure> {
-    let prep = crate::run_cmd::prepare(a)?;
+pub fn run_once(cfg: &RunConfig) -> Result<i32, Failure> {
+    let prep = &cfg.scenario;
     let plan = pado_engine::compile(&prep.config, &prep.base_dir)
         .map_err(|e| Failure::invalid(format!("{}: {e}", prep.file)))?;
     let once = Arc::new(Once {
-        debug: DebugLevel::from_flag(a.http_debug.as_deref()).map(HttpDebug::new),
+        debug: cfg.http_debug.map(HttpDebug::new),
         last_scope: Mutex::new(None),
         requests: AtomicU64::new(0),
         failed: AtomicU64::new(0),

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::args::RunArgs;
+use crate::config::{LoadSpec, Output, RunConfig};
 use crate::exit::Failure;
 
 /// The bundled scenario (also `examples/board-stress.yaml`).
@@ -94,18 +94,22 @@ pub fn run(o: DemoOptions) -> Result<i32, Failure> {
         eprintln!("demo target (a wiki/board API with a bounded worker and DB pool) at {url}");
         eprintln!("running {} against it", scen.display());
     }
-    let args = RunArgs {
-        scenario: Some(scen),
-        target: Some(url),
-        out: Some(out),
+    let spec = LoadSpec {
+        fit_to: o.duration,
+        ..LoadSpec::file(scen, Some(url))
+    };
+    let output = Output {
+        dir: Some(out),
         // The directory was new or empty (checked above) and holds only the
         // scenario written just now: the run may write beside it.
         overwrite: true,
+        html: true,
         quiet: o.quiet,
-        fit_to: o.duration,
         ..Default::default()
     };
-    let code = crate::run_cmd::run(&args);
+    let code = spec
+        .load()
+        .and_then(|scenario| crate::run_cmd::run(&RunConfig::new(scenario, output)));
     drop(target);
     code
 }

@@ -1,24 +1,29 @@
 //! `pado find-capacity`: the breakpoint search users do by hand with nGrinder step
-//! loads, automated in the open model. The decisions (step up, bisect, how the
-//! search ended) are `pado_analysis::capacity`'s; this module runs each step as a
-//! full `pado run`, judges it against the SLA, and prints the steps and the outcome.
+//! loads, automated in the open model. The decisions (step up, bisect, how a step
+//! is judged against the SLA, how the search ended) are `pado_analysis::capacity`'s;
+//! this module only runs each step as a full `pado run` built by
+//! [`crate::config`], hands its figures over, and prints the steps and the outcome.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use pado_analysis::capacity::{self, Outcome, SearchPlan, StepVerdict};
+use pado_analysis::capacity::{self, Outcome, SearchPlan, StepCounts, StepVerdict};
 use pado_analysis::thresholds::{self, Threshold};
 use pado_analysis::TotalsSource;
 use pado_metrics::Phase;
+use pado_scenario::{Dur, LoadShape};
 
-use crate::args::RunArgs;
+use crate::config::{LoadSpec, Output, RunConfig};
 use crate::exit::{self, Failure};
 use crate::out::outln;
 
 /// Search settings.
 pub struct CapacityOptions {
-    /// What to load (a URL or a scenario file), as `pado run` takes it.
-    pub base: RunArgs,
+    /// What to load (a URL or a scenario file) and how requests are sent, as
+    /// `pado run` takes it; each step sets its own rate and length.
+    pub load: LoadSpec,
+    /// Reuse non-empty step directories (`--overwrite`).
+    pub overwrite: bool,
     /// The rates to try (start, factor, maximum, refinement rounds).
     pub plan: SearchPlan,
     /// First rate (iterations per second), for the messages.
@@ -75,31 +80,27 @@ pub struct StepResult {
     pub interrupted: bool,
 }
 
-fn try_rate(o: &CapacityOptions, rate: f64, n: usize) -> Result<StepResult, Failure> {
-    let mut args = RunArgs {
-        scenario: o.base.scenario.clone(),
-        url: o.base.url.clone(),
-        target: o.base.target.clone(),
-        method: o.base.method.clone(),
-        headers: o.base.headers.clone(),
-        body: o.base.body.clone(),
-        body_file: o.base.body_file.clone(),
-        timeout: o.base.timeout.clone(),
-        insecure: o.base.insecure,
-        no_follow_redirects: o.base.no_follow_redirects,
-        max_vus: o.base.max_vus,
-        observe: o.base.observe.clone(),
-        observe_interval: o.base.observe_interval.clone(),
+/// Run one step at `rate` for the hold, as `pado run` would run the same flags with
+/// `--rate RATE --duration HOLD`; its figures, and how it measured against the SLA.
+fn try_rate(
+    o: &CapacityOptions,
+    rate: f64,
+    n: usize,
+) -> Result<(StepResult, capacity::StepJudgement), Failure> {
+    let mut spec = o.load.clone();
+    spec.overrides.shape = Some(LoadShape::Rate {
+        rate,
+        duration: Dur(o.hold),
+    });
+    spec.overrides.name = Some(format!("capacity-{rate:.1}"));
+    let output = Output {
+        dir: Some(o.out.join(format!("step-{n:02}-{rate:.1}"))),
+        overwrite: o.overwrite,
+        html: false,
         quiet: true,
-        no_html: true,
-        name: Some(format!("capacity-{rate:.1}")),
-        out: Some(o.out.join(format!("step-{n:02}-{rate:.1}"))),
-        overwrite: o.base.overwrite,
         ..Default::default()
     };
-    args.rate = Some(rate);
-    args.duration = Some(format!("{}ms", o.hold.as_millis()));
-    let done = crate::run_cmd::execute(&args)?;
+    let done = crate::run_cmd::execute(&RunConfig::new(spec.load()?, output))?;
     if let Some(e) = &done.write_error {
         // The step's figures are in memory; only its saved report is missing.
         eprintln!("warning: step at {rate:.1}/s: {}", e.message);
@@ -108,19 +109,16 @@ fn try_rate(o: &CapacityOptions, rate: f64, n: usize) -> Result<StepResult, Fail
     let t = &done.totals;
     let all = t.overall();
     let sc = t.all_scenarios();
-    let hold_s = o.hold.as_secs_f64();
-    let src = TotalsSource::new(t, hold_s);
-    let results = thresholds::evaluate(&o.sla, &src);
-    let scheduled = (sc.iterations + sc.dropped + sc.interrupted).max(1) as f64;
-    let dropped = sc.dropped as f64 / scheduled;
-    let mut failing: Vec<String> = results
-        .iter()
-        .filter(|r| !r.ok)
-        .map(|r| format!("{}: {}", r.metric, r.expr))
-        .collect();
-    if dropped > o.max_dropped {
-        failing.push(format!("dropped {:.1}% of iterations", dropped * 100.0));
-    }
+    let src = TotalsSource::new(t, o.hold.as_secs_f64());
+    let judged = capacity::judge(
+        &thresholds::evaluate(&o.sla, &src),
+        StepCounts {
+            iterations: sc.iterations,
+            dropped: sc.dropped,
+            interrupted: sc.interrupted,
+        },
+        o.max_dropped,
+    );
     let g = done.summary.generator.as_ref().filter(|g| g.saturated);
     // The hold is the scenarios' stage window from second 0: its full seconds count
     // what completed while the rate was being sent, not the backlog after it.
@@ -134,7 +132,7 @@ fn try_rate(o: &CapacityOptions, rate: f64, n: usize) -> Result<StepResult, Fail
         Some(w) if w.seconds > 0 => (w.requests, w.requests as f64 / w.seconds as f64),
         _ => (0, 0.0),
     };
-    Ok(StepResult {
+    let step = StepResult {
         rate,
         rps,
         completed_after_hold: all.requests.saturating_sub(in_hold),
@@ -145,9 +143,9 @@ fn try_rate(o: &CapacityOptions, rate: f64, n: usize) -> Result<StepResult, Fail
         } else {
             1.0
         },
-        dropped,
-        ok: failing.is_empty(),
-        failing,
+        dropped: judged.dropped,
+        ok: judged.held(),
+        failing: judged.failing.clone(),
         generator_saturated: g.is_some(),
         generator: g.map(|g| g.message.clone()),
         limit: done
@@ -157,7 +155,8 @@ fn try_rate(o: &CapacityOptions, rate: f64, n: usize) -> Result<StepResult, Fail
             .and_then(|b| b.limit.clone()),
         result_dir: done.dir,
         interrupted: done.summary.interrupted,
-    })
+    };
+    Ok((step, judged))
 }
 
 fn print_step(s: &StepResult, quiet: bool) {
@@ -199,17 +198,11 @@ pub fn search(o: &CapacityOptions, quiet: bool) -> Result<(Vec<StepResult>, Outc
         if crate::run_cmd::interrupted_by_user() {
             return Ok(StepVerdict::Interrupted);
         }
-        let s = try_rate(o, rate, n)?;
+        let (s, judged) = try_rate(o, rate, n)?;
         print_step(&s, quiet);
         // A press during the step stops the search even if the step's run had
         // already ended when it came.
-        let verdict = if s.interrupted || crate::run_cmd::interrupted_by_user() {
-            StepVerdict::Interrupted
-        } else if s.ok {
-            StepVerdict::Held
-        } else {
-            StepVerdict::Broke
-        };
+        let verdict = judged.verdict(s.interrupted || crate::run_cmd::interrupted_by_user());
         steps.push(s);
         Ok(verdict)
     })?;
@@ -258,11 +251,8 @@ fn outcome_lines(outcome: &Outcome, by_user: bool) -> Vec<String> {
 /// A break (or a plateau) while pado itself was saturated says nothing about the
 /// target: the warning naming the lowest rate at which that happened.
 fn generator_warning(steps: &[StepResult]) -> Option<String> {
-    let from = steps
-        .iter()
-        .filter(|s| s.generator_saturated)
-        .map(|s| s.rate)
-        .fold(None, |a: Option<f64>, r| Some(a.map_or(r, |a| a.min(r))))?;
+    let from =
+        capacity::lowest_saturated_rate(steps.iter().map(|s| (s.rate, s.generator_saturated)))?;
     Some(format!(
         "{}: from {from:.1}/s on, pado itself was saturated or starved (see each step's summary.json `generator`); a break or limit seen from there on may be pado's, not the target's: give pado more cores or split the load over more generators",
         pado_report::GENERATOR_SATURATED

@@ -3,12 +3,14 @@
 //! that wiring; every decision lives in a library crate.
 
 mod args;
+mod config;
 mod debugging;
 mod demo;
 mod exit;
 mod find_capacity;
 mod observing;
 mod out;
+mod prepared;
 mod progress;
 mod run_cmd;
 
@@ -33,7 +35,7 @@ pub fn main() -> i32 {
         }
     };
     let result = match &cli.command {
-        Command::Run(a) => run_cmd::run(a),
+        Command::Run(a) => config::RunConfig::from_run_args(a).and_then(|c| run_cmd::run(&c)),
         Command::Validate { file, target } => validate(file, target.as_deref()),
         Command::Report {
             dir,
@@ -139,23 +141,17 @@ fn docs(topic: Option<args::DocTopic>) {
     }
 }
 
+/// `pado validate`: the scenario through stage two and compiled, as a run would
+/// check it, without running.
 fn validate(file: &std::path::Path, target: Option<&str>) -> Result<i32, exit::Failure> {
-    let loaded = pado_scenario::load_file_with_target(file, target)
-        .map_err(|e| exit::Failure::invalid(e.to_string()))?;
-    let args = args::RunArgs {
-        scenario: Some(file.to_path_buf()),
-        target: target.map(str::to_string),
-        quiet: true,
-        ..Default::default()
-    };
-    let prep = run_cmd::prepare(&args)?;
+    let prep = config::LoadSpec::file(file.to_path_buf(), target.map(str::to_string)).load()?;
     let plan = prep.compile()?;
     for w in &plan.warnings {
         eprintln!("warning: {w}");
     }
     outln!(
         "{}: ok ({} scenario{}, {} threshold{})",
-        loaded.file,
+        prep.file,
         prep.config.scenarios.len(),
         if prep.config.scenarios.len() == 1 {
             ""
@@ -172,62 +168,24 @@ fn parse_dur(flag: &str, v: &str) -> Result<std::time::Duration, exit::Failure> 
     pado_scenario::parse_duration(v).map_err(|e| exit::Failure::invalid(format!("--{flag}: {e}")))
 }
 
+/// `pado find-capacity`: flags checked (stage two), then the steps' directory,
+/// then the search.
 fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
-    let mut sla = Vec::new();
-    let exprs: Vec<String> = if f.sla.is_empty() {
-        vec!["p(95) < 200".into(), "http_req_failed: rate < 0.01".into()]
-    } else {
-        f.sla.clone()
-    };
-    for e in &exprs {
-        sla.push(
-            pado_analysis::thresholds::parse_cli(e)
-                .map_err(|err| exit::Failure::invalid(format!("--sla `{e}`: {err}")))?,
-        );
-    }
-    for (v, name) in [(f.start_rate, "--start-rate"), (f.max_rate, "--max-rate")] {
-        if !(v.is_finite() && v > 0.0) {
-            return Err(exit::Failure::invalid(format!(
-                "{name}: must be more than 0"
-            )));
-        }
-    }
-    if !(f.factor.is_finite() && f.factor > 1.0) {
-        return Err(exit::Failure::invalid("--factor: must be more than 1"));
-    }
-    let hold = parse_dur("hold", &f.hold)?;
-    if hold < std::time::Duration::from_secs(1) {
-        return Err(exit::Failure::invalid("--hold: at least 1s"));
-    }
-    let base = args::RunArgs {
-        scenario: f.scenario.clone(),
-        url: f.url.clone(),
-        target: f.target.clone(),
-        max_vus: f.max_vus,
-        timeout: f.timeout.clone(),
-        observe: f.observe.clone(),
-        observe_interval: f.observe_interval.clone(),
-        overwrite: f.overwrite,
-        ..Default::default()
-    };
-    let plan =
-        pado_analysis::capacity::SearchPlan::new(f.start_rate, f.factor, f.max_rate, f.refine)
-            .map_err(|e| {
-                exit::Failure::invalid(format!("--start-rate/--max-rate/--factor: {e}"))
-            })?;
+    let c = config::CapacityConfig::from_args(f)?;
     let out = match &f.out {
         Some(p) => run_cmd::user_out_dir(p, f.overwrite)?,
         None => run_cmd::new_out_dir("capacity")?,
     };
     find_capacity::run(
         find_capacity::CapacityOptions {
-            base,
-            plan,
+            load: c.load,
+            overwrite: f.overwrite,
+            plan: c.plan,
             start: f.start_rate,
             factor: f.factor,
-            hold,
-            sla,
-            max_dropped: 0.01,
+            hold: c.hold,
+            sla: c.sla,
+            max_dropped: pado_analysis::capacity::MAX_DROPPED,
             out,
         },
         f.json,
@@ -463,10 +421,9 @@ pub(crate) fn write_reports(
     d: &pado_metrics::ResultDir,
     html: bool,
     exports: &[String],
-    windows: &[String],
+    windows: &[pado_metrics::StageMark],
 ) -> Result<(pado_report::Summary, Option<exit::Failure>), exit::Failure> {
-    let marks = parse_windows(windows)?;
-    let run = pado_report::load_with_windows(d, &marks).map_err(exit::Failure::other)?;
+    let run = pado_report::load_with_windows(d, windows).map_err(exit::Failure::other)?;
     let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
     let written = (|| -> Result<(), pado_metrics::result_dir::ResultError> {
         d.write_json(pado_metrics::result_dir::SUMMARY_FILE, &summary)?;
@@ -532,9 +489,10 @@ fn report(
     exports: &[String],
     windows: &[String],
 ) -> Result<i32, exit::Failure> {
+    let windows = parse_windows(windows)?;
     let d =
         pado_metrics::ResultDir::open(dir).map_err(|e| exit::Failure::invalid(e.to_string()))?;
-    let (summary, write_error) = write_reports(&d, true, exports, windows)?;
+    let (summary, write_error) = write_reports(&d, true, exports, &windows)?;
     if !quiet {
         let color = crate::out::color();
         out!(

@@ -1,7 +1,9 @@
 //! The scenario language of pado: the model users write ([`model`]), loading it with
-//! errors that name file, line and field ([`load`]), durations ([`duration`]), and
-//! the quick mode that turns command-line flags into the same model ([`quick`]), so
-//! that everything downstream sees one kind of input.
+//! errors that name file, line and field ([`load`]), durations ([`duration`]), the
+//! threshold language written in it ([`thresholds`], with the k6 metric names it
+//! refers to in [`metric_catalog`]), and the quick mode that turns command-line flags
+//! into the same model ([`quick`]), so that everything downstream sees one kind of
+//! input.
 
 pub mod duration;
 pub mod error;
@@ -10,12 +12,14 @@ pub mod init;
 pub mod limits;
 pub mod line_index;
 pub mod load;
+pub mod metric_catalog;
 pub mod model;
 pub mod naming;
 pub mod quick;
 pub mod size;
 pub mod structure;
 pub mod template;
+pub mod thresholds;
 
 pub use duration::{format_duration, parse_duration, Dur};
 pub use error::{Diagnostic, ScenarioError};

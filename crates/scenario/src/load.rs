@@ -16,6 +16,9 @@ pub struct Loaded {
     pub file: String,
     /// Directory of the file (relative paths in the scenario are resolved against it).
     pub base_dir: std::path::PathBuf,
+    /// Where each field of the file sits, for later errors (thresholds, compiling)
+    /// without reading the file again.
+    pub lines: LineIndex,
 }
 
 /// Read and validate a scenario file.
@@ -37,6 +40,7 @@ pub fn load_file_with_target(path: &Path, target: Option<&str>) -> Result<Loaded
     let config = parse_str_with_target(&text, &file, target)?;
     Ok(Loaded {
         config,
+        lines: LineIndex::build(text.strip_prefix('\u{feff}').unwrap_or(&text)),
         file,
         base_dir: path
             .parent()

@@ -1,0 +1,366 @@
+//! Stage two of argument handling: the raw flags of [`crate::args`] (stage one) plus
+//! the scenario file into a typed, validated [`RunConfig`], as ripgrep turns its
+//! low-level arguments into high-level ones.
+//!
+//! Every command that runs or checks a scenario (`run`, `run --once`, `validate`,
+//! `find-capacity`, `demo`) builds its configuration here, from a [`LoadSpec`], so
+//! that a flag means the same in each: `find-capacity -H ... -X POST --body ...`
+//! sends what `run` would. Durations are [`Duration`]s and sizes numbers by the time
+//! they leave this module; every bad value is a [`Failure`] naming its flag, never a
+//! panic.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pado_metrics::StageMark;
+use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp};
+use pado_scenario::{parse_duration, ByteSize, Dur, LoadShape, Overrides, QuickRequest};
+
+use crate::args::{LoadArgs, RunArgs};
+use crate::debugging::DebugLevel;
+use crate::exit::Failure;
+use crate::prepared::Prepared;
+
+/// Most worker threads a run may ask for: far more than cores on any machine, few
+/// enough that starting them cannot fail.
+pub const MAX_WORKERS: usize = 1024;
+
+/// Where the scenario comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A scenario file (YAML or JSON).
+    File(PathBuf),
+    /// Quick mode: one request built from the command line.
+    Url(QuickRequest),
+}
+
+/// What to load, typed from the flags before any file is read: the source and the
+/// settings that apply on top of it. A command that runs several tests of one
+/// scenario (`find-capacity`) checks the flags once and changes only the shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadSpec {
+    /// The scenario file or the quick-mode request.
+    pub source: Source,
+    /// Settings from flags (headers, timeout, TLS, load shape, thresholds, ...).
+    pub overrides: Overrides,
+    /// Stretch or compress the file's timeline to this length (`--fit-to`).
+    pub fit_to: Option<Duration>,
+}
+
+/// Where a run's results go and what is written besides `summary.json`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Output {
+    /// `--out`; `None`: a new directory under `pado-results/`.
+    pub dir: Option<PathBuf>,
+    /// Reuse a non-empty `--out` directory.
+    pub overwrite: bool,
+    /// Write report.html.
+    pub html: bool,
+    /// Machine outputs (`csv`, `junit`).
+    pub exports: Vec<String>,
+    /// Named time windows for the stage table.
+    pub windows: Vec<StageMark>,
+    /// No live progress.
+    pub quiet: bool,
+}
+
+/// A run, ready to start: the loaded and validated scenario and how to run it.
+pub struct RunConfig {
+    /// The scenario with its thresholds and where its fields sit in the file.
+    pub scenario: Prepared,
+    /// Where results go.
+    pub output: Output,
+    /// Worker threads (`None`: the cores available).
+    pub workers: Option<usize>,
+    /// Print every exchange (`--http-debug`).
+    pub http_debug: Option<DebugLevel>,
+    /// Run each flow once instead of loading the target (`--once`).
+    pub once: bool,
+}
+
+impl RunConfig {
+    /// `pado run`'s flags into a configuration: every flag checked, the file read
+    /// once.
+    pub fn from_run_args(a: &RunArgs) -> Result<RunConfig, Failure> {
+        let windows = crate::parse_windows(&a.windows)?;
+        if let Some(w) = a.workers.filter(|w| !(1..=MAX_WORKERS).contains(w)) {
+            return Err(Failure::invalid(format!(
+                "--workers {w}: give 1 to {MAX_WORKERS} (one per core is best; this machine allows {})",
+                pado_engine::allowed_cores()
+            )));
+        }
+        let spec = LoadSpec::from_run_args(a)?;
+        Ok(RunConfig {
+            scenario: spec.load()?,
+            output: Output {
+                dir: a.out.clone(),
+                overwrite: a.overwrite,
+                html: !a.no_html,
+                exports: a.exports.clone(),
+                windows,
+                quiet: a.quiet,
+            },
+            workers: a.workers,
+            http_debug: DebugLevel::from_flag(a.http_debug.as_deref()),
+            once: a.once,
+        })
+    }
+
+    /// A configuration for a command that sets its own output (`find-capacity`'s
+    /// steps, `demo`, `validate`): default workers, no debugging output.
+    pub fn new(scenario: Prepared, output: Output) -> RunConfig {
+        RunConfig {
+            scenario,
+            output,
+            workers: None,
+            http_debug: None,
+            once: false,
+        }
+    }
+}
+
+/// A duration flag.
+fn dur(flag: &str, v: &str) -> Result<Duration, Failure> {
+    parse_duration(v).map_err(|e| Failure::invalid(format!("--{flag}: {e}")))
+}
+
+/// A duration flag that must be more than 0.
+fn positive_dur(flag: &str, v: &str) -> Result<Duration, Failure> {
+    let d = dur(flag, v)?;
+    if d.is_zero() {
+        return Err(Failure::invalid(format!("--{flag}: must be more than 0")));
+    }
+    Ok(d)
+}
+
+impl LoadSpec {
+    /// A scenario file as written, with `--target` replacing its `target` when given
+    /// (`validate`, `demo`).
+    pub fn file(path: PathBuf, target: Option<String>) -> LoadSpec {
+        LoadSpec {
+            source: Source::File(path),
+            overrides: Overrides {
+                target,
+                ..Default::default()
+            },
+            fit_to: None,
+        }
+    }
+
+    /// The flags every loading command shares ([`LoadArgs`]): the source and how
+    /// requests are sent. No load shape yet.
+    pub fn from_load_args(l: &LoadArgs) -> Result<LoadSpec, Failure> {
+        let mut ov = Overrides {
+            insecure: l.insecure,
+            no_follow_redirects: l.no_follow_redirects,
+            max_vus: l.max_vus,
+            target: l.target.clone(),
+            observe: l.observe.clone(),
+            ..Default::default()
+        };
+        if let Some(t) = &l.timeout {
+            ov.timeout = Some(Dur(positive_dur("timeout", t)?));
+        }
+        if let Some(m) = &l.max_body {
+            let n = pado_scenario::parse_size(m)
+                .map_err(|e| Failure::invalid(format!("--max-body: {e}")))?;
+            if n == 0 {
+                return Err(Failure::invalid("--max-body: must be more than 0"));
+            }
+            ov.max_body = Some(ByteSize(n));
+        }
+        if let Some(i) = &l.observe_interval {
+            ov.observe_interval = Some(Dur(dur("observe-interval", i)?));
+        }
+        for h in &l.headers {
+            ov.headers
+                .push(parse_header(h).map_err(|e| Failure::invalid(format!("--header: {e}")))?);
+        }
+        let source = match (&l.scenario, &l.url) {
+            (Some(_), Some(_)) => {
+                return Err(Failure::invalid(
+                    "give a scenario file or --url, not both (put the URL in the file's `target`)",
+                ))
+            }
+            (None, None) => {
+                return Err(Failure::invalid(
+                    "nothing to run: give a scenario file (`pado run test.yaml`) or a URL (`pado run --url http://127.0.0.1:8080/ --vus 10 --duration 10s`)",
+                ))
+            }
+            (Some(path), None) => {
+                if l.method.is_some() || l.body.is_some() || l.body_file.is_some() {
+                    return Err(Failure::invalid(
+                        "-X/--method, --body and --body-file are for quick mode (--url); a scenario file says these per request",
+                    ));
+                }
+                Source::File(path.clone())
+            }
+            (None, Some(url)) => Source::Url(QuickRequest {
+                url: url.clone(),
+                method: l.method.clone(),
+                body: l.body.clone(),
+                body_file: l.body_file.as_ref().map(|p| p.display().to_string()),
+            }),
+        };
+        Ok(LoadSpec {
+            source,
+            overrides: ov,
+            fit_to: None,
+        })
+    }
+
+    /// `pado run`'s flags: [`LoadSpec::from_load_args`] plus the load shape, think
+    /// time, thresholds, name and `--fit-to`.
+    pub fn from_run_args(a: &RunArgs) -> Result<LoadSpec, Failure> {
+        let mut spec = LoadSpec::from_load_args(&a.load)?;
+        let is_file = matches!(spec.source, Source::File(_));
+        let ov = &mut spec.overrides;
+        ov.name = a.name.clone();
+        if let Some(t) = &a.think {
+            ov.think = Some(Dur(dur("think", t)?));
+        }
+        ov.shape = shape(a, is_file)?;
+        for t in &a.thresholds {
+            // Parsed now for an early error naming the flag; the loaded scenario's
+            // thresholds (the file's and these) are parsed again with it.
+            let th = pado_scenario::thresholds::parse_cli(t)
+                .map_err(|e| Failure::invalid(format!("--threshold `{t}`: {e}")))?;
+            ov.thresholds.push((th.metric_key(), th.source));
+        }
+        spec.fit_to = a
+            .fit_to
+            .as_deref()
+            .map(|v| positive_dur("fit-to", v))
+            .transpose()?;
+        Ok(spec)
+    }
+
+    /// Read the scenario (once), apply the flags, validate, and parse its thresholds.
+    pub fn load(&self) -> Result<Prepared, Failure> {
+        Prepared::load(self)
+    }
+}
+
+/// The load shape the flags give, if any. On a scenario file, one lone parameter
+/// (`--vus`, `--duration` or `--rate`) adjusts the file's own load model; a complete
+/// shape (`--vus` with `--duration`, `--rate` with `--duration`, `--stages`, ...)
+/// replaces it. Quick mode has no model of its own: defaults fill the shape.
+fn shape(a: &RunArgs, is_file: bool) -> Result<Option<LoadShape>, Failure> {
+    let duration = a
+        .duration
+        .as_deref()
+        .map(|d| dur("duration", d).map(Dur))
+        .transpose()?;
+    if let Some(r) = a.rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
+        return Err(Failure::invalid(format!("--rate {r}: must be more than 0")));
+    }
+    if a.vus == Some(0) {
+        return Err(Failure::invalid("--vus: must be at least 1"));
+    }
+    let lone = [a.vus.is_some(), duration.is_some(), a.rate.is_some()]
+        .iter()
+        .filter(|x| **x)
+        .count()
+        == 1;
+    Ok(
+        if is_file && lone && a.stages.is_none() && a.step_ramp.is_none() && a.iterations.is_none()
+        {
+            Some(LoadShape::Adjust {
+                vus: a.vus,
+                duration,
+                rate: a.rate,
+            })
+        } else if let Some(r) = a.rate {
+            Some(LoadShape::Rate {
+                rate: r,
+                duration: duration.unwrap_or(Dur::from_secs(10)),
+            })
+        } else if let Some(s) = &a.stages {
+            if duration.is_some() {
+                return Err(Failure::invalid(
+                    "--duration does not go with --stages: the stages set the length",
+                ));
+            }
+            Some(LoadShape::Stages(
+                parse_stages(s).map_err(|e| Failure::invalid(format!("--stages: {e}")))?,
+            ))
+        } else if let Some(s) = &a.step_ramp {
+            Some(LoadShape::StepRamp(
+                parse_step_ramp(s).map_err(|e| Failure::invalid(format!("--step-ramp: {e}")))?,
+                duration,
+            ))
+        } else if let Some(n) = a.iterations {
+            if n == 0 {
+                return Err(Failure::invalid("--iterations: must be at least 1"));
+            }
+            Some(LoadShape::Iterations {
+                vus: a.vus.unwrap_or(1),
+                iterations: n,
+            })
+        } else if a.vus.is_some() || duration.is_some() {
+            Some(LoadShape::Vus {
+                vus: a.vus.unwrap_or(10),
+                duration: duration.unwrap_or(Dur::from_secs(10)),
+            })
+        } else {
+            None
+        },
+    )
+}
+
+/// `pado find-capacity`'s flags, typed and checked before the first step runs.
+pub struct CapacityConfig {
+    /// What each step loads; every step sets its own rate and length on it.
+    pub load: LoadSpec,
+    /// The rates to try.
+    pub plan: pado_analysis::capacity::SearchPlan,
+    /// How long each step holds its rate.
+    pub hold: Duration,
+    /// The SLA every step is judged against.
+    pub sla: Vec<pado_analysis::thresholds::Threshold>,
+}
+
+impl CapacityConfig {
+    /// From the flags: the shared loading flags as `pado run` reads them, the SLA
+    /// (the default one without `--sla`), the rates and the hold.
+    pub fn from_args(f: &crate::args::FindCapacityArgs) -> Result<CapacityConfig, Failure> {
+        use pado_analysis::capacity::{PlanError, SearchPlan, DEFAULT_SLA, MIN_HOLD};
+        let exprs: Vec<&str> = if f.sla.is_empty() {
+            DEFAULT_SLA.to_vec()
+        } else {
+            f.sla.iter().map(String::as_str).collect()
+        };
+        let mut sla = Vec::new();
+        for e in exprs {
+            sla.push(
+                pado_scenario::thresholds::parse_cli(e)
+                    .map_err(|err| Failure::invalid(format!("--sla `{e}`: {err}")))?,
+            );
+        }
+        let plan = SearchPlan::new(f.start_rate, f.factor, f.max_rate, f.refine).map_err(|e| {
+            let flag = match e {
+                PlanError::Rate("start") => "--start-rate",
+                PlanError::Rate(_) => "--max-rate",
+                PlanError::Factor => "--factor",
+                PlanError::StartAboveMax { .. } => "--start-rate/--max-rate",
+            };
+            Failure::invalid(format!("{flag}: {e}"))
+        })?;
+        let hold = dur("hold", &f.hold)?;
+        if hold < MIN_HOLD {
+            return Err(Failure::invalid(format!(
+                "--hold: at least {}s",
+                MIN_HOLD.as_secs()
+            )));
+        }
+        Ok(CapacityConfig {
+            load: LoadSpec::from_load_args(&f.load)?,
+            plan,
+            hold,
+            sla,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,195 @@
+//! A scenario loaded for a run: the file read once (or the quick-mode request
+//! built), the command line's settings applied, validated, its thresholds parsed;
+//! then compiled, with every threshold's tag selector checked against what the
+//! scenario has.
+
+use std::path::PathBuf;
+
+use pado_analysis::thresholds::Threshold;
+use pado_engine::compile;
+use pado_scenario::line_index::LineIndex;
+use pado_scenario::{apply_overrides, load_file_with_target, quick_config, validate, Config};
+
+use crate::config::{LoadSpec, Source};
+use crate::exit::{self, Failure};
+
+/// A configuration ready to run, with where it came from.
+pub struct Prepared {
+    /// The configuration.
+    pub config: Config,
+    /// File name for messages (`<command line>` in quick mode).
+    pub file: String,
+    /// Directory relative paths resolve against.
+    pub base_dir: PathBuf,
+    /// Parsed thresholds.
+    pub thresholds: Vec<Threshold>,
+    /// Where each field of the file sits (empty in quick mode).
+    pub lines: LineIndex,
+}
+
+impl Prepared {
+    /// `file:line:column` of a field, as messages start.
+    fn at(&self, field: &str) -> String {
+        match self.lines.locate(field) {
+            Some((l, c)) => format!("{}:{l}:{c}", self.file),
+            None => self.file.clone(),
+        }
+    }
+
+    /// Compile the configuration: an error names the line of its field (a feed that
+    /// cannot be read, a column it lacks, an unset environment variable). Then every
+    /// threshold's tag selector is checked against the steps, scenarios, checks and
+    /// tags that exist, so `{step:serch}` is an error now and not a threshold that
+    /// silently has no data.
+    pub fn compile(&self) -> Result<pado_engine::RunPlan, Failure> {
+        let plan = compile(&self.config, &self.base_dir).map_err(|e| {
+            let mut m = format!("{}: {e}", self.at(&e.field()));
+            if let Some(h) = e.hint() {
+                m.push_str(&format!("\n  hint: {h}"));
+            }
+            Failure::invalid(m)
+        })?;
+        let problems = self.selector_problems(&plan);
+        if problems.is_empty() {
+            Ok(plan)
+        } else {
+            Err(Failure::invalid(problems.join("\n")))
+        }
+    }
+
+    fn selector_problems(&self, plan: &pado_engine::RunPlan) -> Vec<String> {
+        let steps: Vec<&str> = plan.series.iter().map(|k| k.name.as_str()).collect();
+        let scenarios: Vec<&str> = self
+            .config
+            .scenarios
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let checks: Vec<&str> = plan.checks.iter().map(String::as_str).collect();
+        let mut user_tags: Vec<&str> = Vec::new();
+        fn step_tags<'c>(steps: &'c [pado_scenario::Step], out: &mut Vec<&'c str>) {
+            for st in steps {
+                out.extend(st.tags.keys().map(String::as_str));
+                if let Some(inner) = &st.steps {
+                    step_tags(inner, out);
+                }
+            }
+        }
+        let c = &self.config;
+        step_tags(&c.setup, &mut user_tags);
+        step_tags(&c.teardown, &mut user_tags);
+        for (_, s) in &c.scenarios {
+            for f in [&s.flow, &s.setup_per_vu, &s.teardown_per_vu] {
+                step_tags(f, &mut user_tags);
+            }
+            for m in &s.mix {
+                user_tags.extend(m.tags.keys().map(String::as_str));
+                if let Some(f) = &m.flow {
+                    step_tags(f, &mut user_tags);
+                }
+            }
+        }
+        user_tags.sort_unstable();
+        user_tags.dedup();
+        let mut out = Vec::new();
+        for t in &self.thresholds {
+            let field = format!("thresholds.{}", t.metric_key());
+            for (k, v) in &t.tags {
+                let known: Option<&[&str]> = match k.as_str() {
+                    "step" | "name" => Some(&steps),
+                    "scenario" => Some(&scenarios),
+                    "check" => Some(&checks),
+                    _ if user_tags.contains(&k.as_str()) => None,
+                    _ => {
+                        let mut names = vec!["step", "name", "scenario", "check"];
+                        names.extend(user_tags.iter().copied());
+                        let guess =
+                            pado_scenario::structure::did_you_mean(k, names.iter().copied())
+                                .map(|g| format!("did you mean `{g}`? "))
+                                .unwrap_or_default();
+                        out.push(format!(
+                            "{}: {field}: `{k}` is not a tag pado sets or a step of this file tags with\n  hint: {guess}selectors are `step`, `name`, `scenario`, `check`{}",
+                            self.at(&field),
+                            if user_tags.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" and your steps' tags: {}", user_tags.join(", "))
+                            }
+                        ));
+                        continue;
+                    }
+                };
+                if let Some(known) = known {
+                    if !known.contains(&v.as_str()) {
+                        let hint = match pado_scenario::structure::did_you_mean(
+                            v,
+                            known.iter().copied(),
+                        ) {
+                            Some(g) => format!("did you mean `{g}`?"),
+                            None => format!("{k}s here: {}", known.join(", ")),
+                        };
+                        out.push(format!(
+                            "{}: {field}: no {k} is named `{v}`: the threshold would have no data\n  hint: {hint}",
+                            self.at(&field)
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Prepared {
+    /// Stage two's last part: read the scenario named by `spec` (once), apply its
+    /// settings, validate the result and parse its thresholds (the file's and the
+    /// command line's), every error naming file, line and field.
+    pub fn load(spec: &LoadSpec) -> Result<Prepared, Failure> {
+        let ov = &spec.overrides;
+        let (mut config, file, base_dir, lines) = match &spec.source {
+            Source::File(path) => {
+                let loaded =
+                    load_file_with_target(path, ov.target.as_deref()).map_err(|e| match e {
+                        pado_scenario::ScenarioError::Read { .. } => Failure {
+                            code: exit::INVALID,
+                            message: e.to_string(),
+                        },
+                        _ => Failure::invalid(e.to_string()),
+                    })?;
+                (loaded.config, loaded.file, loaded.base_dir, loaded.lines)
+            }
+            Source::Url(q) => (
+                quick_config(q, ov),
+                "<command line>".to_string(),
+                PathBuf::from("."),
+                LineIndex::default(),
+            ),
+        };
+        if let (Some(len), Some(want)) = (pado_scenario::planned_length(&config), spec.fit_to) {
+            if !len.is_zero() {
+                pado_scenario::scale_timeline(&mut config, want.as_secs_f64() / len.as_secs_f64());
+            }
+        }
+        if matches!(spec.source, Source::File(_)) {
+            apply_overrides(&mut config, ov).map_err(Failure::invalid)?;
+        }
+        validate(&config, &file).map_err(|e| Failure::invalid(e.to_string()))?;
+        let thresholds =
+            pado_scenario::thresholds::from_config(&config, &file, &lines).map_err(|e| {
+                Failure::invalid(
+                    e.diagnostics()
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                )
+            })?;
+        Ok(Prepared {
+            config,
+            file,
+            base_dir,
+            thresholds,
+            lines,
+        })
+    }
+}
