@@ -149,20 +149,10 @@ pub(super) fn suggest_metric(name: &str) -> String {
     }
 }
 
-/// Levenshtein distance over chars. Inputs longer than 64 chars are cut (they are
-/// never close to a known name anyway), bounding the cost on garbage input.
+/// Levenshtein distance over chars ([`strsim::levenshtein`]). Inputs longer than 64
+/// chars are cut (they are never close to a known name anyway), bounding the cost on
+/// garbage input.
 fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(64).collect();
-    let b: Vec<char> = b.chars().take(64).collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
+    let cut = |s: &str| -> String { s.chars().take(64).collect() };
+    strsim::levenshtein(&cut(a), &cut(b))
 }
