@@ -1,0 +1,389 @@
+//! The compiler's state while it walks a configuration: names numbered (series,
+//! checks, variables, flows), origins resolved, and the scenario and step structure.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use pado_metrics::SeriesKey;
+use pado_scenario::{Config, ExtractFrom, ExtractSpec, MixEntry, Scenario, Step};
+
+use crate::data::{Feed, WeightedFeeds};
+use crate::executor::{self, DEFAULT_GRACEFUL_STOP};
+use crate::http::Origin;
+use crate::render::{Binder, Compiled, Escape};
+
+use super::checks::{json_path, regex};
+use super::*;
+
+pub(super) struct Builder<'a> {
+    pub(super) cfg: &'a Config,
+    pub(super) base_dir: &'a Path,
+    pub(super) origins: Vec<Origin>,
+    pub(super) origin_keys: Vec<(String, String, u16)>,
+    pub(super) series: Vec<SeriesKey>,
+    pub(super) checks: Vec<String>,
+    pub(super) flows: Vec<String>,
+    pub(super) feeds: Vec<Arc<Feed>>,
+    pub(super) vars: Vec<String>,
+    pub(super) picks: Vec<WeightedFeeds>,
+    pub(super) secrets: Vec<Vec<u8>>,
+    pub(super) tls: Option<Arc<rustls::ClientConfig>>,
+    /// Scenario (or `setup`) being compiled, for group names.
+    pub(super) scope: String,
+    /// The flow being compiled, in words (`flow `write` of scenario `browse``).
+    pub(super) flow_label: String,
+    /// Explicit step names and the flows they appear in.
+    pub(super) named_steps: Vec<(String, String)>,
+}
+
+/// Compile a validated configuration. `base_dir` resolves relative file paths.
+pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
+    let mut feeds = Vec::new();
+    for (name, spec) in &cfg.data {
+        let f = Feed::load(name, spec, base_dir).map_err(|source| PlanError::Data {
+            name: name.clone(),
+            source,
+        })?;
+        feeds.push(Arc::new(f));
+    }
+    let mut b = Builder {
+        cfg,
+        base_dir,
+        origins: Vec::new(),
+        origin_keys: Vec::new(),
+        series: Vec::new(),
+        checks: Vec::new(),
+        flows: Vec::new(),
+        feeds,
+        vars: Vec::new(),
+        picks: Vec::new(),
+        secrets: Vec::new(),
+        tls: None,
+        scope: "setup".into(),
+        flow_label: "the setup".into(),
+        named_steps: Vec::new(),
+    };
+    let setup = b.steps("setup", &cfg.setup, None)?;
+    b.scope = "teardown".into();
+    b.flow_label = "the teardown".into();
+    let teardown = b.steps("teardown", &cfg.teardown, None)?;
+    let mut scenarios = Vec::new();
+    for (name, s) in &cfg.scenarios {
+        b.scope = name.clone();
+        scenarios.push(b.scenario(name, s)?);
+    }
+    let warnings = shared_step_names(&b.named_steps);
+    Ok(RunPlan {
+        warnings,
+        name: cfg.name.clone().unwrap_or_else(|| "pado".into()),
+        origins: b.origins,
+        series: b.series,
+        checks: b.checks,
+        flows: b.flows,
+        scenarios,
+        feeds: b.feeds,
+        vars: b.vars,
+        picks: b.picks,
+        setup,
+        teardown,
+        secrets: crate::redact::Redactor::new({
+            let mut secrets = b.secrets;
+            secrets.extend(target_env_values(cfg));
+            secrets
+        }),
+        max_body: cfg.defaults.max_body.map_or(BODY_KEEP_CAP, |m| {
+            usize::try_from(m.0).unwrap_or(usize::MAX)
+        }),
+        insecure: cfg.defaults.insecure,
+    })
+}
+
+/// Values a `target:` written with `{{ env.NAME }}` took from the environment: the
+/// host and port in every printed URL must hide them like any other env value.
+fn target_env_values(cfg: &Config) -> Vec<Vec<u8>> {
+    let Some(t) = cfg.target_template.as_deref() else {
+        return Vec::new();
+    };
+    let Ok(parsed) = pado_scenario::template::parse_template(t) else {
+        return Vec::new();
+    };
+    parsed
+        .exprs()
+        .filter_map(|e| match e {
+            pado_scenario::template::Expr::Env(n) => std::env::var(n).ok(),
+            _ => None,
+        })
+        .filter(|v| !v.is_empty())
+        .map(String::into_bytes)
+        .collect()
+}
+
+/// One warning per step name given to steps of more than one flow: their requests
+/// land in one series, which is rarely what the names meant.
+fn shared_step_names(named: &[(String, String)]) -> Vec<String> {
+    let mut names: Vec<&str> = Vec::new();
+    for (n, _) in named {
+        if !names.contains(&n.as_str()) {
+            names.push(n);
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let flows: Vec<&str> = named
+                .iter()
+                .filter(|(m, _)| m == n)
+                .map(|(_, f)| f.as_str())
+                .collect();
+            (flows.len() > 1).then(|| {
+                let (last, rest) = flows.split_last().unwrap_or((&"", &[]));
+                format!(
+                    "step name `{n}` is used in {} and {last}: their requests are measured as one step `{n}`; give them different names to see them apart",
+                    rest.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
+impl Builder<'_> {
+    pub(super) fn binder(&mut self) -> Binder<'_> {
+        Binder {
+            feeds: &self.feeds,
+            vars: &mut self.vars,
+            picks: &mut self.picks,
+            secrets: &mut self.secrets,
+        }
+    }
+
+    pub(super) fn compile_text(
+        &mut self,
+        field: &str,
+        text: &str,
+        escape: Escape,
+        lit: impl Fn(&str) -> Vec<u8>,
+    ) -> Result<Compiled, PlanError> {
+        self.binder()
+            .compile(text, escape, lit)
+            .map_err(|source| PlanError::Template {
+                field: field.to_string(),
+                source,
+            })
+    }
+
+    pub(super) fn var_id(&mut self, name: &str) -> usize {
+        match self.vars.iter().position(|v| v == name) {
+            Some(i) => i,
+            None => {
+                self.vars.push(name.to_string());
+                self.vars.len() - 1
+            }
+        }
+    }
+
+    pub(super) fn scenario(&mut self, name: &str, s: &Scenario) -> Result<ScenarioPlan, PlanError> {
+        let p = format!("scenarios.{name}");
+        let mut entries = Vec::new();
+        let mut cum = 0.0;
+        if !s.mix.is_empty() {
+            for (i, m) in s.mix.iter().enumerate() {
+                let mp = format!("{p}.mix[{i}]");
+                cum += m.weight.unwrap_or(1.0);
+                self.flow_label = match (&m.flow, &m.name) {
+                    (Some(_), Some(n)) => format!("flow `{n}` of scenario `{name}`"),
+                    (Some(_), None) => format!("mix entry {} of scenario `{name}`", i + 1),
+                    (None, _) => format!("the mix of scenario `{name}`"),
+                };
+                let steps = self.mix_steps(&mp, m)?;
+                let flow = match (&m.flow, &m.name) {
+                    (Some(_), Some(n)) => Some(self.flow_id(&format!("{name}/{n}"))),
+                    _ => None,
+                };
+                entries.push(WorkEntry {
+                    cum_weight: cum,
+                    steps,
+                    think: m.think.as_ref().map(ThinkPlan::from),
+                    flow,
+                });
+            }
+        } else {
+            cum = 1.0;
+            self.flow_label = format!("the flow of scenario `{name}`");
+            let steps = self.steps(&format!("{p}.flow"), &s.flow, None)?;
+            entries.push(WorkEntry {
+                cum_weight: 1.0,
+                steps,
+                think: None,
+                flow: None,
+            });
+        }
+        self.flow_label = format!("setup_per_vu of scenario `{name}`");
+        let setup = self.steps(&format!("{p}.setup_per_vu"), &s.setup_per_vu, None)?;
+        self.flow_label = format!("teardown_per_vu of scenario `{name}`");
+        let teardown = self.steps(&format!("{p}.teardown_per_vu"), &s.teardown_per_vu, None)?;
+        Ok(ScenarioPlan {
+            name: name.to_string(),
+            executor: executor::from_scenario(s),
+            start_time: s.start_time.map(|d| d.get()).unwrap_or_default(),
+            graceful_stop: s
+                .graceful_stop
+                .map(|d| d.get())
+                .unwrap_or(DEFAULT_GRACEFUL_STOP),
+            entries,
+            total_weight: cum,
+            think: s
+                .think
+                .as_ref()
+                .or(self.cfg.defaults.think.as_ref())
+                .map(ThinkPlan::from),
+            setup,
+            teardown,
+            cookies: s.cookies.unwrap_or(true),
+        })
+    }
+
+    pub(super) fn flow_id(&mut self, name: &str) -> usize {
+        match self.flows.iter().position(|f| f == name) {
+            Some(i) => i,
+            None => {
+                self.flows.push(name.to_string());
+                self.flows.len() - 1
+            }
+        }
+    }
+
+    pub(super) fn mix_steps(&mut self, p: &str, m: &MixEntry) -> Result<Vec<StepPlan>, PlanError> {
+        if let Some(flow) = &m.flow {
+            // A named flow entry prefixes its steps' default names for readability.
+            return self.steps(&format!("{p}.flow"), flow, m.name.as_deref());
+        }
+        let step = Step {
+            name: m.name.clone(),
+            request: m.request.clone(),
+            check: m.check.clone(),
+            extract: m.extract.clone(),
+            tags: m.tags.clone(),
+            ..Default::default()
+        };
+        Ok(vec![self.step(p, &step, None)?])
+    }
+
+    pub(super) fn steps(
+        &mut self,
+        p: &str,
+        steps: &[Step],
+        prefix: Option<&str>,
+    ) -> Result<Vec<StepPlan>, PlanError> {
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| self.step(&format!("{p}[{i}]"), s, prefix))
+            .collect()
+    }
+
+    pub(super) fn series_id(&mut self, name: &str) -> u32 {
+        if let Some(i) = self.series.iter().position(|k| k.name == name) {
+            return i as u32;
+        }
+        self.series.push(SeriesKey::named(name));
+        (self.series.len() - 1) as u32
+    }
+
+    pub(super) fn check_id(&mut self, name: String) -> u32 {
+        if let Some(i) = self.checks.iter().position(|k| *k == name) {
+            return i as u32;
+        }
+        self.checks.push(name);
+        (self.checks.len() - 1) as u32
+    }
+
+    pub(super) fn step(
+        &mut self,
+        p: &str,
+        s: &Step,
+        prefix: Option<&str>,
+    ) -> Result<StepPlan, PlanError> {
+        let think = s.think.as_ref().map(ThinkPlan::from);
+        if let (Some(g), Some(inner)) = (&s.group, &s.steps) {
+            let id = self.flow_id(&format!("{}/{g}", self.scope));
+            let steps = self.steps(&format!("{p}.steps"), inner, prefix)?;
+            return Ok(StepPlan {
+                series: u32::MAX,
+                group: Some((id, steps)),
+                think,
+                ..Default::default()
+            });
+        }
+        let Some(spec) = &s.request else {
+            return Ok(StepPlan {
+                series: u32::MAX,
+                think,
+                ..Default::default()
+            });
+        };
+        let (mut req, method, url_text) = self.request(&format!("{p}.request"), spec)?;
+        if let Some(n) = &s.name {
+            let seen = (n.clone(), self.flow_label.clone());
+            if !self.named_steps.contains(&seen) {
+                self.named_steps.push(seen);
+            }
+        }
+        let name = s.name.clone().unwrap_or_else(|| {
+            let n = default_step_name(&method, &url_text);
+            match prefix {
+                Some(pre) => format!("{pre}: {n}"),
+                None => n,
+            }
+        });
+        let series = self.series_id(&name);
+        let checks = match &s.check {
+            Some(c) => self.checks_for(&format!("{p}.check"), &name, c, &mut req)?,
+            None => Vec::new(),
+        };
+        let mut extract = Vec::new();
+        for (var, spec) in &s.extract {
+            let field = format!("{p}.extract.{var}");
+            let source = match spec {
+                ExtractSpec::Path(path) | ExtractSpec::From(ExtractFrom::Json(path)) => {
+                    req.keep_body = true;
+                    ExtractSource::Json(json_path(&field, path)?)
+                }
+                ExtractSpec::From(ExtractFrom::Regex(r)) => {
+                    req.keep_body = true;
+                    ExtractSource::Regex(regex(&field, r)?)
+                }
+                ExtractSpec::From(ExtractFrom::Header(h)) => {
+                    req.keep_head = true;
+                    ExtractSource::Header(h.clone())
+                }
+                ExtractSpec::From(ExtractFrom::Cookie(c)) => {
+                    req.keep_head = true;
+                    ExtractSource::Cookie(c.clone())
+                }
+            };
+            let var = self.var_id(var);
+            extract.push(ExtractPlan { var, source });
+        }
+        let mut tags = Vec::new();
+        for (k, v) in &s.tags {
+            let c = self.compile_text(&format!("{p}.tags.{k}"), v, Escape::Raw, |l| {
+                l.as_bytes().to_vec()
+            })?;
+            tags.push((k.clone(), c));
+        }
+        Ok(StepPlan {
+            series,
+            request: Some(req),
+            checks,
+            checks_fail_request: s
+                .check
+                .as_ref()
+                .and_then(|c| c.fail_request)
+                .unwrap_or(true),
+            extract,
+            tags,
+            group: None,
+            think,
+        })
+    }
+}

@@ -1,0 +1,304 @@
+//! Compiling a validated scenario into what the runtime executes: origins resolved,
+//! request bytes built once, series and checks numbered, weights accumulated. The hot
+//! path then indexes vectors; it never looks anything up by name.
+
+mod builder;
+mod checks;
+mod request;
+#[cfg(test)]
+mod tests;
+
+pub use builder::compile;
+pub use checks::{CheckPlan, ExtractPlan, ExtractSource, TemplatedCheck};
+pub use pado_scenario::naming::default_step_name;
+pub use request::{RequestForm, RequestPlan, StatusSet};
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pado_metrics::{SeriesKey, StageMark};
+use pado_scenario::{Think, ThinkDist};
+
+use crate::data::{DataError, Feed, WeightedFeeds};
+use crate::executor::Executor;
+use crate::http::Origin;
+use crate::render::{BindError, Compiled};
+
+/// Default request timeout, as k6's.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default of the largest response body kept for checks and extraction
+/// (`defaults.max_body`); the rest is read and counted, not kept, so memory per VU
+/// stays bounded whatever the server sends.
+pub const BODY_KEEP_CAP: usize = 4 * 1024 * 1024;
+
+/// Why a configuration could not be compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// A URL that validation let through but that cannot be used.
+    #[error("{field}: {message}")]
+    Url {
+        /// Where.
+        field: String,
+        /// What.
+        message: String,
+    },
+    /// A template could not be bound.
+    #[error("{field}: {source}")]
+    Template {
+        /// Where.
+        field: String,
+        /// Why.
+        source: BindError,
+    },
+    /// A data feed could not be loaded (the message names the feed).
+    #[error("{source}")]
+    Data {
+        /// Feed.
+        name: String,
+        /// Why.
+        source: DataError,
+    },
+    /// A JSONPath or regular expression that does not compile.
+    #[error("{field}: {message}")]
+    Pattern {
+        /// Where.
+        field: String,
+        /// Why.
+        message: String,
+    },
+    /// A body file could not be read.
+    #[error("{field}: cannot read body file {path}: {source}")]
+    BodyFile {
+        /// Where.
+        field: String,
+        /// The file.
+        path: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+}
+
+impl PlanError {
+    /// The scenario field the error is about (`data.NAME` for a feed), so callers can
+    /// point at its line.
+    pub fn field(&self) -> String {
+        match self {
+            PlanError::Url { field, .. }
+            | PlanError::Template { field, .. }
+            | PlanError::Pattern { field, .. }
+            | PlanError::BodyFile { field, .. } => field.clone(),
+            PlanError::Data { name, .. } => format!("data.{name}"),
+        }
+    }
+
+    /// How to fix it, when there is more to say than the message.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            PlanError::Template {
+                source: BindError::MissingEnv(name),
+                ..
+            } => Some(format!(
+                "set it before running: `export {name}=...` (values from the environment never appear in results)"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Everything a run needs, shared read-only by all worker threads.
+#[derive(Debug)]
+pub struct RunPlan {
+    /// Test name.
+    pub name: String,
+    /// Distinct origins.
+    pub origins: Vec<Origin>,
+    /// Series keys by id.
+    pub series: Vec<SeriesKey>,
+    /// Check names by id.
+    pub checks: Vec<String>,
+    /// Named flows of mixes and groups (`scenario/name`) by id, for their durations.
+    pub flows: Vec<String>,
+    /// Scenarios.
+    pub scenarios: Vec<ScenarioPlan>,
+    /// Data feeds, shared read-only by all VUs.
+    pub feeds: Vec<Arc<Feed>>,
+    /// Variable names by id (extracted values, global setup outputs).
+    pub vars: Vec<String>,
+    /// Weighted feed choices of `pick(...)`.
+    pub picks: Vec<WeightedFeeds>,
+    /// Steps run once before the test (their variables seed every VU).
+    pub setup: Vec<StepPlan>,
+    /// Steps run once after the test.
+    pub teardown: Vec<StepPlan>,
+    /// Values of `{{ env.NAME }}` in requests (raw and escaped): they become literal
+    /// request bytes, so debug output and failure samples redact them by value.
+    pub secrets: crate::redact::Redactor,
+    /// Bytes of a response body checks and extraction see (`defaults.max_body`).
+    pub max_body: usize,
+    /// Things the user should know about the file (e.g. one step name used in two
+    /// flows, whose requests are then measured as one step).
+    pub warnings: Vec<String>,
+    /// Accept any TLS certificate (`defaults.insecure`), also for origins first met
+    /// in a redirect.
+    pub insecure: bool,
+}
+
+/// One scenario, compiled.
+#[derive(Debug)]
+pub struct ScenarioPlan {
+    /// Name.
+    pub name: String,
+    /// Load model.
+    pub executor: Box<dyn Executor>,
+    /// Offset from the run start.
+    pub start_time: Duration,
+    /// Time in-flight iterations get after the end.
+    pub graceful_stop: Duration,
+    /// What an iteration does.
+    pub entries: Vec<WorkEntry>,
+    /// Sum of weights.
+    pub total_weight: f64,
+    /// Pause after each iteration.
+    pub think: Option<ThinkPlan>,
+    /// Steps each VU runs before its first iteration.
+    pub setup: Vec<StepPlan>,
+    /// Steps each VU runs after its last iteration.
+    pub teardown: Vec<StepPlan>,
+    /// Keep a cookie jar per VU.
+    pub cookies: bool,
+}
+
+/// One weighted alternative of an iteration.
+#[derive(Debug)]
+pub struct WorkEntry {
+    /// Cumulative weight up to and including this entry.
+    pub cum_weight: f64,
+    /// Steps in order.
+    pub steps: Vec<StepPlan>,
+    /// Pause after the iteration instead of the scenario's.
+    pub think: Option<ThinkPlan>,
+    /// Index into [`RunPlan::flows`] when this entry is a named flow.
+    pub flow: Option<usize>,
+}
+
+/// One step.
+#[derive(Debug, Default)]
+pub struct StepPlan {
+    /// Series the request is recorded under.
+    pub series: u32,
+    /// The request, if any.
+    pub request: Option<RequestPlan>,
+    /// Checks on the response.
+    pub checks: Vec<CheckPlan>,
+    /// Whether a failed check fails the request.
+    pub checks_fail_request: bool,
+    /// Values taken from the response.
+    pub extract: Vec<ExtractPlan>,
+    /// Tags of the request's metrics (rendered per request).
+    pub tags: Vec<(String, Compiled)>,
+    /// A group: its timing id and steps.
+    pub group: Option<(usize, Vec<StepPlan>)>,
+    /// Pause after the step.
+    pub think: Option<ThinkPlan>,
+}
+
+/// A compiled think time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ThinkPlan {
+    /// Fixed.
+    Fixed(Duration),
+    /// Uniform in [a, b].
+    Uniform(Duration, Duration),
+    /// Normal, truncated at 0.
+    Normal(Duration, Duration),
+    /// Iterations start this far apart.
+    Pacing(Duration),
+}
+
+impl ThinkPlan {
+    fn from(t: &Think) -> ThinkPlan {
+        match t {
+            Think::Fixed(d) | Think::Dist(ThinkDist::Constant(d)) => ThinkPlan::Fixed(d.get()),
+            Think::Dist(ThinkDist::Uniform([a, b])) => ThinkPlan::Uniform(a.get(), b.get()),
+            Think::Dist(ThinkDist::Normal { mean, stddev }) => {
+                ThinkPlan::Normal(mean.get(), stddev.get())
+            }
+            Think::Dist(ThinkDist::Pacing(d)) => ThinkPlan::Pacing(d.get()),
+        }
+    }
+
+    /// Pause to take now, given how long the iteration took (for pacing).
+    pub fn pause(&self, rng: &mut fastrand::Rng, iteration: Duration) -> Duration {
+        match *self {
+            ThinkPlan::Fixed(d) => d,
+            ThinkPlan::Uniform(a, b) => {
+                let (a, b) = (a.as_secs_f64(), b.as_secs_f64());
+                Duration::from_secs_f64(a + (b - a) * rng.f64())
+            }
+            ThinkPlan::Normal(m, s) => {
+                // Box-Muller.
+                let u1 = rng.f64().max(1e-12);
+                let u2 = rng.f64();
+                let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                Duration::from_secs_f64((m.as_secs_f64() + z * s.as_secs_f64()).max(0.0))
+            }
+            ThinkPlan::Pacing(p) => p.saturating_sub(iteration),
+        }
+    }
+}
+
+impl RunPlan {
+    /// Stage windows of all scenarios as offsets from the run start, for the result file.
+    pub fn stage_marks(&self) -> Vec<StageMark> {
+        let mut out = Vec::new();
+        for s in &self.scenarios {
+            for (i, w) in s.executor.stages().into_iter().enumerate() {
+                out.push(StageMark {
+                    scenario: s.name.clone(),
+                    index: i,
+                    start_s: (s.start_time + w.start).as_secs_f64(),
+                    end_s: (s.start_time + w.end).as_secs_f64(),
+                    label: w.label(),
+                    target: w.to,
+                    from: Some(w.from),
+                });
+            }
+        }
+        out
+    }
+
+    /// Longest planned scenario end (start time + duration).
+    pub fn planned_duration(&self) -> Duration {
+        self.scenarios
+            .iter()
+            .map(|s| s.start_time + s.executor.duration())
+            .max()
+            .unwrap_or_default()
+    }
+
+    /// Most VUs all scenarios can hold at once (for the open-files limit).
+    pub fn max_vus(&self) -> u64 {
+        self.scenarios
+            .iter()
+            .map(|s| s.executor.max_vus() as u64)
+            .sum()
+    }
+
+    /// Warnings to give before the run: `pick: unique` feeds with fewer rows than the
+    /// run may have VUs, where some VUs must share rows (the user asked for none).
+    pub fn warnings(&self) -> Vec<String> {
+        let vus = self.max_vus();
+        self.feeds
+            .iter()
+            .filter(|f| f.pick_mode() == pado_scenario::PickMode::Unique && f.len() < vus)
+            .map(|f| {
+                format!(
+                    "feed `{}` (pick: unique) has {} rows for up to {vus} VUs: VUs beyond row {} share rows with others; give at least {vus} rows",
+                    f.name(),
+                    f.len(),
+                    f.len()
+                )
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,106 @@
+//! Compiling scenarios into plans: names, origins, request bytes, checks.
+
+use std::path::Path;
+
+use super::*;
+
+fn plan(src: &str) -> RunPlan {
+    let cfg = pado_scenario::parse_str(src, "t.yaml").unwrap();
+    compile(&cfg, Path::new(".")).unwrap()
+}
+
+#[test]
+fn a_unique_feed_with_fewer_rows_than_vus_is_warned_about() {
+    let src = |vus: u32| {
+        format!("target: http://127.0.0.1:9\ndata:\n  users: {{ range: [1, 5], pick: unique }}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: {vus}\n    duration: 1s\n    flow: [{{ request: \"GET /u/{{{{ users.value }}}}\" }}]\n")
+    };
+    let w = plan(&src(8)).warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("feed `users`") && w[0].contains("5 rows for up to 8 VUs"),
+        "{w:?}"
+    );
+    assert_eq!(plan(&src(5)).warnings(), Vec::<String>::new());
+}
+
+#[test]
+fn request_bytes_are_built_once_and_correct() {
+    let p = plan("target: http://127.0.0.1:9\ndefaults:\n  headers: { X-Env: a, Accept: text/plain }\nscenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - name: search\n        request: \"GET /api/search?q=검색 엔진\"\n      - request: { method: post, url: /api/posts, headers: { accept: application/json }, json: { title: \"안녕\" } }\n        check: { status: 201, body_contains: ok }\n");
+    let s = &p.scenarios[0];
+    let bytes_of = |r: &RequestPlan| match &r.form {
+        RequestForm::Static { bytes, .. } => bytes.to_vec(),
+        RequestForm::Dynamic { .. } => panic!("expected a static request"),
+    };
+    let r0 = s.entries[0].steps[0].request.as_ref().unwrap();
+    let text = String::from_utf8(bytes_of(r0)).unwrap();
+    assert!(
+        text.starts_with("GET /api/search?q=%EA%B2%80%EC%83%89%20%EC%97%94%EC%A7%84 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("\r\n\r\n"));
+    assert!(!text.contains("Content-Length"));
+    let r1 = s.entries[0].steps[1].request.as_ref().unwrap();
+    let text = String::from_utf8(bytes_of(r1)).unwrap();
+    assert!(text.starts_with("POST /api/posts HTTP/1.1\r\n"), "{text}");
+    assert!(text.contains("Content-Type: application/json\r\n"));
+    assert!(text.contains("accept: application/json\r\n"));
+    assert!(!text.contains("Accept: text/plain"), "{text}");
+    let body = "{\"title\":\"안녕\"}";
+    assert!(text.contains(&format!("Content-Length: {}\r\n", body.len())));
+    assert!(text.ends_with(body));
+    assert!(r1.keep_body);
+    assert!(r1.expect.contains(201) && !r1.expect.contains(200));
+    assert_eq!(p.series[0].name, "search");
+    assert_eq!(p.series[1].name, "POST /api/posts");
+    assert_eq!(p.checks.len(), 2);
+    assert_eq!(p.origins.len(), 1);
+    assert_eq!(p.origins[0].addrs.len(), 1);
+}
+
+#[test]
+fn one_step_name_in_two_flows_is_warned_about_naming_both() {
+    let p = plan("target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    mix:\n      - { name: read, flow: [ { name: login, request: \"POST /a\" }, { name: get, request: /x } ] }\n      - { name: write, flow: [ { name: login, request: \"POST /b\" }, { name: get, request: /x }, { name: get, request: /y } ] }\n  t:\n    executor: constant-vus\n    duration: 1s\n    setup_per_vu: [ { name: solo, request: /s } ]\n    flow: [ { name: solo2, request: /s } ]\n");
+    assert_eq!(p.warnings.len(), 2, "{:?}", p.warnings);
+    assert_eq!(
+        p.warnings[0],
+        "step name `login` is used in flow `read` of scenario `s` and flow `write` of scenario `s`: their requests are measured as one step `login`; give them different names to see them apart"
+    );
+    assert!(p.warnings[1].starts_with("step name `get` is used in flow `read`"));
+    // One name repeated inside one flow is one flow: no warning.
+    let q = plan("target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    flow: [ { name: poll, request: /a }, { name: poll, request: /a } ]\n");
+    assert!(q.warnings.is_empty(), "{:?}", q.warnings);
+}
+
+#[test]
+fn mix_weights_accumulate() {
+    let p = plan("target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    mix:\n      - { weight: 30, name: a, request: /a }\n      - { weight: 70, name: w, flow: [ { request: \"POST /b\" }, { think: 1s } ] }\n");
+    let s = &p.scenarios[0];
+    assert_eq!(s.total_weight, 100.0);
+    assert_eq!(s.entries[0].cum_weight, 30.0);
+    assert_eq!(p.series[1].name, "w: POST /b");
+    assert_eq!(p.flows, vec!["s/w".to_string()]);
+    assert_eq!(s.entries[1].flow, Some(0));
+    assert!(s.entries[1].steps[1].request.is_none());
+}
+
+#[test]
+fn think_pauses() {
+    let mut rng = fastrand::Rng::with_seed(1);
+    let u = ThinkPlan::Uniform(Duration::from_millis(500), Duration::from_secs(2));
+    for _ in 0..1000 {
+        let d = u.pause(&mut rng, Duration::ZERO);
+        assert!(d >= Duration::from_millis(500) && d <= Duration::from_secs(2));
+    }
+    let p = ThinkPlan::Pacing(Duration::from_secs(5));
+    assert_eq!(
+        p.pause(&mut rng, Duration::from_secs(2)),
+        Duration::from_secs(3)
+    );
+    assert_eq!(p.pause(&mut rng, Duration::from_secs(7)), Duration::ZERO);
+    let n = ThinkPlan::Normal(Duration::from_secs(1), Duration::from_millis(100));
+    let mean: f64 = (0..10_000)
+        .map(|_| n.pause(&mut rng, Duration::ZERO).as_secs_f64())
+        .sum::<f64>()
+        / 10_000.0;
+    assert!((mean - 1.0).abs() < 0.01, "{mean}");
+}
