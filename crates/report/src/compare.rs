@@ -122,9 +122,7 @@ fn full_seconds<'r>(s: &'r Side<'_>) -> impl Iterator<Item = &'r SecondPoint> {
     s.run.points.iter().filter(move |p| p.t < full)
 }
 
-fn ms(us: u64) -> f64 {
-    us as f64 / 1000.0
-}
+use pado_metrics::fmt::{us_to_ms as ms, value as fmt_v};
 
 fn row(
     scope: &str,
@@ -511,14 +509,6 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
     }
 }
 
-fn fmt_v(v: Option<f64>) -> String {
-    match v {
-        None => "-".into(),
-        Some(x) if x.abs() >= 100.0 => format!("{x:.0}"),
-        Some(x) if x.abs() >= 1.0 => format!("{x:.2}"),
-        Some(x) => format!("{x:.3}"),
-    }
-}
 
 /// The comparison as a terminal table.
 pub fn render_compare(c: &Comparison) -> String {

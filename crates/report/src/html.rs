@@ -14,7 +14,7 @@ use serde::Serialize;
 
 pub use crate::stages::{stage_stats, StageStats};
 use crate::summary::{LoadedRun, StepSummary, Summary};
-use crate::text::{bytes, ms, thousands};
+use pado_metrics::fmt::{bytes, ms, thousands};
 
 /// Largest number of points of one chart series embedded in the page.
 pub const MAX_POINTS: usize = 1000;
@@ -808,7 +808,7 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
         esc(&s.started_at),
         round3(s.duration_s),
         duration_text(s.duration_s),
-        crate::text::vus_text(s.vus as f64)
+        pado_metrics::fmt::vus(s.vus as f64)
     );
     if !s.scenarios.is_empty() {
         o.push_str("<ul class=\"plain\" id=\"scenarios\">");
@@ -1229,7 +1229,7 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
     o
 }
 
-use crate::text::trim as trim_num;
+use pado_metrics::fmt::plain as trim_num;
 
 #[cfg(test)]
 mod tests {

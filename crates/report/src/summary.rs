@@ -30,15 +30,7 @@ pub enum ReportError {
     },
 }
 
-/// `16 MiB`, `4 KiB`, `1000 B` (as the scenario file's sizes are written).
-fn size_words(n: u64) -> String {
-    for (unit, m) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-        if n >= m && n.is_multiple_of(m) {
-            return format!("{} {unit}", n / m);
-        }
-    }
-    format!("{n} bytes")
-}
+use pado_metrics::fmt::size_exact as size_words;
 
 /// Per-step figures.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -549,7 +541,7 @@ fn verdict(s: &Summary) -> Vec<String> {
         };
         out.push(format!(
             "SLA met: {passed} at up to {} and {:.0} req/s",
-            crate::text::vus_text(s.vus_max as f64),
+            pado_metrics::fmt::vus(s.vus_max as f64),
             s.rps
         ));
     } else {
@@ -582,7 +574,7 @@ fn verdict(s: &Summary) -> Vec<String> {
         Some(sat) if sat.outcome == Outcome::Knee => {
             out.push(format!(
                 "throughput stopped keeping up with the load at about {} (best {:.0} req/s){}; {}",
-                crate::text::vus_text(sat.throughput_knee_load),
+                pado_metrics::fmt::vus(sat.throughput_knee_load),
                 sat.max_rps,
                 if sat.throughput_falls {
                     " and fell beyond it (queueing avalanche)"
@@ -590,7 +582,7 @@ fn verdict(s: &Summary) -> Vec<String> {
                     ""
                 },
                 match sat.latency_knee_load {
-                    Some(l) => format!("p95 turned upward at about {}", crate::text::vus_text(l)),
+                    Some(l) => format!("p95 turned upward at about {}", pado_metrics::fmt::vus(l)),
                     None => "p95 rose beyond it".into(),
                 }
             ));
@@ -607,7 +599,7 @@ fn verdict(s: &Summary) -> Vec<String> {
         }
         Some(sat) => out.push(format!(
             "no saturation reached: throughput kept up with the load up to {} ({:.0} req/s) and latency held; the limit is above this test's load, ramp higher to find it",
-            crate::text::vus_text(sat.throughput_knee_load), sat.max_rps
+            pado_metrics::fmt::vus(sat.throughput_knee_load), sat.max_rps
         )),
         None => {}
     }
@@ -646,8 +638,8 @@ pub fn dropped_words(dropped: u64, started: u64, pool: u32) -> String {
     };
     format!(
         "{share} of the planned arrivals ({} of {}) were never sent: the VU pool (max {pool}) was exhausted; raise --max-vus (or max_vus in the file)",
-        crate::text::thousands(dropped),
-        crate::text::thousands(dropped + started),
+        pado_metrics::fmt::thousands(dropped),
+        pado_metrics::fmt::thousands(dropped + started),
     )
 }
 

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use pado_analysis::self_check::GeneratorCheck;
+use pado_metrics::fmt::{bytes, ms, plain as trim, rate, thousands, vus as vus_text};
 use pado_metrics::LatencySummary;
 
 use crate::summary::{Summary, GENERATOR_SATURATED};
@@ -15,65 +16,6 @@ pub struct TextOptions {
     pub color: bool,
 }
 
-/// A VU count in words: `1 VU`, `150 VUs` (rounded to whole VUs).
-pub fn vus_text(n: f64) -> String {
-    let n = n.round();
-    if n == 1.0 {
-        "1 VU".into()
-    } else {
-        format!("{n:.0} VUs")
-    }
-}
-
-/// `1234567` -> `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Bytes in B/kB/MB/GB (decimal, as k6).
-pub fn bytes(n: u64) -> String {
-    let f = n as f64;
-    if f < 1e3 {
-        format!("{n} B")
-    } else if f < 1e6 {
-        format!("{:.1} kB", f / 1e3)
-    } else if f < 1e9 {
-        format!("{:.1} MB", f / 1e6)
-    } else {
-        format!("{:.2} GB", f / 1e9)
-    }
-}
-
-/// Milliseconds with precision that fits the magnitude.
-pub fn ms(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
-    } else if v < 1.0 {
-        format!("{v:.3}")
-    } else if v < 100.0 {
-        format!("{v:.2}")
-    } else if v < 10_000.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.0}")
-    }
-}
-
-fn rate(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
-}
 
 fn mark(ok: bool, o: TextOptions) -> &'static str {
     match (ok, o.color) {
@@ -639,18 +581,6 @@ pub fn generator_line(g: &GeneratorCheck) -> String {
         ms(g.lag_max_ms),
         if g.saturated { " — SATURATED" } else { "" }
     )
-}
-
-/// A number without trailing zeros (`0.0007`, `20.015`, `3`), for thresholds' values.
-pub(crate) fn trim(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v:.4}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
-    }
 }
 
 #[cfg(test)]
