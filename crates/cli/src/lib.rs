@@ -265,7 +265,7 @@ fn compare_cmd(
             .map_err(|e| exit::Failure::other(format!("{}: {e}", f.display())))?;
     }
     if json {
-        outln!("{}", serde_json::to_string_pretty(&c).unwrap_or_default());
+        outln!("{}", pado_report::compare::render_compare_json(&c));
     } else {
         out!("{}", pado_report::compare::render_compare(&c));
     }

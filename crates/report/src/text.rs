@@ -16,7 +16,6 @@ pub struct TextOptions {
     pub color: bool,
 }
 
-
 fn mark(ok: bool, o: TextOptions) -> &'static str {
     match (ok, o.color) {
         (true, true) => "\x1b[32m✓\x1b[0m",
