@@ -384,6 +384,20 @@ fn demo_report() {
     };
 
     // A 10-minute ramp/hold/ramp-down run with an incident at 5 minutes.
+    let mut rng = Lcg(42);
+    let seconds = (0..600u32).map(|t| demo_second(t, &mut rng)).collect();
+    write("full", demo_meta(), seconds);
+    write("empty", meta("empty run", 0.0), vec![]);
+    write(
+        "one-second",
+        meta("one second", 1.0),
+        vec![second(0, 1, vec![series("only", 3, 200, 800)])],
+    );
+}
+
+/// The demo's run.json: two scenarios, four stages, thresholds and a warning with
+/// hostile text.
+fn demo_meta() -> pado_metrics::RunMeta {
     let mut m = meta("checkout flow — 검색 \"엔진\" & <b>", 600.0);
     m.scenarios = vec![
         ScenarioMeta {
@@ -424,114 +438,109 @@ fn demo_report() {
     ];
     m.warnings = vec!["generator CPU above 90% for 12 s: <img src=x onerror=alert(1)>".into()];
     m.notes = vec!["closed model for shoppers, open model for background".into()];
-    let mut rng = Lcg(42);
-    let mut seconds = Vec::new();
-    for t in 0..600u32 {
-        let vus = if t < 120 {
-            t * 50 / 120
-        } else if t < 420 {
-            50
-        } else {
-            (600 - t) * 50 / 180
-        };
-        let incident = (300..330).contains(&t);
-        let mut rec = SecondRecord::new(t);
-        let mut login = SeriesStats::new(SeriesKey::named("login"));
-        let mut xss = SeriesStats::new(SeriesKey::named(XSS));
-        let mut search = SeriesStats::new(SeriesKey {
-            name: KOREAN.into(),
-            tags: vec![("class".into(), "common".into())],
-        });
-        let mut rare = SeriesStats::new(SeriesKey {
-            name: KOREAN.into(),
-            tags: vec![("class".into(), "rare".into())],
-        });
-        let n = vus * 6 + 20;
-        let mut checks = (0u64, 0u64);
-        for _ in 0..n {
-            let u = rng.next();
-            let base = 15_000.0 + vus as f64 * 900.0 * rng.next();
-            let mut dur = (base * (1.0 + 3.0 * rng.next().powi(8))) as u64;
-            if incident {
-                dur *= 4;
-            }
-            let mut sample = RequestSample {
-                status: 200,
-                phases: Phases {
-                    duration_us: dur,
-                    waiting_us: dur * 85 / 100,
-                    sending_us: dur / 100,
-                    receiving_us: dur * 14 / 100,
-                    blocked_us: if rng.next() < 0.05 { 3000 } else { 5 },
-                    connecting_us: if rng.next() < 0.05 { 1500 } else { 0 },
-                    tls_us: if rng.next() < 0.05 { 4000 } else { 0 },
-                },
-                bytes_sent: 300,
-                bytes_received: 4000,
-                ..Default::default()
-            };
-            let e = rng.next();
-            if incident && e < 0.15 {
-                sample.status = 503;
-                sample.failed = true;
-            } else if incident && e < 0.2 {
-                sample = RequestSample {
-                    error: Some(ErrorKind::Timeout),
-                    failed: true,
-                    ..sample
-                };
-                sample.phases.duration_us = 10_000_000;
-            } else if e < 0.004 {
-                sample.status = 404;
-                sample.failed = true;
-            }
-            if sample.failed {
-                checks.1 += 1;
-            } else {
-                checks.0 += 1;
-            }
-            if u < 0.1 {
-                login.record(&sample);
-            } else if u < 0.4 {
-                xss.record(&sample);
-            } else if u < 0.9 {
-                search.record(&sample);
-            } else {
-                rare.record(&sample);
-            }
+    m
+}
+
+/// Second `t` of the demo run: VUs ramping up, holding and down, latency growing
+/// with them, and an incident (4x slower, 503s and timeouts) from 300 to 330 s.
+fn demo_second(t: u32, rng: &mut Lcg) -> SecondRecord {
+    let vus = if t < 120 {
+        t * 50 / 120
+    } else if t < 420 {
+        50
+    } else {
+        (600 - t) * 50 / 180
+    };
+    let incident = (300..330).contains(&t);
+    let mut rec = SecondRecord::new(t);
+    let mut login = SeriesStats::new(SeriesKey::named("login"));
+    let mut xss = SeriesStats::new(SeriesKey::named(XSS));
+    let mut search = SeriesStats::new(SeriesKey {
+        name: KOREAN.into(),
+        tags: vec![("class".into(), "common".into())],
+    });
+    let mut rare = SeriesStats::new(SeriesKey {
+        name: KOREAN.into(),
+        tags: vec![("class".into(), "rare".into())],
+    });
+    let n = vus * 6 + 20;
+    let mut checks = (0u64, 0u64);
+    for _ in 0..n {
+        let u = rng.next();
+        let base = 15_000.0 + vus as f64 * 900.0 * rng.next();
+        let mut dur = (base * (1.0 + 3.0 * rng.next().powi(8))) as u64;
+        if incident {
+            dur *= 4;
         }
-        rec.absorb(pado_metrics::Interval {
-            vus,
-            vus_max: 50 + 10,
-            series: [login, xss, search, rare]
-                .into_iter()
-                .filter(|s| s.requests > 0)
-                .collect(),
+        let mut sample = RequestSample {
+            status: 200,
+            phases: Phases {
+                duration_us: dur,
+                waiting_us: dur * 85 / 100,
+                sending_us: dur / 100,
+                receiving_us: dur * 14 / 100,
+                blocked_us: if rng.next() < 0.05 { 3000 } else { 5 },
+                connecting_us: if rng.next() < 0.05 { 1500 } else { 0 },
+                tls_us: if rng.next() < 0.05 { 4000 } else { 0 },
+            },
+            bytes_sent: 300,
+            bytes_received: 4000,
             ..Default::default()
-        });
-        rec.checks.insert(
-            "status is 200".into(),
-            CheckCounts {
-                passes: checks.0,
-                fails: checks.1,
-            },
-        );
-        rec.checks.insert(
-            format!("{XSS} body has <id>"),
-            CheckCounts {
-                passes: checks.0 + checks.1,
-                fails: 0,
-            },
-        );
-        seconds.push(rec);
+        };
+        let e = rng.next();
+        if incident && e < 0.15 {
+            sample.status = 503;
+            sample.failed = true;
+        } else if incident && e < 0.2 {
+            sample = RequestSample {
+                error: Some(ErrorKind::Timeout),
+                failed: true,
+                ..sample
+            };
+            sample.phases.duration_us = 10_000_000;
+        } else if e < 0.004 {
+            sample.status = 404;
+            sample.failed = true;
+        }
+        if sample.failed {
+            checks.1 += 1;
+        } else {
+            checks.0 += 1;
+        }
+        if u < 0.1 {
+            login.record(&sample);
+        } else if u < 0.4 {
+            xss.record(&sample);
+        } else if u < 0.9 {
+            search.record(&sample);
+        } else {
+            rare.record(&sample);
+        }
     }
-    write("full", m, seconds);
-    write("empty", meta("empty run", 0.0), vec![]);
-    write(
-        "one-second",
-        meta("one second", 1.0),
-        vec![second(0, 1, vec![series("only", 3, 200, 800)])],
+    rec.absorb(pado_metrics::Interval {
+        vus,
+        vus_max: 50 + 10,
+        series: [login, xss, search, rare]
+            .into_iter()
+            .filter(|s| s.requests > 0)
+            .collect(),
+        ..Default::default()
+    });
+    rec.checks.insert(
+        "status is 200".into(),
+        CheckCounts {
+            passes: checks.0,
+            fails: checks.1,
+        },
     );
+    rec.checks.insert(
+        format!("{XSS} body has <id>"),
+        CheckCounts {
+            passes: checks.0 + checks.1,
+            fails: 0,
+        },
+    );
+    rec
 }
 
 fn mark(

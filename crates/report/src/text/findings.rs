@@ -51,6 +51,24 @@ pub(super) fn bottlenecks(out: &mut String, s: &Summary, o: TextOptions) {
     }
 }
 
+/// A component's verdict as a five-column mark, the limit in bold red with colour.
+fn verdict_mark(v: pado_analysis::attribution::Verdict, o: TextOptions) -> String {
+    use pado_analysis::attribution::Verdict;
+    match (v, o.color) {
+        (Verdict::Yes, true) => "\x1b[1;31mYES\x1b[0m  ".to_string(),
+        (v, _) => format!(
+            "{:<5}",
+            match v {
+                Verdict::Yes => "YES",
+                Verdict::Consequence => "no*",
+                Verdict::BusyThroughout => "busy",
+                Verdict::No => "no",
+                Verdict::Unknown => "?",
+            }
+        ),
+    }
+}
+
 /// Seed 000's elimination table: each observed component's state at saturation,
 /// whether it was the bottleneck, and why.
 pub(super) fn bottleneck_table(
@@ -84,19 +102,7 @@ pub(super) fn bottleneck_table(
         .clamp(10, 44);
     for c in &b.components {
         let name = fit(&format!("{} ({})", c.component, c.endpoint), cw);
-        let verdict = match (c.verdict, o.color) {
-            (Verdict::Yes, true) => "\x1b[1;31mYES\x1b[0m  ".to_string(),
-            (v, _) => format!(
-                "{:<5}",
-                match v {
-                    Verdict::Yes => "YES",
-                    Verdict::Consequence => "no*",
-                    Verdict::BusyThroughout => "busy",
-                    Verdict::No => "no",
-                    Verdict::Unknown => "?",
-                }
-            ),
-        };
+        let verdict = verdict_mark(c.verdict, o);
         let _ = writeln!(out, "    {verdict} {name:<cw$}  {}", c.state);
         let mut why = c.evidence.clone();
         if let Some(bl) = &c.baseline {
