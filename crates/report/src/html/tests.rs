@@ -441,6 +441,47 @@ fn demo_meta() -> pado_metrics::RunMeta {
     m
 }
 
+/// One request of the demo run: latency growing with `vus`, 4x slower with 503s and
+/// timeouts during the incident, a few 404s otherwise.
+fn demo_sample(vus: u32, incident: bool, rng: &mut Lcg) -> RequestSample {
+    let base = 15_000.0 + vus as f64 * 900.0 * rng.next();
+    let mut dur = (base * (1.0 + 3.0 * rng.next().powi(8))) as u64;
+    if incident {
+        dur *= 4;
+    }
+    let mut sample = RequestSample {
+        status: 200,
+        phases: Phases {
+            duration_us: dur,
+            waiting_us: dur * 85 / 100,
+            sending_us: dur / 100,
+            receiving_us: dur * 14 / 100,
+            blocked_us: if rng.next() < 0.05 { 3000 } else { 5 },
+            connecting_us: if rng.next() < 0.05 { 1500 } else { 0 },
+            tls_us: if rng.next() < 0.05 { 4000 } else { 0 },
+        },
+        bytes_sent: 300,
+        bytes_received: 4000,
+        ..Default::default()
+    };
+    let e = rng.next();
+    if incident && e < 0.15 {
+        sample.status = 503;
+        sample.failed = true;
+    } else if incident && e < 0.2 {
+        sample = RequestSample {
+            error: Some(ErrorKind::Timeout),
+            failed: true,
+            ..sample
+        };
+        sample.phases.duration_us = 10_000_000;
+    } else if e < 0.004 {
+        sample.status = 404;
+        sample.failed = true;
+    }
+    sample
+}
+
 /// Second `t` of the demo run: VUs ramping up, holding and down, latency growing
 /// with them, and an incident (4x slower, 503s and timeouts) from 300 to 330 s.
 fn demo_second(t: u32, rng: &mut Lcg) -> SecondRecord {
@@ -467,41 +508,7 @@ fn demo_second(t: u32, rng: &mut Lcg) -> SecondRecord {
     let mut checks = (0u64, 0u64);
     for _ in 0..n {
         let u = rng.next();
-        let base = 15_000.0 + vus as f64 * 900.0 * rng.next();
-        let mut dur = (base * (1.0 + 3.0 * rng.next().powi(8))) as u64;
-        if incident {
-            dur *= 4;
-        }
-        let mut sample = RequestSample {
-            status: 200,
-            phases: Phases {
-                duration_us: dur,
-                waiting_us: dur * 85 / 100,
-                sending_us: dur / 100,
-                receiving_us: dur * 14 / 100,
-                blocked_us: if rng.next() < 0.05 { 3000 } else { 5 },
-                connecting_us: if rng.next() < 0.05 { 1500 } else { 0 },
-                tls_us: if rng.next() < 0.05 { 4000 } else { 0 },
-            },
-            bytes_sent: 300,
-            bytes_received: 4000,
-            ..Default::default()
-        };
-        let e = rng.next();
-        if incident && e < 0.15 {
-            sample.status = 503;
-            sample.failed = true;
-        } else if incident && e < 0.2 {
-            sample = RequestSample {
-                error: Some(ErrorKind::Timeout),
-                failed: true,
-                ..sample
-            };
-            sample.phases.duration_us = 10_000_000;
-        } else if e < 0.004 {
-            sample.status = 404;
-            sample.failed = true;
-        }
+        let sample = demo_sample(vus, incident, rng);
         if sample.failed {
             checks.1 += 1;
         } else {
