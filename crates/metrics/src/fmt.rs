@@ -36,6 +36,12 @@ pub fn ms_exact(v: f64) -> String {
         .to_string()
 }
 
+/// Microseconds as milliseconds with two decimals and the unit (`12.35 ms`): for one
+/// request's timings, where every phase gets the same precision.
+pub fn ms_of_us(us: u64) -> String {
+    format!("{:.2} ms", us_to_ms(us))
+}
+
 /// Milliseconds with their unit and at most one decimal (`4.2 ms`, `37 ms`): for
 /// sentences, where a rough figure reads better than a precise one.
 pub fn ms_short(v: f64) -> String {
@@ -190,6 +196,8 @@ mod tests {
         assert_eq!(ms_exact(12.5), "12.5");
         assert_eq!(ms_exact(3.0), "3");
         assert_eq!(ms_exact(0.0004), "0");
+        assert_eq!(ms_of_us(12_345), "12.35 ms");
+        assert_eq!(ms_of_us(0), "0.00 ms");
         assert_eq!(ms_short(4.23), "4.2 ms");
         assert_eq!(ms_short(37.4), "37 ms");
     }

@@ -1,7 +1,7 @@
 //! The verdict: a few plain sentences from the computed [`Summary`] (wording only;
 //! every figure is computed before).
 
-use pado_metrics::fmt::{thousands, vus};
+use pado_metrics::fmt::{percent2, thousands, vus};
 
 use super::Summary;
 
@@ -11,8 +11,8 @@ pub(super) fn verdict(s: &Summary) -> Vec<String> {
     if s.failed_rate > 0.0 {
         if let Some((k, n)) = s.errors.iter().max_by_key(|(_, n)| **n) {
             out.push(format!(
-                "{:.2}% of requests failed, most as `{k}` ({n})",
-                s.failed_rate * 100.0
+                "{} of requests failed, most as `{k}` ({n})",
+                percent2(s.failed_rate)
             ));
         }
     }

@@ -19,7 +19,7 @@ mod totals;
 use std::fmt::Write as _;
 
 use pado_analysis::self_check::GeneratorCheck;
-use pado_metrics::fmt::ms;
+use pado_metrics::fmt::{ms, percent};
 use pado_metrics::LatencySummary;
 
 use crate::summary::Summary;
@@ -142,15 +142,15 @@ pub(super) fn fit(s: &str, max: usize) -> String {
 /// worker, run-queue wait and event-loop lag; what shows a run had headroom.
 pub fn generator_line(g: &GeneratorCheck) -> String {
     let wait = match g.run_queue_wait_share {
-        Some(w) => format!(", run-queue wait {:.0}%", w * 100.0),
+        Some(w) => format!(", run-queue wait {}", percent(w)),
         None => String::new(),
     };
     format!(
-        "generator: cpu {:.1}/{} cores (peak {:.1}, busiest worker {:.0}%){wait}, lag p99 {} ms (max {} ms){}",
+        "generator: cpu {:.1}/{} cores (peak {:.1}, busiest worker {}){wait}, lag p99 {} ms (max {} ms){}",
         g.cpu_cores_mean,
         g.cores_allowed,
         g.cpu_cores_peak,
-        g.busiest_worker_peak.min(1.0) * 100.0,
+        percent(g.busiest_worker_peak.min(1.0)),
         ms(g.lag_p99_ms),
         ms(g.lag_max_ms),
         if g.saturated { " — SATURATED" } else { "" }

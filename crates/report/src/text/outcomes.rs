@@ -15,11 +15,7 @@ pub(super) fn checks(out: &mut String, s: &Summary, o: TextOptions) {
         let _ = writeln!(out, "  checks");
         for (name, c) in &s.checks {
             let total = c.passes + c.fails;
-            let pct = if total > 0 {
-                c.passes as f64 * 100.0 / total as f64
-            } else {
-                0.0
-            };
+            let pct = pado_metrics::fmt::pct(c.passes, total);
             let _ = writeln!(
                 out,
                 "  {} {}  {:.2}% ({} / {})",

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use pado_metrics::fmt::{bytes, rate, thousands};
+use pado_metrics::fmt::{bytes, percent2, rate, thousands};
 
 use super::{dots, TextOptions};
 use crate::summary::{Summary, GENERATOR_SATURATED};
@@ -53,10 +53,10 @@ pub(super) fn totals(out: &mut String, s: &Summary, _o: TextOptions) {
         .collect();
     let _ = writeln!(
         out,
-        "  {} {} ({:.2}%){}",
+        "  {} {} ({}){}",
         dots("http_req_failed", w),
         thousands(s.failed),
-        s.failed_rate * 100.0,
+        percent2(s.failed_rate),
         if errs.is_empty() {
             String::new()
         } else {
