@@ -173,17 +173,12 @@ pub struct GeneratorCheck {
     pub dropped_iterations: u64,
 }
 
+/// A share as a whole percentage, bounded so a glitch never prints a huge number.
 fn pct(v: f64) -> String {
-    format!("{:.0}%", (v * 100.0).clamp(0.0, 999.0))
+    pado_metrics::fmt::percent(v.clamp(0.0, 9.99))
 }
 
-fn ms(v: f64) -> String {
-    if v < 10.0 {
-        format!("{v:.1} ms")
-    } else {
-        format!("{v:.0} ms")
-    }
-}
+use pado_metrics::fmt::ms_short as ms;
 
 /// Decide from per-second figures whether the generator was saturated or behind.
 /// `None` when no second has generator figures (a result directory written before

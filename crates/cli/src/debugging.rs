@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pado_engine::trace::{BodyShown, Observer, Trace, TRACE_BODY_BYTES};
+use pado_metrics::fmt::ms_of_us as ms;
 use pado_metrics::Phases;
 
 use crate::config::RunConfig;
@@ -46,10 +47,6 @@ impl HttpDebug {
     pub fn new(level: DebugLevel) -> Self {
         HttpDebug { level }
     }
-}
-
-fn ms(us: u64) -> String {
-    format!("{:.2} ms", us as f64 / 1000.0)
 }
 
 fn phases_line(p: &Phases) -> String {

@@ -223,7 +223,7 @@ fn compare_cmd(
             .map_err(|e| exit::Failure::other(format!("{}: {e}", f.display())))?;
     }
     if json {
-        outln!("{}", serde_json::to_string_pretty(&c).unwrap_or_default());
+        outln!("{}", pado_report::compare::render_compare_json(&c));
     } else {
         out!("{}", pado_report::compare::render_compare(&c));
     }
@@ -248,9 +248,9 @@ fn plan_cmd(p: &args::PlanArgs) -> Result<i32, exit::Failure> {
     outln!();
     outln!(
         "  average test: {} sending ~{:.2} req/s · peak test: {} sending ~{:.2} req/s",
-        pado_report::text::vus_text(out.avg_vus as f64),
+        pado_metrics::fmt::vus(out.avg_vus as f64),
         out.avg_rps,
-        pado_report::text::vus_text(out.peak_vus as f64),
+        pado_metrics::fmt::vus(out.peak_vus as f64),
         out.peak_rps
     );
     outln!(

@@ -87,16 +87,7 @@ fn row(p: &SecondPoint, step: &str, s: &PointStats) -> Vec<String> {
     ]
 }
 
-fn ms(us: u64) -> f64 {
-    us as f64 / 1000.0
-}
-
-/// Milliseconds with microsecond precision, without trailing zeros.
-fn fmt_ms(v: f64) -> String {
-    let s = format!("{v:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    s.to_string()
-}
+use pado_metrics::fmt::{ms_exact as fmt_ms, us_to_ms as ms};
 
 #[cfg(test)]
 mod tests {

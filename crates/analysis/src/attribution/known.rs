@@ -11,6 +11,7 @@
 //! waiting; a CPU at 85% or more of its cores; GC over 10% of wall time; a heap
 //! or memory 90% full.
 
+use pado_metrics::fmt::{memory as bytes, percent as pct};
 use std::collections::BTreeMap;
 
 use pado_metrics::{Observations, ObservedSeries};
@@ -83,10 +84,6 @@ impl<'a> Ep<'a> {
     }
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
-}
-
 fn num(x: f64) -> String {
     if x.abs() >= 100.0 || (x - x.round()).abs() < 0.05 && x.abs() >= 1.0 || x == 0.0 {
         format!("{:.0}", x)
@@ -103,15 +100,6 @@ fn peak(l: &Level) -> String {
         format!(" (max {})", num(l.max))
     } else {
         String::new()
-    }
-}
-
-fn bytes(x: f64) -> String {
-    const GI: f64 = 1024.0 * 1024.0 * 1024.0;
-    if x >= GI {
-        format!("{:.1} GiB", x / GI)
-    } else {
-        format!("{:.0} MiB", x / (1024.0 * 1024.0))
     }
 }
 

@@ -1,0 +1,344 @@
+//! Computing the comparison: per metric and scope, each run's value and per-second
+//! samples, the change against the baseline and the verdict of the rank test.
+
+use pado_analysis::noise::{mann_whitney, METHOD};
+use pado_metrics::fmt::us_to_ms as ms;
+
+use super::shape::{limits_of, shape_warnings};
+use super::{CompareRow, Comparison, Side, Verdict};
+use crate::summary::Summary;
+use crate::timeline::{PointStats, SecondPoint};
+
+type Sampler<'a> = Box<dyn Fn(&Side<'_>) -> (Option<f64>, Vec<f64>) + 'a>;
+
+fn full_seconds<'r>(s: &'r Side<'_>) -> impl Iterator<Item = &'r SecondPoint> {
+    let full = s.run.meta.duration_s.floor().max(1.0) as u32;
+    s.run.points.iter().filter(move |p| p.t < full)
+}
+
+fn row(
+    scope: &str,
+    metric: &str,
+    higher_is_better: bool,
+    sides: &[Side<'_>],
+    f: Sampler<'_>,
+) -> CompareRow {
+    let data: Vec<(Option<f64>, Vec<f64>)> = sides.iter().map(&f).collect();
+    let base = &data[0];
+    let mut changes = Vec::new();
+    let mut verdicts = Vec::new();
+    let mut p_values = Vec::new();
+    for d in &data[1..] {
+        let change = match (base.0, d.0) {
+            (Some(a), Some(b)) if a != 0.0 && a.is_finite() && b.is_finite() => {
+                Some((b - a) / a * 100.0)
+            }
+            _ => None,
+        };
+        changes.push(change);
+        let (verdict, p) = judge(base, d, higher_is_better);
+        verdicts.push(verdict);
+        p_values.push(p);
+    }
+    CompareRow {
+        scope: scope.to_string(),
+        metric: metric.to_string(),
+        values: data.iter().map(|d| d.0).collect(),
+        changes,
+        verdicts,
+        p_values,
+    }
+}
+
+/// The verdict on one row for one candidate: the rank test on the per-second
+/// samples decides significance *and* direction; the overall figures must agree
+/// with that direction to make it better or worse.
+fn judge(
+    base: &(Option<f64>, Vec<f64>),
+    cand: &(Option<f64>, Vec<f64>),
+    higher_is_better: bool,
+) -> (Verdict, Option<f64>) {
+    let (Some(a), Some(b)) = (base.0, cand.0) else {
+        return (Verdict::NotTested, None);
+    };
+    if !(a.is_finite() && b.is_finite()) {
+        return (Verdict::NotTested, None);
+    }
+    let test = mann_whitney(&base.1, &cand.1);
+    if test.n.0 == 0 || test.n.1 == 0 {
+        return (Verdict::NotTested, None);
+    }
+    if !test.judged {
+        return (Verdict::TooFewSeconds, None);
+    }
+    let p = Some(test.p_value);
+    if !test.significant {
+        // The baseline's whole per-second range: an overall change beyond it is not
+        // noise, even when most seconds did not move.
+        let finite = base.1.iter().copied().filter(|v| v.is_finite());
+        let (lo, hi) = finite.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        let beyond = (b - a).abs() > (hi - lo) && b != a;
+        return (
+            if beyond {
+                Verdict::FewSeconds
+            } else {
+                Verdict::WithinNoise
+            },
+            p,
+        );
+    }
+    let Some(up) = test.candidate_higher() else {
+        return (Verdict::WithinNoise, p);
+    };
+    if b != a && (b > a) != up {
+        return (Verdict::Mixed, p);
+    }
+    (
+        if up == higher_is_better {
+            Verdict::Better
+        } else {
+            Verdict::Worse
+        },
+        p,
+    )
+}
+
+/// Per-second samples of one row of a point (all, or one step).
+fn samples(
+    s: &Side<'_>,
+    pick: impl Fn(&SecondPoint) -> Option<PointStats>,
+    val: impl Fn(&PointStats) -> Option<f64>,
+) -> Vec<f64> {
+    full_seconds(s)
+        .filter_map(|p| pick(p).as_ref().and_then(&val))
+        .collect()
+}
+
+/// Compare runs against the first: one row per metric and scope, each with its
+/// values, changes and verdicts. The data only; the renderers present it.
+pub fn compare(sides: &[Side<'_>]) -> Comparison {
+    let mut rows = Vec::new();
+    if sides.len() >= 2 {
+        rows.extend(throughput_rows(sides));
+        rows.extend(latency_rows(sides));
+        rows.extend(ttfb_rows(sides));
+        rows.extend(step_rows(sides));
+        rows.extend(stage_rows(sides));
+    }
+    Comparison {
+        runs: sides.iter().map(|s| s.label.clone()).collect(),
+        method: METHOD.into(),
+        rows,
+        limits: limits_of(sides),
+        warnings: if sides.len() >= 2 {
+            shape_warnings(sides)
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// The whole run's per-second values.
+fn all(p: &SecondPoint) -> Option<PointStats> {
+    Some(p.all)
+}
+
+/// Requests per second, its stability percentiles and the error rate.
+fn throughput_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
+    let rps = |ps: &PointStats| Some(ps.requests as f64);
+    let err = |ps: &PointStats| (ps.requests > 0).then(|| ps.failed as f64 / ps.requests as f64);
+    type Total = fn(&Summary) -> f64;
+    let totals: [(&str, Total); 4] = [
+        ("req/s (mean)", |s| s.rps),
+        ("req/s reached in 50% of seconds", |s| s.stability.rps_p50),
+        ("req/s reached in 95% of seconds", |s| s.stability.rps_p95),
+        ("req/s reached in 99% of seconds", |s| s.stability.rps_p99),
+    ];
+    let mut rows: Vec<CompareRow> = totals
+        .into_iter()
+        .map(|(name, total)| {
+            row(
+                "overall",
+                name,
+                true,
+                sides,
+                Box::new(move |s| (Some(total(s.summary)), samples(s, all, rps))),
+            )
+        })
+        .collect();
+    rows.push(row(
+        "overall",
+        "error rate %",
+        false,
+        sides,
+        Box::new(move |s| (Some(s.summary.failed_rate * 100.0), samples(s, all, err))),
+    ));
+    rows
+}
+
+/// Latency percentiles, tested on the per-second percentiles, and the maximum.
+fn latency_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
+    type Q = fn(&crate::timeline::PointLatency) -> u64;
+    type Total = fn(&Summary) -> f64;
+    let quantiles: [(&str, Total, Q); 3] = [
+        ("latency p50 ms", |s| s.latency_ms.p50, |l| l.p50_us),
+        ("latency p95 ms", |s| s.latency_ms.p95, |l| l.p95_us),
+        ("latency p99 ms", |s| s.latency_ms.p99, |l| l.p99_us),
+    ];
+    let mut rows: Vec<CompareRow> = quantiles
+        .into_iter()
+        .map(|(name, total, per_second)| {
+            row(
+                "overall",
+                name,
+                false,
+                sides,
+                Box::new(move |s| {
+                    (
+                        Some(total(s.summary)),
+                        samples(s, all, |ps| ps.latency.map(|l| ms(per_second(&l)))),
+                    )
+                }),
+            )
+        })
+        .collect();
+    // The maximum is one request of the whole run: a single value with no spread
+    // to test against, shown without a mark.
+    rows.push(row(
+        "overall",
+        "latency max ms",
+        false,
+        sides,
+        Box::new(move |s| (Some(s.summary.latency_ms.max), Vec::new())),
+    ));
+    rows
+}
+
+/// TTFB: the run's percentiles, tested on the per-second mean TTFB (what the
+/// timeline keeps per second), and how much the mean moved from second to second.
+fn ttfb_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
+    type Ttfb = fn(&pado_metrics::LatencySummary) -> f64;
+    let ttfb: [(&str, Ttfb); 4] = [
+        ("ttfb mean ms", |l| l.mean),
+        ("ttfb p50 ms", |l| l.p50),
+        ("ttfb p95 ms", |l| l.p95),
+        ("ttfb p99 ms", |l| l.p99),
+    ];
+    let mut rows: Vec<CompareRow> = ttfb
+        .into_iter()
+        .map(|(name, pick)| {
+            row(
+                "overall",
+                name,
+                false,
+                sides,
+                Box::new(move |s| {
+                    let v = s.summary.phases_ms.get("http_req_waiting").map(pick);
+                    (v, samples(s, all, |ps| ps.ttfb_mean_us.map(|u| u / 1000.0)))
+                }),
+            )
+        })
+        .collect();
+    rows.push(row(
+        "overall",
+        "ttfb mean abs change ms",
+        false,
+        sides,
+        Box::new(move |s| {
+            (
+                Some(s.summary.stability.ttfb_mean_abs_change_ms),
+                Vec::new(),
+            )
+        }),
+    ));
+    rows
+}
+
+/// Per step (names present in the baseline): req/s and p95.
+fn step_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
+    let mut rows = Vec::new();
+    for name in sides[0].summary.steps.keys() {
+        let step_row = |metric: &str,
+                        higher: bool,
+                        f: fn(&PointStats) -> Option<f64>,
+                        total: fn(&crate::summary::StepSummary) -> f64| {
+            let name = name.clone();
+            row(
+                &format!("step {name}"),
+                metric,
+                higher,
+                sides,
+                Box::new(move |s| {
+                    let idx = s.run.step_names.iter().position(|n| *n == name);
+                    let value = s.summary.steps.get(&name).map(total);
+                    let smp = match idx {
+                        Some(i) => samples(s, |p| p.step(i as u32).copied(), f),
+                        None => Vec::new(),
+                    };
+                    (value, smp)
+                }),
+            )
+        };
+        rows.push(step_row(
+            "req/s",
+            true,
+            |ps| Some(ps.requests as f64),
+            |t| t.rps,
+        ));
+        rows.push(step_row(
+            "p95 ms",
+            false,
+            |ps| ps.latency.map(|l| ms(l.p95_us)),
+            |t| t.latency_ms.p95,
+        ));
+    }
+    rows
+}
+
+/// Per stage, matched by label: req/s and p95 over the stage's seconds.
+fn stage_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
+    let mut rows = Vec::new();
+    for st in &sides[0].summary.stages {
+        let label = st.label.clone();
+        let stage_row = |metric: &str,
+                         higher: bool,
+                         f: fn(&PointStats) -> Option<f64>,
+                         total: fn(&crate::stages::StageStats) -> f64| {
+            let label = label.clone();
+            row(
+                &format!("stage {label}"),
+                metric,
+                higher,
+                sides,
+                Box::new(move |s| {
+                    let Some(w) = s.summary.stages.iter().find(|x| x.label == label) else {
+                        return (None, Vec::new());
+                    };
+                    let smp = s
+                        .run
+                        .points
+                        .iter()
+                        .filter(|p| crate::stages::second_in_window(p.t, w.start_s, w.end_s))
+                        .filter_map(|p| f(&p.all))
+                        .collect();
+                    (Some(total(w)), smp)
+                }),
+            )
+        };
+        rows.push(stage_row(
+            "req/s",
+            true,
+            |ps| Some(ps.requests as f64),
+            |w| w.rps,
+        ));
+        rows.push(stage_row(
+            "p95 ms",
+            false,
+            |ps| ps.latency.map(|l| ms(l.p95_us)),
+            |w| w.latency_ms.p95,
+        ));
+    }
+    rows
+}

@@ -1,0 +1,266 @@
+use super::*;
+use pado_metrics::{
+    Interval, Phases, RequestSample, RunMeta, SecondRecord, SeriesKey, SeriesStats,
+};
+
+/// A 60-second run whose per-second request count and latency are drawn around
+/// `rps` and `lat_ms` (deterministic noise from `seed`).
+fn synthetic(seed: u64, rps: f64, lat_ms: f64) -> LoadedRun {
+    shaped(seed, 60, "synthetic", |_| (rps, lat_ms))
+}
+
+/// A `secs`-second run named `name` whose second `t` has about `shape(t)` =
+/// (requests, latency ms), with ±3% / ±15% deterministic noise from `seed`.
+fn shaped(seed: u64, secs: u32, name: &str, shape: impl Fn(u32) -> (f64, f64)) -> LoadedRun {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut noise = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % 10_000) as f64 / 10_000.0 - 0.5
+    };
+    let mut seconds = Vec::new();
+    for t in 0..secs {
+        let (rps, lat_ms) = shape(t);
+        let n = (rps * (1.0 + 0.06 * noise())).round() as u64;
+        let mut s = SeriesStats::new(SeriesKey::named("home"));
+        for _ in 0..n {
+            let us = (lat_ms * 1000.0 * (1.0 + 0.3 * noise())) as u64;
+            s.record(&RequestSample {
+                status: 200,
+                phases: Phases {
+                    duration_us: us,
+                    waiting_us: us * 9 / 10,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        }
+        let mut r = SecondRecord::new(t);
+        r.absorb(Interval {
+            series: vec![s],
+            ..Default::default()
+        });
+        seconds.push(r);
+    }
+    let meta = RunMeta {
+        format: "pado-result".into(),
+        version: 1,
+        name: name.into(),
+        duration_s: secs as f64,
+        ..Default::default()
+    };
+    LoadedRun::from_seconds(meta, seconds)
+}
+
+/// Compare loaded runs (labels a, b, c, ...).
+fn cmp(runs: &[&LoadedRun]) -> Comparison {
+    let summaries: Vec<Summary> = runs.iter().map(|r| crate::build(r).unwrap()).collect();
+    let sides: Vec<Side<'_>> = runs
+        .iter()
+        .zip(&summaries)
+        .enumerate()
+        .map(|(i, (run, summary))| Side {
+            label: format!("{}", (b'a' + i as u8) as char),
+            run,
+            summary,
+        })
+        .collect();
+    compare(&sides)
+}
+
+fn verdict(c: &Comparison, scope: &str, metric: &str, run: usize) -> Verdict {
+    c.rows
+        .iter()
+        .find(|r| r.scope == scope && r.metric == metric)
+        .unwrap_or_else(|| panic!("{scope} {metric}"))
+        .verdicts[run]
+}
+
+#[test]
+fn same_distribution_is_noise_and_a_ten_percent_shift_is_significant() {
+    let a = synthetic(1, 1000.0, 20.0);
+    let b = synthetic(2, 1000.0, 20.0);
+    let c = synthetic(3, 1100.0, 22.0);
+    let (sa, sb, sc) = (
+        crate::build(&a).unwrap(),
+        crate::build(&b).unwrap(),
+        crate::build(&c).unwrap(),
+    );
+    let cmp = compare(&[
+        Side {
+            label: "a".into(),
+            run: &a,
+            summary: &sa,
+        },
+        Side {
+            label: "b".into(),
+            run: &b,
+            summary: &sb,
+        },
+        Side {
+            label: "c".into(),
+            run: &c,
+            summary: &sc,
+        },
+    ]);
+    assert_eq!(
+        verdict(&cmp, "overall", "req/s (mean)", 0),
+        Verdict::WithinNoise
+    );
+    assert_eq!(
+        verdict(&cmp, "overall", "latency p95 ms", 0),
+        Verdict::WithinNoise
+    );
+    assert_eq!(verdict(&cmp, "overall", "req/s (mean)", 1), Verdict::Better);
+    assert_eq!(
+        verdict(&cmp, "overall", "latency p95 ms", 1),
+        Verdict::Worse
+    );
+    assert_eq!(verdict(&cmp, "step home", "req/s", 1), Verdict::Better);
+    let row = cmp
+        .rows
+        .iter()
+        .find(|r| r.metric == "req/s (mean)")
+        .unwrap();
+    let change = row.changes[1].unwrap();
+    assert!((change - 10.0).abs() < 2.0, "{change}");
+    let text = render_compare(&cmp);
+    assert!(
+        text.contains("within noise") && text.contains("▲ better"),
+        "{text}"
+    );
+    let html = render_compare_html(&cmp);
+    assert!(html.contains("id=\"table-compare\"") && html.contains("class=\"better\""));
+    assert!(text.contains("Mann-Whitney"));
+}
+
+#[test]
+fn the_maximum_is_a_single_value_and_gets_no_mark() {
+    // Slower in every second: whatever the two maxima, no mark can be earned
+    // from one request each.
+    let a = synthetic(1, 1000.0, 20.0);
+    let b = synthetic(2, 1000.0, 26.0);
+    let c = cmp(&[&a, &b]);
+    assert_eq!(
+        verdict(&c, "overall", "latency max ms", 0),
+        Verdict::NotTested
+    );
+    assert_eq!(verdict(&c, "overall", "latency p50 ms", 0), Verdict::Worse);
+    let row = c
+        .rows
+        .iter()
+        .find(|r| r.metric == "latency max ms")
+        .unwrap();
+    assert_eq!(row.p_values[0], None);
+    let text = render_compare(&c);
+    let line = text.lines().find(|l| l.contains("latency max ms")).unwrap();
+    assert!(line.trim_end().ends_with('—'), "{line}");
+    assert!(text.contains("—: a single value"), "{text}");
+}
+
+#[test]
+fn a_huge_change_over_three_seconds_is_too_few_to_judge() {
+    let a = shaped(1, 3, "t", |_| (100.0, 20.0));
+    let b = shaped(2, 3, "t", |_| (100.0, 6000.0));
+    let c = cmp(&[&a, &b]);
+    assert_eq!(
+        verdict(&c, "overall", "latency p95 ms", 0),
+        Verdict::TooFewSeconds
+    );
+    let change = c
+        .rows
+        .iter()
+        .find(|r| r.metric == "latency p95 ms")
+        .unwrap()
+        .changes[0];
+    assert!(change.unwrap() > 10_000.0, "{change:?}");
+    let text = render_compare(&c);
+    assert!(
+        text.contains("? too few seconds") && !text.contains("within noise"),
+        "{text}"
+    );
+    // Twenty seconds of the same: judged, and worse.
+    let a = shaped(1, 20, "t", |_| (100.0, 20.0));
+    let b = shaped(2, 20, "t", |_| (100.0, 6000.0));
+    let c = cmp(&[&a, &b]);
+    assert_eq!(verdict(&c, "overall", "latency p95 ms", 0), Verdict::Worse);
+}
+
+#[test]
+fn a_burst_of_slow_seconds_is_not_called_noise() {
+    // Five stalled seconds of sixty: the run's p95 explodes, most seconds do not
+    // move.
+    let a = synthetic(1, 1000.0, 20.0);
+    let b = shaped(2, 60, "synthetic", |t| {
+        (1000.0, if t % 12 == 5 { 3000.0 } else { 20.0 })
+    });
+    let c = cmp(&[&a, &b]);
+    assert_eq!(
+        verdict(&c, "overall", "latency p95 ms", 0),
+        Verdict::FewSeconds
+    );
+    assert!(render_compare(&c).contains("! a few seconds"));
+    // Without the burst: within noise (see also the test above).
+    let b = synthetic(3, 1000.0, 20.0);
+    let c = cmp(&[&a, &b]);
+    assert_eq!(
+        verdict(&c, "overall", "latency p95 ms", 0),
+        Verdict::WithinNoise
+    );
+}
+
+#[test]
+fn direction_and_significance_come_from_the_same_seconds() {
+    // Most seconds are 10% faster, but one in six nearly stops: the seconds
+    // shifted up while the run's mean went down. Neither better nor worse.
+    let a = synthetic(1, 1000.0, 20.0);
+    let b = shaped(2, 60, "synthetic", |t| {
+        (if t % 6 == 3 { 100.0 } else { 1100.0 }, 20.0)
+    });
+    let c = cmp(&[&a, &b]);
+    let row = c.rows.iter().find(|r| r.metric == "req/s (mean)").unwrap();
+    assert!(row.changes[0].unwrap() < 0.0, "{row:?}");
+    assert_eq!(row.verdicts[0], Verdict::Mixed, "{row:?}");
+    // Every second 10% faster: better, both ways.
+    let b = synthetic(3, 1100.0, 20.0);
+    let c = cmp(&[&a, &b]);
+    assert_eq!(verdict(&c, "overall", "req/s (mean)", 0), Verdict::Better);
+}
+
+#[test]
+fn different_tests_and_load_shapes_are_warned_about() {
+    let with_shape = |mut r: LoadedRun, desc: &str| {
+        r.meta.scenarios = vec![pado_metrics::ScenarioMeta {
+            name: "default".into(),
+            executor: "constant-vus".into(),
+            description: desc.into(),
+            open_model: false,
+        }];
+        r
+    };
+    let a = with_shape(synthetic(1, 1000.0, 20.0), "8 VUs for 1m");
+    let b = with_shape(synthetic(2, 1000.0, 20.0), "8 VUs for 1m");
+    assert!(cmp(&[&a, &b]).warnings.is_empty());
+    let c = with_shape(shaped(3, 30, "other", |_| (1000.0, 20.0)), "64 VUs for 30s");
+    let cmp3 = cmp(&[&a, &b, &c]);
+    let w = cmp3.warnings.join("\n");
+    assert!(w.contains("A is `synthetic`, C is `other`"), "{w}");
+    assert!(
+        w.contains("64 VUs for 30s") && w.contains("8 VUs for 1m"),
+        "{w}"
+    );
+    assert!(w.contains("A 60.0 s, C 30.0 s"), "{w}");
+    assert!(!w.contains(" B "), "{w}");
+    assert!(render_compare(&cmp3).contains("!! the load shapes differ"));
+}
+
+#[test]
+fn stability_rows_go_from_the_median_to_99_percent() {
+    let a = synthetic(1, 1000.0, 20.0);
+    let b = synthetic(2, 1000.0, 20.0);
+    let c = cmp(&[&a, &b]);
+    let at = |m: &str| c.rows.iter().position(|r| r.metric == m).unwrap();
+    assert!(at("req/s reached in 50% of seconds") < at("req/s reached in 95% of seconds"));
+    assert!(at("req/s reached in 95% of seconds") < at("req/s reached in 99% of seconds"));
+}

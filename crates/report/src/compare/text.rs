@@ -1,0 +1,60 @@
+//! The comparison as a terminal table: runs with their limits, warnings, one line
+//! per metric grouped by scope, then the legend of the marks used.
+
+use std::fmt::Write as _;
+
+use pado_metrics::fmt::value as fmt_v;
+
+use super::{legend, letter, Comparison};
+
+/// The comparison as a terminal table.
+pub fn render_compare(c: &Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out);
+    for (i, r) in c.runs.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {}{} {}{}",
+            letter(i),
+            if i == 0 { " (baseline)" } else { "" },
+            r,
+            match c.limits.get(i).and_then(|l| l.as_ref()) {
+                Some(l) => format!("   limit: {l}"),
+                None => String::new(),
+            }
+        );
+    }
+    for w in &c.warnings {
+        let _ = writeln!(out, "  !! {w}");
+    }
+    let _ = writeln!(out);
+    let mw = c
+        .rows
+        .iter()
+        .map(|r| r.metric.chars().count())
+        .max()
+        .unwrap_or(10)
+        .max(10);
+    let mut scope = String::new();
+    for r in &c.rows {
+        if r.scope != scope {
+            scope = r.scope.clone();
+            let _ = writeln!(out, "  {scope}");
+        }
+        let mut line = format!("    {:<mw$}", r.metric);
+        for v in &r.values {
+            let _ = write!(line, " {:>10}", fmt_v(*v));
+        }
+        for (ch, vd) in r.changes.iter().zip(&r.verdicts) {
+            let change = ch.map_or("-".to_string(), |x| format!("{x:+.1}%"));
+            let _ = write!(line, " {:>9} {:<17}", change, vd.mark());
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    let _ = writeln!(out);
+    for (mark, meaning) in legend(c) {
+        let _ = writeln!(out, "  {mark}: {meaning}");
+    }
+    let _ = writeln!(out, "  significance: {}", c.method);
+    out
+}

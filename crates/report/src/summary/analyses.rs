@@ -1,0 +1,87 @@
+//! The analyses the summary carries, each over the loaded run: the generator
+//! self-check, saturation, drift in steady-load periods and the bottleneck table.
+
+use super::LoadedRun;
+
+/// The elimination table: the target's metrics read over the saturation window.
+pub fn bottlenecks_of(
+    run: &LoadedRun,
+    sat: Option<&pado_analysis::saturation::Saturation>,
+    generator: Option<&pado_analysis::self_check::GeneratorCheck>,
+) -> Option<pado_analysis::attribution::Attribution> {
+    use pado_analysis::attribution;
+    if run.observations.is_empty() {
+        return None;
+    }
+    let (window, baseline, saturated) = attribution::windows(&load_samples(run), sat)?;
+    Some(attribution::attribute(
+        &run.observations,
+        window,
+        baseline,
+        saturated,
+        generator
+            .map(attribution::generator_component)
+            .into_iter()
+            .collect(),
+    ))
+}
+
+/// The generator self-check over the run's per-second generator figures.
+pub(super) fn generator_check(
+    run: &LoadedRun,
+    any_open: bool,
+) -> Option<pado_analysis::self_check::GeneratorCheck> {
+    use pado_analysis::self_check::{check, GenSecond, RunFigures};
+    let seconds: Vec<GenSecond> = run.points.iter().filter_map(|p| p.generator).collect();
+    let sc = run.totals.all_scenarios();
+    let lag = &run.generator_lag;
+    check(
+        &seconds,
+        &RunFigures {
+            cores_allowed: run.meta.cores_allowed,
+            workers: run.meta.workers,
+            lag_p99_ms: lag.quantile_us(0.99) as f64 / 1000.0,
+            lag_max_ms: lag.max_us as f64 / 1000.0,
+            open_model: any_open,
+            iterations_started: sc.iterations + sc.interrupted,
+            late_iterations: sc.late,
+            dropped_iterations: sc.dropped,
+        },
+    )
+}
+
+/// The load samples of a run for the saturation analysis: active VUs, requests and
+/// p95 of each second.
+pub(super) fn saturation_of(run: &LoadedRun) -> Option<pado_analysis::saturation::Saturation> {
+    pado_analysis::saturation::analyse(&load_samples(run), run.meta.duration_s)
+}
+
+/// Latency drift within each period of steady load (run.json's hold stages, or runs
+/// of seconds at one VU count when the run has no stages).
+pub(super) fn drift_periods(run: &LoadedRun) -> Vec<pado_analysis::drift::PeriodDrift> {
+    use pado_analysis::drift;
+    let loads: Vec<(u32, f64)> = run.points.iter().map(|p| (p.t, p.vus as f64)).collect();
+    if loads.is_empty() {
+        return Vec::new();
+    }
+    let periods = drift::steady_periods(&run.meta.stages, &loads, run.meta.duration_s);
+    let latency: Vec<(f64, f64)> = run
+        .points
+        .iter()
+        .filter_map(|p| p.all.latency.map(|l| (p.t as f64, l.mean_us / 1000.0)))
+        .collect();
+    drift::drift_in_periods(&periods, &latency)
+}
+
+/// Per second: active VUs, requests and p95, what saturation and attribution read.
+fn load_samples(run: &LoadedRun) -> Vec<pado_analysis::saturation::LoadSample> {
+    run.points
+        .iter()
+        .map(|p| pado_analysis::saturation::LoadSample {
+            t: p.t,
+            load: p.vus as f64,
+            rps: p.all.requests as f64,
+            p95_ms: p.all.latency.map(|l| l.p95_us as f64 / 1000.0),
+        })
+        .collect()
+}

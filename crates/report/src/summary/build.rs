@@ -1,0 +1,182 @@
+//! Computing the summary of a loaded run: totals, per step and tag, checks,
+//! thresholds, then the analyses and the sentences built on them.
+
+use std::collections::BTreeMap;
+
+use pado_analysis::thresholds::{self, ThresholdResult};
+use pado_analysis::TotalsSource;
+use pado_metrics::{Phase, RunMeta, SeriesStats, Totals};
+
+use super::analyses::{bottlenecks_of, drift_periods, generator_check, saturation_of};
+use super::verdict::verdict;
+use super::warnings::warnings;
+use super::{
+    CheckSummary, FlowSummary, LoadedRun, ReportError, StepSummary, Summary, GENERATOR_SATURATED,
+};
+
+/// Build the summary of a loaded run.
+pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
+    let meta = &run.meta;
+    let totals = &run.totals;
+    let dur = meta.duration_s.max(1e-9);
+    let results = threshold_results(meta, totals, dur)?;
+    let any_open = meta.scenarios.iter().any(|s| s.open_model);
+    let mut summary = Summary {
+        name: meta.name.clone(),
+        started_at: meta.started_at.clone(),
+        duration_s: meta.duration_s,
+        latency_origin: latency_origin(meta).to_string(),
+        vus: totals.vus_peak,
+        vus_max: totals.vus_max_peak,
+        stages: run.stages.clone(),
+        stability: crate::stability::stability(&run.points, meta.duration_s),
+        drift_periods: drift_periods(run),
+        generator: generator_check(run, any_open),
+        thresholds_ok: results.iter().all(|r| r.ok),
+        thresholds: results,
+        interrupted: meta.interrupted,
+        scenarios: meta.scenarios.clone(),
+        warnings: warnings(run),
+        failures: totals.failures.clone(),
+        ..Summary::default()
+    };
+    request_figures(&mut summary, totals, dur);
+    iteration_figures(&mut summary, totals);
+    summary.drift = pado_analysis::drift::headline(&summary.drift_periods).cloned();
+    let generator_saturated = summary.generator.as_ref().is_some_and(|g| g.saturated);
+    if !generator_saturated {
+        // A saturated pado caps the load it sends: a knee would be pado's.
+        summary.saturation = saturation_of(run);
+    }
+    summary.bottlenecks =
+        bottlenecks_of(run, summary.saturation.as_ref(), summary.generator.as_ref());
+    summary.verdict = verdict(&summary);
+    if let Some(g) = summary.generator.as_ref().filter(|g| g.saturated) {
+        // First and loud, and only here (the terminal shows it on top, the HTML report
+        // in a banner): every other figure of the run is suspect.
+        let loud = format!("{GENERATOR_SATURATED}: {}", g.message);
+        summary.verdict.insert(0, loud);
+    }
+    Ok(summary)
+}
+
+/// The thresholds stored in run.json, parsed and evaluated on the totals.
+fn threshold_results(
+    meta: &RunMeta,
+    totals: &Totals,
+    dur: f64,
+) -> Result<Vec<ThresholdResult>, ReportError> {
+    let mut parsed = Vec::new();
+    for t in &meta.thresholds {
+        let th = thresholds::parse_object(&t.metric, &t.expr, t.abort_on_fail).map_err(|e| {
+            ReportError::Threshold {
+                metric: t.metric.clone(),
+                expr: t.expr.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        parsed.push(th);
+    }
+    Ok(thresholds::evaluate(
+        &parsed,
+        &TotalsSource::new(totals, dur),
+    ))
+}
+
+/// How latency was timed, by the scenarios' models.
+fn latency_origin(meta: &RunMeta) -> &'static str {
+    let any_open = meta.scenarios.iter().any(|s| s.open_model);
+    let any_closed = meta.scenarios.iter().any(|s| !s.open_model);
+    match (any_open, any_closed) {
+        (true, false) => "open model: from each iteration's scheduled start (first request), so a stalled target or a behind-schedule generator shows in the percentiles (no coordinated omission)",
+        (false, _) => "closed model: from just before the request is written to the last response byte (as k6 and wrk); connection setup is reported separately",
+        (true, true) => "mixed: open-model scenarios from the scheduled start, closed-model scenarios from the request write",
+    }
+}
+
+/// One step's (or tagged series') figures.
+fn step_summary(s: &SeriesStats, dur: f64) -> StepSummary {
+    StepSummary {
+        requests: s.requests,
+        failed: s.failed,
+        rps: s.requests as f64 / dur,
+        errors: s.error_breakdown(),
+        latency_ms: s.phase(Phase::Duration).summary(),
+        waiting_ms: s.phase(Phase::Waiting).summary(),
+    }
+}
+
+/// Requests: counts, rates, statuses, latency and its phases, data, per step and
+/// per tag set.
+fn request_figures(summary: &mut Summary, totals: &Totals, dur: f64) {
+    let all = totals.overall();
+    summary.requests = all.requests;
+    summary.failed = all.failed;
+    summary.failed_rate = if all.requests > 0 {
+        all.failed as f64 / all.requests as f64
+    } else {
+        0.0
+    };
+    summary.rps = all.requests as f64 / dur;
+    summary.errors = all.error_breakdown();
+    summary.reconnects = all.reconnects;
+    summary.status = all
+        .status_sorted()
+        .into_iter()
+        .map(|(c, n)| (c.to_string(), n))
+        .collect();
+    summary.latency_ms = all.phase(Phase::Duration).summary();
+    summary.phases_ms = Phase::ALL
+        .into_iter()
+        .filter(|p| *p != Phase::Duration)
+        .map(|p| (p.metric_name().to_string(), all.phase(p).summary()))
+        .collect();
+    summary.data_sent = all.bytes_sent;
+    summary.data_received = all.bytes_received;
+    summary.steps = totals
+        .by_name()
+        .into_iter()
+        .map(|(name, s)| (name, step_summary(&s, dur)))
+        .collect();
+    let mut tagged = BTreeMap::new();
+    for s in totals.series.iter().filter(|s| !s.key.tags.is_empty()) {
+        let tags: Vec<String> = s.key.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        tagged.insert(
+            format!("{}{{{}}}", s.key.name, tags.join(",")),
+            step_summary(s, dur),
+        );
+    }
+    summary.tagged = tagged;
+    summary.checks = totals
+        .checks
+        .iter()
+        .map(|(k, c)| {
+            let c = CheckSummary {
+                passes: c.passes,
+                fails: c.fails,
+            };
+            (k.clone(), c)
+        })
+        .collect();
+}
+
+/// Iterations: completed, interrupted, dropped, late, and their duration per flow.
+fn iteration_figures(summary: &mut Summary, totals: &Totals) {
+    let sc = totals.all_scenarios();
+    summary.iterations = sc.iterations;
+    summary.iterations_interrupted = sc.interrupted;
+    summary.dropped_iterations = sc.dropped;
+    summary.late_iterations = sc.late;
+    summary.iteration_duration_ms = sc.iteration_duration.summary();
+    summary.flows = totals
+        .flows
+        .iter()
+        .map(|f| {
+            let flow = FlowSummary {
+                iterations: f.iterations,
+                iteration_duration_ms: f.iteration_duration.summary(),
+            };
+            (f.name.clone(), flow)
+        })
+        .collect();
+}

@@ -1,0 +1,60 @@
+//! Reading a result directory into a [`LoadedRun`]: the timeline streamed once, and
+//! the figures of a run pado did not finish writing made honest.
+
+use pado_metrics::{ResultDir, RunMeta};
+
+use super::{LoadedRun, ReportError};
+use crate::timeline::RunFold;
+
+/// Read a result directory, streaming its timeline (one second decoded at a time).
+pub fn load(dir: &ResultDir) -> Result<LoadedRun, ReportError> {
+    load_with_windows(dir, &[])
+}
+
+/// Read a result directory with extra, user-named time windows that get their own
+/// rows in the stage table (e.g. `peak=30s..60s`), beside the executor's stages.
+pub fn load_with_windows(
+    dir: &ResultDir,
+    windows: &[pado_metrics::StageMark],
+) -> Result<LoadedRun, ReportError> {
+    let mut meta = dir.read_meta()?;
+    meta.stages.extend(windows.iter().cloned());
+    let mut fold = RunFold::new(meta);
+    let read = dir.for_each_second(|rec| {
+        fold.add_second(rec);
+        Ok(())
+    })?;
+    let mut run = fold.finish();
+    recover_unfinished(&mut run.meta, &read);
+    run.observations =
+        pado_metrics::read_observations(dir.path(), &pado_analysis::attribution::wanted)?;
+    run.totals.failures = dir.read_failures()?;
+    Ok(run)
+}
+
+/// Make the figures of a run that pado did not finish writing honest.
+///
+/// `run.json` is written when the run starts with `duration_s: 0` and rewritten with
+/// the real length when it ends; a 0 that stayed means pado was killed or crashed.
+/// Every rate is "per second of the run", so the length becomes the seconds the
+/// timeline holds (each of them complete: a second is written only once every worker
+/// has reported past it), and the run is marked interrupted with a warning saying so.
+/// A half-written last timeline line (left out by the reader) is said too.
+fn recover_unfinished(meta: &mut RunMeta, read: &pado_metrics::TimelineRead) {
+    let mut said = Vec::new();
+    if meta.duration_s <= 0.0 {
+        let seconds = read.last_t.map_or(0, |t| t.saturating_add(1));
+        meta.duration_s = f64::from(seconds);
+        meta.interrupted = true;
+        said.push(format!(
+            "the run was cut short at {seconds} s (pado did not finish writing it: killed or crashed); figures cover the seconds that were written"
+        ));
+    }
+    if let Some(line) = read.torn_line {
+        said.push(format!(
+            "timeline.jsonl line {line} was only half written and is left out (the second it held is missing from the figures)"
+        ));
+    }
+    // First: every figure below depends on it.
+    meta.warnings.splice(0..0, said);
+}

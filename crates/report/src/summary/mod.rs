@@ -1,0 +1,220 @@
+//! The end-of-run summary: built from a result directory only (so `pado report` on a
+//! directory from another machine gives the same answer), serialised as
+//! `summary.json` with the contract keys of the architecture guide.
+//!
+//! Reading ([`load`]), computing the figures ([`build`], with the analyses in
+//! `analyses`) and wording them (the warnings and the verdict sentences, in
+//! `warnings` and `verdict`) are apart; presenting is for [`crate::text`] and
+//! [`crate::html`].
+
+mod analyses;
+mod build;
+mod load;
+#[cfg(test)]
+mod tests;
+mod verdict;
+mod warnings;
+
+use std::collections::BTreeMap;
+
+use pado_analysis::thresholds::ThresholdResult;
+use pado_metrics::{LatencySummary, ResultError, RunMeta, ScenarioMeta, Totals};
+use serde::{Deserialize, Serialize};
+
+use crate::stages::StageStats;
+use crate::timeline::SecondPoint;
+
+pub use analyses::bottlenecks_of;
+pub use build::build;
+pub use load::{load, load_with_windows};
+pub use verdict::{dropped_sentence, dropped_words};
+
+/// Why a summary could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The result directory could not be read.
+    #[error(transparent)]
+    Result(#[from] ResultError),
+    /// A threshold stored in run.json does not parse (edited by hand?).
+    #[error("run.json: threshold `{metric}: {expr}`: {message}")]
+    Threshold {
+        /// Metric key.
+        metric: String,
+        /// Expression.
+        expr: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Per-step figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepSummary {
+    /// Requests.
+    pub requests: u64,
+    /// Failed requests.
+    pub failed: u64,
+    /// Requests per second over the run.
+    pub rps: f64,
+    /// Failures by category.
+    pub errors: BTreeMap<String, u64>,
+    /// `http_req_duration` in ms.
+    pub latency_ms: LatencySummary,
+    /// `http_req_waiting` (time to first byte) in ms.
+    pub waiting_ms: LatencySummary,
+}
+
+/// Pass/fail counts of a check.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckSummary {
+    /// Passes.
+    pub passes: u64,
+    /// Fails.
+    pub fails: u64,
+}
+
+/// Iterations of one named flow.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlowSummary {
+    /// Completed iterations.
+    pub iterations: u64,
+    /// Their duration in ms.
+    pub iteration_duration_ms: LatencySummary,
+}
+
+/// The summary (`summary.json`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Test name.
+    pub name: String,
+    /// RFC 3339 start.
+    pub started_at: String,
+    /// Length in seconds.
+    pub duration_s: f64,
+    /// Requests completed (`http_reqs`).
+    pub requests: u64,
+    /// Failed requests.
+    pub failed: u64,
+    /// `failed / requests` (`http_req_failed`).
+    pub failed_rate: f64,
+    /// Requests per second.
+    pub rps: f64,
+    /// Failures by category: `http_<code>`, transport kinds, `check_failed`.
+    pub errors: BTreeMap<String, u64>,
+    /// Requests sent again on a new connection because the server had closed the
+    /// kept-alive one before answering (not failures; see `docs/result-format.md`).
+    #[serde(default)]
+    pub reconnects: u64,
+    /// Responses by status code.
+    pub status: BTreeMap<String, u64>,
+    /// `http_req_duration` in ms.
+    pub latency_ms: LatencySummary,
+    /// How latency was timed.
+    pub latency_origin: String,
+    /// Other timing phases in ms, by k6 metric name.
+    pub phases_ms: BTreeMap<String, LatencySummary>,
+    /// Bytes written.
+    pub data_sent: u64,
+    /// Bytes read.
+    pub data_received: u64,
+    /// Completed iterations.
+    pub iterations: u64,
+    /// Iterations cut off.
+    pub iterations_interrupted: u64,
+    /// Open model: iterations that could not start.
+    pub dropped_iterations: u64,
+    /// Open model: iterations that started late.
+    pub late_iterations: u64,
+    /// `iteration_duration` in ms.
+    pub iteration_duration_ms: LatencySummary,
+    /// Iterations and `iteration_duration` (ms) per named flow (`scenario/flow`).
+    pub flows: BTreeMap<String, FlowSummary>,
+    /// Highest active VUs.
+    pub vus: u32,
+    /// Highest allocated VUs.
+    pub vus_max: u32,
+    /// Per stage window (requests, req/s, latency, error rate): the "100 VU segment
+    /// vs 200 VU segment" table users build by hand.
+    #[serde(default)]
+    pub stages: Vec<crate::stages::StageStats>,
+    /// Throughput percentiles over seconds and TTFB variability.
+    #[serde(default)]
+    pub stability: crate::stability::Stability,
+    /// Saturation analysis: runs with at least three load levels over ten full
+    /// seconds or more while the load rose or held; `None` otherwise, and when the
+    /// generator was saturated (the figures would describe pado, not the target).
+    #[serde(default)]
+    pub saturation: Option<pado_analysis::saturation::Saturation>,
+    /// Trend of the per-second mean latency in the steady-load period that says the
+    /// most (the notable drift with the largest change, else the longest period);
+    /// `None` when no period of steady load lasted long enough (30 s after a 5 s
+    /// warm-up). Ramps are never measured: latency rising with the load is not drift.
+    #[serde(default)]
+    pub drift: Option<pado_analysis::drift::PeriodDrift>,
+    /// Drift in every steady-load period long enough to measure, in time order.
+    #[serde(default)]
+    pub drift_periods: Vec<pado_analysis::drift::PeriodDrift>,
+    /// Which component limited the run, from the target's scraped metrics
+    /// (absent when nothing was observed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottlenecks: Option<pado_analysis::attribution::Attribution>,
+    /// Generator self-check: whether pado itself was saturated or starved (CPU,
+    /// run-queue wait, event-loop lag, late starts), with the figures and a sentence
+    /// saying by how much. `None` for result directories without generator figures.
+    #[serde(default)]
+    pub generator: Option<pado_analysis::self_check::GeneratorCheck>,
+    /// A short plain-language verdict.
+    #[serde(default)]
+    pub verdict: Vec<String>,
+    /// Per step.
+    pub steps: BTreeMap<String, StepSummary>,
+    /// Per step and tag set (`search{class=rare}`), for requests that carry tags.
+    pub tagged: BTreeMap<String, StepSummary>,
+    /// Checks by name.
+    pub checks: BTreeMap<String, CheckSummary>,
+    /// Threshold results in the order they were given.
+    pub thresholds: Vec<ThresholdResult>,
+    /// Whether all thresholds passed (true when there are none).
+    pub thresholds_ok: bool,
+    /// Stopped early.
+    pub interrupted: bool,
+    /// Scenarios as run.
+    pub scenarios: Vec<ScenarioMeta>,
+    /// Warnings to show the user.
+    pub warnings: Vec<String>,
+    /// Samples of failed requests (`failures.jsonl`): at most three per step and
+    /// error category, with the URL, status, first bytes of the body and the failing
+    /// check with what it saw; the "why" behind [`Summary::errors`].
+    #[serde(default)]
+    pub failures: Vec<pado_metrics::FailureSample>,
+}
+
+/// Everything read from a result directory, in memory bounded by the number of series
+/// and stages plus about a hundred bytes per step and second (no histograms per second).
+pub struct LoadedRun {
+    /// run.json.
+    pub meta: RunMeta,
+    /// The run summed (full histograms of every series).
+    pub totals: Totals,
+    /// One compact point per line of timeline.jsonl, in file order: what the charts
+    /// and the CSV export read.
+    pub points: Vec<SecondPoint>,
+    /// One row per stage of `meta.stages`, in that order.
+    pub stages: Vec<StageStats>,
+    /// Step names the points refer to by index ([`SecondPoint::steps`]), in order of
+    /// first appearance.
+    pub step_names: Vec<String>,
+    /// Failure categories the points refer to by index ([`SecondPoint::errors`]).
+    pub error_names: Vec<String>,
+    /// The target's metrics scraped during the run (`observe.jsonl`), only the
+    /// families the attribution and the charts read.
+    pub observations: pado_metrics::Observations,
+    /// Every event-loop probe wake-up of the run, all workers merged: the run's lag
+    /// percentiles for the generator self-check.
+    pub generator_lag: pado_metrics::LagHistogram,
+}
+
+/// How the self-check's finding starts, in the verdict, the warnings and the terminal
+/// summary: one fixed phrase that scripts and people can look for.
+pub const GENERATOR_SATURATED: &str =
+    "GENERATOR SATURATED (these results measure pado, not the target)";

@@ -1,0 +1,362 @@
+use super::*;
+use crate::html::render_html;
+use crate::stages::test_support::*;
+use crate::text::{render, TextOptions};
+use pado_metrics::ResultDir;
+
+fn tmpdir(name: &str) -> ResultDir {
+    let d = std::env::temp_dir().join(format!("pado-summary-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    ResultDir::create(d).unwrap()
+}
+
+/// `seconds` seconds of 100 requests each, then (if `torn`) the first half of one
+/// more line, as a writer killed mid-line leaves it.
+fn write_killed(dir: &ResultDir, m: &RunMeta, seconds: u32, torn: bool) {
+    dir.write_meta(m).unwrap();
+    let mut w = dir.timeline_writer().unwrap();
+    for t in 0..seconds {
+        w.write(&second(t, 4, vec![series("a", 100, 200, 2_000)]))
+            .unwrap();
+    }
+    drop(w);
+    if torn {
+        let other = tmpdir("killed-extra");
+        let mut w = other.timeline_writer().unwrap();
+        w.write(&second(seconds, 4, vec![series("a", 100, 200, 2_000)]))
+            .unwrap();
+        drop(w);
+        let line = std::fs::read_to_string(other.path().join("timeline.jsonl")).unwrap();
+        let _ = std::fs::remove_dir_all(other.path());
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join("timeline.jsonl"))
+            .unwrap();
+        std::io::Write::write_all(&mut f, &line.as_bytes()[..line.len() / 2]).unwrap();
+    }
+}
+
+/// A run whose pado was killed: run.json still says `duration_s: 0` (as written at
+/// the start), the last line is torn. Rates are over the seconds written, the run
+/// is marked interrupted and the summary says why.
+#[test]
+fn a_killed_run_is_summarised_over_the_seconds_written() {
+    let dir = tmpdir("killed");
+    write_killed(&dir, &meta("killed", 0.0), 12, true);
+    let r = load(&dir).unwrap();
+    assert_eq!(r.points.len(), 12);
+    assert_eq!(r.meta.duration_s, 12.0);
+    let s = build(&r).unwrap();
+    assert_eq!(s.requests, 1_200);
+    assert!((s.rps - 100.0).abs() < 1e-9, "{}", s.rps);
+    assert!((s.steps["a"].rps - 100.0).abs() < 1e-9);
+    assert_eq!(s.duration_s, 12.0);
+    assert!(s.interrupted);
+    assert!(
+        s.warnings[0].starts_with(
+            "the run was cut short at 12 s (pado did not finish writing it: killed or crashed)"
+        ),
+        "{:?}",
+        s.warnings
+    );
+    assert!(
+        s.warnings[1].contains("line 13 was only half written"),
+        "{:?}",
+        s.warnings
+    );
+    // All 12 seconds are complete: the stability figures use every one of them.
+    assert_eq!(s.stability.rps_p50, 100.0);
+    let text = render(&s, TextOptions { color: false });
+    assert!(text.contains("cut short at 12 s"), "{text}");
+
+    // Killed before the first second closed: nothing to rate, no division by 0.
+    write_killed(&dir, &meta("killed", 0.0), 0, true);
+    let s = build(&load(&dir).unwrap()).unwrap();
+    assert_eq!((s.requests, s.rps, s.duration_s), (0, 0.0, 0.0));
+    assert!(
+        s.warnings[0].contains("cut short at 0 s"),
+        "{:?}",
+        s.warnings
+    );
+
+    // A finished run keeps its length; a torn last line is still said.
+    write_killed(&dir, &meta("done", 12.5), 12, true);
+    let s = build(&load(&dir).unwrap()).unwrap();
+    assert_eq!(s.duration_s, 12.5);
+    assert!(!s.interrupted);
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    assert!(s.warnings[0].contains("line 13"), "{:?}", s.warnings);
+    write_killed(&dir, &meta("done", 12.5), 12, false);
+    assert!(build(&load(&dir).unwrap()).unwrap().warnings.is_empty());
+    let _ = std::fs::remove_dir_all(dir.path());
+}
+
+/// Ten seconds on two workers: worker 0 at `busy0`, its loop's tail `lag_us` late;
+/// worker 1 idle.
+fn gen_run(busy0: f64, wait: f64, lag_us: u64) -> LoadedRun {
+    let seconds = (0..10)
+        .map(|t| {
+            let rec = second(t, 4, vec![series("a", 100, 200, 2_000)]);
+            let rec = with_generator(rec, busy0, wait, lag_us);
+            with_generator(rec, 0.1, wait, 1_000)
+        })
+        .collect();
+    let mut m = meta("gen", 10.0);
+    m.cores_allowed = 2;
+    run(m, seconds)
+}
+
+#[test]
+fn a_saturated_generator_is_the_first_thing_said_everywhere() {
+    let r = gen_run(0.99, 0.01, 30_000);
+    let s = build(&r).unwrap();
+    let g = s.generator.as_ref().unwrap();
+    assert!(g.saturated, "{g:?}");
+    assert_eq!(g.busy_seconds, 10);
+    assert!((g.cpu_cores_mean - 1.09).abs() < 1e-6, "{g:?}");
+    assert!((g.cpu_share_mean - 0.545).abs() < 1e-6, "{g:?}");
+    // 20 of 180 wake-ups a second were 30 ms late: above the 99th percentile.
+    assert_eq!(g.lag_p99_ms, 30.0);
+    assert!(
+        s.verdict[0].starts_with(GENERATOR_SATURATED),
+        "{:?}",
+        s.verdict
+    );
+    // Said once: not again among the warnings.
+    assert!(
+        !s.warnings.iter().any(|w| w.contains(GENERATOR_SATURATED)),
+        "{:?}",
+        s.warnings
+    );
+    assert!(s.verdict[0].contains("for 10 of 10 s"), "{}", s.verdict[0]);
+
+    let text = render(&s, TextOptions { color: false });
+    assert_eq!(text.matches("GENERATOR SATURATED").count(), 1, "{text}");
+    let bang = text.find("!! GENERATOR SATURATED").expect(&text);
+    assert!(bang < text.find("http_reqs").unwrap(), "{text}");
+    assert!(text.contains("generator: cpu 1.1/2 cores"), "{text}");
+    assert!(text.contains("— SATURATED"), "{text}");
+
+    let html = render_html(&r, &s);
+    let banner = html.find("id=\"generator-banner\"").expect("banner");
+    assert!(banner < html.find("id=\"key-figures\"").unwrap());
+    for chart in ["chart-generator_cpu", "chart-generator_lag"] {
+        assert!(html.contains(chart), "{chart}");
+    }
+    // Same time axis as the other charts: one point per second, x = t.
+    let data = html.split("id=\"data\">").nth(1).unwrap();
+    let data: serde_json::Value =
+        serde_json::from_str(data.split("</script>").next().unwrap()).unwrap();
+    let cpu = &data["charts"]["generator_cpu"]["series"][0]["pts"];
+    assert_eq!(cpu[0], serde_json::json!([0.0, 54.5]), "{cpu}");
+    assert_eq!(cpu.as_array().unwrap().len(), 10);
+    let lag = &data["charts"]["generator_lag"]["series"][0]["pts"];
+    assert_eq!(lag[9], serde_json::json!([9.0, 30.0]), "{lag}");
+}
+
+/// A ramp 10→100 VUs in steps against a planted limit of 300 req/s (latency up
+/// past it): a knee at 30 VUs when pado was idle, nothing when pado was the one
+/// saturated.
+fn knee_run(busy: f64) -> LoadedRun {
+    let seconds = (0..40)
+        .map(|t| {
+            let vus = 10 * (t / 4 + 1);
+            let rps = (vus as u64 * 10).min(300);
+            let lat = if vus <= 30 {
+                2_000
+            } else {
+                2_000 * vus as u64 / 10
+            };
+            let rec = second(t, vus, vec![series("a", rps, 200, lat)]);
+            with_generator(with_generator(rec, busy, 0.01, 1_000), 0.1, 0.01, 1_000)
+        })
+        .collect();
+    let mut m = meta("knee", 40.0);
+    m.cores_allowed = 2;
+    run(m, seconds)
+}
+
+#[test]
+fn a_saturated_generator_gets_no_knee_claims() {
+    let idle = build(&knee_run(0.3)).unwrap();
+    let sat = idle.saturation.as_ref().expect("analysed");
+    assert_eq!(
+        sat.outcome,
+        pado_analysis::saturation::Outcome::Knee,
+        "{sat:?}"
+    );
+    assert_eq!(sat.throughput_knee_load, 30.0, "{sat:?}");
+    assert!(idle
+        .verdict
+        .iter()
+        .any(|v| v.contains("stopped keeping up")));
+    let busy = build(&knee_run(0.99)).unwrap();
+    assert!(busy.generator.as_ref().unwrap().saturated);
+    assert_eq!(busy.saturation, None);
+    let text = render(&busy, TextOptions { color: false });
+    for claim in [
+        "stopped keeping up",
+        "scalability (USL",
+        "no saturation reached",
+    ] {
+        assert!(!text.contains(claim), "{claim} in {text}");
+    }
+}
+
+/// Ramp to 20 VUs, hold 40 s, ramp to 150, hold 40 s: latency 15 ms at 20 VUs and
+/// 200 ms at 150 (it rises with the load), plus `leak_ms_per_s` in the second hold.
+fn ramp_hold_run(leak_ms_per_s: f64) -> LoadedRun {
+    let mut m = meta("soak", 100.0);
+    let mark = |index, start_s, end_s, from: f64, to: f64| pado_metrics::StageMark {
+        scenario: "default".into(),
+        index,
+        start_s,
+        end_s,
+        label: if from == to {
+            format!("hold {to} VUs")
+        } else {
+            format!("ramp {from}→{to} VUs")
+        },
+        target: to,
+        from: Some(from),
+    };
+    m.stages = vec![
+        mark(0, 0.0, 10.0, 0.0, 20.0),
+        mark(1, 10.0, 50.0, 20.0, 20.0),
+        mark(2, 50.0, 60.0, 20.0, 150.0),
+        mark(3, 60.0, 100.0, 150.0, 150.0),
+    ];
+    let seconds = (0..100u32)
+        .map(|t| {
+            let (vus, ms) = match t {
+                0..=9 => (2 * (t + 1), 5.0 + t as f64),
+                10..=49 => (20, 15.0),
+                50..=59 => (20 + 13 * (t - 49), 15.0 + 18.5 * (t - 49) as f64),
+                _ => (150, 200.0 + leak_ms_per_s * (t - 60) as f64),
+            };
+            // Two requests either side of the second's latency: a little spread.
+            let us = (ms * 1000.0) as u64;
+            second(
+                t,
+                vus,
+                vec![series("a", 20, 200, us * (100 + (t as u64 % 7)) / 103)],
+            )
+        })
+        .collect();
+    run(m, seconds)
+}
+
+#[test]
+fn latency_rising_with_the_load_is_not_drift() {
+    let s = build(&ramp_hold_run(0.0)).unwrap();
+    assert_eq!(s.drift_periods.len(), 2, "{:?}", s.drift_periods);
+    assert!(
+        s.drift_periods.iter().all(|d| !d.drift.notable),
+        "{:?}",
+        s.drift_periods
+    );
+    assert!(
+        !s.verdict.iter().any(|v| v.contains("drift")),
+        "{:?}",
+        s.verdict
+    );
+    let text = render(&s, TextOptions { color: false });
+    assert!(text.contains("drift method: least-squares"), "{text}");
+}
+
+#[test]
+fn latency_growing_under_steady_load_is_drift_near_the_planted_slope() {
+    // 2 ms more every second at 150 VUs: 7,200 ms per hour.
+    let s = build(&ramp_hold_run(2.0)).unwrap();
+    let d = s.drift.as_ref().expect("drift");
+    assert_eq!(d.period.label, "hold 150 VUs");
+    assert!(d.drift.notable, "{d:?}");
+    assert!((d.drift.slope_per_hour / 7200.0 - 1.0).abs() < 0.1, "{d:?}");
+    let line = s
+        .verdict
+        .iter()
+        .find(|v| v.contains("drifted"))
+        .expect("verdict");
+    assert!(
+        line.contains("under steady load (hold 150 VUs, 60–100 s)"),
+        "{line}"
+    );
+}
+
+#[test]
+fn dropped_arrivals_are_named_with_the_knob() {
+    let mut m = meta("open", 10.0);
+    m.scenarios = vec![pado_metrics::ScenarioMeta {
+        name: "default".into(),
+        executor: "constant-arrival-rate".into(),
+        description: "100 it/s".into(),
+        open_model: true,
+    }];
+    let seconds: Vec<_> = (0..10)
+        .map(|t| {
+            let mut rec = second(t, 5, vec![series("a", 42, 200, 1_000)]);
+            let mut sc = pado_metrics::ScenarioStats::new("default");
+            sc.iterations = 42;
+            sc.dropped = if t < 9 { 58 } else { 0 };
+            rec.absorb(pado_metrics::Interval {
+                scenarios: vec![sc],
+                ..Default::default()
+            });
+            rec
+        })
+        .collect();
+    let s = build(&run(m.clone(), seconds)).unwrap();
+    // 522 of 942 planned arrivals: 55%.
+    let line = s
+        .verdict
+        .iter()
+        .find(|v| v.contains("never sent"))
+        .expect("dropped line");
+    assert_eq!(
+        line,
+        "55% of the planned arrivals (522 of 942) were never sent: the VU pool (max 7) was exhausted; raise --max-vus (or max_vus in the file)"
+    );
+    let none: Vec<_> = (0..10)
+        .map(|t| second(t, 5, vec![series("a", 42, 200, 1_000)]))
+        .collect();
+    let s = build(&run(m, none)).unwrap();
+    assert!(
+        !s.verdict.iter().any(|v| v.contains("never sent")),
+        "{:?}",
+        s.verdict
+    );
+}
+
+#[test]
+fn an_idle_generator_gets_one_quiet_line() {
+    let r = gen_run(0.3, 0.02, 2_000);
+    let s = build(&r).unwrap();
+    let g = s.generator.as_ref().unwrap();
+    assert!(!g.saturated, "{g:?}");
+    assert!(!s.verdict.iter().any(|v| v.contains("GENERATOR")));
+    assert!(!s.warnings.iter().any(|v| v.contains("GENERATOR")));
+    let text = render(&s, TextOptions { color: false });
+    assert!(!text.contains("!!"), "{text}");
+    assert!(
+        text.contains("generator: cpu 0.4/2 cores (peak 0.4, busiest worker 30%), run-queue wait 2%, lag p99 2.00 ms (max 2.00 ms)\n"),
+        "{text}"
+    );
+    let html = render_html(&r, &s);
+    assert!(!html.contains("id=\"generator-banner\""));
+    assert!(html.contains("chart-generator_cpu"));
+}
+
+#[test]
+fn runs_without_generator_figures_say_nothing_about_it() {
+    let r = run(
+        meta("old", 2.0),
+        vec![second(0, 1, vec![series("a", 5, 200, 100)])],
+    );
+    let s = build(&r).unwrap();
+    assert!(s.generator.is_none());
+    let text = render(&s, TextOptions { color: false });
+    assert!(!text.contains("generator:"), "{text}");
+    let html = render_html(&r, &s);
+    assert!(!html.contains("chart-generator_cpu"));
+    assert!(html.contains("not measured"));
+}

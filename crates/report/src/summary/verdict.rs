@@ -1,0 +1,135 @@
+//! The verdict: a few plain sentences from the computed [`Summary`] (wording only;
+//! every figure is computed before).
+
+use pado_metrics::fmt::{percent2, thousands, vus};
+
+use super::Summary;
+
+/// A few plain sentences: was the SLA met, at what load, what limited it, what next.
+pub(super) fn verdict(s: &Summary) -> Vec<String> {
+    let mut out = vec![sla_sentence(s)];
+    if s.failed_rate > 0.0 {
+        if let Some((k, n)) = s.errors.iter().max_by_key(|(_, n)| **n) {
+            out.push(format!(
+                "{} of requests failed, most as `{k}` ({n})",
+                percent2(s.failed_rate)
+            ));
+        }
+    }
+    if s.dropped_iterations > 0 {
+        out.push(dropped_sentence(s));
+    }
+    if let Some(d) = s.drift.as_ref().filter(|d| d.drift.notable) {
+        out.push(format!(
+            "under steady load ({}, {:.0}–{:.0} s), mean latency drifted {:+.0} ms per hour ({:+.0}% over the period, p = {:.3}): a soak signal; watch memory, pools and GC over time",
+            d.period.label,
+            d.period.start_s,
+            d.period.end_s,
+            d.drift.slope_per_hour,
+            d.drift.relative_change * 100.0,
+            d.drift.p_value
+        ));
+    }
+    saturation_sentences(s, &mut out);
+    out
+}
+
+/// Whether the thresholds (the SLA) held, or that there were none.
+fn sla_sentence(s: &Summary) -> String {
+    let failing: Vec<String> = s
+        .thresholds
+        .iter()
+        .filter(|t| !t.ok)
+        .map(|t| format!("{}: {}", t.metric, t.expr))
+        .collect();
+    if s.thresholds.is_empty() {
+        "no thresholds were set: add an SLA (e.g. `--threshold 'p(95) < 200'`) to get a pass/fail verdict".into()
+    } else if failing.is_empty() {
+        let passed = match s.thresholds.len() {
+            1 => "the threshold passed".to_string(),
+            n => format!("all {n} thresholds passed"),
+        };
+        format!(
+            "SLA met: {passed} at up to {} and {:.0} req/s",
+            vus(s.vus_max as f64),
+            s.rps
+        )
+    } else {
+        format!("SLA not met: {}", failing.join("; "))
+    }
+}
+
+/// Where throughput stopped keeping up, what limited it and what to do next.
+fn saturation_sentences(s: &Summary, out: &mut Vec<String>) {
+    use pado_analysis::saturation::Outcome;
+    match &s.saturation {
+        Some(sat) if sat.outcome == Outcome::Knee => {
+            out.push(format!(
+                "throughput stopped keeping up with the load at about {} (best {:.0} req/s){}; {}",
+                vus(sat.throughput_knee_load),
+                sat.max_rps,
+                if sat.throughput_falls {
+                    " and fell beyond it (queueing avalanche)"
+                } else {
+                    ""
+                },
+                match sat.latency_knee_load {
+                    Some(l) => format!("p95 turned upward at about {}", vus(l)),
+                    None => "p95 rose beyond it".into(),
+                }
+            ));
+            if let Some(r) = sat.recovery_s {
+                out.push(format!("after the load fell, p95 was back near its low-load value in {r:.0} s"));
+            }
+            match s.bottlenecks.as_ref().and_then(|b| b.limit.as_ref()) {
+                Some(l) => out.push(format!(
+                    "the limit at that load: {l} (see the bottleneck table); fix it and compare a new run with `pado compare`"
+                )),
+                None if s.bottlenecks.is_some() => out.push("no observed component was saturated at that load: the limit is in something not scraped (add node_exporter or the database's exporter to `observe:`)".into()),
+                None => out.push("next: find what limits the service at that load (CPU, worker or connection pools, GC; `observe:` the service's metrics and pado names it) and compare a fixed run with `pado compare`".into()),
+            }
+        }
+        Some(sat) => out.push(format!(
+            "no saturation reached: throughput kept up with the load up to {} ({:.0} req/s) and latency held; the limit is above this test's load, ramp higher to find it",
+            vus(sat.throughput_knee_load), sat.max_rps
+        )),
+        None => {}
+    }
+    let knee_found = s
+        .saturation
+        .as_ref()
+        .is_some_and(|sat| sat.outcome == Outcome::Knee);
+    if let Some(b) = s.bottlenecks.as_ref().filter(|_| !knee_found) {
+        if let Some(l) = &b.limit {
+            out.push(format!("at peak load, already at its limit: {l}"));
+        }
+    }
+}
+
+/// Dropped iterations in the words users need: what share of the planned arrivals
+/// never went out, why, and the knob that fixes it. Without it a run that sent 40%
+/// of its load can read as a pass.
+pub fn dropped_sentence(s: &Summary) -> String {
+    dropped_words(
+        s.dropped_iterations,
+        s.iterations + s.iterations_interrupted,
+        s.vus_max,
+    )
+}
+
+/// `dropped` of `dropped + started` planned arrivals never sent, with a pool of at
+/// most `pool` VUs (shared by the summary and the live progress line).
+pub fn dropped_words(dropped: u64, started: u64, pool: u32) -> String {
+    let planned = (dropped + started).max(1) as f64;
+    let pct = dropped as f64 * 100.0 / planned;
+    let share = if pct >= 1.0 {
+        format!("{pct:.0}%")
+    } else {
+        format!("{pct:.1}%")
+    };
+    format!(
+        "{share} of the planned arrivals ({} of {}) were never sent: the VU pool (max {pool}) was exhausted; raise --max-vus (or max_vus in the file)",
+        thousands(dropped),
+        thousands(dropped + started),
+    )
+}

@@ -1,0 +1,158 @@
+//! The terminal summary: what a k6 user expects to read at the end of a run, with
+//! pado's per-step table and an explicit note on how latency was timed.
+//!
+//! Small reporters, each a function of the [`Summary`] writing its own block of
+//! lines, composed in reading order by [`render`]: the run's totals ([`totals`]),
+//! latency and its phases ([`latency`]), stages and steadiness over time
+//! ([`stages`]), the per-step table ([`steps`]), checks, failures and thresholds
+//! ([`outcomes`]), and what the analysis found ([`findings`]).
+
+mod findings;
+mod latency;
+mod outcomes;
+mod stages;
+mod steps;
+#[cfg(test)]
+mod tests;
+mod totals;
+
+use std::fmt::Write as _;
+
+use pado_analysis::self_check::GeneratorCheck;
+use pado_metrics::fmt::{ms, percent};
+use pado_metrics::LatencySummary;
+
+use crate::summary::Summary;
+
+/// Render options.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TextOptions {
+    /// ANSI colours for pass/fail marks.
+    pub color: bool,
+}
+
+/// One block of the summary: appends its lines (each block starts with its own
+/// blank line when it has something to say).
+type Section = fn(&mut String, &Summary, TextOptions);
+
+/// The blocks in reading order.
+const SECTIONS: [Section; 13] = [
+    totals::title,
+    totals::totals,
+    latency::latency,
+    stages::stages,
+    stages::stability,
+    steps::steps,
+    outcomes::checks,
+    outcomes::why_failed,
+    outcomes::thresholds,
+    findings::scalability,
+    findings::bottlenecks,
+    findings::verdict,
+    findings::footer,
+];
+
+/// Render the summary.
+pub fn render(s: &Summary, o: TextOptions) -> String {
+    defang(&render_raw(s, o), o.color)
+}
+
+/// pado's own colour sequences: the only escapes the summary may print.
+const OWN_ESCAPES: [&str; 4] = ["\x1b[32m", "\x1b[31m", "\x1b[1;31m", "\x1b[0m"];
+
+/// Control characters in the rendered text shown as `\x..` instead of sent to the
+/// terminal: step names, tag values, scraped labels and server text come from
+/// outside, and an escape sequence in them could rewrite the screen or the window
+/// title. Newlines (the summary's own layout) and, with colour, pado's own colour
+/// sequences stay.
+fn defang(text: &str, color: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if color && c == '\x1b' {
+            if let Some(own) = OWN_ESCAPES.iter().find(|e| rest.starts_with(**e)) {
+                out.push_str(own);
+                rest = &rest[own.len()..];
+                continue;
+            }
+        }
+        if c.is_control() && c != '\n' {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+fn render_raw(s: &Summary, o: TextOptions) -> String {
+    let mut out = String::new();
+    for section in SECTIONS {
+        section(&mut out, s, o);
+    }
+    out
+}
+
+/// A pass or fail mark, green or red with colour.
+pub(super) fn mark(ok: bool, o: TextOptions) -> &'static str {
+    match (ok, o.color) {
+        (true, true) => "\x1b[32m✓\x1b[0m",
+        (false, true) => "\x1b[31m✗\x1b[0m",
+        (true, false) => "✓",
+        (false, false) => "✗",
+    }
+}
+
+/// `label ........` padded to `width` characters.
+pub(super) fn dots(label: &str, width: usize) -> String {
+    let n = width.saturating_sub(label.chars().count() + 1);
+    format!("{label} {}", ".".repeat(n))
+}
+
+/// One row of the latency table.
+pub(super) fn lat_row(out: &mut String, label: &str, l: &LatencySummary, w: usize) {
+    let _ = writeln!(
+        out,
+        "  {:<w$} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        label,
+        ms(l.min),
+        ms(l.mean),
+        ms(l.p50),
+        ms(l.p90),
+        ms(l.p95),
+        ms(l.p99),
+        ms(l.p99_9),
+        ms(l.max),
+    );
+}
+
+/// Truncate to `max` characters with an ellipsis (names can be long URLs).
+pub(super) fn fit(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// The generator's figures in one line: CPU in cores of the allowed ones, the busiest
+/// worker, run-queue wait and event-loop lag; what shows a run had headroom.
+pub fn generator_line(g: &GeneratorCheck) -> String {
+    let wait = match g.run_queue_wait_share {
+        Some(w) => format!(", run-queue wait {}", percent(w)),
+        None => String::new(),
+    };
+    format!(
+        "generator: cpu {:.1}/{} cores (peak {:.1}, busiest worker {}){wait}, lag p99 {} ms (max {} ms){}",
+        g.cpu_cores_mean,
+        g.cores_allowed,
+        g.cpu_cores_peak,
+        percent(g.busiest_worker_peak.min(1.0)),
+        ms(g.lag_p99_ms),
+        ms(g.lag_max_ms),
+        if g.saturated { " — SATURATED" } else { "" }
+    )
+}

@@ -1,0 +1,82 @@
+//! Time-wise: the stage table, and how steady throughput and latency were from
+//! second to second (stability, drift under steady load).
+
+use std::fmt::Write as _;
+
+use pado_metrics::fmt::{ms, rate, thousands};
+
+use super::{fit, TextOptions};
+use crate::summary::Summary;
+
+/// One line per stage: window, requests, rate, latency, errors.
+pub(super) fn stages(out: &mut String, s: &Summary, _o: TextOptions) {
+    if !s.stages.is_empty() {
+        let _ = writeln!(out);
+        let sw = s
+            .stages
+            .iter()
+            .map(|x| x.label.chars().count())
+            .max()
+            .unwrap_or(5)
+            .clamp(5, 32);
+        let _ = writeln!(
+            out,
+            "  {:<sw$} {:>13} {:>10} {:>9} {:>8} {:>8} {:>8} {:>8}",
+            "stage", "window", "requests", "req/s", "mean", "p95", "p99", "errors"
+        );
+        for st in &s.stages {
+            let _ = writeln!(
+                out,
+                "  {:<sw$} {:>13} {:>10} {:>9} {:>8} {:>8} {:>8} {:>7.2}%",
+                fit(&st.label, sw),
+                format!("{:.0}s–{:.0}s", st.start_s, st.end_s),
+                thousands(st.requests),
+                rate(st.rps),
+                ms(st.latency_ms.mean),
+                ms(st.latency_ms.p95),
+                ms(st.latency_ms.p99),
+                st.error_rate * 100.0,
+            );
+        }
+    }
+}
+
+/// Stability percentiles of req/s, TTFB steadiness and latency drift.
+pub(super) fn stability(out: &mut String, s: &Summary, _o: TextOptions) {
+    if s.stability.seconds >= 2 {
+        let st = &s.stability;
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "  stability over {} s: req/s reached in 50% of seconds {}, 95% {}, 99% {}, 99.9% {}",
+            st.seconds,
+            rate(st.rps_p50),
+            rate(st.rps_p95),
+            rate(st.rps_p99),
+            rate(st.rps_p99_9)
+        );
+        let _ = writeln!(
+            out,
+            "  ttfb per second: mean absolute change {} ms, coefficient of variation {:.3}",
+            ms(st.ttfb_mean_abs_change_ms),
+            st.ttfb_cv
+        );
+    }
+    if !s.drift_periods.is_empty() {
+        let _ = writeln!(out);
+        for d in &s.drift_periods {
+            let _ = writeln!(
+                out,
+                "  latency drift under steady load ({}, {:.0}–{:.0} s): {:+.0} ms/hour ({:+.1}% over the period, p = {:.3}){}",
+                d.period.label,
+                d.period.start_s,
+                d.period.end_s,
+                d.drift.slope_per_hour,
+                d.drift.relative_change * 100.0,
+                d.drift.p_value,
+                if d.drift.notable { " — notable" } else { "" }
+            );
+        }
+        let _ = writeln!(out, "  drift method: {}", pado_analysis::drift::METHOD);
+    }
+}

@@ -1,0 +1,64 @@
+//! The per-step table, with each step's tagged series under it.
+
+use std::fmt::Write as _;
+
+use pado_metrics::fmt::{ms, rate, thousands};
+
+use super::{fit, TextOptions};
+use crate::summary::Summary;
+
+/// One line per step and per tagged series of it.
+pub(super) fn steps(out: &mut String, s: &Summary, _o: TextOptions) {
+    if !s.steps.is_empty() {
+        let _ = writeln!(out);
+        let tag_width = s.tagged.keys().map(|k| {
+            let base = k.find('{').unwrap_or(0);
+            k[base..].chars().count() + 2
+        });
+        let nw = s
+            .steps
+            .keys()
+            .map(|k| k.chars().count())
+            .chain(tag_width)
+            .max()
+            .unwrap_or(4)
+            .clamp(4, 48);
+        let _ = writeln!(
+            out,
+            "  {:<nw$} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+            "step", "requests", "failed", "req/s", "mean", "p95", "p99", "max"
+        );
+        for (name, st) in &s.steps {
+            let _ = writeln!(
+                out,
+                "  {:<nw$} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+                fit(name, nw),
+                thousands(st.requests),
+                thousands(st.failed),
+                rate(st.rps),
+                ms(st.latency_ms.mean),
+                ms(st.latency_ms.p95),
+                ms(st.latency_ms.p99),
+                ms(st.latency_ms.max),
+            );
+            for (tname, t) in s.tagged.range(format!("{name}{{")..) {
+                if !tname.starts_with(&format!("{name}{{")) {
+                    break;
+                }
+                let label = format!("  {}", &tname[name.len()..]);
+                let _ = writeln!(
+                    out,
+                    "  {:<nw$} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+                    fit(&label, nw),
+                    thousands(t.requests),
+                    thousands(t.failed),
+                    rate(t.rps),
+                    ms(t.latency_ms.mean),
+                    ms(t.latency_ms.p95),
+                    ms(t.latency_ms.p99),
+                    ms(t.latency_ms.max),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+use super::findings::bottleneck_table;
+use super::*;
+use pado_metrics::fmt::{bytes, thousands};
+
+#[test]
+fn escape_sequences_from_outside_never_reach_the_terminal() {
+    let mut s = Summary {
+        name: "run\x1b]0;pwned\x07".into(),
+        requests: 3,
+        ..Default::default()
+    };
+    s.steps.insert(
+        "GET /\x1b[2J\x1b[H".into(),
+        crate::summary::StepSummary {
+            requests: 3,
+            ..Default::default()
+        },
+    );
+    s.warnings.push("label \x1b[31mred\x1b[0m\r".into());
+    for color in [false, true] {
+        let out = render(&s, TextOptions { color });
+        assert!(out.contains("run\\x1b]0;pwned\\x07"), "{out}");
+        assert!(out.contains("\\x1b[2J\\x1b[H"), "{out}");
+        assert!(!out.contains('\r') && !out.contains('\x07'), "{out}");
+        let mut rest = out.as_str();
+        while let Some(i) = rest.find('\x1b') {
+            assert!(color, "an escape without colour: {out:?}");
+            assert!(
+                OWN_ESCAPES.iter().any(|e| rest[i..].starts_with(e)),
+                "{out:?}"
+            );
+            rest = &rest[i + 1..];
+        }
+    }
+}
+
+#[test]
+fn number_formats() {
+    assert_eq!(thousands(0), "0");
+    assert_eq!(thousands(1234567), "1,234,567");
+    assert_eq!(thousands(100), "100");
+    assert_eq!(bytes(999), "999 B");
+    assert_eq!(bytes(1_500_000), "1.5 MB");
+    assert_eq!(ms(0.2871), "0.287");
+    assert_eq!(ms(12.345), "12.35");
+    assert_eq!(fit("abcdef", 4), "abc…");
+}
+
+#[test]
+fn the_bottleneck_table_marks_busy_throughout_apart_from_the_limit() {
+    use pado_analysis::attribution::{Attribution, Component, Kind, Verdict, Window};
+    let comp = |name: &str, kind, verdict| Component {
+        component: name.into(),
+        kind,
+        endpoint: "app".into(),
+        state: "state".into(),
+        baseline: None,
+        verdict,
+        evidence: "why".into(),
+        utilisation: None,
+    };
+    let mut b = Attribution {
+        window: Window::new("saturation (load ≥ 8)", 10.0, 20.0),
+        baseline: Some(Window::new("low load (≤ 4)", 0.0, 5.0)),
+        saturated_run: true,
+        components: vec![
+            comp("DB pool HikariPool-1", Kind::Pool, Verdict::Yes),
+            comp("CPU (machine)", Kind::MachineCpu, Verdict::BusyThroughout),
+        ],
+        limit: Some("DB pool HikariPool-1 (app)".into()),
+        endpoints: Vec::new(),
+    };
+    let mut out = String::new();
+    bottleneck_table(&mut out, &b, TextOptions { color: false });
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("no {name} in {out}"))
+            .to_string()
+    };
+    assert!(line("DB pool").trim_start().starts_with("YES"), "{out}");
+    assert!(
+        line("CPU (machine)").trim_start().starts_with("busy "),
+        "{out}"
+    );
+    assert!(out.contains("busy = busy throughout"), "{out}");
+    // Without such a row, no legend for it.
+    b.components.pop();
+    let mut out = String::new();
+    bottleneck_table(&mut out, &b, TextOptions { color: false });
+    assert!(!out.contains("busy = "), "{out}");
+}

@@ -1,0 +1,105 @@
+//! The top of the summary: the run's name and scenarios, the generator's alarm, and
+//! the totals (requests, failures, statuses, data, iterations, VUs).
+
+use std::fmt::Write as _;
+
+use pado_metrics::fmt::{bytes, percent2, rate, thousands};
+
+use super::{dots, TextOptions};
+use crate::summary::{Summary, GENERATOR_SATURATED};
+
+/// The name, duration and scenarios; a saturated generator right after them.
+pub(super) fn title(out: &mut String, s: &Summary, o: TextOptions) {
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "  pado · {} · {:.1}s{}",
+        s.name,
+        s.duration_s,
+        if s.interrupted { " · interrupted" } else { "" }
+    );
+    for sc in &s.scenarios {
+        let _ = writeln!(
+            out,
+            "  scenario {} ({}): {}",
+            sc.name, sc.executor, sc.description
+        );
+    }
+    if let Some(g) = s.generator.as_ref().filter(|g| g.saturated) {
+        // First thing after the title, impossible to miss: every number below is
+        // suspect.
+        let bang = if o.color { "\x1b[1;31m!!\x1b[0m" } else { "!!" };
+        let _ = writeln!(out);
+        let _ = writeln!(out, "  {bang} {GENERATOR_SATURATED}");
+        let _ = writeln!(out, "  {bang} {}", g.message);
+    }
+}
+
+/// Requests, failures, statuses, data, iterations and VUs, one dotted line each.
+pub(super) fn totals(out: &mut String, s: &Summary, _o: TextOptions) {
+    let _ = writeln!(out);
+    let w = 18;
+    let _ = writeln!(
+        out,
+        "  {} {} requests   {}/s",
+        dots("http_reqs", w),
+        thousands(s.requests),
+        rate(s.rps)
+    );
+    let errs: Vec<String> = s
+        .errors
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", thousands(*v)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  {} {} ({}){}",
+        dots("http_req_failed", w),
+        thousands(s.failed),
+        percent2(s.failed_rate),
+        if errs.is_empty() {
+            String::new()
+        } else {
+            format!("   {}", errs.join(", "))
+        }
+    );
+    let statuses: Vec<String> = s
+        .status
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", thousands(*v)))
+        .collect();
+    if !statuses.is_empty() {
+        let _ = writeln!(out, "  {} {}", dots("status", w), statuses.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "  {} received {} ({}/s) · sent {}",
+        dots("data", w),
+        bytes(s.data_received),
+        bytes((s.data_received as f64 / s.duration_s.max(1e-9)) as u64),
+        bytes(s.data_sent)
+    );
+    let mut it = format!("{} completed", thousands(s.iterations));
+    if s.iterations_interrupted > 0 {
+        let _ = write!(it, ", {} interrupted", thousands(s.iterations_interrupted));
+    }
+    if s.dropped_iterations > 0 {
+        let _ = write!(
+            it,
+            ", {} dropped (VU pool exhausted)",
+            thousands(s.dropped_iterations)
+        );
+    }
+    if s.late_iterations > 0 {
+        let _ = write!(it, ", {} started late", thousands(s.late_iterations));
+    }
+    let _ = writeln!(out, "  {} {}", dots("iterations", w), it);
+    let _ = writeln!(
+        out,
+        "  {} {} active, {} allocated",
+        dots("vus (peak)", w),
+        s.vus,
+        s.vus_max
+    );
+    let _ = writeln!(out);
+}
