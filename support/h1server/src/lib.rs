@@ -1,5 +1,5 @@
 //! A small HTTP/1.1 request reader on tokio + httparse, shared by pado's own servers:
-//! the demo target (`pado-target`) and the test server (`pado-testkit`). It handles
+//! the demo target (`pado-demo-target`) and the test server (`pado-testkit`). It handles
 //! keep-alive, pipelining, Content-Length and chunked bodies, `Expect: 100-continue`,
 //! and answers malformed input with a status instead of failing, with helpers
 //! (percent-decoding, query strings) both need. No HTTP framework in pado's build.
