@@ -8,15 +8,16 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
-use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
 use crate::cache::{Cache, CacheStats};
 use crate::capacity::{db_query, AcquireError, Cpu, Pool, PoolStats};
 use crate::data::{self, Store};
-use crate::http::{read_request, ReadError, Request};
+use crate::http::{
+    connection_value, read_request, reason, write_response, Head, ReadError, Request, Server,
+};
 use crate::index::{tokenize, Index, MAX_QUERY_TERMS};
 use crate::metrics::{CpuSampler, HttpMetrics, SeriesKey, Text};
 use crate::{Faults, TargetOptions};
@@ -91,23 +92,6 @@ impl Response {
     fn with_header(mut self, name: &'static str, value: String) -> Response {
         self.headers.push((name, value));
         self
-    }
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        201 => "Created",
-        204 => "No Content",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        413 => "Payload Too Large",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        503 => "Service Unavailable",
-        _ => "Unknown",
     }
 }
 
@@ -1067,15 +1051,17 @@ impl StallEnd for Option<Instant> {
 
 // -------------------------------------------------------------------- serving
 
-/// Accepts connections until `shutdown`, then drops everything it spawned.
+/// Serves until `shutdown`, with the fault ticker and CPU sampler beside the
+/// connections; then closes the pools (waking queued requests), drops every
+/// connection and stops the background tasks.
 pub(crate) async fn serve(
     app: Arc<App>,
-    listener: TcpListener,
+    server: Server,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
-    let mut tasks: JoinSet<()> = JoinSet::new();
-    tasks.spawn(stall_ticker(app.clone()));
-    tasks.spawn(cpu_sampler(app.clone()));
+    let mut background: JoinSet<()> = JoinSet::new();
+    background.spawn(stall_ticker(app.clone()));
+    background.spawn(cpu_sampler(app.clone()));
     let one_shot = {
         let f = app.faults();
         f.stall_ms > 0 && f.stall_every_s == 0.0
@@ -1083,33 +1069,24 @@ pub(crate) async fn serve(
     if one_shot {
         app.stall_now(Duration::from_millis(app.faults().stall_ms));
     }
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let app = app.clone();
-                    tasks.spawn(async move {
-                        app.connections.fetch_add(1, Ordering::Relaxed);
-                        app.connections_total.fetch_add(1, Ordering::Relaxed);
-                        serve_connection(&app, stream).await;
-                        app.connections.fetch_sub(1, Ordering::Relaxed);
-                    });
-                }
-                Err(e) => {
-                    // Out of file descriptors and the like: back off, keep serving.
-                    if !matches!(e.kind(), io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset) {
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                    }
-                }
-            },
-            Some(_) = tasks.join_next(), if tasks.len() > 2 => {}
-        }
-    }
-    app.workers.close();
-    app.db.close();
-    tasks.shutdown().await;
+    let pools = app.clone();
+    let shutdown = async move {
+        shutdown.await;
+        pools.workers.close();
+        pools.db.close();
+    };
+    server
+        .serve(shutdown, |stream, _| {
+            let app = app.clone();
+            async move {
+                app.connections.fetch_add(1, Ordering::Relaxed);
+                app.connections_total.fetch_add(1, Ordering::Relaxed);
+                serve_connection(&app, stream).await;
+                app.connections.fetch_sub(1, Ordering::Relaxed);
+            }
+        })
+        .await;
+    background.shutdown().await;
     Ok(())
 }
 
@@ -1139,7 +1116,6 @@ async fn cpu_sampler(app: Arc<App>) {
 }
 
 async fn serve_connection(app: &Arc<App>, mut stream: TcpStream) {
-    let _ = stream.set_nodelay(true);
     let mut buf: Vec<u8> = Vec::with_capacity(8 * 1024);
     loop {
         let req = match tokio::time::timeout(
@@ -1151,14 +1127,14 @@ async fn serve_connection(app: &Arc<App>, mut stream: TcpStream) {
             Err(_) | Ok(Ok(None)) | Ok(Err(ReadError::Io)) => return,
             Ok(Err(ReadError::Malformed(status, message))) => {
                 let resp = Response::error(status, message);
-                let _ = write_response(&mut stream, &resp, false, 1, false).await;
+                let _ = send(&mut stream, &resp, false, 1, false).await;
                 return;
             }
             Ok(Ok(Some(req))) => req,
         };
         let resp = app.handle(&req).await;
         let keep = req.keep_alive;
-        if write_response(&mut stream, &resp, keep, req.version, req.is_head())
+        if send(&mut stream, &resp, keep, req.version, req.is_head())
             .await
             .is_err()
             || !keep
@@ -1168,39 +1144,28 @@ async fn serve_connection(app: &Arc<App>, mut stream: TcpStream) {
     }
 }
 
-async fn write_response(
+/// Writes `resp` with a `Content-Length` body (none for 204, whose head has neither
+/// type nor length), keeping the connection or saying it closes.
+async fn send(
     stream: &mut TcpStream,
     resp: &Response,
     keep_alive: bool,
     version: u8,
     head_only: bool,
 ) -> io::Result<()> {
-    use std::fmt::Write as _;
-    let mut head = String::with_capacity(256);
-    let _ = write!(head, "HTTP/1.1 {} {}\r\n", resp.status, reason(resp.status));
-    if resp.status != 204 {
-        let _ = write!(
-            head,
-            "content-type: {}\r\ncontent-length: {}\r\n",
-            resp.content_type,
-            resp.body.len()
-        );
-    }
+    let mut head = Head::lowercase(resp.status);
+    let body: &[u8] = if resp.status == 204 {
+        &[]
+    } else {
+        head.header("content-type", resp.content_type)
+            .content_length(resp.body.len() as u64);
+        &resp.body
+    };
     for (name, value) in &resp.headers {
-        let _ = write!(head, "{name}: {value}\r\n");
+        head.header(name, value);
     }
-    if !keep_alive {
-        head.push_str("connection: close\r\n");
-    } else if version == 0 {
-        head.push_str("connection: keep-alive\r\n");
-    }
-    head.push_str("\r\n");
-    let mut out = head.into_bytes();
-    if !head_only && resp.status != 204 {
-        out.extend_from_slice(&resp.body);
-    }
-    stream.write_all(&out).await?;
-    stream.flush().await
+    head.connection(connection_value(keep_alive, version));
+    write_response(stream, head, body, head_only).await
 }
 
 #[cfg(test)]
