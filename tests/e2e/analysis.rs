@@ -3,7 +3,7 @@
 //! constant load, no knee where throughput grew with the VUs, no knee or USL claims
 //! from runs too short to tell, and dropped arrivals named with their fix.
 
-use pado_target::TargetOptions;
+use pado_demo_target::TargetOptions;
 use pado_testkit::TestServer;
 
 use crate::harness::{exclusive_machine, num, run};
@@ -22,7 +22,7 @@ fn the_demo_stress_profile_has_no_drift_line() {
     // One connection at 50 ms a query (20 queries/s): the stress mix saturates it
     // well below 40 VUs, so latency climbs through the ramp and stays high through
     // the hold.
-    let t = pado_target::start(TargetOptions {
+    let t = pado_demo_target::start(TargetOptions {
         posts: 20_000,
         pool_size: 1,
         workers: 4,

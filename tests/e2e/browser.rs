@@ -34,7 +34,7 @@ fn the_report_renders_in_chromium_with_the_runs_numbers() {
     };
     let srv = TestServer::start();
     // The demo target's metrics are observed, for the target charts and the table.
-    let target = pado_target::start(pado_target::TargetOptions {
+    let target = pado_demo_target::start(pado_demo_target::TargetOptions {
         posts: 200,
         ..Default::default()
     })

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pado_target::{RunningTarget, TargetOptions};
+use pado_demo_target::{RunningTarget, TargetOptions};
 use pado_testkit::TestServer;
 
 use crate::harness::{num, pado_bin, shared_machine, tmp};
@@ -38,7 +38,7 @@ fn step_dirs(out: &Path) -> Vec<String> {
 fn a_step_above_capacity_reports_what_the_target_completed_not_what_was_sent() {
     let _machine = shared_machine();
     // 2 connections × 5 ms per query: at most 400 list requests per second.
-    let t: RunningTarget = pado_target::start(TargetOptions {
+    let t: RunningTarget = pado_demo_target::start(TargetOptions {
         posts: 20_000,
         pool_size: 2,
         workers: 4,

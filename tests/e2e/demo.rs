@@ -4,12 +4,12 @@
 
 use std::io::{Read, Write};
 
-use pado_target::{RunningTarget, TargetOptions};
+use pado_demo_target::{RunningTarget, TargetOptions};
 
 use crate::harness::{num, pado_bin, run, tmp};
 
 fn target(pool: usize, cost_ms: u64) -> RunningTarget {
-    pado_target::start(TargetOptions {
+    pado_demo_target::start(TargetOptions {
         posts: 20_000,
         pool_size: pool,
         workers: 4,
@@ -149,7 +149,7 @@ fn find_capacity_finds_the_configured_capacity_within_15_percent() {
     let _machine = crate::harness::shared_machine();
     // 2 connections × 5 ms per query: at most 400 list requests per second.
     let t = target(2, 5);
-    let capacity = pado_target::capacity_hint(&TargetOptions {
+    let capacity = pado_demo_target::capacity_hint(&TargetOptions {
         pool_size: 2,
         workers: 4,
         query_cost: std::time::Duration::from_millis(5),

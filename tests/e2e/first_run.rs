@@ -8,7 +8,7 @@
 
 use std::process::Command;
 
-use pado_target::{RunningTarget, TargetOptions};
+use pado_demo_target::{RunningTarget, TargetOptions};
 use pado_testkit::TestServer;
 use serde_json::Value;
 
@@ -16,7 +16,7 @@ use crate::harness::{num, pado, pado_bin, run, shared_machine, tmp};
 
 /// The demo target as `pado target serve` runs it (its defaults), on a free port.
 fn demo_target() -> RunningTarget {
-    pado_target::start(TargetOptions::default()).expect("demo target starts")
+    pado_demo_target::start(TargetOptions::default()).expect("demo target starts")
 }
 
 /// `pado run ARGS` against `t`: exit 0, nothing failed, no 404, every check passed,

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use pado_target::TargetOptions;
+use pado_demo_target::TargetOptions;
 use pado_testkit::TestServer;
 
 use crate::harness::{free_port, pado_bin, run, shared_machine, tmp, write_file};
@@ -280,7 +280,7 @@ fn a_clean_run_has_no_failure_file() {
 
 #[test]
 fn every_example_passes_once_against_the_demo_target() {
-    let t = pado_target::start(TargetOptions {
+    let t = pado_demo_target::start(TargetOptions {
         posts: 2_000,
         ..Default::default()
     })

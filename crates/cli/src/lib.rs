@@ -300,7 +300,7 @@ fn demo_cmd(d: &args::DemoArgs) -> Result<i32, exit::Failure> {
 
 fn target_serve(t: &args::TargetServeArgs) -> Result<i32, exit::Failure> {
     use std::sync::atomic::{AtomicBool, Ordering};
-    let mut opts = pado_target::TargetOptions {
+    let mut opts = pado_demo_target::TargetOptions {
         port: t.port,
         host: t.host.clone(),
         allow_remote: t.allow_remote,
@@ -314,7 +314,7 @@ fn target_serve(t: &args::TargetServeArgs) -> Result<i32, exit::Failure> {
     };
     if let Some(b) = &t.cpu_budget {
         opts.cpu_budget = Some(
-            pado_target::parse_cpu_budget(b)
+            pado_demo_target::parse_cpu_budget(b)
                 .map_err(|e| exit::Failure::invalid(format!("--cpu-budget: {e}")))?,
         );
     }
@@ -327,8 +327,8 @@ fn target_serve(t: &args::TargetServeArgs) -> Result<i32, exit::Failure> {
         .as_deref()
         .map(|v| parse_dur("exit-after", v))
         .transpose()?;
-    let running =
-        pado_target::start(opts).map_err(|e| exit::Failure::other(format!("demo target: {e}")))?;
+    let running = pado_demo_target::start(opts)
+        .map_err(|e| exit::Failure::other(format!("demo target: {e}")))?;
     outln!("listening on {}", running.base_url());
     let _ = std::io::Write::flush(&mut std::io::stdout());
     let stop = std::sync::Arc::new(AtomicBool::new(false));

@@ -1,12 +1,12 @@
-//! The load engine: load models ([`executor`]), a compiled run ([`plan`]), pado's own
-//! HTTP/1.1 client ([`http`]) and the runtime that drives virtual users on one
-//! current-thread runtime per core ([`runtime`]). It emits measurements through
-//! `pado-metrics` only and knows nothing of terminals or reports.
+//! The load engine: load models ([`executor`]), a compiled run ([`plan`]) and the
+//! runtime that drives virtual users on one current-thread runtime per core
+//! ([`runtime`]); requests go through pado's own HTTP/1.1 client, `pado-http`. It
+//! emits measurements through `pado-metrics` only and knows nothing of terminals or
+//! reports.
 
 pub mod cookies;
 pub mod data;
 pub mod executor;
-pub mod http;
 pub mod limits;
 pub mod plan;
 pub mod redact;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use pado_engine::http::{exchange, tls_client_config, Conn, Origin, RequestRef};
+use pado_http::{exchange, tls_client_config, Conn, Origin, RequestRef};
 use pado_metrics::{ObserveWriter, ScrapeOutcome};
 
 use crate::exposition;

@@ -9,7 +9,7 @@ use pado_scenario::{Config, ExtractFrom, ExtractSpec, MixEntry, Scenario, Step};
 
 use crate::data::{Feed, WeightedFeeds};
 use crate::executor::{self, DEFAULT_GRACEFUL_STOP};
-use crate::http::Origin;
+use pado_http::Origin;
 use crate::render::{Binder, Compiled, Escape};
 
 use super::checks::{json_path, regex};

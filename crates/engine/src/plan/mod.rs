@@ -21,7 +21,7 @@ use pado_scenario::{Think, ThinkDist};
 
 use crate::data::{DataError, Feed, WeightedFeeds};
 use crate::executor::Executor;
-use crate::http::Origin;
+use pado_http::Origin;
 use crate::render::{BindError, Compiled};
 
 /// Default request timeout, as k6's.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use pado_scenario::template::parse_template;
 use pado_scenario::{split_request_line, RequestSpec};
 
-use crate::http::{tls_client_config, Origin};
+use pado_http::{tls_client_config, Origin};
 use crate::render::{encode_url_literal, escape_into, BindError, Compiled, Escape, Part};
 
 use super::builder::Builder;
@@ -23,7 +23,7 @@ pub struct RequestPlan {
     /// HEAD request.
     pub is_head: bool,
     /// Whether the request may be sent again on a fresh connection when a reused one
-    /// turns out to have been closed by the server (see [`crate::http::exchange`]):
+    /// turns out to have been closed by the server (see [`pado_http::exchange`]):
     /// idempotent methods (RFC 9110 §9.2.2) and requests with an `Idempotency-Key`.
     pub resend_safe: bool,
     /// Timeout.
@@ -66,21 +66,8 @@ pub enum RequestForm {
     },
 }
 
-/// A set of accepted statuses.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StatusSet(pub Vec<(u16, u16)>);
-
-impl StatusSet {
-    /// Whether `code` is accepted.
-    #[inline]
-    pub fn contains(&self, code: u16) -> bool {
-        self.0.iter().any(|&(a, b)| a <= code && code <= b)
-    }
-    /// 100..=399, the default expectation.
-    pub fn default_ok() -> Self {
-        StatusSet(vec![(100, 399)])
-    }
-}
+/// A set of accepted statuses (defined with the client, which reads it per response).
+pub use pado_http::StatusSet;
 
 impl Builder<'_> {
     /// Compile a request; returns it with its method and URL text (for the name).
@@ -319,7 +306,7 @@ impl Builder<'_> {
             origin,
             form,
             is_head: method == "HEAD",
-            resend_safe: crate::http::idempotent_method(&method)
+            resend_safe: pado_http::idempotent_method(&method)
                 || has(&headers, "idempotency-key"),
             timeout: timeout
                 .or(d.timeout.map(|t| t.get()))

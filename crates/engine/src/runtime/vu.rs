@@ -4,13 +4,12 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use pado_http::{exchange, is_redirect, tls_client_config, Conn, Origin, RequestRef};
 use pado_metrics::failure::{printable, BODY_PREFIX};
 use pado_metrics::{ErrorKind, FailureSample, Phases, RequestSample};
 
 use crate::cookies::CookieJar;
 use crate::data::FeedCursor;
-use crate::http::exchange::is_redirect;
-use crate::http::{exchange, tls_client_config, Conn, Origin, RequestRef};
 use crate::plan::{
     CheckPlan, ExtractSource, RequestForm, RequestPlan, RunPlan, ScenarioPlan, StepPlan,
 };
@@ -954,7 +953,7 @@ fn hop_request(
     Hop {
         is_head: method == b"HEAD",
         same_method,
-        idempotent: crate::http::idempotent_method(std::str::from_utf8(method).unwrap_or("")),
+        idempotent: pado_http::idempotent_method(std::str::from_utf8(method).unwrap_or("")),
         jar_at,
     }
 }
@@ -1026,7 +1025,7 @@ fn shown(r: &Redactor, body: &[u8]) -> Option<BodyShown> {
 struct Cause<'a> {
     /// The first failed check and what it saw.
     check: Option<(&'a CheckPlan, String)>,
-    /// Why, in words: a transport failure's reason ([`crate::http::Exchange::reason`])
+    /// Why, in words: a transport failure's reason ([`pado_http::Exchange::reason`])
     /// or what a template rendered ([`RenderFault`]).
     reason: Option<std::borrow::Cow<'static, str>>,
 }

@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use common::{enc, parse_prometheus, Client, Exposition};
-use pado_target::{capacity_hint, start, Faults, TargetOptions};
+use pado_demo_target::{capacity_hint, start, Faults, TargetOptions};
 
 fn small(posts: usize) -> TargetOptions {
     TargetOptions {

@@ -106,11 +106,9 @@ use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::oneshot;
 
 mod app;
 mod cache;
@@ -385,7 +383,7 @@ fn resolve(opts: &TargetOptions) -> io::Result<SocketAddr> {
 /// callers that run it on their own tokio runtime: print
 /// [`local_addr`](Self::local_addr), then [`serve_until`](Self::serve_until).
 pub struct Server {
-    listener: tokio::net::TcpListener,
+    listener: http::Server,
     app: Arc<App>,
 }
 
@@ -421,7 +419,7 @@ async fn bind_with(opts: TargetOptions, thread_prefix: Option<&'static str>) -> 
     opts.validate()
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let addr = resolve(&opts)?;
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = http::Server::bind(addr).await?;
     let app = tokio::task::spawn_blocking(move || App::new(opts, thread_prefix))
         .await
         .map_err(|e| io::Error::other(format!("data generation failed: {e}")))?;
@@ -483,8 +481,7 @@ fn runtime(workers: usize) -> io::Result<tokio::runtime::Runtime> {
 pub struct RunningTarget {
     addr: SocketAddr,
     app: Arc<App>,
-    stop: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    thread: http::ServerThread,
 }
 
 impl std::fmt::Debug for RunningTarget {
@@ -527,23 +524,8 @@ impl RunningTarget {
     /// Stops the service: stops accepting, drops open connections, and
     /// returns once its thread has ended (at most about a second after
     /// in-flight CPU work).
-    pub fn shutdown(mut self) {
-        self.stop_and_join();
-    }
-
-    fn stop_and_join(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for RunningTarget {
-    fn drop(&mut self) {
-        self.stop_and_join();
+    pub fn shutdown(self) {
+        self.thread.shutdown();
     }
 }
 
@@ -554,54 +536,42 @@ impl Drop for RunningTarget {
 /// (`PermissionDenied`), or the bind error.
 pub fn start(opts: TargetOptions) -> io::Result<RunningTarget> {
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<io::Result<(SocketAddr, Arc<App>)>>();
-    let (stop_tx, stop_rx) = oneshot::channel::<()>();
-    let thread = std::thread::Builder::new()
-        .name(THREAD_PREFIX.to_string())
-        .spawn(move || {
-            let rt = match runtime(opts.workers) {
-                Ok(rt) => rt,
+    let thread = http::ServerThread::spawn(THREAD_PREFIX, move |stop| {
+        let rt = match runtime(opts.workers) {
+            Ok(rt) => rt,
+            Err(e) => {
+                let _ = ready_tx.send(Err(e));
+                return;
+            }
+        };
+        rt.block_on(async move {
+            let server = match bind_with(opts, Some(THREAD_PREFIX)).await {
+                Ok(s) => s,
                 Err(e) => {
                     let _ = ready_tx.send(Err(e));
                     return;
                 }
             };
-            rt.block_on(async move {
-                let server = match bind_with(opts, Some(THREAD_PREFIX)).await {
-                    Ok(s) => s,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                        return;
-                    }
-                };
-                let addr = match server.local_addr() {
-                    Ok(a) => a,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                        return;
-                    }
-                };
-                let _ = ready_tx.send(Ok((addr, server.app.clone())));
-                let _ = server
-                    .serve_until(async {
-                        let _ = stop_rx.await;
-                    })
-                    .await;
-            });
-            rt.shutdown_timeout(Duration::from_secs(1));
-        })?;
+            let addr = match server.local_addr() {
+                Ok(a) => a,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
+            let _ = ready_tx.send(Ok((addr, server.app.clone())));
+            let _ = server.serve_until(stop).await;
+        });
+        rt.shutdown_timeout(Duration::from_secs(1));
+    })?;
     match ready_rx.recv() {
-        Ok(Ok((addr, app))) => Ok(RunningTarget {
-            addr,
-            app,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        }),
+        Ok(Ok((addr, app))) => Ok(RunningTarget { addr, app, thread }),
         Ok(Err(e)) => {
-            let _ = thread.join();
+            thread.shutdown();
             Err(e)
         }
         Err(_) => {
-            let _ = thread.join();
+            thread.shutdown();
             Err(io::Error::other(
                 "the demo service thread ended before binding",
             ))

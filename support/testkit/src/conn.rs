@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::http::{read_request, ReadError, Request};
+use crate::http::{self, read_request, ReadError, Request};
 use crate::Shared;
 
 /// Longest delay any route will honour (`/delay`, `/slow-body`, `/stall`):
@@ -58,7 +58,7 @@ pub(crate) async fn serve<S: Transport>(mut s: S, conn_id: u64, shared: Arc<Shar
         if reject_early(&mut s, &mut buf, conn_id, &shared).await {
             return;
         }
-        let req = match read_request(&mut s, &mut buf, crate::http::MAX_BODY).await {
+        let req = match read_request(&mut s, &mut buf, http::MAX_BODY).await {
             Ok(Some(req)) => req,
             Ok(None) | Err(ReadError::Io) => return,
             Err(ReadError::Malformed(code, why)) => {
@@ -69,7 +69,8 @@ pub(crate) async fn serve<S: Transport>(mut s: S, conn_id: u64, shared: Arc<Shar
                     Some(body.len() as u64),
                     &[],
                     Some("close"),
-                );
+                )
+                .finish();
                 out.extend_from_slice(body.as_bytes());
                 if s.write_all(&out).await.is_ok() {
                     close_gracefully(s).await;
@@ -118,7 +119,7 @@ async fn reject_early<S: Transport>(
                 if target.split('?').next() != Some("/reject-early") {
                     return false;
                 }
-                let (path, query) = crate::http::split_target(target);
+                let (path, query) = http::split_target(target);
                 break Request {
                     method: parsed.method.unwrap_or("GET").to_string(),
                     target: target.to_string(),
@@ -156,7 +157,8 @@ async fn reject_early<S: Transport>(
         Some(body.len() as u64),
         &[],
         Some("close"),
-    );
+    )
+    .finish();
     out.extend_from_slice(body);
     if s.write_all(&out).await.is_ok() && s.flush().await.is_ok() {
         let _ = s.shutdown().await;
@@ -268,7 +270,7 @@ async fn respond<S: Transport>(
             Ok(After::Close)
         }
         "/close" => {
-            let mut out = head(200, Some("text/plain"), Some(3), &[], Some("close"));
+            let mut out = head(200, Some("text/plain"), Some(3), &[], Some("close")).finish();
             if !req.is_head() {
                 out.extend_from_slice(b"ok\n");
             }
@@ -334,20 +336,20 @@ async fn respond<S: Transport>(
             send_ok(s, req).await
         }
         "/nocontent" => {
-            let out = head(204, None, None, &[], conn_header(req));
+            let out = head(204, None, None, &[], conn_header(req)).finish();
             s.write_all(&out).await?;
             s.flush().await?;
             Ok(after(req))
         }
         "/notmodified" => {
             // Like real servers: the length of the representation, but no body.
-            let out = head(304, None, Some(50), &[], conn_header(req));
+            let out = head(304, None, Some(50), &[], conn_header(req)).finish();
             s.write_all(&out).await?;
             s.flush().await?;
             Ok(after(req))
         }
         "/eof-body" => {
-            let mut out = head(200, Some("text/plain"), None, &[], Some("close"));
+            let mut out = head(200, Some("text/plain"), None, &[], Some("close")).finish();
             if !req.is_head() {
                 out.extend_from_slice(b"until close\n");
             }
@@ -356,7 +358,7 @@ async fn respond<S: Transport>(
             Ok(After::Close)
         }
         "/partial" => {
-            let mut out = head(200, Some("text/plain"), Some(100), &[], Some("close"));
+            let mut out = head(200, Some("text/plain"), Some(100), &[], Some("close")).finish();
             if !req.is_head() {
                 out.extend_from_slice(b"0123456789");
             }
@@ -369,7 +371,7 @@ async fn respond<S: Transport>(
                 .query_param("ms")
                 .and_then(|v| v.parse::<u64>().ok())
                 .unwrap_or(100);
-            let out = head(200, Some("text/plain"), Some(3), &[], conn_header(req));
+            let out = head(200, Some("text/plain"), Some(3), &[], conn_header(req)).finish();
             s.write_all(&out).await?;
             s.flush().await?;
             if !req.is_head() {
@@ -455,7 +457,7 @@ async fn status<S: Transport>(s: &mut S, req: &Request, code: &str) -> io::Resul
     match code {
         // These never have a body (RFC 9110 §15.3.5, §15.4.5).
         204 | 304 => {
-            let out = head(code, None, None, &[], conn_header(req));
+            let out = head(code, None, None, &[], conn_header(req)).finish();
             s.write_all(&out).await?;
             s.flush().await?;
             Ok(after(req))
@@ -497,7 +499,8 @@ async fn chunked<S: Transport>(s: &mut S, req: &Request) -> io::Result<After> {
         None,
         &[("Transfer-Encoding", "chunked")],
         conn_header(req),
-    );
+    )
+    .finish();
     s.write_all(&out).await?;
     s.flush().await?;
     if req.is_head() {
@@ -505,10 +508,8 @@ async fn chunked<S: Transport>(s: &mut S, req: &Request) -> io::Result<After> {
     }
     if chunks > 0 && size > 0 {
         // Safe: size <= MAX_CHUNK.
-        let size = size as usize;
-        let mut chunk = format!("{size:x}\r\n").into_bytes();
-        chunk.resize(chunk.len() + size, b'x');
-        chunk.extend_from_slice(b"\r\n");
+        let mut chunk = Vec::new();
+        http::write_chunk(&mut chunk, &vec![b'x'; size as usize]);
         for i in 0..chunks {
             if i > 0 && gap_ms > 0 {
                 tokio::time::sleep(Duration::from_millis(gap_ms).min(MAX_WAIT)).await;
@@ -517,7 +518,7 @@ async fn chunked<S: Transport>(s: &mut S, req: &Request) -> io::Result<After> {
             s.flush().await?;
         }
     }
-    s.write_all(b"0\r\n\r\n").await?;
+    s.write_all(http::LAST_CHUNK).await?;
     s.flush().await?;
     Ok(after(req))
 }
@@ -531,7 +532,7 @@ fn pattern() -> &'static [u8] {
 
 /// `/bytes/{n}`: an n-byte body written in 64 KiB pieces, never held whole.
 async fn bytes<S: Transport>(s: &mut S, req: &Request, n: u64) -> io::Result<After> {
-    let mut out = head(200, Some("text/plain"), Some(n), &[], conn_header(req));
+    let mut out = head(200, Some("text/plain"), Some(n), &[], conn_header(req)).finish();
     if req.is_head() {
         s.write_all(&out).await?;
         s.flush().await?;
@@ -577,18 +578,14 @@ async fn send<S: Transport>(
     extra: &[(&str, &str)],
     body: &[u8],
 ) -> io::Result<After> {
-    let mut out = head(
+    let head = head(
         code,
         ctype,
         Some(body.len() as u64),
         extra,
         conn_header(req),
     );
-    if !req.is_head() {
-        out.extend_from_slice(body);
-    }
-    s.write_all(&out).await?;
-    s.flush().await?;
+    http::write_response(s, head, body, req.is_head()).await?;
     Ok(after(req))
 }
 
@@ -603,75 +600,31 @@ fn after(req: &Request) -> After {
 
 /// The `Connection` header the response needs, if any.
 fn conn_header(req: &Request) -> Option<&'static str> {
-    if !req.keep_alive {
-        Some("close")
-    } else if req.version == 0 {
-        Some("keep-alive")
-    } else {
-        None
-    }
+    http::connection_value(req.keep_alive, req.version)
 }
 
-/// Builds a response head (status line, headers, blank line).
+/// Starts a response head (status line, `Server`, then the headers given); the
+/// caller finishes it.
 fn head(
     code: u16,
     ctype: Option<&str>,
     length: Option<u64>,
     extra: &[(&str, &str)],
     connection: Option<&str>,
-) -> Vec<u8> {
-    use std::fmt::Write as _;
-    let mut h = String::with_capacity(128);
-    let _ = write!(h, "HTTP/1.1 {code} {}\r\n", reason(code));
-    h.push_str("Server: pado-testkit\r\n");
+) -> http::Head {
+    let mut h = http::Head::new(code);
+    h.header("Server", "pado-testkit");
     if let Some(ct) = ctype {
-        let _ = write!(h, "Content-Type: {ct}\r\n");
+        h.header("Content-Type", ct);
     }
     if let Some(len) = length {
-        let _ = write!(h, "Content-Length: {len}\r\n");
+        h.content_length(len);
     }
     for (name, value) in extra {
-        let _ = write!(h, "{name}: {value}\r\n");
+        h.header(name, value);
     }
-    if let Some(c) = connection {
-        let _ = write!(h, "Connection: {c}\r\n");
-    }
-    h.push_str("\r\n");
-    h.into_bytes()
-}
-
-fn reason(code: u16) -> &'static str {
-    match code {
-        100 => "Continue",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        204 => "No Content",
-        205 => "Reset Content",
-        206 => "Partial Content",
-        301 => "Moved Permanently",
-        302 => "Found",
-        303 => "See Other",
-        304 => "Not Modified",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        413 => "Content Too Large",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "Status",
-    }
+    h.connection(connection);
+    h
 }
 
 /// Sleeps until `wait` after `from` (clamped to [`MAX_WAIT`]).

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use pado_metrics::ErrorKind;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::conn::{connect, io_error_kind, Conn, Origin, SetupTimes, READ_BUF};
-use super::response::{parse_head, BodyKind, ChunkedDecoder, MAX_HEAD};
-use crate::plan::StatusSet;
+use crate::conn::{connect, io_error_kind, Conn, Origin, SetupTimes, READ_BUF};
+use crate::response::{parse_head, BodyKind, ChunkedDecoder, MAX_HEAD};
+use crate::status::StatusSet;
 
 /// How long a connection may sit idle before it is checked for a server-side close
 /// prior to reuse. Busy connections are never checked (no extra syscall on the hot path).
@@ -52,7 +52,9 @@ pub struct Exchange {
 }
 
 /// A status whose `Location` a client follows (the VU's redirect loop does; the
-/// exchange keeps such a response's head for it).
+/// exchange keeps such a response's head for it). Inline: the VU asks per response,
+/// from the engine's crate.
+#[inline]
 pub fn is_redirect(status: u16) -> bool {
     matches!(status, 301 | 302 | 303 | 307 | 308)
 }
@@ -60,6 +62,7 @@ pub fn is_redirect(status: u16) -> bool {
 /// Methods that are idempotent (RFC 9110 §9.2.2): sending one twice has the effect of
 /// sending it once, so a request that may or may not have reached the server can be
 /// sent again.
+#[inline]
 pub fn idempotent_method(method: &str) -> bool {
     matches!(
         method,
@@ -422,7 +425,7 @@ async fn read_response<'k>(
 /// Read the next piece of a body into the (cleared) connection buffer, growing it up
 /// to [`MAX_READ_BUF`] when much is still to come; counts the bytes. 0 means EOF.
 async fn read_more(
-    stream: &mut super::conn::Stream,
+    stream: &mut crate::conn::Stream,
     buf: &mut Vec<u8>,
     expected: u64,
     ex: &mut Exchange,

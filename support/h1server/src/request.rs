@@ -1,8 +1,6 @@
-//! A small HTTP/1.1 request reader on tokio + httparse, shared by pado's own servers:
-//! the demo target (`pado-target`) and the test server (`pado-testkit`). It handles
-//! keep-alive, pipelining, Content-Length and chunked bodies, `Expect: 100-continue`,
-//! and answers malformed input with a status instead of failing, with helpers
-//! (percent-decoding, query strings) both need. No HTTP framework in pado's build.
+//! Reading requests: keep-alive, pipelining, Content-Length and chunked bodies,
+//! `Expect: 100-continue`, malformed input answered with a status instead of failing,
+//! and the helpers (percent-decoding, query strings) both servers need.
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 

@@ -9,9 +9,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use pado_engine::cookies::CookieJar;
-use pado_engine::http::response::{parse_head, BodyKind, ChunkedDecoder};
-use pado_engine::http::{exchange, Origin, RequestRef};
 use pado_engine::response_view::ResponseView;
+use pado_http::response::{parse_head, BodyKind, ChunkedDecoder};
+use pado_http::{exchange, Origin, RequestRef};
 use pado_metrics::{ObserveWriter, ResultDir, ScrapeOutcome};
 
 use crate::{corpus_files, crate_dir, Target};

@@ -55,10 +55,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-use tokio::sync::oneshot;
 
 mod conn;
 use pado_h1server as http;
@@ -219,8 +216,7 @@ pub struct TestServer {
     tls: bool,
     cert_pem: Option<String>,
     shared: Arc<Shared>,
-    stop: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    thread: Option<http::ServerThread>,
 }
 
 impl TestServer {
@@ -271,22 +267,18 @@ impl TestServer {
             .enable_all()
             .thread_name("pado-testkit-worker")
             .build()?;
-        let (stop_tx, stop_rx) = oneshot::channel();
         let task_shared = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("pado-testkit".to_string())
-            .spawn(move || {
-                runtime.block_on(accept_loop(listener, acceptor, task_shared, stop_rx));
-                // Dropping the runtime cancels every connection task, which
-                // closes their sockets (hanging ones included).
-                runtime.shutdown_timeout(Duration::from_secs(1));
-            })?;
+        let thread = http::ServerThread::spawn("pado-testkit", move |stop| {
+            runtime.block_on(accept_loop(listener, acceptor, task_shared, stop));
+            // Dropping the runtime ends whatever is left (the connection tasks are
+            // already dropped, hanging ones included).
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        })?;
         Ok(TestServer {
             addr,
             tls,
             cert_pem,
             shared,
-            stop: Some(stop_tx),
             thread: Some(thread),
         })
     }
@@ -350,18 +342,9 @@ impl TestServer {
     }
 
     fn stop_and_join(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            thread.shutdown();
         }
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.stop_and_join();
     }
 }
 
@@ -374,48 +357,35 @@ impl std::fmt::Debug for TestServer {
     }
 }
 
-/// Accepts connections until `stop` fires (or its sender is dropped).
+/// Accepts connections until `stop` fires (or its handle is dropped), counting each
+/// at accept (before any TLS handshake).
 async fn accept_loop(
     listener: std::net::TcpListener,
     acceptor: Option<tokio_rustls::TlsAcceptor>,
     shared: Arc<Shared>,
-    mut stop: oneshot::Receiver<()>,
+    stop: http::ShutdownSignal,
 ) {
-    let listener = match tokio::net::TcpListener::from_std(listener) {
-        Ok(l) => l,
+    let server = match http::Server::from_std(listener) {
+        Ok(s) => s,
         Err(_) => return,
     };
-    loop {
-        let accepted = tokio::select! {
-            _ = &mut stop => return,
-            accepted = listener.accept() => accepted,
-        };
-        let stream = match accepted {
-            Ok((stream, _peer)) => stream,
-            Err(_) => {
-                // E.g. out of file descriptors: back off instead of spinning.
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        // Responses are often written in pieces; Nagle would add 40 ms stalls.
-        let _ = stream.set_nodelay(true);
-        let conn_id = shared.count_connection();
-        let shared = Arc::clone(&shared);
-        match &acceptor {
-            None => {
-                tokio::spawn(conn::serve(stream, conn_id, shared));
-            }
-            Some(acceptor) => {
-                let acceptor = acceptor.clone();
-                tokio::spawn(async move {
-                    let handshake =
-                        tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream));
-                    if let Ok(Ok(tls)) = handshake.await {
-                        conn::serve(tls, conn_id, shared).await;
+    server
+        .serve(stop, |stream, _peer| {
+            let conn_id = shared.count_connection();
+            let shared = Arc::clone(&shared);
+            let acceptor = acceptor.clone();
+            async move {
+                match acceptor {
+                    None => conn::serve(stream, conn_id, shared).await,
+                    Some(acceptor) => {
+                        let handshake =
+                            tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream));
+                        if let Ok(Ok(tls)) = handshake.await {
+                            conn::serve(tls, conn_id, shared).await;
+                        }
                     }
-                });
+                }
             }
-        }
-    }
+        })
+        .await;
 }

@@ -1,0 +1,25 @@
+//! pado's own HTTP/1.1 client: pre-built request bytes, httparse for heads, one reused
+//! buffer per connection. A general client (hyper, reqwest) pays for channels, header
+//! maps and per-request buffers that a load generator does not need; see
+//! ARCHITECTURE.md for the measured difference.
+//!
+//! It is a crate of its own so that what only needs to make requests (the engine's
+//! virtual users, `pado-observe`'s scraper, the fuzz targets) depends on the client
+//! and not on the whole engine. It knows `pado-metrics` only for [`ErrorKind`], the
+//! category a failed exchange is counted under, and the failure-sample size.
+//!
+//! - [`conn`]: connecting (TCP, then TLS through rustls), timed per phase.
+//! - [`exchange`]: one timed request/response on a VU's connection.
+//! - [`response`]: sans-I/O response framing (heads, bodies, chunked decoding).
+//! - [`status`]: the set of statuses a request accepts.
+//!
+//! [`ErrorKind`]: pado_metrics::ErrorKind
+
+pub mod conn;
+pub mod exchange;
+pub mod response;
+pub mod status;
+
+pub use conn::{tls_client_config, Conn, ConnectError, Origin, TlsTarget};
+pub use exchange::{exchange, idempotent_method, is_redirect, Exchange, RequestRef};
+pub use status::StatusSet;

@@ -1,0 +1,178 @@
+//! The service itself. This module holds the shared state ([`App`]: data, index,
+//! pools, caches, faults, counters) and what every handler uses on it; the rest
+//! sits in one module per concern:
+//!
+//! - [`connection`]: serving connections, the background tickers.
+//! - [`routing`]: method and path to a route; the dispatch with faults and the
+//!   worker pool.
+//! - [`auth`], [`search`], [`posts`]: the API's handlers by endpoint family.
+//! - [`management`]: `/health`, `/metrics`, `/admin/faults`.
+//! - [`response`]: the response a handler returns.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::Notify;
+
+use crate::cache::Cache;
+use crate::capacity::{db_query, AcquireError, Cpu, Pool};
+use crate::data::{self, Store};
+use crate::index::Index;
+use crate::metrics::{CpuSampler, HttpMetrics};
+use crate::{Faults, TargetOptions};
+
+mod auth;
+mod connection;
+mod management;
+mod posts;
+mod response;
+mod routing;
+mod search;
+
+use auth::Tokens;
+pub(crate) use connection::serve;
+use response::Response;
+
+/// Everything the handlers share.
+pub(crate) struct App {
+    opts: TargetOptions,
+    store: RwLock<Store>,
+    index: Arc<RwLock<Index>>,
+    tokens: Mutex<Tokens>,
+    workers: Pool,
+    db: Pool,
+    cpu: Cpu,
+    details: Cache<u64, Arc<[u8]>>,
+    searches: Cache<String, Arc<[u8]>>,
+    faults: Mutex<Faults>,
+    faults_changed: Notify,
+    stalled_until: Mutex<Option<Instant>>,
+    http: HttpMetrics,
+    sampler: CpuSampler,
+    started: Instant,
+    started_unix: f64,
+    connections: AtomicUsize,
+    connections_total: AtomicU64,
+    searches_run: AtomicU64,
+    postings_walked: AtomicU64,
+}
+
+/// Locks `m`; a panicked holder does not make the state unusable (every update
+/// leaves it consistent).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Seconds since the Unix epoch (0 on a clock before it).
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+impl App {
+    pub fn new(opts: TargetOptions, thread_prefix: Option<&'static str>) -> App {
+        let generated = data::generate(opts.posts, opts.seed);
+        let index = Index::from_generated(&generated);
+        let store = generated.store;
+        let cache_size = opts.cache_size;
+        App {
+            workers: Pool::new(opts.workers),
+            db: Pool::new(opts.pool_size),
+            cpu: Cpu::new(opts.cpu_budget),
+            details: Cache::new(cache_size, None),
+            searches: Cache::new(cache_size, Some(opts.search_cache_ttl)),
+            faults: Mutex::new(opts.faults.clone()),
+            faults_changed: Notify::new(),
+            stalled_until: Mutex::new(None),
+            store: RwLock::new(store),
+            index: Arc::new(RwLock::new(index)),
+            tokens: Mutex::new(Tokens::default()),
+            http: HttpMetrics::default(),
+            sampler: CpuSampler::new(thread_prefix),
+            started: Instant::now(),
+            started_unix: unix_now(),
+            connections: AtomicUsize::new(0),
+            connections_total: AtomicU64::new(0),
+            searches_run: AtomicU64::new(0),
+            postings_walked: AtomicU64::new(0),
+            opts,
+        }
+    }
+
+    pub fn faults(&self) -> Faults {
+        lock(&self.faults).clone()
+    }
+
+    pub fn set_faults(&self, faults: Faults) -> Result<(), String> {
+        faults.validate()?;
+        let once = faults.stall_ms > 0 && faults.stall_every_s == 0.0;
+        let stall = Duration::from_millis(faults.stall_ms);
+        *lock(&self.faults) = faults;
+        if once {
+            self.stall_now(stall);
+        }
+        self.faults_changed.notify_one();
+        Ok(())
+    }
+
+    pub fn requests_served(&self) -> u64 {
+        self.http.total()
+    }
+
+    fn stall_now(&self, len: Duration) {
+        let until = Instant::now() + len;
+        let mut s = lock(&self.stalled_until);
+        if s.is_none_or_before(until) {
+            *s = Some(until);
+        }
+    }
+
+    /// Waits while a stall is in force.
+    async fn wait_stall(&self) {
+        loop {
+            let until = *lock(&self.stalled_until);
+            match until {
+                Some(u) if u > Instant::now() => {
+                    tokio::time::sleep_until(tokio::time::Instant::from_std(u)).await
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn cache_enabled(&self) -> bool {
+        lock(&self.faults).cache
+    }
+
+    /// Holds a DB connection for one query, then runs `f` (the data access).
+    async fn query<R>(&self, f: impl FnOnce() -> R) -> Result<R, Response> {
+        let (_conn, _waited) = match self.db.acquire(Some(self.opts.pool_timeout), 0).await {
+            Ok(c) => c,
+            Err(AcquireError::Timeout) => {
+                return Err(Response::error(
+                    500,
+                    "could not get a database connection in time (pool exhausted)",
+                ))
+            }
+            Err(_) => return Err(Response::error(503, "shutting down")),
+        };
+        db_query(self.opts.query_cost).await;
+        Ok(f())
+    }
+}
+
+/// `Option<Instant>` helper: whether a new stall end extends the current one.
+trait StallEnd {
+    fn is_none_or_before(&self, t: Instant) -> bool;
+}
+
+impl StallEnd for Option<Instant> {
+    fn is_none_or_before(&self, t: Instant) -> bool {
+        match self {
+            None => true,
+            Some(cur) => *cur < t,
+        }
+    }
+}

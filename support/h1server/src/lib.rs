@@ -1,0 +1,22 @@
+//! A small HTTP/1.1 server on tokio + httparse, shared by pado's own servers: the demo
+//! target (`pado-demo-target`) and the test server (`pado-testkit`). No HTTP framework
+//! in pado's build: both servers need exact control of the bytes on the wire (the test
+//! server misbehaves on purpose), which a framework hides.
+//!
+//! - [`request`]: reading one request off a connection ([`read_request`]).
+//! - [`response`]: writing one ([`Head`], [`write_response`], [`reason`] from one
+//!   table, chunked framing).
+//! - [`server`]: the lifecycle: [`Server::bind`], [`Server::serve`] until a
+//!   [`ShutdownSignal`], and [`ServerThread`] for a server on a thread of its own.
+//!
+//! What each server does with a request (routing, handlers, misbehaviour) stays in it.
+
+pub mod request;
+pub mod response;
+pub mod server;
+
+pub use request::{
+    parse_query, percent_decode, read_request, split_target, ReadError, Request, MAX_BODY, MAX_HEAD,
+};
+pub use response::{connection_value, reason, write_chunk, write_response, Head, LAST_CHUNK};
+pub use server::{shutdown_pair, Server, ServerThread, ShutdownHandle, ShutdownSignal};
