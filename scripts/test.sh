@@ -41,6 +41,14 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The oldest Rust the code promises (`rust-version` in Cargo.toml) must build it all.
+msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+if command -v rustup >/dev/null 2>&1 && rustup toolchain install "$msrv" --profile minimal >/dev/null 2>&1; then
+  echo "checking with Rust $msrv (rust-version)..."
+  CARGO_TARGET_DIR=target/msrv cargo +"$msrv" check --workspace --all-targets --locked --quiet
+else
+  echo "warning: Rust $msrv (rust-version) cannot be installed here; its check is skipped" >&2
+fi
 # Here every program the end-to-end tests use is installed: a missing one fails its
 # test instead of skipping it.
 export PADO_E2E_REQUIRE_ALL=1

@@ -3,6 +3,15 @@
 //! ([`runtime`]); requests go through pado's own HTTP/1.1 client, `pado-http`. It
 //! emits measurements through `pado-metrics` only and knows nothing of terminals or
 //! reports.
+//!
+//! Linux only: the precise timer is a timerfd and the self-check reads each worker's
+//! `/proc/thread-self/schedstat`. Elsewhere the build stops with that said plainly
+//! rather than failing deep inside libc.
+
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "pado runs on Linux only: its engine's timer is a timerfd and its self-check reads /proc/thread-self/schedstat"
+);
 
 pub mod cookies;
 pub mod data;
