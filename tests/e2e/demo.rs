@@ -100,7 +100,8 @@ fn past_capacity_throughput_stops_growing_and_latency_rises() {
 fn demo_runs_end_to_end_in_its_short_form() {
     // Runs pado or a browser outside `harness::run`: hold the machine shared.
     let _machine = crate::harness::shared_machine();
-    let dir = tmp("demo").join("result");
+    let dir_tmp = tmp("demo");
+    let dir = dir_tmp.join("result");
     let out = std::process::Command::new(pado_bin())
         .args(["demo", "--duration", "6s", "--quiet", "--out"])
         .arg(&dir)

@@ -248,7 +248,8 @@ fn a_summary_that_cannot_be_written_is_still_printed_and_exits_1() {
     use std::time::{Duration, Instant};
     let _machine = crate::harness::shared_machine();
     let srv = TestServer::start();
-    let dir = tmp("unwritable").join("result");
+    let dir_tmp = tmp("unwritable");
+    let dir = dir_tmp.join("result");
     let child = Command::new(crate::harness::pado_bin())
         .args([
             "run",

@@ -353,7 +353,8 @@ fn help_speaks_of_the_product_and_documents_the_exit_codes() {
 fn no_color_wins_over_forced_colour() {
     let _machine = shared_machine();
     let srv = TestServer::start();
-    let dir = tmp("color").join("result");
+    let dir_tmp = tmp("color");
+    let dir = dir_tmp.join("result");
     let out = Command::new(pado_bin())
         .args([
             "run",

@@ -144,7 +144,8 @@ fn a_starved_generator_says_the_results_measure_pado() {
     let _machine = exclusive_machine();
     let srv = server_off_cpu0();
     let spin = Spinners::start(2);
-    let dir = tmp("starved").join("result");
+    let dir_tmp = tmp("starved");
+    let dir = dir_tmp.join("result");
     let out = Command::new("taskset")
         .args(["-c", "0"])
         .arg(pado_bin())
@@ -163,7 +164,11 @@ fn a_starved_generator_says_the_results_measure_pado() {
         .output()
         .expect("running pado under taskset");
     drop(spin);
-    let r = Run { out, dir };
+    let r = Run {
+        out,
+        dir,
+        _tmp: Some(dir_tmp),
+    };
     assert_eq!(r.code(), 0, "{}", r.stderr());
     let meta: Value =
         serde_json::from_str(&std::fs::read_to_string(r.dir.join("run.json")).unwrap()).unwrap();

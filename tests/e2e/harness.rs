@@ -1,9 +1,10 @@
 //! Running the binary and reading its result directory.
 
 use std::cell::Cell;
+use std::ffi::OsStr;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde_json::Value;
@@ -13,15 +14,38 @@ pub fn pado_bin() -> &'static str {
     env!("CARGO_BIN_EXE_pado")
 }
 
-static COUNTER: AtomicU32 = AtomicU32::new(0);
+/// A fresh, empty temporary directory ([`tmp`]), removed with everything in it
+/// when this value drops, so that a test leaves nothing behind, pass or fail. It
+/// derefs to its [`Path`]: hold it (not a path joined to it) for as long as the
+/// directory is used, and declare it before the processes that write into it, so
+/// that they are stopped before it is removed.
+pub struct Tmp(tempfile::TempDir);
 
-/// A fresh, empty temporary directory.
-pub fn tmp(name: &str) -> PathBuf {
-    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-    let d = std::env::temp_dir().join(format!("pado-e2e-{}-{name}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+impl Deref for Tmp {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for Tmp {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<OsStr> for Tmp {
+    fn as_ref(&self) -> &OsStr {
+        self.0.path().as_os_str()
+    }
+}
+
+/// A fresh, empty temporary directory named after `name`, removed when dropped.
+pub fn tmp(name: &str) -> Tmp {
+    Tmp(tempfile::Builder::new()
+        .prefix(&format!("pado-e2e-{name}-"))
+        .tempdir()
+        .unwrap())
 }
 
 /// The machine's CPUs, as far as the tests in this binary are concerned. Every test
@@ -83,6 +107,9 @@ pub struct Run {
     pub out: Output,
     /// Result directory.
     pub dir: PathBuf,
+    /// The temporary directory that holds `dir`, removed when the run drops; `None`
+    /// when the caller owns the directory.
+    pub _tmp: Option<Tmp>,
 }
 
 impl Run {
@@ -124,7 +151,8 @@ impl Run {
 /// Run `pado run ARGS --out <tmp> --quiet` and wait.
 pub fn run(name: &str, args: &[&str]) -> Run {
     let _machine = shared_machine();
-    let dir = tmp(name).join("result");
+    let tmp = tmp(name);
+    let dir = tmp.join("result");
     let out = Command::new(pado_bin())
         .arg("run")
         .args(args)
@@ -133,7 +161,11 @@ pub fn run(name: &str, args: &[&str]) -> Run {
         .arg("--quiet")
         .output()
         .expect("running pado");
-    Run { out, dir }
+    Run {
+        out,
+        dir,
+        _tmp: Some(tmp),
+    }
 }
 
 /// Run pado with arbitrary arguments.

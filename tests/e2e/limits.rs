@@ -163,6 +163,7 @@ fn the_timing_judge_reads_the_generator_self_check() {
         crate::harness::Run {
             out: std::process::Command::new("true").output().unwrap(),
             dir,
+            _tmp: None,
         }
     };
     let quiet = fake(

@@ -57,8 +57,8 @@ fn row<'a>(s: &'a Value, component: &str) -> &'a Value {
 
 /// Ramp a DB-bound route from 2 to 40 VUs against a target with `workers`
 /// workers and `pool` connections held 20 ms per query (no cache); the summary
-/// and the result directory.
-fn overload(name: &str, workers: u32, pool: u32) -> (Value, std::path::PathBuf) {
+/// and the run (which keeps its result directory until it drops).
+fn overload(name: &str, workers: u32, pool: u32) -> (Value, crate::harness::Run) {
     let (w, p) = (workers.to_string(), pool.to_string());
     let (_kid, url) = demo_target(&[
         "--workers",
@@ -91,14 +91,14 @@ fn overload(name: &str, workers: u32, pool: u32) -> (Value, std::path::PathBuf) 
         "{}",
         r.stdout()
     );
-    (r.summary(), r.dir.clone())
+    (r.summary(), r)
 }
 
 #[test]
 fn attribution_names_the_real_limit_and_compare_shows_it_move() {
     // 16 workers share 4 connections held 20 ms per query: ~200 req/s, 2 VUs
     // use half of it; at 40 VUs the pool is full and workers wait for it.
-    let (s, pool_dir) = overload("obs-pool", 16, 4);
+    let (s, pool_run) = overload("obs-pool", 16, 4);
     let pool = row(&s, "DB pool HikariPool-1");
     assert_eq!(pool["verdict"], "yes", "{:#}", s["bottlenecks"]);
     assert_eq!(pool["endpoint"], "app", "the target's own origin is `app`");
@@ -131,7 +131,7 @@ fn attribution_names_the_real_limit_and_compare_shows_it_move() {
     );
 
     // The same service with 4 workers and 16 connections: workers run out first.
-    let (s, worker_dir) = overload("obs-workers", 4, 16);
+    let (s, worker_run) = overload("obs-workers", 4, 16);
     let workers = row(&s, "Worker pool `http`");
     assert_eq!(workers["verdict"], "yes", "{:#}", s["bottlenecks"]);
     assert!(
@@ -147,8 +147,8 @@ fn attribution_names_the_real_limit_and_compare_shows_it_move() {
     // `pado compare` shows the limit moving from the pool to the workers.
     let out = Command::new(pado_bin())
         .args(["compare"])
-        .arg(&pool_dir)
-        .arg(&worker_dir)
+        .arg(&pool_run.dir)
+        .arg(&worker_run.dir)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -668,12 +668,17 @@ fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
 }
 
 /// `tests/e2e/fixtures/CpuBoundService.java` run by `java` under `taskset -c 0`
-/// (one CPU of the host's), on a free loopback port; exits by itself after 90 s.
+/// (one CPU of the host's), on a free loopback port, working in `cwd`; exits by
+/// itself after 90 s.
 /// The truth the test plants is a JVM that gets its core, which other work on a
 /// shared machine would take a share of: it runs in a session of its own (with
 /// the kernel's autogroups, CPU is shared between sessions first) at a raised
 /// priority where that is allowed (elsewhere it runs as it is).
-fn pinned_jvm(java: &std::path::Path, taskset: &std::path::Path) -> (Kid, String) {
+fn pinned_jvm(
+    java: &std::path::Path,
+    taskset: &std::path::Path,
+    cwd: &std::path::Path,
+) -> (Kid, String) {
     let src = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/e2e/fixtures/CpuBoundService.java"
@@ -685,7 +690,7 @@ fn pinned_jvm(java: &std::path::Path, taskset: &std::path::Path) -> (Kid, String
         .arg(java)
         .args(["-Xmx128m", "-XX:+UseSerialGC", src])
         .args([port.to_string(), "90".into()])
-        .current_dir(tmp("jvm"))
+        .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -719,7 +724,9 @@ fn a_cpu_bound_jvm_pinned_to_fewer_cores_than_its_host_is_limited_by_its_process
     }
     // The JVM's CPU is what is measured: no other test's load beside it.
     let _machine = exclusive_machine();
-    let (jvm, url) = pinned_jvm(&java, &taskset);
+    // Its working directory outlives it (declared first, removed last).
+    let cwd = tmp("jvm");
+    let (jvm, url) = pinned_jvm(&java, &taskset, &cwd);
     let pid = jvm.0.id();
     // A closed ramp with 50 ms of think time after 8 ms of work: one VU keeps the
     // core ~14% busy, thirty-two want about four cores of the one the JVM may use, at

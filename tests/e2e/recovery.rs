@@ -16,7 +16,8 @@ fn a_killed_run_is_reported_over_the_seconds_it_wrote() {
     let _machine = shared_machine();
     let srv = TestServer::start();
     let url = srv.url("/delay/20");
-    let dir = tmp("killed").join("result");
+    let dir_tmp = tmp("killed");
+    let dir = dir_tmp.join("result");
     let mut child = Command::new(pado_bin())
         .args(["run", "--url", &url, "--vus", "2", "--duration", "60s"])
         .arg("--out")
@@ -96,7 +97,8 @@ fn a_killed_run_is_reported_over_the_seconds_it_wrote() {
 
     // compare: against a twin that finished normally with the same seconds, the
     // throughput is the same (it was +274,588,082,904% when duration_s stayed 0).
-    let twin = tmp("killed-twin").join("result");
+    let twin_tmp = tmp("killed-twin");
+    let twin = twin_tmp.join("result");
     std::fs::create_dir_all(&twin).unwrap();
     let mut meta = run_json.clone();
     meta["duration_s"] = serde_json::json!(written as f64);

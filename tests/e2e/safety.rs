@@ -149,7 +149,8 @@ fn a_used_out_directory_is_refused_unless_overwrite() {
     let _m = shared_machine();
     let srv = TestServer::start();
     let url = srv.url("/");
-    let out = tmp("reuse").join("r");
+    let out_tmp = tmp("reuse");
+    let out = out_tmp.join("r");
     let o = out.to_str().unwrap();
     let first = pado(&["run", "--url", &url, "--iterations", "2", "-q", "--out", o]);
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
@@ -185,7 +186,8 @@ fn a_used_out_directory_is_refused_unless_overwrite() {
 fn a_directory_another_run_is_writing_is_refused_even_with_overwrite() {
     let _m = shared_machine();
     let srv = TestServer::start();
-    let out = tmp("busy-dir").join("r");
+    let out_tmp = tmp("busy-dir");
+    let out = out_tmp.join("r");
     let mut long = Command::new(pado_bin())
         .args([
             "run",

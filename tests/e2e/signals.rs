@@ -41,7 +41,8 @@ fn ctrl_c_stops_gracefully_and_writes_the_summary() {
     // Runs pado or a browser outside `harness::run`: hold the machine shared.
     let _machine = crate::harness::shared_machine();
     let srv = TestServer::start();
-    let dir = tmp("sigint").join("result");
+    let dir_tmp = tmp("sigint");
+    let dir = dir_tmp.join("result");
     let child = spawn_run(&srv.url("/delay/100"), "4", &dir);
     std::thread::sleep(Duration::from_millis(1500));
     let t = Instant::now();
@@ -74,7 +75,8 @@ fn a_second_ctrl_c_exits_at_once() {
     // Runs pado or a browser outside `harness::run`: hold the machine shared.
     let _machine = crate::harness::shared_machine();
     let srv = TestServer::start();
-    let dir = tmp("sigint2").join("result");
+    let dir_tmp = tmp("sigint2");
+    let dir = dir_tmp.join("result");
     let child = spawn_run(&srv.url("/hang"), "2", &dir);
     std::thread::sleep(Duration::from_millis(800));
     let t = Instant::now();

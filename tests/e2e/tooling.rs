@@ -298,7 +298,8 @@ fn compare_marks_a_real_slowdown_and_names_its_method() {
     // warning.
     assert_eq!(row("latency max ms")["verdicts"][0], "not_tested", "{c}");
     assert_eq!(c["warnings"].as_array().unwrap().len(), 0, "{c}");
-    let page = tmp("cmp-html").join("compare.html");
+    let page_tmp = tmp("cmp-html");
+    let page = page_tmp.join("compare.html");
     let text = pado(&[
         "compare",
         fast.dir.to_str().unwrap(),
@@ -368,7 +369,8 @@ fn target_from_the_environment_is_resolved_and_kept_out_of_results() {
     // The host with its port: a value the results must not hold.
     let host = srv.base_url().trim_start_matches("http://").to_string();
     let _m = crate::harness::shared_machine();
-    let out_dir = tmp("env-target-out").join("result");
+    let out_dir_tmp = tmp("env-target-out");
+    let out_dir = out_dir_tmp.join("result");
     let o = std::process::Command::new(crate::harness::pado_bin())
         .args(["run", f, "--quiet", "--out", out_dir.to_str().unwrap()])
         .env("PADO_E2E_HOST", &host)

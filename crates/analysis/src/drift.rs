@@ -211,20 +211,18 @@ pub fn headline(periods: &[PeriodDrift]) -> Option<&PeriodDrift> {
 mod tests {
     use super::*;
 
-    fn xorshift(x: &mut u64) -> f64 {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        (*x % 1000) as f64 / 1000.0 - 0.5
+    /// Uniform noise in [-0.5, 0.5).
+    fn noise(rng: &mut fastrand::Rng) -> f64 {
+        rng.f64() - 0.5
     }
 
     fn series(slope_per_s: f64, seed: u64) -> Vec<(f64, f64)> {
-        let mut x = seed;
+        let mut rng = fastrand::Rng::with_seed(seed);
         (0..3600)
             .map(|t| {
                 (
                     t as f64,
-                    50.0 + slope_per_s * t as f64 + 10.0 * xorshift(&mut x),
+                    50.0 + slope_per_s * t as f64 + 10.0 * noise(&mut rng),
                 )
             })
             .collect()
@@ -233,11 +231,11 @@ mod tests {
     /// `n` seconds of AR(1) noise (φ = 0.9, as a GC cycle or a draining queue makes
     /// them) around 50 ms plus a planted slope.
     fn ar_series(slope_per_s: f64, n: usize, seed: u64) -> Vec<(f64, f64)> {
-        let mut x = seed;
+        let mut rng = fastrand::Rng::with_seed(seed);
         let mut e = 0.0;
         (0..n)
             .map(|t| {
-                e = 0.9 * e + 4.0 * xorshift(&mut x);
+                e = 0.9 * e + 4.0 * noise(&mut rng);
                 (t as f64, 50.0 + slope_per_s * t as f64 + e)
             })
             .collect()
@@ -350,17 +348,19 @@ mod tests {
             mark(2, 50.0, 60.0, 20.0, 150.0),
             mark(3, 60.0, 100.0, 150.0, 150.0),
         ];
-        let mut x = 11u64;
-        let lat = |t: u32, x: &mut u64, slope: f64| -> f64 {
+        let mut rng = fastrand::Rng::with_seed(11);
+        let lat = |t: u32, rng: &mut fastrand::Rng, slope: f64| -> f64 {
             let base = match t {
                 0..=9 => 5.0 + t as f64,
                 10..=49 => 15.0,
                 50..=59 => 15.0 + (t - 50) as f64 * 20.0,
                 _ => 200.0 + slope * (t - 60) as f64,
             };
-            base * (1.0 + 0.05 * xorshift(x))
+            base * (1.0 + 0.05 * noise(rng))
         };
-        let flat: Vec<(f64, f64)> = (0..100).map(|t| (t as f64, lat(t, &mut x, 0.0))).collect();
+        let flat: Vec<(f64, f64)> = (0..100)
+            .map(|t| (t as f64, lat(t, &mut rng, 0.0)))
+            .collect();
         // The whole run, as before: a large, "significant" rise.
         assert!(drift(&flat).unwrap().notable);
         let periods = steady_periods(&stages, &[], 100.0);
@@ -368,7 +368,9 @@ mod tests {
         assert_eq!(d.len(), 2, "{d:?}");
         assert!(d.iter().all(|p| !p.drift.notable), "{d:?}");
         // 2 ms a second planted in the 150-VU hold: found there, close to the truth.
-        let leak: Vec<(f64, f64)> = (0..100).map(|t| (t as f64, lat(t, &mut x, 2.0))).collect();
+        let leak: Vec<(f64, f64)> = (0..100)
+            .map(|t| (t as f64, lat(t, &mut rng, 2.0)))
+            .collect();
         let d = drift_in_periods(&periods, &leak);
         let h = headline(&d).unwrap();
         assert_eq!(h.period.label, "hold 150 VUs");

@@ -236,17 +236,11 @@ mod tests {
     use super::*;
 
     fn noisy(seed: u64, n: usize, mean: f64, sd: f64) -> Vec<f64> {
-        let mut x = seed;
+        let mut rng = fastrand::Rng::with_seed(seed);
         (0..n)
             .map(|_| {
                 // Sum of 12 uniforms - 6: approximately normal.
-                let mut s = 0.0;
-                for _ in 0..12 {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    s += (x % 1_000_000) as f64 / 1_000_000.0;
-                }
+                let s: f64 = (0..12).map(|_| rng.f64()).sum();
                 mean + (s - 6.0) * sd
             })
             .collect()

@@ -384,23 +384,21 @@ pub fn fit_usl(points: &[(f64, f64)]) -> Option<Usl> {
 mod tests {
     use super::*;
 
-    fn noise(x: &mut u64) -> f64 {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        (*x % 10_000) as f64 / 10_000.0 - 0.5
+    /// Uniform noise in [-0.5, 0.5).
+    fn noise(rng: &mut fastrand::Rng) -> f64 {
+        rng.f64() - 0.5
     }
 
     /// A ramp 5→100 VUs in steps of 5 (10 s each) against a service that saturates
     /// at 50 VUs (10 req/s per VU, 500 req/s at most), then a drop back to 5 VUs.
     fn run_with_knee_at_50() -> Vec<LoadSample> {
-        let mut x = 42u64;
+        let mut rng = fastrand::Rng::with_seed(42);
         let mut out = Vec::new();
         let mut t = 0;
         for level in (5..=100).step_by(5) {
             for _ in 0..10 {
                 let n = level as f64;
-                let rps = (n.min(50.0) * 10.0) * (1.0 + 0.02 * noise(&mut x));
+                let rps = (n.min(50.0) * 10.0) * (1.0 + 0.02 * noise(&mut rng));
                 let p95 = if n <= 50.0 {
                     20.0
                 } else {
@@ -410,7 +408,7 @@ mod tests {
                     t,
                     load: n,
                     rps,
-                    p95_ms: Some(p95 * (1.0 + 0.05 * noise(&mut x))),
+                    p95_ms: Some(p95 * (1.0 + 0.05 * noise(&mut rng))),
                 });
                 t += 1;
             }
@@ -490,15 +488,15 @@ mod tests {
     /// set by think time (2 req/s per VU), then the run's last second: VUs still 70,
     /// nothing completed, and the run ended 0.3 s into it.
     fn linear_step_ramp() -> Vec<LoadSample> {
-        let mut x = 7u64;
+        let mut rng = fastrand::Rng::with_seed(7);
         let mut v = Vec::new();
         for (i, vus) in [10.0, 30.0, 50.0, 70.0].into_iter().enumerate() {
             for k in 0..10 {
                 v.push(LoadSample {
                     t: i as u32 * 10 + k,
                     load: vus,
-                    rps: (2.0 * vus * (1.0 + 0.05 * noise(&mut x))).round(),
-                    p95_ms: Some(2.0 + 0.2 * noise(&mut x)),
+                    rps: (2.0 * vus * (1.0 + 0.05 * noise(&mut rng))).round(),
+                    p95_ms: Some(2.0 + 0.2 * noise(&mut rng)),
                 });
             }
         }
@@ -549,17 +547,17 @@ mod tests {
     /// a service answering in 2 ms.
     #[test]
     fn think_time_noise_is_not_a_knee() {
-        let mut x = 99u64;
+        let mut rng = fastrand::Rng::with_seed(99);
         let mut v = Vec::new();
         for t in 0..60u32 {
             let vus = (t / 2 + 1).min(20) as f64;
             // Each VU completes a request this second with probability 1/2.
-            let rps = (0..vus as u32).filter(|_| noise(&mut x) < 0.0).count() as f64;
+            let rps = (0..vus as u32).filter(|_| noise(&mut rng) < 0.0).count() as f64;
             v.push(LoadSample {
                 t,
                 load: vus,
                 rps,
-                p95_ms: (rps > 0.0).then(|| 2.0 + 0.3 * noise(&mut x)),
+                p95_ms: (rps > 0.0).then(|| 2.0 + 0.3 * noise(&mut rng)),
             });
         }
         let s = analyse(&v, 60.0).unwrap();

@@ -176,9 +176,11 @@ mod tests {
 
     #[test]
     fn round_trips_through_the_file() {
-        let dir = std::env::temp_dir().join(format!("pado-failures-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let rd = ResultDir::create(&dir).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("pado-failures-")
+            .tempdir()
+            .unwrap();
+        let rd = ResultDir::create(dir.path()).unwrap();
         assert!(rd.read_failures().unwrap().is_empty());
         let mut x = s("GET /a", "check_failed", 3);
         x.check = Some("GET /a: status is 200".into());
@@ -186,6 +188,5 @@ mod tests {
         x.body = "no \"token\"".into();
         rd.write_failures(&[x.clone(), s("b", "reset", 1)]).unwrap();
         assert_eq!(rd.read_failures().unwrap(), vec![x, s("b", "reset", 1)]);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

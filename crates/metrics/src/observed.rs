@@ -603,16 +603,19 @@ mod tests {
         }
     }
 
-    fn tmp(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("pado-observed-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A fresh directory, removed when the returned guard drops (pass or fail).
+    fn tmp(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("pado-observed-{name}-"))
+            .tempdir()
+            .unwrap()
     }
 
     #[test]
     fn round_trip_with_changes_only_gone_series_and_failures() {
-        let d = tmp("rt");
-        let mut w = ObserveWriter::create(&d).unwrap();
+        let dir = tmp("rt");
+        let d = dir.path();
+        let mut w = ObserveWriter::create(d).unwrap();
         w.endpoint("app", "http://127.0.0.1:1/metrics", 1.0)
             .unwrap();
         let scrape = |t: f64, samples: Vec<ScrapedSample>| ScrapeOutcome {
@@ -664,7 +667,7 @@ mod tests {
         assert!(last.contains("\"gone\":[1]"), "{last}");
         assert!(text.contains("\"NaN\""));
 
-        let obs = read_observations(&d, &|n| n != "nan").unwrap();
+        let obs = read_observations(d, &|n| n != "nan").unwrap();
         assert_eq!(obs.endpoints.len(), 1);
         let e = &obs.endpoints[0];
         assert_eq!((e.scrapes, e.failed), (3, 1));
@@ -678,13 +681,13 @@ mod tests {
         assert_eq!(b.points, vec![(0.0, 5.0)], "gone series stop");
         let c = obs.named("app", "const").next().unwrap();
         assert_eq!(c.points, vec![(0.0, 7.0), (2.0, 7.0)], "unchanged carried");
-        std::fs::remove_dir_all(&d).ok();
     }
 
     #[test]
     fn series_cap_counts_what_it_drops() {
-        let d = tmp("cap");
-        let mut w = ObserveWriter::create(&d).unwrap();
+        let dir = tmp("cap");
+        let d = dir.path();
+        let mut w = ObserveWriter::create(d).unwrap();
         w.endpoint("x", "http://127.0.0.1:1/m", 1.0).unwrap();
         let samples: Vec<_> = (0..MAX_SERIES_PER_ENDPOINT + 5)
             .map(|i| sample("s", &[("i", &i.to_string())], 1.0))
@@ -698,24 +701,23 @@ mod tests {
         )
         .unwrap();
         drop(w);
-        let obs = read_observations(&d, &|_| true).unwrap();
+        let obs = read_observations(d, &|_| true).unwrap();
         assert_eq!(obs.series.len(), MAX_SERIES_PER_ENDPOINT);
         assert_eq!(obs.endpoints[0].dropped, 5);
-        std::fs::remove_dir_all(&d).ok();
     }
 
     #[test]
     fn missing_file_is_empty_and_torn_last_line_is_ignored() {
-        let d = tmp("torn");
-        assert!(read_observations(&d, &|_| true).unwrap().is_empty());
+        let dir = tmp("torn");
+        let d = dir.path();
+        assert!(read_observations(d, &|_| true).unwrap().is_empty());
         std::fs::write(
             d.join(OBSERVE_FILE),
             "{\"k\":\"endpoint\",\"endpoint\":\"a\",\"url\":\"u\",\"interval_s\":1}\n{\"k\":\"scr",
         )
         .unwrap();
-        let obs = read_observations(&d, &|_| true).unwrap();
+        let obs = read_observations(d, &|_| true).unwrap();
         assert_eq!(obs.endpoints.len(), 1);
-        std::fs::remove_dir_all(&d).ok();
     }
 
     #[test]

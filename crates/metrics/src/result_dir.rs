@@ -803,15 +803,18 @@ mod tests {
     use super::*;
     use crate::{Interval, Phases, RequestSample};
 
-    fn tmpdir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("pado-metrics-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        d
+    /// A fresh directory, removed when the returned guard drops (pass or fail).
+    fn tmpdir(name: &str) -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix(&format!("pado-metrics-{name}-"))
+            .tempdir()
+            .unwrap()
     }
 
     #[test]
     fn timeline_round_trips_exactly() {
-        let dir = ResultDir::create(tmpdir("rt")).unwrap();
+        let tmp = tmpdir("rt");
+        let dir = ResultDir::create(tmp.path()).unwrap();
         let mut rec = SecondRecord::new(0);
         let mut s = SeriesStats::new(SeriesKey {
             name: "검색".into(),
@@ -892,12 +895,12 @@ mod tests {
         assert!(e.ends_with(":2: stop here"), "{e}");
         assert_eq!(totals.overall().requests, 1002);
         assert_eq!(totals.overall().error_breakdown()["http_503"], 20);
-        let _ = fs::remove_dir_all(dir.path());
     }
 
     #[test]
     fn meta_version_is_checked() {
-        let dir = ResultDir::create(tmpdir("ver")).unwrap();
+        let tmp = tmpdir("ver");
+        let dir = ResultDir::create(tmp.path()).unwrap();
         let meta = RunMeta {
             format: "pado-result".into(),
             version: FORMAT_VERSION + 1,
@@ -907,14 +910,14 @@ mod tests {
         let d = ResultDir::open(dir.path()).unwrap();
         assert!(matches!(d.read_meta(), Err(ResultError::Version { .. })));
         assert!(ResultDir::open(dir.path().join("nope")).is_err());
-        let _ = fs::remove_dir_all(dir.path());
     }
 
     /// A timeline whose writer was killed mid-line: the complete seconds load, the
     /// torn last line is reported, not fatal.
     #[test]
     fn a_torn_last_line_is_left_out_and_reported() {
-        let dir = ResultDir::create(tmpdir("torn")).unwrap();
+        let tmp = tmpdir("torn");
+        let dir = ResultDir::create(tmp.path()).unwrap();
         let mut w = dir.timeline_writer().unwrap();
         let mut rec = SecondRecord::default();
         for t in 0..3 {
@@ -970,12 +973,12 @@ mod tests {
         fs::write(dir.path().join(TIMELINE_FILE), &text).unwrap();
         let e = dir.read_timeline().unwrap_err().to_string();
         assert!(e.contains(":3:"), "{e}");
-        let _ = fs::remove_dir_all(dir.path());
     }
 
     #[test]
     fn corrupt_line_names_the_line() {
-        let dir = ResultDir::create(tmpdir("bad")).unwrap();
+        let tmp = tmpdir("bad");
+        let dir = ResultDir::create(tmp.path()).unwrap();
         fs::write(
             dir.path().join(TIMELINE_FILE),
             "{\"t\":0,\"vus\":0,\"vus_max\":0}\n{oops\n",
@@ -983,12 +986,12 @@ mod tests {
         .unwrap();
         let e = dir.read_timeline().unwrap_err().to_string();
         assert!(e.contains(":2:"), "{e}");
-        let _ = fs::remove_dir_all(dir.path());
     }
 
     #[test]
     fn corrupt_counters_are_an_error_naming_the_line_not_a_wrapped_sum() {
-        let dir = ResultDir::create(tmpdir("wrap")).unwrap();
+        let tmp = tmpdir("wrap");
+        let dir = ResultDir::create(tmp.path()).unwrap();
         let ok = "{\"t\":0,\"vus\":1,\"vus_max\":1,\"series\":[{\"name\":\"a\",\"requests\":2,\"failed\":0,\"bytes_sent\":1,\"bytes_received\":1,\"status\":{\"200\":2}}]}";
         let huge = format!(
             "{{\"t\":1,\"vus\":1,\"vus_max\":1,\"series\":[{{\"name\":\"a\",\"requests\":{m},\"failed\":0,\"bytes_sent\":1,\"bytes_received\":1,\"status\":{{\"200\":{m},\"500\":2}}}}]}}",
@@ -1007,14 +1010,14 @@ mod tests {
         let b = a.clone();
         a.merge(&b);
         assert_eq!(a.requests, u64::MAX);
-        let _ = fs::remove_dir_all(dir.path());
     }
 
     /// Files written before pado measured itself still load: no `generator` in the
     /// timeline, no `cores_allowed` in run.json.
     #[test]
     fn older_files_without_generator_figures_load() {
-        let dir = ResultDir::create(tmpdir("old")).unwrap();
+        let tmp = tmpdir("old");
+        let dir = ResultDir::create(tmp.path()).unwrap();
         fs::write(
             dir.path().join(TIMELINE_FILE),
             "{\"t\":0,\"vus\":1,\"vus_max\":1}\n",
@@ -1039,6 +1042,5 @@ mod tests {
         .unwrap();
         let e = dir.read_timeline().unwrap_err().to_string();
         assert!(e.contains(":1:") && e.contains("lag bucket `123`"), "{e}");
-        let _ = fs::remove_dir_all(dir.path());
     }
 }

@@ -132,13 +132,14 @@ mod tests {
         let e = std::io::copy(&mut r, &mut std::io::sink()).unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
         assert!(e.to_string().contains("1 MiB at most"), "{e}");
-        let dir = std::env::temp_dir().join(format!("pado-capped-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("f");
+        let dir = tempfile::Builder::new()
+            .prefix("pado-capped-")
+            .tempdir()
+            .unwrap();
+        let f = dir.path().join("f");
         std::fs::write(&f, vec![b'x'; 1000]).unwrap();
         assert_eq!(read_capped(&f, 1000).unwrap().len(), 1000);
         assert!(read_capped(&f, 999).is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

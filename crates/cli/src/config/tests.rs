@@ -46,14 +46,16 @@ fn capacity(args: &[&str]) -> Result<CapacityConfig, Failure> {
     }
 }
 
-/// A scenario file in a fresh directory of its own.
-fn scenario_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pado-cli-config-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let f = dir.join("t.yaml");
+/// A scenario file in a fresh directory of its own, which is removed when the
+/// returned guard drops (hold it for as long as the file is used).
+fn scenario_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("pado-cli-config-{name}-"))
+        .tempdir()
+        .unwrap();
+    let f = dir.path().join("t.yaml");
     std::fs::write(&f, text).unwrap();
-    f
+    (dir, f)
 }
 
 const FILE: &str = "target: http://127.0.0.1:9\nthresholds:\n  http_req_duration: [\"p(95) < 200\"]\nscenarios:\n  s: { executor: constant-vus, vus: 2, duration: 4s, flow: [ { request: / } ] }\n";
@@ -283,7 +285,7 @@ fn vus_with_rate_and_other_conflicts_are_usage_errors_before_stage_two() {
 
 #[test]
 fn a_file_is_loaded_once_with_its_thresholds_and_the_flags_ones() {
-    let f = scenario_file("ok", FILE);
+    let (_dir, f) = scenario_file("ok", FILE);
     let path = f.to_str().unwrap();
     let c = RunConfig::from_run_args(&run_args(&[
         path,
@@ -325,12 +327,11 @@ fn a_file_is_loaded_once_with_its_thresholds_and_the_flags_ones() {
         pado_scenario::planned_length(&c.scenario.config),
         Some(Duration::from_secs(2))
     );
-    let _ = std::fs::remove_dir_all(f.parent().unwrap());
 }
 
 #[test]
 fn a_bad_threshold_in_a_file_names_its_line() {
-    let f = scenario_file("bad", &FILE.replace("< 200", "< 200ms"));
+    let (_dir, f) = scenario_file("bad", &FILE.replace("< 200", "< 200ms"));
     let path = f.to_str().unwrap();
     let e = LoadSpec::file(f.clone(), None).load().err().unwrap();
     assert_eq!(e.code, crate::exit::INVALID);
@@ -341,7 +342,6 @@ fn a_bad_threshold_in_a_file_names_its_line() {
         "{}",
         e.message
     );
-    let _ = std::fs::remove_dir_all(f.parent().unwrap());
 }
 
 #[test]

@@ -1,8 +1,7 @@
 //! Tests of loading, value access and picking through the public API.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 use std::sync::Arc;
 
 use pado_scenario::{DataSpec, PickMode};
@@ -10,33 +9,24 @@ use serde_json::json;
 
 use super::*;
 
-/// A scratch directory removed on drop (no tempfile dependency).
-struct TempDir(PathBuf);
+/// A scratch directory, removed when dropped (pass or fail).
+struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     fn new(tag: &str) -> TempDir {
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "pado-data-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("pado-data-{tag}-"))
+            .tempdir()
+            .unwrap();
         TempDir(dir)
     }
 
     fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 
     fn write(&self, name: &str, content: impl AsRef<[u8]>) {
-        std::fs::write(self.0.join(name), content).unwrap();
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        std::fs::write(self.0.path().join(name), content).unwrap();
     }
 }
 
@@ -527,48 +517,30 @@ fn large_csv_is_stored_compactly() {
     assert_eq!(value(&f, 199_999, "class"), "local");
 }
 
-/// Tiny xorshift so that the fuzz test needs no dependency and is reproducible.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// Random input biased towards CSV/JSON syntax, with arbitrary (also non-UTF-8) bytes.
-fn fuzz_bytes(rng: &mut XorShift) -> Vec<u8> {
+fn fuzz_bytes(rng: &mut fastrand::Rng) -> Vec<u8> {
     const SYNTAX: &[u8] = b"[]{},:\"\\\n\r \t,abc0123456789-.eE+truefalsnl";
-    let len = rng.below(160) as usize;
+    let len = rng.usize(..160);
     (0..len)
-        .map(|_| match rng.below(10) {
-            0 => rng.next() as u8,
+        .map(|_| match rng.u8(..10) {
+            0 => rng.u8(..),
             1 => 0xEA,
-            _ => SYNTAX[rng.below(SYNTAX.len() as u64) as usize],
+            _ => SYNTAX[rng.usize(..SYNTAX.len())],
         })
         .collect()
 }
 
 /// Random edits of a valid document: flips, insertions, deletions, truncation.
-fn mutate(rng: &mut XorShift, seed: &[u8]) -> Vec<u8> {
+fn mutate(rng: &mut fastrand::Rng, seed: &[u8]) -> Vec<u8> {
     let mut b = seed.to_vec();
-    for _ in 0..=rng.below(4) {
+    for _ in 0..=rng.u8(..4) {
         if b.is_empty() {
             break;
         }
-        let i = rng.below(b.len() as u64) as usize;
-        match rng.below(4) {
-            0 => b[i] = rng.next() as u8,
-            1 => b.insert(i, b"[]{},\"\\:\n"[rng.below(9) as usize]),
+        let i = rng.usize(..b.len());
+        match rng.u8(..4) {
+            0 => b[i] = rng.u8(..),
+            1 => b.insert(i, b"[]{},\"\\:\n"[rng.usize(..9)]),
             2 => {
                 b.remove(i);
             }
@@ -598,7 +570,7 @@ fn read_all(f: &Feed) {
 #[test]
 fn random_input_never_panics() {
     let dir = TempDir::new("fuzz");
-    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
+    let mut rng = fastrand::Rng::with_seed(0x9E37_79B9_7F4A_7C15);
     let json_seed = br#"[{"a": "x\"y", "b": [1, {"c": null}], "c": -1.5e3}, {"c": true, "b": "\u00e9", "a": ""}]"#;
     let csv_seed = "a,b,c\n\"x,\"\"y\",검색,3\r\n4,\"5\n6\",\n".as_bytes();
     let mut ok = 0;

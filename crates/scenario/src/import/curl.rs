@@ -869,13 +869,7 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        let mut x: u64 = 0x853c49e6748fea9b;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = fastrand::Rng::with_seed(0x853c49e6748fea9b);
         let words = [
             "curl",
             "-X",
@@ -929,11 +923,11 @@ mod tests {
         let mut imported = 0;
         for _ in 0..4000 {
             let mut s = String::new();
-            for _ in 0..next() % 12 {
-                if next() % 4 == 0 {
-                    s.push(bytes[(next() % bytes.len() as u64) as usize] as char);
+            for _ in 0..rng.usize(..12) {
+                if rng.usize(..4) == 0 {
+                    s.push(bytes[rng.usize(..bytes.len())] as char);
                 } else {
-                    s.push_str(words[(next() % words.len() as u64) as usize]);
+                    s.push_str(words[rng.usize(..words.len())]);
                     s.push(' ');
                 }
             }

@@ -638,19 +638,13 @@ mod tests {
 
     #[test]
     fn random_recordings_round_trip() {
-        let mut x: u64 = 0x9e3779b97f4a7c15;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = fastrand::Rng::with_seed(0x9e3779b97f4a7c15);
         let chars: Vec<char> = "ab/?&=%+:;{}\"' \t\n\r\u{0}\u{7f}한글#-_.0123456789\\$[],~*!@"
             .chars()
             .collect();
-        let text = |n: u64, next: &mut dyn FnMut() -> u64| -> String {
-            (0..next() % n)
-                .map(|_| chars[(next() % chars.len() as u64) as usize])
+        let text = |n: usize, rng: &mut fastrand::Rng| -> String {
+            (0..rng.usize(..n))
+                .map(|_| chars[rng.usize(..chars.len())])
                 .collect()
         };
         let methods = [
@@ -666,34 +660,33 @@ mod tests {
         let mut imported = 0;
         for _ in 0..400 {
             let mut entries = Vec::new();
-            for _ in 0..1 + next() % 5 {
-                let host = ["h.com", "h.com:8443", "other.kr"][(next() % 3) as usize];
-                let scheme = ["http", "https"][(next() % 2) as usize];
-                let url = format!("{scheme}://{host}/{}", text(20, &mut next));
-                let headers: Vec<_> = (0..next() % 4)
+            for _ in 0..1 + rng.usize(..5) {
+                let host = ["h.com", "h.com:8443", "other.kr"][rng.usize(..3)];
+                let scheme = ["http", "https"][rng.usize(..2)];
+                let url = format!("{scheme}://{host}/{}", text(20, &mut rng));
+                let headers: Vec<_> = (0..rng.usize(..4))
                     .map(|_| {
-                        let name =
-                            ["accept", "X-A", "bad name", "cookie", "x-b"][(next() % 5) as usize];
-                        serde_json::json!({ "name": name, "value": text(10, &mut next) })
+                        let name = ["accept", "X-A", "bad name", "cookie", "x-b"][rng.usize(..5)];
+                        serde_json::json!({ "name": name, "value": text(10, &mut rng) })
                     })
                     .collect();
-                let body = match next() % 4 {
+                let body = match rng.usize(..4) {
                     0 => serde_json::json!({
-                        "mimeType": mimes[(next() % 5) as usize],
-                        "text": text(30, &mut next),
+                        "mimeType": mimes[rng.usize(..5)],
+                        "text": text(30, &mut rng),
                     }),
                     1 => serde_json::json!({
-                        "mimeType": mimes[(next() % 2) as usize],
+                        "mimeType": mimes[rng.usize(..2)],
                         "text": r#"{"k":"값 {x}","n":[1,2.5,null,true],"e":{}}"#,
                     }),
                     2 => serde_json::json!({
                         "mimeType": "application/x-www-form-urlencoded",
-                        "text": format!("a={}&b=%EA%B0%80", text(8, &mut next)),
+                        "text": format!("a={}&b=%EA%B0%80", text(8, &mut rng)),
                     }),
                     _ => serde_json::Value::Null,
                 };
                 let mut req = serde_json::json!({
-                    "method": methods[(next() % 8) as usize],
+                    "method": methods[rng.usize(..8)],
                     "url": url,
                     "headers": headers,
                 });
@@ -701,10 +694,10 @@ mod tests {
                     req["postData"] = body;
                 }
                 entries.push(serde_json::json!({
-                    "startedDateTime": format!("2024-01-01T00:00:{:02}.{:03}Z", next() % 60, next() % 1000),
-                    "time": (next() % 3000) as f64 / 7.0,
+                    "startedDateTime": format!("2024-01-01T00:00:{:02}.{:03}Z", rng.u8(..60), rng.u16(..1000)),
+                    "time": rng.u32(..3000) as f64 / 7.0,
                     "request": req,
-                    "response": { "status": next() % 700 },
+                    "response": { "status": rng.u16(..700) },
                 }));
             }
             let har = serde_json::json!({ "log": { "entries": entries } }).to_string();
@@ -728,19 +721,13 @@ mod tests {
 
     #[test]
     fn garbage_never_panics() {
-        let mut x: u64 = 0x2545f4914f6cdd1d;
+        let mut rng = fastrand::Rng::with_seed(0x2545f4914f6cdd1d);
         let alphabet = br#"{}[],:"log entries request method url http://h/ x POST postData text mimeType application/json 0123 .js {{ startedDateTime 2024-01-01T00:00:00Z time -\"#;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
         for _ in 0..3000 {
-            let len = next() % 120;
+            let len = rng.usize(..120);
             let mut s = String::from(r#"{"log":{"entries":[{"request":"#);
             for _ in 0..len {
-                s.push(alphabet[(next() % alphabet.len() as u64) as usize] as char);
+                s.push(alphabet[rng.usize(..alphabet.len())] as char);
             }
             for text in [&s[..], &s[28..]] {
                 if let Ok(cfg) = from_har(text, &ImportOptions::default()) {
