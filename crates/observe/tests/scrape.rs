@@ -10,11 +10,12 @@ use pado_metrics::{read_observations, ObserveWriter};
 use pado_observe::{Endpoint, ObserveConfig, Scraper};
 use pado_testkit::{ServerOptions, TestServer};
 
-fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("pado-observe-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch directory removed when the test ends (hold it while it is used).
+fn tmp(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("pado-observe-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn endpoint(name: &str, url: &str) -> Endpoint {
@@ -66,7 +67,7 @@ fn scraped_values_match_the_servers_counts_and_failures_are_categorised() {
         insecure: false,
     };
     let t0 = Instant::now();
-    let scraper = Scraper::start(cfg, t0, ObserveWriter::create(&dir).unwrap()).unwrap();
+    let scraper = Scraper::start(cfg, t0, ObserveWriter::create(dir.path()).unwrap()).unwrap();
     for _ in 0..25 {
         get(&server, "/some/api");
         std::thread::sleep(Duration::from_millis(20));
@@ -75,7 +76,7 @@ fn scraped_values_match_the_servers_counts_and_failures_are_categorised() {
     let tally = scraper.finish();
     assert!(tally.write_error.is_none(), "{:?}", tally.write_error);
 
-    let obs = read_observations(&dir, &|_| true).unwrap();
+    let obs = read_observations(dir.path(), &|_| true).unwrap();
     let log = |n: &str| obs.endpoints.iter().find(|e| e.name == n).unwrap().clone();
     let app = log("app");
     // ~0.8 s at 200 ms, plus the final scrape.
@@ -124,7 +125,6 @@ fn scraped_values_match_the_servers_counts_and_failures_are_categorised() {
     assert_eq!(cat("html"), "parse");
     assert!(log("hang").max_ms < 1000.0);
     assert!(tally.failed >= 5 * 4);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -146,19 +146,22 @@ fn scrapes_https_and_keeps_credentials_out_of_the_result() {
         timeout: Duration::from_secs(2),
         insecure: true,
     };
-    let scraper =
-        Scraper::start(cfg, Instant::now(), ObserveWriter::create(&dir).unwrap()).unwrap();
+    let scraper = Scraper::start(
+        cfg,
+        Instant::now(),
+        ObserveWriter::create(dir.path()).unwrap(),
+    )
+    .unwrap();
     std::thread::sleep(Duration::from_millis(250));
     scraper.finish();
-    let obs = read_observations(&dir, &|_| true).unwrap();
+    let obs = read_observations(dir.path(), &|_| true).unwrap();
     assert_eq!(obs.endpoints[0].failed, 0, "{:?}", obs.endpoints[0]);
     assert!(obs.named("secure", "testkit_connections").next().is_some());
-    let text = std::fs::read_to_string(dir.join(pado_metrics::OBSERVE_FILE)).unwrap();
+    let text = std::fs::read_to_string(dir.path().join(pado_metrics::OBSERVE_FILE)).unwrap();
     assert!(
         !text.contains("s3cret") && !text.contains("hunter2"),
         "{text}"
     );
     // Keep-alive: one connection for all scrapes.
     assert_eq!(server.stats().connections, 1);
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -347,44 +347,25 @@ pub fn split_target(target: &str) -> (String, Vec<(String, String)>) {
     (path, query)
 }
 
-/// Parses `a=1&b=%EA%B2%80+x` into decoded pairs (`+` is a space).
+/// Parses `a=1&b=%EA%B2%80+x` into decoded pairs (`+` is a space), as
+/// `application/x-www-form-urlencoded` says ([`form_urlencoded`]).
 pub fn parse_query(q: &str) -> Vec<(String, String)> {
-    q.split('&')
-        .filter(|kv| !kv.is_empty())
-        .map(|kv| {
-            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            let dec =
-                |s: &str| String::from_utf8_lossy(&percent_decode(s.as_bytes(), true)).into_owned();
-            (dec(k), dec(v))
-        })
+    form_urlencoded::parse(q.as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect()
 }
 
 /// Percent-decodes bytes; invalid escapes are kept as they are.
 pub fn percent_decode(input: &[u8], plus_is_space: bool) -> Vec<u8> {
-    fn hex(b: u8) -> Option<u8> {
-        match b {
-            b'0'..=b'9' => Some(b - b'0'),
-            b'a'..=b'f' => Some(b - b'a' + 10),
-            b'A'..=b'F' => Some(b - b'A' + 10),
-            _ => None,
-        }
+    if plus_is_space {
+        let spaced: Vec<u8> = input
+            .iter()
+            .map(|&b| if b == b'+' { b' ' } else { b })
+            .collect();
+        percent_encoding::percent_decode(&spaced).collect()
+    } else {
+        percent_encoding::percent_decode(input).collect()
     }
-    let mut out = Vec::with_capacity(input.len());
-    let mut i = 0;
-    while i < input.len() {
-        let b = input[i];
-        if b == b'%' && i + 2 < input.len() {
-            if let (Some(h), Some(l)) = (hex(input[i + 1]), hex(input[i + 2])) {
-                out.push(h << 4 | l);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(if plus_is_space && b == b'+' { b' ' } else { b });
-        i += 1;
-    }
-    out
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use pado_scenario::{Config, ExtractFrom, ExtractSpec, MixEntry, Scenario, Step};
 
 use crate::data::{Feed, WeightedFeeds};
 use crate::executor::{self, DEFAULT_GRACEFUL_STOP};
-use pado_http::Origin;
 use crate::render::{Binder, Compiled, Escape};
+use pado_http::Origin;
 
 use super::checks::{json_path, regex};
 use super::*;

@@ -21,8 +21,8 @@ use pado_scenario::{Think, ThinkDist};
 
 use crate::data::{DataError, Feed, WeightedFeeds};
 use crate::executor::Executor;
-use pado_http::Origin;
 use crate::render::{BindError, Compiled};
+use pado_http::Origin;
 
 /// Default request timeout, as k6's.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);

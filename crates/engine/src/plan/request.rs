@@ -7,8 +7,8 @@ use std::time::Duration;
 use pado_scenario::template::parse_template;
 use pado_scenario::{split_request_line, RequestSpec};
 
-use pado_http::{tls_client_config, Origin};
 use crate::render::{encode_url_literal, escape_into, BindError, Compiled, Escape, Part};
+use pado_http::{tls_client_config, Origin};
 
 use super::builder::Builder;
 use super::*;
@@ -306,8 +306,7 @@ impl Builder<'_> {
             origin,
             form,
             is_head: method == "HEAD",
-            resend_safe: pado_http::idempotent_method(&method)
-                || has(&headers, "idempotency-key"),
+            resend_safe: pado_http::idempotent_method(&method) || has(&headers, "idempotency-key"),
             timeout: timeout
                 .or(d.timeout.map(|t| t.get()))
                 .unwrap_or(DEFAULT_TIMEOUT),

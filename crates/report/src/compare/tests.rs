@@ -12,13 +12,8 @@ fn synthetic(seed: u64, rps: f64, lat_ms: f64) -> LoadedRun {
 /// A `secs`-second run named `name` whose second `t` has about `shape(t)` =
 /// (requests, latency ms), with ±3% / ±15% deterministic noise from `seed`.
 fn shaped(seed: u64, secs: u32, name: &str, shape: impl Fn(u32) -> (f64, f64)) -> LoadedRun {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut noise = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % 10_000) as f64 / 10_000.0 - 0.5
-    };
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut noise = move || rng.f64() - 0.5;
     let mut seconds = Vec::new();
     for t in 0..secs {
         let (rps, lat_ms) = shape(t);

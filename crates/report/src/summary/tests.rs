@@ -4,10 +4,15 @@ use crate::stages::test_support::*;
 use crate::text::{render, TextOptions};
 use pado_metrics::ResultDir;
 
-fn tmpdir(name: &str) -> ResultDir {
-    let d = std::env::temp_dir().join(format!("pado-summary-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    ResultDir::create(d).unwrap()
+/// A result directory in a temporary directory removed when the test ends (the
+/// `TempDir` must be held as long as the `ResultDir` is used).
+fn tmpdir(name: &str) -> (tempfile::TempDir, ResultDir) {
+    let t = tempfile::Builder::new()
+        .prefix(&format!("pado-summary-{name}-"))
+        .tempdir()
+        .unwrap();
+    let dir = ResultDir::create(t.path().join("run")).unwrap();
+    (t, dir)
 }
 
 /// `seconds` seconds of 100 requests each, then (if `torn`) the first half of one
@@ -21,7 +26,7 @@ fn write_killed(dir: &ResultDir, m: &RunMeta, seconds: u32, torn: bool) {
     }
     drop(w);
     if torn {
-        let other = tmpdir("killed-extra");
+        let (_tmp_other, other) = tmpdir("killed-extra");
         let mut w = other.timeline_writer().unwrap();
         w.write(&second(seconds, 4, vec![series("a", 100, 200, 2_000)]))
             .unwrap();
@@ -41,7 +46,7 @@ fn write_killed(dir: &ResultDir, m: &RunMeta, seconds: u32, torn: bool) {
 /// is marked interrupted and the summary says why.
 #[test]
 fn a_killed_run_is_summarised_over_the_seconds_written() {
-    let dir = tmpdir("killed");
+    let (_tmp_dir, dir) = tmpdir("killed");
     write_killed(&dir, &meta("killed", 0.0), 12, true);
     let r = load(&dir).unwrap();
     assert_eq!(r.points.len(), 12);

@@ -5,10 +5,15 @@ use crate::stages::test_support::*;
 use crate::summary::{build, load};
 use pado_metrics::ResultDir;
 
-fn tmpdir(name: &str) -> ResultDir {
-    let d = std::env::temp_dir().join(format!("pado-report-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    ResultDir::create(d).unwrap()
+/// A result directory in a temporary directory removed when the test ends (the
+/// `TempDir` must be held as long as the `ResultDir` is used).
+fn tmpdir(name: &str) -> (tempfile::TempDir, ResultDir) {
+    let t = tempfile::Builder::new()
+        .prefix(&format!("pado-report-{name}-"))
+        .tempdir()
+        .unwrap();
+    let dir = ResultDir::create(t.path().join("run")).unwrap();
+    (t, dir)
 }
 
 /// Second `t` of a synthetic run: three steps whose latencies move with `t`, one
@@ -53,7 +58,7 @@ fn three_stages(end: f64) -> Vec<pado_metrics::StageMark> {
 #[test]
 fn a_long_timeline_loads_in_bounded_memory() {
     const SECONDS: u32 = if cfg!(debug_assertions) { 1_200 } else { 3_600 };
-    let dir = tmpdir("hour");
+    let (_tmp_dir, dir) = tmpdir("hour");
     let mut m = meta("hour", SECONDS as f64);
     m.stages = three_stages(SECONDS as f64);
     write_run(&dir, &m, SECONDS);
@@ -87,7 +92,7 @@ fn a_long_timeline_loads_in_bounded_memory() {
 #[test]
 fn streaming_equals_in_memory_computation() {
     const SECONDS: u32 = 60;
-    let dir = tmpdir("small");
+    let (_tmp_dir, dir) = tmpdir("small");
     let mut m = meta("small", SECONDS as f64);
     m.stages = three_stages(SECONDS as f64);
     write_run(&dir, &m, SECONDS);
@@ -137,7 +142,7 @@ fn streaming_equals_in_memory_computation() {
 /// reads them, and every lag sample of the run merged.
 #[test]
 fn generator_figures_are_folded_from_the_file() {
-    let dir = tmpdir("gen");
+    let (_tmp_dir, dir) = tmpdir("gen");
     dir.write_meta(&meta("gen", 3.0)).unwrap();
     let mut w = dir.timeline_writer().unwrap();
     let mut recs = Vec::new();
