@@ -1,0 +1,297 @@
+//! Loading and validating scenario files: every problem with its line.
+
+use super::*;
+
+fn errs(src: &str) -> Vec<Diagnostic> {
+    match parse_str(src, "t.yaml") {
+        Ok(_) => vec![],
+        Err(e) => e.diagnostics().to_vec(),
+    }
+}
+
+fn one_scenario(body: &str) -> Vec<Diagnostic> {
+    errs(&format!(
+        "target: http://127.0.0.1:1\nscenarios:\n  a:\n{body}    flow: [{{ request: \"GET /\" }}]\n"
+    ))
+}
+
+#[test]
+fn loads_no_machine_could_run_are_refused_with_the_limit() {
+    let cases = [
+        ("    executor: constant-vus\n    vus: 4294967295\n    duration: 2s\n", "scenarios.a.vus", "1000000"),
+        ("    executor: constant-arrival-rate\n    rate: 100\n    duration: 2s\n    pre_allocated_vus: 4294967295\n    max_vus: 4294967295\n", "scenarios.a.pre_allocated_vus", "1000000"),
+        ("    executor: constant-arrival-rate\n    rate: 1e308\n    duration: 2s\n", "scenarios.a.rate", "10000000/s"),
+        ("    executor: constant-arrival-rate\n    rate: 1\n    time_unit: 1ns\n    duration: 2s\n", "scenarios.a.rate", "1.000e9 iterations"),
+        ("    executor: ramping-arrival-rate\n    stages: [{ duration: 2s, target: 1e300 }]\n", "scenarios.a.stages[0].target", "10000000/s"),
+        ("    executor: ramping-vus\n    stages: [{ duration: 2s, target: 5000000 }]\n", "scenarios.a.stages[0].target", "1000000"),
+        ("    executor: constant-vus\n    vus: 1\n    duration: 0s\n", "scenarios.a.duration", "more than 0"),
+        ("    executor: constant-arrival-rate\n    rate: 1e-9\n    duration: 10s\n", "scenarios.a.rate", "not one iteration"),
+        ("    executor: ramping-vus\n    stages: [{ duration: 0s, target: 5 }]\n", "scenarios.a.stages", "lasts 0s"),
+    ];
+    for (body, field, says) in cases {
+        let e = one_scenario(body);
+        let hit = e.iter().find(|d| d.field == field);
+        let d = hit.unwrap_or_else(|| panic!("{field} not refused for {body:?}: {e:?}"));
+        assert!(d.message.contains(says), "{d}");
+        assert!(d.line.is_some(), "{d}");
+        assert!(!d.message.contains("inf"), "{d}");
+    }
+}
+
+#[test]
+fn environment_values_are_refused_in_tags() {
+    let e = one_scenario("    executor: constant-vus\n    vus: 1\n    duration: 1s\n    mix:\n      - { request: \"GET /\", tags: { who: \"u-{{ env.SECRET_TOKEN }}\" } }\n");
+    let d = e
+        .iter()
+        .find(|d| d.field == "scenarios.a.mix[0].tags.who")
+        .unwrap_or_else(|| panic!("{e:?}"));
+    assert!(d.message.contains("cannot be used in a tag"), "{d}");
+    assert_eq!(d.line, Some(8), "{d}");
+    // Other templates in tags stay allowed.
+    let ok = errs("target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    mix:\n      - { request: \"GET /\", tags: { vu: \"{{ vu }}\" } }\n");
+    assert_eq!(ok, vec![]);
+}
+
+#[test]
+fn nul_bytes_and_transfer_encoding_headers_are_refused() {
+    let file = |headers: &str| {
+        errs(&format!(
+            "target: http://127.0.0.1:1\ndefaults:\n  headers: {headers}\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow: [{{ request: {{ url: /, headers: {headers} }} }}]\n"
+        ))
+    };
+    let e = file("{ X-A: \"a\\0b\", Transfer-Encoding: chunked }");
+    for field in [
+        "defaults.headers.X-A",
+        "scenarios.a.flow[0].request.headers.X-A",
+    ] {
+        assert!(
+            e.iter()
+                .any(|d| d.field == field && d.message.contains("NUL")),
+            "{field}: {e:?}"
+        );
+    }
+    assert_eq!(
+        e.iter()
+            .filter(|d| d.message.contains("frames request bodies itself"))
+            .count(),
+        2,
+        "{e:?}"
+    );
+    assert_eq!(file("{ X-A: b }"), vec![]);
+}
+
+#[test]
+fn loads_at_the_limits_are_accepted() {
+    for body in [
+        "    executor: constant-vus\n    vus: 1000000\n    duration: 2s\n",
+        "    executor: constant-arrival-rate\n    rate: 10000000\n    duration: 2s\n",
+        "    executor: constant-arrival-rate\n    rate: 1\n    time_unit: 1m\n    duration: 1m\n",
+        "    executor: ramping-arrival-rate\n    stages: [{ duration: 0s, target: 5 }, { duration: 2s, target: 5 }]\n",
+    ] {
+        assert_eq!(one_scenario(body), vec![], "{body}");
+    }
+}
+
+#[test]
+fn a_good_file_loads() {
+    let c = parse_str(
+        "name: demo\ntarget: http://127.0.0.1:8080\nthresholds:\n  http_req_duration: [\"p(95) < 200\"]\nscenarios:\n  browse:\n    executor: ramping-vus\n    stages: [{ duration: 10s, target: 5 }, { duration: 5s, target: 0 }]\n    mix:\n      - { weight: 30, name: search, request: \"GET /api/search?q=x\", check: { status: 200 } }\n      - { weight: 5, name: write, flow: [ { request: { method: POST, url: /api/posts, json: { title: \"안녕\" } } }, { think: 1s } ] }\n    think: { uniform: [0.5s, 2s] }\n",
+        "t.yaml",
+    )
+    .unwrap();
+    assert_eq!(c.scenarios[0].0, "browse");
+    assert_eq!(c.scenarios[0].1.mix.len(), 2);
+}
+
+#[test]
+fn a_leading_byte_order_mark_is_ignored_and_lines_stay_right() {
+    let body = "name: bom\ntarget: http://127.0.0.1:8080\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow: [{ request: \"GET /\" }]\n";
+    let plain = parse_str(body, "t.yaml").unwrap();
+    let with_bom = parse_str(&format!("\u{feff}{body}"), "t.yaml").unwrap();
+    assert_eq!(with_bom, plain);
+    assert_eq!(with_bom.name.as_deref(), Some("bom"));
+    // Errors found after parsing and by the YAML parser still name the right line.
+    let e = errs("\u{feff}target: http://x\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duraton: 10s\n    flow: [{ request: \"GET /\" }]\n");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].line, Some(6), "{:?}", e[0]);
+    let e = errs("\u{feff}target: http://x\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: -5\n    duration: 1s\n    flow: [{ request: \"GET /\" }]\n");
+    assert!(
+        e.iter()
+            .any(|d| d.line == Some(5) && d.field.ends_with("rate")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn unknown_field_names_line_and_field() {
+    let e = errs("target: http://x\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duraton: 10s\n    flow: [{ request: \"GET /\" }]\n");
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].line, Some(6), "{:?}", e[0]);
+    assert!(e[0].message.contains("duraton"), "{}", e[0]);
+    assert!(e[0].to_string().starts_with("t.yaml:6:"), "{}", e[0]);
+}
+
+#[test]
+fn semantic_errors_are_all_reported_with_lines() {
+    let e = errs("scenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: -5\n    vus: 3\n    flow:\n      - request: \"FETCH /x\"\n");
+    let text: Vec<String> = e.iter().map(|d| d.to_string()).collect();
+    let all = text.join("\n");
+    assert!(
+        all.contains("t.yaml:5:") && all.contains("`vus` does not apply"),
+        "{all}"
+    );
+    assert!(
+        all.contains("t.yaml:4:") && all.contains("rate: must be more than 0"),
+        "{all}"
+    );
+    assert!(all.contains("needs `duration`"), "{all}");
+    assert!(all.contains("unknown method `FETCH`"), "{all}");
+    assert!(
+        all.contains("relative but the file has no `target`"),
+        "{all}"
+    );
+}
+
+#[test]
+fn bad_executor_and_bad_duration() {
+    let e = errs("scenarios:\n  a:\n    executor: constant-users\n");
+    assert_eq!(e[0].line, Some(3));
+    assert!(
+        e[0].message.contains("unknown executor `constant-users`"),
+        "{}",
+        e[0]
+    );
+    assert!(
+        e[0].hint
+            .as_deref()
+            .unwrap_or_default()
+            .contains("did you mean `constant-vus`"),
+        "{}",
+        e[0]
+    );
+    let e = errs("target: http://h\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 10x\n    flow: [{request: /}]\n");
+    assert_eq!(e[0].line, Some(5), "{}", e[0]);
+    assert!(e[0].message.contains("unknown unit"), "{}", e[0]);
+}
+
+#[test]
+fn templates_and_names_are_checked_with_lines() {
+    let e = errs("target: http://h\ndata:\n  kw: { file: k.csv }\n  bad: { range: [5, 1] }\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - request: \"GET /s?q={{ kw.term }}&t={{ token }}\"\n      - { request: \"GET /x\", extract: { id: \"$.[\" } }\n      - request: { method: POST, url: /p, json: { a: \"{{ nope }}\" } }\n");
+    let all: Vec<String> = e.iter().map(|d| d.to_string()).collect();
+    let all = all.join("\n");
+    assert!(
+        all.contains("t.yaml:4:") && all.contains("first must not exceed"),
+        "{all}"
+    );
+    assert!(
+        all.contains("t.yaml:10:") && all.contains("`token` is neither"),
+        "{all}"
+    );
+    assert!(
+        all.contains("t.yaml:11:") && all.contains("not a JSONPath"),
+        "{all}"
+    );
+    assert!(all.contains("json.a") && all.contains("`nope`"), "{all}");
+    // Defined by an extract elsewhere: fine.
+    let ok = errs("target: http://h\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    setup_per_vu:\n      - { request: \"POST /login\", extract: { token: $.token } }\n    flow:\n      - request: { url: \"/me/{{ token }}\", headers: { Authorization: \"Bearer {{ token }}\" } }\n      - { group: g, steps: [ { request: /a } ] }\n");
+    assert!(ok.is_empty(), "{ok:?}");
+}
+
+#[test]
+fn typed_values_and_path_holes_are_checked_where_they_stand() {
+    let flow = |steps: &str, target: &str| {
+        errs(&format!(
+            "{target}scenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n{steps}"
+        ))
+    };
+    let t = "target: http://127.0.0.1:1\n";
+    // The whole of a JSON value: fine, and a path taken from a response.
+    let ok = flow("      - { request: \"GET /a\", extract: { next: { header: Location } } }\n      - request: { method: POST, url: \"{{ next }}\", json: { n: \"{{ iter | int }}\", items: [\"{{ next | json }}\"] } }\n", t);
+    assert!(ok.is_empty(), "{ok:?}");
+    let text = |d: Vec<Diagnostic>| {
+        d.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // Part of a JSON string, a URL, a header: a type has no meaning there.
+    let e = text(flow("      - request: { method: POST, url: \"/a/{{ iter | int }}\", headers: { X-N: \"{{ vu | int }}\" }, json: { n: \"n{{ iter | int }}\" } }\n", t));
+    assert_eq!(
+        e.matches("must be the whole of a JSON body value").count(),
+        3,
+        "{e}"
+    );
+    assert!(
+        e.contains("t.yaml:7:106: scenarios.a.flow[0].request.json.n"),
+        "{e}"
+    );
+    let e = text(flow(
+        "      - request: { method: POST, url: /a, json: { n: \"{{ iter | integer }}\" } }\n",
+        t,
+    ));
+    assert!(e.contains("unknown type `integer`"), "{e}");
+    // A leading hole needs a target to be requested on.
+    let e = text(flow("      - request: \"GET {{ vu }}\"\n", ""));
+    assert!(
+        e.contains("is a path from a template but the file has no `target`"),
+        "{e}"
+    );
+    // The host still cannot come from a template.
+    let e = text(flow("      - request: \"GET http://{{ vu }}/x\"\n", t));
+    assert!(e.contains("cannot come from a template"), "{e}");
+}
+
+#[test]
+fn request_line_split() {
+    assert_eq!(
+        split_request_line("post /a").unwrap(),
+        ("POST".into(), "/a".into())
+    );
+    assert_eq!(
+        split_request_line("http://h/x").unwrap(),
+        ("GET".into(), "http://h/x".into())
+    );
+    assert_eq!(
+        split_request_line("GET /s?q=검색 엔진").unwrap().1,
+        "/s?q=검색 엔진"
+    );
+    assert!(split_request_line("  ").is_err());
+}
+
+#[test]
+fn garbage_never_panics() {
+    let mut rng = fastrand::Rng::with_seed(0x9e3779b97f4a7c15);
+    let alphabet = b"ab:- \n{}[],\"'#&*!|>%@`0123456789scenariosexecutor\t";
+    for _ in 0..3000 {
+        let s: Vec<u8> = (0..rng.usize(..80))
+            .map(|_| alphabet[rng.usize(..alphabet.len())])
+            .collect();
+        let s = String::from_utf8_lossy(&s);
+        let _ = parse_str(&s, "fuzz.yaml");
+    }
+}
+
+#[test]
+fn observe_section_loads_and_its_errors_name_lines() {
+    let c = parse_str(
+        "target: http://127.0.0.1:8080\nobserve:\n  interval: 1s\n  endpoints:\n    - http://127.0.0.1:9100/metrics\n    - { name: app, url: http://127.0.0.1:8080/actuator/prometheus, headers: { Authorization: \"Bearer {{ env.T }}\" } }\nscenarios:\n  a: { executor: constant-vus, vus: 1, duration: 1s, flow: [{ request: \"GET /\" }] }\n",
+        "t.yaml",
+    )
+    .unwrap();
+    let o = c.observe.unwrap();
+    assert_eq!(o.endpoints[0].name(), "node");
+    assert_eq!(o.endpoints[1].name(), "app");
+    let e = errs("target: http://127.0.0.1:8080\nobserve:\n  interval: 10ms\n  endpoints:\n    - ftp://x/metrics\n    - http://127.0.0.1:9100/metrics\n    - { name: node, url: \"http://127.0.0.1:9101/m\", headers: { X: \"{{ vu }}\" } }\nscenarios:\n  a: { executor: constant-vus, vus: 1, duration: 1s, flow: [{ request: \"GET /\" }] }\n");
+    let all: Vec<String> = e.iter().map(|d| d.to_string()).collect();
+    let all = all.join("\n");
+    assert!(
+        all.contains("t.yaml:3:") && all.contains("between 100ms and 1h"),
+        "{all}"
+    );
+    assert!(
+        all.contains("t.yaml:5:") && all.contains("only http://"),
+        "{all}"
+    );
+    assert!(all.contains("two endpoints are named `node`"), "{all}");
+    assert!(all.contains("observe.endpoints[2].headers.X"), "{all}");
+}
