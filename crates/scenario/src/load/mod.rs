@@ -1,6 +1,6 @@
 //! Reading a scenario file: YAML (or JSON, which is YAML) into [`Config`], then
 //! validation that collects every problem with its line. The rules live by what they
-//! judge: [`validator`] (its state and the file-level fields), `scenarios` (executors,
+//! judge: `validator` (its state and the file-level fields), `scenarios` (executors,
 //! limits, data feeds), `requests` (steps, URLs, headers, checks) and `templates`.
 
 mod requests;
