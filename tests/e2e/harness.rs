@@ -10,7 +10,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use serde_json::Value;
 
 /// The binary under test.
-pub fn pado_bin() -> &'static str {
+pub(crate) fn pado_bin() -> &'static str {
     env!("CARGO_BIN_EXE_pado")
 }
 
@@ -19,7 +19,7 @@ pub fn pado_bin() -> &'static str {
 /// derefs to its [`Path`]: hold it (not a path joined to it) for as long as the
 /// directory is used, and declare it before the processes that write into it, so
 /// that they are stopped before it is removed.
-pub struct Tmp(tempfile::TempDir);
+pub(crate) struct Tmp(tempfile::TempDir);
 
 impl Deref for Tmp {
     type Target = Path;
@@ -41,7 +41,7 @@ impl AsRef<OsStr> for Tmp {
 }
 
 /// A fresh, empty temporary directory named after `name`, removed when dropped.
-pub fn tmp(name: &str) -> Tmp {
+pub(crate) fn tmp(name: &str) -> Tmp {
     Tmp(tempfile::Builder::new()
         .prefix(&format!("pado-e2e-{name}-"))
         .tempdir()
@@ -61,7 +61,7 @@ thread_local! {
 /// A share of the machine ([`shared_machine`]); re-entrant on one thread, so a test
 /// that holds one can still call [`run`] (a nested read lock could deadlock behind a
 /// waiting writer).
-pub struct SharedMachine {
+pub(crate) struct SharedMachine {
     _guard: Option<RwLockReadGuard<'static, ()>>,
 }
 
@@ -72,7 +72,7 @@ impl Drop for SharedMachine {
 }
 
 /// Hold the machine shared with other ordinary tests for as long as the guard lives.
-pub fn shared_machine() -> SharedMachine {
+pub(crate) fn shared_machine() -> SharedMachine {
     SHARED_DEPTH.with(|d| {
         let n = d.get();
         d.set(n + 1);
@@ -83,7 +83,7 @@ pub fn shared_machine() -> SharedMachine {
 }
 
 /// The machine held alone ([`exclusive_machine`]).
-pub struct ExclusiveMachine {
+pub(crate) struct ExclusiveMachine {
     _guard: RwLockWriteGuard<'static, ()>,
 }
 
@@ -95,14 +95,14 @@ impl Drop for ExclusiveMachine {
 
 /// Hold the machine alone (no other test runs pado meanwhile). [`run`] and
 /// [`shared_machine`] called while holding it take nothing more.
-pub fn exclusive_machine() -> ExclusiveMachine {
+pub(crate) fn exclusive_machine() -> ExclusiveMachine {
     let g = MACHINE.write().unwrap_or_else(|e| e.into_inner());
     SHARED_DEPTH.with(|d| d.set(d.get() + 1));
     ExclusiveMachine { _guard: g }
 }
 
 /// Outcome of one run.
-pub struct Run {
+pub(crate) struct Run {
     /// Process output.
     pub out: Output,
     /// Result directory.
@@ -114,19 +114,19 @@ pub struct Run {
 
 impl Run {
     /// Exit code.
-    pub fn code(&self) -> i32 {
+    pub(crate) fn code(&self) -> i32 {
         self.out.status.code().unwrap_or(-1)
     }
     /// stdout.
-    pub fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         String::from_utf8_lossy(&self.out.stdout).into_owned()
     }
     /// stderr.
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.out.stderr).into_owned()
     }
     /// summary.json.
-    pub fn summary(&self) -> Value {
+    pub(crate) fn summary(&self) -> Value {
         let p = self.dir.join("summary.json");
         let text = std::fs::read_to_string(&p).unwrap_or_else(|e| {
             panic!(
@@ -139,7 +139,7 @@ impl Run {
         serde_json::from_str(&text).unwrap()
     }
     /// Lines of timeline.jsonl.
-    pub fn timeline(&self) -> Vec<Value> {
+    pub(crate) fn timeline(&self) -> Vec<Value> {
         std::fs::read_to_string(self.dir.join("timeline.jsonl"))
             .unwrap()
             .lines()
@@ -149,7 +149,7 @@ impl Run {
 }
 
 /// Run `pado run ARGS --out <tmp> --quiet` and wait.
-pub fn run(name: &str, args: &[&str]) -> Run {
+pub(crate) fn run(name: &str, args: &[&str]) -> Run {
     let _machine = shared_machine();
     let tmp = tmp(name);
     let dir = tmp.join("result");
@@ -169,7 +169,7 @@ pub fn run(name: &str, args: &[&str]) -> Run {
 }
 
 /// Run pado with arbitrary arguments.
-pub fn pado(args: &[&str]) -> Output {
+pub(crate) fn pado(args: &[&str]) -> Output {
     let _machine = shared_machine();
     Command::new(pado_bin())
         .args(args)
@@ -178,14 +178,14 @@ pub fn pado(args: &[&str]) -> Output {
 }
 
 /// Write a file into a temp dir and return its path.
-pub fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
 }
 
 /// A number from a JSON value (panics with context when missing).
-pub fn num(v: &Value, path: &str) -> f64 {
+pub(crate) fn num(v: &Value, path: &str) -> f64 {
     let mut cur = v;
     for part in path.split('.') {
         cur = &cur[part];
@@ -196,7 +196,7 @@ pub fn num(v: &Value, path: &str) -> f64 {
 
 /// A loopback port nobody listens on (bound, then released), for refused
 /// connections and for servers started by the tests.
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
 }
@@ -206,7 +206,7 @@ pub fn free_port() -> u16 {
 /// unless `PADO_E2E_REQUIRE_ALL=1` (set by `scripts/test.sh`, which installs
 /// every such package): then a missing program fails the test rather than let
 /// a full run pass without it.
-pub fn require_or_skip(bin: &str, package: &str) -> Option<PathBuf> {
+pub(crate) fn require_or_skip(bin: &str, package: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
         .unwrap_or_default()
@@ -234,7 +234,7 @@ pub fn require_or_skip(bin: &str, package: &str) -> Option<PathBuf> {
 /// missed again on a starved machine, the test is skipped with a loud message naming
 /// the figures, rather than passed. On a quiet machine a regression still fails.
 /// Returns the run whose timing was judged, `None` when skipped.
-pub fn run_timed(
+pub(crate) fn run_timed(
     name: &str,
     args: &[&str],
     mut check: impl FnMut(&Run) -> Result<(), String>,
@@ -265,7 +265,7 @@ pub fn run_timed(
 /// `Some(figures)` when the run's generator self-check says pado was saturated or
 /// starved of CPU (run-queue wait, event-loop stalls): its latencies then describe
 /// the machine, not what was measured. `None` when pado had the CPU it needed.
-pub fn machine_too_busy(r: &Run) -> Option<String> {
+pub(crate) fn machine_too_busy(r: &Run) -> Option<String> {
     let s = r.summary();
     let g = &s["generator"];
     let saturated = g["saturated"].as_bool().unwrap_or(false);

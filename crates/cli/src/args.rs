@@ -17,14 +17,14 @@ use clap::{Args, Parser, Subcommand};
     long_about = None,
     after_help = EXIT_CODES
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
 /// The exit codes, as `pado --help` ends.
-pub const EXIT_CODES: &str =
+pub(crate) const EXIT_CODES: &str =
     "Exit codes: 0 success · 99 a threshold failed (also from `pado report` when \
 the result's thresholds failed) · 2 invalid usage or scenario · 1 other error · 130 interrupted \
 by a second Ctrl-C (after one Ctrl-C the run stops gracefully, writes its results and exits \
@@ -38,7 +38,7 @@ target's routes and faults), `pado docs results` (the result directory).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run a load test: a scenario file, or a single URL (quick mode).
     Run(Box<RunArgs>),
     /// Check a scenario file and list every problem with its line.
@@ -141,7 +141,7 @@ pub enum Command {
 
 /// `pado docs` topics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DocTopic {
+pub(crate) enum DocTopic {
     /// Scenario files: executors, requests, checks, data feeds, templates, thresholds.
     Scenario,
     /// The built-in demo target: its routes and its run-time faults.
@@ -152,7 +152,7 @@ pub enum DocTopic {
 
 /// `pado find-capacity` flags.
 #[derive(Debug, Args)]
-pub struct FindCapacityArgs {
+pub(crate) struct FindCapacityArgs {
     /// What to load, as `pado run` takes it (a scenario file, whose executors are
     /// replaced by the search's rates, or a URL with the quick-mode flags).
     #[command(flatten)]
@@ -191,7 +191,7 @@ pub struct FindCapacityArgs {
 
 /// `pado plan` inputs.
 #[derive(Debug, Args)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// Daily active users.
     #[arg(long)]
     pub dau: f64,
@@ -220,7 +220,7 @@ pub struct PlanArgs {
 
 /// `pado demo` flags.
 #[derive(Debug, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Fit the stress test into this length (default 70s), e.g. `20s` for a quick look.
     #[arg(long, short = 'd')]
     pub duration: Option<String>,
@@ -244,14 +244,14 @@ pub struct DemoArgs {
 
 /// `pado target` subcommands.
 #[derive(Debug, Subcommand)]
-pub enum TargetCommand {
+pub(crate) enum TargetCommand {
     /// Serve the demo target until Ctrl-C (or --exit-after).
     Serve(TargetServeArgs),
 }
 
 /// The demo target's knobs.
 #[derive(Debug, Args)]
-pub struct TargetServeArgs {
+pub(crate) struct TargetServeArgs {
     /// Port (0: any free port; the address is printed as `listening on URL`).
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
@@ -295,7 +295,7 @@ pub struct TargetServeArgs {
 
 /// Import sources.
 #[derive(Debug, Subcommand)]
-pub enum ImportKind {
+pub(crate) enum ImportKind {
     /// A HAR file saved from the browser's network panel.
     Har {
         /// The HAR file.
@@ -327,7 +327,7 @@ pub enum ImportKind {
 /// URL with its flags. Shared by `pado run` and `pado find-capacity`, so that every
 /// such flag works the same in both.
 #[derive(Debug, Default, Args)]
-pub struct LoadArgs {
+pub(crate) struct LoadArgs {
     /// Scenario file (YAML or JSON). Without it, --url is required.
     pub scenario: Option<PathBuf>,
     /// Quick mode: the URL to load.
@@ -378,7 +378,7 @@ pub struct LoadArgs {
 
 /// `pado run` flags. Load-shape flags override the file's executors (k6-style).
 #[derive(Debug, Default, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// What to load and how requests are sent.
     #[command(flatten)]
     pub load: LoadArgs,

@@ -18,7 +18,7 @@ use crate::out::out;
 
 /// How much `--http-debug` shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DebugLevel {
+pub(crate) enum DebugLevel {
     /// Heads, statuses, timings and the first bytes of bodies; credential headers
     /// hidden.
     Headers,
@@ -28,7 +28,7 @@ pub enum DebugLevel {
 
 impl DebugLevel {
     /// From the flag's value (`--http-debug` alone gives `headers`).
-    pub fn from_flag(v: Option<&str>) -> Option<DebugLevel> {
+    pub(crate) fn from_flag(v: Option<&str>) -> Option<DebugLevel> {
         match v? {
             "full" => Some(DebugLevel::Full),
             _ => Some(DebugLevel::Headers),
@@ -38,13 +38,13 @@ impl DebugLevel {
 
 /// Prints every exchange to stderr. One lock per exchange keeps the lines of
 /// concurrent requests together.
-pub struct HttpDebug {
+pub(crate) struct HttpDebug {
     level: DebugLevel,
 }
 
 impl HttpDebug {
     /// A printer at `level`.
-    pub fn new(level: DebugLevel) -> Self {
+    pub(crate) fn new(level: DebugLevel) -> Self {
         HttpDebug { level }
     }
 }
@@ -213,7 +213,7 @@ impl Observer for Once {
 
 /// `pado run FILE --once`: run each scenario's flow once and say whether every
 /// request and check passed (exit 0) or not (exit 99). Writes no result directory.
-pub fn run_once(cfg: &RunConfig) -> Result<i32, Failure> {
+pub(crate) fn run_once(cfg: &RunConfig) -> Result<i32, Failure> {
     let prep = &cfg.scenario;
     let plan = pado_engine::compile(&prep.config, &prep.base_dir)
         .map_err(|e| Failure::invalid(format!("{}: {e}", prep.file)))?;

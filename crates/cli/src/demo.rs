@@ -17,7 +17,7 @@ const SCENARIO: &str = include_str!("../../../examples/board-stress.yaml");
 const KEYWORDS: &str = include_str!("../../../examples/data/keywords.csv");
 
 /// Demo options.
-pub struct DemoOptions {
+pub(crate) struct DemoOptions {
     /// Fit the stress test into this length (default: as written, 70 s).
     pub duration: Option<Duration>,
     /// Result directory.
@@ -78,7 +78,7 @@ fn start_target(extra: &[String]) -> Result<(TargetChild, String), Failure> {
 }
 
 /// Run the demo.
-pub fn run(o: DemoOptions) -> Result<i32, Failure> {
+pub(crate) fn run(o: DemoOptions) -> Result<i32, Failure> {
     let out = match &o.out {
         Some(p) => crate::run_cmd::user_out_dir(p, false)?,
         None => crate::run_cmd::new_out_dir("demo")?,

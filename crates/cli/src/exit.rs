@@ -3,22 +3,22 @@
 //! or scenario, 1 anything else.
 
 /// All good.
-pub const OK: i32 = 0;
+pub(crate) const OK: i32 = 0;
 /// Another error (I/O, internal).
-pub const ERROR: i32 = 1;
+pub(crate) const ERROR: i32 = 1;
 /// Invalid usage, scenario or threshold.
-pub const INVALID: i32 = 2;
+pub(crate) const INVALID: i32 = 2;
 /// A threshold failed.
-pub const THRESHOLD_FAILED: i32 = 99;
+pub(crate) const THRESHOLD_FAILED: i32 = 99;
 /// `pado run --once`: a request or a check failed (the same code as a failed
 /// threshold: "the test ran, and what it checks did not hold").
-pub const ONCE_FAILED: i32 = 99;
+pub(crate) const ONCE_FAILED: i32 = 99;
 /// Interrupted twice (second Ctrl-C).
-pub const INTERRUPTED: i32 = 130;
+pub(crate) const INTERRUPTED: i32 = 130;
 
 /// An error with the exit code it should produce.
 #[derive(Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// Exit code.
     pub code: i32,
     /// Message for stderr.
@@ -27,7 +27,7 @@ pub struct Failure {
 
 impl Failure {
     /// Invalid input (exit 2).
-    pub fn invalid(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
         Failure {
             code: INVALID,
             message: message.into(),
@@ -35,7 +35,7 @@ impl Failure {
     }
 
     /// Any other failure (exit 1).
-    pub fn other(e: impl std::fmt::Display) -> Self {
+    pub(crate) fn other(e: impl std::fmt::Display) -> Self {
         Failure {
             code: ERROR,
             message: e.to_string(),

@@ -18,7 +18,7 @@ use crate::exit::{self, Failure};
 use crate::out::outln;
 
 /// Search settings.
-pub struct CapacityOptions {
+pub(crate) struct CapacityOptions {
     /// What to load (a URL or a scenario file) and how requests are sent, as
     /// `pado run` takes it; each step sets its own rate and length.
     pub load: LoadSpec,
@@ -42,7 +42,7 @@ pub struct CapacityOptions {
 
 /// One tried rate.
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct StepResult {
+pub(crate) struct StepResult {
     /// Requested iterations per second.
     pub rate: f64,
     /// Requests the target completed per second *within the hold* (its full
@@ -192,7 +192,10 @@ fn print_step(s: &StepResult, quiet: bool) {
 }
 
 /// Run the search; returns the steps and how it ended.
-pub fn search(o: &CapacityOptions, quiet: bool) -> Result<(Vec<StepResult>, Outcome), Failure> {
+pub(crate) fn search(
+    o: &CapacityOptions,
+    quiet: bool,
+) -> Result<(Vec<StepResult>, Outcome), Failure> {
     let mut steps = Vec::new();
     let outcome = capacity::search(&o.plan, |n, rate| {
         if crate::run_cmd::interrupted_by_user() {
@@ -260,7 +263,7 @@ fn generator_warning(steps: &[StepResult]) -> Option<String> {
 }
 
 /// `pado find-capacity`.
-pub fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
+pub(crate) fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
     if !json {
         eprintln!(
             "searching: from {}/s, ×{} per step, {} s each, SLA: {}",

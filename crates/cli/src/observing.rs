@@ -12,7 +12,7 @@ use crate::exit::Failure;
 
 /// Default time between scrapes: fine enough to line up with per-second load
 /// charts, coarse enough that node_exporter's ~1,000 series stay cheap.
-pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(2);
 
 /// Longest default scrape deadline.
 const MAX_DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -20,7 +20,7 @@ const MAX_DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 /// The scrape configuration of `cfg`, or `None` when nothing is observed.
 /// `load_origins` are the `http://host:port` origins the load goes to: an
 /// endpoint on one of them (without a name of its own) is the service's, `app`.
-pub fn observe_config(
+pub(crate) fn observe_config(
     cfg: &Config,
     file: &str,
     load_origins: &[String],

@@ -12,7 +12,7 @@ static CLOSED: AtomicBool = AtomicBool::new(false);
 
 /// Write formatted text to stdout. A closed pipe silences every later write; any
 /// other failure (a full disk behind a redirect) is said once on stderr.
-pub fn write(args: fmt::Arguments<'_>) {
+pub(crate) fn write(args: fmt::Arguments<'_>) {
     if CLOSED.load(Ordering::Relaxed) {
         return;
     }
@@ -41,7 +41,7 @@ pub(crate) use {out, outln};
 /// Whether the summary printed on stdout may use colours: never when `NO_COLOR` is set
 /// to anything non-empty (<https://no-color.org>), always when `CLICOLOR_FORCE` is set
 /// (and not `0`), otherwise when stdout is a terminal.
-pub fn color() -> bool {
+pub(crate) fn color() -> bool {
     color_from(
         std::env::var_os("NO_COLOR"),
         std::env::var_os("CLICOLOR_FORCE"),

@@ -14,7 +14,7 @@ use crate::config::{LoadSpec, Source};
 use crate::exit::{self, Failure};
 
 /// A configuration ready to run, with where it came from.
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The configuration.
     pub config: Config,
     /// File name for messages (`<command line>` in quick mode).
@@ -41,7 +41,7 @@ impl Prepared {
     /// threshold's tag selector is checked against the steps, scenarios, checks and
     /// tags that exist, so `{step:serch}` is an error now and not a threshold that
     /// silently has no data.
-    pub fn compile(&self) -> Result<pado_engine::RunPlan, Failure> {
+    pub(crate) fn compile(&self) -> Result<pado_engine::RunPlan, Failure> {
         let plan = compile(&self.config, &self.base_dir).map_err(|e| {
             let mut m = format!("{}: {e}", self.at(&e.field()));
             if let Some(h) = e.hint() {
@@ -144,7 +144,7 @@ impl Prepared {
     /// Stage two's last part: read the scenario named by `spec` (once), apply its
     /// settings, validate the result and parse its thresholds (the file's and the
     /// command line's), every error naming file, line and field.
-    pub fn load(spec: &LoadSpec) -> Result<Prepared, Failure> {
+    pub(crate) fn load(spec: &LoadSpec) -> Result<Prepared, Failure> {
         let ov = &spec.overrides;
         let (mut config, file, base_dir, lines) = match &spec.source {
             Source::File(path) => {

@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use pado_metrics::{Phase, SecondRecord, Totals};
 
 /// How progress is shown.
-pub struct Progress {
+pub(crate) struct Progress {
     mode: Mode,
     total_s: f64,
     last_len: usize,
@@ -25,7 +25,7 @@ enum Mode {
 
 impl Progress {
     /// Progress for a run planned to take `total_s` seconds.
-    pub fn new(quiet: bool, total_s: f64, stages: Vec<pado_metrics::StageMark>) -> Self {
+    pub(crate) fn new(quiet: bool, total_s: f64, stages: Vec<pado_metrics::StageMark>) -> Self {
         let mode = if quiet {
             Mode::Quiet
         } else if std::io::stderr().is_terminal() {
@@ -43,7 +43,7 @@ impl Progress {
     }
 
     /// One closed second.
-    pub fn second(&mut self, r: &SecondRecord, totals: &Totals, thresholds_failing: usize) {
+    pub(crate) fn second(&mut self, r: &SecondRecord, totals: &Totals, thresholds_failing: usize) {
         if self.mode == Mode::Quiet || (self.mode == Mode::Plain && !(r.t + 1).is_multiple_of(10)) {
             return;
         }
@@ -108,7 +108,7 @@ impl Progress {
     }
 
     /// End the progress line.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if self.mode == Mode::Tty && self.last_len > 0 {
             let _ = writeln!(std::io::stderr());
         }

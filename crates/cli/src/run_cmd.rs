@@ -43,7 +43,7 @@ fn rfc3339(t: std::time::SystemTime) -> String {
 /// A new, empty `pado-results/<UTC time>-<name>` directory for commands that put
 /// more than one run's files under one folder (`demo`, `find-capacity`); never one
 /// that another run made.
-pub fn new_out_dir(name: &str) -> Result<PathBuf, Failure> {
+pub(crate) fn new_out_dir(name: &str) -> Result<PathBuf, Failure> {
     Ok(
         ResultDir::create_unique(Path::new(RESULTS_PARENT), &out_stem(name))
             .map_err(Failure::other)?
@@ -74,7 +74,7 @@ fn out_stem(name: &str) -> String {
 
 /// A directory the user named for a command that writes several runs under it:
 /// refused when it holds files, unless `overwrite`.
-pub fn user_out_dir(p: &Path, overwrite: bool) -> Result<PathBuf, Failure> {
+pub(crate) fn user_out_dir(p: &Path, overwrite: bool) -> Result<PathBuf, Failure> {
     ResultDir::claim(p, overwrite).map_err(|e| match e {
         ClaimError::Io(_) => Failure::other(e),
         _ => Failure::invalid(e.to_string()),
@@ -102,7 +102,7 @@ static CURRENT_RUN: Mutex<Option<(Arc<AtomicU8>, bool)>> = Mutex::new(None);
 static PRESSES: AtomicU8 = AtomicU8::new(0);
 
 /// Make Ctrl-C stop `stop`'s run (the handler is installed once per process).
-pub fn watch_ctrl_c(stop: Arc<AtomicU8>, quiet: bool) {
+pub(crate) fn watch_ctrl_c(stop: Arc<AtomicU8>, quiet: bool) {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     *CURRENT_RUN.lock().unwrap_or_else(|p| p.into_inner()) = Some((stop, quiet));
     INSTALL.call_once(|| {
@@ -131,12 +131,12 @@ pub fn watch_ctrl_c(stop: Arc<AtomicU8>, quiet: bool) {
 }
 
 /// Whether Ctrl-C was pressed during this process (a search stops trying rates).
-pub fn interrupted_by_user() -> bool {
+pub(crate) fn interrupted_by_user() -> bool {
     PRESSES.load(Ordering::SeqCst) > 0
 }
 
 /// A finished run: its summary and where its result directory is.
-pub struct Executed {
+pub(crate) struct Executed {
     /// The summary (also in `summary.json`).
     pub summary: pado_report::Summary,
     /// The result directory.
@@ -149,7 +149,7 @@ pub struct Executed {
 }
 
 /// `pado run`: run, print the summary, exit code from the thresholds.
-pub fn run(cfg: &RunConfig) -> Result<i32, Failure> {
+pub(crate) fn run(cfg: &RunConfig) -> Result<i32, Failure> {
     if cfg.once {
         return crate::debugging::run_once(cfg);
     }
@@ -173,7 +173,7 @@ pub fn run(cfg: &RunConfig) -> Result<i32, Failure> {
 
 /// Run and write the result directory, printing nothing but progress (for
 /// `pado run` and for commands that run several tests, like `find-capacity`).
-pub fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
+pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     let prep = &cfg.scenario;
     let out = &cfg.output;
     let plan = prep.compile()?;

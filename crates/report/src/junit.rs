@@ -156,7 +156,7 @@ pub(crate) mod xml_check {
 
     /// An element: name, attributes, children, text.
     #[derive(Debug, Default)]
-    pub struct Node {
+    pub(crate) struct Node {
         pub name: String,
         pub attrs: Vec<(String, String)>,
         pub children: Vec<Node>,
@@ -164,7 +164,7 @@ pub(crate) mod xml_check {
     }
 
     impl Node {
-        pub fn attr(&self, k: &str) -> Option<&str> {
+        pub(crate) fn attr(&self, k: &str) -> Option<&str> {
             self.attrs
                 .iter()
                 .find(|(n, _)| n == k)
@@ -203,7 +203,7 @@ pub(crate) mod xml_check {
     }
 
     /// Parse a document into its root element.
-    pub fn parse(doc: &str) -> Result<Node, String> {
+    pub(crate) fn parse(doc: &str) -> Result<Node, String> {
         let mut s = doc.trim_start();
         if s.starts_with("<?xml") {
             s = &s[s.find("?>").ok_or("bad declaration")? + 2..];

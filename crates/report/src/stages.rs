@@ -125,7 +125,7 @@ pub(crate) mod test_support {
     use crate::summary::LoadedRun;
 
     /// A request with status `status` (failed when >= 400) taking `dur_us`.
-    pub fn sample(status: u16, dur_us: u64) -> RequestSample {
+    pub(crate) fn sample(status: u16, dur_us: u64) -> RequestSample {
         RequestSample {
             status,
             failed: status >= 400,
@@ -145,7 +145,7 @@ pub(crate) mod test_support {
     }
 
     /// Series `name` with `n` requests of `status` taking `dur_us` each.
-    pub fn series(name: &str, n: u64, status: u16, dur_us: u64) -> SeriesStats {
+    pub(crate) fn series(name: &str, n: u64, status: u16, dur_us: u64) -> SeriesStats {
         let mut s = SeriesStats::new(SeriesKey::named(name));
         for _ in 0..n {
             s.record(&sample(status, dur_us));
@@ -154,7 +154,7 @@ pub(crate) mod test_support {
     }
 
     /// Second `t` with `vus` active VUs and the given series (merged by key).
-    pub fn second(t: u32, vus: u32, series: Vec<SeriesStats>) -> SecondRecord {
+    pub(crate) fn second(t: u32, vus: u32, series: Vec<SeriesStats>) -> SecondRecord {
         let mut r = SecondRecord::new(t);
         r.absorb(pado_metrics::Interval {
             vus,
@@ -167,7 +167,7 @@ pub(crate) mod test_support {
 
     /// Fold into `rec` one worker's generator figures: `busy` and `wait` as shares of
     /// a one-second span, and ninety event-loop wake-ups, the last ten `lag_us` late.
-    pub fn with_generator(
+    pub(crate) fn with_generator(
         mut rec: SecondRecord,
         busy: f64,
         wait: f64,
@@ -190,7 +190,7 @@ pub(crate) mod test_support {
     }
 
     /// Run metadata named `name` lasting `duration_s`.
-    pub fn meta(name: &str, duration_s: f64) -> RunMeta {
+    pub(crate) fn meta(name: &str, duration_s: f64) -> RunMeta {
         RunMeta {
             format: "pado-result".into(),
             version: pado_metrics::FORMAT_VERSION,
@@ -204,7 +204,7 @@ pub(crate) mod test_support {
     }
 
     /// A stage window.
-    pub fn stage(index: usize, start_s: f64, end_s: f64, label: &str) -> StageMark {
+    pub(crate) fn stage(index: usize, start_s: f64, end_s: f64, label: &str) -> StageMark {
         StageMark {
             scenario: "default".into(),
             index,
@@ -217,7 +217,7 @@ pub(crate) mod test_support {
     }
 
     /// A loaded run folded from `seconds` as [`crate::load`] folds a timeline file.
-    pub fn run(meta: RunMeta, seconds: Vec<SecondRecord>) -> LoadedRun {
+    pub(crate) fn run(meta: RunMeta, seconds: Vec<SecondRecord>) -> LoadedRun {
         LoadedRun::from_seconds(meta, seconds)
     }
 }

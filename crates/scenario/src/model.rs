@@ -592,7 +592,7 @@ mod ordered_map {
     use std::fmt;
     use std::marker::PhantomData;
 
-    pub fn serialize<S: Serializer, V: Serialize>(
+    pub(super) fn serialize<S: Serializer, V: Serialize>(
         v: &[(String, V)],
         s: S,
     ) -> Result<S::Ok, S::Error> {
@@ -603,7 +603,7 @@ mod ordered_map {
         m.end()
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de>>(
+    pub(super) fn deserialize<'de, D: Deserializer<'de>, V: Deserialize<'de>>(
         d: D,
     ) -> Result<Vec<(String, V)>, D::Error> {
         struct Vis<V>(PhantomData<V>);

@@ -45,7 +45,7 @@ pub(crate) struct CacheStats {
 
 impl<K: Hash + Eq + Clone, V: Clone> Cache<K, V> {
     /// A cache of at most `capacity` entries, each valid for `ttl` (if any).
-    pub fn new(capacity: usize, ttl: Option<Duration>) -> Self {
+    pub(crate) fn new(capacity: usize, ttl: Option<Duration>) -> Self {
         Cache {
             gens: Mutex::new(Generations {
                 hot: HashMap::new(),
@@ -71,7 +71,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Cache<K, V> {
 
     /// Looks `key` up; `enabled == false` (the `cache: false` fault) counts a
     /// miss without looking, so the hit ratio shows the cache being off.
-    pub fn get(&self, key: &K, enabled: bool) -> Option<V> {
+    pub(crate) fn get(&self, key: &K, enabled: bool) -> Option<V> {
         if !enabled || self.capacity == 0 {
             self.misses.fetch_add(1, Ordering::Relaxed);
             return None;
@@ -105,7 +105,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Cache<K, V> {
     }
 
     /// Stores `value` (no-op when disabled).
-    pub fn put(&self, key: K, value: V, enabled: bool) {
+    pub(crate) fn put(&self, key: K, value: V, enabled: bool) {
         if !enabled || self.capacity == 0 {
             return;
         }
@@ -126,14 +126,14 @@ impl<K: Hash + Eq + Clone, V: Clone> Cache<K, V> {
     }
 
     /// Drops `key` (after a write made it stale).
-    pub fn invalidate(&self, key: &K) {
+    pub(crate) fn invalidate(&self, key: &K) {
         let mut g = self.lock();
         g.hot.remove(key);
         g.cold.remove(key);
     }
 
     /// Current counters.
-    pub fn stats(&self) -> CacheStats {
+    pub(crate) fn stats(&self) -> CacheStats {
         let g = self.lock();
         CacheStats {
             hits: self.hits.load(Ordering::Relaxed),

@@ -86,7 +86,7 @@ impl Drop for Waiting<'_> {
 
 impl Pool {
     /// A pool of `max` permits (at least 1).
-    pub fn new(max: usize) -> Pool {
+    pub(crate) fn new(max: usize) -> Pool {
         let max = max.clamp(1, Semaphore::MAX_PERMITS);
         Pool {
             sem: Semaphore::new(max),
@@ -104,7 +104,7 @@ impl Pool {
     /// Waits (FIFO) for a permit. `max_waiting == 0` means an unbounded
     /// queue; `timeout == None` means wait for ever. Returns the permit and
     /// how long the wait took.
-    pub async fn acquire(
+    pub(crate) async fn acquire(
         &self,
         timeout: Option<Duration>,
         max_waiting: usize,
@@ -150,7 +150,7 @@ impl Pool {
     }
 
     /// Current gauges and counters.
-    pub fn stats(&self) -> PoolStats {
+    pub(crate) fn stats(&self) -> PoolStats {
         PoolStats {
             max: self.max,
             active: self.max.saturating_sub(self.sem.available_permits()),
@@ -165,7 +165,7 @@ impl Pool {
     }
 
     /// Wakes every waiter with an error (shutdown).
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.sem.close();
     }
 }
@@ -218,7 +218,7 @@ pub(crate) struct Cpu {
 
 impl Cpu {
     /// `budget` in cores (`None`: no limit beyond the worker pool).
-    pub fn new(budget: Option<f64>) -> Cpu {
+    pub(crate) fn new(budget: Option<f64>) -> Cpu {
         let gate = budget.filter(|b| b.is_finite() && *b > 0.0).map(|b| {
             let slots = b.ceil().max(1.0);
             (Semaphore::new(slots as usize), (b / slots).clamp(0.01, 1.0))
@@ -231,7 +231,7 @@ impl Cpu {
 
     /// Runs `f` on the blocking pool, then burns the CPU time it asks for.
     /// `None` if the runtime is shutting down.
-    pub async fn run<R, F>(&self, f: F) -> Option<R>
+    pub(crate) async fn run<R, F>(&self, f: F) -> Option<R>
     where
         F: FnOnce() -> (R, Duration) + Send + 'static,
         R: Send + 'static,
@@ -255,7 +255,7 @@ impl Cpu {
     }
 
     /// Synthetic CPU seconds burned so far.
-    pub fn burned_seconds(&self) -> f64 {
+    pub(crate) fn burned_seconds(&self) -> f64 {
         self.burned_nanos.load(Ordering::Relaxed) as f64 / 1e9
     }
 }

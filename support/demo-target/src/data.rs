@@ -241,7 +241,7 @@ pub(crate) struct Post {
 
 impl Post {
     /// Detail JSON, as `GET /api/posts/{id}` returns it.
-    pub fn detail_json(&self) -> serde_json::Value {
+    pub(crate) fn detail_json(&self) -> serde_json::Value {
         serde_json::json!({
             "id": self.id,
             "title": self.title,
@@ -254,7 +254,7 @@ impl Post {
     }
 
     /// Summary JSON, as items of `GET /api/posts`.
-    pub fn summary_json(&self) -> serde_json::Value {
+    pub(crate) fn summary_json(&self) -> serde_json::Value {
         serde_json::json!({
             "id": self.id,
             "title": self.title,
@@ -276,7 +276,7 @@ pub(crate) struct Store {
 
 impl Store {
     /// Inserts a new post with the next id and returns it.
-    pub fn create(
+    pub(crate) fn create(
         &mut self,
         title: String,
         body: String,

@@ -151,7 +151,7 @@ pub(crate) struct Index {
 impl Index {
     /// Builds the index over `posts` (any order) from their text.
     #[cfg(test)]
-    pub fn build<'a>(posts: impl IntoIterator<Item = &'a Arc<Post>>) -> Index {
+    pub(crate) fn build<'a>(posts: impl IntoIterator<Item = &'a Arc<Post>>) -> Index {
         let mut index = Index::default();
         for p in posts {
             index.add_unsorted(p);
@@ -162,7 +162,7 @@ impl Index {
 
     /// Adds one post (with an id larger than any indexed so far) and keeps
     /// the sorted lists sorted.
-    pub fn add(&mut self, post: &Post) {
+    pub(crate) fn add(&mut self, post: &Post) {
         let new_terms_from = self.terms.len();
         self.add_unsorted(post);
         for tid in new_terms_from as u32..self.terms.len() as u32 {
@@ -179,7 +179,7 @@ impl Index {
 
     /// Builds the index over generated posts from the words they were made
     /// of, without tokenizing their text (same result as [`Index::build`]).
-    pub fn from_generated(g: &Generated) -> Index {
+    pub(crate) fn from_generated(g: &Generated) -> Index {
         let mut index = Index::default();
         for w in &g.vocabulary {
             index.intern(w);
@@ -318,7 +318,7 @@ impl Index {
 
     /// Marks a post deleted: its postings stay (and are still walked, as a
     /// real index walks tombstones until a merge) but never match.
-    pub fn remove(&mut self, id: u64) {
+    pub(crate) fn remove(&mut self, id: u64) {
         let Ok(slot) = usize::try_from(id) else {
             return;
         };
@@ -332,14 +332,14 @@ impl Index {
 
     /// Document frequency of a term (0 when unknown).
     #[cfg(test)]
-    pub fn doc_freq(&self, term: &str) -> usize {
+    pub(crate) fn doc_freq(&self, term: &str) -> usize {
         self.term_ids
             .get(term)
             .map_or(0, |t| self.terms[*t as usize].1.len())
     }
 
     /// BM25 over the query's terms (OR semantics); top `limit` hits.
-    pub fn search(&self, query: &str, limit: usize) -> SearchResult {
+    pub(crate) fn search(&self, query: &str, limit: usize) -> SearchResult {
         let mut tokens = tokenize(query);
         tokens.sort_unstable();
         tokens.dedup();
@@ -401,7 +401,7 @@ impl Index {
 
     /// Terms (most frequent first) and titles (alphabetical) starting with
     /// `prefix` (lowercased), `limit` of each.
-    pub fn autocomplete(&self, prefix: &str, limit: usize) -> Suggestions {
+    pub(crate) fn autocomplete(&self, prefix: &str, limit: usize) -> Suggestions {
         let prefix: String = prefix.trim().chars().flat_map(char::to_lowercase).collect();
         if prefix.is_empty() {
             return Suggestions {

@@ -45,7 +45,7 @@ pub(crate) struct HttpMetrics {
 
 impl HttpMetrics {
     /// Records one finished request.
-    pub fn record(&self, key: SeriesKey, elapsed: Duration) {
+    pub(crate) fn record(&self, key: SeriesKey, elapsed: Duration) {
         let secs = elapsed.as_secs_f64();
         let slot = BUCKETS
             .iter()
@@ -62,13 +62,13 @@ impl HttpMetrics {
     }
 
     /// Total requests recorded.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         let map = self.series.lock().unwrap_or_else(|e| e.into_inner());
         map.values().map(|s| s.count).sum()
     }
 
     /// Writes the histogram (and its `_max` gauge) families.
-    pub fn render(&self, out: &mut Text) {
+    pub(crate) fn render(&self, out: &mut Text) {
         let mut series: Vec<(SeriesKey, Series)> = {
             let map = self.series.lock().unwrap_or_else(|e| e.into_inner());
             map.iter().map(|(k, v)| (*k, v.clone())).collect()
@@ -164,14 +164,14 @@ pub(crate) struct Text {
 
 impl Text {
     /// `# HELP` and `# TYPE` lines of a family.
-    pub fn family(&mut self, name: &str, help: &str, kind: &str) {
+    pub(crate) fn family(&mut self, name: &str, help: &str, kind: &str) {
         let help = help.replace('\\', "\\\\").replace('\n', "\\n");
         let _ = writeln!(self.out, "# HELP {name} {help}");
         let _ = writeln!(self.out, "# TYPE {name} {kind}");
     }
 
     /// One sample line.
-    pub fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+    pub(crate) fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
         self.out.push_str(name);
         if !labels.is_empty() {
             self.out.push('{');
@@ -199,7 +199,7 @@ impl Text {
     }
 
     /// A family with a single unlabelled sample.
-    pub fn single(&mut self, name: &str, help: &str, kind: &str, value: f64) {
+    pub(crate) fn single(&mut self, name: &str, help: &str, kind: &str, value: f64) {
         self.family(name, help, kind);
         self.sample(name, &[], value);
     }
@@ -239,7 +239,7 @@ pub(crate) struct CpuSampler {
 impl CpuSampler {
     /// A sampler; `thread_prefix` names the service's own threads (their
     /// `comm` starts with it) when it runs on its own runtime.
-    pub fn new(thread_prefix: Option<&'static str>) -> CpuSampler {
+    pub(crate) fn new(thread_prefix: Option<&'static str>) -> CpuSampler {
         let ticks = clock_ticks();
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         let sampler = CpuSampler {
@@ -262,13 +262,13 @@ impl CpuSampler {
     }
 
     /// Number of cores usage is relative to.
-    pub fn cpus(&self) -> f64 {
+    pub(crate) fn cpus(&self) -> f64 {
         self.cpus
     }
 
     /// Takes a sample and updates the usage figures from the deltas since
     /// the previous one.
-    pub fn sample(&self) {
+    pub(crate) fn sample(&self) {
         let now = Instant::now();
         let proc_ticks = read_process_ticks();
         let system = read_system_ticks();
@@ -313,7 +313,7 @@ impl CpuSampler {
     }
 
     /// The latest figures.
-    pub fn usage(&self) -> CpuUsage {
+    pub(crate) fn usage(&self) -> CpuUsage {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).usage
     }
 }

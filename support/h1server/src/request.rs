@@ -17,12 +17,15 @@ const MAX_CHUNK_LINE: usize = 4096;
 /// One fully read request: head and (de-chunked) body.
 #[derive(Debug)]
 pub struct Request {
+    /// The method as sent (`GET`, `POST`, ...).
     pub method: String,
     /// The raw request-target, exactly as sent.
     pub target: String,
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
     pub version: u8,
+    /// The headers in order, names as sent.
     pub headers: Vec<(String, String)>,
+    /// The body, de-chunked when it was sent chunked.
     pub body: Vec<u8>,
     /// Percent-decoded path (no query), UTF-8 lossy.
     pub path: String,

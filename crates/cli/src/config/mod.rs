@@ -23,11 +23,11 @@ use crate::prepared::Prepared;
 
 /// Most worker threads a run may ask for: far more than cores on any machine, few
 /// enough that starting them cannot fail.
-pub const MAX_WORKERS: usize = 1024;
+pub(crate) const MAX_WORKERS: usize = 1024;
 
 /// Where the scenario comes from.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Source {
+pub(crate) enum Source {
     /// A scenario file (YAML or JSON).
     File(PathBuf),
     /// Quick mode: one request built from the command line.
@@ -38,7 +38,7 @@ pub enum Source {
 /// settings that apply on top of it. A command that runs several tests of one
 /// scenario (`find-capacity`) checks the flags once and changes only the shape.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LoadSpec {
+pub(crate) struct LoadSpec {
     /// The scenario file or the quick-mode request.
     pub source: Source,
     /// Settings from flags (headers, timeout, TLS, load shape, thresholds, ...).
@@ -49,7 +49,7 @@ pub struct LoadSpec {
 
 /// Where a run's results go and what is written besides `summary.json`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Output {
+pub(crate) struct Output {
     /// `--out`; `None`: a new directory under `pado-results/`.
     pub dir: Option<PathBuf>,
     /// Reuse a non-empty `--out` directory.
@@ -65,7 +65,7 @@ pub struct Output {
 }
 
 /// A run, ready to start: the loaded and validated scenario and how to run it.
-pub struct RunConfig {
+pub(crate) struct RunConfig {
     /// The scenario with its thresholds and where its fields sit in the file.
     pub scenario: Prepared,
     /// Where results go.
@@ -81,7 +81,7 @@ pub struct RunConfig {
 impl RunConfig {
     /// `pado run`'s flags into a configuration: every flag checked, the file read
     /// once.
-    pub fn from_run_args(a: &RunArgs) -> Result<RunConfig, Failure> {
+    pub(crate) fn from_run_args(a: &RunArgs) -> Result<RunConfig, Failure> {
         let windows = crate::parse_windows(&a.windows)?;
         if let Some(w) = a.workers.filter(|w| !(1..=MAX_WORKERS).contains(w)) {
             return Err(Failure::invalid(format!(
@@ -108,7 +108,7 @@ impl RunConfig {
 
     /// A configuration for a command that sets its own output (`find-capacity`'s
     /// steps, `demo`, `validate`): default workers, no debugging output.
-    pub fn new(scenario: Prepared, output: Output) -> RunConfig {
+    pub(crate) fn new(scenario: Prepared, output: Output) -> RunConfig {
         RunConfig {
             scenario,
             output,
@@ -136,7 +136,7 @@ fn positive_dur(flag: &str, v: &str) -> Result<Duration, Failure> {
 impl LoadSpec {
     /// A scenario file as written, with `--target` replacing its `target` when given
     /// (`validate`, `demo`).
-    pub fn file(path: PathBuf, target: Option<String>) -> LoadSpec {
+    pub(crate) fn file(path: PathBuf, target: Option<String>) -> LoadSpec {
         LoadSpec {
             source: Source::File(path),
             overrides: Overrides {
@@ -149,7 +149,7 @@ impl LoadSpec {
 
     /// The flags every loading command shares ([`LoadArgs`]): the source and how
     /// requests are sent. No load shape yet.
-    pub fn from_load_args(l: &LoadArgs) -> Result<LoadSpec, Failure> {
+    pub(crate) fn from_load_args(l: &LoadArgs) -> Result<LoadSpec, Failure> {
         let mut ov = Overrides {
             insecure: l.insecure,
             no_follow_redirects: l.no_follow_redirects,
@@ -211,7 +211,7 @@ impl LoadSpec {
 
     /// `pado run`'s flags: [`LoadSpec::from_load_args`] plus the load shape, think
     /// time, thresholds, name and `--fit-to`.
-    pub fn from_run_args(a: &RunArgs) -> Result<LoadSpec, Failure> {
+    pub(crate) fn from_run_args(a: &RunArgs) -> Result<LoadSpec, Failure> {
         let mut spec = LoadSpec::from_load_args(&a.load)?;
         let is_file = matches!(spec.source, Source::File(_));
         let ov = &mut spec.overrides;
@@ -236,7 +236,7 @@ impl LoadSpec {
     }
 
     /// Read the scenario (once), apply the flags, validate, and parse its thresholds.
-    pub fn load(&self) -> Result<Prepared, Failure> {
+    pub(crate) fn load(&self) -> Result<Prepared, Failure> {
         Prepared::load(self)
     }
 }
@@ -309,7 +309,7 @@ fn shape(a: &RunArgs, is_file: bool) -> Result<Option<LoadShape>, Failure> {
 }
 
 /// `pado find-capacity`'s flags, typed and checked before the first step runs.
-pub struct CapacityConfig {
+pub(crate) struct CapacityConfig {
     /// What each step loads; every step sets its own rate and length on it.
     pub load: LoadSpec,
     /// The rates to try.
@@ -323,7 +323,7 @@ pub struct CapacityConfig {
 impl CapacityConfig {
     /// From the flags: the shared loading flags as `pado run` reads them, the SLA
     /// (the default one without `--sla`), the rates and the hold.
-    pub fn from_args(f: &crate::args::FindCapacityArgs) -> Result<CapacityConfig, Failure> {
+    pub(crate) fn from_args(f: &crate::args::FindCapacityArgs) -> Result<CapacityConfig, Failure> {
         use pado_analysis::capacity::{PlanError, SearchPlan, DEFAULT_SLA, MIN_HOLD};
         let exprs: Vec<&str> = if f.sla.is_empty() {
             DEFAULT_SLA.to_vec()

@@ -10,7 +10,7 @@ use super::vu::{IterationEnd, Vu};
 use super::worker::WorkerCtx;
 
 /// Run one VU of a closed schedule.
-pub async fn run_vu(
+pub(super) async fn run_vu(
     ctx: Rc<WorkerCtx>,
     sc_idx: usize,
     vu_number: u64,
@@ -97,7 +97,7 @@ pub async fn run_vu(
 }
 
 /// A distinct, reproducible random seed per VU.
-pub fn seed(worker: usize, scenario: usize, vu: u64) -> u64 {
+pub(super) fn seed(worker: usize, scenario: usize, vu: u64) -> u64 {
     let mut x = 0x9E37_79B9_7F4A_7C15u64
         ^ (worker as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9)
         ^ (scenario as u64).wrapping_mul(0x94D0_49BB_1331_11EB)

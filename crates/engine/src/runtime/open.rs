@@ -18,7 +18,7 @@ use super::worker::WorkerCtx;
 
 /// An iteration that starts this much after its scheduled time counts as late: the
 /// generator, not the target, was behind.
-pub const LATE_AFTER: Duration = Duration::from_millis(10);
+pub(super) const LATE_AFTER: Duration = Duration::from_millis(10);
 
 /// The mailbox between the scheduler and one idle VU.
 #[derive(Default)]
@@ -59,7 +59,7 @@ struct Pool {
 
 /// Run this worker's share of an open schedule: arrivals `k` with
 /// `k % workers == share`, and `1/workers` of the VU pool.
-pub async fn run_scheduler(
+pub(super) async fn run_scheduler(
     ctx: Rc<WorkerCtx>,
     sc_idx: usize,
     sched: OpenSchedule,

@@ -18,16 +18,16 @@ use super::worker::WorkerCtx;
 
 /// Per-thread scheduler statistics of the calling thread: nanoseconds on a CPU,
 /// nanoseconds runnable but waiting on a run queue, timeslices run.
-pub const SCHEDSTAT_PATH: &str = "/proc/thread-self/schedstat";
+pub(super) const SCHEDSTAT_PATH: &str = "/proc/thread-self/schedstat";
 
 /// Period of the event-loop probe: short enough for about a hundred samples per
 /// second, long enough to cost nothing measurable. tokio's timer rounds it up to the
 /// next millisecond, so an idle loop shows 0–1 ms of lag.
-pub const LAG_PROBE_PERIOD: Duration = Duration::from_millis(10);
+pub(super) const LAG_PROBE_PERIOD: Duration = Duration::from_millis(10);
 
 /// The three numbers of a `schedstat` file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SchedStat {
+pub(super) struct SchedStat {
     /// Time spent on a CPU (ns).
     pub cpu_ns: u64,
     /// Time spent runnable on a run queue without a CPU (ns).
@@ -38,7 +38,7 @@ pub struct SchedStat {
 
 /// Why a `schedstat` text could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SchedStatError {
+pub(super) enum SchedStatError {
     /// Fewer than the three fields the kernel writes.
     #[error("schedstat has {found} fields, expected 3")]
     MissingFields {
@@ -55,7 +55,7 @@ pub enum SchedStatError {
 
 /// Parse `/proc/.../schedstat` (`"<cpu ns> <wait ns> <timeslices>\n"`). Extra fields a
 /// future kernel might add are ignored.
-pub fn parse_schedstat(text: &[u8]) -> Result<SchedStat, SchedStatError> {
+pub(super) fn parse_schedstat(text: &[u8]) -> Result<SchedStat, SchedStatError> {
     let mut v = [0u64; 3];
     let mut found = 0;
     for (index, field) in text
@@ -103,7 +103,7 @@ fn rusage_thread_cpu_ns() -> Option<u64> {
 
 /// One reading of a thread's cumulative times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ThreadTimes {
+pub(super) struct ThreadTimes {
     /// CPU time so far (ns).
     pub cpu_ns: u64,
     /// Run-queue wait so far (ns); `None` when only `getrusage` could be read.
@@ -113,14 +113,14 @@ pub struct ThreadTimes {
 /// Reads the times of the thread that created it. Keeps the `schedstat` file open (it
 /// names that thread's task, whichever thread reads it later) and re-reads it with
 /// `pread` at offset 0 into a stack buffer: no allocation per reading.
-pub struct ThreadClock {
+pub(super) struct ThreadClock {
     schedstat: Option<File>,
 }
 
 impl ThreadClock {
     /// A clock for the calling thread. Never fails: without `schedstat` it falls back
     /// to `getrusage` (CPU only).
-    pub fn for_current_thread() -> Self {
+    pub(super) fn for_current_thread() -> Self {
         let mut c = ThreadClock {
             schedstat: File::open(SCHEDSTAT_PATH).ok(),
         };
@@ -132,7 +132,7 @@ impl ThreadClock {
 
     /// Whether run-queue wait is available (the `schedstat` file could be read).
     #[cfg(test)]
-    pub fn has_wait(&self) -> bool {
+    pub(super) fn has_wait(&self) -> bool {
         self.schedstat.is_some()
     }
 
@@ -144,7 +144,7 @@ impl ThreadClock {
     }
 
     /// The thread's times now; `None` only if neither source can be read.
-    pub fn read(&self) -> Option<ThreadTimes> {
+    pub(super) fn read(&self) -> Option<ThreadTimes> {
         match self.read_schedstat() {
             Some(s) => Some(ThreadTimes {
                 cpu_ns: s.cpu_ns,
@@ -160,7 +160,7 @@ impl ThreadClock {
 
 /// A worker's self-measurement between two closed seconds: the clock, the previous
 /// reading and when it was taken.
-pub struct SelfMeter {
+pub(super) struct SelfMeter {
     clock: ThreadClock,
     last: Option<ThreadTimes>,
     last_at: Instant,
@@ -168,7 +168,7 @@ pub struct SelfMeter {
 
 impl SelfMeter {
     /// Start measuring the calling thread from now.
-    pub fn start() -> Self {
+    pub(super) fn start() -> Self {
         let clock = ThreadClock::for_current_thread();
         let last = clock.read();
         SelfMeter {
@@ -181,7 +181,7 @@ impl SelfMeter {
     /// The figures since the previous call (or [`SelfMeter::start`]), with the lag
     /// samples gathered meanwhile. Without any readable clock, the span is 0 (CPU
     /// unmeasured) and only the lag is reported.
-    pub fn interval(&mut self, lag: LagHistogram) -> GeneratorStats {
+    pub(super) fn interval(&mut self, lag: LagHistogram) -> GeneratorStats {
         let now = Instant::now();
         let cur = self.clock.read();
         let out = match (self.last, cur) {
@@ -210,7 +210,7 @@ impl SelfMeter {
 /// kept off the CPU) wakes it late by as much as it delays every VU's timers and
 /// reads. Runs until aborted with the worker's other housekeeping tasks; it holds
 /// nothing that keeps the runtime alive.
-pub async fn lag_probe(ctx: Rc<WorkerCtx>) {
+pub(super) async fn lag_probe(ctx: Rc<WorkerCtx>) {
     loop {
         let due = Instant::now() + LAG_PROBE_PERIOD;
         tokio::time::sleep_until(due.into()).await;

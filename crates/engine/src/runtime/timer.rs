@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 
 /// One timerfd registered with the worker's reactor.
-pub struct PreciseTimer {
+pub(super) struct PreciseTimer {
     fd: AsyncFd<OwnedFd>,
     base_instant: Instant,
     base_ns: u128,
@@ -28,7 +28,7 @@ fn monotonic_now_ns() -> u128 {
 
 impl PreciseTimer {
     /// Create a timer; falls back to tokio's timer when timerfd is unavailable.
-    pub fn new() -> io::Result<Self> {
+    pub(super) fn new() -> io::Result<Self> {
         // SAFETY: plain syscall; the result is checked before use.
         let raw = unsafe {
             libc::timerfd_create(
@@ -55,7 +55,7 @@ impl PreciseTimer {
     }
 
     /// Sleep until `at` (returns at once if it has passed).
-    pub async fn sleep_until(&self, at: Instant) {
+    pub(super) async fn sleep_until(&self, at: Instant) {
         let now = Instant::now();
         if at <= now {
             return;

@@ -41,7 +41,7 @@ macro_rules! render_ctx {
 
 /// How an iteration ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IterationEnd {
+pub(super) enum IterationEnd {
     /// All steps ran.
     Completed,
     /// A graceful stop arrived between steps.
@@ -49,7 +49,7 @@ pub enum IterationEnd {
 }
 
 /// One virtual user.
-pub struct Vu {
+pub(super) struct Vu {
     ctx: Rc<WorkerCtx>,
     /// 1-based VU number, unique in the run (`{{ vu }}`).
     id: u64,
@@ -95,7 +95,7 @@ fn us(d: Duration) -> u64 {
 
 impl Vu {
     /// A VU with no connections yet (they open on first use). `id` is 1-based.
-    pub fn new(ctx: Rc<WorkerCtx>, seed: u64, id: u64, cookies: bool) -> Self {
+    pub(super) fn new(ctx: Rc<WorkerCtx>, seed: u64, id: u64, cookies: bool) -> Self {
         let plan = &ctx.plan;
         let total = plan.max_vus().max(1);
         let cursors = plan
@@ -132,12 +132,12 @@ impl Vu {
     }
 
     /// Variables (for global setup, whose outputs seed every VU).
-    pub fn into_vars(self) -> Vec<Option<Vec<u8>>> {
+    pub(super) fn into_vars(self) -> Vec<Option<Vec<u8>>> {
         self.vars
     }
 
     /// Drop connections that an interrupted exchange may have left mid-message.
-    pub fn reset_connections(&mut self) {
+    pub(super) fn reset_connections(&mut self) {
         for c in &mut self.conns {
             *c = None;
         }
@@ -147,12 +147,12 @@ impl Vu {
     }
 
     /// Random generator (think times).
-    pub fn rng(&mut self) -> &mut fastrand::Rng {
+    pub(super) fn rng(&mut self) -> &mut fastrand::Rng {
         &mut self.rng
     }
 
     /// Pick the work entry by weight.
-    pub fn pick(&mut self, sc: &ScenarioPlan) -> usize {
+    pub(super) fn pick(&mut self, sc: &ScenarioPlan) -> usize {
         if sc.entries.len() == 1 {
             return 0;
         }
@@ -165,7 +165,7 @@ impl Vu {
 
     /// Run one iteration of entry `entry`. `scheduled` is the open-model start time:
     /// the first request is timed from it.
-    pub async fn iteration(
+    pub(super) async fn iteration(
         &mut self,
         sc: &ScenarioPlan,
         entry: usize,
@@ -179,7 +179,7 @@ impl Vu {
     }
 
     /// Run setup or teardown steps (once per VU, or once per test).
-    pub async fn run_once(&mut self, scope: &str, steps: &[StepPlan]) -> IterationEnd {
+    pub(super) async fn run_once(&mut self, scope: &str, steps: &[StepPlan]) -> IterationEnd {
         self.run_steps(scope, steps, None).await
     }
 
@@ -764,7 +764,7 @@ impl Vu {
 
 /// Most redirects one request follows, as k6's `maxRedirects` default: a chain longer
 /// than this fails with [`ErrorKind::TooManyRedirects`].
-pub const MAX_REDIRECTS: u32 = 10;
+pub(super) const MAX_REDIRECTS: u32 = 10;
 /// Most origins that are not in the plan (met in redirects) one VU keeps a connection
 /// to at a time.
 const MAX_EXTRA_ORIGINS: usize = 8;

@@ -26,7 +26,7 @@ use crate::trace::Observer;
 /// values are folded into `~other`: unbounded tag values (ids, timestamps) must not
 /// turn into unbounded memory. The aggregator applies the same cap per step across
 /// workers (see [`pado_metrics::TAG_SERIES_CAP`]), which is the one users see.
-pub use pado_metrics::TAG_SERIES_CAP;
+pub(super) use pado_metrics::TAG_SERIES_CAP;
 
 /// Run state shared by the CLI and every worker: 0 running, 1 stop gracefully,
 /// 2 abort now.
@@ -39,7 +39,7 @@ pub const STOPPING: u8 = 1;
 pub const ABORT: u8 = 2;
 
 /// Measurements of the current second on this thread.
-pub struct WorkerMetrics {
+pub(super) struct WorkerMetrics {
     second: u32,
     series: Vec<SeriesStats>,
     scenarios: Vec<ScenarioStats>,
@@ -52,7 +52,7 @@ pub struct WorkerMetrics {
 }
 
 /// Everything the tasks of one worker share (single-threaded: `Rc`, `Cell`, `RefCell`).
-pub struct WorkerCtx {
+pub(super) struct WorkerCtx {
     /// Worker index.
     pub id: usize,
     /// The run.
@@ -101,7 +101,7 @@ pub struct WorkerCtx {
 
 impl WorkerCtx {
     /// A context for worker `id`.
-    pub fn new(
+    pub(super) fn new(
         id: usize,
         plan: Arc<RunPlan>,
         t0: Instant,
@@ -113,7 +113,7 @@ impl WorkerCtx {
     }
 
     /// [`WorkerCtx::new`], optionally skipping think times (`--once`).
-    pub fn with_options(
+    pub(super) fn with_options(
         id: usize,
         plan: Arc<RunPlan>,
         t0: Instant,
@@ -159,7 +159,7 @@ impl WorkerCtx {
     /// Whether a failure of step series `series` in category `code` (a status, or
     /// 1000 + a transport kind's index, or 2000 for a failed check) should be
     /// sampled; counts it when so. Called only for failed requests.
-    pub fn want_failure_sample(&self, series: u32, code: u16) -> bool {
+    pub(super) fn want_failure_sample(&self, series: u32, code: u16) -> bool {
         let mut m = self.sampled.borrow_mut();
         let n = m.entry((series, code)).or_insert(0);
         if usize::from(*n) >= SAMPLES_PER_KIND {
@@ -170,12 +170,12 @@ impl WorkerCtx {
     }
 
     /// Keep a failure sample; it goes to the aggregator with the next flush.
-    pub fn failure_sample(&self, s: FailureSample) {
+    pub(super) fn failure_sample(&self, s: FailureSample) {
         self.metrics.borrow_mut().failures.push(s);
     }
 
     /// Second of the run `at` falls in.
-    pub fn second_at(&self, at: Instant) -> u32 {
+    pub(super) fn second_at(&self, at: Instant) -> u32 {
         self.second_of(at)
     }
 
@@ -183,12 +183,12 @@ impl WorkerCtx {
     /// with the event-loop lag its probe records ([`WorkerCtx::record_lag`]), with
     /// every second. Call on the worker's own thread: the clock reads the calling
     /// thread's times. Without it (the setup/teardown runner) no figures are sent.
-    pub fn measure_self(&self) {
+    pub(super) fn measure_self(&self) {
         *self.meter.borrow_mut() = Some(SelfMeter::start());
     }
 
     /// The event-loop probe woke `late` after it was due, at `now`.
-    pub fn record_lag(&self, late: Duration, now: Instant) {
+    pub(super) fn record_lag(&self, late: Duration, now: Instant) {
         self.roll_to(now);
         let us = late.as_micros().min(u64::MAX as u128) as u64;
         self.metrics.borrow_mut().lag.record(us);
@@ -258,7 +258,7 @@ impl WorkerCtx {
     }
 
     /// A VU became active (started a window or an iteration) at `now`.
-    pub fn vu_started(&self, now: Instant) {
+    pub(super) fn vu_started(&self, now: Instant) {
         self.roll_to(now);
         let n = self.vus_active.get() + 1;
         self.vus_active.set(n);
@@ -266,14 +266,14 @@ impl WorkerCtx {
     }
 
     /// A VU became idle at `now`.
-    pub fn vu_stopped(&self, now: Instant) {
+    pub(super) fn vu_stopped(&self, now: Instant) {
         self.roll_to(now);
         self.vus_active.set(self.vus_active.get().saturating_sub(1));
     }
 
     /// Record one request completed at `end`.
     #[inline]
-    pub fn record(&self, series: u32, sample: &RequestSample, end: Instant) {
+    pub(super) fn record(&self, series: u32, sample: &RequestSample, end: Instant) {
         self.roll_to(end);
         let mut m = self.metrics.borrow_mut();
         if let Some(s) = m.series.get_mut(series as usize) {
@@ -283,7 +283,7 @@ impl WorkerCtx {
 
     /// Record a check result.
     #[inline]
-    pub fn check(&self, id: u32, ok: bool) {
+    pub(super) fn check(&self, id: u32, ok: bool) {
         let mut m = self.metrics.borrow_mut();
         if let Some(c) = m.checks.get_mut(id as usize) {
             if ok {
@@ -296,7 +296,12 @@ impl WorkerCtx {
 
     /// The series of a request of step series `base` with rendered tag values
     /// (`values` joined by 0x1f), created on first use.
-    pub fn tagged_series(&self, base: u32, tags: &[(String, Compiled)], values: &[u8]) -> u32 {
+    pub(super) fn tagged_series(
+        &self,
+        base: u32,
+        tags: &[(String, Compiled)],
+        values: &[u8],
+    ) -> u32 {
         let mut key = self.tag_key.borrow_mut();
         key.clear();
         key.extend_from_slice(&base.to_le_bytes());
@@ -345,7 +350,7 @@ impl WorkerCtx {
     }
 
     /// A group of steps took `took`.
-    pub fn group(&self, id: usize, took: Duration, end: Instant) {
+    pub(super) fn group(&self, id: usize, took: Duration, end: Instant) {
         self.roll_to(end);
         let mut m = self.metrics.borrow_mut();
         if let Some(f) = m.flows.get_mut(id) {
@@ -355,7 +360,7 @@ impl WorkerCtx {
     }
 
     /// Record an iteration's end (and its named flow's, if any).
-    pub fn iteration(
+    pub(super) fn iteration(
         &self,
         scenario: usize,
         flow: Option<usize>,
@@ -378,36 +383,36 @@ impl WorkerCtx {
     }
 
     /// Open model: an iteration could not start (pool exhausted).
-    pub fn dropped(&self, scenario: usize, at: Instant) {
+    pub(super) fn dropped(&self, scenario: usize, at: Instant) {
         self.dropped_n(scenario, 1, at);
     }
 
     /// Open model: `n` iterations could not start at all (the run's end came first).
-    pub fn dropped_n(&self, scenario: usize, n: u64, at: Instant) {
+    pub(super) fn dropped_n(&self, scenario: usize, n: u64, at: Instant) {
         self.roll_to(at);
         self.metrics.borrow_mut().scenarios[scenario].dropped += n;
     }
 
     /// Open model: an iteration started late because the generator was behind.
-    pub fn late(&self, scenario: usize, at: Instant) {
+    pub(super) fn late(&self, scenario: usize, at: Instant) {
         self.roll_to(at);
         self.metrics.borrow_mut().scenarios[scenario].late += 1;
     }
 
     /// Once-a-second flush, called by the worker's clock task.
-    pub fn tick(&self) {
+    pub(super) fn tick(&self) {
         self.roll_to(Instant::now());
     }
 
     /// Final flush and goodbye.
-    pub fn finish(&self) {
+    pub(super) fn finish(&self) {
         let mut m = self.metrics.borrow_mut();
         self.send_current(&mut m);
         let _ = self.tx.send(WorkerMessage::Done { worker: self.id });
     }
 
     /// Sleep until `at`, returning false early if a graceful stop is requested.
-    pub async fn sleep_until(&self, at: Instant) -> bool {
+    pub(super) async fn sleep_until(&self, at: Instant) -> bool {
         if self.stopping.get() {
             return false;
         }
@@ -418,7 +423,7 @@ impl WorkerCtx {
     }
 
     /// Apply the shared stop state to this worker.
-    pub fn observe_stop(&self, state: u8) {
+    pub(super) fn observe_stop(&self, state: u8) {
         if state >= STOPPING && !self.stopping.get() {
             self.stopping.set(true);
             self.stop_seen_at.set(Some(Instant::now()));
@@ -432,7 +437,7 @@ impl WorkerCtx {
 
     /// Wait until work must be cut (abort). Pin one per VU and reuse it across
     /// iterations: it registers with the notifier once, not once per iteration.
-    pub fn aborted(&self) -> impl std::future::Future<Output = ()> + '_ {
+    pub(super) fn aborted(&self) -> impl std::future::Future<Output = ()> + '_ {
         let notified = self.abort_notify.notified();
         async move {
             if self.aborted.get() {
@@ -443,7 +448,7 @@ impl WorkerCtx {
     }
 
     /// Whether the shared state says to stop (polled by the clock task).
-    pub fn poll_state(&self, state: &AtomicU8) {
+    pub(super) fn poll_state(&self, state: &AtomicU8) {
         self.observe_stop(state.load(Ordering::Relaxed));
     }
 }

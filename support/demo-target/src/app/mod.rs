@@ -72,7 +72,7 @@ fn unix_now() -> f64 {
 }
 
 impl App {
-    pub fn new(opts: TargetOptions, thread_prefix: Option<&'static str>) -> App {
+    pub(crate) fn new(opts: TargetOptions, thread_prefix: Option<&'static str>) -> App {
         let generated = data::generate(opts.posts, opts.seed);
         let index = Index::from_generated(&generated);
         let store = generated.store;
@@ -101,11 +101,11 @@ impl App {
         }
     }
 
-    pub fn faults(&self) -> Faults {
+    pub(crate) fn faults(&self) -> Faults {
         lock(&self.faults).clone()
     }
 
-    pub fn set_faults(&self, faults: Faults) -> Result<(), String> {
+    pub(crate) fn set_faults(&self, faults: Faults) -> Result<(), String> {
         faults.validate()?;
         let once = faults.stall_ms > 0 && faults.stall_every_s == 0.0;
         let stall = Duration::from_millis(faults.stall_ms);
@@ -117,7 +117,7 @@ impl App {
         Ok(())
     }
 
-    pub fn requests_served(&self) -> u64 {
+    pub(crate) fn requests_served(&self) -> u64 {
         self.http.total()
     }
 

@@ -9,14 +9,14 @@ use std::time::Duration;
 
 /// One response.
 #[derive(Debug)]
-pub struct Resp {
+pub(crate) struct Resp {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
 impl Resp {
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or_else(|e| {
             panic!(
                 "status {} body is not JSON ({e}): {}",
@@ -26,11 +26,11 @@ impl Resp {
         })
     }
 
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -39,14 +39,14 @@ impl Resp {
 }
 
 /// A keep-alive connection.
-pub struct Client {
+pub(crate) struct Client {
     addr: SocketAddr,
     stream: TcpStream,
     buf: Vec<u8>,
 }
 
 impl Client {
-    pub fn new(addr: SocketAddr) -> Client {
+    pub(crate) fn new(addr: SocketAddr) -> Client {
         let stream = TcpStream::connect(addr).expect("connect");
         stream.set_nodelay(true).unwrap();
         stream
@@ -59,11 +59,11 @@ impl Client {
         }
     }
 
-    pub fn get(&mut self, path: &str) -> Resp {
+    pub(crate) fn get(&mut self, path: &str) -> Resp {
         self.request("GET", path, &[], None)
     }
 
-    pub fn post_json(&mut self, path: &str, token: Option<&str>, body: &str) -> Resp {
+    pub(crate) fn post_json(&mut self, path: &str, token: Option<&str>, body: &str) -> Resp {
         let auth = token.map(|t| format!("Bearer {t}"));
         let mut headers = vec![("Content-Type", "application/json")];
         if let Some(a) = &auth {
@@ -72,7 +72,7 @@ impl Client {
         self.request("POST", path, &headers, Some(body.as_bytes()))
     }
 
-    pub fn request(
+    pub(crate) fn request(
         &mut self,
         method: &str,
         path: &str,
@@ -95,12 +95,12 @@ impl Client {
         self.read_response(method == "HEAD")
     }
 
-    pub fn send_raw(&mut self, bytes: &[u8]) {
+    pub(crate) fn send_raw(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).expect("write");
     }
 
     /// Reads one response (Content-Length framing, as the server sends).
-    pub fn read_response(&mut self, head_only: bool) -> Resp {
+    pub(crate) fn read_response(&mut self, head_only: bool) -> Resp {
         let head_end = loop {
             if let Some(i) = find(&self.buf, b"\r\n\r\n") {
                 break i + 4;
@@ -148,7 +148,7 @@ impl Client {
     }
 
     /// Reads until the server closes; returns what came.
-    pub fn read_to_close(&mut self) -> Vec<u8> {
+    pub(crate) fn read_to_close(&mut self) -> Vec<u8> {
         let mut out = std::mem::take(&mut self.buf);
         let _ = self.stream.read_to_end(&mut out);
         out
@@ -160,7 +160,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// Percent-encodes a query value.
-pub fn enc(s: &str) -> String {
+pub(crate) fn enc(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
@@ -174,7 +174,7 @@ pub fn enc(s: &str) -> String {
 
 /// One parsed sample.
 #[derive(Debug, Clone)]
-pub struct Sample {
+pub(crate) struct Sample {
     pub name: String,
     pub labels: BTreeMap<String, String>,
     pub value: f64,
@@ -182,14 +182,14 @@ pub struct Sample {
 
 /// A parsed exposition: families' types and all samples.
 #[derive(Debug, Default)]
-pub struct Exposition {
+pub(crate) struct Exposition {
     pub types: BTreeMap<String, String>,
     pub samples: Vec<Sample>,
 }
 
 impl Exposition {
     /// Sum of all samples named `name` whose labels include `filter`.
-    pub fn sum(&self, name: &str, filter: &[(&str, &str)]) -> f64 {
+    pub(crate) fn sum(&self, name: &str, filter: &[(&str, &str)]) -> f64 {
         self.samples
             .iter()
             .filter(|s| s.name == name)
@@ -202,7 +202,7 @@ impl Exposition {
             .sum()
     }
 
-    pub fn has(&self, name: &str) -> bool {
+    pub(crate) fn has(&self, name: &str) -> bool {
         self.samples.iter().any(|s| s.name == name)
     }
 }
@@ -210,7 +210,7 @@ impl Exposition {
 /// Parses Prometheus text format 0.0.4 strictly enough to catch mistakes:
 /// every sample must belong to a family declared by a `# TYPE` line before
 /// it, label values must be well-quoted, values must be numbers.
-pub fn parse_prometheus(text: &str) -> Result<Exposition, String> {
+pub(crate) fn parse_prometheus(text: &str) -> Result<Exposition, String> {
     let mut e = Exposition::default();
     for (n, line) in text.lines().enumerate() {
         let n = n + 1;
