@@ -449,27 +449,13 @@ pub(crate) fn generate(count: usize, seed: u64) -> Generated {
     }
 }
 
-/// Formats unix seconds as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian).
+/// Formats unix seconds as `YYYY-MM-DDTHH:MM:SSZ` (RFC 3339, UTC). Out-of-range
+/// seconds (beyond year 9999) are clamped to the last representable second.
 pub(crate) fn rfc3339(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let t = time::OffsetDateTime::from_unix_timestamp(secs)
+        .unwrap_or_else(|_| time::PrimitiveDateTime::MAX.assume_utc());
+    let f = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
+    t.format(&f).unwrap_or_default()
 }
 
 #[cfg(test)]

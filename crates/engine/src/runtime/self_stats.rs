@@ -323,18 +323,18 @@ mod tests {
     #[test]
     fn meter_reports_deltas_over_the_span() {
         let mut m = SelfMeter::start();
-        spin(Duration::from_millis(50));
+        // 50 ms of this thread's CPU, however long a crowded machine makes that take.
+        spin_cpu(Duration::from_millis(50));
         let mut lag = LagHistogram::default();
         lag.record(1200);
         let g = m.interval(lag);
-        assert!(g.wall_ns >= 50_000_000, "{g:?}");
-        assert!(g.cpu_ns <= g.wall_ns + 5_000_000, "{g:?}");
+        assert!(g.cpu_ns >= 45_000_000, "{g:?}");
+        assert!(g.wall_ns >= g.cpu_ns.saturating_sub(5_000_000), "{g:?}");
         if let Some(w) = g.wait_ns {
-            // Spinning: on a CPU or runnable behind another thread, nearly all the
-            // time (a crowded machine's accounting lags by a few ms).
-            assert!(g.cpu_ns + w >= g.wall_ns * 8 / 10, "{g:?}");
+            // Running and waiting for a CPU never add up to more than the span. (Not
+            // a lower bound: a virtual machine's stolen time is in neither.)
+            assert!(g.cpu_ns + w <= g.wall_ns + 5_000_000, "{g:?}");
         }
-        assert!(g.cpu_ns >= 5_000_000, "{g:?}");
         assert_eq!(g.lag.count(), 1);
         std::thread::sleep(Duration::from_millis(50));
         let idle = m.interval(LagHistogram::default());

@@ -1,0 +1,194 @@
+//! What a person sees of an exchange: the debug trace (`--http-debug`, `--once`) and
+//! the failure samples of `failures.jsonl`, both redacted, built only when needed.
+
+use std::time::{Duration, Instant};
+
+use pado_metrics::failure::{printable, BODY_PREFIX};
+use pado_metrics::{ErrorKind, FailureSample, RequestSample};
+
+use crate::plan::{CheckPlan, StepPlan};
+use crate::redact::{body_of, headers, request_line, Redactor};
+use crate::response_view::ResponseView;
+use crate::trace::{BodyShown, CheckOutcome, Trace, TRACE_BODY_BYTES};
+
+use crate::runtime::worker::WorkerCtx;
+
+/// The trace of one exchange for `--http-debug` and `--once`, redacted.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn trace(
+    ctx: &WorkerCtx,
+    scope: &str,
+    step: &StepPlan,
+    vu: u64,
+    origin_label: &str,
+    bytes: &[u8],
+    head: &[u8],
+    body: &[u8],
+    sample: &RequestSample,
+    full: bool,
+    checks: Vec<CheckOutcome>,
+    extracted: Vec<(String, Option<String>)>,
+) -> Trace {
+    let plan = &ctx.plan;
+    let with_credentials;
+    let r = if full {
+        &plan.secrets
+    } else {
+        with_credentials = plan.secrets.with_credentials_of(bytes);
+        &with_credentials
+    };
+    let (method, target) = request_line(bytes);
+    Trace {
+        scope: scope.to_string(),
+        step: step_name(ctx, step.series),
+        vu,
+        method: String::from_utf8_lossy(method).into_owned(),
+        url: r.text(format!("{origin_label}{}", String::from_utf8_lossy(target)).as_bytes()),
+        request_headers: headers(bytes, r, full),
+        request_body: shown(r, body_of(bytes)),
+        status: sample.status,
+        error: sample.error,
+        reason: None,
+        failed: sample.failed,
+        response_headers: headers(head, r, full),
+        response_body: shown(r, body),
+        phases: sample.phases,
+        checks,
+        extracted,
+    }
+}
+
+pub(super) fn step_name(ctx: &WorkerCtx, series: u32) -> String {
+    ctx.plan
+        .series
+        .get(series as usize)
+        .map(|k| k.name.clone())
+        .unwrap_or_default()
+}
+
+/// A body for a trace: its first bytes, redacted and printable; `None` when empty.
+pub(super) fn shown(r: &Redactor, body: &[u8]) -> Option<BodyShown> {
+    (!body.is_empty()).then(|| BodyShown {
+        text: printable(&r.prefix(body, TRACE_BODY_BYTES)),
+        total: body.len(),
+    })
+}
+
+/// What a failure sample says made the request fail, besides its category.
+pub(super) struct Cause<'a> {
+    /// The first failed check and what it saw.
+    pub(super) check: Option<(&'a CheckPlan, String)>,
+    /// Why, in words: a transport failure's reason ([`pado_http::Exchange::reason`])
+    /// or what a template rendered ([`RenderFault`]).
+    pub(super) reason: Option<std::borrow::Cow<'static, str>>,
+}
+
+/// The sample of one failed request, redacted. `check` is the failing check with
+/// what it saw, when a check (not the status or the transport) failed the request.
+pub(super) fn failure_sample(
+    ctx: &WorkerCtx,
+    series: u32,
+    request: &[u8],
+    s: &RequestSample,
+    body: &[u8],
+    cause: Cause<'_>,
+    end: Instant,
+) -> FailureSample {
+    let Cause { check, reason } = cause;
+    let r = &ctx.plan.secrets.with_credentials_of(request);
+    let (method, target) = request_line(request);
+    let category = match s.error {
+        Some(e) => e.as_str().to_string(),
+        None if s.failed_by_check => "check_failed".to_string(),
+        None => format!("http_{}", s.status),
+    };
+    let (check, actual) = match check {
+        Some((c, seen)) => (
+            ctx.plan.checks.get(check_id(c) as usize).cloned(),
+            Some(r.text(seen.as_bytes())),
+        ),
+        None => (None, None),
+    };
+    FailureSample {
+        step: step_name(ctx, series),
+        category,
+        second: ctx.second_at(end),
+        method: String::from_utf8_lossy(method).into_owned(),
+        url: r.text(target),
+        status: s.status,
+        body: printable(&r.prefix(body, BODY_PREFIX)),
+        check,
+        actual,
+        reason: reason.map(|why| r.text(why.as_bytes())),
+    }
+}
+
+pub(super) fn check_id(c: &CheckPlan) -> u32 {
+    match c {
+        CheckPlan::Status { id, .. }
+        | CheckPlan::BodyContains { id, .. }
+        | CheckPlan::MaxDuration { id, .. }
+        | CheckPlan::BodyMatches { id, .. }
+        | CheckPlan::JsonExists { id, .. }
+        | CheckPlan::JsonEquals { id, .. }
+        | CheckPlan::Header { id, .. }
+        | CheckPlan::Templated { id, .. } => *id,
+    }
+}
+
+/// Longest value text a check description quotes.
+pub(super) const SEEN_MAX: usize = 120;
+
+pub(super) fn clip(s: &str) -> String {
+    if s.chars().count() <= SEEN_MAX {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(SEEN_MAX).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// What a check saw, for a person (`got 401`, `got 7`, `no match in 120-byte body`):
+/// called for failed checks being sampled and when debugging, never on the hot path.
+pub(super) fn seen(
+    c: &CheckPlan,
+    r: &ResponseView<'_>,
+    error: Option<ErrorKind>,
+    duration: Duration,
+) -> String {
+    if let Some(e) = error {
+        return format!("no response ({e})");
+    }
+    let json_at = |path: &serde_json_path::JsonPath| match r.json() {
+        None => "body is not JSON".to_string(),
+        Some(v) => match path.query(v).first() {
+            None => format!("nothing at {path}"),
+            Some(got) => format!("got {}", clip(&got.to_string())),
+        },
+    };
+    match c {
+        CheckPlan::Status { .. } => format!("got {}", r.status),
+        CheckPlan::BodyContains { needle, .. } => {
+            if memchr::memmem::find(r.body, needle).is_some() {
+                "found".to_string()
+            } else {
+                format!("not found in {}-byte body", r.body.len())
+            }
+        }
+        CheckPlan::BodyMatches { re, .. } => match re.find(r.body) {
+            Some(m) => format!("matched {:?}", clip(&String::from_utf8_lossy(m.as_bytes()))),
+            None => format!("no match in {}-byte body", r.body.len()),
+        },
+        CheckPlan::MaxDuration { .. } => {
+            format!("took {:.1} ms", duration.as_secs_f64() * 1000.0)
+        }
+        CheckPlan::JsonExists { path, .. } | CheckPlan::JsonEquals { path, .. } => json_at(path),
+        CheckPlan::Header { name, .. } => match r.header(name) {
+            Some(v) => format!("got {:?}", clip(&String::from_utf8_lossy(v))),
+            None => format!("no {name} header"),
+        },
+        // Judged once rendered, as the plain check it stands for.
+        CheckPlan::Templated { .. } => "not rendered".to_string(),
+    }
+}
