@@ -260,3 +260,81 @@ fn find_capacity_sends_the_quick_mode_method_headers_and_body() {
         Some(&(recs.len() as u64))
     );
 }
+
+#[test]
+fn find_capacity_reads_the_scenario_once_and_checks_it_before_the_first_step() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let dir = tmp("cap-read-once");
+    let file = dir.join("t.yaml");
+    let scenario = |path: &str| {
+        format!(
+            "target: {}\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 5\n    duration: 1s\n    flow:\n      - request: GET {path}\n",
+            srv.base_url()
+        )
+    };
+    std::fs::write(&file, scenario("/first")).unwrap();
+    let out_dir = dir.join("out");
+    let child = Command::new(pado_bin())
+        .args([
+            "find-capacity",
+            file.to_str().unwrap(),
+            "--start-rate",
+            "5",
+            "--factor",
+            "2",
+            "--max-rate",
+            "20",
+            "--hold",
+            "1s",
+            "--sla",
+            "http_req_failed: rate < 0.01",
+            "--json",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the first step is sending, the file changes under the search.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while srv.stats().requests == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::write(&file, scenario("/edited")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Three steps (5, 10, 20/s), every one the file as it was read.
+    assert_eq!(v["steps"].as_array().map(Vec::len), Some(3), "{v}");
+    let by_path = srv.stats().by_path;
+    assert!(
+        by_path.get("/first").copied().unwrap_or(0) >= 20,
+        "{by_path:?}"
+    );
+    assert_eq!(by_path.get("/edited"), None, "{by_path:?}");
+
+    // A broken file is an error of the file (exit 2, its line), before any step.
+    std::fs::write(
+        &file,
+        "target: x\nscenarios:\n  a:\n    executor: constant-vus\n    duratoin: 1s\n",
+    )
+    .unwrap();
+    let broken_out = dir.join("broken-out");
+    let o = Command::new(pado_bin())
+        .args(["find-capacity", file.to_str().unwrap(), "--out"])
+        .arg(&broken_out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("t.yaml:5"), "{e}");
+    assert!(!e.contains("searching"), "{e}");
+    assert!(!broken_out.join("step-01-5.0").exists());
+}

@@ -16,6 +16,7 @@ use pado_scenario::{Dur, LoadShape};
 use crate::config::{LoadSpec, Output, RunConfig};
 use crate::exit::{self, Failure};
 use crate::out::outln;
+use crate::prepared::{Prepared, ScenarioText};
 
 /// Search settings.
 pub(crate) struct CapacityOptions {
@@ -80,19 +81,26 @@ pub(crate) struct StepResult {
     pub interrupted: bool,
 }
 
-/// Run one step at `rate` for the hold, as `pado run` would run the same flags with
-/// `--rate RATE --duration HOLD`; its figures, and how it measured against the SLA.
-fn try_rate(
-    o: &CapacityOptions,
-    rate: f64,
-    n: usize,
-) -> Result<(StepResult, capacity::StepJudgement), Failure> {
+/// What a step at `rate` loads: the search's flags with the step's rate and length.
+fn step_spec(o: &CapacityOptions, rate: f64) -> LoadSpec {
     let mut spec = o.load.clone();
     spec.overrides.shape = Some(LoadShape::Rate {
         rate,
         duration: Dur(o.hold),
     });
     spec.overrides.name = Some(format!("capacity-{rate:.1}"));
+    spec
+}
+
+/// Run one step at `rate` for the hold, as `pado run` would run the same flags with
+/// `--rate RATE --duration HOLD`; its figures, and how it measured against the SLA.
+fn try_rate(
+    o: &CapacityOptions,
+    text: &ScenarioText,
+    rate: f64,
+    n: usize,
+) -> Result<(StepResult, capacity::StepJudgement), Failure> {
+    let spec = step_spec(o, rate);
     let output = Output {
         dir: Some(o.out.join(format!("step-{n:02}-{rate:.1}"))),
         overwrite: o.overwrite,
@@ -100,7 +108,8 @@ fn try_rate(
         quiet: true,
         ..Default::default()
     };
-    let done = crate::run_cmd::execute(&RunConfig::new(spec.load()?, output))?;
+    let prepared = Prepared::from_read(text, &spec)?;
+    let done = crate::run_cmd::execute(&RunConfig::new(prepared, output))?;
     if let Some(e) = &done.write_error {
         // The step's figures are in memory; only its saved report is missing.
         eprintln!("warning: step at {rate:.1}/s: {}", e.message);
@@ -191,9 +200,12 @@ fn print_step(s: &StepResult, quiet: bool) {
     );
 }
 
-/// Run the search; returns the steps and how it ended.
+/// Run the search; returns the steps and how it ended. The scenario is read once:
+/// every step runs the same text with its own rate (an edit to the file during the
+/// search does not change the test half-way).
 pub(crate) fn search(
     o: &CapacityOptions,
+    text: &ScenarioText,
     quiet: bool,
 ) -> Result<(Vec<StepResult>, Outcome), Failure> {
     let mut steps = Vec::new();
@@ -201,7 +213,7 @@ pub(crate) fn search(
         if crate::run_cmd::interrupted_by_user() {
             return Ok(StepVerdict::Interrupted);
         }
-        let (s, judged) = try_rate(o, rate, n)?;
+        let (s, judged) = try_rate(o, text, rate, n)?;
         print_step(&s, quiet);
         // A press during the step stops the search even if the step's run had
         // already ended when it came.
@@ -264,6 +276,10 @@ fn generator_warning(steps: &[StepResult]) -> Option<String> {
 
 /// `pado find-capacity`.
 pub(crate) fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
+    // Read and check the scenario before the first step: a broken file is an error
+    // of its own (file:line), not a failed step.
+    let text = ScenarioText::read(&o.load)?;
+    Prepared::from_read(&text, &step_spec(&o, o.start))?;
     if !json {
         eprintln!(
             "searching: from {}/s, ×{} per step, {} s each, SLA: {}",
@@ -277,7 +293,7 @@ pub(crate) fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
                 .join(", ")
         );
     }
-    let (steps, outcome) = search(&o, json)?;
+    let (steps, outcome) = search(&o, &text, json)?;
     let by_user = crate::run_cmd::interrupted_by_user();
     let warning = generator_warning(&steps);
     let limit_at_break = steps.iter().find(|s| !s.ok).and_then(|s| s.limit.clone());

@@ -140,30 +140,85 @@ impl Prepared {
     }
 }
 
-impl Prepared {
-    /// Stage two's last part: read the scenario named by `spec` (once), apply its
-    /// settings, validate the result and parse its thresholds (the file's and the
-    /// command line's), every error naming file, line and field.
-    pub(crate) fn load(spec: &LoadSpec) -> Result<Prepared, Failure> {
-        let ov = &spec.overrides;
-        let (mut config, file, base_dir, lines) = match &spec.source {
+/// A scenario as read, before any flag changes it. A file is read (and its target
+/// override applied) once; quick mode has nothing to read, its scenario is built
+/// from the flags each time it is prepared.
+#[derive(Clone, Debug)]
+pub(crate) enum ScenarioText {
+    /// A scenario file, loaded.
+    File {
+        /// The configuration as the file says (with `--target` applied).
+        config: Box<Config>,
+        /// The file's name, for messages.
+        file: String,
+        /// Where relative paths in it start.
+        base_dir: PathBuf,
+        /// YAML paths to lines, for threshold errors.
+        lines: LineIndex,
+    },
+    /// Quick mode: the URL and flags are the scenario.
+    Url,
+}
+
+impl ScenarioText {
+    /// Read what `spec` names (a file once; nothing for a URL).
+    pub(crate) fn read(spec: &LoadSpec) -> Result<ScenarioText, Failure> {
+        match &spec.source {
             Source::File(path) => {
-                let loaded =
-                    load_file_with_target(path, ov.target.as_deref()).map_err(|e| match e {
+                let loaded = load_file_with_target(path, spec.overrides.target.as_deref())
+                    .map_err(|e| match e {
                         pado_scenario::ScenarioError::Read { .. } => Failure {
                             code: exit::INVALID,
                             message: e.to_string(),
                         },
                         _ => Failure::invalid(e.to_string()),
                     })?;
-                (loaded.config, loaded.file, loaded.base_dir, loaded.lines)
+                Ok(ScenarioText::File {
+                    config: Box::new(loaded.config),
+                    file: loaded.file,
+                    base_dir: loaded.base_dir,
+                    lines: loaded.lines,
+                })
             }
-            Source::Url(q) => (
+            Source::Url(_) => Ok(ScenarioText::Url),
+        }
+    }
+}
+
+impl Prepared {
+    /// Stage two's last part: read the scenario named by `spec`, apply its
+    /// settings, validate the result and parse its thresholds (the file's and the
+    /// command line's), every error naming file, line and field.
+    pub(crate) fn load(spec: &LoadSpec) -> Result<Prepared, Failure> {
+        Prepared::from_read(&ScenarioText::read(spec)?, spec)
+    }
+
+    /// Prepare a scenario already read: the flags of `spec` applied to its own copy
+    /// (each find-capacity step prepares the one reading with its own rate).
+    pub(crate) fn from_read(read: &ScenarioText, spec: &LoadSpec) -> Result<Prepared, Failure> {
+        let ov = &spec.overrides;
+        let (mut config, file, base_dir, lines) = match (read, &spec.source) {
+            (
+                ScenarioText::File {
+                    config,
+                    file,
+                    base_dir,
+                    lines,
+                },
+                _,
+            ) => (
+                (**config).clone(),
+                file.clone(),
+                base_dir.clone(),
+                lines.clone(),
+            ),
+            (ScenarioText::Url, Source::Url(q)) => (
                 quick_config(q, ov),
                 "<command line>".to_string(),
                 PathBuf::from("."),
                 LineIndex::default(),
             ),
+            (ScenarioText::Url, Source::File(_)) => return Prepared::load(spec),
         };
         if let (Some(len), Some(want)) = (pado_scenario::planned_length(&config), spec.fit_to) {
             if !len.is_zero() {
