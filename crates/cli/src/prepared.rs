@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use pado_analysis::thresholds::Threshold;
 use pado_engine::compile;
 use pado_scenario::line_index::LineIndex;
-use pado_scenario::{apply_overrides, load_file_with_target, quick_config, validate, Config};
+use pado_scenario::{
+    apply_overrides, load_file_with_target, quick_config, validate, Config, QuickRequest,
+};
 
 use crate::config::{LoadSpec, Source};
 use crate::exit::{self, Failure};
@@ -156,8 +158,8 @@ pub(crate) enum ScenarioText {
         /// YAML paths to lines, for threshold errors.
         lines: LineIndex,
     },
-    /// Quick mode: the URL and flags are the scenario.
-    Url,
+    /// Quick mode: the request the flags describe is the scenario.
+    Url(Box<QuickRequest>),
 }
 
 impl ScenarioText {
@@ -180,7 +182,7 @@ impl ScenarioText {
                     lines: loaded.lines,
                 })
             }
-            Source::Url(_) => Ok(ScenarioText::Url),
+            Source::Url(q) => Ok(ScenarioText::Url(Box::new(q.clone()))),
         }
     }
 }
@@ -197,28 +199,24 @@ impl Prepared {
     /// (each find-capacity step prepares the one reading with its own rate).
     pub(crate) fn from_read(read: &ScenarioText, spec: &LoadSpec) -> Result<Prepared, Failure> {
         let ov = &spec.overrides;
-        let (mut config, file, base_dir, lines) = match (read, &spec.source) {
-            (
-                ScenarioText::File {
-                    config,
-                    file,
-                    base_dir,
-                    lines,
-                },
-                _,
-            ) => (
+        let (mut config, file, base_dir, lines) = match read {
+            ScenarioText::File {
+                config,
+                file,
+                base_dir,
+                lines,
+            } => (
                 (**config).clone(),
                 file.clone(),
                 base_dir.clone(),
                 lines.clone(),
             ),
-            (ScenarioText::Url, Source::Url(q)) => (
+            ScenarioText::Url(q) => (
                 quick_config(q, ov),
                 "<command line>".to_string(),
                 PathBuf::from("."),
                 LineIndex::default(),
             ),
-            (ScenarioText::Url, Source::File(_)) => return Prepared::load(spec),
         };
         if let (Some(len), Some(want)) = (pado_scenario::planned_length(&config), spec.fit_to) {
             if !len.is_zero() {

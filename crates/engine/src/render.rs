@@ -248,11 +248,8 @@ impl Binder<'_> {
         text: &str,
         origins: Vec<Box<str>>,
     ) -> Result<Compiled, BindError> {
-        let lead = Shape::Path {
-            origins: origins.into_boxed_slice(),
-            label: Box::from(""),
-        };
-        self.compile_with_lead(text, Escape::Url, encode_url_literal, Some(lead))
+        let origins = origins.into_boxed_slice();
+        self.compile_with_lead(text, Escape::Url, encode_url_literal, Some(origins))
     }
 
     fn compile_with_lead(
@@ -260,7 +257,7 @@ impl Binder<'_> {
         text: &str,
         escape: Escape,
         literal_encode: impl Fn(&str) -> Vec<u8>,
-        mut lead: Option<Shape>,
+        lead_origins: Option<Box<[Box<str>]>>,
     ) -> Result<Compiled, BindError> {
         let t: Template = parse_template(text).map_err(|e| BindError::Syntax(e.to_string()))?;
         let mut parts: Vec<Part> = Vec::new();
@@ -270,12 +267,14 @@ impl Binder<'_> {
                     push_lit(&mut parts, literal_encode(&s));
                     continue;
                 }
-                Segment::Expr(e) => match lead.take().filter(|_| i == 0) {
-                    Some(Shape::Path { origins, .. }) => {
+                // The hole a URL starts with is its path (see `compile_url_target`).
+                Segment::Expr(e) => match lead_origins.as_ref().filter(|_| i == 0) {
+                    Some(origins) => {
                         let label = e.to_string().into_boxed_str();
+                        let origins = origins.clone();
                         (e, Some(Shape::Path { origins, label }))
                     }
-                    _ => (e, None),
+                    None => (e, None),
                 },
                 Segment::Typed(e, ty) if escape == Escape::Json => {
                     let label = e.to_string().into_boxed_str();
