@@ -34,8 +34,9 @@ pub enum Verdict {
     Worse,
     /// Not distinguishable from the per-second noise.
     WithinNoise,
-    /// Too few (effective) seconds for the test to tell anything, however large the
-    /// change: "within noise" would be a claim it cannot make.
+    /// Too few (effective) seconds for the rank test to tell anything, and a t-test
+    /// on the means did not find the gap beyond the seconds' spread: "within noise"
+    /// would be a claim neither can make.
     TooFewSeconds,
     /// Most seconds did not shift, but the overall figure moved by more than the
     /// baseline's whole per-second spread: the change comes from a few seconds
@@ -71,7 +72,7 @@ impl Verdict {
             }
             Verdict::WithinNoise => "no shift beyond the per-second noise",
             Verdict::TooFewSeconds => {
-                "too few seconds to judge (even a complete separation would not be significant)"
+                "too few seconds to judge: even a complete separation of their ranks would not be significant, and the means are not far enough apart for the seconds' spread"
             }
             Verdict::FewSeconds => {
                 "most seconds did not shift, but the overall figure moved by more than the baseline's whole per-second range: the change comes from a few seconds"
