@@ -247,6 +247,8 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         notes: Vec::new(),
         warnings: warnings.clone(),
         max_body: Some(plan.max_body as u64),
+        segment: None,
+        merged_from: Vec::new(),
     };
     dir.write_meta(&meta).map_err(Failure::other)?;
     let mut timeline = dir.timeline_writer().map_err(Failure::other)?;

@@ -136,6 +136,65 @@ pub struct RunMeta {
     /// the summary's warning about cut bodies; absent in files written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_body: Option<u64>,
+    /// This run's share of one test split across generators (`pado run --segment`);
+    /// absent for a whole test. `pado merge` reads it to put the shares back together
+    /// and to name a missing one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<SegmentMeta>,
+    /// Result directories this one was merged from (`pado merge`), one per generator,
+    /// in segment order; empty for a run of one generator.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<GeneratorMeta>,
+}
+
+/// Which share of a split test a run carried, and how it was started.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SegmentMeta {
+    /// 0-based index of this segment (`--segment 2/8` is index 2 of count 8).
+    pub index: u32,
+    /// Number of segments the test was split into.
+    pub count: u32,
+    /// Relative weight of every segment (`--segment-weights 2,1,1`; all 1 when not
+    /// given), `count` entries: this segment's share is `weights[index] / sum`.
+    pub weights: Vec<u32>,
+    /// Fingerprint of the whole test's plan (the scenario as loaded with every flag
+    /// that changes the load, before splitting): segments with different fingerprints
+    /// are not parts of one test, and `pado merge` refuses them.
+    pub plan_id: String,
+    /// The agreed start (`--start-at`), RFC 3339 UTC with milliseconds; absent when
+    /// the segment started on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<String>,
+    /// How late second 0 began after `start_at`, in milliseconds (negative: early);
+    /// absent without `start_at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_skew_ms: Option<f64>,
+    /// Whether this segment ran the global setup and teardown (segment 0 does, once
+    /// for the whole test; the others take setup's variables from a file).
+    #[serde(default)]
+    pub ran_setup: bool,
+}
+
+/// One generator of a merged result: where its directory was and what it did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorMeta {
+    /// Its segment (index, count, weights, start skew).
+    pub segment: SegmentMeta,
+    /// The result directory it was merged from, as given to `pado merge`.
+    pub source: String,
+    /// Its own `started_at`.
+    pub started_at: String,
+    /// Its own wall-clock length, seconds.
+    pub duration_s: f64,
+    /// Whether it was stopped early.
+    pub interrupted: bool,
+    /// Worker threads and allowed cores of that generator.
+    pub workers: usize,
+    /// Cores that generator was allowed to use.
+    pub cores_allowed: usize,
+    /// Its own warnings (generator overload and the like).
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// One scenario as run.
