@@ -255,8 +255,9 @@ fn worker_main(
     ctx.measure_self();
     local.block_on(&rt, async {
         let mut tasks = Vec::new();
-        let mut vu_counter: u64 = 0;
-        let mut vu_base: u64 = 0;
+        // VU ids are numbered over the whole test (all segments of a split test):
+        // each scenario takes its id space after the previous scenarios'.
+        let mut id_base: u64 = 0;
         for (sc_idx, sc) in plan.scenarios.iter().enumerate() {
             match sc.executor.schedule() {
                 Schedule::Closed(c) => {
@@ -264,23 +265,25 @@ fn worker_main(
                     for (n, windows) in c.vus.iter().enumerate() {
                         // Spread VUs over workers: VU n of every scenario to worker
                         // (global index % workers), so mixed scenarios share cores.
-                        let global = vu_counter + n as u64;
+                        let index = c.global_index(n as u64);
+                        let global = id_base + index;
                         if global as usize % workers != id {
                             continue;
                         }
                         tasks.push(tokio::task::spawn_local(closed::run_vu(
                             ctx.clone(),
                             sc_idx,
-                            n as u64,
+                            index,
                             global,
                             windows.clone(),
                             c.clone(),
                         )));
                     }
-                    vu_counter += c.vus.len() as u64;
+                    id_base += c.id_space();
                 }
                 Schedule::Open(o) => {
                     let share_workers = workers.min(o.max_vus.max(1) as usize);
+                    let space = o.id_space();
                     if id < share_workers {
                         tasks.push(tokio::task::spawn_local(open::run_scheduler(
                             ctx.clone(),
@@ -288,13 +291,12 @@ fn worker_main(
                             o,
                             id,
                             share_workers,
-                            vu_base,
+                            id_base,
                         )));
                     }
-                    vu_counter += sc.executor.max_vus() as u64;
+                    id_base += space;
                 }
             }
-            vu_base += sc.executor.max_vus() as u64;
         }
         // The clock: once a second flush, and follow the shared stop state.
         let clock_ctx = ctx.clone();
