@@ -491,7 +491,7 @@ pub(crate) struct RunArgs {
     pub start_at: Option<String>,
     /// Seed every VU with the global setup's variables from this file (made by
     /// `pado setup ... --out FILE`) instead of running the setup.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "once")]
     pub setup_vars: Option<PathBuf>,
 }
 
