@@ -344,3 +344,38 @@ fn segment_zero_runs_the_setup_itself_and_bad_flags_are_refused() {
     }
     assert_eq!(srv.stats().requests, 0);
 }
+
+#[test]
+fn a_whole_run_can_start_at_an_agreed_instant_too() {
+    let srv = TestServer::start();
+    let r = run(
+        "start-at-whole",
+        &[
+            "--url",
+            &srv.url("/"),
+            "--vus",
+            "2",
+            "--iterations",
+            "3",
+            "--start-at",
+            "+1500ms",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(srv.stats().requests, 6);
+    let meta = run_json(&r.dir);
+    // No segment: the agreed start and its measured skew are a note.
+    assert!(meta["segment"].is_null(), "{meta}");
+    let notes: Vec<&str> = meta["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("agreed start (--start-at)") && n.contains("ms after it")),
+        "{notes:?}"
+    );
+}
