@@ -163,7 +163,18 @@ fn closed_segments_add_up_to_the_whole_at_every_second() {
                 for frac in [0u64, 500] {
                     let t = Duration::from_secs(sec) + Duration::from_millis(frac);
                     let sum: usize = parts.iter().map(|p| active(p, t)).sum();
-                    assert_eq!(sum, active(&whole, t), "{e:?} {w:?} at {t:?}");
+                    let all = active(&whole, t);
+                    assert_eq!(sum, all, "{e:?} {w:?} at {t:?}");
+                    // And each segment carries its share then, within one VU.
+                    let total: u32 = w.iter().sum();
+                    for (i, p) in parts.iter().enumerate() {
+                        let want = all as f64 * w[i] as f64 / total as f64;
+                        let got = active(p, t) as f64;
+                        assert!(
+                            (got - want).abs() < 1.0,
+                            "{e:?} {w:?} {i} at {t:?}: {got} vs {want}"
+                        );
+                    }
                     seen_busy |= sum > 0;
                 }
             }
@@ -257,6 +268,19 @@ fn open_segments_interleave_into_the_exact_whole_schedule() {
             }
             got.sort_unstable();
             assert_eq!(got, want, "{e:?} {w:?}");
+            // Interleaved, not in blocks: by any arrival of the whole schedule, each
+            // segment has had its share of the arrivals so far, within one.
+            let total: u32 = w.iter().sum();
+            for (k, t) in want.iter().enumerate().step_by(7) {
+                for (i, p) in parts.iter().enumerate() {
+                    let so_far = p.arrivals().take_while(|a| a <= t).count() as f64;
+                    let share = (k + 1) as f64 * w[i] as f64 / total as f64;
+                    assert!(
+                        (so_far - share).abs() < 1.0 + 1e-9,
+                        "{w:?} {i} by {k}: {so_far} vs {share}"
+                    );
+                }
+            }
             // Pools scale by share, at least 1; pool ids never collide.
             let mut ids = std::collections::HashSet::new();
             for p in &parts {
