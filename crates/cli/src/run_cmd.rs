@@ -242,11 +242,14 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     // Ctrl-C: first stops gracefully, second exits at once. While waiting for an
     // agreed start it ends the wait: nothing sent, no result directory.
     let stop = Arc::new(AtomicU8::new(0));
-    watch_ctrl_c(stop.clone(), out.quiet);
+    // (Quiet while waiting: the handler's "in-flight requests finish" would be
+    // wrong before anything was sent; the wait says what happened instead.)
+    watch_ctrl_c(stop.clone(), out.quiet || split.start_at.is_some());
     let start_at = split
         .start_at
         .map(|at| crate::split::wait_for_start(at, &stop, out.quiet))
         .transpose()?;
+    watch_ctrl_c(stop.clone(), out.quiet);
     let dir = result_dir(out, &plan.name)?;
     let mut meta = RunMeta {
         format: "pado-result".into(),
