@@ -19,8 +19,11 @@ use super::{ClosedSchedule, Executor, OpenSchedule, Schedule, StageWindow};
 
 /// Most segments a test may be split into.
 pub const MAX_SEGMENTS: u32 = 10_000;
-/// Largest sum of weights (the stripe's period is held in memory).
+/// Largest sum of weights, after dividing them by their greatest common divisor (the
+/// stripe's period is held in memory and built in sum × segments steps).
 pub const MAX_WEIGHT_SUM: u64 = 1_000_000;
+/// Most steps building a stripe may take (sum of weights × segments).
+const MAX_STRIPE_WORK: u64 = 100_000_000;
 
 /// A bad `--segment` or `--segment-weights`.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -61,8 +64,9 @@ pub enum SegmentError {
         /// Which weight.
         index: usize,
     },
-    /// Weights summing past [`MAX_WEIGHT_SUM`].
-    #[error("the weights sum to {0}: at most {MAX_WEIGHT_SUM} (divide them by a common factor)")]
+    /// Weights too fine to stripe (their sum, reduced, past [`MAX_WEIGHT_SUM`], or
+    /// times the segments past a hundred million).
+    #[error("the weights sum to {0} (divided by their common factor): too fine a split; use smaller weights (at most {MAX_WEIGHT_SUM} in all, and sum × segments at most 100000000)")]
     WeightSum(u64),
 }
 
@@ -123,8 +127,11 @@ impl Stripe {
         if let Some(index) = weights.iter().position(|&w| w == 0) {
             return Err(SegmentError::ZeroWeight { index });
         }
-        let total: u64 = weights.iter().map(|&w| w as u64).sum();
-        if total > MAX_WEIGHT_SUM {
+        // The stripe depends only on the weights' ratios: 2,2,4 stripes as 1,1,2.
+        let g = weights.iter().fold(0u64, |g, &w| gcd(w as u64, g));
+        let reduced: Vec<u64> = weights.iter().map(|&w| w as u64 / g).collect();
+        let total: u64 = reduced.iter().sum();
+        if total > MAX_WEIGHT_SUM || total * reduced.len() as u64 > MAX_STRIPE_WORK {
             return Err(SegmentError::WeightSum(total));
         }
         let mut counts = vec![0u64; weights.len()];
@@ -132,8 +139,7 @@ impl Stripe {
         let mut offsets = vec![Vec::new(); weights.len()];
         for n in 0..total {
             let mut best: Option<(u64, usize)> = None;
-            for (i, &w) in weights.iter().enumerate() {
-                let w = w as u64;
+            for (i, &w) in reduced.iter().enumerate() {
                 if counts[i] * total >= (n + 1) * w {
                     continue;
                 }
@@ -176,7 +182,8 @@ impl Stripe {
 
     /// How many of positions `0..n` belong to segment `seg`.
     pub fn count_before(&self, seg: u32, n: u64) -> u64 {
-        let w = self.weights[seg as usize] as u64;
+        // The segment's positions per period (its weight, reduced).
+        let w = self.offsets[seg as usize].len() as u64;
         let rem = (n % self.total()) as u32;
         let in_rem = self.offsets[seg as usize].partition_point(|&o| o < rem) as u64;
         n / self.total() * w + in_rem
