@@ -33,7 +33,7 @@ fn stripe_examples() {
     assert_eq!(seq(&[4, 2, 2], 16), seq(&[2, 1, 1], 16));
     assert_eq!(Stripe::new(&[6, 3, 3]).unwrap().count_before(0, 12), 6);
     // Too fine a split is refused rather than built for minutes.
-    assert!(matches!(Stripe::new(&vec![999; 10_000]), Ok(_)));
+    assert_eq!(Stripe::new(&[999; 100]).unwrap().period.len(), 100);
     assert!(matches!(
         Stripe::new(&[1_000_000, 1]),
         Err(SegmentError::WeightSum(1_000_001))
