@@ -21,6 +21,7 @@ mod recovery;
 mod redirects;
 mod safety;
 mod scenarios;
+mod segments;
 mod signals;
 mod thresholds;
 mod tooling;

@@ -41,6 +41,12 @@ target's routes and faults), `pado docs results` (the result directory).";
 pub(crate) enum Command {
     /// Run a load test: a scenario file, or a single URL (quick mode).
     Run(Box<RunArgs>),
+    /// Run only a scenario's global setup and write its variables as JSON, for the
+    /// segments of a split test (`pado run --segment i/N --setup-vars FILE`).
+    ///
+    /// Exits 2 when the scenario has no global setup, 1 when a setup request or
+    /// extraction failed (the variables it did set are still written).
+    Setup(Box<SetupArgs>),
     /// Check a scenario file and list every problem with its line.
     Validate {
         /// The scenario file.
@@ -464,6 +470,44 @@ pub(crate) struct RunArgs {
     /// Kept out of `--help` (a tool for quick looks and tests, not a load model).
     #[arg(long, value_name = "DURATION", hide = true)]
     pub fit_to: Option<String>,
+    /// Run only segment `i` of `N` of the test (numbered from 0: `0/3`, `1/3`, `2/3`
+    /// on three generators): its share of the VUs (at every instant), of the
+    /// arrivals (the N schedules interleave into the single one) and of `sequential`
+    /// feed rows; VU ids and `unique` rows stay distinct across segments. Segment 0
+    /// runs the global setup and teardown; the others need --setup-vars when the
+    /// file has a setup. Thresholds are printed but judged by `pado merge`, so a
+    /// segment's exit code ignores them.
+    #[arg(long, value_name = "i/N", conflicts_with = "once")]
+    pub segment: Option<String>,
+    /// Relative share of each segment, N positive integers, e.g. `2,1,1` (the first
+    /// generator takes half). Default: all 1.
+    #[arg(long, value_name = "W0,W1,...", requires = "segment")]
+    pub segment_weights: Option<String>,
+    /// Begin second 0 of the run at this instant: RFC 3339 (`2026-11-23T10:00:00Z`)
+    /// or `+DURATION` from now (`+30s`). Give every generator the same instant. At
+    /// most 1s in the past or 24h ahead. Ctrl-C while waiting exits without a result
+    /// directory.
+    #[arg(long, value_name = "RFC3339|+DURATION", conflicts_with = "once")]
+    pub start_at: Option<String>,
+    /// Seed every VU with the global setup's variables from this file (made by
+    /// `pado setup ... --out FILE`) instead of running the setup.
+    #[arg(long, value_name = "FILE", conflicts_with = "once")]
+    pub setup_vars: Option<PathBuf>,
+}
+
+/// `pado setup` flags.
+#[derive(Debug, Args)]
+pub(crate) struct SetupArgs {
+    /// What to load, as `pado run` takes it (the setup's requests use the same
+    /// target, headers, timeout and TLS settings).
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// Where to write the variables (a JSON object of name → value).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: PathBuf,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod out;
 mod prepared;
 mod progress;
 mod run_cmd;
+mod split;
 
 use clap::Parser;
 
@@ -36,6 +37,7 @@ pub fn main() -> i32 {
     };
     let result = match &cli.command {
         Command::Run(a) => config::RunConfig::from_run_args(a).and_then(|c| run_cmd::run(&c)),
+        Command::Setup(a) => split::setup_cmd(a),
         Command::Validate { file, target } => validate(file, target.as_deref()),
         Command::Report {
             dir,

@@ -34,10 +34,10 @@ fn sanitize(name: &str) -> String {
     }
 }
 
+/// run.json's instants: RFC 3339 UTC with milliseconds (older files without them
+/// read the same: the field is a string either way).
 fn rfc3339(t: std::time::SystemTime) -> String {
-    let dt = time::OffsetDateTime::from(t);
-    dt.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
+    crate::split::utc_ms(t)
 }
 
 /// A new, empty `pado-results/<UTC time>-<name>` directory for commands that put
@@ -160,9 +160,20 @@ pub(crate) fn run(cfg: &RunConfig) -> Result<i32, Failure> {
         "{}",
         pado_report::render(&done.summary, pado_report::TextOptions { color })
     );
+    if let Some(seg) = &cfg.split.segment {
+        if !done.summary.thresholds.is_empty() {
+            outln!(
+                "  thresholds are judged on the merged result (`pado merge`): {} of the test is not the test, so its exit code ignores them",
+                seg.label()
+            );
+        }
+    }
     outln!("  results: {}", done.dir.display());
     if let Some(e) = done.write_error {
         return Err(e);
+    }
+    if cfg.split.segment.is_some() {
+        return Ok(exit::OK);
     }
     Ok(if done.summary.thresholds_ok {
         exit::OK
@@ -176,9 +187,24 @@ pub(crate) fn run(cfg: &RunConfig) -> Result<i32, Failure> {
 pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     let prep = &cfg.scenario;
     let out = &cfg.output;
-    let plan = prep.compile()?;
+    let mut plan = prep.compile()?;
+    let split = &cfg.split;
+    let mut warnings = Vec::new();
+    if let Some(seg) = &split.segment {
+        for name in plan.apply_segment(seg) {
+            warnings.push(format!(
+                "scenario `{name}` has fewer VUs or arrivals than segments: {} gets none of them and sends nothing for it",
+                seg.label()
+            ));
+        }
+    }
+    let setup_vars = split
+        .setup_vars
+        .as_deref()
+        .map(|v| crate::split::seed_vars(cfg.setup_vars_file.as_ref(), v, &plan))
+        .transpose()?;
     let plan = Arc::new(plan);
-    let mut warnings = plan.warnings.clone();
+    warnings.extend(plan.warnings.clone());
     for o in &plan.origins {
         if o.addrs.is_empty() {
             // A host from the environment is named by the template, not its value.
@@ -213,6 +239,17 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     }
     let load_origins: Vec<String> = plan.origins.iter().map(|o| o.label.clone()).collect();
     let observe = crate::observing::observe_config(&prep.config, &prep.file, &load_origins)?;
+    // Ctrl-C: first stops gracefully, second exits at once. While waiting for an
+    // agreed start it ends the wait: nothing sent, no result directory.
+    let stop = Arc::new(AtomicU8::new(0));
+    // (Quiet while waiting: the handler's "in-flight requests finish" would be
+    // wrong before anything was sent; the wait says what happened instead.)
+    watch_ctrl_c(stop.clone(), out.quiet || split.start_at.is_some());
+    let start_at = split
+        .start_at
+        .map(|at| crate::split::wait_for_start(at, &stop, out.quiet))
+        .transpose()?;
+    watch_ctrl_c(stop.clone(), out.quiet);
     let dir = result_dir(out, &plan.name)?;
     let mut meta = RunMeta {
         format: "pado-result".into(),
@@ -244,18 +281,35 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                 abort_on_fail: t.abort_on_fail,
             })
             .collect(),
-        notes: Vec::new(),
+        notes: split
+            .segment
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} of the test (plan {})",
+                    s.label(),
+                    split.plan_id.as_deref().unwrap_or("")
+                )
+            })
+            .collect(),
         warnings: warnings.clone(),
         max_body: Some(plan.max_body as u64),
-        segment: None,
+        segment: split
+            .segment
+            .as_ref()
+            .map(|s| pado_metrics::result_dir::SegmentMeta {
+                index: s.index(),
+                count: s.count(),
+                weights: s.weights().to_vec(),
+                plan_id: split.plan_id.clone().unwrap_or_default(),
+                start_at: split.start_at.map(rfc3339),
+                start_skew_ms: None,
+                ran_setup: false,
+            }),
         merged_from: Vec::new(),
     };
     dir.write_meta(&meta).map_err(Failure::other)?;
     let mut timeline = dir.timeline_writer().map_err(Failure::other)?;
-
-    // Ctrl-C: first stops gracefully, second exits at once.
-    let stop = Arc::new(AtomicU8::new(0));
-    watch_ctrl_c(stop.clone(), out.quiet);
 
     let total_s = plan.planned_duration().as_secs_f64();
     let mut prog = Progress::new(out.quiet, total_s, meta.stages.clone());
@@ -346,6 +400,9 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                 Arc::new(crate::debugging::HttpDebug::new(l))
                     as Arc<dyn pado_engine::trace::Observer>
             }),
+            start_at,
+            setup_vars,
+            skip_teardown: split.segment.as_ref().is_some_and(|s| s.index() > 0),
         },
         sink,
     );
@@ -368,6 +425,21 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     meta.started_at = rfc3339(report.started_at);
     meta.duration_s = report.elapsed.as_secs_f64().max(0.001);
     meta.interrupted = report.interrupted;
+    let skew_ms = report.start_skew.map(|d| d.as_secs_f64() * 1000.0);
+    match meta.segment.as_mut() {
+        Some(seg) => {
+            seg.start_skew_ms = skew_ms;
+            seg.ran_setup = report.ran_setup;
+        }
+        None => {
+            if let (Some(at), Some(ms)) = (split.start_at, skew_ms) {
+                meta.notes.push(format!(
+                    "agreed start (--start-at) {}: second 0 began {ms:.1} ms after it",
+                    rfc3339(at)
+                ));
+            }
+        }
+    }
     if let Some(r) = abort_reason
         .lock()
         .unwrap_or_else(|p| p.into_inner())

@@ -26,6 +26,6 @@ pub mod trace;
 
 pub use plan::{compile, PlanError, RunPlan};
 pub use runtime::{
-    allowed_cores, default_workers, run, run_single, RunOptions, RunReport, StopState, ABORT,
-    RUNNING, STOPPING,
+    allowed_cores, default_workers, run, run_setup, run_single, RunOptions, RunReport, SetupRun,
+    StopState, ABORT, RUNNING, STOPPING,
 };

@@ -76,6 +76,10 @@ pub(crate) struct RunConfig {
     pub http_debug: Option<DebugLevel>,
     /// Run each flow once instead of loading the target (`--once`).
     pub once: bool,
+    /// Segment, agreed start and setup variables of a split test.
+    pub split: crate::split::Split,
+    /// Where the setup variables came from (`--setup-vars`), for messages.
+    pub setup_vars_file: Option<PathBuf>,
 }
 
 impl RunConfig {
@@ -90,8 +94,40 @@ impl RunConfig {
             )));
         }
         let spec = LoadSpec::from_run_args(a)?;
+        let mut split = crate::split::Split {
+            segment: a
+                .segment
+                .as_deref()
+                .map(|s| crate::split::segment(s, a.segment_weights.as_deref()))
+                .transpose()?,
+            start_at: a
+                .start_at
+                .as_deref()
+                .map(|v| crate::split::start_at(v, std::time::SystemTime::now()))
+                .transpose()?,
+            setup_vars: a
+                .setup_vars
+                .as_deref()
+                .map(crate::split::read_setup_vars)
+                .transpose()?,
+            plan_id: None,
+        };
+        let scenario = spec.load()?;
+        if let Some(seg) = &split.segment {
+            if seg.index() > 0 && !scenario.config.setup.is_empty() && split.setup_vars.is_none() {
+                return Err(Failure::invalid(format!(
+                    "--segment {}/{}: {} has a global setup, which runs once for the whole test; run `pado setup` with the same file and flags and `--out vars.json`, then pass `--setup-vars vars.json` to every segment (segment 0 may run the setup itself instead, but then the other segments cannot have its variables)",
+                    seg.index(),
+                    seg.count(),
+                    scenario.file
+                )));
+            }
+            split.plan_id = Some(crate::split::plan_id(&spec, &scenario)?);
+        }
         Ok(RunConfig {
-            scenario: spec.load()?,
+            split,
+            setup_vars_file: a.setup_vars.clone(),
+            scenario,
             output: Output {
                 dir: a.out.clone(),
                 overwrite: a.overwrite,
@@ -115,6 +151,8 @@ impl RunConfig {
             workers: None,
             http_debug: None,
             once: false,
+            split: crate::split::Split::default(),
+            setup_vars_file: None,
         }
     }
 }

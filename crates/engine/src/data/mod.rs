@@ -50,6 +50,16 @@ pub struct Feed {
     default_column: usize,
     /// Next row for `pick: sequential`, shared by all VUs on all threads.
     next: Counter,
+    /// For a segment of a split test: `pick: sequential` reads only the rows the
+    /// stripe gives this segment (set once, before the run).
+    stripe: std::sync::OnceLock<SequentialStripe>,
+}
+
+/// The rows of a feed one segment reads with `pick: sequential`.
+struct SequentialStripe {
+    segment: crate::executor::segment::Segment,
+    /// How many of the feed's rows are the segment's (≥ 1).
+    rows: u64,
 }
 
 /// The sequential counter on its own cache line: every VU on every core bumps it, and
@@ -160,6 +170,7 @@ impl Feed {
             zipf: (pick == PickMode::Zipf).then(|| Zipf::new(len, exponent)),
             default_column,
             next: Counter(AtomicU64::new(0)),
+            stripe: std::sync::OnceLock::new(),
         })
     }
 
@@ -228,6 +239,21 @@ impl Feed {
         FeedCursor::unique_share(vu, total_vus, self.len)
     }
 
+    /// For segment `segment` of a split test: `pick: sequential` then reads only the
+    /// rows the segment's stripe holds, in order, wrapping within them, so the
+    /// segments read disjoint rows. A feed with fewer rows than it takes for the
+    /// segment to get one is left whole (its rows are then shared). Other modes are
+    /// unchanged (`unique` is split by global VU ids instead).
+    pub fn partition_sequential(&self, segment: &crate::executor::segment::Segment) {
+        let rows = segment.count_before(self.len);
+        if rows > 0 {
+            let _ = self.stripe.set(SequentialStripe {
+                segment: segment.clone(),
+                rows,
+            });
+        }
+    }
+
     /// Chooses a row (`< len()`); call once per feed per iteration and reuse the row for
     /// every column read in that iteration. No allocation.
     ///
@@ -243,7 +269,13 @@ impl Feed {
     pub fn pick(&self, cursor: &mut FeedCursor, rng: &mut fastrand::Rng) -> u64 {
         match self.pick {
             PickMode::Random => rng.u64(0..self.len),
-            PickMode::Sequential => self.next.0.fetch_add(1, Ordering::Relaxed) % self.len,
+            PickMode::Sequential => {
+                let n = self.next.0.fetch_add(1, Ordering::Relaxed);
+                match self.stripe.get() {
+                    None => n % self.len,
+                    Some(s) => s.segment.position(n % s.rows),
+                }
+            }
             PickMode::Unique => {
                 if cursor.share == 0 {
                     // A default cursor, not made by `cursor()`: fall back to uniform.

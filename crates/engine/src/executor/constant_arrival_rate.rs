@@ -77,6 +77,7 @@ impl Executor for ConstantArrivalRate {
             }],
             pre_allocated_vus: self.pre_allocated_vus,
             max_vus: self.max_vus,
+            segment: None,
         })
     }
 }

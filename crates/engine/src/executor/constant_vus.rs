@@ -53,6 +53,7 @@ impl Executor for ConstantVus {
                 .collect(),
             iterations_per_vu: None,
             graceful_ramp_down: Duration::ZERO,
+            segment: None,
         })
     }
 }

@@ -8,6 +8,7 @@ mod constant_vus;
 mod per_vu_iterations;
 mod ramping_arrival_rate;
 mod ramping_vus;
+pub mod segment;
 
 use std::time::Duration;
 
@@ -93,6 +94,23 @@ pub struct ClosedSchedule {
     pub iterations_per_vu: Option<u64>,
     /// Extra time an iteration gets after its VU's window closes before it is cut.
     pub graceful_ramp_down: Duration,
+    /// For a segment of a split test ([`segment::split`]): where these VUs sit in the
+    /// whole test. `None`: this is the whole schedule.
+    pub segment: Option<segment::SegmentPart>,
+}
+
+impl ClosedSchedule {
+    /// VU `n` of this schedule's index among the whole test's VUs of the scenario.
+    pub fn global_index(&self, n: u64) -> u64 {
+        self.segment.as_ref().map_or(n, |p| p.segment.position(n))
+    }
+
+    /// How many VU ids the whole scenario numbers (its VUs, all segments together).
+    pub fn id_space(&self) -> u64 {
+        self.segment
+            .as_ref()
+            .map_or(self.vus.len() as u64, |p| p.id_space)
+    }
 }
 
 /// A piece of an open-model schedule where the rate changes linearly.
@@ -117,6 +135,10 @@ pub struct OpenSchedule {
     pub pre_allocated_vus: u32,
     /// Most VUs the pool may grow to.
     pub max_vus: u32,
+    /// For a segment of a split test ([`segment::split`]): only the arrivals the stripe
+    /// gives it are this schedule's, and its pool's VU ids are its stripe positions.
+    /// `None`: this is the whole schedule.
+    pub segment: Option<segment::SegmentPart>,
 }
 
 /// Either kind of schedule.
@@ -138,6 +160,11 @@ pub trait Executor: Send + Sync + std::fmt::Debug {
     fn duration(&self) -> Duration;
     /// Most VUs it can use at once.
     fn max_vus(&self) -> u32;
+    /// How many VU ids the whole test's scenario numbers: [`Executor::max_vus`] for a
+    /// whole run, more than this generator's VUs for a segment (ids are global).
+    fn id_space(&self) -> u64 {
+        self.max_vus() as u64
+    }
     /// Stages for reports (one window for flat executors).
     fn stages(&self) -> Vec<StageWindow>;
     /// The schedule: pure, deterministic.
@@ -182,6 +209,8 @@ pub fn open_pool(pre: Option<u32>, max: Option<u32>, peak_per_s: f64) -> (u32, u
 #[derive(Clone, Debug)]
 pub struct Arrivals<'a> {
     segs: &'a [RateSegment],
+    /// Only this segment's arrivals (`None`: all).
+    part: Option<&'a segment::Segment>,
     seg: usize,
     /// Cumulative count at the start of the current segment.
     base: f64,
@@ -193,14 +222,37 @@ impl OpenSchedule {
     pub fn arrivals(&self) -> Arrivals<'_> {
         Arrivals {
             segs: &self.segments,
+            part: self.segment.as_ref().map(|p| &p.segment),
             seg: 0,
             base: 0.0,
             k: 0,
         }
     }
 
-    /// Total iterations scheduled.
+    /// Total iterations scheduled (this segment's, for a segment).
     pub fn total(&self) -> u64 {
+        let whole = self.whole_total();
+        match &self.segment {
+            Some(p) => p.segment.count_before(whole),
+            None => whole,
+        }
+    }
+
+    /// Pool VU `m`'s index in the whole scenario's id space (its stripe position for
+    /// a segment), so that VU ids never repeat across segments.
+    pub fn vu_index(&self, m: u64) -> u64 {
+        self.segment.as_ref().map_or(m, |p| p.segment.position(m))
+    }
+
+    /// How many VU ids the whole scenario numbers.
+    pub fn id_space(&self) -> u64 {
+        self.segment
+            .as_ref()
+            .map_or(self.max_vus as u64, |p| p.id_space)
+    }
+
+    /// Iterations of the whole schedule, all segments together.
+    pub fn whole_total(&self) -> u64 {
         let n: f64 = self
             .segments
             .iter()
@@ -221,6 +273,19 @@ impl OpenSchedule {
 impl Iterator for Arrivals<'_> {
     type Item = Duration;
     fn next(&mut self) -> Option<Duration> {
+        loop {
+            let k = self.k;
+            let t = self.next_whole()?;
+            if self.part.is_none_or(|p| p.contains(k)) {
+                return Some(t);
+            }
+        }
+    }
+}
+
+impl Arrivals<'_> {
+    /// The next arrival of the whole schedule.
+    fn next_whole(&mut self) -> Option<Duration> {
         loop {
             let s = self.segs.get(self.seg)?;
             let t_len = s.duration.as_secs_f64();
@@ -291,6 +356,7 @@ mod tests {
             segments: segs,
             pre_allocated_vus: 1,
             max_vus: 1,
+            segment: None,
         }
     }
 

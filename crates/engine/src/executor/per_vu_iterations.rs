@@ -52,6 +52,7 @@ impl Executor for PerVuIterations {
                 .collect(),
             iterations_per_vu: Some(self.iterations),
             graceful_ramp_down: Duration::ZERO,
+            segment: None,
         })
     }
 }

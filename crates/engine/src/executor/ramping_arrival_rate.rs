@@ -96,6 +96,7 @@ impl Executor for RampingArrivalRate {
             segments: segs,
             pre_allocated_vus: self.pre_allocated_vus,
             max_vus: self.max_vus,
+            segment: None,
         })
     }
 }

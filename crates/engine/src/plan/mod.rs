@@ -284,10 +284,43 @@ impl RunPlan {
             .sum()
     }
 
+    /// How many VU ids the whole test numbers (VU ids run over `1..=` this): the
+    /// most VUs of every scenario, all segments of a split test together, so that
+    /// `pick: unique` shares stay disjoint across generators.
+    pub fn vu_id_space(&self) -> u64 {
+        self.scenarios.iter().map(|s| s.executor.id_space()).sum()
+    }
+
+    /// Make this plan segment `segment` of its test: every scenario's executor split
+    /// ([`crate::executor::segment::SegmentedExecutor`]) and every `sequential` feed
+    /// limited to the segment's stripe of rows. Returns the names of the scenarios
+    /// left with nothing to run (fewer VUs or arrivals than segments).
+    pub fn apply_segment(&mut self, segment: &crate::executor::segment::Segment) -> Vec<String> {
+        let mut empty = Vec::new();
+        for sc in &mut self.scenarios {
+            let whole = std::mem::replace(
+                &mut sc.executor,
+                Box::new(crate::executor::ConstantVus {
+                    vus: 0,
+                    duration: Duration::ZERO,
+                }),
+            );
+            let part = crate::executor::segment::SegmentedExecutor::new(whole, segment.clone());
+            if part.is_empty() {
+                empty.push(sc.name.clone());
+            }
+            sc.executor = Box::new(part);
+        }
+        for f in &self.feeds {
+            f.partition_sequential(segment);
+        }
+        empty
+    }
+
     /// Warnings to give before the run: `pick: unique` feeds with fewer rows than the
     /// run may have VUs, where some VUs must share rows (the user asked for none).
     pub fn warnings(&self) -> Vec<String> {
-        let vus = self.max_vus();
+        let vus = self.vu_id_space();
         self.feeds
             .iter()
             .filter(|f| f.pick_mode() == pado_scenario::PickMode::Unique && f.len() < vus)

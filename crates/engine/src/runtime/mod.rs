@@ -35,12 +35,20 @@ pub struct RunOptions {
     /// Sees every exchange as it finishes (`--http-debug`); `None` for a plain load
     /// run, which then pays one branch per request for the feature.
     pub observer: Option<Arc<dyn Observer>>,
+    /// When second 0 should be (`--start-at`): the workers wait for it after the
+    /// global setup; `None` starts as soon as they are ready.
+    pub start_at: Option<Instant>,
+    /// The global setup's variables from elsewhere (`--setup-vars`, one entry per
+    /// [`RunPlan::vars`]): every VU is seeded with them and the setup is not run.
+    pub setup_vars: Option<Vec<Option<Vec<u8>>>>,
+    /// Leave the global teardown out (a segment other than 0: it runs once, there).
+    pub skip_teardown: bool,
 }
 
 /// What a finished run reports besides its measurements.
 #[derive(Clone, Debug)]
 pub struct RunReport {
-    /// Wall-clock start.
+    /// Wall-clock time of second 0 (after the global setup).
     pub started_at: SystemTime,
     /// Monotonic start (second 0 of the timeline).
     pub t0: Instant,
@@ -52,6 +60,11 @@ pub struct RunReport {
     pub workers: usize,
     /// Everything measured.
     pub totals: Totals,
+    /// With [`RunOptions::start_at`]: how late second 0 actually began, measured by
+    /// the workers (the latest of them to be ready, or its timer's wake-up).
+    pub start_skew: Option<Duration>,
+    /// Whether the global setup ran here (it has steps and no variables were given).
+    pub ran_setup: bool,
 }
 
 /// Cores this process may use (`available_parallelism`: honours CPU affinity such as
@@ -75,24 +88,54 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     // One more participant than workers: the global setup/teardown runner (it says
     // Done after setup, so it never holds seconds back, and may send again later).
     let agg = Aggregator::spawn(workers + 1, sink);
-    let started_at = SystemTime::now();
     // Global setup: its requests land in second 0; its variables seed every VU.
-    let initial_vars = run_once_steps(
-        workers,
-        plan.clone(),
-        None,
-        agg.tx.clone(),
-        &plan.setup,
-        "setup",
-        Vec::new(),
-        opts.observer.clone(),
-    );
-    // Give threads a moment to start so second 0 is a full second of load.
-    let t0 = Instant::now() + Duration::from_millis(20);
+    // Variables handed over from elsewhere (`pado setup`) replace it.
+    let ran_setup = opts.setup_vars.is_none() && !plan.setup.is_empty();
+    let initial_vars = match opts.setup_vars {
+        Some(mut vars) => {
+            vars.resize(plan.vars.len(), None);
+            // The setup's runner still reports (nothing) so the aggregator hears from it.
+            run_once_steps(
+                workers,
+                plan.clone(),
+                None,
+                agg.tx.clone(),
+                &[],
+                "setup",
+                vars,
+                opts.observer.clone(),
+            )
+        }
+        None => run_once_steps(
+            workers,
+            plan.clone(),
+            None,
+            agg.tx.clone(),
+            &plan.setup,
+            "setup",
+            Vec::new(),
+            opts.observer.clone(),
+        ),
+    };
+    // Give threads a moment to start so second 0 is a full second of load; an agreed
+    // start (`--start-at`) is kept unless the setup ran past it.
+    let ready = Instant::now() + Duration::from_millis(20);
+    let t0 = match opts.start_at {
+        Some(at) if at > ready => at,
+        _ => ready,
+    };
+    // The wall-clock time of second 0.
+    let started_at = {
+        let (now_i, now_s) = (Instant::now(), SystemTime::now());
+        now_s + t0.saturating_duration_since(now_i) - now_i.saturating_duration_since(t0)
+    };
     let planned_end = t0 + plan.planned_duration();
     if let Some(f) = opts.on_start {
         f(t0);
     }
+    // Each worker notes when it was ready and woke at second 0: the latest is how
+    // late the run really began (nanoseconds after the agreed start).
+    let began = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let mut handles = Vec::new();
     for id in 0..workers {
         let plan = plan.clone();
@@ -100,9 +143,10 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         let stop = opts.stop.clone();
         let vars = initial_vars.clone();
         let observer = opts.observer.clone();
+        let start = opts.start_at.map(|at| (at, began.clone()));
         let h = std::thread::Builder::new()
             .name(format!("pado-worker-{id}"))
-            .spawn(move || worker_main(id, workers, plan, t0, tx, stop, vars, observer))
+            .spawn(move || worker_main(id, workers, plan, t0, tx, stop, vars, observer, start))
             .expect("spawning a worker thread");
         handles.push(h);
     }
@@ -121,7 +165,11 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         let _ = h.join();
     }
     let aborted = opts.stop.load(std::sync::atomic::Ordering::Relaxed) == ABORT;
-    let teardown: &[crate::plan::StepPlan] = if aborted { &[] } else { &plan.teardown };
+    let teardown: &[crate::plan::StepPlan] = if aborted || opts.skip_teardown {
+        &[]
+    } else {
+        &plan.teardown
+    };
     run_once_steps(
         workers,
         plan.clone(),
@@ -142,6 +190,11 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         interrupted,
         workers,
         totals,
+        start_skew: opts.start_at.map(|at| {
+            (at + Duration::from_nanos(began.load(std::sync::atomic::Ordering::Relaxed)))
+                .saturating_duration_since(at)
+        }),
+        ran_setup,
     }
 }
 
@@ -183,6 +236,62 @@ fn run_once_steps(
     });
     ctx.finish();
     out
+}
+
+/// What `pado setup` gets from running the global setup alone.
+#[derive(Debug)]
+pub struct SetupRun {
+    /// Every variable the setup left set, as (name, value), in the plan's order.
+    pub vars: Vec<(String, Vec<u8>)>,
+    /// Variables the setup extracts that it did not set (an extraction failed).
+    pub missing: Vec<String>,
+    /// Its requests, checks and failures.
+    pub totals: Totals,
+}
+
+/// Run only the global setup, as the first thing of a run would (`pado setup`): its
+/// variables are handed to segments of a split test with `--setup-vars`.
+pub fn run_setup(plan: Arc<RunPlan>, observer: Option<Arc<dyn Observer>>) -> SetupRun {
+    let agg = Aggregator::spawn(1, Box::new(|_, _| {}));
+    let vars = run_once_steps(
+        0,
+        plan.clone(),
+        None,
+        agg.tx.clone(),
+        &plan.setup,
+        "setup",
+        Vec::new(),
+        observer,
+    );
+    let totals = agg.finish();
+    let mut extracted = Vec::new();
+    collect_extracted(&plan.setup, &mut extracted);
+    let set = |i: usize| vars.get(i).is_some_and(Option::is_some);
+    SetupRun {
+        vars: plan
+            .vars
+            .iter()
+            .enumerate()
+            .filter_map(|(i, name)| Some((name.clone(), vars.get(i)?.clone()?)))
+            .collect(),
+        missing: plan
+            .vars
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| extracted.contains(i) && !set(*i))
+            .map(|(_, n)| n.clone())
+            .collect(),
+        totals,
+    }
+}
+
+fn collect_extracted(steps: &[crate::plan::StepPlan], out: &mut Vec<usize>) {
+    for s in steps {
+        out.extend(s.extract.iter().map(|e| e.var));
+        if let Some((_, inner)) = &s.group {
+            collect_extracted(inner, out);
+        }
+    }
 }
 
 /// Run every scenario's flow once with one VU, for checking a script rather than
@@ -239,6 +348,7 @@ fn worker_main(
     stop: StopState,
     initial_vars: Vec<Option<Vec<u8>>>,
     observer: Option<Arc<dyn Observer>>,
+    start: Option<(Instant, Arc<std::sync::atomic::AtomicU64>)>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -255,8 +365,9 @@ fn worker_main(
     ctx.measure_self();
     local.block_on(&rt, async {
         let mut tasks = Vec::new();
-        let mut vu_counter: u64 = 0;
-        let mut vu_base: u64 = 0;
+        // VU ids are numbered over the whole test (all segments of a split test):
+        // each scenario takes its id space after the previous scenarios'.
+        let mut id_base: u64 = 0;
         for (sc_idx, sc) in plan.scenarios.iter().enumerate() {
             match sc.executor.schedule() {
                 Schedule::Closed(c) => {
@@ -264,23 +375,25 @@ fn worker_main(
                     for (n, windows) in c.vus.iter().enumerate() {
                         // Spread VUs over workers: VU n of every scenario to worker
                         // (global index % workers), so mixed scenarios share cores.
-                        let global = vu_counter + n as u64;
+                        let index = c.global_index(n as u64);
+                        let global = id_base + index;
                         if global as usize % workers != id {
                             continue;
                         }
                         tasks.push(tokio::task::spawn_local(closed::run_vu(
                             ctx.clone(),
                             sc_idx,
-                            n as u64,
+                            index,
                             global,
                             windows.clone(),
                             c.clone(),
                         )));
                     }
-                    vu_counter += c.vus.len() as u64;
+                    id_base += c.id_space();
                 }
                 Schedule::Open(o) => {
                     let share_workers = workers.min(o.max_vus.max(1) as usize);
+                    let space = o.id_space();
                     if id < share_workers {
                         tasks.push(tokio::task::spawn_local(open::run_scheduler(
                             ctx.clone(),
@@ -288,13 +401,23 @@ fn worker_main(
                             o,
                             id,
                             share_workers,
-                            vu_base,
+                            id_base,
                         )));
                     }
-                    vu_counter += sc.executor.max_vus() as u64;
+                    id_base += space;
                 }
             }
-            vu_base += sc.executor.max_vus() as u64;
+        }
+        // An agreed start: this worker is ready now; when does its loop see second 0?
+        if let Some((at, began)) = start {
+            tokio::task::spawn_local(async move {
+                tokio::time::sleep_until(t0.into()).await;
+                let late = Instant::now().saturating_duration_since(at);
+                began.fetch_max(
+                    late.as_nanos().min(u64::MAX as u128) as u64,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+            });
         }
         // The clock: once a second flush, and follow the shared stop state.
         let clock_ctx = ctx.clone();

@@ -80,13 +80,15 @@ pub(super) async fn run_scheduler(
         all: RefCell::new(Vec::new()),
         tasks: RefCell::new(Vec::new()),
     });
+    // Pool VU n of this worker is VU n·workers + share of the (segment's) pool; its id
+    // is that VU's index in the whole test's id space (a stripe position for a segment).
     let spawn_vu = |n: u64| -> Rc<Slot> {
         let slot = Rc::new(Slot::default());
         let h = tokio::task::spawn_local(vu_loop(
             ctx.clone(),
             sc_idx,
             n,
-            vu_base + n * workers as u64 + share as u64 + 1,
+            vu_base + sched.vu_index(n * workers as u64 + share as u64) + 1,
             slot.clone(),
             pool.clone(),
         ));

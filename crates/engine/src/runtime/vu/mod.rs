@@ -101,7 +101,8 @@ impl Vu {
     /// A VU with no connections yet (they open on first use). `id` is 1-based.
     pub(super) fn new(ctx: Rc<WorkerCtx>, seed: u64, id: u64, cookies: bool) -> Self {
         let plan = &ctx.plan;
-        let total = plan.max_vus().max(1);
+        // Ids are global (over all segments of a split test), and so are feed shares.
+        let total = plan.vu_id_space().max(1);
         let cursors = plan
             .feeds
             .iter()

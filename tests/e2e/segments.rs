@@ -1,0 +1,381 @@
+//! One test split over several `pado run --segment i/N` processes started together
+//! (`--start-at`) against one test server: the server's own count is the truth the
+//! segments must add up to, exactly as one process would send it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, SystemTime};
+
+use pado_testkit::TestServer;
+use serde_json::Value;
+
+use crate::harness::{pado_bin, run, shared_machine, tmp, write_file};
+
+/// An agreed start `secs` from now, RFC 3339 UTC with milliseconds.
+fn start_in(secs: u64) -> String {
+    let t = time::OffsetDateTime::from(SystemTime::now() + Duration::from_secs(secs));
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap()
+}
+
+/// Run the segments `0/n .. n-1/n` of `file` as `n` processes at once, all with the
+/// same `--start-at`, each writing its result under `dir`. Returns each process's
+/// output and result directory, in segment order.
+fn segments(dir: &Path, file: &Path, n: u32, extra: &[&str]) -> Vec<(Output, PathBuf)> {
+    let _machine = shared_machine();
+    let at = start_in(3);
+    let children: Vec<_> = (0..n)
+        .map(|i| {
+            let out = dir.join(format!("seg{i}"));
+            let child = Command::new(pado_bin())
+                .arg("run")
+                .arg(file)
+                .args(["--segment", &format!("{i}/{n}"), "--start-at", &at])
+                .args(extra)
+                .arg("--out")
+                .arg(&out)
+                .arg("--quiet")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("running pado");
+            (child, out)
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|(c, out)| (c.wait_with_output().unwrap(), out))
+        .collect()
+}
+
+fn ok(o: &Output) {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn run_json(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
+}
+
+fn requests(dir: &Path) -> f64 {
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    s["requests"].as_f64().unwrap()
+}
+
+#[test]
+fn per_vu_iterations_split_in_three_sends_exactly_the_whole_plan() {
+    let srv = TestServer::start();
+    let dir = tmp("seg-iter");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            "target: {}\nthresholds:\n  http_req_duration: ['p(95) < 0.001']\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 5\n    iterations: 7\n    flow:\n      - request: /\n",
+            srv.base_url()
+        ),
+    );
+    // The whole test in one process: 35 requests (and a threshold that fails: 99).
+    let whole = run("seg-iter-whole", &[f.to_str().unwrap()]);
+    assert_eq!(whole.code(), 99, "{}", whole.stderr());
+    assert_eq!(srv.stats().requests, 35);
+    srv.reset_stats();
+    let runs = segments(&dir, &f, 3, &[]);
+    let mut plan_ids = BTreeSet::new();
+    let mut sent = 0.0;
+    for (i, (o, out)) in runs.iter().enumerate() {
+        // A segment's exit code ignores thresholds (judged on the merged result),
+        // and says so.
+        ok(o);
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("judged on the merged result"),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let meta = run_json(out);
+        let seg = &meta["segment"];
+        assert_eq!(seg["index"], i as u64);
+        assert_eq!(seg["count"], 3);
+        assert_eq!(seg["weights"], serde_json::json!([1, 1, 1]));
+        assert_eq!(seg["ran_setup"], false, "no setup in this file");
+        assert!(seg["start_at"].as_str().unwrap().ends_with('Z'));
+        let skew = seg["start_skew_ms"].as_f64().expect("a measured skew");
+        assert!((0.0..1000.0).contains(&skew), "skew {skew} ms");
+        // started_at carries milliseconds and is second 0, at or after the start.
+        let started = meta["started_at"].as_str().unwrap();
+        assert_eq!(started.len(), "2026-11-23T10:00:00.000Z".len(), "{started}");
+        let parse = |t: &str| {
+            time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).unwrap()
+        };
+        let late = parse(started) - parse(seg["start_at"].as_str().unwrap());
+        assert!(
+            late.whole_milliseconds() >= -2 && late.whole_milliseconds() < 1000,
+            "{started} vs {}",
+            seg["start_at"]
+        );
+        let desc = meta["scenarios"][0]["description"].as_str().unwrap();
+        assert!(
+            desc.starts_with(&format!("segment {i}/3 (1/3 of the load)")),
+            "{desc}"
+        );
+        plan_ids.insert(seg["plan_id"].as_str().unwrap().to_string());
+        sent += requests(out);
+    }
+    assert_eq!(plan_ids.len(), 1, "one test, one plan id: {plan_ids:?}");
+    assert_eq!(plan_ids.first().unwrap().len(), 64);
+    // VUs 0,3 / 1,4 / 2 of 5, 7 iterations each.
+    assert_eq!(srv.stats().requests, 35);
+    assert_eq!(sent, 35.0);
+}
+
+#[test]
+fn arrival_rate_segments_add_up_to_the_single_run() {
+    let srv = TestServer::start();
+    let dir = tmp("seg-rate");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  s:\n    executor: constant-arrival-rate\n    rate: 20\n    duration: 3s\n    pre_allocated_vus: 6\n    max_vus: 30\n    flow:\n      - request: /\n",
+            srv.base_url()
+        ),
+    );
+    let whole = run("seg-rate-whole", &[f.to_str().unwrap()]);
+    assert_eq!(whole.code(), 0, "{}", whole.stderr());
+    let single = srv.stats().requests;
+    assert_eq!(single, 60);
+    srv.reset_stats();
+    let runs = segments(&dir, &f, 3, &[]);
+    let mut per_segment = Vec::new();
+    for (o, out) in &runs {
+        ok(o);
+        per_segment.push(requests(out));
+    }
+    assert_eq!(srv.stats().requests, single);
+    assert_eq!(per_segment, vec![20.0, 20.0, 20.0]);
+}
+
+#[test]
+fn unique_rows_never_repeat_across_segments_and_sequential_rows_are_partitioned() {
+    let srv = TestServer::start();
+    let dir = tmp("seg-feeds");
+    let rows: String = (0..200).map(|i| format!("u{i:03}\n")).collect();
+    write_file(&dir, "users.csv", &format!("user\n{rows}"));
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            r#"target: {}
+data:
+  users: {{ file: users.csv, pick: unique }}
+  seq: {{ range: [0, 29], pick: sequential }}
+scenarios:
+  s:
+    executor: per-vu-iterations
+    vus: 6
+    iterations: 5
+    flow:
+      - request: "/u/{{{{ users.user }}}}/{{{{ seq }}}}/{{{{ vu }}}}"
+"#,
+            srv.base_url()
+        ),
+    );
+    let runs = segments(&dir, &f, 3, &[]);
+    for (o, _) in &runs {
+        ok(o);
+    }
+    let recs = srv.records();
+    assert_eq!(recs.len(), 30);
+    let mut users = BTreeMap::new();
+    let mut seqs = BTreeMap::new();
+    let mut vus = BTreeSet::new();
+    for r in &recs {
+        let parts: Vec<&str> = r.path.trim_start_matches("/u/").split('/').collect();
+        assert_eq!(parts.len(), 3, "{}", r.path);
+        *users.entry(parts[0].to_string()).or_insert(0) += 1;
+        *seqs.entry(parts[1].parse::<u32>().unwrap()).or_insert(0) += 1;
+        vus.insert(parts[2].parse::<u32>().unwrap());
+    }
+    // `unique`: 30 requests, 30 different rows, over all three processes.
+    assert_eq!(users.len(), 30, "a unique row was sent twice: {users:?}");
+    // `sequential`: 30 rows, 30 picks, each row exactly once across segments.
+    assert_eq!(seqs.len(), 30, "{seqs:?}");
+    assert!(seqs.values().all(|&n| n == 1));
+    // VU ids are global: 1..=6 across the processes, not 1..=2 in each.
+    assert_eq!(vus, (1..=6).collect::<BTreeSet<u32>>());
+}
+
+#[test]
+fn setup_runs_once_and_its_variables_reach_every_segment() {
+    let srv = TestServer::start();
+    let dir = tmp("seg-setup");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            r#"target: {}
+setup:
+  - name: login
+    request: {{ method: POST, url: /json/login }}
+    extract: {{ token: $.token }}
+scenarios:
+  s:
+    executor: per-vu-iterations
+    vus: 3
+    iterations: 2
+    flow:
+      - request: "/use/{{{{ token }}}}"
+"#,
+            srv.base_url()
+        ),
+    );
+    // A segment other than 0 cannot run the setup, and says what to do.
+    let refused = crate::harness::pado(&["run", f.to_str().unwrap(), "--segment", "1/3"]);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("pado setup") && err.contains("--setup-vars"),
+        "{err}"
+    );
+    assert_eq!(srv.stats().requests, 0);
+
+    let vars = dir.join("vars.json");
+    let o = crate::harness::pado(&[
+        "setup",
+        f.to_str().unwrap(),
+        "--out",
+        vars.to_str().unwrap(),
+        "--quiet",
+    ]);
+    ok(&o);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&vars).unwrap()).unwrap();
+    let token = v["token"].as_str().expect("token in vars.json").to_string();
+    assert!(token.starts_with("tok-"), "{v}");
+    assert_eq!(srv.stats().requests, 1);
+
+    let runs = segments(&dir, &f, 3, &["--setup-vars", vars.to_str().unwrap()]);
+    for (o, out) in &runs {
+        ok(o);
+        assert_eq!(run_json(out)["segment"]["ran_setup"], false);
+    }
+    let stats = srv.stats();
+    // One setup request in all: `pado setup`'s.
+    assert_eq!(stats.by_path.get("/json/login"), Some(&1));
+    assert_eq!(stats.by_path.get(&format!("/use/{token}")), Some(&6));
+    assert_eq!(stats.requests, 7);
+
+    // A file without a global setup has nothing to hand over.
+    let plain = write_file(&dir, "plain.yaml", &format!("target: {}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 1\n    flow:\n      - request: /\n", srv.base_url()));
+    let o = crate::harness::pado(&[
+        "setup",
+        plain.to_str().unwrap(),
+        "--out",
+        vars.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no global `setup:`"));
+}
+
+#[test]
+fn segment_zero_runs_the_setup_itself_and_bad_flags_are_refused() {
+    let srv = TestServer::start();
+    let dir = tmp("seg-flags");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            "target: {}\nsetup:\n  - request: {{ method: POST, url: /json/login }}\n    extract: {{ token: $.token }}\nteardown:\n  - request: /bye\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 3\n    iterations: 1\n    flow:\n      - request: \"/use/{{{{ token }}}}\"\n",
+            srv.base_url()
+        ),
+    );
+    let r = run("seg-zero", &[f.to_str().unwrap(), "--segment", "0/4"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(run_json(&r.dir)["segment"]["ran_setup"], true);
+    let stats = srv.stats();
+    // Setup, VU 0 of 3 (positions 0 of 0,1,2,3), teardown.
+    assert_eq!(stats.by_path.get("/json/login"), Some(&1));
+    assert_eq!(stats.by_path.get("/bye"), Some(&1));
+    assert_eq!(stats.requests, 3);
+    // Segment 3/4 of 3 VUs has none: it runs, sends nothing and says so.
+    srv.reset_stats();
+    let vars = write_file(&dir, "vars.json", r#"{"token": "tok-x"}"#);
+    let r = run(
+        "seg-empty",
+        &[
+            f.to_str().unwrap(),
+            "--segment",
+            "3/4",
+            "--setup-vars",
+            vars.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(r.stderr().contains("sends nothing"), "{}", r.stderr());
+    assert_eq!(srv.stats().requests, 0, "no setup, no VUs, no teardown");
+
+    for (args, flag) in [
+        (vec!["--segment", "3/3"], "--segment"),
+        (vec!["--segment", "0/0"], "--segment"),
+        (vec!["--segment", "one/3"], "--segment"),
+        (
+            vec!["--segment", "0/3", "--segment-weights", "1,1"],
+            "--segment-weights",
+        ),
+        (
+            vec!["--segment", "0/2", "--segment-weights", "1,0"],
+            "--segment-weights",
+        ),
+        (vec!["--start-at", "+25h"], "--start-at"),
+        (vec!["--start-at", "2020-01-01T00:00:00Z"], "--start-at"),
+        (vec!["--start-at", "tomorrow"], "--start-at"),
+    ] {
+        let mut a = vec!["run", f.to_str().unwrap()];
+        a.extend(args.iter().copied());
+        let o = crate::harness::pado(&a);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+    assert_eq!(srv.stats().requests, 0);
+}
+
+#[test]
+fn a_whole_run_can_start_at_an_agreed_instant_too() {
+    let srv = TestServer::start();
+    let r = run(
+        "start-at-whole",
+        &[
+            "--url",
+            &srv.url("/"),
+            "--vus",
+            "2",
+            "--iterations",
+            "3",
+            "--start-at",
+            "+1500ms",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(srv.stats().requests, 6);
+    let meta = run_json(&r.dir);
+    // No segment: the agreed start and its measured skew are a note.
+    assert!(meta["segment"].is_null(), "{meta}");
+    let notes: Vec<&str> = meta["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("agreed start (--start-at)") && n.contains("ms after it")),
+        "{notes:?}"
+    );
+}
