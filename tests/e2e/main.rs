@@ -16,6 +16,7 @@ mod generator;
 mod limits;
 mod measurement;
 mod models;
+mod netns;
 mod observe;
 mod recovery;
 mod redirects;

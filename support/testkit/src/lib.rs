@@ -52,7 +52,7 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -102,6 +102,9 @@ pub struct Stats {
     pub requests: u64,
     /// TCP connections accepted (counted at accept, before any TLS handshake).
     pub connections: u64,
+    /// Connections per client address: one entry per host that connected, which
+    /// tells generators in different network namespaces apart.
+    pub connections_by_peer: BTreeMap<IpAddr, u64>,
     /// Requests per percent-decoded path, without the query.
     pub by_path: BTreeMap<String, u64>,
     /// Requests per method, as sent (`GET`, `POST`, ...).
@@ -204,8 +207,11 @@ impl Shared {
         lock(&self.stats).stalled += 1;
     }
 
-    fn count_connection(&self) -> u64 {
-        lock(&self.stats).connections += 1;
+    fn count_connection(&self, peer: IpAddr) -> u64 {
+        let mut stats = lock(&self.stats);
+        stats.connections += 1;
+        *stats.connections_by_peer.entry(peer).or_insert(0) += 1;
+        drop(stats);
         self.next_conn_id.fetch_add(1, Ordering::Relaxed)
     }
 }
@@ -243,7 +249,14 @@ impl TestServer {
     /// Starts a server on `127.0.0.1:port` (0 = any free port), reporting
     /// failures instead of panicking; what the `pado-testserver` binary uses.
     pub fn try_start_on(port: u16, opts: ServerOptions) -> io::Result<TestServer> {
-        let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))?;
+        TestServer::try_start_at(SocketAddr::from((Ipv4Addr::LOCALHOST, port)), opts)
+    }
+
+    /// Starts a server on `addr`: an address of an interface a test made itself
+    /// (the end of a virtual link into a network namespace it created), so that
+    /// generators in those namespaces reach it as separate hosts would.
+    pub fn try_start_at(addr: SocketAddr, opts: ServerOptions) -> io::Result<TestServer> {
+        let listener = std::net::TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let (acceptor, cert_pem) = if opts.tls {
@@ -283,7 +296,8 @@ impl TestServer {
         })
     }
 
-    /// The address the server listens on (always 127.0.0.1).
+    /// The address the server listens on (127.0.0.1 unless started with
+    /// [`TestServer::try_start_at`]).
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
@@ -370,8 +384,8 @@ async fn accept_loop(
         Err(_) => return,
     };
     server
-        .serve(stop, |stream, _peer| {
-            let conn_id = shared.count_connection();
+        .serve(stop, |stream, peer| {
+            let conn_id = shared.count_connection(peer.ip());
             let shared = Arc::clone(&shared);
             let acceptor = acceptor.clone();
             async move {
