@@ -15,6 +15,7 @@ pub mod failure;
 pub mod fmt;
 pub mod generator;
 pub mod latency;
+pub mod merge;
 pub mod observed;
 pub mod result_dir;
 pub mod sample;
@@ -30,8 +31,9 @@ pub use observed::{
     ScrapeOutcome, ScrapedSample, OBSERVE_FILE,
 };
 pub use result_dir::{
-    ClaimError, ResultDir, ResultError, RunMeta, ScenarioMeta, StageMark, ThresholdSpec,
-    TimelineRead, TimelineWriter, FORMAT_VERSION, LOCK_FILE, PADO_FILES,
+    ClaimError, GeneratorMeta, ResultDir, ResultError, RunMeta, ScenarioMeta, SegmentMeta,
+    StageMark, ThresholdSpec, TimelineRead, TimelineReader, TimelineWriter, FORMAT_VERSION,
+    LOCK_FILE, PADO_FILES,
 };
 pub use sample::{Phases, RequestSample};
 pub use series::{

@@ -295,6 +295,60 @@ pub struct TimelineWriter {
     out: BufWriter<File>,
 }
 
+/// Pulls seconds from `timeline.jsonl` one at a time ([`ResultDir::timeline_reader`]):
+/// one line of text and one decoded second alive at a time.
+pub struct TimelineReader {
+    rd: BufReader<File>,
+    path: PathBuf,
+    line: String,
+    no: usize,
+    read: TimelineRead,
+}
+
+impl TimelineReader {
+    /// The next second, `None` at the end of the file (or at a torn last line, then
+    /// recorded in [`TimelineReader::read`]).
+    pub fn next_second(&mut self) -> Result<Option<SecondRecord>, ResultError> {
+        loop {
+            self.line.clear();
+            let p = &self.path;
+            if self.rd.read_line(&mut self.line).map_err(io_err(p))? == 0 {
+                return Ok(None);
+            }
+            self.no += 1;
+            if self.line.trim().is_empty() {
+                continue;
+            }
+            // Without the line end: a line torn inside a string must read as ending
+            // early, not as a string holding a newline.
+            let wire: WireSecond = match serde_json::from_str(self.line.trim_end()) {
+                Ok(w) => w,
+                Err(e) if e.is_eof() && only_blank_left(&mut self.rd).map_err(io_err(p))? => {
+                    self.read.torn_line = Some(self.no);
+                    return Ok(None);
+                }
+                Err(e) => return Err(self.error_here(e.to_string())),
+            };
+            return wire.into_record().map(Some).map_err(|m| self.error_here(m));
+        }
+    }
+
+    /// A format error on the line read last.
+    pub fn error_here(&self, message: String) -> ResultError {
+        ResultError::Format {
+            path: self.path.clone(),
+            line: self.no,
+            message,
+        }
+    }
+
+    /// What the read found so far besides the seconds (the torn last line; `seconds`
+    /// and `last_t` are counted by [`ResultDir::for_each_second`] only).
+    pub fn read(&self) -> TimelineRead {
+        self.read
+    }
+}
+
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ResultError + '_ {
     move |source| ResultError::Io {
         path: path.to_path_buf(),
@@ -468,42 +522,29 @@ impl ResultDir {
         &self,
         mut f: impl FnMut(SecondRecord) -> Result<(), String>,
     ) -> Result<TimelineRead, ResultError> {
+        let mut rd = self.timeline_reader()?;
+        while let Some(rec) = rd.next_second()? {
+            let t = rec.t;
+            f(rec).map_err(|m| rd.error_here(m))?;
+            rd.read.seconds += 1;
+            rd.read.last_t = Some(t);
+        }
+        Ok(rd.read)
+    }
+
+    /// Read `timeline.jsonl` one second at a time, pulled by the caller (what a
+    /// merge of several timelines in step needs); same rules as
+    /// [`ResultDir::for_each_second`] for a torn last line.
+    pub fn timeline_reader(&self) -> Result<TimelineReader, ResultError> {
         let p = self.path.join(TIMELINE_FILE);
         let file = File::open(&p).map_err(io_err(&p))?;
-        let mut rd = BufReader::with_capacity(256 * 1024, file);
-        let mut line = String::new();
-        let mut no = 0usize;
-        let mut read = TimelineRead::default();
-        loop {
-            line.clear();
-            if rd.read_line(&mut line).map_err(io_err(&p))? == 0 {
-                return Ok(read);
-            }
-            no += 1;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let at_line = |message: String| ResultError::Format {
-                path: p.clone(),
-                line: no,
-                message,
-            };
-            // Without the line end: a line torn inside a string must read as ending
-            // early, not as a string holding a newline.
-            let wire: WireSecond = match serde_json::from_str(line.trim_end()) {
-                Ok(w) => w,
-                Err(e) if e.is_eof() && only_blank_left(&mut rd).map_err(io_err(&p))? => {
-                    read.torn_line = Some(no);
-                    return Ok(read);
-                }
-                Err(e) => return Err(at_line(e.to_string())),
-            };
-            let rec = wire.into_record().map_err(at_line)?;
-            let t = rec.t;
-            f(rec).map_err(at_line)?;
-            read.seconds += 1;
-            read.last_t = Some(t);
-        }
+        Ok(TimelineReader {
+            rd: BufReader::with_capacity(256 * 1024, file),
+            path: p,
+            line: String::new(),
+            no: 0,
+            read: TimelineRead::default(),
+        })
     }
 
     /// Read every second of `timeline.jsonl` into memory. Each second holds full
