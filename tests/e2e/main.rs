@@ -14,6 +14,7 @@ mod first_run;
 mod flows;
 mod generator;
 mod limits;
+mod merge;
 mod measurement;
 mod models;
 mod observe;

@@ -230,6 +230,7 @@ pub const PADO_FILES: &[&str] = &[
     SUMMARY_FILE,
     crate::observed::OBSERVE_FILE,
     crate::failure::FAILURES_FILE,
+    crate::merge::GENERATORS_FILE,
     "report.html",
     "timeline.csv",
     "junit.xml",
