@@ -94,14 +94,24 @@ fn merged_segments_sum_exactly_and_thresholds_judge_the_union() {
     let dirs = segments(&root, &srv, 3);
     let each: Vec<u64> = dirs.iter().map(|d| requests_of(d)).collect();
     let sum: u64 = each.iter().sum();
-    assert_eq!(sum, srv.stats().requests, "the server counted every request once");
+    assert_eq!(
+        sum,
+        srv.stats().requests,
+        "the server counted every request once"
+    );
 
     // A threshold no segment passes alone, the union does.
     let biggest = *each.iter().max().unwrap();
     set_threshold(&dirs, "http_reqs", &format!("count > {biggest}"));
     let out = root.join("merged");
     let o = merge(&dirs, &out, &[]);
-    assert_eq!(o.status.code(), Some(0), "{}{}", text(&o.stdout), text(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
     let s = read_json(&out.join("summary.json"));
     assert_eq!(num(&s, "requests") as u64, sum);
     assert_eq!(s["thresholds_ok"], true);
@@ -166,13 +176,20 @@ fn missing_killed_and_foreign_segments_are_named() {
     let o = merge(&dirs[..2], &out, &["--allow-partial"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let s = read_json(&out.join("summary.json"));
-    assert!(s["partial"][0].as_str().unwrap().contains("segment 2/3 missing"));
+    assert!(s["partial"][0]
+        .as_str()
+        .unwrap()
+        .contains("segment 2/3 missing"));
     assert!(s["warnings"]
         .as_array()
         .unwrap()
         .iter()
         .any(|w| w.as_str().unwrap().contains("segment 2/3 missing")));
-    assert!(text(&o.stdout).contains("PARTIAL RESULT"), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains("PARTIAL RESULT"),
+        "{}",
+        text(&o.stdout)
+    );
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("id=\"badge-partial\""));
     assert_eq!(

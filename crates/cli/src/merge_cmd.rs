@@ -49,8 +49,8 @@ pub(crate) fn merge(a: &MergeArgs<'_>) -> Result<i32, exit::Failure> {
     for p in plan.problems() {
         eprintln!("warning: {p}");
     }
-    let out = ResultDir::claim(a.out, a.overwrite)
-        .map_err(|e| exit::Failure::invalid(e.to_string()))?;
+    let out =
+        ResultDir::claim(a.out, a.overwrite).map_err(|e| exit::Failure::invalid(e.to_string()))?;
     plan.write(&out).map_err(failure)?;
     let (summary, write_error) = crate::write_reports(&out, a.html, &[], &[])?;
     if !a.quiet {

@@ -59,7 +59,10 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         .unwrap_or_default();
     for g in &summary.generators {
         if let Some(c) = g.self_check.as_ref().filter(|c| c.saturated) {
-            let loud = format!("{GENERATOR_SATURATED}: generator {}: {}", g.segment, c.message);
+            let loud = format!(
+                "{GENERATOR_SATURATED}: generator {}: {}",
+                g.segment, c.message
+            );
             summary.verdict.insert(0, loud);
         }
     }

@@ -13,7 +13,6 @@ pub(super) fn generators(out: &mut String, s: &Summary, o: TextOptions) {
     if s.generators.is_empty() {
         return;
     }
-    let _ = writeln!(out);
     let _ = writeln!(out, "  generators ({} merged)", s.generators.len());
     let _ = writeln!(
         out,
@@ -48,4 +47,6 @@ pub(super) fn generators(out: &mut String, s: &Summary, o: TextOptions) {
             if g.ended_early { " · ended early" } else { "" }
         );
     }
+    // The totals above end with a blank line; so does this block.
+    let _ = writeln!(out);
 }
