@@ -143,15 +143,17 @@ impl LatencyHistogram {
     /// An error when the histogram cannot be serialised: never written as an empty
     /// histogram, which would silently lose its samples.
     pub fn encode(&self) -> Result<String, String> {
-        let mut buf = Vec::new();
-        let mut ser = V2DeflateSerializer::new();
-        ser.serialize(&self.h, &mut buf).map_err(|e| {
-            format!(
-                "histogram of {} values does not encode: {e:?}",
-                self.h.len()
-            )
-        })?;
-        Ok(base64::engine::general_purpose::STANDARD.encode(buf))
+        SERIALIZER.with(|cell| {
+            let (ser, buf) = &mut *cell.borrow_mut();
+            buf.clear();
+            ser.serialize(&self.h, buf).map_err(|e| {
+                format!(
+                    "histogram of {} values does not encode: {e:?}",
+                    self.h.len()
+                )
+            })?;
+            Ok(base64::engine::general_purpose::STANDARD.encode(&buf[..]))
+        })
     }
 
     /// Inverse of [`LatencyHistogram::encode`]. An empty string is an empty histogram.
@@ -179,6 +181,10 @@ impl LatencyHistogram {
 }
 
 thread_local! {
+    /// A serializer and its output buffer, reused: writing a timeline encodes tens
+    /// of histograms a second.
+    static SERIALIZER: std::cell::RefCell<(V2DeflateSerializer, Vec<u8>)> =
+        std::cell::RefCell::new((V2DeflateSerializer::new(), Vec::new()));
     static DECODER: std::cell::RefCell<HistogramDecoder> =
         std::cell::RefCell::new(HistogramDecoder::default());
 }

@@ -25,7 +25,7 @@ pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage, OTHER_TAG, TAG
 pub use error_kind::ErrorKind;
 pub use failure::{FailureSample, FAILURES_FILE};
 pub use generator::{GeneratorSecond, GeneratorStats, LagHistogram, LAG_BUCKETS_US};
-pub use latency::{LatencyHistogram, LatencySummary};
+pub use latency::{HistogramDecoder, LatencyHistogram, LatencySummary};
 pub use observed::{
     read_observations, EndpointLog, MetricType, Observations, ObserveWriter, ObservedSeries,
     ScrapeOutcome, ScrapedSample, OBSERVE_FILE,

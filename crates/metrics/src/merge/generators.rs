@@ -7,8 +7,10 @@ use std::io::{BufReader, BufWriter, Write};
 
 use serde::{Deserialize, Serialize};
 
+use crate::latency::HistogramDecoder;
+use crate::result_dir::EncodedSecond;
 use crate::result_dir::{ResultDir, ResultError};
-use crate::{GeneratorSecond, LagHistogram, LatencyHistogram, LatencySummary, Phase, SecondRecord};
+use crate::{GeneratorSecond, LagHistogram, LatencyHistogram, LatencySummary, SecondRecord};
 
 /// File name of the per-generator breakdown in a merged result directory.
 pub const GENERATORS_FILE: &str = "generators.json";
@@ -155,25 +157,27 @@ impl Tally {
         }
     }
 
-    /// Fold one of its seconds in, `t` on the merged timeline.
-    pub(crate) fn add(&mut self, t: u32, r: &SecondRecord) {
+    /// Add one of its seconds into the merged second `acc` (`t` on the merged
+    /// timeline) and fold its own figures in.
+    pub(crate) fn add(
+        &mut self,
+        t: u32,
+        acc: &mut SecondRecord,
+        sec: EncodedSecond,
+        dec: &mut HistogramDecoder,
+    ) -> Result<(), String> {
+        let own = sec.add_to(acc, dec, &mut self.duration)?;
         let f = &mut self.figures;
-        for s in &r.series {
-            f.requests = f.requests.saturating_add(s.requests);
-            f.failed = f.failed.saturating_add(s.failed);
-            self.duration.add(s.phase(Phase::Duration));
-        }
-        for sc in &r.scenarios {
-            f.iterations_started = f
-                .iterations_started
-                .saturating_add(sc.iterations.saturating_add(sc.interrupted));
-            f.late_iterations = f.late_iterations.saturating_add(sc.late);
-            f.dropped_iterations = f.dropped_iterations.saturating_add(sc.dropped);
-        }
-        if let Some(g) = &r.generator {
+        f.requests = f.requests.saturating_add(own.requests);
+        f.failed = f.failed.saturating_add(own.failed);
+        f.iterations_started = f.iterations_started.saturating_add(own.iterations_started);
+        f.late_iterations = f.late_iterations.saturating_add(own.late);
+        f.dropped_iterations = f.dropped_iterations.saturating_add(own.dropped);
+        if let Some(g) = &own.generator {
             self.lag.merge(&g.lag);
             f.seconds.push(GeneratorSecondFigures::of(t, g));
         }
+        Ok(())
     }
 
     pub(crate) fn finish(mut self) -> GeneratorFigures {

@@ -30,7 +30,10 @@ pub use error::MergeError;
 pub use generators::{GeneratorFigures, GeneratorSecondFigures, GeneratorsFile, GENERATORS_FILE};
 
 use crate::failure::keep_bounded;
-use crate::result_dir::{GeneratorMeta, ResultDir, ResultError, RunMeta, SegmentMeta};
+use crate::latency::HistogramDecoder;
+use crate::result_dir::{
+    EncodedSecond, GeneratorMeta, ResultDir, ResultError, RunMeta, SegmentMeta,
+};
 use crate::{SecondRecord, StageMark, FORMAT_VERSION, OBSERVE_FILE};
 use generators::Tally;
 
@@ -130,22 +133,32 @@ impl MergePlan {
         for s in &self.sources {
             readers.push(s.dir.timeline_reader()?);
         }
-        let mut pending: Vec<Option<SecondRecord>> = Vec::with_capacity(n);
+        let mut pending: Vec<Option<EncodedSecond>> = Vec::with_capacity(n);
         for r in &mut readers {
-            pending.push(r.next_second()?);
+            pending.push(r.next_encoded()?);
         }
+        let mut dec = HistogramDecoder::default();
         let mut w = out.timeline_writer()?;
         for t in 0..end {
             let mut rec = SecondRecord::new(t);
             for i in 0..n {
                 while let Some(p) = pending[i].as_ref() {
-                    if p.t.saturating_add(offsets[i]) > t {
+                    if p.t().saturating_add(offsets[i]) > t {
                         break;
                     }
                     let p = pending[i].take().expect("checked above");
-                    tallies[i].add(t, &p);
-                    rec.merge(p);
-                    pending[i] = readers[i].next_second()?;
+                    let line = p.line();
+                    tallies[i]
+                        .add(t, &mut rec, p, &mut dec)
+                        .map_err(|message| ResultError::Format {
+                            path: self.sources[i]
+                                .dir
+                                .path()
+                                .join(crate::result_dir::TIMELINE_FILE),
+                            line,
+                            message,
+                        })?;
+                    pending[i] = readers[i].next_encoded()?;
                 }
             }
             w.write(&rec)?;
