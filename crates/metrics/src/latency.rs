@@ -5,7 +5,7 @@
 //! every percentile within 0.1% of the recorded value.
 
 use base64::Engine as _;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -143,17 +143,8 @@ impl LatencyHistogram {
     /// An error when the histogram cannot be serialised: never written as an empty
     /// histogram, which would silently lose its samples.
     pub fn encode(&self) -> Result<String, String> {
-        SERIALIZER.with(|cell| {
-            let (ser, buf) = &mut *cell.borrow_mut();
-            buf.clear();
-            ser.serialize(&self.h, buf).map_err(|e| {
-                format!(
-                    "histogram of {} values does not encode: {e:?}",
-                    self.h.len()
-                )
-            })?;
-            Ok(base64::engine::general_purpose::STANDARD.encode(&buf[..]))
-        })
+        let text = ENCODER.with(|cell| cell.borrow_mut().encode(&self.h));
+        text.map_err(|e| format!("histogram of {} values does not encode: {e}", self.h.len()))
     }
 
     /// Inverse of [`LatencyHistogram::encode`]. An empty string is an empty histogram.
@@ -181,10 +172,10 @@ impl LatencyHistogram {
 }
 
 thread_local! {
-    /// A serializer and its output buffer, reused: writing a timeline encodes tens
-    /// of histograms a second.
-    static SERIALIZER: std::cell::RefCell<(V2DeflateSerializer, Vec<u8>)> =
-        std::cell::RefCell::new((V2DeflateSerializer::new(), Vec::new()));
+    /// The encoder and its buffers, reused: writing a timeline encodes tens of
+    /// histograms a second.
+    static ENCODER: std::cell::RefCell<HistogramEncoder> =
+        std::cell::RefCell::new(HistogramEncoder::default());
     static DECODER: std::cell::RefCell<HistogramDecoder> =
         std::cell::RefCell::new(HistogramDecoder::default());
 }
@@ -309,6 +300,63 @@ impl HistogramDecoder {
     }
 }
 
+/// Encodes histograms as HdrHistogram's `V2DeflateSerializer` does, byte for byte,
+/// but with one deflater and its buffers reused: the library's serializer sets up a
+/// new zlib stream (hundreds of KB of tables) for every histogram.
+struct HistogramEncoder {
+    v2: V2Serializer,
+    plain: Vec<u8>,
+    out: Vec<u8>,
+    deflate: flate2::Compress,
+}
+
+impl Default for HistogramEncoder {
+    fn default() -> Self {
+        HistogramEncoder {
+            v2: V2Serializer::new(),
+            plain: Vec::new(),
+            out: Vec::new(),
+            deflate: flate2::Compress::new(flate2::Compression::default(), true),
+        }
+    }
+}
+
+impl HistogramEncoder {
+    fn encode(&mut self, h: &Histogram<u64>) -> Result<String, String> {
+        self.plain.clear();
+        self.v2
+            .serialize(h, &mut self.plain)
+            .map_err(|e| format!("{e:?}"))?;
+        self.out.clear();
+        self.out
+            .extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
+        self.out.extend_from_slice(&[0; 4]);
+        self.deflate.reset();
+        let mut consumed = 0usize;
+        loop {
+            if self.out.len() == self.out.capacity() {
+                self.out.reserve(self.out.capacity().max(256));
+            }
+            let before = self.deflate.total_in() as usize;
+            let status = self
+                .deflate
+                .compress_vec(
+                    &self.plain[consumed..],
+                    &mut self.out,
+                    flate2::FlushCompress::Finish,
+                )
+                .map_err(|e| e.to_string())?;
+            consumed += self.deflate.total_in() as usize - before;
+            if status == flate2::Status::StreamEnd {
+                break;
+            }
+        }
+        let len = (self.out.len() - 8) as u32;
+        self.out[4..8].copy_from_slice(&len.to_be_bytes());
+        Ok(base64::engine::general_purpose::STANDARD.encode(&self.out))
+    }
+}
+
 /// The lowest value counted at `index` of a pado histogram (HdrHistogram's
 /// `value_for` for 2048 sub-buckets and a unit of 1).
 fn value_at_index(index: u64) -> Result<u64, String> {
@@ -427,6 +475,11 @@ mod tests {
                 h.record(*v);
             }
             let enc = h.encode().unwrap();
+            let mut lib = Vec::new();
+            hdrhistogram::serialization::V2DeflateSerializer::new()
+                .serialize(&h.h, &mut lib)
+                .unwrap();
+            assert_eq!(enc, base64::engine::general_purpose::STANDARD.encode(&lib));
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(&enc)
                 .unwrap();

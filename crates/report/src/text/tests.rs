@@ -100,7 +100,10 @@ fn generators_block_and_partial_marking_only_for_merged_results() {
         ..Default::default()
     };
     let out = render(&single, TextOptions::default());
-    assert!(!out.contains("generators (") && !out.contains("PARTIAL"), "{out}");
+    assert!(
+        !out.contains("generators (") && !out.contains("PARTIAL"),
+        "{out}"
+    );
 
     let saturated = pado_analysis::self_check::GeneratorCheck {
         saturated: true,
@@ -138,12 +141,23 @@ fn generators_block_and_partial_marking_only_for_merged_results() {
     };
     let out = render(&merged, TextOptions::default());
     assert!(out.contains("generators (2 merged)"), "{out}");
-    let row0 = out.lines().find(|l| l.trim_start().starts_with("0/2")).unwrap();
-    for cell in ["50%", "1,234", "123", "5", "1.50", "7.25", "9.00", "14", "ok"] {
+    let row0 = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("0/2"))
+        .unwrap();
+    for cell in [
+        "50%", "1,234", "123", "5", "1.50", "7.25", "9.00", "14", "ok",
+    ] {
         assert!(row0.contains(cell), "{cell} in {row0}");
     }
-    let row1 = out.lines().find(|l| l.trim_start().starts_with("1/2")).unwrap();
-    assert!(row1.contains("SATURATED") && row1.contains("ended early"), "{row1}");
+    let row1 = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("1/2"))
+        .unwrap();
+    assert!(
+        row1.contains("SATURATED") && row1.contains("ended early"),
+        "{row1}"
+    );
     assert!(out.contains("PARTIAL RESULT"), "{out}");
     assert!(out.contains("segment 3/4 missing"), "{out}");
 }
