@@ -15,6 +15,7 @@ mod flows;
 mod generator;
 mod limits;
 mod measurement;
+mod merge;
 mod models;
 mod netns;
 mod observe;

@@ -123,6 +123,37 @@ pub(crate) enum Command {
         #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit"])]
         exports: Vec<String>,
     },
+    /// Merge the result directories of the segments of one split test (`pado run
+    /// --segment i/N` on each generator) into one result: histograms added (exact
+    /// percentiles of every request), thresholds judged on the merged data.
+    ///
+    /// Writes the merged directory (run.json, timeline.jsonl, generators.json,
+    /// summary.json, report.html) and prints the summary. Refuses directories that are
+    /// not segments of one test (exit 2). A missing or cut-short segment fails the merge
+    /// (exit 1, nothing written) unless --allow-partial. Exits 99 when a threshold fails
+    /// on the merged data.
+    Merge {
+        /// The segments' result directories, in any order.
+        #[arg(value_name = "DIR", required = true, num_args = 1..)]
+        dirs: Vec<PathBuf>,
+        /// Where to write the merged result (created; must be empty unless
+        /// --overwrite).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Merge what is there when segments are missing or ended early; the result
+        /// is marked partial.
+        #[arg(long)]
+        allow_partial: bool,
+        /// Replace pado's files in a non-empty --out.
+        #[arg(long)]
+        overwrite: bool,
+        /// Do not write report.html.
+        #[arg(long)]
+        no_html: bool,
+        /// Do not print the summary (the files are still written).
+        #[arg(long, short = 'q')]
+        quiet: bool,
+    },
     /// Print pado's documentation (scenario files, the demo target, result directories).
     ///
     /// The same text as the repository's docs/ folder, for installs without it.

@@ -8,6 +8,7 @@ mod debugging;
 mod demo;
 mod exit;
 mod find_capacity;
+mod merge_cmd;
 mod observing;
 mod out;
 mod prepared;
@@ -45,6 +46,21 @@ pub fn main() -> i32 {
             exports,
             windows,
         } => report(dir, *quiet, exports, windows),
+        Command::Merge {
+            dirs,
+            out,
+            allow_partial,
+            overwrite,
+            no_html,
+            quiet,
+        } => merge_cmd::merge(&merge_cmd::MergeArgs {
+            dirs,
+            out,
+            allow_partial: *allow_partial,
+            overwrite: *overwrite,
+            html: !*no_html,
+            quiet: *quiet,
+        }),
         Command::Init { file, force } => init(file, *force),
         Command::Import { what } => import(what),
         Command::Demo(d) => demo_cmd(d),

@@ -5,7 +5,7 @@
 //! every percentile within 0.1% of the recorded value.
 
 use base64::Engine as _;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -143,31 +143,249 @@ impl LatencyHistogram {
     /// An error when the histogram cannot be serialised: never written as an empty
     /// histogram, which would silently lose its samples.
     pub fn encode(&self) -> Result<String, String> {
-        let mut buf = Vec::new();
-        let mut ser = V2DeflateSerializer::new();
-        ser.serialize(&self.h, &mut buf).map_err(|e| {
-            format!(
-                "histogram of {} values does not encode: {e:?}",
-                self.h.len()
-            )
-        })?;
-        Ok(base64::engine::general_purpose::STANDARD.encode(buf))
+        let text = ENCODER.with(|cell| cell.borrow_mut().encode(&self.h));
+        text.map_err(|e| format!("histogram of {} values does not encode: {e}", self.h.len()))
     }
 
     /// Inverse of [`LatencyHistogram::encode`]. An empty string is an empty histogram.
     pub fn decode(s: &str) -> Result<Self, String> {
-        if s.is_empty() {
-            return Ok(Self::new());
-        }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(s)
-            .map_err(|e| format!("histogram is not base64: {e}"))?;
+        let mut h = Self::new();
+        DECODER.with(|d| d.borrow_mut().add_encoded(s, &mut h))?;
+        Ok(h)
+    }
+
+    /// The slow, general decode (any HdrHistogram V2 parameters).
+    fn decode_general(bytes: &[u8]) -> Result<Self, String> {
         let mut h: Histogram<u64> = Deserializer::new()
             .deserialize(&mut &bytes[..])
             .map_err(|e| format!("histogram does not decode: {e:?}"))?;
         h.auto(true);
         Ok(LatencyHistogram { h })
     }
+
+    /// Add `n` values at `value` (clamped like [`LatencyHistogram::record`]).
+    fn record_n(&mut self, value: u64, n: u64) {
+        if self.h.record_n(value, n).is_err() {
+            let _ = self.h.record_n(self.h.high(), n);
+        }
+    }
+}
+
+thread_local! {
+    /// The encoder and its buffers, reused: writing a timeline encodes tens of
+    /// histograms a second.
+    static ENCODER: std::cell::RefCell<HistogramEncoder> =
+        std::cell::RefCell::new(HistogramEncoder::default());
+    static DECODER: std::cell::RefCell<HistogramDecoder> =
+        std::cell::RefCell::new(HistogramDecoder::default());
+}
+
+/// `HdrHistogram` V2 compressed cookie (with the 8-byte word size bits).
+const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
+/// The inner, uncompressed V2 cookie.
+const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
+/// Bytes of the V2 header before the counts.
+const V2_HEADER: usize = 40;
+/// log2 of half the sub-bucket count of a 3-significant-digit histogram whose
+/// lowest discernible value is 1 (pado's): 2048 sub-buckets.
+const SUB_BUCKET_HALF_MAGNITUDE: u32 = 10;
+
+/// Decodes encoded histograms straight into another one, reusing its buffers:
+/// reading a timeline decodes tens of histograms a second of the run, and the
+/// general decoder allocates an inflater, a payload buffer and a full counts array
+/// for each. The counts are walked in their sparse encoded form and added where they
+/// belong, which is exactly what decoding then adding gives.
+pub struct HistogramDecoder {
+    b64: Vec<u8>,
+    raw: Vec<u8>,
+    inflate: flate2::Decompress,
+}
+
+impl Default for HistogramDecoder {
+    fn default() -> Self {
+        HistogramDecoder {
+            b64: Vec::new(),
+            raw: Vec::new(),
+            inflate: flate2::Decompress::new(true),
+        }
+    }
+}
+
+impl HistogramDecoder {
+    /// Add the histogram `s` ([`LatencyHistogram::encode`]'s form) to `into`.
+    pub fn add_encoded(&mut self, s: &str, into: &mut LatencyHistogram) -> Result<(), String> {
+        if s.is_empty() {
+            return Ok(());
+        }
+        self.b64.clear();
+        base64::engine::general_purpose::STANDARD
+            .decode_vec(s, &mut self.b64)
+            .map_err(|e| format!("histogram is not base64: {e}"))?;
+        let b = &self.b64;
+        let word = |at: usize| -> Option<u32> {
+            b.get(at..at + 4)
+                .map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]]))
+        };
+        let len = word(4).unwrap_or(0) as usize;
+        if word(0) != Some(V2_COMPRESSED_COOKIE) || b.len() < 8 + len {
+            // Not the form pado writes: the general decoder says what is wrong.
+            into.add(&LatencyHistogram::decode_general(b)?);
+            return Ok(());
+        }
+        self.inflate.reset(true);
+        self.raw.clear();
+        let input = &b[8..8 + len];
+        loop {
+            if self.raw.len() == self.raw.capacity() {
+                self.raw.reserve(self.raw.capacity().max(4096));
+            }
+            let before = self.inflate.total_in() as usize;
+            let status = self
+                .inflate
+                .decompress_vec(
+                    &input[before..],
+                    &mut self.raw,
+                    flate2::FlushDecompress::Finish,
+                )
+                .map_err(|e| format!("histogram does not decode: {e}"))?;
+            match status {
+                flate2::Status::StreamEnd => break,
+                _ if self.inflate.total_in() as usize >= input.len()
+                    && self.raw.len() < self.raw.capacity() =>
+                {
+                    return Err("histogram does not decode: truncated".into())
+                }
+                _ => {}
+            }
+        }
+        let r = &self.raw;
+        let be32 = |at: usize| u32::from_be_bytes([r[at], r[at + 1], r[at + 2], r[at + 3]]);
+        let be64 = |at: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&r[at..at + 8]);
+            u64::from_be_bytes(w)
+        };
+        if r.len() < V2_HEADER || be32(0) != V2_COOKIE {
+            return Err("histogram does not decode: bad cookie".into());
+        }
+        let payload = be32(4) as usize;
+        let (offset, digits, low) = (be32(8), be32(12), be64(16));
+        let ratio = f64::from_bits(be64(32));
+        if offset != 0 || digits != u32::from(SIGFIG) || low != 1 || ratio != 1.0 {
+            // Other parameters than pado's: the general way.
+            let mut whole = Vec::with_capacity(8 + len);
+            whole.extend_from_slice(&b[..8 + len]);
+            into.add(&LatencyHistogram::decode_general(&whole)?);
+            return Ok(());
+        }
+        let counts = r
+            .get(V2_HEADER..V2_HEADER + payload)
+            .ok_or("histogram does not decode: payload shorter than its header says")?;
+        let mut index: u64 = 0;
+        let mut at = 0usize;
+        while at < counts.len() {
+            let (zz, used) = varint(&counts[at..])?;
+            at += used;
+            let n = ((zz >> 1) as i64) ^ -((zz & 1) as i64);
+            if n < 0 {
+                index = index.saturating_add(n.unsigned_abs());
+                continue;
+            }
+            if n > 0 {
+                into.record_n(value_at_index(index)?, n as u64);
+            }
+            index += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Encodes histograms as HdrHistogram's `V2DeflateSerializer` does, byte for byte,
+/// but with one deflater and its buffers reused: the library's serializer sets up a
+/// new zlib stream (hundreds of KB of tables) for every histogram.
+struct HistogramEncoder {
+    v2: V2Serializer,
+    plain: Vec<u8>,
+    out: Vec<u8>,
+    deflate: flate2::Compress,
+}
+
+impl Default for HistogramEncoder {
+    fn default() -> Self {
+        HistogramEncoder {
+            v2: V2Serializer::new(),
+            plain: Vec::new(),
+            out: Vec::new(),
+            deflate: flate2::Compress::new(flate2::Compression::default(), true),
+        }
+    }
+}
+
+impl HistogramEncoder {
+    fn encode(&mut self, h: &Histogram<u64>) -> Result<String, String> {
+        self.plain.clear();
+        self.v2
+            .serialize(h, &mut self.plain)
+            .map_err(|e| format!("{e:?}"))?;
+        self.out.clear();
+        self.out
+            .extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
+        self.out.extend_from_slice(&[0; 4]);
+        self.deflate.reset();
+        let mut consumed = 0usize;
+        loop {
+            if self.out.len() == self.out.capacity() {
+                self.out.reserve(self.out.capacity().max(256));
+            }
+            let before = self.deflate.total_in() as usize;
+            let status = self
+                .deflate
+                .compress_vec(
+                    &self.plain[consumed..],
+                    &mut self.out,
+                    flate2::FlushCompress::Finish,
+                )
+                .map_err(|e| e.to_string())?;
+            consumed += self.deflate.total_in() as usize - before;
+            if status == flate2::Status::StreamEnd {
+                break;
+            }
+        }
+        let len = (self.out.len() - 8) as u32;
+        self.out[4..8].copy_from_slice(&len.to_be_bytes());
+        Ok(base64::engine::general_purpose::STANDARD.encode(&self.out))
+    }
+}
+
+/// The lowest value counted at `index` of a pado histogram (HdrHistogram's
+/// `value_for` for 2048 sub-buckets and a unit of 1).
+fn value_at_index(index: u64) -> Result<u64, String> {
+    let half = 1u64 << SUB_BUCKET_HALF_MAGNITUDE;
+    let mut bucket = (index >> SUB_BUCKET_HALF_MAGNITUDE) as i64 - 1;
+    let mut sub = (index & (half - 1)) + half;
+    if bucket < 0 {
+        sub -= half;
+        bucket = 0;
+    }
+    if bucket > 52 {
+        return Err("histogram does not decode: index out of range".into());
+    }
+    Ok(sub << bucket)
+}
+
+/// One LEB128 varint (at most 9 bytes, the last one whole, as HdrHistogram writes).
+fn varint(b: &[u8]) -> Result<(u64, usize), String> {
+    let mut v = 0u64;
+    for (i, byte) in b.iter().take(9).enumerate() {
+        if i == 8 {
+            return Ok((v | (u64::from(*byte) << 56), 9));
+        }
+        v |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Ok((v, i + 1));
+        }
+    }
+    Err("histogram does not decode: a count ends early".into())
 }
 
 /// Latency statistics in milliseconds, with the exact key names of `summary.json`.
@@ -225,6 +443,59 @@ mod tests {
         assert_eq!(m.max_us(), b.max_us());
         assert!(LatencyHistogram::decode("").unwrap().is_empty());
         assert!(LatencyHistogram::decode("not base64!").is_err());
+    }
+
+    /// The fast decoder walks the encoded counts itself: it must give exactly what
+    /// HdrHistogram's own deserializer gives, for every shape of histogram, and an
+    /// error (never a panic) for damaged input.
+    #[test]
+    fn fast_decode_equals_the_general_decoder() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let shapes: Vec<Vec<u64>> = vec![
+            vec![0],
+            vec![1, 1, 1],
+            vec![2047, 2048, 2049, 4095, 4096],
+            (0..5000).map(|_| next() % 3_000).collect(),
+            (0..5000).map(|_| 100 + next() % 200_000).collect(),
+            (0..300).map(|_| next() % 60_000_000).collect(),
+            vec![u64::from(u32::MAX), 1 << 40, 7],
+        ];
+        let mut dec = HistogramDecoder::default();
+        let mut acc = LatencyHistogram::new();
+        let mut reference = LatencyHistogram::new();
+        for values in shapes {
+            let mut h = LatencyHistogram::new();
+            for v in &values {
+                h.record(*v);
+            }
+            let enc = h.encode().unwrap();
+            let mut lib = Vec::new();
+            hdrhistogram::serialization::V2DeflateSerializer::new()
+                .serialize(&h.h, &mut lib)
+                .unwrap();
+            assert_eq!(enc, base64::engine::general_purpose::STANDARD.encode(&lib));
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(&enc)
+                .unwrap();
+            let general = LatencyHistogram::decode_general(&bytes).unwrap();
+            assert_eq!(general, h);
+            let fast = LatencyHistogram::decode(&enc).unwrap();
+            assert_eq!(fast, h, "{values:?}");
+            assert_eq!(fast.summary(), h.summary());
+            dec.add_encoded(&enc, &mut acc).unwrap();
+            reference.add(&h);
+            assert_eq!(acc, reference);
+            // Every cut of the encoding is an error or a histogram, never a panic.
+            for cut in (0..enc.len()).step_by(7) {
+                let _ = LatencyHistogram::decode(&enc[..cut]);
+            }
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod failure;
 pub mod fmt;
 pub mod generator;
 pub mod latency;
+pub mod merge;
 pub mod observed;
 pub mod result_dir;
 pub mod sample;
@@ -24,14 +25,15 @@ pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage, OTHER_TAG, TAG
 pub use error_kind::ErrorKind;
 pub use failure::{FailureSample, FAILURES_FILE};
 pub use generator::{GeneratorSecond, GeneratorStats, LagHistogram, LAG_BUCKETS_US};
-pub use latency::{LatencyHistogram, LatencySummary};
+pub use latency::{HistogramDecoder, LatencyHistogram, LatencySummary};
 pub use observed::{
     read_observations, EndpointLog, MetricType, Observations, ObserveWriter, ObservedSeries,
     ScrapeOutcome, ScrapedSample, OBSERVE_FILE,
 };
 pub use result_dir::{
-    ClaimError, ResultDir, ResultError, RunMeta, ScenarioMeta, StageMark, ThresholdSpec,
-    TimelineRead, TimelineWriter, FORMAT_VERSION, LOCK_FILE, PADO_FILES,
+    ClaimError, GeneratorMeta, ResultDir, ResultError, RunMeta, ScenarioMeta, SegmentMeta,
+    StageMark, ThresholdSpec, TimelineRead, TimelineReader, TimelineWriter, FORMAT_VERSION,
+    LOCK_FILE, PADO_FILES,
 };
 pub use sample::{Phases, RequestSample};
 pub use series::{

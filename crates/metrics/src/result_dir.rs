@@ -230,6 +230,7 @@ pub const PADO_FILES: &[&str] = &[
     SUMMARY_FILE,
     crate::observed::OBSERVE_FILE,
     crate::failure::FAILURES_FILE,
+    crate::merge::GENERATORS_FILE,
     "report.html",
     "timeline.csv",
     "junit.xml",
@@ -293,6 +294,203 @@ pub struct ResultDir {
 pub struct TimelineWriter {
     path: PathBuf,
     out: BufWriter<File>,
+}
+
+/// Pulls seconds from `timeline.jsonl` one at a time ([`ResultDir::timeline_reader`]):
+/// one line of text and one decoded second alive at a time.
+pub struct TimelineReader {
+    rd: BufReader<File>,
+    path: PathBuf,
+    line: String,
+    no: usize,
+    read: TimelineRead,
+}
+
+impl TimelineReader {
+    /// The next second, `None` at the end of the file (or at a torn last line, then
+    /// recorded in [`TimelineReader::read`]).
+    pub fn next_second(&mut self) -> Result<Option<SecondRecord>, ResultError> {
+        loop {
+            self.line.clear();
+            let p = &self.path;
+            if self.rd.read_line(&mut self.line).map_err(io_err(p))? == 0 {
+                return Ok(None);
+            }
+            self.no += 1;
+            if self.line.trim().is_empty() {
+                continue;
+            }
+            // Without the line end: a line torn inside a string must read as ending
+            // early, not as a string holding a newline.
+            let wire: WireSecond = match serde_json::from_str(self.line.trim_end()) {
+                Ok(w) => w,
+                Err(e) if e.is_eof() && only_blank_left(&mut self.rd).map_err(io_err(p))? => {
+                    self.read.torn_line = Some(self.no);
+                    return Ok(None);
+                }
+                Err(e) => return Err(self.error_here(e.to_string())),
+            };
+            return wire.into_record().map(Some).map_err(|m| self.error_here(m));
+        }
+    }
+
+    /// The next second with its histograms still encoded ([`EncodedSecond`]), `None`
+    /// at the end (or at a torn last line, as [`TimelineReader::next_second`]).
+    pub fn next_encoded(&mut self) -> Result<Option<EncodedSecond>, ResultError> {
+        loop {
+            self.line.clear();
+            let p = &self.path;
+            if self.rd.read_line(&mut self.line).map_err(io_err(p))? == 0 {
+                return Ok(None);
+            }
+            self.no += 1;
+            if self.line.trim().is_empty() {
+                continue;
+            }
+            return match serde_json::from_str::<WireSecond>(self.line.trim_end()) {
+                Ok(wire) => Ok(Some(EncodedSecond {
+                    wire,
+                    line: self.no,
+                })),
+                Err(e) if e.is_eof() && only_blank_left(&mut self.rd).map_err(io_err(p))? => {
+                    self.read.torn_line = Some(self.no);
+                    Ok(None)
+                }
+                Err(e) => Err(self.error_here(e.to_string())),
+            };
+        }
+    }
+
+    /// A format error on the line read last.
+    pub fn error_here(&self, message: String) -> ResultError {
+        ResultError::Format {
+            path: self.path.clone(),
+            line: self.no,
+            message,
+        }
+    }
+
+    /// What the read found so far besides the seconds (the torn last line; `seconds`
+    /// and `last_t` are counted by [`ResultDir::for_each_second`] only).
+    pub fn read(&self) -> TimelineRead {
+        self.read
+    }
+}
+
+/// One second of a timeline as read, its histograms still encoded: what a merge adds
+/// into the merged second, decoding each histogram straight into the sum instead of
+/// into a histogram of its own first.
+pub struct EncodedSecond {
+    wire: WireSecond,
+    line: usize,
+}
+
+/// What one second of one generator held besides what [`EncodedSecond::add_to`] adds
+/// into the merged second: its own counts and figures, for its row in a merge.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OwnFigures {
+    /// Requests completed.
+    pub requests: u64,
+    /// Of them, failed.
+    pub failed: u64,
+    /// Iterations started (completed or interrupted).
+    pub iterations_started: u64,
+    /// Open model: late starts.
+    pub late: u64,
+    /// Open model: dropped iterations.
+    pub dropped: u64,
+    /// The generator's own figures.
+    pub generator: Option<GeneratorSecond>,
+}
+
+impl EncodedSecond {
+    /// Second of the run it belongs to.
+    pub fn t(&self) -> u32 {
+        self.wire.t
+    }
+
+    /// 1-based line of the timeline it was read from.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// Add this second into `acc` (counters summed, histograms added exactly, VUs
+    /// summed; `acc.generator` left alone) and its `http_req_duration` samples into
+    /// `own_duration`. Counters are checked as [`ResultDir::for_each_second`] checks
+    /// them; an error says what is wrong (the caller names the line).
+    pub fn add_to(
+        self,
+        acc: &mut SecondRecord,
+        dec: &mut crate::latency::HistogramDecoder,
+        own_duration: &mut LatencyHistogram,
+    ) -> Result<OwnFigures, String> {
+        let w = self.wire;
+        let mut own = OwnFigures::default();
+        acc.vus = acc.vus.saturating_add(w.vus);
+        acc.vus_max = acc.vus_max.saturating_add(w.vus_max);
+        for mut ws in w.series {
+            let hist = std::mem::take(&mut ws.hist);
+            let counters = ws.into_stats()?;
+            own.requests = own.requests.saturating_add(counters.requests);
+            own.failed = own.failed.saturating_add(counters.failed);
+            let i = match acc.series.binary_search_by(|x| x.key.cmp(&counters.key)) {
+                Ok(i) => i,
+                Err(i) => {
+                    acc.series.insert(i, SeriesStats::new(counters.key.clone()));
+                    i
+                }
+            };
+            let into = &mut acc.series[i];
+            into.merge(&counters);
+            for (name, enc) in hist {
+                let p = Phase::ALL
+                    .into_iter()
+                    .find(|p| p.as_str() == name)
+                    .ok_or_else(|| format!("unknown histogram `{name}`"))?;
+                dec.add_encoded(&enc, &mut into.hist[p as usize])?;
+                if p == Phase::Duration {
+                    dec.add_encoded(&enc, own_duration)?;
+                }
+            }
+        }
+        for sc in &w.scenarios {
+            own.iterations_started = own
+                .iterations_started
+                .saturating_add(sc.iterations.saturating_add(sc.interrupted));
+            own.late = own.late.saturating_add(sc.late);
+            own.dropped = own.dropped.saturating_add(sc.dropped);
+        }
+        add_scenarios(w.scenarios, &mut acc.scenarios, dec)?;
+        add_scenarios(w.flows, &mut acc.flows, dec)?;
+        for (name, c) in w.checks {
+            acc.checks.entry(name).or_default().merge(&c);
+        }
+        own.generator = w.generator.map(WireGenerator::into_second).transpose()?;
+        Ok(own)
+    }
+}
+
+/// Add scenarios (or flows) read from a line into a sorted list, their iteration
+/// durations decoded straight into the sums.
+fn add_scenarios(
+    list: Vec<WireScenario>,
+    into: &mut Vec<ScenarioStats>,
+    dec: &mut crate::latency::HistogramDecoder,
+) -> Result<(), String> {
+    for mut sc in list {
+        let enc = std::mem::take(&mut sc.iteration_duration);
+        let counts = sc.into_stats()?;
+        let i = match into.binary_search_by(|x| x.name.cmp(&counts.name)) {
+            Ok(i) => i,
+            Err(i) => {
+                into.insert(i, ScenarioStats::new(counts.name.clone()));
+                i
+            }
+        };
+        into[i].merge(&counts);
+        dec.add_encoded(&enc, &mut into[i].iteration_duration)?;
+    }
+    Ok(())
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ResultError + '_ {
@@ -468,42 +666,29 @@ impl ResultDir {
         &self,
         mut f: impl FnMut(SecondRecord) -> Result<(), String>,
     ) -> Result<TimelineRead, ResultError> {
+        let mut rd = self.timeline_reader()?;
+        while let Some(rec) = rd.next_second()? {
+            let t = rec.t;
+            f(rec).map_err(|m| rd.error_here(m))?;
+            rd.read.seconds += 1;
+            rd.read.last_t = Some(t);
+        }
+        Ok(rd.read)
+    }
+
+    /// Read `timeline.jsonl` one second at a time, pulled by the caller (what a
+    /// merge of several timelines in step needs); same rules as
+    /// [`ResultDir::for_each_second`] for a torn last line.
+    pub fn timeline_reader(&self) -> Result<TimelineReader, ResultError> {
         let p = self.path.join(TIMELINE_FILE);
         let file = File::open(&p).map_err(io_err(&p))?;
-        let mut rd = BufReader::with_capacity(256 * 1024, file);
-        let mut line = String::new();
-        let mut no = 0usize;
-        let mut read = TimelineRead::default();
-        loop {
-            line.clear();
-            if rd.read_line(&mut line).map_err(io_err(&p))? == 0 {
-                return Ok(read);
-            }
-            no += 1;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let at_line = |message: String| ResultError::Format {
-                path: p.clone(),
-                line: no,
-                message,
-            };
-            // Without the line end: a line torn inside a string must read as ending
-            // early, not as a string holding a newline.
-            let wire: WireSecond = match serde_json::from_str(line.trim_end()) {
-                Ok(w) => w,
-                Err(e) if e.is_eof() && only_blank_left(&mut rd).map_err(io_err(&p))? => {
-                    read.torn_line = Some(no);
-                    return Ok(read);
-                }
-                Err(e) => return Err(at_line(e.to_string())),
-            };
-            let rec = wire.into_record().map_err(at_line)?;
-            let t = rec.t;
-            f(rec).map_err(at_line)?;
-            read.seconds += 1;
-            read.last_t = Some(t);
-        }
+        Ok(TimelineReader {
+            rd: BufReader::with_capacity(256 * 1024, file),
+            path: p,
+            line: String::new(),
+            no: 0,
+            read: TimelineRead::default(),
+        })
     }
 
     /// Read every second of `timeline.jsonl` into memory. Each second holds full

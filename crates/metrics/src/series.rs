@@ -443,6 +443,27 @@ impl SecondRecord {
         }
     }
 
+    /// Add the same second of another generator: counters and histograms summed
+    /// (exact), VUs summed. The generator's own figures are left alone: one
+    /// generator's CPU share added to another's means nothing, so a merge keeps
+    /// them per generator instead.
+    pub fn merge(&mut self, o: SecondRecord) {
+        self.vus = self.vus.saturating_add(o.vus);
+        self.vus_max = self.vus_max.saturating_add(o.vus_max);
+        for s in o.series {
+            merge_series_into(&mut self.series, s);
+        }
+        for sc in o.scenarios {
+            merge_scenario_into(&mut self.scenarios, sc);
+        }
+        for f in o.flows {
+            merge_scenario_into(&mut self.flows, f);
+        }
+        for (name, c) in o.checks {
+            self.checks.entry(name).or_default().merge(&c);
+        }
+    }
+
     /// Requests completed in this second over all series.
     pub fn requests(&self) -> u64 {
         self.series.iter().map(|s| s.requests).sum()

@@ -17,7 +17,7 @@ pub mod timeline;
 use pado_metrics::ResultDir;
 
 pub use summary::{
-    build, load, load_with_windows, LoadedRun, ReportError, StepSummary, Summary,
+    build, load, load_with_windows, GeneratorSummary, LoadedRun, ReportError, StepSummary, Summary,
     GENERATOR_SATURATED,
 };
 pub use text::{render, TextOptions};

@@ -41,6 +41,21 @@ pub(super) fn header(run: &LoadedRun, s: &Summary) -> Markup {
                 @if s.interrupted {
                     span id="badge-interrupted" class="badge warn" { "INTERRUPTED" }
                 }
+                @if !s.partial.is_empty() {
+                    span id="badge-partial" class="badge fail" { "PARTIAL" }
+                }
+            }
+            @if !s.partial.is_empty() {
+                div id="partial-banner" class="banner" role="alert" {
+                    b { "PARTIAL RESULT: merged without all of the test's load (--allow-partial)" }
+                    @for p in &s.partial { br; (p) }
+                }
+            }
+            @for g in s.generators.iter().filter(|g| g.self_check.as_ref().is_some_and(|c| c.saturated)) {
+                div class="banner generator-banner" role="alert" {
+                    b { (GENERATOR_SATURATED) } br;
+                    "generator " (g.segment) ": " (g.self_check.as_ref().map(|c| c.message.as_str()).unwrap_or(""))
+                }
             }
             @if let Some(g) = s.generator.as_ref().filter(|g| g.saturated) {
                 div id="generator-banner" class="banner" role="alert" {

@@ -16,6 +16,7 @@ mod chart_data;
 mod charts;
 mod checks;
 mod errors;
+mod generators;
 mod header;
 mod phases;
 mod run_meta;
@@ -66,6 +67,7 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
                 (header::header(run, s))
                 (header::verdict(s))
                 (header::key_figures(s))
+                (generators::section(s))
                 (charts::over_time(&data))
                 (charts::target_metrics(&observed_titles))
                 @if let Some(b) = &s.bottlenecks {

@@ -51,6 +51,21 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
     summary.bottlenecks =
         bottlenecks_of(run, summary.saturation.as_ref(), summary.generator.as_ref());
     summary.verdict = verdict(&summary);
+    summary.generators = super::generators::breakdown(run);
+    summary.partial = run
+        .generators
+        .as_ref()
+        .map(|g| g.partial.clone())
+        .unwrap_or_default();
+    for g in &summary.generators {
+        if let Some(c) = g.self_check.as_ref().filter(|c| c.saturated) {
+            let loud = format!(
+                "{GENERATOR_SATURATED}: generator {}: {}",
+                g.segment, c.message
+            );
+            summary.verdict.insert(0, loud);
+        }
+    }
     if let Some(g) = summary.generator.as_ref().filter(|g| g.saturated) {
         // First and loud, and only here (the terminal shows it on top, the HTML report
         // in a banner): every other figure of the run is suspect.

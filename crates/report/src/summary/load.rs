@@ -29,6 +29,7 @@ pub fn load_with_windows(
     run.observations =
         pado_metrics::read_observations(dir.path(), &pado_analysis::attribution::wanted)?;
     run.totals.failures = dir.read_failures()?;
+    run.generators = dir.read_generators()?;
     Ok(run)
 }
 

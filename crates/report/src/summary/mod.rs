@@ -9,6 +9,7 @@
 
 mod analyses;
 mod build;
+mod generators;
 mod load;
 #[cfg(test)]
 mod tests;
@@ -187,6 +188,40 @@ pub struct Summary {
     /// check with what it saw; the "why" behind [`Summary::errors`].
     #[serde(default)]
     pub failures: Vec<pado_metrics::FailureSample>,
+    /// A merged result (`pado merge`): one row per generator, with its own
+    /// throughput, latency, start skew and self-check. Absent for a run of one
+    /// generator.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub generators: Vec<GeneratorSummary>,
+    /// A merge of only part of the test (`pado merge --allow-partial`): the missing
+    /// and cut-short segments, one sentence each. Absent for a whole test.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partial: Vec<String>,
+}
+
+/// One generator of a merged result, from its own seconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GeneratorSummary {
+    /// `index/count`, e.g. `2/8`.
+    pub segment: String,
+    /// Its share of the load (0..=1).
+    pub share: f64,
+    /// The directory it was merged from.
+    pub source: String,
+    /// Requests it completed.
+    pub requests: u64,
+    /// Its requests per second over its own length.
+    pub rps: f64,
+    /// Of its requests, failed.
+    pub failed: u64,
+    /// Its `http_req_duration`, ms.
+    pub latency_ms: LatencySummary,
+    /// How far its start was from the agreed (or the earliest) start, ms.
+    pub start_skew_ms: Option<f64>,
+    /// Whether it stopped early.
+    pub ended_early: bool,
+    /// Its own self-check (was this generator saturated?); `None` without figures.
+    pub self_check: Option<pado_analysis::self_check::GeneratorCheck>,
 }
 
 /// Everything read from a result directory, in memory bounded by the number of series
@@ -212,6 +247,9 @@ pub struct LoadedRun {
     /// Every event-loop probe wake-up of the run, all workers merged: the run's lag
     /// percentiles for the generator self-check.
     pub generator_lag: pado_metrics::LagHistogram,
+    /// A merged result's generators (`generators.json`, written by `pado merge`);
+    /// `None` for a run of one generator.
+    pub generators: Option<pado_metrics::merge::GeneratorsFile>,
 }
 
 /// How the self-check's finding starts, in the verdict, the warnings and the terminal

@@ -3,11 +3,13 @@
 //!
 //! Small reporters, each a function of the [`Summary`] writing its own block of
 //! lines, composed in reading order by [`render`]: the run's totals ([`totals`]),
+//! a merged result's generators ([`generators`]),
 //! latency and its phases ([`latency`]), stages and steadiness over time
 //! ([`stages`]), the per-step table ([`steps`]), checks, failures and thresholds
 //! ([`outcomes`]), and what the analysis found ([`findings`]).
 
 mod findings;
+mod generators;
 mod latency;
 mod outcomes;
 mod stages;
@@ -36,9 +38,10 @@ pub struct TextOptions {
 type Section = fn(&mut String, &Summary, TextOptions);
 
 /// The blocks in reading order.
-const SECTIONS: [Section; 13] = [
+const SECTIONS: [Section; 14] = [
     totals::title,
     totals::totals,
+    generators::generators,
     latency::latency,
     stages::stages,
     stages::stability,

@@ -90,3 +90,74 @@ fn the_bottleneck_table_marks_busy_throughout_apart_from_the_limit() {
     bottleneck_table(&mut out, &b, TextOptions { color: false });
     assert!(!out.contains("busy = "), "{out}");
 }
+
+/// A merged result shows one line per generator with its own figures and verdict,
+/// and the partial marking on top; a run of one generator shows neither.
+#[test]
+fn generators_block_and_partial_marking_only_for_merged_results() {
+    let single = Summary {
+        name: "one".into(),
+        ..Default::default()
+    };
+    let out = render(&single, TextOptions::default());
+    assert!(
+        !out.contains("generators (") && !out.contains("PARTIAL"),
+        "{out}"
+    );
+
+    let saturated = pado_analysis::self_check::GeneratorCheck {
+        saturated: true,
+        ..Default::default()
+    };
+    let merged = Summary {
+        name: "split".into(),
+        generators: vec![
+            crate::summary::GeneratorSummary {
+                segment: "0/2".into(),
+                share: 0.5,
+                requests: 1234,
+                rps: 123.4,
+                failed: 5,
+                latency_ms: pado_metrics::LatencySummary {
+                    p50: 1.5,
+                    p95: 7.25,
+                    p99: 9.0,
+                    ..Default::default()
+                },
+                start_skew_ms: Some(14.2),
+                self_check: Some(Default::default()),
+                ..Default::default()
+            },
+            crate::summary::GeneratorSummary {
+                segment: "1/2".into(),
+                share: 0.5,
+                ended_early: true,
+                self_check: Some(saturated),
+                ..Default::default()
+            },
+        ],
+        partial: vec!["segment 3/4 missing: its share of the load was not sent".into()],
+        ..Default::default()
+    };
+    let out = render(&merged, TextOptions::default());
+    assert!(out.contains("generators (2 merged)"), "{out}");
+    let row0 = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("0/2"))
+        .unwrap();
+    for cell in [
+        "50%", "1,234", "123", "5", "1.50", "7.25", "9.00", "14", "ok",
+    ] {
+        assert!(row0.contains(cell), "{cell} in {row0}");
+    }
+    let row1 = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("1/2"))
+        .unwrap();
+    assert!(
+        row1.contains("SATURATED") && row1.contains("ended early"),
+        "{row1}"
+    );
+    assert!(out.contains("PARTIAL RESULT"), "{out}");
+    assert!(out.contains("segment 3/4 missing"), "{out}");
+}

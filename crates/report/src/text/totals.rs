@@ -25,6 +25,18 @@ pub(super) fn title(out: &mut String, s: &Summary, o: TextOptions) {
             sc.name, sc.executor, sc.description
         );
     }
+    if !s.partial.is_empty() {
+        // A merge of part of the test: every total below is short of the test's.
+        let bang = if o.color { "\x1b[1;31m!!\x1b[0m" } else { "!!" };
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "  {bang} PARTIAL RESULT: merged without all of the test's load (--allow-partial)"
+        );
+        for p in &s.partial {
+            let _ = writeln!(out, "  {bang} {p}");
+        }
+    }
     if let Some(g) = s.generator.as_ref().filter(|g| g.saturated) {
         // First thing after the title, impossible to miss: every number below is
         // suspect.

@@ -412,6 +412,7 @@ impl RunFold {
             error_names: self.errors.names,
             observations: Default::default(),
             generator_lag: self.generator_lag,
+            generators: None,
         }
     }
 }

@@ -1,0 +1,71 @@
+//! `pado merge`: the segments of a split test into one result directory, then the
+//! same reports and exit code as `pado report` on it. Wiring only: the merge is
+//! `pado_metrics::merge`, the reports `pado_report`.
+
+use std::path::{Path, PathBuf};
+
+use pado_metrics::merge::{self, MergeError};
+use pado_metrics::ResultDir;
+
+use crate::exit;
+use crate::out::out;
+
+/// The flags of `pado merge`.
+pub(crate) struct MergeArgs<'a> {
+    pub dirs: &'a [PathBuf],
+    pub out: &'a Path,
+    pub allow_partial: bool,
+    pub overwrite: bool,
+    pub html: bool,
+    pub quiet: bool,
+}
+
+/// Exit code for a merge error: directories that are not one test's segments are
+/// bad input (2); a missing or cut-short segment is a failed test (1).
+fn failure(e: MergeError) -> exit::Failure {
+    match e {
+        MergeError::Incomplete(_) | MergeError::Result(_) => exit::Failure::other(e),
+        MergeError::NotASegment(_)
+        | MergeError::DifferentTests { .. }
+        | MergeError::DuplicateSegment { .. }
+        | MergeError::BadStart { .. } => exit::Failure::invalid(e.to_string()),
+    }
+}
+
+/// Merge, write the reports, print the summary; exit 99 when a threshold failed on
+/// the merged data.
+pub(crate) fn merge(a: &MergeArgs<'_>) -> Result<i32, exit::Failure> {
+    if a.dirs.iter().any(|d| d == a.out) {
+        return Err(exit::Failure::invalid(format!(
+            "--out {}: is one of the directories to merge; choose another",
+            a.out.display()
+        )));
+    }
+    let plan = merge::plan(a.dirs).map_err(failure)?;
+    if !a.allow_partial {
+        // Nothing is written: a partial result must be asked for.
+        plan.require_complete().map_err(failure)?;
+    }
+    for p in plan.problems() {
+        eprintln!("warning: {p}");
+    }
+    let out =
+        ResultDir::claim(a.out, a.overwrite).map_err(|e| exit::Failure::invalid(e.to_string()))?;
+    plan.write(&out).map_err(failure)?;
+    let (summary, write_error) = crate::write_reports(&out, a.html, &[], &[])?;
+    if !a.quiet {
+        let color = crate::out::color();
+        out!(
+            "{}",
+            pado_report::render(&summary, pado_report::TextOptions { color })
+        );
+    }
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    Ok(if summary.thresholds_ok {
+        exit::OK
+    } else {
+        exit::THRESHOLD_FAILED
+    })
+}

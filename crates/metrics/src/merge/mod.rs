@@ -1,0 +1,384 @@
+//! `pado merge`: one result directory from the result directories of the segments of
+//! one split test (`pado run --segment i/N`).
+//!
+//! The seconds of every generator are aligned ([`align`]: by `t` when they share an
+//! agreed start, else by wall-clock start) and added: counters summed, HDR histograms
+//! added, so the percentiles of the merged run are those of every request of the
+//! test, not an average of percentiles. The generators' own per-second figures (CPU,
+//! run-queue wait, event-loop lag) are not summed (one generator's CPU share added to
+//! another's means nothing): they go to `generators.json` with each generator's own
+//! requests, latency and start skew. The timelines are read in step, one second of
+//! each alive at a time, so memory is bounded by series × generators, not by the
+//! length of the run.
+//!
+//! [`plan`] reads and validates (each directory one segment of the same test, each
+//! segment once) and names what is missing or cut short; [`MergePlan::write`] writes
+//! the merged directory.
+
+mod align;
+mod error;
+mod generators;
+#[cfg(test)]
+mod tests;
+mod validate;
+
+use std::fs;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+
+pub use error::MergeError;
+pub use generators::{GeneratorFigures, GeneratorSecondFigures, GeneratorsFile, GENERATORS_FILE};
+
+use crate::failure::keep_bounded;
+use crate::latency::HistogramDecoder;
+use crate::result_dir::{
+    EncodedSecond, GeneratorMeta, ResultDir, ResultError, RunMeta, SegmentMeta,
+};
+use crate::{SecondRecord, StageMark, FORMAT_VERSION, OBSERVE_FILE};
+use generators::Tally;
+
+/// One directory to merge, read and checked.
+pub(crate) struct Source {
+    /// As given on the command line.
+    path: PathBuf,
+    dir: ResultDir,
+    meta: RunMeta,
+    segment: SegmentMeta,
+    /// Whether pado finished writing it (a real length in run.json, a summary.json).
+    finished: bool,
+    /// Seconds its timeline holds.
+    seconds: u32,
+}
+
+/// Segments of one test, read and checked, ready to be written as one.
+pub struct MergePlan {
+    sources: Vec<Source>,
+    problems: Vec<String>,
+    alignment: align::Alignment,
+}
+
+/// What a merge wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MergeOutcome {
+    /// Generators merged.
+    pub generators: usize,
+    /// Seconds of the merged timeline.
+    pub seconds: u32,
+    /// Why the merge is partial (empty when it is the whole test).
+    pub partial: Vec<String>,
+}
+
+/// Read the directories and check that they are segments of one test, each once.
+/// Missing and cut-short segments are not an error here: they are in
+/// [`MergePlan::problems`], for the caller to refuse ([`MergePlan::require_complete`])
+/// or accept.
+pub fn plan(dirs: &[PathBuf]) -> Result<MergePlan, MergeError> {
+    if dirs.is_empty() {
+        return Err(MergeError::Incomplete(vec![
+            "no result directory to merge".into()
+        ]));
+    }
+    let sources = validate::open_sources(dirs)?;
+    let problems = validate::problems(&sources);
+    let alignment = align::align(&sources)?;
+    Ok(MergePlan {
+        sources,
+        problems,
+        alignment,
+    })
+}
+
+impl MergePlan {
+    /// Missing segments and segments that ended early, one sentence each.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+
+    /// An error naming every missing or cut-short segment, if there is one.
+    pub fn require_complete(&self) -> Result<(), MergeError> {
+        if self.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(MergeError::Incomplete(self.problems.clone()))
+        }
+    }
+
+    /// Write the merged result into `out` (a directory claimed for it): run.json,
+    /// timeline.jsonl, failures.jsonl, observe.jsonl (from one generator) and
+    /// generators.json. summary.json and the report are the report side's.
+    pub fn write(self, out: &ResultDir) -> Result<MergeOutcome, MergeError> {
+        let n = self.sources.len();
+        let offsets = &self.alignment.offsets;
+        let end = self
+            .sources
+            .iter()
+            .zip(offsets)
+            .map(|(s, o)| s.seconds.saturating_add(*o))
+            .max()
+            .unwrap_or(0);
+        let mut meta = self.merged_meta(end);
+        // run.json first with length 0, as a run does: a merge killed midway reads
+        // as unfinished, not as a short complete run.
+        let real_length = meta.duration_s;
+        meta.duration_s = 0.0;
+        out.write_meta(&meta)?;
+
+        let mut tallies: Vec<Tally> = self
+            .sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Tally::new(self.figures_of(i, s)))
+            .collect();
+        let mut readers = Vec::with_capacity(n);
+        for s in &self.sources {
+            readers.push(s.dir.timeline_reader()?);
+        }
+        let mut pending: Vec<Option<EncodedSecond>> = Vec::with_capacity(n);
+        for r in &mut readers {
+            pending.push(r.next_encoded()?);
+        }
+        let mut dec = HistogramDecoder::default();
+        let mut w = out.timeline_writer()?;
+        for t in 0..end {
+            let mut rec = SecondRecord::new(t);
+            for i in 0..n {
+                while let Some(p) = pending[i].as_ref() {
+                    if p.t().saturating_add(offsets[i]) > t {
+                        break;
+                    }
+                    let p = pending[i].take().expect("checked above");
+                    let line = p.line();
+                    tallies[i]
+                        .add(t, &mut rec, p, &mut dec)
+                        .map_err(|message| ResultError::Format {
+                            path: self.sources[i]
+                                .dir
+                                .path()
+                                .join(crate::result_dir::TIMELINE_FILE),
+                            line,
+                            message,
+                        })?;
+                    pending[i] = readers[i].next_encoded()?;
+                }
+            }
+            w.write(&rec)?;
+        }
+        drop(w);
+
+        self.merge_failures(out)?;
+        self.copy_observations(out)?;
+        let generators = GeneratorsFile {
+            generators: tallies.into_iter().map(Tally::finish).collect(),
+            partial: self.problems.clone(),
+        };
+        out.write_generators(&generators)?;
+        meta.duration_s = real_length;
+        out.write_meta(&meta)?;
+        Ok(MergeOutcome {
+            generators: n,
+            seconds: end,
+            partial: self.problems,
+        })
+    }
+
+    /// A source's length in seconds: its run.json's, or its timeline's when pado was
+    /// killed before writing it.
+    fn length_of(s: &Source) -> f64 {
+        if s.meta.duration_s > 0.0 {
+            s.meta.duration_s
+        } else {
+            f64::from(s.seconds)
+        }
+    }
+
+    fn figures_of(&self, i: usize, s: &Source) -> GeneratorFigures {
+        let seg = &s.segment;
+        GeneratorFigures {
+            index: seg.index,
+            count: seg.count,
+            share: generators::share(seg.index, seg.count, &seg.weights),
+            source: s.path.display().to_string(),
+            offset_s: self.alignment.offsets[i],
+            start_skew_ms: self.alignment.skews_ms[i],
+            duration_s: Self::length_of(s),
+            ended_early: !s.finished
+                || s.meta.interrupted
+                || self
+                    .problems
+                    .iter()
+                    .any(|p| p.starts_with(&format!("segment {}/{} ", seg.index, seg.count))),
+            workers: s.meta.workers,
+            cores_allowed: s.meta.cores_allowed,
+            open_model: s.meta.scenarios.iter().any(|sc| sc.open_model),
+            ..Default::default()
+        }
+    }
+
+    /// The merged run.json: the first segment's test, the generators' sums, every
+    /// generator's warnings under its segment, the skew note, and `merged_from`.
+    fn merged_meta(&self, end: u32) -> RunMeta {
+        let first = &self.sources[0];
+        let count = first.segment.count;
+        let duration_s = self
+            .sources
+            .iter()
+            .zip(&self.alignment.offsets)
+            .map(|(s, o)| f64::from(*o) + Self::length_of(s))
+            .fold(0.0f64, f64::max)
+            .max(if end > 0 { 1e-3 } else { 0.0 });
+        let mut notes = first.meta.notes.clone();
+        notes.push(self.alignment.note.clone());
+        let mut warnings: Vec<String> = self
+            .problems
+            .iter()
+            .map(|p| format!("PARTIAL RESULT: {p}"))
+            .collect();
+        for s in &self.sources {
+            for w in &s.meta.warnings {
+                warnings.push(format!("segment {}/{count}: {w}", s.segment.index));
+            }
+        }
+        RunMeta {
+            format: "pado-result".into(),
+            version: FORMAT_VERSION,
+            name: first.meta.name.clone(),
+            pado_version: env!("CARGO_PKG_VERSION").into(),
+            started_at: self.alignment.started_at.clone(),
+            duration_s,
+            interrupted: self
+                .sources
+                .iter()
+                .any(|s| s.meta.interrupted || !s.finished),
+            workers: self.sources.iter().map(|s| s.meta.workers).sum(),
+            cores_allowed: self.sources.iter().map(|s| s.meta.cores_allowed).sum(),
+            scenarios: first.meta.scenarios.clone(),
+            stages: self.merged_stages(),
+            thresholds: first.meta.thresholds.clone(),
+            notes,
+            warnings,
+            max_body: first.meta.max_body,
+            segment: None,
+            merged_from: self
+                .sources
+                .iter()
+                .zip(&self.alignment.skews_ms)
+                .map(|(s, skew)| GeneratorMeta {
+                    segment: SegmentMeta {
+                        start_skew_ms: s.segment.start_skew_ms.or(*skew),
+                        ..s.segment.clone()
+                    },
+                    source: s.path.display().to_string(),
+                    started_at: s.meta.started_at.clone(),
+                    duration_s: Self::length_of(s),
+                    interrupted: s.meta.interrupted || !s.finished,
+                    workers: s.meta.workers,
+                    cores_allowed: s.meta.cores_allowed,
+                    warnings: s.meta.warnings.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The stages of the whole plan: the first segment's windows (moved by its
+    /// offset), with each stage's target and starting level summed over the
+    /// segments (each segment records its own share of them).
+    fn merged_stages(&self) -> Vec<StageMark> {
+        let first = &self.sources[0];
+        let off = f64::from(self.alignment.offsets[0]);
+        first
+            .meta
+            .stages
+            .iter()
+            .map(|m| {
+                let same = |o: &&StageMark| o.scenario == m.scenario && o.index == m.index;
+                let mut target = 0.0;
+                let mut from: Option<f64> = None;
+                for s in &self.sources {
+                    if let Some(o) = s.meta.stages.iter().find(same) {
+                        target += o.target;
+                        if let Some(f) = o.from {
+                            from = Some(from.unwrap_or(0.0) + f);
+                        }
+                    }
+                }
+                StageMark {
+                    start_s: m.start_s + off,
+                    end_s: m.end_s + off,
+                    target: if m.is_executor_stage() {
+                        target
+                    } else {
+                        m.target
+                    },
+                    from: if m.is_executor_stage() { from } else { m.from },
+                    ..m.clone()
+                }
+            })
+            .collect()
+    }
+
+    /// Every generator's failure samples, moved to the merged seconds, kept within
+    /// the usual bound per (step, category), in segment order.
+    fn merge_failures(&self, out: &ResultDir) -> Result<(), MergeError> {
+        let mut kept = Vec::new();
+        for (s, off) in self.sources.iter().zip(&self.alignment.offsets) {
+            for mut f in s.dir.read_failures()? {
+                f.second = f.second.saturating_add(*off);
+                keep_bounded(&mut kept, f);
+            }
+        }
+        if !kept.is_empty() {
+            out.write_failures(&kept)?;
+        }
+        Ok(())
+    }
+
+    /// The target's metrics from one generator (segment 0 when it is there): every
+    /// generator scraped the same target, so more would be duplicates. Scrape times
+    /// are moved by that generator's offset.
+    fn copy_observations(&self, out: &ResultDir) -> Result<(), MergeError> {
+        let Some((s, off)) = self
+            .sources
+            .iter()
+            .zip(&self.alignment.offsets)
+            .find(|(s, _)| s.dir.path().join(OBSERVE_FILE).is_file())
+        else {
+            return Ok(());
+        };
+        let from = s.dir.path().join(OBSERVE_FILE);
+        let to = out.path().join(OBSERVE_FILE);
+        let io = |p: &PathBuf| {
+            let p = p.clone();
+            move |e: std::io::Error| ResultError::Io { path: p, source: e }
+        };
+        if *off == 0 {
+            fs::copy(&from, &to).map_err(io(&to))?;
+            return Ok(());
+        }
+        let rd = BufReader::new(fs::File::open(&from).map_err(io(&from))?);
+        let mut w = BufWriter::new(fs::File::create(&to).map_err(io(&to))?);
+        for (no, line) in rd.lines().enumerate() {
+            let line = line.map_err(io(&from))?;
+            let shifted = match serde_json::from_str::<serde_json::Value>(&line) {
+                Ok(mut v) => {
+                    if let Some(t) = v.get("t").and_then(|t| t.as_f64()) {
+                        v["t"] = serde_json::json!(t + f64::from(*off));
+                    }
+                    v.to_string()
+                }
+                // A torn last line stays as it was; the reader knows what to do.
+                Err(e) if e.is_eof() => line,
+                Err(e) => {
+                    return Err(ResultError::Format {
+                        path: from.clone(),
+                        line: no + 1,
+                        message: e.to_string(),
+                    }
+                    .into())
+                }
+            };
+            writeln!(w, "{shifted}").map_err(io(&to))?;
+        }
+        w.flush().map_err(io(&to))?;
+        Ok(())
+    }
+}

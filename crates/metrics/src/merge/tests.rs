@@ -1,0 +1,454 @@
+//! Merges of synthetic segment directories written through the real writer types.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::result_dir::SUMMARY_FILE;
+use crate::{
+    FailureSample, GeneratorStats, Interval, LatencyHistogram, Phases, RequestSample,
+    ScenarioStats, SeriesKey, SeriesStats,
+};
+
+/// A segment to write: which share, when it started, its latencies per second.
+struct Seg {
+    index: u32,
+    count: u32,
+    plan: &'static str,
+    start_at: Option<&'static str>,
+    started_at: &'static str,
+    /// Per second: the request durations (µs) completed in it.
+    seconds: Vec<Vec<u64>>,
+    finished: bool,
+    interrupted: bool,
+}
+
+impl Seg {
+    fn new(index: u32, count: u32, seconds: Vec<Vec<u64>>) -> Self {
+        Seg {
+            index,
+            count,
+            plan: "ab12cd34ef56",
+            start_at: Some("2026-01-01T00:00:00.000Z"),
+            started_at: "2026-01-01T00:00:00.004Z",
+            seconds,
+            finished: true,
+            interrupted: false,
+        }
+    }
+}
+
+/// Durations for segment `seed`: a spread that differs per segment and second.
+fn durations(seed: u64, n_seconds: usize, per_second: usize) -> Vec<Vec<u64>> {
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n_seconds)
+        .map(|_| {
+            (0..per_second)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    // 0.2 ms .. ~200 ms, skewed by segment.
+                    200 + (x >> 33) % (20_000 * (seed + 1))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn write_seg(root: &Path, seg: &Seg) -> PathBuf {
+    let path = root.join(format!("seg{}", seg.index));
+    let dir = ResultDir::create(&path).unwrap();
+    let len = seg.seconds.len() as f64;
+    let meta = RunMeta {
+        format: "pado-result".into(),
+        version: FORMAT_VERSION,
+        name: "split".into(),
+        started_at: seg.started_at.into(),
+        duration_s: if seg.finished { len } else { 0.0 },
+        interrupted: seg.interrupted,
+        workers: 2,
+        cores_allowed: 2,
+        stages: vec![StageMark {
+            scenario: "default".into(),
+            index: 0,
+            start_s: 0.0,
+            end_s: 4.0,
+            label: "hold 5 VUs".into(),
+            target: 5.0,
+            from: Some(5.0),
+        }],
+        thresholds: vec![crate::ThresholdSpec {
+            metric: "http_reqs".into(),
+            expr: "count > 1".into(),
+            abort_on_fail: false,
+        }],
+        warnings: vec![format!("overloaded {}", seg.index)],
+        segment: Some(SegmentMeta {
+            index: seg.index,
+            count: seg.count,
+            weights: vec![1; seg.count as usize],
+            plan_id: seg.plan.into(),
+            start_at: seg.start_at.map(str::to_string),
+            start_skew_ms: seg.start_at.map(|_| 4.0 + f64::from(seg.index) * 5.0),
+            ran_setup: seg.index == 0,
+        }),
+        ..Default::default()
+    };
+    dir.write_meta(&meta).unwrap();
+    let mut w = dir.timeline_writer().unwrap();
+    for (t, durs) in seg.seconds.iter().enumerate() {
+        let mut s = SeriesStats::new(SeriesKey::named("get"));
+        for (i, d) in durs.iter().enumerate() {
+            s.record(&RequestSample {
+                status: if i % 10 == 0 { 500 } else { 200 },
+                failed: i % 10 == 0,
+                phases: Phases {
+                    duration_us: *d,
+                    waiting_us: d / 2,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        }
+        let mut rec = SecondRecord::new(t as u32);
+        rec.absorb(Interval {
+            series: vec![s],
+            scenarios: vec![ScenarioStats {
+                name: "default".into(),
+                iterations: durs.len() as u64,
+                ..Default::default()
+            }],
+            vus: 5,
+            vus_max: 5,
+            generator: Some(GeneratorStats {
+                wall_ns: 1_000_000_000,
+                cpu_ns: 100_000_000 * (u64::from(seg.index) + 1),
+                wait_ns: Some(0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        w.write(&rec).unwrap();
+    }
+    drop(w);
+    dir.write_failures(&[
+        FailureSample {
+            step: "get".into(),
+            category: "http_500".into(),
+            second: 1,
+            ..Default::default()
+        },
+        FailureSample {
+            step: "get".into(),
+            category: "http_500".into(),
+            second: 2,
+            ..Default::default()
+        },
+    ])
+    .unwrap();
+    if seg.finished {
+        fs::write(path.join(SUMMARY_FILE), "{}").unwrap();
+    }
+    path
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("pado-merge-")
+        .tempdir()
+        .unwrap()
+}
+
+fn merge_into(root: &Path, dirs: &[PathBuf]) -> (ResultDir, MergeOutcome) {
+    let out = ResultDir::create(root.join("merged")).unwrap();
+    let outcome = plan(dirs).unwrap().write(&out).unwrap();
+    (out, outcome)
+}
+
+#[test]
+fn merged_percentiles_are_those_of_every_sample() {
+    let tmp = tmp();
+    let segs: Vec<Seg> = (0..3)
+        .map(|i| Seg::new(i, 3, durations(u64::from(i), 5, 300 + 50 * i as usize)))
+        .collect();
+    let mut reference = LatencyHistogram::new();
+    for s in &segs {
+        for d in s.seconds.iter().flatten() {
+            reference.record(*d);
+        }
+    }
+    // Given out of order: the merge sorts by segment.
+    let dirs: Vec<PathBuf> = segs
+        .iter()
+        .rev()
+        .map(|s| write_seg(tmp.path(), s))
+        .collect();
+    let (out, outcome) = merge_into(tmp.path(), &dirs);
+    assert!(outcome.partial.is_empty(), "{:?}", outcome.partial);
+    let totals = out.read_totals().unwrap();
+    let all = totals.overall();
+    let (m, r) = (
+        all.phase(crate::Phase::Duration).summary(),
+        reference.summary(),
+    );
+    assert_eq!((m.p50, m.p95, m.p99, m.max), (r.p50, r.p95, r.p99, r.max));
+    assert_eq!(m.p99_9, r.p99_9);
+    assert_eq!(all.requests, 5 * (300 + 350 + 400));
+    assert_eq!(all.requests, reference.count());
+    assert_eq!(all.status_sorted()[&500], 30 * 5 + 35 * 5 + 40 * 5);
+    assert_eq!(totals.all_scenarios().iterations, 5 * (300 + 350 + 400));
+    // VUs add up per second.
+    assert_eq!(totals.vus_peak, 15);
+
+    let meta = out.read_meta().unwrap();
+    assert_eq!(meta.segment, None);
+    assert_eq!(
+        meta.merged_from
+            .iter()
+            .map(|g| g.segment.index)
+            .collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
+    assert_eq!((meta.workers, meta.cores_allowed), (6, 6));
+    assert_eq!(meta.duration_s, 5.0);
+    assert_eq!(meta.stages[0].target, 15.0, "stage targets summed");
+    assert_eq!(meta.stages[0].from, Some(15.0));
+    assert!(meta
+        .warnings
+        .contains(&"segment 2/3: overloaded 2".to_string()));
+    assert!(
+        meta.notes
+            .iter()
+            .any(|n| n.contains("within 10 ms of each other")),
+        "{:?}",
+        meta.notes
+    );
+
+    // The generator's own figures are per generator, never summed into the timeline.
+    let timeline = out.read_timeline().unwrap();
+    assert!(timeline.iter().all(|r| r.generator.is_none()));
+    let g = out.read_generators().unwrap().unwrap();
+    assert_eq!(g.generators.len(), 3);
+    let g1 = &g.generators[1];
+    assert_eq!((g1.index, g1.requests, g1.failed), (1, 350 * 5, 35 * 5));
+    assert_eq!(g1.seconds.len(), 5);
+    assert_eq!(g1.seconds[0].cpu_ns, 200_000_000);
+    assert!((g1.share - 1.0 / 3.0).abs() < 1e-12);
+    assert_eq!(g1.start_skew_ms, Some(9.0));
+    let mut own = LatencyHistogram::new();
+    for d in segs[1].seconds.iter().flatten() {
+        own.record(*d);
+    }
+    assert_eq!(g1.latency_ms.p95, own.summary().p95);
+
+    // Failures: each generator had two of one kind; the merge keeps three.
+    let f = out.read_failures().unwrap();
+    assert_eq!(f.len(), 3);
+}
+
+#[test]
+fn seconds_align_by_t_under_a_shared_start_and_by_wall_clock_otherwise() {
+    let tmp = tmp();
+    // Segment 1 has requests only in its second 0; segment 0 only in its second 1.
+    let mut a = Seg::new(0, 2, vec![vec![], vec![1000; 7], vec![]]);
+    let mut b = Seg::new(1, 2, vec![vec![2000; 3], vec![], vec![]]);
+    b.started_at = "2026-01-01T00:00:00.700Z";
+    let dirs = vec![write_seg(tmp.path(), &a), write_seg(tmp.path(), &b)];
+    let (out, outcome) = merge_into(tmp.path(), &dirs);
+    assert_eq!(outcome.seconds, 3);
+    let tl = out.read_timeline().unwrap();
+    assert_eq!(
+        tl.iter().map(|r| r.requests()).collect::<Vec<_>>(),
+        [3, 7, 0]
+    );
+
+    // No agreed start: segment 1 started 3.2 s after segment 0, so its second 0 is
+    // the merged second 3.
+    let tmp = super::tests::tmp();
+    a.start_at = None;
+    b.start_at = None;
+    a.started_at = "2026-01-01T00:00:00.000Z";
+    b.started_at = "2026-01-01T00:00:03.200Z";
+    let dirs = vec![write_seg(tmp.path(), &a), write_seg(tmp.path(), &b)];
+    let (out, outcome) = merge_into(tmp.path(), &dirs);
+    assert_eq!(outcome.seconds, 6);
+    let tl = out.read_timeline().unwrap();
+    assert_eq!(
+        tl.iter().map(|r| r.requests()).collect::<Vec<_>>(),
+        [0, 7, 0, 3, 0, 0]
+    );
+    assert_eq!(
+        tl.iter().map(|r| r.t).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4, 5]
+    );
+    let meta = out.read_meta().unwrap();
+    assert_eq!(meta.started_at, "2026-01-01T00:00:00.000Z");
+    assert_eq!(meta.duration_s, 6.0);
+    assert!(
+        meta.notes.iter().any(|n| n.contains("within 3200 ms")),
+        "{:?}",
+        meta.notes
+    );
+    let g = out.read_generators().unwrap().unwrap();
+    assert_eq!(g.generators[1].offset_s, 3);
+    assert_eq!(g.generators[1].seconds[0].t, 3);
+    // Its failure samples moved with it.
+    let f = out.read_failures().unwrap();
+    assert!(f.iter().any(|s| s.second == 4), "{f:?}");
+}
+
+fn err_of(dirs: &[PathBuf]) -> String {
+    match plan(dirs) {
+        Ok(_) => panic!("merge of {dirs:?} accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn what_is_not_one_test_is_refused_naming_the_directories() {
+    let tmp = tmp();
+    let a = write_seg(tmp.path(), &Seg::new(0, 2, vec![vec![1]]));
+    let b = write_seg(tmp.path(), &Seg::new(1, 2, vec![vec![1]]));
+
+    // A whole run.
+    let whole = tmp.path().join("whole");
+    let d = ResultDir::create(&whole).unwrap();
+    let mut m = ResultDir::open(&a).unwrap().read_meta().unwrap();
+    m.segment = None;
+    d.write_meta(&m).unwrap();
+    let e = err_of(&[a.clone(), whole.clone()]);
+    assert!(
+        e.contains("whole")
+            && e.contains("is not one segment of a split test (run with --segment)"),
+        "{e}"
+    );
+
+    // Another plan.
+    let other_root = tmp.path().join("other");
+    fs::create_dir_all(&other_root).unwrap();
+    let mut s = Seg::new(1, 2, vec![vec![1]]);
+    s.plan = "cd34ffff0000";
+    let other = write_seg(&other_root, &s);
+    let e = err_of(&[a.clone(), other.clone()]);
+    assert!(
+        e.contains("are segments of different tests: plan ab12cd34… vs cd34ffff…")
+            && e.contains("seg0")
+            && e.contains("other"),
+        "{e}"
+    );
+    // Another count.
+    let mut s = Seg::new(1, 3, vec![vec![1]]);
+    s.plan = "ab12cd34ef56";
+    let three = write_seg(&tmp.path().join("three"), &s);
+    assert!(err_of(&[a.clone(), three]).contains("2 vs 3 segments"));
+
+    // The same segment twice.
+    let copy = tmp.path().join("copy");
+    fs::create_dir_all(&copy).unwrap();
+    for f in ["run.json", "timeline.jsonl", "summary.json"] {
+        fs::copy(a.join(f), copy.join(f)).unwrap();
+    }
+    let e = err_of(&[a.clone(), copy, b.clone()]);
+    assert!(e.contains("are both segment 0/2"), "{e}");
+}
+
+#[test]
+fn missing_and_cut_short_segments_are_named() {
+    let tmp = tmp();
+    let a = write_seg(tmp.path(), &Seg::new(0, 4, vec![vec![5]; 4]));
+    // Killed at 2 s of 4: run.json never finished, no summary, a torn last line.
+    let mut k = Seg::new(1, 4, vec![vec![5]; 3]);
+    k.finished = false;
+    let killed = write_seg(tmp.path(), &k);
+    let tl = killed.join("timeline.jsonl");
+    let text = fs::read_to_string(&tl).unwrap();
+    fs::write(&tl, &text[..text.len() - 40]).unwrap();
+    let mut i = Seg::new(3, 4, vec![vec![5]; 4]);
+    i.interrupted = true;
+    let interrupted = write_seg(tmp.path(), &i);
+
+    let p = plan(&[a.clone(), killed.clone(), interrupted.clone()]).unwrap();
+    let problems = p.problems().to_vec();
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(
+        problems[0]
+            .starts_with("segment 1/4 ended early at 2 s of 4 s: pado did not finish writing it"),
+        "{problems:?}"
+    );
+    assert!(problems[0].contains("seg1"), "{problems:?}");
+    assert_eq!(
+        problems[1],
+        "segment 2/4 missing: its share of the load was not sent"
+    );
+    assert!(
+        problems[2].starts_with("segment 3/4 ended early at 4 s of 4 s: it was interrupted"),
+        "{problems:?}"
+    );
+    let e = p.require_complete().unwrap_err().to_string();
+    assert!(
+        e.contains("segment 2/4 missing") && e.contains("--allow-partial"),
+        "{e}"
+    );
+
+    // Allowed: merged from what is there, and marked.
+    let out = ResultDir::create(tmp.path().join("merged")).unwrap();
+    let outcome = p.write(&out).unwrap();
+    assert_eq!(outcome.partial.len(), 3);
+    let meta = out.read_meta().unwrap();
+    assert!(meta.interrupted);
+    assert!(
+        meta.warnings[1].starts_with("PARTIAL RESULT: segment 2/4 missing"),
+        "{:?}",
+        meta.warnings
+    );
+    let g = out.read_generators().unwrap().unwrap();
+    assert_eq!(g.partial, problems);
+    assert_eq!(
+        g.generators
+            .iter()
+            .map(|g| g.ended_early)
+            .collect::<Vec<_>>(),
+        [false, true, true]
+    );
+    // The killed one's two complete seconds count, its torn line does not.
+    assert_eq!(out.read_totals().unwrap().overall().requests, 4 + 2 + 4);
+
+    // A timeline shorter than the plan, with a finished run.json, is cut short too.
+    let short_root = tmp.path().join("short");
+    let short = write_seg(&short_root, &Seg::new(1, 2, vec![vec![5]; 2]));
+    let a2 = write_seg(&short_root, &Seg::new(0, 2, vec![vec![5]; 6]));
+    let p = plan(&[a2, short]).unwrap();
+    assert_eq!(p.problems().len(), 1);
+    assert!(
+        p.problems()[0]
+            .starts_with("segment 1/2 ended early at 2 s of 6 s: its timeline stops there"),
+        "{:?}",
+        p.problems()
+    );
+}
+
+/// Memory is bounded by construction: the merge pulls one second of each timeline
+/// at a time. A timeline far longer than the others streams through while the
+/// shorter ones are exhausted, and each merged second is whole.
+#[test]
+fn timelines_of_different_lengths_stream_in_step() {
+    let tmp = tmp();
+    let a = write_seg(tmp.path(), &Seg::new(0, 2, vec![vec![10]; 200]));
+    let b = write_seg(tmp.path(), &Seg::new(1, 2, vec![vec![10, 20]; 199]));
+    let p = plan(&[a, b]).unwrap();
+    // 199 of 200 seconds is within the one-second tolerance of the last flush.
+    assert!(p.problems().is_empty(), "{:?}", p.problems());
+    let out = ResultDir::create(tmp.path().join("m")).unwrap();
+    p.write(&out).unwrap();
+    let mut n = 0;
+    out.for_each_second(|r| {
+        assert_eq!(r.requests(), if r.t < 199 { 3 } else { 1 }, "t={}", r.t);
+        n += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(n, 200);
+}

@@ -1,0 +1,241 @@
+//! `pado merge`: real runs turned into segments of one split test (their run.json
+//! given `segment` metadata, as `pado run --segment` writes it), merged, and checked
+//! against the server's own count and a reference built from the segments'
+//! histograms.
+
+use std::path::{Path, PathBuf};
+
+use pado_metrics::{Phase, ResultDir};
+use pado_testkit::TestServer;
+use serde_json::{json, Value};
+
+use crate::harness::{num, pado, tmp, Tmp};
+
+/// `n` short runs against `srv`, each made segment `i` of `n` of plan `plan`, in
+/// `root/seg<i>`.
+fn segments(root: &Path, srv: &TestServer, n: u32) -> Vec<PathBuf> {
+    (0..n)
+        .map(|i| {
+            let dir = root.join(format!("seg{i}"));
+            let out = pado(&[
+                "run",
+                "--url",
+                &srv.url("/delay/3"),
+                "--vus",
+                "2",
+                "--duration",
+                "2s",
+                "--threshold",
+                "http_reqs: count > 0",
+                "--out",
+                dir.to_str().unwrap(),
+                "--quiet",
+            ]);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            make_segment(&dir, i, n, "ab12cd34ef56");
+            dir
+        })
+        .collect()
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn write_json(p: &Path, v: &Value) {
+    std::fs::write(p, serde_json::to_string_pretty(v).unwrap()).unwrap();
+}
+
+/// Give a run's run.json the segment metadata `pado run --segment i/n` writes.
+fn make_segment(dir: &Path, i: u32, n: u32, plan: &str) {
+    let p = dir.join("run.json");
+    let mut v = read_json(&p);
+    v["segment"] = json!({
+        "index": i, "count": n, "weights": vec![1; n as usize], "plan_id": plan,
+    });
+    write_json(&p, &v);
+}
+
+/// Replace the thresholds of every segment (they are the test's, the same in each).
+fn set_threshold(dirs: &[PathBuf], metric: &str, expr: &str) {
+    for d in dirs {
+        let p = d.join("run.json");
+        let mut v = read_json(&p);
+        v["thresholds"] = json!([{ "metric": metric, "expr": expr, "abort_on_fail": false }]);
+        write_json(&p, &v);
+    }
+}
+
+fn merge(dirs: &[PathBuf], out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args: Vec<&str> = vec!["merge"];
+    args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(extra);
+    pado(&args)
+}
+
+fn requests_of(dir: &Path) -> u64 {
+    num(&read_json(&dir.join("summary.json")), "requests") as u64
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn merged_segments_sum_exactly_and_thresholds_judge_the_union() {
+    let srv = TestServer::start();
+    let root: Tmp = tmp("merge");
+    let dirs = segments(&root, &srv, 3);
+    let each: Vec<u64> = dirs.iter().map(|d| requests_of(d)).collect();
+    let sum: u64 = each.iter().sum();
+    assert_eq!(
+        sum,
+        srv.stats().requests,
+        "the server counted every request once"
+    );
+
+    // A threshold no segment passes alone, the union does.
+    let biggest = *each.iter().max().unwrap();
+    set_threshold(&dirs, "http_reqs", &format!("count > {biggest}"));
+    let out = root.join("merged");
+    let o = merge(&dirs, &out, &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    let s = read_json(&out.join("summary.json"));
+    assert_eq!(num(&s, "requests") as u64, sum);
+    assert_eq!(s["thresholds_ok"], true);
+
+    // p95 equals that of every segment's histograms added.
+    let mut reference = pado_metrics::LatencyHistogram::new();
+    for d in &dirs {
+        let t = ResultDir::open(d).unwrap().read_totals().unwrap();
+        reference.add(t.overall().phase(Phase::Duration));
+    }
+    let r = reference.summary();
+    assert_eq!(num(&s, "latency_ms.p95"), r.p95);
+    assert_eq!(num(&s, "latency_ms.p99"), r.p99);
+    assert_eq!(num(&s, "latency_ms.max"), r.max);
+
+    // The per-generator breakdown: in summary.json, the text and the HTML.
+    let g = s["generators"].as_array().unwrap();
+    assert_eq!(g.len(), 3);
+    for (i, row) in g.iter().enumerate() {
+        assert_eq!(row["segment"], format!("{i}/3"));
+        assert_eq!(row["requests"].as_u64().unwrap(), each[i]);
+        assert!(row["self_check"]["saturated"].is_boolean(), "{row}");
+    }
+    let stdout = text(&o.stdout);
+    assert!(stdout.contains("generators (3 merged)"), "{stdout}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("id=\"generators\""));
+    assert_eq!(html.matches("class=\"generator\"").count(), 3);
+    let meta = read_json(&out.join("run.json"));
+    assert_eq!(meta["merged_from"].as_array().unwrap().len(), 3);
+    assert!(meta.get("segment").is_none());
+
+    // The same merge judged by a threshold the union fails: exit 99.
+    set_threshold(&dirs, "http_reqs", &format!("count > {sum}"));
+    let out2 = root.join("merged-fail");
+    let o = merge(&dirs, &out2, &["--no-html", "--quiet"]);
+    assert_eq!(o.status.code(), Some(99), "{}", text(&o.stderr));
+    assert!(!out2.join("report.html").exists());
+    // `pado report` on the merged directory agrees.
+    let o = pado(&["report", out2.to_str().unwrap(), "--quiet"]);
+    assert_eq!(o.status.code(), Some(99), "{}", text(&o.stderr));
+}
+
+#[test]
+fn missing_killed_and_foreign_segments_are_named() {
+    let srv = TestServer::start();
+    let root: Tmp = tmp("merge-bad");
+    let dirs = segments(&root, &srv, 3);
+
+    // Segment 2 missing: named, exit 1, nothing written.
+    let out = root.join("m1");
+    let o = merge(&dirs[..2], &out, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("segment 2/3 missing: its share of the load was not sent"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!out.join("run.json").exists());
+
+    // Allowed: merged, with the warning, marked partial.
+    let o = merge(&dirs[..2], &out, &["--allow-partial"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let s = read_json(&out.join("summary.json"));
+    assert!(s["partial"][0]
+        .as_str()
+        .unwrap()
+        .contains("segment 2/3 missing"));
+    assert!(s["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("segment 2/3 missing")));
+    assert!(
+        text(&o.stdout).contains("PARTIAL RESULT"),
+        "{}",
+        text(&o.stdout)
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("id=\"badge-partial\""));
+    assert_eq!(
+        num(&s, "requests") as u64,
+        requests_of(&dirs[0]) + requests_of(&dirs[1])
+    );
+
+    // A killed generator: run.json never finished, no summary, a torn timeline.
+    let killed = &dirs[1];
+    std::fs::remove_file(killed.join("summary.json")).unwrap();
+    let p = killed.join("run.json");
+    let mut v = read_json(&p);
+    v["duration_s"] = json!(0.0);
+    write_json(&p, &v);
+    let tl = killed.join("timeline.jsonl");
+    let t = std::fs::read_to_string(&tl).unwrap();
+    let first = t.lines().next().unwrap();
+    std::fs::write(&tl, format!("{first}\n{}", &first[..first.len() / 2])).unwrap();
+    let o = merge(&dirs, &root.join("m2"), &[]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("segment 1/3 ended early at 1 s of")
+            && e.contains("killed or crashed")
+            && e.contains("seg1"),
+        "{e}"
+    );
+
+    // Another plan: refused, exit 2, both named.
+    make_segment(&dirs[2], 2, 3, "cd34ffff0000");
+    let o = merge(&dirs, &root.join("m3"), &["--allow-partial"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("are segments of different tests: plan ab12cd34… vs cd34ffff…")
+            && e.contains("seg0")
+            && e.contains("seg2"),
+        "{e}"
+    );
+
+    // A whole run is not a segment.
+    let p = dirs[0].join("run.json");
+    let mut v = read_json(&p);
+    v.as_object_mut().unwrap().remove("segment");
+    write_json(&p, &v);
+    let o = merge(&dirs, &root.join("m4"), &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("is not one segment of a split test (run with --segment)"));
+}
