@@ -145,7 +145,10 @@ pub enum FlowError<E: std::fmt::Display> {
 }
 
 fn list(m: &[MissingSegment]) -> String {
-    m.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    m.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Runs the test: creates the Job and ConfigMap, follows the generators, collects
@@ -255,7 +258,11 @@ impl Objects {
 
     /// Deletes the Job (its pods with it, in the background) so generators stop.
     async fn delete_job(&self) -> Result<(), kube::Error> {
-        match self.jobs.delete(&self.name, &DeleteParams::background()).await {
+        match self
+            .jobs
+            .delete(&self.name, &DeleteParams::background())
+            .await
+        {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
             Err(e) => Err(e),
@@ -283,7 +290,10 @@ impl Objects {
                 self.namespace, self.name
             )),
         }
-        say(&format!("deleted Job and ConfigMap {}/{}", self.namespace, self.name));
+        say(&format!(
+            "deleted Job and ConfigMap {}/{}",
+            self.namespace, self.name
+        ));
     }
 
     fn proxy_path(&self, pod: &str, port: u16, what: &str) -> String {
@@ -471,7 +481,10 @@ async fn collect<E: std::fmt::Display>(
                 if let Some(code) = o.status(&name, spec.port).await {
                     let dest = opts.local_dir.join(format!("segment-{i}"));
                     seg.done = true;
-                    match o.fetch(&name, spec.port, &dest, opts.max_result_bytes).await {
+                    match o
+                        .fetch(&name, spec.port, &dest, opts.max_result_bytes)
+                        .await
+                    {
                         Ok(got) => {
                             say(&format!(
                                 "[{i}/{n}] result collected ({} files, {} bytes), exit code {code}",
@@ -488,7 +501,10 @@ async fn collect<E: std::fmt::Display>(
                 out.missing.push(missing(
                     iu,
                     n,
-                    &format!("its pod {name} ended before its result was collected ({})", ended_reason(pod)),
+                    &format!(
+                        "its pod {name} ended before its result was collected ({})",
+                        ended_reason(pod)
+                    ),
                 ));
             }
         }
@@ -521,7 +537,10 @@ async fn collect<E: std::fmt::Display>(
     for s in &mut segs {
         if let Some(h) = s.log.take() {
             let abort = h.abort_handle();
-            if tokio::time::timeout(Duration::from_secs(2), h).await.is_err() {
+            if tokio::time::timeout(Duration::from_secs(2), h)
+                .await
+                .is_err()
+            {
                 abort.abort();
             }
         }
@@ -573,12 +592,19 @@ pub fn pending_reason(pod: &Pod) -> String {
 /// (`DeadlineExceeded`, `Evicted`).
 fn ended_reason(pod: &Pod) -> String {
     let st = pod.status.as_ref();
-    for cs in st.and_then(|s| s.container_statuses.as_ref()).into_iter().flatten() {
+    for cs in st
+        .and_then(|s| s.container_statuses.as_ref())
+        .into_iter()
+        .flatten()
+    {
         if let Some(t) = cs.state.as_ref().and_then(|s| s.terminated.as_ref()) {
             return format!(
                 "exit code {}{}",
                 t.exit_code,
-                t.reason.as_deref().map(|r| format!(", {r}")).unwrap_or_default()
+                t.reason
+                    .as_deref()
+                    .map(|r| format!(", {r}"))
+                    .unwrap_or_default()
             );
         }
     }

@@ -41,10 +41,7 @@ struct State {
 /// Starts serving, calls `run` (the segment; its exit code), packs the result
 /// directory, then serves it until `/done` or the timeout. Returns the run's exit
 /// code. An error only when the port cannot be bound (the run has not started then).
-pub fn serve_after(
-    opts: &GeneratorOptions,
-    run: impl FnOnce() -> i32,
-) -> std::io::Result<i32> {
+pub fn serve_after(opts: &GeneratorOptions, run: impl FnOnce() -> i32) -> std::io::Result<i32> {
     let listener = std::net::TcpListener::bind(opts.listen)?;
     let state = Arc::new(Mutex::new(State::default()));
     let done = Arc::new(Notify::new());
@@ -93,7 +90,11 @@ pub fn serve_after(
     Ok(code)
 }
 
-async fn connection(mut stream: tokio::net::TcpStream, state: Arc<Mutex<State>>, done: Arc<Notify>) {
+async fn connection(
+    mut stream: tokio::net::TcpStream,
+    state: Arc<Mutex<State>>,
+    done: Arc<Notify>,
+) {
     let mut buf = Vec::new();
     while let Ok(Some(req)) = read_request(&mut stream, &mut buf, 1024).await {
         let (status, ctype, body): (u16, &str, Arc<Vec<u8>>) = {
@@ -108,7 +109,11 @@ async fn connection(mut stream: tokio::net::TcpStream, state: Arc<Mutex<State>>,
                             "error": s.pack_error,
                         }),
                     };
-                    (200, "application/json", Arc::new(v.to_string().into_bytes()))
+                    (
+                        200,
+                        "application/json",
+                        Arc::new(v.to_string().into_bytes()),
+                    )
                 }
                 ("GET", "/result.tar") => match (&s.tar, &s.pack_error) {
                     (Some(t), _) => (200, "application/x-tar", t.clone()),
@@ -124,7 +129,11 @@ async fn connection(mut stream: tokio::net::TcpStream, state: Arc<Mutex<State>>,
                         done.notify_one();
                         (200, "text/plain", Arc::new(b"bye".to_vec()))
                     } else {
-                        (409, "text/plain", Arc::new(b"the run is still going".to_vec()))
+                        (
+                            409,
+                            "text/plain",
+                            Arc::new(b"the run is still going".to_vec()),
+                        )
                     }
                 }
                 _ => (404, "text/plain", Arc::new(b"not found".to_vec())),
@@ -151,7 +160,11 @@ mod tests {
 
     fn http(addr: SocketAddr, method: &str, path: &str) -> (u16, Vec<u8>) {
         let mut s = std::net::TcpStream::connect(addr).unwrap();
-        write!(s, "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").unwrap();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+        )
+        .unwrap();
         let mut out = Vec::new();
         s.read_to_end(&mut out).unwrap();
         let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
@@ -210,7 +223,10 @@ mod tests {
         assert_eq!(st, 200);
         let out = tempfile::tempdir().unwrap();
         archive::unpack(&tar[..], out.path(), 1 << 20).unwrap();
-        assert_eq!(std::fs::read_to_string(out.path().join("run.json")).unwrap(), "{}");
+        assert_eq!(
+            std::fs::read_to_string(out.path().join("run.json")).unwrap(),
+            "{}"
+        );
         assert_eq!(http(addr, "POST", "/done").0, 200);
         assert_eq!(gen.join().unwrap(), 3);
     }

@@ -382,7 +382,10 @@ pub fn job(spec: &GeneratorSpec, now: OffsetDateTime) -> Job {
 
 /// The manifests as multi-document YAML (ConfigMap, then Job), as `pado k8s render`
 /// prints them for `kubectl apply -f -`.
-pub fn render_yaml(spec: &GeneratorSpec, now: OffsetDateTime) -> Result<String, serde_yaml_ng::Error> {
+pub fn render_yaml(
+    spec: &GeneratorSpec,
+    now: OffsetDateTime,
+) -> Result<String, serde_yaml_ng::Error> {
     let cm = serde_yaml_ng::to_string(&with_kind(&config_map(spec)))?;
     let job = serde_yaml_ng::to_string(&with_kind(&job(spec, now)))?;
     Ok(format!("---\n{cm}---\n{job}"))

@@ -138,7 +138,10 @@ mod tests {
             assert!(is_dns1123_label(&id), "{name:?} -> {id}");
             assert!(id.len() <= MAX_TEST_ID, "{id}");
         }
-        assert_ne!(test_id(&"x".repeat(300), "s"), test_id(&"x".repeat(301), "s"));
+        assert_ne!(
+            test_id(&"x".repeat(300), "s"),
+            test_id(&"x".repeat(301), "s")
+        );
     }
 
     #[test]

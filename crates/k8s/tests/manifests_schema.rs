@@ -115,7 +115,10 @@ fn pods_spread_over_nodes_and_are_locked_down() {
     let spec = common::spec("pado-x-abc123");
     let j = with_kind(&manifests::job(&spec, now()));
     let pod = &j["spec"]["template"];
-    assert_eq!(pod["metadata"]["labels"]["pado.dev/test-id"], "pado-x-abc123");
+    assert_eq!(
+        pod["metadata"]["labels"]["pado.dev/test-id"],
+        "pado-x-abc123"
+    );
     let term = &pod["spec"]["affinity"]["podAntiAffinity"]
         ["preferredDuringSchedulingIgnoredDuringExecution"][0];
     assert_eq!(term["weight"], 100);
@@ -123,7 +126,10 @@ fn pods_spread_over_nodes_and_are_locked_down() {
         term["podAffinityTerm"]["labelSelector"]["matchLabels"]["pado.dev/test-id"],
         "pado-x-abc123"
     );
-    assert_eq!(term["podAffinityTerm"]["topologyKey"], "kubernetes.io/hostname");
+    assert_eq!(
+        term["podAffinityTerm"]["topologyKey"],
+        "kubernetes.io/hostname"
+    );
     let c = &pod["spec"]["containers"][0];
     let sc = &c["securityContext"];
     assert_eq!(sc["runAsNonRoot"], true);
