@@ -8,6 +8,7 @@ mod debugging;
 mod demo;
 mod exit;
 mod find_capacity;
+mod k8s_cmd;
 mod observing;
 mod out;
 mod prepared;
@@ -84,6 +85,7 @@ pub fn main() -> i32 {
         Command::Target {
             what: args::TargetCommand::Serve(t),
         } => target_serve(t),
+        Command::K8s { what } => k8s_cmd::command(what),
         Command::Schema => {
             let s = pado_scenario::model::json_schema();
             outln!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());

@@ -89,6 +89,10 @@ pub struct GeneratorSpec {
     pub extra_args: Vec<String>,
     /// Port of the generator's result server.
     pub port: u16,
+    /// A Secret whose keys become the generators' environment (`{{ env.X }}` in the
+    /// scenario): values from the coordinator's environment are never copied into
+    /// the cluster.
+    pub env_from_secret: Option<String>,
 }
 
 /// A spec the manifests cannot be built from.

@@ -107,6 +107,7 @@ fn pods_run_their_segment_at_the_agreed_start() {
         "metadata.annotations['batch.kubernetes.io/job-completion-index']"
     );
     assert_eq!(c["ports"][0]["containerPort"], 7070);
+    assert_eq!(c["envFrom"][0]["secretRef"]["name"], "checkout-env");
     assert_eq!(c["image"], "ghcr.io/example/pado:0.1.0");
 }
 

@@ -39,5 +39,6 @@ pub fn spec(test_id: &str) -> GeneratorSpec {
         resources: Resources::default(),
         extra_args: vec!["--quiet".into()],
         port: 7070,
+        env_from_secret: Some("checkout-env".into()),
     }
 }

@@ -1,0 +1,209 @@
+//! `pado k8s`: the generator wrapper the Job's pods run (a real run against the test
+//! server, then its result served as a tar until fetched) and the rendered
+//! manifests. The coordinator flow against an API server is tested in
+//! `crates/k8s/tests/flow_mock.rs`; no cluster is needed here.
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pado_testkit::TestServer;
+use serde_json::Value;
+
+use crate::harness::{free_port, num, pado, pado_bin, shared_machine, tmp, write_file};
+
+/// One HTTP/1.1 exchange with the generator's result server: (status, body).
+fn http(addr: SocketAddr, method: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
+    let mut s = std::net::TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    )?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out)?;
+    let split = out
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    let status = std::str::from_utf8(&out[9..12]).unwrap().parse().unwrap();
+    Ok((status, out[split + 4..].to_vec()))
+}
+
+#[test]
+fn k8s_generator_runs_then_serves_its_result_until_fetched() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let t = tmp("k8s-generator");
+    let results = t.join("run");
+    let port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut child = Command::new(pado_bin())
+        .args(["k8s", "generator", "--listen", &addr.to_string()])
+        .arg("--results")
+        .arg(&results)
+        .args([
+            "--serve-timeout",
+            "60s",
+            "--",
+            "run",
+            "--url",
+            &srv.url("/"),
+        ])
+        .args(["--vus", "2", "--duration", "1s", "--quiet", "--out"])
+        .arg(&results)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Poll /status (bounded) until the run is over.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status: Value = loop {
+        assert!(Instant::now() < deadline, "no result within 60 s");
+        if let Ok((200, body)) = http(addr, "GET", "/status") {
+            let v: Value = serde_json::from_slice(&body).unwrap();
+            if v["state"] == "done" {
+                break v;
+            }
+            assert_eq!(v["state"], "running");
+            // The tar is refused while running.
+            assert_eq!(http(addr, "GET", "/result.tar").unwrap().0, 409);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status["exit_code"], 0, "{status}");
+    let (code, tar) = http(addr, "GET", "/result.tar").unwrap();
+    assert_eq!(code, 200);
+    let got = t.join("got");
+    pado_k8s::archive::unpack(&tar[..], &got, 64 << 20).unwrap();
+    // The served result is the run's own, and it counted what the server received.
+    for f in ["run.json", "summary.json", "timeline.jsonl"] {
+        assert_eq!(
+            std::fs::read(got.join(f)).unwrap(),
+            std::fs::read(results.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(got.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(num(&summary, "requests") as u64, srv.stats().requests);
+    assert!(srv.stats().requests > 0);
+    // Told it is collected, it exits with the run's code.
+    assert_eq!(http(addr, "POST", "/done").unwrap().0, 200);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let exit = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "generator still running after /done"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(exit.code(), Some(0));
+}
+
+#[test]
+fn k8s_render_prints_the_config_map_and_indexed_job() {
+    let t = tmp("k8s-render");
+    std::fs::create_dir(t.join("data")).unwrap();
+    write_file(&t.join("data"), "사용자.csv", "id\n1\n2\n");
+    let file = write_file(
+        &t,
+        "checkout.yaml",
+        "name: checkout\ntarget: http://127.0.0.1:9\ndata:\n  users: { file: data/사용자.csv }\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 4\n    duration: 90s\n    flow:\n      - request: GET /u/{{ users.id }}\n",
+    );
+    let out = pado(&[
+        "k8s",
+        "render",
+        file.to_str().unwrap(),
+        "--generators",
+        "4",
+        "--namespace",
+        "perf",
+        "--start-at",
+        "2099-01-02T03:04:05Z",
+        "--name",
+        "결제",
+        "--",
+        "--quiet",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docs: Vec<Value> = stdout
+        .split("---\n")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_yaml_ng::from_str(d).unwrap())
+        .collect();
+    assert_eq!(docs.len(), 2, "{stdout}");
+    let (cm, job) = (&docs[0], &docs[1]);
+    assert_eq!(cm["kind"], "ConfigMap");
+    assert_eq!(cm["data"]["file-1"], "id\n1\n2\n");
+    assert_eq!(job["kind"], "Job");
+    assert_eq!(job["metadata"]["namespace"], "perf");
+    assert_eq!(job["metadata"]["annotations"]["pado.dev/test-name"], "결제");
+    assert_eq!(job["spec"]["completions"], 4);
+    let args: Vec<String> = job["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let joined = args.join(" ");
+    assert!(
+        joined.contains(
+            "-- run /pado/scenario/checkout.yaml --segment $(JOB_COMPLETION_INDEX)/4 --start-at 2099-01-02T03:04:05Z --out /results/run --quiet"
+        ),
+        "{joined}"
+    );
+    let items = &job["spec"]["template"]["spec"]["volumes"][0]["configMap"]["items"];
+    assert_eq!(items[1]["path"], "data/사용자.csv");
+}
+
+#[test]
+fn k8s_render_refuses_what_the_pods_could_not_run() {
+    let t = tmp("k8s-render-bad");
+    let file = write_file(
+        &t,
+        "s.yaml",
+        "target: http://127.0.0.1:9\nsetup:\n  - request: POST /login\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - request: GET /\n",
+    );
+    let f = file.to_str().unwrap();
+    let out = pado(&["k8s", "render", f, "--generators", "2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("global setup") && err.contains("--setup-vars"),
+        "{err}"
+    );
+    let vars = write_file(&t, "vars.json", "{}");
+    let out = pado(&[
+        "k8s",
+        "render",
+        f,
+        "--generators",
+        "0",
+        "--setup-vars",
+        vars.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--generators"), "{err}");
+    let out = pado(&[
+        "k8s",
+        "render",
+        f,
+        "-n",
+        "2",
+        "--start-at",
+        "2001-01-01T00:00:00Z",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
