@@ -34,7 +34,8 @@ Colour: the summary is coloured on a terminal; NO_COLOR=1 turns colour off, CLIC
 turns it on elsewhere.
 
 Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (the demo \
-target's routes and faults), `pado docs results` (the result directory).";
+target's routes and faults), `pado docs results` (the result directory), `pado docs kubernetes` \
+(`pado k8s`).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -261,6 +262,8 @@ pub(crate) enum DocTopic {
     DemoTarget,
     /// The result directory's files and format.
     Results,
+    /// Running a test on Kubernetes (`pado k8s`): objects, collection, cleanup, RBAC, the image.
+    Kubernetes,
 }
 
 /// `pado find-capacity` flags.

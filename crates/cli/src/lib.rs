@@ -118,6 +118,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "results",
         include_str!("../../../docs/result-format.md"),
     ),
+    (
+        args::DocTopic::Kubernetes,
+        "kubernetes",
+        include_str!("../../../docs/kubernetes.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.
