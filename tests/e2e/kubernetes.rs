@@ -1,7 +1,10 @@
 //! `pado k8s`: the generator wrapper the Job's pods run (a real run against the test
-//! server, then its result served as a tar until fetched) and the rendered
-//! manifests. The coordinator flow against an API server is tested in
-//! `crates/k8s/tests/flow_mock.rs`; no cluster is needed here.
+//! server, then its result served as a tar until fetched), the rendered manifests,
+//! and `pado k8s run` against the mock API server of `crates/k8s/tests/common/mock.rs`
+//! (whose flow tests cover failures and Ctrl-C); no cluster is needed here.
+
+#[path = "../../crates/k8s/tests/common/mock.rs"]
+mod k8s_mock;
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -206,4 +209,107 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
         "2001-01-01T00:00:00Z",
     ]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn k8s_run_creates_collects_prints_the_merge_and_cleans_up() {
+    let _machine = shared_machine();
+    let mock = k8s_mock::Mock::start(
+        (0..2).map(|i| k8s_mock::running(i, Some(0))).collect(),
+        None,
+    );
+    let t = tmp("k8s-run");
+    write_file(&t, "users.csv", "id\n1\n");
+    let file = write_file(
+        &t,
+        "checkout.yaml",
+        "name: checkout\ntarget: http://127.0.0.1:9\ndata:\n  users: { file: users.csv }\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 1s\n    flow:\n      - request: GET /u/{{ users.id }}\n",
+    );
+    let kubeconfig = write_file(
+        &t,
+        "kubeconfig",
+        &format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster: {{ server: \"http://{}\" }}\nusers:\n- name: dev\n  user: {{}}\ncontexts:\n- name: mock\n  context: {{ cluster: mock, user: dev, namespace: {} }}\ncurrent-context: mock\n",
+            mock.addr,
+            k8s_mock::NS
+        ),
+    );
+    let out_dir = t.join("out");
+    let out = Command::new(pado_bin())
+        .args([
+            "k8s",
+            "run",
+            file.to_str().unwrap(),
+            "-n",
+            "2",
+            "--start-at",
+            "+1s",
+        ])
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--out")
+        .arg(&out_dir)
+        .args(["--", "--quiet"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    // What was created, in the context's namespace.
+    let calls = mock.calls();
+    let job: Value = serde_json::from_slice(&calls[0].body).unwrap();
+    assert_eq!(calls[0].path, "/apis/batch/v1/namespaces/loadtest/jobs");
+    assert_eq!(job["spec"]["completions"], 2);
+    let args: Vec<&str> = job["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        args.join(" ")
+            .contains("--segment $(JOB_COMPLETION_INDEX)/2"),
+        "{args:?}"
+    );
+    assert_eq!(args.last(), Some(&"--quiet"));
+    let cm: Value = serde_json::from_slice(&calls[1].body).unwrap();
+    assert_eq!(cm["data"]["file-1"], "id\n1\n");
+    // Collected, and the merge command printed for them.
+    let seg = |i: u32| out_dir.join(format!("segment-{i}"));
+    for i in 0..2 {
+        let run: Value =
+            serde_json::from_slice(&std::fs::read(seg(i).join("run.json")).unwrap()).unwrap();
+        assert_eq!(run["segment"]["index"], i);
+        assert!(
+            stderr.contains(&format!("[{i}/2] segment {i} 결과 ok")),
+            "{stderr}"
+        );
+    }
+    assert!(stdout.contains("collected 2 segment results:"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "pado merge {} {} --out {}",
+            seg(0).display(),
+            seg(1).display(),
+            out_dir.join("merged").display()
+        )),
+        "{stdout}"
+    );
+    // Both objects deleted.
+    let deleted: Vec<String> = mock
+        .calls()
+        .into_iter()
+        .filter(|c| c.method == "DELETE")
+        .map(|c| c.path)
+        .collect();
+    let id = job["metadata"]["name"].as_str().unwrap();
+    assert_eq!(
+        deleted,
+        [
+            format!("/apis/batch/v1/namespaces/loadtest/jobs/{id}"),
+            format!("/api/v1/namespaces/loadtest/configmaps/{id}")
+        ]
+    );
 }

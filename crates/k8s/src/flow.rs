@@ -377,6 +377,8 @@ impl Objects {
 struct Segment {
     pod: Option<String>,
     log: Option<JoinHandle<()>>,
+    /// Its start was said.
+    announced: bool,
     done: bool,
 }
 
@@ -471,6 +473,18 @@ async fn collect<E: std::fmt::Display>(
                     stuck = Some((i, pending_reason(pod)));
                 }
                 continue;
+            }
+            if !seg.announced {
+                seg.announced = true;
+                let node = pod
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.node_name.as_deref())
+                    .unwrap_or("a node");
+                say(&format!(
+                    "[{i}/{n}] pod {name} {} on {node}",
+                    phase.to_lowercase()
+                ));
             }
             if opts.follow_logs && seg.log.is_none() {
                 seg.log = Some(o.follow_log(name.clone(), format!("[{i}/{n}]"), say.clone()));

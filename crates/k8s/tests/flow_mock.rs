@@ -1,269 +1,21 @@
-//! The coordinator's run/collect/cleanup flow against a mock Kubernetes API server:
-//! a local HTTP server on 127.0.0.1 answering only the calls the flow makes (create
-//! ConfigMap and Job, list pods by label, pod logs, the pod proxy's /status,
-//! /result.tar and /done, delete Job and ConfigMap) and recording each one. The kube
-//! client is pointed at it over plain HTTP.
+//! The coordinator's run/collect/cleanup flow against the mock Kubernetes API server
+//! of `common/mock.rs`, the kube client pointed at it over plain HTTP.
 
 mod common;
 
+use common::mock::{running, Mock, PodScript, NS};
+
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pado_h1server::{read_request, write_response, Head, Server, ServerThread};
 use pado_k8s::flow::{self, Say};
 use pado_k8s::{Collected, FlowError, FlowOptions};
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
-const NS: &str = "loadtest";
 const ID: &str = "pado-mock-abc123";
-
-/// One recorded API call.
-#[derive(Clone, Debug)]
-struct Call {
-    method: String,
-    path: String,
-    query: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-/// How one generator pod behaves.
-#[derive(Clone)]
-struct PodScript {
-    index: u32,
-    /// The pod's `status` as the API returns it.
-    status: Value,
-    /// `Some(code)`: its run is over and /status says so.
-    done: Option<i32>,
-    /// Its result directory as a tar.
-    tar: Vec<u8>,
-    log: String,
-}
-
-impl PodScript {
-    fn name(&self) -> String {
-        format!("{ID}-{}-x{}", self.index, self.index)
-    }
-}
-
-#[derive(Default)]
-struct State {
-    calls: Vec<Call>,
-    job_created: bool,
-    pods: Vec<PodScript>,
-    /// When the Job is deleted, generators stop and report this code (Ctrl-C).
-    done_on_job_delete: Option<i32>,
-}
-
-struct Mock {
-    state: Arc<Mutex<State>>,
-    addr: SocketAddr,
-    _server: ServerThread,
-}
-
-impl Mock {
-    fn start(pods: Vec<PodScript>, done_on_job_delete: Option<i32>) -> Mock {
-        let state = Arc::new(Mutex::new(State {
-            pods,
-            done_on_job_delete,
-            ..Default::default()
-        }));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let st = state.clone();
-        let server = ServerThread::spawn("mock-apiserver", move |stop| {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                Server::from_std(listener)
-                    .unwrap()
-                    .serve(stop, move |stream, _| conn(stream, st.clone()))
-                    .await;
-            });
-        })
-        .unwrap();
-        Mock {
-            state,
-            addr,
-            _server: server,
-        }
-    }
-
-    fn client(&self) -> kube::Client {
-        let mut cfg = kube::Config::new(format!("http://{}", self.addr).parse().unwrap());
-        cfg.default_namespace = NS.into();
-        kube::Client::try_from(cfg).unwrap()
-    }
-
-    fn calls(&self) -> Vec<Call> {
-        self.state.lock().unwrap().calls.clone()
-    }
-
-    fn called(&self, method: &str, path: &str) -> Vec<Call> {
-        self.calls()
-            .into_iter()
-            .filter(|c| c.method == method && c.path == path)
-            .collect()
-    }
-}
-
-async fn conn(mut stream: tokio::net::TcpStream, state: Arc<Mutex<State>>) {
-    let mut buf = Vec::new();
-    while let Ok(Some(req)) = read_request(&mut stream, &mut buf, 4 << 20).await {
-        let (status, ctype, body) = answer(&state, &req);
-        let mut head = Head::new(status);
-        head.header("Content-Type", ctype)
-            .content_length(body.len() as u64);
-        if write_response(&mut stream, head, &body, false)
-            .await
-            .is_err()
-            || !req.keep_alive
-        {
-            return;
-        }
-    }
-}
-
-fn json_body(status: u16, v: Value) -> (u16, &'static str, Vec<u8>) {
-    (status, "application/json", v.to_string().into_bytes())
-}
-
-fn ok_status() -> Value {
-    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 200})
-}
-
-fn answer(state: &Mutex<State>, req: &pado_h1server::Request) -> (u16, &'static str, Vec<u8>) {
-    let mut s = state.lock().unwrap();
-    s.calls.push(Call {
-        method: req.method.clone(),
-        path: req.path.clone(),
-        query: req.query.clone(),
-        body: req.body.clone(),
-    });
-    let jobs = format!("/apis/batch/v1/namespaces/{NS}/jobs");
-    let cms = format!("/api/v1/namespaces/{NS}/configmaps");
-    let pods = format!("/api/v1/namespaces/{NS}/pods");
-    let path = req.path.as_str();
-    if path.contains("/namespaces/forbidden/") {
-        return json_body(
-            403,
-            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                   "reason": "Forbidden", "code": 403,
-                   "message": "jobs.batch is forbidden: User \"dev\" cannot create resource \"jobs\""}),
-        );
-    }
-    match req.method.as_str() {
-        "POST" if path == jobs => {
-            s.job_created = true;
-            let mut v: Value = serde_json::from_slice(&req.body).unwrap();
-            v["metadata"]["uid"] = json!("job-uid-1");
-            json_body(201, v)
-        }
-        "POST" if path == cms => json_body(201, serde_json::from_slice(&req.body).unwrap()),
-        "DELETE" if path == format!("{jobs}/{ID}") => {
-            if let Some(code) = s.done_on_job_delete {
-                for p in &mut s.pods {
-                    if p.tar.is_empty() {
-                        // Killed before it could report.
-                        p.status = json!({"phase": "Failed", "containerStatuses": [{
-                            "name": "pado", "image": "x", "imageID": "", "ready": false,
-                            "restartCount": 0,
-                            "state": {"terminated": {"exitCode": 137, "reason": "Error"}}
-                        }]});
-                    } else {
-                        p.done.get_or_insert(code);
-                    }
-                }
-            }
-            json_body(200, ok_status())
-        }
-        "DELETE" if path == format!("{cms}/{ID}") => json_body(200, ok_status()),
-        "GET" if path == pods => {
-            let items: Vec<Value> = if s.job_created {
-                s.pods
-                    .iter()
-                    .map(|p| {
-                        json!({
-                            "metadata": {
-                                "name": p.name(),
-                                "namespace": NS,
-                                "labels": {"pado.dev/test-id": ID},
-                                "annotations": {"batch.kubernetes.io/job-completion-index": p.index.to_string()},
-                            },
-                            "status": p.status,
-                        })
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            json_body(
-                200,
-                json!({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": items}),
-            )
-        }
-        _ => {
-            let Some(rest) = path.strip_prefix(&format!("{pods}/")) else {
-                return (404, "text/plain", b"no route".to_vec());
-            };
-            let pod = s
-                .pods
-                .iter()
-                .find(|p| {
-                    rest.starts_with(&format!("{}/", p.name()))
-                        || rest.starts_with(&format!("{}:7070/", p.name()))
-                })
-                .cloned();
-            let Some(pod) = pod else {
-                return (404, "text/plain", b"no pod".to_vec());
-            };
-            let sub = rest.split_once('/').map(|x| x.1).unwrap_or_default();
-            match (req.method.as_str(), sub) {
-                ("GET", "log") => (200, "text/plain", pod.log.into_bytes()),
-                ("GET", "proxy/status") => match pod.done {
-                    None => json_body(200, json!({"state": "running"})),
-                    Some(c) => json_body(200, json!({"state": "done", "exit_code": c})),
-                },
-                ("GET", "proxy/result.tar") if pod.done.is_some() => {
-                    (200, "application/x-tar", pod.tar)
-                }
-                ("POST", "proxy/done") => (200, "text/plain", b"bye".to_vec()),
-                _ => (409, "text/plain", b"not now".to_vec()),
-            }
-        }
-    }
-}
-
-/// A result directory for segment `i` as a tar, as a generator would serve it.
-fn result_tar(i: u32) -> Vec<u8> {
-    let d = tempfile::tempdir().unwrap();
-    std::fs::write(
-        d.path().join("run.json"),
-        json!({"segment": {"index": i, "count": common::N}}).to_string(),
-    )
-    .unwrap();
-    std::fs::write(
-        d.path().join("timeline.jsonl"),
-        format!("{{\"t\":0,\"seg\":{i}}}\n"),
-    )
-    .unwrap();
-    pado_k8s::archive::pack_dir(d.path()).unwrap()
-}
-
-fn running(i: u32, done: Option<i32>) -> PodScript {
-    PodScript {
-        index: i,
-        status: json!({"phase": "Running"}),
-        done,
-        tar: result_tar(i),
-        log: format!("segment {i} line 1\nsegment {i} 결과 ok\n"),
-    }
-}
 
 fn spec() -> pado_k8s::GeneratorSpec {
     let mut s = common::spec(ID);
@@ -397,9 +149,13 @@ async fn a_run_creates_collects_merges_and_cleans_up() {
             .expect("done posted");
         assert!(tar_at < done_at);
     }
-    // The generators' own output, prefixed with their segment.
+    // The generators' own output, prefixed with their segment, after where each runs.
     let lines = lines.lock().unwrap().clone();
     for i in 0..common::N {
+        let at = |l: &str| lines.iter().position(|x| x == l);
+        let started = at(&format!("[{i}/3] pod {ID}-{i}-x{i} running on node-{i}"));
+        let said = at(&format!("[{i}/3] segment {i} 결과 ok"));
+        assert!(started.is_some() && started < said, "{lines:?}");
         assert!(
             lines.contains(&format!("[{i}/3] segment {i} 결과 ok")),
             "{lines:?}"

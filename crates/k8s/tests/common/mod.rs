@@ -3,6 +3,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod mock;
+
 use std::time::Duration;
 
 use pado_k8s::{FileEntry, GeneratorSpec, Resources};
