@@ -168,6 +168,12 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
     );
     let items = &job["spec"]["template"]["spec"]["volumes"][0]["configMap"]["items"];
     assert_eq!(items[1]["path"], "data/사용자.csv");
+    // The page about it ships in the binary.
+    let docs = pado(&["docs", "kubernetes"]);
+    assert_eq!(
+        String::from_utf8_lossy(&docs.stdout),
+        include_str!("../../docs/kubernetes.md")
+    );
 }
 
 #[test]

@@ -507,7 +507,11 @@ async fn collect<E: std::fmt::Display>(
                             out.dirs.push(dest);
                             out.exit_codes.insert(i, code);
                         }
-                        Err(reason) => out.missing.push(missing(iu, n, &reason)),
+                        Err(reason) => out.missing.push(missing(
+                            iu,
+                            n,
+                            &format!("{reason} (its run exited with {code})"),
+                        )),
                     }
                 }
             } else if phase == "Succeeded" || phase == "Failed" {
