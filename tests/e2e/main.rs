@@ -13,6 +13,7 @@ mod errors;
 mod first_run;
 mod flows;
 mod generator;
+mod kubernetes;
 mod limits;
 mod measurement;
 mod merge;

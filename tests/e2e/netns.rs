@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use pado_metrics::latency::Phase;
-use pado_metrics::ResultDir;
+use pado_metrics::{Phase, ResultDir};
 use pado_testkit::{ServerOptions, TestServer};
 use serde_json::Value;
 
@@ -105,7 +104,13 @@ fn spawn_segment(host: &Host, file: &Path, i: usize, n: usize, at: &str, out: &P
     Command::new("ip")
         .args(["netns", "exec", &host.name, pado_bin(), "run"])
         .arg(file)
-        .args(["--segment", &format!("{i}/{n}"), "--start-at", at, "--quiet"])
+        .args([
+            "--segment",
+            &format!("{i}/{n}"),
+            "--start-at",
+            at,
+            "--quiet",
+        ])
         .arg("--out")
         .arg(out)
         .stdout(Stdio::piped())
@@ -144,11 +149,8 @@ fn segments_on_separate_hosts_add_up_to_the_single_run_and_merge_exactly() {
         return;
     };
     let _machine = shared_machine();
-    let srv = TestServer::try_start_at(
-        SocketAddr::from((server_ip, 0)),
-        ServerOptions::default(),
-    )
-    .expect("a server on the link's address");
+    let srv = TestServer::try_start_at(SocketAddr::from((server_ip, 0)), ServerOptions::default())
+        .expect("a server on the link's address");
     let dir = tmp("netns-split");
     // An open model (exact arrival counts) beside a closed one with per-VU
     // iterations (exact iteration counts), with a delay the server keeps.
@@ -205,8 +207,15 @@ fn segments_on_separate_hosts_add_up_to_the_single_run_and_merge_exactly() {
     }
     let r = reference.summary();
     let lat = &s["latency_ms"];
-    for (key, want) in [("p50", r.p50), ("p95", r.p95), ("p99", r.p99), ("max", r.max)] {
-        let got = lat[key].as_f64().unwrap_or_else(|| panic!("{key} in {lat}"));
+    for (key, want) in [
+        ("p50", r.p50),
+        ("p95", r.p95),
+        ("p99", r.p99),
+        ("max", r.max),
+    ] {
+        let got = lat[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} in {lat}"));
         assert_eq!(got, want, "{key}: merged against the reference");
     }
     // The per-generator breakdown names each segment with its share.
@@ -225,11 +234,8 @@ fn a_generator_killed_mid_run_is_named_by_the_merge() {
         return;
     };
     let _machine = shared_machine();
-    let srv = TestServer::try_start_at(
-        SocketAddr::from((server_ip, 0)),
-        ServerOptions::default(),
-    )
-    .expect("a server on the link's address");
+    let srv = TestServer::try_start_at(SocketAddr::from((server_ip, 0)), ServerOptions::default())
+        .expect("a server on the link's address");
     let dir = tmp("netns-kill");
     let file = write_file(
         &dir,
@@ -261,7 +267,10 @@ fn a_generator_killed_mid_run_is_named_by_the_merge() {
         let o = c.wait_with_output().unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     }
-    assert!(outs[2].join("run.json").is_file(), "the killed run left its directory");
+    assert!(
+        outs[2].join("run.json").is_file(),
+        "the killed run left its directory"
+    );
 
     let m = merge(&outs, &dir.join("merged"), &[]);
     assert_eq!(m.status.code(), Some(1), "{}", text(&m));

@@ -34,7 +34,8 @@ Colour: the summary is coloured on a terminal; NO_COLOR=1 turns colour off, CLIC
 turns it on elsewhere.
 
 Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (the demo \
-target's routes and faults), `pado docs results` (the result directory).";
+target's routes and faults), `pado docs results` (the result directory), `pado docs kubernetes` \
+(`pado k8s`).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -174,6 +175,119 @@ pub(crate) enum Command {
     },
     /// Print pado's manual page (roff), e.g. `pado man > pado.1 && man ./pado.1`.
     Man,
+    /// One test across N pods of a Kubernetes cluster: `run` it (create, follow,
+    /// collect, merge, clean up) or `render` its manifests.
+    K8s {
+        /// What to do.
+        #[command(subcommand)]
+        what: K8sCommand,
+    },
+}
+
+/// `pado k8s` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum K8sCommand {
+    /// Run the test on N generator pods (an Indexed Job), stream their output,
+    /// collect their result directories, merge them, and delete what it created
+    /// (also on Ctrl-C: the first stops the generators and merges what they wrote,
+    /// the second stops collecting).
+    Run(Box<K8sRunArgs>),
+    /// Print the ConfigMap and Job a run would create, as YAML.
+    Render(Box<K8sTestArgs>),
+    /// Inside a generator pod: run `pado run ARGS...`, then serve its result
+    /// directory for the coordinator (internal: the Job's pods run it).
+    #[command(hide = true)]
+    Generator(K8sGeneratorArgs),
+}
+
+/// What a distributed test is: shared by `pado k8s run` and `pado k8s render`.
+#[derive(Debug, Args)]
+pub(crate) struct K8sTestArgs {
+    /// The scenario file (its data files go with it).
+    pub file: PathBuf,
+    /// How many generator pods (segments) share the load.
+    #[arg(long, short = 'n')]
+    pub generators: u32,
+    /// Namespace (default: the kubeconfig context's, else `default`).
+    #[arg(long)]
+    pub namespace: Option<String>,
+    /// The pado image the pods run (see docs/kubernetes.md to build and push it).
+    #[arg(long, default_value = concat!("pado:", env!("CARGO_PKG_VERSION")))]
+    pub image: String,
+    /// The pods' imagePullPolicy (Always, IfNotPresent, Never).
+    #[arg(long, value_parser = ["Always", "IfNotPresent", "Never"])]
+    pub image_pull_policy: Option<String>,
+    /// When every segment starts: RFC 3339 (`2026-11-23T10:00:00Z`) or `+DURATION`
+    /// from now, time for the pods to be scheduled and pull the image.
+    #[arg(long, default_value = "+60s")]
+    pub start_at: String,
+    /// Variables from `pado setup FILE --out vars.json`, handed to every segment
+    /// (required when the scenario has a global setup).
+    #[arg(long, value_name = "FILE")]
+    pub setup_vars: Option<PathBuf>,
+    /// A Secret whose keys become the generators' environment (for `{{ env.X }}`).
+    #[arg(long, value_name = "NAME")]
+    pub env_from_secret: Option<String>,
+    /// CPU each pod requests.
+    #[arg(long, default_value = "1")]
+    pub cpu: String,
+    /// CPU limit per pod (none by default: a throttled generator sends late).
+    #[arg(long)]
+    pub cpu_limit: Option<String>,
+    /// Memory each pod requests.
+    #[arg(long, default_value = "512Mi")]
+    pub memory: String,
+    /// Memory limit per pod.
+    #[arg(long, default_value = "1Gi")]
+    pub memory_limit: String,
+    /// Test name for the objects' names and labels (default: the scenario's file name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// More `pado run` arguments for every segment, after `--`.
+    #[arg(last = true, value_name = "RUN ARGS")]
+    pub run_args: Vec<String>,
+}
+
+/// `pado k8s run` flags.
+#[derive(Debug, Args)]
+pub(crate) struct K8sRunArgs {
+    /// The test.
+    #[command(flatten)]
+    pub test: K8sTestArgs,
+    /// Kubeconfig file (default: KUBECONFIG, ~/.kube/config, or in-cluster).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Kubeconfig context (default: the current one).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Local directory for the segments' results and the merged result (default
+    /// pado-results/<UTC time>-k8s-<test id>); must be new or empty.
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Longest a pod may stay Pending before the run fails naming its reason.
+    #[arg(long, default_value = "5m")]
+    pub pending_timeout: String,
+    /// Do not print the generators' output.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `pado k8s generator` flags (the Job's pods).
+#[derive(Debug, Args)]
+pub(crate) struct K8sGeneratorArgs {
+    /// Address the result server listens on.
+    #[arg(long, default_value = "0.0.0.0:7070")]
+    pub listen: std::net::SocketAddr,
+    /// The run's result directory (its `--out`).
+    #[arg(long)]
+    pub results: PathBuf,
+    /// How long to keep the result after the run when the coordinator does not
+    /// fetch it.
+    #[arg(long, default_value = "300s")]
+    pub serve_timeout: String,
+    /// The pado command to run (`run FILE --segment ...`), after `--`.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
 }
 
 /// `pado docs` topics.
@@ -185,6 +299,8 @@ pub(crate) enum DocTopic {
     DemoTarget,
     /// The result directory's files and format.
     Results,
+    /// Running a test on Kubernetes (`pado k8s`): objects, collection, cleanup, RBAC, the image.
+    Kubernetes,
 }
 
 /// `pado find-capacity` flags.

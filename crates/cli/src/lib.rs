@@ -8,6 +8,7 @@ mod debugging;
 mod demo;
 mod exit;
 mod find_capacity;
+mod k8s_cmd;
 mod merge_cmd;
 mod observing;
 mod out;
@@ -102,6 +103,7 @@ pub fn main() -> i32 {
         Command::Target {
             what: args::TargetCommand::Serve(t),
         } => target_serve(t),
+        Command::K8s { what } => k8s_cmd::command(what),
         Command::Schema => {
             let s = pado_scenario::model::json_schema();
             outln!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
@@ -133,6 +135,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         args::DocTopic::Results,
         "results",
         include_str!("../../../docs/result-format.md"),
+    ),
+    (
+        args::DocTopic::Kubernetes,
+        "kubernetes",
+        include_str!("../../../docs/kubernetes.md"),
     ),
 ];
 

@@ -1,0 +1,290 @@
+//! `pado k8s`: wiring only. The scenario is read and compiled here as `pado run`
+//! would (so a broken file fails before anything is created), turned into a
+//! `pado_k8s::GeneratorSpec`, and handed to the manifests (`render`) or the
+//! coordinator flow (`run`); `generator` is what the Job's pods run.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+
+use pado_k8s::flow::{self, Say};
+use pado_k8s::{Collected, FileEntry, FlowError, FlowOptions, GeneratorSpec, Resources};
+
+use crate::args::{K8sCommand, K8sGeneratorArgs, K8sRunArgs, K8sTestArgs};
+use crate::config::LoadSpec;
+use crate::exit::{self, Failure};
+use crate::out::out;
+
+/// `pado k8s ...`.
+pub(crate) fn command(what: &K8sCommand) -> Result<i32, Failure> {
+    match what {
+        K8sCommand::Render(a) => render(a),
+        K8sCommand::Run(a) => run(a),
+        K8sCommand::Generator(a) => generator(a),
+    }
+}
+
+/// `pado k8s render`: the manifests a run would create, as YAML.
+fn render(a: &K8sTestArgs) -> Result<i32, Failure> {
+    let ns = a.namespace.clone().unwrap_or_else(|| "default".into());
+    let spec = spec_from(a, ns)?;
+    let yaml = pado_k8s::manifests::render_yaml(&spec, time::OffsetDateTime::now_utc())
+        .map_err(Failure::other)?;
+    out!("{yaml}");
+    Ok(exit::OK)
+}
+
+/// `pado k8s run`: connect, build the spec, run the flow with Ctrl-C counted, merge.
+fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
+    let pending = crate::parse_dur("pending-timeout", &a.pending_timeout)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Failure::other)?;
+    rt.block_on(async {
+        let (client, context_ns) =
+            pado_k8s::cluster::connect(a.kubeconfig.as_deref(), a.context.as_deref())
+                .await
+                .map_err(|e| Failure::invalid(e.to_string()))?;
+        let ns = a.test.namespace.clone().unwrap_or(context_ns);
+        let spec = spec_from(&a.test, ns)?;
+        let out = local_dir(a.out.as_deref(), &spec.test_id)?;
+        let mut opts = FlowOptions::new(out.clone());
+        opts.pending_timeout = pending;
+        opts.follow_logs = !a.quiet;
+        let (tx, rx) = tokio::sync::watch::channel(0u32);
+        ctrlc::set_handler(move || tx.send_modify(|n| *n += 1)).map_err(Failure::other)?;
+        let say: Say = Arc::new(|line: &str| eprintln!("{line}"));
+        flow::run(client, &spec, &opts, rx, say, |c| {
+            merge_collected(c, &out, a.quiet)
+        })
+        .await
+        .map_err(|e| match e {
+            FlowError::Merge(f) => f,
+            FlowError::Spec(e) => Failure::invalid(e.to_string()),
+            FlowError::Interrupted => Failure {
+                code: exit::INTERRUPTED,
+                message: e.to_string(),
+            },
+            e => Failure::other(e),
+        })
+    })
+}
+
+/// The collected segment directories merged as `pado merge` merges them, into
+/// `merged/` beside them: the merged summary, report and exit code are the run's.
+/// An interrupted run is merged as partial (its missing segments were stopped on
+/// purpose); otherwise a missing segment fails the merge, which names it.
+fn merge_collected(c: &Collected, out: &Path, quiet: bool) -> Result<i32, Failure> {
+    let merged = out.join("merged");
+    crate::merge_cmd::merge(&crate::merge_cmd::MergeArgs {
+        dirs: &c.dirs,
+        out: &merged,
+        allow_partial: c.interrupted,
+        overwrite: false,
+        html: true,
+        quiet,
+    })
+}
+
+/// The local directory for the segments' results: `--out` (new or empty) or a new
+/// one under pado-results/.
+fn local_dir(out: Option<&Path>, test_id: &str) -> Result<PathBuf, Failure> {
+    let dir = match out {
+        Some(p) => p.to_path_buf(),
+        None => {
+            let t = time::OffsetDateTime::now_utc();
+            PathBuf::from("pado-results").join(format!(
+                "{:04}{:02}{:02}T{:02}{:02}{:02}Z-k8s-{test_id}",
+                t.year(),
+                t.month() as u8,
+                t.day(),
+                t.hour(),
+                t.minute(),
+                t.second()
+            ))
+        }
+    };
+    let io = |e: std::io::Error| Failure::other(format!("{}: {e}", dir.display()));
+    std::fs::create_dir_all(&dir).map_err(io)?;
+    if std::fs::read_dir(&dir).map_err(io)?.next().is_some() {
+        return Err(Failure::invalid(format!(
+            "--out {}: not empty (give a new or empty directory)",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The test as the manifests need it: the scenario read and compiled (its errors
+/// at their lines, now), its data and body files, the planned length.
+fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<GeneratorSpec, Failure> {
+    let prep = LoadSpec::file(a.file.clone(), None).load()?;
+    let plan = prep.compile()?;
+    if !prep.config.setup.is_empty() && a.setup_vars.is_none() {
+        return Err(Failure::invalid(format!(
+            "{}: the scenario has a global setup, which must run once for all generators: \
+             run `pado setup {} --out vars.json`, then pass --setup-vars vars.json",
+            prep.file,
+            a.file.display()
+        )));
+    }
+    let read = |p: &Path, what: &str| {
+        pado_scenario::limits::read_capped(p, pado_k8s::spec::MAX_CONFIG_BYTES as u64 + 1)
+            .map_err(|e| Failure::invalid(format!("{what} {}: {e}", p.display())))
+    };
+    let scenario_name = a
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario.yaml".into());
+    let mut data_files = Vec::new();
+    for rel in referenced_files(&prep.config) {
+        let path = rel.trim_start_matches("./").to_string();
+        if data_files.iter().any(|f: &FileEntry| f.path == path) {
+            continue;
+        }
+        let bytes = read(&prep.base_dir.join(&rel), "data file")?;
+        data_files.push(FileEntry { path, bytes });
+    }
+    let setup_vars = match &a.setup_vars {
+        Some(p) => Some(read(p, "--setup-vars")?),
+        None => None,
+    };
+    let test_name = a.name.clone().unwrap_or_else(|| {
+        a.file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "test".into())
+    });
+    let spec = GeneratorSpec {
+        test_id: pado_k8s::names::test_id(&test_name, &pado_k8s::names::run_suffix()),
+        test_name,
+        namespace,
+        image: a.image.clone(),
+        image_pull_policy: a.image_pull_policy.clone(),
+        generators: a.generators,
+        scenario: FileEntry {
+            path: scenario_name,
+            bytes: read(&a.file, "scenario")?,
+        },
+        data_files,
+        setup_vars,
+        start_at: start_at(&a.start_at)?,
+        planned: plan.planned_duration(),
+        graceful_stop: plan
+            .scenarios
+            .iter()
+            .map(|s| s.graceful_stop)
+            .max()
+            .unwrap_or_default(),
+        serve_timeout: std::time::Duration::from_secs(300),
+        resources: Resources {
+            cpu_request: a.cpu.clone(),
+            cpu_limit: a.cpu_limit.clone(),
+            memory_request: a.memory.clone(),
+            memory_limit: Some(a.memory_limit.clone()),
+        },
+        extra_args: a.run_args.clone(),
+        port: pado_k8s::spec::DEFAULT_PORT,
+        env_from_secret: a.env_from_secret.clone(),
+    };
+    spec.check()
+        .map_err(|e| Failure::invalid(format!("{}: {e}", a.file.display())))?;
+    Ok(spec)
+}
+
+/// The files a scenario reads besides itself: data feeds' `file` and every
+/// request's `body_file`, wherever it sits (scenarios, groups, setup, teardown).
+fn referenced_files(config: &pado_scenario::model::Config) -> Vec<String> {
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x) {
+                        ("body_file", serde_json::Value::String(s)) => out.push(s.clone()),
+                        _ => walk(x, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let mut out: Vec<String> = config
+        .data
+        .values()
+        .filter_map(|d| d.file.clone())
+        .collect();
+    if let Ok(v) = serde_json::to_value(config) {
+        walk(&v, &mut out);
+    }
+    out
+}
+
+/// `--start-at`: RFC 3339, or `+DURATION` from now.
+fn start_at(v: &str) -> Result<time::OffsetDateTime, Failure> {
+    let now = time::OffsetDateTime::now_utc();
+    if let Some(d) = v.strip_prefix('+') {
+        // Whole seconds, rounded up: what the pods print reads plainly.
+        let t = now + crate::parse_dur("start-at", d)? + time::Duration::SECOND;
+        return Ok(t.replace_nanosecond(0).unwrap_or(t));
+    }
+    let t = time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc3339)
+        .map_err(|e| {
+            Failure::invalid(format!(
+                "--start-at `{v}`: {e} (write RFC 3339 such as 2026-11-23T10:00:00Z, or +60s)"
+            ))
+        })?;
+    if t < now {
+        return Err(Failure::invalid(format!("--start-at `{v}` is in the past")));
+    }
+    Ok(t)
+}
+
+/// The run the generator wraps, for the SIGTERM/SIGINT forwarder.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+/// `pado k8s generator`: start the result server, run `pado <command>` as a child
+/// (in its own process group; a SIGTERM from the kubelet or a Ctrl-C is passed to
+/// it as SIGINT, so it stops gracefully and writes its result), then serve the
+/// result until the coordinator has it. Exits with the run's code.
+fn generator(a: &K8sGeneratorArgs) -> Result<i32, Failure> {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let serve_timeout = crate::parse_dur("serve-timeout", &a.serve_timeout)?;
+    let exe = std::env::current_exe().map_err(Failure::other)?;
+    let _ = ctrlc::set_handler(|| {
+        let pid = CHILD.load(Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: kill(2) with a pid we started and a valid signal.
+            unsafe {
+                libc::kill(pid, libc::SIGINT);
+            }
+        }
+    });
+    let opts = pado_k8s::generator::GeneratorOptions {
+        listen: a.listen,
+        results: a.results.clone(),
+        serve_timeout,
+    };
+    pado_k8s::generator::serve_after(&opts, || {
+        let child = std::process::Command::new(&exe)
+            .args(&a.command)
+            .process_group(0)
+            .spawn();
+        match child {
+            Ok(mut c) => {
+                CHILD.store(c.id() as i32, Ordering::SeqCst);
+                match c.wait() {
+                    Ok(st) => st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0)),
+                    Err(_) => exit::ERROR,
+                }
+            }
+            Err(e) => {
+                eprintln!("error: cannot start {}: {e}", exe.display());
+                exit::ERROR
+            }
+        }
+    })
+    .map_err(|e| Failure::other(format!("--listen {}: {e}", a.listen)))
+}

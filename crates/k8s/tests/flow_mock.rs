@@ -1,0 +1,390 @@
+//! The coordinator's run/collect/cleanup flow against the mock Kubernetes API server
+//! of `common/mock.rs`, the kube client pointed at it over plain HTTP.
+
+mod common;
+
+use common::mock::{running, Mock, PodScript, NS};
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pado_k8s::flow::{self, Say};
+use pado_k8s::{Collected, FlowError, FlowOptions};
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+const ID: &str = "pado-mock-abc123";
+
+fn spec() -> pado_k8s::GeneratorSpec {
+    let mut s = common::spec(ID);
+    // The planned end is now: the flow asks for results at once.
+    s.start_at = time::OffsetDateTime::now_utc();
+    s.planned = Duration::ZERO;
+    s.graceful_stop = Duration::ZERO;
+    s
+}
+
+fn options(dir: &std::path::Path) -> FlowOptions {
+    let mut o = FlowOptions::new(dir.to_path_buf());
+    o.poll = Duration::from_millis(20);
+    o.pending_timeout = Duration::from_millis(400);
+    o.finish_timeout = Duration::from_secs(5);
+    o.interrupt_grace = Duration::from_secs(3);
+    o
+}
+
+fn sayer() -> (Say, Arc<Mutex<Vec<String>>>) {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let l = lines.clone();
+    (
+        Arc::new(move |s: &str| l.lock().unwrap().push(s.to_string())),
+        lines,
+    )
+}
+
+type Merged = Arc<Mutex<Option<Collected>>>;
+
+fn merge_into(m: &Merged, code: i32) -> impl FnOnce(&Collected) -> Result<i32, String> {
+    let m = m.clone();
+    move |c: &Collected| {
+        *m.lock().unwrap() = Some(c.clone());
+        Ok(code)
+    }
+}
+
+fn assert_cleaned_up(mock: &Mock) {
+    let del_job = mock.called(
+        "DELETE",
+        &format!("/apis/batch/v1/namespaces/{NS}/jobs/{ID}"),
+    );
+    assert!(!del_job.is_empty(), "Job not deleted");
+    let body: Value = serde_json::from_slice(&del_job.last().unwrap().body).unwrap();
+    assert_eq!(body["propagationPolicy"], "Background");
+    assert_eq!(
+        mock.called(
+            "DELETE",
+            &format!("/api/v1/namespaces/{NS}/configmaps/{ID}")
+        )
+        .len(),
+        1,
+        "ConfigMap not deleted once"
+    );
+}
+
+#[tokio::test]
+async fn a_run_creates_collects_merges_and_cleans_up() {
+    let mock = Mock::start((0..common::N).map(|i| running(i, Some(0))).collect(), None);
+    let out = tempfile::tempdir().unwrap();
+    let (say, lines) = sayer();
+    let merged: Merged = Arc::default();
+    let (_tx, rx) = watch::channel(0u32);
+    let code = flow::run(
+        mock.client(),
+        &spec(),
+        &options(out.path()),
+        rx,
+        say,
+        merge_into(&merged, 99),
+    )
+    .await
+    .unwrap();
+    assert_eq!(code, 99, "the merge's exit code is the run's");
+
+    // Created: the Job as built, then the ConfigMap owned by it.
+    let calls = mock.calls();
+    let first_two: Vec<&str> = calls.iter().take(2).map(|c| c.path.as_str()).collect();
+    assert_eq!(
+        first_two,
+        [
+            format!("/apis/batch/v1/namespaces/{NS}/jobs"),
+            format!("/api/v1/namespaces/{NS}/configmaps")
+        ]
+    );
+    let job: Value = serde_json::from_slice(&calls[0].body).unwrap();
+    assert_eq!(job["metadata"]["name"], ID);
+    assert_eq!(job["spec"]["completionMode"], "Indexed");
+    assert_eq!(job["spec"]["completions"], common::N);
+    let cm: Value = serde_json::from_slice(&calls[1].body).unwrap();
+    assert_eq!(cm["metadata"]["ownerReferences"][0]["uid"], "job-uid-1");
+    assert_eq!(cm["metadata"]["ownerReferences"][0]["kind"], "Job");
+    assert_eq!(cm["data"]["file-1"], "id,이름\n1,김\n");
+    // Pods were found by the test's label.
+    let list = mock.called("GET", &format!("/api/v1/namespaces/{NS}/pods"));
+    assert!(list[0]
+        .query
+        .contains(&("labelSelector".into(), format!("pado.dev/test-id={ID}"))));
+
+    // Every segment's result reached the merge, unpacked byte for byte.
+    let c = merged.lock().unwrap().clone().expect("merge called");
+    assert!(c.missing.is_empty(), "{:?}", c.missing);
+    assert!(!c.interrupted);
+    let want: Vec<PathBuf> = (0..common::N)
+        .map(|i| out.path().join(format!("segment-{i}")))
+        .collect();
+    assert_eq!(c.dirs, want);
+    for (i, d) in c.dirs.iter().enumerate() {
+        let run: Value =
+            serde_json::from_slice(&std::fs::read(d.join("run.json")).unwrap()).unwrap();
+        assert_eq!(run["segment"]["index"], i);
+        assert_eq!(
+            std::fs::read_to_string(d.join("timeline.jsonl")).unwrap(),
+            format!("{{\"t\":0,\"seg\":{i}}}\n")
+        );
+    }
+    assert_eq!(c.exit_codes, BTreeMap::from([(0, 0), (1, 0), (2, 0)]));
+    // Each generator was told it may exit, after its tar was fetched.
+    for p in 0..common::N {
+        let name = format!("{ID}-{p}-x{p}");
+        let base = format!("/api/v1/namespaces/{NS}/pods/{name}:7070/proxy");
+        let calls = mock.calls();
+        let tar_at = calls
+            .iter()
+            .position(|c| c.path == format!("{base}/result.tar"))
+            .expect("tar fetched");
+        let done_at = calls
+            .iter()
+            .position(|c| c.method == "POST" && c.path == format!("{base}/done"))
+            .expect("done posted");
+        assert!(tar_at < done_at);
+    }
+    // The generators' own output, prefixed with their segment, after where each runs.
+    let lines = lines.lock().unwrap().clone();
+    for i in 0..common::N {
+        let at = |l: &str| lines.iter().position(|x| x == l);
+        let started = at(&format!("[{i}/3] pod {ID}-{i}-x{i} running on node-{i}"));
+        let said = at(&format!("[{i}/3] segment {i} 결과 ok"));
+        assert!(started.is_some() && started < said, "{lines:?}");
+        assert!(
+            lines.contains(&format!("[{i}/3] segment {i} 결과 ok")),
+            "{lines:?}"
+        );
+    }
+    assert_cleaned_up(&mock);
+}
+
+#[tokio::test]
+async fn a_failed_pod_is_named_and_the_rest_still_merge() {
+    let mut pods: Vec<PodScript> = (0..common::N).map(|i| running(i, Some(0))).collect();
+    pods[1].done = None;
+    pods[1].status = json!({"phase": "Failed", "containerStatuses": [{
+        "name": "pado", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+        "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}
+    }]});
+    let mock = Mock::start(pods, None);
+    let out = tempfile::tempdir().unwrap();
+    let (say, lines) = sayer();
+    let merged: Merged = Arc::default();
+    let (_tx, rx) = watch::channel(0u32);
+    let code = flow::run(
+        mock.client(),
+        &spec(),
+        &options(out.path()),
+        rx,
+        say,
+        merge_into(&merged, 1),
+    )
+    .await
+    .unwrap();
+    assert_eq!(code, 1);
+    let c = merged.lock().unwrap().clone().unwrap();
+    assert_eq!(c.dirs.len(), 2);
+    assert_eq!(c.missing.len(), 1);
+    let m = c.missing[0].to_string();
+    assert!(m.starts_with("segment 1/3 missing:"), "{m}");
+    assert!(m.contains("exit code 137, OOMKilled"), "{m}");
+    assert!(
+        lines.lock().unwrap().contains(&m),
+        "the missing segment is said"
+    );
+    assert_cleaned_up(&mock);
+}
+
+#[tokio::test]
+async fn a_pod_stuck_pending_fails_the_run_with_its_reason() {
+    let mut pods: Vec<PodScript> = (0..common::N).map(|i| running(i, None)).collect();
+    pods[2].status = json!({"phase": "Pending", "conditions": [{
+        "type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+        "message": "0/3 nodes are available: 3 Insufficient cpu."
+    }]});
+    let mock = Mock::start(pods, None);
+    let out = tempfile::tempdir().unwrap();
+    let (say, _) = sayer();
+    let merged: Merged = Arc::default();
+    let (_tx, rx) = watch::channel(0u32);
+    let started = std::time::Instant::now();
+    let err = flow::run(
+        mock.client(),
+        &spec(),
+        &options(out.path()),
+        rx,
+        say,
+        merge_into(&merged, 0),
+    )
+    .await
+    .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        matches!(
+            err,
+            FlowError::Stuck {
+                index: 2,
+                count: 3,
+                ..
+            }
+        ),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("Unschedulable: 0/3 nodes are available: 3 Insufficient cpu."),
+        "{msg}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30), "bounded wait");
+    assert!(
+        merged.lock().unwrap().is_none(),
+        "no merge after a failed start"
+    );
+    assert_cleaned_up(&mock);
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_the_generators_collects_what_they_wrote_and_cleans_up() {
+    // Running, never done until the Job is deleted; then segments 0 and 1 stop
+    // gracefully and report, segment 2's pod dies before reporting.
+    let mut pods: Vec<PodScript> = (0..common::N).map(|i| running(i, None)).collect();
+    pods[2].tar = Vec::new();
+    let mock = Mock::start(pods, Some(0));
+    let out = tempfile::tempdir().unwrap();
+    let (say, lines) = sayer();
+    let merged: Merged = Arc::default();
+    let (tx, rx) = watch::channel(0u32);
+    let mut sp = spec();
+    // A long planned run: only the interrupt makes the flow ask for results.
+    sp.planned = Duration::from_secs(3600);
+    let state = mock.state.clone();
+    let presser = tokio::spawn(async move {
+        // Wait until the flow is following the pods, then press Ctrl-C once.
+        loop {
+            let listed = state
+                .lock()
+                .unwrap()
+                .calls
+                .iter()
+                .filter(|c| c.path.ends_with("/pods"))
+                .count();
+            if listed >= 3 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tx.send(1).unwrap();
+        tx
+    });
+    let code = flow::run(
+        mock.client(),
+        &sp,
+        &options(out.path()),
+        rx,
+        say,
+        merge_into(&merged, 0),
+    )
+    .await
+    .unwrap();
+    let _tx = presser.await.unwrap();
+    assert_eq!(code, 0);
+    let c = merged.lock().unwrap().clone().unwrap();
+    assert!(c.interrupted);
+    assert_eq!(c.dirs.len(), 2, "{:?}", c.missing);
+    assert_eq!(c.missing.len(), 1);
+    let m = c.missing[0].to_string();
+    assert!(
+        m.starts_with("segment 2/3 missing:") && m.contains("exit code 137"),
+        "{m}"
+    );
+    // The Job was deleted when Ctrl-C came (to stop generators) and again at cleanup.
+    let deletes = mock.called(
+        "DELETE",
+        &format!("/apis/batch/v1/namespaces/{NS}/jobs/{ID}"),
+    );
+    assert_eq!(deletes.len(), 2);
+    assert!(lines
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|l| l.starts_with("interrupted")));
+    assert_cleaned_up(&mock);
+}
+
+#[tokio::test]
+async fn a_second_ctrl_c_cleans_up_without_merging() {
+    let mock = Mock::start((0..common::N).map(|i| running(i, None)).collect(), None);
+    let out = tempfile::tempdir().unwrap();
+    let (say, _) = sayer();
+    let merged: Merged = Arc::default();
+    let (tx, rx) = watch::channel(0u32);
+    let mut sp = spec();
+    sp.planned = Duration::from_secs(3600);
+    let state = mock.state.clone();
+    let presser = tokio::spawn(async move {
+        while !state.lock().unwrap().job_created {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tx.send(2).unwrap();
+        tx
+    });
+    let err = flow::run(
+        mock.client(),
+        &sp,
+        &options(out.path()),
+        rx,
+        say,
+        merge_into(&merged, 0),
+    )
+    .await
+    .unwrap_err();
+    let _tx = presser.await.unwrap();
+    assert!(matches!(err, FlowError::Interrupted), "{err}");
+    assert!(merged.lock().unwrap().is_none());
+    assert_cleaned_up(&mock);
+}
+
+#[tokio::test]
+async fn a_refused_create_still_cleans_up_and_says_why() {
+    // The mock answers 403 for namespace `forbidden`, as an RBAC refusal would.
+    let mock = Mock::start(Vec::new(), None);
+    let mut sp = spec();
+    sp.namespace = "forbidden".into();
+    let out = tempfile::tempdir().unwrap();
+    let (say, _) = sayer();
+    let merged: Merged = Arc::default();
+    let (_tx, rx) = watch::channel(0u32);
+    let err = flow::run(
+        mock.client(),
+        &sp,
+        &options(out.path()),
+        rx,
+        say,
+        merge_into(&merged, 0),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, FlowError::Create { .. }), "{err}");
+    assert!(err.to_string().contains("Job forbidden/"), "{err}");
+    assert!(err.to_string().contains("cannot create resource"), "{err}");
+    assert!(merged.lock().unwrap().is_none());
+    // Cleanup was still attempted for both objects.
+    let paths: Vec<String> = mock
+        .calls()
+        .into_iter()
+        .filter(|c| c.method == "DELETE")
+        .map(|c| c.path)
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            format!("/apis/batch/v1/namespaces/forbidden/jobs/{ID}"),
+            format!("/api/v1/namespaces/forbidden/configmaps/{ID}")
+        ]
+    );
+}

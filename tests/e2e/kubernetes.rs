@@ -1,0 +1,346 @@
+//! `pado k8s`: the generator wrapper the Job's pods run (a real run against the test
+//! server, then its result served as a tar until fetched), the rendered manifests,
+//! and `pado k8s run` against the mock API server of `crates/k8s/tests/common/mock.rs`
+//! (whose flow tests cover failures and Ctrl-C); no cluster is needed here.
+
+#[path = "../../crates/k8s/tests/common/mock.rs"]
+mod k8s_mock;
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pado_testkit::TestServer;
+use serde_json::Value;
+
+use crate::harness::{free_port, num, pado, pado_bin, shared_machine, tmp, write_file};
+
+/// One HTTP/1.1 exchange with the generator's result server: (status, body).
+fn http(addr: SocketAddr, method: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
+    let mut s = std::net::TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    )?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out)?;
+    let split = out
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    let status = std::str::from_utf8(&out[9..12]).unwrap().parse().unwrap();
+    Ok((status, out[split + 4..].to_vec()))
+}
+
+#[test]
+fn k8s_generator_runs_then_serves_its_result_until_fetched() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let t = tmp("k8s-generator");
+    let results = t.join("run");
+    let port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut child = Command::new(pado_bin())
+        .args(["k8s", "generator", "--listen", &addr.to_string()])
+        .arg("--results")
+        .arg(&results)
+        .args([
+            "--serve-timeout",
+            "60s",
+            "--",
+            "run",
+            "--url",
+            &srv.url("/"),
+        ])
+        .args(["--vus", "2", "--duration", "1s", "--quiet", "--out"])
+        .arg(&results)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Poll /status (bounded) until the run is over.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status: Value = loop {
+        assert!(Instant::now() < deadline, "no result within 60 s");
+        if let Ok((200, body)) = http(addr, "GET", "/status") {
+            let v: Value = serde_json::from_slice(&body).unwrap();
+            if v["state"] == "done" {
+                break v;
+            }
+            assert_eq!(v["state"], "running");
+            // The tar is refused while running.
+            assert_eq!(http(addr, "GET", "/result.tar").unwrap().0, 409);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status["exit_code"], 0, "{status}");
+    let (code, tar) = http(addr, "GET", "/result.tar").unwrap();
+    assert_eq!(code, 200);
+    let got = t.join("got");
+    pado_k8s::archive::unpack(&tar[..], &got, 64 << 20).unwrap();
+    // The served result is the run's own, and it counted what the server received.
+    for f in ["run.json", "summary.json", "timeline.jsonl"] {
+        assert_eq!(
+            std::fs::read(got.join(f)).unwrap(),
+            std::fs::read(results.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(got.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(num(&summary, "requests") as u64, srv.stats().requests);
+    assert!(srv.stats().requests > 0);
+    // Told it is collected, it exits with the run's code.
+    assert_eq!(http(addr, "POST", "/done").unwrap().0, 200);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let exit = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "generator still running after /done"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(exit.code(), Some(0));
+}
+
+#[test]
+fn k8s_render_prints_the_config_map_and_indexed_job() {
+    let t = tmp("k8s-render");
+    std::fs::create_dir(t.join("data")).unwrap();
+    write_file(&t.join("data"), "사용자.csv", "id\n1\n2\n");
+    let file = write_file(
+        &t,
+        "checkout.yaml",
+        "name: checkout\ntarget: http://127.0.0.1:9\ndata:\n  users: { file: data/사용자.csv }\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 4\n    duration: 90s\n    flow:\n      - request: GET /u/{{ users.id }}\n",
+    );
+    let out = pado(&[
+        "k8s",
+        "render",
+        file.to_str().unwrap(),
+        "--generators",
+        "4",
+        "--namespace",
+        "perf",
+        "--start-at",
+        "2099-01-02T03:04:05Z",
+        "--name",
+        "결제",
+        "--",
+        "--quiet",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docs: Vec<Value> = stdout
+        .split("---\n")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_yaml_ng::from_str(d).unwrap())
+        .collect();
+    assert_eq!(docs.len(), 2, "{stdout}");
+    let (cm, job) = (&docs[0], &docs[1]);
+    assert_eq!(cm["kind"], "ConfigMap");
+    assert_eq!(cm["data"]["file-1"], "id\n1\n2\n");
+    assert_eq!(job["kind"], "Job");
+    assert_eq!(job["metadata"]["namespace"], "perf");
+    assert_eq!(job["metadata"]["annotations"]["pado.dev/test-name"], "결제");
+    assert_eq!(job["spec"]["completions"], 4);
+    let args: Vec<String> = job["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let joined = args.join(" ");
+    assert!(
+        joined.contains(
+            "-- run /pado/scenario/checkout.yaml --segment $(JOB_COMPLETION_INDEX)/4 --start-at 2099-01-02T03:04:05Z --out /results/run --quiet"
+        ),
+        "{joined}"
+    );
+    let items = &job["spec"]["template"]["spec"]["volumes"][0]["configMap"]["items"];
+    assert_eq!(items[1]["path"], "data/사용자.csv");
+    // The page about it ships in the binary.
+    let docs = pado(&["docs", "kubernetes"]);
+    assert_eq!(
+        String::from_utf8_lossy(&docs.stdout),
+        include_str!("../../docs/kubernetes.md")
+    );
+}
+
+#[test]
+fn k8s_render_refuses_what_the_pods_could_not_run() {
+    let t = tmp("k8s-render-bad");
+    let file = write_file(
+        &t,
+        "s.yaml",
+        "target: http://127.0.0.1:9\nsetup:\n  - request: POST /login\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - request: GET /\n",
+    );
+    let f = file.to_str().unwrap();
+    let out = pado(&["k8s", "render", f, "--generators", "2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("global setup") && err.contains("--setup-vars"),
+        "{err}"
+    );
+    let vars = write_file(&t, "vars.json", "{}");
+    let out = pado(&[
+        "k8s",
+        "render",
+        f,
+        "--generators",
+        "0",
+        "--setup-vars",
+        vars.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--generators"), "{err}");
+    let out = pado(&[
+        "k8s",
+        "render",
+        f,
+        "-n",
+        "2",
+        "--start-at",
+        "2001-01-01T00:00:00Z",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn k8s_run_creates_collects_merges_and_cleans_up() {
+    let _machine = shared_machine();
+    let t = tmp("k8s-run");
+    // The generators' results: two real segments of a test against the test server,
+    // which the mock serves as the pods would.
+    let srv = TestServer::start();
+    let seg_file = write_file(
+        &t,
+        "seg.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 3\n    flow:\n      - request: /\n",
+            srv.base_url()
+        ),
+    );
+    let pods = (0..2u32)
+        .map(|i| {
+            let dir = t.join(format!("generator-{i}"));
+            let o = pado(&[
+                "run",
+                seg_file.to_str().unwrap(),
+                "--segment",
+                &format!("{i}/2"),
+                "--quiet",
+                "--out",
+                dir.to_str().unwrap(),
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{o:?}");
+            k8s_mock::PodScript {
+                tar: pado_k8s::archive::pack_dir(&dir).unwrap(),
+                ..k8s_mock::running(i, Some(0))
+            }
+        })
+        .collect();
+    assert_eq!(srv.stats().requests, 6);
+    let mock = k8s_mock::Mock::start(pods, None);
+    write_file(&t, "users.csv", "id\n1\n");
+    let file = write_file(
+        &t,
+        "checkout.yaml",
+        "name: checkout\ntarget: http://127.0.0.1:9\ndata:\n  users: { file: users.csv }\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 1s\n    flow:\n      - request: GET /u/{{ users.id }}\n",
+    );
+    let kubeconfig = write_file(
+        &t,
+        "kubeconfig",
+        &format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster: {{ server: \"http://{}\" }}\nusers:\n- name: dev\n  user: {{}}\ncontexts:\n- name: mock\n  context: {{ cluster: mock, user: dev, namespace: {} }}\ncurrent-context: mock\n",
+            mock.addr,
+            k8s_mock::NS
+        ),
+    );
+    let out_dir = t.join("out");
+    let out = Command::new(pado_bin())
+        .args([
+            "k8s",
+            "run",
+            file.to_str().unwrap(),
+            "-n",
+            "2",
+            "--start-at",
+            "+1s",
+        ])
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--out")
+        .arg(&out_dir)
+        .args(["--", "--quiet"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    // What was created, in the context's namespace.
+    let calls = mock.calls();
+    let job: Value = serde_json::from_slice(&calls[0].body).unwrap();
+    assert_eq!(calls[0].path, "/apis/batch/v1/namespaces/loadtest/jobs");
+    assert_eq!(job["spec"]["completions"], 2);
+    let args: Vec<&str> = job["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        args.join(" ")
+            .contains("--segment $(JOB_COMPLETION_INDEX)/2"),
+        "{args:?}"
+    );
+    assert_eq!(args.last(), Some(&"--quiet"));
+    let cm: Value = serde_json::from_slice(&calls[1].body).unwrap();
+    assert_eq!(cm["data"]["file-1"], "id\n1\n");
+    // Collected, and the merge command printed for them.
+    let seg = |i: u32| out_dir.join(format!("segment-{i}"));
+    for i in 0..2 {
+        let run: Value =
+            serde_json::from_slice(&std::fs::read(seg(i).join("run.json")).unwrap()).unwrap();
+        assert_eq!(run["segment"]["index"], i);
+        assert!(
+            stderr.contains(&format!("[{i}/2] segment {i} 결과 ok")),
+            "{stderr}"
+        );
+    }
+    // Collected and merged like `pado merge`: the summary of the whole test, its
+    // requests those the server counted from both generators.
+    let merged: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("merged/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(merged["requests"], 6, "{merged}");
+    assert!(out_dir.join("merged/report.html").is_file());
+    // Both objects deleted.
+    let deleted: Vec<String> = mock
+        .calls()
+        .into_iter()
+        .filter(|c| c.method == "DELETE")
+        .map(|c| c.path)
+        .collect();
+    let id = job["metadata"]["name"].as_str().unwrap();
+    assert_eq!(
+        deleted,
+        [
+            format!("/apis/batch/v1/namespaces/loadtest/jobs/{id}"),
+            format!("/api/v1/namespaces/loadtest/configmaps/{id}")
+        ]
+    );
+}
