@@ -108,7 +108,7 @@ fn main() {
             ..Default::default()
         };
         dir.write_meta(&meta).unwrap();
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (u64::from(i) + 1) * 0x1000_0001);
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((u64::from(i) + 1) * 0x1000_0001));
         let mut w = dir.timeline_writer().unwrap();
         for t in 0..seconds {
             let mut series = Vec::new();
