@@ -50,6 +50,68 @@ pub(crate) struct Source {
     seconds: u32,
 }
 
+/// Read the sources of one group in step: for every second of the merged timeline,
+/// their seconds that fall on it added into one partial second, sent in order (an
+/// error is sent in place of a second, and ends the group). Returns the group's
+/// tallies with their index.
+fn read_group(
+    sources: &[Source],
+    offsets: &[u32],
+    mut own: Vec<(usize, Tally)>,
+    end: u32,
+    tx: crossbeam_channel::Sender<Result<SecondRecord, MergeError>>,
+) -> Vec<(usize, Tally)> {
+    if let Err(e) = send_group(sources, offsets, &mut own, end, &tx) {
+        let _ = tx.send(Err(e));
+    }
+    own
+}
+
+fn send_group(
+    sources: &[Source],
+    offsets: &[u32],
+    own: &mut [(usize, Tally)],
+    end: u32,
+    tx: &crossbeam_channel::Sender<Result<SecondRecord, MergeError>>,
+) -> Result<(), MergeError> {
+    let mut readers = Vec::with_capacity(own.len());
+    let mut pending: Vec<Option<EncodedSecond>> = Vec::with_capacity(own.len());
+    for (i, _) in own.iter() {
+        let mut r = sources[*i].dir.timeline_reader()?;
+        pending.push(r.next_encoded()?);
+        readers.push(r);
+    }
+    let mut dec = HistogramDecoder::default();
+    for t in 0..end {
+        let mut rec = SecondRecord::new(t);
+        for (k, (i, tally)) in own.iter_mut().enumerate() {
+            while let Some(p) = pending[k].as_ref() {
+                if p.t().saturating_add(offsets[*i]) > t {
+                    break;
+                }
+                let p = pending[k].take().expect("checked above");
+                let line = p.line();
+                tally
+                    .add(t, &mut rec, p, &mut dec)
+                    .map_err(|message| ResultError::Format {
+                        path: sources[*i]
+                            .dir
+                            .path()
+                            .join(crate::result_dir::TIMELINE_FILE),
+                        line,
+                        message,
+                    })?;
+                pending[k] = readers[k].next_encoded()?;
+            }
+        }
+        if tx.send(Ok(rec)).is_err() {
+            // The writer stopped (its own error): nothing more to do.
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Segments of one test, read and checked, ready to be written as one.
 pub struct MergePlan {
     sources: Vec<Source>,
@@ -123,47 +185,63 @@ impl MergePlan {
         meta.duration_s = 0.0;
         out.write_meta(&meta)?;
 
-        let mut tallies: Vec<Tally> = self
+        let tallies: Vec<Tally> = self
             .sources
             .iter()
             .enumerate()
             .map(|(i, s)| Tally::new(self.figures_of(i, s)))
             .collect();
-        let mut readers = Vec::with_capacity(n);
-        for s in &self.sources {
-            readers.push(s.dir.timeline_reader()?);
-        }
-        let mut pending: Vec<Option<EncodedSecond>> = Vec::with_capacity(n);
-        for r in &mut readers {
-            pending.push(r.next_encoded()?);
-        }
-        let mut dec = HistogramDecoder::default();
-        let mut w = out.timeline_writer()?;
-        for t in 0..end {
-            let mut rec = SecondRecord::new(t);
-            for i in 0..n {
-                while let Some(p) = pending[i].as_ref() {
-                    if p.t().saturating_add(offsets[i]) > t {
-                        break;
-                    }
-                    let p = pending[i].take().expect("checked above");
-                    let line = p.line();
-                    tallies[i]
-                        .add(t, &mut rec, p, &mut dec)
-                        .map_err(|message| ResultError::Format {
-                            path: self.sources[i]
-                                .dir
-                                .path()
-                                .join(crate::result_dir::TIMELINE_FILE),
-                            line,
-                            message,
-                        })?;
-                    pending[i] = readers[i].next_encoded()?;
-                }
+        // The sources are read by up to two threads, each adding its share of the
+        // generators into one partial second at a time; this thread adds the
+        // partials and writes. Bounded channels keep each thread a few seconds ahead
+        // at most, so memory stays bounded whatever the length of the run.
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 2)
+            .min(n);
+        let groups: Vec<Vec<usize>> = (0..threads)
+            .map(|g| (g..n).step_by(threads).collect())
+            .collect();
+        let mut slots: Vec<Option<Tally>> = tallies.into_iter().map(Some).collect();
+        let sources = &self.sources;
+        let tallies = std::thread::scope(|scope| -> Result<Vec<Tally>, MergeError> {
+            let mut rxs = Vec::new();
+            let mut handles = Vec::new();
+            for g in groups {
+                let (tx, rx) = crossbeam_channel::bounded::<Result<SecondRecord, MergeError>>(4);
+                let own: Vec<(usize, Tally)> = g
+                    .iter()
+                    .map(|&i| (i, slots[i].take().expect("each source in one group")))
+                    .collect();
+                handles.push(scope.spawn(move || read_group(sources, offsets, own, end, tx)));
+                rxs.push(rx);
             }
-            w.write(&rec)?;
-        }
-        drop(w);
+            let mut w = out.timeline_writer()?;
+            for t in 0..end {
+                let mut rec: Option<SecondRecord> = None;
+                for rx in &rxs {
+                    let part = match rx.recv() {
+                        Ok(part) => part?,
+                        // A reader stopped early: its error is in its result.
+                        Err(_) => break,
+                    };
+                    match rec.as_mut() {
+                        Some(r) => r.merge(part),
+                        None => rec = Some(part),
+                    }
+                }
+                let mut rec = rec.unwrap_or_else(|| SecondRecord::new(t));
+                rec.t = t;
+                w.write(&rec)?;
+            }
+            drop(rxs);
+            let mut all: Vec<(usize, Tally)> = Vec::new();
+            for h in handles {
+                all.extend(h.join().expect("a merge reader panicked"));
+            }
+            all.sort_by_key(|(i, _)| *i);
+            Ok(all.into_iter().map(|(_, t)| t).collect())
+        })?;
 
         self.merge_failures(out)?;
         self.copy_observations(out)?;

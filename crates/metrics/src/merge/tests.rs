@@ -452,3 +452,24 @@ fn timelines_of_different_lengths_stream_in_step() {
     .unwrap();
     assert_eq!(n, 200);
 }
+
+/// A damaged line in one generator's timeline stops the merge with an error naming
+/// that file and line (the other readers are stopped, nothing hangs).
+#[test]
+fn a_corrupt_line_names_its_file_and_line() {
+    let tmp = tmp();
+    let dirs: Vec<PathBuf> = (0..3)
+        .map(|i| write_seg(tmp.path(), &Seg::new(i, 3, vec![vec![7]; 50])))
+        .collect();
+    let tl = dirs[1].join("timeline.jsonl");
+    let text = fs::read_to_string(&tl).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[20] = "{\"t\":20,\"vus\":1,\"vus_max\":1,\"series\":[{\"name\":\"get\",\"requests\":5,\"failed\":0,\"bytes_sent\":0,\"bytes_received\":0,\"status\":{\"200\":1}}]}";
+    fs::write(&tl, lines.join("\n") + "\n").unwrap();
+    let out = ResultDir::create(tmp.path().join("m")).unwrap();
+    let e = plan(&dirs).unwrap().write(&out).unwrap_err().to_string();
+    assert!(
+        e.contains("seg1/timeline.jsonl:21:") && e.contains("corrupt"),
+        "{e}"
+    );
+}
