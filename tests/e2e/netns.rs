@@ -53,7 +53,10 @@ fn ip(args: &[&str]) -> Result<(), String> {
 /// cannot be made, unless `PADO_E2E_REQUIRE_ALL=1`.
 fn hosts(n: u32) -> Option<(Vec<Host>, Ipv4Addr)> {
     require_or_skip("ip", "iproute2")?;
-    let tag = std::process::id() % 100_000;
+    // Tests run in parallel in one process: each call gets its own names and subnet.
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tag = (std::process::id() % 10_000) * 10 + call % 10;
     let net = 16 + (tag % 200) as u8;
     let mut made = Vec::new();
     let setup = |k: u32, made: &mut Vec<Host>| -> Result<(), String> {

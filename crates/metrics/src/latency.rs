@@ -239,23 +239,25 @@ impl HistogramDecoder {
             if self.raw.len() == self.raw.capacity() {
                 self.raw.reserve(self.raw.capacity().max(4096));
             }
-            let before = self.inflate.total_in() as usize;
+            let (before, out_before) = (self.inflate.total_in() as usize, self.raw.len());
+            // `None`, not `Finish`: with `Finish` the inflater must fit the whole
+            // output in the space given at once, and a histogram of many distinct
+            // values does not fit the first buffer.
             let status = self
                 .inflate
                 .decompress_vec(
                     &input[before..],
                     &mut self.raw,
-                    flate2::FlushDecompress::Finish,
+                    flate2::FlushDecompress::None,
                 )
                 .map_err(|e| format!("histogram does not decode: {e}"))?;
-            match status {
-                flate2::Status::StreamEnd => break,
-                _ if self.inflate.total_in() as usize >= input.len()
-                    && self.raw.len() < self.raw.capacity() =>
-                {
-                    return Err("histogram does not decode: truncated".into())
-                }
-                _ => {}
+            if status == flate2::Status::StreamEnd {
+                break;
+            }
+            let stalled =
+                self.inflate.total_in() as usize == before && self.raw.len() == out_before;
+            if stalled && self.raw.len() < self.raw.capacity() {
+                return Err("histogram does not decode: truncated".into());
             }
         }
         let r = &self.raw;
@@ -451,6 +453,23 @@ mod tests {
     /// The fast decoder walks the encoded counts itself: it must give exactly what
     /// HdrHistogram's own deserializer gives, for every shape of histogram, and an
     /// error (never a panic) for damaged input.
+    #[test]
+    fn a_histogram_wider_than_the_first_buffer_decodes() {
+        // Tens of thousands of distinct buckets (an overloaded run's latencies, from
+        // microseconds to a minute): the inflated form is far larger than the
+        // decoder's first buffer, which must grow rather than fail.
+        let mut h = LatencyHistogram::new();
+        for i in 0..60_000u64 {
+            h.record(1 + i * 997);
+        }
+        let enc = h.encode().unwrap();
+        let mut fresh = HistogramDecoder::default();
+        let mut acc = LatencyHistogram::new();
+        fresh.add_encoded(&enc, &mut acc).unwrap();
+        assert_eq!(acc, h);
+        assert_eq!(LatencyHistogram::decode(&enc).unwrap(), h);
+    }
+
     #[test]
     fn fast_decode_equals_the_general_decoder() {
         let mut x = 0x2545_F491_4F6C_DD1Du64;
