@@ -517,7 +517,17 @@ fn report(
     let windows = parse_windows(windows)?;
     let d =
         pado_metrics::ResultDir::open(dir).map_err(|e| exit::Failure::invalid(e.to_string()))?;
-    let (summary, write_error) = write_reports(&d, true, exports, &windows)?;
+    let written = write_reports(&d, true, exports, &windows)?;
+    print_and_judge(written, quiet)
+}
+
+/// How a command that (re)wrote a result's reports ends, `pado report` and
+/// `pado merge` alike: the summary printed (unless `quiet`), then a failed report
+/// file as the error, else the exit code of the thresholds.
+pub(crate) fn print_and_judge(
+    (summary, write_error): (pado_report::Summary, Option<exit::Failure>),
+    quiet: bool,
+) -> Result<i32, exit::Failure> {
     if !quiet {
         let color = crate::out::color();
         out!(

@@ -8,7 +8,6 @@ use pado_metrics::merge::{self, MergeError};
 use pado_metrics::ResultDir;
 
 use crate::exit;
-use crate::out::out;
 
 /// The flags of `pado merge`.
 pub(crate) struct MergeArgs<'a> {
@@ -52,20 +51,6 @@ pub(crate) fn merge(a: &MergeArgs<'_>) -> Result<i32, exit::Failure> {
     let out =
         ResultDir::claim(a.out, a.overwrite).map_err(|e| exit::Failure::invalid(e.to_string()))?;
     plan.write(&out).map_err(failure)?;
-    let (summary, write_error) = crate::write_reports(&out, a.html, &[], &[])?;
-    if !a.quiet {
-        let color = crate::out::color();
-        out!(
-            "{}",
-            pado_report::render(&summary, pado_report::TextOptions { color })
-        );
-    }
-    if let Some(e) = write_error {
-        return Err(e);
-    }
-    Ok(if summary.thresholds_ok {
-        exit::OK
-    } else {
-        exit::THRESHOLD_FAILED
-    })
+    let written = crate::write_reports(&out, a.html, &[], &[])?;
+    crate::print_and_judge(written, a.quiet)
 }

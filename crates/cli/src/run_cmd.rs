@@ -1,6 +1,7 @@
 //! `pado run`: the run itself from a [`RunConfig`] (stage two's output, see
 //! [`crate::config`]), Ctrl-C handling, and the result directory with its summary.
 
+use crate::split::utc_ms;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,12 +33,6 @@ fn sanitize(name: &str) -> String {
     } else {
         s.chars().take(60).collect()
     }
-}
-
-/// run.json's instants: RFC 3339 UTC with milliseconds (older files without them
-/// read the same: the field is a string either way).
-fn rfc3339(t: std::time::SystemTime) -> String {
-    crate::split::utc_ms(t)
 }
 
 /// A new, empty `pado-results/<UTC time>-<name>` directory for commands that put
@@ -256,7 +251,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         version: FORMAT_VERSION,
         name: plan.name.clone(),
         pado_version: env!("CARGO_PKG_VERSION").into(),
-        started_at: rfc3339(std::time::SystemTime::now()),
+        started_at: utc_ms(std::time::SystemTime::now()),
         duration_s: 0.0,
         interrupted: false,
         workers: cfg.workers.unwrap_or_else(pado_engine::default_workers),
@@ -302,7 +297,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                 count: s.count(),
                 weights: s.weights().to_vec(),
                 plan_id: split.plan_id.clone().unwrap_or_default(),
-                start_at: split.start_at.map(rfc3339),
+                start_at: split.start_at.map(utc_ms),
                 start_skew_ms: None,
                 ran_setup: false,
             }),
@@ -422,7 +417,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     }
     progress.lock().unwrap_or_else(|p| p.into_inner()).finish();
 
-    meta.started_at = rfc3339(report.started_at);
+    meta.started_at = utc_ms(report.started_at);
     meta.duration_s = report.elapsed.as_secs_f64().max(0.001);
     meta.interrupted = report.interrupted;
     let skew_ms = report.start_skew.map(|d| d.as_secs_f64() * 1000.0);
@@ -435,7 +430,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
             if let (Some(at), Some(ms)) = (split.start_at, skew_ms) {
                 meta.notes.push(format!(
                     "agreed start (--start-at) {}: second 0 began {ms:.1} ms after it",
-                    rfc3339(at)
+                    utc_ms(at)
                 ));
             }
         }
