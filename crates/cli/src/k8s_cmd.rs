@@ -245,6 +245,18 @@ fn start_at(v: &str) -> Result<time::OffsetDateTime, Failure> {
 /// The run the generator wraps, for the SIGTERM/SIGINT forwarder.
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
+/// Stops the wrapped run gracefully (SIGINT, as Ctrl-C): the kubelet's SIGTERM, or
+/// the coordinator's `POST /stop`.
+fn interrupt_child() {
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: kill(2) with a pid we started and a valid signal.
+        unsafe {
+            libc::kill(pid, libc::SIGINT);
+        }
+    }
+}
+
 /// `pado k8s generator`: start the result server, run `pado <command>` as a child
 /// (in its own process group; a SIGTERM from the kubelet or a Ctrl-C is passed to
 /// it as SIGINT, so it stops gracefully and writes its result), then serve the
@@ -253,21 +265,14 @@ fn generator(a: &K8sGeneratorArgs) -> Result<i32, Failure> {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     let serve_timeout = crate::parse_dur("serve-timeout", &a.serve_timeout)?;
     let exe = std::env::current_exe().map_err(Failure::other)?;
-    let _ = ctrlc::set_handler(|| {
-        let pid = CHILD.load(Ordering::SeqCst);
-        if pid > 0 {
-            // SAFETY: kill(2) with a pid we started and a valid signal.
-            unsafe {
-                libc::kill(pid, libc::SIGINT);
-            }
-        }
-    });
-    let opts = pado_k8s::generator::GeneratorOptions {
+    let _ = ctrlc::set_handler(interrupt_child);
+    let opts = pado_fleet::generator::GeneratorOptions {
         listen: a.listen,
         results: a.results.clone(),
         serve_timeout,
+        stop: std::sync::Arc::new(interrupt_child),
     };
-    pado_k8s::generator::serve_after(&opts, || {
+    pado_fleet::generator::serve_after(&opts, || {
         let child = std::process::Command::new(&exe)
             .args(&a.command)
             .process_group(0)

@@ -24,9 +24,9 @@ use kube::Client;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::archive;
 use crate::manifests::{self, INDEX_ANNOTATION};
 use crate::spec::{GeneratorSpec, SpecError};
+use pado_fleet::archive;
 
 /// Where a line of progress goes (the CLI prints it).
 pub type Say = Arc<dyn Fn(&str) + Send + Sync>;

@@ -2,15 +2,13 @@
 //!
 //! `spec` is what a test is ([`spec::GeneratorSpec`]); `names` turns test names into
 //! Kubernetes names; `manifests` builds the ConfigMap and Job as k8s-openapi types;
-//! `generator` is the pod side (run a segment, then serve its result directory as
-//! one tar); `archive` packs and defensively unpacks result directories; `flow` is
+//! the pod side (run a segment and serve it: live feed, stop, result as a tar) is
+//! `pado_fleet::generator`, shared with agents; `flow` is
 //! the coordinator (create, watch, stream logs, collect, hand to a merge, clean up);
 //! `cluster` reaches the cluster as kubectl would.
 
-pub mod archive;
 pub mod cluster;
 pub mod flow;
-pub mod generator;
 pub mod manifests;
 pub mod names;
 pub mod spec;

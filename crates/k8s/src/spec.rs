@@ -17,15 +17,9 @@ pub const MAX_CONFIG_BYTES: usize = 1_000_000;
 /// Most generators one test may ask for (a typo guard; Indexed Jobs allow more).
 pub const MAX_GENERATORS: u32 = 1000;
 
-/// A file the generators read: the scenario or one of its data files.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FileEntry {
-    /// Path relative to the scenario's directory, `/`-separated (`users.csv`,
-    /// `data/사용자.csv`), as the scenario names it; any UTF-8.
-    pub path: String,
-    /// The file's bytes (binary-safe: non-UTF-8 files go to `binaryData`).
-    pub bytes: Vec<u8>,
-}
+/// A file the generators read: the scenario or one of its data files (the same
+/// entry an agent's bundle carries).
+pub use pado_fleet::bundle::FileEntry;
 
 /// CPU and memory per generator pod, as Kubernetes quantities (`500m`, `1`, `512Mi`).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -882,6 +882,20 @@ struct WireScenario {
     iteration_duration: String,
 }
 
+/// One line of `timeline.jsonl` as a second: what a coordinator reads from a
+/// generator's live feed (the same text the generator writes to its file).
+pub fn parse_timeline_line(line: &str) -> Result<SecondRecord, String> {
+    let wire: WireSecond = serde_json::from_str(line.trim_end()).map_err(|e| e.to_string())?;
+    wire.into_record()
+}
+
+/// A second as one line of `timeline.jsonl` (without the line end), as a run
+/// writes it.
+pub fn timeline_line(rec: &SecondRecord) -> Result<String, String> {
+    let wire = WireSecond::from_record(rec)?;
+    serde_json::to_string(&wire).map_err(|e| e.to_string())
+}
+
 impl WireSecond {
     fn from_record(r: &SecondRecord) -> Result<Self, String> {
         Ok(WireSecond {

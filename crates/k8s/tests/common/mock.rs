@@ -257,7 +257,7 @@ pub fn result_tar(i: u32) -> Vec<u8> {
         format!("{{\"t\":0,\"seg\":{i}}}\n"),
     )
     .unwrap();
-    pado_k8s::archive::pack_dir(d.path()).unwrap()
+    pado_fleet::archive::pack_dir(d.path()).unwrap()
 }
 
 pub fn running(i: u32, done: Option<i32>) -> PodScript {

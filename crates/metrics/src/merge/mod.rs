@@ -18,6 +18,7 @@
 mod align;
 mod error;
 mod generators;
+pub mod live;
 #[cfg(test)]
 mod tests;
 mod validate;

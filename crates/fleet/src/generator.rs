@@ -1,26 +1,23 @@
-//! The pod side: run one segment, then keep its result directory for the
-//! coordinator. Without a shell in the image the pod cannot be `kubectl cp`-ed
-//! from, so the generator serves, on one port, through the API server's pod proxy:
-//!
-//! - `GET /status`: `{"state":"running"}`, then `{"state":"done","exit_code":N}`;
-//! - `GET /result.tar`: the result directory as one tar (409 while running);
-//! - `POST /done`: the coordinator has it; the generator exits with the run's code.
+//! A generator that runs one segment and serves it to a coordinator that did not
+//! start it directly (a Kubernetes pod: without a shell in the image it cannot be
+//! `kubectl cp`-ed from, so the coordinator reaches it through the API server's
+//! pod proxy). It serves the [`crate::job`] endpoints on one port from before the
+//! run starts (live feed, stop) until the coordinator has the result (`POST /done`).
 //!
 //! Without `/done` it exits after the serve timeout, so a pod never outlives a
 //! vanished coordinator for long.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use pado_h1server::{read_request, write_response, Head, Server, ServerThread};
-use tokio::sync::Notify;
+use pado_h1server::{read_request, Server, ServerThread};
 
-use crate::archive;
+use crate::job::{respond, Answer, Job, StopFn};
 
 /// How the generator serves its result.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct GeneratorOptions {
     /// Address to listen on (`0.0.0.0:7070` in a pod).
     pub listen: SocketAddr,
@@ -28,14 +25,8 @@ pub struct GeneratorOptions {
     pub results: PathBuf,
     /// How long to keep serving after the run when nobody says `/done`.
     pub serve_timeout: Duration,
-}
-
-/// What the server knows, shared between the run and the connections.
-#[derive(Default)]
-struct State {
-    exit_code: Option<i32>,
-    tar: Option<Arc<Vec<u8>>>,
-    pack_error: Option<String>,
+    /// How the run is stopped when the coordinator asks (`POST /stop`).
+    pub stop: StopFn,
 }
 
 /// Starts serving, calls `run` (the segment; its exit code), packs the result
@@ -43,11 +34,9 @@ struct State {
 /// code. An error only when the port cannot be bound (the run has not started then).
 pub fn serve_after(opts: &GeneratorOptions, run: impl FnOnce() -> i32) -> std::io::Result<i32> {
     let listener = std::net::TcpListener::bind(opts.listen)?;
-    let state = Arc::new(Mutex::new(State::default()));
-    let done = Arc::new(Notify::new());
+    let job = Arc::new(Job::new(opts.results.clone(), opts.stop.clone()));
     let server = {
-        let state = state.clone();
-        let done = done.clone();
+        let job = job.clone();
         ServerThread::spawn("result-server", move |stop| {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -60,94 +49,33 @@ pub fn serve_after(opts: &GeneratorOptions, run: impl FnOnce() -> i32) -> std::i
                     return;
                 };
                 server
-                    .serve(stop, move |stream, _| {
-                        connection(stream, state.clone(), done.clone())
-                    })
+                    .serve(stop, move |stream, _| connection(stream, job.clone()))
                     .await;
             });
         })?
     };
     let code = run();
-    let packed = archive::pack_dir(&opts.results);
-    {
-        let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
-        match packed {
-            Ok(t) => s.tar = Some(Arc::new(t)),
-            Err(e) => s.pack_error = Some(format!("{}: {e}", opts.results.display())),
-        }
-        s.exit_code = Some(code);
-    }
+    job.finished(code);
     // Wait for /done or the timeout on a small runtime of our own.
     if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
     {
         rt.block_on(async {
-            let _ = tokio::time::timeout(opts.serve_timeout, done.notified()).await;
+            let _ = tokio::time::timeout(opts.serve_timeout, job.collected()).await;
         });
     }
     server.shutdown();
     Ok(code)
 }
 
-async fn connection(
-    mut stream: tokio::net::TcpStream,
-    state: Arc<Mutex<State>>,
-    done: Arc<Notify>,
-) {
+async fn connection(mut stream: tokio::net::TcpStream, job: Arc<Job>) {
     let mut buf = Vec::new();
     while let Ok(Some(req)) = read_request(&mut stream, &mut buf, 1024).await {
-        let (status, ctype, body): (u16, &str, Arc<Vec<u8>>) = {
-            let s = state.lock().unwrap_or_else(|p| p.into_inner());
-            match (req.method.as_str(), req.path.as_str()) {
-                ("GET", "/status") => {
-                    let v = match s.exit_code {
-                        None => serde_json::json!({"state": "running"}),
-                        Some(c) => serde_json::json!({
-                            "state": "done",
-                            "exit_code": c,
-                            "error": s.pack_error,
-                        }),
-                    };
-                    (
-                        200,
-                        "application/json",
-                        Arc::new(v.to_string().into_bytes()),
-                    )
-                }
-                ("GET", "/result.tar") => match (&s.tar, &s.pack_error) {
-                    (Some(t), _) => (200, "application/x-tar", t.clone()),
-                    (None, Some(e)) => (500, "text/plain", Arc::new(e.clone().into_bytes())),
-                    (None, None) => (
-                        409,
-                        "text/plain",
-                        Arc::new(b"the run is still going".to_vec()),
-                    ),
-                },
-                ("POST", "/done") => {
-                    if s.exit_code.is_some() {
-                        done.notify_one();
-                        (200, "text/plain", Arc::new(b"bye".to_vec()))
-                    } else {
-                        (
-                            409,
-                            "text/plain",
-                            Arc::new(b"the run is still going".to_vec()),
-                        )
-                    }
-                }
-                _ => (404, "text/plain", Arc::new(b"not found".to_vec())),
-            }
-        };
-        let mut head = Head::new(status);
-        head.header("Content-Type", ctype)
-            .content_length(body.len() as u64)
-            .connection(pado_h1server::connection_value(req.keep_alive, req.version));
-        if write_response(&mut stream, head, &body, req.is_head())
-            .await
-            .is_err()
-            || !req.keep_alive
-        {
+        let a = job
+            .answer(&req)
+            .unwrap_or_else(|| Answer::text(404, "not found"));
+        if !respond(&mut stream, &req, &a).await {
             return;
         }
     }
@@ -156,7 +84,9 @@ async fn connection(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive;
     use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicU32, Ordering};
 
     fn http(addr: SocketAddr, method: &str, path: &str) -> (u16, Vec<u8>) {
         let mut s = std::net::TcpStream::connect(addr).unwrap();
@@ -181,10 +111,17 @@ mod tests {
             .unwrap()
             .port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let stops = Arc::new(AtomicU32::new(0));
         let opts = GeneratorOptions {
             listen: addr,
             results: dir.path().to_path_buf(),
             serve_timeout: Duration::from_secs(30),
+            stop: {
+                let stops = stops.clone();
+                Arc::new(move || {
+                    stops.fetch_add(1, Ordering::SeqCst);
+                })
+            },
         };
         let results = dir.path().to_path_buf();
         let (tx, rx) = std::sync::mpsc::channel::<()>();
@@ -206,9 +143,29 @@ mod tests {
             assert!(tries < 100, "server never came up");
             std::thread::sleep(Duration::from_millis(20));
         };
-        assert_eq!((st, body), (200, br#"{"state":"running"}"#.to_vec()));
+        assert_eq!(
+            (st, body),
+            (200, br#"{"seconds":0,"state":"running"}"#.to_vec())
+        );
         assert_eq!(http(addr, "GET", "/result.tar").0, 409);
         assert_eq!(http(addr, "POST", "/done").0, 409);
+        // The live feed: complete lines only, from the second asked for.
+        let (st, live) = http(addr, "GET", "/live?from=0");
+        assert_eq!((st, live.len()), (200, 0), "no timeline yet");
+        std::fs::write(
+            dir.path().join("timeline.jsonl"),
+            "{\"t\":0}\n{\"t\":1}\n{\"t\"",
+        )
+        .unwrap();
+        assert_eq!(
+            http(addr, "GET", "/live?from=1"),
+            (200, b"{\"t\":1}\n".to_vec())
+        );
+        assert_eq!(http(addr, "GET", "/live?from=x").0, 400);
+        // Stop: the run's stop is called once however often it is asked.
+        assert_eq!(http(addr, "POST", "/stop").0, 202);
+        assert_eq!(http(addr, "POST", "/stop").0, 202);
+        assert_eq!(stops.load(Ordering::SeqCst), 1);
         tx.send(()).unwrap();
         let status = loop {
             let (_, b) = http(addr, "GET", "/status");

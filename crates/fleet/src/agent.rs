@@ -1,0 +1,398 @@
+//! `pado agent`: a long-lived generator that runs segments a coordinator sends it
+//! (`pado run FILE --generators URL,...`), one at a time, as Locust's workers and
+//! nGrinder's agents do.
+//!
+//! - `POST /job` with a [`crate::bundle`] as body: unpacked into a new directory
+//!   under the agent's work directory and started (the caller's [`Launch`]); `201`
+//!   with `{"job":N}`, or `409` while another job is not yet collected;
+//! - then the [`crate::job`] endpoints of that run (`/status` says
+//!   `{"state":"idle"}` when there is none);
+//! - after `POST /done` the job's directory is removed (the coordinator has the
+//!   result) and the agent takes the next job. A job nobody collects within
+//!   [`AgentOptions::keep_for`] stays on disk, and the agent takes new jobs.
+//!
+//! With a token every request must carry `Authorization: Bearer <token>`: an agent
+//! sends load wherever a scenario says, so on a shared network it should not
+//! answer strangers.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pado_h1server::{read_request, Request, Server, ServerThread};
+
+use crate::bundle::{self, JobSpec, MAX_BUNDLE_BYTES};
+use crate::job::{respond, Answer, Job, StopFn};
+
+/// A started run: how to stop it, and how to wait for its exit code.
+pub struct Started {
+    /// Stops the run gracefully (as Ctrl-C).
+    pub stop: StopFn,
+    /// Waits for the run to end; its exit code.
+    pub wait: Box<dyn FnOnce() -> i32 + Send>,
+}
+
+/// Starts a job's run: `(job, working directory with its files, result directory)`.
+pub type Launch =
+    Arc<dyn Fn(&JobSpec, &Path, &Path) -> std::io::Result<Started> + Send + Sync + 'static>;
+
+/// How the agent runs.
+#[derive(Clone)]
+pub struct AgentOptions {
+    /// Where it listens.
+    pub listen: SocketAddr,
+    /// Under which each job gets a directory of its own.
+    pub work_dir: PathBuf,
+    /// The bearer token requests must carry (`None`: none needed).
+    pub token: Option<String>,
+    /// How long a finished job's result waits for its coordinator.
+    pub keep_for: Duration,
+    /// What the agent says as jobs come and go (its log).
+    pub say: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
+/// The job the agent has now, if any.
+struct Current {
+    n: u64,
+    job: Arc<Job>,
+}
+
+struct Agent {
+    opts: AgentOptions,
+    launch: Launch,
+    current: Mutex<Option<Current>>,
+    jobs: AtomicU64,
+}
+
+/// A running agent.
+pub struct AgentHandle {
+    server: ServerThread,
+    /// The address it listens on (the port chosen when `listen` had port 0).
+    pub addr: SocketAddr,
+}
+
+impl AgentHandle {
+    /// Stops listening (a running job goes on to its end, unwatched).
+    pub fn shutdown(self) {
+        self.server.shutdown();
+    }
+}
+
+/// Starts the agent on a thread of its own.
+pub fn start(opts: AgentOptions, launch: Launch) -> std::io::Result<AgentHandle> {
+    std::fs::create_dir_all(&opts.work_dir)?;
+    let listener = std::net::TcpListener::bind(opts.listen)?;
+    let addr = listener.local_addr()?;
+    let agent = Arc::new(Agent {
+        opts,
+        launch,
+        current: Mutex::new(None),
+        jobs: AtomicU64::new(0),
+    });
+    let server = ServerThread::spawn("agent", move |stop| {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async move {
+            let Ok(server) = Server::from_std(listener) else {
+                return;
+            };
+            server
+                .serve(stop, move |stream, _| connection(stream, agent.clone()))
+                .await;
+        });
+    })?;
+    Ok(AgentHandle { server, addr })
+}
+
+async fn connection(mut stream: tokio::net::TcpStream, agent: Arc<Agent>) {
+    let mut buf = Vec::new();
+    while let Ok(Some(req)) = read_request(&mut stream, &mut buf, MAX_BUNDLE_BYTES).await {
+        let a = agent.answer(&req);
+        if !respond(&mut stream, &req, &a).await {
+            return;
+        }
+    }
+}
+
+impl Agent {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Current>> {
+        self.current.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn authorized(&self, req: &Request) -> bool {
+        match &self.opts.token {
+            None => true,
+            Some(t) => req
+                .header("authorization")
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .is_some_and(|v| v.trim() == t),
+        }
+    }
+
+    fn answer(self: &Arc<Self>, req: &Request) -> Answer {
+        if !self.authorized(req) {
+            return Answer::text(401, "this agent needs its token (PADO_AGENT_TOKEN)");
+        }
+        if req.method == "POST" && req.path == "/job" {
+            return self.take_job(req);
+        }
+        let current = self.lock().as_ref().map(|c| c.job.clone());
+        match current {
+            Some(job) => job
+                .answer(req)
+                .unwrap_or_else(|| Answer::text(404, "not found")),
+            None if req.method == "GET" && req.path == "/status" => {
+                Answer::json(200, &serde_json::json!({"state": "idle"}))
+            }
+            None => Answer::text(409, "no job: the agent is idle"),
+        }
+    }
+
+    fn take_job(self: &Arc<Self>, req: &Request) -> Answer {
+        let mut current = self.lock();
+        if let Some(c) = current.as_ref() {
+            return Answer::text(
+                409,
+                format!(
+                    "busy: job {} is {} (one job at a time)",
+                    c.n,
+                    if c.job.exit_code().is_none() {
+                        "running"
+                    } else {
+                        "waiting for its coordinator"
+                    }
+                ),
+            );
+        }
+        let n = self.jobs.fetch_add(1, Ordering::SeqCst) + 1;
+        let dir = self
+            .opts
+            .work_dir
+            .join(format!("job-{}-{n}", std::process::id()));
+        if dir.exists() {
+            return Answer::text(500, format!("{} exists already", dir.display()));
+        }
+        let spec = match bundle::unpack(&req.body[..], &dir) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Answer::text(400, format!("bad job: {e}"));
+            }
+        };
+        let files = dir.join(bundle::FILES_DIR);
+        let results = dir.join("result");
+        let started = match (self.launch)(&spec, &files, &results) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Answer::text(500, format!("could not start the run: {e}"));
+            }
+        };
+        (self.opts.say)(&format!(
+            "job {n}: segment {} of `{}` started ({})",
+            spec.segment,
+            spec.test_name,
+            dir.display()
+        ));
+        let job = Arc::new(Job::new(results, started.stop));
+        *current = Some(Current {
+            n,
+            job: job.clone(),
+        });
+        drop(current);
+        let agent = self.clone();
+        let wait = started.wait;
+        std::thread::spawn(move || agent.follow(n, job, dir, wait));
+        Answer::json(201, &serde_json::json!({ "job": n }))
+    }
+
+    /// Waits for job `n`'s run, then for its coordinator, then makes room.
+    fn follow(&self, n: u64, job: Arc<Job>, dir: PathBuf, wait: Box<dyn FnOnce() -> i32 + Send>) {
+        let code = wait();
+        job.finished(code);
+        (self.opts.say)(&format!("job {n}: ended with exit code {code}"));
+        let collected = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .map(|rt| {
+                rt.block_on(async {
+                    tokio::time::timeout(self.opts.keep_for, job.collected())
+                        .await
+                        .is_ok()
+                })
+            })
+            .unwrap_or(false);
+        if collected {
+            let _ = std::fs::remove_dir_all(&dir);
+            (self.opts.say)(&format!("job {n}: collected by its coordinator"));
+        } else {
+            (self.opts.say)(&format!(
+                "job {n}: not collected within {} s; its result stays in {}",
+                self.opts.keep_for.as_secs(),
+                dir.join("result").display()
+            ));
+        }
+        let mut current = self.lock();
+        if current.as_ref().is_some_and(|c| c.n == n) {
+            *current = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bundle::FileEntry;
+    use std::io::{Read, Write};
+
+    fn http(
+        addr: SocketAddr,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        token: Option<&str>,
+    ) -> (u16, Vec<u8>) {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        let auth = token
+            .map(|t| format!("Authorization: Bearer {t}\r\n"))
+            .unwrap_or_default();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{auth}Content-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .unwrap();
+        s.write_all(body).unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).unwrap();
+        let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let status = std::str::from_utf8(&out[9..12]).unwrap().parse().unwrap();
+        (status, out[split + 4..].to_vec())
+    }
+
+    /// A launcher that writes the scenario's bytes as the run's only file and
+    /// ends when stopped.
+    fn launcher() -> Launch {
+        Arc::new(|job: &JobSpec, files: &Path, results: &Path| {
+            let scenario = std::fs::read(files.join(&job.args[0]))?;
+            std::fs::create_dir_all(results)?;
+            std::fs::write(results.join("timeline.jsonl"), b"{\"t\":0}\n")?;
+            std::fs::write(results.join("scenario.copy"), scenario)?;
+            let (tx, rx) = std::sync::mpsc::channel::<()>();
+            let tx = Mutex::new(tx);
+            Ok(Started {
+                stop: Arc::new(move || {
+                    let _ = tx.lock().unwrap().send(());
+                }),
+                wait: Box::new(move || {
+                    let _ = rx.recv();
+                    7
+                }),
+            })
+        })
+    }
+
+    #[test]
+    fn takes_one_job_at_a_time_serves_it_and_cleans_up_once_collected() {
+        let work = tempfile::tempdir().unwrap();
+        let agent = start(
+            AgentOptions {
+                listen: "127.0.0.1:0".parse().unwrap(),
+                work_dir: work.path().to_path_buf(),
+                token: Some("s3cret".into()),
+                keep_for: Duration::from_secs(30),
+                say: Arc::new(|_| {}),
+            },
+            launcher(),
+        )
+        .unwrap();
+        let addr = agent.addr;
+        let tok = Some("s3cret");
+        assert_eq!(http(addr, "GET", "/status", b"", None).0, 401, "no token");
+        assert_eq!(
+            http(addr, "GET", "/status", b"", tok),
+            (200, br#"{"state":"idle"}"#.to_vec())
+        );
+        let job = JobSpec {
+            test_name: "파도".into(),
+            segment: "0/2".into(),
+            args: vec!["s.yaml".into()],
+        };
+        let tar = bundle::pack(
+            &job,
+            &[FileEntry {
+                path: "s.yaml".into(),
+                bytes: "name: 파도\n".as_bytes().to_vec(),
+            }],
+        )
+        .unwrap();
+        assert_eq!(http(addr, "POST", "/job", &tar, tok).0, 201);
+        let (busy, why) = http(addr, "POST", "/job", &tar, tok);
+        assert_eq!(busy, 409, "{}", String::from_utf8_lossy(&why));
+        assert_eq!(
+            http(addr, "GET", "/live?from=0", b"", tok),
+            (200, b"{\"t\":0}\n".to_vec())
+        );
+        assert_eq!(http(addr, "POST", "/result.tar", b"", tok).0, 404);
+        assert_eq!(http(addr, "GET", "/result.tar", b"", tok).0, 409);
+        assert_eq!(http(addr, "POST", "/stop", b"", tok).0, 202);
+        let status = loop {
+            let (_, b) = http(addr, "GET", "/status", b"", tok);
+            let v: serde_json::Value = serde_json::from_slice(&b).unwrap();
+            if v["state"] == "done" {
+                break v;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status["exit_code"], 7);
+        let (st, tar) = http(addr, "GET", "/result.tar", b"", tok);
+        assert_eq!(st, 200);
+        let out = tempfile::tempdir().unwrap();
+        crate::archive::unpack(&tar[..], out.path(), 1 << 20).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.path().join("scenario.copy")).unwrap(),
+            "name: 파도\n"
+        );
+        assert_eq!(http(addr, "POST", "/done", b"", tok).0, 200);
+        // Collected: the job's directory goes and the agent is idle again.
+        let mut tries = 0;
+        loop {
+            let (_, b) = http(addr, "GET", "/status", b"", tok);
+            if b == br#"{"state":"idle"}"# {
+                break;
+            }
+            tries += 1;
+            assert!(tries < 250, "never idle again");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+        agent.shutdown();
+    }
+
+    #[test]
+    fn a_bad_bundle_is_refused_with_the_reason() {
+        let work = tempfile::tempdir().unwrap();
+        let agent = start(
+            AgentOptions {
+                listen: "127.0.0.1:0".parse().unwrap(),
+                work_dir: work.path().to_path_buf(),
+                token: None,
+                keep_for: Duration::from_secs(30),
+                say: Arc::new(|_| {}),
+            },
+            launcher(),
+        )
+        .unwrap();
+        let (st, body) = http(agent.addr, "POST", "/job", b"not a tar", None);
+        assert_eq!(st, 400);
+        assert!(String::from_utf8_lossy(&body).starts_with("bad job"));
+        assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+        agent.shutdown();
+    }
+}

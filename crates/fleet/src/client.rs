@@ -1,0 +1,208 @@
+//! The coordinator's requests to one generator (an agent, or any server of the
+//! [`crate::job`] endpoints), over pado's own HTTP/1.1 client: one kept-alive
+//! connection per generator, every request bounded in time.
+
+use std::time::Duration;
+
+use pado_http::{exchange, tls_client_config, Conn, Origin, RequestRef};
+
+use crate::coordinate::{GeneratorLink, LivePoll};
+
+/// How long one control request may take (a live poll, a stop, a status).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long fetching a result may take (tens of MB for an hour's run).
+pub const RESULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// Most bytes a control answer may have (a live poll of 120 busy seconds).
+const MAX_ANSWER: usize = 256 * 1024 * 1024;
+
+/// Why a request to a generator failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The URL given for the generator.
+    #[error("generator `{0}`: {1}")]
+    Url(String, String),
+    /// No answer (refused, timeout, reset...).
+    #[error("{0}: {1}")]
+    Transport(String, String),
+    /// An answer that was not the one expected.
+    #[error("{0} answered {1}: {2}")]
+    Status(String, u16, String),
+}
+
+/// An answer.
+#[derive(Debug, Default)]
+pub struct Answer {
+    /// Status code.
+    pub status: u16,
+    /// The response head as received.
+    pub head: Vec<u8>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    /// The value of header `name` (case-insensitive), if present.
+    pub fn header(&self, name: &str) -> Option<String> {
+        let text = String::from_utf8_lossy(&self.head);
+        text.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
+        })
+    }
+}
+
+/// One generator as the coordinator reaches it.
+pub struct GeneratorClient {
+    label: String,
+    origin: Origin,
+    /// The URL's path without its trailing `/` (`/` → empty).
+    base: String,
+    host_header: String,
+    token: Option<String>,
+    conn: Option<Conn>,
+}
+
+impl GeneratorClient {
+    /// A client for the generator at `url` (`http://host:port`, `host:port` or
+    /// `https://...`); `token` is sent as `Authorization: Bearer` (agents started
+    /// with a token refuse requests without it).
+    pub fn new(url: &str, token: Option<String>) -> Result<GeneratorClient, ClientError> {
+        let full = if url.contains("://") {
+            url.to_string()
+        } else {
+            format!("http://{url}")
+        };
+        let parsed =
+            url::Url::parse(&full).map_err(|e| ClientError::Url(url.into(), e.to_string()))?;
+        let origin = Origin::for_url(&parsed, || tls_client_config(false))
+            .map_err(|e| ClientError::Url(url.into(), e))?;
+        if origin.addrs.is_empty() {
+            return Err(ClientError::Url(url.into(), "host did not resolve".into()));
+        }
+        let host_header = match parsed.port() {
+            Some(p) => format!("{}:{p}", origin.host),
+            None => origin.host.clone(),
+        };
+        Ok(GeneratorClient {
+            label: origin.label.clone(),
+            base: parsed.path().trim_end_matches('/').to_string(),
+            origin,
+            host_header,
+            token,
+            conn: None,
+        })
+    }
+
+    /// The generator as people read it (`http://10.0.0.5:7070`).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// One request; any status is an answer.
+    pub async fn request(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        timeout: Duration,
+    ) -> Result<Answer, ClientError> {
+        let mut bytes = format!(
+            "{method} {}{path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: pado-coordinator\r\nContent-Length: {}\r\n",
+            self.base,
+            self.host_header,
+            body.len()
+        );
+        if let Some(t) = &self.token {
+            bytes.push_str(&format!("Authorization: Bearer {t}\r\n"));
+        }
+        bytes.push_str("\r\n");
+        let mut bytes = bytes.into_bytes();
+        bytes.extend_from_slice(body);
+        let mut out = Answer::default();
+        let ex = exchange(
+            &mut self.conn,
+            &self.origin,
+            RequestRef {
+                bytes: &bytes,
+                is_head: false,
+                resend_safe: method == "GET",
+                timeout,
+                keep_body: Some((&mut out.body, MAX_ANSWER)),
+                keep_head: Some((&mut out.head, true)),
+                failed_prefix: None,
+            },
+        )
+        .await;
+        if let Some(kind) = ex.error {
+            return Err(ClientError::Transport(
+                self.label.clone(),
+                match kind.as_str() {
+                    "connect_refused" => "refused the connection (is the agent running?)".into(),
+                    "timeout" => format!("no answer within {} s", timeout.as_secs()),
+                    other => other.to_string(),
+                },
+            ));
+        }
+        if ex.body_cut {
+            return Err(ClientError::Transport(
+                self.label.clone(),
+                format!("answer larger than {} MiB", MAX_ANSWER >> 20),
+            ));
+        }
+        out.status = ex.status;
+        Ok(out)
+    }
+
+    /// A request whose answer must be `want`.
+    pub async fn expect(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        timeout: Duration,
+        want: u16,
+    ) -> Result<Answer, ClientError> {
+        let a = self.request(method, path, body, timeout).await?;
+        if a.status != want {
+            let text: String = String::from_utf8_lossy(&a.body).chars().take(300).collect();
+            return Err(ClientError::Status(self.label.clone(), a.status, text));
+        }
+        Ok(a)
+    }
+
+    /// The result directory as a tar (only once the run ended).
+    pub async fn result_tar(&mut self) -> Result<Vec<u8>, ClientError> {
+        let a = self
+            .expect("GET", "/result.tar", b"", RESULT_TIMEOUT, 200)
+            .await?;
+        Ok(a.body)
+    }
+}
+
+impl GeneratorLink for GeneratorClient {
+    async fn live(&mut self, from: u32) -> Result<LivePoll, String> {
+        let a = self
+            .expect(
+                "GET",
+                &format!("/live?from={from}"),
+                b"",
+                REQUEST_TIMEOUT,
+                200,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(LivePoll {
+            ended: a.header("Pado-State").as_deref() == Some("done"),
+            lines: a.body,
+        })
+    }
+
+    async fn stop(&mut self) -> Result<(), String> {
+        self.expect("POST", "/stop", b"", REQUEST_TIMEOUT, 202)
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}

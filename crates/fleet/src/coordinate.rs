@@ -1,0 +1,390 @@
+//! The coordinator's live loop: poll every generator's feed once a second, add
+//! their seconds into seconds of the whole test ([`LiveMerger`]), hand each to the
+//! caller (the progress line, the `abort_on_fail` thresholds) and, when the caller
+//! or the user says so, stop every generator.
+//!
+//! How a generator is reached is the caller's ([`GeneratorLink`]: an agent's URL,
+//! a pod through the Kubernetes API's proxy). Every wait is bounded: a generator
+//! that stops answering or stops advancing is left out of the live view after
+//! [`LiveOptions::stall_after`] (its result is still collected and merged at the
+//! end, exactly), and the loop ends by [`LiveOptions::deadline`] whatever happens.
+
+use std::time::{Duration, Instant};
+
+use pado_metrics::merge::live::{LiveMerger, LiveSecond};
+use pado_metrics::Totals;
+
+/// One poll of a generator's feed.
+#[derive(Debug, Default)]
+pub struct LivePoll {
+    /// Complete timeline lines from the second asked for.
+    pub lines: Vec<u8>,
+    /// The generator's run has ended (with `lines` empty: its feed is over).
+    pub ended: bool,
+}
+
+/// A generator as the live loop reaches it.
+#[allow(async_fn_in_trait)]
+pub trait GeneratorLink {
+    /// Its feed from second `from`.
+    async fn live(&mut self, from: u32) -> Result<LivePoll, String>;
+    /// Stop its run gracefully.
+    async fn stop(&mut self) -> Result<(), String>;
+}
+
+/// What the caller wants after a second.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Control {
+    /// Keep going.
+    Continue,
+    /// Stop every generator, for this reason (said once).
+    StopAll(String),
+}
+
+/// Bounds of the live loop.
+#[derive(Debug, Clone)]
+pub struct LiveOptions {
+    /// Time between polls.
+    pub poll_every: Duration,
+    /// The agreed start: no generator is expected to advance before it.
+    pub start: Instant,
+    /// How long a generator may go without a new second (past the start) before
+    /// the live view goes on without it.
+    pub stall_after: Duration,
+    /// When the loop ends whatever the generators do (the planned end, the
+    /// graceful stop and a margin).
+    pub deadline: Instant,
+}
+
+/// Something the live loop tells people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// Generator `.0` is left out of the live view, because `.1`.
+    LeftOut(usize, String),
+    /// Every generator was asked to stop, because `.0`.
+    Stopping(String),
+    /// A generator did not take the stop: `.0` index, `.1` why.
+    StopFailed(usize, String),
+}
+
+/// How the live loop ended.
+#[derive(Debug, Default)]
+pub struct LiveOutcome {
+    /// Seconds of the whole test released.
+    pub seconds: u32,
+    /// Why every generator was stopped, if they were.
+    pub stopped: Option<String>,
+    /// Generators left out of the live view (stalled or unreachable), by index.
+    pub left_out: Vec<usize>,
+    /// The deadline passed before every feed ended.
+    pub timed_out: bool,
+    /// The merged totals of what the live view saw.
+    pub totals: Totals,
+}
+
+/// Polls `links` until every feed has ended (or was left out), handing each second
+/// of the whole test to `on_second`. `stop_asked` is polled between rounds (the
+/// user's Ctrl-C): when it returns a reason, every generator is stopped, as for
+/// [`Control::StopAll`].
+pub async fn watch<L: GeneratorLink>(
+    links: &mut [L],
+    opts: &LiveOptions,
+    mut on_second: impl FnMut(&LiveSecond, &Totals) -> Control,
+    mut stop_asked: impl FnMut() -> Option<String>,
+    mut notice: impl FnMut(Notice),
+) -> LiveOutcome {
+    let n = links.len();
+    let mut merger = LiveMerger::new(n);
+    let mut last_progress = vec![opts.start; n];
+    let mut out = LiveOutcome::default();
+    loop {
+        let round = Instant::now();
+        for (g, link) in links.iter_mut().enumerate() {
+            if merger.is_finished(g) {
+                continue;
+            }
+            let from = merger.next_of(g);
+            match link.live(from).await {
+                Ok(poll) => {
+                    let mut advanced = false;
+                    let mut bad = None;
+                    for line in poll.lines.split(|b| *b == b'\n') {
+                        if line.iter().all(u8::is_ascii_whitespace) {
+                            continue;
+                        }
+                        match std::str::from_utf8(line)
+                            .map_err(|e| e.to_string())
+                            .and_then(pado_metrics::result_dir::parse_timeline_line)
+                        {
+                            Ok(rec) => advanced |= merger.push(g, rec),
+                            Err(e) => {
+                                bad = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                    if let Some(e) = bad {
+                        merger.finish(g);
+                        out.left_out.push(g);
+                        notice(Notice::LeftOut(
+                            g,
+                            format!("its feed could not be read: {e}"),
+                        ));
+                    } else if poll.ended && poll.lines.is_empty() {
+                        merger.finish(g);
+                    } else if advanced || Instant::now() < opts.start {
+                        last_progress[g] = Instant::now().max(opts.start);
+                    }
+                }
+                Err(e) => {
+                    let since = last_progress[g].max(opts.start);
+                    if Instant::now() >= since + opts.stall_after {
+                        merger.finish(g);
+                        out.left_out.push(g);
+                        notice(Notice::LeftOut(g, e));
+                    }
+                    continue;
+                }
+            }
+            if !merger.is_finished(g)
+                && Instant::now() >= last_progress[g].max(opts.start) + opts.stall_after
+            {
+                merger.finish(g);
+                out.left_out.push(g);
+                notice(Notice::LeftOut(
+                    g,
+                    format!(
+                        "no new second for {} s (it may still be running; its result is collected at the end)",
+                        opts.stall_after.as_secs()
+                    ),
+                ));
+            }
+        }
+        let mut stop = None;
+        while let Some(s) = merger.pop() {
+            out.totals.add_second(&s.second);
+            out.seconds = s.second.t + 1;
+            if let Control::StopAll(why) = on_second(&s, &out.totals) {
+                stop.get_or_insert(why);
+            }
+        }
+        if stop.is_none() {
+            stop = stop_asked();
+        }
+        if let (Some(why), None) = (stop, &out.stopped) {
+            notice(Notice::Stopping(why.clone()));
+            for (g, link) in links.iter_mut().enumerate() {
+                if merger.is_finished(g) {
+                    continue;
+                }
+                if let Err(e) = link.stop().await {
+                    notice(Notice::StopFailed(g, e));
+                }
+            }
+            out.stopped = Some(why);
+        }
+        if merger.is_done() {
+            return out;
+        }
+        if Instant::now() >= opts.deadline {
+            out.timed_out = true;
+            return out;
+        }
+        let next = round + opts.poll_every;
+        let now = Instant::now();
+        if next > now {
+            tokio::time::sleep(next - now).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pado_metrics::{Interval, Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats};
+    use std::sync::{Arc, Mutex};
+
+    /// A generator that sends `seconds` seconds of `per_second` requests each, one
+    /// more second per poll, and ends; `stopped` is set by `stop`.
+    struct Fake {
+        seconds: u32,
+        per_second: u64,
+        sent: u32,
+        stopped: Arc<Mutex<bool>>,
+        dead: bool,
+    }
+
+    fn line(t: u32, n: u64) -> String {
+        let mut r = SecondRecord::new(t);
+        let mut s = SeriesStats::new(SeriesKey::named("get"));
+        for i in 0..n {
+            s.record(&RequestSample {
+                status: 200,
+                phases: Phases {
+                    duration_us: 1000 + i,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        }
+        r.absorb(Interval {
+            vus: 1,
+            vus_max: 1,
+            series: vec![s],
+            ..Default::default()
+        });
+        let mut l = pado_metrics::result_dir::timeline_line(&r).unwrap();
+        l.push('\n');
+        l
+    }
+
+    impl GeneratorLink for Fake {
+        async fn live(&mut self, from: u32) -> Result<LivePoll, String> {
+            if self.dead {
+                return Err("refused".into());
+            }
+            let stopped = *self.stopped.lock().unwrap();
+            let end = if stopped { self.sent } else { self.seconds };
+            if from < end && self.sent < end {
+                self.sent += 1;
+            }
+            let lines: String = (from..self.sent)
+                .map(|t| line(t, self.per_second))
+                .collect();
+            Ok(LivePoll {
+                ended: self.sent >= end,
+                lines: lines.into_bytes(),
+            })
+        }
+        async fn stop(&mut self) -> Result<(), String> {
+            *self.stopped.lock().unwrap() = true;
+            Ok(())
+        }
+    }
+
+    fn fake(seconds: u32, per_second: u64) -> Fake {
+        Fake {
+            seconds,
+            per_second,
+            sent: 0,
+            stopped: Arc::new(Mutex::new(false)),
+            dead: false,
+        }
+    }
+
+    fn opts() -> LiveOptions {
+        LiveOptions {
+            poll_every: Duration::from_millis(1),
+            start: Instant::now(),
+            stall_after: Duration::from_millis(300),
+            deadline: Instant::now() + Duration::from_secs(20),
+        }
+    }
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn every_second_of_the_test_is_the_sum_of_the_generators() {
+        let mut links = vec![fake(5, 3), fake(5, 4), fake(3, 10)];
+        let mut seen = Vec::new();
+        let out = rt().block_on(watch(
+            &mut links,
+            &opts(),
+            |s, _| {
+                seen.push((s.second.t, s.second.requests(), s.reporting));
+                Control::Continue
+            },
+            || None,
+            |n| panic!("{n:?}"),
+        ));
+        assert_eq!(
+            seen,
+            vec![(0, 17, 3), (1, 17, 3), (2, 17, 3), (3, 7, 2), (4, 7, 2)]
+        );
+        assert_eq!(out.totals.overall().requests, 5 * 3 + 5 * 4 + 3 * 10);
+        assert!(out.stopped.is_none() && out.left_out.is_empty() && !out.timed_out);
+    }
+
+    #[test]
+    fn a_stop_reaches_every_generator_and_the_loop_ends() {
+        let mut links = vec![fake(1000, 1), fake(1000, 1)];
+        let flags: Vec<_> = links.iter().map(|l| l.stopped.clone()).collect();
+        let mut notices = Vec::new();
+        let out = rt().block_on(watch(
+            &mut links,
+            &opts(),
+            |s, totals| {
+                if totals.overall().requests >= 6 {
+                    Control::StopAll(format!("enough at {}", s.second.t))
+                } else {
+                    Control::Continue
+                }
+            },
+            || None,
+            |n| notices.push(n),
+        ));
+        assert_eq!(out.stopped.as_deref(), Some("enough at 2"));
+        assert!(flags.iter().all(|f| *f.lock().unwrap()));
+        assert_eq!(notices, vec![Notice::Stopping("enough at 2".into())]);
+        assert!(out.seconds < 10, "{}", out.seconds);
+    }
+
+    #[test]
+    fn an_unreachable_generator_is_left_out_and_the_rest_goes_on() {
+        let mut dead = fake(5, 100);
+        dead.dead = true;
+        let mut links = vec![fake(4, 2), dead];
+        let mut notices = Vec::new();
+        let out = rt().block_on(watch(
+            &mut links,
+            &opts(),
+            |_, _| Control::Continue,
+            || None,
+            |n| notices.push(n),
+        ));
+        assert_eq!(out.left_out, vec![1]);
+        assert_eq!(notices, vec![Notice::LeftOut(1, "refused".into())]);
+        assert_eq!(out.totals.overall().requests, 8);
+        assert_eq!(out.seconds, 4);
+    }
+
+    #[test]
+    fn the_deadline_ends_the_loop() {
+        let mut links = vec![fake(1_000_000, 1)];
+        let mut o = opts();
+        o.deadline = Instant::now() + Duration::from_millis(200);
+        o.poll_every = Duration::from_millis(20);
+        let out = rt().block_on(watch(
+            &mut links,
+            &o,
+            |_, _| Control::Continue,
+            || None,
+            |_| {},
+        ));
+        assert!(out.timed_out);
+    }
+
+    #[test]
+    fn ctrl_c_stops_every_generator() {
+        let mut links = vec![fake(1000, 1)];
+        let flag = links[0].stopped.clone();
+        let mut polls = 0;
+        let out = rt().block_on(watch(
+            &mut links,
+            &opts(),
+            |_, _| Control::Continue,
+            || {
+                polls += 1;
+                (polls == 3).then(|| "Ctrl-C".to_string())
+            },
+            |_| {},
+        ));
+        assert_eq!(out.stopped.as_deref(), Some("Ctrl-C"));
+        assert!(*flag.lock().unwrap());
+    }
+}

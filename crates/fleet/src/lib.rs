@@ -1,0 +1,24 @@
+//! One pado test on many generators, whatever starts them.
+//!
+//! A split test's generators each run one segment (`pado run --segment i/N`); this
+//! crate is what lets one coordinator watch, stop and collect them:
+//!
+//! - [`job`]: the endpoints a generator serves for its run (status, the live feed
+//!   of its timeline, stop, the result as a tar, done), over [`feed`], which reads
+//!   the growing `timeline.jsonl` the run writes anyway;
+//! - [`generator`]: a generator serving one run it was started with (a Kubernetes
+//!   pod); [`agent`]: a long-lived generator (`pado agent`) that takes runs from a
+//!   coordinator as [`bundle`]s (the scenario, its files and the segment's flags);
+//! - [`client`]: the coordinator's requests to a generator; [`coordinate`]: the
+//!   live loop that merges the generators' seconds into one view of the test
+//!   (`pado_metrics::merge::live`) and stops them all when told;
+//! - [`archive`]: result directories and bundles as tar, unpacked defensively.
+
+pub mod agent;
+pub mod archive;
+pub mod bundle;
+pub mod client;
+pub mod coordinate;
+pub mod feed;
+pub mod generator;
+pub mod job;
