@@ -9,6 +9,7 @@ mod demo;
 mod exit;
 mod find_capacity;
 mod k8s_cmd;
+mod live_view;
 mod merge_cmd;
 mod observing;
 mod out;

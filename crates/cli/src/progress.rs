@@ -44,6 +44,43 @@ impl Progress {
 
     /// One closed second.
     pub(crate) fn second(&mut self, r: &SecondRecord, totals: &Totals, thresholds_failing: usize) {
+        let pressure = r
+            .generator
+            .as_ref()
+            .and_then(generator_pressure)
+            .map(|why| format!("pado {why}"));
+        self.line(
+            r,
+            totals,
+            thresholds_failing,
+            pressure.into_iter().collect(),
+            None,
+        );
+    }
+
+    /// One closed second of a test on many generators: `r` their sum, `pressure`
+    /// what each generator under pressure says (`generator 2/4 busy 95%`),
+    /// `reporting` how many of `of` generators the second holds.
+    pub(crate) fn second_of_many(
+        &mut self,
+        r: &SecondRecord,
+        totals: &Totals,
+        thresholds_failing: usize,
+        pressure: Vec<String>,
+        (reporting, of): (usize, usize),
+    ) {
+        let short = (reporting < of).then(|| format!("  generators {reporting}/{of}"));
+        self.line(r, totals, thresholds_failing, pressure, short);
+    }
+
+    fn line(
+        &mut self,
+        r: &SecondRecord,
+        totals: &Totals,
+        thresholds_failing: usize,
+        pressure: Vec<String>,
+        short: Option<String>,
+    ) {
         if self.mode == Mode::Quiet || (self.mode == Mode::Plain && !(r.t + 1).is_multiple_of(10)) {
             return;
         }
@@ -87,9 +124,13 @@ impl Progress {
             // Said as it happens: the run is not sending the load it was asked to.
             alerts.push(format!("  !! {d}"));
         }
-        if let Some(why) = r.generator.as_ref().and_then(generator_pressure) {
+        if let Some(s) = short {
+            // Some generators are not in this second: the figures are not the test's.
+            alerts.push(s);
+        }
+        for why in pressure {
             // Said while it happens, not only in the summary.
-            alerts.push(format!("  !! pado {why}"));
+            alerts.push(format!("  !! {why}"));
         }
         let mut e = std::io::stderr().lock();
         match self.mode {
@@ -175,7 +216,7 @@ fn dropped_now(r: &SecondRecord, totals: &Totals) -> Option<String> {
 
 /// Whether pado itself was under pressure this second, in a few words (the
 /// self-check's per-second conditions).
-fn generator_pressure(g: &pado_metrics::GeneratorSecond) -> Option<String> {
+pub(crate) fn generator_pressure(g: &pado_metrics::GeneratorSecond) -> Option<String> {
     let s = pado_report::timeline::gen_second(0, g);
     if !s.is_full() {
         None // a partial flush, not a second

@@ -6,8 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pado_analysis::thresholds::{self, Threshold};
-use pado_analysis::TotalsSource;
 use pado_engine::{RunOptions, ABORT, STOPPING};
 use pado_metrics::{ClaimError, ResultDir, RunMeta, ScenarioMeta, ThresholdSpec, FORMAT_VERSION};
 
@@ -310,13 +308,14 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     let mut prog = Progress::new(out.quiet, total_s, meta.stages.clone());
     prog.has_thresholds = !prep.thresholds.is_empty();
     let progress = Arc::new(Mutex::new(prog));
-    let abort_thresholds: Vec<Threshold> = prep
-        .thresholds
-        .iter()
-        .filter(|t| t.abort_on_fail)
-        .cloned()
-        .collect();
-    let all_thresholds = prep.thresholds.clone();
+    // A segment's share is not the test: its abort_on_fail thresholds are judged
+    // by the coordinator on the merged seconds (`pado run --generators`, `pado k8s
+    // run`), never on the share alone.
+    let judge = if split.segment.is_some() {
+        crate::live_view::LiveJudge::without_abort(&prep.thresholds)
+    } else {
+        crate::live_view::LiveJudge::new(&prep.thresholds)
+    };
     let write_error: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let abort_reason: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let sink = {
@@ -332,29 +331,12 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                         *w = Some(e.to_string());
                     }
                 }
-                let secs = (r.t + 1) as f64;
-                let src = TotalsSource::new(totals, secs);
-                let failing = thresholds::evaluate(&all_thresholds, &src)
-                    .iter()
-                    .filter(|x| !x.ok)
-                    .count();
-                if !abort_thresholds.is_empty() {
-                    for (t, res) in abort_thresholds
-                        .iter()
-                        .zip(thresholds::evaluate(&abort_thresholds, &src))
-                    {
-                        if !res.ok && res.value.is_some() {
-                            let mut ar = abort_reason.lock().unwrap_or_else(|p| p.into_inner());
-                            if ar.is_none() {
-                                *ar = Some(format!(
-                                    "threshold `{}: {}` failed at {}s (abort_on_fail): stopping",
-                                    t.metric_key(),
-                                    t.source,
-                                    r.t + 1
-                                ));
-                                stop.store(STOPPING, Ordering::SeqCst);
-                            }
-                        }
+                let (failing, stop_now) = judge.judge(r.t, totals);
+                if let Some(why) = stop_now {
+                    let mut ar = abort_reason.lock().unwrap_or_else(|p| p.into_inner());
+                    if ar.is_none() {
+                        *ar = Some(format!("{why}: stopping"));
+                        stop.store(STOPPING, Ordering::SeqCst);
                     }
                 }
                 progress
