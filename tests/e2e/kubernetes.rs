@@ -79,7 +79,7 @@ fn k8s_generator_runs_then_serves_its_result_until_fetched() {
     let (code, tar) = http(addr, "GET", "/result.tar").unwrap();
     assert_eq!(code, 200);
     let got = t.join("got");
-    pado_k8s::archive::unpack(&tar[..], &got, 64 << 20).unwrap();
+    pado_fleet::archive::unpack(&tar[..], &got, 64 << 20).unwrap();
     // The served result is the run's own, and it counted what the server received.
     for f in ["run.json", "summary.json", "timeline.jsonl"] {
         assert_eq!(
@@ -246,7 +246,7 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
             ]);
             assert_eq!(o.status.code(), Some(0), "{o:?}");
             k8s_mock::PodScript {
-                tar: pado_k8s::archive::pack_dir(&dir).unwrap(),
+                tar: pado_fleet::archive::pack_dir(&dir).unwrap(),
                 ..k8s_mock::running(i, Some(0))
             }
         })

@@ -5,6 +5,7 @@
 
 mod harness;
 
+mod agents;
 mod analysis;
 mod browser;
 mod capacity;

@@ -175,6 +175,12 @@ pub(crate) enum Command {
     },
     /// Print pado's manual page (roff), e.g. `pado man > pado.1 && man ./pado.1`.
     Man,
+    /// Be a load generator for coordinators elsewhere: wait for `pado run FILE
+    /// --generators ...` to send a segment of a test, run it, stream its seconds
+    /// live, stop when told, hand over its result. One job at a time; with
+    /// `PADO_AGENT_TOKEN` set, only coordinators sending that token are served.
+    /// Values of `{{ env.X }}` come from the agent's own environment.
+    Agent(AgentArgs),
     /// One test across N pods of a Kubernetes cluster: `run` it (create, follow,
     /// collect, merge, clean up) or `render` its manifests.
     K8s {
@@ -628,7 +634,7 @@ pub(crate) struct RunArgs {
     pub segment: Option<String>,
     /// Relative share of each segment, N positive integers, e.g. `2,1,1` (the first
     /// generator takes half). Default: all 1.
-    #[arg(long, value_name = "W0,W1,...", requires = "segment")]
+    #[arg(long, value_name = "W0,W1,...")]
     pub segment_weights: Option<String>,
     /// Begin second 0 of the run at this instant: RFC 3339 (`2026-11-23T10:00:00Z`)
     /// or `+DURATION` from now (`+30s`). Give every generator the same instant. At
@@ -640,6 +646,37 @@ pub(crate) struct RunArgs {
     /// `pado setup ... --out FILE`) instead of running the setup.
     #[arg(long, value_name = "FILE", conflicts_with = "once")]
     pub setup_vars: Option<PathBuf>,
+    /// Run the test on these agents (`pado agent` on each host), split into one
+    /// segment per agent, and show it live as one test: `host:port,host:port` or
+    /// URLs. pado sends each its segment, starts them together (--start-at, default
+    /// `+10s`), shows one progress line for the whole test, stops every generator
+    /// when an `abort_on_fail` threshold fails on the merged seconds (or on Ctrl-C),
+    /// then collects their results into --out (default pado-results/<time>-<name>)
+    /// and merges them into `merged/` there. A token in `PADO_AGENT_TOKEN` is sent to
+    /// every agent.
+    #[arg(long, value_name = "URL,URL,...", value_delimiter = ',',
+          conflicts_with_all = ["segment", "once", "http_debug", "overwrite"])]
+    pub generators: Vec<String>,
+}
+
+/// `pado agent` flags.
+#[derive(Debug, Args)]
+pub(crate) struct AgentArgs {
+    /// Where to listen. Another host's coordinator needs an address it can reach,
+    /// e.g. `0.0.0.0:7070`; then set a token (`PADO_AGENT_TOKEN`) on both sides.
+    #[arg(long, default_value = "127.0.0.1:7070")]
+    pub listen: std::net::SocketAddr,
+    /// Where each job's files and result go while it runs (a new directory per
+    /// job, removed once its coordinator has the result).
+    #[arg(long, value_name = "DIR", default_value = "pado-agent")]
+    pub work_dir: PathBuf,
+    /// How long a finished job's result waits for its coordinator before the agent
+    /// takes other jobs (the result then stays in --work-dir).
+    #[arg(long, default_value = "1h")]
+    pub keep_for: String,
+    /// Print only errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// `pado setup` flags.

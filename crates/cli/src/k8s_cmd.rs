@@ -138,15 +138,8 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<GeneratorSpec, Failur
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "scenario.yaml".into());
-    let mut data_files = Vec::new();
-    for rel in referenced_files(&prep.config) {
-        let path = rel.trim_start_matches("./").to_string();
-        if data_files.iter().any(|f: &FileEntry| f.path == path) {
-            continue;
-        }
-        let bytes = read(&prep.base_dir.join(&rel), "data file")?;
-        data_files.push(FileEntry { path, bytes });
-    }
+    let data_files =
+        crate::bundle_files::data_files(&prep, pado_k8s::spec::MAX_CONFIG_BYTES as u64 + 1)?;
     let setup_vars = match &a.setup_vars {
         Some(p) => Some(read(p, "--setup-vars")?),
         None => None,
@@ -192,34 +185,6 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<GeneratorSpec, Failur
     spec.check()
         .map_err(|e| Failure::invalid(format!("{}: {e}", a.file.display())))?;
     Ok(spec)
-}
-
-/// The files a scenario reads besides itself: data feeds' `file` and every
-/// request's `body_file`, wherever it sits (scenarios, groups, setup, teardown).
-fn referenced_files(config: &pado_scenario::model::Config) -> Vec<String> {
-    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
-        match v {
-            serde_json::Value::Object(m) => {
-                for (k, x) in m {
-                    match (k.as_str(), x) {
-                        ("body_file", serde_json::Value::String(s)) => out.push(s.clone()),
-                        _ => walk(x, out),
-                    }
-                }
-            }
-            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
-            _ => {}
-        }
-    }
-    let mut out: Vec<String> = config
-        .data
-        .values()
-        .filter_map(|d| d.file.clone())
-        .collect();
-    if let Ok(v) = serde_json::to_value(config) {
-        walk(&v, &mut out);
-    }
-    out
 }
 
 /// `--start-at`: RFC 3339, or `+DURATION` from now.

@@ -2,8 +2,11 @@
 //! directory → reports, terminal output and exit codes. No logic of its own beyond
 //! that wiring; every decision lives in a library crate.
 
+mod agent_cmd;
 mod args;
+mod bundle_files;
 mod config;
+mod coordinator;
 mod debugging;
 mod demo;
 mod exit;
@@ -39,7 +42,9 @@ pub fn main() -> i32 {
         }
     };
     let result = match &cli.command {
+        Command::Run(a) if !a.generators.is_empty() => coordinator::run(a),
         Command::Run(a) => config::RunConfig::from_run_args(a).and_then(|c| run_cmd::run(&c)),
+        Command::Agent(a) => agent_cmd::agent(a),
         Command::Setup(a) => split::setup_cmd(a),
         Command::Validate { file, target } => validate(file, target.as_deref()),
         Command::Report {

@@ -200,7 +200,7 @@ impl Agent {
             spec.test_name,
             dir.display()
         ));
-        let job = Arc::new(Job::new(results, started.stop));
+        let job = Arc::new(Job::new(results, started.stop).with_log(dir.join(bundle::LOG_FILE)));
         *current = Some(Current {
             n,
             job: job.clone(),

@@ -17,6 +17,9 @@ pub const MAX_BUNDLE_BYTES: u64 = 256 * 1024 * 1024;
 /// The name of the job description inside a bundle.
 pub const JOB_FILE: &str = "pado-job.json";
 
+/// The run's output (stdout and stderr), beside `files/` in the job's directory.
+pub const LOG_FILE: &str = "run.log";
+
 /// Where the files go inside a bundle (and the run's working directory).
 pub const FILES_DIR: &str = "files";
 

@@ -71,6 +71,7 @@ struct State {
 /// One run served to the coordinator.
 pub struct Job {
     results: PathBuf,
+    log: Option<PathBuf>,
     state: Mutex<State>,
     stop: StopFn,
     done: Notify,
@@ -88,9 +89,27 @@ impl Job {
                 stop_asked: false,
             }),
             results,
+            log: None,
             stop,
             done: Notify::new(),
         }
+    }
+
+    /// The run's output is in `log`: a run that failed (an exit code other than 0,
+    /// or 99 for failed thresholds) shows its last lines in `/status`.
+    pub fn with_log(mut self, log: PathBuf) -> Job {
+        self.log = Some(log);
+        self
+    }
+
+    /// The last lines of the run's output when it failed.
+    fn log_tail(&self, code: i32) -> Option<String> {
+        if code == 0 || code == 99 {
+            return None;
+        }
+        let bytes = std::fs::read(self.log.as_ref()?).ok()?;
+        let tail = &bytes[bytes.len().saturating_sub(2000)..];
+        Some(String::from_utf8_lossy(tail).trim().to_string())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -135,7 +154,7 @@ impl Job {
                 ),
                 Some(c) => Answer::json(
                     200,
-                    &serde_json::json!({"state": "done", "exit_code": c, "error": s.pack_error}),
+                    &serde_json::json!({"state": "done", "exit_code": c, "error": s.pack_error, "log_tail": self.log_tail(c)}),
                 ),
             },
             ("GET", "/live") => {

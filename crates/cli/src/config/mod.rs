@@ -94,6 +94,11 @@ impl RunConfig {
             )));
         }
         let spec = LoadSpec::from_run_args(a)?;
+        if a.segment_weights.is_some() && a.segment.is_none() && a.generators.is_empty() {
+            return Err(Failure::invalid(
+                "--segment-weights: give it with --segment i/N (or --generators)".to_string(),
+            ));
+        }
         let mut split = crate::split::Split {
             segment: a
                 .segment

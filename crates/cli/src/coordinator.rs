@@ -1,0 +1,409 @@
+//! `pado run FILE --generators URL,...`: one test on many agents (`pado agent`),
+//! shown and judged as one. Wiring only: the scenario is read and checked here as
+//! `pado run` would; each agent gets a job bundle (`pado_fleet::bundle`: the files
+//! and its segment's `pado run` flags with one agreed start); the live loop
+//! (`pado_fleet::coordinate`) merges their seconds for the progress line and the
+//! `abort_on_fail` thresholds ([`crate::live_view`]); then every result is fetched
+//! into `--out` and merged by `pado merge`'s code into `merged/` there, whose
+//! summary and exit code are the run's.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use pado_fleet::bundle::{self, FileEntry, JobSpec};
+use pado_fleet::client::GeneratorClient;
+use pado_fleet::coordinate::{self, LiveOptions};
+
+use crate::args::RunArgs;
+use crate::config::RunConfig;
+use crate::exit::{self, Failure};
+
+/// The agreed start when none is given (`--start-at +10s`): room to send every job.
+const DEFAULT_START: Duration = Duration::from_secs(10);
+/// Most bytes of files one job may carry.
+const MAX_FILE_BYTES: u64 = bundle::MAX_BUNDLE_BYTES / 2;
+/// How long a generator may send no new second before the live view goes on
+/// without it.
+const STALL_AFTER: Duration = Duration::from_secs(30);
+/// After the planned end and the graceful stop: how long to wait for results.
+const END_MARGIN: Duration = Duration::from_secs(60);
+
+/// Ctrl-C presses while coordinating.
+static PRESSES: AtomicU8 = AtomicU8::new(0);
+
+/// `pado run ... --generators`.
+pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
+    let cfg = RunConfig::from_run_args(a)?;
+    let prep = &cfg.scenario;
+    let plan = prep.compile()?;
+    if !prep.config.setup.is_empty() && cfg.split.setup_vars.is_none() {
+        return Err(Failure::invalid(format!(
+            "{}: the scenario has a global setup, which must run once for all generators: run `pado setup` with the same file and flags and `--out vars.json`, then pass --setup-vars vars.json",
+            prep.file
+        )));
+    }
+    let n = a.generators.len();
+    let weights = match &a.segment_weights {
+        Some(w) => Some(crate::split::segment(&format!("0/{n}"), Some(w))?),
+        None => None,
+    };
+    let start_at = cfg
+        .split
+        .start_at
+        .unwrap_or_else(|| SystemTime::now() + DEFAULT_START);
+    let token = crate::agent_cmd::token();
+    let mut clients = a
+        .generators
+        .iter()
+        .map(|u| GeneratorClient::new(u.trim(), token.clone()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Failure::invalid(format!("--generators: {e}")))?;
+    let names: Vec<String> = clients
+        .iter()
+        .enumerate()
+        .map(|(i, c)| format!("generator {i}/{n} ({})", c.label()))
+        .collect();
+    let (files, scenario_arg, body_arg) = job_files(a, &cfg)?;
+    let forwarded = forwarded_flags(a, scenario_arg, body_arg);
+    let name = plan.name.clone();
+    let out_dir = local_dir(a.out.as_deref(), &name)?;
+    let quiet = a.quiet;
+    let _ = ctrlc::set_handler(|| {
+        if PRESSES.fetch_add(1, Ordering::SeqCst) > 0 {
+            std::process::exit(exit::INTERRUPTED);
+        }
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Failure::other)?;
+    let collected = rt.block_on(async {
+        // Every agent idle and reachable before anything starts.
+        for (c, nm) in clients.iter_mut().zip(&names) {
+            let st = c
+                .expect(
+                    "GET",
+                    "/status",
+                    b"",
+                    pado_fleet::client::REQUEST_TIMEOUT,
+                    200,
+                )
+                .await
+                .map_err(|e| Failure::other(format!("{nm}: {e}")))?;
+            let v: serde_json::Value = serde_json::from_slice(&st.body).unwrap_or_default();
+            if v["state"] != "idle" {
+                return Err(Failure::other(format!(
+                    "{nm} is busy with another job ({}); wait for it or choose another agent",
+                    v["state"]
+                )));
+            }
+        }
+        let at = crate::split::utc_ms(start_at);
+        let mut started = Vec::new();
+        for (i, c) in clients.iter_mut().enumerate() {
+            let mut job_args = forwarded.clone();
+            job_args.extend(["--segment".into(), format!("{i}/{n}")]);
+            if let Some(seg) = &weights {
+                let w: Vec<String> = seg.weights().iter().map(|w| w.to_string()).collect();
+                job_args.extend(["--segment-weights".into(), w.join(",")]);
+            }
+            job_args.extend(["--start-at".into(), at.clone()]);
+            if i == 0 {
+                for o in &a.load.observe {
+                    job_args.extend(["--observe".into(), o.clone()]);
+                }
+                if let Some(v) = &a.load.observe_interval {
+                    job_args.extend(["--observe-interval".into(), v.clone()]);
+                }
+            }
+            let job = JobSpec {
+                test_name: name.clone(),
+                segment: format!("{i}/{n}"),
+                args: job_args,
+            };
+            let sent = match bundle::pack(&job, &files) {
+                Ok(tar) => c
+                    .expect(
+                        "POST",
+                        "/job",
+                        &tar,
+                        pado_fleet::client::REQUEST_TIMEOUT,
+                        201,
+                    )
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(e) = sent {
+                // Nothing half-started is left behind.
+                for j in started {
+                    let c: &mut GeneratorClient = &mut clients[j];
+                    let _ = c
+                        .request("POST", "/stop", b"", pado_fleet::client::REQUEST_TIMEOUT)
+                        .await;
+                }
+                return Err(Failure::other(format!("{}: {e}", names[i])));
+            }
+            started.push(i);
+        }
+        if !quiet {
+            eprintln!("{n} generators start at {at}; Ctrl-C stops them all");
+        }
+        let ahead = start_at
+            .duration_since(SystemTime::now())
+            .unwrap_or_default();
+        let start = Instant::now() + ahead;
+        let graceful = plan
+            .scenarios
+            .iter()
+            .map(|s| s.graceful_stop)
+            .max()
+            .unwrap_or_default();
+        let planned = plan.planned_duration();
+        let opts = LiveOptions {
+            poll_every: Duration::from_secs(1),
+            start,
+            stall_after: STALL_AFTER,
+            deadline: start + planned + graceful + END_MARGIN,
+        };
+        let mut view = crate::live_view::LiveView::new(
+            quiet,
+            planned.as_secs_f64(),
+            plan.stage_marks(),
+            &prep.thresholds,
+            names.clone(),
+        );
+        let view = std::cell::RefCell::new(&mut view);
+        let mut asked = false;
+        let outcome = coordinate::watch(
+            &mut clients,
+            &opts,
+            |s, totals| view.borrow_mut().second(s, totals),
+            || {
+                if !asked && PRESSES.load(Ordering::SeqCst) > 0 {
+                    asked = true;
+                    return Some("Ctrl-C".to_string());
+                }
+                None
+            },
+            |notice| view.borrow_mut().notice(&notice),
+        )
+        .await;
+        view.borrow_mut().finish();
+        let dirs = collect(
+            &mut clients,
+            &names,
+            &out_dir,
+            opts.deadline + END_MARGIN,
+            quiet,
+        )
+        .await;
+        Ok::<_, Failure>((outcome, dirs))
+    })?;
+    let (outcome, dirs) = collected;
+    if outcome.timed_out {
+        eprintln!("warning: the live view ended at the planned end plus the graceful stop; some generators had not finished");
+    }
+    if dirs.is_empty() {
+        return Err(Failure::other(format!(
+            "no generator's result could be collected (see above); nothing to merge in {}",
+            out_dir.display()
+        )));
+    }
+    let merged = out_dir.join("merged");
+    let code = crate::merge_cmd::merge(&crate::merge_cmd::MergeArgs {
+        dirs: &dirs,
+        out: &merged,
+        allow_partial: outcome.stopped.is_some(),
+        overwrite: false,
+        html: cfg.output.html,
+        quiet: false,
+    })?;
+    if let Some(why) = &outcome.stopped {
+        crate::out::outln!("  stopped: {why}: every generator was told to stop");
+    }
+    crate::out::outln!("  results: {}", merged.display());
+    Ok(code)
+}
+
+/// Waits for each generator's run to end, fetches its result into
+/// `out/segment-I-of-N`, and tells it so. Returns the directories fetched; one
+/// that could not be is said, and the merge names its segment as missing.
+async fn collect(
+    clients: &mut [GeneratorClient],
+    names: &[String],
+    out: &Path,
+    deadline: Instant,
+    quiet: bool,
+) -> Vec<PathBuf> {
+    let n = clients.len();
+    let mut dirs = Vec::new();
+    for (i, c) in clients.iter_mut().enumerate() {
+        let name = &names[i];
+        let status = loop {
+            match c
+                .expect(
+                    "GET",
+                    "/status",
+                    b"",
+                    pado_fleet::client::REQUEST_TIMEOUT,
+                    200,
+                )
+                .await
+            {
+                Ok(a) => {
+                    let v: serde_json::Value = serde_json::from_slice(&a.body).unwrap_or_default();
+                    if v["state"] == "done" {
+                        break Some(v);
+                    }
+                }
+                Err(e) if Instant::now() >= deadline => {
+                    eprintln!("warning: {name}: {e}");
+                    break None;
+                }
+                Err(_) => {}
+            }
+            if Instant::now() >= deadline {
+                eprintln!("warning: {name}: its run had not ended by the planned end plus the graceful stop and a margin");
+                break None;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        let Some(status) = status else { continue };
+        let code = status["exit_code"].as_i64().unwrap_or(-1);
+        if let Some(tail) = status["log_tail"].as_str() {
+            eprintln!(
+                "warning: {name}: its run failed (exit code {code}); its last output:\n{tail}"
+            );
+        }
+        let dir = out.join(format!("segment-{i}-of-{n}"));
+        match c.result_tar().await {
+            Ok(tar) => match pado_fleet::archive::unpack(
+                &tar[..],
+                &dir,
+                pado_fleet::archive::DEFAULT_MAX_BYTES,
+            ) {
+                Ok(_) => {
+                    let _ = c
+                        .request("POST", "/done", b"", pado_fleet::client::REQUEST_TIMEOUT)
+                        .await;
+                    if dir.join("run.json").exists() {
+                        dirs.push(dir);
+                    } else if !quiet {
+                        eprintln!("warning: {name}: its run wrote no result");
+                    }
+                }
+                Err(e) => eprintln!("warning: {name}: its result could not be unpacked: {e}"),
+            },
+            Err(e) => eprintln!("warning: {name}: {e}"),
+        }
+    }
+    dirs
+}
+
+/// The files every generator needs, and how its `pado run` names the scenario
+/// (none in quick mode) and a quick-mode `--body-file`.
+type JobFiles = (Vec<FileEntry>, Option<String>, Option<String>);
+
+/// The files every generator needs and how its `pado run` names them.
+fn job_files(a: &RunArgs, cfg: &RunConfig) -> Result<JobFiles, Failure> {
+    let mut files = Vec::new();
+    let mut scenario_arg = None;
+    let mut body_arg = None;
+    if let Some(path) = &a.load.scenario {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario.yaml".into());
+        files.push(FileEntry {
+            path: name.clone(),
+            bytes: crate::bundle_files::read_capped(path, MAX_FILE_BYTES, "scenario")?,
+        });
+        for f in crate::bundle_files::data_files(&cfg.scenario, MAX_FILE_BYTES)? {
+            if f.path != name {
+                files.push(f);
+            }
+        }
+        scenario_arg = Some(name);
+    } else if let Some(b) = &a.load.body_file {
+        files.push(FileEntry {
+            path: "body".into(),
+            bytes: crate::bundle_files::read_capped(b, MAX_FILE_BYTES, "--body-file")?,
+        });
+        body_arg = Some("body".to_string());
+    }
+    if let Some(v) = &a.setup_vars {
+        files.push(FileEntry {
+            path: "pado-setup-vars.json".into(),
+            bytes: crate::bundle_files::read_capped(v, MAX_FILE_BYTES, "--setup-vars")?,
+        });
+    }
+    let total: usize = files.iter().map(|f| f.bytes.len()).sum();
+    if total as u64 > MAX_FILE_BYTES {
+        return Err(Failure::invalid(format!(
+            "the scenario and its files are {total} bytes; one job carries at most {MAX_FILE_BYTES}"
+        )));
+    }
+    Ok((files, scenario_arg, body_arg))
+}
+
+/// The flags every segment runs with: the scenario (or URL), the load shape, the
+/// request settings, thresholds and name, as given here (each generator chooses
+/// its own workers; results, reports and the live view are the coordinator's).
+fn forwarded_flags(
+    a: &RunArgs,
+    scenario: Option<String>,
+    body_file: Option<String>,
+) -> Vec<String> {
+    let mut v: Vec<String> = scenario.into_iter().collect();
+    let l = &a.load;
+    let mut opt = |flag: &str, val: Option<String>| {
+        if let Some(x) = val {
+            v.push(flag.into());
+            v.push(x);
+        }
+    };
+    opt("--url", l.url.clone());
+    opt("--target", l.target.clone());
+    opt("--method", l.method.clone());
+    opt("--body", l.body.clone());
+    opt("--body-file", body_file);
+    opt("--max-vus", l.max_vus.map(|x| x.to_string()));
+    opt("--timeout", l.timeout.clone());
+    opt("--max-body", l.max_body.clone());
+    opt("--vus", a.vus.map(|x| x.to_string()));
+    opt("--duration", a.duration.clone());
+    opt("--rate", a.rate.map(|x| x.to_string()));
+    opt("--stages", a.stages.clone());
+    opt("--step-ramp", a.step_ramp.clone());
+    opt("--iterations", a.iterations.map(|x| x.to_string()));
+    opt("--think", a.think.clone());
+    opt("--name", a.name.clone());
+    opt("--fit-to", a.fit_to.clone());
+    if a.setup_vars.is_some() {
+        opt("--setup-vars", Some("pado-setup-vars.json".into()));
+    }
+    for h in &l.headers {
+        v.extend(["--header".into(), h.clone()]);
+    }
+    for t in &a.thresholds {
+        v.extend(["--threshold".into(), t.clone()]);
+    }
+    if l.insecure {
+        v.push("--insecure".into());
+    }
+    if l.no_follow_redirects {
+        v.push("--no-follow-redirects".into());
+    }
+    v
+}
+
+/// The local directory for the segments' results and the merged one: `--out`
+/// (new or empty) or a new one under pado-results/.
+fn local_dir(out: Option<&Path>, name: &str) -> Result<PathBuf, Failure> {
+    match out {
+        Some(p) => crate::run_cmd::user_out_dir(p, false),
+        None => crate::run_cmd::new_out_dir(name),
+    }
+}

@@ -1,0 +1,226 @@
+//! One test on several `pado agent`s, coordinated by `pado run FILE --generators`:
+//! the test server's own count is the truth the merged result must equal; an
+//! `abort_on_fail` threshold judged on the merged seconds stops every agent.
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use pado_testkit::TestServer;
+use serde_json::Value;
+
+use crate::harness::{pado_bin, shared_machine, tmp, write_file, Tmp};
+
+/// A `pado agent` on a free loopback port, killed when dropped.
+struct Agent {
+    child: Child,
+    addr: String,
+    work: Tmp,
+}
+
+impl Agent {
+    fn start(token: Option<&str>) -> Agent {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let work = tmp("agent");
+        let mut cmd = Command::new(pado_bin());
+        cmd.args(["agent", "--listen", &addr, "--quiet", "--work-dir"])
+            .arg(&*work)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        match token {
+            Some(t) => cmd.env("PADO_AGENT_TOKEN", t),
+            None => cmd.env_remove("PADO_AGENT_TOKEN"),
+        };
+        let child = cmd.spawn().expect("starting pado agent");
+        let t0 = Instant::now();
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "agent never listened"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Agent { child, addr, work }
+    }
+
+    /// Files left in the agent's work directory (none once a job is collected).
+    fn leftovers(&self) -> usize {
+        std::fs::read_dir(&*self.work).unwrap().count()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn coordinate(
+    file: &Path,
+    agents: &[&Agent],
+    out: &Path,
+    token: Option<&str>,
+) -> (Output, Duration) {
+    let _machine = shared_machine();
+    let list: Vec<&str> = agents.iter().map(|a| a.addr.as_str()).collect();
+    let mut cmd = Command::new(pado_bin());
+    cmd.arg("run")
+        .arg(file)
+        .args([
+            "--generators",
+            &list.join(","),
+            "--start-at",
+            "+2s",
+            "--out",
+        ])
+        .arg(out);
+    match token {
+        Some(t) => cmd.env("PADO_AGENT_TOKEN", t),
+        None => cmd.env_remove("PADO_AGENT_TOKEN"),
+    };
+    let t0 = Instant::now();
+    let o = cmd.output().expect("running pado");
+    (o, t0.elapsed())
+}
+
+fn json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn say(o: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn two_agents_send_exactly_the_plan_and_show_one_live_line() {
+    let srv = TestServer::start();
+    let a = Agent::start(Some("s3cret"));
+    let b = Agent::start(Some("s3cret"));
+    let dir = tmp("agents-exact");
+    write_file(&dir, "사용자.csv", "id\n하나\n둘\n셋\n");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            "name: 게시판\ntarget: {}\ndata:\n  users: {{ file: 사용자.csv }}\nthresholds:\n  http_req_failed: ['rate < 0.01']\nscenarios:\n  s:\n    executor: constant-arrival-rate\n    rate: 20\n    duration: 10s\n    pre_allocated_vus: 10\n    flow:\n      - request: GET /u/{{{{ users.id }}}}\n",
+            srv.base_url()
+        ),
+    );
+    let out = dir.join("out");
+    let (o, _) = coordinate(&f, &[&a, &b], &out, Some("s3cret"));
+    assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    // The server saw exactly the whole plan, and the merged result says the same.
+    assert_eq!(srv.stats().requests, 200, "{}", say(&o));
+    let merged = out.join("merged");
+    assert_eq!(json(&merged.join("summary.json"))["requests"], 200);
+    let gens = json(&merged.join("generators.json"));
+    let per: Vec<u64> = gens["generators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["requests"].as_u64().unwrap())
+        .collect();
+    assert_eq!(per, vec![100, 100]);
+    // Hangul data reached the agents intact.
+    let stats = srv.stats();
+    assert!(
+        stats.by_path.keys().any(|p| p.contains("하나")),
+        "{:?}",
+        stats.by_path
+    );
+    // One progress line for the whole test: second 10 carries both generators'
+    // arrivals (each sends 10 a second).
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("[   10s/"))
+        .unwrap_or_else(|| panic!("no progress line at 10 s\n{}", say(&o)));
+    let rps: u64 = line
+        .split("req/s")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.replace(',', "").parse().ok())
+        .unwrap_or_else(|| panic!("no req/s in `{line}`"));
+    assert!(
+        rps > 10,
+        "the live line is one generator's, not the test's: {line}"
+    );
+    // Collected: the agents kept nothing.
+    assert_eq!((a.leftovers(), b.leftovers()), (0, 0));
+}
+
+#[test]
+fn a_coordinator_without_the_token_is_refused_before_anything_runs() {
+    let srv = TestServer::start();
+    let a = Agent::start(Some("s3cret"));
+    let dir = tmp("agents-token");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 2s\n    flow:\n      - request: /\n",
+            srv.base_url()
+        ),
+    );
+    let (o, _) = coordinate(&f, &[&a], &dir.join("out"), Some("wrong"));
+    assert_eq!(o.status.code(), Some(1), "{}", say(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("401"),
+        "{}",
+        say(&o)
+    );
+    assert_eq!(srv.stats().requests, 0);
+}
+
+#[test]
+fn an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent() {
+    let srv = TestServer::start();
+    let a = Agent::start(None);
+    let b = Agent::start(None);
+    let dir = tmp("agents-abort");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            "target: {}\nthresholds:\n  http_req_failed:\n    - {{ threshold: \"rate < 0.1\", abort_on_fail: true }}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 60s\n    flow:\n      - request: GET /status/500\n      - request: GET /delay/20\n",
+            srv.base_url()
+        ),
+    );
+    let out = dir.join("out");
+    let (o, took) = coordinate(&f, &[&a, &b], &out, None);
+    assert_eq!(o.status.code(), Some(99), "{}", say(&o));
+    assert!(
+        took < Duration::from_secs(45),
+        "not stopped early: {took:?}\n{}",
+        say(&o)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("abort_on_fail") && err.contains("stopping every generator"),
+        "{}",
+        say(&o)
+    );
+    // Both segments were stopped by the coordinator, not by themselves.
+    for i in 0..2 {
+        let seg = json(&out.join(format!("segment-{i}-of-2")).join("run.json"));
+        assert_eq!(seg["interrupted"], true, "segment {i}: {seg}");
+        assert!(
+            !seg["warnings"].to_string().contains("abort_on_fail"),
+            "segment {i} judged its share alone: {seg}"
+        );
+    }
+    assert_eq!(
+        json(&out.join("merged").join("run.json"))["interrupted"],
+        true
+    );
+}
