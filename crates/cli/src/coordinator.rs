@@ -81,17 +81,10 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
     let collected = rt.block_on(async {
         // Every agent idle and reachable before anything starts.
         for (c, nm) in clients.iter_mut().zip(&names) {
-            let st = c
-                .expect(
-                    "GET",
-                    "/status",
-                    b"",
-                    pado_fleet::client::REQUEST_TIMEOUT,
-                    200,
-                )
+            let v = c
+                .status()
                 .await
                 .map_err(|e| Failure::other(format!("{nm}: {e}")))?;
-            let v: serde_json::Value = serde_json::from_slice(&st.body).unwrap_or_default();
             if v["state"] != "idle" {
                 return Err(Failure::other(format!(
                     "{nm} is busy with another job ({}); wait for it or choose another agent",
@@ -242,18 +235,8 @@ async fn collect(
     for (i, c) in clients.iter_mut().enumerate() {
         let name = &names[i];
         let status = loop {
-            match c
-                .expect(
-                    "GET",
-                    "/status",
-                    b"",
-                    pado_fleet::client::REQUEST_TIMEOUT,
-                    200,
-                )
-                .await
-            {
-                Ok(a) => {
-                    let v: serde_json::Value = serde_json::from_slice(&a.body).unwrap_or_default();
+            match c.status().await {
+                Ok(v) => {
                     if v["state"] == "done" {
                         break Some(v);
                     }

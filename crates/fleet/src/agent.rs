@@ -21,10 +21,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pado_h1server::{read_request, Request, Server, ServerThread};
+use pado_h1server::{read_request, Request, ServerThread};
 
 use crate::bundle::{self, JobSpec, MAX_BUNDLE_BYTES};
-use crate::job::{respond, Answer, Job, StopFn};
+use crate::job::{respond, serve_on_thread, Answer, Job, StopFn};
 
 /// A started run: how to stop it, and how to wait for its exit code.
 pub struct Started {
@@ -91,21 +91,8 @@ pub fn start(opts: AgentOptions, launch: Launch) -> std::io::Result<AgentHandle>
         current: Mutex::new(None),
         jobs: AtomicU64::new(0),
     });
-    let server = ServerThread::spawn("agent", move |stop| {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        else {
-            return;
-        };
-        rt.block_on(async move {
-            let Ok(server) = Server::from_std(listener) else {
-                return;
-            };
-            server
-                .serve(stop, move |stream, _| connection(stream, agent.clone()))
-                .await;
-        });
+    let server = serve_on_thread("agent", listener, move |stream| {
+        connection(stream, agent.clone())
     })?;
     Ok(AgentHandle { server, addr })
 }

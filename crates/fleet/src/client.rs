@@ -172,6 +172,16 @@ impl GeneratorClient {
         Ok(a)
     }
 
+    /// Its `/status` as JSON (`state`: `idle`, `running` or `done`, ...).
+    pub async fn status(&mut self) -> Result<serde_json::Value, ClientError> {
+        let a = self
+            .expect("GET", "/status", b"", REQUEST_TIMEOUT, 200)
+            .await?;
+        serde_json::from_slice(&a.body).map_err(|e| {
+            ClientError::Status(self.label.clone(), 200, format!("status is not JSON: {e}"))
+        })
+    }
+
     /// The result directory as a tar (only once the run ended).
     pub async fn result_tar(&mut self) -> Result<Vec<u8>, ClientError> {
         let a = self

@@ -12,9 +12,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pado_h1server::{read_request, Server, ServerThread};
+use pado_h1server::read_request;
 
-use crate::job::{respond, Answer, Job, StopFn};
+use crate::job::{respond, serve_on_thread, Answer, Job, StopFn};
 
 /// How the generator serves its result.
 #[derive(Clone)]
@@ -37,21 +37,8 @@ pub fn serve_after(opts: &GeneratorOptions, run: impl FnOnce() -> i32) -> std::i
     let job = Arc::new(Job::new(opts.results.clone(), opts.stop.clone()));
     let server = {
         let job = job.clone();
-        ServerThread::spawn("result-server", move |stop| {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            rt.block_on(async move {
-                let Ok(server) = Server::from_std(listener) else {
-                    return;
-                };
-                server
-                    .serve(stop, move |stream, _| connection(stream, job.clone()))
-                    .await;
-            });
+        serve_on_thread("result-server", listener, move |stream| {
+            connection(stream, job.clone())
         })?
     };
     let code = run();

@@ -206,6 +206,33 @@ impl Job {
     }
 }
 
+/// Serves `listener` on a thread of its own (a current-thread runtime), each
+/// connection handled by `on_conn`, until the returned handle is shut down.
+pub fn serve_on_thread<F, C>(
+    name: &str,
+    listener: std::net::TcpListener,
+    mut on_conn: F,
+) -> std::io::Result<pado_h1server::ServerThread>
+where
+    F: FnMut(tokio::net::TcpStream) -> C + Send + 'static,
+    C: std::future::Future<Output = ()> + Send + 'static,
+{
+    pado_h1server::ServerThread::spawn(name, move |stop| {
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        rt.block_on(async move {
+            let Ok(server) = pado_h1server::Server::from_std(listener) else {
+                return;
+            };
+            server.serve(stop, move |stream, _| on_conn(stream)).await;
+        });
+    })
+}
+
 /// Writes `a` as the response to `req`; false when the connection should close.
 pub async fn respond(stream: &mut tokio::net::TcpStream, req: &Request, a: &Answer) -> bool {
     let mut head = pado_h1server::Head::new(a.status);
