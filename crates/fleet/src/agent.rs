@@ -21,10 +21,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pado_h1server::{read_request, Request, ServerThread};
+use pado_h1server::{Request, ServerThread};
 
 use crate::bundle::{self, JobSpec, MAX_BUNDLE_BYTES};
-use crate::job::{respond, serve_on_thread, Answer, Job, StopFn};
+use crate::job::{serve_on_thread, Answer, Job, StopFn};
 
 /// A started run: how to stop it, and how to wait for its exit code.
 pub struct Started {
@@ -91,20 +91,10 @@ pub fn start(opts: AgentOptions, launch: Launch) -> std::io::Result<AgentHandle>
         current: Mutex::new(None),
         jobs: AtomicU64::new(0),
     });
-    let server = serve_on_thread("agent", listener, move |stream| {
-        connection(stream, agent.clone())
+    let server = serve_on_thread("agent", listener, MAX_BUNDLE_BYTES, move |req| {
+        agent.answer(req)
     })?;
     Ok(AgentHandle { server, addr })
-}
-
-async fn connection(mut stream: tokio::net::TcpStream, agent: Arc<Agent>) {
-    let mut buf = Vec::new();
-    while let Ok(Some(req)) = read_request(&mut stream, &mut buf, MAX_BUNDLE_BYTES).await {
-        let a = agent.answer(&req);
-        if !respond(&mut stream, &req, &a).await {
-            return;
-        }
-    }
 }
 
 impl Agent {

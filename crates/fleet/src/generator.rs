@@ -12,9 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pado_h1server::read_request;
-
-use crate::job::{respond, serve_on_thread, Answer, Job, StopFn};
+use crate::job::{serve_on_thread, Answer, Job, StopFn};
 
 /// How the generator serves its result.
 #[derive(Clone)]
@@ -37,8 +35,9 @@ pub fn serve_after(opts: &GeneratorOptions, run: impl FnOnce() -> i32) -> std::i
     let job = Arc::new(Job::new(opts.results.clone(), opts.stop.clone()));
     let server = {
         let job = job.clone();
-        serve_on_thread("result-server", listener, move |stream| {
-            connection(stream, job.clone())
+        serve_on_thread("result-server", listener, 1024, move |req| {
+            job.answer(req)
+                .unwrap_or_else(|| Answer::text(404, "not found"))
         })?
     };
     let code = run();
@@ -54,18 +53,6 @@ pub fn serve_after(opts: &GeneratorOptions, run: impl FnOnce() -> i32) -> std::i
     }
     server.shutdown();
     Ok(code)
-}
-
-async fn connection(mut stream: tokio::net::TcpStream, job: Arc<Job>) {
-    let mut buf = Vec::new();
-    while let Ok(Some(req)) = read_request(&mut stream, &mut buf, 1024).await {
-        let a = job
-            .answer(&req)
-            .unwrap_or_else(|| Answer::text(404, "not found"));
-        if !respond(&mut stream, &req, &a).await {
-            return;
-        }
-    }
 }
 
 #[cfg(test)]

@@ -206,17 +206,19 @@ impl Job {
     }
 }
 
-/// Serves `listener` on a thread of its own (a current-thread runtime), each
-/// connection handled by `on_conn`, until the returned handle is shut down.
-pub fn serve_on_thread<F, C>(
+/// Serves `listener` on a thread of its own (a current-thread runtime): every
+/// request on every connection (bodies up to `max_body` bytes) gets `answer`'s
+/// answer, until the returned handle is shut down.
+pub fn serve_on_thread<A>(
     name: &str,
     listener: std::net::TcpListener,
-    mut on_conn: F,
+    max_body: u64,
+    answer: A,
 ) -> std::io::Result<pado_h1server::ServerThread>
 where
-    F: FnMut(tokio::net::TcpStream) -> C + Send + 'static,
-    C: std::future::Future<Output = ()> + Send + 'static,
+    A: Fn(&Request) -> Answer + Send + Sync + 'static,
 {
+    let answer = Arc::new(answer);
     pado_h1server::ServerThread::spawn(name, move |stop| {
         let Ok(rt) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -228,13 +230,28 @@ where
             let Ok(server) = pado_h1server::Server::from_std(listener) else {
                 return;
             };
-            server.serve(stop, move |stream, _| on_conn(stream)).await;
+            server
+                .serve(stop, move |mut stream, _| {
+                    let answer = answer.clone();
+                    async move {
+                        let mut buf = Vec::new();
+                        while let Ok(Some(req)) =
+                            pado_h1server::read_request(&mut stream, &mut buf, max_body).await
+                        {
+                            let a = answer(&req);
+                            if !respond(&mut stream, &req, &a).await {
+                                return;
+                            }
+                        }
+                    }
+                })
+                .await;
         });
     })
 }
 
 /// Writes `a` as the response to `req`; false when the connection should close.
-pub async fn respond(stream: &mut tokio::net::TcpStream, req: &Request, a: &Answer) -> bool {
+async fn respond(stream: &mut tokio::net::TcpStream, req: &Request, a: &Answer) -> bool {
     let mut head = pado_h1server::Head::new(a.status);
     head.header("Content-Type", a.content_type);
     for (k, v) in &a.headers {

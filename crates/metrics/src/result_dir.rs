@@ -310,27 +310,13 @@ impl TimelineReader {
     /// The next second, `None` at the end of the file (or at a torn last line, then
     /// recorded in [`TimelineReader::read`]).
     pub fn next_second(&mut self) -> Result<Option<SecondRecord>, ResultError> {
-        loop {
-            self.line.clear();
-            let p = &self.path;
-            if self.rd.read_line(&mut self.line).map_err(io_err(p))? == 0 {
-                return Ok(None);
-            }
-            self.no += 1;
-            if self.line.trim().is_empty() {
-                continue;
-            }
-            // Without the line end: a line torn inside a string must read as ending
-            // early, not as a string holding a newline.
-            let wire: WireSecond = match serde_json::from_str(self.line.trim_end()) {
-                Ok(w) => w,
-                Err(e) if e.is_eof() && only_blank_left(&mut self.rd).map_err(io_err(p))? => {
-                    self.read.torn_line = Some(self.no);
-                    return Ok(None);
-                }
-                Err(e) => return Err(self.error_here(e.to_string())),
-            };
-            return wire.into_record().map(Some).map_err(|m| self.error_here(m));
+        match self.next_encoded()? {
+            None => Ok(None),
+            Some(e) => e
+                .wire
+                .into_record()
+                .map(Some)
+                .map_err(|m| self.error_here(m)),
         }
     }
 
@@ -347,6 +333,8 @@ impl TimelineReader {
             if self.line.trim().is_empty() {
                 continue;
             }
+            // Without the line end: a line torn inside a string must read as ending
+            // early, not as a string holding a newline.
             return match serde_json::from_str::<WireSecond>(self.line.trim_end()) {
                 Ok(wire) => Ok(Some(EncodedSecond {
                     wire,
