@@ -10,7 +10,15 @@
 # Knobs: SEGMENTS (16), SECONDS_PER (3600), REQ (requests per step and second per
 # generator, 150; four steps), OUT (/tmp/pado-bench-merge; the segments are kept
 # there and reused when they exist with the same shape), PADO (binary; default
-# target/release/pado, built when missing), KEEP_MERGED (0).
+# target/release/pado, built when missing; a stale one is used as it is: pass
+# PADO=target/profiling/pado after `cargo build --profile profiling -p pado`, or
+# rebuild), KEEP_MERGED (0), SEGS (an existing directory of segment directories
+# `seg*` to merge instead, e.g. ones written by an older pado).
+#
+# Segments are written by the current pado (plain V2 histograms since the merge speed
+# work; older pado wrote V2 deflate, slower to read). Last measured (bench/README.md):
+# about 20-26 s of user CPU for the merge and its report, 31 MB max RSS; wall time on
+# the shared 2-core machine 31-34 s with other builds running. Target not met yet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEGMENTS=${SEGMENTS:-16}
@@ -27,8 +35,15 @@ fi
 cargo build --release -p pado-metrics --example synth_segments
 GEN=target/release/examples/synth_segments
 
-SEGS="$OUT/segments-$SEGMENTS-$SECONDS_PER-$REQ"
-if [ ! -f "$SEGS/.complete" ]; then
+# "plain": written by a pado that writes plain V2 histograms (segments written before,
+# V2 deflate, are another directory). SEGS=DIR merges existing segment directories,
+# never written or removed here.
+if [ -n "${SEGS:-}" ]; then
+  [ -d "$SEGS" ] || { echo "SEGS=$SEGS: no such directory" >&2; exit 1; }
+else
+  SEGS="$OUT/segments-plain-$SEGMENTS-$SECONDS_PER-$REQ"
+fi
+if [ ! -f "$SEGS/.complete" ] && [ "$SEGS" = "$OUT/segments-plain-$SEGMENTS-$SECONDS_PER-$REQ" ]; then
   rm -rf "$SEGS"
   mkdir -p "$SEGS"
   echo "writing $SEGMENTS segments of $SECONDS_PER s into $SEGS ..."

@@ -16,6 +16,12 @@ const SIGFIG: u8 = 3;
 #[derive(Clone)]
 pub struct LatencyHistogram {
     h: Histogram<u64>,
+    /// Σ (median equivalent value × count) when it is known without a walk over the
+    /// counts: kept by decoding and by adding histograms that know theirs, dropped
+    /// by [`LatencyHistogram::record`] (the engine's hot path stays one add). The
+    /// report asks for means of tens of decoded histograms a second, and
+    /// HdrHistogram's `mean` walks every count slot with its general iterator.
+    sum: Option<u128>,
 }
 
 impl Default for LatencyHistogram {
@@ -56,13 +62,14 @@ impl LatencyHistogram {
     pub fn new() -> Self {
         let mut h = Histogram::<u64>::new(SIGFIG).expect("3 significant digits is valid");
         h.auto(true);
-        LatencyHistogram { h }
+        LatencyHistogram { h, sum: Some(0) }
     }
 
     /// Record one duration. Never fails: auto-resize covers any u64 value that
     /// HdrHistogram can hold; an absurd value is clamped rather than lost.
     #[inline]
     pub fn record(&mut self, us: u64) {
+        self.sum = None;
         if self.h.record(us).is_err() {
             let _ = self.h.record(self.h.high());
         }
@@ -75,6 +82,10 @@ impl LatencyHistogram {
         }
         // Both auto-resize, so adding cannot run out of range.
         let _ = self.h.add(&other.h);
+        self.sum = match (self.sum, other.sum) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+            _ => None,
+        };
     }
 
     /// Number of recorded values.
@@ -92,9 +103,23 @@ impl LatencyHistogram {
         self.h.value_at_quantile(q)
     }
 
-    /// Mean in µs.
+    /// Mean in µs: HdrHistogram's (each value at the middle of its bucket), summed
+    /// exactly in integers, so it is the same number whichever way the histogram
+    /// was built.
     pub fn mean_us(&self) -> f64 {
-        self.h.mean()
+        if self.h.is_empty() {
+            return 0.0;
+        }
+        let sum = self.sum.unwrap_or_else(|| {
+            self.h
+                .iter_recorded()
+                .map(|v| {
+                    u128::from(self.h.median_equivalent(v.value_iterated_to()))
+                        * u128::from(v.count_at_value())
+                })
+                .fold(0u128, u128::saturating_add)
+        });
+        sum as f64 / self.h.len() as f64
     }
 
     /// Smallest recorded value in µs.
@@ -138,8 +163,12 @@ impl LatencyHistogram {
         }
     }
 
-    /// Compact text form (HdrHistogram V2 deflate, base64): the form HdrHistogram
-    /// interval logs use, so the per-second files stay small and exact.
+    /// Compact text form: HdrHistogram V2 (its varint, zero-run encoding of the
+    /// counts), base64. Exact, and read by any HdrHistogram V2 decoder (pado before
+    /// 0.1 wrote the V2 *deflate* form, which [`LatencyHistogram::decode`] still
+    /// reads). Not deflated: a second's histogram is a few hundred bytes, deflate
+    /// saved about a quarter of them, and inflating a new zlib stream for each was
+    /// most of the time of reading a timeline.
     /// An error when the histogram cannot be serialised: never written as an empty
     /// histogram, which would silently lose its samples.
     pub fn encode(&self) -> Result<String, String> {
@@ -160,13 +189,17 @@ impl LatencyHistogram {
             .deserialize(&mut &bytes[..])
             .map_err(|e| format!("histogram does not decode: {e:?}"))?;
         h.auto(true);
-        Ok(LatencyHistogram { h })
+        Ok(LatencyHistogram { h, sum: None })
     }
 
     /// Add `n` values at `value` (clamped like [`LatencyHistogram::record`]).
     fn record_n(&mut self, value: u64, n: u64) {
         if self.h.record_n(value, n).is_err() {
+            self.sum = None;
             let _ = self.h.record_n(self.h.high(), n);
+        } else if let Some(sum) = self.sum.as_mut() {
+            let mid = u128::from(self.h.median_equivalent(value));
+            *sum = sum.saturating_add(mid * u128::from(n));
         }
     }
 }
@@ -180,9 +213,10 @@ thread_local! {
         std::cell::RefCell::new(HistogramDecoder::default());
 }
 
-/// `HdrHistogram` V2 compressed cookie (with the 8-byte word size bits).
+/// `HdrHistogram` V2 compressed cookie (with the 8-byte word size bits): the form
+/// earlier pado wrote.
 const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
-/// The inner, uncompressed V2 cookie.
+/// The plain V2 cookie: the form pado writes, and the inner one of the compressed form.
 const V2_COOKIE: u32 = 0x1c84_9303 | 0x10;
 /// Bytes of the V2 header before the counts.
 const V2_HEADER: usize = 40;
@@ -194,7 +228,8 @@ const SUB_BUCKET_HALF_MAGNITUDE: u32 = 10;
 /// reading a timeline decodes tens of histograms a second of the run, and the
 /// general decoder allocates an inflater, a payload buffer and a full counts array
 /// for each. The counts are walked in their sparse encoded form and added where they
-/// belong, which is exactly what decoding then adding gives.
+/// belong, which is exactly what decoding then adding gives. Reads both the plain V2
+/// form pado writes and the V2 deflate form earlier versions wrote.
 pub struct HistogramDecoder {
     b64: Vec<u8>,
     raw: Vec<u8>,
@@ -212,8 +247,19 @@ impl Default for HistogramDecoder {
 }
 
 impl HistogramDecoder {
-    /// Add the histogram `s` ([`LatencyHistogram::encode`]'s form) to `into`.
+    /// Add the histogram `s` ([`LatencyHistogram::encode`]'s form, or the V2 deflate
+    /// form) to `into`.
     pub fn add_encoded(&mut self, s: &str, into: &mut LatencyHistogram) -> Result<(), String> {
+        self.add_encoded_to(s, into, None)
+    }
+
+    /// Add the histogram `s` to `into` and, when given, to `also` too (decoded once).
+    pub fn add_encoded_to(
+        &mut self,
+        s: &str,
+        into: &mut LatencyHistogram,
+        mut also: Option<&mut LatencyHistogram>,
+    ) -> Result<(), String> {
         if s.is_empty() {
             return Ok(());
         }
@@ -226,41 +272,21 @@ impl HistogramDecoder {
             b.get(at..at + 4)
                 .map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]]))
         };
+        let plain = word(0) == Some(V2_COOKIE);
         let len = word(4).unwrap_or(0) as usize;
-        if word(0) != Some(V2_COMPRESSED_COOKIE) || b.len() < 8 + len {
-            // Not the form pado writes: the general decoder says what is wrong.
-            into.add(&LatencyHistogram::decode_general(b)?);
+        if !plain && (word(0) != Some(V2_COMPRESSED_COOKIE) || b.len() < 8 + len) {
+            // Not a form pado writes: the general decoder says what is wrong.
+            let h = LatencyHistogram::decode_general(b)?;
+            into.add(&h);
+            if let Some(a) = also {
+                a.add(&h);
+            }
             return Ok(());
         }
-        self.inflate.reset(true);
-        self.raw.clear();
-        let input = &b[8..8 + len];
-        loop {
-            if self.raw.len() == self.raw.capacity() {
-                self.raw.reserve(self.raw.capacity().max(4096));
-            }
-            let (before, out_before) = (self.inflate.total_in() as usize, self.raw.len());
-            // `None`, not `Finish`: with `Finish` the inflater must fit the whole
-            // output in the space given at once, and a histogram of many distinct
-            // values does not fit the first buffer.
-            let status = self
-                .inflate
-                .decompress_vec(
-                    &input[before..],
-                    &mut self.raw,
-                    flate2::FlushDecompress::None,
-                )
-                .map_err(|e| format!("histogram does not decode: {e}"))?;
-            if status == flate2::Status::StreamEnd {
-                break;
-            }
-            let stalled =
-                self.inflate.total_in() as usize == before && self.raw.len() == out_before;
-            if stalled && self.raw.len() < self.raw.capacity() {
-                return Err("histogram does not decode: truncated".into());
-            }
+        if !plain {
+            inflate(&mut self.inflate, &b[8..8 + len], &mut self.raw)?;
         }
-        let r = &self.raw;
+        let r: &[u8] = if plain { b } else { &self.raw };
         let be32 = |at: usize| u32::from_be_bytes([r[at], r[at + 1], r[at + 2], r[at + 3]]);
         let be64 = |at: usize| {
             let mut w = [0u8; 8];
@@ -275,13 +301,19 @@ impl HistogramDecoder {
         let ratio = f64::from_bits(be64(32));
         if offset != 0 || digits != u32::from(SIGFIG) || low != 1 || ratio != 1.0 {
             // Other parameters than pado's: the general way.
-            let mut whole = Vec::with_capacity(8 + len);
-            whole.extend_from_slice(&b[..8 + len]);
-            into.add(&LatencyHistogram::decode_general(&whole)?);
+            let h = if plain {
+                LatencyHistogram::decode_general(r)?
+            } else {
+                LatencyHistogram::decode_general(&b[..8 + len])?
+            };
+            into.add(&h);
+            if let Some(a) = also {
+                a.add(&h);
+            }
             return Ok(());
         }
         let counts = r
-            .get(V2_HEADER..V2_HEADER + payload)
+            .get(V2_HEADER..V2_HEADER.saturating_add(payload))
             .ok_or("histogram does not decode: payload shorter than its header says")?;
         let mut index: u64 = 0;
         let mut at = 0usize;
@@ -294,7 +326,11 @@ impl HistogramDecoder {
                 continue;
             }
             if n > 0 {
-                into.record_n(value_at_index(index)?, n as u64);
+                let v = value_at_index(index)?;
+                into.record_n(v, n as u64);
+                if let Some(a) = also.as_deref_mut() {
+                    a.record_n(v, n as u64);
+                }
             }
             index += 1;
         }
@@ -302,15 +338,36 @@ impl HistogramDecoder {
     }
 }
 
-/// Encodes histograms in HdrHistogram's V2 deflate form, as its
-/// `V2DeflateSerializer` does but with one deflater and its buffers reused (the
-/// library's serializer sets up a new zlib stream, hundreds of KB of tables, for
-/// every histogram) and the fast compression level.
+/// Inflate one zlib stream (`input`) into `raw`, growing it as needed.
+fn inflate(z: &mut flate2::Decompress, input: &[u8], raw: &mut Vec<u8>) -> Result<(), String> {
+    z.reset(true);
+    raw.clear();
+    loop {
+        if raw.len() == raw.capacity() {
+            raw.reserve(raw.capacity().max(4096));
+        }
+        let (before, out_before) = (z.total_in() as usize, raw.len());
+        // `None`, not `Finish`: with `Finish` the inflater must fit the whole
+        // output in the space given at once, and a histogram of many distinct
+        // values does not fit the first buffer.
+        let status = z
+            .decompress_vec(&input[before..], raw, flate2::FlushDecompress::None)
+            .map_err(|e| format!("histogram does not decode: {e}"))?;
+        if status == flate2::Status::StreamEnd {
+            return Ok(());
+        }
+        let stalled = z.total_in() as usize == before && raw.len() == out_before;
+        if stalled && raw.len() < raw.capacity() {
+            return Err("histogram does not decode: truncated".into());
+        }
+    }
+}
+
+/// Encodes histograms in HdrHistogram's plain V2 form, base64, with the
+/// serializer and its buffers reused.
 struct HistogramEncoder {
     v2: V2Serializer,
     plain: Vec<u8>,
-    out: Vec<u8>,
-    deflate: flate2::Compress,
 }
 
 impl Default for HistogramEncoder {
@@ -318,10 +375,6 @@ impl Default for HistogramEncoder {
         HistogramEncoder {
             v2: V2Serializer::new(),
             plain: Vec::new(),
-            out: Vec::new(),
-            // Fast: a second's histogram is a few hundred bytes, and the level
-            // changes the bytes, not what they decode to.
-            deflate: flate2::Compress::new(flate2::Compression::fast(), true),
         }
     }
 }
@@ -332,33 +385,7 @@ impl HistogramEncoder {
         self.v2
             .serialize(h, &mut self.plain)
             .map_err(|e| format!("{e:?}"))?;
-        self.out.clear();
-        self.out
-            .extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
-        self.out.extend_from_slice(&[0; 4]);
-        self.deflate.reset();
-        let mut consumed = 0usize;
-        loop {
-            if self.out.len() == self.out.capacity() {
-                self.out.reserve(self.out.capacity().max(256));
-            }
-            let before = self.deflate.total_in() as usize;
-            let status = self
-                .deflate
-                .compress_vec(
-                    &self.plain[consumed..],
-                    &mut self.out,
-                    flate2::FlushCompress::Finish,
-                )
-                .map_err(|e| e.to_string())?;
-            consumed += self.deflate.total_in() as usize - before;
-            if status == flate2::Status::StreamEnd {
-                break;
-            }
-        }
-        let len = (self.out.len() - 8) as u32;
-        self.out[4..8].copy_from_slice(&len.to_be_bytes());
-        Ok(base64::engine::general_purpose::STANDARD.encode(&self.out))
+        Ok(base64::engine::general_purpose::STANDARD.encode(&self.plain))
     }
 }
 
@@ -520,6 +547,76 @@ mod tests {
                 let _ = LatencyHistogram::decode(&enc[..cut]);
             }
         }
+    }
+
+    /// Result directories written before the plain form hold V2 *deflate*
+    /// histograms: they still read, to the values they hold (this one is a real
+    /// `blocked` histogram of 150 requests from such a timeline: 149 × 1 µs, 1 × 300 µs).
+    #[test]
+    fn the_older_deflate_form_still_decodes() {
+        let old = "HISTFAAAACZ4AZNpmSzMwMDABsQgxAwigJgRiEGIyf4DiALiVUyXWZgAT9oEBw==";
+        let mut want = LatencyHistogram::new();
+        for _ in 0..149 {
+            want.record(1);
+        }
+        want.record(300);
+        assert_eq!(LatencyHistogram::decode(old).unwrap(), want);
+        let mut dec = HistogramDecoder::default();
+        let (mut a, mut b) = (LatencyHistogram::new(), LatencyHistogram::new());
+        dec.add_encoded_to(old, &mut a, Some(&mut b)).unwrap();
+        assert_eq!((a.count(), b.count()), (150, 150));
+        assert_eq!((&a, &b), (&want, &want));
+        // What pado writes now is another form of the same histogram.
+        let new = want.encode().unwrap();
+        assert_ne!(new, old);
+        assert!(!new.starts_with("HISTF"), "{new}");
+        assert_eq!(LatencyHistogram::decode(&new).unwrap(), want);
+    }
+
+    /// The plain form pado writes is standard HdrHistogram V2: the library's own
+    /// deserializer (what earlier pado fell back to for a form it did not know)
+    /// reads it to the same histogram, so older pado versions read new files.
+    #[test]
+    fn the_plain_form_is_read_by_the_general_v2_decoder() {
+        let mut h = LatencyHistogram::new();
+        for v in [1u64, 5, 2048, 70_000, 70_001, 59_000_000] {
+            h.record(v);
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(h.encode().unwrap())
+            .unwrap();
+        assert_eq!(&bytes[..4], &V2_COOKIE.to_be_bytes());
+        assert_eq!(LatencyHistogram::decode_general(&bytes).unwrap(), h);
+    }
+
+    /// The mean a decoded or summed histogram keeps is the one a walk over its
+    /// counts gives, to the bit.
+    #[test]
+    fn the_kept_mean_is_the_walked_mean() {
+        let mut recorded = LatencyHistogram::new();
+        for v in (1..5000u64).map(|i| i * i % 90_001 + 1) {
+            recorded.record(v);
+        }
+        assert!(recorded.sum.is_none());
+        let walked = recorded.mean_us();
+        let hdr = recorded.h.mean();
+        assert!((walked - hdr).abs() / hdr < 1e-9, "{walked} vs {hdr}");
+        let decoded = LatencyHistogram::decode(&recorded.encode().unwrap()).unwrap();
+        assert!(decoded.sum.is_some());
+        assert_eq!(decoded.mean_us().to_bits(), walked.to_bits());
+        let mut twice = decoded.clone();
+        twice.add(&decoded);
+        assert!(twice.sum.is_some());
+        assert_eq!(twice.mean_us().to_bits(), walked.to_bits());
+        let mut mixed = decoded.clone();
+        mixed.add(&recorded);
+        assert!(mixed.sum.is_none());
+        assert_eq!(mixed.mean_us().to_bits(), twice.mean_us().to_bits());
+        mixed.record(7);
+        let mut fresh = LatencyHistogram::decode(&mixed.encode().unwrap()).unwrap();
+        assert_eq!(fresh.mean_us().to_bits(), mixed.mean_us().to_bits());
+        fresh.record(1);
+        assert!(fresh.sum.is_none());
     }
 
     #[test]

@@ -416,9 +416,12 @@ impl EncodedSecond {
         let mut own = OwnFigures::default();
         acc.vus = acc.vus.saturating_add(w.vus);
         acc.vus_max = acc.vus_max.saturating_add(w.vus_max);
+        // One series' counters at a time, in a reused record whose histograms stay
+        // empty (a fresh one allocates seven of them for nothing).
+        let mut counters = SeriesStats::default();
         for mut ws in w.series {
             let hist = std::mem::take(&mut ws.hist);
-            let counters = ws.into_stats()?;
+            ws.counters_into(&mut counters)?;
             own.requests = own.requests.saturating_add(counters.requests);
             own.failed = own.failed.saturating_add(counters.failed);
             let i = match acc.series.binary_search_by(|x| x.key.cmp(&counters.key)) {
@@ -435,10 +438,8 @@ impl EncodedSecond {
                     .into_iter()
                     .find(|p| p.as_str() == name)
                     .ok_or_else(|| format!("unknown histogram `{name}`"))?;
-                dec.add_encoded(&enc, &mut into.hist[p as usize])?;
-                if p == Phase::Duration {
-                    dec.add_encoded(&enc, own_duration)?;
-                }
+                let also = (p == Phase::Duration).then_some(&mut *own_duration);
+                dec.add_encoded_to(&enc, &mut into.hist[p as usize], also)?;
             }
         }
         for sc in &w.scenarios {
@@ -650,18 +651,68 @@ impl ResultDir {
     /// [`TimelineRead::torn_line`] rather than making the whole run unreadable. The
     /// same damage on any other line, or a last line that is complete but wrong, is
     /// still an error naming the line.
+    ///
+    /// The lines are parsed and their histograms decoded on a thread of their own,
+    /// a few seconds ahead of `f` (a bounded channel: memory stays bounded), so
+    /// reading and what `f` does with the seconds use two cores.
     pub fn for_each_second(
         &self,
         mut f: impl FnMut(SecondRecord) -> Result<(), String>,
     ) -> Result<TimelineRead, ResultError> {
         let mut rd = self.timeline_reader()?;
-        while let Some(rec) = rd.next_second()? {
-            let t = rec.t;
-            f(rec).map_err(|m| rd.error_here(m))?;
-            rd.read.seconds += 1;
-            rd.read.last_t = Some(t);
-        }
-        Ok(rd.read)
+        let (tx, rx) = crossbeam_channel::bounded::<Result<(SecondRecord, usize), ResultError>>(4);
+        std::thread::scope(|scope| {
+            let reader = scope.spawn(move || {
+                loop {
+                    let next = match rd.next_second() {
+                        Ok(Some(rec)) => Ok((rec, rd.no)),
+                        Ok(None) => break,
+                        Err(e) => Err(e),
+                    };
+                    let failed = next.is_err();
+                    if tx.send(next).is_err() || failed {
+                        break;
+                    }
+                }
+                rd.read
+            });
+            let mut read = TimelineRead::default();
+            let mut error = None;
+            for next in &rx {
+                match next {
+                    Ok((rec, line)) => {
+                        let t = rec.t;
+                        if let Err(message) = f(rec) {
+                            error = Some(ResultError::Format {
+                                path: self.path.join(TIMELINE_FILE),
+                                line,
+                                message,
+                            });
+                            break;
+                        }
+                        read.seconds += 1;
+                        read.last_t = Some(t);
+                    }
+                    Err(e) => {
+                        error = Some(e);
+                        break;
+                    }
+                }
+            }
+            // The reader stops at its next send once nobody listens.
+            drop(rx);
+            let torn = reader
+                .join()
+                .expect("the timeline reader panicked")
+                .torn_line;
+            match error {
+                Some(e) => Err(e),
+                None => Ok(TimelineRead {
+                    torn_line: torn,
+                    ..read
+                }),
+            }
+        })
     }
 
     /// Read `timeline.jsonl` one second at a time, pulled by the caller (what a
@@ -1004,8 +1055,27 @@ impl WireSeries {
         })
     }
 
-    fn into_stats(self) -> Result<SeriesStats, String> {
-        let mut s = SeriesStats::new(self.key);
+    fn into_stats(mut self) -> Result<SeriesStats, String> {
+        let hist = std::mem::take(&mut self.hist);
+        let mut s = SeriesStats::default();
+        self.counters_into(&mut s)?;
+        for (name, enc) in hist {
+            let p = Phase::ALL
+                .into_iter()
+                .find(|p| p.as_str() == name)
+                .ok_or_else(|| format!("unknown histogram `{name}`"))?;
+            s.hist[p as usize] = LatencyHistogram::decode(&enc)?;
+        }
+        Ok(s)
+    }
+
+    /// Everything but the histograms (left as they are) into `s`, checked: counters
+    /// replaced, not added.
+    fn counters_into(self, s: &mut SeriesStats) -> Result<(), String> {
+        s.key = self.key;
+        s.status.clear();
+        s.expected_status.clear();
+        s.errors = Default::default();
         s.requests = self.requests;
         s.failed = self.failed;
         s.check_failed = self.check_failed;
@@ -1032,15 +1102,7 @@ impl WireSeries {
                 .ok_or_else(|| format!("unknown error kind `{name}`"))?;
             s.errors[k.index()] += n;
         }
-        for (name, enc) in self.hist {
-            let p = Phase::ALL
-                .into_iter()
-                .find(|p| p.as_str() == name)
-                .ok_or_else(|| format!("unknown histogram `{name}`"))?;
-            s.hist[p as usize] = LatencyHistogram::decode(&enc)?;
-        }
-        s.check_consistent()?;
-        Ok(s)
+        s.check_consistent()
     }
 }
 
