@@ -70,7 +70,15 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
         );
         let (tx, rx) = tokio::sync::watch::channel(0u32);
         ctrlc::set_handler(move || tx.send_modify(|n| *n += 1)).map_err(Failure::other)?;
-        let say: Say = Arc::new(|line: &str| eprintln!("{line}"));
+        // On a terminal the progress line is redrawn in place: clear it first, so a
+        // line said meanwhile (a result collected, a failed pod) stands alone.
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let say: Say = Arc::new(move |line: &str| {
+            if tty {
+                eprint!("\r\x1b[2K");
+            }
+            eprintln!("{line}");
+        });
         flow::run(clients, &spec, &opts, rx, say, &mut view, |c| {
             if let Some(why) = &c.stopped {
                 eprintln!(

@@ -609,3 +609,38 @@ async fn a_pod_whose_proxy_fails_is_left_out_of_the_live_view_and_still_collecte
     assert_eq!(c.exit_codes.len(), 3);
     assert_cleaned_up(&mock);
 }
+
+#[tokio::test]
+async fn a_segment_whose_run_failed_is_collected_and_its_log_tail_said() {
+    let mut pods: Vec<PodScript> = (0..common::N).map(|i| running(i, Some(0))).collect();
+    pods[0].done = Some(1);
+    let mock = Mock::start(pods, None);
+    let out = tempfile::tempdir().unwrap();
+    let (say, lines) = sayer();
+    let merged: Merged = Arc::default();
+    let (_tx, rx) = watch::channel(0u32);
+    flow::run(
+        mock.client(),
+        &spec(),
+        &options(out.path()),
+        rx,
+        say,
+        &mut pado_k8s::NoLiveView,
+        merge_into(&merged, 0),
+    )
+    .await
+    .unwrap();
+    let c = merged.lock().unwrap().clone().unwrap();
+    assert_eq!(c.exit_codes, BTreeMap::from([(0, 1), (1, 0), (2, 0)]));
+    let lines = lines.lock().unwrap().clone();
+    assert!(
+        lines.contains(&"[0/3] segment 0 결과 ok".to_string()),
+        "{lines:?}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("segment 1 결과") || l.contains("segment 2 결과")),
+        "{lines:?}"
+    );
+}
