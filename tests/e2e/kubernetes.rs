@@ -245,8 +245,10 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
                 dir.to_str().unwrap(),
             ]);
             assert_eq!(o.status.code(), Some(0), "{o:?}");
+            let timeline = std::fs::read_to_string(dir.join("timeline.jsonl")).unwrap();
             k8s_mock::PodScript {
                 tar: pado_fleet::archive::pack_dir(&dir).unwrap(),
+                live: timeline.lines().map(|l| format!("{l}\n")).collect(),
                 ..k8s_mock::running(i, Some(0))
             }
         })
@@ -316,8 +318,14 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
         let run: Value =
             serde_json::from_slice(&std::fs::read(seg(i).join("run.json")).unwrap()).unwrap();
         assert_eq!(run["segment"]["index"], i);
+        // The live view read each pod's feed; a pod's log is said only when it fails.
+        let live = format!(
+            "/api/v1/namespaces/loadtest/pods/{}-{i}-x{i}:7070/proxy/live",
+            job["metadata"]["name"].as_str().unwrap()
+        );
+        assert!(!mock.called("GET", &live).is_empty(), "{live}");
         assert!(
-            stderr.contains(&format!("[{i}/2] segment {i} 결과 ok")),
+            !stderr.contains(&format!("segment {i} 결과 ok")),
             "{stderr}"
         );
     }
@@ -343,4 +351,104 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
             format!("/api/v1/namespaces/loadtest/configmaps/{id}")
         ]
     );
+}
+
+#[test]
+fn k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds() {
+    let _machine = shared_machine();
+    let t = tmp("k8s-abort");
+    // Each generator's real segment: every request fails (500); a segment judges
+    // the same threshold, never aborts on it, and its exit code ignores it.
+    let srv = TestServer::start();
+    let seg_file = write_file(
+        &t,
+        "seg.yaml",
+        &format!(
+            "target: {}\nthresholds:\n  http_req_failed:\n    - {{ threshold: \"rate < 0.1\", abort_on_fail: true }}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 2\n    flow:\n      - request: /status/500\n",
+            srv.base_url()
+        ),
+    );
+    let pods = (0..2u32)
+        .map(|i| {
+            let dir = t.join(format!("generator-{i}"));
+            let o = pado(&[
+                "run",
+                seg_file.to_str().unwrap(),
+                "--segment",
+                &format!("{i}/2"),
+                "--quiet",
+                "--out",
+                dir.to_str().unwrap(),
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{o:?}");
+            let timeline = std::fs::read_to_string(dir.join("timeline.jsonl")).unwrap();
+            k8s_mock::PodScript {
+                tar: pado_fleet::archive::pack_dir(&dir).unwrap(),
+                live: timeline.lines().map(|l| format!("{l}\n")).collect(),
+                // Running until told to stop.
+                on_stop: Some(0),
+                ..k8s_mock::running(i, None)
+            }
+        })
+        .collect();
+    let mock = k8s_mock::Mock::start(pods, None);
+    // The planned test is ten minutes: only the abort ends it early.
+    let file = write_file(
+        &t,
+        "checkout.yaml",
+        "name: checkout\ntarget: http://127.0.0.1:9\nthresholds:\n  http_req_failed:\n    - { threshold: \"rate < 0.1\", abort_on_fail: true }\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 10m\n    flow:\n      - request: /\n",
+    );
+    let kubeconfig = write_file(
+        &t,
+        "kubeconfig",
+        &format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster: {{ server: \"http://{}\" }}\nusers:\n- name: dev\n  user: {{}}\ncontexts:\n- name: mock\n  context: {{ cluster: mock, user: dev, namespace: {} }}\ncurrent-context: mock\n",
+            mock.addr,
+            k8s_mock::NS
+        ),
+    );
+    let out_dir = t.join("out");
+    let started = Instant::now();
+    let out = Command::new(pado_bin())
+        .args([
+            "k8s",
+            "run",
+            file.to_str().unwrap(),
+            "-n",
+            "2",
+            "--start-at",
+            "+1s",
+        ])
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(started.elapsed() < Duration::from_secs(120), "bounded");
+    // The merged thresholds fail: exit 99, like `pado run`.
+    assert_eq!(out.status.code(), Some(99), "{stderr}");
+    assert!(
+        stderr.contains(
+            "threshold `http_req_failed: rate < 0.1` failed at 1s (abort_on_fail): stopping every generator"
+        ),
+        "{stderr}"
+    );
+    let id = serde_json::from_slice::<Value>(&mock.calls()[0].body).unwrap()["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for i in 0..2 {
+        let stop = format!("/api/v1/namespaces/loadtest/pods/{id}-{i}-x{i}:7070/proxy/stop");
+        assert_eq!(mock.called("POST", &stop).len(), 1, "{stop}");
+    }
+    // What both wrote was collected and merged: 2 VUs (one per generator) × 2 iterations.
+    let merged: Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("merged/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(merged["requests"], 4, "{merged}");
+    assert_eq!(merged["failed"], 4, "{merged}");
+    assert_eq!(merged["generators"].as_array().map(Vec::len), Some(2));
 }

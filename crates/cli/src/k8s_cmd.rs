@@ -1,18 +1,24 @@
 //! `pado k8s`: wiring only. The scenario is read and compiled here as `pado run`
 //! would (so a broken file fails before anything is created), turned into a
 //! `pado_k8s::GeneratorSpec`, and handed to the manifests (`render`) or the
-//! coordinator flow (`run`); `generator` is what the Job's pods run.
+//! coordinator flow (`run`, with a [`LiveView`] of the whole test: one progress
+//! line of the merged seconds, and the `abort_on_fail` thresholds judged on them);
+//! `generator` is what the Job's pods run.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
+use pado_fleet::coordinate::{Control, Notice};
 use pado_k8s::flow::{self, Say};
-use pado_k8s::{Collected, FileEntry, FlowError, FlowOptions, GeneratorSpec, Resources};
+use pado_k8s::{Collected, FileEntry, FlowError, FlowOptions, GeneratorSpec, LiveSink, Resources};
+use pado_metrics::merge::live::LiveSecond;
+use pado_metrics::Totals;
 
 use crate::args::{K8sCommand, K8sGeneratorArgs, K8sRunArgs, K8sTestArgs};
 use crate::config::LoadSpec;
 use crate::exit::{self, Failure};
+use crate::live_view::LiveView;
 use crate::out::out;
 
 /// `pado k8s ...`.
@@ -27,7 +33,7 @@ pub(crate) fn command(what: &K8sCommand) -> Result<i32, Failure> {
 /// `pado k8s render`: the manifests a run would create, as YAML.
 fn render(a: &K8sTestArgs) -> Result<i32, Failure> {
     let ns = a.namespace.clone().unwrap_or_else(|| "default".into());
-    let spec = spec_from(a, ns)?;
+    let (spec, _) = spec_from(a, ns)?;
     let yaml = pado_k8s::manifests::render_yaml(&spec, time::OffsetDateTime::now_utc())
         .map_err(Failure::other)?;
     out!("{yaml}");
@@ -42,20 +48,43 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
         .build()
         .map_err(Failure::other)?;
     rt.block_on(async {
-        let (client, context_ns) =
+        let (clients, context_ns) =
             pado_k8s::cluster::connect(a.kubeconfig.as_deref(), a.context.as_deref())
                 .await
                 .map_err(|e| Failure::invalid(e.to_string()))?;
         let ns = a.test.namespace.clone().unwrap_or(context_ns);
-        let spec = spec_from(&a.test, ns)?;
+        let (spec, live) = spec_from(&a.test, ns)?;
         let out = local_dir(a.out.as_deref(), &spec.test_id)?;
         let mut opts = FlowOptions::new(out.clone());
         opts.pending_timeout = pending;
-        opts.follow_logs = !a.quiet;
+        let n = spec.generators;
+        let names = (0..n)
+            .map(|i| format!("generator {i}/{n} (pod {}-{i}-…)", spec.test_id))
+            .collect();
+        let mut view = LiveView::new(
+            a.quiet,
+            spec.planned.as_secs_f64(),
+            live.stages,
+            &live.thresholds,
+            names,
+        );
         let (tx, rx) = tokio::sync::watch::channel(0u32);
         ctrlc::set_handler(move || tx.send_modify(|n| *n += 1)).map_err(Failure::other)?;
-        let say: Say = Arc::new(|line: &str| eprintln!("{line}"));
-        flow::run(client, &spec, &opts, rx, say, |c| {
+        // On a terminal the progress line is redrawn in place: clear it first, so a
+        // line said meanwhile (a result collected, a failed pod) stands alone.
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let say: Say = Arc::new(move |line: &str| {
+            if tty {
+                eprint!("\r\x1b[2K");
+            }
+            eprintln!("{line}");
+        });
+        flow::run(clients, &spec, &opts, rx, say, &mut view, |c| {
+            if let Some(why) = &c.stopped {
+                eprintln!(
+                    "the test was stopped ({why}): merging what the generators wrote as partial"
+                );
+            }
             merge_collected(c, &out, a.quiet)
         })
         .await
@@ -71,16 +100,37 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
     })
 }
 
+/// The live view of the whole test as the flow reaches it.
+impl LiveSink for LiveView {
+    fn second(&mut self, s: &LiveSecond, totals: &Totals) -> Control {
+        LiveView::second(self, s, totals)
+    }
+    fn notice(&mut self, n: &Notice) {
+        LiveView::notice(self, n);
+    }
+    fn finish(&mut self) {
+        LiveView::finish(self);
+    }
+}
+
+/// What the live view needs of the compiled scenario.
+struct LiveParts {
+    stages: Vec<pado_metrics::StageMark>,
+    thresholds: Vec<pado_analysis::thresholds::Threshold>,
+}
+
 /// The collected segment directories merged as `pado merge` merges them, into
 /// `merged/` beside them: the merged summary, report and exit code are the run's.
-/// An interrupted run is merged as partial (its missing segments were stopped on
-/// purpose); otherwise a missing segment fails the merge, which names it.
+/// A stopped run (Ctrl-C, or an `abort_on_fail` threshold on the merged seconds) is
+/// merged as partial (its missing segments were stopped on purpose; the merged
+/// thresholds judge it); otherwise a missing segment fails the merge, which names
+/// it.
 fn merge_collected(c: &Collected, out: &Path, quiet: bool) -> Result<i32, Failure> {
     let merged = out.join("merged");
     crate::merge_cmd::merge(&crate::merge_cmd::MergeArgs {
         dirs: &c.dirs,
         out: &merged,
-        allow_partial: c.interrupted,
+        allow_partial: c.interrupted || c.stopped.is_some(),
         overwrite: false,
         html: true,
         quiet,
@@ -117,8 +167,9 @@ fn local_dir(out: Option<&Path>, test_id: &str) -> Result<PathBuf, Failure> {
 }
 
 /// The test as the manifests need it: the scenario read and compiled (its errors
-/// at their lines, now), its data and body files, the planned length.
-fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<GeneratorSpec, Failure> {
+/// at their lines, now), its data and body files, the planned length; and its
+/// stages and thresholds for the live view.
+fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveParts), Failure> {
     let prep = LoadSpec::file(a.file.clone(), None).load()?;
     let plan = prep.compile()?;
     if !prep.config.setup.is_empty() && a.setup_vars.is_none() {
@@ -184,7 +235,11 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<GeneratorSpec, Failur
     };
     spec.check()
         .map_err(|e| Failure::invalid(format!("{}: {e}", a.file.display())))?;
-    Ok(spec)
+    let live = LiveParts {
+        stages: plan.stage_marks(),
+        thresholds: prep.thresholds.clone(),
+    };
+    Ok((spec, live))
 }
 
 /// `--start-at`: RFC 3339, or `+DURATION` from now.

@@ -25,11 +25,35 @@ pub enum ClusterError {
     Client(kube::Error),
 }
 
-/// The client and the namespace of the chosen context (`default` without one).
+/// The clients a run uses, both from one configuration.
+#[derive(Clone)]
+pub struct Clients {
+    /// For the API's objects (Job, ConfigMap, pods, logs): retries 429, 503 and
+    /// 504 as kube does.
+    pub api: Client,
+    /// For the generators through the pod proxy (live feed, stop, status, result):
+    /// no retries, since a generator not serving yet answers 503 through the proxy
+    /// and the coordinator's loops ask again anyway.
+    pub proxy: Client,
+}
+
+impl Clients {
+    /// Both clients from `config`.
+    pub fn from_config(config: Config) -> Result<Clients, ClusterError> {
+        let mut once = config.clone();
+        once.default_retry = false;
+        Ok(Clients {
+            api: Client::try_from(config).map_err(ClusterError::Client)?,
+            proxy: Client::try_from(once).map_err(ClusterError::Client)?,
+        })
+    }
+}
+
+/// The clients and the namespace of the chosen context (`default` without one).
 pub async fn connect(
     kubeconfig: Option<&Path>,
     context: Option<&str>,
-) -> Result<(Client, String), ClusterError> {
+) -> Result<(Clients, String), ClusterError> {
     let options = KubeConfigOptions {
         context: context.map(str::to_string),
         ..Default::default()
@@ -53,6 +77,5 @@ pub async fn connect(
             .map_err(|e| ClusterError::Infer(e.to_string()))?,
     };
     let namespace = config.default_namespace.clone();
-    let client = Client::try_from(config).map_err(ClusterError::Client)?;
-    Ok((client, namespace))
+    Ok((Clients::from_config(config)?, namespace))
 }

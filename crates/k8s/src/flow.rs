@@ -1,32 +1,46 @@
-//! The coordinator: create the test's objects, watch its pods, stream their output,
-//! collect every segment's result directory, hand them to a merge, and always clean
-//! up. Every wait is bounded: a pod stuck Pending is named with its reason, a segment
-//! that never reports is named missing, and a Ctrl-C stops the generators.
+//! The coordinator: create the test's objects, watch its pods, show the whole test
+//! live, collect every segment's result directory, hand them to a merge, and always
+//! clean up. Every wait is bounded: a pod stuck Pending is named with its reason, a
+//! segment that never reports is named missing, and a Ctrl-C stops the generators.
 //!
-//! Ctrl-C: the first deletes the Job, so every generator gets SIGTERM, stops its run
-//! gracefully (as `pado run` does on Ctrl-C) and keeps serving what it wrote during
-//! its termination grace; the flow collects what it can for
-//! [`FlowOptions::interrupt_grace`], names the rest, and merges with
-//! [`Collected::interrupted`] set (the CLI merges such a run as partial). The second
-//! stops collecting at once: clean up, no merge ([`FlowError::Interrupted`]).
+//! Two loops run side by side: the collect loop (pods, status, results) and the live
+//! loop (`pado_fleet::coordinate::watch` over each pod's `/live` feed through the pod
+//! proxy, [`crate::live`]), which hands each merged second of the whole test to the
+//! caller's [`LiveSink`]. When the sink says stop (an `abort_on_fail` threshold
+//! failed on the merged seconds), every pod gets `POST /stop`, stops its run
+//! gracefully and reports; the flow collects them at once and merges with
+//! [`Collected::stopped`] set (the CLI merges such a run as partial). A generator's
+//! log is not followed: the last lines of a pod that failed are said instead.
+//!
+//! Ctrl-C: the first stops the generators the same way (`POST /stop`); a segment the
+//! stop cannot reach (its pod not running yet, out of the live view, or the stop
+//! refused) is stopped by deleting the Job, so its generator gets SIGTERM, stops its
+//! run gracefully and keeps serving what it wrote during its termination grace. The
+//! flow collects what it can for [`FlowOptions::interrupt_grace`], names the rest,
+//! and merges with [`Collected::interrupted`] set. The second stops collecting at
+//! once: clean up, no merge ([`FlowError::Interrupted`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::{AsyncBufReadExt, AsyncReadExt, StreamExt};
+use futures_util::AsyncReadExt;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams};
 use kube::Client;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
+use crate::cluster::Clients;
+use crate::live::{PodLink, Shared};
 use crate::manifests::{self, INDEX_ANNOTATION};
 use crate::spec::{GeneratorSpec, SpecError};
 use pado_fleet::archive;
+use pado_fleet::coordinate::{self, Control, LiveOptions, Notice};
+
+pub use crate::live::{LiveSink, NoLiveView};
 
 /// Where a line of progress goes (the CLI prints it).
 pub type Say = Arc<dyn Fn(&str) + Send + Sync>;
@@ -36,8 +50,11 @@ pub type Say = Arc<dyn Fn(&str) + Send + Sync>;
 pub struct FlowOptions {
     /// Local directory for the collected results, one `segment-<i>` each.
     pub local_dir: PathBuf,
-    /// Time between looks at the pods.
+    /// Time between looks at the pods, and between polls of their live feeds.
     pub poll: Duration,
+    /// How long a generator's feed may go without a new second (past the start)
+    /// before the live view goes on without it (its result is still collected).
+    pub live_stall_after: Duration,
     /// Longest a segment's pod may stay Pending (or uncreated) before the run fails
     /// naming it and its reason.
     pub pending_timeout: Duration,
@@ -48,8 +65,8 @@ pub struct FlowOptions {
     pub interrupt_grace: Duration,
     /// Most bytes one segment's result may be.
     pub max_result_bytes: u64,
-    /// Print each generator's output lines, prefixed `[i/N]`.
-    pub follow_logs: bool,
+    /// Lines of a failed pod's log to say (its last ones), prefixed `[i/N]`.
+    pub failed_log_lines: i64,
 }
 
 impl FlowOptions {
@@ -58,11 +75,12 @@ impl FlowOptions {
         FlowOptions {
             local_dir,
             poll: Duration::from_secs(1),
+            live_stall_after: Duration::from_secs(30),
             pending_timeout: Duration::from_secs(300),
             finish_timeout: Duration::from_secs(120),
             interrupt_grace: Duration::from_secs(60),
             max_result_bytes: archive::DEFAULT_MAX_BYTES,
-            follow_logs: true,
+            failed_log_lines: 20,
         }
     }
 }
@@ -99,6 +117,11 @@ pub struct Collected {
     pub missing: Vec<MissingSegment>,
     /// The run was stopped by Ctrl-C (merge what there is as partial).
     pub interrupted: bool,
+    /// Why every generator was stopped before its planned end (Ctrl-C, or an
+    /// `abort_on_fail` threshold on the merged seconds): merge as partial.
+    pub stopped: Option<String>,
+    /// The live view saw this many seconds of the whole test.
+    pub live_seconds: u32,
 }
 
 /// Why a flow ended without a merge.
@@ -151,16 +174,18 @@ fn list(m: &[MissingSegment]) -> String {
         .join("; ")
 }
 
-/// Runs the test: creates the Job and ConfigMap, follows the generators, collects
-/// their results into `opts.local_dir`, calls `merge` with them and returns its
-/// exit code. The objects are deleted on every way out (success, failure, error,
-/// Ctrl-C). `interrupts` counts Ctrl-C presses.
+/// Runs the test: creates the Job and ConfigMap, shows the generators' merged
+/// seconds to `live` (which may stop them all), collects their results into
+/// `opts.local_dir`, calls `merge` with them and returns its exit code. The objects
+/// are deleted on every way out (success, failure, error, Ctrl-C). `interrupts`
+/// counts Ctrl-C presses.
 pub async fn run<M, E>(
-    client: Client,
+    clients: Clients,
     spec: &GeneratorSpec,
     opts: &FlowOptions,
     interrupts: watch::Receiver<u32>,
     say: Say,
+    live: &mut dyn LiveSink,
     merge: M,
 ) -> Result<i32, FlowError<E>>
 where
@@ -169,9 +194,9 @@ where
 {
     spec.check()?;
     std::fs::create_dir_all(&opts.local_dir)?;
-    let objects = Objects::new(client, spec);
+    let objects = Objects::new(clients, spec);
     let outcome = match objects.create(spec, &say).await {
-        Ok(()) => collect(&objects, spec, opts, interrupts, &say).await,
+        Ok(()) => run_live(&objects, spec, opts, interrupts, &say, live).await,
         Err(e) => Err(e),
     };
     objects.cleanup(&say).await;
@@ -187,7 +212,8 @@ where
 
 /// The test's API handles.
 struct Objects {
-    client: Client,
+    /// For the pod proxy (no retries).
+    proxy: Client,
     namespace: String,
     name: String,
     jobs: Api<Job>,
@@ -196,12 +222,13 @@ struct Objects {
 }
 
 impl Objects {
-    fn new(client: Client, spec: &GeneratorSpec) -> Objects {
+    fn new(clients: Clients, spec: &GeneratorSpec) -> Objects {
+        let client = clients.api;
         Objects {
             jobs: Api::namespaced(client.clone(), &spec.namespace),
             config_maps: Api::namespaced(client.clone(), &spec.namespace),
-            pods: Api::namespaced(client.clone(), &spec.namespace),
-            client,
+            pods: Api::namespaced(client, &spec.namespace),
+            proxy: clients.proxy,
             namespace: spec.namespace.clone(),
             name: spec.test_id.clone(),
         }
@@ -309,7 +336,10 @@ impl Objects {
         let req = http::Request::get(self.proxy_path(pod, port, "status"))
             .body(Vec::new())
             .ok()?;
-        let text = self.client.request_text(req).await.ok()?;
+        let text = tokio::time::timeout(crate::live::REQUEST_TIMEOUT, self.proxy.request_text(req))
+            .await
+            .ok()?
+            .ok()?;
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
         if v["state"] == "done" {
             v["exit_code"].as_i64().map(|c| c as i32)
@@ -330,7 +360,7 @@ impl Objects {
             .body(Vec::new())
             .map_err(|e| e.to_string())?;
         let stream = self
-            .client
+            .proxy
             .request_stream(req)
             .await
             .map_err(|e| format!("fetching its result failed: {e}"))?;
@@ -347,28 +377,35 @@ impl Objects {
             .map_err(|e| format!("its result could not be unpacked: {e}"))?;
         if let Ok(req) = http::Request::post(self.proxy_path(pod, port, "done")).body(Vec::new()) {
             // The generator exits after its timeout anyway.
-            let _ = self.client.request_text(req).await;
+            let _ =
+                tokio::time::timeout(crate::live::REQUEST_TIMEOUT, self.proxy.request_text(req))
+                    .await;
         }
         Ok(got)
     }
 
-    /// Follows a pod's log, printing each line prefixed with its segment.
-    fn follow_log(&self, pod: String, prefix: String, say: Say) -> JoinHandle<()> {
-        let pods = self.pods.clone();
-        tokio::spawn(async move {
-            let lp = LogParams {
-                follow: true,
-                container: Some("pado".into()),
-                ..Default::default()
-            };
-            let Ok(stream) = pods.log_stream(&pod, &lp).await else {
-                return;
-            };
-            let mut lines = stream.lines();
-            while let Some(Ok(line)) = lines.next().await {
-                say(&format!("{prefix} {line}"));
+    /// Says the last lines of a pod's log, prefixed with its segment: what a
+    /// failed generator said before it failed.
+    async fn say_log_tail(&self, pod: &str, prefix: &str, lines: i64, say: &Say) {
+        if lines <= 0 {
+            return;
+        }
+        let lp = LogParams {
+            container: Some("pado".into()),
+            tail_lines: Some(lines),
+            ..Default::default()
+        };
+        match tokio::time::timeout(Duration::from_secs(10), self.pods.logs(pod, &lp)).await {
+            Ok(Ok(text)) if !text.trim().is_empty() => {
+                say(&format!("{prefix} the last lines of pod {pod}'s log:"));
+                for line in text.lines() {
+                    say(&format!("{prefix} {line}"));
+                }
             }
-        })
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => say(&format!("{prefix} its log could not be read: {e}")),
+            Err(_) => say(&format!("{prefix} its log could not be read in 10 s")),
+        }
     }
 }
 
@@ -376,30 +413,122 @@ impl Objects {
 #[derive(Default)]
 struct Segment {
     pod: Option<String>,
-    log: Option<JoinHandle<()>>,
     /// Its start was said.
     announced: bool,
     done: bool,
 }
 
+/// The collect loop and the live loop side by side. The live loop ends when every
+/// feed has (or was left out), by its deadline, or soon after the collect loop.
+async fn run_live<E: std::fmt::Display>(
+    o: &Objects,
+    spec: &GeneratorSpec,
+    opts: &FlowOptions,
+    interrupts: watch::Receiver<u32>,
+    say: &Say,
+    sink: &mut dyn LiveSink,
+) -> Result<Collected, FlowError<E>> {
+    let n = spec.generators;
+    let until_start: Duration = (spec.start_at - time::OffsetDateTime::now_utc())
+        .try_into()
+        .unwrap_or(Duration::ZERO);
+    let start = Instant::now() + until_start;
+    let shared = Shared::new(n);
+    let mut links: Vec<PodLink> = (0..n as usize)
+        .map(|i| PodLink::new(o.proxy.clone(), &o.namespace, spec.port, i, shared.clone()))
+        .collect();
+    let lopts = LiveOptions {
+        poll_every: opts.poll,
+        start,
+        stall_after: opts.live_stall_after,
+        deadline: start + spec.planned + spec.graceful_stop + opts.finish_timeout,
+    };
+    let sink = std::cell::RefCell::new(sink);
+    let presses = interrupts.clone();
+    let live = async {
+        let out = coordinate::watch(
+            &mut links,
+            &lopts,
+            |s, totals| {
+                let c = sink.borrow_mut().second(s, totals);
+                if let Control::StopAll(why) = &c {
+                    shared.lock().stopping.get_or_insert_with(|| why.clone());
+                }
+                c
+            },
+            || (*presses.borrow() >= 1).then(|| "interrupted (Ctrl-C)".to_string()),
+            |note| {
+                {
+                    let mut st = shared.lock();
+                    match &note {
+                        Notice::LeftOut(g, _) => {
+                            if let Some(seg) = st.segs.get_mut(*g) {
+                                seg.finished = true;
+                                seg.left_out = true;
+                            }
+                        }
+                        Notice::Stopping(why) => {
+                            st.stopping.get_or_insert_with(|| why.clone());
+                        }
+                        Notice::StopFailed(..) => {}
+                    }
+                }
+                sink.borrow_mut().notice(&note);
+            },
+        )
+        .await;
+        shared.all_finished();
+        out
+    };
+    let collecting = collect(o, spec, opts, interrupts, say, &shared, start);
+    tokio::pin!(live);
+    tokio::pin!(collecting);
+    let mut live_out = None;
+    let result = loop {
+        tokio::select! {
+            r = &mut collecting => break r,
+            out = &mut live, if live_out.is_none() => live_out = Some(out),
+        }
+    };
+    if live_out.is_none() && result.is_ok() {
+        // Every link now answers "ended": the loop ends within a round.
+        shared.close_all();
+        live_out = tokio::time::timeout(opts.poll * 2 + crate::live::REQUEST_TIMEOUT, &mut live)
+            .await
+            .ok();
+    }
+    sink.borrow_mut().finish();
+    let mut collected = result?;
+    if let Some(out) = live_out {
+        collected.live_seconds = out.seconds;
+        if let Some(why) = out.stopped {
+            collected.stopped.get_or_insert(why);
+        }
+    }
+    Ok(collected)
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn collect<E: std::fmt::Display>(
     o: &Objects,
     spec: &GeneratorSpec,
     opts: &FlowOptions,
     mut interrupts: watch::Receiver<u32>,
     say: &Say,
+    shared: &Shared,
+    start: Instant,
 ) -> Result<Collected, FlowError<E>> {
     let n = spec.generators;
     let started = Instant::now();
-    let until_start = (spec.start_at - time::OffsetDateTime::now_utc())
-        .try_into()
-        .unwrap_or(Duration::ZERO);
     // The run's planned end on this clock; status is asked for from then on.
-    let planned_end = started + until_start + spec.planned;
+    let planned_end = start + spec.planned;
     let deadline = planned_end + spec.graceful_stop + opts.finish_timeout + opts.pending_timeout;
     let mut segs: Vec<Segment> = (0..n).map(|_| Segment::default()).collect();
+    // When each segment's run was first seen over, for the wait on its feed.
+    let mut over_at: Vec<Option<Instant>> = vec![None; n as usize];
     let mut out = Collected::default();
     let mut interrupted_at: Option<Instant> = None;
+    let mut job_deleted = false;
     let mut list_errors = 0;
     let lp = ListParams::default().labels(&manifests::pod_selector(spec));
     let result = loop {
@@ -411,8 +540,37 @@ async fn collect<E: std::fmt::Display>(
             say("interrupted: stopping the generators (Ctrl-C again to stop collecting)");
             interrupted_at = Some(Instant::now());
             out.interrupted = true;
-            if let Err(e) = o.delete_job().await {
-                say(&format!("warning: could not delete the Job: {e}"));
+        }
+        let stopping = shared.lock().stopping.clone();
+        if let Some(why) = &stopping {
+            out.stopped.get_or_insert_with(|| why.clone());
+        }
+        // A stop (Ctrl-C, or a threshold) reaches the generators in the live view
+        // by `POST /stop`; once the live loop has sent it, one it could not reach
+        // (no pod running yet, out of the live view, the stop refused) is stopped
+        // by deleting the Job.
+        if (interrupted_at.is_some() || stopping.is_some()) && !job_deleted {
+            let unreachable = {
+                let st = shared.lock();
+                let pending = segs.iter().zip(&st.segs).any(|(seg, l)| {
+                    !seg.done
+                        && l.reached
+                        && !l.left_out
+                        && !l.finished
+                        && !l.stop_taken
+                        && !l.stop_failed
+                });
+                let sent = (st.stopping.is_some() || st.live_over) && !pending;
+                sent && segs
+                    .iter()
+                    .zip(&st.segs)
+                    .any(|(seg, l)| !seg.done && (l.stop_failed || l.left_out || !l.reached))
+            };
+            if unreachable {
+                job_deleted = true;
+                if let Err(e) = o.delete_job().await {
+                    say(&format!("warning: could not delete the Job: {e}"));
+                }
             }
         }
         if segs.iter().all(|s| s.done) {
@@ -436,6 +594,7 @@ async fn collect<E: std::fmt::Display>(
             }
             break Ok(());
         }
+        let stop_in_effect = interrupted_at.is_some() || stopping.is_some();
         let pods = match o.pods.list(&lp).await {
             Ok(p) => {
                 list_errors = 0;
@@ -463,6 +622,7 @@ async fn collect<E: std::fmt::Display>(
             }
             let name = pod.metadata.name.clone().unwrap_or_default();
             seg.pod = Some(name.clone());
+            shared.lock().segs[iu].pod = Some(name.clone());
             let phase = pod
                 .status
                 .as_ref()
@@ -486,22 +646,29 @@ async fn collect<E: std::fmt::Display>(
                     phase.to_lowercase()
                 ));
             }
-            if opts.follow_logs && seg.log.is_none() {
-                seg.log = Some(o.follow_log(name.clone(), format!("[{i}/{n}]"), say.clone()));
-            }
-            let ask = phase == "Running"
-                && (Instant::now() + opts.poll >= planned_end || interrupted_at.is_some());
+            let prefix = format!("[{i}/{n}]");
+            let ask =
+                phase == "Running" && (Instant::now() + opts.poll >= planned_end || stop_in_effect);
             if ask {
                 if let Some(code) = o.status(&name, spec.port).await {
+                    // The live view has its last second first (or goes on without
+                    // it, should its feed not end within the stall time).
+                    let over = *over_at[iu].get_or_insert_with(Instant::now);
+                    let live_done = shared.lock().segs[iu].finished
+                        || Instant::now() >= over + opts.live_stall_after;
+                    if !live_done {
+                        continue;
+                    }
                     let dest = opts.local_dir.join(format!("segment-{i}"));
                     seg.done = true;
+                    shared.lock().segs[iu].closed = true;
                     match o
                         .fetch(&name, spec.port, &dest, opts.max_result_bytes)
                         .await
                     {
                         Ok(got) => {
                             say(&format!(
-                                "[{i}/{n}] result collected ({} files, {} bytes), exit code {code}",
+                                "{prefix} result collected ({} files, {} bytes), exit code {code}",
                                 got.files, got.bytes
                             ));
                             out.dirs.push(dest);
@@ -513,9 +680,14 @@ async fn collect<E: std::fmt::Display>(
                             &format!("{reason} (its run exited with {code})"),
                         )),
                     }
+                    if code != 0 {
+                        o.say_log_tail(&name, &prefix, opts.failed_log_lines, say)
+                            .await;
+                    }
                 }
             } else if phase == "Succeeded" || phase == "Failed" {
                 seg.done = true;
+                shared.lock().segs[iu].closed = true;
                 out.missing.push(missing(
                     iu,
                     n,
@@ -524,6 +696,8 @@ async fn collect<E: std::fmt::Display>(
                         ended_reason(pod)
                     ),
                 ));
+                o.say_log_tail(&name, &prefix, opts.failed_log_lines, say)
+                    .await;
             }
         }
         if stuck.is_none() && started.elapsed() > opts.pending_timeout && interrupted_at.is_none() {
@@ -551,18 +725,6 @@ async fn collect<E: std::fmt::Display>(
             }
         }
     };
-    // Let the logs' last lines through, then stop following.
-    for s in &mut segs {
-        if let Some(h) = s.log.take() {
-            let abort = h.abort_handle();
-            if tokio::time::timeout(Duration::from_secs(2), h)
-                .await
-                .is_err()
-            {
-                abort.abort();
-            }
-        }
-    }
     out.dirs.sort();
     out.missing.sort_by_key(|m| m.index);
     result.map(|()| out)

@@ -3,15 +3,18 @@
 
 mod common;
 
-use common::mock::{running, Mock, PodScript, NS};
+use common::mock::{running, timeline_second, Mock, PodScript, NS};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use pado_fleet::coordinate::{Control, Notice};
 use pado_k8s::flow::{self, Say};
-use pado_k8s::{Collected, FlowError, FlowOptions};
+use pado_k8s::{Collected, FlowError, FlowOptions, LiveSink};
+use pado_metrics::merge::live::LiveSecond;
+use pado_metrics::Totals;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
@@ -32,7 +35,38 @@ fn options(dir: &std::path::Path) -> FlowOptions {
     o.pending_timeout = Duration::from_millis(400);
     o.finish_timeout = Duration::from_secs(5);
     o.interrupt_grace = Duration::from_secs(3);
+    o.live_stall_after = Duration::from_secs(20);
     o
+}
+
+/// The live view as the tests see it: each merged second as (t, requests,
+/// generators reporting), the notices, and a stop when the merged requests so far
+/// reach `stop_at`.
+#[derive(Default)]
+struct Recorder {
+    seconds: Vec<(u32, u64, usize)>,
+    notices: Vec<Notice>,
+    stop_at: Option<u64>,
+    finished: bool,
+}
+
+impl LiveSink for Recorder {
+    fn second(&mut self, s: &LiveSecond, totals: &Totals) -> Control {
+        self.seconds
+            .push((s.second.t, s.second.requests(), s.reporting));
+        match self.stop_at {
+            Some(n) if totals.overall().requests >= n => {
+                Control::StopAll(format!("enough at {}s", s.second.t + 1))
+            }
+            _ => Control::Continue,
+        }
+    }
+    fn notice(&mut self, n: &Notice) {
+        self.notices.push(n.clone());
+    }
+    fn finish(&mut self) {
+        self.finished = true;
+    }
 }
 
 fn sayer() -> (Say, Arc<Mutex<Vec<String>>>) {
@@ -86,6 +120,7 @@ async fn a_run_creates_collects_merges_and_cleans_up() {
         &options(out.path()),
         rx,
         say,
+        &mut pado_k8s::NoLiveView,
         merge_into(&merged, 99),
     )
     .await
@@ -149,18 +184,19 @@ async fn a_run_creates_collects_merges_and_cleans_up() {
             .expect("done posted");
         assert!(tar_at < done_at);
     }
-    // The generators' own output, prefixed with their segment, after where each runs.
+    // Where each runs is said; the generators' logs are not (all went well).
     let lines = lines.lock().unwrap().clone();
     for i in 0..common::N {
-        let at = |l: &str| lines.iter().position(|x| x == l);
-        let started = at(&format!("[{i}/3] pod {ID}-{i}-x{i} running on node-{i}"));
-        let said = at(&format!("[{i}/3] segment {i} 결과 ok"));
-        assert!(started.is_some() && started < said, "{lines:?}");
         assert!(
-            lines.contains(&format!("[{i}/3] segment {i} 결과 ok")),
+            lines.contains(&format!("[{i}/3] pod {ID}-{i}-x{i} running on node-{i}")),
             "{lines:?}"
         );
     }
+    assert!(!lines.iter().any(|l| l.contains("결과 ok")), "{lines:?}");
+    assert!(
+        mock.calls().iter().all(|c| !c.path.ends_with("/log")),
+        "no log read"
+    );
     assert_cleaned_up(&mock);
 }
 
@@ -183,6 +219,7 @@ async fn a_failed_pod_is_named_and_the_rest_still_merge() {
         &options(out.path()),
         rx,
         say,
+        &mut pado_k8s::NoLiveView,
         merge_into(&merged, 1),
     )
     .await
@@ -194,10 +231,23 @@ async fn a_failed_pod_is_named_and_the_rest_still_merge() {
     let m = c.missing[0].to_string();
     assert!(m.starts_with("segment 1/3 missing:"), "{m}");
     assert!(m.contains("exit code 137, OOMKilled"), "{m}");
+    let lines = lines.lock().unwrap().clone();
+    assert!(lines.contains(&m), "the missing segment is said");
+    // The failed pod's last log lines are said, and only its.
     assert!(
-        lines.lock().unwrap().contains(&m),
-        "the missing segment is said"
+        lines.contains(&"[1/3] segment 1 결과 ok".to_string()),
+        "{lines:?}"
     );
+    assert!(
+        !lines.iter().any(|l| l.contains("segment 0 결과")),
+        "{lines:?}"
+    );
+    let logs = mock.called(
+        "GET",
+        &format!("/api/v1/namespaces/{NS}/pods/{ID}-1-x1/log"),
+    );
+    assert_eq!(logs.len(), 1);
+    assert!(logs[0].query.contains(&("tailLines".into(), "20".into())));
     assert_cleaned_up(&mock);
 }
 
@@ -220,6 +270,7 @@ async fn a_pod_stuck_pending_fails_the_run_with_its_reason() {
         &options(out.path()),
         rx,
         say,
+        &mut pado_k8s::NoLiveView,
         merge_into(&merged, 0),
     )
     .await
@@ -250,10 +301,15 @@ async fn a_pod_stuck_pending_fails_the_run_with_its_reason() {
 
 #[tokio::test]
 async fn ctrl_c_stops_the_generators_collects_what_they_wrote_and_cleans_up() {
-    // Running, never done until the Job is deleted; then segments 0 and 1 stop
-    // gracefully and report, segment 2's pod dies before reporting.
+    // Running, never done until stopped: segments 0 and 1 take `POST /stop`, stop
+    // gracefully and report; segment 2's proxy cannot be reached, so the Job is
+    // deleted to stop it, and its pod dies before reporting.
     let mut pods: Vec<PodScript> = (0..common::N).map(|i| running(i, None)).collect();
+    for p in &mut pods {
+        p.on_stop = Some(0);
+    }
     pods[2].tar = Vec::new();
+    pods[2].proxy_fails = true;
     let mock = Mock::start(pods, Some(0));
     let out = tempfile::tempdir().unwrap();
     let (say, lines) = sayer();
@@ -287,6 +343,7 @@ async fn ctrl_c_stops_the_generators_collects_what_they_wrote_and_cleans_up() {
         &options(out.path()),
         rx,
         say,
+        &mut pado_k8s::NoLiveView,
         merge_into(&merged, 0),
     )
     .await
@@ -302,7 +359,14 @@ async fn ctrl_c_stops_the_generators_collects_what_they_wrote_and_cleans_up() {
         m.starts_with("segment 2/3 missing:") && m.contains("exit code 137"),
         "{m}"
     );
-    // The Job was deleted when Ctrl-C came (to stop generators) and again at cleanup.
+    assert_eq!(c.stopped.as_deref(), Some("interrupted (Ctrl-C)"));
+    // Every generator was asked to stop through its pod proxy.
+    for p in 0..common::N {
+        let stop = format!("/api/v1/namespaces/{NS}/pods/{ID}-{p}-x{p}:7070/proxy/stop");
+        assert_eq!(mock.called("POST", &stop).len(), 1, "{stop}");
+    }
+    // The Job was deleted after Ctrl-C (segment 2 could not be stopped otherwise)
+    // and again at cleanup.
     let deletes = mock.called(
         "DELETE",
         &format!("/apis/batch/v1/namespaces/{NS}/jobs/{ID}"),
@@ -339,6 +403,7 @@ async fn a_second_ctrl_c_cleans_up_without_merging() {
         &options(out.path()),
         rx,
         say,
+        &mut pado_k8s::NoLiveView,
         merge_into(&merged, 0),
     )
     .await
@@ -365,6 +430,7 @@ async fn a_refused_create_still_cleans_up_and_says_why() {
         &options(out.path()),
         rx,
         say,
+        &mut pado_k8s::NoLiveView,
         merge_into(&merged, 0),
     )
     .await
@@ -386,5 +452,195 @@ async fn a_refused_create_still_cleans_up_and_says_why() {
             format!("/apis/batch/v1/namespaces/forbidden/jobs/{ID}"),
             format!("/api/v1/namespaces/forbidden/configmaps/{ID}")
         ]
+    );
+}
+
+/// Pods that serve `seconds` seconds each, pod `i` sending `10 * (i + 1) + t`
+/// requests in second `t`.
+fn live_pods(seconds: u32, done: Option<i32>) -> Vec<PodScript> {
+    (0..common::N)
+        .map(|i| PodScript {
+            live: (0..seconds)
+                .map(|t| timeline_second(t, u64::from(10 * (i + 1) + t)))
+                .collect(),
+            ..running(i, done)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_live_view_gets_every_second_of_the_whole_test() {
+    let mock = Mock::start(live_pods(4, Some(0)), None);
+    let out = tempfile::tempdir().unwrap();
+    let (say, _) = sayer();
+    let merged: Merged = Arc::default();
+    let (_tx, rx) = watch::channel(0u32);
+    let mut view = Recorder::default();
+    let code = flow::run(
+        mock.client(),
+        &spec(),
+        &options(out.path()),
+        rx,
+        say,
+        &mut view,
+        merge_into(&merged, 0),
+    )
+    .await
+    .unwrap();
+    assert_eq!(code, 0);
+    // Second t of the test: the three pods' seconds t added (10+20+30 + 3t).
+    let want: Vec<(u32, u64, usize)> = (0..4).map(|t| (t, 60 + 3 * u64::from(t), 3)).collect();
+    assert_eq!(view.seconds, want);
+    assert!(view.notices.is_empty(), "{:?}", view.notices);
+    assert!(view.finished, "the live view was ended");
+    let c = merged.lock().unwrap().clone().unwrap();
+    assert_eq!(c.dirs.len(), 3);
+    assert_eq!(c.live_seconds, 4);
+    assert!(c.stopped.is_none() && !c.interrupted);
+    // Each pod's result was fetched after its feed was read to its end.
+    for p in 0..common::N {
+        let base = format!("/api/v1/namespaces/{NS}/pods/{ID}-{p}-x{p}:7070/proxy");
+        let calls = mock.calls();
+        let last_live = calls
+            .iter()
+            .rposition(|c| c.path == format!("{base}/live"))
+            .expect("feed read");
+        let tar = calls
+            .iter()
+            .position(|c| c.path == format!("{base}/result.tar"))
+            .expect("tar fetched");
+        assert!(
+            last_live < tar,
+            "pod {p}: feed read after the result was fetched"
+        );
+    }
+    assert_cleaned_up(&mock);
+}
+
+#[tokio::test]
+async fn a_stop_from_the_live_view_stops_every_pod_and_merges_what_they_wrote() {
+    // A long planned run whose pods serve 5 seconds and then run on until stopped.
+    let mut pods = live_pods(5, None);
+    for p in &mut pods {
+        p.on_stop = Some(0);
+    }
+    let mock = Mock::start(pods, None);
+    let out = tempfile::tempdir().unwrap();
+    let (say, _) = sayer();
+    let merged: Merged = Arc::default();
+    let (_tx, rx) = watch::channel(0u32);
+    let mut sp = spec();
+    sp.planned = Duration::from_secs(3600);
+    // Stop once the merged requests reach 120: after second 1 (60 + 63).
+    let mut view = Recorder {
+        stop_at: Some(120),
+        ..Default::default()
+    };
+    let started = std::time::Instant::now();
+    let code = flow::run(
+        mock.client(),
+        &sp,
+        &options(out.path()),
+        rx,
+        say,
+        &mut view,
+        merge_into(&merged, 99),
+    )
+    .await
+    .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(30), "bounded");
+    assert_eq!(code, 99, "the merge's exit code is the run's");
+    assert_eq!(view.notices, vec![Notice::Stopping("enough at 2s".into())]);
+    for p in 0..common::N {
+        let stop = format!("/api/v1/namespaces/{NS}/pods/{ID}-{p}-x{p}:7070/proxy/stop");
+        assert_eq!(mock.called("POST", &stop).len(), 1, "{stop}");
+    }
+    let c = merged.lock().unwrap().clone().unwrap();
+    assert_eq!(c.stopped.as_deref(), Some("enough at 2s"));
+    assert!(!c.interrupted, "not a Ctrl-C");
+    assert_eq!(c.dirs.len(), 3, "{:?}", c.missing);
+    assert!(c.missing.is_empty());
+    // Every pod took the stop: the Job was deleted only at cleanup.
+    let deletes = mock.called(
+        "DELETE",
+        &format!("/apis/batch/v1/namespaces/{NS}/jobs/{ID}"),
+    );
+    assert_eq!(deletes.len(), 1);
+    assert_cleaned_up(&mock);
+}
+
+#[tokio::test]
+async fn a_pod_whose_proxy_fails_is_left_out_of_the_live_view_and_still_collected() {
+    let mut pods = live_pods(3, Some(0));
+    pods[1].proxy_fails = true;
+    let mock = Mock::start(pods, None);
+    let out = tempfile::tempdir().unwrap();
+    let (say, _) = sayer();
+    let merged: Merged = Arc::default();
+    let (_tx, rx) = watch::channel(0u32);
+    let mut sp = spec();
+    // Results are asked for after a second; the feed is given up after 200 ms.
+    sp.planned = Duration::from_secs(1);
+    let mut opts = options(out.path());
+    opts.live_stall_after = Duration::from_millis(200);
+    let mut view = Recorder::default();
+    flow::run(
+        mock.client(),
+        &sp,
+        &opts,
+        rx,
+        say,
+        &mut view,
+        merge_into(&merged, 0),
+    )
+    .await
+    .unwrap();
+    assert_eq!(view.notices.len(), 1, "{:?}", view.notices);
+    match &view.notices[0] {
+        Notice::LeftOut(1, why) => assert!(why.contains("503"), "{why}"),
+        n => panic!("{n:?}"),
+    }
+    // The live view is pods 0 and 2 only: 10 + 30 + 2t.
+    let want: Vec<(u32, u64, usize)> = (0..3).map(|t| (t, 40 + 2 * u64::from(t), 2)).collect();
+    assert_eq!(view.seconds, want);
+    // Its result is still collected and merged.
+    let c = merged.lock().unwrap().clone().unwrap();
+    assert_eq!(c.dirs.len(), 3, "{:?}", c.missing);
+    assert_eq!(c.exit_codes.len(), 3);
+    assert_cleaned_up(&mock);
+}
+
+#[tokio::test]
+async fn a_segment_whose_run_failed_is_collected_and_its_log_tail_said() {
+    let mut pods: Vec<PodScript> = (0..common::N).map(|i| running(i, Some(0))).collect();
+    pods[0].done = Some(1);
+    let mock = Mock::start(pods, None);
+    let out = tempfile::tempdir().unwrap();
+    let (say, lines) = sayer();
+    let merged: Merged = Arc::default();
+    let (_tx, rx) = watch::channel(0u32);
+    flow::run(
+        mock.client(),
+        &spec(),
+        &options(out.path()),
+        rx,
+        say,
+        &mut pado_k8s::NoLiveView,
+        merge_into(&merged, 0),
+    )
+    .await
+    .unwrap();
+    let c = merged.lock().unwrap().clone().unwrap();
+    assert_eq!(c.exit_codes, BTreeMap::from([(0, 1), (1, 0), (2, 0)]));
+    let lines = lines.lock().unwrap().clone();
+    assert!(
+        lines.contains(&"[0/3] segment 0 결과 ok".to_string()),
+        "{lines:?}"
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("segment 1 결과") || l.contains("segment 2 결과")),
+        "{lines:?}"
     );
 }

@@ -1,6 +1,7 @@
 //! A mock Kubernetes API server: a local HTTP server on 127.0.0.1 answering only the
 //! calls `pado k8s run` makes (create ConfigMap and Job, list pods by label, pod
-//! logs, the pod proxy's /status, /result.tar and /done, delete Job and ConfigMap)
+//! logs, the pod proxy's /live, /stop, /status, /result.tar and /done, delete Job
+//! and ConfigMap)
 //! in namespace `loadtest`, and recording each one. Its pods are scripted
 //! ([`PodScript`]) and named after the Job it was sent. Shared by the crate's flow
 //! tests and the CLI's end-to-end test.
@@ -37,6 +38,14 @@ pub struct PodScript {
     pub tar: Vec<u8>,
     /// What its log says.
     pub log: String,
+    /// Its timeline lines (second `t` at `live[t]`, each ending in a newline), served
+    /// by `/live?from=T` with `Pado-State: done` once `done` is set.
+    pub live: Vec<String>,
+    /// Its pod proxy answers 503 to `/live` and `/stop` (the rest works).
+    pub proxy_fails: bool,
+    /// `POST /stop` ends its run with this code (`None`: the stop is taken, the run
+    /// goes on).
+    pub on_stop: Option<i32>,
 }
 
 impl PodScript {
@@ -94,10 +103,10 @@ impl Mock {
         }
     }
 
-    pub fn client(&self) -> pado_k8s::kube::Client {
+    pub fn client(&self) -> pado_k8s::cluster::Clients {
         let mut cfg = pado_k8s::kube::Config::new(format!("http://{}", self.addr).parse().unwrap());
         cfg.default_namespace = NS.into();
-        pado_k8s::kube::Client::try_from(cfg).unwrap()
+        pado_k8s::cluster::Clients::from_config(cfg).unwrap()
     }
 
     pub fn calls(&self) -> Vec<Call> {
@@ -115,10 +124,16 @@ impl Mock {
 async fn conn(mut stream: tokio::net::TcpStream, state: Arc<Mutex<State>>) {
     let mut buf = Vec::new();
     while let Ok(Some(req)) = read_request(&mut stream, &mut buf, 4 << 20).await {
-        let (status, ctype, body) = answer(&state, &req);
+        let (status, ctype, body, pado_state) = answer_live(&state, &req).unwrap_or_else(|| {
+            let (a, b, c) = answer(&state, &req);
+            (a, b, c, None)
+        });
         let mut head = Head::new(status);
         head.header("Content-Type", ctype)
             .content_length(body.len() as u64);
+        if let Some(st) = pado_state {
+            head.header("Pado-State", st);
+        }
         if write_response(&mut stream, head, &body, false)
             .await
             .is_err()
@@ -135,6 +150,61 @@ fn json_body(status: u16, v: Value) -> (u16, &'static str, Vec<u8>) {
 
 fn ok_status() -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 200})
+}
+
+/// The pod proxy's `/live` and `/stop`, with the `Pado-State` header; `None` for
+/// every other call.
+fn answer_live(
+    state: &Mutex<State>,
+    req: &pado_h1server::Request,
+) -> Option<(u16, &'static str, Vec<u8>, Option<&'static str>)> {
+    let mut s = state.lock().unwrap();
+    let rest = req
+        .path
+        .strip_prefix(&format!("/api/v1/namespaces/{NS}/pods/"))?;
+    let (pod, sub) = rest.split_once(":7070/proxy/")?;
+    if sub != "live" && sub != "stop" {
+        return None;
+    }
+    s.calls.push(Call {
+        method: req.method.clone(),
+        path: req.path.clone(),
+        query: req.query.clone(),
+        body: req.body.clone(),
+    });
+    let job = s.job_name.clone();
+    let Some(p) = s.pods.iter_mut().find(|p| p.name(&job) == pod) else {
+        return Some((404, "text/plain", b"no pod".to_vec(), None));
+    };
+    if p.proxy_fails {
+        return Some((
+            503,
+            "text/plain",
+            b"error trying to reach service: dial tcp 10.0.0.9:7070: connect: connection refused"
+                .to_vec(),
+            None,
+        ));
+    }
+    Some(match (req.method.as_str(), sub) {
+        ("GET", "live") => {
+            let from: usize = req
+                .query
+                .iter()
+                .find(|(k, _)| k == "from")
+                .and_then(|(_, v)| v.parse().ok())
+                .unwrap_or(0);
+            let body: String = p.live.iter().skip(from).cloned().collect();
+            let st = if p.done.is_some() { "done" } else { "running" };
+            (200, "application/x-ndjson", body.into_bytes(), Some(st))
+        }
+        ("POST", "stop") => {
+            if let Some(c) = p.on_stop {
+                p.done.get_or_insert(c);
+            }
+            (202, "text/plain", b"stopping".to_vec(), None)
+        }
+        _ => (405, "text/plain", b"no".to_vec(), None),
+    })
 }
 
 fn answer(state: &Mutex<State>, req: &pado_h1server::Request) -> (u16, &'static str, Vec<u8>) {
@@ -267,5 +337,35 @@ pub fn running(i: u32, done: Option<i32>) -> PodScript {
         done,
         tar: result_tar(i),
         log: format!("segment {i} line 1\nsegment {i} 결과 ok\n"),
+        live: Vec::new(),
+        proxy_fails: false,
+        on_stop: None,
     }
+}
+
+/// Second `t` of a generator as its timeline has it: `requests` requests of
+/// series `get`, all 200 in 1 ms, one VU.
+pub fn timeline_second(t: u32, requests: u64) -> String {
+    use pado_metrics::{Interval, Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats};
+    let mut r = SecondRecord::new(t);
+    let mut s = SeriesStats::new(SeriesKey::named("get"));
+    for _ in 0..requests {
+        s.record(&RequestSample {
+            status: 200,
+            phases: Phases {
+                duration_us: 1000,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+    }
+    r.absorb(Interval {
+        vus: 1,
+        vus_max: 1,
+        series: vec![s],
+        ..Default::default()
+    });
+    let mut line = pado_metrics::result_dir::timeline_line(&r).unwrap();
+    line.push('\n');
+    line
 }

@@ -1,0 +1,241 @@
+//! The live view of a test on Kubernetes: each generator pod's feed (`/live`) and
+//! stop (`/stop`) reached through the API server's pod proxy, as
+//! [`pado_fleet::coordinate::GeneratorLink`]s, so the coordinator's live loop can
+//! merge their seconds into one progress line of the whole test and stop them all
+//! (an `abort_on_fail` threshold failing on the merged seconds, or Ctrl-C).
+//!
+//! The flow's collect loop and the live loop run side by side and share a little
+//! state per segment ([`Shared`]): which pod it is (pods appear when the Job
+//! controller makes them), whether its feed is over (so its result is fetched only
+//! after the live view has its last second), whether the collect loop is done with
+//! it (then its link answers "ended" and the live view goes on without it), and
+//! whether a stop reached it.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use kube::Client;
+use pado_fleet::coordinate::{Control, GeneratorLink, LivePoll, Notice};
+use pado_metrics::merge::live::LiveSecond;
+use pado_metrics::Totals;
+
+/// What the coordinator shows and decides while the test runs: the caller's
+/// progress line and its `abort_on_fail` thresholds, judged on the merged seconds
+/// of the whole test (a segment's share never aborts on its own).
+pub trait LiveSink {
+    /// One second of the whole test (the generators' seconds `t` added) and the
+    /// merged totals so far; [`Control::StopAll`] stops every generator.
+    fn second(&mut self, s: &LiveSecond, totals: &Totals) -> Control;
+    /// Something the live loop says (a generator left out, the stop).
+    fn notice(&mut self, n: &Notice);
+    /// The live view is over (end the progress line).
+    fn finish(&mut self);
+}
+
+/// A sink that shows nothing and never stops the test.
+#[derive(Debug, Default)]
+pub struct NoLiveView;
+
+impl LiveSink for NoLiveView {
+    fn second(&mut self, _: &LiveSecond, _: &Totals) -> Control {
+        Control::Continue
+    }
+    fn notice(&mut self, _: &Notice) {}
+    fn finish(&mut self) {}
+}
+
+/// How long one poll, stop or status through the pod proxy may take (the live loop
+/// polls the generators in turn: one not answering holds the round this long).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One segment as both loops see it.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct SegmentLive {
+    /// Its pod, once the Job controller made it.
+    pub pod: Option<String>,
+    /// Its feed answered at least once.
+    pub reached: bool,
+    /// The live loop is done with it (feed over, left out, or the loop ended).
+    pub finished: bool,
+    /// The live loop went on without it (stalled or unreachable).
+    pub left_out: bool,
+    /// The collect loop is done with it: its link answers "ended".
+    pub closed: bool,
+    /// A `/stop` reached it.
+    pub stop_taken: bool,
+    /// A `/stop` did not reach it.
+    pub stop_failed: bool,
+}
+
+/// The state shared by the collect loop and the live loop.
+#[derive(Debug, Clone)]
+pub(crate) struct Shared(Arc<Mutex<SharedState>>);
+
+#[derive(Debug)]
+pub(crate) struct SharedState {
+    pub segs: Vec<SegmentLive>,
+    /// Why every generator was asked to stop (Ctrl-C or a threshold), once.
+    pub stopping: Option<String>,
+    /// The live loop has ended.
+    pub live_over: bool,
+}
+
+impl Shared {
+    pub(crate) fn new(n: u32) -> Shared {
+        Shared(Arc::new(Mutex::new(SharedState {
+            segs: vec![SegmentLive::default(); n as usize],
+            stopping: None,
+            live_over: false,
+        })))
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, SharedState> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The live loop ended: nothing more comes from any feed.
+    pub(crate) fn all_finished(&self) {
+        let mut st = self.lock();
+        st.live_over = true;
+        for s in &mut st.segs {
+            s.finished = true;
+        }
+    }
+
+    /// The collect loop is over: every link answers "ended".
+    pub(crate) fn close_all(&self) {
+        for s in &mut self.lock().segs {
+            s.closed = true;
+        }
+    }
+}
+
+/// One generator pod reached through the API server's pod proxy.
+pub(crate) struct PodLink {
+    client: Client,
+    namespace: String,
+    port: u16,
+    index: usize,
+    shared: Shared,
+}
+
+impl PodLink {
+    pub(crate) fn new(
+        client: Client,
+        namespace: &str,
+        port: u16,
+        index: usize,
+        shared: Shared,
+    ) -> PodLink {
+        PodLink {
+            client,
+            namespace: namespace.to_string(),
+            port,
+            index,
+            shared,
+        }
+    }
+
+    /// `Err` while its pod does not exist; `Ok(None)` once the collect loop is done
+    /// with it.
+    fn pod(&self) -> Result<Option<String>, String> {
+        let st = self.shared.lock();
+        let seg = &st.segs[self.index];
+        if seg.closed {
+            return Ok(None);
+        }
+        seg.pod
+            .clone()
+            .map(Some)
+            .ok_or_else(|| "its pod does not exist yet".to_string())
+    }
+
+    /// One request through the pod proxy: status, `Pado-State` header, body.
+    async fn request(
+        &self,
+        method: http::Method,
+        pod: &str,
+        what: &str,
+    ) -> Result<(u16, Option<String>, Vec<u8>), String> {
+        let path = format!(
+            "/api/v1/namespaces/{}/pods/{pod}:{}/proxy/{what}",
+            self.namespace, self.port
+        );
+        let req = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .body(kube::client::Body::from(Vec::new()))
+            .map_err(|e| e.to_string())?;
+        let go = async {
+            let res = self.client.send(req).await.map_err(|e| e.to_string())?;
+            let status = res.status().as_u16();
+            let state = res
+                .headers()
+                .get("Pado-State")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            let body = res
+                .into_body()
+                .collect_bytes()
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((status, state, body.to_vec()))
+        };
+        tokio::time::timeout(REQUEST_TIMEOUT, go)
+            .await
+            .map_err(|_| format!("no answer within {} s", REQUEST_TIMEOUT.as_secs()))?
+    }
+}
+
+fn status_error(status: u16, body: &[u8]) -> String {
+    let text: String = String::from_utf8_lossy(body).chars().take(200).collect();
+    format!("its pod proxy answered {status}: {}", text.trim())
+}
+
+impl GeneratorLink for PodLink {
+    async fn live(&mut self, from: u32) -> Result<LivePoll, String> {
+        let Some(pod) = self.pod()? else {
+            return Ok(LivePoll {
+                lines: Vec::new(),
+                ended: true,
+            });
+        };
+        let (status, state, lines) = self
+            .request(http::Method::GET, &pod, &format!("live?from={from}"))
+            .await?;
+        if status != 200 {
+            return Err(status_error(status, &lines));
+        }
+        let ended = state.as_deref() == Some("done");
+        let mut st = self.shared.lock();
+        let seg = &mut st.segs[self.index];
+        seg.reached = true;
+        if ended && lines.is_empty() {
+            seg.finished = true;
+        }
+        Ok(LivePoll { lines, ended })
+    }
+
+    async fn stop(&mut self) -> Result<(), String> {
+        let got = match self.pod() {
+            Ok(Some(pod)) => match self.request(http::Method::POST, &pod, "stop").await {
+                Ok((202, _, _)) => Ok(()),
+                Ok((status, _, body)) => Err(status_error(status, &body)),
+                Err(e) => Err(e),
+            },
+            Ok(None) => Ok(()),
+            Err(_) => {
+                // No pod yet: deleting the Job stops it (the collect loop does).
+                self.shared.lock().segs[self.index].stop_failed = true;
+                return Ok(());
+            }
+        };
+        let mut st = self.shared.lock();
+        let seg = &mut st.segs[self.index];
+        match &got {
+            Ok(()) => seg.stop_taken = true,
+            Err(_) => seg.stop_failed = true,
+        }
+        got
+    }
+}
