@@ -161,6 +161,10 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    // A stop the workers obeyed within the last sleep: they ended at its word, now.
+    if stop_asked_at.is_none() && opts.stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING {
+        stop_asked_at = Some(Instant::now());
+    }
     for h in handles {
         let _ = h.join();
     }
