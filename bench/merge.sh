@@ -17,8 +17,8 @@
 #
 # Segments are written by the current pado (plain V2 histograms since the merge speed
 # work; older pado wrote V2 deflate, slower to read). Last measured (bench/README.md):
-# about 20-26 s of user CPU for the merge and its report, 31 MB max RSS; wall time on
-# the shared 2-core machine 31-34 s with other builds running. Target not met yet.
+# 4.8-5.5 s wall and 8-9 s of user CPU on the 2-core development machine, 33-35 MB
+# max RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEGMENTS=${SEGMENTS:-16}

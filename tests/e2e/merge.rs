@@ -144,6 +144,17 @@ fn merged_segments_sum_exactly_and_thresholds_judge_the_union() {
     assert_eq!(meta["merged_from"].as_array().unwrap().len(), 3);
     assert!(meta.get("segment").is_none());
 
+    // The merge folded its seconds as it wrote them; `pado report`, reading the
+    // merged directory back, writes the same summary and report.
+    let html_before = html;
+    let o = pado(&["report", out.to_str().unwrap(), "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(read_json(&out.join("summary.json")), s);
+    assert_eq!(
+        std::fs::read_to_string(out.join("report.html")).unwrap(),
+        html_before
+    );
+
     // The same merge judged by a threshold the union fails: exit 99.
     set_threshold(&dirs, "http_reqs", &format!("count > {sum}"));
     let out2 = root.join("merged-fail");

@@ -455,19 +455,30 @@ pub(crate) fn write_reports(
     windows: &[pado_metrics::StageMark],
 ) -> Result<(pado_report::Summary, Option<exit::Failure>), exit::Failure> {
     let run = pado_report::load_with_windows(d, windows).map_err(exit::Failure::other)?;
-    let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
+    write_loaded_reports(d, &run, html, exports)
+}
+
+/// [`write_reports`] of a run already loaded (a merge folds its seconds as it
+/// writes them).
+pub(crate) fn write_loaded_reports(
+    d: &pado_metrics::ResultDir,
+    run: &pado_report::LoadedRun,
+    html: bool,
+    exports: &[String],
+) -> Result<(pado_report::Summary, Option<exit::Failure>), exit::Failure> {
+    let summary = pado_report::build(run).map_err(exit::Failure::other)?;
     let written = (|| -> Result<(), pado_metrics::result_dir::ResultError> {
         d.write_json(pado_metrics::result_dir::SUMMARY_FILE, &summary)?;
         if html {
             d.write_text(
                 "report.html",
-                &pado_report::html::render_html(&run, &summary),
+                &pado_report::html::render_html(run, &summary),
             )?;
         }
         for e in exports {
             match e.as_str() {
                 "csv" => {
-                    d.write_text("timeline.csv", &pado_report::csv_export::timeline_csv(&run))?
+                    d.write_text("timeline.csv", &pado_report::csv_export::timeline_csv(run))?
                 }
                 "junit" => d.write_text("junit.xml", &pado_report::junit::junit_xml(&summary))?,
                 _ => {}

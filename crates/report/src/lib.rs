@@ -17,8 +17,8 @@ pub mod timeline;
 use pado_metrics::ResultDir;
 
 pub use summary::{
-    build, load, load_with_windows, GeneratorSummary, LoadedRun, ReportError, StepSummary, Summary,
-    GENERATOR_SATURATED,
+    build, load, load_folded, load_with_windows, GeneratorSummary, LoadedRun, ReportError,
+    StepSummary, Summary, GENERATOR_SATURATED,
 };
 pub use text::{render, TextOptions};
 pub use timeline::{PointLatency, PointStats, RunFold, SecondPoint};

@@ -52,17 +52,18 @@ pub(crate) struct Source {
 }
 
 /// Read the sources of one group in step: for every second of the merged timeline,
-/// their seconds that fall on it added into one partial second, sent in order (an
-/// error is sent in place of a second, and ends the group). Returns the group's
-/// tallies with their index.
+/// their seconds that fall on it added into the second the group before sent (a new
+/// one for the first group), sent on in order (an error is sent in place of a second,
+/// and ends the chain). Returns the group's tallies with their index.
 fn read_group(
     sources: &[Source],
     offsets: &[u32],
     mut own: Vec<(usize, Tally)>,
     end: u32,
+    from: Option<crossbeam_channel::Receiver<Result<SecondRecord, MergeError>>>,
     tx: crossbeam_channel::Sender<Result<SecondRecord, MergeError>>,
 ) -> Vec<(usize, Tally)> {
-    if let Err(e) = send_group(sources, offsets, &mut own, end, &tx) {
+    if let Err(e) = send_group(sources, offsets, &mut own, end, from, &tx) {
         let _ = tx.send(Err(e));
     }
     own
@@ -73,6 +74,7 @@ fn send_group(
     offsets: &[u32],
     own: &mut [(usize, Tally)],
     end: u32,
+    from: Option<crossbeam_channel::Receiver<Result<SecondRecord, MergeError>>>,
     tx: &crossbeam_channel::Sender<Result<SecondRecord, MergeError>>,
 ) -> Result<(), MergeError> {
     let mut readers = Vec::with_capacity(own.len());
@@ -84,7 +86,14 @@ fn send_group(
     }
     let mut dec = HistogramDecoder::default();
     for t in 0..end {
-        let mut rec = SecondRecord::new(t);
+        let mut rec = match &from {
+            None => SecondRecord::new(t),
+            Some(rx) => match rx.recv() {
+                Ok(rec) => rec?,
+                // The group before stopped early: its error is in its result.
+                Err(_) => break,
+            },
+        };
         for (k, (i, tally)) in own.iter_mut().enumerate() {
             while let Some(p) = pending[k].as_ref() {
                 if p.t().saturating_add(offsets[*i]) > t {
@@ -170,15 +179,21 @@ impl MergePlan {
     /// timeline.jsonl, failures.jsonl, observe.jsonl (from one generator) and
     /// generators.json. summary.json and the report are the report side's.
     pub fn write(self, out: &ResultDir) -> Result<MergeOutcome, MergeError> {
+        self.write_each(out, |_| {})
+    }
+
+    /// [`MergePlan::write`], handing each merged second to `each` once it is written,
+    /// in order: a report folds them as they come instead of reading the merged
+    /// timeline back (the same seconds, the same result, without decoding them
+    /// again).
+    pub fn write_each(
+        self,
+        out: &ResultDir,
+        mut each: impl FnMut(SecondRecord),
+    ) -> Result<MergeOutcome, MergeError> {
         let n = self.sources.len();
         let offsets = &self.alignment.offsets;
-        let end = self
-            .sources
-            .iter()
-            .zip(offsets)
-            .map(|(s, o)| s.seconds.saturating_add(*o))
-            .max()
-            .unwrap_or(0);
+        let end = self.end();
         let mut meta = self.merged_meta(end);
         // run.json first with length 0, as a run does: a merge killed midway reads
         // as unfinished, not as a short complete run.
@@ -192,21 +207,27 @@ impl MergePlan {
             .enumerate()
             .map(|(i, s)| Tally::new(self.figures_of(i, s)))
             .collect();
-        // The sources are read by up to two threads, each adding its share of the
-        // generators into one partial second at a time; this thread adds the
-        // partials and writes. Bounded channels keep each thread a few seconds ahead
-        // at most, so memory stays bounded whatever the length of the run.
+        // The sources are read by up to two threads in a chain: the first adds its
+        // share of the generators into a new second and hands it to the second,
+        // which adds its share into the same second (no partial seconds to add
+        // together) and hands it to this thread, which writes it. Bounded channels
+        // keep each thread a few seconds ahead at most, so memory stays bounded
+        // whatever the length of the run.
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .clamp(1, 2)
             .min(n);
-        let groups: Vec<Vec<usize>> = (0..threads)
-            .map(|g| (g..n).step_by(threads).collect())
+        // The second link adds into seconds the first one filled (on another core):
+        // it costs more per generator, so the first takes three fifths of them.
+        let first = if threads == 1 { n } else { (n * 3).div_ceil(5) };
+        let groups: Vec<Vec<usize>> = [(0..first).collect(), (first..n).collect()]
+            .into_iter()
+            .filter(|g: &Vec<usize>| !g.is_empty())
             .collect();
         let mut slots: Vec<Option<Tally>> = tallies.into_iter().map(Some).collect();
         let sources = &self.sources;
         let tallies = std::thread::scope(|scope| -> Result<Vec<Tally>, MergeError> {
-            let mut rxs = Vec::new();
+            let mut from = None;
             let mut handles = Vec::new();
             for g in groups {
                 let (tx, rx) = crossbeam_channel::bounded::<Result<SecondRecord, MergeError>>(4);
@@ -214,28 +235,23 @@ impl MergePlan {
                     .iter()
                     .map(|&i| (i, slots[i].take().expect("each source in one group")))
                     .collect();
-                handles.push(scope.spawn(move || read_group(sources, offsets, own, end, tx)));
-                rxs.push(rx);
+                let before = from.replace(rx);
+                handles
+                    .push(scope.spawn(move || read_group(sources, offsets, own, end, before, tx)));
             }
+            let last = from.expect("at least one group");
             let mut w = out.timeline_writer()?;
             for t in 0..end {
-                let mut rec: Option<SecondRecord> = None;
-                for rx in &rxs {
-                    let part = match rx.recv() {
-                        Ok(part) => part?,
-                        // A reader stopped early: its error is in its result.
-                        Err(_) => break,
-                    };
-                    match rec.as_mut() {
-                        Some(r) => r.merge(part),
-                        None => rec = Some(part),
-                    }
-                }
-                let mut rec = rec.unwrap_or_else(|| SecondRecord::new(t));
+                let mut rec = match last.recv() {
+                    Ok(rec) => rec?,
+                    // A reader stopped early: its error is in its result.
+                    Err(_) => SecondRecord::new(t),
+                };
                 rec.t = t;
                 w.write(&rec)?;
+                each(rec);
             }
-            drop(rxs);
+            drop(last);
             let mut all: Vec<(usize, Tally)> = Vec::new();
             for h in handles {
                 all.extend(h.join().expect("a merge reader panicked"));
@@ -258,6 +274,23 @@ impl MergePlan {
             seconds: end,
             partial: self.problems,
         })
+    }
+
+    /// Seconds of the merged timeline: up to the last second of the generator that
+    /// ended last.
+    fn end(&self) -> u32 {
+        self.sources
+            .iter()
+            .zip(&self.alignment.offsets)
+            .map(|(s, o)| s.seconds.saturating_add(*o))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The merged run.json as [`MergePlan::write`] writes it when it ends (what a
+    /// fold of the merged seconds needs before they come).
+    pub fn meta(&self) -> RunMeta {
+        self.merged_meta(self.end())
     }
 
     /// A source's length in seconds: its run.json's, or its timeline's when pado was

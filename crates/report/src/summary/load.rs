@@ -26,6 +26,26 @@ pub fn load_with_windows(
     })?;
     let mut run = fold.finish();
     recover_unfinished(&mut run.meta, &read);
+    read_the_rest(dir, run)
+}
+
+/// A run whose seconds were folded as they were written into `dir` (by a merge:
+/// `fold` made from the run.json it writes, `read` what it wrote), completed from the
+/// directory's other files: what [`load`] gives, without reading the timeline back.
+pub fn load_folded(
+    dir: &ResultDir,
+    fold: RunFold,
+    read: &pado_metrics::TimelineRead,
+) -> Result<LoadedRun, ReportError> {
+    let mut run = fold.finish();
+    // The run.json written last (its real length).
+    run.meta = dir.read_meta()?;
+    recover_unfinished(&mut run.meta, read);
+    read_the_rest(dir, run)
+}
+
+/// The target's metrics, the failure samples and the generators of a loaded timeline.
+fn read_the_rest(dir: &ResultDir, mut run: LoadedRun) -> Result<LoadedRun, ReportError> {
     run.observations =
         pado_metrics::read_observations(dir.path(), &pado_analysis::attribution::wanted)?;
     run.totals.failures = dir.read_failures()?;
