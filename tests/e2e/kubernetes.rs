@@ -8,6 +8,7 @@ mod k8s_mock;
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -217,6 +218,32 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Two real segments of `file` run against the test server, as each pod would have
+/// run its own: the tar of its result directory and its timeline's lines (its live
+/// feed).
+fn real_segments(t: &Path, file: &Path) -> Vec<(Vec<u8>, Vec<String>)> {
+    (0..2u32)
+        .map(|i| {
+            let dir = t.join(format!("generator-{i}"));
+            let o = pado(&[
+                "run",
+                file.to_str().unwrap(),
+                "--segment",
+                &format!("{i}/2"),
+                "--quiet",
+                "--out",
+                dir.to_str().unwrap(),
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{o:?}");
+            let timeline = std::fs::read_to_string(dir.join("timeline.jsonl")).unwrap();
+            (
+                pado_fleet::archive::pack_dir(&dir).unwrap(),
+                timeline.lines().map(|l| format!("{l}\n")).collect(),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn k8s_run_creates_collects_merges_and_cleans_up() {
     let _machine = shared_machine();
@@ -232,23 +259,14 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
             srv.base_url()
         ),
     );
-    let pods = (0..2u32)
-        .map(|i| {
-            let dir = t.join(format!("generator-{i}"));
-            let o = pado(&[
-                "run",
-                seg_file.to_str().unwrap(),
-                "--segment",
-                &format!("{i}/2"),
-                "--quiet",
-                "--out",
-                dir.to_str().unwrap(),
-            ]);
-            assert_eq!(o.status.code(), Some(0), "{o:?}");
-            let timeline = std::fs::read_to_string(dir.join("timeline.jsonl")).unwrap();
+    let pods = real_segments(&t, &seg_file)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (tar, live))| {
+            let i = i as u32;
             k8s_mock::PodScript {
-                tar: pado_fleet::archive::pack_dir(&dir).unwrap(),
-                live: timeline.lines().map(|l| format!("{l}\n")).collect(),
+                tar,
+                live,
                 ..k8s_mock::running(i, Some(0))
             }
         })
@@ -368,23 +386,14 @@ fn k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds()
             srv.base_url()
         ),
     );
-    let pods = (0..2u32)
-        .map(|i| {
-            let dir = t.join(format!("generator-{i}"));
-            let o = pado(&[
-                "run",
-                seg_file.to_str().unwrap(),
-                "--segment",
-                &format!("{i}/2"),
-                "--quiet",
-                "--out",
-                dir.to_str().unwrap(),
-            ]);
-            assert_eq!(o.status.code(), Some(0), "{o:?}");
-            let timeline = std::fs::read_to_string(dir.join("timeline.jsonl")).unwrap();
+    let pods = real_segments(&t, &seg_file)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (tar, live))| {
+            let i = i as u32;
             k8s_mock::PodScript {
-                tar: pado_fleet::archive::pack_dir(&dir).unwrap(),
-                live: timeline.lines().map(|l| format!("{l}\n")).collect(),
+                tar,
+                live,
                 // Running until told to stop.
                 on_stop: Some(0),
                 ..k8s_mock::running(i, None)
