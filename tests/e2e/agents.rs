@@ -28,8 +28,10 @@ impl Agent {
         let addr = format!("127.0.0.1:{port}");
         let work = tmp("agent");
         let mut cmd = Command::new(pado_bin());
-        cmd.args(["agent", "--listen", &addr, "--quiet", "--work-dir"])
-            .arg(&*work)
+        // A relative work directory, as the default `pado-agent` is: the job's run
+        // starts elsewhere, and must still find it.
+        cmd.args(["agent", "--listen", &addr, "--quiet", "--work-dir", "jobs"])
+            .current_dir(&*work)
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         match token {
@@ -50,7 +52,7 @@ impl Agent {
 
     /// Files left in the agent's work directory (none once a job is collected).
     fn leftovers(&self) -> usize {
-        std::fs::read_dir(&*self.work).unwrap().count()
+        std::fs::read_dir(self.work.join("jobs")).unwrap().count()
     }
 }
 

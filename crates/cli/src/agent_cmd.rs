@@ -73,9 +73,13 @@ pub(crate) fn agent(a: &AgentArgs) -> Result<i32, Failure> {
             }),
         })
     });
+    // Absolute: each job's run starts in its own directory, and a relative path
+    // (the default `pado-agent` is one) would point somewhere else from there.
+    let work_dir = std::path::absolute(&a.work_dir)
+        .map_err(|e| Failure::invalid(format!("--work-dir {}: {e}", a.work_dir.display())))?;
     let opts = AgentOptions {
         listen: a.listen,
-        work_dir: a.work_dir.clone(),
+        work_dir: work_dir.clone(),
         token,
         keep_for,
         say: Arc::new(move |line: &str| {
@@ -90,7 +94,7 @@ pub(crate) fn agent(a: &AgentArgs) -> Result<i32, Failure> {
         eprintln!(
             "pado agent listening on {} (work directory {}); Ctrl-C to stop",
             handle.addr,
-            a.work_dir.display()
+            work_dir.display()
         );
     }
     let (tx, rx) = std::sync::mpsc::channel::<()>();
