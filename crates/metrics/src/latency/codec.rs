@@ -71,26 +71,20 @@ impl LatencyHistogram {
                 n => put_varint(buf, zigzag(-(n as i64))),
             }
             let filled = self.filled();
-            if filled.iter().any(|c| i64::try_from(*c).is_err()) {
-                return Err(format!(
-                    "histogram of {} values does not encode: a count above 2^63",
-                    self.total
-                ));
-            }
             // Room made once (a varint is at most 9 bytes; most counts take one).
             buf.reserve(9 * filled.len());
+            let mut too_large = false;
             let mut at = 0;
             while at < filled.len() {
                 let c = filled[at];
                 at += 1;
                 let zz = if c != 0 {
+                    too_large |= i64::try_from(c).is_err();
                     zigzag(c as i64)
                 } else {
-                    let mut zeros = 1i64;
-                    while at < filled.len() && filled[at] == 0 {
-                        zeros += 1;
-                        at += 1;
-                    }
+                    let next = next_count(filled, at);
+                    let zeros = (next - at + 1) as i64;
+                    at = next;
                     zigzag(if zeros > 1 { -zeros } else { 0 })
                 };
                 if zz < 0x80 {
@@ -98,6 +92,12 @@ impl LatencyHistogram {
                 } else {
                     put_varint(buf, zz);
                 }
+            }
+            if too_large {
+                return Err(format!(
+                    "histogram of {} values does not encode: a count above 2^63",
+                    self.total
+                ));
             }
         }
         let payload = (buf.len() - V2_HEADER) as u32;
@@ -125,6 +125,21 @@ impl LatencyHistogram {
         }
         Ok(out)
     }
+}
+
+/// The first slot from `at` on that holds a count (`counts.len()` if none): a
+/// second's histogram is mostly runs of empty slots, skipped four at a time.
+fn next_count(counts: &[u64], at: usize) -> usize {
+    let rest = &counts[at..];
+    let quads = rest
+        .chunks_exact(4)
+        .position(|q| (q[0] | q[1] | q[2] | q[3]) != 0)
+        .unwrap_or(rest.len() / 4);
+    let from = at + 4 * quads;
+    from + counts[from..]
+        .iter()
+        .position(|c| *c != 0)
+        .unwrap_or(counts.len() - from)
 }
 
 fn zigzag(n: i64) -> u64 {

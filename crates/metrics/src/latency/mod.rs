@@ -207,15 +207,18 @@ impl LatencyHistogram {
         if self.total == 0 {
             return out;
         }
-        let want = |q: f64| {
+        let want = qs.map(|q| {
             let q = if q > 1.0 { 1.0 } else { q };
             ((q * self.total as f64).ceil() as u64).max(1)
-        };
-        let mut k = 0;
+        });
+        let (mut k, mut next) = (0, want.first().copied().unwrap_or(0));
         let mut seen = 0u64;
         for (off, c) in self.filled().iter().enumerate() {
             seen = seen.saturating_add(*c);
-            while k < N && seen >= want(qs[k]) {
+            if seen < next {
+                continue;
+            }
+            while k < N && seen >= want[k] {
                 let i = self.min_idx + off;
                 out[k] = if qs[k] == 0.0 {
                     layout::lowest_at(i)
@@ -227,6 +230,7 @@ impl LatencyHistogram {
             if k == N {
                 break;
             }
+            next = want[k];
         }
         out
     }
@@ -247,15 +251,28 @@ impl LatencyHistogram {
             let stop = layout::bucket_slots(i).1.min(end);
             let shift = layout::bucket_of_index(i);
             let first_sub = u128::from(layout::lowest_at(i) >> shift);
-            let (mut n, mut subs) = (0u128, 0u128);
-            for (k, c) in self.counts[i - self.base..stop - self.base]
-                .iter()
-                .enumerate()
-            {
-                let c = u128::from(*c);
-                n += c;
-                subs += (first_sub + k as u128) * c;
-            }
+            let slots = &self.counts[i - self.base..stop - self.base];
+            let (n, subs) = if self.total < 1 << 52 {
+                // A sub-bucket is below 2^11, so no sum of sub·count over fewer
+                // than 2^52 values passes 2^63: adds in u64.
+                let (mut n, mut weighted) = (0u64, 0u64);
+                for (k, c) in slots.iter().enumerate() {
+                    n += *c;
+                    weighted += k as u64 * *c;
+                }
+                (
+                    u128::from(n),
+                    u128::from(weighted) + first_sub * u128::from(n),
+                )
+            } else {
+                let (mut n, mut subs) = (0u128, 0u128);
+                for (k, c) in slots.iter().enumerate() {
+                    let c = u128::from(*c);
+                    n += c;
+                    subs += (first_sub + k as u128) * c;
+                }
+                (n, subs)
+            };
             sum = sum.saturating_add((subs << shift) + n * u128::from((1u64 << shift) >> 1));
             i = stop;
         }

@@ -40,13 +40,18 @@ pub struct PointLatency {
 impl PointLatency {
     /// The figures of `h`; `None` when it is empty.
     pub fn of(h: &LatencyHistogram) -> Option<Self> {
-        (!h.is_empty()).then(|| PointLatency {
-            p50_us: h.quantile_us(0.50),
-            p90_us: h.quantile_us(0.90),
-            p95_us: h.quantile_us(0.95),
-            p99_us: h.quantile_us(0.99),
-            max_us: h.max_us(),
-            mean_us: h.mean_us(),
+        (!h.is_empty()).then(|| {
+            // One walk for the four (a walk per quantile was a fifth of a merge's
+            // report fold).
+            let [p50_us, p90_us, p95_us, p99_us] = h.quantiles_us([0.50, 0.90, 0.95, 0.99]);
+            PointLatency {
+                p50_us,
+                p90_us,
+                p95_us,
+                p99_us,
+                max_us: h.max_us(),
+                mean_us: h.mean_us(),
+            }
         })
     }
 }
