@@ -28,5 +28,6 @@ mod scenarios;
 mod segments;
 mod signals;
 mod thresholds;
+mod tls_trust;
 mod tooling;
 mod why;

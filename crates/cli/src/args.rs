@@ -516,6 +516,17 @@ pub(crate) struct LoadArgs {
     /// Accept any TLS certificate.
     #[arg(long, short = 'k')]
     pub insecure: bool,
+    /// Trust the CA certificates of this PEM file too (besides the system's trust
+    /// store and the bundled roots); replaces the file's `defaults.tls.ca_cert`.
+    #[arg(long, value_name = "FILE")]
+    pub ca_cert: Option<PathBuf>,
+    /// Present this client certificate (PEM) to servers that ask for one (mutual
+    /// TLS); needs --client-key.
+    #[arg(long, value_name = "FILE", requires = "client_key")]
+    pub client_cert: Option<PathBuf>,
+    /// The private key (PEM) of --client-cert.
+    #[arg(long, value_name = "FILE", requires = "client_cert")]
+    pub client_key: Option<PathBuf>,
     /// Do not follow redirects: a 3xx is the response checks see (replaces the
     /// file's `defaults.follow_redirects`; a request's own `follow_redirects` wins).
     #[arg(long)]

@@ -1,4 +1,5 @@
-//! The files a scenario reads besides itself (data feeds, request bodies), read
+//! The files a scenario reads besides itself (data feeds, request bodies, a CA
+//! certificate; never a client key, which is a secret), read
 //! once on the coordinator's machine for generators elsewhere: a Kubernetes
 //! ConfigMap (`pado k8s`) or an agent's job bundle (`pado run --generators`).
 
@@ -13,6 +14,18 @@ use crate::prepared::Prepared;
 /// with the file's name.
 pub(crate) fn data_files(prep: &Prepared, cap: u64) -> Result<Vec<FileEntry>, Failure> {
     let mut out: Vec<FileEntry> = Vec::new();
+    if prep
+        .config
+        .defaults
+        .tls
+        .as_ref()
+        .is_some_and(|t| t.client_key.is_some())
+    {
+        return Err(Failure::invalid(format!(
+            "{}: a client key (defaults.tls.client_key or --client-key) is not sent to other generators: it is a secret. Start each generator with `pado run --segment i/N` and a key of its own, then `pado merge` (see `pado docs scaling-out`)",
+            prep.file
+        )));
+    }
     for rel in referenced_files(&prep.config) {
         let path = rel.trim_start_matches("./").to_string();
         if out.iter().any(|f| f.path == path) {
@@ -20,7 +33,7 @@ pub(crate) fn data_files(prep: &Prepared, cap: u64) -> Result<Vec<FileEntry>, Fa
         }
         if !pado_k8s::spec::is_relative_inside(&path) {
             return Err(Failure::invalid(format!(
-                "{}: data file `{rel}` is outside the scenario's directory (absolute or with ..): other generators cannot be given it; move it beside the scenario",
+                "{}: file `{rel}` is outside the scenario's directory (absolute or with ..; a --ca-cert flag is absolute): other generators cannot be given it; move it beside the scenario (for a CA, name it in `defaults.tls.ca_cert`)",
                 prep.file
             )));
         }
@@ -59,6 +72,7 @@ fn referenced_files(config: &pado_scenario::model::Config) -> Vec<String> {
         .values()
         .filter_map(|d| d.file.clone())
         .collect();
+    out.extend(config.defaults.tls.iter().filter_map(|t| t.ca_cert.clone()));
     if let Ok(v) = serde_json::to_value(config) {
         walk(&v, &mut out);
     }

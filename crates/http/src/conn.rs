@@ -329,28 +329,27 @@ pub fn io_error_kind(e: &io::Error, tls: bool) -> ErrorKind {
 }
 
 /// Build the shared rustls client configuration. `insecure` accepts any certificate
-/// (for test systems with self-signed certificates), as `--insecure` promises.
+/// (for test systems with self-signed certificates), as `--insecure` promises;
+/// otherwise the system's trust store and the bundled roots are trusted. A run's
+/// requests use [`crate::TlsSettings`], which adds a CA file and a client
+/// certificate.
 pub fn tls_client_config(insecure: bool) -> Arc<rustls::ClientConfig> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .expect("ring supports the default protocol versions");
-    let mut cfg = if insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
-            .with_no_client_auth()
-    } else {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        builder.with_root_certificates(roots).with_no_client_auth()
-    };
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Arc::new(cfg)
+    Arc::new(
+        crate::trust::client_config_for(insecure, &[], None)
+            .expect("no CA file or client certificate to refuse"),
+    )
 }
 
+/// A verifier that accepts any server certificate (`--insecure`), still checking
+/// the handshake's signatures.
 #[derive(Debug)]
-struct AcceptAny(Arc<rustls::crypto::CryptoProvider>);
+pub(crate) struct AcceptAny(Arc<rustls::crypto::CryptoProvider>);
+
+impl AcceptAny {
+    pub(crate) fn new(provider: Arc<rustls::crypto::CryptoProvider>) -> Self {
+        AcceptAny(provider)
+    }
+}
 
 impl rustls::client::danger::ServerCertVerifier for AcceptAny {
     fn verify_server_cert(

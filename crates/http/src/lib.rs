@@ -12,6 +12,8 @@
 //! - [`exchange`]: one timed request/response on a VU's connection.
 //! - [`response`]: sans-I/O response framing (heads, bodies, chunked decoding).
 //! - [`status`]: the set of statuses a request accepts.
+//! - [`trust`]: the roots TLS trusts (system, bundled, a CA file) and a client
+//!   certificate for mutual TLS.
 //!
 //! [`ErrorKind`]: pado_metrics::ErrorKind
 
@@ -19,7 +21,9 @@ pub mod conn;
 pub mod exchange;
 pub mod response;
 pub mod status;
+pub mod trust;
 
 pub use conn::{tls_client_config, Conn, ConnectError, Origin, TlsTarget};
 pub use exchange::{exchange, idempotent_method, is_redirect, Exchange, RequestRef};
 pub use status::StatusSet;
+pub use trust::{TlsFileError, TlsSettings};

@@ -115,6 +115,28 @@ pub struct Defaults {
     /// otherwise (default true).
     #[serde(default)]
     pub follow_redirects: Option<bool>,
+    /// TLS files: a CA to trust besides the system's and the bundled roots, and a
+    /// client certificate for servers that require one (mutual TLS).
+    #[serde(default)]
+    pub tls: Option<TlsFiles>,
+}
+
+/// TLS files, relative to the scenario file (`--ca-cert`, `--client-cert` and
+/// `--client-key` replace them, relative to where pado runs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TlsFiles {
+    /// PEM file of one or more CA certificates to trust (e.g. a company's internal
+    /// CA), besides the system's trust store and the bundled Mozilla roots.
+    #[serde(default)]
+    pub ca_cert: Option<String>,
+    /// PEM file of the client certificate (chain) presented to servers that ask for
+    /// one; needs `client_key`.
+    #[serde(default)]
+    pub client_cert: Option<String>,
+    /// PEM file of the client certificate's private key (PKCS#8, PKCS#1 or SEC1).
+    #[serde(default)]
+    pub client_key: Option<String>,
 }
 
 /// What to scrape while the load runs.

@@ -78,6 +78,11 @@ pub struct Overrides {
     pub max_body: Option<crate::ByteSize>,
     /// Set `defaults.follow_redirects: false` (`--no-follow-redirects`).
     pub no_follow_redirects: bool,
+    /// Replace `defaults.tls.ca_cert` (an absolute path: flags are relative to
+    /// where pado runs, the file's paths to the file).
+    pub ca_cert: Option<String>,
+    /// Replace `defaults.tls.client_cert` and `client_key` (absolute paths).
+    pub client_identity: Option<(String, String)>,
 }
 
 /// The single request quick mode sends.
@@ -202,6 +207,17 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) -> Result<(), String> {
     }
     if ov.no_follow_redirects {
         cfg.defaults.follow_redirects = Some(false);
+    }
+    if let Some(ca) = &ov.ca_cert {
+        cfg.defaults
+            .tls
+            .get_or_insert_with(Default::default)
+            .ca_cert = Some(ca.clone());
+    }
+    if let Some((cert, key)) = &ov.client_identity {
+        let t = cfg.defaults.tls.get_or_insert_with(Default::default);
+        t.client_cert = Some(cert.clone());
+        t.client_key = Some(key.clone());
     }
     if !ov.observe.is_empty() || ov.observe_interval.is_some() {
         let o = cfg.observe.get_or_insert_with(Default::default);

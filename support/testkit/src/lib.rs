@@ -81,6 +81,9 @@ pub struct ServerOptions {
     /// are still counted in [`Stats`] but not recorded, to bound memory
     /// under long load tests.
     pub record_limit: usize,
+    /// With `tls`: require a client certificate signed by this CA (PEM), as a
+    /// mutual-TLS service does; a client without one fails its handshake.
+    pub client_ca_pem: Option<String>,
 }
 
 impl Default for ServerOptions {
@@ -90,6 +93,7 @@ impl Default for ServerOptions {
             stall_period: Duration::from_secs(5),
             stall_len: Duration::from_secs(1),
             record_limit: 200_000,
+            client_ca_pem: None,
         }
     }
 }
@@ -260,7 +264,7 @@ impl TestServer {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let (acceptor, cert_pem) = if opts.tls {
-            let (acceptor, pem) = tls::make_acceptor()?;
+            let (acceptor, pem) = tls::make_acceptor(opts.client_ca_pem.as_deref())?;
             (Some(acceptor), Some(pem))
         } else {
             (None, None)

@@ -1,4 +1,5 @@
-//! TLS for the test server: a throw-away self-signed certificate made at start.
+//! TLS for the test server: a throw-away self-signed certificate made at start,
+//! and, when asked, client certificates required (mutual TLS).
 
 use std::io;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ fn io_err(e: impl std::fmt::Display) -> io::Error {
 /// Makes a fresh self-signed certificate (SANs `localhost` and `127.0.0.1`)
 /// and a TLS acceptor serving it. Returns the acceptor and the certificate
 /// as PEM, which clients use as their only trusted root.
-pub(crate) fn make_acceptor() -> io::Result<(TlsAcceptor, String)> {
+pub(crate) fn make_acceptor(client_ca_pem: Option<&str>) -> io::Result<(TlsAcceptor, String)> {
     let certified =
         rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
             .map_err(io_err)?;
@@ -24,10 +25,28 @@ pub(crate) fn make_acceptor() -> io::Result<(TlsAcceptor, String)> {
     // An explicit provider, so that the process-wide default (which depends
     // on which rustls features other crates enable) does not matter.
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ServerConfig::builder_with_provider(provider)
+    let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(io_err)?
-        .with_no_client_auth()
+        .map_err(io_err)?;
+    let builder = match client_ca_pem {
+        None => builder.with_no_client_auth(),
+        Some(pem) => {
+            // Mutual TLS: a client must present a certificate this CA signed.
+            use rustls::pki_types::pem::PemObject;
+            let mut roots = rustls::RootCertStore::empty();
+            for c in rustls::pki_types::CertificateDer::pem_slice_iter(pem.as_bytes()) {
+                roots.add(c.map_err(io_err)?).map_err(io_err)?;
+            }
+            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .map_err(io_err)?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let mut config = builder
         .with_single_cert(vec![cert_der], key)
         .map_err(io_err)?;
     config.alpn_protocols = vec![b"http/1.1".to_vec(), b"http/1.0".to_vec()];

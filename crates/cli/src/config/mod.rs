@@ -204,6 +204,10 @@ impl LoadSpec {
         if let Some(t) = &l.timeout {
             ov.timeout = Some(Dur(positive_dur("timeout", t)?));
         }
+        ov.ca_cert = l.ca_cert.as_deref().map(absolute).transpose()?;
+        if let (Some(cert), Some(key)) = (&l.client_cert, &l.client_key) {
+            ov.client_identity = Some((absolute(cert)?, absolute(key)?));
+        }
         if let Some(m) = &l.max_body {
             let n = pado_scenario::parse_size(m)
                 .map_err(|e| Failure::invalid(format!("--max-body: {e}")))?;
@@ -407,3 +411,11 @@ impl CapacityConfig {
 
 #[cfg(test)]
 mod tests;
+
+/// A file flag as an absolute path (flags are relative to where pado runs; paths in
+/// the scenario file, which the flags replace, are relative to the file).
+fn absolute(p: &std::path::Path) -> Result<String, Failure> {
+    std::path::absolute(p)
+        .map(|a| a.display().to_string())
+        .map_err(|e| Failure::invalid(format!("{}: {e}", p.display())))
+}

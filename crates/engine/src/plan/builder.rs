@@ -28,6 +28,7 @@ pub(super) struct Builder<'a> {
     pub(super) picks: Vec<WeightedFeeds>,
     pub(super) secrets: Vec<Vec<u8>>,
     pub(super) tls: Option<Arc<rustls::ClientConfig>>,
+    pub(super) tls_settings: Arc<pado_http::TlsSettings>,
     /// Scenario (or `setup`) being compiled, for group names.
     pub(super) scope: String,
     /// The flow being compiled, in words (`flow `write` of scenario `browse``).
@@ -46,6 +47,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         })?;
         feeds.push(Arc::new(f));
     }
+    let tls_settings = Arc::new(tls_settings(cfg, base_dir)?);
     let mut b = Builder {
         cfg,
         base_dir,
@@ -59,6 +61,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         picks: Vec::new(),
         secrets: Vec::new(),
         tls: None,
+        tls_settings: tls_settings.clone(),
         scope: "setup".into(),
         flow_label: "the setup".into(),
         named_steps: Vec::new(),
@@ -94,8 +97,35 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         max_body: cfg.defaults.max_body.map_or(BODY_KEEP_CAP, |m| {
             usize::try_from(m.0).unwrap_or(usize::MAX)
         }),
-        insecure: cfg.defaults.insecure,
+        tls: tls_settings,
     })
+}
+
+/// `defaults.insecure` and the files of `defaults.tls` (relative to the scenario
+/// file), read once.
+fn tls_settings(cfg: &Config, base_dir: &Path) -> Result<pado_http::TlsSettings, PlanError> {
+    let files = cfg.defaults.tls.clone().unwrap_or_default();
+    let path = |p: &Option<String>| p.as_ref().map(|p| base_dir.join(p));
+    let ca = path(&files.ca_cert);
+    let (cert, key) = (path(&files.client_cert), path(&files.client_key));
+    let client = cert.as_deref().zip(key.as_deref());
+    pado_http::TlsSettings::from_files(cfg.defaults.insecure, ca.as_deref(), client).map_err(
+        |source| {
+            let field = match &source {
+                pado_http::TlsFileError::Unusable { what, .. } if what.starts_with("CA") => {
+                    "defaults.tls.ca_cert"
+                }
+                pado_http::TlsFileError::Unusable { what, .. } if what.contains("key") => {
+                    "defaults.tls.client_key"
+                }
+                _ => "defaults.tls.client_cert",
+            };
+            PlanError::Tls {
+                field: field.into(),
+                source,
+            }
+        },
+    )
 }
 
 /// Values a `target:` written with `{{ env.NAME }}` took from the environment: the

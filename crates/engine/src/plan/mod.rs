@@ -66,6 +66,15 @@ pub enum PlanError {
         /// Why.
         message: String,
     },
+    /// A TLS file (`defaults.tls`, `--ca-cert`, `--client-cert`, `--client-key`)
+    /// that cannot be used.
+    #[error("{field}: {source}")]
+    Tls {
+        /// Where.
+        field: String,
+        /// Which file, and why.
+        source: pado_http::TlsFileError,
+    },
     /// A body file could not be read.
     #[error("{field}: cannot read body file {path}: {source}")]
     BodyFile {
@@ -86,7 +95,8 @@ impl PlanError {
             PlanError::Url { field, .. }
             | PlanError::Template { field, .. }
             | PlanError::Pattern { field, .. }
-            | PlanError::BodyFile { field, .. } => field.clone(),
+            | PlanError::BodyFile { field, .. }
+            | PlanError::Tls { field, .. } => field.clone(),
             PlanError::Data { name, .. } => format!("data.{name}"),
         }
     }
@@ -138,9 +148,9 @@ pub struct RunPlan {
     /// Things the user should know about the file (e.g. one step name used in two
     /// flows, whose requests are then measured as one step).
     pub warnings: Vec<String>,
-    /// Accept any TLS certificate (`defaults.insecure`), also for origins first met
-    /// in a redirect.
-    pub insecure: bool,
+    /// What TLS trusts and presents (`defaults.insecure`, `defaults.tls`), read once:
+    /// for the plan's origins and those first met in a redirect.
+    pub tls: Arc<pado_http::TlsSettings>,
 }
 
 /// One scenario, compiled.

@@ -8,7 +8,7 @@ use pado_scenario::template::parse_template;
 use pado_scenario::{split_request_line, RequestSpec};
 
 use crate::render::{encode_url_literal, escape_into, BindError, Compiled, Escape, Part};
-use pado_http::{tls_client_config, Origin};
+use pado_http::Origin;
 
 use super::builder::Builder;
 use super::*;
@@ -404,11 +404,10 @@ impl Builder<'_> {
         if let Some(i) = self.origin_keys.iter().position(|k| *k == key) {
             return Ok(i);
         }
-        let insecure = self.cfg.defaults.insecure;
+        let settings = &self.tls_settings;
         let tls = &mut self.tls;
         let origin = Origin::for_url(url, || {
-            tls.get_or_insert_with(|| tls_client_config(insecure))
-                .clone()
+            tls.get_or_insert_with(|| settings.client_config()).clone()
         })
         .map_err(|message| PlanError::Url {
             field: p.to_string(),

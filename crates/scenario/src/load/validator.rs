@@ -100,6 +100,21 @@ impl Validator<'_> {
                 Some("write e.g. `max_body: 16MiB`"),
             );
         }
+        if let Some(t) = &c.defaults.tls {
+            match (&t.client_cert, &t.client_key) {
+                (Some(_), None) => self.err(
+                    "defaults.tls.client_cert",
+                    "a client certificate needs its key",
+                    Some("add `client_key: FILE` (PEM) beside it"),
+                ),
+                (None, Some(_)) => self.err(
+                    "defaults.tls.client_key",
+                    "a client key needs its certificate",
+                    Some("add `client_cert: FILE` (PEM) beside it"),
+                ),
+                _ => {}
+            }
+        }
         for (k, v) in &c.defaults.headers {
             self.header(&format!("defaults.headers.{k}"), k, v);
         }

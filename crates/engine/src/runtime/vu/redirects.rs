@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use pado_http::{tls_client_config, Conn, Origin};
+use pado_http::{Conn, Origin};
 
 use crate::cookies::CookieJar;
 use crate::plan::RunPlan;
@@ -50,15 +50,15 @@ pub(super) async fn host_for(
     if let Some(k) = extra.iter().position(|e| same(&e.origin)) {
         return Some(n + k);
     }
-    let insecure = plan.insecure;
+    let tls = plan.tls.clone();
     let origin = if matches!(url.host(), Some(url::Host::Domain(_))) {
         // A name to resolve: off the worker thread, which other VUs share.
         let u = url.clone();
-        tokio::task::spawn_blocking(move || Origin::for_url(&u, || tls_client_config(insecure)))
+        tokio::task::spawn_blocking(move || Origin::for_url(&u, || tls.client_config()))
             .await
             .ok()?
     } else {
-        Origin::for_url(url, || tls_client_config(insecure))
+        Origin::for_url(url, || tls.client_config())
     }
     .ok()?;
     let e = ExtraOrigin {
