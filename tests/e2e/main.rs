@@ -29,4 +29,5 @@ mod segments;
 mod signals;
 mod thresholds;
 mod tooling;
+mod websocket;
 mod why;

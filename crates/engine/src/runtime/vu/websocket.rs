@@ -156,13 +156,21 @@ fn failure(e: tungstenite::Error) -> WsError {
 
 /// The handshake request tungstenite sends: the step's rendered GET head (path,
 /// `Host`, `defaults.headers`, the step's headers, cookies) plus the upgrade headers.
-fn handshake_request(head: &[u8]) -> Option<tungstenite::handshake::client::Request> {
+fn handshake_request(head: &[u8], tls: bool) -> Option<tungstenite::handshake::client::Request> {
     let mut hs = [httparse::EMPTY_HEADER; 64];
     let mut req = httparse::Request::new(&mut hs);
     req.parse(head).ok()?;
+    // tungstenite wants an absolute ws(s) URI; the bytes sent are the path and the
+    // `Host` header as built.
+    let host = req
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("host"))
+        .and_then(|h| std::str::from_utf8(h.value).ok())?;
+    let scheme = if tls { "wss" } else { "ws" };
     let mut b = tungstenite::http::Request::builder()
         .method("GET")
-        .uri(req.path?);
+        .uri(format!("{scheme}://{host}{}", req.path?));
     for h in req.headers.iter() {
         b = b.header(h.name, h.value);
     }
@@ -258,7 +266,8 @@ impl Vu {
         let (conn, _) = connect(origin, ws.timeout)
             .await
             .map_err(|e| (WsError::Connect(e.kind), 0))?;
-        let request = handshake_request(head).ok_or((WsError::Protocol, 0))?;
+        let request =
+            handshake_request(head, origin.tls.is_some()).ok_or((WsError::Protocol, 0))?;
         let left = ws.timeout.saturating_sub(t0.elapsed());
         let hs = tokio_tungstenite::client_async(request, conn.stream);
         match tokio::time::timeout(left, hs).await {

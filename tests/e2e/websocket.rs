@@ -1,0 +1,165 @@
+//! WebSocket steps against the test kit's echo server: message counts equal the
+//! server's own, per-message latency carries the delay the server applied, failures
+//! land in their categories, thresholds read the `ws_*` metrics.
+
+use pado_testkit::WsServer;
+
+use crate::harness::{num, run, run_timed, tmp, write_file};
+
+fn scenario(srv: &WsServer, vus: u32, duration: &str, flow: &str, extra: &str) -> String {
+    format!(
+        "name: ws\ntarget: {}\n{extra}scenarios:\n  chat:\n    executor: constant-vus\n    vus: {vus}\n    duration: {duration}\n    flow:\n{flow}",
+        srv.http_base_url()
+    )
+}
+
+/// Within `range`, or an `Err` naming `what` (a missed timing tolerance).
+fn within(what: &str, v: f64, range: std::ops::Range<f64>) -> Result<(), String> {
+    if range.contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{what} = {v:.2}, outside {range:?}"))
+    }
+}
+
+#[test]
+fn ws_message_counts_equal_the_servers_and_latency_carries_its_delay() {
+    let srv = WsServer::start();
+    let t = tmp("ws-echo");
+    let flow = "      - name: echo
+        ws:
+          url: /echo?delay_ms=50
+          actions:
+            - send: '{\"type\":\"join\",\"user\":\"u{{ vu }}\"}'
+            - expect: { body_contains: joined, timeout: 2s }
+              extract: { member: { json: $.id } }
+            - send: '안녕 {{ member }} 세계'
+            - expect: { body_contains: '안녕 {{ member }} 세계', timeout: 2s }
+            - { send: ping, every: 20ms, count: 3 }
+            - hold: 200ms
+";
+    let file = write_file(&t, "ws.yaml", &scenario(&srv, 4, "2s", flow, ""));
+    let f = file.to_str().unwrap();
+    run_timed("ws-echo", &[f], |r| {
+        assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+        let s = r.summary();
+        let st = srv.stats();
+        let ws = &s["steps"]["echo"]["ws"];
+        assert!(st.sessions >= 4, "{st:?}");
+        assert_eq!(num(ws, "sessions") as u64, st.sessions, "{ws:#}");
+        assert_eq!(num(ws, "failed"), 0.0, "{ws:#}");
+        // Every message pado sent was read by the server, and every one the server
+        // wrote was counted by pado: 5 each way per session.
+        assert_eq!(num(ws, "msgs_sent") as u64, st.received, "{ws:#} {st:?}");
+        assert_eq!(num(ws, "msgs_received") as u64, st.sent, "{ws:#} {st:?}");
+        assert_eq!(st.received, 5 * st.sessions, "{st:?}");
+        // The Hangul message came back whole (the expect matched it in every session).
+        let hangul = s["checks"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(k, _)| k.contains("안녕"))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("{:#}", s["checks"]));
+        assert_eq!(num(&hangul, "passes") as u64, st.sessions, "{hangul:#}");
+        assert_eq!(num(&hangul, "fails"), 0.0);
+        // The timeline's seconds add up to the same counts.
+        let sent: f64 = r
+            .timeline()
+            .iter()
+            .flat_map(|l| l["series"].as_array().cloned().unwrap_or_default())
+            .map(|x| x["ws"]["msgs_sent"].as_f64().unwrap_or(0.0))
+            .sum();
+        assert_eq!(sent as u64, st.received);
+        // Two expects follow a send in each session: two latencies, each at least the
+        // server's 50 ms.
+        assert_eq!(num(ws, "msg_latency_count") as u64, 2 * st.sessions);
+        let lat = &ws["msg_latency_ms"];
+        assert!(num(lat, "min") >= 50.0, "{lat:#}");
+        within("ws_msg_latency p50", num(lat, "p50"), 50.0..70.0)?;
+        within("ws_connecting p50", num(ws, "connecting_ms.p50"), 0.0..20.0)
+    });
+}
+
+#[test]
+fn ws_failures_are_counted_by_category_and_the_run_goes_on() {
+    let srv = WsServer::start();
+    let t = tmp("ws-fail");
+    let flow = "      - name: early
+        ws:
+          url: /x?close_after=1
+          actions:
+            - send: one
+            - hold: 300ms
+      - name: slow
+        ws:
+          url: /x?delay_ms=400
+          actions:
+            - send: two
+            - expect: { body_contains: two, timeout: 100ms }
+      - name: refused
+        ws:
+          url: /x?refuse=403
+          actions:
+            - send: three
+";
+    let file = write_file(&t, "ws.yaml", &scenario(&srv, 1, "1s", flow, ""));
+    let r = run("ws-fail", &[file.to_str().unwrap()]);
+    let s = r.summary();
+    let st = srv.stats();
+    let step = |n: &str| s["steps"][n]["ws"].clone();
+    let (early, slow, refused) = (step("early"), step("slow"), step("refused"));
+    let iterations = num(&s, "iterations");
+    assert!(iterations >= 1.0, "{s:#}");
+    assert_eq!(
+        num(&early, "errors.ws_closed_early"),
+        num(&early, "sessions"),
+        "{early:#}"
+    );
+    assert_eq!(num(&early, "sessions") as u64, st.closed_early, "{st:?}");
+    assert_eq!(
+        num(&slow, "errors.ws_expect_timeout"),
+        num(&slow, "sessions"),
+        "{slow:#}"
+    );
+    assert_eq!(
+        num(&refused, "errors.ws_handshake_403"),
+        num(&refused, "sessions"),
+        "{refused:#}"
+    );
+    assert_eq!(num(&refused, "sessions") as u64, st.refused, "{st:?}");
+    // The expect that timed out failed its check.
+    let check = &s["checks"]["slow: message contains \"two\""];
+    assert_eq!(num(check, "passes"), 0.0, "{:#}", s["checks"]);
+    assert_eq!(num(check, "fails"), num(&slow, "sessions"));
+    let all = &s["websocket"];
+    assert_eq!(num(all, "failed"), num(all, "sessions"), "{all:#}");
+}
+
+#[test]
+fn ws_thresholds_judge_messages_and_handshakes() {
+    let srv = WsServer::start();
+    let t = tmp("ws-thr");
+    let flow = "      - name: ticks
+        ws:
+          url: /t?push_ms=50&push_count=4
+          actions:
+            - hold: 400ms
+";
+    let pass =
+        "thresholds:\n  ws_msgs_received: [\"count > 0\"]\n  ws_connecting: [\"p(95) < 1000\"]\n";
+    let fail = "thresholds:\n  \"ws_msgs_received{step:ticks}\": [\"count > 100000\"]\n";
+    for (extra, code) in [(pass, 0), (fail, 99)] {
+        let file = write_file(&t, "ws.yaml", &scenario(&srv, 2, "1s", flow, extra));
+        let r = run("ws-thr", &[file.to_str().unwrap()]);
+        assert_eq!(r.code(), code, "{extra}\n{}\n{}", r.stdout(), r.stderr());
+        let s = r.summary();
+        let ws = &s["steps"]["ticks"]["ws"];
+        // Four ticks per session, each counted.
+        assert_eq!(
+            num(ws, "msgs_received"),
+            4.0 * num(ws, "sessions"),
+            "{ws:#}"
+        );
+    }
+}
