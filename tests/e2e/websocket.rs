@@ -163,3 +163,63 @@ fn ws_thresholds_judge_messages_and_handshakes() {
         );
     }
 }
+
+#[test]
+fn ws_once_and_http_debug_show_the_messages_without_secrets() {
+    const SECRET: &str = "ws-s3cr3t-91c2";
+    let srv = WsServer::start();
+    let t = tmp("ws-once");
+    let flow = "      - name: talk
+        ws:
+          url: /x
+          headers: { X-Token: \"{{ env.PADO_E2E_WS_SECRET }}\" }
+          actions:
+            - send: 'key={{ env.PADO_E2E_WS_SECRET }} 안녕'
+            - expect: { body_contains: 안녕 }
+";
+    let file = write_file(&t, "ws.yaml", &scenario(&srv, 1, "1s", flow, ""));
+    let f = file.to_str().unwrap();
+    let _m = crate::harness::shared_machine();
+    let o = std::process::Command::new(crate::harness::pado_bin())
+        .args(["run", f, "--once", "--http-debug"])
+        .env("PADO_E2E_WS_SECRET", SECRET)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("✓ talk → 101"), "{stdout}");
+    assert!(
+        stdout.contains("→ key=") && stdout.contains("← key="),
+        "{stdout}"
+    );
+    assert!(stdout.contains("안녕"), "{stdout}");
+    assert!(stdout.contains("1 sent, 1 received"), "{stdout}");
+    assert!(stderr.contains("> WS ws://127.0.0.1:"), "{stderr}");
+    assert!(stderr.contains("< ws: → key="), "{stderr}");
+    assert!(
+        !stdout.contains(SECRET) && !stderr.contains(SECRET),
+        "{stdout}{stderr}"
+    );
+    assert_eq!(srv.stats().received, 1);
+    // A load run: nothing of the secret in the result directory either.
+
+    let r = {
+        let dir = t.join("result");
+        let out = std::process::Command::new(crate::harness::pado_bin())
+            .args(["run", f, "--quiet", "--out"])
+            .arg(&dir)
+            .env("PADO_E2E_WS_SECRET", SECRET)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        dir
+    };
+    for e in std::fs::read_dir(&r).unwrap() {
+        let p = e.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        assert!(!text.contains(SECRET), "{}", p.display());
+    }
+}
