@@ -134,6 +134,20 @@ fn ws_failures_are_counted_by_category_and_the_run_goes_on() {
     assert_eq!(num(check, "fails"), num(&slow, "sessions"));
     let all = &s["websocket"];
     assert_eq!(num(all, "failed"), num(all, "sessions"), "{all:#}");
+    // The HTML report and `pado report` show the sessions and their categories.
+    let html = std::fs::read_to_string(r.dir.join("report.html")).unwrap();
+    assert!(html.contains("table-websocket"), "no WebSocket table");
+    assert!(
+        html.contains("ws_handshake_403"),
+        "no categories in the HTML report"
+    );
+    let out = crate::harness::pado(&["report", r.dir.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("websocket") && text.contains("ws_expect_timeout"),
+        "{text}"
+    );
+    assert!(text.contains("failed sessions:"), "{text}");
 }
 
 #[test]
