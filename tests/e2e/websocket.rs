@@ -237,3 +237,69 @@ fn ws_once_and_http_debug_show_the_messages_without_secrets() {
         assert!(!text.contains(SECRET), "{}", p.display());
     }
 }
+
+#[test]
+fn the_websocket_example_of_the_scenario_docs_runs_as_written() {
+    let md = include_str!("../../docs/scenario.md");
+    let at = md.find("## WebSocket").expect("a WebSocket section");
+    let start = md[at..].find("```yaml\n").unwrap() + at + "```yaml\n".len();
+    let len = md[start..].find("```").unwrap();
+    let srv = WsServer::start();
+    let t = tmp("ws-docs");
+    let file = write_file(&t, "chat.yaml", &md[start..start + len]);
+    let dir = t.join("result");
+    let _m = crate::harness::shared_machine();
+    let out = std::process::Command::new(crate::harness::pado_bin())
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--target",
+            &srv.http_base_url(),
+        ])
+        .args(["--vus", "2", "--duration", "1s", "--quiet", "--out"])
+        .arg(&dir)
+        .env("TOKEN", "docs-token")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let ws = &s["steps"]["chat"]["ws"];
+    let st = srv.stats();
+    assert_eq!(num(ws, "failed"), 0.0, "{ws:#}");
+    assert_eq!(num(ws, "sessions") as u64, st.sessions);
+    // join, hello and 5 pings per session, all echoed.
+    assert_eq!(num(ws, "msgs_sent") as u64, 7 * st.sessions);
+    assert_eq!(num(ws, "msgs_received") as u64, st.sent);
+    assert!(
+        s["thresholds_ok"].as_bool().unwrap(),
+        "{:#}",
+        s["thresholds"]
+    );
+}
+
+#[test]
+fn wss_sessions_run_over_pados_tls_connection() {
+    let srv = WsServer::start_tls();
+    let t = tmp("ws-tls");
+    let flow = "      - name: secure
+        ws:
+          url: /s
+          actions:
+            - send: 보안
+            - expect: { body_contains: 보안 }
+";
+    let extra = "defaults: { insecure: true }\n";
+    let file = write_file(&t, "ws.yaml", &scenario(&srv, 2, "1s", flow, extra));
+    let r = run("ws-tls", &[file.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    let ws = &s["steps"]["secure"]["ws"];
+    let st = srv.stats();
+    assert!(st.sessions > 0, "{st:?} {ws:#}");
+    assert_eq!(num(ws, "failed"), 0.0, "{ws:#}");
+    assert_eq!(num(ws, "sessions") as u64, st.sessions);
+    assert_eq!(num(ws, "msgs_sent") as u64, st.received);
+    assert_eq!(num(ws, "msgs_received") as u64, st.sent);
+}

@@ -209,6 +209,8 @@ fn behaviour(query: &str) -> Behaviour {
     }
 }
 
+// The handshake callback's error type is tungstenite's (`ErrorResponse`), large or not.
+#[allow(clippy::result_large_err)]
 async fn session<S>(stream: S, counters: Arc<Counters>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
