@@ -84,9 +84,12 @@ impl Session {
             Ok(s) => Message::text(s),
             Err(_) => Message::binary(text.to_vec()),
         };
+        // Timed from just before the write (as `http_req_duration`): the peer may
+        // read the message before this task runs again.
+        let at = Instant::now();
         self.ws.send(msg).await.map_err(failure)?;
         self.sent += 1;
-        self.last_send = Some(Instant::now());
+        self.last_send = Some(at);
         self.note("→ ", text);
         Ok(())
     }
