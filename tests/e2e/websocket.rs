@@ -305,3 +305,67 @@ fn wss_sessions_run_over_pados_tls_connection() {
     assert_eq!(num(ws, "msgs_sent") as u64, st.received);
     assert_eq!(num(ws, "msgs_received") as u64, st.sent);
 }
+
+#[test]
+fn ws_figures_of_segments_merge_exactly() {
+    let srv = WsServer::start();
+    let t = tmp("ws-merge");
+    let flow = "      - name: echo
+        ws:
+          url: /m
+          actions:
+            - { send: m, every: 10ms, count: 3 }
+            - hold: 100ms
+";
+    let extra = "thresholds:\n  ws_msgs_sent: [\"count > 0\"]\n";
+    let file = write_file(&t, "ws.yaml", &scenario(&srv, 2, "1s", flow, extra));
+    let f = file.to_str().unwrap();
+    let mut dirs = Vec::new();
+    for i in 0..2 {
+        let dir = t.join(format!("seg{i}"));
+        let seg = format!("{i}/2");
+        let out = crate::harness::pado(&[
+            "run",
+            f,
+            "--segment",
+            &seg,
+            "--quiet",
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dirs.push(dir);
+    }
+    let merged = t.join("merged");
+    let out = crate::harness::pado(&[
+        "merge",
+        dirs[0].to_str().unwrap(),
+        dirs[1].to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |d: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap()).unwrap()
+    };
+    let st = srv.stats();
+    let ws = read(&merged)["steps"]["echo"]["ws"].clone();
+    assert_eq!(num(&ws, "sessions") as u64, st.sessions, "{ws:#}");
+    assert_eq!(num(&ws, "msgs_sent") as u64, st.received, "{ws:#}");
+    assert_eq!(num(&ws, "msgs_received") as u64, st.sent, "{ws:#}");
+    let each: f64 = dirs
+        .iter()
+        .map(|d| num(&read(d)["steps"]["echo"]["ws"], "msgs_sent"))
+        .sum();
+    assert_eq!(each as u64, st.received);
+}
