@@ -30,4 +30,5 @@ mod signals;
 mod thresholds;
 mod tls_trust;
 mod tooling;
+mod websocket;
 mod why;

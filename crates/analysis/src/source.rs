@@ -88,6 +88,29 @@ impl MetricSource for TotalsSource<'_> {
             "http_reqs" => count_or_rate(self.series(tags)?.requests),
             "data_sent" => count_or_rate(self.series(tags)?.bytes_sent),
             "data_received" => count_or_rate(self.series(tags)?.bytes_received),
+            "ws_connecting" | "ws_session_duration" | "ws_msg_latency" => {
+                let s = self.series(tags)?;
+                let w = s.ws.as_deref()?;
+                let h = match metric {
+                    "ws_connecting" => &w.connecting,
+                    "ws_session_duration" => &w.session,
+                    _ => &w.msg_latency,
+                };
+                trend(h, aggregation)
+            }
+            "ws_sessions" | "ws_msgs_sent" | "ws_msgs_received" => {
+                let s = self.series(tags)?;
+                let w = s.ws.as_deref().cloned().unwrap_or_default();
+                count_or_rate(match metric {
+                    "ws_sessions" => w.sessions,
+                    "ws_msgs_sent" => w.msgs_sent,
+                    _ => w.msgs_received,
+                })
+            }
+            "ws_session_failed" => {
+                let w = self.series(tags)?.ws?;
+                (w.sessions > 0).then(|| w.failed as f64 / w.sessions as f64)
+            }
             "iterations" => count_or_rate(scenarios().iterations),
             "dropped_iterations" => count_or_rate(scenarios().dropped),
             "late_iterations" => count_or_rate(scenarios().late),
@@ -168,5 +191,46 @@ mod tests {
         assert!((r[2].value.unwrap() - 0.025).abs() < 1e-9);
         assert!(r[3].ok, "{:?}", r[3]);
         assert!(!r[4].ok && r[4].value.is_none());
+    }
+
+    #[test]
+    fn websocket_metrics_map_onto_their_step() {
+        let mut chat = SeriesStats::new(SeriesKey::named("chat"));
+        for i in 0..10u64 {
+            chat.record_ws(&pado_metrics::WsSession {
+                connecting_us: 2_000 + i * 1000,
+                duration_us: 1_000_000,
+                msgs_sent: 5,
+                msgs_received: 6,
+                error: (i == 9).then_some(pado_metrics::WsError::ClosedEarly),
+                connected: true,
+            });
+            chat.record_ws_latency(50_000);
+        }
+        let mut r = SecondRecord::new(0);
+        r.absorb(Interval {
+            series: vec![chat],
+            ..Default::default()
+        });
+        let mut t = Totals::default();
+        t.add_second(&r);
+        let src = TotalsSource::new(&t, 10.0);
+        let th = vec![
+            parse("ws_msgs_received", "count == 60").unwrap(),
+            parse("ws_msgs_sent{step:chat}", "rate == 5").unwrap(),
+            parse("ws_connecting", "max < 11.1").unwrap(),
+            parse("ws_msg_latency", "p(50) > 49").unwrap(),
+            parse("ws_session_failed", "rate < 0.05").unwrap(),
+            parse("ws_sessions", "count == 10").unwrap(),
+            parse("ws_msgs_sent{step:other}", "count > 0").unwrap(),
+        ];
+        let res = evaluate(&th, &src);
+        for (i, ok) in [true, true, true, true, false, true, false]
+            .iter()
+            .enumerate()
+        {
+            assert_eq!(res[i].ok, *ok, "{i}: {:?}", res[i]);
+        }
+        assert!((res[4].value.unwrap() - 0.1).abs() < 1e-9);
     }
 }

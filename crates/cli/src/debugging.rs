@@ -71,6 +71,21 @@ fn body_line(out: &mut String, prefix: &str, b: &BodyShown) {
     let _ = writeln!(out, "{prefix}{note} {}", b.text);
 }
 
+/// A WebSocket session's transcript (the trace's response body: a count line,
+/// then `→ sent` / `← received` lines, each cut short and redacted), one line each.
+fn ws_lines(out: &mut String, prefix: &str, b: &BodyShown) {
+    for line in b.text.split("\\n").filter(|l| !l.is_empty()) {
+        let _ = writeln!(out, "{prefix}{line}");
+    }
+    if b.total > TRACE_BODY_BYTES {
+        let _ = writeln!(
+            out,
+            "{prefix}[first {TRACE_BODY_BYTES} of {} bytes of messages]",
+            b.total
+        );
+    }
+}
+
 fn status_text(t: &Trace) -> String {
     match (t.error, &t.reason) {
         (Some(e), Some(why)) => format!("no response: {e} ({why})"),
@@ -99,7 +114,11 @@ impl HttpDebug {
             let _ = writeln!(o, "< {k}: {v}");
         }
         if let Some(b) = &t.response_body {
-            body_line(&mut o, "< body: ", b);
+            if t.method == "WS" {
+                ws_lines(&mut o, "< ws: ", b);
+            } else {
+                body_line(&mut o, "< body: ", b);
+            }
         }
         let _ = writeln!(o, "  {}", phases_line(&t.phases));
         o
@@ -202,7 +221,11 @@ impl Observer for Once {
                 }
             }
         }
-        if t.failed {
+        if t.method == "WS" {
+            if let Some(b) = &t.response_body {
+                ws_lines(&mut o, "      ", b);
+            }
+        } else if t.failed {
             if let Some(b) = &t.response_body {
                 body_line(&mut o, "      body: ", b);
             }

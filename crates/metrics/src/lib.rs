@@ -20,6 +20,7 @@ pub mod observed;
 pub mod result_dir;
 pub mod sample;
 pub mod series;
+pub mod websocket;
 
 pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage, OTHER_TAG, TAG_SERIES_CAP};
 pub use error_kind::ErrorKind;
@@ -39,3 +40,4 @@ pub use sample::{Phases, RequestSample};
 pub use series::{
     CheckCounts, Interval, Phase, ScenarioStats, SecondRecord, SeriesKey, SeriesStats, Totals,
 };
+pub use websocket::{WsError, WsSession, WsStats};

@@ -901,6 +901,72 @@ struct WireSeries {
     errors: BTreeMap<String, u64>,
     #[serde(default)]
     hist: BTreeMap<String, String>,
+    /// The step's WebSocket sessions; absent for HTTP steps (and in files written
+    /// before pado spoke WebSocket).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ws: Option<WireWs>,
+}
+
+/// [`crate::WsStats`] on the wire: counters, failures by category, and the three
+/// histograms by name (`connecting`, `session_duration`, `msg_latency`), each
+/// absent when empty.
+#[derive(Serialize, Deserialize)]
+struct WireWs {
+    sessions: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    failed: u64,
+    msgs_sent: u64,
+    msgs_received: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    errors: BTreeMap<String, u64>,
+    #[serde(default)]
+    hist: BTreeMap<String, String>,
+}
+
+/// The names of [`WireWs::hist`]'s histograms.
+const WS_HISTS: [&str; 3] = ["connecting", "session_duration", "msg_latency"];
+
+impl WireWs {
+    fn from_stats(w: &crate::WsStats) -> Result<Self, String> {
+        let mut hist = BTreeMap::new();
+        for (name, h) in WS_HISTS
+            .into_iter()
+            .zip([&w.connecting, &w.session, &w.msg_latency])
+        {
+            if !h.is_empty() {
+                hist.insert(name.to_string(), h.encode()?);
+            }
+        }
+        Ok(WireWs {
+            sessions: w.sessions,
+            failed: w.failed,
+            msgs_sent: w.msgs_sent,
+            msgs_received: w.msgs_received,
+            errors: w.errors.iter().cloned().collect(),
+            hist,
+        })
+    }
+
+    fn into_stats(self) -> Result<crate::WsStats, String> {
+        let mut w = crate::WsStats {
+            sessions: self.sessions,
+            failed: self.failed,
+            msgs_sent: self.msgs_sent,
+            msgs_received: self.msgs_received,
+            errors: self.errors.into_iter().collect(),
+            ..Default::default()
+        };
+        for (name, enc) in self.hist {
+            let h = match name.as_str() {
+                "connecting" => &mut w.connecting,
+                "session_duration" => &mut w.session,
+                "msg_latency" => &mut w.msg_latency,
+                _ => return Err(format!("unknown WebSocket histogram `{name}`")),
+            };
+            *h = LatencyHistogram::decode(&enc)?;
+        }
+        Ok(w)
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -1052,6 +1118,7 @@ impl WireSeries {
                 .collect(),
             errors,
             hist,
+            ws: s.ws.as_deref().map(WireWs::from_stats).transpose()?,
         })
     }
 
@@ -1083,6 +1150,7 @@ impl WireSeries {
         s.bytes_received = self.bytes_received;
         s.reconnects = self.reconnects;
         s.body_cut = self.body_cut;
+        s.ws = self.ws.map(WireWs::into_stats).transpose()?.map(Box::new);
         for (code, n) in self.status {
             let c: u16 = code
                 .parse()
@@ -1117,6 +1185,59 @@ mod tests {
             .prefix(&format!("pado-metrics-{name}-"))
             .tempdir()
             .unwrap()
+    }
+
+    #[test]
+    fn websocket_figures_round_trip_and_add_exactly() {
+        let tmp = tmpdir("ws");
+        let dir = ResultDir::create(tmp.path()).unwrap();
+        let mut s = SeriesStats::new(SeriesKey::named("채팅"));
+        for i in 0..20u64 {
+            s.record_ws(&crate::WsSession {
+                connecting_us: 300 + i,
+                duration_us: 5_000_000,
+                msgs_sent: 4,
+                msgs_received: 7,
+                error: (i == 0).then_some(crate::WsError::HandshakeRefused(403)),
+                connected: i != 0,
+            });
+            s.record_ws_latency(50_000 + i);
+        }
+        let mut rec = SecondRecord::new(0);
+        rec.series.push(s.clone());
+        let mut w = dir.timeline_writer().unwrap();
+        w.write(&rec).unwrap();
+        rec.t = 1;
+        w.write(&rec).unwrap();
+        drop(w);
+        let back = dir.read_timeline().unwrap();
+        assert_eq!(back[0].series[0], s);
+        let ws = back[1].series[0].ws.as_deref().unwrap();
+        assert_eq!(
+            (ws.sessions, ws.failed, ws.msgs_sent, ws.msgs_received),
+            (20, 1, 80, 140)
+        );
+        assert_eq!(ws.errors, vec![("ws_handshake_403".to_string(), 1)]);
+        assert_eq!(ws.connecting.count(), 19);
+        assert_eq!(ws.msg_latency.count(), 20);
+        // The merge's path: encoded seconds added straight into one.
+        let mut rd = dir.timeline_reader().unwrap();
+        let mut acc = SecondRecord::new(0);
+        let mut dec = crate::latency::HistogramDecoder::default();
+        let mut own = LatencyHistogram::default();
+        while let Some(e) = rd.next_encoded().unwrap() {
+            e.add_to(&mut acc, &mut dec, &mut own).unwrap();
+        }
+        let ws = acc.series[0].ws.as_deref().unwrap();
+        assert_eq!(
+            (ws.sessions, ws.msgs_sent, ws.msgs_received),
+            (40, 160, 280)
+        );
+        assert_eq!(ws.msg_latency.count(), 40);
+        assert_eq!(acc.series[0].requests, 0);
+        // HTTP series write no `ws` field.
+        let line = timeline_line(&SecondRecord::new(3)).unwrap();
+        assert!(!line.contains("\"ws\""), "{line}");
     }
 
     #[test]

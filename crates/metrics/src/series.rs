@@ -124,6 +124,9 @@ pub struct SeriesStats {
     pub errors: [u64; ErrorKind::ALL.len()],
     /// One histogram per [`Phase`], in [`Phase::ALL`] order.
     pub hist: [LatencyHistogram; 7],
+    /// The step's WebSocket sessions (`ws:` steps only; `None` elsewhere, so HTTP
+    /// series cost nothing more).
+    pub ws: Option<Box<crate::WsStats>>,
 }
 
 impl SeriesStats {
@@ -178,6 +181,29 @@ impl SeriesStats {
         }
     }
 
+    /// Add one WebSocket session of this step.
+    pub fn record_ws(&mut self, s: &crate::WsSession) {
+        self.ws.get_or_insert_with(Default::default).record(s);
+    }
+
+    /// Add `msg` µs to the step's `ws_msg_latency`.
+    pub fn record_ws_latency(&mut self, us: u64) {
+        self.ws
+            .get_or_insert_with(Default::default)
+            .msg_latency
+            .record(us);
+    }
+
+    /// Whether nothing was recorded (no request, no WebSocket session or message
+    /// latency).
+    pub fn is_empty(&self) -> bool {
+        self.requests == 0
+            && self
+                .ws
+                .as_ref()
+                .is_none_or(|w| w.sessions == 0 && w.msg_latency.is_empty())
+    }
+
     pub(crate) fn bump_status(&mut self, code: u16, n: u64) {
         bump(&mut self.status, code, n);
     }
@@ -210,6 +236,9 @@ impl SeriesStats {
         }
         for (a, b) in self.hist.iter_mut().zip(o.hist.iter()) {
             a.add(b);
+        }
+        if let Some(w) = &o.ws {
+            self.ws.get_or_insert_with(Default::default).merge(w);
         }
     }
 
@@ -248,6 +277,10 @@ impl SeriesStats {
                 "series `{name}`: failures, reconnects or cut bodies exceed its {} requests (corrupt counters)",
                 self.requests
             ));
+        }
+        if let Some(w) = &self.ws {
+            w.check_consistent()
+                .map_err(|e| format!("series `{name}`: {e}"))?;
         }
         Ok(())
     }

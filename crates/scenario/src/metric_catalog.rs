@@ -74,7 +74,7 @@ const fn metric(
     }
 }
 
-static METRICS: [MetricInfo; 18] = [
+static METRICS: [MetricInfo; 25] = [
     metric(
         "http_req_duration",
         MetricKind::Trend,
@@ -124,6 +124,30 @@ static METRICS: [MetricInfo; 18] = [
         "time to run one full iteration of a scenario",
     ),
     metric(
+        "ws_connecting",
+        MetricKind::Trend,
+        "ms",
+        "WebSocket handshake: from the start of the connect (TCP, TLS) to the server's 101",
+    ),
+    metric(
+        "ws_session_duration",
+        MetricKind::Trend,
+        "ms",
+        "WebSocket session: from the start of the connect to the end of the close",
+    ),
+    metric(
+        "ws_msg_latency",
+        MetricKind::Trend,
+        "ms",
+        "from a WebSocket `send` to the arrival of the message the next `expect` matched",
+    ),
+    metric(
+        "ws_session_failed",
+        MetricKind::Rate,
+        "",
+        "fraction of WebSocket sessions that failed (handshake, early close, expect timeout, protocol)",
+    ),
+    metric(
         "http_req_failed",
         MetricKind::Rate,
         "",
@@ -158,6 +182,24 @@ static METRICS: [MetricInfo; 18] = [
         MetricKind::Counter,
         "bytes",
         "bytes read from the network",
+    ),
+    metric(
+        "ws_sessions",
+        MetricKind::Counter,
+        "",
+        "number of WebSocket sessions ended (successful or not)",
+    ),
+    metric(
+        "ws_msgs_sent",
+        MetricKind::Counter,
+        "",
+        "number of WebSocket messages sent",
+    ),
+    metric(
+        "ws_msgs_received",
+        MetricKind::Counter,
+        "",
+        "number of WebSocket data messages received",
     ),
     metric(
         "dropped_iterations",
@@ -220,9 +262,9 @@ mod tests {
             assert!(!names[i + 1..].contains(n), "duplicate {n}");
         }
         let count = |k| all().iter().filter(|m| m.kind == k).count();
-        assert_eq!(count(MetricKind::Trend), 8);
-        assert_eq!(count(MetricKind::Rate), 2);
-        assert_eq!(count(MetricKind::Counter), 6);
+        assert_eq!(count(MetricKind::Trend), 11);
+        assert_eq!(count(MetricKind::Rate), 3);
+        assert_eq!(count(MetricKind::Counter), 9);
         assert_eq!(count(MetricKind::Gauge), 2);
         assert!(all()
             .iter()

@@ -461,6 +461,83 @@ pub struct Step {
     /// A pause after the request (or on its own).
     #[serde(default)]
     pub think: Option<Think>,
+    /// A WebSocket session instead of a request: connect, then run its actions.
+    #[serde(default)]
+    pub ws: Option<WsSpec>,
+}
+
+/// A WebSocket session (k6's `ws.connect`), declarative: the handshake, then the
+/// actions in order, then a normal close. Measured as `ws_*` metrics of its step.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WsSpec {
+    /// A path joined to `target` (`ws://` for an `http://` target, `wss://` for
+    /// `https://`), or an absolute `ws://` / `wss://` URL. Templates allowed in the
+    /// path and query.
+    pub url: String,
+    /// Headers of the handshake request (templates allowed).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Deadline of the handshake (TCP, TLS and the upgrade), and the default of
+    /// each `expect` (default 10s).
+    #[serde(default)]
+    pub timeout: Option<Dur>,
+    /// What the session does, in order.
+    #[serde(default)]
+    pub actions: Vec<WsAction>,
+}
+
+/// One action of a WebSocket session: exactly one of `send`, `expect`, `hold` or
+/// `close` (`every`/`count` go with `send`, `extract` with `expect`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WsAction {
+    /// Send this text message (templates allowed).
+    #[serde(default)]
+    pub send: Option<String>,
+    /// With `send`: send it again every this long (`count` times in all), receiving
+    /// in between.
+    #[serde(default)]
+    pub every: Option<Dur>,
+    /// With `send` and `every`: how many messages in all (default 1).
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// Wait for a received message that matches; messages that do not match are
+    /// counted and skipped. Counted as a check; a timeout fails it and ends the
+    /// session (`ws_expect_timeout`).
+    #[serde(default)]
+    pub expect: Option<WsExpect>,
+    /// With `expect`: values to take from the matched message into variables.
+    #[serde(default)]
+    pub extract: BTreeMap<String, ExtractSpec>,
+    /// Keep the connection open this long, receiving (and counting) messages.
+    #[serde(default)]
+    pub hold: Option<Dur>,
+    /// Close the session now (`close: true`); it is closed after the last action
+    /// anyway.
+    #[serde(default)]
+    pub close: Option<bool>,
+}
+
+/// What an `expect` waits for: the body checks of a response, on one message.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WsExpect {
+    /// The message contains this text (templates allowed).
+    #[serde(default)]
+    pub body_contains: Option<String>,
+    /// The message matches this regular expression.
+    #[serde(default)]
+    pub body_matches: Option<String>,
+    /// JSONPath -> expected value, as in a check (templates allowed in strings).
+    #[serde(default)]
+    pub json: BTreeMap<String, serde_json::Value>,
+    /// JSONPaths that must match something.
+    #[serde(default)]
+    pub json_exists: Vec<String>,
+    /// How long to wait (default: the session's `timeout`).
+    #[serde(default)]
+    pub timeout: Option<Dur>,
 }
 
 /// Where an extracted value comes from: `"$.token"` (JSONPath) or the full forms.

@@ -265,7 +265,7 @@ fn def_hint(def: &str) -> Option<&'static str> {
         "ThresholdEntry" => "a threshold is `\"p(95) < 200\"` or `{ threshold: \"p(95) < 200\", abort_on_fail: true }`",
         "ExtractSpec" => "extract with a JSONPath `$.token`, or `{ regex: ... }`, `{ header: Location }`, `{ cookie: SESSION }`",
         "Duration" => "write a duration such as `30s`, `1m30s` or `250ms`",
-        "Step" => "a step is `{ name: list, request: \"GET /api/posts\" }`, `{ think: 1s }` or `{ group: login, steps: [...] }`",
+        "Step" => "a step is `{ name: list, request: \"GET /api/posts\" }`, `{ think: 1s }`, `{ group: login, steps: [...] }` or `{ name: chat, ws: { url: /ws, actions: [...] } }`",
         "ObserveEndpoint" => "an endpoint is a URL or `{ name: app, url: http://127.0.0.1:8080/metrics }`",
         _ => return None,
     })

@@ -60,6 +60,8 @@ use std::time::{Duration, Instant};
 mod conn;
 use pado_h1server as http;
 mod tls;
+pub mod websocket;
+pub use websocket::WsServer;
 
 #[cfg(test)]
 mod tests;

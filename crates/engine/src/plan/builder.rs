@@ -344,6 +344,29 @@ impl Builder<'_> {
                 ..Default::default()
             });
         }
+        if let Some(ws) = &s.ws {
+            if let Some(n) = &s.name {
+                let seen = (n.clone(), self.flow_label.clone());
+                if !self.named_steps.contains(&seen) {
+                    self.named_steps.push(seen);
+                }
+            }
+            let name = s.name.clone().unwrap_or_else(|| {
+                let n = default_step_name("WS", &ws.url);
+                match prefix {
+                    Some(pre) => format!("{pre}: {n}"),
+                    None => n,
+                }
+            });
+            let series = self.series_id(&name);
+            let plan = self.websocket(&format!("{p}.ws"), &name, ws)?;
+            return Ok(StepPlan {
+                series,
+                ws: Some(Box::new(plan)),
+                think,
+                ..Default::default()
+            });
+        }
         let Some(spec) = &s.request else {
             return Ok(StepPlan {
                 series: u32::MAX,
@@ -414,6 +437,7 @@ impl Builder<'_> {
             tags,
             group: None,
             think,
+            ws: None,
         })
     }
 }

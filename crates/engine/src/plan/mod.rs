@@ -7,11 +7,13 @@ mod checks;
 mod request;
 #[cfg(test)]
 mod tests;
+mod websocket;
 
 pub use builder::compile;
 pub use checks::{CheckPlan, ExtractPlan, ExtractSource, TemplatedCheck};
 pub use pado_scenario::naming::default_step_name;
 pub use request::{RequestForm, RequestPlan, StatusSet};
+pub use websocket::{WsActionPlan, WsPlan, WS_DEFAULT_TIMEOUT};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -210,6 +212,8 @@ pub struct StepPlan {
     pub group: Option<(usize, Vec<StepPlan>)>,
     /// Pause after the step.
     pub think: Option<ThinkPlan>,
+    /// A WebSocket session instead of a request.
+    pub ws: Option<Box<WsPlan>>,
 }
 
 /// A compiled think time.

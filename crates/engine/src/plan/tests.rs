@@ -104,3 +104,43 @@ fn think_pauses() {
         / 10_000.0;
     assert!((mean - 1.0).abs() < 0.01, "{mean}");
 }
+
+#[test]
+fn a_websocket_step_compiles_its_handshake_and_actions() {
+    let p = plan("target: http://127.0.0.1:9\ndefaults:\n  headers: { Accept: text/plain }\nscenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - ws:\n          url: /ws/방?room=1\n          actions:\n            - send: hi\n            - expect: { body_contains: hi }\n            - { send: p, every: 10ms, count: 3 }\n            - hold: 1s\n      - name: far\n        ws:\n          url: wss://127.0.0.1:8443/x\n          actions: [ { close: true } ]\n");
+    let steps = &p.scenarios[0].entries[0].steps;
+    // The default name, as for requests; both steps are series of their own.
+    assert_eq!(p.series[steps[0].series as usize].name, "WS /ws/방");
+    assert_eq!(p.series[steps[1].series as usize].name, "far");
+    let ws = steps[0].ws.as_deref().unwrap();
+    let RequestForm::Static { bytes, .. } = &ws.handshake.form else {
+        panic!("a static handshake");
+    };
+    let head = String::from_utf8(bytes.to_vec()).unwrap();
+    assert!(
+        head.starts_with("GET /ws/%EB%B0%A9?room=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"),
+        "{head}"
+    );
+    assert!(head.contains("Accept: text/plain\r\n"), "{head}");
+    assert_eq!(ws.timeout, WS_DEFAULT_TIMEOUT);
+    assert!(matches!(ws.actions[0], WsActionPlan::Send { count: 1, .. }));
+    match &ws.actions[1] {
+        WsActionPlan::Expect { check, timeout, .. } => {
+            assert_eq!(
+                p.checks[*check as usize],
+                "WS /ws/방: message contains \"hi\""
+            );
+            assert_eq!(*timeout, WS_DEFAULT_TIMEOUT);
+        }
+        a => panic!("{a:?}"),
+    }
+    assert!(matches!(
+        ws.actions[2],
+        WsActionPlan::Send { count: 3, every, .. } if every == std::time::Duration::from_millis(10)
+    ));
+    // wss:// is the https origin, with TLS.
+    let far = steps[1].ws.as_deref().unwrap();
+    let o = &p.origins[far.handshake.origin];
+    assert_eq!(o.label, "https://127.0.0.1:8443");
+    assert!(o.tls.is_some());
+}

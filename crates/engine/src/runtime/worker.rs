@@ -212,7 +212,7 @@ impl WorkerCtx {
         let series: Vec<SeriesStats> = m
             .series
             .iter_mut()
-            .filter(|s| s.requests > 0)
+            .filter(|s| !s.is_empty())
             .map(|s| {
                 let key = s.key.clone();
                 std::mem::replace(s, SeriesStats::new(key))
@@ -278,6 +278,24 @@ impl WorkerCtx {
         let mut m = self.metrics.borrow_mut();
         if let Some(s) = m.series.get_mut(series as usize) {
             s.record(sample);
+        }
+    }
+
+    /// Record one WebSocket session of step series `series`, ended at `end`.
+    pub(super) fn record_ws(&self, series: u32, session: &pado_metrics::WsSession, end: Instant) {
+        self.roll_to(end);
+        let mut m = self.metrics.borrow_mut();
+        if let Some(s) = m.series.get_mut(series as usize) {
+            s.record_ws(session);
+        }
+    }
+
+    /// Record one message latency (µs) of step series `series`, measured at `at`.
+    pub(super) fn record_ws_latency(&self, series: u32, latency_us: u64, at: Instant) {
+        self.roll_to(at);
+        let mut m = self.metrics.borrow_mut();
+        if let Some(s) = m.series.get_mut(series as usize) {
+            s.record_ws_latency(latency_us);
         }
     }
 

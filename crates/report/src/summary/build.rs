@@ -11,7 +11,8 @@ use super::analyses::{bottlenecks_of, drift_periods, generator_check, saturation
 use super::verdict::verdict;
 use super::warnings::warnings;
 use super::{
-    CheckSummary, FlowSummary, LoadedRun, ReportError, StepSummary, Summary, GENERATOR_SATURATED,
+    CheckSummary, FlowSummary, LoadedRun, ReportError, StepSummary, Summary, WsSummary,
+    GENERATOR_SATURATED,
 };
 
 /// Build the summary of a loaded run.
@@ -118,6 +119,24 @@ fn step_summary(s: &SeriesStats, dur: f64) -> StepSummary {
         errors: s.error_breakdown(),
         latency_ms: s.phase(Phase::Duration).summary(),
         waiting_ms: s.phase(Phase::Waiting).summary(),
+        ws: s.ws.as_deref().map(|w| ws_summary(w, dur)),
+    }
+}
+
+/// WebSocket figures of a step (or of all of them).
+fn ws_summary(w: &pado_metrics::WsStats, dur: f64) -> WsSummary {
+    WsSummary {
+        sessions: w.sessions,
+        failed: w.failed,
+        msgs_sent: w.msgs_sent,
+        msgs_received: w.msgs_received,
+        msgs_sent_per_s: w.msgs_sent as f64 / dur,
+        msgs_received_per_s: w.msgs_received as f64 / dur,
+        errors: w.errors.iter().cloned().collect(),
+        connecting_ms: w.connecting.summary(),
+        session_duration_ms: w.session.summary(),
+        msg_latency_ms: w.msg_latency.summary(),
+        msg_latency_count: w.msg_latency.count(),
     }
 }
 
@@ -146,6 +165,7 @@ fn request_figures(summary: &mut Summary, totals: &Totals, dur: f64) {
         .filter(|p| *p != Phase::Duration)
         .map(|p| (p.metric_name().to_string(), all.phase(p).summary()))
         .collect();
+    summary.websocket = all.ws.as_deref().map(|w| ws_summary(w, dur));
     summary.data_sent = all.bytes_sent;
     summary.data_received = all.bytes_received;
     summary.steps = totals

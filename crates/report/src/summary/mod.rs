@@ -63,6 +63,37 @@ pub struct StepSummary {
     pub latency_ms: LatencySummary,
     /// `http_req_waiting` (time to first byte) in ms.
     pub waiting_ms: LatencySummary,
+    /// The step's WebSocket sessions (`ws:` steps only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ws: Option<WsSummary>,
+}
+
+/// WebSocket figures (of a step, or of all `ws:` steps), in k6's vocabulary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WsSummary {
+    /// Sessions ended, successful or not (`ws_sessions`).
+    pub sessions: u64,
+    /// Of them, failed.
+    pub failed: u64,
+    /// Messages sent (`ws_msgs_sent`).
+    pub msgs_sent: u64,
+    /// Data messages received (`ws_msgs_received`).
+    pub msgs_received: u64,
+    /// Messages sent per second over the run.
+    pub msgs_sent_per_s: f64,
+    /// Messages received per second over the run.
+    pub msgs_received_per_s: f64,
+    /// Failed sessions by category (`ws_handshake_403`, `ws_closed_early`,
+    /// `ws_expect_timeout`, `ws_protocol`, or a connect category).
+    pub errors: BTreeMap<String, u64>,
+    /// `ws_connecting` in ms.
+    pub connecting_ms: LatencySummary,
+    /// `ws_session_duration` in ms.
+    pub session_duration_ms: LatencySummary,
+    /// `ws_msg_latency` in ms (send → the message an `expect` matched).
+    pub msg_latency_ms: LatencySummary,
+    /// How many latencies `msg_latency_ms` summarises.
+    pub msg_latency_count: u64,
 }
 
 /// Pass/fail counts of a check.
@@ -169,6 +200,9 @@ pub struct Summary {
     pub verdict: Vec<String>,
     /// Per step.
     pub steps: BTreeMap<String, StepSummary>,
+    /// All WebSocket steps together; absent when the run had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<WsSummary>,
     /// Per step and tag set (`search{class=rare}`), for requests that carry tags.
     pub tagged: BTreeMap<String, StepSummary>,
     /// Checks by name.

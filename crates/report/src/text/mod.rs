@@ -5,7 +5,7 @@
 //! lines, composed in reading order by [`render`]: the run's totals ([`totals`]),
 //! a merged result's generators ([`generators`]),
 //! latency and its phases ([`latency`]), stages and steadiness over time
-//! ([`stages`]), the per-step table ([`steps`]), checks, failures and thresholds
+//! ([`stages`]), the per-step table ([`steps`]), WebSocket sessions ([`websocket`]), checks, failures and thresholds
 //! ([`outcomes`]), and what the analysis found ([`findings`]).
 
 mod findings;
@@ -17,6 +17,7 @@ mod steps;
 #[cfg(test)]
 mod tests;
 mod totals;
+mod websocket;
 
 use std::fmt::Write as _;
 
@@ -38,7 +39,7 @@ pub struct TextOptions {
 type Section = fn(&mut String, &Summary, TextOptions);
 
 /// The blocks in reading order.
-const SECTIONS: [Section; 14] = [
+const SECTIONS: [Section; 15] = [
     totals::title,
     totals::totals,
     generators::generators,
@@ -46,6 +47,7 @@ const SECTIONS: [Section; 14] = [
     stages::stages,
     stages::stability,
     steps::steps,
+    websocket::websocket,
     outcomes::checks,
     outcomes::why_failed,
     outcomes::thresholds,

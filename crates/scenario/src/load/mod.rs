@@ -1,7 +1,8 @@
 //! Reading a scenario file: YAML (or JSON, which is YAML) into [`Config`], then
 //! validation that collects every problem with its line. The rules live by what they
 //! judge: `validator` (its state and the file-level fields), `scenarios` (executors,
-//! limits, data feeds), `requests` (steps, URLs, headers, checks) and `templates`.
+//! limits, data feeds), `requests` (steps, URLs, headers, checks), `websocket` (`ws:` steps) and
+//! `templates`.
 
 mod requests;
 mod scenarios;
@@ -9,6 +10,7 @@ mod templates;
 #[cfg(test)]
 mod tests;
 mod validator;
+mod websocket;
 
 use std::path::Path;
 

@@ -46,10 +46,31 @@ impl Validator<'_> {
                 }
                 (None, None) => {}
             }
+            if let Some(ws) = &st.ws {
+                if st.request.is_some() {
+                    self.err(
+                        &format!("{sp}.ws"),
+                        "a step is a `request` or a `ws` session, not both",
+                        Some("put them in two steps"),
+                    );
+                }
+                if st.check.is_some() || !st.extract.is_empty() || !st.tags.is_empty() {
+                    self.err(
+                        &format!("{sp}.ws"),
+                        "a `ws` step checks and extracts with its actions' `expect` and `extract`; `check`, `extract` and `tags` beside it are for requests",
+                        None,
+                    );
+                }
+                self.websocket(&format!("{sp}.ws"), ws, has_target);
+                if let Some(t) = &st.think {
+                    self.think(&format!("{sp}.think"), t);
+                }
+                continue;
+            }
             if st.request.is_none() && st.think.is_none() {
                 self.err(
                     &sp,
-                    "a step needs a `request` or a `think`",
+                    "a step needs a `request`, a `ws` session or a `think`",
                     Some("e.g. `{ name: list, request: \"GET /api/posts\" }`"),
                 );
             }

@@ -295,3 +295,49 @@ fn observe_section_loads_and_its_errors_name_lines() {
     assert!(all.contains("two endpoints are named `node`"), "{all}");
     assert!(all.contains("observe.endpoints[2].headers.X"), "{all}");
 }
+
+#[test]
+fn a_websocket_step_loads_and_its_mistakes_name_line_and_field() {
+    let good = "target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - name: chat\n        ws:\n          url: /ws?room={{ vu }}\n          headers: { X-Who: \"u{{ vu }}\" }\n          actions:\n            - send: '{\"type\":\"join\"}'\n            - expect: { body_contains: joined, timeout: 2s }\n              extract: { member: { json: $.id } }\n            - send: 'hi {{ member }}'\n            - expect: { json: { $.echo: \"hi {{ member }}\" } }\n            - { send: ping, every: 100ms, count: 3 }\n            - hold: 1s\n            - close: true\n";
+    assert_eq!(errs(good), vec![]);
+    let file = |actions: &str| {
+        errs(&format!(
+            "target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - name: chat\n        ws:\n          url: /ws\n          actions:\n{actions}"
+        ))
+    };
+    // (actions, field, says, line)
+    let cases = [
+        ("            - { send: a, hold: 1s }\n", "scenarios.a.flow[0].ws.actions[0]", "only one of", 12),
+        ("            - { send: a }\n            - { count: 3 }\n", "scenarios.a.flow[0].ws.actions[1]", "needs one of", 13),
+        ("            - { send: a, count: 3 }\n", "scenarios.a.flow[0].ws.actions[0].count", "needs `every`", 12),
+        ("            - { hold: 1s, extract: { x: $.id } }\n", "scenarios.a.flow[0].ws.actions[0].extract", "`expect`", 12),
+        ("            - expect: { body_matches: \"(\" }\n", "scenarios.a.flow[0].ws.actions[0].expect.body_matches", "regular expression", 12),
+        ("            - expect: { body_contains: x }\n              extract: { t: { header: X-T } }\n", "scenarios.a.flow[0].ws.actions[0].extract.t", "no headers", 13),
+        ("            - send: \"{{ nope }}\"\n", "scenarios.a.flow[0].ws.actions[0].send", "nope", 12),
+    ];
+    for (actions, field, says, line) in cases {
+        let e = file(actions);
+        let d = e
+            .iter()
+            .find(|d| d.field == field)
+            .unwrap_or_else(|| panic!("{field} not refused for {actions:?}: {e:?}"));
+        assert!(d.message.contains(says), "{d}");
+        assert_eq!(d.line, Some(line), "{d}");
+    }
+    // A field that does not exist is a shape error naming its line.
+    let e = file("            - { sned: a }\n");
+    let d = e
+        .iter()
+        .find(|d| d.message.contains("sned"))
+        .unwrap_or_else(|| panic!("{e:?}"));
+    assert_eq!(d.line, Some(12), "{d}");
+    // The scheme: ws(s) only for absolute URLs.
+    let e = errs("scenarios:\n  a:\n    executor: constant-vus\n    flow:\n      - ws: { url: \"ftp://h/x\", actions: [ { send: a } ] }\n");
+    let d = e
+        .iter()
+        .find(|d| d.field == "scenarios.a.flow[0].ws.url")
+        .unwrap_or_else(|| panic!("{e:?}"));
+    assert!(d.message.contains("not a WebSocket scheme"), "{d}");
+    let ok = errs("scenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - ws: { url: \"wss://h/x?a={{ vu }}\", actions: [ { send: a } ] }\n");
+    assert_eq!(ok, vec![]);
+}

@@ -23,6 +23,11 @@ pub(super) struct Names {
 fn collect_extracts(steps: &[Step], out: &mut Vec<String>) {
     for s in steps {
         out.extend(s.extract.keys().cloned());
+        if let Some(ws) = &s.ws {
+            for a in &ws.actions {
+                out.extend(a.extract.keys().cloned());
+            }
+        }
         if let Some(inner) = &s.steps {
             collect_extracts(inner, out);
         }

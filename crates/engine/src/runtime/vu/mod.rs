@@ -43,6 +43,8 @@ macro_rules! render_ctx {
     };
 }
 
+mod websocket;
+
 /// How an iteration ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum IterationEnd {
@@ -230,6 +232,9 @@ impl Vu {
         }
         if let Some(req) = &step.request {
             self.request(scope, step, req, scheduled.take()).await;
+        } else if let Some(ws) = &step.ws {
+            scheduled.take();
+            self.websocket(scope, step, ws).await;
         }
         if let Some(t) = step.think.as_ref().filter(|_| !self.ctx.skip_think) {
             let pause = t.pause(&mut self.rng, Duration::ZERO);
