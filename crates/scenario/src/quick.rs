@@ -78,6 +78,10 @@ pub struct Overrides {
     pub max_body: Option<crate::ByteSize>,
     /// Set `defaults.follow_redirects: false` (`--no-follow-redirects`).
     pub no_follow_redirects: bool,
+    /// Replace `defaults.http` (`--http2`, `--http`).
+    pub http: Option<crate::HttpVersion>,
+    /// Replace `defaults.max_streams` (`--max-streams`).
+    pub max_streams: Option<u32>,
 }
 
 /// The single request quick mode sends.
@@ -202,6 +206,12 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) -> Result<(), String> {
     }
     if ov.no_follow_redirects {
         cfg.defaults.follow_redirects = Some(false);
+    }
+    if let Some(h) = ov.http {
+        cfg.defaults.http = Some(h);
+    }
+    if let Some(m) = ov.max_streams {
+        cfg.defaults.max_streams = Some(m);
     }
     if !ov.observe.is_empty() || ov.observe_interval.is_some() {
         let o = cfg.observe.get_or_insert_with(Default::default);

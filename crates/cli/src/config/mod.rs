@@ -204,6 +204,22 @@ impl LoadSpec {
         if let Some(t) = &l.timeout {
             ov.timeout = Some(Dur(positive_dur("timeout", t)?));
         }
+        if l.http2 {
+            ov.http = Some(pado_scenario::HttpVersion::Http2);
+        }
+        if let Some(h) = &l.http {
+            ov.http = Some(pado_scenario::HttpVersion::parse(h).ok_or_else(|| {
+                Failure::invalid(format!(
+                    "--http: `{h}` is not an HTTP version: use 1.1, 2 or auto"
+                ))
+            })?);
+        }
+        if let Some(m) = l.max_streams {
+            if m == 0 {
+                return Err(Failure::invalid("--max-streams: must be at least 1"));
+            }
+            ov.max_streams = Some(m);
+        }
         if let Some(m) = &l.max_body {
             let n = pado_scenario::parse_size(m)
                 .map_err(|e| Failure::invalid(format!("--max-body: {e}")))?;

@@ -141,6 +141,8 @@ pub struct RunPlan {
     /// Accept any TLS certificate (`defaults.insecure`), also for origins first met
     /// in a redirect.
     pub insecure: bool,
+    /// HTTP/2: most concurrent streams per connection (`defaults.max_streams`).
+    pub max_streams: u32,
 }
 
 /// One scenario, compiled.
