@@ -13,6 +13,7 @@ mod demo;
 mod errors;
 mod first_run;
 mod flows;
+mod http2;
 mod generator;
 mod kubernetes;
 mod limits;

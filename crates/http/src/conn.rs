@@ -313,6 +313,10 @@ pub async fn connect_stream(
     Ok((stream, times))
 }
 
+/// The reason of a handshake the server ended because it offers none of the
+/// protocols the client asked for in ALPN (`h2` alone, for HTTP/2).
+pub const NO_COMMON_ALPN: &str = "the server offers none of the protocols asked for in ALPN";
+
 /// A TLS handshake failure in a few words a user can act on.
 fn tls_failure_reason(e: &io::Error) -> &'static str {
     use rustls::{AlertDescription as A, CertificateError as C, Error as E};
@@ -336,6 +340,7 @@ fn tls_failure_reason(e: &io::Error) -> &'static str {
         Some(E::AlertReceived(A::CertificateRequired)) | Some(E::NoCertificatesPresented) => {
             "the server wants a client certificate"
         }
+        Some(E::AlertReceived(A::NoApplicationProtocol)) => NO_COMMON_ALPN,
         Some(E::AlertReceived(_)) => "the server ended the handshake with an alert",
         Some(E::PeerIncompatible(_)) => "no TLS version or cipher in common with the server",
         Some(E::InvalidMessage(_)) | Some(E::PeerMisbehaved(_)) => {

@@ -258,7 +258,15 @@ enum Opened {
 /// Open a connection: TCP, TLS with ALPN, the HTTP/2 preface and settings.
 async fn open(origin: &Origin, budget: Duration) -> Result<Opened, ConnectError> {
     let start = std::time::Instant::now();
-    let (stream, mut times) = connect_stream(origin, origin.h2_tls.as_ref(), budget).await?;
+    let (stream, mut times) = connect_stream(origin, origin.h2_tls.as_ref(), budget)
+        .await
+        .map_err(|e| match e.reason {
+            Some(crate::conn::NO_COMMON_ALPN) => ConnectError {
+                kind: ErrorKind::H2NotNegotiated,
+                reason: Some("the server does not offer h2 in ALPN (HTTP/1.1 only?)"),
+            },
+            _ => e,
+        })?;
     if origin.tls.is_some() && stream.alpn() != Some(b"h2") {
         if origin.protocol == Protocol::Auto {
             let conn = Conn {

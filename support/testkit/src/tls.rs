@@ -15,6 +15,11 @@ fn io_err(e: impl std::fmt::Display) -> io::Error {
 /// and a TLS acceptor serving it. Returns the acceptor and the certificate
 /// as PEM, which clients use as their only trusted root.
 pub(crate) fn make_acceptor() -> io::Result<(TlsAcceptor, String)> {
+    make_acceptor_alpn(vec![b"http/1.1".to_vec(), b"http/1.0".to_vec()])
+}
+
+/// [`make_acceptor`] choosing among `alpn` (the HTTP/2 server offers `h2`).
+pub(crate) fn make_acceptor_alpn(alpn: Vec<Vec<u8>>) -> io::Result<(TlsAcceptor, String)> {
     let certified =
         rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
             .map_err(io_err)?;
@@ -30,6 +35,6 @@ pub(crate) fn make_acceptor() -> io::Result<(TlsAcceptor, String)> {
         .with_no_client_auth()
         .with_single_cert(vec![cert_der], key)
         .map_err(io_err)?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec(), b"http/1.0".to_vec()];
+    config.alpn_protocols = alpn;
     Ok((TlsAcceptor::from(Arc::new(config)), pem))
 }
