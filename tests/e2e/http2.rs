@@ -17,7 +17,11 @@ fn scenario(base: &str, defaults: &str, vus: u32, iterations: u32, path: &str) -
 fn run_file(name: &str, text: &str, extra: &[&str]) -> crate::harness::Run {
     let dir = tmp(name);
     let f = write_file(&dir, "s.yaml", text);
-    let mut args = vec![f.to_str().unwrap().to_string(), "--workers".into(), "1".into()];
+    let mut args = vec![
+        f.to_str().unwrap().to_string(),
+        "--workers".into(),
+        "1".into(),
+    ];
     args.extend(extra.iter().map(|s| s.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     run(name, &args)
@@ -150,4 +154,26 @@ fn http2_required_against_an_http1_server_fails_with_a_clear_category() {
     assert_eq!(h1.stats().requests, 0);
     let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap_or_default();
     assert!(failures.contains("ALPN"), "{failures}");
+}
+
+#[test]
+fn once_shows_an_http2_exchange() {
+    let srv = H2Server::start(H2Options::default()).unwrap();
+    let base = format!("http://{}", srv.addr);
+    let dir = tmp("h2-once");
+    let f = write_file(
+        &dir,
+        "s.yaml",
+        &scenario(&base, "http: 2", 1, 1, "/delay?ms=5"),
+    );
+    let out = crate::harness::pado(&["run", f.to_str().unwrap(), "--once"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert_eq!(srv.requests(), 1);
+    assert!(text.contains("get → 200"), "{text}");
+    assert!(text.contains("waiting"), "{text}");
 }

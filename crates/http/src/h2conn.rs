@@ -20,7 +20,9 @@ use h2::client::SendRequest;
 use pado_metrics::ErrorKind;
 use tokio::sync::Notify;
 
-use crate::conn::{connect_stream, Conn, Stream, ConnectError, Origin, Protocol, SetupTimes, READ_BUF};
+use crate::conn::{
+    connect_stream, Conn, ConnectError, Origin, Protocol, SetupTimes, Stream, READ_BUF,
+};
 
 /// Where a connection stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +95,9 @@ pub struct StreamSlot {
 
 impl Drop for StreamSlot {
     fn drop(&mut self) {
-        self.conn.active.set(self.conn.active.get().saturating_sub(1));
+        self.conn
+            .active
+            .set(self.conn.active.get().saturating_sub(1));
     }
 }
 
@@ -203,7 +207,7 @@ impl H2Pool {
                     // stream limit read as its settings arrive.
                     tokio::task::spawn_local(async move {
                         let _ = std::future::poll_fn(|cx| {
-                            let r = Pin::new(&mut connection).poll(cx);
+                            let r = Pin::new(&mut *connection).poll(cx);
                             conn.server_limit
                                 .set(connection.max_concurrent_send_streams());
                             r
@@ -231,26 +235,21 @@ impl H2Pool {
 /// The connection a new stream goes on: the first that is opening or open, not
 /// draining, with fewer streams than `max_streams` and the server's limit; `None`
 /// when every one is full (a new connection is then opened).
-fn pick(
-    conns: impl Iterator<Item = (State, usize, usize)>,
-    max_streams: usize,
-) -> Option<usize> {
-    let mut i = 0;
-    for (state, active, server_limit) in conns {
-        let open = matches!(state, State::Connecting | State::Ready);
-        if open && active < max_streams.min(server_limit.max(1)) {
-            return Some(i);
-        }
-        i += 1;
-    }
-    None
+fn pick(conns: impl Iterator<Item = (State, usize, usize)>, max_streams: usize) -> Option<usize> {
+    conns
+        .enumerate()
+        .find(|(_, (state, active, server_limit))| {
+            matches!(state, State::Connecting | State::Ready)
+                && *active < max_streams.min((*server_limit).max(1))
+        })
+        .map(|(i, _)| i)
 }
 
 enum Opened {
     H2(
         SendRequest<Bytes>,
         SetupTimes,
-        h2::client::Connection<Stream, Bytes>,
+        Box<h2::client::Connection<Stream, Bytes>>,
     ),
     Http1(Conn, SetupTimes),
 }
@@ -307,7 +306,7 @@ async fn open(origin: &Origin, budget: Duration) -> Result<Opened, ConnectError>
     };
     // The preface is part of setting the connection up.
     times.connecting += t_h2.elapsed();
-    Ok(Opened::H2(send, times, connection))
+    Ok(Opened::H2(send, times, Box::new(connection)))
 }
 
 #[cfg(test)]
@@ -322,7 +321,10 @@ mod tests {
         assert_eq!(pick([(Ready, 3, usize::MAX)].into_iter(), m), Some(0));
         assert_eq!(pick([(Ready, 10, usize::MAX)].into_iter(), m), None);
         assert_eq!(
-            pick([(Ready, 10, usize::MAX), (Connecting, 4, usize::MAX)].into_iter(), m),
+            pick(
+                [(Ready, 10, usize::MAX), (Connecting, 4, usize::MAX)].into_iter(),
+                m
+            ),
             Some(1),
             "a connection being opened takes streams too"
         );
@@ -337,7 +339,10 @@ mod tests {
     #[test]
     fn the_server_limit_bounds_streams_below_max_streams() {
         use State::*;
-        assert_eq!(pick([(Ready, 2, 2), (Ready, 1, 2)].into_iter(), 100), Some(1));
+        assert_eq!(
+            pick([(Ready, 2, 2), (Ready, 1, 2)].into_iter(), 100),
+            Some(1)
+        );
         assert_eq!(pick([(Ready, 2, 2)].into_iter(), 100), None);
         // A server limit of 0 is read as 1 (a stream at a time), not as "never".
         assert_eq!(pick([(Ready, 0, 0)].into_iter(), 100), Some(0));

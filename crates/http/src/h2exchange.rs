@@ -78,7 +78,11 @@ impl H2Request {
             size += (name.len() + h.value.len()) as u64;
             headers.append(n, v);
         }
-        let scheme = if origin.tls.is_some() { "https" } else { "http" };
+        let scheme = if origin.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let authority = match authority {
             Some(a) => String::from_utf8_lossy(a).into_owned(),
             None => format!("{}:{}", origin.host, origin.port),
@@ -290,14 +294,20 @@ fn classify(e: &h2::Error, gone_away: bool, tls: bool) -> (ErrorKind, Option<&'s
     }
     if let Some(io) = e.get_io() {
         if gone_away {
-            return (ErrorKind::GoAway, Some("the connection closed after GOAWAY"));
+            return (
+                ErrorKind::GoAway,
+                Some("the connection closed after GOAWAY"),
+            );
         }
         return (io_error_kind(io, tls), None);
     }
     if gone_away {
         return (ErrorKind::GoAway, reason);
     }
-    (ErrorKind::Protocol, reason.or(Some("HTTP/2 protocol error")))
+    (
+        ErrorKind::Protocol,
+        reason.or(Some("HTTP/2 protocol error")),
+    )
 }
 
 /// An HTTP/2 error code by its name in RFC 9113 §7.
@@ -373,7 +383,10 @@ mod tests {
         assert_eq!(&r.body[..], b"{\"a\":1}");
         let tls = H2Request::from_http1(b"GET / HTTP/1.1\r\n\r\n", &origin(true)).unwrap();
         assert_eq!(tls.uri.to_string(), "https://example.test:8443/");
-        assert!(H2Request::from_http1(b"GET / HTTP/1.1\r\nBad Name: x\r\n\r\n", &origin(false)).is_err());
+        assert!(
+            H2Request::from_http1(b"GET / HTTP/1.1\r\nBad Name: x\r\n\r\n", &origin(false))
+                .is_err()
+        );
     }
 
     #[test]
@@ -383,7 +396,10 @@ mod tests {
         h.append("set-cookie", HeaderValue::from_static("a=1"));
         let mut out = Vec::new();
         write_head(&mut out, 302, &h);
-        assert_eq!(out, b"HTTP/2 302\r\nlocation: /next\r\nset-cookie: a=1\r\n\r\n");
+        assert_eq!(
+            out,
+            b"HTTP/2 302\r\nlocation: /next\r\nset-cookie: a=1\r\n\r\n"
+        );
     }
 
     #[test]

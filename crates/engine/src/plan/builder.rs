@@ -98,7 +98,11 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
             usize::try_from(m.0).unwrap_or(usize::MAX)
         }),
         insecure: cfg.defaults.insecure,
-        max_streams: cfg.defaults.max_streams.unwrap_or(DEFAULT_MAX_STREAMS).max(1),
+        max_streams: cfg
+            .defaults
+            .max_streams
+            .unwrap_or(DEFAULT_MAX_STREAMS)
+            .max(1),
     })
 }
 
