@@ -531,6 +531,19 @@ pub(crate) struct LoadArgs {
     /// file's `defaults.follow_redirects`; a request's own `follow_redirects` wins).
     #[arg(long)]
     pub no_follow_redirects: bool,
+    /// Send requests over HTTP/2 (ALPN `h2` over https, h2c with prior knowledge
+    /// over http); the same as `--http 2`.
+    #[arg(long, conflicts_with = "http")]
+    pub http2: bool,
+    /// HTTP version: `1.1` (default), `2` or `auto` (over https the server chooses
+    /// h2 or HTTP/1.1 in ALPN); replaces the file's `defaults.http`.
+    #[arg(long, value_name = "VERSION")]
+    pub http: Option<String>,
+    /// HTTP/2: most concurrent streams per connection (default 100); the VUs of a
+    /// worker share connections; 1 gives a connection per VU. Replaces the file's
+    /// `defaults.max_streams`.
+    #[arg(long, value_name = "N")]
+    pub max_streams: Option<u32>,
     /// How much of a response body checks and extraction see, e.g. 16MiB
     /// (default 4MiB; replaces the file's `defaults.max_body`).
     #[arg(long, value_name = "SIZE")]

@@ -379,6 +379,15 @@ fn forwarded_flags(
     if l.no_follow_redirects {
         v.push("--no-follow-redirects".into());
     }
+    if l.http2 {
+        v.push("--http2".into());
+    }
+    if let Some(h) = &l.http {
+        v.extend(["--http".into(), h.clone()]);
+    }
+    if let Some(m) = l.max_streams {
+        v.extend(["--max-streams".into(), m.to_string()]);
+    }
     v
 }
 

@@ -26,8 +26,39 @@ pub struct Origin {
     pub port: u16,
     /// Resolved addresses; empty when resolution failed (requests then count `dns`).
     pub addrs: Vec<SocketAddr>,
-    /// TLS, when the scheme is https.
+    /// TLS, when the scheme is https (ALPN offers only `http/1.1`).
     pub tls: Option<TlsTarget>,
+    /// The HTTP version requests to this origin are sent with (`defaults.http`).
+    pub protocol: Protocol,
+    /// The connector HTTP/2 connections use over https: its ALPN offers `h2` (and
+    /// `http/1.1` as well for [`Protocol::Auto`]). `None` for plain http and HTTP/1.1.
+    pub h2_tls: Option<TlsTarget>,
+}
+
+/// Which HTTP version a run speaks (`defaults.http`, `--http2`, `--http`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.1 only (the default: nothing changes for existing scenarios).
+    #[default]
+    Http1,
+    /// HTTP/2 only: ALPN `h2` over https (a server that does not choose it fails the
+    /// request as `h2_not_negotiated`), h2c with prior knowledge over plain http.
+    Http2,
+    /// Over https, ALPN offers `h2` and `http/1.1` and the server decides; over plain
+    /// http, HTTP/1.1.
+    Auto,
+}
+
+impl Protocol {
+    /// Whether requests to an origin of this scheme go through the HTTP/2 pool
+    /// (which, for `Auto`, may find the server chose HTTP/1.1).
+    pub fn pooled(self, https: bool) -> bool {
+        match self {
+            Protocol::Http1 => false,
+            Protocol::Http2 => true,
+            Protocol::Auto => https,
+        }
+    }
 }
 
 impl Origin {
@@ -37,6 +68,17 @@ impl Origin {
     pub fn for_url(
         url: &url::Url,
         tls: impl FnOnce() -> Arc<rustls::ClientConfig>,
+    ) -> Result<Origin, String> {
+        Origin::for_url_with(url, Protocol::Http1, tls, || unreachable!())
+    }
+
+    /// [`Origin::for_url`] for a protocol: `h2_tls` supplies the client configuration
+    /// whose ALPN offers `h2`, only called for https when the protocol may use HTTP/2.
+    pub fn for_url_with(
+        url: &url::Url,
+        protocol: Protocol,
+        tls: impl FnOnce() -> Arc<rustls::ClientConfig>,
+        h2_tls: impl FnOnce() -> Arc<rustls::ClientConfig>,
     ) -> Result<Origin, String> {
         let scheme = url.scheme();
         if scheme != "http" && scheme != "https" {
@@ -65,12 +107,21 @@ impl Origin {
         } else {
             None
         };
+        let h2_tls = match &tls {
+            Some(t) if protocol != Protocol::Http1 => Some(TlsTarget {
+                connector: TlsConnector::from(h2_tls()),
+                server_name: t.server_name.clone(),
+            }),
+            _ => None,
+        };
         Ok(Origin {
             label: format!("{scheme}://{host}:{port}"),
             host,
             port,
             addrs,
             tls,
+            protocol,
+            h2_tls,
         })
     }
 }
@@ -99,6 +150,14 @@ pub enum Stream {
 }
 
 impl Stream {
+    /// The protocol the server chose in ALPN (`None` for plain TCP or no choice).
+    pub fn alpn(&self) -> Option<&[u8]> {
+        match self {
+            Stream::Plain(_) => None,
+            Stream::Tls(s) => s.get_ref().1.alpn_protocol(),
+        }
+    }
+
     fn tcp(&self) -> &TcpStream {
         match self {
             Stream::Plain(s) => s,
@@ -202,6 +261,24 @@ pub async fn connect(
     origin: &Origin,
     budget: Duration,
 ) -> Result<(Conn, SetupTimes), ConnectError> {
+    let (stream, times) = connect_stream(origin, origin.tls.as_ref(), budget).await?;
+    Ok((
+        Conn {
+            stream,
+            buf: Vec::with_capacity(READ_BUF),
+            idle_since: Instant::now(),
+        },
+        times,
+    ))
+}
+
+/// Open a stream to `origin` over `tls` (when given, with its connector's ALPN),
+/// timing TCP and TLS. `budget` bounds the whole setup.
+pub async fn connect_stream(
+    origin: &Origin,
+    tls: Option<&TlsTarget>,
+    budget: Duration,
+) -> Result<(Stream, SetupTimes), ConnectError> {
     if origin.addrs.is_empty() {
         return Err(ErrorKind::Dns.into());
     }
@@ -213,7 +290,7 @@ pub async fn connect(
         connecting: t1 - t0,
         tls: Duration::ZERO,
     };
-    let stream = match &origin.tls {
+    let stream = match tls {
         None => Stream::Plain(tcp),
         Some(t) => {
             let left = budget.saturating_sub(t1 - t0);
@@ -233,15 +310,12 @@ pub async fn connect(
             }
         }
     };
-    Ok((
-        Conn {
-            stream,
-            buf: Vec::with_capacity(READ_BUF),
-            idle_since: Instant::now(),
-        },
-        times,
-    ))
+    Ok((stream, times))
 }
+
+/// The reason of a handshake the server ended because it offers none of the
+/// protocols the client asked for in ALPN (`h2` alone, for HTTP/2).
+pub const NO_COMMON_ALPN: &str = "the server offers none of the protocols asked for in ALPN";
 
 /// A TLS handshake failure in a few words a user can act on.
 fn tls_failure_reason(e: &io::Error) -> &'static str {
@@ -266,6 +340,7 @@ fn tls_failure_reason(e: &io::Error) -> &'static str {
         Some(E::AlertReceived(A::CertificateRequired)) | Some(E::NoCertificatesPresented) => {
             "the server wants a client certificate"
         }
+        Some(E::AlertReceived(A::NoApplicationProtocol)) => NO_COMMON_ALPN,
         Some(E::AlertReceived(_)) => "the server ended the handshake with an alert",
         Some(E::PeerIncompatible(_)) => "no TLS version or cipher in common with the server",
         Some(E::InvalidMessage(_)) | Some(E::PeerMisbehaved(_)) => {
@@ -334,8 +409,14 @@ pub fn io_error_kind(e: &io::Error, tls: bool) -> ErrorKind {
 /// requests use [`crate::TlsSettings`], which adds a CA file and a client
 /// certificate.
 pub fn tls_client_config(insecure: bool) -> Arc<rustls::ClientConfig> {
+    tls_client_config_alpn(insecure, &[b"http/1.1"])
+}
+
+/// [`tls_client_config`] whose ALPN offers `alpn`, in order of preference: `h2`
+/// alone for HTTP/2, `h2` then `http/1.1` to let the server decide.
+pub fn tls_client_config_alpn(insecure: bool, alpn: &[&[u8]]) -> Arc<rustls::ClientConfig> {
     Arc::new(
-        crate::trust::client_config_for(insecure, &[], None)
+        crate::trust::client_config_for(insecure, &[], None, alpn)
             .expect("no CA file or client certificate to refuse"),
     )
 }

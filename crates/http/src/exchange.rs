@@ -28,6 +28,9 @@ pub struct Exchange {
     /// Why, in a few words, when the category alone does not say (a TLS handshake
     /// failure: unknown issuer, wrong host name, expired...).
     pub reason: Option<&'static str>,
+    /// HTTP/2: waiting for a stream slot, or for the connection another VU was
+    /// opening (zero for HTTP/1.1, whose VU owns its connection).
+    pub blocked: Duration,
     /// Setup (zero on a reused connection).
     pub setup: SetupTimes,
     /// Writing the request.
@@ -222,7 +225,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
 }
 
 /// On failure, attribute the time so far to the phase that was running.
-fn finish_phases(ex: &mut Exchange, end: Instant) {
+pub(crate) fn finish_phases(ex: &mut Exchange, end: Instant) {
     if let Some(sent_at) = ex.sent_at {
         let spent = end - sent_at;
         let known = ex.sending + ex.waiting + ex.receiving;
@@ -444,7 +447,7 @@ async fn read_more(
 }
 
 #[inline]
-fn keep(keep_body: &mut Option<(&mut Vec<u8>, usize)>, bytes: &[u8]) {
+pub(crate) fn keep(keep_body: &mut Option<(&mut Vec<u8>, usize)>, bytes: &[u8]) {
     if let Some((out, cap)) = keep_body.as_mut() {
         let room = cap.saturating_sub(out.len());
         out.extend_from_slice(&bytes[..bytes.len().min(room)]);

@@ -10,6 +10,8 @@
 //!
 //! - [`conn`]: connecting (TCP, then TLS through rustls), timed per phase.
 //! - [`exchange`]: one timed request/response on a VU's connection.
+//! - [`h2conn`]: HTTP/2 connections a worker's VUs share, streams per connection.
+//! - [`h2exchange`]: one timed request/response on an HTTP/2 stream.
 //! - [`response`]: sans-I/O response framing (heads, bodies, chunked decoding).
 //! - [`status`]: the set of statuses a request accepts.
 //! - [`trust`]: the roots TLS trusts (system, bundled, a CA file) and a client
@@ -19,11 +21,17 @@
 
 pub mod conn;
 pub mod exchange;
+pub mod h2conn;
+pub mod h2exchange;
 pub mod response;
 pub mod status;
 pub mod trust;
 
-pub use conn::{tls_client_config, Conn, ConnectError, Origin, TlsTarget};
+pub use conn::{
+    tls_client_config, tls_client_config_alpn, Conn, ConnectError, Origin, Protocol, TlsTarget,
+};
 pub use exchange::{exchange, idempotent_method, is_redirect, Exchange, RequestRef};
+pub use h2conn::H2Pool;
+pub use h2exchange::{exchange_h2, H2Request, UseHttp1};
 pub use status::StatusSet;
 pub use trust::{TlsFileError, TlsSettings};

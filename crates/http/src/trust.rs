@@ -95,7 +95,7 @@ impl TlsSettings {
                 };
                 // Build once now so a key that does not match its certificate is
                 // said before the run, not as a failed handshake per request.
-                client_config_for(false, &[], Some(&id)).map_err(|reason| {
+                client_config_for(false, &[], Some(&id), &[b"http/1.1"]).map_err(|reason| {
                     TlsFileError::ClientIdentity {
                         cert: cert.to_path_buf(),
                         key: key.to_path_buf(),
@@ -114,8 +114,14 @@ impl TlsSettings {
 
     /// The rustls configuration for these settings (HTTP/1.1 by ALPN).
     pub fn client_config(&self) -> Arc<rustls::ClientConfig> {
+        self.client_config_alpn(&[b"http/1.1"])
+    }
+
+    /// [`TlsSettings::client_config`] offering `alpn` (`h2` alone for HTTP/2, `h2`
+    /// then `http/1.1` to let the server decide).
+    pub fn client_config_alpn(&self, alpn: &[&[u8]]) -> Arc<rustls::ClientConfig> {
         Arc::new(
-            client_config_for(self.insecure, &self.extra_roots, self.client.as_ref())
+            client_config_for(self.insecure, &self.extra_roots, self.client.as_ref(), alpn)
                 .expect("checked when the settings were read"),
         )
     }
@@ -157,11 +163,13 @@ fn system_roots() -> &'static [CertificateDer<'static>] {
 }
 
 /// Build a client configuration: any server certificate when `insecure`, else the
-/// system's roots, the bundled roots and `extra`; `client` presented when asked.
+/// system's roots, the bundled roots and `extra`; `client` presented when asked;
+/// ALPN offering `alpn`.
 pub(crate) fn client_config_for(
     insecure: bool,
     extra: &[CertificateDer<'static>],
     client: Option<&ClientIdentity>,
+    alpn: &[&[u8]],
 ) -> Result<rustls::ClientConfig, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
@@ -189,7 +197,7 @@ pub(crate) fn client_config_for(
             .with_client_auth_cert(id.chain.clone(), id.key.clone_key())
             .map_err(|e| e.to_string())?,
     };
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+    cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
     Ok(cfg)
 }
 

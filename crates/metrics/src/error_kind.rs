@@ -18,7 +18,9 @@ pub enum ErrorKind {
     Timeout,
     /// The peer reset or closed the connection before the response was complete.
     Reset,
-    /// The response was not valid HTTP/1.1 (garbage, bad framing, oversized head).
+    /// The response was not valid HTTP/1.1 (garbage, bad framing, oversized head),
+    /// or, over HTTP/2, the connection broke the protocol (a frame out of place, a
+    /// bad header block: h2's connection error, its code in the failure's reason).
     Protocol,
     /// The TLS handshake or record layer failed (bad certificate, wrong protocol...).
     Tls,
@@ -36,11 +38,23 @@ pub enum ErrorKind {
     /// or points elsewhere). The failure sample's `reason` says which and what it was.
     /// Counted as a failed request, but not in the latency histograms: it had none.
     Template,
+    /// HTTP/2: the server reset the request's stream (`RST_STREAM`) before the
+    /// response was complete; the failure sample's reason names the code
+    /// (`REFUSED_STREAM`, `CANCEL`, `INTERNAL_ERROR`...).
+    StreamReset,
+    /// HTTP/2: the server sent `GOAWAY` and this request was refused (its stream
+    /// past the last one the server processes) or lost with the connection. The
+    /// connection is replaced by a new one for the requests after it.
+    #[serde(rename = "goaway")]
+    GoAway,
+    /// HTTP/2 was required (`http: "2"`, `--http2`) but the server chose another
+    /// protocol in TLS's ALPN (or none): nothing was sent.
+    H2NotNegotiated,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order, so counters can live in a plain array.
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Dns,
@@ -52,6 +66,9 @@ impl ErrorKind {
         ErrorKind::TooManyRedirects,
         ErrorKind::BadRedirect,
         ErrorKind::Template,
+        ErrorKind::StreamReset,
+        ErrorKind::GoAway,
+        ErrorKind::H2NotNegotiated,
     ];
 
     /// The stable name used in summaries and result files.
@@ -68,6 +85,9 @@ impl ErrorKind {
             ErrorKind::TooManyRedirects => "too_many_redirects",
             ErrorKind::BadRedirect => "bad_redirect",
             ErrorKind::Template => "template",
+            ErrorKind::StreamReset => "stream_reset",
+            ErrorKind::GoAway => "goaway",
+            ErrorKind::H2NotNegotiated => "h2_not_negotiated",
         }
     }
 

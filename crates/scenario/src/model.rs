@@ -115,6 +115,16 @@ pub struct Defaults {
     /// otherwise (default true).
     #[serde(default)]
     pub follow_redirects: Option<bool>,
+    /// HTTP version: `"1.1"` (default), `2` or `auto` (see [`HttpVersion`]).
+    #[serde(default)]
+    pub http: Option<HttpVersion>,
+    /// HTTP/2: most concurrent streams per connection (default 100, and never more
+    /// than the server's `SETTINGS_MAX_CONCURRENT_STREAMS`); the VUs of a worker
+    /// thread share connections, a new one opened when every one is full. `1` gives
+    /// one connection per VU, as HTTP/1.1 does.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 100000))]
+    pub max_streams: Option<u32>,
     /// TLS files: a CA to trust besides the system's and the bundled roots, and a
     /// client certificate for servers that require one (mutual TLS).
     #[serde(default)]
@@ -733,4 +743,91 @@ mod ordered_map {
 pub fn json_schema() -> serde_json::Value {
     let schema = schemars::schema_for!(Config);
     serde_json::to_value(schema).unwrap_or_default()
+}
+
+/// Which HTTP version requests are sent with (`defaults.http`): `"1.1"` (the
+/// default), `2` (HTTP/2: ALPN `h2` over https, h2c with prior knowledge over http)
+/// or `auto` (over https the server chooses between h2 and HTTP/1.1 in ALPN; over
+/// http, HTTP/1.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HttpVersion {
+    /// HTTP/1.1.
+    #[default]
+    Http1,
+    /// HTTP/2.
+    Http2,
+    /// The server decides (ALPN).
+    Auto,
+}
+
+impl HttpVersion {
+    /// `"1.1"`, `"2"` (also `2`, `h2`, `http2`) or `"auto"`; `None` otherwise.
+    pub fn parse(s: &str) -> Option<HttpVersion> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "1.1" | "1" | "http/1.1" | "h1" | "http1" => Some(HttpVersion::Http1),
+            "2" | "2.0" | "h2" | "http2" | "http/2" | "h2c" => Some(HttpVersion::Http2),
+            "auto" => Some(HttpVersion::Auto),
+            _ => None,
+        }
+    }
+
+    /// The form the file writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HttpVersion::Http1 => "1.1",
+            HttpVersion::Http2 => "2",
+            HttpVersion::Auto => "auto",
+        }
+    }
+}
+
+impl Serialize for HttpVersion {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for HttpVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = HttpVersion;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an HTTP version: \"1.1\", 2 or auto")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<HttpVersion, E> {
+                HttpVersion::parse(v).ok_or_else(|| {
+                    E::custom(format!(
+                        "`{v}` is not an HTTP version: use \"1.1\", 2 or auto"
+                    ))
+                })
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<HttpVersion, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<HttpVersion, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<HttpVersion, E> {
+                self.visit_str(&v.to_string())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for HttpVersion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HttpVersion".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "HTTP version: \"1.1\" (default), 2 (HTTP/2; h2c over http) or auto (ALPN decides over https)",
+            "anyOf": [
+                { "type": "string", "enum": ["1.1", "1", "2", "2.0", "h2", "h2c", "http2", "auto"] },
+                { "type": "number", "enum": [1, 1.1, 2] }
+            ]
+        })
+    }
 }

@@ -83,6 +83,10 @@ pub struct Overrides {
     pub ca_cert: Option<String>,
     /// Replace `defaults.tls.client_cert` and `client_key` (absolute paths).
     pub client_identity: Option<(String, String)>,
+    /// Replace `defaults.http` (`--http2`, `--http`).
+    pub http: Option<crate::HttpVersion>,
+    /// Replace `defaults.max_streams` (`--max-streams`).
+    pub max_streams: Option<u32>,
 }
 
 /// The single request quick mode sends.
@@ -218,6 +222,12 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) -> Result<(), String> {
         let t = cfg.defaults.tls.get_or_insert_with(Default::default);
         t.client_cert = Some(cert.clone());
         t.client_key = Some(key.clone());
+    }
+    if let Some(h) = ov.http {
+        cfg.defaults.http = Some(h);
+    }
+    if let Some(m) = ov.max_streams {
+        cfg.defaults.max_streams = Some(m);
     }
     if !ov.observe.is_empty() || ov.observe_interval.is_some() {
         let o = cfg.observe.get_or_insert_with(Default::default);

@@ -440,6 +440,8 @@ fn loopback(data: &[u8], is_head: bool) {
         port: addr.port(),
         addrs: vec![addr],
         tls: None,
+        protocol: pado_http::Protocol::Http1,
+        h2_tls: None,
     };
     let request: &[u8] = if is_head {
         b"HEAD /fuzz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"

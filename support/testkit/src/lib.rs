@@ -58,6 +58,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 mod conn;
+pub mod h2server;
 use pado_h1server as http;
 mod tls;
 pub mod websocket;

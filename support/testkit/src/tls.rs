@@ -16,6 +16,17 @@ fn io_err(e: impl std::fmt::Display) -> io::Error {
 /// and a TLS acceptor serving it. Returns the acceptor and the certificate
 /// as PEM, which clients use as their only trusted root.
 pub(crate) fn make_acceptor(client_ca_pem: Option<&str>) -> io::Result<(TlsAcceptor, String)> {
+    make_acceptor_alpn(
+        client_ca_pem,
+        vec![b"http/1.1".to_vec(), b"http/1.0".to_vec()],
+    )
+}
+
+/// [`make_acceptor`] choosing among `alpn` (the HTTP/2 server offers `h2`).
+pub(crate) fn make_acceptor_alpn(
+    client_ca_pem: Option<&str>,
+    alpn: Vec<Vec<u8>>,
+) -> io::Result<(TlsAcceptor, String)> {
     let certified =
         rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
             .map_err(io_err)?;
@@ -49,6 +60,6 @@ pub(crate) fn make_acceptor(client_ca_pem: Option<&str>) -> io::Result<(TlsAccep
     let mut config = builder
         .with_single_cert(vec![cert_der], key)
         .map_err(io_err)?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec(), b"http/1.0".to_vec()];
+    config.alpn_protocols = alpn;
     Ok((TlsAcceptor::from(Arc::new(config)), pem))
 }

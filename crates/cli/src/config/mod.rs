@@ -208,6 +208,22 @@ impl LoadSpec {
         if let (Some(cert), Some(key)) = (&l.client_cert, &l.client_key) {
             ov.client_identity = Some((absolute(cert)?, absolute(key)?));
         }
+        if l.http2 {
+            ov.http = Some(pado_scenario::HttpVersion::Http2);
+        }
+        if let Some(h) = &l.http {
+            ov.http = Some(pado_scenario::HttpVersion::parse(h).ok_or_else(|| {
+                Failure::invalid(format!(
+                    "--http: `{h}` is not an HTTP version: use 1.1, 2 or auto"
+                ))
+            })?);
+        }
+        if let Some(m) = l.max_streams {
+            if m == 0 {
+                return Err(Failure::invalid("--max-streams: must be at least 1"));
+            }
+            ov.max_streams = Some(m);
+        }
         if let Some(m) = &l.max_body {
             let n = pado_scenario::parse_size(m)
                 .map_err(|e| Failure::invalid(format!("--max-body: {e}")))?;

@@ -414,3 +414,16 @@ fn find_capacity_refuses_bad_search_settings_by_flag() {
         .message
         .contains("are for quick mode"));
 }
+
+#[test]
+fn http_version_flags_set_the_protocol_and_bad_ones_name_the_flag() {
+    use pado_scenario::HttpVersion;
+    let s = spec(&["--url", URL, "--http2", "--max-streams", "8"]).unwrap();
+    assert_eq!(s.overrides.http, Some(HttpVersion::Http2));
+    assert_eq!(s.overrides.max_streams, Some(8));
+    let auto = spec(&["--url", URL, "--http", "auto"]).unwrap();
+    assert_eq!(auto.overrides.http, Some(HttpVersion::Auto));
+    assert_eq!(spec(&["--url", URL]).unwrap().overrides.http, None);
+    assert!(error(&["--url", URL, "--http", "3"]).contains("--http: `3`"));
+    assert!(error(&["--url", URL, "--max-streams", "0"]).contains("--max-streams"));
+}

@@ -29,6 +29,8 @@ pub(super) struct Builder<'a> {
     pub(super) secrets: Vec<Vec<u8>>,
     pub(super) tls: Option<Arc<rustls::ClientConfig>>,
     pub(super) tls_settings: Arc<pado_http::TlsSettings>,
+    /// The client configuration whose ALPN offers h2 (`http: 2` or `auto`).
+    pub(super) h2_tls: Option<Arc<rustls::ClientConfig>>,
     /// Scenario (or `setup`) being compiled, for group names.
     pub(super) scope: String,
     /// The flow being compiled, in words (`flow `write` of scenario `browse``).
@@ -62,6 +64,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         secrets: Vec::new(),
         tls: None,
         tls_settings: tls_settings.clone(),
+        h2_tls: None,
         scope: "setup".into(),
         flow_label: "the setup".into(),
         named_steps: Vec::new(),
@@ -98,6 +101,11 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
             usize::try_from(m.0).unwrap_or(usize::MAX)
         }),
         tls: tls_settings,
+        max_streams: cfg
+            .defaults
+            .max_streams
+            .unwrap_or(DEFAULT_MAX_STREAMS)
+            .max(1),
     })
 }
 
@@ -127,6 +135,10 @@ fn tls_settings(cfg: &Config, base_dir: &Path) -> Result<pado_http::TlsSettings,
         },
     )
 }
+
+/// Concurrent streams per HTTP/2 connection unless `defaults.max_streams` says
+/// otherwise (h2load's `-m` is 1; browsers and servers commonly allow 100).
+pub(super) const DEFAULT_MAX_STREAMS: u32 = 100;
 
 /// Values a `target:` written with `{{ env.NAME }}` took from the environment: the
 /// host and port in every printed URL must hide them like any other env value.

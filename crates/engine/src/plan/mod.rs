@@ -153,6 +153,8 @@ pub struct RunPlan {
     /// What TLS trusts and presents (`defaults.insecure`, `defaults.tls`), read once:
     /// for the plan's origins and those first met in a redirect.
     pub tls: Arc<pado_http::TlsSettings>,
+    /// HTTP/2: most concurrent streams per connection (`defaults.max_streams`).
+    pub max_streams: u32,
 }
 
 /// One scenario, compiled.

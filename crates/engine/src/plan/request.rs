@@ -8,7 +8,8 @@ use pado_scenario::template::parse_template;
 use pado_scenario::{split_request_line, RequestSpec};
 
 use crate::render::{encode_url_literal, escape_into, BindError, Compiled, Escape, Part};
-use pado_http::Origin;
+use pado_http::{Origin, Protocol};
+use pado_scenario::HttpVersion;
 
 use super::builder::Builder;
 use super::*;
@@ -37,6 +38,9 @@ pub struct RequestPlan {
     /// Follow redirects (`follow_redirects`, default true): each hop is a sample of
     /// the step; checks and extraction see the final response.
     pub follow_redirects: bool,
+    /// A static request to an origin spoken with HTTP/2, in HTTP/2's form, built
+    /// once (a templated one is made from its rendered bytes per request).
+    pub h2: Option<pado_http::H2Request>,
 }
 
 /// Request bytes: fixed, or rendered per request.
@@ -314,7 +318,20 @@ impl Builder<'_> {
             keep_head: false,
             expect: StatusSet::default_ok(),
             follow_redirects: follow.or(d.follow_redirects).unwrap_or(true),
+            h2: None,
         };
+        let mut plan = plan;
+        let o = &self.origins[origin];
+        if o.protocol.pooled(o.tls.is_some()) {
+            if let RequestForm::Static { bytes, .. } = &plan.form {
+                plan.h2 = Some(pado_http::H2Request::from_http1(bytes, o).map_err(|why| {
+                    PlanError::Url {
+                        field: p.to_string(),
+                        message: format!("cannot be sent over HTTP/2: {why}"),
+                    }
+                })?);
+            }
+        }
         Ok((plan, method, if lead_hole { raw_url } else { full }))
     }
 
@@ -405,10 +422,28 @@ impl Builder<'_> {
             return Ok(i);
         }
         let settings = &self.tls_settings;
+        let protocol = match self.cfg.defaults.http.unwrap_or_default() {
+            HttpVersion::Http1 => Protocol::Http1,
+            HttpVersion::Http2 => Protocol::Http2,
+            HttpVersion::Auto => Protocol::Auto,
+        };
         let tls = &mut self.tls;
-        let origin = Origin::for_url(url, || {
-            tls.get_or_insert_with(|| settings.client_config()).clone()
-        })
+        let h2_tls = &mut self.h2_tls;
+        let origin = Origin::for_url_with(
+            url,
+            protocol,
+            || tls.get_or_insert_with(|| settings.client_config()).clone(),
+            || {
+                let alpn: &[&[u8]] = if protocol == Protocol::Auto {
+                    &[b"h2", b"http/1.1"]
+                } else {
+                    &[b"h2"]
+                };
+                h2_tls
+                    .get_or_insert_with(|| settings.client_config_alpn(alpn))
+                    .clone()
+            },
+        )
         .map_err(|message| PlanError::Url {
             field: p.to_string(),
             message,

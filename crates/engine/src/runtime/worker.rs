@@ -97,6 +97,9 @@ pub(super) struct WorkerCtx {
     pub observer: Option<Arc<dyn Observer>>,
     /// Skip think times (`--once`: a script check, not a load).
     pub skip_think: bool,
+    /// The HTTP/2 connections this worker's VUs share, per plan origin (`None` for
+    /// an origin spoken with HTTP/1.1, where each VU owns its connection).
+    pub h2: Vec<Option<pado_http::H2Pool>>,
 }
 
 impl WorkerCtx {
@@ -133,7 +136,6 @@ impl WorkerCtx {
         };
         Rc::new(WorkerCtx {
             id,
-            plan,
             t0,
             metrics: RefCell::new(metrics),
             tx,
@@ -153,6 +155,16 @@ impl WorkerCtx {
             sampled: RefCell::new(HashMap::new()),
             observer,
             skip_think,
+            h2: plan
+                .origins
+                .iter()
+                .map(|o| {
+                    o.protocol
+                        .pooled(o.tls.is_some())
+                        .then(|| pado_http::H2Pool::new(plan.max_streams))
+                })
+                .collect(),
+            plan,
         })
     }
 

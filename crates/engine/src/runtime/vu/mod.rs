@@ -8,7 +8,7 @@ mod redirects;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use pado_http::{exchange, is_redirect, Conn, RequestRef};
+use pado_http::{exchange, exchange_h2, is_redirect, Conn, RequestRef, UseHttp1};
 use pado_metrics::{ErrorKind, Phases, RequestSample};
 
 use crate::cookies::CookieJar;
@@ -404,16 +404,31 @@ impl Vu {
         // Debugging (`--http-debug`, `--once`) shows every head and body.
         let traced = ctx.observer.is_some();
         let body_kept = req.keep_body || traced;
-        let keep_body = if body_kept {
-            Some((&mut self.body, ctx.plan.max_body))
-        } else {
-            None
-        };
-        let keep_head = if req.keep_head || self.cookies || traced || req.follow_redirects {
-            Some((&mut self.head, req.keep_head || traced))
-        } else {
-            None
-        };
+        let keep_head_always = req.keep_head || traced;
+        let want_head = req.keep_head || self.cookies || traced || req.follow_redirects;
+        // What the exchange keeps of the response (made again for a request that
+        // falls back to HTTP/1.1, the first having been handed to HTTP/2's).
+        macro_rules! request_ref {
+            () => {
+                RequestRef {
+                    bytes,
+                    is_head,
+                    resend_safe,
+                    timeout: req.timeout,
+                    keep_body: if body_kept {
+                        Some((&mut self.body, ctx.plan.max_body))
+                    } else {
+                        None
+                    },
+                    keep_head: if want_head {
+                        Some((&mut self.head, keep_head_always))
+                    } else {
+                        None
+                    },
+                    failed_prefix: Some((&mut self.fail_body, &req.expect)),
+                }
+            };
+        }
         let extra_origin;
         let (slot, origin) = match host.checked_sub(n_plan) {
             None => (&mut self.conns[host], &ctx.plan.origins[host]),
@@ -423,20 +438,35 @@ impl Vu {
                 (&mut e.conn, &*extra_origin)
             }
         };
-        let ex = exchange(
-            slot,
-            origin,
-            RequestRef {
-                bytes,
-                is_head,
-                resend_safe,
-                timeout: req.timeout,
-                keep_body,
-                keep_head,
-                failed_prefix: Some((&mut self.fail_body, &req.expect)),
-            },
-        )
-        .await;
+        // HTTP/2 for the plan's origins that speak it (an origin first met in a
+        // redirect is spoken with HTTP/1.1).
+        let pool = ctx.h2.get(host).and_then(Option::as_ref);
+        let ex = match pool {
+            None => exchange(slot, origin, request_ref!()).await,
+            Some(pool) => {
+                // The plan's HTTP/2 form, when what is sent is the plan's static request.
+                let prebuilt = req.h2.as_ref().filter(|_| {
+                    hops == 0
+                        && matches!(&req.form, RequestForm::Static { bytes: b, .. }
+                            if std::ptr::eq(b.as_ptr(), bytes.as_ptr()))
+                });
+                match exchange_h2(pool, origin, request_ref!(), prebuilt).await {
+                    Ok(ex) => ex,
+                    Err(UseHttp1(opened)) => {
+                        let setup = opened.as_ref().map(|(_, t)| *t);
+                        if let Some((c, _)) = opened {
+                            *slot = Some(c);
+                        }
+                        let mut ex = exchange(slot, origin, request_ref!()).await;
+                        if let Some(t) = setup {
+                            ex.setup.connecting += t.connecting;
+                            ex.setup.tls += t.tls;
+                        }
+                        ex
+                    }
+                }
+            }
+        };
         let end = ex.end.unwrap_or_else(Instant::now);
         let began = ex.sent_at.unwrap_or(t_start);
         let duration = match scheduled {
@@ -494,7 +524,8 @@ impl Vu {
         }
         let ok_transport = error.is_none();
         let phases = Phases {
-            blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s))),
+            blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s)))
+                + us(ex.blocked),
             connecting_us: us(ex.setup.connecting),
             tls_us: us(ex.setup.tls),
             sending_us: us(ex.sending),

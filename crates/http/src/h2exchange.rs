@@ -1,0 +1,410 @@
+//! One HTTP/2 request/response exchange on a stream of the worker's pool
+//! ([`crate::h2conn`]), timed in the same phases as HTTP/1.1 and with the same shape
+//! of result ([`Exchange`]): blocked (waiting for a stream slot or for a connection
+//! another VU is opening), connecting and tls (when this request opened the
+//! connection), sending (until the request, body included, is handed to the
+//! connection), waiting (until the response headers), receiving (the body).
+//!
+//! **Bytes.** A shared, compressed connection does not assign its wire bytes to one
+//! request; over HTTP/2 a request's bytes are its header fields (name and value
+//! lengths, pseudo-headers included, as HPACK sizes them before compression, less
+//! its 32-byte overhead) and body, and so are the response's.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue};
+use http::{HeaderMap, Method, Uri};
+use pado_metrics::ErrorKind;
+
+use crate::conn::{io_error_kind, Conn, Origin, SetupTimes};
+use crate::exchange::{finish_phases, is_redirect, keep, Exchange, RequestRef};
+use crate::h2conn::{Acquired, H2Pool};
+
+/// A request as HTTP/2 sends it: method, URI (scheme, authority, path), headers
+/// without the connection-specific ones, body. Built once at compile time for a
+/// static request; from the rendered HTTP/1.1 text for a templated one.
+#[derive(Clone, Debug)]
+pub struct H2Request {
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+    /// Header fields and body, as counted in [`Exchange::bytes_sent`].
+    size: u64,
+}
+
+/// Headers HTTP/2 forbids (RFC 9113 §8.2.2); `Host` becomes `:authority`.
+fn connection_specific(name: &[u8]) -> bool {
+    const NAMES: [&[u8]; 6] = [
+        b"connection",
+        b"keep-alive",
+        b"proxy-connection",
+        b"transfer-encoding",
+        b"upgrade",
+        b"te",
+    ];
+    NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
+}
+
+impl H2Request {
+    /// The request of `bytes` (HTTP/1.1 text as the plan builds it: request line,
+    /// headers, blank line, body) for `origin`. An error names what could not be
+    /// sent over HTTP/2.
+    pub fn from_http1(bytes: &[u8], origin: &Origin) -> Result<H2Request, &'static str> {
+        let mut fields = [httparse::EMPTY_HEADER; 64];
+        let mut parsed = httparse::Request::new(&mut fields);
+        let head_len = match parsed.parse(bytes) {
+            Ok(httparse::Status::Complete(n)) => n,
+            _ => return Err("the request's head is not valid HTTP"),
+        };
+        let method = Method::from_bytes(parsed.method.unwrap_or("GET").as_bytes())
+            .map_err(|_| "the request's method is not a valid token")?;
+        let path = parsed.path.unwrap_or("/");
+        let mut authority: Option<&[u8]> = None;
+        let mut headers = HeaderMap::with_capacity(parsed.headers.len());
+        let mut size = (method.as_str().len() + path.len() + 7 + 10) as u64;
+        for h in parsed.headers.iter() {
+            let name = h.name.as_bytes();
+            if name.eq_ignore_ascii_case(b"host") {
+                authority = Some(h.value);
+                continue;
+            }
+            if connection_specific(name) {
+                continue;
+            }
+            let n = HeaderName::from_bytes(name).map_err(|_| "a header name is not valid")?;
+            let v = HeaderValue::from_bytes(h.value).map_err(|_| "a header value is not valid")?;
+            size += (name.len() + h.value.len()) as u64;
+            headers.append(n, v);
+        }
+        let scheme = if origin.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let authority = match authority {
+            Some(a) => String::from_utf8_lossy(a).into_owned(),
+            None => format!("{}:{}", origin.host, origin.port),
+        };
+        size += authority.len() as u64 + 10 + scheme.len() as u64 + 7;
+        let uri = Uri::builder()
+            .scheme(scheme)
+            .authority(authority)
+            .path_and_query(path)
+            .build()
+            .map_err(|_| "the request's URL is not valid")?;
+        let body = Bytes::copy_from_slice(&bytes[head_len..]);
+        size += body.len() as u64;
+        Ok(H2Request {
+            method,
+            uri,
+            headers,
+            body,
+            size,
+        })
+    }
+
+    fn to_request(&self) -> http::Request<()> {
+        let mut r = http::Request::new(());
+        *r.method_mut() = self.method.clone();
+        *r.uri_mut() = self.uri.clone();
+        *r.headers_mut() = self.headers.clone();
+        r
+    }
+}
+
+/// The origin spoke HTTP/1.1 (`auto` over https): send the request on the VU's own
+/// connection, this one when the pool just opened it (its setup times with it).
+pub struct UseHttp1(pub Option<(Conn, SetupTimes)>);
+
+/// Run one exchange over HTTP/2: a stream slot from `pool` (opening a connection
+/// when all are full), the request (`prebuilt`, or made from `req.bytes`), the
+/// response read in full. `Err` when the origin turned out to speak HTTP/1.1.
+pub async fn exchange_h2(
+    pool: &H2Pool,
+    origin: &Origin,
+    req: RequestRef<'_>,
+    prebuilt: Option<&H2Request>,
+) -> Result<Exchange, UseHttp1> {
+    let start = Instant::now();
+    let deadline = start + req.timeout;
+    let mut ex = Exchange::default();
+    let built;
+    let request = match prebuilt {
+        Some(r) => r,
+        None => match H2Request::from_http1(req.bytes, origin) {
+            Ok(r) => {
+                built = r;
+                &built
+            }
+            Err(why) => {
+                ex.error = Some(ErrorKind::Protocol);
+                ex.reason = Some(why);
+                ex.end = Some(Instant::now());
+                return Ok(ex);
+            }
+        },
+    };
+    let mut keep_body = req.keep_body.map(|(b, cap)| (b, cap.saturating_add(1)));
+    let mut keep_head = req.keep_head;
+    let mut failed_prefix = req.failed_prefix;
+    if let Some((b, _)) = keep_body.as_mut() {
+        b.clear();
+    }
+    if let Some((h, _)) = keep_head.as_mut() {
+        h.clear();
+    }
+    let run = async {
+        let slot = match pool.acquire(origin, req.timeout).await {
+            Acquired::Stream(slot, setup) => {
+                match setup {
+                    Some(t) => ex.setup = t,
+                    None => ex.blocked = start.elapsed(),
+                }
+                slot
+            }
+            Acquired::Http1(conn) => return Err(UseHttp1(conn)),
+            Acquired::Failed(e) => {
+                ex.error = Some(e.kind);
+                ex.reason = e.reason;
+                return Ok(());
+            }
+        };
+        let Some(send) = slot.conn.sender() else {
+            ex.error = Some(ErrorKind::GoAway);
+            ex.reason = Some("the connection closed before the request could be sent");
+            return Ok(());
+        };
+        // Waiting for the server's stream limit, when the pool's count was ahead of
+        // its settings, is blocked time too.
+        let t_ready = Instant::now();
+        let ready = send.ready().await;
+        ex.blocked += t_ready.elapsed();
+        let t_send = Instant::now();
+        ex.sent_at = Some(t_send);
+        let sent = ready.and_then(|mut send| {
+            let body_empty = request.body.is_empty();
+            let (response, mut stream) = send.send_request(request.to_request(), body_empty)?;
+            if !body_empty {
+                stream.send_data(request.body.clone(), true)?;
+            }
+            Ok(response)
+        });
+        let t_sent = Instant::now();
+        ex.sending = t_sent - t_send;
+        let response = match sent {
+            Ok(r) => r,
+            Err(e) => {
+                fail(&mut ex, &e, &slot.conn, origin.tls.is_some());
+                return Ok(());
+            }
+        };
+        ex.bytes_sent = request.size;
+        let response = match response.await {
+            Ok(r) => r,
+            Err(e) => {
+                fail(&mut ex, &e, &slot.conn, origin.tls.is_some());
+                return Ok(());
+            }
+        };
+        let t_head = Instant::now();
+        ex.waiting = t_head - t_sent;
+        let (parts, mut body) = response.into_parts();
+        let status = parts.status.as_u16();
+        ex.status = status;
+        let mut head_size = 10u64;
+        let mut sets_cookie = false;
+        for (n, v) in &parts.headers {
+            head_size += (n.as_str().len() + v.len()) as u64;
+            sets_cookie |= n == http::header::SET_COOKIE;
+        }
+        ex.bytes_received = head_size;
+        if let Some((out, always)) = keep_head.as_mut() {
+            if *always || sets_cookie || is_redirect(status) {
+                write_head(out, status, &parts.headers);
+            }
+        }
+        if keep_body.is_none()
+            && failed_prefix
+                .as_ref()
+                .is_some_and(|(_, ok)| !ok.contains(status))
+        {
+            if let Some((b, _)) = failed_prefix.take() {
+                b.clear();
+                keep_body = Some((b, pado_metrics::failure::BODY_PREFIX));
+            }
+        }
+        while let Some(chunk) = body.data().await {
+            let chunk = match chunk {
+                Ok(c) => c,
+                Err(e) => {
+                    fail(&mut ex, &e, &slot.conn, origin.tls.is_some());
+                    return Ok(());
+                }
+            };
+            ex.bytes_received += chunk.len() as u64;
+            let _ = body.flow_control().release_capacity(chunk.len());
+            keep(&mut keep_body, &chunk);
+        }
+        ex.receiving = t_head.elapsed();
+        Ok(())
+    };
+    let outcome = tokio::time::timeout_at(deadline.into(), run).await;
+    let end = Instant::now();
+    ex.end = Some(end);
+    match outcome {
+        Err(_) => {
+            ex.error = Some(ErrorKind::Timeout);
+            finish_phases(&mut ex, end);
+        }
+        Ok(Err(fallback)) => return Err(fallback),
+        Ok(Ok(())) if ex.error.is_some() => finish_phases(&mut ex, end),
+        Ok(Ok(())) => {}
+    }
+    if let Some((b, cap)) = keep_body.as_mut() {
+        if b.len() >= *cap {
+            b.truncate(*cap - 1);
+            ex.body_cut = true;
+        }
+    }
+    Ok(ex)
+}
+
+/// The category and reason of a failed stream; a `GOAWAY` also takes its
+/// connection out of the pool's choice.
+fn fail(ex: &mut Exchange, e: &h2::Error, conn: &crate::h2conn::H2Conn, tls: bool) {
+    let (kind, reason) = classify(e, conn.gone_away(), tls);
+    if kind == ErrorKind::GoAway {
+        conn.going_away();
+    }
+    ex.error = Some(kind);
+    ex.reason = reason;
+}
+
+/// An h2 error as pado counts it. `gone_away`: the connection had already been
+/// told `GOAWAY`, so a stream lost with it is the `GOAWAY`'s.
+fn classify(e: &h2::Error, gone_away: bool, tls: bool) -> (ErrorKind, Option<&'static str>) {
+    let reason = e.reason().map(reason_name);
+    if e.is_go_away() && e.is_remote() {
+        return (ErrorKind::GoAway, reason);
+    }
+    if e.is_reset() && e.is_remote() {
+        return (ErrorKind::StreamReset, reason);
+    }
+    if let Some(io) = e.get_io() {
+        if gone_away {
+            return (
+                ErrorKind::GoAway,
+                Some("the connection closed after GOAWAY"),
+            );
+        }
+        return (io_error_kind(io, tls), None);
+    }
+    if gone_away {
+        return (ErrorKind::GoAway, reason);
+    }
+    (
+        ErrorKind::Protocol,
+        reason.or(Some("HTTP/2 protocol error")),
+    )
+}
+
+/// An HTTP/2 error code by its name in RFC 9113 §7.
+fn reason_name(r: h2::Reason) -> &'static str {
+    match r {
+        h2::Reason::NO_ERROR => "NO_ERROR",
+        h2::Reason::PROTOCOL_ERROR => "PROTOCOL_ERROR",
+        h2::Reason::INTERNAL_ERROR => "INTERNAL_ERROR",
+        h2::Reason::FLOW_CONTROL_ERROR => "FLOW_CONTROL_ERROR",
+        h2::Reason::SETTINGS_TIMEOUT => "SETTINGS_TIMEOUT",
+        h2::Reason::STREAM_CLOSED => "STREAM_CLOSED",
+        h2::Reason::FRAME_SIZE_ERROR => "FRAME_SIZE_ERROR",
+        h2::Reason::REFUSED_STREAM => "REFUSED_STREAM",
+        h2::Reason::CANCEL => "CANCEL",
+        h2::Reason::COMPRESSION_ERROR => "COMPRESSION_ERROR",
+        h2::Reason::CONNECT_ERROR => "CONNECT_ERROR",
+        h2::Reason::ENHANCE_YOUR_CALM => "ENHANCE_YOUR_CALM",
+        h2::Reason::INADEQUATE_SECURITY => "INADEQUATE_SECURITY",
+        h2::Reason::HTTP_1_1_REQUIRED => "HTTP_1_1_REQUIRED",
+        _ => "unknown error code",
+    }
+}
+
+/// The response head as HTTP/1.1-style text (`HTTP/2 200`, then `name: value`
+/// lines), which is what checks, extraction, cookies and redirects read.
+fn write_head(out: &mut Vec<u8>, status: u16, headers: &HeaderMap) {
+    out.extend_from_slice(b"HTTP/2 ");
+    out.extend_from_slice(itoa_status(status).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (n, v) in headers {
+        out.extend_from_slice(n.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(v.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+fn itoa_status(status: u16) -> String {
+    status.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin(tls: bool) -> Origin {
+        let url = url::Url::parse(if tls {
+            "https://example.test:8443/"
+        } else {
+            "http://127.0.0.1:8080/"
+        })
+        .unwrap();
+        Origin::for_url_with(
+            &url,
+            crate::Protocol::Http2,
+            || crate::tls_client_config(true),
+            || crate::tls_client_config_alpn(true, &[b"h2"]),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_http1_request_becomes_its_http2_form() {
+        let h1 = b"POST /a/b?x=1 HTTP/1.1\r\nHost: api.test:8080\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nX-Two: 1\r\nX-Two: 2\r\nContent-Length: 7\r\n\r\n{\"a\":1}";
+        let r = H2Request::from_http1(h1, &origin(false)).unwrap();
+        assert_eq!(r.method, Method::POST);
+        assert_eq!(r.uri.to_string(), "http://api.test:8080/a/b?x=1");
+        assert!(r.headers.get("host").is_none(), "Host is :authority");
+        assert!(r.headers.get("connection").is_none());
+        assert_eq!(r.headers.get_all("x-two").iter().count(), 2);
+        assert_eq!(r.headers["content-type"], "application/json");
+        assert_eq!(&r.body[..], b"{\"a\":1}");
+        let tls = H2Request::from_http1(b"GET / HTTP/1.1\r\n\r\n", &origin(true)).unwrap();
+        assert_eq!(tls.uri.to_string(), "https://example.test:8443/");
+        assert!(
+            H2Request::from_http1(b"GET / HTTP/1.1\r\nBad Name: x\r\n\r\n", &origin(false))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn the_kept_head_reads_like_http1() {
+        let mut h = HeaderMap::new();
+        h.append("location", HeaderValue::from_static("/next"));
+        h.append("set-cookie", HeaderValue::from_static("a=1"));
+        let mut out = Vec::new();
+        write_head(&mut out, 302, &h);
+        assert_eq!(
+            out,
+            b"HTTP/2 302\r\nlocation: /next\r\nset-cookie: a=1\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn error_codes_have_their_rfc_names() {
+        assert_eq!(reason_name(h2::Reason::REFUSED_STREAM), "REFUSED_STREAM");
+        assert_eq!(reason_name(h2::Reason::from(0xff)), "unknown error code");
+    }
+}
