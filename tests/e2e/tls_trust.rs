@@ -3,6 +3,7 @@
 //! server that requires one (mutual TLS), checked against a test server that counts
 //! what reached it.
 
+use pado_testkit::h2server::{H2Options, H2Server};
 use pado_testkit::{ServerOptions, TestServer};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
 
@@ -171,4 +172,35 @@ fn mutual_tls_presents_the_client_certificate() {
     assert_eq!(r.code(), 2, "{}", r.stdout());
     assert!(r.stderr().contains("half.yaml:4"), "{}", r.stderr());
     assert!(r.stderr().contains("client_cert"), "{}", r.stderr());
+}
+
+#[test]
+fn http2_over_tls_trusts_the_ca_file_too() {
+    let srv = H2Server::start(H2Options {
+        tls: true,
+        ..Default::default()
+    })
+    .unwrap();
+    let dir = tmp("h2-ca");
+    let ca = write_file(&dir, "h2-ca.pem", srv.cert_pem.as_deref().unwrap());
+    let url = format!("https://{}/", srv.addr);
+    let r = run(
+        "h2-ca",
+        &[
+            "--url",
+            &url,
+            "--http2",
+            "--vus",
+            "2",
+            "--duration",
+            "1s",
+            "--ca-cert",
+            ca.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    assert!(num(&s, "requests") > 0.0, "{s}");
+    assert_eq!(num(&s, "failed"), 0.0, "{s}");
+    assert_eq!(num(&s, "requests") as u64, srv.requests());
 }

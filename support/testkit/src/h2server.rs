@@ -57,6 +57,8 @@ pub struct H2Server {
     pub addr: SocketAddr,
     /// Its counts.
     pub stats: Arc<H2Stats>,
+    /// With TLS: its self-signed certificate (PEM), for clients to trust.
+    pub cert_pem: Option<String>,
 }
 
 impl H2Server {
@@ -66,10 +68,11 @@ impl H2Server {
         std_listener.set_nonblocking(true)?;
         let addr = std_listener.local_addr()?;
         let stats = Arc::new(H2Stats::default());
-        let acceptor = if opts.tls {
-            Some(crate::tls::make_acceptor_alpn(None, vec![b"h2".to_vec()])?.0)
+        let (acceptor, cert_pem) = if opts.tls {
+            let (a, pem) = crate::tls::make_acceptor_alpn(None, vec![b"h2".to_vec()])?;
+            (Some(a), Some(pem))
         } else {
-            None
+            (None, None)
         };
         let st = stats.clone();
         std::thread::spawn(move || {
@@ -109,7 +112,11 @@ impl H2Server {
                 }
             });
         });
-        Ok(H2Server { addr, stats })
+        Ok(H2Server {
+            addr,
+            stats,
+            cert_pem,
+        })
     }
 
     /// Requests answered.
