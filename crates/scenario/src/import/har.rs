@@ -27,6 +27,9 @@ struct Rec {
     headers: Vec<(String, String)>,
     body: Body,
     status: Option<u16>,
+    /// The HTTP major version the browser spoke for it (`httpVersion`; 1 when not
+    /// said).
+    version: u8,
     started_ms: Option<f64>,
     time_ms: f64,
 }
@@ -132,6 +135,23 @@ pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError>
             .and_then(Value::as_u64)
             .filter(|s| (100..=599).contains(s))
             .map(|s| if s == 304 { 200 } else { s as u16 });
+        // Browsers write `HTTP/2.0`, `h2`, `http/2`, `h3`... on the request or only
+        // on the response.
+        let version = ["request", "response"]
+            .iter()
+            .filter_map(|side| {
+                let v = e.get(side)?.get("httpVersion")?.as_str()?;
+                let v = v.trim().to_ascii_lowercase();
+                if v.starts_with("http/3") || v == "h3" {
+                    Some(3)
+                } else if v.starts_with("http/2") || v == "h2" {
+                    Some(2)
+                } else {
+                    None
+                }
+            })
+            .max()
+            .unwrap_or(1);
         let started_ms = e
             .get("startedDateTime")
             .and_then(Value::as_str)
@@ -148,6 +168,7 @@ pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError>
             headers,
             body,
             status,
+            version,
             started_ms,
             time_ms,
         });
@@ -168,6 +189,7 @@ pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError>
 
     let target = most_common_origin(&kept);
     let mut defaults = Defaults::default();
+    defaults.http = recorded_protocol(&kept, &target);
     for (name, value) in common_headers(&kept) {
         defaults.headers.insert(name.clone(), value.clone());
         for r in &mut kept {
@@ -220,6 +242,23 @@ pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError>
         flow.push(step);
     }
     Ok(imported_config(Some(target), defaults, flow))
+}
+
+/// The protocol the browser used with the target: HTTP/2 when every request to it
+/// was HTTP/2, `auto` (ALPN decides) when some were (or HTTP/3, which pado does not
+/// speak: the same servers offer HTTP/2 over TLS), nothing (HTTP/1.1) otherwise.
+fn recorded_protocol(kept: &[Rec], target: &str) -> Option<crate::HttpVersion> {
+    let to_target: Vec<&Rec> = kept.iter().filter(|r| r.url.origin == target).collect();
+    let https = target.starts_with("https://");
+    if to_target.iter().all(|r| r.version == 1) {
+        None
+    } else if https && to_target.iter().all(|r| r.version == 2) {
+        Some(crate::HttpVersion::Http2)
+    } else {
+        // Some of each, HTTP/3, or a recorded HTTP/2 over plain http (h2c is rare
+        // in browsers): ALPN decides, which over plain http means HTTP/1.1.
+        Some(crate::HttpVersion::Auto)
+    }
 }
 
 /// A form body rebuilt from `postData.params` when the recording has no `text`.
@@ -318,6 +357,7 @@ fn parse_time_ms(s: &str) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::import::to_yaml;
+    use crate::HttpVersion;
     use std::time::Duration;
 
     /// Five entries: a page API call, a static script, a JSON POST with Hangul, a form
@@ -422,6 +462,53 @@ mod tests {
             RequestSpec::Line(l) => l,
             r => panic!("expected the short form: {r:?}"),
         }
+    }
+
+    /// A recording of GETs to `origin`, each with its `httpVersion`.
+    fn har_with_versions(origin: &str, versions: &[&str]) -> String {
+        let entries: Vec<String> = versions
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                format!(
+                    r#"{{"request": {{"method": "GET", "url": "{origin}/api/{i}", "httpVersion": "{v}", "headers": []}}, "response": {{"status": 200, "httpVersion": "{v}"}}}}"#
+                )
+            })
+            .collect();
+        format!(r#"{{"log": {{"entries": [{}]}}}}"#, entries.join(","))
+    }
+
+    #[test]
+    fn the_protocol_the_browser_used_is_kept() {
+        let proto = |origin: &str, v: &[&str]| {
+            from_har(&har_with_versions(origin, v), &ImportOptions::default())
+                .unwrap()
+                .defaults
+                .http
+        };
+        let https = "https://shop.example.com";
+        assert_eq!(proto(https, &["HTTP/2.0", "h2"]), Some(HttpVersion::Http2));
+        assert_eq!(
+            proto(https, &["http/2.0", "HTTP/1.1"]),
+            Some(HttpVersion::Auto)
+        );
+        assert_eq!(proto(https, &["h3", "h3"]), Some(HttpVersion::Auto));
+        assert_eq!(proto(https, &["HTTP/1.1", "HTTP/1.1"]), None);
+        assert_eq!(
+            proto("http://127.0.0.1:8080", &["HTTP/2.0"]),
+            Some(HttpVersion::Auto)
+        );
+        // What the file says is what a run reads back.
+        let cfg = from_har(
+            &har_with_versions(https, &["h2"]),
+            &ImportOptions::default(),
+        )
+        .unwrap();
+        let yaml = to_yaml(&cfg);
+        assert!(
+            yaml.contains("http: '2'") || yaml.contains("http: \"2\"") || yaml.contains("http: 2"),
+            "{yaml}"
+        );
     }
 
     #[test]
