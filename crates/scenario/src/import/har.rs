@@ -188,8 +188,10 @@ pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError>
     }
 
     let target = most_common_origin(&kept);
-    let mut defaults = Defaults::default();
-    defaults.http = recorded_protocol(&kept, &target);
+    let mut defaults = Defaults {
+        http: recorded_protocol(&kept, &target),
+        ..Default::default()
+    };
     for (name, value) in common_headers(&kept) {
         defaults.headers.insert(name.clone(), value.clone());
         for r in &mut kept {
