@@ -312,3 +312,66 @@ fn pado_report_on_an_unwritable_directory_prints_the_summary_and_exits_1() {
         "{stderr}"
     );
 }
+
+/// `defaults.connections`: a VU keeps its connections for its life, an iteration or
+/// a request; the server counts the connections it accepted.
+#[test]
+fn connection_reuse_follows_the_policy() {
+    let srv = TestServer::start();
+    let dir = tmp("reuse");
+    for (policy, connections) in [("per-vu", 2), ("per-iteration", 10), ("per-request", 20)] {
+        srv.reset_stats();
+        let file = write_file(
+            &dir,
+            &format!("{policy}.yaml"),
+            &format!(
+                "target: {}\ndefaults:\n  connections: {policy}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 5\n    flow:\n      - request: GET /a\n      - request: GET /b\n",
+                srv.base_url()
+            ),
+        );
+        let r = run("reuse", &[file.to_str().unwrap()]);
+        assert_eq!(r.code(), 0, "{policy}: {}", r.stderr());
+        let s = r.summary();
+        assert_eq!(num(&s, "requests"), 20.0, "{policy}: {s}");
+        assert_eq!(num(&s, "failed"), 0.0, "{policy}: {s}");
+        let st = srv.stats();
+        assert_eq!(st.requests, 20, "{policy}");
+        assert_eq!(st.connections, connections, "{policy}");
+        let closes = srv
+            .records()
+            .iter()
+            .filter(|r| {
+                r.headers
+                    .iter()
+                    .any(|(k, v)| k.eq_ignore_ascii_case("connection") && v == "close")
+            })
+            .count();
+        let expected = if policy == "per-request" { 20 } else { 0 };
+        assert_eq!(
+            closes, expected,
+            "{policy}: requests saying Connection: close"
+        );
+    }
+    // The flag replaces the file's policy.
+    srv.reset_stats();
+    let per_vu = dir.join("per-vu.yaml");
+    let r = run(
+        "reuse-flag",
+        &[per_vu.to_str().unwrap(), "--connections", "per-iteration"],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(srv.stats().connections, 10);
+    // HTTP/2 shares a worker's connections: nothing per VU to renew.
+    let file = write_file(
+        &dir,
+        "h2.yaml",
+        &format!(
+            "target: {}\ndefaults:\n  http: 2\n  connections: per-iteration\nscenarios:\n  s:\n    executor: per-vu-iterations\n    flow:\n      - request: GET /\n",
+            srv.base_url()
+        ),
+    );
+    let r = run("reuse-h2", &[file.to_str().unwrap()]);
+    assert_eq!(r.code(), 2, "{}", r.stdout());
+    assert!(r.stderr().contains("h2.yaml:4"), "{}", r.stderr());
+    assert!(r.stderr().contains("max_streams: 1"), "{}", r.stderr());
+}

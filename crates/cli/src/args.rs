@@ -544,6 +544,12 @@ pub(crate) struct LoadArgs {
     /// `defaults.max_streams`.
     #[arg(long, value_name = "N")]
     pub max_streams: Option<u32>,
+    /// How long a VU keeps its HTTP/1.1 connections: per-vu (default, keep-alive),
+    /// per-iteration (each iteration connects anew, as a new user; k6's
+    /// --no-vu-connection-reuse) or per-request (k6's --no-connection-reuse).
+    /// Replaces the file's `defaults.connections`.
+    #[arg(long, value_name = "POLICY", value_parser = ["per-vu", "per-iteration", "per-request"])]
+    pub connections: Option<String>,
     /// How much of a response body checks and extraction see, e.g. 16MiB
     /// (default 4MiB; replaces the file's `defaults.max_body`).
     #[arg(long, value_name = "SIZE")]

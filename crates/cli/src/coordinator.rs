@@ -385,6 +385,9 @@ fn forwarded_flags(
     if let Some(h) = &l.http {
         v.extend(["--http".into(), h.clone()]);
     }
+    if let Some(c) = &l.connections {
+        v.extend(["--connections".into(), c.clone()]);
+    }
     if let Some(m) = l.max_streams {
         v.extend(["--max-streams".into(), m.to_string()]);
     }

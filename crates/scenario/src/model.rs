@@ -118,6 +118,9 @@ pub struct Defaults {
     /// HTTP version: `"1.1"` (default), `2` or `auto` (see [`HttpVersion`]).
     #[serde(default)]
     pub http: Option<HttpVersion>,
+    /// How long a VU keeps its HTTP/1.1 connections (default `per-vu`).
+    #[serde(default)]
+    pub connections: Option<ConnectionReuse>,
     /// HTTP/2: most concurrent streams per connection (default 100, and never more
     /// than the server's `SETTINGS_MAX_CONCURRENT_STREAMS`); the VUs of a worker
     /// thread share connections, a new one opened when every one is full. `1` gives
@@ -743,6 +746,23 @@ mod ordered_map {
 pub fn json_schema() -> serde_json::Value {
     let schema = schemars::schema_for!(Config);
     serde_json::to_value(schema).unwrap_or_default()
+}
+
+/// How long a VU keeps its HTTP/1.1 connections (`defaults.connections`): for its
+/// whole life (`per-vu`, the default: keep-alive, as a browser tab), one iteration
+/// (`per-iteration`: each iteration connects anew, as a new user would; k6's
+/// `noVUConnectionReuse`) or one request (`per-request`: `Connection: close` and a new
+/// connection for every request; k6's `noConnectionReuse`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConnectionReuse {
+    /// For the VU's whole life.
+    #[default]
+    PerVu,
+    /// New connections at the start of each iteration.
+    PerIteration,
+    /// A new connection for each request.
+    PerRequest,
 }
 
 /// Which HTTP version requests are sent with (`defaults.http`): `"1.1"` (the

@@ -87,6 +87,8 @@ pub struct Overrides {
     pub http: Option<crate::HttpVersion>,
     /// Replace `defaults.max_streams` (`--max-streams`).
     pub max_streams: Option<u32>,
+    /// Replace `defaults.connections` (`--connections`).
+    pub connections: Option<crate::ConnectionReuse>,
 }
 
 /// The single request quick mode sends.
@@ -228,6 +230,9 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) -> Result<(), String> {
     }
     if let Some(m) = ov.max_streams {
         cfg.defaults.max_streams = Some(m);
+    }
+    if let Some(c) = ov.connections {
+        cfg.defaults.connections = Some(c);
     }
     if !ov.observe.is_empty() || ov.observe_interval.is_some() {
         let o = cfg.observe.get_or_insert_with(Default::default);

@@ -224,6 +224,11 @@ impl LoadSpec {
             }
             ov.max_streams = Some(m);
         }
+        ov.connections = l.connections.as_deref().map(|c| match c {
+            "per-iteration" => pado_scenario::ConnectionReuse::PerIteration,
+            "per-request" => pado_scenario::ConnectionReuse::PerRequest,
+            _ => pado_scenario::ConnectionReuse::PerVu,
+        });
         if let Some(m) = &l.max_body {
             let n = pado_scenario::parse_size(m)
                 .map_err(|e| Failure::invalid(format!("--max-body: {e}")))?;

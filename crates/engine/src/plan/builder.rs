@@ -106,6 +106,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
             .max_streams
             .unwrap_or(DEFAULT_MAX_STREAMS)
             .max(1),
+        connections: cfg.defaults.connections.unwrap_or_default(),
     })
 }
 

@@ -155,6 +155,8 @@ pub struct RunPlan {
     pub tls: Arc<pado_http::TlsSettings>,
     /// HTTP/2: most concurrent streams per connection (`defaults.max_streams`).
     pub max_streams: u32,
+    /// How long a VU keeps its HTTP/1.1 connections (`defaults.connections`).
+    pub connections: pado_scenario::ConnectionReuse,
 }
 
 /// One scenario, compiled.

@@ -178,6 +178,12 @@ impl Builder<'_> {
             };
             fixed.extend_from_slice(format!("Host: {host_header}\r\n").as_bytes());
         }
+        if self.cfg.defaults.connections == Some(pado_scenario::ConnectionReuse::PerRequest)
+            && !has(&headers, "connection")
+        {
+            // A connection per request says so, as k6's `noConnectionReuse` does.
+            fixed.extend_from_slice(b"Connection: close\r\n");
+        }
         if !has(&headers, "user-agent") {
             fixed.extend_from_slice(
                 concat!("User-Agent: pado/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),

@@ -105,6 +105,19 @@ impl Validator<'_> {
                 Some("write e.g. `max_body: 16MiB`"),
             );
         }
+        if c.defaults
+            .connections
+            .is_some_and(|r| r != crate::ConnectionReuse::PerVu)
+            && c.defaults
+                .http
+                .is_some_and(|h| h != crate::HttpVersion::Http1)
+        {
+            self.err(
+                "defaults.connections",
+                "with HTTP/2 the VUs of a worker share connections, so a VU has none of its own to renew",
+                Some("for a connection per VU use `max_streams: 1`; `connections` applies to `http: \"1.1\"`"),
+            );
+        }
         if let Some(t) = &c.defaults.tls {
             match (&t.client_cert, &t.client_key) {
                 (Some(_), None) => self.err(

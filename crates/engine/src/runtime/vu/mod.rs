@@ -178,6 +178,10 @@ impl Vu {
         entry: usize,
         scheduled: Option<Instant>,
     ) -> IterationEnd {
+        if self.ctx.plan.connections == pado_scenario::ConnectionReuse::PerIteration {
+            // As a new user: the iteration connects anew.
+            self.reset_connections();
+        }
         let end = self
             .run_steps(&sc.name, &sc.entries[entry].steps, scheduled)
             .await;
@@ -442,7 +446,13 @@ impl Vu {
         // redirect is spoken with HTTP/1.1).
         let pool = ctx.h2.get(host).and_then(Option::as_ref);
         let ex = match pool {
-            None => exchange(slot, origin, request_ref!()).await,
+            None => {
+                let ex = exchange(slot, origin, request_ref!()).await;
+                if ctx.plan.connections == pado_scenario::ConnectionReuse::PerRequest {
+                    *slot = None;
+                }
+                ex
+            }
             Some(pool) => {
                 // The plan's HTTP/2 form, when what is sent is the plan's static request.
                 let prebuilt = req.h2.as_ref().filter(|_| {
