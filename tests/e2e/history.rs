@@ -472,3 +472,15 @@ fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
         "{text}"
     );
 }
+
+#[test]
+fn the_history_page_is_in_pado_docs() {
+    let home = tmp("hist-docs");
+    let o = pado_at(&home, &["docs", "history"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        include_str!("../../docs/history.md")
+    );
+    let o = pado_at(&home, &["docs"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("history      Run history"));
+}

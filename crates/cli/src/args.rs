@@ -26,7 +26,7 @@ pub(crate) struct Cli {
 /// The exit codes, as `pado --help` ends.
 pub(crate) const EXIT_CODES: &str =
     "Exit codes: 0 success · 99 a threshold failed (also from `pado report` when \
-the result's thresholds failed) · 2 invalid usage or scenario · 1 other error · 130 interrupted \
+the result's thresholds failed, and from `pado trend` when the latest run regressed) · 2 invalid usage or scenario · 1 other error · 130 interrupted \
 by a second Ctrl-C (after one Ctrl-C the run stops gracefully, writes its results and exits \
 with the code of its thresholds).
 
@@ -35,7 +35,7 @@ turns it on elsewhere.
 
 Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (the demo \
 target's routes and faults), `pado docs results` (the result directory), `pado docs kubernetes` \
-(`pado k8s`).";
+(`pado k8s`), `pado docs history` (the run history, `pado trend`).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
