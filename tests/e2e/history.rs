@@ -484,3 +484,79 @@ fn the_history_page_is_in_pado_docs() {
     let o = pado_at(&home, &["docs"]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("history      Run history"));
 }
+
+/// Segments are not recorded; their merge is, once, as a merge with the test's
+/// plan id; `history rebuild` of the lot skips the segments and keeps one run.
+#[test]
+fn a_merged_split_test_is_one_run() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let home = tmp("hist-merge");
+    let url = srv.url("/");
+    let segs: Vec<PathBuf> = (0..2).map(|i| home.join(format!("seg{i}"))).collect();
+    let children: Vec<_> = segs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| spawn_run(&home, d, &url, &["--segment", &format!("{i}/2")]))
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert!(
+        history_json(&home, &[]).is_empty(),
+        "segments are not recorded"
+    );
+    let merged = home.join("merged");
+    let o = pado_at(
+        &home,
+        &[
+            "merge",
+            segs[0].to_str().unwrap(),
+            segs[1].to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+            "--quiet",
+            "--label",
+            "replicas=2",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let runs = history_json(&home, &[]);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["kind"], "merge");
+    assert_eq!(runs[0]["labels"]["replicas"], "2");
+    let seg_run: Value =
+        serde_json::from_str(&std::fs::read_to_string(segs[0].join("run.json")).unwrap()).unwrap();
+    assert_eq!(runs[0]["scenario_hash"], seg_run["segment"]["plan_id"]);
+    let o = pado_at(&home, &["history", "rebuild", home.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("1 run in")
+            && String::from_utf8_lossy(&o.stdout).contains("2 segment(s) skipped"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let again = history_json(&home, &[]);
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0]["id"], runs[0]["id"]);
+    assert_eq!(
+        again[0]["labels"]["replicas"], "2",
+        "a rebuild keeps the labels"
+    );
+}

@@ -19,6 +19,7 @@ const BUSY: Duration = Duration::from_secs(10);
 pub struct History {
     conn: Connection,
     path: PathBuf,
+    busy: Duration,
 }
 
 const RUN_COLUMNS: &str =
@@ -30,13 +31,18 @@ impl History {
     /// Open (creating it and its directory when missing) the database at `path`,
     /// bringing its schema up to date.
     pub fn open(path: &Path) -> Result<History, HistoryError> {
+        Self::open_waiting(path, BUSY)
+    }
+
+    /// [`History::open`] with another busy timeout.
+    fn open_waiting(path: &Path, busy: Duration) -> Result<History, HistoryError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| HistoryError::CreateDir {
                 path: parent.to_path_buf(),
                 source,
             })?;
         }
-        let sql = |e| HistoryError::sql(path, e, BUSY.as_secs());
+        let sql = |e| HistoryError::sql(path, e, busy.as_secs());
         let mut conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -44,7 +50,7 @@ impl History {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(sql)?;
-        conn.busy_timeout(BUSY).map_err(sql)?;
+        conn.busy_timeout(busy).map_err(sql)?;
         // The first statement reads the header: a file that is not a database
         // fails here, with SQLITE_NOTADB.
         let mode: String = conn
@@ -70,6 +76,7 @@ impl History {
         Ok(History {
             conn,
             path: path.to_path_buf(),
+            busy,
         })
     }
 
@@ -79,7 +86,7 @@ impl History {
     }
 
     fn sql(&self, e: rusqlite::Error) -> HistoryError {
-        HistoryError::sql(&self.path, e, BUSY.as_secs())
+        HistoryError::sql(&self.path, e, self.busy.as_secs())
     }
 
     /// Record a run in one transaction and return its id. A result directory
@@ -89,8 +96,8 @@ impl History {
         let now = time::OffsetDateTime::now_utc()
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default();
-        let path = self.path.clone();
-        let sql = |e| HistoryError::sql(&path, e, BUSY.as_secs());
+        let (path, busy) = (self.path.clone(), self.busy.as_secs());
+        let sql = |e| HistoryError::sql(&path, e, busy);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -535,6 +542,39 @@ mod tests {
             matches!(e, HistoryError::NewerSchema { found: 7, .. }),
             "{e}"
         );
+    }
+
+    /// A writer holding the database past the busy timeout: the error says
+    /// locked, in one line, after waiting that long; once it is released, the same
+    /// connection records.
+    #[test]
+    fn a_database_locked_too_long_is_named() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("history.db");
+        let d = t.path().join("r");
+        write_result(
+            &d,
+            "x",
+            "2026-11-20T10:00:00Z",
+            30.0,
+            serde_json::Value::Null,
+        );
+        let r = RunRecord::from_result_dir(&d, None, BTreeMap::new()).unwrap();
+        let holder = History::open(&p).unwrap();
+        let mut h = History::open_waiting(&p, Duration::from_millis(300)).unwrap();
+        holder.conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let t0 = std::time::Instant::now();
+        let e = h.record(&r).unwrap_err();
+        assert!(
+            t0.elapsed() >= Duration::from_millis(250),
+            "waited {:?}",
+            t0.elapsed()
+        );
+        assert!(matches!(e, HistoryError::Locked { .. }), "{e}");
+        assert!(e.to_string().contains("locked") && !e.to_string().contains('\n'));
+        holder.conn.execute_batch("COMMIT").unwrap();
+        h.record(&r).unwrap();
+        assert_eq!(h.list(&Filter::default()).unwrap().len(), 1);
     }
 
     /// An empty file is a database at version 0: it gets the whole schema.
