@@ -560,3 +560,72 @@ fn a_merged_split_test_is_one_run() {
         "a rebuild keeps the labels"
     );
 }
+
+/// Each find-capacity step is a run of its own, with the search's labels; a
+/// corrupt database is said once for the whole search, not once per step.
+#[test]
+fn find_capacity_records_each_step() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let home = tmp("hist-capacity");
+    let url = srv.url("/");
+    let search = |out: &str| {
+        pado_at(
+            &home,
+            &[
+                "find-capacity",
+                "--url",
+                &url,
+                "--start-rate",
+                "20",
+                "--factor",
+                "2",
+                "--max-rate",
+                "40",
+                "--hold",
+                "1s",
+                "--json",
+                "--label",
+                "tuning=풀 크기",
+                "--out",
+                home.join(out).to_str().unwrap(),
+            ],
+        )
+    };
+    let o = search("cap");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let steps = serde_json::from_slice::<Value>(&o.stdout).unwrap()["steps"]
+        .as_array()
+        .unwrap()
+        .len();
+    let runs = history_json(&home, &["--label", "tuning=풀 크기"]);
+    assert!(steps >= 2);
+    assert_eq!(runs.len(), steps);
+    assert!(
+        runs.iter().all(|r| r["kind"] == "capacity-step"),
+        "{runs:?}"
+    );
+    std::fs::write(
+        home.join("history.db"),
+        b"garbage, not SQLite: garbage, not SQLite: garbage",
+    )
+    .unwrap();
+    let o = search("cap2");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        history_lines(&o.stderr).len(),
+        1,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -23,6 +23,9 @@ pub(crate) struct Recorder {
     dir: Option<PathBuf>,
     /// `--label` pairs.
     labels: BTreeMap<String, String>,
+    /// Whether the database already failed (and said so): a command recording
+    /// many runs (`find-capacity`'s steps) prints its one line once.
+    failed: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Recorder {
@@ -38,13 +41,15 @@ impl Recorder {
             off: a.no_history,
             dir: a.history.clone(),
             labels,
+            failed: Default::default(),
         })
     }
 
     /// Record the finished result directory `dir`; its id, or `None` (after one
     /// line on stderr) when it could not be: the result directory is what counts.
     pub(crate) fn record(&self, dir: &Path, kind: Kind) -> Option<i64> {
-        if self.off {
+        use std::sync::atomic::Ordering;
+        if self.off || self.failed.load(Ordering::Relaxed) {
             return None;
         }
         let mut labels = self.labels.clone();
@@ -63,6 +68,11 @@ impl Recorder {
         match done {
             Ok(id) => Some(id),
             Err(e) => {
+                // A result directory's own problem concerns that run only; the
+                // database's, every later one.
+                if !matches!(e, HistoryError::ResultDir { .. }) {
+                    self.failed.store(true, Ordering::Relaxed);
+                }
                 eprintln!("warning: history: {e} (the result directory is complete; this run is not recorded)");
                 None
             }
