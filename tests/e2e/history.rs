@@ -457,6 +457,37 @@ fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
     );
     let t: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(t["verdict"], "within_noise", "{t}");
+    // One step's figure: the synthetic runs' only step.
+    let o = pado_at(
+        &home,
+        &[
+            "trend",
+            "심은 회귀",
+            "--step",
+            "get",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(99),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("(step get)"));
+    let o = pado_at(
+        &home,
+        &[
+            "trend",
+            "심은 회귀",
+            "--step",
+            "nope",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
     // The baseline's directories gone: judged on the recorded figures, and said so.
     for i in 0..4 {
         std::fs::remove_dir_all(root.join(format!("planted-{i}"))).unwrap();

@@ -389,8 +389,14 @@ pub(crate) fn trend(a: &TrendArgs) -> Result<i32, Failure> {
             )));
         }
     }
-    // Only the runs the verdict reads need their seconds.
-    let judged_from = runs.len().saturating_sub(a.baseline + 1);
+    // Only the runs the verdict reads need their seconds: the latest and the
+    // `--baseline` runs before it that have a value (as `trend` picks them).
+    let mut judged: Vec<usize> = (0..runs.len().saturating_sub(1))
+        .rev()
+        .filter(|&i| recorded(&runs[i].record, metric, step).is_some())
+        .take(a.baseline)
+        .collect();
+    judged.push(runs.len() - 1);
     let points: Vec<tr::TrendPoint> = runs
         .iter()
         .enumerate()
@@ -406,7 +412,7 @@ pub(crate) fn trend(a: &TrendArgs) -> Result<i32, Failure> {
                 .join(" "),
             value: recorded(&r.record, metric, step),
             dir_gone: !r.record.result_dir.join("run.json").is_file(),
-            seconds: if i >= judged_from {
+            seconds: if judged.contains(&i) {
                 seconds_of(&r.record, metric, step)
             } else {
                 None
