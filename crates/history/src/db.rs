@@ -52,14 +52,12 @@ impl History {
         .map_err(sql)?;
         conn.busy_timeout(busy).map_err(sql)?;
         // The first statement reads the header: a file that is not a database
-        // fails here, with SQLITE_NOTADB.
-        let mode: String = conn
+        // fails here, with SQLITE_NOTADB. WAL lets runs read while one records; on
+        // a file system without shared memory SQLite keeps its rollback journal
+        // (still safe with transactions, only less concurrent).
+        let _mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .map_err(sql)?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            // A file system without shared memory: SQLite keeps its rollback
-            // journal, still safe with transactions, only less concurrent.
-        }
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
             .map_err(sql)?;
         match migrate(&mut conn, MIGRATIONS) {
@@ -620,6 +618,11 @@ mod tests {
             t.join().unwrap();
         }
         let h = History::open(&p).unwrap();
+        let mode: String = h
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
         assert_eq!(h.list(&Filter::default()).unwrap().len(), 8);
         assert_eq!(h.integrity_check().unwrap(), "ok");
     }
