@@ -9,8 +9,17 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde_json::Value;
 
-/// The binary under test.
+/// The binary under test. The first call points `PADO_HOME` (inherited by every
+/// process the tests start) at a directory under the target directory, so that no
+/// test records its runs in the user's own history; the history tests give each
+/// run a `PADO_HOME` of their own.
 pub(crate) fn pado_bin() -> &'static str {
+    static HOME: std::sync::Once = std::sync::Once::new();
+    HOME.call_once(|| {
+        let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pado-home");
+        // Rust's own environment lock orders this with the spawns of other threads.
+        std::env::set_var("PADO_HOME", home);
+    });
     env!("CARGO_BIN_EXE_pado")
 }
 

@@ -26,7 +26,7 @@ pub(crate) struct Cli {
 /// The exit codes, as `pado --help` ends.
 pub(crate) const EXIT_CODES: &str =
     "Exit codes: 0 success · 99 a threshold failed (also from `pado report` when \
-the result's thresholds failed) · 2 invalid usage or scenario · 1 other error · 130 interrupted \
+the result's thresholds failed, and from `pado trend` when the latest run regressed) · 2 invalid usage or scenario · 1 other error · 130 interrupted \
 by a second Ctrl-C (after one Ctrl-C the run stops gracefully, writes its results and exits \
 with the code of its thresholds).
 
@@ -35,7 +35,7 @@ turns it on elsewhere.
 
 Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (the demo \
 target's routes and faults), `pado docs results` (the result directory), `pado docs kubernetes` \
-(`pado k8s`).";
+(`pado k8s`), `pado docs history` (the run history, `pado trend`).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -81,13 +81,22 @@ pub(crate) enum Command {
     /// Compare result directories against the first (the baseline): throughput,
     /// errors, latency and TTFB overall, per step and per stage, each change marked
     /// significant or within noise.
+    ///
+    /// Each run is a result directory or a run recorded in the history: its id,
+    /// `last`, `last~N` (the N-th before the latest), `best` (the lowest p95 among
+    /// runs of the same name; `best:NAME` for another name) or `label:KEY=VALUE`
+    /// (the latest run with that label; `commit` also matches a prefix).
     Compare {
-        /// The baseline result directory.
+        /// The baseline: a result directory or a recorded run.
         #[arg(value_name = "BASELINE")]
         baseline: PathBuf,
-        /// Result directories compared with the baseline.
+        /// Runs compared with the baseline (directories or recorded runs).
         #[arg(value_name = "CANDIDATE", required = true, num_args = 1..)]
         candidates: Vec<PathBuf>,
+        /// The history database's directory for run references (default: as runs
+        /// record).
+        #[arg(long, value_name = "DIR")]
+        history: Option<PathBuf>,
         /// Print the comparison as JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -95,6 +104,25 @@ pub(crate) enum Command {
         #[arg(long)]
         html: Option<PathBuf>,
     },
+    /// List the runs recorded in the history (newest first), or re-index result
+    /// directories (`pado history rebuild DIR...`).
+    ///
+    /// Every `pado run`, `find-capacity` step and merged distributed run is recorded
+    /// in `history.db` under `--history DIR`, `PADO_HOME`, `$XDG_DATA_HOME/pado` or
+    /// `~/.local/share/pado` (`pado docs history`).
+    #[command(args_conflicts_with_subcommands = true)]
+    History {
+        /// What to do besides listing.
+        #[command(subcommand)]
+        what: Option<HistoryCommand>,
+        /// The listing's filters.
+        #[command(flatten)]
+        list: HistoryListArgs,
+    },
+    /// A metric across the recorded runs of one test, as text and an HTML chart;
+    /// flags a significant regression of the latest run against the recent baseline
+    /// (the noise-aware method of `pado compare`) and then exits 99.
+    Trend(TrendArgs),
     /// Run the whole product on the built-in demo target: start it, run a stress test
     /// shaped like a real one (normal load, past the limit, recovery), show the result.
     Demo(DemoArgs),
@@ -154,6 +182,9 @@ pub(crate) enum Command {
         /// Do not print the summary (the files are still written).
         #[arg(long, short = 'q')]
         quiet: bool,
+        /// Recording the merged run in the history.
+        #[command(flatten)]
+        history: HistoryArgs,
     },
     /// Print pado's documentation (scenario files, the demo target, result directories).
     ///
@@ -276,6 +307,9 @@ pub(crate) struct K8sRunArgs {
     /// Do not print the generators' output.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Recording the merged run in the history.
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 /// `pado k8s generator` flags (the Job's pods).
@@ -307,6 +341,8 @@ pub(crate) enum DocTopic {
     Results,
     /// Running a test on Kubernetes (`pado k8s`): objects, collection, cleanup, RBAC, the image.
     Kubernetes,
+    /// The run history: where it is kept, `pado history`, references in `pado compare`, `pado trend`.
+    History,
 }
 
 /// `pado find-capacity` flags.
@@ -346,6 +382,9 @@ pub(crate) struct FindCapacityArgs {
     /// Print the steps as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Recording each step in the history.
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 /// `pado plan` inputs.
@@ -687,6 +726,94 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "URL,URL,...", value_delimiter = ',',
           conflicts_with_all = ["segment", "once", "http_debug", "overwrite"])]
     pub generators: Vec<String>,
+    /// Recording the run in the history.
+    #[command(flatten)]
+    pub history: HistoryArgs,
+}
+
+/// Where a run is recorded, and with which labels (`pado run`, `find-capacity`,
+/// `merge`, `k8s run`).
+#[derive(Clone, Debug, Default, Args)]
+pub(crate) struct HistoryArgs {
+    /// Keep the run history in DIR/history.db (default: PADO_HOME, else
+    /// $XDG_DATA_HOME/pado, else ~/.local/share/pado).
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
+    /// Do not record this run in the history.
+    #[arg(long, conflicts_with = "history")]
+    pub no_history: bool,
+    /// A label recorded with the run, `KEY=VALUE` (repeatable), e.g.
+    /// `--label env=staging`. Inside a git repository `commit` is added unless given.
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+}
+
+/// `pado history` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum HistoryCommand {
+    /// Record result directories (again): their figures from summary.json, so the
+    /// same directory twice is one run. Directories holding result directories
+    /// (find-capacity's, a coordinator's) are searched one level down.
+    Rebuild {
+        /// Result directories.
+        #[arg(value_name = "DIR", required = true, num_args = 1..)]
+        dirs: Vec<PathBuf>,
+        /// The history database's directory (default: as runs record).
+        #[arg(long, value_name = "DIR")]
+        history: Option<PathBuf>,
+    },
+}
+
+/// `pado history` listing flags.
+#[derive(Debug, Args)]
+pub(crate) struct HistoryListArgs {
+    /// Only runs of this test name.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Only runs with this label, `KEY=VALUE` (repeatable: all must match).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+    /// Only runs started since: a duration back from now (`12h`, `7d`, `2w`) or an
+    /// RFC 3339 time.
+    #[arg(long, value_name = "7d|RFC3339")]
+    pub since: Option<String>,
+    /// At most this many runs (the latest).
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    /// Print the runs as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The history database's directory (default: as runs record).
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
+}
+
+/// `pado trend` flags.
+#[derive(Debug, Args)]
+pub(crate) struct TrendArgs {
+    /// The test's name (as `pado history` lists it).
+    pub name: String,
+    /// The metric: p50, p95, p99 (latency, ms), rps, failed (error rate, %).
+    #[arg(long, default_value = "p95", value_parser = ["p50", "p95", "p99", "rps", "failed"])]
+    pub metric: String,
+    /// One step's figure instead of the whole run's.
+    #[arg(long, value_name = "STEP")]
+    pub step: Option<String>,
+    /// How many of the latest runs to show.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// How many runs before the latest form its baseline.
+    #[arg(long, default_value_t = 5)]
+    pub baseline: usize,
+    /// Where to write the HTML chart (default pado-results/trend-<name>-<metric>.html).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Print the trend as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The history database's directory (default: as runs record).
+    #[arg(long, value_name = "DIR")]
+    pub history: Option<PathBuf>,
 }
 
 /// `pado agent` flags.

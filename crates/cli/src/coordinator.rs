@@ -35,6 +35,7 @@ static PRESSES: AtomicU8 = AtomicU8::new(0);
 /// `pado run ... --generators`.
 pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
     let cfg = RunConfig::from_run_args(a)?;
+    let history = crate::history_cmd::Recorder::from_args(&a.history)?;
     let prep = &cfg.scenario;
     let plan = prep.compile()?;
     if !prep.config.setup.is_empty() && cfg.split.setup_vars.is_none() {
@@ -212,6 +213,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         overwrite: false,
         html: cfg.output.html,
         quiet: false,
+        history: &history,
     })?;
     if let Some(why) = &outcome.stopped {
         crate::out::outln!("  stopped: {why}: every generator was told to stop");

@@ -107,9 +107,12 @@ pub(crate) fn run(o: DemoOptions) -> Result<i32, Failure> {
         quiet: o.quiet,
         ..Default::default()
     };
-    let code = spec
-        .load()
-        .and_then(|scenario| crate::run_cmd::run(&RunConfig::new(scenario, output)));
+    let code = spec.load().and_then(|scenario| {
+        crate::run_cmd::run(
+            &RunConfig::new(scenario, output),
+            &crate::history_cmd::Recorder::default(),
+        )
+    });
     drop(target);
     code
 }

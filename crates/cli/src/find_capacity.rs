@@ -39,6 +39,8 @@ pub(crate) struct CapacityOptions {
     pub max_dropped: f64,
     /// Where each step's result directory goes (`step-NN-RATE`).
     pub out: PathBuf,
+    /// Where each step is recorded.
+    pub history: crate::history_cmd::Recorder,
 }
 
 /// One tried rate.
@@ -114,6 +116,8 @@ fn try_rate(
         // The step's figures are in memory; only its saved report is missing.
         eprintln!("warning: step at {rate:.1}/s: {}", e.message);
     }
+    o.history
+        .record(&done.dir, pado_history::Kind::CapacityStep);
     // The SLA over the step's exact totals (not the file's own thresholds).
     let t = &done.totals;
     let all = t.overall();

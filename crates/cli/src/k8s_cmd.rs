@@ -43,6 +43,7 @@ fn render(a: &K8sTestArgs) -> Result<i32, Failure> {
 /// `pado k8s run`: connect, build the spec, run the flow with Ctrl-C counted, merge.
 fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
     let pending = crate::parse_dur("pending-timeout", &a.pending_timeout)?;
+    let history = crate::history_cmd::Recorder::from_args(&a.history)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -85,7 +86,7 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
                     "the test was stopped ({why}): merging what the generators wrote as partial"
                 );
             }
-            merge_collected(c, &out, a.quiet)
+            merge_collected(c, &out, a.quiet, &history)
         })
         .await
         .map_err(|e| match e {
@@ -125,7 +126,12 @@ struct LiveParts {
 /// merged as partial (its missing segments were stopped on purpose; the merged
 /// thresholds judge it); otherwise a missing segment fails the merge, which names
 /// it.
-fn merge_collected(c: &Collected, out: &Path, quiet: bool) -> Result<i32, Failure> {
+fn merge_collected(
+    c: &Collected,
+    out: &Path,
+    quiet: bool,
+    history: &crate::history_cmd::Recorder,
+) -> Result<i32, Failure> {
     let merged = out.join("merged");
     crate::merge_cmd::merge(&crate::merge_cmd::MergeArgs {
         dirs: &c.dirs,
@@ -134,6 +140,7 @@ fn merge_collected(c: &Collected, out: &Path, quiet: bool) -> Result<i32, Failur
         overwrite: false,
         html: true,
         quiet,
+        history,
     })
 }
 

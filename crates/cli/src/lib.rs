@@ -11,6 +11,7 @@ mod debugging;
 mod demo;
 mod exit;
 mod find_capacity;
+mod history_cmd;
 mod k8s_cmd;
 mod live_view;
 mod merge_cmd;
@@ -43,7 +44,8 @@ pub fn main() -> i32 {
     };
     let result = match &cli.command {
         Command::Run(a) if !a.generators.is_empty() => coordinator::run(a),
-        Command::Run(a) => config::RunConfig::from_run_args(a).and_then(|c| run_cmd::run(&c)),
+        Command::Run(a) => history_cmd::Recorder::from_args(&a.history)
+            .and_then(|h| config::RunConfig::from_run_args(a).and_then(|c| run_cmd::run(&c, &h))),
         Command::Agent(a) => agent_cmd::agent(a),
         Command::Setup(a) => split::setup_cmd(a),
         Command::Validate { file, target } => validate(file, target.as_deref()),
@@ -60,13 +62,17 @@ pub fn main() -> i32 {
             overwrite,
             no_html,
             quiet,
-        } => merge_cmd::merge(&merge_cmd::MergeArgs {
-            dirs,
-            out,
-            allow_partial: *allow_partial,
-            overwrite: *overwrite,
-            html: !*no_html,
-            quiet: *quiet,
+            history,
+        } => history_cmd::Recorder::from_args(history).and_then(|h| {
+            merge_cmd::merge(&merge_cmd::MergeArgs {
+                dirs,
+                out,
+                allow_partial: *allow_partial,
+                overwrite: *overwrite,
+                html: !*no_html,
+                quiet: *quiet,
+                history: &h,
+            })
         }),
         Command::Init { file, force } => init(file, *force),
         Command::Import { what } => import(what),
@@ -76,14 +82,23 @@ pub fn main() -> i32 {
         Command::Compare {
             baseline,
             candidates,
+            history,
             json,
             html,
         } => {
-            let dirs: Vec<std::path::PathBuf> = std::iter::once(baseline.clone())
+            let args: Vec<std::path::PathBuf> = std::iter::once(baseline.clone())
                 .chain(candidates.iter().cloned())
                 .collect();
-            compare_cmd(&dirs, *json, html.as_deref())
+            history_cmd::resolve_dirs(&args, history.as_deref())
+                .and_then(|dirs| compare_cmd(&dirs, *json, html.as_deref()))
         }
+        Command::History { what, list } => match what {
+            Some(args::HistoryCommand::Rebuild { dirs, history }) => {
+                history_cmd::rebuild(dirs, history.as_deref())
+            }
+            None => history_cmd::list(list),
+        },
+        Command::Trend(t) => history_cmd::trend(t),
         Command::Docs { topic } => {
             docs(*topic);
             Ok(exit::OK)
@@ -147,6 +162,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "kubernetes",
         include_str!("../../../docs/kubernetes.md"),
     ),
+    (
+        args::DocTopic::History,
+        "history",
+        include_str!("../../../docs/history.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.
@@ -203,6 +223,7 @@ fn parse_dur(flag: &str, v: &str) -> Result<std::time::Duration, exit::Failure> 
 /// then the search.
 fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
     let c = config::CapacityConfig::from_args(f)?;
+    let history = history_cmd::Recorder::from_args(&f.history)?;
     let out = match &f.out {
         Some(p) => run_cmd::user_out_dir(p, f.overwrite)?,
         None => run_cmd::new_out_dir("capacity")?,
@@ -218,6 +239,7 @@ fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
             sla: c.sla,
             max_dropped: pado_analysis::capacity::MAX_DROPPED,
             out,
+            history,
         },
         f.json,
     )

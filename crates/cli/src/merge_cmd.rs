@@ -17,6 +17,8 @@ pub(crate) struct MergeArgs<'a> {
     pub overwrite: bool,
     pub html: bool,
     pub quiet: bool,
+    /// Where the merged run is recorded.
+    pub history: &'a crate::history_cmd::Recorder,
 }
 
 /// Exit code for a merge error: directories that are not one test's segments are
@@ -64,5 +66,11 @@ pub(crate) fn merge(a: &MergeArgs<'_>) -> Result<i32, exit::Failure> {
     };
     let run = pado_report::load_folded(&out, fold, &read).map_err(exit::Failure::other)?;
     let written = crate::write_loaded_reports(&out, &run, a.html, &[])?;
-    crate::print_and_judge(written, a.quiet)
+    let code = crate::print_and_judge(written, a.quiet);
+    if let Some(id) = a.history.record(out.path(), pado_history::Kind::Merge) {
+        if !a.quiet {
+            crate::out::outln!("  history: run {id}");
+        }
+    }
+    code
 }

@@ -142,7 +142,7 @@ pub(crate) struct Executed {
 }
 
 /// `pado run`: run, print the summary, exit code from the thresholds.
-pub(crate) fn run(cfg: &RunConfig) -> Result<i32, Failure> {
+pub(crate) fn run(cfg: &RunConfig, history: &crate::history_cmd::Recorder) -> Result<i32, Failure> {
     if cfg.once {
         return crate::debugging::run_once(cfg);
     }
@@ -162,6 +162,12 @@ pub(crate) fn run(cfg: &RunConfig) -> Result<i32, Failure> {
         }
     }
     outln!("  results: {}", done.dir.display());
+    // A segment's share is not the test: its merge is recorded.
+    if cfg.split.segment.is_none() {
+        if let Some(id) = history.record(&done.dir, pado_history::Kind::Run) {
+            outln!("  history: run {id} (`pado history`; `pado compare last~1 last` compares it with the one before)");
+        }
+    }
     if let Some(e) = done.write_error {
         return Err(e);
     }

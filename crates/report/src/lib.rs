@@ -13,6 +13,7 @@ pub mod stages;
 pub mod summary;
 pub mod text;
 pub mod timeline;
+pub mod trend;
 
 use pado_metrics::ResultDir;
 

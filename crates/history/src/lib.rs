@@ -1,0 +1,38 @@
+//! Run history: every run pado makes (and every `find-capacity` step, every merged
+//! distributed run) recorded in an embedded SQLite database under the user's data
+//! directory, so runs can be listed, compared by id (`last`, `best`, `label:k=v`)
+//! and followed over time without finding their directories again by hand.
+//!
+//! What is recorded comes from the result directory alone (`run.json`,
+//! `summary.json`), so a live run, a merge and `pado history rebuild` of old
+//! directories record the same thing. The database is WAL-journalled, each write is
+//! one transaction, and a busy database is waited for: many runs may record at
+//! once. Schema changes are versioned migrations (`PRAGMA user_version`).
+
+mod db;
+mod error;
+mod git;
+mod location;
+mod query;
+mod record;
+mod refs;
+mod schema;
+
+pub use db::History;
+pub use error::HistoryError;
+pub use git::git_commit;
+pub use location::{db_path, DB_FILE};
+pub use query::{parse_label, parse_since, Filter};
+pub use record::{scenario_hash, Kind, RunRecord, StepFigures};
+pub use refs::RunRef;
+pub use schema::SCHEMA_VERSION;
+
+/// One recorded run as read back: its id and what was recorded.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Run {
+    /// The run's id in this database (what `pado compare 12` takes).
+    pub id: i64,
+    /// What was recorded.
+    #[serde(flatten)]
+    pub record: RunRecord,
+}

@@ -1,0 +1,425 @@
+//! What one run's row holds, read from its result directory (`run.json`,
+//! `summary.json`: see docs/result-format.md), so every way a result comes to be (a
+//! run, a find-capacity step, a merge, `pado history rebuild`) records the same.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::HistoryError;
+
+/// How the result came to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// `pado run` (one generator, the whole test).
+    Run,
+    /// One step of `pado find-capacity`.
+    CapacityStep,
+    /// A merged distributed run (`pado merge`, `pado run --generators`, `pado k8s run`).
+    Merge,
+}
+
+impl Kind {
+    /// The word stored and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::CapacityStep => "capacity-step",
+            Kind::Merge => "merge",
+        }
+    }
+
+    /// The kind a stored word names (`run` for anything unknown).
+    pub fn parse(s: &str) -> Kind {
+        match s {
+            "capacity-step" => Kind::CapacityStep,
+            "merge" => Kind::Merge,
+            _ => Kind::Run,
+        }
+    }
+}
+
+/// One step's key figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepFigures {
+    /// Step name.
+    pub step: String,
+    /// Requests completed.
+    pub requests: u64,
+    /// Failed requests.
+    pub failed: u64,
+    /// Requests per second over the run.
+    pub rps: f64,
+    /// Failed / requests (0 without requests).
+    pub failed_rate: f64,
+    /// Latency percentiles in ms (`None` when nothing was timed).
+    pub p50_ms: Option<f64>,
+    /// 95th percentile, ms.
+    pub p95_ms: Option<f64>,
+    /// 99th percentile, ms.
+    pub p99_ms: Option<f64>,
+}
+
+/// Everything recorded about one run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunRecord {
+    /// The test's name.
+    pub name: String,
+    /// How the result came to be.
+    pub kind: Kind,
+    /// Start (second 0), RFC 3339 UTC as in run.json.
+    pub started_at: String,
+    /// The same instant in ms since the Unix epoch, for ordering and `--since`.
+    pub started_unix_ms: i64,
+    /// Wall-clock length in seconds.
+    pub duration_s: f64,
+    /// The run's `plan_id` when it has one (a split test), else the SHA-256 of the
+    /// scenarios, stages and thresholds recorded in run.json: equal hashes are the
+    /// same test.
+    pub scenario_hash: String,
+    /// Requests completed.
+    pub requests: u64,
+    /// Failed requests.
+    pub failed: u64,
+    /// Requests per second.
+    pub rps: f64,
+    /// Failed / requests.
+    pub failed_rate: f64,
+    /// `http_req_duration` median, ms.
+    pub p50_ms: Option<f64>,
+    /// 95th percentile, ms.
+    pub p95_ms: Option<f64>,
+    /// 99th percentile, ms.
+    pub p99_ms: Option<f64>,
+    /// Check passes over all checks.
+    pub checks_passed: u64,
+    /// Check failures over all checks.
+    pub checks_failed: u64,
+    /// Whether every threshold passed (true without thresholds).
+    pub thresholds_ok: bool,
+    /// The exit code the thresholds give (0, or 99 when one failed).
+    pub exit_code: i32,
+    /// Stopped early.
+    pub interrupted: bool,
+    /// The result directory, absolute.
+    pub result_dir: PathBuf,
+    /// User labels (`--label k=v`) and `commit` when run in a git repository.
+    pub labels: BTreeMap<String, String>,
+    /// Per-step figures, by step name.
+    pub steps: Vec<StepFigures>,
+}
+
+fn bad(dir: &Path, reason: impl Into<String>) -> HistoryError {
+    HistoryError::ResultDir {
+        dir: dir.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+fn read_json(dir: &Path, file: &str) -> Result<Value, HistoryError> {
+    let p = dir.join(file);
+    let text = std::fs::read_to_string(&p).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => bad(
+            dir,
+            format!(
+                "no {file}: not a finished pado result (`pado report DIR` writes summary.json)"
+            ),
+        ),
+        _ => bad(dir, format!("{file}: {e}")),
+    })?;
+    serde_json::from_str(&text).map_err(|e| bad(dir, format!("{file}: {e}")))
+}
+
+fn f64_at(v: &Value, path: &[&str]) -> Option<f64> {
+    path.iter()
+        .try_fold(v, |v, k| v.get(k))
+        .and_then(Value::as_f64)
+        .filter(|x| x.is_finite())
+}
+
+fn u64_at(v: &Value, path: &[&str]) -> u64 {
+    path.iter()
+        .try_fold(v, |v, k| v.get(k))
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
+/// `value` with every object's keys sorted, so equal content hashes equally
+/// whatever order a writer put the keys in.
+fn canonical(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let sorted: BTreeMap<&String, Value> =
+                m.iter().map(|(k, v)| (k, canonical(v))).collect();
+            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+        _ => v.clone(),
+    }
+}
+
+/// The scenario hash of a run.json: its `plan_id` (of the segment, or of a merged
+/// run's first generator) when it has one, else the SHA-256 of its `scenarios`,
+/// `stages` and `thresholds`.
+pub fn scenario_hash(run: &Value) -> String {
+    let plan_id = run
+        .pointer("/segment/plan_id")
+        .or_else(|| run.pointer("/merged_from/0/segment/plan_id"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty());
+    if let Some(p) = plan_id {
+        return p.to_string();
+    }
+    let mut h = Sha256::new();
+    for key in ["scenarios", "stages", "thresholds"] {
+        let part = canonical(run.get(key).unwrap_or(&Value::Null));
+        h.update(key.as_bytes());
+        h.update(serde_json::to_vec(&part).unwrap_or_default());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unix_ms(started_at: &str) -> Option<i64> {
+    let t = time::OffsetDateTime::parse(started_at, &time::format_description::well_known::Rfc3339)
+        .ok()?;
+    i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
+impl RunRecord {
+    /// Read a finished result directory. `kind` is what the caller knows; `None`
+    /// infers it (a merge from `merged_from`, a find-capacity step from its
+    /// `step-NN-…` directory name, a run otherwise). A segment of a split test is
+    /// refused: its merge is the test.
+    pub fn from_result_dir(
+        dir: &Path,
+        kind: Option<Kind>,
+        labels: BTreeMap<String, String>,
+    ) -> Result<RunRecord, HistoryError> {
+        let dir = std::fs::canonicalize(dir).map_err(|e| bad(dir, e.to_string()))?;
+        let run = read_json(&dir, "run.json")?;
+        if run.get("format").and_then(Value::as_str) != Some("pado-result") {
+            return Err(bad(
+                &dir,
+                "run.json: not a pado result (no `format: pado-result`)",
+            ));
+        }
+        if run.get("segment").is_some_and(|s| !s.is_null()) {
+            return Err(bad(
+                &dir,
+                "a segment of a split test: its merged result is what gets recorded",
+            ));
+        }
+        let sum = read_json(&dir, "summary.json")?;
+        let merged = run
+            .get("merged_from")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty());
+        let kind = kind.unwrap_or_else(|| {
+            let step_dir = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("step-"));
+            if merged {
+                Kind::Merge
+            } else if step_dir {
+                Kind::CapacityStep
+            } else {
+                Kind::Run
+            }
+        });
+        let started_at = sum
+            .get("started_at")
+            .or_else(|| run.get("started_at"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let started_unix_ms = unix_ms(&started_at).ok_or_else(|| {
+            bad(
+                &dir,
+                format!("run.json: started_at `{started_at}` is not RFC 3339"),
+            )
+        })?;
+        let name = sum
+            .get("name")
+            .or_else(|| run.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let (mut checks_passed, mut checks_failed) = (0, 0);
+        if let Some(m) = sum.get("checks").and_then(Value::as_object) {
+            for c in m.values() {
+                checks_passed += u64_at(c, &["passes"]);
+                checks_failed += u64_at(c, &["fails"]);
+            }
+        }
+        let thresholds_ok = sum
+            .get("thresholds_ok")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
+        let steps = sum
+            .get("steps")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(step, s)| {
+                        let requests = u64_at(s, &["requests"]);
+                        let failed = u64_at(s, &["failed"]);
+                        StepFigures {
+                            step: step.clone(),
+                            requests,
+                            failed,
+                            rps: f64_at(s, &["rps"]).unwrap_or(0.0),
+                            failed_rate: if requests > 0 {
+                                failed as f64 / requests as f64
+                            } else {
+                                0.0
+                            },
+                            p50_ms: f64_at(s, &["latency_ms", "p50"]),
+                            p95_ms: f64_at(s, &["latency_ms", "p95"]),
+                            p99_ms: f64_at(s, &["latency_ms", "p99"]),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let requests = u64_at(&sum, &["requests"]);
+        Ok(RunRecord {
+            name,
+            kind,
+            started_at,
+            started_unix_ms,
+            duration_s: f64_at(&sum, &["duration_s"])
+                .or_else(|| f64_at(&run, &["duration_s"]))
+                .unwrap_or(0.0),
+            scenario_hash: scenario_hash(&run),
+            requests,
+            failed: u64_at(&sum, &["failed"]),
+            rps: f64_at(&sum, &["rps"]).unwrap_or(0.0),
+            failed_rate: f64_at(&sum, &["failed_rate"]).unwrap_or(0.0),
+            p50_ms: f64_at(&sum, &["latency_ms", "p50"]).filter(|_| requests > 0),
+            p95_ms: f64_at(&sum, &["latency_ms", "p95"]).filter(|_| requests > 0),
+            p99_ms: f64_at(&sum, &["latency_ms", "p99"]).filter(|_| requests > 0),
+            checks_passed,
+            checks_failed,
+            thresholds_ok,
+            exit_code: if thresholds_ok { 0 } else { 99 },
+            interrupted: sum
+                .get("interrupted")
+                .or_else(|| run.get("interrupted"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            result_dir: dir,
+            labels,
+            steps,
+        })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A minimal finished result directory with the figures given.
+    pub(crate) fn write_result(
+        dir: &Path,
+        name: &str,
+        started_at: &str,
+        p95: f64,
+        extra_run: Value,
+    ) {
+        std::fs::create_dir_all(dir).unwrap();
+        let mut run = serde_json::json!({
+            "format": "pado-result", "version": 1, "name": name, "started_at": started_at,
+            "duration_s": 10.0, "scenarios": [{"name": "default", "executor": "constant-vus"}],
+            "stages": [], "thresholds": []
+        });
+        if let (Some(r), Some(e)) = (run.as_object_mut(), extra_run.as_object()) {
+            for (k, v) in e {
+                r.insert(k.clone(), v.clone());
+            }
+        }
+        std::fs::write(dir.join("run.json"), run.to_string()).unwrap();
+        let sum = serde_json::json!({
+            "name": name, "started_at": started_at, "duration_s": 10.0, "requests": 1000,
+            "failed": 10, "rps": 100.0, "failed_rate": 0.01, "thresholds_ok": false,
+            "latency_ms": {"p50": 10.0, "p95": p95, "p99": 40.0},
+            "checks": {"a": {"passes": 5, "fails": 1}, "b": {"passes": 7, "fails": 0}},
+            "steps": {"검색": {"requests": 400, "failed": 4, "rps": 40.0, "latency_ms": {"p50": 1.0, "p95": 2.0, "p99": 3.0}}}
+        });
+        std::fs::write(dir.join("summary.json"), sum.to_string()).unwrap();
+    }
+
+    #[test]
+    fn figures_come_from_the_summary() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("r");
+        write_result(
+            &d,
+            "부하 시험",
+            "2026-11-23T10:00:00.500Z",
+            25.0,
+            Value::Null,
+        );
+        let r = RunRecord::from_result_dir(&d, None, BTreeMap::new()).unwrap();
+        assert_eq!(r.name, "부하 시험");
+        assert_eq!(r.kind, Kind::Run);
+        assert_eq!(r.started_unix_ms, 1_795_428_000_500);
+        assert_eq!((r.requests, r.failed), (1000, 10));
+        assert_eq!(r.p95_ms, Some(25.0));
+        assert_eq!((r.checks_passed, r.checks_failed), (12, 1));
+        assert!(!r.thresholds_ok);
+        assert_eq!(r.exit_code, 99);
+        assert!(r.result_dir.is_absolute());
+        assert_eq!(r.steps.len(), 1);
+        assert_eq!(r.steps[0].step, "검색");
+        assert_eq!(r.steps[0].failed_rate, 0.01);
+        assert_eq!(r.scenario_hash.len(), 64);
+    }
+
+    #[test]
+    fn the_plan_id_is_the_hash_of_a_merged_run_and_segments_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let m = t.path().join("merged");
+        let merged = serde_json::json!({"merged_from": [{"segment": {"plan_id": "abc123"}}]});
+        write_result(&m, "x", "2026-11-23T10:00:00Z", 1.0, merged);
+        let r = RunRecord::from_result_dir(&m, None, BTreeMap::new()).unwrap();
+        assert_eq!(r.kind, Kind::Merge);
+        assert_eq!(r.scenario_hash, "abc123");
+        let s = t.path().join("seg");
+        write_result(
+            &s,
+            "x",
+            "2026-11-23T10:00:00Z",
+            1.0,
+            serde_json::json!({"segment": {"plan_id": "p"}}),
+        );
+        let e = RunRecord::from_result_dir(&s, None, BTreeMap::new()).unwrap_err();
+        assert!(e.to_string().contains("segment"), "{e}");
+    }
+
+    #[test]
+    fn the_scenario_hash_ignores_key_order_but_not_content() {
+        let a =
+            serde_json::json!({"scenarios": [{"a": 1, "b": 2}], "stages": [], "thresholds": []});
+        let b: Value = serde_json::from_str(
+            r#"{"thresholds": [], "stages": [], "scenarios": [{"b": 2, "a": 1}]}"#,
+        )
+        .unwrap();
+        let c =
+            serde_json::json!({"scenarios": [{"a": 1, "b": 3}], "stages": [], "thresholds": []});
+        assert_eq!(scenario_hash(&a), scenario_hash(&b));
+        assert_ne!(scenario_hash(&a), scenario_hash(&c));
+    }
+
+    #[test]
+    fn a_directory_without_a_summary_is_named() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("run.json"), r#"{"format":"pado-result"}"#).unwrap();
+        let e = RunRecord::from_result_dir(t.path(), None, BTreeMap::new()).unwrap_err();
+        assert!(e.to_string().contains("no summary.json"), "{e}");
+    }
+}

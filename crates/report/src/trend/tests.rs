@@ -1,0 +1,79 @@
+use super::*;
+
+fn point(id: i64, value: f64, seconds: Option<Vec<f64>>) -> TrendPoint {
+    TrendPoint {
+        id,
+        started_at: format!("2026-11-{:02}T10:00:00Z", id),
+        labels: String::new(),
+        value: Some(value),
+        dir_gone: seconds.is_none(),
+        seconds,
+    }
+}
+
+/// Deterministic noisy seconds around `level` (±5%).
+fn seconds(level: f64, seed: u64) -> Vec<f64> {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    (0..20)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let u = (x >> 33) as f64 / (1u64 << 31) as f64;
+            level * (0.95 + 0.1 * u)
+        })
+        .collect()
+}
+
+#[test]
+fn a_planted_regression_is_flagged_and_an_aa_pair_is_not() {
+    let base: Vec<TrendPoint> = (1..=4)
+        .map(|i| point(i, 100.0, Some(seconds(100.0, i as u64))))
+        .collect();
+    let mut planted = base.clone();
+    planted.push(point(5, 120.0, Some(seconds(120.0, 5))));
+    let t = trend("검색", TrendMetric::P95, None, planted, 5);
+    assert_eq!(t.verdict, TrendVerdict::Regression, "{}", render_trend(&t));
+    assert_eq!(t.baseline_ids, [1, 2, 3, 4]);
+    assert!((t.change_pct.unwrap() - 20.0).abs() < 1e-9);
+    assert!(t.p_value.unwrap() < 0.05);
+    let mut aa = base.clone();
+    aa.push(point(5, 100.0, Some(seconds(100.0, 99))));
+    let t = trend("검색", TrendMetric::P95, None, aa, 5);
+    assert_eq!(t.verdict, TrendVerdict::WithinNoise, "{}", render_trend(&t));
+    // Throughput down 20% is the regression for rps.
+    let mut rps = base;
+    rps.push(point(5, 80.0, Some(seconds(80.0, 5))));
+    let t = trend("x", TrendMetric::Rps, None, rps, 5);
+    assert_eq!(t.verdict, TrendVerdict::Regression);
+}
+
+#[test]
+fn without_directories_the_recorded_figures_decide_and_say_so() {
+    let mut pts: Vec<TrendPoint> = [100.0, 102.0, 99.0, 101.0]
+        .iter()
+        .enumerate()
+        .map(|(i, v)| point(i as i64 + 1, *v, None))
+        .collect();
+    pts.push(point(5, 120.0, None));
+    let t = trend("x", TrendMetric::P95, None, pts.clone(), 5);
+    assert_eq!(t.verdict, TrendVerdict::Regression);
+    assert!(t.basis.contains("recorded figures"), "{}", t.basis);
+    pts[4].value = Some(103.0);
+    assert_eq!(
+        trend("x", TrendMetric::P95, None, pts.clone(), 5).verdict,
+        TrendVerdict::WithinNoise
+    );
+    // Two baseline runs are too few.
+    let t = trend("x", TrendMetric::P95, None, pts[2..].to_vec(), 5);
+    assert_eq!(t.verdict, TrendVerdict::NotJudged);
+}
+
+#[test]
+fn one_run_is_not_judged_and_the_page_escapes_names() {
+    let t = trend("<b>&", TrendMetric::P95, None, vec![point(1, 5.0, None)], 5);
+    assert_eq!(t.verdict, TrendVerdict::NotJudged);
+    let page = render_trend_html(&t);
+    assert!(page.contains("&lt;b&gt;&amp;") && !page.contains("<b>&"));
+    assert!(page.contains("trend-chart"));
+}

@@ -1,0 +1,662 @@
+//! The run history (`pado history`, run references in `pado compare`, `pado
+//! trend`): recording from concurrent runs, faults of the database, migration,
+//! Hangul round trips. Every test has a `PADO_HOME` of its own.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use pado_metrics::{
+    Interval, Phases, RequestSample, ResultDir, RunMeta, SecondRecord, SeriesKey, SeriesStats,
+    FORMAT_VERSION,
+};
+use pado_testkit::TestServer;
+use serde_json::Value;
+
+use crate::harness::{pado_bin, shared_machine, tmp};
+
+/// `pado ARGS` with `PADO_HOME=home`, run from `home` (no git repository: no
+/// `commit` label unless given).
+fn pado_at(home: &Path, args: &[&str]) -> Output {
+    let _machine = shared_machine();
+    Command::new(pado_bin())
+        .args(args)
+        .env("PADO_HOME", home)
+        .current_dir(home)
+        .output()
+        .expect("running pado")
+}
+
+fn spawn_run(home: &Path, out: &Path, url: &str, extra: &[&str]) -> std::process::Child {
+    Command::new(pado_bin())
+        .args([
+            "run",
+            "--url",
+            url,
+            "--vus",
+            "1",
+            "--duration",
+            "1s",
+            "--quiet",
+            "--no-html",
+        ])
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .env("PADO_HOME", home)
+        .current_dir(home)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn history_json(home: &Path, extra: &[&str]) -> Vec<Value> {
+    let mut args = vec!["history", "--json", "--limit", "1000"];
+    args.extend_from_slice(extra);
+    let o = pado_at(home, &args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice::<Value>(&o.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn history_lines(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.contains("history"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn eight_concurrent_runs_record_eight_rows_in_a_sound_database() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let home = tmp("hist-conc");
+    let url = srv.url("/");
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            spawn_run(
+                &home,
+                &home.join(format!("r{i}")),
+                &url,
+                &["--name", "동시"],
+            )
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            history_lines(&o.stderr).is_empty(),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let runs = history_json(&home, &["--name", "동시"]);
+    assert_eq!(runs.len(), 8);
+    let mut dirs: Vec<&str> = runs
+        .iter()
+        .map(|r| r["result_dir"].as_str().unwrap())
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    assert_eq!(dirs.len(), 8);
+    // Each row's figures are its summary's.
+    for r in &runs {
+        let s: Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                Path::new(r["result_dir"].as_str().unwrap()).join("summary.json"),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(r["requests"], s["requests"]);
+        assert!(r["requests"].as_u64().unwrap() > 0);
+    }
+    let h = pado_history::History::open(&home.join("history.db")).unwrap();
+    assert_eq!(h.integrity_check().unwrap(), "ok");
+}
+
+#[test]
+fn a_corrupt_database_costs_one_line_and_nothing_else() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let home = tmp("hist-corrupt");
+    let garbage: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 13) as u8).collect();
+    std::fs::write(home.join("history.db"), &garbage).unwrap();
+    let out = home.join("r");
+    // A failing threshold: the run's own exit code (99) must survive.
+    let o = spawn_run(
+        &home,
+        &out,
+        &srv.url("/"),
+        &["--threshold", "http_reqs: count < 1"],
+    )
+    .wait_with_output()
+    .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(99),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let lines = history_lines(&o.stderr);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("corrupt") && lines[0].contains("history.db"),
+        "{}",
+        lines[0]
+    );
+    for f in ["run.json", "timeline.jsonl", "summary.json"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    assert_eq!(
+        std::fs::read(home.join("history.db")).unwrap(),
+        garbage,
+        "left as it was"
+    );
+    // Listing says the same in one line and fails.
+    let o = pado_at(&home, &["history"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&o.stderr).lines().count(), 1);
+    // A database from a newer pado: the same, one line.
+    let newer = tmp("hist-newer");
+    {
+        let c = rusqlite::Connection::open(newer.join("history.db")).unwrap();
+        c.execute_batch("PRAGMA user_version = 1000").unwrap();
+    }
+    let o = spawn_run(&newer, &newer.join("r"), &srv.url("/"), &[])
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let lines = history_lines(&o.stderr);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("newer"), "{}", lines[0]);
+}
+
+/// The previous schema version is 0: a database SQLite made (here with a table
+/// of someone's own, as a hand-made file would have) and no pado tables yet.
+#[test]
+fn a_database_of_the_previous_schema_version_migrates() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let home = tmp("hist-migrate");
+    {
+        let c = rusqlite::Connection::open(home.join("history.db")).unwrap();
+        c.execute_batch("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('메모'); PRAGMA user_version = 0;")
+            .unwrap();
+    }
+    let o = spawn_run(&home, &home.join("r"), &srv.url("/"), &[])
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(history_lines(&o.stderr).is_empty());
+    assert_eq!(history_json(&home, &[]).len(), 1);
+    let c = rusqlite::Connection::open(home.join("history.db")).unwrap();
+    let v: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, pado_history::SCHEMA_VERSION);
+    let note: String = c
+        .query_row("SELECT t FROM notes", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(note, "메모");
+}
+
+#[test]
+fn compare_takes_last_best_and_labels_and_hangul_round_trips() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let home = tmp("hist-refs");
+    let (fast, slow) = (home.join("fast"), home.join("slow"));
+    let o = spawn_run(
+        &home,
+        &fast,
+        &srv.url("/delay/2"),
+        &[
+            "--name",
+            "검색 시험",
+            "--label",
+            "commit=aaaa1111",
+            "--label",
+            "환경=스테이징",
+        ],
+    )
+    .wait_with_output()
+    .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = spawn_run(
+        &home,
+        &slow,
+        &srv.url("/delay/30"),
+        &["--name", "검색 시험", "--label", "commit=bbbb2222"],
+    )
+    .wait_with_output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("history: run 2"));
+    let runs = |args: &[&str]| -> Vec<String> {
+        let mut a = vec!["compare", "--json"];
+        a.extend_from_slice(args);
+        let o = pado_at(&home, &a);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let c: Value = serde_json::from_slice(&o.stdout).unwrap();
+        c["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(runs(&["last~1", "last"]), ["fast", "slow"]);
+    assert_eq!(runs(&["1", "2"]), ["fast", "slow"]);
+    // The lowest p95 of the name is the 2 ms run.
+    assert_eq!(runs(&["best", "last"]), ["fast", "slow"]);
+    assert_eq!(
+        runs(&["label:commit=bbbb", "label:commit=aaaa1111"]),
+        ["slow", "fast"]
+    );
+    assert_eq!(runs(&[fast.to_str().unwrap(), "last"]), ["fast", "slow"]);
+    // Hangul name and label, filtered and read back.
+    let listed = history_json(&home, &["--name", "검색 시험", "--label", "환경=스테이징"]);
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["name"], "검색 시험");
+    assert_eq!(listed[0]["labels"]["환경"], "스테이징");
+    assert_eq!(listed[0]["labels"]["commit"], "aaaa1111");
+    let text = String::from_utf8_lossy(&pado_at(&home, &["history"]).stdout).into_owned();
+    assert!(
+        text.contains("검색 시험") && text.contains("환경=스테이징"),
+        "{text}"
+    );
+    // A reference to nothing, and a recorded directory that is gone: one clear error.
+    let o = pado_at(&home, &["compare", "last~5", "last"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("only 2 runs"));
+    std::fs::remove_dir_all(&fast).unwrap();
+    let o = pado_at(&home, &["compare", "last~1", "last"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no longer exists") && err.contains("fast"),
+        "{err}"
+    );
+    // --no-history records nothing.
+    let o = spawn_run(&home, &home.join("off"), &srv.url("/"), &["--no-history"])
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(history_json(&home, &[]).len(), 2);
+}
+
+/// A result directory of `seconds` seconds whose requests take `level_us` ±5%
+/// (deterministic), started on day `day`.
+fn synthetic(root: &Path, dir: &str, name: &str, day: u32, level_us: u64, seed: u64) -> PathBuf {
+    let path = root.join(dir);
+    let rd = ResultDir::create(&path).unwrap();
+    let seconds = 20;
+    rd.write_meta(&RunMeta {
+        format: "pado-result".into(),
+        version: FORMAT_VERSION,
+        name: name.into(),
+        started_at: format!("2026-11-{day:02}T10:00:00.000Z"),
+        duration_s: seconds as f64,
+        workers: 1,
+        cores_allowed: 1,
+        ..Default::default()
+    })
+    .unwrap();
+    let mut w = rd.timeline_writer().unwrap();
+    let mut x = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    for t in 0..seconds {
+        let mut s = SeriesStats::new(SeriesKey::named("get"));
+        for _ in 0..200 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let jitter = (x >> 33) % (level_us / 10 + 1);
+            s.record(&RequestSample {
+                status: 200,
+                phases: Phases {
+                    duration_us: level_us - level_us / 20 + jitter,
+                    waiting_us: level_us / 2,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        }
+        let mut rec = SecondRecord::new(t);
+        rec.absorb(Interval {
+            series: vec![s],
+            vus: 10,
+            vus_max: 10,
+            ..Default::default()
+        });
+        w.write(&rec).unwrap();
+    }
+    drop(w);
+    path
+}
+
+#[test]
+fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
+    let home = tmp("hist-trend");
+    let root = home.join("results");
+    std::fs::create_dir_all(&root).unwrap();
+    for (i, level) in [100_000, 100_000, 100_000, 100_000, 120_000]
+        .iter()
+        .enumerate()
+    {
+        synthetic(
+            &root,
+            &format!("planted-{i}"),
+            "심은 회귀",
+            10 + i as u32,
+            *level,
+            i as u64,
+        );
+    }
+    synthetic(&root, "aa-0", "aa", 1, 100_000, 7);
+    synthetic(&root, "aa-1", "aa", 2, 100_000, 8);
+    for d in std::fs::read_dir(&root).unwrap() {
+        let o = pado_at(
+            &home,
+            &["report", "--quiet", d.unwrap().path().to_str().unwrap()],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let o = pado_at(&home, &["history", "rebuild", root.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Again: the same directories are the same runs.
+    assert_eq!(
+        pado_at(&home, &["history", "rebuild", root.to_str().unwrap()])
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(history_json(&home, &[]).len(), 7);
+    let html = home.join("trend.html");
+    let o = pado_at(
+        &home,
+        &[
+            "trend",
+            "심은 회귀",
+            "--metric",
+            "p95",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(99),
+        "{text}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        text.contains("REGRESSION") && text.contains("per-second values"),
+        "{text}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("trend-chart") && page.contains("심은 회귀"));
+    let o = pado_at(
+        &home,
+        &[
+            "trend",
+            "aa",
+            "--metric",
+            "p95",
+            "--json",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let t: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(t["verdict"], "within_noise", "{t}");
+    // One step's figure: the synthetic runs' only step.
+    let o = pado_at(
+        &home,
+        &[
+            "trend",
+            "심은 회귀",
+            "--step",
+            "get",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(99),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("(step get)"));
+    let o = pado_at(
+        &home,
+        &[
+            "trend",
+            "심은 회귀",
+            "--step",
+            "nope",
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    // The baseline's directories gone: judged on the recorded figures, and said so.
+    for i in 0..4 {
+        std::fs::remove_dir_all(root.join(format!("planted-{i}"))).unwrap();
+    }
+    let o = pado_at(
+        &home,
+        &["trend", "심은 회귀", "--html", html.to_str().unwrap()],
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(99), "{text}");
+    assert!(
+        text.contains("recorded figures") && text.contains("directory gone"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_history_page_is_in_pado_docs() {
+    let home = tmp("hist-docs");
+    let o = pado_at(&home, &["docs", "history"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        include_str!("../../docs/history.md")
+    );
+    let o = pado_at(&home, &["docs"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("history      Run history"));
+}
+
+/// Segments are not recorded; their merge is, once, as a merge with the test's
+/// plan id; `history rebuild` of the lot skips the segments and keeps one run.
+#[test]
+fn a_merged_split_test_is_one_run() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let home = tmp("hist-merge");
+    let url = srv.url("/");
+    let segs: Vec<PathBuf> = (0..2).map(|i| home.join(format!("seg{i}"))).collect();
+    let children: Vec<_> = segs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| spawn_run(&home, d, &url, &["--segment", &format!("{i}/2")]))
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert!(
+        history_json(&home, &[]).is_empty(),
+        "segments are not recorded"
+    );
+    let merged = home.join("merged");
+    let o = pado_at(
+        &home,
+        &[
+            "merge",
+            segs[0].to_str().unwrap(),
+            segs[1].to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+            "--quiet",
+            "--label",
+            "replicas=2",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let runs = history_json(&home, &[]);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["kind"], "merge");
+    assert_eq!(runs[0]["labels"]["replicas"], "2");
+    let seg_run: Value =
+        serde_json::from_str(&std::fs::read_to_string(segs[0].join("run.json")).unwrap()).unwrap();
+    assert_eq!(runs[0]["scenario_hash"], seg_run["segment"]["plan_id"]);
+    let o = pado_at(&home, &["history", "rebuild", home.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("1 run in")
+            && String::from_utf8_lossy(&o.stdout).contains("2 segment(s) skipped"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let again = history_json(&home, &[]);
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0]["id"], runs[0]["id"]);
+    assert_eq!(
+        again[0]["labels"]["replicas"], "2",
+        "a rebuild keeps the labels"
+    );
+}
+
+/// Each find-capacity step is a run of its own, with the search's labels; a
+/// corrupt database is said once for the whole search, not once per step.
+#[test]
+fn find_capacity_records_each_step() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let home = tmp("hist-capacity");
+    let url = srv.url("/");
+    let search = |out: &str| {
+        pado_at(
+            &home,
+            &[
+                "find-capacity",
+                "--url",
+                &url,
+                "--start-rate",
+                "20",
+                "--factor",
+                "2",
+                "--max-rate",
+                "40",
+                "--hold",
+                "1s",
+                "--json",
+                "--label",
+                "tuning=풀 크기",
+                "--out",
+                home.join(out).to_str().unwrap(),
+            ],
+        )
+    };
+    let o = search("cap");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let steps = serde_json::from_slice::<Value>(&o.stdout).unwrap()["steps"]
+        .as_array()
+        .unwrap()
+        .len();
+    let runs = history_json(&home, &["--label", "tuning=풀 크기"]);
+    assert!(steps >= 2);
+    assert_eq!(runs.len(), steps);
+    assert!(
+        runs.iter().all(|r| r["kind"] == "capacity-step"),
+        "{runs:?}"
+    );
+    std::fs::write(
+        home.join("history.db"),
+        b"garbage, not SQLite: garbage, not SQLite: garbage",
+    )
+    .unwrap();
+    let o = search("cap2");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        history_lines(&o.stderr).len(),
+        1,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
