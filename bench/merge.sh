@@ -17,7 +17,7 @@
 #
 # Segments are written by the current pado (plain V2 histograms since the merge speed
 # work; older pado wrote V2 deflate, slower to read). Last measured (bench/README.md):
-# 4.8-5.5 s wall and 8-9 s of user CPU on the 2-core development machine, 33-35 MB
+# 4.0-4.8 s wall and 6.4-6.9 s of user CPU on the 2-core development machine, 36-37 MB
 # max RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
