@@ -20,6 +20,8 @@
 # 4.0-4.8 s wall and 6.4-6.9 s of user CPU on the 2-core development machine, 36-37 MB
 # max RSS.
 set -euo pipefail
+# Bench runs stay out of the user's run history (pado history).
+export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"
 cd "$(dirname "$0")/.."
 SEGMENTS=${SEGMENTS:-16}
 SECONDS_PER=${SECONDS_PER:-3600}
