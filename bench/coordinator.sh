@@ -21,6 +21,8 @@
 # Safety: nginx and the agent listen on 127.0.0.1 only; every run has a fixed duration
 # and is wrapped in `timeout`; only PIDs started here are signalled.
 set -uo pipefail
+# Bench runs stay out of the user's run history (pado history).
+export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
 ANCHORS="${ANCHORS:-$REPO/../shared/bench}"

@@ -8,6 +8,8 @@
 #   bash bench/h2.sh                  (DUR=10 REPEATS=3 CONNS=4 STREAMS=16)
 # Not part of the test suite. Needs root for apt-get when nginx or h2load is missing.
 set -uo pipefail
+# Bench runs stay out of the user's run history (pado history).
+export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 DUR="${DUR:-10}"

@@ -24,6 +24,8 @@
 #   install missing tools; oha only with INSTALL_OHA=1, a ~10 min cargo build), SKIP_REPORT (0),
 #   ANCHORS (the shared bench folder, default ../shared/bench beside the repository).
 set -uo pipefail
+# Bench runs stay out of the user's run history (pado history).
+export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/.." && pwd)"
