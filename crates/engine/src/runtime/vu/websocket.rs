@@ -174,7 +174,11 @@ fn handshake_request(head: &[u8], tls: bool) -> Option<tungstenite::handshake::c
     let mut b = tungstenite::http::Request::builder()
         .method("GET")
         .uri(format!("{scheme}://{host}{}", req.path?));
-    for h in req.headers.iter() {
+    // The upgrade's own headers replace any the head has (`Connection: close` of
+    // `connections: per-request`).
+    for h in req.headers.iter().filter(|h| {
+        !h.name.eq_ignore_ascii_case("connection") && !h.name.eq_ignore_ascii_case("upgrade")
+    }) {
         b = b.header(h.name, h.value);
     }
     b.header("Connection", "Upgrade")
@@ -528,5 +532,21 @@ impl Vu {
             checks,
             extracted,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_handshake_says_upgrade_whatever_the_head_said() {
+        let head = b"GET /ws/echo?room=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nConnection: close\r\nX-Room: \xec\xb1\x84\r\n\r\n";
+        let req = handshake_request(head, false).unwrap();
+        assert_eq!(req.uri().to_string(), "ws://127.0.0.1:9/ws/echo?room=1");
+        let conn: Vec<_> = req.headers().get_all("connection").iter().collect();
+        assert_eq!(conn, ["Upgrade"]);
+        assert_eq!(req.headers()["upgrade"], "websocket");
+        assert_eq!(req.headers()["x-room"].as_bytes(), "채".as_bytes());
     }
 }
