@@ -153,9 +153,9 @@ pub(crate) fn list(a: &HistoryListArgs) -> Result<i32, Failure> {
             Kind::Merge => " [merged]",
         };
         outln!(
-            "{:>5}  {:<20} {:<24} {:>9} {:>9} {:>6.2}% {:>9} {:>9} {:>4}  {}{kind}",
+            "{:>5}  {} {:<24} {:>9} {:>9} {:>6.2}% {:>9} {:>9} {:>4}  {}{kind}",
             r.id,
-            x.name,
+            pado_metrics::fmt::cell(&x.name, 20),
             x.started_at,
             x.requests,
             pado_metrics::fmt::rate(x.rps),

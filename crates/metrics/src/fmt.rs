@@ -119,6 +119,39 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// Columns `s` takes in a terminal: Hangul and other wide characters take two, so a
+/// table padded by character count would lose its alignment on Korean step names.
+pub fn columns(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// `s` cut to at most `cols` terminal columns (ending in `…` when cut) and padded
+/// with spaces to exactly `cols`: one cell of a text table, aligned whatever script
+/// the name is written in.
+pub fn cell(s: &str, cols: usize) -> String {
+    let mut out = String::with_capacity(s.len() + cols);
+    if columns(s) <= cols {
+        out.push_str(s);
+    } else {
+        let room = cols.saturating_sub(1);
+        let mut used = 0;
+        for c in s.chars() {
+            let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            if used + w > room {
+                break;
+            }
+            used += w;
+            out.push(c);
+        }
+        if cols > 0 {
+            out.push('…');
+        }
+    }
+    let pad = cols.saturating_sub(columns(&out));
+    out.extend(std::iter::repeat_n(' ', pad));
+    out
+}
+
 /// Bytes in B/kB/MB/GB, decimal units as k6 writes traffic (`512 B`, `4.1 kB`).
 pub fn bytes(n: u64) -> String {
     let f = n as f64;
@@ -223,6 +256,21 @@ mod tests {
         assert_eq!(percent(0.424), "42%");
         assert_eq!(percent2(0.0123), "1.23%");
         assert_eq!(percent2(0.0), "0.00%");
+    }
+
+    #[test]
+    fn cells_align_by_terminal_columns() {
+        assert_eq!(columns("검색"), 4);
+        assert_eq!(cell("검색", 6), "검색  ");
+        assert_eq!(cell("abc", 5), "abc  ");
+        assert_eq!(columns(&cell("게시판 목록 조회", 8)), 8);
+        assert_eq!(cell("게시판 목록 조회", 8), "게시판 …");
+        assert_eq!(cell("abcdef", 4), "abc…");
+        assert_eq!(
+            columns(&cell("가나다", 4)),
+            4,
+            "a wide char that does not fit is left out"
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub fn render_compare(c: &Comparison) -> String {
     let mw = c
         .rows
         .iter()
-        .map(|r| r.metric.chars().count())
+        .map(|r| pado_metrics::fmt::columns(&r.metric))
         .max()
         .unwrap_or(10)
         .max(10);
@@ -41,7 +41,7 @@ pub fn render_compare(c: &Comparison) -> String {
             scope = r.scope.clone();
             let _ = writeln!(out, "  {scope}");
         }
-        let mut line = format!("    {:<mw$}", r.metric);
+        let mut line = format!("    {}", pado_metrics::fmt::cell(&r.metric, mw));
         for v in &r.values {
             let _ = write!(line, " {:>10}", fmt_v(*v));
         }

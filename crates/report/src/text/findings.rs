@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use pado_metrics::fmt::vus as vus_text;
 
-use super::{fit, generator_line, TextOptions};
+use super::{cell, generator_line, TextOptions};
 use crate::summary::{Summary, GENERATOR_SATURATED};
 
 /// The USL fit: predicted peak and what doubling the load would buy.
@@ -96,14 +96,16 @@ pub(super) fn bottleneck_table(
     let cw = b
         .components
         .iter()
-        .map(|c| c.component.chars().count() + c.endpoint.chars().count() + 3)
+        .map(|c| {
+            pado_metrics::fmt::columns(&c.component) + pado_metrics::fmt::columns(&c.endpoint) + 3
+        })
         .max()
         .unwrap_or(10)
         .clamp(10, 44);
     for c in &b.components {
-        let name = fit(&format!("{} ({})", c.component, c.endpoint), cw);
+        let name = cell(&format!("{} ({})", c.component, c.endpoint), cw);
         let verdict = verdict_mark(c.verdict, o);
-        let _ = writeln!(out, "    {verdict} {name:<cw$}  {}", c.state);
+        let _ = writeln!(out, "    {verdict} {name}  {}", c.state);
         let mut why = c.evidence.clone();
         if let Some(bl) = &c.baseline {
             why.push_str(&format!(" · low load: {bl}"));

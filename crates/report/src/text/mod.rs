@@ -111,7 +111,7 @@ pub(super) fn mark(ok: bool, o: TextOptions) -> &'static str {
 
 /// `label ........` padded to `width` characters.
 pub(super) fn dots(label: &str, width: usize) -> String {
-    let n = width.saturating_sub(label.chars().count() + 1);
+    let n = width.saturating_sub(pado_metrics::fmt::columns(label) + 1);
     format!("{label} {}", ".".repeat(n))
 }
 
@@ -119,8 +119,8 @@ pub(super) fn dots(label: &str, width: usize) -> String {
 pub(super) fn lat_row(out: &mut String, label: &str, l: &LatencySummary, w: usize) {
     let _ = writeln!(
         out,
-        "  {:<w$} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-        label,
+        "  {} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        cell(label, w),
         ms(l.min),
         ms(l.mean),
         ms(l.p50),
@@ -132,15 +132,19 @@ pub(super) fn lat_row(out: &mut String, label: &str, l: &LatencySummary, w: usiz
     );
 }
 
-/// Truncate to `max` characters with an ellipsis (names can be long URLs).
+/// Truncate to `max` terminal columns with an ellipsis (names can be long URLs).
 pub(super) fn fit(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    if pado_metrics::fmt::columns(s) <= max {
         s.to_string()
     } else {
-        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-        t.push('…');
-        t
+        pado_metrics::fmt::cell(s, max).trim_end().to_string()
     }
+}
+
+/// A name as one table cell of `cols` terminal columns: cut and padded by display
+/// width, so Hangul step names keep the columns after them aligned.
+pub(super) fn cell(s: &str, cols: usize) -> String {
+    pado_metrics::fmt::cell(s, cols)
 }
 
 /// The generator's figures in one line: CPU in cores of the allowed ones, the busiest

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use pado_metrics::fmt::{ms, rate, thousands};
 
-use super::{fit, TextOptions};
+use super::{cell, TextOptions};
 use crate::summary::Summary;
 
 /// One line per stage: window, requests, rate, latency, errors.
@@ -15,7 +15,7 @@ pub(super) fn stages(out: &mut String, s: &Summary, _o: TextOptions) {
         let sw = s
             .stages
             .iter()
-            .map(|x| x.label.chars().count())
+            .map(|x| pado_metrics::fmt::columns(&x.label))
             .max()
             .unwrap_or(5)
             .clamp(5, 32);
@@ -27,8 +27,8 @@ pub(super) fn stages(out: &mut String, s: &Summary, _o: TextOptions) {
         for st in &s.stages {
             let _ = writeln!(
                 out,
-                "  {:<sw$} {:>13} {:>10} {:>9} {:>8} {:>8} {:>8} {:>7.2}%",
-                fit(&st.label, sw),
+                "  {} {:>13} {:>10} {:>9} {:>8} {:>8} {:>8} {:>7.2}%",
+                cell(&st.label, sw),
                 format!("{:.0}s–{:.0}s", st.start_s, st.end_s),
                 thousands(st.requests),
                 rate(st.rps),

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use pado_metrics::fmt::{ms, rate, thousands};
 
-use super::{fit, TextOptions};
+use super::{cell, TextOptions};
 use crate::summary::Summary;
 
 /// One line per step and per tagged series of it.
@@ -13,12 +13,12 @@ pub(super) fn steps(out: &mut String, s: &Summary, _o: TextOptions) {
         let _ = writeln!(out);
         let tag_width = s.tagged.keys().map(|k| {
             let base = k.find('{').unwrap_or(0);
-            k[base..].chars().count() + 2
+            pado_metrics::fmt::columns(&k[base..]) + 2
         });
         let nw = s
             .steps
             .keys()
-            .map(|k| k.chars().count())
+            .map(|k| pado_metrics::fmt::columns(k))
             .chain(tag_width)
             .max()
             .unwrap_or(4)
@@ -31,8 +31,8 @@ pub(super) fn steps(out: &mut String, s: &Summary, _o: TextOptions) {
         for (name, st) in &s.steps {
             let _ = writeln!(
                 out,
-                "  {:<nw$} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
-                fit(name, nw),
+                "  {} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+                cell(name, nw),
                 thousands(st.requests),
                 thousands(st.failed),
                 rate(st.rps),
@@ -48,8 +48,8 @@ pub(super) fn steps(out: &mut String, s: &Summary, _o: TextOptions) {
                 let label = format!("  {}", &tname[name.len()..]);
                 let _ = writeln!(
                     out,
-                    "  {:<nw$} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
-                    fit(&label, nw),
+                    "  {} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
+                    cell(&label, nw),
                     thousands(t.requests),
                     thousands(t.failed),
                     rate(t.rps),

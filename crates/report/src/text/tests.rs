@@ -161,3 +161,33 @@ fn generators_block_and_partial_marking_only_for_merged_results() {
     assert!(out.contains("PARTIAL RESULT"), "{out}");
     assert!(out.contains("segment 3/4 missing"), "{out}");
 }
+
+#[test]
+fn step_tables_stay_aligned_with_hangul_step_names() {
+    let mut s = Summary {
+        requests: 30,
+        ..Default::default()
+    };
+    for name in ["GET /api/posts", "게시글 목록 조회", "검색"] {
+        s.steps.insert(
+            name.into(),
+            crate::summary::StepSummary {
+                requests: 10,
+                ..Default::default()
+            },
+        );
+    }
+    let out = render(&s, TextOptions { color: false });
+    // The requests column ends at the same terminal column on every step's row.
+    let ends: Vec<usize> = out
+        .lines()
+        .filter(|l| l.contains("GET /api/posts") || l.contains("게시글") || l.contains("검색"))
+        .filter(|l| l.contains("10"))
+        .map(|l| {
+            let i = l.find("10").expect("requests");
+            pado_metrics::fmt::columns(&l[..i]) + 2
+        })
+        .collect();
+    assert_eq!(ends.len(), 3, "{out}");
+    assert!(ends.iter().all(|e| *e == ends[0]), "{ends:?}\n{out}");
+}

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use pado_metrics::fmt::{ms, rate, thousands};
 
-use super::{fit, TextOptions};
+use super::{cell, TextOptions};
 use crate::summary::Summary;
 
 /// One line per `ws:` step, then the failure categories; nothing without any.
@@ -20,7 +20,7 @@ pub(super) fn websocket(out: &mut String, s: &Summary, _o: TextOptions) {
         .collect();
     let nw = ws_steps
         .iter()
-        .map(|(n, _)| n.chars().count())
+        .map(|(n, _)| pado_metrics::fmt::columns(n))
         .max()
         .unwrap_or(4)
         .clamp(9, 40);
@@ -48,8 +48,8 @@ pub(super) fn websocket(out: &mut String, s: &Summary, _o: TextOptions) {
         };
         let _ = writeln!(
             out,
-            "  {:<nw$} {:>8} {:>7} {:>9} {:>9} {:>8} {:>10} {:>10} {:>10}",
-            fit(name, nw),
+            "  {} {:>8} {:>7} {:>9} {:>9} {:>8} {:>10} {:>10} {:>10}",
+            cell(name, nw),
             thousands(w.sessions),
             thousands(w.failed),
             thousands(w.msgs_sent),
