@@ -137,7 +137,10 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
         if slot.is_none() {
             let budget = deadline.saturating_duration_since(Instant::now());
             let t_connect = Instant::now();
-            match connect(origin, budget).await {
+            // Boxed: a connect (TCP, TLS handshake) is a large future but happens once
+            // per connection; inline, it would make every request's future bigger, and
+            // the future is moved on every call.
+            match Box::pin(connect(origin, budget)).await {
                 Ok((c, t)) => {
                     if ex.reconnected {
                         // The dead connection's attempt counts as setup too.

@@ -195,7 +195,9 @@ impl H2Pool {
             self.opened.set(self.opened.get() + 1);
             let slot = StreamSlot { conn: c.clone() };
             let guard = OpenGuard(c.clone());
-            let opened = open(origin, budget).await;
+            // Boxed: opening (TCP, TLS, preface) is a large future but rare; inline it
+            // would make every request's future, moved on each call, 1.4 KB bigger.
+            let opened = Box::pin(open(origin, budget)).await;
             drop(guard);
             return match opened {
                 Ok(Opened::H2(send, times, mut connection)) => {

@@ -46,25 +46,28 @@ pub(super) async fn run_vu(
         } else {
             (end + sched.graceful_ramp_down).min(scenario_hard_end)
         };
-        ctx.vu_started(Instant::now());
+        let mut now = Instant::now();
+        ctx.vu_started(now);
         // One deadline timer and one abort registration per window, not per iteration.
         let hard_sleep = tokio::time::sleep_until(hard.into());
         tokio::pin!(hard_sleep);
         let aborted = ctx.aborted();
         tokio::pin!(aborted);
-        while Instant::now() < end && !ctx.stopping.get() {
+        // The clock read that ends an iteration also starts the next one when there
+        // is no think time: one read per iteration, not two.
+        while now < end && !ctx.stopping.get() {
             if sched.iterations_per_vu.is_some_and(|n| done >= n) {
-                ctx.vu_stopped(Instant::now());
+                ctx.vu_stopped(now);
                 break 'windows;
             }
             let entry = vu.pick(sc);
-            let it_start = Instant::now();
+            let it_start = now;
             let outcome = tokio::select! {
                 r = vu.iteration(sc, entry, None) => Some(r),
                 _ = &mut hard_sleep => None,
                 _ = &mut aborted => None,
             };
-            let now = Instant::now();
+            now = Instant::now();
             match outcome {
                 Some(IterationEnd::Completed) => {
                     ctx.iteration(sc_idx, sc.entries[entry].flow, Some(now - it_start), now);
@@ -86,6 +89,7 @@ pub(super) async fn run_vu(
                     if !ctx.sleep_until(wake).await {
                         break;
                     }
+                    now = Instant::now();
                 }
             }
         }
