@@ -6,6 +6,7 @@
 //! input.
 
 pub mod duration;
+pub mod grpc_codes;
 pub mod error;
 pub mod import;
 pub mod init;
