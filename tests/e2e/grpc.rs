@@ -63,7 +63,10 @@ fn grpc_unary_and_stream_counts_equal_the_servers() {
         assert_eq!(num(c, "fails"), 0.0, "{name}: {c:#}");
         assert!(num(c, "passes") >= 1.0, "{name}: {c:#}");
     }
-    assert_eq!(num(&s, "checks.echo: grpc_status is OK.passes") as u64, st.unary);
+    assert_eq!(
+        num(&s, "checks.echo: grpc_status is OK.passes") as u64,
+        st.unary
+    );
 }
 
 #[test]
@@ -79,7 +82,11 @@ fn grpc_statuses_are_failures_by_category_unless_accepted() {
     let flow = [
         step("down", 14, ""),
         step("bad", 3, ""),
-        step("missing", 5, "        check: { grpc_status: [NOT_FOUND, 0] }\n"),
+        step(
+            "missing",
+            5,
+            "        check: { grpc_status: [NOT_FOUND, 0] }\n",
+        ),
         step("late", 4, ""),
     ]
     .concat();
@@ -90,8 +97,15 @@ fn grpc_statuses_are_failures_by_category_unless_accepted() {
     let steps = &s["steps"];
     let n = num(&steps["down"], "requests");
     assert!(n >= 1.0, "{s:#}");
-    assert_eq!(num(&steps["down"], "errors.grpc_unavailable"), n, "{steps:#}");
-    assert_eq!(num(&steps["bad"], "errors.grpc_status"), num(&steps["bad"], "requests"));
+    assert_eq!(
+        num(&steps["down"], "errors.grpc_unavailable"),
+        n,
+        "{steps:#}"
+    );
+    assert_eq!(
+        num(&steps["bad"], "errors.grpc_status"),
+        num(&steps["bad"], "requests")
+    );
     assert_eq!(
         num(&steps["late"], "errors.grpc_deadline_exceeded"),
         num(&steps["late"], "requests")
@@ -150,7 +164,13 @@ fn grpc_reflection_stands_in_for_the_proto_file() {
 ";
         let file = write_file(&t, "g.yaml", &scenario(&srv, 1, "500ms", flow));
         let r = run("grpc-refl", &[file.to_str().unwrap()]);
-        assert_eq!(r.code(), 0, "{reflection:?}: {}\n{}", r.stdout(), r.stderr());
+        assert_eq!(
+            r.code(),
+            0,
+            "{reflection:?}: {}\n{}",
+            r.stdout(),
+            r.stderr()
+        );
         let s = r.summary();
         let st = srv.stats();
         assert!(st.reflection >= 1, "{reflection:?}: {st:?}");
@@ -165,7 +185,10 @@ fn grpc_reflection_stands_in_for_the_proto_file() {
     let o = pado(&["validate", file.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
-    assert!(err.contains("g.yaml:9:") && err.contains("reflection"), "{err}");
+    assert!(
+        err.contains("g.yaml:9:") && err.contains("reflection"),
+        "{err}"
+    );
     assert_eq!(srv.stats().unary, 0);
 }
 

@@ -272,9 +272,12 @@ pub async fn exchange_grpc(
             let mut at = 0;
             while frame.len() - at >= 5 {
                 let compressed = frame[at] != 0;
-                let len =
-                    u32::from_be_bytes([frame[at + 1], frame[at + 2], frame[at + 3], frame[at + 4]])
-                        as usize;
+                let len = u32::from_be_bytes([
+                    frame[at + 1],
+                    frame[at + 2],
+                    frame[at + 3],
+                    frame[at + 4],
+                ]) as usize;
                 if compressed {
                     ex.error = Some(ErrorKind::Protocol);
                     ex.reason = Some("a compressed gRPC message (pado asks for none)");
@@ -398,9 +401,12 @@ mod tests {
         assert_eq!(r.headers["te"], "trailers");
         assert_eq!(r.headers["grpc-timeout"], "2000m");
         assert_eq!(r.headers["x-tag"], "a");
-        assert!(
-            GrpcRequest::new(&origin, "/a", &[("bad name".into(), "x".into())], Duration::ZERO)
-                .is_err()
-        );
+        assert!(GrpcRequest::new(
+            &origin,
+            "/a",
+            &[("bad name".into(), "x".into())],
+            Duration::ZERO
+        )
+        .is_err());
     }
 }

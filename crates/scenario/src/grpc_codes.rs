@@ -68,6 +68,9 @@ mod tests {
         assert_eq!(code("NOPE"), None);
         assert_eq!(name(17), None);
         assert!(resolve(&crate::GrpcCode::Number(17)).is_err());
-        assert_eq!(resolve(&crate::GrpcCode::Name("UNAVAILABLE".into())), Ok(14));
+        assert_eq!(
+            resolve(&crate::GrpcCode::Name("UNAVAILABLE".into())),
+            Ok(14)
+        );
     }
 }

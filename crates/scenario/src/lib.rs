@@ -6,8 +6,8 @@
 //! input.
 
 pub mod duration;
-pub mod grpc_codes;
 pub mod error;
+pub mod grpc_codes;
 pub mod import;
 pub mod init;
 pub mod limits;

@@ -134,12 +134,15 @@ impl pb::echo_server::Echo for EchoService {
             }
             if r.status != 0 {
                 let _ = tx
-                    .send(Err(Status::new(r.status.into(), "stream failed on request")))
+                    .send(Err(Status::new(
+                        r.status.into(),
+                        "stream failed on request",
+                    )))
                     .await;
             }
         });
         Ok(Response::new(
-            Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)) as ReplyStream
+            Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)) as ReplyStream,
         ))
     }
 }

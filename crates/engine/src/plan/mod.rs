@@ -11,8 +11,8 @@ mod tests;
 mod websocket;
 
 pub use builder::compile;
-pub use grpc::{decode_grpc_json, encode_grpc_json, GrpcMessage, GrpcPlan};
 pub use checks::{CheckPlan, ExtractPlan, ExtractSource, TemplatedCheck};
+pub use grpc::{decode_grpc_json, encode_grpc_json, GrpcMessage, GrpcPlan};
 pub use pado_scenario::naming::default_step_name;
 pub use request::{RequestForm, RequestPlan, StatusSet};
 pub use websocket::{WsActionPlan, WsPlan, WS_DEFAULT_TIMEOUT};

@@ -24,7 +24,11 @@ impl Validator<'_> {
             Some(u) => {
                 let up = format!("{p}.url");
                 if u.contains("{{") {
-                    self.err(&up, "the server of a gRPC call cannot come from a template", None);
+                    self.err(
+                        &up,
+                        "the server of a gRPC call cannot come from a template",
+                        None,
+                    );
                 } else {
                     match url::Url::parse(u) {
                         Ok(x) if matches!(x.scheme(), "grpc" | "grpcs" | "http" | "https") => {

@@ -160,8 +160,9 @@ async fn reflect(origin: &Origin, service: &str) -> Result<DescriptorPool, Strin
             match a.answer {
                 Some(wire::Answer::Files(f)) => {
                     for bytes in f.file_descriptor_proto {
-                        let fd = FileDescriptorProto::decode(bytes.as_slice())
-                            .map_err(|e| format!("the reflection service sent a bad descriptor: {e}"))?;
+                        let fd = FileDescriptorProto::decode(bytes.as_slice()).map_err(|e| {
+                            format!("the reflection service sent a bad descriptor: {e}")
+                        })?;
                         if !files.iter().any(|x| x.name == fd.name) {
                             files.push(fd);
                         }
@@ -231,23 +232,32 @@ async fn ask_once(
     let mut answers = Vec::new();
     let mut bad = false;
     let mut frame = Vec::new();
-    let out = exchange_grpc(pool, origin, call, &mut frame, |m, _| {
-        match wire::Response::decode(m) {
+    let out = exchange_grpc(
+        pool,
+        origin,
+        call,
+        &mut frame,
+        |m, _| match wire::Response::decode(m) {
             Ok(r) => answers.push(r),
             Err(_) => bad = true,
-        }
-    })
+        },
+    )
     .await;
     if let Some(e) = out.exchange.error {
         return Ok(Err(format!(
             "cannot reach the reflection service of {}: {e}{}",
             origin.label,
-            out.exchange.reason.map(|r| format!(" ({r})")).unwrap_or_default()
+            out.exchange
+                .reason
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default()
         )));
     }
     match out.code {
         Some(12) => Err(Unimplemented),
-        Some(0) if bad => Ok(Err("the reflection service sent a message pado cannot read".into())),
+        Some(0) if bad => Ok(Err(
+            "the reflection service sent a message pado cannot read".into(),
+        )),
         Some(0) => Ok(Ok(answers)),
         Some(c) => Ok(Err(format!(
             "the reflection service of {} answered {}",
@@ -276,8 +286,9 @@ fn pool_of(mut files: Vec<FileDescriptorProto>) -> Result<DescriptorPool, String
             ));
         };
         let f = files.remove(i);
-        pool.add_file_descriptor_proto(f)
-            .map_err(|e| format!("the reflection service's descriptors do not fit together: {e}"))?;
+        pool.add_file_descriptor_proto(f).map_err(|e| {
+            format!("the reflection service's descriptors do not fit together: {e}")
+        })?;
     }
     Ok(pool)
 }
@@ -297,7 +308,10 @@ mod tests {
         let e = from_files(dir.path(), &["bad.proto".into()], &[]).unwrap_err();
         assert!(e.contains("bad.proto:4:"), "{e}");
         let e = from_files(dir.path(), &["none.proto".into()], &[]).unwrap_err();
-        assert!(e.contains("none.proto") && e.contains("no such file"), "{e}");
+        assert!(
+            e.contains("none.proto") && e.contains("no such file"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -97,12 +97,8 @@ service S { rpc Call(Req) returns (Req); }
     fn desc() -> MessageDescriptor {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("t.proto"), PROTO).unwrap();
-        let pool = super::super::descriptors::from_files(
-            dir.path(),
-            &["t.proto".to_string()],
-            &[],
-        )
-        .unwrap();
+        let pool = super::super::descriptors::from_files(dir.path(), &["t.proto".to_string()], &[])
+            .unwrap();
         pool.get_message_by_name("t.Req").unwrap()
     }
 
@@ -116,7 +112,9 @@ service S { rpc Call(Req) returns (Req); }
         assert!(e.starts_with("inner.nmae:"), "{e}");
         assert!(e.contains("it has: name"), "{e}");
         let bad_item = serde_json::json!({"items": [{"name": "a"}, {"x": 1}]});
-        assert!(unknown_field(&d, &bad_item).unwrap().starts_with("items.x:"));
+        assert!(unknown_field(&d, &bad_item)
+            .unwrap()
+            .starts_with("items.x:"));
     }
 
     #[test]
@@ -129,8 +127,14 @@ service S { rpc Call(Req) returns (Req); }
         assert_eq!(v["text"], "hi");
         assert_eq!(v["n"], 42, "64-bit integers are numbers");
         assert_eq!(v["inner"]["name"], "x");
-        assert_eq!(v["delay_ms"], 0, "default fields are shown, with .proto names");
-        let same = encode_value(&d, &serde_json::json!({"text":"hi","n":42,"inner":{"name":"x"}}));
+        assert_eq!(
+            v["delay_ms"], 0,
+            "default fields are shown, with .proto names"
+        );
+        let same = encode_value(
+            &d,
+            &serde_json::json!({"text":"hi","n":42,"inner":{"name":"x"}}),
+        );
         assert_eq!(same.unwrap(), bytes);
     }
 

@@ -140,7 +140,11 @@ impl Builder<'_> {
                 format!(
                     "no service `{service}` in {} (services: {})",
                     self.grpc_source(g),
-                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
                 ),
             )
         })?;
@@ -175,7 +179,9 @@ impl Builder<'_> {
             parts,
             escape: Escape::Json,
         };
-        let static_json = json.is_static().then(|| json.static_bytes().into_boxed_slice());
+        let static_json = json
+            .is_static()
+            .then(|| json.static_bytes().into_boxed_slice());
         let message = if json.is_static() {
             let bytes = message::encode_value(&input, &value).map_err(|e| {
                 err(
@@ -199,7 +205,10 @@ impl Builder<'_> {
             let field = format!("{p}.metadata.{k}");
             let c = self.compile_text(&field, v, Escape::Header, |l| l.as_bytes().to_vec())?;
             if c.is_static() {
-                fixed.push((k.clone(), String::from_utf8_lossy(&c.static_bytes()).into_owned()));
+                fixed.push((
+                    k.clone(),
+                    String::from_utf8_lossy(&c.static_bytes()).into_owned(),
+                ));
             } else {
                 let name = HeaderName::from_bytes(k.to_ascii_lowercase().as_bytes())
                     .map_err(|_| err(field, format!("`{k}` is not a header name")))?;
@@ -220,7 +229,10 @@ impl Builder<'_> {
             let mut names = Vec::new();
             for c in &codes {
                 let code = pado_scenario::grpc_codes::resolve(c).map_err(|e| {
-                    err(format!("{}.check.grpc_status", p.trim_end_matches(".grpc")), e)
+                    err(
+                        format!("{}.check.grpc_status", p.trim_end_matches(".grpc")),
+                        e,
+                    )
                 })?;
                 set.push((code, code));
                 names.push(pado_scenario::grpc_codes::name(code).unwrap_or("?"));
@@ -301,12 +313,13 @@ impl Builder<'_> {
         {
             return Ok(pool.clone());
         }
-        let pool = descriptors::from_reflection(&self.origins[origin], service).map_err(
-            |message| PlanError::Grpc {
-                field: p.to_string(),
-                message,
-            },
-        )?;
+        let pool =
+            descriptors::from_reflection(&self.origins[origin], service).map_err(|message| {
+                PlanError::Grpc {
+                    field: p.to_string(),
+                    message,
+                }
+            })?;
         self.grpc
             .reflected
             .push((origin, service.to_string(), pool.clone()));

@@ -366,7 +366,9 @@ impl Vu {
                     CheckOutcome {
                         name: plan.checks.get(id as usize).cloned().unwrap_or_default(),
                         ok,
-                        actual: plan.secrets.text(seen(c, &view, error, duration).as_bytes()),
+                        actual: plan
+                            .secrets
+                            .text(seen(c, &view, error, duration).as_bytes()),
                     }
                 })
                 .collect();
@@ -375,7 +377,10 @@ impl Vu {
                 .iter()
                 .map(|e| {
                     let name = plan.vars.get(e.var).cloned().unwrap_or_default();
-                    (name, self.vars[e.var].as_deref().map(|v| plan.secrets.text(v)))
+                    (
+                        name,
+                        self.vars[e.var].as_deref().map(|v| plan.secrets.text(v)),
+                    )
                 })
                 .collect();
             let head = format!(
