@@ -14,6 +14,7 @@ mod errors;
 mod first_run;
 mod flows;
 mod generator;
+mod grpc;
 mod history;
 mod http2;
 mod kubernetes;

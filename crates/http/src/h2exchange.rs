@@ -283,7 +283,7 @@ pub async fn exchange_h2(
 
 /// The category and reason of a failed stream; a `GOAWAY` also takes its
 /// connection out of the pool's choice.
-fn fail(ex: &mut Exchange, e: &h2::Error, conn: &crate::h2conn::H2Conn, tls: bool) {
+pub(crate) fn fail(ex: &mut Exchange, e: &h2::Error, conn: &crate::h2conn::H2Conn, tls: bool) {
     let (kind, reason) = classify(e, conn.gone_away(), tls);
     if kind == ErrorKind::GoAway {
         conn.going_away();

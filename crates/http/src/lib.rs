@@ -10,6 +10,7 @@
 //!
 //! - [`conn`]: connecting (TCP, then TLS through rustls), timed per phase.
 //! - [`exchange`]: one timed request/response on a VU's connection.
+//! - [`grpc`]: one timed gRPC call (unary or server streaming) on an HTTP/2 stream.
 //! - [`h2conn`]: HTTP/2 connections a worker's VUs share, streams per connection.
 //! - [`h2exchange`]: one timed request/response on an HTTP/2 stream.
 //! - [`response`]: sans-I/O response framing (heads, bodies, chunked decoding).
@@ -21,6 +22,7 @@
 
 pub mod conn;
 pub mod exchange;
+pub mod grpc;
 pub mod h2conn;
 pub mod h2exchange;
 pub mod response;
@@ -31,6 +33,7 @@ pub use conn::{
     tls_client_config, tls_client_config_alpn, Conn, ConnectError, Origin, Protocol, TlsTarget,
 };
 pub use exchange::{exchange, idempotent_method, is_redirect, Exchange, RequestRef};
+pub use grpc::{exchange_grpc, GrpcCall, GrpcOutcome, GrpcRequest};
 pub use h2conn::H2Pool;
 pub use h2exchange::{exchange_h2, H2Request, UseHttp1};
 pub use status::StatusSet;

@@ -50,11 +50,27 @@ pub enum ErrorKind {
     /// HTTP/2 was required (`http: "2"`, `--http2`) but the server chose another
     /// protocol in TLS's ALPN (or none): nothing was sent.
     H2NotNegotiated,
+    /// gRPC: the call ended with `UNAVAILABLE` (14), the server down, overloaded
+    /// or draining, and the step did not accept it (`check.grpc_status`).
+    GrpcUnavailable,
+    /// gRPC: `DEADLINE_EXCEEDED` (4): the server gave up at the call's
+    /// `grpc-timeout`. (pado's own deadline passing first is `timeout`.)
+    GrpcDeadlineExceeded,
+    /// gRPC: `RESOURCE_EXHAUSTED` (8): rate limited or out of a quota.
+    GrpcResourceExhausted,
+    /// gRPC: a server fault, `INTERNAL` (13), `UNKNOWN` (2) or `DATA_LOSS` (15).
+    GrpcInternal,
+    /// gRPC: `UNIMPLEMENTED` (12): the server does not have the method.
+    GrpcUnimplemented,
+    /// gRPC: any other status the step did not accept (`NOT_FOUND`,
+    /// `INVALID_ARGUMENT`, `PERMISSION_DENIED`, `UNAUTHENTICATED`...); the failure
+    /// sample's reason names the code.
+    GrpcStatus,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order, so counters can live in a plain array.
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 20] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Dns,
@@ -69,6 +85,12 @@ impl ErrorKind {
         ErrorKind::StreamReset,
         ErrorKind::GoAway,
         ErrorKind::H2NotNegotiated,
+        ErrorKind::GrpcUnavailable,
+        ErrorKind::GrpcDeadlineExceeded,
+        ErrorKind::GrpcResourceExhausted,
+        ErrorKind::GrpcInternal,
+        ErrorKind::GrpcUnimplemented,
+        ErrorKind::GrpcStatus,
     ];
 
     /// The stable name used in summaries and result files.
@@ -88,6 +110,24 @@ impl ErrorKind {
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::GoAway => "goaway",
             ErrorKind::H2NotNegotiated => "h2_not_negotiated",
+            ErrorKind::GrpcUnavailable => "grpc_unavailable",
+            ErrorKind::GrpcDeadlineExceeded => "grpc_deadline_exceeded",
+            ErrorKind::GrpcResourceExhausted => "grpc_resource_exhausted",
+            ErrorKind::GrpcInternal => "grpc_internal",
+            ErrorKind::GrpcUnimplemented => "grpc_unimplemented",
+            ErrorKind::GrpcStatus => "grpc_status",
+        }
+    }
+
+    /// The category of a gRPC status code the step did not accept (never `OK`'s).
+    pub fn of_grpc_code(code: u16) -> ErrorKind {
+        match code {
+            14 => ErrorKind::GrpcUnavailable,
+            4 => ErrorKind::GrpcDeadlineExceeded,
+            8 => ErrorKind::GrpcResourceExhausted,
+            2 | 13 | 15 => ErrorKind::GrpcInternal,
+            12 => ErrorKind::GrpcUnimplemented,
+            _ => ErrorKind::GrpcStatus,
         }
     }
 
@@ -111,6 +151,20 @@ mod tests {
     fn index_matches_position_in_all() {
         for (i, k) in ErrorKind::ALL.iter().enumerate() {
             assert_eq!(k.index(), i);
+        }
+    }
+
+    #[test]
+    fn grpc_codes_fall_into_their_families() {
+        assert_eq!(ErrorKind::of_grpc_code(14), ErrorKind::GrpcUnavailable);
+        assert_eq!(ErrorKind::of_grpc_code(4), ErrorKind::GrpcDeadlineExceeded);
+        assert_eq!(ErrorKind::of_grpc_code(8), ErrorKind::GrpcResourceExhausted);
+        for c in [2, 13, 15] {
+            assert_eq!(ErrorKind::of_grpc_code(c), ErrorKind::GrpcInternal);
+        }
+        assert_eq!(ErrorKind::of_grpc_code(12), ErrorKind::GrpcUnimplemented);
+        for c in [1, 3, 5, 6, 7, 9, 10, 11, 16] {
+            assert_eq!(ErrorKind::of_grpc_code(c), ErrorKind::GrpcStatus);
         }
     }
 

@@ -115,6 +115,11 @@ pub struct SeriesStats {
     /// Responses whose body was longer than `max_body` when checks or extraction
     /// needed it (they saw only the beginning).
     pub body_cut: u64,
+    /// `grpc:` steps of server-streaming methods: streams ended (k6's
+    /// `grpc_streams`), each also one of `requests`.
+    pub grpc_streams: u64,
+    /// Messages received on those streams (k6's `grpc_streams_msgs_received`).
+    pub grpc_stream_msgs: u64,
     /// Responses by status code, sorted by code (a handful of entries).
     pub status: Vec<(u16, u64)>,
     /// Of `status`, responses of 400 or more that the step expected (a `status`
@@ -181,6 +186,13 @@ impl SeriesStats {
         }
     }
 
+    /// Add one ended gRPC stream of this step and the messages it brought (the
+    /// call itself is recorded as a request with [`SeriesStats::record`]).
+    pub fn record_grpc_stream(&mut self, msgs: u64) {
+        self.grpc_streams += 1;
+        self.grpc_stream_msgs += msgs;
+    }
+
     /// Add one WebSocket session of this step.
     pub fn record_ws(&mut self, s: &crate::WsSession) {
         self.ws.get_or_insert_with(Default::default).record(s);
@@ -225,6 +237,8 @@ impl SeriesStats {
         self.bytes_received = self.bytes_received.saturating_add(o.bytes_received);
         self.reconnects = self.reconnects.saturating_add(o.reconnects);
         self.body_cut = self.body_cut.saturating_add(o.body_cut);
+        self.grpc_streams = self.grpc_streams.saturating_add(o.grpc_streams);
+        self.grpc_stream_msgs = self.grpc_stream_msgs.saturating_add(o.grpc_stream_msgs);
         for &(code, n) in &o.status {
             self.bump_status(code, n);
         }
@@ -271,6 +285,7 @@ impl SeriesStats {
             || self.check_failed > self.failed
             || self.reconnects > self.requests
             || self.body_cut > self.requests
+            || self.grpc_streams > self.requests
             || !expected_ok
         {
             return Err(format!(

@@ -477,6 +477,66 @@ pub struct Step {
     /// A WebSocket session instead of a request: connect, then run its actions.
     #[serde(default)]
     pub ws: Option<WsSpec>,
+    /// A gRPC call (unary or server streaming) instead of an HTTP request; `check`,
+    /// `extract` and `tags` apply to it, the response message read as JSON.
+    #[serde(default)]
+    pub grpc: Option<GrpcSpec>,
+}
+
+/// A gRPC call (k6's `client.invoke`): the method, its request message and
+/// metadata. The service is described by `.proto` files, or fetched from the
+/// server's reflection service once before the run when none is given.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrpcSpec {
+    /// `package.Service/Method` (a leading `/` is allowed).
+    pub method: String,
+    /// The server: `grpc://host:port` (HTTP/2 without TLS), `grpcs://host:port`
+    /// (TLS), or `http://` / `https://` (the same); default `target`.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// `.proto` files describing the service, relative to the scenario file
+    /// (default: ask the server's reflection service).
+    #[serde(default)]
+    pub proto: Vec<String>,
+    /// Directories imports in the `.proto` files are searched in, relative to the
+    /// scenario file (default: the scenario file's directory).
+    #[serde(default)]
+    pub import_paths: Vec<String>,
+    /// The request message as YAML/JSON in protobuf's JSON mapping (templates
+    /// allowed in strings; default: the empty message).
+    #[serde(default)]
+    pub message: Option<serde_json::Value>,
+    /// Metadata sent with the call, as headers (templates allowed).
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+    /// Deadline of the call, sent as `grpc-timeout` (default: `defaults.timeout`).
+    #[serde(default)]
+    pub timeout: Option<Dur>,
+    /// Server streaming: stop reading (and cancel the stream) after this many
+    /// messages.
+    #[serde(default)]
+    pub max_messages: Option<u64>,
+}
+
+/// Expected gRPC status codes: `OK`, `5`, `NOT_FOUND` or a list of them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum GrpcStatusMatch {
+    /// One code.
+    One(GrpcCode),
+    /// Any of these codes.
+    Any(Vec<GrpcCode>),
+}
+
+/// A gRPC status code by number (`5`) or name (`NOT_FOUND`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum GrpcCode {
+    /// The number (0-16).
+    Number(u16),
+    /// The name, as gRPC spells it (`OK`, `NOT_FOUND`, `UNAVAILABLE`...).
+    Name(String),
 }
 
 /// A WebSocket session (k6's `ws.connect`), declarative: the handshake, then the
@@ -628,6 +688,10 @@ pub struct Check {
     /// Expected status: `200`, `[200, 201]` or a class `"2xx"`.
     #[serde(default)]
     pub status: Option<StatusMatch>,
+    /// `grpc:` steps: the expected gRPC status, `OK`, `NOT_FOUND`, `5` or a list
+    /// (default `OK`; any other code fails the call).
+    #[serde(default)]
+    pub grpc_status: Option<GrpcStatusMatch>,
     /// The body must contain this text.
     #[serde(default)]
     pub body_contains: Option<String>,

@@ -58,10 +58,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 mod conn;
+pub mod grpc;
 pub mod h2server;
 use pado_h1server as http;
 mod tls;
 pub mod websocket;
+pub use grpc::{GrpcServer, Reflection};
 pub use websocket::WsServer;
 
 #[cfg(test)]

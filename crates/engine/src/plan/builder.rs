@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use pado_metrics::SeriesKey;
-use pado_scenario::{Config, ExtractFrom, ExtractSpec, MixEntry, Scenario, Step};
+use pado_scenario::{Check, Config, ExtractFrom, ExtractSpec, MixEntry, Scenario, Step};
 
 use crate::data::{Feed, WeightedFeeds};
 use crate::executor::{self, DEFAULT_GRACEFUL_STOP};
@@ -37,6 +37,8 @@ pub(super) struct Builder<'a> {
     pub(super) flow_label: String,
     /// Explicit step names and the flows they appear in.
     pub(super) named_steps: Vec<(String, String)>,
+    /// Descriptors of `grpc:` steps read so far.
+    pub(super) grpc: super::grpc::GrpcCache,
 }
 
 /// Compile a validated configuration. `base_dir` resolves relative file paths.
@@ -68,6 +70,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         scope: "setup".into(),
         flow_label: "the setup".into(),
         named_steps: Vec::new(),
+        grpc: Default::default(),
     };
     let setup = b.steps("setup", &cfg.setup, None)?;
     b.scope = "teardown".into();
@@ -380,29 +383,55 @@ impl Builder<'_> {
                 ..Default::default()
             });
         }
-        let Some(spec) = &s.request else {
-            return Ok(StepPlan {
-                series: u32::MAX,
-                think,
-                ..Default::default()
+        let mut grpc = None;
+        let (mut req, name) = if let Some(g) = &s.grpc {
+            let name = s.name.clone().unwrap_or_else(|| {
+                let n = format!("GRPC {}", g.method.trim_start_matches('/'));
+                match prefix {
+                    Some(pre) => format!("{pre}: {n}"),
+                    None => n,
+                }
             });
+            let (plan, status_check) =
+                self.grpc(&format!("{p}.grpc"), &name, g, s.check.as_ref())?;
+            let req = plan.stand_in();
+            grpc = Some((plan, status_check));
+            (req, name)
+        } else {
+            let Some(spec) = &s.request else {
+                return Ok(StepPlan {
+                    series: u32::MAX,
+                    think,
+                    ..Default::default()
+                });
+            };
+            let (req, method, url_text) = self.request(&format!("{p}.request"), spec)?;
+            let name = s.name.clone().unwrap_or_else(|| {
+                let n = default_step_name(&method, &url_text);
+                match prefix {
+                    Some(pre) => format!("{pre}: {n}"),
+                    None => n,
+                }
+            });
+            (req, name)
         };
-        let (mut req, method, url_text) = self.request(&format!("{p}.request"), spec)?;
         if let Some(n) = &s.name {
             let seen = (n.clone(), self.flow_label.clone());
             if !self.named_steps.contains(&seen) {
                 self.named_steps.push(seen);
             }
         }
-        let name = s.name.clone().unwrap_or_else(|| {
-            let n = default_step_name(&method, &url_text);
-            match prefix {
-                Some(pre) => format!("{pre}: {n}"),
-                None => n,
-            }
-        });
         let series = self.series_id(&name);
-        let checks = match &s.check {
+        let mut checks = match &s.check {
+            // A gRPC call's status is judged by its own check (made above).
+            Some(c) if grpc.is_some() => {
+                let rest = Check {
+                    grpc_status: None,
+                    status: None,
+                    ..c.clone()
+                };
+                self.checks_for(&format!("{p}.check"), &name, &rest, &mut req)?
+            }
             Some(c) => self.checks_for(&format!("{p}.check"), &name, c, &mut req)?,
             None => Vec::new(),
         };
@@ -437,9 +466,16 @@ impl Builder<'_> {
             })?;
             tags.push((k.clone(), c));
         }
+        let grpc = grpc.map(|(mut plan, status_check)| {
+            checks.splice(0..0, status_check);
+            plan.decode = req.keep_body;
+            Box::new(plan)
+        });
+        let request = if grpc.is_some() { None } else { Some(req) };
         Ok(StepPlan {
             series,
-            request: Some(req),
+            request,
+            grpc,
             checks,
             checks_fail_request: s
                 .check

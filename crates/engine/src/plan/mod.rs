@@ -4,6 +4,7 @@
 
 mod builder;
 mod checks;
+mod grpc;
 mod request;
 #[cfg(test)]
 mod tests;
@@ -11,6 +12,7 @@ mod websocket;
 
 pub use builder::compile;
 pub use checks::{CheckPlan, ExtractPlan, ExtractSource, TemplatedCheck};
+pub use grpc::{decode_grpc_json, encode_grpc_json, GrpcMessage, GrpcPlan};
 pub use pado_scenario::naming::default_step_name;
 pub use request::{RequestForm, RequestPlan, StatusSet};
 pub use websocket::{WsActionPlan, WsPlan, WS_DEFAULT_TIMEOUT};
@@ -77,6 +79,15 @@ pub enum PlanError {
         /// Which file, and why.
         source: pado_http::TlsFileError,
     },
+    /// A `grpc:` step that cannot be made: its `.proto` files, the reflection
+    /// service, the method, or a message that does not fit its type.
+    #[error("{field}: {message}")]
+    Grpc {
+        /// Where.
+        field: String,
+        /// What.
+        message: String,
+    },
     /// A body file could not be read.
     #[error("{field}: cannot read body file {path}: {source}")]
     BodyFile {
@@ -98,6 +109,7 @@ impl PlanError {
             | PlanError::Template { field, .. }
             | PlanError::Pattern { field, .. }
             | PlanError::BodyFile { field, .. }
+            | PlanError::Grpc { field, .. }
             | PlanError::Tls { field, .. } => field.clone(),
             PlanError::Data { name, .. } => format!("data.{name}"),
         }
@@ -218,6 +230,8 @@ pub struct StepPlan {
     pub think: Option<ThinkPlan>,
     /// A WebSocket session instead of a request.
     pub ws: Option<Box<WsPlan>>,
+    /// A gRPC call instead of a request (`checks` and `extract` read its reply).
+    pub grpc: Option<Box<GrpcPlan>>,
 }
 
 /// A compiled think time.

@@ -293,6 +293,23 @@ impl WorkerCtx {
         }
     }
 
+    /// Record one server-streaming gRPC call (a request of its step, and a stream
+    /// with `msgs` messages) completed at `end`.
+    pub(super) fn record_grpc_stream(
+        &self,
+        series: u32,
+        sample: &RequestSample,
+        msgs: u64,
+        end: Instant,
+    ) {
+        self.roll_to(end);
+        let mut m = self.metrics.borrow_mut();
+        if let Some(s) = m.series.get_mut(series as usize) {
+            s.record(sample);
+            s.record_grpc_stream(msgs);
+        }
+    }
+
     /// Record one WebSocket session of step series `series`, ended at `end`.
     pub(super) fn record_ws(&self, series: u32, session: &pado_metrics::WsSession, end: Instant) {
         self.roll_to(end);

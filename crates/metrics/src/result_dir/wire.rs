@@ -126,6 +126,12 @@ pub(super) struct WireSeries {
     /// Absent when 0 (and in files written before it existed).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(super) body_cut: u64,
+    /// `grpc:` steps' server streams ended; absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) grpc_streams: u64,
+    /// Messages received on them; absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) grpc_stream_msgs: u64,
     #[serde(default)]
     pub(super) status: BTreeMap<String, u64>,
     /// Statuses of 400 or more the step expected; absent when none.
@@ -340,6 +346,8 @@ impl WireSeries {
             bytes_received: s.bytes_received,
             reconnects: s.reconnects,
             body_cut: s.body_cut,
+            grpc_streams: s.grpc_streams,
+            grpc_stream_msgs: s.grpc_stream_msgs,
             status: s
                 .status_sorted()
                 .into_iter()
@@ -384,6 +392,8 @@ impl WireSeries {
         s.bytes_received = self.bytes_received;
         s.reconnects = self.reconnects;
         s.body_cut = self.body_cut;
+        s.grpc_streams = self.grpc_streams;
+        s.grpc_stream_msgs = self.grpc_stream_msgs;
         s.ws = self.ws.map(WireWs::into_stats).transpose()?.map(Box::new);
         for (code, n) in self.status {
             let c: u16 = code

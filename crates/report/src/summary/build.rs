@@ -120,7 +120,27 @@ fn step_summary(s: &SeriesStats, dur: f64) -> StepSummary {
         latency_ms: s.phase(Phase::Duration).summary(),
         waiting_ms: s.phase(Phase::Waiting).summary(),
         ws: s.ws.as_deref().map(|w| ws_summary(w, dur)),
+        grpc: grpc_summary(s),
     }
+}
+
+/// A `grpc:` step's figures: a series whose statuses are gRPC codes (below 100,
+/// which no HTTP response has), that ended streams, or failed with a gRPC status.
+fn grpc_summary(s: &SeriesStats) -> Option<super::GrpcSummary> {
+    let grpc_error = pado_metrics::ErrorKind::ALL
+        .iter()
+        .any(|k| k.as_str().starts_with("grpc_") && s.errors[k.index()] > 0);
+    let grpc = s.status.iter().any(|&(c, _)| c < 100) || s.grpc_streams > 0 || grpc_error;
+    grpc.then(|| super::GrpcSummary {
+        status: s
+            .status
+            .iter()
+            .filter(|&&(c, _)| c < 100)
+            .map(|&(c, n)| (c.to_string(), n))
+            .collect(),
+        streams: s.grpc_streams,
+        stream_msgs: s.grpc_stream_msgs,
+    })
 }
 
 /// WebSocket figures of a step (or of all of them).

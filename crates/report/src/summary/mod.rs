@@ -66,6 +66,22 @@ pub struct StepSummary {
     /// The step's WebSocket sessions (`ws:` steps only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ws: Option<WsSummary>,
+    /// The step's gRPC calls (`grpc:` steps only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grpc: Option<GrpcSummary>,
+}
+
+/// gRPC figures of a step, in k6's vocabulary: the calls are the step's requests
+/// (`grpc_req_duration` is its `latency_ms`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GrpcSummary {
+    /// Calls answered with an accepted status, by gRPC code (`"0"` is OK); a
+    /// status the step did not accept is a failure in `errors` instead.
+    pub status: BTreeMap<String, u64>,
+    /// Server streams ended (`grpc_streams`).
+    pub streams: u64,
+    /// Messages received on them (`grpc_streams_msgs_received`).
+    pub stream_msgs: u64,
 }
 
 /// WebSocket figures (of a step, or of all `ws:` steps), in k6's vocabulary.

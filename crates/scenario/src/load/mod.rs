@@ -1,9 +1,10 @@
 //! Reading a scenario file: YAML (or JSON, which is YAML) into [`Config`], then
 //! validation that collects every problem with its line. The rules live by what they
 //! judge: `validator` (its state and the file-level fields), `scenarios` (executors,
-//! limits, data feeds), `requests` (steps, URLs, headers, checks), `websocket` (`ws:` steps) and
-//! `templates`.
+//! limits, data feeds), `requests` (steps, URLs, headers, checks), `websocket` (`ws:` steps), `grpc`
+//! (`grpc:` steps) and `templates`.
 
+mod grpc;
 mod requests;
 mod scenarios;
 mod templates;
@@ -17,6 +18,7 @@ use std::path::Path;
 use crate::error::{Diagnostic, ScenarioError};
 use crate::line_index::LineIndex;
 use crate::model::*;
+pub use grpc::split_method;
 use validator::{defined_names, Validator};
 
 /// A loaded, validated scenario with where it came from.

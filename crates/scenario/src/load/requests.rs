@@ -46,6 +46,36 @@ impl Validator<'_> {
                 }
                 (None, None) => {}
             }
+            if let Some(g) = &st.grpc {
+                if st.request.is_some() || st.ws.is_some() {
+                    self.err(
+                        &format!("{sp}.grpc"),
+                        "a step is a `request`, a `ws` session or a `grpc` call, one of them",
+                        Some("put them in separate steps"),
+                    );
+                }
+                self.grpc(&format!("{sp}.grpc"), st, g, has_target);
+                for (k, e) in &st.extract {
+                    self.extract(&format!("{sp}.extract"), k, e);
+                }
+                for (k, v) in &st.tags {
+                    self.tag_template(&format!("{sp}.tags.{k}"), v);
+                }
+                if let Some(c) = &st.check {
+                    self.check(&format!("{sp}.check"), c);
+                }
+                if let Some(t) = &st.think {
+                    self.think(&format!("{sp}.think"), t);
+                }
+                continue;
+            }
+            if st.check.as_ref().is_some_and(|c| c.grpc_status.is_some()) {
+                self.err(
+                    &format!("{sp}.check.grpc_status"),
+                    "`grpc_status` checks a `grpc:` call",
+                    Some("an HTTP request's status is `status`"),
+                );
+            }
             if let Some(ws) = &st.ws {
                 if st.request.is_some() {
                     self.err(
@@ -70,7 +100,7 @@ impl Validator<'_> {
             if st.request.is_none() && st.think.is_none() {
                 self.err(
                     &sp,
-                    "a step needs a `request`, a `ws` session or a `think`",
+                    "a step needs a `request`, a `ws` session, a `grpc` call or a `think`",
                     Some("e.g. `{ name: list, request: \"GET /api/posts\" }`"),
                 );
             }
@@ -285,6 +315,7 @@ impl Validator<'_> {
             }
         }
         if c.status.is_none()
+            && c.grpc_status.is_none()
             && c.body_contains.is_none()
             && c.max_duration.is_none()
             && c.json.is_empty()

@@ -243,6 +243,13 @@ impl Validator<'_> {
             }
             if let Some(c) = &m.check {
                 self.check(&format!("{mp}.check"), c);
+                if c.grpc_status.is_some() {
+                    self.err(
+                        &format!("{mp}.check.grpc_status"),
+                        "`grpc_status` checks a `grpc:` call (a step of a `flow`)",
+                        None,
+                    );
+                }
             }
             if let Some(t) = &m.think {
                 self.think(&format!("{mp}.think"), t);

@@ -43,6 +43,7 @@ macro_rules! render_ctx {
     };
 }
 
+mod grpc;
 mod websocket;
 
 /// How an iteration ended.
@@ -239,6 +240,8 @@ impl Vu {
         } else if let Some(ws) = &step.ws {
             scheduled.take();
             self.websocket(scope, step, ws).await;
+        } else if let Some(g) = &step.grpc {
+            self.grpc(scope, step, g, scheduled.take()).await;
         }
         if let Some(t) = step.think.as_ref().filter(|_| !self.ctx.skip_think) {
             let pause = t.pause(&mut self.rng, Duration::ZERO);

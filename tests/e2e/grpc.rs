@@ -1,0 +1,263 @@
+//! gRPC steps against the test kit's tonic server (`echo.proto`): unary and
+//! streaming counts equal the server's own, status codes land in their categories
+//! or are accepted by `grpc_status`, the server's delay shows in the latency, the
+//! server's reflection service stands in for the `.proto` file, and a bad `.proto`
+//! or method is an error naming its place.
+
+use pado_testkit::grpc::ECHO_PROTO;
+use pado_testkit::{GrpcServer, Reflection};
+
+use crate::harness::{num, pado, run, run_timed, tmp, write_file};
+
+fn scenario(srv: &GrpcServer, vus: u32, duration: &str, flow: &str) -> String {
+    format!(
+        "name: grpc\ntarget: {}\nscenarios:\n  calls:\n    executor: constant-vus\n    vus: {vus}\n    duration: {duration}\n    flow:\n{flow}",
+        srv.base_url()
+    )
+}
+
+#[test]
+fn grpc_unary_and_stream_counts_equal_the_servers() {
+    let srv = GrpcServer::start(Reflection::Off);
+    let t = tmp("grpc-counts");
+    write_file(&t, "echo.proto", ECHO_PROTO);
+    let flow = "      - name: echo
+        grpc:
+          proto: [echo.proto]
+          method: pado.echo.Echo/Echo
+          message: { text: \"안녕 {{ vu }}\", n: 7, inner: { name: x }, tags: [a] }
+          metadata: { x-tag: \"v{{ vu }}\" }
+        check:
+          grpc_status: OK
+          json: { \"$.n\": 7, \"$.inner.name\": x }
+          body_contains: 안녕
+        extract:
+          said: $.text
+      - name: stream
+        grpc:
+          proto: [echo.proto]
+          method: pado.echo.Echo/Stream
+          message: { text: \"{{ said }}\", count: 5, delay_ms: 2 }
+        check:
+          json_exists: [\"$[4].index\"]
+";
+    let file = write_file(&t, "g.yaml", &scenario(&srv, 2, "1s", flow));
+    let r = run("grpc-counts", &[file.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    let st = srv.stats();
+    let echo = &s["steps"]["echo"];
+    let stream = &s["steps"]["stream"];
+    assert!(st.unary >= 2, "{st:?}");
+    assert_eq!(num(echo, "requests") as u64, st.unary, "{echo:#}");
+    assert_eq!(num(echo, "failed"), 0.0, "{echo:#}");
+    assert_eq!(num(echo, "grpc.status.0") as u64, st.unary, "{echo:#}");
+    assert_eq!(num(stream, "requests") as u64, st.streams, "{stream:#}");
+    assert_eq!(num(stream, "grpc.streams") as u64, st.streams, "{stream:#}");
+    assert_eq!(num(stream, "grpc.stream_msgs") as u64, st.stream_msgs);
+    assert_eq!(st.stream_msgs, 5 * st.streams, "{st:?}");
+    assert_eq!(num(stream, "failed"), 0.0, "{stream:#}");
+    // Every check passed on every call: the reply was decoded and the extracted
+    // text went into the stream's request.
+    for (name, c) in s["checks"].as_object().unwrap() {
+        assert_eq!(num(c, "fails"), 0.0, "{name}: {c:#}");
+        assert!(num(c, "passes") >= 1.0, "{name}: {c:#}");
+    }
+    assert_eq!(
+        num(&s, "checks.echo: grpc_status is OK.passes") as u64,
+        st.unary
+    );
+}
+
+#[test]
+fn grpc_statuses_are_failures_by_category_unless_accepted() {
+    let srv = GrpcServer::start(Reflection::Off);
+    let t = tmp("grpc-status");
+    write_file(&t, "echo.proto", ECHO_PROTO);
+    let step = |name: &str, status: u32, check: &str| {
+        format!(
+            "      - name: {name}\n        grpc:\n          proto: [echo.proto]\n          method: pado.echo.Echo/Echo\n          message: {{ status: {status} }}\n{check}"
+        )
+    };
+    let flow = [
+        step("down", 14, ""),
+        step("bad", 3, ""),
+        step(
+            "missing",
+            5,
+            "        check: { grpc_status: [NOT_FOUND, 0] }\n",
+        ),
+        step("late", 4, ""),
+    ]
+    .concat();
+    let file = write_file(&t, "g.yaml", &scenario(&srv, 1, "1s", &flow));
+    let r = run("grpc-status", &[file.to_str().unwrap()]);
+    let s = r.summary();
+    let st = srv.stats();
+    let steps = &s["steps"];
+    let n = num(&steps["down"], "requests");
+    assert!(n >= 1.0, "{s:#}");
+    assert_eq!(
+        num(&steps["down"], "errors.grpc_unavailable"),
+        n,
+        "{steps:#}"
+    );
+    assert_eq!(
+        num(&steps["bad"], "errors.grpc_status"),
+        num(&steps["bad"], "requests")
+    );
+    assert_eq!(
+        num(&steps["late"], "errors.grpc_deadline_exceeded"),
+        num(&steps["late"], "requests")
+    );
+    // Accepted: not a failure, counted under its code.
+    let missing = &steps["missing"];
+    assert_eq!(num(missing, "failed"), 0.0, "{missing:#}");
+    assert_eq!(num(missing, "grpc.status.5"), num(missing, "requests"));
+    let total: f64 = ["down", "bad", "missing", "late"]
+        .iter()
+        .map(|k| num(&steps[*k], "requests"))
+        .sum();
+    assert_eq!(total as u64, st.unary_failed, "{st:?}");
+    assert_eq!(st.unary, st.unary_failed);
+    // A failure sample names the code.
+    let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap();
+    assert!(failures.contains("UNAVAILABLE"), "{failures}");
+}
+
+#[test]
+fn grpc_latency_carries_the_servers_delay() {
+    let srv = GrpcServer::start(Reflection::Off);
+    let t = tmp("grpc-delay");
+    write_file(&t, "echo.proto", ECHO_PROTO);
+    let flow = "      - name: slow
+        grpc:
+          proto: [echo.proto]
+          method: pado.echo.Echo/Echo
+          message: { delay_ms: 40 }
+";
+    let file = write_file(&t, "g.yaml", &scenario(&srv, 2, "1s", flow));
+    run_timed("grpc-delay", &[file.to_str().unwrap()], |r| {
+        let s = r.summary();
+        let lat = &s["steps"]["slow"]["latency_ms"];
+        let (min, p50) = (num(lat, "min"), num(lat, "p50"));
+        assert!(min >= 39.95, "{lat:#}");
+        if (40.0..60.0).contains(&p50) {
+            Ok(())
+        } else {
+            Err(format!("p50 = {p50:.2} ms, outside 40..60"))
+        }
+    });
+}
+
+#[test]
+fn grpc_reflection_stands_in_for_the_proto_file() {
+    for reflection in [Reflection::V1, Reflection::V1Alpha] {
+        let srv = GrpcServer::start(reflection);
+        let t = tmp("grpc-refl");
+        let flow = "      - name: echo
+        grpc:
+          method: pado.echo.Echo/Echo
+          message: { text: hi }
+        check:
+          json: { \"$.text\": hi }
+";
+        let file = write_file(&t, "g.yaml", &scenario(&srv, 1, "500ms", flow));
+        let r = run("grpc-refl", &[file.to_str().unwrap()]);
+        assert_eq!(
+            r.code(),
+            0,
+            "{reflection:?}: {}\n{}",
+            r.stdout(),
+            r.stderr()
+        );
+        let s = r.summary();
+        let st = srv.stats();
+        assert!(st.reflection >= 1, "{reflection:?}: {st:?}");
+        assert_eq!(num(&s, "steps.echo.requests") as u64, st.unary);
+        assert_eq!(num(&s, "steps.echo.failed"), 0.0);
+    }
+    // No reflection and no proto: a clear error before any load.
+    let srv = GrpcServer::start(Reflection::Off);
+    let t = tmp("grpc-norefl");
+    let flow = "      - grpc:\n          method: pado.echo.Echo/Echo\n";
+    let file = write_file(&t, "g.yaml", &scenario(&srv, 1, "500ms", flow));
+    let o = pado(&["validate", file.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("g.yaml:9:") && err.contains("reflection"),
+        "{err}"
+    );
+    assert_eq!(srv.stats().unary, 0);
+}
+
+#[test]
+fn grpc_bad_proto_method_or_message_is_named_with_its_place() {
+    let srv = GrpcServer::start(Reflection::Off);
+    let t = tmp("grpc-bad");
+    write_file(&t, "echo.proto", ECHO_PROTO);
+    write_file(
+        &t,
+        "bad.proto",
+        "syntax = \"proto3\";\npackage b;\nmessage M {\n  strng name = 1;\n}\n",
+    );
+    let cases = [
+        (
+            "proto: [bad.proto]\n          method: b.S/Call",
+            "bad.proto:4:",
+        ),
+        (
+            "proto: [echo.proto]\n          method: pado.echo.Echo/Nope",
+            "has no method `Nope`",
+        ),
+        (
+            "proto: [echo.proto]\n          method: pado.echo.Echo/Echo\n          message: { txet: hi }",
+            "no field `txet`",
+        ),
+        (
+            "proto: [echo.proto]\n          method: pado.echo.Echo/Echo\n          message: { delay_ms: soon }",
+            "does not fit",
+        ),
+        ("method: nonsense", "is not a gRPC method"),
+    ];
+    for (grpc, want) in cases {
+        let flow = format!("      - name: x\n        grpc:\n          {grpc}\n");
+        let file = write_file(&t, "g.yaml", &scenario(&srv, 1, "500ms", &flow));
+        let o = pado(&["validate", file.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{grpc}");
+        assert!(err.contains(want), "{grpc}: {err}");
+        assert!(err.contains("g.yaml:1"), "{grpc}: no line: {err}");
+    }
+    assert_eq!(srv.stats().unary, 0);
+}
+
+#[test]
+fn the_grpc_example_of_the_scenario_docs_runs_as_written() {
+    let md = include_str!("../../docs/scenario.md");
+    let at = md.find("## gRPC").expect("a gRPC section");
+    let start = md[at..].find("```yaml\n").unwrap() + at + "```yaml\n".len();
+    let len = md[start..].find("```").unwrap();
+    let srv = GrpcServer::start(Reflection::Off);
+    let t = tmp("grpc-docs");
+    write_file(&t, "echo.proto", ECHO_PROTO);
+    let file = write_file(&t, "echo.yaml", &md[start..start + len]);
+    let dir = t.join("result");
+    let _m = crate::harness::shared_machine();
+    let out = std::process::Command::new(crate::harness::pado_bin())
+        .args(["run", file.to_str().unwrap(), "--target", &srv.base_url()])
+        .args(["--vus", "2", "--duration", "1s", "--quiet", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let st = srv.stats();
+    assert_eq!(num(&s, "steps.echo.requests") as u64, st.unary, "{s:#}");
+    assert_eq!(num(&s, "steps.ticks.grpc.streams") as u64, st.streams);
+    assert_eq!(num(&s, "steps.ticks.grpc.stream_msgs") as u64, 5 * st.streams);
+    assert_eq!(num(&s, "failed"), 0.0, "{:#}", s["errors"]);
+}
