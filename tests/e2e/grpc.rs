@@ -258,6 +258,9 @@ fn the_grpc_example_of_the_scenario_docs_runs_as_written() {
     let st = srv.stats();
     assert_eq!(num(&s, "steps.echo.requests") as u64, st.unary, "{s:#}");
     assert_eq!(num(&s, "steps.ticks.grpc.streams") as u64, st.streams);
-    assert_eq!(num(&s, "steps.ticks.grpc.stream_msgs") as u64, 5 * st.streams);
+    assert_eq!(
+        num(&s, "steps.ticks.grpc.stream_msgs") as u64,
+        5 * st.streams
+    );
     assert_eq!(num(&s, "failed"), 0.0, "{:#}", s["errors"]);
 }

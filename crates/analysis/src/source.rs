@@ -23,8 +23,17 @@ impl<'a> TotalsSource<'a> {
     /// Series matching the tags, merged. Tags `step` and `name` select by series name;
     /// other tags must be among the series' own tags.
     fn series(&self, tags: &[(String, String)]) -> Option<SeriesStats> {
+        self.series_where(tags, |_| true)
+    }
+
+    /// [`Self::series`] of only the series `keep` accepts (the gRPC calls, say).
+    fn series_where(
+        &self,
+        tags: &[(String, String)],
+        keep: impl Fn(&SeriesStats) -> bool,
+    ) -> Option<SeriesStats> {
         let mut out: Option<SeriesStats> = None;
-        for s in &self.totals.series {
+        for s in self.totals.series.iter().filter(|s| keep(s)) {
             let ok = tags.iter().all(|(k, v)| match k.as_str() {
                 "step" | "name" => s.key.name == *v,
                 _ => s.key.tags.iter().any(|(tk, tv)| tk == k && tv == v),
@@ -107,6 +116,19 @@ impl MetricSource for TotalsSource<'_> {
                     _ => w.msgs_received,
                 })
             }
+            // gRPC calls are requests of their step; k6 names them apart.
+            "grpc_req_duration" => {
+                let s = self.series_where(tags, SeriesStats::is_grpc)?;
+                trend(s.phase(Phase::Duration), aggregation)
+            }
+            "grpc_streams" => count_or_rate(
+                self.series_where(tags, SeriesStats::is_grpc)
+                    .map_or(0, |s| s.grpc_streams),
+            ),
+            "grpc_streams_msgs_received" => count_or_rate(
+                self.series_where(tags, SeriesStats::is_grpc)
+                    .map_or(0, |s| s.grpc_stream_msgs),
+            ),
             "ws_session_failed" => {
                 let w = self.series(tags)?.ws?;
                 (w.sessions > 0).then(|| w.failed as f64 / w.sessions as f64)
@@ -232,5 +254,46 @@ mod tests {
             assert_eq!(res[i].ok, *ok, "{i}: {:?}", res[i]);
         }
         assert!((res[4].value.unwrap() - 0.1).abs() < 1e-9);
+    }
+
+    #[test]
+    fn grpc_metrics_read_only_the_grpc_calls() {
+        // "detail" is HTTP at 500 ms; "echo" gRPC calls at 1..=10 ms, OK (0) or
+        // NOT_FOUND (5), and 4 streams of 3 messages.
+        let mut t = totals();
+        let mut echo = SeriesStats::new(SeriesKey::named("echo"));
+        for i in 1..=10u64 {
+            echo.record(&RequestSample {
+                status: if i % 2 == 0 { 0 } else { 5 },
+                phases: Phases {
+                    duration_us: i * 1000,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        }
+        for _ in 0..4 {
+            echo.record_grpc_stream(3);
+        }
+        let mut r = SecondRecord::new(1);
+        r.absorb(Interval {
+            series: vec![echo],
+            ..Default::default()
+        });
+        t.add_second(&r);
+        let src = TotalsSource::new(&t, 10.0);
+        let th = vec![
+            parse("grpc_req_duration", "max < 11").unwrap(),
+            parse("grpc_req_duration{step:echo}", "p(50) < 5.1").unwrap(),
+            parse("grpc_streams", "count == 4").unwrap(),
+            parse("grpc_streams_msgs_received", "rate == 1.2").unwrap(),
+            parse("grpc_req_duration{step:detail}", "max < 1000").unwrap(),
+            parse("http_req_duration", "max > 400").unwrap(),
+        ];
+        let res = evaluate(&th, &src);
+        for (i, ok) in [true, true, true, true, false, true].iter().enumerate() {
+            assert_eq!(res[i].ok, *ok, "{i}: {:?}", res[i]);
+        }
+        assert!(res[4].value.is_none(), "an HTTP step has no gRPC calls");
     }
 }

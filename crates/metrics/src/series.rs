@@ -186,6 +186,18 @@ impl SeriesStats {
         }
     }
 
+    /// Whether these are a `grpc:` step's calls: statuses that are gRPC codes
+    /// (below 100, which no HTTP response has), ended streams, or failures by a gRPC
+    /// status. Thresholds on `grpc_req_duration` and the report's gRPC block read
+    /// only such series.
+    pub fn is_grpc(&self) -> bool {
+        self.status.iter().any(|&(c, _)| c < 100)
+            || self.grpc_streams > 0
+            || ErrorKind::ALL
+                .iter()
+                .any(|k| k.as_str().starts_with("grpc_") && self.errors[k.index()] > 0)
+    }
+
     /// Add one ended gRPC stream of this step and the messages it brought (the
     /// call itself is recorded as a request with [`SeriesStats::record`]).
     pub fn record_grpc_stream(&mut self, msgs: u64) {

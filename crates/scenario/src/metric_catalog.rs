@@ -74,7 +74,7 @@ const fn metric(
     }
 }
 
-static METRICS: [MetricInfo; 25] = [
+static METRICS: [MetricInfo; 28] = [
     metric(
         "http_req_duration",
         MetricKind::Trend,
@@ -142,6 +142,12 @@ static METRICS: [MetricInfo; 25] = [
         "from a WebSocket `send` to the arrival of the message the next `expect` matched",
     ),
     metric(
+        "grpc_req_duration",
+        MetricKind::Trend,
+        "ms",
+        "a gRPC call of a `grpc:` step: from the request's write to the trailers (a stream's last message)",
+    ),
+    metric(
         "ws_session_failed",
         MetricKind::Rate,
         "",
@@ -182,6 +188,18 @@ static METRICS: [MetricInfo; 25] = [
         MetricKind::Counter,
         "bytes",
         "bytes read from the network",
+    ),
+    metric(
+        "grpc_streams",
+        MetricKind::Counter,
+        "",
+        "number of server-streaming gRPC calls ended",
+    ),
+    metric(
+        "grpc_streams_msgs_received",
+        MetricKind::Counter,
+        "",
+        "number of messages received on server-streaming gRPC calls",
     ),
     metric(
         "ws_sessions",
@@ -262,9 +280,9 @@ mod tests {
             assert!(!names[i + 1..].contains(n), "duplicate {n}");
         }
         let count = |k| all().iter().filter(|m| m.kind == k).count();
-        assert_eq!(count(MetricKind::Trend), 11);
+        assert_eq!(count(MetricKind::Trend), 12);
         assert_eq!(count(MetricKind::Rate), 3);
-        assert_eq!(count(MetricKind::Counter), 9);
+        assert_eq!(count(MetricKind::Counter), 11);
         assert_eq!(count(MetricKind::Gauge), 2);
         assert!(all()
             .iter()

@@ -127,11 +127,7 @@ fn step_summary(s: &SeriesStats, dur: f64) -> StepSummary {
 /// A `grpc:` step's figures: a series whose statuses are gRPC codes (below 100,
 /// which no HTTP response has), that ended streams, or failed with a gRPC status.
 fn grpc_summary(s: &SeriesStats) -> Option<super::GrpcSummary> {
-    let grpc_error = pado_metrics::ErrorKind::ALL
-        .iter()
-        .any(|k| k.as_str().starts_with("grpc_") && s.errors[k.index()] > 0);
-    let grpc = s.status.iter().any(|&(c, _)| c < 100) || s.grpc_streams > 0 || grpc_error;
-    grpc.then(|| super::GrpcSummary {
+    s.is_grpc().then(|| super::GrpcSummary {
         status: s
             .status
             .iter()
