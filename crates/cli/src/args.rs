@@ -660,6 +660,14 @@ pub(crate) struct RunArgs {
     /// written.
     #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit"])]
     pub exports: Vec<String>,
+    /// Stream per-second metrics while the run goes, `KIND=URL` (repeatable):
+    /// `prometheus=http://127.0.0.1:9090/api/v1/write` (remote write),
+    /// `influxdb=http://127.0.0.1:8086/write?db=pado` (or the v2 API
+    /// `.../api/v2/write?org=O&bucket=B`, token from PADO_INFLUXDB_TOKEN),
+    /// `otlp=http://127.0.0.1:4318/v1/metrics`. Never slows the load: what the store
+    /// does not take is dropped and counted (`pado docs outputs`).
+    #[arg(long = "output", value_name = "KIND=URL")]
+    pub outputs: Vec<String>,
     /// Print nothing while running (the summary is still written).
     #[arg(long, short = 'q')]
     pub quiet: bool,

@@ -13,6 +13,7 @@ mod exit;
 mod find_capacity;
 mod history_cmd;
 mod k8s_cmd;
+mod live_outputs;
 mod live_view;
 mod merge_cmd;
 mod observing;
