@@ -35,7 +35,8 @@ turns it on elsewhere.
 
 Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (the demo \
 target's routes and faults), `pado docs results` (the result directory), `pado docs kubernetes` \
-(`pado k8s`), `pado docs history` (the run history, `pado trend`).";
+(`pado k8s`), `pado docs history` (the run history, `pado trend`), `pado docs outputs` (live metrics to \
+Prometheus, InfluxDB, OTLP).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -343,6 +344,8 @@ pub(crate) enum DocTopic {
     Kubernetes,
     /// The run history: where it is kept, `pado history`, references in `pado compare`, `pado trend`.
     History,
+    /// Live outputs (`--output`): Prometheus remote write, InfluxDB, OTLP; the Grafana dashboard.
+    Outputs,
 }
 
 /// `pado find-capacity` flags.

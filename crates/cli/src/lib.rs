@@ -168,6 +168,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "history",
         include_str!("../../../docs/history.md"),
     ),
+    (
+        args::DocTopic::Outputs,
+        "outputs",
+        include_str!("../../../docs/outputs.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.

@@ -181,3 +181,88 @@ mod tests {
         assert!(DURATION_BUCKETS_S.windows(2).all(|w| w[0] < w[1]));
     }
 }
+
+/// The Grafana dashboard in the repository (`dashboards/pado-prometheus.json`)
+/// names only metrics the Prometheus output writes.
+#[cfg(test)]
+mod dashboard_tests {
+    use super::*;
+
+    /// Every `pado_…` identifier in a PromQL expression.
+    fn metric_names(expr: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let b = expr.as_bytes();
+        let mut i = 0;
+        while let Some(at) = expr[i..].find("pado_") {
+            let start = i + at;
+            let boundary = start == 0 || {
+                let c = b[start - 1];
+                !(c.is_ascii_alphanumeric() || c == b'_')
+            };
+            let mut end = start;
+            while end < b.len() && (b[end].is_ascii_alphanumeric() || b[end] == b'_') {
+                end += 1;
+            }
+            if boundary {
+                out.push(expr[start..end].to_string());
+            }
+            i = end;
+        }
+        out
+    }
+
+    #[test]
+    fn every_panel_queries_metrics_pado_writes() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../dashboards/pado-prometheus.json"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let d: serde_json::Value = serde_json::from_str(&text).expect("the dashboard is JSON");
+        let known = prometheus_names();
+        let panels = d["panels"].as_array().expect("panels");
+        assert!(panels.len() >= 10);
+        let mut used = std::collections::BTreeSet::new();
+        for p in panels {
+            let targets = p["targets"].as_array().unwrap_or_else(|| panic!("{p}"));
+            assert!(!targets.is_empty(), "{}", p["title"]);
+            for t in targets {
+                let expr = t["expr"].as_str().unwrap_or_else(|| panic!("{t}"));
+                let names = metric_names(expr);
+                assert!(!names.is_empty(), "{}: {expr}", p["title"]);
+                for n in names {
+                    assert!(
+                        known.contains(&n),
+                        "{}: `{n}` is not written by pado",
+                        p["title"]
+                    );
+                    used.insert(n);
+                }
+            }
+        }
+        for v in d["templating"]["list"].as_array().unwrap() {
+            if let Some(q) = v["definition"].as_str() {
+                for n in metric_names(q) {
+                    assert!(known.contains(&n), "variable {}: `{n}`", v["name"]);
+                }
+            }
+        }
+        // The report's panels: throughput, latency, errors, VUs.
+        for n in [
+            "pado_http_reqs_total",
+            "pado_http_req_duration_seconds_bucket",
+            "pado_http_req_errors_total",
+            "pado_vus",
+        ] {
+            assert!(used.contains(n), "no panel reads {n}");
+        }
+    }
+
+    #[test]
+    fn the_name_scanner_finds_names_and_only_names() {
+        assert_eq!(
+            metric_names("sum(rate(pado_http_reqs_total{run=\"x_pado_y\"}[1m])) / pado_vus"),
+            vec!["pado_http_reqs_total", "pado_vus"]
+        );
+    }
+}

@@ -136,11 +136,16 @@ impl State {
         }
     }
 
-    /// Fold second `r` (closed at wall time `at_ms`) in and return every series.
+    /// Fold second `r` (closed at wall time `at_ms`, which sets the run's start on
+    /// the first call) in and return every series.
     pub fn fold(&mut self, r: &SecondRecord, at_ms: i64) -> Snapshot {
+        // Stamped on the run's own clock (second t ends at start + t + 1 s), fixed by
+        // the first second's arrival: the last seconds of a run close together, and
+        // two seconds of one series must never share a timestamp.
         let start_ms = *self
             .start_ms
             .get_or_insert(at_ms - (i64::from(r.t) + 1) * 1000);
+        let at_ms = start_ms + (i64::from(r.t) + 1) * 1000;
         // This second's series, capped as the aggregator caps them (it already did:
         // this guards the stores should a record come from elsewhere).
         let mut second: BTreeMap<SeriesKey, SeriesStats> = BTreeMap::new();
@@ -437,7 +442,10 @@ pub(crate) mod tests {
         let a = st.fold(&second(0, "검색", 5, 1, 3), 10_000);
         assert_eq!(a.start_ms, 9_000);
         assert_eq!(a.requests_total(), 6.0);
-        let b = st.fold(&second(1, "검색", 7, 0, 30), 11_000);
+        // Arriving late (the end of a run closes its last seconds together) does not
+        // move a second's timestamp.
+        let b = st.fold(&second(1, "검색", 7, 0, 30), 10_200);
+        assert_eq!(b.at_ms, 11_000);
         assert_eq!(b.requests_total(), 13.0);
         let ok = find(&b, "pado_http_reqs_total", "200");
         assert_eq!((ok.value, ok.delta), (12.0, 7.0));
