@@ -57,7 +57,7 @@ fn http(port: u16, method: &str, target: &str, body: &str) -> (u16, String) {
                 break;
             }
             joined.push_str(&after[..n]);
-            rest = &after[n..].trim_start_matches("\r\n");
+            rest = after[n..].trim_start_matches("\r\n");
         }
         joined
     } else {
@@ -349,7 +349,7 @@ fn influxdb_v2_and_otlp_receivers_decode_equal_counts_and_the_token_stays_secret
             .lines()
             .filter(|l| l.starts_with("pado_http_reqs,"))
         {
-            let fields = l.rsplitn(3, ' ').nth(1).unwrap();
+            let fields = l.rsplit(' ').nth(1).unwrap();
             let c = fields
                 .split(',')
                 .find_map(|kv| kv.strip_prefix("count="))
