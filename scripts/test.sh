@@ -12,7 +12,8 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 # Debian packages the tests use: chromium (the HTML report is checked in a real
 # browser); real exporters whose output pado must read by name (node, nginx, redis,
 # mysqld) and the servers behind them (nginx, redis, MariaDB); a JDK (a real JVM
-# pinned to fewer cores than its host, for the bottleneck table).
+# pinned to fewer cores than its host, for the bottleneck table); Prometheus and
+# InfluxDB for the live outputs.
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -x /usr/bin/prometheus-node-exporter ] || need+=(prometheus-node-exporter)
@@ -23,6 +24,10 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ -x /usr/bin/prometheus-mysqld-exporter ] || need+=(prometheus-mysqld-exporter)
 [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
 command -v java >/dev/null 2>&1 || need+=(default-jdk-headless)
+# Live outputs (`--output`): a real Prometheus (remote-write receiver) and InfluxDB
+# (v1 /write) that the e2e tests start themselves.
+[ -x /usr/bin/prometheus ] || need+=(prometheus)
+[ -x /usr/bin/influxd ] || need+=(influxdb)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${need[*]} for the tests..."

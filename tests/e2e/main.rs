@@ -24,6 +24,7 @@ mod merge;
 mod models;
 mod netns;
 mod observe;
+mod outputs;
 mod recovery;
 mod redirects;
 mod safety;

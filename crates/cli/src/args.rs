@@ -35,7 +35,8 @@ turns it on elsewhere.
 
 Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (the demo \
 target's routes and faults), `pado docs results` (the result directory), `pado docs kubernetes` \
-(`pado k8s`), `pado docs history` (the run history, `pado trend`).";
+(`pado k8s`), `pado docs history` (the run history, `pado trend`), `pado docs outputs` (live metrics to \
+Prometheus, InfluxDB, OTLP).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -343,6 +344,8 @@ pub(crate) enum DocTopic {
     Kubernetes,
     /// The run history: where it is kept, `pado history`, references in `pado compare`, `pado trend`.
     History,
+    /// Live outputs (`--output`): Prometheus remote write, InfluxDB, OTLP; the Grafana dashboard.
+    Outputs,
 }
 
 /// `pado find-capacity` flags.
@@ -660,6 +663,14 @@ pub(crate) struct RunArgs {
     /// written.
     #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit"])]
     pub exports: Vec<String>,
+    /// Stream per-second metrics while the run goes, `KIND=URL` (repeatable):
+    /// `prometheus=http://127.0.0.1:9090/api/v1/write` (remote write),
+    /// `influxdb=http://127.0.0.1:8086/write?db=pado` (or the v2 API
+    /// `.../api/v2/write?org=O&bucket=B`, token from PADO_INFLUXDB_TOKEN),
+    /// `otlp=http://127.0.0.1:4318/v1/metrics`. Never slows the load: what the store
+    /// does not take is dropped and counted (`pado docs outputs`).
+    #[arg(long = "output", value_name = "KIND=URL")]
+    pub outputs: Vec<String>,
     /// Print nothing while running (the summary is still written).
     #[arg(long, short = 'q')]
     pub quiet: bool,

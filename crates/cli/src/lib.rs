@@ -13,6 +13,7 @@ mod exit;
 mod find_capacity;
 mod history_cmd;
 mod k8s_cmd;
+mod live_outputs;
 mod live_view;
 mod merge_cmd;
 mod observing;
@@ -166,6 +167,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         args::DocTopic::History,
         "history",
         include_str!("../../../docs/history.md"),
+    ),
+    (
+        args::DocTopic::Outputs,
+        "outputs",
+        include_str!("../../../docs/outputs.md"),
     ),
 ];
 

@@ -31,7 +31,7 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     /// `file:line:column` of a field, as messages start.
-    fn at(&self, field: &str) -> String {
+    pub(crate) fn at(&self, field: &str) -> String {
         match self.lines.locate(field) {
             Some((l, c)) => format!("{}:{l}:{c}", self.file),
             None => self.file.clone(),

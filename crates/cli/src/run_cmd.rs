@@ -161,6 +161,9 @@ pub(crate) fn run(cfg: &RunConfig, history: &crate::history_cmd::Recorder) -> Re
             );
         }
     }
+    for l in crate::live_outputs::lines(&done.summary.outputs) {
+        outln!("{l}");
+    }
     outln!("  results: {}", done.dir.display());
     // A segment's share is not the test: its merge is recorded.
     if cfg.split.segment.is_none() {
@@ -306,6 +309,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                 ran_setup: false,
             }),
         merged_from: Vec::new(),
+        outputs: Vec::new(),
     };
     dir.write_meta(&meta).map_err(Failure::other)?;
     let mut timeline = dir.timeline_writer().map_err(Failure::other)?;
@@ -322,6 +326,23 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     } else {
         crate::live_view::LiveJudge::new(&prep.thresholds)
     };
+    // Live outputs: each closed second is handed over without waiting.
+    let outputs = Arc::new(if cfg.outputs.is_empty() {
+        None
+    } else {
+        let labels = crate::live_outputs::labels(
+            &plan,
+            dir.path(),
+            split
+                .segment
+                .as_ref()
+                .map(|s| format!("{}/{}", s.index(), s.count())),
+        );
+        Some(
+            pado_outputs::Outputs::start(&cfg.outputs, &labels)
+                .map_err(|e| Failure::invalid(format!("output {e}")))?,
+        )
+    });
     let write_error: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let abort_reason: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let sink = {
@@ -329,8 +350,12 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         let stop = stop.clone();
         let write_error = write_error.clone();
         let abort_reason = abort_reason.clone();
+        let outputs = outputs.clone();
         Box::new(
             move |r: &pado_metrics::SecondRecord, totals: &pado_metrics::Totals| {
+                if let Some(o) = outputs.as_ref() {
+                    o.send(r);
+                }
                 if let Err(e) = timeline.write(r) {
                     let mut w = write_error.lock().unwrap_or_else(|p| p.into_inner());
                     if w.is_none() {
@@ -389,6 +414,15 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         },
         sink,
     );
+    if let Some(o) = outputs.as_ref() {
+        for r in o.finish(pado_outputs::FLUSH_TIMEOUT) {
+            if let Some(w) = r.warning() {
+                eprintln!("warning: {w}");
+                meta.warnings.push(w);
+            }
+            meta.outputs.push(r);
+        }
+    }
     let scraped = scraper
         .lock()
         .unwrap_or_else(|p| p.into_inner())

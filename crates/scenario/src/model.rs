@@ -46,6 +46,11 @@ pub struct Config {
     /// or OpenMetrics), for the report's charts and the bottleneck analysis.
     #[serde(default)]
     pub observe: Option<Observe>,
+    /// Live outputs: the run's per-second metrics streamed while it runs to
+    /// Prometheus (remote write), InfluxDB (line protocol) or an OpenTelemetry
+    /// collector (OTLP/HTTP); `--output KIND=URL` adds more (docs/outputs.md).
+    #[serde(default)]
+    pub outputs: Vec<OutputEntry>,
     /// Scenarios, run in parallel, in file order.
     #[serde(default, with = "ordered_map")]
     #[schemars(with = "BTreeMap<String, Scenario>")]
@@ -150,6 +155,44 @@ pub struct TlsFiles {
     /// PEM file of the client certificate's private key (PKCS#8, PKCS#1 or SEC1).
     #[serde(default)]
     pub client_key: Option<String>,
+}
+
+/// One live output (`outputs:`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutputEntry {
+    /// `prometheus` (remote write), `influxdb` (line protocol) or `otlp` (OTLP/HTTP).
+    pub kind: OutputKind,
+    /// The write URL: `http://HOST:9090/api/v1/write`, `http://HOST:8086/write?db=NAME`,
+    /// `http://HOST:8086/api/v2/write?org=ORG&bucket=BUCKET`, `http://HOST:4318/v1/metrics`.
+    pub url: String,
+    /// InfluxDB v2: the environment variable holding the token (default
+    /// `PADO_INFLUXDB_TOKEN`). The token itself never goes in the file.
+    #[serde(default)]
+    pub token_env: Option<String>,
+}
+
+/// The stores a live output writes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputKind {
+    /// Prometheus remote write 1.0.
+    Prometheus,
+    /// InfluxDB line protocol (v1 or v2 API, by the URL).
+    Influxdb,
+    /// OpenTelemetry OTLP/HTTP protobuf.
+    Otlp,
+}
+
+impl OutputKind {
+    /// The name as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputKind::Prometheus => "prometheus",
+            OutputKind::Influxdb => "influxdb",
+            OutputKind::Otlp => "otlp",
+        }
+    }
 }
 
 /// What to scrape while the load runs.

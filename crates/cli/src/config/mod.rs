@@ -80,6 +80,8 @@ pub(crate) struct RunConfig {
     pub split: crate::split::Split,
     /// Where the setup variables came from (`--setup-vars`), for messages.
     pub setup_vars_file: Option<PathBuf>,
+    /// Live outputs: the file's `outputs:` and `--output` flags.
+    pub outputs: Vec<pado_outputs::OutputSpec>,
 }
 
 impl RunConfig {
@@ -129,7 +131,9 @@ impl RunConfig {
             }
             split.plan_id = Some(crate::split::plan_id(&spec, &scenario)?);
         }
+        let outputs = crate::live_outputs::specs(&scenario, &a.outputs)?;
         Ok(RunConfig {
+            outputs,
             split,
             setup_vars_file: a.setup_vars.clone(),
             scenario,
@@ -151,6 +155,7 @@ impl RunConfig {
     /// steps, `demo`, `validate`): default workers, no debugging output.
     pub(crate) fn new(scenario: Prepared, output: Output) -> RunConfig {
         RunConfig {
+            outputs: Vec::new(),
             scenario,
             output,
             workers: None,

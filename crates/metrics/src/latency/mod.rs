@@ -313,6 +313,22 @@ impl LatencyHistogram {
         1.0 - below as f64 / self.total as f64
     }
 
+    /// Values recorded at or below `us` (values in `us`'s own class count as at or
+    /// below, as [`LatencyHistogram::share_above_us`] counts them): the cumulative
+    /// bucket counts of a Prometheus classic histogram, exact in whole counts.
+    pub fn count_at_or_below_us(&self, us: u64) -> u64 {
+        if self.total == 0 {
+            return 0;
+        }
+        let at = layout::index_of(us);
+        if at < self.min_idx {
+            return 0;
+        }
+        self.counts[self.min_idx - self.base..=at.min(self.max_idx) - self.base]
+            .iter()
+            .fold(0u64, |a, c| a.saturating_add(*c))
+    }
+
     /// The summary users read, in milliseconds.
     pub fn summary(&self) -> LatencySummary {
         if self.total == 0 {

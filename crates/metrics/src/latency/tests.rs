@@ -293,3 +293,17 @@ fn share_above() {
     assert_eq!(h.share_above_us(10), 1.0);
     assert_eq!(h.share_above_us(1 << 40), 0.0);
 }
+
+#[test]
+fn count_at_or_below_matches_recorded_values() {
+    let mut h = LatencyHistogram::new();
+    assert_eq!(h.count_at_or_below_us(1000), 0);
+    for us in [500, 900, 1000, 2500, 10_000, 10_000, 1_000_000] {
+        h.record(us);
+    }
+    assert_eq!(h.count_at_or_below_us(100), 0);
+    assert_eq!(h.count_at_or_below_us(1000), 3);
+    assert_eq!(h.count_at_or_below_us(5000), 4);
+    assert_eq!(h.count_at_or_below_us(10_000), 6);
+    assert_eq!(h.count_at_or_below_us(u64::MAX / 4), 7);
+}

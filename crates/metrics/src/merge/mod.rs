@@ -388,6 +388,7 @@ impl MergePlan {
                     warnings: s.meta.warnings.clone(),
                 })
                 .collect(),
+            outputs: Vec::new(),
         }
     }
 

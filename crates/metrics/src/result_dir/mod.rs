@@ -148,6 +148,53 @@ pub struct RunMeta {
     /// in segment order; empty for a run of one generator.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<GeneratorMeta>,
+    /// The live outputs the run streamed to (`--output`, `outputs:`) and what each
+    /// delivered; absent when there were none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<OutputMeta>,
+}
+
+/// What one live output delivered during the run (`run.json` and `summary.json`
+/// `outputs[]`): a store that was down or slow shows here, not in the run's figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OutputMeta {
+    /// `prometheus`, `influxdb` or `otlp`.
+    pub kind: String,
+    /// Where (without credentials).
+    pub url: String,
+    /// Seconds the store accepted.
+    pub seconds_sent: u64,
+    /// Seconds that never reached it: the buffer overflowed, the store refused them,
+    /// or the end-of-run flush ran out of time.
+    pub seconds_dropped: u64,
+    /// Writes the store accepted.
+    pub writes: u64,
+    /// Writes that failed and were tried again.
+    pub retries: u64,
+    /// The last failure, if any (never holds a token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+impl OutputMeta {
+    /// The warning line for an output that lost seconds or failed, if it did.
+    pub fn warning(&self) -> Option<String> {
+        if self.seconds_dropped == 0 && self.last_error.is_none() {
+            return None;
+        }
+        let mut w = format!(
+            "output {} {}: {} of {} seconds delivered, {} dropped",
+            self.kind,
+            self.url,
+            self.seconds_sent,
+            self.seconds_sent + self.seconds_dropped,
+            self.seconds_dropped
+        );
+        if let Some(e) = &self.last_error {
+            w.push_str(&format!(" (last error: {e})"));
+        }
+        Some(w)
+    }
 }
 
 /// Which share of a split test a run carried, and how it was started.

@@ -39,6 +39,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         scenarios: meta.scenarios.clone(),
         warnings: warnings(run),
         failures: totals.failures.clone(),
+        outputs: meta.outputs.clone(),
         ..Summary::default()
     };
     request_figures(&mut summary, totals, dur);

@@ -247,6 +247,10 @@ pub struct Summary {
     /// and cut-short segments, one sentence each. Absent for a whole test.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partial: Vec<String>,
+    /// The live outputs the run streamed to and what each delivered (from
+    /// `run.json`); absent when there were none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outputs: Vec<pado_metrics::result_dir::OutputMeta>,
 }
 
 /// One generator of a merged result, from its own seconds.

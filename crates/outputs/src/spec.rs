@@ -1,0 +1,213 @@
+//! What `--output KIND=URL` and the scenario's `outputs:` name: the kind of store,
+//! its URL, and for InfluxDB's v2 API the environment variable holding the token.
+
+use std::fmt;
+
+/// Where the InfluxDB v2 API's token is read from unless `token_env` names another
+/// variable (k6 reads `K6_INFLUXDB_TOKEN` the same way).
+pub const DEFAULT_TOKEN_ENV: &str = "PADO_INFLUXDB_TOKEN";
+
+/// The stores pado writes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Prometheus remote write 1.0 (snappy-compressed protobuf `WriteRequest`).
+    Prometheus,
+    /// InfluxDB line protocol: `/write?db=` (v1) or `/api/v2/write?org=&bucket=` (v2).
+    InfluxDb,
+    /// OpenTelemetry OTLP/HTTP protobuf to `/v1/metrics`.
+    Otlp,
+}
+
+impl Kind {
+    /// Every kind, in the order docs list them.
+    pub const ALL: [Kind; 3] = [Kind::Prometheus, Kind::InfluxDb, Kind::Otlp];
+
+    /// The name users write (`prometheus`, `influxdb`, `otlp`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Prometheus => "prometheus",
+            Kind::InfluxDb => "influxdb",
+            Kind::Otlp => "otlp",
+        }
+    }
+
+    /// The kind named `s`.
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why an output's description was refused (the caller adds the flag or file:line).
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SpecError {
+    /// Not `KIND=URL`.
+    #[error("`{0}`: give KIND=URL, e.g. prometheus=http://127.0.0.1:9090/api/v1/write (kinds: prometheus, influxdb, otlp)")]
+    Shape(String),
+    /// An unknown kind.
+    #[error("unknown output kind `{0}` (kinds: prometheus, influxdb, otlp)")]
+    Kind(String),
+    /// A URL that does not parse or is not http(s).
+    #[error("output URL `{0}`: {1}")]
+    Url(String, String),
+    /// An InfluxDB URL that is neither API.
+    #[error("influxdb URL `{0}`: give the v1 form http://HOST:8086/write?db=NAME or the v2 form http://HOST:8086/api/v2/write?org=ORG&bucket=BUCKET")]
+    InfluxApi(String),
+    /// An environment variable name that cannot be one.
+    #[error("token_env `{0}`: give the name of an environment variable (letters, digits, _)")]
+    TokenEnv(String),
+}
+
+/// One output: a kind and where its store listens.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputSpec {
+    /// The store.
+    pub kind: Kind,
+    /// The full write URL (path and query included).
+    pub url: url::Url,
+    /// InfluxDB v2: the environment variable whose value is sent as
+    /// `Authorization: Token …` (the value itself is never stored here, so it cannot
+    /// reach results, logs or errors by way of this struct).
+    pub token_env: Option<String>,
+}
+
+impl OutputSpec {
+    /// `KIND=URL` as `--output` takes it.
+    pub fn parse_flag(s: &str) -> Result<OutputSpec, SpecError> {
+        let (kind, url) = s
+            .split_once('=')
+            .ok_or_else(|| SpecError::Shape(s.to_string()))?;
+        OutputSpec::new(kind.trim(), url.trim(), None)
+    }
+
+    /// An output of kind `kind` to `url`; `token_env` overrides where InfluxDB v2's
+    /// token is read from.
+    pub fn new(kind: &str, url: &str, token_env: Option<&str>) -> Result<OutputSpec, SpecError> {
+        let kind = Kind::parse(kind).ok_or_else(|| SpecError::Kind(kind.to_string()))?;
+        let parsed =
+            url::Url::parse(url).map_err(|e| SpecError::Url(url.to_string(), e.to_string()))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(SpecError::Url(
+                url.to_string(),
+                "give an http:// or https:// URL".into(),
+            ));
+        }
+        if parsed.host_str().is_none_or(str::is_empty) {
+            return Err(SpecError::Url(url.to_string(), "no host".into()));
+        }
+        if kind == Kind::InfluxDb && influx_api(&parsed).is_none() {
+            return Err(SpecError::InfluxApi(url.to_string()));
+        }
+        if let Some(t) = token_env {
+            if t.is_empty() || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(SpecError::TokenEnv(t.to_string()));
+            }
+        }
+        Ok(OutputSpec {
+            kind,
+            url: parsed,
+            token_env: token_env.map(str::to_string),
+        })
+    }
+
+    /// The URL as results and messages show it: without user and password.
+    pub fn shown_url(&self) -> String {
+        let mut u = self.url.clone();
+        let _ = u.set_username("");
+        let _ = u.set_password(None);
+        u.to_string()
+    }
+
+    /// The label people read: `prometheus http://127.0.0.1:9090/api/v1/write`.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.kind, self.shown_url())
+    }
+
+    /// Which InfluxDB API the URL names (`None` for other kinds).
+    pub fn influx_api(&self) -> Option<InfluxApi> {
+        (self.kind == Kind::InfluxDb)
+            .then(|| influx_api(&self.url))
+            .flatten()
+    }
+
+    /// The variable InfluxDB v2's token is read from.
+    pub fn token_var(&self) -> &str {
+        self.token_env.as_deref().unwrap_or(DEFAULT_TOKEN_ENV)
+    }
+}
+
+/// The two InfluxDB write APIs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InfluxApi {
+    /// `/write?db=` (1.x; no token).
+    V1,
+    /// `/api/v2/write?org=&bucket=` (2.x and 1.8+ compatibility; `Authorization: Token`).
+    V2,
+}
+
+fn influx_api(u: &url::Url) -> Option<InfluxApi> {
+    let has = |k: &str| u.query_pairs().any(|(n, v)| n == k && !v.is_empty());
+    let path = u.path().trim_end_matches('/');
+    if path.ends_with("/api/v2/write") && has("bucket") && has("org") {
+        Some(InfluxApi::V2)
+    } else if path.ends_with("/write") && !path.ends_with("/api/v2/write") && has("db") {
+        Some(InfluxApi::V1)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_parse_and_refuse_clearly() {
+        let p = OutputSpec::parse_flag("prometheus=http://127.0.0.1:9090/api/v1/write").unwrap();
+        assert_eq!(p.kind, Kind::Prometheus);
+        assert_eq!(p.url.path(), "/api/v1/write");
+        assert!(matches!(
+            OutputSpec::parse_flag("prometheus"),
+            Err(SpecError::Shape(_))
+        ));
+        assert_eq!(
+            OutputSpec::parse_flag("graphite=http://x/"),
+            Err(SpecError::Kind("graphite".into()))
+        );
+        assert!(matches!(
+            OutputSpec::parse_flag("otlp=ftp://x/v1/metrics"),
+            Err(SpecError::Url(..))
+        ));
+    }
+
+    #[test]
+    fn influx_urls_name_their_api() {
+        let v1 = OutputSpec::parse_flag("influxdb=http://127.0.0.1:8086/write?db=pado").unwrap();
+        assert_eq!(v1.influx_api(), Some(InfluxApi::V1));
+        let v2 =
+            OutputSpec::parse_flag("influxdb=http://127.0.0.1:8086/api/v2/write?org=o&bucket=b")
+                .unwrap();
+        assert_eq!(v2.influx_api(), Some(InfluxApi::V2));
+        assert!(matches!(
+            OutputSpec::parse_flag("influxdb=http://127.0.0.1:8086/write"),
+            Err(SpecError::InfluxApi(_))
+        ));
+        assert!(matches!(
+            OutputSpec::new("influxdb", "http://h/write?db=x", Some("BAD-NAME")),
+            Err(SpecError::TokenEnv(_))
+        ));
+    }
+
+    #[test]
+    fn shown_urls_drop_credentials() {
+        let p = OutputSpec::parse_flag("prometheus=http://user:secret@127.0.0.1:9090/api/v1/write")
+            .unwrap();
+        assert!(!p.shown_url().contains("secret"));
+        assert!(!p.label().contains("user"));
+    }
+}
