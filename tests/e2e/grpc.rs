@@ -42,10 +42,28 @@ fn grpc_unary_and_stream_counts_equal_the_servers() {
           json_exists: [\"$[4].index\"]
 ";
     let file = write_file(&t, "g.yaml", &scenario(&srv, 2, "1s", flow));
-    let r = run("grpc-counts", &[file.to_str().unwrap()]);
+    let r = run(
+        "grpc-counts",
+        &[
+            file.to_str().unwrap(),
+            "--threshold",
+            "grpc_req_duration: max < 60000",
+            "--threshold",
+            "grpc_streams: count > 0",
+            "--threshold",
+            "grpc_streams_msgs_received: count > 0",
+        ],
+    );
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
     let s = r.summary();
     let st = srv.stats();
+    // k6's gRPC names read the calls: the stream counts are the server's own.
+    let th = s["thresholds"].as_array().unwrap();
+    assert_eq!(th.len(), 3, "{th:#?}");
+    assert!(th.iter().all(|t| t["ok"] == true), "{th:#?}");
+    assert_eq!(num(&th[1], "value") as u64, st.streams, "{th:#?}");
+    assert_eq!(num(&th[2], "value") as u64, st.stream_msgs, "{th:#?}");
+    assert!(r.stdout().contains("  grpc "), "{}", r.stdout());
     let echo = &s["steps"]["echo"];
     let stream = &s["steps"]["stream"];
     assert!(st.unary >= 2, "{st:?}");

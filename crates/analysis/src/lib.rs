@@ -14,6 +14,7 @@ pub mod self_check;
 pub mod source;
 pub mod thresholds;
 
+pub use pado_scenario::grpc_codes;
 /// The k6 metric names thresholds and reports use (defined beside the threshold
 /// parser in `pado_scenario`, re-exported here where the measurements are read).
 pub use pado_scenario::metric_catalog;

@@ -5,11 +5,12 @@
 //! lines, composed in reading order by [`render`]: the run's totals ([`totals`]),
 //! a merged result's generators ([`generators`]),
 //! latency and its phases ([`latency`]), stages and steadiness over time
-//! ([`stages`]), the per-step table ([`steps`]), WebSocket sessions ([`websocket`]), checks, failures and thresholds
+//! ([`stages`]), the per-step table ([`steps`]), WebSocket sessions ([`websocket`]), gRPC calls ([`grpc`]), checks, failures and thresholds
 //! ([`outcomes`]), and what the analysis found ([`findings`]).
 
 mod findings;
 mod generators;
+mod grpc;
 mod latency;
 mod outcomes;
 mod stages;
@@ -39,7 +40,7 @@ pub struct TextOptions {
 type Section = fn(&mut String, &Summary, TextOptions);
 
 /// The blocks in reading order.
-const SECTIONS: [Section; 15] = [
+const SECTIONS: [Section; 16] = [
     totals::title,
     totals::totals,
     generators::generators,
@@ -48,6 +49,7 @@ const SECTIONS: [Section; 15] = [
     stages::stability,
     steps::steps,
     websocket::websocket,
+    grpc::grpc,
     outcomes::checks,
     outcomes::why_failed,
     outcomes::thresholds,

@@ -191,3 +191,38 @@ fn step_tables_stay_aligned_with_hangul_step_names() {
     assert_eq!(ends.len(), 3, "{out}");
     assert!(ends.iter().all(|e| *e == ends[0]), "{ends:?}\n{out}");
 }
+
+#[test]
+fn grpc_steps_get_their_block_with_status_names() {
+    let mut s = Summary {
+        requests: 12,
+        ..Default::default()
+    };
+    let mut g = crate::summary::GrpcSummary {
+        streams: 4,
+        stream_msgs: 12,
+        ..Default::default()
+    };
+    g.status.insert("0".into(), 10);
+    g.status.insert("5".into(), 2);
+    s.steps.insert(
+        "에코 호출".into(),
+        crate::summary::StepSummary {
+            requests: 12,
+            grpc: Some(g),
+            ..Default::default()
+        },
+    );
+    let out = render(&s, TextOptions { color: false });
+    let line = out
+        .lines()
+        .filter(|l| l.contains("에코 호출"))
+        .nth(1)
+        .expect("a grpc line after the step's own")
+        .to_string();
+    assert!(out.contains("  grpc "), "{out}");
+    assert!(line.contains("OK 10, NOT_FOUND 2"), "{line}");
+    // Without gRPC steps, no block.
+    s.steps.clear();
+    assert!(!render(&s, TextOptions { color: false }).contains("  grpc "));
+}
