@@ -167,6 +167,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "history",
         include_str!("../../../docs/history.md"),
     ),
+    (
+        args::DocTopic::Resilience,
+        "resilience",
+        include_str!("../../../docs/resilience.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.
@@ -340,6 +345,7 @@ fn demo_cmd(d: &args::DemoArgs) -> Result<i32, exit::Failure> {
         duration,
         out: d.out.clone(),
         quiet: d.quiet,
+        scenario: d.scenario.clone(),
         target_args: vec![
             "--workers".into(),
             d.target_workers.to_string(),
@@ -578,7 +584,7 @@ pub(crate) fn print_and_judge(
         // Printed above (unless --quiet); the files are what failed.
         return Err(e);
     }
-    Ok(if summary.thresholds_ok {
+    Ok(if summary.passed() {
         exit::OK
     } else {
         exit::THRESHOLD_FAILED

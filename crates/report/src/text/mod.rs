@@ -6,8 +6,9 @@
 //! a merged result's generators ([`generators`]),
 //! latency and its phases ([`latency`]), stages and steadiness over time
 //! ([`stages`]), the per-step table ([`steps`]), WebSocket sessions ([`websocket`]), checks, failures and thresholds
-//! ([`outcomes`]), and what the analysis found ([`findings`]).
+//! ([`outcomes`]), the events' impact and expectations ([`events`]), and what the analysis found ([`findings`]).
 
+mod events;
 mod findings;
 mod generators;
 mod latency;
@@ -39,7 +40,7 @@ pub struct TextOptions {
 type Section = fn(&mut String, &Summary, TextOptions);
 
 /// The blocks in reading order.
-const SECTIONS: [Section; 15] = [
+const SECTIONS: [Section; 16] = [
     totals::title,
     totals::totals,
     generators::generators,
@@ -51,6 +52,7 @@ const SECTIONS: [Section; 15] = [
     outcomes::checks,
     outcomes::why_failed,
     outcomes::thresholds,
+    events::events,
     findings::scalability,
     findings::bottlenecks,
     findings::verdict,

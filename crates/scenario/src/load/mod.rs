@@ -4,6 +4,7 @@
 //! limits, data feeds), `requests` (steps, URLs, headers, checks), `websocket` (`ws:` steps) and
 //! `templates`.
 
+mod events;
 mod requests;
 mod scenarios;
 mod templates;
