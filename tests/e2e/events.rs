@@ -38,9 +38,10 @@ fn short_latency_example(heal_ms: u32) -> String {
     .unwrap();
     let mut out = text.clone();
     for (from, to) in [
+        // The event's window first: the load's duration becomes `10s` after it.
+        ("    duration: 10s\n", "    duration: 3s\n".to_string()),
         ("    duration: 30s\n", "    duration: 10s\n".to_string()),
         ("    at: 10s\n", "    at: 3s\n".to_string()),
-        ("    duration: 10s\n", "    duration: 3s\n".to_string()),
         (
             "json: { added_latency_ms: 0 } }",
             format!("json: {{ added_latency_ms: {heal_ms} }} }}"),

@@ -178,7 +178,9 @@ struct Track {
     t_after: Tally,
     during_totals: Totals,
     during: Vec<(String, Result<Threshold, String>)>,
-    recovers: Vec<(String, Result<Recovers, String>, Vec<(u32, bool)>)>,
+    /// Per second from the window's end: whether the condition held (`None`: no
+    /// data in that second).
+    recovers: Vec<(String, Result<Recovers, String>, Vec<(u32, Option<bool>)>)>,
     hold_s: u32,
     /// Start of the next event after this one's end (infinity when none).
     next_start: f64,
@@ -315,7 +317,7 @@ impl EventFold {
                             &c.tags,
                             &c.aggregation,
                         );
-                        flags.push((t, v.is_some_and(|v| c.passes(v))));
+                        flags.push((t, v.map(|v| c.passes(v))));
                     }
                 }
             }
@@ -329,12 +331,16 @@ impl EventFold {
     }
 }
 
-/// The first second from `from` (index into `flags`) at which `good` holds for
-/// `hold` seconds in a row (fewer when the run ends first, but at least one).
-fn first_lasting(flags: &[(u32, bool)], hold: u32) -> Option<u32> {
+/// The first second at which the condition holds for `hold` seconds in a row (fewer
+/// when the run ends first, but at least one). A second without data does not hold,
+/// except at the very end: the seconds after the last one with data (the graceful
+/// stop's empty tail) are not part of the run's load.
+fn first_lasting(flags: &[(u32, Option<bool>)], hold: u32) -> Option<u32> {
+    let last = flags.iter().rposition(|f| f.1.is_some())?;
+    let flags = &flags[..=last];
     let mut run_start: Option<usize> = None;
     for (i, &(_, ok)) in flags.iter().enumerate() {
-        if !ok {
+        if ok != Some(true) {
             run_start = None;
             continue;
         }
@@ -449,19 +455,13 @@ fn judge(tr: Track, secs: &[Sec]) -> EventImpact {
     if recovered_at.is_none() && tr.recovers.is_empty() && before.requests > 0 {
         let rate_max = before.error_rate + 0.01;
         let p95_max = before.p95_ms.map_or(f64::INFINITY, |p| p * 1.5 + 5.0) * 1000.0;
-        let flags: Vec<(u32, bool)> = secs
+        let flags: Vec<(u32, Option<bool>)> = secs
             .iter()
             .filter(|s| f64::from(s.t) + 0.5 >= tr.end_s)
             .map(|s| {
-                let rate = if s.requests > 0 {
-                    s.failed as f64 / s.requests as f64
-                } else {
-                    1.0
-                };
-                (
-                    s.t,
-                    s.requests > 0 && rate <= rate_max && (s.p95_us as f64) <= p95_max,
-                )
+                let rate = s.failed as f64 / s.requests.max(1) as f64;
+                let ok = rate <= rate_max && (s.p95_us as f64) <= p95_max;
+                (s.t, (s.requests > 0).then_some(ok))
             })
             .collect();
         recovered_at = first_lasting(&flags, DEFAULT_HOLD.as_secs() as u32).map(f64::from);

@@ -116,6 +116,21 @@ fn a_fault_that_heals_passes_with_recovery_at_the_planted_time() {
 }
 
 #[test]
+fn the_empty_tail_after_the_load_does_not_break_recovery() {
+    // Healed at 23; seconds 26-29 completed nothing (the graceful stop's tail):
+    // the condition held from 23 to the last second with requests.
+    let secs = faulty(23).map(|s| if s.t >= 26 { SecondRecord::new(s.t) } else { s });
+    let got = run(vec![event("errors", 10_200, Some(20_200), expect())], secs);
+    let r = &got[0].expectations[1];
+    assert!(r.ok, "{r:?}");
+    assert!((r.value.unwrap() - 2.8).abs() < 1e-9, "{r:?}");
+    // A second without requests in the middle of the run does not hold.
+    let secs = faulty(23).map(|s| if s.t == 24 { SecondRecord::new(s.t) } else { s });
+    let got = run(vec![event("errors", 10_200, Some(20_200), expect())], secs);
+    assert!((got[0].expectations[1].value.unwrap() - 4.8).abs() < 1e-9);
+}
+
+#[test]
 fn a_fault_that_never_heals_fails_recovers() {
     let got = run(
         vec![event("errors", 10_200, Some(20_200), expect())],

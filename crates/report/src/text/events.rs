@@ -17,7 +17,7 @@ fn window_cell(w: &WindowFigures) -> String {
     format!(
         "{} err, p95 {}, {}/s",
         percent(w.error_rate),
-        w.p95_ms.map_or("-".into(), ms),
+        w.p95_ms.map_or("-".into(), |v| format!("{} ms", ms(v))),
         rate(w.rps)
     )
 }
