@@ -281,3 +281,63 @@ events:
     // The open window was undone when the run stopped.
     assert_eq!(w["undo"]["exit_code"], 0, "{w}");
 }
+
+/// Runs `examples/resilience/NAME.yaml` unedited, fitted to 10 s of load (events
+/// move with the load), against a fresh demo target; returns its summary.
+fn example_passes(name: &str) -> Value {
+    let t = target();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/resilience")
+        .join(format!("{name}.yaml"));
+    let r = run(
+        &format!("events-{name}"),
+        &[
+            file.to_str().unwrap(),
+            "--target",
+            &t.base_url(),
+            "--fit-to",
+            "10s",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{name}\n{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    assert_eq!(s["events_ok"], true, "{s}");
+    let ev = events_jsonl(&r.dir);
+    assert!(!ev.is_empty());
+    for e in &ev {
+        assert!(e["started_ms"].as_u64().is_some(), "{name}: {e}");
+    }
+    s
+}
+
+#[test]
+fn the_error_burst_example_passes() {
+    let s = example_passes("error-burst");
+    let e = &s["events"][0];
+    // 30% answered 500 in the window, about none outside it.
+    let rate = num(e, "during.error_rate");
+    assert!((0.15..0.45).contains(&rate), "{e}");
+    assert_eq!(num(e, "before.failed"), 0.0, "{e}");
+    assert_eq!(num(e, "time_to_first_error_s"), 0.0, "{e}");
+    assert_eq!(num(e, "failed_requests"), num(e, "during.failed"), "{e}");
+}
+
+#[test]
+fn the_stall_example_passes() {
+    let s = example_passes("stall");
+    let e = &s["events"][0];
+    // The 3 s pause held the requests that came during it.
+    assert!(num(e, "during.p95_ms") > 1000.0, "{e}");
+    assert_eq!(num(&s, "failed"), 0.0);
+}
+
+#[test]
+fn the_cache_off_example_passes() {
+    let s = example_passes("cache-off");
+    let ev = s["events"].as_array().unwrap();
+    assert_eq!(ev[0]["name"], "steady");
+    assert_eq!(ev[0]["outcome"], "mark");
+    // at_stage 2 of 5s + 25s fitted to 10 s: the mark at 1.67 s.
+    assert!((num(&ev[0], "start_s") - 1.667).abs() < 0.3, "{}", ev[0]);
+    assert_eq!(ev[1]["outcome"], "ok");
+}

@@ -167,6 +167,9 @@ fn in_window(t: u32, a: f64, b: f64) -> bool {
     m >= a && m < b
 }
 
+/// Per second: whether a condition held (`None`: no data in that second).
+type Flags = Vec<(u32, Option<bool>)>;
+
 struct Track {
     rec: EventRecord,
     start_s: f64,
@@ -180,7 +183,7 @@ struct Track {
     during: Vec<(String, Result<Threshold, String>)>,
     /// Per second from the window's end: whether the condition held (`None`: no
     /// data in that second).
-    recovers: Vec<(String, Result<Recovers, String>, Vec<(u32, Option<bool>)>)>,
+    recovers: Vec<(String, Result<Recovers, String>, Flags)>,
     hold_s: u32,
     /// Start of the next event after this one's end (infinity when none).
     next_start: f64,

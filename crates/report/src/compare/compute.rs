@@ -148,7 +148,7 @@ fn event_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
     type Figure = fn(&EventImpact) -> Option<f64>;
     let figures: [(&str, bool, Figure); 6] = [
         ("error % before", false, |e| {
-            (e.before.requests > 0).then(|| e.before.error_rate * 100.0)
+            (e.before.requests > 0).then_some(e.before.error_rate * 100.0)
         }),
         ("error % during", false, |e| {
             e.during
