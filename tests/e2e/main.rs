@@ -11,6 +11,7 @@ mod browser;
 mod capacity;
 mod demo;
 mod errors;
+mod events;
 mod first_run;
 mod flows;
 mod generator;

@@ -7,6 +7,7 @@
 pub mod attribution;
 pub mod capacity;
 pub mod drift;
+pub mod events;
 pub mod noise;
 pub mod planner;
 pub mod saturation;

@@ -346,6 +346,8 @@ pub(crate) enum DocTopic {
     History,
     /// Live outputs (`--output`): Prometheus remote write, InfluxDB, OTLP; the Grafana dashboard.
     Outputs,
+    /// Resilience tests: faults on the timeline (`events:`) with expectations, and the examples.
+    Resilience,
 }
 
 /// `pado find-capacity` flags.
@@ -431,6 +433,11 @@ pub(crate) struct DemoArgs {
     /// No live progress.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Run this scenario file against the demo target instead of the bundled
+    /// stress test (its `target` is replaced by the demo target's URL), e.g. one of
+    /// `examples/resilience/`.
+    #[arg(long, short = 's', value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
     /// Demo target worker pool size (its capacity knob).
     #[arg(long, default_value_t = 4)]
     pub target_workers: usize,

@@ -24,6 +24,8 @@ pub(crate) struct DemoOptions {
     pub out: Option<PathBuf>,
     /// No live progress.
     pub quiet: bool,
+    /// A scenario file of the user's to run instead of the bundled one.
+    pub scenario: Option<PathBuf>,
     /// Extra `pado target serve` arguments (capacity knobs).
     pub target_args: Vec<String>,
 }
@@ -83,12 +85,19 @@ pub(crate) fn run(o: DemoOptions) -> Result<i32, Failure> {
         Some(p) => crate::run_cmd::user_out_dir(p, false)?,
         None => crate::run_cmd::new_out_dir("demo")?,
     };
-    let scen_dir = out.join("scenario");
-    std::fs::create_dir_all(scen_dir.join("data"))
-        .map_err(|e| Failure::other(format!("{}: {e}", scen_dir.display())))?;
-    let scen = scen_dir.join("board-stress.yaml");
-    std::fs::write(&scen, SCENARIO).map_err(Failure::other)?;
-    std::fs::write(scen_dir.join("data").join("keywords.csv"), KEYWORDS).map_err(Failure::other)?;
+    let scen = match &o.scenario {
+        Some(path) => path.clone(),
+        None => {
+            let scen_dir = out.join("scenario");
+            std::fs::create_dir_all(scen_dir.join("data"))
+                .map_err(|e| Failure::other(format!("{}: {e}", scen_dir.display())))?;
+            let scen = scen_dir.join("board-stress.yaml");
+            std::fs::write(&scen, SCENARIO).map_err(Failure::other)?;
+            std::fs::write(scen_dir.join("data").join("keywords.csv"), KEYWORDS)
+                .map_err(Failure::other)?;
+            scen
+        }
+    };
     let (target, url) = start_target(&o.target_args)?;
     if !o.quiet {
         eprintln!("demo target (a wiki/board API with a bounded worker and DB pool) at {url}");

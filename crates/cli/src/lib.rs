@@ -173,6 +173,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "outputs",
         include_str!("../../../docs/outputs.md"),
     ),
+    (
+        args::DocTopic::Resilience,
+        "resilience",
+        include_str!("../../../docs/resilience.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.
@@ -346,6 +351,7 @@ fn demo_cmd(d: &args::DemoArgs) -> Result<i32, exit::Failure> {
         duration,
         out: d.out.clone(),
         quiet: d.quiet,
+        scenario: d.scenario.clone(),
         target_args: vec![
             "--workers".into(),
             d.target_workers.to_string(),
@@ -584,7 +590,7 @@ pub(crate) fn print_and_judge(
         // Printed above (unless --quiet); the files are what failed.
         return Err(e);
     }
-    Ok(if summary.thresholds_ok {
+    Ok(if summary.passed() {
         exit::OK
     } else {
         exit::THRESHOLD_FAILED

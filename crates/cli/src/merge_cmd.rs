@@ -55,7 +55,8 @@ pub(crate) fn merge(a: &MergeArgs<'_>) -> Result<i32, exit::Failure> {
     // The report folds the merged seconds as they are written, rather than reading
     // the merged timeline back: `pado report` on the directory gives the same. (On
     // a thread of its own it cost more CPU than it saved wall time on two cores.)
-    let mut fold = pado_report::RunFold::new(plan.meta());
+    let events = plan.events().map_err(failure)?;
+    let mut fold = pado_report::RunFold::new(plan.meta()).with_events(events);
     let outcome = plan
         .write_each(&out, |rec| fold.add_second(rec))
         .map_err(failure)?;

@@ -177,7 +177,7 @@ pub(crate) fn run(cfg: &RunConfig, history: &crate::history_cmd::Recorder) -> Re
     if cfg.split.segment.is_some() {
         return Ok(exit::OK);
     }
-    Ok(if done.summary.thresholds_ok {
+    Ok(if done.summary.passed() {
         exit::OK
     } else {
         exit::THRESHOLD_FAILED
@@ -381,7 +381,36 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     // load with one last scrape.
     let scraper: Arc<Mutex<Option<pado_observe::Scraper>>> = Arc::new(Mutex::new(None));
     let observe_error: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
-    let on_start: Option<Box<dyn FnOnce(std::time::Instant) + Send>> = match observe {
+    // Events (`events:`) run on the same clock, each on a thread of its own; a
+    // split test runs them in segment 0 only.
+    let events = match &split.segment {
+        Some(seg) if seg.index() > 0 => pado_engine::events::EventPlan::default(),
+        _ => pado_engine::events::compile_events(&prep.config, &meta.stages)
+            .map_err(|e| Failure::invalid(format!("{}: {e}", prep.file)))?,
+    };
+    let event_runner: Arc<Mutex<Option<pado_engine::events::EventRunner>>> =
+        Arc::new(Mutex::new(None));
+    let start_events: Option<Box<dyn FnOnce(std::time::Instant) + Send>> = if events.is_empty() {
+        None
+    } else {
+        let writer =
+            pado_metrics::events::EventsWriter::create(dir.path()).map_err(Failure::other)?;
+        let slot = event_runner.clone();
+        let stop = stop.clone();
+        let abort_reason = abort_reason.clone();
+        Some(Box::new(move |t0| {
+            let on_failure = Box::new(move |msg: &str| {
+                let mut ar = abort_reason.lock().unwrap_or_else(|p| p.into_inner());
+                if ar.is_none() {
+                    *ar = Some(format!("{msg}: stopping"));
+                    stop.store(STOPPING, Ordering::SeqCst);
+                }
+            });
+            let runner = pado_engine::events::EventRunner::start(events, t0, writer, on_failure);
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(runner);
+        }))
+    };
+    let start_scraper: Option<Box<dyn FnOnce(std::time::Instant) + Send>> = match observe {
         None => None,
         Some(cfg) => {
             let writer = pado_metrics::ObserveWriter::create(dir.path()).map_err(Failure::other)?;
@@ -398,6 +427,18 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
             }))
         }
     };
+    let on_start: Option<Box<dyn FnOnce(std::time::Instant) + Send>> =
+        match (start_scraper, start_events) {
+            (None, None) => None,
+            (a, b) => Some(Box::new(move |t0| {
+                if let Some(a) = a {
+                    a(t0);
+                }
+                if let Some(b) = b {
+                    b(t0);
+                }
+            })),
+        };
     let report = pado_engine::run(
         plan.clone(),
         RunOptions {
@@ -437,7 +478,23 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         eprintln!("warning: observe: {e}");
         meta.warnings.push(format!("observe: {e}"));
     }
+    // Open fault windows are undone now, events not yet due are skipped.
+    let events_done = event_runner
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .map(|r| r.finish());
     progress.lock().unwrap_or_else(|p| p.into_inner()).finish();
+    if let Some(d) = &events_done {
+        for f in d.failures.iter().filter(|f| f.contains("not required")) {
+            eprintln!("warning: {f}");
+            meta.warnings.push(f.clone());
+        }
+        if let Some(e) = &d.write_error {
+            eprintln!("warning: events: {e}");
+            meta.warnings.push(format!("events: {e}"));
+        }
+    }
 
     meta.started_at = utc_ms(report.started_at);
     meta.duration_s = report.elapsed.as_secs_f64().max(0.001);

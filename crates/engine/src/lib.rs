@@ -15,6 +15,7 @@ compile_error!(
 
 pub mod cookies;
 pub mod data;
+pub mod events;
 pub mod executor;
 pub mod limits;
 pub mod plan;

@@ -11,6 +11,7 @@
 
 pub mod aggregator;
 pub mod error_kind;
+pub mod events;
 pub mod failure;
 pub mod fmt;
 pub mod generator;

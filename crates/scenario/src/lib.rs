@@ -7,6 +7,7 @@
 
 pub mod duration;
 pub mod error;
+pub mod events;
 pub mod grpc_codes;
 pub mod import;
 pub mod init;

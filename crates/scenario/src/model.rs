@@ -51,6 +51,11 @@ pub struct Config {
     /// collector (OTLP/HTTP); `--output KIND=URL` adds more (docs/outputs.md).
     #[serde(default)]
     pub outputs: Vec<OutputEntry>,
+    /// Events on the run's timeline: faults injected (a command, an HTTP call) and
+    /// undone, or moments marked, with what is expected during and after each
+    /// (see [`crate::events`]).
+    #[serde(default)]
+    pub events: Vec<crate::events::Event>,
     /// Scenarios, run in parallel, in file order.
     #[serde(default, with = "ordered_map")]
     #[schemars(with = "BTreeMap<String, Scenario>")]

@@ -379,6 +379,16 @@ pub fn scale_timeline(cfg: &mut Config, factor: f64) {
             f(&mut r.every);
         }
     }
+    // Events sit on the load's timeline and move with it; what is expected of
+    // the target (`within`, `hold`, `no_errors_after`) is the target's own time.
+    for e in cfg.events.iter_mut() {
+        if let Some(d) = e.at.as_mut() {
+            f(d);
+        }
+        if let Some(d) = e.duration.as_mut() {
+            f(d);
+        }
+    }
 }
 
 /// The planned length of a config's longest scenario (start time included), for

@@ -262,6 +262,13 @@ impl MergePlan {
 
         self.merge_failures(out)?;
         self.copy_observations(out)?;
+        let events = self.events()?;
+        if !events.is_empty() {
+            let mut w = crate::events::EventsWriter::create(out.path())?;
+            for e in &events {
+                w.write(e)?;
+            }
+        }
         let generators = GeneratorsFile {
             generators: tallies.into_iter().map(Tally::finish).collect(),
             partial: self.problems.clone(),
@@ -443,6 +450,31 @@ impl MergePlan {
             out.write_failures(&kept)?;
         }
         Ok(())
+    }
+
+    /// The events of the test (`events.jsonl`, run by segment 0 only), their times
+    /// moved by that generator's offset on the merged timeline.
+    pub fn events(&self) -> Result<Vec<crate::events::EventRecord>, MergeError> {
+        let Some((s, off)) = self
+            .sources
+            .iter()
+            .zip(&self.alignment.offsets)
+            .find(|(s, _)| s.dir.path().join(crate::events::EVENTS_FILE).is_file())
+        else {
+            return Ok(Vec::new());
+        };
+        let mut events = crate::events::read_events(s.dir.path())?;
+        let d = u64::from(*off) * 1000;
+        for e in &mut events {
+            e.planned_ms += d;
+            e.started_ms = e.started_ms.map(|v| v + d);
+            e.window_end_ms = e.window_end_ms.map(|v| v + d);
+            for a in [&mut e.action, &mut e.undo].into_iter().flatten() {
+                a.started_ms += d;
+                a.ended_ms += d;
+            }
+        }
+        Ok(events)
     }
 
     /// The target's metrics from one generator (segment 0 when it is there): every

@@ -279,6 +279,7 @@ pub const PADO_FILES: &[&str] = &[
     TIMELINE_FILE,
     SUMMARY_FILE,
     crate::observed::OBSERVE_FILE,
+    crate::events::EVENTS_FILE,
     crate::failure::FAILURES_FILE,
     crate::merge::GENERATORS_FILE,
     "report.html",

@@ -126,6 +126,7 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
         rows.extend(ttfb_rows(sides));
         rows.extend(step_rows(sides));
         rows.extend(stage_rows(sides));
+        rows.extend(event_rows(sides));
     }
     Comparison {
         runs: sides.iter().map(|s| s.label.clone()).collect(),
@@ -138,6 +139,47 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
             Vec::new()
         },
     }
+}
+
+/// Each event that every run had (by name): its impact side by side, as single
+/// values (not tested against per-second noise).
+fn event_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
+    use pado_analysis::events::EventImpact;
+    type Figure = fn(&EventImpact) -> Option<f64>;
+    let figures: [(&str, bool, Figure); 6] = [
+        ("error % before", false, |e| {
+            (e.before.requests > 0).then_some(e.before.error_rate * 100.0)
+        }),
+        ("error % during", false, |e| {
+            e.during
+                .as_ref()
+                .filter(|d| d.requests > 0)
+                .map(|d| d.error_rate * 100.0)
+        }),
+        ("p95 ms during", false, |e| {
+            e.during.as_ref().and_then(|d| d.p95_ms)
+        }),
+        ("time to first error s", true, |e| e.time_to_first_error_s),
+        ("time to recovery s", false, |e| e.time_to_recovery_s),
+        ("failed requests", false, |e| Some(e.failed_requests as f64)),
+    ];
+    let mut rows = Vec::new();
+    for e in &sides[0].summary.events {
+        let found = |s: &Side<'_>| s.summary.events.iter().find(|x| x.name == e.name).cloned();
+        if !sides.iter().all(|s| found(s).is_some()) {
+            continue;
+        }
+        for (metric, higher_is_better, f) in figures {
+            rows.push(row(
+                &format!("event {}", e.name),
+                metric,
+                higher_is_better,
+                sides,
+                Box::new(move |s: &Side<'_>| (found(s).as_ref().and_then(f), Vec::new())),
+            ));
+        }
+    }
+    rows
 }
 
 /// The whole run's per-second values.

@@ -73,7 +73,19 @@ pub(super) struct ChartData<'a> {
     duration: f64,
     stage_rows: usize,
     stages: Vec<StageBand<'a>>,
+    /// The run's events: fault windows shaded, points drawn as lines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    events: Vec<EventBand<'a>>,
     pub(super) charts: BTreeMap<String, Chart>,
+}
+
+/// An event on the time axis: a window (`end` set) or a point.
+#[derive(Serialize)]
+struct EventBand<'a> {
+    name: &'a str,
+    start: f64,
+    end: Option<f64>,
+    ok: bool,
 }
 
 /// A stage as a band on the time axis.
@@ -166,10 +178,21 @@ pub(super) fn chart_data(run: &LoadedRun, observed: Vec<(String, Chart)>) -> Cha
     if secs.iter().any(|p| p.generator.is_some()) {
         generator_charts(run, &mut charts);
     }
+    let events = run
+        .events
+        .iter()
+        .map(|e| EventBand {
+            name: &e.name,
+            start: round3(e.start_s),
+            end: e.end_s.map(round3),
+            ok: e.ok(),
+        })
+        .collect();
     ChartData {
         duration,
         stage_rows,
         stages,
+        events,
         charts,
     }
 }

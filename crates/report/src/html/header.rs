@@ -26,9 +26,9 @@ pub(super) fn head(run: &LoadedRun, s: &Summary) -> Markup {
 
 /// The header: what ran, whether it passed, and what to know before reading on.
 pub(super) fn header(run: &LoadedRun, s: &Summary) -> Markup {
-    let (badge_class, badge_text) = if s.thresholds.is_empty() {
+    let (badge_class, badge_text) = if s.thresholds.is_empty() && s.events.is_empty() {
         ("none", "no thresholds")
-    } else if s.thresholds_ok {
+    } else if s.passed() {
         ("pass", "PASS")
     } else {
         ("fail", "FAIL")
@@ -37,7 +37,7 @@ pub(super) fn header(run: &LoadedRun, s: &Summary) -> Markup {
         header id="header" {
             div class="title-row" {
                 h1 id="test-name" { (s.name) }
-                span id="badge" class=(format!("badge {badge_class}")) data-ok=(s.thresholds_ok) { (badge_text) }
+                span id="badge" class=(format!("badge {badge_class}")) data-ok=(s.passed()) { (badge_text) }
                 @if s.interrupted {
                     span id="badge-interrupted" class="badge warn" { "INTERRUPTED" }
                 }

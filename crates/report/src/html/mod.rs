@@ -16,6 +16,7 @@ mod chart_data;
 mod charts;
 mod checks;
 mod errors;
+mod events;
 mod generators;
 mod header;
 mod phases;
@@ -73,6 +74,7 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
                 @if let Some(b) = &s.bottlenecks {
                     (bottlenecks::section(b))
                 }
+                (events::section(s))
                 (stages::section(run))
                 (steps::section(s))
                 (phases::section(s))

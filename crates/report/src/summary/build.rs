@@ -35,6 +35,8 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         generator: generator_check(run, any_open),
         thresholds_ok: results.iter().all(|r| r.ok),
         thresholds: results,
+        events_ok: run.events.iter().all(|e| e.ok()),
+        events: run.events.clone(),
         interrupted: meta.interrupted,
         scenarios: meta.scenarios.clone(),
         warnings: warnings(run),

@@ -19,7 +19,8 @@ pub fn load_with_windows(
 ) -> Result<LoadedRun, ReportError> {
     let mut meta = dir.read_meta()?;
     meta.stages.extend(windows.iter().cloned());
-    let mut fold = RunFold::new(meta);
+    let events = pado_metrics::events::read_events(dir.path())?;
+    let mut fold = RunFold::new(meta).with_events(events);
     let read = dir.for_each_second(|rec| {
         fold.add_second(rec);
         Ok(())

@@ -227,6 +227,14 @@ pub struct Summary {
     pub thresholds: Vec<ThresholdResult>,
     /// Whether all thresholds passed (true when there are none).
     pub thresholds_ok: bool,
+    /// The scenario's events (`events:`): each one's impact (before / during /
+    /// after its window, time to first error and to recovery) and expectations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<pado_analysis::events::EventImpact>,
+    /// Whether every event's expectations held and no required event failed (true
+    /// without events).
+    #[serde(default = "yes")]
+    pub events_ok: bool,
     /// Stopped early.
     pub interrupted: bool,
     /// Scenarios as run.
@@ -251,6 +259,18 @@ pub struct Summary {
     /// `run.json`); absent when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<pado_metrics::result_dir::OutputMeta>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Summary {
+    /// Whether the run passed what it checks: its thresholds and its events'
+    /// expectations (the exit code: 0 or 99).
+    pub fn passed(&self) -> bool {
+        self.thresholds_ok && self.events_ok
+    }
 }
 
 /// One generator of a merged result, from its own seconds.
@@ -304,6 +324,9 @@ pub struct LoadedRun {
     /// A merged result's generators (`generators.json`, written by `pado merge`);
     /// `None` for a run of one generator.
     pub generators: Option<pado_metrics::merge::GeneratorsFile>,
+    /// The run's events (`events.jsonl`): impact and expectations, judged on the
+    /// seconds as they were folded.
+    pub events: Vec<pado_analysis::events::EventImpact>,
 }
 
 /// How the self-check's finding starts, in the verdict, the warnings and the terminal

@@ -365,3 +365,90 @@ fn runs_without_generator_figures_say_nothing_about_it() {
     assert!(!html.contains("chart-generator_cpu"));
     assert!(html.contains("not measured"));
 }
+
+/// A run with an event in its directory: `pado report` judges it from
+/// `events.jsonl` and the timeline, and every presenter shows it.
+#[test]
+fn events_are_judged_from_the_directory_and_shown_everywhere() {
+    use pado_metrics::events::{EventRecord, EventsWriter, ExpectRecord};
+    let (_tmp_dir, dir) = tmpdir("events");
+    dir.write_meta(&meta("events", 20.0)).unwrap();
+    let mut w = dir.timeline_writer().unwrap();
+    for t in 0..20 {
+        // 500s from 5 to 9 (the window is 5-10 s), never after.
+        let status = if (5..10).contains(&t) { 500 } else { 200 };
+        w.write(&second(t, 4, vec![series("a", 100, status, 2_000)]))
+            .unwrap();
+    }
+    drop(w);
+    let rec = |name: &str, recovers: &str| EventRecord {
+        name: name.into(),
+        kind: "mark".into(),
+        planned_ms: 5_000,
+        started_ms: Some(5_000),
+        window_end_ms: Some(10_000),
+        required: true,
+        mark: Some("fault".into()),
+        action: None,
+        undo: None,
+        expect: ExpectRecord {
+            recovers: vec![recovers.into()],
+            ..Default::default()
+        },
+    };
+    let mut ew = EventsWriter::create(dir.path()).unwrap();
+    ew.write(&rec("burst", "http_req_failed: rate < 0.01 within 2s"))
+        .unwrap();
+    drop(ew);
+    let r = load(&dir).unwrap();
+    let s = build(&r).unwrap();
+    assert!(s.events_ok && s.passed(), "{:?}", s.events);
+    let e = &s.events[0];
+    assert_eq!(e.time_to_recovery_s, Some(0.0));
+    assert_eq!(e.during.as_ref().unwrap().failed, 500);
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["events"][0]["name"], "burst");
+    assert_eq!(json["events_ok"], true);
+    let text = render(&s, TextOptions::default());
+    assert!(text.contains("  events\n"), "{text}");
+    assert!(
+        text.contains("✓ burst: recovers: http_req_failed: rate < 0.01 within 2s"),
+        "{text}"
+    );
+    let html = render_html(&r, &s);
+    assert!(html.contains("id=\"table-events\""));
+    assert!(
+        html.contains("\"events\":[{\"name\":\"burst\",\"start\":5.0,\"end\":10.0,\"ok\":true}]"),
+        "chart data"
+    );
+    let cmp = crate::compare::compare(&[
+        crate::compare::Side {
+            label: "A".into(),
+            run: &r,
+            summary: &s,
+        },
+        crate::compare::Side {
+            label: "B".into(),
+            run: &r,
+            summary: &s,
+        },
+    ]);
+    let row = cmp
+        .rows
+        .iter()
+        .find(|x| x.scope == "event burst" && x.metric == "failed requests")
+        .unwrap();
+    assert_eq!(row.values, vec![Some(500.0), Some(500.0)]);
+
+    // The same directory with a stricter expectation fails: exit 99.
+    let mut ew = EventsWriter::create(dir.path()).unwrap();
+    ew.write(&rec("burst", "http_req_failed: rate < 0.01 within 2s"))
+        .unwrap();
+    let mut late = rec("late", "p(95) < 0.001 within 1s");
+    late.planned_ms = 6_000;
+    ew.write(&late).unwrap();
+    drop(ew);
+    let s = build(&load(&dir).unwrap()).unwrap();
+    assert!(!s.events_ok && !s.passed());
+    assert!(s.thresholds_ok);
+}

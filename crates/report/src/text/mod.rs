@@ -6,8 +6,9 @@
 //! a merged result's generators ([`generators`]),
 //! latency and its phases ([`latency`]), stages and steadiness over time
 //! ([`stages`]), the per-step table ([`steps`]), WebSocket sessions ([`websocket`]), gRPC calls ([`grpc`]), checks, failures and thresholds
-//! ([`outcomes`]), and what the analysis found ([`findings`]).
+//! ([`outcomes`]), the events' impact and expectations ([`events`]), and what the analysis found ([`findings`]).
 
+mod events;
 mod findings;
 mod generators;
 mod grpc;
@@ -40,7 +41,7 @@ pub struct TextOptions {
 type Section = fn(&mut String, &Summary, TextOptions);
 
 /// The blocks in reading order.
-const SECTIONS: [Section; 16] = [
+const SECTIONS: [Section; 17] = [
     totals::title,
     totals::totals,
     generators::generators,
@@ -53,6 +54,7 @@ const SECTIONS: [Section; 16] = [
     outcomes::checks,
     outcomes::why_failed,
     outcomes::thresholds,
+    events::events,
     findings::scalability,
     findings::bottlenecks,
     findings::verdict,

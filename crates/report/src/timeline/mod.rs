@@ -298,6 +298,8 @@ pub struct RunFold {
     steps: Interner,
     errors: Interner,
     generator_lag: LagHistogram,
+    /// The run's events (`events.jsonl`), judged on the same seconds.
+    events: pado_analysis::events::EventFold,
 }
 
 impl RunFold {
@@ -319,7 +321,14 @@ impl RunFold {
             steps: Interner::default(),
             errors: Interner::default(),
             generator_lag: LagHistogram::default(),
+            events: pado_analysis::events::EventFold::new(Vec::new()),
         }
+    }
+
+    /// Judge these events (`events.jsonl`) on the seconds folded from now on.
+    pub fn with_events(mut self, events: Vec<pado_metrics::events::EventRecord>) -> Self {
+        self.events = pado_analysis::events::EventFold::new(events);
+        self
     }
 
     /// Fold one second in.
@@ -366,6 +375,7 @@ impl RunFold {
         if let Some(g) = &rec.generator {
             self.generator_lag.merge(&g.lag);
         }
+        self.events.add_second(&rec);
         self.points.push(SecondPoint {
             t: rec.t,
             vus: rec.vus,
@@ -418,6 +428,7 @@ impl RunFold {
             observations: Default::default(),
             generator_lag: self.generator_lag,
             generators: None,
+            events: self.events.finish(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! limits, data feeds), `requests` (steps, URLs, headers, checks), `websocket` (`ws:` steps), `grpc`
 //! (`grpc:` steps) and `templates`.
 
+mod events;
 mod grpc;
 mod requests;
 mod scenarios;

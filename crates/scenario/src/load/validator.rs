@@ -156,6 +156,7 @@ impl Validator<'_> {
         if let Some(o) = &c.observe {
             self.observe(o, c.target.is_some());
         }
+        self.events(c);
         if c.scenarios.is_empty() {
             self.err(
                 "scenarios",

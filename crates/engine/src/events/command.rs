@@ -1,0 +1,191 @@
+//! One event command: a program (argv) or `sh -c LINE`, in a process group of its
+//! own so that a timeout kills it with everything it started, its output kept as
+//! the last [`TAIL_BYTES`] of each stream.
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Bytes kept of the end of each output stream.
+pub const TAIL_BYTES: usize = 4096;
+
+/// How a command ended.
+#[derive(Debug, Default)]
+pub struct CommandResult {
+    /// Exit code; `None` when killed by a signal or never started.
+    pub exit_code: Option<i32>,
+    /// Killed at its timeout.
+    pub timed_out: bool,
+    /// Could not be started (program not found, ...).
+    pub spawn_error: Option<String>,
+    /// Last bytes of stdout.
+    pub stdout: Vec<u8>,
+    /// Last bytes of stderr.
+    pub stderr: Vec<u8>,
+}
+
+/// Keeps the last [`TAIL_BYTES`] written to it.
+#[derive(Default)]
+struct Tail(Vec<u8>);
+
+impl Tail {
+    fn push(&mut self, b: &[u8]) {
+        self.0.extend_from_slice(b);
+        if self.0.len() > 2 * TAIL_BYTES {
+            let cut = self.0.len() - TAIL_BYTES;
+            self.0.drain(..cut);
+        }
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        let mut v = std::mem::take(&mut self.0);
+        if v.len() > TAIL_BYTES {
+            v.drain(..v.len() - TAIL_BYTES);
+        }
+        v
+    }
+}
+
+fn drain(mut r: impl Read + Send + 'static, tail: Arc<Mutex<Tail>>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = r.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            tail.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(&buf[..n]);
+        }
+    })
+}
+
+/// Runs `argv` (no shell), waiting at most `timeout`; past it, the process group is
+/// killed (SIGKILL) and the result says `timed_out`.
+pub fn run_command(argv: &[String], timeout: Duration) -> CommandResult {
+    let Some((prog, args)) = argv.split_first() else {
+        return CommandResult {
+            spawn_error: Some("no program".into()),
+            ..Default::default()
+        };
+    };
+    let mut cmd = Command::new(prog);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return CommandResult {
+                spawn_error: Some(format!("could not start `{prog}`: {e}")),
+                ..Default::default()
+            }
+        }
+    };
+    let out = Arc::new(Mutex::new(Tail::default()));
+    let err = Arc::new(Mutex::new(Tail::default()));
+    let readers = [
+        child.stdout.take().map(|s| drain(s, out.clone())),
+        child.stderr.take().map(|s| drain(s, err.clone())),
+    ];
+    let deadline = Instant::now() + timeout;
+    let pgid = child.id() as i32;
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) => {}
+            Err(_) => break None,
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+            // SAFETY: kill(2) with a negative pid signals the process group the
+            // child leads (`process_group(0)` made it one); no memory is touched.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+            break child.wait().ok();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    if timed_out {
+        // The group is gone: the pipes close and the readers end.
+        for r in readers.into_iter().flatten() {
+            let _ = r.join();
+        }
+    } else {
+        // A background process the command left running may hold the pipes open:
+        // wait a moment for the readers, then keep what they read.
+        let until = Instant::now() + Duration::from_millis(500);
+        for r in readers.into_iter().flatten() {
+            while !r.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if r.is_finished() {
+                let _ = r.join();
+            }
+        }
+    }
+    let take = |t: &Arc<Mutex<Tail>>| t.lock().unwrap_or_else(|p| p.into_inner()).take();
+    CommandResult {
+        exit_code: status.and_then(|s| s.code()),
+        timed_out,
+        spawn_error: None,
+        stdout: take(&out),
+        stderr: take(&err),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(line: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), line.into()]
+    }
+
+    #[test]
+    fn exit_code_and_output_tails() {
+        let r = run_command(
+            &sh("echo hello; echo oops >&2; exit 3"),
+            Duration::from_secs(10),
+        );
+        assert_eq!(r.exit_code, Some(3));
+        assert!(!r.timed_out);
+        assert_eq!(r.stdout, b"hello\n");
+        assert_eq!(r.stderr, b"oops\n");
+        // Only the last TAIL_BYTES are kept: 10000 bytes of `a` then `END`.
+        let r = run_command(
+            &sh("head -c 10000 /dev/zero | tr '\\0' a; printf END"),
+            Duration::from_secs(10),
+        );
+        assert_eq!(r.exit_code, Some(0));
+        assert_eq!(r.stdout.len(), TAIL_BYTES);
+        assert!(r.stdout.ends_with(b"aEND"));
+    }
+
+    #[test]
+    fn timeout_kills_the_process_group() {
+        let t = Instant::now();
+        // The shell's child `sleep` would keep the pipe open if only the shell died.
+        let r = run_command(
+            &sh("echo started; sleep 30; echo never"),
+            Duration::from_millis(300),
+        );
+        let took = t.elapsed();
+        assert!(r.timed_out);
+        assert_eq!(r.exit_code, None);
+        assert_eq!(r.stdout, b"started\n");
+        assert!(took < Duration::from_secs(5), "{took:?}");
+    }
+
+    #[test]
+    fn missing_program_is_a_spawn_error() {
+        let r = run_command(&["/nonexistent/prog".to_string()], Duration::from_secs(1));
+        assert!(r.spawn_error.unwrap().contains("/nonexistent/prog"));
+    }
+}

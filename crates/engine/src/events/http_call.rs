@@ -1,0 +1,119 @@
+//! One event HTTP call through pado's own client: a fresh connection, the request
+//! built from the event's method, URL, headers and body, bounded by the event's
+//! timeout.
+
+use std::time::Duration;
+
+use pado_http::{exchange, tls_client_config, Origin, RequestRef};
+
+/// Most bytes of an answer kept (the recorded tail is cut further).
+const MAX_ANSWER: usize = 64 * 1024;
+
+/// A resolved HTTP call.
+#[derive(Clone, Debug)]
+pub struct HttpCall {
+    /// Method.
+    pub method: String,
+    /// Absolute URL.
+    pub url: url::Url,
+    /// Headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// Body bytes.
+    pub body: Vec<u8>,
+}
+
+/// How a call ended.
+#[derive(Debug, Default)]
+pub struct HttpResult {
+    /// Status (0 when no answer came).
+    pub status: u16,
+    /// Why there was no answer (a transport category), or `timeout`.
+    pub error: Option<String>,
+    /// The answer's body (its first bytes).
+    pub body: Vec<u8>,
+}
+
+impl HttpCall {
+    /// The request's bytes.
+    fn bytes(&self) -> Vec<u8> {
+        let host = match self.url.port() {
+            Some(p) => format!("{}:{p}", self.url.host_str().unwrap_or_default()),
+            None => self.url.host_str().unwrap_or_default().to_string(),
+        };
+        let mut path = self.url.path().to_string();
+        if let Some(q) = self.url.query() {
+            path.push('?');
+            path.push_str(q);
+        }
+        let mut head = format!(
+            "{} {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: pado-event\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.method,
+            self.body.len()
+        );
+        for (k, v) in &self.headers {
+            head.push_str(k);
+            head.push_str(": ");
+            head.push_str(v);
+            head.push_str("\r\n");
+        }
+        head.push_str("\r\n");
+        let mut b = head.into_bytes();
+        b.extend_from_slice(&self.body);
+        b
+    }
+
+    /// Sends the call and waits at most `timeout` for the whole answer.
+    pub fn send(&self, timeout: Duration) -> HttpResult {
+        let rt = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => {
+                return HttpResult {
+                    error: Some(format!("could not start a runtime: {e}")),
+                    ..Default::default()
+                }
+            }
+        };
+        let origin = match Origin::for_url(&self.url, || tls_client_config(false)) {
+            Ok(o) => o,
+            Err(e) => {
+                return HttpResult {
+                    error: Some(e),
+                    ..Default::default()
+                }
+            }
+        };
+        if origin.addrs.is_empty() {
+            return HttpResult {
+                error: Some(format!("host `{}` did not resolve", origin.host)),
+                ..Default::default()
+            };
+        }
+        let bytes = self.bytes();
+        let mut body = Vec::new();
+        let ex = rt.block_on(async {
+            let mut conn = None;
+            exchange(
+                &mut conn,
+                &origin,
+                RequestRef {
+                    bytes: &bytes,
+                    is_head: self.method == "HEAD",
+                    resend_safe: false,
+                    timeout,
+                    keep_body: Some((&mut body, MAX_ANSWER)),
+                    keep_head: None,
+                    failed_prefix: None,
+                },
+            )
+            .await
+        });
+        HttpResult {
+            status: ex.status,
+            error: ex.error.map(|k| k.as_str().to_string()),
+            body,
+        }
+    }
+}

@@ -1,0 +1,557 @@
+//! The scenario's `events:` on the run's clock: each event waits on a thread of its
+//! own (never a load worker) for its time — an offset from second 0, or the start
+//! of a stage — runs its action (a command, an HTTP call, or just a mark), and for a
+//! fault window runs its undo when the window is over, or at once when the run
+//! stops early, so that a fault is never left behind.
+//!
+//! Commands get a timeout and a process group of their own (`command`); HTTP calls
+//! go through pado's own client (`http_call`). Every event is written to
+//! `events.jsonl` when it is over; outputs are redacted by value (the `{{ env.X }}`
+//! values the events used, as [`crate::redact`] does for requests) before they are
+//! recorded. A failed action of a required event calls the runner's `on_failure`,
+//! which stops the run gracefully.
+
+pub mod command;
+pub mod http_call;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use pado_metrics::events::{ActionRecord, EventRecord, EventsWriter, ExpectRecord, Outcome};
+use pado_metrics::StageMark;
+use pado_scenario::events::{Event, EventHttp, DEFAULT_EVENT_TIMEOUT};
+use pado_scenario::Config;
+
+use crate::redact::Redactor;
+use http_call::HttpCall;
+
+/// Why the events of a scenario could not be prepared (before anything runs).
+#[derive(Debug, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct EventError {
+    /// The field, e.g. `events[0].run[1]`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// What an action does, resolved.
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// A program and its arguments (`shell` is `sh -c LINE`).
+    Command(Vec<String>),
+    /// An HTTP call.
+    Http(HttpCall),
+}
+
+/// One event, ready to run.
+#[derive(Clone, Debug)]
+pub struct EventSpec {
+    /// Name.
+    pub name: String,
+    /// `run`, `shell`, `http` or `mark`.
+    pub kind: String,
+    /// When, from second 0.
+    pub at: Duration,
+    /// The action (none for a mark).
+    pub action: Option<(String, Action)>,
+    /// The mark's text.
+    pub mark: Option<String>,
+    /// Length of the window.
+    pub duration: Option<Duration>,
+    /// The undo (kind, action).
+    pub undo: Option<(String, Action)>,
+    /// Deadline of the action and of the undo.
+    pub timeout: Duration,
+    /// Whether a failure stops the run.
+    pub required: bool,
+    /// The expectations as written.
+    pub expect: ExpectRecord,
+}
+
+/// A scenario's events, ready to run, with the secret values to hide.
+#[derive(Clone, Debug, Default)]
+pub struct EventPlan {
+    /// The events, in file order.
+    pub events: Vec<EventSpec>,
+    /// Values from the environment the events use.
+    pub redactor: Redactor,
+}
+
+impl EventPlan {
+    /// Whether there is nothing to run.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+}
+
+fn env(field: &str, text: &str, secrets: &mut Vec<Vec<u8>>) -> Result<String, EventError> {
+    if !text.contains("{{") {
+        return Ok(text.to_string());
+    }
+    let t = pado_scenario::template::parse_template(text).map_err(|e| EventError {
+        field: field.into(),
+        message: e.to_string(),
+    })?;
+    for seg in &t.segments {
+        if let pado_scenario::template::Segment::Expr(pado_scenario::template::Expr::Env(n)) = seg {
+            if let Ok(v) = std::env::var(n) {
+                secrets.push(v.into_bytes());
+            }
+        }
+    }
+    pado_scenario::template::render_env_only(text).map_err(|message| EventError {
+        field: field.into(),
+        message,
+    })
+}
+
+fn http(
+    field: &str,
+    h: &EventHttp,
+    target: Option<&str>,
+    secrets: &mut Vec<Vec<u8>>,
+) -> Result<HttpCall, EventError> {
+    let err = |message: String| EventError {
+        field: format!("{field}.url"),
+        message,
+    };
+    let raw = env(&format!("{field}.url"), &h.url, secrets)?;
+    let url = match url::Url::parse(&raw) {
+        Ok(u) => u,
+        Err(url::ParseError::RelativeUrlWithoutBase) => {
+            let base = target.ok_or_else(|| {
+                err(format!(
+                    "`{}` is a path and the scenario has no `target`",
+                    h.url
+                ))
+            })?;
+            url::Url::parse(base)
+                .and_then(|b| b.join(&raw))
+                .map_err(|e| err(e.to_string()))?
+        }
+        Err(e) => return Err(err(format!("`{}`: {e}", h.url))),
+    };
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(err(format!("scheme `{}` is not supported", url.scheme())));
+    }
+    let mut headers = Vec::new();
+    for (k, v) in &h.headers {
+        headers.push((k.clone(), env(&format!("{field}.headers.{k}"), v, secrets)?));
+    }
+    let body = match (&h.body, &h.json) {
+        (Some(b), _) => env(&format!("{field}.body"), b, secrets)?.into_bytes(),
+        (None, Some(j)) => {
+            if !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            {
+                headers.push(("Content-Type".into(), "application/json".into()));
+            }
+            serde_json::to_vec(j).unwrap_or_default()
+        }
+        (None, None) => Vec::new(),
+    };
+    let method = h
+        .method
+        .as_deref()
+        .map(str::to_ascii_uppercase)
+        .unwrap_or_else(|| if body.is_empty() { "GET" } else { "POST" }.into());
+    Ok(HttpCall {
+        method,
+        url,
+        headers,
+        body,
+    })
+}
+
+fn action(
+    field: &str,
+    run: Option<&[String]>,
+    shell: Option<&str>,
+    h: Option<&EventHttp>,
+    target: Option<&str>,
+    secrets: &mut Vec<Vec<u8>>,
+) -> Result<Option<(String, Action)>, EventError> {
+    if let Some(argv) = run {
+        let argv = argv
+            .iter()
+            .enumerate()
+            .map(|(i, a)| env(&format!("{field}.run[{i}]"), a, secrets))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(Some(("run".into(), Action::Command(argv))));
+    }
+    if let Some(line) = shell {
+        let line = env(&format!("{field}.shell"), line, secrets)?;
+        return Ok(Some((
+            "shell".into(),
+            Action::Command(vec!["sh".into(), "-c".into(), line]),
+        )));
+    }
+    if let Some(h) = h {
+        return Ok(Some((
+            "http".into(),
+            Action::Http(http(&format!("{field}.http"), h, target, secrets)?),
+        )));
+    }
+    Ok(None)
+}
+
+fn expect_record(e: &Event) -> ExpectRecord {
+    ExpectRecord {
+        during: e
+            .during
+            .iter()
+            .map(|(k, v)| (k.clone(), v.list()))
+            .collect(),
+        recovers: e
+            .after
+            .as_ref()
+            .and_then(|a| a.recovers.as_ref())
+            .map(|r| r.list())
+            .unwrap_or_default(),
+        hold_s: e
+            .after
+            .as_ref()
+            .and_then(|a| a.hold)
+            .map(|d| d.get().as_secs_f64()),
+        no_errors_after_s: e
+            .after
+            .as_ref()
+            .and_then(|a| a.no_errors_after)
+            .map(|d| d.get().as_secs_f64()),
+    }
+}
+
+/// Resolves a validated scenario's events: their times (a stage's start from
+/// `stages`, the run's stage marks), `{{ env.X }}` values and URLs.
+pub fn compile_events(config: &Config, stages: &[StageMark]) -> Result<EventPlan, EventError> {
+    let mut secrets = Vec::new();
+    let mut events = Vec::new();
+    let target = config.target.as_deref();
+    for (i, e) in config.events.iter().enumerate() {
+        let field = format!("events[{i}]");
+        let at = match (e.at, e.at_stage) {
+            (Some(d), _) => d.get(),
+            (None, Some(n)) => {
+                let scenario = match &e.scenario {
+                    Some(s) => Some(s.clone()),
+                    None => config
+                        .scenarios
+                        .iter()
+                        .find(|(_, sc)| sc.stages.is_some())
+                        .map(|(name, _)| name.clone()),
+                };
+                let mark = stages
+                    .iter()
+                    .find(|m| Some(&m.scenario) == scenario.as_ref() && m.index + 1 == n as usize);
+                match mark {
+                    Some(m) => Duration::from_secs_f64(m.start_s.max(0.0)),
+                    None => {
+                        return Err(EventError {
+                            field: format!("{field}.at_stage"),
+                            message: format!("stage {n} does not exist"),
+                        })
+                    }
+                }
+            }
+            (None, None) => Duration::ZERO,
+        };
+        let act = action(
+            &field,
+            e.run.as_deref(),
+            e.shell.as_deref(),
+            e.http.as_ref(),
+            target,
+            &mut secrets,
+        )?;
+        let undo = match &e.undo {
+            Some(u) => action(
+                &format!("{field}.undo"),
+                u.run.as_deref(),
+                u.shell.as_deref(),
+                u.http.as_ref(),
+                target,
+                &mut secrets,
+            )?,
+            None => None,
+        };
+        events.push(EventSpec {
+            name: e.display_name(i),
+            kind: e.kind().into(),
+            at,
+            action: act,
+            mark: e.mark.clone(),
+            duration: e.duration.map(|d| d.get()),
+            undo,
+            timeout: e.timeout.map_or(DEFAULT_EVENT_TIMEOUT, |d| d.get()),
+            required: e.is_required(),
+            expect: expect_record(e),
+        });
+    }
+    Ok(EventPlan {
+        events,
+        redactor: Redactor::new(secrets),
+    })
+}
+
+/// What the events did, once the runner is finished.
+#[derive(Debug, Default)]
+pub struct EventsDone {
+    /// Every event, as written to `events.jsonl`.
+    pub records: Vec<EventRecord>,
+    /// Why required events failed (each one sentence).
+    pub failures: Vec<String>,
+    /// `events.jsonl` could not be written.
+    pub write_error: Option<String>,
+}
+
+struct Shared {
+    writer: Mutex<EventsWriter>,
+    done: Mutex<EventsDone>,
+    on_failure: Box<dyn Fn(&str) + Send + Sync>,
+    redactor: Redactor,
+    t0: Instant,
+}
+
+impl Shared {
+    fn now_ms(&self) -> u64 {
+        self.t0.elapsed().as_millis() as u64
+    }
+
+    /// Waits until `at` after second 0; false when the run is over first.
+    fn wait_until(&self, cancel: &Receiver<()>, at: Duration) -> bool {
+        loop {
+            let left = at.saturating_sub(self.t0.elapsed());
+            if left.is_zero() {
+                return true;
+            }
+            match cancel.recv_timeout(left) {
+                Err(RecvTimeoutError::Timeout) => {}
+                // Nothing is ever sent: the sender dropped means the run is over.
+                _ => return false,
+            }
+        }
+    }
+
+    fn text(&self, b: &[u8]) -> String {
+        String::from_utf8_lossy(&self.redactor.redact(b)).into_owned()
+    }
+
+    fn perform(&self, kind: &str, a: &Action, timeout: Duration) -> ActionRecord {
+        let started_ms = self.now_ms();
+        let mut rec = ActionRecord {
+            kind: kind.into(),
+            started_ms,
+            ended_ms: started_ms,
+            outcome: Outcome::Ok,
+            exit_code: None,
+            status: None,
+            error: None,
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+        match a {
+            Action::Command(argv) => {
+                let r = command::run_command(argv, timeout);
+                rec.exit_code = r.exit_code;
+                rec.stdout = self.text(&r.stdout);
+                rec.stderr = self.text(&r.stderr);
+                if let Some(e) = r.spawn_error {
+                    rec.outcome = Outcome::Failed;
+                    rec.error = Some(self.text(e.as_bytes()));
+                } else if r.timed_out {
+                    rec.outcome = Outcome::Timeout;
+                    rec.error = Some(format!(
+                        "timed out after {} (killed with its process group)",
+                        pado_metrics::fmt::duration(timeout.as_secs_f64())
+                    ));
+                } else if r.exit_code != Some(0) {
+                    rec.outcome = Outcome::Failed;
+                    if r.exit_code.is_none() {
+                        rec.error = Some("killed by a signal".into());
+                    }
+                }
+            }
+            Action::Http(call) => {
+                let r = call.send(timeout);
+                let tail = &r.body[r.body.len().saturating_sub(command::TAIL_BYTES)..];
+                rec.stdout = self.text(tail);
+                if r.status > 0 {
+                    rec.status = Some(r.status);
+                }
+                match r.error {
+                    Some(e) if e == "timeout" => {
+                        rec.outcome = Outcome::Timeout;
+                        rec.error = Some(format!(
+                            "no answer within {}",
+                            pado_metrics::fmt::duration(timeout.as_secs_f64())
+                        ));
+                    }
+                    Some(e) => {
+                        rec.outcome = Outcome::Failed;
+                        rec.error = Some(e);
+                    }
+                    None if !(200..300).contains(&r.status) => rec.outcome = Outcome::Failed,
+                    None => {}
+                }
+            }
+        }
+        rec.ended_ms = self.now_ms();
+        rec
+    }
+
+    fn report_failure(&self, name: &str, what: &str, r: &ActionRecord, required: bool) {
+        if matches!(r.outcome, Outcome::Ok | Outcome::Skipped) {
+            return;
+        }
+        let why = match (&r.error, r.exit_code, r.status) {
+            (Some(e), _, _) => e.clone(),
+            (None, Some(c), _) => format!("exit code {c}"),
+            (None, None, Some(s)) => format!("answered {s}"),
+            _ => "failed".into(),
+        };
+        let msg = format!("event `{name}`: {what} failed: {why}");
+        if required {
+            (self.on_failure)(&msg);
+        }
+        self.done
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .failures
+            .push(if required {
+                msg
+            } else {
+                format!("{msg} (not required: the run went on)")
+            });
+    }
+
+    fn finish_event(&self, rec: EventRecord) {
+        let r = self
+            .writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .write(&rec);
+        let mut d = self.done.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = r {
+            d.write_error.get_or_insert(e.to_string());
+        }
+        d.records.push(rec);
+    }
+
+    fn run_event(&self, e: &EventSpec, cancel: &Receiver<()>) {
+        let mut rec = EventRecord {
+            name: e.name.clone(),
+            kind: e.kind.clone(),
+            planned_ms: e.at.as_millis() as u64,
+            started_ms: None,
+            window_end_ms: None,
+            required: e.required,
+            mark: e.mark.clone(),
+            action: None,
+            undo: None,
+            expect: e.expect.clone(),
+        };
+        if !self.wait_until(cancel, e.at) {
+            if let Some((kind, _)) = &e.action {
+                rec.action = Some(ActionRecord {
+                    kind: kind.clone(),
+                    started_ms: self.now_ms(),
+                    ended_ms: self.now_ms(),
+                    outcome: Outcome::Skipped,
+                    exit_code: None,
+                    status: None,
+                    error: Some("the run ended before its time".into()),
+                    stdout: String::new(),
+                    stderr: String::new(),
+                });
+            }
+            self.finish_event(rec);
+            return;
+        }
+        let start = self.now_ms();
+        rec.started_ms = Some(start);
+        if let Some((kind, a)) = &e.action {
+            let r = self.perform(kind, a, e.timeout);
+            self.report_failure(&e.name, "its action", &r, e.required);
+            rec.action = Some(r);
+        }
+        if let Some(d) = e.duration {
+            let end = Duration::from_millis(start) + d;
+            self.wait_until(cancel, end);
+            match &e.undo {
+                Some((kind, a)) => {
+                    let r = self.perform(kind, a, e.timeout);
+                    self.report_failure(&e.name, "its undo", &r, e.required);
+                    rec.window_end_ms = Some(r.ended_ms);
+                    rec.undo = Some(r);
+                }
+                None => rec.window_end_ms = Some(self.now_ms().min(end.as_millis() as u64)),
+            }
+        }
+        self.finish_event(rec);
+    }
+}
+
+/// The events of a run, each waiting on its own thread.
+pub struct EventRunner {
+    cancel: Option<Sender<()>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    shared: Arc<Shared>,
+}
+
+impl EventRunner {
+    /// Starts every event's thread on the clock that began at `t0` (second 0 of
+    /// the run). `on_failure` is called with a sentence when a required event's
+    /// action fails (from that event's thread).
+    pub fn start(
+        plan: EventPlan,
+        t0: Instant,
+        writer: EventsWriter,
+        on_failure: Box<dyn Fn(&str) + Send + Sync>,
+    ) -> EventRunner {
+        let (tx, rx) = crossbeam_channel::bounded::<()>(0);
+        let shared = Arc::new(Shared {
+            writer: Mutex::new(writer),
+            done: Mutex::new(EventsDone::default()),
+            on_failure,
+            redactor: plan.redactor,
+            t0,
+        });
+        let threads = plan
+            .events
+            .into_iter()
+            .map(|e| {
+                let shared = shared.clone();
+                let rx = rx.clone();
+                std::thread::Builder::new()
+                    .name("pado-event".into())
+                    .spawn(move || shared.run_event(&e, &rx))
+                    .expect("spawning an event thread")
+            })
+            .collect();
+        EventRunner {
+            cancel: Some(tx),
+            threads,
+            shared,
+        }
+    }
+
+    /// Ends the events once the load is over: events whose time has not come are
+    /// recorded as skipped, open windows are undone now, running actions finish
+    /// (each bounded by its timeout). Returns what happened.
+    pub fn finish(mut self) -> EventsDone {
+        self.cancel.take();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        let mut d =
+            std::mem::take(&mut *self.shared.done.lock().unwrap_or_else(|p| p.into_inner()));
+        d.records.sort_by_key(|r| r.planned_ms);
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests;

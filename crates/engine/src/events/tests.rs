@@ -1,0 +1,125 @@
+use super::*;
+use pado_metrics::events::read_events;
+
+fn config(yaml: &str) -> Config {
+    pado_scenario::parse_str(yaml, "t.yaml").unwrap()
+}
+
+const LOAD: &str = "target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: ramping-vus\n    stages: [{duration: 1s, target: 1}, {duration: 1s, target: 1}]\n    flow: [{request: \"GET /\"}]\n";
+
+#[test]
+fn runs_on_the_clock_hides_secrets_kills_at_timeout_and_skips_late_events() {
+    std::env::set_var("PADO_EVENT_TEST_SECRET", "hunter2-secret");
+    let yaml = format!(
+        "{LOAD}events:\n\
+  - {{ name: leak, at: 100ms, shell: \"echo token={{{{ env.PADO_EVENT_TEST_SECRET }}}}\" }}\n\
+  - {{ name: hang, at: 0s, run: [sleep, \"60\"], timeout: 300ms, required: false }}\n\
+  - {{ name: window, at_stage: 2, mark: fault, duration: 200ms, undo: {{ run: [\"true\"] }} }}\n\
+  - {{ name: late, at: 1h, run: [\"true\"] }}\n"
+    );
+    let c = config(&yaml);
+    let stages = vec![
+        StageMark {
+            scenario: "s".into(),
+            index: 0,
+            start_s: 0.0,
+            end_s: 1.0,
+            ..Default::default()
+        },
+        StageMark {
+            scenario: "s".into(),
+            index: 1,
+            start_s: 0.5,
+            end_s: 2.0,
+            ..Default::default()
+        },
+    ];
+    let plan = compile_events(&c, &stages).unwrap();
+    assert_eq!(plan.events[2].at, Duration::from_millis(500));
+    let dir = tempfile::tempdir().unwrap();
+    let failed = Arc::new(Mutex::new(Vec::<String>::new()));
+    let f2 = failed.clone();
+    let t0 = Instant::now();
+    let runner = EventRunner::start(
+        plan,
+        t0,
+        EventsWriter::create(dir.path()).unwrap(),
+        Box::new(move |m| f2.lock().unwrap().push(m.to_string())),
+    );
+    std::thread::sleep(Duration::from_millis(1200));
+    let done = runner.finish();
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    let recs = read_events(dir.path()).unwrap();
+    assert_eq!(recs.len(), 4);
+    let by = |n: &str| recs.iter().find(|r| r.name == n).unwrap().clone();
+
+    let leak = by("leak");
+    let a = leak.action.unwrap();
+    assert_eq!(a.outcome, Outcome::Ok);
+    assert_eq!(a.stdout, "token=***\n");
+    let file = std::fs::read_to_string(dir.path().join("events.jsonl")).unwrap();
+    assert!(!file.contains("hunter2"), "{file}");
+    assert!(leak.started_ms.unwrap() >= 100 && leak.started_ms.unwrap() < 1000);
+
+    let hang = by("hang").action.unwrap();
+    assert_eq!(hang.outcome, Outcome::Timeout);
+    assert!(hang.ended_ms - hang.started_ms >= 300);
+    assert!(hang.ended_ms - hang.started_ms < 5000);
+    // Not required: reported, the run is not stopped.
+    assert!(failed.lock().unwrap().is_empty());
+    assert!(done
+        .failures
+        .iter()
+        .any(|f| f.contains("`hang`") && f.contains("not required")));
+
+    let w = by("window");
+    assert_eq!(w.mark.as_deref(), Some("fault"));
+    let start = w.started_ms.unwrap();
+    assert!((500..900).contains(&start), "{start}");
+    let end = w.window_end_ms.unwrap();
+    assert!(end >= start + 200 && end < start + 1000, "{start} {end}");
+    assert_eq!(w.undo.unwrap().exit_code, Some(0));
+
+    let late = by("late");
+    assert_eq!(late.started_ms, None);
+    assert_eq!(late.action.unwrap().outcome, Outcome::Skipped);
+}
+
+#[test]
+fn a_required_failure_calls_back_and_an_open_window_is_undone_at_finish() {
+    let yaml = format!(
+        "{LOAD}events:\n\
+  - {{ name: boom, at: 0s, shell: \"exit 7\" }}\n\
+  - {{ name: long, at: 0s, mark: m, duration: 1h, undo: {{ shell: \"echo undone\" }} }}\n"
+    );
+    let plan = compile_events(&config(&yaml), &[]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let failed = Arc::new(Mutex::new(Vec::<String>::new()));
+    let f2 = failed.clone();
+    let runner = EventRunner::start(
+        plan,
+        Instant::now(),
+        EventsWriter::create(dir.path()).unwrap(),
+        Box::new(move |m| f2.lock().unwrap().push(m.to_string())),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let done = runner.finish();
+    assert_eq!(
+        failed.lock().unwrap().as_slice(),
+        ["event `boom`: its action failed: exit code 7"]
+    );
+    let long = done.records.iter().find(|r| r.name == "long").unwrap();
+    let u = long.undo.as_ref().unwrap();
+    assert_eq!(u.stdout, "undone\n");
+    assert!(long.window_end_ms.unwrap() < 5000);
+}
+
+#[test]
+fn missing_env_names_the_field() {
+    let yaml = format!(
+        "{LOAD}events:\n  - {{ at: 1s, http: {{ url: \"/x?k={{{{ env.PADO_SURELY_UNSET_VAR }}}}\" }} }}\n"
+    );
+    let e = compile_events(&config(&yaml), &[]).unwrap_err();
+    assert_eq!(e.field, "events[0].http.url");
+    assert!(e.message.contains("PADO_SURELY_UNSET_VAR"), "{e}");
+}

@@ -1,0 +1,343 @@
+//! Events on the timeline (`events:`): the resilience examples' expectations pass
+//! when the fault heals and fail (exit 99) when it never does, recovery is measured
+//! within a second of the time the test heals the fault, a hanging command is killed
+//! at its timeout while the run ends on time, and secrets in a command's output stay
+//! out of the result files.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use pado_demo_target::{RunningTarget, TargetOptions};
+use serde_json::Value;
+
+use crate::harness::{num, pado_bin, run, shared_machine, tmp, write_file};
+
+fn target() -> RunningTarget {
+    pado_demo_target::start(TargetOptions {
+        posts: 2_000,
+        ..Default::default()
+    })
+    .expect("demo target starts")
+}
+
+fn events_jsonl(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `examples/resilience/latency.yaml` shortened to 10 s of load: the fault at 3 s
+/// for 3 s; `heal` is what the undo sets the added latency to.
+fn short_latency_example(heal_ms: u32) -> String {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/resilience/latency.yaml"),
+    )
+    .unwrap();
+    let mut out = text.clone();
+    for (from, to) in [
+        // The event's window first: the load's duration becomes `10s` after it.
+        ("    duration: 10s\n", "    duration: 3s\n".to_string()),
+        ("    duration: 30s\n", "    duration: 10s\n".to_string()),
+        ("    at: 10s\n", "    at: 3s\n".to_string()),
+        (
+            "json: { added_latency_ms: 0 } }",
+            format!("json: {{ added_latency_ms: {heal_ms} }} }}"),
+        ),
+    ] {
+        assert!(
+            out.contains(from),
+            "the example changed: `{from}` not in it"
+        );
+        out = out.replacen(from, &to, 1);
+    }
+    out
+}
+
+#[test]
+fn example_expectations_pass_when_the_fault_heals_and_fail_when_it_never_does() {
+    let t = target();
+    let url = t.base_url();
+    let dir = tmp("events-example");
+    let healed = write_file(&dir, "healed.yaml", &short_latency_example(0));
+    let r = run(
+        "events-healed",
+        &[healed.to_str().unwrap(), "--target", &url],
+    );
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    assert_eq!(s["events_ok"], true, "{s}");
+    let e = &s["events"][0];
+    assert_eq!(e["name"], "slow network");
+    assert_eq!(e["outcome"], "ok");
+    // The window shows the 300 ms the target added; before it did not.
+    assert!(num(e, "during.p50_ms") >= 250.0, "{e}");
+    assert!(num(e, "before.p95_ms") < 100.0, "{e}");
+    // Requests delayed when the heal came finish 300 ms into the next second: the
+    // first clean second starts within 1 s of the heal.
+    let rec = num(e, "time_to_recovery_s");
+    assert!(rec <= 1.5, "recovered {rec} s after the heal: {e}");
+    assert!(r.stdout().contains("slow network"), "{}", r.stdout());
+    // The record on the run's clock: the action at 3 s, the undo 3 s later.
+    let ev = &events_jsonl(&r.dir)[0];
+    let started = ev["started_ms"].as_u64().unwrap();
+    assert!((3000..3500).contains(&started), "{ev}");
+    let end = ev["window_end_ms"].as_u64().unwrap();
+    assert!((started + 3000..started + 3500).contains(&end), "{ev}");
+    assert_eq!(ev["action"]["status"], 200);
+    // `pado report` on the directory gives the same verdict.
+    let rep = Command::new(pado_bin())
+        .args(["report", "--quiet"])
+        .arg(&r.dir)
+        .output()
+        .unwrap();
+    assert_eq!(rep.status.code(), Some(0));
+
+    // The undo "heals" to the same 300 ms: the fault never ends, `recovers` fails.
+    let stuck = write_file(&dir, "stuck.yaml", &short_latency_example(300));
+    let r = run("events-stuck", &[stuck.to_str().unwrap(), "--target", &url]);
+    assert_eq!(r.code(), 99, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    assert_eq!(s["events_ok"], false);
+    let x = s["events"][0]["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["kind"] == "recovers")
+        .unwrap()
+        .clone();
+    assert_eq!(x["ok"], false, "{x}");
+    assert!(x["value"].is_null(), "{x}");
+    assert!(s["events"][0]["time_to_recovery_s"].is_null());
+    let rep = Command::new(pado_bin())
+        .args(["report", "--quiet"])
+        .arg(&r.dir)
+        .output()
+        .unwrap();
+    assert_eq!(rep.status.code(), Some(99));
+}
+
+#[test]
+fn recovery_time_is_within_a_second_of_the_heal() {
+    // The fault's window ends at 4 s, but the target stays slow until another
+    // event heals it at 6 s: the truth is 2 s.
+    let t = target();
+    let dir = tmp("events-recovery");
+    let scen = write_file(
+        &dir,
+        "s.yaml",
+        &format!(
+            r#"target: {}
+scenarios:
+  read:
+    executor: constant-arrival-rate
+    rate: 40
+    duration: 10s
+    pre_allocated_vus: 20
+    max_vus: 60
+    flow: [{{ request: "GET /api/posts/{{{{ random_int(1, 100) }}}}" }}]
+events:
+  - name: slow
+    at: 2s
+    http: {{ method: POST, url: /admin/faults, json: {{ added_latency_ms: 200 }} }}
+    duration: 2s
+    after:
+      recovers: "p(50) < 100 within 5s"
+      hold: 2s
+  - name: heal
+    at: 6s
+    http: {{ method: POST, url: /admin/faults, json: {{ added_latency_ms: 0 }} }}
+"#,
+            t.base_url()
+        ),
+    );
+    let r = run("events-recovery", &[scen.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    let e = &s["events"][0];
+    let ev = events_jsonl(&r.dir);
+    let heal_ms = ev[1]["action"]["ended_ms"].as_u64().unwrap() as f64;
+    let end_ms = ev[0]["window_end_ms"].as_u64().unwrap() as f64;
+    let truth = (heal_ms - end_ms) / 1000.0;
+    let rec = num(e, "time_to_recovery_s");
+    assert!(
+        (rec - truth).abs() <= 1.0,
+        "measured {rec} s, truth {truth} s: {e}"
+    );
+    assert!((truth - 2.0).abs() < 0.5, "{ev:?}");
+}
+
+#[test]
+fn a_hanging_command_is_killed_at_its_timeout_and_secrets_stay_out() {
+    let _machine = shared_machine();
+    let server = pado_testkit::TestServer::start();
+    let dir = tmp("events-hang");
+    let scen = write_file(
+        &dir,
+        "s.yaml",
+        &format!(
+            r#"target: {}
+scenarios:
+  s:
+    executor: constant-vus
+    vus: 2
+    duration: 4s
+    think: 50ms
+    flow: [{{ request: "GET /" }}]
+events:
+  - name: secret
+    at: 500ms
+    run: [sh, -c, "echo token={{{{ env.PADO_E2E_EVENT_TOKEN }}}}; echo {{{{ env.PADO_E2E_EVENT_TOKEN }}}} >&2"]
+  - name: hang
+    at: 1s
+    run: [sleep, "60"]
+    timeout: 1s
+    required: false
+"#,
+            server.base_url()
+        ),
+    );
+    let out = dir.join("result");
+    let t0 = Instant::now();
+    let o = Command::new(pado_bin())
+        .args(["run", scen.to_str().unwrap(), "--quiet", "--out"])
+        .arg(&out)
+        .env("PADO_E2E_EVENT_TOKEN", "s3cr3t-value-81")
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    // 4 s of load; the 60 s sleep did not hold the run.
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    let ev = events_jsonl(&out);
+    let hang = ev.iter().find(|e| e["name"] == "hang").unwrap();
+    assert_eq!(hang["action"]["outcome"], "timeout", "{hang}");
+    let ran = hang["action"]["ended_ms"].as_u64().unwrap()
+        - hang["action"]["started_ms"].as_u64().unwrap();
+    assert!((1000..3000).contains(&ran), "{hang}");
+    assert!(stderr.contains("event `hang`"), "{stderr}");
+    let secret = ev.iter().find(|e| e["name"] == "secret").unwrap();
+    assert_eq!(secret["action"]["stdout"], "token=***\n", "{secret}");
+    assert_eq!(secret["action"]["stderr"], "***\n", "{secret}");
+    for f in ["events.jsonl", "summary.json", "run.json", "report.html"] {
+        let text = std::fs::read_to_string(out.join(f)).unwrap();
+        assert!(!text.contains("s3cr3t-value-81"), "{f} holds the secret");
+    }
+    assert!(!stdout.contains("s3cr3t") && !stderr.contains("s3cr3t"));
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let h = s["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "hang")
+        .unwrap();
+    assert_eq!(h["outcome"], "timeout");
+    assert_eq!(s["events_ok"], true, "not required: {s}");
+}
+
+#[test]
+fn a_required_failing_event_stops_the_run_cleanly() {
+    let server = pado_testkit::TestServer::start();
+    let dir = tmp("events-required");
+    let scen = write_file(
+        &dir,
+        "s.yaml",
+        &format!(
+            r#"target: {}
+scenarios:
+  s:
+    executor: constant-vus
+    vus: 2
+    duration: 20s
+    think: 50ms
+    flow: [{{ request: "GET /" }}]
+events:
+  - {{ name: broken, at: 1s, run: [sh, -c, "exit 3"] }}
+  - {{ name: window, at: 500ms, mark: open, duration: 1h, undo: {{ run: ["true"] }} }}
+"#,
+            server.base_url()
+        ),
+    );
+    let t0 = Instant::now();
+    let r = run("events-required", &[scen.to_str().unwrap()]);
+    assert_eq!(r.code(), 99, "{}\n{}", r.stdout(), r.stderr());
+    assert!(t0.elapsed() < Duration::from_secs(15));
+    assert!(
+        r.stderr()
+            .contains("event `broken`: its action failed: exit code 3"),
+        "{}",
+        r.stderr()
+    );
+    let s = r.summary();
+    assert_eq!(s["interrupted"], true);
+    assert!(num(&s, "duration_s") < 10.0, "{s}");
+    let ev = events_jsonl(&r.dir);
+    let w = ev.iter().find(|e| e["name"] == "window").unwrap();
+    // The open window was undone when the run stopped.
+    assert_eq!(w["undo"]["exit_code"], 0, "{w}");
+}
+
+/// Runs `examples/resilience/NAME.yaml` unedited, fitted to 10 s of load (events
+/// move with the load), against a fresh demo target; returns its summary.
+fn example_passes(name: &str) -> Value {
+    let t = target();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/resilience")
+        .join(format!("{name}.yaml"));
+    let r = run(
+        &format!("events-{name}"),
+        &[
+            file.to_str().unwrap(),
+            "--target",
+            &t.base_url(),
+            "--fit-to",
+            "10s",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{name}\n{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    assert_eq!(s["events_ok"], true, "{s}");
+    let ev = events_jsonl(&r.dir);
+    assert!(!ev.is_empty());
+    for e in &ev {
+        assert!(e["started_ms"].as_u64().is_some(), "{name}: {e}");
+    }
+    s
+}
+
+#[test]
+fn the_error_burst_example_passes() {
+    let s = example_passes("error-burst");
+    let e = &s["events"][0];
+    // 30% answered 500 in the window, about none outside it.
+    let rate = num(e, "during.error_rate");
+    assert!((0.15..0.45).contains(&rate), "{e}");
+    assert_eq!(num(e, "before.failed"), 0.0, "{e}");
+    assert_eq!(num(e, "time_to_first_error_s"), 0.0, "{e}");
+    assert_eq!(num(e, "failed_requests"), num(e, "during.failed"), "{e}");
+}
+
+#[test]
+fn the_stall_example_passes() {
+    let s = example_passes("stall");
+    let e = &s["events"][0];
+    // The 3 s pause held the requests that came during it.
+    assert!(num(e, "during.p95_ms") > 1000.0, "{e}");
+    assert_eq!(num(&s, "failed"), 0.0);
+}
+
+#[test]
+fn the_cache_off_example_passes() {
+    let s = example_passes("cache-off");
+    let ev = s["events"].as_array().unwrap();
+    assert_eq!(ev[0]["name"], "steady");
+    assert_eq!(ev[0]["outcome"], "mark");
+    // at_stage 2 of 5s + 25s fitted to 10 s: the mark at 1.67 s.
+    assert!((num(&ev[0], "start_s") - 1.667).abs() < 0.3, "{}", ev[0]);
+    assert_eq!(ev[1]["outcome"], "ok");
+}
