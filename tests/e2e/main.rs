@@ -22,6 +22,7 @@ mod measurement;
 mod merge;
 mod models;
 mod netns;
+mod network;
 mod observe;
 mod recovery;
 mod redirects;

@@ -143,6 +143,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
                         // The dead connection's attempt counts as setup too.
                         ex.setup.connecting += t_connect - ex.sent_at.unwrap_or(t_connect);
                         ex.setup.connecting += t.connecting;
+                        ex.setup.dns += t.dns;
                         ex.setup.tls = t.tls;
                         ex.sent_at = None;
                     } else {

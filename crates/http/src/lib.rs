@@ -12,6 +12,8 @@
 //! - [`exchange`]: one timed request/response on a VU's connection.
 //! - [`h2conn`]: HTTP/2 connections a worker's VUs share, streams per connection.
 //! - [`h2exchange`]: one timed request/response on an HTTP/2 stream.
+//! - [`proxy`]: HTTP proxies (flag, file, environment) and the `CONNECT` tunnel.
+//! - [`resolve`]: name resolution when a connection is made, with the run's cache.
 //! - [`response`]: sans-I/O response framing (heads, bodies, chunked decoding).
 //! - [`status`]: the set of statuses a request accepts.
 //! - [`trust`]: the roots TLS trusts (system, bundled, a CA file) and a client
@@ -23,6 +25,8 @@ pub mod conn;
 pub mod exchange;
 pub mod h2conn;
 pub mod h2exchange;
+pub mod proxy;
+pub mod resolve;
 pub mod response;
 pub mod status;
 pub mod trust;
@@ -33,5 +37,6 @@ pub use conn::{
 pub use exchange::{exchange, idempotent_method, is_redirect, Exchange, RequestRef};
 pub use h2conn::H2Pool;
 pub use h2exchange::{exchange_h2, H2Request, UseHttp1};
+pub use proxy::{Proxy, ProxyConfig, ProxyError};
 pub use status::StatusSet;
 pub use trust::{TlsFileError, TlsSettings};

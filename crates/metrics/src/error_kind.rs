@@ -50,11 +50,19 @@ pub enum ErrorKind {
     /// HTTP/2 was required (`http: "2"`, `--http2`) but the server chose another
     /// protocol in TLS's ALPN (or none): nothing was sent.
     H2NotNegotiated,
+    /// The HTTP proxy would not open a tunnel to the target: it refused `CONNECT`
+    /// (407 wants credentials, 403 forbids, 502 could not reach the target...) or
+    /// did not answer it as HTTP. The failure sample's reason says which.
+    Proxy,
+    /// The response's `Content-Encoding` (gzip, br, zstd, deflate) could not be
+    /// decoded: a corrupt or truncated body, or one that decodes to more than the
+    /// decoded-size cap (a decompression bomb).
+    Decode,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order, so counters can live in a plain array.
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 16] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Dns,
@@ -69,6 +77,8 @@ impl ErrorKind {
         ErrorKind::StreamReset,
         ErrorKind::GoAway,
         ErrorKind::H2NotNegotiated,
+        ErrorKind::Proxy,
+        ErrorKind::Decode,
     ];
 
     /// The stable name used in summaries and result files.
@@ -88,6 +98,8 @@ impl ErrorKind {
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::GoAway => "goaway",
             ErrorKind::H2NotNegotiated => "h2_not_negotiated",
+            ErrorKind::Proxy => "proxy",
+            ErrorKind::Decode => "decode",
         }
     }
 

@@ -26,11 +26,15 @@ pub enum Phase {
     Waiting,
     /// `http_req_receiving`.
     Receiving,
+    /// `http_req_dns`: name resolution when a connection was made. Last in storage
+    /// order (added after the others); result directories written before it have
+    /// none, which reads as an empty histogram: no data, not zeros.
+    Dns,
 }
 
 impl Phase {
     /// All phases in storage order.
-    pub const ALL: [Phase; 7] = [
+    pub const ALL: [Phase; 8] = [
         Phase::Duration,
         Phase::Blocked,
         Phase::Connecting,
@@ -38,6 +42,7 @@ impl Phase {
         Phase::Sending,
         Phase::Waiting,
         Phase::Receiving,
+        Phase::Dns,
     ];
 
     /// Short name used in result files.
@@ -50,6 +55,7 @@ impl Phase {
             Phase::Sending => "sending",
             Phase::Waiting => "waiting",
             Phase::Receiving => "receiving",
+            Phase::Dns => "dns",
         }
     }
 
@@ -63,6 +69,7 @@ impl Phase {
             Phase::Sending => "http_req_sending",
             Phase::Waiting => "http_req_waiting",
             Phase::Receiving => "http_req_receiving",
+            Phase::Dns => "http_req_dns",
         }
     }
 
@@ -123,7 +130,7 @@ pub struct SeriesStats {
     /// Transport failures by [`ErrorKind::index`].
     pub errors: [u64; ErrorKind::ALL.len()],
     /// One histogram per [`Phase`], in [`Phase::ALL`] order.
-    pub hist: [LatencyHistogram; 7],
+    pub hist: [LatencyHistogram; Phase::ALL.len()],
     /// The step's WebSocket sessions (`ws:` steps only; `None` elsewhere, so HTTP
     /// series cost nothing more).
     pub ws: Option<Box<crate::WsStats>>,
@@ -175,6 +182,7 @@ impl SeriesStats {
             p.sending_us,
             p.waiting_us,
             p.receiving_us,
+            p.dns_us,
         ];
         for (h, v) in self.hist.iter_mut().zip(values) {
             h.record(v);

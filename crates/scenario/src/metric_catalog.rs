@@ -74,7 +74,7 @@ const fn metric(
     }
 }
 
-static METRICS: [MetricInfo; 25] = [
+static METRICS: [MetricInfo; 26] = [
     metric(
         "http_req_duration",
         MetricKind::Trend,
@@ -86,6 +86,12 @@ static METRICS: [MetricInfo; 25] = [
         MetricKind::Trend,
         "ms",
         "time to first byte: from the end of sending to the first response byte",
+    ),
+    metric(
+        "http_req_dns",
+        MetricKind::Trend,
+        "ms",
+        "time spent resolving the host name when a connection was made (0 when reused or cached)",
     ),
     metric(
         "http_req_connecting",
@@ -262,7 +268,7 @@ mod tests {
             assert!(!names[i + 1..].contains(n), "duplicate {n}");
         }
         let count = |k| all().iter().filter(|m| m.kind == k).count();
-        assert_eq!(count(MetricKind::Trend), 11);
+        assert_eq!(count(MetricKind::Trend), 12);
         assert_eq!(count(MetricKind::Rate), 3);
         assert_eq!(count(MetricKind::Counter), 9);
         assert_eq!(count(MetricKind::Gauge), 2);

@@ -59,7 +59,9 @@ use std::time::{Duration, Instant};
 
 mod conn;
 pub mod h2server;
+pub mod proxy;
 use pado_h1server as http;
+pub use proxy::{ProxyOptions, ProxyServer, ProxyStats};
 mod tls;
 pub mod websocket;
 pub use websocket::WsServer;

@@ -454,6 +454,12 @@ impl Builder<'_> {
             field: p.to_string(),
             message,
         })?;
+        let ttl = self.cfg.defaults.dns.as_ref().and_then(|d| d.ttl);
+        let origin = match ttl {
+            Some(t) => origin.with_dns_ttl(t.get()),
+            None => origin,
+        }
+        .with_proxies(&self.proxies);
         self.origins.push(origin);
         self.origin_keys.push(key);
         Ok(self.origins.len() - 1)

@@ -163,6 +163,9 @@ fn request_figures(summary: &mut Summary, totals: &Totals, dur: f64) {
     summary.phases_ms = Phase::ALL
         .into_iter()
         .filter(|p| *p != Phase::Duration)
+        // `http_req_dns` is absent from result directories written before pado timed
+        // it: no data, not a phase of zeros.
+        .filter(|p| *p != Phase::Dns || !all.phase(*p).is_empty())
         .map(|p| (p.metric_name().to_string(), all.phase(p).summary()))
         .collect();
     summary.websocket = all.ws.as_deref().map(|w| ws_summary(w, dur));

@@ -469,6 +469,7 @@ impl Vu {
                         }
                         let mut ex = exchange(slot, origin, request_ref!()).await;
                         if let Some(t) = setup {
+                            ex.setup.dns += t.dns;
                             ex.setup.connecting += t.connecting;
                             ex.setup.tls += t.tls;
                         }
@@ -536,6 +537,7 @@ impl Vu {
         let phases = Phases {
             blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s)))
                 + us(ex.blocked),
+            dns_us: us(ex.setup.dns),
             connecting_us: us(ex.setup.connecting),
             tls_us: us(ex.setup.tls),
             sending_us: us(ex.sending),
