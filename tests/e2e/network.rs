@@ -264,3 +264,88 @@ fn tls_goes_through_connect_to_the_origin() {
         );
     }
 }
+
+/// Compressed responses: asked for with `defaults.compression`, decoded for checks
+/// (which see the text, not the bytes sent), counted before and after exactly as
+/// the server encoded them; a corrupt body is a `decode` failure and the run goes on.
+#[test]
+fn encoded_responses_are_decoded_for_checks_and_counted_before_and_after() {
+    let srv = TestServer::start();
+    let dir = tmp("compression");
+    let codings = ["gzip", "br", "zstd", "deflate"];
+    let mut flow = String::new();
+    for c in codings {
+        flow.push_str(&format!(
+            "      - name: {c}\n        request: /encoded/{c}?n=300\n        check: {{ body_contains: \"line 299 of what pado should decode\" }}\n"
+        ));
+    }
+    flow.push_str("      - name: gzip-chunked\n        request: /encoded/gzip?n=300&chunked=1\n        check: { body_contains: \"end\" }\n");
+    flow.push_str("      - name: corrupt\n        request: /encoded/corrupt\n");
+    flow.push_str("      - name: headers\n        request: /headers\n        check: { body_contains: 'accept-encoding\":\"gzip, br, zstd, deflate' }\n");
+    let text = format!(
+        "target: {}\ndefaults:\n  compression: [gzip, br, zstd, deflate]\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 5\n    flow:\n{flow}",
+        srv.base_url()
+    );
+    let file = write_file(&dir, "s.yaml", &text);
+    let r = run("compression", &[file.to_str().unwrap()]);
+    let s = r.summary();
+    let iterations = 10u64;
+    assert_eq!(num(&s, "requests") as u64, 7 * iterations, "{s}");
+    assert_eq!(num(&s, "errors.decode") as u64, iterations, "{s}");
+    assert_eq!(
+        num(&s, "failed") as u64,
+        iterations,
+        "only the corrupt ones: {s}"
+    );
+    for c in codings {
+        let key = format!("{c}: body contains \"line 299 of what pado should decode\"");
+        assert_eq!(s["checks"][&key]["fails"], 0, "{key}: {s}");
+        assert_eq!(s["checks"][&key]["passes"], iterations, "{key}: {s}");
+    }
+    // Exact sizes: what the server encoded, and the text it encoded.
+    let encoded: u64 = codings
+        .iter()
+        .map(|c| pado_testkit::encoded_body(c, 300).unwrap().len() as u64)
+        .sum::<u64>()
+        + pado_testkit::encoded_body("gzip", 300).unwrap().len() as u64;
+    let decoded = 5 * pado_testkit::decoded_text(300).len() as u64;
+    assert_eq!(
+        num(&s, "data_received_encoded") as u64,
+        iterations * encoded,
+        "{s}"
+    );
+    assert_eq!(
+        num(&s, "data_received_decoded") as u64,
+        iterations * decoded,
+        "{s}"
+    );
+    assert!(num(&s, "data_received") as u64 > iterations * encoded);
+    // The failure sample names the reason.
+    let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap();
+    assert!(
+        failures.contains("not valid for its Content-Encoding"),
+        "{failures}"
+    );
+
+    // Without `compression`, nothing is asked for (as wrk and oha).
+    let plain = TestServer::start();
+    let r = run(
+        "compression-off",
+        &[
+            "--url",
+            &plain.url("/headers"),
+            "--vus",
+            "1",
+            "--iterations",
+            "1",
+            "--http-debug=full",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let shown = format!("{}{}", r.stdout(), r.stderr()).to_ascii_lowercase();
+    assert!(
+        shown.contains("\"user-agent\""),
+        "the debug output shows the server's view: {shown}"
+    );
+    assert!(!shown.contains("accept-encoding"), "{shown}");
+}

@@ -9,6 +9,7 @@
 //! category a failed exchange is counted under, and the failure-sample size.
 //!
 //! - [`conn`]: connecting (TCP, then TLS through rustls), timed per phase.
+//! - [`decode`]: gzip, br, zstd and deflate response bodies decoded as they stream.
 //! - [`exchange`]: one timed request/response on a VU's connection.
 //! - [`h2conn`]: HTTP/2 connections a worker's VUs share, streams per connection.
 //! - [`h2exchange`]: one timed request/response on an HTTP/2 stream.
@@ -22,6 +23,7 @@
 //! [`ErrorKind`]: pado_metrics::ErrorKind
 
 pub mod conn;
+pub mod decode;
 pub mod exchange;
 pub mod h2conn;
 pub mod h2exchange;

@@ -54,4 +54,9 @@ pub struct RequestSample {
     /// Checks or extraction needed the body and it was longer than `max_body`: they
     /// saw only its beginning (counted so the summary can say so).
     pub body_cut: bool,
+    /// A response with a `Content-Encoding` pado decodes: its body's bytes as
+    /// received (after chunked framing). 0 for identity responses.
+    pub body_encoded: u64,
+    /// The same body's bytes after decoding.
+    pub body_decoded: u64,
 }

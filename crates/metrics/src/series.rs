@@ -122,6 +122,11 @@ pub struct SeriesStats {
     /// Responses whose body was longer than `max_body` when checks or extraction
     /// needed it (they saw only the beginning).
     pub body_cut: u64,
+    /// Bodies of encoded responses (`Content-Encoding` gzip, br, zstd, deflate), in
+    /// bytes as received after chunked framing (`data_received_encoded`).
+    pub bytes_encoded: u64,
+    /// The same bodies decoded (`data_received_decoded`).
+    pub bytes_decoded: u64,
     /// Responses by status code, sorted by code (a handful of entries).
     pub status: Vec<(u16, u64)>,
     /// Of `status`, responses of 400 or more that the step expected (a `status`
@@ -160,6 +165,8 @@ impl SeriesStats {
         self.bytes_received += s.bytes_received;
         self.reconnects += u64::from(s.reconnected);
         self.body_cut += u64::from(s.body_cut);
+        self.bytes_encoded += s.body_encoded;
+        self.bytes_decoded += s.body_decoded;
         if let Some(e) = s.error {
             self.errors[e.index()] += 1;
         } else {
@@ -233,6 +240,8 @@ impl SeriesStats {
         self.bytes_received = self.bytes_received.saturating_add(o.bytes_received);
         self.reconnects = self.reconnects.saturating_add(o.reconnects);
         self.body_cut = self.body_cut.saturating_add(o.body_cut);
+        self.bytes_encoded = self.bytes_encoded.saturating_add(o.bytes_encoded);
+        self.bytes_decoded = self.bytes_decoded.saturating_add(o.bytes_decoded);
         for &(code, n) in &o.status {
             self.bump_status(code, n);
         }

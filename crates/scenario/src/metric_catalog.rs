@@ -74,7 +74,7 @@ const fn metric(
     }
 }
 
-static METRICS: [MetricInfo; 26] = [
+static METRICS: [MetricInfo; 28] = [
     metric(
         "http_req_duration",
         MetricKind::Trend,
@@ -190,6 +190,18 @@ static METRICS: [MetricInfo; 26] = [
         "bytes read from the network",
     ),
     metric(
+        "data_received_encoded",
+        MetricKind::Counter,
+        "bytes",
+        "bodies of compressed responses as received (part of data_received)",
+    ),
+    metric(
+        "data_received_decoded",
+        MetricKind::Counter,
+        "bytes",
+        "bodies of compressed responses after decoding",
+    ),
+    metric(
         "ws_sessions",
         MetricKind::Counter,
         "",
@@ -270,7 +282,7 @@ mod tests {
         let count = |k| all().iter().filter(|m| m.kind == k).count();
         assert_eq!(count(MetricKind::Trend), 12);
         assert_eq!(count(MetricKind::Rate), 3);
-        assert_eq!(count(MetricKind::Counter), 9);
+        assert_eq!(count(MetricKind::Counter), 11);
         assert_eq!(count(MetricKind::Gauge), 2);
         assert!(all()
             .iter()

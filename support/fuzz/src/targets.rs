@@ -465,6 +465,7 @@ fn loopback(data: &[u8], is_head: bool) {
             keep_body: Some((&mut body, BODY_CAP)),
             keep_head: Some((&mut head, true)),
             failed_prefix: None,
+            decoder: None,
         },
     ));
     drop(slot);

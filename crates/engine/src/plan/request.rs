@@ -189,6 +189,17 @@ impl Builder<'_> {
                 concat!("User-Agent: pado/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
             );
         }
+        match &self.cfg.defaults.compression {
+            // `defaults.compression` asks for the codings pado decodes; a request's
+            // own `Accept-Encoding` (or the defaults' header) wins.
+            Some(list) if !list.is_empty() && !has(&headers, "accept-encoding") => {
+                let names: Vec<&str> = list.iter().map(|c| c.as_str()).collect();
+                fixed.extend_from_slice(
+                    format!("Accept-Encoding: {}\r\n", names.join(", ")).as_bytes(),
+                );
+            }
+            _ => {}
+        }
         let ctype = match &body_src {
             BodySrc::Json(_) => Some("application/json"),
             BodySrc::Form(_) => Some("application/x-www-form-urlencoded"),

@@ -126,6 +126,12 @@ pub(super) struct WireSeries {
     /// Absent when 0 (and in files written before it existed).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(super) body_cut: u64,
+    /// Absent when 0 (and in files written before it existed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) bytes_encoded: u64,
+    /// Absent when 0 (and in files written before it existed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) bytes_decoded: u64,
     #[serde(default)]
     pub(super) status: BTreeMap<String, u64>,
     /// Statuses of 400 or more the step expected; absent when none.
@@ -340,6 +346,8 @@ impl WireSeries {
             bytes_received: s.bytes_received,
             reconnects: s.reconnects,
             body_cut: s.body_cut,
+            bytes_encoded: s.bytes_encoded,
+            bytes_decoded: s.bytes_decoded,
             status: s
                 .status_sorted()
                 .into_iter()
@@ -384,6 +392,8 @@ impl WireSeries {
         s.bytes_received = self.bytes_received;
         s.reconnects = self.reconnects;
         s.body_cut = self.body_cut;
+        s.bytes_encoded = self.bytes_encoded;
+        s.bytes_decoded = self.bytes_decoded;
         s.ws = self.ws.map(WireWs::into_stats).transpose()?.map(Box::new);
         for (code, n) in self.status {
             let c: u16 = code

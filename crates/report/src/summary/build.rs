@@ -171,6 +171,8 @@ fn request_figures(summary: &mut Summary, totals: &Totals, dur: f64) {
     summary.websocket = all.ws.as_deref().map(|w| ws_summary(w, dur));
     summary.data_sent = all.bytes_sent;
     summary.data_received = all.bytes_received;
+    summary.data_received_encoded = all.bytes_encoded;
+    summary.data_received_decoded = all.bytes_decoded;
     summary.steps = totals
         .by_name()
         .into_iter()

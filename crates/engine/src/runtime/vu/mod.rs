@@ -70,6 +70,8 @@ pub(super) struct Vu {
     /// First bytes of a failed response's body when the body is not kept anyway
     /// (filled only for failures; emptied after each).
     fail_body: Vec<u8>,
+    /// Decodes gzip, br, zstd and deflate responses (touched only by those).
+    decoder: pado_http::decode::BodyDecoder,
     /// Rendered request.
     req: Vec<u8>,
     /// Rendered request body.
@@ -118,6 +120,7 @@ impl Vu {
             body: Vec::new(),
             head: Vec::new(),
             fail_body: Vec::new(),
+            decoder: Default::default(),
             req: Vec::new(),
             req_body: Vec::new(),
             scratch: Vec::new(),
@@ -430,6 +433,7 @@ impl Vu {
                         None
                     },
                     failed_prefix: Some((&mut self.fail_body, &req.expect)),
+                    decoder: Some(&mut self.decoder),
                 }
             };
         }
@@ -555,6 +559,8 @@ impl Vu {
             bytes_received: ex.bytes_received,
             reconnected: ex.reconnected,
             body_cut: ex.body_cut,
+            body_encoded: ex.body_encoded,
+            body_decoded: ex.body_decoded,
         };
         if let Some(f) = follow {
             // A hop: its own sample under the step's name, never a failure; checks
@@ -740,6 +746,8 @@ impl Vu {
             bytes_received: 0,
             reconnected: false,
             body_cut: false,
+            body_encoded: 0,
+            body_decoded: 0,
         };
         for e in &step.extract {
             self.vars[e.var] = None;
