@@ -349,3 +349,26 @@ fn encoded_responses_are_decoded_for_checks_and_counted_before_and_after() {
     );
     assert!(!shown.contains("accept-encoding"), "{shown}");
 }
+
+/// A WebSocket handshake goes through the same tunnel: one CONNECT per session.
+#[test]
+fn websocket_sessions_go_through_the_proxy() {
+    let srv = pado_testkit::WsServer::start();
+    let proxy = ProxyServer::start(ProxyOptions::default());
+    let dir = tmp("proxy-ws");
+    let text = format!(
+        "target: {}\nscenarios:\n  chat:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 3\n    flow:\n      - name: echo\n        ws:\n          url: /echo\n          actions:\n            - send: hello\n            - expect: {{ body_contains: hello, timeout: 2s }}\n",
+        srv.http_base_url()
+    );
+    let file = write_file(&dir, "ws.yaml", &text);
+    let r = run_env(
+        "proxy-ws",
+        &[file.to_str().unwrap()],
+        &[("http_proxy", &proxy.url())],
+    );
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let st = srv.stats();
+    assert_eq!(st.sessions, 6, "{st:?}");
+    assert_eq!(proxy.stats().tunnels, 6, "{:?}", proxy.stats());
+    assert_eq!(num(&r.summary()["steps"]["echo"]["ws"], "sessions"), 6.0);
+}
