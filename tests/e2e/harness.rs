@@ -19,9 +19,26 @@ pub(crate) fn pado_bin() -> &'static str {
         let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pado-home");
         // Rust's own environment lock orders this with the spawns of other threads.
         std::env::set_var("PADO_HOME", home);
+        // A developer's proxy must not change what the tests measure: children run
+        // without one unless a test sets these on its command.
+        for v in PROXY_VARS {
+            std::env::remove_var(v);
+        }
     });
     env!("CARGO_BIN_EXE_pado")
 }
+
+/// The environment variables that choose a proxy (both cases, as curl reads them).
+pub(crate) const PROXY_VARS: [&str; 8] = [
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
 
 /// A fresh, empty temporary directory ([`tmp`]), removed with everything in it
 /// when this value drops, so that a test leaves nothing behind, pass or fail. It
@@ -159,10 +176,16 @@ impl Run {
 
 /// Run `pado run ARGS --out <tmp> --quiet` and wait.
 pub(crate) fn run(name: &str, args: &[&str]) -> Run {
+    run_env(name, args, &[])
+}
+
+/// [`run`] with environment variables set for this run only (e.g. `HTTPS_PROXY`).
+pub(crate) fn run_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     let _machine = shared_machine();
     let tmp = tmp(name);
     let dir = tmp.join("result");
     let out = Command::new(pado_bin())
+        .envs(env.iter().copied())
         .arg("run")
         .args(args)
         .arg("--out")

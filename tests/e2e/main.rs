@@ -24,6 +24,7 @@ mod measurement;
 mod merge;
 mod models;
 mod netns;
+mod network;
 mod observe;
 mod outputs;
 mod recovery;

@@ -97,6 +97,8 @@ impl MetricSource for TotalsSource<'_> {
             "http_reqs" => count_or_rate(self.series(tags)?.requests),
             "data_sent" => count_or_rate(self.series(tags)?.bytes_sent),
             "data_received" => count_or_rate(self.series(tags)?.bytes_received),
+            "data_received_encoded" => count_or_rate(self.series(tags)?.bytes_encoded),
+            "data_received_decoded" => count_or_rate(self.series(tags)?.bytes_decoded),
             "ws_connecting" | "ws_session_duration" | "ws_msg_latency" => {
                 let s = self.series(tags)?;
                 let w = s.ws.as_deref()?;

@@ -599,6 +599,19 @@ pub(crate) struct LoadArgs {
     /// Replaces the file's `defaults.connections`.
     #[arg(long, value_name = "POLICY", value_parser = ["per-vu", "per-iteration", "per-request"])]
     pub connections: Option<String>,
+    /// Send every connection through this HTTP proxy (`http://[user:pass@]host:port`,
+    /// a CONNECT tunnel per connection), replacing the file's `defaults.proxy` and
+    /// the environment's HTTPS_PROXY/HTTP_PROXY/ALL_PROXY (NO_PROXY still applies).
+    #[arg(long, value_name = "URL", conflicts_with = "no_proxy")]
+    pub proxy: Option<String>,
+    /// Connect directly, ignoring the proxy of the file and of the environment.
+    #[arg(long)]
+    pub no_proxy: bool,
+    /// Ask for compressed responses (Accept-Encoding), e.g. `gzip,br,zstd,deflate`
+    /// (default none, as wrk and oha); encoded responses are decoded for checks and
+    /// counted before and after. Replaces the file's `defaults.compression`.
+    #[arg(long, value_name = "CODINGS")]
+    pub compression: Option<String>,
     /// How much of a response body checks and extraction see, e.g. 16MiB
     /// (default 4MiB; replaces the file's `defaults.max_body`).
     #[arg(long, value_name = "SIZE")]

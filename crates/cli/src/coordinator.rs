@@ -393,6 +393,15 @@ fn forwarded_flags(
     if let Some(m) = l.max_streams {
         v.extend(["--max-streams".into(), m.to_string()]);
     }
+    if let Some(p) = &l.proxy {
+        v.extend(["--proxy".into(), p.clone()]);
+    }
+    if l.no_proxy {
+        v.push("--no-proxy".into());
+    }
+    if let Some(c) = &l.compression {
+        v.extend(["--compression".into(), c.clone()]);
+    }
     v
 }
 

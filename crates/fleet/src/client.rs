@@ -132,6 +132,7 @@ impl GeneratorClient {
                 keep_body: Some((&mut out.body, MAX_ANSWER)),
                 keep_head: Some((&mut out.head, true)),
                 failed_prefix: None,
+                decoder: None,
             },
         )
         .await;

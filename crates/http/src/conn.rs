@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use crate::proxy::{Proxy, ProxyConfig};
+use crate::resolve::{NameCache, DEFAULT_TTL};
 use pado_metrics::ErrorKind;
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -24,8 +26,16 @@ pub struct Origin {
     pub host: String,
     /// Port.
     pub port: u16,
-    /// Resolved addresses; empty when resolution failed (requests then count `dns`).
+    /// Addresses resolved once before the run (for its warning about a name that
+    /// does not resolve); connections use them only for an IP address, and resolve a
+    /// name through [`Origin::names`] when they are made.
     pub addrs: Vec<SocketAddr>,
+    /// The name's resolver cache (`None` for an IP address): looked up when a
+    /// connection is made, timed as `http_req_dns`.
+    pub names: Option<Arc<NameCache>>,
+    /// The HTTP proxy connections go through (a `CONNECT` tunnel), `None` for a
+    /// direct connection.
+    pub proxy: Option<Arc<Proxy>>,
     /// TLS, when the scheme is https (ALPN offers only `http/1.1`).
     pub tls: Option<TlsTarget>,
     /// The HTTP version requests to this origin are sent with (`defaults.http`).
@@ -97,6 +107,10 @@ impl Origin {
         let addrs: Vec<_> = std::net::ToSocketAddrs::to_socket_addrs(&(bare.as_str(), port))
             .map(|a| a.collect())
             .unwrap_or_default();
+        let names = bare
+            .parse::<std::net::IpAddr>()
+            .is_err()
+            .then(|| Arc::new(NameCache::new(&bare, port, DEFAULT_TTL)));
         let tls = if scheme == "https" {
             let server_name = ServerName::try_from(bare.clone())
                 .map_err(|e| format!("`{host}` is not a valid TLS server name: {e}"))?;
@@ -119,10 +133,29 @@ impl Origin {
             host,
             port,
             addrs,
+            names,
+            proxy: None,
             tls,
             protocol,
             h2_tls,
         })
+    }
+
+    /// This origin reached through the proxy `proxies` chooses for it (none for a
+    /// host in `NO_PROXY`).
+    pub fn with_proxies(mut self, proxies: &ProxyConfig) -> Self {
+        self.proxy = proxies.for_target(self.tls.is_some(), &self.host);
+        self
+    }
+
+    /// This origin with its resolved names kept for `ttl` (`defaults.dns.ttl`; zero
+    /// resolves for every new connection).
+    pub fn with_dns_ttl(mut self, ttl: Duration) -> Self {
+        if self.names.is_some() {
+            let bare = self.host.trim_start_matches('[').trim_end_matches(']');
+            self.names = Some(Arc::new(NameCache::new(bare, self.port, ttl)));
+        }
+        self
     }
 }
 
@@ -234,6 +267,8 @@ pub const READ_BUF: usize = 4096;
 /// Time spent in connection setup.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SetupTimes {
+    /// Name resolution (`http_req_dns`; zero for an IP address or a cached name).
+    pub dns: Duration,
     /// TCP connect.
     pub connecting: Duration,
     /// TLS handshake.
@@ -279,14 +314,39 @@ pub async fn connect_stream(
     tls: Option<&TlsTarget>,
     budget: Duration,
 ) -> Result<(Stream, SetupTimes), ConnectError> {
-    if origin.addrs.is_empty() {
-        return Err(ErrorKind::Dns.into());
-    }
+    let start = Instant::now();
+    // Through a proxy, its name is the one resolved (the proxy resolves the target's).
+    let (names, fixed) = match &origin.proxy {
+        Some(p) => p.endpoint(),
+        None => (&origin.names, origin.addrs.as_slice()),
+    };
+    let (resolved, dns) = match names {
+        Some(n) => {
+            let (a, took) = n.resolve(budget).await?;
+            (Some(a), took)
+        }
+        None if fixed.is_empty() => return Err(ErrorKind::Dns.into()),
+        None => (None, Duration::ZERO),
+    };
+    let addrs = resolved.as_deref().unwrap_or(fixed);
+    let budget = budget.saturating_sub(start.elapsed());
     let t0 = Instant::now();
-    let tcp = connect_any(&origin.addrs, budget).await?;
+    #[allow(unused_mut)]
+    let mut tcp = connect_any(addrs, budget).await?;
     let _ = tcp.set_nodelay(true);
+    if let Some(p) = &origin.proxy {
+        // The tunnel's round trip is part of connecting, as the proxy's TCP is.
+        let bare = origin.host.trim_start_matches('[').trim_end_matches(']');
+        let host = if bare.contains(':') {
+            origin.host.as_str()
+        } else {
+            bare
+        };
+        crate::proxy::tunnel(&mut tcp, p, host, origin.port, t0 + budget).await?;
+    }
     let t1 = Instant::now();
     let mut times = SetupTimes {
+        dns,
         connecting: t1 - t0,
         tls: Duration::ZERO,
     };

@@ -9,6 +9,7 @@ use pado_metrics::ErrorKind;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::conn::{connect, io_error_kind, Conn, Origin, SetupTimes, READ_BUF};
+use crate::decode::BodyDecoder;
 use crate::response::{parse_head, BodyKind, ChunkedDecoder, MAX_HEAD};
 use crate::status::StatusSet;
 
@@ -52,6 +53,11 @@ pub struct Exchange {
     pub reconnected: bool,
     /// The kept body was longer than its cap and holds only the first cap bytes.
     pub body_cut: bool,
+    /// An encoded response (`Content-Encoding` gzip, br, zstd, deflate): its body's
+    /// bytes as received (after chunked framing) and decoded. Zero otherwise.
+    pub body_encoded: u64,
+    /// See [`Exchange::body_encoded`].
+    pub body_decoded: u64,
 }
 
 /// A status whose `Location` a client follows (the VU's redirect loop does; the
@@ -95,6 +101,8 @@ pub struct RequestRef<'a> {
     /// body when the status is *not* in the set (a failure to sample) and the body is
     /// not kept anyway: a response with an expected status copies nothing.
     pub failed_prefix: Option<(&'a mut Vec<u8>, &'a StatusSet)>,
+    /// The VU's decoder for encoded responses; `None` leaves bodies as sent.
+    pub decoder: Option<&'a mut crate::decode::BodyDecoder>,
 }
 
 /// Run one exchange, opening a connection in `slot` when there is none (or the idle
@@ -133,6 +141,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
     let mut keep_body = req.keep_body.map(|(b, cap)| (b, cap.saturating_add(1)));
     let mut keep_head = req.keep_head;
     let mut failed_prefix = req.failed_prefix;
+    let mut decoder = req.decoder;
     loop {
         if slot.is_none() {
             let budget = deadline.saturating_duration_since(Instant::now());
@@ -146,6 +155,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
                         // The dead connection's attempt counts as setup too.
                         ex.setup.connecting += t_connect - ex.sent_at.unwrap_or(t_connect);
                         ex.setup.connecting += t.connecting;
+                        ex.setup.dns += t.dns;
                         ex.setup.tls = t.tls;
                         ex.sent_at = None;
                     } else {
@@ -182,6 +192,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
                 &mut keep_body,
                 &mut keep_head,
                 &mut failed_prefix,
+                decoder.as_deref_mut(),
             ),
         )
         .await;
@@ -252,6 +263,7 @@ async fn run<'k>(
     keep_body: &mut Option<(&'k mut Vec<u8>, usize)>,
     keep_head: &mut Option<(&mut Vec<u8>, bool)>,
     failed_prefix: &mut Option<(&'k mut Vec<u8>, &StatusSet)>,
+    decoder: Option<&mut BodyDecoder>,
 ) -> Result<bool, ErrorKind> {
     let t_send = Instant::now();
     ex.sent_at = Some(t_send);
@@ -274,6 +286,7 @@ async fn run<'k>(
         keep_body,
         keep_head,
         failed_prefix,
+        decoder,
     )
     .await;
     match write_failed {
@@ -300,6 +313,7 @@ async fn read_response<'k>(
     keep_body: &mut Option<(&'k mut Vec<u8>, usize)>,
     keep_head: &mut Option<(&mut Vec<u8>, bool)>,
     failed_prefix: &mut Option<(&'k mut Vec<u8>, &StatusSet)>,
+    decoder: Option<&mut BodyDecoder>,
 ) -> Result<bool, ErrorKind> {
     // Head.
     let buf = &mut conn.buf;
@@ -351,6 +365,19 @@ async fn read_response<'k>(
         }
     }
     let fb = first_byte.unwrap_or(t_sent);
+    // An encoded body is decoded as it streams (only then is the decoder touched).
+    let mut dec = match (head.coding, decoder) {
+        (Some(c), Some(d)) if head.body != BodyKind::None => {
+            d.begin(c, keep_body.as_ref().map_or(0, |k| k.1));
+            Some(d)
+        }
+        _ => None,
+    };
+    let keep_body = &mut *keep_body;
+    let mut keep = |bytes: &[u8]| match dec.as_mut() {
+        Some(d) => d.feed(bytes),
+        None => keep(keep_body, bytes),
+    };
 
     // Body.
     let mut reuse = head.keep_alive;
@@ -363,7 +390,7 @@ async fn read_response<'k>(
         }
         BodyKind::Length(total) => {
             let first = (leftover as u64).min(total) as usize;
-            keep(keep_body, &buf[head.len..head.len + first]);
+            keep(&buf[head.len..head.len + first]);
             if leftover as u64 > total {
                 reuse = false;
             }
@@ -374,7 +401,7 @@ async fn read_response<'k>(
                     return Err(ErrorKind::Reset);
                 }
                 let take = (n as u64).min(left) as usize;
-                keep(keep_body, &buf[..take]);
+                keep(&buf[..take]);
                 if (n as u64) > left {
                     reuse = false;
                 }
@@ -384,7 +411,7 @@ async fn read_response<'k>(
         BodyKind::Chunked => {
             let mut dec = ChunkedDecoder::new();
             let used = dec
-                .feed(&buf[head.len..], |b| keep(keep_body, b))
+                .feed(&buf[head.len..], &mut keep)
                 .map_err(|_| ErrorKind::Protocol)?;
             if dec.is_done() && head.len + used < buf.len() {
                 reuse = false;
@@ -395,7 +422,7 @@ async fn read_response<'k>(
                     return Err(ErrorKind::Reset);
                 }
                 let used = dec
-                    .feed(&buf[..n], |b| keep(keep_body, b))
+                    .feed(&buf[..n], &mut keep)
                     .map_err(|_| ErrorKind::Protocol)?;
                 if dec.is_done() && used < n {
                     reuse = false;
@@ -403,7 +430,7 @@ async fn read_response<'k>(
             }
         }
         BodyKind::UntilClose => {
-            keep(keep_body, &buf[head.len..]);
+            keep(&buf[head.len..]);
             loop {
                 let n = match read_more(&mut conn.stream, buf, ex.bytes_received, ex, tls).await {
                     Ok(n) => n,
@@ -414,9 +441,22 @@ async fn read_response<'k>(
                 if n == 0 {
                     break;
                 }
-                keep(keep_body, &buf[..n]);
+                keep(&buf[..n]);
             }
             reuse = false;
+        }
+    }
+    if let Some(d) = dec {
+        match d.end(keep_body.as_mut().map(|k| &mut *k.0)) {
+            Ok(sizes) => {
+                ex.body_encoded = sizes.encoded;
+                ex.body_decoded = sizes.decoded;
+            }
+            Err(fault) => {
+                // The framing was read to its end: the connection stays usable.
+                ex.error = Some(ErrorKind::Decode);
+                ex.reason = Some(fault.reason());
+            }
         }
     }
     ex.receiving = fb.elapsed();

@@ -9,10 +9,13 @@
 //! category a failed exchange is counted under, and the failure-sample size.
 //!
 //! - [`conn`]: connecting (TCP, then TLS through rustls), timed per phase.
+//! - [`decode`]: gzip, br, zstd and deflate response bodies decoded as they stream.
 //! - [`exchange`]: one timed request/response on a VU's connection.
 //! - [`grpc`]: one timed gRPC call (unary or server streaming) on an HTTP/2 stream.
 //! - [`h2conn`]: HTTP/2 connections a worker's VUs share, streams per connection.
 //! - [`h2exchange`]: one timed request/response on an HTTP/2 stream.
+//! - [`proxy`]: HTTP proxies (flag, file, environment) and the `CONNECT` tunnel.
+//! - [`resolve`]: name resolution when a connection is made, with the run's cache.
 //! - [`response`]: sans-I/O response framing (heads, bodies, chunked decoding).
 //! - [`status`]: the set of statuses a request accepts.
 //! - [`trust`]: the roots TLS trusts (system, bundled, a CA file) and a client
@@ -21,10 +24,13 @@
 //! [`ErrorKind`]: pado_metrics::ErrorKind
 
 pub mod conn;
+pub mod decode;
 pub mod exchange;
 pub mod grpc;
 pub mod h2conn;
 pub mod h2exchange;
+pub mod proxy;
+pub mod resolve;
 pub mod response;
 pub mod status;
 pub mod trust;
@@ -36,5 +42,6 @@ pub use exchange::{exchange, idempotent_method, is_redirect, Exchange, RequestRe
 pub use grpc::{exchange_grpc, GrpcCall, GrpcOutcome, GrpcRequest};
 pub use h2conn::H2Pool;
 pub use h2exchange::{exchange_h2, H2Request, UseHttp1};
+pub use proxy::{Proxy, ProxyConfig, ProxyError};
 pub use status::StatusSet;
 pub use trust::{TlsFileError, TlsSettings};

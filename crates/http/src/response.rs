@@ -31,6 +31,8 @@ pub struct Head {
     pub start: usize,
     /// Whether it sets a cookie (so the cookie jar needs the head).
     pub has_set_cookie: bool,
+    /// The body's `Content-Encoding`, when it is one pado decodes.
+    pub coding: Option<crate::decode::Coding>,
 }
 
 /// Why a response is not valid HTTP/1.1.
@@ -86,6 +88,7 @@ pub fn parse_head(buf: &[u8], request_was_head: bool) -> Result<Option<Head>, Pr
         let mut conn_close = false;
         let mut conn_keep_alive = false;
         let mut has_set_cookie = false;
+        let mut coding = None;
         for h in resp.headers.iter() {
             if h.name.eq_ignore_ascii_case("content-length") {
                 let v = std::str::from_utf8(h.value)
@@ -105,6 +108,8 @@ pub fn parse_head(buf: &[u8], request_was_head: bool) -> Result<Option<Head>, Pr
                     .is_some_and(|last| trim(last).eq_ignore_ascii_case(b"chunked"));
             } else if h.name.eq_ignore_ascii_case("set-cookie") {
                 has_set_cookie = true;
+            } else if h.name.eq_ignore_ascii_case("content-encoding") {
+                coding = crate::decode::Coding::of_header(h.value);
             } else if h.name.eq_ignore_ascii_case("connection") {
                 for token in h.value.split(|b| *b == b',') {
                     let t = trim(token);
@@ -138,6 +143,7 @@ pub fn parse_head(buf: &[u8], request_was_head: bool) -> Result<Option<Head>, Pr
             status,
             len: offset + n,
             body,
+            coding,
             keep_alive,
             start: offset,
             has_set_cookie,

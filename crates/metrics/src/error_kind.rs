@@ -66,11 +66,19 @@ pub enum ErrorKind {
     /// `INVALID_ARGUMENT`, `PERMISSION_DENIED`, `UNAUTHENTICATED`...); the failure
     /// sample's reason names the code.
     GrpcStatus,
+    /// The HTTP proxy would not open a tunnel to the target: it refused `CONNECT`
+    /// (407 wants credentials, 403 forbids, 502 could not reach the target...) or
+    /// did not answer it as HTTP. The failure sample's reason says which.
+    Proxy,
+    /// The response's `Content-Encoding` (gzip, br, zstd, deflate) could not be
+    /// decoded: a corrupt or truncated body, or one that decodes to more than the
+    /// decoded-size cap (a decompression bomb).
+    Decode,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order, so counters can live in a plain array.
-    pub const ALL: [ErrorKind; 20] = [
+    pub const ALL: [ErrorKind; 22] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Dns,
@@ -91,6 +99,8 @@ impl ErrorKind {
         ErrorKind::GrpcInternal,
         ErrorKind::GrpcUnimplemented,
         ErrorKind::GrpcStatus,
+        ErrorKind::Proxy,
+        ErrorKind::Decode,
     ];
 
     /// The stable name used in summaries and result files.
@@ -110,6 +120,8 @@ impl ErrorKind {
             ErrorKind::StreamReset => "stream_reset",
             ErrorKind::GoAway => "goaway",
             ErrorKind::H2NotNegotiated => "h2_not_negotiated",
+            ErrorKind::Proxy => "proxy",
+            ErrorKind::Decode => "decode",
             ErrorKind::GrpcUnavailable => "grpc_unavailable",
             ErrorKind::GrpcDeadlineExceeded => "grpc_deadline_exceeded",
             ErrorKind::GrpcResourceExhausted => "grpc_resource_exhausted",

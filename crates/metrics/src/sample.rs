@@ -11,6 +11,9 @@ pub struct Phases {
     /// Time spent waiting before the request could start: for the first request of an
     /// open-model iteration the delay between its scheduled and actual start.
     pub blocked_us: u64,
+    /// Name resolution when a connection was made (`http_req_dns`): 0 on a reused
+    /// connection, for an IP address, and for a name the run's resolver cache held.
+    pub dns_us: u64,
     /// TCP connect (0 on a reused connection).
     pub connecting_us: u64,
     /// TLS handshake (0 on plain HTTP or a reused connection).
@@ -51,4 +54,9 @@ pub struct RequestSample {
     /// Checks or extraction needed the body and it was longer than `max_body`: they
     /// saw only its beginning (counted so the summary can say so).
     pub body_cut: bool,
+    /// A response with a `Content-Encoding` pado decodes: its body's bytes as
+    /// received (after chunked framing). 0 for identity responses.
+    pub body_encoded: u64,
+    /// The same body's bytes after decoding.
+    pub body_decoded: u64,
 }

@@ -26,11 +26,15 @@ pub enum Phase {
     Waiting,
     /// `http_req_receiving`.
     Receiving,
+    /// `http_req_dns`: name resolution when a connection was made. Last in storage
+    /// order (added after the others); result directories written before it have
+    /// none, which reads as an empty histogram: no data, not zeros.
+    Dns,
 }
 
 impl Phase {
     /// All phases in storage order.
-    pub const ALL: [Phase; 7] = [
+    pub const ALL: [Phase; 8] = [
         Phase::Duration,
         Phase::Blocked,
         Phase::Connecting,
@@ -38,6 +42,7 @@ impl Phase {
         Phase::Sending,
         Phase::Waiting,
         Phase::Receiving,
+        Phase::Dns,
     ];
 
     /// Short name used in result files.
@@ -50,6 +55,7 @@ impl Phase {
             Phase::Sending => "sending",
             Phase::Waiting => "waiting",
             Phase::Receiving => "receiving",
+            Phase::Dns => "dns",
         }
     }
 
@@ -63,6 +69,7 @@ impl Phase {
             Phase::Sending => "http_req_sending",
             Phase::Waiting => "http_req_waiting",
             Phase::Receiving => "http_req_receiving",
+            Phase::Dns => "http_req_dns",
         }
     }
 
@@ -120,6 +127,11 @@ pub struct SeriesStats {
     pub grpc_streams: u64,
     /// Messages received on those streams (k6's `grpc_streams_msgs_received`).
     pub grpc_stream_msgs: u64,
+    /// Bodies of encoded responses (`Content-Encoding` gzip, br, zstd, deflate), in
+    /// bytes as received after chunked framing (`data_received_encoded`).
+    pub bytes_encoded: u64,
+    /// The same bodies decoded (`data_received_decoded`).
+    pub bytes_decoded: u64,
     /// Responses by status code, sorted by code (a handful of entries).
     pub status: Vec<(u16, u64)>,
     /// Of `status`, responses of 400 or more that the step expected (a `status`
@@ -128,7 +140,7 @@ pub struct SeriesStats {
     /// Transport failures by [`ErrorKind::index`].
     pub errors: [u64; ErrorKind::ALL.len()],
     /// One histogram per [`Phase`], in [`Phase::ALL`] order.
-    pub hist: [LatencyHistogram; 7],
+    pub hist: [LatencyHistogram; Phase::ALL.len()],
     /// The step's WebSocket sessions (`ws:` steps only; `None` elsewhere, so HTTP
     /// series cost nothing more).
     pub ws: Option<Box<crate::WsStats>>,
@@ -158,6 +170,8 @@ impl SeriesStats {
         self.bytes_received += s.bytes_received;
         self.reconnects += u64::from(s.reconnected);
         self.body_cut += u64::from(s.body_cut);
+        self.bytes_encoded += s.body_encoded;
+        self.bytes_decoded += s.body_decoded;
         if let Some(e) = s.error {
             self.errors[e.index()] += 1;
         } else {
@@ -180,6 +194,7 @@ impl SeriesStats {
             p.sending_us,
             p.waiting_us,
             p.receiving_us,
+            p.dns_us,
         ];
         for (h, v) in self.hist.iter_mut().zip(values) {
             h.record(v);
@@ -251,6 +266,8 @@ impl SeriesStats {
         self.body_cut = self.body_cut.saturating_add(o.body_cut);
         self.grpc_streams = self.grpc_streams.saturating_add(o.grpc_streams);
         self.grpc_stream_msgs = self.grpc_stream_msgs.saturating_add(o.grpc_stream_msgs);
+        self.bytes_encoded = self.bytes_encoded.saturating_add(o.bytes_encoded);
+        self.bytes_decoded = self.bytes_decoded.saturating_add(o.bytes_decoded);
         for &(code, n) in &o.status {
             self.bump_status(code, n);
         }

@@ -274,6 +274,7 @@ async fn scrape_one(t: &mut Target, t0: Instant, timeout: Duration) -> ScrapeOut
             keep_body: Some((&mut t.body, MAX_BODY)),
             keep_head: None,
             failed_prefix: None,
+            decoder: None,
         },
     )
     .await;

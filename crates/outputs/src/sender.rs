@@ -384,6 +384,7 @@ impl Client {
                 keep_body: Some((&mut answer, MAX_ANSWER)),
                 keep_head: None,
                 failed_prefix: None,
+                decoder: None,
             },
         )
         .await;

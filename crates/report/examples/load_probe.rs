@@ -53,6 +53,7 @@ fn synthetic_second(t: u32, rng: &mut Lcg) -> SecondRecord {
                     blocked_us: if rng.next() < 0.05 { 3_000 } else { 5 },
                     connecting_us: if rng.next() < 0.05 { 1_500 } else { 0 },
                     tls_us: if rng.next() < 0.05 { 4_000 } else { 0 },
+                    dns_us: 0,
                 },
                 bytes_sent: 300,
                 bytes_received: 4_000,

@@ -74,7 +74,7 @@ const fn metric(
     }
 }
 
-static METRICS: [MetricInfo; 28] = [
+static METRICS: [MetricInfo; 31] = [
     metric(
         "http_req_duration",
         MetricKind::Trend,
@@ -86,6 +86,12 @@ static METRICS: [MetricInfo; 28] = [
         MetricKind::Trend,
         "ms",
         "time to first byte: from the end of sending to the first response byte",
+    ),
+    metric(
+        "http_req_dns",
+        MetricKind::Trend,
+        "ms",
+        "time spent resolving the host name when a connection was made (0 when reused or cached)",
     ),
     metric(
         "http_req_connecting",
@@ -202,6 +208,18 @@ static METRICS: [MetricInfo; 28] = [
         "number of messages received on server-streaming gRPC calls",
     ),
     metric(
+        "data_received_encoded",
+        MetricKind::Counter,
+        "bytes",
+        "bodies of compressed responses as received (part of data_received)",
+    ),
+    metric(
+        "data_received_decoded",
+        MetricKind::Counter,
+        "bytes",
+        "bodies of compressed responses after decoding",
+    ),
+    metric(
         "ws_sessions",
         MetricKind::Counter,
         "",
@@ -280,9 +298,9 @@ mod tests {
             assert!(!names[i + 1..].contains(n), "duplicate {n}");
         }
         let count = |k| all().iter().filter(|m| m.kind == k).count();
-        assert_eq!(count(MetricKind::Trend), 12);
+        assert_eq!(count(MetricKind::Trend), 13);
         assert_eq!(count(MetricKind::Rate), 3);
-        assert_eq!(count(MetricKind::Counter), 11);
+        assert_eq!(count(MetricKind::Counter), 13);
         assert_eq!(count(MetricKind::Gauge), 2);
         assert!(all()
             .iter()

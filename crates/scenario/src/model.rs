@@ -142,6 +142,70 @@ pub struct Defaults {
     /// client certificate for servers that require one (mutual TLS).
     #[serde(default)]
     pub tls: Option<TlsFiles>,
+    /// Name resolution (k6's `dns` option): how long a resolved host name is reused.
+    #[serde(default)]
+    pub dns: Option<DnsSettings>,
+    /// The HTTP proxy every connection goes through (`http://[user:pass@]host:port`,
+    /// a `CONNECT` tunnel to each target), or `none` to ignore the environment's
+    /// `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY`. Unset: those variables decide, with
+    /// `NO_PROXY` naming the hosts that bypass the proxy.
+    #[serde(default)]
+    pub proxy: Option<String>,
+    /// Content codings to accept (`Accept-Encoding`), e.g. `[gzip, br]`. Default
+    /// none, as wrk and oha send (k6 asks for gzip and deflate): responses come
+    /// uncompressed, so runs stay comparable. An encoded response is decoded for
+    /// checks and extraction, and its sizes before and after are counted.
+    #[serde(default)]
+    pub compression: Option<Vec<Compression>>,
+}
+
+/// A content coding pado can decode (`defaults.compression`, `--compression`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// gzip (RFC 1952).
+    Gzip,
+    /// Brotli (RFC 7932).
+    Br,
+    /// Zstandard (RFC 8878).
+    Zstd,
+    /// zlib-wrapped deflate (RFC 1950, HTTP's `deflate`).
+    Deflate,
+}
+
+impl Compression {
+    /// The coding's name in `Accept-Encoding` and `Content-Encoding`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Br => "br",
+            Compression::Zstd => "zstd",
+            Compression::Deflate => "deflate",
+        }
+    }
+
+    /// The coding named `s` (`--compression gzip,br`).
+    pub fn parse(s: &str) -> Option<Compression> {
+        [
+            Compression::Gzip,
+            Compression::Br,
+            Compression::Zstd,
+            Compression::Deflate,
+        ]
+        .into_iter()
+        .find(|c| c.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
+/// How host names are resolved (`defaults.dns`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DnsSettings {
+    /// How long a resolved name's addresses are reused by new connections of the
+    /// whole run (default `5m`, as k6); `0s` resolves for every new connection, so
+    /// each one shows its lookup in `http_req_dns`.
+    #[serde(default)]
+    pub ttl: Option<Dur>,
 }
 
 /// TLS files, relative to the scenario file (`--ca-cert`, `--client-cert` and

@@ -89,6 +89,10 @@ pub struct Overrides {
     pub max_streams: Option<u32>,
     /// Replace `defaults.connections` (`--connections`).
     pub connections: Option<crate::ConnectionReuse>,
+    /// Replace `defaults.proxy` (`--proxy URL`, or `none` for `--no-proxy`).
+    pub proxy: Option<String>,
+    /// Replace `defaults.compression` (`--compression`).
+    pub compression: Option<Vec<crate::Compression>>,
 }
 
 /// The single request quick mode sends.
@@ -233,6 +237,12 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) -> Result<(), String> {
     }
     if let Some(c) = ov.connections {
         cfg.defaults.connections = Some(c);
+    }
+    if let Some(p) = &ov.proxy {
+        cfg.defaults.proxy = Some(p.clone());
+    }
+    if let Some(c) = &ov.compression {
+        cfg.defaults.compression = Some(c.clone());
     }
     if !ov.observe.is_empty() || ov.observe_interval.is_some() {
         let o = cfg.observe.get_or_insert_with(Default::default);

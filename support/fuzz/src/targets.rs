@@ -439,6 +439,8 @@ fn loopback(data: &[u8], is_head: bool) {
         host: addr.ip().to_string(),
         port: addr.port(),
         addrs: vec![addr],
+        names: None,
+        proxy: None,
         tls: None,
         protocol: pado_http::Protocol::Http1,
         h2_tls: None,
@@ -463,6 +465,7 @@ fn loopback(data: &[u8], is_head: bool) {
             keep_body: Some((&mut body, BODY_CAP)),
             keep_head: Some((&mut head, true)),
             failed_prefix: None,
+            decoder: None,
         },
     ));
     drop(slot);

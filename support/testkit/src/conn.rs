@@ -228,6 +228,9 @@ async fn respond<S: Transport>(
         )
         .await;
     }
+    if let Some(coding) = path.strip_prefix("/encoded/") {
+        return encoded(s, req, coding).await;
+    }
     if let Some(n) = path.strip_prefix("/bytes/") {
         let Ok(n) = n.parse::<u64>() else {
             return send(s, req, 400, Some("text/plain"), &[], b"bad length\n").await;
@@ -472,6 +475,46 @@ async fn status<S: Transport>(s: &mut S, req: &Request, code: &str) -> io::Resul
 
 /// `/chunked?chunks=N&size=M[&gap_ms=G]`: N chunks of M bytes, each written
 /// and flushed on its own (with an optional pause between them).
+/// `/encoded/{gzip|br|zstd|deflate|corrupt}?n=N[&chunked=1]`: [`crate::encoded_body`]
+/// with its `Content-Encoding` (`corrupt`: gzip's header on bytes that are not
+/// gzip), framed by `Content-Length`, or chunked in 1000-byte chunks.
+async fn encoded<S: Transport>(s: &mut S, req: &Request, coding: &str) -> io::Result<After> {
+    let n = req
+        .query_param("n")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(100)
+        .min(1 << 20);
+    let (name, body) = if coding == "corrupt" {
+        ("gzip", b"this is not a gzip stream at all".to_vec())
+    } else {
+        match crate::encoded_body(coding, n) {
+            Some(b) => (coding, b),
+            None => return send(s, req, 400, Some("text/plain"), &[], b"unknown coding\n").await,
+        }
+    };
+    if req.query_param("chunked").is_none() {
+        let extra = [("Content-Encoding", name)];
+        return send(s, req, 200, Some("text/plain"), &extra, &body).await;
+    }
+    let out = head(
+        200,
+        Some("text/plain"),
+        None,
+        &[("Content-Encoding", name), ("Transfer-Encoding", "chunked")],
+        conn_header(req),
+    )
+    .finish();
+    s.write_all(&out).await?;
+    for c in body.chunks(1000) {
+        s.write_all(format!("{:x}\r\n", c.len()).as_bytes()).await?;
+        s.write_all(c).await?;
+        s.write_all(b"\r\n").await?;
+    }
+    s.write_all(b"0\r\n\r\n").await?;
+    s.flush().await?;
+    Ok(after(req))
+}
+
 async fn chunked<S: Transport>(s: &mut S, req: &Request) -> io::Result<After> {
     let num = |name: &str, default: u64| match req.query_param(name) {
         None => Some(default),

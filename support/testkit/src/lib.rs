@@ -32,6 +32,7 @@
 //! | `/redirect/{n}` | `302` to `/redirect/{n-1}`; `/redirect/0` is `200 ok` (n hops, then the answer) |
 //! | `/redirect-to?url=U[&status=S]` | status S (a 3xx, default 302) with `Location: U` exactly as given |
 //! | `/echo` | the request body, with the request's Content-Type |
+//! | `/encoded/{coding}?n=N[&chunked=1]` | [`encoded_body`] (`gzip`, `br`, `zstd`, `deflate`) with its `Content-Encoding`; `corrupt`: gzip's label on bytes that are not gzip |
 //! | `/headers` | JSON object of request headers (lower-cased names) |
 //! | `/continue` | `100 Continue`, then `200 ok` |
 //! | `/nocontent` | `204`, no body, no Content-Length |
@@ -60,7 +61,9 @@ use std::time::{Duration, Instant};
 mod conn;
 pub mod grpc;
 pub mod h2server;
+pub mod proxy;
 use pado_h1server as http;
+pub use proxy::{ProxyOptions, ProxyServer, ProxyStats};
 mod tls;
 pub mod websocket;
 pub use grpc::{GrpcServer, Reflection};
@@ -68,6 +71,45 @@ pub use websocket::WsServer;
 
 #[cfg(test)]
 mod tests;
+
+/// The text `/encoded/{coding}?n=N` decodes to: `N` numbered lines and `end\n`.
+pub fn decoded_text(n: usize) -> String {
+    let mut t = String::new();
+    for i in 0..n {
+        t.push_str(&format!("line {i} of what pado should decode\n"));
+    }
+    t.push_str("end\n");
+    t
+}
+
+/// [`decoded_text`]`(n)` encoded in `coding` (`gzip`, `br`, `zstd`, `deflate`), as
+/// `/encoded/{coding}?n=N` sends it; `None` for another coding.
+pub fn encoded_body(coding: &str, n: usize) -> Option<Vec<u8>> {
+    use std::io::Write as _;
+    let text = decoded_text(n);
+    let data = text.as_bytes();
+    Some(match coding {
+        "gzip" => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(data).ok()?;
+            e.finish().ok()?
+        }
+        "deflate" => {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+            e.write_all(data).ok()?;
+            e.finish().ok()?
+        }
+        "br" => {
+            let mut out = Vec::new();
+            let mut e = brotli::CompressorWriter::new(&mut out, 4096, 5, 22);
+            e.write_all(data).ok()?;
+            drop(e);
+            out
+        }
+        "zstd" => zstd::encode_all(data, 3).ok()?,
+        _ => return None,
+    })
+}
 
 /// How to run a [`TestServer`]. Build with `..Default::default()` so that new
 /// options do not break callers.

@@ -234,6 +234,31 @@ impl LoadSpec {
             "per-request" => pado_scenario::ConnectionReuse::PerRequest,
             _ => pado_scenario::ConnectionReuse::PerVu,
         });
+        if l.no_proxy {
+            ov.proxy = Some("none".into());
+        } else if let Some(p) = &l.proxy {
+            if p.trim().is_empty() || p == "none" {
+                return Err(Failure::invalid(
+                    "--proxy: give a proxy URL (use --no-proxy to connect directly)",
+                ));
+            }
+            ov.proxy = Some(p.clone());
+        }
+        if let Some(c) = &l.compression {
+            let mut list = Vec::new();
+            for name in c.split(',').filter(|n| !n.trim().is_empty()) {
+                let coding = pado_scenario::Compression::parse(name).ok_or_else(|| {
+                    Failure::invalid(format!(
+                        "--compression: `{}` is not a coding pado decodes: use gzip, br, zstd or deflate",
+                        name.trim()
+                    ))
+                })?;
+                if !list.contains(&coding) {
+                    list.push(coding);
+                }
+            }
+            ov.compression = Some(list);
+        }
         if let Some(m) = &l.max_body {
             let n = pado_scenario::parse_size(m)
                 .map_err(|e| Failure::invalid(format!("--max-body: {e}")))?;

@@ -106,6 +106,7 @@ impl HttpCall {
                     keep_body: Some((&mut body, MAX_ANSWER)),
                     keep_head: None,
                     failed_prefix: None,
+                    decoder: None,
                 },
             )
             .await

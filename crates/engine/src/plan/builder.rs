@@ -29,6 +29,8 @@ pub(super) struct Builder<'a> {
     pub(super) secrets: Vec<Vec<u8>>,
     pub(super) tls: Option<Arc<rustls::ClientConfig>>,
     pub(super) tls_settings: Arc<pado_http::TlsSettings>,
+    /// The proxies origins connect through.
+    pub(super) proxies: Arc<pado_http::ProxyConfig>,
     /// The client configuration whose ALPN offers h2 (`http: 2` or `auto`).
     pub(super) h2_tls: Option<Arc<rustls::ClientConfig>>,
     /// Scenario (or `setup`) being compiled, for group names.
@@ -52,6 +54,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         feeds.push(Arc::new(f));
     }
     let tls_settings = Arc::new(tls_settings(cfg, base_dir)?);
+    let proxies = Arc::new(proxies(cfg)?);
     let mut b = Builder {
         cfg,
         base_dir,
@@ -66,6 +69,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         secrets: Vec::new(),
         tls: None,
         tls_settings: tls_settings.clone(),
+        proxies: proxies.clone(),
         h2_tls: None,
         scope: "setup".into(),
         flow_label: "the setup".into(),
@@ -98,6 +102,9 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         secrets: crate::redact::Redactor::new({
             let mut secrets = b.secrets;
             secrets.extend(target_env_values(cfg));
+            // The proxy's credentials go only in CONNECT, never in a request; kept
+            // out of any output all the same.
+            secrets.extend(proxies.credentials().map(|a| a.as_bytes().to_vec()));
             secrets
         }),
         max_body: cfg.defaults.max_body.map_or(BODY_KEEP_CAP, |m| {
@@ -110,7 +117,26 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
             .unwrap_or(DEFAULT_MAX_STREAMS)
             .max(1),
         connections: cfg.defaults.connections.unwrap_or_default(),
+        proxies,
+        dns_ttl: cfg
+            .defaults
+            .dns
+            .as_ref()
+            .and_then(|d| d.ttl)
+            .map(|t| t.get()),
     })
+}
+
+/// The proxies of a run: `defaults.proxy` (which `--proxy` and `--no-proxy` set),
+/// or, unset, the environment's, read now, once.
+fn proxies(cfg: &Config) -> Result<pado_http::ProxyConfig, PlanError> {
+    let env = |k: &str| std::env::var(k).ok();
+    match cfg.defaults.proxy.as_deref().map(str::trim) {
+        Some("none") | Some("") => Ok(pado_http::ProxyConfig::direct()),
+        Some(url) => pado_http::ProxyConfig::explicit(url, "defaults.proxy", env),
+        None => pado_http::ProxyConfig::from_env(env),
+    }
+    .map_err(|source| PlanError::Proxy { source })
 }
 
 /// `defaults.insecure` and the files of `defaults.tls` (relative to the scenario

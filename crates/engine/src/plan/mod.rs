@@ -88,6 +88,12 @@ pub enum PlanError {
         /// What.
         message: String,
     },
+    /// A proxy (`defaults.proxy`, `--proxy`, `HTTPS_PROXY`...) that cannot be used.
+    #[error("{source}")]
+    Proxy {
+        /// Which setting, and why.
+        source: pado_http::ProxyError,
+    },
     /// A body file could not be read.
     #[error("{field}: cannot read body file {path}: {source}")]
     BodyFile {
@@ -111,6 +117,7 @@ impl PlanError {
             | PlanError::BodyFile { field, .. }
             | PlanError::Grpc { field, .. }
             | PlanError::Tls { field, .. } => field.clone(),
+            PlanError::Proxy { .. } => "defaults.proxy".into(),
             PlanError::Data { name, .. } => format!("data.{name}"),
         }
     }
@@ -169,6 +176,13 @@ pub struct RunPlan {
     pub max_streams: u32,
     /// How long a VU keeps its HTTP/1.1 connections (`defaults.connections`).
     pub connections: pado_scenario::ConnectionReuse,
+    /// Which proxy each origin's connections go through (`defaults.proxy`, the
+    /// environment), read once: for the plan's origins and those first met in a
+    /// redirect.
+    pub proxies: Arc<pado_http::ProxyConfig>,
+    /// How long resolved names are reused (`defaults.dns.ttl`), for origins first
+    /// met in a redirect; `None` is the default.
+    pub dns_ttl: Option<std::time::Duration>,
 }
 
 /// One scenario, compiled.

@@ -189,6 +189,17 @@ impl Builder<'_> {
                 concat!("User-Agent: pado/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
             );
         }
+        match &self.cfg.defaults.compression {
+            // `defaults.compression` asks for the codings pado decodes; a request's
+            // own `Accept-Encoding` (or the defaults' header) wins.
+            Some(list) if !list.is_empty() && !has(&headers, "accept-encoding") => {
+                let names: Vec<&str> = list.iter().map(|c| c.as_str()).collect();
+                fixed.extend_from_slice(
+                    format!("Accept-Encoding: {}\r\n", names.join(", ")).as_bytes(),
+                );
+            }
+            _ => {}
+        }
         let ctype = match &body_src {
             BodySrc::Json(_) => Some("application/json"),
             BodySrc::Form(_) => Some("application/x-www-form-urlencoded"),
@@ -454,6 +465,12 @@ impl Builder<'_> {
             field: p.to_string(),
             message,
         })?;
+        let ttl = self.cfg.defaults.dns.as_ref().and_then(|d| d.ttl);
+        let origin = match ttl {
+            Some(t) => origin.with_dns_ttl(t.get()),
+            None => origin,
+        }
+        .with_proxies(&self.proxies);
         self.origins.push(origin);
         self.origin_keys.push(key);
         Ok(self.origins.len() - 1)

@@ -132,6 +132,12 @@ pub(super) struct WireSeries {
     /// Messages received on them; absent when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(super) grpc_stream_msgs: u64,
+    /// Absent when 0 (and in files written before it existed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) bytes_encoded: u64,
+    /// Absent when 0 (and in files written before it existed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) bytes_decoded: u64,
     #[serde(default)]
     pub(super) status: BTreeMap<String, u64>,
     /// Statuses of 400 or more the step expected; absent when none.
@@ -348,6 +354,8 @@ impl WireSeries {
             body_cut: s.body_cut,
             grpc_streams: s.grpc_streams,
             grpc_stream_msgs: s.grpc_stream_msgs,
+            bytes_encoded: s.bytes_encoded,
+            bytes_decoded: s.bytes_decoded,
             status: s
                 .status_sorted()
                 .into_iter()
@@ -394,6 +402,8 @@ impl WireSeries {
         s.body_cut = self.body_cut;
         s.grpc_streams = self.grpc_streams;
         s.grpc_stream_msgs = self.grpc_stream_msgs;
+        s.bytes_encoded = self.bytes_encoded;
+        s.bytes_decoded = self.bytes_decoded;
         s.ws = self.ws.map(WireWs::into_stats).transpose()?.map(Box::new);
         for (code, n) in self.status {
             let c: u16 = code

@@ -11,8 +11,9 @@ use super::cells::{table, td_ms, td_name};
 use crate::summary::Summary;
 
 /// The phases of the breakdown, with display names and colours.
-const PHASES: [(&str, &str, &str); 6] = [
+const PHASES: [(&str, &str, &str); 7] = [
     ("http_req_blocked", "blocked", "#94a3b8"),
+    ("http_req_dns", "dns", "#ec4899"),
     ("http_req_connecting", "connecting", "#f59e0b"),
     ("http_req_tls_handshaking", "tls", "#a855f7"),
     ("http_req_sending", "sending", "#06b6d4"),
@@ -57,6 +58,8 @@ fn stacked_bar(label: &str, phases: &BTreeMap<String, LatencySummary>, p95: bool
 pub(super) fn section(s: &Summary) -> Markup {
     let mut rows: Vec<Markup> = PHASES
         .iter()
+        // `http_req_dns` is missing from runs recorded before pado timed it.
+        .filter(|(k, _, _)| *k != "http_req_dns" || s.phases_ms.contains_key(*k))
         .map(|(k, name, _)| {
             let l = s.phases_ms.get(*k).copied().unwrap_or_default();
             html! { tr data-metric=(k) { (td_name(name)) (dist_cells(&l)) } }

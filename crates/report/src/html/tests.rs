@@ -459,6 +459,7 @@ fn demo_sample(vus: u32, incident: bool, rng: &mut Lcg) -> RequestSample {
             blocked_us: if rng.next() < 0.05 { 3000 } else { 5 },
             connecting_us: if rng.next() < 0.05 { 1500 } else { 0 },
             tls_us: if rng.next() < 0.05 { 4000 } else { 0 },
+            dns_us: 0,
         },
         bytes_sent: 300,
         bytes_received: 4000,

@@ -182,11 +182,16 @@ fn request_figures(summary: &mut Summary, totals: &Totals, dur: f64) {
     summary.phases_ms = Phase::ALL
         .into_iter()
         .filter(|p| *p != Phase::Duration)
+        // `http_req_dns` is absent from result directories written before pado timed
+        // it: no data, not a phase of zeros.
+        .filter(|p| *p != Phase::Dns || !all.phase(*p).is_empty())
         .map(|p| (p.metric_name().to_string(), all.phase(p).summary()))
         .collect();
     summary.websocket = all.ws.as_deref().map(|w| ws_summary(w, dur));
     summary.data_sent = all.bytes_sent;
     summary.data_received = all.bytes_received;
+    summary.data_received_encoded = all.bytes_encoded;
+    summary.data_received_decoded = all.bytes_decoded;
     summary.steps = totals
         .by_name()
         .into_iter()

@@ -165,6 +165,13 @@ pub struct Summary {
     pub data_sent: u64,
     /// Bytes read.
     pub data_received: u64,
+    /// Bodies of encoded responses (`Content-Encoding` gzip, br, zstd, deflate) as
+    /// received, after chunked framing: part of `data_received`. Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub data_received_encoded: u64,
+    /// The same bodies decoded: the bytes checks and the application see.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub data_received_decoded: u64,
     /// Completed iterations.
     pub iterations: u64,
     /// Iterations cut off.
@@ -333,3 +340,7 @@ pub struct LoadedRun {
 /// summary: one fixed phrase that scripts and people can look for.
 pub const GENERATOR_SATURATED: &str =
     "GENERATOR SATURATED (these results measure pado, not the target)";
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}

@@ -17,6 +17,7 @@ pub(super) fn latency(out: &mut String, s: &Summary, _o: TextOptions) {
     lat_row(out, "http_req_duration", &s.latency_ms, lw);
     for (name, label) in [
         ("http_req_blocked", "  blocked"),
+        ("http_req_dns", "  dns"),
         ("http_req_connecting", "  connecting"),
         ("http_req_tls_handshaking", "  tls_handshaking"),
         ("http_req_sending", "  sending"),

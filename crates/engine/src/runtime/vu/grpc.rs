@@ -247,6 +247,7 @@ impl Vu {
         let phases = Phases {
             blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s)))
                 + us(ex.blocked),
+            dns_us: us(ex.setup.dns),
             connecting_us: us(ex.setup.connecting),
             tls_us: us(ex.setup.tls),
             sending_us: us(ex.sending),
@@ -264,6 +265,10 @@ impl Vu {
             bytes_received: ex.bytes_received,
             reconnected: false,
             body_cut: decode && self.body.len() >= max_body,
+            // gRPC messages are not HTTP content-encoded (grpc-encoding is not
+            // supported): nothing decoded.
+            body_encoded: 0,
+            body_decoded: 0,
         };
         let mut failed = error.is_some();
         let status_failed = failed;

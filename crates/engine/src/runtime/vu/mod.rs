@@ -71,6 +71,8 @@ pub(super) struct Vu {
     /// First bytes of a failed response's body when the body is not kept anyway
     /// (filled only for failures; emptied after each).
     fail_body: Vec<u8>,
+    /// Decodes gzip, br, zstd and deflate responses (touched only by those).
+    decoder: pado_http::decode::BodyDecoder,
     /// Rendered request.
     req: Vec<u8>,
     /// Rendered request body.
@@ -119,6 +121,7 @@ impl Vu {
             body: Vec::new(),
             head: Vec::new(),
             fail_body: Vec::new(),
+            decoder: Default::default(),
             req: Vec::new(),
             req_body: Vec::new(),
             scratch: Vec::new(),
@@ -433,6 +436,7 @@ impl Vu {
                         None
                     },
                     failed_prefix: Some((&mut self.fail_body, &req.expect)),
+                    decoder: Some(&mut self.decoder),
                 }
             };
         }
@@ -472,6 +476,7 @@ impl Vu {
                         }
                         let mut ex = exchange(slot, origin, request_ref!()).await;
                         if let Some(t) = setup {
+                            ex.setup.dns += t.dns;
                             ex.setup.connecting += t.connecting;
                             ex.setup.tls += t.tls;
                         }
@@ -539,6 +544,7 @@ impl Vu {
         let phases = Phases {
             blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s)))
                 + us(ex.blocked),
+            dns_us: us(ex.setup.dns),
             connecting_us: us(ex.setup.connecting),
             tls_us: us(ex.setup.tls),
             sending_us: us(ex.sending),
@@ -556,6 +562,8 @@ impl Vu {
             bytes_received: ex.bytes_received,
             reconnected: ex.reconnected,
             body_cut: ex.body_cut,
+            body_encoded: ex.body_encoded,
+            body_decoded: ex.body_decoded,
         };
         if let Some(f) = follow {
             // A hop: its own sample under the step's name, never a failure; checks
@@ -741,6 +749,8 @@ impl Vu {
             bytes_received: 0,
             reconnected: false,
             body_cut: false,
+            body_encoded: 0,
+            body_decoded: 0,
         };
         for e in &step.extract {
             self.vars[e.var] = None;

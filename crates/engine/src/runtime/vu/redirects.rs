@@ -60,6 +60,13 @@ pub(super) async fn host_for(
     } else {
         Origin::for_url(url, || tls.client_config())
     }
+    .map(|o| {
+        let o = match plan.dns_ttl {
+            Some(t) => o.with_dns_ttl(t),
+            None => o,
+        };
+        o.with_proxies(&plan.proxies)
+    })
     .ok()?;
     let e = ExtraOrigin {
         origin: Rc::new(origin),
