@@ -177,3 +177,43 @@ fn once_shows_an_http2_exchange() {
     assert!(text.contains("get → 200"), "{text}");
     assert!(text.contains("waiting"), "{text}");
 }
+
+/// Compressed HTTP/2 responses are decoded as over HTTP/1.1: checks see the text,
+/// and both sizes are exactly what the server encoded and the text it encoded.
+#[test]
+fn http2_encoded_responses_are_decoded_and_counted() {
+    let srv = H2Server::start(H2Options::default()).unwrap();
+    let base = format!("http://{}", srv.addr);
+    let codings = ["gzip", "br", "zstd", "deflate"];
+    let mut flow = String::new();
+    for c in codings {
+        flow.push_str(&format!(
+            "      - name: {c}\n        request: /encoded/{c}?n=200\n        check: {{ body_contains: \"line 199 of what pado should decode\" }}\n"
+        ));
+    }
+    let text = format!(
+        "target: {base}\ndefaults: {{ http: 2 }}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 3\n    flow:\n{flow}"
+    );
+    let r = run_file("h2-encoded", &text, &[]);
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    let iterations = 6u64;
+    assert_eq!(num(&s, "requests") as u64, 4 * iterations, "{s}");
+    assert_eq!(srv.requests(), 4 * iterations);
+    assert_eq!(num(&s, "failed"), 0.0, "{s}");
+    let encoded: u64 = codings
+        .iter()
+        .map(|c| pado_testkit::encoded_body(c, 200).unwrap().len() as u64)
+        .sum();
+    let decoded = 4 * pado_testkit::decoded_text(200).len() as u64;
+    assert_eq!(
+        num(&s, "data_received_encoded") as u64,
+        iterations * encoded,
+        "{s}"
+    );
+    assert_eq!(
+        num(&s, "data_received_decoded") as u64,
+        iterations * decoded,
+        "{s}"
+    );
+}

@@ -149,6 +149,8 @@ pub async fn exchange_h2(
     let mut keep_body = req.keep_body.map(|(b, cap)| (b, cap.saturating_add(1)));
     let mut keep_head = req.keep_head;
     let mut failed_prefix = req.failed_prefix;
+    let mut decoder = req.decoder;
+    let is_head = req.is_head;
     if let Some((b, _)) = keep_body.as_mut() {
         b.clear();
     }
@@ -243,6 +245,18 @@ pub async fn exchange_h2(
                 keep_body = Some((b, pado_metrics::failure::BODY_PREFIX));
             }
         }
+        // An encoded body is decoded as it streams, as over HTTP/1.1.
+        let coding = parts
+            .headers
+            .get(http::header::CONTENT_ENCODING)
+            .and_then(|v| crate::decode::Coding::of_header(v.as_bytes()));
+        let mut dec = match (coding, decoder.as_deref_mut()) {
+            (Some(c), Some(d)) if !is_head && status != 204 && status != 304 => {
+                d.begin(c, keep_body.as_ref().map_or(0, |k| k.1));
+                Some(d)
+            }
+            _ => None,
+        };
         while let Some(chunk) = body.data().await {
             let chunk = match chunk {
                 Ok(c) => c,
@@ -253,7 +267,22 @@ pub async fn exchange_h2(
             };
             ex.bytes_received += chunk.len() as u64;
             let _ = body.flow_control().release_capacity(chunk.len());
-            keep(&mut keep_body, &chunk);
+            match dec.as_mut() {
+                Some(d) => d.feed(&chunk),
+                None => keep(&mut keep_body, &chunk),
+            }
+        }
+        if let Some(d) = dec {
+            match d.end(keep_body.as_mut().map(|k| &mut *k.0)) {
+                Ok(sizes) => {
+                    ex.body_encoded = sizes.encoded;
+                    ex.body_decoded = sizes.decoded;
+                }
+                Err(fault) => {
+                    ex.error = Some(ErrorKind::Decode);
+                    ex.reason = Some(fault.reason());
+                }
+            }
         }
         Ok(())
     };

@@ -9,6 +9,7 @@
 //! | anything | `200`, `ok\n` |
 //! | `/delay?ms=N` | `200 ok` N ms after the request's headers arrived |
 //! | `/reset` | the stream is reset with `REFUSED_STREAM` (no response) |
+//! | `/encoded/{coding}?n=N` | [`crate::encoded_body`] with its `Content-Encoding`, in two DATA frames |
 //!
 //! With [`H2Options::goaway_after`] = N, the request after the N-th on a connection
 //! is not answered: the server writes `GOAWAY` naming the N-th stream as the last it
@@ -210,6 +211,27 @@ where
                 tokio::time::sleep(Duration::from_millis(ms)).await;
             }
             in_flight.fetch_sub(1, Ordering::SeqCst);
+            if let Some(coding) = path.strip_prefix("/encoded/") {
+                let n = query
+                    .split('&')
+                    .find_map(|kv| kv.strip_prefix("n="))
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(10usize);
+                let body = crate::encoded_body(coding, n).unwrap_or_default();
+                let resp = http::Response::builder()
+                    .status(200)
+                    .header("content-type", "text/plain")
+                    .header("content-encoding", coding)
+                    .body(())
+                    .expect("a response");
+                if let Ok(mut s) = respond.send_response(resp, false) {
+                    let half = body.len() / 2;
+                    let body = Bytes::from(body);
+                    let _ = s.send_data(body.slice(..half), false);
+                    let _ = s.send_data(body.slice(half..), true);
+                }
+                return;
+            }
             let resp = http::Response::builder()
                 .status(200)
                 .header("content-type", "text/plain")
