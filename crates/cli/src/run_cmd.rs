@@ -456,7 +456,16 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         sink,
     );
     if let Some(o) = outputs.as_ref() {
-        for r in o.finish(pado_outputs::FLUSH_TIMEOUT) {
+        // The flush fits in what is left of the planned end plus the graceful stop,
+        // so outputs never make a run end later than it promised.
+        let hard_end = plan
+            .scenarios
+            .iter()
+            .map(|s| s.start_time + s.executor.duration() + s.graceful_stop)
+            .max()
+            .unwrap_or_default();
+        let flush = pado_outputs::FLUSH_TIMEOUT.min(hard_end.saturating_sub(report.elapsed));
+        for r in o.finish(flush) {
             if let Some(w) = r.warning() {
                 eprintln!("warning: {w}");
                 meta.warnings.push(w);
