@@ -19,7 +19,7 @@ STREAMS="${STREAMS:-16}"
 OUT="${OUT:-${TMPDIR:-/tmp}/pado-bench-h2}"
 PORT=18443
 NGX_PREFIX=/tmp/pado-bench-h2-nginx
-K6="${K6:-$(command -v k6 || echo /root/go/bin/k6)}"
+K6="${K6:-$(command -v k6 || echo "${GOPATH:-$HOME/go}/bin/k6")}"
 export K6_NO_USAGE_REPORT=true
 mkdir -p "$OUT" "$NGX_PREFIX/logs"
 if ! command -v nginx >/dev/null || ! command -v h2load >/dev/null; then

@@ -57,18 +57,7 @@ impl Vu {
         let mut rendered_json = Vec::new();
         let built: Result<Bytes, RenderFault> = (|| {
             let plan = &ctx.plan;
-            let mut rc = RenderCtx {
-                vu: self.id,
-                iter: self.iter,
-                scenario: scope,
-                vars: &self.vars,
-                feeds: &plan.feeds,
-                rows: &mut self.rows,
-                cursors: &mut self.cursors,
-                picks: &plan.picks,
-                rng: &mut self.rng,
-                scratch: &mut self.scratch,
-            };
+            let mut rc = render_ctx!(self, plan, scope);
             for (name, value) in &g.metadata {
                 let mut v = Vec::new();
                 rc.render(value, &mut v)?;
@@ -279,18 +268,7 @@ impl Vu {
             .any(|c| matches!(c, CheckPlan::Templated { .. }))
         {
             let plan = &ctx.plan;
-            let mut rc = RenderCtx {
-                vu: self.id,
-                iter: self.iter,
-                scenario: scope,
-                vars: &self.vars,
-                feeds: &plan.feeds,
-                rows: &mut self.rows,
-                cursors: &mut self.cursors,
-                picks: &plan.picks,
-                rng: &mut self.rng,
-                scratch: &mut self.scratch,
-            };
+            let mut rc = render_ctx!(self, plan, scope);
             step.checks
                 .iter()
                 .map(|c| match c {
