@@ -66,11 +66,46 @@ pub struct PeriodDrift {
     pub drift: Drift,
 }
 
-/// Ordinary least squares of `y` over `t` (seconds); `None` under [`MIN_SECONDS`]
-/// samples.
-pub fn drift(samples: &[(f64, f64)]) -> Option<Drift> {
+/// A least-squares line through `(t, value)` samples and how sure it is: what
+/// latency drift and the soak analysis of the target's resources both read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Fit {
+    /// Change per second, in the values' unit.
+    pub slope: f64,
+    /// Value of the line at `t = 0`.
+    pub intercept: f64,
+    /// Mean of the values.
+    pub mean: f64,
+    /// Two-sided p-value of the slope, its standard error widened for
+    /// autocorrelated residuals.
+    pub p_value: f64,
+    /// Samples used.
+    pub n: usize,
+    /// What they are worth as independent samples.
+    pub n_effective: f64,
+    /// First and last `t`.
+    pub t_first: f64,
+    /// Last `t`.
+    pub t_last: f64,
+}
+
+impl Fit {
+    /// The line's value at `t`.
+    pub(crate) fn at(&self, t: f64) -> f64 {
+        self.intercept + self.slope * t
+    }
+
+    /// The line's rise from the first sample to the last.
+    pub(crate) fn rise(&self) -> f64 {
+        self.slope * (self.t_last - self.t_first)
+    }
+}
+
+/// Ordinary least squares of `y` over `t`; `None` under `min_n` samples or when
+/// every `t` is the same.
+pub(crate) fn fit(samples: &[(f64, f64)], min_n: usize) -> Option<Fit> {
     let n = samples.len();
-    if n < MIN_SECONDS {
+    if n < min_n.max(3) {
         return None;
     }
     let nf = n as f64;
@@ -99,15 +134,34 @@ pub fn drift(samples: &[(f64, f64)]) -> Option<Drift> {
     } else {
         1.0
     };
-    let span = samples.last().map(|s| s.0).unwrap_or(0.0) - samples[0].0;
-    let rel = if my.abs() > 0.0 { b * span / my } else { 0.0 };
-    Some(Drift {
-        slope_per_hour: b * 3600.0,
-        relative_change: rel,
+    Some(Fit {
+        slope: b,
+        intercept: a,
+        mean: my,
         p_value: p.clamp(0.0, 1.0),
-        notable: p < 0.01 && rel >= 0.10,
         n,
         n_effective: n_eff.min(nf),
+        t_first: samples[0].0,
+        t_last: samples[n - 1].0,
+    })
+}
+
+/// Ordinary least squares of `y` over `t` (seconds); `None` under [`MIN_SECONDS`]
+/// samples.
+pub fn drift(samples: &[(f64, f64)]) -> Option<Drift> {
+    let f = fit(samples, MIN_SECONDS)?;
+    let rel = if f.mean.abs() > 0.0 {
+        f.rise() / f.mean
+    } else {
+        0.0
+    };
+    Some(Drift {
+        slope_per_hour: f.slope * 3600.0,
+        relative_change: rel,
+        p_value: f.p_value,
+        notable: f.p_value < 0.01 && rel >= 0.10,
+        n: f.n,
+        n_effective: f.n_effective,
     })
 }
 

@@ -12,6 +12,7 @@ pub mod noise;
 pub mod planner;
 pub mod saturation;
 pub mod self_check;
+pub mod soak;
 pub mod source;
 pub mod thresholds;
 

@@ -58,6 +58,8 @@ pub struct GenSecond {
     pub lag_p99_ms: f64,
     /// Worst wake-up of any worker (ms).
     pub lag_max_ms: f64,
+    /// pado's own resident memory at the end of the second (bytes), if known.
+    pub rss_bytes: Option<u64>,
 }
 
 impl GenSecond {
@@ -365,6 +367,7 @@ mod tests {
             wait_max: Some(wait),
             lag_p99_ms: lag_p99,
             lag_max_ms: lag_max,
+            rss_bytes: None,
         }
     }
 

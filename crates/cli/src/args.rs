@@ -137,7 +137,9 @@ pub(crate) enum Command {
     /// machine).
     ///
     /// Rewrites summary.json and report.html and prints the summary. Exits 99 when the
-    /// run's thresholds failed, like the run did.
+    /// run's thresholds failed, like the run did. A directory a run is still writing
+    /// is read as far as it goes (the seconds so far, marked in progress) and left
+    /// untouched.
     Report {
         /// The result directory.
         dir: PathBuf,
@@ -718,6 +720,15 @@ pub(crate) struct RunArgs {
     /// passed, 99 otherwise. Writes no result directory.
     #[arg(long)]
     pub once: bool,
+    /// A soak test: the summary judges whether the target's memory, descriptors,
+    /// threads or pools drift under steady load (`leak suspected`, `pool drift`,
+    /// `latency drift` or `stable`; give the target's metrics with `observe:`), and a
+    /// verdict other than stable fails the run (exit 99) like a threshold. A run
+    /// planned for an hour or more gets the verdict without this flag, but not the
+    /// exit code. The result is written as it goes: `pado report DIR` reads it while
+    /// it runs (`pado docs resilience`).
+    #[arg(long, conflicts_with = "once")]
+    pub soak: bool,
     /// Stretch or compress the file's whole timeline (stages, durations, start times)
     /// to this length, keeping its shape, e.g. `--fit-to 20s` for a quick look.
     /// Kept out of `--help` (a tool for quick looks and tests, not a load model).

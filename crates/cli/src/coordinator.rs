@@ -378,6 +378,9 @@ fn forwarded_flags(
     if l.insecure {
         v.push("--insecure".into());
     }
+    if a.soak {
+        v.push("--soak".into());
+    }
     if l.no_follow_redirects {
         v.push("--no-follow-redirects".into());
     }

@@ -568,7 +568,29 @@ fn report(
     let windows = parse_windows(windows)?;
     let d =
         pado_metrics::ResultDir::open(dir).map_err(|e| exit::Failure::invalid(e.to_string()))?;
-    let written = write_reports(&d, true, exports, &windows)?;
+    let run = pado_report::load_with_windows(&d, &windows).map_err(exit::Failure::other)?;
+    if run.in_progress {
+        // The run owns its directory until it ends: print the seconds so far and
+        // write nothing into it (its own summary and report come at its end).
+        let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
+        if !quiet {
+            let color = crate::out::color();
+            out!(
+                "{}",
+                pado_report::render(&summary, pado_report::TextOptions { color })
+            );
+        }
+        eprintln!(
+            "note: {}: a run is writing this directory; nothing was written into it",
+            dir.display()
+        );
+        return Ok(if summary.passed() {
+            exit::OK
+        } else {
+            exit::THRESHOLD_FAILED
+        });
+    }
+    let written = write_loaded_reports(&d, &run, true, exports)?;
     print_and_judge(written, quiet)
 }
 

@@ -253,6 +253,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         .transpose()?;
     watch_ctrl_c(stop.clone(), out.quiet);
     let dir = result_dir(out, &plan.name)?;
+    let total_s = plan.planned_duration().as_secs_f64();
     let mut meta = RunMeta {
         format: "pado-result".into(),
         version: FORMAT_VERSION,
@@ -310,11 +311,12 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
             }),
         merged_from: Vec::new(),
         outputs: Vec::new(),
+        soak: pado_metrics::SoakMode::of(cfg.soak, total_s),
+        planned_s: Some(total_s),
     };
     dir.write_meta(&meta).map_err(Failure::other)?;
     let mut timeline = dir.timeline_writer().map_err(Failure::other)?;
 
-    let total_s = plan.planned_duration().as_secs_f64();
     let mut prog = Progress::new(out.quiet, total_s, meta.stages.clone());
     prog.has_thresholds = !prep.thresholds.is_empty();
     let progress = Arc::new(Mutex::new(prog));

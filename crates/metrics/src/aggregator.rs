@@ -213,7 +213,11 @@ impl Aggregator {
         }
     }
 
-    fn emit(&mut self, rec: SecondRecord) {
+    fn emit(&mut self, mut rec: SecondRecord) {
+        if let Some(g) = rec.generator.as_mut() {
+            // Once a second, off the workers: pado's own memory over the run.
+            g.note_memory();
+        }
         self.totals.add_second(&rec);
         (self.sink)(&rec, &self.totals);
         self.next_t = rec.t + 1;

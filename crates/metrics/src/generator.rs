@@ -164,6 +164,25 @@ pub struct GeneratorSecond {
     pub lag_p99_us: u64,
     /// All workers' lag samples this second (its `max_us` is the worst wake-up).
     pub lag: LagHistogram,
+    /// pado's own resident memory when the second closed (bytes), read once a
+    /// second by the aggregator: the soak analysis checks that it stays flat.
+    /// `None` where the system does not tell, and in older files.
+    pub rss_bytes: Option<u64>,
+}
+
+/// This process's resident memory now (`VmRSS` of `/proc/self/status`), in bytes;
+/// `None` where there is no such file.
+pub fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line
+        .trim_start_matches("VmRSS:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
 }
 
 impl GeneratorSecond {
@@ -182,6 +201,11 @@ impl GeneratorSecond {
         }
         self.lag_p99_us = self.lag_p99_us.max(g.lag.quantile_us(0.99));
         self.lag.merge(&g.lag);
+    }
+
+    /// Record pado's resident memory for this second (see [`resident_bytes`]).
+    pub fn note_memory(&mut self) {
+        self.rss_bytes = resident_bytes();
     }
 
     /// Wall time this second's figures cover, in seconds: the longest worker span

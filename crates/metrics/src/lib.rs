@@ -34,8 +34,8 @@ pub use observed::{
 };
 pub use result_dir::{
     ClaimError, GeneratorMeta, ResultDir, ResultError, RunMeta, ScenarioMeta, SegmentMeta,
-    StageMark, ThresholdSpec, TimelineRead, TimelineReader, TimelineWriter, FORMAT_VERSION,
-    LOCK_FILE, PADO_FILES,
+    SoakMode, StageMark, ThresholdSpec, TimelineRead, TimelineReader, TimelineWriter,
+    FORMAT_VERSION, LOCK_FILE, PADO_FILES, SOAK_AUTO_S,
 };
 pub use sample::{Phases, RequestSample};
 pub use series::{

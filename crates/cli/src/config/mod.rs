@@ -76,6 +76,8 @@ pub(crate) struct RunConfig {
     pub http_debug: Option<DebugLevel>,
     /// Run each flow once instead of loading the target (`--once`).
     pub once: bool,
+    /// Judge the soak verdict into the exit code (`--soak`).
+    pub soak: bool,
     /// Segment, agreed start and setup variables of a split test.
     pub split: crate::split::Split,
     /// Where the setup variables came from (`--setup-vars`), for messages.
@@ -148,6 +150,7 @@ impl RunConfig {
             workers: a.workers,
             http_debug: DebugLevel::from_flag(a.http_debug.as_deref()),
             once: a.once,
+            soak: a.soak,
         })
     }
 
@@ -161,6 +164,7 @@ impl RunConfig {
             workers: None,
             http_debug: None,
             once: false,
+            soak: false,
             split: crate::split::Split::default(),
             setup_vars_file: None,
         }

@@ -102,6 +102,9 @@ pub struct GeneratorSecondFigures {
     pub lag_p99_us: u64,
     /// Latest wake-up, µs.
     pub lag_max_us: u64,
+    /// The generator's resident memory, bytes; absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_bytes: Option<u64>,
 }
 
 impl GeneratorSecondFigures {
@@ -117,6 +120,7 @@ impl GeneratorSecondFigures {
             wait_max: g.wait_max,
             lag_p99_us: g.lag_p99_us,
             lag_max_us: g.lag.max_us,
+            rss_bytes: g.rss_bytes,
         }
     }
 
@@ -136,6 +140,7 @@ impl GeneratorSecondFigures {
                 max_us: self.lag_max_us,
                 ..Default::default()
             },
+            rss_bytes: self.rss_bytes,
         }
     }
 }

@@ -396,6 +396,8 @@ impl MergePlan {
                 })
                 .collect(),
             outputs: Vec::new(),
+            soak: first.meta.soak,
+            planned_s: first.meta.planned_s,
         }
     }
 

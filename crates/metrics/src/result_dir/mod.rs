@@ -152,6 +152,41 @@ pub struct RunMeta {
     /// delivered; absent when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<OutputMeta>,
+    /// Soak mode, when the run is one: asked for (`--soak`), or planned to last
+    /// [`SOAK_AUTO_S`] or more. The summary then always carries the soak verdict; with
+    /// `--soak` the verdict is also part of the exit code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<SoakMode>,
+    /// How long the run was planned to last, in seconds: what a report of a run still
+    /// in progress measures how far it is against. Absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_s: Option<f64>,
+}
+
+/// A planned length from which a run is a soak without being asked: an hour.
+pub const SOAK_AUTO_S: f64 = 3600.0;
+
+/// Why a run is a soak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SoakMode {
+    /// `--soak`: the soak verdict decides the exit code with the thresholds.
+    Requested,
+    /// Planned for [`SOAK_AUTO_S`] or more: the verdict is shown, not judged.
+    Long,
+}
+
+impl SoakMode {
+    /// The mode of a run planned for `planned_s` seconds, `requested` or not.
+    pub fn of(requested: bool, planned_s: f64) -> Option<SoakMode> {
+        if requested {
+            Some(SoakMode::Requested)
+        } else if planned_s >= SOAK_AUTO_S {
+            Some(SoakMode::Long)
+        } else {
+            None
+        }
+    }
 }
 
 /// What one live output delivered during the run (`run.json` and `summary.json`
@@ -406,6 +441,21 @@ impl ResultDir {
             });
         }
         Ok(ResultDir { path, _lock: None })
+    }
+
+    /// Whether a run is writing this directory now (another process holds its lock):
+    /// a report of it is of the seconds so far, and must not write files into it.
+    /// A directory without a lock file, or whose lock cannot be read, is not being
+    /// written (a run killed with `kill -9` releases its lock with its process).
+    pub fn being_written(&self) -> bool {
+        if self._lock.is_some() {
+            return true;
+        }
+        let Ok(f) = fs::File::open(self.path.join(LOCK_FILE)) else {
+            return false;
+        };
+        // A shared lock is refused while the writer holds its exclusive one.
+        matches!(f.try_lock_shared(), Err(fs::TryLockError::WouldBlock))
     }
 
     /// The directory.

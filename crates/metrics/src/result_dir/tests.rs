@@ -297,3 +297,21 @@ fn older_files_without_generator_figures_load() {
     let e = dir.read_timeline().unwrap_err().to_string();
     assert!(e.contains(":1:") && e.contains("lag bucket `123`"), "{e}");
 }
+
+/// A directory a run holds is "being written" to a reader in this or another
+/// handle; once the run's handle is gone (its process ended, even by `kill -9`), it
+/// is not. A directory without a lock file never is.
+#[test]
+fn a_reader_sees_whether_a_run_writes_the_directory() {
+    let tmp = tmpdir("being-written");
+    let path = tmp.path().join("run");
+    let writer = ResultDir::claim(&path, false).unwrap();
+    writer.write_meta(&RunMeta::default()).unwrap();
+    assert!(writer.being_written());
+    let reader = ResultDir::open(&path).unwrap();
+    assert!(reader.being_written());
+    drop(writer);
+    assert!(!reader.being_written());
+    std::fs::remove_file(path.join(LOCK_FILE)).unwrap();
+    assert!(!ResultDir::open(&path).unwrap().being_written());
+}

@@ -46,6 +46,9 @@ pub(super) struct WireGenerator {
     pub(super) lag_max_us: u64,
     #[serde(default)]
     pub(super) lag_hist: BTreeMap<String, u64>,
+    /// pado's resident memory; absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) rss_bytes: Option<u64>,
 }
 
 impl WireGenerator {
@@ -76,6 +79,7 @@ impl WireGenerator {
             lag_p99_us: g.lag_p99_us,
             lag_max_us: g.lag.max_us,
             lag_hist,
+            rss_bytes: g.rss_bytes,
         }
     }
 
@@ -106,6 +110,7 @@ impl WireGenerator {
             wait_max: self.wait_max,
             lag_p99_us: self.lag_p99_us,
             lag,
+            rss_bytes: self.rss_bytes,
         })
     }
 }

@@ -21,6 +21,7 @@ mod generators;
 mod header;
 mod phases;
 mod run_meta;
+mod soak;
 mod stages;
 mod steps;
 #[cfg(test)]
@@ -75,6 +76,7 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
                     (bottlenecks::section(b))
                 }
                 (events::section(s))
+                (soak::section(s))
                 (stages::section(run))
                 (steps::section(s))
                 (phases::section(s))

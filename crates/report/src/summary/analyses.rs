@@ -56,13 +56,18 @@ pub(super) fn saturation_of(run: &LoadedRun) -> Option<pado_analysis::saturation
     pado_analysis::saturation::analyse(&load_samples(run), run.meta.duration_s)
 }
 
-/// Latency drift within each period of steady load (run.json's hold stages, or runs
-/// of seconds at one VU count when the run has no stages).
-pub(super) fn drift_periods(run: &LoadedRun) -> Vec<pado_analysis::drift::PeriodDrift> {
+/// The periods of steady load (run.json's hold stages, or runs of seconds at one VU
+/// count when the run has no stages) and the latency drift within each.
+pub(super) fn drift_periods(
+    run: &LoadedRun,
+) -> (
+    Vec<pado_analysis::drift::SteadyPeriod>,
+    Vec<pado_analysis::drift::PeriodDrift>,
+) {
     use pado_analysis::drift;
     let loads: Vec<(u32, f64)> = run.points.iter().map(|p| (p.t, p.vus as f64)).collect();
     if loads.is_empty() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let periods = drift::steady_periods(&run.meta.stages, &loads, run.meta.duration_s);
     let latency: Vec<(f64, f64)> = run
@@ -70,7 +75,36 @@ pub(super) fn drift_periods(run: &LoadedRun) -> Vec<pado_analysis::drift::Period
         .iter()
         .filter_map(|p| p.all.latency.map(|l| (p.t as f64, l.mean_us / 1000.0)))
         .collect();
-    drift::drift_in_periods(&periods, &latency)
+    let drifts = drift::drift_in_periods(&periods, &latency);
+    (periods, drifts)
+}
+
+/// The soak analysis, kept when the run is a soak or something drifted; and whether
+/// it passes: only a `--soak` run is judged, and it fails on any verdict but stable
+/// or when there was nothing steady to judge.
+pub(super) fn soak_of(
+    run: &LoadedRun,
+    periods: &[pado_analysis::drift::SteadyPeriod],
+    latency: &[pado_analysis::drift::PeriodDrift],
+) -> (Option<pado_analysis::soak::Soak>, bool) {
+    use pado_analysis::soak::{analyse, Verdict};
+    let own: Vec<(f64, f64)> = run
+        .points
+        .iter()
+        .filter_map(|p| {
+            let rss = p.generator.as_ref()?.rss_bytes?;
+            Some((p.t as f64, rss as f64))
+        })
+        .collect();
+    let soak = analyse(periods, latency, &run.observations, &own);
+    let mode = run.meta.soak;
+    let ok = match (mode, &soak) {
+        (Some(pado_metrics::SoakMode::Requested), Some(s)) => s.verdict == Verdict::Stable,
+        (Some(pado_metrics::SoakMode::Requested), None) => false,
+        _ => true,
+    };
+    let keep = mode.is_some() || soak.as_ref().is_some_and(|s| s.verdict != Verdict::Stable);
+    (soak.filter(|_| keep), ok)
 }
 
 /// Per second: active VUs, requests and p95, what saturation and attribution read.

@@ -7,7 +7,7 @@ use pado_analysis::thresholds::{self, ThresholdResult};
 use pado_analysis::TotalsSource;
 use pado_metrics::{Phase, RunMeta, SeriesStats, Totals};
 
-use super::analyses::{bottlenecks_of, drift_periods, generator_check, saturation_of};
+use super::analyses::{bottlenecks_of, drift_periods, generator_check, saturation_of, soak_of};
 use super::verdict::verdict;
 use super::warnings::warnings;
 use super::{
@@ -22,6 +22,8 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
     let dur = meta.duration_s.max(1e-9);
     let results = threshold_results(meta, totals, dur)?;
     let any_open = meta.scenarios.iter().any(|s| s.open_model);
+    let (periods, drifts) = drift_periods(run);
+    let (soak, soak_ok) = soak_of(run, &periods, &drifts);
     let mut summary = Summary {
         name: meta.name.clone(),
         started_at: meta.started_at.clone(),
@@ -31,7 +33,12 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         vus_max: totals.vus_max_peak,
         stages: run.stages.clone(),
         stability: crate::stability::stability(&run.points, meta.duration_s),
-        drift_periods: drift_periods(run),
+        drift_periods: drifts,
+        soak,
+        soak_mode: meta.soak,
+        soak_ok,
+        planned_s: meta.planned_s,
+        in_progress: run.in_progress,
         generator: generator_check(run, any_open),
         thresholds_ok: results.iter().all(|r| r.ok),
         thresholds: results,

@@ -17,6 +17,9 @@ pub fn load_with_windows(
     dir: &ResultDir,
     windows: &[pado_metrics::StageMark],
 ) -> Result<LoadedRun, ReportError> {
+    // Asked before run.json is read: a run that ends in between has rewritten it
+    // with its real length, and reads as finished.
+    let in_progress = dir.being_written();
     let mut meta = dir.read_meta()?;
     meta.stages.extend(windows.iter().cloned());
     let events = pado_metrics::events::read_events(dir.path())?;
@@ -26,7 +29,8 @@ pub fn load_with_windows(
         Ok(())
     })?;
     let mut run = fold.finish();
-    recover_unfinished(&mut run.meta, &read);
+    run.in_progress = in_progress && run.meta.duration_s <= 0.0;
+    recover_unfinished(&mut run.meta, &read, run.in_progress);
     read_the_rest(dir, run)
 }
 
@@ -41,14 +45,15 @@ pub fn load_folded(
     let mut run = fold.finish();
     // The run.json written last (its real length).
     run.meta = dir.read_meta()?;
-    recover_unfinished(&mut run.meta, read);
+    recover_unfinished(&mut run.meta, read, false);
     read_the_rest(dir, run)
 }
 
 /// The target's metrics, the failure samples and the generators of a loaded timeline.
 fn read_the_rest(dir: &ResultDir, mut run: LoadedRun) -> Result<LoadedRun, ReportError> {
-    run.observations =
-        pado_metrics::read_observations(dir.path(), &pado_analysis::attribution::wanted)?;
+    run.observations = pado_metrics::read_observations(dir.path(), &|name: &str| {
+        pado_analysis::attribution::wanted(name) || pado_analysis::soak::wanted(name)
+    })?;
     run.totals.failures = dir.read_failures()?;
     run.generators = dir.read_generators()?;
     Ok(run)
@@ -61,10 +66,26 @@ fn read_the_rest(dir: &ResultDir, mut run: LoadedRun) -> Result<LoadedRun, Repor
 /// Every rate is "per second of the run", so the length becomes the seconds the
 /// timeline holds (each of them complete: a second is written only once every worker
 /// has reported past it), and the run is marked interrupted with a warning saying so.
-/// A half-written last timeline line (left out by the reader) is said too.
-fn recover_unfinished(meta: &mut RunMeta, read: &pado_metrics::TimelineRead) {
+/// A half-written last timeline line (left out by the reader) is said too. A run
+/// still writing the directory (`in_progress`) is not cut short: its length is the
+/// seconds so far, and the warning says it is still going.
+fn recover_unfinished(meta: &mut RunMeta, read: &pado_metrics::TimelineRead, in_progress: bool) {
     let mut said = Vec::new();
-    if meta.duration_s <= 0.0 {
+    if meta.duration_s <= 0.0 && in_progress {
+        let seconds = read.last_t.map_or(0, |t| t.saturating_add(1));
+        meta.duration_s = f64::from(seconds);
+        said.push(match meta.planned_s {
+            Some(p) => format!(
+                "the run is still going: these figures cover its first {} of {} planned; `pado report` again when it ends for the final result",
+                pado_metrics::fmt::duration(f64::from(seconds)),
+                pado_metrics::fmt::duration(p)
+            ),
+            None => format!(
+                "the run is still going: these figures cover its first {}; `pado report` again when it ends for the final result",
+                pado_metrics::fmt::duration(f64::from(seconds))
+            ),
+        });
+    } else if meta.duration_s <= 0.0 {
         let seconds = read.last_t.map_or(0, |t| t.saturating_add(1));
         meta.duration_s = f64::from(seconds);
         meta.interrupted = true;

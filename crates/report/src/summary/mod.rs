@@ -209,6 +209,28 @@ pub struct Summary {
     /// Drift in every steady-load period long enough to measure, in time order.
     #[serde(default)]
     pub drift_periods: Vec<pado_analysis::drift::PeriodDrift>,
+    /// The soak analysis: within each period of steady load, whether the target's
+    /// memory, descriptors, threads or pools (from `observe:`) and its latency drift,
+    /// with a verdict (`leak suspected`, `pool drift`, `latency drift`, `stable`).
+    /// Present in soak mode (`--soak`, or a run planned for an hour or more) and
+    /// whenever something drifted; absent when no steady period was long enough.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<pado_analysis::soak::Soak>,
+    /// Soak mode, from `run.json`: `requested` (`--soak`: the verdict is judged) or
+    /// `long`; absent for other runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak_mode: Option<pado_metrics::SoakMode>,
+    /// False when the run asked to be judged as a soak (`--soak`) and its verdict is
+    /// not `stable`, or when no period of steady load was long enough to judge.
+    #[serde(default = "yes")]
+    pub soak_ok: bool,
+    /// The run was still going when this summary was made (`pado report` of a
+    /// directory a run is writing): the figures are of the seconds so far.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_progress: bool,
+    /// How long the run was planned to last, in seconds (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_s: Option<f64>,
     /// Which component limited the run, from the target's scraped metrics
     /// (absent when nothing was observed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -273,10 +295,10 @@ fn yes() -> bool {
 }
 
 impl Summary {
-    /// Whether the run passed what it checks: its thresholds and its events'
-    /// expectations (the exit code: 0 or 99).
+    /// Whether the run passed what it checks: its thresholds, its events'
+    /// expectations and, for `--soak`, the soak verdict (the exit code: 0 or 99).
     pub fn passed(&self) -> bool {
-        self.thresholds_ok && self.events_ok
+        self.thresholds_ok && self.events_ok && self.soak_ok
     }
 }
 
@@ -334,6 +356,9 @@ pub struct LoadedRun {
     /// The run's events (`events.jsonl`): impact and expectations, judged on the
     /// seconds as they were folded.
     pub events: Vec<pado_analysis::events::EventImpact>,
+    /// A run was still writing the directory when it was read: the figures are of
+    /// the seconds written so far, and nothing may be written into it.
+    pub in_progress: bool,
 }
 
 /// How the self-check's finding starts, in the verdict, the warnings and the terminal

@@ -452,3 +452,82 @@ fn events_are_judged_from_the_directory_and_shown_everywhere() {
     assert!(!s.events_ok && !s.passed());
     assert!(s.thresholds_ok);
 }
+
+/// `ramp_hold_run(0.0)` with the target's resident memory observed every second:
+/// flat, except `leak_mib_per_s` more every second of the 150-VU hold.
+fn soak_run(leak_mib_per_s: f64, mode: Option<pado_metrics::SoakMode>) -> LoadedRun {
+    let mut run = ramp_hold_run(0.0);
+    run.meta.soak = mode;
+    let mib = 1024.0 * 1024.0;
+    run.observations = pado_metrics::Observations {
+        endpoints: vec![pado_metrics::observed::EndpointLog {
+            name: "app".into(),
+            ..Default::default()
+        }],
+        series: vec![pado_metrics::ObservedSeries {
+            endpoint: "app".into(),
+            name: "process_resident_memory_bytes".into(),
+            kind: pado_metrics::observed::MetricType::Gauge,
+            points: (0..100)
+                .map(|t| {
+                    let wobble = (t % 5) as f64 * 0.2 * mib;
+                    let grown = leak_mib_per_s * (t as f64 - 60.0).max(0.0) * mib;
+                    (t as f64, 80.0 * mib + wobble + grown)
+                })
+                .collect(),
+            ..Default::default()
+        }],
+    };
+    run
+}
+
+/// The soak verdict: judged only under `--soak`, shown for long runs, left out of
+/// other runs unless something drifted; a leak planted in the steady hold is named
+/// in the verdict, the terminal block and the exit code.
+#[test]
+fn the_soak_verdict_is_judged_only_when_asked() {
+    use pado_analysis::soak::Verdict;
+    use pado_metrics::SoakMode;
+    let s = build(&soak_run(1.0, Some(SoakMode::Requested))).unwrap();
+    let k = s.soak.as_ref().expect("soak");
+    assert_eq!(k.verdict, Verdict::LeakSuspected, "{k:?}");
+    assert!(!s.soak_ok && !s.passed());
+    let line = s
+        .verdict
+        .iter()
+        .find(|v| v.starts_with("leak suspected"))
+        .expect("a leak sentence");
+    assert!(
+        line.contains("`process_resident_memory_bytes` at app rose from")
+            && line.contains("hold 150 VUs, 60–100 s"),
+        "{line}"
+    );
+    let text = render(&s, TextOptions { color: false });
+    assert!(text.contains("✗ soak: leak suspected over"), "{text}");
+    assert!(text.contains("still rising"), "{text}");
+    // No leak: stable, passed, said.
+    let s = build(&soak_run(0.0, Some(SoakMode::Requested))).unwrap();
+    assert_eq!(s.soak.as_ref().unwrap().verdict, Verdict::Stable);
+    assert!(s.soak_ok && s.passed());
+    assert!(s.verdict.iter().any(|v| v.starts_with("soak: stable")));
+    // A long run shows the leak but is not failed by it.
+    let s = build(&soak_run(1.0, Some(SoakMode::Long))).unwrap();
+    assert_eq!(s.soak.as_ref().unwrap().verdict, Verdict::LeakSuspected);
+    assert!(s.soak_ok && s.passed());
+    // Any run: a drift is worth telling; a stable soak block is not.
+    let s = build(&soak_run(1.0, None)).unwrap();
+    assert!(s.soak.is_some() && s.passed());
+    let s = build(&soak_run(0.0, None)).unwrap();
+    assert!(s.soak.is_none(), "{:?}", s.soak);
+    // Asked for, with no steady period long enough: not judged, and failed.
+    let mut short = soak_run(0.0, Some(SoakMode::Requested));
+    short.meta.stages.clear();
+    short
+        .points
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, p)| p.vus = i as u32);
+    let s = build(&short).unwrap();
+    assert!(s.soak.is_none() && !s.soak_ok && !s.passed());
+    assert!(render(&s, TextOptions { color: false }).contains("soak: not judged"));
+}

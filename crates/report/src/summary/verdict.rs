@@ -30,8 +30,64 @@ pub(super) fn verdict(s: &Summary) -> Vec<String> {
             d.drift.p_value
         ));
     }
+    if let Some(k) = &s.soak {
+        out.extend(soak_sentence(s, k));
+    }
     saturation_sentences(s, &mut out);
     out
+}
+
+/// What the soak analysis concluded, with the drift it rests on.
+fn soak_sentence(s: &Summary, k: &pado_analysis::soak::Soak) -> Option<String> {
+    use crate::text::soak::{level, per_hour};
+    use pado_analysis::soak::Verdict;
+    let steady = pado_metrics::fmt::duration(k.steady_s);
+    let first = k.findings().next();
+    match (k.verdict, first) {
+        (Verdict::LeakSuspected | Verdict::PoolDrift, Some(r)) => {
+            let why = if k.verdict == Verdict::LeakSuspected {
+                "still rising at the end of the period: take heap dumps or allocation profiles minutes apart and compare what grew"
+            } else {
+                "at the same load: connections taken and not given back (a leak), or each use taking longer"
+            };
+            let more = k.findings().count() - 1;
+            Some(format!(
+                "{}: `{}` at {} rose from {} to {} under steady load ({}, {:.0}–{:.0} s), {}, {why}{}",
+                k.verdict.words(),
+                r.series,
+                r.endpoint,
+                level(r, r.from),
+                level(r, r.to),
+                r.period.label,
+                r.period.start_s,
+                r.period.end_s,
+                per_hour(r),
+                match more {
+                    0 => String::new(),
+                    1 => "; 1 more resource drifted too (the soak block)".to_string(),
+                    n => format!("; {n} more resources drifted too (the soak block)"),
+                }
+            ))
+        }
+        (Verdict::Stable, _) if s.soak_mode.is_some() => {
+            let what = k.measured();
+            let what = match what.split_last() {
+                None => "nothing".to_string(),
+                Some((last, [])) => last.to_string(),
+                Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            };
+            Some(format!(
+                "soak: stable: {what} held steady over {steady} of steady load{}",
+                if k.observed {
+                    ""
+                } else {
+                    " (the target's memory and pools were not observed)"
+                }
+            ))
+        }
+        // Latency drift has its own sentence above.
+        _ => None,
+    }
 }
 
 /// Whether the thresholds (the SLA) held, or that there were none.

@@ -6,7 +6,7 @@
 //! a merged result's generators ([`generators`]),
 //! latency and its phases ([`latency`]), stages and steadiness over time
 //! ([`stages`]), the per-step table ([`steps`]), WebSocket sessions ([`websocket`]), gRPC calls ([`grpc`]), checks, failures and thresholds
-//! ([`outcomes`]), the events' impact and expectations ([`events`]), and what the analysis found ([`findings`]).
+//! ([`outcomes`]), the events' impact and expectations ([`events`]), the soak verdict ([`soak`]), and what the analysis found ([`findings`]).
 
 mod events;
 mod findings;
@@ -14,6 +14,7 @@ mod generators;
 mod grpc;
 mod latency;
 mod outcomes;
+pub(crate) mod soak;
 mod stages;
 mod steps;
 #[cfg(test)]
@@ -41,7 +42,7 @@ pub struct TextOptions {
 type Section = fn(&mut String, &Summary, TextOptions);
 
 /// The blocks in reading order.
-const SECTIONS: [Section; 17] = [
+const SECTIONS: [Section; 18] = [
     totals::title,
     totals::totals,
     generators::generators,
@@ -55,6 +56,7 @@ const SECTIONS: [Section; 17] = [
     outcomes::why_failed,
     outcomes::thresholds,
     events::events,
+    soak::soak,
     findings::scalability,
     findings::bottlenecks,
     findings::verdict,

@@ -62,7 +62,8 @@ pub(super) fn stability(out: &mut String, s: &Summary, _o: TextOptions) {
             st.ttfb_cv
         );
     }
-    if !s.drift_periods.is_empty() {
+    // A soak block shows latency drift beside the resources'.
+    if !s.drift_periods.is_empty() && s.soak.is_none() {
         let _ = writeln!(out);
         for d in &s.drift_periods {
             let _ = writeln!(

@@ -11,13 +11,17 @@ use crate::summary::{Summary, GENERATOR_SATURATED};
 /// The name, duration and scenarios; a saturated generator right after them.
 pub(super) fn title(out: &mut String, s: &Summary, o: TextOptions) {
     let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "  pado · {} · {:.1}s{}",
-        s.name,
-        s.duration_s,
-        if s.interrupted { " · interrupted" } else { "" }
-    );
+    let state = if s.in_progress {
+        match s.planned_s {
+            Some(p) => format!(" · in progress (of {})", pado_metrics::fmt::duration(p)),
+            None => " · in progress".to_string(),
+        }
+    } else if s.interrupted {
+        " · interrupted".to_string()
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "  pado · {} · {:.1}s{state}", s.name, s.duration_s);
     for sc in &s.scenarios {
         let _ = writeln!(
             out,

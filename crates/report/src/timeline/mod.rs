@@ -125,6 +125,7 @@ pub fn gen_second(t: u32, g: &GeneratorSecond) -> GenSecond {
         wait_max: g.wait_max,
         lag_p99_ms: g.lag_p99_us as f64 / 1000.0,
         lag_max_ms: g.lag.max_us as f64 / 1000.0,
+        rss_bytes: g.rss_bytes,
     }
 }
 
@@ -429,6 +430,7 @@ impl RunFold {
             generator_lag: self.generator_lag,
             generators: None,
             events: self.events.finish(),
+            in_progress: false,
         }
     }
 }

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# bench/soak.sh — does pado's own memory stay flat through a long run?
+#
+# One long open-model run (RATE iterations/s for DUR s) of bench/soak.yaml against
+# the demo target (`pado target serve`, its own process): a mix of templated reads,
+# a search with a Hangul term from a feed, checks, tags, and the target's /metrics
+# observed every 5 s, so every part of a run that lives as long as the run is
+# exercised (workers, aggregator, timeline and observe writers, live thresholds,
+# progress). The generator's resident memory (VmRSS of its process, read from /proc
+# every SAMPLE s, a truth outside pado) is written to rss.tsv, and the script prints
+# it at minute 2, its lowest and highest from minute 2 on, the largest change from
+# the minute-2 value and the least-squares slope per hour. Issue 18's target: within
+# 10% of the minute-2 value for the whole hour (DUR=3600).
+#
+# For comparison, the demo target's own RSS over the same time is sampled the same
+# way and printed beside pado's.
+#
+# Knobs: DUR (3600), RATE (300), SAMPLE (5), PORT (18095), PADO (binary; default
+# target/release/pado, built when missing), OUT (/tmp/pado-bench-soak).
+#
+# Safety: the target listens on 127.0.0.1 only; the run has a fixed duration and is
+# killed by a watchdog 5 minutes past it; only PIDs started here are signalled.
+set -uo pipefail
+export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/.." && pwd)"
+DUR="${DUR:-3600}"
+RATE="${RATE:-300}"
+SAMPLE="${SAMPLE:-5}"
+PORT="${PORT:-18095}"
+PADO="${PADO:-$REPO/target/release/pado}"
+OUT="${OUT:-/tmp/pado-bench-soak}"
+export CARGO_INCREMENTAL=0
+
+command -v python3 >/dev/null || { echo "needs python3" >&2; exit 1; }
+if [ ! -x "$PADO" ]; then
+  (cd "$REPO" && cargo build --release -p pado) || exit 1
+fi
+PADO="$(cd "$(dirname "$PADO")" && pwd)/$(basename "$PADO")"
+rm -rf "$OUT"
+mkdir -p "$OUT"
+cd "$OUT" || exit 1
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+PIDS=()
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  wait 2>/dev/null
+}
+trap cleanup EXIT
+
+if port_busy "$PORT"; then echo "port $PORT is in use" >&2; exit 1; fi
+"$PADO" target serve --port "$PORT" --posts 5000 --exit-after $((DUR + 600)) >target.log 2>&1 &
+TARGET_PID=$!
+PIDS+=("$TARGET_PID")
+for _ in $(seq 1 400); do port_busy "$PORT" && break; sleep 0.05; done
+port_busy "$PORT" || { echo "the demo target did not start: $(tail -3 target.log)" >&2; exit 1; }
+
+printf 'term\n검색\n파도\nrust\n부하\nlatency\n' >terms.csv
+sed -e "s/@RATE@/$RATE/" -e "s/@DUR@/${DUR}s/" -e "s/@PORT@/$PORT/g" "$HERE/soak.yaml" >soak.yaml
+
+echo "soak: $RATE it/s for $DUR s; samples every $SAMPLE s in $OUT/rss.tsv"
+"$PADO" run soak.yaml --out result --quiet --no-history >run.log 2>&1 &
+PADO_PID=$!
+PIDS+=("$PADO_PID")
+(sleep $((DUR + 300)) && kill -KILL "$PADO_PID" 2>/dev/null) &
+WATCHDOG=$!
+PIDS+=("$WATCHDOG")
+
+rss() { awk '/^VmRSS:/ {print $2 * 1024}' "/proc/$1/status" 2>/dev/null; }
+START=$(date +%s)
+printf 't_s\tpado_rss_bytes\ttarget_rss_bytes\n' >rss.tsv
+while kill -0 "$PADO_PID" 2>/dev/null; do
+  p=$(rss "$PADO_PID")
+  [ -n "$p" ] && printf '%s\t%s\t%s\n' "$(($(date +%s) - START))" "$p" "$(rss "$TARGET_PID")" >>rss.tsv
+  sleep "$SAMPLE"
+done
+wait "$PADO_PID"
+echo "pado exited $? ($(tail -1 run.log))"
+
+python3 - rss.tsv result/summary.json <<'PY'
+import json, sys
+rows = [l.split("\t") for l in open(sys.argv[1]).read().split("\n")[1:] if l]
+rows = [(int(t), int(p), int(q) if q else None) for t, p, q in rows]
+try:
+    s = json.load(open(sys.argv[2]))
+    print(f"run: {s['requests']:,} requests, {s['failed']:,} failed, {s['duration_s']:.0f} s")
+except (OSError, ValueError, KeyError) as e:
+    print(f"run: no summary ({e})")
+
+def report(name, col):
+    pts = [(t, r[col]) for r in rows for t in [r[0]] if r[col] is not None]
+    later = [(t, v) for t, v in pts if t >= 120]
+    if len(later) < 3:
+        print(f"{name}: too short to judge (needs more than 2 minutes)")
+        return None
+    ref = later[0][1]
+    lo, hi = min(v for _, v in later), max(v for _, v in later)
+    change = max(abs(hi - ref), abs(ref - lo)) / ref
+    n = len(later)
+    mt = sum(t for t, _ in later) / n
+    mv = sum(v for _, v in later) / n
+    sxx = sum((t - mt) ** 2 for t, _ in later)
+    slope = sum((t - mt) * (v - mv) for t, v in later) / sxx if sxx else 0.0
+    mib = 1024 * 1024
+    print(f"{name}: at minute 2 {ref / mib:.1f} MiB; from minute 2 on "
+          f"{lo / mib:.1f}–{hi / mib:.1f} MiB, largest change {change * 100:.1f}%, "
+          f"slope {slope * 3600 / mib:+.2f} MiB/hour ({n} samples to {later[-1][0]} s)")
+    return change
+
+pado = report("pado  ", 1)
+target = report("target", 2)
+if pado is not None:
+    print(f"\npado within 10% of its minute-2 RSS: {'yes' if pado <= 0.10 else 'NO'}")
+PY
