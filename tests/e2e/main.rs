@@ -33,6 +33,7 @@ mod safety;
 mod scenarios;
 mod segments;
 mod signals;
+mod soak;
 mod thresholds;
 mod tls_trust;
 mod tooling;

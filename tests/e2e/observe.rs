@@ -15,7 +15,7 @@ use crate::harness::{
 };
 
 /// A child process killed on drop (a failing test must not leave it running).
-struct Kid(Child);
+pub(crate) struct Kid(Child);
 
 impl Drop for Kid {
     fn drop(&mut self) {
@@ -26,7 +26,7 @@ impl Drop for Kid {
 
 /// The demo target as its own process (so that its CPU figures are its own,
 /// not those of the test process's other servers), with `args`.
-fn demo_target(args: &[&str]) -> (Kid, String) {
+pub(crate) fn demo_target(args: &[&str]) -> (Kid, String) {
     let mut child = Command::new(pado_bin())
         .args(["target", "serve", "--port", "0", "--exit-after", "2m"])
         .args(args)

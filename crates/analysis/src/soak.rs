@@ -435,9 +435,8 @@ fn relative(f: &Fit) -> f64 {
 fn halves(samples: &[(f64, f64)]) -> (Option<Fit>, Option<Fit>) {
     let (t0, t1) = (samples[0].0, samples[samples.len() - 1].0);
     let mid = (t0 + t1) / 2.0;
-    let (a, b): (Vec<(f64, f64)>, Vec<(f64, f64)>) =
-        samples.iter().copied().partition(|s| s.0 < mid);
-    (fit(&a, 4), fit(&b, 4))
+    let split = samples.partition_point(|s| s.0 < mid);
+    (fit(&samples[..split], 4), fit(&samples[split..], 4))
 }
 
 /// Windows the memory floor is taken over, about this many per period.

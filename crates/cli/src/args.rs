@@ -440,6 +440,11 @@ pub(crate) struct DemoArgs {
     /// `examples/resilience/`.
     #[arg(long, short = 's', value_name = "FILE")]
     pub scenario: Option<PathBuf>,
+    /// Judge the run as a soak, as `pado run --soak` does: the target's memory and
+    /// pools must not drift under steady load (try it on
+    /// `examples/resilience/leak.yaml`).
+    #[arg(long)]
+    pub soak: bool,
     /// Demo target worker pool size (its capacity knob).
     #[arg(long, default_value_t = 4)]
     pub target_workers: usize,

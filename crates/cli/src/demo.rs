@@ -24,6 +24,8 @@ pub(crate) struct DemoOptions {
     pub out: Option<PathBuf>,
     /// No live progress.
     pub quiet: bool,
+    /// Judge the run as a soak (`--soak`).
+    pub soak: bool,
     /// A scenario file of the user's to run instead of the bundled one.
     pub scenario: Option<PathBuf>,
     /// Extra `pado target serve` arguments (capacity knobs).
@@ -118,7 +120,10 @@ pub(crate) fn run(o: DemoOptions) -> Result<i32, Failure> {
     };
     let code = spec.load().and_then(|scenario| {
         crate::run_cmd::run(
-            &RunConfig::new(scenario, output),
+            &RunConfig {
+                soak: o.soak,
+                ..RunConfig::new(scenario, output)
+            },
             &crate::history_cmd::Recorder::default(),
         )
     });

@@ -351,6 +351,7 @@ fn demo_cmd(d: &args::DemoArgs) -> Result<i32, exit::Failure> {
         duration,
         out: d.out.clone(),
         quiet: d.quiet,
+        soak: d.soak,
         scenario: d.scenario.clone(),
         target_args: vec![
             "--workers".into(),

@@ -1,0 +1,155 @@
+//! Soak runs (`--soak`): a leak planted in the demo target (every request keeps
+//! 64 KiB, and latency creeps with what is held) is flagged `leak suspected` and
+//! fails the run, with the memory's rise and the latency's slope close to the
+//! leak's own figures; the same run without the leak is stable and passes. A report
+//! of the run while it is still going reads the seconds so far and writes nothing
+//! into its directory. The target runs as a process of its own, so the memory it
+//! reports is its own and not the test process's.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{pado, pado_bin, shared_machine, tmp, write_file};
+use crate::observe::demo_target;
+
+/// `examples/resilience/leak.yaml` with the leak event's values as given.
+fn leak_example(kib: u32, creep_us: u32) -> String {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/resilience/leak.yaml"),
+    )
+    .unwrap();
+    let from = "json: { leak_kib_per_request: 64, leak_creep_us_per_mib: 100 }";
+    assert!(
+        text.contains(from),
+        "the example changed: `{from}` not in it"
+    );
+    text.replace(
+        from,
+        &format!("json: {{ leak_kib_per_request: {kib}, leak_creep_us_per_mib: {creep_us} }}"),
+    )
+}
+
+/// The leak's rate in the example: 40 requests/s × 64 KiB.
+const LEAK_BYTES_PER_S: f64 = 40.0 * 64.0 * 1024.0;
+/// The latency it adds: 100 µs per MiB held, per second of the run, in ms/hour.
+const CREEP_MS_PER_HOUR: f64 = LEAK_BYTES_PER_S / (1024.0 * 1024.0) * 0.1 * 3600.0;
+
+fn soak_row<'a>(s: &'a Value, series: &str) -> &'a Value {
+    s["soak"]["resources"]
+        .as_array()
+        .and_then(|r| r.iter().find(|x| x["series"] == series))
+        .unwrap_or_else(|| panic!("no {series} in {:#}", s["soak"]))
+}
+
+#[test]
+fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
+    let _machine = shared_machine();
+    let leaky = std::thread::spawn(|| {
+        let (_kid, url) = demo_target(&["--posts", "2000"]);
+        let t = tmp("soak-leak");
+        let file = write_file(&t, "leak.yaml", &leak_example(64, 100));
+        let dir = t.join("result");
+        let out = pado(&[
+            "run",
+            file.to_str().unwrap(),
+            "--target",
+            &url,
+            "--soak",
+            "--quiet",
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        let s: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                .unwrap();
+        (out, s)
+    });
+    // Without the leak, started as a process of its own so that its directory can be
+    // read while it runs.
+    let (_kid, url) = demo_target(&["--posts", "2000"]);
+    let t = tmp("soak-none");
+    let file = write_file(&t, "leak.yaml", &leak_example(0, 0));
+    let dir = t.join("result");
+    let child = Command::new(pado_bin())
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--target",
+            &url,
+            "--soak",
+            "--quiet",
+        ])
+        .arg("--out")
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !dir.join("timeline.jsonl").exists() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(12));
+    let mid = pado(&["report", dir.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&mid.stdout);
+    assert_eq!(mid.status.code(), Some(0), "{text}");
+    assert!(text.contains("· in progress (of 1m00s)"), "{text}");
+    assert!(text.contains("the run is still going"), "{text}");
+    assert!(
+        !dir.join("summary.json").exists() && !dir.join("report.html").exists(),
+        "a report wrote into the directory of a running run"
+    );
+    let done = child.wait_with_output().unwrap();
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["soak"]["verdict"], "stable", "{:#}", s["soak"]);
+    assert_eq!(s["soak_ok"], true);
+    assert!(!s["in_progress"].as_bool().unwrap_or(false));
+    let rss = soak_row(&s, "process_resident_memory_bytes");
+    assert_eq!(rss["notable"], false, "{rss}");
+    // pado's own memory over the run: flat too.
+    assert_eq!(s["soak"]["generator"]["notable"], false, "{:#}", s["soak"]);
+
+    let (out, s) = leaky.join().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(99),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(s["soak"]["verdict"], "leak_suspected", "{:#}", s["soak"]);
+    assert_eq!(s["soak_ok"], false);
+    let rss = soak_row(&s, "process_resident_memory_bytes");
+    assert_eq!(rss["notable"], true, "{rss}");
+    // The memory's rise per second is the leak's: 40 requests/s × 64 KiB.
+    let per_s = rss["slope_per_hour"].as_f64().unwrap() / 3600.0;
+    assert!(
+        (per_s / LEAK_BYTES_PER_S - 1.0).abs() < 0.25,
+        "memory rose {per_s:.0} B/s, the leak {LEAK_BYTES_PER_S:.0} B/s"
+    );
+    // Latency crept as planted (100 µs per MiB held): notable, near its slope.
+    let lat = &s["drift_periods"][0];
+    assert_eq!(lat["notable"], true, "{lat}");
+    let slope = lat["slope_per_hour"].as_f64().unwrap();
+    assert!(
+        (slope / CREEP_MS_PER_HOUR - 1.0).abs() < 0.5,
+        "latency drifted {slope:.0} ms/hour, planted {CREEP_MS_PER_HOUR:.0}"
+    );
+    assert!(
+        s["verdict"].as_array().unwrap().iter().any(|v| v
+            .as_str()
+            .unwrap()
+            .starts_with("leak suspected: `process_resident_memory_bytes` at app rose from")),
+        "{:#}",
+        s["verdict"]
+    );
+}
