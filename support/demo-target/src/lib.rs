@@ -25,6 +25,9 @@
 //! | `GET /metrics` (also `/actuator/prometheus`) | Prometheus text | none |
 //! | `GET`/`POST /admin/faults` | current [`Faults`] / change them | none |
 //!
+//! The management endpoints share the API's port: while a restart
+//! ([`Faults::restart_ms`]) lasts they are down too.
+//!
 //! "auth" is `Authorization: Bearer <token>` from `/api/login` (401
 //! without). Bad JSON is a 400, an id that is not a number or not a post is
 //! a 404, a wrong method is a 405; nothing a client sends panics the server.
@@ -73,7 +76,11 @@
 //! * `process_cpu_usage` (whole process, fraction of all available cores,
 //!   from `/proc/self/stat` deltas once a second), `system_cpu_usage`,
 //!   `system_cpu_count`, `process_cpu_seconds_total`,
-//!   `process_uptime_seconds`, `process_start_time_seconds`; and, when the
+//!   `process_uptime_seconds`, `process_start_time_seconds` (both from the
+//!   last restart, see [`Faults::restart_ms`]); `process_resident_memory_bytes`
+//!   and `process_virtual_memory_bytes` (`/proc/self/statm` × page size),
+//!   `process_open_fds` (entries of `/proc/self/fd`), `process_max_fds`
+//!   (`RLIMIT_NOFILE`), each left out when it cannot be read; and, when the
 //!   service runs on its own runtime ([`start`], [`run_until_ctrl_c`]),
 //!   `pado_target_cpu_usage`: its own threads only, which is what matters
 //!   when `pado demo` runs the load generator in the same process.
@@ -92,7 +99,11 @@
 //! * `pado_target_posts`, `pado_target_searches_total`,
 //!   `pado_target_search_postings_total`, `pado_target_cpu_work_seconds_total`,
 //!   `pado_target_connections`, `pado_target_connections_total`,
-//!   `pado_target_fault{fault=...}`.
+//!   `pado_target_leaked_bytes` (what [`Faults::leak_kib_per_request`]
+//!   holds), `pado_target_pool_leaked_connections`
+//!   ([`Faults::pool_leak_every_s`]), `pado_target_restarts_total`,
+//!   `pado_target_fault{fault=...}` (every field of [`Faults`], `cache` as
+//!   `cache_disabled`).
 //!
 //! # Binding
 //!
