@@ -448,3 +448,53 @@ fn the_restart_example_passes_and_fails_when_the_service_never_comes_back() {
     // Shut down in the middle of its restart.
     t.shutdown();
 }
+
+#[test]
+fn the_leak_example_runs_and_the_target_keeps_what_each_request_leaked() {
+    let t = target();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/resilience/leak.yaml");
+    let r = run(
+        "events-leak",
+        &[
+            file.to_str().unwrap(),
+            "--target",
+            &t.base_url(),
+            "--fit-to",
+            "5s",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    assert_eq!(s["failed"], 0, "{s}");
+    // 64 KiB for every request served once the event at 0 s had switched the leak
+    // on (the very first ones may have come before it).
+    let served = t.requests_served() as f64;
+    let faults = t.faults();
+    assert_eq!(faults.leak_kib_per_request, 64);
+    assert_eq!(faults.leak_creep_us_per_mib, 100);
+    let leaked = std::fs::read_to_string(r.dir.join("observe.jsonl")).unwrap();
+    assert!(leaked.contains("\"process_resident_memory_bytes\""));
+    assert!(leaked.contains("\"pado_target_leaked_bytes\""));
+    let m = leaked_bytes(&t);
+    let kib = m / 1024.0;
+    assert!(
+        kib <= served * 64.0 && kib >= (served - 10.0) * 64.0,
+        "{kib} KiB leaked by {served} requests"
+    );
+}
+
+/// `pado_target_leaked_bytes` from the target's `/metrics`.
+fn leaked_bytes(t: &RunningTarget) -> f64 {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(t.addr()).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    c.read_to_string(&mut text).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("pado_target_leaked_bytes "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
