@@ -21,6 +21,19 @@ fn target() -> RunningTarget {
     .expect("demo target starts")
 }
 
+/// The target `pado demo` starts (4 workers, a pool of 2 connections at 20 ms: 100
+/// queries/s), which the pool-shrink example is sized for.
+fn demo_target() -> RunningTarget {
+    pado_demo_target::start(TargetOptions {
+        posts: 2_000,
+        workers: 4,
+        pool_size: 2,
+        query_cost: Duration::from_millis(20),
+        ..Default::default()
+    })
+    .expect("demo target starts")
+}
+
 fn events_jsonl(dir: &Path) -> Vec<Value> {
     std::fs::read_to_string(dir.join("events.jsonl"))
         .unwrap()
@@ -285,7 +298,11 @@ events:
 /// Runs `examples/resilience/NAME.yaml` unedited, fitted to 10 s of load (events
 /// move with the load), against a fresh demo target; returns its summary.
 fn example_passes(name: &str) -> Value {
-    let t = target();
+    example_passes_on(name, target()).0
+}
+
+/// [`example_passes`] against the target `t`; also returns `events.jsonl`.
+fn example_passes_on(name: &str, t: RunningTarget) -> (Value, Vec<Value>) {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/resilience")
         .join(format!("{name}.yaml"));
@@ -307,7 +324,7 @@ fn example_passes(name: &str) -> Value {
     for e in &ev {
         assert!(e["started_ms"].as_u64().is_some(), "{name}: {e}");
     }
-    s
+    (s, ev)
 }
 
 #[test]
@@ -340,4 +357,144 @@ fn the_cache_off_example_passes() {
     // at_stage 2 of 5s + 25s fitted to 10 s: the mark at 1.67 s.
     assert!((num(&ev[0], "start_s") - 1.667).abs() < 0.3, "{}", ev[0]);
     assert_eq!(ev[1]["outcome"], "ok");
+}
+
+#[test]
+fn the_pool_shrink_example_passes() {
+    let (s, _) = example_passes_on("pool-shrink", demo_target());
+    let e = &s["events"][0];
+    assert_eq!(e["outcome"], "ok", "{e}");
+    // One connection of 20 ms for 60 queries/s: requests queue in the window, not
+    // before it; nothing fails.
+    assert!(num(e, "before.p95_ms") < 100.0, "{e}");
+    assert!(num(e, "during.p95_ms") > 200.0, "{e}");
+    assert_eq!(num(&s, "failed"), 0.0, "{s}");
+    assert!(e["time_to_recovery_s"].as_f64().is_some(), "{e}");
+}
+
+/// `examples/resilience/restart.yaml` with its restart lasting `restart_ms`.
+fn restart_example(restart_ms: u32) -> String {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/resilience/restart.yaml"),
+    )
+    .unwrap();
+    let from = "json: { restart_ms: 2000 } }";
+    assert!(
+        text.contains(from),
+        "the example changed: `{from}` not in it"
+    );
+    text.replacen(from, &format!("json: {{ restart_ms: {restart_ms} }} }}"), 1)
+}
+
+#[test]
+fn the_restart_example_passes_and_fails_when_the_service_never_comes_back() {
+    let (s, ev) = example_passes_on("restart", target());
+    let e = &s["events"][0];
+    assert_eq!(e["outcome"], "ok", "{e}");
+    // Refused while it was down, nothing before; all failures are the connection's.
+    assert_eq!(num(e, "before.failed"), 0.0, "{e}");
+    assert!(num(e, "during.failed") > 0.0, "{e}");
+    let errors = s["errors"].as_object().unwrap();
+    assert!(
+        errors
+            .get("connect_refused")
+            .is_some_and(|n| n.as_u64() > Some(0)),
+        "{errors:?}"
+    );
+    for (kind, n) in errors {
+        assert!(
+            ["connect_refused", "reset"].contains(&kind.as_str()),
+            "{kind}: {n} in {errors:?}"
+        );
+    }
+    // Fitted to 10 s the window is 0.67 s, the restart still 2 s from its answer:
+    // the service is back about 1.33 s after the window's end, measured to a second.
+    let rec = num(e, "time_to_recovery_s");
+    let ev = &ev[0];
+    let back_ms = ev["action"]["ended_ms"].as_u64().unwrap() as f64 + 2000.0;
+    let truth = (back_ms - ev["window_end_ms"].as_u64().unwrap() as f64) / 1000.0;
+    assert!(
+        (rec - truth).abs() <= 1.0,
+        "measured {rec} s, truth {truth} s: {e}"
+    );
+
+    // The same restart, longer than the run: the service never comes back.
+    let t = target();
+    let dir = tmp("events-restart");
+    let stuck = write_file(&dir, "stuck.yaml", &restart_example(60_000));
+    let r = run(
+        "events-restart-stuck",
+        &[
+            stuck.to_str().unwrap(),
+            "--target",
+            &t.base_url(),
+            "--fit-to",
+            "10s",
+        ],
+    );
+    assert_eq!(r.code(), 99, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    assert_eq!(s["events_ok"], false);
+    let e = &s["events"][0];
+    let failed: Vec<&str> = e["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["ok"] == false)
+        .map(|x| x["kind"].as_str().unwrap())
+        .collect();
+    assert!(failed.contains(&"recovers"), "{e}");
+    assert!(e["time_to_recovery_s"].is_null(), "{e}");
+    // Shut down in the middle of its restart.
+    t.shutdown();
+}
+
+#[test]
+fn the_leak_example_runs_and_the_target_keeps_what_each_request_leaked() {
+    let t = target();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/resilience/leak.yaml");
+    let r = run(
+        "events-leak",
+        &[
+            file.to_str().unwrap(),
+            "--target",
+            &t.base_url(),
+            "--fit-to",
+            "5s",
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    assert_eq!(s["failed"], 0, "{s}");
+    // 64 KiB for every request served once the event at 0 s had switched the leak
+    // on (the very first ones may have come before it).
+    let served = t.requests_served() as f64;
+    let faults = t.faults();
+    assert_eq!(faults.leak_kib_per_request, 64);
+    assert_eq!(faults.leak_creep_us_per_mib, 100);
+    let leaked = std::fs::read_to_string(r.dir.join("observe.jsonl")).unwrap();
+    assert!(leaked.contains("\"process_resident_memory_bytes\""));
+    assert!(leaked.contains("\"pado_target_leaked_bytes\""));
+    let m = leaked_bytes(&t);
+    let kib = m / 1024.0;
+    assert!(
+        kib <= served * 64.0 && kib >= (served - 10.0) * 64.0,
+        "{kib} KiB leaked by {served} requests"
+    );
+}
+
+/// `pado_target_leaked_bytes` from the target's `/metrics`.
+fn leaked_bytes(t: &RunningTarget) -> f64 {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(t.addr()).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    c.read_to_string(&mut text).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("pado_target_leaked_bytes "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }

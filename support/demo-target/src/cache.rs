@@ -132,6 +132,13 @@ impl<K: Hash + Eq + Clone, V: Clone> Cache<K, V> {
         g.cold.remove(key);
     }
 
+    /// Drops every entry (a restart starts cold); the counters go on.
+    pub(crate) fn clear(&self) {
+        let mut g = self.lock();
+        g.hot.clear();
+        g.cold.clear();
+    }
+
     /// Current counters.
     pub(crate) fn stats(&self) -> CacheStats {
         let g = self.lock();

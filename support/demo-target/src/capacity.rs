@@ -3,7 +3,11 @@
 //!
 //! * [`Pool`] is a FIFO semaphore with the gauges a Spring Boot service
 //!   exports for its thread pool and its HikariCP connection pool (active,
-//!   pending, acquire time, usage time, timeouts).
+//!   pending, acquire time, usage time, timeouts). It can be resized while it
+//!   runs, as an operator resizes HikariCP: permits in use beyond a smaller
+//!   size are not taken away, they are not given out again once returned.
+//!   A permit can also be leaked (taken and never given back) and the leaked
+//!   ones returned at once, for the connection-leak fault and a restart.
 //! * [`Cpu`] runs CPU-bound work (search scoring plus the synthetic cost per
 //!   posting) on the blocking thread pool, so it competes for real cores
 //!   while the async threads stay free for `/metrics`, `/health` and
@@ -33,7 +37,13 @@ pub(crate) enum AcquireError {
 #[derive(Debug)]
 pub(crate) struct Pool {
     sem: Semaphore,
-    max: usize,
+    /// The pool's size now.
+    max: AtomicUsize,
+    /// Permits out (in use) beyond a size made smaller: each one returned is
+    /// forgotten instead of given out again, until this is 0.
+    debt: AtomicUsize,
+    /// Permits taken by [`Pool::leak_one`] and never given back.
+    leaked: AtomicUsize,
     waiting: AtomicUsize,
     acquired: AtomicU64,
     acquire_nanos: AtomicU64,
@@ -62,7 +72,7 @@ pub(crate) struct PoolStats {
 /// A held permit; gives it back (and records how long it was held) on drop.
 #[derive(Debug)]
 pub(crate) struct Permit<'a> {
-    _permit: SemaphorePermit<'a>,
+    permit: Option<SemaphorePermit<'a>>,
     pool: &'a Pool,
     since: Instant,
 }
@@ -72,6 +82,12 @@ impl Drop for Permit<'_> {
         let held = self.since.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
         self.pool.usage_nanos.fetch_add(held, Ordering::Relaxed);
         self.pool.released.fetch_add(1, Ordering::Relaxed);
+        if let Some(p) = self.permit.take() {
+            if self.pool.pay_debt(1) == 0 {
+                // The pool was made smaller while this was out: not given out again.
+                p.forget();
+            }
+        }
     }
 }
 
@@ -90,7 +106,9 @@ impl Pool {
         let max = max.clamp(1, Semaphore::MAX_PERMITS);
         Pool {
             sem: Semaphore::new(max),
-            max,
+            max: AtomicUsize::new(max),
+            debt: AtomicUsize::new(0),
+            leaked: AtomicUsize::new(0),
             waiting: AtomicUsize::new(0),
             acquired: AtomicU64::new(0),
             acquire_nanos: AtomicU64::new(0),
@@ -141,7 +159,7 @@ impl Pool {
         );
         Ok((
             Permit {
-                _permit: permit,
+                permit: Some(permit),
                 pool: self,
                 since: Instant::now(),
             },
@@ -149,11 +167,77 @@ impl Pool {
         ))
     }
 
+    /// Takes up to `n` returned permits out of the debt a shrink left;
+    /// returns how many of the `n` are left to give back to the semaphore.
+    fn pay_debt(&self, n: usize) -> usize {
+        let mut paid = 0;
+        let _ = self
+            .debt
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
+                paid = d.min(n);
+                Some(d - paid)
+            });
+        n - paid
+    }
+
+    /// Makes the pool `size` permits (at least 1) from now on. Growing adds
+    /// permits at once (first cancelling what a shrink has not yet taken
+    /// back); shrinking takes the free permits away at once and the ones in
+    /// use as they are returned.
+    pub(crate) fn resize(&self, size: usize) {
+        let size = size.clamp(1, Semaphore::MAX_PERMITS);
+        let old = self.max.swap(size, Ordering::AcqRel);
+        if size > old {
+            let add = self.pay_debt(size - old);
+            if add > 0 {
+                self.sem.add_permits(add);
+            }
+        } else if size < old {
+            let remove = old - size;
+            let forgotten = self.sem.forget_permits(remove);
+            self.debt.fetch_add(remove - forgotten, Ordering::AcqRel);
+        }
+    }
+
+    /// The pool's size now.
+    pub(crate) fn size(&self) -> usize {
+        self.max.load(Ordering::Acquire)
+    }
+
+    /// Takes one permit (waiting for it like any acquirer, FIFO) and never
+    /// gives it back: a connection leak. It counts as active until
+    /// [`return_leaked`](Self::return_leaked).
+    pub(crate) async fn leak_one(&self) -> Result<(), AcquireError> {
+        let permit = self.sem.acquire().await.map_err(|_| AcquireError::Closed)?;
+        permit.forget();
+        self.leaked.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Permits leaked so far and not returned.
+    pub(crate) fn leaked(&self) -> usize {
+        self.leaked.load(Ordering::Acquire)
+    }
+
+    /// Gives every leaked permit back (a restart closes leaked connections).
+    pub(crate) fn return_leaked(&self) {
+        let n = self.leaked.swap(0, Ordering::AcqRel);
+        let add = self.pay_debt(n);
+        if add > 0 {
+            self.sem.add_permits(add);
+        }
+    }
+
     /// Current gauges and counters.
     pub(crate) fn stats(&self) -> PoolStats {
+        let max = self.size();
+        // Permits out = the size, plus those a shrink has yet to take back,
+        // minus the free ones; leaked permits count as out (in use).
+        let out =
+            (max + self.debt.load(Ordering::Acquire)).saturating_sub(self.sem.available_permits());
         PoolStats {
-            max: self.max,
-            active: self.max.saturating_sub(self.sem.available_permits()),
+            max,
+            active: out,
             pending: self.waiting.load(Ordering::Relaxed),
             acquired: self.acquired.load(Ordering::Relaxed),
             acquire_seconds: self.acquire_nanos.load(Ordering::Relaxed) as f64 / 1e9,

@@ -25,6 +25,9 @@
 //! | `GET /metrics` (also `/actuator/prometheus`) | Prometheus text | none |
 //! | `GET`/`POST /admin/faults` | current [`Faults`] / change them | none |
 //!
+//! The management endpoints share the API's port: while a restart
+//! ([`Faults::restart_ms`]) lasts they are down too.
+//!
 //! "auth" is `Authorization: Bearer <token>` from `/api/login` (401
 //! without). Bad JSON is a 400, an id that is not a number or not a post is
 //! a 404, a wrong method is a 405; nothing a client sends panics the server.
@@ -73,7 +76,11 @@
 //! * `process_cpu_usage` (whole process, fraction of all available cores,
 //!   from `/proc/self/stat` deltas once a second), `system_cpu_usage`,
 //!   `system_cpu_count`, `process_cpu_seconds_total`,
-//!   `process_uptime_seconds`, `process_start_time_seconds`; and, when the
+//!   `process_uptime_seconds`, `process_start_time_seconds` (both from the
+//!   last restart, see [`Faults::restart_ms`]); `process_resident_memory_bytes`
+//!   and `process_virtual_memory_bytes` (`/proc/self/statm` × page size),
+//!   `process_open_fds` (entries of `/proc/self/fd`), `process_max_fds`
+//!   (`RLIMIT_NOFILE`), each left out when it cannot be read; and, when the
 //!   service runs on its own runtime ([`start`], [`run_until_ctrl_c`]),
 //!   `pado_target_cpu_usage`: its own threads only, which is what matters
 //!   when `pado demo` runs the load generator in the same process.
@@ -92,7 +99,11 @@
 //! * `pado_target_posts`, `pado_target_searches_total`,
 //!   `pado_target_search_postings_total`, `pado_target_cpu_work_seconds_total`,
 //!   `pado_target_connections`, `pado_target_connections_total`,
-//!   `pado_target_fault{fault=...}`.
+//!   `pado_target_leaked_bytes` (what [`Faults::leak_kib_per_request`]
+//!   holds), `pado_target_pool_leaked_connections`
+//!   ([`Faults::pool_leak_every_s`]), `pado_target_restarts_total`,
+//!   `pado_target_fault{fault=...}` (every field of [`Faults`], `cache` as
+//!   `cache_disabled`).
 //!
 //! # Binding
 //!
@@ -116,6 +127,7 @@ mod capacity;
 mod data;
 use pado_h1server as http;
 mod index;
+mod leak;
 mod metrics;
 
 use app::App;
@@ -150,6 +162,40 @@ pub struct Faults {
     /// every lookup a miss (counted as `cache_gets_total{result="miss"}`),
     /// sending all the load to the DB pool and the CPU.
     pub cache: bool,
+    /// The DB connection pool's size from now on, as an operator resizing
+    /// HikariCP at run time would; 0 (the default) is the configured
+    /// [`TargetOptions::pool_size`]. Connections in use beyond a smaller size
+    /// are not taken away: they finish their query and are not given out
+    /// again. `hikaricp_connections_max` and `_idle` follow the size.
+    pub pool_size: u32,
+    /// Posting a non-zero value restarts the service in place, like a process
+    /// restart: every open connection is closed at once (requests in flight
+    /// get no response), the listener is closed for `restart_ms` (clients see
+    /// "connection refused"; `/metrics` and `/admin` are down too, being on
+    /// the same listener), then it listens again on the same port with cold
+    /// caches, the [`leak_kib_per_request`](Self::leak_kib_per_request) memory
+    /// freed, pool-leaked connections returned and
+    /// `process_start_time_seconds` reset. One-shot: it reads back 0 (in
+    /// `GET /admin/faults`, the `POST`'s answer, written before the restart
+    /// starts, and [`RunningTarget::faults`]). The other faults stay as they
+    /// were, and so do the data, the tokens and the request counters. Refused
+    /// in [`TargetOptions::faults`].
+    pub restart_ms: u64,
+    /// Every API request retains this many KiB for good (really allocated
+    /// and written, so resident memory grows), until a restart frees it; at
+    /// most 1 GiB in all. Setting 0 stops the growth and frees nothing.
+    /// `pado_target_leaked_bytes` shows what the leak holds.
+    pub leak_kib_per_request: u64,
+    /// Every API request waits this many µs per MiB the leak holds, after
+    /// releasing its worker (like `added_latency_ms`, latency rises without
+    /// using capacity), as a filling heap makes collections longer.
+    pub leak_creep_us_per_mib: u64,
+    /// Every `pool_leak_every_s` seconds one DB connection is taken from the
+    /// pool and never given back (a connection leak), until a restart: at a
+    /// steady load `hikaricp_connections_active` climbs step by step and, once
+    /// every connection has leaked, DB requests time out. 0 (the default) is
+    /// off.
+    pub pool_leak_every_s: f64,
 }
 
 impl Default for Faults {
@@ -160,14 +206,20 @@ impl Default for Faults {
             stall_ms: 0,
             stall_every_s: 0.0,
             cache: true,
+            pool_size: 0,
+            restart_ms: 0,
+            leak_kib_per_request: 0,
+            leak_creep_us_per_mib: 0,
+            pool_leak_every_s: 0.0,
         }
     }
 }
 
 impl Faults {
     /// Checks the ranges (error rate in 0..=1, delays at most 10 minutes,
-    /// finite numbers), so that bad values are refused rather than clamped
-    /// in surprising ways.
+    /// pool size at most 10000, a leak of at most 1 MiB per request and 1 s
+    /// of creep per MiB, finite numbers), so that bad values are refused
+    /// rather than clamped in surprising ways.
     pub fn validate(&self) -> Result<(), String> {
         const MAX_MS: u64 = 600_000;
         if !self.error_rate.is_finite() || !(0.0..=1.0).contains(&self.error_rate) {
@@ -190,6 +242,38 @@ impl Faults {
         }
         if self.stall_every_s > 0.0 && self.stall_every_s < 0.01 {
             return Err("stall_every_s must be 0 or at least 0.01".to_string());
+        }
+        if self.pool_size > 10_000 {
+            return Err(format!(
+                "pool_size must be at most 10000 (0 restores the configured size), got {}",
+                self.pool_size
+            ));
+        }
+        if self.restart_ms > MAX_MS {
+            return Err(format!("restart_ms must be at most {MAX_MS}"));
+        }
+        if self.leak_kib_per_request > 1024 {
+            return Err(format!(
+                "leak_kib_per_request must be at most 1024 (1 MiB), got {}",
+                self.leak_kib_per_request
+            ));
+        }
+        if self.leak_creep_us_per_mib > 1_000_000 {
+            return Err(format!(
+                "leak_creep_us_per_mib must be at most 1000000 (1 s per MiB), got {}",
+                self.leak_creep_us_per_mib
+            ));
+        }
+        if !self.pool_leak_every_s.is_finite()
+            || !(0.0..=86_400.0).contains(&self.pool_leak_every_s)
+        {
+            return Err(format!(
+                "pool_leak_every_s must be between 0 and 86400, got {}",
+                self.pool_leak_every_s
+            ));
+        }
+        if self.pool_leak_every_s > 0.0 && self.pool_leak_every_s < 0.01 {
+            return Err("pool_leak_every_s must be 0 or at least 0.01".to_string());
         }
         Ok(())
     }
@@ -305,6 +389,12 @@ impl TargetOptions {
         }
         if self.query_cost > Duration::from_secs(60) || self.posting_cost > Duration::from_secs(1) {
             return Err("query cost must be at most 60 s and posting cost at most 1 s".to_string());
+        }
+        if self.faults.restart_ms > 0 {
+            return Err(
+                "faults.restart_ms restarts a running service; it cannot be set at start"
+                    .to_string(),
+            );
         }
         self.faults.validate()
     }

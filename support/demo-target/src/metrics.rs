@@ -8,6 +8,9 @@
 //! * [`CpuSampler`] turns `/proc` tick counters into usage gauges once a
 //!   second (`process_cpu_usage` like Micrometer's: a fraction of all
 //!   available cores).
+//! * [`ProcessResources`] reads the process's memory and file descriptors
+//!   (`process_resident_memory_bytes`, `process_open_fds`, … as Prometheus
+//!   client libraries name them) when `/metrics` is scraped.
 //! * [`Text`] writes families and samples.
 
 use std::collections::HashMap;
@@ -391,9 +394,111 @@ fn read_thread_ticks(prefix: &'static str) -> HashMap<u32, u64> {
     out
 }
 
+/// The process's memory and file descriptors, read from `/proc/self` and
+/// `getrlimit`; a figure that cannot be read is `None` (and not exported).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ProcessResources {
+    /// Resident memory, bytes (`/proc/self/statm`'s second field × page size).
+    pub resident_bytes: Option<u64>,
+    /// Virtual memory, bytes (`/proc/self/statm`'s first field × page size).
+    pub virtual_bytes: Option<u64>,
+    /// Open file descriptors (entries of `/proc/self/fd`).
+    pub open_fds: Option<u64>,
+    /// The soft limit on open file descriptors (`RLIMIT_NOFILE`).
+    pub max_fds: Option<u64>,
+}
+
+impl ProcessResources {
+    /// Reads them now.
+    pub(crate) fn read() -> ProcessResources {
+        let (virtual_bytes, resident_bytes) = match std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|s| statm_pages(&s))
+        {
+            Some((v, r)) => {
+                let page = page_size();
+                (Some(v * page), Some(r * page))
+            }
+            None => (None, None),
+        };
+        let open_fds = std::fs::read_dir("/proc/self/fd")
+            .ok()
+            .map(|d| d.count() as u64);
+        ProcessResources {
+            resident_bytes,
+            virtual_bytes,
+            open_fds,
+            max_fds: max_fds(),
+        }
+    }
+}
+
+/// (size, resident) in pages from a `/proc/self/statm` line.
+fn statm_pages(statm: &str) -> Option<(u64, u64)> {
+    let mut f = statm.split_whitespace();
+    let size = f.next()?.parse().ok()?;
+    let resident = f.next()?.parse().ok()?;
+    Some((size, resident))
+}
+
+fn page_size() -> u64 {
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf has no memory-safety preconditions.
+        let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if p > 0 {
+            return p as u64;
+        }
+    }
+    4096
+}
+
+fn max_fds() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `lim` is a valid, writable rlimit for the duration of the call.
+        let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+        if rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY {
+            // `rlim_t` is not `u64` on every platform.
+            #[allow(clippy::unnecessary_cast)]
+            return Some(lim.rlim_cur as u64);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn process_resources_are_read() {
+        assert_eq!(statm_pages("2500 300 100 1 0 200 0\n"), Some((2500, 300)));
+        assert_eq!(statm_pages("x"), None);
+        if std::path::Path::new("/proc/self/statm").exists() {
+            let before = ProcessResources::read();
+            let rss0 = before.resident_bytes.unwrap();
+            assert!(rss0 > 0 && before.virtual_bytes.unwrap() >= rss0);
+            // 64 MiB written: resident memory grows by about that much.
+            let block = std::hint::black_box(vec![1u8; 64 << 20]);
+            let rss1 = ProcessResources::read().resident_bytes.unwrap();
+            assert!(rss1 >= rss0 + (48 << 20), "{rss0} -> {rss1}");
+            drop(block);
+            // 50 files opened (other tests may open or close a few meanwhile).
+            let fds = ProcessResources::read().open_fds.unwrap();
+            let files: Vec<_> = (0..50)
+                .map(|_| std::fs::File::open("/proc/self/statm").unwrap())
+                .collect();
+            let more = ProcessResources::read().open_fds.unwrap() - fds;
+            assert!((45..=60).contains(&more), "{more}");
+            drop(files);
+            assert!(before.max_fds.unwrap_or(u64::MAX) >= fds);
+        }
+    }
 
     #[test]
     fn parses_stat_with_spaces_in_comm() {

@@ -1,10 +1,11 @@
-//! Serving: the accept loop (h1server's) with the fault ticker and CPU sampler
-//! beside it, and one connection's request/response loop.
+//! Serving: the accept loop (h1server's) with the fault tickers and CPU sampler
+//! beside it, around again after each restart (see [`restart`](super::restart)),
+//! and one connection's request/response loop.
 
 use std::future::Future;
 use std::io;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::net::TcpStream;
@@ -21,14 +22,17 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// sends.
 const MAX_REQUEST_BODY: u64 = 1024 * 1024;
 
-/// Serves until `shutdown`, with the fault ticker and CPU sampler beside the
+/// Serves until `shutdown`, with the fault tickers and CPU sampler beside the
 /// connections; then closes the pools (waking queued requests), drops every
-/// connection and stops the background tasks.
+/// connection and stops the background tasks. A restart asked for meanwhile
+/// drops every connection, closes the listener for its length and serves again
+/// on the same address.
 pub(crate) async fn serve(
     app: Arc<App>,
     server: Server,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
+    let addr = server.local_addr()?;
     let mut background: JoinSet<()> = JoinSet::new();
     background.spawn(stall_ticker(app.clone()));
     background.spawn(cpu_sampler(app.clone()));
@@ -39,25 +43,85 @@ pub(crate) async fn serve(
     if one_shot {
         app.stall_now(Duration::from_millis(app.faults().stall_ms));
     }
-    let pools = app.clone();
-    let shutdown = async move {
-        shutdown.await;
-        pools.workers.close();
-        pools.db.close();
-    };
-    server
-        .serve(shutdown, |stream, _| {
-            let app = app.clone();
-            async move {
-                app.connections.fetch_add(1, Ordering::Relaxed);
-                app.connections_total.fetch_add(1, Ordering::Relaxed);
-                serve_connection(&app, stream).await;
-                app.connections.fetch_sub(1, Ordering::Relaxed);
+    tokio::pin!(shutdown);
+    let mut listener = Some(server);
+    while let Some(server) = listener.take() {
+        // The pool-leak ticker starts afresh with each (re)started service.
+        let pool_leak = tokio::spawn(pool_leak_ticker(app.clone()));
+        let restart: Mutex<Option<Duration>> = Mutex::new(None);
+        let stop = async {
+            tokio::select! {
+                _ = shutdown.as_mut() => {
+                    app.workers.close();
+                    app.db.close();
+                }
+                len = app.restart_requested() => {
+                    *restart.lock().unwrap_or_else(|e| e.into_inner()) = Some(len);
+                }
             }
-        })
-        .await;
+        };
+        server
+            .serve(stop, |stream, _| {
+                let app = app.clone();
+                async move {
+                    let _open = OpenConnection::new(&app);
+                    serve_connection(&app, stream).await;
+                }
+            })
+            .await;
+        pool_leak.abort();
+        // Cancelled before a restart returns the leaked connections, so a leak it
+        // was waiting to take cannot take one of them.
+        let _ = pool_leak.await;
+        let restart = restart.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let Some(len) = restart {
+            listener = app.restart(addr, len, &mut shutdown).await;
+            if listener.is_none() {
+                app.workers.close();
+                app.db.close();
+            }
+        }
+    }
     background.shutdown().await;
     Ok(())
+}
+
+/// Counts an open connection in `pado_target_connections` for as long as it lives,
+/// however its task ends (a restart drops it mid-request).
+struct OpenConnection(Arc<App>);
+
+impl OpenConnection {
+    fn new(app: &Arc<App>) -> OpenConnection {
+        app.connections.fetch_add(1, Ordering::Relaxed);
+        app.connections_total.fetch_add(1, Ordering::Relaxed);
+        OpenConnection(app.clone())
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The connection-leak fault: every `pool_leak_every_s` one DB connection is
+/// taken and never given back (until a restart returns them all).
+async fn pool_leak_ticker(app: Arc<App>) {
+    loop {
+        let every = app.faults().pool_leak_every_s;
+        if every > 0.0 {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs_f64(every)) => {
+                    if app.db.leak_one().await.is_err() {
+                        return;
+                    }
+                }
+                _ = app.pool_leak_changed.notified() => {}
+            }
+        } else {
+            app.pool_leak_changed.notified().await;
+        }
+    }
 }
 
 async fn stall_ticker(app: Arc<App>) {
@@ -104,11 +168,14 @@ async fn serve_connection(app: &Arc<App>, mut stream: TcpStream) {
         };
         let resp = app.handle(&req).await;
         let keep = req.keep_alive;
-        if send(&mut stream, &resp, keep, req.version, req.is_head())
-            .await
-            .is_err()
-            || !keep
-        {
+        let sent = send(&mut stream, &resp, keep, req.version, req.is_head()).await;
+        if let Some(len) = resp.restart {
+            // `POST /admin/faults` asked for a restart: it starts once its answer
+            // is written, so the caller learns that it was accepted.
+            app.request_restart(len);
+            return;
+        }
+        if sent.is_err() || !keep {
             return;
         }
     }

@@ -9,7 +9,7 @@ use super::App;
 use crate::cache::CacheStats;
 use crate::capacity::PoolStats;
 use crate::http::Request;
-use crate::metrics::Text;
+use crate::metrics::{ProcessResources, Text};
 use crate::Faults;
 
 /// The `Content-Type` of `/metrics`.
@@ -72,8 +72,12 @@ impl App {
             Ok(f) => f,
             Err(e) => return Response::error(400, &format!("invalid faults: {e}")),
         };
-        match self.set_faults(faults) {
-            Ok(()) => Response::json(200, &serde_json::json!(self.faults())),
+        match self.apply_faults(faults) {
+            Ok(restart) => {
+                let mut resp = Response::json(200, &serde_json::json!(self.faults()));
+                resp.restart = restart;
+                resp
+            }
             Err(e) => Response::error(400, &e),
         }
     }
@@ -116,18 +120,52 @@ impl App {
                 own,
             );
         }
+        let (started, started_unix) = *super::lock(&self.started);
         t.single(
             "process_uptime_seconds",
-            "Time since the service started",
+            "Time since the service started (or last restarted)",
             "gauge",
-            self.started.elapsed().as_secs_f64(),
+            started.elapsed().as_secs_f64(),
         );
         t.single(
             "process_start_time_seconds",
-            "Start time of the service, in unix seconds",
+            "Start time of the service (or of its last restart), in unix seconds",
             "gauge",
-            self.started_unix,
+            started_unix,
         );
+        let res = ProcessResources::read();
+        if let Some(v) = res.resident_bytes {
+            t.single(
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes",
+                "gauge",
+                v as f64,
+            );
+        }
+        if let Some(v) = res.virtual_bytes {
+            t.single(
+                "process_virtual_memory_bytes",
+                "Virtual memory size in bytes",
+                "gauge",
+                v as f64,
+            );
+        }
+        if let Some(v) = res.open_fds {
+            t.single(
+                "process_open_fds",
+                "Number of open file descriptors",
+                "gauge",
+                v as f64,
+            );
+        }
+        if let Some(v) = res.max_fds {
+            t.single(
+                "process_max_fds",
+                "Maximum number of open file descriptors",
+                "gauge",
+                v as f64,
+            );
+        }
         self.http.render(&mut t);
 
         let pool = [("pool", "HikariPool-1")];
@@ -138,7 +176,7 @@ impl App {
         t.sample(
             "hikaricp_connections_idle",
             &pool,
-            (db.max - db.active) as f64,
+            db.max.saturating_sub(db.active) as f64,
         );
         t.family(
             "hikaricp_connections_pending",
@@ -323,6 +361,24 @@ impl App {
             "counter",
             self.connections_total.load(Ordering::Relaxed) as f64,
         );
+        t.single(
+            "pado_target_leaked_bytes",
+            "Memory the leak fault holds (leak_kib_per_request), freed by a restart",
+            "gauge",
+            self.leak.bytes() as f64,
+        );
+        t.single(
+            "pado_target_pool_leaked_connections",
+            "DB connections the pool-leak fault took and never gave back (counted as active)",
+            "gauge",
+            self.db.leaked() as f64,
+        );
+        t.single(
+            "pado_target_restarts_total",
+            "Restarts (restart_ms) the service went through",
+            "counter",
+            self.restarts.load(Ordering::Relaxed) as f64,
+        );
         let f = self.faults();
         t.family(
             "pado_target_fault",
@@ -353,6 +409,31 @@ impl App {
             "pado_target_fault",
             &[("fault", "cache_disabled")],
             if f.cache { 0.0 } else { 1.0 },
+        );
+        t.sample(
+            "pado_target_fault",
+            &[("fault", "pool_size")],
+            f.pool_size as f64,
+        );
+        t.sample(
+            "pado_target_fault",
+            &[("fault", "restart_ms")],
+            f.restart_ms as f64,
+        );
+        t.sample(
+            "pado_target_fault",
+            &[("fault", "leak_kib_per_request")],
+            f.leak_kib_per_request as f64,
+        );
+        t.sample(
+            "pado_target_fault",
+            &[("fault", "leak_creep_us_per_mib")],
+            f.leak_creep_us_per_mib as f64,
+        );
+        t.sample(
+            "pado_target_fault",
+            &[("fault", "pool_leak_every_s")],
+            f.pool_leak_every_s,
         );
         t.out
     }

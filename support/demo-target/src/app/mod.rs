@@ -3,6 +3,8 @@
 //! sits in one module per concern:
 //!
 //! - [`connection`]: serving connections, the background tickers.
+//! - [`restart`]: the restart fault: the listener closed and bound again, the
+//!   state a process restart loses.
 //! - [`routing`]: method and path to a route; the dispatch with faults and the
 //!   worker pool.
 //! - [`auth`], [`search`], [`posts`]: the API's handlers by endpoint family.
@@ -19,6 +21,7 @@ use crate::cache::Cache;
 use crate::capacity::{db_query, AcquireError, Cpu, Pool};
 use crate::data::{self, Store};
 use crate::index::Index;
+use crate::leak::Leak;
 use crate::metrics::{CpuSampler, HttpMetrics};
 use crate::{Faults, TargetOptions};
 
@@ -27,6 +30,7 @@ mod connection;
 mod management;
 mod posts;
 mod response;
+mod restart;
 mod routing;
 mod search;
 
@@ -47,11 +51,18 @@ pub(crate) struct App {
     searches: Cache<String, Arc<[u8]>>,
     faults: Mutex<Faults>,
     faults_changed: Notify,
+    /// Wakes the pool-leak ticker when the faults change.
+    pool_leak_changed: Notify,
     stalled_until: Mutex<Option<Instant>>,
+    /// A restart asked for and not yet begun: how long the listener stays closed.
+    restart_pending: Mutex<Option<Duration>>,
+    restart_wanted: Notify,
+    restarts: AtomicU64,
+    leak: Leak,
     http: HttpMetrics,
     sampler: CpuSampler,
-    started: Instant,
-    started_unix: f64,
+    /// When the service (re)started: monotonic, and in unix seconds.
+    started: Mutex<(Instant, f64)>,
     connections: AtomicUsize,
     connections_total: AtomicU64,
     searches_run: AtomicU64,
@@ -77,22 +88,30 @@ impl App {
         let index = Index::from_generated(&generated);
         let store = generated.store;
         let cache_size = opts.cache_size;
+        let db = Pool::new(opts.pool_size);
+        if opts.faults.pool_size > 0 {
+            db.resize(opts.faults.pool_size as usize);
+        }
         App {
             workers: Pool::new(opts.workers),
-            db: Pool::new(opts.pool_size),
+            db,
             cpu: Cpu::new(opts.cpu_budget),
             details: Cache::new(cache_size, None),
             searches: Cache::new(cache_size, Some(opts.search_cache_ttl)),
             faults: Mutex::new(opts.faults.clone()),
             faults_changed: Notify::new(),
+            pool_leak_changed: Notify::new(),
             stalled_until: Mutex::new(None),
+            restart_pending: Mutex::new(None),
+            restart_wanted: Notify::new(),
+            restarts: AtomicU64::new(0),
+            leak: Leak::default(),
             store: RwLock::new(store),
             index: Arc::new(RwLock::new(index)),
             tokens: Mutex::new(Tokens::default()),
             http: HttpMetrics::default(),
             sampler: CpuSampler::new(thread_prefix),
-            started: Instant::now(),
-            started_unix: unix_now(),
+            started: Mutex::new((Instant::now(), unix_now())),
             connections: AtomicUsize::new(0),
             connections_total: AtomicU64::new(0),
             searches_run: AtomicU64::new(0),
@@ -105,16 +124,35 @@ impl App {
         lock(&self.faults).clone()
     }
 
+    /// Changes the faults, a restart among them at once (the library's
+    /// handle; `POST /admin/faults` restarts only once its answer is written).
     pub(crate) fn set_faults(&self, faults: Faults) -> Result<(), String> {
+        if let Some(restart) = self.apply_faults(faults)? {
+            self.request_restart(restart);
+        }
+        Ok(())
+    }
+
+    /// Validates and applies `faults`; returns the restart they ask for, which
+    /// the caller starts with [`request_restart`](Self::request_restart)
+    /// (`restart_ms` itself is stored as 0: it is an action, not a state).
+    fn apply_faults(&self, mut faults: Faults) -> Result<Option<Duration>, String> {
         faults.validate()?;
         let once = faults.stall_ms > 0 && faults.stall_every_s == 0.0;
         let stall = Duration::from_millis(faults.stall_ms);
+        let restart = (faults.restart_ms > 0).then(|| Duration::from_millis(faults.restart_ms));
+        faults.restart_ms = 0;
+        self.db.resize(match faults.pool_size {
+            0 => self.opts.pool_size,
+            n => n as usize,
+        });
         *lock(&self.faults) = faults;
         if once {
             self.stall_now(stall);
         }
         self.faults_changed.notify_one();
-        Ok(())
+        self.pool_leak_changed.notify_one();
+        Ok(restart)
     }
 
     pub(crate) fn requests_served(&self) -> u64 {

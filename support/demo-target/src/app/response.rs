@@ -16,6 +16,9 @@ pub(crate) struct Response {
     pub(super) content_type: &'static str,
     pub(super) body: Arc<[u8]>,
     pub(super) headers: Vec<(&'static str, String)>,
+    /// A restart to start once this response is written (`POST /admin/faults`
+    /// with `restart_ms`).
+    pub(super) restart: Option<std::time::Duration>,
 }
 
 impl Response {
@@ -29,6 +32,7 @@ impl Response {
             content_type,
             body: body.into(),
             headers: Vec::new(),
+            restart: None,
         }
     }
 
@@ -38,6 +42,7 @@ impl Response {
             content_type: JSON,
             body,
             headers: Vec::new(),
+            restart: None,
         }
     }
 
@@ -54,6 +59,7 @@ impl Response {
             content_type: JSON,
             body: Arc::from(Vec::new()),
             headers: Vec::new(),
+            restart: None,
         }
     }
 

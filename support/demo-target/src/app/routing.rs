@@ -107,13 +107,15 @@ impl App {
         let (uri, route) = route(&req.method, &req.path);
         self.wait_stall().await;
         let faults = self.faults();
+        self.leak.retain(faults.leak_kib_per_request);
         let resp = if faults.error_rate > 0.0 && fastrand::f64() < faults.error_rate {
             Response::error(500, "injected fault (error_rate)")
         } else {
             self.with_worker(req, route).await
         };
-        if faults.added_latency_ms > 0 {
-            tokio::time::sleep(Duration::from_millis(faults.added_latency_ms)).await;
+        let delay = Duration::from_millis(faults.added_latency_ms) + self.leak_creep(&faults);
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
         }
         self.wait_stall().await;
         self.http.record(
@@ -125,6 +127,16 @@ impl App {
             t0.elapsed(),
         );
         resp
+    }
+
+    /// The wait `leak_creep_us_per_mib` adds for the memory the leak holds now
+    /// (at most a minute).
+    fn leak_creep(&self, faults: &crate::Faults) -> Duration {
+        if faults.leak_creep_us_per_mib == 0 {
+            return Duration::ZERO;
+        }
+        let mib = self.leak.bytes() as f64 / (1024.0 * 1024.0);
+        Duration::from_secs_f64((mib * faults.leak_creep_us_per_mib as f64 / 1e6).min(60.0))
     }
 
     async fn with_worker(self: &Arc<Self>, req: &Request, route: Route) -> Response {
