@@ -15,8 +15,9 @@ use serde_json::Value;
 use crate::harness::{pado, pado_bin, shared_machine, tmp, write_file};
 use crate::observe::demo_target;
 
-/// `examples/resilience/leak.yaml` with the leak event's values as given.
-fn leak_example(kib: u32, creep_us: u32) -> String {
+/// `examples/resilience/leak.yaml` with the leak event's fault object replaced by
+/// `faults` (JSON).
+fn leak_example(faults: &str) -> String {
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/resilience/leak.yaml"),
     )
@@ -26,10 +27,32 @@ fn leak_example(kib: u32, creep_us: u32) -> String {
         text.contains(from),
         "the example changed: `{from}` not in it"
     );
-    text.replace(
-        from,
-        &format!("json: {{ leak_kib_per_request: {kib}, leak_creep_us_per_mib: {creep_us} }}"),
+    text.replace(from, &format!("json: {faults}"))
+}
+
+/// Runs the example with `faults` and `--soak` against a demo target of its own;
+/// the exit code and the summary.
+fn soak_run(name: &str, faults: &str) -> (Option<i32>, Value) {
+    let (_kid, url) = demo_target(&["--posts", "2000"]);
+    let t = tmp(name);
+    let file = write_file(&t, "leak.yaml", &leak_example(faults));
+    let dir = t.join("result");
+    let out = pado(&[
+        "run",
+        file.to_str().unwrap(),
+        "--target",
+        &url,
+        "--soak",
+        "--quiet",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let s: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("summary.json"))
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{}", String::from_utf8_lossy(&out.stderr))),
     )
+    .unwrap();
+    (out.status.code(), s)
 }
 
 /// The leak's rate in the example: 40 requests/s × 64 KiB.
@@ -48,30 +71,23 @@ fn soak_row<'a>(s: &'a Value, series: &str) -> &'a Value {
 fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
     let _machine = shared_machine();
     let leaky = std::thread::spawn(|| {
-        let (_kid, url) = demo_target(&["--posts", "2000"]);
-        let t = tmp("soak-leak");
-        let file = write_file(&t, "leak.yaml", &leak_example(64, 100));
-        let dir = t.join("result");
-        let out = pado(&[
-            "run",
-            file.to_str().unwrap(),
-            "--target",
-            &url,
-            "--soak",
-            "--quiet",
-            "--out",
-            dir.to_str().unwrap(),
-        ]);
-        let s: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
-                .unwrap();
-        (out, s)
+        soak_run(
+            "soak-leak",
+            "{ leak_kib_per_request: 64, leak_creep_us_per_mib: 100 }",
+        )
     });
+    // A connection taken from the pool for good every 8 s; requests are served from
+    // the cache, so the pool's use is the leak alone.
+    let pool = std::thread::spawn(|| soak_run("soak-pool", "{ pool_leak_every_s: 8 }"));
     // Without the leak, started as a process of its own so that its directory can be
     // read while it runs.
     let (_kid, url) = demo_target(&["--posts", "2000"]);
     let t = tmp("soak-none");
-    let file = write_file(&t, "leak.yaml", &leak_example(0, 0));
+    let file = write_file(
+        &t,
+        "leak.yaml",
+        &leak_example("{ leak_kib_per_request: 0 }"),
+    );
     let dir = t.join("result");
     let child = Command::new(pado_bin())
         .args([
@@ -119,13 +135,8 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
     // pado's own memory over the run: flat too.
     assert_eq!(s["soak"]["generator"]["notable"], false, "{:#}", s["soak"]);
 
-    let (out, s) = leaky.join().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(99),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let (code, s) = leaky.join().unwrap();
+    assert_eq!(code, Some(99), "{:#}", s["soak"]);
     assert_eq!(s["soak"]["verdict"], "leak_suspected", "{:#}", s["soak"]);
     assert_eq!(s["soak_ok"], false);
     let rss = soak_row(&s, "process_resident_memory_bytes");
@@ -151,5 +162,17 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
             .starts_with("leak suspected: `process_resident_memory_bytes` at app rose from")),
         "{:#}",
         s["verdict"]
+    );
+
+    // The connection leak: pool drift, one connection more every 8 s.
+    let (code, s) = pool.join().unwrap();
+    assert_eq!(code, Some(99), "{:#}", s["soak"]);
+    assert_eq!(s["soak"]["verdict"], "pool_drift", "{:#}", s["soak"]);
+    let active = soak_row(&s, "hikaricp_connections_active{pool=\"HikariPool-1\"}");
+    assert_eq!(active["notable"], true, "{active}");
+    let per_hour = active["slope_per_hour"].as_f64().unwrap();
+    assert!(
+        (per_hour / 450.0 - 1.0).abs() < 0.3,
+        "active rose {per_hour:.0}/hour, the leak 450/hour"
     );
 }

@@ -81,7 +81,7 @@ pub(super) fn drift_periods(
 
 /// The soak analysis, kept when the run is a soak or something drifted; and whether
 /// it passes: only a `--soak` run is judged, and it fails on any verdict but stable
-/// or when there was nothing steady to judge.
+/// or when there was nothing steady to judge (unless the run is still going).
 pub(super) fn soak_of(
     run: &LoadedRun,
     periods: &[pado_analysis::drift::SteadyPeriod],
@@ -100,7 +100,8 @@ pub(super) fn soak_of(
     let mode = run.meta.soak;
     let ok = match (mode, &soak) {
         (Some(pado_metrics::SoakMode::Requested), Some(s)) => s.verdict == Verdict::Stable,
-        (Some(pado_metrics::SoakMode::Requested), None) => false,
+        // Too early to judge a run still going; too late for one that ended.
+        (Some(pado_metrics::SoakMode::Requested), None) => run.in_progress,
         _ => true,
     };
     let keep = mode.is_some() || soak.as_ref().is_some_and(|s| s.verdict != Verdict::Stable);

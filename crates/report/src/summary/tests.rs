@@ -531,3 +531,19 @@ fn the_soak_verdict_is_judged_only_when_asked() {
     assert!(s.soak.is_none() && !s.soak_ok && !s.passed());
     assert!(render(&s, TextOptions { color: false }).contains("soak: not judged"));
 }
+
+/// A `--soak` run read while it is still going, before any steady period could be
+/// judged: not failed for that, and said so.
+#[test]
+fn a_soak_still_going_is_not_failed_for_being_short() {
+    let mut run = soak_run(0.0, Some(pado_metrics::SoakMode::Requested));
+    run.meta.stages.clear();
+    run.points
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, p)| p.vus = i as u32);
+    run.in_progress = true;
+    let s = build(&run).unwrap();
+    assert!(s.in_progress && s.soak.is_none() && s.soak_ok && s.passed());
+    assert!(render(&s, TextOptions { color: false }).contains("soak: not judged yet"));
+}

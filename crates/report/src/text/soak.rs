@@ -57,7 +57,13 @@ fn mode_words(mode: Option<SoakMode>) -> &'static str {
 /// The soak verdict and what it rests on, when the summary has one.
 pub(super) fn soak(out: &mut String, s: &Summary, o: TextOptions) {
     let Some(k) = &s.soak else {
-        if s.soak_mode == Some(SoakMode::Requested) {
+        if s.soak_mode == Some(SoakMode::Requested) && s.in_progress {
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "  soak: not judged yet: no period of steady load has lasted long enough so far"
+            );
+        } else if s.soak_mode == Some(SoakMode::Requested) {
             let _ = writeln!(out);
             let _ = writeln!(
                 out,
