@@ -350,7 +350,7 @@ fn the_stall_example_passes() {
 
 #[test]
 fn the_cache_off_example_passes() {
-    let s = example_passes("cache-off");
+    let (s, _) = example_passes_on("cache-off", demo_target());
     let ev = s["events"].as_array().unwrap();
     assert_eq!(ev[0]["name"], "steady");
     assert_eq!(ev[0]["outcome"], "mark");
@@ -370,6 +370,105 @@ fn the_pool_shrink_example_passes() {
     assert!(num(e, "during.p95_ms") > 200.0, "{e}");
     assert_eq!(num(&s, "failed"), 0.0, "{s}");
     assert!(e["time_to_recovery_s"].as_f64().is_some(), "{e}");
+}
+
+/// `examples/resilience/NAME.yaml` with its fault never healing: the `undo:` of its
+/// event removed, and each `(from, to)` replaced.
+fn never_healing(name: &str, edits: &[(&str, &str)]) -> String {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples/resilience")
+            .join(format!("{name}.yaml")),
+    )
+    .unwrap();
+    let mut out = String::new();
+    let mut in_undo = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("undo:") {
+            in_undo = true;
+            continue;
+        }
+        // The undo's own lines are indented deeper than `undo:` (6 spaces).
+        if in_undo && line.starts_with("      ") {
+            continue;
+        }
+        in_undo = false;
+        out.push_str(line);
+        out.push('\n');
+    }
+    assert_ne!(out, text, "{name}: no undo to remove");
+    for (from, to) in edits {
+        assert!(out.contains(from), "{name} changed: `{from}` not in it");
+        out = out.replacen(from, to, 1);
+    }
+    out
+}
+
+/// Every example whose fault heals by its undo fails (exit 99, `recovers` among the
+/// failed expectations) when the fault never heals: its expectations tell a service
+/// that recovered from one that did not.
+#[test]
+fn every_example_fails_when_its_fault_never_heals() {
+    let cases: [(&str, &[(&str, &str)]); 4] = [
+        ("error-burst", &[]),
+        // One pause, made a pause every 4 s of 3 s each.
+        (
+            "stall",
+            &[(
+                "json: { stall_ms: 3000 }",
+                "json: { stall_ms: 3000, stall_every_s: 4 }",
+            )],
+        ),
+        ("cache-off", &[]),
+        ("pool-shrink", &[]),
+    ];
+    let runs: Vec<_> = cases
+        .into_iter()
+        .map(|(name, edits)| {
+            let text = never_healing(name, edits);
+            std::thread::spawn(move || {
+                let t = demo_target();
+                let dir = tmp(&format!("events-never-{name}"));
+                let file = write_file(&dir, "never.yaml", &text);
+                let r = run(
+                    &format!("events-never-{name}"),
+                    &[
+                        file.to_str().unwrap(),
+                        "--target",
+                        &t.base_url(),
+                        "--fit-to",
+                        "10s",
+                    ],
+                );
+                (name, r.code(), r.summary())
+            })
+        })
+        .collect();
+    for h in runs {
+        let (name, code, s) = h.join().unwrap();
+        assert_eq!(code, 99, "{name}: {:#}", s["events"]);
+        assert_eq!(s["events_ok"], false, "{name}");
+        let e = s["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["end_s"].is_number())
+            .unwrap();
+        let failed: Vec<&str> = e["expectations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["ok"] == false)
+            .map(|x| x["kind"].as_str().unwrap())
+            .collect();
+        assert!(failed.contains(&"recovers"), "{name}: {e}");
+        // What happened in the window still held: only the healing failed. (Not for
+        // the stall: periodic pauses start a period after they are set, so the
+        // shortened window itself sees none.)
+        if name != "stall" {
+            assert!(!failed.contains(&"during"), "{name}: {e}");
+        }
+    }
 }
 
 /// `examples/resilience/restart.yaml` with its restart lasting `restart_ms`.
