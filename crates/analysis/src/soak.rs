@@ -461,8 +461,9 @@ fn floors(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// `name{k="v",...}` (labels sorted, as stored).
-fn series_name(s: &ObservedSeries) -> String {
+/// `name{k="v",...}` (labels sorted, as stored): how [`ResourceDrift::series`] names
+/// a series, so a report can find it again.
+pub fn series_name(s: &ObservedSeries) -> String {
     if s.labels.is_empty() {
         return s.name.clone();
     }

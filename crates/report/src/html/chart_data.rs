@@ -338,6 +338,7 @@ fn error_series(run: &LoadedRun) -> Vec<ChartSeries> {
 pub(super) fn observed_charts(
     run: &LoadedRun,
     att: Option<&pado_analysis::attribution::Attribution>,
+    soak: Option<&pado_analysis::soak::Soak>,
 ) -> Vec<(String, Chart)> {
     use pado_analysis::attribution::signals::{signals, Unit};
     let sigs = signals(&run.observations, att);
@@ -376,7 +377,62 @@ pub(super) fn observed_charts(
                 },
             )
         })
+        .chain(soak.and_then(|k| memory_chart(run, k)))
         .collect()
+}
+
+/// A soak's memory over time in MiB: every memory series the soak analysis judged,
+/// and pado's own, on one chart (a leak is a line that keeps climbing).
+fn memory_chart(run: &LoadedRun, k: &pado_analysis::soak::Soak) -> Option<(String, Chart)> {
+    use pado_analysis::soak::Resource;
+    const MIB: f64 = 1024.0 * 1024.0;
+    let mut series: Vec<ChartSeries> = Vec::new();
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for r in k
+        .resources
+        .iter()
+        .filter(|r| r.resource == Resource::Memory)
+    {
+        if seen.contains(&(r.endpoint.as_str(), r.series.as_str())) {
+            continue;
+        }
+        seen.push((r.endpoint.as_str(), r.series.as_str()));
+        let Some(s) =
+            run.observations.series.iter().find(|s| {
+                s.endpoint == r.endpoint && pado_analysis::soak::series_name(s) == r.series
+            })
+        else {
+            continue;
+        };
+        let pts: Vec<(f64, f64)> = s.points.iter().map(|&(t, v)| (t, v / MIB)).collect();
+        let color = PALETTE[series.len() % PALETTE.len()];
+        series.push(chart_series(
+            format!("{} ({})", r.series, r.endpoint),
+            color,
+            &pts,
+        ));
+    }
+    let own: Vec<(f64, f64)> = run
+        .points
+        .iter()
+        .filter_map(|p| Some((p.t as f64, p.generator.as_ref()?.rss_bytes? as f64 / MIB)))
+        .collect();
+    if !own.is_empty() {
+        let color = PALETTE[series.len() % PALETTE.len()];
+        series.push(chart_series("pado (the load generator)", color, &own));
+    }
+    (!series.is_empty()).then(|| {
+        (
+            "memory under the soak (MiB)".to_string(),
+            Chart {
+                unit: "MiB",
+                log: false,
+                int: false,
+                gap: 0.0,
+                series,
+            },
+        )
+    })
 }
 
 /// The generator's own charts, on the same time axis as the others: its CPU as a share

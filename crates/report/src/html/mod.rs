@@ -57,7 +57,7 @@ pub fn script_json(json: &str) -> String {
 /// each section is its own function, in the order the page shows them.
 pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
     let s = summary;
-    let observed = chart_data::observed_charts(run, s.bottlenecks.as_ref());
+    let observed = chart_data::observed_charts(run, s.bottlenecks.as_ref(), s.soak.as_ref());
     let observed_titles: Vec<String> = observed.iter().map(|o| o.0.clone()).collect();
     let data = chart_data::chart_data(run, observed);
     let json = script_json(&serde_json::to_string(&data).unwrap_or_else(|_| "null".into()));

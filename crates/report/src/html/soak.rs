@@ -37,8 +37,10 @@ pub(super) fn section(s: &Summary) -> Markup {
                     td { "mean of every request" }
                     td { (d.period.label) }
                     td class="num" { "-" }
-                    td class="num" { (format!("{:+.1}%", d.drift.relative_change * 100.0)) }
-                    td class="num" data-value=(d.drift.slope_per_hour) { (format!("{:+.0} ms/hour", d.drift.slope_per_hour)) }
+                    td class="num" { "-" }
+                    td class="num" data-value=(d.drift.slope_per_hour) {
+                        (format!("{:+.0} ms/hour ({:+.0}% over the period)", d.drift.slope_per_hour, d.drift.relative_change * 100.0))
+                    }
                     td class="num" { (format!("{:.3}", d.drift.p_value)) }
                     td { (if d.drift.notable { "rising" } else { "steady" }) }
                 }

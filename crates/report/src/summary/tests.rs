@@ -488,7 +488,8 @@ fn soak_run(leak_mib_per_s: f64, mode: Option<pado_metrics::SoakMode>) -> Loaded
 fn the_soak_verdict_is_judged_only_when_asked() {
     use pado_analysis::soak::Verdict;
     use pado_metrics::SoakMode;
-    let s = build(&soak_run(1.0, Some(SoakMode::Requested))).unwrap();
+    let leaky = soak_run(1.0, Some(SoakMode::Requested));
+    let s = build(&leaky).unwrap();
     let k = s.soak.as_ref().expect("soak");
     assert_eq!(k.verdict, Verdict::LeakSuspected, "{k:?}");
     assert!(!s.soak_ok && !s.passed());
@@ -505,6 +506,11 @@ fn the_soak_verdict_is_judged_only_when_asked() {
     let text = render(&s, TextOptions { color: false });
     assert!(text.contains("✗ soak: leak suspected over"), "{text}");
     assert!(text.contains("still rising"), "{text}");
+    // The HTML report: the section with its verdict and table, and the memory chart.
+    let html = crate::html::render_html(&leaky, &s);
+    assert!(html.contains("id=\"table-soak\""), "no soak table");
+    assert!(html.contains("<strong>leak suspected</strong>"), "no soak verdict");
+    assert!(html.contains("memory under the soak (MiB)"), "no memory chart");
     // No leak: stable, passed, said.
     let s = build(&soak_run(0.0, Some(SoakMode::Requested))).unwrap();
     assert_eq!(s.soak.as_ref().unwrap().verdict, Verdict::Stable);
