@@ -69,6 +69,14 @@ pub static ALL: &[Target] = &[
         max_len: 16 * 1024,
     },
     Target {
+        name: "result_events",
+        about: "events.jsonl of a result directory: read_events and `pado report` (impact, expectations)",
+        run: result_events,
+        seeds: || corpus_files("result_events", &[]),
+        dict: RESULT_DICT,
+        max_len: 16 * 1024,
+    },
+    Target {
         name: "h1server_request",
         about: "the demo target's and test server's request reader (h1server::read_request)",
         run: h1server_request,
@@ -526,34 +534,45 @@ pub fn exposition(data: &[u8]) {
 const RUN_JSON: &[u8] = include_bytes!("../data/result/run.json");
 const TIMELINE: &[u8] = include_bytes!("../data/result/timeline.jsonl");
 const OBSERVE: &[u8] = include_bytes!("../data/result/observe.jsonl");
+const EVENTS: &[u8] = include_bytes!("../data/result/events.jsonl");
 
 /// `timeline.jsonl` replaced by the input, beside a valid `run.json` and
 /// `observe.jsonl`.
 pub fn result_timeline(data: &[u8]) {
-    result_dir(RUN_JSON, data, OBSERVE);
+    result_dir(RUN_JSON, data, OBSERVE, EVENTS);
 }
 
 /// `run.json` replaced by the input.
 pub fn result_run(data: &[u8]) {
-    result_dir(data, TIMELINE, OBSERVE);
+    result_dir(data, TIMELINE, OBSERVE, EVENTS);
+}
+
+/// `events.jsonl` replaced by the input: each event's impact and expectations are
+/// judged from it by the report.
+pub fn result_events(data: &[u8]) {
+    result_dir(RUN_JSON, TIMELINE, OBSERVE, data);
+    with_scratch(|dir| {
+        let _ = pado_metrics::events::read_events(dir);
+    });
 }
 
 /// `observe.jsonl` replaced by the input.
 pub fn result_observe(data: &[u8]) {
-    result_dir(RUN_JSON, TIMELINE, data);
+    result_dir(RUN_JSON, TIMELINE, data, EVENTS);
     with_scratch(|dir| {
         let _ = pado_metrics::read_observations(dir, &|_| true);
     });
 }
 
-/// A result directory with these three files, read as `pado report` reads it:
+/// A result directory with these four files, read as `pado report` reads it:
 /// load, summary, summary.json, text, HTML, CSV and JUnit.
-fn result_dir(run: &[u8], timeline: &[u8], observe: &[u8]) {
+fn result_dir(run: &[u8], timeline: &[u8], observe: &[u8], events: &[u8]) {
     with_scratch(|dir| {
         for (name, bytes) in [
             ("run.json", run),
             ("timeline.jsonl", timeline),
             ("observe.jsonl", observe),
+            ("events.jsonl", events),
         ] {
             std::fs::write(dir.join(name), bytes).expect("write scratch result file");
         }

@@ -55,6 +55,11 @@ fn result_observe() {
 }
 
 #[test]
+fn result_events() {
+    fuzz_target("result_events");
+}
+
+#[test]
 fn h1server_request() {
     fuzz_target("h1server_request");
 }

@@ -509,8 +509,14 @@ fn the_soak_verdict_is_judged_only_when_asked() {
     // The HTML report: the section with its verdict and table, and the memory chart.
     let html = crate::html::render_html(&leaky, &s);
     assert!(html.contains("id=\"table-soak\""), "no soak table");
-    assert!(html.contains("<strong>leak suspected</strong>"), "no soak verdict");
-    assert!(html.contains("memory under the soak (MiB)"), "no memory chart");
+    assert!(
+        html.contains("<strong>leak suspected</strong>"),
+        "no soak verdict"
+    );
+    assert!(
+        html.contains("memory under the soak (MiB)"),
+        "no memory chart"
+    );
     // No leak: stable, passed, said.
     let s = build(&soak_run(0.0, Some(SoakMode::Requested))).unwrap();
     assert_eq!(s.soak.as_ref().unwrap().verdict, Verdict::Stable);
