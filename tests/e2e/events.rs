@@ -295,6 +295,14 @@ events:
     assert_eq!(w["undo"]["exit_code"], 0, "{w}");
 }
 
+/// `pado run FILE --target URL --fit-to FIT` (events move with the load).
+fn run_fitted(name: &str, file: &Path, url: &str, fit: &str) -> crate::harness::Run {
+    run(
+        name,
+        &[file.to_str().unwrap(), "--target", url, "--fit-to", fit],
+    )
+}
+
 /// Runs `examples/resilience/NAME.yaml` unedited, fitted to 10 s of load (events
 /// move with the load), against a fresh demo target; returns its summary.
 fn example_passes(name: &str) -> Value {
@@ -306,16 +314,7 @@ fn example_passes_on(name: &str, t: RunningTarget) -> (Value, Vec<Value>) {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/resilience")
         .join(format!("{name}.yaml"));
-    let r = run(
-        &format!("events-{name}"),
-        &[
-            file.to_str().unwrap(),
-            "--target",
-            &t.base_url(),
-            "--fit-to",
-            "10s",
-        ],
-    );
+    let r = run_fitted(&format!("events-{name}"), &file, &t.base_url(), "10s");
     assert_eq!(r.code(), 0, "{name}\n{}\n{}", r.stdout(), r.stderr());
     let s = r.summary();
     assert_eq!(s["events_ok"], true, "{s}");
@@ -430,16 +429,7 @@ fn every_example_fails_when_its_fault_never_heals() {
                 let t = demo_target();
                 let dir = tmp(&format!("events-never-{name}"));
                 let file = write_file(&dir, "never.yaml", &text);
-                let r = run(
-                    &format!("events-never-{name}"),
-                    &[
-                        file.to_str().unwrap(),
-                        "--target",
-                        &t.base_url(),
-                        "--fit-to",
-                        "10s",
-                    ],
-                );
+                let r = run_fitted(&format!("events-never-{name}"), &file, &t.base_url(), "10s");
                 (name, r.code(), r.summary())
             })
         })
@@ -521,16 +511,7 @@ fn the_restart_example_passes_and_fails_when_the_service_never_comes_back() {
     let t = target();
     let dir = tmp("events-restart");
     let stuck = write_file(&dir, "stuck.yaml", &restart_example(60_000));
-    let r = run(
-        "events-restart-stuck",
-        &[
-            stuck.to_str().unwrap(),
-            "--target",
-            &t.base_url(),
-            "--fit-to",
-            "10s",
-        ],
-    );
+    let r = run_fitted("events-restart-stuck", &stuck, &t.base_url(), "10s");
     assert_eq!(r.code(), 99, "{}\n{}", r.stdout(), r.stderr());
     let s = r.summary();
     assert_eq!(s["events_ok"], false);
@@ -552,16 +533,7 @@ fn the_restart_example_passes_and_fails_when_the_service_never_comes_back() {
 fn the_leak_example_runs_and_the_target_keeps_what_each_request_leaked() {
     let t = target();
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/resilience/leak.yaml");
-    let r = run(
-        "events-leak",
-        &[
-            file.to_str().unwrap(),
-            "--target",
-            &t.base_url(),
-            "--fit-to",
-            "5s",
-        ],
-    );
+    let r = run_fitted("events-leak", &file, &t.base_url(), "5s");
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
     let s = r.summary();
     assert_eq!(s["failed"], 0, "{s}");
