@@ -93,7 +93,8 @@ fn recover_unfinished(meta: &mut RunMeta, read: &pado_metrics::TimelineRead, in_
             "the run was cut short at {seconds} s (pado did not finish writing it: killed or crashed); figures cover the seconds that were written"
         ));
     }
-    if let Some(line) = read.torn_line {
+    // A run still going may be writing its last line as it is read: not a loss.
+    if let Some(line) = read.torn_line.filter(|_| !in_progress) {
         said.push(format!(
             "timeline.jsonl line {line} was only half written and is left out (the second it held is missing from the figures)"
         ));
