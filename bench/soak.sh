@@ -7,7 +7,8 @@
 # observed every 5 s, so every part of a run that lives as long as the run is
 # exercised (workers, aggregator, timeline and observe writers, live thresholds,
 # progress). The generator's resident memory (VmRSS of its process, read from /proc
-# every SAMPLE s, a truth outside pado) is written to rss.tsv, and the script prints
+# every SAMPLE s, a truth outside pado) is written to rss.tsv (beside the figure pado
+# records of itself each second, `generator.rss_bytes` in its timeline), and the script prints
 # it at minute 2, its lowest and highest from minute 2 on, the largest change from
 # the minute-2 value and the least-squares slope per hour. Issue 18's target: within
 # 10% of the minute-2 value for the whole hour (DUR=3600).
@@ -36,10 +37,13 @@ command -v python3 >/dev/null || { echo "needs python3" >&2; exit 1; }
 if [ ! -x "$PADO" ]; then
   (cd "$REPO" && cargo build --release -p pado) || exit 1
 fi
-PADO="$(cd "$(dirname "$PADO")" && pwd)/$(basename "$PADO")"
 rm -rf "$OUT"
 mkdir -p "$OUT"
+# The run uses a copy, so a rebuild of the tree during the hour changes nothing.
+cp "$PADO" "$OUT/pado.bin" || exit 1
+PADO="$OUT/pado.bin"
 cd "$OUT" || exit 1
+sha256sum pado.bin >versions.txt
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 PIDS=()
@@ -79,7 +83,7 @@ done
 wait "$PADO_PID"
 echo "pado exited $? ($(tail -1 run.log))"
 
-python3 - rss.tsv result/summary.json <<'PY'
+python3 - rss.tsv result/summary.json result/timeline.jsonl <<'PY'
 import json, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().split("\n")[1:] if l]
 rows = [(int(t), int(p), int(q) if q else None) for t, p, q in rows]
@@ -111,6 +115,32 @@ def report(name, col):
 
 pado = report("pado  ", 1)
 target = report("target", 2)
+# pado's own record of itself, second by second (what the soak verdict reads).
+own = []
+try:
+    for line in open(sys.argv[3]):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        rss = (rec.get("generator") or {}).get("rss_bytes")
+        if rss:
+            own.append((rec["t"], rss))
+except OSError:
+    pass
+if own:
+    later = [v for t, v in own if t >= 120]
+    if later:
+        mib = 1024 * 1024
+        print(f"pado's own record (timeline): at minute 2 {later[0] / mib:.1f} MiB; from minute 2 on "
+              f"{min(later) / mib:.1f}–{max(later) / mib:.1f} MiB")
+    try:
+        g = (json.load(open(sys.argv[2])).get("soak") or {}).get("generator")
+    except (OSError, ValueError):
+        g = None
+    if g:
+        print(f"soak verdict on pado's own memory: {'still rising' if g['notable'] else 'steady'} "
+              f"({g['slope_per_hour'] / 1048576:+.2f} MiB/hour)")
 if pado is not None:
     print(f"\npado within 10% of its minute-2 RSS: {'yes' if pado <= 0.10 else 'NO'}")
 PY
