@@ -2,6 +2,7 @@
 //! directory → reports, terminal output and exit codes. No logic of its own beyond
 //! that wiring; every decision lives in a library crate.
 
+mod allocator;
 mod agent_cmd;
 mod args;
 mod bundle_files;
@@ -31,6 +32,7 @@ use args::{Cli, Command};
 
 /// Run the CLI and return the process exit code.
 pub fn main() -> i32 {
+    allocator::tune();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
