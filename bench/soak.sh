@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/soak.sh — does pado's own memory stay flat through a long run?
 #
-# One long open-model run (RATE iterations/s for DUR s) of bench/soak.yaml against
+# One long closed-model run (RATE/10 VUs, each waiting about 100 ms between requests,
+# so about RATE requests/s, for DUR s) of bench/soak.yaml against
 # the demo target (`pado target serve`, its own process): a mix of templated reads,
 # a search with a Hangul term from a feed, checks, tags, and the target's /metrics
 # observed every 5 s, so every part of a run that lives as long as the run is
@@ -62,9 +63,9 @@ for _ in $(seq 1 400); do port_busy "$PORT" && break; sleep 0.05; done
 port_busy "$PORT" || { echo "the demo target did not start: $(tail -3 target.log)" >&2; exit 1; }
 
 printf 'term\n검색\n파도\nrust\n부하\nlatency\n' >terms.csv
-sed -e "s/@RATE@/$RATE/" -e "s/@DUR@/${DUR}s/" -e "s/@PORT@/$PORT/g" "$HERE/soak.yaml" >soak.yaml
+sed -e "s/@VUS@/$(( (RATE + 9) / 10 ))/" -e "s/@DUR@/${DUR}s/" -e "s/@PORT@/$PORT/g" "$HERE/soak.yaml" >soak.yaml
 
-echo "soak: $RATE it/s for $DUR s; samples every $SAMPLE s in $OUT/rss.tsv"
+echo "soak: $(( (RATE + 9) / 10 )) VUs (about $RATE req/s) for $DUR s; samples every $SAMPLE s in $OUT/rss.tsv"
 "$PADO" run soak.yaml --out result --quiet --no-history >run.log 2>&1 &
 PADO_PID=$!
 PIDS+=("$PADO_PID")
