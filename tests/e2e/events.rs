@@ -371,6 +371,17 @@ fn the_pool_shrink_example_passes() {
     assert!(e["time_to_recovery_s"].as_f64().is_some(), "{e}");
 }
 
+/// The kinds of an event's expectations that failed (`during`, `recovers`, ...).
+fn failed_kinds(e: &Value) -> Vec<&str> {
+    e["expectations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["ok"] == false)
+        .map(|x| x["kind"].as_str().unwrap())
+        .collect()
+}
+
 /// `examples/resilience/NAME.yaml` with its fault never healing: the `undo:` of its
 /// event removed, and each `(from, to)` replaced.
 fn never_healing(name: &str, edits: &[(&str, &str)]) -> String {
@@ -444,13 +455,7 @@ fn every_example_fails_when_its_fault_never_heals() {
             .iter()
             .find(|e| e["end_s"].is_number())
             .unwrap();
-        let failed: Vec<&str> = e["expectations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|x| x["ok"] == false)
-            .map(|x| x["kind"].as_str().unwrap())
-            .collect();
+        let failed = failed_kinds(e);
         assert!(failed.contains(&"recovers"), "{name}: {e}");
         // What happened in the window still held: only the healing failed. (Not for
         // the stall: periodic pauses start a period after they are set, so the
@@ -516,13 +521,7 @@ fn the_restart_example_passes_and_fails_when_the_service_never_comes_back() {
     let s = r.summary();
     assert_eq!(s["events_ok"], false);
     let e = &s["events"][0];
-    let failed: Vec<&str> = e["expectations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|x| x["ok"] == false)
-        .map(|x| x["kind"].as_str().unwrap())
-        .collect();
+    let failed = failed_kinds(e);
     assert!(failed.contains(&"recovers"), "{e}");
     assert!(e["time_to_recovery_s"].is_null(), "{e}");
     // Shut down in the middle of its restart.

@@ -2,8 +2,8 @@
 //! directory → reports, terminal output and exit codes. No logic of its own beyond
 //! that wiring; every decision lives in a library crate.
 
-mod allocator;
 mod agent_cmd;
+mod allocator;
 mod args;
 mod bundle_files;
 mod config;
