@@ -480,3 +480,42 @@ fn a_run_stopped_before_its_end_is_interrupted_even_when_the_stop_outlasts_the_e
     let s = json(&d.join("r").join("summary.json"));
     assert_eq!(s["interrupted"], true, "{s}");
 }
+
+/// A full disk behind both of pado's output streams (`/dev/full` answers every write
+/// with ENOSPC): the run still ends with its own exit code and writes its results,
+/// never a crash (exit 101) at its last message.
+#[test]
+fn full_output_streams_neither_crash_nor_change_the_exit_code() {
+    let _machine = crate::harness::shared_machine();
+    let srv = pado_testkit::TestServer::start();
+    let t = crate::harness::tmp("full-streams");
+    let dir = t.join("result");
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let status = std::process::Command::new(crate::harness::pado_bin())
+        // --http-debug: every exchange and a warning go to stderr.
+        .args([
+            "run",
+            "--url",
+            &srv.url("/"),
+            "--vus",
+            "2",
+            "--duration",
+            "1s",
+        ])
+        .arg("--out")
+        .arg(&dir)
+        .arg("--http-debug")
+        .stdout(full())
+        .stderr(full())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert!(s["requests"].as_u64().unwrap() > 0, "{s}");
+}

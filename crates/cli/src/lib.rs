@@ -2,6 +2,30 @@
 //! directory → reports, terminal output and exit codes. No logic of its own beyond
 //! that wiring; every decision lives in a library crate.
 
+/// `eprintln!` that never panics, in place of std's for the whole crate (a
+/// `macro_rules!` defined before the modules shadows the prelude's). std's panics when
+/// stderr cannot be written, a full disk behind `2> run.log` or a closed pipe, and that
+/// would turn a finished run into a crash (exit 101) at its last message, after its
+/// results were written.
+macro_rules! eprintln {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr());
+    }};
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// `eprint!` that never panics (see `eprintln!` above).
+macro_rules! eprint {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($t)*);
+    }};
+}
+
 mod agent_cmd;
 mod allocator;
 mod args;
