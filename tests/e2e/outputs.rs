@@ -119,10 +119,18 @@ fn prometheus(dir: &Path) -> Option<(Kid, u16)> {
 
 /// One number from a Prometheus instant query (0 when the result is empty).
 fn prom_value(port: u16, query: &str) -> f64 {
+    // Evaluated a little ahead of now: the run's last second (the graceful stop's
+    // tail) is stamped with its end, which may still be a moment ahead when the run
+    // has just ended, and an instant query at "now" would not see it yet.
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 30;
     let (st, body) = http(
         port,
         "GET",
-        &format!("/api/v1/query?query={}", enc(query)),
+        &format!("/api/v1/query?query={}&time={at}", enc(query)),
         "",
     );
     assert_eq!(st, 200, "{body}");
