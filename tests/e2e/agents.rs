@@ -68,6 +68,7 @@ fn coordinate(
     agents: &[&Agent],
     out: &Path,
     token: Option<&str>,
+    extra: &[&str],
 ) -> (Output, Duration) {
     let _machine = shared_machine();
     let list: Vec<&str> = agents.iter().map(|a| a.addr.as_str()).collect();
@@ -81,7 +82,8 @@ fn coordinate(
             "+2s",
             "--out",
         ])
-        .arg(out);
+        .arg(out)
+        .args(extra);
     match token {
         Some(t) => cmd.env("PADO_AGENT_TOKEN", t),
         None => cmd.env_remove("PADO_AGENT_TOKEN"),
@@ -119,7 +121,7 @@ fn two_agents_send_exactly_the_plan_and_show_one_live_line() {
         ),
     );
     let out = dir.join("out");
-    let (o, _) = coordinate(&f, &[&a, &b], &out, Some("s3cret"));
+    let (o, _) = coordinate(&f, &[&a, &b], &out, Some("s3cret"), &[]);
     assert_eq!(o.status.code(), Some(0), "{}", say(&o));
     // The server saw exactly the whole plan, and the merged result says the same.
     assert_eq!(srv.stats().requests, 200, "{}", say(&o));
@@ -174,7 +176,7 @@ fn a_coordinator_without_the_token_is_refused_before_anything_runs() {
             srv.base_url()
         ),
     );
-    let (o, _) = coordinate(&f, &[&a], &dir.join("out"), Some("wrong"));
+    let (o, _) = coordinate(&f, &[&a], &dir.join("out"), Some("wrong"), &[]);
     assert_eq!(o.status.code(), Some(1), "{}", say(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("401"),
@@ -199,7 +201,7 @@ fn an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent() {
         ),
     );
     let out = dir.join("out");
-    let (o, took) = coordinate(&f, &[&a, &b], &out, None);
+    let (o, took) = coordinate(&f, &[&a, &b], &out, None, &[]);
     assert_eq!(o.status.code(), Some(99), "{}", say(&o));
     assert!(
         took < Duration::from_secs(45),
@@ -225,4 +227,77 @@ fn an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent() {
         json(&out.join("merged").join("run.json"))["interrupted"],
         true
     );
+}
+
+/// What a single run does with `--export`, `--window` and `--output`, a coordinated
+/// one does too: the exports and the window's row in the merged result, and every
+/// agent writing the live output under its own `generator` label, whose counts add
+/// up to what the server received.
+#[test]
+fn exports_windows_and_outputs_reach_the_merged_result_and_every_agent() {
+    let srv = TestServer::start();
+    let a = Agent::start(None);
+    let b = Agent::start(None);
+    let dir = tmp("agents-flags");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  s:\n    executor: constant-arrival-rate\n    rate: 10\n    duration: 4s\n    pre_allocated_vus: 4\n    flow:\n      - request: GET /load\n",
+            srv.base_url()
+        ),
+    );
+    let out = dir.join("out");
+    let influx = format!("influxdb={}", srv.url("/write?db=pado"));
+    let (o, _) = coordinate(
+        &f,
+        &[&a, &b],
+        &out,
+        None,
+        &[
+            "--export",
+            "junit",
+            "--export",
+            "csv",
+            "--window",
+            "처음=0s..2s",
+            "--output",
+            &influx,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    let load = srv.stats().by_path.get("/load").copied().unwrap_or(0);
+    assert_eq!(load, 40, "{}", say(&o));
+    let merged = out.join("merged");
+    assert!(merged.join("junit.xml").is_file(), "{}", say(&o));
+    assert!(merged.join("timeline.csv").is_file(), "{}", say(&o));
+    let summary = json(&merged.join("summary.json"));
+    assert!(
+        summary["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["label"] == "처음"),
+        "no window row: {}",
+        summary["stages"]
+    );
+    // Each agent wrote its own series; their counts add up to the server's.
+    let mut counted = [0u64; 2];
+    for w in srv.records().into_iter().filter(|r| r.path == "/write") {
+        for l in String::from_utf8_lossy(&w.body)
+            .lines()
+            .filter(|l| l.starts_with("pado_http_reqs,"))
+        {
+            let g = (0..2)
+                .find(|i| l.contains(&format!("generator={i}/2")))
+                .unwrap_or_else(|| panic!("no generator label: {l}"));
+            let fields = l.rsplit(' ').nth(1).unwrap();
+            let c = fields
+                .split(',')
+                .find_map(|kv| kv.strip_prefix("count="))
+                .unwrap();
+            counted[g] += c.trim_end_matches('i').parse::<u64>().unwrap();
+        }
+    }
+    assert_eq!(counted, [20, 20], "{}", say(&o));
 }

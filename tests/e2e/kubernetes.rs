@@ -169,6 +169,30 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
     );
     let items = &job["spec"]["template"]["spec"]["volumes"][0]["configMap"]["items"];
     assert_eq!(items[1]["path"], "data/사용자.csv");
+    // A `--duration` after `--` is the test's length for the Job's deadline too: 10
+    // minutes instead of the file's 90 s moves it by 510 s (give or take the
+    // seconds between the two renders).
+    let longer = pado(&[
+        "k8s",
+        "render",
+        file.to_str().unwrap(),
+        "-n",
+        "4",
+        "--start-at",
+        "2099-01-02T03:04:05Z",
+        "--",
+        "--duration",
+        "10m",
+    ]);
+    assert_eq!(longer.status.code(), Some(0), "{longer:?}");
+    let longer: Vec<Value> = String::from_utf8_lossy(&longer.stdout)
+        .split("---\n")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_yaml_ng::from_str(d).unwrap())
+        .collect();
+    let deadline = |j: &Value| j["spec"]["activeDeadlineSeconds"].as_i64().unwrap();
+    let moved = deadline(&longer[1]) - deadline(job);
+    assert!((500..=510).contains(&moved), "moved by {moved} s");
     // The page about it ships in the binary.
     let docs = pado(&["docs", "kubernetes"]);
     assert_eq!(
@@ -216,6 +240,32 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
         "2001-01-01T00:00:00Z",
     ]);
     assert_eq!(out.status.code(), Some(2));
+    // The `pado run` flags after `--` are read now, not by every pod minutes later: a
+    // misspelt flag, a bad value, or one the Job sets itself is refused by name.
+    let plain = write_file(
+        &t,
+        "plain.yaml",
+        "target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - request: GET /\n",
+    );
+    let plain = plain.to_str().unwrap();
+    for (args, named) in [
+        (&["--quite"][..], "--quite"),
+        (&["--vus", "many"][..], "many"),
+        (&["--out", "x"][..], "--out"),
+        (&["--segment", "0/2"][..], "--segment"),
+        (&["--once"][..], "--once"),
+    ] {
+        let mut argv = vec!["k8s", "render", plain, "-n", "2", "--"];
+        argv.extend(args);
+        let out = pado(&argv);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("after `--`") && err.contains(named),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
 }
 
 /// Two real segments of `file` run against the test server, as each pod would have
@@ -303,7 +353,15 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
         .arg(&kubeconfig)
         .arg("--out")
         .arg(&out_dir)
-        .args(["--", "--quiet"])
+        .args([
+            "--",
+            "--quiet",
+            "--export",
+            "junit",
+            "--window",
+            "처음=0s..1s",
+            "--no-html",
+        ])
         .output()
         .unwrap();
     let (stdout, stderr) = (
@@ -327,7 +385,11 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
             .contains("--segment $(JOB_COMPLETION_INDEX)/2"),
         "{args:?}"
     );
-    assert_eq!(args.last(), Some(&"--quiet"));
+    assert!(
+        args.join(" ")
+            .ends_with("--quiet --export junit --window 처음=0s..1s --no-html"),
+        "{args:?}"
+    );
     let cm: Value = serde_json::from_slice(&calls[1].body).unwrap();
     assert_eq!(cm["data"]["file-1"], "id\n1\n");
     // Collected, and the merge command printed for them.
@@ -353,7 +415,18 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
         serde_json::from_slice(&std::fs::read(out_dir.join("merged/summary.json")).unwrap())
             .unwrap();
     assert_eq!(merged["requests"], 6, "{merged}");
-    assert!(out_dir.join("merged/report.html").is_file());
+    // The flags after `--` shape the merged result as they shape a single run's.
+    assert!(!out_dir.join("merged/report.html").exists());
+    assert!(out_dir.join("merged/junit.xml").is_file());
+    assert!(
+        merged["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["label"] == "처음"),
+        "{}",
+        merged["stages"]
+    );
     // Both objects deleted.
     let deleted: Vec<String> = mock
         .calls()

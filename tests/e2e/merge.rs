@@ -158,9 +158,43 @@ fn merged_segments_sum_exactly_and_thresholds_judge_the_union() {
     // The same merge judged by a threshold the union fails: exit 99.
     set_threshold(&dirs, "http_reqs", &format!("count > {sum}"));
     let out2 = root.join("merged-fail");
-    let o = merge(&dirs, &out2, &["--no-html", "--quiet"]);
+    let o = merge(
+        &dirs,
+        &out2,
+        &[
+            "--no-html",
+            "--quiet",
+            "--export",
+            "junit",
+            "--window",
+            "처음=0s..1s",
+        ],
+    );
     assert_eq!(o.status.code(), Some(99), "{}", text(&o.stderr));
     assert!(!out2.join("report.html").exists());
+    // The exports and windows `pado run` takes: junit.xml with the failed threshold,
+    // and the window's row, as `pado report --window` reading the merged directory
+    // back gives it.
+    let junit = std::fs::read_to_string(out2.join("junit.xml")).unwrap();
+    assert!(junit.contains("<failure"), "{junit}");
+    let s2 = read_json(&out2.join("summary.json"));
+    let window = s2["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|st| st["label"] == "처음")
+        .unwrap_or_else(|| panic!("no window row: {}", s2["stages"]))
+        .clone();
+    assert!(num(&window, "requests") > 0.0, "{window}");
+    let o = pado(&[
+        "report",
+        out2.to_str().unwrap(),
+        "--quiet",
+        "--window",
+        "처음=0s..1s",
+    ]);
+    assert_eq!(o.status.code(), Some(99), "{}", text(&o.stderr));
+    assert_eq!(read_json(&out2.join("summary.json")), s2);
     // `pado report` on the merged directory agrees.
     let o = pado(&["report", out2.to_str().unwrap(), "--quiet"]);
     assert_eq!(o.status.code(), Some(99), "{}", text(&o.stderr));

@@ -31,8 +31,8 @@ fn leak_example(faults: &str) -> String {
 }
 
 /// Runs the example with `faults` and `--soak` against a demo target of its own;
-/// the exit code and the summary.
-fn soak_run(name: &str, faults: &str) -> (Option<i32>, Value) {
+/// the exit code, the summary and the directory (kept while the value lives).
+fn soak_run(name: &str, faults: &str) -> (Option<i32>, Value, crate::harness::Tmp) {
     let (_kid, url) = demo_target(&["--posts", "2000"]);
     let t = tmp(name);
     let file = write_file(&t, "leak.yaml", &leak_example(faults));
@@ -52,7 +52,7 @@ fn soak_run(name: &str, faults: &str) -> (Option<i32>, Value) {
             .unwrap_or_else(|e| panic!("{name}: {e}\n{}", String::from_utf8_lossy(&out.stderr))),
     )
     .unwrap();
-    (out.status.code(), s)
+    (out.status.code(), s, t)
 }
 
 /// The leak's rate in the example: 40 requests/s × 64 KiB.
@@ -150,7 +150,7 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
     // pado's own memory over the run: flat too.
     assert_eq!(s["soak"]["generator"]["notable"], false, "{:#}", s["soak"]);
 
-    let (code, s) = leaky.join().unwrap();
+    let (code, s, leak_dir) = leaky.join().unwrap();
     assert_eq!(code, Some(99), "{:#}", s["soak"]);
     assert_eq!(s["soak"]["verdict"], "leak_suspected", "{:#}", s["soak"]);
     assert_eq!(s["soak_ok"], false);
@@ -179,8 +179,55 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
         s["verdict"]
     );
 
+    // The leak "fixed": `pado compare` puts the two soak verdicts side by side, and
+    // the memory's change per hour of each, the leak's near its planted rate and
+    // the fixed run's a small part of it.
+    let cmp = pado(&[
+        "compare",
+        leak_dir.join("result").to_str().unwrap(),
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(
+        cmp.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&cmp.stderr)
+    );
+    let c: Value = serde_json::from_slice(&cmp.stdout).unwrap();
+    let verdicts = &c["soak"];
+    assert!(
+        verdicts[0]
+            .as_str()
+            .unwrap()
+            .starts_with("leak suspected (process_resident_memory_bytes +"),
+        "{verdicts}"
+    );
+    assert!(
+        verdicts[1]
+            .as_str()
+            .unwrap()
+            .starts_with(&verdict.replace('_', " ")),
+        "{verdicts}"
+    );
+    let row = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["scope"] == "soak" && r["metric"] == "process_resident_memory_bytes per hour MiB"
+        })
+        .unwrap_or_else(|| panic!("no memory row: {:#}", c["rows"]));
+    let mib_per_hour = LEAK_BYTES_PER_S * 3600.0 / (1024.0 * 1024.0);
+    let (leak, fixed) = (
+        row["values"][0].as_f64().unwrap(),
+        row["values"][1].as_f64().unwrap(),
+    );
+    assert!((leak / mib_per_hour - 1.0).abs() < 0.25, "{row}");
+    assert!(fixed.abs() < 0.1 * mib_per_hour, "{row}");
+
     // The connection leak: pool drift, one connection more every 8 s.
-    let (code, s) = pool.join().unwrap();
+    let (code, s, _) = pool.join().unwrap();
     assert_eq!(code, Some(99), "{:#}", s["soak"]);
     assert_eq!(s["soak"]["verdict"], "pool_drift", "{:#}", s["soak"]);
     let active = soak_row(&s, "hikaricp_connections_active{pool=\"HikariPool-1\"}");

@@ -185,6 +185,13 @@ pub(crate) enum Command {
         /// Do not print the summary (the files are still written).
         #[arg(long, short = 'q')]
         quiet: bool,
+        /// A named time window for the stage table, `NAME=START..END`; repeatable.
+        #[arg(long = "window", value_name = "NAME=START..END")]
+        windows: Vec<String>,
+        /// Also write `csv` (timeline.csv, per second and step) or `junit` (junit.xml of
+        /// thresholds and checks) into the merged directory; repeatable.
+        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit"])]
+        exports: Vec<String>,
         /// Recording the merged run in the history.
         #[command(flatten)]
         history: HistoryArgs,

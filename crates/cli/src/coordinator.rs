@@ -213,6 +213,8 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         overwrite: false,
         html: cfg.output.html,
         quiet: false,
+        exports: &cfg.output.exports,
+        windows: &cfg.output.windows,
         history: &history,
     })?;
     if let Some(why) = &outcome.stopped {
@@ -334,8 +336,9 @@ fn job_files(a: &RunArgs, cfg: &RunConfig) -> Result<JobFiles, Failure> {
 }
 
 /// The flags every segment runs with: the scenario (or URL), the load shape, the
-/// request settings, thresholds and name, as given here (each generator chooses
-/// its own workers; results, reports and the live view are the coordinator's).
+/// request settings, thresholds, name, workers and live outputs, as given here
+/// (results, reports, exports and the live view are the coordinator's; each
+/// generator labels its outputs' series with its segment).
 fn forwarded_flags(
     a: &RunArgs,
     scenario: Option<String>,
@@ -374,6 +377,12 @@ fn forwarded_flags(
     }
     for t in &a.thresholds {
         v.extend(["--threshold".into(), t.clone()]);
+    }
+    for o in &a.outputs {
+        v.extend(["--output".into(), o.clone()]);
+    }
+    if let Some(w) = a.workers {
+        v.extend(["--workers".into(), w.to_string()]);
     }
     if l.insecure {
         v.push("--insecure".into());

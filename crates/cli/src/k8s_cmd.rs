@@ -86,7 +86,7 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
                     "the test was stopped ({why}): merging what the generators wrote as partial"
                 );
             }
-            merge_collected(c, &out, a.quiet, &history)
+            merge_collected(c, &out, a.quiet, &live.report, &history)
         })
         .await
         .map_err(|e| match e {
@@ -114,10 +114,14 @@ impl LiveSink for LiveView {
     }
 }
 
-/// What the live view needs of the compiled scenario.
+/// What the live view and the merge need of the compiled scenario and the `pado run`
+/// flags after `--`.
 struct LiveParts {
     stages: Vec<pado_metrics::StageMark>,
     thresholds: Vec<pado_analysis::thresholds::Threshold>,
+    /// report.html, `--export` files and `--window`s, for the merged result as a
+    /// single `pado run` would write them into its own.
+    report: crate::config::Output,
 }
 
 /// The collected segment directories merged as `pado merge` merges them, into
@@ -130,6 +134,7 @@ fn merge_collected(
     c: &Collected,
     out: &Path,
     quiet: bool,
+    report: &crate::config::Output,
     history: &crate::history_cmd::Recorder,
 ) -> Result<i32, Failure> {
     let merged = out.join("merged");
@@ -138,8 +143,10 @@ fn merge_collected(
         out: &merged,
         allow_partial: c.interrupted || c.stopped.is_some(),
         overwrite: false,
-        html: true,
+        html: report.html,
         quiet,
+        exports: &report.exports,
+        windows: &report.windows,
         history,
     })
 }
@@ -173,11 +180,15 @@ fn local_dir(out: Option<&Path>, test_id: &str) -> Result<PathBuf, Failure> {
     Ok(dir)
 }
 
-/// The test as the manifests need it: the scenario read and compiled (its errors
-/// at their lines, now), its data and body files, the planned length; and its
-/// stages and thresholds for the live view.
+/// The test as the manifests need it: the scenario read with the `pado run` flags
+/// after `--` and compiled (its errors at their lines, now), its data and body
+/// files, the planned length; its stages and thresholds for the live view, and what
+/// the merged result is to be written with.
 fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveParts), Failure> {
-    let prep = LoadSpec::file(a.file.clone(), None).load()?;
+    let run_flags = run_args_of(a)?;
+    // The scenario as every pod will load it: the file with the flags after `--`
+    // (a `--duration` there is the test's length here too).
+    let prep = LoadSpec::from_run_args(&run_flags)?.load()?;
     let plan = prep.compile()?;
     if !prep.config.setup.is_empty() && a.setup_vars.is_none() {
         return Err(Failure::invalid(format!(
@@ -245,8 +256,98 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
     let live = LiveParts {
         stages: plan.stage_marks(),
         thresholds: prep.thresholds.clone(),
+        report: crate::config::Output {
+            html: !run_flags.no_html,
+            exports: run_flags.exports.clone(),
+            windows: crate::parse_windows(&run_flags.windows)?,
+            ..Default::default()
+        },
     };
     Ok((spec, live))
+}
+
+/// The `pado run` flags after `--`, read as `pado run FILE FLAGS...` reads them, so a
+/// misspelt flag or a bad value is an error now, before any pod exists, and what
+/// they change (the length, thresholds, exports, windows) is known here too. Flags
+/// the Job sets for every pod itself, or that a pod cannot honour, are refused with
+/// what to use instead.
+fn run_args_of(a: &K8sTestArgs) -> Result<crate::args::RunArgs, Failure> {
+    use clap::Parser;
+    let argv = ["pado".into(), "run".into(), a.file.clone().into_os_string()]
+        .into_iter()
+        .chain(a.run_args.iter().map(Into::into));
+    let run = match crate::args::Cli::try_parse_from(argv) {
+        Ok(crate::args::Cli {
+            command: crate::args::Command::Run(run),
+        }) => *run,
+        Ok(_) => {
+            return Err(Failure::invalid(
+                "the flags after `--` are not `pado run` flags".to_string(),
+            ))
+        }
+        Err(e) => {
+            // clap's message and its tip, without the usage lines.
+            let text = e.to_string();
+            let said: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:"))
+                .filter(|l| !l.is_empty())
+                .collect();
+            return Err(Failure::invalid(format!(
+                "the `pado run` flags after `--`: {}",
+                said.join("; ").trim_start_matches("error: ")
+            )));
+        }
+    };
+    let refused = [
+        (
+            run.segment.is_some(),
+            "--segment",
+            "each pod's segment is its Job index",
+        ),
+        (
+            run.start_at.is_some(),
+            "--start-at",
+            "give `pado k8s run --start-at`",
+        ),
+        (
+            run.out.is_some(),
+            "--out",
+            "give `pado k8s run --out` for the local results",
+        ),
+        (
+            run.overwrite,
+            "--overwrite",
+            "each pod writes a new directory",
+        ),
+        (
+            run.setup_vars.is_some(),
+            "--setup-vars",
+            "give `pado k8s run --setup-vars`",
+        ),
+        (
+            !run.generators.is_empty(),
+            "--generators",
+            "the pods are the generators",
+        ),
+        (
+            run.once,
+            "--once",
+            "try the flow locally with `pado run --once`",
+        ),
+        (
+            run.http_debug.is_some(),
+            "--http-debug",
+            "debug locally with `pado run --http-debug`",
+        ),
+    ];
+    if let Some((_, flag, instead)) = refused.iter().find(|(given, ..)| *given) {
+        return Err(Failure::invalid(format!(
+            "`{flag}` after `--`: the generator pods cannot take it ({instead})"
+        )));
+    }
+    Ok(run)
 }
 
 /// `--start-at`: RFC 3339, or `+DURATION` from now.

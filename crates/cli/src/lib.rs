@@ -89,6 +89,8 @@ pub fn main() -> i32 {
             overwrite,
             no_html,
             quiet,
+            windows,
+            exports,
             history,
         } => history_cmd::Recorder::from_args(history).and_then(|h| {
             merge_cmd::merge(&merge_cmd::MergeArgs {
@@ -98,6 +100,8 @@ pub fn main() -> i32 {
                 overwrite: *overwrite,
                 html: !*no_html,
                 quiet: *quiet,
+                exports,
+                windows: &parse_windows(windows)?,
                 history: &h,
             })
         }),

@@ -17,6 +17,11 @@ pub(crate) struct MergeArgs<'a> {
     pub overwrite: bool,
     pub html: bool,
     pub quiet: bool,
+    /// Extra files to write beside the summary (`csv`, `junit`), as `pado run
+    /// --export` writes them.
+    pub exports: &'a [String],
+    /// Named time windows with rows of their own in the stage table.
+    pub windows: &'a [pado_metrics::StageMark],
     /// Where the merged run is recorded.
     pub history: &'a crate::history_cmd::Recorder,
 }
@@ -56,7 +61,9 @@ pub(crate) fn merge(a: &MergeArgs<'_>) -> Result<i32, exit::Failure> {
     // the merged timeline back: `pado report` on the directory gives the same. (On
     // a thread of its own it cost more CPU than it saved wall time on two cores.)
     let events = plan.events().map_err(failure)?;
-    let mut fold = pado_report::RunFold::new(plan.meta()).with_events(events);
+    let mut meta = plan.meta();
+    meta.stages.extend(a.windows.iter().cloned());
+    let mut fold = pado_report::RunFold::new(meta).with_events(events);
     let outcome = plan
         .write_each(&out, |rec| fold.add_second(rec))
         .map_err(failure)?;
@@ -65,8 +72,9 @@ pub(crate) fn merge(a: &MergeArgs<'_>) -> Result<i32, exit::Failure> {
         last_t: outcome.seconds.checked_sub(1),
         torn_line: None,
     };
-    let run = pado_report::load_folded(&out, fold, &read).map_err(exit::Failure::other)?;
-    let written = crate::write_loaded_reports(&out, &run, a.html, &[])?;
+    let run =
+        pado_report::load_folded(&out, fold, &read, a.windows).map_err(exit::Failure::other)?;
+    let written = crate::write_loaded_reports(&out, &run, a.html, a.exports)?;
     let code = crate::print_and_judge(written, a.quiet);
     if let Some(id) = a.history.record(out.path(), pado_history::Kind::Merge) {
         if !a.quiet {

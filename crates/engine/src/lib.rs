@@ -17,6 +17,7 @@ pub mod cookies;
 pub mod data;
 pub mod events;
 pub mod executor;
+pub mod json_query;
 pub mod limits;
 pub mod plan;
 pub mod redact;

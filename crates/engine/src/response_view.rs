@@ -32,6 +32,12 @@ impl<'a> ResponseView<'a> {
             .as_ref()
     }
 
+    /// The body's tree when a check has built it already (`None` when none has),
+    /// so that later queries use it rather than reading the body again.
+    pub fn parsed_json(&self) -> Option<Option<&serde_json::Value>> {
+        self.json.get().map(Option::as_ref)
+    }
+
     /// Values of every header named `name` (case-insensitive).
     pub fn headers<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'a [u8]> + 's {
         HeaderIter {

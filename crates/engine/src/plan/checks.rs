@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use crate::json_query::JsonQuery;
 use pado_scenario::{parse_status_class, Check, StatusMatch};
-use serde_json_path::JsonPath;
 
 use crate::render::{Compiled, Escape};
 
@@ -24,7 +24,7 @@ pub struct ExtractPlan {
 #[derive(Debug)]
 pub enum ExtractSource {
     /// JSONPath into the body.
-    Json(JsonPath),
+    Json(JsonQuery),
     /// Regex on the body (first group or whole match).
     Regex(regex::bytes::Regex),
     /// A response header.
@@ -62,7 +62,7 @@ pub enum CheckPlan {
         /// Check id.
         id: u32,
         /// Path.
-        path: JsonPath,
+        path: JsonQuery,
         /// Expected.
         expected: serde_json::Value,
     },
@@ -71,7 +71,7 @@ pub enum CheckPlan {
         /// Check id.
         id: u32,
         /// Path.
-        path: JsonPath,
+        path: JsonQuery,
     },
     /// A header contains text.
     Header {
@@ -109,7 +109,7 @@ pub enum TemplatedCheck {
     /// The body contains the value.
     BodyContains,
     /// The JSONPath's first match equals the value (as text, so `"7"` matches `7`).
-    JsonEquals(JsonPath),
+    JsonEquals(JsonQuery),
     /// The header contains the value.
     Header(String),
 }
@@ -259,8 +259,8 @@ impl Builder<'_> {
     }
 }
 
-pub(super) fn json_path(field: &str, path: &str) -> Result<JsonPath, PlanError> {
-    JsonPath::parse(path).map_err(|e| PlanError::Pattern {
+pub(super) fn json_path(field: &str, path: &str) -> Result<JsonQuery, PlanError> {
+    JsonQuery::parse(path).map_err(|e| PlanError::Pattern {
         field: field.to_string(),
         message: format!("`{path}` is not a JSONPath: {e}"),
     })

@@ -127,12 +127,14 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
         rows.extend(step_rows(sides));
         rows.extend(stage_rows(sides));
         rows.extend(event_rows(sides));
+        rows.extend(super::soak::rows(sides));
     }
     Comparison {
         runs: sides.iter().map(|s| s.label.clone()).collect(),
         method: METHOD.into(),
         rows,
         limits: limits_of(sides),
+        soak: super::soak::verdicts(sides),
         warnings: if sides.len() >= 2 {
             shape_warnings(sides)
         } else {

@@ -87,6 +87,9 @@ pub fn render_compare_html(c: &Comparison) -> String {
                             @if let Some(l) = c.limits.get(i).and_then(|l| l.as_ref()) {
                                 " — limit: " (l)
                             }
+                            @if let Some(k) = c.soak.get(i).and_then(|k| k.as_ref()) {
+                                " — soak: " (k)
+                            }
                         }
                     }
                 }

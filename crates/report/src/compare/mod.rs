@@ -1,7 +1,8 @@
 //! `pado compare`: the comparison table (metric, baseline, candidate, change %,
 //! better/worse) for throughput, error rate, latency and TTFB, overall, per step and
 //! per stage, with each change tested against the noise of the per-second values
-//! (the method is named in the output). Reads result directories only.
+//! (the method is named in the output); events' impact and soak runs' drift side by
+//! side. Reads result directories only.
 //!
 //! Computing and presenting are apart: [`compare`] turns the runs into a plain
 //! [`Comparison`] (rows of values, changes and verdicts); [`render_compare`],
@@ -10,6 +11,7 @@
 mod compute;
 mod html;
 mod shape;
+mod soak;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -112,6 +114,11 @@ pub struct Comparison {
     /// Per run, the component its bottleneck table named as the limit (runs that
     /// observed the target): a fix shows as the limit moving elsewhere.
     pub limits: Vec<Option<String>>,
+    /// Per run with a soak analysis (`--soak`, or a run of an hour or more): its
+    /// verdict and the finding behind it, e.g. `leak suspected
+    /// (process_resident_memory_bytes +8.8 GiB/hour)`: a fixed leak shows as the
+    /// verdict turning stable.
+    pub soak: Vec<Option<String>>,
     /// Ways the runs differ other than the change under test (name, load shape,
     /// duration): a comparison of different tests measures the tests, not the change.
     pub warnings: Vec<String>,

@@ -259,3 +259,104 @@ fn stability_rows_go_from_the_median_to_99_percent() {
     assert!(at("req/s reached in 50% of seconds") < at("req/s reached in 95% of seconds"));
     assert!(at("req/s reached in 95% of seconds") < at("req/s reached in 99% of seconds"));
 }
+
+/// A soak analysis with one memory series rising `per_hour` bytes an hour (notable
+/// when `leak`) and latency flat.
+fn soak_with(per_hour: f64, leak: bool) -> pado_analysis::soak::Soak {
+    use pado_analysis::drift::{Drift, PeriodDrift, SteadyPeriod};
+    use pado_analysis::soak::{Resource, ResourceDrift, Soak, Verdict as SoakVerdict};
+    let period = SteadyPeriod {
+        label: "hold 30 VUs".into(),
+        start_s: 0.0,
+        end_s: 60.0,
+    };
+    Soak {
+        verdict: if leak {
+            SoakVerdict::LeakSuspected
+        } else {
+            SoakVerdict::Stable
+        },
+        steady_s: 55.0,
+        latency: vec![PeriodDrift {
+            period: period.clone(),
+            drift: Drift {
+                slope_per_hour: 3.0,
+                relative_change: 0.01,
+                p_value: 0.5,
+                notable: false,
+                n: 55,
+                n_effective: 55.0,
+            },
+        }],
+        resources: vec![ResourceDrift {
+            resource: Resource::Memory,
+            series: "process_resident_memory_bytes".into(),
+            endpoint: "app".into(),
+            bytes: true,
+            period,
+            from: 100.0 * 1048576.0,
+            to: 100.0 * 1048576.0 + per_hour * 55.0 / 3600.0,
+            slope_per_hour: per_hour,
+            relative_change: 0.1,
+            p_value: if leak { 1e-9 } else { 0.4 },
+            n: 20,
+            notable: leak,
+            levelled_off: false,
+        }],
+        observed: true,
+        generator: None,
+    }
+}
+
+#[test]
+fn soak_runs_show_each_verdict_and_the_change_per_hour_side_by_side() {
+    let a = synthetic(1, 1000.0, 20.0);
+    let b = synthetic(2, 1000.0, 20.0);
+    let mut sa = crate::build(&a).unwrap();
+    let mut sb = crate::build(&b).unwrap();
+    fn side<'a>(label: &str, run: &'a LoadedRun, summary: &'a Summary) -> Side<'a> {
+        Side {
+            label: label.into(),
+            run,
+            summary,
+        }
+    }
+    // Without a soak analysis on every side: no soak rows, no verdicts.
+    sa.soak = Some(soak_with(8.0 * 1024.0 * 1048576.0, true));
+    let c = compare(&[side("a", &a, &sa), side("b", &b, &sb)]);
+    assert!(c.rows.iter().all(|r| r.scope != "soak"), "{:?}", c.rows);
+    assert!(c.soak[0].is_some() && c.soak[1].is_none(), "{:?}", c.soak);
+    // The leak, then the fix.
+    sb.soak = Some(soak_with(0.5 * 1048576.0, false));
+    let c = compare(&[side("a", &a, &sa), side("b", &b, &sb)]);
+    assert_eq!(
+        c.soak,
+        vec![
+            Some("leak suspected (process_resident_memory_bytes +8.0 GiB/hour)".to_string()),
+            Some("stable".to_string())
+        ]
+    );
+    let row = c
+        .rows
+        .iter()
+        .find(|r| r.scope == "soak" && r.metric == "process_resident_memory_bytes per hour MiB")
+        .unwrap_or_else(|| panic!("{:?}", c.rows));
+    assert_eq!(row.values, vec![Some(8192.0), Some(0.5)]);
+    // A slope near zero makes a change in % meaningless: none, and no mark.
+    assert_eq!(row.changes, vec![None]);
+    assert_eq!(row.verdicts, vec![Verdict::NotTested]);
+    let latency = c
+        .rows
+        .iter()
+        .find(|r| r.scope == "soak" && r.metric == "latency ms per hour")
+        .unwrap();
+    assert_eq!(latency.values, vec![Some(3.0), Some(3.0)]);
+    let text = render_compare(&c);
+    assert!(
+        text.contains("soak: leak suspected (process_resident_memory_bytes +8.0 GiB/hour)")
+            && text.contains("soak: stable"),
+        "{text}"
+    );
+    let html = render_compare_html(&c);
+    assert!(html.contains(" — soak: stable"), "{html}");
+}

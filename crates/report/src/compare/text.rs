@@ -1,5 +1,6 @@
-//! The comparison as a terminal table: runs with their limits, warnings, one line
-//! per metric grouped by scope, then the legend of the marks used.
+//! The comparison as a terminal table: runs with their limits and soak verdicts,
+//! warnings, one line per metric grouped by scope, then the legend of the marks
+//! used.
 
 use std::fmt::Write as _;
 
@@ -14,12 +15,16 @@ pub fn render_compare(c: &Comparison) -> String {
     for (i, r) in c.runs.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  {}{} {}{}",
+            "  {}{} {}{}{}",
             letter(i),
             if i == 0 { " (baseline)" } else { "" },
             r,
             match c.limits.get(i).and_then(|l| l.as_ref()) {
                 Some(l) => format!("   limit: {l}"),
+                None => String::new(),
+            },
+            match c.soak.get(i).and_then(|k| k.as_ref()) {
+                Some(k) => format!("   soak: {k}"),
                 None => String::new(),
             }
         );

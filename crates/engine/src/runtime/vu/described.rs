@@ -160,9 +160,9 @@ pub(super) fn seen(
     if let Some(e) = error {
         return format!("no response ({e})");
     }
-    let json_at = |path: &serde_json_path::JsonPath| match r.json() {
+    let json_at = |path: &crate::json_query::JsonQuery| match r.json() {
         None => "body is not JSON".to_string(),
-        Some(v) => match path.query(v).first() {
+        Some(v) => match path.path().query(v).first() {
             None => format!("nothing at {path}"),
             Some(got) => format!("got {}", clip(&got.to_string())),
         },

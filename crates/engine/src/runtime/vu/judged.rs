@@ -20,17 +20,12 @@ pub(super) fn evaluate(
         }
         CheckPlan::MaxDuration { id, max } => (*id, ok && duration <= *max),
         CheckPlan::BodyMatches { id, re } => (*id, ok && re.is_match(r.body)),
-        CheckPlan::JsonExists { id, path } => (
-            *id,
-            ok && r.json().is_some_and(|v| !path.query(v).is_empty()),
-        ),
+        CheckPlan::JsonExists { id, path } => (*id, ok && path.exists(r)),
         CheckPlan::JsonEquals { id, path, expected } => (
             *id,
-            ok && r.json().is_some_and(|v| {
-                path.query(v)
-                    .first()
-                    .is_some_and(|got| json_matches(got, expected))
-            }),
+            ok && path
+                .first(r)
+                .is_some_and(|got| json_matches(&got, expected)),
         ),
         CheckPlan::Header { id, name, contains } => (
             *id,
@@ -65,9 +60,8 @@ pub(super) fn extract(
 ) -> Option<Vec<u8>> {
     match src {
         ExtractSource::Json(path) => {
-            let v = r.json()?;
-            let got = path.query(v).first()?;
-            Some(match got {
+            let got = path.first(r)?;
+            Some(match &*got {
                 serde_json::Value::String(s) => s.as_bytes().to_vec(),
                 other => other.to_string().into_bytes(),
             })
