@@ -72,8 +72,7 @@ pub(crate) fn merge(a: &MergeArgs<'_>) -> Result<i32, exit::Failure> {
         last_t: outcome.seconds.checked_sub(1),
         torn_line: None,
     };
-    let run =
-        pado_report::load_folded(&out, fold, &read, a.windows).map_err(exit::Failure::other)?;
+    let run = pado_report::load_folded(&out, fold, &read).map_err(exit::Failure::other)?;
     let written = crate::write_loaded_reports(&out, &run, a.html, a.exports)?;
     let code = crate::print_and_judge(written, a.quiet);
     if let Some(id) = a.history.record(out.path(), pado_history::Kind::Merge) {

@@ -169,13 +169,16 @@ pub fn bytes(n: u64) -> String {
 /// A memory size in binary units, whole MiB below a GiB (`512 MiB`, `3.5 GiB`): how
 /// heaps and machines' memory are usually read on dashboards.
 pub fn memory(bytes: f64) -> String {
-    const GI: f64 = 1024.0 * 1024.0 * 1024.0;
+    const GI: f64 = 1024.0 * MIB;
     if bytes >= GI {
         format!("{:.1} GiB", bytes / GI)
     } else {
-        format!("{:.0} MiB", bytes / (1024.0 * 1024.0))
+        format!("{:.0} MiB", bytes / MIB)
     }
 }
+
+/// Bytes in a mebibyte: memory in charts and comparisons is given in MiB.
+pub const MIB: f64 = 1024.0 * 1024.0;
 
 /// A configured size in exact binary units when one divides it (`16 MiB`, `4 KiB`),
 /// bytes otherwise (`1000 bytes`): how the scenario file's sizes are written, so a

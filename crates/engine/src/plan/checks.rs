@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use crate::json_query::JsonQuery;
 use pado_scenario::{parse_status_class, Check, StatusMatch};
 
+use crate::json_query::JsonQuery;
 use crate::render::{Compiled, Escape};
 
 use super::builder::Builder;

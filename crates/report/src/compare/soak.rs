@@ -4,11 +4,10 @@
 
 use pado_analysis::soak::{ResourceDrift, Soak, Verdict as SoakVerdict};
 
+use pado_metrics::fmt::MIB;
+
 use super::{CompareRow, Side, Verdict};
 use crate::text::soak::per_hour;
-
-/// Bytes per MiB: memory slopes are compared in MiB per hour.
-const MIB: f64 = 1024.0 * 1024.0;
 
 /// Per run, its soak verdict in words with the finding behind it
 /// (`leak suspected (process_resident_memory_bytes +8.8 GiB/hour)`); `None` for a
@@ -34,13 +33,6 @@ fn in_words(k: &Soak) -> String {
         Some(w) => format!("{} ({w})", k.verdict.words()),
         None => k.verdict.words().to_string(),
     }
-}
-
-/// The series of a run's soak analysis worth comparing: the first entry of each
-/// (notable ones come first, so a period where it drifted wins over one where it
-/// did not).
-fn first_of<'a>(k: &'a Soak, series: &str) -> Option<&'a ResourceDrift> {
-    k.resources.iter().find(|r| r.series == series)
 }
 
 /// One row per resource series every run measured, and one for latency when every
@@ -83,8 +75,12 @@ pub(super) fn rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
             continue;
         }
         seen.push(&r.series);
-        let each: Option<Vec<&ResourceDrift>> =
-            soaks.iter().map(|k| first_of(k, &r.series)).collect();
+        // Each run's first entry of the series: notable ones come first, so a period
+        // where it drifted wins over one where it did not.
+        let each: Option<Vec<&ResourceDrift>> = soaks
+            .iter()
+            .map(|k| k.resources.iter().find(|x| x.series == r.series))
+            .collect();
         let Some(each) = each else { continue };
         let (unit, scale) = if r.bytes { (" MiB", MIB) } else { ("", 1.0) };
         out.push(single(

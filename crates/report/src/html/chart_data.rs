@@ -385,7 +385,7 @@ pub(super) fn observed_charts(
 /// and pado's own, on one chart (a leak is a line that keeps climbing).
 fn memory_chart(run: &LoadedRun, k: &pado_analysis::soak::Soak) -> Option<(String, Chart)> {
     use pado_analysis::soak::Resource;
-    const MIB: f64 = 1024.0 * 1024.0;
+    use pado_metrics::fmt::MIB;
     let mut series: Vec<ChartSeries> = Vec::new();
     let mut seen: Vec<(&str, &str)> = Vec::new();
     for r in k

@@ -37,18 +37,18 @@ pub fn load_with_windows(
 /// A run whose seconds were folded as they were written into `dir` (by a merge:
 /// `fold` made from the run.json it writes, `read` what it wrote), completed from the
 /// directory's other files: what [`load_with_windows`] gives, without reading the
-/// timeline back. `windows` are the ones `fold` was made with (after the stages of
-/// the run.json it was made from), so the stage table keeps their rows.
+/// timeline back. The fold's stages are kept, so windows it was made with (which
+/// run.json does not hold) keep their rows in the stage table.
 pub fn load_folded(
     dir: &ResultDir,
     fold: RunFold,
     read: &pado_metrics::TimelineRead,
-    windows: &[pado_metrics::StageMark],
 ) -> Result<LoadedRun, ReportError> {
     let mut run = fold.finish();
-    // The run.json written last (its real length).
+    // The run.json written last (its real length), with the fold's stages.
+    let stages = std::mem::take(&mut run.meta.stages);
     run.meta = dir.read_meta()?;
-    run.meta.stages.extend(windows.iter().cloned());
+    run.meta.stages = stages;
     recover_unfinished(&mut run.meta, read, false);
     read_the_rest(dir, run)
 }
