@@ -29,7 +29,8 @@ pub use failure::{FailureSample, FAILURES_FILE};
 pub use generator::{GeneratorSecond, GeneratorStats, LagHistogram, LAG_BUCKETS_US};
 pub use latency::{HistogramDecoder, LatencyHistogram, LatencySummary};
 pub use observed::{
-    read_observations, EndpointLog, MetricType, Observations, ObserveWriter, ObservedSeries,
+    answered_at, read_observations, EndpointLog, MetricType, Observations, ObserveWriter,
+    ObservedSeries,
     ScrapeOutcome, ScrapedSample, OBSERVE_FILE,
 };
 pub use result_dir::{

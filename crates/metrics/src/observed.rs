@@ -158,10 +158,11 @@ pub enum ObserveLine {
     Scrape {
         /// Endpoint name.
         endpoint: String,
-        /// When the scrape started, seconds since the run's second 0 (negative
-        /// before it).
+        /// When the scrape's request was sent, seconds since the run's second 0
+        /// (negative before it). Its values are placed at `t + ms / 1000`, when
+        /// the answer arrived ([`answered_at`]).
         t: f64,
-        /// How long it took, ms.
+        /// How long it took, from sending the request to the whole answer, ms.
         ms: f64,
         /// Whether it produced samples.
         ok: bool,
@@ -386,7 +387,8 @@ pub struct EndpointLog {
     pub errors: BTreeMap<String, u64>,
     /// The first failure's detail.
     pub first_error: Option<String>,
-    /// When scrapes failed (seconds since second 0), for the charts' gaps.
+    /// When scrapes failed (seconds since second 0, when the failure was
+    /// known: [`answered_at`]), for the charts' gaps.
     pub failed_at: Vec<f64>,
     /// Mean scrape duration, ms.
     pub mean_ms: f64,
@@ -412,7 +414,8 @@ pub struct ObservedSeries {
     pub labels: BTreeMap<String, String>,
     /// Family type.
     pub kind: MetricType,
-    /// `(t, value)`, t in seconds since second 0, ascending.
+    /// `(t, value)`, t in seconds since second 0 when the scrape's answer
+    /// arrived ([`answered_at`]), ascending.
     pub points: Vec<(f64, f64)>,
 }
 
@@ -452,6 +455,24 @@ impl Observations {
         self.series
             .iter()
             .filter(move |s| s.endpoint == endpoint && s.name == name)
+    }
+}
+
+/// When a scrape's values were read: when its answer arrived, `ms` after its
+/// request went out at `t`, in seconds since second 0.
+///
+/// Why not the request's time: a target that answers late (a busy JVM, a slow
+/// exporter) reads its counters late too, so a counter's rise between two scrapes
+/// belongs to the time between their answers. Stamped at the requests, a slow
+/// answer followed by a quick one makes a CPU-seconds counter climb faster than the
+/// cores can (115% of one core on a busy machine). Every file ever written holds
+/// `t` as the request's time and `ms` as the wait for the answer, so older result
+/// directories are read the same way.
+pub fn answered_at(t: f64, ms: f64) -> f64 {
+    if ms.is_finite() && ms > 0.0 {
+        t + ms / 1000.0
+    } else {
+        t
     }
 }
 
@@ -558,7 +579,7 @@ pub fn read_observations(
                     if log.first_error.is_none() {
                         log.first_error = detail;
                     }
-                    log.failed_at.push(t);
+                    log.failed_at.push(answered_at(t, ms));
                     continue;
                 }
                 log.samples = samples;
@@ -573,8 +594,9 @@ pub fn read_observations(
                         cur.insert(*i, val.0);
                     }
                 }
+                let at = answered_at(t, ms);
                 for (i, val) in cur.iter() {
-                    obs.series[*i].points.push((t, *val));
+                    obs.series[*i].points.push((at, *val));
                 }
             }
         }
@@ -672,15 +694,78 @@ mod tests {
         let e = &obs.endpoints[0];
         assert_eq!((e.scrapes, e.failed), (3, 1));
         assert_eq!(e.errors.get("timeout"), Some(&1));
-        assert_eq!(e.failed_at, vec![1.0]);
+        // Stamped when the answer (here the timeout) came: 1.0 s + 1000 ms.
+        assert_eq!(e.failed_at, vec![2.0]);
         assert_eq!(e.first_error.as_deref(), Some("no answer in 1s"));
         assert_eq!(obs.series.len(), 3, "the filtered series is not kept");
         let a = obs.series.iter().find(|s| s.label("pool") == "a").unwrap();
-        assert_eq!(a.points, vec![(0.0, 1.0), (2.0, 3.0)]);
+        // Values are placed when their answer arrived, 2 ms after each request.
+        assert_eq!(a.points, vec![(0.002, 1.0), (2.002, 3.0)]);
         let b = obs.series.iter().find(|s| s.label("pool") == "b").unwrap();
-        assert_eq!(b.points, vec![(0.0, 5.0)], "gone series stop");
+        assert_eq!(b.points, vec![(0.002, 5.0)], "gone series stop");
         let c = obs.named("app", "const").next().unwrap();
-        assert_eq!(c.points, vec![(0.0, 7.0), (2.0, 7.0)], "unchanged carried");
+        assert_eq!(
+            c.points,
+            vec![(0.002, 7.0), (2.002, 7.0)],
+            "unchanged carried"
+        );
+    }
+
+    /// A planted counter of CPU seconds that rises exactly 1.0 per second (one
+    /// core, fully busy), read by the target when it answers. Requests go out on
+    /// the 1 s grid; every other answer is 800 ms late. Stamped at the requests,
+    /// the late pair reads 1.8 cores; stamped at the answers, never more than one.
+    #[test]
+    fn a_late_answer_does_not_raise_a_counters_rate() {
+        let dir = tmp("late");
+        let d = dir.path();
+        let mut w = ObserveWriter::create(d).unwrap();
+        w.endpoint("app", "http://127.0.0.1:1/metrics", 1.0)
+            .unwrap();
+        for k in 0..8 {
+            let sent = f64::from(k);
+            let ms = if k % 2 == 1 { 800.0 } else { 3.0 };
+            // The counter as the target read it: at the moment it answered.
+            let cpu = sent + ms / 1000.0;
+            let mut s = sample("process_cpu_seconds_total", &[], cpu);
+            s.kind = MetricType::Counter;
+            w.scrape(
+                "app",
+                ScrapeOutcome {
+                    t: sent,
+                    ms,
+                    samples: vec![s],
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        }
+        drop(w);
+        let obs = read_observations(d, &|_| true).unwrap();
+        let cpu = obs
+            .named("app", "process_cpu_seconds_total")
+            .next()
+            .unwrap();
+        assert_eq!(cpu.points.len(), 8);
+        for pair in cpu.points.windows(2) {
+            let rate = (pair[1].1 - pair[0].1) / (pair[1].0 - pair[0].0);
+            assert!(
+                (rate - 1.0).abs() < 1e-9,
+                "a CPU-seconds counter rising 1.0/s read as {rate:.3} cores between {:?} and {:?}",
+                pair[0],
+                pair[1]
+            );
+        }
+    }
+
+    /// Where the scrape took no measurable time (a `config` failure, or files
+    /// written by hand) the request's time is the stamp.
+    #[test]
+    fn answered_at_adds_the_wait_only_when_there_was_one() {
+        assert_eq!(answered_at(3.0, 250.0), 3.25);
+        assert_eq!(answered_at(3.0, 0.0), 3.0);
+        assert_eq!(answered_at(3.0, f64::NAN), 3.0);
+        assert_eq!(answered_at(-0.5, 500.0), 0.0);
     }
 
     #[test]

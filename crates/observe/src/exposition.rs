@@ -9,10 +9,76 @@
 //! OpenMetrics differences that matter here are `# EOF`, `# UNIT`, the `_total` /
 //! `_created` / `_gcount` suffixes of a family's samples and exemplars, all handled.
 //! Quoted metric names (`{"my.metric",label="v"}`, Prometheus 3) are accepted too.
+//!
+//! What a line may look like is what both of Prometheus' own text parsers (the
+//! server's `textparse` and `expfmt` in prometheus/common) accept: blanks and tabs
+//! before a line (an indented `# TYPE` still types its family), between a name and
+//! its `{`, anywhere between label items, and none needed between `}` and the value.
+//! The tests hold the parser to the inputs of those parsers' own test tables.
 
 use std::collections::HashMap;
 
 use pado_metrics::{MetricType, ScrapedSample};
+use thiserror::Error;
+
+/// Why a scraped body could not be read as an exposition at all (as opposed to a
+/// bad line, which is counted and skipped). Each says what the endpoint sent and
+/// what to change, since the user sees it as the scrape's failure detail.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum BodyError {
+    /// The body is gzip data although the scrape asked for no compression.
+    #[error(
+        "the answer is gzip-compressed although pado asked for no compression \
+         (it sends no Accept-Encoding); configure the endpoint to answer plain \
+         text when the request does not ask for gzip"
+    )]
+    Compressed,
+    /// The body starts with a Unicode byte-order mark, which neither the
+    /// Prometheus text format nor OpenMetrics allows (Prometheus fails such a
+    /// scrape too).
+    #[error(
+        "the answer starts with a byte-order mark ({0}), which the Prometheus \
+         text format does not allow (Prometheus itself rejects it); make the \
+         endpoint write UTF-8 without a BOM"
+    )]
+    ByteOrderMark(&'static str),
+    /// Lines were there but none was a sample (an HTML page, a JSON document).
+    #[error("no samples in the answer ({bad_lines} unreadable lines), {first_bad}")]
+    NoSamples {
+        /// Lines that were neither comments nor samples.
+        bad_lines: u32,
+        /// The first of them, numbered, with why.
+        first_bad: String,
+    },
+}
+
+/// Read a scraped body: refuse what is not an exposition at all (compressed
+/// bytes, a byte-order mark, a page of which no line is a sample) with a message
+/// saying so, else parse it. An exposition with no lines but comments, an empty
+/// body or `# EOF` alone is a good scrape with no samples: an exporter with
+/// nothing to report yet is up.
+pub fn read_body(body: &[u8]) -> Result<Exposition, BodyError> {
+    if body.starts_with(&[0x1f, 0x8b]) {
+        return Err(BodyError::Compressed);
+    }
+    for (bom, name) in [
+        (&[0xef, 0xbb, 0xbf][..], "UTF-8 BOM, bytes EF BB BF"),
+        (&[0xfe, 0xff][..], "UTF-16 big-endian BOM, bytes FE FF"),
+        (&[0xff, 0xfe][..], "UTF-16 little-endian BOM, bytes FF FE"),
+    ] {
+        if body.starts_with(bom) {
+            return Err(BodyError::ByteOrderMark(name));
+        }
+    }
+    let parsed = parse(&String::from_utf8_lossy(body));
+    if parsed.samples.is_empty() && parsed.bad_lines > 0 {
+        return Err(BodyError::NoSamples {
+            bad_lines: parsed.bad_lines,
+            first_bad: parsed.first_bad.unwrap_or_default(),
+        });
+    }
+    Ok(parsed)
+}
 
 /// A parsed exposition.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -55,20 +121,23 @@ pub fn parse(text: &str) -> Exposition {
     let mut types: HashMap<&str, MetricType> = HashMap::new();
     let mut out = Exposition::default();
     for (n, raw) in text.lines().enumerate() {
-        let line = raw.trim_end_matches('\r');
+        // Both Prometheus parsers skip blanks and tabs before any line.
+        let line = raw.trim_end_matches('\r').trim_start_matches(BLANK);
         if line.trim().is_empty() {
             continue;
         }
         if let Some(rest) = line.strip_prefix('#') {
-            let rest = rest.trim_start();
-            if rest == "EOF" {
+            let rest = rest.trim_start_matches(BLANK);
+            if rest.trim_end() == "EOF" {
                 out.openmetrics = true;
                 break;
             }
-            if let Some(decl) = rest.strip_prefix("TYPE ") {
-                let mut it = decl.split_whitespace();
-                if let (Some(name), Some(kind)) = (it.next(), it.next()) {
-                    types.insert(name.trim_matches('"'), MetricType::from_word(kind));
+            if let Some(decl) = rest.strip_prefix("TYPE") {
+                if decl.starts_with(BLANK) {
+                    let mut it = decl.split_whitespace();
+                    if let (Some(name), Some(kind)) = (it.next(), it.next()) {
+                        types.insert(name.trim_matches('"'), MetricType::from_word(kind));
+                    }
                 }
             }
             continue;
@@ -111,6 +180,13 @@ fn family_type(types: &HashMap<&str, MetricType>, name: &str) -> MetricType {
     MetricType::Untyped
 }
 
+/// The whitespace of the text formats: a blank or a tab.
+const BLANK: [char; 2] = [' ', '\t'];
+
+fn is_blank(c: u8) -> bool {
+    c == b' ' || c == b'\t'
+}
+
 fn is_name_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_' || c == b':'
 }
@@ -134,12 +210,12 @@ fn parse_sample(line: &str) -> Result<Parsed, &'static str> {
         return Err("not a metric name");
     }
     let mut labels = Vec::new();
-    if b.get(i) == Some(&b'{') {
-        i += 1;
+    // Blanks may stand between a name and its `{`.
+    let after_name = i;
+    if b.get(skip_spaces(b, i)) == Some(&b'{') {
+        i = skip_spaces(b, i) + 1;
         loop {
-            while b.get(i) == Some(&b' ') {
-                i += 1;
-            }
+            i = skip_spaces(b, i);
             match b.get(i) {
                 None => return Err("unterminated labels"),
                 Some(b'}') => {
@@ -150,10 +226,7 @@ fn parse_sample(line: &str) -> Result<Parsed, &'static str> {
                     // A quoted name: the metric name when it is the first item
                     // without `=`, otherwise a quoted label name.
                     let (s, next) = quoted(line, i)?;
-                    i = next;
-                    while b.get(i) == Some(&b' ') {
-                        i += 1;
-                    }
+                    i = skip_spaces(b, next);
                     if b.get(i) == Some(&b'=') {
                         i += 1;
                         let (v, next) = quoted(line, skip_spaces(b, i))?;
@@ -193,7 +266,9 @@ fn parse_sample(line: &str) -> Result<Parsed, &'static str> {
         return Err("no metric name");
     }
     let rest = &line[i..];
-    if !rest.starts_with([' ', '\t']) {
+    // After `}` the value may follow at once; after a bare name a blank must
+    // (anything else is a character no name may hold).
+    if i == after_name && !rest.starts_with(BLANK) {
         return Err("no value");
     }
     // Value, then an optional timestamp, then an optional `# exemplar`.
@@ -213,7 +288,7 @@ fn parse_sample(line: &str) -> Result<Parsed, &'static str> {
 }
 
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
-    while b.get(i) == Some(&b' ') {
+    while b.get(i).is_some_and(|c| is_blank(*c)) {
         i += 1;
     }
     i

@@ -1,17 +1,24 @@
 //! The scrape loop: one thread of its own (never a load worker's), one
-//! current-thread runtime, every endpoint scraped concurrently at
-//! `t0 + k·interval` so the points line up with the load's seconds. It uses
-//! pado's own HTTP/1.1 client (TLS included) with a keep-alive connection per
+//! current-thread runtime, each endpoint on a schedule of its own at
+//! `t0 + k·interval` so the points line up with the load's seconds. An endpoint
+//! still answering when its next tick comes skips the ticks it missed; the others
+//! never wait for it (one slow exporter does not thin out everyone's points). It
+//! uses pado's own HTTP/1.1 client (TLS included) with a keep-alive connection per
 //! endpoint. Whatever goes wrong (refused, timeout, a 5xx, garbage, a body too
 //! large) is one failed scrape, recorded with its category; the loop goes on.
+//!
+//! A scrape is recorded with when its request was sent (`t`) and how long the
+//! answer took (`ms`); readers place its values at `t + ms`, when the answer
+//! arrived (see `pado_metrics::read_observations`), so a late answer does not
+//! inflate the rate of a counter.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::cell::RefCell;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use pado_http::{exchange, tls_client_config, Conn, Origin, RequestRef};
 use pado_metrics::{ObserveWriter, ScrapeOutcome};
+use tokio::sync::watch;
 
 use crate::exposition;
 
@@ -77,7 +84,8 @@ pub struct ScrapeTally {
 
 /// A running scrape loop.
 pub struct Scraper {
-    stop: Arc<AtomicBool>,
+    /// Set to true to take each endpoint's last scrape and end.
+    stop: watch::Sender<bool>,
     join: JoinHandle<ScrapeTally>,
 }
 
@@ -90,8 +98,7 @@ impl Scraper {
         t0: Instant,
         mut writer: ObserveWriter,
     ) -> std::io::Result<Self> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let (stop, flag) = watch::channel(false);
         for e in &cfg.endpoints {
             // Declared before the thread starts so even a run that ends at once
             // lists its endpoints.
@@ -105,8 +112,7 @@ impl Scraper {
 
     /// Stop after one final scrape and return the tally.
     pub fn finish(self) -> ScrapeTally {
-        self.stop.store(true, Ordering::SeqCst);
-        self.join.thread().unpark();
+        self.stop.send_replace(true);
         self.join.join().unwrap_or_default()
     }
 }
@@ -122,8 +128,8 @@ struct Target {
 fn scrape_loop(
     cfg: ObserveConfig,
     t0: Instant,
-    mut writer: ObserveWriter,
-    stop: Arc<AtomicBool>,
+    writer: ObserveWriter,
+    stop: watch::Receiver<bool>,
 ) -> ScrapeTally {
     let mut tally = ScrapeTally::default();
     let rt = match tokio::runtime::Builder::new_current_thread()
@@ -150,50 +156,77 @@ fn scrape_loop(
             body: Vec::new(),
         })
         .collect();
+    // One thread polls every endpoint's loop: the writer is borrowed only between
+    // awaits, never across one.
+    let sink = RefCell::new(Sink { writer, tally });
+    rt.block_on(async {
+        let loops = targets
+            .iter_mut()
+            .map(|t| endpoint_loop(t, &cfg, t0, stop.clone(), &sink));
+        join_all(loops).await
+    });
+    let Sink { mut writer, tally } = sink.into_inner();
+    let _ = writer.flush();
+    tally
+}
+
+/// Where every endpoint's scrapes go.
+struct Sink {
+    writer: ObserveWriter,
+    tally: ScrapeTally,
+}
+
+impl Sink {
+    fn record(&mut self, endpoint: &str, o: ScrapeOutcome) {
+        self.tally.scrapes += 1;
+        if o.error.is_some() {
+            self.tally.failed += 1;
+        }
+        if let Err(e) = self.writer.scrape(endpoint, o) {
+            self.tally.write_error.get_or_insert(e.to_string());
+        }
+    }
+}
+
+/// One endpoint's schedule: a scrape at each `t0 + k·interval` it is free for,
+/// then one last when asked to stop.
+async fn endpoint_loop(
+    t: &mut Target,
+    cfg: &ObserveConfig,
+    t0: Instant,
+    mut stop: watch::Receiver<bool>,
+    sink: &RefCell<Sink>,
+) {
     let mut k: u32 = 0;
     loop {
-        let due = t0 + cfg.interval * k;
-        let last = wait_until(due, &stop);
-        let outcomes = rt.block_on(async {
-            let futs = targets.iter_mut().map(|t| scrape_one(t, t0, cfg.timeout));
-            join_all(futs).await
-        });
-        for (t, o) in targets.iter().zip(outcomes) {
-            tally.scrapes += 1;
-            if o.error.is_some() {
-                tally.failed += 1;
-            }
-            if let Err(e) = writer.scrape(&t.endpoint.name, o) {
-                tally.write_error.get_or_insert(e.to_string());
-            }
-        }
+        let last = wait_until(t0 + cfg.interval * k, &mut stop).await;
+        let outcome = scrape_one(t, t0, cfg.timeout).await;
+        sink.borrow_mut().record(&t.endpoint.name, outcome);
         if last {
-            break;
+            return;
         }
-        // Skip ticks missed while a slow scrape ran rather than bursting.
+        // Skip this endpoint's ticks missed while its scrape ran rather than
+        // bursting to catch up.
         let now = Instant::now();
         k += 1;
         while t0 + cfg.interval * k < now {
             k += 1;
         }
     }
-    let _ = writer.flush();
-    tally
 }
 
 /// Sleep until `due` or until asked to stop; true when stopping (take the last
 /// scrape now).
-fn wait_until(due: Instant, stop: &AtomicBool) -> bool {
-    loop {
-        if stop.load(Ordering::SeqCst) {
-            return true;
-        }
-        let now = Instant::now();
-        if now >= due {
-            return false;
-        }
-        std::thread::park_timeout((due - now).min(Duration::from_millis(100)));
+async fn wait_until(due: Instant, stop: &mut watch::Receiver<bool>) -> bool {
+    if *stop.borrow() {
+        return true;
     }
+    let stopped = tokio::select! {
+        _ = tokio::time::sleep_until(due.into()) => false,
+        // Stopping, or the `Scraper` is gone: either way this is the last.
+        _ = stop.wait_for(|s| *s) => true,
+    };
+    stopped || *stop.borrow()
 }
 
 /// Poll futures of the same type together on the current thread.
@@ -303,18 +336,17 @@ async fn scrape_one(t: &mut Target, t0: Instant, timeout: Duration) -> ScrapeOut
         ));
         return out;
     }
-    let text = String::from_utf8_lossy(&t.body);
-    let parsed = exposition::parse(&text);
-    out.bad_lines = parsed.bad_lines;
-    if parsed.samples.is_empty() {
-        out.error = Some((
-            "parse".into(),
-            parsed
-                .first_bad
-                .unwrap_or_else(|| "no samples in the answer".into()),
-        ));
-        return out;
+    match exposition::read_body(&t.body) {
+        Ok(parsed) => {
+            out.bad_lines = parsed.bad_lines;
+            out.samples = parsed.samples;
+        }
+        Err(e) => {
+            if let exposition::BodyError::NoSamples { bad_lines, .. } = &e {
+                out.bad_lines = *bad_lines;
+            }
+            out.error = Some(("parse".into(), e.to_string()));
+        }
     }
-    out.samples = parsed.samples;
     out
 }
