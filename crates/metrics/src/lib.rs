@@ -30,8 +30,7 @@ pub use generator::{GeneratorSecond, GeneratorStats, LagHistogram, LAG_BUCKETS_U
 pub use latency::{HistogramDecoder, LatencyHistogram, LatencySummary};
 pub use observed::{
     answered_at, read_observations, EndpointLog, MetricType, Observations, ObserveWriter,
-    ObservedSeries,
-    ScrapeOutcome, ScrapedSample, OBSERVE_FILE,
+    ObservedSeries, ScrapeOutcome, ScrapedSample, OBSERVE_FILE,
 };
 pub use result_dir::{
     ClaimError, GeneratorMeta, ResultDir, ResultError, RunMeta, ScenarioMeta, SegmentMeta,

@@ -67,7 +67,12 @@ const ACCEPTED: &[Accepted] = &[
         &[("quantile", "1.0"), ("a", "b")],
         8.3835e-05,
     ),
-    ("go_gc_duration_seconds_count 99", "go_gc_duration_seconds_count", &[], 99.0),
+    (
+        "go_gc_duration_seconds_count 99",
+        "go_gc_duration_seconds_count",
+        &[],
+        99.0,
+    ),
     (
         "some:aggregate:rate5m{a_b=\"c\"}\t1",
         "some:aggregate:rate5m",
@@ -281,8 +286,11 @@ fn an_indented_type_line_types_its_family() {
         jobs_total 5\n";
     let e = parse(text);
     assert_eq!(e.bad_lines, 0, "{:?}", e.first_bad);
-    let kinds: Vec<(&str, MetricType)> =
-        e.samples.iter().map(|s| (s.name.as_str(), s.kind)).collect();
+    let kinds: Vec<(&str, MetricType)> = e
+        .samples
+        .iter()
+        .map(|s| (s.name.as_str(), s.kind))
+        .collect();
     assert_eq!(
         kinds,
         [
@@ -300,9 +308,14 @@ fn an_indented_type_line_types_its_family() {
 /// (testTextParse #0), comments only, or OpenMetrics' `# EOF` alone.
 #[test]
 fn an_exposition_without_samples_is_a_good_scrape() {
-    for body in ["", "\n\n", "# EOF\n", "# EOF", "# HELP x nothing yet\n# TYPE x gauge\n"] {
-        let e = read_body(body.as_bytes())
-            .unwrap_or_else(|err| panic!("{body:?} refused: {err}"));
+    for body in [
+        "",
+        "\n\n",
+        "# EOF\n",
+        "# EOF",
+        "# HELP x nothing yet\n# TYPE x gauge\n",
+    ] {
+        let e = read_body(body.as_bytes()).unwrap_or_else(|err| panic!("{body:?} refused: {err}"));
         assert!(e.samples.is_empty() && e.bad_lines == 0, "{body:?}: {e:?}");
     }
     assert!(read_body(b"# EOF\n").unwrap().openmetrics);
@@ -319,8 +332,8 @@ fn an_exposition_without_samples_is_a_good_scrape() {
 fn a_gzip_body_not_asked_for_says_so() {
     // The gzip header of `x 1\n`, as an endpoint compressing regardless would send.
     let gz = [
-        0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xab, 0x50, 0x30, 0xe4,
-        0x02, 0x00,
+        0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xab, 0x50, 0x30, 0xe4, 0x02,
+        0x00,
     ];
     let err = read_body(&gz).unwrap_err();
     assert_eq!(err, BodyError::Compressed);

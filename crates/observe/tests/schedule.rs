@@ -130,7 +130,11 @@ fn a_slow_endpoint_does_not_thin_out_the_others_scrapes() {
     assert_eq!(log("slow").scrapes, slow.hits());
     // Ticks at 0, 0.25, ..., 2.5 s and the last one: 11 or 12; allow a busy
     // machine two misses, never the half a shared batch gives.
-    assert!(fast.hits() >= 9, "fast endpoint scraped {} times", fast.hits());
+    assert!(
+        fast.hits() >= 9,
+        "fast endpoint scraped {} times",
+        fast.hits()
+    );
     // The slow one is scraped as it can: every other tick.
     assert!(
         (4..=8).contains(&slow.hits()),
