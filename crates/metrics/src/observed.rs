@@ -211,9 +211,10 @@ pub struct ScrapedSample {
 /// The outcome of one scrape, as the scraper hands it to the writer.
 #[derive(Clone, Debug, Default)]
 pub struct ScrapeOutcome {
-    /// Seconds since second 0.
+    /// When the request was sent, seconds since second 0.
     pub t: f64,
-    /// Duration, ms.
+    /// From sending the request to the whole answer (or the failure), ms: with
+    /// `t`, when the values were read ([`answered_at`]).
     pub ms: f64,
     /// Error category and detail, when the scrape failed.
     pub error: Option<(String, String)>,
