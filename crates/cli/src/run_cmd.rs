@@ -313,6 +313,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         outputs: Vec::new(),
         soak: pado_metrics::SoakMode::of(cfg.soak, total_s),
         planned_s: Some(total_s),
+        steps: plan.steps.clone(),
     };
     dir.write_meta(&meta).map_err(Failure::other)?;
     let mut timeline = dir.timeline_writer().map_err(Failure::other)?;
@@ -324,9 +325,9 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     // by the coordinator on the merged seconds (`pado run --generators`, `pado k8s
     // run`), never on the share alone.
     let judge = if split.segment.is_some() {
-        crate::live_view::LiveJudge::without_abort(&prep.thresholds)
+        crate::live_view::LiveJudge::without_abort(&prep.thresholds, &plan.steps)
     } else {
-        crate::live_view::LiveJudge::new(&prep.thresholds)
+        crate::live_view::LiveJudge::new(&prep.thresholds, &plan.steps)
     };
     // Live outputs: each closed second is handed over without waiting.
     let outputs = Arc::new(if cfg.outputs.is_empty() {
