@@ -103,6 +103,13 @@ impl Prepared {
         let mut out = Vec::new();
         for t in &self.thresholds {
             let field = format!("thresholds.{}", t.metric_key());
+            if t.metric == "group_duration" && plan.steps.groups.is_empty() {
+                out.push(format!(
+                    "{}: {field}: the file has no `group:` block, so group_duration would have no data\n  hint: wrap steps in `{{ group: NAME, steps: [...] }}`, or use iteration_duration",
+                    self.at(&field)
+                ));
+                continue;
+            }
             for (k, v) in &t.tags {
                 let known: Option<&[&str]> = match k.as_str() {
                     "step" | "name" => Some(&steps),
@@ -125,10 +132,14 @@ impl Prepared {
                             "check",
                         ];
                         names.extend(user_tags.iter().copied());
-                        let guess =
-                            pado_scenario::structure::did_you_mean(k, names.iter().copied())
-                                .map(|g| format!("did you mean `{g}`? "))
-                                .unwrap_or_default();
+                        let guess = match k6_only_tag(k) {
+                            Some(why) => format!("k6 sets `{k}`, pado does not: {why}; "),
+                            None => {
+                                pado_scenario::structure::did_you_mean(k, names.iter().copied())
+                                    .map(|g| format!("did you mean `{g}`? "))
+                                    .unwrap_or_default()
+                            }
+                        };
                         out.push(format!(
                             "{}: {field}: `{k}` is not a tag pado sets or a step of this file tags with\n  hint: {guess}selectors are `step`, `name`, `scenario`, `method`, `group`, `status`, `expected_response`, `check`{}",
                             self.at(&field),
@@ -164,6 +175,23 @@ impl Prepared {
         }
         out
     }
+}
+
+/// Why one of k6's system tags that pado does not set has no answer in pado's data,
+/// so the refusal says what to select instead; `None` for any other tag.
+fn k6_only_tag(tag: &str) -> Option<&'static str> {
+    Some(match tag {
+        "url" => "a step is one request, so select it with `step:NAME`",
+        "proto" | "subproto" | "tls_version" | "ocsp_status" | "ip" => {
+            "pado does not break requests down by connection properties"
+        }
+        "error" | "error_code" => {
+            "errors are counted per step by category in the summary; use `http_req_failed`"
+        }
+        "vu" | "iter" => "pado does not keep figures per VU or per iteration",
+        "service" | "rpc_type" | "grpc_code" => "select a `grpc:` call with `step:NAME`",
+        _ => return None,
+    })
 }
 
 /// Why a `scenario`, `method` or `group` filter would measure more than it says:

@@ -303,3 +303,21 @@ fn refused_tags_say_why_and_what_to_write() {
         vec![("name".to_string(), "a}b".to_string())]
     );
 }
+
+#[test]
+fn each_tag_is_accepted_exactly_where_pados_data_answers_it() {
+    let ok = |k: &str, x: &str| parse(k, x).is_ok();
+    // scenario and group select steps: any per-step metric, WebSocket and gRPC too.
+    assert!(ok("ws_sessions{scenario:chat}", "count > 0"));
+    assert!(ok("grpc_req_duration{group:::pay}", "p(95) < 1"));
+    assert!(ok("checks{method:GET}", "rate > 0.9"));
+    assert!(ok("iterations{scenario:browse}", "count > 0"));
+    // A ws: or grpc: step sends no method of its own; iterations are no request.
+    assert!(!ok("ws_sessions{method:GET}", "count > 0"));
+    assert!(!ok("grpc_req_duration{method:POST}", "p(95) < 1"));
+    assert!(!ok("iterations{method:GET}", "count > 0"));
+    assert!(!ok("iteration_duration{group:::pay}", "p(95) < 1"));
+    assert!(!ok("http_reqs{status:abc}", "count > 0"));
+    assert!(ok("http_reqs{status:599}", "count > 0"));
+    assert!(!ok("http_reqs{status:600}", "count > 0"));
+}

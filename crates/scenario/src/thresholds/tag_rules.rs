@@ -10,8 +10,9 @@
 //! accepted and then never has data (or has the wrong data) fails or passes a CI
 //! gate for nothing.
 
-/// Metrics read from the steps' series: any tag that selects steps applies.
-const SERIES_METRICS: [&str; 21] = [
+/// Metrics of HTTP requests, read from the steps' series: any tag that selects
+/// steps applies, `method` too.
+const HTTP_METRICS: [&str; 14] = [
     "http_req_duration",
     "http_req_waiting",
     "http_req_dns",
@@ -26,6 +27,11 @@ const SERIES_METRICS: [&str; 21] = [
     "data_received",
     "data_received_encoded",
     "data_received_decoded",
+];
+
+/// Metrics of `ws:` and `grpc:` steps, read from the steps' series: selected by
+/// step, scenario and group, but these steps send no HTTP method of their own.
+const SESSION_METRICS: [&str; 10] = [
     "ws_connecting",
     "ws_session_duration",
     "ws_msg_latency",
@@ -33,6 +39,9 @@ const SERIES_METRICS: [&str; 21] = [
     "ws_sessions",
     "ws_msgs_sent",
     "ws_msgs_received",
+    "grpc_req_duration",
+    "grpc_streams",
+    "grpc_streams_msgs_received",
 ];
 
 /// Metrics of one whole run, with no tag to filter by.
@@ -58,8 +67,8 @@ pub(super) fn refusal(metric: &str, tag: &str, value: &str) -> Option<String> {
         "expected_response" => (!matches!(value, "true" | "false")).then(|| {
             format!("`{value}` is neither `true` nor `false`")
         }),
-        "method" if !SERIES_METRICS.contains(&metric) && metric != "checks" => Some(format!(
-            "{metric} is not measured per request, so not per method; `method` filters the http_req_* and data_* metrics"
+        "method" if !HTTP_METRICS.contains(&metric) && metric != "checks" => Some(format!(
+            "{metric} is not measured per HTTP request, so not per method; `method` filters the http_req_*, http_reqs, data_* metrics and checks"
         )),
         "method" => (value.is_empty() || value.chars().any(|c| !c.is_ascii_uppercase()))
             .then(|| {
@@ -72,7 +81,8 @@ pub(super) fn refusal(metric: &str, tag: &str, value: &str) -> Option<String> {
             "k6 writes a group as its path from the root: `group:::{value}` (and `::outer::inner` for a nested one)"
         )),
         "group"
-            if !SERIES_METRICS.contains(&metric)
+            if !HTTP_METRICS.contains(&metric)
+                && !SESSION_METRICS.contains(&metric)
                 && !matches!(metric, "checks" | "group_duration") =>
         {
             Some(format!(
