@@ -78,7 +78,7 @@ pub(super) fn refusal(metric: &str, tag: &str, value: &str) -> Option<String> {
                 )
             }),
         "group" if !value.starts_with("::") => Some(format!(
-            "k6 writes a group as its path from the root: `group:::{value}` (and `::outer::inner` for a nested one)"
+            "k6 writes a group as its path from the root: `group:::{value}`"
         )),
         "group"
             if !HTTP_METRICS.contains(&metric)
