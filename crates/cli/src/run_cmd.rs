@@ -136,6 +136,9 @@ pub(crate) struct Executed {
     pub dir: PathBuf,
     /// Everything measured, summed (as `timeline.jsonl` holds it per second).
     pub totals: pado_metrics::Totals,
+    /// The plan's steps, which thresholds' `scenario`, `method` and `group` tags
+    /// select in `totals`.
+    pub steps: pado_metrics::StepCatalog,
     /// A result file (summary.json, report.html, exports) that could not be written:
     /// the summary is still good to print, then this is the run's error (exit 1).
     pub write_error: Option<Failure>,
@@ -550,5 +553,6 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         write_error,
         dir: dir.path().to_path_buf(),
         totals: report.totals,
+        steps: meta.steps,
     })
 }
