@@ -1,7 +1,13 @@
 //! Thresholds read metrics from a run's totals: this maps k6 metric names (and tags)
 //! onto pado's series, phases and counters.
+//!
+//! k6's tags map so: `step`/`name` select a series by name; `scenario`, `method`
+//! and `group` select the series of the steps the plan's [`StepCatalog`] places
+//! there; `status` and `expected_response` count responses of `http_reqs` (pado
+//! keeps counts per status, not a histogram per status; the parser refuses them
+//! elsewhere); any other tag is one of the steps' own `tags:`.
 
-use pado_metrics::{LatencyHistogram, Phase, SeriesStats, Totals};
+use pado_metrics::{LatencyHistogram, Phase, ScenarioStats, SeriesStats, StepCatalog, Totals};
 
 use crate::thresholds::{Aggregation, MetricSource};
 
@@ -9,7 +15,11 @@ use crate::thresholds::{Aggregation, MetricSource};
 pub struct TotalsSource<'a> {
     totals: &'a Totals,
     duration_s: f64,
+    steps: Option<&'a StepCatalog>,
 }
+
+/// Tags that filter responses within a series rather than select series.
+const RESPONSE_TAGS: [&str; 2] = ["status", "expected_response"];
 
 impl<'a> TotalsSource<'a> {
     /// `duration_s` turns counts into rates.
@@ -17,6 +27,27 @@ impl<'a> TotalsSource<'a> {
         TotalsSource {
             totals,
             duration_s: duration_s.max(1e-9),
+            steps: None,
+        }
+    }
+
+    /// The plan's catalogue of steps, which the `scenario`, `method` and `group`
+    /// tags of HTTP metrics and `group_duration` read; without it they have no data.
+    pub fn with_steps(mut self, steps: &'a StepCatalog) -> Self {
+        self.steps = Some(steps);
+        self
+    }
+
+    /// Whether series (step) `name` carries `tag:value`.
+    fn step_has(&self, name: &str, tag: &str, value: &str) -> bool {
+        match tag {
+            "step" | "name" => name == value,
+            "scenario" | "method" | "group" => self
+                .steps
+                .and_then(|c| c.step(name))
+                .and_then(|i| i.selected_by(tag, value))
+                .unwrap_or(false),
+            _ => false,
         }
     }
 
@@ -35,7 +66,10 @@ impl<'a> TotalsSource<'a> {
         let mut out: Option<SeriesStats> = None;
         for s in self.totals.series.iter().filter(|s| keep(s)) {
             let ok = tags.iter().all(|(k, v)| match k.as_str() {
-                "step" | "name" => s.key.name == *v,
+                "step" | "name" | "scenario" | "method" | "group" => {
+                    self.step_has(&s.key.name, k, v)
+                }
+                t if RESPONSE_TAGS.contains(&t) => true,
                 _ => s.key.tags.iter().any(|(tk, tv)| tk == k && tv == v),
             });
             if ok {
@@ -44,6 +78,61 @@ impl<'a> TotalsSource<'a> {
             }
         }
         out
+    }
+
+    /// Requests of the series `tags` select, counted only among the responses
+    /// their `status` and `expected_response` tags name (k6's `expected_response`
+    /// is whether the status was one the step expects: pado's failures other than
+    /// those by a check alone are the unexpected ones).
+    fn requests(&self, tags: &[(String, String)]) -> Option<u64> {
+        let s = self.series(tags)?;
+        let mut n = s.requests;
+        for (k, v) in tags {
+            match k.as_str() {
+                "status" => {
+                    let code: u16 = v.parse().ok()?;
+                    let of_code = s.status.iter().find(|(c, _)| *c == code).map_or(0, |c| c.1);
+                    n = n.min(of_code);
+                }
+                "expected_response" => {
+                    let unexpected = s.failed - s.check_failed;
+                    let want = match v.as_str() {
+                        "true" => s.requests - unexpected,
+                        "false" => unexpected,
+                        _ => return None,
+                    };
+                    n = n.min(want);
+                }
+                _ => {}
+            }
+        }
+        Some(n)
+    }
+
+    /// The `group:` blocks' durations (k6's `group_duration`), of the groups whose
+    /// path is the `group` tag's (or all), in the scenario of the `scenario` tag
+    /// (or any).
+    fn group_durations(&self, tags: &[(String, String)]) -> Option<ScenarioStats> {
+        let catalog = self.steps?;
+        let mut all = ScenarioStats::new("groups");
+        let mut any = false;
+        for g in &catalog.groups {
+            for f in &g.flows {
+                let ok = tags.iter().all(|(k, v)| match k.as_str() {
+                    "group" => g.path == *v,
+                    "scenario" => f.split_once('/').is_some_and(|(sc, _)| sc == v),
+                    _ => false,
+                });
+                if !ok {
+                    continue;
+                }
+                if let Some(stats) = self.totals.flows.iter().find(|s| s.name == *f) {
+                    all.merge(stats);
+                    any = true;
+                }
+            }
+        }
+        any.then_some(all)
     }
 }
 
@@ -94,7 +183,7 @@ impl MetricSource for TotalsSource<'_> {
                 let s = self.series(tags)?;
                 (s.requests > 0).then(|| s.failed as f64 / s.requests as f64)
             }
-            "http_reqs" => count_or_rate(self.series(tags)?.requests),
+            "http_reqs" => count_or_rate(self.requests(tags)?),
             "data_sent" => count_or_rate(self.series(tags)?.bytes_sent),
             "data_received" => count_or_rate(self.series(tags)?.bytes_received),
             "data_received_encoded" => count_or_rate(self.series(tags)?.bytes_encoded),
@@ -139,12 +228,20 @@ impl MetricSource for TotalsSource<'_> {
             "dropped_iterations" => count_or_rate(scenarios().dropped),
             "late_iterations" => count_or_rate(scenarios().late),
             "iteration_duration" => trend(&scenarios().iteration_duration, aggregation),
+            "group_duration" => trend(&self.group_durations(tags)?.iteration_duration, aggregation),
             "checks" => {
                 let (mut p, mut f) = (0u64, 0u64);
                 for (name, c) in &self.totals.checks {
-                    let ok = tags.iter().all(|(k, v)| {
-                        (k == "check" && name == v)
-                            || ((k == "step" || k == "name") && name.starts_with(&format!("{v}: ")))
+                    let ok = tags.iter().all(|(k, v)| match k.as_str() {
+                        "check" => name == v,
+                        "step" | "name" => name.starts_with(&format!("{v}: ")),
+                        // The check's step is the one whose name prefixes it.
+                        _ => self.steps.is_some_and(|c| {
+                            c.steps.iter().any(|st| {
+                                name.starts_with(&format!("{}: ", st.name))
+                                    && st.selected_by(k, v) == Some(true)
+                            })
+                        }),
                     });
                     if ok {
                         p += c.passes;
@@ -297,5 +394,106 @@ mod tests {
             assert_eq!(res[i].ok, *ok, "{i}: {:?}", res[i]);
         }
         assert!(res[4].value.is_none(), "an HTTP step has no gRPC calls");
+    }
+
+    /// A run planted by hand: `home` (GET, scenario `browse`), `pay` (POST,
+    /// scenario `buy`, inside `group: checkout`), each request's status, outcome
+    /// and latency chosen so every figure below is known.
+    fn two_scenarios() -> (Totals, StepCatalog) {
+        let mut home = SeriesStats::new(SeriesKey::named("home"));
+        let mut pay = SeriesStats::new(SeriesKey::named("pay"));
+        // home: 10 requests at 10 ms, 200; 2 more at 20 ms, 503 (failed).
+        for i in 0..12u64 {
+            home.record(&RequestSample {
+                status: if i < 10 { 200 } else { 503 },
+                failed: i >= 10,
+                phases: Phases {
+                    duration_us: if i < 10 { 10_000 } else { 20_000 },
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        }
+        // pay: 4 requests at 100 ms, 201; one of them failed by a check alone.
+        for i in 0..4u64 {
+            pay.record(&RequestSample {
+                status: 201,
+                failed: i == 0,
+                failed_by_check: i == 0,
+                phases: Phases {
+                    duration_us: 100_000,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        }
+        let mut group = pado_metrics::ScenarioStats::new("buy/checkout");
+        group.iterations = 4;
+        for _ in 0..4 {
+            group.iteration_duration.record(150_000);
+        }
+        let mut r = SecondRecord::new(0);
+        r.absorb(Interval {
+            series: vec![home, pay],
+            flows: vec![group],
+            ..Default::default()
+        });
+        let mut t = Totals::default();
+        t.add_second(&r);
+        let mut c = StepCatalog::default();
+        c.record("home", "browse", Some("GET"), "");
+        c.record("pay", "buy", Some("POST"), "::checkout");
+        c.record_group("::checkout", "buy/checkout");
+        (t, c)
+    }
+
+    #[test]
+    fn k6_system_tags_select_the_planted_requests() {
+        let (t, c) = two_scenarios();
+        let src = TotalsSource::new(&t, 2.0).with_steps(&c);
+        let cases: &[(&str, &str, Option<f64>)] = &[
+            ("http_reqs{scenario:browse}", "count > 0", Some(12.0)),
+            ("http_reqs{scenario:buy}", "count > 0", Some(4.0)),
+            ("http_req_duration{scenario:buy}", "max > 0", Some(100.0)),
+            ("http_req_duration{scenario:browse}", "max > 0", Some(20.0)),
+            (
+                "http_req_failed{scenario:browse}",
+                "rate < 1",
+                Some(2.0 / 12.0),
+            ),
+            ("http_req_failed{scenario:buy}", "rate < 1", Some(0.25)),
+            ("http_reqs{method:POST}", "count > 0", Some(4.0)),
+            ("http_req_duration{method:GET}", "min > 0", Some(10.0)),
+            ("http_reqs{group:::checkout}", "count > 0", Some(4.0)),
+            ("http_reqs{status:200}", "count > 0", Some(10.0)),
+            ("http_reqs{status:503}", "rate > 0", Some(1.0)),
+            (
+                "http_reqs{status:201,scenario:browse}",
+                "count > 0",
+                Some(0.0),
+            ),
+            ("http_reqs{status:404}", "count > 0", Some(0.0)),
+            // A check failure does not make a response unexpected (k6: status only).
+            ("http_reqs{expected_response:true}", "count > 0", Some(14.0)),
+            ("http_reqs{expected_response:false}", "count > 0", Some(2.0)),
+            ("group_duration", "p(95) > 0", Some(150.0)),
+            ("group_duration{group:::checkout}", "avg > 0", Some(150.0)),
+            ("group_duration{scenario:buy}", "avg > 0", Some(150.0)),
+            ("group_duration{scenario:browse}", "avg > 0", None),
+            ("http_reqs{scenario:nope}", "count > 0", None),
+        ];
+        for (key, expr, want) in cases {
+            let th = parse(key, expr).unwrap_or_else(|e| panic!("{key}: {e}"));
+            let got = evaluate(std::slice::from_ref(&th), &src).remove(0).value;
+            match (got, want) {
+                (Some(g), Some(w)) => assert!((g - w).abs() < 0.2, "{key}: {g} != {w}"),
+                _ => assert_eq!(got, *want, "{key}"),
+            }
+        }
+        // Without the plan's steps (a run.json older than them) there is no data,
+        // never the whole run's figure.
+        let bare = TotalsSource::new(&t, 2.0);
+        let th = parse("http_reqs{scenario:buy}", "count > 0").unwrap();
+        assert_eq!(evaluate(&[th], &bare)[0].value, None);
     }
 }

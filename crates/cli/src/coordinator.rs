@@ -166,6 +166,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
             planned.as_secs_f64(),
             plan.stage_marks(),
             &prep.thresholds,
+            &plan.steps,
             names.clone(),
         );
         let view = std::cell::RefCell::new(&mut view);

@@ -122,7 +122,7 @@ fn try_rate(
     let t = &done.totals;
     let all = t.overall();
     let sc = t.all_scenarios();
-    let src = TotalsSource::new(t, o.hold.as_secs_f64());
+    let src = TotalsSource::new(t, o.hold.as_secs_f64()).with_steps(&done.steps);
     let judged = capacity::judge(
         &thresholds::evaluate(&o.sla, &src),
         StepCounts {

@@ -67,6 +67,7 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
             spec.planned.as_secs_f64(),
             live.stages,
             &live.thresholds,
+            &live.steps,
             names,
         );
         let (tx, rx) = tokio::sync::watch::channel(0u32);
@@ -119,6 +120,8 @@ impl LiveSink for LiveView {
 struct LiveParts {
     stages: Vec<pado_metrics::StageMark>,
     thresholds: Vec<pado_analysis::thresholds::Threshold>,
+    /// The plan's steps, which thresholds' `scenario`, `method` and `group` select.
+    steps: pado_metrics::StepCatalog,
     /// report.html, `--export` files and `--window`s, for the merged result as a
     /// single `pado run` would write them into its own.
     report: crate::config::Output,
@@ -256,6 +259,7 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
     let live = LiveParts {
         stages: plan.stage_marks(),
         thresholds: prep.thresholds.clone(),
+        steps: plan.steps.clone(),
         report: crate::config::Output {
             html: !run_flags.no_html,
             exports: run_flags.exports.clone(),

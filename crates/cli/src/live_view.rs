@@ -9,7 +9,7 @@ use pado_analysis::thresholds::{self, Threshold};
 use pado_analysis::TotalsSource;
 use pado_fleet::coordinate::{Control, Notice};
 use pado_metrics::merge::live::LiveSecond;
-use pado_metrics::{StageMark, Totals};
+use pado_metrics::{StageMark, StepCatalog, Totals};
 
 use crate::progress::{generator_pressure, Progress};
 
@@ -17,12 +17,16 @@ use crate::progress::{generator_pressure, Progress};
 pub(crate) struct LiveJudge {
     all: Vec<Threshold>,
     abort: Vec<Threshold>,
+    /// The plan's steps, which `scenario`, `method` and `group` tags select.
+    steps: StepCatalog,
 }
 
 impl LiveJudge {
-    /// Judges `thresholds` (the `abort_on_fail` ones can stop the run).
-    pub(crate) fn new(thresholds: &[Threshold]) -> LiveJudge {
+    /// Judges `thresholds` (the `abort_on_fail` ones can stop the run) on the
+    /// series of the plan's `steps`.
+    pub(crate) fn new(thresholds: &[Threshold], steps: &StepCatalog) -> LiveJudge {
         LiveJudge {
+            steps: steps.clone(),
             all: thresholds.to_vec(),
             abort: thresholds
                 .iter()
@@ -34,8 +38,9 @@ impl LiveJudge {
 
     /// Judges `thresholds` for the progress line only: nothing stops the run (a
     /// segment's share, which the coordinator judges as part of the whole).
-    pub(crate) fn without_abort(thresholds: &[Threshold]) -> LiveJudge {
+    pub(crate) fn without_abort(thresholds: &[Threshold], steps: &StepCatalog) -> LiveJudge {
         LiveJudge {
+            steps: steps.clone(),
             all: thresholds.to_vec(),
             abort: Vec::new(),
         }
@@ -45,7 +50,7 @@ impl LiveJudge {
     /// now, and why to stop (the first `abort_on_fail` threshold that failed on a
     /// value), if one did.
     pub(crate) fn judge(&self, t: u32, totals: &Totals) -> (usize, Option<String>) {
-        let src = TotalsSource::new(totals, (t + 1) as f64);
+        let src = TotalsSource::new(totals, (t + 1) as f64).with_steps(&self.steps);
         let failing = thresholds::evaluate(&self.all, &src)
             .iter()
             .filter(|x| !x.ok)
@@ -84,13 +89,14 @@ impl LiveView {
         total_s: f64,
         stages: Vec<StageMark>,
         thresholds: &[Threshold],
+        steps: &StepCatalog,
         names: Vec<String>,
     ) -> LiveView {
         let mut progress = Progress::new(quiet, total_s, stages);
         progress.has_thresholds = !thresholds.is_empty();
         LiveView {
             progress,
-            judge: LiveJudge::new(thresholds),
+            judge: LiveJudge::new(thresholds, steps),
             names,
             quiet,
         }
@@ -186,10 +192,13 @@ mod tests {
 
     #[test]
     fn an_abort_threshold_failing_on_the_merged_seconds_stops_all() {
-        let judge = LiveJudge::new(&[
-            threshold("http_req_failed: rate < 0.1", true),
-            threshold("p(95) < 0.5", false),
-        ]);
+        let judge = LiveJudge::new(
+            &[
+                threshold("http_req_failed: rate < 0.1", true),
+                threshold("p(95) < 0.5", false),
+            ],
+            &StepCatalog::default(),
+        );
         let mut totals = Totals::default();
         // Two generators: one clean, one failing 30%; merged 15%: over 10%.
         let mut s = second(0, 100, 0);

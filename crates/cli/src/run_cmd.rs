@@ -136,6 +136,9 @@ pub(crate) struct Executed {
     pub dir: PathBuf,
     /// Everything measured, summed (as `timeline.jsonl` holds it per second).
     pub totals: pado_metrics::Totals,
+    /// The plan's steps, which thresholds' `scenario`, `method` and `group` tags
+    /// select in `totals`.
+    pub steps: pado_metrics::StepCatalog,
     /// A result file (summary.json, report.html, exports) that could not be written:
     /// the summary is still good to print, then this is the run's error (exit 1).
     pub write_error: Option<Failure>,
@@ -313,6 +316,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         outputs: Vec::new(),
         soak: pado_metrics::SoakMode::of(cfg.soak, total_s),
         planned_s: Some(total_s),
+        steps: plan.steps.clone(),
     };
     dir.write_meta(&meta).map_err(Failure::other)?;
     let mut timeline = dir.timeline_writer().map_err(Failure::other)?;
@@ -324,9 +328,9 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     // by the coordinator on the merged seconds (`pado run --generators`, `pado k8s
     // run`), never on the share alone.
     let judge = if split.segment.is_some() {
-        crate::live_view::LiveJudge::without_abort(&prep.thresholds)
+        crate::live_view::LiveJudge::without_abort(&prep.thresholds, &plan.steps)
     } else {
-        crate::live_view::LiveJudge::new(&prep.thresholds)
+        crate::live_view::LiveJudge::new(&prep.thresholds, &plan.steps)
     };
     // Live outputs: each closed second is handed over without waiting.
     let outputs = Arc::new(if cfg.outputs.is_empty() {
@@ -549,5 +553,6 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         write_error,
         dir: dir.path().to_path_buf(),
         totals: report.totals,
+        steps: meta.steps,
     })
 }

@@ -21,6 +21,7 @@ pub mod observed;
 pub mod result_dir;
 pub mod sample;
 pub mod series;
+pub mod step_catalog;
 pub mod websocket;
 
 pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage, OTHER_TAG, TAG_SERIES_CAP};
@@ -41,4 +42,5 @@ pub use sample::{Phases, RequestSample};
 pub use series::{
     CheckCounts, Interval, Phase, ScenarioStats, SecondRecord, SeriesKey, SeriesStats, Totals,
 };
+pub use step_catalog::{GroupInfo, StepCatalog, StepInfo};
 pub use websocket::{WsError, WsSession, WsStats};

@@ -74,7 +74,7 @@ const fn metric(
     }
 }
 
-static METRICS: [MetricInfo; 31] = [
+static METRICS: [MetricInfo; 32] = [
     metric(
         "http_req_duration",
         MetricKind::Trend,
@@ -128,6 +128,12 @@ static METRICS: [MetricInfo; 31] = [
         MetricKind::Trend,
         "ms",
         "time to run one full iteration of a scenario",
+    ),
+    metric(
+        "group_duration",
+        MetricKind::Trend,
+        "ms",
+        "time to run the steps of one `group:` block (select one with `{group:::name}`)",
     ),
     metric(
         "ws_connecting",
@@ -298,7 +304,7 @@ mod tests {
             assert!(!names[i + 1..].contains(n), "duplicate {n}");
         }
         let count = |k| all().iter().filter(|m| m.kind == k).count();
-        assert_eq!(count(MetricKind::Trend), 13);
+        assert_eq!(count(MetricKind::Trend), 14);
         assert_eq!(count(MetricKind::Rate), 3);
         assert_eq!(count(MetricKind::Counter), 13);
         assert_eq!(count(MetricKind::Gauge), 2);

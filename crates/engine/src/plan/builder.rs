@@ -41,6 +41,10 @@ pub(super) struct Builder<'a> {
     pub(super) named_steps: Vec<(String, String)>,
     /// Descriptors of `grpc:` steps read so far.
     pub(super) grpc: super::grpc::GrpcCache,
+    /// Each step's scenarios, methods and groups, for thresholds' tags.
+    pub(super) catalog: pado_metrics::StepCatalog,
+    /// The k6 path of the `group:` blocks being compiled (`::a::b`; `""` outside).
+    pub(super) group_path: String,
 }
 
 /// Compile a validated configuration. `base_dir` resolves relative file paths.
@@ -75,6 +79,8 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         flow_label: "the setup".into(),
         named_steps: Vec::new(),
         grpc: Default::default(),
+        catalog: Default::default(),
+        group_path: String::new(),
     };
     let setup = b.steps("setup", &cfg.setup, None)?;
     b.scope = "teardown".into();
@@ -91,6 +97,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         name: cfg.name.clone().unwrap_or_else(|| "pado".into()),
         origins: b.origins,
         series: b.series,
+        steps: b.catalog,
         checks: b.checks,
         flows: b.flows,
         scenarios,
@@ -377,8 +384,14 @@ impl Builder<'_> {
     ) -> Result<StepPlan, PlanError> {
         let think = s.think.as_ref().map(ThinkPlan::from);
         if let (Some(g), Some(inner)) = (&s.group, &s.steps) {
-            let id = self.flow_id(&format!("{}/{g}", self.scope));
-            let steps = self.steps(&format!("{p}.steps"), inner, prefix)?;
+            let flow = format!("{}/{g}", self.scope);
+            let id = self.flow_id(&flow);
+            let outer = std::mem::take(&mut self.group_path);
+            self.group_path = format!("{outer}::{g}");
+            self.catalog.record_group(&self.group_path, &flow);
+            let steps = self.steps(&format!("{p}.steps"), inner, prefix);
+            self.group_path = outer;
+            let steps = steps?;
             return Ok(StepPlan {
                 series: u32::MAX,
                 group: Some((id, steps)),
@@ -401,6 +414,8 @@ impl Builder<'_> {
                 }
             });
             let series = self.series_id(&name);
+            self.catalog
+                .record(&name, &self.scope, None, &self.group_path);
             let plan = self.websocket(&format!("{p}.ws"), &name, ws)?;
             return Ok(StepPlan {
                 series,
@@ -410,6 +425,7 @@ impl Builder<'_> {
             });
         }
         let mut grpc = None;
+        let mut http_method = None;
         let (mut req, name) = if let Some(g) = &s.grpc {
             let name = s.name.clone().unwrap_or_else(|| {
                 let n = format!("GRPC {}", g.method.trim_start_matches('/'));
@@ -432,6 +448,7 @@ impl Builder<'_> {
                 });
             };
             let (req, method, url_text) = self.request(&format!("{p}.request"), spec)?;
+            http_method = Some(method.to_string());
             let name = s.name.clone().unwrap_or_else(|| {
                 let n = default_step_name(&method, &url_text);
                 match prefix {
@@ -448,6 +465,8 @@ impl Builder<'_> {
             }
         }
         let series = self.series_id(&name);
+        self.catalog
+            .record(&name, &self.scope, http_method.as_deref(), &self.group_path);
         let mut checks = match &s.check {
             // A gRPC call's status is judged by its own check (made above).
             Some(c) if grpc.is_some() => {

@@ -145,6 +145,9 @@ pub struct RunPlan {
     pub origins: Vec<Origin>,
     /// Series keys by id.
     pub series: Vec<SeriesKey>,
+    /// Each series' scenarios, methods and groups (and each group's flows): what
+    /// thresholds' `scenario`, `method` and `group` tags select, kept in `run.json`.
+    pub steps: pado_metrics::StepCatalog,
     /// Check names by id.
     pub checks: Vec<String>,
     /// Named flows of mixes and groups (`scenario/name`) by id, for their durations.

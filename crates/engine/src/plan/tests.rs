@@ -144,3 +144,45 @@ fn a_websocket_step_compiles_its_handshake_and_actions() {
     assert_eq!(o.label, "https://127.0.0.1:8443");
     assert!(o.tls.is_some());
 }
+
+#[test]
+fn the_plan_records_each_steps_scenarios_methods_and_groups() {
+    let p = plan("target: http://127.0.0.1:9\nsetup:\n  - { name: login, request: { method: post, url: /login } }\nscenarios:\n  browse:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - { name: 홈, request: /home }\n      - group: checkout\n        steps:\n          - { name: cart, request: /cart }\n      - group: pay\n        steps: [ { name: card, request: { method: put, url: /card } } ]\n  buy:\n    executor: constant-vus\n    duration: 1s\n    flow: [ { name: 홈, request: { method: post, url: /home } } ]\n");
+    let c = &p.steps;
+    let home = c.step("홈").unwrap();
+    assert_eq!(home.scopes, ["browse", "buy"]);
+    assert_eq!(home.methods, ["GET", "POST"]);
+    assert_eq!(home.groups, [""]);
+    let card = c.step("card").unwrap();
+    assert_eq!(
+        (
+            card.scopes.as_slice(),
+            card.methods.as_slice(),
+            card.groups.as_slice()
+        ),
+        (
+            &["browse".to_string()][..],
+            &["PUT".to_string()][..],
+            &["::pay".to_string()][..]
+        )
+    );
+    assert_eq!(card.selected_by("group", "::checkout"), Some(false));
+    assert_eq!(c.step("cart").unwrap().groups, ["::checkout"]);
+    assert_eq!(c.step("login").unwrap().scopes, ["setup"]);
+    let paths: Vec<(&str, &[String])> = c
+        .groups
+        .iter()
+        .map(|g| (g.path.as_str(), g.flows.as_slice()))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("::checkout", &["browse/checkout".to_string()][..]),
+            ("::pay", &["browse/pay".to_string()][..])
+        ]
+    );
+    // Each of those flows is one the runtime records group durations under.
+    for g in &c.groups {
+        assert!(p.flows.contains(&g.flows[0]), "{g:?} in {:?}", p.flows);
+    }
+}

@@ -373,6 +373,7 @@ impl MergePlan {
             scenarios: first.meta.scenarios.clone(),
             stages: self.merged_stages(),
             thresholds: first.meta.thresholds.clone(),
+            steps: first.meta.steps.clone(),
             notes,
             warnings,
             max_body: first.meta.max_body,

@@ -161,6 +161,11 @@ pub struct RunMeta {
     /// in progress measures how far it is against. Absent in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planned_s: Option<f64>,
+    /// The scenarios, methods and groups of each step, from the plan: what a
+    /// threshold's `scenario`, `method` and `group` tags select. Empty in files
+    /// written before it was recorded (such thresholds then have no data).
+    #[serde(default, skip_serializing_if = "crate::StepCatalog::is_empty")]
+    pub steps: crate::StepCatalog,
 }
 
 /// A planned length from which a run is a soak without being asked: an hour.

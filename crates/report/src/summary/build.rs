@@ -105,7 +105,7 @@ fn threshold_results(
     }
     Ok(thresholds::evaluate(
         &parsed,
-        &TotalsSource::new(totals, dur),
+        &TotalsSource::new(totals, dur).with_steps(&meta.steps),
     ))
 }
 

@@ -28,6 +28,17 @@ pub enum ThresholdError {
         /// What is wrong and how to write it.
         reason: String,
     },
+    /// A tag filter pado's data cannot answer for this metric (a latency per
+    /// status, say): refused with the reason rather than never having data.
+    #[error("`{metric}{{{tag}:...}}` cannot be measured: {reason}")]
+    TagNotApplicable {
+        /// The metric name.
+        metric: String,
+        /// The tag.
+        tag: String,
+        /// Why, and what to write instead.
+        reason: String,
+    },
     /// The expression is empty or blank.
     #[error("empty threshold expression; write e.g. `{example}`")]
     EmptyExpression {

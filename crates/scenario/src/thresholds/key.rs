@@ -3,6 +3,7 @@
 
 use super::cursor::Cursor;
 use super::hint::suggest_metric;
+use super::tag_rules;
 use super::ThresholdError;
 use crate::metric_catalog::{self, MetricInfo};
 
@@ -40,7 +41,18 @@ pub(super) fn parse_key(key: &str) -> Result<(&'static MetricInfo, Tags), Thresh
     let (tags, used) = parse_tag_block(body).map_err(invalid)?;
     let rest = body[used..].trim();
     if !rest.is_empty() {
-        return Err(invalid(format!("unexpected `{rest}` after `}}`")));
+        return Err(invalid(format!(
+            "unexpected `{rest}` after `}}`; a tag value with an unmatched `}}` or a `,` is quoted: `name:\"...\"`"
+        )));
+    }
+    for (tag, value) in &tags {
+        if let Some(reason) = tag_rules::refusal(info.name, tag, value) {
+            return Err(ThresholdError::TagNotApplicable {
+                metric: info.name.to_string(),
+                tag: tag.clone(),
+                reason,
+            });
+        }
     }
     Ok((info, tags))
 }
@@ -119,7 +131,23 @@ pub(super) fn parse_tag_block(s: &str) -> Result<(Tags, usize), String> {
                 v
             }
             _ => {
-                let v = c.take_while(|ch| ch != ',' && ch != '}').trim();
+                // Braces nest, as in k6's `{name:http://${}.com}`: a `}` closes
+                // the filter only when every `{` of the value is closed.
+                let mut depth = 0usize;
+                let v = c
+                    .take_while(|ch| match ch {
+                        '{' => {
+                            depth += 1;
+                            true
+                        }
+                        '}' if depth > 0 => {
+                            depth -= 1;
+                            true
+                        }
+                        ',' | '}' => false,
+                        _ => true,
+                    })
+                    .trim();
                 if c.peek().is_none() {
                     return Err(MISSING_CLOSE.to_string());
                 }

@@ -38,9 +38,12 @@ mod error;
 mod expr;
 mod hint;
 mod key;
+mod tag_rules;
 
 #[cfg(test)]
 mod garbage_tests;
+#[cfg(test)]
+mod k6_parity_tests;
 #[cfg(test)]
 mod tests;
 
@@ -172,7 +175,7 @@ pub struct Threshold {
     pub source: String,
     /// The k6 metric name, always one of [`crate::metric_catalog::all`].
     pub metric: String,
-    /// Tag filter from `{step:search,status:200}`, in the order written; empty when
+    /// Tag filter from `{step:search,method:GET}`, in the order written; empty when
     /// the threshold applies to the whole metric.
     pub tags: Vec<(String, String)>,
     /// Which statistic is compared.
@@ -222,9 +225,27 @@ impl fmt::Display for Threshold {
     }
 }
 
+/// Whether every `}` of `v` closes an earlier `{` and every `{` is closed: such a
+/// value reads back unquoted (`{name:http://${}.com}`).
+fn braces_balanced(v: &str) -> bool {
+    let mut depth = 0usize;
+    for ch in v.chars() {
+        match ch {
+            '{' => depth += 1,
+            '}' if depth == 0 => return false,
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
 fn push_tag_value(out: &mut String, v: &str) {
-    let needs_quotes =
-        v.is_empty() || v.trim() != v || v.starts_with(['"', '\'']) || v.contains([',', '}']);
+    let needs_quotes = v.is_empty()
+        || v.trim() != v
+        || v.starts_with(['"', '\''])
+        || v.contains(',')
+        || !braces_balanced(v);
     if !needs_quotes {
         out.push_str(v);
         return;
@@ -240,7 +261,7 @@ fn push_tag_value(out: &mut String, v: &str) {
 }
 
 /// Parses a metric key such as `http_req_duration` or
-/// `http_req_duration{step:search,status:200}` into the metric name and its tag
+/// `http_reqs{step:search,status:200}` into the metric name and its tag
 /// filter, checking the name against [`crate::metric_catalog`].
 ///
 /// Tags are `name:value` pairs separated by `,`. Values are taken up to the next `,`

@@ -302,9 +302,9 @@ fn metric_key_tags() {
         ("http_req_duration".to_string(), vec![])
     );
     assert_eq!(
-        parse_metric_key(" http_req_duration { step : search , status:200 } ").unwrap(),
+        parse_metric_key(" http_reqs { step : search , status:200 } ").unwrap(),
         (
-            "http_req_duration".to_string(),
+            "http_reqs".to_string(),
             tags(&[("step", "search"), ("status", "200")])
         )
     );
