@@ -450,3 +450,278 @@ fn validate_names_lines_of_env_and_selector_problems() {
     let o = pado(&["validate", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+/// The parts of a `multipart/form-data` body, whatever its boundary: each part's
+/// head lines (lower-cased names) and content, in order.
+fn multipart_parts(content_type: &str, body: &[u8]) -> Vec<(Vec<String>, Vec<u8>)> {
+    let boundary = content_type
+        .split("boundary=")
+        .nth(1)
+        .expect("a boundary")
+        .trim_matches('"');
+    let text = String::from_utf8(body.to_vec()).unwrap();
+    let delim = format!("--{boundary}");
+    let mut pieces: Vec<&str> = text.split(&delim).collect();
+    assert_eq!(pieces.remove(0), "", "{text}");
+    assert_eq!(pieces.pop(), Some("--\r\n"), "{text}");
+    pieces
+        .iter()
+        .map(|p| {
+            let p = p
+                .strip_prefix("\r\n")
+                .unwrap()
+                .strip_suffix("\r\n")
+                .unwrap();
+            let (head, content) = p.split_once("\r\n\r\n").unwrap();
+            let head = head.lines().map(|l| l.to_string()).collect();
+            (head, content.as_bytes().to_vec())
+        })
+        .collect()
+}
+
+/// A header of a recorded request, case-insensitively.
+fn received_header<'a>(r: &'a pado_testkit::RequestRecord, name: &str) -> Option<&'a str> {
+    r.headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+#[test]
+fn a_har_import_sends_the_recorded_bytes() {
+    let srv = TestServer::start();
+    let base = srv.base_url();
+    // Shaped as Chrome and Firefox save them: `_initiator`, `cache`, `timings`,
+    // `queryString`, `postData.params` with `fileName` and `contentType`.
+    let json_text = "{\"id\":12345678901234567890123, \"b\":\"안녕\",\n  \"a\":1.50}";
+    let ct = "multipart/form-data; boundary=----WebKitFormBoundaryu7Xf3kQ9";
+    let entry = |i: usize, url: String, headers: serde_json::Value, post: serde_json::Value| {
+        serde_json::json!({
+            "_initiator": {"type": "script"}, "_priority": "High", "_resourceType": "fetch",
+            "cache": {}, "connection": "443", "pageref": "page_1",
+            "startedDateTime": format!("2026-11-22T01:00:0{i}.000Z"), "time": 10.5,
+            "request": {"method": "POST", "url": url, "httpVersion": "HTTP/1.1",
+                "headers": headers, "queryString": [], "cookies": [], "headersSize": -1,
+                "bodySize": 10, "postData": post},
+            "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+                "headers": [], "cookies": [], "content": {"size": 3, "mimeType": "text/plain"},
+                "redirectURL": "", "headersSize": -1, "bodySize": -1, "_transferSize": 120},
+            "timings": {"blocked": 1.2, "dns": -1, "ssl": -1, "connect": -1, "send": 0.1,
+                "wait": 8.0, "receive": 1.2, "_blocked_queueing": 0.5}
+        })
+    };
+    let har = serde_json::json!({"log": {"version": "1.2",
+    "creator": {"name": "WebInspector", "version": "537.36"},
+    "pages": [{"startedDateTime": "2026-11-22T01:00:00.000Z", "id": "page_1", "title": "t",
+        "pageTimings": {"onContentLoad": 1, "onLoad": 2}}],
+    "entries": [
+        entry(0, format!("{base}/json"),
+            serde_json::json!([{"name": "Content-Type", "value": "application/json"}]),
+            serde_json::json!({"mimeType": "application/json", "text": json_text})),
+        entry(1, format!("{base}/b64"), serde_json::json!([]),
+            serde_json::json!({"mimeType": "application/octet-stream", "encoding": "base64",
+                "text": "AP/+gHBhZG8="})),
+        entry(2, format!("{base}/upload"),
+            serde_json::json!([{"name": "Content-Type", "value": ct}]),
+            serde_json::json!({"mimeType": ct, "params": [
+                {"name": "title", "value": "제목"},
+                {"name": "doc", "value": "a,b\n1,2\n", "fileName": "표.csv", "contentType": "text/csv"}]})),
+        entry(3, format!("{base}/upload2"), serde_json::json!([]),
+            serde_json::json!({"mimeType": "multipart/form-data", "params": [
+                {"name": "note", "value": "x"},
+                {"name": "f", "value": "{\"k\":1}", "fileName": "a.json", "contentType": "application/json"}]})),
+    ]}});
+    let dir = tmp("har-bytes");
+    let h = write_file(&dir, "rec.har", &har.to_string());
+    let y = dir.join("rec.yaml");
+    let out = pado(&[
+        "import",
+        "har",
+        h.to_str().unwrap(),
+        "-o",
+        y.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = run(
+        "har-bytes",
+        &[y.to_str().unwrap(), "--iterations", "1", "--vus", "1"],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let recs = srv.records();
+    let at = |p: &str| {
+        recs.iter()
+            .find(|x| x.path == p)
+            .unwrap_or_else(|| panic!("{p}"))
+    };
+    // The JSON text byte for byte: the big integer, key order, spaces, `1.50`.
+    assert_eq!(at("/json").body, json_text.as_bytes());
+    assert_eq!(
+        received_header(at("/json"), "content-type"),
+        Some("application/json")
+    );
+    // A base64 body decoded.
+    assert_eq!(
+        at("/b64").body,
+        [0, 0xff, 0xfe, 0x80, b'p', b'a', b'd', b'o']
+    );
+    // Multipart from params, with the recorded boundary: exactly the browser's body.
+    let up = at("/upload");
+    assert_eq!(received_header(up, "content-type"), Some(ct));
+    let expected = "------WebKitFormBoundaryu7Xf3kQ9\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\n제목\r\n\
+        ------WebKitFormBoundaryu7Xf3kQ9\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"표.csv\"\r\nContent-Type: text/csv\r\n\r\na,b\n1,2\n\r\n\
+        ------WebKitFormBoundaryu7Xf3kQ9--\r\n";
+    assert_eq!(String::from_utf8_lossy(&up.body), expected);
+    // Without a recorded boundary: the same parts under pado's boundary.
+    let up2 = at("/upload2");
+    let parts = multipart_parts(received_header(up2, "content-type").unwrap(), &up2.body);
+    assert_eq!(
+        parts,
+        vec![
+            (
+                vec!["Content-Disposition: form-data; name=\"note\"".to_string()],
+                b"x".to_vec()
+            ),
+            (
+                vec![
+                    "Content-Disposition: form-data; name=\"f\"; filename=\"a.json\"".to_string(),
+                    "Content-Type: application/json".to_string()
+                ],
+                b"{\"k\":1}".to_vec()
+            ),
+        ]
+    );
+}
+
+/// What real curl sends for `args` (run in `cwd`) and what pado sends for the same
+/// command imported there and run once: the two requests the server received.
+fn curl_and_pado(
+    srv: &TestServer,
+    cwd: &std::path::Path,
+    name: &str,
+    args: &[&str],
+) -> Option<(pado_testkit::RequestRecord, pado_testkit::RequestRecord)> {
+    let url = format!("{}/cmp/{name}", srv.base_url());
+    let mut curl = std::process::Command::new("curl");
+    curl.current_dir(cwd)
+        .args(["-sS", "-o", "/dev/null", "--max-time", "10"]);
+    for v in crate::harness::PROXY_VARS {
+        curl.env_remove(v);
+    }
+    let before = srv.records().len();
+    match curl.args(args).arg(&url).status() {
+        Ok(s) => assert!(s.success(), "curl {args:?}: {s}"),
+        Err(_) => {
+            eprintln!("no curl on this machine: {name} compares pado with nothing");
+            return None;
+        }
+    }
+    let quoted: Vec<String> = args
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect();
+    let cmd = format!("curl {} '{url}'", quoted.join(" "));
+    let y = cwd.join("out").join(format!("{name}.yaml"));
+    std::fs::create_dir_all(y.parent().unwrap()).unwrap();
+    let out = {
+        let _machine = crate::harness::shared_machine();
+        std::process::Command::new(crate::harness::pado_bin())
+            .current_dir(cwd)
+            .args(["import", "curl", &cmd, "-o", y.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = run(
+        name,
+        &[y.to_str().unwrap(), "--iterations", "1", "--vus", "1"],
+    );
+    assert_eq!(r.code(), 0, "{cmd}: {}", r.stderr());
+    let recs = srv.records();
+    assert_eq!(recs.len(), before + 2, "{cmd}");
+    Some((recs[before].clone(), recs[before + 1].clone()))
+}
+
+#[test]
+fn a_curl_import_sends_what_curl_sends() {
+    let srv = TestServer::start();
+    let dir = tmp("curl-bytes");
+    // Files named as the command was typed: in its working directory, not beside
+    // the scenario (written to `out/`).
+    std::fs::write(dir.join("rows.csv"), "a,b\r\n1,2\r\n").unwrap();
+    std::fs::write(dir.join("blob.bin"), [0u8, 0xff, 0x0a, 0x0d, b'x']).unwrap();
+    // The curl manual's examples (curl.se/docs/manpage.html), and what Chrome's
+    // "Copy as cURL" writes.
+    let cases: &[(&str, &[&str])] = &[
+        ("manual-data", &["-d", "name=curl", "-d", "tool=cmdline"]),
+        (
+            "manual-json",
+            &[
+                "--json",
+                r#"{"drink": "coffe", "id": 12345678901234567890123}"#,
+            ],
+        ),
+        (
+            "manual-urlencode",
+            &[
+                "--data-urlencode",
+                "name=I am Daniel 한글",
+                "--data-urlencode",
+                "=a b",
+            ],
+        ),
+        ("data-file", &["-d", "@rows.csv"]),
+        (
+            "binary-file",
+            &[
+                "--data-binary",
+                "@blob.bin",
+                "-H",
+                "Content-Type: application/octet-stream",
+            ],
+        ),
+        (
+            "compressed",
+            &["--compressed", "-X", "PUT", "--data-raw", "z=1+2"],
+        ),
+        (
+            "accept-encoding",
+            &["-H", "Accept-Encoding: gzip", "--retry", "2", "-L"],
+        ),
+    ];
+    for (name, args) in cases {
+        let Some((curl, pado)) = curl_and_pado(&srv, &dir, name, args) else {
+            return;
+        };
+        assert_eq!(pado.method, curl.method, "{name}");
+        assert_eq!(pado.target, curl.target, "{name}");
+        assert_eq!(
+            pado.body,
+            curl.body,
+            "{name}: {}",
+            String::from_utf8_lossy(&pado.body)
+        );
+        // (curl sends `Accept: */*` on every request; `--json` asks for JSON.)
+        let accept = if *name == "manual-json" {
+            "accept"
+        } else {
+            "content-type"
+        };
+        for h in ["content-type", "accept-encoding", accept] {
+            assert_eq!(
+                received_header(&pado, h),
+                received_header(&curl, h),
+                "{name}: {h}"
+            );
+        }
+    }
+}

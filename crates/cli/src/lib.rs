@@ -474,8 +474,9 @@ fn write_or_print(out: &Option<std::path::PathBuf>, text: &str) -> Result<i32, e
 }
 
 fn import(what: &args::ImportKind) -> Result<i32, exit::Failure> {
-    use pado_scenario::import::{from_curl, from_har, to_yaml_with_source, ImportOptions};
-    match what {
+    use pado_scenario::import::{import_curl, import_har, to_yaml_with_source};
+    use pado_scenario::import::{CurlContext, ImportOptions};
+    let (imported, out, source) = match what {
         args::ImportKind::Har {
             file,
             out,
@@ -493,19 +494,33 @@ fn import(what: &args::ImportKind) -> Result<i32, exit::Failure> {
                 checks: !*no_checks,
                 host_filter: host.clone(),
             };
-            let cfg = from_har(&text, &opts)
+            let imported = import_har(&text, &opts)
                 .map_err(|e| exit::Failure::invalid(format!("{}: {e}", file.display())))?;
             let name = file
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            write_or_print(out, &to_yaml_with_source(&cfg, &name))
+            (imported, out, name)
         }
         args::ImportKind::Curl { command, out } => {
-            let cfg = from_curl(command).map_err(|e| exit::Failure::invalid(e.to_string()))?;
-            write_or_print(out, &to_yaml_with_source(&cfg, "curl"))
+            // `@file` names mean what they mean where the command is typed; a
+            // `body_file` is read against the scenario's folder.
+            let ctx = CurlContext {
+                scenario_dir: out.as_ref().map(|o| match o.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                    _ => std::path::PathBuf::from("."),
+                }),
+                ..CurlContext::current()
+            };
+            let imported =
+                import_curl(command, &ctx).map_err(|e| exit::Failure::invalid(e.to_string()))?;
+            (imported, out, "curl".to_string())
         }
+    };
+    for n in &imported.notes {
+        eprintln!("note: {n}");
     }
+    write_or_print(out, &to_yaml_with_source(&imported.config, &source))
 }
 
 /// Write summary.json, report.html (unless `html` is false) and the asked-for exports

@@ -62,6 +62,15 @@ pub enum PlanError {
         /// Why.
         source: DataError,
     },
+    /// A `body_base64` that is not base64 (the loader reports it first; a plan
+    /// built without loading still refuses it rather than send other bytes).
+    #[error("{field}: not base64: {source}")]
+    BodyBase64 {
+        /// Where.
+        field: String,
+        /// Why.
+        source: base64::DecodeError,
+    },
     /// A JSONPath or regular expression that does not compile.
     #[error("{field}: {message}")]
     Pattern {
@@ -115,6 +124,7 @@ impl PlanError {
             | PlanError::Template { field, .. }
             | PlanError::Pattern { field, .. }
             | PlanError::BodyFile { field, .. }
+            | PlanError::BodyBase64 { field, .. }
             | PlanError::Grpc { field, .. }
             | PlanError::Tls { field, .. } => field.clone(),
             PlanError::Proxy { .. } => "defaults.proxy".into(),

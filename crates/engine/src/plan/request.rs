@@ -108,6 +108,14 @@ impl Builder<'_> {
                         source,
                     })?;
                     BodySrc::Bytes(data)
+                } else if let Some(b64) = &f.body_base64 {
+                    let data = pado_scenario::decode_body_base64(b64).map_err(|source| {
+                        PlanError::BodyBase64 {
+                            field: format!("{p}.body_base64"),
+                            source,
+                        }
+                    })?;
+                    BodySrc::Bytes(data)
                 } else {
                     BodySrc::None
                 };

@@ -2,13 +2,15 @@
 //! one-step scenario: the shortest way from "this request is slow" to a load test of
 //! exactly that request.
 
+use std::path::Path;
 use std::time::Duration;
 
 use base64::Engine as _;
 
 use super::{
     classify_body, header_value, imported_config, is_automatic_header, percent_encode, push_header,
-    request_step, split_url, stable_dur, step_name, valid_header, Body, ImportError, METHODS,
+    request_step, split_url, stable_dur, step_name, valid_header, Body, ImportError, Imported,
+    METHODS,
 };
 use crate::model::*;
 use crate::Dur;
@@ -79,14 +81,22 @@ fn short_option(c: char) -> Option<&'static str> {
 }
 
 /// How a long option (without `--`) is handled.
+///
+/// Options that only change what curl itself does (where it writes, how often it
+/// retries, progress, TLS version bounds, proxy bypass lists, DNS, where it reads
+/// credentials from) are ignored and listed in one note; options that change the
+/// request in a way a scenario cannot say are refused with the reason, so nothing
+/// that matters is lost silently.
 fn long_option(name: &str) -> Option<Kind> {
     use Kind::*;
     Some(match name {
         "request" | "header" | "data" | "data-ascii" | "data-raw" | "data-binary"
         | "data-urlencode" | "json" | "cookie" | "user" | "user-agent" | "referer" | "url"
-        | "max-time" | "oauth2-bearer" => Value,
-        "insecure" | "get" | "head" => Flag,
+        | "max-time" | "oauth2-bearer" | "url-query" => Value,
+        "insecure" | "get" | "head" | "compressed" | "http1.1" | "http2"
+        | "http2-prior-knowledge" => Flag,
         "output"
+        | "output-dir"
         | "write-out"
         | "connect-timeout"
         | "retry"
@@ -96,6 +106,8 @@ fn long_option(name: &str) -> Option<Kind> {
         | "stderr"
         | "trace"
         | "trace-ascii"
+        | "trace-config"
+        | "libcurl"
         | "max-redirs"
         | "limit-rate"
         | "cookie-jar"
@@ -106,14 +118,39 @@ fn long_option(name: &str) -> Option<Kind> {
         | "happy-eyeballs-timeout-ms"
         | "max-filesize"
         | "interface"
+        | "local-port"
         | "cacert"
-        | "capath" => IgnoreValue,
-        "compressed"
-        | "silent"
+        | "capath"
+        | "crlfile"
+        | "pinnedpubkey"
+        | "ciphers"
+        | "tls13-ciphers"
+        | "curves"
+        | "tls-max"
+        | "noproxy"
+        | "netrc-file"
+        | "proto"
+        | "proto-redir"
+        | "proto-default"
+        | "dns-servers"
+        | "dns-interface"
+        | "dns-ipv4-addr"
+        | "dns-ipv6-addr"
+        | "doh-url"
+        | "etag-save"
+        | "hsts"
+        | "alt-svc"
+        | "parallel-max"
+        | "rate"
+        | "create-file-mode"
+        | "egd-file"
+        | "random-file" => IgnoreValue,
+        "silent"
         | "show-error"
         | "location"
         | "location-trusted"
         | "include"
+        | "show-headers"
         | "verbose"
         | "fail"
         | "fail-with-body"
@@ -121,26 +158,42 @@ fn long_option(name: &str) -> Option<Kind> {
         | "no-buffer"
         | "globoff"
         | "progress-bar"
+        | "progress-meter"
         | "no-progress-meter"
         | "disable"
         | "remote-name"
+        | "remote-name-all"
         | "remote-header-name"
+        | "remote-time"
+        | "create-dirs"
+        | "no-clobber"
+        | "skip-existing"
+        | "xattr"
         | "junk-session-cookies"
         | "parallel"
-        | "http1.0"
-        | "http1.1"
-        | "http2"
-        | "http2-prior-knowledge"
-        | "http3"
+        | "parallel-immediate"
+        | "retry-connrefused"
+        | "retry-all-errors"
+        | "trace-time"
+        | "trace-ids"
+        | "http0.9"
         | "tr-encoding"
         | "path-as-is"
         | "ipv4"
         | "ipv6"
         | "raw"
+        | "keepalive"
         | "no-keepalive"
         | "tcp-nodelay"
         | "tcp-fastopen"
+        | "mptcp"
         | "ssl-no-revoke"
+        | "ssl-revoke-best-effort"
+        | "ssl-allow-beast"
+        | "ssl-auto-client-cert"
+        | "ca-native"
+        | "cert-status"
+        | "false-start"
         | "no-sessionid"
         | "no-alpn"
         | "no-npn"
@@ -148,31 +201,57 @@ fn long_option(name: &str) -> Option<Kind> {
         | "no-styled-output"
         | "basic"
         | "anyauth"
+        | "netrc"
+        | "netrc-optional"
+        | "post301"
+        | "post302"
+        | "post303"
+        | "suppress-connect-headers"
+        | "disallow-username-in-url"
+        | "ignore-content-length"
+        | "doh-insecure"
+        | "doh-cert-status"
         | "tlsv1"
         | "tlsv1.0"
         | "tlsv1.1"
         | "tlsv1.2"
         | "tlsv1.3"
+        | "sslv2"
+        | "sslv3"
         | "ssl"
         | "ssl-reqd" => Ignore,
-        "proxy" | "proxy-user" | "socks5" | "socks5-hostname" | "preproxy" => {
-            Unsupported("pado connects to the target directly; drop the proxy option")
-        }
+        "http1.0" => Unsupported(
+            "pado sends HTTP/1.1 (or HTTP/2), not HTTP/1.0; drop the option to test the same request over HTTP/1.1",
+        ),
+        "http3" | "http3-only" => Unsupported(
+            "pado does not speak HTTP/3; drop the option (or use --http2) to test over HTTP/2 or HTTP/1.1",
+        ),
+        "proxy" | "proxy-user" | "socks5" | "socks5-hostname" | "preproxy" => Unsupported(
+            "give the proxy as `defaults.proxy` in the scenario (or HTTPS_PROXY) instead",
+        ),
         "form" | "form-string" => Unsupported(
             "multipart forms: write the body with `body_file` and a Content-Type header",
         ),
         "upload-file" => Unsupported("use `body_file` with method PUT instead"),
-        "cert" | "key" | "cert-type" | "key-type" | "pass" => {
-            Unsupported("client certificates are not supported")
-        }
+        "cert" | "key" | "cert-type" | "key-type" | "pass" => Unsupported(
+            "give the client certificate as `defaults.tls` in the scenario (or --client-cert) instead",
+        ),
         "config" => Unsupported("paste the options themselves"),
         "range" => Unsupported("write `-H 'Range: bytes=...'` instead"),
-        "time-cond" | "continue-at" => Unsupported("write the header with -H instead"),
-        "digest" | "ntlm" | "negotiate" => {
-            Unsupported("only Basic authentication (-u) is supported")
+        "time-cond" | "continue-at" | "etag-compare" => {
+            Unsupported("write the header with -H instead")
+        }
+        "digest" | "ntlm" | "negotiate" | "aws-sigv4" | "delegation" => {
+            Unsupported("only Basic authentication (-u) and bearer tokens are supported")
         }
         "resolve" | "connect-to" | "unix-socket" | "abstract-unix-socket" => {
             Unsupported("point the URL at the address to test instead")
+        }
+        "request-target" | "haproxy-protocol" | "haproxy-clientip" => {
+            Unsupported("pado cannot send this request line or connection preface")
+        }
+        "variable" | "expand-url" | "expand-data" | "expand-header" | "expand-json" => {
+            Unsupported("expand the variables first and import the resulting command")
         }
         _ => return None,
     })
@@ -182,8 +261,50 @@ fn long_option(name: &str) -> Option<Kind> {
 enum Data {
     /// Text to send (already encoded as curl would).
     Text(String),
-    /// `@file`: the body is read from this file.
-    File(String),
+    /// `@file`: the data is read from this file.
+    File {
+        /// The option as written (`-d`, `--data-binary`), for messages.
+        option: String,
+        /// The file name as written after `@`.
+        name: String,
+        /// How curl turns the file into data.
+        mode: FileMode,
+    },
+}
+
+/// How curl reads a data file.
+#[derive(Clone, PartialEq, Eq)]
+enum FileMode {
+    /// `-d`/`--data`/`--data-ascii`: the content without its carriage returns and
+    /// line feeds.
+    Stripped,
+    /// `--data-binary`/`--json`: the content byte for byte.
+    Exact,
+    /// `--data-urlencode [name]@file`: the content percent-encoded, after `name=`.
+    UrlEncoded(Option<String>),
+}
+
+/// Where a curl command is imported, which its file names (`-d @rows.csv`) are read
+/// against: the command was written for the directory it runs in, while the
+/// scenario's `body_file` is read against the scenario file's folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CurlContext {
+    /// The directory the command would run in (where `@file` names are found).
+    pub cwd: std::path::PathBuf,
+    /// The folder of the scenario file being written, when it is written to a file:
+    /// `body_file` paths are made relative to it. `None` (standard output): they are
+    /// written absolute, right wherever the scenario is saved.
+    pub scenario_dir: Option<std::path::PathBuf>,
+}
+
+impl CurlContext {
+    /// The process's working directory, the scenario printed (no folder).
+    pub fn current() -> CurlContext {
+        CurlContext {
+            cwd: std::env::current_dir().unwrap_or_else(|_| ".".into()),
+            scenario_dir: None,
+        }
+    }
 }
 
 /// Everything the options said.
@@ -193,6 +314,8 @@ struct Parsed {
     url: Option<String>,
     headers: Vec<(String, String)>,
     data: Vec<Data>,
+    /// `--url-query` parts, already encoded.
+    url_query: Vec<String>,
     json: bool,
     cookies: Vec<String>,
     user: Option<String>,
@@ -203,17 +326,33 @@ struct Parsed {
     get: bool,
     head: bool,
     timeout: Option<Dur>,
+    /// `--compressed`.
+    compressed: bool,
+    /// `--http2` / `--http2-prior-knowledge` / `--http1.1` (the last wins).
+    http: Option<crate::HttpVersion>,
+    /// Options ignored as written (names only: their values may be paths or
+    /// secrets), in order, without repeats.
+    ignored: Vec<String>,
 }
 
 /// Turn one curl command (a "Copy as cURL" from a browser, possibly over several lines
-/// with `\` continuations and `$'...'` quoting) into a one-step scenario with the same
-/// method, URL, headers and body. Data options (`-d`, `--data-raw`, `--data-binary`,
-/// `--data-urlencode`, joined with `&`) imply POST and a form body unless a header
-/// says otherwise; `--json` sends JSON; `-G` moves the data into the query; `-b`,
-/// `-u`, `-A`, `-e` become headers; `-k` sets `defaults.insecure`; output, progress,
-/// redirect and protocol options are ignored. An option pado does not know is an
-/// error naming it, so nothing is silently lost.
+/// with `\` continuations and `$'...'` quoting) into a one-step scenario that sends
+/// what curl would send: the same method, URL, headers and body bytes. Data options
+/// (`-d`, `--data-raw`, `--data-binary`, `--data-urlencode`, joined with `&`) imply
+/// POST and a form content type unless a header says otherwise; `--json` sends JSON;
+/// `-G` moves the data into the query; `-b`, `-u`, `-A`, `-e` become headers; `-k`
+/// sets `defaults.insecure`; `--compressed` sets `defaults.compression`; `--http2`
+/// and `--http2-prior-knowledge` set `defaults.http`. Files (`-d @FILE`) are read
+/// against the working directory. Options that only change curl's own behaviour
+/// are ignored; an option pado does not know, or one that changes the request in a
+/// way pado cannot reproduce, is an error naming it, so nothing is silently lost.
 pub fn from_curl(cmd: &str) -> Result<Config, ImportError> {
+    import_curl(cmd, &CurlContext::current()).map(|i| i.config)
+}
+
+/// [`from_curl`] with files read against `ctx.cwd`, `body_file` paths written for
+/// `ctx.scenario_dir`, and the notes (the options ignored, in one sentence).
+pub fn import_curl(cmd: &str, ctx: &CurlContext) -> Result<Imported, ImportError> {
     let tokens = tokenize(cmd)?;
     let mut it = tokens.into_iter().peekable();
     if it
@@ -271,7 +410,7 @@ pub fn from_curl(cmd: &str) -> Result<Config, ImportError> {
             }
         }
     }
-    build(p)
+    build(p, ctx)
 }
 
 fn set_url(p: &mut Parsed, url: String) -> Result<(), ImportError> {
@@ -297,7 +436,12 @@ fn apply(
         why: why.to_string(),
     };
     match kind {
-        Kind::Ignore | Kind::IgnoreValue => return Ok(()),
+        Kind::Ignore | Kind::IgnoreValue => {
+            if !p.ignored.iter().any(|o| o == written) {
+                p.ignored.push(written.to_string());
+            }
+            return Ok(());
+        }
         Kind::Unsupported(why) => return Err(unsupported(why)),
         Kind::Value | Kind::Flag => {}
     }
@@ -329,7 +473,9 @@ fn apply(
             if !valid_header(hname, hvalue) {
                 return Err(unsupported(&format!("`{hname}` is not a valid header")));
             }
-            if !is_automatic_header(hname, false) {
+            // An explicit Accept-Encoding is sent by curl as written (pado decodes
+            // what it supports, and a request's own header wins).
+            if !is_automatic_header(hname, false) || hname.eq_ignore_ascii_case("accept-encoding") {
                 push_header(&mut p.headers, hname, hvalue);
             }
         }
@@ -337,23 +483,44 @@ fn apply(
             if name == "json" {
                 p.json = true;
             }
+            let mode = if matches!(name, "data-binary" | "json") {
+                FileMode::Exact
+            } else {
+                FileMode::Stripped
+            };
             match v.strip_prefix('@') {
                 Some("-") => return Err(unsupported("data from standard input")),
-                Some(file) => p.data.push(Data::File(file.to_string())),
+                Some(file) => p.data.push(Data::File {
+                    option: written.to_string(),
+                    name: file.to_string(),
+                    mode,
+                }),
                 None => p.data.push(Data::Text(v)),
             }
         }
         "data-raw" => p.data.push(Data::Text(v)),
-        "data-urlencode" => {
-            let text = match v.find(['=', '@']) {
+        "data-urlencode" | "url-query" => {
+            let data = match v.find(['=', '@']) {
+                // `--url-query +text`: added as written.
+                _ if name == "url-query" && v.starts_with('+') => Data::Text(v[1..].to_string()),
                 Some(i) if v.as_bytes()[i] == b'@' => {
-                    return Err(unsupported("--data-urlencode from a file"))
+                    if name == "url-query" {
+                        return Err(unsupported("--url-query from a file"));
+                    }
+                    Data::File {
+                        option: written.to_string(),
+                        name: v[i + 1..].to_string(),
+                        mode: FileMode::UrlEncoded((i > 0).then(|| v[..i].to_string())),
+                    }
                 }
-                Some(0) => percent_encode(&v[1..]),
-                Some(i) => format!("{}={}", &v[..i], percent_encode(&v[i + 1..])),
-                None => percent_encode(&v),
+                Some(0) => Data::Text(urlencode(&v[1..])),
+                Some(i) => Data::Text(format!("{}={}", &v[..i], urlencode(&v[i + 1..]))),
+                None => Data::Text(urlencode(&v)),
             };
-            p.data.push(Data::Text(text));
+            match (name, data) {
+                ("url-query", Data::Text(t)) => p.url_query.push(t),
+                (_, d) => p.data.push(d),
+            }
         }
         "cookie" => {
             if !v.contains('=') {
@@ -376,6 +543,10 @@ fn apply(
             _ => return Err(unsupported(&format!("`{v}` is not a number of seconds"))),
         },
         "insecure" => p.insecure = true,
+        "compressed" => p.compressed = true,
+        "http1.1" => p.http = None,
+        "http2" => p.http = Some(crate::HttpVersion::Auto),
+        "http2-prior-knowledge" => p.http = Some(crate::HttpVersion::Http2),
         "get" => p.get = true,
         "head" => p.head = true,
         _ => return Err(ImportError::UnknownOption(written.to_string())),
@@ -384,7 +555,7 @@ fn apply(
 }
 
 /// Build the configuration from the parsed options.
-fn build(mut p: Parsed) -> Result<Config, ImportError> {
+fn build(mut p: Parsed, ctx: &CurlContext) -> Result<Imported, ImportError> {
     let raw_url = p.url.take().ok_or(ImportError::NoUrl)?;
     let with_scheme = if raw_url.contains("://") {
         raw_url.clone()
@@ -429,23 +600,36 @@ fn build(mut p: Parsed) -> Result<Config, ImportError> {
         }
     }
 
+    if !p.url_query.is_empty() {
+        path_query.push(if path_query.contains('?') { '&' } else { '?' });
+        path_query.push_str(&p.url_query.join("&"));
+    }
+
     let mut body = Body::None;
     let mut default_method = if p.head { "HEAD" } else { "GET" };
     if !p.data.is_empty() {
-        let file = p.data.iter().find_map(|d| match d {
-            Data::File(f) => Some(f.clone()),
-            Data::Text(_) => None,
-        });
-        if p.get {
-            if file.is_some() {
-                return Err(ImportError::Unsupported {
-                    option: "-G".into(),
-                    why: "data from a file cannot go into the query".into(),
+        // A lone exact file stays a file (`body_file`, read at each run, however
+        // large); other data is read now, as curl would, and joined.
+        let lone_file = match p.data.as_slice() {
+            [Data::File {
+                option,
+                name,
+                mode: FileMode::Exact,
+            }] if !p.get => Some(body_file_path(option, name, ctx)?),
+            _ => None,
+        };
+        let mut texts = Vec::with_capacity(p.data.len());
+        if lone_file.is_none() {
+            for d in &p.data {
+                texts.push(match d {
+                    Data::Text(t) => t.clone(),
+                    Data::File { option, name, mode } => file_data(option, name, mode, ctx)?,
                 });
             }
-            let q = texts(&p.data).join("&");
+        }
+        if p.get {
             path_query.push(if path_query.contains('?') { '&' } else { '?' });
-            path_query.push_str(&q);
+            path_query.push_str(&texts.join("&"));
         } else {
             default_method = "POST";
             if p.json {
@@ -461,17 +645,11 @@ fn build(mut p: Parsed) -> Result<Config, ImportError> {
                     "application/x-www-form-urlencoded".into(),
                 ));
             }
-            body = match file {
-                Some(f) if p.data.len() == 1 => Body::File(f),
-                Some(_) => {
-                    return Err(ImportError::Unsupported {
-                        option: "-d @file".into(),
-                        why: "a file cannot be combined with other data".into(),
-                    })
-                }
+            body = match lone_file {
+                Some(path) => Body::File(path),
                 None => {
                     let sep = if p.json { "" } else { "&" };
-                    classify_body(&texts(&p.data).join(sep), None, &mut headers)
+                    classify_body(&texts.join(sep), None, &mut headers)
                 }
             };
         }
@@ -490,18 +668,109 @@ fn build(mut p: Parsed) -> Result<Config, ImportError> {
     ];
     let defaults = Defaults {
         insecure: p.insecure,
+        http: p.http,
+        // What curl 7.71 and later ask for with `--compressed`, in its order.
+        compression: p.compressed.then(|| {
+            vec![
+                Compression::Deflate,
+                Compression::Gzip,
+                Compression::Br,
+                Compression::Zstd,
+            ]
+        }),
         ..Default::default()
     };
-    Ok(imported_config(Some(url.origin), defaults, flow))
+    let mut notes = Vec::new();
+    if !p.ignored.is_empty() {
+        notes.push(format!(
+            "ignored {}: {} (they change what curl does with the response, retries, TLS or proxy settings, or where it reads credentials, not the request pado sends; .netrc credentials are not read: add -u if the server needs them)",
+            if p.ignored.len() == 1 { "an option" } else { "options" },
+            p.ignored.join(", ")
+        ));
+    }
+    Ok(Imported {
+        config: imported_config(Some(url.origin), defaults, flow),
+        notes,
+    })
 }
 
-fn texts(data: &[Data]) -> Vec<&str> {
-    data.iter()
-        .filter_map(|d| match d {
-            Data::Text(t) => Some(t.as_str()),
-            Data::File(_) => None,
+/// Where pado looks for a file the command names: against the directory the
+/// command runs in, as curl does.
+fn data_file_path(name: &str, ctx: &CurlContext) -> std::path::PathBuf {
+    ctx.cwd.join(name)
+}
+
+/// The error for a data file that cannot be used.
+fn data_file_error(option: &str, name: &str, path: &Path, reason: impl ToString) -> ImportError {
+    ImportError::DataFile {
+        option: option.to_string(),
+        written: name.to_string(),
+        path: path.display().to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// The data curl makes of a file: its bytes (as text: the scenario joins it with
+/// other data), without line breaks for `-d`, percent-encoded for
+/// `--data-urlencode`.
+fn file_data(
+    option: &str,
+    name: &str,
+    mode: &FileMode,
+    ctx: &CurlContext,
+) -> Result<String, ImportError> {
+    let path = data_file_path(name, ctx);
+    let bytes = crate::limits::read_capped(&path, crate::limits::MAX_DATA_BYTES)
+        .map_err(|e| data_file_error(option, name, &path, e))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        data_file_error(
+            option,
+            name,
+            &path,
+            "it is not UTF-8 text, which a scenario can join with other data; send it alone with --data-binary @FILE",
+        )
+    })?;
+    Ok(match mode {
+        FileMode::Stripped => text.replace(['\r', '\n'], ""),
+        FileMode::Exact => text,
+        FileMode::UrlEncoded(None) => urlencode(&text),
+        FileMode::UrlEncoded(Some(n)) => format!("{n}={}", urlencode(&text)),
+    })
+}
+
+/// Text encoded as curl's `--data-urlencode` and `--url-query` encode it: every
+/// byte but the unreserved characters percent-encoded, and a space as `+` (what
+/// curl 7.88 sends; checked against the real curl in the end-to-end tests).
+fn urlencode(s: &str) -> String {
+    percent_encode(s).replace("%20", "+")
+}
+
+/// The `body_file` path of a file the command sends whole: checked to be readable
+/// now (a typo is found at import, not in the middle of a load test), then written
+/// relative to the scenario's folder when the file is inside it, absolute otherwise.
+fn body_file_path(option: &str, name: &str, ctx: &CurlContext) -> Result<String, ImportError> {
+    let path = data_file_path(name, ctx);
+    std::fs::File::open(&path)
+        .and_then(|f| f.metadata())
+        .and_then(|m| {
+            if m.is_file() {
+                Ok(())
+            } else {
+                Err(std::io::Error::other("not a regular file"))
+            }
         })
-        .collect()
+        .map_err(|e| data_file_error(option, name, &path, e))?;
+    let full = path.canonicalize().unwrap_or(path);
+    let inside = ctx
+        .scenario_dir
+        .as_ref()
+        .and_then(|d| d.canonicalize().ok())
+        .and_then(|d| full.strip_prefix(d).ok().map(Path::to_path_buf));
+    let chosen = inside.unwrap_or(full);
+    chosen
+        .to_str()
+        .map(str::to_string)
+        .ok_or_else(|| data_file_error(option, name, &chosen, "its path is not UTF-8"))
 }
 
 /// Split a command line as a POSIX shell would (no expansion): whitespace separates
@@ -723,21 +992,34 @@ mod tests {
         let r = full(s);
         assert_eq!(r.method.as_deref(), Some("POST"));
         assert_eq!(r.url, "/api/posts?lang=ko");
+        // Keys out of sorted order: the text goes out as curl sends it.
+        assert_eq!(r.json, None);
         assert_eq!(
-            r.json,
-            Some(serde_json::json!({"title": "안녕 '세상'", "body": "줄1\n줄2", "e": "엔"}))
+            r.body.as_deref(),
+            Some(r#"{"title":"안녕 '세상'","body":"줄1\n줄2","e":"엔"}"#)
         );
         let h = &r.headers;
         assert_eq!(h["Cookie"], "sid=abc123; theme=dark");
         assert_eq!(h["accept-language"], "ko-KR,ko;q=0.9");
         assert_eq!(h["user-agent"], "Mozilla/5.0 (X11; Linux x86_64)");
-        assert!(!h.contains_key("content-type"), "{h:?}");
+        assert_eq!(h["content-type"], "application/json");
         assert!(!h.keys().any(|k| k.starts_with("sec-")), "{h:?}");
-        assert_eq!(h.len(), 5, "{h:?}");
+        assert_eq!(h.len(), 6, "{h:?}");
         assert!(!cfg.defaults.insecure);
+        // `--compressed`: what curl asks for, in curl's order.
+        assert_eq!(
+            cfg.defaults.compression,
+            Some(vec![
+                Compression::Deflate,
+                Compression::Gzip,
+                Compression::Br,
+                Compression::Zstd
+            ])
+        );
         round_trips(&cfg);
         let y = to_yaml(&cfg);
-        assert!(y.contains("안녕 '세상'"), "{y}");
+        // Hangul stays readable in the file (YAML doubles the quotes).
+        assert!(y.contains("안녕 ''세상''"), "{y}");
         if std::env::var_os("PADO_SHOW_YAML").is_some() {
             println!("{}", crate::import::to_yaml_with_source(&cfg, "curl"));
         }
@@ -752,15 +1034,30 @@ mod tests {
         let r = full(one(&cfg));
         assert_eq!(r.method.as_deref(), Some("POST"));
         assert_eq!(r.url, "/search");
-        let f = r.form.as_ref().unwrap();
-        assert_eq!(f["q"], "검색");
-        assert_eq!(f["page"], "2");
-        assert_eq!(f["note"], "a b&c");
+        // Fields out of name order: a `form:` would reorder them.
+        assert_eq!(r.form, None);
+        assert_eq!(
+            r.body.as_deref(),
+            Some("q=%EA%B2%80%EC%83%89&page=2&note=a+b%26c")
+        );
         assert_eq!(r.headers["Authorization"], "Basic YWRtaW46czNjcmV0");
-        assert_eq!(r.headers.len(), 1);
+        assert_eq!(
+            r.headers["Content-Type"],
+            "application/x-www-form-urlencoded"
+        );
+        assert_eq!(r.headers.len(), 2);
         assert!(cfg.defaults.insecure);
         assert_eq!(cfg.target.as_deref(), Some("http://localhost:8080"));
         round_trips(&cfg);
+
+        // In name order and encoded as the engine encodes: editable fields that
+        // send the same bytes.
+        let cfg = from_curl("curl -d 'a=1' -d 'b=%EA%B0%80' h/x").unwrap();
+        let r = full(one(&cfg));
+        assert_eq!(r.body, None);
+        let f = r.form.as_ref().unwrap();
+        assert_eq!((f["a"].as_str(), f["b"].as_str()), ("1", "가"));
+        assert!(r.headers.is_empty(), "{:?}", r.headers);
 
         // Non-form text stays raw, with curl's default content type.
         let cfg = from_curl("curl -d 'hello world' h/x").unwrap();
@@ -781,12 +1078,20 @@ mod tests {
         assert_eq!(s.name.as_deref(), Some("PUT /users/{id}"));
         let r = full(s);
         assert_eq!(r.method.as_deref(), Some("PUT"));
+        assert_eq!(r.json, None);
+        assert_eq!(r.body.as_deref(), Some(r#"{"name":"홍길동","age":30}"#));
+        assert_eq!(r.headers["Accept"], "application/json");
+        assert_eq!(r.headers["Content-Type"], "application/json");
+        assert_eq!(r.headers.len(), 2);
+        round_trips(&cfg);
+        // Already compact with sorted keys: `json:` sends the same bytes.
+        let cfg = from_curl(r#"curl --json '{"age":30,"name":"홍길동"}' https://h/u"#).unwrap();
+        let r = full(one(&cfg));
         assert_eq!(
             r.json,
             Some(serde_json::json!({"name": "홍길동", "age": 30}))
         );
-        assert_eq!(r.headers["Accept"], "application/json");
-        assert_eq!(r.headers.len(), 1);
+        assert_eq!(r.headers.len(), 1, "{:?}", r.headers);
         round_trips(&cfg);
     }
 
@@ -836,29 +1141,190 @@ mod tests {
     fn template_braces() {
         let cfg = from_curl(r#"curl http://h/x --json '{"a":"{{b}}"}'"#).unwrap();
         let r = full(one(&cfg));
-        assert_eq!(r.body.as_deref(), Some(r#"{"a":"\u007b\u007bb}}"}"#));
+        assert_eq!(r.body, None);
+        assert_eq!(
+            crate::decode_body_base64(r.body_base64.as_deref().unwrap()).unwrap(),
+            br#"{"a":"{{b}}"}"#
+        );
         round_trips(&cfg);
         let e =
             from_curl("curl http://h/x -H 'text/plain' -d '{{x}}' -H 'Content-Type: text/plain'")
                 .unwrap_err()
                 .to_string();
         assert!(e.contains("not a header"), "{e}");
-        let e = from_curl("curl http://h/x -d '{{x}}' -H 'Content-Type: text/plain'")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("the body contains `{{`"), "{e}");
+        let cfg = from_curl("curl http://h/x -d '{{x}}' -H 'Content-Type: text/plain'").unwrap();
+        let r = full(one(&cfg));
+        assert_eq!(r.body_base64.as_deref(), Some("e3t4fX0="));
+        round_trips(&cfg);
+    }
+
+    /// The import context of a command typed in `cwd`, written to a scenario in
+    /// `dir`.
+    fn ctx(cwd: &Path, dir: Option<&Path>) -> CurlContext {
+        CurlContext {
+            cwd: cwd.to_path_buf(),
+            scenario_dir: dir.map(Path::to_path_buf),
+        }
     }
 
     #[test]
     fn body_file_and_line_continuations() {
-        let cfg = from_curl(
-            "curl -X POST \\\r\n  http://h/upload \\\n  -H \"Content-Type: text/csv\" \\\n  --data-binary @rows.csv",
-        )
-        .unwrap();
+        let work = tempfile::tempdir().unwrap();
+        std::fs::write(work.path().join("rows.csv"), "a,b\n1,2\n").unwrap();
+        let cmd = "curl -X POST \\\r\n  http://h/upload \\\n  -H \"Content-Type: text/csv\" \\\n  --data-binary @rows.csv";
+        let cfg = import_curl(cmd, &ctx(work.path(), Some(work.path())))
+            .unwrap()
+            .config;
         let r = full(one(&cfg));
         assert_eq!(r.body_file.as_deref(), Some("rows.csv"));
         assert_eq!(r.headers["Content-Type"], "text/csv");
         round_trips(&cfg);
+    }
+
+    #[test]
+    fn data_files_are_read_where_the_command_runs() {
+        let root = tempfile::tempdir().unwrap();
+        let (typed, out) = (root.path().join("typed"), root.path().join("out"));
+        std::fs::create_dir_all(typed.join("data")).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(typed.join("data/rows.csv"), "a,b\r\n1,2\r\n").unwrap();
+        std::fs::write(out.join("rows.csv"), "a decoy in the scenario's folder").unwrap();
+        let binary = |c: &CurlContext| {
+            let cfg = import_curl("curl http://h/u --data-binary @data/rows.csv", c)
+                .unwrap()
+                .config;
+            full(one(&cfg)).body_file.clone().unwrap()
+        };
+        // Typed in one folder, saved in another: the file the command meant, by a
+        // path that reaches it from the scenario's folder.
+        let file = typed.join("data/rows.csv").canonicalize().unwrap();
+        assert_eq!(binary(&ctx(&typed, Some(&out))), file.to_str().unwrap());
+        // Saved beside it: relative, so the folder can move.
+        assert_eq!(binary(&ctx(&typed, Some(&typed))), "data/rows.csv");
+        // Printed: absolute.
+        assert_eq!(binary(&ctx(&typed, None)), file.to_str().unwrap());
+
+        // `-d @file` sends the content without its line breaks, as curl does.
+        let cfg = import_curl(
+            "curl http://h/u -d @data/rows.csv -H 'Content-Type: text/csv'",
+            &ctx(&typed, Some(&out)),
+        )
+        .unwrap()
+        .config;
+        assert_eq!(full(one(&cfg)).body.as_deref(), Some("a,b1,2"));
+        // `--data-urlencode name@file` encodes the whole content after `name=`.
+        let cfg = import_curl(
+            "curl http://h/u --data-urlencode k@data/rows.csv -d x=1",
+            &ctx(&typed, None),
+        )
+        .unwrap()
+        .config;
+        // (in name order and encoded as the engine encodes: `form:` is exact)
+        let f = full(one(&cfg)).form.clone().unwrap();
+        assert_eq!((f["k"].as_str(), f["x"].as_str()), ("a,b\r\n1,2\r\n", "1"));
+
+        // A missing file: which option, which name, where pado looked.
+        for cmd in [
+            "curl http://h/u -d @nope.txt",
+            "curl http://h/u --data-binary @nope.txt",
+        ] {
+            let e = import_curl(cmd, &ctx(&typed, Some(&out)))
+                .unwrap_err()
+                .to_string();
+            let opt = cmd.split(' ').nth(2).unwrap();
+            assert!(
+                e.starts_with(&format!("option {opt} names the file `nope.txt` (")),
+                "{e}"
+            );
+            assert!(e.contains(typed.join("nope.txt").to_str().unwrap()), "{e}");
+            assert!(e.contains("cannot be read"), "{e}");
+        }
+    }
+
+    #[test]
+    fn harmless_options_are_ignored_with_one_note() {
+        let plain = import_curl("curl http://h/x -d a=1", &CurlContext::current()).unwrap();
+        assert!(plain.notes.is_empty(), "{:?}", plain.notes);
+        let noisy = "curl -sS --retry 3 --retry-connrefused -o out.json --output-dir /tmp \
+            --tlsv1.2 --tls-max 1.3 --noproxy '*' --netrc-optional --connect-timeout 5 \
+            --create-dirs --remote-time -w '%{http_code}' --ciphers ECDHE --doh-url https://d/ \
+            --retry 4 http://h/x -d a=1";
+        let got = import_curl(noisy, &CurlContext::current()).unwrap();
+        assert_eq!(got.config, plain.config);
+        assert_eq!(got.notes.len(), 1, "{:?}", got.notes);
+        let note = &got.notes[0];
+        for o in [
+            "-s",
+            "-S",
+            "--retry",
+            "--retry-connrefused",
+            "-o",
+            "--output-dir",
+            "--tlsv1.2",
+            "--tls-max",
+            "--noproxy",
+            "--netrc-optional",
+            "--connect-timeout",
+            "--create-dirs",
+            "--remote-time",
+            "-w",
+            "--ciphers",
+            "--doh-url",
+        ] {
+            assert!(
+                note.contains(&format!("{o},")) || note.contains(&format!("{o} (")),
+                "{o}: {note}"
+            );
+        }
+        assert_eq!(note.matches("--retry,").count(), 1, "{note}");
+        // Option values (paths, patterns, maybe secrets) are not repeated.
+        assert!(
+            !note.contains("out.json") && !note.contains("http_code"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn protocol_and_compression_options_are_kept() {
+        let http = |c: &str| from_curl(c).unwrap().defaults.http;
+        assert_eq!(http("curl --http2 https://h/"), Some(HttpVersion::Auto));
+        assert_eq!(
+            http("curl --http2-prior-knowledge http://h/"),
+            Some(HttpVersion::Http2)
+        );
+        assert_eq!(http("curl --http2 --http1.1 https://h/"), None);
+        assert_eq!(http("curl https://h/"), None);
+        let cfg = from_curl("curl -H 'Accept-Encoding: gzip' http://h/").unwrap();
+        assert_eq!(full(one(&cfg)).headers["Accept-Encoding"], "gzip");
+        assert_eq!(cfg.defaults.compression, None);
+        assert_eq!(
+            from_curl("curl http://h/").unwrap().defaults.compression,
+            None
+        );
+    }
+
+    #[test]
+    fn options_pado_cannot_reproduce_are_refused_with_the_reason() {
+        let e = |c: &str| from_curl(c).unwrap_err().to_string();
+        assert_eq!(
+            e("curl --http1.0 http://h/"),
+            "option --http1.0 is not supported: pado sends HTTP/1.1 (or HTTP/2), not HTTP/1.0; drop the option to test the same request over HTTP/1.1"
+        );
+        assert!(
+            e("curl -0 http://h/").starts_with("option -0 is not supported: pado sends HTTP/1.1")
+        );
+        for o in ["--http3", "--http3-only"] {
+            assert!(e(&format!("curl {o} https://h/")).contains("does not speak HTTP/3"));
+        }
+        for (c, why) in [
+            ("curl --request-target '*' http://h/", "request line"),
+            ("curl --aws-sigv4 aws:amz http://h/", "authentication"),
+            ("curl -x http://p:3128 http://h/", "defaults.proxy"),
+            ("curl --variable a=b http://h/", "expand"),
+            ("curl --etag-compare e.txt http://h/", "-H"),
+        ] {
+            assert!(e(c).contains(why), "{c}: {}", e(c));
+        }
     }
 
     #[test]

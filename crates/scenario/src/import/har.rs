@@ -4,9 +4,12 @@
 
 use serde_json::Value;
 
+use super::multipart::{self, Part};
 use super::{
-    classify_body, imported_config, is_automatic_header, push_header, request_step, split_url,
-    stable_dur, step_name, valid_header, Body, ImportError, ImportOptions, SplitUrl, METHODS,
+    classify_body, header_value, imported_config, is_automatic_header, mime_essence,
+    percent_decode, percent_encode, push_header, remove_header, request_step, split_url,
+    stable_dur, step_name, valid_header, Body, ImportError, ImportOptions, Imported, SplitUrl,
+    METHODS,
 };
 use crate::model::*;
 
@@ -44,7 +47,19 @@ struct Rec {
 /// as `json:` / `form:` so they can be edited. The load (constant-vus, 1 VU, 1m) is a
 /// starting point. A recorded 304 is checked as 200, since the conditional headers
 /// that caused it are not replayed.
+///
+/// Bodies go out as the browser sent them: the recorded text byte for byte (as
+/// `json:`/`form:` only when that is the same bytes), a `postData.encoding: base64`
+/// body decoded, a form upload saved as `postData.params` rebuilt as its
+/// `multipart/form-data` body with its file parts; `queryString` entries missing
+/// from the URL are added to it.
 pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError> {
+    import_har(text, opts).map(|i| i.config)
+}
+
+/// [`from_har`] with the notes on what could not be replayed as recorded (a file
+/// part saved without its content).
+pub fn import_har(text: &str, opts: &ImportOptions) -> Result<Imported, ImportError> {
     let root: Value = serde_json::from_str(text.trim_start_matches('\u{feff}'))
         .map_err(|e| ImportError::NotJson(e.to_string()))?;
     let entries = root
@@ -54,6 +69,7 @@ pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError>
         .ok_or(ImportError::NotHar)?;
 
     let mut kept: Vec<Rec> = Vec::new();
+    let mut notes = Vec::new();
     let (mut n_static, mut n_scheme, mut n_host, mut n_method) = (0, 0, 0, 0);
     for (index, e) in entries.iter().enumerate() {
         let bad = |reason: String| ImportError::BadEntry { index, reason };
@@ -77,7 +93,9 @@ pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError>
             n_scheme += 1;
             continue;
         }
-        let url = split_url(raw_url).map_err(|r| bad(format!("request.url `{raw_url}`: {r}")))?;
+        let mut url =
+            split_url(raw_url).map_err(|r| bad(format!("request.url `{raw_url}`: {r}")))?;
+        add_recorded_query(&mut url, req.get("queryString"));
         if !opts.include_static && is_static(&url.path_query) {
             n_static += 1;
             continue;
@@ -118,14 +136,7 @@ pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError>
         }
 
         let body = match req.get("postData") {
-            Some(pd) => {
-                let mime = pd.get("mimeType").and_then(Value::as_str);
-                let text = match pd.get("text").and_then(Value::as_str) {
-                    Some(t) => t.to_string(),
-                    None => params_text(pd),
-                };
-                classify_body(&text, mime, &mut headers)
-            }
+            Some(pd) => recorded_body(pd, &mut headers, index, &mut notes).map_err(bad)?,
             None => Body::None,
         };
 
@@ -243,7 +254,10 @@ pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError>
         }
         flow.push(step);
     }
-    Ok(imported_config(Some(target), defaults, flow))
+    Ok(Imported {
+        config: imported_config(Some(target), defaults, flow),
+        notes,
+    })
 }
 
 /// The protocol the browser used with the target: HTTP/2 when every request to it
@@ -263,21 +277,151 @@ fn recorded_protocol(kept: &[Rec], target: &str) -> Option<crate::HttpVersion> {
     }
 }
 
-/// A form body rebuilt from `postData.params` when the recording has no `text`.
-fn params_text(pd: &Value) -> String {
-    pd.get("params")
+/// The body a recorded `postData` stands for: its `text` (decoded when `encoding`
+/// is `base64`), or, without text, its `params` as the browser sent them: a
+/// `multipart/form-data` body with file parts when the content type says
+/// multipart, `name=value&...` otherwise.
+fn recorded_body(
+    pd: &Value,
+    headers: &mut Vec<(String, String)>,
+    index: usize,
+    notes: &mut Vec<String>,
+) -> Result<Body, String> {
+    let mime = pd.get("mimeType").and_then(Value::as_str);
+    let text = pd.get("text").and_then(Value::as_str).unwrap_or("");
+    let base64 = pd
+        .get("encoding")
+        .and_then(Value::as_str)
+        .is_some_and(|e| e.trim().eq_ignore_ascii_case("base64"));
+    if base64 && !text.is_empty() {
+        let bytes = crate::decode_body_base64(text).map_err(|e| {
+            format!("postData.text is marked `encoding: base64` but is not base64: {e}")
+        })?;
+        return Ok(match String::from_utf8(bytes) {
+            Ok(t) => classify_body(&t, mime, headers),
+            Err(e) => {
+                if header_value(headers, "content-type").is_none() {
+                    if let Some(m) = mime.filter(|m| !m.is_empty()) {
+                        headers.push(("Content-Type".into(), m.to_string()));
+                    }
+                }
+                Body::Bytes(e.into_bytes())
+            }
+        });
+    }
+    if !text.is_empty() {
+        return Ok(classify_body(text, mime, headers));
+    }
+    let params: &[Value] = pd
+        .get("params")
         .and_then(Value::as_array)
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|p| {
-                    let name = p.get("name")?.as_str()?;
-                    let value = p.get("value").and_then(Value::as_str).unwrap_or("");
-                    Some(format!("{name}={value}"))
-                })
-                .collect::<Vec<_>>()
-                .join("&")
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let ct = header_value(headers, "content-type")
+        .or(mime)
+        .unwrap_or("")
+        .to_string();
+    if !mime_essence(&ct).starts_with("multipart/") {
+        return Ok(classify_body(&params_text(params), mime, headers));
+    }
+    let mut parts = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        let name = p
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("postData.params[{i}] has no name"))?;
+        let field = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
+        let part = Part {
+            name: name.to_string(),
+            value: field("value").unwrap_or_default(),
+            file_name: field("fileName"),
+            content_type: field("contentType"),
+        };
+        if let (Some(f), true) = (&part.file_name, part.value.is_empty()) {
+            notes.push(format!(
+                "log.entries[{index}]: the file `{f}` of field `{name}` was saved without its content; the replay sends it empty"
+            ));
+        }
+        parts.push(part);
+    }
+    if parts.is_empty() {
+        return Ok(Body::None);
+    }
+    let (boundary, body) = multipart::build(&parts, multipart::boundary_of(&ct).as_deref());
+    let essence = mime_essence(&ct);
+    remove_header(headers, "content-type");
+    headers.push((
+        "Content-Type".into(),
+        format!("{essence}; boundary={boundary}"),
+    ));
+    Ok(Body::Raw(body))
+}
+
+/// A form body rebuilt from `postData.params` when the recording has no `text`.
+fn params_text(params: &[Value]) -> String {
+    params
+        .iter()
+        .filter_map(|p| {
+            let name = p.get("name")?.as_str()?;
+            let value = p.get("value").and_then(Value::as_str).unwrap_or("");
+            Some(format!("{name}={value}"))
         })
-        .unwrap_or_default()
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// Add the recorded `queryString` entries the URL lacks (some tools save the query
+/// only there). An entry is in the URL when a pair of the URL's query has its name
+/// and value, as written or percent-decoded; each URL pair answers one entry, so a
+/// repeated name is added as often as it is missing. Added pairs are written
+/// percent-encoded.
+fn add_recorded_query(url: &mut SplitUrl, query_string: Option<&Value>) {
+    let Some(entries) = query_string.and_then(Value::as_array) else {
+        return;
+    };
+    let query = url.path_query.split_once('?').map_or("", |(_, q)| q);
+    let mut present: Vec<Option<(String, String)>> = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            Some((k.to_string(), v.to_string()))
+        })
+        .collect();
+    let same = |written: &str, recorded: &str| {
+        written == recorded || percent_decode(written, true).as_deref() == Some(recorded)
+    };
+    let mut added = Vec::new();
+    for e in entries {
+        let Some(name) = e.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let value = e.get("value").and_then(Value::as_str).unwrap_or("");
+        let found = present.iter_mut().find(|p| {
+            p.as_ref()
+                .is_some_and(|(k, v)| same(k, name) && same(v, value))
+        });
+        match found {
+            Some(slot) => *slot = None,
+            None => added.push(format!(
+                "{}={}",
+                percent_encode(name),
+                percent_encode(value)
+            )),
+        }
+    }
+    if added.is_empty() {
+        return;
+    }
+    let extra = added.join("&");
+    for s in [&mut url.path_query, &mut url.absolute] {
+        if !s.contains('?') {
+            s.push('?');
+        } else if !s.ends_with(['?', '&']) {
+            s.push('&');
+        }
+        s.push_str(&extra);
+    }
 }
 
 /// Whether a path (with query) names a static asset.
@@ -558,14 +702,22 @@ mod tests {
             f[1].think,
             Some(Think::Fixed(crate::Dur(Duration::from_millis(500))))
         );
-        // 2: JSON with Hangul, content type left to `json:`.
+        // 2: JSON with Hangul, keys not in sorted order: sent as recorded, with
+        // the recorded content type.
         let r2 = req(&f[2]);
         assert_eq!(r2.method.as_deref(), Some("POST"));
+        assert_eq!(r2.json, None);
         assert_eq!(
-            r2.json,
-            Some(serde_json::json!({"title": "안녕하세요", "tags": ["검색", "엔진"], "n": 1}))
+            r2.body.as_deref(),
+            Some("{\"title\":\"안녕하세요\",\"tags\":[\"검색\",\"엔진\"],\"n\":1}")
         );
-        assert!(r2.headers.is_empty(), "{:?}", r2.headers);
+        assert_eq!(
+            r2.headers.iter().collect::<Vec<_>>(),
+            [(
+                &"content-type".to_string(),
+                &"application/json;charset=UTF-8".to_string()
+            )]
+        );
         assert_eq!(
             f[2].check.as_ref().unwrap().status,
             Some(StatusMatch::One(201))
@@ -575,10 +727,14 @@ mod tests {
             f[3].think,
             Some(Think::Fixed(crate::Dur(Duration::from_secs(2))))
         );
-        // 3: form, decoded.
-        let form = req(&f[4]).form.as_ref().unwrap();
-        assert_eq!(form["user"], "홍길동");
-        assert_eq!(form["password"], "p@ss word");
+        // 3: a form written with `+` for a space and fields out of name order: a
+        // `form:` would send other bytes, so the recorded text is kept.
+        let r4 = req(&f[4]);
+        assert_eq!(r4.form, None);
+        assert_eq!(
+            r4.body.as_deref(),
+            Some("user=%ED%99%8D%EA%B8%B8%EB%8F%99&password=p%40ss+word")
+        );
         // 4: other origin, absolute, no fragment, 10 ms gap is no think; 304 -> 200.
         assert_eq!(
             line(&f[5]),
@@ -591,7 +747,10 @@ mod tests {
 
         let y = to_yaml(&cfg);
         assert!(y.contains("안녕하세요"), "{y}");
-        assert!(y.contains("홍길동"), "{y}");
+        assert!(
+            y.contains("%ED%99%8D%EA%B8%B8%EB%8F%99&password=p%40ss+word"),
+            "{y}"
+        );
         assert!(y.contains("think: 500ms"), "{y}");
         assert!(y.contains("think: 2s"), "{y}");
         assert_eq!(crate::parse_str(&y, "x").unwrap(), cfg, "{y}");
@@ -689,13 +848,14 @@ mod tests {
         let cfg = from_har(har, &ImportOptions::default()).unwrap();
         let f = &cfg.scenarios[0].1.flow;
         assert_eq!(line(&f[0]), "GET /a/%7B%7Bx%7D%7D?q=%7B%7By%7D%7D");
-        let body = req(&f[1]).body.clone().unwrap();
-        assert!(!body.contains("{{"), "{body}");
-        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        // A body with `{{` goes out byte for byte as `body_base64` (never read as
+        // a template).
+        let b64 = req(&f[1]).body_base64.clone().unwrap();
         assert_eq!(
-            v,
-            serde_json::json!({"t": "{{ name }}", "o": {"{{k": [{}]}})
+            crate::decode_body_base64(&b64).unwrap(),
+            br#"{"t":"{{ name }}","o":{"{{k":[{}]}}"#
         );
+        assert_eq!(req(&f[1]).body, None);
         assert_eq!(req(&f[1]).headers["Content-Type"], "application/json");
         assert_eq!(req(&f[2]).body.as_deref(), Some("a=%7B%7Bb%7D%7D"));
         assert_eq!(crate::parse_str(&to_yaml(&cfg), "x").unwrap(), cfg);
@@ -709,6 +869,162 @@ mod tests {
             e.starts_with("HAR entry log.entries[0]: header `x-t`"),
             "{e}"
         );
+    }
+
+    /// One POST entry with this `postData` (and request headers), shaped as
+    /// Firefox saves it (`cookies`, `queryString`, `headersSize`, `bodySize`).
+    fn post_entry(headers: &str, post_data: &str) -> String {
+        format!(
+            r#"{{"log":{{"version":"1.2","creator":{{"name":"Firefox","version":"124.0"}},"entries":[
+              {{"startedDateTime":"2024-03-01T10:00:00.000+09:00","time":12,
+                "request":{{"bodySize":-1,"method":"POST","url":"http://h:8080/up","httpVersion":"HTTP/1.1",
+                  "headers":[{headers}],"cookies":[],"queryString":[],"headersSize":321,
+                  "postData":{post_data}}},
+                "response":{{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[],"cookies":[],
+                  "content":{{"mimeType":"text/plain","size":0,"text":""}},"redirectURL":"","headersSize":0,"bodySize":0}},
+                "cache":{{}},"timings":{{"blocked":0,"dns":0,"connect":0,"ssl":0,"send":0,"wait":12,"receive":0}}}}
+            ]}}}}"#
+        )
+    }
+
+    #[test]
+    fn json_bodies_go_out_as_recorded() {
+        let text = "{\"id\":12345678901234567890123, \"b\": 1,\n \"a\": [0.10, 1e2]}";
+        let har = post_entry(
+            r#"{"name":"Content-Type","value":"application/json"}"#,
+            &serde_json::json!({"mimeType": "application/json", "text": text}).to_string(),
+        );
+        let cfg = from_har(&har, &ImportOptions::default()).unwrap();
+        let r = req(&cfg.scenarios[0].1.flow[0]);
+        assert_eq!(r.json, None);
+        assert_eq!(r.body.as_deref(), Some(text));
+        assert_eq!(r.headers["Content-Type"], "application/json");
+        assert_eq!(crate::parse_str(&to_yaml(&cfg), "x").unwrap(), cfg);
+        // Compact, keys in order, plain numbers: `json:` is the same bytes.
+        let har = post_entry(
+            "",
+            r#"{"mimeType":"application/json","text":"{\"a\":1,\"b\":[true,\"가\"]}"}"#,
+        );
+        let cfg = from_har(&har, &ImportOptions::default()).unwrap();
+        let r = req(&cfg.scenarios[0].1.flow[0]);
+        assert_eq!(r.json, Some(serde_json::json!({"a": 1, "b": [true, "가"]})));
+        assert_eq!(r.body, None);
+    }
+
+    #[test]
+    fn base64_bodies_are_decoded() {
+        // UTF-8 text: the decoded text.
+        let har = post_entry(
+            "",
+            r#"{"mimeType":"text/plain;charset=utf-8","encoding":"base64","text":"7JWI64WVIQ=="}"#,
+        );
+        let cfg = from_har(&har, &ImportOptions::default()).unwrap();
+        let r = req(&cfg.scenarios[0].1.flow[0]);
+        assert_eq!(r.body.as_deref(), Some("안녕!"));
+        assert_eq!(r.headers["Content-Type"], "text/plain;charset=utf-8");
+        // Bytes that are not text: the same bytes, as `body_base64`.
+        let har = post_entry(
+            "",
+            r#"{"mimeType":"application/octet-stream","encoding":"base64","text":"AP/+gA=="}"#,
+        );
+        let cfg = from_har(&har, &ImportOptions::default()).unwrap();
+        let r = req(&cfg.scenarios[0].1.flow[0]);
+        assert_eq!(r.body, None);
+        assert_eq!(
+            crate::decode_body_base64(r.body_base64.as_deref().unwrap()).unwrap(),
+            [0u8, 0xff, 0xfe, 0x80]
+        );
+        assert_eq!(crate::parse_str(&to_yaml(&cfg), "x").unwrap(), cfg);
+        // Without `encoding`, the same text is sent as text.
+        let har = post_entry("", r#"{"mimeType":"text/plain","text":"AP/+gA=="}"#);
+        let cfg = from_har(&har, &ImportOptions::default()).unwrap();
+        assert_eq!(
+            req(&cfg.scenarios[0].1.flow[0]).body.as_deref(),
+            Some("AP/+gA==")
+        );
+        // Marked base64 but not: the entry is named.
+        let har = post_entry(
+            "",
+            r#"{"mimeType":"text/plain","encoding":"base64","text":"%%"}"#,
+        );
+        let e = from_har(&har, &ImportOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("HAR entry log.entries[0]: postData.text is marked"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn multipart_params_become_the_multipart_body() {
+        let ct = "multipart/form-data; boundary=---------------------------4213";
+        let har = post_entry(
+            &format!(r#"{{"name":"Content-Type","value":"{ct}"}}"#),
+            &serde_json::json!({"mimeType": ct, "params": [
+                {"name": "title", "value": "제목"},
+                {"name": "doc", "value": "a,b\n1,2\n", "fileName": "표.csv", "contentType": "text/csv"},
+                {"name": "empty", "value": "", "fileName": "x.bin", "contentType": "application/octet-stream"}
+            ]})
+            .to_string(),
+        );
+        let got = import_har(&har, &ImportOptions::default()).unwrap();
+        let r = req(&got.config.scenarios[0].1.flow[0]);
+        assert_eq!(r.headers["Content-Type"], ct);
+        let b = "-----------------------------4213";
+        assert_eq!(
+            r.body.as_deref().unwrap(),
+            format!(
+                "{b}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\n제목\r\n\
+                 {b}\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"표.csv\"\r\nContent-Type: text/csv\r\n\r\na,b\n1,2\n\r\n\
+                 {b}\r\nContent-Disposition: form-data; name=\"empty\"; filename=\"x.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n\r\n\
+                 {b}--\r\n"
+            )
+        );
+        assert_eq!(got.notes.len(), 1, "{:?}", got.notes);
+        assert!(got.notes[0].contains("`x.bin`"), "{:?}", got.notes);
+        // Without a boundary anywhere: one is chosen and said in the header.
+        let har = post_entry(
+            "",
+            r#"{"mimeType":"multipart/form-data","params":[{"name":"a","value":"1"}]}"#,
+        );
+        let cfg = from_har(&har, &ImportOptions::default()).unwrap();
+        let r = req(&cfg.scenarios[0].1.flow[0]);
+        let boundary = crate::import::multipart::boundary_of(&r.headers["Content-Type"]).unwrap();
+        assert_eq!(
+            r.body.as_deref().unwrap(),
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--{boundary}--\r\n")
+        );
+        // A urlencoded form in params stays `name=value`.
+        let har = post_entry(
+            "",
+            r#"{"mimeType":"application/x-www-form-urlencoded","params":[{"name":"a","value":"1"},{"name":"b","value":"2"}]}"#,
+        );
+        let cfg = from_har(&har, &ImportOptions::default()).unwrap();
+        let f = req(&cfg.scenarios[0].1.flow[0]).form.clone().unwrap();
+        assert_eq!((f["a"].as_str(), f["b"].as_str()), ("1", "2"));
+    }
+
+    #[test]
+    fn query_string_entries_missing_from_the_url_are_added() {
+        let har = r#"{"log":{"entries":[{"request":{"method":"GET",
+          "url":"http://h/s?q=%EA%B0%80&page=1",
+          "queryString":[{"name":"q","value":"가"},{"name":"page","value":"1"},
+                         {"name":"sort","value":"new first"},{"name":"page","value":"2"}]}}]}}"#;
+        let cfg = from_har(har, &ImportOptions::default()).unwrap();
+        assert_eq!(
+            line(&cfg.scenarios[0].1.flow[0]),
+            "GET /s?q=%EA%B0%80&page=1&sort=new%20first&page=2"
+        );
+        // All present: the URL as recorded.
+        let har = r#"{"log":{"entries":[{"request":{"method":"GET","url":"http://h/s?a=1",
+          "queryString":[{"name":"a","value":"1"}]}}]}}"#;
+        let cfg = from_har(har, &ImportOptions::default()).unwrap();
+        assert_eq!(line(&cfg.scenarios[0].1.flow[0]), "GET /s?a=1");
+        let har = r#"{"log":{"entries":[{"request":{"method":"GET","url":"http://h/s",
+          "queryString":[{"name":"k","value":"v"}]}}]}}"#;
+        let cfg = from_har(har, &ImportOptions::default()).unwrap();
+        assert_eq!(line(&cfg.scenarios[0].1.flow[0]), "GET /s?k=v");
     }
 
     #[test]

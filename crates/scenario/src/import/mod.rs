@@ -10,14 +10,26 @@
 
 pub mod curl;
 pub mod har;
+pub mod multipart;
 
 use std::collections::BTreeMap;
 
 use crate::model::*;
 use crate::{format_duration, parse_duration, Dur};
 
-pub use curl::from_curl;
-pub use har::from_har;
+pub use curl::{from_curl, import_curl, CurlContext};
+pub use har::{from_har, import_har};
+
+/// An import's result: the configuration, and what the user should know about how
+/// it was made (options that were ignored, recorded parts that were not sent as
+/// recorded). The notes are sentences for a person, printed by `pado import`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Imported {
+    /// The scenario.
+    pub config: Config,
+    /// One sentence each; empty when the import is exactly the input.
+    pub notes: Vec<String>,
+}
 
 /// What a HAR import keeps. The defaults aim at a replay that loads the application
 /// server, not the CDN: static assets are dropped and every step checks the status
@@ -95,6 +107,19 @@ pub enum ImportError {
         option: String,
         /// Why, and what to do instead.
         why: String,
+    },
+    /// A file a curl option names (`-d @FILE`, `--data-binary @FILE`) that cannot
+    /// be read; the path is resolved against the directory the command runs in.
+    #[error("option {option} names the file `{written}` ({path}), which cannot be read: {reason}")]
+    DataFile {
+        /// The option as written (`-d`, `--data-binary`).
+        option: String,
+        /// The file name as written after `@`.
+        written: String,
+        /// Where pado looked.
+        path: String,
+        /// Why it cannot be read.
+        reason: String,
     },
     /// A curl option given without its value.
     #[error("option {0} needs a value")]
@@ -304,7 +329,10 @@ pub(crate) enum Body {
     Form(BTreeMap<String, String>),
     /// `body:` as given.
     Raw(String),
-    /// `body_file:` (curl `-d @file`).
+    /// Bytes that must go out exactly (not UTF-8, or text a `body:` would read as
+    /// a template): `body_base64:`, or `body:` when that says the same bytes.
+    Bytes(Vec<u8>),
+    /// `body_file:` (curl `--data-binary @file`).
     File(String),
 }
 
@@ -317,11 +345,13 @@ pub(crate) fn mime_essence(ct: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Choose how to write a body: parsed JSON or form fields when the content type says
-/// so and the text really is that (so the user can edit values rather than escaped
-/// text), the raw text otherwise. Fixes up the `Content-Type` header to match: it is
-/// dropped when `json:`/`form:` set exactly that type, added for a raw body when only
-/// `mime` knew it.
+/// Choose how to write a body so that the engine sends exactly `text`: parsed JSON
+/// or form fields (which the user can edit as values rather than escaped text) only
+/// when the engine's writing of them gives back `text` byte for byte; the text as
+/// recorded otherwise (big numbers, key order, spacing and `+` for spaces survive
+/// only that way, and signed bodies depend on them). Fixes up the `Content-Type`
+/// header to match: it is dropped when `json:`/`form:` set exactly that type, added
+/// for a raw body when only `mime` knew it.
 pub(crate) fn classify_body(
     text: &str,
     mime: Option<&str>,
@@ -335,18 +365,16 @@ pub(crate) fn classify_body(
         .or_else(|| mime.map(str::to_string));
     let essence = ct.as_deref().map(mime_essence).unwrap_or_default();
     if essence == "application/json" || essence.ends_with("+json") {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
-            if !v.is_null() {
-                if essence == "application/json" {
-                    remove_header(headers, "content-type");
-                } else if header_value(headers, "content-type").is_none() {
-                    headers.push(("Content-Type".into(), ct.clone().unwrap_or_default()));
-                }
-                return Body::Json(v);
+        if let Some(v) = exact_json(text) {
+            if essence == "application/json" {
+                remove_header(headers, "content-type");
+            } else if header_value(headers, "content-type").is_none() {
+                headers.push(("Content-Type".into(), ct.clone().unwrap_or_default()));
             }
+            return Body::Json(v);
         }
     } else if essence == "application/x-www-form-urlencoded" {
-        if let Some(form) = parse_form(text) {
+        if let Some(form) = parse_form(text).filter(|f| form_text(f) == text) {
             remove_header(headers, "content-type");
             return Body::Form(form);
         }
@@ -357,6 +385,29 @@ pub(crate) fn classify_body(
         }
     }
     Body::Raw(text.to_string())
+}
+
+/// The JSON value of `text` when a `json:` body of it is sent as exactly `text`:
+/// the engine writes compact JSON with keys in sorted order and numbers as
+/// `serde_json` prints them, so this holds only for text already in that form
+/// (`{"a":1,"b":"x"}`), with no control characters in strings (escaped differently)
+/// and no `{{` (a template hole in `json:`).
+fn exact_json(text: &str) -> Option<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let plain = !v.is_null()
+        && !json_has_hole(&v)
+        && !json_has_control(&v)
+        && serde_json::to_string(&v).ok()? == text;
+    plain.then_some(v)
+}
+
+/// A form as the engine writes a `form:` body: fields in name order, each name and
+/// value percent-encoded but for the unreserved characters.
+fn form_text(form: &BTreeMap<String, String>) -> String {
+    form.iter()
+        .map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
 }
 
 /// Parse `a=1&b=%EA%B0%80` into fields, but only when that loses nothing: every pair
@@ -435,10 +486,11 @@ pub(crate) fn step_name(method: &str, path_query: &str, host: Option<&str>) -> S
 /// and URL (easiest to read and edit), the full form otherwise.
 ///
 /// Scenario text reads `{{` as the start of a template hole and has no escape for it,
-/// so recorded text containing `{{` is rewritten to an equivalent that does not: braces
-/// in the URL and in form values are percent-encoded, a JSON body is written as text
-/// with `\u007b` for `{` inside strings. A header or raw body with `{{` cannot be
-/// written without changing it: that is the error returned.
+/// so recorded text containing `{{` is written so that it still goes out as recorded:
+/// braces in the URL are percent-encoded (the same URL to a server), form values
+/// are written encoded, and a body becomes `body_base64:` (sent byte for byte, never
+/// read as a template). A header with `{{` cannot be written without changing it:
+/// that is the error returned.
 pub(crate) fn request_step(
     name: String,
     method: &str,
@@ -458,14 +510,19 @@ pub(crate) fn request_step(
         return Err(format!("header `{n}` contains `{{{{`, {NO_ESCAPE}"));
     }
     let body = match body {
-        Body::Raw(t) if t.contains("{{") => {
-            return Err(format!("the body contains `{{{{`, {NO_ESCAPE}"));
-        }
+        // Text a `body:` would read as a template, or bytes that are not text, go
+        // out exactly as `body_base64:`; anything else as the text it is.
+        Body::Raw(t) if t.contains("{{") => Body::Bytes(t.into_bytes()),
+        Body::Bytes(b) => match String::from_utf8(b) {
+            Ok(t) if !t.contains("{{") => Body::Raw(t),
+            Ok(t) => Body::Bytes(t.into_bytes()),
+            Err(e) => Body::Bytes(e.into_bytes()),
+        },
         Body::Json(v) if json_has_hole(&v) => {
             if header_value(&headers, "content-type").is_none() {
                 headers.push(("Content-Type".into(), "application/json".into()));
             }
-            Body::Raw(json_text_without_holes(&v))
+            Body::Bytes(v.to_string().into_bytes())
         }
         Body::Form(f) if f.iter().any(|(k, v)| k.contains("{{") || v.contains("{{")) => {
             if header_value(&headers, "content-type").is_none() {
@@ -474,12 +531,7 @@ pub(crate) fn request_step(
                     "application/x-www-form-urlencoded".into(),
                 ));
             }
-            let text = f
-                .iter()
-                .map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v)))
-                .collect::<Vec<_>>()
-                .join("&");
-            Body::Raw(text)
+            Body::Raw(form_text(&f))
         }
         b => b,
     };
@@ -502,6 +554,10 @@ pub(crate) fn request_step(
             Body::Json(v) => full.json = Some(v),
             Body::Form(f) => full.form = Some(f),
             Body::Raw(t) => full.body = Some(t),
+            Body::Bytes(b) => {
+                use base64::Engine as _;
+                full.body_base64 = Some(base64::engine::general_purpose::STANDARD.encode(b));
+            }
             Body::File(p) => full.body_file = Some(p),
         }
         RequestSpec::Full(full)
@@ -524,31 +580,19 @@ fn json_has_hole(v: &serde_json::Value) -> bool {
     }
 }
 
-/// Compact JSON text with every `{` inside a string written as `\u007b`: the same
-/// value to any JSON parser, and no `{{` in the text (outside strings, compact JSON
-/// never has two `{` in a row).
-fn json_text_without_holes(v: &serde_json::Value) -> String {
-    let text = v.to_string();
-    let mut out = String::with_capacity(text.len() + 16);
-    let (mut in_str, mut escaped) = (false, false);
-    for c in text.chars() {
-        if in_str {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_str = false;
-            } else if c == '{' {
-                out.push_str("\\u007b");
-                continue;
-            }
-        } else if c == '"' {
-            in_str = true;
-        }
-        out.push(c);
+/// Whether any string value holds a control character other than `\n`, `\r`, `\t`:
+/// `serde_json` writes those as `\b`, `\f` or `\u001f`, the engine as `\u0008`,
+/// `\u000C`, `\u001F`, so such a value would not go out as recorded.
+fn json_has_control(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => s
+            .chars()
+            .any(|c| c < ' ' && !matches!(c, '\n' | '\r' | '\t')),
+        Value::Array(a) => a.iter().any(json_has_control),
+        Value::Object(o) => o.values().any(json_has_control),
+        _ => false,
     }
-    out
 }
 
 /// A duration that survives writing and reading back unchanged (what the file says is

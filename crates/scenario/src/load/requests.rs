@@ -146,6 +146,7 @@ impl Validator<'_> {
                     f.json.is_some(),
                     f.form.is_some(),
                     f.body_file.is_some(),
+                    f.body_base64.is_some(),
                 ]
                 .iter()
                 .filter(|b| **b)
@@ -153,7 +154,7 @@ impl Validator<'_> {
                 if bodies > 1 {
                     self.err(
                         &format!("{p}.body"),
-                        "give only one of `body`, `json`, `form`, `body_file`",
+                        "give only one of `body`, `json`, `form`, `body_file`, `body_base64`",
                         None,
                     );
                 }
@@ -163,6 +164,17 @@ impl Validator<'_> {
                 }
                 if let Some(b) = &f.body {
                     self.template(&format!("{p}.body"), b);
+                }
+                if let Some(b) = &f.body_base64 {
+                    if let Err(e) = crate::decode_body_base64(b) {
+                        self.err(
+                            &format!("{p}.body_base64"),
+                            format!("not base64: {e}"),
+                            Some(
+                                "write the bytes in standard base64 (A-Z a-z 0-9 + /, `=` padding)",
+                            ),
+                        );
+                    }
                 }
                 if let Some(j) = &f.json {
                     self.json_templates(&format!("{p}.json"), j);

@@ -341,3 +341,27 @@ fn a_websocket_step_loads_and_its_mistakes_name_line_and_field() {
     let ok = errs("scenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - ws: { url: \"wss://h/x?a={{ vu }}\", actions: [ { send: a } ] }\n");
     assert_eq!(ok, vec![]);
 }
+
+#[test]
+fn body_base64_must_be_base64_and_the_only_body() {
+    let file = |req: &str| {
+        format!("target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - request:\n          method: POST\n          url: /x\n{req}")
+    };
+    // Wrapped lines are fine: the bytes are the same.
+    assert!(errs(&file(
+        "          body_base64: |\n            AP/+\n            gA==\n"
+    ))
+    .is_empty());
+    let e = errs(&file("          body_base64: \"%%\"\n"));
+    let d = e
+        .iter()
+        .find(|d| d.field.ends_with(".body_base64"))
+        .unwrap_or_else(|| panic!("{e:?}"));
+    assert!(d.message.starts_with("not base64"), "{d}");
+    assert_eq!(d.line, Some(11), "{d}");
+    let e = errs(&file("          body: x\n          body_base64: eA==\n"));
+    assert!(
+        e.iter().any(|d| d.message.contains("`body_base64`")),
+        "{e:?}"
+    );
+}
