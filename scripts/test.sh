@@ -44,6 +44,17 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "warning: ${need[*]} missing and cannot be installed here; tests that need them fail" >&2
   fi
 fi
+# HdrHistogram's reference Python decoder (PyPI `hdrhistogram`), which reads
+# `--export hdr`'s latency.hlog in the end-to-end tests: a virtual environment under
+# target/ (tests/e2e finds it there).
+if [ ! -x target/pyhdr/bin/python3 ] || ! target/pyhdr/bin/python3 -c 'import hdrh.log' 2>/dev/null; then
+  if command -v python3 >/dev/null 2>&1 && python3 -m venv target/pyhdr >/dev/null 2>&1 \
+    && target/pyhdr/bin/pip install -q hdrhistogram >/dev/null 2>&1; then
+    echo "installed Python's hdrhistogram into target/pyhdr for the tests"
+  else
+    echo "warning: Python's hdrhistogram cannot be installed here; the test that needs it fails" >&2
+  fi
+fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 # The oldest Rust the code promises (`rust-version` in Cargo.toml) must build it all.

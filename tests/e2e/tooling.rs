@@ -724,4 +724,107 @@ fn a_curl_import_sends_what_curl_sends() {
             );
         }
     }
+
+/// The Python interpreter that has HdrHistogram's reference decoder (PyPI package
+/// `hdrhistogram`, module `hdrh`): `PADO_E2E_PYTHON`, else the virtual environment
+/// `scripts/test.sh` makes under `target/pyhdr`, else `python3`. Missing, the test is
+/// skipped with a message, unless `PADO_E2E_REQUIRE_ALL=1`.
+fn python_with_hdrh() -> Option<std::path::PathBuf> {
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/pyhdr/bin/python3");
+    let candidates = std::env::var_os("PADO_E2E_PYTHON")
+        .map(std::path::PathBuf::from)
+        .into_iter()
+        .chain([venv, "python3".into()]);
+    for py in candidates {
+        let ok = std::process::Command::new(&py)
+            .args(["-c", "import hdrh.log"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            return Some(py);
+        }
+    }
+    let msg = "Python's hdrhistogram package (HdrHistogram's reference decoder) is not installed (scripts/test.sh installs it into target/pyhdr)";
+    if std::env::var("PADO_E2E_REQUIRE_ALL").as_deref() == Ok("1") {
+        panic!("{msg}, and PADO_E2E_REQUIRE_ALL=1 requires it");
+    }
+    eprintln!("skipped: {msg}");
+    None
+}
+
+/// `--export hdr`'s `latency.hlog`, read by HdrHistogram's reference Python decoder:
+/// requests to two steps a local server answers after exactly 20 ms and 60 ms. Its
+/// counts are the server's and pado's, its whole-run histogram has pado's maximum
+/// and mean, and each step's 50th percentile is above the delay planted for it and
+/// below the other's.
+#[test]
+fn the_hdr_export_reads_in_hdrhistograms_reference_decoder() {
+    let Some(py) = python_with_hdrh() else {
+        return;
+    };
+    let srv = TestServer::start();
+    let addr = srv.addr();
+    let d = tmp("hlog");
+    let f = write_file(
+        &d,
+        "s.yaml",
+        &format!(
+            "target: http://{addr}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 6\n    max_duration: 30s\n    flow:\n      - request: \"GET /delay/20\"\n        name: 빠른 요청\n      - request: \"GET /delay/60\"\n        name: slow, one\n"
+        ),
+    );
+    let r = run("hlog", &[f.to_str().unwrap(), "--export", "hdr"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(srv.records().len(), 24);
+    let log = r.dir.join("latency.hlog");
+    let script = r#"
+import json, sys
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+acc = HdrHistogram(1, 3600 * 1000 * 1000, 3)
+reader = HistogramLogReader(sys.argv[1], acc)
+out = {"all": 0, "lines": 0}
+tags = {}
+while True:
+    h = reader.get_next_interval_histogram()
+    if h is None:
+        break
+    out["lines"] += 1
+    tag = h.get_tag()
+    if tag is None:
+        out["all"] += h.get_total_count()
+        acc.add(h)
+    else:
+        t = tags.setdefault(tag, HdrHistogram(1, 3600 * 1000 * 1000, 3))
+        t.add(h)
+out["max"] = acc.get_max_value()
+out["mean"] = acc.get_mean_value()
+out["start"] = reader.get_start_time_sec()
+out["tags"] = {k: [v.get_total_count(), v.get_value_at_percentile(50)] for k, v in tags.items()}
+print(json.dumps(out, ensure_ascii=False))
+"#;
+    let o = std::process::Command::new(&py)
+        .args(["-c", script, log.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = r.summary();
+    assert_eq!(got["all"], 24, "{got}");
+    assert_eq!(num(&s, "requests"), 24.0, "{s}");
+    // Values are µs; summary.json's are ms.
+    let max_ms = got["max"].as_f64().unwrap() / 1000.0;
+    assert_eq!(max_ms, num(&s, "latency_ms.max"), "{got} / {s}");
+    let mean_ms = got["mean"].as_f64().unwrap() / 1000.0;
+    assert!(
+        (mean_ms - num(&s, "latency_ms.mean")).abs() < 1e-6,
+        "{got} / {s}"
+    );
+    let fast = &got["tags"]["빠른_요청"];
+    let slow = &got["tags"]["slow;_one"];
+    assert_eq!(fast[0], 12, "{got}");
+    assert_eq!(slow[0], 12, "{got}");
+    let (fast_p50, slow_p50) = (fast[1].as_f64().unwrap(), slow[1].as_f64().unwrap());
+    assert!((20_000.0..60_000.0).contains(&fast_p50), "{got}");
+    assert!(slow_p50 >= 60_000.0, "{got}");
+    assert!(got["start"].as_f64().unwrap() > 1.6e9, "{got}");
 }

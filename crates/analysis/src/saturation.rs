@@ -81,9 +81,15 @@ pub struct Saturation {
     /// least one full second that completed requests).
     pub levels: usize,
     /// Load at which throughput stopped keeping up (first level within 5% of the best
-    /// level, or where throughput per VU fell below 70% of its low-load value); the
-    /// highest load of the run when no saturation was reached.
-    pub throughput_knee_load: f64,
+    /// level, or where throughput per VU fell below 70% of its low-load value);
+    /// `None` (`null`) when no saturation was reached: a field named knee holds
+    /// only a knee.
+    pub throughput_knee_load: Option<f64>,
+    /// The highest load level the analysis saw (while the load rose or held): the
+    /// load throughput kept up to when no saturation was reached. 0 in summaries
+    /// written before it.
+    #[serde(default)]
+    pub highest_load: f64,
     /// The best level's throughput (median of its seconds), req/s.
     pub max_rps: f64,
     /// Whether throughput fell by 10% or more at higher loads (queueing avalanche);
@@ -240,7 +246,7 @@ pub fn analyse(samples: &[LoadSample], duration_s: f64) -> Option<Saturation> {
     let latency_rose =
         baseline.is_some_and(|b| !beyond.is_empty() && median(&mut beyond) > 1.5 * b.max(0.001));
     let saturated = candidate < top_load && fell_behind && latency_rose;
-    let knee = if saturated { candidate } else { top_load };
+    let knee = saturated.then_some(candidate);
     let throughput_falls = saturated && pts[max_i..].iter().skip(1).any(|p| p.1 < 0.9 * max_rps);
     // Recovery: from the last second at the peak load, once the load has fallen to
     // 70% of it or less, until p95 holds near baseline for 3 s.
@@ -270,6 +276,7 @@ pub fn analyse(samples: &[LoadSample], duration_s: f64) -> Option<Saturation> {
         },
         levels: pts.len(),
         throughput_knee_load: knee,
+        highest_load: top_load,
         max_rps,
         throughput_falls,
         latency_knee_load,
@@ -430,7 +437,11 @@ mod tests {
     fn finds_a_knee_placed_at_a_known_load() {
         let s = analyse(&run_with_knee_at_50(), 0.0).unwrap();
         assert_eq!(s.outcome, Outcome::Knee, "{s:?}");
-        assert!((s.throughput_knee_load - 50.0).abs() <= 5.0, "{s:?}");
+        assert!(
+            (s.throughput_knee_load.unwrap() - 50.0).abs() <= 5.0,
+            "{s:?}"
+        );
+        assert_eq!(s.highest_load, 100.0, "{s:?}");
         assert!((s.max_rps - 500.0).abs() < 15.0, "{s:?}");
         assert!(!s.throughput_falls);
         let lk = s.latency_knee_load.unwrap();
@@ -477,7 +488,7 @@ mod tests {
         let s = analyse(&steps(&levels, 4), 24.0).unwrap();
         assert_eq!(s.outcome, Outcome::Knee, "{s:?}");
         assert!(s.throughput_falls);
-        assert_eq!(s.throughput_knee_load, 20.0);
+        assert_eq!(s.throughput_knee_load, Some(20.0));
         let usl = s.usl.unwrap();
         assert!((usl.kappa - 0.0015).abs() < 0.0003, "{usl:?}");
         assert!((23.0..=29.0).contains(&usl.peak_load.unwrap()), "{usl:?}");
@@ -513,7 +524,9 @@ mod tests {
     fn a_linear_step_ramp_reached_no_saturation() {
         let s = analyse(&linear_step_ramp(), 40.3).unwrap();
         assert_eq!(s.outcome, Outcome::NoSaturationReached, "{s:?}");
-        assert_eq!(s.throughput_knee_load, 70.0, "{s:?}");
+        // No knee: the knee's field is empty, the highest load has its own.
+        assert_eq!(s.throughput_knee_load, None, "{s:?}");
+        assert_eq!(s.highest_load, 70.0, "{s:?}");
         // The best level is the top one, 140 req/s: the empty second is not in it.
         assert!((s.max_rps - 140.0).abs() < 5.0, "{s:?}");
         assert!(!s.throughput_falls);
@@ -539,7 +552,8 @@ mod tests {
             .collect();
         let k = analyse(&capped, 40.3).unwrap();
         assert_eq!(k.outcome, Outcome::Knee, "{k:?}");
-        assert_eq!(k.throughput_knee_load, 50.0, "{k:?}");
+        assert_eq!(k.throughput_knee_load, Some(50.0), "{k:?}");
+        assert_eq!(k.highest_load, 70.0, "{k:?}");
     }
 
     /// Issue #11: a ramp to 20 VUs, each with 1–3 s think time (0.5 req/s per VU on
@@ -562,7 +576,8 @@ mod tests {
         }
         let s = analyse(&v, 60.0).unwrap();
         assert_eq!(s.outcome, Outcome::NoSaturationReached, "{s:?}");
-        assert_eq!(s.throughput_knee_load, 20.0, "{s:?}");
+        assert_eq!(s.throughput_knee_load, None, "{s:?}");
+        assert_eq!(s.highest_load, 20.0, "{s:?}");
         assert!(!s.throughput_falls, "{s:?}");
     }
 

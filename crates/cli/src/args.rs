@@ -149,10 +149,11 @@ pub(crate) enum Command {
         /// A named time window for the stage table, `NAME=START..END`; repeatable.
         #[arg(long = "window", value_name = "NAME=START..END")]
         windows: Vec<String>,
-        /// Also write `csv` (timeline.csv, per second and step) or `junit` (junit.xml of
-        /// thresholds and checks) into the result directory; repeatable. summary.json and
-        /// report.html are always rewritten.
-        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit"])]
+        /// Also write `csv` (timeline.csv, per second and step), `junit` (junit.xml of
+        /// thresholds and checks) or `hdr` (latency.hlog, HdrHistogram's interval log of
+        /// the latencies, for HdrHistogram's tools) into the result directory;
+        /// repeatable. summary.json and report.html are always rewritten.
+        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "hdr"])]
         exports: Vec<String>,
     },
     /// Merge the result directories of the segments of one split test (`pado run
@@ -188,9 +189,10 @@ pub(crate) enum Command {
         /// A named time window for the stage table, `NAME=START..END`; repeatable.
         #[arg(long = "window", value_name = "NAME=START..END")]
         windows: Vec<String>,
-        /// Also write `csv` (timeline.csv, per second and step) or `junit` (junit.xml of
-        /// thresholds and checks) into the merged directory; repeatable.
-        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit"])]
+        /// Also write `csv` (timeline.csv, per second and step), `junit` (junit.xml of
+        /// thresholds and checks) or `hdr` (latency.hlog, HdrHistogram's interval log of
+        /// the latencies) into the merged directory; repeatable.
+        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "hdr"])]
         exports: Vec<String>,
         /// Recording the merged run in the history.
         #[command(flatten)]
@@ -693,9 +695,10 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub no_html: bool,
     /// Also write machine outputs: `csv` (timeline.csv, per second and step),
-    /// `junit` (junit.xml of thresholds and checks); repeatable. summary.json is always
-    /// written.
-    #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit"])]
+    /// `junit` (junit.xml of thresholds and checks), `hdr` (latency.hlog,
+    /// HdrHistogram's interval log of the latencies, for HistogramLogProcessor,
+    /// HistogramLogAnalyzer and hdr-plot); repeatable. summary.json is always written.
+    #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "hdr"])]
     pub exports: Vec<String>,
     /// Stream per-second metrics while the run goes, `KIND=URL` (repeatable):
     /// `prometheus=http://127.0.0.1:9090/api/v1/write` (remote write),

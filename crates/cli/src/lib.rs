@@ -561,6 +561,11 @@ pub(crate) fn write_loaded_reports(
                     d.write_text("timeline.csv", &pado_report::csv_export::timeline_csv(run))?
                 }
                 "junit" => d.write_text("junit.xml", &pado_report::junit::junit_xml(&summary))?,
+                "hdr" => {
+                    let log = pado_report::hdr_export::interval_log(d, &run.meta)
+                        .map_err(|e| hdr_error(d, e))?;
+                    d.write_text(pado_report::hdr_export::HDR_LOG_FILE, &log)?
+                }
                 _ => {}
             }
         }
@@ -572,6 +577,23 @@ pub(crate) fn write_loaded_reports(
         ))
     });
     Ok((summary, error))
+}
+
+/// An interval log that could not be made, as the result directory's error (a
+/// directory that cannot be read is one already; a histogram or a start that does
+/// not fit the format is the log's).
+fn hdr_error(
+    d: &pado_metrics::ResultDir,
+    e: pado_report::hdr_export::HdrExportError,
+) -> pado_metrics::result_dir::ResultError {
+    match e {
+        pado_report::hdr_export::HdrExportError::Result(r) => r,
+        other => pado_metrics::result_dir::ResultError::Format {
+            path: d.path().join(pado_report::hdr_export::HDR_LOG_FILE),
+            line: 1,
+            message: other.to_string(),
+        },
+    }
 }
 
 /// `peak=30s..60s` into stage marks.

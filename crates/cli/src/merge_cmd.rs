@@ -17,7 +17,7 @@ pub(crate) struct MergeArgs<'a> {
     pub overwrite: bool,
     pub html: bool,
     pub quiet: bool,
-    /// Extra files to write beside the summary (`csv`, `junit`), as `pado run
+    /// Extra files to write beside the summary (`csv`, `junit`, `hdr`), as `pado run
     /// --export` writes them.
     pub exports: &'a [String],
     /// Named time windows with rows of their own in the stage table.

@@ -167,9 +167,32 @@ fn too_deep(file: &str, line: usize, col: usize) -> Diagnostic {
 }
 
 fn syntax_error(text: &str, file: &str, m: &Marker, info: &str) -> Diagnostic {
-    let (line, col) = pos(m);
+    let (mut line, mut col) = pos(m);
     if info.contains("recursion limit") {
         return too_deep(file, line, col);
+    }
+    if m.index() >= text.chars().count() {
+        // The parser ran into the end of the file, whose position is the line past
+        // the last one when the file ends with a newline: name the bracket left open
+        // if there is one, else the last line the file has.
+        if let Some((l, c, open)) = unclosed_bracket(text) {
+            let close = if open == '[' { ']' } else { '}' };
+            return diag(
+                file,
+                l,
+                c,
+                "",
+                format!("`{open}` is never closed: the file ends before its `{close}`"),
+                Some(format!(
+                    "close it with `{close}` (or write the list or mapping as indented lines)"
+                )),
+            );
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        if line > lines.len().max(1) {
+            line = lines.len().max(1);
+            col = lines.last().map_or(0, |l| l.chars().count()) + 1;
+        }
     }
     let here = text.lines().nth(line.saturating_sub(1)).unwrap_or_default();
     let above = text.lines().nth(line.saturating_sub(2)).unwrap_or_default();
@@ -187,6 +210,42 @@ fn syntax_error(text: &str, file: &str, m: &Marker, info: &str) -> Diagnostic {
         format!("not valid YAML: {info}")
     };
     diag(file, line, col, "", message, Some(hint.into()))
+}
+
+/// The last `[` or `{` of a flow list or mapping that is never closed, as (line,
+/// column, bracket), 1-based: skipping quoted text and comments, and a bracket
+/// inside a plain value of a block (`url: /a[0]`), which opens nothing.
+fn unclosed_bracket(text: &str) -> Option<(usize, usize, char)> {
+    let mut open: Vec<(usize, usize, char)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let (mut quote, mut prev) = (None::<char>, ' ');
+        let mut escaped = false;
+        for (i, c) in line.chars().enumerate() {
+            match quote {
+                Some('"') if escaped => escaped = false,
+                Some('"') if c == '\\' => escaped = true,
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None => match c {
+                    '#' if prev == ' ' || prev == '\t' || i == 0 => break,
+                    '"' | '\'' => quote = Some(c),
+                    '[' | '{'
+                        if !open.is_empty()
+                            || matches!(prev, ' ' | '\t' | ':' | '-' | ',')
+                            || i == 0 =>
+                    {
+                        open.push((n + 1, i + 1, c))
+                    }
+                    ']' | '}' if !open.is_empty() => {
+                        open.pop();
+                    }
+                    _ => {}
+                },
+            }
+            prev = c;
+        }
+    }
+    open.pop()
 }
 
 fn schema() -> &'static Value {
@@ -764,5 +823,61 @@ mod tests {
             .unwrap();
         let e = super::check(&tree, "x");
         assert!(e.is_empty(), "init: {}", all(&e));
+    }
+}
+
+#[cfg(test)]
+mod unclosed_tests {
+    use crate::Diagnostic;
+
+    fn first(src: &str) -> Diagnostic {
+        crate::parse_str(src, "t.yaml").unwrap_err().diagnostics()[0].clone()
+    }
+
+    /// A `[` or `{` left open on the last line: the parser finds out at the end of
+    /// the file, and the error names the line of the opening bracket, a line the
+    /// file has (with and without a newline at its end), not the one past its end.
+    #[test]
+    fn an_unclosed_bracket_at_the_end_names_a_line_of_the_file() {
+        let cases = [
+            (
+                "target: http://127.0.0.1:1\nscenarios:\n  a:\n    flow: [\n",
+                4,
+                11,
+            ),
+            (
+                "target: http://127.0.0.1:1\nscenarios:\n  a:\n    flow: [",
+                4,
+                11,
+            ),
+            ("target: http://127.0.0.1:1\ntags: [a, b\n", 2, 7),
+            ("target: http://127.0.0.1:1\ntags: [a, b", 2, 7),
+            (
+                "target: http://127.0.0.1:1\nheaders: { X-A: \"[\", X-B: 1\n\n\n",
+                2,
+                10,
+            ),
+            (
+                "# 시나리오\ntarget: http://127.0.0.1:1\nscenarios: [\n  { a: 1 },\n",
+                3,
+                12,
+            ),
+            ("[", 1, 1),
+        ];
+        for (src, line, col) in cases {
+            let d = first(src);
+            let lines = src.lines().count();
+            assert!(d.line.unwrap() <= lines, "{src:?}: {d}");
+            assert_eq!((d.line, d.column), (Some(line), Some(col)), "{src:?}: {d}");
+            assert!(d.message.contains("never closed"), "{src:?}: {d}");
+        }
+    }
+
+    /// A syntax error elsewhere keeps the parser's own line.
+    #[test]
+    fn other_syntax_errors_keep_their_line() {
+        let d = first("target: http://127.0.0.1:1\nscenarios:\n  a: [1, 2]]\n");
+        assert_eq!(d.line, Some(3), "{d}");
+        assert!(!d.message.contains("never closed"), "{d}");
     }
 }

@@ -210,8 +210,10 @@ pub fn windows(
     }
     // A knee at the peak load means throughput rose to the end: not saturated.
     let knee = sat
-        .filter(|s| s.throughput_falls || s.throughput_knee_load < peak * 0.999)
-        .map(|s| s.throughput_knee_load)
+        .and_then(|s| {
+            s.throughput_knee_load
+                .filter(|k| s.throughput_falls || *k < peak * 0.999)
+        })
         .filter(|k| *k > 0.0);
     let (threshold, label, saturated) = match knee {
         Some(k) => (k, format!("saturation (load ≥ {})", fmt_short(k)), true),

@@ -430,7 +430,8 @@ fn windows_follow_the_knee_or_the_peak() {
     let sat = Saturation {
         outcome: crate::saturation::Outcome::Knee,
         levels: 3,
-        throughput_knee_load: 50.0,
+        throughput_knee_load: Some(50.0),
+        highest_load: 100.0,
         max_rps: 1.0,
         throughput_falls: false,
         latency_knee_load: None,

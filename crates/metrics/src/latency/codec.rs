@@ -105,6 +105,24 @@ impl LatencyHistogram {
         Ok(())
     }
 
+    /// The same counts as the `hdrhistogram` crate's histogram (three significant
+    /// digits, auto-resizing): what other tools' formats are written from, such as
+    /// HdrHistogram's interval log with its deflate-compressed V2 histograms, the
+    /// only form HdrHistogram's reference Python decoder reads. pado's layout is the
+    /// crate's, so each count lands in the same slot: exact.
+    pub fn to_hdrhistogram(&self) -> Histogram<u64> {
+        let mut h = Histogram::<u64>::new(SIGFIG as u8).expect("three digits are valid");
+        h.auto(true);
+        for (off, c) in self.filled().iter().enumerate() {
+            let v = layout::lowest_at(self.min_idx + off);
+            // Auto-resizing, the crate takes any u64; clamped if it ever did not.
+            if *c > 0 && h.record_n(v, *c).is_err() {
+                h.saturating_record_n(v, *c);
+            }
+        }
+        h
+    }
+
     /// Inverse of [`LatencyHistogram::encode`] (and reads the V2 deflate form). An
     /// empty string is an empty histogram.
     pub fn decode(s: &str) -> Result<Self, String> {
@@ -114,13 +132,23 @@ impl LatencyHistogram {
     }
 
     /// The general decode (any HdrHistogram V2 parameters), through the crate.
+    ///
+    /// A class of the other histogram is counted at its *highest* value, in pado's
+    /// slot that holds it: HdrHistogram reports a percentile and the maximum as the
+    /// highest value of their class, and adds a histogram into another one by that
+    /// value, so a lower-precision histogram (jHiccup's two digits) reads with the
+    /// percentiles and maximum HdrHistogram's own tools print for it, and a mean
+    /// that counts each value at the middle of pado's class of that value, as
+    /// HdrHistogram's does after adding it into a three-digit histogram. Its lowest
+    /// value (what the class starts at) read every percentile low by up to the
+    /// class's width (0.25–0.55% on jHiccup's logs).
     pub(super) fn decode_general(bytes: &[u8]) -> Result<Self, String> {
         let h: Histogram<u64> = Deserializer::new()
             .deserialize(&mut &bytes[..])
             .map_err(|e| format!("histogram does not decode: {e:?}"))?;
         let mut out = Self::new();
         for v in h.iter_recorded() {
-            let value = h.lowest_equivalent(v.value_iterated_to());
+            let value = h.highest_equivalent(v.value_iterated_to());
             out.add_at(layout::index_of(value), v.count_at_value());
         }
         Ok(out)

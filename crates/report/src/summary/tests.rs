@@ -190,7 +190,7 @@ fn a_saturated_generator_gets_no_knee_claims() {
         pado_analysis::saturation::Outcome::Knee,
         "{sat:?}"
     );
-    assert_eq!(sat.throughput_knee_load, 30.0, "{sat:?}");
+    assert_eq!(sat.throughput_knee_load, Some(30.0), "{sat:?}");
     assert!(idle
         .verdict
         .iter()

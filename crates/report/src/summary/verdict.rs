@@ -122,7 +122,7 @@ fn saturation_sentences(s: &Summary, out: &mut Vec<String>) {
         Some(sat) if sat.outcome == Outcome::Knee => {
             out.push(format!(
                 "throughput stopped keeping up with the load at about {} (best {:.0} req/s){}; {}",
-                vus(sat.throughput_knee_load),
+                vus(sat.throughput_knee_load.unwrap_or(sat.highest_load)),
                 sat.max_rps,
                 if sat.throughput_falls {
                     " and fell beyond it (queueing avalanche)"
@@ -147,7 +147,7 @@ fn saturation_sentences(s: &Summary, out: &mut Vec<String>) {
         }
         Some(sat) => out.push(format!(
             "no saturation reached: throughput kept up with the load up to {} ({:.0} req/s) and latency held; the limit is above this test's load, ramp higher to find it",
-            vus(sat.throughput_knee_load), sat.max_rps
+            vus(sat.highest_load), sat.max_rps
         )),
         None => {}
     }

@@ -24,7 +24,10 @@ pub(super) fn scalability(out: &mut String, s: &Summary, _o: TextOptions) {
             );
             // What more capacity would buy at the knee: double the concurrency, and
             // the ceiling that contention alone sets whatever the concurrency.
-            let at = sat.throughput_knee_load.max(1.0);
+            let at = sat
+                .throughput_knee_load
+                .unwrap_or(sat.highest_load)
+                .max(1.0);
             let gain = u.predict(2.0 * at) / u.predict(at).max(1e-9) - 1.0;
             if sat.outcome == pado_analysis::saturation::Outcome::Knee && gain.is_finite() {
                 let ceiling = match u.contention_cap_rps {
