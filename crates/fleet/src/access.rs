@@ -139,7 +139,12 @@ impl Access {
             }
         }
         if let Some(ct) = req.header("content-type") {
-            let media = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            let media = ct
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             if matches!(
                 media.as_str(),
                 "text/plain" | "application/x-www-form-urlencoded" | "multipart/form-data"
@@ -213,7 +218,9 @@ mod tests {
         assert!(!t.matches(b"0123456789abcdef0"), "longer");
         assert!(!t.matches(b""));
         // A file's trailing newline is not part of the token.
-        assert!(Token::new("0123456789abcdef\n").unwrap().matches(b"0123456789abcdef"));
+        assert!(Token::new("0123456789abcdef\n")
+            .unwrap()
+            .matches(b"0123456789abcdef"));
     }
 
     #[test]
@@ -249,12 +256,21 @@ mod tests {
     #[test]
     fn a_coordinator_s_request_passes() {
         assert_eq!(agent().judge(&req(&OK)), Ok(()));
-        for host in ["localhost:7070", "[::1]:7070", "10.0.0.5", "GEN-1.internal:7070", "gen-1.internal."] {
+        for host in [
+            "localhost:7070",
+            "[::1]:7070",
+            "10.0.0.5",
+            "GEN-1.internal:7070",
+            "gen-1.internal.",
+        ] {
             let r = req(&[("Host", host), OK[1]]);
             assert_eq!(agent().judge(&r), Ok(()), "{host}");
         }
         // Any other body type is one a page cannot send without asking first.
-        assert_eq!(agent().judge(&with(&[("Content-Type", "application/x-tar")])), Ok(()));
+        assert_eq!(
+            agent().judge(&with(&[("Content-Type", "application/x-tar")])),
+            Ok(())
+        );
         assert_eq!(
             agent().judge(&req(&[OK[0], ("authorization", "bearer 0123456789abcdef")])),
             Ok(())
@@ -276,7 +292,11 @@ mod tests {
             assert_eq!(r.status, 403, "{extra:?}");
         }
         // DNS rebinding: a name that now points at the agent, but is not its own.
-        for host in ["evil.example:7070", "localhost.evil.example", "127.0.0.1.nip.io:7070"] {
+        for host in [
+            "evil.example:7070",
+            "localhost.evil.example",
+            "127.0.0.1.nip.io:7070",
+        ] {
             let r = agent().judge(&req(&[("Host", host), OK[1]])).unwrap_err();
             assert_eq!(r.status, 403, "{host}");
         }
@@ -306,7 +326,9 @@ mod tests {
         assert_eq!(open.judge(&req(&[("Host", "evil.example")])), Ok(()));
         assert_eq!(open.judge(&req(&[])), Ok(()));
         assert_eq!(
-            open.judge(&req(&[("Origin", "http://evil.example")])).unwrap_err().status,
+            open.judge(&req(&[("Origin", "http://evil.example")]))
+                .unwrap_err()
+                .status,
             403
         );
     }

@@ -454,11 +454,15 @@ mod tests {
             let (auth, (status, text)) = h.join().unwrap();
             assert_eq!(status, 401, "{auth:?}: {text}");
             assert!(text.contains("PADO_AGENT_TOKEN"), "{text}");
-            assert!(!text.contains("s3cret"), "the token is never echoed: {text}");
+            assert!(
+                !text.contains("s3cret"),
+                "the token is never echoed: {text}"
+            );
         }
         // With the token the same head is read on: the agent waits for the body.
         let mut s = std::net::TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
         write!(
             s,
             "POST /job HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: 100\r\n\r\n"
@@ -466,7 +470,10 @@ mod tests {
         .unwrap();
         let waited = s.read(&mut [0u8; 64]).unwrap_err().kind();
         assert!(
-            matches!(waited, std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+            matches!(
+                waited,
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
             "{waited:?}"
         );
         assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
@@ -510,7 +517,8 @@ mod tests {
             format!("localhost:{port}"),
             format!("gen-1.internal:{port}"),
         ] {
-            let head = format!("GET /status HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n");
+            let head =
+                format!("GET /status HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n");
             assert_eq!(answer_to_head(addr, &head).0, 200, "{host}");
         }
         assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
@@ -542,10 +550,7 @@ mod tests {
             );
         }
         // A request that keeps moving is still served.
-        assert_eq!(
-            http(agent.addr, "GET", "/status", b"", Some(TOKEN)).0,
-            200
-        );
+        assert_eq!(http(agent.addr, "GET", "/status", b"", Some(TOKEN)).0, 200);
         agent.shutdown();
     }
 

@@ -280,13 +280,11 @@ where
                     async move {
                         let mut buf = Vec::new();
                         loop {
-                            let read = read_request_gated(
-                                &mut stream,
-                                &mut buf,
-                                &rules.patience,
-                                |req| rules.gate(req),
-                            )
-                            .await;
+                            let read =
+                                read_request_gated(&mut stream, &mut buf, &rules.patience, |req| {
+                                    rules.gate(req)
+                                })
+                                .await;
                             let (req, a, keep) = match read {
                                 Ok(Some(Gated::Read(req))) => {
                                     let a = answer(&req);

@@ -161,14 +161,16 @@ mod tests {
     fn a_half_sent_head_is_given_up_at_its_deadline_not_before() {
         rt().block_on(async {
             let (mut client, mut server) = tokio::io::duplex(64 * 1024);
-            client.write_all(b"GET /status HTTP/1.1\r\nHo").await.unwrap();
+            client
+                .write_all(b"GET /status HTTP/1.1\r\nHo")
+                .await
+                .unwrap();
             let t0 = Instant::now();
             let mut buf = Vec::new();
-            let r =
-                read_request_gated(&mut server, &mut buf, &PATIENCE, |_| Gate::<()>::Read {
-                    max_body: 0,
-                })
-                .await;
+            let r = read_request_gated(&mut server, &mut buf, &PATIENCE, |_| Gate::<()>::Read {
+                max_body: 0,
+            })
+            .await;
             assert!(matches!(r, Err(ReadError::Io)), "{r:?}");
             // Paused time: exactly the head's patience passed, no more, no less.
             assert_eq!(t0.elapsed(), PATIENCE.head);
@@ -199,7 +201,10 @@ mod tests {
             let gate = |_: &Request| Gate::<()>::Read { max_body: 4 };
             let mut buf = Vec::new();
             let r = read_request_gated(&mut server, &mut buf, &PATIENCE, gate).await;
-            assert!(matches!(&r, Ok(Some(Gated::Read(q))) if q.body == b"abcd"), "{r:?}");
+            assert!(
+                matches!(&r, Ok(Some(Gated::Read(q))) if q.body == b"abcd"),
+                "{r:?}"
+            );
             let t0 = Instant::now();
             let r = read_request_gated(&mut server, &mut buf, &PATIENCE, gate).await;
             assert!(matches!(r, Err(ReadError::Io)), "{r:?}");
