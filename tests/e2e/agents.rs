@@ -18,8 +18,16 @@ struct Agent {
     work: Tmp,
 }
 
+/// The token the tests' agents and coordinators share.
+const TOKEN: &str = "e2e-token-0123456789abcdef";
+
 impl Agent {
-    fn start(token: Option<&str>) -> Agent {
+    fn start(token: &str) -> Agent {
+        Agent::start_with(token, &[])
+    }
+
+    /// An agent with more flags (`--allow-commands`, `--token-file FILE`).
+    fn start_with(token: &str, extra: &[&str]) -> Agent {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -31,13 +39,11 @@ impl Agent {
         // A relative work directory, as the default `pado-agent` is: the job's run
         // starts elsewhere, and must still find it.
         cmd.args(["agent", "--listen", &addr, "--quiet", "--work-dir", "jobs"])
+            .args(extra)
             .current_dir(&*work)
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        match token {
-            Some(t) => cmd.env("PADO_AGENT_TOKEN", t),
-            None => cmd.env_remove("PADO_AGENT_TOKEN"),
-        };
+        cmd.env("PADO_AGENT_TOKEN", token);
         let child = cmd.spawn().expect("starting pado agent");
         let t0 = Instant::now();
         while std::net::TcpStream::connect(&addr).is_err() {
@@ -67,7 +73,7 @@ fn coordinate(
     file: &Path,
     agents: &[&Agent],
     out: &Path,
-    token: Option<&str>,
+    token: &str,
     extra: &[&str],
 ) -> (Output, Duration) {
     let _machine = shared_machine();
@@ -84,10 +90,7 @@ fn coordinate(
         ])
         .arg(out)
         .args(extra);
-    match token {
-        Some(t) => cmd.env("PADO_AGENT_TOKEN", t),
-        None => cmd.env_remove("PADO_AGENT_TOKEN"),
-    };
+    cmd.env("PADO_AGENT_TOKEN", token);
     let t0 = Instant::now();
     let o = cmd.output().expect("running pado");
     (o, t0.elapsed())
@@ -108,8 +111,8 @@ fn say(o: &Output) -> String {
 #[test]
 fn two_agents_send_exactly_the_plan_and_show_one_live_line() {
     let srv = TestServer::start();
-    let a = Agent::start(Some("s3cret"));
-    let b = Agent::start(Some("s3cret"));
+    let a = Agent::start(TOKEN);
+    let b = Agent::start(TOKEN);
     let dir = tmp("agents-exact");
     write_file(&dir, "사용자.csv", "id\n하나\n둘\n셋\n");
     let f = write_file(
@@ -121,7 +124,7 @@ fn two_agents_send_exactly_the_plan_and_show_one_live_line() {
         ),
     );
     let out = dir.join("out");
-    let (o, _) = coordinate(&f, &[&a, &b], &out, Some("s3cret"), &[]);
+    let (o, _) = coordinate(&f, &[&a, &b], &out, TOKEN, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", say(&o));
     // The server saw exactly the whole plan, and the merged result says the same.
     assert_eq!(srv.stats().requests, 200, "{}", say(&o));
@@ -166,7 +169,7 @@ fn two_agents_send_exactly_the_plan_and_show_one_live_line() {
 #[test]
 fn a_coordinator_without_the_token_is_refused_before_anything_runs() {
     let srv = TestServer::start();
-    let a = Agent::start(Some("s3cret"));
+    let a = Agent::start(TOKEN);
     let dir = tmp("agents-token");
     let f = write_file(
         &dir,
@@ -176,7 +179,13 @@ fn a_coordinator_without_the_token_is_refused_before_anything_runs() {
             srv.base_url()
         ),
     );
-    let (o, _) = coordinate(&f, &[&a], &dir.join("out"), Some("wrong"), &[]);
+    let (o, _) = coordinate(
+        &f,
+        &[&a],
+        &dir.join("out"),
+        "wrong-token-0123456789abcdef",
+        &[],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", say(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("401"),
@@ -189,8 +198,8 @@ fn a_coordinator_without_the_token_is_refused_before_anything_runs() {
 #[test]
 fn an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent() {
     let srv = TestServer::start();
-    let a = Agent::start(None);
-    let b = Agent::start(None);
+    let a = Agent::start(TOKEN);
+    let b = Agent::start(TOKEN);
     let dir = tmp("agents-abort");
     let f = write_file(
         &dir,
@@ -201,7 +210,7 @@ fn an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent() {
         ),
     );
     let out = dir.join("out");
-    let (o, took) = coordinate(&f, &[&a, &b], &out, None, &[]);
+    let (o, took) = coordinate(&f, &[&a, &b], &out, TOKEN, &[]);
     assert_eq!(o.status.code(), Some(99), "{}", say(&o));
     assert!(
         took < Duration::from_secs(45),
@@ -236,8 +245,8 @@ fn an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent() {
 #[test]
 fn exports_windows_and_outputs_reach_the_merged_result_and_every_agent() {
     let srv = TestServer::start();
-    let a = Agent::start(None);
-    let b = Agent::start(None);
+    let a = Agent::start(TOKEN);
+    let b = Agent::start(TOKEN);
     let dir = tmp("agents-flags");
     let f = write_file(
         &dir,
@@ -253,7 +262,7 @@ fn exports_windows_and_outputs_reach_the_merged_result_and_every_agent() {
         &f,
         &[&a, &b],
         &out,
-        None,
+        TOKEN,
         &[
             "--export",
             "junit",
@@ -300,4 +309,166 @@ fn exports_windows_and_outputs_reach_the_merged_result_and_every_agent() {
         }
     }
     assert_eq!(counted, [20, 20], "{}", say(&o));
+}
+
+/// A scenario of one second's load whose first event runs a command that would
+/// leave `planted` behind (`how`: a `shell:` line, or a `run:` in an `undo:`).
+fn commanding_scenario(dir: &Path, target: &str, planted: &Path, how: &str) -> std::path::PathBuf {
+    let p = planted.display();
+    let event = match how {
+        "shell" => format!("  - name: 심기\n    at: 0s\n    shell: \"touch '{p}'\"\n"),
+        _ => format!(
+            "  - name: 심기\n    at: 0s\n    mark: 창\n    duration: 1s\n    undo: {{ run: [touch, \"{p}\"] }}\n"
+        ),
+    };
+    write_file(
+        dir,
+        &format!("{how}.yaml"),
+        &format!(
+            "target: {target}\nevents:\n{event}scenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 2s\n    flow:\n      - request: /\n"
+        ),
+    )
+}
+
+/// An agent runs a job's `events:` commands only when started with
+/// `--allow-commands`: otherwise the coordinator is told why before anything runs,
+/// and the planted command leaves no file.
+#[test]
+fn a_job_s_commands_run_only_on_an_agent_started_to_allow_them() {
+    let srv = TestServer::start();
+    let dir = tmp("agents-commands");
+    let refusing = Agent::start(TOKEN);
+    for how in ["shell", "undo-run"] {
+        let planted = dir.join(format!("planted-by-{how}"));
+        let f = commanding_scenario(&dir, &srv.base_url(), &planted, how);
+        let (o, _) = coordinate(
+            &f,
+            &[&refusing],
+            &dir.join(format!("out-{how}")),
+            TOKEN,
+            &[],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{how}: {}", say(&o));
+        assert!(
+            err.contains("403") && err.contains("--allow-commands") && err.contains("심기"),
+            "{how}: {}",
+            say(&o)
+        );
+        assert_eq!(refusing.leftovers(), 0, "{how}: nothing stays");
+    }
+    // Past the start the coordinator would have agreed (`+2s`): still nothing.
+    std::thread::sleep(Duration::from_secs(3));
+    for how in ["shell", "undo-run"] {
+        assert!(
+            !dir.join(format!("planted-by-{how}")).exists(),
+            "{how}: the command ran"
+        );
+    }
+    assert_eq!(srv.stats().requests, 0, "no load was sent either");
+
+    // Allowed (the token from a file this time): the same job runs its command.
+    let token_file = write_file(&dir, "token", &format!("{TOKEN}\n"));
+    let token_arg = token_file.display().to_string();
+    let allowing = Agent::start_with(
+        "not-this-one-0123456789",
+        &["--allow-commands", "--token-file", &token_arg],
+    );
+    let planted = dir.join("planted-allowed");
+    let f = commanding_scenario(&dir, &srv.base_url(), &planted, "shell");
+    let (o, _) = coordinate(&f, &[&allowing], &dir.join("out-allowed"), TOKEN, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    assert!(planted.exists(), "{}", say(&o));
+}
+
+/// The run an agent starts gets `--refuse-commands`: the run itself refuses a
+/// scenario with a command, whatever reached it.
+#[test]
+fn a_run_told_to_refuse_commands_runs_none() {
+    let srv = TestServer::start();
+    let dir = tmp("refuse-commands");
+    let planted = dir.join("planted");
+    let f = commanding_scenario(&dir, &srv.base_url(), &planted, "undo-run");
+    let o = crate::harness::pado(&[
+        "run",
+        &f.display().to_string(),
+        "--refuse-commands",
+        "--out",
+        &dir.join("out").display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", say(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("`undo.run:`"),
+        "{}",
+        say(&o)
+    );
+    assert!(!planted.exists());
+    assert_eq!(srv.stats().requests, 0);
+}
+
+/// An agent never starts without a token (nor with one short enough to guess),
+/// and says how to make one.
+#[test]
+fn an_agent_without_a_token_refuses_to_start() {
+    let work = tmp("agent-no-token");
+    for token in [None, Some("s3cret")] {
+        let port = crate::harness::free_port();
+        let mut cmd = Command::new(pado_bin());
+        cmd.args(["agent", "--listen", &format!("127.0.0.1:{port}")])
+            .current_dir(&*work);
+        match token {
+            Some(t) => cmd.env("PADO_AGENT_TOKEN", t),
+            None => cmd.env_remove("PADO_AGENT_TOKEN"),
+        };
+        let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if t0.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                panic!("{token:?}: the agent started");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(2), "{token:?}: {err}");
+        assert!(
+            err.contains("PADO_AGENT_TOKEN") || err.contains("16"),
+            "{err}"
+        );
+        assert!(!err.contains("s3cret"), "the token is never printed: {err}");
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+    }
+}
+
+/// A stranger's request to a real agent (no token, a huge body announced and never
+/// sent) is answered 401 at once; a browser's, 403.
+#[test]
+fn a_stranger_is_answered_before_its_body_is_read() {
+    use std::io::{Read, Write};
+    let a = Agent::start(TOKEN);
+    for (extra, want) in [
+        (String::new(), "401"),
+        (
+            format!("Authorization: Bearer {TOKEN}\r\nOrigin: http://evil.example\r\n"),
+            "403",
+        ),
+    ] {
+        let mut s = std::net::TcpStream::connect(&a.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(
+            s,
+            "POST /job HTTP/1.1\r\nHost: {}\r\n{extra}Content-Length: 268435456\r\n\r\n",
+            a.addr
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).expect("an answer before the body");
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.starts_with(&format!("HTTP/1.1 {want}")), "{text}");
+    }
+    assert_eq!(a.leftovers(), 0);
 }

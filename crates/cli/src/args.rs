@@ -220,8 +220,9 @@ pub(crate) enum Command {
     Man,
     /// Be a load generator for coordinators elsewhere: wait for `pado run FILE
     /// --generators ...` to send a segment of a test, run it, stream its seconds
-    /// live, stop when told, hand over its result. One job at a time; with
-    /// `PADO_AGENT_TOKEN` set, only coordinators sending that token are served.
+    /// live, stop when told, hand over its result. One job at a time; only
+    /// coordinators sending the agent's token (`PADO_AGENT_TOKEN` or --token-file)
+    /// are served, and a job's `events:` commands run only with --allow-commands.
     /// Values of `{{ env.X }}` come from the agent's own environment.
     Agent(AgentArgs),
     /// One test across N pods of a Kubernetes cluster: `run` it (create, follow,
@@ -749,6 +750,12 @@ pub(crate) struct RunArgs {
     /// Kept out of `--help` (a tool for quick looks and tests, not a load model).
     #[arg(long, value_name = "DURATION", hide = true)]
     pub fit_to: Option<String>,
+    /// Refuse a scenario whose `events:` run commands (`run:`, `shell:`): what
+    /// `pado agent` gives a job's run unless started with `--allow-commands`, so the
+    /// run itself refuses what the agent's check might have missed. Kept out of
+    /// `--help` (the agent's, not a user's).
+    #[arg(long, hide = true)]
+    pub refuse_commands: bool,
     /// Run only segment `i` of `N` of the test (numbered from 0: `0/3`, `1/3`, `2/3`
     /// on three generators): its share of the VUs (at every instant), of the
     /// arrivals (the N schedules interleave into the single one) and of `sequential`
@@ -877,9 +884,27 @@ pub(crate) struct TrendArgs {
 #[derive(Debug, Args)]
 pub(crate) struct AgentArgs {
     /// Where to listen. Another host's coordinator needs an address it can reach,
-    /// e.g. `0.0.0.0:7070`; then set a token (`PADO_AGENT_TOKEN`) on both sides.
+    /// e.g. `0.0.0.0:7070`.
     #[arg(long, default_value = "127.0.0.1:7070")]
     pub listen: std::net::SocketAddr,
+    /// Read the token coordinators must send from this file (its first line),
+    /// instead of `PADO_AGENT_TOKEN`. An agent always needs a token of 16 characters
+    /// or more, e.g. `openssl rand -hex 32 > token`; the coordinator sends it from
+    /// its own `PADO_AGENT_TOKEN`.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Run the commands a job's scenario gives in `events:` (`run:`, `shell:`, and
+    /// those of `undo:`), as this agent's user. Without it such a job is refused
+    /// before anything starts. Whoever holds the token can then run commands on
+    /// this host.
+    #[arg(long)]
+    pub allow_commands: bool,
+    /// A name coordinators use for this host in their --generators URLs, besides its
+    /// IP addresses, `localhost` and its host name (repeatable). A request naming
+    /// any other host is refused: a web page could point its own name at this
+    /// address (DNS rebinding).
+    #[arg(long, value_name = "NAME")]
+    pub host_name: Vec<String>,
     /// Where each job's files and result go while it runs (a new directory per
     /// job, removed once its coordinator has the result).
     #[arg(long, value_name = "DIR", default_value = "pado-agent")]

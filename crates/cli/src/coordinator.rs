@@ -53,11 +53,11 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         .split
         .start_at
         .unwrap_or_else(|| SystemTime::now() + DEFAULT_START);
-    let token = crate::agent_cmd::token();
+    let token = crate::agent_cmd::coordinator_token()?;
     let mut clients = a
         .generators
         .iter()
-        .map(|u| GeneratorClient::new(u.trim(), token.clone()))
+        .map(|u| GeneratorClient::new(u.trim(), Some(token.expose().to_string())))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Failure::invalid(format!("--generators: {e}")))?;
     let names: Vec<String> = clients

@@ -11,9 +11,15 @@
 //!   result) and the agent takes the next job. A job nobody collects within
 //!   [`AgentOptions::keep_for`] stays on disk, and the agent takes new jobs.
 //!
-//! With a token every request must carry `Authorization: Bearer <token>`: an agent
-//! sends load wherever a scenario says, so on a shared network it should not
-//! answer strangers.
+//! Every request must carry `Authorization: Bearer <token>` (an agent has no
+//! tokenless mode: it sends load wherever a scenario says and unpacks files where
+//! its work directory is), and no request that looks like a web browser's is
+//! answered ([`crate::access`]); both are judged on the head, before a body is read.
+//!
+//! A job's scenario may carry `events:` that run commands (`run:`, `shell:`). Whether
+//! the agent runs them is its [`Launch`]'s decision (`pado agent --allow-commands`):
+//! it refuses such a job with [`LaunchError::Refused`], answered `403`, before
+//! anything starts.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -21,10 +27,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use pado_h1server::{Request, ServerThread};
+use pado_h1server::{Patience, Request, ServerThread};
 
+use crate::access::{Access, Token};
 use crate::bundle::{self, JobSpec, MAX_BUNDLE_BYTES};
-use crate::job::{serve_on_thread, Answer, Job, StopFn};
+use crate::job::{serve_on_thread, Answer, Job, ServeRules, StopFn};
+
+/// The environment variable holding the token agents and coordinators share.
+pub const TOKEN_ENV: &str = "PADO_AGENT_TOKEN";
 
 /// A started run: how to stop it, and how to wait for its exit code.
 pub struct Started {
@@ -34,9 +44,21 @@ pub struct Started {
     pub wait: Box<dyn FnOnce() -> i32 + Send>,
 }
 
+/// Why a job's run was not started.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// The agent will not run this job (a command it was not started to allow):
+    /// answered `403` with the reason, so the coordinator can say it.
+    #[error("{0}")]
+    Refused(String),
+    /// The run could not be started (answered `500`).
+    #[error("could not start the run: {0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// Starts a job's run: `(job, working directory with its files, result directory)`.
 pub type Launch =
-    Arc<dyn Fn(&JobSpec, &Path, &Path) -> std::io::Result<Started> + Send + Sync + 'static>;
+    Arc<dyn Fn(&JobSpec, &Path, &Path) -> Result<Started, LaunchError> + Send + Sync + 'static>;
 
 /// How the agent runs.
 #[derive(Clone)]
@@ -45,8 +67,13 @@ pub struct AgentOptions {
     pub listen: SocketAddr,
     /// Under which each job gets a directory of its own.
     pub work_dir: PathBuf,
-    /// The bearer token requests must carry (`None`: none needed).
-    pub token: Option<String>,
+    /// The bearer token every request must carry.
+    pub token: Token,
+    /// The names this host answers to in `Host`, besides its IP addresses and
+    /// `localhost` (a request for any other name is refused: DNS rebinding).
+    pub host_names: Vec<String>,
+    /// How long a request may take to arrive ([`crate::job::PATIENCE`]).
+    pub patience: Patience,
     /// How long a finished job's result waits for its coordinator.
     pub keep_for: Duration,
     /// What the agent says as jobs come and go (its log).
@@ -91,9 +118,15 @@ pub fn start(opts: AgentOptions, launch: Launch) -> std::io::Result<AgentHandle>
         current: Mutex::new(None),
         jobs: AtomicU64::new(0),
     });
-    let server = serve_on_thread("agent", listener, MAX_BUNDLE_BYTES, move |req| {
-        agent.answer(req)
-    })?;
+    let rules = ServeRules {
+        access: Access {
+            token: Some(agent.opts.token.clone()),
+            host_names: Some(agent.opts.host_names.clone()),
+        },
+        max_job_body: MAX_BUNDLE_BYTES,
+        patience: agent.opts.patience,
+    };
+    let server = serve_on_thread("agent", listener, rules, move |req| agent.answer(req))?;
     Ok(AgentHandle { server, addr })
 }
 
@@ -102,20 +135,7 @@ impl Agent {
         self.current.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn authorized(&self, req: &Request) -> bool {
-        match &self.opts.token {
-            None => true,
-            Some(t) => req
-                .header("authorization")
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .is_some_and(|v| v.trim() == t),
-        }
-    }
-
     fn answer(self: &Arc<Self>, req: &Request) -> Answer {
-        if !self.authorized(req) {
-            return Answer::text(401, "this agent needs its token (PADO_AGENT_TOKEN)");
-        }
         if req.method == "POST" && req.path == "/job" {
             return self.take_job(req);
         }
@@ -168,7 +188,12 @@ impl Agent {
             Ok(s) => s,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
-                return Answer::text(500, format!("could not start the run: {e}"));
+                let status = match e {
+                    LaunchError::Refused(_) => 403,
+                    LaunchError::Io(_) => 500,
+                };
+                (self.opts.say)(&format!("job {n} not started: {e}"));
+                return Answer::text(status, e.to_string());
             }
         };
         (self.opts.say)(&format!(
@@ -241,7 +266,7 @@ mod tests {
             .unwrap_or_default();
         write!(
             s,
-            "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{auth}Content-Length: {}\r\n\r\n",
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{auth}Content-Length: {}\r\n\r\n",
             body.len()
         )
         .unwrap();
@@ -257,6 +282,9 @@ mod tests {
     /// ends when stopped.
     fn launcher() -> Launch {
         Arc::new(|job: &JobSpec, files: &Path, results: &Path| {
+            if job.test_name == "refuse me" {
+                return Err(LaunchError::Refused("not this one: 파도".into()));
+            }
             let scenario = std::fs::read(files.join(&job.args[0]))?;
             std::fs::create_dir_all(results)?;
             std::fs::write(results.join("timeline.jsonl"), b"{\"t\":0}\n")?;
@@ -275,22 +303,26 @@ mod tests {
         })
     }
 
+    const TOKEN: &str = "s3cret-s3cret-s3cret";
+
+    fn options(work: &Path) -> AgentOptions {
+        AgentOptions {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            work_dir: work.to_path_buf(),
+            token: Token::new(TOKEN).unwrap(),
+            host_names: Vec::new(),
+            patience: crate::job::PATIENCE,
+            keep_for: Duration::from_secs(30),
+            say: Arc::new(|_| {}),
+        }
+    }
+
     #[test]
     fn takes_one_job_at_a_time_serves_it_and_cleans_up_once_collected() {
         let work = tempfile::tempdir().unwrap();
-        let agent = start(
-            AgentOptions {
-                listen: "127.0.0.1:0".parse().unwrap(),
-                work_dir: work.path().to_path_buf(),
-                token: Some("s3cret".into()),
-                keep_for: Duration::from_secs(30),
-                say: Arc::new(|_| {}),
-            },
-            launcher(),
-        )
-        .unwrap();
+        let agent = start(options(work.path()), launcher()).unwrap();
         let addr = agent.addr;
-        let tok = Some("s3cret");
+        let tok = Some(TOKEN);
         assert_eq!(http(addr, "GET", "/status", b"", None).0, 401, "no token");
         assert_eq!(
             http(addr, "GET", "/status", b"", tok),
@@ -355,21 +387,196 @@ mod tests {
     #[test]
     fn a_bad_bundle_is_refused_with_the_reason() {
         let work = tempfile::tempdir().unwrap();
-        let agent = start(
-            AgentOptions {
-                listen: "127.0.0.1:0".parse().unwrap(),
-                work_dir: work.path().to_path_buf(),
-                token: None,
-                keep_for: Duration::from_secs(30),
-                say: Arc::new(|_| {}),
-            },
-            launcher(),
-        )
-        .unwrap();
-        let (st, body) = http(agent.addr, "POST", "/job", b"not a tar", None);
+        let agent = start(options(work.path()), launcher()).unwrap();
+        let (st, body) = http(agent.addr, "POST", "/job", b"not a tar", Some(TOKEN));
         assert_eq!(st, 400);
         assert!(String::from_utf8_lossy(&body).starts_with("bad job"));
         assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+        agent.shutdown();
+    }
+
+    fn one_job() -> Vec<u8> {
+        let job = JobSpec {
+            test_name: "파도".into(),
+            segment: "0/1".into(),
+            args: vec!["s.yaml".into()],
+        };
+        let files = [FileEntry {
+            path: "s.yaml".into(),
+            bytes: b"name: x\n".to_vec(),
+        }];
+        bundle::pack(&job, &files).unwrap()
+    }
+
+    /// Sends `head` (and no body), then reads the answer within 5 s: the status and
+    /// whether the agent closed the connection after it.
+    fn answer_to_head(addr: SocketAddr, head: &str) -> (u16, String) {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(head.as_bytes()).unwrap();
+        let mut out = Vec::new();
+        // Ends only when the agent closes: an agent waiting for the body would
+        // time this read out instead.
+        s.read_to_end(&mut out)
+            .unwrap_or_else(|e| panic!("no answer before the body was sent: {e}"));
+        let text = String::from_utf8_lossy(&out).into_owned();
+        let status = text.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+        (status, text)
+    }
+
+    #[test]
+    fn a_request_without_its_token_is_answered_401_before_its_body_is_sent() {
+        let work = tempfile::tempdir().unwrap();
+        let agent = start(options(work.path()), launcher()).unwrap();
+        let addr = agent.addr;
+        // Six at once, each announcing 256 MiB it never sends: every one is answered
+        // at once, so none of the bodies was waited for (nor held in memory).
+        let auths = [
+            String::new(),
+            "Authorization: Bearer s3cret-s3cret-s3creT\r\n".into(),
+            "Authorization: Bearer s3cret\r\n".into(),
+            "Authorization: Basic s3cret-s3cret-s3cret\r\n".into(),
+            format!("Authorization: {TOKEN}\r\n"),
+            "Authorization: Bearer\r\n".into(),
+        ];
+        let handles: Vec<_> = auths
+            .into_iter()
+            .map(|auth| {
+                std::thread::spawn(move || {
+                    let head = format!(
+                        "POST /job HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Length: {MAX_BUNDLE_BYTES}\r\n\r\n"
+                    );
+                    (auth, answer_to_head(addr, &head))
+                })
+            })
+            .collect();
+        for h in handles {
+            let (auth, (status, text)) = h.join().unwrap();
+            assert_eq!(status, 401, "{auth:?}: {text}");
+            assert!(text.contains("PADO_AGENT_TOKEN"), "{text}");
+            assert!(
+                !text.contains("s3cret"),
+                "the token is never echoed: {text}"
+            );
+        }
+        // With the token the same head is read on: the agent waits for the body.
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        write!(
+            s,
+            "POST /job HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: 100\r\n\r\n"
+        )
+        .unwrap();
+        let waited = s.read(&mut [0u8; 64]).unwrap_err().kind();
+        assert!(
+            matches!(
+                waited,
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "{waited:?}"
+        );
+        assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+        agent.shutdown();
+    }
+
+    #[test]
+    fn browser_shaped_requests_are_refused_with_403_before_the_body_is_read() {
+        let work = tempfile::tempdir().unwrap();
+        let mut opts = options(work.path());
+        opts.host_names = vec!["gen-1.internal".into()];
+        let agent = start(opts, launcher()).unwrap();
+        let addr = agent.addr;
+        let port = addr.port();
+        let auth = format!("Authorization: Bearer {TOKEN}\r\n");
+        for (host, extra) in [
+            (addr.to_string(), "Origin: http://evil.example\r\n"),
+            (addr.to_string(), "Sec-Fetch-Mode: no-cors\r\n"),
+            (addr.to_string(), "Sec-Fetch-Site: cross-site\r\n"),
+            (addr.to_string(), "Content-Type: text/plain\r\n"),
+            (
+                addr.to_string(),
+                "Content-Type: application/x-www-form-urlencoded\r\n",
+            ),
+            (
+                addr.to_string(),
+                "Content-Type: multipart/form-data; boundary=x\r\n",
+            ),
+            // DNS rebinding: the page's own name, now pointing at the agent.
+            (format!("evil.example:{port}"), ""),
+        ] {
+            let head = format!(
+                "POST /job HTTP/1.1\r\nHost: {host}\r\n{auth}{extra}Content-Length: {MAX_BUNDLE_BYTES}\r\n\r\n"
+            );
+            let (status, text) = answer_to_head(addr, &head);
+            assert_eq!(status, 403, "{host} {extra}: {text}");
+        }
+        // Its own names and addresses are served.
+        for host in [
+            addr.to_string(),
+            format!("localhost:{port}"),
+            format!("gen-1.internal:{port}"),
+        ] {
+            let head =
+                format!("GET /status HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n");
+            assert_eq!(answer_to_head(addr, &head).0, 200, "{host}");
+        }
+        assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+        agent.shutdown();
+    }
+
+    #[test]
+    fn a_half_sent_head_is_closed_after_the_agent_s_patience() {
+        let work = tempfile::tempdir().unwrap();
+        let mut opts = options(work.path());
+        opts.patience = Patience {
+            head: Duration::from_millis(300),
+            body_stall: Duration::from_millis(300),
+        };
+        let agent = start(opts, launcher()).unwrap();
+        for sent in [&b"GET /status HTTP/1.1\r\nHost: 127.0"[..], b""] {
+            let mut s = std::net::TcpStream::connect(agent.addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            s.write_all(sent).unwrap();
+            let t0 = std::time::Instant::now();
+            let mut out = Vec::new();
+            let closed = s.read_to_end(&mut out);
+            let took = t0.elapsed();
+            assert!(closed.is_ok(), "still open after 5 s: {closed:?}");
+            assert!(out.is_empty());
+            assert!(
+                took >= Duration::from_millis(250) && took < Duration::from_secs(3),
+                "{took:?}"
+            );
+        }
+        // A request that keeps moving is still served.
+        assert_eq!(http(agent.addr, "GET", "/status", b"", Some(TOKEN)).0, 200);
+        agent.shutdown();
+    }
+
+    #[test]
+    fn a_job_the_launcher_refuses_is_answered_403_with_its_reason_and_nothing_stays() {
+        let work = tempfile::tempdir().unwrap();
+        let agent = start(options(work.path()), launcher()).unwrap();
+        let job = JobSpec {
+            test_name: "refuse me".into(),
+            segment: "0/1".into(),
+            args: vec!["s.yaml".into()],
+        };
+        let files = [FileEntry {
+            path: "s.yaml".into(),
+            bytes: b"name: x\n".to_vec(),
+        }];
+        let tar = bundle::pack(&job, &files).unwrap();
+        let (st, why) = http(agent.addr, "POST", "/job", &tar, Some(TOKEN));
+        assert_eq!(st, 403);
+        assert_eq!(String::from_utf8_lossy(&why), "not this one: 파도");
+        assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+        // Still idle: the next job is taken.
+        assert_eq!(
+            http(agent.addr, "POST", "/job", &one_job(), Some(TOKEN)).0,
+            201
+        );
         agent.shutdown();
     }
 }

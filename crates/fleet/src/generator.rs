@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::job::{serve_on_thread, Answer, Job, StopFn};
+use crate::access::Access;
+use crate::job::{serve_on_thread, Answer, Job, ServeRules, StopFn, PATIENCE, SMALL_BODY};
 
 /// How the generator serves its result.
 #[derive(Clone)]
@@ -35,7 +36,13 @@ pub fn serve_after(opts: &GeneratorOptions, run: impl FnOnce() -> i32) -> std::i
     let job = Arc::new(Job::new(opts.results.clone(), opts.stop.clone()));
     let server = {
         let job = job.clone();
-        serve_on_thread("result-server", listener, 1024, move |req| {
+        let rules = ServeRules {
+            // Reached through the API server's pod proxy, which sets `Host` itself.
+            access: Access::default(),
+            max_job_body: SMALL_BODY,
+            patience: PATIENCE,
+        };
+        serve_on_thread("result-server", listener, rules, move |req| {
             job.answer(req)
                 .unwrap_or_else(|| Answer::text(404, "not found"))
         })?

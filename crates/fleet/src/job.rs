@@ -15,9 +15,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use pado_h1server::Request;
+use pado_h1server::{read_request_gated, Gate, Gated, Patience, ReadError, Request};
 use tokio::sync::Notify;
 
+use crate::access::Access;
 use crate::archive;
 use crate::feed::{TimelineFeed, MAX_SECONDS_PER_POLL};
 
@@ -206,19 +207,61 @@ impl Job {
     }
 }
 
+/// How a fleet server reads requests: who may send them, how large a body each
+/// may have, how long a connection may keep it waiting.
+#[derive(Clone, Debug)]
+pub struct ServeRules {
+    /// Who is let in, judged on the head before the body is read.
+    pub access: Access,
+    /// The largest body of `POST /job` (a job's bundle); every other request
+    /// carries at most [`SMALL_BODY`].
+    pub max_job_body: u64,
+    /// How long a head may take and a body may stall.
+    pub patience: Patience,
+}
+
+/// The largest body of a request other than `POST /job` (theirs are empty).
+pub const SMALL_BODY: u64 = 1024;
+
+/// How long a connection may keep a fleet server waiting: a coordinator polls once
+/// a second, so a head that takes half a minute is not one of its requests.
+pub const PATIENCE: Patience = Patience {
+    head: std::time::Duration::from_secs(30),
+    body_stall: std::time::Duration::from_secs(30),
+};
+
+impl ServeRules {
+    /// The gate a request's head goes through: refused (`403`/`401`, its body left
+    /// unread), or read with the body limit of its endpoint.
+    fn gate(&self, req: &Request) -> Gate<Answer> {
+        if let Err(r) = self.access.judge(req) {
+            return Gate::Refuse(Answer::text(r.status, r.reason));
+        }
+        let max_body = if req.method == "POST" && req.path == "/job" {
+            self.max_job_body
+        } else {
+            SMALL_BODY
+        };
+        Gate::Read { max_body }
+    }
+}
+
 /// Serves `listener` on a thread of its own (a current-thread runtime): every
-/// request on every connection (bodies up to `max_body` bytes) gets `answer`'s
-/// answer, until the returned handle is shut down.
+/// request on every connection that `rules` let in gets `answer`'s answer, until
+/// the returned handle is shut down. A refused request is answered and its
+/// connection closed without reading its body; a connection that stays silent or
+/// sends too slowly is closed.
 pub fn serve_on_thread<A>(
     name: &str,
     listener: std::net::TcpListener,
-    max_body: u64,
+    rules: ServeRules,
     answer: A,
 ) -> std::io::Result<pado_h1server::ServerThread>
 where
     A: Fn(&Request) -> Answer + Send + Sync + 'static,
 {
     let answer = Arc::new(answer);
+    let rules = Arc::new(rules);
     pado_h1server::ServerThread::spawn(name, move |stop| {
         let Ok(rt) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -233,13 +276,33 @@ where
             server
                 .serve(stop, move |mut stream, _| {
                     let answer = answer.clone();
+                    let rules = rules.clone();
                     async move {
                         let mut buf = Vec::new();
-                        while let Ok(Some(req)) =
-                            pado_h1server::read_request(&mut stream, &mut buf, max_body).await
-                        {
-                            let a = answer(&req);
-                            if !respond(&mut stream, &req, &a).await {
+                        loop {
+                            let read =
+                                read_request_gated(&mut stream, &mut buf, &rules.patience, |req| {
+                                    rules.gate(req)
+                                })
+                                .await;
+                            let (req, a, keep) = match read {
+                                Ok(Some(Gated::Read(req))) => {
+                                    let a = answer(&req);
+                                    (req, a, true)
+                                }
+                                Ok(Some(Gated::Refused(req, a))) => (req, a, false),
+                                Err(ReadError::Malformed(status, why)) => {
+                                    let a = Answer::text(status, why);
+                                    let _ = write_answer(&mut stream, &a, false, 1, false).await;
+                                    return;
+                                }
+                                Ok(None) | Err(ReadError::Io) => return,
+                            };
+                            let keep = keep && req.keep_alive;
+                            let written =
+                                write_answer(&mut stream, &a, keep, req.version, req.is_head())
+                                    .await;
+                            if !written || !keep {
                                 return;
                             }
                         }
@@ -250,17 +313,22 @@ where
     })
 }
 
-/// Writes `a` as the response to `req`; false when the connection should close.
-async fn respond(stream: &mut tokio::net::TcpStream, req: &Request, a: &Answer) -> bool {
+/// Writes `a`, saying whether the connection stays open; false when writing failed.
+async fn write_answer(
+    stream: &mut tokio::net::TcpStream,
+    a: &Answer,
+    keep: bool,
+    version: u8,
+    head_only: bool,
+) -> bool {
     let mut head = pado_h1server::Head::new(a.status);
     head.header("Content-Type", a.content_type);
     for (k, v) in &a.headers {
         head.header(k, v);
     }
     head.content_length(a.body.len() as u64)
-        .connection(pado_h1server::connection_value(req.keep_alive, req.version));
-    pado_h1server::write_response(stream, head, &a.body, req.is_head())
+        .connection(pado_h1server::connection_value(keep, version));
+    pado_h1server::write_response(stream, head, &a.body, head_only)
         .await
         .is_ok()
-        && req.keep_alive
 }

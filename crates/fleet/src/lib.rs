@@ -9,11 +9,14 @@
 //! - [`generator`]: a generator serving one run it was started with (a Kubernetes
 //!   pod); [`agent`]: a long-lived generator (`pado agent`) that takes runs from a
 //!   coordinator as [`bundle`]s (the scenario, its files and the segment's flags);
+//! - [`access`]: who a generator's server answers (its token; no web browsers),
+//!   judged before a request's body is read;
 //! - [`client`]: the coordinator's requests to a generator; [`coordinate`]: the
 //!   live loop that merges the generators' seconds into one view of the test
 //!   (`pado_metrics::merge::live`) and stops them all when told;
 //! - [`archive`]: result directories and bundles as tar, unpacked defensively.
 
+pub mod access;
 pub mod agent;
 pub mod archive;
 pub mod bundle;

@@ -217,6 +217,24 @@ impl Event {
     pub fn is_required(&self) -> bool {
         self.required.unwrap_or(true)
     }
+
+    /// The first field of this event that runs a program on the generator's host
+    /// (`run`, `shell`, `undo.run`, `undo.shell`), if any: what a `pado agent` runs
+    /// only when its operator allowed it, since a job comes from the network.
+    pub fn command_field(&self) -> Option<&'static str> {
+        let undo = self.undo.as_ref();
+        if self.run.is_some() {
+            Some("run")
+        } else if self.shell.is_some() {
+            Some("shell")
+        } else if undo.is_some_and(|u| u.run.is_some()) {
+            Some("undo.run")
+        } else if undo.is_some_and(|u| u.shell.is_some()) {
+            Some("undo.shell")
+        } else {
+            None
+        }
+    }
 }
 
 impl EventAction {
@@ -257,5 +275,26 @@ mod tests {
             parse_recovers("p(95) << 200 within 5s"),
             Err(RecoversError::Condition(..))
         ));
+    }
+
+    #[test]
+    fn command_fields_are_found_in_the_action_and_its_undo_only() {
+        let ev = |yaml: &str| -> Event { serde_yaml_ng::from_str(yaml).unwrap() };
+        assert_eq!(ev("at: 1s\nrun: [touch, x]").command_field(), Some("run"));
+        assert_eq!(ev("at: 1s\nshell: touch x").command_field(), Some("shell"));
+        assert_eq!(
+            ev("at: 1s\nhttp: {url: /a}\nduration: 2s\nundo: {run: [touch, 파도]}").command_field(),
+            Some("undo.run")
+        );
+        assert_eq!(
+            ev("at: 1s\nmark: m\nduration: 2s\nundo: {shell: touch x}").command_field(),
+            Some("undo.shell")
+        );
+        assert_eq!(ev("at: 1s\nhttp: {url: /a}").command_field(), None);
+        assert_eq!(ev("at: 1s\nmark: 파도").command_field(), None);
+        assert_eq!(
+            ev("at: 1s\nhttp: {url: /a}\nduration: 2s\nundo: {http: {url: /b}}").command_field(),
+            None
+        );
     }
 }

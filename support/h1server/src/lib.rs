@@ -4,6 +4,8 @@
 //! server misbehaves on purpose), which a framework hides.
 //!
 //! - [`request`]: reading one request off a connection ([`read_request`]).
+//! - [`gated`]: reading one request on a server strangers can reach: the head
+//!   judged before the body is read, every wait bounded ([`read_request_gated`]).
 //! - [`response`]: writing one ([`Head`], [`write_response`], [`reason`] from one
 //!   table, chunked framing).
 //! - [`server`]: the lifecycle: [`Server::bind`], [`Server::serve`] until a
@@ -11,10 +13,12 @@
 //!
 //! What each server does with a request (routing, handlers, misbehaviour) stays in it.
 
+pub mod gated;
 pub mod request;
 pub mod response;
 pub mod server;
 
+pub use gated::{read_request_gated, Gate, Gated, Patience};
 pub use request::{
     parse_query, percent_decode, read_request, split_target, ReadError, Request, MAX_BODY, MAX_HEAD,
 };

@@ -2,7 +2,10 @@
 //! `Expect: 100-continue`, malformed input answered with a status instead of failing,
 //! and the helpers (percent-decoding, query strings) both servers need.
 
+use std::time::Duration;
+
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::time::Instant;
 
 /// The largest request head we accept; a longer head is answered with `400`.
 pub const MAX_HEAD: usize = 64 * 1024;
@@ -65,14 +68,42 @@ impl Request {
 pub enum ReadError {
     /// The bytes are not a request we can frame: answer with this status and close.
     Malformed(u16, &'static str),
-    /// The connection broke (or ended in the middle of a request): just close.
+    /// The connection broke, ended in the middle of a request, or went silent past
+    /// the reader's time limit: just close.
     Io,
 }
 
 /// Reads more bytes from `s` into the end of `buf`. Returns how many (0 = EOF).
-async fn fill<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Result<usize, ReadError> {
+/// With a deadline, a peer still silent at it is treated as a broken connection
+/// ([`ReadError::Io`]): a server that strangers reach must not wait forever.
+pub(crate) async fn fill<S: AsyncRead + Unpin>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+    deadline: Option<Instant>,
+) -> Result<usize, ReadError> {
     buf.reserve(16 * 1024);
-    s.read_buf(buf).await.map_err(|_| ReadError::Io)
+    match deadline {
+        None => s.read_buf(buf).await.map_err(|_| ReadError::Io),
+        Some(at) => match tokio::time::timeout_at(at, s.read_buf(buf)).await {
+            Ok(r) => r.map_err(|_| ReadError::Io),
+            Err(_) => Err(ReadError::Io),
+        },
+    }
+}
+
+/// How long reading may wait: the whole head by one deadline, each read of the body
+/// by a stall limit of its own (a large body on a slow link may take long, but it
+/// must keep moving). `None`: no limit (the caller bounds the connection itself).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Waits {
+    pub head_by: Option<Instant>,
+    pub body_stall: Option<Duration>,
+}
+
+impl Waits {
+    fn body_deadline(&self) -> Option<Instant> {
+        self.body_stall.map(|d| Instant::now() + d)
+    }
 }
 
 /// Reads one request from the connection. `buf` holds bytes already received
@@ -87,8 +118,23 @@ pub async fn read_request<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    // --- head ---
-    let (mut req, head_len) = loop {
+    let waits = Waits::default();
+    let Some((req, head_len)) = read_head(s, buf, &waits).await? else {
+        return Ok(None);
+    };
+    read_body(s, buf, req, head_len, max_body, &waits)
+        .await
+        .map(Some)
+}
+
+/// Reads a request head (and removes it from `buf`): the request without its body,
+/// and the head's length on the wire. `Ok(None)` on a clean EOF between requests.
+pub(crate) async fn read_head<S: AsyncRead + Unpin>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+    waits: &Waits,
+) -> Result<Option<(Request, usize)>, ReadError> {
+    let (req, head_len) = loop {
         if !buf.is_empty() {
             if let Some(parsed) = parse_head(buf)? {
                 break parsed;
@@ -97,7 +143,7 @@ where
                 return Err(ReadError::Malformed(431, "request head too large"));
             }
         }
-        if fill(s, buf).await? == 0 {
+        if fill(s, buf, waits.head_by).await? == 0 {
             // EOF: clean between requests (only stray blank lines left), otherwise truncated.
             if buf.iter().all(|b| *b == b'\r' || *b == b'\n') {
                 return Ok(None);
@@ -106,8 +152,22 @@ where
         }
     };
     buf.drain(..head_len);
+    Ok(Some((req, head_len)))
+}
 
-    // --- body framing ---
+/// Reads the body `req`'s head announces (answering `Expect: 100-continue` first),
+/// bounded by `max_body`.
+pub(crate) async fn read_body<S>(
+    s: &mut S,
+    buf: &mut Vec<u8>,
+    mut req: Request,
+    head_len: usize,
+    max_body: u64,
+    waits: &Waits,
+) -> Result<Request, ReadError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let framing = body_framing(&req.headers)?;
     let expects_body = !matches!(framing, Framing::Length(0));
     if expects_body && buf.is_empty() && req.version == 1 {
@@ -128,7 +188,7 @@ where
             // Safe: len <= max_body, which the caller keeps within memory.
             let len = len as usize;
             while buf.len() < len {
-                if fill(s, buf).await? == 0 {
+                if fill(s, buf, waits.body_deadline()).await? == 0 {
                     return Err(ReadError::Io);
                 }
             }
@@ -136,13 +196,13 @@ where
             len
         }
         Framing::Chunked => {
-            let (body, used) = read_chunked(s, buf, max_body).await?;
+            let (body, used) = read_chunked(s, buf, max_body, waits).await?;
             req.body = body;
             used
         }
     };
     req.wire_len = (head_len + body_wire) as u64;
-    Ok(Some(req))
+    Ok(req)
 }
 
 /// Parses the request head at the start of `buf`; `Ok(None)` if incomplete.
@@ -247,6 +307,7 @@ async fn read_chunked<S: AsyncRead + Unpin>(
     s: &mut S,
     buf: &mut Vec<u8>,
     max_body: u64,
+    waits: &Waits,
 ) -> Result<(Vec<u8>, usize), ReadError> {
     let mut body = Vec::new();
     let mut pos = 0usize;
@@ -262,7 +323,7 @@ async fn read_chunked<S: AsyncRead + Unpin>(
                 }
                 Err(_) => return Err(ReadError::Malformed(400, "bad chunk size")),
             }
-            if fill(s, buf).await? == 0 {
+            if fill(s, buf, waits.body_deadline()).await? == 0 {
                 return Err(ReadError::Io);
             }
         };
@@ -282,7 +343,7 @@ async fn read_chunked<S: AsyncRead + Unpin>(
         // Safe: size <= max_body, which the caller keeps within memory.
         let size = size as usize;
         while buf.len() < pos + size + 2 {
-            if fill(s, buf).await? == 0 {
+            if fill(s, buf, waits.body_deadline()).await? == 0 {
                 return Err(ReadError::Io);
             }
         }
@@ -308,7 +369,7 @@ async fn read_chunked<S: AsyncRead + Unpin>(
             }
             Err(_) => return Err(ReadError::Malformed(400, "bad trailers")),
         }
-        if fill(s, buf).await? == 0 {
+        if fill(s, buf, waits.body_deadline()).await? == 0 {
             return Err(ReadError::Io);
         }
     }

@@ -122,6 +122,10 @@ impl RunConfig {
             plan_id: None,
         };
         let scenario = spec.load()?;
+        if a.refuse_commands {
+            crate::agent_cmd::refuse_commands(&scenario.config, &scenario.file)
+                .map_err(Failure::invalid)?;
+        }
         if let Some(seg) = &split.segment {
             if seg.index() > 0 && !scenario.config.setup.is_empty() && split.setup_vars.is_none() {
                 return Err(Failure::invalid(format!(
