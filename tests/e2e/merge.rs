@@ -284,3 +284,103 @@ fn missing_killed_and_foreign_segments_are_named() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("is not one segment of a split test (run with --segment)"));
 }
+
+/// Bytes of every file under `dir` (0 when it does not exist).
+fn bytes_under(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| {
+                    let p = e.path();
+                    if p.is_dir() {
+                        bytes_under(&p)
+                    } else {
+                        e.metadata().map_or(0, |m| m.len())
+                    }
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Rewrite the lines of a segment's timeline.
+fn edit_timeline(dir: &Path, edit: impl FnOnce(&mut Vec<String>)) {
+    let p = dir.join("timeline.jsonl");
+    let mut lines: Vec<String> = std::fs::read_to_string(&p)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    edit(&mut lines);
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+}
+
+/// A merge that must be refused quickly, writing next to nothing: its stderr.
+fn refused(dirs: &[PathBuf], out: &Path) -> String {
+    let t = std::time::Instant::now();
+    let o = merge(dirs, out, &[]);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert!(bytes_under(out) < 2 << 20, "{} bytes", bytes_under(out));
+    text(&o.stderr)
+}
+
+#[test]
+fn a_second_at_four_billion_or_a_start_in_2099_is_refused_at_once() {
+    let srv = TestServer::start();
+    let root: Tmp = tmp("merge-far");
+    let dirs = segments(&root, &srv, 2);
+    // A last line at t = 4000000000: the merge used to write every second up to it.
+    edit_timeline(&dirs[1], |lines| {
+        let mut v: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+        v["t"] = json!(4_000_000_000u64);
+        lines.push(v.to_string());
+    });
+    let n = std::fs::read_to_string(dirs[1].join("timeline.jsonl"))
+        .unwrap()
+        .lines()
+        .count();
+    let e = refused(&dirs, &root.join("m1"));
+    assert!(
+        e.contains(&format!("seg1/timeline.jsonl:{n}:"))
+            && e.contains("field `t`: second 4000000000"),
+        "{e}"
+    );
+
+    // A segment claiming to have started in 2099 (no agreed start: placed by its
+    // wall-clock start).
+    let dirs = segments(&root.join("b"), &srv, 2);
+    let p = dirs[1].join("run.json");
+    let mut v = read_json(&p);
+    v["started_at"] = json!("2099-01-01T00:00:00.000Z");
+    write_json(&p, &v);
+    let e = refused(&dirs, &root.join("m2"));
+    assert!(
+        e.contains("seg1/run.json:") && e.contains("field `started_at`: 2099-01-01"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_repeated_second_is_refused_not_counted_twice() {
+    let srv = TestServer::start();
+    let root: Tmp = tmp("merge-dup");
+    let dirs = segments(&root, &srv, 2);
+    // The truth: the server's count, which a merge of the untouched segments gives.
+    let ok = merge(&dirs, &root.join("good"), &[]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    assert_eq!(requests_of(&root.join("good")), srv.stats().requests);
+    edit_timeline(&dirs[0], |lines| {
+        let again = lines[1].clone();
+        lines.insert(2, again);
+    });
+    let e = refused(&dirs, &root.join("m"));
+    assert!(
+        e.contains("seg0/timeline.jsonl:3:") && e.contains("second 1 repeats second 1"),
+        "{e}"
+    );
+}

@@ -366,6 +366,7 @@ fn outcome(rec: &EventRecord) -> (String, Option<String>) {
                 Outcome::Failed => "failed",
                 Outcome::Timeout => "timeout",
                 Outcome::Skipped => "skipped",
+                Outcome::Stopped => "stopped",
                 Outcome::Ok => "ok",
             };
             let why = a

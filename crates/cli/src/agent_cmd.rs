@@ -203,7 +203,7 @@ pub(crate) fn agent(a: &AgentArgs) -> Result<i32, Failure> {
         );
     }
     let (tx, rx) = std::sync::mpsc::channel::<()>();
-    ctrlc::set_handler(move || {
+    crate::signals::install(move |_| {
         let _ = tx.send(());
     })
     .map_err(Failure::other)?;

@@ -8,7 +8,6 @@
 //! summary and exit code are the run's.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use pado_fleet::bundle::{self, FileEntry, JobSpec};
@@ -28,9 +27,6 @@ const MAX_FILE_BYTES: u64 = bundle::MAX_BUNDLE_BYTES / 2;
 const STALL_AFTER: Duration = Duration::from_secs(30);
 /// After the planned end and the graceful stop: how long to wait for results.
 const END_MARGIN: Duration = Duration::from_secs(60);
-
-/// Ctrl-C presses while coordinating.
-static PRESSES: AtomicU8 = AtomicU8::new(0);
 
 /// `pado run ... --generators`.
 pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
@@ -70,8 +66,9 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
     let name = plan.name.clone();
     let out_dir = local_dir(a.out.as_deref(), &name)?;
     let quiet = a.quiet;
-    let _ = ctrlc::set_handler(|| {
-        if PRESSES.fetch_add(1, Ordering::SeqCst) > 0 {
+    // The first request stops every generator; a second distinct one quits.
+    let _ = crate::signals::install(|n| {
+        if n > 1 {
             std::process::exit(exit::INTERRUPTED);
         }
     });
@@ -176,7 +173,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
             &opts,
             |s, totals| view.borrow_mut().second(s, totals),
             || {
-                if !asked && PRESSES.load(Ordering::SeqCst) > 0 {
+                if !asked && crate::signals::requests() > 0 {
                     asked = true;
                     return Some("Ctrl-C".to_string());
                 }

@@ -71,7 +71,7 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
             names,
         );
         let (tx, rx) = tokio::sync::watch::channel(0u32);
-        ctrlc::set_handler(move || tx.send_modify(|n| *n += 1)).map_err(Failure::other)?;
+        crate::signals::install(move |_| tx.send_modify(|n| *n += 1)).map_err(Failure::other)?;
         // On a terminal the progress line is redrawn in place: clear it first, so a
         // line said meanwhile (a result collected, a failed pod) stands alone.
         let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -397,7 +397,9 @@ fn generator(a: &K8sGeneratorArgs) -> Result<i32, Failure> {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     let serve_timeout = crate::parse_dur("serve-timeout", &a.serve_timeout)?;
     let exe = std::env::current_exe().map_err(Failure::other)?;
-    let _ = ctrlc::set_handler(interrupt_child);
+    // One SIGTERM delivered twice (to the pod's process and its group) is one
+    // request: forwarded once, or the child would read it as Ctrl-C twice.
+    let _ = crate::signals::install(|_| interrupt_child());
     let opts = pado_fleet::generator::GeneratorOptions {
         listen: a.listen,
         results: a.results.clone(),

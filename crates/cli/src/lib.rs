@@ -46,6 +46,7 @@ mod out;
 mod prepared;
 mod progress;
 mod run_cmd;
+mod signals;
 mod split;
 
 use clap::Parser;
@@ -430,7 +431,7 @@ fn target_serve(t: &args::TargetServeArgs) -> Result<i32, exit::Failure> {
     let stop = std::sync::Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
+        let _ = crate::signals::install(move |_| stop.store(true, Ordering::SeqCst));
     }
     let deadline = exit_after.map(|d| std::time::Instant::now() + d);
     while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| std::time::Instant::now() < d) {

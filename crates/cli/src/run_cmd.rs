@@ -91,16 +91,14 @@ fn result_dir(o: &Output, name: &str) -> Result<ResultDir, Failure> {
 /// `pado run`.
 /// The run that Ctrl-C stops (one at a time; `find-capacity` runs several in turn).
 static CURRENT_RUN: Mutex<Option<(Arc<AtomicU8>, bool)>> = Mutex::new(None);
-/// Ctrl-C presses so far: the first stops gracefully, the second exits.
-static PRESSES: AtomicU8 = AtomicU8::new(0);
-
-/// Make Ctrl-C stop `stop`'s run (the handler is installed once per process).
+/// Make Ctrl-C (or SIGTERM, SIGHUP) stop `stop`'s run (the handler is installed once
+/// per process): the first request stops gracefully, a second distinct one (see
+/// [`crate::signals`]: the same signal delivered twice is one) exits at once.
 pub(crate) fn watch_ctrl_c(stop: Arc<AtomicU8>, quiet: bool) {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     *CURRENT_RUN.lock().unwrap_or_else(|p| p.into_inner()) = Some((stop, quiet));
     INSTALL.call_once(|| {
-        let _ = ctrlc::set_handler(|| {
-            let n = PRESSES.fetch_add(1, Ordering::SeqCst);
+        let _ = crate::signals::install(|n| {
             let current = CURRENT_RUN
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -108,7 +106,7 @@ pub(crate) fn watch_ctrl_c(stop: Arc<AtomicU8>, quiet: bool) {
             let Some((stop, quiet)) = current else {
                 std::process::exit(exit::INTERRUPTED);
             };
-            if n == 0 {
+            if n == 1 {
                 if !quiet {
                     eprintln!(
                         "\nstopping: in-flight requests finish (Ctrl-C again to quit at once)"
@@ -125,7 +123,7 @@ pub(crate) fn watch_ctrl_c(stop: Arc<AtomicU8>, quiet: bool) {
 
 /// Whether Ctrl-C was pressed during this process (a search stops trying rates).
 pub(crate) fn interrupted_by_user() -> bool {
-    PRESSES.load(Ordering::SeqCst) > 0
+    crate::signals::requests() > 0
 }
 
 /// A finished run: its summary and where its result directory is.

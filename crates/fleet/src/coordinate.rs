@@ -8,6 +8,10 @@
 //! that stops answering or stops advancing is left out of the live view after
 //! [`LiveOptions::stall_after`] (its result is still collected and merged at the
 //! end, exactly), and the loop ends by [`LiveOptions::deadline`] whatever happens.
+//! A generator's seconds are bounded the same way: one past the deadline's second
+//! (the planned end, the graceful stop and a margin) is refused and the generator
+//! left out, so a hostile or broken feed cannot make the loop release billions of
+//! empty seconds.
 
 use std::time::{Duration, Instant};
 
@@ -94,7 +98,14 @@ pub async fn watch<L: GeneratorLink>(
     mut notice: impl FnMut(Notice),
 ) -> LiveOutcome {
     let n = links.len();
-    let mut merger = LiveMerger::new(n);
+    // The last second the test may have: the deadline's, counted from the start.
+    let seconds = opts
+        .deadline
+        .saturating_duration_since(opts.start)
+        .as_secs_f64()
+        .ceil()
+        .min(f64::from(u32::MAX)) as u32;
+    let mut merger = LiveMerger::bounded(n, seconds.max(1));
     let mut last_progress = vec![opts.start; n];
     let mut out = LiveOutcome::default();
     loop {
@@ -112,11 +123,17 @@ pub async fn watch<L: GeneratorLink>(
                         if line.iter().all(u8::is_ascii_whitespace) {
                             continue;
                         }
-                        match std::str::from_utf8(line)
+                        let pushed = std::str::from_utf8(line)
                             .map_err(|e| e.to_string())
                             .and_then(pado_metrics::result_dir::parse_timeline_line)
-                        {
-                            Ok(rec) => advanced |= merger.push(g, rec),
+                            .map_err(|e| format!("its feed could not be read: {e}"))
+                            .and_then(|rec| {
+                                merger
+                                    .try_push(g, rec)
+                                    .map_err(|e| format!("its feed was refused: {e}"))
+                            });
+                        match pushed {
+                            Ok(kept) => advanced |= kept,
                             Err(e) => {
                                 bad = Some(e);
                                 break;
@@ -126,10 +143,7 @@ pub async fn watch<L: GeneratorLink>(
                     if let Some(e) = bad {
                         merger.finish(g);
                         out.left_out.push(g);
-                        notice(Notice::LeftOut(
-                            g,
-                            format!("its feed could not be read: {e}"),
-                        ));
+                        notice(Notice::LeftOut(g, e));
                     } else if poll.ended && poll.lines.is_empty() {
                         merger.finish(g);
                     } else if advanced || Instant::now() < opts.start {
@@ -355,8 +369,13 @@ mod tests {
 
     #[test]
     fn the_deadline_ends_the_loop() {
-        let mut links = vec![fake(1_000_000, 1)];
+        // A generator that does not answer and is not given up on before the
+        // deadline: only the deadline ends the loop.
+        let mut silent = fake(1_000_000, 1);
+        silent.dead = true;
+        let mut links = vec![silent];
         let mut o = opts();
+        o.stall_after = Duration::from_secs(60);
         o.deadline = Instant::now() + Duration::from_millis(200);
         o.poll_every = Duration::from_millis(20);
         let out = rt().block_on(watch(
@@ -367,6 +386,61 @@ mod tests {
             |_| {},
         ));
         assert!(out.timed_out);
+    }
+
+    /// A generator whose feed sends seconds 0..3 and then one at t = 4000000000.
+    struct Hostile {
+        polls: u32,
+    }
+
+    impl GeneratorLink for Hostile {
+        async fn live(&mut self, from: u32) -> Result<LivePoll, String> {
+            self.polls += 1;
+            let mut lines: String = (from..3).map(|t| line(t, 2)).collect();
+            if from >= 3 || self.polls > 1 {
+                let far = line(0, 1).replacen("\"t\":0", "\"t\":4000000000", 1);
+                assert!(far.contains("4000000000"), "{far}");
+                lines.push_str(&far);
+            }
+            Ok(LivePoll {
+                ended: false,
+                lines: lines.into_bytes(),
+            })
+        }
+        async fn stop(&mut self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_second_past_the_plan_leaves_the_generator_out_at_once() {
+        let mut links = vec![Hostile { polls: 0 }];
+        let mut notices = Vec::new();
+        let mut released = Vec::new();
+        let t = Instant::now();
+        let out = rt().block_on(watch(
+            &mut links,
+            &opts(),
+            |s, _| {
+                released.push(s.second.t);
+                Control::Continue
+            },
+            || None,
+            |n| notices.push(n),
+        ));
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        assert_eq!(out.left_out, vec![0]);
+        assert!(!out.timed_out);
+        // Its three good seconds (6 requests) and nothing for the one past the plan.
+        assert_eq!(released, vec![0, 1, 2]);
+        assert_eq!(out.totals.overall().requests, 6);
+        match &notices[..] {
+            [Notice::LeftOut(0, why)] => assert!(
+                why.contains("second 4000000000") && why.contains("past the end of the test"),
+                "{why}"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

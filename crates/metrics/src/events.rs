@@ -32,6 +32,10 @@ pub enum Outcome {
     Timeout,
     /// Never ran: the run stopped before its time came.
     Skipped,
+    /// Cut short: still running when the run ended (its planned end, Ctrl-C or
+    /// SIGTERM), so it was killed with its process group rather than left to hold
+    /// the run up to its timeout. Not a failure of the event.
+    Stopped,
 }
 
 /// One command or HTTP call of an event (its action or its undo).

@@ -1,6 +1,12 @@
 //! One event command: a program (argv) or `sh -c LINE`, in a process group of its
-//! own so that a timeout kills it with everything it started, its output kept as
-//! the last [`TAIL_BYTES`] of each stream.
+//! own so that a timeout — or the run's end while it still runs — kills it with
+//! everything it started, its output kept as the last [`TAIL_BYTES`] of each stream.
+//!
+//! The command is also told to die with pado (`PR_SET_PDEATHSIG`, SIGKILL): when pado
+//! itself is killed (`kill -9`, the OOM killer), the program it started does not go
+//! on injecting its fault. What that program started in the background itself (a
+//! daemon, `cmd &`) is not covered by the parent-death signal; see
+//! `docs/events.md` for what then happens to the fault.
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -18,6 +24,8 @@ pub struct CommandResult {
     pub exit_code: Option<i32>,
     /// Killed at its timeout.
     pub timed_out: bool,
+    /// Killed because the run ended while it ran (the caller's stop).
+    pub stopped: bool,
     /// Could not be started (program not found, ...).
     pub spawn_error: Option<String>,
     /// Last bytes of stdout.
@@ -62,9 +70,45 @@ fn drain(mut r: impl Read + Send + 'static, tail: Arc<Mutex<Tail>>) -> std::thre
     })
 }
 
+/// Starts `cmd` as every event command starts: no input, its output piped, in a
+/// process group of its own, and killed (SIGKILL) when the thread that started it
+/// ends (the parent-death signal: pado killed takes the command with it).
+fn spawn(mut cmd: Command) -> std::io::Result<std::process::Child> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: between fork and exec only async-signal-safe calls are allowed;
+    // prctl(2) and getppid(2) are plain system calls, nothing is allocated or locked.
+    unsafe {
+        cmd.pre_exec(|| {
+            // Die with the thread that started us (the event's thread, which lives
+            // until the command ends): pado killed means the command is killed.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // pado may have died between fork and prctl: then nobody would signal.
+            if libc::getppid() == 1 {
+                return Err(std::io::Error::other(
+                    "pado ended before the command started",
+                ));
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
+}
+
 /// Runs `argv` (no shell), waiting at most `timeout`; past it, the process group is
-/// killed (SIGKILL) and the result says `timed_out`.
-pub fn run_command(argv: &[String], timeout: Duration) -> CommandResult {
+/// killed (SIGKILL) and the result says `timed_out`. When `stop` is given and its
+/// sender is dropped (the run is over) while the command runs, the process group is
+/// killed at once and the result says `stopped`: a Ctrl-C does not wait for a long
+/// action.
+pub fn run_command(
+    argv: &[String],
+    timeout: Duration,
+    stop: Option<&crossbeam_channel::Receiver<()>>,
+) -> CommandResult {
     let Some((prog, args)) = argv.split_first() else {
         return CommandResult {
             spawn_error: Some("no program".into()),
@@ -72,12 +116,8 @@ pub fn run_command(argv: &[String], timeout: Duration) -> CommandResult {
         };
     };
     let mut cmd = Command::new(prog);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = match cmd.spawn() {
+    cmd.args(args);
+    let mut child = match spawn(cmd) {
         Ok(c) => c,
         Err(e) => {
             return CommandResult {
@@ -95,14 +135,22 @@ pub fn run_command(argv: &[String], timeout: Duration) -> CommandResult {
     let deadline = Instant::now() + timeout;
     let pgid = child.id() as i32;
     let mut timed_out = false;
+    let mut stopped = false;
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
             Ok(None) => {}
             Err(_) => break None,
         }
-        if Instant::now() >= deadline {
-            timed_out = true;
+        // Nothing is ever sent on `stop`: disconnected means the run is over.
+        stopped = stop.is_some_and(|s| {
+            matches!(
+                s.try_recv(),
+                Err(crossbeam_channel::TryRecvError::Disconnected)
+            )
+        });
+        if stopped || Instant::now() >= deadline {
+            timed_out = !stopped;
             // SAFETY: kill(2) with a negative pid signals the process group the
             // child leads (`process_group(0)` made it one); no memory is touched.
             unsafe {
@@ -112,7 +160,7 @@ pub fn run_command(argv: &[String], timeout: Duration) -> CommandResult {
         }
         std::thread::sleep(Duration::from_millis(5));
     };
-    if timed_out {
+    if timed_out || stopped {
         // The group is gone: the pipes close and the readers end.
         for r in readers.into_iter().flatten() {
             let _ = r.join();
@@ -134,6 +182,7 @@ pub fn run_command(argv: &[String], timeout: Duration) -> CommandResult {
     CommandResult {
         exit_code: status.and_then(|s| s.code()),
         timed_out,
+        stopped,
         spawn_error: None,
         stdout: take(&out),
         stderr: take(&err),
@@ -153,6 +202,7 @@ mod tests {
         let r = run_command(
             &sh("echo hello; echo oops >&2; exit 3"),
             Duration::from_secs(10),
+            None,
         );
         assert_eq!(r.exit_code, Some(3));
         assert!(!r.timed_out);
@@ -162,6 +212,7 @@ mod tests {
         let r = run_command(
             &sh("head -c 10000 /dev/zero | tr '\\0' a; printf END"),
             Duration::from_secs(10),
+            None,
         );
         assert_eq!(r.exit_code, Some(0));
         assert_eq!(r.stdout.len(), TAIL_BYTES);
@@ -175,6 +226,7 @@ mod tests {
         let r = run_command(
             &sh("echo started; sleep 30; echo never"),
             Duration::from_millis(300),
+            None,
         );
         let took = t.elapsed();
         assert!(r.timed_out);
@@ -185,7 +237,60 @@ mod tests {
 
     #[test]
     fn missing_program_is_a_spawn_error() {
-        let r = run_command(&["/nonexistent/prog".to_string()], Duration::from_secs(1));
+        let r = run_command(
+            &["/nonexistent/prog".to_string()],
+            Duration::from_secs(1),
+            None,
+        );
         assert!(r.spawn_error.unwrap().contains("/nonexistent/prog"));
+    }
+
+    #[test]
+    fn the_runs_end_kills_a_running_command_at_once() {
+        let (tx, rx) = crossbeam_channel::bounded::<()>(0);
+        let ender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(tx);
+        });
+        let t = Instant::now();
+        let r = run_command(
+            &sh("echo started; sleep 60; echo never"),
+            Duration::from_secs(120),
+            Some(&rx),
+        );
+        let took = t.elapsed();
+        ender.join().unwrap();
+        assert!(r.stopped && !r.timed_out, "{r:?}");
+        assert_eq!(r.exit_code, None);
+        assert_eq!(r.stdout, b"started\n");
+        assert!(took < Duration::from_secs(5), "{took:?}");
+    }
+
+    #[test]
+    fn a_command_dies_with_the_thread_that_started_it() {
+        // The parent-death signal follows the thread that forked: a thread that
+        // ends without waiting for its command (as when pado is killed) takes the
+        // command with it. Neither a stop nor a timeout is involved here.
+        let starter = std::thread::spawn(|| {
+            let mut cmd = Command::new("sleep");
+            cmd.arg("60");
+            spawn(cmd).unwrap()
+        });
+        let mut child = starter.join().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break Some(st);
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        use std::os::unix::process::ExitStatusExt;
+        let status = status.expect("the command outlived the thread that started it");
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
     }
 }

@@ -339,7 +339,16 @@ impl Shared {
         String::from_utf8_lossy(&self.redactor.redact(b)).into_owned()
     }
 
-    fn perform(&self, kind: &str, a: &Action, timeout: Duration) -> ActionRecord {
+    /// Runs one action or undo. `stop` (an action's, never an undo's) cuts a running
+    /// command short when the run ends: the run's end is not held up by it, and the
+    /// undo that follows is what puts things back.
+    fn perform(
+        &self,
+        kind: &str,
+        a: &Action,
+        timeout: Duration,
+        stop: Option<&Receiver<()>>,
+    ) -> ActionRecord {
         let started_ms = self.now_ms();
         let mut rec = ActionRecord {
             kind: kind.into(),
@@ -354,13 +363,18 @@ impl Shared {
         };
         match a {
             Action::Command(argv) => {
-                let r = command::run_command(argv, timeout);
+                let r = command::run_command(argv, timeout, stop);
                 rec.exit_code = r.exit_code;
                 rec.stdout = self.text(&r.stdout);
                 rec.stderr = self.text(&r.stderr);
                 if let Some(e) = r.spawn_error {
                     rec.outcome = Outcome::Failed;
                     rec.error = Some(self.text(e.as_bytes()));
+                } else if r.stopped {
+                    rec.outcome = Outcome::Stopped;
+                    rec.error = Some(
+                        "still running when the run ended: killed with its process group".into(),
+                    );
                 } else if r.timed_out {
                     rec.outcome = Outcome::Timeout;
                     rec.error = Some(format!(
@@ -403,7 +417,7 @@ impl Shared {
     }
 
     fn report_failure(&self, name: &str, what: &str, r: &ActionRecord, required: bool) {
-        if matches!(r.outcome, Outcome::Ok | Outcome::Skipped) {
+        if matches!(r.outcome, Outcome::Ok | Outcome::Skipped | Outcome::Stopped) {
             return;
         }
         let why = match (&r.error, r.exit_code, r.status) {
@@ -473,7 +487,7 @@ impl Shared {
         let start = self.now_ms();
         rec.started_ms = Some(start);
         if let Some((kind, a)) = &e.action {
-            let r = self.perform(kind, a, e.timeout);
+            let r = self.perform(kind, a, e.timeout, Some(cancel));
             self.report_failure(&e.name, "its action", &r, e.required);
             rec.action = Some(r);
         }
@@ -482,7 +496,7 @@ impl Shared {
             self.wait_until(cancel, end);
             match &e.undo {
                 Some((kind, a)) => {
-                    let r = self.perform(kind, a, e.timeout);
+                    let r = self.perform(kind, a, e.timeout, None);
                     self.report_failure(&e.name, "its undo", &r, e.required);
                     rec.window_end_ms = Some(r.ended_ms);
                     rec.undo = Some(r);
@@ -539,8 +553,9 @@ impl EventRunner {
     }
 
     /// Ends the events once the load is over: events whose time has not come are
-    /// recorded as skipped, open windows are undone now, running actions finish
-    /// (each bounded by its timeout). Returns what happened.
+    /// recorded as skipped, running commands are killed with their process group
+    /// (recorded as stopped), open windows are undone now (each undo bounded by its
+    /// timeout). Returns what happened.
     pub fn finish(mut self) -> EventsDone {
         self.cancel.take();
         for t in self.threads.drain(..) {

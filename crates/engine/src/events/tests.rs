@@ -123,3 +123,35 @@ fn missing_env_names_the_field() {
     assert_eq!(e.field, "events[0].http.url");
     assert!(e.message.contains("PADO_SURELY_UNSET_VAR"), "{e}");
 }
+
+#[test]
+fn the_runs_end_cuts_a_long_action_short_and_still_undoes_its_window() {
+    // A required fault window whose action takes a minute: the run's end (Ctrl-C)
+    // must not wait for it, must not count it as a failure, and must run the undo.
+    let yaml = format!(
+        "{LOAD}events:\n\
+  - {{ name: slow, at: 0s, run: [sleep, \"60\"], duration: 1h, timeout: 2m, undo: {{ shell: \"echo undone\" }} }}\n"
+    );
+    let plan = compile_events(&config(&yaml), &[]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let failed = Arc::new(Mutex::new(Vec::<String>::new()));
+    let f2 = failed.clone();
+    let runner = EventRunner::start(
+        plan,
+        Instant::now(),
+        EventsWriter::create(dir.path()).unwrap(),
+        Box::new(move |m| f2.lock().unwrap().push(m.to_string())),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    let done = runner.finish();
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(failed.lock().unwrap().is_empty());
+    assert!(done.failures.is_empty(), "{:?}", done.failures);
+    let slow = &done.records[0];
+    let a = slow.action.as_ref().unwrap();
+    assert_eq!(a.outcome, Outcome::Stopped);
+    assert!(a.error.as_deref().unwrap().contains("killed"), "{a:?}");
+    let u = slow.undo.as_ref().unwrap();
+    assert_eq!((u.outcome, u.stdout.as_str()), (Outcome::Ok, "undone\n"));
+}

@@ -8,6 +8,11 @@
 //! nothing more (ended, gone, or given up on as stalled), so a progress line or an
 //! `abort_on_fail` threshold sees the same sums `pado merge` writes at the end,
 //! only sooner. Memory: the seconds of generators that are ahead of the slowest.
+//!
+//! A generator's seconds are input from the network: a second past the last one
+//! the test's plan allows ([`LiveMerger::bounded`]) is refused ([`PastPlan`]), never
+//! waited for, so a hostile or broken generator cannot make the coordinator release
+//! billions of empty seconds.
 
 use std::collections::VecDeque;
 
@@ -26,6 +31,18 @@ pub struct LiveSecond {
     pub reporting: usize,
 }
 
+/// A generator sent a second past the last one the test's plan allows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "it sent second {t} (field `t`), past the end of the test: its plan allows seconds 0 to {last}"
+)]
+pub struct PastPlan {
+    /// The second it sent.
+    pub t: u32,
+    /// The last second the plan allows.
+    pub last: u32,
+}
+
 /// Adds the generators' streamed seconds in order of `t`.
 #[derive(Debug)]
 pub struct LiveMerger {
@@ -35,16 +52,27 @@ pub struct LiveMerger {
     finished: Vec<bool>,
     /// The next second of the test to release.
     t: u32,
+    /// Seconds the test may have: `t` from 0 to `limit - 1`.
+    limit: u32,
 }
 
 impl LiveMerger {
-    /// A merger for `generators` generators, all at second 0.
+    /// A merger for `generators` generators, all at second 0, with no bound on `t`
+    /// (for seconds from a trusted source).
     pub fn new(generators: usize) -> LiveMerger {
+        Self::bounded(generators, u32::MAX)
+    }
+
+    /// A merger for `generators` generators whose test has at most `seconds`
+    /// seconds (its planned end, the graceful stop and a margin): a second past them
+    /// is refused by [`LiveMerger::try_push`].
+    pub fn bounded(generators: usize, seconds: u32) -> LiveMerger {
         LiveMerger {
             pending: (0..generators).map(|_| VecDeque::new()).collect(),
             next: vec![0; generators],
             finished: vec![false; generators],
             t: 0,
+            limit: seconds,
         }
     }
 
@@ -62,15 +90,27 @@ impl LiveMerger {
     /// (a feed polled twice), one for a second already released, and anything
     /// from a finished generator are left out: returns whether it was kept.
     pub fn push(&mut self, g: usize, rec: SecondRecord) -> bool {
+        self.try_push(g, rec).unwrap_or(false)
+    }
+
+    /// [`LiveMerger::push`], with an error for a second past the test's end (the
+    /// second is not kept; the caller decides what to do with the generator).
+    pub fn try_push(&mut self, g: usize, rec: SecondRecord) -> Result<bool, PastPlan> {
         if g >= self.pending.len() || self.finished[g] || rec.t < self.next[g] {
-            return false;
+            return Ok(false);
+        }
+        if rec.t >= self.limit {
+            return Err(PastPlan {
+                t: rec.t,
+                last: self.limit.saturating_sub(1),
+            });
         }
         self.next[g] = rec.t + 1;
         if rec.t < self.t {
-            return false;
+            return Ok(false);
         }
         self.pending[g].push_back(rec);
-        true
+        Ok(true)
     }
 
     /// Generator `g` sends nothing more (its run ended, it is gone, or the
@@ -201,6 +241,30 @@ mod tests {
         m.finish(0);
         assert!(m.is_done());
         assert!(m.pop().is_none());
+    }
+
+    #[test]
+    fn a_second_past_the_plan_is_refused_and_nothing_is_released_for_it() {
+        let mut m = LiveMerger::bounded(2, 30);
+        assert_eq!(m.try_push(0, sec(0, &[1000], 1)), Ok(true));
+        assert_eq!(
+            m.try_push(0, sec(4_000_000_000, &[1000], 1)),
+            Err(PastPlan {
+                t: 4_000_000_000,
+                last: 29
+            })
+        );
+        assert_eq!(
+            m.try_push(0, sec(29, &[1000], 1)),
+            Ok(true),
+            "the last second allowed"
+        );
+        assert!(!m.push(1, sec(30, &[1000], 1)), "push leaves it out too");
+        m.finish(0);
+        m.finish(1);
+        let released: Vec<u32> = std::iter::from_fn(|| m.pop()).map(|s| s.second.t).collect();
+        assert_eq!(released.len(), 30, "{released:?}");
+        assert!(m.is_done());
     }
 
     #[test]

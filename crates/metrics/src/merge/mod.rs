@@ -16,6 +16,7 @@
 //! the merged directory.
 
 mod align;
+mod bound;
 mod error;
 mod generators;
 pub mod live;
@@ -91,7 +92,7 @@ fn send_group(
             Some(rx) => match rx.recv() {
                 Ok(rec) => rec?,
                 // The group before stopped early: its error is in its result.
-                Err(_) => break,
+                Err(_) => return Ok(()),
             },
         };
         for (k, (i, tally)) in own.iter_mut().enumerate() {
@@ -116,7 +117,31 @@ fn send_group(
         }
         if tx.send(Ok(rec)).is_err() {
             // The writer stopped (its own error): nothing more to do.
-            break;
+            return Ok(());
+        }
+    }
+    // The group before may have ended with an error after its last second.
+    if let Some(rx) = &from {
+        if let Ok(Err(e)) = rx.recv() {
+            return Err(e);
+        }
+    }
+    // A second left unread lies past the merged end (a line far ahead of the ones
+    // after it, which the reader would refuse as out of order): say so rather than
+    // drop what follows it.
+    for (k, (i, _)) in own.iter().enumerate() {
+        if let Some(p) = &pending[k] {
+            return Err(MergeError::Result(ResultError::Format {
+                path: sources[*i]
+                    .dir
+                    .path()
+                    .join(crate::result_dir::TIMELINE_FILE),
+                line: p.line(),
+                message: format!(
+                    "field `t`: second {} is past the end of the merged timeline ({end} s); its seconds are not in order",
+                    p.t()
+                ),
+            }));
         }
     }
     Ok(())
@@ -153,6 +178,7 @@ pub fn plan(dirs: &[PathBuf]) -> Result<MergePlan, MergeError> {
     let sources = validate::open_sources(dirs)?;
     let problems = validate::problems(&sources);
     let alignment = align::align(&sources)?;
+    bound::check(&sources, &alignment)?;
     Ok(MergePlan {
         sources,
         problems,
@@ -250,6 +276,11 @@ impl MergePlan {
                 rec.t = t;
                 w.write(&rec)?;
                 each(rec);
+            }
+            // A reader may end with an error after the last second (a second past
+            // the end): wait for its word before calling the merge good.
+            if let Ok(Err(e)) = last.recv() {
+                return Err(e);
             }
             drop(last);
             let mut all: Vec<(usize, Tally)> = Vec::new();

@@ -473,3 +473,162 @@ fn a_corrupt_line_names_its_file_and_line() {
         "{e}"
     );
 }
+
+/// Segment `i` of 2 with `n` seconds of 3 requests each, its timeline's lines then
+/// rewritten by `edit` (a planted corruption); returns both directories.
+fn two_with_edited_timeline(
+    root: &Path,
+    n: usize,
+    edit: impl FnOnce(&mut Vec<String>),
+) -> Vec<PathBuf> {
+    let dirs = vec![
+        write_seg(root, &Seg::new(0, 2, vec![vec![1000; 3]; n])),
+        write_seg(root, &Seg::new(1, 2, vec![vec![1000; 3]; n])),
+    ];
+    let tl = dirs[1].join("timeline.jsonl");
+    let mut lines: Vec<String> = fs::read_to_string(&tl)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    edit(&mut lines);
+    fs::write(&tl, lines.join("\n") + "\n").unwrap();
+    dirs
+}
+
+/// The same line with another `t`.
+fn with_t(line: &str, t: u64) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+    v["t"] = serde_json::json!(t);
+    v.to_string()
+}
+
+/// Bytes of every file under `dir`.
+fn bytes_under(dir: &Path) -> u64 {
+    fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| {
+                    let p = e.path();
+                    if p.is_dir() {
+                        bytes_under(&p)
+                    } else {
+                        e.metadata().map_or(0, |m| m.len())
+                    }
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// A last second at t = 4000000000 (a plan of 4 s) is refused before anything is
+/// written, naming the file, its line and the field; the merge does not write
+/// billions of empty seconds.
+#[test]
+fn a_second_far_past_the_plan_is_refused_with_file_line_and_field() {
+    let tmp = tmp();
+    let dirs = two_with_edited_timeline(tmp.path(), 5, |lines| {
+        let far = with_t(&lines[4], 4_000_000_000);
+        lines.push(far);
+    });
+    let t = std::time::Instant::now();
+    let e = err_of(&dirs);
+    assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    assert!(
+        e.contains("seg1/timeline.jsonl:6:") && e.contains("field `t`: second 4000000000"),
+        "{e}"
+    );
+    assert!(e.contains("planned for 4 s"), "{e}");
+    // Within what the plan allows (4 s + the margin after it), the same gap merges.
+    let tmp2 = super::tests::tmp();
+    let dirs = two_with_edited_timeline(tmp2.path(), 5, |lines| {
+        let ok = with_t(&lines[4], 4 + bound::PAST_PLAN_S as u64 - 1);
+        lines.push(ok);
+    });
+    let (out, outcome) = merge_into(tmp2.path(), &dirs);
+    assert_eq!(outcome.seconds, 4 + bound::PAST_PLAN_S as u32);
+    assert!(
+        bytes_under(out.path()) < 4 << 20,
+        "{}",
+        bytes_under(out.path())
+    );
+}
+
+/// A segment that claims to have started in 2099 (no agreed start: seconds placed
+/// by wall clock) is refused naming its run.json, the line and `started_at`.
+#[test]
+fn a_segment_starting_in_2099_is_refused() {
+    let tmp = tmp();
+    let mut a = Seg::new(0, 2, vec![vec![1000; 3]; 5]);
+    let mut b = Seg::new(1, 2, vec![vec![1000; 3]; 5]);
+    a.start_at = None;
+    b.start_at = None;
+    b.started_at = "2099-01-01T00:00:00.000Z";
+    let dirs = vec![write_seg(tmp.path(), &a), write_seg(tmp.path(), &b)];
+    let e = err_of(&dirs);
+    let run_json = fs::read_to_string(dirs[1].join("run.json")).unwrap();
+    let line = run_json
+        .lines()
+        .position(|l| l.contains("\"started_at\""))
+        .unwrap()
+        + 1;
+    assert!(
+        e.contains(&format!("seg1/run.json:{line}:"))
+            && e.contains("field `started_at`: 2099-01-01T00:00:00.000Z"),
+        "{e}"
+    );
+}
+
+/// A second far ahead of the lines after it (so not the last line) stops the
+/// merge at that line instead of dropping the seconds after it.
+#[test]
+fn a_second_far_ahead_in_the_middle_is_refused() {
+    let tmp = tmp();
+    let dirs = two_with_edited_timeline(tmp.path(), 6, |lines| {
+        lines[2] = with_t(&lines[2], 4_000_000_000);
+    });
+    let out = ResultDir::create(tmp.path().join("m")).unwrap();
+    let t = std::time::Instant::now();
+    let e = plan(&dirs).unwrap().write(&out).unwrap_err().to_string();
+    assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    assert!(
+        e.contains("seg1/timeline.jsonl:3:") && e.contains("field `t`: second 4000000000"),
+        "{e}"
+    );
+}
+
+/// A repeated second and one out of order were added twice or into the wrong
+/// second; now they are refused, saying which line and which second.
+#[test]
+fn repeated_and_reordered_seconds_are_refused() {
+    let tmp = tmp();
+    let dirs = two_with_edited_timeline(tmp.path(), 5, |lines| {
+        let again = lines[2].clone();
+        lines.insert(3, again);
+    });
+    let out = ResultDir::create(tmp.path().join("m")).unwrap();
+    let e = plan(&dirs).unwrap().write(&out).unwrap_err().to_string();
+    assert!(
+        e.contains("seg1/timeline.jsonl:4:") && e.contains("second 2 repeats second 2"),
+        "{e}"
+    );
+
+    let tmp = super::tests::tmp();
+    let dirs = two_with_edited_timeline(tmp.path(), 5, |lines| lines.swap(1, 3));
+    let out = ResultDir::create(tmp.path().join("m")).unwrap();
+    let e = plan(&dirs).unwrap().write(&out).unwrap_err().to_string();
+    assert!(
+        e.contains("seg1/timeline.jsonl:3:") && e.contains("second 2 goes back from second 3"),
+        "{e}"
+    );
+
+    // The truth, untouched: 2 generators × 5 seconds × 3 requests, 6 a second.
+    let tmp = super::tests::tmp();
+    let dirs = two_with_edited_timeline(tmp.path(), 5, |_| {});
+    let (out, _) = merge_into(tmp.path(), &dirs);
+    let tl = out.read_timeline().unwrap();
+    assert_eq!(
+        tl.iter().map(|r| r.requests()).collect::<Vec<_>>(),
+        [6, 6, 6, 6, 6]
+    );
+}

@@ -613,6 +613,7 @@ impl ResultDir {
             line: String::new(),
             no: 0,
             read: TimelineRead::default(),
+            prev_t: None,
         })
     }
 

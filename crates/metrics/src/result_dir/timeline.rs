@@ -47,12 +47,19 @@ pub struct TimelineWriter {
 
 /// Pulls seconds from `timeline.jsonl` one at a time ([`ResultDir::timeline_reader`]):
 /// one line of text and one decoded second alive at a time.
+///
+/// A timeline holds each second once, in order of `t` (pado writes a second when it
+/// closes, never twice): a line whose `t` repeats or goes back (a file edited,
+/// concatenated or corrupted) is refused with its line, rather than counted twice
+/// or into the wrong second.
 pub struct TimelineReader {
     pub(super) rd: BufReader<File>,
     pub(super) path: PathBuf,
     pub(super) line: String,
     pub(super) no: usize,
     pub(super) read: TimelineRead,
+    /// `t` of the last second handed on.
+    pub(super) prev_t: Option<u32>,
 }
 
 impl TimelineReader {
@@ -85,10 +92,24 @@ impl TimelineReader {
             // Without the line end: a line torn inside a string must read as ending
             // early, not as a string holding a newline.
             return match serde_json::from_str::<WireSecond>(self.line.trim_end()) {
-                Ok(wire) => Ok(Some(EncodedSecond {
-                    wire,
-                    line: self.no,
-                })),
+                Ok(wire) => {
+                    if let Some(prev) = self.prev_t.filter(|p| wire.t <= *p) {
+                        let what = if wire.t == prev {
+                            "repeats"
+                        } else {
+                            "goes back from"
+                        };
+                        return Err(self.error_here(format!(
+                            "field `t`: second {} {what} second {prev} of the line before; a timeline holds each second once, in order (was the file edited or joined with another?)",
+                            wire.t
+                        )));
+                    }
+                    self.prev_t = Some(wire.t);
+                    Ok(Some(EncodedSecond {
+                        wire,
+                        line: self.no,
+                    }))
+                }
                 Err(e) if e.is_eof() && only_blank_left(&mut self.rd).map_err(io_err(p))? => {
                     self.read.torn_line = Some(self.no);
                     Ok(None)
