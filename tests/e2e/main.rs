@@ -17,6 +17,7 @@ mod flows;
 mod generator;
 mod grpc;
 mod history;
+mod hostile;
 mod http2;
 mod kubernetes;
 mod limits;

@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::conn::{connect, io_error_kind, Conn, Origin, SetupTimes, READ_BUF};
 use crate::decode::BodyDecoder;
-use crate::response::{parse_head, BodyKind, ChunkedDecoder, MAX_HEAD};
+use crate::response::{parse_head, BodyKind, ChunkedDecoder, ProtocolError, MAX_HEAD};
 use crate::status::StatusSet;
 
 /// How long a connection may sit idle before it is checked for a server-side close
@@ -322,7 +322,7 @@ async fn read_response<'k>(
     let head = loop {
         if buf.len() == buf.capacity() {
             if buf.len() > MAX_HEAD {
-                return Err(ErrorKind::Protocol);
+                return Err(ErrorKind::TooLarge);
             }
             buf.reserve(READ_BUF);
         }
@@ -344,6 +344,9 @@ async fn read_response<'k>(
         match parse_head(buf, is_head) {
             Ok(Some(h)) => break h,
             Ok(None) => continue,
+            Err(ProtocolError::HeadTooLarge(_) | ProtocolError::TooManyHeaders) => {
+                return Err(ErrorKind::TooLarge)
+            }
             Err(_) => return Err(ErrorKind::Protocol),
         }
     };

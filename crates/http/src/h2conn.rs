@@ -289,6 +289,10 @@ async fn open(origin: &Origin, budget: Duration) -> Result<Opened, ConnectError>
     let t_h2 = std::time::Instant::now();
     let left = budget.saturating_sub(start.elapsed());
     let hs = h2::client::Builder::new()
+        // The same cap as an HTTP/1.1 head: a server's header list (or a flood of
+        // CONTINUATION frames carrying one) is refused past it, not buffered; h2's
+        // own default is 16 MiB per stream.
+        .max_header_list_size(crate::response::MAX_HEAD as u32)
         .initial_window_size(1 << 20)
         .initial_connection_window_size(1 << 24)
         .handshake::<_, Bytes>(stream);

@@ -331,6 +331,30 @@ fn classify(e: &h2::Error, gone_away: bool, tls: bool) -> (ErrorKind, Option<&'s
     if e.is_reset() && e.is_remote() {
         return (ErrorKind::StreamReset, reason);
     }
+    // h2 itself refuses a header list past `max_header_list_size` (the stream,
+    // REFUSED_STREAM) and a CONTINUATION flood (the connection, ENHANCE_YOUR_CALM,
+    // or COMPRESSION_ERROR for an oversized block it could not skip).
+    if !e.is_remote() {
+        match e.reason() {
+            Some(h2::Reason::REFUSED_STREAM) if e.is_reset() => {
+                return (
+                    ErrorKind::TooLarge,
+                    Some("the response's header list was larger than 64 KiB"),
+                )
+            }
+            Some(h2::Reason::ENHANCE_YOUR_CALM | h2::Reason::COMPRESSION_ERROR)
+                if e.is_go_away() =>
+            {
+                return (
+                    ErrorKind::TooLarge,
+                    Some(
+                        "the server sent a header block larger than 64 KiB (a CONTINUATION flood)",
+                    ),
+                )
+            }
+            _ => {}
+        }
+    }
     if let Some(io) = e.get_io() {
         if gone_away {
             return (

@@ -74,11 +74,16 @@ pub enum ErrorKind {
     /// decoded: a corrupt or truncated body, or one that decodes to more than the
     /// decoded-size cap (a decompression bomb).
     Decode,
+    /// The server sent a response head larger than pado reads (64 KiB, as the
+    /// HTTP/1.1 head cap): an HTTP/1.1 status line and headers, or an HTTP/2 header
+    /// list, including one spread over a flood of `CONTINUATION` frames. A broken or
+    /// hostile server; pado stops reading it rather than growing its memory.
+    TooLarge,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order, so counters can live in a plain array.
-    pub const ALL: [ErrorKind; 22] = [
+    pub const ALL: [ErrorKind; 23] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Dns,
@@ -101,6 +106,7 @@ impl ErrorKind {
         ErrorKind::GrpcStatus,
         ErrorKind::Proxy,
         ErrorKind::Decode,
+        ErrorKind::TooLarge,
     ];
 
     /// The stable name used in summaries and result files.
@@ -122,6 +128,7 @@ impl ErrorKind {
             ErrorKind::H2NotNegotiated => "h2_not_negotiated",
             ErrorKind::Proxy => "proxy",
             ErrorKind::Decode => "decode",
+            ErrorKind::TooLarge => "too_large",
             ErrorKind::GrpcUnavailable => "grpc_unavailable",
             ErrorKind::GrpcDeadlineExceeded => "grpc_deadline_exceeded",
             ErrorKind::GrpcResourceExhausted => "grpc_resource_exhausted",

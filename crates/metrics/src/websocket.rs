@@ -28,6 +28,12 @@ pub enum WsError {
     Protocol,
     /// A message or the URL could not be built from its templates; nothing was sent.
     Template,
+    /// The server sent a message (or a frame) longer than pado keeps
+    /// (`defaults.max_body`), e.g. a fragmented message that never ends.
+    TooLarge,
+    /// pado's own frames piled up unread (1 MiB): the server does not read what
+    /// the session sends, e.g. while it floods pings whose pongs it never takes.
+    Backlog,
 }
 
 impl WsError {
@@ -40,6 +46,8 @@ impl WsError {
             WsError::ExpectTimeout => "ws_expect_timeout".into(),
             WsError::Protocol => "ws_protocol".into(),
             WsError::Template => "template".into(),
+            WsError::TooLarge => "ws_too_large".into(),
+            WsError::Backlog => "ws_backlog".into(),
         }
     }
 }

@@ -61,6 +61,7 @@ use std::time::{Duration, Instant};
 mod conn;
 pub mod grpc;
 pub mod h2server;
+pub mod hostile;
 pub mod proxy;
 use pado_h1server as http;
 pub use proxy::{ProxyOptions, ProxyServer, ProxyStats};

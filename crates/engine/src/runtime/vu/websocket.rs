@@ -24,10 +24,35 @@ use super::{us, Vu};
 
 /// Longest wait for the server's answer to our close frame.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
+/// Longest wait for a message to be taken by a server that has stopped reading
+/// (its socket full): then the send fails as `ws_backlog`.
+const SEND_WAIT: Duration = Duration::from_secs(5);
+/// Control frames (pings, pongs) read in a row before the VU yields its worker.
+const CONTROL_BURST: u32 = 64;
 /// Messages a debug transcript shows (then "…").
 const TRANSCRIPT_MESSAGES: usize = 40;
 /// Bytes of one message a debug transcript shows.
 const TRANSCRIPT_BYTES: usize = 200;
+
+/// Bytes of our own frames (answers to the server's pings, our messages) held
+/// while the server does not read them; past this a send fails as `ws_backlog`
+/// and a pong waits for the next one instead of piling up (tungstenite's default
+/// is unbounded, so a server that floods pings and never reads grew pado's memory
+/// by the rate it sent).
+const MAX_WRITE_BACKLOG: usize = 1 << 20;
+
+/// tungstenite's limits for pado's sessions: a message (and one frame) no longer
+/// than a response body pado keeps (`defaults.max_body`, 4 MiB unless set, at
+/// least 64 KiB), so a fragmented message that never ends is cut there as
+/// `ws_too_large`; the write backlog as [`MAX_WRITE_BACKLOG`].
+fn limits(max_body: usize) -> tungstenite::protocol::WebSocketConfig {
+    let message = max_body.max(64 * 1024);
+    tungstenite::protocol::WebSocketConfig::default()
+        .write_buffer_size(64 * 1024)
+        .max_write_buffer_size(MAX_WRITE_BACKLOG)
+        .max_message_size(Some(message))
+        .max_frame_size(Some(message))
+}
 
 /// What a wait for the next message ended with.
 enum Recv {
@@ -87,7 +112,12 @@ impl Session {
         // Timed from just before the write (as `http_req_duration`): the peer may
         // read the message before this task runs again.
         let at = Instant::now();
-        self.ws.send(msg).await.map_err(failure)?;
+        // A server that does not read leaves the write pending: bounded, so the
+        // session (and the run's end) never waits on it.
+        match tokio::time::timeout(SEND_WAIT, self.ws.send(msg)).await {
+            Err(_) => return Err(WsError::Backlog),
+            Ok(r) => r.map_err(failure)?,
+        }
         self.sent += 1;
         self.last_send = Some(at);
         self.note("→ ", text);
@@ -97,7 +127,20 @@ impl Session {
     /// The next data message before `deadline` (control frames are answered by
     /// tungstenite and skipped). With `stop`, a graceful stop ends the wait.
     async fn recv(&mut self, deadline: Instant, stop: Option<&WorkerCtx>) -> Recv {
+        let mut skipped = 0u32;
         loop {
+            // A server flooding control frames keeps the stream always ready:
+            // the deadline and the run's stop are looked at here too, and the
+            // worker's other VUs get their turn now and then.
+            if Instant::now() >= deadline {
+                return Recv::Deadline;
+            }
+            if stop.is_some_and(|ctx| ctx.stopping.get()) {
+                return Recv::Stopped;
+            }
+            if skipped > 0 && skipped.is_multiple_of(CONTROL_BURST) {
+                tokio::task::yield_now().await;
+            }
             let next = async {
                 match stop {
                     Some(ctx) if ctx.stopping.get() => None,
@@ -119,7 +162,10 @@ impl Session {
                 Some(Err(e)) => return Recv::Failed(failure(e)),
                 Some(Ok(Message::Text(t))) => t.as_bytes().to_vec(),
                 Some(Ok(Message::Binary(b))) => b.to_vec(),
-                Some(Ok(_)) => continue,
+                Some(Ok(_)) => {
+                    skipped += 1;
+                    continue;
+                }
             };
             self.received += 1;
             self.note("← ", &data);
@@ -129,13 +175,25 @@ impl Session {
 
     /// Close normally: our close frame, then the server's, briefly.
     async fn close(&mut self) {
-        if self.ws.close(None).await.is_err() {
+        if !matches!(
+            tokio::time::timeout(CLOSE_WAIT, self.ws.close(None)).await,
+            Ok(Ok(()))
+        ) {
             return;
         }
         let deadline = Instant::now() + CLOSE_WAIT;
+        let mut read = 0u32;
         while let Ok(Some(Ok(m))) = tokio::time::timeout_at(deadline.into(), self.ws.next()).await {
             if m.is_text() || m.is_binary() {
                 self.received += 1;
+            }
+            // As in `recv`: a flood of frames must not hold the close past its wait.
+            read += 1;
+            if Instant::now() >= deadline {
+                break;
+            }
+            if read.is_multiple_of(CONTROL_BURST) {
+                tokio::task::yield_now().await;
             }
         }
     }
@@ -153,6 +211,8 @@ fn failure(e: tungstenite::Error) -> WsError {
         E::Protocol(tungstenite::error::ProtocolError::ResetWithoutClosingHandshake) => {
             WsError::ClosedEarly
         }
+        E::Capacity(_) => WsError::TooLarge,
+        E::WriteBufferFull(_) => WsError::Backlog,
         _ => WsError::Protocol,
     }
 }
@@ -276,7 +336,11 @@ impl Vu {
         let request =
             handshake_request(head, origin.tls.is_some()).ok_or((WsError::Protocol, 0))?;
         let left = ws.timeout.saturating_sub(t0.elapsed());
-        let hs = tokio_tungstenite::client_async(request, conn.stream);
+        let hs = tokio_tungstenite::client_async_with_config(
+            request,
+            conn.stream,
+            Some(limits(ctx.plan.max_body)),
+        );
         match tokio::time::timeout(left, hs).await {
             Err(_) => Err((WsError::Connect(ErrorKind::Timeout), 0)),
             Ok(Ok((stream, resp))) => {

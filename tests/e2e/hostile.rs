@@ -1,0 +1,105 @@
+//! Hostile servers that flood what a client must buffer: pado's memory stays
+//! bounded and each flood is counted under a category of its own, while the run
+//! goes on and ends on time. pado's own resident memory is read from the
+//! timeline, where the aggregator records it every second.
+
+use std::time::Duration;
+
+use pado_testkit::hostile::{Flood, HostileServer};
+use serde_json::Value;
+
+use crate::harness::{num, run, tmp, write_file};
+
+/// The most resident memory pado itself may reach under any flood below: a debug
+/// build idles at about 30 MiB; without the caps these floods took hundreds of MB
+/// within seconds (a ping flood about 200 MB/s).
+const RSS_BOUND: u64 = 120 << 20;
+
+/// pado's largest resident memory in any second of the run.
+fn peak_rss(timeline: &[Value]) -> u64 {
+    let peak = timeline
+        .iter()
+        .filter_map(|l| l["generator"]["rss_bytes"].as_u64())
+        .max();
+    peak.expect("the timeline records pado's memory every second")
+}
+
+fn ws_scenario(base: &str, actions: &str, extra: &str) -> String {
+    format!(
+        "name: hostile\ntarget: {base}\n{extra}scenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 3s\n    flow:\n      - name: flooded\n        ws:\n          url: /ws\n          actions:\n{actions}"
+    )
+}
+
+#[test]
+fn a_ping_flood_that_never_reads_its_pongs_leaves_memory_bounded() {
+    let srv = HostileServer::start(Flood::WsPings, Duration::from_secs(20));
+    let t = tmp("hostile-pings");
+    let actions =
+        "            - expect: { body_contains: never, timeout: 1s }\n            - send: after\n";
+    let f = write_file(&t, "s.yaml", &ws_scenario(&srv.base_url(), actions, ""));
+    let r = run("hostile-pings", &[f.to_str().unwrap()]);
+    let s = r.summary();
+    let ws = &s["steps"]["flooded"]["ws"];
+    assert!(num(ws, "sessions") >= 1.0, "{}\n{ws:#}", r.stderr());
+    // The flood really happened: far more than pado's bound went out to it.
+    assert!(
+        srv.written() > 50 << 20,
+        "flood wrote only {} bytes",
+        srv.written()
+    );
+    let peak = peak_rss(&r.timeline());
+    assert!(peak < RSS_BOUND, "pado's memory reached {} MiB", peak >> 20);
+    // Every session failed, each by a category that says what happened (no data
+    // message ever came; pado's own frames could not be sent).
+    let errors = ws["errors"].as_object().cloned().unwrap_or_default();
+    let failed: f64 = errors.values().filter_map(Value::as_f64).sum();
+    assert_eq!(failed, num(ws, "sessions"), "{ws:#}");
+    assert!(
+        errors
+            .keys()
+            .all(|k| k == "ws_expect_timeout" || k == "ws_backlog"),
+        "{ws:#}"
+    );
+}
+
+#[test]
+fn a_websocket_message_that_never_ends_is_cut_at_max_body() {
+    let srv = HostileServer::start(Flood::WsEndlessMessage, Duration::from_secs(20));
+    let t = tmp("hostile-fragments");
+    let actions = "            - expect: { body_contains: a, timeout: 2500ms }\n";
+    let f = write_file(
+        &t,
+        "s.yaml",
+        &ws_scenario(&srv.base_url(), actions, "defaults: { max_body: 1MiB }\n"),
+    );
+    let r = run("hostile-fragments", &[f.to_str().unwrap()]);
+    let s = r.summary();
+    let ws = &s["steps"]["flooded"]["ws"];
+    assert!(num(ws, "sessions") >= 1.0, "{}\n{ws:#}", r.stderr());
+    assert_eq!(
+        num(ws, "errors.ws_too_large"),
+        num(ws, "sessions"),
+        "{ws:#}"
+    );
+    let peak = peak_rss(&r.timeline());
+    assert!(peak < RSS_BOUND, "pado's memory reached {} MiB", peak >> 20);
+}
+
+#[test]
+fn an_http2_continuation_flood_is_refused_as_too_large() {
+    let srv = HostileServer::start(Flood::H2Continuation, Duration::from_secs(20));
+    let t = tmp("hostile-h2");
+    let text = format!(
+        "name: hostile\ntarget: {}\ndefaults: {{ http: 2, timeout: 2s }}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 3s\n    flow:\n      - name: get\n        request: /\n",
+        srv.base_url()
+    );
+    let f = write_file(&t, "s.yaml", &text);
+    let r = run("hostile-h2", &[f.to_str().unwrap(), "--workers", "1"]);
+    let s = r.summary();
+    let requests = num(&s, "requests");
+    assert!(requests >= 1.0, "{}\n{s:#}", r.stderr());
+    // Every request failed as too large, none as a timeout or a protocol error.
+    assert_eq!(num(&s, "errors.too_large"), requests, "{:#}", s["errors"]);
+    let peak = peak_rss(&r.timeline());
+    assert!(peak < RSS_BOUND, "pado's memory reached {} MiB", peak >> 20);
+}
