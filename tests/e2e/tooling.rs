@@ -724,6 +724,7 @@ fn a_curl_import_sends_what_curl_sends() {
             );
         }
     }
+}
 
 /// The Python interpreter that has HdrHistogram's reference decoder (PyPI package
 /// `hdrhistogram`, module `hdrh`): `PADO_E2E_PYTHON`, else the virtual environment
