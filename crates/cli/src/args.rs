@@ -104,6 +104,13 @@ pub(crate) enum Command {
         /// Also write the comparison as an HTML page.
         #[arg(long)]
         html: Option<PathBuf>,
+        /// The smallest change, in %, that can be called better or worse: identical
+        /// runs differ by a few percent as wholes (another moment, another process
+        /// on the machine), which the per-second test cannot see. With 3 or more
+        /// earlier runs of the same test in the history, their spread is used where
+        /// it is larger. 0 leaves the per-second test alone.
+        #[arg(long, value_name = "PCT", default_value_t = pado_analysis::between_runs::DEFAULT_MIN_CHANGE_PCT, value_parser = min_change_pct)]
+        min_change: f64,
     },
     /// List the runs recorded in the history (newest first), or re-index result
     /// directories (`pado history rebuild DIR...`).
@@ -859,6 +866,12 @@ pub(crate) struct TrendArgs {
     /// How many runs before the latest form its baseline.
     #[arg(long, default_value_t = 5)]
     pub baseline: usize,
+    /// The smallest change, in %, that counts as a regression or an improvement:
+    /// identical runs differ by a few percent as wholes, and a CI gate must not
+    /// fail on that. With 3 or more baseline runs, their spread is used when it is
+    /// larger. 0 leaves the per-second test alone.
+    #[arg(long, value_name = "PCT", default_value_t = pado_analysis::between_runs::DEFAULT_MIN_CHANGE_PCT, value_parser = min_change_pct)]
+    pub min_change: f64,
     /// Where to write the HTML chart (default pado-results/trend-<name>-<metric>.html).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -1035,4 +1048,18 @@ mod tests {
             assert!(parse(args).is_ok(), "{args:?}");
         }
     }
+}
+
+/// `--min-change`: a percentage from 0 to 1000 (a change of more than ten times
+/// the baseline is no noise floor anyone means).
+fn min_change_pct(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of percent, e.g. 5 or 2.5"))?;
+    if !(v.is_finite() && (0.0..=1000.0).contains(&v)) {
+        return Err(format!("`{s}`: give a percentage from 0 to 1000"));
+    }
+    Ok(v)
 }

@@ -138,6 +138,7 @@ pub fn compare_with(sides: &[Side<'_>], floor: &NoiseFloor) -> Comparison {
         rows.extend(super::soak::rows(sides));
     }
     super::floor::apply(&mut rows, floor);
+    super::percentile_interval::apply(&mut rows, sides);
     Comparison {
         runs: sides.iter().map(|s| s.label.clone()).collect(),
         method: METHOD.into(),

@@ -13,6 +13,7 @@
 mod compute;
 mod floor;
 mod html;
+mod percentile_interval;
 mod shape;
 mod soak;
 #[cfg(test)]
