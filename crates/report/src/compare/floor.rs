@@ -62,6 +62,29 @@ impl EarlierRun {
     }
 }
 
+/// The recorded figure whose spread between runs stands for a row's: the history
+/// keeps latency, not TTFB (most of latency on the same server), the whole run's
+/// figures, not each stage's, and the mean req/s, not the per-second ones.
+fn recorded_as<'a>(scope: &'a str, metric: &'a str) -> (&'a str, &'a str) {
+    if scope == "overall" {
+        return match metric {
+            "ttfb mean ms" | "ttfb p50 ms" => ("overall", "latency p50 ms"),
+            "ttfb p95 ms" => ("overall", "latency p95 ms"),
+            "ttfb p99 ms" => ("overall", "latency p99 ms"),
+            m if m.starts_with("req/s") => ("overall", "req/s (mean)"),
+            m => ("overall", m),
+        };
+    }
+    if scope.starts_with("stage ") {
+        return match metric {
+            "p95 ms" => ("overall", "latency p95 ms"),
+            "req/s" => ("overall", "req/s (mean)"),
+            m => (scope, m),
+        };
+    }
+    (scope, metric)
+}
+
 /// What a change must reach to be called better or worse, for a whole
 /// comparison.
 #[derive(Clone, Debug, PartialEq)]
@@ -85,8 +108,10 @@ impl Default for NoiseFloor {
 impl NoiseFloor {
     /// The floor of one row: the spread of the earlier runs' figures for it (one
     /// run against one, as compare judges) when enough of them record it, else
-    /// `--min-change` alone.
+    /// `--min-change` alone. A row the history does not record takes the spread
+    /// of the nearest figure it does ([`recorded_as`]).
     pub fn of_row(&self, scope: &str, metric: &str) -> ChangeFloor {
+        let (scope, metric) = recorded_as(scope, metric);
         let figures: Vec<f64> = self
             .earlier_runs
             .iter()

@@ -557,3 +557,22 @@ fn the_spread_between_earlier_runs_sets_the_floor_when_wider_and_says_so() {
     assert_eq!(p95["floor"]["earlier_runs"]["runs"], 6);
     assert!(render_compare_html(&wide).contains("id=\"noise-between-runs\""));
 }
+
+#[test]
+fn rows_the_history_does_not_record_take_the_spread_of_their_nearest_figure() {
+    let f = NoiseFloor {
+        min_change_pct: 5.0,
+        earlier_runs: [20.0, 26.0, 22.0, 30.0]
+            .iter()
+            .map(|p95| EarlierRun::overall(Some(20.0), Some(*p95), None, 100.0, 0.0))
+            .collect(),
+    };
+    let latency = f.of_row("overall", "latency p95 ms");
+    assert!(latency.from_earlier_runs(), "{latency:?}");
+    assert_eq!(f.of_row("overall", "ttfb p95 ms"), latency);
+    assert_eq!(f.of_row("stage hold", "p95 ms"), latency);
+    // p50 did not vary, so TTFB's mean and median keep --min-change.
+    assert!(!f.of_row("overall", "ttfb mean ms").from_earlier_runs());
+    // No recorded p99: --min-change alone.
+    assert_eq!(f.of_row("overall", "ttfb p99 ms").earlier_runs, None);
+}
