@@ -918,12 +918,52 @@ pub(crate) struct SetupArgs {
     pub quiet: bool,
 }
 
+/// `--min-change`: a percentage from 0 to 1000 (a change of more than ten times
+/// the baseline is no noise floor anyone means).
+fn min_change_pct(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of percent, e.g. 5 or 2.5"))?;
+    if !(v.is_finite() && (0.0..=1000.0).contains(&v)) {
+        return Err(format!("`{s}`: give a percentage from 0 to 1000"));
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("pado").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn min_change_takes_a_percentage_and_refuses_nonsense() {
+        let Ok(Cli {
+            command: Command::Trend(t),
+            ..
+        }) = parse(&["trend", "x", "--min-change", "2.5%"])
+        else {
+            panic!("trend --min-change 2.5% refused");
+        };
+        assert_eq!(t.min_change, 2.5);
+        let Ok(Cli {
+            command: Command::Trend(t),
+            ..
+        }) = parse(&["trend", "x"])
+        else {
+            panic!("trend refused");
+        };
+        assert_eq!(t.min_change, 5.0);
+        for bad in ["-1", "nan", "inf", "abc", "1001"] {
+            let flag = format!("--min-change={bad}");
+            let e = parse(&["compare", "a", "b", &flag]).unwrap_err();
+            assert!(e.to_string().contains("--min-change"), "{bad}: {e}");
+        }
+        assert!(parse(&["compare", "a", "b", "--min-change", "0"]).is_ok());
     }
 
     #[test]
@@ -1048,18 +1088,4 @@ mod tests {
             assert!(parse(args).is_ok(), "{args:?}");
         }
     }
-}
-
-/// `--min-change`: a percentage from 0 to 1000 (a change of more than ten times
-/// the baseline is no noise floor anyone means).
-fn min_change_pct(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of percent, e.g. 5 or 2.5"))?;
-    if !(v.is_finite() && (0.0..=1000.0).contains(&v)) {
-        return Err(format!("`{s}`: give a percentage from 0 to 1000"));
-    }
-    Ok(v)
 }
