@@ -5,6 +5,7 @@
 //! thresholds and reports agree on what every metric is.
 
 pub mod attribution;
+pub mod between_runs;
 pub mod capacity;
 pub mod drift;
 pub mod events;

@@ -104,6 +104,13 @@ pub(crate) enum Command {
         /// Also write the comparison as an HTML page.
         #[arg(long)]
         html: Option<PathBuf>,
+        /// The smallest change, in %, that can be called better or worse: identical
+        /// runs differ by a few percent as wholes (another moment, another process
+        /// on the machine), which the per-second test cannot see. With 3 or more
+        /// earlier runs of the same test in the history, their spread is used where
+        /// it is larger. 0 leaves the per-second test alone.
+        #[arg(long, value_name = "PCT", default_value_t = pado_analysis::between_runs::DEFAULT_MIN_CHANGE_PCT, value_parser = min_change_pct)]
+        min_change: f64,
     },
     /// List the runs recorded in the history (newest first), or re-index result
     /// directories (`pado history rebuild DIR...`).
@@ -869,6 +876,12 @@ pub(crate) struct TrendArgs {
     /// How many runs before the latest form its baseline.
     #[arg(long, default_value_t = 5)]
     pub baseline: usize,
+    /// The smallest change, in %, that counts as a regression or an improvement:
+    /// identical runs differ by a few percent as wholes, and a CI gate must not
+    /// fail on that. With 3 or more baseline runs, their spread is used when it is
+    /// larger. 0 leaves the per-second test alone.
+    #[arg(long, value_name = "PCT", default_value_t = pado_analysis::between_runs::DEFAULT_MIN_CHANGE_PCT, value_parser = min_change_pct)]
+    pub min_change: f64,
     /// Where to write the HTML chart (default pado-results/trend-<name>-<metric>.html).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -933,12 +946,52 @@ pub(crate) struct SetupArgs {
     pub quiet: bool,
 }
 
+/// `--min-change`: a percentage from 0 to 1000 (a change of more than ten times
+/// the baseline is no noise floor anyone means).
+fn min_change_pct(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of percent, e.g. 5 or 2.5"))?;
+    if !(v.is_finite() && (0.0..=1000.0).contains(&v)) {
+        return Err(format!("`{s}`: give a percentage from 0 to 1000"));
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("pado").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn min_change_takes_a_percentage_and_refuses_nonsense() {
+        let Ok(Cli {
+            command: Command::Trend(t),
+            ..
+        }) = parse(&["trend", "x", "--min-change", "2.5%"])
+        else {
+            panic!("trend --min-change 2.5% refused");
+        };
+        assert_eq!(t.min_change, 2.5);
+        let Ok(Cli {
+            command: Command::Trend(t),
+            ..
+        }) = parse(&["trend", "x"])
+        else {
+            panic!("trend refused");
+        };
+        assert_eq!(t.min_change, 5.0);
+        for bad in ["-1", "nan", "inf", "abc", "1001"] {
+            let flag = format!("--min-change={bad}");
+            let e = parse(&["compare", "a", "b", &flag]).unwrap_err();
+            assert!(e.to_string().contains("--min-change"), "{bad}: {e}");
+        }
+        assert!(parse(&["compare", "a", "b", "--min-change", "0"]).is_ok());
     }
 
     #[test]

@@ -295,6 +295,71 @@ pub(crate) fn resolve_dirs(args: &[PathBuf], db: Option<&Path>) -> Result<Vec<Pa
     Ok(out.into_iter().map(Option::unwrap_or_default).collect())
 }
 
+/// Most earlier runs whose spread a comparison measures: the recent ones, as the
+/// machine and the target are now.
+const EARLIER_RUNS: usize = 10;
+
+/// The recorded figures of the latest earlier runs of the baseline's test (same
+/// name and scenario hash, not interrupted, none of the compared directories), for
+/// the spread between runs in `pado compare`. Empty when there is no history yet
+/// (none is created for this) or it cannot be read (one warning line: the
+/// comparison goes on with `--min-change` alone).
+pub(crate) fn earlier_runs(
+    dirs: &[PathBuf],
+    db: Option<&Path>,
+) -> Vec<pado_report::compare::EarlierRun> {
+    let Some(base) = dirs.first() else {
+        return Vec::new();
+    };
+    let Ok(run_json) = std::fs::read(base.join("run.json")) else {
+        return Vec::new();
+    };
+    let Ok(run): Result<serde_json::Value, _> = serde_json::from_slice(&run_json) else {
+        return Vec::new();
+    };
+    let Some(name) = run.get("name").and_then(serde_json::Value::as_str) else {
+        return Vec::new();
+    };
+    let hash = pado_history::scenario_hash(&run);
+    let path = match pado_history::db_path(db) {
+        Ok(p) if p.is_file() => p,
+        _ => return Vec::new(),
+    };
+    let runs = match History::open(&path).and_then(|h| h.runs_named(name, None)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("warning: history: {e}; changes are judged against --min-change alone");
+            return Vec::new();
+        }
+    };
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    };
+    let mut out: Vec<pado_report::compare::EarlierRun> = runs
+        .iter()
+        .rev()
+        .filter(|r| r.record.scenario_hash == hash && !r.record.interrupted)
+        .filter(|r| !dirs.iter().any(|d| same(d, &r.record.result_dir)))
+        .take(EARLIER_RUNS)
+        .map(|r| {
+            let rec = &r.record;
+            rec.steps.iter().fold(
+                pado_report::compare::EarlierRun::overall(
+                    rec.p50_ms,
+                    rec.p95_ms,
+                    rec.p99_ms,
+                    rec.rps,
+                    rec.failed_rate * 100.0,
+                ),
+                |e, st| e.with_step(&st.step, st.rps, st.p95_ms),
+            )
+        })
+        .collect();
+    out.reverse();
+    out
+}
+
 /// The recorded figure of `metric` (for a step, that step's).
 fn recorded(
     r: &RunRecord,
@@ -419,7 +484,7 @@ pub(crate) fn trend(a: &TrendArgs) -> Result<i32, Failure> {
             },
         })
         .collect();
-    let t = tr::trend(&a.name, metric, step, points, a.baseline);
+    let t = tr::trend(&a.name, metric, step, points, a.baseline, a.min_change);
     let html = match &a.html {
         Some(p) => p.clone(),
         None => PathBuf::from("pado-results").join(format!(

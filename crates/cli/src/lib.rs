@@ -117,12 +117,18 @@ pub fn main() -> i32 {
             history,
             json,
             html,
+            min_change,
         } => {
             let args: Vec<std::path::PathBuf> = std::iter::once(baseline.clone())
                 .chain(candidates.iter().cloned())
                 .collect();
-            history_cmd::resolve_dirs(&args, history.as_deref())
-                .and_then(|dirs| compare_cmd(&dirs, *json, html.as_deref()))
+            history_cmd::resolve_dirs(&args, history.as_deref()).and_then(|dirs| {
+                let floor = pado_report::compare::NoiseFloor {
+                    min_change_pct: *min_change,
+                    earlier_runs: history_cmd::earlier_runs(&dirs, history.as_deref()),
+                };
+                compare_cmd(&dirs, *json, html.as_deref(), &floor)
+            })
         }
         Command::History { what, list } => match what {
             Some(args::HistoryCommand::Rebuild { dirs, history }) => {
@@ -291,6 +297,7 @@ fn compare_cmd(
     dirs: &[std::path::PathBuf],
     json: bool,
     html: Option<&std::path::Path>,
+    floor: &pado_report::compare::NoiseFloor,
 ) -> Result<i32, exit::Failure> {
     let mut loaded = Vec::new();
     for d in dirs {
@@ -312,7 +319,7 @@ fn compare_cmd(
             summary,
         })
         .collect();
-    let c = pado_report::compare::compare(&sides);
+    let c = pado_report::compare::compare_with(&sides, floor);
     if let Some(f) = html {
         std::fs::write(f, pado_report::compare::render_compare_html(&c))
             .map_err(|e| exit::Failure::other(format!("{}: {e}", f.display())))?;

@@ -5,7 +5,7 @@ use pado_analysis::noise::{mann_whitney, METHOD};
 use pado_metrics::fmt::us_to_ms as ms;
 
 use super::shape::{limits_of, shape_warnings};
-use super::{CompareRow, Comparison, Side, Verdict};
+use super::{CompareRow, Comparison, NoiseFloor, Side, Verdict};
 use crate::summary::Summary;
 use crate::timeline::{PointStats, SecondPoint};
 
@@ -47,6 +47,7 @@ fn row(
         changes,
         verdicts,
         p_values,
+        floor: None,
     }
 }
 
@@ -116,9 +117,16 @@ fn samples(
         .collect()
 }
 
-/// Compare runs against the first: one row per metric and scope, each with its
-/// values, changes and verdicts. The data only; the renderers present it.
+/// Compare runs against the first with the default floor (`--min-change` 5%, no
+/// earlier runs): see [`compare_with`].
 pub fn compare(sides: &[Side<'_>]) -> Comparison {
+    compare_with(sides, &NoiseFloor::default())
+}
+
+/// Compare runs against the first: one row per metric and scope, each with its
+/// values, changes and verdicts; a verdict of better or worse needs the change to
+/// reach the row's floor (`floor`). The data only; the renderers present it.
+pub fn compare_with(sides: &[Side<'_>], floor: &NoiseFloor) -> Comparison {
     let mut rows = Vec::new();
     if sides.len() >= 2 {
         rows.extend(throughput_rows(sides));
@@ -129,9 +137,13 @@ pub fn compare(sides: &[Side<'_>]) -> Comparison {
         rows.extend(event_rows(sides));
         rows.extend(super::soak::rows(sides));
     }
+    super::floor::apply(&mut rows, floor);
+    super::percentile_interval::apply(&mut rows, sides);
     Comparison {
         runs: sides.iter().map(|s| s.label.clone()).collect(),
         method: METHOD.into(),
+        min_change_pct: floor.min_change_pct,
+        noise_between_runs: floor.describe(&rows),
         rows,
         limits: limits_of(sides),
         soak: super::soak::verdicts(sides),

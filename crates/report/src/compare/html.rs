@@ -97,6 +97,7 @@ pub fn render_compare_html(c: &Comparison) -> String {
                 (table(c))
                 @for (mark, meaning) in legend(c) { p { (mark) ": " (meaning) } }
                 p { "significance: " (c.method) }
+                p id="noise-between-runs" { "noise between runs: " (c.noise_between_runs) }
             }
         }
     };

@@ -1,26 +1,32 @@
 //! `pado compare`: the comparison table (metric, baseline, candidate, change %,
 //! better/worse) for throughput, error rate, latency and TTFB, overall, per step and
 //! per stage, with each change tested against the noise of the per-second values
-//! (the method is named in the output); events' impact and soak runs' drift side by
-//! side. Reads result directories only.
+//! (the method is named in the output) and against the noise between runs (a
+//! minimum practical change, or the spread of earlier runs of the same test:
+//! `floor`); events' impact and soak runs' drift side by side. Reads result
+//! directories only (the earlier runs' figures come from the caller).
 //!
 //! Computing and presenting are apart: [`compare`] turns the runs into a plain
 //! [`Comparison`] (rows of values, changes and verdicts); [`render_compare`],
 //! [`render_compare_json`] and [`render_compare_html`] each present that one value.
 
 mod compute;
+mod floor;
 mod html;
+mod percentile_interval;
 mod shape;
 mod soak;
 #[cfg(test)]
 mod tests;
 mod text;
 
+use pado_analysis::between_runs::ChangeFloor;
 use serde::Serialize;
 
 use crate::summary::{LoadedRun, Summary};
 
-pub use compute::compare;
+pub use compute::{compare, compare_with};
+pub use floor::{EarlierRun, NoiseFloor};
 pub use html::render_compare_html;
 pub use text::render_compare;
 
@@ -28,13 +34,15 @@ pub use text::render_compare;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// The seconds shifted significantly, in the good direction, and the run's
-    /// overall figure moved the same way.
+    /// The seconds shifted significantly, in the good direction, the run's
+    /// overall figure moved the same way, and by at least the row's floor (the
+    /// noise between runs).
     Better,
-    /// The seconds shifted significantly, in the bad direction, and the run's
-    /// overall figure moved the same way.
+    /// The seconds shifted significantly, in the bad direction, the run's overall
+    /// figure moved the same way, and by at least the row's floor.
     Worse,
-    /// Not distinguishable from the per-second noise.
+    /// Not distinguishable from the per-second noise, or a change smaller than the
+    /// noise between runs (the row's floor).
     WithinNoise,
     /// Too few (effective) seconds for the rank test to tell anything, and a t-test
     /// on the means did not find the gap beyond the seconds' spread: "within noise"
@@ -70,9 +78,11 @@ impl Verdict {
     pub fn meaning(self) -> &'static str {
         match self {
             Verdict::Better | Verdict::Worse => {
-                "the seconds shifted significantly and the overall figure moved the same way"
+                "the seconds shifted significantly and the overall figure moved the same way, by more than the noise between runs"
             }
-            Verdict::WithinNoise => "no shift beyond the per-second noise",
+            Verdict::WithinNoise => {
+                "no shift beyond the per-second noise, or a change smaller than the noise between runs"
+            }
             Verdict::TooFewSeconds => {
                 "too few seconds to judge: even a complete separation of their ranks would not be significant, and the means are not far enough apart for the seconds' spread"
             }
@@ -100,6 +110,9 @@ pub struct CompareRow {
     pub verdicts: Vec<Verdict>,
     /// p-values per run after the first.
     pub p_values: Vec<Option<f64>>,
+    /// The change a better or worse verdict had to reach (the noise between
+    /// runs), and where it came from; `None` for rows not tested.
+    pub floor: Option<ChangeFloor>,
 }
 
 /// The whole comparison.
@@ -109,6 +122,11 @@ pub struct Comparison {
     pub runs: Vec<String>,
     /// How significance was decided.
     pub method: String,
+    /// The minimum practical change in % (`--min-change`).
+    pub min_change_pct: f64,
+    /// The noise between runs, in words: what a change had to reach to be called
+    /// better or worse, and where that came from.
+    pub noise_between_runs: String,
     /// Rows.
     pub rows: Vec<CompareRow>,
     /// Per run, the component its bottleneck table named as the limit (runs that

@@ -53,6 +53,7 @@ pub(super) fn rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
         changes: vec![None; values.len() - 1],
         verdicts: vec![Verdict::NotTested; values.len() - 1],
         p_values: vec![None; values.len() - 1],
+        floor: None,
         values,
     };
     let mut out = Vec::new();

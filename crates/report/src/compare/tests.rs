@@ -171,8 +171,9 @@ fn a_huge_change_over_three_seconds_is_too_few_to_judge() {
         .changes[0];
     assert!(change.unwrap() > 10_000.0, "{change:?}");
     let text = render_compare(&c);
+    let p95 = text.lines().find(|l| l.contains("latency p95 ms")).unwrap();
     assert!(
-        text.contains("? too few seconds") && !text.contains("within noise"),
+        p95.contains("? too few seconds") && !p95.contains("within noise"),
         "{text}"
     );
     // Twenty seconds of the same: judged, and worse.
@@ -359,4 +360,219 @@ fn soak_runs_show_each_verdict_and_the_change_per_hour_side_by_side() {
     );
     let html = render_compare_html(&c);
     assert!(html.contains(" — soak: stable"), "{html}");
+}
+
+/// A 10-second run at 200 req/s of a server answering in `delay_ms`, shifted as a
+/// whole by `offset` (the drift between runs: another moment, another process on
+/// the machine), with the per-request noise of `shaped`.
+fn short_run(seed: u64, delay_ms: f64, offset: f64) -> LoadedRun {
+    shaped(seed, 10, "aa", move |_| (200.0, delay_ms * (1.0 + offset)))
+}
+
+/// The rows a pair called different (better, worse, a few seconds, mixed).
+fn called_different(c: &Comparison) -> Vec<String> {
+    c.rows
+        .iter()
+        .filter(|r| {
+            r.verdicts.iter().any(|v| {
+                matches!(
+                    v,
+                    Verdict::Better | Verdict::Worse | Verdict::FewSeconds | Verdict::Mixed
+                )
+            })
+        })
+        .map(|r| format!("{} {} {:?} {:?}", r.scope, r.metric, r.changes, r.verdicts))
+        .collect()
+}
+
+#[test]
+fn twenty_aa_pairs_drifting_between_runs_are_never_different_and_ten_percent_slower_is_worse() {
+    // Each run of the same 5 ms server lands 0–3% off the others as a whole, as
+    // identical runs did on a busy machine: within each run the seconds agree, so
+    // the rank test alone called such pairs "▼ worse" and "▲ better".
+    let mut rng = fastrand::Rng::with_seed(2028);
+    let mut offset = move || rng.f64() * 0.03;
+    let mut rank_test_alone = 0;
+    for pair in 0..20u64 {
+        let a = short_run(pair * 2 + 1, 5.0, offset());
+        let b = short_run(pair * 2 + 2, 5.0, offset());
+        let c = cmp(&[&a, &b]);
+        let different = called_different(&c);
+        assert!(different.is_empty(), "pair {pair}: {different:#?}");
+        // The floor is stated, and it is --min-change's.
+        assert!(c
+            .noise_between_runs
+            .starts_with("changes under 5% are treated as noise (--min-change)"));
+        let p95 = c
+            .rows
+            .iter()
+            .find(|r| r.metric == "latency p95 ms")
+            .unwrap();
+        assert_eq!(p95.floor.map(|f| f.pct), Some(5.0));
+        if p95.p_values[0].is_some_and(|p| p < 0.05) {
+            rank_test_alone += 1;
+        }
+        // A server 10% slower (with the same drift) is worse, overall and per step.
+        let slow = short_run(pair * 2 + 100, 5.5, offset());
+        let c = cmp(&[&a, &slow]);
+        for (scope, metric) in [
+            ("overall", "latency p50 ms"),
+            ("overall", "latency p95 ms"),
+            ("overall", "latency p99 ms"),
+            ("step home", "p95 ms"),
+        ] {
+            assert_eq!(
+                verdict(&c, scope, metric, 0),
+                Verdict::Worse,
+                "pair {pair} {scope} {metric}: {}",
+                render_compare(&c)
+            );
+        }
+        // Throughput did not move: no verdict on it.
+        assert_eq!(
+            verdict(&c, "overall", "req/s (mean)", 0),
+            Verdict::WithinNoise
+        );
+    }
+    // The planted drift is one the per-second test alone does see: the floor is
+    // what keeps these pairs quiet.
+    assert!(rank_test_alone >= 5, "{rank_test_alone} of 20");
+}
+
+#[test]
+fn min_change_zero_brings_back_the_rank_test_alone() {
+    let a = short_run(1, 5.0, 0.0);
+    let b = short_run(2, 5.0, 0.03);
+    let summaries = [crate::build(&a).unwrap(), crate::build(&b).unwrap()];
+    let sides = [
+        Side {
+            label: "a".into(),
+            run: &a,
+            summary: &summaries[0],
+        },
+        Side {
+            label: "b".into(),
+            run: &b,
+            summary: &summaries[1],
+        },
+    ];
+    let zero = NoiseFloor {
+        min_change_pct: 0.0,
+        earlier_runs: Vec::new(),
+    };
+    let c = compare_with(&sides, &zero);
+    assert_eq!(verdict(&c, "overall", "latency p50 ms", 0), Verdict::Worse);
+    assert!(c.noise_between_runs.starts_with("changes under 0%"));
+    assert_eq!(
+        verdict(&compare(&sides), "overall", "latency p50 ms", 0),
+        Verdict::WithinNoise
+    );
+}
+
+#[test]
+fn the_spread_between_earlier_runs_sets_the_floor_when_wider_and_says_so() {
+    let a = short_run(1, 5.0, 0.0);
+    let slow = short_run(2, 5.5, 0.0);
+    let summaries = [crate::build(&a).unwrap(), crate::build(&slow).unwrap()];
+    let sides = [
+        Side {
+            label: "a".into(),
+            run: &a,
+            summary: &summaries[0],
+        },
+        Side {
+            label: "b".into(),
+            run: &slow,
+            summary: &summaries[1],
+        },
+    ];
+    let earlier = |p95s: &[f64]| NoiseFloor {
+        min_change_pct: 5.0,
+        earlier_runs: p95s
+            .iter()
+            .map(|p| EarlierRun::overall(Some(5.0), Some(*p), Some(7.0), 200.0, 0.0))
+            .collect(),
+    };
+    // Earlier runs whose p95 wandered ±8%: a 10% change is one they also show.
+    let wide = compare_with(&sides, &earlier(&[5.0, 5.8, 5.1, 5.6, 5.2, 5.9]));
+    assert_eq!(
+        verdict(&wide, "overall", "latency p95 ms", 0),
+        Verdict::WithinNoise,
+        "{}",
+        render_compare(&wide)
+    );
+    let f = wide
+        .rows
+        .iter()
+        .find(|r| r.metric == "latency p95 ms")
+        .unwrap()
+        .floor
+        .unwrap();
+    assert!(f.from_earlier_runs() && f.pct > 10.0, "{f:?}");
+    assert!(
+        wide.noise_between_runs
+            .contains("the spread between the 6 earlier runs of this test is larger: overall latency p95 ms ±"),
+        "{}",
+        wide.noise_between_runs
+    );
+    // p50 did not vary between the earlier runs: --min-change holds, and it is worse.
+    assert_eq!(
+        verdict(&wide, "overall", "latency p50 ms", 0),
+        Verdict::Worse
+    );
+    // Earlier runs that agree within 1%: --min-change holds, the change is worse.
+    let tight = compare_with(&sides, &earlier(&[5.0, 5.02, 4.98, 5.01]));
+    assert_eq!(
+        verdict(&tight, "overall", "latency p95 ms", 0),
+        Verdict::Worse
+    );
+    assert!(
+        tight
+            .noise_between_runs
+            .contains("the spread between the 4 earlier runs of this test is smaller"),
+        "{}",
+        tight.noise_between_runs
+    );
+    // Two earlier runs are too few, and the output says how many are needed.
+    let few = compare_with(&sides, &earlier(&[5.0, 5.9]));
+    assert_eq!(
+        verdict(&few, "overall", "latency p95 ms", 0),
+        Verdict::Worse
+    );
+    assert!(few.noise_between_runs.contains("2 earlier runs"));
+    // Text, JSON and HTML all state the floor.
+    assert!(render_compare(&wide).contains("noise between runs: changes under 5%"));
+    let json: serde_json::Value = serde_json::from_str(&render_compare_json(&wide)).unwrap();
+    assert_eq!(json["min_change_pct"], 5.0);
+    assert!(json["noise_between_runs"]
+        .as_str()
+        .unwrap()
+        .contains("6 earlier runs"));
+    let p95 = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "latency p95 ms")
+        .unwrap();
+    assert_eq!(p95["floor"]["earlier_runs"]["runs"], 6);
+    assert!(render_compare_html(&wide).contains("id=\"noise-between-runs\""));
+}
+
+#[test]
+fn rows_the_history_does_not_record_take_the_spread_of_their_nearest_figure() {
+    let f = NoiseFloor {
+        min_change_pct: 5.0,
+        earlier_runs: [20.0, 26.0, 22.0, 30.0]
+            .iter()
+            .map(|p95| EarlierRun::overall(Some(20.0), Some(*p95), None, 100.0, 0.0))
+            .collect(),
+    };
+    let latency = f.of_row("overall", "latency p95 ms");
+    assert!(latency.from_earlier_runs(), "{latency:?}");
+    assert_eq!(f.of_row("overall", "ttfb p95 ms"), latency);
+    assert_eq!(f.of_row("stage hold", "p95 ms"), latency);
+    // p50 did not vary, so TTFB's mean and median keep --min-change.
+    assert!(!f.of_row("overall", "ttfb mean ms").from_earlier_runs());
+    // No recorded p99: --min-change alone.
+    assert_eq!(f.of_row("overall", "ttfb p99 ms").earlier_runs, None);
 }

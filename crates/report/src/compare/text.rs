@@ -1,6 +1,6 @@
 //! The comparison as a terminal table: runs with their limits and soak verdicts,
 //! warnings, one line per metric grouped by scope, then the legend of the marks
-//! used.
+//! used, the method and the noise between runs a change had to beat.
 
 use std::fmt::Write as _;
 
@@ -61,5 +61,6 @@ pub fn render_compare(c: &Comparison) -> String {
         let _ = writeln!(out, "  {mark}: {meaning}");
     }
     let _ = writeln!(out, "  significance: {}", c.method);
+    let _ = writeln!(out, "  noise between runs: {}", c.noise_between_runs);
     out
 }

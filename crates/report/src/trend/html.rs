@@ -95,6 +95,7 @@ pub fn render_trend_html(t: &Trend) -> String {
                 (chart(t))
                 p class=(class) id="trend-verdict" { (verdict_line(t)) }
                 p class="noise" { "Judged on " (t.basis) }
+                p class="noise" id="trend-noise-between-runs" { "Noise between runs: " (t.floor.describe()) }
                 table id="table-trend" {
                     thead { tr { th { "run" } th class="name" { "started" } th { (t.metric.label()) } th class="name" { "labels" } th class="name" { "" } } }
                     tbody {

@@ -1,6 +1,9 @@
 //! `pado trend`: one metric of a test across its recorded runs, and whether the
 //! latest run regressed against the recent baseline, judged by the same rank test
-//! on per-second values as `pado compare` ([`pado_analysis::noise`]). The data
+//! on per-second values as `pado compare` ([`pado_analysis::noise`]), and only
+//! when the change is beyond the noise between runs: `--min-change`, or the spread
+//! of the baseline runs' figures when it is larger
+//! ([`pado_analysis::between_runs`]). The data
 //! only, with its text, JSON and HTML presentations; the runs come from the history
 //! (the CLI reads them).
 
@@ -8,6 +11,7 @@ mod html;
 
 pub use html::render_trend_html;
 
+use pado_analysis::between_runs::{run_spread, ChangeFloor};
 use pado_analysis::noise::{mann_whitney, METHOD};
 use serde::Serialize;
 
@@ -119,11 +123,11 @@ pub struct TrendPoint {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TrendVerdict {
-    /// Significantly worse than the baseline.
+    /// Significantly worse than the baseline, by at least the noise between runs.
     Regression,
-    /// Significantly better.
+    /// Significantly better, by at least the noise between runs.
     Improvement,
-    /// No significant change.
+    /// No significant change, or one smaller than the noise between runs.
     WithinNoise,
     /// Too few runs or seconds to judge.
     NotJudged,
@@ -153,6 +157,11 @@ pub struct Trend {
     /// What the verdict was computed from (per-second values, or the recorded
     /// figures when result directories are gone), in words.
     pub basis: String,
+    /// What a change had to reach to count: `--min-change`, or the spread between
+    /// the baseline runs' figures when there are enough and it is larger.
+    pub floor: ChangeFloor,
+    /// The same in words.
+    pub noise_between_runs: String,
 }
 
 fn median(v: &mut [f64]) -> Option<f64> {
@@ -174,14 +183,19 @@ fn median(v: &mut [f64]) -> Option<f64> {
 /// the recorded figures moving the same way. When a directory is gone, the
 /// recorded figures alone decide: a change is flagged only when the latest lies
 /// beyond every baseline run by more than their whole spread, with at least 3
-/// baseline runs.
+/// baseline runs. Either way a regression or an improvement also needs the change
+/// to reach the floor of `min_change_pct` or, with 3 or more baseline runs, the
+/// spread between their recorded figures when larger: identical runs differ by a
+/// few percent as wholes, and a CI gate on the trend must not fail on that.
 pub fn trend(
     name: &str,
     metric: TrendMetric,
     step: Option<&str>,
     points: Vec<TrendPoint>,
     baseline: usize,
+    min_change_pct: f64,
 ) -> Trend {
+    let floor = ChangeFloor::new(min_change_pct, None);
     let mut t = Trend {
         name: name.to_string(),
         metric,
@@ -192,6 +206,8 @@ pub fn trend(
         verdict: TrendVerdict::NotJudged,
         p_value: None,
         basis: String::new(),
+        noise_between_runs: floor.describe(),
+        floor,
         points,
     };
     let Some((latest, before)) = t.points.split_last() else {
@@ -217,6 +233,9 @@ pub fn trend(
     let a = median(&mut base_values).unwrap_or(b);
     t.baseline_value = Some(a);
     t.change_pct = (a != 0.0).then(|| (b - a) / a * 100.0);
+    t.floor = ChangeFloor::new(min_change_pct, run_spread(&base_values, base_values.len()));
+    t.noise_between_runs = t.floor.describe();
+    let reached = t.floor.reached_by(t.change_pct);
     let worse_when_up = !metric.higher_is_better();
     let direction = |up: bool| {
         if up == worse_when_up {
@@ -250,7 +269,7 @@ pub fn trend(
         }
         t.p_value = Some(test.p_value);
         t.verdict = match test.candidate_higher() {
-            Some(up) if test.significant && (b == a || (b > a) == up) => direction(up),
+            Some(up) if test.significant && reached && (b == a || (b > a) == up) => direction(up),
             _ => TrendVerdict::WithinNoise,
         };
         return t;
@@ -270,7 +289,9 @@ pub fn trend(
             (l.min(*v), h.max(*v))
         });
     let spread = hi - lo;
-    t.verdict = if b > hi + spread {
+    t.verdict = if !reached {
+        TrendVerdict::WithinNoise
+    } else if b > hi + spread {
         direction(true)
     } else if b < lo - spread {
         direction(false)
@@ -316,6 +337,7 @@ pub fn render_trend(t: &Trend) -> String {
     }
     let _ = writeln!(s, "  {}", verdict_line(t));
     let _ = writeln!(s, "  judged on {}", t.basis);
+    let _ = writeln!(s, "  noise between runs: {}", t.noise_between_runs);
     s
 }
 
