@@ -382,21 +382,28 @@ fn explain(rows: &mut [Component]) {
     }
 }
 
-/// The load generator as a row of the table, from its self-check. A saturated
-/// generator is listed first among the limits: the load offered may have been
-/// less than planned and the latencies include pado's own delay. What the
-/// target's metrics show is still the target's, so its rows keep their verdicts.
+/// The load generator as a row of the table, from its self-check. Only a pado that
+/// capped the load (its CPU busy, arrivals behind schedule, VUs waiting on it: see
+/// [`crate::self_check::Cap`]) is a limit, listed first: the load offered was less
+/// than planned. A pado that was only delayed by a busy machine delivered the load,
+/// so it is not a limit; its row says how much scheduling delay the timings may
+/// carry. What the target's metrics show is the target's either way, so its rows
+/// keep their verdicts.
 pub fn generator_component(g: &crate::self_check::GeneratorCheck) -> Component {
+    use crate::self_check::{lag_ms, of_cores};
     let mut state = format!(
-        "cpu {:.1}/{} cores, busiest worker {:.0}%",
-        g.cpu_cores_mean,
-        g.cores_allowed,
+        "cpu {}, busiest worker {:.0}%",
+        of_cores(g.cpu_cores_mean, g.cores_allowed),
         g.busiest_worker_peak.min(1.0) * 100.0
     );
     if let Some(w) = g.run_queue_wait_share {
         state.push_str(&format!(", run-queue wait {:.0}%", w * 100.0));
     }
-    state.push_str(&format!(", lag p99 {:.1} ms", g.lag_p99_ms));
+    state.push_str(&format!(", lag p99 {}", lag_ms(g.lag_p99_ms)));
+    let word = g.state_word();
+    if !word.is_empty() {
+        state.push_str(&format!(" ({word})"));
+    }
     Component {
         component: "pado (load generator)".into(),
         kind: Kind::Generator,
@@ -410,6 +417,11 @@ pub fn generator_component(g: &crate::self_check::GeneratorCheck) -> Component {
         },
         evidence: if g.saturated {
             g.message.clone()
+        } else if g.delayed {
+            format!(
+                "delivered the load; the timings may carry up to {} of scheduling delay",
+                lag_ms(g.scheduling_delay_ms)
+            )
         } else {
             "had headroom: the figures measure the target".into()
         },

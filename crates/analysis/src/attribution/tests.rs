@@ -473,7 +473,7 @@ fn a_saturated_generator_is_listed_first_and_the_targets_rows_stand() {
     let gen = find(&a, "pado (load generator)");
     assert_eq!(gen.verdict, Verdict::Yes);
     assert!(
-        gen.state.contains("run-queue wait 66%") && gen.state.contains("lag p99 28.0 ms"),
+        gen.state.contains("run-queue wait 66%") && gen.state.contains("lag p99 28 ms"),
         "{}",
         gen.state
     );
@@ -499,6 +499,81 @@ fn a_saturated_generator_is_listed_first_and_the_targets_rows_stand() {
     );
     assert_eq!(find(&a, "pado (load generator)").verdict, Verdict::No);
     assert_eq!(a.limit.as_deref(), Some("DB pool HikariPool-1 (app)"));
+}
+
+/// Issue #28: pado on a busy machine used 1% of a core and its loop woke up to
+/// 12.5 ms late (p99) against 274 ms latencies. It delivered the load: its row is
+/// not a limit, does not read "0.0 cores … SATURATED", and says the delay.
+#[test]
+fn a_delayed_generator_is_not_a_limit_and_says_its_delay() {
+    use crate::self_check::{check, GenSecond, RunFigures};
+    let (w, b) = windows_fixed();
+    let secs: Vec<GenSecond> = (0..20)
+        .map(|t| GenSecond {
+            t,
+            span_s: 1.0,
+            cores: 0.01,
+            busy_max: 0.01,
+            wait_share: Some(0.04),
+            wait_max: Some(0.05),
+            lag_p99_ms: 12.5,
+            lag_max_ms: 30.0,
+            rss_bytes: None,
+        })
+        .collect();
+    let run = RunFigures {
+        cores_allowed: 1,
+        workers: 1,
+        lag_p99_ms: 12.5,
+        lag_max_ms: 30.0,
+        latency_p50_ms: Some(274.0),
+        iterations_started: 2_000,
+        ..Default::default()
+    };
+    let g = check(&secs, &run).unwrap();
+    let a = attribute(
+        &obs(&[("app", "u")], spring(true)),
+        w.clone(),
+        b.clone(),
+        true,
+        vec![generator_component(&g)],
+    );
+    let gen = find(&a, "pado (load generator)");
+    assert_eq!(gen.verdict, Verdict::No, "{gen:?}");
+    assert!(
+        gen.state.starts_with("cpu 0.01 of 1 core,"),
+        "{}",
+        gen.state
+    );
+    assert!(gen.state.ends_with("(delayed)"), "{}", gen.state);
+    assert!(
+        !gen.state.to_lowercase().contains("saturated"),
+        "{}",
+        gen.state
+    );
+    assert!(
+        gen.evidence
+            .contains("timings may carry up to 12.5 ms of scheduling delay"),
+        "{}",
+        gen.evidence
+    );
+    // The target's limit is named alone, first.
+    assert_eq!(a.limit.as_deref(), Some("DB pool HikariPool-1 (app)"));
+    assert_eq!(a.components[0].component, "DB pool HikariPool-1");
+    // The same pado busy on its core capped the load: then it is a limit, worded
+    // as saturated.
+    let busy: Vec<GenSecond> = secs
+        .iter()
+        .map(|s| GenSecond {
+            cores: 0.97,
+            busy_max: 0.97,
+            ..*s
+        })
+        .collect();
+    let g = check(&busy, &run).unwrap();
+    let gen = generator_component(&g);
+    assert_eq!(gen.verdict, Verdict::Yes);
+    assert!(gen.state.ends_with("(saturated)"), "{}", gen.state);
 }
 
 /// A JVM allowed `count` CPUs (`system_cpu_count`) on a host of `host` CPUs,
