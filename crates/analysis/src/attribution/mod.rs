@@ -76,6 +76,9 @@ pub enum Kind {
     MachineCpu,
     /// CPU of the service process.
     ProcessCpu,
+    /// CPU of the service process below what it may use while its host's CPUs
+    /// were busy (or its tasks waited for one): neighbours took the CPU it wanted.
+    ContendedCpu,
     /// A database or cache server (MySQL, PostgreSQL, Redis).
     Backend,
     /// A connection pool of the service (HikariCP).
@@ -332,8 +335,9 @@ pub fn attribute(
 }
 
 /// Turn saturated rows that wait on another saturated row into consequences.
-/// What waits on what: request threads wait on their process's CPU, heap and
-/// GC, on its connection pools and on the databases behind them; a pool waits
+/// What waits on what: request threads wait on their process's CPU (used up, or
+/// contended: taken by neighbours), heap and GC, on its connection pools and on
+/// the databases behind them; a pool waits
 /// on its process's CPU and on the databases; a CPU busy collecting garbage or
 /// swapping waits on memory. Machine-wide CPU explains nothing by itself: on a
 /// shared machine it may be the load generator or a neighbour, so it is listed
@@ -365,10 +369,13 @@ fn explain(rows: &mut [Component]) {
         let process = || find(&[Kind::Heap, Kind::Gc, Kind::ProcessCpu], ep);
         let cause = match r.kind {
             Kind::Threads | Kind::Generic | Kind::Fds => process()
+                .or_else(|| find(&[Kind::ContendedCpu], ep))
                 .or_else(|| find(&[Kind::Pool], ep))
                 .or_else(|| find(&[Kind::Backend], None)),
+            // A pool with requests waiting keeps its own verdict beside a contended
+            // CPU: the CPU it lacked does not show that connections were short.
             Kind::Pool => process().or_else(|| find(&[Kind::Backend], None)),
-            Kind::ProcessCpu => {
+            Kind::ProcessCpu | Kind::ContendedCpu => {
                 find(&[Kind::Heap, Kind::Gc], ep).or_else(|| find(&[Kind::Memory], None))
             }
             Kind::MachineCpu => find(&[Kind::Memory], None),

@@ -822,14 +822,98 @@ fn a_machine_busy_from_the_first_second_is_not_the_limit_beside_what_changed() {
     assert_eq!(a.components[0].component, "DB pool HikariPool-1");
     assert_eq!(a.components[1].component, "CPU (machine)");
 
-    // The same machine idle at low load: it changed, so it is a limit.
+    // The same machine idle at low load: it changed, so it is a limit; and the
+    // service, below the CPU it may use on a host now 99% busy, was contended
+    // (its pool, with requests waiting, keeps its own verdict).
     let mut s = node_cpu(0.2, 0.99);
     s.extend(spring(true));
     let a = attribute_node_and_app(s);
     assert_eq!(find(&a, "CPU (machine)").verdict, Verdict::Yes);
     assert_eq!(
         a.limit.as_deref(),
-        Some("CPU (machine) (node), DB pool HikariPool-1 (app)")
+        Some("CPU (machine) (node), CPU (contended) (app), DB pool HikariPool-1 (app)")
+    );
+}
+
+/// Issue #28: neighbours take part of the one core a JVM may use. It gets 0.71 of
+/// it while its host's CPUs are 100% busy and all its workers are busy with a
+/// queue. That is not "29% of the CPU left idle" with the workers to blame: the
+/// process is contended and CPU is its limit. The same JVM on a host at 60% had
+/// CPU to spare: then the workers are the limit.
+#[test]
+fn a_process_below_its_cpu_on_a_full_host_is_contended_not_idle() {
+    let mut s = node_cpu(0.3, 1.0);
+    s.extend(pinned_jvm(1.0, 2.0, 0.71));
+    let a = attribute_node_and_app(s);
+    let p = find(&a, "CPU (contended)");
+    assert_eq!(p.verdict, Verdict::Yes, "{:#?}", a.components);
+    assert_eq!(p.kind, Kind::ContendedCpu);
+    assert!(
+        p.state.starts_with("71% of the 1 core it may use") && p.state.ends_with(", contended"),
+        "{}",
+        p.state
+    );
+    assert!(
+        p.evidence.contains("the host's CPUs were 100% busy")
+            && p.evidence.contains("CPU is still its limit"),
+        "{}",
+        p.evidence
+    );
+    assert!(!p.evidence.contains("left idle"), "{}", p.evidence);
+    let wp = find(&a, "Worker pool `workers`");
+    assert_eq!(wp.verdict, Verdict::Consequence, "{:#?}", a.components);
+    assert!(
+        wp.evidence.contains("waits on CPU (contended)"),
+        "{}",
+        wp.evidence
+    );
+    assert_eq!(
+        a.limit.as_deref(),
+        Some("CPU (machine) (node), CPU (contended) (app)")
+    );
+
+    // Must not fire: the host at 60%, so the JVM's idle 29% was really idle.
+    let mut s = node_cpu(0.3, 0.6);
+    s.extend(pinned_jvm(1.0, 2.0, 0.71));
+    let a = attribute_node_and_app(s);
+    let p = find(&a, "CPU (process)");
+    assert_eq!(p.verdict, Verdict::No, "{:#?}", a.components);
+    assert!(
+        p.evidence
+            .starts_with("29% of the CPU it may use left idle"),
+        "{}",
+        p.evidence
+    );
+    assert_eq!(find(&a, "Worker pool `workers`").verdict, Verdict::Yes);
+    assert_eq!(a.limit.as_deref(), Some("Worker pool `workers` (app)"));
+
+    // The kernel's CPU pressure says the same without node_exporter's busy share:
+    // the service's tasks waited for a CPU 40% of the time.
+    let mut s = pinned_jvm(1.0, 2.0, 0.71);
+    s.push(counter(
+        "app",
+        "node_pressure_cpu_waiting_seconds_total",
+        &[],
+        |t| if hot(t) { 0.4 } else { 0.01 },
+    ));
+    let a = attribute_app(s);
+    let p = find(&a, "CPU (contended)");
+    assert_eq!(p.verdict, Verdict::Yes, "{:#?}", a.components);
+    assert!(
+        p.evidence
+            .contains("tasks waited for a CPU 40% of the time"),
+        "{}",
+        p.evidence
+    );
+    // As contended at low load, when the service kept up: busy throughout.
+    let mut s = node_cpu(0.99, 1.0);
+    s.extend(pinned_jvm(1.0, 2.0, 0.71));
+    let a = attribute_node_and_app(s);
+    assert_eq!(
+        find(&a, "CPU (contended)").verdict,
+        Verdict::BusyThroughout,
+        "{:#?}",
+        a.components
     );
 }
 
