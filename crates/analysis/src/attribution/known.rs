@@ -57,6 +57,11 @@ const PREFIXES2: [&str; 5] = [
     "container_spec_cpu_",
     "node_pressure_cpu_",
 ];
+/// Busy share of a host's CPUs at or above which they were all taken: a process
+/// below its CPU limit there is contended. Higher than [`CPU_SATURATED`]: a host at
+/// 85% still has a CPU free now and then, and the load generator on the same host
+/// makes 85% common.
+pub const HOST_FULL: f64 = 0.95;
 /// Share of wall time some task waited for a CPU (node_exporter's CPU pressure,
 /// `node_pressure_cpu_waiting_seconds_total`) at or above which a process below
 /// its CPU limit is contended: runnable, but neighbours had the CPU.
@@ -240,7 +245,7 @@ impl HostCpu {
             (self.busy, self.waiting)
         };
         let mut why = Vec::new();
-        if let Some(b) = busy.filter(|b| *b >= CPU_SATURATED) {
+        if let Some(b) = busy.filter(|b| *b >= HOST_FULL) {
             why.push(format!("the host's CPUs were {} busy", pct(b)));
         }
         if let Some(p) = waiting.filter(|p| *p >= CPU_PRESSURE_CONTENDED) {

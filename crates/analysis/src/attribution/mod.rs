@@ -334,6 +334,35 @@ pub fn attribute(
     }
 }
 
+/// A process below its CPU limit on a busy host is contended only when nothing
+/// else held it back: when requests of the same endpoint waited for a pool's
+/// connections, the process was idle for want of connections, not of CPU (the
+/// host may be busy with the load generator beside it). Its row goes back to
+/// `CPU (process)`, not a limit, saying so.
+fn uncontend_where_a_pool_waits(rows: &mut [Component]) {
+    let pools: Vec<(String, String)> = rows
+        .iter()
+        .filter(|r| r.kind == Kind::Pool && r.verdict == Verdict::Yes)
+        .map(|r| (r.endpoint.clone(), r.component.clone()))
+        .collect();
+    for r in rows.iter_mut().filter(|r| r.kind == Kind::ContendedCpu) {
+        if let Some((_, pool)) = pools.iter().find(|(ep, _)| *ep == r.endpoint) {
+            r.component = "CPU (process)".into();
+            r.kind = Kind::ProcessCpu;
+            r.verdict = Verdict::No;
+            r.state = r
+                .state
+                .strip_suffix(", contended")
+                .unwrap_or(&r.state)
+                .to_string();
+            r.evidence = format!(
+                "{}; but requests waited for {pool}'s connections, not for CPU",
+                r.evidence.replacen("contended: ", "", 1)
+            );
+        }
+    }
+}
+
 /// Turn saturated rows that wait on another saturated row into consequences.
 /// What waits on what: request threads wait on their process's CPU (used up, or
 /// contended: taken by neighbours), heap and GC, on its connection pools and on
@@ -343,6 +372,7 @@ pub fn attribute(
 /// shared machine it may be the load generator or a neighbour, so it is listed
 /// as a limit of its own beside what it did not cause.
 fn explain(rows: &mut [Component]) {
+    uncontend_where_a_pool_waits(rows);
     let snapshot: Vec<(Kind, String, String, bool)> = rows
         .iter()
         .map(|r| {

@@ -822,16 +822,30 @@ fn a_machine_busy_from_the_first_second_is_not_the_limit_beside_what_changed() {
     assert_eq!(a.components[0].component, "DB pool HikariPool-1");
     assert_eq!(a.components[1].component, "CPU (machine)");
 
-    // The same machine idle at low load: it changed, so it is a limit; and the
-    // service, below the CPU it may use on a host now 99% busy, was contended
-    // (its pool, with requests waiting, keeps its own verdict).
+    // The same machine idle at low load: it changed, so it is a limit. The
+    // service, below the CPU it may use on a host now 99% busy, is not called
+    // contended: its requests waited for DB connections, not for CPU.
     let mut s = node_cpu(0.2, 0.99);
     s.extend(spring(true));
     let a = attribute_node_and_app(s);
     assert_eq!(find(&a, "CPU (machine)").verdict, Verdict::Yes);
     assert_eq!(
         a.limit.as_deref(),
-        Some("CPU (machine) (node), CPU (contended) (app), DB pool HikariPool-1 (app)")
+        Some("CPU (machine) (node), DB pool HikariPool-1 (app)")
+    );
+    let p = find(&a, "CPU (process)");
+    assert_eq!(p.verdict, Verdict::No, "{:#?}", a.components);
+    assert!(
+        p.evidence
+            .contains("waited for DB pool HikariPool-1's connections"),
+        "{}",
+        p.evidence
+    );
+    assert_eq!(
+        find(&a, "Worker pool `http`").verdict,
+        Verdict::Consequence,
+        "{:#?}",
+        a.components
     );
 }
 
@@ -872,7 +886,17 @@ fn a_process_below_its_cpu_on_a_full_host_is_contended_not_idle() {
         Some("CPU (machine) (node), CPU (contended) (app)")
     );
 
-    // Must not fire: the host at 60%, so the JVM's idle 29% was really idle.
+    // Must not fire: the host at 90% (a CPU free now and then: below 95%), nor
+    // at 60%, so the JVM's idle 29% was really idle.
+    let mut s = node_cpu(0.3, 0.9);
+    s.extend(pinned_jvm(1.0, 2.0, 0.71));
+    let a = attribute_node_and_app(s);
+    assert_eq!(
+        find(&a, "CPU (process)").verdict,
+        Verdict::No,
+        "{:#?}",
+        a.components
+    );
     let mut s = node_cpu(0.3, 0.6);
     s.extend(pinned_jvm(1.0, 2.0, 0.71));
     let a = attribute_node_and_app(s);
