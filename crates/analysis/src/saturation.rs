@@ -92,8 +92,10 @@ pub struct Saturation {
     pub highest_load: f64,
     /// The best level's throughput (median of its seconds), req/s.
     pub max_rps: f64,
-    /// Whether throughput fell by 10% or more at higher loads (queueing avalanche);
-    /// only with a knee.
+    /// Whether throughput fell by 10% or more at higher loads and stayed down
+    /// (queueing avalanche): two or more levels beyond the best below 90% of it, the
+    /// highest loads among them; only with a knee. A flat plateau with a noisy
+    /// level is not a fall.
     pub throughput_falls: bool,
     /// Load at which p95 first exceeded twice its low-load value.
     pub latency_knee_load: Option<f64>,
@@ -247,7 +249,16 @@ pub fn analyse(samples: &[LoadSample], duration_s: f64) -> Option<Saturation> {
         baseline.is_some_and(|b| !beyond.is_empty() && median(&mut beyond) > 1.5 * b.max(0.001));
     let saturated = candidate < top_load && fell_behind && latency_rose;
     let knee = saturated.then_some(candidate);
-    let throughput_falls = saturated && pts[max_i..].iter().skip(1).any(|p| p.1 < 0.9 * max_rps);
+    // Throughput fell (a queueing avalanche) only when it stayed down: at least two
+    // levels beyond the best below 90% of it, the highest loads among them. One
+    // level that dipped on a flat plateau is noise, not a fall.
+    let below = |p: &&(f64, f64, Option<f64>)| p.1 < 0.9 * max_rps;
+    let beyond_best = &pts[max_i + 1..];
+    let top_down = {
+        let mut top: Vec<f64> = top_pts.iter().map(|p| p.1).collect();
+        !top.is_empty() && median(&mut top) < 0.9 * max_rps
+    };
+    let throughput_falls = saturated && beyond_best.iter().filter(below).count() >= 2 && top_down;
     // Recovery: from the last second at the peak load, once the load has fallen to
     // 70% of it or less, until p95 holds near baseline for 3 s.
     let recovery_s = baseline.filter(|_| saturated).and_then(|b| {
@@ -493,6 +504,34 @@ mod tests {
         assert!((usl.kappa - 0.0015).abs() < 0.0003, "{usl:?}");
         assert!((23.0..=29.0).contains(&usl.peak_load.unwrap()), "{usl:?}");
         assert!(usl.peak_rps.unwrap() >= 0.98 * s.max_rps, "{usl:?}");
+    }
+
+    /// Issue #28: a plateau, not an avalanche. Throughput rises to 500 req/s at 50
+    /// VUs and stays flat to 100 VUs while p95 rises; one level on the plateau
+    /// dips to 440 (noise, a GC pause). Throughput did not fall: no "avalanche".
+    /// The same run whose last two levels really drop to 400 and 350 is one.
+    #[test]
+    fn a_flat_plateau_with_a_dip_is_not_an_avalanche() {
+        let plateau: Vec<(f64, f64, f64)> = (1..=10)
+            .map(|i| {
+                let n = i as f64 * 10.0;
+                let rps = match i {
+                    1..=4 => n * 10.0,
+                    7 => 440.0,
+                    _ => 500.0,
+                };
+                (n, rps, if n <= 50.0 { 20.0 } else { n })
+            })
+            .collect();
+        let s = analyse(&steps(&plateau, 4), 40.0).unwrap();
+        assert_eq!(s.outcome, Outcome::Knee, "{s:?}");
+        assert!(!s.throughput_falls, "{s:?}");
+        let mut falling = plateau.clone();
+        falling[8].1 = 400.0;
+        falling[9].1 = 350.0;
+        let s = analyse(&steps(&falling, 4), 40.0).unwrap();
+        assert_eq!(s.outcome, Outcome::Knee, "{s:?}");
+        assert!(s.throughput_falls, "{s:?}");
     }
 
     /// Issue #11: 10/30/50/70 VUs for 10 s each against an idle service, throughput

@@ -20,7 +20,7 @@ use pado_metrics::ResultDir;
 
 pub use summary::{
     build, load, load_folded, load_with_windows, GeneratorSummary, LoadedRun, ReportError,
-    StepSummary, Summary, WsSummary, GENERATOR_SATURATED,
+    StepSummary, Summary, WsSummary, GENERATOR_DELAYED, GENERATOR_SATURATED,
 };
 pub use text::{render, TextOptions};
 pub use timeline::{PointLatency, PointStats, RunFold, SecondPoint};

@@ -50,7 +50,22 @@ const PREFIXES: [&str; 13] = [
     "mysql_",
     "redis_",
 ];
-const PREFIXES2: [&str; 4] = ["nginx_", "pg_", "pado_target_", "container_spec_cpu_"];
+const PREFIXES2: [&str; 5] = [
+    "nginx_",
+    "pg_",
+    "pado_target_",
+    "container_spec_cpu_",
+    "node_pressure_cpu_",
+];
+/// Busy share of a host's CPUs at or above which they were all taken: a process
+/// below its CPU limit there is contended. Higher than [`CPU_SATURATED`]: a host at
+/// 85% still has a CPU free now and then, and the load generator on the same host
+/// makes 85% common.
+pub const HOST_FULL: f64 = 0.95;
+/// Share of wall time some task waited for a CPU (node_exporter's CPU pressure,
+/// `node_pressure_cpu_waiting_seconds_total`) at or above which a process below
+/// its CPU limit is contended: runnable, but neighbours had the CPU.
+pub const CPU_PRESSURE_CONTENDED: f64 = 0.20;
 
 /// Names this module reads (and interprets: the generic rules leave them alone).
 pub fn wanted(name: &str) -> bool {
@@ -129,15 +144,22 @@ pub fn components(obs: &Observations, w: &Window, base: Option<&Window>) -> Vec<
             series: obs.series.iter().filter(|s| s.endpoint == e.name).collect(),
         })
         .collect();
+    // What each host's CPUs were doing, for the processes on it (contention).
+    let mut host_cpu: BTreeMap<String, HostCpu> = BTreeMap::new();
     for (e, log) in eps.iter().zip(&obs.endpoints) {
         if let Some(n) = node_cpus(e) {
             host_cores.insert(host_of(&log.url), n as f64);
+            host_cpu.insert(host_of(&log.url), HostCpu::of(e, w, base));
         }
     }
     for (e, log) in eps.iter().zip(&obs.endpoints) {
         let host = host_cores.get(&host_of(&log.url)).copied();
         let allowed = allowed_cpus(e, w, host);
-        out.extend(process_cpu(e, w, base, allowed.as_ref(), host));
+        let hc = host_cpu
+            .get(&host_of(&log.url))
+            .copied()
+            .unwrap_or_else(|| HostCpu::of(e, w, base));
+        out.extend(process_cpu(e, w, base, allowed.as_ref(), host, &hc));
         out.extend(machine_cpu(e, w, base, host));
         out.extend(node_memory(e, w, base));
         out.extend(jvm_heap(e, w, base));
@@ -167,6 +189,73 @@ fn node_cpus(e: &Ep) -> Option<usize> {
         .filter(|s| s.label("mode") == "idle")
         .count();
     (n > 0).then_some(n)
+}
+
+/// What a host's CPUs were doing, read from node_exporter on that host (or the
+/// endpoint's own host-wide `system_cpu_usage`): how busy they were and how long
+/// tasks waited for one, in the window and at low load. A process below its CPU
+/// limit on a host whose CPUs are all busy, or whose tasks wait for a CPU, is
+/// contended: it wanted more CPU than it got.
+#[derive(Clone, Copy, Debug, Default)]
+struct HostCpu {
+    /// Busy share of the host's CPUs in the window (0..=1).
+    busy: Option<f64>,
+    /// Share of wall time some task waited for a CPU in the window (PSI).
+    waiting: Option<f64>,
+    /// The same at low load.
+    busy_base: Option<f64>,
+    /// The same at low load.
+    waiting_base: Option<f64>,
+}
+
+impl HostCpu {
+    fn of(e: &Ep, w: &Window, base: Option<&Window>) -> HostCpu {
+        let busy = |win: &Window| -> Option<f64> {
+            match node_cpus(e) {
+                Some(n) => {
+                    let mode = |m: &'static str| {
+                        e.named("node_cpu_seconds_total")
+                            .filter(move |s| s.label("mode") == m)
+                    };
+                    let idle = sum_rates(mode("idle"), win)?;
+                    let io = sum_rates(mode("iowait"), win).unwrap_or(0.0);
+                    Some((1.0 - (idle + io) / n as f64).clamp(0.0, 1.0))
+                }
+                None => Some(level(e.one("system_cpu_usage")?, win)?.mean.clamp(0.0, 1.0)),
+            }
+        };
+        let waiting = |win: &Window| {
+            e.one("node_pressure_cpu_waiting_seconds_total")
+                .and_then(|s| rate(s, win))
+        };
+        HostCpu {
+            busy: busy(w),
+            waiting: waiting(w),
+            busy_base: base.and_then(busy),
+            waiting_base: base.and_then(waiting),
+        }
+    }
+
+    /// Why a process below its limit was contended in the window (`base`: at low
+    /// load), in words; `None` when the host had CPU to spare.
+    fn contention(&self, at_base: bool) -> Option<String> {
+        let (busy, waiting) = if at_base {
+            (self.busy_base, self.waiting_base)
+        } else {
+            (self.busy, self.waiting)
+        };
+        let mut why = Vec::new();
+        if let Some(b) = busy.filter(|b| *b >= HOST_FULL) {
+            why.push(format!("the host's CPUs were {} busy", pct(b)));
+        }
+        if let Some(p) = waiting.filter(|p| *p >= CPU_PRESSURE_CONTENDED) {
+            why.push(format!(
+                "tasks waited for a CPU {} of the time (node_pressure_cpu_waiting_seconds_total)",
+                pct(p.min(1.0))
+            ));
+        }
+        (!why.is_empty()).then(|| why.join(" and "))
+    }
 }
 
 /// How many CPUs a process may use, and which metric said so.
@@ -254,6 +343,7 @@ fn process_cpu(
     base: Option<&Window>,
     allowed: Option<&Allowed>,
     host: Option<f64>,
+    host_cpu: &HostCpu,
 ) -> Option<Component> {
     const NS: &str = "process_cpu_time_ns_total";
     const SECS: &str = "process_cpu_seconds_total";
@@ -295,7 +385,7 @@ fn process_cpu(
         c.utilisation = Some(u);
         let b = base.and_then(gauge_mean);
         c.baseline = b.map(pct);
-        judge_cpu(&mut c, u, b, &source);
+        judge_cpu(&mut c, u, b, &source, host_cpu);
         return Some(c);
     };
     let n = allowed.cpus;
@@ -320,23 +410,38 @@ fn process_cpu(
             ));
         }
     }
-    judge_cpu(&mut c, u, b, &source);
+    judge_cpu(&mut c, u, b, &source, host_cpu);
     Some(c)
 }
 
 /// Verdict and evidence of a process CPU row at utilisation `u` (`base` at low
-/// load), measured as `source` says.
-fn judge_cpu(c: &mut Component, u: f64, base: Option<f64>, source: &str) {
+/// load), measured as `source` says. Below [`CPU_SATURATED`] of what it may use,
+/// the process is **contended** when its host's CPUs were busy or its tasks waited
+/// for one ([`HostCpu`]): neighbours took the CPU it wanted, so CPU is still its
+/// limit (the row is renamed `CPU (contended)`), never "CPU left idle".
+fn judge_cpu(c: &mut Component, u: f64, base: Option<f64>, source: &str, host: &HostCpu) {
+    let contended = host.contention(false);
     if u >= CPU_SATURATED {
         c.verdict = Verdict::Yes;
         c.evidence = format!(
             "the process used {} of the CPU it may use: {source}",
             pct(u)
         );
+    } else if let Some(why) = contended {
+        c.component = "CPU (contended)".into();
+        c.kind = Kind::ContendedCpu;
+        c.verdict = Verdict::Yes;
+        c.state.push_str(", contended");
+        c.evidence = format!(
+            "contended: the process used {} of the CPU it may use while {why}; neighbours took the rest, so it got less CPU than it wanted and CPU is still its limit: {source}",
+            pct(u)
+        );
     } else {
         c.evidence = format!("{} of the CPU it may use left idle: {source}", pct(1.0 - u));
     }
-    c.mark_busy_throughout(base.is_some_and(|b| b >= CPU_SATURATED));
+    let saturated_base = base.is_some_and(|b| b >= CPU_SATURATED);
+    let contended_base = base.is_some() && host.contention(true).is_some();
+    c.mark_busy_throughout(saturated_base || (c.kind == Kind::ContendedCpu && contended_base));
 }
 
 /// The machine's CPUs: node_exporter's per-CPU counters, else Micrometer's

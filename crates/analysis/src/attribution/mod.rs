@@ -76,6 +76,9 @@ pub enum Kind {
     MachineCpu,
     /// CPU of the service process.
     ProcessCpu,
+    /// CPU of the service process below what it may use while its host's CPUs
+    /// were busy (or its tasks waited for one): neighbours took the CPU it wanted.
+    ContendedCpu,
     /// A database or cache server (MySQL, PostgreSQL, Redis).
     Backend,
     /// A connection pool of the service (HikariCP).
@@ -333,14 +336,45 @@ pub fn attribute(
     }
 }
 
+/// A process below its CPU limit on a busy host is contended only when nothing
+/// else held it back: when requests of the same endpoint waited for a pool's
+/// connections, the process was idle for want of connections, not of CPU (the
+/// host may be busy with the load generator beside it). Its row goes back to
+/// `CPU (process)`, not a limit, saying so.
+fn uncontend_where_a_pool_waits(rows: &mut [Component]) {
+    let pools: Vec<(String, String)> = rows
+        .iter()
+        .filter(|r| r.kind == Kind::Pool && r.verdict == Verdict::Yes)
+        .map(|r| (r.endpoint.clone(), r.component.clone()))
+        .collect();
+    for r in rows.iter_mut().filter(|r| r.kind == Kind::ContendedCpu) {
+        if let Some((_, pool)) = pools.iter().find(|(ep, _)| *ep == r.endpoint) {
+            r.component = "CPU (process)".into();
+            r.kind = Kind::ProcessCpu;
+            r.verdict = Verdict::No;
+            r.state = r
+                .state
+                .strip_suffix(", contended")
+                .unwrap_or(&r.state)
+                .to_string();
+            r.evidence = format!(
+                "{}; but requests waited for {pool}'s connections, not for CPU",
+                r.evidence.replacen("contended: ", "", 1)
+            );
+        }
+    }
+}
+
 /// Turn saturated rows that wait on another saturated row into consequences.
-/// What waits on what: request threads wait on their process's CPU, heap and
-/// GC, on its connection pools and on the databases behind them; a pool waits
+/// What waits on what: request threads wait on their process's CPU (used up, or
+/// contended: taken by neighbours), heap and GC, on its connection pools and on
+/// the databases behind them; a pool waits
 /// on its process's CPU and on the databases; a CPU busy collecting garbage or
 /// swapping waits on memory. Machine-wide CPU explains nothing by itself: on a
 /// shared machine it may be the load generator or a neighbour, so it is listed
 /// as a limit of its own beside what it did not cause.
 fn explain(rows: &mut [Component]) {
+    uncontend_where_a_pool_waits(rows);
     let snapshot: Vec<(Kind, String, String, bool)> = rows
         .iter()
         .map(|r| {
@@ -367,10 +401,13 @@ fn explain(rows: &mut [Component]) {
         let process = || find(&[Kind::Heap, Kind::Gc, Kind::ProcessCpu], ep);
         let cause = match r.kind {
             Kind::Threads | Kind::Generic | Kind::Fds => process()
+                .or_else(|| find(&[Kind::ContendedCpu], ep))
                 .or_else(|| find(&[Kind::Pool], ep))
                 .or_else(|| find(&[Kind::Backend], None)),
+            // A pool with requests waiting keeps its own verdict beside a contended
+            // CPU: the CPU it lacked does not show that connections were short.
             Kind::Pool => process().or_else(|| find(&[Kind::Backend], None)),
-            Kind::ProcessCpu => {
+            Kind::ProcessCpu | Kind::ContendedCpu => {
                 find(&[Kind::Heap, Kind::Gc], ep).or_else(|| find(&[Kind::Memory], None))
             }
             Kind::MachineCpu => find(&[Kind::Memory], None),
@@ -384,21 +421,28 @@ fn explain(rows: &mut [Component]) {
     }
 }
 
-/// The load generator as a row of the table, from its self-check. A saturated
-/// generator is listed first among the limits: the load offered may have been
-/// less than planned and the latencies include pado's own delay. What the
-/// target's metrics show is still the target's, so its rows keep their verdicts.
+/// The load generator as a row of the table, from its self-check. Only a pado that
+/// capped the load (its CPU busy, arrivals behind schedule, VUs waiting on it: see
+/// [`crate::self_check::Cap`]) is a limit, listed first: the load offered was less
+/// than planned. A pado that was only delayed by a busy machine delivered the load,
+/// so it is not a limit; its row says how much scheduling delay the timings may
+/// carry. What the target's metrics show is the target's either way, so its rows
+/// keep their verdicts.
 pub fn generator_component(g: &crate::self_check::GeneratorCheck) -> Component {
+    use crate::self_check::{lag_ms, of_cores};
     let mut state = format!(
-        "cpu {:.1}/{} cores, busiest worker {:.0}%",
-        g.cpu_cores_mean,
-        g.cores_allowed,
+        "cpu {}, busiest worker {:.0}%",
+        of_cores(g.cpu_cores_mean, g.cores_allowed),
         g.busiest_worker_peak.min(1.0) * 100.0
     );
     if let Some(w) = g.run_queue_wait_share {
         state.push_str(&format!(", run-queue wait {:.0}%", w * 100.0));
     }
-    state.push_str(&format!(", lag p99 {:.1} ms", g.lag_p99_ms));
+    state.push_str(&format!(", lag p99 {}", lag_ms(g.lag_p99_ms)));
+    let word = g.state_word();
+    if !word.is_empty() {
+        state.push_str(&format!(" ({word})"));
+    }
     Component {
         component: "pado (load generator)".into(),
         kind: Kind::Generator,
@@ -412,6 +456,11 @@ pub fn generator_component(g: &crate::self_check::GeneratorCheck) -> Component {
         },
         evidence: if g.saturated {
             g.message.clone()
+        } else if g.delayed {
+            format!(
+                "delivered the load; the timings may carry up to {} of scheduling delay",
+                lag_ms(g.scheduling_delay_ms)
+            )
         } else {
             "had headroom: the figures measure the target".into()
         },

@@ -42,12 +42,21 @@ pub(super) fn generator_check(
             workers: run.meta.workers,
             lag_p99_ms: lag.quantile_us(0.99) as f64 / 1000.0,
             lag_max_ms: lag.max_us as f64 / 1000.0,
+            latency_p50_ms: latency_p50(run),
             open_model: any_open,
             iterations_started: sc.iterations + sc.interrupted,
             late_iterations: sc.late,
             dropped_iterations: sc.dropped,
         },
     )
+}
+
+/// The run's median request latency (ms), what the self-check weighs pado's lag
+/// against; `None` when nothing completed.
+fn latency_p50(run: &LoadedRun) -> Option<f64> {
+    let d = run.totals.overall();
+    let d = d.phase(pado_metrics::Phase::Duration);
+    (!d.is_empty()).then(|| d.summary().p50)
 }
 
 /// The load samples of a run for the saturation analysis: active VUs, requests and

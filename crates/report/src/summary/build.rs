@@ -12,7 +12,7 @@ use super::verdict::verdict;
 use super::warnings::warnings;
 use super::{
     CheckSummary, FlowSummary, LoadedRun, ReportError, StepSummary, Summary, WsSummary,
-    GENERATOR_SATURATED,
+    GENERATOR_DELAYED, GENERATOR_SATURATED,
 };
 
 /// Build the summary of a loaded run.
@@ -56,7 +56,9 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
     summary.drift = pado_analysis::drift::headline(&summary.drift_periods).cloned();
     let generator_saturated = summary.generator.as_ref().is_some_and(|g| g.saturated);
     if !generator_saturated {
-        // A saturated pado caps the load it sends: a knee would be pado's.
+        // A pado that capped the load it sends would show its own knee. A pado that
+        // was only delayed (a shared machine) delivered the load: the target's
+        // analysis stands, with the delay said beside it.
         summary.saturation = saturation_of(run);
     }
     summary.bottlenecks =
@@ -76,6 +78,13 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
             );
             summary.verdict.insert(0, loud);
         }
+    }
+    if let Some(g) = summary.generator.as_ref().filter(|g| g.delayed) {
+        // Not loud: the load went out and the analysis stands, but every latency
+        // may be longer by up to pado's scheduling delay.
+        summary
+            .verdict
+            .push(format!("{GENERATOR_DELAYED}: {}", g.message));
     }
     if let Some(g) = summary.generator.as_ref().filter(|g| g.saturated) {
         // First and loud, and only here (the terminal shows it on top, the HTML report

@@ -29,6 +29,7 @@ fn row(g: &GeneratorFigures) -> GeneratorSummary {
             workers: g.workers,
             lag_p99_ms: g.lag_p99_ms,
             lag_max_ms: g.lag_max_ms,
+            latency_p50_ms: (g.requests > 0).then_some(g.latency_ms.p50),
             open_model: g.open_model,
             iterations_started: g.iterations_started,
             late_iterations: g.late_iterations,

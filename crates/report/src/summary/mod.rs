@@ -197,7 +197,8 @@ pub struct Summary {
     pub stability: crate::stability::Stability,
     /// Saturation analysis: runs with at least three load levels over ten full
     /// seconds or more while the load rose or held; `None` otherwise, and when the
-    /// generator was saturated (the figures would describe pado, not the target).
+    /// generator capped the load (the figures would describe pado, not the target).
+    /// A generator that was only delayed keeps it.
     #[serde(default)]
     pub saturation: Option<pado_analysis::saturation::Saturation>,
     /// Trend of the per-second mean latency in the steady-load period that says the
@@ -365,6 +366,11 @@ pub struct LoadedRun {
 /// summary: one fixed phrase that scripts and people can look for.
 pub const GENERATOR_SATURATED: &str =
     "GENERATOR SATURATED (these results measure pado, not the target)";
+
+/// How the self-check's note starts when pado was delayed by its machine (it waited
+/// for a CPU or its loop woke late) but delivered the load: the analysis stands and
+/// the note says how much scheduling delay the timings may carry.
+pub const GENERATOR_DELAYED: &str = "generator delayed, not saturated";
 
 fn is_zero(n: &u64) -> bool {
     *n == 0

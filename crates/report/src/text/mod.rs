@@ -24,7 +24,7 @@ mod websocket;
 
 use std::fmt::Write as _;
 
-use pado_analysis::self_check::GeneratorCheck;
+use pado_analysis::self_check::{cores_used, lag_ms, of_cores, GeneratorCheck};
 use pado_metrics::fmt::{ms, percent};
 use pado_metrics::LatencySummary;
 
@@ -154,20 +154,29 @@ pub(super) fn cell(s: &str, cols: usize) -> String {
 }
 
 /// The generator's figures in one line: CPU in cores of the allowed ones, the busiest
-/// worker, run-queue wait and event-loop lag; what shows a run had headroom.
+/// worker, run-queue wait and event-loop lag; what shows a run had headroom. Ends
+/// with the state: `SATURATED` (its CPU busy), `STARVED` (it could not deliver the
+/// load for CPU it did not get, so a line reading 0.01 cores is not called
+/// saturated) or `delayed` with the scheduling delay the timings may carry.
 pub fn generator_line(g: &GeneratorCheck) -> String {
     let wait = match g.run_queue_wait_share {
         Some(w) => format!(", run-queue wait {}", percent(w)),
         None => String::new(),
     };
     format!(
-        "generator: cpu {:.1}/{} cores (peak {:.1}, busiest worker {}){wait}, lag p99 {} ms (max {} ms){}",
-        g.cpu_cores_mean,
-        g.cores_allowed,
-        g.cpu_cores_peak,
+        "generator: cpu {} (peak {}, busiest worker {}){wait}, lag p99 {} ms (max {} ms){}",
+        of_cores(g.cpu_cores_mean, g.cores_allowed),
+        cores_used(g.cpu_cores_peak),
         percent(g.busiest_worker_peak.min(1.0)),
         ms(g.lag_p99_ms),
         ms(g.lag_max_ms),
-        if g.saturated { " — SATURATED" } else { "" }
+        match g.state_word() {
+            "" => String::new(),
+            "delayed" => format!(
+                " — delayed (timings may carry up to {} of scheduling delay)",
+                lag_ms(g.scheduling_delay_ms)
+            ),
+            w => format!(" — {}", w.to_uppercase()),
+        }
     )
 }
