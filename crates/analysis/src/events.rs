@@ -194,9 +194,20 @@ struct Track {
 pub struct EventFold {
     tracks: Vec<Track>,
     secs: Vec<Sec>,
+    /// The plan's steps, so an expectation's `scenario`, `method` and `group` tags
+    /// select the same requests a run's threshold does.
+    steps: pado_metrics::StepCatalog,
 }
 
 impl EventFold {
+    /// The run's step catalogue (`run.json`'s `steps`), which expectations with a
+    /// `scenario`, `method` or `group` tag read; without it those have no data, as
+    /// thresholds of a directory written before the catalogue.
+    pub fn with_steps(mut self, steps: pado_metrics::StepCatalog) -> EventFold {
+        self.steps = steps;
+        self
+    }
+
     /// The events of a run (from `events.jsonl`, sorted by planned time).
     pub fn new(records: Vec<EventRecord>) -> EventFold {
         let n = records.len();
@@ -264,6 +275,7 @@ impl EventFold {
         EventFold {
             tracks,
             secs: Vec::new(),
+            steps: pado_metrics::StepCatalog::default(),
         }
     }
 
@@ -310,7 +322,7 @@ impl EventFold {
                     x.add_second(rec);
                     x
                 });
-                let src = TotalsSource::new(one, 1.0);
+                let src = TotalsSource::new(one, 1.0).with_steps(&self.steps);
                 for (_, r, flags) in &mut tr.recovers {
                     if let Ok(r) = r {
                         let c = &r.condition;
@@ -330,7 +342,11 @@ impl EventFold {
     /// The events' impact and verdicts.
     pub fn finish(self) -> Vec<EventImpact> {
         let secs = self.secs;
-        self.tracks.into_iter().map(|tr| judge(tr, &secs)).collect()
+        let steps = self.steps;
+        self.tracks
+            .into_iter()
+            .map(|tr| judge(tr, &secs, &steps))
+            .collect()
     }
 }
 
@@ -381,7 +397,7 @@ fn outcome(rec: &EventRecord) -> (String, Option<String>) {
     }
 }
 
-fn judge(tr: Track, secs: &[Sec]) -> EventImpact {
+fn judge(tr: Track, secs: &[Sec], steps: &pado_metrics::StepCatalog) -> EventImpact {
     let last_t = secs.last().map(|s| s.t);
     let run_end = last_t.map_or(0.0, |t| f64::from(t) + 1.0);
     let before = tr.t_before.figures(tr.before.0, tr.before.1);
@@ -397,7 +413,7 @@ fn judge(tr: Track, secs: &[Sec]) -> EventImpact {
         expectations.push(match th {
             Err(e) => bad("during", text, e),
             Ok(th) => {
-                let src = TotalsSource::new(&tr.during_totals, window_s);
+                let src = TotalsSource::new(&tr.during_totals, window_s).with_steps(steps);
                 let v = crate::thresholds::MetricSource::aggregate(
                     &src,
                     &th.metric,

@@ -242,3 +242,62 @@ fn a_failed_required_event_fails() {
     let got = run(vec![ev], (0..5).map(|t| sec(t, 10, 0, 5)));
     assert!(got[0].ok());
 }
+
+/// Expectations select requests by `scenario`, `method` and `group` as a run's
+/// thresholds do: through the plan's step catalogue. Without it (a directory
+/// written before the catalogue) they have no data and fail as such.
+#[test]
+fn scenario_and_method_tags_in_expectations_read_the_step_catalogue() {
+    let during = ExpectRecord {
+        during: [
+            (
+                "http_req_failed{scenario:buy}".to_string(),
+                vec!["rate > 0.1".to_string()],
+            ),
+            (
+                "http_reqs{method:POST}".to_string(),
+                vec!["count == 1000".to_string()],
+            ),
+        ]
+        .into_iter()
+        .collect(),
+        recovers: vec!["http_req_failed{scenario:buy}: rate < 0.01 within 5s".into()],
+        hold_s: None,
+        no_errors_after_s: None,
+    };
+    let mut steps = pado_metrics::StepCatalog::default();
+    steps.record("checkout", "buy", Some("POST"), "");
+    let judged = |steps: Option<pado_metrics::StepCatalog>| {
+        let mut f = EventFold::new(vec![event("errors", 10_000, Some(20_000), during.clone())]);
+        if let Some(s) = steps {
+            f = f.with_steps(s);
+        }
+        faulty(23).for_each(|s| f.add_second(&s));
+        f.finish().remove(0)
+    };
+    let e = judged(Some(steps));
+    assert!(e.ok(), "{e:#?}");
+    // The planted truth: 20% failed during the window, 100 × 10 s requests.
+    let by = |kind: &str, text: &str| {
+        e.expectations
+            .iter()
+            .find(|x| x.kind == kind && x.expr.contains(text))
+            .unwrap_or_else(|| panic!("{text}: {e:#?}"))
+            .value
+    };
+    assert!((by("during", "scenario:buy").unwrap() - 0.2).abs() < 1e-9);
+    assert_eq!(by("during", "method:POST"), Some(1000.0));
+    // A step of another scenario has no data: never the whole run's figure.
+    let mut other = pado_metrics::StepCatalog::default();
+    other.record("checkout", "browse", Some("GET"), "");
+    let e = judged(Some(other));
+    assert!(!e.ok(), "{e:#?}");
+    assert!(
+        e.expectations
+            .iter()
+            .all(|x| x.value.is_none() || x.kind == "recovers"),
+        "{e:#?}"
+    );
+    let e = judged(None);
+    assert!(!e.ok(), "{e:#?}");
+}

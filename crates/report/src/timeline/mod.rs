@@ -328,7 +328,8 @@ impl RunFold {
 
     /// Judge these events (`events.jsonl`) on the seconds folded from now on.
     pub fn with_events(mut self, events: Vec<pado_metrics::events::EventRecord>) -> Self {
-        self.events = pado_analysis::events::EventFold::new(events);
+        self.events =
+            pado_analysis::events::EventFold::new(events).with_steps(self.meta.steps.clone());
         self
     }
 
