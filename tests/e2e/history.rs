@@ -860,7 +860,8 @@ fn aa_pairs_and_a_slower_server(home: &Path, server: &TestServer) -> usize {
         "{text}"
     );
     // With the history's earlier runs, the floor is theirs where wider: worse,
-    // or within noise only below a stated floor from those runs.
+    // or within noise only below a stated floor from those runs (or, as above,
+    // too few seconds to judge the tail: never "within noise" then).
     let c = compare_json(home, &runs[0], &s);
     let row = c["rows"]
         .as_array()
@@ -870,7 +871,7 @@ fn aa_pairs_and_a_slower_server(home: &Path, server: &TestServer) -> usize {
         .unwrap();
     let change = row["changes"][0].as_f64().unwrap();
     assert!(change > 5.0, "{row:#}");
-    if row["verdicts"][0] != "worse" {
+    if row["verdicts"][0] != "worse" && row["verdicts"][0] != "too_few_seconds" {
         assert!(
             row["floor"]["earlier_runs"]["pct"].as_f64().unwrap() > change
                 && c["noise_between_runs"]

@@ -425,7 +425,7 @@ fn validate_names_lines_of_env_and_selector_problems() {
     let f = write_file(
         &dir,
         "s.yaml",
-        "target: http://127.0.0.1:1\nthresholds:\n  http_req_duration{step:serch}: [\"p(95) < 200\"]\n  http_req_failed{status:200}: [\"rate < 0.1\"]\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - { name: search, request: /s, tags: { kind: read } }\n",
+        "target: http://127.0.0.1:1\nthresholds:\n  http_req_duration{step:serch}: [\"p(95) < 200\"]\n  http_req_failed{knid:read}: [\"rate < 0.1\"]\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - { name: search, request: /s, tags: { kind: read } }\n",
     );
     let o = pado(&["validate", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
@@ -438,7 +438,7 @@ fn validate_names_lines_of_env_and_selector_problems() {
     );
     assert!(
         e.contains("s.yaml:4:")
-            && e.contains("`status` is not a tag pado sets")
+            && e.contains("`knid` is not a tag pado sets")
             && e.contains("kind"),
         "{e}"
     );
