@@ -7,6 +7,37 @@ use std::fmt;
 /// variable (k6 reads `K6_INFLUXDB_TOKEN` the same way).
 pub const DEFAULT_TOKEN_ENV: &str = "PADO_INFLUXDB_TOKEN";
 
+/// What replaces a credential in a shown URL.
+pub const MASK: &str = "***";
+
+/// Query parameter names (compared without case) whose values are credentials:
+/// InfluxDB 1.x's `u` and `p`, and the names tokens and keys usually travel under.
+/// The user name `u` is masked too: half of a credential is still one.
+pub const CREDENTIAL_PARAMS: [&str; 14] = [
+    "u",
+    "p",
+    "password",
+    "passwd",
+    "pwd",
+    "token",
+    "access_token",
+    "api_key",
+    "apikey",
+    "key",
+    "secret",
+    "auth",
+    "authorization",
+    "signature",
+];
+
+/// Whether a query parameter named `name` (as written, percent-encoded or not)
+/// carries a credential ([`CREDENTIAL_PARAMS`]).
+pub fn is_credential_param(name: &str) -> bool {
+    let decoded = percent_encoding::percent_decode_str(name).decode_utf8_lossy();
+    let n = decoded.trim();
+    CREDENTIAL_PARAMS.iter().any(|c| c.eq_ignore_ascii_case(n))
+}
+
 /// The stores pado writes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -115,12 +146,72 @@ impl OutputSpec {
         })
     }
 
-    /// The URL as results and messages show it: without user and password.
+    /// The URL as results and messages show it: user and password replaced by
+    /// [`MASK`], and so is the value of every query parameter whose name says it is
+    /// a credential ([`is_credential_param`]: InfluxDB v1's `u` and `p`, `token`,
+    /// `api_key`...), so that `run.json`, `summary.json` and the terminal never
+    /// carry a secret someone wrote into an `--output` URL.
     pub fn shown_url(&self) -> String {
         let mut u = self.url.clone();
-        let _ = u.set_username("");
-        let _ = u.set_password(None);
+        if !u.username().is_empty() || u.password().is_some() {
+            let _ = u.set_username(MASK);
+            let _ = u.set_password(None);
+        }
+        if let Some(q) = self.url.query() {
+            let masked: Vec<String> = q
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((name, value)) if !value.is_empty() && is_credential_param(name) => {
+                        format!("{name}={MASK}")
+                    }
+                    _ => pair.to_string(),
+                })
+                .collect();
+            u.set_query(Some(&masked.join("&")));
+        }
         u.to_string()
+    }
+
+    /// The user and password written into the URL (`http://user:pass@host/...`),
+    /// percent-decoded: sent as HTTP Basic authentication, which InfluxDB 1.x,
+    /// Prometheus' `basic_auth` and collectors' basic-auth extensions all read.
+    pub fn basic_auth(&self) -> Option<(String, String)> {
+        let user = self.url.username();
+        let pass = self.url.password();
+        if user.is_empty() && pass.is_none() {
+            return None;
+        }
+        let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+        Some((decode(user), pass.map(decode).unwrap_or_default()))
+    }
+
+    /// Every credential written into the URL (the password, the values of
+    /// credential query parameters, each as written and percent-decoded): what is
+    /// masked should a store's answer quote it back into an error message.
+    pub fn url_secrets(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(p) = self.url.password() {
+            out.push(p.to_string());
+            if let Some((_, decoded)) = self.basic_auth() {
+                out.push(decoded);
+            }
+        }
+        if let Some(q) = self.url.query() {
+            for pair in q.split('&') {
+                if let Some((name, value)) = pair.split_once('=') {
+                    if !value.is_empty() && is_credential_param(name) {
+                        out.push(value.to_string());
+                        out.extend(
+                            url::form_urlencoded::parse(pair.as_bytes()).map(|(_, v)| v.into_owned()),
+                        );
+                    }
+                }
+            }
+        }
+        out.retain(|s| !s.is_empty());
+        out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        out.dedup();
+        out
     }
 
     /// The label people read: `prometheus http://127.0.0.1:9090/api/v1/write`.
@@ -209,5 +300,34 @@ mod tests {
             .unwrap();
         assert!(!p.shown_url().contains("secret"));
         assert!(!p.label().contains("user"));
+        assert_eq!(p.shown_url(), "http://***@127.0.0.1:9090/api/v1/write");
+        assert_eq!(p.basic_auth(), Some(("user".into(), "secret".into())));
+        assert_eq!(p.url_secrets(), vec!["secret".to_string()]);
+    }
+
+    #[test]
+    fn shown_urls_mask_credential_query_parameters_and_nothing_else() {
+        // InfluxDB 1.x takes its user and password as `u` and `p`.
+        let v1 = OutputSpec::parse_flag(
+            "influxdb=http://127.0.0.1:8086/write?db=파도&u=admin&p=s3cr3t%2Dvalue&API_KEY=k-1&rp=",
+        )
+        .unwrap();
+        let shown = v1.shown_url();
+        assert_eq!(
+            shown,
+            "http://127.0.0.1:8086/write?db=%ED%8C%8C%EB%8F%84&u=***&p=***&API_KEY=***&rp="
+        );
+        for s in ["admin", "s3cr3t", "k-1"] {
+            assert!(!v1.label().contains(s), "{s} in {}", v1.label());
+        }
+        assert!(v1.url_secrets().contains(&"s3cr3t-value".to_string()));
+        assert!(v1.url_secrets().contains(&"s3cr3t%2Dvalue".to_string()));
+        assert_eq!(v1.basic_auth(), None);
+        // Parameters that are not credentials, and a URL without any, are unchanged.
+        let plain =
+            OutputSpec::parse_flag("influxdb=http://127.0.0.1:8086/write?db=pado&keep=1&up=2")
+                .unwrap();
+        assert_eq!(plain.shown_url(), "http://127.0.0.1:8086/write?db=pado&keep=1&up=2");
+        assert!(plain.url_secrets().is_empty());
     }
 }
