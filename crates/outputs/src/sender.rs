@@ -356,9 +356,9 @@ impl Client {
     /// Strip every credential this client sends from a text the store sent back,
     /// should it echo one.
     fn clean(&self, s: &str) -> String {
-        self.secrets
-            .iter()
-            .fold(s.to_string(), |acc, secret| acc.replace(secret.as_str(), "***"))
+        self.secrets.iter().fold(s.to_string(), |acc, secret| {
+            acc.replace(secret.as_str(), "***")
+        })
     }
 
     async fn post(&mut self, body: &[u8], timeout: Duration) -> Result<(), Failure> {

@@ -181,7 +181,11 @@ impl OutputSpec {
         if user.is_empty() && pass.is_none() {
             return None;
         }
-        let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
         Some((decode(user), pass.map(decode).unwrap_or_default()))
     }
 
@@ -202,7 +206,8 @@ impl OutputSpec {
                     if !value.is_empty() && is_credential_param(name) {
                         out.push(value.to_string());
                         out.extend(
-                            url::form_urlencoded::parse(pair.as_bytes()).map(|(_, v)| v.into_owned()),
+                            url::form_urlencoded::parse(pair.as_bytes())
+                                .map(|(_, v)| v.into_owned()),
                         );
                     }
                 }
@@ -327,7 +332,10 @@ mod tests {
         let plain =
             OutputSpec::parse_flag("influxdb=http://127.0.0.1:8086/write?db=pado&keep=1&up=2")
                 .unwrap();
-        assert_eq!(plain.shown_url(), "http://127.0.0.1:8086/write?db=pado&keep=1&up=2");
+        assert_eq!(
+            plain.shown_url(),
+            "http://127.0.0.1:8086/write?db=pado&keep=1&up=2"
+        );
         assert!(plain.url_secrets().is_empty());
     }
 }
