@@ -38,6 +38,37 @@ pub fn is_credential_param(name: &str) -> bool {
     CREDENTIAL_PARAMS.iter().any(|c| c.eq_ignore_ascii_case(n))
 }
 
+/// `raw` — an output URL or `KIND=URL` as the user wrote it, perhaps not even a
+/// URL — with any user and password and the values of credential query parameters
+/// replaced by [`MASK`]: what an error message about a refused output quotes, so
+/// that refusing a URL does not print the secret in it.
+pub fn masked(raw: &str) -> String {
+    let mut out = raw.to_string();
+    if let Some(scheme_end) = out.find("://") {
+        let start = scheme_end + 3;
+        let end = out[start..]
+            .find(['/', '?', '#'])
+            .map_or(out.len(), |i| start + i);
+        if let Some(at) = out[start..end].rfind('@') {
+            out.replace_range(start..start + at, MASK);
+        }
+    }
+    if let Some(q) = out.find('?') {
+        let end = out[q..].find('#').map_or(out.len(), |i| q + i);
+        let query: Vec<String> = out[q + 1..end]
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, value)) if !value.is_empty() && is_credential_param(name) => {
+                    format!("{name}={MASK}")
+                }
+                _ => pair.to_string(),
+            })
+            .collect();
+        out.replace_range(q + 1..end, &query.join("&"));
+    }
+    out
+}
+
 /// The stores pado writes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -112,7 +143,7 @@ impl OutputSpec {
     pub fn parse_flag(s: &str) -> Result<OutputSpec, SpecError> {
         let (kind, url) = s
             .split_once('=')
-            .ok_or_else(|| SpecError::Shape(s.to_string()))?;
+            .ok_or_else(|| SpecError::Shape(masked(s)))?;
         OutputSpec::new(kind.trim(), url.trim(), None)
     }
 
@@ -121,18 +152,18 @@ impl OutputSpec {
     pub fn new(kind: &str, url: &str, token_env: Option<&str>) -> Result<OutputSpec, SpecError> {
         let kind = Kind::parse(kind).ok_or_else(|| SpecError::Kind(kind.to_string()))?;
         let parsed =
-            url::Url::parse(url).map_err(|e| SpecError::Url(url.to_string(), e.to_string()))?;
+            url::Url::parse(url).map_err(|e| SpecError::Url(masked(url), e.to_string()))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(SpecError::Url(
-                url.to_string(),
+                masked(url),
                 "give an http:// or https:// URL".into(),
             ));
         }
         if parsed.host_str().is_none_or(str::is_empty) {
-            return Err(SpecError::Url(url.to_string(), "no host".into()));
+            return Err(SpecError::Url(masked(url), "no host".into()));
         }
         if kind == Kind::InfluxDb && influx_api(&parsed).is_none() {
-            return Err(SpecError::InfluxApi(url.to_string()));
+            return Err(SpecError::InfluxApi(masked(url)));
         }
         if let Some(t) = token_env {
             if t.is_empty() || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -317,6 +348,20 @@ mod tests {
             "influxdb=http://127.0.0.1:8086/write?db=파도&u=admin&p=s3cr3t%2Dvalue&API_KEY=k-1&rp=",
         )
         .unwrap();
+        // A refused URL's error quotes it masked too.
+        let e =
+            OutputSpec::parse_flag("influxdb=http://uq7x:pw-9@127.0.0.1:8086/wrte?db=x&p=s3cr3t#f")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            e.contains("http://***@127.0.0.1:8086/wrte?db=x&p=***#f"),
+            "{e}"
+        );
+        assert!(
+            !e.contains("s3cr3t") && !e.contains("pw-9") && !e.contains("uq7x"),
+            "{e}"
+        );
+        assert_eq!(masked("no url here"), "no url here");
         let shown = v1.shown_url();
         assert_eq!(
             shown,
