@@ -403,6 +403,106 @@ fn influxdb_v2_and_otlp_receivers_decode_equal_counts_and_the_token_stays_secret
     }
 }
 
+/// Every file under `dir`, read as text (lossy), with its path.
+fn every_file(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(every_file(&p));
+        } else {
+            let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+            out.push((p, text));
+        }
+    }
+    out
+}
+
+/// Credentials written into output URLs: InfluxDB 1.x's `u`/`p` in the query are
+/// sent as written, a user and password before the host go out as Basic
+/// authentication, and none of them is in any file of the result directory, on
+/// stdout or on stderr (the URL is shown with `***` in their place).
+#[test]
+fn credentials_in_output_urls_are_sent_and_never_written() {
+    let server = TestServer::start();
+    let dir = tmp("urlcreds");
+    let f = scenario(&dir, &server, 2, "");
+    let (user, pass) = ("pado-user-7", "s3cr3t-value-p");
+    let (buser, bpass) = ("promuser", "pw-S3cr3t-basic");
+    // base64("promuser:pw-S3cr3t-basic"), computed apart from pado.
+    let basic = "cHJvbXVzZXI6cHctUzNjcjN0LWJhc2lj";
+    let v1 = format!("influxdb={}?db=x&u={user}&p={pass}", server.url("/write"));
+    let prom = format!(
+        "prometheus={}",
+        server
+            .url("/api/v1/write")
+            .replacen("http://", &format!("http://{buser}:{bpass}@"), 1)
+    );
+    let _machine = crate::harness::shared_machine();
+    let out_dir = dir.join("result");
+    let out = Command::new(crate::harness::pado_bin())
+        .args(["run", &f, "--output", &v1, "--output", &prom, "--out"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+
+    // Sent as each protocol expects.
+    let writes = posted(&server, "/write");
+    assert!(!writes.is_empty(), "nothing posted to /write");
+    for w in &writes {
+        assert!(
+            w.query.contains(&("u".into(), user.into())),
+            "{:?}",
+            w.query
+        );
+        assert!(
+            w.query.contains(&("p".into(), pass.into())),
+            "{:?}",
+            w.query
+        );
+    }
+    let remote = posted(&server, "/api/v1/write");
+    assert!(!remote.is_empty(), "nothing posted to /api/v1/write");
+    for w in &remote {
+        let auth = w
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+            .map(|(_, v)| v.as_str());
+        assert_eq!(auth, Some(format!("Basic {basic}").as_str()));
+    }
+
+    // Shown masked: the summary still says which outputs ran, and where.
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
+            .unwrap();
+    let shown = output_report(&s, "influxdb")["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(shown.ends_with("/write?db=x&u=***&p=***"), "{shown}");
+    let shown = output_report(&s, "prometheus")["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(shown.starts_with("http://***@127.0.0.1:"), "{shown}");
+    assert!(stdout.contains("u=***&p=***"), "{stdout}");
+
+    // Written nowhere.
+    let files = every_file(&out_dir);
+    assert!(files.len() >= 3, "{files:?}");
+    for secret in [pass, user, bpass, buser, basic] {
+        assert!(!stdout.contains(secret), "{secret} on stdout:\n{stdout}");
+        assert!(!stderr.contains(secret), "{secret} on stderr:\n{stderr}");
+        for (p, text) in &files {
+            assert!(!text.contains(secret), "{secret} in {}", p.display());
+        }
+    }
+}
+
 /// A store that refuses connections, answers 500, or takes 5 s per write: the run's
 /// numbers equal the server's own count, the run ends on time, and the drop counter
 /// says every second was lost.

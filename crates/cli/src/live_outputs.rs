@@ -26,10 +26,10 @@ pub(crate) fn specs(prep: &Prepared, flags: &[String]) -> Result<Vec<OutputSpec>
         out.push(spec);
     }
     for f in flags {
-        out.push(
-            OutputSpec::parse_flag(f)
-                .map_err(|e| Failure::invalid(format!("--output {f}: {e}")))?,
-        );
+        out.push(OutputSpec::parse_flag(f).map_err(|e| {
+            let shown = pado_outputs::spec::masked(f);
+            Failure::invalid(format!("--output {shown}: {e}"))
+        })?);
     }
     // InfluxDB v2's token: missing is an error now, before anything is sent (its
     // value is read again when the run starts and never shown).

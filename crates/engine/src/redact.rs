@@ -49,7 +49,8 @@ impl Redactor {
         self.secrets.is_empty()
     }
 
-    fn longest(&self) -> usize {
+    /// Length of the longest secret: how many bytes past a cut a secret may reach.
+    pub fn longest(&self) -> usize {
         self.secrets.first().map_or(0, Vec::len)
     }
 
@@ -104,6 +105,48 @@ impl Redactor {
         let window = &b[..b.len().min(n.saturating_add(self.longest()))];
         let mut out = self.redact(window);
         out.truncate(n);
+        out
+    }
+}
+
+impl Redactor {
+    /// This redactor plus `extra` values (credentials known only later, such as an
+    /// event call's own headers).
+    pub fn with(&self, extra: Vec<Vec<u8>>) -> Redactor {
+        let mut all = self.secrets.clone();
+        all.extend(extra);
+        Redactor::new(all)
+    }
+
+    /// The last `n` bytes of `b` once redacted, where `b` is itself the end of a
+    /// longer stream (a command's output tail kept with a margin of at least
+    /// [`Redactor::longest`] bytes): every secret is masked before the cut, so a
+    /// secret straddling the cut shows none of itself, and the first
+    /// `longest - 1` bytes of `b` — perhaps the end of a secret that began before
+    /// `b` did — are never shown unmasked.
+    pub fn suffix(&self, b: &[u8], n: usize) -> Vec<u8> {
+        let skip = if b.len() > n {
+            self.longest().saturating_sub(1)
+        } else {
+            0
+        };
+        let mut out = Vec::with_capacity(b.len().min(n));
+        let mut i = 0;
+        'outer: while i < b.len() {
+            for s in &self.secrets {
+                if b[i..].starts_with(s) {
+                    out.extend_from_slice(MASK.as_bytes());
+                    i += s.len();
+                    continue 'outer;
+                }
+            }
+            if i >= skip {
+                out.push(b[i]);
+            }
+            i += 1;
+        }
+        let cut = out.len().saturating_sub(n);
+        out.drain(..cut);
         out
     }
 }
@@ -172,6 +215,29 @@ mod tests {
         let p = r.prefix(b"abc TOPSECRET def", 6);
         assert_eq!(p, b"abc **");
         assert!(!String::from_utf8_lossy(&p).contains("TOP"));
+    }
+
+    #[test]
+    fn a_suffix_never_shows_part_of_a_secret() {
+        let secret = b"TOPSECRET".to_vec();
+        let r = Redactor::new(vec![secret.clone()]);
+        // The secret starts 2 bytes before the last 10: masked whole, not "PSECRET".
+        let b = b"0123456789abTOPSECRET12345678";
+        let t = r.suffix(b, 10);
+        assert_eq!(t, b"**12345678");
+        // The kept window itself may begin inside a secret: its end is not shown.
+        let b = b"SECRETxyz0123456789";
+        let t = String::from_utf8(r.suffix(b, 12)).unwrap();
+        assert!(!t.contains("SEC") && !t.contains("CRET"), "{t}");
+        assert!(t.ends_with("z0123456789"), "{t}");
+        // Short output is redacted and kept whole.
+        assert_eq!(r.suffix(b"a TOPSECRET b", 100), b"a *** b");
+        // Nothing to hide: the plain tail.
+        assert_eq!(Redactor::default().suffix(b"abcdef", 3), b"def");
+        assert_eq!(
+            r.with(vec![b"xyz".to_vec()]).text(b"xyz TOPSECRET"),
+            "*** ***"
+        );
     }
 
     #[test]

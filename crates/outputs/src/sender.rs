@@ -291,8 +291,12 @@ struct Client {
     origin: Origin,
     target: String,
     host_header: String,
-    /// `Authorization` header value (InfluxDB v2).
+    /// `Authorization` header value: InfluxDB v2's token, or the URL's user and
+    /// password as Basic authentication.
     auth: Option<String>,
+    /// Every credential this client sends (the token, the URL's password and
+    /// credential query values), masked in any answer the store quotes back.
+    secrets: Vec<String>,
     conn: Option<Conn>,
 }
 
@@ -316,12 +320,27 @@ impl Client {
             // Timestamps are nanoseconds, the v1 default; say so anyway.
             target.push_str("&precision=ns");
         }
+        let mut secrets = spec.url_secrets();
+        secrets.extend(token.iter().cloned());
+        let auth = match (&token, spec.basic_auth()) {
+            (Some(t), _) => Some(format!("Token {t}")),
+            (None, Some((user, pass))) => {
+                use base64::Engine as _;
+                let b = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
+                secrets.push(b.clone());
+                Some(format!("Basic {b}"))
+            }
+            (None, None) => None,
+        };
+        secrets.retain(|s| !s.is_empty());
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         Ok(Client {
             kind: spec.kind,
             origin,
             target,
             host_header,
-            auth: token.map(|t| format!("Token {t}")),
+            auth,
+            secrets,
             conn: None,
         })
     }
@@ -334,19 +353,12 @@ impl Client {
         }
     }
 
-    /// Strip the token from a text the store sent back, should it echo it.
+    /// Strip every credential this client sends from a text the store sent back,
+    /// should it echo one.
     fn clean(&self, s: &str) -> String {
-        match &self.auth {
-            Some(a) => {
-                let t = a.trim_start_matches("Token ");
-                if t.is_empty() {
-                    s.to_string()
-                } else {
-                    s.replace(t, "***")
-                }
-            }
-            None => s.to_string(),
-        }
+        self.secrets.iter().fold(s.to_string(), |acc, secret| {
+            acc.replace(secret.as_str(), "***")
+        })
     }
 
     async fn post(&mut self, body: &[u8], timeout: Duration) -> Result<(), Failure> {

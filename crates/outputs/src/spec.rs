@@ -7,6 +7,68 @@ use std::fmt;
 /// variable (k6 reads `K6_INFLUXDB_TOKEN` the same way).
 pub const DEFAULT_TOKEN_ENV: &str = "PADO_INFLUXDB_TOKEN";
 
+/// What replaces a credential in a shown URL.
+pub const MASK: &str = "***";
+
+/// Query parameter names (compared without case) whose values are credentials:
+/// InfluxDB 1.x's `u` and `p`, and the names tokens and keys usually travel under.
+/// The user name `u` is masked too: half of a credential is still one.
+pub const CREDENTIAL_PARAMS: [&str; 14] = [
+    "u",
+    "p",
+    "password",
+    "passwd",
+    "pwd",
+    "token",
+    "access_token",
+    "api_key",
+    "apikey",
+    "key",
+    "secret",
+    "auth",
+    "authorization",
+    "signature",
+];
+
+/// Whether a query parameter named `name` (as written, percent-encoded or not)
+/// carries a credential ([`CREDENTIAL_PARAMS`]).
+pub fn is_credential_param(name: &str) -> bool {
+    let decoded = percent_encoding::percent_decode_str(name).decode_utf8_lossy();
+    let n = decoded.trim();
+    CREDENTIAL_PARAMS.iter().any(|c| c.eq_ignore_ascii_case(n))
+}
+
+/// `raw` — an output URL or `KIND=URL` as the user wrote it, perhaps not even a
+/// URL — with any user and password and the values of credential query parameters
+/// replaced by [`MASK`]: what an error message about a refused output quotes, so
+/// that refusing a URL does not print the secret in it.
+pub fn masked(raw: &str) -> String {
+    let mut out = raw.to_string();
+    if let Some(scheme_end) = out.find("://") {
+        let start = scheme_end + 3;
+        let end = out[start..]
+            .find(['/', '?', '#'])
+            .map_or(out.len(), |i| start + i);
+        if let Some(at) = out[start..end].rfind('@') {
+            out.replace_range(start..start + at, MASK);
+        }
+    }
+    if let Some(q) = out.find('?') {
+        let end = out[q..].find('#').map_or(out.len(), |i| q + i);
+        let query: Vec<String> = out[q + 1..end]
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, value)) if !value.is_empty() && is_credential_param(name) => {
+                    format!("{name}={MASK}")
+                }
+                _ => pair.to_string(),
+            })
+            .collect();
+        out.replace_range(q + 1..end, &query.join("&"));
+    }
+    out
+}
+
 /// The stores pado writes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -81,7 +143,7 @@ impl OutputSpec {
     pub fn parse_flag(s: &str) -> Result<OutputSpec, SpecError> {
         let (kind, url) = s
             .split_once('=')
-            .ok_or_else(|| SpecError::Shape(s.to_string()))?;
+            .ok_or_else(|| SpecError::Shape(masked(s)))?;
         OutputSpec::new(kind.trim(), url.trim(), None)
     }
 
@@ -90,18 +152,18 @@ impl OutputSpec {
     pub fn new(kind: &str, url: &str, token_env: Option<&str>) -> Result<OutputSpec, SpecError> {
         let kind = Kind::parse(kind).ok_or_else(|| SpecError::Kind(kind.to_string()))?;
         let parsed =
-            url::Url::parse(url).map_err(|e| SpecError::Url(url.to_string(), e.to_string()))?;
+            url::Url::parse(url).map_err(|e| SpecError::Url(masked(url), e.to_string()))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(SpecError::Url(
-                url.to_string(),
+                masked(url),
                 "give an http:// or https:// URL".into(),
             ));
         }
         if parsed.host_str().is_none_or(str::is_empty) {
-            return Err(SpecError::Url(url.to_string(), "no host".into()));
+            return Err(SpecError::Url(masked(url), "no host".into()));
         }
         if kind == Kind::InfluxDb && influx_api(&parsed).is_none() {
-            return Err(SpecError::InfluxApi(url.to_string()));
+            return Err(SpecError::InfluxApi(masked(url)));
         }
         if let Some(t) = token_env {
             if t.is_empty() || !t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -115,12 +177,77 @@ impl OutputSpec {
         })
     }
 
-    /// The URL as results and messages show it: without user and password.
+    /// The URL as results and messages show it: user and password replaced by
+    /// [`MASK`], and so is the value of every query parameter whose name says it is
+    /// a credential ([`is_credential_param`]: InfluxDB v1's `u` and `p`, `token`,
+    /// `api_key`...), so that `run.json`, `summary.json` and the terminal never
+    /// carry a secret someone wrote into an `--output` URL.
     pub fn shown_url(&self) -> String {
         let mut u = self.url.clone();
-        let _ = u.set_username("");
-        let _ = u.set_password(None);
+        if !u.username().is_empty() || u.password().is_some() {
+            let _ = u.set_username(MASK);
+            let _ = u.set_password(None);
+        }
+        if let Some(q) = self.url.query() {
+            let masked: Vec<String> = q
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((name, value)) if !value.is_empty() && is_credential_param(name) => {
+                        format!("{name}={MASK}")
+                    }
+                    _ => pair.to_string(),
+                })
+                .collect();
+            u.set_query(Some(&masked.join("&")));
+        }
         u.to_string()
+    }
+
+    /// The user and password written into the URL (`http://user:pass@host/...`),
+    /// percent-decoded: sent as HTTP Basic authentication, which InfluxDB 1.x,
+    /// Prometheus' `basic_auth` and collectors' basic-auth extensions all read.
+    pub fn basic_auth(&self) -> Option<(String, String)> {
+        let user = self.url.username();
+        let pass = self.url.password();
+        if user.is_empty() && pass.is_none() {
+            return None;
+        }
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        Some((decode(user), pass.map(decode).unwrap_or_default()))
+    }
+
+    /// Every credential written into the URL (the password, the values of
+    /// credential query parameters, each as written and percent-decoded): what is
+    /// masked should a store's answer quote it back into an error message.
+    pub fn url_secrets(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(p) = self.url.password() {
+            out.push(p.to_string());
+            if let Some((_, decoded)) = self.basic_auth() {
+                out.push(decoded);
+            }
+        }
+        if let Some(q) = self.url.query() {
+            for pair in q.split('&') {
+                if let Some((name, value)) = pair.split_once('=') {
+                    if !value.is_empty() && is_credential_param(name) {
+                        out.push(value.to_string());
+                        out.extend(
+                            url::form_urlencoded::parse(pair.as_bytes())
+                                .map(|(_, v)| v.into_owned()),
+                        );
+                    }
+                }
+            }
+        }
+        out.retain(|s| !s.is_empty());
+        out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        out.dedup();
+        out
     }
 
     /// The label people read: `prometheus http://127.0.0.1:9090/api/v1/write`.
@@ -209,5 +336,51 @@ mod tests {
             .unwrap();
         assert!(!p.shown_url().contains("secret"));
         assert!(!p.label().contains("user"));
+        assert_eq!(p.shown_url(), "http://***@127.0.0.1:9090/api/v1/write");
+        assert_eq!(p.basic_auth(), Some(("user".into(), "secret".into())));
+        assert_eq!(p.url_secrets(), vec!["secret".to_string()]);
+    }
+
+    #[test]
+    fn shown_urls_mask_credential_query_parameters_and_nothing_else() {
+        // InfluxDB 1.x takes its user and password as `u` and `p`.
+        let v1 = OutputSpec::parse_flag(
+            "influxdb=http://127.0.0.1:8086/write?db=파도&u=admin&p=s3cr3t%2Dvalue&API_KEY=k-1&rp=",
+        )
+        .unwrap();
+        // A refused URL's error quotes it masked too.
+        let e =
+            OutputSpec::parse_flag("influxdb=http://uq7x:pw-9@127.0.0.1:8086/wrte?db=x&p=s3cr3t#f")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            e.contains("http://***@127.0.0.1:8086/wrte?db=x&p=***#f"),
+            "{e}"
+        );
+        assert!(
+            !e.contains("s3cr3t") && !e.contains("pw-9") && !e.contains("uq7x"),
+            "{e}"
+        );
+        assert_eq!(masked("no url here"), "no url here");
+        let shown = v1.shown_url();
+        assert_eq!(
+            shown,
+            "http://127.0.0.1:8086/write?db=%ED%8C%8C%EB%8F%84&u=***&p=***&API_KEY=***&rp="
+        );
+        for s in ["admin", "s3cr3t", "k-1"] {
+            assert!(!v1.label().contains(s), "{s} in {}", v1.label());
+        }
+        assert!(v1.url_secrets().contains(&"s3cr3t-value".to_string()));
+        assert!(v1.url_secrets().contains(&"s3cr3t%2Dvalue".to_string()));
+        assert_eq!(v1.basic_auth(), None);
+        // Parameters that are not credentials, and a URL without any, are unchanged.
+        let plain =
+            OutputSpec::parse_flag("influxdb=http://127.0.0.1:8086/write?db=pado&keep=1&up=2")
+                .unwrap();
+        assert_eq!(
+            plain.shown_url(),
+            "http://127.0.0.1:8086/write?db=pado&keep=1&up=2"
+        );
+        assert!(plain.url_secrets().is_empty());
     }
 }

@@ -1,6 +1,8 @@
 //! One event command: a program (argv) or `sh -c LINE`, in a process group of its
 //! own so that a timeout — or the run's end while it still runs — kills it with
-//! everything it started, its output kept as the last [`TAIL_BYTES`] of each stream.
+//! everything it started, the end of each output stream kept (the caller says how
+//! much: the [`TAIL_BYTES`] shown plus a margin, so that secrets are masked before
+//! the output is cut to what is shown).
 //!
 //! The command is also told to die with pado (`PR_SET_PDEATHSIG`, SIGKILL): when pado
 //! itself is killed (`kill -9`, the OOM killer), the program it started does not go
@@ -28,29 +30,38 @@ pub struct CommandResult {
     pub stopped: bool,
     /// Could not be started (program not found, ...).
     pub spawn_error: Option<String>,
-    /// Last bytes of stdout.
+    /// Last bytes of stdout (at most the `keep` asked for).
     pub stdout: Vec<u8>,
-    /// Last bytes of stderr.
+    /// Last bytes of stderr (at most the `keep` asked for).
     pub stderr: Vec<u8>,
 }
 
-/// Keeps the last [`TAIL_BYTES`] written to it.
-#[derive(Default)]
-struct Tail(Vec<u8>);
+/// Keeps the last `keep` bytes written to it.
+struct Tail {
+    keep: usize,
+    buf: Vec<u8>,
+}
 
 impl Tail {
+    fn new(keep: usize) -> Tail {
+        Tail {
+            keep,
+            buf: Vec::new(),
+        }
+    }
+
     fn push(&mut self, b: &[u8]) {
-        self.0.extend_from_slice(b);
-        if self.0.len() > 2 * TAIL_BYTES {
-            let cut = self.0.len() - TAIL_BYTES;
-            self.0.drain(..cut);
+        self.buf.extend_from_slice(b);
+        if self.buf.len() > 2 * self.keep {
+            let cut = self.buf.len() - self.keep;
+            self.buf.drain(..cut);
         }
     }
 
     fn take(&mut self) -> Vec<u8> {
-        let mut v = std::mem::take(&mut self.0);
-        if v.len() > TAIL_BYTES {
-            v.drain(..v.len() - TAIL_BYTES);
+        let mut v = std::mem::take(&mut self.buf);
+        if v.len() > self.keep {
+            v.drain(..v.len() - self.keep);
         }
         v
     }
@@ -99,13 +110,15 @@ fn spawn(mut cmd: Command) -> std::io::Result<std::process::Child> {
     cmd.spawn()
 }
 
-/// Runs `argv` (no shell), waiting at most `timeout`; past it, the process group is
+/// Runs `argv` (no shell), keeping the last `keep` bytes of each output stream,
+/// waiting at most `timeout`; past it, the process group is
 /// killed (SIGKILL) and the result says `timed_out`. When `stop` is given and its
 /// sender is dropped (the run is over) while the command runs, the process group is
 /// killed at once and the result says `stopped`: a Ctrl-C does not wait for a long
 /// action.
 pub fn run_command(
     argv: &[String],
+    keep: usize,
     timeout: Duration,
     stop: Option<&crossbeam_channel::Receiver<()>>,
 ) -> CommandResult {
@@ -126,8 +139,8 @@ pub fn run_command(
             }
         }
     };
-    let out = Arc::new(Mutex::new(Tail::default()));
-    let err = Arc::new(Mutex::new(Tail::default()));
+    let out = Arc::new(Mutex::new(Tail::new(keep)));
+    let err = Arc::new(Mutex::new(Tail::new(keep)));
     let readers = [
         child.stdout.take().map(|s| drain(s, out.clone())),
         child.stderr.take().map(|s| drain(s, err.clone())),
@@ -201,6 +214,7 @@ mod tests {
     fn exit_code_and_output_tails() {
         let r = run_command(
             &sh("echo hello; echo oops >&2; exit 3"),
+            TAIL_BYTES,
             Duration::from_secs(10),
             None,
         );
@@ -211,6 +225,7 @@ mod tests {
         // Only the last TAIL_BYTES are kept: 10000 bytes of `a` then `END`.
         let r = run_command(
             &sh("head -c 10000 /dev/zero | tr '\\0' a; printf END"),
+            TAIL_BYTES,
             Duration::from_secs(10),
             None,
         );
@@ -225,6 +240,7 @@ mod tests {
         // The shell's child `sleep` would keep the pipe open if only the shell died.
         let r = run_command(
             &sh("echo started; sleep 30; echo never"),
+            TAIL_BYTES,
             Duration::from_millis(300),
             None,
         );
@@ -239,6 +255,7 @@ mod tests {
     fn missing_program_is_a_spawn_error() {
         let r = run_command(
             &["/nonexistent/prog".to_string()],
+            TAIL_BYTES,
             Duration::from_secs(1),
             None,
         );
@@ -255,6 +272,7 @@ mod tests {
         let t = Instant::now();
         let r = run_command(
             &sh("echo started; sleep 60; echo never"),
+            TAIL_BYTES,
             Duration::from_secs(120),
             Some(&rx),
         );

@@ -7,7 +7,7 @@ use std::time::Duration;
 use pado_http::{exchange, tls_client_config, Origin, RequestRef};
 
 /// Most bytes of an answer kept (the recorded tail is cut further).
-const MAX_ANSWER: usize = 64 * 1024;
+pub(crate) const MAX_ANSWER: usize = 64 * 1024;
 
 /// A resolved HTTP call.
 #[derive(Clone, Debug)]
@@ -34,6 +34,34 @@ pub struct HttpResult {
 }
 
 impl HttpCall {
+    /// The credentials this call sends: the value of each of its credential headers
+    /// (`Authorization`, `Cookie`, `Proxy-Authorization`...), whole and without its
+    /// scheme (`Bearer`, `Basic`), and each cookie's value: what an answer that
+    /// echoes the request must not record.
+    pub fn credentials(&self) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for (k, v) in &self.headers {
+            if !crate::redact::is_sensitive(k) {
+                continue;
+            }
+            let v = v.trim();
+            out.push(v.as_bytes().to_vec());
+            if let Some((_, token)) = v.split_once(' ') {
+                out.push(token.trim().as_bytes().to_vec());
+            }
+            if k.eq_ignore_ascii_case("cookie") {
+                for c in v.split(';') {
+                    if let Some((_, val)) = c.split_once('=') {
+                        out.push(val.trim().as_bytes().to_vec());
+                    }
+                }
+            }
+        }
+        // Very short values would mask ordinary text everywhere; whole values stay.
+        out.retain(|c| c.len() >= 4);
+        out
+    }
+
     /// The request's bytes.
     fn bytes(&self) -> Vec<u8> {
         let host = match self.url.port() {

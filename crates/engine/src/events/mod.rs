@@ -339,6 +339,11 @@ impl Shared {
         String::from_utf8_lossy(&self.redactor.redact(b)).into_owned()
     }
 
+    /// The last [`command::TAIL_BYTES`] of an output, masked before it is cut.
+    fn tail(&self, r: &Redactor, b: &[u8]) -> String {
+        String::from_utf8_lossy(&r.suffix(b, command::TAIL_BYTES)).into_owned()
+    }
+
     /// Runs one action or undo. `stop` (an action's, never an undo's) cuts a running
     /// command short when the run ends: the run's end is not held up by it, and the
     /// undo that follows is what puts things back.
@@ -363,10 +368,13 @@ impl Shared {
         };
         match a {
             Action::Command(argv) => {
-                let r = command::run_command(argv, timeout, stop);
+                // Kept with a margin of the longest secret and masked before it is
+                // cut to what is shown: a secret straddling the cut shows nothing.
+                let keep = command::TAIL_BYTES + self.redactor.longest();
+                let r = command::run_command(argv, keep, timeout, stop);
                 rec.exit_code = r.exit_code;
-                rec.stdout = self.text(&r.stdout);
-                rec.stderr = self.text(&r.stderr);
+                rec.stdout = self.tail(&self.redactor, &r.stdout);
+                rec.stderr = self.tail(&self.redactor, &r.stderr);
                 if let Some(e) = r.spawn_error {
                     rec.outcome = Outcome::Failed;
                     rec.error = Some(self.text(e.as_bytes()));
@@ -390,8 +398,15 @@ impl Shared {
             }
             Action::Http(call) => {
                 let r = call.send(timeout);
-                let tail = &r.body[r.body.len().saturating_sub(command::TAIL_BYTES)..];
-                rec.stdout = self.text(tail);
+                // The call's own credential headers too: an endpoint that echoes
+                // the request (a debug route, an error page) does not record them.
+                let redactor = self.redactor.with(call.credentials());
+                let mut body = r.body;
+                if body.len() >= http_call::MAX_ANSWER {
+                    // The answer was cut: its last bytes may begin a secret.
+                    body.truncate(body.len() - redactor.longest().saturating_sub(1));
+                }
+                rec.stdout = self.tail(&redactor, &body);
                 if r.status > 0 {
                     rec.status = Some(r.status);
                 }

@@ -155,3 +155,79 @@ fn the_runs_end_cuts_a_long_action_short_and_still_undoes_its_window() {
     let u = slow.undo.as_ref().unwrap();
     assert_eq!((u.outcome, u.stdout.as_str()), (Outcome::Ok, "undone\n"));
 }
+
+/// Runs `plan` until its events are over and returns `events.jsonl`'s text.
+fn run_to_file(plan: EventPlan, ms: u64) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = EventRunner::start(
+        plan,
+        Instant::now(),
+        EventsWriter::create(dir.path()).unwrap(),
+        Box::new(|_| {}),
+    );
+    std::thread::sleep(Duration::from_millis(ms));
+    runner.finish();
+    std::fs::read_to_string(dir.path().join("events.jsonl")).unwrap()
+}
+
+/// Every piece of `secret` longer than 3 characters found in `text`.
+fn pieces_of(secret: &str, text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for len in 4..=secret.len() {
+        for start in 0..=secret.len() - len {
+            let piece = &secret[start..start + len];
+            if text.contains(piece) {
+                found.push(piece.to_string());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_secret_straddling_the_output_tails_cut_shows_nothing_of_itself() {
+    let secret = "Zq9-straddling-KEY-Xw";
+    std::env::set_var("PADO_EVENT_TEST_STRADDLE", secret);
+    // 5000 `a`, the secret, then `b`s so that the secret starts 2 bytes before the
+    // last TAIL_BYTES: cutting first and masking after would leave "9-straddling...".
+    let after = command::TAIL_BYTES + 2 - secret.len();
+    let yaml = format!(
+        "{LOAD}events:\n\
+  - {{ name: leak, at: 0s, shell: \"head -c 5000 /dev/zero | tr '\\\\0' a; printf %s {{{{ env.PADO_EVENT_TEST_STRADDLE }}}}; head -c {after} /dev/zero | tr '\\\\0' b\" }}\n"
+    );
+    let plan = compile_events(&config(&yaml), &[]).unwrap();
+    let file = run_to_file(plan, 500);
+    let recs: Vec<EventRecord> = file
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let out = &recs[0].action.as_ref().unwrap().stdout;
+    // The tail was kept (the command ran and printed), ending in the planted `b`s.
+    assert!(out.ends_with(&"b".repeat(after)), "{out:.80}");
+    assert!(out.len() <= command::TAIL_BYTES);
+    let found = pieces_of(secret, &file);
+    assert!(
+        found.is_empty(),
+        "parts of the secret in events.jsonl: {found:?}"
+    );
+}
+
+#[test]
+fn an_http_event_whose_endpoint_echoes_its_credentials_records_none_of_them() {
+    let server = pado_testkit::TestServer::start();
+    let yaml = format!(
+        "{LOAD}events:\n\
+  - {{ name: echo, at: 0s, http: {{ url: \"{}\", headers: {{ Authorization: \"Bearer lit-token-9f8e7d\", X-Trace: visible-42 }} }} }}\n",
+        server.url("/headers")
+    );
+    let plan = compile_events(&config(&yaml), &[]).unwrap();
+    let file = run_to_file(plan, 500);
+    // The endpoint did answer with the headers it got (the truth the mask hides).
+    assert!(file.contains("visible-42"), "{file}");
+    assert!(file.contains("\"status\":200"), "{file}");
+    let found = pieces_of("lit-token-9f8e7d", &file);
+    assert!(
+        found.is_empty(),
+        "the credential in events.jsonl: {found:?}\n{file}"
+    );
+}
