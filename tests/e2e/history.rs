@@ -919,3 +919,55 @@ fn identical_runs_are_never_different_quiet_or_busy_and_a_ten_percent_slower_ser
     }
     assert_eq!(pairs, 20);
 }
+
+/// A run named with terminal escape sequences (a title change, a colour, a bell, a
+/// carriage return that would overwrite the line): `pado history`, `pado compare` and
+/// `pado trend` print the name escaped, never the raw control characters, and keep
+/// its Hangul.
+#[test]
+fn names_with_control_characters_are_printed_escaped() {
+    let home = tmp("hist-escapes");
+    let root = home.join("results");
+    std::fs::create_dir_all(&root).unwrap();
+    let name = "evil\u{1b}]0;pwn\u{7}\u{1b}[31m\r파도\u{9b}2J";
+    let a = synthetic(&root, "a", name, 1, 100_000, 1);
+    let b = synthetic(&root, "b", name, 2, 100_000, 2);
+    for d in [&a, &b] {
+        let o = pado_at(&home, &["report", "--quiet", d.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    }
+    let check = |what: &str, o: &Output| {
+        let all = [&o.stdout[..], &o.stderr[..]].concat();
+        let text = String::from_utf8(all).unwrap();
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\r', '\u{9b}']),
+            "{what} printed a raw control character: {text:?}"
+        );
+        assert!(
+            text.contains(r"evil\x1b]0;pwn\x07\x1b[31m\x0d파도\u{9b}2J"),
+            "{what}: {text}"
+        );
+    };
+    let o = pado_at(&home, &["history", "rebuild", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    check("history rebuild", &o);
+    let o = pado_at(&home, &["history"]);
+    assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    check("history", &o);
+    let o = pado_at(
+        &home,
+        &["compare", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    check("compare", &o);
+    let html = home.join("trend.html");
+    let o = pado_at(&home, &["trend", name, "--html", html.to_str().unwrap()]);
+    check("trend", &o);
+}
+
+fn say(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
