@@ -121,8 +121,10 @@ pub fn thousands(n: u64) -> String {
 
 /// Columns `s` takes in a terminal: Hangul and other wide characters take two, so a
 /// table padded by character count would lose its alignment on Korean step names.
+/// Measured as [`cell`] prints it: control characters escaped
+/// ([`terminal_safe_line`]), so a column sized by it fits its cells.
 pub fn columns(s: &str) -> usize {
-    unicode_width::UnicodeWidthStr::width(s)
+    unicode_width::UnicodeWidthStr::width(&*terminal_safe_line(s))
 }
 
 /// `s` made safe to print on a terminal: every control character except `\n` and
@@ -274,6 +276,8 @@ mod tests {
         assert_eq!(terminal_safe_line("파도\x1b"), "파도\\x1b");
         // A table cell escapes too, and is still padded to its width.
         assert_eq!(cell("a\x1bb", 8), "a\\x1bb  ");
+        assert_eq!(columns("a\x1bb"), 6);
+        assert_eq!(cell("a\x1bb", columns("a\x1bb")), "a\\x1bb");
     }
 
     #[test]
