@@ -920,3 +920,56 @@ fn identical_runs_are_never_different_quiet_or_busy_and_a_ten_percent_slower_ser
     }
     assert_eq!(pairs, 20);
 }
+
+/// A run named with terminal escape sequences (a title change, a colour, a bell, a
+/// carriage return that would overwrite the line): `pado history`, `pado compare` and
+/// `pado trend` print the name escaped, never the raw control characters, and keep
+/// its Hangul.
+#[test]
+fn names_with_control_characters_are_printed_escaped() {
+    let home = tmp("hist-escapes");
+    let root = home.join("results");
+    std::fs::create_dir_all(&root).unwrap();
+    let name = "evil\u{1b}]0;pwn\u{7}\u{1b}[31m\r파도\u{9b}2J";
+    // `pado compare` names runs by their directories: those carry an escape too.
+    let a = synthetic(&root, "a\u{1b}[2J", name, 1, 100_000, 1);
+    let b = synthetic(&root, "b\u{1b}[2J", name, 2, 100_000, 2);
+    for d in [&a, &b] {
+        let o = pado_at(&home, &["report", "--quiet", d.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    }
+    let whole = r"evil\x1b]0;pwn\x07\x1b[31m\x0d파도\u{9b}2J";
+    let check = |what: &str, o: &Output, want: &str| {
+        let all = [&o.stdout[..], &o.stderr[..]].concat();
+        let text = String::from_utf8(all).unwrap();
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}', '\r', '\u{9b}']),
+            "{what} printed a raw control character: {text:?}"
+        );
+        assert!(text.contains(want), "{what}: {text}");
+    };
+    let o = pado_at(&home, &["history", "rebuild", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    check("history rebuild", &o, whole);
+    let o = pado_at(&home, &["history"]);
+    assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    // The list's name column is 20 columns wide: the name is cut, escaped.
+    check("history", &o, r"evil\x1b]0;pwn\x07\…");
+    check("history", &o, r"results/a\x1b[2J");
+    let o = pado_at(
+        &home,
+        &["compare", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    check("compare", &o, r"b\x1b[2J");
+    let html = home.join("trend.html");
+    let o = pado_at(&home, &["trend", name, "--html", html.to_str().unwrap()]);
+    check("trend", &o, whole);
+}
+
+fn say(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}

@@ -384,3 +384,49 @@ fn a_repeated_second_is_refused_not_counted_twice() {
         "{e}"
     );
 }
+
+/// A result directory whose `timeline.jsonl` is a FIFO nobody writes to (a hostile
+/// or broken upload): `pado merge` says which file and why within seconds, exit 2,
+/// instead of waiting on it for ever.
+#[test]
+fn a_fifo_in_a_segment_is_refused_within_seconds() {
+    let srv = TestServer::start();
+    let root: Tmp = tmp("merge-fifo");
+    let dirs = segments(&root, &srv, 2);
+    let fifo = dirs[1].join("timeline.jsonl");
+    std::fs::remove_file(&fifo).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut args: Vec<String> = vec!["merge".into()];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    args.extend(["--out".into(), root.join("merged").display().to_string()]);
+    let mut child = std::process::Command::new(crate::harness::pado_bin())
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("pado merge still waiting on the FIFO after 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}: is a FIFO, not a regular file",
+            fifo.display()
+        )),
+        "{err}"
+    );
+    assert!(!root.join("merged").join("summary.json").exists());
+}

@@ -183,7 +183,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         )
         .await;
         view.borrow_mut().finish();
-        let dirs = collect(
+        let (dirs, failed) = collect(
             &mut clients,
             &names,
             &out_dir,
@@ -191,9 +191,9 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
             quiet,
         )
         .await;
-        Ok::<_, Failure>((outcome, dirs))
+        Ok::<_, Failure>((outcome, dirs, failed))
     })?;
-    let (outcome, dirs) = collected;
+    let (outcome, dirs, failed) = collected;
     if outcome.timed_out {
         eprintln!("warning: the live view ended at the planned end plus the graceful stop; some generators had not finished");
     }
@@ -219,21 +219,47 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         crate::out::outln!("  stopped: {why}: every generator was told to stop");
     }
     crate::out::outln!("  results: {}", merged.display());
-    Ok(code)
+    with_generator_exits(code, &failed)
+}
+
+/// The coordinator's exit code from the merged result's (`merged`) and the
+/// generators' own. A generator whose run failed (an exit code other than 0 or 99)
+/// makes the whole test fail with exit 1 naming it, whatever the merged seconds
+/// say: its share may be missing or wrong, and a script reading only the exit code
+/// must not see success. A generator's 99 is not carried over: its thresholds were
+/// judged on its share only, and the merged seconds' verdict (`merged`) is the
+/// test's.
+fn with_generator_exits(merged: i32, failed: &[(String, i64)]) -> Result<i32, Failure> {
+    let errors: Vec<String> = failed
+        .iter()
+        .filter(|(_, code)| {
+            *code != i64::from(exit::OK) && *code != i64::from(exit::THRESHOLD_FAILED)
+        })
+        .map(|(name, code)| format!("{name} (exit code {code})"))
+        .collect();
+    if errors.is_empty() {
+        return Ok(merged);
+    }
+    Err(Failure::other(format!(
+        "the run failed on {}: the merged result leaves out or cuts short what it measured",
+        errors.join(", ")
+    )))
 }
 
 /// Waits for each generator's run to end, fetches its result into
-/// `out/segment-I-of-N`, and tells it so. Returns the directories fetched; one
-/// that could not be is said, and the merge names its segment as missing.
+/// `out/segment-I-of-N`, and tells it so. Returns the directories fetched (one
+/// that could not be is said, and the merge names its segment as missing) and each
+/// generator whose run ended with a non-zero exit code, with that code.
 async fn collect(
     clients: &mut [GeneratorClient],
     names: &[String],
     out: &Path,
     deadline: Instant,
     quiet: bool,
-) -> Vec<PathBuf> {
+) -> (Vec<PathBuf>, Vec<(String, i64)>) {
     let n = clients.len();
     let mut dirs = Vec::new();
+    let mut failed = Vec::new();
     for (i, c) in clients.iter_mut().enumerate() {
         let name = &names[i];
         let status = loop {
@@ -257,9 +283,15 @@ async fn collect(
         };
         let Some(status) = status else { continue };
         let code = status["exit_code"].as_i64().unwrap_or(-1);
+        if code != 0 {
+            failed.push((name.clone(), code));
+        }
         if let Some(tail) = status["log_tail"].as_str() {
+            // The generator's output is its text, not ours: a hostile or broken agent
+            // must not drive the terminal with escape sequences.
             eprintln!(
-                "warning: {name}: its run failed (exit code {code}); its last output:\n{tail}"
+                "warning: {name}: its run failed (exit code {code}); its last output:\n{}",
+                pado_metrics::fmt::terminal_safe(tail)
             );
         }
         let dir = out.join(format!("segment-{i}-of-{n}"));
@@ -284,7 +316,7 @@ async fn collect(
             Err(e) => eprintln!("warning: {name}: {e}"),
         }
     }
-    dirs
+    (dirs, failed)
 }
 
 /// The files every generator needs, and how its `pado run` names the scenario
@@ -421,5 +453,49 @@ fn local_dir(out: Option<&Path>, name: &str) -> Result<PathBuf, Failure> {
     match out {
         Some(p) => crate::run_cmd::user_out_dir(p, false),
         None => crate::run_cmd::new_out_dir(name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_generator_that_failed_fails_the_test_naming_it() {
+        let failed = vec![("agent-b:7700".to_string(), 1)];
+        // Planted: the merged seconds passed (0) but one generator's run exited 1.
+        let e = with_generator_exits(exit::OK, &failed).unwrap_err();
+        assert_eq!(e.code, exit::ERROR);
+        assert!(
+            e.message.contains("agent-b:7700 (exit code 1)"),
+            "{}",
+            e.message
+        );
+        // Also over a failed threshold on the merged seconds: the error is said.
+        assert_eq!(
+            with_generator_exits(exit::THRESHOLD_FAILED, &failed)
+                .unwrap_err()
+                .code,
+            exit::ERROR
+        );
+        // An unknown exit (a status without one) is a failure too.
+        let unknown = vec![("a".to_string(), -1)];
+        assert!(with_generator_exits(exit::OK, &unknown).is_err());
+    }
+
+    #[test]
+    fn generators_that_ran_leave_the_merged_verdict_alone() {
+        assert_eq!(with_generator_exits(exit::OK, &[]).unwrap(), exit::OK);
+        assert_eq!(
+            with_generator_exits(exit::THRESHOLD_FAILED, &[]).unwrap(),
+            exit::THRESHOLD_FAILED
+        );
+        // A generator's 99 was judged on its share: the merged verdict decides.
+        let share = vec![("a".to_string(), 99)];
+        assert_eq!(with_generator_exits(exit::OK, &share).unwrap(), exit::OK);
+        assert_eq!(
+            with_generator_exits(exit::THRESHOLD_FAILED, &share).unwrap(),
+            exit::THRESHOLD_FAILED
+        );
     }
 }

@@ -152,7 +152,7 @@ pub(crate) fn list(a: &HistoryListArgs) -> Result<i32, Failure> {
             Kind::CapacityStep => " [capacity step]",
             Kind::Merge => " [merged]",
         };
-        outln!(
+        let line = format!(
             "{:>5}  {} {:<24} {:>9} {:>9} {:>6.2}% {:>9} {:>9} {:>4}  {}{kind}",
             r.id,
             pado_metrics::fmt::cell(&x.name, 20),
@@ -165,7 +165,13 @@ pub(crate) fn list(a: &HistoryListArgs) -> Result<i32, Failure> {
             x.exit_code,
             labels.join(" ")
         );
-        outln!("{:>5}  {}", "", x.result_dir.display());
+        // Names, labels and paths are the runs' own text: escaped for the terminal.
+        outln!("{}", pado_metrics::fmt::terminal_safe_line(&line));
+        outln!(
+            "{:>5}  {}",
+            "",
+            pado_metrics::fmt::terminal_safe_line(&x.result_dir.display().to_string())
+        );
     }
     Ok(exit::OK)
 }
@@ -206,7 +212,14 @@ pub(crate) fn rebuild(dirs: &[PathBuf], db: Option<&Path>) -> Result<i32, Failur
                 Ok(rec) => match h.record(&rec) {
                     Ok(id) => {
                         ok += 1;
-                        outln!("  run {id}: {} ({})", rec.name, rec.result_dir.display());
+                        outln!(
+                            "{}",
+                            pado_metrics::fmt::terminal_safe_line(&format!(
+                                "  run {id}: {} ({})",
+                                rec.name,
+                                rec.result_dir.display()
+                            ))
+                        );
                     }
                     Err(e) => return Err(Failure::other(format!("history: {e}"))),
                 },

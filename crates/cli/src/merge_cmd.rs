@@ -34,7 +34,8 @@ fn failure(e: MergeError) -> exit::Failure {
         MergeError::NotASegment(_)
         | MergeError::DifferentTests { .. }
         | MergeError::DuplicateSegment { .. }
-        | MergeError::BadStart { .. } => exit::Failure::invalid(e.to_string()),
+        | MergeError::BadStart { .. }
+        | MergeError::NotARegularFile { .. } => exit::Failure::invalid(e.to_string()),
     }
 }
 

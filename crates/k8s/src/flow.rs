@@ -399,7 +399,11 @@ impl Objects {
             Ok(Ok(text)) if !text.trim().is_empty() => {
                 say(&format!("{prefix} the last lines of pod {pod}'s log:"));
                 for line in text.lines() {
-                    say(&format!("{prefix} {line}"));
+                    // The pod's output is its text: no escape sequence reaches the terminal.
+                    say(&format!(
+                        "{prefix} {}",
+                        pado_metrics::fmt::terminal_safe(line)
+                    ));
                 }
             }
             Ok(Ok(_)) => {}

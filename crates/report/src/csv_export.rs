@@ -70,7 +70,7 @@ fn row(p: &SecondPoint, step: &str, s: &PointStats) -> Vec<String> {
         |f: fn(&PointLatency) -> f64| s.latency.as_ref().map(f).map(fmt_ms).unwrap_or_default();
     vec![
         p.t.to_string(),
-        step.to_string(),
+        text_cell(step),
         p.vus.to_string(),
         p.vus_max.to_string(),
         s.requests.to_string(),
@@ -88,6 +88,20 @@ fn row(p: &SecondPoint, step: &str, s: &PointStats) -> Vec<String> {
 }
 
 use pado_metrics::fmt::{ms_exact as fmt_ms, us_to_ms as ms};
+
+/// A text cell (a step's name, someone else's words) that a spreadsheet will show as
+/// text: one starting with `=`, `+`, `-`, `@`, a tab or a carriage return would be
+/// read by Excel, LibreOffice or Google Sheets as a formula (CSV injection:
+/// `=HYPERLINK(...)`, `=cmd|...`), so it gets a leading `'`, as OWASP's CSV injection
+/// guidance says. Only text cells go through here: the numbers of the other columns
+/// (a `-1.5` included) stay numbers.
+fn text_cell(s: &str) -> String {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
+    } else {
+        s.to_string()
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -149,6 +163,49 @@ mod tests {
         assert_eq!(total, 22);
         // The odd name is quoted as RFC 4180 says.
         assert!(text.contains("\"검색, \"\"엔진\"\"\nnext\""));
+    }
+
+    #[test]
+    fn step_names_a_spreadsheet_would_run_as_formulas_are_quoted_and_numbers_are_not() {
+        let hostile = [
+            "=HYPERLINK(\"http://x\",\"y\")",
+            "+1+1",
+            "-2+3",
+            "@SUM(A1)",
+            "\t=1",
+            "\r=1",
+        ];
+        let plain = ["검색", "a=b", "GET /x-y", "1-2"];
+        let mut all: Vec<_> = hostile.iter().chain(&plain).copied().collect();
+        all.sort();
+        let seconds = vec![second(
+            0,
+            1,
+            all.iter().map(|n| series(n, 2, 200, 1500)).collect(),
+        )];
+        let text = timeline_csv(&run(meta("csv", 1.0), seconds));
+        let mut rd = csv::Reader::from_reader(text.as_bytes());
+        let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+        let steps: Vec<&str> = rows.iter().map(|r| &r[1]).collect();
+        for h in hostile {
+            assert!(
+                steps.contains(&format!("'{h}").as_str()),
+                "{h:?}: {steps:?}"
+            );
+            assert!(!steps.contains(&h), "{h:?} written raw");
+        }
+        for p in plain {
+            assert!(steps.contains(&p), "{p:?}: {steps:?}");
+        }
+        // The number columns are untouched: no `'`, and they parse as numbers.
+        for r in &rows {
+            for (i, cell) in r.iter().enumerate().filter(|(i, _)| *i != 1) {
+                assert!(
+                    cell.is_empty() || cell.parse::<f64>().is_ok(),
+                    "column {i}: {cell}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 pub mod command;
 pub mod http_call;
+pub mod shell_quote;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -183,7 +184,12 @@ fn action(
         return Ok(Some(("run".into(), Action::Command(argv))));
     }
     if let Some(line) = shell {
-        let line = env(&format!("{field}.shell"), line, secrets)?;
+        let field = format!("{field}.shell");
+        env(&field, line, secrets)?;
+        let line = shell_quote::render_shell_line(line).map_err(|message| EventError {
+            field: field.clone(),
+            message,
+        })?;
         return Ok(Some((
             "shell".into(),
             Action::Command(vec!["sh".into(), "-c".into(), line]),

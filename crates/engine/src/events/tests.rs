@@ -231,3 +231,31 @@ fn an_http_event_whose_endpoint_echoes_its_credentials_records_none_of_them() {
         "the credential in events.jsonl: {found:?}\n{file}"
     );
 }
+
+#[test]
+fn a_shell_event_gets_an_env_value_as_data_not_as_commands() {
+    // Planted: a value that, pasted into the line as it is, would run `touch`.
+    let dir = tempfile::tempdir().unwrap();
+    let pwned = dir.path().join("PWNED");
+    let got = dir.path().join("got");
+    let value = format!("x; touch {} 파도 '$HOME'", pwned.display());
+    std::env::set_var("PADO_EVENT_TEST_INJECT", &value);
+    let yaml = format!(
+        "{LOAD}events:\n\
+  - {{ name: inject, at: 0s, shell: \"printf %s {{{{ env.PADO_EVENT_TEST_INJECT }}}} > {}\" }}\n",
+        got.display()
+    );
+    let plan = compile_events(&config(&yaml), &[]).unwrap();
+    let runner = EventRunner::start(
+        plan,
+        Instant::now(),
+        EventsWriter::create(dir.path()).unwrap(),
+        Box::new(|_| {}),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let done = runner.finish();
+    let a = done.records[0].action.as_ref().unwrap();
+    assert_eq!(a.outcome, Outcome::Ok, "{a:?}");
+    assert!(!pwned.exists(), "the value ran as a command");
+    assert_eq!(std::fs::read(&got).unwrap(), value.as_bytes());
+}

@@ -44,6 +44,18 @@ pub enum MergeError {
         /// What it holds.
         value: String,
     },
+    /// A file of a result directory is a FIFO, a device or a socket: opening or
+    /// reading it could block for ever (a FIFO nobody writes to) or read without end
+    /// (`/dev/zero`), so a merge refuses it before opening anything.
+    #[error(
+        "{path}: is a {kind}, not a regular file; a result directory holds only regular files"
+    )]
+    NotARegularFile {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead: `FIFO`, `socket`, `device`.
+        kind: &'static str,
+    },
     /// Segments are missing or ended early, and a partial merge was not allowed.
     #[error("{}; merge what is there with --allow-partial", .0.join("; "))]
     Incomplete(Vec<String>),

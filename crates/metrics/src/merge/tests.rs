@@ -4,7 +4,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::result_dir::SUMMARY_FILE;
+use crate::result_dir::{SUMMARY_FILE, TIMELINE_FILE};
 use crate::{
     FailureSample, GeneratorStats, Interval, LatencyHistogram, Phases, RequestSample,
     ScenarioStats, SeriesKey, SeriesStats,
@@ -631,4 +631,33 @@ fn repeated_and_reordered_seconds_are_refused() {
         tl.iter().map(|r| r.requests()).collect::<Vec<_>>(),
         [6, 6, 6, 6, 6]
     );
+}
+
+#[test]
+fn a_fifo_in_a_result_directory_is_refused_before_it_is_opened() {
+    let tmp = tmp();
+    let a = write_seg(tmp.path(), &Seg::new(0, 2, vec![vec![1]]));
+    let b = write_seg(tmp.path(), &Seg::new(1, 2, vec![vec![1]]));
+    // Planted: `timeline.jsonl` a FIFO nobody writes to; opening it to read blocks.
+    let tl = a.join(TIMELINE_FILE);
+    fs::remove_file(&tl).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&tl)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let dirs = vec![a.clone(), b.clone()];
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(err_of(&dirs));
+    });
+    let e = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the merge blocked on the FIFO");
+    assert!(e.contains(&tl.display().to_string()), "{e}");
+    assert!(e.contains("is a FIFO, not a regular file"), "{e}");
+    // The same directories with a regular timeline are accepted.
+    fs::remove_file(&tl).unwrap();
+    let c = write_seg(&tmp.path().join("again"), &Seg::new(0, 2, vec![vec![1]]));
+    assert!(plan(&[c, b]).is_ok());
 }

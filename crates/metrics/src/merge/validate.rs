@@ -15,6 +15,7 @@ use crate::result_dir::{ResultDir, ResultError, SUMMARY_FILE, TIMELINE_FILE};
 pub(crate) fn open_sources(dirs: &[PathBuf]) -> Result<Vec<Source>, MergeError> {
     let mut sources: Vec<Source> = Vec::with_capacity(dirs.len());
     for d in dirs {
+        only_regular_files(d)?;
         let dir = ResultDir::open(d)?;
         let meta = dir.read_meta()?;
         let segment = meta
@@ -135,6 +136,39 @@ fn short(id: &str) -> String {
 
 fn join(w: &[u32]) -> String {
     w.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// Refuses a directory holding (or linking to) anything but regular files and
+/// directories, judged by its metadata before any file is opened: a FIFO named
+/// `timeline.jsonl` would hold a merge up for ever, a device would feed it without
+/// end. A directory that cannot be listed is left to the reading that follows, which
+/// says why.
+fn only_regular_files(dir: &Path) -> Result<(), MergeError> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        // Followed through a symlink: a link to a FIFO blocks as the FIFO does.
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        let t = meta.file_type();
+        let kind = if t.is_file() || t.is_dir() {
+            continue;
+        } else if t.is_fifo() {
+            "FIFO"
+        } else if t.is_socket() {
+            "socket"
+        } else if t.is_block_device() || t.is_char_device() {
+            "device"
+        } else {
+            "special file"
+        };
+        return Err(MergeError::NotARegularFile { path, kind });
+    }
+    Ok(())
 }
 
 /// Seconds in a timeline (`t` of its last complete line + 1), read from the end of

@@ -8,7 +8,7 @@ use pado_metrics::fmt::value as fmt_v;
 
 use super::{legend, letter, Comparison};
 
-/// The comparison as a terminal table.
+/// The comparison as a terminal table, control characters in names escaped.
 pub fn render_compare(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(out);
@@ -62,5 +62,7 @@ pub fn render_compare(c: &Comparison) -> String {
     }
     let _ = writeln!(out, "  significance: {}", c.method);
     let _ = writeln!(out, "  noise between runs: {}", c.noise_between_runs);
-    out
+    // Run names, labels, steps and directories are other people's text: no control
+    // character of theirs reaches the terminal.
+    pado_metrics::fmt::terminal_safe(&out).into_owned()
 }

@@ -301,7 +301,8 @@ pub fn trend(
     t
 }
 
-/// The trend as text: one line per run, then the verdict.
+/// The trend as text: one line per run, then the verdict (control characters in
+/// names escaped).
 pub fn render_trend(t: &Trend) -> String {
     use std::fmt::Write;
     let mut s = String::new();
@@ -338,7 +339,8 @@ pub fn render_trend(t: &Trend) -> String {
     let _ = writeln!(s, "  {}", verdict_line(t));
     let _ = writeln!(s, "  judged on {}", t.basis);
     let _ = writeln!(s, "  noise between runs: {}", t.noise_between_runs);
-    s
+    // The test's and steps' names are other people's text: escaped for the terminal.
+    pado_metrics::fmt::terminal_safe(&s).into_owned()
 }
 
 /// The verdict in one sentence.
