@@ -282,3 +282,83 @@ fn the_grpc_example_of_the_scenario_docs_runs_as_written() {
     );
     assert_eq!(num(&s, "failed"), 0.0, "{:#}", s["errors"]);
 }
+
+/// A server that answers a call as if it succeeded (HTTP 200, a message) but sends
+/// no `grpc-status`, neither in trailers nor in the head: gRPC's clients count such
+/// a call as INTERNAL (grpc-go: "server closed the stream without sending
+/// trailers"), so `grpc_status: OK` must fail it, every call counted as `protocol`
+/// with its reason. The test kit's gRPC server, answering with a status, is the
+/// control: the same step passes there.
+#[test]
+fn a_grpc_answer_without_grpc_status_is_not_ok() {
+    use pado_testkit::h2server::{H2Options, H2Server};
+    let liar = H2Server::start(H2Options::default()).unwrap();
+    let honest = GrpcServer::start(Reflection::Off);
+    let t = tmp("grpc-no-status");
+    write_file(&t, "echo.proto", ECHO_PROTO);
+    let step = |name: &str, target: &str, lie: &str| {
+        format!(
+            "      - name: {name}\n        grpc:\n          url: {target}\n          proto: [echo.proto]\n          method: pado.echo.Echo/Echo\n          message: {{ text: \"파도\" }}\n          metadata: {{ x-lie: \"{lie}\" }}\n        check: {{ grpc_status: OK }}\n"
+        )
+    };
+    let liar_url = format!("http://{}", liar.addr);
+    let flow = [
+        step("no_trailers", &liar_url, "data"),
+        step("head_only", &liar_url, "head"),
+        step("honest", &honest.base_url(), "data"),
+    ]
+    .concat();
+    let file = write_file(&t, "g.yaml", &scenario(&honest, 1, "1s", &flow));
+    let r = run("grpc-no-status", &[file.to_str().unwrap()]);
+    let s = r.summary();
+    let steps = &s["steps"];
+    let lied = num(&steps["no_trailers"], "requests") + num(&steps["head_only"], "requests");
+    assert!(num(&steps["head_only"], "requests") >= 1.0, "{steps:#}");
+    assert_eq!(lied as u64, liar.requests(), "{steps:#}");
+    for k in ["no_trailers", "head_only"] {
+        let st = &steps[k];
+        assert_eq!(num(st, "failed"), num(st, "requests"), "{k}: {st:#}");
+        assert_eq!(
+            num(st, "errors.protocol"),
+            num(st, "requests"),
+            "{k}: {st:#}"
+        );
+        assert_eq!(
+            st["grpc"]["status"]["0"].as_f64().unwrap_or(0.0),
+            0.0,
+            "{k}: {st:#}"
+        );
+        assert_eq!(
+            num(&s, &format!("checks.{k}: grpc_status is OK.passes")),
+            0.0,
+            "{:#}",
+            s["checks"]
+        );
+    }
+    // The control: a server that sends its status passes the same check.
+    let h = &steps["honest"];
+    assert_eq!(num(h, "failed"), 0.0, "{h:#}");
+    assert_eq!(num(h, "grpc.status.0"), num(h, "requests"), "{h:#}");
+    let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap();
+    assert!(failures.contains("no grpc-status"), "{failures}");
+    // `--once` shows the fault on each lying call, and the honest one passing;
+    // `--http-debug` shows the code gRPC counts (it used to print `0 OK`).
+    let out = pado(&["run", file.to_str().unwrap(), "--once", "--http-debug"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    for k in ["✗ no_trailers", "✗ head_only", "✓ honest → 0"] {
+        assert!(text.contains(k), "{k}: {text}");
+    }
+    let shown: Vec<&str> = text.split("--- calls · ").skip(1).collect();
+    assert_eq!(shown.len(), 3, "{text}");
+    for call in shown {
+        let honest = call.starts_with("honest");
+        assert_eq!(call.contains("grpc-status: 0 OK"), honest, "{call}");
+        assert_eq!(call.contains("grpc-status: 13 INTERNAL"), !honest, "{call}");
+        assert_eq!(call.contains("sent no grpc-status"), !honest, "{call}");
+    }
+}

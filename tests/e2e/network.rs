@@ -372,3 +372,65 @@ fn websocket_sessions_go_through_the_proxy() {
     assert_eq!(proxy.stats().tunnels, 6, "{:?}", proxy.stats());
     assert_eq!(num(&r.summary()["steps"]["echo"]["ws"], "sessions"), 6.0);
 }
+
+/// A brotli bomb (64 MiB of zeros in a few KiB): pado stops decoding at its cap
+/// (16 MiB with the default `max_body`) and fails each such response as `decode`,
+/// naming the cap, though no check reads the body; an ordinary brotli answer in the
+/// same flow still decodes and passes its check. With `max_body: 64MiB` the cap is
+/// 256 MiB: the bomb decodes whole and passes, and pado's own CPU figure for that
+/// run is the reference the capped run must stay well under (before the cap
+/// followed `max_body`, both decoded the whole bomb).
+#[test]
+fn a_brotli_bomb_fails_as_decode_at_the_cap() {
+    let srv = TestServer::start();
+    let dir = tmp("brotli-bomb");
+    let flow = "      - name: bomb\n        request: /encoded/bomb\n      - name: plain\n        request: /encoded/br?n=300\n        check: { body_contains: \"line 299 of what pado should decode\" }\n";
+    let scenario = |defaults: &str| {
+        format!(
+            "target: {}\n{defaults}scenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 5\n    flow:\n{flow}",
+            srv.base_url()
+        )
+    };
+    // pado's own CPU figure for a whole run (its workers, each second of the
+    // timeline).
+    let cpu_ns = |r: &Run| -> f64 {
+        r.timeline()
+            .iter()
+            .filter_map(|l| l.get("generator"))
+            .map(|g| num(g, "cpu_ns"))
+            .sum()
+    };
+    let file = write_file(&dir, "s.yaml", &scenario(""));
+    let r = run("brotli-bomb", &[file.to_str().unwrap()]);
+    let s = r.summary();
+    let bomb = &s["steps"]["bomb"];
+    assert_eq!(num(bomb, "requests"), 5.0, "{bomb:#}");
+    assert_eq!(num(bomb, "errors.decode"), 5.0, "{bomb:#}");
+    let plain = &s["steps"]["plain"];
+    assert_eq!(num(plain, "failed"), 0.0, "{plain:#}");
+    assert_eq!(num(&s, "failed"), 5.0, "only the bombs: {s:#}");
+    let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap();
+    assert!(
+        failures.contains("decoded body larger than 16 MiB"),
+        "{failures}"
+    );
+    // The cap follows max_body: 4 × 64 MiB lets the whole bomb through.
+    let big = write_file(
+        &dir,
+        "big.yaml",
+        &scenario("defaults:\n  max_body: 64MiB\n"),
+    );
+    let whole = run("brotli-bomb-whole", &[big.to_str().unwrap()]);
+    let w = whole.summary();
+    assert_eq!(num(&w, "failed"), 0.0, "{w:#}");
+    assert_eq!(
+        num(&w, "data_received_decoded") as u64,
+        5 * ((64 << 20) + pado_testkit::decoded_text(300).len() as u64),
+        "{w:#}"
+    );
+    let (capped, full) = (cpu_ns(&r), cpu_ns(&whole));
+    assert!(
+        capped < 0.6 * full,
+        "capped run {capped} ns of CPU, whole bombs {full} ns"
+    );
+}

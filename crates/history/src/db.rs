@@ -575,6 +575,81 @@ mod tests {
         assert_eq!(h.list(&Filter::default()).unwrap().len(), 1);
     }
 
+    /// A database that cannot grow (SQLite's page limit stands in for a full
+    /// disk: SQLITE_FULL, deterministically) is named as out of space, in one
+    /// line with the history's place; the runs recorded before it stay.
+    #[test]
+    fn a_full_device_says_no_space_left() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("기록").join("history.db");
+        let mut h = History::open(&p).unwrap();
+        let d = t.path().join("r");
+        write_result(
+            &d,
+            "x",
+            "2026-11-20T10:00:00Z",
+            30.0,
+            serde_json::Value::Null,
+        );
+        record(&mut h, &d, &[]);
+        let pages: i64 = h
+            .conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .unwrap();
+        h.conn
+            .execute_batch(&format!("PRAGMA max_page_count = {pages}"))
+            .unwrap();
+        let mut full = None;
+        for i in 0..200 {
+            let di = t.path().join(format!("r{i}"));
+            write_result(
+                &di,
+                &"긴 이름 ".repeat(200),
+                "2026-11-20T10:00:00Z",
+                1.0,
+                serde_json::Value::Null,
+            );
+            let r = RunRecord::from_result_dir(&di, None, BTreeMap::new()).unwrap();
+            if let Err(e) = h.record(&r) {
+                full = Some(e);
+                break;
+            }
+        }
+        let e = full.expect("the page limit is reached");
+        assert!(matches!(e, HistoryError::NoSpace { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("no space left on the device holding the history"),
+            "{msg}"
+        );
+        assert!(msg.contains("기록"), "{msg}");
+        assert!(
+            !msg.contains("disk I/O error") && !msg.contains('\n'),
+            "{msg}"
+        );
+        assert!(!h.list(&Filter::default()).unwrap().is_empty());
+    }
+
+    /// An I/O error on a device with room left is not called a full disk.
+    #[test]
+    fn an_io_error_with_room_left_keeps_sqlites_words() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("history.db");
+        let io = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR_WRITE),
+            None,
+        );
+        let e = HistoryError::sql(&p, io, 10);
+        assert!(matches!(e, HistoryError::Sql { .. }), "{e}");
+        assert!(!e.to_string().contains("no space"), "{e}");
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            None,
+        );
+        let e = HistoryError::sql(&p, full, 10);
+        assert!(matches!(e, HistoryError::NoSpace { .. }), "{e}");
+    }
+
     /// An empty file is a database at version 0: it gets the whole schema.
     #[test]
     fn an_empty_file_migrates() {

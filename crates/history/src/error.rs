@@ -1,6 +1,6 @@
 //! The history's errors: each one a single line a run can print and carry on.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What went wrong with the history database or a result directory being recorded.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +43,16 @@ pub enum HistoryError {
         /// The newest this build knows.
         known: i64,
     },
+    /// The device holding the database is full: SQLite's `SQLITE_FULL`, or one of
+    /// its I/O errors while that device has no room left (a full disk surfaces as
+    /// "disk I/O error" when growing the WAL index fails, which says nothing useful).
+    #[error("{path}: no space left on the device holding the history ({dir}); free some space there, or record elsewhere with --history DIR")]
+    NoSpace {
+        /// The database file.
+        path: PathBuf,
+        /// Its directory, on the full device.
+        dir: PathBuf,
+    },
     /// Any other SQLite failure.
     #[error("{path}: history database: {source}")]
     Sql {
@@ -70,7 +80,7 @@ pub enum HistoryError {
 
 impl HistoryError {
     /// Classify an SQLite error on the database at `path`.
-    pub(crate) fn sql(path: &std::path::Path, e: rusqlite::Error, busy_secs: u64) -> Self {
+    pub(crate) fn sql(path: &Path, e: rusqlite::Error, busy_secs: u64) -> Self {
         use rusqlite::ErrorCode as C;
         if let rusqlite::Error::SqliteFailure(f, msg) = &e {
             match f.code {
@@ -80,6 +90,8 @@ impl HistoryError {
                         detail: msg.clone().unwrap_or_else(|| f.to_string()),
                     }
                 }
+                C::DiskFull => return HistoryError::no_space(path),
+                C::SystemIoFailure if device_full(path) => return HistoryError::no_space(path),
                 C::DatabaseBusy | C::DatabaseLocked => {
                     return HistoryError::Locked {
                         path: path.to_path_buf(),
@@ -94,4 +106,39 @@ impl HistoryError {
             source: e,
         }
     }
+
+    fn no_space(path: &Path) -> Self {
+        HistoryError::NoSpace {
+            path: path.to_path_buf(),
+            dir: dir_of(path).to_path_buf(),
+        }
+    }
+}
+
+/// The directory holding the database file.
+fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Whether the device holding `path` has no room left for an unprivileged writer
+/// (under 64 KiB free): an I/O error there is most likely the full disk's.
+#[cfg(unix)]
+fn device_full(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(dir) = std::ffi::CString::new(dir_of(path).as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `dir` is a NUL-terminated path and `st` a zeroed statvfs that
+    // statvfs(3) fills; nothing else is read or kept.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statvfs(dir.as_ptr(), &mut st) };
+    rc == 0 && (st.f_bavail as u128) * (st.f_frsize as u128) < 64 * 1024
+}
+
+/// Elsewhere: an I/O error is left as SQLite words it.
+#[cfg(not(unix))]
+fn device_full(_path: &Path) -> bool {
+    false
 }

@@ -6,17 +6,28 @@
 //! response costs one comparison per header while the head is parsed). The decoders
 //! themselves come from flate2, brotli-decompressor and zstd and are made per encoded
 //! response (none of their writer forms can be reset and handed a new output); the
-//! buffer the decoded bytes are kept in is the VU's, reused. Decoding stops at
-//! [`MAX_DECODED`] bytes, so a small body that inflates without end (a decompression
-//! bomb) costs bounded time and no memory beyond the body cap.
+//! buffer the decoded bytes are kept in is the VU's, reused. Decoding stops at the
+//! decoder's cap ([`decoded_cap`]: four times the body cap, at least
+//! [`MIN_DECODED_CAP`]), so a small body that inflates without end (a decompression
+//! bomb) costs a few milliseconds of CPU and no memory beyond the body cap, even when
+//! no check reads the body and it is only counted.
 
 use std::io::{self, Write};
 
-/// Most bytes one response may decode to: past it the response fails as `decode`.
-/// Four times the largest `max_body` most runs set, and far above what an API
-/// answers; it bounds the CPU a decompression bomb can take, since memory is bounded
-/// by the body cap anyway.
-pub const MAX_DECODED: u64 = 256 * 1024 * 1024;
+/// The least a response may decode to before it fails as `decode`, whatever the
+/// body cap: far above what an API answers (a JSON page of 16 MiB is rare), and
+/// small enough that a decompression bomb costs milliseconds of CPU per response,
+/// not the half second a 256 MiB cap let a brotli bomb take.
+pub const MIN_DECODED_CAP: u64 = 16 * 1024 * 1024;
+
+/// Most bytes one response may decode to when checks see up to `max_body` bytes:
+/// four times `max_body`, at least [`MIN_DECODED_CAP`]. A body that is only counted
+/// still costs CPU to decode, so the cap follows what the step can use rather
+/// than a fixed ceiling; four times leaves room for a body a little past `max_body`
+/// (cut for the checks, counted whole) without failing it.
+pub fn decoded_cap(max_body: usize) -> u64 {
+    (max_body as u64).saturating_mul(4).max(MIN_DECODED_CAP)
+}
 
 /// A content coding pado decodes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +66,7 @@ impl Coding {
 #[derive(Debug, Default)]
 struct Sink {
     decoded: u64,
+    max_decoded: u64,
     keep: Vec<u8>,
     keep_cap: usize,
     over: bool,
@@ -63,7 +75,7 @@ struct Sink {
 impl Write for Sink {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
         self.decoded += b.len() as u64;
-        if self.decoded > MAX_DECODED {
+        if self.decoded > self.max_decoded {
             self.over = true;
             return Err(io::Error::other("decoded-size cap"));
         }
@@ -89,7 +101,7 @@ enum Active {
 pub enum DecodeFault {
     /// Not a valid stream of its coding, or cut short.
     Corrupt,
-    /// It decodes to more than [`MAX_DECODED`] bytes.
+    /// It decodes to more than the decoder's cap ([`decoded_cap`]).
     TooLarge,
 }
 
@@ -101,16 +113,17 @@ impl DecodeFault {
                 "the body is not valid for its Content-Encoding (corrupt or cut short)"
             }
             DecodeFault::TooLarge => {
-                "the body decodes to more than 256 MiB (a decompression bomb?)"
+                "decoded body larger than 16 MiB or 4 × defaults.max_body, whichever is more (a decompression bomb?)"
             }
         }
     }
 }
 
 /// A VU's decoder of encoded responses (see the module's documentation).
-#[derive(Default)]
 pub struct BodyDecoder {
     active: Option<Active>,
+    /// Most bytes one body may decode to ([`decoded_cap`]).
+    max_decoded: u64,
     failed: Option<DecodeFault>,
     encoded: u64,
     /// The buffer decoded bytes are kept in while no response is decoded.
@@ -120,6 +133,13 @@ pub struct BodyDecoder {
 impl std::fmt::Debug for BodyDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("BodyDecoder")
+    }
+}
+
+impl Default for BodyDecoder {
+    /// A decoder capped at [`MIN_DECODED_CAP`].
+    fn default() -> BodyDecoder {
+        BodyDecoder::for_max_body(0)
     }
 }
 
@@ -133,6 +153,23 @@ pub struct Decoded {
 }
 
 impl BodyDecoder {
+    /// A decoder for a run whose checks see up to `max_body` bytes of a body: it
+    /// stops decoding past [`decoded_cap`]`(max_body)` bytes.
+    pub fn for_max_body(max_body: usize) -> BodyDecoder {
+        BodyDecoder {
+            active: None,
+            max_decoded: decoded_cap(max_body),
+            failed: None,
+            encoded: 0,
+            spare: Vec::new(),
+        }
+    }
+
+    /// Most bytes one body may decode to before it fails as `decode`.
+    pub fn max_decoded(&self) -> u64 {
+        self.max_decoded
+    }
+
     /// Start decoding a body of `coding`, keeping its first `keep_cap` decoded bytes.
     pub fn begin(&mut self, coding: Coding, keep_cap: usize) {
         let mut keep = std::mem::take(&mut self.spare);
@@ -140,6 +177,7 @@ impl BodyDecoder {
         let sink = Sink {
             keep,
             keep_cap,
+            max_decoded: self.max_decoded,
             ..Default::default()
         };
         self.failed = None;
@@ -315,6 +353,63 @@ mod tests {
         d.begin(Coding::Gzip, 10);
         d.feed(&encode(Coding::Gzip, b"ok"));
         assert_eq!(d.end(None).unwrap().decoded, 2);
+    }
+
+    /// `mib` MiB of zeros as brotli, compressed a MiB at a time (the zeros are never
+    /// held whole).
+    fn brotli_zeros(mib: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        {
+            let mut e = brotli::CompressorWriter::new(&mut out, 64 * 1024, 1, 22);
+            let zeros = vec![0u8; 1 << 20];
+            for _ in 0..mib {
+                e.write_all(&zeros).unwrap();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_brotli_bomb_stops_at_the_decoded_cap_not_at_its_end() {
+        // 64 MiB of zeros: a few KiB on the wire, four times the default cap.
+        let bomb = brotli_zeros(64);
+        assert!(bomb.len() < 256 * 1024, "{}", bomb.len());
+        let mut d = BodyDecoder::for_max_body(1024);
+        assert_eq!(d.max_decoded(), MIN_DECODED_CAP);
+        d.begin(Coding::Br, 1024);
+        let pieces: Vec<&[u8]> = bomb.chunks(bomb.len() / 64 + 1).collect();
+        let mut fed = 0;
+        for piece in &pieces {
+            if d.failed.is_some() {
+                break;
+            }
+            d.feed(piece);
+            fed += 1;
+        }
+        // Decoding stopped near 16 MiB: about a quarter of the bomb, not all of it.
+        assert!(fed <= pieces.len() / 2, "{fed} of {}", pieces.len());
+        assert_eq!(d.end(None), Err(DecodeFault::TooLarge));
+        assert!(DecodeFault::TooLarge.reason().contains("16 MiB"));
+        // The decoder serves the next response.
+        d.begin(Coding::Br, 10);
+        d.feed(&encode(Coding::Br, b"ok"));
+        assert_eq!(d.end(None).unwrap().decoded, 2);
+    }
+
+    #[test]
+    fn the_decoded_cap_follows_max_body_and_spares_bodies_under_it() {
+        assert_eq!(decoded_cap(0), MIN_DECODED_CAP);
+        assert_eq!(decoded_cap(8 << 20), 32 << 20);
+        // 20 MiB fails under the default cap, decodes whole when max_body is 8 MiB.
+        let body = brotli_zeros(20);
+        let mut small = BodyDecoder::default();
+        small.begin(Coding::Br, 0);
+        small.feed(&body);
+        assert_eq!(small.end(None), Err(DecodeFault::TooLarge));
+        let mut big = BodyDecoder::for_max_body(8 << 20);
+        big.begin(Coding::Br, 0);
+        big.feed(&body);
+        assert_eq!(big.end(None).unwrap().decoded, 20 << 20);
     }
 
     #[test]

@@ -132,8 +132,9 @@ pub struct GrpcCall<'a> {
 pub struct GrpcOutcome {
     /// The exchange's phases, bytes and transport failure (`status` is HTTP's).
     pub exchange: Exchange,
-    /// The call's gRPC status code (`None` when none arrived: a transport failure,
-    /// or a stream cut at `max_messages`).
+    /// The call's gRPC status code (`None` after a transport failure, or for a
+    /// stream cut at `max_messages`; [`NO_STATUS_CODE`], with a `protocol` failure,
+    /// when the server ended the response without one).
     pub code: Option<u16>,
     /// Messages received.
     pub messages: u64,
@@ -318,8 +319,11 @@ pub async fn exchange_grpc(
         }
         ex.receiving = t_head.elapsed();
         if out.code.is_none() {
+            // gRPC's clients count such a call as INTERNAL (grpc-go: "server
+            // closed the stream without sending trailers"); pado names the fault.
+            out.code = Some(NO_STATUS_CODE);
             ex.error = Some(ErrorKind::Protocol);
-            ex.reason = Some("the gRPC response ended without a grpc-status");
+            ex.reason = Some(NO_STATUS);
         } else if !frame.is_empty() {
             ex.error = Some(ErrorKind::Protocol);
             ex.reason = Some("the gRPC response ended inside a message");
@@ -339,6 +343,15 @@ pub async fn exchange_grpc(
     }
     out
 }
+
+/// gRPC's INTERNAL: the code a call ended without any `grpc-status` stands for, as
+/// gRPC's own clients count it (grpc-go reports `codes.Internal`, "server closed the
+/// stream without sending trailers"), so such a call never passes as OK.
+pub const NO_STATUS_CODE: u16 = 13;
+
+/// The failure reason of a call that ended without any `grpc-status`.
+pub const NO_STATUS: &str =
+    "the server sent no grpc-status (neither in trailers nor in the head); gRPC counts the call as INTERNAL";
 
 /// The `grpc-status` of a header block, when it has one.
 fn status_in(headers: &HeaderMap) -> Option<u16> {

@@ -475,9 +475,9 @@ async fn status<S: Transport>(s: &mut S, req: &Request, code: &str) -> io::Resul
 
 /// `/chunked?chunks=N&size=M[&gap_ms=G]`: N chunks of M bytes, each written
 /// and flushed on its own (with an optional pause between them).
-/// `/encoded/{gzip|br|zstd|deflate|corrupt}?n=N[&chunked=1]`: [`crate::encoded_body`]
+/// `/encoded/{gzip|br|zstd|deflate|corrupt|bomb}?n=N[&chunked=1]`: [`crate::encoded_body`]
 /// with its `Content-Encoding` (`corrupt`: gzip's header on bytes that are not
-/// gzip), framed by `Content-Length`, or chunked in 1000-byte chunks.
+/// gzip; `bomb`: [`crate::brotli_bomb`], labelled `br`), framed by `Content-Length`, or chunked in 1000-byte chunks.
 async fn encoded<S: Transport>(s: &mut S, req: &Request, coding: &str) -> io::Result<After> {
     let n = req
         .query_param("n")
@@ -486,6 +486,8 @@ async fn encoded<S: Transport>(s: &mut S, req: &Request, coding: &str) -> io::Re
         .min(1 << 20);
     let (name, body) = if coding == "corrupt" {
         ("gzip", b"this is not a gzip stream at all".to_vec())
+    } else if coding == "bomb" {
+        ("br", crate::brotli_bomb().to_vec())
     } else {
         match crate::encoded_body(coding, n) {
             Some(b) => (coding, b),

@@ -10,6 +10,7 @@
 //! | `/delay?ms=N` | `200 ok` N ms after the request's headers arrived |
 //! | `/reset` | the stream is reset with `REFUSED_STREAM` (no response) |
 //! | `/encoded/{coding}?n=N` | [`crate::encoded_body`] with its `Content-Encoding`, in two DATA frames |
+//! | any gRPC call (`content-type: application/grpc`) | a lying gRPC server: `200`, `application/grpc`, one empty message and the end of the stream, **without** `grpc-status` (no trailers); with the metadata `x-lie: head` only the head, ending the stream, again without `grpc-status` |
 //!
 //! With [`H2Options::goaway_after`] = N, the request after the N-th on a connection
 //! is not answered: the server writes `GOAWAY` naming the N-th stream as the last it
@@ -188,6 +189,14 @@ where
         let st = st.clone();
         let in_flight = in_flight.clone();
         let path = req.uri().path().to_string();
+        let grpc = req
+            .headers()
+            .get("content-type")
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
+        let head_only = req
+            .headers()
+            .get("x-lie")
+            .is_some_and(|v| v.as_bytes() == b"head");
         let query = req.uri().query().unwrap_or("").to_string();
         let task = async move {
             // Drain the request body.
@@ -211,6 +220,21 @@ where
                 tokio::time::sleep(Duration::from_millis(ms)).await;
             }
             in_flight.fetch_sub(1, Ordering::SeqCst);
+            if grpc {
+                // A call answered as if it succeeded, but with no grpc-status.
+                let resp = http::Response::builder()
+                    .status(200)
+                    .header("content-type", "application/grpc")
+                    .body(())
+                    .expect("a response");
+                if let Ok(mut s) = respond.send_response(resp, head_only) {
+                    if !head_only {
+                        // One empty message: flag 0, length 0.
+                        let _ = s.send_data(Bytes::from_static(&[0, 0, 0, 0, 0]), true);
+                    }
+                }
+                return;
+            }
             if let Some(coding) = path.strip_prefix("/encoded/") {
                 let n = query
                     .split('&')

@@ -32,7 +32,7 @@
 //! | `/redirect/{n}` | `302` to `/redirect/{n-1}`; `/redirect/0` is `200 ok` (n hops, then the answer) |
 //! | `/redirect-to?url=U[&status=S]` | status S (a 3xx, default 302) with `Location: U` exactly as given |
 //! | `/echo` | the request body, with the request's Content-Type |
-//! | `/encoded/{coding}?n=N[&chunked=1]` | [`encoded_body`] (`gzip`, `br`, `zstd`, `deflate`) with its `Content-Encoding`; `corrupt`: gzip's label on bytes that are not gzip |
+//! | `/encoded/{coding}?n=N[&chunked=1]` | [`encoded_body`] (`gzip`, `br`, `zstd`, `deflate`) with its `Content-Encoding`; `corrupt`: gzip's label on bytes that are not gzip; `bomb`: [`brotli_bomb`], labelled `br` |
 //! | `/headers` | JSON object of request headers (lower-cased names) |
 //! | `/continue` | `100 Continue`, then `200 ok` |
 //! | `/nocontent` | `204`, no body, no Content-Length |
@@ -109,6 +109,24 @@ pub fn encoded_body(coding: &str, n: usize) -> Option<Vec<u8>> {
         }
         "zstd" => zstd::encode_all(data, 3).ok()?,
         _ => return None,
+    })
+}
+
+/// A brotli decompression bomb: 64 MiB of zeros in a few KiB, made once per test
+/// process (compressed a MiB at a time) and served by `/encoded/bomb`.
+pub fn brotli_bomb() -> &'static [u8] {
+    use std::io::Write as _;
+    static BOMB: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    BOMB.get_or_init(|| {
+        let mut out = Vec::new();
+        {
+            let mut e = brotli::CompressorWriter::new(&mut out, 64 * 1024, 1, 22);
+            let zeros = vec![0u8; 1 << 20];
+            for _ in 0..64 {
+                let _ = e.write_all(&zeros);
+            }
+        }
+        out
     })
 }
 

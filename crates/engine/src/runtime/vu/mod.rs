@@ -121,7 +121,7 @@ impl Vu {
             body: Vec::new(),
             head: Vec::new(),
             fail_body: Vec::new(),
-            decoder: Default::default(),
+            decoder: pado_http::decode::BodyDecoder::for_max_body(plan.max_body),
             req: Vec::new(),
             req_body: Vec::new(),
             scratch: Vec::new(),
