@@ -704,13 +704,10 @@ fn fixed_delay_scenario(dir: &Path, delay_ms: u32, seconds: u32) -> PathBuf {
     path
 }
 
-/// One recorded run of `scenario` against `url` into `out`.
-fn fixed_delay_run(home: &Path, scenario: &Path, url: &str, out: &Path) {
+/// `pado ARGS` with its history in `home`, which must exit 0; its output.
+fn pado_ok_in(home: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
     let o = Command::new(pado_bin())
-        .arg("run")
-        .arg(scenario)
-        .args(["--target", url, "--quiet", "--no-html", "--out"])
-        .arg(out)
+        .args(args)
         .env("PADO_HOME", home)
         .current_dir(home)
         .output()
@@ -721,26 +718,27 @@ fn fixed_delay_run(home: &Path, scenario: &Path, url: &str, out: &Path) {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    o
+}
+
+/// One recorded run of `scenario` against `url` into `out`.
+fn fixed_delay_run(home: &Path, scenario: &Path, url: &str, out: &Path) {
+    let args = ["run", "--target", url, "--quiet", "--no-html", "--out"].map(std::ffi::OsStr::new);
+    let mut all = vec![args[0], scenario.as_os_str()];
+    all.extend_from_slice(&args[1..]);
+    all.push(out.as_os_str());
+    pado_ok_in(home, &all);
 }
 
 /// `pado compare a b --json` in `home`, parsed.
 fn compare_json(home: &Path, a: &Path, b: &Path) -> Value {
-    let o = Command::new(pado_bin())
-        .arg("compare")
-        .arg(a)
-        .arg(b)
-        .arg("--json")
-        .env("PADO_HOME", home)
-        .current_dir(home)
-        .output()
-        .expect("running pado");
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
+    let args = [
+        "compare".as_ref(),
+        a.as_os_str(),
+        b.as_os_str(),
+        "--json".as_ref(),
+    ];
+    serde_json::from_slice(&pado_ok_in(home, &args).stdout).unwrap()
 }
 
 /// Rows of a compare JSON the candidate was called different on.
