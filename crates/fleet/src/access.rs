@@ -6,8 +6,12 @@
 //!   or a `Host` that is not an address or a name of this host (DNS rebinding: a
 //!   page whose name now points at the agent's address). A web page the operator
 //!   visits can reach `127.0.0.1`; it must not be able to submit a job;
-//! - a request without the server's bearer token, or with another one, is refused
-//!   with `401`. The token is compared in constant time, on SHA-256 digests, so
+//! - a request without the server's token, or with another one, is refused with
+//!   `401`. The token travels as `Authorization: Bearer <token>` or as
+//!   `X-Pado-Token: <token>` ([`TOKEN_HEADER`]): the Kubernetes API server's pod
+//!   proxy, through which a coordinator reaches generator pods, need not forward
+//!   `Authorization` (it is the proxy's own credential), so pado sends its own
+//!   header there. The token is compared in constant time, on SHA-256 digests, so
 //!   neither its bytes nor its length leak through the answer's timing.
 //!
 //! pado's own coordinators send no browser headers, no body type and the address
@@ -24,6 +28,14 @@ use subtle::ConstantTimeEq;
 /// network is hopeless (`openssl rand -hex 32` gives 64).
 pub const MIN_TOKEN_CHARS: usize = 16;
 
+/// The header a token may travel in besides `Authorization: Bearer`: what a
+/// coordinator sends through the Kubernetes pod proxy, which keeps `Authorization`
+/// for the API server.
+pub const TOKEN_HEADER: &str = "X-Pado-Token";
+
+/// How many random bytes a generated token holds (64 hex characters).
+pub const GENERATED_TOKEN_BYTES: usize = 32;
+
 /// Why a token was not accepted.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TokenError {
@@ -33,6 +45,9 @@ pub enum TokenError {
     /// A character an `Authorization` header cannot carry as it is.
     #[error("the token may hold only visible ASCII characters (no spaces or control characters)")]
     BadCharacter,
+    /// The operating system's random number generator failed.
+    #[error("no random bytes for a token from the operating system: {0}")]
+    Random(String),
 }
 
 /// A shared secret: what a server requires and a client sends as
@@ -60,6 +75,16 @@ impl Token {
             digest: Sha256::digest(text.as_bytes()).into(),
             text: text.to_string(),
         })
+    }
+
+    /// A fresh token of [`GENERATED_TOKEN_BYTES`] bytes from the operating system's
+    /// random number generator, as hex: what a run that starts its own generators
+    /// (Kubernetes pods) gives them, so nobody has to choose one.
+    pub fn generate() -> Result<Token, TokenError> {
+        let mut bytes = [0u8; GENERATED_TOKEN_BYTES];
+        getrandom::fill(&mut bytes).map_err(|e| TokenError::Random(e.to_string()))?;
+        let text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        Token::new(&text)
     }
 
     /// The token's text, for a client to send.
@@ -113,15 +138,19 @@ impl Access {
             });
         }
         if let Some(token) = &self.token {
-            let presented = req.header("authorization").and_then(|v| {
+            let bearer = req.header("authorization").and_then(|v| {
                 let (scheme, rest) = v.split_once(' ')?;
                 scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
             });
-            if !presented.is_some_and(|p| token.matches(p.as_bytes())) {
+            let own = req.header(TOKEN_HEADER).map(str::trim);
+            // Either header may carry it: a proxy between may put its own
+            // credential in `Authorization` and pass pado's header on.
+            let presented = bearer.into_iter().chain(own);
+            if !presented.into_iter().any(|p| token.matches(p.as_bytes())) {
                 return Err(Refusal {
                     status: 401,
                     reason: format!(
-                        "this server needs its token: set {} on the coordinator to the token the agent was started with",
+                        "this server needs its token (`Authorization: Bearer TOKEN` or `{TOKEN_HEADER}: TOKEN`): for `pado agent`, set {} on the coordinator to the token the agent was started with; a Kubernetes generator pod's token is in its run's Secret",
                         crate::agent::TOKEN_ENV
                     ),
                 });
@@ -318,6 +347,43 @@ mod tests {
             assert_eq!(r.status, 401, "{auth:?}");
             assert!(!r.reason.contains("0123"), "{}", r.reason);
         }
+    }
+
+    #[test]
+    fn the_token_may_travel_in_pado_s_own_header() {
+        // What the pod proxy passes on: pado's header, and perhaps the proxy's own
+        // credential in `Authorization`.
+        assert_eq!(
+            agent().judge(&req(&[OK[0], ("X-Pado-Token", "0123456789abcdef")])),
+            Ok(())
+        );
+        assert_eq!(
+            agent().judge(&req(&[
+                OK[0],
+                ("Authorization", "Bearer kube-apiserver-credential"),
+                ("x-pado-token", "0123456789abcdef"),
+            ])),
+            Ok(())
+        );
+        for wrong in ["0123456789abcdeX", "", "Bearer 0123456789abcdef"] {
+            let r = agent()
+                .judge(&req(&[OK[0], ("X-Pado-Token", wrong)]))
+                .unwrap_err();
+            assert_eq!(r.status, 401, "{wrong:?}");
+            assert!(r.reason.contains("X-Pado-Token"), "{}", r.reason);
+        }
+    }
+
+    #[test]
+    fn generated_tokens_are_long_fresh_and_accepted() {
+        let a = Token::generate().unwrap();
+        let b = Token::generate().unwrap();
+        assert_eq!(a.expose().len(), 2 * GENERATED_TOKEN_BYTES);
+        assert!(a.expose().len() >= 32);
+        assert!(a.expose().bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a.expose(), b.expose(), "two draws of 256 bits never repeat");
+        assert!(a.matches(a.expose().as_bytes()));
+        assert!(!a.matches(b.expose().as_bytes()));
     }
 
     #[test]

@@ -6,13 +6,18 @@
 //!
 //! Without `/done` it exits after the serve timeout, so a pod never outlives a
 //! vanished coordinator for long.
+//!
+//! Every endpoint needs the run's token ([`GeneratorOptions::token`]): any pod of
+//! the cluster can reach a pod's port, and a stranger must not stop the run, take
+//! its result or tell it `/done`. The request is judged on its head
+//! ([`crate::access`]), before its body is read.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::access::Access;
+use crate::access::{Access, Token};
 use crate::job::{serve_on_thread, Answer, Job, ServeRules, StopFn, PATIENCE, SMALL_BODY};
 
 /// How the generator serves its result.
@@ -26,6 +31,9 @@ pub struct GeneratorOptions {
     pub serve_timeout: Duration,
     /// How the run is stopped when the coordinator asks (`POST /stop`).
     pub stop: StopFn,
+    /// What every request must carry (`X-Pado-Token` or `Authorization: Bearer`):
+    /// the run's own, from the Secret the coordinator created with it.
+    pub token: Token,
 }
 
 /// Starts serving, calls `run` (the segment; its exit code), packs the result
@@ -37,8 +45,11 @@ pub fn serve_after(opts: &GeneratorOptions, run: impl FnOnce() -> i32) -> std::i
     let server = {
         let job = job.clone();
         let rules = ServeRules {
-            // Reached through the API server's pod proxy, which sets `Host` itself.
-            access: Access::default(),
+            access: Access {
+                token: Some(opts.token.clone()),
+                // Reached through the API server's pod proxy, which sets `Host` itself.
+                host_names: None,
+            },
             max_job_body: SMALL_BODY,
             patience: PATIENCE,
         };
@@ -69,18 +80,126 @@ mod tests {
     use std::io::{Read, Write};
     use std::sync::atomic::{AtomicU32, Ordering};
 
-    fn http(addr: SocketAddr, method: &str, path: &str) -> (u16, Vec<u8>) {
-        let mut s = std::net::TcpStream::connect(addr).unwrap();
-        write!(
-            s,
-            "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-        )
-        .unwrap();
+    const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+    /// One exchange with `extra` header lines; the answer's status and body. The
+    /// read is bounded, so a server waiting for a body it was promised shows as a
+    /// timeout, not a hang.
+    fn raw(addr: SocketAddr, head: &str) -> std::io::Result<(u16, Vec<u8>)> {
+        let mut s = std::net::TcpStream::connect(addr)?;
+        s.set_read_timeout(Some(Duration::from_secs(5)))?;
+        s.write_all(head.as_bytes())?;
         let mut out = Vec::new();
-        s.read_to_end(&mut out).unwrap();
-        let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        s.read_to_end(&mut out)?;
+        let split = out
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .ok_or_else(|| std::io::Error::other("no head"))?;
         let status = std::str::from_utf8(&out[9..12]).unwrap().parse().unwrap();
-        (status, out[split + 4..].to_vec())
+        Ok((status, out[split + 4..].to_vec()))
+    }
+
+    fn http(addr: SocketAddr, method: &str, path: &str) -> (u16, Vec<u8>) {
+        raw(
+            addr,
+            &format!("{method} {path} HTTP/1.1\r\nHost: x\r\nX-Pado-Token: {TOKEN}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"),
+        )
+        .unwrap()
+    }
+
+    fn free_addr() -> SocketAddr {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        format!("127.0.0.1:{port}").parse().unwrap()
+    }
+
+    fn wait_up(addr: SocketAddr) {
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(addr).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("server never came up");
+    }
+
+    #[test]
+    fn refuses_every_endpoint_without_the_run_s_token_before_reading_a_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let addr = free_addr();
+        let stops = Arc::new(AtomicU32::new(0));
+        let opts = GeneratorOptions {
+            listen: addr,
+            results: dir.path().to_path_buf(),
+            serve_timeout: Duration::from_secs(30),
+            stop: {
+                let stops = stops.clone();
+                Arc::new(move || {
+                    stops.fetch_add(1, Ordering::SeqCst);
+                })
+            },
+            token: Token::new(TOKEN).unwrap(),
+        };
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let gen = std::thread::spawn(move || {
+            serve_after(&opts, move || {
+                rx.recv().unwrap();
+                0
+            })
+            .unwrap()
+        });
+        wait_up(addr);
+        // A body is promised and never sent: were it read first, the answer would
+        // wait for the body's stall limit (30 s) and the 5 s read would time out.
+        let promised = "Content-Length: 100000\r\n";
+        for (method, path) in [
+            ("POST", "/stop"),
+            ("POST", "/done"),
+            ("GET", "/result.tar"),
+            ("GET", "/live?from=0"),
+            ("GET", "/status"),
+        ] {
+            for auth in [
+                String::new(),
+                "X-Pado-Token: 0123456789abcdef0123456789abcdeX\r\n".to_string(),
+                "X-Pado-Token: \r\n".to_string(),
+                format!("Authorization: Basic {TOKEN}\r\n"),
+                "Authorization: Bearer 0123456789abcdef\r\n".to_string(),
+            ] {
+                let head = format!("{method} {path} HTTP/1.1\r\nHost: 10.0.0.7:7070\r\n{auth}{promised}\r\n");
+                let (status, body) = raw(addr, &head).expect("answered before any body byte");
+                assert_eq!(status, 401, "{method} {path} with {auth:?}");
+                let text = String::from_utf8_lossy(&body);
+                assert!(text.contains("X-Pado-Token"), "{text}");
+                assert!(!text.contains("0123456789abcdef"), "{text}");
+            }
+        }
+        assert_eq!(stops.load(Ordering::SeqCst), 0, "no stranger stopped the run");
+        // The run's own token, in pado's header or as a bearer token, is let in.
+        assert_eq!(http(addr, "POST", "/stop").0, 202);
+        assert_eq!(stops.load(Ordering::SeqCst), 1);
+        let bearer = format!(
+            "GET /status HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+        );
+        assert_eq!(raw(addr, &bearer).unwrap().0, 200);
+        tx.send(()).unwrap();
+        // Once the run is over, `/done` from a stranger does not end the generator.
+        let done = "POST /done HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+        loop {
+            let (_, b) = http(addr, "GET", "/status");
+            if String::from_utf8_lossy(&b).contains("done") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(raw(addr, done).unwrap().0, 401);
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(!gen.is_finished(), "a refused /done ended the generator");
+        assert_eq!(http(addr, "POST", "/done").0, 200);
+        assert_eq!(gen.join().unwrap(), 0);
     }
 
     #[test]
@@ -103,6 +222,7 @@ mod tests {
                     stops.fetch_add(1, Ordering::SeqCst);
                 })
             },
+            token: Token::new(TOKEN).unwrap(),
         };
         let results = dir.path().to_path_buf();
         let (tx, rx) = std::sync::mpsc::channel::<()>();
