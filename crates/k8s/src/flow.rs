@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::AsyncReadExt;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, DeleteParams, ListParams, LogParams, PostParams};
 use kube::Client;
@@ -37,6 +37,7 @@ use crate::cluster::Clients;
 use crate::live::{PodLink, Shared};
 use crate::manifests::{self, INDEX_ANNOTATION};
 use crate::spec::{GeneratorSpec, SpecError};
+use pado_fleet::access::TOKEN_HEADER;
 use pado_fleet::archive;
 use pado_fleet::coordinate::{self, Control, LiveOptions, Notice};
 
@@ -216,8 +217,11 @@ struct Objects {
     proxy: Client,
     namespace: String,
     name: String,
+    /// The run's token, sent to the pods as `X-Pado-Token`.
+    token: pado_fleet::access::Token,
     jobs: Api<Job>,
     config_maps: Api<ConfigMap>,
+    secrets: Api<Secret>,
     pods: Api<Pod>,
 }
 
@@ -227,16 +231,18 @@ impl Objects {
         Objects {
             jobs: Api::namespaced(client.clone(), &spec.namespace),
             config_maps: Api::namespaced(client.clone(), &spec.namespace),
+            secrets: Api::namespaced(client.clone(), &spec.namespace),
             pods: Api::namespaced(client, &spec.namespace),
+            token: spec.token.clone(),
             proxy: clients.proxy,
             namespace: spec.namespace.clone(),
             name: spec.test_id.clone(),
         }
     }
 
-    /// The Job first, then the ConfigMap owned by it: should the coordinator vanish,
-    /// the Job's TTL deletes the ConfigMap with it. Pods wait for the volume's
-    /// ConfigMap, so the order costs nothing.
+    /// The Job first, then the Secret and the ConfigMap owned by it: should the
+    /// coordinator vanish, the Job's TTL deletes them with it. Pods wait for the
+    /// token's Secret and the volume's ConfigMap, so the order costs nothing.
     async fn create<E: std::fmt::Display>(
         &self,
         spec: &GeneratorSpec,
@@ -255,17 +261,27 @@ impl Objects {
                 what: format!("Job {}/{}", self.namespace, self.name),
                 source,
             })?;
-        let mut cm = manifests::config_map(spec);
-        if let Some(uid) = created.metadata.uid {
-            cm.metadata.owner_references = Some(vec![OwnerReference {
+        let owner = created.metadata.uid.map(|uid| {
+            vec![OwnerReference {
                 api_version: "batch/v1".into(),
                 kind: "Job".into(),
                 name: self.name.clone(),
                 uid,
                 controller: None,
                 block_owner_deletion: None,
-            }]);
-        }
+            }]
+        });
+        let mut secret = manifests::secret(spec);
+        secret.metadata.owner_references = owner.clone();
+        self.secrets
+            .create(&pp, &secret)
+            .await
+            .map_err(|source| FlowError::Create {
+                what: format!("Secret {}/{}", self.namespace, self.name),
+                source,
+            })?;
+        let mut cm = manifests::config_map(spec);
+        cm.metadata.owner_references = owner;
         self.config_maps
             .create(&pp, &cm)
             .await
@@ -274,7 +290,7 @@ impl Objects {
                 source,
             })?;
         say(&format!(
-            "created Job and ConfigMap {}/{}: {} generators starting at {}",
+            "created Job, Secret and ConfigMap {}/{}: {} generators starting at {}",
             self.namespace,
             self.name,
             spec.generators,
@@ -296,8 +312,8 @@ impl Objects {
         }
     }
 
-    /// Deletes both objects; what is already gone is fine, what cannot be deleted is
-    /// said with the command that would.
+    /// Deletes the three objects; what is already gone is fine, what cannot be
+    /// deleted is said with the command that would.
     async fn cleanup(&self, say: &Say) {
         if let Err(e) = self.delete_job().await {
             say(&format!(
@@ -317,8 +333,20 @@ impl Objects {
                 self.namespace, self.name
             )),
         }
+        match self
+            .secrets
+            .delete(&self.name, &DeleteParams::default())
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => say(&format!(
+                "warning: could not delete Secret {0}/{1} ({e}); delete it with `kubectl -n {0} delete secret {1}`",
+                self.namespace, self.name
+            )),
+        }
         say(&format!(
-            "deleted Job and ConfigMap {}/{}",
+            "deleted Job, Secret and ConfigMap {}/{}",
             self.namespace, self.name
         ));
     }
@@ -334,6 +362,7 @@ impl Objects {
     /// is over, `None` while running or not answering yet.
     async fn status(&self, pod: &str, port: u16) -> Option<i32> {
         let req = http::Request::get(self.proxy_path(pod, port, "status"))
+            .header(TOKEN_HEADER, self.token.expose())
             .body(Vec::new())
             .ok()?;
         let text = tokio::time::timeout(crate::live::REQUEST_TIMEOUT, self.proxy.request_text(req))
@@ -357,6 +386,7 @@ impl Objects {
         max: u64,
     ) -> Result<archive::Unpacked, String> {
         let req = http::Request::get(self.proxy_path(pod, port, "result.tar"))
+            .header(TOKEN_HEADER, self.token.expose())
             .body(Vec::new())
             .map_err(|e| e.to_string())?;
         let stream = self
@@ -375,7 +405,10 @@ impl Objects {
         }
         let got = archive::unpack(&bytes[..], dest, max)
             .map_err(|e| format!("its result could not be unpacked: {e}"))?;
-        if let Ok(req) = http::Request::post(self.proxy_path(pod, port, "done")).body(Vec::new()) {
+        if let Ok(req) = http::Request::post(self.proxy_path(pod, port, "done"))
+            .header(TOKEN_HEADER, self.token.expose())
+            .body(Vec::new())
+        {
             // The generator exits after its timeout anyway.
             let _ =
                 tokio::time::timeout(crate::live::REQUEST_TIMEOUT, self.proxy.request_text(req))
@@ -439,7 +472,16 @@ async fn run_live<E: std::fmt::Display>(
     let start = Instant::now() + until_start;
     let shared = Shared::new(n);
     let mut links: Vec<PodLink> = (0..n as usize)
-        .map(|i| PodLink::new(o.proxy.clone(), &o.namespace, spec.port, i, shared.clone()))
+        .map(|i| {
+            PodLink::new(
+                o.proxy.clone(),
+                &o.namespace,
+                spec.port,
+                i,
+                shared.clone(),
+                o.token.clone(),
+            )
+        })
         .collect();
     let lopts = LiveOptions {
         poll_every: opts.poll,
@@ -772,10 +814,18 @@ pub fn pending_reason(pod: &Pod) -> String {
     join_reason(st.reason.as_deref(), st.message.as_deref(), "Pending")
 }
 
-/// How a pod ended: its container's exit code and reason, or the pod's reason
-/// (`DeadlineExceeded`, `Evicted`).
+/// How a pod ended: evicted by the kubelet (its results emptyDir past its
+/// `sizeLimit`, the node short of disk or memory) with the kubelet's message, else
+/// its container's exit code and reason, or the pod's reason (`DeadlineExceeded`).
 fn ended_reason(pod: &Pod) -> String {
     let st = pod.status.as_ref();
+    if st.and_then(|s| s.reason.as_deref()) == Some("Evicted") {
+        return join_reason(
+            Some("Evicted"),
+            st.and_then(|s| s.message.as_deref()),
+            "Evicted",
+        );
+    }
     for cs in st
         .and_then(|s| s.container_statuses.as_ref())
         .into_iter()

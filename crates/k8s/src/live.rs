@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use kube::Client;
+use pado_fleet::access::{Token, TOKEN_HEADER};
 use pado_fleet::coordinate::{Control, GeneratorLink, LivePoll, Notice};
 use pado_metrics::merge::live::LiveSecond;
 use pado_metrics::Totals;
@@ -117,6 +118,9 @@ pub(crate) struct PodLink {
     port: u16,
     index: usize,
     shared: Shared,
+    /// The run's token, sent as `X-Pado-Token` (the pod proxy keeps `Authorization`
+    /// for the API server).
+    token: Token,
 }
 
 impl PodLink {
@@ -126,6 +130,7 @@ impl PodLink {
         port: u16,
         index: usize,
         shared: Shared,
+        token: Token,
     ) -> PodLink {
         PodLink {
             client,
@@ -133,6 +138,7 @@ impl PodLink {
             port,
             index,
             shared,
+            token,
         }
     }
 
@@ -164,6 +170,7 @@ impl PodLink {
         let req = http::Request::builder()
             .method(method)
             .uri(path)
+            .header(TOKEN_HEADER, self.token.expose())
             .body(kube::client::Body::from(Vec::new()))
             .map_err(|e| e.to_string())?;
         let go = async {

@@ -9,10 +9,10 @@ use std::time::Duration;
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
     Affinity, Capabilities, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort,
-    EmptyDirVolumeSource, EnvFromSource, EnvVar, EnvVarSource, HTTPGetAction, KeyToPath,
-    ObjectFieldSelector, PodAffinityTerm, PodAntiAffinity, PodSecurityContext, PodSpec,
-    PodTemplateSpec, Probe, ResourceRequirements, SeccompProfile, SecretEnvSource, SecurityContext,
-    Volume, VolumeMount, WeightedPodAffinityTerm,
+    EmptyDirVolumeSource, EnvFromSource, EnvVar, EnvVarSource, KeyToPath, ObjectFieldSelector,
+    PodAffinityTerm, PodAntiAffinity, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
+    ResourceRequirements, SeccompProfile, Secret, SecretEnvSource, SecretKeySelector,
+    SecurityContext, TCPSocketAction, Volume, VolumeMount, WeightedPodAffinityTerm,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -37,6 +37,11 @@ pub const RUN_OUT: &str = "/results/run";
 /// The setup variables' file name in the ConfigMap volume (beside the scenario;
 /// a name a scenario's own data file is unlikely to have).
 pub const SETUP_VARS_FILE: &str = ".pado-setup-vars.json";
+/// The environment variable the generator reads its token from (set from the
+/// run's Secret; `pado k8s generator` refuses to start without it).
+pub const TOKEN_ENV: &str = "PADO_GENERATOR_TOKEN";
+/// The key of the token in the run's Secret.
+pub const TOKEN_KEY: &str = "token";
 /// The user id the generator runs as (distroless' `nonroot`).
 pub const RUN_AS: i64 = 65532;
 /// How long a finished Job is kept before Kubernetes deletes it, should the
@@ -107,6 +112,24 @@ pub fn config_map(spec: &GeneratorSpec) -> ConfigMap {
         data: (!data.is_empty()).then_some(data),
         binary_data: (!binary.is_empty()).then_some(binary),
         immutable: Some(true),
+    }
+}
+
+/// The run's Secret, named as the test: its token under [`TOKEN_KEY`], which the
+/// pods get as [`TOKEN_ENV`] and require on every request, and which the
+/// coordinator sends through the pod proxy. In a Secret, not the Job: whoever may
+/// read Jobs and pods in the namespace need not be able to read Secrets.
+/// Immutable: nothing changes it during a run.
+pub fn secret(spec: &GeneratorSpec) -> Secret {
+    Secret {
+        metadata: meta(spec),
+        type_: Some("Opaque".into()),
+        string_data: Some(BTreeMap::from([(
+            TOKEN_KEY.to_string(),
+            spec.token.expose().to_string(),
+        )])),
+        immutable: Some(true),
+        ..Default::default()
     }
 }
 
@@ -191,19 +214,34 @@ fn container(spec: &GeneratorSpec) -> Container {
         image_pull_policy: spec.image_pull_policy.clone(),
         args: Some(generator_args(spec)),
         working_dir: Some(SCENARIO_DIR.into()),
-        env: Some(vec![EnvVar {
-            // The Job controller sets it too; declared here so `$(JOB_COMPLETION_INDEX)`
-            // in the args is guaranteed to expand, from the pod's own annotation.
-            name: "JOB_COMPLETION_INDEX".into(),
-            value_from: Some(EnvVarSource {
-                field_ref: Some(ObjectFieldSelector {
-                    field_path: format!("metadata.annotations['{INDEX_ANNOTATION}']"),
-                    api_version: None,
+        env: Some(vec![
+            EnvVar {
+                // The Job controller sets it too; declared here so
+                // `$(JOB_COMPLETION_INDEX)` in the args is guaranteed to expand, from
+                // the pod's own annotation.
+                name: "JOB_COMPLETION_INDEX".into(),
+                value_from: Some(EnvVarSource {
+                    field_ref: Some(ObjectFieldSelector {
+                        field_path: format!("metadata.annotations['{INDEX_ANNOTATION}']"),
+                        api_version: None,
+                    }),
+                    ..Default::default()
                 }),
                 ..Default::default()
-            }),
-            ..Default::default()
-        }]),
+            },
+            EnvVar {
+                name: TOKEN_ENV.into(),
+                value_from: Some(EnvVarSource {
+                    secret_key_ref: Some(SecretKeySelector {
+                        name: spec.test_id.clone(),
+                        key: TOKEN_KEY.into(),
+                        optional: Some(false),
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        ]),
         env_from: spec.env_from_secret.as_ref().map(|name| {
             vec![EnvFromSource {
                 secret_ref: Some(SecretEnvSource {
@@ -219,11 +257,12 @@ fn container(spec: &GeneratorSpec) -> Container {
             protocol: Some("TCP".into()),
             ..Default::default()
         }]),
+        // A TCP probe: every HTTP endpoint needs the token, which a probe's
+        // headers would have to spell out in the Job.
         readiness_probe: Some(Probe {
-            http_get: Some(HTTPGetAction {
-                path: Some("/status".into()),
+            tcp_socket: Some(TCPSocketAction {
                 port: IntOrString::Int(i32::from(spec.port)),
-                ..Default::default()
+                host: None,
             }),
             period_seconds: Some(5),
             ..Default::default()
@@ -293,7 +332,12 @@ fn volumes(spec: &GeneratorSpec) -> Vec<Volume> {
         },
         Volume {
             name: "results".into(),
-            empty_dir: Some(EmptyDirVolumeSource::default()),
+            // Past it the kubelet evicts the pod (its segment is named missing):
+            // one test never fills its node's disk.
+            empty_dir: Some(EmptyDirVolumeSource {
+                size_limit: Some(quantity(&spec.results_size_limit)),
+                ..Default::default()
+            }),
             ..Default::default()
         },
         Volume {
@@ -389,15 +433,20 @@ pub fn job(spec: &GeneratorSpec, now: OffsetDateTime) -> Job {
     }
 }
 
-/// The manifests as multi-document YAML (ConfigMap, then Job), as `pado k8s render`
-/// prints them for `kubectl apply -f -`.
+/// The comment above the rendered Secret: the file holds the run's token.
+pub const SECRET_NOTE: &str = "# This Secret holds the generators' token, freshly generated: keep this file\n# as you keep other secrets, and render again for each run.\n";
+
+/// The manifests as multi-document YAML (ConfigMap, Secret, then Job), as
+/// `pado k8s render` prints them for `kubectl apply -f -`. The Secret carries the
+/// spec's token in clear (`stringData`), with a comment saying so.
 pub fn render_yaml(
     spec: &GeneratorSpec,
     now: OffsetDateTime,
 ) -> Result<String, serde_yaml_ng::Error> {
     let cm = serde_yaml_ng::to_string(&with_kind(&config_map(spec)))?;
+    let secret = serde_yaml_ng::to_string(&with_kind(&secret(spec)))?;
     let job = serde_yaml_ng::to_string(&with_kind(&job(spec, now)))?;
-    Ok(format!("---\n{cm}---\n{job}"))
+    Ok(format!("---\n{cm}---\n{SECRET_NOTE}{secret}---\n{job}"))
 }
 
 /// An object as JSON with its `apiVersion` and `kind` (k8s-openapi's `Serialize`

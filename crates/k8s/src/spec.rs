@@ -17,6 +17,14 @@ pub const MAX_CONFIG_BYTES: usize = 1_000_000;
 /// Most generators one test may ask for (a typo guard; Indexed Jobs allow more).
 pub const MAX_GENERATORS: u32 = 1000;
 
+/// The default `sizeLimit` of each pod's results emptyDir: an hour of a busy
+/// segment's result directory is tens of MB; past the limit the kubelet evicts the
+/// pod rather than let one test fill its node's disk.
+pub const DEFAULT_RESULTS_SIZE_LIMIT: &str = "1Gi";
+
+/// The run's token: every generator pod requires it on its control endpoints.
+pub use pado_fleet::access::Token;
+
 /// A file the generators read: the scenario or one of its data files (the same
 /// entry an agent's bundle carries).
 pub use pado_fleet::bundle::FileEntry;
@@ -87,6 +95,15 @@ pub struct GeneratorSpec {
     /// scenario): values from the coordinator's environment are never copied into
     /// the cluster.
     pub env_from_secret: Option<String>,
+    /// The run's token, kept in a Secret of its own ([`crate::manifests::secret`])
+    /// and given to the pods from it: their `/stop`, `/done`, `/result.tar`,
+    /// `/live` and `/status` answer only a request that carries it, never another
+    /// pod of the cluster. Never in the Job's arguments.
+    pub token: Token,
+    /// `sizeLimit` of the pods' results emptyDir, a Kubernetes quantity (`1Gi`):
+    /// a pod whose result grows past it is evicted, and its segment is named
+    /// missing with that reason.
+    pub results_size_limit: String,
 }
 
 /// A spec the manifests cannot be built from.
@@ -113,6 +130,9 @@ pub enum SpecError {
     /// An empty image name.
     #[error("--image is empty")]
     Image,
+    /// A size that is not a Kubernetes quantity of bytes.
+    #[error("--results-size-limit `{0}` is not a size Kubernetes reads: write a number with an optional unit (Ki, Mi, Gi, Ti, or k, M, G, T), such as 1Gi or 500Mi")]
+    ResultsSize(String),
 }
 
 impl GeneratorSpec {
@@ -130,6 +150,9 @@ impl GeneratorSpec {
         }
         if self.image.trim().is_empty() {
             return Err(SpecError::Image);
+        }
+        if !is_byte_quantity(&self.results_size_limit) {
+            return Err(SpecError::ResultsSize(self.results_size_limit.clone()));
         }
         let mut seen = std::collections::BTreeSet::new();
         let mut total = self.setup_vars.as_ref().map_or(0, Vec::len);
@@ -152,6 +175,27 @@ impl GeneratorSpec {
     pub fn files(&self) -> impl Iterator<Item = &FileEntry> {
         std::iter::once(&self.scenario).chain(&self.data_files)
     }
+}
+
+/// Whether `q` is a positive Kubernetes quantity of bytes as people write them:
+/// digits, perhaps a fraction, then nothing or one binary (`Ki`..`Ei`) or decimal
+/// (`k`..`E`) suffix. Exponents and signs, which the API also reads, are refused as
+/// surely a mistake for a disk size.
+pub fn is_byte_quantity(q: &str) -> bool {
+    let digits_end = q
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(q.len());
+    let (number, unit) = q.split_at(digits_end);
+    let number_ok = !number.is_empty()
+        && !number.starts_with('.')
+        && !number.ends_with('.')
+        && number.matches('.').count() <= 1
+        && number.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    number_ok
+        && matches!(
+            unit,
+            "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" | "k" | "M" | "G" | "T" | "P" | "E"
+        )
 }
 
 /// A relative `/`-separated path with no empty, `.` or `..` component (what a

@@ -105,6 +105,18 @@ fn assert_cleaned_up(mock: &Mock) {
         1,
         "ConfigMap not deleted once"
     );
+    assert_eq!(
+        mock.called("DELETE", &format!("/api/v1/namespaces/{NS}/secrets/{ID}"))
+            .len(),
+        1,
+        "the token's Secret not deleted once"
+    );
+    // Every call to a pod carried the run's token, and none was refused.
+    let st = mock.state.lock().unwrap();
+    assert_eq!(st.refused, 0, "a pod refused the coordinator");
+    for c in st.calls.iter().filter(|c| c.path.contains(":7070/proxy/")) {
+        assert_eq!(c.token.as_deref(), Some(common::TOKEN), "{} {}", c.method, c.path);
+    }
 }
 
 #[tokio::test]
@@ -127,13 +139,14 @@ async fn a_run_creates_collects_merges_and_cleans_up() {
     .unwrap();
     assert_eq!(code, 99, "the merge's exit code is the run's");
 
-    // Created: the Job as built, then the ConfigMap owned by it.
+    // Created: the Job as built, then the token's Secret and the ConfigMap owned by it.
     let calls = mock.calls();
-    let first_two: Vec<&str> = calls.iter().take(2).map(|c| c.path.as_str()).collect();
+    let first: Vec<&str> = calls.iter().take(3).map(|c| c.path.as_str()).collect();
     assert_eq!(
-        first_two,
+        first,
         [
             format!("/apis/batch/v1/namespaces/{NS}/jobs"),
+            format!("/api/v1/namespaces/{NS}/secrets"),
             format!("/api/v1/namespaces/{NS}/configmaps")
         ]
     );
@@ -141,7 +154,22 @@ async fn a_run_creates_collects_merges_and_cleans_up() {
     assert_eq!(job["metadata"]["name"], ID);
     assert_eq!(job["spec"]["completionMode"], "Indexed");
     assert_eq!(job["spec"]["completions"], common::N);
-    let cm: Value = serde_json::from_slice(&calls[1].body).unwrap();
+    // The token is in the Secret, owned by the Job, and nowhere in the Job: the pods
+    // get it from the Secret by reference.
+    let secret: Value = serde_json::from_slice(&calls[1].body).unwrap();
+    assert_eq!(secret["metadata"]["name"], ID);
+    assert_eq!(secret["stringData"]["token"], common::TOKEN);
+    assert_eq!(secret["metadata"]["ownerReferences"][0]["uid"], "job-uid-1");
+    assert!(!String::from_utf8_lossy(&calls[0].body).contains(common::TOKEN));
+    let env = &job["spec"]["template"]["spec"]["containers"][0]["env"];
+    let from = env
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "PADO_GENERATOR_TOKEN")
+        .expect("the token's variable");
+    assert_eq!(from["valueFrom"]["secretKeyRef"]["name"], ID);
+    let cm: Value = serde_json::from_slice(&calls[2].body).unwrap();
     assert_eq!(cm["metadata"]["ownerReferences"][0]["uid"], "job-uid-1");
     assert_eq!(cm["metadata"]["ownerReferences"][0]["kind"], "Job");
     assert_eq!(cm["data"]["file-1"], "id,이름\n1,김\n");
@@ -450,9 +478,53 @@ async fn a_refused_create_still_cleans_up_and_says_why() {
         paths,
         [
             format!("/apis/batch/v1/namespaces/forbidden/jobs/{ID}"),
-            format!("/api/v1/namespaces/forbidden/configmaps/{ID}")
+            format!("/api/v1/namespaces/forbidden/configmaps/{ID}"),
+            format!("/api/v1/namespaces/forbidden/secrets/{ID}")
         ]
     );
+}
+
+#[tokio::test]
+async fn a_pod_evicted_for_its_full_results_volume_is_named_with_the_kubelet_s_reason() {
+    // What the kubelet leaves of a pod whose results emptyDir grew past its
+    // sizeLimit: the pod Failed and Evicted, its container's end unknown.
+    let mut pods: Vec<PodScript> = (0..common::N).map(|i| running(i, Some(0))).collect();
+    pods[2].done = None;
+    pods[2].status = json!({
+        "phase": "Failed",
+        "reason": "Evicted",
+        "message": "Usage of EmptyDir volume \"results\" exceeds the limit \"1Gi\". ",
+        "containerStatuses": [{
+            "name": "pado", "image": "x", "imageID": "", "ready": false, "restartCount": 0,
+            "state": {"terminated": {"exitCode": 137, "reason": "ContainerStatusUnknown"}}
+        }]
+    });
+    let mock = Mock::start(pods, None);
+    let out = tempfile::tempdir().unwrap();
+    let (say, _) = sayer();
+    let merged: Merged = Arc::default();
+    let (_tx, rx) = watch::channel(0u32);
+    flow::run(
+        mock.client(),
+        &spec(),
+        &options(out.path()),
+        rx,
+        say,
+        &mut pado_k8s::NoLiveView,
+        merge_into(&merged, 1),
+    )
+    .await
+    .unwrap();
+    let c = merged.lock().unwrap().clone().unwrap();
+    assert_eq!(c.dirs.len(), 2);
+    let m: Vec<String> = c.missing.iter().map(ToString::to_string).collect();
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(m[0].starts_with("segment 2/3 missing:"), "{m:?}");
+    assert!(
+        m[0].contains("Evicted: Usage of EmptyDir volume \"results\" exceeds the limit \"1Gi\""),
+        "{m:?}"
+    );
+    assert_cleaned_up(&mock);
 }
 
 /// Pods that serve `seconds` seconds each, pod `i` sending `10 * (i + 1) + t`

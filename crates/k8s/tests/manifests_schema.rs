@@ -28,12 +28,85 @@ fn now() -> time::OffsetDateTime {
 }
 
 #[test]
-fn job_and_config_map_are_valid_kubernetes_objects() {
+fn job_config_map_and_secret_are_valid_kubernetes_objects() {
     let spec = common::spec("pado-x-abc123");
     let job = with_kind(&manifests::job(&spec, now()));
     let cm = with_kind(&manifests::config_map(&spec));
+    let secret = with_kind(&manifests::secret(&spec));
     assert_eq!(errors("Job", &job), Vec::<String>::new());
     assert_eq!(errors("ConfigMap", &cm), Vec::<String>::new());
+    assert_eq!(errors("Secret", &secret), Vec::<String>::new());
+    let mut typo = secret.clone();
+    typo["stringdata"] = json!({"token": "x"});
+    assert!(!errors("Secret", &typo).is_empty(), "the schema is strict");
+}
+
+#[test]
+fn the_token_lives_in_a_secret_the_pods_read_by_reference() {
+    let spec = common::spec("pado-x-abc123");
+    let secret = with_kind(&manifests::secret(&spec));
+    assert_eq!(secret["kind"], "Secret");
+    assert_eq!(secret["metadata"]["name"], "pado-x-abc123");
+    assert_eq!(secret["metadata"]["namespace"], "loadtest");
+    assert_eq!(
+        secret["metadata"]["labels"]["pado.dev/test-id"],
+        "pado-x-abc123"
+    );
+    assert_eq!(secret["type"], "Opaque");
+    assert_eq!(secret["immutable"], true);
+    assert_eq!(secret["stringData"]["token"], common::TOKEN);
+    let j = with_kind(&manifests::job(&spec, now()));
+    // Nowhere in the Job: not in its arguments, env values or annotations.
+    assert!(
+        !j.to_string().contains(common::TOKEN),
+        "the token leaked into the Job"
+    );
+    let c = &j["spec"]["template"]["spec"]["containers"][0];
+    let env = c["env"].as_array().unwrap();
+    let token = env
+        .iter()
+        .find(|e| e["name"] == manifests::TOKEN_ENV)
+        .expect("the token's variable");
+    assert!(token.get("value").is_none());
+    assert_eq!(
+        token["valueFrom"]["secretKeyRef"],
+        json!({"name": "pado-x-abc123", "key": "token", "optional": false})
+    );
+    // The probe needs no token: a TCP connect, not an HTTP request.
+    assert_eq!(c["readinessProbe"]["tcpSocket"]["port"], 7070);
+    assert!(c["readinessProbe"].get("httpGet").is_none());
+}
+
+#[test]
+fn the_results_volume_has_a_size_limit() {
+    let mut spec = common::spec("pado-x-abc123");
+    let size = |spec: &pado_k8s::GeneratorSpec| {
+        let j = with_kind(&manifests::job(spec, now()));
+        j["spec"]["template"]["spec"]["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == "results")
+            .unwrap()["emptyDir"]["sizeLimit"]
+            .clone()
+    };
+    assert_eq!(size(&spec), "1Gi");
+    spec.results_size_limit = "250Mi".into();
+    assert_eq!(size(&spec), "250Mi");
+    spec.check().unwrap();
+    use pado_k8s::spec::SpecError;
+    for bad in ["", "1GB", "-1Gi", "0", "1e3", "Gi", "1.Gi", "1 Gi"] {
+        spec.results_size_limit = bad.into();
+        assert_eq!(
+            spec.check(),
+            Err(SpecError::ResultsSize(bad.into())),
+            "{bad:?}"
+        );
+    }
+    for good in ["1Gi", "500Mi", "2G", "1.5Gi", "1073741824", "10k"] {
+        spec.results_size_limit = good.into();
+        assert_eq!(spec.check(), Ok(()), "{good:?}");
+    }
 }
 
 #[test]
@@ -147,7 +220,7 @@ fn pods_spread_over_nodes_and_are_locked_down() {
     assert_eq!(scenario["readOnly"], true);
     let vols = pod["spec"]["volumes"].as_array().unwrap();
     let results = vols.iter().find(|v| v["name"] == "results").unwrap();
-    assert!(results.get("emptyDir").is_some());
+    assert_eq!(results["emptyDir"]["sizeLimit"], "1Gi");
 }
 
 #[test]
@@ -226,7 +299,7 @@ fn bad_specs_are_refused_naming_what_to_fix() {
 }
 
 #[test]
-fn render_prints_both_objects_as_yaml_documents() {
+fn render_prints_the_three_objects_as_yaml_documents() {
     let spec = common::spec("pado-x-abc123");
     let y = manifests::render_yaml(&spec, now()).unwrap();
     let docs: Vec<Value> = y
@@ -234,9 +307,17 @@ fn render_prints_both_objects_as_yaml_documents() {
         .filter(|d| !d.trim().is_empty())
         .map(|d| serde_yaml_ng::from_str(d).unwrap())
         .collect();
-    assert_eq!(docs.len(), 2);
+    assert_eq!(docs.len(), 3);
     assert_eq!(docs[0]["kind"], "ConfigMap");
-    assert_eq!(docs[1]["kind"], "Job");
-    assert_eq!(docs[1], with_kind(&manifests::job(&spec, now())));
+    assert_eq!(docs[1]["kind"], "Secret");
+    assert_eq!(docs[1], with_kind(&manifests::secret(&spec)));
+    assert_eq!(docs[2]["kind"], "Job");
+    assert_eq!(docs[2], with_kind(&manifests::job(&spec, now())));
+    // The file holds a secret, and says so above it.
+    assert!(
+        y.contains(&format!("---\n{}apiVersion: v1\nkind: Secret", manifests::SECRET_NOTE))
+            || y.contains(&format!("---\n{}", manifests::SECRET_NOTE)),
+        "{y}"
+    );
     assert!(y.contains("결제 부하 테스트"), "Hangul kept as text");
 }

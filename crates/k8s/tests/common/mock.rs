@@ -1,10 +1,12 @@
 //! A mock Kubernetes API server: a local HTTP server on 127.0.0.1 answering only the
-//! calls `pado k8s run` makes (create ConfigMap and Job, list pods by label, pod
-//! logs, the pod proxy's /live, /stop, /status, /result.tar and /done, delete Job
-//! and ConfigMap)
+//! calls `pado k8s run` makes (create ConfigMap, Secret and Job, list pods by label,
+//! pod logs, the pod proxy's /live, /stop, /status, /result.tar and /done, delete
+//! Job, Secret and ConfigMap)
 //! in namespace `loadtest`, and recording each one. Its pods are scripted
-//! ([`PodScript`]) and named after the Job it was sent. Shared by the crate's flow
-//! tests and the CLI's end-to-end test.
+//! ([`PodScript`]) and named after the Job it was sent; like real generator pods,
+//! they answer the pod proxy only with the token of the Secret created for the run
+//! (`X-Pado-Token`), and `401` otherwise. Shared by the crate's flow tests and the
+//! CLI's end-to-end test.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -24,6 +26,20 @@ pub struct Call {
     pub path: String,
     pub query: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// Its `X-Pado-Token` header, if any.
+    pub token: Option<String>,
+}
+
+impl Call {
+    fn of(req: &pado_h1server::Request) -> Call {
+        Call {
+            method: req.method.clone(),
+            path: req.path.clone(),
+            query: req.query.clone(),
+            body: req.body.clone(),
+            token: req.header("x-pado-token").map(str::to_string),
+        }
+    }
 }
 
 /// How one generator pod behaves.
@@ -61,6 +77,10 @@ pub struct State {
     pub job_created: bool,
     /// The created Job's name (the test id).
     pub job_name: String,
+    /// The token of the Secret created for the run: the pods require it.
+    pub token: Option<String>,
+    /// Pod proxy calls refused for a missing or wrong token.
+    pub refused: u32,
     pub pods: Vec<PodScript>,
     /// When the Job is deleted, generators stop and report this code (Ctrl-C).
     done_on_job_delete: Option<i32>,
@@ -166,12 +186,11 @@ fn answer_live(
     if sub != "live" && sub != "stop" {
         return None;
     }
-    s.calls.push(Call {
-        method: req.method.clone(),
-        path: req.path.clone(),
-        query: req.query.clone(),
-        body: req.body.clone(),
-    });
+    s.calls.push(Call::of(req));
+    if !token_ok(&s, req) {
+        s.refused += 1;
+        return Some((401, "text/plain", b"this server needs its token".to_vec(), None));
+    }
     let job = s.job_name.clone();
     let Some(p) = s.pods.iter_mut().find(|p| p.name(&job) == pod) else {
         return Some((404, "text/plain", b"no pod".to_vec(), None));
@@ -207,16 +226,17 @@ fn answer_live(
     })
 }
 
+/// Whether a pod proxy call carries the run's token, as a generator pod checks it.
+fn token_ok(s: &State, req: &pado_h1server::Request) -> bool {
+    matches!((&s.token, req.header("x-pado-token")), (Some(t), Some(given)) if t == given)
+}
+
 fn answer(state: &Mutex<State>, req: &pado_h1server::Request) -> (u16, &'static str, Vec<u8>) {
     let mut s = state.lock().unwrap();
-    s.calls.push(Call {
-        method: req.method.clone(),
-        path: req.path.clone(),
-        query: req.query.clone(),
-        body: req.body.clone(),
-    });
+    s.calls.push(Call::of(req));
     let jobs = format!("/apis/batch/v1/namespaces/{NS}/jobs");
     let cms = format!("/api/v1/namespaces/{NS}/configmaps");
+    let secrets = format!("/api/v1/namespaces/{NS}/secrets");
     let pods = format!("/api/v1/namespaces/{NS}/pods");
     let path = req.path.as_str();
     if path.contains("/namespaces/forbidden/") {
@@ -239,6 +259,12 @@ fn answer(state: &Mutex<State>, req: &pado_h1server::Request) -> (u16, &'static 
             json_body(201, v)
         }
         "POST" if path == cms => json_body(201, serde_json::from_slice(&req.body).unwrap()),
+        "POST" if path == secrets => {
+            let v: Value = serde_json::from_slice(&req.body).unwrap();
+            s.token = v["stringData"]["token"].as_str().map(str::to_string);
+            json_body(201, v)
+        }
+        "DELETE" if path.starts_with(&format!("{secrets}/")) => json_body(200, ok_status()),
         "DELETE" if path == format!("{jobs}/{}", s.job_name) => {
             if let Some(code) = s.done_on_job_delete {
                 for p in &mut s.pods {
@@ -298,6 +324,10 @@ fn answer(state: &Mutex<State>, req: &pado_h1server::Request) -> (u16, &'static 
                 return (404, "text/plain", b"no pod".to_vec());
             };
             let sub = rest.split_once('/').map(|x| x.1).unwrap_or_default();
+            if sub.starts_with("proxy/") && !token_ok(&s, req) {
+                s.refused += 1;
+                return (401, "text/plain", b"this server needs its token".to_vec());
+            }
             match (req.method.as_str(), sub) {
                 ("GET", "log") => (200, "text/plain", pod.log.into_bytes()),
                 ("GET", "proxy/status") => match pod.done {

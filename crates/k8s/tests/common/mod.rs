@@ -11,6 +11,9 @@ use pado_k8s::{FileEntry, GeneratorSpec, Resources};
 
 pub const N: u32 = 3;
 
+/// The run's token in these specs.
+pub const TOKEN: &str = "5ec2e7-70ken-0f-7he-run-a1b2c3d4e5f6";
+
 pub fn spec(test_id: &str) -> GeneratorSpec {
     GeneratorSpec {
         test_name: "결제 부하 테스트".into(),
@@ -42,5 +45,7 @@ pub fn spec(test_id: &str) -> GeneratorSpec {
         extra_args: vec!["--quiet".into()],
         port: 7070,
         env_from_secret: Some("checkout-env".into()),
+        token: pado_k8s::spec::Token::new(TOKEN).unwrap(),
+        results_size_limit: "1Gi".into(),
     }
 }

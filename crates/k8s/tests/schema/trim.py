@@ -2,7 +2,7 @@
 
 Usage: python3 trim.py DIR > k8s-v1.33-strict.json, where DIR is
 kubernetes_validate/kubernetes-json-schema/v1.33.0-local-strict from the
-kubernetes-validate 1.37.0 wheel (PyPI). Keeps the Job and ConfigMap schemas and every
+kubernetes-validate 1.37.0 wheel (PyPI). Keeps the Job, ConfigMap and Secret schemas and every
 definition they reach, with references made local (#/$defs/...).
 """
 import json
@@ -10,7 +10,7 @@ import sys
 
 d = sys.argv[1]
 defs = json.load(open(f"{d}/_definitions.json"))["$defs"]
-roots = {"Job": "job-batch-v1.json", "ConfigMap": "configmap-v1.json"}
+roots = {"Job": "job-batch-v1.json", "ConfigMap": "configmap-v1.json", "Secret": "secret-v1.json"}
 PREFIX = "/api/_definitions.json#/$defs/"
 
 
@@ -46,6 +46,6 @@ print(json.dumps({
     "$comment": "Kubernetes v1.33.0 JSON schemas (strict: additionalProperties false), "
                 "from the kubernetes-validate 1.37.0 wheel (Apache-2.0), generated from "
                 "kubernetes/kubernetes api/openapi-spec by openapi2jsonschema; trimmed by trim.py "
-                "to the Job and ConfigMap schemas and the definitions they reach.",
+                "to the Job, ConfigMap and Secret schemas and the definitions they reach.",
     "$defs": dict(sorted(out.items())),
 }, indent=1, sort_keys=False))
