@@ -28,6 +28,11 @@ impl Agent {
 
     /// An agent with more flags (`--allow-commands`, `--token-file FILE`).
     fn start_with(token: &str, extra: &[&str]) -> Agent {
+        Agent::start_env(token, extra, &[])
+    }
+
+    /// An agent with more flags and environment variables (its jobs' runs have them).
+    fn start_env(token: &str, extra: &[&str], env: &[(&str, &str)]) -> Agent {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -44,6 +49,7 @@ impl Agent {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         cmd.env("PADO_AGENT_TOKEN", token);
+        cmd.envs(env.iter().copied());
         let child = cmd.spawn().expect("starting pado agent");
         let t0 = Instant::now();
         while std::net::TcpStream::connect(&addr).is_err() {
@@ -309,6 +315,79 @@ fn exports_windows_and_outputs_reach_the_merged_result_and_every_agent() {
         }
     }
     assert_eq!(counted, [20, 20], "{}", say(&o));
+}
+
+/// An output URL with a password is refused before any job is sent (the job and
+/// the agent's `pado run` arguments would carry it in plain text); given as
+/// `KIND=env:VAR`, the URL is read from each agent's own environment: the writes
+/// carry its credentials, and nothing the coordinator keeps does.
+#[test]
+fn an_output_url_s_credentials_never_travel_in_a_job() {
+    let srv = TestServer::start();
+    let dir = tmp("agents-output-secret");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  s:\n    executor: constant-arrival-rate\n    rate: 10\n    duration: 2s\n    pre_allocated_vus: 2\n    flow:\n      - request: GET /load\n",
+            srv.base_url()
+        ),
+    );
+    let url = srv.url("/write?db=pado&u=me&p=s3cr3t-pass");
+    let a = Agent::start(TOKEN);
+    let (o, _) = coordinate(
+        &f,
+        &[&a],
+        &dir.join("refused"),
+        TOKEN,
+        &["--output", &format!("influxdb={url}")],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{}", say(&o));
+    assert!(
+        err.contains("--output influxdb=env:PADO_OUTPUT_URL"),
+        "{err}"
+    );
+    assert!(!err.contains("s3cr3t"), "{err}");
+    assert_eq!(srv.stats().requests, 0, "nothing ran");
+    assert_eq!(a.leftovers(), 0, "no job reached the agent");
+    drop(a);
+    let b = Agent::start_env(TOKEN, &[], &[("PADO_OUTPUT_URL", &url)]);
+    let out = dir.join("out");
+    let (o, _) = coordinate(
+        &f,
+        &[&b],
+        &out,
+        TOKEN,
+        &["--output", "influxdb=env:PADO_OUTPUT_URL"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    let writes: Vec<_> = srv
+        .records()
+        .into_iter()
+        .filter(|r| r.path == "/write")
+        .collect();
+    assert!(!writes.is_empty(), "{}", say(&o));
+    assert!(
+        writes.iter().all(|w| w
+            .query
+            .contains(&("p".to_string(), "s3cr3t-pass".to_string()))),
+        "the agent's run wrote with the URL from its environment"
+    );
+    // Nothing the coordinator wrote holds the password.
+    let mut stack = vec![out.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+                assert!(!text.contains("s3cr3t"), "{}", p.display());
+            }
+        }
+    }
+    assert!(!say(&o).contains("s3cr3t"));
 }
 
 /// A scenario of one second's load whose first event runs a command that would

@@ -17,13 +17,40 @@ use serde_json::Value;
 
 use crate::harness::{free_port, num, pado, pado_bin, shared_machine, tmp, write_file};
 
-/// One HTTP/1.1 exchange with the generator's result server: (status, body).
+/// pado with `args` and the environment variables `env`.
+fn pado_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let _machine = shared_machine();
+    Command::new(pado_bin())
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("running pado")
+}
+
+/// The generator's token in these tests (a pod gets its run's from the Secret).
+const GEN_TOKEN: &str = "e2e-generator-token-0123456789abcdef";
+
+/// One HTTP/1.1 exchange with the generator's result server, with the token:
+/// (status, body).
 fn http(addr: SocketAddr, method: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
+    http_as(addr, method, path, Some(GEN_TOKEN))
+}
+
+/// One exchange sending `token` as `X-Pado-Token` (or none).
+fn http_as(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+) -> std::io::Result<(u16, Vec<u8>)> {
     let mut s = std::net::TcpStream::connect(addr)?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let auth = token
+        .map(|t| format!("X-Pado-Token: {t}\r\n"))
+        .unwrap_or_default();
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\nContent-Length: 0\r\n\r\n"
     )?;
     let mut out = Vec::new();
     s.read_to_end(&mut out)?;
@@ -57,6 +84,7 @@ fn k8s_generator_runs_then_serves_its_result_until_fetched() {
         ])
         .args(["--vus", "2", "--duration", "1s", "--quiet", "--out"])
         .arg(&results)
+        .env("PADO_GENERATOR_TOKEN", GEN_TOKEN)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -73,10 +101,19 @@ fn k8s_generator_runs_then_serves_its_result_until_fetched() {
             assert_eq!(v["state"], "running");
             // The tar is refused while running.
             assert_eq!(http(addr, "GET", "/result.tar").unwrap().0, 409);
+            // And to a stranger: no token, or another one.
+            for t in [None, Some("e2e-generator-token-0123456789abcdeX")] {
+                assert_eq!(http_as(addr, "POST", "/stop", t).unwrap().0, 401);
+            }
         }
         std::thread::sleep(Duration::from_millis(100));
     };
+    // The strangers' `/stop`s did not stop it: it ran its whole second.
     assert_eq!(status["exit_code"], 0, "{status}");
+    for t in [None, Some("e2e-generator-token-0123456789abcdeX")] {
+        assert_eq!(http_as(addr, "GET", "/result.tar", t).unwrap().0, 401);
+        assert_eq!(http_as(addr, "POST", "/done", t).unwrap().0, 401);
+    }
     let (code, tar) = http(addr, "GET", "/result.tar").unwrap();
     assert_eq!(code, 200);
     let got = t.join("got");
@@ -110,6 +147,31 @@ fn k8s_generator_runs_then_serves_its_result_until_fetched() {
 }
 
 #[test]
+fn k8s_generator_without_its_token_does_not_start() {
+    let t = tmp("k8s-generator-no-token");
+    let port = free_port();
+    let out = Command::new(pado_bin())
+        .args(["k8s", "generator", "--listen", &format!("127.0.0.1:{port}")])
+        .arg("--results")
+        .arg(t.join("run"))
+        .args([
+            "--",
+            "run",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--duration",
+            "1s",
+        ])
+        .env_remove("PADO_GENERATOR_TOKEN")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("PADO_GENERATOR_TOKEN"), "{err}");
+    assert!(!t.join("run").exists(), "its run started");
+}
+
+#[test]
 fn k8s_render_prints_the_config_map_and_indexed_job() {
     let t = tmp("k8s-render");
     std::fs::create_dir(t.join("data")).unwrap();
@@ -119,21 +181,33 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
         "checkout.yaml",
         "name: checkout\ntarget: http://127.0.0.1:9\ndata:\n  users: { file: data/사용자.csv }\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 4\n    duration: 90s\n    flow:\n      - request: GET /u/{{ users.id }}\n",
     );
-    let out = pado(&[
-        "k8s",
-        "render",
-        file.to_str().unwrap(),
-        "--generators",
-        "4",
-        "--namespace",
-        "perf",
-        "--start-at",
-        "2099-01-02T03:04:05Z",
-        "--name",
-        "결제",
-        "--",
-        "--quiet",
-    ]);
+    // The scenario is compiled here as every pod will compile it, so the variable
+    // its header reads is set here too; its value stays here.
+    let out = pado_env(
+        &[
+            "k8s",
+            "render",
+            file.to_str().unwrap(),
+            "--generators",
+            "4",
+            "--namespace",
+            "perf",
+            "--start-at",
+            "2099-01-02T03:04:05Z",
+            "--name",
+            "결제",
+            "--results-size-limit",
+            "2Gi",
+            "--env-from-secret",
+            "checkout-env",
+            "--",
+            "--quiet",
+            "--header",
+            "Authorization: Bearer {{ env.API_TOKEN }}",
+        ],
+        &[("API_TOKEN", "local-value-never-sent")],
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("local-value-never-sent"));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -146,10 +220,51 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
         .filter(|d| !d.trim().is_empty())
         .map(|d| serde_yaml_ng::from_str(d).unwrap())
         .collect();
-    assert_eq!(docs.len(), 2, "{stdout}");
-    let (cm, job) = (&docs[0], &docs[1]);
+    assert_eq!(docs.len(), 3, "{stdout}");
+    let (cm, secret, job) = (&docs[0], &docs[1], &docs[2]);
     assert_eq!(cm["kind"], "ConfigMap");
     assert_eq!(cm["data"]["file-1"], "id\n1\n2\n");
+    // The generators' token: fresh, in its Secret (the file says it holds one), and
+    // read by the pods from it, never written into the Job.
+    assert_eq!(secret["kind"], "Secret");
+    assert!(
+        stdout.contains("# This Secret holds the generators' token"),
+        "{stdout}"
+    );
+    let token = secret["stringData"]["token"].as_str().unwrap();
+    assert!(token.len() >= 32, "{token}");
+    assert!(!serde_json::to_string(job).unwrap().contains(token));
+    let again = pado(&[
+        "k8s",
+        "render",
+        file.to_str().unwrap(),
+        "-n",
+        "4",
+        "--start-at",
+        "2099-01-02T03:04:05Z",
+    ]);
+    assert!(
+        !String::from_utf8_lossy(&again.stdout).contains(token),
+        "a token is never reused"
+    );
+    let c = &job["spec"]["template"]["spec"]["containers"][0];
+    let env = c["env"].as_array().unwrap();
+    let from = env
+        .iter()
+        .find(|e| e["name"] == "PADO_GENERATOR_TOKEN")
+        .unwrap();
+    assert_eq!(
+        from["valueFrom"]["secretKeyRef"]["name"],
+        secret["metadata"]["name"]
+    );
+    let results = job["spec"]["template"]["spec"]["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "results")
+        .unwrap()
+        .clone();
+    assert_eq!(results["emptyDir"]["sizeLimit"], "2Gi");
     assert_eq!(job["kind"], "Job");
     assert_eq!(job["metadata"]["namespace"], "perf");
     assert_eq!(job["metadata"]["annotations"]["pado.dev/test-name"], "결제");
@@ -163,7 +278,7 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
     let joined = args.join(" ");
     assert!(
         joined.contains(
-            "-- run /pado/scenario/checkout.yaml --segment $(JOB_COMPLETION_INDEX)/4 --start-at 2099-01-02T03:04:05Z --out /results/run --quiet"
+            "-- run /pado/scenario/checkout.yaml --segment $(JOB_COMPLETION_INDEX)/4 --start-at 2099-01-02T03:04:05Z --out /results/run --quiet --header Authorization: Bearer {{ env.API_TOKEN }}"
         ),
         "{joined}"
     );
@@ -191,7 +306,7 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
         .map(|d| serde_yaml_ng::from_str(d).unwrap())
         .collect();
     let deadline = |j: &Value| j["spec"]["activeDeadlineSeconds"].as_i64().unwrap();
-    let moved = deadline(&longer[1]) - deadline(job);
+    let moved = deadline(&longer[2]) - deadline(job);
     assert!((500..=510).contains(&moved), "moved by {moved} s");
     // The page about it ships in the binary.
     let docs = pado(&["docs", "kubernetes"]);
@@ -266,6 +381,87 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
         );
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+    // Credentials in the flags after `--` would be written into the Job in plain
+    // text: refused, naming the flag (never its value) and the replacement.
+    for (args, said) in [
+        (
+            &["--header", "Authorization: Bearer s3cr3t-value"][..],
+            "--env-from-secret NAME -- --header 'Authorization: Bearer {{ env.AUTHORIZATION }}'",
+        ),
+        (
+            &["--header", "X-Api-Key: s3cr3t-value"][..],
+            "--header 'X-Api-Key: {{ env.X_API_KEY }}'",
+        ),
+        (
+            &["--header", "Cookie: sid=s3cr3t-value"][..],
+            "--header 'Cookie: {{ env.COOKIE }}'",
+        ),
+        (
+            &["--proxy", "http://me:s3cr3t-value@proxy.corp:3128"][..],
+            "`--proxy http://***@proxy.corp:3128`",
+        ),
+        (
+            &[
+                "--output",
+                "influxdb=http://127.0.0.1:8086/write?db=pado&u=me&p=s3cr3t-value",
+            ][..],
+            "-- --output influxdb=env:PADO_OUTPUT_URL",
+        ),
+        (
+            &[
+                "--output",
+                "prometheus=http://me:s3cr3t-value@127.0.0.1:9090/api/v1/write",
+            ][..],
+            "-- --output prometheus=env:PADO_OUTPUT_URL",
+        ),
+    ] {
+        let mut argv = vec!["k8s", "render", plain, "-n", "2", "--"];
+        argv.extend(args);
+        let out = pado(&argv);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+        assert!(err.contains("Secret") && err.contains("kubectl"), "{err}");
+        assert!(!err.contains("s3cr3t"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // The value read from the pods' environment instead passes.
+    let out = pado_env(
+        &[
+            "k8s",
+            "render",
+            plain,
+            "-n",
+            "2",
+            "--env-from-secret",
+            "env",
+            "--",
+            "--header",
+            "X-Api-Key: {{ env.X_API_KEY }}",
+            "--output",
+            "prometheus=env:PADO_OUTPUT_URL",
+        ],
+        &[("X_API_KEY", "local-key")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let rendered = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        rendered.contains("X-Api-Key: {{ env.X_API_KEY }}") && !rendered.contains("local-key"),
+        "{rendered}"
+    );
+    // A results volume size Kubernetes would not read.
+    let out = pado(&[
+        "k8s",
+        "render",
+        plain,
+        "-n",
+        "2",
+        "--results-size-limit",
+        "1GB",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--results-size-limit `1GB`"), "{err}");
 }
 
 /// Two real segments of `file` run against the test server, as each pod would have
@@ -390,7 +586,16 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
             .ends_with("--quiet --export junit --window 처음=0s..1s --no-html"),
         "{args:?}"
     );
-    let cm: Value = serde_json::from_slice(&calls[1].body).unwrap();
+    // The token: generated for the run, in its Secret, never in the Job; the pods
+    // (the mock's, as real ones) answered only requests carrying it.
+    let secret: Value = serde_json::from_slice(&calls[1].body).unwrap();
+    assert_eq!(calls[1].path, "/api/v1/namespaces/loadtest/secrets");
+    let token = secret["stringData"]["token"].as_str().unwrap().to_string();
+    assert!(token.len() >= 32, "{token}");
+    assert!(!String::from_utf8_lossy(&calls[0].body).contains(&token));
+    assert!(!stdout.contains(&token) && !stderr.contains(&token));
+    assert_eq!(mock.state.lock().unwrap().refused, 0);
+    let cm: Value = serde_json::from_slice(&calls[2].body).unwrap();
     assert_eq!(cm["data"]["file-1"], "id\n1\n");
     // Collected, and the merge command printed for them.
     let seg = |i: u32| out_dir.join(format!("segment-{i}"));
@@ -439,7 +644,8 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
         deleted,
         [
             format!("/apis/batch/v1/namespaces/loadtest/jobs/{id}"),
-            format!("/api/v1/namespaces/loadtest/configmaps/{id}")
+            format!("/api/v1/namespaces/loadtest/configmaps/{id}"),
+            format!("/api/v1/namespaces/loadtest/secrets/{id}")
         ]
     );
 }

@@ -300,6 +300,10 @@ pub(crate) struct K8sTestArgs {
     /// Test name for the objects' names and labels (default: the scenario's file name).
     #[arg(long)]
     pub name: Option<String>,
+    /// Size limit of each pod's results volume (a Kubernetes quantity): a pod whose
+    /// result grows past it is evicted and its segment named missing.
+    #[arg(long, default_value = pado_k8s::spec::DEFAULT_RESULTS_SIZE_LIMIT)]
+    pub results_size_limit: String,
     /// More `pado run` arguments for every segment, after `--`.
     #[arg(last = true, value_name = "RUN ARGS")]
     pub run_args: Vec<String>,

@@ -62,6 +62,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         .map(|(i, c)| format!("generator {i}/{n} ({})", c.label()))
         .collect();
     let (files, scenario_arg, body_arg) = job_files(a, &cfg)?;
+    crate::secret_flags::refuse_credentials(a, crate::secret_flags::Destination::AgentJobs)?;
     let forwarded = forwarded_flags(a, scenario_arg, body_arg);
     let name = plan.name.clone();
     let out_dir = local_dir(a.out.as_deref(), &name)?;

@@ -189,6 +189,13 @@ fn local_dir(out: Option<&Path>, test_id: &str) -> Result<PathBuf, Failure> {
 /// the merged result is to be written with.
 fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveParts), Failure> {
     let run_flags = run_args_of(a)?;
+    crate::secret_flags::refuse_credentials(
+        &run_flags,
+        crate::secret_flags::Destination::K8sJob {
+            env_secret: a.env_from_secret.as_deref(),
+            namespace: a.namespace.as_deref(),
+        },
+    )?;
     // The scenario as every pod will load it: the file with the flags after `--`
     // (a `--duration` there is the test's length here too).
     let prep = LoadSpec::from_run_args(&run_flags)?.load()?;
@@ -253,6 +260,8 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
         extra_args: a.run_args.clone(),
         port: pado_k8s::spec::DEFAULT_PORT,
         env_from_secret: a.env_from_secret.clone(),
+        token: pado_k8s::spec::Token::generate().map_err(Failure::other)?,
+        results_size_limit: a.results_size_limit.trim().to_string(),
     };
     spec.check()
         .map_err(|e| Failure::invalid(format!("{}: {e}", a.file.display())))?;
@@ -374,6 +383,20 @@ fn start_at(v: &str) -> Result<time::OffsetDateTime, Failure> {
     Ok(t)
 }
 
+/// The generator's token, from the run's Secret by way of its environment
+/// ([`pado_k8s::manifests::TOKEN_ENV`]). Without one it does not start: any pod of
+/// the cluster could stop its run or take its result.
+fn generator_token() -> Result<pado_fleet::access::Token, Failure> {
+    let var = pado_k8s::manifests::TOKEN_ENV;
+    let text = std::env::var(var).unwrap_or_default();
+    if text.trim().is_empty() {
+        return Err(Failure::invalid(format!(
+            "pado k8s generator needs the run's token in {var} (the Job sets it from the Secret `pado k8s run` creates)"
+        )));
+    }
+    pado_fleet::access::Token::new(&text).map_err(|e| Failure::invalid(format!("{var}: {e}")))
+}
+
 /// The run the generator wraps, for the SIGTERM/SIGINT forwarder.
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
@@ -396,6 +419,7 @@ fn interrupt_child() {
 fn generator(a: &K8sGeneratorArgs) -> Result<i32, Failure> {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     let serve_timeout = crate::parse_dur("serve-timeout", &a.serve_timeout)?;
+    let token = generator_token()?;
     let exe = std::env::current_exe().map_err(Failure::other)?;
     // One SIGTERM delivered twice (to the pod's process and its group) is one
     // request: forwarded once, or the child would read it as Ctrl-C twice.
@@ -405,10 +429,14 @@ fn generator(a: &K8sGeneratorArgs) -> Result<i32, Failure> {
         results: a.results.clone(),
         serve_timeout,
         stop: std::sync::Arc::new(interrupt_child),
+        token,
     };
     pado_fleet::generator::serve_after(&opts, || {
         let child = std::process::Command::new(&exe)
             .args(&a.command)
+            // The run has no use for it, and a scenario's `{{ env.X }}` must not
+            // be able to send it anywhere.
+            .env_remove(pado_k8s::manifests::TOKEN_ENV)
             .process_group(0)
             .spawn();
         match child {

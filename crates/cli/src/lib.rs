@@ -46,6 +46,7 @@ mod out;
 mod prepared;
 mod progress;
 mod run_cmd;
+mod secret_flags;
 mod signals;
 mod split;
 

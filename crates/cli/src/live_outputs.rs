@@ -11,9 +11,69 @@ use pado_outputs::{OutputSpec, RunLabels};
 use crate::exit::Failure;
 use crate::prepared::Prepared;
 
+/// What an `--output` value starts its URL with to name an environment variable
+/// holding the URL instead (`--output prometheus=env:PADO_OUTPUT_URL`): so a URL
+/// with credentials reaches generators elsewhere (agents, Kubernetes pods) through
+/// their own environment, never through their arguments.
+pub(crate) const ENV_URL_PREFIX: &str = "env:";
+
+/// `KIND=env:VAR` as (kind, variable), if `flag` is of that form.
+pub(crate) fn env_url_ref(flag: &str) -> Option<(&str, &str)> {
+    let (kind, url) = flag.split_once('=')?;
+    Some((kind.trim(), url.trim().strip_prefix(ENV_URL_PREFIX)?))
+}
+
+/// Whether `name` can be an environment variable's name (letters, digits and `_`,
+/// not starting with a digit).
+fn is_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// An `--output KIND=env:VAR` checked for shape: a kind pado writes and a
+/// variable's name. `Ok(None)` when `flag` is not of that form.
+pub(crate) fn check_env_url_ref(flag: &str) -> Result<Option<(&str, &str)>, Failure> {
+    let Some((kind, var)) = env_url_ref(flag) else {
+        return Ok(None);
+    };
+    if pado_outputs::spec::Kind::parse(kind).is_none() {
+        return Err(Failure::invalid(format!(
+            "--output {flag}: unknown output kind `{kind}` (kinds: prometheus, influxdb, otlp)"
+        )));
+    }
+    if !is_env_name(var) {
+        return Err(Failure::invalid(format!(
+            "--output {flag}: after `{ENV_URL_PREFIX}` give the name of an environment variable holding the URL (letters, digits, _)"
+        )));
+    }
+    Ok(Some((kind, var)))
+}
+
+/// The `KIND=URL` an `--output` flag stands for: itself, or for `KIND=env:VAR`
+/// the URL in variable `VAR` (never printed: errors about it show it masked).
+fn resolved_flag(flag: &str) -> Result<String, Failure> {
+    let Some((kind, var)) = check_env_url_ref(flag)? else {
+        return Ok(flag.to_string());
+    };
+    match std::env::var(var) {
+        Ok(url) if !url.trim().is_empty() => Ok(format!("{kind}={}", url.trim())),
+        _ => Err(Failure::invalid(format!(
+            "--output {flag}: environment variable {var} is not set (it holds the output's URL)"
+        ))),
+    }
+}
+
 /// The outputs of a run: the file's `outputs:` (errors at their line), then the
-/// `--output` flags.
-pub(crate) fn specs(prep: &Prepared, flags: &[String]) -> Result<Vec<OutputSpec>, Failure> {
+/// `--output` flags (`KIND=env:VAR` read from the environment). `resolve_env`
+/// false is for a coordinator, which writes to no output itself: its
+/// `KIND=env:VAR` flags are checked for shape only and left out, the variable
+/// being the generators' to have.
+pub(crate) fn specs(
+    prep: &Prepared,
+    flags: &[String],
+    resolve_env: bool,
+) -> Result<Vec<OutputSpec>, Failure> {
     let mut out = Vec::new();
     for (i, o) in prep.config.outputs.iter().enumerate() {
         let spec =
@@ -26,9 +86,18 @@ pub(crate) fn specs(prep: &Prepared, flags: &[String]) -> Result<Vec<OutputSpec>
         out.push(spec);
     }
     for f in flags {
-        out.push(OutputSpec::parse_flag(f).map_err(|e| {
-            let shown = pado_outputs::spec::masked(f);
-            Failure::invalid(format!("--output {shown}: {e}"))
+        if !resolve_env && check_env_url_ref(f)?.is_some() {
+            continue;
+        }
+        let resolved = resolved_flag(f)?;
+        out.push(OutputSpec::parse_flag(&resolved).map_err(|e| {
+            let shown = pado_outputs::spec::masked(&resolved);
+            let named = if resolved == *f {
+                String::new()
+            } else {
+                format!(" (from {f})")
+            };
+            Failure::invalid(format!("--output {shown}{named}: {e}"))
         })?);
     }
     // InfluxDB v2's token: missing is an error now, before anything is sent (its

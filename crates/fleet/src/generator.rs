@@ -169,7 +169,9 @@ mod tests {
                 format!("Authorization: Basic {TOKEN}\r\n"),
                 "Authorization: Bearer 0123456789abcdef\r\n".to_string(),
             ] {
-                let head = format!("{method} {path} HTTP/1.1\r\nHost: 10.0.0.7:7070\r\n{auth}{promised}\r\n");
+                let head = format!(
+                    "{method} {path} HTTP/1.1\r\nHost: 10.0.0.7:7070\r\n{auth}{promised}\r\n"
+                );
                 let (status, body) = raw(addr, &head).expect("answered before any body byte");
                 assert_eq!(status, 401, "{method} {path} with {auth:?}");
                 let text = String::from_utf8_lossy(&body);
@@ -177,7 +179,11 @@ mod tests {
                 assert!(!text.contains("0123456789abcdef"), "{text}");
             }
         }
-        assert_eq!(stops.load(Ordering::SeqCst), 0, "no stranger stopped the run");
+        assert_eq!(
+            stops.load(Ordering::SeqCst),
+            0,
+            "no stranger stopped the run"
+        );
         // The run's own token, in pado's header or as a bearer token, is let in.
         assert_eq!(http(addr, "POST", "/stop").0, 202);
         assert_eq!(stops.load(Ordering::SeqCst), 1);
@@ -187,7 +193,8 @@ mod tests {
         assert_eq!(raw(addr, &bearer).unwrap().0, 200);
         tx.send(()).unwrap();
         // Once the run is over, `/done` from a stranger does not end the generator.
-        let done = "POST /done HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+        let done =
+            "POST /done HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
         loop {
             let (_, b) = http(addr, "GET", "/status");
             if String::from_utf8_lossy(&b).contains("done") {

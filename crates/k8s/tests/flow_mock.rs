@@ -115,7 +115,13 @@ fn assert_cleaned_up(mock: &Mock) {
     let st = mock.state.lock().unwrap();
     assert_eq!(st.refused, 0, "a pod refused the coordinator");
     for c in st.calls.iter().filter(|c| c.path.contains(":7070/proxy/")) {
-        assert_eq!(c.token.as_deref(), Some(common::TOKEN), "{} {}", c.method, c.path);
+        assert_eq!(
+            c.token.as_deref(),
+            Some(common::TOKEN),
+            "{} {}",
+            c.method,
+            c.path
+        );
     }
 }
 

@@ -315,8 +315,10 @@ fn render_prints_the_three_objects_as_yaml_documents() {
     assert_eq!(docs[2], with_kind(&manifests::job(&spec, now())));
     // The file holds a secret, and says so above it.
     assert!(
-        y.contains(&format!("---\n{}apiVersion: v1\nkind: Secret", manifests::SECRET_NOTE))
-            || y.contains(&format!("---\n{}", manifests::SECRET_NOTE)),
+        y.contains(&format!(
+            "---\n{}apiVersion: v1\nkind: Secret",
+            manifests::SECRET_NOTE
+        )) || y.contains(&format!("---\n{}", manifests::SECRET_NOTE)),
         "{y}"
     );
     assert!(y.contains("결제 부하 테스트"), "Hangul kept as text");

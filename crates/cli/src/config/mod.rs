@@ -137,7 +137,8 @@ impl RunConfig {
             }
             split.plan_id = Some(crate::split::plan_id(&spec, &scenario)?);
         }
-        let outputs = crate::live_outputs::specs(&scenario, &a.outputs)?;
+        // A coordinator (`--generators`) writes to no output: the generators do.
+        let outputs = crate::live_outputs::specs(&scenario, &a.outputs, a.generators.is_empty())?;
         Ok(RunConfig {
             outputs,
             split,

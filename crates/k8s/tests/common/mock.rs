@@ -189,7 +189,12 @@ fn answer_live(
     s.calls.push(Call::of(req));
     if !token_ok(&s, req) {
         s.refused += 1;
-        return Some((401, "text/plain", b"this server needs its token".to_vec(), None));
+        return Some((
+            401,
+            "text/plain",
+            b"this server needs its token".to_vec(),
+            None,
+        ));
     }
     let job = s.job_name.clone();
     let Some(p) = s.pods.iter_mut().find(|p| p.name(&job) == pod) else {
