@@ -169,3 +169,39 @@ pub(crate) fn lines(reports: &[pado_outputs::OutputReport]) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_url_may_come_from_the_environment_and_is_never_shown() {
+        let var = "PADO_TEST_OUTPUT_URL_LIVE_OUTPUTS";
+        std::env::set_var(var, "http://me:s3cr3t@127.0.0.1:9090/api/v1/write");
+        let flag = format!("prometheus=env:{var}");
+        assert_eq!(
+            resolved_flag(&flag).unwrap(),
+            "prometheus=http://me:s3cr3t@127.0.0.1:9090/api/v1/write"
+        );
+        // A plain URL is itself.
+        let plain = "otlp=http://127.0.0.1:4318/v1/metrics";
+        assert_eq!(resolved_flag(plain).unwrap(), plain);
+        // Unset, or no variable's name: an error naming the flag, never a value.
+        let unset = "prometheus=env:PADO_TEST_OUTPUT_URL_NEVER_SET";
+        let e = resolved_flag(unset).unwrap_err().message;
+        assert!(
+            e.contains("PADO_TEST_OUTPUT_URL_NEVER_SET is not set"),
+            "{e}"
+        );
+        for bad in ["prometheus=env:", "prometheus=env:1X", "prometheus=env:A-B"] {
+            let e = check_env_url_ref(bad).unwrap_err().message;
+            assert!(e.contains("name of an environment variable"), "{bad}: {e}");
+        }
+        let e = check_env_url_ref(&format!("graphite=env:{var}"))
+            .unwrap_err()
+            .message;
+        assert!(e.contains("unknown output kind `graphite`"), "{e}");
+        assert!(!e.contains("s3cr3t"));
+        assert_eq!(check_env_url_ref(plain).unwrap(), None);
+    }
+}

@@ -191,7 +191,7 @@ pub(crate) fn refuse_credentials(run: &RunArgs, dest: Destination<'_>) -> Result
                 create("HTTPS_PROXY", "http://USER:PASSWORD@HOST:PORT")
             )));
         }
-        for o in run.outputs.iter().filter(|o| output_has_credentials(o)) {
+        if let Some(o) = run.outputs.iter().find(|o| output_has_credentials(o)) {
             let kind = o.split_once('=').map_or("KIND", |(k, _)| k.trim());
             return Err(Failure::invalid(format!(
                 "`--output {}` {where_}. Keep the URL in a Secret and name its variable instead: {}, then `pado k8s run ... --env-from-secret {secret} -- --output {kind}=env:PADO_OUTPUT_URL`",
