@@ -54,7 +54,7 @@ fn closed(base: &str, defaults: &str, flow: &str) -> String {
 const GET_POST: &str = "      - name: post\n        request: GET /api/posts/{{ vu }}\n        check: { status: 200, json_exists: [$.title] }\n";
 
 /// `--http2` against the demo target over cleartext: h2c, every request answered,
-/// each counted by the target; `--once` shows the HTTP/2 exchange.
+/// each counted by the target (an HTTP/1.1-only target failed all of them).
 #[test]
 fn h2c_against_the_demo_target_is_all_ok() {
     let t = demo_target();
@@ -66,16 +66,6 @@ fn h2c_against_the_demo_target_is_all_ok() {
     );
     assert_eq!(num(&s, "requests"), 20.0, "{s}");
     assert_eq!(t.requests_served() - before, 20);
-    let dir = tmp("demo-h2c-once");
-    let f = write_file(&dir, "s.yaml", &closed(&t.base_url(), "http: 2", GET_POST));
-    let out = Command::new(pado_bin())
-        .args(["run", f.to_str().unwrap(), "--once"])
-        .output()
-        .unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(text.contains("HTTP/2 200"), "{text}");
 }
 
 /// `pado target serve --tls` (the binary, port 0): HTTP/2 over TLS with ALPN h2,

@@ -217,39 +217,3 @@ fn http2_encoded_responses_are_decoded_and_counted() {
         "{s}"
     );
 }
-
-/// h2c against a server that speaks only HTTP/1.1: it answers the HTTP/2 preface
-/// with `HTTP/1.1 400`, which read as HTTP/2 is a `FRAME_SIZE_ERROR`. Every request
-/// is counted as `h2c_unsupported` with the cause and the fix, not as `goaway`.
-#[test]
-fn h2c_against_an_http1_server_names_the_cause() {
-    let h1 = TestServer::start();
-    let r = run_file(
-        "h2c-http1",
-        &scenario(&h1.base_url(), "", 2, 3, "/"),
-        &["--http2"],
-    );
-    let s = r.summary();
-    assert_eq!(num(&s, "requests"), 6.0, "{s}");
-    assert_eq!(num(&s, "errors.h2c_unsupported"), 6.0, "{s}");
-    assert!(s["errors"].get("goaway").is_none(), "{s}");
-    assert_eq!(
-        h1.stats().requests,
-        0,
-        "the preface is no request it can answer"
-    );
-    let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap_or_default();
-    assert!(
-        failures.contains("the server answered in HTTP/1.1")
-            && failures.contains("--http auto or https"),
-        "{failures}"
-    );
-    // The same server over HTTP/1.1 is fine: the category is about the protocol.
-    let ok = run_file(
-        "h2c-http1-ok",
-        &scenario(&h1.base_url(), "", 2, 3, "/"),
-        &[],
-    );
-    assert_eq!(ok.code(), 0, "{}", ok.stderr());
-    assert!(ok.summary()["errors"].get("h2c_unsupported").is_none());
-}
