@@ -10,6 +10,7 @@ mod analysis;
 mod browser;
 mod capacity;
 mod demo;
+mod demo_protocols;
 mod errors;
 mod events;
 mod first_run;

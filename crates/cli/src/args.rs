@@ -497,6 +497,11 @@ pub(crate) struct TargetServeArgs {
     /// Allow binding a non-loopback address.
     #[arg(long)]
     pub allow_remote: bool,
+    /// Also accept TLS on the port, with a self-signed certificate made at start:
+    /// HTTP/2 (ALPN h2) and HTTP/1.1 over https, wss:// and grpcs:// (clients need
+    /// `insecure: true` / --insecure). Plain http:// keeps working on the same port.
+    #[arg(long)]
+    pub tls: bool,
     /// Worker pool size: requests handled at once (the rest queue).
     #[arg(long, default_value_t = 4)]
     pub workers: usize,

@@ -415,6 +415,7 @@ fn target_serve(t: &args::TargetServeArgs) -> Result<i32, exit::Failure> {
         query_cost: parse_dur("query-cost", &t.query_cost)?,
         cache_size: t.cache_size,
         posts: t.posts,
+        tls: t.tls,
         ..Default::default()
     };
     if let Some(b) = &t.cpu_budget {

@@ -20,6 +20,8 @@ use h2::client::SendRequest;
 use pado_metrics::ErrorKind;
 use tokio::sync::Notify;
 
+use crate::h2sniff::{FirstBytes, H2C_UNSUPPORTED};
+
 use crate::conn::{
     connect_stream, Conn, ConnectError, Origin, Protocol, SetupTimes, Stream, READ_BUF,
 };
@@ -50,6 +52,9 @@ pub(crate) struct H2Conn {
     failure: Cell<Option<ConnectError>>,
     /// Woken when it leaves `Connecting`.
     opened: Notify,
+    /// Raised when the server's first bytes were an HTTP/1.1 response: it does not
+    /// speak HTTP/2 on this port ([`crate::h2sniff`]).
+    answered_http1: Rc<Cell<bool>>,
 }
 
 impl H2Conn {
@@ -61,7 +66,13 @@ impl H2Conn {
             server_limit: Cell::new(usize::MAX),
             failure: Cell::new(None),
             opened: Notify::new(),
+            answered_http1: Rc::new(Cell::new(false)),
         }
+    }
+
+    /// Whether the server answered in HTTP/1.1 instead of HTTP/2.
+    pub(crate) fn answered_http1(&self) -> bool {
+        self.answered_http1.get()
     }
 
     /// A handle to open a stream with (`None` once closed).
@@ -197,7 +208,7 @@ impl H2Pool {
             let guard = OpenGuard(c.clone());
             // Boxed: opening (TCP, TLS, preface) is a large future but rare; inline it
             // would make every request's future, moved on each call, 1.4 KB bigger.
-            let opened = Box::pin(open(origin, budget)).await;
+            let opened = Box::pin(open(origin, budget, c.answered_http1.clone())).await;
             drop(guard);
             return match opened {
                 Ok(Opened::H2(send, times, mut connection)) => {
@@ -251,13 +262,17 @@ enum Opened {
     H2(
         SendRequest<Bytes>,
         SetupTimes,
-        Box<h2::client::Connection<Stream, Bytes>>,
+        Box<h2::client::Connection<FirstBytes<Stream>, Bytes>>,
     ),
     Http1(Conn, SetupTimes),
 }
 
 /// Open a connection: TCP, TLS with ALPN, the HTTP/2 preface and settings.
-async fn open(origin: &Origin, budget: Duration) -> Result<Opened, ConnectError> {
+async fn open(
+    origin: &Origin,
+    budget: Duration,
+    answered_http1: Rc<Cell<bool>>,
+) -> Result<Opened, ConnectError> {
     let start = std::time::Instant::now();
     let (stream, mut times) = connect_stream(origin, origin.h2_tls.as_ref(), budget)
         .await
@@ -295,9 +310,15 @@ async fn open(origin: &Origin, budget: Duration) -> Result<Opened, ConnectError>
         .max_header_list_size(crate::response::MAX_HEAD as u32)
         .initial_window_size(1 << 20)
         .initial_connection_window_size(1 << 24)
-        .handshake::<_, Bytes>(stream);
+        .handshake::<_, Bytes>(FirstBytes::new(stream, answered_http1.clone()));
     let (send, connection) = match tokio::time::timeout(left, hs).await {
         Err(_) => return Err(ErrorKind::Timeout.into()),
+        Ok(Err(_)) if answered_http1.get() => {
+            return Err(ConnectError {
+                kind: ErrorKind::H2cUnsupported,
+                reason: Some(H2C_UNSUPPORTED),
+            })
+        }
         Ok(Err(e)) => {
             return Err(ConnectError {
                 kind: if e.is_io() {

@@ -313,7 +313,14 @@ pub async fn exchange_h2(
 /// The category and reason of a failed stream; a `GOAWAY` also takes its
 /// connection out of the pool's choice.
 pub(crate) fn fail(ex: &mut Exchange, e: &h2::Error, conn: &crate::h2conn::H2Conn, tls: bool) {
-    let (kind, reason) = classify(e, conn.gone_away(), tls);
+    let (kind, reason) = if conn.answered_http1() {
+        (
+            ErrorKind::H2cUnsupported,
+            Some(crate::h2sniff::H2C_UNSUPPORTED),
+        )
+    } else {
+        classify(e, conn.gone_away(), tls)
+    };
     if kind == ErrorKind::GoAway {
         conn.going_away();
     }

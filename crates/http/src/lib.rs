@@ -14,6 +14,7 @@
 //! - [`grpc`]: one timed gRPC call (unary or server streaming) on an HTTP/2 stream.
 //! - [`h2conn`]: HTTP/2 connections a worker's VUs share, streams per connection.
 //! - [`h2exchange`]: one timed request/response on an HTTP/2 stream.
+//! - [`h2sniff`]: an HTTP/1.1 answer to h2c's preface told apart from a broken HTTP/2 server.
 //! - [`proxy`]: HTTP proxies (flag, file, environment) and the `CONNECT` tunnel.
 //! - [`resolve`]: name resolution when a connection is made, with the run's cache.
 //! - [`response`]: sans-I/O response framing (heads, bodies, chunked decoding).
@@ -29,6 +30,7 @@ pub mod exchange;
 pub mod grpc;
 pub mod h2conn;
 pub mod h2exchange;
+pub mod h2sniff;
 pub mod proxy;
 pub mod resolve;
 pub mod response;

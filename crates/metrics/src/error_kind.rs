@@ -79,11 +79,18 @@ pub enum ErrorKind {
     /// list, including one spread over a flood of `CONTINUATION` frames. A broken or
     /// hostile server; pado stops reading it rather than growing its memory.
     TooLarge,
+    /// HTTP/2 over cleartext (h2c, `--http2` on an `http://` target) was required,
+    /// but the server answered the HTTP/2 preface in HTTP/1.1 (its first bytes
+    /// `HTTP/1.`): it does not speak h2c. Counted apart from `goaway` and
+    /// `protocol`, which the same bytes would otherwise look like (a "frame" of
+    /// 4.7 MB, `FRAME_SIZE_ERROR`), so the cause and the fix (`--http auto`, or
+    /// https) are named.
+    H2cUnsupported,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order, so counters can live in a plain array.
-    pub const ALL: [ErrorKind; 23] = [
+    pub const ALL: [ErrorKind; 24] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Dns,
@@ -107,6 +114,7 @@ impl ErrorKind {
         ErrorKind::Proxy,
         ErrorKind::Decode,
         ErrorKind::TooLarge,
+        ErrorKind::H2cUnsupported,
     ];
 
     /// The stable name used in summaries and result files.
@@ -129,6 +137,7 @@ impl ErrorKind {
             ErrorKind::Proxy => "proxy",
             ErrorKind::Decode => "decode",
             ErrorKind::TooLarge => "too_large",
+            ErrorKind::H2cUnsupported => "h2c_unsupported",
             ErrorKind::GrpcUnavailable => "grpc_unavailable",
             ErrorKind::GrpcDeadlineExceeded => "grpc_deadline_exceeded",
             ErrorKind::GrpcResourceExhausted => "grpc_resource_exhausted",

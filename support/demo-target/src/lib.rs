@@ -25,6 +25,17 @@
 //! | `GET /metrics` (also `/actuator/prometheus`) | Prometheus text | none |
 //! | `GET`/`POST /admin/faults` | current [`Faults`] / change them | none |
 //!
+//! # Protocols
+//!
+//! One port speaks everything pado speaks, each connection told by its first
+//! bytes: HTTP/1.1; HTTP/2 over cleartext (h2c, prior knowledge); with
+//! [`TargetOptions::tls`], TLS with a self-signed certificate, ALPN choosing `h2`
+//! or `http/1.1`; WebSocket (`/ws/echo`, `/ws/feed`) upgraded from HTTP/1.1; gRPC
+//! over HTTP/2 (`pado.board.Board`, [`BOARD_PROTO`], with server reflection). API
+//! answers are gzip, br or zstd encoded when `Accept-Encoding` asks. Every HTTP/2
+//! request and gRPC call goes through the same routes, pools and metrics as an
+//! HTTP/1.1 request.
+//!
 //! The management endpoints share the API's port: while a restart
 //! ([`Faults::restart_ms`]) lasts they are down too.
 //!
@@ -131,6 +142,11 @@ mod leak;
 mod metrics;
 
 use app::App;
+
+/// `proto/board.proto`: the gRPC service the target serves (`pado.board.Board`:
+/// `GetPost`, and `ListPosts` streaming a page of posts). Clients can also learn it
+/// from the server's reflection service.
+pub const BOARD_PROTO: &str = include_str!("../proto/board.proto");
 
 /// Faults that can be switched on and off while the service runs
 /// (`POST /admin/faults`, [`RunningTarget::set_faults`]) or set at start
@@ -337,6 +353,11 @@ pub struct TargetOptions {
     pub seed: u64,
     /// Faults active from the start.
     pub faults: Faults,
+    /// Also accept TLS on the port (default `false`): a self-signed certificate
+    /// for `localhost` and `127.0.0.1` made at start, ALPN offering `h2` then
+    /// `http/1.1`, so HTTP/2 over TLS can be tried without a certificate of one's
+    /// own (clients need `insecure`). Plain connections are still served.
+    pub tls: bool,
 }
 
 impl Default for TargetOptions {
@@ -357,6 +378,7 @@ impl Default for TargetOptions {
             posts: 20_000,
             seed: 42,
             faults: Faults::default(),
+            tls: false,
         }
     }
 }
@@ -475,6 +497,7 @@ fn resolve(opts: &TargetOptions) -> io::Result<SocketAddr> {
 pub struct Server {
     listener: http::Server,
     app: Arc<App>,
+    cert_pem: Option<String>,
 }
 
 impl std::fmt::Debug for Server {
@@ -489,6 +512,12 @@ impl Server {
     /// The address the service listens on (the real port when `port` was 0).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// With [`TargetOptions::tls`]: the self-signed certificate (PEM), for clients
+    /// that trust it instead of skipping verification.
+    pub fn cert_pem(&self) -> Option<&str> {
+        self.cert_pem.as_deref()
     }
 
     /// Serves until `shutdown` completes; then stops accepting, drops open
@@ -509,13 +538,21 @@ async fn bind_with(opts: TargetOptions, thread_prefix: Option<&'static str>) -> 
     opts.validate()
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let addr = resolve(&opts)?;
+    let (tls, cert_pem) = if opts.tls {
+        let (acceptor, pem) =
+            http::tls::make_acceptor_alpn(None, vec![b"h2".to_vec(), b"http/1.1".to_vec()])?;
+        (Some(acceptor), Some(pem))
+    } else {
+        (None, None)
+    };
     let listener = http::Server::bind(addr).await?;
-    let app = tokio::task::spawn_blocking(move || App::new(opts, thread_prefix))
+    let app = tokio::task::spawn_blocking(move || App::new(opts, thread_prefix, tls))
         .await
         .map_err(|e| io::Error::other(format!("data generation failed: {e}")))?;
     Ok(Server {
         listener,
         app: Arc::new(app),
+        cert_pem,
     })
 }
 
@@ -572,6 +609,7 @@ pub struct RunningTarget {
     addr: SocketAddr,
     app: Arc<App>,
     thread: http::ServerThread,
+    cert_pem: Option<String>,
 }
 
 impl std::fmt::Debug for RunningTarget {
@@ -588,10 +626,20 @@ impl RunningTarget {
         self.addr
     }
 
-    /// `http://ADDR` (IPv6 in brackets), with no trailing slash, ready to be
-    /// a scenario's base URL.
+    /// `http://ADDR` (`https://` with [`TargetOptions::tls`]; IPv6 in brackets),
+    /// with no trailing slash, ready to be a scenario's base URL.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.cert_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// With [`TargetOptions::tls`]: the self-signed certificate (PEM).
+    pub fn cert_pem(&self) -> Option<&str> {
+        self.cert_pem.as_deref()
     }
 
     /// The faults in force now.
@@ -625,7 +673,8 @@ impl RunningTarget {
 /// (`InvalidInput`), a non-loopback host without `allow_remote`
 /// (`PermissionDenied`), or the bind error.
 pub fn start(opts: TargetOptions) -> io::Result<RunningTarget> {
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<io::Result<(SocketAddr, Arc<App>)>>();
+    type Ready = (SocketAddr, Arc<App>, Option<String>);
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<io::Result<Ready>>();
     let thread = http::ServerThread::spawn(THREAD_PREFIX, move |stop| {
         let rt = match runtime(opts.workers) {
             Ok(rt) => rt,
@@ -649,13 +698,18 @@ pub fn start(opts: TargetOptions) -> io::Result<RunningTarget> {
                     return;
                 }
             };
-            let _ = ready_tx.send(Ok((addr, server.app.clone())));
+            let _ = ready_tx.send(Ok((addr, server.app.clone(), server.cert_pem.clone())));
             let _ = server.serve_until(stop).await;
         });
         rt.shutdown_timeout(Duration::from_secs(1));
     })?;
     match ready_rx.recv() {
-        Ok(Ok((addr, app))) => Ok(RunningTarget { addr, app, thread }),
+        Ok(Ok((addr, app, cert_pem))) => Ok(RunningTarget {
+            addr,
+            app,
+            thread,
+            cert_pem,
+        }),
         Ok(Err(e)) => {
             thread.shutdown();
             Err(e)

@@ -11,12 +11,17 @@
 //! - [`server`]: the lifecycle: [`Server::bind`], [`Server::serve`] until a
 //!   [`ShutdownSignal`], and [`ServerThread`] for a server on a thread of its own.
 //!
+//! - [`tls`] (feature `tls`): a self-signed certificate and a TLS acceptor with the
+//!   protocols offered in ALPN.
+//!
 //! What each server does with a request (routing, handlers, misbehaviour) stays in it.
 
 pub mod gated;
 pub mod request;
 pub mod response;
 pub mod server;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 pub use gated::{read_request_gated, Gate, Gated, Patience};
 pub use request::{

@@ -71,7 +71,7 @@ impl H2Server {
         let addr = std_listener.local_addr()?;
         let stats = Arc::new(H2Stats::default());
         let (acceptor, cert_pem) = if opts.tls {
-            let (a, pem) = crate::tls::make_acceptor_alpn(None, vec![b"h2".to_vec()])?;
+            let (a, pem) = pado_h1server::tls::make_acceptor_alpn(None, vec![b"h2".to_vec()])?;
             (Some(a), Some(pem))
         } else {
             (None, None)

@@ -65,7 +65,6 @@ pub mod hostile;
 pub mod proxy;
 use pado_h1server as http;
 pub use proxy::{ProxyOptions, ProxyServer, ProxyStats};
-mod tls;
 pub mod websocket;
 pub use grpc::{GrpcServer, Reflection};
 pub use websocket::WsServer;
@@ -330,7 +329,7 @@ impl TestServer {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let (acceptor, cert_pem) = if opts.tls {
-            let (acceptor, pem) = tls::make_acceptor(opts.client_ca_pem.as_deref())?;
+            let (acceptor, pem) = pado_h1server::tls::make_acceptor(opts.client_ca_pem.as_deref())?;
             (Some(acceptor), Some(pem))
         } else {
             (None, None)

@@ -83,7 +83,7 @@ impl WsServer {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let acceptor = if tls {
-            Some(crate::tls::make_acceptor(None)?.0)
+            Some(pado_h1server::tls::make_acceptor(None)?.0)
         } else {
             None
         };

@@ -8,11 +8,12 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 
 use super::response::Response;
-use super::App;
+use super::{compression, websocket, App};
 use crate::http::{connection_value, read_request, write_response, Head, ReadError, Server};
 
 /// A connection idle this long between requests is closed.
@@ -20,7 +21,7 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// The largest request body the service reads (`413` above): bodies are JSON
 /// documents of a few hundred bytes, and memory must stay bounded whatever a client
 /// sends.
-const MAX_REQUEST_BODY: u64 = 1024 * 1024;
+pub(super) const MAX_REQUEST_BODY: u64 = 1024 * 1024;
 
 /// Serves until `shutdown`, with the fault tickers and CPU sampler beside the
 /// connections; then closes the pools (waking queued requests), drops every
@@ -65,7 +66,7 @@ pub(crate) async fn serve(
                 let app = app.clone();
                 async move {
                     let _open = OpenConnection::new(&app);
-                    serve_connection(&app, stream).await;
+                    serve_wire(&app, stream).await;
                 }
             })
             .await;
@@ -149,7 +150,90 @@ async fn cpu_sampler(app: Arc<App>) {
     }
 }
 
-async fn serve_connection(app: &Arc<App>, mut stream: TcpStream) {
+/// What a new connection speaks, told from its first bytes.
+#[derive(Debug, PartialEq, Eq)]
+enum Wire {
+    /// A TLS handshake (a record of type 22).
+    Tls,
+    /// HTTP/2's connection preface (`PRI * HTTP/2.0`): h2c with prior knowledge.
+    H2,
+    /// Anything else: HTTP/1.x (a WebSocket upgrade among it).
+    Http1,
+}
+
+/// The HTTP/2 connection preface's first bytes; no HTTP/1.1 method starts so.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Tells what `peeked` (the connection's first bytes so far) is, or `None` when
+/// more bytes are needed to tell.
+fn wire_of(peeked: &[u8]) -> Option<Wire> {
+    match peeked.first()? {
+        0x16 => Some(Wire::Tls),
+        _ if peeked.len() >= 3 || !H2_PREFACE.starts_with(peeked) => {
+            Some(if peeked.starts_with(&H2_PREFACE[..3]) {
+                Wire::H2
+            } else {
+                Wire::Http1
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Peeks at a new connection's first bytes (without taking them) until it can
+/// tell what it speaks; `None` when the client closes or stays silent.
+async fn sniff(stream: &TcpStream) -> Option<Wire> {
+    let look = async {
+        let mut b = [0u8; 3];
+        loop {
+            let n = stream.peek(&mut b).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            if let Some(w) = wire_of(&b[..n]) {
+                return Some(w);
+            }
+            // Fewer bytes than it takes to tell: wait for the rest.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    };
+    tokio::time::timeout(IDLE_TIMEOUT, look)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// How long a TLS handshake may take.
+const TLS_HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// Serves a connection in what it speaks: HTTP/1.1, h2c, or TLS (with `--tls`)
+/// then HTTP/2 or HTTP/1.1 as ALPN chose.
+async fn serve_wire(app: &Arc<App>, stream: TcpStream) {
+    match sniff(&stream).await {
+        None => {}
+        Some(Wire::H2) => super::h2::serve(app, stream).await,
+        Some(Wire::Tls) if app.tls.is_some() => {
+            let Some(acceptor) = app.tls.clone() else {
+                return;
+            };
+            let Ok(Ok(tls)) = tokio::time::timeout(TLS_HANDSHAKE, acceptor.accept(stream)).await
+            else {
+                return;
+            };
+            if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
+                super::h2::serve(app, tls).await;
+            } else {
+                serve_connection(app, tls).await;
+            }
+        }
+        Some(_) => serve_connection(app, stream).await,
+    }
+}
+
+async fn serve_connection<S>(app: &Arc<App>, mut stream: S)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let mut buf: Vec<u8> = Vec::with_capacity(8 * 1024);
     loop {
         let req = match tokio::time::timeout(
@@ -166,7 +250,12 @@ async fn serve_connection(app: &Arc<App>, mut stream: TcpStream) {
             }
             Ok(Ok(Some(req))) => req,
         };
+        if websocket::is_upgrade(&req) {
+            websocket::serve(app, stream, &req, std::mem::take(&mut buf)).await;
+            return;
+        }
         let resp = app.handle(&req).await;
+        let resp = compression::apply(resp, &req.path, req.header("accept-encoding"));
         let keep = req.keep_alive;
         let sent = send(&mut stream, &resp, keep, req.version, req.is_head()).await;
         if let Some(len) = resp.restart {
@@ -183,8 +272,8 @@ async fn serve_connection(app: &Arc<App>, mut stream: TcpStream) {
 
 /// Writes `resp` with a `Content-Length` body (none for 204, whose head has neither
 /// type nor length), keeping the connection or saying it closes.
-async fn send(
-    stream: &mut TcpStream,
+async fn send<S: AsyncWrite + Unpin>(
+    stream: &mut S,
     resp: &Response,
     keep_alive: bool,
     version: u8,
@@ -203,4 +292,26 @@ async fn send(
     }
     head.connection(connection_value(keep_alive, version));
     write_response(stream, head, body, head_only).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_is_told_by_its_first_bytes() {
+        assert_eq!(wire_of(b"PRI * HTTP/2.0\r\n"), Some(Wire::H2));
+        assert_eq!(wire_of(b"PRI"), Some(Wire::H2));
+        assert_eq!(wire_of(b"GET / HTTP/1.1\r\n"), Some(Wire::Http1));
+        assert_eq!(wire_of(b"POST"), Some(Wire::Http1));
+        assert_eq!(wire_of(&[0x16, 3, 1]), Some(Wire::Tls));
+        assert_eq!(wire_of(b"P"), None, "could still be the preface");
+        assert_eq!(wire_of(b"PR"), None);
+        assert_eq!(
+            wire_of(b"G"),
+            Some(Wire::Http1),
+            "not the preface: HTTP/1.1 at once"
+        );
+        assert_eq!(wire_of(b""), None);
+    }
 }

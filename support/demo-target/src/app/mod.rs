@@ -2,7 +2,13 @@
 //! pools, caches, faults, counters) and what every handler uses on it; the rest
 //! sits in one module per concern:
 //!
-//! - [`connection`]: serving connections, the background tickers.
+//! - [`connection`]: serving connections (each told HTTP/1.1, h2c or TLS by its
+//!   first bytes), the background tickers.
+//! - [`h2`]: HTTP/2 connections (h2c, or TLS with ALPN `h2`) on hyper, plain
+//!   requests through the same dispatch, gRPC calls to [`grpc`].
+//! - [`grpc`]: the `pado.board.Board` gRPC service with server reflection.
+//! - [`websocket`]: `/ws/echo` and `/ws/feed`, upgraded from HTTP/1.1.
+//! - [`compression`]: gzip, br or zstd answers as `Accept-Encoding` asks.
 //! - [`restart`]: the restart fault: the listener closed and bound again, the
 //!   state a process restart loses.
 //! - [`routing`]: method and path to a route; the dispatch with faults and the
@@ -26,13 +32,17 @@ use crate::metrics::{CpuSampler, HttpMetrics};
 use crate::{Faults, TargetOptions};
 
 mod auth;
+mod compression;
 mod connection;
+mod grpc;
+mod h2;
 mod management;
 mod posts;
 mod response;
 mod restart;
 mod routing;
 mod search;
+mod websocket;
 
 use auth::Tokens;
 pub(crate) use connection::serve;
@@ -67,6 +77,9 @@ pub(crate) struct App {
     connections_total: AtomicU64,
     searches_run: AtomicU64,
     postings_walked: AtomicU64,
+    /// With `--tls`: the acceptor of TLS connections (a self-signed certificate,
+    /// ALPN `h2` then `http/1.1`).
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 /// Locks `m`; a panicked holder does not make the state unusable (every update
@@ -83,7 +96,11 @@ fn unix_now() -> f64 {
 }
 
 impl App {
-    pub(crate) fn new(opts: TargetOptions, thread_prefix: Option<&'static str>) -> App {
+    pub(crate) fn new(
+        opts: TargetOptions,
+        thread_prefix: Option<&'static str>,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> App {
         let generated = data::generate(opts.posts, opts.seed);
         let index = Index::from_generated(&generated);
         let store = generated.store;
@@ -116,6 +133,7 @@ impl App {
             connections_total: AtomicU64::new(0),
             searches_run: AtomicU64::new(0),
             postings_walked: AtomicU64::new(0),
+            tls,
             opts,
         }
     }

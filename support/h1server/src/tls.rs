@@ -1,5 +1,7 @@
-//! TLS for the test server: a throw-away self-signed certificate made at start,
-//! and, when asked, client certificates required (mutual TLS).
+//! TLS for pado's own servers (feature `tls`): a throw-away self-signed certificate
+//! made at start, the protocols offered in ALPN, and, when asked, client
+//! certificates required (mutual TLS). The demo target (`pado target serve --tls`)
+//! and the test kit's servers share it, so both speak TLS the same way.
 
 use std::io;
 use std::sync::Arc;
@@ -15,15 +17,16 @@ fn io_err(e: impl std::fmt::Display) -> io::Error {
 /// Makes a fresh self-signed certificate (SANs `localhost` and `127.0.0.1`)
 /// and a TLS acceptor serving it. Returns the acceptor and the certificate
 /// as PEM, which clients use as their only trusted root.
-pub(crate) fn make_acceptor(client_ca_pem: Option<&str>) -> io::Result<(TlsAcceptor, String)> {
+pub fn make_acceptor(client_ca_pem: Option<&str>) -> io::Result<(TlsAcceptor, String)> {
     make_acceptor_alpn(
         client_ca_pem,
         vec![b"http/1.1".to_vec(), b"http/1.0".to_vec()],
     )
 }
 
-/// [`make_acceptor`] choosing among `alpn` (the HTTP/2 server offers `h2`).
-pub(crate) fn make_acceptor_alpn(
+/// [`make_acceptor`] choosing among `alpn`, in the server's order of preference (an
+/// HTTP/2 server offers `h2`; the demo target `h2` then `http/1.1`).
+pub fn make_acceptor_alpn(
     client_ca_pem: Option<&str>,
     alpn: Vec<Vec<u8>>,
 ) -> io::Result<(TlsAcceptor, String)> {

@@ -1,0 +1,16 @@
+//! Compiles `proto/board.proto` with protox (no system `protoc`) into tonic's server
+//! code and the descriptor set the reflection service serves.
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    println!("cargo:rerun-if-changed=proto/board.proto");
+    let fds = protox::compile(["board.proto"], ["proto"])?;
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(
+        out.join("board_descriptor.bin"),
+        prost::Message::encode_to_vec(&fds),
+    )?;
+    tonic_prost_build::configure()
+        .build_client(false)
+        .compile_fds(fds)?;
+    Ok(())
+}
