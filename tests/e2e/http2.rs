@@ -156,6 +156,29 @@ fn http2_required_against_an_http1_server_fails_with_a_clear_category() {
     assert!(failures.contains("ALPN"), "{failures}");
 }
 
+/// h2c (prior knowledge) against a server that speaks only HTTP/1.1: the server
+/// answers the preface with `HTTP/1.1 400`, which HTTP/2 would read as a frame too
+/// large (`FRAME_SIZE_ERROR`, counted as `goaway` before). Every request is named
+/// `h2c_unsupported`, with the way out in the reason.
+#[test]
+fn h2c_against_an_http1_server_names_the_cause() {
+    let h1 = TestServer::start();
+    let r = run_file(
+        "h2c-vs-h1",
+        &scenario(&h1.base_url(), "", 2, 3, "/"),
+        &["--http2"],
+    );
+    let s = r.summary();
+    assert_eq!(num(&s, "errors.h2c_unsupported"), 6.0, "{s}");
+    assert!(s["errors"].get("goaway").is_none(), "{s}");
+    assert_eq!(h1.stats().requests, 0, "no HTTP/1.1 request was made");
+    let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap_or_default();
+    assert!(
+        failures.contains("the server answered in HTTP/1.1"),
+        "{failures}"
+    );
+}
+
 #[test]
 fn once_shows_an_http2_exchange() {
     let srv = H2Server::start(H2Options::default()).unwrap();
