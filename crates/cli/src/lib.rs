@@ -215,6 +215,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "resilience",
         include_str!("../../../docs/resilience.md"),
     ),
+    (
+        args::DocTopic::ScalingOut,
+        "scaling-out",
+        include_str!("../../../docs/scaling-out.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.
@@ -391,6 +396,7 @@ fn demo_cmd(d: &args::DemoArgs) -> Result<i32, exit::Failure> {
         quiet: d.quiet,
         soak: d.soak,
         scenario: d.scenario.clone(),
+        exports: d.exports.clone(),
         target_args: vec![
             "--workers".into(),
             d.target_workers.to_string(),
