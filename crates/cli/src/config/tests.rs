@@ -427,3 +427,29 @@ fn http_version_flags_set_the_protocol_and_bad_ones_name_the_flag() {
     assert!(error(&["--url", URL, "--http", "3"]).contains("--http: `3`"));
     assert!(error(&["--url", URL, "--max-streams", "0"]).contains("--max-streams"));
 }
+
+/// What `pado plan --write-scenario` writes goes through `pado validate`'s checks
+/// with no warning (it used to give both tests' steps one name, which validate
+/// warns about), and still holds the planned VUs.
+#[test]
+fn the_plan_skeleton_validates_without_warnings() {
+    use pado_analysis::planner::{plan, scenario_skeleton, PlanInput};
+    let input = PlanInput {
+        dau: 25_000.0,
+        requests_per_user: 7.5,
+        peak_factor: 4.0,
+        scenario_time_s: 430.0,
+        requests_per_scenario: 7.5,
+        target_response_s: 0.5,
+    };
+    let p = plan(&input).unwrap();
+    let (_dir, f) = scenario_file(
+        "plan",
+        &scenario_skeleton(&input, &p, "http://127.0.0.1:9"),
+    );
+    let prep = LoadSpec::file(f, None).load().unwrap();
+    let compiled = prep.compile().unwrap();
+    assert_eq!(compiled.warnings, Vec::<String>::new());
+    assert_eq!(compiled.warnings(), Vec::<String>::new());
+    assert_eq!(prep.config.scenarios.len(), 2);
+}
