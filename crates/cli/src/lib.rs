@@ -250,7 +250,7 @@ fn docs(topic: Option<args::DocTopic>) {
 fn validate(file: &std::path::Path, target: Option<&str>) -> Result<i32, exit::Failure> {
     let prep = config::LoadSpec::file(file.to_path_buf(), target.map(str::to_string)).load()?;
     let plan = prep.compile()?;
-    for w in &plan.warnings {
+    for w in prep.notes.iter().chain(&plan.warnings) {
         eprintln!("warning: {w}");
     }
     outln!(

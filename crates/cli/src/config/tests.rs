@@ -453,3 +453,36 @@ fn the_plan_skeleton_validates_without_warnings() {
     assert_eq!(compiled.warnings(), Vec::<String>::new());
     assert_eq!(prep.config.scenarios.len(), 2);
 }
+
+/// A file whose events are placed by stage runs with `--vus --duration` (a smoke
+/// run of the real file): the stage events are left out, each named, instead of the
+/// run being refused (exit 2) for stages that no longer exist.
+#[test]
+fn stage_events_do_not_stop_a_vus_and_duration_override() {
+    let (_dir, f) = scenario_file(
+        "stage-events",
+        "target: http://127.0.0.1:9\nscenarios:\n  main:\n    executor: ramping-vus\n    stages: [ { duration: 30s, target: 10 }, { duration: 1m, target: 10 } ]\n    flow: [ { request: / } ]\nevents:\n  - { name: spike, at_stage: 2, mark: spike }\n  - { name: half, at: 45s, mark: half }\n",
+    );
+    let path = f.to_str().unwrap();
+    let c = RunConfig::from_run_args(&run_args(&[path, "--vus", "2", "--duration", "9s"]))
+        .unwrap_or_else(|e| panic!("{}", e.message));
+    let names: Vec<_> = c
+        .scenario
+        .config
+        .events
+        .iter()
+        .map(|e| e.name.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["half"]);
+    assert_eq!(
+        c.scenario.config.events[0].at,
+        // 45 s of a 90 s test is 4.5 s of a 9 s one.
+        Some(pado_scenario::Dur(Duration::from_millis(4500)))
+    );
+    assert_eq!(c.scenario.notes.len(), 2, "{:?}", c.scenario.notes);
+    assert!(c.scenario.notes[0].contains("`spike` (at_stage: 2) is left out"));
+    // As written, nothing is moved or left out.
+    let c = RunConfig::from_run_args(&run_args(&[path])).unwrap();
+    assert!(c.scenario.notes.is_empty(), "{:?}", c.scenario.notes);
+    assert_eq!(c.scenario.config.events.len(), 2);
+}
