@@ -1133,7 +1133,10 @@ mod tests {
     #[test]
     fn exports_are_accepted_comma_separated_on_every_command() {
         let exports = |args: &[&str]| -> Vec<String> {
-            match parse(args).unwrap_or_else(|e| panic!("{args:?}: {e}")).command {
+            match parse(args)
+                .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+                .command
+            {
                 Command::Run(r) => r.exports,
                 Command::Report { exports, .. } | Command::Merge { exports, .. } => exports,
                 Command::Demo(d) => d.exports,
@@ -1158,7 +1161,9 @@ mod tests {
             let mut bad = vec![cmd];
             bad.extend_from_slice(rest);
             bad.extend_from_slice(&["--export", "junit,xml"]);
-            let e = parse(&bad).err().unwrap_or_else(|| panic!("{cmd}: xml accepted"));
+            let e = parse(&bad)
+                .err()
+                .unwrap_or_else(|| panic!("{cmd}: xml accepted"));
             assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue, "{cmd}");
         }
     }
@@ -1179,10 +1184,7 @@ mod tests {
             );
         }
         for name in ["scaling-out", "resilience"] {
-            assert!(
-                parse(&["docs", name]).is_ok(),
-                "`pado docs {name}` refused"
-            );
+            assert!(parse(&["docs", name]).is_ok(), "`pado docs {name}` refused");
         }
     }
 }

@@ -435,7 +435,17 @@ mod tests {
         let vus: Vec<(u32, u32)> = seen.iter().map(|r| (r.t, r.vus)).collect();
         assert_eq!(
             vus,
-            [(0, 10), (1, 10), (2, 10), (3, 10), (4, 10), (5, 0), (6, 0), (7, 0), (8, 0)]
+            [
+                (0, 10),
+                (1, 10),
+                (2, 10),
+                (3, 10),
+                (4, 10),
+                (5, 0),
+                (6, 0),
+                (7, 0),
+                (8, 0)
+            ]
         );
         assert!(seen[2].series.is_empty() && seen[2].generator.is_none());
         assert_eq!(seen[3].vus_max, 10);

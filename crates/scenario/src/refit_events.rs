@@ -148,8 +148,14 @@ mod tests {
                 && notes[0].contains("scenario `main`"),
             "{notes:?}"
         );
-        assert!(notes[1].contains("`note` moved") && notes[1].contains("at 20s → 4s"), "{notes:?}");
-        assert!(notes[2].starts_with("event `event 3` (at_stage: 3) is left out"), "{notes:?}");
+        assert!(
+            notes[1].contains("`note` moved") && notes[1].contains("at 20s → 4s"),
+            "{notes:?}"
+        );
+        assert!(
+            notes[2].starts_with("event `event 3` (at_stage: 3) is left out"),
+            "{notes:?}"
+        );
     }
 
     #[test]
@@ -159,14 +165,27 @@ mod tests {
         let stages = crate::parse_stages("2s:5,2s:5").unwrap();
         let (cfg, notes) = with(LoadShape::Stages(stages));
         let kept: Vec<_> = cfg.events.iter().map(|e| e.name.clone()).collect();
-        assert_eq!(kept, [Some("스파이크".to_string()), Some("note".to_string())]);
+        assert_eq!(
+            kept,
+            [Some("스파이크".to_string()), Some("note".to_string())]
+        );
         assert_eq!(cfg.events[0].at_stage, Some(2));
         assert_eq!(
             cfg.events[0].duration,
             Some(Dur(std::time::Duration::from_millis(800)))
         );
-        assert!(notes.iter().any(|n| n.contains("stage 2 of the stages given")), "{notes:?}");
-        assert!(notes.iter().any(|n| n.starts_with("event `event 3`") && n.contains("left out")), "{notes:?}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("stage 2 of the stages given")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("event `event 3`") && n.contains("left out")),
+            "{notes:?}"
+        );
     }
 
     #[test]

@@ -443,10 +443,7 @@ fn the_plan_skeleton_validates_without_warnings() {
         target_response_s: 0.5,
     };
     let p = plan(&input).unwrap();
-    let (_dir, f) = scenario_file(
-        "plan",
-        &scenario_skeleton(&input, &p, "http://127.0.0.1:9"),
-    );
+    let (_dir, f) = scenario_file("plan", &scenario_skeleton(&input, &p, "http://127.0.0.1:9"));
     let prep = LoadSpec::file(f, None).load().unwrap();
     let compiled = prep.compile().unwrap();
     assert_eq!(compiled.warnings, Vec::<String>::new());

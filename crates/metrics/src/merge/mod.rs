@@ -602,7 +602,11 @@ fn whole_test_label(label: &str, from: Option<f64>, target: f64) -> String {
     };
     let from = from.unwrap_or(target);
     if (from - target).abs() < 1e-9 {
-        let unit = if unit == "VUs" && target == 1.0 { "VU" } else { unit };
+        let unit = if unit == "VUs" && target == 1.0 {
+            "VU"
+        } else {
+            unit
+        };
         format!("hold {} {unit}", level(target))
     } else {
         format!("ramp {}→{} {unit}", level(from), level(target))

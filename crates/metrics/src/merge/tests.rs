@@ -681,7 +681,10 @@ fn a_fifo_in_a_result_directory_is_refused_before_it_is_opened() {
 #[test]
 fn whole_test_labels_are_built_from_the_summed_levels() {
     assert_eq!(whole_test_label("hold 3 VUs", Some(6.0), 6.0), "hold 6 VUs");
-    assert_eq!(whole_test_label("ramp 0→3 VUs", Some(0.0), 7.0), "ramp 0→7 VUs");
+    assert_eq!(
+        whole_test_label("ramp 0→3 VUs", Some(0.0), 7.0),
+        "ramp 0→7 VUs"
+    );
     assert_eq!(whole_test_label("hold 1 VU", Some(2.0), 2.0), "hold 2 VUs");
     assert_eq!(whole_test_label("hold 1 VU", Some(1.0), 1.0), "hold 1 VU");
     assert_eq!(

@@ -706,13 +706,25 @@ fn a_websocket_only_run_shows_its_sessions_not_zero_requests() {
     assert!(line("ws_sessions").contains("200 sessions"), "{text}");
     assert!(line("ws_sessions").contains("20.0/s"), "{text}");
     assert!(line("ws_failed").contains("ws_closed_early: 1"), "{text}");
-    assert!(line("ws_msgs").contains("sent 600") && line("ws_msgs").contains("received 400"), "{text}");
+    assert!(
+        line("ws_msgs").contains("sent 600") && line("ws_msgs").contains("received 400"),
+        "{text}"
+    );
     // No step or stage table of zero requests: the sessions are in the websocket block.
-    assert!(!text.lines().any(|l| l.trim_start().starts_with("step ")), "{text}");
-    assert!(!text.lines().any(|l| l.trim_start().starts_with("stage ")), "{text}");
+    assert!(
+        !text.lines().any(|l| l.trim_start().starts_with("step ")),
+        "{text}"
+    );
+    assert!(
+        !text.lines().any(|l| l.trim_start().starts_with("stage ")),
+        "{text}"
+    );
     let sla = &s.verdict[0];
     assert!(sla.starts_with("SLA met"), "{sla}");
-    assert!(sla.contains("200 WebSocket sessions") && !sla.contains("req/s"), "{sla}");
+    assert!(
+        sla.contains("200 WebSocket sessions") && !sla.contains("req/s"),
+        "{sla}"
+    );
 
     // The same sessions beside HTTP requests: the request lines stay.
     let seconds: Vec<_> = (0..10)
