@@ -15,6 +15,11 @@ use crate::noise::{effective_sample_size, t_two_sided};
 /// The method, in words, printed with drift output.
 pub const METHOD: &str = "least-squares slope of the per-second mean latency within each period of steady load (its first 5 s skipped as warm-up); the slope's standard error is widened for the autocorrelation of the residuals (effective sample size n·(1−r₁)/(1+r₁)), two-sided normal test; notable when p < 0.01 and the fitted rise over the period is at least 10% of its mean (latency falling through a hold is warm-up, not a soak signal)";
 
+/// The p-value below which a slope is significant: what the summary shows and what
+/// `notable` requires. Lines above it are chance at the run's length and noise to a
+/// reader, so the summary leaves them to `summary.json`.
+pub const SIGNIFICANCE: f64 = 0.01;
+
 /// Seconds skipped at the start of each steady period: connections, caches and JITs
 /// settle there, and the end of the previous stage still drains.
 pub const WARMUP_S: u32 = 5;
@@ -42,6 +47,14 @@ pub struct Drift {
     /// autocorrelation of the residuals (`n` when they are independent).
     #[serde(default)]
     pub n_effective: f64,
+}
+
+impl Drift {
+    /// Whether the slope is significant (p below [`SIGNIFICANCE`]), rising or
+    /// falling: the lines the summary prints.
+    pub fn significant(&self) -> bool {
+        self.p_value < SIGNIFICANCE
+    }
 }
 
 /// A stretch of the run during which the load held steady.
@@ -159,7 +172,7 @@ pub fn drift(samples: &[(f64, f64)]) -> Option<Drift> {
         slope_per_hour: f.slope * 3600.0,
         relative_change: rel,
         p_value: f.p_value,
-        notable: f.p_value < 0.01 && rel >= 0.10,
+        notable: f.p_value < SIGNIFICANCE && rel >= 0.10,
         n: f.n,
         n_effective: f.n_effective,
     })

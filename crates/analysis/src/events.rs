@@ -92,10 +92,11 @@ pub struct EventImpact {
     /// From the window's end to the first second from which the run is back —
     /// the first `recovers` condition, or else within the `before` window's error
     /// rate (+1 point) and p95 (×1.5, +5 ms) — for the hold period (5 s) in a row; 0
-    /// when it never left; `None` when it did not come back before the run ended.
+    /// when it never left; `None` when it did not come back before the run ended,
+    /// and for a `mark` without `recovers` (a mark does nothing to recover from).
     pub time_to_recovery_s: Option<f64>,
     /// Requests that failed from the event's start until it recovered (or until
-    /// the end of `after`).
+    /// the end of `after`); 0 for a `mark` without `recovers`.
     pub failed_requests: u64,
     /// Its expectations, in the order written.
     pub expectations: Vec<ExpectationResult>,
@@ -471,8 +472,11 @@ fn judge(tr: Track, secs: &[Sec], steps: &pado_metrics::StepCatalog) -> EventImp
             }
         });
     }
+    // A mark does nothing to the target: there is nothing to recover from, so it
+    // gets a recovery time only when its own `recovers` asks for one.
+    let is_mark = tr.rec.action.is_none() && tr.rec.kind == "mark";
     // Default recovery: back to the `before` window's error rate and p95.
-    if recovered_at.is_none() && tr.recovers.is_empty() && before.requests > 0 {
+    if recovered_at.is_none() && tr.recovers.is_empty() && before.requests > 0 && !is_mark {
         let rate_max = before.error_rate + 0.01;
         let p95_max = before.p95_ms.map_or(f64::INFINITY, |p| p * 1.5 + 5.0) * 1000.0;
         let flags: Vec<(u32, Option<bool>)> = secs
@@ -526,11 +530,14 @@ fn judge(tr: Track, secs: &[Sec], steps: &pado_metrics::StepCatalog) -> EventImp
         .find(|s| s.failed > 0 && in_window(s.t, tr.start_s, after_end))
         .map(|s| (f64::from(s.t) - tr.start_s).max(0.0));
     let failed_until = recovered_at.unwrap_or(after_end).max(tr.start_s);
-    let failed_requests = secs
-        .iter()
-        .filter(|s| in_window(s.t, tr.start_s, failed_until.max(tr.end_s)))
-        .map(|s| s.failed)
-        .sum();
+    let failed_requests = if is_mark && tr.recovers.is_empty() {
+        0
+    } else {
+        secs.iter()
+            .filter(|s| in_window(s.t, tr.start_s, failed_until.max(tr.end_s)))
+            .map(|s| s.failed)
+            .sum()
+    };
     let (outcome, error) = outcome(&tr.rec);
     EventImpact {
         name: tr.rec.name.clone(),

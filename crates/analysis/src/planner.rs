@@ -175,7 +175,8 @@ pub fn scenario_skeleton(i: &PlanInput, p: &Plan, target: &str) -> String {
 # plan's T / R, the time one pass of the flow takes over its requests.
 # To use your own flow of {r} requests per pass, put its steps under `flow:` and set
 # `pacing` to the time one pass takes, {t}s: the VUs then still send the planned rate.
-# Replace `GET /` with a page of your service.
+# Replace `GET /` with a page of your service. The two tests' steps have names of
+# their own, so the report shows the average and the peak apart.
 name: capacity-plan
 target: {target}
 thresholds:
@@ -189,7 +190,7 @@ scenarios:
       - {{ duration: 10m, target: {avg_vus} }}
       - {{ duration: 1m, target: 0 }}
     flow:
-      - {{ name: first-step, request: "GET /" }}
+      - {{ name: average-first-step, request: "GET /" }}
     think: {{ pacing: {avg_pacing} }}
   peak:
     executor: ramping-vus
@@ -199,7 +200,7 @@ scenarios:
       - {{ duration: 10m, target: {peak_vus} }}
       - {{ duration: 1m, target: 0 }}
     flow:
-      - {{ name: first-step, request: "GET /" }}
+      - {{ name: peak-first-step, request: "GET /" }}
     think: {{ pacing: {peak_pacing} }}
 "#,
         avg_rps = p.avg_rps,

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::drift::{self, fit, Fit, PeriodDrift, SteadyPeriod};
 
 /// The method, in words, printed with the soak verdict.
-pub const METHOD: &str = "within each period of steady load (its first 5 s skipped), a least-squares line through each resource the target exposes, the slope's standard error widened for autocorrelation; memory through the lowest value of each of about 20 windows (the floor garbage collections reach). Leak suspected: memory, descriptors or threads rising with p < 0.01 by at least 5% (memory, and at least 1 MiB) or 10% and 3 (descriptors, threads), and still rising through the period's second half (p < 0.05, at least a third of the slope). Pool drift: a pool's use or its waiting count rising with p < 0.01 by at least 1 and 10% of its mean or maximum. Latency drift: see the drift method";
+pub const METHOD: &str = "within each period of steady load (its first 5 s skipped), a least-squares line through each resource the target exposes, the slope's standard error widened for autocorrelation; memory through the lowest value of each of about 20 windows (the floor garbage collections reach). Leak suspected: memory, descriptors or threads rising with p < 0.01 by at least 5% (memory, and at least 1 MiB) or 10% and 3 (descriptors, threads), and still rising through the period's second half (p < 0.05, at least a third of the slope). Pool drift: a pool's use or its waiting count rising with p < 0.01 by at least 1 and 10% of its mean or maximum. Latency drift: as summary.json's `drift_method` says";
 
 /// Seconds the target's resources are measured after a period's warm-up, at least.
 pub const MIN_SPAN_S: f64 = 20.0;

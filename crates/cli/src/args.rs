@@ -36,7 +36,8 @@ turns it on elsewhere.
 Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (the demo \
 target's routes and faults), `pado docs results` (the result directory), `pado docs kubernetes` \
 (`pado k8s`), `pado docs history` (the run history, `pado trend`), `pado docs outputs` (live metrics to \
-Prometheus, InfluxDB, OTLP).";
+Prometheus, InfluxDB, OTLP), `pado docs resilience` (faults on the timeline, recovery), `pado docs \
+scaling-out` (one test across many generators).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -159,8 +160,9 @@ pub(crate) enum Command {
         /// Also write `csv` (timeline.csv, per second and step), `junit` (junit.xml of
         /// thresholds and checks) or `hdr` (latency.hlog, HdrHistogram's interval log of
         /// the latencies, for HdrHistogram's tools) into the result directory;
-        /// repeatable. summary.json and report.html are always rewritten.
-        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "hdr"])]
+        /// repeatable or comma-separated (`--export junit,csv`). summary.json and
+        /// report.html are always rewritten.
+        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "hdr"], value_delimiter = ',')]
         exports: Vec<String>,
     },
     /// Merge the result directories of the segments of one split test (`pado run
@@ -198,8 +200,9 @@ pub(crate) enum Command {
         windows: Vec<String>,
         /// Also write `csv` (timeline.csv, per second and step), `junit` (junit.xml of
         /// thresholds and checks) or `hdr` (latency.hlog, HdrHistogram's interval log of
-        /// the latencies) into the merged directory; repeatable.
-        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "hdr"])]
+        /// the latencies) into the merged directory; repeatable or comma-separated
+        /// (`--export junit,csv`).
+        #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "hdr"], value_delimiter = ',')]
         exports: Vec<String>,
         /// Recording the merged run in the history.
         #[command(flatten)]
@@ -371,6 +374,8 @@ pub(crate) enum DocTopic {
     Outputs,
     /// Resilience tests: faults on the timeline (`events:`) with expectations, and the examples.
     Resilience,
+    /// One test across many generators: `--segment`, `pado merge`, `pado agent`, `--generators`.
+    ScalingOut,
 }
 
 /// `pado find-capacity` flags.
@@ -466,6 +471,11 @@ pub(crate) struct DemoArgs {
     /// `examples/resilience/leak.yaml`).
     #[arg(long)]
     pub soak: bool,
+    /// Also write machine outputs into the result directory, as `pado run --export`
+    /// does: `csv` (timeline.csv), `junit` (junit.xml), `hdr` (latency.hlog);
+    /// repeatable or comma-separated (`--export junit,csv`).
+    #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "hdr"], value_delimiter = ',')]
+    pub exports: Vec<String>,
     /// Demo target worker pool size (its capacity knob).
     #[arg(long, default_value_t = 4)]
     pub target_workers: usize,
@@ -714,8 +724,9 @@ pub(crate) struct RunArgs {
     /// Also write machine outputs: `csv` (timeline.csv, per second and step),
     /// `junit` (junit.xml of thresholds and checks), `hdr` (latency.hlog,
     /// HdrHistogram's interval log of the latencies, for HistogramLogProcessor,
-    /// HistogramLogAnalyzer and hdr-plot); repeatable. summary.json is always written.
-    #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "hdr"])]
+    /// HistogramLogAnalyzer and hdr-plot); repeatable or comma-separated
+    /// (`--export junit,csv`). summary.json is always written.
+    #[arg(long = "export", value_name = "FORMAT", value_parser = ["csv", "junit", "hdr"], value_delimiter = ',')]
     pub exports: Vec<String>,
     /// Stream per-second metrics while the run goes, `KIND=URL` (repeatable):
     /// `prometheus=http://127.0.0.1:9090/api/v1/write` (remote write),
@@ -1123,6 +1134,66 @@ mod tests {
             ],
         ] {
             assert!(parse(args).is_ok(), "{args:?}");
+        }
+    }
+
+    /// `--export junit,csv` means what `--export junit --export csv` means, for every
+    /// command that writes exports; a bad name in the list is still refused.
+    #[test]
+    fn exports_are_accepted_comma_separated_on_every_command() {
+        let exports = |args: &[&str]| -> Vec<String> {
+            match parse(args)
+                .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+                .command
+            {
+                Command::Run(r) => r.exports,
+                Command::Report { exports, .. } | Command::Merge { exports, .. } => exports,
+                Command::Demo(d) => d.exports,
+                other => panic!("{other:?}"),
+            }
+        };
+        let url = ["--url", "http://127.0.0.1:1/"];
+        for (cmd, rest) in [
+            ("run", &url[..]),
+            ("report", &["dir"][..]),
+            ("merge", &["a", "b", "--out", "m"][..]),
+            ("demo", &[][..]),
+        ] {
+            let mut joined = vec![cmd];
+            joined.extend_from_slice(rest);
+            joined.extend_from_slice(&["--export", "junit,csv"]);
+            assert_eq!(exports(&joined), ["junit", "csv"], "{cmd}");
+            let mut apart = vec![cmd];
+            apart.extend_from_slice(rest);
+            apart.extend_from_slice(&["--export", "junit", "--export", "hdr"]);
+            assert_eq!(exports(&apart), ["junit", "hdr"], "{cmd}");
+            let mut bad = vec![cmd];
+            bad.extend_from_slice(rest);
+            bad.extend_from_slice(&["--export", "junit,xml"]);
+            let e = parse(&bad)
+                .err()
+                .unwrap_or_else(|| panic!("{cmd}: xml accepted"));
+            assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue, "{cmd}");
+        }
+    }
+
+    /// Every page `pado docs` has is named by the top-level help, and the pages the
+    /// README and messages point to exist.
+    #[test]
+    fn docs_topics_are_all_listed_in_the_help() {
+        use clap::ValueEnum;
+        for topic in DocTopic::value_variants() {
+            let name = topic
+                .to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default();
+            assert!(
+                EXIT_CODES.contains(&format!("`pado docs {name}`")),
+                "the help leaves out `pado docs {name}`"
+            );
+        }
+        for name in ["scaling-out", "resilience"] {
+            assert!(parse(&["docs", name]).is_ok(), "`pado docs {name}` refused");
         }
     }
 }

@@ -28,6 +28,8 @@ pub(crate) struct DemoOptions {
     pub soak: bool,
     /// A scenario file of the user's to run instead of the bundled one.
     pub scenario: Option<PathBuf>,
+    /// Machine outputs to write beside the summary (`--export`), as `pado run`'s.
+    pub exports: Vec<String>,
     /// Extra `pado target serve` arguments (capacity knobs).
     pub target_args: Vec<String>,
 }
@@ -116,6 +118,7 @@ pub(crate) fn run(o: DemoOptions) -> Result<i32, Failure> {
         overwrite: true,
         html: true,
         quiet: o.quiet,
+        exports: o.exports.clone(),
         ..Default::default()
     };
     let code = spec.load().and_then(|scenario| {

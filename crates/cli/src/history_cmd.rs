@@ -305,7 +305,27 @@ pub(crate) fn resolve_dirs(args: &[PathBuf], db: Option<&Path>) -> Result<Vec<Pa
             out[i] = Some(resolve(r, context.as_deref())?.record.result_dir);
         }
     }
-    Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+    let dirs: Vec<PathBuf> = out.into_iter().map(Option::unwrap_or_default).collect();
+    refuse_the_same_run_twice(args, &dirs)?;
+    Ok(dirs)
+}
+
+/// Two references that name one run (`best` when the latest run is the best):
+/// comparing a run with itself shows no change, which would read as "nothing
+/// changed" where nothing was compared; refused (exit 2) with what each resolved to.
+fn refuse_the_same_run_twice(args: &[PathBuf], dirs: &[PathBuf]) -> Result<(), Failure> {
+    let key = |d: &PathBuf| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());
+    for (j, b) in dirs.iter().enumerate() {
+        if let Some(i) = dirs[..j].iter().position(|a| key(a) == key(b)) {
+            return Err(Failure::invalid(format!(
+                "`{}` and `{}` are the same run ({}): comparing a run with itself shows no change; compare it with another run, e.g. `pado compare last~1 last` (`pado history` lists the runs)",
+                args[i].display(),
+                args[j].display(),
+                pado_metrics::fmt::terminal_safe(&b.display().to_string())
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Most earlier runs whose spread a comparison measures: the recent ones, as the

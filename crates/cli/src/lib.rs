@@ -216,6 +216,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "resilience",
         include_str!("../../../docs/resilience.md"),
     ),
+    (
+        args::DocTopic::ScalingOut,
+        "scaling-out",
+        include_str!("../../../docs/scaling-out.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.
@@ -246,7 +251,7 @@ fn docs(topic: Option<args::DocTopic>) {
 fn validate(file: &std::path::Path, target: Option<&str>) -> Result<i32, exit::Failure> {
     let prep = config::LoadSpec::file(file.to_path_buf(), target.map(str::to_string)).load()?;
     let plan = prep.compile()?;
-    for w in &plan.warnings {
+    for w in prep.notes.iter().chain(&plan.warnings) {
         eprintln!("warning: {w}");
     }
     outln!(
@@ -392,6 +397,7 @@ fn demo_cmd(d: &args::DemoArgs) -> Result<i32, exit::Failure> {
         quiet: d.quiet,
         soak: d.soak,
         scenario: d.scenario.clone(),
+        exports: d.exports.clone(),
         target_args: vec![
             "--workers".into(),
             d.target_workers.to_string(),

@@ -27,6 +27,10 @@ pub(crate) struct Prepared {
     pub thresholds: Vec<Threshold>,
     /// Where each field of the file sits (empty in quick mode).
     pub lines: LineIndex,
+    /// What the command line's load flags did to the file's `events:` (moved with
+    /// the test's length, or left out because their stage no longer exists): told
+    /// to the user as warnings before the run and kept in the result.
+    pub notes: Vec<String>,
 }
 
 impl Prepared {
@@ -332,8 +336,13 @@ impl Prepared {
                 pado_scenario::scale_timeline(&mut config, want.as_secs_f64() / len.as_secs_f64());
             }
         }
+        let mut notes = Vec::new();
         if matches!(spec.source, Source::File(_)) {
+            let as_written = (!config.events.is_empty()).then(|| config.clone());
             apply_overrides(&mut config, ov).map_err(Failure::invalid)?;
+            if let Some(before) = as_written {
+                notes = pado_scenario::refit_events(&before, &mut config);
+            }
         }
         validate(&config, &file).map_err(|e| Failure::invalid(e.to_string()))?;
         let thresholds =
@@ -352,6 +361,7 @@ impl Prepared {
             base_dir,
             thresholds,
             lines,
+            notes,
         })
     }
 }

@@ -207,6 +207,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         .map(|v| crate::split::seed_vars(cfg.setup_vars_file.as_ref(), v, &plan))
         .transpose()?;
     let plan = Arc::new(plan);
+    warnings.extend(prep.notes.iter().cloned());
     warnings.extend(plan.warnings.clone());
     for o in &plan.origins {
         if o.addrs.is_empty() {

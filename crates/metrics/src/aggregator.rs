@@ -53,6 +53,9 @@ pub struct Aggregator {
     sink: Sink,
     /// Tag combinations admitted so far, per step name (for [`TAG_SERIES_CAP`]).
     tag_sets: HashMap<String, HashSet<Vec<(String, String)>>>,
+    /// Active and allocated VUs of the last second closed: what a second no worker
+    /// reported carries forward.
+    last_vus: (u32, u32),
 }
 
 /// The sending side given to workers, and the thread to join for the totals.
@@ -82,6 +85,7 @@ impl Aggregator {
             totals: Totals::default(),
             sink,
             tag_sets: HashMap::new(),
+            last_vus: (0, 0),
         }
     }
 
@@ -199,10 +203,20 @@ impl Aggregator {
     fn close_through(&mut self, last: u32) {
         while self.next_t <= last {
             let t = self.next_t;
-            let rec = self
-                .pending
-                .remove(&t)
-                .unwrap_or_else(|| SecondRecord::new(t));
+            let rec = match self.pending.remove(&t) {
+                Some(rec) => rec,
+                // No worker reported this second while the load ran: pado itself
+                // stalled through it (suspended, starved of CPU). Its VUs did not
+                // stop, so the second carries the last counts instead of 0, which a
+                // VU chart would show as the load falling to nothing; it completed
+                // nothing and has no generator figures, which tells it apart.
+                None if !self.done.iter().any(|d| *d) => SecondRecord {
+                    vus: self.last_vus.0,
+                    vus_max: self.last_vus.1,
+                    ..SecondRecord::new(t)
+                },
+                None => SecondRecord::new(t),
+            };
             self.emit(rec);
         }
     }
@@ -218,6 +232,7 @@ impl Aggregator {
             // Once a second, off the workers: pado's own memory over the run.
             g.note_memory();
         }
+        self.last_vus = (rec.vus, rec.vus_max);
         self.totals.add_second(&rec);
         (self.sink)(&rec, &self.totals);
         self.next_t = rec.t + 1;
@@ -385,5 +400,54 @@ mod tests {
         let t = h.finish();
         assert_eq!(t.overall().requests, 5);
         assert_eq!(t.seconds, 6);
+    }
+
+    /// Seconds 2 and 3 reported by no worker (the generator stalled) carry the 10
+    /// VUs of second 1 rather than 0; seconds after every worker ended (before a
+    /// teardown's) have none.
+    #[test]
+    fn a_second_no_worker_reported_carries_the_vus_forward() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let mut a = Aggregator::new(
+            2,
+            Box::new(move |r: &SecondRecord, _: &Totals| s2.lock().unwrap().push(r.clone())),
+        );
+        let at = |worker: usize, second: u32, vus: u32| {
+            WorkerMessage::Interval(Interval {
+                worker,
+                second,
+                vus,
+                vus_max: vus,
+                ..Default::default()
+            })
+        };
+        for t in [0, 1, 4] {
+            a.handle(at(0, t, 5));
+            a.handle(at(1, t, 5));
+        }
+        a.handle(WorkerMessage::Done { worker: 0 });
+        a.handle(WorkerMessage::Done { worker: 1 });
+        // A teardown's interval after the load ended, at second 8.
+        a.handle(at(0, 8, 0));
+        a.handle(WorkerMessage::Done { worker: 0 });
+        let seen = seen.lock().unwrap();
+        let vus: Vec<(u32, u32)> = seen.iter().map(|r| (r.t, r.vus)).collect();
+        assert_eq!(
+            vus,
+            [
+                (0, 10),
+                (1, 10),
+                (2, 10),
+                (3, 10),
+                (4, 10),
+                (5, 0),
+                (6, 0),
+                (7, 0),
+                (8, 0)
+            ]
+        );
+        assert!(seen[2].series.is_empty() && seen[2].generator.is_none());
+        assert_eq!(seen[3].vus_max, 10);
     }
 }

@@ -18,6 +18,7 @@ pub mod metric_catalog;
 pub mod model;
 pub mod naming;
 pub mod quick;
+pub mod refit_events;
 pub mod size;
 pub mod structure;
 pub mod template;
@@ -34,4 +35,5 @@ pub use quick::{
     apply_overrides, parse_header, parse_stages, parse_step_ramp, planned_length, quick_config,
     scale_timeline, threshold_list, LoadShape, Overrides, QuickRequest,
 };
+pub use refit_events::refit_events;
 pub use size::{format_size, parse_size, ByteSize};

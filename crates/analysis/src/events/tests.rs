@@ -193,8 +193,31 @@ fn a_ramp_is_not_a_fault() {
     assert_eq!(e.during, None);
     assert_eq!(e.time_to_first_error_s, None);
     assert_eq!(e.failed_requests, 0);
-    // The rise is gradual: within the before window's p95 ×1.5 + 5 ms at once.
-    assert_eq!(e.time_to_recovery_s, Some(0.0));
+    // A mark is not a fault: it has no recovery time.
+    assert_eq!(e.time_to_recovery_s, None);
+}
+
+/// A mark placed in the middle of an error burst (which it did not cause) gets no
+/// recovery time and no "failed until it recovered" count; the same burst after a
+/// real fault does (the planted truth where the rule must fire).
+#[test]
+fn a_mark_has_no_recovery_time_a_fault_does() {
+    let mut mark = event("note", 10_200, None, ExpectRecord::default());
+    mark.kind = "mark".into();
+    mark.action = None;
+    mark.mark = Some("release 2.3 rolled out".into());
+    let got = run(vec![mark], faulty(23));
+    let e = &got[0];
+    assert_eq!(e.outcome, "mark");
+    assert_eq!(e.time_to_recovery_s, None, "{e:#?}");
+    assert_eq!(e.failed_requests, 0, "{e:#?}");
+    // The burst is still shown as what followed it.
+    assert_eq!(e.time_to_first_error_s, Some(0.0));
+    let fault = event("errors", 10_200, None, ExpectRecord::default());
+    let got = run(vec![fault], faulty(23));
+    let e = &got[0];
+    assert!(e.time_to_recovery_s.is_some(), "{e:#?}");
+    assert!(e.failed_requests > 0, "{e:#?}");
 }
 
 #[test]

@@ -427,3 +427,59 @@ fn http_version_flags_set_the_protocol_and_bad_ones_name_the_flag() {
     assert!(error(&["--url", URL, "--http", "3"]).contains("--http: `3`"));
     assert!(error(&["--url", URL, "--max-streams", "0"]).contains("--max-streams"));
 }
+
+/// What `pado plan --write-scenario` writes goes through `pado validate`'s checks
+/// with no warning (it used to give both tests' steps one name, which validate
+/// warns about), and still holds the planned VUs.
+#[test]
+fn the_plan_skeleton_validates_without_warnings() {
+    use pado_analysis::planner::{plan, scenario_skeleton, PlanInput};
+    let input = PlanInput {
+        dau: 25_000.0,
+        requests_per_user: 7.5,
+        peak_factor: 4.0,
+        scenario_time_s: 430.0,
+        requests_per_scenario: 7.5,
+        target_response_s: 0.5,
+    };
+    let p = plan(&input).unwrap();
+    let (_dir, f) = scenario_file("plan", &scenario_skeleton(&input, &p, "http://127.0.0.1:9"));
+    let prep = LoadSpec::file(f, None).load().unwrap();
+    let compiled = prep.compile().unwrap();
+    assert_eq!(compiled.warnings, Vec::<String>::new());
+    assert_eq!(compiled.warnings(), Vec::<String>::new());
+    assert_eq!(prep.config.scenarios.len(), 2);
+}
+
+/// A file whose events are placed by stage runs with `--vus --duration` (a smoke
+/// run of the real file): the stage events are left out, each named, instead of the
+/// run being refused (exit 2) for stages that no longer exist.
+#[test]
+fn stage_events_do_not_stop_a_vus_and_duration_override() {
+    let (_dir, f) = scenario_file(
+        "stage-events",
+        "target: http://127.0.0.1:9\nscenarios:\n  main:\n    executor: ramping-vus\n    stages: [ { duration: 30s, target: 10 }, { duration: 1m, target: 10 } ]\n    flow: [ { request: / } ]\nevents:\n  - { name: spike, at_stage: 2, mark: spike }\n  - { name: half, at: 45s, mark: half }\n",
+    );
+    let path = f.to_str().unwrap();
+    let c = RunConfig::from_run_args(&run_args(&[path, "--vus", "2", "--duration", "9s"]))
+        .unwrap_or_else(|e| panic!("{}", e.message));
+    let names: Vec<_> = c
+        .scenario
+        .config
+        .events
+        .iter()
+        .map(|e| e.name.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["half"]);
+    assert_eq!(
+        c.scenario.config.events[0].at,
+        // 45 s of a 90 s test is 4.5 s of a 9 s one.
+        Some(pado_scenario::Dur(Duration::from_millis(4500)))
+    );
+    assert_eq!(c.scenario.notes.len(), 2, "{:?}", c.scenario.notes);
+    assert!(c.scenario.notes[0].contains("`spike` (at_stage: 2) is left out"));
+    // As written, nothing is moved or left out.
+    let c = RunConfig::from_run_args(&run_args(&[path])).unwrap();
+    assert!(c.scenario.notes.is_empty(), "{:?}", c.scenario.notes);
+    assert_eq!(c.scenario.config.events.len(), 2);
+}

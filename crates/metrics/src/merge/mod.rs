@@ -36,7 +36,7 @@ use crate::latency::HistogramDecoder;
 use crate::result_dir::{
     EncodedSecond, GeneratorMeta, ResultDir, ResultError, RunMeta, SegmentMeta,
 };
-use crate::{SecondRecord, StageMark, FORMAT_VERSION, OBSERVE_FILE};
+use crate::{ScenarioMeta, SecondRecord, StageMark, FORMAT_VERSION, OBSERVE_FILE};
 use generators::Tally;
 
 /// One directory to merge, read and checked.
@@ -401,7 +401,15 @@ impl MergePlan {
                 .any(|s| s.meta.interrupted || !s.finished),
             workers: self.sources.iter().map(|s| s.meta.workers).sum(),
             cores_allowed: self.sources.iter().map(|s| s.meta.cores_allowed).sum(),
-            scenarios: first.meta.scenarios.clone(),
+            scenarios: first
+                .meta
+                .scenarios
+                .iter()
+                .map(|sc| ScenarioMeta {
+                    description: whole_test_description(&sc.description).to_string(),
+                    ..sc.clone()
+                })
+                .collect(),
             stages: self.merged_stages(),
             thresholds: first.meta.thresholds.clone(),
             steps: first.meta.steps.clone(),
@@ -455,15 +463,19 @@ impl MergePlan {
                         }
                     }
                 }
+                if !m.is_executor_stage() {
+                    return StageMark {
+                        start_s: m.start_s + off,
+                        end_s: m.end_s + off,
+                        ..m.clone()
+                    };
+                }
                 StageMark {
                     start_s: m.start_s + off,
                     end_s: m.end_s + off,
-                    target: if m.is_executor_stage() {
-                        target
-                    } else {
-                        m.target
-                    },
-                    from: if m.is_executor_stage() { from } else { m.from },
+                    label: whole_test_label(&m.label, from, target),
+                    target,
+                    from,
                     ..m.clone()
                 }
             })
@@ -559,5 +571,44 @@ impl MergePlan {
         }
         w.flush().map_err(io(&to))?;
         Ok(())
+    }
+}
+
+/// A segment's scenario description is `segment i/N (share of the load): its own
+/// part; whole test: the plan` (as the engine's segmented executor writes it); the
+/// merged result is the whole test, so it is described by the part after
+/// `whole test: `. Other descriptions are kept as they are.
+fn whole_test_description(segment_description: &str) -> &str {
+    segment_description
+        .split_once("; whole test: ")
+        .map_or(segment_description, |(_, whole)| whole)
+}
+
+/// A stage's label for the whole test, from the levels summed over the segments:
+/// `hold 6 VUs`, `ramp 0→100 it/s`, in the words and unit the segment's label used
+/// (`hold 3 VUs` in segment 0 of two). A label of another shape is kept.
+fn whole_test_label(label: &str, from: Option<f64>, target: f64) -> String {
+    let unit = match label.rsplit_once(' ') {
+        Some((_, "VU" | "VUs")) => "VUs",
+        Some((_, u)) if label.starts_with("hold ") || label.starts_with("ramp ") => u,
+        _ => return label.to_string(),
+    };
+    let level = |v: f64| {
+        if v.fract() == 0.0 {
+            format!("{}", v as i64)
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    let from = from.unwrap_or(target);
+    if (from - target).abs() < 1e-9 {
+        let unit = if unit == "VUs" && target == 1.0 {
+            "VU"
+        } else {
+            unit
+        };
+        format!("hold {} {unit}", level(target))
+    } else {
+        format!("ramp {}→{} {unit}", level(from), level(target))
     }
 }

@@ -71,6 +71,19 @@ fn write_seg(root: &Path, seg: &Seg) -> PathBuf {
         interrupted: seg.interrupted,
         workers: 2,
         cores_allowed: 2,
+        // As the engine writes a segment's plan: its own share, then the whole test.
+        scenarios: vec![crate::ScenarioMeta {
+            name: "default".into(),
+            executor: "constant-vus".into(),
+            description: format!(
+                "segment {}/{} (1/{} of the load): 5 VUs; whole test: {} VUs for 4s",
+                seg.index,
+                seg.count,
+                seg.count,
+                5 * seg.count
+            ),
+            open_model: false,
+        }],
         stages: vec![StageMark {
             scenario: "default".into(),
             index: 0,
@@ -216,6 +229,9 @@ fn merged_percentiles_are_those_of_every_sample() {
     assert_eq!(meta.duration_s, 5.0);
     assert_eq!(meta.stages[0].target, 15.0, "stage targets summed");
     assert_eq!(meta.stages[0].from, Some(15.0));
+    // Labelled as the whole test, not as segment 0's share of it.
+    assert_eq!(meta.stages[0].label, "hold 15 VUs");
+    assert_eq!(meta.scenarios[0].description, "15 VUs for 4s");
     assert!(meta
         .warnings
         .contains(&"segment 2/3: overloaded 2".to_string()));
@@ -660,4 +676,26 @@ fn a_fifo_in_a_result_directory_is_refused_before_it_is_opened() {
     fs::remove_file(&tl).unwrap();
     let c = write_seg(&tmp.path().join("again"), &Seg::new(0, 2, vec![vec![1]]));
     assert!(plan(&[c, b]).is_ok());
+}
+
+#[test]
+fn whole_test_labels_are_built_from_the_summed_levels() {
+    assert_eq!(whole_test_label("hold 3 VUs", Some(6.0), 6.0), "hold 6 VUs");
+    assert_eq!(
+        whole_test_label("ramp 0→3 VUs", Some(0.0), 7.0),
+        "ramp 0→7 VUs"
+    );
+    assert_eq!(whole_test_label("hold 1 VU", Some(2.0), 2.0), "hold 2 VUs");
+    assert_eq!(whole_test_label("hold 1 VU", Some(1.0), 1.0), "hold 1 VU");
+    assert_eq!(
+        whole_test_label("ramp 50→100 it/s", Some(100.0), 200.0),
+        "ramp 100→200 it/s"
+    );
+    // Not a label pado writes for a stage: kept.
+    assert_eq!(whole_test_label("피크 구간", Some(2.0), 4.0), "피크 구간");
+    assert_eq!(
+        whole_test_description("segment 1/2 (1/2 of the load): 3 VUs; whole test: 6 VUs for 10s"),
+        "6 VUs for 10s"
+    );
+    assert_eq!(whole_test_description("6 VUs for 10s"), "6 VUs for 10s");
 }

@@ -54,6 +54,9 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
     request_figures(&mut summary, totals, dur);
     iteration_figures(&mut summary, totals);
     summary.drift = pado_analysis::drift::headline(&summary.drift_periods).cloned();
+    let drift_measured = !summary.drift_periods.is_empty()
+        || summary.soak.as_ref().is_some_and(|k| !k.latency.is_empty());
+    summary.drift_method = drift_measured.then(|| pado_analysis::drift::METHOD.to_string());
     let generator_saturated = summary.generator.as_ref().is_some_and(|g| g.saturated);
     if !generator_saturated {
         // A pado that capped the load it sends would show its own knee. A pado that

@@ -210,6 +210,12 @@ pub struct Summary {
     /// Drift in every steady-load period long enough to measure, in time order.
     #[serde(default)]
     pub drift_periods: Vec<pado_analysis::drift::PeriodDrift>,
+    /// How drift was measured and when it is significant, in words, for whoever
+    /// reads the figures above (the terminal summary shows only significant drift
+    /// and leaves the method to this field and the docs); absent when nothing was
+    /// measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_method: Option<String>,
     /// The soak analysis: within each period of steady load, whether the target's
     /// memory, descriptors, threads or pools (from `observe:`) and its latency drift,
     /// with a verdict (`leak suspected`, `pool drift`, `latency drift`, `stable`).
@@ -296,6 +302,13 @@ fn yes() -> bool {
 }
 
 impl Summary {
+    /// Whether the run's load was WebSocket sessions only (no HTTP request besides
+    /// the handshakes): its request figures are all zero and say nothing, so the
+    /// summary shows the sessions' instead.
+    pub fn websocket_only(&self) -> bool {
+        self.requests == 0 && self.websocket.as_ref().is_some_and(|w| w.sessions > 0)
+    }
+
     /// Whether the run passed what it checks: its thresholds, its events'
     /// expectations and, for `--soak`, the soak verdict (the exit code: 0 or 99).
     pub fn passed(&self) -> bool {

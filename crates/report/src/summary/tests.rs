@@ -265,8 +265,24 @@ fn latency_rising_with_the_load_is_not_drift() {
         "{:?}",
         s.verdict
     );
+    // Nothing significant (the fixture's noise gives p well above 0.01): the summary
+    // prints no drift line and no method paragraph; the JSON keeps both.
+    assert!(
+        s.drift_periods.iter().all(|d| !d.drift.significant()),
+        "{:?}",
+        s.drift_periods
+    );
     let text = render(&s, TextOptions { color: false });
-    assert!(text.contains("drift method: least-squares"), "{text}");
+    assert!(!text.contains("latency drift"), "{text}");
+    assert!(!text.contains("drift method"), "{text}");
+    let json = serde_json::to_value(&s).unwrap();
+    assert!(
+        json["drift_method"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("least-squares")),
+        "{json}"
+    );
+    assert_eq!(json["drift_periods"].as_array().map(Vec::len), Some(2));
 }
 
 #[test]
@@ -286,6 +302,16 @@ fn latency_growing_under_steady_load_is_drift_near_the_planted_slope() {
         line.contains("under steady load (hold 150 VUs, 60–100 s)"),
         "{line}"
     );
+    // The drift made this a soak block: the significant period is its one rising
+    // latency row, and no method paragraph is printed (it is in summary.json).
+    let text = render(&s, TextOptions { color: false });
+    let rising: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("latency") && l.ends_with("rising"))
+        .collect();
+    assert_eq!(rising.len(), 1, "{text}");
+    assert!(!text.contains("drift method"), "{text}");
+    assert!(s.drift_method.is_some());
 }
 
 #[test]
@@ -625,4 +651,120 @@ fn a_soak_still_going_is_not_failed_for_being_short() {
     let s = build(&run).unwrap();
     assert!(s.in_progress && s.soak.is_none() && s.soak_ok && s.passed());
     assert!(render(&s, TextOptions { color: false }).contains("soak: not judged yet"));
+}
+
+/// `n` WebSocket sessions of step `name`, each sending 3 and receiving 2 messages,
+/// `failed` of them closed early; no HTTP request.
+fn ws_series(name: &str, n: u64, failed: u64) -> pado_metrics::SeriesStats {
+    let mut s = pado_metrics::SeriesStats::new(pado_metrics::SeriesKey::named(name));
+    for i in 0..n {
+        s.record_ws(&pado_metrics::WsSession {
+            connecting_us: 2_000,
+            duration_us: 50_000,
+            msgs_sent: 3,
+            msgs_received: 2,
+            error: (i < failed).then_some(pado_metrics::WsError::ClosedEarly),
+            connected: true,
+        });
+        s.record_ws_latency(4_000);
+    }
+    s
+}
+
+/// A run of WebSocket sessions only (the planted truth: 10 s of 20 sessions a
+/// second, 3 sent and 2 received each, 1 in 20 closed early) shows sessions and
+/// messages where request lines would be zeroes, no stage or step table of zeroes,
+/// and an SLA sentence in sessions, never "0 req/s". A mixed run keeps its request
+/// lines (where the rule must not fire).
+#[test]
+fn a_websocket_only_run_shows_its_sessions_not_zero_requests() {
+    let mut m = meta("chat", 10.0);
+    m.thresholds = vec![pado_metrics::ThresholdSpec {
+        metric: "ws_sessions".into(),
+        expr: "count > 10".into(),
+        abort_on_fail: false,
+    }];
+    m.stages = vec![stage(0, 0.0, 10.0, "hold 10 VUs")];
+    let seconds: Vec<_> = (0..10)
+        .map(|t| second(t, 10, vec![ws_series("chat", 20, u64::from(t == 0))]))
+        .collect();
+    let s = build(&run(m.clone(), seconds)).unwrap();
+    assert!(s.websocket_only());
+    let ws = s.websocket.as_ref().unwrap();
+    assert_eq!((ws.sessions, ws.failed), (200, 1));
+    assert_eq!((ws.msgs_sent, ws.msgs_received), (600, 400));
+    let text = render(&s, TextOptions { color: false });
+    assert!(!text.contains("http_reqs"), "{text}");
+    assert!(!text.contains("http_req_duration"), "{text}");
+    assert!(!text.contains("0 req/s"), "{text}");
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("no {key} line in {text}"))
+            .to_string()
+    };
+    assert!(line("ws_sessions").contains("200 sessions"), "{text}");
+    assert!(line("ws_sessions").contains("20.0/s"), "{text}");
+    assert!(line("ws_failed").contains("ws_closed_early: 1"), "{text}");
+    assert!(
+        line("ws_msgs").contains("sent 600") && line("ws_msgs").contains("received 400"),
+        "{text}"
+    );
+    // No step or stage table of zero requests: the sessions are in the websocket block.
+    assert!(
+        !text.lines().any(|l| l.trim_start().starts_with("step ")),
+        "{text}"
+    );
+    assert!(
+        !text.lines().any(|l| l.trim_start().starts_with("stage ")),
+        "{text}"
+    );
+    let sla = &s.verdict[0];
+    assert!(sla.starts_with("SLA met"), "{sla}");
+    assert!(
+        sla.contains("200 WebSocket sessions") && !sla.contains("req/s"),
+        "{sla}"
+    );
+
+    // The same sessions beside HTTP requests: the request lines stay.
+    let seconds: Vec<_> = (0..10)
+        .map(|t| {
+            second(
+                t,
+                10,
+                vec![ws_series("chat", 20, 0), series("GET /", 30, 200, 5_000)],
+            )
+        })
+        .collect();
+    let s = build(&run(m, seconds)).unwrap();
+    assert!(!s.websocket_only());
+    let text = render(&s, TextOptions { color: false });
+    assert!(text.contains("http_reqs"), "{text}");
+    assert!(!text.contains("ws_sessions ."), "{text}");
+    assert!(s.verdict[0].contains("30 req/s"), "{:?}", s.verdict);
+}
+
+/// Latency falling steadily through the 150-VU hold (2 ms less each second: the
+/// planted truth, significant but not a soak signal) is printed as the one drift
+/// line; the 20-VU hold's chance slope is not.
+#[test]
+fn only_significant_drift_is_printed() {
+    let s = build(&ramp_hold_run(-2.0)).unwrap();
+    assert!(s.soak.is_none(), "{:?}", s.soak);
+    let significant: Vec<_> = s
+        .drift_periods
+        .iter()
+        .filter(|d| d.drift.significant())
+        .collect();
+    assert_eq!(significant.len(), 1, "{:?}", s.drift_periods);
+    assert_eq!(significant[0].period.label, "hold 150 VUs");
+    let text = render(&s, TextOptions { color: false });
+    let shown: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("latency drift under steady load"))
+        .collect();
+    assert_eq!(shown.len(), 1, "{text}");
+    assert!(shown[0].contains("hold 150 VUs"), "{text}");
+    assert!(!shown[0].contains("notable"), "{text}");
+    assert!(!text.contains("drift method"), "{text}");
 }

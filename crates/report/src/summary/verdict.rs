@@ -105,11 +105,20 @@ fn sla_sentence(s: &Summary) -> String {
             1 => "the threshold passed".to_string(),
             n => format!("all {n} thresholds passed"),
         };
-        format!(
-            "SLA met: {passed} at up to {} and {:.0} req/s",
-            vus(s.vus_max as f64),
-            s.rps
-        )
+        match s.websocket.as_ref().filter(|_| s.websocket_only()) {
+            // No HTTP request: the load was sessions, said in their figures.
+            Some(ws) => format!(
+                "SLA met: {passed} at up to {} and {} WebSocket sessions ({:.0} messages received/s)",
+                vus(s.vus_max as f64),
+                thousands(ws.sessions),
+                ws.msgs_received_per_s
+            ),
+            None => format!(
+                "SLA met: {passed} at up to {} and {:.0} req/s",
+                vus(s.vus_max as f64),
+                s.rps
+            ),
+        }
     } else {
         format!("SLA not met: {}", failing.join("; "))
     }

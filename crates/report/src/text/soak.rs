@@ -100,9 +100,6 @@ pub(super) fn soak(out: &mut String, s: &Summary, o: TextOptions) {
         );
     }
     let _ = writeln!(out, "  soak method: {}", pado_analysis::soak::METHOD);
-    if !k.latency.is_empty() {
-        let _ = writeln!(out, "  drift method: {}", pado_analysis::drift::METHOD);
-    }
 }
 
 /// pado's own memory over the longest steady period, in one line.

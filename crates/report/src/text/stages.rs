@@ -10,7 +10,8 @@ use crate::summary::Summary;
 
 /// One line per stage: window, requests, rate, latency, errors.
 pub(super) fn stages(out: &mut String, s: &Summary, _o: TextOptions) {
-    if !s.stages.is_empty() {
+    // Every column is a request figure: a WebSocket-only run's would all be 0.
+    if !s.stages.is_empty() && !s.websocket_only() {
         let _ = writeln!(out);
         let sw = s
             .stages
@@ -43,7 +44,7 @@ pub(super) fn stages(out: &mut String, s: &Summary, _o: TextOptions) {
 
 /// Stability percentiles of req/s, TTFB steadiness and latency drift.
 pub(super) fn stability(out: &mut String, s: &Summary, _o: TextOptions) {
-    if s.stability.seconds >= 2 {
+    if s.stability.seconds >= 2 && !s.websocket_only() {
         let st = &s.stability;
         let _ = writeln!(out);
         let _ = writeln!(
@@ -62,10 +63,16 @@ pub(super) fn stability(out: &mut String, s: &Summary, _o: TextOptions) {
             st.ttfb_cv
         );
     }
-    // A soak block shows latency drift beside the resources'.
-    if !s.drift_periods.is_empty() && s.soak.is_none() {
-        let _ = writeln!(out);
-        for d in &s.drift_periods {
+    // A soak block shows latency drift beside the resources'. Only significant
+    // slopes are printed: the others are chance at this length (they stay in
+    // summary.json with the method).
+    if s.soak.is_none() {
+        let significant = s.drift_periods.iter().filter(|d| d.drift.significant());
+        let mut first = true;
+        for d in significant {
+            if std::mem::take(&mut first) {
+                let _ = writeln!(out);
+            }
             let _ = writeln!(
                 out,
                 "  latency drift under steady load ({}, {:.0}–{:.0} s): {:+.0} ms/hour ({:+.1}% over the period, p = {:.3}){}",
@@ -78,6 +85,5 @@ pub(super) fn stability(out: &mut String, s: &Summary, _o: TextOptions) {
                 if d.drift.notable { " — notable" } else { "" }
             );
         }
-        let _ = writeln!(out, "  drift method: {}", pado_analysis::drift::METHOD);
     }
 }

@@ -8,8 +8,12 @@ use super::{cell, TextOptions};
 use crate::summary::Summary;
 
 /// One line per step and per tagged series of it.
+///
+/// A `ws:` step that sent no HTTP request is left to the WebSocket block: its row
+/// here would be all zeroes.
 pub(super) fn steps(out: &mut String, s: &Summary, _o: TextOptions) {
-    if !s.steps.is_empty() {
+    let shown = |st: &crate::summary::StepSummary| st.ws.is_none() || st.requests > 0;
+    if s.steps.values().any(shown) {
         let _ = writeln!(out);
         let tag_width = s.tagged.keys().map(|k| {
             let base = k.find('{').unwrap_or(0);
@@ -28,7 +32,7 @@ pub(super) fn steps(out: &mut String, s: &Summary, _o: TextOptions) {
             "  {:<nw$} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
             "step", "requests", "failed", "req/s", "mean", "p95", "p99", "max"
         );
-        for (name, st) in &s.steps {
+        for (name, st) in s.steps.iter().filter(|(_, st)| shown(st)) {
             let _ = writeln!(
                 out,
                 "  {} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",

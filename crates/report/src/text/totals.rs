@@ -51,10 +51,20 @@ pub(super) fn title(out: &mut String, s: &Summary, o: TextOptions) {
     }
 }
 
-/// Requests, failures, statuses, data, iterations and VUs, one dotted line each.
+/// Requests, failures, statuses, data, iterations and VUs, one dotted line each (a
+/// WebSocket-only run's sessions and messages instead of its requests).
 pub(super) fn totals(out: &mut String, s: &Summary, _o: TextOptions) {
     let _ = writeln!(out);
     let w = 18;
+    match &s.websocket {
+        Some(ws) if s.websocket_only() => ws_totals(out, s, ws, w),
+        _ => http_totals(out, s, w),
+    }
+    iterations_and_vus(out, s, w);
+}
+
+/// The HTTP request lines: requests, failures, statuses, data.
+fn http_totals(out: &mut String, s: &Summary, w: usize) {
     let _ = writeln!(
         out,
         "  {} {} requests   {}/s",
@@ -95,6 +105,50 @@ pub(super) fn totals(out: &mut String, s: &Summary, _o: TextOptions) {
         bytes((s.data_received as f64 / s.duration_s.max(1e-9)) as u64),
         bytes(s.data_sent)
     );
+}
+
+/// A run of WebSocket sessions only: sessions and messages where the request lines
+/// would be (zeroes there would read as "nothing happened").
+fn ws_totals(out: &mut String, s: &Summary, ws: &crate::summary::WsSummary, w: usize) {
+    let secs = s.duration_s.max(1e-9);
+    let _ = writeln!(
+        out,
+        "  {} {} sessions   {}/s",
+        dots("ws_sessions", w),
+        thousands(ws.sessions),
+        rate(ws.sessions as f64 / secs)
+    );
+    let errs: Vec<String> = ws
+        .errors
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", thousands(*v)))
+        .collect();
+    let failed_rate = ws.failed as f64 / ws.sessions.max(1) as f64;
+    let _ = writeln!(
+        out,
+        "  {} {} ({}){}",
+        dots("ws_failed", w),
+        thousands(ws.failed),
+        percent2(failed_rate),
+        if errs.is_empty() {
+            String::new()
+        } else {
+            format!("   {}", errs.join(", "))
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  {} sent {} ({}/s) · received {} ({}/s)",
+        dots("ws_msgs", w),
+        thousands(ws.msgs_sent),
+        rate(ws.msgs_sent_per_s),
+        thousands(ws.msgs_received),
+        rate(ws.msgs_received_per_s)
+    );
+}
+
+/// Iterations and VUs, one dotted line each.
+fn iterations_and_vus(out: &mut String, s: &Summary, w: usize) {
     let mut it = format!("{} completed", thousands(s.iterations));
     if s.iterations_interrupted > 0 {
         let _ = write!(it, ", {} interrupted", thousands(s.iterations_interrupted));
