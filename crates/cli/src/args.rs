@@ -797,6 +797,25 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "URL,URL,...", value_delimiter = ',',
           conflicts_with_all = ["segment", "once", "http_debug", "overwrite"])]
     pub generators: Vec<String>,
+    /// Verify `https://` agents by their certificate's SHA-256 fingerprint, as
+    /// `pado agent --tls` prints it (`sha256:AB:CD:...`): one for every agent, or
+    /// one per agent in the order of --generators. A certificate with another
+    /// fingerprint stops the run before anything is sent. With it, `host:port`
+    /// means `https://` and an `http://` agent is refused.
+    #[arg(
+        long,
+        value_name = "sha256:...",
+        value_delimiter = ',',
+        requires = "generators",
+        conflicts_with = "agent_ca"
+    )]
+    pub agent_fingerprint: Vec<String>,
+    /// Verify `https://` agents against the CA certificates in FILE (PEM) only,
+    /// e.g. your own CA, or an agent's certificate written with
+    /// `pado agent --tls-cert-out`. Without this or --agent-fingerprint, https
+    /// agents are verified against the system's trust store.
+    #[arg(long, value_name = "FILE", requires = "generators")]
+    pub agent_ca: Option<PathBuf>,
     /// Recording the run in the history.
     #[command(flatten)]
     pub history: HistoryArgs,
@@ -918,6 +937,29 @@ pub(crate) struct AgentArgs {
     /// address (DNS rebinding).
     #[arg(long, value_name = "NAME")]
     pub host_name: Vec<String>,
+    /// Serve HTTPS: the token and every job travel encrypted. With --tls-cert and
+    /// --tls-key the agent presents that certificate; without them it generates a
+    /// self-signed one at start (valid for its addresses, host name and
+    /// --host-name names) and prints its fingerprint, which coordinators pin with
+    /// `pado run --generators https://HOST:PORT --agent-fingerprint sha256:...`.
+    #[arg(long)]
+    pub tls: bool,
+    /// The certificate (PEM, the agent's own first, then intermediates) to
+    /// present with --tls.
+    #[arg(long, value_name = "FILE", requires_all = ["tls", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires_all = ["tls", "tls_cert"])]
+    pub tls_key: Option<PathBuf>,
+    /// Write the generated certificate (PEM) to FILE, for coordinators that verify
+    /// it as a CA file (`--agent-ca FILE`) instead of by its fingerprint.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls",
+        conflicts_with = "tls_cert"
+    )]
+    pub tls_cert_out: Option<PathBuf>,
     /// Where each job's files and result go while it runs (a new directory per
     /// job, removed once its coordinator has the result).
     #[arg(long, value_name = "DIR", default_value = "pado-agent")]
