@@ -230,7 +230,9 @@ pub(crate) enum Command {
     /// live, stop when told, hand over its result. One job at a time; only
     /// coordinators sending the agent's token (`PADO_AGENT_TOKEN` or --token-file)
     /// are served, and a job's `events:` commands run only with --allow-commands.
-    /// Values of `{{ env.X }}` come from the agent's own environment.
+    /// Values of `{{ env.X }}` come from the agent's own environment. Plain HTTP is
+    /// for loopback and trusted networks; --tls serves HTTPS and prints the
+    /// certificate's fingerprint for coordinators to pin.
     Agent(AgentArgs),
     /// One test across N pods of a Kubernetes cluster: `run` it (create, follow,
     /// collect, merge, clean up) or `render` its manifests.
@@ -793,7 +795,8 @@ pub(crate) struct RunArgs {
     /// when an `abort_on_fail` threshold fails on the merged seconds (or on Ctrl-C),
     /// then collects their results into --out (default pado-results/<time>-<name>)
     /// and merges them into `merged/` there. A token in `PADO_AGENT_TOKEN` is sent to
-    /// every agent.
+    /// every agent. Agents started with `--tls` are `https://HOST:PORT`, verified
+    /// with --agent-fingerprint or --agent-ca.
     #[arg(long, value_name = "URL,URL,...", value_delimiter = ',',
           conflicts_with_all = ["segment", "once", "http_debug", "overwrite"])]
     pub generators: Vec<String>,
@@ -934,13 +937,15 @@ pub(crate) struct AgentArgs {
     /// A name coordinators use for this host in their --generators URLs, besides its
     /// IP addresses, `localhost` and its host name (repeatable). A request naming
     /// any other host is refused: a web page could point its own name at this
-    /// address (DNS rebinding).
+    /// address (DNS rebinding). A certificate --tls generates is valid for these
+    /// names too (an IP address given here included).
     #[arg(long, value_name = "NAME")]
     pub host_name: Vec<String>,
     /// Serve HTTPS: the token and every job travel encrypted. With --tls-cert and
     /// --tls-key the agent presents that certificate; without them it generates a
-    /// self-signed one at start (valid for its addresses, host name and
-    /// --host-name names) and prints its fingerprint, which coordinators pin with
+    /// self-signed one at start (valid for the address it listens on, its host
+    /// name, the --host-name names and localhost) and prints its fingerprint,
+    /// even with --quiet, which coordinators pin with
     /// `pado run --generators https://HOST:PORT --agent-fingerprint sha256:...`.
     #[arg(long)]
     pub tls: bool,
