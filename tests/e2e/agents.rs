@@ -33,6 +33,33 @@ impl Agent {
 
     /// An agent with more flags and environment variables (its jobs' runs have them).
     fn start_env(token: &str, extra: &[&str], env: &[(&str, &str)]) -> Agent {
+        Agent::spawn(token, extra, env, Stdio::null())
+    }
+
+    /// An agent serving HTTPS with a certificate it generates (`--tls`), and the
+    /// fingerprint it printed at start.
+    fn start_tls(token: &str, extra: &[&str]) -> (Agent, String) {
+        let mut flags = vec!["--tls"];
+        flags.extend_from_slice(extra);
+        let mut agent = Agent::spawn(token, &flags, &[], Stdio::piped());
+        let err = agent.child.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Read on to the end, so the agent never blocks on a full pipe.
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                if let Some(fp) = line.split_whitespace().find(|w| w.starts_with("sha256:")) {
+                    let _ = tx.send(fp.trim_end_matches([';', ',']).to_string());
+                }
+            }
+        });
+        let fp = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the agent printed no fingerprint");
+        (agent, fp)
+    }
+
+    fn spawn(token: &str, extra: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Agent {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -47,7 +74,7 @@ impl Agent {
             .args(extra)
             .current_dir(&*work)
             .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .stderr(stderr);
         cmd.env("PADO_AGENT_TOKEN", token);
         cmd.envs(env.iter().copied());
         let child = cmd.spawn().expect("starting pado agent");
@@ -550,4 +577,136 @@ fn a_stranger_is_answered_before_its_body_is_read() {
         assert!(text.starts_with(&format!("HTTP/1.1 {want}")), "{text}");
     }
     assert_eq!(a.leftovers(), 0);
+}
+
+/// A scenario of exactly 20 requests (10 a second for 2 s) to `srv`.
+fn twenty_requests(dir: &Path, srv: &TestServer) -> std::path::PathBuf {
+    write_file(
+        dir,
+        "t.yaml",
+        &format!(
+            "name: 파도-tls\ntarget: {}\nscenarios:\n  s:\n    executor: constant-arrival-rate\n    rate: 10\n    duration: 2s\n    pre_allocated_vus: 2\n    flow:\n      - request: GET /tls\n",
+            srv.base_url()
+        ),
+    )
+}
+
+/// `pado agent --tls` generates a certificate and prints its fingerprint; a
+/// coordinator that pins it runs the test through HTTPS and gets its results. The
+/// same certificate written with `--tls-cert-out` serves as a coordinator's
+/// `--agent-ca`.
+#[test]
+fn a_tls_agent_runs_the_test_of_a_coordinator_that_pinned_its_fingerprint() {
+    let srv = TestServer::start();
+    let certs = tmp("agents-tls-cert");
+    let cert = certs.join("agent.pem").display().to_string();
+    let (a, fp) = Agent::start_tls(TOKEN, &["--tls-cert-out", &cert]);
+    assert_eq!(fp.len(), "sha256:".len() + 32 * 3 - 1, "{fp}");
+    let dir = tmp("agents-tls");
+    let f = twenty_requests(&dir, &srv);
+    let out = dir.join("out");
+    let url = format!("https://{}", a.addr);
+    let (o, _) = coordinate_urls(&f, &url, &out, &["--agent-fingerprint", &fp]);
+    assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    assert_eq!(srv.stats().requests, 20, "{}", say(&o));
+    let merged = out.join("merged");
+    assert_eq!(json(&merged.join("summary.json"))["requests"], 20);
+    assert_eq!(json(&merged.join("run.json"))["name"], "파도-tls");
+    assert_eq!(a.leftovers(), 0, "collected");
+
+    // Its certificate as the only CA: the same agent, by its address, again.
+    let (o, _) = coordinate_urls(&f, &a.addr, &dir.join("out-ca"), &["--agent-ca", &cert]);
+    assert_eq!(o.status.code(), Some(0), "{}", say(&o));
+    assert_eq!(srv.stats().requests, 40, "{}", say(&o));
+}
+
+/// A pin that is not the agent's certificate stops the coordinator before anything
+/// is sent, naming the agent and both fingerprints; a coordinator speaking plain
+/// HTTP to the TLS agent is refused and told to use https://. Nothing runs.
+#[test]
+fn a_wrong_pin_or_plain_http_runs_nothing_on_a_tls_agent() {
+    use std::io::{Read, Write};
+    let srv = TestServer::start();
+    let (a, fp) = Agent::start_tls(TOKEN, &[]);
+    let dir = tmp("agents-tls-refused");
+    let f = twenty_requests(&dir, &srv);
+    // The same fingerprint with its first byte changed.
+    let first = &fp["sha256:".len().."sha256:".len() + 2];
+    let wrong = fp.replacen(first, if first == "00" { "01" } else { "00" }, 1);
+    let url = format!("https://{}", a.addr);
+    let (o, _) = coordinate_urls(
+        &f,
+        &url,
+        &dir.join("out-pin"),
+        &["--agent-fingerprint", &wrong],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", say(&o));
+    assert!(
+        err.contains(&fp) && err.contains(&wrong) && err.contains(&a.addr),
+        "{}",
+        say(&o)
+    );
+    assert!(!err.contains(TOKEN), "{}", say(&o));
+
+    let plain = format!("http://{}", a.addr);
+    let (o, _) = coordinate_urls(&f, &plain, &dir.join("out-plain"), &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", say(&o));
+    assert!(
+        err.contains("400") && err.contains("https://"),
+        "{}",
+        say(&o)
+    );
+    // Asked to verify, the coordinator refuses an http:// agent itself (exit 2).
+    let (o, _) = coordinate_urls(
+        &f,
+        &plain,
+        &dir.join("out-never"),
+        &["--agent-fingerprint", &fp],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", say(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("clear text"),
+        "{}",
+        say(&o)
+    );
+
+    // A plain request with the token is refused unread, its announced body too.
+    let mut s = std::net::TcpStream::connect(&a.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "POST /job HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: 268435456\r\n\r\n",
+        a.addr
+    )
+    .unwrap();
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer)
+        .expect("an answer before the body");
+    let text = String::from_utf8_lossy(&answer);
+    assert!(
+        text.starts_with("HTTP/1.1 400") && text.contains("https://"),
+        "{text}"
+    );
+
+    // Past the start the coordinators would have agreed (`+2s`): still nothing.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(srv.stats().requests, 0, "no load was sent");
+    assert_eq!(a.leftovers(), 0, "no job reached the agent");
+}
+
+/// `pado run FILE --generators URL` with the tests' token and `extra` flags.
+fn coordinate_urls(file: &Path, urls: &str, out: &Path, extra: &[&str]) -> (Output, Duration) {
+    let _machine = shared_machine();
+    let mut cmd = Command::new(pado_bin());
+    cmd.arg("run")
+        .arg(file)
+        .args(["--generators", urls, "--start-at", "+2s", "--out"])
+        .arg(out)
+        .args(extra)
+        .env("PADO_AGENT_TOKEN", TOKEN);
+    let t0 = Instant::now();
+    let o = cmd.output().expect("running pado");
+    (o, t0.elapsed())
 }

@@ -3,6 +3,10 @@
 //! as Ctrl-C; in the agent's process group, so a Ctrl-C at the agent's terminal
 //! stops the job gracefully too), its output kept in `run.log` beside the result.
 //!
+//! With `--tls` it serves HTTPS (`pado_fleet::tls`): its certificate from
+//! `--tls-cert`/`--tls-key`, or generated at start, its fingerprint printed for
+//! coordinators to pin. Without TLS on an address others can reach, it warns.
+//!
 //! The agent never starts without a token, and runs a job's `events:` commands only
 //! when started with `--allow-commands`: otherwise a job whose scenario has one is
 //! refused before it starts (`403`, the event named), and its run gets
@@ -17,6 +21,7 @@ use clap::Parser;
 use pado_fleet::access::Token;
 use pado_fleet::agent::{self, AgentOptions, LaunchError, Started, TOKEN_ENV};
 use pado_fleet::bundle::JobSpec;
+use pado_fleet::tls::AgentIdentity;
 
 use crate::args::{AgentArgs, Cli, Command};
 use crate::exit::{self, Failure};
@@ -118,6 +123,55 @@ fn check_commands(job: &JobSpec, files: &Path) -> Result<(), LaunchError> {
     refuse_commands(&loaded.config, &name).map_err(LaunchError::Refused)
 }
 
+/// The agent's TLS identity with `--tls`: `--tls-cert`/`--tls-key`, or a new
+/// self-signed certificate for `host_names` and the listening address (written to
+/// `--tls-cert-out` when asked).
+fn tls_identity(a: &AgentArgs, host_names: &[String]) -> Result<Option<AgentIdentity>, Failure> {
+    if !a.tls {
+        return Ok(None);
+    }
+    let id = match (&a.tls_cert, &a.tls_key) {
+        (Some(cert), Some(key)) => AgentIdentity::from_files(cert, key),
+        _ => {
+            let mut names = host_names.to_vec();
+            if !a.listen.ip().is_unspecified() {
+                names.push(a.listen.ip().to_string());
+            }
+            AgentIdentity::generate(&names)
+        }
+    }
+    .map_err(|e| Failure::invalid(format!("--tls: {e}")))?;
+    if let (Some(out), Some(pem)) = (&a.tls_cert_out, &id.generated_pem) {
+        std::fs::write(out, pem)
+            .map_err(|e| Failure::other(format!("--tls-cert-out {}: {e}", out.display())))?;
+    }
+    Ok(Some(id))
+}
+
+/// What the agent says of its certificate at start: the fingerprint coordinators
+/// pin, and for a generated one the names it is valid for.
+fn certificate_line(id: &AgentIdentity) -> String {
+    let fp = id.fingerprint;
+    if id.generated_for.is_empty() {
+        format!("TLS certificate {fp}; coordinators pin it with --agent-fingerprint {fp}, or verify it with --agent-ca")
+    } else {
+        format!(
+            "TLS certificate {fp} (generated for {}; new at every start); coordinators pin it with --agent-fingerprint {fp}",
+            id.generated_for.join(", ")
+        )
+    }
+}
+
+/// A warning for an agent that others can reach in clear text: its token and
+/// jobs would cross the network unencrypted. `None` with TLS or on loopback.
+fn cleartext_warning(listen: std::net::SocketAddr, tls: bool) -> Option<String> {
+    (!tls && !listen.ip().is_loopback()).then(|| {
+        format!(
+            "warning: pado agent listens on {listen} without TLS: the token and every job cross the network in clear text; use --tls (and --agent-fingerprint on the coordinator), or keep plain HTTP to loopback and networks you trust (`pado docs scaling-out`)"
+        )
+    })
+}
+
 /// `pado agent`: serve until Ctrl-C or SIGTERM.
 pub(crate) fn agent(a: &AgentArgs) -> Result<i32, Failure> {
     let keep_for = crate::parse_dur("keep-for", &a.keep_for)?;
@@ -170,16 +224,18 @@ pub(crate) fn agent(a: &AgentArgs) -> Result<i32, Failure> {
     // (the default `pado-agent` is one) would point somewhere else from there.
     let work_dir = std::path::absolute(&a.work_dir)
         .map_err(|e| Failure::invalid(format!("--work-dir {}: {e}", a.work_dir.display())))?;
+    let host_names: Vec<String> = a
+        .host_name
+        .iter()
+        .cloned()
+        .chain(system_host_name())
+        .collect();
+    let identity = tls_identity(a, &host_names)?;
     let opts = AgentOptions {
         listen: a.listen,
         work_dir: work_dir.clone(),
         token,
-        host_names: a
-            .host_name
-            .iter()
-            .cloned()
-            .chain(system_host_name())
-            .collect(),
+        host_names,
         patience: pado_fleet::job::PATIENCE,
         keep_for,
         say: Arc::new(move |line: &str| {
@@ -187,12 +243,17 @@ pub(crate) fn agent(a: &AgentArgs) -> Result<i32, Failure> {
                 eprintln!("{line}");
             }
         }),
+        tls: identity.as_ref().map(|id| id.config.clone()),
     };
     let handle = agent::start(opts, launch)
         .map_err(|e| Failure::other(format!("--listen {}: {e}", a.listen)))?;
+    if let Some(w) = cleartext_warning(handle.addr, identity.is_some()) {
+        eprintln!("{w}");
+    }
     if !quiet {
         eprintln!(
-            "pado agent listening on {} (work directory {}; a job's commands {}); Ctrl-C to stop",
+            "pado agent listening on {}://{} (work directory {}; a job's commands {}); Ctrl-C to stop",
+            if identity.is_some() { "https" } else { "http" },
             handle.addr,
             work_dir.display(),
             if allow_commands {
@@ -201,6 +262,10 @@ pub(crate) fn agent(a: &AgentArgs) -> Result<i32, Failure> {
                 "refused"
             }
         );
+    }
+    // Printed even with --quiet: without it nobody can reach a generated one.
+    if let Some(id) = &identity {
+        eprintln!("{}", certificate_line(id));
     }
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     crate::signals::install(move |_| {
@@ -288,6 +353,10 @@ mod tests {
             work_dir: "w".into(),
             keep_for: "1h".into(),
             quiet: true,
+            tls: false,
+            tls_cert: None,
+            tls_key: None,
+            tls_cert_out: None,
         }
     }
 
@@ -308,5 +377,56 @@ mod tests {
         assert!(e.message.contains("needs a token"), "{}", e.message);
         let e = agent_token(&args(Some(dir.path().join("missing")))).unwrap_err();
         assert!(e.message.contains("--token-file"), "{}", e.message);
+    }
+
+    #[test]
+    fn an_agent_others_reach_without_tls_is_warned_about_and_no_other() {
+        for (listen, tls, warned) in [
+            ("0.0.0.0:7070", false, true),
+            ("10.0.0.5:7070", false, true),
+            ("[::]:7070", false, true),
+            ("0.0.0.0:7070", true, false),
+            ("127.0.0.1:7070", false, false),
+            ("[::1]:7070", false, false),
+        ] {
+            let w = cleartext_warning(listen.parse().unwrap(), tls);
+            assert_eq!(w.is_some(), warned, "{listen} tls={tls}: {w:?}");
+            if let Some(w) = w {
+                assert!(w.contains("--tls") && w.contains("clear text"), "{w}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_generated_certificate_is_written_when_asked_and_is_the_one_printed() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("에이전트.pem");
+        let mut a = args(None);
+        a.listen = "10.1.2.3:7070".parse().unwrap();
+        a.tls = true;
+        a.tls_cert_out = Some(out.clone());
+        let id = tls_identity(&a, &["gen-1.internal".into()])
+            .unwrap()
+            .unwrap();
+        let pem = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(Some(pem.as_str()), id.generated_pem.as_deref());
+        // The file read back is the certificate whose fingerprint is printed.
+        let again = AgentIdentity::from_files(&out, &out);
+        assert!(again.is_err(), "a certificate is not its own key");
+        let line = certificate_line(&id);
+        assert!(line.contains(&id.fingerprint.to_string()), "{line}");
+        assert!(
+            line.contains("gen-1.internal") && line.contains("10.1.2.3"),
+            "{line}"
+        );
+        // Without --tls there is no identity, and a missing key file is named.
+        assert!(tls_identity(&args(None), &[]).unwrap().is_none());
+        let mut a = args(None);
+        a.tls = true;
+        a.tls_cert = Some(out.clone());
+        a.tls_key = Some(dir.path().join("없는.key"));
+        let e = tls_identity(&a, &[]).unwrap_err();
+        assert_eq!(e.code, exit::INVALID);
+        assert!(e.message.contains("없는.key"), "{}", e.message);
     }
 }

@@ -233,7 +233,9 @@ pub(crate) enum Command {
     /// live, stop when told, hand over its result. One job at a time; only
     /// coordinators sending the agent's token (`PADO_AGENT_TOKEN` or --token-file)
     /// are served, and a job's `events:` commands run only with --allow-commands.
-    /// Values of `{{ env.X }}` come from the agent's own environment.
+    /// Values of `{{ env.X }}` come from the agent's own environment. Plain HTTP is
+    /// for loopback and trusted networks; --tls serves HTTPS and prints the
+    /// certificate's fingerprint for coordinators to pin.
     Agent(AgentArgs),
     /// One test across N pods of a Kubernetes cluster: `run` it (create, follow,
     /// collect, merge, clean up) or `render` its manifests.
@@ -813,10 +815,30 @@ pub(crate) struct RunArgs {
     /// when an `abort_on_fail` threshold fails on the merged seconds (or on Ctrl-C),
     /// then collects their results into --out (default pado-results/<time>-<name>)
     /// and merges them into `merged/` there. A token in `PADO_AGENT_TOKEN` is sent to
-    /// every agent.
+    /// every agent. Agents started with `--tls` are `https://HOST:PORT`, verified
+    /// with --agent-fingerprint or --agent-ca.
     #[arg(long, value_name = "URL,URL,...", value_delimiter = ',',
           conflicts_with_all = ["segment", "once", "http_debug", "overwrite"])]
     pub generators: Vec<String>,
+    /// Verify `https://` agents by their certificate's SHA-256 fingerprint, as
+    /// `pado agent --tls` prints it (`sha256:AB:CD:...`): one for every agent, or
+    /// one per agent in the order of --generators. A certificate with another
+    /// fingerprint stops the run before anything is sent. With it, `host:port`
+    /// means `https://` and an `http://` agent is refused.
+    #[arg(
+        long,
+        value_name = "sha256:...",
+        value_delimiter = ',',
+        requires = "generators",
+        conflicts_with = "agent_ca"
+    )]
+    pub agent_fingerprint: Vec<String>,
+    /// Verify `https://` agents against the CA certificates in FILE (PEM) only,
+    /// e.g. your own CA, or an agent's certificate written with
+    /// `pado agent --tls-cert-out`. Without this or --agent-fingerprint, https
+    /// agents are verified against the system's trust store.
+    #[arg(long, value_name = "FILE", requires = "generators")]
+    pub agent_ca: Option<PathBuf>,
     /// Recording the run in the history.
     #[command(flatten)]
     pub history: HistoryArgs,
@@ -935,9 +957,34 @@ pub(crate) struct AgentArgs {
     /// A name coordinators use for this host in their --generators URLs, besides its
     /// IP addresses, `localhost` and its host name (repeatable). A request naming
     /// any other host is refused: a web page could point its own name at this
-    /// address (DNS rebinding).
+    /// address (DNS rebinding). A certificate --tls generates is valid for these
+    /// names too (an IP address given here included).
     #[arg(long, value_name = "NAME")]
     pub host_name: Vec<String>,
+    /// Serve HTTPS: the token and every job travel encrypted. With --tls-cert and
+    /// --tls-key the agent presents that certificate; without them it generates a
+    /// self-signed one at start (valid for the address it listens on, its host
+    /// name, the --host-name names and localhost) and prints its fingerprint,
+    /// even with --quiet, which coordinators pin with
+    /// `pado run --generators https://HOST:PORT --agent-fingerprint sha256:...`.
+    #[arg(long)]
+    pub tls: bool,
+    /// The certificate (PEM, the agent's own first, then intermediates) to
+    /// present with --tls.
+    #[arg(long, value_name = "FILE", requires_all = ["tls", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires_all = ["tls", "tls_cert"])]
+    pub tls_key: Option<PathBuf>,
+    /// Write the generated certificate (PEM) to FILE, for coordinators that verify
+    /// it as a CA file (`--agent-ca FILE`) instead of by its fingerprint.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "tls",
+        conflicts_with = "tls_cert"
+    )]
+    pub tls_cert_out: Option<PathBuf>,
     /// Where each job's files and result go while it runs (a new directory per
     /// job, removed once its coordinator has the result).
     #[arg(long, value_name = "DIR", default_value = "pado-agent")]

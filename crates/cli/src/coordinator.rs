@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use pado_fleet::bundle::{self, FileEntry, JobSpec};
 use pado_fleet::client::GeneratorClient;
 use pado_fleet::coordinate::{self, LiveOptions};
+use pado_fleet::tls::{AgentTrust, Fingerprint};
 
 use crate::args::RunArgs;
 use crate::config::RunConfig;
@@ -50,10 +51,12 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         .start_at
         .unwrap_or_else(|| SystemTime::now() + DEFAULT_START);
     let token = crate::agent_cmd::coordinator_token()?;
+    let trust = agent_trust(a, n)?;
     let mut clients = a
         .generators
         .iter()
-        .map(|u| GeneratorClient::new(u.trim(), Some(token.expose().to_string())))
+        .zip(&trust)
+        .map(|(u, t)| GeneratorClient::new(u.trim(), Some(token.expose().to_string()), t))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Failure::invalid(format!("--generators: {e}")))?;
     let names: Vec<String> = clients
@@ -221,6 +224,30 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
     }
     crate::out::outln!("  results: {}", merged.display());
     with_generator_exits(code, &failed)
+}
+
+/// How each of the `n` agents' certificates is verified: `--agent-fingerprint`
+/// (one for all, or one per agent in order), `--agent-ca`, or the system's roots.
+fn agent_trust(a: &RunArgs, n: usize) -> Result<Vec<AgentTrust>, Failure> {
+    if let Some(ca) = &a.agent_ca {
+        let t =
+            AgentTrust::ca_file(ca).map_err(|e| Failure::invalid(format!("--agent-ca: {e}")))?;
+        return Ok(vec![t; n]);
+    }
+    let pins = a
+        .agent_fingerprint
+        .iter()
+        .map(|f| f.parse::<Fingerprint>().map(AgentTrust::Pinned))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Failure::invalid(format!("--agent-fingerprint: {e}")))?;
+    match pins.len() {
+        0 => Ok(vec![AgentTrust::SystemRoots; n]),
+        1 => Ok(vec![pins[0].clone(); n]),
+        k if k == n => Ok(pins),
+        k => Err(Failure::invalid(format!(
+            "--agent-fingerprint: {k} fingerprints for {n} agents: give one for every agent, or one per agent in the order of --generators"
+        ))),
+    }
 }
 
 /// The coordinator's exit code from the merged result's (`merged`) and the
@@ -498,5 +525,54 @@ mod tests {
             with_generator_exits(exit::THRESHOLD_FAILED, &share).unwrap(),
             exit::THRESHOLD_FAILED
         );
+    }
+
+    fn run_args(extra: &[&str]) -> Result<RunArgs, clap::Error> {
+        use clap::Parser;
+        let argv = [
+            "pado",
+            "run",
+            "--url",
+            "http://127.0.0.1:9/",
+            "--generators",
+            "a:1,b:2",
+        ];
+        let cli = crate::args::Cli::try_parse_from(argv.iter().chain(extra))?;
+        match cli.command {
+            crate::args::Command::Run(r) => Ok(*r),
+            _ => unreachable!("a run"),
+        }
+    }
+
+    #[test]
+    fn agent_fingerprints_are_one_for_all_or_one_per_agent_and_read_with_a_clear_error() {
+        let a = pado_fleet::tls::Fingerprint::of(b"a");
+        let b = pado_fleet::tls::Fingerprint::of(b"b");
+        let pins = |extra: &[&str]| agent_trust(&run_args(extra).unwrap(), 2);
+        let one = pins(&["--agent-fingerprint", &a.to_string()]).unwrap();
+        assert!(one
+            .iter()
+            .all(|t| matches!(t, AgentTrust::Pinned(f) if *f == a)));
+        let each = pins(&["--agent-fingerprint", &format!("{a},{b}")]).unwrap();
+        assert!(matches!(each[1], AgentTrust::Pinned(f) if f == b));
+        let none = pins(&[]).unwrap();
+        assert!(none.iter().all(|t| !t.is_explicit()));
+        let e = pins(&["--agent-fingerprint", &format!("{a},{b},{a}")]).unwrap_err();
+        assert!(
+            e.message.contains("3 fingerprints for 2 agents"),
+            "{}",
+            e.message
+        );
+        let e = pins(&["--agent-fingerprint", "sha1:AB:CD"]).unwrap_err();
+        assert_eq!(e.code, exit::INVALID);
+        assert!(
+            e.message.starts_with("--agent-fingerprint: `sha1:AB:CD`"),
+            "{}",
+            e.message
+        );
+        let e = pins(&["--agent-ca", "/nonexistent/파도.pem"]).unwrap_err();
+        assert!(e.message.contains("파도.pem"), "{}", e.message);
+        // A pin and a CA are two answers to one question.
+        assert!(run_args(&["--agent-ca", "x.pem", "--agent-fingerprint", &a.to_string()]).is_err());
     }
 }

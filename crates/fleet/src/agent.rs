@@ -16,6 +16,12 @@
 //! its work directory is), and no request that looks like a web browser's is
 //! answered ([`crate::access`]); both are judged on the head, before a body is read.
 //!
+//! With [`AgentOptions::tls`] the agent speaks HTTPS only ([`crate::tls`]): the
+//! token and the job travel encrypted, and a plain-HTTP request is answered `400`
+//! without being read. A connection that stays silent (before its first request,
+//! between two kept-alive ones, or in its TLS handshake) is closed after the
+//! head's patience.
+//!
 //! A job's scenario may carry `events:` that run commands (`run:`, `shell:`). Whether
 //! the agent runs them is its [`Launch`]'s decision (`pado agent --allow-commands`):
 //! it refuses such a job with [`LaunchError::Refused`], answered `403`, before
@@ -78,6 +84,9 @@ pub struct AgentOptions {
     pub keep_for: Duration,
     /// What the agent says as jobs come and go (its log).
     pub say: Arc<dyn Fn(&str) + Send + Sync>,
+    /// Serve HTTPS with this configuration (`--tls`, [`crate::tls::AgentIdentity`]);
+    /// `None` serves plain HTTP, for loopback and networks you trust.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// The job the agent has now, if any.
@@ -125,6 +134,7 @@ pub fn start(opts: AgentOptions, launch: Launch) -> std::io::Result<AgentHandle>
         },
         max_job_body: MAX_BUNDLE_BYTES,
         patience: agent.opts.patience,
+        tls: agent.opts.tls.clone(),
     };
     let server = serve_on_thread("agent", listener, rules, move |req| agent.answer(req))?;
     Ok(AgentHandle { server, addr })
@@ -314,6 +324,7 @@ mod tests {
             patience: crate::job::PATIENCE,
             keep_for: Duration::from_secs(30),
             say: Arc::new(|_| {}),
+            tls: None,
         }
     }
 
@@ -577,6 +588,203 @@ mod tests {
             http(agent.addr, "POST", "/job", &one_job(), Some(TOKEN)).0,
             201
         );
+        agent.shutdown();
+    }
+
+    /// An agent serving HTTPS with a generated certificate, with `patience`.
+    fn tls_agent(work: &Path, patience: Patience) -> (AgentHandle, crate::tls::AgentIdentity) {
+        let id = crate::tls::AgentIdentity::generate(&[]).unwrap();
+        let mut opts = options(work);
+        opts.patience = patience;
+        opts.tls = Some(id.config.clone());
+        (start(opts, launcher()).unwrap(), id)
+    }
+
+    #[test]
+    fn a_tls_agent_serves_a_coordinator_that_pinned_it_and_names_a_wrong_pin() {
+        use crate::client::{ClientError, GeneratorClient};
+        use crate::tls::AgentTrust;
+        // One runtime: a client's connection belongs to the runtime it was made on.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let work = tempfile::tempdir().unwrap();
+        let (agent, id) = tls_agent(work.path(), crate::job::PATIENCE);
+        let url = format!("https://{}", agent.addr);
+        let token = Some(TOKEN.to_string());
+        let pinned = AgentTrust::Pinned(id.fingerprint);
+        let mut c = GeneratorClient::new(&url, token.clone(), &pinned).unwrap();
+        let status = rt.block_on(c.status()).unwrap();
+        assert_eq!(status["state"], "idle");
+        // A job goes through TLS too, body and all.
+        let mut c = GeneratorClient::new(&agent.addr.to_string(), token.clone(), &pinned).unwrap();
+        assert!(c.label().starts_with("https://"), "{}", c.label());
+        let job = rt.block_on(c.expect("POST", "/job", &one_job(), Duration::from_secs(10), 201));
+        assert!(job.is_ok(), "{job:?}");
+        assert_eq!(
+            rt.block_on(crate::coordinate::GeneratorLink::stop(&mut c)),
+            Ok(())
+        );
+
+        // Another agent's fingerprint: refused with both named, nothing sent.
+        let other = crate::tls::AgentIdentity::generate(&[])
+            .unwrap()
+            .fingerprint;
+        let mut c = GeneratorClient::new(&url, token.clone(), &AgentTrust::Pinned(other)).unwrap();
+        let e = rt.block_on(c.status()).unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, ClientError::Transport(..)), "{text}");
+        assert!(
+            text.contains(&id.fingerprint.to_string())
+                && text.contains(&other.to_string())
+                && text.contains(&agent.addr.to_string())
+                && text.contains("nothing was sent"),
+            "{text}"
+        );
+        assert!(!text.contains(TOKEN), "{text}");
+        // Verifying by system roots: a generated certificate is unknown there, and
+        // the message says how to trust it.
+        let mut c = GeneratorClient::new(&url, token.clone(), &AgentTrust::SystemRoots).unwrap();
+        let text = rt.block_on(c.status()).unwrap_err().to_string();
+        assert!(text.contains("--agent-fingerprint"), "{text}");
+        // Never clear text once a pin is given.
+        let e = GeneratorClient::new(&format!("http://{}", agent.addr), token.clone(), &pinned);
+        let text = e.err().expect("an http:// agent with a pin").to_string();
+        assert!(
+            text.contains("https://") && text.contains("clear text"),
+            "{text}"
+        );
+        // A coordinator that speaks plain HTTP to it is told to use https://.
+        let mut c = GeneratorClient::new(
+            &format!("http://{}", agent.addr),
+            token,
+            &AgentTrust::SystemRoots,
+        )
+        .unwrap();
+        let a = rt
+            .block_on(c.request("GET", "/status", b"", Duration::from_secs(10)))
+            .unwrap();
+        assert_eq!(a.status, 400);
+        assert!(String::from_utf8_lossy(&a.body).contains("https://"));
+        agent.shutdown();
+    }
+
+    #[test]
+    fn a_plain_http_request_to_a_tls_agent_is_refused_unread() {
+        let work = tempfile::tempdir().unwrap();
+        let (agent, _) = tls_agent(work.path(), crate::job::PATIENCE);
+        let head = format!(
+            "POST /job HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Length: {MAX_BUNDLE_BYTES}\r\n\r\n",
+            agent.addr
+        );
+        let t0 = std::time::Instant::now();
+        let (status, text) = answer_to_head(agent.addr, &head);
+        assert_eq!(status, 400, "{text}");
+        assert!(
+            text.contains(crate::tls::accept::PLAIN_HTTP_REFUSAL),
+            "{text}"
+        );
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+        agent.shutdown();
+    }
+
+    /// Reads a whole answer (head and `Content-Length` body) from `r`.
+    fn read_answer(r: &mut impl Read) -> String {
+        let mut out = Vec::new();
+        let mut b = [0u8; 1024];
+        loop {
+            let n = r.read(&mut b).unwrap();
+            assert!(n > 0, "closed mid-answer");
+            out.extend_from_slice(&b[..n]);
+            let text = String::from_utf8_lossy(&out).into_owned();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let len: usize = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Content-Length: "))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap();
+                if out.len() >= end + 4 + len {
+                    return text;
+                }
+            }
+        }
+    }
+
+    /// How long `r` stayed open, read with a 5 s limit: it must end (EOF or a
+    /// TLS stream cut without close_notify), not time out.
+    fn open_for(r: &mut impl Read) -> Duration {
+        let t0 = std::time::Instant::now();
+        match r.read(&mut [0u8; 64]) {
+            Ok(0) => {}
+            Ok(n) => panic!("{n} bytes nobody asked for"),
+            Err(e) => assert!(
+                !matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ),
+                "still open after 5 s: {e}"
+            ),
+        }
+        t0.elapsed()
+    }
+
+    #[test]
+    fn an_idle_kept_alive_connection_is_closed_after_the_patience_plain_or_tls() {
+        let patience = Patience {
+            head: Duration::from_millis(400),
+            body_stall: Duration::from_millis(400),
+        };
+        let within = |took: Duration| {
+            assert!(
+                took >= Duration::from_millis(250) && took < Duration::from_secs(3),
+                "{took:?}"
+            );
+        };
+        let work = tempfile::tempdir().unwrap();
+        let get = |addr: SocketAddr| {
+            format!("GET /status HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n")
+        };
+
+        // Plain: one request answered and kept alive, then nothing.
+        let mut opts = options(work.path());
+        opts.patience = patience;
+        let plain = start(opts, launcher()).unwrap();
+        let mut s = std::net::TcpStream::connect(plain.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(get(plain.addr).as_bytes()).unwrap();
+        let first = read_answer(&mut s);
+        assert!(
+            first.starts_with("HTTP/1.1 200") && first.contains("idle"),
+            "{first}"
+        );
+        assert!(!first.contains("Connection: close"), "kept alive: {first}");
+        within(open_for(&mut s));
+        plain.shutdown();
+
+        // TLS: the same after a handshake; a silent client, and one that stops in
+        // the middle of its ClientHello, are closed too.
+        let (agent, id) = tls_agent(work.path(), patience);
+        let (cfg, _) = crate::tls::AgentTrust::Pinned(id.fingerprint).client_config();
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let conn = rustls::ClientConnection::new(cfg, name).unwrap();
+        let sock = std::net::TcpStream::connect(agent.addr).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut tls = rustls::StreamOwned::new(conn, sock);
+        tls.write_all(get(agent.addr).as_bytes()).unwrap();
+        let first = read_answer(&mut tls);
+        assert!(
+            first.starts_with("HTTP/1.1 200") && first.contains("idle"),
+            "{first}"
+        );
+        within(open_for(&mut tls));
+        for sent in [&b""[..], &[0x16, 0x03, 0x01, 0x02, 0x00, 0x01][..]] {
+            let mut s = std::net::TcpStream::connect(agent.addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            s.write_all(sent).unwrap();
+            within(open_for(&mut s));
+        }
         agent.shutdown();
     }
 }

@@ -1,12 +1,17 @@
 //! The coordinator's requests to one generator (an agent, or any server of the
 //! [`crate::job`] endpoints), over pado's own HTTP/1.1 client: one kept-alive
-//! connection per generator, every request bounded in time.
+//! connection per generator, every request bounded in time; over TLS, the agent's
+//! certificate verified as [`AgentTrust`] says before a byte (the token included)
+//! is sent.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use pado_http::{exchange, tls_client_config, Conn, Origin, RequestRef};
+use pado_http::{exchange, Conn, Origin, RequestRef};
 
 use crate::coordinate::{GeneratorLink, LivePoll};
+use crate::tls::pinned::PinnedVerifier;
+use crate::tls::AgentTrust;
 
 /// How long one control request may take (a live poll, a stop, a status).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
@@ -62,22 +67,46 @@ pub struct GeneratorClient {
     host_header: String,
     token: Option<String>,
     conn: Option<Conn>,
+    /// For a pinned agent: the verifier, which names a certificate it refused.
+    pin: Option<Arc<PinnedVerifier>>,
 }
 
 impl GeneratorClient {
-    /// A client for the generator at `url` (`http://host:port`, `host:port` or
-    /// `https://...`); `token` is sent as `Authorization: Bearer` (agents started
-    /// with a token refuse requests without it).
-    pub fn new(url: &str, token: Option<String>) -> Result<GeneratorClient, ClientError> {
+    /// A client for the generator at `url` (`http://host:port`, `https://...` or
+    /// `host:port`); `token` is sent as `Authorization: Bearer` (agents started
+    /// with a token refuse requests without it), only once the connection is
+    /// established (over TLS: once the agent's certificate passed `trust`).
+    ///
+    /// With an explicit `trust` (a pin or a CA file), `host:port` means `https://`
+    /// and an `http://` URL is refused: a coordinator told to verify agents never
+    /// talks to one in clear text.
+    pub fn new(
+        url: &str,
+        token: Option<String>,
+        trust: &AgentTrust,
+    ) -> Result<GeneratorClient, ClientError> {
         let full = if url.contains("://") {
             url.to_string()
+        } else if trust.is_explicit() {
+            format!("https://{url}")
         } else {
             format!("http://{url}")
         };
         let parsed =
             url::Url::parse(&full).map_err(|e| ClientError::Url(url.into(), e.to_string()))?;
-        let origin = Origin::for_url(&parsed, || tls_client_config(false))
-            .map_err(|e| ClientError::Url(url.into(), e))?;
+        if trust.is_explicit() && parsed.scheme() != "https" {
+            return Err(ClientError::Url(
+                url.into(),
+                "a certificate fingerprint or a CA file was given to verify agents over TLS, and this URL is not https:// (pado never falls back to clear text): start the agent with --tls and give https://HOST:PORT".into(),
+            ));
+        }
+        let mut pin = None;
+        let origin = Origin::for_url(&parsed, || {
+            let (cfg, verifier) = trust.client_config();
+            pin = verifier;
+            cfg
+        })
+        .map_err(|e| ClientError::Url(url.into(), e))?;
         if origin.addrs.is_empty() {
             return Err(ClientError::Url(url.into(), "host did not resolve".into()));
         }
@@ -92,6 +121,7 @@ impl GeneratorClient {
             host_header,
             token,
             conn: None,
+            pin,
         })
     }
 
@@ -142,6 +172,7 @@ impl GeneratorClient {
                 match kind.as_str() {
                     "connect_refused" => "refused the connection (is the agent running?)".into(),
                     "timeout" => format!("no answer within {} s", timeout.as_secs()),
+                    "tls" => self.tls_failure(ex.reason),
                     other => other.to_string(),
                 },
             ));
@@ -154,6 +185,26 @@ impl GeneratorClient {
         }
         out.status = ex.status;
         Ok(out)
+    }
+
+    /// Why the TLS handshake failed, in words that say what to do: for a pinned
+    /// agent whose certificate is another, both fingerprints.
+    fn tls_failure(&self, reason: Option<&'static str>) -> String {
+        if let Some((pinned, presented)) = self
+            .pin
+            .as_ref()
+            .and_then(|p| Some((p.pinned(), p.refused()?)))
+        {
+            return format!(
+                "its TLS certificate's fingerprint is {presented}, not the pinned {pinned}: this is not the agent that was pinned (or it was restarted: a generated certificate is new at every start, and the agent prints its fingerprint); nothing was sent to it"
+            );
+        }
+        let reason = reason.unwrap_or("handshake failed");
+        if self.pin.is_none() && reason.contains("unknown issuer") {
+            format!("TLS: {reason}: pin the agent's certificate with --agent-fingerprint (`pado agent --tls` prints it) or give its CA with --agent-ca FILE")
+        } else {
+            format!("TLS: {reason}")
+        }
     }
 
     /// A request whose answer must be `want`.

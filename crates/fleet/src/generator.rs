@@ -52,6 +52,7 @@ pub fn serve_after(opts: &GeneratorOptions, run: impl FnOnce() -> i32) -> std::i
             },
             max_job_body: SMALL_BODY,
             patience: PATIENCE,
+            tls: None,
         };
         serve_on_thread("result-server", listener, rules, move |req| {
             job.answer(req)

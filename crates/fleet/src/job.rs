@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use pado_h1server::{read_request_gated, Gate, Gated, Patience, ReadError, Request};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 
 use crate::access::Access;
@@ -216,8 +217,12 @@ pub struct ServeRules {
     /// The largest body of `POST /job` (a job's bundle); every other request
     /// carries at most [`SMALL_BODY`].
     pub max_job_body: u64,
-    /// How long a head may take and a body may stall.
+    /// How long a head may take and a body may stall; a TLS handshake gets the
+    /// head's patience too.
     pub patience: Patience,
+    /// Serve HTTPS with this configuration (`pado agent --tls`); `None` for plain
+    /// HTTP (loopback, a trusted network, a pod reached through the API server).
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// The largest body of a request other than `POST /job` (theirs are empty).
@@ -250,7 +255,8 @@ impl ServeRules {
 /// request on every connection that `rules` let in gets `answer`'s answer, until
 /// the returned handle is shut down. A refused request is answered and its
 /// connection closed without reading its body; a connection that stays silent or
-/// sends too slowly is closed.
+/// sends too slowly (between requests too) is closed. With `rules.tls`, each
+/// connection is a TLS one first ([`crate::tls::accept`]).
 pub fn serve_on_thread<A>(
     name: &str,
     listener: std::net::TcpListener,
@@ -274,36 +280,22 @@ where
                 return;
             };
             server
-                .serve(stop, move |mut stream, _| {
+                .serve(stop, move |stream, _| {
                     let answer = answer.clone();
                     let rules = rules.clone();
                     async move {
-                        let mut buf = Vec::new();
-                        loop {
-                            let read =
-                                read_request_gated(&mut stream, &mut buf, &rules.patience, |req| {
-                                    rules.gate(req)
-                                })
+                        match &rules.tls {
+                            None => serve_connection(stream, &rules, &*answer).await,
+                            Some(cfg) => {
+                                let tls = crate::tls::accept::accept(
+                                    stream,
+                                    cfg.clone(),
+                                    rules.patience.head,
+                                )
                                 .await;
-                            let (req, a, keep) = match read {
-                                Ok(Some(Gated::Read(req))) => {
-                                    let a = answer(&req);
-                                    (req, a, true)
+                                if let Some(tls) = tls {
+                                    serve_connection(tls, &rules, &*answer).await;
                                 }
-                                Ok(Some(Gated::Refused(req, a))) => (req, a, false),
-                                Err(ReadError::Malformed(status, why)) => {
-                                    let a = Answer::text(status, why);
-                                    let _ = write_answer(&mut stream, &a, false, 1, false).await;
-                                    return;
-                                }
-                                Ok(None) | Err(ReadError::Io) => return,
-                            };
-                            let keep = keep && req.keep_alive;
-                            let written =
-                                write_answer(&mut stream, &a, keep, req.version, req.is_head())
-                                    .await;
-                            if !written || !keep {
-                                return;
                             }
                         }
                     }
@@ -313,9 +305,43 @@ where
     })
 }
 
+/// Serves the requests of one connection, plain or TLS, until it ends, is
+/// refused, or keeps the server waiting past its patience.
+async fn serve_connection<S, A>(mut stream: S, rules: &ServeRules, answer: &A)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+    A: Fn(&Request) -> Answer,
+{
+    let mut buf = Vec::new();
+    loop {
+        let read = read_request_gated(&mut stream, &mut buf, &rules.patience, |req| {
+            rules.gate(req)
+        })
+        .await;
+        let (req, a, keep) = match read {
+            Ok(Some(Gated::Read(req))) => {
+                let a = answer(&req);
+                (req, a, true)
+            }
+            Ok(Some(Gated::Refused(req, a))) => (req, a, false),
+            Err(ReadError::Malformed(status, why)) => {
+                let a = Answer::text(status, why);
+                let _ = write_answer(&mut stream, &a, false, 1, false).await;
+                return;
+            }
+            Ok(None) | Err(ReadError::Io) => return,
+        };
+        let keep = keep && req.keep_alive;
+        let written = write_answer(&mut stream, &a, keep, req.version, req.is_head()).await;
+        if !written || !keep {
+            return;
+        }
+    }
+}
+
 /// Writes `a`, saying whether the connection stays open; false when writing failed.
-async fn write_answer(
-    stream: &mut tokio::net::TcpStream,
+async fn write_answer<S: AsyncWrite + Unpin>(
+    stream: &mut S,
     a: &Answer,
     keep: bool,
     version: u8,

@@ -14,7 +14,10 @@
 //! - [`client`]: the coordinator's requests to a generator; [`coordinate`]: the
 //!   live loop that merges the generators' seconds into one view of the test
 //!   (`pado_metrics::merge::live`) and stops them all when told;
-//! - [`archive`]: result directories and bundles as tar, unpacked defensively.
+//! - [`archive`]: result directories and bundles as tar, unpacked defensively;
+//! - [`tls`]: HTTPS for the agent protocol: the agent's certificate (from files
+//!   or generated, its fingerprint printed) and the coordinator's verification of
+//!   it (a pinned fingerprint, a CA file, the system's roots).
 
 pub mod access;
 pub mod agent;
@@ -25,3 +28,4 @@ pub mod coordinate;
 pub mod feed;
 pub mod generator;
 pub mod job;
+pub mod tls;
