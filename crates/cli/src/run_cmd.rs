@@ -273,6 +273,11 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                 executor: s.executor.kind().as_str().into(),
                 description: s.executor.describe(),
                 open_model: s.executor.kind().is_open_model(),
+                max_vus: s
+                    .executor
+                    .kind()
+                    .is_open_model()
+                    .then(|| s.executor.max_vus()),
             })
             .collect(),
         stages: plan.stage_marks(),
@@ -320,6 +325,11 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     let mut timeline = dir.timeline_writer().map_err(Failure::other)?;
 
     let mut prog = Progress::new(out.quiet, total_s, meta.stages.clone());
+    if let pado_report::summary::VuPool::Max(n) =
+        pado_report::summary::VuPool::of(&meta.scenarios, 0)
+    {
+        prog.vu_ceiling = Some(n);
+    }
     prog.has_thresholds = !prep.thresholds.is_empty();
     let progress = Arc::new(Mutex::new(prog));
     // A segment's share is not the test: its abort_on_fail thresholds are judged

@@ -487,6 +487,7 @@ impl Shared {
             action: None,
             undo: None,
             expect: e.expect.clone(),
+            left_open: None,
         };
         if !self.wait_until(cancel, e.at) {
             if let Some((kind, _)) = &e.action {

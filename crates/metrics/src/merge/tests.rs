@@ -71,6 +71,14 @@ fn write_seg(root: &Path, seg: &Seg) -> PathBuf {
         interrupted: seg.interrupted,
         workers: 2,
         cores_allowed: 2,
+        // An open-model scenario whose VU ceiling is this generator's share.
+        scenarios: vec![crate::ScenarioMeta {
+            name: "default".into(),
+            executor: "constant-arrival-rate".into(),
+            open_model: true,
+            max_vus: Some(3 + seg.index),
+            ..Default::default()
+        }],
         stages: vec![StageMark {
             scenario: "default".into(),
             index: 0,
@@ -216,6 +224,11 @@ fn merged_percentiles_are_those_of_every_sample() {
     assert_eq!(meta.duration_s, 5.0);
     assert_eq!(meta.stages[0].target, 15.0, "stage targets summed");
     assert_eq!(meta.stages[0].from, Some(15.0));
+    assert_eq!(
+        meta.scenarios[0].max_vus,
+        Some(3 + 4 + 5),
+        "VU ceilings summed"
+    );
     assert!(meta
         .warnings
         .contains(&"segment 2/3: overloaded 2".to_string()));

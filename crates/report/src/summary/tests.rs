@@ -288,6 +288,33 @@ fn latency_growing_under_steady_load_is_drift_near_the_planted_slope() {
     );
 }
 
+/// The pool a dropped-arrivals sentence names is the open-model scenarios' `max_vus`
+/// summed (12 + 30), a closed scenario's VUs left out; one open scenario without a
+/// recorded ceiling makes it the allocated peak.
+#[test]
+fn the_vu_pool_is_the_open_scenarios_ceiling() {
+    let sc = |open: bool, max: Option<u32>| pado_metrics::ScenarioMeta {
+        open_model: open,
+        max_vus: max,
+        ..Default::default()
+    };
+    assert_eq!(
+        VuPool::of(
+            &[sc(true, Some(12)), sc(false, None), sc(true, Some(30))],
+            9
+        ),
+        VuPool::Max(42)
+    );
+    assert_eq!(
+        VuPool::of(&[sc(true, Some(12)), sc(true, None)], 9),
+        VuPool::Allocated(9)
+    );
+    assert_eq!(VuPool::of(&[sc(false, None)], 9), VuPool::Allocated(9));
+}
+
+/// The ceiling (12), not the 7 VUs allocated at the peak, is what the sentence says:
+/// with the pool split over worker threads a run drops arrivals before allocating
+/// them all.
 #[test]
 fn dropped_arrivals_are_named_with_the_knob() {
     let mut m = meta("open", 10.0);
@@ -296,6 +323,7 @@ fn dropped_arrivals_are_named_with_the_knob() {
         executor: "constant-arrival-rate".into(),
         description: "100 it/s".into(),
         open_model: true,
+        max_vus: Some(12),
     }];
     let seconds: Vec<_> = (0..10)
         .map(|t| {
@@ -310,7 +338,7 @@ fn dropped_arrivals_are_named_with_the_knob() {
             rec
         })
         .collect();
-    let s = build(&run(m.clone(), seconds)).unwrap();
+    let s = build(&run(m.clone(), seconds.clone())).unwrap();
     // 522 of 942 planned arrivals: 55%.
     let line = s
         .verdict
@@ -319,7 +347,19 @@ fn dropped_arrivals_are_named_with_the_knob() {
         .expect("dropped line");
     assert_eq!(
         line,
-        "55% of the planned arrivals (522 of 942) were never sent: the VU pool (max 7) was exhausted; raise --max-vus (or max_vus in the file)"
+        "55% of the planned arrivals (522 of 942) were never sent: the VU pool (max 12) was exhausted; raise --max-vus (or max_vus in the file)"
+    );
+    // A directory written before the ceiling was recorded: the allocated peak (7)
+    // is said as what it is, never as the ceiling.
+    let mut older = m.clone();
+    older.scenarios[0].max_vus = None;
+    let s = build(&run(older, seconds.clone())).unwrap();
+    assert!(
+        s.verdict
+            .iter()
+            .any(|v| v.contains("the VU pool (7 allocated at most) was exhausted")),
+        "{:?}",
+        s.verdict
     );
     let none: Vec<_> = (0..10)
         .map(|t| second(t, 5, vec![series("a", 42, 200, 1_000)]))
@@ -462,6 +502,7 @@ fn events_are_judged_from_the_directory_and_shown_everywhere() {
             recovers: vec![recovers.into()],
             ..Default::default()
         },
+        left_open: None,
     };
     let mut ew = EventsWriter::create(dir.path()).unwrap();
     ew.write(&rec("burst", "http_req_failed: rate < 0.01 within 2s"))
