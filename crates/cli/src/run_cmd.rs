@@ -420,7 +420,8 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                     stop.store(STOPPING, Ordering::SeqCst);
                 }
             });
-            let runner = pado_engine::events::EventRunner::start(events, t0, writer, on_failure);
+            let runner =
+                pado_engine::events::EventRunner::start(events, t0, writer, on_failure, None);
             *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(runner);
         }))
     };
