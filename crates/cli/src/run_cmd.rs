@@ -409,6 +409,15 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     } else {
         let writer =
             pado_metrics::events::EventsWriter::create(dir.path()).map_err(Failure::other)?;
+        // Open fault windows on record, so that a pado killed with one open leaves
+        // what the next pado needs to undo it.
+        let ledger = crate::open_faults::RunLedger::new(
+            &meta.name,
+            &meta.started_at,
+            dir.path(),
+            events.target.clone(),
+            crate::open_faults::state_dir(),
+        );
         let slot = event_runner.clone();
         let stop = stop.clone();
         let abort_reason = abort_reason.clone();
@@ -420,8 +429,13 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                     stop.store(STOPPING, Ordering::SeqCst);
                 }
             });
-            let runner =
-                pado_engine::events::EventRunner::start(events, t0, writer, on_failure, None);
+            let runner = pado_engine::events::EventRunner::start(
+                events,
+                t0,
+                writer,
+                on_failure,
+                Some(ledger as Arc<dyn pado_engine::events::WindowLedger>),
+            );
             *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(runner);
         }))
     };
