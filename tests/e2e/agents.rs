@@ -28,6 +28,12 @@ impl Agent {
 
     /// An agent with more flags (`--allow-commands`, `--token-file FILE`).
     fn start_with(token: &str, extra: &[&str]) -> Agent {
+        Agent::start_env(token, extra, &[])
+    }
+
+    /// An agent with more flags and environment variables of its own (which its
+    /// jobs' runs inherit).
+    fn start_env(token: &str, extra: &[&str], env: &[(&str, &str)]) -> Agent {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -44,6 +50,7 @@ impl Agent {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         cmd.env("PADO_AGENT_TOKEN", token);
+        cmd.envs(env.iter().copied());
         let child = cmd.spawn().expect("starting pado agent");
         let t0 = Instant::now();
         while std::net::TcpStream::connect(&addr).is_err() {
@@ -471,4 +478,58 @@ fn a_stranger_is_answered_before_its_body_is_read() {
         assert!(text.starts_with(&format!("HTTP/1.1 {want}")), "{text}");
     }
     assert_eq!(a.leftovers(), 0);
+}
+
+/// Issue #29.10: a generator whose run fails makes the coordinated test fail. The
+/// scenario sends a key from the environment; the second agent's machine lacks it,
+/// so its run ends with an error (exit 2, the variable named) while the first one's
+/// succeeds. The coordinator must not exit 0 on half a test: it exits 1 and names
+/// the generator and its exit code.
+#[test]
+fn a_generator_whose_run_fails_fails_the_test_and_is_named() {
+    let srv = TestServer::start();
+    let key = ("PADO_E2E_GEN_KEY", "열쇠-1");
+    let a = Agent::start_env(TOKEN, &[], &[key]);
+    let b = Agent::start_env(TOKEN, &[], &[]);
+    let dir = tmp("agents-one-fails");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 3s\n    think: 100ms\n    flow:\n      - request: {{ method: GET, url: /k, headers: {{ X-Key: '{{{{ env.PADO_E2E_GEN_KEY }}}}' }} }}\n",
+            srv.base_url()
+        ),
+    );
+    let out = dir.join("out");
+    let (o, took) = {
+        let _machine = shared_machine();
+        let list = format!("{},{}", a.addr, b.addr);
+        let mut cmd = Command::new(pado_bin());
+        cmd.arg("run")
+            .arg(&f)
+            .args(["--generators", &list, "--start-at", "+2s", "--out"])
+            .arg(&out)
+            .env("PADO_AGENT_TOKEN", TOKEN)
+            .env(key.0, key.1);
+        let t0 = Instant::now();
+        (cmd.output().expect("running pado"), t0.elapsed())
+    };
+    assert_eq!(o.status.code(), Some(1), "{}", say(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.lines().any(|l| l.contains("the run failed on")
+            && l.contains(&b.addr)
+            && !l.contains(&a.addr)
+            && l.contains("exit code 2")),
+        "{}",
+        say(&o)
+    );
+    assert!(
+        err.contains("PADO_E2E_GEN_KEY"),
+        "the generator's reason: {}",
+        say(&o)
+    );
+    // The first generator's share did go out, with its key.
+    assert!(srv.stats().requests > 0, "{}", say(&o));
+    assert!(took < Duration::from_secs(60), "{took:?}");
 }

@@ -41,6 +41,96 @@ fn write_killed(dir: &ResultDir, m: &RunMeta, seconds: u32, torn: bool) {
     }
 }
 
+/// A run killed with a fault window open says so: the window still on record (its
+/// undo never ran); once a later pado ran the undo, when and how that went; a killed
+/// run without an open window says neither.
+#[test]
+fn a_fault_window_a_killed_run_left_open_is_said() {
+    use pado_metrics::events::{append_event, ActionRecord, EventRecord, LeftOpen, Outcome};
+    use pado_metrics::open_faults::{write_record, OpenFaults, OpenWindow, OPEN_FAULTS_FILE};
+    let (_tmp_dir, dir) = tmpdir("left-open");
+    write_killed(&dir, &meta("killed", 0.0), 6, false);
+    let said = |dir: &ResultDir| -> Vec<String> {
+        build(&load(dir).unwrap())
+            .unwrap()
+            .warnings
+            .into_iter()
+            .filter(|w| w.contains("fault window"))
+            .collect()
+    };
+    assert!(said(&dir).is_empty());
+    let window = OpenWindow {
+        index: 0,
+        name: "지연".into(),
+        kind: "run".into(),
+        planned_ms: 2000,
+        started_ms: 2010,
+        opened_at: "2026-01-01T00:00:02.010Z".into(),
+        undo_kind: "run".into(),
+        undo: None,
+        env: Vec::new(),
+        target: None,
+        timeout_ms: 1000,
+    };
+    let record = OpenFaults {
+        format: pado_metrics::open_faults::OPEN_FAULTS_FORMAT.into(),
+        run_name: "killed".into(),
+        result_dir: dir.path().display().to_string(),
+        run_started_at: "2026-01-01T00:00:00.000Z".into(),
+        pid: 1,
+        pid_start: 1,
+        boot_id: String::new(),
+        windows: vec![window],
+    };
+    write_record(&dir.path().join(OPEN_FAULTS_FILE), &record).unwrap();
+    let w = said(&dir);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with(
+            "event `지연`: its fault window was still open when the run died (2.0 s into the run"
+        ) && w[0].contains("its undo never ran"),
+        "{w:?}"
+    );
+    // A later pado ran the undo: the record is gone, the event says it.
+    std::fs::remove_file(dir.path().join(OPEN_FAULTS_FILE)).unwrap();
+    let undo = ActionRecord {
+        kind: "run".into(),
+        started_ms: 3_600_000,
+        ended_ms: 3_600_020,
+        outcome: Outcome::Ok,
+        exit_code: Some(0),
+        status: None,
+        error: None,
+        stdout: String::new(),
+        stderr: String::new(),
+    };
+    append_event(
+        dir.path(),
+        &EventRecord {
+            name: "지연".into(),
+            kind: "run".into(),
+            planned_ms: 2000,
+            started_ms: Some(2010),
+            window_end_ms: Some(3_600_020),
+            required: false,
+            mark: None,
+            action: None,
+            undo: Some(undo),
+            expect: Default::default(),
+            left_open: Some(LeftOpen {
+                undone_at: "2026-01-01T01:00:02.000Z".into(),
+                undone_by: "pado run".into(),
+            }),
+        },
+    )
+    .unwrap();
+    let w = said(&dir);
+    assert_eq!(
+        w,
+        ["event `지연`: its fault window was left open by a killed run (opened 2.0 s into the run); a later `pado run` ran its undo at 2026-01-01T01:00:02.000Z, and it succeeded"]
+    );
+}
+
 /// A run whose pado was killed: run.json still says `duration_s: 0` (as written at
 /// the start), the last line is torn. Rates are over the seconds written, the run
 /// is marked interrupted and the summary says why.
