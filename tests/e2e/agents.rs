@@ -484,7 +484,7 @@ fn a_stranger_is_answered_before_its_body_is_read() {
 /// scenario sends a key from the environment; the second agent's machine lacks it,
 /// so its run ends with an error (exit 2, the variable named) while the first one's
 /// succeeds. The coordinator must not exit 0 on half a test: it exits 1 and names
-/// the generator and its exit code.
+/// the generator that failed, its exit code and its reason.
 #[test]
 fn a_generator_whose_run_fails_fails_the_test_and_is_named() {
     let srv = TestServer::start();
@@ -517,10 +517,14 @@ fn a_generator_whose_run_fails_fails_the_test_and_is_named() {
     assert_eq!(o.status.code(), Some(1), "{}", say(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.lines().any(|l| l.contains("the run failed on")
-            && l.contains(&b.addr)
-            && !l.contains(&a.addr)
-            && l.contains("exit code 2")),
+        err.lines()
+            .any(|l| l.contains(&b.addr) && l.contains("its run failed (exit code 2)")),
+        "{}",
+        say(&o)
+    );
+    assert!(
+        !err.lines()
+            .any(|l| l.contains(&a.addr) && l.contains("failed")),
         "{}",
         say(&o)
     );
