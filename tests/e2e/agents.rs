@@ -709,4 +709,61 @@ fn coordinate_urls(file: &Path, urls: &str, out: &Path, extra: &[&str]) -> (Outp
     let t0 = Instant::now();
     let o = cmd.output().expect("running pado");
     (o, t0.elapsed())
+
+/// Issue #29.10: a generator whose run fails makes the coordinated test fail. The
+/// scenario sends a key from the environment; the second agent's machine lacks it,
+/// so its run ends with an error (exit 2, the variable named) while the first one's
+/// succeeds. The coordinator must not exit 0 on half a test: it exits 1 and names
+/// the generator that failed, its exit code and its reason.
+#[test]
+fn a_generator_whose_run_fails_fails_the_test_and_is_named() {
+    let srv = TestServer::start();
+    let key = ("PADO_E2E_GEN_KEY", "열쇠-1");
+    let a = Agent::start_env(TOKEN, &[], &[key]);
+    let b = Agent::start_env(TOKEN, &[], &[]);
+    let dir = tmp("agents-one-fails");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            "target: {}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 3s\n    think: 100ms\n    flow:\n      - request: {{ method: GET, url: /k, headers: {{ X-Key: '{{{{ env.PADO_E2E_GEN_KEY }}}}' }} }}\n",
+            srv.base_url()
+        ),
+    );
+    let out = dir.join("out");
+    let (o, took) = {
+        let _machine = shared_machine();
+        let list = format!("{},{}", a.addr, b.addr);
+        let mut cmd = Command::new(pado_bin());
+        cmd.arg("run")
+            .arg(&f)
+            .args(["--generators", &list, "--start-at", "+2s", "--out"])
+            .arg(&out)
+            .env("PADO_AGENT_TOKEN", TOKEN)
+            .env(key.0, key.1);
+        let t0 = Instant::now();
+        (cmd.output().expect("running pado"), t0.elapsed())
+    };
+    assert_eq!(o.status.code(), Some(1), "{}", say(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.contains(&b.addr) && l.contains("its run failed (exit code 2)")),
+        "{}",
+        say(&o)
+    );
+    assert!(
+        !err.lines()
+            .any(|l| l.contains(&a.addr) && l.contains("failed")),
+        "{}",
+        say(&o)
+    );
+    assert!(
+        err.contains("PADO_E2E_GEN_KEY"),
+        "the generator's reason: {}",
+        say(&o)
+    );
+    // The first generator's share did go out, with its key.
+    assert!(srv.stats().requests > 0, "{}", say(&o));
+    assert!(took < Duration::from_secs(60), "{took:?}");
 }

@@ -568,3 +568,120 @@ fn leaked_bytes(t: &RunningTarget) -> f64 {
         .parse()
         .unwrap()
 }
+
+/// Issue #29.4: pado killed (`kill -9`) while a fault window is open leaves the fault
+/// in place (the start command's marker file stays); the next `pado run` by the same
+/// user says which fault of which run was left open, runs its undo (the marker goes)
+/// and records it in the killed run's directory, whose report then says so.
+#[test]
+fn a_fault_left_open_by_a_killed_pado_is_undone_by_the_next_run() {
+    let _machine = shared_machine();
+    let srv = pado_testkit::TestServer::start();
+    let tmp = tmp("left-open");
+    let state = tmp.join("state");
+    let marker = tmp.join("fault-injected");
+    let killed = tmp.join("killed");
+    let scen = write_file(
+        &tmp,
+        "fault.yaml",
+        &format!(
+            r#"name: 결제 장애
+target: {}
+scenarios:
+  s:
+    executor: constant-vus
+    vus: 1
+    duration: 30s
+    think: 50ms
+    flow:
+      - request: GET /
+events:
+  - name: 지연 주입
+    at: 300ms
+    run: [touch, "{m}"]
+    duration: 1h
+    undo: {{ run: [rm, "{m}"] }}
+"#,
+            srv.base_url(),
+            m = marker.display()
+        ),
+    );
+    let mut child = Command::new(pado_bin())
+        .args(["run", scen.to_str().unwrap(), "--quiet", "--out"])
+        .arg(&killed)
+        .env("XDG_STATE_HOME", &state)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(15);
+    while !marker.exists() {
+        assert!(Instant::now() < until, "the fault was never injected");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL: nothing of pado runs after it.
+    child.wait().unwrap();
+    assert!(marker.exists(), "nothing should have undone the fault yet");
+    let records = || {
+        std::fs::read_dir(state.join("pado/open-faults"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    assert_eq!(records(), 1);
+
+    // The killed run's report says the window was open when it died.
+    let report = |dir: &Path| -> String {
+        let out = Command::new(pado_bin())
+            .arg("report")
+            .arg(dir)
+            .env("XDG_STATE_HOME", &state)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = report(&killed);
+    assert!(
+        text.contains("event `지연 주입`: its fault window was still open when the run died"),
+        "{text}"
+    );
+    assert!(marker.exists(), "a report runs nothing");
+
+    // The next run, of anything, puts the fault back first.
+    let next = Command::new(pado_bin())
+        .args([
+            "run",
+            "--url",
+            &srv.url("/"),
+            "--vus",
+            "1",
+            "--duration",
+            "1s",
+        ])
+        .args(["--quiet", "--out"])
+        .arg(tmp.join("next"))
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&next.stderr);
+    assert_eq!(next.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("run `결제 장애`")
+            && err.contains("was killed with the fault window of event `지연 주입` open"),
+        "{err}"
+    );
+    assert!(err.contains("event `지연 주입`: undone"), "{err}");
+    assert!(!marker.exists(), "the undo did not run");
+    assert_eq!(records(), 0);
+    assert!(!killed.join("open-faults.json").exists());
+    let ev = events_jsonl(&killed);
+    let undone = ev.iter().find(|e| e["name"] == "지연 주입").unwrap();
+    assert_eq!(undone["left_open"]["undone_by"], "pado run", "{undone}");
+    assert_eq!(undone["undo"]["exit_code"], 0, "{undone}");
+    let text = report(&killed);
+    assert!(
+        text.contains("left open by a killed run")
+            && text.contains("a later `pado run` ran its undo at"),
+        "{text}"
+    );
+}

@@ -9,16 +9,23 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde_json::Value;
 
-/// The binary under test. The first call points `PADO_HOME` (inherited by every
-/// process the tests start) at a directory under the target directory, so that no
-/// test records its runs in the user's own history; the history tests give each
-/// run a `PADO_HOME` of their own.
+/// The binary under test. The first call points `PADO_HOME` and `XDG_STATE_HOME`
+/// (inherited by every process the tests start) at directories under the target
+/// directory, so that no test records its runs in the user's own history or its
+/// open fault windows in the user's state; the history tests give each run a
+/// `PADO_HOME` of their own.
 pub(crate) fn pado_bin() -> &'static str {
     static HOME: std::sync::Once = std::sync::Once::new();
     HOME.call_once(|| {
         let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pado-home");
         // Rust's own environment lock orders this with the spawns of other threads.
         std::env::set_var("PADO_HOME", home);
+        // Fault windows a test's killed pado leaves open are recorded here, not in
+        // the user's own state directory (tests that kill pado use one of their own).
+        std::env::set_var(
+            "XDG_STATE_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("pado-state"),
+        );
         // A developer's proxy must not change what the tests measure: children run
         // without one unless a test sets these on its command.
         for v in PROXY_VARS {

@@ -270,9 +270,12 @@ fn an_event_command_dies_with_pado_killed() {
         pid_file.display()
     );
     let scen = faulted_scenario(&tmp, &srv.base_url(), &marker, &extra);
+    // A state directory of this test's own: the open window's record stays in it.
+    let state = tmp.join("state");
     let mut child = Command::new(pado_bin())
         .args(["run", scen.to_str().unwrap(), "--quiet", "--out"])
         .arg(&dir)
+        .env("XDG_STATE_HOME", &state)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -307,9 +310,14 @@ fn an_event_command_dies_with_pado_killed() {
         }
     }
     assert!(!alive, "the event command outlived pado's kill -9");
-    // Nothing ran the undo: pado was killed before it could (the documented
-    // policy: the result directory has no summary.json, and the undo is the
-    // user's to run; see docs/events.md).
+    // Nothing ran the undo yet: pado was killed before it could. The window is on
+    // record for the next pado (see events::a_fault_left_open_by_a_killed_pado_is_
+    // undone_by_the_next_run).
     assert!(!marker.exists());
     assert!(!dir.join("summary.json").exists());
+    assert!(dir.join("open-faults.json").exists());
+    let records = std::fs::read_dir(state.join("pado/open-faults"))
+        .unwrap()
+        .count();
+    assert_eq!(records, 1);
 }

@@ -135,6 +135,12 @@ pub(crate) enum Command {
     /// Run the whole product on the built-in demo target: start it, run a stress test
     /// shaped like a real one (normal load, past the limit, recovery), show the result.
     Demo(DemoArgs),
+    /// Scenario events (`events:`): what a killed run left behind.
+    Events {
+        /// What to do.
+        #[command(subcommand)]
+        what: EventsCommand,
+    },
     /// The built-in demo target (a wiki/board API with real, tunable capacity).
     Target {
         /// What to do with it.
@@ -488,6 +494,21 @@ pub(crate) struct DemoArgs {
     /// stage of the demo goes past the limit).
     #[arg(long, default_value = "20ms")]
     pub target_query_cost: String,
+}
+
+/// `pado events` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum EventsCommand {
+    /// Run the undo of every fault window a killed pado left open (`kill -9`, the
+    /// OOM killer, a second Ctrl-C), as the next `pado run` does by itself.
+    ///
+    /// Reads the records runs keep in `$XDG_STATE_HOME/pado/open-faults/` (else
+    /// `~/.local/state/pado/open-faults/`) while a window is open; a record whose
+    /// pado still runs is left to it. Each undo is rendered from today's environment
+    /// and bounded by its event's timeout; its outcome goes into that run's
+    /// `events.jsonl`. Records not owned by you or open to others are named and not
+    /// run. Exits 1 when an undo failed, could not run, or a record was not used.
+    UndoOpen,
 }
 
 /// `pado target` subcommands.

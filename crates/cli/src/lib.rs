@@ -42,6 +42,7 @@ mod live_outputs;
 mod live_view;
 mod merge_cmd;
 mod observing;
+mod open_faults;
 mod out;
 mod prepared;
 mod progress;
@@ -73,8 +74,16 @@ pub fn main() -> i32 {
     };
     let result = match &cli.command {
         Command::Run(a) if !a.generators.is_empty() => coordinator::run(a),
-        Command::Run(a) => history_cmd::Recorder::from_args(&a.history)
-            .and_then(|h| config::RunConfig::from_run_args(a).and_then(|c| run_cmd::run(&c, &h))),
+        Command::Run(a) => {
+            // A job's run on an agent refuses commands: it only says what it found.
+            open_faults::recover_before_run(!a.refuse_commands);
+            history_cmd::Recorder::from_args(&a.history).and_then(|h| {
+                config::RunConfig::from_run_args(a).and_then(|c| run_cmd::run(&c, &h))
+            })
+        }
+        Command::Events {
+            what: args::EventsCommand::UndoOpen,
+        } => open_faults::undo_open_cmd(),
         Command::Agent(a) => agent_cmd::agent(a),
         Command::Setup(a) => split::setup_cmd(a),
         Command::Validate { file, target } => validate(file, target.as_deref()),

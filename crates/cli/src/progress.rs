@@ -14,6 +14,9 @@ pub(crate) struct Progress {
     stages: Vec<pado_metrics::StageMark>,
     /// Whether to show the thresholds' state.
     pub has_thresholds: bool,
+    /// The open-model VU ceiling the dropped-arrivals alert names (`max_vus`), when
+    /// known; otherwise the alert says the most VUs allocated.
+    pub vu_ceiling: Option<u32>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -39,6 +42,7 @@ impl Progress {
             last_len: 0,
             stages,
             has_thresholds: false,
+            vu_ceiling: None,
         }
     }
 
@@ -120,7 +124,7 @@ impl Progress {
         } else if self.has_thresholds {
             optional.push("  thresholds ok".into());
         }
-        if let Some(d) = dropped_now(r, totals) {
+        if let Some(d) = dropped_now(r, totals, self.vu_ceiling) {
             // Said as it happens: the run is not sending the load it was asked to.
             alerts.push(format!("  !! {d}"));
         }
@@ -199,9 +203,9 @@ fn terminal_width() -> Option<usize> {
         .filter(|w| *w > 0)
 }
 
-/// Arrivals dropped this second, with the run's share so far, the pool and the
-/// knob (`None` when this second dropped nothing).
-fn dropped_now(r: &SecondRecord, totals: &Totals) -> Option<String> {
+/// Arrivals dropped this second, with the run's share so far, the pool (its
+/// `ceiling` when known) and the knob (`None` when this second dropped nothing).
+fn dropped_now(r: &SecondRecord, totals: &Totals, ceiling: Option<u32>) -> Option<String> {
     let now: u64 = r.scenarios.iter().map(|s| s.dropped).sum();
     if now == 0 {
         return None;
@@ -210,7 +214,10 @@ fn dropped_now(r: &SecondRecord, totals: &Totals) -> Option<String> {
     Some(pado_report::summary::dropped_words(
         sc.dropped,
         sc.iterations + sc.interrupted,
-        r.vus_max,
+        ceiling.map_or(
+            pado_report::summary::VuPool::Allocated(r.vus_max),
+            pado_report::summary::VuPool::Max,
+        ),
     ))
 }
 
@@ -301,12 +308,17 @@ mod tests {
         };
         let quiet = sec(0, 0);
         totals.add_second(&quiet);
-        assert_eq!(dropped_now(&quiet, &totals), None);
+        assert_eq!(dropped_now(&quiet, &totals, Some(20)), None);
         let busy = sec(1, 58);
         totals.add_second(&busy);
+        // The ceiling (20), not the 5 VUs allocated this second.
         assert_eq!(
-            dropped_now(&busy, &totals).as_deref(),
-            Some("41% of the planned arrivals (58 of 142) were never sent: the VU pool (max 5) was exhausted; raise --max-vus (or max_vus in the file)")
+            dropped_now(&busy, &totals, Some(20)).as_deref(),
+            Some("41% of the planned arrivals (58 of 142) were never sent: the VU pool (max 20) was exhausted; raise --max-vus (or max_vus in the file)")
+        );
+        assert_eq!(
+            dropped_now(&busy, &totals, None).as_deref(),
+            Some("41% of the planned arrivals (58 of 142) were never sent: the VU pool (5 allocated at most) was exhausted; raise --max-vus (or max_vus in the file)")
         );
     }
 }

@@ -274,6 +274,11 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                 executor: s.executor.kind().as_str().into(),
                 description: s.executor.describe(),
                 open_model: s.executor.kind().is_open_model(),
+                max_vus: s
+                    .executor
+                    .kind()
+                    .is_open_model()
+                    .then(|| s.executor.max_vus()),
             })
             .collect(),
         stages: plan.stage_marks(),
@@ -321,6 +326,11 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     let mut timeline = dir.timeline_writer().map_err(Failure::other)?;
 
     let mut prog = Progress::new(out.quiet, total_s, meta.stages.clone());
+    if let pado_report::summary::VuPool::Max(n) =
+        pado_report::summary::VuPool::of(&meta.scenarios, 0)
+    {
+        prog.vu_ceiling = Some(n);
+    }
     prog.has_thresholds = !prep.thresholds.is_empty();
     let progress = Arc::new(Mutex::new(prog));
     // A segment's share is not the test: its abort_on_fail thresholds are judged
@@ -400,6 +410,15 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     } else {
         let writer =
             pado_metrics::events::EventsWriter::create(dir.path()).map_err(Failure::other)?;
+        // Open fault windows on record, so that a pado killed with one open leaves
+        // what the next pado needs to undo it.
+        let ledger = crate::open_faults::RunLedger::new(
+            &meta.name,
+            &meta.started_at,
+            dir.path(),
+            events.target.clone(),
+            crate::open_faults::state_dir(),
+        );
         let slot = event_runner.clone();
         let stop = stop.clone();
         let abort_reason = abort_reason.clone();
@@ -411,7 +430,13 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                     stop.store(STOPPING, Ordering::SeqCst);
                 }
             });
-            let runner = pado_engine::events::EventRunner::start(events, t0, writer, on_failure);
+            let runner = pado_engine::events::EventRunner::start(
+                events,
+                t0,
+                writer,
+                on_failure,
+                Some(ledger as Arc<dyn pado_engine::events::WindowLedger>),
+            );
             *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(runner);
         }))
     };

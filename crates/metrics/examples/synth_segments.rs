@@ -78,6 +78,7 @@ fn main() {
                 executor: "ramping-vus".into(),
                 description: "0→50→50→0 VUs".into(),
                 open_model: false,
+                max_vus: None,
             }],
             stages: vec![
                 stage(0, 0.0, third, 0.0, 50.0, "ramp 0→50 VUs"),

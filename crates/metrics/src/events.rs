@@ -8,7 +8,7 @@
 //! `{{ env.X }}` are `***`) and cut to their last few KiB by the writer's caller.
 
 use std::collections::BTreeMap;
-use std::fs::File;
+use std::fs::{self, File};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -122,6 +122,20 @@ pub struct EventRecord {
     /// What is expected of it.
     #[serde(default, skip_serializing_if = "ExpectRecord::is_empty")]
     pub expect: ExpectRecord,
+    /// Set when the run died with this event's fault window open and a later pado
+    /// ran its undo (then `undo` is that run of it, on this run's clock): the fault
+    /// stayed in place from the run's death until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_open: Option<LeftOpen>,
+}
+
+/// How a fault window left open by a killed run was closed later.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LeftOpen {
+    /// When the undo ran, RFC 3339 UTC.
+    pub undone_at: String,
+    /// The command that ran it (`pado run`, `pado events undo-open`).
+    pub undone_by: String,
 }
 
 impl EventRecord {
@@ -149,6 +163,33 @@ impl EventRecord {
 pub struct EventsWriter {
     path: PathBuf,
     out: BufWriter<File>,
+}
+
+/// Appends one event to `dir`'s `events.jsonl` (created when missing): how a later
+/// pado records the undo of a window a killed run left open. A half line a killed
+/// writer left at the end (which readers leave out) is cut off first, so the file
+/// stays one object per line.
+pub fn append_event(dir: &Path, e: &EventRecord) -> Result<(), ResultError> {
+    let path = dir.join(EVENTS_FILE);
+    let io = |source| ResultError::Io {
+        path: path.clone(),
+        source,
+    };
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(io)?;
+    let old = fs::read(&path).map_err(io)?;
+    if old.last().is_some_and(|c| *c != b'\n') {
+        let keep = old.iter().rposition(|c| *c == b'\n').map_or(0, |i| i + 1);
+        f.set_len(keep as u64).map_err(io)?;
+    }
+    let mut w = EventsWriter {
+        path: path.clone(),
+        out: BufWriter::new(f),
+    };
+    w.write(e)
 }
 
 impl EventsWriter {
@@ -250,6 +291,7 @@ mod tests {
                 recovers: vec!["p(95) < 200 within 10s".into()],
                 ..Default::default()
             },
+            left_open: None,
         }
     }
 
@@ -271,6 +313,17 @@ mod tests {
         text.push_str("{\"name\":\"c\",\"ki");
         std::fs::write(&p, &text).unwrap();
         assert_eq!(read_events(dir.path()).unwrap().len(), 2);
+        // An event appended later (a window a killed run left open, undone by a
+        // later pado) cuts the half line off and stays readable.
+        let mut late = ev("late", 5000);
+        late.left_open = Some(LeftOpen {
+            undone_at: "2026-01-01T01:00:00.000Z".into(),
+            undone_by: "pado run".into(),
+        });
+        append_event(dir.path(), &late).unwrap();
+        let got = read_events(dir.path()).unwrap();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[1], late);
         std::fs::write(&p, format!("nope\n{text}")).unwrap();
         let e = read_events(dir.path()).unwrap_err().to_string();
         assert!(e.contains(":1:"), "{e}");

@@ -18,6 +18,7 @@ pub mod generator;
 pub mod latency;
 pub mod merge;
 pub mod observed;
+pub mod open_faults;
 pub mod result_dir;
 pub mod sample;
 pub mod series;

@@ -91,6 +91,7 @@ fn run() -> LoadedRun {
             executor: "ramping-vus".into(),
             description: "stages from 10 VUs: 5s→10, 5s→20".into(),
             open_model: false,
+            max_vus: None,
         }],
         stages: vec![
             StageMark {

@@ -47,6 +47,7 @@ fn event(name: &str, start_ms: u64, end_ms: Option<u64>, expect: ExpectRecord) -
         }),
         undo: None,
         expect,
+        left_open: None,
     }
 }
 

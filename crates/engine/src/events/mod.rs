@@ -13,6 +13,7 @@
 
 pub mod command;
 pub mod http_call;
+pub mod open_windows;
 pub mod shell_quote;
 
 use std::sync::{Arc, Mutex};
@@ -26,6 +27,7 @@ use pado_scenario::Config;
 
 use crate::redact::Redactor;
 use http_call::HttpCall;
+pub use open_windows::{env_names, resolve_undo, run_undo, WindowLedger};
 
 /// Why the events of a scenario could not be prepared (before anything runs).
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +51,8 @@ pub enum Action {
 /// One event, ready to run.
 #[derive(Clone, Debug)]
 pub struct EventSpec {
+    /// Its position in the scenario's `events:`.
+    pub index: usize,
     /// Name.
     pub name: String,
     /// `run`, `shell`, `http` or `mark`.
@@ -63,6 +67,11 @@ pub struct EventSpec {
     pub duration: Option<Duration>,
     /// The undo (kind, action).
     pub undo: Option<(String, Action)>,
+    /// The undo as the scenario wrote it (templates unrendered, no secret value):
+    /// what an open window's record keeps so that a later pado can run it again.
+    pub undo_source: Option<serde_json::Value>,
+    /// The environment variables the undo reads, by name.
+    pub undo_env: Vec<String>,
     /// Deadline of the action and of the undo.
     pub timeout: Duration,
     /// Whether a failure stops the run.
@@ -78,6 +87,8 @@ pub struct EventPlan {
     pub events: Vec<EventSpec>,
     /// Values from the environment the events use.
     pub redactor: Redactor,
+    /// The scenario's `target` (what a relative `http:` URL is joined to).
+    pub target: Option<String>,
 }
 
 impl EventPlan {
@@ -167,7 +178,7 @@ fn http(
     })
 }
 
-fn action(
+pub(crate) fn action(
     field: &str,
     run: Option<&[String]>,
     shell: Option<&str>,
@@ -284,6 +295,7 @@ pub fn compile_events(config: &Config, stages: &[StageMark]) -> Result<EventPlan
             None => None,
         };
         events.push(EventSpec {
+            index: i,
             name: e.display_name(i),
             kind: e.kind().into(),
             at,
@@ -291,6 +303,8 @@ pub fn compile_events(config: &Config, stages: &[StageMark]) -> Result<EventPlan
             mark: e.mark.clone(),
             duration: e.duration.map(|d| d.get()),
             undo,
+            undo_source: e.undo.as_ref().and_then(|u| serde_json::to_value(u).ok()),
+            undo_env: e.undo.as_ref().map(env_names).unwrap_or_default(),
             timeout: e.timeout.map_or(DEFAULT_EVENT_TIMEOUT, |d| d.get()),
             required: e.is_required(),
             expect: expect_record(e),
@@ -299,7 +313,103 @@ pub fn compile_events(config: &Config, stages: &[StageMark]) -> Result<EventPlan
     Ok(EventPlan {
         events,
         redactor: Redactor::new(secrets),
+        target: target.map(str::to_string),
     })
+}
+
+/// Runs one action or undo, timed from `t0`, its outputs masked by `redactor`.
+/// `stop` (an action's, never an undo's) cuts a running command short when the run
+/// ends: the run's end is not held up by it, and the undo that follows is what puts
+/// things back.
+pub(crate) fn perform(
+    redactor: &Redactor,
+    t0: Instant,
+    kind: &str,
+    a: &Action,
+    timeout: Duration,
+    stop: Option<&Receiver<()>>,
+) -> ActionRecord {
+    let now_ms = || t0.elapsed().as_millis() as u64;
+    let started_ms = now_ms();
+    let mut rec = ActionRecord {
+        kind: kind.into(),
+        started_ms,
+        ended_ms: started_ms,
+        outcome: Outcome::Ok,
+        exit_code: None,
+        status: None,
+        error: None,
+        stdout: String::new(),
+        stderr: String::new(),
+    };
+    match a {
+        Action::Command(argv) => {
+            // Kept with a margin of the longest secret and masked before it is
+            // cut to what is shown: a secret straddling the cut shows nothing.
+            let keep = command::TAIL_BYTES + redactor.longest();
+            let r = command::run_command(argv, keep, timeout, stop);
+            rec.exit_code = r.exit_code;
+            rec.stdout = tail(redactor, &r.stdout);
+            rec.stderr = tail(redactor, &r.stderr);
+            if let Some(e) = r.spawn_error {
+                rec.outcome = Outcome::Failed;
+                rec.error =
+                    Some(String::from_utf8_lossy(&redactor.redact(e.as_bytes())).into_owned());
+            } else if r.stopped {
+                rec.outcome = Outcome::Stopped;
+                rec.error =
+                    Some("still running when the run ended: killed with its process group".into());
+            } else if r.timed_out {
+                rec.outcome = Outcome::Timeout;
+                rec.error = Some(format!(
+                    "timed out after {} (killed with its process group)",
+                    pado_metrics::fmt::duration(timeout.as_secs_f64())
+                ));
+            } else if r.exit_code != Some(0) {
+                rec.outcome = Outcome::Failed;
+                if r.exit_code.is_none() {
+                    rec.error = Some("killed by a signal".into());
+                }
+            }
+        }
+        Action::Http(call) => {
+            let r = call.send(timeout);
+            // The call's own credential headers too: an endpoint that echoes
+            // the request (a debug route, an error page) does not record them.
+            let redactor = redactor.with(call.credentials());
+            let mut body = r.body;
+            if body.len() >= http_call::MAX_ANSWER {
+                // The answer was cut: its last bytes may begin a secret.
+                body.truncate(body.len() - redactor.longest().saturating_sub(1));
+            }
+            rec.stdout = tail(&redactor, &body);
+            if r.status > 0 {
+                rec.status = Some(r.status);
+            }
+            match r.error {
+                Some(e) if e == "timeout" => {
+                    rec.outcome = Outcome::Timeout;
+                    rec.error = Some(format!(
+                        "no answer within {}",
+                        pado_metrics::fmt::duration(timeout.as_secs_f64())
+                    ));
+                }
+                Some(e) => {
+                    rec.outcome = Outcome::Failed;
+                    rec.error = Some(e);
+                }
+                None if !(200..300).contains(&r.status) => rec.outcome = Outcome::Failed,
+                None => {}
+            }
+        }
+    }
+    rec.ended_ms = now_ms();
+    rec
+}
+
+/// The last [`command::TAIL_BYTES`] of an output, masked before it is cut.
+fn tail(r: &Redactor, b: &[u8]) -> String {
+    String::from_utf8_lossy(&r.suffix(b, command::TAIL_BYTES)).into_owned()
 }
 
 /// What the events did, once the runner is finished.
@@ -319,6 +429,7 @@ struct Shared {
     on_failure: Box<dyn Fn(&str) + Send + Sync>,
     redactor: Redactor,
     t0: Instant,
+    ledger: Option<Arc<dyn WindowLedger>>,
 }
 
 impl Shared {
@@ -341,18 +452,7 @@ impl Shared {
         }
     }
 
-    fn text(&self, b: &[u8]) -> String {
-        String::from_utf8_lossy(&self.redactor.redact(b)).into_owned()
-    }
-
-    /// The last [`command::TAIL_BYTES`] of an output, masked before it is cut.
-    fn tail(&self, r: &Redactor, b: &[u8]) -> String {
-        String::from_utf8_lossy(&r.suffix(b, command::TAIL_BYTES)).into_owned()
-    }
-
-    /// Runs one action or undo. `stop` (an action's, never an undo's) cuts a running
-    /// command short when the run ends: the run's end is not held up by it, and the
-    /// undo that follows is what puts things back.
+    /// Runs one action or undo on the run's clock (see [`perform`]).
     fn perform(
         &self,
         kind: &str,
@@ -360,81 +460,7 @@ impl Shared {
         timeout: Duration,
         stop: Option<&Receiver<()>>,
     ) -> ActionRecord {
-        let started_ms = self.now_ms();
-        let mut rec = ActionRecord {
-            kind: kind.into(),
-            started_ms,
-            ended_ms: started_ms,
-            outcome: Outcome::Ok,
-            exit_code: None,
-            status: None,
-            error: None,
-            stdout: String::new(),
-            stderr: String::new(),
-        };
-        match a {
-            Action::Command(argv) => {
-                // Kept with a margin of the longest secret and masked before it is
-                // cut to what is shown: a secret straddling the cut shows nothing.
-                let keep = command::TAIL_BYTES + self.redactor.longest();
-                let r = command::run_command(argv, keep, timeout, stop);
-                rec.exit_code = r.exit_code;
-                rec.stdout = self.tail(&self.redactor, &r.stdout);
-                rec.stderr = self.tail(&self.redactor, &r.stderr);
-                if let Some(e) = r.spawn_error {
-                    rec.outcome = Outcome::Failed;
-                    rec.error = Some(self.text(e.as_bytes()));
-                } else if r.stopped {
-                    rec.outcome = Outcome::Stopped;
-                    rec.error = Some(
-                        "still running when the run ended: killed with its process group".into(),
-                    );
-                } else if r.timed_out {
-                    rec.outcome = Outcome::Timeout;
-                    rec.error = Some(format!(
-                        "timed out after {} (killed with its process group)",
-                        pado_metrics::fmt::duration(timeout.as_secs_f64())
-                    ));
-                } else if r.exit_code != Some(0) {
-                    rec.outcome = Outcome::Failed;
-                    if r.exit_code.is_none() {
-                        rec.error = Some("killed by a signal".into());
-                    }
-                }
-            }
-            Action::Http(call) => {
-                let r = call.send(timeout);
-                // The call's own credential headers too: an endpoint that echoes
-                // the request (a debug route, an error page) does not record them.
-                let redactor = self.redactor.with(call.credentials());
-                let mut body = r.body;
-                if body.len() >= http_call::MAX_ANSWER {
-                    // The answer was cut: its last bytes may begin a secret.
-                    body.truncate(body.len() - redactor.longest().saturating_sub(1));
-                }
-                rec.stdout = self.tail(&redactor, &body);
-                if r.status > 0 {
-                    rec.status = Some(r.status);
-                }
-                match r.error {
-                    Some(e) if e == "timeout" => {
-                        rec.outcome = Outcome::Timeout;
-                        rec.error = Some(format!(
-                            "no answer within {}",
-                            pado_metrics::fmt::duration(timeout.as_secs_f64())
-                        ));
-                    }
-                    Some(e) => {
-                        rec.outcome = Outcome::Failed;
-                        rec.error = Some(e);
-                    }
-                    None if !(200..300).contains(&r.status) => rec.outcome = Outcome::Failed,
-                    None => {}
-                }
-            }
-        }
-        rec.ended_ms = self.now_ms();
-        rec
+        perform(&self.redactor, self.t0, kind, a, timeout, stop)
     }
 
     fn report_failure(&self, name: &str, what: &str, r: &ActionRecord, required: bool) {
@@ -487,6 +513,7 @@ impl Shared {
             action: None,
             undo: None,
             expect: e.expect.clone(),
+            left_open: None,
         };
         if !self.wait_until(cancel, e.at) {
             if let Some((kind, _)) = &e.action {
@@ -507,6 +534,15 @@ impl Shared {
         }
         let start = self.now_ms();
         rec.started_ms = Some(start);
+        // A window with an undo is on record before its action starts: a pado killed
+        // from here on leaves what a later pado needs to undo it.
+        let ledger = self
+            .ledger
+            .as_ref()
+            .filter(|_| e.duration.is_some() && e.undo.is_some());
+        if let Some(l) = ledger {
+            l.opened(e, start);
+        }
         if let Some((kind, a)) = &e.action {
             let r = self.perform(kind, a, e.timeout, Some(cancel));
             self.report_failure(&e.name, "its action", &r, e.required);
@@ -521,6 +557,9 @@ impl Shared {
                     self.report_failure(&e.name, "its undo", &r, e.required);
                     rec.window_end_ms = Some(r.ended_ms);
                     rec.undo = Some(r);
+                    if let Some(l) = ledger {
+                        l.closed(e);
+                    }
                 }
                 None => rec.window_end_ms = Some(self.now_ms().min(end.as_millis() as u64)),
             }
@@ -539,12 +578,14 @@ pub struct EventRunner {
 impl EventRunner {
     /// Starts every event's thread on the clock that began at `t0` (second 0 of
     /// the run). `on_failure` is called with a sentence when a required event's
-    /// action fails (from that event's thread).
+    /// action fails (from that event's thread); `ledger`, when given, is told each
+    /// fault window with an undo as it opens and once it is undone.
     pub fn start(
         plan: EventPlan,
         t0: Instant,
         writer: EventsWriter,
         on_failure: Box<dyn Fn(&str) + Send + Sync>,
+        ledger: Option<Arc<dyn WindowLedger>>,
     ) -> EventRunner {
         let (tx, rx) = crossbeam_channel::bounded::<()>(0);
         let shared = Arc::new(Shared {
@@ -553,6 +594,7 @@ impl EventRunner {
             on_failure,
             redactor: plan.redactor,
             t0,
+            ledger,
         });
         let threads = plan
             .events

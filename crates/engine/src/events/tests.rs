@@ -45,6 +45,7 @@ fn runs_on_the_clock_hides_secrets_kills_at_timeout_and_skips_late_events() {
         t0,
         EventsWriter::create(dir.path()).unwrap(),
         Box::new(move |m| f2.lock().unwrap().push(m.to_string())),
+        None,
     );
     std::thread::sleep(Duration::from_millis(1200));
     let done = runner.finish();
@@ -101,6 +102,7 @@ fn a_required_failure_calls_back_and_an_open_window_is_undone_at_finish() {
         Instant::now(),
         EventsWriter::create(dir.path()).unwrap(),
         Box::new(move |m| f2.lock().unwrap().push(m.to_string())),
+        None,
     );
     std::thread::sleep(Duration::from_millis(300));
     let done = runner.finish();
@@ -141,6 +143,7 @@ fn the_runs_end_cuts_a_long_action_short_and_still_undoes_its_window() {
         Instant::now(),
         EventsWriter::create(dir.path()).unwrap(),
         Box::new(move |m| f2.lock().unwrap().push(m.to_string())),
+        None,
     );
     std::thread::sleep(Duration::from_millis(300));
     let t = Instant::now();
@@ -164,6 +167,7 @@ fn run_to_file(plan: EventPlan, ms: u64) -> String {
         Instant::now(),
         EventsWriter::create(dir.path()).unwrap(),
         Box::new(|_| {}),
+        None,
     );
     std::thread::sleep(Duration::from_millis(ms));
     runner.finish();
@@ -251,6 +255,7 @@ fn a_shell_event_gets_an_env_value_as_data_not_as_commands() {
         Instant::now(),
         EventsWriter::create(dir.path()).unwrap(),
         Box::new(|_| {}),
+        None,
     );
     std::thread::sleep(Duration::from_millis(300));
     let done = runner.finish();
@@ -258,4 +263,68 @@ fn a_shell_event_gets_an_env_value_as_data_not_as_commands() {
     assert_eq!(a.outcome, Outcome::Ok, "{a:?}");
     assert!(!pwned.exists(), "the value ran as a command");
     assert_eq!(std::fs::read(&got).unwrap(), value.as_bytes());
+}
+
+/// A ledger that writes down what it was told, with whether the action's and the
+/// undo's files existed at that moment.
+#[derive(Default)]
+struct Notes(Mutex<Vec<String>>, std::path::PathBuf);
+
+impl WindowLedger for Notes {
+    fn opened(&self, e: &EventSpec, _started_ms: u64) {
+        let injected = self.1.join("injected").exists();
+        self.0.lock().unwrap().push(format!(
+            "opened {} {} injected={injected} env={:?}",
+            e.index, e.name, e.undo_env
+        ));
+    }
+    fn closed(&self, e: &EventSpec) {
+        let healed = self.1.join("healed").exists();
+        self.0
+            .lock()
+            .unwrap()
+            .push(format!("closed {} {} healed={healed}", e.index, e.name));
+    }
+}
+
+/// The ledger hears of a window with an undo before its action runs (so a pado
+/// killed during the action leaves a record) and after its undo ran; a window
+/// without an undo and a point event are not windows to put back.
+#[test]
+fn the_ledger_hears_of_windows_with_an_undo_before_the_action_and_after_the_undo() {
+    std::env::set_var("PADO_EVENT_TEST_LEDGER", "also-touched");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let yaml = format!(
+        "{LOAD}events:\n\
+  - {{ name: mark, at: 0s, mark: m, duration: 100ms }}\n\
+  - {{ name: point, at: 0s, run: [\"true\"] }}\n\
+  - {{ name: fault, at: 50ms, run: [touch, \"{d}/injected\"], duration: 200ms, undo: {{ shell: \"touch {d}/healed {{{{ env.PADO_EVENT_TEST_LEDGER }}}}\" }} }}\n"
+    );
+    let plan = compile_events(&config(&yaml), &[]).unwrap();
+    assert_eq!(
+        plan.events[2].undo_source,
+        Some(serde_json::json!({
+            "run": null, "http": null,
+            "shell": format!("touch {d}/healed {{{{ env.PADO_EVENT_TEST_LEDGER }}}}")
+        }))
+    );
+    let notes = Arc::new(Notes(Mutex::default(), dir.path().into()));
+    let out = tempfile::tempdir().unwrap();
+    let runner = EventRunner::start(
+        plan,
+        Instant::now(),
+        EventsWriter::create(out.path()).unwrap(),
+        Box::new(|_| {}),
+        Some(notes.clone() as Arc<dyn WindowLedger>),
+    );
+    std::thread::sleep(Duration::from_millis(600));
+    runner.finish();
+    assert_eq!(
+        notes.0.lock().unwrap().as_slice(),
+        [
+            "opened 2 fault injected=false env=[\"PADO_EVENT_TEST_LEDGER\"]",
+            "closed 2 fault healed=true"
+        ]
+    );
 }

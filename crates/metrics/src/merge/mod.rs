@@ -34,9 +34,9 @@ pub use generators::{GeneratorFigures, GeneratorSecondFigures, GeneratorsFile, G
 use crate::failure::keep_bounded;
 use crate::latency::HistogramDecoder;
 use crate::result_dir::{
-    EncodedSecond, GeneratorMeta, ResultDir, ResultError, RunMeta, SegmentMeta,
+    EncodedSecond, GeneratorMeta, ResultDir, ResultError, RunMeta, ScenarioMeta, SegmentMeta,
 };
-use crate::{ScenarioMeta, SecondRecord, StageMark, FORMAT_VERSION, OBSERVE_FILE};
+use crate::{SecondRecord, StageMark, FORMAT_VERSION, OBSERVE_FILE};
 use generators::Tally;
 
 /// One directory to merge, read and checked.
@@ -364,6 +364,23 @@ impl MergePlan {
         }
     }
 
+    /// The first segment's scenarios with each open-model one's VU ceiling summed
+    /// over the generators (each recorded its own share of `max_vus`); the ceiling
+    /// stays unknown when a generator did not record it.
+    fn merged_scenarios(&self) -> Vec<ScenarioMeta> {
+        let mut out = self.sources[0].meta.scenarios.clone();
+        for (i, sc) in out.iter_mut().enumerate() {
+            // Labelled as the whole test, not as segment 0's share of it.
+            sc.description = whole_test_description(&sc.description).to_string();
+            sc.max_vus = self
+                .sources
+                .iter()
+                .map(|s| s.meta.scenarios.get(i).and_then(|o| o.max_vus))
+                .try_fold(0u32, |a, n| n.map(|n| a.saturating_add(n)));
+        }
+        out
+    }
+
     /// The merged run.json: the first segment's test, the generators' sums, every
     /// generator's warnings under its segment, the skew note, and `merged_from`.
     fn merged_meta(&self, end: u32) -> RunMeta {
@@ -401,15 +418,7 @@ impl MergePlan {
                 .any(|s| s.meta.interrupted || !s.finished),
             workers: self.sources.iter().map(|s| s.meta.workers).sum(),
             cores_allowed: self.sources.iter().map(|s| s.meta.cores_allowed).sum(),
-            scenarios: first
-                .meta
-                .scenarios
-                .iter()
-                .map(|sc| ScenarioMeta {
-                    description: whole_test_description(&sc.description).to_string(),
-                    ..sc.clone()
-                })
-                .collect(),
+            scenarios: self.merged_scenarios(),
             stages: self.merged_stages(),
             thresholds: first.meta.thresholds.clone(),
             steps: first.meta.steps.clone(),

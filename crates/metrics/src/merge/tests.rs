@@ -83,6 +83,9 @@ fn write_seg(root: &Path, seg: &Seg) -> PathBuf {
                 5 * seg.count
             ),
             open_model: false,
+            // The VU ceiling of this generator's share.
+            max_vus: Some(3 + seg.index),
+            ..Default::default()
         }],
         stages: vec![StageMark {
             scenario: "default".into(),
@@ -232,6 +235,11 @@ fn merged_percentiles_are_those_of_every_sample() {
     // Labelled as the whole test, not as segment 0's share of it.
     assert_eq!(meta.stages[0].label, "hold 15 VUs");
     assert_eq!(meta.scenarios[0].description, "15 VUs for 4s");
+    assert_eq!(
+        meta.scenarios[0].max_vus,
+        Some(3 + 4 + 5),
+        "VU ceilings summed"
+    );
     assert!(meta
         .warnings
         .contains(&"segment 2/3: overloaded 2".to_string()));

@@ -298,6 +298,13 @@ pub struct ScenarioMeta {
     pub description: String,
     /// Whether latency is timed from the scheduled start (open model).
     pub open_model: bool,
+    /// Open model: the most VUs the scenario may start (`max_vus`, this generator's
+    /// share for a segment, the whole test's in a merge). When no VU is free an
+    /// arrival is dropped, so this is the figure the dropped-arrivals sentence names;
+    /// the allocated count may stay below it. Absent for the closed model and in
+    /// files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_vus: Option<u32>,
 }
 
 /// A threshold as the user wrote it.
@@ -320,6 +327,7 @@ pub const PADO_FILES: &[&str] = &[
     SUMMARY_FILE,
     crate::observed::OBSERVE_FILE,
     crate::events::EVENTS_FILE,
+    crate::open_faults::OPEN_FAULTS_FILE,
     crate::failure::FAILURES_FILE,
     crate::merge::GENERATORS_FILE,
     "report.html",

@@ -47,6 +47,7 @@ fn two_stage_run() -> LoadedRun {
         executor: "ramping-vus".into(),
         description: "0→8 VUs <fast>".into(),
         open_model: false,
+        max_vus: None,
     }];
     m.thresholds = vec![
         ThresholdSpec {
@@ -405,12 +406,14 @@ fn demo_meta() -> pado_metrics::RunMeta {
             executor: "ramping-vus".into(),
             description: "0→50 VUs over 2m, hold 5m, down 3m".into(),
             open_model: false,
+            max_vus: None,
         },
         ScenarioMeta {
             name: "background".into(),
             executor: "constant-arrival-rate".into(),
             description: "20 iterations/s for 10m".into(),
             open_model: true,
+            max_vus: None,
         },
     ];
     m.stages = vec![

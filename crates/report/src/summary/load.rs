@@ -23,6 +23,11 @@ pub fn load_with_windows(
     let mut meta = dir.read_meta()?;
     meta.stages.extend(windows.iter().cloned());
     let events = pado_metrics::events::read_events(dir.path())?;
+    if !in_progress {
+        // A window still on record once its run is over was never undone by it.
+        let open = pado_metrics::open_faults::read_open_faults(dir.path())?;
+        meta.warnings.extend(left_open_warnings(&open, &events));
+    }
     let mut fold = RunFold::new(meta).with_events(events);
     let read = dir.for_each_second(|rec| {
         fold.add_second(rec);
@@ -51,6 +56,46 @@ pub fn load_folded(
     run.meta.stages = stages;
     recover_unfinished(&mut run.meta, read, false);
     read_the_rest(dir, run)
+}
+
+/// What a run that died with fault windows open left behind, in words: each window
+/// still on record (its undo never ran), and each one a later pado undid
+/// (`left_open` in `events.jsonl`), with when and how that went.
+pub(crate) fn left_open_warnings(
+    open: &[pado_metrics::open_faults::OpenWindow],
+    events: &[pado_metrics::events::EventRecord],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in open {
+        out.push(format!(
+            "event `{}`: its fault window was still open when the run died ({:.1} s into the run, at {}): its undo never ran, so the fault stayed in place; the next `pado run` or `pado events undo-open` by the same user runs it",
+            w.name,
+            w.started_ms as f64 / 1000.0,
+            w.opened_at
+        ));
+    }
+    for e in events {
+        let Some(l) = &e.left_open else { continue };
+        let how = match e.undo.as_ref().map(|u| u.outcome) {
+            Some(pado_metrics::events::Outcome::Ok) => "it succeeded".to_string(),
+            Some(o) => format!(
+                "it did not succeed ({}): check the target",
+                serde_json::to_value(o)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+            None => "with no outcome recorded".into(),
+        };
+        out.push(format!(
+            "event `{}`: its fault window was left open by a killed run (opened {:.1} s into the run); a later `{}` ran its undo at {}, and {how}",
+            e.name,
+            e.start_s(),
+            l.undone_by,
+            l.undone_at
+        ));
+    }
+    out
 }
 
 /// The target's metrics, the failure samples and the generators of a loaded timeline.

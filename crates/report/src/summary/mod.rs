@@ -28,7 +28,7 @@ use crate::timeline::SecondPoint;
 pub use analyses::bottlenecks_of;
 pub use build::build;
 pub use load::{load, load_folded, load_with_windows};
-pub use verdict::{dropped_sentence, dropped_words};
+pub use verdict::{dropped_sentence, dropped_words, VuPool};
 
 /// Why a summary could not be built.
 #[derive(Debug, thiserror::Error)]

@@ -41,6 +41,96 @@ fn write_killed(dir: &ResultDir, m: &RunMeta, seconds: u32, torn: bool) {
     }
 }
 
+/// A run killed with a fault window open says so: the window still on record (its
+/// undo never ran); once a later pado ran the undo, when and how that went; a killed
+/// run without an open window says neither.
+#[test]
+fn a_fault_window_a_killed_run_left_open_is_said() {
+    use pado_metrics::events::{append_event, ActionRecord, EventRecord, LeftOpen, Outcome};
+    use pado_metrics::open_faults::{write_record, OpenFaults, OpenWindow, OPEN_FAULTS_FILE};
+    let (_tmp_dir, dir) = tmpdir("left-open");
+    write_killed(&dir, &meta("killed", 0.0), 6, false);
+    let said = |dir: &ResultDir| -> Vec<String> {
+        build(&load(dir).unwrap())
+            .unwrap()
+            .warnings
+            .into_iter()
+            .filter(|w| w.contains("fault window"))
+            .collect()
+    };
+    assert!(said(&dir).is_empty());
+    let window = OpenWindow {
+        index: 0,
+        name: "지연".into(),
+        kind: "run".into(),
+        planned_ms: 2000,
+        started_ms: 2010,
+        opened_at: "2026-01-01T00:00:02.010Z".into(),
+        undo_kind: "run".into(),
+        undo: None,
+        env: Vec::new(),
+        target: None,
+        timeout_ms: 1000,
+    };
+    let record = OpenFaults {
+        format: pado_metrics::open_faults::OPEN_FAULTS_FORMAT.into(),
+        run_name: "killed".into(),
+        result_dir: dir.path().display().to_string(),
+        run_started_at: "2026-01-01T00:00:00.000Z".into(),
+        pid: 1,
+        pid_start: 1,
+        boot_id: String::new(),
+        windows: vec![window],
+    };
+    write_record(&dir.path().join(OPEN_FAULTS_FILE), &record).unwrap();
+    let w = said(&dir);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with(
+            "event `지연`: its fault window was still open when the run died (2.0 s into the run"
+        ) && w[0].contains("its undo never ran"),
+        "{w:?}"
+    );
+    // A later pado ran the undo: the record is gone, the event says it.
+    std::fs::remove_file(dir.path().join(OPEN_FAULTS_FILE)).unwrap();
+    let undo = ActionRecord {
+        kind: "run".into(),
+        started_ms: 3_600_000,
+        ended_ms: 3_600_020,
+        outcome: Outcome::Ok,
+        exit_code: Some(0),
+        status: None,
+        error: None,
+        stdout: String::new(),
+        stderr: String::new(),
+    };
+    append_event(
+        dir.path(),
+        &EventRecord {
+            name: "지연".into(),
+            kind: "run".into(),
+            planned_ms: 2000,
+            started_ms: Some(2010),
+            window_end_ms: Some(3_600_020),
+            required: false,
+            mark: None,
+            action: None,
+            undo: Some(undo),
+            expect: Default::default(),
+            left_open: Some(LeftOpen {
+                undone_at: "2026-01-01T01:00:02.000Z".into(),
+                undone_by: "pado run".into(),
+            }),
+        },
+    )
+    .unwrap();
+    let w = said(&dir);
+    assert_eq!(
+        w,
+        ["event `지연`: its fault window was left open by a killed run (opened 2.0 s into the run); a later `pado run` ran its undo at 2026-01-01T01:00:02.000Z, and it succeeded"]
+    );
+}
+
 /// A run whose pado was killed: run.json still says `duration_s: 0` (as written at
 /// the start), the last line is torn. Rates are over the seconds written, the run
 /// is marked interrupted and the summary says why.
@@ -314,6 +404,33 @@ fn latency_growing_under_steady_load_is_drift_near_the_planted_slope() {
     assert!(s.drift_method.is_some());
 }
 
+/// The pool a dropped-arrivals sentence names is the open-model scenarios' `max_vus`
+/// summed (12 + 30), a closed scenario's VUs left out; one open scenario without a
+/// recorded ceiling makes it the allocated peak.
+#[test]
+fn the_vu_pool_is_the_open_scenarios_ceiling() {
+    let sc = |open: bool, max: Option<u32>| pado_metrics::ScenarioMeta {
+        open_model: open,
+        max_vus: max,
+        ..Default::default()
+    };
+    assert_eq!(
+        VuPool::of(
+            &[sc(true, Some(12)), sc(false, None), sc(true, Some(30))],
+            9
+        ),
+        VuPool::Max(42)
+    );
+    assert_eq!(
+        VuPool::of(&[sc(true, Some(12)), sc(true, None)], 9),
+        VuPool::Allocated(9)
+    );
+    assert_eq!(VuPool::of(&[sc(false, None)], 9), VuPool::Allocated(9));
+}
+
+/// The ceiling (12), not the 7 VUs allocated at the peak, is what the sentence says:
+/// with the pool split over worker threads a run drops arrivals before allocating
+/// them all.
 #[test]
 fn dropped_arrivals_are_named_with_the_knob() {
     let mut m = meta("open", 10.0);
@@ -322,6 +439,7 @@ fn dropped_arrivals_are_named_with_the_knob() {
         executor: "constant-arrival-rate".into(),
         description: "100 it/s".into(),
         open_model: true,
+        max_vus: Some(12),
     }];
     let seconds: Vec<_> = (0..10)
         .map(|t| {
@@ -336,7 +454,7 @@ fn dropped_arrivals_are_named_with_the_knob() {
             rec
         })
         .collect();
-    let s = build(&run(m.clone(), seconds)).unwrap();
+    let s = build(&run(m.clone(), seconds.clone())).unwrap();
     // 522 of 942 planned arrivals: 55%.
     let line = s
         .verdict
@@ -345,7 +463,19 @@ fn dropped_arrivals_are_named_with_the_knob() {
         .expect("dropped line");
     assert_eq!(
         line,
-        "55% of the planned arrivals (522 of 942) were never sent: the VU pool (max 7) was exhausted; raise --max-vus (or max_vus in the file)"
+        "55% of the planned arrivals (522 of 942) were never sent: the VU pool (max 12) was exhausted; raise --max-vus (or max_vus in the file)"
+    );
+    // A directory written before the ceiling was recorded: the allocated peak (7)
+    // is said as what it is, never as the ceiling.
+    let mut older = m.clone();
+    older.scenarios[0].max_vus = None;
+    let s = build(&run(older, seconds.clone())).unwrap();
+    assert!(
+        s.verdict
+            .iter()
+            .any(|v| v.contains("the VU pool (7 allocated at most) was exhausted")),
+        "{:?}",
+        s.verdict
     );
     let none: Vec<_> = (0..10)
         .map(|t| second(t, 5, vec![series("a", 42, 200, 1_000)]))
@@ -488,6 +618,7 @@ fn events_are_judged_from_the_directory_and_shown_everywhere() {
             recovers: vec![recovers.into()],
             ..Default::default()
         },
+        left_open: None,
     };
     let mut ew = EventsWriter::create(dir.path()).unwrap();
     ew.write(&rec("burst", "http_req_failed: rate < 0.01 within 2s"))

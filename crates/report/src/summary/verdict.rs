@@ -178,13 +178,41 @@ pub fn dropped_sentence(s: &Summary) -> String {
     dropped_words(
         s.dropped_iterations,
         s.iterations + s.iterations_interrupted,
-        s.vus_max,
+        VuPool::of(&s.scenarios, s.vus_max),
     )
 }
 
-/// `dropped` of `dropped + started` planned arrivals never sent, with a pool of at
-/// most `pool` VUs (shared by the summary and the live progress line).
-pub fn dropped_words(dropped: u64, started: u64, pool: u32) -> String {
+/// The VU pool an open-model run drops arrivals from, as the sentence names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VuPool {
+    /// The configured ceiling (`max_vus`, summed over the open-model scenarios):
+    /// the knob's value, which is what the user can raise.
+    Max(u32),
+    /// Only the most VUs allocated at once is known (files written before the
+    /// ceiling was recorded, the live view of many generators): said as such, never
+    /// as the ceiling, since a pool split across worker threads can drop arrivals
+    /// before every VU of the ceiling was allocated.
+    Allocated(u32),
+}
+
+impl VuPool {
+    /// The pool of these scenarios: the sum of the open-model ones' `max_vus`, or,
+    /// when one of them did not record it, the most VUs allocated at once.
+    pub fn of(scenarios: &[pado_metrics::ScenarioMeta], allocated: u32) -> VuPool {
+        let open: Vec<_> = scenarios.iter().filter(|s| s.open_model).collect();
+        let caps: Option<Vec<u32>> = open.iter().map(|s| s.max_vus).collect();
+        match caps {
+            Some(c) if !c.is_empty() => {
+                VuPool::Max(c.iter().fold(0u32, |a, n| a.saturating_add(*n)))
+            }
+            _ => VuPool::Allocated(allocated),
+        }
+    }
+}
+
+/// `dropped` of `dropped + started` planned arrivals never sent, from this VU pool
+/// (shared by the summary and the live progress line).
+pub fn dropped_words(dropped: u64, started: u64, pool: VuPool) -> String {
     let planned = (dropped + started).max(1) as f64;
     let pct = dropped as f64 * 100.0 / planned;
     let share = if pct >= 1.0 {
@@ -192,8 +220,12 @@ pub fn dropped_words(dropped: u64, started: u64, pool: u32) -> String {
     } else {
         format!("{pct:.1}%")
     };
+    let pool = match pool {
+        VuPool::Max(n) => format!("max {n}"),
+        VuPool::Allocated(n) => format!("{n} allocated at most"),
+    };
     format!(
-        "{share} of the planned arrivals ({} of {}) were never sent: the VU pool (max {pool}) was exhausted; raise --max-vus (or max_vus in the file)",
+        "{share} of the planned arrivals ({} of {}) were never sent: the VU pool ({pool}) was exhausted; raise --max-vus (or max_vus in the file)",
         thousands(dropped),
         thousands(dropped + started),
     )

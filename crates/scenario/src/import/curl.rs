@@ -313,6 +313,9 @@ struct Parsed {
     method: Option<String>,
     url: Option<String>,
     headers: Vec<(String, String)>,
+    /// Headers curl adds on its own that the command removed (`-H 'Name:'`),
+    /// lowercased: pado adds none of them either.
+    removed: Vec<String>,
     data: Vec<Data>,
     /// `--url-query` parts, already encoded.
     url_query: Vec<String>,
@@ -460,6 +463,7 @@ fn apply(
                     let value = v[i + 1..].trim();
                     if value.is_empty() {
                         // `-H 'Name:'` removes a header curl would add: nothing to send.
+                        p.removed.push(v[..i].trim().to_ascii_lowercase());
                         return Ok(());
                     }
                     (v[..i].trim(), value)
@@ -653,6 +657,11 @@ fn build(mut p: Parsed, ctx: &CurlContext) -> Result<Imported, ImportError> {
                 }
             };
         }
+    }
+    // curl asks for anything (`Accept: */*`) unless the command says otherwise: a
+    // server that picks a representation by Accept answers pado as it answered curl.
+    if missing(&headers, "accept") && !p.removed.iter().any(|r| r == "accept") {
+        headers.push(("Accept".into(), "*/*".into()));
     }
     let method = p
         .method
@@ -1045,7 +1054,9 @@ mod tests {
             r.headers["Content-Type"],
             "application/x-www-form-urlencoded"
         );
-        assert_eq!(r.headers.len(), 2);
+        // curl's own `Accept: */*`, which it sends unless told otherwise.
+        assert_eq!(r.headers["Accept"], "*/*");
+        assert_eq!(r.headers.len(), 3);
         assert!(cfg.defaults.insecure);
         assert_eq!(cfg.target.as_deref(), Some("http://localhost:8080"));
         round_trips(&cfg);
@@ -1057,7 +1068,7 @@ mod tests {
         assert_eq!(r.body, None);
         let f = r.form.as_ref().unwrap();
         assert_eq!((f["a"].as_str(), f["b"].as_str()), ("1", "가"));
-        assert!(r.headers.is_empty(), "{:?}", r.headers);
+        assert_eq!(r.headers.keys().collect::<Vec<_>>(), ["Accept"]);
 
         // Non-form text stays raw, with curl's default content type.
         let cfg = from_curl("curl -d 'hello world' h/x").unwrap();
@@ -1095,6 +1106,34 @@ mod tests {
         round_trips(&cfg);
     }
 
+    /// curl sends `Accept: */*` on every request unless the command sets Accept
+    /// (kept as written) or removes it (`-H 'Accept:'`: nothing sent).
+    #[test]
+    fn accept_is_curls_unless_the_command_sets_or_removes_it() {
+        let accept = |cmd: &str| {
+            let cfg = from_curl(cmd).unwrap();
+            round_trips(&cfg);
+            match one(&cfg).request.clone() {
+                Some(RequestSpec::Full(r)) => r
+                    .headers
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case("accept"))
+                    .map(|(_, v)| v.clone()),
+                _ => None,
+            }
+        };
+        assert_eq!(accept("curl http://h/a").as_deref(), Some("*/*"));
+        assert_eq!(
+            accept("curl -H 'accept: text/html' http://h/a").as_deref(),
+            Some("text/html")
+        );
+        assert_eq!(accept("curl -H 'Accept:' http://h/a"), None);
+        assert_eq!(
+            accept("curl --json '{}' http://h/a").as_deref(),
+            Some("application/json")
+        );
+    }
+
     #[test]
     fn get_puts_data_in_the_query() {
         let cfg = from_curl(
@@ -1108,7 +1147,9 @@ mod tests {
         round_trips(&cfg);
 
         let cfg = from_curl("curl --url http://h/").unwrap();
-        assert_eq!(one(&cfg).request, Some(RequestSpec::Line("GET /".into())));
+        let r = full(one(&cfg));
+        assert_eq!((r.method.as_deref(), r.url.as_str()), (Some("GET"), "/"));
+        assert_eq!(r.headers.len(), 1);
         round_trips(&cfg);
         let cfg = from_curl("curl -I http://h/x -A bot -e http://ref/").unwrap();
         let r = full(one(&cfg));
