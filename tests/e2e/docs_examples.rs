@@ -79,7 +79,8 @@ enum How {
     NotPado(&'static str),
     /// A `pado demo` that keeps its full length: the reason.
     FullLength(&'static str),
-    /// A `pado run` shortened to this `--duration` only (no `--fit-to`): the reason.
+    /// A command shortened to this `--duration` only (no `--fit-to`), or a scenario
+    /// fitted to this length: the reason.
     Length(&'static str, &'static str),
 }
 
@@ -150,6 +151,16 @@ const RULES: &[Rule] = &[
             "30s",
             "a soak is judged on at least 20 s of steady load after its first 5 s; \
              shorter, --soak exits 99 with `not judged`",
+        ),
+    },
+    Rule {
+        doc: "docs/scenario.md",
+        marker: "name: board-stress",
+        how: How::Length(
+            "8s",
+            "its 100 VUs ramped up within 2 s queue on the demo target's search on a \
+             2-core machine (p99 of search over 300 ms); tests/e2e/first_run.rs fits \
+             it to 8 s too",
         ),
     },
     Rule {
@@ -498,10 +509,8 @@ fn rewrite_command(ex: &Example, w: &World, start_at: &str) -> String {
         ["run", ..] if !line.contains("--once") && !own_length => {
             line.push_str(&format!(" --fit-to {FIT}"))
         }
-        ["demo", ..] => {
-            if !matches!(rule_for(ex).map(|r| r.how), Some(How::FullLength(_))) {
-                line.push_str(&format!(" --duration {FIT}"));
-            }
+        ["demo", ..] if !matches!(rule_for(ex).map(|r| r.how), Some(How::FullLength(_))) => {
+            line.push_str(&format!(" --duration {FIT}"))
         }
         ["k8s", "run"] => line = line.replacen("k8s run", "k8s render", 1),
         _ => {}
@@ -814,6 +823,9 @@ fn run_yaml(dir: &Tmp, ex: &Example, w: &World) -> Vec<String> {
     let line = match how {
         Some(How::Validate(_)) => "pado validate example.yaml".to_string(),
         Some(How::NotRun(_) | How::NotPado(_)) => return Vec::new(),
+        Some(How::Length(d, _)) => {
+            format!("pado run example.yaml --fit-to {d} --quiet --out result")
+        }
         _ => format!("pado run example.yaml --fit-to {FIT} --quiet --out result"),
     };
     run_commands(dir, &[(format!("{what}\n{text}"), line, ex.expect_exit)], w)
