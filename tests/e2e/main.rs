@@ -11,6 +11,7 @@ mod browser;
 mod capacity;
 mod demo;
 mod demo_protocols;
+mod docs_examples;
 mod errors;
 mod events;
 mod first_run;
