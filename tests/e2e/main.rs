@@ -38,5 +38,6 @@ mod soak;
 mod thresholds;
 mod tls_trust;
 mod tooling;
+mod verdict;
 mod websocket;
 mod why;

@@ -282,7 +282,7 @@ fn requests_item(r: &RequestCounts) -> Judged {
             name,
             ok: false,
             detail: format!(
-                "every request failed ({} of {}){most}; if these answers are what the test expects, list them in the step's `expected_status`",
+                "every request failed ({} of {}){most}; if these answers are what the test expects, say so in the step's check (`check: {{ status: 500 }}` replaces the default expectation of a status below 400)",
                 pado_metrics::fmt::thousands(r.failed),
                 pado_metrics::fmt::thousands(r.completed)
             ),
