@@ -1,4 +1,5 @@
-//! A misbehaving target is counted by category and the run goes on.
+//! A misbehaving target is counted by category and the run goes on; a run in
+//! which every request failed then ends with exit 99, saying so.
 
 use pado_testkit::{ServerOptions, TestServer};
 
@@ -10,8 +11,20 @@ fn errors_of(path: &str, extra: &[&str]) -> (serde_json::Value, u64) {
     let mut args = vec!["--url", url.as_str(), "--vus", "2", "--duration", "1s"];
     args.extend_from_slice(extra);
     let r = run("err", &args);
-    assert_eq!(r.code(), 0, "{path}: {}", r.stderr());
+    every_request_failed(&r, path);
     (r.summary(), srv.stats().requests)
+}
+
+/// Every request failed: exit 99, and the verdict says so (never a quiet exit 0).
+fn every_request_failed(r: &crate::harness::Run, what: &str) {
+    assert_eq!(r.code(), 99, "{what}: {}", r.stderr());
+    let s = r.summary();
+    assert_eq!(s["judged"]["exit_code"], 99, "{what}: {s}");
+    assert!(
+        s["verdict"].to_string().contains("every request failed"),
+        "{what}: {}",
+        s["verdict"]
+    );
 }
 
 #[test]
@@ -66,7 +79,7 @@ fn stalls_time_out_at_the_request_timeout() {
             "300ms",
         ],
         |r| {
-            assert_eq!(r.code(), 0, "{}", r.stderr());
+            every_request_failed(r, "/hang");
             let s = r.summary();
             let received = srv.stats().requests;
             srv.reset_stats();
@@ -94,7 +107,7 @@ fn refused_connections_are_counted() {
         "refused",
         &["--url", &url, "--vus", "1", "--duration", "1s"],
     );
-    assert_eq!(r.code(), 0, "{}", r.stderr());
+    every_request_failed(&r, "refused");
     let s = r.summary();
     assert!(num(&s, "requests") > 0.0);
     assert_eq!(num(&s, "errors.connect_refused"), num(&s, "requests"));
@@ -113,7 +126,7 @@ fn tls_with_a_self_signed_certificate() {
         "tls-verify",
         &["--url", &url, "--vus", "1", "--duration", "1s"],
     );
-    assert_eq!(r.code(), 0, "{}", r.stderr());
+    every_request_failed(&r, "refused");
     let s = r.summary();
     assert!(num(&s, "requests") > 0.0);
     assert_eq!(num(&s, "errors.tls"), num(&s, "requests"), "{s}");
@@ -232,7 +245,7 @@ fn an_upload_refused_early_is_its_status_not_a_reset() {
             "1",
         ],
     );
-    assert_eq!(r.code(), 0, "{}", r.stderr());
+    every_request_failed(&r, "/reject-early");
     let s = r.summary();
     assert_eq!(srv.stats().requests, 3);
     assert_eq!(num(&s, "requests"), 3.0, "{s}");

@@ -40,5 +40,6 @@ mod soak;
 mod thresholds;
 mod tls_trust;
 mod tooling;
+mod verdict;
 mod websocket;
 mod why;

@@ -418,6 +418,7 @@ mod tests {
             metric: metric.into(),
             ok,
             value: Some(1.0),
+            window_s: None,
         }
     }
 

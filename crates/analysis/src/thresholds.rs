@@ -13,8 +13,8 @@
 use serde::{Deserialize, Serialize};
 
 pub use pado_scenario::thresholds::{
-    parse, parse_cli, parse_metric_key, parse_object, Aggregation, Comparison, Threshold,
-    ThresholdError, DEFAULT_CLI_METRIC,
+    parse, parse_cli, parse_metric_key, parse_object, Aggregation, Comparison, Scope, ScopeKind,
+    StageRef, Threshold, ThresholdError, DEFAULT_CLI_METRIC,
 };
 
 /// Where [`evaluate`] gets its numbers from: the live aggregator, a result directory
@@ -43,24 +43,37 @@ pub struct ThresholdResult {
     /// The observed value; `None` when the metric had no data, so the report can say
     /// why the threshold failed.
     pub value: Option<f64>,
+    /// For a threshold scoped to a stage or a window: the seconds of the run it was
+    /// judged on, `[start, end)`. Absent for the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<[f64; 2]>,
 }
 
 /// Evaluates every threshold against `source`, returning one result per threshold in
 /// the same order (so callers can pair results with thresholds, e.g. for
 /// `abort_on_fail`). Missing data fails the threshold with `value: None`.
+///
+/// `source` is what the thresholds are judged on: the whole run for unscoped ones;
+/// a threshold scoped to a stage or window is judged on that window's seconds
+/// ([`crate::scoped::WindowFold::evaluate`]).
 pub fn evaluate(thresholds: &[Threshold], source: &dyn MetricSource) -> Vec<ThresholdResult> {
-    thresholds
-        .iter()
-        .map(|t| {
-            let value = source.aggregate(&t.metric, &t.tags, &t.aggregation);
-            ThresholdResult {
-                expr: t.source.clone(),
-                metric: t.metric_key(),
-                ok: value.is_some_and(|v| t.passes(v)),
-                value,
-            }
-        })
-        .collect()
+    thresholds.iter().map(|t| evaluate_one(t, source)).collect()
+}
+
+/// [`evaluate`] of one threshold.
+pub fn evaluate_one(t: &Threshold, source: &dyn MetricSource) -> ThresholdResult {
+    let value = source.aggregate(&t.metric, &t.tags, &t.aggregation);
+    ThresholdResult {
+        expr: t.source.clone(),
+        metric: t.metric_key(),
+        ok: value.is_some_and(|v| t.passes(v)),
+        value,
+        window_s: t
+            .scope
+            .as_ref()
+            .and_then(|s| s.window_s)
+            .map(|(a, b)| [a, b]),
+    }
 }
 
 #[cfg(test)]
@@ -139,6 +152,7 @@ mod tests {
                 metric: "http_req_duration{step:검색}".into(),
                 ok: false,
                 value: Some(350.0),
+                window_s: None,
             }
         );
         let json = serde_json::to_value(&res[0]).unwrap();

@@ -1,6 +1,7 @@
-//! Exit codes (a contract, like k6's): 0 success, 99 a threshold failed (or, with
-//! `--once`, a request or check), 2 invalid usage
-//! or scenario, 1 anything else.
+//! Exit codes (a contract, like k6's): 0 success, 99 the run's verdict failed
+//! (`pado_analysis::verdict`: a threshold, an event's expectation, the `--soak`
+//! verdict, or every request failing / none completing; with `--once`, a request
+//! or check), 2 invalid usage or scenario, 1 anything else.
 
 /// All good.
 pub(crate) const OK: i32 = 0;
@@ -8,8 +9,10 @@ pub(crate) const OK: i32 = 0;
 pub(crate) const ERROR: i32 = 1;
 /// Invalid usage, scenario or threshold.
 pub(crate) const INVALID: i32 = 2;
-/// A threshold failed.
-pub(crate) const THRESHOLD_FAILED: i32 = 99;
+/// The run's verdict failed (a threshold, an event's expectation, the soak, the
+/// requests rule): the same code as the verdict's own
+/// (`pado_analysis::verdict::EXIT_FAILED`).
+pub(crate) const THRESHOLD_FAILED: i32 = pado_analysis::verdict::EXIT_FAILED;
 /// `pado run --once`: a request or a check failed (the same code as a failed
 /// threshold: "the test ran, and what it checks did not hold").
 pub(crate) const ONCE_FAILED: i32 = 99;

@@ -24,26 +24,34 @@ pub(crate) struct LiveJudge {
 impl LiveJudge {
     /// Judges `thresholds` (the `abort_on_fail` ones can stop the run) on the
     /// series of the plan's `steps`.
+    ///
+    /// A threshold scoped to a stage or a window (`{stage:2}`) is judged when the
+    /// run ends, over exactly its seconds, so it is left out here: the totals so far
+    /// would judge it on the wrong seconds (the scenario file refuses
+    /// `abort_on_fail` on one).
     pub(crate) fn new(thresholds: &[Threshold], steps: &StepCatalog) -> LiveJudge {
+        let whole_run: Vec<Threshold> = thresholds
+            .iter()
+            .filter(|t| t.scope.is_none())
+            .cloned()
+            .collect();
         LiveJudge {
             steps: steps.clone(),
-            all: thresholds.to_vec(),
-            abort: thresholds
+            abort: whole_run
                 .iter()
                 .filter(|t| t.abort_on_fail)
                 .cloned()
                 .collect(),
+            all: whole_run,
         }
     }
 
     /// Judges `thresholds` for the progress line only: nothing stops the run (a
     /// segment's share, which the coordinator judges as part of the whole).
     pub(crate) fn without_abort(thresholds: &[Threshold], steps: &StepCatalog) -> LiveJudge {
-        LiveJudge {
-            steps: steps.clone(),
-            all: thresholds.to_vec(),
-            abort: Vec::new(),
-        }
+        let mut judge = LiveJudge::new(thresholds, steps);
+        judge.abort.clear();
+        judge
     }
 
     /// After second `t` (0-based) with `totals` so far: how many thresholds fail
@@ -220,5 +228,23 @@ mod tests {
         totals.add_second(&s);
         let (failing, stop) = judge.judge(0, &totals);
         assert_eq!((failing, stop), (1, None));
+    }
+
+    #[test]
+    fn scoped_thresholds_wait_for_the_end_of_the_run() {
+        // Failing now on the whole run's seconds, but judged only on its stage's
+        // seconds when the run ends: neither counted as failing nor stopping.
+        let mut scoped = threshold("http_req_failed{stage:2}: rate < 0.1", true);
+        scoped.scope.as_mut().unwrap().window_s = Some((10.0, 20.0));
+        let judge = LiveJudge::new(
+            &[scoped, threshold("http_req_failed: rate < 0.5", false)],
+            &StepCatalog::default(),
+        );
+        let mut totals = Totals::default();
+        totals.add_second(&second(0, 70, 30));
+        assert_eq!(judge.judge(0, &totals), (0, None));
+        let mut all = Totals::default();
+        all.add_second(&second(0, 0, 100));
+        assert_eq!(judge.judge(0, &all), (1, None));
     }
 }

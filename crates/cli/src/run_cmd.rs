@@ -289,6 +289,11 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                 metric: t.metric_key(),
                 expr: t.source.clone(),
                 abort_on_fail: t.abort_on_fail,
+                window_s: t
+                    .scope
+                    .as_ref()
+                    .and_then(|s| s.window_s)
+                    .map(|(a, b)| [a, b]),
             })
             .collect(),
         notes: split

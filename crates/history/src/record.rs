@@ -101,7 +101,9 @@ pub struct RunRecord {
     pub checks_failed: u64,
     /// Whether every threshold passed (true without thresholds).
     pub thresholds_ok: bool,
-    /// The exit code the thresholds give (0, or 99 when one failed).
+    /// The exit code the run's verdict gave (`summary.json`'s `judged.exit_code`:
+    /// 0, or 99 when anything judged failed: a threshold, an event's expectation,
+    /// the soak, or every request failing).
     pub exit_code: i32,
     /// Stopped early.
     pub interrupted: bool,
@@ -111,6 +113,25 @@ pub struct RunRecord {
     pub labels: BTreeMap<String, String>,
     /// Per-step figures, by step name.
     pub steps: Vec<StepFigures>,
+}
+
+/// The exit code of a run, as its summary's verdict (`judged`) gave it; for a
+/// `summary.json` written before the verdict, from what it judged: thresholds,
+/// events' expectations and the soak.
+fn verdict_exit_code(sum: &Value, thresholds_ok: bool) -> i32 {
+    if let Some(code) = sum
+        .get("judged")
+        .and_then(|j| j.get("exit_code"))
+        .and_then(Value::as_i64)
+    {
+        return i32::try_from(code).unwrap_or(1);
+    }
+    let ok = |k: &str| sum.get(k).and_then(Value::as_bool).unwrap_or(true);
+    if thresholds_ok && ok("events_ok") && ok("soak_ok") {
+        0
+    } else {
+        99
+    }
 }
 
 fn bad(dir: &Path, reason: impl Into<String>) -> HistoryError {
@@ -260,6 +281,7 @@ impl RunRecord {
             .get("thresholds_ok")
             .and_then(Value::as_bool)
             .unwrap_or(true);
+        let exit_code = verdict_exit_code(&sum, thresholds_ok);
         let steps = sum
             .get("steps")
             .and_then(Value::as_object)
@@ -306,7 +328,7 @@ impl RunRecord {
             checks_passed,
             checks_failed,
             thresholds_ok,
-            exit_code: if thresholds_ok { 0 } else { 99 },
+            exit_code,
             interrupted: sum
                 .get("interrupted")
                 .or_else(|| run.get("interrupted"))
@@ -378,6 +400,39 @@ pub(crate) mod tests {
         assert_eq!(r.steps[0].step, "검색");
         assert_eq!(r.steps[0].failed_rate, 0.01);
         assert_eq!(r.scenario_hash.len(), 64);
+    }
+
+    #[test]
+    fn the_exit_code_is_the_verdicts_whatever_failed() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("r");
+        write_result(&d, "x", "2026-11-23T10:00:00Z", 1.0, Value::Null);
+        let sum_path = d.join("summary.json");
+        let base: Value =
+            serde_json::from_str(&std::fs::read_to_string(&sum_path).unwrap()).unwrap();
+        let with = |edits: Value| {
+            let mut s = base.clone();
+            for (k, v) in edits.as_object().unwrap() {
+                s[k] = v.clone();
+            }
+            std::fs::write(&sum_path, s.to_string()).unwrap();
+            RunRecord::from_result_dir(&d, None, BTreeMap::new()).unwrap()
+        };
+        // Thresholds passed, an event's expectation failed: the verdict's 99.
+        let r = with(
+            serde_json::json!({"thresholds_ok": true, "events_ok": false,
+            "judged": {"passed": false, "exit_code": 99, "items": []}}),
+        );
+        assert!(r.thresholds_ok);
+        assert_eq!(r.exit_code, 99);
+        // An older summary without the verdict: its events and soak still count.
+        let r = with(serde_json::json!({"thresholds_ok": true, "soak_ok": false}));
+        assert_eq!(r.exit_code, 99);
+        let r = with(serde_json::json!({"thresholds_ok": true}));
+        assert_eq!(r.exit_code, 0);
+        let r = with(serde_json::json!({"thresholds_ok": true,
+            "judged": {"passed": true, "exit_code": 0, "items": []}}));
+        assert_eq!(r.exit_code, 0);
     }
 
     #[test]

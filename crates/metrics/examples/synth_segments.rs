@@ -96,6 +96,7 @@ fn main() {
                 metric: "http_req_duration".into(),
                 expr: "p(95) < 100".into(),
                 abort_on_fail: false,
+                window_s: None,
             }],
             segment: Some(SegmentMeta {
                 index: i,

@@ -1,6 +1,7 @@
-//! JUnit XML (`--export junit`) so CI systems show thresholds and checks as test
-//! results: a `thresholds` suite with one test case per threshold and a `checks` suite
-//! with one per check.
+//! JUnit XML (`--export junit`) so CI systems show the run's verdict as test
+//! results: one test case per judged item (thresholds, events' expectations, the
+//! soak, the requests rule) and one per check, failing exactly when the exit code
+//! says the run failed.
 
 use std::fmt::Write as _;
 
@@ -40,6 +41,8 @@ struct Case {
     name: String,
     classname: &'static str,
     failure: Option<(String, String, &'static str)>,
+    /// What a passing case saw (`system-out`).
+    out: Option<String>,
 }
 
 fn suite(out: &mut String, name: &str, cases: &[Case], time: &str, timestamp: &str) {
@@ -58,9 +61,16 @@ fn suite(out: &mut String, name: &str, cases: &[Case], time: &str, timestamp: &s
             c.classname
         );
         match &c.failure {
-            None => {
-                let _ = writeln!(out, "{head}/>");
-            }
+            None => match &c.out {
+                None => {
+                    let _ = writeln!(out, "{head}/>");
+                }
+                Some(text) => {
+                    let _ = writeln!(out, "{head}>");
+                    let _ = writeln!(out, "      <system-out>{}</system-out>", xml_escape(text));
+                    let _ = writeln!(out, "    </testcase>");
+                }
+            },
             Some((message, body, kind)) => {
                 let _ = writeln!(out, "{head}>");
                 let _ = writeln!(
@@ -76,11 +86,18 @@ fn suite(out: &mut String, name: &str, cases: &[Case], time: &str, timestamp: &s
     let _ = writeln!(out, "  </testsuite>");
 }
 
-/// The summary's thresholds and checks as a JUnit XML document. Threshold test cases
-/// are named `metric: expr` and fail with `message="actual X"` (`actual no data` when
-/// the metric had none); check test cases fail when the check failed at least once.
-/// Every `time` is the run's duration in seconds.
+/// The run's verdict ([`Summary::judged`]) as a JUnit XML document, one test case
+/// per judged item, so CI's test view and the exit code always agree: a
+/// `thresholds` suite (cases named `metric: expr`, failing with
+/// `message="actual X"`, `actual no data` when the metric had none), then, when the
+/// run has them, `events` (each expectation, each required event's action), `soak`
+/// (`--soak`'s verdict) and `requests` (the rule that a run where every request
+/// failed, or none completed, fails), and a `checks` suite with one case per check.
+/// Checks fail the run only through a threshold on `checks` (as in k6), so their
+/// cases pass and say in `system-out` how many times the check failed. Every `time`
+/// is the run's duration in seconds.
 pub fn junit_xml(summary: &Summary) -> String {
+    use pado_analysis::verdict::JudgedKind;
     let time = format!("{:.3}", summary.duration_s.max(0.0));
     let thresholds: Vec<Case> = summary
         .thresholds
@@ -88,19 +105,42 @@ pub fn junit_xml(summary: &Summary) -> String {
         .map(|t| {
             let name = format!("{}: {}", t.metric, t.expr);
             let actual = value_text(t.value);
+            let over = match t.window_s {
+                Some([a, b]) => format!(" over seconds {a:.0}–{b:.0} of the run"),
+                None => String::new(),
+            };
             Case {
                 failure: (!t.ok).then(|| {
                     (
                         format!("actual {actual}"),
-                        format!("threshold `{name}` failed: actual {actual}"),
+                        format!("threshold `{name}` failed: actual {actual}{over}"),
                         "threshold",
                     )
                 }),
                 name,
                 classname: "pado.thresholds",
+                out: None,
             }
         })
         .collect();
+    let judged = |kind: JudgedKind, classname: &'static str, what: &'static str| -> Vec<Case> {
+        summary
+            .judged
+            .items
+            .iter()
+            .filter(|j| j.kind == kind)
+            .map(|j| Case {
+                name: j.name.clone(),
+                classname,
+                failure: (!j.ok)
+                    .then(|| (j.detail.clone(), format!("{}: {}", j.name, j.detail), what)),
+                out: j.ok.then(|| j.detail.clone()),
+            })
+            .collect()
+    };
+    let events = judged(JudgedKind::Event, "pado.events", "event");
+    let soak = judged(JudgedKind::Soak, "pado.soak", "soak");
+    let requests = judged(JudgedKind::Requests, "pado.requests", "requests");
     let checks: Vec<Case> = summary
         .checks
         .iter()
@@ -109,27 +149,26 @@ pub fn junit_xml(summary: &Summary) -> String {
             Case {
                 name: name.clone(),
                 classname: "pado.checks",
-                failure: (c.fails > 0).then(|| {
-                    (
-                        format!(
-                            "{} of {} failed ({:.2}%)",
-                            c.fails,
-                            total,
-                            c.fails as f64 * 100.0 / total.max(1) as f64
-                        ),
-                        format!("check `{name}`: passes {}, fails {}", c.passes, c.fails),
-                        "check",
-                    )
-                }),
+                failure: None,
+                out: Some(format!(
+                    "check `{name}`: passes {}, fails {} of {total} ({:.2}%); a failed check fails the run only through a threshold on `checks`",
+                    c.passes,
+                    c.fails,
+                    c.fails as f64 * 100.0 / total.max(1) as f64
+                )),
             }
         })
         .collect();
-    let tests = thresholds.len() + checks.len();
-    let failures = thresholds
-        .iter()
-        .chain(&checks)
-        .filter(|c| c.failure.is_some())
-        .count();
+    let suites: [(&str, &Vec<Case>, bool); 5] = [
+        ("thresholds", &thresholds, true),
+        ("events", &events, false),
+        ("soak", &soak, false),
+        ("requests", &requests, false),
+        ("checks", &checks, true),
+    ];
+    let all = || suites.iter().flat_map(|(_, c, _)| c.iter());
+    let tests = all().count();
+    let failures = all().filter(|c| c.failure.is_some()).count();
     let mut out = String::new();
     let _ = writeln!(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
     let _ = writeln!(
@@ -137,14 +176,11 @@ pub fn junit_xml(summary: &Summary) -> String {
         "<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" time=\"{time}\">",
         xml_escape(&format!("pado: {}", summary.name))
     );
-    suite(
-        &mut out,
-        "thresholds",
-        &thresholds,
-        &time,
-        &summary.started_at,
-    );
-    suite(&mut out, "checks", &checks, &time, &summary.started_at);
+    for (name, cases, always) in suites {
+        if always || !cases.is_empty() {
+            suite(&mut out, name, cases, &time, &summary.started_at);
+        }
+    }
     let _ = writeln!(out, "</testsuites>");
     out
 }
@@ -293,18 +329,21 @@ mod tests {
                 metric: "http_req_duration{step:<script>}".into(),
                 ok: true,
                 value: Some(150.25),
+                window_s: None,
             },
             ThresholdResult {
                 expr: "rate < 0.01".into(),
                 metric: "http_req_failed".into(),
                 ok: false,
                 value: Some(0.05),
+                window_s: None,
             },
             ThresholdResult {
                 expr: "count > 0".into(),
                 metric: "http_reqs{step:nope}".into(),
                 ok: false,
                 value: None,
+                window_s: None,
             },
         ];
         s.checks.insert(
@@ -330,7 +369,8 @@ mod tests {
         let root = parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
         assert_eq!(root.name, "testsuites");
         assert_eq!(root.attr("tests"), Some("5"));
-        assert_eq!(root.attr("failures"), Some("3"));
+        // The two failed thresholds; a failed check alone fails nothing (k6's rule).
+        assert_eq!(root.attr("failures"), Some("2"));
         assert_eq!(root.attr("name"), Some("pado: 검색 \"엔진\" & <b>"));
         assert_eq!(root.children.len(), 2);
         let th = &root.children[0];
@@ -353,17 +393,81 @@ mod tests {
         let ch = &root.children[1];
         assert_eq!(ch.attr("name"), Some("checks"));
         assert_eq!(ch.attr("tests"), Some("2"));
-        assert_eq!(ch.attr("failures"), Some("1"));
+        assert_eq!(ch.attr("failures"), Some("0"));
         let failing = ch
             .children
             .iter()
             .find(|c| c.attr("name") == Some("status is 200 & 'ok'"))
             .unwrap();
         let f = &failing.children[0];
-        assert_eq!(f.attr("message"), Some("3 of 100 failed (3.00%)"));
-        assert!(f.text.contains("passes 97, fails 3"));
+        assert_eq!(f.name, "system-out");
+        assert!(
+            f.text.contains("passes 97, fails 3 of 100 (3.00%)"),
+            "{}",
+            f.text
+        );
         // The control character was replaced, not written raw.
         assert!(!xml.contains('\u{1}'));
+    }
+
+    #[test]
+    fn every_judged_item_is_a_case_and_failures_match_the_verdict() {
+        use pado_analysis::verdict::{Judged, JudgedKind, Verdict};
+        let mut s = summary();
+        s.thresholds.truncate(1);
+        let item = |kind, name: &str, ok| Judged {
+            kind,
+            name: name.into(),
+            ok,
+            detail: format!("{name} detail"),
+        };
+        s.judged = Verdict {
+            passed: false,
+            exit_code: 99,
+            items: vec![
+                item(
+                    JudgedKind::Threshold,
+                    "http_req_duration{step:<script>}: p(95) < 200",
+                    true,
+                ),
+                item(
+                    JudgedKind::Event,
+                    "event 배포: during http_req_failed: rate < 0.05",
+                    false,
+                ),
+                item(
+                    JudgedKind::Event,
+                    "event 배포: recovers p(95) < 200 within 30s",
+                    true,
+                ),
+                item(
+                    JudgedKind::Requests,
+                    "requests: some completed, not all failed",
+                    true,
+                ),
+            ],
+        };
+        let xml = junit_xml(&s);
+        let root = parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+        assert_eq!(root.attr("failures"), Some("1"), "{xml}");
+        let names: Vec<_> = root
+            .children
+            .iter()
+            .filter_map(|c| c.attr("name"))
+            .collect();
+        assert_eq!(names, ["thresholds", "events", "requests", "checks"]);
+        let ev = &root.children[1];
+        assert_eq!(
+            (ev.attr("tests"), ev.attr("failures")),
+            (Some("2"), Some("1"))
+        );
+        let f = &ev.children[0].children[0];
+        assert_eq!(f.name, "failure");
+        assert!(f.attr("message").unwrap().contains("detail"));
+        assert_eq!(
+            ev.children[0].attr("name"),
+            Some("event 배포: during http_req_failed: rate < 0.05")
+        );
     }
 
     #[test]

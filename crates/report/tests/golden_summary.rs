@@ -118,11 +118,13 @@ fn run() -> LoadedRun {
                 metric: "http_req_duration".into(),
                 expr: "p(95) < 20".into(),
                 abort_on_fail: false,
+                window_s: None,
             },
             ThresholdSpec {
                 metric: "http_req_failed".into(),
                 expr: "rate < 0.0001".into(),
                 abort_on_fail: false,
+                window_s: None,
             },
         ],
         ..Default::default()

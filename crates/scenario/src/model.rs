@@ -430,13 +430,18 @@ impl ExecutorKind {
 }
 
 /// One stage: reach `target` (VUs, or iterations per time unit) over `duration`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Stage {
     /// How long the ramp (or hold, when the target does not change) takes.
     pub duration: Dur,
     /// Level at the end of the stage.
     pub target: f64,
+    /// A name for the stage (`peak`), so a threshold can be scoped to it by name
+    /// (`http_req_duration{stage:peak}`) and stays right when stages are added
+    /// before it (a pado extension; k6 has no stage names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// nGrinder-style step ramp: start at `start`, add `add` every `every`, up to `max`.

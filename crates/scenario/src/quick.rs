@@ -445,7 +445,11 @@ pub fn parse_stages(text: &str) -> Result<Vec<Stage>, String> {
         if !(target.is_finite() && target >= 0.0) {
             return Err(format!("stage `{part}`: target must be 0 or more"));
         }
-        out.push(Stage { duration, target });
+        out.push(Stage {
+            duration,
+            target,
+            name: None,
+        });
     }
     if out.is_empty() {
         return Err("no stages given; write e.g. `30s:100,1m:100,30s:0`".into());

@@ -100,6 +100,7 @@ fn write_seg(root: &Path, seg: &Seg) -> PathBuf {
             metric: "http_reqs".into(),
             expr: "count > 1".into(),
             abort_on_fail: false,
+            window_s: None,
         }],
         warnings: vec![format!("overloaded {}", seg.index)],
         segment: Some(SegmentMeta {

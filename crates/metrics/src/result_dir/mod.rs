@@ -317,6 +317,12 @@ pub struct ThresholdSpec {
     /// Stop the run when it fails.
     #[serde(default)]
     pub abort_on_fail: bool,
+    /// For a threshold scoped to a stage or a window (`{stage:2}`,
+    /// `{window:60s-120s}`): the seconds from the run's start it is judged on,
+    /// `[start, end)`, placed when the run started (a stage's window comes from
+    /// the scenario file, which reports do not read). Absent for the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_s: Option<[f64; 2]>,
 }
 
 /// Every file a run or `pado report` writes in a result directory: what

@@ -26,7 +26,12 @@ pub(super) fn head(run: &LoadedRun, s: &Summary) -> Markup {
 
 /// The header: what ran, whether it passed, and what to know before reading on.
 pub(super) fn header(run: &LoadedRun, s: &Summary) -> Markup {
-    let (badge_class, badge_text) = if s.thresholds.is_empty() && s.events.is_empty() {
+    // The badge is the run's verdict: FAIL whenever anything judged failed (the
+    // requests rule too), "no thresholds" only for a run that passed with nothing
+    // but the run itself judged.
+    let (badge_class, badge_text) = if !s.passed() {
+        ("fail", "FAIL")
+    } else if !s.judged.has_criteria() && s.thresholds.is_empty() && s.events.is_empty() {
         ("none", "no thresholds")
     } else if s.passed() {
         ("pass", "PASS")

@@ -54,11 +54,13 @@ fn two_stage_run() -> LoadedRun {
             metric: "http_req_duration".into(),
             expr: "p(95) < 2".into(),
             abort_on_fail: false,
+            window_s: None,
         },
         ThresholdSpec {
             metric: "http_req_failed".into(),
             expr: "rate < 0.01".into(),
             abort_on_fail: false,
+            window_s: None,
         },
     ];
     m.warnings = vec!["<img src=x onerror=alert(1)>".into()];
@@ -233,14 +235,23 @@ fn empty_and_one_second_runs_render() {
     assert_eq!(d["charts"]["errors"]["series"], serde_json::json!([]));
     assert!(html.contains("no thresholds"));
     assert!(html.contains("no stages"));
-    assert!(html.contains("class=\"badge none\""));
+    // No request completed: the run failed, and says why.
+    assert!(html.contains("class=\"badge fail\""));
+    assert!(
+        s.verdict[0].contains("no request completed"),
+        "{:?}",
+        s.verdict
+    );
+    assert!(!s.passed() && s.judged.exit_code == 99);
 
     let r = run(
         meta("one", 1.0),
         vec![second(0, 1, vec![series("a", 3, 200, 700)])],
     );
     let s = build(&r).unwrap();
-    let d = data_json(&render_html(&r, &s));
+    let html = render_html(&r, &s);
+    assert!(html.contains("class=\"badge none\""));
+    let d = data_json(&html);
     assert_eq!(
         d["charts"]["rps"]["series"][0]["pts"],
         serde_json::json!([[0.0, 3.0]])
@@ -427,16 +438,19 @@ fn demo_meta() -> pado_metrics::RunMeta {
             metric: "http_req_duration".into(),
             expr: "p(95) < 200".into(),
             abort_on_fail: false,
+            window_s: None,
         },
         ThresholdSpec {
             metric: "http_req_failed".into(),
             expr: "rate < 0.01".into(),
             abort_on_fail: false,
+            window_s: None,
         },
         ThresholdSpec {
             metric: format!("http_req_duration{{step:{XSS}}}"),
             expr: "p(99) < 1000".into(),
             abort_on_fail: false,
+            window_s: None,
         },
     ];
     m.warnings = vec!["generator CPU above 90% for 12 s: <img src=x onerror=alert(1)>".into()];

@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use pado_analysis::thresholds::{self, ThresholdResult};
+use pado_analysis::thresholds::{self, Threshold, ThresholdResult};
+use pado_analysis::verdict::Verdict;
 use pado_analysis::TotalsSource;
-use pado_metrics::{Phase, RunMeta, SeriesStats, Totals};
+use pado_metrics::{Phase, RunMeta, SeriesStats, ThresholdSpec, Totals};
 
 use super::analyses::{bottlenecks_of, drift_periods, generator_check, saturation_of, soak_of};
 use super::verdict::verdict;
@@ -20,7 +21,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
     let meta = &run.meta;
     let totals = &run.totals;
     let dur = meta.duration_s.max(1e-9);
-    let results = threshold_results(meta, totals, dur)?;
+    let results = threshold_results(run, dur)?;
     let any_open = meta.scenarios.iter().any(|s| s.open_model);
     let (periods, drifts) = drift_periods(run);
     let (soak, soak_ok) = soak_of(run, &periods, &drifts);
@@ -66,6 +67,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
     }
     summary.bottlenecks =
         bottlenecks_of(run, summary.saturation.as_ref(), summary.generator.as_ref());
+    summary.judged = judge(&summary);
     summary.verdict = verdict(&summary);
     summary.generators = super::generators::breakdown(run);
     summary.partial = run
@@ -98,27 +100,71 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
     Ok(summary)
 }
 
-/// The thresholds stored in run.json, parsed and evaluated on the totals.
-fn threshold_results(
-    meta: &RunMeta,
-    totals: &Totals,
-    dur: f64,
-) -> Result<Vec<ThresholdResult>, ReportError> {
-    let mut parsed = Vec::new();
-    for t in &meta.thresholds {
-        let th = thresholds::parse_object(&t.metric, &t.expr, t.abort_on_fail).map_err(|e| {
+/// A threshold stored in run.json, parsed, with the window a scoped one was placed
+/// on when the run started (a window scope reads its own; an older file's stage
+/// scope has none, and then no data).
+pub fn parse_spec(spec: &ThresholdSpec) -> Result<Threshold, ReportError> {
+    let mut th =
+        thresholds::parse_object(&spec.metric, &spec.expr, spec.abort_on_fail).map_err(|e| {
             ReportError::Threshold {
-                metric: t.metric.clone(),
-                expr: t.expr.clone(),
+                metric: spec.metric.clone(),
+                expr: spec.expr.clone(),
                 message: e.to_string(),
             }
         })?;
-        parsed.push(th);
+    if let (Some(scope), Some([a, b])) = (th.scope.as_mut(), spec.window_s) {
+        scope.window_s = Some((a, b));
     }
-    Ok(thresholds::evaluate(
-        &parsed,
-        &TotalsSource::new(totals, dur).with_steps(&meta.steps),
-    ))
+    Ok(th)
+}
+
+/// The thresholds stored in run.json, parsed and evaluated: on the totals, or for a
+/// scoped one on its window's seconds (judged as the timeline was read).
+fn threshold_results(run: &LoadedRun, dur: f64) -> Result<Vec<ThresholdResult>, ReportError> {
+    let meta = &run.meta;
+    let whole = TotalsSource::new(&run.totals, dur).with_steps(&meta.steps);
+    let mut out = Vec::new();
+    for (i, spec) in meta.thresholds.iter().enumerate() {
+        let th = parse_spec(spec)?;
+        out.push(match run.scoped.iter().find(|(j, _)| *j == i) {
+            Some((_, r)) => r.clone(),
+            None if th.scope.is_some() => {
+                pado_analysis::scoped::WindowFold::default().evaluate(&th, &meta.steps)
+            }
+            None => thresholds::evaluate_one(&th, &whole),
+        });
+    }
+    Ok(out)
+}
+
+/// The run's one verdict, from what the summary computed.
+fn judge(s: &Summary) -> Verdict {
+    use pado_analysis::verdict::{Judging, RequestCounts, SoakJudging};
+    let (passes, fails) = s
+        .checks
+        .values()
+        .fold((0, 0), |(p, f), c| (p + c.passes, f + c.fails));
+    let ws = s.websocket.as_ref();
+    let mut errors: Vec<(String, u64)> = s.errors.iter().map(|(k, n)| (k.clone(), *n)).collect();
+    if let Some(w) = ws {
+        errors.extend(w.errors.iter().map(|(k, n)| (k.clone(), *n)));
+    }
+    let top_error = errors.into_iter().max_by_key(|(_, n)| *n);
+    Verdict::judge(&Judging {
+        thresholds: &s.thresholds,
+        events: &s.events,
+        soak: (s.soak_mode == Some(pado_metrics::SoakMode::Requested)).then_some(SoakJudging {
+            soak: s.soak.as_ref(),
+            ok: s.soak_ok,
+        }),
+        checks: (passes, fails),
+        requests: RequestCounts {
+            completed: s.requests + ws.map_or(0, |w| w.sessions),
+            failed: s.failed + ws.map_or(0, |w| w.failed),
+            top_error,
+        },
+        in_progress: s.in_progress,
+    })
 }
 
 /// How latency was timed, by the scenarios' models.

@@ -26,7 +26,7 @@ use crate::stages::StageStats;
 use crate::timeline::SecondPoint;
 
 pub use analyses::bottlenecks_of;
-pub use build::build;
+pub use build::{build, parse_spec};
 pub use load::{load, load_folded, load_with_windows};
 pub use verdict::{dropped_sentence, dropped_words, VuPool};
 
@@ -263,6 +263,12 @@ pub struct Summary {
     pub thresholds: Vec<ThresholdResult>,
     /// Whether all thresholds passed (true when there are none).
     pub thresholds_ok: bool,
+    /// Everything the run was judged on — thresholds, events' expectations, the
+    /// soak, the checks policy, the requests rule — and the one pass/fail and exit
+    /// code that follow; what the terminal, the HTML badge, JUnit and the history
+    /// read.
+    #[serde(default)]
+    pub judged: pado_analysis::verdict::Verdict,
     /// The scenario's events (`events:`): each one's impact (before / during /
     /// after its window, time to first error and to recovery) and expectations.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -309,10 +315,11 @@ impl Summary {
         self.requests == 0 && self.websocket.as_ref().is_some_and(|w| w.sessions > 0)
     }
 
-    /// Whether the run passed what it checks: its thresholds, its events'
-    /// expectations and, for `--soak`, the soak verdict (the exit code: 0 or 99).
+    /// Whether the run passed what it was judged on ([`Summary::judged`]: the exit
+    /// code 0 or 99). A `summary.json` written before the verdict has none, and is
+    /// read by its thresholds, events and soak.
     pub fn passed(&self) -> bool {
-        self.thresholds_ok && self.events_ok && self.soak_ok
+        self.judged.passed && self.thresholds_ok && self.events_ok && self.soak_ok
     }
 }
 
@@ -373,6 +380,10 @@ pub struct LoadedRun {
     /// A run was still writing the directory when it was read: the figures are of
     /// the seconds written so far, and nothing may be written into it.
     pub in_progress: bool,
+    /// The thresholds scoped to a stage or window (`{stage:2}`), judged on exactly
+    /// those seconds as they were folded, with their position in
+    /// `meta.thresholds`.
+    pub scoped: Vec<(usize, ThresholdResult)>,
 }
 
 /// How the self-check's finding starts, in the verdict, the warnings and the terminal

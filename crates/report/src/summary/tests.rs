@@ -675,6 +675,31 @@ fn events_are_judged_from_the_directory_and_shown_everywhere() {
     let s = build(&load(&dir).unwrap()).unwrap();
     assert!(!s.events_ok && !s.passed());
     assert!(s.thresholds_ok);
+    // One verdict: no threshold was set, yet the summary says what failed (never
+    // "no thresholds were set"), JUnit fails the same items, exit 99.
+    assert_eq!(s.judged.exit_code, 99);
+    assert!(
+        s.verdict[0]
+            .starts_with("FAILED: event late: recovers p(95) < 0.001 within 1s: never held"),
+        "{:?}",
+        s.verdict
+    );
+    assert!(!s
+        .verdict
+        .iter()
+        .any(|v| v.contains("no thresholds were set")));
+    let failed_items = s.judged.failures().count();
+    assert!(failed_items >= 1);
+    let xml = crate::junit::junit_xml(&s);
+    assert!(
+        xml.contains(&format!("failures=\"{failed_items}\"")),
+        "{xml}"
+    );
+    assert!(xml.contains("<testsuite name=\"events\""), "{xml}");
+    assert_eq!(
+        serde_json::to_value(&s).unwrap()["judged"]["passed"],
+        serde_json::json!(false)
+    );
 }
 
 /// `ramp_hold_run(0.0)` with the target's resident memory observed every second:
@@ -717,6 +742,17 @@ fn the_soak_verdict_is_judged_only_when_asked() {
     let k = s.soak.as_ref().expect("soak");
     assert_eq!(k.verdict, Verdict::LeakSuspected, "{k:?}");
     assert!(!s.soak_ok && !s.passed());
+    assert_eq!(s.judged.exit_code, 99);
+    assert!(
+        s.verdict[0].starts_with("FAILED: soak: leak suspected"),
+        "{:?}",
+        s.verdict
+    );
+    let xml = crate::junit::junit_xml(&s);
+    assert!(
+        xml.contains("<testsuite name=\"soak\" tests=\"1\" failures=\"1\""),
+        "{xml}"
+    );
     let line = s
         .verdict
         .iter()
@@ -814,6 +850,7 @@ fn a_websocket_only_run_shows_its_sessions_not_zero_requests() {
         metric: "ws_sessions".into(),
         expr: "count > 10".into(),
         abort_on_fail: false,
+        window_s: None,
     }];
     m.stages = vec![stage(0, 0.0, 10.0, "hold 10 VUs")];
     let seconds: Vec<_> = (0..10)
@@ -898,4 +935,100 @@ fn only_significant_drift_is_printed() {
     assert!(shown[0].contains("hold 150 VUs"), "{text}");
     assert!(!shown[0].contains("notable"), "{text}");
     assert!(!text.contains("drift method"), "{text}");
+
+/// `{stage:N}` and `{window:…}` thresholds are judged on exactly their seconds:
+/// a run fast (10 ms) in its first stage and slow (300 ms) in its second fails the
+/// p95 threshold of stage 2 only, and the verdict, JUnit and the terminal say so.
+#[test]
+fn scoped_thresholds_are_judged_on_their_own_seconds() {
+    let fast = (0..10).map(|t| second(t, 4, vec![series("a", 50, 200, 10_000)]));
+    let slow = (10..20).map(|t| second(t, 4, vec![series("a", 50, 200, 300_000)]));
+    let mut m = meta("staged", 20.0);
+    m.stages = vec![
+        stage(0, 0.0, 10.0, "hold 4 VUs"),
+        stage(1, 10.0, 20.0, "hold 4 VUs"),
+    ];
+    let spec = |metric: &str, expr: &str, w: Option<[f64; 2]>| pado_metrics::ThresholdSpec {
+        metric: metric.into(),
+        expr: expr.into(),
+        abort_on_fail: false,
+        window_s: w,
+    };
+    m.thresholds = vec![
+        spec(
+            "http_req_duration{stage:1}",
+            "p(95) < 200",
+            Some([0.0, 10.0]),
+        ),
+        spec(
+            "http_req_duration{stage:2}",
+            "p(95) < 200",
+            Some([10.0, 20.0]),
+        ),
+        spec("http_reqs{window:10s-20s}", "rate == 50", None),
+        spec("http_req_duration", "p(95) < 200", None),
+    ];
+    let r = LoadedRun::from_seconds(m, fast.chain(slow));
+    let s = build(&r).unwrap();
+    let oks: Vec<bool> = s.thresholds.iter().map(|t| t.ok).collect();
+    assert_eq!(oks, [true, false, true, false], "{:?}", s.thresholds);
+    assert!((s.thresholds[0].value.unwrap() - 10.0).abs() < 0.1);
+    assert!((s.thresholds[1].value.unwrap() - 300.0).abs() < 1.0);
+    assert_eq!(s.thresholds[1].window_s, Some([10.0, 20.0]));
+    assert_eq!(s.thresholds[2].value, Some(50.0));
+    assert!(!s.passed() && s.judged.exit_code == 99);
+    assert!(
+        s.verdict[0].starts_with(
+            "SLA not met: http_req_duration{stage:2}: p(95) < 200; http_req_duration: p(95) < 200"
+        ),
+        "{:?}",
+        s.verdict
+    );
+    let text = render(&s, TextOptions { color: false });
+    assert!(
+        text.contains("http_req_duration{stage:2}: p(95) < 200   (actual 300"),
+        "{text}"
+    );
+    assert!(text.contains("over 10–20 s)"), "{text}");
+    let xml = crate::junit::junit_xml(&s);
+    assert!(xml.contains("failures=\"2\""), "{xml}");
+    assert!(xml.contains("over seconds 10–20 of the run"), "{xml}");
+
+    // A stage placed past the run's end has no data: failed, not passed.
+    let mut m = meta("short", 20.0);
+    m.thresholds = vec![spec(
+        "http_req_duration{stage:3}",
+        "p(95) < 1e9",
+        Some([30.0, 40.0]),
+    )];
+    let s = build(&LoadedRun::from_seconds(
+        m,
+        (0..20).map(|t| second(t, 4, vec![series("a", 5, 200, 1_000)])),
+    ))
+    .unwrap();
+    assert!(!s.thresholds[0].ok && s.thresholds[0].value.is_none());
+}
+
+/// The requests rule: every request failed (a 500 the step does not expect) fails
+/// the run and says why; the same answers when expected (not failures) pass.
+#[test]
+fn a_run_where_every_request_failed_fails() {
+    let all_500 = (0..5).map(|t| second(t, 2, vec![series("a", 10, 500, 1_000)]));
+    let s = build(&LoadedRun::from_seconds(meta("down", 5.0), all_500)).unwrap();
+    assert!(!s.passed() && s.judged.exit_code == 99, "{:?}", s.judged);
+    assert!(
+        s.verdict[0].starts_with(
+            "FAILED: requests: some completed, not all failed: every request failed (50 of 50)"
+        ),
+        "{:?}",
+        s.verdict
+    );
+    let ok = (0..5).map(|t| second(t, 2, vec![series("a", 10, 200, 1_000)]));
+    let s = build(&LoadedRun::from_seconds(meta("up", 5.0), ok)).unwrap();
+    assert!(s.passed() && s.judged.exit_code == 0, "{:?}", s.judged);
+    assert!(
+        s.verdict[0].starts_with("no thresholds were set"),
+        "{:?}",
+        s.verdict
+    );
 }

@@ -90,22 +90,41 @@ fn soak_sentence(s: &Summary, k: &pado_analysis::soak::Soak) -> Option<String> {
     }
 }
 
-/// Whether the thresholds (the SLA) held, or that there were none.
+/// The run's verdict in one sentence, from [`Summary::judged`]: what failed (any
+/// judged thing: a threshold, an event's expectation, the soak, the requests rule),
+/// or that the SLA was met, or that nothing but the run itself was judged.
 fn sla_sentence(s: &Summary) -> String {
-    let failing: Vec<String> = s
-        .thresholds
-        .iter()
-        .filter(|t| !t.ok)
-        .map(|t| format!("{}: {}", t.metric, t.expr))
-        .collect();
-    if s.thresholds.is_empty() {
-        "no thresholds were set: add an SLA (e.g. `--threshold 'p(95) < 200'`) to get a pass/fail verdict".into()
-    } else if failing.is_empty() {
+    let v = &s.judged;
+    let failed: Vec<&pado_analysis::verdict::Judged> = v.failures().collect();
+    if !failed.is_empty() {
+        let thresholds_only = failed
+            .iter()
+            .all(|j| j.kind == pado_analysis::verdict::JudgedKind::Threshold);
+        let shown: Vec<String> = failed
+            .iter()
+            .take(3)
+            .map(|j| match j.kind {
+                pado_analysis::verdict::JudgedKind::Threshold => j.name.clone(),
+                _ => format!("{}: {}", j.name, j.detail),
+            })
+            .collect();
+        let more = match failed.len() {
+            0..=3 => String::new(),
+            n => format!("; and {} more", n - 3),
+        };
+        let lead = if thresholds_only {
+            "SLA not met"
+        } else {
+            "FAILED"
+        };
+        return format!("{lead}: {}{more}", shown.join("; "));
+    }
+    if !s.thresholds.is_empty() {
         let passed = match s.thresholds.len() {
             1 => "the threshold passed".to_string(),
             n => format!("all {n} thresholds passed"),
         };
-        match s.websocket.as_ref().filter(|_| s.websocket_only()) {
+        return match s.websocket.as_ref().filter(|_| s.websocket_only()) {
             // No HTTP request: the load was sessions, said in their figures.
             Some(ws) => format!(
                 "SLA met: {passed} at up to {} and {} WebSocket sessions ({:.0} messages received/s)",
@@ -118,9 +137,26 @@ fn sla_sentence(s: &Summary) -> String {
                 vus(s.vus_max as f64),
                 s.rps
             ),
-        }
+        };
+    }
+    let judged: Vec<&str> = [
+        (!s.events.is_empty()).then_some("the events' expectations"),
+        v.items
+            .iter()
+            .any(|j| j.kind == pado_analysis::verdict::JudgedKind::Soak)
+            .then_some("the soak verdict"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let advice = "add an SLA (e.g. `--threshold 'p(95) < 200'`) to judge latency and errors too";
+    if judged.is_empty() {
+        format!("no thresholds were set: {advice} for a pass/fail verdict")
     } else {
-        format!("SLA not met: {}", failing.join("; "))
+        format!(
+            "passed: {} held; no thresholds were set: {advice}",
+            judged.join(" and ")
+        )
     }
 }
 

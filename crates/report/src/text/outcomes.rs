@@ -88,9 +88,13 @@ pub(super) fn thresholds(out: &mut String, s: &Summary, o: TextOptions) {
                 Some(v) => plain(v),
                 None => "no data".into(),
             };
+            let over = match t.window_s {
+                Some([a, b]) => format!(" over {a:.0}–{b:.0} s"),
+                None => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "  {} {}: {}   (actual {})",
+                "  {} {}: {}   (actual {}{over})",
                 mark(t.ok, o),
                 t.metric,
                 t.expr,

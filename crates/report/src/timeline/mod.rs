@@ -301,13 +301,32 @@ pub struct RunFold {
     generator_lag: LagHistogram,
     /// The run's events (`events.jsonl`), judged on the same seconds.
     events: pado_analysis::events::EventFold,
+    /// The seconds of each stage or window a threshold is scoped to, and those
+    /// thresholds with their position in `meta.thresholds`.
+    windows: pado_analysis::scoped::WindowFold,
+    scoped: Vec<(usize, pado_analysis::thresholds::Threshold)>,
 }
 
 impl RunFold {
     /// Start folding a run described by `meta` (its stage windows decide which
     /// seconds each stage row sums).
     pub fn new(meta: RunMeta) -> Self {
+        // A threshold that does not parse is said by the summary's build.
+        let scoped: Vec<(usize, pado_analysis::thresholds::Threshold)> = meta
+            .thresholds
+            .iter()
+            .enumerate()
+            .filter_map(|(i, spec)| Some((i, crate::summary::parse_spec(spec).ok()?)))
+            .filter(|(_, t)| t.scope.is_some())
+            .collect();
+        let windows = pado_analysis::scoped::WindowFold::new(
+            scoped
+                .iter()
+                .filter_map(|(_, t)| t.scope.as_ref()?.window_s),
+        );
         RunFold {
+            windows,
+            scoped,
             stages: meta.stages.iter().map(|_| StageAcc::default()).collect(),
             tail: StageAcc::default(),
             stages_end: meta
@@ -378,6 +397,9 @@ impl RunFold {
             self.generator_lag.merge(&g.lag);
         }
         self.events.add_second(&rec);
+        if !self.windows.is_empty() {
+            self.windows.add_second(&rec);
+        }
         self.points.push(SecondPoint {
             t: rec.t,
             vus: rec.vus,
@@ -421,7 +443,6 @@ impl RunFold {
             stages.push(self.tail.finish(&mark));
         }
         LoadedRun {
-            meta: self.meta,
             totals: self.totals,
             points: self.points,
             stages,
@@ -431,6 +452,12 @@ impl RunFold {
             generator_lag: self.generator_lag,
             generators: None,
             events: self.events.finish(),
+            scoped: self
+                .scoped
+                .iter()
+                .map(|(i, t)| (*i, self.windows.evaluate(t, &self.meta.steps)))
+                .collect(),
+            meta: self.meta,
             in_progress: false,
         }
     }

@@ -216,12 +216,18 @@ impl Validator<'_> {
         }
         for (metric, exprs) in &e.during {
             for x in exprs.list() {
-                if let Err(err) = crate::thresholds::parse(metric, &x) {
-                    self.err(
+                match crate::thresholds::parse(metric, &x) {
+                    Err(err) => self.err(
                         &format!("{at}.during.{metric}"),
                         format!("`{x}`: {err}"),
                         None,
-                    );
+                    ),
+                    Ok(t) if t.scope.is_some() => self.err(
+                        &format!("{at}.during.{metric}"),
+                        format!("`{x}`: `during:` is judged over the event's own window, so it takes no `stage:` or `window:`"),
+                        Some("put a threshold scoped to a stage or window under `thresholds:`"),
+                    ),
+                    Ok(_) => {}
                 }
             }
         }

@@ -47,6 +47,9 @@ pub(super) fn parse_key(key: &str) -> Result<(&'static MetricInfo, Tags), Thresh
     }
     for (tag, value) in &tags {
         if let Some(reason) = tag_rules::refusal(info.name, tag, value) {
+            if tag_rules::is_scope(tag) && !tag_rules::is_run_gauge(info.name) {
+                continue;
+            }
             return Err(ThresholdError::TagNotApplicable {
                 metric: info.name.to_string(),
                 tag: tag.clone(),

@@ -38,6 +38,7 @@ mod error;
 mod expr;
 mod hint;
 mod key;
+mod scope;
 mod tag_rules;
 
 #[cfg(test)]
@@ -48,6 +49,7 @@ mod k6_parity_tests;
 mod tests;
 
 pub use error::ThresholdError;
+pub use scope::{Scope, ScopeKind, StageRef, STAGE_TAG, WINDOW_TAG};
 
 /// Metric a command-line threshold applies to when it names none, so that the most
 /// common case (`--threshold 'p(95) < 200'`) needs no metric name. Its unit is ms.
@@ -186,6 +188,9 @@ pub struct Threshold {
     pub bound: f64,
     /// k6's `abortOnFail`: stop the run as soon as this threshold fails.
     pub abort_on_fail: bool,
+    /// The part of the run it is judged on (`{stage:2}`, `{window:60s-120s}`);
+    /// `None` for the whole run, as in k6.
+    pub scope: Option<Scope>,
 }
 
 impl Threshold {
@@ -194,12 +199,16 @@ impl Threshold {
     /// read back unquoted are written as `"..."` with `\` and `"` escaped;
     /// [`parse_metric_key`] reads the result back to the same metric and tags.
     pub fn metric_key(&self) -> String {
-        if self.tags.is_empty() {
+        if self.tags.is_empty() && self.scope.is_none() {
             return self.metric.clone();
         }
         let mut out = self.metric.clone();
         out.push('{');
-        for (i, (k, v)) in self.tags.iter().enumerate() {
+        let scope = self
+            .scope
+            .as_ref()
+            .map(|s| (s.tag().to_string(), s.text.clone()));
+        for (i, (k, v)) in self.tags.iter().chain(scope.as_ref()).enumerate() {
             if i > 0 {
                 out.push(',');
             }
@@ -269,8 +278,15 @@ fn push_tag_value(out: &mut String, v: &str) {
 /// that needs `,`, `}`, outer whitespace or is empty is quoted with `"` or `'`
 /// (inside quotes, `\"`, `\'` and `\\` are escapes, other backslashes are literal).
 /// A tag name may appear only once.
+///
+/// A scope (`stage:`, `window:`) selects seconds, not series: it is checked and left
+/// out of the tags returned ([`Threshold::scope`] holds it).
 pub fn parse_metric_key(key: &str) -> Result<(String, Vec<(String, String)>), ThresholdError> {
-    let (info, tags) = key::parse_key(key)?;
+    let (info, mut tags) = key::parse_key(key)?;
+    scope::take_scope(&mut tags).map_err(|reason| ThresholdError::InvalidTags {
+        key: key.trim().to_string(),
+        reason,
+    })?;
     Ok((info.name.to_string(), tags))
 }
 
@@ -289,7 +305,11 @@ pub fn parse_object(
     expr: &str,
     abort_on_fail: bool,
 ) -> Result<Threshold, ThresholdError> {
-    let (info, tags) = key::parse_key(metric_key)?;
+    let (info, mut tags) = key::parse_key(metric_key)?;
+    let scope = scope::take_scope(&mut tags).map_err(|reason| ThresholdError::InvalidTags {
+        key: metric_key.trim().to_string(),
+        reason,
+    })?;
     let (aggregation, comparison, bound) = expr::parse_expr(info, expr)?;
     Ok(Threshold {
         source: expr.trim().to_string(),
@@ -299,6 +319,7 @@ pub fn parse_object(
         comparison,
         bound,
         abort_on_fail,
+        scope,
     })
 }
 
@@ -325,20 +346,24 @@ pub fn from_config(
     let mut parsed = Vec::new();
     let mut problems = Vec::new();
     for (metric, expr, abort) in crate::quick::threshold_list(config) {
-        match parse_object(&metric, &expr, abort) {
-            Ok(t) => parsed.push(t),
-            Err(e) => {
-                let field = format!("thresholds.{metric}");
-                let at = lines.locate(&field);
-                problems.push(Diagnostic {
-                    file: file.to_string(),
-                    line: at.map(|p| p.0),
-                    column: at.map(|p| p.1),
-                    message: format!("`{expr}`: {e}"),
-                    field,
-                    hint: None,
-                });
+        let field = format!("thresholds.{metric}");
+        let problem = |message: String, hint: Option<String>| {
+            let at = lines.locate(&field);
+            Diagnostic {
+                file: file.to_string(),
+                line: at.map(|p| p.0),
+                column: at.map(|p| p.1),
+                message,
+                field: field.clone(),
+                hint,
             }
+        };
+        match parse_object(&metric, &expr, abort) {
+            Ok(mut t) => match resolve_scope(&mut t, config) {
+                Ok(()) => parsed.push(t),
+                Err((why, hint)) => problems.push(problem(format!("`{expr}`: {why}"), hint)),
+            },
+            Err(e) => problems.push(problem(format!("`{expr}`: {e}"), None)),
         }
     }
     if problems.is_empty() {
@@ -346,4 +371,86 @@ pub fn from_config(
     } else {
         Err(ScenarioError::Invalid(problems))
     }
+}
+
+/// Places a scoped threshold's stage on the run's clock (its window in seconds from
+/// the start, which `run.json` keeps so reports need not read the file again), and
+/// refuses what a scope cannot do: a stage that does not exist, and
+/// `abort_on_fail`, since a scope is judged when the run ends. A reason and a hint.
+fn resolve_scope(t: &mut Threshold, config: &Config) -> Result<(), (String, Option<String>)> {
+    let Some(scope) = t.scope.as_mut() else {
+        return Ok(());
+    };
+    if t.abort_on_fail {
+        return Err((
+            format!(
+                "`abort_on_fail` cannot go with `{}:`: a threshold scoped to a stage or a window is judged when the run ends, over exactly those seconds",
+                scope.tag()
+            ),
+            Some("remove `abort_on_fail`, or add an unscoped threshold with it to stop the run early".into()),
+        ));
+    }
+    let ScopeKind::Stage(stage) = &scope.kind else {
+        return Ok(());
+    };
+    let named = t.tags.iter().find(|(k, _)| k == "scenario").map(|(_, v)| v);
+    let scenario = match named {
+        Some(n) => config.scenarios.iter().find(|(name, _)| name == n),
+        None => config.scenarios.iter().find(|(_, sc)| sc.stages.is_some()),
+    };
+    let Some((name, sc)) = scenario else {
+        return Err(match named {
+            Some(n) => (format!("no scenario named `{n}`"), None),
+            None => (
+                "`stage:` counts the stages of a scenario's `stages:`, and no scenario has them".into(),
+                Some("use `window:60s-120s` (seconds from the run's start), or give the scenario `stages:`".into()),
+            ),
+        });
+    };
+    let Some(stages) = sc.stages.as_ref() else {
+        return Err((
+            format!("scenario `{name}` has no `stages:` for `stage:` to count"),
+            Some("use `window:60s-120s` (seconds from the run's start)".into()),
+        ));
+    };
+    let index = match stage {
+        StageRef::Number(n) if (*n as usize) <= stages.len() => *n as usize - 1,
+        StageRef::Number(n) => {
+            return Err((
+                format!(
+                    "stage {n} does not exist: scenario `{name}` has {} (counting from 1)",
+                    stages.len()
+                ),
+                None,
+            ))
+        }
+        StageRef::Name(wanted) => match stages
+            .iter()
+            .position(|s| s.name.as_deref() == Some(wanted.as_str()))
+        {
+            Some(i) => i,
+            None => {
+                let names: Vec<&str> = stages.iter().filter_map(|s| s.name.as_deref()).collect();
+                return Err((
+                    format!("scenario `{name}` has no stage named `{wanted}`"),
+                    Some(if names.is_empty() {
+                        format!(
+                            "name a stage with `name:` in its `stages:` entry, or count from 1: `stage:1` to `stage:{}`",
+                            stages.len()
+                        )
+                    } else {
+                        format!("its named stages: {}", names.join(", "))
+                    }),
+                ));
+            }
+        },
+    };
+    let offset = sc.start_time.map_or(0.0, |d| d.secs());
+    let start: f64 = offset
+        + stages[..index]
+            .iter()
+            .map(|s| s.duration.secs())
+            .sum::<f64>();
+    scope.window_s = Some((start, start + stages[index].duration.secs()));
+    Ok(())
 }

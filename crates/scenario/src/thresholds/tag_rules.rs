@@ -47,6 +47,17 @@ const SESSION_METRICS: [&str; 10] = [
 /// Metrics of one whole run, with no tag to filter by.
 const RUN_GAUGES: [&str; 2] = ["vus", "vus_max"];
 
+/// Whether `tag` scopes a threshold to part of the run (`stage`, `window`) rather
+/// than selecting series: every per-second metric can be scoped.
+pub(super) fn is_scope(tag: &str) -> bool {
+    matches!(tag, super::scope::STAGE_TAG | super::scope::WINDOW_TAG)
+}
+
+/// Whether `metric` is one of the run-wide gauges, which no tag filters.
+pub(super) fn is_run_gauge(metric: &str) -> bool {
+    RUN_GAUGES.contains(&metric)
+}
+
 /// Why `metric{tag:value}` cannot be answered, or `None` when it can.
 pub(super) fn refusal(metric: &str, tag: &str, value: &str) -> Option<String> {
     match tag {

@@ -36,6 +36,7 @@ fn parses_basic_file_form() {
             comparison: Comparison::Lt,
             bound: 200.0,
             abort_on_fail: false,
+            scope: None,
         }
     );
     let t = parse("http_req_failed", "rate < 0.01").unwrap();
@@ -482,4 +483,98 @@ fn a_files_thresholds_parse_with_the_line_of_each_bad_one() {
     let parsed = from_config(&good, "<command line>", &LineIndex::default()).unwrap();
     let keys: Vec<String> = parsed.iter().map(Threshold::metric_key).collect();
     assert_eq!(keys, ["http_req_duration", "http_req_failed", "http_reqs"]);
+}
+
+/// A stress test's file: `warm` starts at 5 s; its stages last 10 s, 20 s and 30 s,
+/// the second named `peak`.
+const STAGED: &str = "target: http://127.0.0.1:9\nthresholds:\n  \"http_req_duration{stage:2}\": [\"p(95) < 200\"]\n  \"http_req_failed{stage:peak}\": [\"rate < 0.01\"]\n  \"http_reqs{window:1m-2m}\": [\"count > 0\"]\nscenarios:\n  other: { executor: constant-vus, vus: 1, duration: 1s, flow: [ { request: / } ] }\n  warm:\n    executor: ramping-vus\n    start_time: 5s\n    stages: [{ duration: 10s, target: 5 }, { duration: 20s, target: 5, name: peak }, { duration: 30s, target: 0 }]\n    flow: [ { request: / } ]\n";
+
+#[test]
+fn stage_scopes_are_placed_on_the_run_clock() {
+    let config = crate::parse_str(STAGED, "t.yaml").unwrap();
+    let parsed = from_config(&config, "t.yaml", &LineIndex::build(STAGED)).unwrap();
+    let windows: Vec<_> = parsed
+        .iter()
+        .map(|t| (t.metric_key(), t.scope.as_ref().and_then(|s| s.window_s)))
+        .collect();
+    assert_eq!(
+        windows,
+        [
+            ("http_req_duration{stage:2}".to_string(), Some((15.0, 35.0))),
+            (
+                "http_req_failed{stage:peak}".to_string(),
+                Some((15.0, 35.0))
+            ),
+            ("http_reqs{window:1m-2m}".to_string(), Some((60.0, 120.0))),
+        ]
+    );
+    // The scope is not a series filter.
+    assert!(parsed.iter().all(|t| t.tags.is_empty()));
+    // Stage 1 starts at the scenario's start_time.
+    let one = STAGED.replace("{stage:2}", "{stage:1}");
+    let t = &from_config(
+        &crate::parse_str(&one, "t.yaml").unwrap(),
+        "t.yaml",
+        &LineIndex::build(&one),
+    )
+    .unwrap()[0];
+    assert_eq!(t.scope.as_ref().unwrap().window_s, Some((5.0, 15.0)));
+}
+
+#[test]
+fn a_stage_that_does_not_exist_is_named_with_its_line() {
+    let bad = STAGED
+        .replace("{stage:2}", "{stage:4}")
+        .replace("{stage:peak}", "{stage:top}");
+    let config = crate::parse_str(&bad, "t.yaml").unwrap();
+    let e = from_config(&config, "t.yaml", &LineIndex::build(&bad)).unwrap_err();
+    let d = e.diagnostics();
+    assert_eq!(d.len(), 2, "{e}");
+    assert_eq!(d[0].line, Some(3), "{e}");
+    assert!(
+        d[0].message
+            .contains("stage 4 does not exist: scenario `warm` has 3 (counting from 1)"),
+        "{e}"
+    );
+    assert_eq!(d[1].line, Some(4), "{e}");
+    assert!(d[1].message.contains("no stage named `top`"), "{e}");
+    assert!(d[1].hint.as_deref().unwrap().contains("peak"), "{e}");
+
+    // A scenario without `stages:`, named by the `scenario` tag.
+    let other = STAGED.replace("{stage:2}", "{stage:1,scenario:other}");
+    let e = from_config(
+        &crate::parse_str(&other, "t.yaml").unwrap(),
+        "t.yaml",
+        &LineIndex::build(&other),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("scenario `other` has no `stages:`"),
+        "{e}"
+    );
+
+    // abort_on_fail is refused: a scope is judged at the end.
+    let abort = STAGED.replace(
+        "[\"p(95) < 200\"]",
+        "[{ threshold: \"p(95) < 200\", abort_on_fail: true }]",
+    );
+    let e = from_config(
+        &crate::parse_str(&abort, "t.yaml").unwrap(),
+        "t.yaml",
+        &LineIndex::build(&abort),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("judged when the run ends"), "{e}");
+}
+
+#[test]
+fn scopes_read_back_and_gauges_refuse_them() {
+    let t = parse_cli("http_req_duration{step:검색,stage:2}: p(95) < 200").unwrap();
+    assert_eq!(t.tags, [("step".to_string(), "검색".to_string())]);
+    assert_eq!(t.metric_key(), "http_req_duration{step:검색,stage:2}");
+    assert_eq!(parse_cli(&t.to_string()).unwrap(), t);
+    // Scopes apply to metrics whose other tags are restricted, too.
+    assert!(parse("group_duration{window:10s-20s}", "p(95) < 200").is_ok());
+    let e = parse("vus{stage:1}", "value < 10").unwrap_err().to_string();
+    assert!(e.contains("whole run"), "{e}");
 }
