@@ -935,6 +935,7 @@ fn only_significant_drift_is_printed() {
     assert!(shown[0].contains("hold 150 VUs"), "{text}");
     assert!(!shown[0].contains("notable"), "{text}");
     assert!(!text.contains("drift method"), "{text}");
+}
 
 /// `{stage:N}` and `{window:…}` thresholds are judged on exactly their seconds:
 /// a run fast (10 ms) in its first stage and slow (300 ms) in its second fails the
