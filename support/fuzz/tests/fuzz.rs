@@ -63,3 +63,33 @@ fn result_events() {
 fn h1server_request() {
     fuzz_target("h1server_request");
 }
+
+#[test]
+fn merge() {
+    fuzz_target("merge");
+}
+
+#[test]
+fn live() {
+    fuzz_target("live");
+}
+
+#[test]
+fn bundle() {
+    fuzz_target("bundle");
+}
+
+#[test]
+fn h2_response() {
+    fuzz_target("h2_response");
+}
+
+#[test]
+fn grpc_response() {
+    fuzz_target("grpc_response");
+}
+
+#[test]
+fn websocket() {
+    fuzz_target("websocket");
+}

@@ -16,6 +16,18 @@ use pado_metrics::{ObserveWriter, ResultDir, ScrapeOutcome};
 
 use crate::{corpus_files, crate_dir, Target};
 
+mod bundle;
+mod h2;
+mod live;
+mod merge;
+mod websocket;
+
+pub use bundle::bundle;
+pub use h2::{grpc_response, h2_response};
+pub use live::live;
+pub use merge::merge;
+pub use websocket::websocket;
+
 /// Every target.
 pub static ALL: &[Target] = &[
     Target {
@@ -82,6 +94,60 @@ pub static ALL: &[Target] = &[
         run: h1server_request,
         seeds: || corpus_files("h1server_request", &[]),
         dict: HTTP_DICT,
+        max_len: 16 * 1024,
+    },
+    Target {
+        name: "merge",
+        about: "pado merge of segment directories (run.json, timeline.jsonl, ...) from the input: \
+                merge::plan and write_each, the merged length within the plan's bound",
+        run: merge,
+        seeds: merge::seeds,
+        dict: merge::DICT,
+        max_len: 64 * 1024,
+    },
+    Target {
+        name: "live",
+        about: "the coordinator's live loop (coordinate::watch, LiveMerger::bounded) polling \
+                generators whose feeds are the input's lines",
+        run: live,
+        seeds: live::seeds,
+        dict: live::DICT,
+        max_len: 32 * 1024,
+    },
+    Target {
+        name: "bundle",
+        about: "an agent's job bundle and a result tar unpacked (bundle::unpack, archive::unpack): \
+                entries with `..`, links, PAX and long names, lying sizes",
+        run: bundle,
+        seeds: bundle::seeds,
+        dict: bundle::DICT,
+        max_len: 16 * 1024,
+    },
+    Target {
+        name: "h2_response",
+        about: "the HTTP/2 client (H2Pool, exchange_h2, body decoding) against a loopback server \
+                sending the input as its frames",
+        run: h2_response,
+        seeds: h2::h2_seeds,
+        dict: h2::DICT,
+        max_len: 16 * 1024,
+    },
+    Target {
+        name: "grpc_response",
+        about: "a gRPC call (exchange_grpc: message framing, trailers, trailers-only) against a \
+                loopback server sending the input as its HTTP/2 frames",
+        run: grpc_response,
+        seeds: h2::grpc_seeds,
+        dict: h2::DICT,
+        max_len: 16 * 1024,
+    },
+    Target {
+        name: "websocket",
+        about: "a ws: step's session run once (run_single: upgrade, frames, actions) against a \
+                loopback server sending the input as its frames",
+        run: websocket,
+        seeds: websocket::seeds,
+        dict: websocket::DICT,
         max_len: 16 * 1024,
     },
 ];
@@ -219,7 +285,7 @@ const RESULT_DICT: &[&[u8]] = &[
 // ---- shared helpers ----------------------------------------------------------------
 
 thread_local! {
-    static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+    pub(crate) static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
@@ -227,7 +293,7 @@ thread_local! {
     static SERVER: LoopServer = LoopServer::start();
 }
 
-fn block_on<F: Future>(f: F) -> F::Output {
+pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
     RUNTIME.with(|rt| rt.block_on(f))
 }
 
@@ -254,7 +320,7 @@ impl Drop for Scratch {
     }
 }
 
-fn with_scratch<R>(f: impl FnOnce(&Path) -> R) -> R {
+pub(crate) fn with_scratch<R>(f: impl FnOnce(&Path) -> R) -> R {
     SCRATCH.with(|s| f(&s.0))
 }
 
@@ -384,7 +450,7 @@ fn sans_io(data: &[u8], is_head: bool, piece: usize) {
 }
 
 /// What checks, extraction and the cookie jar read from a response.
-fn read_like_checks(status: u16, head: &[u8], body: &[u8]) {
+pub(crate) fn read_like_checks(status: u16, head: &[u8], body: &[u8]) {
     let view = ResponseView::new(status, head, body);
     let mut jar = CookieJar::default();
     jar.absorb(0, &view);
@@ -531,10 +597,10 @@ pub fn exposition(data: &[u8]) {
 
 // ---- result directory --------------------------------------------------------------
 
-const RUN_JSON: &[u8] = include_bytes!("../data/result/run.json");
-const TIMELINE: &[u8] = include_bytes!("../data/result/timeline.jsonl");
-const OBSERVE: &[u8] = include_bytes!("../data/result/observe.jsonl");
-const EVENTS: &[u8] = include_bytes!("../data/result/events.jsonl");
+pub(crate) const RUN_JSON: &[u8] = include_bytes!("../../data/result/run.json");
+pub(crate) const TIMELINE: &[u8] = include_bytes!("../../data/result/timeline.jsonl");
+pub(crate) const OBSERVE: &[u8] = include_bytes!("../../data/result/observe.jsonl");
+pub(crate) const EVENTS: &[u8] = include_bytes!("../../data/result/events.jsonl");
 
 /// `timeline.jsonl` replaced by the input, beside a valid `run.json` and
 /// `observe.jsonl`.
