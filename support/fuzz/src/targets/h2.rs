@@ -400,7 +400,8 @@ pub fn h2_response(data: &[u8]) {
             ex.status
         );
     }
-    super::read_like_checks(ex.status, &head, &body);
+    #[cfg(feature = "engine")]
+    super::http1::read_like_checks(ex.status, &head, &body);
 }
 
 /// One gRPC call answered by the input's frames.
