@@ -28,10 +28,10 @@ pub(crate) const DICT: &[&[u8]] = &[
     b"\n@@2\n",
     b"\n@@1!\n",
     b"{\"t\":",
-    b"{\"t\":0}\n",
-    b"{\"t\":1,\"vus\":1}\n",
-    b"{\"t\":4294967295}\n",
-    b"{\"t\":4000000000}\n",
+    b"{\"t\":0,\"vus\":1,\"vus_max\":1}\n",
+    b"{\"t\":1,\"vus\":1,\"vus_max\":1}\n",
+    b"{\"t\":4294967295,\"vus\":0,\"vus_max\":0}\n",
+    b"{\"t\":4000000000,\"vus\":1,\"vus_max\":1}\n",
     b"\"vus\":4294967295",
     b"\"series\":[",
     b"\"hist\":",
@@ -90,7 +90,9 @@ pub(crate) fn seeds() -> Vec<Vec<u8>> {
     b.extend_from_slice(lines[0]);
     b.push(b'\n');
     let mut c = vec![0u8, 0, b'\n'];
-    c.extend_from_slice(b"@@0\n{\"t\":0,\"vus\":1}\n{\"t\":4000000000,\"vus\":1}\n");
+    c.extend_from_slice(
+        b"@@0\n{\"t\":0,\"vus\":1,\"vus_max\":1}\n{\"t\":4000000000,\"vus\":1,\"vus_max\":1}\n",
+    );
     vec![a, b, c]
 }
 
@@ -136,6 +138,11 @@ fn d_is_generator(d: u8, n: usize) -> bool {
 
 /// The live loop over the input's generators.
 pub fn live(data: &[u8]) {
+    run(data);
+}
+
+/// [`live`], returning how the loop ended.
+fn run(data: &[u8]) -> coordinate::LiveOutcome {
     let (mut links, ago) = script(data);
     let n = links.len();
     let polls: usize = links.iter().map(|l| l.polls.len()).sum();
@@ -193,6 +200,7 @@ pub fn live(data: &[u8]) {
     assert!(out.seconds <= bound);
     // Each generator is left out at most once; the stop is said once.
     assert!(notices <= n + 1, "{notices} notices for {n} generators");
+    out
 }
 
 #[cfg(test)]
@@ -208,9 +216,26 @@ mod tests {
             links.iter().map(|l| l.polls.len()).collect::<Vec<_>>(),
             vec![2, 2, 1]
         );
+        let out = run(&seeds()[0]);
+        assert_eq!((out.seconds, out.left_out.len()), (3, 0));
         for s in seeds() {
             live(&s);
         }
+    }
+
+    #[test]
+    fn a_second_far_past_the_plan_leaves_its_generator_out() {
+        // Seed 3: one generator, the start now, the deadline 5 s on: a bound of 5
+        // seconds. It sends second 0, then second 4000000000: refused, the
+        // generator left out, and only second 0 released (without the bound the
+        // loop would release every second up to it).
+        let out = run(&seeds()[2]);
+        assert_eq!(out.left_out, vec![0]);
+        assert_eq!(out.seconds, 1);
+        assert!(!out.timed_out);
+        // The same feed without the far second: no one is left out.
+        let out = run(b"\x00\x00\n@@0\n{\"t\":0,\"vus\":1,\"vus_max\":1}\n");
+        assert_eq!((out.left_out.len(), out.seconds), (0, 1));
     }
 
     #[test]

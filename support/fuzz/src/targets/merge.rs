@@ -73,7 +73,8 @@ pub(crate) const DICT: &[&[u8]] = &[
 
 /// Two segments of one 3-second test, each from the fuzz crate's sample result
 /// (`data/result/`) with the segment fields a split run writes; then the same with
-/// a third segment missing and with one started a second late.
+/// a third segment missing and with one started a second late; then the first
+/// with a second 100000 in a segment's timeline.
 pub(crate) fn seeds() -> Vec<Vec<u8>> {
     let run: serde_json::Value =
         serde_json::from_slice(super::RUN_JSON).expect("data/result/run.json is JSON");
@@ -116,6 +117,12 @@ pub(crate) fn seeds() -> Vec<Vec<u8>> {
         input.extend_from_slice(super::OBSERVE);
         seeds.push(input);
     }
+    // A segment whose last second lies far past the plan (3 s and an hour).
+    let mut far = seeds[0].clone();
+    far.extend_from_slice(b"#> 1/timeline.jsonl\n");
+    far.extend_from_slice(super::TIMELINE);
+    far.extend_from_slice(b"{\"t\":100000,\"vus\":1,\"vus_max\":1}\n");
+    seeds.push(far);
     seeds
 }
 
@@ -301,5 +308,28 @@ mod tests {
             let o = plan.write(&out).unwrap();
             assert_eq!((o.generators, o.seconds), (2, 3));
         });
+    }
+
+    #[test]
+    fn a_second_far_past_the_plan_is_refused_with_its_file_and_field() {
+        let far = &seeds()[2];
+        with_scratch(|scratch| {
+            let root = scratch.join("merge-far");
+            fresh(&root);
+            let mut dirs = Vec::new();
+            for (seg, name, bytes) in files_of(far) {
+                let dir = root.join(format!("seg{seg}"));
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join(name), bytes).unwrap();
+                if !dirs.contains(&dir) {
+                    dirs.push(dir);
+                }
+            }
+            let e = merge::plan(&dirs).err().expect("refused").to_string();
+            assert!(e.contains("timeline.jsonl") && e.contains("`t`"), "{e}");
+            assert!(e.contains("100000"), "{e}");
+        });
+        // And the target passes it: refused, nothing written.
+        merge(far);
     }
 }
