@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     -s|--seconds) seconds="$2"; shift 2 ;;
     -j|--jobs) jobs="$2"; shift 2 ;;
     --features) features=(--no-default-features --features "$2"); shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
