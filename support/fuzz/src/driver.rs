@@ -117,7 +117,7 @@ impl fmt::Display for Failure {
         if let Some(p) = &self.saved {
             writeln!(
                 f,
-                "saved to {} — reproduce with `cargo run -p pado-fuzz --release -- {} --input {}`",
+                "saved to {} — reproduce with `cargo run -p pado-fuzz -- {} --input {}`",
                 p.display(),
                 self.target,
                 p.display()

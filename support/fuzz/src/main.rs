@@ -1,9 +1,9 @@
 //! `pado-fuzz`: run fuzz targets for longer than CI does, or replay saved inputs.
 //!
 //! ```text
-//! cargo run -p pado-fuzz --release -- <target|all> [--seconds N] [--seed S]
-//! cargo run -p pado-fuzz --release -- <target> --input FILE...
-//! cargo run -p pado-fuzz --release -- --list
+//! cargo run -p pado-fuzz -- <target|all> [--seconds N] [--seed S]
+//! cargo run -p pado-fuzz -- <target> --input FILE...
+//! cargo run -p pado-fuzz -- --list
 //! ```
 
 use std::process::ExitCode;

@@ -24,36 +24,43 @@ fn fuzz_target(name: &str) {
     }
 }
 
+#[cfg(feature = "engine")]
 #[test]
 fn scenario() {
     fuzz_target("scenario");
 }
 
+#[cfg(feature = "engine")]
 #[test]
 fn http_response() {
     fuzz_target("http_response");
 }
 
+#[cfg(feature = "observe")]
 #[test]
 fn exposition() {
     fuzz_target("exposition");
 }
 
+#[cfg(feature = "report")]
 #[test]
 fn result_timeline() {
     fuzz_target("result_timeline");
 }
 
+#[cfg(feature = "report")]
 #[test]
 fn result_run() {
     fuzz_target("result_run");
 }
 
+#[cfg(feature = "report")]
 #[test]
 fn result_observe() {
     fuzz_target("result_observe");
 }
 
+#[cfg(feature = "report")]
 #[test]
 fn result_events() {
     fuzz_target("result_events");
@@ -62,4 +69,38 @@ fn result_events() {
 #[test]
 fn h1server_request() {
     fuzz_target("h1server_request");
+}
+
+#[cfg(feature = "fleet")]
+#[test]
+fn merge() {
+    fuzz_target("merge");
+}
+
+#[cfg(feature = "fleet")]
+#[test]
+fn live() {
+    fuzz_target("live");
+}
+
+#[cfg(feature = "fleet")]
+#[test]
+fn bundle() {
+    fuzz_target("bundle");
+}
+
+#[test]
+fn h2_response() {
+    fuzz_target("h2_response");
+}
+
+#[test]
+fn grpc_response() {
+    fuzz_target("grpc_response");
+}
+
+#[cfg(feature = "engine")]
+#[test]
+fn websocket() {
+    fuzz_target("websocket");
 }
