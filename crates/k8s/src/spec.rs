@@ -19,7 +19,7 @@ pub const MAX_GENERATORS: u32 = 1000;
 
 /// A file the generators read: the scenario or one of its data files (the same
 /// entry an agent's bundle carries).
-pub use pado_fleet::bundle::FileEntry;
+pub use pado_fleet::bundle::{is_relative_inside, FileEntry};
 
 /// CPU and memory per generator pod, as Kubernetes quantities (`500m`, `1`, `512Mi`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,15 +152,4 @@ impl GeneratorSpec {
     pub fn files(&self) -> impl Iterator<Item = &FileEntry> {
         std::iter::once(&self.scenario).chain(&self.data_files)
     }
-}
-
-/// A relative `/`-separated path with no empty, `.` or `..` component (what a
-/// ConfigMap volume item's `path` accepts and keeps under the mount).
-pub fn is_relative_inside(path: &str) -> bool {
-    !path.is_empty()
-        && !path.starts_with('/')
-        && !path.contains('\\')
-        && path
-            .split('/')
-            .all(|c| !c.is_empty() && c != "." && c != "..")
 }
