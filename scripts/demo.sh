@@ -6,7 +6,7 @@
 # stops the target. Needs only the Rust toolchain.
 #
 # The build is the lean one (`--no-default-features`): every command but `pado k8s`,
-# in about two thirds of a full build's time. `cargo install --path .` (or `cargo build
+# in about 70% of a full build's CPU time. `cargo install --path .` (or `cargo build
 # --release`) later builds the full pado, reusing what this one compiled.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,7 +1,7 @@
 //! The optional parts of pado (cargo features) this binary was built with. A lean
 //! build (`cargo build --no-default-features`, what `scripts/demo.sh` builds for
 //! `pado demo`) leaves the heavy parts a first run does not need out, to build in
-//! half the time. Their commands stay in `--help`; run, they say what is missing
+//! about 70% of the CPU time. Their commands stay in `--help`; run, they say what is missing
 //! and the command that builds it in, not clap's "unrecognized subcommand".
 
 use crate::args::K8sCommand;
