@@ -57,6 +57,11 @@ if [ ! -x target/pyhdr/bin/python3 ] || ! target/pyhdr/bin/python3 -c 'import hd
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The lean build scripts/demo.sh makes (`--no-default-features`: no `pado k8s`) must
+# keep compiling without warnings, and its own behaviour (what a left-out command
+# says) is tested there; every other test runs below with every feature on.
+cargo clippy -p pado -p pado-cli --no-default-features --all-targets --quiet -- -D warnings
+cargo test -p pado-cli --no-default-features --lib --quiet built_in
 # The oldest Rust the code promises (`rust-version` in Cargo.toml) must build it all.
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 if command -v rustup >/dev/null 2>&1 && rustup toolchain install "$msrv" --profile minimal >/dev/null 2>&1; then

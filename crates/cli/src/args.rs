@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "pado",
-    version,
+    version = crate::built_in::VERSION,
     about = "HTTP load testing and performance analysis in one binary",
     long_about = None,
     after_help = EXIT_CODES

@@ -3,7 +3,7 @@
 //! once on the coordinator's machine for generators elsewhere: a Kubernetes
 //! ConfigMap (`pado k8s`) or an agent's job bundle (`pado run --generators`).
 
-use pado_fleet::bundle::FileEntry;
+use pado_fleet::bundle::{is_relative_inside, FileEntry};
 
 use crate::exit::Failure;
 use crate::prepared::Prepared;
@@ -31,7 +31,7 @@ pub(crate) fn data_files(prep: &Prepared, cap: u64) -> Result<Vec<FileEntry>, Fa
         if out.iter().any(|f| f.path == path) {
             continue;
         }
-        if !pado_k8s::spec::is_relative_inside(&path) {
+        if !is_relative_inside(&path) {
             return Err(Failure::invalid(format!(
                 "{}: file `{rel}` is outside the scenario's directory (absolute or with ..; a --ca-cert flag is absolute): other generators cannot be given it; move it beside the scenario (for a CA, name it in `defaults.tls.ca_cert`)",
                 prep.file

@@ -19,6 +19,8 @@ macro_rules! eprintln {
 }
 
 /// `eprint!` that never panics (see `eprintln!` above).
+// Only `pado k8s` prints without a line end.
+#[cfg_attr(not(feature = "k8s"), allow(unused_macros))]
 macro_rules! eprint {
     ($($t:tt)*) => {{
         use std::io::Write as _;
@@ -29,6 +31,7 @@ macro_rules! eprint {
 mod agent_cmd;
 mod allocator;
 mod args;
+mod built_in;
 mod bundle_files;
 mod config;
 mod coordinator;
@@ -37,6 +40,7 @@ mod demo;
 mod exit;
 mod find_capacity;
 mod history_cmd;
+#[cfg(feature = "k8s")]
 mod k8s_cmd;
 mod live_outputs;
 mod live_view;
@@ -172,7 +176,7 @@ pub fn main() -> i32 {
         Command::Target {
             what: args::TargetCommand::Serve(t),
         } => target_serve(t),
-        Command::K8s { what } => k8s_cmd::command(what),
+        Command::K8s { what } => built_in::k8s(what),
         Command::Schema => {
             let s = pado_scenario::model::json_schema();
             outln!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());

@@ -63,6 +63,20 @@ pub enum BundleError {
     Forbidden(String),
 }
 
+/// Whether `path` is relative, `/`-separated, with no empty, `.` or `..`
+/// component: a file that stays inside the directory it is unpacked into on
+/// another machine (an agent's job directory, a Kubernetes ConfigMap volume, whose
+/// items' `path` accepts exactly these), so a scenario's data file can never land
+/// outside it.
+pub fn is_relative_inside(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
 /// A bundle as bytes (a tar).
 pub fn pack(job: &JobSpec, files: &[FileEntry]) -> Result<Vec<u8>, BundleError> {
     let mut b = tar::Builder::new(Vec::new());
@@ -103,6 +117,31 @@ pub fn unpack(tar: impl Read, dest: &Path) -> Result<JobSpec, BundleError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_relative_paths_without_dot_components_stay_inside() {
+        for inside in [
+            "users.csv",
+            "data/사용자.csv",
+            "a/b/c.json",
+            "..hidden",
+            "a.b/c",
+        ] {
+            assert!(is_relative_inside(inside), "{inside}");
+        }
+        for outside in [
+            "",
+            "/etc/passwd",
+            "../users.csv",
+            "data/../../x",
+            "./users.csv",
+            "data//x",
+            "data/",
+            "data\\x",
+        ] {
+            assert!(!is_relative_inside(outside), "{outside}");
+        }
+    }
 
     #[test]
     fn a_bundle_round_trips_with_hangul_paths() {

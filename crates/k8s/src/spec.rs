@@ -27,7 +27,7 @@ pub use pado_fleet::access::Token;
 
 /// A file the generators read: the scenario or one of its data files (the same
 /// entry an agent's bundle carries).
-pub use pado_fleet::bundle::FileEntry;
+pub use pado_fleet::bundle::{is_relative_inside, FileEntry};
 
 /// CPU and memory per generator pod, as Kubernetes quantities (`500m`, `1`, `512Mi`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -198,13 +198,3 @@ pub fn is_byte_quantity(q: &str) -> bool {
         )
 }
 
-/// A relative `/`-separated path with no empty, `.` or `..` component (what a
-/// ConfigMap volume item's `path` accepts and keeps under the mount).
-pub fn is_relative_inside(path: &str) -> bool {
-    !path.is_empty()
-        && !path.starts_with('/')
-        && !path.contains('\\')
-        && path
-            .split('/')
-            .all(|c| !c.is_empty() && c != "." && c != "..")
-}
