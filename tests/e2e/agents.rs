@@ -709,6 +709,7 @@ fn coordinate_urls(file: &Path, urls: &str, out: &Path, extra: &[&str]) -> (Outp
     let t0 = Instant::now();
     let o = cmd.output().expect("running pado");
     (o, t0.elapsed())
+}
 
 /// Issue #29.10: a generator whose run fails makes the coordinated test fail. The
 /// scenario sends a key from the environment; the second agent's machine lacks it,
