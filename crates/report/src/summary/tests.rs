@@ -796,6 +796,7 @@ fn ws_series(name: &str, n: u64, failed: u64) -> pado_metrics::SeriesStats {
             msgs_received: 2,
             error: (i < failed).then_some(pado_metrics::WsError::ClosedEarly),
             connected: true,
+            ..Default::default()
         });
         s.record_ws_latency(4_000);
     }
