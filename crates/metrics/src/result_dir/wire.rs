@@ -57,7 +57,7 @@ struct WireByVersion {
 impl WireHttp {
     /// `None` when nothing was counted, so the line stays as it was.
     pub(super) fn from_counts(c: &ProtocolCounts) -> Option<Self> {
-        (!c.is_empty()).then(|| WireHttp {
+        (!c.is_empty()).then_some(WireHttp {
             requests: WireByVersion {
                 http1: c.requests_http1,
                 http2: c.requests_http2,
