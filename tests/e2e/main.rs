@@ -30,6 +30,7 @@ mod netns;
 mod network;
 mod observe;
 mod outputs;
+mod protocols;
 mod recovery;
 mod redirects;
 mod safety;

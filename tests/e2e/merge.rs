@@ -115,6 +115,13 @@ fn merged_segments_sum_exactly_and_thresholds_judge_the_union() {
     let s = read_json(&out.join("summary.json"));
     assert_eq!(num(&s, "requests") as u64, sum);
     assert_eq!(s["thresholds_ok"], true);
+    // Versions and connections opened summed over the generators: the server's count.
+    assert_eq!(s["http_versions"], serde_json::json!({"1.1": sum}), "{s}");
+    assert_eq!(
+        num(&s, "connections_opened") as u64,
+        srv.stats().connections,
+        "{s}"
+    );
 
     // p95 equals that of every segment's histograms added.
     let mut reference = pado_metrics::LatencyHistogram::new();

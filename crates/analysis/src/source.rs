@@ -325,6 +325,7 @@ mod tests {
                 msgs_received: 6,
                 error: (i == 9).then_some(pado_metrics::WsError::ClosedEarly),
                 connected: true,
+                ..Default::default()
             });
             chat.record_ws_latency(50_000);
         }

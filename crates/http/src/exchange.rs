@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use pado_metrics::ErrorKind;
+use pado_metrics::{ErrorKind, HttpVersion, NewConnection};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::conn::{connect, io_error_kind, Conn, Origin, SetupTimes, READ_BUF};
@@ -58,6 +58,12 @@ pub struct Exchange {
     pub body_encoded: u64,
     /// See [`Exchange::body_encoded`].
     pub body_decoded: u64,
+    /// The HTTP version of the connection the request went on; `None` when it
+    /// reached none (no connection could be made): what the run counts by version.
+    pub version: Option<HttpVersion>,
+    /// Whether this exchange opened the connection it went on (TCP, and TLS over
+    /// https): what the run counts as connections opened.
+    pub opened: NewConnection,
 }
 
 /// A status whose `Location` a client follows (the VU's redirect loop does; the
@@ -161,6 +167,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
                     } else {
                         ex.setup = t;
                     }
+                    ex.opened = NewConnection::opened(tls);
                     *slot = Some(c);
                 }
                 Err(e) => {
@@ -175,6 +182,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
             ex.error = Some(ErrorKind::Io);
             return ex;
         };
+        ex.version = Some(HttpVersion::Http1);
         if let Some((b, _)) = keep_body.as_mut() {
             b.clear();
         }

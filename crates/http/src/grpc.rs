@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Uri};
-use pado_metrics::ErrorKind;
+use pado_metrics::{ErrorKind, HttpVersion, NewConnection};
 
 use crate::conn::Origin;
 use crate::exchange::{finish_phases, Exchange};
@@ -175,7 +175,10 @@ pub async fn exchange_grpc(
         let slot = match pool.acquire(origin, call.timeout).await {
             Acquired::Stream(slot, setup) => {
                 match setup {
-                    Some(t) => ex.setup = t,
+                    Some(t) => {
+                        ex.setup = t;
+                        ex.opened = NewConnection::opened(origin.tls.is_some());
+                    }
                     None => ex.blocked = start.elapsed(),
                 }
                 slot
@@ -196,6 +199,7 @@ pub async fn exchange_grpc(
             ex.reason = Some("the connection closed before the call could be sent");
             return;
         };
+        ex.version = Some(HttpVersion::Http2);
         let t_ready = Instant::now();
         let ready = send.ready().await;
         ex.blocked += t_ready.elapsed();

@@ -15,7 +15,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Uri};
-use pado_metrics::ErrorKind;
+use pado_metrics::{ErrorKind, HttpVersion, NewConnection};
 
 use crate::conn::{io_error_kind, Conn, Origin, SetupTimes};
 use crate::exchange::{finish_phases, is_redirect, keep, Exchange, RequestRef};
@@ -167,6 +167,7 @@ pub async fn exchange_h2(
                 opened = setup.is_some();
                 if let Some(t) = setup {
                     ex.setup = t;
+                    ex.opened = NewConnection::opened(origin.tls.is_some());
                 }
                 slot
             }
@@ -182,6 +183,7 @@ pub async fn exchange_h2(
             ex.reason = Some("the connection closed before the request could be sent");
             return Ok(());
         };
+        ex.version = Some(HttpVersion::Http2);
         // Waiting for the server's stream limit, when the pool's count was ahead of
         // its settings, is blocked time too.
         let t_ready = Instant::now();

@@ -197,4 +197,3 @@ pub fn is_byte_quantity(q: &str) -> bool {
             "" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei" | "k" | "M" | "G" | "T" | "P" | "E"
         )
 }
-

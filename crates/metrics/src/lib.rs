@@ -19,6 +19,7 @@ pub mod latency;
 pub mod merge;
 pub mod observed;
 pub mod open_faults;
+pub mod protocols;
 pub mod result_dir;
 pub mod sample;
 pub mod series;
@@ -34,6 +35,7 @@ pub use observed::{
     answered_at, read_observations, EndpointLog, MetricType, Observations, ObserveWriter,
     ObservedSeries, ScrapeOutcome, ScrapedSample, OBSERVE_FILE,
 };
+pub use protocols::{HttpVersion, NewConnection, ProtocolCounts};
 pub use result_dir::{
     ClaimError, GeneratorMeta, ResultDir, ResultError, RunMeta, ScenarioMeta, SegmentMeta,
     SoakMode, StageMark, ThresholdSpec, TimelineRead, TimelineReader, TimelineWriter,

@@ -2,6 +2,7 @@
 //! engine hands to the metrics side. It is a plain value on the stack; recording it
 //! allocates nothing.
 
+use crate::protocols::{HttpVersion, NewConnection};
 use crate::ErrorKind;
 
 /// Timing phases of one HTTP exchange, in microseconds, named as k6 names them so
@@ -59,4 +60,9 @@ pub struct RequestSample {
     pub body_encoded: u64,
     /// The same body's bytes after decoding.
     pub body_decoded: u64,
+    /// The HTTP version of the connection it went on; `None` when it reached none
+    /// (never built, no connection could be made): `summary.json`'s `http_versions`.
+    pub http_version: Option<HttpVersion>,
+    /// Whether it opened the connection it went on (`connections_opened`).
+    pub opened: NewConnection,
 }

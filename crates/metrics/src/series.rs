@@ -463,6 +463,8 @@ pub struct Interval {
     /// saturated generator can be told from a slow target; `None` from the setup and
     /// teardown runner, which does not generate the load.
     pub generator: Option<GeneratorStats>,
+    /// Requests by HTTP version and connections opened.
+    pub protocols: crate::ProtocolCounts,
 }
 
 /// One second of the run, merged over all workers: a line of the timeline file.
@@ -486,6 +488,9 @@ pub struct SecondRecord {
     /// directories written before pado measured itself, and in seconds no load
     /// worker reported).
     pub generator: Option<GeneratorSecond>,
+    /// Requests by HTTP version and connections opened (empty in result directories
+    /// written before pado counted them).
+    pub protocols: crate::ProtocolCounts,
 }
 
 impl SecondRecord {
@@ -518,6 +523,7 @@ impl SecondRecord {
                 .get_or_insert_with(Default::default)
                 .absorb(g);
         }
+        self.protocols.merge(&iv.protocols);
     }
 
     /// Add the same second of another generator: counters and histograms summed
@@ -539,6 +545,7 @@ impl SecondRecord {
         for (name, c) in o.checks {
             self.checks.entry(name).or_default().merge(&c);
         }
+        self.protocols.merge(&o.protocols);
     }
 
     /// Requests completed in this second over all series.
@@ -596,6 +603,9 @@ pub struct Totals {
     /// (step, category), in the order the aggregator received them. Not part of the
     /// timeline: written once to `failures.jsonl`.
     pub failures: Vec<crate::FailureSample>,
+    /// Requests by HTTP version and connections opened over the run (empty for
+    /// result directories written before pado counted them).
+    pub protocols: crate::ProtocolCounts,
 }
 
 impl Totals {
@@ -616,6 +626,7 @@ impl Totals {
         for (name, c) in &r.checks {
             self.checks.entry(name.clone()).or_default().merge(c);
         }
+        self.protocols.merge(&r.protocols);
     }
 
     /// All series merged into one.
@@ -769,6 +780,11 @@ mod tests {
                     wait_ns: Some(100_000_000),
                     ..Default::default()
                 }),
+                protocols: crate::ProtocolCounts {
+                    requests_http1: 2,
+                    conns_http1: 1,
+                    ..Default::default()
+                },
             });
         }
         let g = r.generator.unwrap();
@@ -781,10 +797,18 @@ mod tests {
         assert_eq!(r.requests(), 4);
         assert_eq!(r.scenarios[0].iterations, 4);
         assert_eq!(r.checks["ok"].fails, 2);
+        assert_eq!(
+            (r.protocols.requests_http1, r.protocols.conns_http1),
+            (4, 2)
+        );
         let mut t = Totals::default();
         t.add_second(&r);
         t.add_second(&r);
         assert_eq!(t.overall().requests, 8);
+        assert_eq!(
+            (t.protocols.requests_http1, t.protocols.conns_http1),
+            (8, 4)
+        );
         assert_eq!(t.vus_peak, 10);
         assert_eq!(t.seconds, 4);
     }

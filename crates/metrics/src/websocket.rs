@@ -68,6 +68,9 @@ pub struct WsSession {
     pub error: Option<WsError>,
     /// Whether the handshake completed (only those add to `ws_connecting`).
     pub connected: bool,
+    /// The session's own connection, when it could be made (its upgrade then went
+    /// out as an HTTP/1.1 request): what `connections_opened` counts.
+    pub opened: crate::protocols::NewConnection,
 }
 
 /// The WebSocket figures of one step over some span.
@@ -162,6 +165,7 @@ mod tests {
                 msgs_received: 2,
                 error: None,
                 connected: true,
+                ..Default::default()
             });
         }
         let mut b = WsStats::default();

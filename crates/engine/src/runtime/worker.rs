@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 use pado_metrics::failure::SAMPLES_PER_KIND;
 use pado_metrics::{
-    CheckCounts, FailureSample, Interval, LagHistogram, RequestSample, ScenarioStats, SeriesKey,
-    SeriesStats, WorkerMessage,
+    CheckCounts, FailureSample, Interval, LagHistogram, ProtocolCounts, RequestSample,
+    ScenarioStats, SeriesKey, SeriesStats, WorkerMessage,
 };
 use tokio::sync::Notify;
 
@@ -49,6 +49,8 @@ pub(super) struct WorkerMetrics {
     lag: LagHistogram,
     /// Failed-request samples kept since the last flush.
     failures: Vec<FailureSample>,
+    /// Requests by HTTP version and connections opened in the current second.
+    protocols: ProtocolCounts,
 }
 
 /// Everything the tasks of one worker share (single-threaded: `Rc`, `Cell`, `RefCell`).
@@ -133,6 +135,7 @@ impl WorkerCtx {
             checks: vec![CheckCounts::default(); plan.checks.len()],
             lag: LagHistogram::default(),
             failures: Vec::new(),
+            protocols: ProtocolCounts::default(),
         };
         Rc::new(WorkerCtx {
             id,
@@ -265,6 +268,7 @@ impl WorkerCtx {
             flows,
             checks,
             generator,
+            protocols: std::mem::take(&mut m.protocols),
         }));
         self.vus_peak.set(self.vus_active.get());
     }
@@ -288,6 +292,7 @@ impl WorkerCtx {
     pub(super) fn record(&self, series: u32, sample: &RequestSample, end: Instant) {
         self.roll_to(end);
         let mut m = self.metrics.borrow_mut();
+        m.protocols.record(sample);
         if let Some(s) = m.series.get_mut(series as usize) {
             s.record(sample);
         }
@@ -304,6 +309,7 @@ impl WorkerCtx {
     ) {
         self.roll_to(end);
         let mut m = self.metrics.borrow_mut();
+        m.protocols.record(sample);
         if let Some(s) = m.series.get_mut(series as usize) {
             s.record(sample);
             s.record_grpc_stream(msgs);
@@ -314,6 +320,7 @@ impl WorkerCtx {
     pub(super) fn record_ws(&self, series: u32, session: &pado_metrics::WsSession, end: Instant) {
         self.roll_to(end);
         let mut m = self.metrics.borrow_mut();
+        m.protocols.record_ws(session);
         if let Some(s) = m.series.get_mut(series as usize) {
             s.record_ws(session);
         }

@@ -152,6 +152,8 @@ pub(crate) struct Tally {
     pub figures: GeneratorFigures,
     duration: LatencyHistogram,
     lag: LagHistogram,
+    /// Active and allocated VUs of its last second added.
+    last_vus: Option<(u32, u32)>,
 }
 
 impl Tally {
@@ -172,6 +174,7 @@ impl Tally {
         dec: &mut HistogramDecoder,
     ) -> Result<(), String> {
         let own = sec.add_to(acc, dec, &mut self.duration)?;
+        self.last_vus = Some(own.vus);
         let f = &mut self.figures;
         f.requests = f.requests.saturating_add(own.requests);
         f.failed = f.failed.saturating_add(own.failed);
@@ -183,6 +186,18 @@ impl Tally {
             f.seconds.push(GeneratorSecondFigures::of(t, g));
         }
         Ok(())
+    }
+
+    /// A second of the merged timeline this generator did not write, while its run
+    /// was still going (it wrote seconds before and after): its VUs did not stop, so
+    /// the second keeps its last counts instead of dropping its share of the load to
+    /// 0 on a VU chart, as a single run's aggregator does for a second no worker
+    /// reported.
+    pub(crate) fn carry_vus(&self, acc: &mut SecondRecord) {
+        if let Some((vus, vus_max)) = self.last_vus {
+            acc.vus = acc.vus.saturating_add(vus);
+            acc.vus_max = acc.vus_max.saturating_add(vus_max);
+        }
     }
 
     pub(crate) fn finish(mut self) -> GeneratorFigures {

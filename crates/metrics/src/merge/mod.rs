@@ -96,6 +96,7 @@ fn send_group(
             },
         };
         for (k, (i, tally)) in own.iter_mut().enumerate() {
+            let mut wrote = false;
             while let Some(p) = pending[k].as_ref() {
                 if p.t().saturating_add(offsets[*i]) > t {
                     break;
@@ -113,6 +114,11 @@ fn send_group(
                         message,
                     })?;
                 pending[k] = readers[k].next_encoded()?;
+                wrote = true;
+            }
+            // A gap in its timeline with seconds still to come: its run went on.
+            if !wrote && pending[k].is_some() {
+                tally.carry_vus(&mut rec);
             }
         }
         if tx.send(Ok(rec)).is_err() {

@@ -85,7 +85,6 @@ fn write_seg(root: &Path, seg: &Seg) -> PathBuf {
             open_model: false,
             // The VU ceiling of this generator's share.
             max_vus: Some(3 + seg.index),
-            ..Default::default()
         }],
         stages: vec![StageMark {
             scenario: "default".into(),
@@ -146,6 +145,14 @@ fn write_seg(root: &Path, seg: &Seg) -> PathBuf {
                 wait_ns: Some(0),
                 ..Default::default()
             }),
+            // Every request over HTTP/2; segment i opens i + 1 connections in its
+            // first second, segment 2's over TLS.
+            protocols: crate::ProtocolCounts {
+                requests_http2: durs.len() as u64,
+                conns_http2: if t == 0 { u64::from(seg.index) + 1 } else { 0 },
+                conns_tls: if t == 0 && seg.index == 2 { 3 } else { 0 },
+                ..Default::default()
+            },
             ..Default::default()
         });
         w.write(&rec).unwrap();
@@ -219,6 +226,16 @@ fn merged_percentiles_are_those_of_every_sample() {
     assert_eq!(totals.all_scenarios().iterations, 5 * (300 + 350 + 400));
     // VUs add up per second.
     assert_eq!(totals.vus_peak, 15);
+    // Requests by HTTP version and connections opened are summed over generators.
+    assert_eq!(
+        totals.protocols,
+        crate::ProtocolCounts {
+            requests_http2: 5 * (300 + 350 + 400),
+            conns_http2: 1 + 2 + 3,
+            conns_tls: 3,
+            ..Default::default()
+        }
+    );
 
     let meta = out.read_meta().unwrap();
     assert_eq!(meta.segment, None);
@@ -707,4 +724,41 @@ fn whole_test_labels_are_built_from_the_summed_levels() {
         "6 VUs for 10s"
     );
     assert_eq!(whole_test_description("6 VUs for 10s"), "6 VUs for 10s");
+}
+
+/// A generator that wrote no line for seconds 2 and 3 while its run went on (it
+/// wrote seconds before and after them) still had its 5 VUs running: the merged
+/// timeline keeps 10 VUs, as a single run carries its VUs over a second no worker
+/// reported, instead of dropping to the other generator's 5. A generator whose
+/// timeline ended early carries nothing past its end.
+#[test]
+fn a_second_one_generator_never_wrote_keeps_its_vus() {
+    let tmp = tmp();
+    let dirs = two_with_edited_timeline(tmp.path(), 6, |lines| {
+        lines.drain(2..4);
+    });
+    let (out, _) = merge_into(tmp.path(), &dirs);
+    let tl = out.read_timeline().unwrap();
+    let vus: Vec<(u32, u32, u32)> = tl.iter().map(|r| (r.t, r.vus, r.vus_max)).collect();
+    assert_eq!(
+        vus,
+        (0..6).map(|t| (t, 10, 10)).collect::<Vec<_>>(),
+        "merged VUs stay level"
+    );
+    // The carried seconds completed nothing of that generator's.
+    assert_eq!(
+        tl.iter().map(|r| r.requests()).collect::<Vec<_>>(),
+        [6, 6, 3, 3, 6, 6]
+    );
+
+    let tmp = super::tests::tmp();
+    let dirs = two_with_edited_timeline(tmp.path(), 6, |lines| {
+        lines.truncate(4);
+    });
+    let (out, _) = merge_into(tmp.path(), &dirs);
+    let tl = out.read_timeline().unwrap();
+    assert_eq!(
+        tl.iter().map(|r| r.vus).collect::<Vec<_>>(),
+        [10, 10, 10, 10, 5, 5]
+    );
 }

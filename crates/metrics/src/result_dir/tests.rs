@@ -25,6 +25,7 @@ fn websocket_figures_round_trip_and_add_exactly() {
             msgs_received: 7,
             error: (i == 0).then_some(crate::WsError::HandshakeRefused(403)),
             connected: i != 0,
+            ..Default::default()
         });
         s.record_ws_latency(50_000 + i);
     }
@@ -314,4 +315,50 @@ fn a_reader_sees_whether_a_run_writes_the_directory() {
     assert!(!reader.being_written());
     std::fs::remove_file(path.join(LOCK_FILE)).unwrap();
     assert!(!ResultDir::open(&path).unwrap().being_written());
+}
+
+/// Requests by HTTP version and connections opened are written with each second
+/// (zeros left out), read back exactly, and summed; a second written before pado
+/// counted them reads as nothing counted; TLS connections beyond the connections
+/// opened are refused with the file and line.
+#[test]
+fn http_versions_and_connections_round_trip() {
+    let tmp = tmpdir("http");
+    let dir = ResultDir::create(tmp.path()).unwrap();
+    let mut w = dir.timeline_writer().unwrap();
+    let counts = crate::ProtocolCounts {
+        requests_http1: 40,
+        requests_http2: 2_400,
+        conns_http1: 4,
+        conns_http2: 2,
+        conns_tls: 2,
+    };
+    let mut rec = SecondRecord::new(0);
+    rec.protocols = counts;
+    w.write(&rec).unwrap();
+    // A second with nothing counted (an old pado's, or a quiet one).
+    w.write(&SecondRecord::new(1)).unwrap();
+    drop(w);
+    let text = std::fs::read_to_string(tmp.path().join(TIMELINE_FILE)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].contains(
+            r#""http":{"requests":{"1.1":40,"2":2400},"connections":{"1.1":4,"2":2},"connections_tls":2}"#
+        ),
+        "{}",
+        lines[0]
+    );
+    assert!(!lines[1].contains("http"), "{}", lines[1]);
+    let tl = dir.read_timeline().unwrap();
+    assert_eq!(tl[0].protocols, counts);
+    assert!(tl[1].protocols.is_empty());
+    assert_eq!(dir.read_totals().unwrap().protocols, counts);
+
+    let bad = lines[0].replace(r#""connections_tls":2"#, r#""connections_tls":9"#);
+    std::fs::write(tmp.path().join(TIMELINE_FILE), format!("{bad}\n")).unwrap();
+    let e = dir.read_timeline().unwrap_err().to_string();
+    assert!(
+        e.contains("timeline.jsonl:1") && e.contains("corrupt"),
+        "{e}"
+    );
 }

@@ -159,6 +159,9 @@ pub struct OwnFigures {
     pub dropped: u64,
     /// The generator's own figures.
     pub generator: Option<GeneratorSecond>,
+    /// Its active and allocated VUs: what a second it did not write carries
+    /// forward in a merge.
+    pub vus: (u32, u32),
 }
 
 impl EncodedSecond {
@@ -183,7 +186,10 @@ impl EncodedSecond {
         own_duration: &mut LatencyHistogram,
     ) -> Result<OwnFigures, String> {
         let w = self.wire;
-        let mut own = OwnFigures::default();
+        let mut own = OwnFigures {
+            vus: (w.vus, w.vus_max),
+            ..Default::default()
+        };
         acc.vus = acc.vus.saturating_add(w.vus);
         acc.vus_max = acc.vus_max.saturating_add(w.vus_max);
         // One series' counters at a time, in a reused record whose histograms stay
@@ -223,6 +229,9 @@ impl EncodedSecond {
         add_scenarios(w.flows, &mut acc.flows, dec)?;
         for (name, c) in w.checks {
             acc.checks.entry(name).or_default().merge(&c);
+        }
+        if let Some(h) = w.http {
+            acc.protocols.merge(&h.into_counts()?);
         }
         own.generator = w.generator.map(WireGenerator::into_second).transpose()?;
         Ok(own)

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::series::Phase;
 use crate::{
-    CheckCounts, ErrorKind, GeneratorSecond, LagHistogram, LatencyHistogram, ScenarioStats,
-    SecondRecord, SeriesKey, SeriesStats, LAG_BUCKETS_US,
+    CheckCounts, ErrorKind, GeneratorSecond, LagHistogram, LatencyHistogram, ProtocolCounts,
+    ScenarioStats, SecondRecord, SeriesKey, SeriesStats, LAG_BUCKETS_US,
 };
 
 #[derive(Serialize, Deserialize)]
@@ -27,6 +27,61 @@ pub(super) struct WireSecond {
     /// Absent in files written before pado measured itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) generator: Option<WireGenerator>,
+    /// Requests by HTTP version and connections opened; absent when none (and in
+    /// files written before pado counted them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) http: Option<WireHttp>,
+}
+
+/// [`ProtocolCounts`] on the wire: `{"requests":{"1.1":n,"2":m},
+/// "connections":{"1.1":a,"2":b},"connections_tls":c}`, zeros left out.
+#[derive(Serialize, Deserialize)]
+pub(super) struct WireHttp {
+    #[serde(default)]
+    requests: WireByVersion,
+    #[serde(default)]
+    connections: WireByVersion,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    connections_tls: u64,
+}
+
+/// A count per HTTP version, by the version's name.
+#[derive(Default, Serialize, Deserialize)]
+struct WireByVersion {
+    #[serde(rename = "1.1", default, skip_serializing_if = "is_zero")]
+    http1: u64,
+    #[serde(rename = "2", default, skip_serializing_if = "is_zero")]
+    http2: u64,
+}
+
+impl WireHttp {
+    /// `None` when nothing was counted, so the line stays as it was.
+    pub(super) fn from_counts(c: &ProtocolCounts) -> Option<Self> {
+        (!c.is_empty()).then_some(WireHttp {
+            requests: WireByVersion {
+                http1: c.requests_http1,
+                http2: c.requests_http2,
+            },
+            connections: WireByVersion {
+                http1: c.conns_http1,
+                http2: c.conns_http2,
+            },
+            connections_tls: c.conns_tls,
+        })
+    }
+
+    /// The counts, checked.
+    pub(super) fn into_counts(self) -> Result<ProtocolCounts, String> {
+        let c = ProtocolCounts {
+            requests_http1: self.requests.http1,
+            requests_http2: self.requests.http2,
+            conns_http1: self.connections.http1,
+            conns_http2: self.connections.http2,
+            conns_tls: self.connections_tls,
+        };
+        c.check_consistent()?;
+        Ok(c)
+    }
 }
 
 /// [`GeneratorSecond`] on the wire: shares as numbers 0..=1, the lag histogram sparse
@@ -275,6 +330,7 @@ impl WireSecond {
                 .collect::<Result<_, _>>()?,
             checks: r.checks.clone(),
             generator: r.generator.as_ref().map(WireGenerator::from_second),
+            http: WireHttp::from_counts(&r.protocols),
         })
     }
 
@@ -295,6 +351,11 @@ impl WireSecond {
         let scenarios = decode(self.scenarios)?;
         let flows = decode(self.flows)?;
         let generator = self.generator.map(WireGenerator::into_second).transpose()?;
+        let protocols = self
+            .http
+            .map(WireHttp::into_counts)
+            .transpose()?
+            .unwrap_or_default();
         Ok(SecondRecord {
             t: self.t,
             vus: self.vus,
@@ -304,6 +365,7 @@ impl WireSecond {
             flows,
             checks: self.checks,
             generator,
+            protocols,
         })
     }
 }

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use pado_analysis::thresholds::{self, Threshold, ThresholdResult};
 use pado_analysis::verdict::Verdict;
 use pado_analysis::TotalsSource;
-use pado_metrics::{Phase, RunMeta, SeriesStats, ThresholdSpec, Totals};
+use pado_metrics::{
+    HttpVersion, Phase, ProtocolCounts, RunMeta, SeriesStats, ThresholdSpec, Totals,
+};
 
 use super::analyses::{bottlenecks_of, drift_periods, generator_check, saturation_of, soak_of};
 use super::verdict::verdict;
@@ -224,6 +226,25 @@ fn ws_summary(w: &pado_metrics::WsStats, dur: f64) -> WsSummary {
     }
 }
 
+/// Requests by HTTP version and connections opened; nothing for a result directory
+/// written before pado counted them (unknown is not zero).
+fn protocol_figures(summary: &mut Summary, p: &ProtocolCounts) {
+    if p.is_empty() {
+        return;
+    }
+    let by_version = |n: &dyn Fn(HttpVersion) -> u64| -> BTreeMap<String, u64> {
+        [HttpVersion::Http1, HttpVersion::Http2]
+            .into_iter()
+            .filter(|v| n(*v) > 0)
+            .map(|v| (v.as_str().to_string(), n(v)))
+            .collect()
+    };
+    summary.http_versions = by_version(&|v| p.requests(v));
+    summary.connections_by_version = by_version(&|v| p.conns(v));
+    summary.connections_opened = Some(p.connections());
+    summary.connections_tls = p.conns_tls;
+}
+
 /// Requests: counts, rates, statuses, latency and its phases, data, per step and
 /// per tag set.
 fn request_figures(summary: &mut Summary, totals: &Totals, dur: f64) {
@@ -238,6 +259,7 @@ fn request_figures(summary: &mut Summary, totals: &Totals, dur: f64) {
     summary.rps = all.requests as f64 / dur;
     summary.errors = all.error_breakdown();
     summary.reconnects = all.reconnects;
+    protocol_figures(summary, &totals.protocols);
     summary.status = all
         .status_sorted()
         .into_iter()

@@ -153,6 +153,22 @@ pub struct Summary {
     /// kept-alive one before answering (not failures; see `docs/result-format.md`).
     #[serde(default)]
     pub reconnects: u64,
+    /// Requests by the HTTP version they went over (`"1.1"`, `"2"`; gRPC calls are
+    /// HTTP/2, a WebSocket session's upgrade HTTP/1.1), versions with none left out.
+    /// Absent for result directories written before pado counted them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub http_versions: BTreeMap<String, u64>,
+    /// Connections pado opened (TCP connects that succeeded, with their TLS
+    /// handshake over https): as many as VUs × origins when keep-alive holds, one
+    /// per request when it does not. Absent as `http_versions` is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections_opened: Option<u64>,
+    /// The same by the HTTP version they then spoke; absent as `http_versions` is.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub connections_by_version: BTreeMap<String, u64>,
+    /// Of `connections_opened`, those over TLS; absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub connections_tls: u64,
     /// Responses by status code.
     pub status: BTreeMap<String, u64>,
     /// `http_req_duration` in ms.

@@ -832,6 +832,7 @@ fn ws_series(name: &str, n: u64, failed: u64) -> pado_metrics::SeriesStats {
             msgs_received: 2,
             error: (i < failed).then_some(pado_metrics::WsError::ClosedEarly),
             connected: true,
+            ..Default::default()
         });
         s.record_ws_latency(4_000);
     }
@@ -1032,4 +1033,99 @@ fn a_run_where_every_request_failed_fails() {
         "{:?}",
         s.verdict
     );
+}
+
+/// Requests by HTTP version and connections opened reach `summary.json` and one
+/// line of the terminal summary, summed over the seconds; a run without them (a
+/// result directory written before pado counted them) shows neither.
+#[test]
+fn http_versions_and_connections_opened_are_said_when_counted() {
+    let counted = |t: u32, p: pado_metrics::ProtocolCounts| {
+        let mut rec = second(t, 4, vec![series("a", 1_200, 200, 2_000)]);
+        rec.protocols = p;
+        rec
+    };
+    // HTTP/2 only: 2,400 requests on 4 connections opened in the first second.
+    let r = run(
+        meta("h2", 2.0),
+        vec![
+            counted(
+                0,
+                pado_metrics::ProtocolCounts {
+                    requests_http2: 1_200,
+                    conns_http2: 4,
+                    ..Default::default()
+                },
+            ),
+            counted(
+                1,
+                pado_metrics::ProtocolCounts {
+                    requests_http2: 1_200,
+                    ..Default::default()
+                },
+            ),
+        ],
+    );
+    let s = build(&r).unwrap();
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["http_versions"], serde_json::json!({"2": 2400}));
+    assert_eq!(json["connections_opened"], 4);
+    assert_eq!(json["connections_by_version"], serde_json::json!({"2": 4}));
+    assert!(json.get("connections_tls").is_none(), "{json}");
+    let text = render(&s, TextOptions { color: false });
+    let line = text.lines().find(|l| l.contains("http ..")).unwrap_or("");
+    assert!(
+        line.ends_with("HTTP/2 (2,400 requests) · 4 connections opened"),
+        "{text}"
+    );
+
+    // Both versions, some over TLS: each with its count, the connections split.
+    let r = run(
+        meta("mixed", 1.0),
+        vec![counted(
+            0,
+            pado_metrics::ProtocolCounts {
+                requests_http1: 1_000,
+                requests_http2: 200,
+                conns_http1: 10,
+                conns_http2: 1,
+                conns_tls: 1,
+            },
+        )],
+    );
+    let s = build(&r).unwrap();
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(
+        json["http_versions"],
+        serde_json::json!({"1.1": 1000, "2": 200})
+    );
+    assert_eq!(json["connections_opened"], 11);
+    assert_eq!(json["connections_tls"], 1);
+    let text = render(&s, TextOptions { color: false });
+    assert!(
+        text.contains(
+            "HTTP/1.1 (1,000 requests), HTTP/2 (200 requests) · 11 connections opened (10 HTTP/1.1, 1 HTTP/2, 1 over TLS)"
+        ),
+        "{text}"
+    );
+
+    // Nothing counted: no fields, no line.
+    let r = run(
+        meta("old", 1.0),
+        vec![second(0, 1, vec![series("a", 5, 200, 100)])],
+    );
+    let s = build(&r).unwrap();
+    let json = serde_json::to_value(&s).unwrap();
+    for k in [
+        "http_versions",
+        "connections_opened",
+        "connections_by_version",
+    ] {
+        assert!(json.get(k).is_none(), "{k}: {json}");
+    }
+    let text = render(&s, TextOptions { color: false });
+    assert!(!text.contains("connections opened"), "{text}");
+    // And a summary.json of an older pado reads back without them.
+    let back: Summary = serde_json::from_value(json).unwrap();
+    assert_eq!(back.connections_opened, None);
 }

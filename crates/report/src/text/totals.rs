@@ -60,7 +60,56 @@ pub(super) fn totals(out: &mut String, s: &Summary, _o: TextOptions) {
         Some(ws) if s.websocket_only() => ws_totals(out, s, ws, w),
         _ => http_totals(out, s, w),
     }
+    if let Some(line) = protocols_line(s) {
+        let _ = writeln!(out, "  {} {line}", dots("http", w));
+    }
     iterations_and_vus(out, s, w);
+}
+
+/// `HTTP/2 (2,400 requests) · 4 connections opened`: which HTTP versions the load
+/// went out over and how many connections it took (a keep-alive that did not hold
+/// shows as one per request). `None` for a result directory written before pado
+/// counted them.
+pub(super) fn protocols_line(s: &Summary) -> Option<String> {
+    let opened = s.connections_opened?;
+    let name = |v: &str| format!("HTTP/{v}");
+    let versions: Vec<String> = s
+        .http_versions
+        .iter()
+        .map(|(v, n)| {
+            let what = if *n == 1 { "request" } else { "requests" };
+            format!("{} ({} {what})", name(v), thousands(*n))
+        })
+        .collect();
+    let mut conns = format!(
+        "{} connection{} opened",
+        thousands(opened),
+        if opened == 1 { "" } else { "s" }
+    );
+    let mut detail: Vec<String> = Vec::new();
+    if s.connections_by_version.len() > 1 {
+        detail.extend(
+            s.connections_by_version
+                .iter()
+                .map(|(v, n)| format!("{} {}", thousands(*n), name(v))),
+        );
+    }
+    if s.connections_tls > 0 {
+        let tls = if s.connections_tls == opened {
+            "all over TLS".to_string()
+        } else {
+            format!("{} over TLS", thousands(s.connections_tls))
+        };
+        detail.push(tls);
+    }
+    if !detail.is_empty() {
+        conns.push_str(&format!(" ({})", detail.join(", ")));
+    }
+    Some(if versions.is_empty() {
+        conns
+    } else {
+        format!("{} · {conns}", versions.join(", "))
+    })
 }
 
 /// The HTTP request lines: requests, failures, statuses, data.

@@ -258,6 +258,8 @@ impl Vu {
             // supported): nothing decoded.
             body_encoded: 0,
             body_decoded: 0,
+            http_version: ex.version,
+            opened: ex.opened,
         };
         let mut failed = error.is_some();
         let status_failed = failed;

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use pado_http::{exchange, exchange_h2, is_redirect, Conn, RequestRef, UseHttp1};
-use pado_metrics::{ErrorKind, Phases, RequestSample};
+use pado_metrics::{ErrorKind, NewConnection, Phases, RequestSample};
 
 use crate::cookies::CookieJar;
 use crate::data::FeedCursor;
@@ -479,6 +479,9 @@ impl Vu {
                             ex.setup.dns += t.dns;
                             ex.setup.connecting += t.connecting;
                             ex.setup.tls += t.tls;
+                            // The pool opened it for this request, which the
+                            // server chose to answer in HTTP/1.1.
+                            ex.opened = NewConnection::opened(origin.tls.is_some());
                         }
                         ex
                     }
@@ -564,6 +567,8 @@ impl Vu {
             body_cut: ex.body_cut,
             body_encoded: ex.body_encoded,
             body_decoded: ex.body_decoded,
+            http_version: ex.version,
+            opened: ex.opened,
         };
         if let Some(f) = follow {
             // A hop: its own sample under the step's name, never a failure; checks
@@ -751,6 +756,9 @@ impl Vu {
             body_cut: false,
             body_encoded: 0,
             body_decoded: 0,
+            // Never sent: no connection, no version.
+            http_version: None,
+            opened: NewConnection::No,
         };
         for e in &step.extract {
             self.vars[e.var] = None;

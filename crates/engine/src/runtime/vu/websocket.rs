@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use pado_http::conn::{connect, io_error_kind, Stream};
-use pado_metrics::{ErrorKind, WsError, WsSession};
+use pado_metrics::{ErrorKind, NewConnection, WsError, WsSession};
 use tokio_tungstenite::tungstenite::{self, handshake::client::generate_key, Message};
 use tokio_tungstenite::WebSocketStream;
 
@@ -270,7 +270,7 @@ impl Vu {
         if head.is_empty() {
             result.error = Some(WsError::Template);
         } else {
-            match self.open(ws, &head, t0).await {
+            match self.open(ws, &head, t0, &mut result.opened).await {
                 Ok((s, code, rh)) => {
                     result.connected = true;
                     result.connecting_us = us(t0.elapsed());
@@ -327,12 +327,14 @@ impl Vu {
         ws: &WsPlan,
         head: &[u8],
         t0: Instant,
+        opened: &mut NewConnection,
     ) -> Result<(WebSocketStream<Stream>, u16, Vec<u8>), (WsError, u16)> {
         let ctx = self.ctx.clone();
         let origin = &ctx.plan.origins[ws.handshake.origin];
         let (conn, _) = connect(origin, ws.timeout)
             .await
             .map_err(|e| (WsError::Connect(e.kind), 0))?;
+        *opened = NewConnection::opened(origin.tls.is_some());
         let request =
             handshake_request(head, origin.tls.is_some()).ok_or((WsError::Protocol, 0))?;
         let left = ws.timeout.saturating_sub(t0.elapsed());
