@@ -979,3 +979,77 @@ fn say(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// `pado trend` keeps its chart beside the results (`pado-results/trend-….html`), so
+/// the shell's `pado history rebuild pado-results/*` hands rebuild that file too:
+/// it is skipped with a note and both runs are recorded. A directory that holds no
+/// result is still an error, and so are arguments that are all files.
+#[test]
+fn history_rebuild_of_the_results_glob_skips_trend_charts() {
+    let home = tmp("hist-rebuild-glob");
+    let root = home.join("pado-results");
+    std::fs::create_dir_all(&root).unwrap();
+    for (i, dir) in ["첫-run", "second-run"].iter().enumerate() {
+        let d = synthetic(&root, dir, "글롭", 3 + i as u32, 100_000, i as u64);
+        let o = pado_at(&home, &["report", "--quiet", d.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+    }
+    let o = pado_at(&home, &["history", "rebuild", root.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    // The chart lands beside the results, where the glob below finds it.
+    let o = pado_at(&home, &["trend", "글롭", "--metric", "p95"]);
+    assert!(matches!(o.status.code(), Some(0 | 99)), "{o:?}");
+    let chart = root.join("trend-글롭-p95.html");
+    assert!(chart.is_file(), "{}", String::from_utf8_lossy(&o.stdout));
+    // What `pado-results/*` expands to.
+    let mut glob: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path().to_str().unwrap().to_string())
+        .collect();
+    glob.sort();
+    assert_eq!(glob.len(), 3, "{glob:?}");
+    let mut args = vec!["history", "rebuild"];
+    args.extend(glob.iter().map(String::as_str));
+    let o = pado_at(&home, &args);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "skipped {}: a file, not a result directory",
+            chart.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("recorded 2 runs") && stdout.contains("1 file(s) skipped"),
+        "{stdout}"
+    );
+    assert_eq!(history_json(&home, &[]).len(), 2);
+    // A directory with no result in it is still named as an error (exit 1).
+    let empty = root.join("not-a-result");
+    std::fs::create_dir(&empty).unwrap();
+    let o = pado_at(
+        &home,
+        &[
+            "history",
+            "rebuild",
+            glob[0].as_str(),
+            empty.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not a result directory and holds none"),
+        "{o:?}"
+    );
+    // Only files: nothing to record is an error, not a silent success.
+    let o = pado_at(&home, &["history", "rebuild", chart.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("a file, not a result directory"),
+        "{o:?}"
+    );
+}

@@ -740,3 +740,86 @@ fn k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds()
     assert_eq!(merged["failed"], 4, "{merged}");
     assert_eq!(merged["generators"].as_array().map(Vec::len), Some(2));
 }
+
+/// A `{{ env.X }}` the user keeps only in the pods' Secret: `pado k8s render` with
+/// `--env-from-secret` accepts it unset here, says it is expected from the Secret
+/// and puts the template, never a value, in the Job's arguments; without a Secret
+/// (nothing would give the pods a value) and for `pado run` (the run is here) the
+/// unset variable stays an error naming it.
+#[test]
+fn k8s_render_leaves_a_variable_unset_here_to_the_pods_secret() {
+    const VAR: &str = "PADO_E2E_K8S_ONLY_IN_SECRET";
+    let t = tmp("k8s-render-deferred-env");
+    let file = write_file(
+        &t,
+        "checkout.yaml",
+        "name: checkout\ntarget: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 30s\n    flow:\n      - request: GET /\n",
+    );
+    let header = format!("Authorization: Bearer {{{{ env.{VAR} }}}}");
+    let run_without = |args: &[&str]| {
+        let _machine = shared_machine();
+        Command::new(pado_bin())
+            .args(args)
+            .env_remove(VAR)
+            .output()
+            .expect("running pado")
+    };
+    let f = file.to_str().unwrap();
+    let render = |secret: Option<&str>| {
+        let mut args = vec!["k8s", "render", f, "-n", "2"];
+        if let Some(s) = secret {
+            args.extend(["--env-from-secret", s]);
+        }
+        args.extend(["--", "--header", header.as_str()]);
+        run_without(&args)
+    };
+    let out = render(Some("checkout-env"));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("`{VAR}` not set here"))
+            && stderr.contains("Secret `checkout-env`"),
+        "{stderr}"
+    );
+    let job: Value = stdout
+        .split("---\n")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_yaml_ng::from_str::<Value>(d).unwrap())
+        .find(|d| d["kind"] == "Job")
+        .expect("a Job");
+    let args: Vec<&str> = job["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(args.contains(&header.as_str()), "{args:?}");
+    // Without a Secret the pods would have no value either: refused, named.
+    let out = render(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("environment variable `{VAR}` is not set")),
+        "{stderr}"
+    );
+    // `pado run` runs here: the unset variable is an error before any request.
+    let out = run_without(&[
+        "run",
+        f,
+        "--duration",
+        "1s",
+        "--header",
+        header.as_str(),
+        "--out",
+        t.join("run").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("environment variable `{VAR}` is not set")),
+        "{stderr}"
+    );
+}

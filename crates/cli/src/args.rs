@@ -795,8 +795,10 @@ pub(crate) struct RunArgs {
     /// it runs (`pado docs resilience`).
     #[arg(long, conflicts_with = "once")]
     pub soak: bool,
-    /// Stretch or compress the file's whole timeline (stages, durations, start times)
-    /// to this length, keeping its shape, e.g. `--fit-to 20s` for a quick look.
+    /// Stretch or compress the whole test (stages, durations, start times, events'
+    /// times) to this length, keeping its shape, e.g. `--fit-to 20s` for a quick
+    /// look. It fits the test the other flags made: after `--duration`, so
+    /// `--duration 8h --fit-to 2s` is planned for 2 s.
     /// Kept out of `--help` (a tool for quick looks and tests, not a load model).
     #[arg(long, value_name = "DURATION", hide = true)]
     pub fit_to: Option<String>,

@@ -194,11 +194,30 @@ fn result_dirs(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// `pado history rebuild DIR...`: record each result directory; a directory that
-/// cannot be is named and the others still recorded (exit 1 when any failed).
+/// cannot be is named and the others still recorded (exit 1 when any failed). A
+/// file is skipped with a note: `pado history rebuild pado-results/*` also matches
+/// what is kept beside the results (`pado trend`'s charts); only arguments that
+/// are all files are an error.
 pub(crate) fn rebuild(dirs: &[PathBuf], db: Option<&Path>) -> Result<i32, Failure> {
+    let files: Vec<&PathBuf> = dirs.iter().filter(|d| d.is_file()).collect();
+    if !dirs.is_empty() && files.len() == dirs.len() {
+        return Err(Failure::other(format!(
+            "{}: a file, not a result directory (give the directories `pado run` wrote, e.g. pado-results/*)",
+            files[0].display()
+        )));
+    }
     let mut h = open(db)?;
     let (mut ok, mut failed, mut skipped) = (0, 0, 0);
+    let mut files_skipped = 0;
     for d in dirs {
+        if d.is_file() {
+            files_skipped += 1;
+            eprintln!(
+                "  skipped {}: a file, not a result directory",
+                pado_metrics::fmt::terminal_safe_line(&d.display().to_string())
+            );
+            continue;
+        }
         let found = result_dirs(d);
         if found.is_empty() {
             eprintln!(
@@ -236,11 +255,16 @@ pub(crate) fn rebuild(dirs: &[PathBuf], db: Option<&Path>) -> Result<i32, Failur
         }
     }
     outln!(
-        "recorded {ok} run{} in {}{}{}",
+        "recorded {ok} run{} in {}{}{}{}",
         if ok == 1 { "" } else { "s" },
         h.path().display(),
         if skipped > 0 {
             format!(", {skipped} segment(s) skipped")
+        } else {
+            String::new()
+        },
+        if files_skipped > 0 {
+            format!(", {files_skipped} file(s) skipped")
         } else {
             String::new()
         },

@@ -199,7 +199,18 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
     // The scenario as every pod will load it: the file with the flags after `--`
     // (a `--duration` there is the test's length here too).
     let prep = LoadSpec::from_run_args(&run_flags)?.load()?;
-    let plan = prep.compile()?;
+    // With a Secret for the pods' environment, a `{{ env.X }}` unset here is the
+    // pods' to resolve; without one, the pods would have no value either.
+    let plan = match &a.env_from_secret {
+        Some(secret) => {
+            let (plan, deferred) = prep.compile_for_pods()?;
+            if let Some(note) = deferred_env_note(&deferred, secret) {
+                eprintln!("{note}");
+            }
+            plan
+        }
+        None => prep.compile()?,
+    };
     if !prep.config.setup.is_empty() && a.setup_vars.is_none() {
         return Err(Failure::invalid(format!(
             "{}: the scenario has a global setup, which must run once for all generators: \
@@ -277,6 +288,29 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
         },
     };
     Ok((spec, live))
+}
+
+/// The note telling which `{{ env.X }}` variables were not set here and so are
+/// expected from the pods' Secret (`None` when every one was set here).
+fn deferred_env_note(names: &[String], secret: &str) -> Option<String> {
+    if names.is_empty() {
+        return None;
+    }
+    let list = names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "note: {list} not set here: each pod reads {} from Secret `{secret}` \
+         (--env-from-secret); a pod without {} fails its run",
+        if names.len() == 1 { "it" } else { "them" },
+        if names.len() == 1 {
+            "it"
+        } else {
+            "one of them"
+        },
+    ))
 }
 
 /// The `pado run` flags after `--`, read as `pado run FILE FLAGS...` reads them, so a

@@ -48,13 +48,30 @@ impl Prepared {
     /// tags that exist, so `{step:serch}` is an error now and not a threshold that
     /// silently has no data.
     pub(crate) fn compile(&self) -> Result<pado_engine::RunPlan, Failure> {
-        let plan = compile(&self.config, &self.base_dir).map_err(|e| {
-            let mut m = format!("{}: {e}", self.at(&e.field()));
-            if let Some(h) = e.hint() {
-                m.push_str(&format!("\n  hint: {h}"));
-            }
-            Failure::invalid(m)
-        })?;
+        let plan = compile(&self.config, &self.base_dir).map_err(|e| self.plan_failure(e))?;
+        self.checked(plan)
+    }
+
+    /// Compile for pods that read their environment from a Kubernetes Secret
+    /// (`pado k8s --env-from-secret`): a `{{ env.X }}` unset here is left to the
+    /// pods, its name returned for the note that says so. The plan is for checking
+    /// and planning only, never for running here.
+    pub(crate) fn compile_for_pods(&self) -> Result<(pado_engine::RunPlan, Vec<String>), Failure> {
+        let (plan, deferred) = pado_engine::compile_for_elsewhere(&self.config, &self.base_dir)
+            .map_err(|e| self.plan_failure(e))?;
+        Ok((self.checked(plan)?, deferred))
+    }
+
+    fn plan_failure(&self, e: pado_engine::PlanError) -> Failure {
+        let mut m = format!("{}: {e}", self.at(&e.field()));
+        if let Some(h) = e.hint() {
+            m.push_str(&format!("\n  hint: {h}"));
+        }
+        Failure::invalid(m)
+    }
+
+    /// The plan once every threshold's tag selector names something it has.
+    fn checked(&self, plan: pado_engine::RunPlan) -> Result<pado_engine::RunPlan, Failure> {
         let problems = self.selector_problems(&plan);
         if problems.is_empty() {
             Ok(plan)
@@ -331,17 +348,19 @@ impl Prepared {
                 LineIndex::default(),
             ),
         };
-        if let (Some(len), Some(want)) = (pado_scenario::planned_length(&config), spec.fit_to) {
-            if !len.is_zero() {
-                pado_scenario::scale_timeline(&mut config, want.as_secs_f64() / len.as_secs_f64());
-            }
-        }
         let mut notes = Vec::new();
         if matches!(spec.source, Source::File(_)) {
             let as_written = (!config.events.is_empty()).then(|| config.clone());
             apply_overrides(&mut config, ov).map_err(Failure::invalid)?;
             if let Some(before) = as_written {
                 notes = pado_scenario::refit_events(&before, &mut config);
+            }
+        }
+        // `--fit-to` fits the test as the other flags made it (`--duration 8h
+        // --fit-to 2s` is 2 s): it scales last, events already moved with it.
+        if let (Some(len), Some(want)) = (pado_scenario::planned_length(&config), spec.fit_to) {
+            if !len.is_zero() {
+                pado_scenario::scale_timeline(&mut config, want.as_secs_f64() / len.as_secs_f64());
             }
         }
         validate(&config, &file).map_err(|e| Failure::invalid(e.to_string()))?;

@@ -26,7 +26,7 @@ pub mod response_view;
 pub mod runtime;
 pub mod trace;
 
-pub use plan::{compile, PlanError, RunPlan};
+pub use plan::{compile, compile_for_elsewhere, PlanError, RunPlan};
 pub use runtime::{
     allowed_cores, default_workers, run, run_setup, run_single, RunOptions, RunReport, SetupRun,
     StopState, ABORT, RUNNING, STOPPING,

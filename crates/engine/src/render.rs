@@ -198,6 +198,11 @@ pub struct Binder<'a> {
     /// Every `env.NAME` value bound so far, as read and as escaped where it landed:
     /// what debug output and failure samples must redact ([`crate::redact`]).
     pub secrets: &'a mut Vec<Vec<u8>>,
+    /// `Some` when the plan runs elsewhere (pado k8s: the pods read their own
+    /// environment from a Secret): an `env.NAME` unset here binds to nothing and its
+    /// name is listed here instead of failing, so the test can be checked and planned
+    /// without the value on this machine. `None` for a run here: unset is an error.
+    pub deferred_env: Option<&'a mut Vec<String>>,
 }
 
 /// Why a template could not be bound.
@@ -294,6 +299,9 @@ impl Binder<'_> {
                 }
                 continue;
             };
+            if self.defers(&e) {
+                continue;
+            }
             // A shaped value is written unescaped once checked: bind it raw.
             match self.bind(e, Escape::Raw)? {
                 Part::Lit(raw) => {
@@ -316,9 +324,27 @@ impl Binder<'_> {
         Ok(Compiled { parts, escape })
     }
 
+    /// Whether `e` is an `env.NAME` left to the environment where the plan runs
+    /// (see [`Binder::deferred_env`]): unset here while deferring. Its name is noted.
+    fn defers(&mut self, e: &Expr) -> bool {
+        let (Expr::Env(name), Some(names)) = (e, self.deferred_env.as_deref_mut()) else {
+            return false;
+        };
+        if std::env::var(name).is_ok() {
+            return false;
+        }
+        if !names.contains(name) {
+            names.push(name.clone());
+        }
+        true
+    }
+
     /// One expression as a part; `env.NAME` is read now and becomes a literal,
     /// escaped for `escape`, and remembered as a secret in both forms.
     fn bind(&mut self, e: Expr, escape: Escape) -> Result<Part, BindError> {
+        if self.defers(&e) {
+            return Ok(Part::Lit(Box::default()));
+        }
         Ok(match e {
             Expr::Vu => Part::Vu,
             Expr::Iter => Part::Iter,
@@ -665,6 +691,7 @@ mod tests {
             vars: &mut vars,
             picks: &mut picks,
             secrets: &mut secrets,
+            deferred_env: None,
         })
         .expect("binds");
         let vals: Vec<Option<Vec<u8>>> = vars
@@ -743,6 +770,7 @@ mod tests {
             vars: &mut vars,
             picks: &mut picks,
             secrets: &mut secrets,
+            deferred_env: None,
         };
         let e = b
             .compile("/a/{{ iter | int }}", Escape::Url, encode_url_literal)

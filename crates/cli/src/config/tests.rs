@@ -483,3 +483,34 @@ fn stage_events_do_not_stop_a_vus_and_duration_override() {
     assert!(c.scenario.notes.is_empty(), "{:?}", c.scenario.notes);
     assert_eq!(c.scenario.config.events.len(), 2);
 }
+
+/// `--fit-to` fits the whole test the other flags planned: after `--duration`, so
+/// `--soak --duration 8h --fit-to 2s` is planned for 2 s, not 8 h. Without
+/// `--fit-to` the `--duration` stands; with `--fit-to` alone the file's own
+/// length is fitted.
+#[test]
+fn fit_to_fits_the_length_duration_gave() {
+    let (_dir, f) = scenario_file(
+        "fit-after-duration",
+        "scenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 4s\n    flow:\n      - request: GET http://127.0.0.1:1/\n",
+    );
+    let path = f.to_str().unwrap();
+    let planned = |args: &[&str]| {
+        let mut all = vec![path];
+        all.extend_from_slice(args);
+        let c = RunConfig::from_run_args(&run_args(&all)).unwrap();
+        pado_scenario::planned_length(&c.scenario.config).unwrap()
+    };
+    let soak = ["--soak", "--duration", "8h"];
+    assert_eq!(planned(&soak), Duration::from_secs(8 * 3600));
+    assert_eq!(
+        planned(&[&soak[..], &["--fit-to", "2s"]].concat()),
+        Duration::from_secs(2)
+    );
+    // The order on the command line does not matter.
+    assert_eq!(
+        planned(&["--fit-to", "2s", "--duration", "8h"]),
+        Duration::from_secs(2)
+    );
+    assert_eq!(planned(&["--fit-to", "8s"]), Duration::from_secs(8));
+}

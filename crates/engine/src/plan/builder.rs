@@ -45,10 +45,33 @@ pub(super) struct Builder<'a> {
     pub(super) catalog: pado_metrics::StepCatalog,
     /// The k6 path of the `group:` blocks being compiled (`::a::b`; `""` outside).
     pub(super) group_path: String,
+    /// The `env.NAME`s left to where the plan runs ([`compile_for_elsewhere`]).
+    pub(super) deferred_env: Option<Vec<String>>,
 }
 
 /// Compile a validated configuration. `base_dir` resolves relative file paths.
 pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
+    compile_plan(cfg, base_dir, None).map(|(plan, _)| plan)
+}
+
+/// Compile a configuration that will run on other machines (`pado k8s`: pods whose
+/// environment comes from a Kubernetes Secret), to check it and know its plan here.
+/// A request's `{{ env.NAME }}` unset on this machine is not an error: it binds to
+/// nothing in this plan, which must not be run, and its name is returned so the
+/// caller can say where the value is expected from. Set variables bind as in
+/// [`compile`].
+pub fn compile_for_elsewhere(
+    cfg: &Config,
+    base_dir: &Path,
+) -> Result<(RunPlan, Vec<String>), PlanError> {
+    compile_plan(cfg, base_dir, Some(Vec::new()))
+}
+
+fn compile_plan(
+    cfg: &Config,
+    base_dir: &Path,
+    deferred_env: Option<Vec<String>>,
+) -> Result<(RunPlan, Vec<String>), PlanError> {
     let mut feeds = Vec::new();
     for (name, spec) in &cfg.data {
         let f = Feed::load(name, spec, base_dir).map_err(|source| PlanError::Data {
@@ -81,6 +104,7 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         grpc: Default::default(),
         catalog: Default::default(),
         group_path: String::new(),
+        deferred_env,
     };
     let setup = b.steps("setup", &cfg.setup, None)?;
     b.scope = "teardown".into();
@@ -92,7 +116,8 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
         scenarios.push(b.scenario(name, s)?);
     }
     let warnings = shared_step_names(&b.named_steps);
-    Ok(RunPlan {
+    let deferred = b.deferred_env.take().unwrap_or_default();
+    let plan = RunPlan {
         warnings,
         name: cfg.name.clone().unwrap_or_else(|| "pado".into()),
         origins: b.origins,
@@ -131,7 +156,8 @@ pub fn compile(cfg: &Config, base_dir: &Path) -> Result<RunPlan, PlanError> {
             .as_ref()
             .and_then(|d| d.ttl)
             .map(|t| t.get()),
-    })
+    };
+    Ok((plan, deferred))
 }
 
 /// The proxies of a run: `defaults.proxy` (which `--proxy` and `--no-proxy` set),
@@ -232,6 +258,7 @@ impl Builder<'_> {
             vars: &mut self.vars,
             picks: &mut self.picks,
             secrets: &mut self.secrets,
+            deferred_env: self.deferred_env.as_mut(),
         }
     }
 

@@ -10,7 +10,7 @@ mod request;
 mod tests;
 mod websocket;
 
-pub use builder::compile;
+pub use builder::{compile, compile_for_elsewhere};
 pub use checks::{CheckPlan, ExtractPlan, ExtractSource, TemplatedCheck};
 pub use grpc::{decode_grpc_json, encode_grpc_json, GrpcMessage, GrpcPlan};
 pub use pado_scenario::naming::default_step_name;
