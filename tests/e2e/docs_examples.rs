@@ -490,8 +490,8 @@ fn rewrite_command(ex: &Example, w: &World, start_at: &str) -> String {
             .map_or(line.len(), |e| from + e);
         line.replace_range(from..end, start_at);
     }
-    // A `--duration` longer than the rule's becomes it (`--fit-to` alone does not
-    // shorten a file's scenarios given a `--duration`).
+    // A `--duration` longer than the rule's becomes it, so the command line read in
+    // a failure message says the length the example really ran.
     if let Some(at) = line.find("--duration ") {
         let from = at + "--duration ".len();
         let end = line[from..]
