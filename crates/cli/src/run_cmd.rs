@@ -312,6 +312,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
             }),
         merged_from: Vec::new(),
         outputs: Vec::new(),
+        raw_output: None,
         soak: pado_metrics::SoakMode::of(cfg.soak, total_s),
         planned_s: Some(total_s),
         steps: plan.steps.clone(),

@@ -18,6 +18,7 @@ pub mod generator;
 pub mod latency;
 pub mod merge;
 pub mod observed;
+pub mod raw;
 pub mod result_dir;
 pub mod sample;
 pub mod series;
