@@ -28,6 +28,7 @@ mod netns;
 mod network;
 mod observe;
 mod outputs;
+mod raw_output;
 mod recovery;
 mod redirects;
 mod safety;

@@ -84,6 +84,8 @@ pub(crate) struct RunConfig {
     pub setup_vars_file: Option<PathBuf>,
     /// Live outputs: the file's `outputs:` and `--output` flags.
     pub outputs: Vec<pado_outputs::OutputSpec>,
+    /// The raw per-request file (`--output raw-json=FILE`, `raw-csv=FILE`), if asked.
+    pub raw: Option<pado_outputs::raw::RawSpec>,
 }
 
 impl RunConfig {
@@ -137,9 +139,11 @@ impl RunConfig {
             }
             split.plan_id = Some(crate::split::plan_id(&spec, &scenario)?);
         }
-        let outputs = crate::live_outputs::specs(&scenario, &a.outputs)?;
+        let (raw, live) = crate::live_outputs::raw_spec(&a.outputs)?;
+        let outputs = crate::live_outputs::specs(&scenario, &live)?;
         Ok(RunConfig {
             outputs,
+            raw,
             split,
             setup_vars_file: a.setup_vars.clone(),
             scenario,
@@ -163,6 +167,7 @@ impl RunConfig {
     pub(crate) fn new(scenario: Prepared, output: Output) -> RunConfig {
         RunConfig {
             outputs: Vec::new(),
+            raw: None,
             scenario,
             output,
             workers: None,

@@ -152,9 +152,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         let start = opts.start_at.map(|at| (at, began.clone()));
         let h = std::thread::Builder::new()
             .name(format!("pado-worker-{id}"))
-            .spawn(move || {
-                worker_main(id, workers, plan, t0, tx, stop, vars, observer, raw, start)
-            })
+            .spawn(move || worker_main(id, workers, plan, t0, tx, stop, vars, observer, raw, start))
             .expect("spawning a worker thread");
         handles.push(h);
     }

@@ -362,7 +362,10 @@ mod tests {
         // The comma-holding cells are quoted on the line itself.
         let first = text.lines().nth(1).unwrap();
         assert!(first.contains("\"검색, 상품\""), "{first}");
-        assert!(first.contains("\"region=seoul, busan&team==cmd\""), "{first}");
+        assert!(
+            first.contains("\"region=seoul, busan&team==cmd\""),
+            "{first}"
+        );
         assert!(!text.contains("s3cret"));
     }
 

@@ -94,7 +94,9 @@ mod tests {
 
     #[test]
     fn raw_kinds_and_their_k6_names_parse_and_live_kinds_are_left_alone() {
-        let j = RawSpec::parse_flag("raw-json=out/requests.jsonl").unwrap().unwrap();
+        let j = RawSpec::parse_flag("raw-json=out/requests.jsonl")
+            .unwrap()
+            .unwrap();
         assert_eq!(j.format, RawFormat::Json);
         assert_eq!(j.path, PathBuf::from("out/requests.jsonl"));
         assert!(!j.gzip());

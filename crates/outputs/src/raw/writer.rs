@@ -82,10 +82,10 @@ impl RawWriter {
     /// every [`RawLink`] is dropped, which the engine does when the run ends) and
     /// say what it wrote.
     pub fn finish(self) -> RawOutputMeta {
-        let (written, failed, error) = self
-            .handle
-            .join()
-            .unwrap_or((0, 0, Some("the writer thread panicked".into())));
+        let (written, failed, error) =
+            self.handle
+                .join()
+                .unwrap_or((0, 0, Some("the writer thread panicked".into())));
         RawOutputMeta {
             kind: self.spec.format.kind().to_string(),
             path: self.spec.path.display().to_string(),
@@ -153,7 +153,9 @@ mod tests {
         .unwrap();
         let mut tap = RawTap::new(link);
         for i in 0..2500u64 {
-            let url = tap.batch().push_text(&[b"http://127.0.0.1/", i.to_string().as_bytes()]);
+            let url = tap
+                .batch()
+                .push_text(&[b"http://127.0.0.1/", i.to_string().as_bytes()]);
             tap.push(RawRecord {
                 at_us: i,
                 url,
@@ -184,6 +186,9 @@ mod tests {
             .err()
             .unwrap()
             .to_string();
-        assert!(e.starts_with("raw-csv ") && e.contains("cannot create the file"), "{e}");
+        assert!(
+            e.starts_with("raw-csv ") && e.contains("cannot create the file"),
+            "{e}"
+        );
     }
 }

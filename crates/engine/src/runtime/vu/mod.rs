@@ -20,9 +20,9 @@ use crate::response_view::ResponseView;
 use crate::trace::CheckOutcome;
 
 use super::worker::{RawRequest, WorkerCtx};
-use pado_metrics::raw::RawProtocol;
 use described::{failure_sample, seen, trace, Cause};
 use judged::{evaluate, extract};
+use pado_metrics::raw::RawProtocol;
 use redirects::{hop_request, host_for, redirect_to, ExtraOrigin, Follow};
 
 /// A [`RenderCtx`] over a VU's fields (a macro, not a method, so the other fields
