@@ -109,6 +109,9 @@ pub(super) struct WorkerCtx {
     wall_anchor: (Instant, u64),
 }
 
+/// A step's tag names (with their templates) and its rendered values joined by 0x1f.
+pub(super) type RenderedTags<'a> = (&'a [(String, Compiled)], &'a [u8]);
+
 /// What a raw record says beyond the request's sample (see [`WorkerCtx::raw`]).
 pub(super) struct RawRequest<'a> {
     /// The step's series (its name).
@@ -126,7 +129,7 @@ pub(super) struct RawRequest<'a> {
     /// URL alone; parts so that no caller builds the URL itself per request.
     pub url: [&'a [u8]; 3],
     /// The step's tag names and their rendered values (joined by 0x1f), if any.
-    pub tags: Option<(&'a [(String, Compiled)], &'a [u8])>,
+    pub tags: Option<RenderedTags<'a>>,
     /// HTTP version or gRPC.
     pub protocol: RawProtocol,
 }
