@@ -31,6 +31,7 @@ mod network;
 mod observe;
 mod outputs;
 mod protocols;
+mod raw_output;
 mod recovery;
 mod redirects;
 mod safety;

@@ -755,8 +755,10 @@ pub(crate) struct RunArgs {
     /// `prometheus=http://127.0.0.1:9090/api/v1/write` (remote write),
     /// `influxdb=http://127.0.0.1:8086/write?db=pado` (or the v2 API
     /// `.../api/v2/write?org=O&bucket=B`, token from PADO_INFLUXDB_TOKEN),
-    /// `otlp=http://127.0.0.1:4318/v1/metrics`. Never slows the load: what the store
-    /// does not take is dropped and counted (`pado docs outputs`).
+    /// `otlp=http://127.0.0.1:4318/v1/metrics`. Every request as one line in a file
+    /// (k6's `--out json=`/`csv=`): `raw-json=requests.jsonl`, `raw-csv=requests.csv`
+    /// (`.gz` compresses). Never slows the load: what a store or the file does not
+    /// take is dropped and counted (`pado docs outputs`).
     #[arg(long = "output", value_name = "KIND=URL")]
     pub outputs: Vec<String>,
     /// Print nothing while running (the summary is still written).

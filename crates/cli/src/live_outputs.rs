@@ -64,6 +64,42 @@ fn resolved_flag(flag: &str) -> Result<String, Failure> {
     }
 }
 
+/// The raw per-request output among the `--output` flags (`raw-json=FILE`,
+/// `raw-csv=FILE`, k6's `json=FILE` and `csv=FILE`), and the flags left for live
+/// outputs.
+pub(crate) fn raw_spec(
+    flags: &[String],
+) -> Result<(Option<pado_outputs::raw::RawSpec>, Vec<String>), Failure> {
+    let mut raw: Option<pado_outputs::raw::RawSpec> = None;
+    let mut live = Vec::new();
+    for f in flags {
+        match pado_outputs::raw::RawSpec::parse_flag(f) {
+            None => live.push(f.clone()),
+            Some(Err(e)) => return Err(Failure::invalid(format!("--output {f}: {e}"))),
+            Some(Ok(spec)) => {
+                if let Some(first) = &raw {
+                    let e = pado_outputs::raw::RawSpecError::Twice(first.label(), spec.label());
+                    return Err(Failure::invalid(format!("--output {f}: {e}")));
+                }
+                raw = Some(spec);
+            }
+        }
+    }
+    Ok((raw, live))
+}
+
+/// The line for the terminal about the raw output, after the summary.
+pub(crate) fn raw_line(r: &pado_metrics::result_dir::RawOutputMeta) -> String {
+    let mut l = format!(
+        "  output {} {}: {} requests written, {} dropped",
+        r.kind, r.path, r.lines_written, r.lines_dropped
+    );
+    if let Some(e) = &r.error {
+        l.push_str(&format!(" (write error: {e})"));
+    }
+    l
+}
+
 /// The outputs of a run: the file's `outputs:` (errors at their line), then the
 /// `--output` flags (`KIND=env:VAR` read from the environment). `resolve_env`
 /// false is for a coordinator, which writes to no output itself: its

@@ -165,6 +165,9 @@ pub(crate) fn run(cfg: &RunConfig, history: &crate::history_cmd::Recorder) -> Re
     for l in crate::live_outputs::lines(&done.summary.outputs) {
         outln!("{l}");
     }
+    if let Some(r) = &done.summary.raw_output {
+        outln!("{}", crate::live_outputs::raw_line(r));
+    }
     outln!("  results: {}", done.dir.display());
     // A segment's share is not the test: its merge is recorded.
     if cfg.split.segment.is_none() {
@@ -323,6 +326,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
             }),
         merged_from: Vec::new(),
         outputs: Vec::new(),
+        raw_output: None,
         soak: pado_metrics::SoakMode::of(cfg.soak, total_s),
         planned_s: Some(total_s),
         steps: plan.steps.clone(),
@@ -363,6 +367,21 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                 .map_err(|e| Failure::invalid(format!("output {e}")))?,
         )
     });
+    // Raw per-request lines: a writer thread fed by the workers, never waited for.
+    let (raw_writer, raw_link) = match &cfg.raw {
+        None => (None, None),
+        Some(spec) => {
+            let steps = plan.series.iter().map(|k| k.name.clone()).collect();
+            let secrets = plan.secrets.clone();
+            let (w, link) = pado_outputs::raw::RawWriter::start(
+                spec,
+                steps,
+                Box::new(move |url: &[u8]| secrets.text(url)),
+            )
+            .map_err(|e| Failure::invalid(format!("output {e}")))?;
+            (Some(w), Some(link))
+        }
+    };
     let write_error: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let abort_reason: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     let sink = {
@@ -487,9 +506,18 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
             start_at,
             setup_vars,
             skip_teardown: split.segment.as_ref().is_some_and(|s| s.index() > 0),
+            raw: raw_link,
         },
         sink,
     );
+    if let Some(w) = raw_writer {
+        let r = w.finish();
+        if let Some(w) = r.warning() {
+            eprintln!("warning: {w}");
+            meta.warnings.push(w);
+        }
+        meta.raw_output = Some(r);
+    }
     if let Some(o) = outputs.as_ref() {
         // The flush fits in what is left of the planned end plus the graceful stop,
         // so outputs never make a run end later than it promised.

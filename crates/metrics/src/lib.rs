@@ -20,6 +20,7 @@ pub mod merge;
 pub mod observed;
 pub mod open_faults;
 pub mod protocols;
+pub mod raw;
 pub mod result_dir;
 pub mod sample;
 pub mod series;

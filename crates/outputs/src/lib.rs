@@ -9,11 +9,15 @@
 //! ([`prometheus`], [`influx`], [`otlp`]) and delivers it over pado's own HTTP
 //! client with batching, retries with backoff and a bounded buffer ([`sender`]).
 //! What could not be delivered is counted and reported ([`OutputReport`]).
+//!
+//! Beside them, [`raw`] writes one line per request to a file when asked
+//! (`--output raw-json=FILE`): fed by the workers, not by the closed seconds.
 
 pub mod catalog;
 pub mod influx;
 pub mod otlp;
 pub mod prometheus;
+pub mod raw;
 mod sender;
 pub mod spec;
 pub mod state;

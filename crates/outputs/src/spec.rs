@@ -109,10 +109,10 @@ impl fmt::Display for Kind {
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum SpecError {
     /// Not `KIND=URL`.
-    #[error("`{0}`: give KIND=URL, e.g. prometheus=http://127.0.0.1:9090/api/v1/write (kinds: prometheus, influxdb, otlp)")]
+    #[error("`{0}`: give KIND=URL, e.g. prometheus=http://127.0.0.1:9090/api/v1/write (kinds: prometheus, influxdb, otlp; raw-json=FILE, raw-csv=FILE for one line per request)")]
     Shape(String),
     /// An unknown kind.
-    #[error("unknown output kind `{0}` (kinds: prometheus, influxdb, otlp)")]
+    #[error("unknown output kind `{0}` (kinds: prometheus, influxdb, otlp; raw-json, raw-csv)")]
     Kind(String),
     /// A URL that does not parse or is not http(s).
     #[error("output URL `{0}`: {1}")]

@@ -84,6 +84,8 @@ pub(crate) struct RunConfig {
     pub setup_vars_file: Option<PathBuf>,
     /// Live outputs: the file's `outputs:` and `--output` flags.
     pub outputs: Vec<pado_outputs::OutputSpec>,
+    /// The raw per-request file (`--output raw-json=FILE`, `raw-csv=FILE`), if asked.
+    pub raw: Option<pado_outputs::raw::RawSpec>,
 }
 
 impl RunConfig {
@@ -137,10 +139,12 @@ impl RunConfig {
             }
             split.plan_id = Some(crate::split::plan_id(&spec, &scenario)?);
         }
+        let (raw, live) = crate::live_outputs::raw_spec(&a.outputs)?;
         // A coordinator (`--generators`) writes to no output: the generators do.
-        let outputs = crate::live_outputs::specs(&scenario, &a.outputs, a.generators.is_empty())?;
+        let outputs = crate::live_outputs::specs(&scenario, &live, a.generators.is_empty())?;
         Ok(RunConfig {
             outputs,
+            raw,
             split,
             setup_vars_file: a.setup_vars.clone(),
             scenario,
@@ -164,6 +168,7 @@ impl RunConfig {
     pub(crate) fn new(scenario: Prepared, output: Output) -> RunConfig {
         RunConfig {
             outputs: Vec::new(),
+            raw: None,
             scenario,
             output,
             workers: None,

@@ -43,6 +43,9 @@ pub struct RunOptions {
     pub setup_vars: Option<Vec<Option<Vec<u8>>>>,
     /// Leave the global teardown out (a segment other than 0: it runs once, there).
     pub skip_teardown: bool,
+    /// Where raw per-request records go (`--output raw-json=FILE`): `None` for a
+    /// run without, whose requests then pay one branch for the feature.
+    pub raw: Option<pado_metrics::raw::RawLink>,
 }
 
 /// What a finished run reports besides its measurements.
@@ -104,6 +107,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
                 "setup",
                 vars,
                 opts.observer.clone(),
+                opts.raw.clone(),
             )
         }
         None => run_once_steps(
@@ -115,6 +119,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
             "setup",
             Vec::new(),
             opts.observer.clone(),
+            opts.raw.clone(),
         ),
     };
     // Give threads a moment to start so second 0 is a full second of load; an agreed
@@ -143,10 +148,11 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         let stop = opts.stop.clone();
         let vars = initial_vars.clone();
         let observer = opts.observer.clone();
+        let raw = opts.raw.clone();
         let start = opts.start_at.map(|at| (at, began.clone()));
         let h = std::thread::Builder::new()
             .name(format!("pado-worker-{id}"))
-            .spawn(move || worker_main(id, workers, plan, t0, tx, stop, vars, observer, start))
+            .spawn(move || worker_main(id, workers, plan, t0, tx, stop, vars, observer, raw, start))
             .expect("spawning a worker thread");
         handles.push(h);
     }
@@ -183,6 +189,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         "teardown",
         initial_vars,
         opts.observer.clone(),
+        opts.raw,
     );
     let totals = agg.finish();
     let end = Instant::now();
@@ -215,9 +222,18 @@ fn run_once_steps(
     scope: &str,
     vars: Vec<Option<Vec<u8>>>,
     observer: Option<Arc<dyn Observer>>,
+    raw: Option<pado_metrics::raw::RawLink>,
 ) -> Vec<Option<Vec<u8>>> {
     let t0 = t0.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
-    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx.clone(), vars.clone(), observer);
+    let ctx = worker::WorkerCtx::new(
+        id,
+        plan.clone(),
+        t0,
+        tx.clone(),
+        vars.clone(),
+        observer,
+        raw,
+    );
     if steps.is_empty() {
         ctx.finish();
         return vars;
@@ -266,6 +282,7 @@ pub fn run_setup(plan: Arc<RunPlan>, observer: Option<Arc<dyn Observer>>) -> Set
         "setup",
         Vec::new(),
         observer,
+        None,
     );
     let totals = agg.finish();
     let mut extracted = Vec::new();
@@ -324,6 +341,7 @@ pub fn run_single(plan: Arc<RunPlan>, observer: Arc<dyn Observer>) {
                 vars,
                 Some(observer.clone()),
                 true,
+                None,
             )
         };
         let mut setup = vu::Vu::new(ctx(Vec::new()), 0x5e7, 0, true);
@@ -352,6 +370,7 @@ fn worker_main(
     stop: StopState,
     initial_vars: Vec<Option<Vec<u8>>>,
     observer: Option<Arc<dyn Observer>>,
+    raw: Option<pado_metrics::raw::RawLink>,
     start: Option<(Instant, Arc<std::sync::atomic::AtomicU64>)>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
@@ -365,7 +384,7 @@ fn worker_main(
         }
     };
     let local = tokio::task::LocalSet::new();
-    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx, initial_vars, observer);
+    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx, initial_vars, observer, raw);
     ctx.measure_self();
     local.block_on(&rt, async {
         let mut tasks = Vec::new();

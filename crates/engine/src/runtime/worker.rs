@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 use pado_metrics::failure::SAMPLES_PER_KIND;
+use pado_metrics::raw::{RawLink, RawProtocol, RawRecord, RawTap};
 use pado_metrics::{
     CheckCounts, FailureSample, Interval, LagHistogram, ProtocolCounts, RequestSample,
     ScenarioStats, SeriesKey, SeriesStats, WorkerMessage,
@@ -102,6 +103,37 @@ pub(super) struct WorkerCtx {
     /// The HTTP/2 connections this worker's VUs share, per plan origin (`None` for
     /// an origin spoken with HTTP/1.1, where each VU owns its connection).
     pub h2: Vec<Option<pado_http::H2Pool>>,
+    /// Raw per-request records (`--output raw-json=FILE`): `None` unless asked for,
+    /// so without it each request pays one branch.
+    raw: Option<RefCell<RawTap>>,
+    /// An instant and the same moment in µs since the Unix epoch: raw records'
+    /// wall-clock times are computed from it, not read per request.
+    wall_anchor: (Instant, u64),
+}
+
+/// A step's tag names (with their templates) and its rendered values joined by 0x1f.
+pub(super) type RenderedTags<'a> = (&'a [(String, Compiled)], &'a [u8]);
+
+/// What a raw record says beyond the request's sample (see [`WorkerCtx::raw`]).
+pub(super) struct RawRequest<'a> {
+    /// The step's series (its name).
+    pub step: u32,
+    /// The scenario, or `setup`/`teardown`.
+    pub scope: &'a str,
+    /// The VU and its iteration.
+    pub vu: u64,
+    /// See [`RawRequest::vu`].
+    pub iter: u64,
+    /// The method.
+    pub method: &'a [u8],
+    /// The URL in the parts it is made of, joined as they are: the origin
+    /// (`http://host:port`) and the target as sent (path and query), or an absolute
+    /// URL alone; parts so that no caller builds the URL itself per request.
+    pub url: [&'a [u8]; 3],
+    /// The step's tag names and their rendered values (joined by 0x1f), if any.
+    pub tags: Option<RenderedTags<'a>>,
+    /// HTTP version or gRPC.
+    pub protocol: RawProtocol,
 }
 
 impl WorkerCtx {
@@ -113,11 +145,13 @@ impl WorkerCtx {
         tx: Sender<WorkerMessage>,
         initial_vars: Vec<Option<Vec<u8>>>,
         observer: Option<Arc<dyn Observer>>,
+        raw: Option<RawLink>,
     ) -> Rc<Self> {
-        Self::with_options(id, plan, t0, tx, initial_vars, observer, false)
+        Self::with_options(id, plan, t0, tx, initial_vars, observer, false, raw)
     }
 
     /// [`WorkerCtx::new`], optionally skipping think times (`--once`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn with_options(
         id: usize,
         plan: Arc<RunPlan>,
@@ -126,6 +160,7 @@ impl WorkerCtx {
         initial_vars: Vec<Option<Vec<u8>>>,
         observer: Option<Arc<dyn Observer>>,
         skip_think: bool,
+        raw: Option<RawLink>,
     ) -> Rc<Self> {
         let metrics = WorkerMetrics {
             second: 0,
@@ -168,7 +203,72 @@ impl WorkerCtx {
                 })
                 .collect(),
             plan,
+            raw: raw.map(|l| RefCell::new(RawTap::new(l))),
+            wall_anchor: {
+                let now = Instant::now();
+                let unix = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_micros() as u64);
+                (now, unix)
+            },
         })
+    }
+
+    /// Whether raw records are asked for: callers build a [`RawRequest`] only then.
+    #[inline]
+    pub(super) fn raw_on(&self) -> bool {
+        self.raw.is_some()
+    }
+
+    /// Keep a raw record of a request that ended at `end` (only with a raw output:
+    /// check [`WorkerCtx::raw_on`] first). Copies its text into the worker's batch,
+    /// allocating nothing once the batch has grown.
+    pub(super) fn raw(&self, r: &RawRequest<'_>, sample: &RequestSample, end: Instant) {
+        let Some(tap) = &self.raw else {
+            return;
+        };
+        let mut tap = tap.borrow_mut();
+        let b = tap.batch();
+        let scenario = b.push_text(&[r.scope.as_bytes()]);
+        let method = b.push_text(&[r.method]);
+        let url = b.push_text(&r.url);
+        let tags = match r.tags {
+            Some((names, values)) => {
+                let start = b.text.len();
+                for ((name, _), value) in names.iter().zip(values.split(|&c| c == 0x1f)) {
+                    b.text.extend_from_slice(name.as_bytes());
+                    b.text.push(0x1e);
+                    b.text.extend_from_slice(value);
+                    b.text.push(0x1f);
+                }
+                b.span_since(start)
+            }
+            None => pado_metrics::raw::Span::default(),
+        };
+        let (anchor, anchor_us) = self.wall_anchor;
+        let at_us = anchor_us
+            + end
+                .saturating_duration_since(anchor)
+                .as_micros()
+                .min(u64::MAX as u128) as u64;
+        tap.push(RawRecord {
+            at_us,
+            step: r.step,
+            vu: r.vu,
+            iter: r.iter,
+            status: sample.status,
+            error: sample.error,
+            failed: sample.failed,
+            failed_by_check: sample.failed_by_check,
+            protocol: r.protocol,
+            bytes_sent: sample.bytes_sent,
+            bytes_received: sample.bytes_received,
+            phases: sample.phases,
+            scenario,
+            method,
+            url,
+            tags,
+        });
     }
 
     /// Whether a failure of step series `series` in category `code` (a status, or
@@ -255,6 +355,9 @@ impl WorkerCtx {
             let _ = self
                 .tx
                 .send(WorkerMessage::Failures(std::mem::take(&mut m.failures)));
+        }
+        if let Some(tap) = &self.raw {
+            tap.borrow_mut().flush();
         }
         let lag = std::mem::take(&mut m.lag);
         let generator = self.meter.borrow_mut().as_mut().map(|mt| mt.interval(lag));

@@ -451,6 +451,8 @@ impl MergePlan {
                 })
                 .collect(),
             outputs: Vec::new(),
+            // Each generator's raw file stays in its own directory: not merged.
+            raw_output: None,
             soak: first.meta.soak,
             planned_s: first.meta.planned_s,
         }

@@ -152,6 +152,11 @@ pub struct RunMeta {
     /// delivered; absent when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<OutputMeta>,
+    /// The raw per-request file (`--output raw-json=FILE`, `raw-csv=FILE`) and how
+    /// many of the run's requests it holds; absent when none was asked for.
+    /// `pado merge` leaves raw files where they are and does not carry this over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_output: Option<RawOutputMeta>,
     /// Soak mode, when the run is one: asked for (`--soak`), or planned to last
     /// [`SOAK_AUTO_S`] or more. The summary then always carries the soak verdict; with
     /// `--soak` the verdict is also part of the exit code.
@@ -232,6 +237,46 @@ impl OutputMeta {
         );
         if let Some(e) = &self.last_error {
             w.push_str(&format!(" (last error: {e})"));
+        }
+        Some(w)
+    }
+}
+
+/// What the raw per-request output wrote (`run.json` and `summary.json`
+/// `raw_output`): a line per request, unless the writer fell behind the load and
+/// some were dropped (counted here, never waited for).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RawOutputMeta {
+    /// `raw-json` or `raw-csv`.
+    pub kind: String,
+    /// The file, as given on the command line.
+    pub path: String,
+    /// Lines written, one per request.
+    pub lines_written: u64,
+    /// Requests that have no line: the writer had fallen behind, or writing failed.
+    pub lines_dropped: u64,
+    /// Why writing stopped, if it did (the file system's error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl RawOutputMeta {
+    /// The warning line for a raw output that lost lines, if it did.
+    pub fn warning(&self) -> Option<String> {
+        if self.lines_dropped == 0 && self.error.is_none() {
+            return None;
+        }
+        let mut w = format!(
+            "output {} {}: {} of {} requests written, {} dropped (the writer could not keep up with the load{})",
+            self.kind,
+            self.path,
+            self.lines_written,
+            self.lines_written + self.lines_dropped,
+            self.lines_dropped,
+            if self.error.is_some() { " or writing failed" } else { "" }
+        );
+        if let Some(e) = &self.error {
+            w.push_str(&format!(": {e}"));
         }
         Some(w)
     }

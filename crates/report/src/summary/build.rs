@@ -52,6 +52,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         warnings: warnings(run),
         failures: totals.failures.clone(),
         outputs: meta.outputs.clone(),
+        raw_output: meta.raw_output.clone(),
         ..Summary::default()
     };
     request_figures(&mut summary, totals, dur);

@@ -317,6 +317,10 @@ pub struct Summary {
     /// `run.json`); absent when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outputs: Vec<pado_metrics::result_dir::OutputMeta>,
+    /// The raw per-request file (`--output raw-json=FILE`): lines written and
+    /// dropped (from `run.json`); absent when none was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_output: Option<pado_metrics::result_dir::RawOutputMeta>,
 }
 
 fn yes() -> bool {

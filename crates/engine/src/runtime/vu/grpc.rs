@@ -162,6 +162,9 @@ impl Vu {
                 }
                 let series = self.series(scope, step);
                 ctx.record(series, &sample, end);
+                if ctx.raw_on() {
+                    self.raw_grpc(scope, step, g, &sample, end);
+                }
                 return;
             }
         };
@@ -396,5 +399,35 @@ impl Vu {
         } else {
             ctx.record(series, &sample, end);
         }
+        if ctx.raw_on() {
+            self.raw_grpc(scope, step, g, &sample, end);
+        }
+    }
+
+    /// Keep the raw record of a gRPC call (only with a raw output): method `GRPC`,
+    /// the URL its server and `/package.Service/Method`.
+    fn raw_grpc(
+        &self,
+        scope: &str,
+        step: &StepPlan,
+        g: &GrpcPlan,
+        sample: &RequestSample,
+        end: Instant,
+    ) {
+        let origin = &self.ctx.plan.origins[g.origin].label;
+        self.ctx.raw(
+            &super::super::worker::RawRequest {
+                step: step.series,
+                scope,
+                vu: self.id,
+                iter: self.iter,
+                method: b"GRPC",
+                url: [origin.as_bytes(), b"/", g.method.as_bytes()],
+                tags: (!step.tags.is_empty()).then_some((&step.tags[..], &self.tag_buf[..])),
+                protocol: pado_metrics::raw::RawProtocol::Grpc,
+            },
+            sample,
+            end,
+        );
     }
 }

@@ -19,9 +19,10 @@ use crate::render::{RenderCtx, RenderFault};
 use crate::response_view::ResponseView;
 use crate::trace::CheckOutcome;
 
-use super::worker::WorkerCtx;
+use super::worker::{RawRequest, WorkerCtx};
 use described::{failure_sample, seen, trace, Cause};
 use judged::{evaluate, extract};
+use pado_metrics::raw::RawProtocol;
 use redirects::{hop_request, host_for, redirect_to, ExtraOrigin, Follow};
 
 /// A [`RenderCtx`] over a VU's fields (a macro, not a method, so the other fields
@@ -452,6 +453,7 @@ impl Vu {
         // HTTP/2 for the plan's origins that speak it (an origin first met in a
         // redirect is spoken with HTTP/1.1).
         let pool = ctx.h2.get(host).and_then(Option::as_ref);
+        let mut protocol = RawProtocol::Http1;
         let ex = match pool {
             None => {
                 let ex = exchange(slot, origin, request_ref!()).await;
@@ -468,7 +470,10 @@ impl Vu {
                             if std::ptr::eq(b.as_ptr(), bytes.as_ptr()))
                 });
                 match exchange_h2(pool, origin, request_ref!(), prebuilt).await {
-                    Ok(ex) => ex,
+                    Ok(ex) => {
+                        protocol = RawProtocol::Http2;
+                        ex
+                    }
                     Err(UseHttp1(opened)) => {
                         let setup = opened.as_ref().map(|(_, t)| *t);
                         if let Some((c, _)) = opened {
@@ -592,6 +597,9 @@ impl Vu {
             }
             let series = self.series(scope, step);
             ctx.record(series, &sample, end);
+            if ctx.raw_on() {
+                self.raw(scope, step, &origin.label, bytes, &sample, end, protocol);
+            }
             return Some(f);
         }
         let mut failed = !ok_transport || !req.expect.contains(ex.status);
@@ -721,6 +729,9 @@ impl Vu {
         }
         let series = self.series(scope, step);
         ctx.record(series, &sample, end);
+        if ctx.raw_on() {
+            self.raw(scope, step, &origin.label, bytes, &sample, end, protocol);
+        }
         None
     }
 
@@ -812,6 +823,43 @@ impl Vu {
         }
         let series = self.series(scope, step);
         ctx.record(series, &sample, end);
+        if ctx.raw_on() {
+            let label = &ctx.plan.origins[req.origin].label;
+            self.raw(scope, step, label, &shown, &sample, end, RawProtocol::Http1);
+        }
+    }
+
+    /// Keep the raw record of a request of `step` whose bytes were `sent` to
+    /// `origin` (only with a raw output). Call right after [`Vu::series`], whose
+    /// rendered tag values it reads.
+    #[allow(clippy::too_many_arguments)]
+    fn raw(
+        &self,
+        scope: &str,
+        step: &StepPlan,
+        origin: &str,
+        sent: &[u8],
+        sample: &RequestSample,
+        end: Instant,
+        protocol: RawProtocol,
+    ) {
+        let (method, target) = request_line(sent);
+        // An absolute-form target (through a proxy) is the whole URL already.
+        let origin = if target.starts_with(b"/") { origin } else { "" };
+        self.ctx.raw(
+            &RawRequest {
+                step: step.series,
+                scope,
+                vu: self.id,
+                iter: self.iter,
+                method,
+                url: [origin.as_bytes(), target, b""],
+                tags: (!step.tags.is_empty()).then_some((&step.tags[..], &self.tag_buf[..])),
+                protocol,
+            },
+            sample,
+            end,
+        );
     }
 
     /// The series a request of `step` is recorded under (its tags rendered now).
