@@ -116,8 +116,20 @@ fn the_websocket_example_runs_against_the_demo_target() {
     assert_eq!(num(ws, "failed"), 0.0, "{ws:#}");
     // join + hello + 5 pings per session, each echoed.
     assert_eq!(num(ws, "msgs_sent"), 7.0 * num(ws, "sessions"), "{ws:#}");
-    let feed = "      - name: feed\n        ws:\n          url: /ws/feed?every_ms=20&count=3\n          actions:\n            - expect: { json: { $.type: post }, body_contains: '\"id\":' }\n            - hold: 200ms\n";
-    let s = passes("demo-ws-feed", &closed(&t.base_url(), "", feed), &[]);
+    // Three posts awaited, then the client closes: the feed (a post every 100 ms,
+    // ten at most) is still going, so no session ends early and none gets a fourth.
+    let expect = "            - expect: { json: { $.type: post }, body_contains: '\"id\":' }\n";
+    let feed = format!(
+        "      - name: feed\n        ws:\n          url: /ws/feed?every_ms=100&count=10\n          actions:\n{}",
+        expect.repeat(3)
+    );
+    let s = passes("demo-ws-feed", &closed(&t.base_url(), "", &feed), &[]);
+    assert_eq!(
+        num(&s["steps"]["feed"]["ws"], "failed"),
+        0.0,
+        "{:#}",
+        s["steps"]["feed"]
+    );
     let ws = &s["steps"]["feed"]["ws"];
     assert_eq!(num(ws, "sessions"), 20.0, "{ws:#}");
     assert_eq!(

@@ -207,7 +207,7 @@ const RULES: &[Rule] = &[
     },
     Rule {
         doc: "docs/scaling-out.md",
-        marker: "pado agent --listen",
+        marker: "--token-file agent-token   # on host-a",
         how: How::NotRun(
             "an agent serves on every interface until stopped, on each host; \
              tests/e2e/agents.rs runs agents on loopback",
@@ -215,8 +215,21 @@ const RULES: &[Rule] = &[
     },
     Rule {
         doc: "docs/scaling-out.md",
+        marker: "--token-file agent-token --tls",
+        how: How::NotRun(
+            "a TLS agent serves on every interface until stopped, on each host; \
+             tests/e2e/agents.rs runs TLS agents on loopback with pinned fingerprints",
+        ),
+    },
+    Rule {
+        doc: "docs/scaling-out.md",
         marker: "--generators host-a:7070",
         how: How::NotRun("it needs agents on hosts host-a, host-b and host-c"),
+    },
+    Rule {
+        doc: "docs/scaling-out.md",
+        marker: "--generators https://host-a:7070",
+        how: How::NotRun("it needs TLS agents on hosts host-a and host-b"),
     },
     Rule {
         doc: "examples/resilience/cache-off.yaml",

@@ -251,38 +251,6 @@ fn grpc_bad_proto_method_or_message_is_named_with_its_place() {
     assert_eq!(srv.stats().unary, 0);
 }
 
-#[test]
-fn the_grpc_example_of_the_scenario_docs_runs_as_written() {
-    let md = include_str!("../../docs/scenario.md");
-    let at = md.find("## gRPC").expect("a gRPC section");
-    let start = md[at..].find("```yaml\n").unwrap() + at + "```yaml\n".len();
-    let len = md[start..].find("```").unwrap();
-    let srv = GrpcServer::start(Reflection::Off);
-    let t = tmp("grpc-docs");
-    write_file(&t, "echo.proto", ECHO_PROTO);
-    let file = write_file(&t, "echo.yaml", &md[start..start + len]);
-    let dir = t.join("result");
-    let _m = crate::harness::shared_machine();
-    let out = std::process::Command::new(crate::harness::pado_bin())
-        .args(["run", file.to_str().unwrap(), "--target", &srv.base_url()])
-        .args(["--vus", "2", "--duration", "1s", "--quiet", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}");
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
-    let st = srv.stats();
-    assert_eq!(num(&s, "steps.echo.requests") as u64, st.unary, "{s:#}");
-    assert_eq!(num(&s, "steps.ticks.grpc.streams") as u64, st.streams);
-    assert_eq!(
-        num(&s, "steps.ticks.grpc.stream_msgs") as u64,
-        5 * st.streams
-    );
-    assert_eq!(num(&s, "failed"), 0.0, "{:#}", s["errors"]);
-}
-
 /// A server that answers a call as if it succeeded (HTTP 200, a message) but sends
 /// no `grpc-status`, neither in trailers nor in the head: gRPC's clients count such
 /// a call as INTERNAL (grpc-go: "server closed the stream without sending

@@ -19,7 +19,8 @@ fn a_body_longer_than_max_body_is_named_and_max_body_can_be_raised() {
     };
     let f = write_file(&d, "default.yaml", &scenario(""));
     let r = run("max-body-default", &[f.to_str().unwrap()]);
-    assert_eq!(r.code(), 0, "{}", r.stderr());
+    // Both checks failed, so both requests did: the verdict fails the run.
+    assert_eq!(r.code(), 99, "{}", r.stderr());
     let s = r.summary();
     assert_eq!(num(&s, "errors.check_failed"), 2.0, "{s}");
     let w = s["warnings"].to_string();

@@ -95,7 +95,14 @@ fn a_failed_check_fails_the_request() {
         ),
     );
     let r = run("check", &[f.to_str().unwrap()]);
-    assert_eq!(r.code(), 0, "{}", r.stderr());
+    // Every request failed its check, so every request failed: the verdict fails
+    // the run (exit 99) and says so.
+    assert_eq!(r.code(), 99, "{}", r.stderr());
+    assert!(
+        r.stdout().contains("every request failed"),
+        "{}",
+        r.stdout()
+    );
     let s = r.summary();
     assert_eq!(num(&s, "failed"), 20.0);
     assert_eq!(num(&s, "errors.check_failed"), 20.0);

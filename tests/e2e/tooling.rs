@@ -2,7 +2,7 @@
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, pado, run, tmp, write_file};
+use crate::harness::{num, pado, run, run_env, tmp, write_file};
 
 #[test]
 fn init_writes_a_valid_scenario_and_schema_is_json() {
@@ -255,25 +255,36 @@ fn plan_prints_the_formulas_and_writes_a_valid_skeleton() {
 fn compare_marks_a_real_slowdown_and_names_its_method() {
     let srv = TestServer::start();
     let (fast_url, slow_url) = (srv.url("/delay/5"), srv.url("/delay/60"));
+    // A history of its own: the spread between earlier runs of the same test widens
+    // the noise floor, and other tests' quick runs must not count as earlier runs.
+    let home = tmp("cmp-home");
+    let home_s = home.to_str().unwrap().to_string();
+    let home_f = home_s.clone();
     let fast = std::thread::spawn(move || {
-        run(
+        run_env(
             "cmp-fast",
             &["--url", &fast_url, "--vus", "2", "--duration", "10s"],
+            &[("PADO_HOME", &home_f)],
         )
     });
     // Ten seconds each: per-second values are autocorrelated, and the test widens
     // its variance for that; five seconds a side can come out too few to judge.
-    let slow = run(
+    let slow = run_env(
         "cmp-slow",
         &["--url", &slow_url, "--vus", "2", "--duration", "10s"],
+        &[("PADO_HOME", &home_s)],
     );
     let fast = fast.join().unwrap();
-    let out = pado(&[
-        "compare",
-        fast.dir.to_str().unwrap(),
-        slow.dir.to_str().unwrap(),
-        "--json",
-    ]);
+    let out = std::process::Command::new(crate::harness::pado_bin())
+        .args([
+            "compare",
+            fast.dir.to_str().unwrap(),
+            slow.dir.to_str().unwrap(),
+            "--json",
+        ])
+        .env("PADO_HOME", &home_s)
+        .output()
+        .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
