@@ -6,6 +6,10 @@
 
 use std::path::PathBuf;
 
+/// `pado k8s`'s default `--results-size-limit`: written here too so the flags parse
+/// in a lean build without the k8s crate (a test keeps it equal to the crate's).
+const DEFAULT_RESULTS_SIZE_LIMIT: &str = "1Gi";
+
 use clap::{Args, Parser, Subcommand};
 
 /// pado: HTTP load testing and performance analysis in one binary.
@@ -313,7 +317,7 @@ pub(crate) struct K8sTestArgs {
     pub name: Option<String>,
     /// Size limit of each pod's results volume (a Kubernetes quantity): a pod whose
     /// result grows past it is evicted and its segment named missing.
-    #[arg(long, default_value = pado_k8s::spec::DEFAULT_RESULTS_SIZE_LIMIT)]
+    #[arg(long, default_value = DEFAULT_RESULTS_SIZE_LIMIT)]
     pub results_size_limit: String,
     /// More `pado run` arguments for every segment, after `--`.
     #[arg(last = true, value_name = "RUN ARGS")]
@@ -1055,6 +1059,15 @@ fn min_change_pct(s: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "k8s")]
+    #[test]
+    fn the_results_size_default_is_the_k8s_crates() {
+        assert_eq!(
+            super::DEFAULT_RESULTS_SIZE_LIMIT,
+            pado_k8s::spec::DEFAULT_RESULTS_SIZE_LIMIT
+        );
+    }
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("pado").chain(args.iter().copied()))

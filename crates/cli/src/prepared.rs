@@ -56,6 +56,7 @@ impl Prepared {
     /// (`pado k8s --env-from-secret`): a `{{ env.X }}` unset here is left to the
     /// pods, its name returned for the note that says so. The plan is for checking
     /// and planning only, never for running here.
+    #[cfg(feature = "k8s")]
     pub(crate) fn compile_for_pods(&self) -> Result<(pado_engine::RunPlan, Vec<String>), Failure> {
         let (plan, deferred) = pado_engine::compile_for_elsewhere(&self.config, &self.base_dir)
             .map_err(|e| self.plan_failure(e))?;

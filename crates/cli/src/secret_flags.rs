@@ -130,6 +130,7 @@ pub(crate) fn output_has_credentials(flag: &str) -> bool {
 pub(crate) enum Destination<'a> {
     /// A Kubernetes Job's arguments: the replacement reads a Secret
     /// (`--env-from-secret`, the one given or a placeholder) in namespace `ns`.
+    #[cfg_attr(not(feature = "k8s"), allow(dead_code))]
     K8sJob {
         /// The Secret `--env-from-secret` names, if given.
         env_secret: Option<&'a str>,
