@@ -128,24 +128,31 @@ impl TlsSettings {
 }
 
 fn read_certs(p: &Path, what: &'static str) -> Result<Vec<CertificateDer<'static>>, TlsFileError> {
-    let unusable = |reason: String| TlsFileError::Unusable {
+    pem_certificates(p).map_err(|reason| TlsFileError::Unusable {
         what,
         path: p.to_path_buf(),
         reason,
-    };
+    })
+}
+
+/// The certificates of a PEM file (at least one), or why it has none usable, in a
+/// sentence. Shared with the agents' TLS (crates/fleet), so a certificate file
+/// reads and fails alike wherever pado is given one.
+pub fn pem_certificates(p: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs = CertificateDer::pem_file_iter(p)
-        .map_err(|e| unusable(pem_reason(&e, "a certificate")))?
+        .map_err(|e| pem_reason(&e, "a certificate"))?
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| unusable(pem_reason(&e, "a certificate")))?;
+        .map_err(|e| pem_reason(&e, "a certificate"))?;
     if certs.is_empty() {
-        return Err(unusable(
+        return Err(
             "no certificate in it (expected PEM blocks `-----BEGIN CERTIFICATE-----`)".into(),
-        ));
+        );
     }
     Ok(certs)
 }
 
-fn pem_reason(e: &rustls::pki_types::pem::Error, wanted: &str) -> String {
+/// A PEM reading error in a sentence (`wanted`: what the file should have held).
+pub fn pem_reason(e: &rustls::pki_types::pem::Error, wanted: &str) -> String {
     use rustls::pki_types::pem::Error as E;
     match e {
         E::Io(io) => io.to_string(),

@@ -20,7 +20,6 @@ pub mod trust;
 
 use std::path::{Path, PathBuf};
 
-use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 
 pub use fingerprint::{Fingerprint, FingerprintError};
@@ -60,31 +59,15 @@ pub enum TlsError {
     },
 }
 
-/// The certificates of a PEM file (at least one).
+/// The certificates of a PEM file (at least one), read as pado reads every
+/// certificate file ([`pado_http::trust::pem_certificates`]).
 fn read_certs(p: &Path, what: &'static str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
-    let unusable = |reason: String| TlsError::File {
+    pado_http::trust::pem_certificates(p).map_err(|reason| TlsError::File {
         what,
         path: p.to_path_buf(),
         reason,
-    };
-    let certs = CertificateDer::pem_file_iter(p)
-        .map_err(|e| unusable(pem_reason(&e, "a certificate")))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| unusable(pem_reason(&e, "a certificate")))?;
-    if certs.is_empty() {
-        return Err(unusable(
-            "no certificate in it (expected PEM blocks `-----BEGIN CERTIFICATE-----`)".into(),
-        ));
-    }
-    Ok(certs)
+    })
 }
 
-/// A PEM reading error in a sentence.
-fn pem_reason(e: &rustls::pki_types::pem::Error, wanted: &str) -> String {
-    use rustls::pki_types::pem::Error as E;
-    match e {
-        E::Io(io) => io.to_string(),
-        E::NoItemsFound => format!("no {wanted} in it (expected PEM)"),
-        other => format!("not valid PEM ({other:?})"),
-    }
-}
+// A PEM reading error in a sentence, worded as for every certificate file.
+use pado_http::trust::pem_reason;
