@@ -199,6 +199,16 @@ const RULES: &[Rule] = &[
     },
     Rule {
         doc: "docs/scenario.md",
+        marker: "http_reqs{window:60s-120s}",
+        how: How::Validate(
+            "its thresholds judge a 3-minute stress test's holds and its seconds 60 to \
+             120; fitted to seconds the window has no data and fails; \
+             tests/e2e/verdict.rs judges stage and window thresholds against a target \
+             that slows at a known second",
+        ),
+    },
+    Rule {
+        doc: "docs/scenario.md",
         marker: "node_exporter",
         how: How::Validate(
             "it scrapes a node_exporter on 127.0.0.1:9100 and a host of the reader's \
@@ -207,7 +217,7 @@ const RULES: &[Rule] = &[
     },
     Rule {
         doc: "docs/scaling-out.md",
-        marker: "--token-file agent-token   # on host-a",
+        marker: "pado agent --listen",
         how: How::NotRun(
             "an agent serves on every interface until stopped, on each host; \
              tests/e2e/agents.rs runs agents on loopback",
@@ -215,7 +225,7 @@ const RULES: &[Rule] = &[
     },
     Rule {
         doc: "docs/scaling-out.md",
-        marker: "--token-file agent-token --tls",
+        marker: "pado agent --tls",
         how: How::NotRun(
             "a TLS agent serves on every interface until stopped, on each host; \
              tests/e2e/agents.rs runs TLS agents on loopback with pinned fingerprints",
