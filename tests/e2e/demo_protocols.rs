@@ -3,13 +3,10 @@
 //! `pado target serve` starts it), every request counted by pado as the target
 //! served it.
 
-use std::io::BufRead as _;
-use std::process::{Command, Stdio};
-
 use pado_demo_target::{RunningTarget, TargetOptions};
 use serde_json::Value;
 
-use crate::harness::{num, pado_bin, run_env, tmp, write_file};
+use crate::harness::{num, run_env, serve_printing_url, tmp, write_file};
 
 fn demo_target() -> RunningTarget {
     pado_demo_target::start(TargetOptions::default()).expect("demo target starts")
@@ -73,22 +70,17 @@ fn h2c_against_the_demo_target_is_all_ok() {
 /// h2 would fail every request as `h2_not_negotiated`.
 #[test]
 fn tls_with_alpn_h2_against_pado_target_serve() {
-    let mut child = Command::new(pado_bin())
-        .args(["target", "serve", "--tls", "--port", "0", "--posts", "200"])
-        .args(["--exit-after", "120s"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
+    let (mut child, base) = serve_printing_url(&[
+        "target",
+        "serve",
+        "--tls",
+        "--port",
+        "0",
+        "--posts",
+        "200",
+        "--exit-after",
+        "120s",
+    ]);
     assert!(base.starts_with("https://"), "{base}");
     let yaml = docs_example("## HTTP/2", &base);
     let s = passes("demo-tls-h2", &yaml, &["--vus", "4", "--duration", "2s"]);

@@ -45,7 +45,6 @@
 //! example, so a rule outlives no example and no example is skipped unnamed.
 
 use std::collections::BTreeMap;
-use std::io::BufRead as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -56,7 +55,7 @@ use pado_testkit::proxy::{ProxyOptions, ProxyServer};
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{pado_bin, shared_machine, tmp, Tmp};
+use crate::harness::{pado_bin, serve_printing_url, shared_machine, tmp, Tmp};
 
 /// How long a shortened run lasts (`--fit-to`, `pado demo --duration`).
 const FIT: &str = "2s";
@@ -862,23 +861,10 @@ fn serve(doc_command: &str, extra: &[&str]) -> (Child, String) {
         .skip(1)
         .map(|a| if a == "8080" { "0".into() } else { a.into() })
         .collect();
-    let mut child = Command::new(pado_bin())
-        .args(&args)
-        .args(extra)
-        .args(["--exit-after", "300s"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("`{doc_command}` printed {line:?}"))
-        .to_string();
+    let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+    all.extend_from_slice(extra);
+    all.extend_from_slice(&["--exit-after", "300s"]);
+    let (child, url) = serve_printing_url(&all);
     let addr = url.split("://").nth(1).unwrap().trim_end_matches('/');
     (child, addr.to_string())
 }

@@ -322,3 +322,25 @@ pub(crate) fn machine_too_busy(r: &Run) -> Option<String> {
         )
     })
 }
+
+/// `pado <args>` for a server that prints `listening on URL` first (`pado target
+/// serve ... --port 0`): its child (stdout taken, stderr dropped) and that URL.
+pub(crate) fn serve_printing_url(args: &[&str]) -> (std::process::Child, String) {
+    use std::io::BufRead as _;
+    let mut child = Command::new(pado_bin())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("`pado {}` printed {line:?}", args.join(" ")))
+        .to_string();
+    (child, url)
+}
