@@ -431,7 +431,7 @@ fn judge(tr: Track, secs: &[Sec], steps: &pado_metrics::StepCatalog) -> EventImp
                         Some(v) => format!(
                             "{} {} over the window ({} s)",
                             th.aggregation,
-                            pado_metrics::fmt::plain(v),
+                            pado_base::units::plain(v),
                             tr.t_during.seconds
                         ),
                         None => "no data in the window".into(),
@@ -463,8 +463,8 @@ fn judge(tr: Track, secs: &[Sec], steps: &pado_metrics::StepCatalog) -> EventImp
                         Some(s) => format!(
                             "held for {} s in a row from {} s after the window's end (allowed {})",
                             tr.hold_s,
-                            pado_metrics::fmt::plain(s),
-                            pado_metrics::fmt::duration(within)
+                            pado_base::units::plain(s),
+                            pado_base::units::duration(within)
                         ),
                         None => "never held for the hold period before the run ended".into(),
                     },
@@ -500,7 +500,7 @@ fn judge(tr: Track, secs: &[Sec], steps: &pado_metrics::StepCatalog) -> EventImp
             .filter(|s| in_window(s.t, from, cutoff))
             .collect();
         let failed: u64 = span.iter().map(|s| s.failed).sum();
-        let text = pado_scenario::format_duration(std::time::Duration::from_secs_f64(d));
+        let text = pado_base::units::duration_compact(std::time::Duration::from_secs_f64(d));
         expectations.push(if span.is_empty() {
             ExpectationResult {
                 kind: "no_errors_after".into(),
@@ -518,7 +518,7 @@ fn judge(tr: Track, secs: &[Sec], steps: &pado_metrics::StepCatalog) -> EventImp
                 detail: format!(
                     "{failed} failed requests in the {} s from {} s on",
                     span.len(),
-                    pado_metrics::fmt::plain(from)
+                    pado_base::units::plain(from)
                 ),
             }
         });

@@ -250,10 +250,10 @@ impl GeneratorCheck {
 
 /// A share as a whole percentage, bounded so a glitch never prints a huge number.
 fn pct(v: f64) -> String {
-    pado_metrics::fmt::percent(v.clamp(0.0, 9.99))
+    pado_base::units::percent(v.clamp(0.0, 9.99))
 }
 
-use pado_metrics::fmt::ms_short as ms;
+use pado_base::units::ms_short as ms;
 
 /// A lag or delay in ms to one decimal without a trailing `.0` (`12.5 ms`, `84 ms`):
 /// the scheduling delay the note names must not round 12.5 to 12.

@@ -179,7 +179,7 @@ impl Verdict {
 
 fn value_words(v: Option<f64>) -> String {
     match v {
-        Some(v) => format!("was {}", pado_metrics::fmt::plain(v)),
+        Some(v) => format!("was {}", pado_base::units::plain(v)),
         None => "had no data".into(),
     }
 }
@@ -239,7 +239,7 @@ fn soak_item(s: SoakJudging<'_>) -> Judged {
     let detail = match s.soak {
         Some(k) if s.ok => format!(
             "stable over {} of steady load",
-            pado_metrics::fmt::duration(k.steady_s)
+            pado_base::units::duration(k.steady_s)
         ),
         Some(k) => match k.findings().next() {
             Some(r) => format!(
@@ -283,8 +283,8 @@ fn requests_item(r: &RequestCounts) -> Judged {
             ok: false,
             detail: format!(
                 "every request failed ({} of {}){most}; if these answers are what the test expects, say so in the step's check (`check: {{ status: 500 }}` replaces the default expectation of a status below 400)",
-                pado_metrics::fmt::thousands(r.failed),
-                pado_metrics::fmt::thousands(r.completed)
+                pado_base::units::thousands(r.failed),
+                pado_base::units::thousands(r.completed)
             ),
         };
     }
@@ -294,8 +294,8 @@ fn requests_item(r: &RequestCounts) -> Judged {
         ok: true,
         detail: format!(
             "{} of {} requests succeeded",
-            pado_metrics::fmt::thousands(r.completed - r.failed),
-            pado_metrics::fmt::thousands(r.completed)
+            pado_base::units::thousands(r.completed - r.failed),
+            pado_base::units::thousands(r.completed)
         ),
     }
 }

@@ -94,7 +94,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
                 )));
             }
         }
-        let at = crate::split::utc_ms(start_at);
+        let at = pado_base::stamp::utc_ms(start_at);
         let mut started = Vec::new();
         for (i, c) in clients.iter_mut().enumerate() {
             let mut job_args = forwarded.clone();
@@ -319,10 +319,10 @@ async fn collect(
             // must not drive the terminal with escape sequences.
             eprintln!(
                 "warning: {name}: its run failed (exit code {code}); its last output:\n{}",
-                pado_metrics::fmt::terminal_safe(tail)
+                pado_base::text::terminal_safe(tail)
             );
         }
-        let dir = out.join(format!("segment-{i}-of-{n}"));
+        let dir = out.join(pado_base::names::segment_dir(i as u64, Some(n as u64)));
         match c.result_tar().await {
             Ok(tar) => match pado_fleet::archive::unpack(
                 &tar[..],

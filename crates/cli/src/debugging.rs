@@ -8,8 +8,8 @@ use std::io::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use pado_base::units::ms_of_us as ms;
 use pado_engine::trace::{BodyShown, Observer, Trace, TRACE_BODY_BYTES};
-use pado_metrics::fmt::ms_of_us as ms;
 use pado_metrics::Phases;
 
 use crate::config::RunConfig;
@@ -164,7 +164,7 @@ impl Observer for Once {
         }
         let mut o = String::new();
         {
-            let mut last = self.last_scope.lock().unwrap_or_else(|p| p.into_inner());
+            let mut last = pado_base::lock(&self.last_scope);
             if last.as_deref() != Some(t.scope.as_str()) {
                 let what = match t.scope.as_str() {
                     "setup" | "teardown" if t.vu == 0 => format!("{} (once per test)", t.scope),

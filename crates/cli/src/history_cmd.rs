@@ -155,22 +155,22 @@ pub(crate) fn list(a: &HistoryListArgs) -> Result<i32, Failure> {
         let line = format!(
             "{:>5}  {} {:<24} {:>9} {:>9} {:>6.2}% {:>9} {:>9} {:>4}  {}{kind}",
             r.id,
-            pado_metrics::fmt::cell(&x.name, 20),
+            pado_base::text::cell(&x.name, 20),
             x.started_at,
             x.requests,
-            pado_metrics::fmt::rate(x.rps),
+            pado_base::units::rate(x.rps),
             x.failed_rate * 100.0,
-            pado_metrics::fmt::value(x.p95_ms),
-            pado_metrics::fmt::value(x.p99_ms),
+            pado_base::units::value(x.p95_ms),
+            pado_base::units::value(x.p99_ms),
             x.exit_code,
             labels.join(" ")
         );
         // Names, labels and paths are the runs' own text: escaped for the terminal.
-        outln!("{}", pado_metrics::fmt::terminal_safe_line(&line));
+        outln!("{}", pado_base::text::terminal_safe_line(&line));
         outln!(
             "{:>5}  {}",
             "",
-            pado_metrics::fmt::terminal_safe_line(&x.result_dir.display().to_string())
+            pado_base::text::terminal_safe_line(&x.result_dir.display().to_string())
         );
     }
     Ok(exit::OK)
@@ -214,7 +214,7 @@ pub(crate) fn rebuild(dirs: &[PathBuf], db: Option<&Path>) -> Result<i32, Failur
             files_skipped += 1;
             eprintln!(
                 "  skipped {}: a file, not a result directory",
-                pado_metrics::fmt::terminal_safe_line(&d.display().to_string())
+                pado_base::text::terminal_safe_line(&d.display().to_string())
             );
             continue;
         }
@@ -233,7 +233,7 @@ pub(crate) fn rebuild(dirs: &[PathBuf], db: Option<&Path>) -> Result<i32, Failur
                         ok += 1;
                         outln!(
                             "{}",
-                            pado_metrics::fmt::terminal_safe_line(&format!(
+                            pado_base::text::terminal_safe_line(&format!(
                                 "  run {id}: {} ({})",
                                 rec.name,
                                 rec.result_dir.display()
@@ -345,7 +345,7 @@ fn refuse_the_same_run_twice(args: &[PathBuf], dirs: &[PathBuf]) -> Result<(), F
                 "`{}` and `{}` are the same run ({}): comparing a run with itself shows no change; compare it with another run, e.g. `pado compare last~1 last` (`pado history` lists the runs)",
                 args[i].display(),
                 args[j].display(),
-                pado_metrics::fmt::terminal_safe(&b.display().to_string())
+                pado_base::text::terminal_safe(&b.display().to_string())
             )));
         }
     }

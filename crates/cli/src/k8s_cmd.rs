@@ -241,7 +241,7 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
             .unwrap_or_else(|| "test".into())
     });
     let spec = GeneratorSpec {
-        test_id: pado_k8s::names::test_id(&test_name, &pado_k8s::names::run_suffix()),
+        test_id: pado_base::names::test_id(&test_name, &pado_base::names::run_suffix()),
         test_name,
         namespace,
         image: a.image.clone(),

@@ -283,7 +283,8 @@ fn validate(file: &std::path::Path, target: Option<&str>) -> Result<i32, exit::F
 }
 
 fn parse_dur(flag: &str, v: &str) -> Result<std::time::Duration, exit::Failure> {
-    pado_scenario::parse_duration(v).map_err(|e| exit::Failure::invalid(format!("--{flag}: {e}")))
+    pado_base::units::parse_duration(v)
+        .map_err(|e| exit::Failure::invalid(format!("--{flag}: {e}")))
 }
 
 /// `pado find-capacity`: flags checked (stage two), then the steps' directory,
@@ -369,9 +370,9 @@ fn plan_cmd(p: &args::PlanArgs) -> Result<i32, exit::Failure> {
     outln!();
     outln!(
         "  average test: {} sending ~{:.2} req/s · peak test: {} sending ~{:.2} req/s",
-        pado_metrics::fmt::vus(out.avg_vus as f64),
+        pado_base::units::vus(out.avg_vus as f64),
         out.avg_rps,
-        pado_metrics::fmt::vus(out.peak_vus as f64),
+        pado_base::units::vus(out.peak_vus as f64),
         out.peak_rps
     );
     outln!(

@@ -31,7 +31,7 @@ use pado_metrics::open_faults::{
 };
 
 use crate::out::outln;
-use crate::split::utc_ms;
+use pado_base::stamp::utc_ms;
 
 /// The per-user directory of open-fault records: `$XDG_STATE_HOME/pado/open-faults`
 /// (an absolute `XDG_STATE_HOME` only, as the XDG specification says), else
@@ -196,7 +196,7 @@ impl RunLedger {
             errors.extend(write_record(&self.result_file, &f.without_undos()).err());
         }
         if let Some(e) = errors.first() {
-            let mut w = self.warned.lock().unwrap_or_else(|p| p.into_inner());
+            let mut w = pado_base::lock(&self.warned);
             if !*w {
                 *w = true;
                 eprintln!(
@@ -209,7 +209,7 @@ impl RunLedger {
 
 impl WindowLedger for RunLedger {
     fn opened(&self, e: &EventSpec, started_ms: u64) {
-        let mut f = self.faults.lock().unwrap_or_else(|p| p.into_inner());
+        let mut f = pado_base::lock(&self.faults);
         f.windows.push(OpenWindow {
             index: e.index,
             name: e.name.clone(),
@@ -227,7 +227,7 @@ impl WindowLedger for RunLedger {
     }
 
     fn closed(&self, e: &EventSpec) {
-        let mut f = self.faults.lock().unwrap_or_else(|p| p.into_inner());
+        let mut f = pado_base::lock(&self.faults);
         f.windows.retain(|w| w.index != e.index);
         self.save(&f);
     }
@@ -301,10 +301,10 @@ fn recover_file(path: &Path, by: &str, run: bool, rec: &mut Recovery) {
     for w in &faults.windows {
         let said = format!(
             "run `{}` (started {}, results in {}) was killed with the fault window of event `{}` open since {}",
-            pado_metrics::fmt::terminal_safe(&faults.run_name),
+            pado_base::text::terminal_safe(&faults.run_name),
             faults.run_started_at,
-            pado_metrics::fmt::terminal_safe(&faults.result_dir),
-            pado_metrics::fmt::terminal_safe(&w.name),
+            pado_base::text::terminal_safe(&faults.result_dir),
+            pado_base::text::terminal_safe(&w.name),
             w.opened_at
         );
         if !run {
@@ -344,13 +344,13 @@ fn recover_file(path: &Path, by: &str, run: bool, rec: &mut Recovery) {
             rec.undone += 1;
             rec.lines.push(format!(
                 "  event `{}`: undone",
-                pado_metrics::fmt::terminal_safe(&w.name)
+                pado_base::text::terminal_safe(&w.name)
             ));
         } else {
             rec.failed += 1;
             rec.lines.push(format!(
                 "  event `{}`: the undo {}: put the fault back yourself (the undo is under the event's `undo:` in the scenario)",
-                pado_metrics::fmt::terminal_safe(&w.name),
+                pado_base::text::terminal_safe(&w.name),
                 describe_failure(&action)
             ));
         }
@@ -409,7 +409,7 @@ fn record_in_run_dir(
     if !run_dir.join(pado_metrics::result_dir::RUN_FILE).is_file() {
         return Some(format!(
             "  (the run's result directory {} is gone: the undo is recorded nowhere else)",
-            pado_metrics::fmt::terminal_safe(&faults.result_dir)
+            pado_base::text::terminal_safe(&faults.result_dir)
         ));
     }
     let since_open = since(&w.opened_at).unwrap_or(0);

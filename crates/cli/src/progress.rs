@@ -101,14 +101,14 @@ impl Progress {
             r.t + 1,
             self.total_s,
             r.vus,
-            pado_metrics::fmt::thousands(all.requests),
-            pado_metrics::fmt::ms(p95),
+            pado_base::units::thousands(all.requests),
+            pado_base::units::ms(p95),
             err,
         );
         // The rest, least needed first: on a narrow terminal these go first.
         let mut optional = vec![format!(
             "  requests {}",
-            pado_metrics::fmt::thousands(tot.requests)
+            pado_base::units::thousands(tot.requests)
         )];
         let now = r.t as f64 + 0.5;
         if let Some(st) = self

@@ -1,7 +1,7 @@
 //! `pado run`: the run itself from a [`RunConfig`] (stage two's output, see
 //! [`crate::config`]), Ctrl-C handling, and the result directory with its summary.
 
-use crate::split::utc_ms;
+use pado_base::stamp::utc_ms;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,56 +14,21 @@ use crate::exit::{self, Failure};
 use crate::out::{out, outln};
 use crate::progress::Progress;
 
-fn sanitize(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let s = s.trim_matches('-').to_string();
-    if s.is_empty() {
-        "run".into()
-    } else {
-        s.chars().take(60).collect()
-    }
-}
-
 /// A new, empty `pado-results/<UTC time>-<name>` directory for commands that put
 /// more than one run's files under one folder (`demo`, `find-capacity`); never one
 /// that another run made.
 pub(crate) fn new_out_dir(name: &str) -> Result<PathBuf, Failure> {
-    Ok(
-        ResultDir::create_unique(Path::new(RESULTS_PARENT), &out_stem(name))
-            .map_err(Failure::other)?
-            .path()
-            .to_path_buf(),
+    Ok(ResultDir::create_unique(
+        Path::new(RESULTS_PARENT),
+        &pado_base::names::result_dir_stem(name, std::time::SystemTime::now()),
     )
+    .map_err(Failure::other)?
+    .path()
+    .to_path_buf())
 }
 
 /// Where default result directories go, relative to the working directory.
 const RESULTS_PARENT: &str = "pado-results";
-
-/// A default result directory's name: UTC time to the millisecond, then the test's
-/// name (`20261123T020304.567Z-board`), so that a listing sorts by start time.
-fn out_stem(name: &str) -> String {
-    let dt = time::OffsetDateTime::now_utc();
-    format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}.{:03}Z-{}",
-        dt.year(),
-        dt.month() as u8,
-        dt.day(),
-        dt.hour(),
-        dt.minute(),
-        dt.second(),
-        dt.millisecond(),
-        sanitize(name)
-    )
-}
 
 /// A directory the user named for a command that writes several runs under it:
 /// refused when it holds files, unless `overwrite`.
@@ -80,7 +45,10 @@ pub(crate) fn user_out_dir(p: &Path, overwrite: bool) -> Result<PathBuf, Failure
 fn result_dir(o: &Output, name: &str) -> Result<ResultDir, Failure> {
     let dir = match &o.dir {
         Some(p) => ResultDir::claim(p, o.overwrite),
-        None => ResultDir::create_unique(Path::new(RESULTS_PARENT), &out_stem(name)),
+        None => ResultDir::create_unique(
+            Path::new(RESULTS_PARENT),
+            &pado_base::names::result_dir_stem(name, std::time::SystemTime::now()),
+        ),
     };
     dir.map_err(|e| match e {
         ClaimError::Io(_) => Failure::other(e),
@@ -96,13 +64,10 @@ static CURRENT_RUN: Mutex<Option<(Arc<AtomicU8>, bool)>> = Mutex::new(None);
 /// [`crate::signals`]: the same signal delivered twice is one) exits at once.
 pub(crate) fn watch_ctrl_c(stop: Arc<AtomicU8>, quiet: bool) {
     static INSTALL: std::sync::Once = std::sync::Once::new();
-    *CURRENT_RUN.lock().unwrap_or_else(|p| p.into_inner()) = Some((stop, quiet));
+    *pado_base::lock(&CURRENT_RUN) = Some((stop, quiet));
     INSTALL.call_once(|| {
         let _ = crate::signals::install(|n| {
-            let current = CURRENT_RUN
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
+            let current = pado_base::lock(&CURRENT_RUN).clone();
             let Some((stop, quiet)) = current else {
                 std::process::exit(exit::INTERRUPTED);
             };
@@ -396,23 +361,20 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                     o.send(r);
                 }
                 if let Err(e) = timeline.write(r) {
-                    let mut w = write_error.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut w = pado_base::lock(&write_error);
                     if w.is_none() {
                         *w = Some(e.to_string());
                     }
                 }
                 let (failing, stop_now) = judge.judge(r.t, totals);
                 if let Some(why) = stop_now {
-                    let mut ar = abort_reason.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut ar = pado_base::lock(&abort_reason);
                     if ar.is_none() {
                         *ar = Some(format!("{why}: stopping"));
                         stop.store(STOPPING, Ordering::SeqCst);
                     }
                 }
-                progress
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .second(r, totals, failing);
+                pado_base::lock(&progress).second(r, totals, failing);
             },
         )
     };
@@ -448,7 +410,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         let abort_reason = abort_reason.clone();
         Some(Box::new(move |t0| {
             let on_failure = Box::new(move |msg: &str| {
-                let mut ar = abort_reason.lock().unwrap_or_else(|p| p.into_inner());
+                let mut ar = pado_base::lock(&abort_reason);
                 if ar.is_none() {
                     *ar = Some(format!("{msg}: stopping"));
                     stop.store(STOPPING, Ordering::SeqCst);
@@ -461,7 +423,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
                 on_failure,
                 Some(ledger as Arc<dyn pado_engine::events::WindowLedger>),
             );
-            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(runner);
+            *pado_base::lock(&slot) = Some(runner);
         }))
     };
     let start_scraper: Option<Box<dyn FnOnce(std::time::Instant) + Send>> = match observe {
@@ -472,10 +434,9 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
             let err = observe_error.clone();
             Some(Box::new(move |t0| {
                 match pado_observe::Scraper::start(cfg, t0, writer) {
-                    Ok(s) => *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(s),
+                    Ok(s) => *pado_base::lock(&slot) = Some(s),
                     Err(e) => {
-                        *err.lock().unwrap_or_else(|p| p.into_inner()) =
-                            Some(format!("could not start scraping: {e}"))
+                        *pado_base::lock(&err) = Some(format!("could not start scraping: {e}"))
                     }
                 }
             }))
@@ -536,14 +497,8 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
             meta.outputs.push(r);
         }
     }
-    let scraped = scraper
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take()
-        .map(|s| s.finish());
-    if let Some(e) = observe_error
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
+    let scraped = pado_base::lock(&scraper).take().map(|s| s.finish());
+    if let Some(e) = pado_base::lock(&observe_error)
         .take()
         .or_else(|| scraped.and_then(|t| t.write_error))
     {
@@ -551,12 +506,8 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         meta.warnings.push(format!("observe: {e}"));
     }
     // Open fault windows are undone now, events not yet due are skipped.
-    let events_done = event_runner
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take()
-        .map(|r| r.finish());
-    progress.lock().unwrap_or_else(|p| p.into_inner()).finish();
+    let events_done = pado_base::lock(&event_runner).take().map(|r| r.finish());
+    pado_base::lock(&progress).finish();
     if let Some(d) = &events_done {
         for f in d.failures.iter().filter(|f| f.contains("not required")) {
             eprintln!("warning: {f}");
@@ -586,16 +537,12 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
             }
         }
     }
-    if let Some(r) = abort_reason
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take()
-    {
+    if let Some(r) = pado_base::lock(&abort_reason).take() {
         eprintln!("{r}");
         meta.warnings.push(r);
         meta.interrupted = true;
     }
-    if let Some(e) = write_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    if let Some(e) = pado_base::lock(&write_error).take() {
         meta.warnings
             .push(format!("writing the timeline failed: {e}"));
     }

@@ -4,6 +4,7 @@
 //! from others, the global setup's variables handed over as a file
 //! (`pado setup --out`, `pado run --setup-vars`), and the wait for the agreed start.
 
+use pado_base::stamp::utc_ms;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -54,7 +55,7 @@ pub(crate) fn segment(flag: &str, weights: Option<&str>) -> Result<Segment, Fail
 pub(crate) fn start_at(v: &str, now: SystemTime) -> Result<SystemTime, Failure> {
     let bad = |why: String| Failure::invalid(format!("--start-at `{v}`: {why}"));
     let at = if let Some(rel) = v.trim().strip_prefix('+') {
-        let d = pado_scenario::parse_duration(rel).map_err(|e| bad(e.to_string()))?;
+        let d = pado_base::units::parse_duration(rel).map_err(|e| bad(e.to_string()))?;
         now + d
     } else {
         let dt =
@@ -78,22 +79,6 @@ pub(crate) fn start_at(v: &str, now: SystemTime) -> Result<SystemTime, Failure> 
     }
 }
 
-/// RFC 3339 UTC with milliseconds, `2026-11-23T10:00:00.000Z` (how run.json writes
-/// instants, so a merge can align runs to the millisecond).
-pub(crate) fn utc_ms(t: SystemTime) -> String {
-    let dt = time::OffsetDateTime::from(t);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        dt.year(),
-        dt.month() as u8,
-        dt.day(),
-        dt.hour(),
-        dt.minute(),
-        dt.second(),
-        dt.millisecond()
-    )
-}
-
 /// Wait for `at` (until [`START_LEAD`] before it), printing when the run starts
 /// unless `quiet`. Ctrl-C (which sets `stop`) ends the wait with an error: nothing
 /// was sent and no result directory is written. Returns the instant of second 0 on
@@ -109,7 +94,9 @@ pub(crate) fn wait_for_start(
         eprintln!(
             "starting at {} (in {})",
             utc_ms(at),
-            pado_scenario::format_duration(Duration::from_secs(left.as_secs_f64().round() as u64))
+            pado_base::units::duration_compact(Duration::from_secs(
+                left.as_secs_f64().round() as u64
+            ))
         );
     }
     let until = instant.checked_sub(START_LEAD).unwrap_or(instant);

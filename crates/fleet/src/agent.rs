@@ -142,7 +142,7 @@ pub fn start(opts: AgentOptions, launch: Launch) -> std::io::Result<AgentHandle>
 
 impl Agent {
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Current>> {
-        self.current.lock().unwrap_or_else(|p| p.into_inner())
+        pado_base::lock(&self.current)
     }
 
     fn answer(self: &Arc<Self>, req: &Request) -> Answer {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pado_http::{exchange, Conn, Origin, RequestRef};
+use pado_http::{host_header, Conn, ControlAnswer, ControlRequest, Origin};
 
 use crate::coordinate::{GeneratorLink, LivePoll};
 use crate::tls::pinned::PinnedVerifier;
@@ -32,30 +32,6 @@ pub enum ClientError {
     /// An answer that was not the one expected.
     #[error("{0} answered {1}: {2}")]
     Status(String, u16, String),
-}
-
-/// An answer.
-#[derive(Debug, Default)]
-pub struct Answer {
-    /// Status code.
-    pub status: u16,
-    /// The response head as received.
-    pub head: Vec<u8>,
-    /// The body.
-    pub body: Vec<u8>,
-}
-
-impl Answer {
-    /// The value of header `name` (case-insensitive), if present.
-    pub fn header(&self, name: &str) -> Option<String> {
-        let text = String::from_utf8_lossy(&self.head);
-        text.lines().skip(1).find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| v.trim().to_string())
-        })
-    }
 }
 
 /// One generator as the coordinator reaches it.
@@ -110,10 +86,7 @@ impl GeneratorClient {
         if origin.addrs.is_empty() {
             return Err(ClientError::Url(url.into(), "host did not resolve".into()));
         }
-        let host_header = match parsed.port() {
-            Some(p) => format!("{}:{p}", origin.host),
-            None => origin.host.clone(),
-        };
+        let host_header = host_header(&parsed);
         Ok(GeneratorClient {
             label: origin.label.clone(),
             base: parsed.path().trim_end_matches('/').to_string(),
@@ -137,34 +110,23 @@ impl GeneratorClient {
         path: &str,
         body: &[u8],
         timeout: Duration,
-    ) -> Result<Answer, ClientError> {
-        let mut bytes = format!(
-            "{method} {}{path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: pado-coordinator\r\nContent-Length: {}\r\n",
-            self.base,
-            self.host_header,
-            body.len()
-        );
-        if let Some(t) = &self.token {
-            bytes.push_str(&format!("Authorization: Bearer {t}\r\n"));
+    ) -> Result<ControlAnswer, ClientError> {
+        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let auth_header = auth.as_deref().map(|a| ("Authorization", a));
+        let target = format!("{}{path}", self.base);
+        let ex = ControlRequest {
+            method,
+            target: &target,
+            host: &self.host_header,
+            user_agent: "pado-coordinator",
+            headers: auth_header.as_slice(),
+            body: Some(body),
+            timeout,
+            max_answer: MAX_ANSWER,
+            keep_head: true,
+            resend_safe: method == "GET",
         }
-        bytes.push_str("\r\n");
-        let mut bytes = bytes.into_bytes();
-        bytes.extend_from_slice(body);
-        let mut out = Answer::default();
-        let ex = exchange(
-            &mut self.conn,
-            &self.origin,
-            RequestRef {
-                bytes: &bytes,
-                is_head: false,
-                resend_safe: method == "GET",
-                timeout,
-                keep_body: Some((&mut out.body, MAX_ANSWER)),
-                keep_head: Some((&mut out.head, true)),
-                failed_prefix: None,
-                decoder: None,
-            },
-        )
+        .send(&mut self.conn, &self.origin)
         .await;
         if let Some(kind) = ex.error {
             return Err(ClientError::Transport(
@@ -183,8 +145,7 @@ impl GeneratorClient {
                 format!("answer larger than {} MiB", MAX_ANSWER >> 20),
             ));
         }
-        out.status = ex.status;
-        Ok(out)
+        Ok(ex)
     }
 
     /// Why the TLS handshake failed, in words that say what to do: for a pinned
@@ -215,7 +176,7 @@ impl GeneratorClient {
         body: &[u8],
         timeout: Duration,
         want: u16,
-    ) -> Result<Answer, ClientError> {
+    ) -> Result<ControlAnswer, ClientError> {
         let a = self.request(method, path, body, timeout).await?;
         if a.status != want {
             let text: String = String::from_utf8_lossy(&a.body).chars().take(300).collect();

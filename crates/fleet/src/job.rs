@@ -115,7 +115,7 @@ impl Job {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        pado_base::lock(&self.state)
     }
 
     /// The run ended with `code`: pack its directory for `/result.tar`.

@@ -8,6 +8,8 @@
 //! and not on the whole engine. It knows `pado-metrics` only for [`ErrorKind`], the
 //! category a failed exchange is counted under, and the failure-sample size.
 //!
+//! - [`control`]: one small control-plane request (a generator's, a live output's,
+//!   a scrape, an event's call): framed once, bounded in time and size.
 //! - [`conn`]: connecting (TCP, then TLS through rustls), timed per phase.
 //! - [`decode`]: gzip, br, zstd and deflate response bodies decoded as they stream.
 //! - [`exchange`]: one timed request/response on a VU's connection.
@@ -25,6 +27,7 @@
 //! [`ErrorKind`]: pado_metrics::ErrorKind
 
 pub mod conn;
+pub mod control;
 pub mod decode;
 pub mod exchange;
 pub mod grpc;
@@ -40,6 +43,7 @@ pub mod trust;
 pub use conn::{
     tls_client_config, tls_client_config_alpn, Conn, ConnectError, Origin, Protocol, TlsTarget,
 };
+pub use control::{host_header, origin_form, ControlAnswer, ControlRequest};
 pub use exchange::{exchange, idempotent_method, is_redirect, Exchange, RequestRef};
 pub use grpc::{exchange_grpc, GrpcCall, GrpcOutcome, GrpcRequest};
 pub use h2conn::H2Pool;

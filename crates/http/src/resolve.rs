@@ -47,7 +47,7 @@ impl NameCache {
         if self.ttl.is_zero() {
             return None;
         }
-        let e = self.entry.lock().unwrap_or_else(|p| p.into_inner());
+        let e = pado_base::lock(&self.entry);
         e.as_ref()
             .filter(|(at, _)| at.elapsed() < self.ttl)
             .map(|(_, a)| a.clone())
@@ -73,7 +73,7 @@ impl NameCache {
             return Err(ErrorKind::Dns);
         }
         if !self.ttl.is_zero() {
-            let mut e = self.entry.lock().unwrap_or_else(|p| p.into_inner());
+            let mut e = pado_base::lock(&self.entry);
             *e = Some((Instant::now(), addrs.clone()));
         }
         Ok((addrs, took))

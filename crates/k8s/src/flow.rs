@@ -294,7 +294,7 @@ impl Objects {
             self.namespace,
             self.name,
             spec.generators,
-            manifests::rfc3339(spec.start_at)
+            pado_base::stamp::rfc3339(spec.start_at)
         ));
         Ok(())
     }
@@ -435,7 +435,7 @@ impl Objects {
                     // The pod's output is its text: no escape sequence reaches the terminal.
                     say(&format!(
                         "{prefix} {}",
-                        pado_metrics::fmt::terminal_safe(line)
+                        pado_base::text::terminal_safe(line)
                     ));
                 }
             }
@@ -705,7 +705,9 @@ async fn collect<E: std::fmt::Display>(
                     if !live_done {
                         continue;
                     }
-                    let dest = opts.local_dir.join(format!("segment-{i}"));
+                    let dest = opts
+                        .local_dir
+                        .join(pado_base::names::segment_dir(u64::from(i), None));
                     seg.done = true;
                     shared.lock().segs[iu].closed = true;
                     match o

@@ -1,7 +1,7 @@
 //! pado on Kubernetes: one test split across the pods of an Indexed Job.
 //!
-//! `spec` is what a test is ([`spec::GeneratorSpec`]); `names` turns test names into
-//! Kubernetes names; `manifests` builds the ConfigMap and Job as k8s-openapi types;
+//! `spec` is what a test is ([`spec::GeneratorSpec`]); names for Kubernetes come
+//! from `pado_base::names`; `manifests` builds the ConfigMap and Job as k8s-openapi types;
 //! the pod side (run a segment and serve it: live feed, stop, result as a tar) is
 //! `pado_fleet::generator`, shared with agents; `flow` is
 //! the coordinator (create, watch, show the whole test live, collect, hand to a
@@ -13,7 +13,6 @@ pub mod cluster;
 pub mod flow;
 pub mod live;
 pub mod manifests;
-pub mod names;
 pub mod spec;
 
 pub use flow::{Collected, FlowError, FlowOptions, MissingSegment};

@@ -91,7 +91,7 @@ impl Shared {
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, SharedState> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        pado_base::lock(&self.0)
     }
 
     /// The live loop ended: nothing more comes from any feed.

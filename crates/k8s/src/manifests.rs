@@ -152,7 +152,7 @@ pub fn generator_args(spec: &GeneratorSpec) -> Vec<String> {
         "--segment".into(),
         format!("$(JOB_COMPLETION_INDEX)/{}", spec.generators),
         "--start-at".into(),
-        rfc3339(spec.start_at),
+        pado_base::stamp::rfc3339(spec.start_at),
         "--out".into(),
         RUN_OUT.into(),
     ];
@@ -162,13 +162,6 @@ pub fn generator_args(spec: &GeneratorSpec) -> Vec<String> {
     }
     a.extend(spec.extra_args.iter().cloned());
     a
-}
-
-/// `start_at` as RFC 3339 in UTC (what `--start-at` reads).
-pub fn rfc3339(t: OffsetDateTime) -> String {
-    t.to_offset(time::UtcOffset::UTC)
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
 
 /// The Job's `activeDeadlineSeconds` when created at `now`: the wait for the

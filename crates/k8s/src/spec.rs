@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use crate::names;
+use pado_base::names;
 
 /// Port the generator serves its result on inside the pod.
 pub const DEFAULT_PORT: u16 = 7070;

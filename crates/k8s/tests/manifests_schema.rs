@@ -5,8 +5,8 @@ mod common;
 
 use std::time::Duration;
 
+use pado_base::names;
 use pado_k8s::manifests::{self, with_kind};
-use pado_k8s::names;
 use serde_json::{json, Value};
 
 fn validator(kind: &str) -> jsonschema::Validator {

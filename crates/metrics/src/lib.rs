@@ -6,14 +6,13 @@
 //!
 //! Everything downstream (thresholds, reports, comparisons, distributed merges) reads
 //! the result directory only, so this crate is the contract between the engine and the
-//! rest of the product. [`fmt`] is how every crate writes those numbers for people. Histograms are merged, never resampled: totals computed from
+//! rest of the product. Histograms are merged, never resampled: totals computed from
 //! the per-second records are exact.
 
 pub mod aggregator;
 pub mod error_kind;
 pub mod events;
 pub mod failure;
-pub mod fmt;
 pub mod generator;
 pub mod latency;
 pub mod merge;

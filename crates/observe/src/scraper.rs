@@ -16,7 +16,9 @@ use std::cell::RefCell;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use pado_http::{exchange, tls_client_config, Conn, Origin, RequestRef};
+use pado_http::{
+    exchange, host_header, origin_form, tls_client_config, Conn, ControlRequest, Origin, RequestRef,
+};
 use pado_metrics::{ObserveWriter, ScrapeOutcome};
 use tokio::sync::watch;
 
@@ -253,28 +255,26 @@ async fn join_all<F: std::future::Future>(futs: impl Iterator<Item = F>) -> Vec<
     out.into_iter().flatten().collect()
 }
 
+/// The scrape's request, framed once as every control request is; sent each scrape
+/// by [`scrape_one`] on the target's reused body buffer (so only its bytes are taken
+/// here: the deadline and bound are the scrape's own).
 fn request_bytes(e: &Endpoint) -> Vec<u8> {
-    let mut path = e.url.path().to_string();
-    if let Some(q) = e.url.query() {
-        path.push('?');
-        path.push_str(q);
+    let (host, target) = (host_header(&e.url), origin_form(&e.url));
+    let mut headers: Vec<(&str, &str)> = vec![("Accept", ACCEPT)];
+    headers.extend(e.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    ControlRequest {
+        method: "GET",
+        target: &target,
+        host: &host,
+        user_agent: concat!("pado/", env!("CARGO_PKG_VERSION"), " (observe)"),
+        headers: &headers,
+        body: None,
+        timeout: Duration::ZERO,
+        max_answer: MAX_BODY,
+        keep_head: false,
+        resend_safe: true,
     }
-    let host = match e.url.port() {
-        Some(p) => format!("{}:{p}", e.url.host_str().unwrap_or("")),
-        None => e.url.host_str().unwrap_or("").to_string(),
-    };
-    let mut r = format!(
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: {ACCEPT}\r\nUser-Agent: pado/{} (observe)\r\n",
-        env!("CARGO_PKG_VERSION")
-    );
-    for (k, v) in &e.headers {
-        r.push_str(k);
-        r.push_str(": ");
-        r.push_str(v);
-        r.push_str("\r\n");
-    }
-    r.push_str("\r\n");
-    r.into_bytes()
+    .bytes()
 }
 
 async fn scrape_one(t: &mut Target, t0: Instant, timeout: Duration) -> ScrapeOutcome {

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use pado_http::{exchange, tls_client_config, Conn, Origin, RequestRef};
+use pado_http::{host_header, origin_form, tls_client_config, Conn, ControlRequest, Origin};
 use pado_metrics::SecondRecord;
 
 use crate::spec::{InfluxApi, Kind, OutputSpec};
@@ -151,7 +151,7 @@ impl Outputs {
         self.outs
             .iter()
             .filter_map(|o| {
-                let thread = o.thread.lock().unwrap_or_else(|p| p.into_inner()).take()?;
+                let thread = pado_base::lock(&o.thread).take()?;
                 let mut r = thread.join().unwrap_or_else(|_| OutputReport {
                     kind: o.kind.as_str().into(),
                     url: o.url.clone(),
@@ -307,15 +307,8 @@ impl Client {
         if origin.addrs.is_empty() {
             return Err(StartError::Url(spec.label(), "host did not resolve".into()));
         }
-        let host_header = match spec.url.port() {
-            Some(p) => format!("{}:{p}", origin.host),
-            None => origin.host.clone(),
-        };
-        let mut target = spec.url.path().to_string();
-        if let Some(q) = spec.url.query() {
-            target.push('?');
-            target.push_str(q);
-        }
+        let host_header = host_header(&spec.url);
+        let mut target = origin_form(&spec.url);
         if spec.influx_api() == Some(InfluxApi::V1) && !target.contains("precision=") {
             // Timestamps are nanoseconds, the v1 default; say so anyway.
             target.push_str("&precision=ns");
@@ -362,43 +355,27 @@ impl Client {
     }
 
     async fn post(&mut self, body: &[u8], timeout: Duration) -> Result<(), Failure> {
-        let mut head = format!(
-            "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: pado/{}\r\nContent-Length: {}\r\n",
-            self.target,
-            self.host_header,
-            env!("CARGO_PKG_VERSION"),
-            body.len()
-        );
-        match self.kind {
-            Kind::Prometheus => {
-                for (k, v) in prometheus::HEADERS {
-                    head.push_str(&format!("{k}: {v}\r\n"));
-                }
-            }
-            Kind::InfluxDb => head.push_str(&format!("Content-Type: {}\r\n", influx::CONTENT_TYPE)),
-            Kind::Otlp => head.push_str(&format!("Content-Type: {}\r\n", otlp::CONTENT_TYPE)),
-        }
+        let mut headers: Vec<(&str, &str)> = match self.kind {
+            Kind::Prometheus => prometheus::HEADERS.to_vec(),
+            Kind::InfluxDb => vec![("Content-Type", influx::CONTENT_TYPE)],
+            Kind::Otlp => vec![("Content-Type", otlp::CONTENT_TYPE)],
+        };
         if let Some(a) = &self.auth {
-            head.push_str(&format!("Authorization: {a}\r\n"));
+            headers.push(("Authorization", a));
         }
-        head.push_str("\r\n");
-        let mut bytes = head.into_bytes();
-        bytes.extend_from_slice(body);
-        let mut answer = Vec::new();
-        let ex = exchange(
-            &mut self.conn,
-            &self.origin,
-            RequestRef {
-                bytes: &bytes,
-                is_head: false,
-                resend_safe: false,
-                timeout,
-                keep_body: Some((&mut answer, MAX_ANSWER)),
-                keep_head: None,
-                failed_prefix: None,
-                decoder: None,
-            },
-        )
+        let ex = ControlRequest {
+            method: "POST",
+            target: &self.target,
+            host: &self.host_header,
+            user_agent: concat!("pado/", env!("CARGO_PKG_VERSION")),
+            headers: &headers,
+            body: Some(body),
+            timeout,
+            max_answer: MAX_ANSWER,
+            keep_head: false,
+            resend_safe: false,
+        }
+        .send(&mut self.conn, &self.origin)
         .await;
         if let Some(kind) = ex.error {
             return Err(Failure::Retry(match kind.as_str() {
@@ -412,7 +389,10 @@ impl Client {
         if (200..300).contains(&ex.status) {
             return Ok(());
         }
-        let text: String = String::from_utf8_lossy(&answer).chars().take(200).collect();
+        let text: String = String::from_utf8_lossy(&ex.body)
+            .chars()
+            .take(200)
+            .collect();
         let msg = self.clean(&format!("answered {}: {}", ex.status, text.trim()));
         if ex.status >= 500 || ex.status == 429 || ex.status == 408 {
             Err(Failure::Retry(msg))

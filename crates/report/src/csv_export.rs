@@ -87,7 +87,7 @@ fn row(p: &SecondPoint, step: &str, s: &PointStats) -> Vec<String> {
     ]
 }
 
-use pado_metrics::fmt::{ms_exact as fmt_ms, us_to_ms as ms};
+use pado_base::units::{ms_exact as fmt_ms, us_to_ms as ms};
 
 /// A text cell (a step's name, someone else's words) that a spreadsheet will show as
 /// text: one starting with `=`, `+`, `-`, `@`, a tab or a carriage return would be

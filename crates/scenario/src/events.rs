@@ -185,7 +185,7 @@ pub fn parse_recovers(text: &str) -> Result<Recovers, RecoversError> {
         return Err(RecoversError::NoWithin(t.to_string()));
     };
     let (cond, within) = (&t[..i], t[i + " within ".len()..].trim());
-    let within = crate::parse_duration(within)
+    let within = pado_base::units::parse_duration(within)
         .map_err(|e| RecoversError::Duration(t.to_string(), e.to_string()))?;
     let condition =
         thresholds::parse_cli(cond).map_err(|e| RecoversError::Condition(t.to_string(), e))?;

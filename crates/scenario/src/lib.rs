@@ -24,7 +24,7 @@ pub mod structure;
 pub mod template;
 pub mod thresholds;
 
-pub use duration::{format_duration, parse_duration, Dur};
+pub use duration::Dur;
 pub use error::{Diagnostic, ScenarioError};
 pub use load::{
     load_file, load_file_with_target, parse_status_class, parse_str, parse_str_with_target,
@@ -36,4 +36,4 @@ pub use quick::{
     scale_timeline, threshold_list, LoadShape, Overrides, QuickRequest,
 };
 pub use refit_events::refit_events;
-pub use size::{format_size, parse_size, ByteSize};
+pub use size::ByteSize;

@@ -102,23 +102,6 @@ pub fn read_capped_string(path: &std::path::Path, cap: u64) -> std::io::Result<S
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
-/// A rate for a message: whole numbers plainly, very large or small ones in
-/// scientific notation (never `inf` or a 300-digit number).
-pub fn fmt_rate(r: f64) -> String {
-    if !r.is_finite() {
-        "an unbounded number of".to_string()
-    } else if r != 0.0 && !(1e-3..1e7).contains(&r.abs()) {
-        format!("{r:.3e}")
-    } else if r.fract() == 0.0 {
-        format!("{r:.0}")
-    } else {
-        format!("{r:.3}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,13 +123,5 @@ mod tests {
         std::fs::write(&f, vec![b'x'; 1000]).unwrap();
         assert_eq!(read_capped(&f, 1000).unwrap().len(), 1000);
         assert!(read_capped(&f, 999).is_err());
-    }
-
-    #[test]
-    fn rates_read_well() {
-        assert_eq!(fmt_rate(200.0), "200");
-        assert_eq!(fmt_rate(2.5), "2.5");
-        assert_eq!(fmt_rate(1e308), "1.000e308");
-        assert_eq!(fmt_rate(1e-9), "1.000e-9");
     }
 }

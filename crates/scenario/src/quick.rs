@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use crate::model::*;
-use crate::{parse_duration, Dur};
+use crate::Dur;
+use pado_base::units::parse_duration;
 
 /// The load shape flags ask for.
 #[derive(Clone, Debug, PartialEq)]

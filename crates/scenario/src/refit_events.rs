@@ -74,10 +74,10 @@ pub fn refit_events(original: &Config, cfg: &mut Config) -> Vec<String> {
             let moved = Dur(at.get().mul_f64(f));
             notes.push(format!(
                 "event `{name}` moved with the test's length ({} → {}): at {} → {}",
-                crate::format_duration(old),
-                crate::format_duration(new),
-                crate::format_duration(at.get()),
-                crate::format_duration(moved.get())
+                pado_base::units::duration_compact(old),
+                pado_base::units::duration_compact(new),
+                pado_base::units::duration_compact(at.get()),
+                pado_base::units::duration_compact(moved.get())
             ));
             e.at = Some(moved);
         }

@@ -470,9 +470,9 @@ impl Checker<'_> {
                 if *plain && matches!(plain_type(v), "integer" | "number") {
                     return;
                 }
-                if let Err(e) = crate::parse_duration(v) {
+                if let Err(e) = pado_base::units::parse_duration(v) {
                     let compact: String = v.split_whitespace().collect::<Vec<_>>().join("");
-                    let suggestion = crate::parse_duration(&compact)
+                    let suggestion = pado_base::units::parse_duration(&compact)
                         .ok()
                         .map(|_| compact)
                         .or_else(|| {

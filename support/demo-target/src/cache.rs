@@ -61,7 +61,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Cache<K, V> {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Generations<K, V>> {
-        self.gens.lock().unwrap_or_else(|e| e.into_inner())
+        pado_base::lock(&self.gens)
     }
 
     /// Entries a generation may hold before it is rotated.

@@ -248,7 +248,7 @@ impl Post {
             "body": self.body,
             "author": self.author,
             "tags": self.tags,
-            "created_at": rfc3339(self.created_at),
+            "created_at": pado_base::stamp::utc_secs(self.created_at),
             "likes": self.likes.load(Ordering::Relaxed),
         })
     }
@@ -260,7 +260,7 @@ impl Post {
             "title": self.title,
             "author": self.author,
             "tags": self.tags,
-            "created_at": rfc3339(self.created_at),
+            "created_at": pado_base::stamp::utc_secs(self.created_at),
             "likes": self.likes.load(Ordering::Relaxed),
         })
     }
@@ -449,25 +449,9 @@ pub(crate) fn generate(count: usize, seed: u64) -> Generated {
     }
 }
 
-/// Formats unix seconds as `YYYY-MM-DDTHH:MM:SSZ` (RFC 3339, UTC). Out-of-range
-/// seconds (beyond year 9999) are clamped to the last representable second.
-pub(crate) fn rfc3339(secs: i64) -> String {
-    let t = time::OffsetDateTime::from_unix_timestamp(secs)
-        .unwrap_or_else(|_| time::PrimitiveDateTime::MAX.assume_utc());
-    let f = time::macros::format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
-    t.format(&f).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rfc3339_known_values() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(BASE_TIME), "2024-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_709_210_096), "2024-02-29T12:34:56Z");
-    }
 
     #[test]
     fn generation_is_deterministic_and_has_korean() {

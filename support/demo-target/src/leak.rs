@@ -35,10 +35,7 @@ impl Leak {
         }
         // Non-zero bytes: a zeroed allocation could stay untouched pages.
         let block = vec![0xA5u8; len as usize].into_boxed_slice();
-        self.blocks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(block);
+        pado_base::lock(&self.blocks).push(block);
     }
 
     /// Bytes retained now.
@@ -48,7 +45,7 @@ impl Leak {
 
     /// Frees everything retained (a restart).
     pub(crate) fn free(&self) {
-        let blocks = std::mem::take(&mut *self.blocks.lock().unwrap_or_else(|e| e.into_inner()));
+        let blocks = std::mem::take(&mut *pado_base::lock(&self.blocks));
         self.bytes.store(0, Ordering::Release);
         drop(blocks);
     }

@@ -54,7 +54,7 @@ impl HttpMetrics {
             .iter()
             .position(|b| secs <= *b)
             .unwrap_or(BUCKETS.len());
-        let mut map = self.series.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = pado_base::lock(&self.series);
         let s = map.entry(key).or_default();
         s.buckets[slot] += 1;
         s.count += 1;
@@ -66,14 +66,14 @@ impl HttpMetrics {
 
     /// Total requests recorded.
     pub(crate) fn total(&self) -> u64 {
-        let map = self.series.lock().unwrap_or_else(|e| e.into_inner());
+        let map = pado_base::lock(&self.series);
         map.values().map(|s| s.count).sum()
     }
 
     /// Writes the histogram (and its `_max` gauge) families.
     pub(crate) fn render(&self, out: &mut Text) {
         let mut series: Vec<(SeriesKey, Series)> = {
-            let map = self.series.lock().unwrap_or_else(|e| e.into_inner());
+            let map = pado_base::lock(&self.series);
             map.iter().map(|(k, v)| (*k, v.clone())).collect()
         };
         series.sort_by_key(|(k, _)| *k);
@@ -276,7 +276,7 @@ impl CpuSampler {
         let proc_ticks = read_process_ticks();
         let system = read_system_ticks();
         let threads = self.thread_prefix.map(read_thread_ticks);
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = pado_base::lock(&self.state);
         let wall = now.duration_since(st.at).as_secs_f64();
         if wall < 0.05 && st.process_ticks.is_some() {
             // Too short to measure: keep the older baseline.
@@ -317,7 +317,7 @@ impl CpuSampler {
 
     /// The latest figures.
     pub(crate) fn usage(&self) -> CpuUsage {
-        self.state.lock().unwrap_or_else(|e| e.into_inner()).usage
+        pado_base::lock(&self.state).usage
     }
 }
 

@@ -239,7 +239,7 @@ pub(crate) struct Shared {
 
 /// Locks a mutex, ignoring poisoning: the data (counters) stays usable.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    pado_base::lock(&m)
 }
 
 impl Shared {

@@ -95,7 +95,7 @@ impl ProxyServer {
 
     /// A snapshot of the counters.
     pub fn stats(&self) -> ProxyStats {
-        self.stats.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        pado_base::lock(&self.stats).clone()
     }
 }
 
@@ -155,8 +155,7 @@ async fn client(
     opts: Arc<ProxyOptions>,
     stats: Arc<Mutex<ProxyStats>>,
 ) {
-    let count =
-        |f: &dyn Fn(&mut ProxyStats)| f(&mut stats.lock().unwrap_or_else(|p| p.into_inner()));
+    let count = |f: &dyn Fn(&mut ProxyStats)| f(&mut pado_base::lock(&stats));
     let mut buf = Vec::with_capacity(1024);
     let (method, target, auth) = loop {
         let mut chunk = [0u8; 1024];

@@ -10,7 +10,9 @@ use pado_metrics::{Observations, ObservedSeries};
 
 use super::known::{BACKED_UP, FULL};
 use super::window_math::{level, share_where, Window};
-use super::{fmt_short, Component, Kind, Verdict};
+use pado_base::units::short as fmt_short;
+
+use super::{Component, Kind, Verdict};
 
 const LEVEL_WORDS: [&str; 7] = [
     "active", "busy", "used", "in_use", "inuse", "current", "open",

@@ -11,7 +11,7 @@
 //! waiting; a CPU at 85% or more of its cores; GC over 10% of wall time; a heap
 //! or memory 90% full.
 
-use pado_metrics::fmt::{memory as bytes, percent as pct};
+use pado_base::units::{memory as bytes, percent as pct};
 use std::collections::BTreeMap;
 
 use pado_metrics::{Observations, ObservedSeries};

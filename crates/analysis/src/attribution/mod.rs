@@ -219,10 +219,14 @@ pub fn windows(
         })
         .filter(|k| *k > 0.0);
     let (threshold, label, saturated) = match knee {
-        Some(k) => (k, format!("saturation (load ≥ {})", fmt_short(k)), true),
+        Some(k) => (
+            k,
+            format!("saturation (load ≥ {})", pado_base::units::short(k)),
+            true,
+        ),
         None => (
             peak * 0.9,
-            format!("peak load (≥ {})", fmt_short(peak * 0.9)),
+            format!("peak load (≥ {})", pado_base::units::short(peak * 0.9)),
             false,
         ),
     };
@@ -240,22 +244,13 @@ pub fn windows(
         .collect();
     let baseline = match (cold.first(), cold.last()) {
         (Some(a), Some(b)) => Some(Window::new(
-            format!("low load (≤ {})", fmt_short(threshold * 0.5)),
+            format!("low load (≤ {})", pado_base::units::short(threshold * 0.5)),
             *a as f64,
             *b as f64 + 1.0,
         )),
         _ => None,
     };
     Some((window, baseline, saturated))
-}
-
-/// A load or count: whole numbers without decimals, others with one.
-pub(crate) fn fmt_short(x: f64) -> String {
-    if (x - x.round()).abs() < 0.05 {
-        format!("{:.0}", x)
-    } else {
-        format!("{:.1}", x)
-    }
 }
 
 /// Build the table for `obs` over `window` (and `baseline`), with `extra` rows

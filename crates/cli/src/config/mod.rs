@@ -12,9 +12,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use pado_base::units::parse_duration;
 use pado_metrics::StageMark;
 use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp};
-use pado_scenario::{parse_duration, ByteSize, Dur, LoadShape, Overrides, QuickRequest};
+use pado_scenario::{ByteSize, Dur, LoadShape, Overrides, QuickRequest};
 
 use crate::args::{LoadArgs, RunArgs};
 use crate::debugging::DebugLevel;
@@ -274,7 +275,7 @@ impl LoadSpec {
             ov.compression = Some(list);
         }
         if let Some(m) = &l.max_body {
-            let n = pado_scenario::parse_size(m)
+            let n = pado_base::units::parse_size(m)
                 .map_err(|e| Failure::invalid(format!("--max-body: {e}")))?;
             if n == 0 {
                 return Err(Failure::invalid("--max-body: must be more than 0"));

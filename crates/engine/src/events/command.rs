@@ -74,9 +74,7 @@ fn drain(mut r: impl Read + Send + 'static, tail: Arc<Mutex<Tail>>) -> std::thre
             if n == 0 {
                 break;
             }
-            tail.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(&buf[..n]);
+            pado_base::lock(&tail).push(&buf[..n]);
         }
     })
 }
@@ -191,7 +189,7 @@ pub fn run_command(
             }
         }
     }
-    let take = |t: &Arc<Mutex<Tail>>| t.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let take = |t: &Arc<Mutex<Tail>>| pado_base::lock(&t).take();
     CommandResult {
         exit_code: status.and_then(|s| s.code()),
         timed_out,

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use pado_http::{exchange, tls_client_config, Origin, RequestRef};
+use pado_http::{host_header, origin_form, tls_client_config, ControlRequest, Origin};
 
 /// Most bytes of an answer kept (the recorded tail is cut further).
 pub(crate) const MAX_ANSWER: usize = 64 * 1024;
@@ -62,34 +62,6 @@ impl HttpCall {
         out
     }
 
-    /// The request's bytes.
-    fn bytes(&self) -> Vec<u8> {
-        let host = match self.url.port() {
-            Some(p) => format!("{}:{p}", self.url.host_str().unwrap_or_default()),
-            None => self.url.host_str().unwrap_or_default().to_string(),
-        };
-        let mut path = self.url.path().to_string();
-        if let Some(q) = self.url.query() {
-            path.push('?');
-            path.push_str(q);
-        }
-        let mut head = format!(
-            "{} {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: pado-event\r\nConnection: close\r\nContent-Length: {}\r\n",
-            self.method,
-            self.body.len()
-        );
-        for (k, v) in &self.headers {
-            head.push_str(k);
-            head.push_str(": ");
-            head.push_str(v);
-            head.push_str("\r\n");
-        }
-        head.push_str("\r\n");
-        let mut b = head.into_bytes();
-        b.extend_from_slice(&self.body);
-        b
-    }
-
     /// Sends the call and waits at most `timeout` for the whole answer.
     pub fn send(&self, timeout: Duration) -> HttpResult {
         let rt = match tokio::runtime::Builder::new_current_thread()
@@ -119,30 +91,28 @@ impl HttpCall {
                 ..Default::default()
             };
         }
-        let bytes = self.bytes();
-        let mut body = Vec::new();
-        let ex = rt.block_on(async {
-            let mut conn = None;
-            exchange(
-                &mut conn,
-                &origin,
-                RequestRef {
-                    bytes: &bytes,
-                    is_head: self.method == "HEAD",
-                    resend_safe: false,
-                    timeout,
-                    keep_body: Some((&mut body, MAX_ANSWER)),
-                    keep_head: None,
-                    failed_prefix: None,
-                    decoder: None,
-                },
-            )
-            .await
-        });
+        let (host, target) = (host_header(&self.url), origin_form(&self.url));
+        let mut headers: Vec<(&str, &str)> = vec![("Connection", "close")];
+        headers.extend(self.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let ex = rt.block_on(
+            ControlRequest {
+                method: &self.method,
+                target: &target,
+                host: &host,
+                user_agent: "pado-event",
+                headers: &headers,
+                body: Some(&self.body),
+                timeout,
+                max_answer: MAX_ANSWER,
+                keep_head: false,
+                resend_safe: false,
+            }
+            .send(&mut None, &origin),
+        );
         HttpResult {
             status: ex.status,
             error: ex.error.map(|k| k.as_str().to_string()),
-            body,
+            body: ex.body,
         }
     }
 }

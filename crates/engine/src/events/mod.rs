@@ -363,7 +363,7 @@ pub(crate) fn perform(
                 rec.outcome = Outcome::Timeout;
                 rec.error = Some(format!(
                     "timed out after {} (killed with its process group)",
-                    pado_metrics::fmt::duration(timeout.as_secs_f64())
+                    pado_base::units::duration(timeout.as_secs_f64())
                 ));
             } else if r.exit_code != Some(0) {
                 rec.outcome = Outcome::Failed;
@@ -391,7 +391,7 @@ pub(crate) fn perform(
                     rec.outcome = Outcome::Timeout;
                     rec.error = Some(format!(
                         "no answer within {}",
-                        pado_metrics::fmt::duration(timeout.as_secs_f64())
+                        pado_base::units::duration(timeout.as_secs_f64())
                     ));
                 }
                 Some(e) => {
@@ -477,24 +477,16 @@ impl Shared {
         if required {
             (self.on_failure)(&msg);
         }
-        self.done
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .failures
-            .push(if required {
-                msg
-            } else {
-                format!("{msg} (not required: the run went on)")
-            });
+        pado_base::lock(&self.done).failures.push(if required {
+            msg
+        } else {
+            format!("{msg} (not required: the run went on)")
+        });
     }
 
     fn finish_event(&self, rec: EventRecord) {
-        let r = self
-            .writer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .write(&rec);
-        let mut d = self.done.lock().unwrap_or_else(|p| p.into_inner());
+        let r = pado_base::lock(&self.writer).write(&rec);
+        let mut d = pado_base::lock(&self.done);
         if let Err(e) = r {
             d.write_error.get_or_insert(e.to_string());
         }
@@ -624,8 +616,7 @@ impl EventRunner {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
-        let mut d =
-            std::mem::take(&mut *self.shared.done.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut d = std::mem::take(&mut *pado_base::lock(&self.shared.done));
         d.records.sort_by_key(|r| r.planned_ms);
         d
     }

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use pado_scenario::{format_duration, ExecutorKind, Scenario};
+use pado_base::units::duration_compact as format_duration;
+use pado_scenario::{ExecutorKind, Scenario};
 
 use super::{open_pool, Executor, OpenSchedule, RateSegment, Schedule, StageWindow};
 

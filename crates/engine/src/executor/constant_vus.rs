@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use pado_scenario::{format_duration, ExecutorKind};
+use pado_base::units::duration_compact as format_duration;
+use pado_scenario::ExecutorKind;
 
 use super::{ClosedSchedule, Executor, Schedule, StageWindow, Window};
 
@@ -22,7 +23,7 @@ impl Executor for ConstantVus {
     fn describe(&self) -> String {
         format!(
             "{} for {}",
-            super::vus(self.vus),
+            pado_base::units::vus(f64::from(self.vus)),
             format_duration(self.duration)
         )
     }

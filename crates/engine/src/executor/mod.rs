@@ -12,7 +12,8 @@ pub mod segment;
 
 use std::time::Duration;
 
-use pado_scenario::{format_duration, ExecutorKind, Scenario};
+use pado_base::units::duration_compact as format_duration;
+use pado_scenario::{ExecutorKind, Scenario};
 
 pub use constant_arrival_rate::ConstantArrivalRate;
 pub use constant_vus::ConstantVus;
@@ -47,32 +48,15 @@ impl StageWindow {
                 "VUs" if self.to == 1.0 => "VU",
                 u => u,
             };
-            format!("hold {} {unit}", fmt_level(self.to))
+            format!("hold {} {unit}", pado_base::units::level(self.to))
         } else {
             format!(
                 "ramp {}→{} {}",
-                fmt_level(self.from),
-                fmt_level(self.to),
+                pado_base::units::level(self.from),
+                pado_base::units::level(self.to),
                 self.unit
             )
         }
-    }
-}
-
-/// `1 VU`, `3 VUs`.
-pub(crate) fn vus(n: u32) -> String {
-    if n == 1 {
-        "1 VU".into()
-    } else {
-        format!("{n} VUs")
-    }
-}
-
-fn fmt_level(v: f64) -> String {
-    if v.fract() == 0.0 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v:.2}")
     }
 }
 
@@ -342,7 +326,7 @@ pub(crate) fn stage_windows(
 pub(crate) fn describe_stages(stages: &[(Duration, f64)]) -> String {
     stages
         .iter()
-        .map(|(d, t)| format!("{}→{}", format_duration(*d), fmt_level(*t)))
+        .map(|(d, t)| format!("{}→{}", format_duration(*d), pado_base::units::level(*t)))
         .collect::<Vec<_>>()
         .join(", ")
 }

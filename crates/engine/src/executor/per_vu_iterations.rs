@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use pado_scenario::{format_duration, ExecutorKind};
+use pado_base::units::duration_compact as format_duration;
+use pado_scenario::ExecutorKind;
 
 use super::{ClosedSchedule, Executor, Schedule, StageWindow, Window};
 
@@ -25,7 +26,7 @@ impl Executor for PerVuIterations {
     fn describe(&self) -> String {
         format!(
             "{} × {} iteration{} (at most {})",
-            super::vus(self.vus),
+            pado_base::units::vus(f64::from(self.vus)),
             self.iterations,
             if self.iterations == 1 { "" } else { "s" },
             format_duration(self.max_duration)

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use pado_scenario::{format_duration, ExecutorKind, Scenario};
+use pado_base::units::duration_compact as format_duration;
+use pado_scenario::{ExecutorKind, Scenario};
 
 use super::{
     describe_stages, stage_windows, ClosedSchedule, Executor, Schedule, StageWindow, Window,
@@ -69,7 +70,7 @@ impl RampingVus {
                 graceful_ramp_down: grd,
                 step_text: Some(format!(
                     "step ramp: start {}, +{} every {}, up to {}",
-                    super::vus(r.start),
+                    pado_base::units::vus(f64::from(r.start)),
                     r.add,
                     format_duration(r.every.get()),
                     r.max
@@ -100,7 +101,7 @@ impl Executor for RampingVus {
             Some(t) => t.clone(),
             None => format!(
                 "stages from {}: {}",
-                super::vus(self.start_vus),
+                pado_base::units::vus(f64::from(self.start_vus)),
                 describe_stages(&self.stages)
             ),
         }

@@ -427,7 +427,7 @@ impl Executor for SegmentedExecutor {
     }
     fn describe(&self) -> String {
         let own = match &self.schedule {
-            Schedule::Closed(c) => super::vus(c.vus.len() as u32),
+            Schedule::Closed(c) => pado_base::units::vus(c.vus.len() as f64),
             Schedule::Open(o) => format!(
                 "{} of {} arrivals (VU pool {}..{})",
                 o.total(),

@@ -47,7 +47,7 @@ impl PinnedVerifier {
 
     /// The fingerprint of the last certificate refused, if one was.
     pub fn refused(&self) -> Option<Fingerprint> {
-        *self.refused.lock().unwrap_or_else(|p| p.into_inner())
+        *pado_base::lock(&self.refused)
     }
 }
 
@@ -64,7 +64,7 @@ impl ServerCertVerifier for PinnedVerifier {
         if presented.matches(&self.pinned) {
             return Ok(ServerCertVerified::assertion());
         }
-        *self.refused.lock().unwrap_or_else(|p| p.into_inner()) = Some(presented);
+        *pado_base::lock(&self.refused) = Some(presented);
         Err(rustls::Error::InvalidCertificate(
             CertificateError::ApplicationVerificationFailure,
         ))

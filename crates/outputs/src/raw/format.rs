@@ -61,23 +61,6 @@ pub fn error_of(r: &RawRecord) -> Option<&'static str> {
     }
 }
 
-/// `at_us` (µs since the Unix epoch) as RFC 3339 UTC with microseconds:
-/// `2025-01-02T03:04:05.123456Z`.
-pub fn utc_us(at_us: u64) -> String {
-    let dt = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(at_us) * 1000)
-        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
-        dt.year(),
-        dt.month() as u8,
-        dt.day(),
-        dt.hour(),
-        dt.minute(),
-        dt.second(),
-        dt.microsecond()
-    )
-}
-
 /// µs as milliseconds with microsecond precision (`1234` → `1.234`).
 fn ms(us: u64) -> f64 {
     us as f64 / 1000.0
@@ -166,7 +149,7 @@ impl LineFormat {
             RawFormat::Json => {
                 for r in &b.records {
                     let line = JsonLine {
-                        time: utc_us(r.at_us),
+                        time: pado_base::stamp::utc_us(r.at_us),
                         scenario: String::from_utf8_lossy(b.get(r.scenario)),
                         step: self.step(r),
                         method: String::from_utf8_lossy(b.get(r.method)),
@@ -216,7 +199,7 @@ impl LineFormat {
                     ]
                     .map(|v| ms(v).to_string());
                     let fields: [Cow<'_, str>; 22] = [
-                        utc_us(r.at_us).into(),
+                        pado_base::stamp::utc_us(r.at_us).into(),
                         text_cell(&scenario),
                         text_cell(self.step(r)),
                         text_cell(&method),

@@ -2,7 +2,7 @@
 //! samples, the change against the baseline and the verdict of the rank test.
 
 use pado_analysis::noise::{mann_whitney, METHOD};
-use pado_metrics::fmt::us_to_ms as ms;
+use pado_base::units::us_to_ms as ms;
 
 use super::shape::{limits_of, shape_warnings};
 use super::{CompareRow, Comparison, NoiseFloor, Side, Verdict};

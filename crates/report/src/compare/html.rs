@@ -2,7 +2,7 @@
 //! with maud so run labels, metric and scope names and limits are escaped.
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
-use pado_metrics::fmt::value as fmt_v;
+use pado_base::units::value as fmt_v;
 
 use super::{legend, CompareRow, Comparison, Verdict};
 

@@ -4,7 +4,7 @@
 
 use pado_analysis::soak::{ResourceDrift, Soak, Verdict as SoakVerdict};
 
-use pado_metrics::fmt::MIB;
+use pado_base::units::MIB;
 
 use super::{CompareRow, Side, Verdict};
 use crate::text::soak::per_hour;

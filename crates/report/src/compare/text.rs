@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use pado_metrics::fmt::value as fmt_v;
+use pado_base::units::value as fmt_v;
 
 use super::{legend, letter, Comparison};
 
@@ -36,7 +36,7 @@ pub fn render_compare(c: &Comparison) -> String {
     let mw = c
         .rows
         .iter()
-        .map(|r| pado_metrics::fmt::columns(&r.metric))
+        .map(|r| pado_base::text::columns(&r.metric))
         .max()
         .unwrap_or(10)
         .max(10);
@@ -46,7 +46,7 @@ pub fn render_compare(c: &Comparison) -> String {
             scope = r.scope.clone();
             let _ = writeln!(out, "  {scope}");
         }
-        let mut line = format!("    {}", pado_metrics::fmt::cell(&r.metric, mw));
+        let mut line = format!("    {}", pado_base::text::cell(&r.metric, mw));
         for v in &r.values {
             let _ = write!(line, " {:>10}", fmt_v(*v));
         }
@@ -64,5 +64,5 @@ pub fn render_compare(c: &Comparison) -> String {
     let _ = writeln!(out, "  noise between runs: {}", c.noise_between_runs);
     // Run names, labels, steps and directories are other people's text: no control
     // character of theirs reaches the terminal.
-    pado_metrics::fmt::terminal_safe(&out).into_owned()
+    pado_base::text::terminal_safe(&out).into_owned()
 }

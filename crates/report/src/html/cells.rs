@@ -2,7 +2,7 @@
 //! their plain value in `data-value` (what the page sorts by) and show formatted text.
 
 use maud::{html, Markup};
-use pado_metrics::fmt::{ms, rate, thousands};
+use pado_base::units::{ms, rate, thousands};
 
 use super::chart_data::round3;
 

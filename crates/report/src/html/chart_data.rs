@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use pado_metrics::fmt::us_to_ms;
+use pado_base::units::us_to_ms;
 use serde::Serialize;
 
 use crate::summary::LoadedRun;
@@ -385,7 +385,7 @@ pub(super) fn observed_charts(
 /// and pado's own, on one chart (a leak is a line that keeps climbing).
 fn memory_chart(run: &LoadedRun, k: &pado_analysis::soak::Soak) -> Option<(String, Chart)> {
     use pado_analysis::soak::Resource;
-    use pado_metrics::fmt::MIB;
+    use pado_base::units::MIB;
     let mut series: Vec<ChartSeries> = Vec::new();
     let mut seen: Vec<(&str, &str)> = Vec::new();
     for r in k

@@ -1,7 +1,7 @@
 //! Checks and thresholds: what the scenario asserted and whether it held.
 
 use maud::{html, Markup};
-use pado_metrics::fmt::{pct, plain};
+use pado_base::units::{pct, plain};
 
 use super::cells::{table, td_int, td_name, td_pct};
 use crate::summary::Summary;

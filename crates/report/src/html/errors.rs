@@ -2,7 +2,7 @@
 //! requests (the "why" behind the counts).
 
 use maud::{html, Markup};
-use pado_metrics::fmt::pct;
+use pado_base::units::pct;
 
 use super::cells::{table, td_int, td_name, td_pct};
 use crate::summary::Summary;

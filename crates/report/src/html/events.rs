@@ -3,7 +3,7 @@
 
 use maud::{html, Markup};
 use pado_analysis::events::{EventImpact, WindowFigures};
-use pado_metrics::fmt::{duration, percent, plain, rate};
+use pado_base::units::{duration, percent, plain, rate};
 
 use super::cells::table;
 use crate::summary::Summary;
@@ -14,7 +14,7 @@ fn window(w: Option<&WindowFigures>) -> Markup {
         Some(w) => html! {
             td class="num" data-value=(w.error_rate) {
                 (percent(w.error_rate)) " err · p95 "
-                (w.p95_ms.map_or("-".into(), pado_metrics::fmt::ms)) " ms · "
+                (w.p95_ms.map_or("-".into(), pado_base::units::ms)) " ms · "
                 (rate(w.rps)) "/s"
             }
         },

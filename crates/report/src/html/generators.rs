@@ -3,7 +3,7 @@
 //! of one generator.
 
 use maud::{html, Markup};
-use pado_metrics::fmt::{ms, percent, thousands};
+use pado_base::units::{ms, percent, thousands};
 
 use crate::summary::Summary;
 

@@ -2,7 +2,7 @@
 //! banner, scenarios, notes, warnings), the verdict sentences and the key figures.
 
 use maud::{html, Markup, PreEscaped};
-use pado_metrics::fmt::{bytes, duration, ms, percent2, thousands, vus};
+use pado_base::units::{bytes, duration, ms, percent2, thousands, vus};
 
 use super::cells::card;
 use super::chart_data::round3;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use maud::{html, Markup};
-use pado_metrics::fmt::ms;
+use pado_base::units::ms;
 use pado_metrics::LatencySummary;
 
 use super::cells::{table, td_ms, td_name};

@@ -1,7 +1,7 @@
 //! The run's metadata (what produced these numbers) and the page footer.
 
 use maud::{html, Markup};
-use pado_metrics::fmt::{bytes, thousands};
+use pado_base::units::{bytes, thousands};
 
 use super::chart_data::MAX_POINTS;
 use crate::summary::{LoadedRun, Summary};

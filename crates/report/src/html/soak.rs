@@ -62,7 +62,7 @@ pub(super) fn section(s: &Summary) -> Markup {
         h2 { "Soak" }
         p id="soak-verdict" class=(if !judged { "note" } else if s.soak_ok { "pass" } else { "fail" }) {
             "Verdict: " strong { (k.verdict.words()) } " over "
-            (pado_metrics::fmt::duration(k.steady_s)) " of steady load"
+            (pado_base::units::duration(k.steady_s)) " of steady load"
             (match s.soak_mode {
                 Some(SoakMode::Requested) => " (--soak: part of the exit code).",
                 Some(SoakMode::Long) => " (a run of an hour or more: shown, not judged; --soak judges it).",

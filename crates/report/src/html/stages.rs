@@ -1,7 +1,7 @@
 //! The stage table: each stage's window with its load, errors and latency.
 
 use maud::{html, Markup};
-use pado_metrics::fmt::duration;
+use pado_base::units::duration;
 
 use super::cells::{table, td_int, td_ms, td_name, td_pct, td_rate};
 use super::chart_data::round3;

@@ -2,7 +2,7 @@
 //! they took; `ws:` steps' sessions and messages.
 
 use maud::{html, Markup};
-use pado_metrics::fmt::pct;
+use pado_base::units::pct;
 
 use super::cells::{table, td_int, td_ms, td_name, td_pct, td_rate};
 use crate::summary::{FlowSummary, StepSummary, Summary, WsSummary};

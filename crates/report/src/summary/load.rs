@@ -126,12 +126,12 @@ fn recover_unfinished(meta: &mut RunMeta, read: &pado_metrics::TimelineRead, in_
         said.push(match meta.planned_s {
             Some(p) => format!(
                 "the run is still going: these figures cover its first {} of {} planned; `pado report` again when it ends for the final result",
-                pado_metrics::fmt::duration(f64::from(seconds)),
-                pado_metrics::fmt::duration(p)
+                pado_base::units::duration(f64::from(seconds)),
+                pado_base::units::duration(p)
             ),
             None => format!(
                 "the run is still going: these figures cover its first {}; `pado report` again when it ends for the final result",
-                pado_metrics::fmt::duration(f64::from(seconds))
+                pado_base::units::duration(f64::from(seconds))
             ),
         });
     } else if meta.duration_s <= 0.0 {

@@ -1,7 +1,7 @@
 //! The verdict: a few plain sentences from the computed [`Summary`] (wording only;
 //! every figure is computed before).
 
-use pado_metrics::fmt::{percent2, thousands, vus};
+use pado_base::units::{percent2, thousands, vus};
 
 use super::Summary;
 
@@ -41,7 +41,7 @@ pub(super) fn verdict(s: &Summary) -> Vec<String> {
 fn soak_sentence(s: &Summary, k: &pado_analysis::soak::Soak) -> Option<String> {
     use crate::text::soak::{level, per_hour};
     use pado_analysis::soak::Verdict;
-    let steady = pado_metrics::fmt::duration(k.steady_s);
+    let steady = pado_base::units::duration(k.steady_s);
     let first = k.findings().next();
     match (k.verdict, first) {
         (Verdict::LeakSuspected | Verdict::PoolDrift, Some(r)) => {

@@ -2,7 +2,7 @@
 //! over the cap, bodies cut at `max_body`, TLS handshake failures, connections the
 //! server closed under pado.
 
-use pado_metrics::fmt::size_exact;
+use pado_base::units::size_exact;
 
 use super::LoadedRun;
 

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use pado_analysis::events::{EventImpact, WindowFigures};
-use pado_metrics::fmt::{ms, percent, plain, rate};
+use pado_base::units::{ms, percent, plain, rate};
 
 use super::{mark, TextOptions};
 use crate::summary::Summary;

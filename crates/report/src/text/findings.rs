@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use pado_metrics::fmt::vus as vus_text;
+use pado_base::units::vus as vus_text;
 
 use super::{cell, generator_line, TextOptions};
 use crate::summary::{Summary, GENERATOR_SATURATED};
@@ -99,9 +99,7 @@ pub(super) fn bottleneck_table(
     let cw = b
         .components
         .iter()
-        .map(|c| {
-            pado_metrics::fmt::columns(&c.component) + pado_metrics::fmt::columns(&c.endpoint) + 3
-        })
+        .map(|c| pado_base::text::columns(&c.component) + pado_base::text::columns(&c.endpoint) + 3)
         .max()
         .unwrap_or(10)
         .clamp(10, 44);

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use pado_metrics::fmt::{ms, percent, rate, thousands};
+use pado_base::units::{ms, percent, rate, thousands};
 
 use super::TextOptions;
 use crate::summary::Summary;

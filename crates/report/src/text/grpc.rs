@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use pado_metrics::fmt::{ms, thousands};
+use pado_base::units::{ms, thousands};
 
 use super::{cell, TextOptions};
 use crate::summary::Summary;
@@ -21,7 +21,7 @@ pub(super) fn grpc(out: &mut String, s: &Summary, _o: TextOptions) {
     }
     let nw = steps
         .iter()
-        .map(|(n, _, _)| pado_metrics::fmt::columns(n))
+        .map(|(n, _, _)| pado_base::text::columns(n))
         .max()
         .unwrap_or(4)
         .clamp(4, 40);

@@ -25,7 +25,7 @@ mod websocket;
 use std::fmt::Write as _;
 
 use pado_analysis::self_check::{cores_used, lag_ms, of_cores, GeneratorCheck};
-use pado_metrics::fmt::{ms, percent};
+use pado_base::units::{ms, percent};
 use pado_metrics::LatencySummary;
 
 use crate::summary::Summary;
@@ -117,7 +117,7 @@ pub(super) fn mark(ok: bool, o: TextOptions) -> &'static str {
 
 /// `label ........` padded to `width` characters.
 pub(super) fn dots(label: &str, width: usize) -> String {
-    let n = width.saturating_sub(pado_metrics::fmt::columns(label) + 1);
+    let n = width.saturating_sub(pado_base::text::columns(label) + 1);
     format!("{label} {}", ".".repeat(n))
 }
 
@@ -140,17 +140,17 @@ pub(super) fn lat_row(out: &mut String, label: &str, l: &LatencySummary, w: usiz
 
 /// Truncate to `max` terminal columns with an ellipsis (names can be long URLs).
 pub(super) fn fit(s: &str, max: usize) -> String {
-    if pado_metrics::fmt::columns(s) <= max {
+    if pado_base::text::columns(s) <= max {
         s.to_string()
     } else {
-        pado_metrics::fmt::cell(s, max).trim_end().to_string()
+        pado_base::text::cell(s, max).trim_end().to_string()
     }
 }
 
 /// A name as one table cell of `cols` terminal columns: cut and padded by display
 /// width, so Hangul step names keep the columns after them aligned.
 pub(super) fn cell(s: &str, cols: usize) -> String {
-    pado_metrics::fmt::cell(s, cols)
+    pado_base::text::cell(s, cols)
 }
 
 /// The generator's figures in one line: CPU in cores of the allowed ones, the busiest

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use pado_metrics::fmt::{plain, thousands};
+use pado_base::units::{plain, thousands};
 
 use super::{fit, mark, TextOptions};
 use crate::summary::Summary;
@@ -15,7 +15,7 @@ pub(super) fn checks(out: &mut String, s: &Summary, o: TextOptions) {
         let _ = writeln!(out, "  checks");
         for (name, c) in &s.checks {
             let total = c.passes + c.fails;
-            let pct = pado_metrics::fmt::pct(c.passes, total);
+            let pct = pado_base::units::pct(c.passes, total);
             let _ = writeln!(
                 out,
                 "  {} {}  {:.2}% ({} / {})",

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use pado_analysis::soak::{ResourceDrift, Soak, Verdict};
-use pado_metrics::fmt::{memory, plain};
+use pado_base::units::{memory, plain};
 use pado_metrics::SoakMode;
 
 use super::{cell, mark, TextOptions};
@@ -86,7 +86,7 @@ pub(super) fn soak(out: &mut String, s: &Summary, o: TextOptions) {
             String::new()
         },
         k.verdict.words(),
-        pado_metrics::fmt::duration(k.steady_s),
+        pado_base::units::duration(k.steady_s),
         mode_words(s.soak_mode)
     );
     rows(out, k);
@@ -121,7 +121,7 @@ fn rows(out: &mut String, k: &Soak) {
     let w = k
         .resources
         .iter()
-        .map(|r| pado_metrics::fmt::columns(&series_label(r)))
+        .map(|r| pado_base::text::columns(&series_label(r)))
         .chain(std::iter::once(8))
         .max()
         .unwrap_or(8)

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use pado_metrics::fmt::{ms, rate, thousands};
+use pado_base::units::{ms, rate, thousands};
 
 use super::{cell, TextOptions};
 use crate::summary::Summary;
@@ -16,7 +16,7 @@ pub(super) fn stages(out: &mut String, s: &Summary, _o: TextOptions) {
         let sw = s
             .stages
             .iter()
-            .map(|x| pado_metrics::fmt::columns(&x.label))
+            .map(|x| pado_base::text::columns(&x.label))
             .max()
             .unwrap_or(5)
             .clamp(5, 32);

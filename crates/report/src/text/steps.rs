@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use pado_metrics::fmt::{ms, rate, thousands};
+use pado_base::units::{ms, rate, thousands};
 
 use super::{cell, TextOptions};
 use crate::summary::Summary;
@@ -17,12 +17,12 @@ pub(super) fn steps(out: &mut String, s: &Summary, _o: TextOptions) {
         let _ = writeln!(out);
         let tag_width = s.tagged.keys().map(|k| {
             let base = k.find('{').unwrap_or(0);
-            pado_metrics::fmt::columns(&k[base..]) + 2
+            pado_base::text::columns(&k[base..]) + 2
         });
         let nw = s
             .steps
             .keys()
-            .map(|k| pado_metrics::fmt::columns(k))
+            .map(|k| pado_base::text::columns(k))
             .chain(tag_width)
             .max()
             .unwrap_or(4)

@@ -1,6 +1,6 @@
 use super::findings::bottleneck_table;
 use super::*;
-use pado_metrics::fmt::{bytes, thousands};
+use pado_base::units::{bytes, thousands};
 
 #[test]
 fn escape_sequences_from_outside_never_reach_the_terminal() {
@@ -185,7 +185,7 @@ fn step_tables_stay_aligned_with_hangul_step_names() {
         .filter(|l| l.contains("10"))
         .map(|l| {
             let i = l.find("10").expect("requests");
-            pado_metrics::fmt::columns(&l[..i]) + 2
+            pado_base::text::columns(&l[..i]) + 2
         })
         .collect();
     assert_eq!(ends.len(), 3, "{out}");

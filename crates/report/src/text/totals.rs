@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use pado_metrics::fmt::{bytes, percent2, rate, thousands};
+use pado_base::units::{bytes, percent2, rate, thousands};
 
 use super::{dots, TextOptions};
 use crate::summary::{Summary, GENERATOR_SATURATED};
@@ -13,7 +13,7 @@ pub(super) fn title(out: &mut String, s: &Summary, o: TextOptions) {
     let _ = writeln!(out);
     let state = if s.in_progress {
         match s.planned_s {
-            Some(p) => format!(" · in progress (of {})", pado_metrics::fmt::duration(p)),
+            Some(p) => format!(" · in progress (of {})", pado_base::units::duration(p)),
             None => " · in progress".to_string(),
         }
     } else if s.interrupted {

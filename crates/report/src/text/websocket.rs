@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use pado_metrics::fmt::{ms, rate, thousands};
+use pado_base::units::{ms, rate, thousands};
 
 use super::{cell, TextOptions};
 use crate::summary::Summary;
@@ -20,7 +20,7 @@ pub(super) fn websocket(out: &mut String, s: &Summary, _o: TextOptions) {
         .collect();
     let nw = ws_steps
         .iter()
-        .map(|(n, _)| pado_metrics::fmt::columns(n))
+        .map(|(n, _)| pado_base::text::columns(n))
         .max()
         .unwrap_or(4)
         .clamp(9, 40);

@@ -2,7 +2,7 @@
 //! and the table of runs, built with maud so names and labels are escaped.
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
-use pado_metrics::fmt::value as fmt_v;
+use pado_base::units::value as fmt_v;
 
 use super::{verdict_line, Trend, TrendVerdict};
 

@@ -332,7 +332,7 @@ pub fn render_trend(t: &Trend) -> String {
             "  {:>5} {mark} {:<24} {:>10}  {bar}{}",
             p.id,
             p.started_at,
-            pado_metrics::fmt::value(p.value),
+            pado_base::units::value(p.value),
             if p.dir_gone { "  (directory gone)" } else { "" }
         );
     }
@@ -340,7 +340,7 @@ pub fn render_trend(t: &Trend) -> String {
     let _ = writeln!(s, "  judged on {}", t.basis);
     let _ = writeln!(s, "  noise between runs: {}", t.noise_between_runs);
     // The test's and steps' names are other people's text: escaped for the terminal.
-    pado_metrics::fmt::terminal_safe(&s).into_owned()
+    pado_base::text::terminal_safe(&s).into_owned()
 }
 
 /// The verdict in one sentence.
@@ -349,7 +349,7 @@ pub fn verdict_line(t: &Trend) -> String {
         .change_pct
         .map(|c| format!("{c:+.1}%"))
         .unwrap_or_else(|| "-".into());
-    let base = pado_metrics::fmt::value(t.baseline_value);
+    let base = pado_base::units::value(t.baseline_value);
     let p = t
         .p_value
         .map(|p| format!(", p = {p:.3}"))

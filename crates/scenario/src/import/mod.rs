@@ -15,7 +15,8 @@ pub mod multipart;
 use std::collections::BTreeMap;
 
 use crate::model::*;
-use crate::{format_duration, parse_duration, Dur};
+use crate::Dur;
+use pado_base::units::{duration_compact, parse_duration};
 
 pub use curl::{from_curl, import_curl, CurlContext};
 pub use har::{from_har, import_har};
@@ -598,7 +599,7 @@ fn json_has_control(v: &serde_json::Value) -> bool {
 /// A duration that survives writing and reading back unchanged (what the file says is
 /// exactly what the model holds).
 pub(crate) fn stable_dur(d: std::time::Duration) -> Dur {
-    Dur(parse_duration(&format_duration(d)).unwrap_or(d))
+    Dur(parse_duration(&duration_compact(d)).unwrap_or(d))
 }
 
 /// The configuration both importers produce: one `main` scenario, one VU for one

@@ -339,7 +339,7 @@ impl Validator<'_> {
                     &format!("{p}.{f}"),
                     format!(
                         "{} iterations per second is more than one generator can schedule (at most {MAX_RATE_PER_S:.0}/s)",
-                        crate::limits::fmt_rate(r / unit)
+                        pado_base::units::rate_exact(r / unit)
                     ),
                     Some("lower the rate, lengthen `time_unit`, or split the load across generators"),
                 );
@@ -354,7 +354,7 @@ impl Validator<'_> {
                         &format!("{p}.rate"),
                         format!(
                             "at {} per {} for {}, not one iteration would start",
-                            crate::limits::fmt_rate(r),
+                            pado_base::units::rate_exact(r),
                             s.time_unit.map_or("1s".to_string(), |t| t.to_string()),
                             d
                         ),

@@ -133,7 +133,7 @@ fn window(v: &str) -> Result<Scope, String> {
         .or_else(|| v.split_once('-'))
         .ok_or_else(|| bad("no `-` between start and end".into()))?;
     let dur = |s: &str| -> Result<Duration, String> {
-        crate::duration::parse_duration(s.trim()).map_err(&bad)
+        pado_base::units::parse_duration(s.trim()).map_err(|e| bad(e.to_string()))
     };
     let (start, end) = (dur(a)?.as_secs_f64(), dur(b)?.as_secs_f64());
     if end <= start {

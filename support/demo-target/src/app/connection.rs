@@ -57,7 +57,7 @@ pub(crate) async fn serve(
                     app.db.close();
                 }
                 len = app.restart_requested() => {
-                    *restart.lock().unwrap_or_else(|e| e.into_inner()) = Some(len);
+                    *pado_base::lock(&restart) = Some(len);
                 }
             }
         };

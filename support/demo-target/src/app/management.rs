@@ -319,12 +319,7 @@ impl App {
             t.sample("cache_max_size", &[("cache", cache)], s.capacity as f64);
         }
 
-        let posts = self
-            .store
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .posts
-            .len();
+        let posts = pado_base::lock::read(&self.store).posts.len();
         t.single(
             "pado_target_posts",
             "Posts in the store",

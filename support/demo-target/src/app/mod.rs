@@ -85,7 +85,7 @@ pub(crate) struct App {
 /// Locks `m`; a panicked holder does not make the state unusable (every update
 /// leaves it consistent).
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    pado_base::lock(&m)
 }
 
 /// Seconds since the Unix epoch (0 on a clock before it).

@@ -44,7 +44,7 @@ impl App {
             Err(r) => return r,
         };
         let listed = self.query(|| {
-            let store = self.store.read().unwrap_or_else(|e| e.into_inner());
+            let store = pado_base::lock::read(&self.store);
             let items: Vec<serde_json::Value> = store
                 .posts
                 .values()
@@ -73,7 +73,7 @@ impl App {
             return Response::cached(body);
         }
         let found = self.query(|| {
-            let store = self.store.read().unwrap_or_else(|e| e.into_inner());
+            let store = pado_base::lock::read(&self.store);
             store.posts.get(&id).map(|p| p.detail_json())
         });
         match found.await {
@@ -114,13 +114,10 @@ impl App {
             .take(5)
             .collect();
         let created = self.query(|| {
-            let mut store = self.store.write().unwrap_or_else(|e| e.into_inner());
+            let mut store = pado_base::lock::write(&self.store);
             let now = unix_now() as i64;
             let post = store.create(title, body.body, user, tags, now);
-            self.index
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .add(&post);
+            pado_base::lock::write(&self.index).add(&post);
             post.id
         });
         match created.await {
@@ -138,7 +135,7 @@ impl App {
             return Response::error(404, "no such post");
         };
         let liked = self.query(|| {
-            let store = self.store.read().unwrap_or_else(|e| e.into_inner());
+            let store = pado_base::lock::read(&self.store);
             store
                 .posts
                 .get(&id)
@@ -162,18 +159,12 @@ impl App {
             return Response::error(404, "no such post");
         };
         let removed = self.query(|| {
-            let removed = self
-                .store
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
+            let removed = pado_base::lock::write(&self.store)
                 .posts
                 .remove(&id)
                 .is_some();
             if removed {
-                self.index
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(id);
+                pado_base::lock::write(&self.index).remove(id);
             }
             removed
         });

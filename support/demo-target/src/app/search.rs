@@ -32,10 +32,7 @@ impl App {
         let Some(result) = self
             .cpu
             .run(move || {
-                let r = index
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .search(&query, TOP);
+                let r = pado_base::lock::read(&index).search(&query, TOP);
                 let cost = posting_cost.saturating_mul(r.postings.min(u32::MAX as usize) as u32);
                 (r, cost)
             })
@@ -81,10 +78,7 @@ impl App {
         let Some(s) = self
             .cpu
             .run(move || {
-                let s = index
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .autocomplete(&p, TOP);
+                let s = pado_base::lock::read(&index).autocomplete(&p, TOP);
                 let cost = posting_cost.saturating_mul(s.scanned.min(u32::MAX as usize) as u32);
                 (s, cost)
             })

@@ -159,7 +159,7 @@ async fn feed<S: AsyncRead + AsyncWrite + Unpin>(
 impl App {
     /// The `n`-th newest post (cycling through them all) as the feed sends it.
     fn nth_newest_post(&self, n: u64) -> Option<serde_json::Value> {
-        let store = self.store.read().unwrap_or_else(|e| e.into_inner());
+        let store = pado_base::lock::read(&self.store);
         let len = store.posts.len() as u64;
         if len == 0 {
             return None;
