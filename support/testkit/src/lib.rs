@@ -51,11 +51,12 @@
 
 #![warn(missing_docs)]
 
+use pado_base::lock;
 use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod conn;
@@ -235,11 +236,6 @@ pub(crate) struct Shared {
     next_conn_id: AtomicU64,
     login_counter: AtomicU64,
     item_counter: AtomicU64,
-}
-
-/// Locks a mutex, ignoring poisoning: the data (counters) stays usable.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    pado_base::lock(&m)
 }
 
 impl Shared {

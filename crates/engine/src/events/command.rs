@@ -189,7 +189,7 @@ pub fn run_command(
             }
         }
     }
-    let take = |t: &Arc<Mutex<Tail>>| pado_base::lock(&t).take();
+    let take = |t: &Arc<Mutex<Tail>>| pado_base::lock(t).take();
     CommandResult {
         exit_code: status.and_then(|s| s.code()),
         timed_out,

@@ -6,8 +6,9 @@ use std::collections::{HashMap, VecDeque};
 use serde::Deserialize;
 
 use super::response::{parse_json, Response};
-use super::{lock, App};
+use super::App;
 use crate::http::Request;
+use pado_base::lock;
 
 /// Most tokens remembered; the oldest are forgotten first.
 const MAX_TOKENS: usize = 100_000;

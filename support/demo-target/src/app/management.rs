@@ -120,7 +120,7 @@ impl App {
                 own,
             );
         }
-        let (started, started_unix) = *super::lock(&self.started);
+        let (started, started_unix) = *pado_base::lock(&self.started);
         t.single(
             "process_uptime_seconds",
             "Time since the service started (or last restarted)",

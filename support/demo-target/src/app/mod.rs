@@ -17,8 +17,9 @@
 //! - [`management`]: `/health`, `/metrics`, `/admin/faults`.
 //! - [`response`]: the response a handler returns.
 
+use pado_base::lock;
 use std::sync::atomic::{AtomicU64, AtomicUsize};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::Notify;
@@ -80,12 +81,6 @@ pub(crate) struct App {
     /// With `--tls`: the acceptor of TLS connections (a self-signed certificate,
     /// ALPN `h2` then `http/1.1`).
     tls: Option<tokio_rustls::TlsAcceptor>,
-}
-
-/// Locks `m`; a panicked holder does not make the state unusable (every update
-/// leaves it consistent).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    pado_base::lock(&m)
 }
 
 /// Seconds since the Unix epoch (0 on a clock before it).

@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use tokio::net::TcpSocket;
 
-use super::{lock, unix_now, App};
+use super::{unix_now, App};
 use crate::http::Server;
+use pado_base::lock;
 
 /// Most connections waiting to be accepted (the listen backlog).
 const BACKLOG: u32 = 1024;
