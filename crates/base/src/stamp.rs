@@ -71,17 +71,7 @@ pub fn rfc3339(t: OffsetDateTime) -> String {
 /// `t` compactly for a file name, UTC to the millisecond without separators but the
 /// `T` and the dot (`20261123T020304.567Z`), so names sort by time.
 pub fn file_stamp(t: SystemTime) -> String {
-    let t = OffsetDateTime::from(t);
-    format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}.{:03}Z",
-        t.year(),
-        t.month() as u8,
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.millisecond()
-    )
+    utc_ms(t).replace(['-', ':'], "")
 }
 
 #[cfg(test)]

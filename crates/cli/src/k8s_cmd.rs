@@ -160,15 +160,9 @@ fn local_dir(out: Option<&Path>, test_id: &str) -> Result<PathBuf, Failure> {
     let dir = match out {
         Some(p) => p.to_path_buf(),
         None => {
-            let t = time::OffsetDateTime::now_utc();
-            PathBuf::from("pado-results").join(format!(
-                "{:04}{:02}{:02}T{:02}{:02}{:02}Z-k8s-{test_id}",
-                t.year(),
-                t.month() as u8,
-                t.day(),
-                t.hour(),
-                t.minute(),
-                t.second()
+            PathBuf::from(pado_base::names::RESULTS_PARENT).join(pado_base::names::result_dir_stem(
+                &format!("k8s-{test_id}"),
+                std::time::SystemTime::now(),
             ))
         }
     };

@@ -19,16 +19,13 @@ use crate::progress::Progress;
 /// that another run made.
 pub(crate) fn new_out_dir(name: &str) -> Result<PathBuf, Failure> {
     Ok(ResultDir::create_unique(
-        Path::new(RESULTS_PARENT),
+        Path::new(pado_base::names::RESULTS_PARENT),
         &pado_base::names::result_dir_stem(name, std::time::SystemTime::now()),
     )
     .map_err(Failure::other)?
     .path()
     .to_path_buf())
 }
-
-/// Where default result directories go, relative to the working directory.
-const RESULTS_PARENT: &str = "pado-results";
 
 /// A directory the user named for a command that writes several runs under it:
 /// refused when it holds files, unless `overwrite`.
@@ -46,7 +43,7 @@ fn result_dir(o: &Output, name: &str) -> Result<ResultDir, Failure> {
     let dir = match &o.dir {
         Some(p) => ResultDir::claim(p, o.overwrite),
         None => ResultDir::create_unique(
-            Path::new(RESULTS_PARENT),
+            Path::new(pado_base::names::RESULTS_PARENT),
             &pado_base::names::result_dir_stem(name, std::time::SystemTime::now()),
         ),
     };

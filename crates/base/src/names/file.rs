@@ -7,6 +7,9 @@
 
 use std::time::SystemTime;
 
+/// Where default result directories go, relative to the working directory.
+pub const RESULTS_PARENT: &str = "pado-results";
+
 /// Longest name part kept: leaves room for the stamp and a `-N` suffix under the
 /// 255 bytes most file systems allow, Hangul's 3 bytes a character included.
 const MAX_NAME_CHARS: usize = 60;

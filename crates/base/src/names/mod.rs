@@ -7,4 +7,4 @@ pub mod dns;
 pub mod file;
 
 pub use dns::{is_dns1123_label, run_suffix, test_id, MAX_TEST_ID};
-pub use file::{file_safe, result_dir_stem, segment_dir};
+pub use file::{file_safe, result_dir_stem, segment_dir, RESULTS_PARENT};
