@@ -88,13 +88,33 @@ fn short_option(c: char) -> Option<&'static str> {
 /// request in a way a scenario cannot say are refused with the reason, so nothing
 /// that matters is lost silently.
 fn long_option(name: &str) -> Option<Kind> {
-    use Kind::*;
+    used_option(name)
+        .or_else(|| curl_only_option(name))
+        .or_else(|| unsupported_option(name).map(Kind::Unsupported))
+}
+
+/// The options that shape the request, and whether they take a value.
+fn used_option(name: &str) -> Option<Kind> {
     Some(match name {
         "request" | "header" | "data" | "data-ascii" | "data-raw" | "data-binary"
         | "data-urlencode" | "json" | "cookie" | "user" | "user-agent" | "referer" | "url"
-        | "max-time" | "oauth2-bearer" | "url-query" => Value,
-        "insecure" | "get" | "head" | "compressed" | "http1.1" | "http2"
-        | "http2-prior-knowledge" => Flag,
+        | "max-time" | "oauth2-bearer" | "url-query" => Kind::Value,
+        "insecure"
+        | "get"
+        | "head"
+        | "compressed"
+        | "http1.1"
+        | "http2"
+        | "http2-prior-knowledge" => Kind::Flag,
+        _ => return None,
+    })
+}
+
+/// The options that only change what curl itself does, and whether they take a
+/// value (to be skipped).
+fn curl_only_option(name: &str) -> Option<Kind> {
+    use Kind::*;
+    Some(match name {
         "output"
         | "output-dir"
         | "write-out"
@@ -220,39 +240,27 @@ fn long_option(name: &str) -> Option<Kind> {
         | "sslv3"
         | "ssl"
         | "ssl-reqd" => Ignore,
-        "http1.0" => Unsupported(
-            "pado sends HTTP/1.1 (or HTTP/2), not HTTP/1.0; drop the option to test the same request over HTTP/1.1",
-        ),
-        "http3" | "http3-only" => Unsupported(
-            "pado does not speak HTTP/3; drop the option (or use --http2) to test over HTTP/2 or HTTP/1.1",
-        ),
-        "proxy" | "proxy-user" | "socks5" | "socks5-hostname" | "preproxy" => Unsupported(
-            "give the proxy as `defaults.proxy` in the scenario (or HTTPS_PROXY) instead",
-        ),
-        "form" | "form-string" => Unsupported(
-            "multipart forms: write the body with `body_file` and a Content-Type header",
-        ),
-        "upload-file" => Unsupported("use `body_file` with method PUT instead"),
-        "cert" | "key" | "cert-type" | "key-type" | "pass" => Unsupported(
-            "give the client certificate as `defaults.tls` in the scenario (or --client-cert) instead",
-        ),
-        "config" => Unsupported("paste the options themselves"),
-        "range" => Unsupported("write `-H 'Range: bytes=...'` instead"),
-        "time-cond" | "continue-at" | "etag-compare" => {
-            Unsupported("write the header with -H instead")
-        }
-        "digest" | "ntlm" | "negotiate" | "aws-sigv4" | "delegation" => {
-            Unsupported("only Basic authentication (-u) and bearer tokens are supported")
-        }
-        "resolve" | "connect-to" | "unix-socket" | "abstract-unix-socket" => {
-            Unsupported("point the URL at the address to test instead")
-        }
-        "request-target" | "haproxy-protocol" | "haproxy-clientip" => {
-            Unsupported("pado cannot send this request line or connection preface")
-        }
-        "variable" | "expand-url" | "expand-data" | "expand-header" | "expand-json" => {
-            Unsupported("expand the variables first and import the resulting command")
-        }
+        _ => return None,
+    })
+}
+
+/// The options that change the request in a way a scenario cannot say, with what to
+/// do instead.
+fn unsupported_option(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "http1.0" => "pado sends HTTP/1.1 (or HTTP/2), not HTTP/1.0; drop the option to test the same request over HTTP/1.1",
+        "http3" | "http3-only" => "pado does not speak HTTP/3; drop the option (or use --http2) to test over HTTP/2 or HTTP/1.1",
+        "proxy" | "proxy-user" | "socks5" | "socks5-hostname" | "preproxy" => "give the proxy as `defaults.proxy` in the scenario (or HTTPS_PROXY) instead",
+        "form" | "form-string" => "multipart forms: write the body with `body_file` and a Content-Type header",
+        "upload-file" => "use `body_file` with method PUT instead",
+        "cert" | "key" | "cert-type" | "key-type" | "pass" => "give the client certificate as `defaults.tls` in the scenario (or --client-cert) instead",
+        "config" => "paste the options themselves",
+        "range" => "write `-H 'Range: bytes=...'` instead",
+        "time-cond" | "continue-at" | "etag-compare" => "write the header with -H instead",
+        "digest" | "ntlm" | "negotiate" | "aws-sigv4" | "delegation" => "only Basic authentication (-u) and bearer tokens are supported",
+        "resolve" | "connect-to" | "unix-socket" | "abstract-unix-socket" => "point the URL at the address to test instead",
+        "request-target" | "haproxy-protocol" | "haproxy-clientip" => "pado cannot send this request line or connection preface",
+        "variable" | "expand-url" | "expand-data" | "expand-header" | "expand-json" => "expand the variables first and import the resulting command",
         _ => return None,
     })
 }
