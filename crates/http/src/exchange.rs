@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::conn::{connect, io_error_kind, Conn, Origin, SetupTimes, READ_BUF};
 use crate::decode::BodyDecoder;
-use crate::response::{parse_head, BodyKind, ChunkedDecoder, ProtocolError, MAX_HEAD};
+use crate::response::{parse_head, BodyKind, ChunkedDecoder, Head, ProtocolError, MAX_HEAD};
 use crate::status::StatusSet;
 
 /// How long a connection may sit idle before it is checked for a server-side close
@@ -246,6 +246,60 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
     }
 }
 
+/// A response whose status is not in the expected set is a failure: when its body is
+/// not kept anyway, its first bytes go into the failure sample (only failures pay
+/// this copy).
+#[inline]
+pub(crate) fn keep_failure_prefix<'k>(
+    keep_body: &mut Option<(&'k mut Vec<u8>, usize)>,
+    failed_prefix: &mut Option<(&'k mut Vec<u8>, &StatusSet)>,
+    status: u16,
+) {
+    if keep_body.is_none()
+        && failed_prefix
+            .as_ref()
+            .is_some_and(|(_, ok)| !ok.contains(status))
+    {
+        if let Some((b, _)) = failed_prefix.take() {
+            b.clear();
+            *keep_body = Some((b, pado_metrics::failure::BODY_PREFIX));
+        }
+    }
+}
+
+/// Ends the decoding of an encoded body: its encoded and decoded sizes, or a
+/// `decode` failure saying why (the body as received stays counted).
+#[inline]
+pub(crate) fn end_decoding(
+    d: &mut BodyDecoder,
+    keep_body: &mut Option<(&mut Vec<u8>, usize)>,
+    ex: &mut Exchange,
+) {
+    match d.end(keep_body.as_mut().map(|k| &mut *k.0)) {
+        Ok(sizes) => {
+            ex.body_encoded = sizes.encoded;
+            ex.body_decoded = sizes.decoded;
+        }
+        Err(fault) => {
+            ex.error = Some(ErrorKind::Decode);
+            ex.reason = Some(fault.reason());
+        }
+    }
+}
+
+/// Closes an HTTP/2 exchange at `end`: a deadline that passed is a `timeout`, and a
+/// failed exchange's time so far goes to the phase that was running.
+#[inline]
+pub(crate) fn settle(ex: &mut Exchange, end: Instant, timed_out: bool) {
+    ex.end = Some(end);
+    if timed_out {
+        ex.error = Some(ErrorKind::Timeout);
+    }
+    if ex.error.is_some() {
+        finish_phases(ex, end);
+    }
+}
+
 /// On failure, attribute the time so far to the phase that was running.
 pub(crate) fn finish_phases(ex: &mut Exchange, end: Instant) {
     if let Some(sent_at) = ex.sent_at {
@@ -323,7 +377,54 @@ async fn read_response<'k>(
     failed_prefix: &mut Option<(&'k mut Vec<u8>, &StatusSet)>,
     decoder: Option<&mut BodyDecoder>,
 ) -> Result<bool, ErrorKind> {
-    // Head.
+    let (head, fb) = read_head(conn, is_head, tls, t_sent, ex).await?;
+    let buf = &mut conn.buf;
+    ex.status = head.status;
+    if let Some((out, always)) = keep_head.as_mut() {
+        if *always || head.has_set_cookie || is_redirect(head.status) {
+            out.extend_from_slice(&buf[head.start..head.len]);
+        }
+    }
+    keep_failure_prefix(keep_body, failed_prefix, head.status);
+    // An encoded body is decoded as it streams (only then is the decoder touched).
+    let mut dec = match (head.coding, decoder) {
+        (Some(c), Some(d)) if head.body != BodyKind::None => {
+            d.begin(c, keep_body.as_ref().map_or(0, |k| k.1));
+            Some(d)
+        }
+        _ => None,
+    };
+    let keep_body = &mut *keep_body;
+    let mut keep = |bytes: &[u8]| match dec.as_mut() {
+        Some(d) => d.feed(bytes),
+        None => keep(keep_body, bytes),
+    };
+
+    let reuse = read_body(conn, &head, ex, tls, &mut keep).await?;
+    if let Some(d) = dec {
+        // The framing was read to its end: the connection stays usable either way.
+        end_decoding(d, keep_body, ex);
+    }
+    ex.receiving = fb.elapsed();
+    // Keep the buffer small again after a large body.
+    let buf = &mut conn.buf;
+    if buf.capacity() > 4 * READ_BUF {
+        buf.clear();
+        buf.shrink_to(READ_BUF);
+    }
+    Ok(reuse)
+}
+
+/// Reads until a complete response head is in the connection's buffer; with the
+/// instant its first byte arrived (which ends `waiting`).
+#[inline]
+async fn read_head(
+    conn: &mut Conn,
+    is_head: bool,
+    tls: bool,
+    t_sent: Instant,
+    ex: &mut Exchange,
+) -> Result<(Head, Instant), ErrorKind> {
     let buf = &mut conn.buf;
     buf.clear();
     let mut first_byte: Option<Instant> = None;
@@ -358,39 +459,20 @@ async fn read_response<'k>(
             Err(_) => return Err(ErrorKind::Protocol),
         }
     };
-    ex.status = head.status;
-    if let Some((out, always)) = keep_head.as_mut() {
-        if *always || head.has_set_cookie || is_redirect(head.status) {
-            out.extend_from_slice(&buf[head.start..head.len]);
-        }
-    }
-    if keep_body.is_none()
-        && failed_prefix
-            .as_ref()
-            .is_some_and(|(_, ok)| !ok.contains(head.status))
-    {
-        // A failure: its first bytes go into the sample (only failures pay this).
-        if let Some((b, _)) = failed_prefix.take() {
-            b.clear();
-            *keep_body = Some((b, pado_metrics::failure::BODY_PREFIX));
-        }
-    }
-    let fb = first_byte.unwrap_or(t_sent);
-    // An encoded body is decoded as it streams (only then is the decoder touched).
-    let mut dec = match (head.coding, decoder) {
-        (Some(c), Some(d)) if head.body != BodyKind::None => {
-            d.begin(c, keep_body.as_ref().map_or(0, |k| k.1));
-            Some(d)
-        }
-        _ => None,
-    };
-    let keep_body = &mut *keep_body;
-    let mut keep = |bytes: &[u8]| match dec.as_mut() {
-        Some(d) => d.feed(bytes),
-        None => keep(keep_body, bytes),
-    };
+    Ok((head, first_byte.unwrap_or(t_sent)))
+}
 
-    // Body.
+/// Reads the body as the head frames it, handing every body byte to `keep`;
+/// `Ok(reuse)` says whether the connection may carry another request.
+#[inline]
+async fn read_body<F: FnMut(&[u8])>(
+    conn: &mut Conn,
+    head: &Head,
+    ex: &mut Exchange,
+    tls: bool,
+    keep: &mut F,
+) -> Result<bool, ErrorKind> {
+    let buf = &mut conn.buf;
     let mut reuse = head.keep_alive;
     let leftover = buf.len() - head.len;
     match head.body {
@@ -422,7 +504,7 @@ async fn read_response<'k>(
         BodyKind::Chunked => {
             let mut dec = ChunkedDecoder::new();
             let used = dec
-                .feed(&buf[head.len..], &mut keep)
+                .feed(&buf[head.len..], &mut *keep)
                 .map_err(|_| ErrorKind::Protocol)?;
             if dec.is_done() && head.len + used < buf.len() {
                 reuse = false;
@@ -433,7 +515,7 @@ async fn read_response<'k>(
                     return Err(ErrorKind::Reset);
                 }
                 let used = dec
-                    .feed(&buf[..n], &mut keep)
+                    .feed(&buf[..n], &mut *keep)
                     .map_err(|_| ErrorKind::Protocol)?;
                 if dec.is_done() && used < n {
                     reuse = false;
@@ -456,25 +538,6 @@ async fn read_response<'k>(
             }
             reuse = false;
         }
-    }
-    if let Some(d) = dec {
-        match d.end(keep_body.as_mut().map(|k| &mut *k.0)) {
-            Ok(sizes) => {
-                ex.body_encoded = sizes.encoded;
-                ex.body_decoded = sizes.decoded;
-            }
-            Err(fault) => {
-                // The framing was read to its end: the connection stays usable.
-                ex.error = Some(ErrorKind::Decode);
-                ex.reason = Some(fault.reason());
-            }
-        }
-    }
-    ex.receiving = fb.elapsed();
-    // Keep the buffer small again after a large body.
-    if buf.capacity() > 4 * READ_BUF {
-        buf.clear();
-        buf.shrink_to(READ_BUF);
     }
     Ok(reuse)
 }

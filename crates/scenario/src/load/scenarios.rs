@@ -268,7 +268,7 @@ impl Validator<'_> {
                 None,
             ),
             (None, None) => self.err(
-                &mp,
+                mp,
                 "a mix entry needs a `request` or a `flow`",
                 Some("e.g. `{ weight: 30, name: search, request: \"GET /api/search?q=x\" }`"),
             ),
@@ -287,7 +287,7 @@ impl Validator<'_> {
             self.think(&format!("{mp}.think"), t);
         }
         if m.flow.is_some() && (!m.extract.is_empty() || !m.tags.is_empty()) {
-            self.err(&mp, "`extract` and `tags` go on the steps of a flow", None);
+            self.err(mp, "`extract` and `tags` go on the steps of a flow", None);
         }
         for (k, e) in &m.extract {
             self.extract(&format!("{mp}.extract"), k, e);
