@@ -142,12 +142,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
     }
     let mut reused = slot.is_some();
     let tls = origin.tls.is_some();
-    // One byte beyond the cap is kept, so a body longer than the cap can be told from
-    // one of exactly its size; it is cut back to the cap at the end.
-    let mut keep_body = req.keep_body.map(|(b, cap)| (b, cap.saturating_add(1)));
-    let mut keep_head = req.keep_head;
-    let mut failed_prefix = req.failed_prefix;
-    let mut decoder = req.decoder;
+    let mut sink = BodySink::new(req.keep_body, req.keep_head, req.failed_prefix, req.decoder);
     loop {
         if slot.is_none() {
             let budget = deadline.saturating_duration_since(Instant::now());
@@ -183,25 +178,10 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
             return ex;
         };
         ex.version = Some(HttpVersion::Http1);
-        if let Some((b, _)) = keep_body.as_mut() {
-            b.clear();
-        }
-        if let Some((h, _)) = keep_head.as_mut() {
-            h.clear();
-        }
+        sink.clear();
         let outcome = tokio::time::timeout_at(
             deadline.into(),
-            run(
-                conn,
-                req.bytes,
-                req.is_head,
-                tls,
-                &mut ex,
-                &mut keep_body,
-                &mut keep_head,
-                &mut failed_prefix,
-                decoder.as_deref_mut(),
-            ),
+            run(conn, req.bytes, req.is_head, tls, &mut ex, &mut sink),
         )
         .await;
         let end = Instant::now();
@@ -236,33 +216,77 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
         } else {
             *slot = None;
         }
-        if let Some((b, cap)) = keep_body.as_mut() {
-            if b.len() >= *cap {
-                b.truncate(*cap - 1);
-                ex.body_cut = true;
-            }
-        }
+        sink.cut_to_cap(&mut ex);
         return ex;
     }
 }
 
-/// A response whose status is not in the expected set is a failure: when its body is
-/// not kept anyway, its first bytes go into the failure sample (only failures pay
-/// this copy).
-#[inline]
-pub(crate) fn keep_failure_prefix<'k>(
-    keep_body: &mut Option<(&'k mut Vec<u8>, usize)>,
-    failed_prefix: &mut Option<(&'k mut Vec<u8>, &StatusSet)>,
-    status: u16,
-) {
-    if keep_body.is_none()
-        && failed_prefix
-            .as_ref()
-            .is_some_and(|(_, ok)| !ok.contains(status))
-    {
-        if let Some((b, _)) = failed_prefix.take() {
+/// Where the parts of a response that checks, the cookie jar and failure samples
+/// need go, over HTTP/1.1 and HTTP/2 alike (see [`RequestRef`]).
+pub(crate) struct BodySink<'k> {
+    /// The kept body and its cap, one byte beyond the caller's (see [`BodySink::new`]).
+    pub(crate) keep_body: Option<(&'k mut Vec<u8>, usize)>,
+    pub(crate) keep_head: Option<(&'k mut Vec<u8>, bool)>,
+    pub(crate) failed_prefix: Option<(&'k mut Vec<u8>, &'k StatusSet)>,
+    pub(crate) decoder: Option<&'k mut BodyDecoder>,
+}
+
+impl<'k> BodySink<'k> {
+    /// The sink of a request's buffers. One byte beyond the body's cap is kept, so a
+    /// body longer than the cap can be told from one of exactly its size; it is cut
+    /// back to the cap at the end ([`BodySink::cut_to_cap`]).
+    #[inline]
+    pub(crate) fn new(
+        keep_body: Option<(&'k mut Vec<u8>, usize)>,
+        keep_head: Option<(&'k mut Vec<u8>, bool)>,
+        failed_prefix: Option<(&'k mut Vec<u8>, &'k StatusSet)>,
+        decoder: Option<&'k mut BodyDecoder>,
+    ) -> Self {
+        BodySink {
+            keep_body: keep_body.map(|(b, cap)| (b, cap.saturating_add(1))),
+            keep_head,
+            failed_prefix,
+            decoder,
+        }
+    }
+
+    /// Empties the kept body and head before an attempt.
+    #[inline]
+    pub(crate) fn clear(&mut self) {
+        if let Some((b, _)) = self.keep_body.as_mut() {
             b.clear();
-            *keep_body = Some((b, pado_metrics::failure::BODY_PREFIX));
+        }
+        if let Some((h, _)) = self.keep_head.as_mut() {
+            h.clear();
+        }
+    }
+
+    /// A response whose status is not in the expected set is a failure: when its
+    /// body is not kept anyway, its first bytes go into the failure sample (only
+    /// failures pay this copy).
+    #[inline]
+    pub(crate) fn keep_failure_prefix(&mut self, status: u16) {
+        if self.keep_body.is_none()
+            && self
+                .failed_prefix
+                .as_ref()
+                .is_some_and(|(_, ok)| !ok.contains(status))
+        {
+            if let Some((b, _)) = self.failed_prefix.take() {
+                b.clear();
+                self.keep_body = Some((b, pado_metrics::failure::BODY_PREFIX));
+            }
+        }
+    }
+
+    /// Cuts a body longer than the cap back to it, saying so in `ex`.
+    #[inline]
+    pub(crate) fn cut_to_cap(&mut self, ex: &mut Exchange) {
+        if let Some((b, cap)) = self.keep_body.as_mut() {
+            if b.len() >= *cap {
+                b.truncate(*cap - 1);
+                ex.body_cut = true;
+            }
         }
     }
 }
@@ -315,17 +339,15 @@ pub(crate) fn finish_phases(ex: &mut Exchange, end: Instant) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn run<'k>(
+/// Writes the request and reads its response; `Ok(reuse)` says whether the
+/// connection may carry another request.
+async fn run(
     conn: &mut Conn,
     bytes: &[u8],
     is_head: bool,
     tls: bool,
     ex: &mut Exchange,
-    keep_body: &mut Option<(&'k mut Vec<u8>, usize)>,
-    keep_head: &mut Option<(&mut Vec<u8>, bool)>,
-    failed_prefix: &mut Option<(&'k mut Vec<u8>, &StatusSet)>,
-    decoder: Option<&mut BodyDecoder>,
+    sink: &mut BodySink<'_>,
 ) -> Result<bool, ErrorKind> {
     let t_send = Instant::now();
     ex.sent_at = Some(t_send);
@@ -339,18 +361,7 @@ async fn run<'k>(
         // Added: a request sent again after a dead connection went out twice.
         ex.bytes_sent += bytes.len() as u64;
     }
-    let read = read_response(
-        conn,
-        is_head,
-        tls,
-        t_sent,
-        ex,
-        keep_body,
-        keep_head,
-        failed_prefix,
-        decoder,
-    )
-    .await;
+    let read = read_response(conn, is_head, tls, t_sent, ex, sink).await;
     match write_failed {
         None => read,
         // The write failed. A server refusing an upload (413) often answers as soon
@@ -365,36 +376,32 @@ async fn run<'k>(
 
 /// Reads and frames the response to a request written (or partly written) at
 /// `t_sent`; `Ok(reuse)` says whether the connection may carry another request.
-#[allow(clippy::too_many_arguments)]
-async fn read_response<'k>(
+async fn read_response(
     conn: &mut Conn,
     is_head: bool,
     tls: bool,
     t_sent: Instant,
     ex: &mut Exchange,
-    keep_body: &mut Option<(&'k mut Vec<u8>, usize)>,
-    keep_head: &mut Option<(&mut Vec<u8>, bool)>,
-    failed_prefix: &mut Option<(&'k mut Vec<u8>, &StatusSet)>,
-    decoder: Option<&mut BodyDecoder>,
+    sink: &mut BodySink<'_>,
 ) -> Result<bool, ErrorKind> {
     let (head, fb) = read_head(conn, is_head, tls, t_sent, ex).await?;
     let buf = &mut conn.buf;
     ex.status = head.status;
-    if let Some((out, always)) = keep_head.as_mut() {
+    if let Some((out, always)) = sink.keep_head.as_mut() {
         if *always || head.has_set_cookie || is_redirect(head.status) {
             out.extend_from_slice(&buf[head.start..head.len]);
         }
     }
-    keep_failure_prefix(keep_body, failed_prefix, head.status);
+    sink.keep_failure_prefix(head.status);
+    let keep_body = &mut sink.keep_body;
     // An encoded body is decoded as it streams (only then is the decoder touched).
-    let mut dec = match (head.coding, decoder) {
+    let mut dec = match (head.coding, sink.decoder.as_deref_mut()) {
         (Some(c), Some(d)) if head.body != BodyKind::None => {
             d.begin(c, keep_body.as_ref().map_or(0, |k| k.1));
             Some(d)
         }
         _ => None,
     };
-    let keep_body = &mut *keep_body;
     let mut keep = |bytes: &[u8]| match dec.as_mut() {
         Some(d) => d.feed(bytes),
         None => keep(keep_body, bytes),
