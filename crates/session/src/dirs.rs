@@ -34,18 +34,7 @@ fn sanitize(name: &str) -> String {
 /// A default result directory's name: UTC time to the millisecond, then the test's
 /// name (`20261123T020304.567Z-board`), so that a listing sorts by start time.
 fn out_stem(name: &str) -> String {
-    let dt = time::OffsetDateTime::now_utc();
-    format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}.{:03}Z-{}",
-        dt.year(),
-        dt.month() as u8,
-        dt.day(),
-        dt.hour(),
-        dt.minute(),
-        dt.second(),
-        dt.millisecond(),
-        sanitize(name)
-    )
+    format!("{}-{}", crate::stamp::compact_now(), sanitize(name))
 }
 
 /// A directory that could not be claimed: in use or not empty is the user's to fix.
