@@ -8,7 +8,7 @@
 //! arrival boundaries; the rest is touched once a second or when a caller asks.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use pado_engine::executor::Schedule;
@@ -17,6 +17,7 @@ use pado_metrics::events::EventRecord;
 use pado_metrics::{SecondRecord, StageMark};
 
 use crate::error::ControlError;
+use crate::locking::lock;
 use crate::subscribe::{Subscribers, Subscription};
 
 /// What a run is doing now, as its handle reads it.
@@ -66,11 +67,6 @@ pub(crate) struct Shared {
 #[derive(Clone)]
 pub struct RunHandle {
     shared: Arc<Shared>,
-}
-
-/// Locks a mutex whose holder panicked too: what it guards (a list) stays usable.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl RunHandle {

@@ -22,6 +22,7 @@ mod dirs;
 mod error;
 pub mod fanout;
 mod judge;
+mod locking;
 pub mod merge;
 mod meta;
 mod observing;

@@ -2,7 +2,7 @@
 //! (`observe:`) and the scenario's events (`events:`), each on threads of its own,
 //! started at second 0 and finished after the load.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use pado_engine::events::{EventPlan, EventRunner, EventsDone, WindowLedger};
@@ -11,6 +11,7 @@ use pado_metrics::ObserveWriter;
 use pado_observe::{ObserveConfig, ScrapeTally, Scraper};
 
 use crate::control::RunHandle;
+use crate::locking::lock;
 
 /// What was started at second 0.
 #[derive(Default)]
@@ -32,10 +33,6 @@ pub(crate) struct SideDone {
     pub scrape_error: Option<String>,
     /// The events' outcome, when there were events.
     pub events: Option<EventsDone>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The events to run and where they write.

@@ -2,11 +2,13 @@
 //! never waits for a subscriber; one that falls behind loses seconds, counted.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use pado_metrics::SecondRecord;
+
+use crate::locking::lock;
 
 /// One subscriber's end of the fan-out.
 struct Feed {
@@ -18,10 +20,6 @@ struct Feed {
 #[derive(Default)]
 pub(crate) struct Subscribers {
     feeds: Mutex<Vec<Feed>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Subscribers {
