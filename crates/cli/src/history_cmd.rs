@@ -452,7 +452,7 @@ fn seconds_of(
     metric: pado_report::trend::TrendMetric,
     step: Option<&str>,
 ) -> Option<Vec<f64>> {
-    let dir = pado_metrics::ResultDir::open(&r.result_dir).ok()?;
+    let dir = pado_results::ResultDir::open(&r.result_dir).ok()?;
     match pado_report::load(&dir) {
         Ok(run) => Some(pado_report::trend::per_second(&run, metric, step)),
         Err(e) => {

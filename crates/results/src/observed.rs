@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use pado_metrics::scrape::{MetricType, ScrapeOutcome, ScrapeSink};
+
 use crate::result_dir::ResultError;
 
 /// File name inside the result directory.
@@ -32,61 +34,6 @@ pub const OBSERVE_FILE: &str = "observe.jsonl";
 /// Most distinct series kept per endpoint: an exporter with unbounded label values
 /// must not turn into an unbounded file. Further series are counted, not stored.
 pub const MAX_SERIES_PER_ENDPOINT: usize = 20_000;
-
-/// How a metric family behaves, from its `# TYPE` line. Rates are taken of
-/// monotonic samples (counters, and the `_count`/`_sum`/`_bucket` samples of
-/// histograms and summaries); other samples are read as levels.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MetricType {
-    /// Monotonic total.
-    Counter,
-    /// A level that goes up and down.
-    Gauge,
-    /// Buckets, count and sum.
-    Histogram,
-    /// Quantiles, count and sum.
-    Summary,
-    /// OpenMetrics gauge histogram.
-    Gaugehistogram,
-    /// OpenMetrics info (value 1, the information is in the labels).
-    Info,
-    /// OpenMetrics state set.
-    Stateset,
-    /// No `# TYPE` line, or `untyped`/`unknown`.
-    #[default]
-    Untyped,
-}
-
-impl MetricType {
-    /// From the word of a `# TYPE` line (unknown words are untyped).
-    pub fn from_word(w: &str) -> MetricType {
-        match w {
-            "counter" => MetricType::Counter,
-            "gauge" => MetricType::Gauge,
-            "histogram" => MetricType::Histogram,
-            "summary" => MetricType::Summary,
-            "gaugehistogram" => MetricType::Gaugehistogram,
-            "info" => MetricType::Info,
-            "stateset" => MetricType::Stateset,
-            _ => MetricType::Untyped,
-        }
-    }
-
-    /// Whether a sample called `name` of a family of this type only ever grows
-    /// (so its rate, not its level, is the signal).
-    pub fn is_monotonic_sample(self, name: &str) -> bool {
-        match self {
-            MetricType::Counter => !name.ends_with("_created"),
-            MetricType::Histogram | MetricType::Summary => {
-                name.ends_with("_count") || name.ends_with("_sum") || name.ends_with("_bucket")
-            }
-            // Untyped samples named like counters are read as counters.
-            MetricType::Untyped => name.ends_with("_total"),
-            _ => false,
-        }
-    }
-}
 
 /// A scrape value: finite numbers as JSON numbers, the rest as strings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -193,35 +140,6 @@ pub enum ObserveLine {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
-}
-
-/// One parsed sample handed to the writer.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScrapedSample {
-    /// Sample name.
-    pub name: String,
-    /// Labels (any order; the writer sorts them).
-    pub labels: Vec<(String, String)>,
-    /// Value.
-    pub value: f64,
-    /// Type of its family.
-    pub kind: MetricType,
-}
-
-/// The outcome of one scrape, as the scraper hands it to the writer.
-#[derive(Clone, Debug, Default)]
-pub struct ScrapeOutcome {
-    /// When the request was sent, seconds since second 0.
-    pub t: f64,
-    /// From sending the request to the whole answer (or the failure), ms: with
-    /// `t`, when the values were read ([`answered_at`]).
-    pub ms: f64,
-    /// Error category and detail, when the scrape failed.
-    pub error: Option<(String, String)>,
-    /// Samples (empty on failure).
-    pub samples: Vec<ScrapedSample>,
-    /// Unparseable lines.
-    pub bad_lines: u32,
 }
 
 #[derive(Default)]
@@ -368,6 +286,22 @@ impl ObserveWriter {
             path: self.path.clone(),
             source,
         })
+    }
+}
+
+impl ScrapeSink for ObserveWriter {
+    type Error = ResultError;
+
+    fn endpoint(&mut self, name: &str, url: &str, interval_s: f64) -> Result<(), ResultError> {
+        ObserveWriter::endpoint(self, name, url, interval_s)
+    }
+
+    fn scrape(&mut self, endpoint: &str, s: ScrapeOutcome) -> Result<(), ResultError> {
+        ObserveWriter::scrape(self, endpoint, s)
+    }
+
+    fn flush(&mut self) -> Result<(), ResultError> {
+        ObserveWriter::flush(self)
     }
 }
 
@@ -613,6 +547,7 @@ pub fn read_observations(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pado_metrics::ScrapedSample;
 
     fn sample(name: &str, labels: &[(&str, &str)], value: f64) -> ScrapedSample {
         ScrapedSample {

@@ -9,11 +9,12 @@
 
 use std::path::PathBuf;
 
-use pado_metrics::result_dir::{SegmentMeta, SUMMARY_FILE};
 use pado_metrics::{
-    GeneratorStats, Interval, Phases, RequestSample, ResultDir, RunMeta, ScenarioMeta,
-    ScenarioStats, SecondRecord, SeriesKey, SeriesStats, StageMark, ThresholdSpec, FORMAT_VERSION,
+    GeneratorStats, Interval, Phases, RequestSample, ScenarioStats, SecondRecord, SeriesKey,
+    SeriesStats,
 };
+use pado_results::result_dir::{SegmentMeta, SUMMARY_FILE};
+use pado_results::{ResultDir, RunMeta, ScenarioMeta, StageMark, ThresholdSpec, FORMAT_VERSION};
 
 /// A small xorshift generator: reproducible, no dependency.
 struct Rng(u64);
