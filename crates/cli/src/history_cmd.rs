@@ -371,10 +371,10 @@ pub(crate) fn earlier_runs(
     let Ok(run_json) = std::fs::read(base.join("run.json")) else {
         return Vec::new();
     };
-    let Ok(run): Result<serde_json::Value, _> = serde_json::from_slice(&run_json) else {
+    let Ok(run): Result<pado_results::RunView, _> = serde_json::from_slice(&run_json) else {
         return Vec::new();
     };
-    let Some(name) = run.get("name").and_then(serde_json::Value::as_str) else {
+    let Some(name) = run.name.as_deref() else {
         return Vec::new();
     };
     let hash = pado_history::scenario_hash(&run);

@@ -6,7 +6,8 @@
 //! ([`failures`]), `events.jsonl` ([`events`]), `observe.jsonl` ([`observed`]) and,
 //! while faults are injected, `open_faults.json` ([`open_faults`]). [`merge`] turns
 //! the result directories of a split test's segments into one, and adds generators'
-//! streamed seconds live. The format is documented in `docs/result-format.md`.
+//! streamed seconds live; [`summary`] and [`RunView`] are `summary.json` and
+//! `run.json` as readers of many runs (the history) read them. The format is documented in `docs/result-format.md`.
 //!
 //! What a run measures in memory (samples, histograms, per-second records) is
 //! `pado-metrics`; this crate only says how it is stored and read back, with typed
@@ -21,6 +22,7 @@ pub mod merge;
 pub mod observed;
 pub mod open_faults;
 pub mod result_dir;
+pub mod summary;
 
 pub use failures::FAILURES_FILE;
 pub use observed::{
@@ -28,7 +30,7 @@ pub use observed::{
     OBSERVE_FILE,
 };
 pub use result_dir::{
-    ClaimError, GeneratorMeta, ResultDir, ResultError, RunMeta, ScenarioMeta, SegmentMeta,
+    ClaimError, GeneratorMeta, ResultDir, ResultError, RunMeta, RunView, ScenarioMeta, SegmentMeta,
     SoakMode, StageMark, ThresholdSpec, TimelineRead, TimelineReader, TimelineWriter,
     FORMAT_VERSION, LOCK_FILE, PADO_FILES, SOAK_AUTO_S,
 };

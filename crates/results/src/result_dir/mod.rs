@@ -12,11 +12,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod run_view;
 #[cfg(test)]
 mod tests;
 mod timeline;
 mod wire;
 
+pub use run_view::{MergedView, RunView, SegmentView};
 pub use timeline::{EncodedSecond, OwnFigures, TimelineRead, TimelineReader, TimelineWriter};
 pub use wire::{parse_timeline_line, timeline_line};
 
