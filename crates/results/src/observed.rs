@@ -424,12 +424,7 @@ pub fn read_observations(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Observations::default()),
         Err(source) => return Err(ResultError::Io { path, source }),
     };
-    let mut obs = Observations::default();
-    // id -> index in obs.series (None: filtered out)
-    let mut index: HashMap<u32, Option<usize>> = HashMap::new();
-    // Per endpoint: current values of present, kept series.
-    let mut current: HashMap<String, BTreeMap<usize, f64>> = HashMap::new();
-    let mut ms_sum: HashMap<String, f64> = HashMap::new();
+    let mut fold = ObserveFold::default();
     for (n, line) in BufReader::new(f).lines().enumerate() {
         let line = line.map_err(|source| ResultError::Io {
             path: path.clone(),
@@ -438,8 +433,8 @@ pub fn read_observations(
         if line.trim().is_empty() {
             continue;
         }
-        let parsed: ObserveLine = match serde_json::from_str(&line) {
-            Ok(l) => l,
+        match serde_json::from_str(&line) {
+            Ok(l) => fold.add(l, keep),
             // A torn last line (the run was killed mid-write) is not an error.
             Err(_) if line.ends_with('}') => {
                 return Err(ResultError::Format {
@@ -449,8 +444,26 @@ pub fn read_observations(
                 })
             }
             Err(_) => continue,
-        };
-        match parsed {
+        }
+    }
+    Ok(fold.finish())
+}
+
+/// `observe.jsonl` read a line at a time into [`Observations`].
+#[derive(Default)]
+struct ObserveFold {
+    obs: Observations,
+    /// id -> index in obs.series (None: filtered out).
+    index: HashMap<u32, Option<usize>>,
+    /// Per endpoint: current values of present, kept series.
+    current: HashMap<String, BTreeMap<usize, f64>>,
+    ms_sum: HashMap<String, f64>,
+}
+
+impl ObserveFold {
+    fn add(&mut self, line: ObserveLine, keep: &dyn Fn(&str) -> bool) {
+        let obs = &mut self.obs;
+        match line {
             ObserveLine::Endpoint {
                 endpoint,
                 url,
@@ -473,7 +486,7 @@ pub fn read_observations(
                 kind,
             } => {
                 if keep(&name) {
-                    index.insert(id, Some(obs.series.len()));
+                    self.index.insert(id, Some(obs.series.len()));
                     obs.series.push(ObservedSeries {
                         endpoint,
                         name,
@@ -482,66 +495,78 @@ pub fn read_observations(
                         points: Vec::new(),
                     });
                 } else {
-                    index.insert(id, None);
+                    self.index.insert(id, None);
                 }
             }
-            ObserveLine::Scrape {
-                endpoint,
-                t,
-                ms,
-                ok,
-                error,
-                detail,
-                samples,
-                bad_lines,
-                dropped,
-                v,
-                gone,
-            } => {
-                let Some(log) = obs.endpoints.iter_mut().find(|e| e.name == endpoint) else {
-                    continue;
-                };
-                log.scrapes += 1;
-                *ms_sum.entry(endpoint.clone()).or_default() += ms;
-                log.max_ms = log.max_ms.max(ms);
-                log.bad_lines += u64::from(bad_lines);
-                log.dropped = log.dropped.max(dropped);
-                if !ok {
-                    log.failed += 1;
-                    *log.errors
-                        .entry(error.unwrap_or_else(|| "error".into()))
-                        .or_default() += 1;
-                    if log.first_error.is_none() {
-                        log.first_error = detail;
-                    }
-                    log.failed_at.push(answered_at(t, ms));
-                    continue;
-                }
-                log.samples = samples;
-                let cur = current.entry(endpoint).or_default();
-                for id in gone {
-                    if let Some(Some(i)) = index.get(&id) {
-                        cur.remove(i);
-                    }
-                }
-                for (id, val) in v {
-                    if let Some(Some(i)) = index.get(&id) {
-                        cur.insert(*i, val.0);
-                    }
-                }
-                let at = answered_at(t, ms);
-                for (i, val) in cur.iter() {
-                    obs.series[*i].points.push((at, *val));
-                }
+            scrape @ ObserveLine::Scrape { .. } => self.scrape(scrape),
+        }
+    }
+
+    /// One scrape: its endpoint's tallies, and on success every kept series' value
+    /// at the moment its answer arrived.
+    fn scrape(&mut self, line: ObserveLine) {
+        let ObserveLine::Scrape {
+            endpoint,
+            t,
+            ms,
+            ok,
+            error,
+            detail,
+            samples,
+            bad_lines,
+            dropped,
+            v,
+            gone,
+        } = line
+        else {
+            return;
+        };
+        let obs = &mut self.obs;
+        let Some(log) = obs.endpoints.iter_mut().find(|e| e.name == endpoint) else {
+            return;
+        };
+        log.scrapes += 1;
+        *self.ms_sum.entry(endpoint.clone()).or_default() += ms;
+        log.max_ms = log.max_ms.max(ms);
+        log.bad_lines += u64::from(bad_lines);
+        log.dropped = log.dropped.max(dropped);
+        if !ok {
+            log.failed += 1;
+            *log.errors
+                .entry(error.unwrap_or_else(|| "error".into()))
+                .or_default() += 1;
+            if log.first_error.is_none() {
+                log.first_error = detail;
+            }
+            log.failed_at.push(answered_at(t, ms));
+            return;
+        }
+        log.samples = samples;
+        let cur = self.current.entry(endpoint).or_default();
+        for id in gone {
+            if let Some(Some(i)) = self.index.get(&id) {
+                cur.remove(i);
             }
         }
-    }
-    for e in &mut obs.endpoints {
-        if e.scrapes > 0 {
-            e.mean_ms = ms_sum.get(&e.name).copied().unwrap_or(0.0) / e.scrapes as f64;
+        for (id, val) in v {
+            if let Some(Some(i)) = self.index.get(&id) {
+                cur.insert(*i, val.0);
+            }
+        }
+        let at = answered_at(t, ms);
+        for (i, val) in cur.iter() {
+            obs.series[*i].points.push((at, *val));
         }
     }
-    Ok(obs)
+
+    fn finish(mut self) -> Observations {
+        for e in &mut self.obs.endpoints {
+            if e.scrapes > 0 {
+                e.mean_ms = self.ms_sum.get(&e.name).copied().unwrap_or(0.0) / e.scrapes as f64;
+            }
+        }
+        self.obs
+    }
 }
 
 #[cfg(test)]
