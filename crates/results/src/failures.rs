@@ -66,15 +66,6 @@ impl ResultDir {
 mod tests {
     use super::*;
 
-    fn s(step: &str, cat: &str, second: u32) -> FailureSample {
-        FailureSample {
-            step: step.into(),
-            category: cat.into(),
-            second,
-            ..Default::default()
-        }
-    }
-
     #[test]
     fn round_trips_through_the_file() {
         let dir = tempfile::Builder::new()
@@ -83,11 +74,22 @@ mod tests {
             .unwrap();
         let rd = ResultDir::create(dir.path()).unwrap();
         assert!(rd.read_failures().unwrap().is_empty());
-        let mut x = s("GET /a", "check_failed", 3);
-        x.check = Some("GET /a: status is 200".into());
-        x.actual = Some("got 401".into());
-        x.body = "no \"token\"".into();
-        rd.write_failures(&[x.clone(), s("b", "reset", 1)]).unwrap();
-        assert_eq!(rd.read_failures().unwrap(), vec![x, s("b", "reset", 1)]);
+        let x = FailureSample {
+            step: "GET /a".into(),
+            category: "check_failed".into(),
+            second: 3,
+            check: Some("GET /a: status is 200".into()),
+            actual: Some("got 401".into()),
+            body: "no \"token\"".into(),
+            ..Default::default()
+        };
+        let reset = FailureSample {
+            step: "b".into(),
+            category: "reset".into(),
+            second: 1,
+            ..Default::default()
+        };
+        rd.write_failures(&[x.clone(), reset.clone()]).unwrap();
+        assert_eq!(rd.read_failures().unwrap(), vec![x, reset]);
     }
 }
