@@ -320,7 +320,7 @@ fn compare_cmd(
     let mut loaded = Vec::new();
     for d in dirs {
         let rd =
-            pado_metrics::ResultDir::open(d).map_err(|e| exit::Failure::invalid(e.to_string()))?;
+            pado_results::ResultDir::open(d).map_err(|e| exit::Failure::invalid(e.to_string()))?;
         let run = pado_report::load(&rd).map_err(exit::Failure::other)?;
         let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
         let label = d
@@ -554,7 +554,7 @@ fn import(what: &args::ImportKind) -> Result<i32, exit::Failure> {
 /// `peak=30s..60s` into stage marks.
 pub(crate) fn parse_windows(
     windows: &[String],
-) -> Result<Vec<pado_metrics::StageMark>, exit::Failure> {
+) -> Result<Vec<pado_results::StageMark>, exit::Failure> {
     let mut out = Vec::new();
     for (i, w) in windows.iter().enumerate() {
         let bad = || {
@@ -569,7 +569,7 @@ pub(crate) fn parse_windows(
         if name.trim().is_empty() || end <= start {
             return Err(bad());
         }
-        out.push(pado_metrics::StageMark {
+        out.push(pado_results::StageMark {
             scenario: "window".into(),
             index: i,
             start_s: start,

@@ -18,7 +18,7 @@ pub(crate) struct MergeArgs<'a> {
     /// --export` writes them.
     pub exports: &'a [String],
     /// Named time windows with rows of their own in the stage table.
-    pub windows: &'a [pado_metrics::StageMark],
+    pub windows: &'a [pado_results::StageMark],
     /// Where the merged run is recorded.
     pub history: &'a crate::history_cmd::Recorder,
 }

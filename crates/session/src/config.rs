@@ -12,7 +12,8 @@ use pado_engine::events::WindowLedger;
 use pado_engine::executor::segment::Segment;
 use pado_engine::trace::Observer;
 use pado_engine::{RunPlan, StopState};
-use pado_metrics::{SecondRecord, StageMark, Totals};
+use pado_metrics::{SecondRecord, Totals};
+use pado_results::StageMark;
 
 /// Where a run's results go and what is written besides `summary.json`.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use pado_engine::executor::Schedule;
 use pado_engine::{LoadControl, RunPlan, StopState, MAX_RATE_FACTOR, RUNNING, STOPPING};
-use pado_metrics::events::EventRecord;
-use pado_metrics::{SecondRecord, StageMark};
+use pado_metrics::SecondRecord;
+use pado_results::events::EventRecord;
+use pado_results::StageMark;
 
 use crate::error::ControlError;
 use crate::locking::lock;

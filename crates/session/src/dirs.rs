@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pado_metrics::{ClaimError, ResultDir};
+use pado_results::{ClaimError, ResultDir};
 
 use crate::SessionError;
 

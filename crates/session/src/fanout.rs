@@ -5,8 +5,8 @@
 
 use std::sync::{Arc, OnceLock};
 
-use pado_metrics::result_dir::TimelineWriter;
 use pado_metrics::{SecondRecord, Totals};
+use pado_results::result_dir::TimelineWriter;
 
 use crate::config::Watcher;
 use crate::control::RunHandle;

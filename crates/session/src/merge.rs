@@ -1,11 +1,11 @@
 //! Merge-and-report: the segments of a split test (from `pado merge`, the agents'
 //! coordinator, `pado k8s run`) into one result directory with its reports, as
-//! `pado report` would write them. The merge itself is `pado_metrics::merge`.
+//! `pado report` would write them. The merge itself is `pado_results::merge`.
 
 use std::path::{Path, PathBuf};
 
-use pado_metrics::merge::{self, MergeError};
-use pado_metrics::{ResultDir, StageMark};
+use pado_results::merge::{self, MergeError};
+use pado_results::{ResultDir, StageMark};
 
 use crate::reports::{write_loaded_reports, Written};
 use crate::SessionError;
@@ -71,7 +71,7 @@ pub fn merge_and_report(spec: &MergeSpec<'_>) -> Result<Written, SessionError> {
     let outcome = plan
         .write_each(&out, |rec| fold.add_second(rec))
         .map_err(merge_error)?;
-    let read = pado_metrics::TimelineRead {
+    let read = pado_results::TimelineRead {
         seconds: outcome.seconds as usize,
         last_t: outcome.seconds.checked_sub(1),
         torn_line: None,

@@ -5,8 +5,8 @@
 use std::time::SystemTime;
 
 use pado_engine::{RunPlan, RunReport};
-use pado_metrics::result_dir::SegmentMeta;
-use pado_metrics::{RunMeta, ScenarioMeta, SoakMode, ThresholdSpec, FORMAT_VERSION};
+use pado_results::result_dir::SegmentMeta;
+use pado_results::{RunMeta, ScenarioMeta, SoakMode, ThresholdSpec, FORMAT_VERSION};
 
 use crate::config::{Scenario, Share};
 use crate::stamp::utc_ms;

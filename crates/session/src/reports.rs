@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use pado_metrics::result_dir::ResultError;
-use pado_metrics::{ResultDir, StageMark};
 use pado_report::hdr_export::{HdrExportError, HDR_LOG_FILE};
 use pado_report::{LoadedRun, Summary};
+use pado_results::result_dir::ResultError;
+use pado_results::{ResultDir, StageMark};
 
 use crate::SessionError;
 
@@ -62,7 +62,7 @@ fn write_files(
     html: bool,
     exports: &[String],
 ) -> Result<(), ResultError> {
-    d.write_json(pado_metrics::result_dir::SUMMARY_FILE, summary)?;
+    d.write_json(pado_results::result_dir::SUMMARY_FILE, summary)?;
     if html {
         d.write_text("report.html", &pado_report::html::render_html(run, summary))?;
     }

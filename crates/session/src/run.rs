@@ -9,7 +9,8 @@ use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 use pado_engine::{RunOptions, RunPlan, RunReport};
-use pado_metrics::{ResultDir, RunMeta, StepCatalog, Totals};
+use pado_metrics::{StepCatalog, Totals};
+use pado_results::{ResultDir, RunMeta};
 
 use crate::config::{Outline, RunConfig, Share};
 use crate::control::RunHandle;
@@ -122,7 +123,7 @@ impl Session {
         let observe = match observe {
             Some(c) => Some((
                 c,
-                pado_metrics::ObserveWriter::create(dir.path()).map_err(SessionError::io)?,
+                pado_results::ObserveWriter::create(dir.path()).map_err(SessionError::io)?,
             )),
             None => None,
         };
@@ -253,7 +254,7 @@ fn events_setup(
         return Ok(None);
     }
     let writer =
-        pado_metrics::events::EventsWriter::create(dir.path()).map_err(SessionError::io)?;
+        pado_results::events::EventsWriter::create(dir.path()).map_err(SessionError::io)?;
     // Open fault windows on record, so that a pado killed with one open leaves
     // what the next pado needs to undo it.
     let ledger = ledger.map(|f| {
@@ -318,7 +319,7 @@ fn finish(mut a: After, report: RunReport) -> Result<Finished, SessionError> {
             .push(format!("writing the timeline failed: {e}"));
     }
     for change in a.handle.changes() {
-        pado_metrics::events::append_event(a.dir.path(), &change).map_err(SessionError::io)?;
+        pado_results::events::append_event(a.dir.path(), &change).map_err(SessionError::io)?;
     }
     a.dir.write_meta(&a.meta).map_err(SessionError::io)?;
     if !report.totals.failures.is_empty() {

@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use pado_engine::events::{EventPlan, EventRunner, EventsDone, WindowLedger};
-use pado_metrics::events::EventsWriter;
-use pado_metrics::ObserveWriter;
 use pado_observe::{ObserveConfig, ScrapeTally, Scraper};
+use pado_results::events::EventsWriter;
+use pado_results::ObserveWriter;
 
 use crate::control::RunHandle;
 use crate::locking::lock;

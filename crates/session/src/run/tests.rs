@@ -146,7 +146,7 @@ fn lowering_vus_from_4_to_1_leaves_one_request_at_a_time() {
         "{tail:?}"
     );
     // The change is on record and in the report's events.
-    let events = pado_metrics::events::read_events(&done.dir).unwrap();
+    let events = pado_results::events::read_events(&done.dir).unwrap();
     let control: Vec<_> = events.iter().filter(|e| e.kind == "control").collect();
     assert_eq!(control.len(), 1, "{events:?}");
     assert_eq!(control[0].name, "active VUs 4 → 1");
@@ -177,7 +177,7 @@ fn raising_an_open_rate_twofold_doubles_the_arrivals() {
     let n = per_second(&server.records(), t0, 3);
     assert!((17..=23).contains(&n[0]), "as planned in second 0: {n:?}");
     assert!((36..=44).contains(&n[2]), "doubled in second 2: {n:?}");
-    let events = pado_metrics::events::read_events(&done.dir).unwrap();
+    let events = pado_results::events::read_events(&done.dir).unwrap();
     assert_eq!(events[0].name, "arrival rate ×1 → ×2");
 }
 
@@ -214,7 +214,7 @@ fn a_pause_starts_no_iteration_until_resumed() {
         "a whole second paused: {:?}",
         seconds.iter().map(|r| iterations(r)).collect::<Vec<_>>()
     );
-    let names: Vec<String> = pado_metrics::events::read_events(&done.dir)
+    let names: Vec<String> = pado_results::events::read_events(&done.dir)
         .unwrap()
         .into_iter()
         .map(|e| e.name)
@@ -242,7 +242,7 @@ fn stop_ends_the_run_early_with_a_complete_result_directory() {
         "{:?}",
         started.elapsed()
     );
-    let meta = pado_metrics::ResultDir::open(&done.dir)
+    let meta = pado_results::ResultDir::open(&done.dir)
         .unwrap()
         .read_meta()
         .unwrap();
