@@ -155,7 +155,8 @@ pub(super) fn sample_of(
     t_start: Instant,
 ) -> (RequestSample, Instant, Duration) {
     let end = ex.end.unwrap_or_else(Instant::now);
-    let duration = end.saturating_duration_since(scheduled.unwrap_or(ex.sent_at.unwrap_or(t_start)));
+    let duration =
+        end.saturating_duration_since(scheduled.unwrap_or(ex.sent_at.unwrap_or(t_start)));
     let phases = Phases {
         blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s)))
             + us(ex.blocked),

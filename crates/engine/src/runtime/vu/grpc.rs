@@ -134,7 +134,14 @@ impl Vu {
             return;
         };
         let reply = std::mem::take(&mut self.resp.body);
-        self.finish_call(&ctx, (scope, step, g), (scheduled, t_start), &r, &reply, shown);
+        self.finish_call(
+            &ctx,
+            (scope, step, g),
+            (scheduled, t_start),
+            &r,
+            &reply,
+            shown,
+        );
         self.resp.body = reply;
     }
 

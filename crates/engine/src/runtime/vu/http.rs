@@ -184,7 +184,10 @@ impl Vu {
             host,
             status_failed: judge == Judge::Final && (!ok || !req.expect.contains(ex.status)),
             readable: Readable::all(ok),
-            reason: ex.reason.filter(|_| judge == Judge::Final).map(Reason::Said),
+            reason: ex
+                .reason
+                .filter(|_| judge == Judge::Final)
+                .map(Reason::Said),
             failure_body: if out.keep_body { body } else { &fail_body },
             sent: Sent::Http {
                 origin: &origin.label,
