@@ -178,7 +178,7 @@ fn http1_requests_statuses_checks_and_failure_samples_are_what_the_server_saw() 
     let bad = ran.samples("bad");
     assert_eq!(bad.keys().collect::<Vec<_>>(), ["http_503"]);
     assert_eq!(bad["http_503"].len(), 3);
-    // Bodies are shown printable: the newline as `\\n`.
+    // Bodies are shown printable: the newline as a backslash and `n`.
     assert!(bad["http_503"].iter().all(|f| f.status == 503
         && f.url == "/status/503"
         && f.body == "status 503\\n"
