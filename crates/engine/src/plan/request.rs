@@ -287,7 +287,7 @@ impl Builder<'_> {
         p: &str,
         headers: &BTreeMap<String, String>,
         fixed: &mut Vec<u8>,
-    ) -> Result<Vec<(Box<[u8]>, Compiled)>, PlanError> {
+    ) -> Result<Vec<TemplatedHeader>, PlanError> {
         let mut dyn_headers = Vec::new();
         for (k, v) in headers {
             if k.eq_ignore_ascii_case("content-length") {
@@ -505,6 +505,9 @@ impl Builder<'_> {
     }
 }
 
+/// A templated header: `Name: ` and its value.
+type TemplatedHeader = (Box<[u8]>, Compiled);
+
 /// What a request spec says, before compiling.
 struct Parts {
     method: String,
@@ -526,7 +529,7 @@ fn form(
     method: &str,
     target: Compiled,
     fixed: Vec<u8>,
-    headers: Vec<(Box<[u8]>, Compiled)>,
+    headers: Vec<TemplatedHeader>,
     body: Option<Compiled>,
     needs_length: bool,
 ) -> RequestForm {

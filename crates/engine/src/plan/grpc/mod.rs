@@ -92,6 +92,12 @@ pub(crate) struct GrpcCache {
     tls_h2: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
+/// A message as JSON text.
+type JsonText = Box<[u8]>;
+
+/// A call's metadata: the static entries as text, the templated ones compiled.
+type Metadata = (Vec<(String, String)>, Vec<(HeaderName, Compiled)>);
+
 /// The `http(s)://` URL of a gRPC server URL.
 fn http_url(u: &str) -> String {
     if let Some(r) = u.strip_prefix("grpc://") {
@@ -216,7 +222,7 @@ impl Builder<'_> {
         p: &str,
         g: &GrpcSpec,
         input: MessageDescriptor,
-    ) -> Result<(GrpcMessage, Option<Box<[u8]>>), PlanError> {
+    ) -> Result<(GrpcMessage, Option<JsonText>), PlanError> {
         let err = |field: String, message: String| PlanError::Grpc { field, message };
         let value = g
             .message
@@ -252,12 +258,7 @@ impl Builder<'_> {
     }
 
     /// The call's metadata: static values (as text) and templated ones.
-    #[allow(clippy::type_complexity)]
-    fn grpc_metadata(
-        &mut self,
-        p: &str,
-        g: &GrpcSpec,
-    ) -> Result<(Vec<(String, String)>, Vec<(HeaderName, Compiled)>), PlanError> {
+    fn grpc_metadata(&mut self, p: &str, g: &GrpcSpec) -> Result<Metadata, PlanError> {
         let err = |field: String, message: String| PlanError::Grpc { field, message };
         let mut fixed = Vec::new();
         let mut metadata = Vec::new();

@@ -186,29 +186,6 @@ pub(super) fn sample_of(
     (sample, end, duration)
 }
 
-/// The sample of a request its templates could not build (nothing was sent): a
-/// failure of category `template`, timed like any other.
-#[cold]
-pub(super) fn unbuilt_sample(
-    scheduled: Option<Instant>,
-    t_start: Instant,
-) -> (RequestSample, Instant, Duration) {
-    let end = Instant::now();
-    let duration = end.saturating_duration_since(scheduled.unwrap_or(t_start));
-    let sample = RequestSample {
-        error: Some(pado_metrics::ErrorKind::Template),
-        failed: true,
-        phases: Phases {
-            blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s))),
-            duration_us: us(duration),
-            ..Phases::default()
-        },
-        // Never sent: no connection, no version.
-        ..RequestSample::default()
-    };
-    (sample, end, duration)
-}
-
 impl Vu {
     /// End a request of `step`: judge it as `judge` says, then sample, trace,
     /// record and keep its raw record.
@@ -264,6 +241,49 @@ impl Vu {
         if ctx.raw_on() {
             self.raw(ctx, scope, step, &e.sent, &e.sample, e.end);
         }
+    }
+
+    /// End a request its templates could not build (nothing was sent): a failure
+    /// of category `template`, timed like any other, with what it rendered (`sent`)
+    /// and why (`fault`) in its failure sample and trace; the step's variables
+    /// are cleared as after any failed answer.
+    #[cold]
+    pub(super) fn finish_unbuilt(
+        &mut self,
+        ctx: &WorkerCtx,
+        (scope, step): (&str, &StepPlan),
+        (host, sent): (usize, Sent<'_>),
+        fault: &crate::render::RenderFault,
+        (scheduled, t_start): (Option<Instant>, Instant),
+    ) {
+        let end = Instant::now();
+        let duration = end.saturating_duration_since(scheduled.unwrap_or(t_start));
+        let sample = RequestSample {
+            error: Some(pado_metrics::ErrorKind::Template),
+            failed: true,
+            phases: Phases {
+                blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s))),
+                duration_us: us(duration),
+                ..Phases::default()
+            },
+            // Never sent: no connection, no version.
+            ..RequestSample::default()
+        };
+        let ended = Ended {
+            sample,
+            end,
+            duration,
+            view: ResponseView::new(0, &[], &[]),
+            head: &[],
+            host,
+            status_failed: true,
+            readable: Readable::all(false),
+            reason: Some(Reason::Rendered(fault.to_string())),
+            failure_body: &[],
+            sent,
+            stream_msgs: None,
+        };
+        self.finish(ctx, (scope, step), Judge::Unbuilt, ended);
     }
 
     /// End a WebSocket session of `step` (not a request: no status to judge, its

@@ -18,7 +18,7 @@ use crate::render::RenderFault;
 use crate::response_view::ResponseView;
 use crate::runtime::worker::WorkerCtx;
 
-use super::finish::{sample_of, unbuilt_sample, Ended, Judge, Readable, Reason, Sent};
+use super::finish::{sample_of, Ended, Judge, Readable, Reason, Sent};
 use super::Vu;
 
 /// A call its templates could not build: the hole (or `message`), what it
@@ -111,22 +111,9 @@ impl Vu {
         let body = match built {
             Ok(b) => b,
             Err(fault) => {
-                let (sample, end, duration) = unbuilt_sample(scheduled, t_start);
-                let ended = Ended {
-                    sample,
-                    end,
-                    duration,
-                    view: ResponseView::new(0, &[], &[]),
-                    head: &[],
-                    host: g.origin,
-                    status_failed: true,
-                    readable: Readable::all(false),
-                    reason: Some(Reason::Rendered(fault.to_string())),
-                    failure_body: &[],
-                    sent: Sent::Grpc(shown),
-                    stream_msgs: None,
-                };
-                self.finish(&ctx, (scope, step), Judge::Unbuilt, ended);
+                let sent = (g.origin, Sent::Grpc(shown));
+                let at = (scheduled, t_start);
+                self.finish_unbuilt(&ctx, (scope, step), sent, &fault, at);
                 return;
             }
         };

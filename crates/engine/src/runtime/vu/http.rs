@@ -15,7 +15,7 @@ use crate::render::RenderFault;
 use crate::response_view::ResponseView;
 use crate::runtime::worker::WorkerCtx;
 
-use super::finish::{sample_of, unbuilt_sample, Ended, Judge, Readable, Reason, Sent};
+use super::finish::{sample_of, Ended, Judge, Readable, Reason, Sent};
 use super::redirects::{hop_request, host_for, redirect_to, Follow};
 use super::send::Outgoing;
 use super::{Vu, MAX_REDIRECTS};
@@ -264,7 +264,6 @@ impl Vu {
         (scheduled, t_start): (Option<Instant>, Instant),
     ) {
         let ctx = self.ctx.clone();
-        let (sample, end, duration) = unbuilt_sample(scheduled, t_start);
         // The request as far as it was rendered; a URL that could not be built is
         // shown as its hole.
         let mut shown = self.req.clone();
@@ -277,24 +276,12 @@ impl Vu {
             )
             .into_bytes();
         }
-        let ended = Ended {
-            sample,
-            end,
-            duration,
-            view: ResponseView::new(0, &[], &[]),
-            head: &[],
-            host: req.origin,
-            status_failed: true,
-            readable: Readable::all(false),
-            reason: Some(Reason::Rendered(fault.to_string())),
-            failure_body: &[],
-            sent: Sent::Http {
-                origin: &ctx.plan.origins[req.origin].label,
-                bytes: &shown,
-                protocol: RawProtocol::Http1,
-            },
-            stream_msgs: None,
+        let sent = Sent::Http {
+            origin: &ctx.plan.origins[req.origin].label,
+            bytes: &shown,
+            protocol: RawProtocol::Http1,
         };
-        self.finish(&ctx, (scope, step), Judge::Unbuilt, ended);
+        let at = (scheduled, t_start);
+        self.finish_unbuilt(&ctx, (scope, step), (req.origin, sent), &fault, at);
     }
 }
