@@ -9,8 +9,8 @@
 //! read once ([`EventFold::add_second`]); memory is a few numbers per second plus
 //! three histograms and one window's totals per event.
 
-use pado_metrics::events::{EventRecord, Outcome};
 use pado_metrics::{LatencyHistogram, Phase, SecondRecord, Totals};
+use pado_results::events::{EventRecord, Outcome};
 use pado_scenario::events::{parse_recovers, Recovers, DEFAULT_HOLD};
 use serde::{Deserialize, Serialize};
 

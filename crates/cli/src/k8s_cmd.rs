@@ -12,8 +12,8 @@ use std::sync::Arc;
 use pado_fleet::coordinate::{Control, Notice};
 use pado_k8s::flow::{self, Say};
 use pado_k8s::{Collected, FileEntry, FlowError, FlowOptions, GeneratorSpec, LiveSink, Resources};
-use pado_metrics::merge::live::LiveSecond;
 use pado_metrics::Totals;
+use pado_results::merge::live::LiveSecond;
 
 use crate::args::{K8sCommand, K8sGeneratorArgs, K8sRunArgs, K8sTestArgs};
 use crate::config::LoadSpec;
@@ -118,7 +118,7 @@ impl LiveSink for LiveView {
 /// What the live view and the merge need of the compiled scenario and the `pado run`
 /// flags after `--`.
 struct LiveParts {
-    stages: Vec<pado_metrics::StageMark>,
+    stages: Vec<pado_results::StageMark>,
     thresholds: Vec<pado_analysis::thresholds::Threshold>,
     /// The plan's steps, which thresholds' `scenario`, `method` and `group` select.
     steps: pado_metrics::StepCatalog,

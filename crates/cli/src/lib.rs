@@ -321,7 +321,7 @@ fn compare_cmd(
     let mut loaded = Vec::new();
     for d in dirs {
         let rd =
-            pado_metrics::ResultDir::open(d).map_err(|e| exit::Failure::invalid(e.to_string()))?;
+            pado_results::ResultDir::open(d).map_err(|e| exit::Failure::invalid(e.to_string()))?;
         let run = pado_report::load(&rd).map_err(exit::Failure::other)?;
         let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
         let label = d
@@ -558,10 +558,10 @@ fn import(what: &args::ImportKind) -> Result<i32, exit::Failure> {
 /// still worth printing then, and the caller reports the error after it (exit 1).
 /// Only a directory that cannot be read or summarised is an `Err`.
 pub(crate) fn write_reports(
-    d: &pado_metrics::ResultDir,
+    d: &pado_results::ResultDir,
     html: bool,
     exports: &[String],
-    windows: &[pado_metrics::StageMark],
+    windows: &[pado_results::StageMark],
 ) -> Result<(pado_report::Summary, Option<exit::Failure>), exit::Failure> {
     let run = pado_report::load_with_windows(d, windows).map_err(exit::Failure::other)?;
     write_loaded_reports(d, &run, html, exports)
@@ -570,14 +570,14 @@ pub(crate) fn write_reports(
 /// [`write_reports`] of a run already loaded (a merge folds its seconds as it
 /// writes them).
 pub(crate) fn write_loaded_reports(
-    d: &pado_metrics::ResultDir,
+    d: &pado_results::ResultDir,
     run: &pado_report::LoadedRun,
     html: bool,
     exports: &[String],
 ) -> Result<(pado_report::Summary, Option<exit::Failure>), exit::Failure> {
     let summary = pado_report::build(run).map_err(exit::Failure::other)?;
-    let written = (|| -> Result<(), pado_metrics::result_dir::ResultError> {
-        d.write_json(pado_metrics::result_dir::SUMMARY_FILE, &summary)?;
+    let written = (|| -> Result<(), pado_results::result_dir::ResultError> {
+        d.write_json(pado_results::result_dir::SUMMARY_FILE, &summary)?;
         if html {
             d.write_text(
                 "report.html",
@@ -612,12 +612,12 @@ pub(crate) fn write_loaded_reports(
 /// directory that cannot be read is one already; a histogram or a start that does
 /// not fit the format is the log's).
 fn hdr_error(
-    d: &pado_metrics::ResultDir,
+    d: &pado_results::ResultDir,
     e: pado_report::hdr_export::HdrExportError,
-) -> pado_metrics::result_dir::ResultError {
+) -> pado_results::result_dir::ResultError {
     match e {
         pado_report::hdr_export::HdrExportError::Result(r) => r,
-        other => pado_metrics::result_dir::ResultError::Format {
+        other => pado_results::result_dir::ResultError::Format {
             path: d.path().join(pado_report::hdr_export::HDR_LOG_FILE),
             line: 1,
             message: other.to_string(),
@@ -628,7 +628,7 @@ fn hdr_error(
 /// `peak=30s..60s` into stage marks.
 pub(crate) fn parse_windows(
     windows: &[String],
-) -> Result<Vec<pado_metrics::StageMark>, exit::Failure> {
+) -> Result<Vec<pado_results::StageMark>, exit::Failure> {
     let mut out = Vec::new();
     for (i, w) in windows.iter().enumerate() {
         let bad = || {
@@ -643,7 +643,7 @@ pub(crate) fn parse_windows(
         if name.trim().is_empty() || end <= start {
             return Err(bad());
         }
-        out.push(pado_metrics::StageMark {
+        out.push(pado_results::StageMark {
             scenario: "window".into(),
             index: i,
             start_s: start,
@@ -664,7 +664,7 @@ fn report(
 ) -> Result<i32, exit::Failure> {
     let windows = parse_windows(windows)?;
     let d =
-        pado_metrics::ResultDir::open(dir).map_err(|e| exit::Failure::invalid(e.to_string()))?;
+        pado_results::ResultDir::open(dir).map_err(|e| exit::Failure::invalid(e.to_string()))?;
     let run = pado_report::load_with_windows(&d, &windows).map_err(exit::Failure::other)?;
     if run.in_progress {
         // The run owns its directory until it ends: print the seconds so far and

@@ -89,7 +89,7 @@ pub(crate) fn raw_spec(
 }
 
 /// The line for the terminal about the raw output, after the summary.
-pub(crate) fn raw_line(r: &pado_metrics::result_dir::RawOutputMeta) -> String {
+pub(crate) fn raw_line(r: &pado_metrics::RawOutputMeta) -> String {
     let mut l = format!(
         "  output {} {}: {} requests written, {} dropped",
         r.kind, r.path, r.lines_written, r.lines_dropped

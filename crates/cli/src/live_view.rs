@@ -8,8 +8,9 @@
 use pado_analysis::thresholds::{self, Threshold};
 use pado_analysis::TotalsSource;
 use pado_fleet::coordinate::{Control, Notice};
-use pado_metrics::merge::live::LiveSecond;
-use pado_metrics::{StageMark, StepCatalog, Totals};
+use pado_metrics::{StepCatalog, Totals};
+use pado_results::merge::live::LiveSecond;
+use pado_results::StageMark;
 
 use crate::progress::{generator_pressure, Progress};
 

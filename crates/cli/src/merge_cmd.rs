@@ -1,11 +1,11 @@
 //! `pado merge`: the segments of a split test into one result directory, then the
 //! same reports and exit code as `pado report` on it. Wiring only: the merge is
-//! `pado_metrics::merge`, the reports `pado_report`.
+//! `pado_results::merge`, the reports `pado_report`.
 
 use std::path::{Path, PathBuf};
 
-use pado_metrics::merge::{self, MergeError};
-use pado_metrics::ResultDir;
+use pado_results::merge::{self, MergeError};
+use pado_results::ResultDir;
 
 use crate::exit;
 
@@ -21,7 +21,7 @@ pub(crate) struct MergeArgs<'a> {
     /// --export` writes them.
     pub exports: &'a [String],
     /// Named time windows with rows of their own in the stage table.
-    pub windows: &'a [pado_metrics::StageMark],
+    pub windows: &'a [pado_results::StageMark],
     /// Where the merged run is recorded.
     pub history: &'a crate::history_cmd::Recorder,
 }
@@ -68,7 +68,7 @@ pub(crate) fn merge(a: &MergeArgs<'_>) -> Result<i32, exit::Failure> {
     let outcome = plan
         .write_each(&out, |rec| fold.add_second(rec))
         .map_err(failure)?;
-    let read = pado_metrics::TimelineRead {
+    let read = pado_results::TimelineRead {
         seconds: outcome.seconds as usize,
         last_t: outcome.seconds.checked_sub(1),
         torn_line: None,

@@ -11,7 +11,7 @@ pub(crate) struct Progress {
     mode: Mode,
     total_s: f64,
     last_len: usize,
-    stages: Vec<pado_metrics::StageMark>,
+    stages: Vec<pado_results::StageMark>,
     /// Whether to show the thresholds' state.
     pub has_thresholds: bool,
     /// The open-model VU ceiling the dropped-arrivals alert names (`max_vus`), when
@@ -28,7 +28,7 @@ enum Mode {
 
 impl Progress {
     /// Progress for a run planned to take `total_s` seconds.
-    pub(crate) fn new(quiet: bool, total_s: f64, stages: Vec<pado_metrics::StageMark>) -> Self {
+    pub(crate) fn new(quiet: bool, total_s: f64, stages: Vec<pado_results::StageMark>) -> Self {
         let mode = if quiet {
             Mode::Quiet
         } else if std::io::stderr().is_terminal() {

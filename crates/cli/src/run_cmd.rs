@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pado_engine::{RunOptions, ABORT, STOPPING};
-use pado_metrics::{ClaimError, ResultDir, RunMeta, ScenarioMeta, ThresholdSpec, FORMAT_VERSION};
+use pado_results::{ClaimError, ResultDir, RunMeta, ScenarioMeta, ThresholdSpec, FORMAT_VERSION};
 
 use crate::config::{Output, RunConfig};
 use crate::exit::{self, Failure};
@@ -315,7 +315,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         segment: split
             .segment
             .as_ref()
-            .map(|s| pado_metrics::result_dir::SegmentMeta {
+            .map(|s| pado_results::result_dir::SegmentMeta {
                 index: s.index(),
                 count: s.count(),
                 weights: s.weights().to_vec(),
@@ -327,7 +327,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         merged_from: Vec::new(),
         outputs: Vec::new(),
         raw_output: None,
-        soak: pado_metrics::SoakMode::of(cfg.soak, total_s),
+        soak: pado_results::SoakMode::of(cfg.soak, total_s),
         planned_s: Some(total_s),
         steps: plan.steps.clone(),
     };
@@ -433,7 +433,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
         None
     } else {
         let writer =
-            pado_metrics::events::EventsWriter::create(dir.path()).map_err(Failure::other)?;
+            pado_results::events::EventsWriter::create(dir.path()).map_err(Failure::other)?;
         // Open fault windows on record, so that a pado killed with one open leaves
         // what the next pado needs to undo it.
         let ledger = crate::open_faults::RunLedger::new(
@@ -467,7 +467,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Executed, Failure> {
     let start_scraper: Option<Box<dyn FnOnce(std::time::Instant) + Send>> = match observe {
         None => None,
         Some(cfg) => {
-            let writer = pado_metrics::ObserveWriter::create(dir.path()).map_err(Failure::other)?;
+            let writer = pado_results::ObserveWriter::create(dir.path()).map_err(Failure::other)?;
             let slot = scraper.clone();
             let err = observe_error.clone();
             Some(Box::new(move |t0| {

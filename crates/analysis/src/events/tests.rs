@@ -1,6 +1,6 @@
 use super::*;
-use pado_metrics::events::{ActionRecord, ExpectRecord};
 use pado_metrics::{Interval, Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats};
+use pado_results::events::{ActionRecord, ExpectRecord};
 
 /// One planted second: `n` requests, the first `failed` of them failed, each
 /// taking `ms`.

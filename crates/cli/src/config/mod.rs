@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use pado_metrics::StageMark;
+use pado_results::StageMark;
 use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp};
 use pado_scenario::{parse_duration, ByteSize, Dur, LoadShape, Overrides, QuickRequest};
 
