@@ -3,14 +3,10 @@
 //! `pado target serve` starts it), every request counted by pado as the target
 //! served it.
 
-use pado_demo_target::{RunningTarget, TargetOptions};
+use pado_demo_target::TargetOptions;
 use serde_json::Value;
 
-use crate::harness::{num, run_env, serve_printing_url, tmp, write_file};
-
-fn demo_target() -> RunningTarget {
-    pado_demo_target::start(TargetOptions::default()).expect("demo target starts")
-}
+use crate::harness::{demo_target, num, run_env, serve_printing_url, tmp, write_file};
 
 /// The first ```yaml block after the heading `heading` of docs/scenario.md, with
 /// the docs' port replaced by `base`'s.
@@ -54,7 +50,7 @@ const GET_POST: &str = "      - name: post\n        request: GET /api/posts/{{ v
 /// each counted by the target (an HTTP/1.1-only target failed all of them).
 #[test]
 fn h2c_against_the_demo_target_is_all_ok() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let before = t.requests_served();
     let s = passes(
         "demo-h2c",
@@ -100,7 +96,7 @@ fn tls_with_alpn_h2_against_pado_target_serve() {
 /// The docs' WebSocket example against `/ws/echo`, plus the live feed.
 #[test]
 fn the_websocket_example_runs_against_the_demo_target() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let yaml = docs_example("## WebSocket", &t.base_url());
     let s = passes("demo-ws", &yaml, &["--vus", "2", "--duration", "3s"]);
     let ws = &s["steps"]["chat"]["ws"];
@@ -135,7 +131,7 @@ fn the_websocket_example_runs_against_the_demo_target() {
 /// server streaming, each call served through the posts routes.
 #[test]
 fn the_grpc_example_runs_against_the_demo_target_by_reflection() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let before = t.requests_served();
     let yaml = docs_example("## gRPC", &t.base_url());
     assert!(
@@ -155,7 +151,7 @@ fn the_grpc_example_runs_against_the_demo_target_by_reflection() {
 /// A post that does not exist is gRPC's NOT_FOUND, counted as `grpc_status`.
 #[test]
 fn a_missing_post_over_grpc_is_not_found() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let flow = "      - name: none\n        grpc:\n          method: pado.board.Board/GetPost\n          message: { id: 99999999 }\n";
     let dir = tmp("demo-grpc-404");
     let f = write_file(&dir, "s.yaml", &closed(&t.base_url(), "", flow));
@@ -169,7 +165,7 @@ fn a_missing_post_over_grpc_is_not_found() {
 /// bytes are counted (fewer than decoded); without compression none are.
 #[test]
 fn the_compression_example_gets_compressed_answers() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let yaml = docs_example("## Compression", &t.base_url());
     let s = passes("demo-gzip", &yaml, &["--vus", "2", "--duration", "2s"]);
     let encoded = num(&s, "data_received_encoded");

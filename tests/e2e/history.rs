@@ -12,23 +12,23 @@ use pado_metrics::{
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{pado_bin, shared_machine, tmp};
+use crate::harness::{pado_cmd, say, shared_machine, spawn_piped, tmp};
 
 /// `pado ARGS` with `PADO_HOME=home`, run from `home` (no git repository: no
 /// `commit` label unless given).
 fn pado_at(home: &Path, args: &[&str]) -> Output {
     let _machine = shared_machine();
-    Command::new(pado_bin())
-        .args(args)
+    pado_cmd(args)
         .env("PADO_HOME", home)
         .current_dir(home)
         .output()
         .expect("running pado")
 }
 
-fn spawn_run(home: &Path, out: &Path, url: &str, extra: &[&str]) -> std::process::Child {
-    Command::new(pado_bin())
-        .args([
+/// Start a 1 s run of `url` in the background, as [`pado_at`] runs pado.
+fn spawn_run_at(home: &Path, out: &Path, url: &str, extra: &[&str]) -> std::process::Child {
+    spawn_piped(
+        pado_cmd([
             "run",
             "--url",
             url,
@@ -43,11 +43,8 @@ fn spawn_run(home: &Path, out: &Path, url: &str, extra: &[&str]) -> std::process
         .arg("--out")
         .arg(out)
         .env("PADO_HOME", home)
-        .current_dir(home)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
+        .current_dir(home),
+    )
 }
 
 fn history_json(home: &Path, extra: &[&str]) -> Vec<Value> {
@@ -83,7 +80,7 @@ fn eight_concurrent_runs_record_eight_rows_in_a_sound_database() {
     let url = srv.url("/");
     let children: Vec<_> = (0..8)
         .map(|i| {
-            spawn_run(
+            spawn_run_at(
                 &home,
                 &home.join(format!("r{i}")),
                 &url,
@@ -139,7 +136,7 @@ fn a_corrupt_database_costs_one_line_and_nothing_else() {
     std::fs::write(home.join("history.db"), &garbage).unwrap();
     let out = home.join("r");
     // A failing threshold: the run's own exit code (99) must survive.
-    let o = spawn_run(
+    let o = spawn_run_at(
         &home,
         &out,
         &srv.url("/"),
@@ -178,7 +175,7 @@ fn a_corrupt_database_costs_one_line_and_nothing_else() {
         let c = rusqlite::Connection::open(newer.join("history.db")).unwrap();
         c.execute_batch("PRAGMA user_version = 1000").unwrap();
     }
-    let o = spawn_run(&newer, &newer.join("r"), &srv.url("/"), &[])
+    let o = spawn_run_at(&newer, &newer.join("r"), &srv.url("/"), &[])
         .wait_with_output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0));
@@ -199,7 +196,7 @@ fn a_database_of_the_previous_schema_version_migrates() {
         c.execute_batch("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('메모'); PRAGMA user_version = 0;")
             .unwrap();
     }
-    let o = spawn_run(&home, &home.join("r"), &srv.url("/"), &[])
+    let o = spawn_run_at(&home, &home.join("r"), &srv.url("/"), &[])
         .wait_with_output()
         .unwrap();
     assert_eq!(
@@ -227,7 +224,7 @@ fn compare_takes_last_best_and_labels_and_hangul_round_trips() {
     let srv = TestServer::start();
     let home = tmp("hist-refs");
     let (fast, slow) = (home.join("fast"), home.join("slow"));
-    let o = spawn_run(
+    let o = spawn_run_at(
         &home,
         &fast,
         &srv.url("/delay/2"),
@@ -248,7 +245,7 @@ fn compare_takes_last_best_and_labels_and_hangul_round_trips() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let o = spawn_run(
+    let o = spawn_run_at(
         &home,
         &slow,
         &srv.url("/delay/30"),
@@ -317,7 +314,7 @@ fn compare_takes_last_best_and_labels_and_hangul_round_trips() {
         "{err}"
     );
     // --no-history records nothing.
-    let o = spawn_run(&home, &home.join("off"), &srv.url("/"), &["--no-history"])
+    let o = spawn_run_at(&home, &home.join("off"), &srv.url("/"), &["--no-history"])
         .wait_with_output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0));
@@ -536,7 +533,7 @@ fn a_merged_split_test_is_one_run() {
     let children: Vec<_> = segs
         .iter()
         .enumerate()
-        .map(|(i, d)| spawn_run(&home, d, &url, &["--segment", &format!("{i}/2")]))
+        .map(|(i, d)| spawn_run_at(&home, d, &url, &["--segment", &format!("{i}/2")]))
         .collect();
     for c in children {
         let o = c.wait_with_output().unwrap();
@@ -714,8 +711,7 @@ fn fixed_delay_scenario(dir: &Path, delay_ms: u32, seconds: u32) -> PathBuf {
 
 /// `pado ARGS` with its history in `home`, which must exit 0; its output.
 fn pado_ok_in(home: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
-    let o = Command::new(pado_bin())
-        .args(args)
+    let o = pado_cmd(args)
         .env("PADO_HOME", home)
         .current_dir(home)
         .output()
@@ -817,8 +813,7 @@ fn aa_pairs_and_a_slower_server(home: &Path, server: &TestServer) -> usize {
         }
     }
     let trend = |metric: &str| {
-        Command::new(pado_bin())
-            .args(["trend", "같은 서버", "--metric", metric, "--html"])
+        pado_cmd(["trend", "같은 서버", "--metric", metric, "--html"])
             .arg(home.join("trend.html"))
             .env("PADO_HOME", home)
             .current_dir(home)
@@ -849,8 +844,7 @@ fn aa_pairs_and_a_slower_server(home: &Path, server: &TestServer) -> usize {
         let v = verdict_of(&c, scope, metric);
         assert!(v == "worse" || v == "too_few_seconds", "{metric}: {c:#}");
     }
-    let text = Command::new(pado_bin())
-        .arg("compare")
+    let text = pado_cmd(["compare"])
         .arg(&runs[0])
         .arg(&s)
         .env("PADO_HOME", &fresh)
@@ -970,14 +964,6 @@ fn names_with_control_characters_are_printed_escaped() {
     let html = home.join("trend.html");
     let o = pado_at(&home, &["trend", name, "--html", html.to_str().unwrap()]);
     check("trend", &o, whole);
-}
-
-fn say(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// `pado trend` keeps its chart beside the results (`pado-results/trend-….html`), so

@@ -24,11 +24,6 @@ fn scenario(server: &TestServer) -> String {
     )
 }
 
-fn run_json(r: &crate::harness::Run) -> Value {
-    let text = std::fs::read_to_string(r.dir.join("run.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
 fn read_text(p: &Path) -> String {
     let bytes = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     if p.extension().is_some_and(|e| e == "gz") {
@@ -115,7 +110,7 @@ fn raw_json_has_one_line_per_request_with_the_servers_status_and_delay() {
         .map(|l| (l["vu"].as_u64().unwrap(), l["iter"].as_u64().unwrap()))
         .collect();
     assert_eq!(pairs.len(), 12);
-    let meta = run_json(&r);
+    let meta = r.run_json();
     assert_eq!(meta["raw_output"]["kind"], "raw-json");
     assert_eq!(meta["raw_output"]["lines_written"], 36);
     assert_eq!(meta["raw_output"]["lines_dropped"], 0);
@@ -170,7 +165,7 @@ fn raw_csv_quotes_commas_and_keeps_hangul_under_k6s_name() {
     // On the line itself the comma-holding cells are quoted.
     assert!(text.contains("\"검색, 상품\""));
     assert!(text.contains("\"region=seoul, busan\""));
-    assert_eq!(run_json(&r)["raw_output"]["kind"], "raw-csv");
+    assert_eq!(r.run_json()["raw_output"]["kind"], "raw-csv");
 }
 
 #[test]

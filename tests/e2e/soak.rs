@@ -7,13 +7,12 @@
 //! reports is its own and not the test process's.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{pado, pado_bin, shared_machine, tmp, write_file};
-use crate::observe::demo_target;
+use crate::harness::{pado, pado_cmd, serve_demo_target, shared_machine, tmp, write_file};
 
 /// `examples/resilience/leak.yaml` with the leak event's fault object replaced by
 /// `faults` (JSON).
@@ -33,7 +32,7 @@ fn leak_example(faults: &str) -> String {
 /// Runs the example with `faults` and `--soak` against a demo target of its own;
 /// the exit code, the summary and the directory (kept while the value lives).
 fn soak_run(name: &str, faults: &str) -> (Option<i32>, Value, crate::harness::Tmp) {
-    let (_kid, url) = demo_target(&["--posts", "2000"]);
+    let (_kid, url) = serve_demo_target(&["--posts", "2000"]);
     let t = tmp(name);
     let file = write_file(&t, "leak.yaml", &leak_example(faults));
     let dir = t.join("result");
@@ -81,7 +80,7 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
     let pool = std::thread::spawn(|| soak_run("soak-pool", "{ pool_leak_every_s: 8 }"));
     // Without the leak, started as a process of its own so that its directory can be
     // read while it runs.
-    let (_kid, url) = demo_target(&["--posts", "2000"]);
+    let (_kid, url) = serve_demo_target(&["--posts", "2000"]);
     let t = tmp("soak-none");
     let file = write_file(
         &t,
@@ -89,21 +88,20 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
         &leak_example("{ leak_kib_per_request: 0 }"),
     );
     let dir = t.join("result");
-    let child = Command::new(pado_bin())
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "--target",
-            &url,
-            "--soak",
-            "--quiet",
-        ])
-        .arg("--out")
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = pado_cmd([
+        "run",
+        file.to_str().unwrap(),
+        "--target",
+        &url,
+        "--soak",
+        "--quiet",
+    ])
+    .arg("--out")
+    .arg(&dir)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let t0 = Instant::now();
     while !dir.join("timeline.jsonl").exists() && t0.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(200));

@@ -4,22 +4,13 @@
 
 use pado_testkit::WsServer;
 
-use crate::harness::{num, run, run_timed, tmp, write_file};
+use crate::harness::{num, pado_cmd, run, run_timed, tmp, within, write_file};
 
 fn scenario(srv: &WsServer, vus: u32, duration: &str, flow: &str, extra: &str) -> String {
     format!(
         "name: ws\ntarget: {}\n{extra}scenarios:\n  chat:\n    executor: constant-vus\n    vus: {vus}\n    duration: {duration}\n    flow:\n{flow}",
         srv.http_base_url()
     )
-}
-
-/// Within `range`, or an `Err` naming `what` (a missed timing tolerance).
-fn within(what: &str, v: f64, range: std::ops::Range<f64>) -> Result<(), String> {
-    if range.contains(&v) {
-        Ok(())
-    } else {
-        Err(format!("{what} = {v:.2}, outside {range:?}"))
-    }
 }
 
 #[test]
@@ -196,8 +187,7 @@ fn ws_once_and_http_debug_show_the_messages_without_secrets() {
     let file = write_file(&t, "ws.yaml", &scenario(&srv, 1, "1s", flow, ""));
     let f = file.to_str().unwrap();
     let _m = crate::harness::shared_machine();
-    let o = std::process::Command::new(crate::harness::pado_bin())
-        .args(["run", f, "--once", "--http-debug"])
+    let o = pado_cmd(["run", f, "--once", "--http-debug"])
         .env("PADO_E2E_WS_SECRET", SECRET)
         .output()
         .unwrap();
@@ -224,8 +214,7 @@ fn ws_once_and_http_debug_show_the_messages_without_secrets() {
 
     let r = {
         let dir = t.join("result");
-        let out = std::process::Command::new(crate::harness::pado_bin())
-            .args(["run", f, "--quiet", "--out"])
+        let out = pado_cmd(["run", f, "--quiet", "--out"])
             .arg(&dir)
             .env("PADO_E2E_WS_SECRET", SECRET)
             .output()
@@ -251,18 +240,17 @@ fn the_websocket_example_of_the_scenario_docs_runs_as_written() {
     let file = write_file(&t, "chat.yaml", &md[start..start + len]);
     let dir = t.join("result");
     let _m = crate::harness::shared_machine();
-    let out = std::process::Command::new(crate::harness::pado_bin())
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "--target",
-            &srv.http_base_url(),
-        ])
-        .args(["--vus", "2", "--duration", "1s", "--quiet", "--out"])
-        .arg(&dir)
-        .env("TOKEN", "docs-token")
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "run",
+        file.to_str().unwrap(),
+        "--target",
+        &srv.http_base_url(),
+    ])
+    .args(["--vus", "2", "--duration", "1s", "--quiet", "--out"])
+    .arg(&dir)
+    .env("TOKEN", "docs-token")
+    .output()
+    .unwrap();
     let text = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{text}");
     let s: serde_json::Value =

@@ -3,29 +3,19 @@
 //! responses; a value from `{{ env.X }}` never shows anywhere.
 
 use std::path::Path;
-use std::process::Command;
 
 use pado_demo_target::TargetOptions;
 use pado_testkit::TestServer;
 
-use crate::harness::{free_port, pado_bin, run, shared_machine, tmp, write_file};
+use crate::harness::{free_port, pado_env, run, text, tmp, write_file};
 
 /// The secret every test here puts in a header, a URL and a body.
 const SECRET: &str = "s3cr3t-e2e-7f3a";
 const ENV: &str = "PADO_E2E_WHY_SECRET";
 
 /// `pado ARGS` with the secret in the environment.
-fn pado_env(args: &[&str]) -> std::process::Output {
-    let _m = shared_machine();
-    Command::new(pado_bin())
-        .args(args)
-        .env(ENV, SECRET)
-        .output()
-        .expect("running pado")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+fn pado_with_secret(args: &[&str]) -> std::process::Output {
+    pado_env(args, &[(ENV, SECRET)])
 }
 
 fn assert_no_secret_in_dir(dir: &Path) {
@@ -81,7 +71,7 @@ fn http_debug_prints_exchanges_with_secrets_and_credentials_hidden() {
     let steps = "      - name: boom\n        request: GET /status/500\n";
     let f = write_file(&d, "t.yaml", &secret_scenario(&srv.base_url(), steps));
     let out_dir = d.join("r");
-    let o = pado_env(&[
+    let o = pado_with_secret(&[
         "run",
         f.to_str().unwrap(),
         "--http-debug",
@@ -119,7 +109,7 @@ fn http_debug_prints_exchanges_with_secrets_and_credentials_hidden() {
 
     // `=full` shows the credential, never the env value.
     let out_dir = d.join("r2");
-    let o = pado_env(&[
+    let o = pado_with_secret(&[
         "run",
         f.to_str().unwrap(),
         "--http-debug=full",
@@ -147,7 +137,7 @@ fn once_shows_each_step_and_its_exit_code_follows_the_checks() {
         check: { status: 200, json_exists: [$.token] }
 ";
     let f = write_file(&d, "ok.yaml", &secret_scenario(&srv.base_url(), passing));
-    let o = pado_env(&["run", f.to_str().unwrap(), "--once"]);
+    let o = pado_with_secret(&["run", f.to_str().unwrap(), "--once"]);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("scenario s"), "{stdout}");
@@ -173,7 +163,7 @@ fn once_shows_each_step_and_its_exit_code_follows_the_checks() {
         check: { json: { $.id: 999999 } }
 ";
     let f = write_file(&d, "bad.yaml", &secret_scenario(&srv.base_url(), failing));
-    let o = pado_env(&["run", f.to_str().unwrap(), "--once"]);
+    let o = pado_with_secret(&["run", f.to_str().unwrap(), "--once"]);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
     assert_eq!(o.status.code(), Some(99), "{stdout}{stderr}");
     assert!(stdout.contains("✗ denied → 401"), "{stdout}");
@@ -211,7 +201,7 @@ fn failed_request_samples_are_in_every_result() {
         .replace("iterations: 1", "duration: 1s");
     let f = write_file(&d, "t.yaml", &scenario);
     let out_dir = d.join("r");
-    let o = pado_env(&[
+    let o = pado_with_secret(&[
         "run",
         f.to_str().unwrap(),
         "--out",
@@ -295,7 +285,7 @@ fn every_example_passes_once_against_the_demo_target() {
         seen += 1;
         // Every example is written for the demo target, the quick start included.
         let base = t.base_url();
-        let o = pado_env(&["run", p.to_str().unwrap(), "--once", "--target", &base]);
+        let o = pado_with_secret(&["run", p.to_str().unwrap(), "--once", "--target", &base]);
         let stdout = text(&o.stdout);
         assert_eq!(
             o.status.code(),
