@@ -140,7 +140,7 @@ fn two_agents_send_exactly_the_plan_and_show_one_live_line() {
         &dir,
         "agents_two_agents_send_exactly_the_plan_and_show_one_live_line.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let out = dir.join("out");
     let (o, _) = coordinate(&f, &[&a, &b], &out, TOKEN, &[]);
@@ -194,7 +194,7 @@ fn a_coordinator_without_the_token_is_refused_before_anything_runs() {
         &dir,
         "agents_a_coordinator_without_the_token_is_refused_before_anything_runs.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let (o, _) = coordinate(
         &f,
@@ -222,7 +222,7 @@ fn an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent() {
         &dir,
         "agents_an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let out = dir.join("out");
     let (o, took) = coordinate(&f, &[&a, &b], &out, TOKEN, &[]);
@@ -267,7 +267,7 @@ fn exports_windows_and_outputs_reach_the_merged_result_and_every_agent() {
         &dir,
         "agents_exports_windows_and_outputs_reach_the_merged_result_and_every_agent.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let out = dir.join("out");
     let influx = format!("influxdb={}", srv.url("/write?db=pado"));
@@ -336,7 +336,7 @@ fn an_output_url_s_credentials_never_travel_in_a_job() {
         &dir,
         "agents_an_output_url_s_credentials_never_travel_in_a_job.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let url = srv.url("/write?db=pado&u=me&p=s3cr3t-pass");
     let a = Agent::start(TOKEN);
@@ -557,7 +557,7 @@ fn twenty_requests(dir: &Path, srv: &TestServer) -> std::path::PathBuf {
         dir,
         "agents_twenty_requests.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     )
 }
 
@@ -696,7 +696,7 @@ fn a_generator_whose_run_fails_fails_the_test_and_is_named() {
         &dir,
         "agents_a_generator_whose_run_fails_fails_the_test_and_is_named.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let out = dir.join("out");
     let (o, took) = {

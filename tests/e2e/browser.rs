@@ -44,10 +44,7 @@ fn the_report_renders_in_chromium_with_the_runs_numbers() {
         &dir,
         "browser_the_report_renders_in_chromium_with_the_runs_numbers.yaml",
         "b.yaml",
-        &[
-            ("target", &srv.base_url()),
-            ("observed", &target.base_url()),
-        ],
+        &[("target", srv.base_url()), ("observed", target.base_url())],
     );
     let r = run("browser", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());

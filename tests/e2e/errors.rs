@@ -175,7 +175,7 @@ fn http_framing_edge_cases_all_succeed() {
         &dir,
         "errors_http_framing_edge_cases_all_succeed.yaml",
         "framing.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("framing", &[file.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -376,7 +376,7 @@ fn connection_reuse_follows_the_policy() {
         &dir,
         "errors_connection_reuse_follows_the_policy.yaml",
         "h2.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("reuse-h2", &[file.to_str().unwrap()]);
     assert_eq!(r.code(), 2, "{}", r.stdout());

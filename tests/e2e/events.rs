@@ -4,7 +4,6 @@
 //! at its timeout while the run ends on time, and secrets in a command's output stay
 //! out of the result files.
 
-use std::fmt::Display;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -140,7 +139,7 @@ fn recovery_time_is_within_a_second_of_the_heal() {
         &dir,
         "events_recovery_time_is_within_a_second_of_the_heal.yaml",
         "s.yaml",
-        &[("target", &t.base_url())],
+        &[("target", t.base_url())],
     );
     let r = run("events-recovery", &[scen.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
@@ -167,7 +166,7 @@ fn a_hanging_command_is_killed_at_its_timeout_and_secrets_stay_out() {
         &dir,
         "events_a_hanging_command_is_killed_at_its_timeout_and_secrets_stay_out.yaml",
         "s.yaml",
-        &[("target", &server.base_url())],
+        &[("target", server.base_url())],
     );
     let out = dir.join("result");
     let t0 = Instant::now();
@@ -217,7 +216,7 @@ fn a_required_failing_event_stops_the_run_cleanly() {
         &dir,
         "events_a_required_failing_event_stops_the_run_cleanly.yaml",
         "s.yaml",
-        &[("target", &server.base_url())],
+        &[("target", server.base_url())],
     );
     let t0 = Instant::now();
     let r = run("events-required", &[scen.to_str().unwrap()]);
@@ -529,8 +528,8 @@ fn a_fault_left_open_by_a_killed_pado_is_undone_by_the_next_run() {
         "events_a_fault_left_open_by_a_killed_pado_is_undone_by_the_next_run.yaml",
         "fault.yaml",
         &[
-            ("target", &srv.base_url() as &dyn Display),
-            ("marker", &marker.display() as &dyn Display),
+            ("target", srv.base_url()),
+            ("marker", marker.display().to_string()),
         ],
     );
     let mut child = pado_cmd(["run", scen.to_str().unwrap(), "--quiet", "--out"])

@@ -17,7 +17,7 @@ fn login_extract_token_create_extract_id_delete() {
         &dir,
         "flows_login_extract_token_create_extract_id_delete.yaml",
         "flow.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let out = pado_cmd(["run", f.to_str().unwrap(), "--quiet", "--out"])
         .arg(dir.join("r"))
@@ -100,7 +100,7 @@ fn feeds_hangul_unique_per_vu_and_tags() {
         &dir,
         "flows_feeds_hangul_unique_per_vu_and_tags.yaml",
         "feeds.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("feeds", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -196,7 +196,7 @@ fn cookies_regex_and_header_extraction_and_json_checks() {
         &dir,
         "flows_cookies_regex_and_header_extraction_and_json_checks.yaml",
         "c.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("cookies", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -240,7 +240,7 @@ fn tag_cardinality_is_capped_with_a_warning_and_counted_checks_can_pass_requests
         &dir,
         "flows_tag_cardinality_is_capped_with_a_warning_and_counted_checks_can_pass_requests.yaml",
         "cap.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("cap", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -277,7 +277,7 @@ fn checks_compare_with_rendered_templates() {
         &dir,
         "flows_checks_compare_with_rendered_templates.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("check-templates", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -301,7 +301,7 @@ fn checks_compare_with_rendered_templates() {
         &dir,
         "flows_checks_compare_with_rendered_templates_bad.yaml",
         "bad.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let o = crate::harness::pado(&["validate", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
@@ -322,7 +322,7 @@ fn a_path_from_a_response_and_typed_json_values_are_sent_as_meant() {
         &dir,
         "flows_a_path_from_a_response_and_typed_json_values_are_sent_as_meant.yaml",
         "t.yaml",
-        &[("base", &base)],
+        &[("base", base.to_string())],
     );
     let r = run("path-holes", &[f.to_str().unwrap()]);
     let s = r.summary();

@@ -13,7 +13,7 @@ use serde_json::Value;
 mod fixture;
 mod process;
 
-pub(crate) use fixture::write_fixture;
+pub(crate) use fixture::{fixture, write_fixture};
 pub(crate) use process::{
     interrupt, pado, pado_cmd, pado_env, say, serve_printing_url, spawn_piped, stderr, text,
     wait_within, wait_within_polling, Kid,

@@ -486,7 +486,7 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
         &t,
         "kubernetes_k8s_run_creates_collects_merges_and_cleans_up.yaml",
         "seg.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let pods = real_segments(&t, &seg_file)
         .into_iter()
@@ -640,7 +640,7 @@ fn k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds()
     // Each generator's real segment: every request fails (500); a segment judges
     // the same threshold, never aborts on it, and its exit code ignores it.
     let srv = TestServer::start();
-    let seg_file = write_fixture(&t, "kubernetes_k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds.yaml", "seg.yaml", &[("target", &srv.base_url())]);
+    let seg_file = write_fixture(&t, "kubernetes_k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds.yaml", "seg.yaml", &[("target", srv.base_url())]);
     let pods = real_segments(&t, &seg_file)
         .into_iter()
         .enumerate()

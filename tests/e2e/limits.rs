@@ -65,7 +65,7 @@ fn an_expected_error_status_is_not_in_the_error_breakdown() {
         &d,
         "limits_an_expected_error_status_is_not_in_the_error_breakdown.yaml",
         "s.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("expected-500", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -91,7 +91,7 @@ fn fragments_stay_home_and_userinfo_becomes_basic_auth() {
         &d,
         "limits_fragments_stay_home_and_userinfo_becomes_basic_auth.yaml",
         "s.yaml",
-        &[("addr", &addr)],
+        &[("addr", addr.to_string())],
     );
     let r = run("userinfo", &[f.to_str().unwrap(), "--export", "csv"]);
     assert_eq!(r.code(), 0, "{}", r.stderr());

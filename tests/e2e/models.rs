@@ -62,7 +62,7 @@ fn ramping_arrival_rate_schedules_the_integral() {
         &dir,
         "models_ramping_arrival_rate_schedules_the_integral.yaml",
         "rar.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("rar", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -100,7 +100,7 @@ fn two_scenarios_run_in_parallel_with_a_start_time() {
         &dir,
         "models_two_scenarios_run_in_parallel_with_a_start_time.yaml",
         "two.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("two", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -135,7 +135,7 @@ fn a_lone_duration_keeps_the_files_arrival_rate() {
         &dir,
         "models_a_lone_duration_keeps_the_files_arrival_rate.yaml",
         "open.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("lone-duration", &[f.to_str().unwrap(), "--duration", "3s"]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -163,7 +163,7 @@ fn a_short_open_run_reports_its_configured_rate() {
         &dir,
         "models_a_short_open_run_reports_its_configured_rate.yaml",
         "s.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("short-open", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());

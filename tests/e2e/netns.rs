@@ -133,7 +133,7 @@ fn segments_on_separate_hosts_add_up_to_the_single_run_and_merge_exactly() {
         &dir,
         "netns_segments_on_separate_hosts_add_up_to_the_single_run_and_merge_exactly.yaml",
         "split.yaml",
-        &[("server_addr", &srv.addr())],
+        &[("server_addr", srv.addr().to_string())],
     );
     // The whole test from one process (outside the namespaces): the truth.
     let whole = pado_cmd(["run"])
@@ -213,7 +213,7 @@ fn a_generator_killed_mid_run_is_named_by_the_merge() {
         &dir,
         "netns_a_generator_killed_mid_run_is_named_by_the_merge.yaml",
         "kill.yaml",
-        &[("server_addr", &srv.addr())],
+        &[("server_addr", srv.addr().to_string())],
     );
     let at = start_in(2);
     let outs: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("seg{i}"))).collect();

@@ -190,7 +190,7 @@ fn observe_headers_come_from_the_environment_and_stay_out_of_the_results() {
         &dir,
         "observe_observe_headers_come_from_the_environment_and_stay_out_of_the_results.yaml",
         "s.yaml",
-        &[("target", &server.base_url())],
+        &[("target", server.base_url())],
     );
     let out_dir = dir.join("out");
     let out = pado_cmd([

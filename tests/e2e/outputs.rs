@@ -4,7 +4,6 @@
 //! own message types); stores that are down, slow or failing never change the
 //! run's numbers, and the drop counter says what was lost.
 
-use std::fmt::Display;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
@@ -166,9 +165,9 @@ fn scenario(dir: &Tmp, server: &TestServer, secs: u32, outputs: &str) -> String 
         "outputs_scenario.yaml",
         "live.yaml",
         &[
-            ("target", &server.base_url() as &dyn Display),
-            ("outputs", &outputs as &dyn Display),
-            ("secs", &secs),
+            ("target", server.base_url()),
+            ("outputs", outputs.to_string()),
+            ("secs", secs.to_string()),
         ],
     )
     .display()

@@ -2,7 +2,6 @@
 //! run overwrites or shares another run's result directory, secrets stay out of
 //! results, and absurd input is refused before anything is allocated.
 
-use std::fmt::Display;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -26,7 +25,7 @@ fn an_open_model_run_above_what_the_machine_can_start_still_ends_on_time() {
         &d,
         "safety_an_open_model_run_above_what_the_machine_can_start_still_ends_on_time.yaml",
         "over.yaml",
-        &[("port", &port)],
+        &[("port", port.to_string())],
     );
     let t = Instant::now();
     let r = run("overload", &[f.to_str().unwrap()]);
@@ -251,7 +250,7 @@ fn secrets_in_urls_and_headers_stay_out_of_every_result_file() {
         &d,
         "safety_secrets_in_urls_and_headers_stay_out_of_every_result_file.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let out_dir = d.join("r");
     let out = pado_cmd([
@@ -410,9 +409,9 @@ fn hang_scenario(d: &Path, srv: &TestServer, duration: &str, grace: &str) -> Pat
         "safety_hang_scenario.yaml",
         "hang.yaml",
         &[
-            ("target", &srv.base_url() as &dyn Display),
-            ("duration", &duration as &dyn Display),
-            ("grace", &grace),
+            ("target", srv.base_url()),
+            ("duration", duration.to_string()),
+            ("grace", grace.to_string()),
         ],
     )
 }

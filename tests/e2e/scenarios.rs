@@ -12,7 +12,7 @@ fn weighted_mix_and_flow_with_checks_and_hangul() {
         &dir,
         "scenarios_weighted_mix_and_flow_with_checks_and_hangul.yaml",
         "mix.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("mix", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -71,7 +71,7 @@ fn a_failed_check_fails_the_request() {
         &dir,
         "scenarios_a_failed_check_fails_the_request.yaml",
         "c.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("check", &[f.to_str().unwrap()]);
     // Every request failed its check, so every request failed: the verdict fails

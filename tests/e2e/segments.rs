@@ -66,7 +66,7 @@ fn per_vu_iterations_split_in_three_sends_exactly_the_whole_plan() {
         &dir,
         "segments_per_vu_iterations_split_in_three_sends_exactly_the_whole_plan.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     // The whole test in one process: 35 requests (and a threshold that fails: 99).
     let whole = run("seg-iter-whole", &[f.to_str().unwrap()]);
@@ -129,7 +129,7 @@ fn arrival_rate_segments_add_up_to_the_single_run() {
         &dir,
         "segments_arrival_rate_segments_add_up_to_the_single_run.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let whole = run("seg-rate-whole", &[f.to_str().unwrap()]);
     assert_eq!(whole.code(), 0, "{}", whole.stderr());
@@ -152,7 +152,7 @@ fn unique_rows_never_repeat_across_segments_and_sequential_rows_are_partitioned(
     let dir = tmp("seg-feeds");
     let rows: String = (0..200).map(|i| format!("u{i:03}\n")).collect();
     write_file(&dir, "users.csv", &format!("user\n{rows}"));
-    let f = write_fixture(&dir, "segments_unique_rows_never_repeat_across_segments_and_sequential_rows_are_partitioned.yaml", "t.yaml", &[("target", &srv.base_url())]);
+    let f = write_fixture(&dir, "segments_unique_rows_never_repeat_across_segments_and_sequential_rows_are_partitioned.yaml", "t.yaml", &[("target", srv.base_url())]);
     let runs = run_segments(&dir, &f, 3, &[]);
     for (o, _) in &runs {
         ok(o);
@@ -186,7 +186,7 @@ fn setup_runs_once_and_its_variables_reach_every_segment() {
         &dir,
         "segments_setup_runs_once_and_its_variables_reach_every_segment.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     // A segment other than 0 cannot run the setup, and says what to do.
     let refused = crate::harness::pado(&["run", f.to_str().unwrap(), "--segment", "1/3"]);
@@ -231,7 +231,7 @@ fn setup_runs_once_and_its_variables_reach_every_segment() {
         &dir,
         "segments_setup_runs_once_and_its_variables_reach_every_segment_plain.yaml",
         "plain.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let o = crate::harness::pado(&[
         "setup",
@@ -251,7 +251,7 @@ fn segment_zero_runs_the_setup_itself_and_bad_flags_are_refused() {
         &dir,
         "segments_segment_zero_runs_the_setup_itself_and_bad_flags_are_refused.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("seg-zero", &[f.to_str().unwrap(), "--segment", "0/4"]);
     assert_eq!(r.code(), 0, "{}", r.stderr());

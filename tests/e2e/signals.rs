@@ -4,7 +4,6 @@
 //! long event action does not hold the stop up, and an event command dies with pado
 //! when pado is killed.
 
-use std::fmt::Display;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -102,9 +101,9 @@ fn faulted_scenario(
         "signals_faulted_scenario.yaml",
         "s.yaml",
         &[
-            ("url", &url as &dyn Display),
-            ("marker", &marker.display()),
-            ("extra", &extra),
+            ("url", url.to_string()),
+            ("marker", marker.display().to_string()),
+            ("extra", extra.to_string()),
         ],
     )
 }

@@ -71,7 +71,7 @@ fn per_step_thresholds_and_abort_on_fail_from_a_file() {
         &dir,
         "thresholds_per_step_thresholds_and_abort_on_fail_from_a_file.yaml",
         "t.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let started = std::time::Instant::now();
     let r = run("th-file", &[f.to_str().unwrap()]);

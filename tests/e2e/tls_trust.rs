@@ -86,7 +86,7 @@ fn mutual_tls_presents_the_client_certificate() {
         &dir,
         "tls_trust_mutual_tls_presents_the_client_certificate.yaml",
         "mtls.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("mtls", &[file.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -163,7 +163,7 @@ fn mutual_tls_presents_the_client_certificate() {
         &dir,
         "tls_trust_mutual_tls_presents_the_client_certificate_half.yaml",
         "half.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("mtls-half", &[half.to_str().unwrap()]);
     assert_eq!(r.code(), 2, "{}", r.stdout());

@@ -104,7 +104,7 @@ fn global_setup_outputs_reach_every_vu_and_teardown_runs_last() {
         &dir,
         "tooling_global_setup_outputs_reach_every_vu_and_teardown_runs_last.yaml",
         "s.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let r = run("setup", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -760,7 +760,7 @@ fn the_hdr_export_reads_in_hdrhistograms_reference_decoder() {
         &d,
         "tooling_the_hdr_export_reads_in_hdrhistograms_reference_decoder.yaml",
         "s.yaml",
-        &[("addr", &addr)],
+        &[("addr", addr.to_string())],
     );
     let r = run("hlog", &[f.to_str().unwrap(), "--export", "hdr"]);
     assert_eq!(r.code(), 0, "{}", r.stderr());

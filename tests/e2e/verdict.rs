@@ -119,7 +119,7 @@ fn a_stage_threshold_fails_only_in_the_slow_stage() {
         &t,
         "verdict_a_stage_threshold_fails_only_in_the_slow_stage.yaml",
         "stress.yaml",
-        &[("target", &target.base_url())],
+        &[("target", target.base_url())],
     );
     let (j, _t) = judged("verdict-stage-run", &[file.to_str().unwrap()]);
     agrees(&j, 99, 2);
@@ -294,7 +294,7 @@ fn a_run_where_every_request_failed_fails_and_says_why() {
         &t,
         "verdict_a_run_where_every_request_failed_fails_and_says_why.yaml",
         "expect500.yaml",
-        &[("target", &srv.base_url())],
+        &[("target", srv.base_url())],
     );
     let (j, _t3) = judged("verdict-expect-500-run", &[f.to_str().unwrap()]);
     agrees(&j, 0, 0);

@@ -7,7 +7,6 @@
 //! the file never asks for, panics with the file's name, so that a fixture and
 //! its tests cannot drift apart silently.
 
-use std::fmt::Display;
 use std::path::{Path, PathBuf};
 
 /// The directory that holds the fixtures.
@@ -17,7 +16,7 @@ fn testdata() -> PathBuf {
 
 /// The text of fixture `file` (e.g. `"checks_basic.yaml"`) with every
 /// `${name}` replaced by the value `vars` gives it.
-fn fixture(file: &str, vars: &[(&str, &dyn Display)]) -> String {
+pub(crate) fn fixture(file: &str, vars: &[(&str, String)]) -> String {
     let path = testdata().join(file);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()));
@@ -30,13 +29,13 @@ pub(crate) fn write_fixture(
     dir: &Path,
     file: &str,
     as_name: &str,
-    vars: &[(&str, &dyn Display)],
+    vars: &[(&str, String)],
 ) -> PathBuf {
     super::write_file(dir, as_name, &fixture(file, vars))
 }
 
 /// `text` (fixture `file`) with its `${name}` placeholders filled from `vars`.
-fn fill(file: &str, text: &str, vars: &[(&str, &dyn Display)]) -> String {
+fn fill(file: &str, text: &str, vars: &[(&str, String)]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut used = vec![false; vars.len()];
     let mut rest = text;
@@ -58,7 +57,7 @@ fn fill(file: &str, text: &str, vars: &[(&str, &dyn Display)]) -> String {
             .position(|(k, _)| *k == name)
             .unwrap_or_else(|| panic!("fixture {file}: `${{{name}}}` is not given"));
         used[i] = true;
-        out.push_str(&vars[i].1.to_string());
+        out.push_str(&vars[i].1);
         rest = &after[name_len + 1..];
     }
     out.push_str(rest);
@@ -79,7 +78,10 @@ mod tests {
             fill(
                 "t.yaml",
                 text,
-                &[("target", &"http://127.0.0.1:9"), ("port", &9)]
+                &[
+                    ("target", "http://127.0.0.1:9".into()),
+                    ("port", 9.to_string())
+                ]
             ),
             "target: http://127.0.0.1:9\nname: \"{{ env.X }} ${}\"\nport: 9/http://127.0.0.1:9\n"
         );
@@ -97,7 +99,7 @@ mod tests {
         fill(
             "t.yaml",
             "target: ${target}\n",
-            &[("target", &"x"), ("port", &9)],
+            &[("target", "x".into()), ("port", 9.to_string())],
         );
     }
 }
