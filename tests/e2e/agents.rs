@@ -405,12 +405,11 @@ fn commanding_scenario(dir: &Path, target: &str, planted: &Path, how: &str) -> s
             "  - name: 심기\n    at: 0s\n    mark: 창\n    duration: 1s\n    undo: {{ run: [touch, \"{p}\"] }}\n"
         ),
     };
-    write_file(
+    write_fixture(
         dir,
+        "agents_commanding.yaml",
         &format!("{how}.yaml"),
-        &format!(
-            "target: {target}\nevents:\n{event}scenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 2s\n    flow:\n      - request: /\n"
-        ),
+        &[("target", target.to_string()), ("event", event.to_string())],
     )
 }
 

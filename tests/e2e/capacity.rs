@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use pado_demo_target::{RunningTarget, TargetOptions};
 use pado_testkit::TestServer;
 
-use crate::harness::{interrupt, num, pado_cmd, shared_machine, tmp, wait_within, Kid};
+use crate::harness::{fixture, interrupt, num, pado_cmd, shared_machine, tmp, wait_within, Kid};
 
 /// The step directories a search left, sorted.
 fn step_dirs(out: &Path) -> Vec<String> {
@@ -244,9 +244,9 @@ fn find_capacity_reads_the_scenario_once_and_checks_it_before_the_first_step() {
     let dir = tmp("cap-read-once");
     let file = dir.join("t.yaml");
     let scenario = |path: &str| {
-        format!(
-            "target: {}\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 5\n    duration: 1s\n    flow:\n      - request: GET {path}\n",
-            srv.base_url()
+        fixture(
+            "capacity_one_path_at_5_per_second.yaml",
+            &[("target", srv.base_url()), ("path", path.to_string())],
         )
     };
     std::fs::write(&file, scenario("/first")).unwrap();
@@ -296,11 +296,7 @@ fn find_capacity_reads_the_scenario_once_and_checks_it_before_the_first_step() {
     assert_eq!(by_path.get("/edited"), None, "{by_path:?}");
 
     // A broken file is an error of the file (exit 2, its line), before any step.
-    std::fs::write(
-        &file,
-        "target: x\nscenarios:\n  a:\n    executor: constant-vus\n    duratoin: 1s\n",
-    )
-    .unwrap();
+    std::fs::write(&file, fixture("capacity_misspelled_field.yaml", &[])).unwrap();
     let broken_out = dir.join("broken-out");
     let o = pado_cmd(["find-capacity", file.to_str().unwrap(), "--out"])
         .arg(&broken_out)

@@ -331,13 +331,11 @@ fn connection_reuse_follows_the_policy() {
     let dir = tmp("reuse");
     for (policy, connections) in [("per-vu", 2), ("per-iteration", 10), ("per-request", 20)] {
         srv.reset_stats();
-        let file = write_file(
+        let file = write_fixture(
             &dir,
+            "errors_connection_policy.yaml",
             &format!("{policy}.yaml"),
-            &format!(
-                "target: {}\ndefaults:\n  connections: {policy}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 5\n    flow:\n      - request: GET /a\n      - request: GET /b\n",
-                srv.base_url()
-            ),
+            &[("target", srv.base_url()), ("policy", policy.to_string())],
         );
         let r = run("reuse", &[file.to_str().unwrap()]);
         assert_eq!(r.code(), 0, "{policy}: {}", r.stderr());

@@ -12,7 +12,7 @@ use pado_metrics::{
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{pado_cmd, say, shared_machine, spawn_piped, tmp};
+use crate::harness::{fixture, pado_cmd, say, shared_machine, spawn_piped, tmp};
 
 /// `pado ARGS` with `PADO_HOME=home`, run from `home` (no git repository: no
 /// `commit` label unless given).
@@ -701,8 +701,12 @@ fn fixed_delay_scenario(dir: &Path, delay_ms: u32, seconds: u32) -> PathBuf {
     let path = dir.join(format!("delay-{delay_ms}.yaml"));
     std::fs::write(
         &path,
-        format!(
-            "name: 같은 서버\nscenarios:\n  fixed:\n    executor: constant-arrival-rate\n    rate: 100\n    duration: {seconds}s\n    pre_allocated_vus: 20\n    max_vus: 60\n    flow:\n      - {{ name: 고정 지연, request: \"GET /delay/{delay_ms}\" }}\n"
+        fixture(
+            "history_fixed_rate.yaml",
+            &[
+                ("seconds", seconds.to_string()),
+                ("delay_ms", delay_ms.to_string()),
+            ],
         ),
     )
     .unwrap();

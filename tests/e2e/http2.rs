@@ -240,8 +240,9 @@ fn http2_encoded_responses_are_decoded_and_counted() {
             "      - name: {c}\n        request: /encoded/{c}?n=200\n        check: {{ body_contains: \"line 199 of what pado should decode\" }}\n"
         ));
     }
-    let text = format!(
-        "target: {base}\ndefaults: {{ http: 2 }}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 3\n    flow:\n{flow}"
+    let text = fixture(
+        "http2_encoded.yaml",
+        &[("base", base.to_string()), ("flow", flow.to_string())],
     );
     let r = run_file("h2-encoded", &text, &[]);
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());

@@ -3,7 +3,7 @@
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, run, tmp, write_file, write_fixture};
+use crate::harness::{fixture, num, run, tmp, write_file, write_fixture};
 
 /// A check on text past 4 MiB: failed with a warning naming the step at the default
 /// limit, passed once `max_body` is raised (file or flag).
@@ -12,9 +12,12 @@ fn a_body_longer_than_max_body_is_named_and_max_body_can_be_raised() {
     let srv = TestServer::start();
     let d = tmp("max-body");
     let scenario = |defaults: &str| {
-        format!(
-            "target: {}\n{defaults}scenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 2\n    flow:\n      - {{ name: big, request: \"/bytes/5000000?end=THE-END\", check: {{ body_contains: THE-END }} }}\n",
-            srv.base_url()
+        fixture(
+            "limits_big_body.yaml",
+            &[
+                ("target", srv.base_url()),
+                ("defaults", defaults.to_string()),
+            ],
         )
     };
     let f = write_file(&d, "default.yaml", &scenario(""));

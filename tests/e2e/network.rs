@@ -286,9 +286,9 @@ fn encoded_responses_are_decoded_for_checks_and_counted_before_and_after() {
     flow.push_str("      - name: gzip-chunked\n        request: /encoded/gzip?n=300&chunked=1\n        check: { body_contains: \"end\" }\n");
     flow.push_str("      - name: corrupt\n        request: /encoded/corrupt\n");
     flow.push_str("      - name: headers\n        request: /headers\n        check: { body_contains: 'accept-encoding\":\"gzip, br, zstd, deflate' }\n");
-    let text = format!(
-        "target: {}\ndefaults:\n  compression: [gzip, br, zstd, deflate]\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 5\n    flow:\n{flow}",
-        srv.base_url()
+    let text = fixture(
+        "network_compressed.yaml",
+        &[("target", srv.base_url()), ("flow", flow.to_string())],
     );
     let file = write_file(&dir, "s.yaml", &text);
     let r = run("compression", &[file.to_str().unwrap()]);
@@ -360,9 +360,9 @@ fn websocket_sessions_go_through_the_proxy() {
     let srv = pado_testkit::WsServer::start();
     let proxy = ProxyServer::start(ProxyOptions::default());
     let dir = tmp("proxy-ws");
-    let text = format!(
-        "target: {}\nscenarios:\n  chat:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 3\n    flow:\n      - name: echo\n        ws:\n          url: /echo\n          actions:\n            - send: hello\n            - expect: {{ body_contains: hello, timeout: 2s }}\n",
-        srv.http_base_url()
+    let text = fixture(
+        "network_ws_through_proxy.yaml",
+        &[("target", srv.http_base_url())],
     );
     let file = write_file(&dir, "ws.yaml", &text);
     let r = run_env(

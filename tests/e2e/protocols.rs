@@ -136,9 +136,9 @@ fn http2_connections_opened_are_the_servers_count() {
 #[test]
 fn websocket_sessions_are_http1_upgrades_on_their_own_connections() {
     let srv = WsServer::start();
-    let text = format!(
-        "target: {}\nscenarios:\n  chat:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 3\n    flow:\n      - name: echo\n        ws:\n          url: /echo\n          actions:\n            - send: '안녕'\n            - expect: {{ body_contains: '안녕', timeout: 2s }}\n",
-        srv.http_base_url()
+    let text = fixture(
+        "protocols_ws_upgrades.yaml",
+        &[("target", srv.http_base_url())],
     );
     let r = run_text("proto-ws", &text);
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());

@@ -10,7 +10,7 @@ use pado_testkit::TestServer;
 use serde_json::Value;
 
 use crate::harness::{
-    demo_target, free_port, pado_cmd, shared_machine, tmp, write_file, write_fixture,
+    demo_target, fixture, free_port, pado_cmd, shared_machine, tmp, write_file, write_fixture,
 };
 
 /// What one `pado run` left behind, run with a `PADO_HOME` of its own.
@@ -177,9 +177,9 @@ fn a_failed_event_expectation_fails_the_verdict_everywhere() {
     let srv = TestServer::start();
     let t = tmp("verdict-event");
     let scenario = |expect: &str| {
-        format!(
-            "target: {}\nscenarios:\n  s: {{ executor: constant-vus, vus: 2, duration: 3s, flow: [ {{ request: /delay/5 }} ] }}\nevents:\n  - {{ name: 배포, at: 1s, mark: deploy, after: {{ recovers: \"{expect} within 1s\", hold: 1s }} }}\n",
-            srv.base_url()
+        fixture(
+            "verdict_event_expectation.yaml",
+            &[("target", srv.base_url()), ("expect", expect.to_string())],
         )
     };
     let fail = write_file(&t, "fail.yaml", &scenario("p(95) < 0.001"));

@@ -7,7 +7,7 @@ use std::path::Path;
 use pado_demo_target::TargetOptions;
 use pado_testkit::TestServer;
 
-use crate::harness::{free_port, pado_env, run, text, tmp, write_file};
+use crate::harness::{fixture, free_port, pado_env, run, text, tmp, write_file, write_fixture};
 
 /// The secret every test here puts in a header, a URL and a body.
 const SECRET: &str = "s3cr3t-e2e-7f3a";
@@ -43,24 +43,12 @@ fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 /// test server echoes request headers (`/headers`) and bodies (`/echo`), so the
 /// secret also comes back in responses.
 fn secret_scenario(base: &str, extra_steps: &str) -> String {
-    format!(
-        r#"target: {base}
-defaults:
-  headers:
-    X-Api-Key: "{{{{ env.{ENV} }}}}"
-    Authorization: "Bearer visible-bearer"
-scenarios:
-  s:
-    executor: per-vu-iterations
-    vus: 1
-    iterations: 1
-    flow:
-      - name: headers
-        request: "GET /headers?k={{{{ env.{ENV} }}}}"
-        check: {{ status: 200 }}
-      - name: echo
-        request: {{ method: POST, url: /echo, json: {{ key: "{{{{ env.{ENV} }}}}" }} }}
-{extra_steps}"#
+    fixture(
+        "why_secret_everywhere.yaml",
+        &[
+            ("base", base.to_string()),
+            ("extra_steps", extra_steps.to_string()),
+        ],
     )
 }
 
@@ -68,8 +56,12 @@ scenarios:
 fn http_debug_prints_exchanges_with_secrets_and_credentials_hidden() {
     let srv = TestServer::start();
     let d = tmp("why-debug");
-    let steps = "      - name: boom\n        request: GET /status/500\n";
-    let f = write_file(&d, "t.yaml", &secret_scenario(&srv.base_url(), steps));
+    let f = write_fixture(
+        &d,
+        "why_http_debug_prints_exchanges_with_secrets_and_credentials_hidden.yaml",
+        "t.yaml",
+        &[("target", srv.base_url())],
+    );
     let out_dir = d.join("r");
     let o = pado_with_secret(&[
         "run",
@@ -131,12 +123,12 @@ fn http_debug_prints_exchanges_with_secrets_and_credentials_hidden() {
 fn once_shows_each_step_and_its_exit_code_follows_the_checks() {
     let srv = TestServer::start();
     let d = tmp("why-once");
-    let passing = "      - name: login
-        request: GET /json/login
-        extract: { token: $.token }
-        check: { status: 200, json_exists: [$.token] }
-";
-    let f = write_file(&d, "ok.yaml", &secret_scenario(&srv.base_url(), passing));
+    let f = write_fixture(
+        &d,
+        "why_once_shows_each_step_and_its_exit_code_follows_the_checks.yaml",
+        "ok.yaml",
+        &[("target", srv.base_url())],
+    );
     let o = pado_with_secret(&["run", f.to_str().unwrap(), "--once"]);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
@@ -155,14 +147,12 @@ fn once_shows_each_step_and_its_exit_code_follows_the_checks() {
     assert!(!d.join("pado-results").exists());
     assert_eq!(srv.stats().requests, 3);
 
-    let failing = "      - name: denied
-        request: GET /status/401
-        check: { status: 200 }
-      - name: item
-        request: GET /json/item
-        check: { json: { $.id: 999999 } }
-";
-    let f = write_file(&d, "bad.yaml", &secret_scenario(&srv.base_url(), failing));
+    let f = write_fixture(
+        &d,
+        "why_once_shows_each_step_and_its_exit_code_follows_the_checks_2.yaml",
+        "bad.yaml",
+        &[("target", srv.base_url())],
+    );
     let o = pado_with_secret(&["run", f.to_str().unwrap(), "--once"]);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
     assert_eq!(o.status.code(), Some(99), "{stdout}{stderr}");
