@@ -2,13 +2,14 @@
 //! step reports as completed, and how a search that finds no capacity says so.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use pado_demo_target::{RunningTarget, TargetOptions};
 use pado_testkit::TestServer;
 
-use crate::harness::{fixture, interrupt, num, pado_cmd, shared_machine, tmp, wait_within, Kid};
+use crate::harness::{
+    fixture, interrupt, num, pado_cmd, shared_machine, spawn_piped, tmp, wait_within, Kid,
+};
 
 /// The step directories a search left, sorted.
 fn step_dirs(out: &Path) -> Vec<String> {
@@ -133,23 +134,21 @@ fn ctrl_c_during_a_step_stops_the_search_without_claiming_a_capacity() {
     let _machine = shared_machine();
     let srv = TestServer::start();
     let out_dir = tmp("cap-sigint");
-    let child = pado_cmd([
-        "find-capacity",
-        "--url",
-        &srv.url("/"),
-        "--start-rate",
-        "20",
-        "--hold",
-        "3s",
-        "--sla",
-        "http_req_failed: rate < 0.01",
-        "--out",
-    ])
-    .arg(&out_dir)
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = spawn_piped(
+        pado_cmd([
+            "find-capacity",
+            "--url",
+            &srv.url("/"),
+            "--start-rate",
+            "20",
+            "--hold",
+            "3s",
+            "--sla",
+            "http_req_failed: rate < 0.01",
+            "--out",
+        ])
+        .arg(&out_dir),
+    );
     let mut kid = Kid(child);
     // Wait for the second step to start (bounded), then press Ctrl-C in it.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -251,27 +250,25 @@ fn find_capacity_reads_the_scenario_once_and_checks_it_before_the_first_step() {
     };
     std::fs::write(&file, scenario("/first")).unwrap();
     let out_dir = dir.join("out");
-    let child = pado_cmd([
-        "find-capacity",
-        file.to_str().unwrap(),
-        "--start-rate",
-        "5",
-        "--factor",
-        "2",
-        "--max-rate",
-        "20",
-        "--hold",
-        "1s",
-        "--sla",
-        "http_req_failed: rate < 0.01",
-        "--json",
-        "--out",
-    ])
-    .arg(&out_dir)
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = spawn_piped(
+        pado_cmd([
+            "find-capacity",
+            file.to_str().unwrap(),
+            "--start-rate",
+            "5",
+            "--factor",
+            "2",
+            "--max-rate",
+            "20",
+            "--hold",
+            "1s",
+            "--sla",
+            "http_req_failed: rate < 0.01",
+            "--json",
+            "--out",
+        ])
+        .arg(&out_dir),
+    );
     // Once the first step is sending, the file changes under the search.
     let deadline = Instant::now() + Duration::from_secs(30);
     while srv.stats().requests == 0 && Instant::now() < deadline {

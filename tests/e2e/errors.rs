@@ -3,7 +3,7 @@
 
 use pado_testkit::{ServerOptions, TestServer};
 
-use crate::harness::{num, pado_cmd, run, tmp, write_file, write_fixture};
+use crate::harness::{num, pado_cmd, run, spawn_piped, tmp, write_file, write_fixture};
 
 fn errors_of(path: &str, extra: &[&str]) -> (serde_json::Value, u64) {
     let srv = TestServer::start();
@@ -255,28 +255,26 @@ fn an_upload_refused_early_is_its_status_not_a_reset() {
 fn a_summary_that_cannot_be_written_is_still_printed_and_exits_1() {
     // Tests run as root, where a read-only directory stops nothing: a directory named
     // `summary.json`, made while the run goes on, is a file that cannot be replaced.
-    use std::process::Stdio;
+
     use std::time::{Duration, Instant};
     let _machine = crate::harness::shared_machine();
     let srv = TestServer::start();
     let dir_tmp = tmp("unwritable");
     let dir = dir_tmp.join("result");
-    let child = pado_cmd([
-        "run",
-        "--url",
-        &srv.url("/"),
-        "--vus",
-        "1",
-        "--duration",
-        "2s",
-    ])
-    .arg("--out")
-    .arg(&dir)
-    .arg("--quiet")
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let child = spawn_piped(
+        pado_cmd([
+            "run",
+            "--url",
+            &srv.url("/"),
+            "--vus",
+            "1",
+            "--duration",
+            "2s",
+        ])
+        .arg("--out")
+        .arg(&dir)
+        .arg("--quiet"),
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     while !dir.join("run.json").exists() {
         assert!(Instant::now() < deadline, "run.json never appeared");

@@ -475,6 +475,35 @@ fn real_segments(t: &Path, file: &Path) -> Vec<(Vec<u8>, Vec<String>)> {
         .collect()
 }
 
+/// `pado k8s run FILE -n 2 --start-at +1s` against `mock` (a kubeconfig naming it,
+/// written into `t`), its result in `out_dir`, then `extra`.
+fn k8s_run_on_mock(
+    t: &Path,
+    mock: &k8s_mock::Mock,
+    file: &Path,
+    out_dir: &Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let kubeconfig = write_fixture(
+        t,
+        "kubernetes_mock_kubeconfig.yaml",
+        "kubeconfig",
+        &[
+            ("server", mock.addr.to_string()),
+            ("namespace", k8s_mock::NS.to_string()),
+        ],
+    );
+    pado_cmd(["k8s", "run"])
+        .arg(file)
+        .args(["-n", "2", "--start-at", "+1s", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .arg("--out")
+        .arg(out_dir)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn k8s_run_creates_collects_merges_and_cleans_up() {
     let _machine = shared_machine();
@@ -509,40 +538,22 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
         "checkout.yaml",
         &[],
     );
-    let kubeconfig = write_file(
-        &t,
-        "kubeconfig",
-        &format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster: {{ server: \"http://{}\" }}\nusers:\n- name: dev\n  user: {{}}\ncontexts:\n- name: mock\n  context: {{ cluster: mock, user: dev, namespace: {} }}\ncurrent-context: mock\n",
-            mock.addr,
-            k8s_mock::NS
-        ),
-    );
     let out_dir = t.join("out");
-    let out = pado_cmd([
-        "k8s",
-        "run",
-        file.to_str().unwrap(),
-        "-n",
-        "2",
-        "--start-at",
-        "+1s",
-    ])
-    .arg("--kubeconfig")
-    .arg(&kubeconfig)
-    .arg("--out")
-    .arg(&out_dir)
-    .args([
-        "--",
-        "--quiet",
-        "--export",
-        "junit",
-        "--window",
-        "처음=0s..1s",
-        "--no-html",
-    ])
-    .output()
-    .unwrap();
+    let out = k8s_run_on_mock(
+        &t,
+        &mock,
+        &file,
+        &out_dir,
+        &[
+            "--",
+            "--quiet",
+            "--export",
+            "junit",
+            "--window",
+            "처음=0s..1s",
+            "--no-html",
+        ],
+    );
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -658,33 +669,9 @@ fn k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds()
     let mock = k8s_mock::Mock::start(pods, None);
     // The planned test is ten minutes: only the abort ends it early.
     let file = write_fixture(&t, "kubernetes_k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds_checkout.yaml", "checkout.yaml", &[]);
-    let kubeconfig = write_file(
-        &t,
-        "kubeconfig",
-        &format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster: {{ server: \"http://{}\" }}\nusers:\n- name: dev\n  user: {{}}\ncontexts:\n- name: mock\n  context: {{ cluster: mock, user: dev, namespace: {} }}\ncurrent-context: mock\n",
-            mock.addr,
-            k8s_mock::NS
-        ),
-    );
     let out_dir = t.join("out");
     let started = Instant::now();
-    let out = pado_cmd([
-        "k8s",
-        "run",
-        file.to_str().unwrap(),
-        "-n",
-        "2",
-        "--start-at",
-        "+1s",
-    ])
-    .arg("--kubeconfig")
-    .arg(&kubeconfig)
-    .arg("--out")
-    .arg(&out_dir)
-    .arg("--quiet")
-    .output()
-    .unwrap();
+    let out = k8s_run_on_mock(&t, &mock, &file, &out_dir, &["--quiet"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(started.elapsed() < Duration::from_secs(120), "bounded");
     // The merged thresholds fail: exit 99, like `pado run`.

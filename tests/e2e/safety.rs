@@ -10,8 +10,8 @@ use pado_testkit::TestServer;
 use serde_json::Value;
 
 use crate::harness::{
-    free_port, interrupt, num, pado, pado_cmd, read_json, run, shared_machine, stderr, tmp,
-    write_fixture,
+    free_port, interrupt, num, pado, pado_cmd, read_json, run, shared_machine, spawn_piped, stderr,
+    tmp, write_fixture,
 };
 
 #[test]
@@ -343,11 +343,7 @@ fn a_closed_stdout_neither_crashes_nor_changes_the_exit_code() {
     let srv = TestServer::start();
     let d = tmp("pipe");
     let run_with_closed_stdout = |args: &[&str]| -> i32 {
-        let mut c = pado_cmd(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut c = spawn_piped(&mut pado_cmd(args));
         // The reader goes away at once, as `| head -0` would.
         drop(c.stdout.take());
         let out = c.wait_with_output().unwrap();
@@ -418,12 +414,7 @@ fn hang_scenario(d: &Path, srv: &TestServer, duration: &str, grace: &str) -> Pat
 
 /// Start `pado run FILE` writing to `out`, and let it run for `for_`.
 fn spawn_and_wait(f: &Path, out: &Path, for_: Duration) -> std::process::Child {
-    let child = pado_cmd(["run", f.to_str().unwrap(), "-q", "--out"])
-        .arg(out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(pado_cmd(["run", f.to_str().unwrap(), "-q", "--out"]).arg(out));
     std::thread::sleep(for_);
     child
 }

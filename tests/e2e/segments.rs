@@ -10,7 +10,7 @@ use pado_testkit::TestServer;
 use serde_json::Value;
 
 use crate::harness::{
-    pado_cmd, read_json, run, shared_machine, start_in, tmp, write_file, write_fixture,
+    pado_cmd, read_json, run, shared_machine, spawn_piped, start_in, tmp, write_file, write_fixture,
 };
 
 /// Run the segments `0/n .. n-1/n` of `file` as `n` processes at once, all with the
@@ -22,17 +22,15 @@ fn run_segments(dir: &Path, file: &Path, n: u32, extra: &[&str]) -> Vec<(Output,
     let children: Vec<_> = (0..n)
         .map(|i| {
             let out = dir.join(format!("seg{i}"));
-            let child = pado_cmd(["run"])
-                .arg(file)
-                .args(["--segment", &format!("{i}/{n}"), "--start-at", &at])
-                .args(extra)
-                .arg("--out")
-                .arg(&out)
-                .arg("--quiet")
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("running pado");
+            let child = spawn_piped(
+                pado_cmd(["run"])
+                    .arg(file)
+                    .args(["--segment", &format!("{i}/{n}"), "--start-at", &at])
+                    .args(extra)
+                    .arg("--out")
+                    .arg(&out)
+                    .arg("--quiet"),
+            );
             (child, out)
         })
         .collect();

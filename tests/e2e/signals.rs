@@ -165,13 +165,11 @@ fn sigterm_to_the_process_group_is_one_request() {
     let dir = tmp.join("result");
     let marker = tmp.join("undone");
     let scen = faulted_scenario(&tmp, &srv.base_url(), &marker, "");
-    let child = pado_cmd(["run", scen.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&dir)
-        .process_group(0)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(
+        pado_cmd(["run", scen.to_str().unwrap(), "--quiet", "--out"])
+            .arg(&dir)
+            .process_group(0),
+    );
     std::thread::sleep(Duration::from_millis(1500));
     let pid = child.id() as i32;
     let t = Instant::now();
@@ -198,12 +196,8 @@ fn ctrl_c_during_a_long_event_action_ends_the_run_at_once() {
         &marker,
         "  - { name: slow, at: 200ms, run: [sleep, \"60\"], timeout: 2m }\n",
     );
-    let child = pado_cmd(["run", scen.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child =
+        spawn_piped(pado_cmd(["run", scen.to_str().unwrap(), "--quiet", "--out"]).arg(&dir));
     std::thread::sleep(Duration::from_millis(1500));
     let t = Instant::now();
     interrupt(&child);
