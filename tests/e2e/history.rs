@@ -370,6 +370,14 @@ fn synthetic(root: &Path, dir: &str, name: &str, day: u32, level_us: u64, seed: 
     path
 }
 
+/// `pado trend ARGS --html HTML` as [`pado_at`] runs pado.
+fn trend_with_chart(home: &Path, html: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["trend"];
+    all.extend_from_slice(args);
+    all.extend(["--html", html.to_str().unwrap()]);
+    pado_at(home, &all)
+}
+
 #[test]
 fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
     let home = tmp("hist-trend");
@@ -418,17 +426,7 @@ fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
     );
     assert_eq!(history_json(&home, &[]).len(), 7);
     let html = home.join("trend.html");
-    let o = pado_at(
-        &home,
-        &[
-            "trend",
-            "심은 회귀",
-            "--metric",
-            "p95",
-            "--html",
-            html.to_str().unwrap(),
-        ],
-    );
+    let o = trend_with_chart(&home, &html, &["심은 회귀", "--metric", "p95"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(
         o.status.code(),
@@ -442,18 +440,7 @@ fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("trend-chart") && page.contains("심은 회귀"));
-    let o = pado_at(
-        &home,
-        &[
-            "trend",
-            "aa",
-            "--metric",
-            "p95",
-            "--json",
-            "--html",
-            html.to_str().unwrap(),
-        ],
-    );
+    let o = trend_with_chart(&home, &html, &["aa", "--metric", "p95", "--json"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -463,17 +450,7 @@ fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
     let t: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(t["verdict"], "within_noise", "{t}");
     // One step's figure: the synthetic runs' only step.
-    let o = pado_at(
-        &home,
-        &[
-            "trend",
-            "심은 회귀",
-            "--step",
-            "get",
-            "--html",
-            html.to_str().unwrap(),
-        ],
-    );
+    let o = trend_with_chart(&home, &html, &["심은 회귀", "--step", "get"]);
     assert_eq!(
         o.status.code(),
         Some(99),
@@ -481,26 +458,13 @@ fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
         String::from_utf8_lossy(&o.stdout)
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("(step get)"));
-    let o = pado_at(
-        &home,
-        &[
-            "trend",
-            "심은 회귀",
-            "--step",
-            "nope",
-            "--html",
-            html.to_str().unwrap(),
-        ],
-    );
+    let o = trend_with_chart(&home, &html, &["심은 회귀", "--step", "nope"]);
     assert_eq!(o.status.code(), Some(2));
     // The baseline's directories gone: judged on the recorded figures, and said so.
     for i in 0..4 {
         std::fs::remove_dir_all(root.join(format!("planted-{i}"))).unwrap();
     }
-    let o = pado_at(
-        &home,
-        &["trend", "심은 회귀", "--html", html.to_str().unwrap()],
-    );
+    let o = trend_with_chart(&home, &html, &["심은 회귀"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(99), "{text}");
     assert!(

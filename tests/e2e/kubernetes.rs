@@ -153,6 +153,27 @@ fn k8s_generator_without_its_token_does_not_start() {
     assert!(!t.join("run").exists(), "its run started");
 }
 
+/// The YAML documents `pado k8s render` printed, in order.
+fn rendered_documents(stdout: &str) -> Vec<Value> {
+    stdout
+        .split("---\n")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_yaml_ng::from_str(d).unwrap())
+        .collect()
+}
+
+/// `pado k8s render ARGS`.
+fn k8s_render(args: &[&str]) -> std::process::Output {
+    k8s_render_env(args, &[])
+}
+
+/// `pado k8s render ARGS` with the environment variables `env`.
+fn k8s_render_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut all = vec!["k8s", "render"];
+    all.extend_from_slice(args);
+    pado_env(&all, env)
+}
+
 #[test]
 fn k8s_render_prints_the_config_map_and_indexed_job() {
     let t = tmp("k8s-render");
@@ -166,10 +187,8 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
     );
     // The scenario is compiled here as every pod will compile it, so the variable
     // its header reads is set here too; its value stays here.
-    let out = pado_env(
+    let out = k8s_render_env(
         &[
-            "k8s",
-            "render",
             file.to_str().unwrap(),
             "--generators",
             "4",
@@ -198,11 +217,7 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let docs: Vec<Value> = stdout
-        .split("---\n")
-        .filter(|d| !d.trim().is_empty())
-        .map(|d| serde_yaml_ng::from_str(d).unwrap())
-        .collect();
+    let docs = rendered_documents(&stdout);
     assert_eq!(docs.len(), 3, "{stdout}");
     let (cm, secret, job) = (&docs[0], &docs[1], &docs[2]);
     assert_eq!(cm["kind"], "ConfigMap");
@@ -217,9 +232,7 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
     let token = secret["stringData"]["token"].as_str().unwrap();
     assert!(token.len() >= 32, "{token}");
     assert!(!serde_json::to_string(job).unwrap().contains(token));
-    let again = pado(&[
-        "k8s",
-        "render",
+    let again = k8s_render(&[
         file.to_str().unwrap(),
         "-n",
         "4",
@@ -270,9 +283,7 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
     // A `--duration` after `--` is the test's length for the Job's deadline too: 10
     // minutes instead of the file's 90 s moves it by 510 s (give or take the
     // seconds between the two renders).
-    let longer = pado(&[
-        "k8s",
-        "render",
+    let longer = k8s_render(&[
         file.to_str().unwrap(),
         "-n",
         "4",
@@ -283,11 +294,7 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
         "10m",
     ]);
     assert_eq!(longer.status.code(), Some(0), "{longer:?}");
-    let longer: Vec<Value> = String::from_utf8_lossy(&longer.stdout)
-        .split("---\n")
-        .filter(|d| !d.trim().is_empty())
-        .map(|d| serde_yaml_ng::from_str(d).unwrap())
-        .collect();
+    let longer = rendered_documents(&String::from_utf8_lossy(&longer.stdout));
     let deadline = |j: &Value| j["spec"]["activeDeadlineSeconds"].as_i64().unwrap();
     let moved = deadline(&longer[2]) - deadline(job);
     assert!((500..=510).contains(&moved), "moved by {moved} s");
@@ -309,7 +316,7 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
         &[],
     );
     let f = file.to_str().unwrap();
-    let out = pado(&["k8s", "render", f, "--generators", "2"]);
+    let out = k8s_render(&[f, "--generators", "2"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -317,9 +324,7 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
         "{err}"
     );
     let vars = write_file(&t, "vars.json", "{}");
-    let out = pado(&[
-        "k8s",
-        "render",
+    let out = k8s_render(&[
         f,
         "--generators",
         "0",
@@ -329,15 +334,7 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--generators"), "{err}");
-    let out = pado(&[
-        "k8s",
-        "render",
-        f,
-        "-n",
-        "2",
-        "--start-at",
-        "2001-01-01T00:00:00Z",
-    ]);
+    let out = k8s_render(&[f, "-n", "2", "--start-at", "2001-01-01T00:00:00Z"]);
     assert_eq!(out.status.code(), Some(2));
     // The `pado run` flags after `--` are read now, not by every pod minutes later: a
     // misspelt flag, a bad value, or one the Job sets itself is refused by name.
@@ -411,10 +408,8 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
     // The value read from the pods' environment instead passes.
-    let out = pado_env(
+    let out = k8s_render_env(
         &[
-            "k8s",
-            "render",
             plain,
             "-n",
             "2",
@@ -435,15 +430,7 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
         "{rendered}"
     );
     // A results volume size Kubernetes would not read.
-    let out = pado(&[
-        "k8s",
-        "render",
-        plain,
-        "-n",
-        "2",
-        "--results-size-limit",
-        "1GB",
-    ]);
+    let out = k8s_render(&[plain, "-n", "2", "--results-size-limit", "1GB"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--results-size-limit `1GB`"), "{err}");
@@ -626,14 +613,18 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
         "{}",
         merged["stages"]
     );
-    // Both objects deleted.
+    // Every object of the run deleted.
+    assert_run_objects_deleted(&mock, job["metadata"]["name"].as_str().unwrap());
+}
+
+/// The run `id`'s Job, ConfigMap and Secret were deleted from `mock`, in that order.
+fn assert_run_objects_deleted(mock: &k8s_mock::Mock, id: &str) {
     let deleted: Vec<String> = mock
         .calls()
         .into_iter()
         .filter(|c| c.method == "DELETE")
         .map(|c| c.path)
         .collect();
-    let id = job["metadata"]["name"].as_str().unwrap();
     assert_eq!(
         deleted,
         [

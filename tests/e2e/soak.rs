@@ -149,10 +149,34 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
     assert_eq!(s["soak"]["generator"]["notable"], false, "{:#}", s["soak"]);
 
     let (code, s, leak_dir) = leaky.join().unwrap();
+    assert_the_planted_leak_is_flagged(code, &s);
+
+    // The leak "fixed": `pado compare` puts the two soak verdicts side by side, and
+    // the memory's change per hour of each, the leak's near its planted rate and
+    // the fixed run's a small part of it.
+    compare_puts_the_soak_verdicts_side_by_side(&leak_dir.join("result"), &dir, verdict);
+
+    // The connection leak: pool drift, one connection more every 8 s.
+    let (code, s, _) = pool.join().unwrap();
+    assert_eq!(code, Some(99), "{:#}", s["soak"]);
+    assert_eq!(s["soak"]["verdict"], "pool_drift", "{:#}", s["soak"]);
+    let active = soak_row(&s, "hikaricp_connections_active{pool=\"HikariPool-1\"}");
+    assert_eq!(active["notable"], true, "{active}");
+    let per_hour = active["slope_per_hour"].as_f64().unwrap();
+    assert!(
+        (per_hour / 450.0 - 1.0).abs() < 0.3,
+        "active rose {per_hour:.0}/hour, the leak 450/hour"
+    );
+}
+
+/// The leaky run of [`a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable`]
+/// (exit `code`, summary `s`): the memory's rise and the latency's creep are the
+/// planted ones, and the verdict says so.
+fn assert_the_planted_leak_is_flagged(code: Option<i32>, s: &Value) {
     assert_eq!(code, Some(99), "{:#}", s["soak"]);
     assert_eq!(s["soak"]["verdict"], "leak_suspected", "{:#}", s["soak"]);
     assert_eq!(s["soak_ok"], false);
-    let rss = soak_row(&s, "process_resident_memory_bytes");
+    let rss = soak_row(s, "process_resident_memory_bytes");
     assert_eq!(rss["notable"], true, "{rss}");
     // The memory's rise per second is the leak's: 40 requests/s × 64 KiB.
     let per_s = rss["slope_per_hour"].as_f64().unwrap() / 3600.0;
@@ -176,14 +200,16 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
         "{:#}",
         s["verdict"]
     );
+}
 
-    // The leak "fixed": `pado compare` puts the two soak verdicts side by side, and
-    // the memory's change per hour of each, the leak's near its planted rate and
-    // the fixed run's a small part of it.
+/// `pado compare` of the leaky run (`leak`) and the fixed one (`fixed_dir`, whose
+/// soak verdict was `verdict`): both verdicts side by side, and the memory's change
+/// per hour of each.
+fn compare_puts_the_soak_verdicts_side_by_side(leak: &Path, fixed_dir: &Path, verdict: &str) {
     let cmp = pado(&[
         "compare",
-        leak_dir.join("result").to_str().unwrap(),
-        dir.to_str().unwrap(),
+        leak.to_str().unwrap(),
+        fixed_dir.to_str().unwrap(),
         "--json",
     ]);
     assert_eq!(
@@ -223,16 +249,4 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
     );
     assert!((leak / mib_per_hour - 1.0).abs() < 0.25, "{row}");
     assert!(fixed.abs() < 0.1 * mib_per_hour, "{row}");
-
-    // The connection leak: pool drift, one connection more every 8 s.
-    let (code, s, _) = pool.join().unwrap();
-    assert_eq!(code, Some(99), "{:#}", s["soak"]);
-    assert_eq!(s["soak"]["verdict"], "pool_drift", "{:#}", s["soak"]);
-    let active = soak_row(&s, "hikaricp_connections_active{pool=\"HikariPool-1\"}");
-    assert_eq!(active["notable"], true, "{active}");
-    let per_hour = active["slope_per_hour"].as_f64().unwrap();
-    assert!(
-        (per_hour / 450.0 - 1.0).abs() < 0.3,
-        "active rose {per_hour:.0}/hour, the leak 450/hour"
-    );
 }
