@@ -1,4 +1,8 @@
-//! Running the binary and reading its result directory.
+//! Running the binary and reading its result directory: the machine shared or held
+//! alone, temporary directories, `pado run` and its result (`Run`), timing judged
+//! against the generator's self-check. `process` starts the binary (and what a test
+//! waits for, interrupts or kills); `fixture` fills the scenario files under
+//! `tests/e2e/testdata/`.
 
 use std::cell::Cell;
 use std::ffi::OsStr;

@@ -475,24 +475,23 @@ fn full_output_streams_neither_crash_nor_change_the_exit_code() {
             .open("/dev/full")
             .unwrap()
     };
-    let status = std::process::Command::new(crate::harness::pado_bin())
-        // --http-debug: every exchange and a warning go to stderr.
-        .args([
-            "run",
-            "--url",
-            &srv.url("/"),
-            "--vus",
-            "2",
-            "--duration",
-            "1s",
-        ])
-        .arg("--out")
-        .arg(&dir)
-        .arg("--http-debug")
-        .stdout(full())
-        .stderr(full())
-        .status()
-        .unwrap();
+    // --http-debug: every exchange and a warning go to stderr.
+    let status = pado_cmd([
+        "run",
+        "--url",
+        &srv.url("/"),
+        "--vus",
+        "2",
+        "--duration",
+        "1s",
+    ])
+    .arg("--out")
+    .arg(&dir)
+    .arg("--http-debug")
+    .stdout(full())
+    .stderr(full())
+    .status()
+    .unwrap();
     assert_eq!(status.code(), Some(0));
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();

@@ -621,9 +621,8 @@ fn curl_and_pado(
     std::fs::create_dir_all(y.parent().unwrap()).unwrap();
     let out = {
         let _machine = crate::harness::shared_machine();
-        std::process::Command::new(crate::harness::pado_bin())
+        pado_cmd(["import", "curl", &cmd, "-o", y.to_str().unwrap()])
             .current_dir(cwd)
-            .args(["import", "curl", &cmd, "-o", y.to_str().unwrap()])
             .output()
             .unwrap()
     };
