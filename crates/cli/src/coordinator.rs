@@ -94,7 +94,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
                 )));
             }
         }
-        let at = crate::split::utc_ms(start_at);
+        let at = pado_session::utc_ms(start_at);
         let mut started = Vec::new();
         for (i, c) in clients.iter_mut().enumerate() {
             let mut job_args = forwarded.clone();
@@ -481,8 +481,8 @@ fn forwarded_flags(
 /// (new or empty) or a new one under pado-results/.
 fn local_dir(out: Option<&Path>, name: &str) -> Result<PathBuf, Failure> {
     match out {
-        Some(p) => crate::run_cmd::user_out_dir(p, false),
-        None => crate::run_cmd::new_out_dir(name),
+        Some(p) => pado_session::user_out_dir(p, false).map_err(Into::into),
+        None => pado_session::new_out_dir(name).map_err(Into::into),
     }
 }
 

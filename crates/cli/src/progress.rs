@@ -241,6 +241,24 @@ pub(crate) fn generator_pressure(g: &pado_metrics::GeneratorSecond) -> Option<St
     }
 }
 
+/// A run's progress line, as the session's watcher of its seconds.
+impl pado_session::Watcher for Progress {
+    fn begin(&mut self, outline: &pado_session::Outline) {
+        self.total_s = outline.planned_s;
+        self.stages = outline.stages.clone();
+        self.vu_ceiling = outline.vu_ceiling;
+        self.has_thresholds = outline.has_thresholds;
+    }
+
+    fn second(&mut self, r: &SecondRecord, totals: &Totals, thresholds_failing: usize) {
+        Progress::second(self, r, totals, thresholds_failing);
+    }
+
+    fn finish(&mut self) {
+        Progress::finish(self);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
