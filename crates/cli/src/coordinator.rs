@@ -94,7 +94,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
                 )));
             }
         }
-        let at = crate::split::utc_ms(start_at);
+        let at = pado_scenario::start_at::utc_ms(start_at);
         let mut started = Vec::new();
         for (i, c) in clients.iter_mut().enumerate() {
             let mut job_args = forwarded.clone();

@@ -6,22 +6,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use pado_engine::RunPlan;
+use pado_outputs::spec::{env_url_ref, ENV_URL_PREFIX};
 use pado_outputs::{OutputSpec, RunLabels};
 
 use crate::exit::Failure;
 use crate::prepared::Prepared;
-
-/// What an `--output` value starts its URL with to name an environment variable
-/// holding the URL instead (`--output prometheus=env:PADO_OUTPUT_URL`): so a URL
-/// with credentials reaches generators elsewhere (agents, Kubernetes pods) through
-/// their own environment, never through their arguments.
-pub(crate) const ENV_URL_PREFIX: &str = "env:";
-
-/// `KIND=env:VAR` as (kind, variable), if `flag` is of that form.
-pub(crate) fn env_url_ref(flag: &str) -> Option<(&str, &str)> {
-    let (kind, url) = flag.split_once('=')?;
-    Some((kind.trim(), url.trim().strip_prefix(ENV_URL_PREFIX)?))
-}
 
 /// Whether `name` can be an environment variable's name (letters, digits and `_`,
 /// not starting with a digit).

@@ -31,7 +31,7 @@ use pado_metrics::open_faults::{
 };
 
 use crate::out::outln;
-use crate::split::utc_ms;
+use pado_scenario::start_at::utc_ms;
 
 /// The per-user directory of open-fault records: `$XDG_STATE_HOME/pado/open-faults`
 /// (an absolute `XDG_STATE_HOME` only, as the XDG specification says), else

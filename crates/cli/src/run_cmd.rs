@@ -1,7 +1,7 @@
 //! `pado run`: the run itself from a [`RunConfig`] (stage two's output, see
 //! [`crate::config`]), Ctrl-C handling, and the result directory with its summary.
 
-use crate::split::utc_ms;
+use pado_scenario::start_at::utc_ms;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
