@@ -93,18 +93,16 @@ pub fn main() -> i32 {
         Command::Validate { file, target } => validate(file, target.as_deref()),
         Command::Report {
             dir,
-            quiet,
+            shown,
             exports,
-            windows,
-        } => report(dir, *quiet, exports, windows),
+        } => report(dir, shown.quiet, exports, &shown.windows),
         Command::Merge {
             dirs,
             out,
             allow_partial,
             overwrite,
             no_html,
-            quiet,
-            windows,
+            shown,
             exports,
             history,
         } => history_cmd::Recorder::from_args(history).and_then(|h| {
@@ -114,9 +112,9 @@ pub fn main() -> i32 {
                 allow_partial: *allow_partial,
                 overwrite: *overwrite,
                 html: !*no_html,
-                quiet: *quiet,
+                quiet: shown.quiet,
                 exports,
-                windows: &parse_windows(windows)?,
+                windows: &parse_windows(&shown.windows)?,
                 history: &h,
             })
         }),
