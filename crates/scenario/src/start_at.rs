@@ -1,8 +1,10 @@
 //! `--start-at`: when every generator of a split test starts (`pado run
-//! --segment`, `pado k8s run`, the agents' coordinator). One parser with one rule
-//! for every command: an RFC 3339 time or `+DURATION` from now, no more than
-//! [`START_PAST_SLACK`] in the past (clocks of generators started together differ
-//! by less) and no more than [`START_MAX_AHEAD`] ahead (a typo, not a plan).
+//! --segment`, `pado k8s run`/`render`, the agents' coordinator). One parser with
+//! one rule for every command: an RFC 3339 time or `+DURATION` from now, no more
+//! than [`START_PAST_SLACK`] in the past (clocks of generators started together
+//! differ by less). A generator that waits for it also refuses one more than
+//! [`START_MAX_AHEAD`] ahead (a typo, not a plan); rendered manifests may be
+//! applied later, and their pods' `pado run` checks that when they start.
 
 use std::time::{Duration, SystemTime};
 
@@ -21,9 +23,22 @@ pub struct StartAtError {
     pub why: String,
 }
 
-/// `--start-at`: RFC 3339 (`2026-11-23T10:00:00Z`) or `+DURATION` (`+30s`) from
-/// `now`, within the allowed range.
+/// `--start-at` for a generator that waits for it: RFC 3339
+/// (`2026-11-23T10:00:00Z`) or `+DURATION` (`+30s`) from `now`, within the
+/// allowed range.
 pub fn parse_start_at(v: &str, now: SystemTime) -> Result<SystemTime, StartAtError> {
+    let at = parse_not_past(v, now)?;
+    match at.duration_since(now) {
+        Ok(ahead) if ahead > START_MAX_AHEAD => Err(StartAtError {
+            value: v.to_string(),
+            why: format!("{} is more than 24h ahead", utc_ms(at)),
+        }),
+        _ => Ok(at),
+    }
+}
+
+/// Either spelling, refused when more than [`START_PAST_SLACK`] in the past.
+fn parse_not_past(v: &str, now: SystemTime) -> Result<SystemTime, StartAtError> {
     let bad = |why: String| StartAtError {
         value: v.to_string(),
         why,
@@ -39,10 +54,6 @@ pub fn parse_start_at(v: &str, now: SystemTime) -> Result<SystemTime, StartAtErr
         SystemTime::from(dt)
     };
     match at.duration_since(now) {
-        Ok(ahead) if ahead > START_MAX_AHEAD => Err(bad(format!(
-            "{} is more than 24h ahead",
-            utc_ms(at)
-        ))),
         Err(e) if e.duration() > START_PAST_SLACK => Err(bad(format!(
             "{} is {:.1}s in the past (more than 1s): give every generator a start a little ahead, e.g. `+30s` or a time 30 seconds from now",
             utc_ms(at),
@@ -52,11 +63,13 @@ pub fn parse_start_at(v: &str, now: SystemTime) -> Result<SystemTime, StartAtErr
     }
 }
 
-/// [`parse_start_at`] for a start handed to machines that print it (Kubernetes
-/// pods' arguments): a `+DURATION` start rounded up to a whole second (at least
-/// the duration ahead, at most a second more), a given time kept as written.
+/// `--start-at` written into Kubernetes manifests (`pado k8s run`/`render`),
+/// which may be applied later: no limit ahead (the pods' own `pado run` checks it
+/// when they start), and a `+DURATION` start rounded up to a whole second (at
+/// least the duration ahead, at most a second more) so the pods' arguments read
+/// plainly; a given time is kept as written.
 pub fn parse_start_at_whole_second(v: &str, now: SystemTime) -> Result<SystemTime, StartAtError> {
-    let at = parse_start_at(v, now)?;
+    let at = parse_not_past(v, now)?;
     if !v.trim().starts_with('+') {
         return Ok(at);
     }
@@ -141,9 +154,13 @@ mod tests {
         );
         let ahead = t.duration_since(now).unwrap();
         assert!(ahead >= Duration::from_secs(60) && ahead <= Duration::from_secs(61));
-        // A given time is kept to the millisecond, and the same rules hold.
+        // A given time is kept to the millisecond; manifests may be applied much
+        // later, the past is still refused.
         let t = parse_start_at_whole_second("2026-11-18T11:07:40.250Z", now).unwrap();
         assert_eq!(utc_ms(t), "2026-11-18T11:07:40.250Z");
-        assert!(parse_start_at_whole_second("+25h", now).is_err());
+        let far = parse_start_at_whole_second("2099-01-02T03:04:05Z", now).unwrap();
+        assert_eq!(utc_ms(far), "2099-01-02T03:04:05.000Z");
+        let e = parse_start_at_whole_second("2026-11-18T11:00:00Z", now).unwrap_err();
+        assert!(e.why.contains("in the past"), "{e}");
     }
 }
