@@ -87,14 +87,14 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
                 .status()
                 .await
                 .map_err(|e| Failure::other(format!("{nm}: {e}")))?;
-            if v["state"] != "idle" {
+            if v != pado_fleet::status::Status::Idle {
                 return Err(Failure::other(format!(
-                    "{nm} is busy with another job ({}); wait for it or choose another agent",
-                    v["state"]
+                    "{nm} is busy with another job (\"{}\"); wait for it or choose another agent",
+                    v.state()
                 )));
             }
         }
-        let at = pado_scenario::start_at::utc_ms(start_at);
+        let at = pado_session::utc_ms(start_at);
         let mut started = Vec::new();
         for (i, c) in clients.iter_mut().enumerate() {
             let mut job_args = forwarded.clone();
@@ -292,11 +292,12 @@ async fn collect(
         let name = &names[i];
         let status = loop {
             match c.status().await {
-                Ok(v) => {
-                    if v["state"] == "done" {
-                        break Some(v);
-                    }
-                }
+                Ok(pado_fleet::status::Status::Done {
+                    exit_code,
+                    log_tail,
+                    ..
+                }) => break Some((exit_code, log_tail)),
+                Ok(_) => {}
                 Err(e) if Instant::now() >= deadline => {
                     eprintln!("warning: {name}: {e}");
                     break None;
@@ -309,12 +310,13 @@ async fn collect(
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         };
-        let Some(status) = status else { continue };
-        let code = status["exit_code"].as_i64().unwrap_or(-1);
+        let Some((code, log_tail)) = status else {
+            continue;
+        };
         if code != 0 {
-            failed.push((name.clone(), code));
+            failed.push((name.clone(), i64::from(code)));
         }
-        if let Some(tail) = status["log_tail"].as_str() {
+        if let Some(tail) = log_tail.as_deref() {
             // The generator's output is its text, not ours: a hostile or broken agent
             // must not drive the terminal with escape sequences.
             eprintln!(
@@ -479,8 +481,8 @@ fn forwarded_flags(
 /// (new or empty) or a new one under pado-results/.
 fn local_dir(out: Option<&Path>, name: &str) -> Result<PathBuf, Failure> {
     match out {
-        Some(p) => crate::run_cmd::user_out_dir(p, false),
-        None => crate::run_cmd::new_out_dir(name),
+        Some(p) => pado_session::user_out_dir(p, false).map_err(Into::into),
+        None => pado_session::new_out_dir(name).map_err(Into::into),
     }
 }
 

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use pado_fleet::coordinate::{Control, Notice};
 use pado_k8s::flow::{self, Say};
 use pado_k8s::{Collected, FileEntry, FlowError, FlowOptions, GeneratorSpec, LiveSink, Resources};
-use pado_metrics::merge::live::LiveSecond;
 use pado_metrics::Totals;
+use pado_results::merge::live::LiveSecond;
 
 use crate::args::{K8sCommand, K8sGeneratorArgs, K8sRunArgs, K8sTestArgs};
 use crate::config::LoadSpec;
@@ -118,13 +118,13 @@ impl LiveSink for LiveView {
 /// What the live view and the merge need of the compiled scenario and the `pado run`
 /// flags after `--`.
 struct LiveParts {
-    stages: Vec<pado_metrics::StageMark>,
+    stages: Vec<pado_results::StageMark>,
     thresholds: Vec<pado_analysis::thresholds::Threshold>,
     /// The plan's steps, which thresholds' `scenario`, `method` and `group` select.
     steps: pado_metrics::StepCatalog,
     /// report.html, `--export` files and `--window`s, for the merged result as a
     /// single `pado run` would write them into its own.
-    report: crate::config::Output,
+    report: pado_session::Output,
 }
 
 /// The collected segment directories merged as `pado merge` merges them, into
@@ -137,7 +137,7 @@ fn merge_collected(
     c: &Collected,
     out: &Path,
     quiet: bool,
-    report: &crate::config::Output,
+    report: &pado_session::Output,
     history: &crate::history_cmd::Recorder,
 ) -> Result<i32, Failure> {
     let merged = out.join("merged");
@@ -280,7 +280,7 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
         stages: plan.stage_marks(),
         thresholds: prep.thresholds.clone(),
         steps: plan.steps.clone(),
-        report: crate::config::Output {
+        report: pado_session::Output {
             html: !run_flags.no_html,
             exports: run_flags.exports.clone(),
             windows: crate::parse_windows(&run_flags.windows)?,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 use pado_engine::executor::segment::{parse_segment, parse_weights, Segment};
 use pado_engine::RUNNING;
 use pado_scenario::plan_id::PlanSource;
-use pado_scenario::start_at::utc_ms;
+use pado_session::utc_ms;
 
 use crate::config::{LoadSpec, Source};
 use crate::exit::{self, Failure};

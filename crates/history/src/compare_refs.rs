@@ -142,10 +142,10 @@ pub fn earlier_records(dirs: &[PathBuf], db: Option<&Path>) -> Result<Vec<Run>, 
     let Ok(run_json) = std::fs::read(base.join("run.json")) else {
         return Ok(Vec::new());
     };
-    let Ok(run): Result<serde_json::Value, _> = serde_json::from_slice(&run_json) else {
+    let Ok(run): Result<pado_results::RunView, _> = serde_json::from_slice(&run_json) else {
         return Ok(Vec::new());
     };
-    let Some(name) = run.get("name").and_then(serde_json::Value::as_str) else {
+    let Some(name) = run.name.as_deref() else {
         return Ok(Vec::new());
     };
     let hash = scenario_hash(&run);

@@ -171,7 +171,7 @@ fn seconds_of(
     step: Option<&str>,
     warnings: &mut Vec<String>,
 ) -> Option<Vec<f64>> {
-    let dir = pado_metrics::ResultDir::open(&r.result_dir).ok()?;
+    let dir = pado_results::ResultDir::open(&r.result_dir).ok()?;
     match pado_report::load(&dir) {
         Ok(run) => Some(per_second(&run, metric, step)),
         Err(e) => {

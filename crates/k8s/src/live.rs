@@ -17,8 +17,8 @@ use std::time::Duration;
 use kube::Client;
 use pado_fleet::access::{Token, TOKEN_HEADER};
 use pado_fleet::coordinate::{Control, GeneratorLink, LivePoll, Notice};
-use pado_metrics::merge::live::LiveSecond;
 use pado_metrics::Totals;
+use pado_results::merge::live::LiveSecond;
 
 /// What the coordinator shows and decides while the test runs: the caller's
 /// progress line and its `abort_on_fail` thresholds, judged on the merged seconds

@@ -13,8 +13,8 @@ use std::time::Duration;
 use pado_fleet::coordinate::{Control, Notice};
 use pado_k8s::flow::{self, Say};
 use pado_k8s::{Collected, FlowError, FlowOptions, LiveSink};
-use pado_metrics::merge::live::LiveSecond;
 use pado_metrics::Totals;
+use pado_results::merge::live::LiveSecond;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
