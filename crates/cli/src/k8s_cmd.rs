@@ -397,24 +397,12 @@ fn run_args_of(a: &K8sTestArgs) -> Result<crate::args::RunArgs, Failure> {
     Ok(run)
 }
 
-/// `--start-at`: RFC 3339, or `+DURATION` from now.
+/// `--start-at` by `pado_scenario::start_at`'s rule, a relative one rounded up to
+/// a whole second (what the pods print reads plainly).
 fn start_at(v: &str) -> Result<time::OffsetDateTime, Failure> {
-    let now = time::OffsetDateTime::now_utc();
-    if let Some(d) = v.strip_prefix('+') {
-        // Whole seconds, rounded up: what the pods print reads plainly.
-        let t = now + crate::parse_dur("start-at", d)? + time::Duration::SECOND;
-        return Ok(t.replace_nanosecond(0).unwrap_or(t));
-    }
-    let t = time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc3339)
-        .map_err(|e| {
-            Failure::invalid(format!(
-                "--start-at `{v}`: {e} (write RFC 3339 such as 2026-11-23T10:00:00Z, or +60s)"
-            ))
-        })?;
-    if t < now {
-        return Err(Failure::invalid(format!("--start-at `{v}` is in the past")));
-    }
-    Ok(t)
+    pado_scenario::start_at::parse_start_at_whole_second(v, std::time::SystemTime::now())
+        .map(time::OffsetDateTime::from)
+        .map_err(|e| Failure::invalid(e.to_string()))
 }
 
 /// The generator's token, from the run's Secret by way of its environment

@@ -92,18 +92,16 @@ pub fn main() -> i32 {
         Command::Validate { file, target } => validate(file, target.as_deref()),
         Command::Report {
             dir,
-            quiet,
+            shown,
             exports,
-            windows,
-        } => report(dir, *quiet, exports, windows),
+        } => report(dir, shown.quiet, exports, &shown.windows),
         Command::Merge {
             dirs,
             out,
             allow_partial,
             overwrite,
             no_html,
-            quiet,
-            windows,
+            shown,
             exports,
             history,
         } => history_cmd::Recorder::from_args(history).and_then(|h| {
@@ -113,9 +111,9 @@ pub fn main() -> i32 {
                 allow_partial: *allow_partial,
                 overwrite: *overwrite,
                 html: !*no_html,
-                quiet: *quiet,
+                quiet: shown.quiet,
                 exports,
-                windows: &parse_windows(windows)?,
+                windows: &parse_windows(&shown.windows)?,
                 history: &h,
             })
         }),
@@ -131,18 +129,14 @@ pub fn main() -> i32 {
             json,
             html,
             min_change,
-        } => {
-            let args: Vec<std::path::PathBuf> = std::iter::once(baseline.clone())
-                .chain(candidates.iter().cloned())
-                .collect();
-            history_cmd::resolve_dirs(&args, history.as_deref()).and_then(|dirs| {
-                let floor = pado_report::compare::NoiseFloor {
-                    min_change_pct: *min_change,
-                    earlier_runs: history_cmd::earlier_runs(&dirs, history.as_deref()),
-                };
-                compare_cmd(&dirs, *json, html.as_deref(), &floor)
-            })
-        }
+        } => compare(
+            baseline,
+            candidates,
+            history.as_deref(),
+            *json,
+            html.as_deref(),
+            *min_change,
+        ),
         Command::History { what, list } => match what {
             Some(args::HistoryCommand::Rebuild { dirs, history }) => {
                 history_cmd::rebuild(dirs, history.as_deref())
@@ -154,24 +148,8 @@ pub fn main() -> i32 {
             docs(*topic);
             Ok(exit::OK)
         }
-        Command::Completions { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
-            let mut buf = Vec::new();
-            clap_complete::generate(*shell, &mut cmd, "pado", &mut buf);
-            out!("{}", String::from_utf8_lossy(&buf));
-            Ok(exit::OK)
-        }
-        Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            let mut buf = Vec::new();
-            match clap_mangen::Man::new(cmd).render(&mut buf) {
-                Ok(()) => {
-                    out!("{}", String::from_utf8_lossy(&buf));
-                    Ok(exit::OK)
-                }
-                Err(e) => Err(exit::Failure::other(e)),
-            }
-        }
+        Command::Completions { shell } => completions(*shell),
+        Command::Man => man(),
         Command::Target {
             what: args::TargetCommand::Serve(t),
         } => target_serve(t),
@@ -189,6 +167,47 @@ pub fn main() -> i32 {
             f.code
         }
     }
+}
+
+/// `pado compare`: the arguments resolved (directories or run references), the
+/// floor of a change from `--min-change` and the baseline's earlier runs.
+fn compare(
+    baseline: &std::path::Path,
+    candidates: &[std::path::PathBuf],
+    history: Option<&std::path::Path>,
+    json: bool,
+    html: Option<&std::path::Path>,
+    min_change: f64,
+) -> Result<i32, exit::Failure> {
+    let args: Vec<std::path::PathBuf> = std::iter::once(baseline.to_path_buf())
+        .chain(candidates.iter().cloned())
+        .collect();
+    let dirs = history_cmd::resolve_dirs(&args, history)?;
+    let floor = pado_report::compare::NoiseFloor {
+        min_change_pct: min_change,
+        earlier_runs: history_cmd::earlier_runs(&dirs, history),
+    };
+    compare_cmd(&dirs, json, html, &floor)
+}
+
+/// `pado completions SHELL`: the shell's completion script.
+fn completions(shell: clap_complete::Shell) -> Result<i32, exit::Failure> {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "pado", &mut buf);
+    out!("{}", String::from_utf8_lossy(&buf));
+    Ok(exit::OK)
+}
+
+/// `pado man`: the manual page (roff).
+fn man() -> Result<i32, exit::Failure> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .render(&mut buf)
+        .map_err(exit::Failure::other)?;
+    out!("{}", String::from_utf8_lossy(&buf));
+    Ok(exit::OK)
 }
 
 /// The documentation pages, embedded so that a binary-only install has them.

@@ -2,22 +2,11 @@
 //! end-of-run report (the labels of a run's series are the session's). The streaming itself is
 //! `pado_outputs`: the run's sink only hands it each closed second.
 
+use pado_outputs::spec::{env_url_ref, ENV_URL_PREFIX};
 use pado_outputs::OutputSpec;
 
 use crate::exit::Failure;
 use crate::prepared::Prepared;
-
-/// What an `--output` value starts its URL with to name an environment variable
-/// holding the URL instead (`--output prometheus=env:PADO_OUTPUT_URL`): so a URL
-/// with credentials reaches generators elsewhere (agents, Kubernetes pods) through
-/// their own environment, never through their arguments.
-pub(crate) const ENV_URL_PREFIX: &str = "env:";
-
-/// `KIND=env:VAR` as (kind, variable), if `flag` is of that form.
-pub(crate) fn env_url_ref(flag: &str) -> Option<(&str, &str)> {
-    let (kind, url) = flag.split_once('=')?;
-    Some((kind.trim(), url.trim().strip_prefix(ENV_URL_PREFIX)?))
-}
 
 /// Whether `name` can be an environment variable's name (letters, digits and `_`,
 /// not starting with a digit).
