@@ -107,54 +107,31 @@ impl Objects {
 
     /// Deletes the Job (its pods with it, in the background) so generators stop.
     pub(super) async fn delete_job(&self) -> Result<(), kube::Error> {
-        match self
-            .jobs
-            .delete(&self.name, &DeleteParams::background())
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-            Err(e) => Err(e),
-        }
+        gone(&self.jobs, &self.name, &DeleteParams::background()).await
     }
 
     /// Deletes the three objects; what is already gone is fine, what cannot be
     /// deleted is said with the command that would.
     pub(super) async fn cleanup(&self, say: &Say) {
-        if let Err(e) = self.delete_job().await {
-            say(&format!(
-                "warning: could not delete Job {0}/{1} ({e}); delete it with `kubectl -n {0} delete job {1}`",
-                self.namespace, self.name
-            ));
+        let (ns, name) = (&self.namespace, &self.name);
+        let dp = DeleteParams::default();
+        let results = [
+            ("Job", "job", self.delete_job().await),
+            (
+                "ConfigMap",
+                "configmap",
+                gone(&self.config_maps, name, &dp).await,
+            ),
+            ("Secret", "secret", gone(&self.secrets, name, &dp).await),
+        ];
+        for (kind, cmd, r) in results {
+            if let Err(e) = r {
+                say(&format!(
+                    "warning: could not delete {kind} {ns}/{name} ({e}); delete it with `kubectl -n {ns} delete {cmd} {name}`"
+                ));
+            }
         }
-        match self
-            .config_maps
-            .delete(&self.name, &DeleteParams::default())
-            .await
-        {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => say(&format!(
-                "warning: could not delete ConfigMap {0}/{1} ({e}); delete it with `kubectl -n {0} delete configmap {1}`",
-                self.namespace, self.name
-            )),
-        }
-        match self
-            .secrets
-            .delete(&self.name, &DeleteParams::default())
-            .await
-        {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => say(&format!(
-                "warning: could not delete Secret {0}/{1} ({e}); delete it with `kubectl -n {0} delete secret {1}`",
-                self.namespace, self.name
-            )),
-        }
-        say(&format!(
-            "deleted Job, Secret and ConfigMap {}/{}",
-            self.namespace, self.name
-        ));
+        say(&format!("deleted Job, Secret and ConfigMap {ns}/{name}"));
     }
 
     /// Segment `index`'s pod as the live loop reaches it (feed and stop).
@@ -261,5 +238,17 @@ impl Objects {
             Ok(Err(e)) => say(&format!("{prefix} its log could not be read: {e}")),
             Err(_) => say(&format!("{prefix} its log could not be read in 10 s")),
         }
+    }
+}
+
+/// Deletes object `name`; one already gone is fine.
+async fn gone<K>(api: &Api<K>, name: &str, dp: &DeleteParams) -> Result<(), kube::Error>
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    match api.delete(name, dp).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e),
     }
 }

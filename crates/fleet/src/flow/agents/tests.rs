@@ -104,6 +104,35 @@ impl Fleet {
         )
     }
 
+    /// One run of the flow on these agents, Ctrl-C counted in `interrupts`.
+    fn run(
+        &self,
+        job: &AgentsJob,
+        interrupts: watch::Receiver<u32>,
+        live: &mut dyn LiveSink,
+    ) -> Flown {
+        let out = tempfile::tempdir().unwrap();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let l = lines.clone();
+        let say: Say = Arc::new(move |s: &str| l.lock().unwrap().push(s.to_string()));
+        let mut agents = self.agents();
+        let result = rt().block_on(run(
+            &mut agents,
+            job,
+            &opts(out.path()),
+            interrupts,
+            say,
+            live,
+        ));
+        let said = lines.lock().unwrap().clone();
+        Flown {
+            result,
+            agents,
+            said,
+            out,
+        }
+    }
+
     /// Waits (up to 5 s) until every agent is idle and its work directory empty:
     /// told `/done`, it dropped the job.
     fn all_cleaned_up(&self) -> bool {
@@ -129,6 +158,17 @@ impl Fleet {
         }
         false
     }
+}
+
+/// What one run of the flow did.
+struct Flown {
+    result: Result<Collected, AgentsError>,
+    /// The agents as the flow named them.
+    agents: Agents,
+    /// What it said.
+    said: Vec<String>,
+    /// Where the results went.
+    out: tempfile::TempDir,
 }
 
 fn rt() -> tokio::runtime::Runtime {
@@ -165,15 +205,6 @@ fn opts(out: &Path) -> AgentsOptions {
     }
 }
 
-fn sayer() -> (Say, Arc<Mutex<Vec<String>>>) {
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let l = lines.clone();
-    (
-        Arc::new(move |s: &str| l.lock().unwrap().push(s.to_string())),
-        lines,
-    )
-}
-
 /// Each merged second as (t, requests, generators reporting); finished or not.
 #[derive(Default)]
 struct Recorder {
@@ -205,21 +236,13 @@ fn every_agent_runs_its_segment_and_the_flow_returns_their_results_and_cleans_up
             ..Default::default()
         },
     );
-    let out = tempfile::tempdir().unwrap();
-    let (say, lines) = sayer();
     let mut view = Recorder::default();
     let (_tx, rx) = watch::channel(0u32);
-    let mut agents = fleet.agents();
-    let c = rt()
-        .block_on(run(
-            &mut agents,
-            &job(),
-            &opts(out.path()),
-            rx,
-            say,
-            &mut view,
-        ))
-        .unwrap();
+    let flown = fleet.run(&job(), rx, &mut view);
+    let c = flown.result.unwrap();
+    let agents = &flown.agents;
+    let said = flown.said.clone();
+    let out = &flown.out;
     // Each segment's own result, in segment order, unpacked where it belongs.
     let want: Vec<PathBuf> = (0..2)
         .map(|i| out.path().join(format!("segment-{i}-of-2")))
@@ -263,7 +286,6 @@ fn every_agent_runs_its_segment_and_the_flow_returns_their_results_and_cleans_up
     assert_eq!(jobs[0].args, first);
     assert_eq!(jobs[1].args, tail(1));
     assert_eq!(jobs[1].test_name, "파도 test");
-    let said = lines.lock().unwrap().clone();
     assert_eq!(
         said,
         vec!["2 generators start at 2026-01-02T03:04:05.678Z; Ctrl-C stops them all"]
@@ -283,20 +305,10 @@ fn an_agent_that_refuses_its_job_fails_the_flow_and_the_started_ones_are_stopped
             ..Default::default()
         },
     );
-    let out = tempfile::tempdir().unwrap();
-    let (say, _) = sayer();
     let (_tx, rx) = watch::channel(0u32);
-    let mut agents = fleet.agents();
-    let e = rt()
-        .block_on(run(
-            &mut agents,
-            &job(),
-            &opts(out.path()),
-            rx,
-            say,
-            &mut NoLiveView,
-        ))
-        .unwrap_err();
+    let flown = fleet.run(&job(), rx, &mut NoLiveView);
+    let e = flown.result.unwrap_err();
+    let out = &flown.out;
     let text = e.to_string();
     assert!(matches!(e, AgentsError::NotStarted { .. }), "{text}");
     assert!(
@@ -332,20 +344,10 @@ fn a_busy_agent_is_named_and_no_job_is_sent() {
     .unwrap();
     rt.block_on(other.clients[1].expect("POST", "/job", &tar, REQUEST_TIMEOUT, 201))
         .unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let (say, _) = sayer();
     let (_tx, rx) = watch::channel(0u32);
-    let mut agents = fleet.agents();
-    let e = rt
-        .block_on(run(
-            &mut agents,
-            &job(),
-            &opts(out.path()),
-            rx,
-            say,
-            &mut NoLiveView,
-        ))
-        .unwrap_err();
+    let flown = fleet.run(&job(), rx, &mut NoLiveView);
+    let e = flown.result.unwrap_err();
+    let out = &flown.out;
     assert!(matches!(e, AgentsError::Busy { .. }), "{e}");
     assert!(
         e.to_string().starts_with("generator 1/2 (")
@@ -358,6 +360,7 @@ fn a_busy_agent_is_named_and_no_job_is_sent() {
         1,
         "only the other job ran"
     );
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0);
 }
 
 #[test]
@@ -370,8 +373,6 @@ fn ctrl_c_stops_every_agent_and_what_they_wrote_is_collected_as_partial() {
             ..Default::default()
         },
     );
-    let out = tempfile::tempdir().unwrap();
-    let (say, _) = sayer();
     let (tx, rx) = watch::channel(0u32);
     let mut j = job();
     // A long planned run: only the stop ends it.
@@ -381,18 +382,8 @@ fn ctrl_c_stops_every_agent_and_what_they_wrote_is_collected_as_partial() {
         tx.send(1).unwrap();
         tx
     });
-    let mut agents = fleet.agents();
     let started = Instant::now();
-    let c = rt()
-        .block_on(run(
-            &mut agents,
-            &j,
-            &opts(out.path()),
-            rx,
-            say,
-            &mut NoLiveView,
-        ))
-        .unwrap();
+    let c = fleet.run(&j, rx, &mut NoLiveView).result.unwrap();
     let _tx = presser.join().unwrap();
     assert!(started.elapsed() < Duration::from_secs(15), "bounded");
     assert_eq!(fleet.stops.load(Ordering::SeqCst), 2, "every agent stopped");
@@ -412,20 +403,11 @@ fn a_failed_run_is_collected_and_named_and_its_output_cannot_drive_the_terminal(
             ..Default::default()
         },
     );
-    let out = tempfile::tempdir().unwrap();
-    let (say, lines) = sayer();
     let (_tx, rx) = watch::channel(0u32);
-    let mut agents = fleet.agents();
-    let c = rt()
-        .block_on(run(
-            &mut agents,
-            &job(),
-            &opts(out.path()),
-            rx,
-            say,
-            &mut NoLiveView,
-        ))
-        .unwrap();
+    let flown = fleet.run(&job(), rx, &mut NoLiveView);
+    let c = flown.result.unwrap();
+    let agents = &flown.agents;
+    let said = flown.said.clone();
     assert_eq!(c.exit_codes, BTreeMap::from([(0, 0), (1, 3)]));
     assert_eq!(c.dirs.len(), 2, "its result is still merged");
     let e = agents.judge_runs(&c).unwrap_err().to_string();
@@ -434,7 +416,7 @@ fn a_failed_run_is_collected_and_named_and_its_output_cannot_drive_the_terminal(
         e,
         format!("the run failed on {name} (exit code 3): the merged result leaves out or cuts short what it measured")
     );
-    let said = lines.lock().unwrap().join("\n");
+    let said = said.join("\n");
     assert!(
         said.contains(&format!(
             "warning: {name}: its run failed (exit code 3); its last output:\nsegment 1 실패\\x1b[2J"
