@@ -5,10 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pado_metrics::{
-    Interval, Phases, RequestSample, ResultDir, RunMeta, SecondRecord, SeriesKey, SeriesStats,
-    FORMAT_VERSION,
-};
+use pado_metrics::{Interval, Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats};
+use pado_results::{ResultDir, RunMeta, FORMAT_VERSION};
 use pado_testkit::TestServer;
 use serde_json::Value;
 

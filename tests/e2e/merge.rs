@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use pado_metrics::{Phase, ResultDir};
+use pado_metrics::Phase;
+use pado_results::ResultDir;
 use pado_testkit::TestServer;
 use serde_json::{json, Value};
 

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use pado_metrics::{Phase, ResultDir};
+use pado_metrics::Phase;
+use pado_results::ResultDir;
 use pado_testkit::{ServerOptions, TestServer};
 use serde_json::Value;
 

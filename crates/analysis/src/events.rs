@@ -9,8 +9,8 @@
 //! read once ([`EventFold::add_second`]); memory is a few numbers per second plus
 //! three histograms and one window's totals per event.
 
-use pado_metrics::events::{EventRecord, Outcome};
 use pado_metrics::{LatencyHistogram, Phase, SecondRecord, Totals};
+use pado_results::events::{EventRecord, Outcome};
 use pado_scenario::events::{parse_recovers, Recovers, DEFAULT_HOLD};
 use serde::{Deserialize, Serialize};
 
@@ -393,6 +393,7 @@ fn outcome(rec: &EventRecord) -> (String, Option<String>) {
                 .or_else(|| a.status.map(|s| format!("answered {s}")));
             (word.into(), why)
         }
+        None if rec.action.is_none() && rec.kind == "control" => ("control".into(), None),
         None if rec.action.is_none() => ("mark".into(), None),
         None => ("ok".into(), None),
     }
@@ -472,9 +473,10 @@ fn judge(tr: Track, secs: &[Sec], steps: &pado_metrics::StepCatalog) -> EventImp
             }
         });
     }
-    // A mark does nothing to the target: there is nothing to recover from, so it
-    // gets a recovery time only when its own `recovers` asks for one.
-    let is_mark = tr.rec.action.is_none() && tr.rec.kind == "mark";
+    // A mark does nothing to the target, and a change of the load (`control`, from
+    // a session's handle) is no fault: there is nothing to recover from, so it gets
+    // a recovery time only when its own `recovers` asks for one.
+    let is_mark = tr.rec.action.is_none() && (tr.rec.kind == "mark" || tr.rec.kind == "control");
     // Default recovery: back to the `before` window's error rate and p95.
     if recovered_at.is_none() && tr.recovers.is_empty() && before.requests > 0 && !is_mark {
         let rate_max = before.error_rate + 0.01;

@@ -17,8 +17,8 @@ use pado_fleet::coordinate::{Control, Notice};
 use pado_fleet::flow::agents::{self, Agents, AgentsJob, AgentsOptions};
 use pado_fleet::flow::{LiveSink, Say};
 use pado_fleet::tls::{AgentTrust, Fingerprint};
-use pado_metrics::merge::live::LiveSecond;
 use pado_metrics::Totals;
+use pado_results::merge::live::LiveSecond;
 
 use crate::args::RunArgs;
 use crate::config::RunConfig;
@@ -72,7 +72,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         first_args: observe_flags(a),
         segment_weights,
         start_at,
-        start_stamp: crate::split::utc_ms(start_at),
+        start_stamp: pado_session::utc_ms(start_at),
         run_for: planned + graceful,
     };
     let out_dir = local_dir(a.out.as_deref(), &plan.name)?;
@@ -326,8 +326,8 @@ fn forwarded_flags(
 /// (new or empty) or a new one under pado-results/.
 fn local_dir(out: Option<&Path>, name: &str) -> Result<PathBuf, Failure> {
     match out {
-        Some(p) => crate::run_cmd::user_out_dir(p, false),
-        None => crate::run_cmd::new_out_dir(name),
+        Some(p) => pado_session::user_out_dir(p, false).map_err(Into::into),
+        None => pado_session::new_out_dir(name).map_err(Into::into),
     }
 }
 

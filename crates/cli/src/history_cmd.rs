@@ -371,10 +371,10 @@ pub(crate) fn earlier_runs(
     let Ok(run_json) = std::fs::read(base.join("run.json")) else {
         return Vec::new();
     };
-    let Ok(run): Result<serde_json::Value, _> = serde_json::from_slice(&run_json) else {
+    let Ok(run): Result<pado_results::RunView, _> = serde_json::from_slice(&run_json) else {
         return Vec::new();
     };
-    let Some(name) = run.get("name").and_then(serde_json::Value::as_str) else {
+    let Some(name) = run.name.as_deref() else {
         return Vec::new();
     };
     let hash = pado_history::scenario_hash(&run);
@@ -452,7 +452,7 @@ fn seconds_of(
     metric: pado_report::trend::TrendMetric,
     step: Option<&str>,
 ) -> Option<Vec<f64>> {
-    let dir = pado_metrics::ResultDir::open(&r.result_dir).ok()?;
+    let dir = pado_results::ResultDir::open(&r.result_dir).ok()?;
     match pado_report::load(&dir) {
         Ok(run) => Some(pado_report::trend::per_second(&run, metric, step)),
         Err(e) => {

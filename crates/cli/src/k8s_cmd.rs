@@ -99,13 +99,13 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
 /// What the live view and the merge need of the compiled scenario and the `pado run`
 /// flags after `--`.
 struct LiveParts {
-    stages: Vec<pado_metrics::StageMark>,
+    stages: Vec<pado_results::StageMark>,
     thresholds: Vec<pado_analysis::thresholds::Threshold>,
     /// The plan's steps, which thresholds' `scenario`, `method` and `group` select.
     steps: pado_metrics::StepCatalog,
     /// report.html, `--export` files and `--window`s, for the merged result as a
     /// single `pado run` would write them into its own.
-    report: crate::config::Output,
+    report: pado_session::Output,
 }
 
 /// The collected segment directories merged as `pado merge` merges them, into
@@ -118,7 +118,7 @@ fn merge_collected(
     c: &Collected,
     out: &Path,
     quiet: bool,
-    report: &crate::config::Output,
+    report: &pado_session::Output,
     history: &crate::history_cmd::Recorder,
 ) -> Result<i32, Failure> {
     let merged = out.join("merged");
@@ -261,7 +261,7 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
         stages: plan.stage_marks(),
         thresholds: prep.thresholds.clone(),
         steps: plan.steps.clone(),
-        report: crate::config::Output {
+        report: pado_session::Output {
             html: !run_flags.no_html,
             exports: run_flags.exports.clone(),
             windows: crate::parse_windows(&run_flags.windows)?,

@@ -1,12 +1,8 @@
-//! Live outputs (`--output KIND=URL`, the file's `outputs:`): which stores, the
-//! labels of this run's series, and the end-of-run report. The streaming itself is
+//! Live outputs (`--output KIND=URL`, the file's `outputs:`): which stores, and the
+//! end-of-run report (the labels of a run's series are the session's). The streaming itself is
 //! `pado_outputs`: the run's sink only hands it each closed second.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
-use pado_engine::RunPlan;
-use pado_outputs::{OutputSpec, RunLabels};
+use pado_outputs::OutputSpec;
 
 use crate::exit::Failure;
 use crate::prepared::Prepared;
@@ -89,7 +85,7 @@ pub(crate) fn raw_spec(
 }
 
 /// The line for the terminal about the raw output, after the summary.
-pub(crate) fn raw_line(r: &pado_metrics::result_dir::RawOutputMeta) -> String {
+pub(crate) fn raw_line(r: &pado_metrics::RawOutputMeta) -> String {
     let mut l = format!(
         "  output {} {}: {} requests written, {} dropped",
         r.kind, r.path, r.lines_written, r.lines_dropped
@@ -150,43 +146,6 @@ pub(crate) fn specs(
         }
     }
     Ok(out)
-}
-
-/// The labels of this run's series: the result directory's name as `run`, the
-/// segment (`i/N`) as `generator`, and each step's scenario.
-pub(crate) fn labels(plan: &RunPlan, dir: &Path, segment: Option<String>) -> RunLabels {
-    let mut step_scenarios = BTreeMap::new();
-    fn walk(
-        steps: &[pado_engine::plan::StepPlan],
-        plan: &RunPlan,
-        scenario: &str,
-        out: &mut BTreeMap<String, String>,
-    ) {
-        for s in steps {
-            if let Some(k) = plan.series.get(s.series as usize) {
-                out.entry(k.name.clone())
-                    .or_insert_with(|| scenario.to_string());
-            }
-            if let Some((_, inner)) = &s.group {
-                walk(inner, plan, scenario, out);
-            }
-        }
-    }
-    for sc in &plan.scenarios {
-        walk(&sc.setup, plan, &sc.name, &mut step_scenarios);
-        for e in &sc.entries {
-            walk(&e.steps, plan, &sc.name, &mut step_scenarios);
-        }
-        walk(&sc.teardown, plan, &sc.name, &mut step_scenarios);
-    }
-    RunLabels {
-        run: dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| plan.name.clone()),
-        generator: segment,
-        step_scenarios,
-    }
 }
 
 /// One line per output for the terminal, after the summary.

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use pado_engine::executor::segment::{parse_segment, parse_weights, Segment};
 use pado_engine::RUNNING;
+use pado_session::utc_ms;
 use sha2::{Digest, Sha256};
 
 use crate::config::{LoadSpec, Source};
@@ -76,22 +77,6 @@ pub(crate) fn start_at(v: &str, now: SystemTime) -> Result<SystemTime, Failure> 
         ))),
         _ => Ok(at),
     }
-}
-
-/// RFC 3339 UTC with milliseconds, `2026-11-23T10:00:00.000Z` (how run.json writes
-/// instants, so a merge can align runs to the millisecond).
-pub(crate) fn utc_ms(t: SystemTime) -> String {
-    let dt = time::OffsetDateTime::from(t);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        dt.year(),
-        dt.month() as u8,
-        dt.day(),
-        dt.hour(),
-        dt.minute(),
-        dt.second(),
-        dt.millisecond()
-    )
 }
 
 /// Wait for `at` (until [`START_LEAD`] before it), printing when the run starts

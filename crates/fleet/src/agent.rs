@@ -155,7 +155,7 @@ impl Agent {
                 .answer(req)
                 .unwrap_or_else(|| Answer::text(404, "not found")),
             None if req.method == "GET" && req.path == "/status" => {
-                Answer::json(200, &serde_json::json!({"state": "idle"}))
+                Answer::json(200, &crate::status::Status::Idle.to_json())
             }
             None => Answer::text(409, "no job: the agent is idle"),
         }
@@ -618,7 +618,7 @@ pub(crate) mod tests {
         let pinned = AgentTrust::Pinned(id.fingerprint);
         let mut c = GeneratorClient::new(&url, token.clone(), &pinned).unwrap();
         let status = rt.block_on(c.status()).unwrap();
-        assert_eq!(status["state"], "idle");
+        assert_eq!(status, crate::status::Status::Idle);
         // A job goes through TLS too, body and all.
         let mut c = GeneratorClient::new(&agent.addr.to_string(), token.clone(), &pinned).unwrap();
         assert!(c.label().starts_with("https://"), "{}", c.label());

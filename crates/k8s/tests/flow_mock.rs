@@ -15,8 +15,8 @@ use pado_fleet::flow::Say;
 use pado_fleet::flow::{LiveSink, NoLiveView};
 use pado_k8s::flow;
 use pado_k8s::{FlowError, FlowOptions};
-use pado_metrics::merge::live::LiveSecond;
 use pado_metrics::Totals;
+use pado_results::merge::live::LiveSecond;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 

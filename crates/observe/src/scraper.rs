@@ -9,7 +9,8 @@
 //!
 //! A scrape is recorded with when its request was sent (`t`) and how long the
 //! answer took (`ms`); readers place its values at `t + ms`, when the answer
-//! arrived (see `pado_metrics::read_observations`), so a late answer does not
+//! arrived (see `pado_results::read_observations`, which reads what a run's sink,
+//! `pado_results::ObserveWriter`, wrote), so a late answer does not
 //! inflate the rate of a counter.
 
 use std::cell::RefCell;
@@ -17,7 +18,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use pado_http::{exchange, tls_client_config, Conn, Origin, RequestRef};
-use pado_metrics::{ObserveWriter, ScrapeOutcome};
+use pado_metrics::{ScrapeOutcome, ScrapeSink};
 use tokio::sync::watch;
 
 use crate::exposition;
@@ -92,11 +93,11 @@ pub struct Scraper {
 impl Scraper {
     /// Start scraping: first at `t0` (second 0 of the run), then every interval,
     /// until [`Scraper::finish`], which takes one last scrape so counters cover
-    /// the whole run.
-    pub fn start(
+    /// the whole run. Every outcome goes to `writer` (a run's `observe.jsonl`).
+    pub fn start<W: ScrapeSink>(
         cfg: ObserveConfig,
         t0: Instant,
-        mut writer: ObserveWriter,
+        mut writer: W,
     ) -> std::io::Result<Self> {
         let (stop, flag) = watch::channel(false);
         for e in &cfg.endpoints {
@@ -125,10 +126,10 @@ struct Target {
     body: Vec<u8>,
 }
 
-fn scrape_loop(
+fn scrape_loop<W: ScrapeSink>(
     cfg: ObserveConfig,
     t0: Instant,
-    writer: ObserveWriter,
+    writer: W,
     stop: watch::Receiver<bool>,
 ) -> ScrapeTally {
     let mut tally = ScrapeTally::default();
@@ -171,12 +172,12 @@ fn scrape_loop(
 }
 
 /// Where every endpoint's scrapes go.
-struct Sink {
-    writer: ObserveWriter,
+struct Sink<W> {
+    writer: W,
     tally: ScrapeTally,
 }
 
-impl Sink {
+impl<W: ScrapeSink> Sink<W> {
     fn record(&mut self, endpoint: &str, o: ScrapeOutcome) {
         self.tally.scrapes += 1;
         if o.error.is_some() {
@@ -190,12 +191,12 @@ impl Sink {
 
 /// One endpoint's schedule: a scrape at each `t0 + k·interval` it is free for,
 /// then one last when asked to stop.
-async fn endpoint_loop(
+async fn endpoint_loop<W: ScrapeSink>(
     t: &mut Target,
     cfg: &ObserveConfig,
     t0: Instant,
     mut stop: watch::Receiver<bool>,
-    sink: &RefCell<Sink>,
+    sink: &RefCell<Sink<W>>,
 ) {
     let mut k: u32 = 0;
     loop {

@@ -14,7 +14,7 @@
 use pado_metrics::fmt::{memory as bytes, percent as pct};
 use std::collections::BTreeMap;
 
-use pado_metrics::{Observations, ObservedSeries};
+use pado_results::{Observations, ObservedSeries};
 
 use super::window_math::{level, rate, share_where, sum_levels, sum_rates, Level, Window};
 use super::{Component, Kind, Verdict};

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use pado_metrics::{Observations, ObservedSeries};
+use pado_results::{Observations, ObservedSeries};
 use serde::{Deserialize, Serialize};
 
 use super::window_math::increase;

@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use crate::bundle::{self, FileEntry, JobSpec};
 use crate::client::{ClientError, GeneratorClient, REQUEST_TIMEOUT};
 use crate::flow::{live_options, watch_live, Collected, LiveSink, MissingSegment, Say};
+use crate::status::Status;
 
 /// The agents of one test, in segment order, each with the name people read.
 pub struct Agents {
@@ -152,12 +153,12 @@ pub enum AgentsError {
         source: ClientError,
     },
     /// An agent has another job.
-    #[error("{name} is busy with another job ({state}); wait for it or choose another agent")]
+    #[error("{name} is busy with another job (\"{state}\"); wait for it or choose another agent")]
     Busy {
         /// The agent.
         name: String,
-        /// Its `/status` state, as it said it.
-        state: String,
+        /// Its `/status` state (`running`, `done`).
+        state: &'static str,
     },
     /// An agent did not take its job; those already started were stopped.
     #[error("{name}: {reason}")]
@@ -243,10 +244,10 @@ impl Agents {
                     name: name.clone(),
                     source,
                 })?;
-            if v["state"] != "idle" {
+            if v != Status::Idle {
                 return Err(AgentsError::Busy {
                     name: name.clone(),
-                    state: v["state"].to_string(),
+                    state: v.state(),
                 });
             }
         }
@@ -292,15 +293,14 @@ impl Agents {
         let mut out = Collected::default();
         for (i, c) in self.clients.iter_mut().enumerate() {
             let name = &self.names[i];
-            let Some(status) = ended(c, name, deadline, opts.status_every, say).await else {
+            let Some((code, log_tail)) = ended(c, name, deadline, opts.status_every, say).await
+            else {
                 out.missing
                     .push(MissingSegment::new(i, n as u32, "its run had not ended"));
                 continue;
             };
-            let code = status["exit_code"].as_i64().unwrap_or(-1);
-            out.exit_codes
-                .insert(i as u32, i32::try_from(code).unwrap_or(-1));
-            if let Some(tail) = status["log_tail"].as_str() {
+            out.exit_codes.insert(i as u32, code);
+            if let Some(tail) = log_tail.as_deref() {
                 // The agent's output is its text, not ours: a hostile or broken agent
                 // must not drive the terminal with escape sequences.
                 say(&format!(
@@ -328,18 +328,22 @@ impl Agents {
     }
 }
 
-/// The agent's `/status` once its run has ended, or `None` (said) when it had not
-/// by `deadline`.
+/// The agent's run's exit code and, for a failed run, its output's last lines,
+/// once the run has ended; `None` (said) when it had not by `deadline`.
 async fn ended(
     c: &mut GeneratorClient,
     name: &str,
     deadline: Instant,
     every: Duration,
     say: &Say,
-) -> Option<serde_json::Value> {
+) -> Option<(i32, Option<String>)> {
     loop {
         match c.status().await {
-            Ok(v) if v["state"] == "done" => return Some(v),
+            Ok(Status::Done {
+                exit_code,
+                log_tail,
+                ..
+            }) => return Some((exit_code, log_tail)),
             Ok(_) => {}
             Err(e) if Instant::now() >= deadline => {
                 say(&format!("warning: {name}: {e}"));

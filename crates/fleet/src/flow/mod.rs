@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use pado_metrics::merge::live::LiveSecond;
 use pado_metrics::Totals;
+use pado_results::merge::live::LiveSecond;
 
 use crate::coordinate::{self, Control, GeneratorLink, LiveOptions, LiveOutcome, Notice};
 

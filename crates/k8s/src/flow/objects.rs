@@ -164,11 +164,9 @@ impl Objects {
             .await
             .ok()?
             .ok()?;
-        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        if v["state"] == "done" {
-            v["exit_code"].as_i64().map(|c| c as i32)
-        } else {
-            None
+        match pado_fleet::status::Status::parse(text.as_bytes()).ok()? {
+            pado_fleet::status::Status::Done { exit_code, .. } => Some(exit_code),
+            _ => None,
         }
     }
 

@@ -8,8 +8,8 @@ use crate::coordinate::tests::line;
 use crate::coordinate::{Control, Notice};
 use crate::flow::NoLiveView;
 use crate::tls::AgentTrust;
-use pado_metrics::merge::live::LiveSecond;
 use pado_metrics::Totals;
+use pado_results::merge::live::LiveSecond;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -141,7 +141,7 @@ impl Fleet {
             let mut agents = self.agents();
             let idle = rt.block_on(async {
                 for c in &mut agents.clients {
-                    if c.status().await.unwrap()["state"] != "idle" {
+                    if c.status().await.unwrap() != crate::status::Status::Idle {
                         return false;
                     }
                 }

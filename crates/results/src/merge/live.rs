@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use crate::{GeneratorSecond, SecondRecord};
+use pado_metrics::{GeneratorSecond, SecondRecord};
 
 /// One second of the whole test, as far as the generators that reported it go.
 #[derive(Debug)]
@@ -171,7 +171,7 @@ impl LiveMerger {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Interval, Phase, Phases, RequestSample, SeriesKey, SeriesStats};
+    use pado_metrics::{Interval, Phase, Phases, RequestSample, SeriesKey, SeriesStats};
 
     fn sec(t: u32, requests: &[u64], vus: u32) -> SecondRecord {
         let mut r = SecondRecord::new(t);
@@ -190,7 +190,7 @@ mod tests {
             vus,
             vus_max: vus,
             series: vec![s],
-            generator: Some(crate::GeneratorStats {
+            generator: Some(pado_metrics::GeneratorStats {
                 wall_ns: 1_000_000_000,
                 cpu_ns: 500_000_000,
                 ..Default::default()

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::series::Phase;
-use crate::{
+use pado_metrics::series::Phase;
+use pado_metrics::{
     CheckCounts, ErrorKind, GeneratorSecond, LagHistogram, LatencyHistogram, ProtocolCounts,
     ScenarioStats, SecondRecord, SeriesKey, SeriesStats, LAG_BUCKETS_US,
 };
@@ -213,7 +213,7 @@ pub(super) struct WireSeries {
     pub(super) ws: Option<WireWs>,
 }
 
-/// [`crate::WsStats`] on the wire: counters, failures by category, and the three
+/// [`pado_metrics::WsStats`] on the wire: counters, failures by category, and the three
 /// histograms by name (`connecting`, `session_duration`, `msg_latency`), each
 /// absent when empty.
 #[derive(Serialize, Deserialize)]
@@ -233,7 +233,7 @@ pub(super) struct WireWs {
 const WS_HISTS: [&str; 3] = ["connecting", "session_duration", "msg_latency"];
 
 impl WireWs {
-    pub(super) fn from_stats(w: &crate::WsStats) -> Result<Self, String> {
+    pub(super) fn from_stats(w: &pado_metrics::WsStats) -> Result<Self, String> {
         let mut hist = BTreeMap::new();
         for (name, h) in WS_HISTS
             .into_iter()
@@ -253,8 +253,8 @@ impl WireWs {
         })
     }
 
-    pub(super) fn into_stats(self) -> Result<crate::WsStats, String> {
-        let mut w = crate::WsStats {
+    pub(super) fn into_stats(self) -> Result<pado_metrics::WsStats, String> {
+        let mut w = pado_metrics::WsStats {
             sessions: self.sessions,
             failed: self.failed,
             msgs_sent: self.msgs_sent,

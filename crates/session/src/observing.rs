@@ -8,11 +8,11 @@ use pado_observe::{Endpoint, ObserveConfig};
 use pado_scenario::template::render_env_only;
 use pado_scenario::{Config, ObserveEndpoint};
 
-use crate::exit::Failure;
+use crate::SessionError;
 
 /// Default time between scrapes: fine enough to line up with per-second load
 /// charts, coarse enough that node_exporter's ~1,000 series stay cheap.
-pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(2);
+const DEFAULT_INTERVAL: Duration = Duration::from_secs(2);
 
 /// Longest default scrape deadline.
 const MAX_DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -24,7 +24,7 @@ pub(crate) fn observe_config(
     cfg: &Config,
     file: &str,
     load_origins: &[String],
-) -> Result<Option<ObserveConfig>, Failure> {
+) -> Result<Option<ObserveConfig>, SessionError> {
     let Some(o) = &cfg.observe else {
         return Ok(None);
     };
@@ -40,7 +40,7 @@ pub(crate) fn observe_config(
     for (i, e) in o.endpoints.iter().enumerate() {
         let raw = if e.url().starts_with('/') {
             let Some(t) = &cfg.target else {
-                return Err(Failure::invalid(format!(
+                return Err(SessionError::invalid(format!(
                     "{file}: observe.endpoints[{i}]: `{}` is relative but there is no target",
                     e.url()
                 )));
@@ -56,7 +56,7 @@ pub(crate) fn observe_config(
             _ => None,
         };
         let url = url::Url::parse(&raw).map_err(|err| {
-            Failure::invalid(format!(
+            SessionError::invalid(format!(
                 "{file}: observe.endpoints[{i}]: `{}` is not a URL: {err}",
                 e.url()
             ))
@@ -65,10 +65,12 @@ pub(crate) fn observe_config(
         if let ObserveEndpoint::Full(f) = e {
             for (k, v) in &f.headers {
                 let value = render_env_only(v).map_err(|err| {
-                    Failure::invalid(format!("{file}: observe.endpoints[{i}].headers.{k}: {err}"))
+                    SessionError::invalid(format!(
+                        "{file}: observe.endpoints[{i}].headers.{k}: {err}"
+                    ))
                 })?;
                 if value.contains(['\r', '\n']) {
-                    return Err(Failure::invalid(format!(
+                    return Err(SessionError::invalid(format!(
                         "{file}: observe.endpoints[{i}].headers.{k}: the value has a line break"
                     )));
                 }

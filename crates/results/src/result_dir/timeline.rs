@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use super::wire::{WireGenerator, WireScenario, WireSecond};
 use super::*;
-use crate::series::Phase;
-use crate::{GeneratorSecond, LatencyHistogram, ScenarioStats, SecondRecord, SeriesStats};
+use pado_metrics::series::Phase;
+use pado_metrics::{GeneratorSecond, LatencyHistogram, ScenarioStats, SecondRecord, SeriesStats};
 
 /// What a read of `timeline.jsonl` ([`ResultDir::for_each_second`]) found besides the
 /// seconds themselves.
@@ -182,7 +182,7 @@ impl EncodedSecond {
     pub fn add_to(
         self,
         acc: &mut SecondRecord,
-        dec: &mut crate::latency::HistogramDecoder,
+        dec: &mut pado_metrics::latency::HistogramDecoder,
         own_duration: &mut LatencyHistogram,
     ) -> Result<OwnFigures, String> {
         let w = self.wire;
@@ -243,7 +243,7 @@ impl EncodedSecond {
 fn add_scenarios(
     list: Vec<WireScenario>,
     into: &mut Vec<ScenarioStats>,
-    dec: &mut crate::latency::HistogramDecoder,
+    dec: &mut pado_metrics::latency::HistogramDecoder,
 ) -> Result<(), String> {
     for mut sc in list {
         let enc = std::mem::take(&mut sc.iteration_duration);

@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use pado_metrics::scrape::{MetricType, ScrapeOutcome, ScrapeSink};
+
 use crate::result_dir::ResultError;
 
 /// File name inside the result directory.
@@ -32,61 +34,6 @@ pub const OBSERVE_FILE: &str = "observe.jsonl";
 /// Most distinct series kept per endpoint: an exporter with unbounded label values
 /// must not turn into an unbounded file. Further series are counted, not stored.
 pub const MAX_SERIES_PER_ENDPOINT: usize = 20_000;
-
-/// How a metric family behaves, from its `# TYPE` line. Rates are taken of
-/// monotonic samples (counters, and the `_count`/`_sum`/`_bucket` samples of
-/// histograms and summaries); other samples are read as levels.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MetricType {
-    /// Monotonic total.
-    Counter,
-    /// A level that goes up and down.
-    Gauge,
-    /// Buckets, count and sum.
-    Histogram,
-    /// Quantiles, count and sum.
-    Summary,
-    /// OpenMetrics gauge histogram.
-    Gaugehistogram,
-    /// OpenMetrics info (value 1, the information is in the labels).
-    Info,
-    /// OpenMetrics state set.
-    Stateset,
-    /// No `# TYPE` line, or `untyped`/`unknown`.
-    #[default]
-    Untyped,
-}
-
-impl MetricType {
-    /// From the word of a `# TYPE` line (unknown words are untyped).
-    pub fn from_word(w: &str) -> MetricType {
-        match w {
-            "counter" => MetricType::Counter,
-            "gauge" => MetricType::Gauge,
-            "histogram" => MetricType::Histogram,
-            "summary" => MetricType::Summary,
-            "gaugehistogram" => MetricType::Gaugehistogram,
-            "info" => MetricType::Info,
-            "stateset" => MetricType::Stateset,
-            _ => MetricType::Untyped,
-        }
-    }
-
-    /// Whether a sample called `name` of a family of this type only ever grows
-    /// (so its rate, not its level, is the signal).
-    pub fn is_monotonic_sample(self, name: &str) -> bool {
-        match self {
-            MetricType::Counter => !name.ends_with("_created"),
-            MetricType::Histogram | MetricType::Summary => {
-                name.ends_with("_count") || name.ends_with("_sum") || name.ends_with("_bucket")
-            }
-            // Untyped samples named like counters are read as counters.
-            MetricType::Untyped => name.ends_with("_total"),
-            _ => false,
-        }
-    }
-}
 
 /// A scrape value: finite numbers as JSON numbers, the rest as strings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -193,35 +140,6 @@ pub enum ObserveLine {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
-}
-
-/// One parsed sample handed to the writer.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ScrapedSample {
-    /// Sample name.
-    pub name: String,
-    /// Labels (any order; the writer sorts them).
-    pub labels: Vec<(String, String)>,
-    /// Value.
-    pub value: f64,
-    /// Type of its family.
-    pub kind: MetricType,
-}
-
-/// The outcome of one scrape, as the scraper hands it to the writer.
-#[derive(Clone, Debug, Default)]
-pub struct ScrapeOutcome {
-    /// When the request was sent, seconds since second 0.
-    pub t: f64,
-    /// From sending the request to the whole answer (or the failure), ms: with
-    /// `t`, when the values were read ([`answered_at`]).
-    pub ms: f64,
-    /// Error category and detail, when the scrape failed.
-    pub error: Option<(String, String)>,
-    /// Samples (empty on failure).
-    pub samples: Vec<ScrapedSample>,
-    /// Unparseable lines.
-    pub bad_lines: u32,
 }
 
 #[derive(Default)]
@@ -371,6 +289,22 @@ impl ObserveWriter {
     }
 }
 
+impl ScrapeSink for ObserveWriter {
+    type Error = ResultError;
+
+    fn endpoint(&mut self, name: &str, url: &str, interval_s: f64) -> Result<(), ResultError> {
+        ObserveWriter::endpoint(self, name, url, interval_s)
+    }
+
+    fn scrape(&mut self, endpoint: &str, s: ScrapeOutcome) -> Result<(), ResultError> {
+        ObserveWriter::scrape(self, endpoint, s)
+    }
+
+    fn flush(&mut self) -> Result<(), ResultError> {
+        ObserveWriter::flush(self)
+    }
+}
+
 /// What happened to one endpoint over the run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EndpointLog {
@@ -490,12 +424,7 @@ pub fn read_observations(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Observations::default()),
         Err(source) => return Err(ResultError::Io { path, source }),
     };
-    let mut obs = Observations::default();
-    // id -> index in obs.series (None: filtered out)
-    let mut index: HashMap<u32, Option<usize>> = HashMap::new();
-    // Per endpoint: current values of present, kept series.
-    let mut current: HashMap<String, BTreeMap<usize, f64>> = HashMap::new();
-    let mut ms_sum: HashMap<String, f64> = HashMap::new();
+    let mut fold = ObserveFold::default();
     for (n, line) in BufReader::new(f).lines().enumerate() {
         let line = line.map_err(|source| ResultError::Io {
             path: path.clone(),
@@ -504,8 +433,8 @@ pub fn read_observations(
         if line.trim().is_empty() {
             continue;
         }
-        let parsed: ObserveLine = match serde_json::from_str(&line) {
-            Ok(l) => l,
+        match serde_json::from_str(&line) {
+            Ok(l) => fold.add(l, keep),
             // A torn last line (the run was killed mid-write) is not an error.
             Err(_) if line.ends_with('}') => {
                 return Err(ResultError::Format {
@@ -515,8 +444,26 @@ pub fn read_observations(
                 })
             }
             Err(_) => continue,
-        };
-        match parsed {
+        }
+    }
+    Ok(fold.finish())
+}
+
+/// `observe.jsonl` read a line at a time into [`Observations`].
+#[derive(Default)]
+struct ObserveFold {
+    obs: Observations,
+    /// id -> index in obs.series (None: filtered out).
+    index: HashMap<u32, Option<usize>>,
+    /// Per endpoint: current values of present, kept series.
+    current: HashMap<String, BTreeMap<usize, f64>>,
+    ms_sum: HashMap<String, f64>,
+}
+
+impl ObserveFold {
+    fn add(&mut self, line: ObserveLine, keep: &dyn Fn(&str) -> bool) {
+        let obs = &mut self.obs;
+        match line {
             ObserveLine::Endpoint {
                 endpoint,
                 url,
@@ -539,7 +486,7 @@ pub fn read_observations(
                 kind,
             } => {
                 if keep(&name) {
-                    index.insert(id, Some(obs.series.len()));
+                    self.index.insert(id, Some(obs.series.len()));
                     obs.series.push(ObservedSeries {
                         endpoint,
                         name,
@@ -548,71 +495,84 @@ pub fn read_observations(
                         points: Vec::new(),
                     });
                 } else {
-                    index.insert(id, None);
+                    self.index.insert(id, None);
                 }
             }
-            ObserveLine::Scrape {
-                endpoint,
-                t,
-                ms,
-                ok,
-                error,
-                detail,
-                samples,
-                bad_lines,
-                dropped,
-                v,
-                gone,
-            } => {
-                let Some(log) = obs.endpoints.iter_mut().find(|e| e.name == endpoint) else {
-                    continue;
-                };
-                log.scrapes += 1;
-                *ms_sum.entry(endpoint.clone()).or_default() += ms;
-                log.max_ms = log.max_ms.max(ms);
-                log.bad_lines += u64::from(bad_lines);
-                log.dropped = log.dropped.max(dropped);
-                if !ok {
-                    log.failed += 1;
-                    *log.errors
-                        .entry(error.unwrap_or_else(|| "error".into()))
-                        .or_default() += 1;
-                    if log.first_error.is_none() {
-                        log.first_error = detail;
-                    }
-                    log.failed_at.push(answered_at(t, ms));
-                    continue;
-                }
-                log.samples = samples;
-                let cur = current.entry(endpoint).or_default();
-                for id in gone {
-                    if let Some(Some(i)) = index.get(&id) {
-                        cur.remove(i);
-                    }
-                }
-                for (id, val) in v {
-                    if let Some(Some(i)) = index.get(&id) {
-                        cur.insert(*i, val.0);
-                    }
-                }
-                let at = answered_at(t, ms);
-                for (i, val) in cur.iter() {
-                    obs.series[*i].points.push((at, *val));
-                }
+            scrape @ ObserveLine::Scrape { .. } => self.scrape(scrape),
+        }
+    }
+
+    /// One scrape: its endpoint's tallies, and on success every kept series' value
+    /// at the moment its answer arrived.
+    fn scrape(&mut self, line: ObserveLine) {
+        let ObserveLine::Scrape {
+            endpoint,
+            t,
+            ms,
+            ok,
+            error,
+            detail,
+            samples,
+            bad_lines,
+            dropped,
+            v,
+            gone,
+        } = line
+        else {
+            return;
+        };
+        let obs = &mut self.obs;
+        let Some(log) = obs.endpoints.iter_mut().find(|e| e.name == endpoint) else {
+            return;
+        };
+        log.scrapes += 1;
+        *self.ms_sum.entry(endpoint.clone()).or_default() += ms;
+        log.max_ms = log.max_ms.max(ms);
+        log.bad_lines += u64::from(bad_lines);
+        log.dropped = log.dropped.max(dropped);
+        if !ok {
+            log.failed += 1;
+            *log.errors
+                .entry(error.unwrap_or_else(|| "error".into()))
+                .or_default() += 1;
+            if log.first_error.is_none() {
+                log.first_error = detail;
+            }
+            log.failed_at.push(answered_at(t, ms));
+            return;
+        }
+        log.samples = samples;
+        let cur = self.current.entry(endpoint).or_default();
+        for id in gone {
+            if let Some(Some(i)) = self.index.get(&id) {
+                cur.remove(i);
             }
         }
-    }
-    for e in &mut obs.endpoints {
-        if e.scrapes > 0 {
-            e.mean_ms = ms_sum.get(&e.name).copied().unwrap_or(0.0) / e.scrapes as f64;
+        for (id, val) in v {
+            if let Some(Some(i)) = self.index.get(&id) {
+                cur.insert(*i, val.0);
+            }
+        }
+        let at = answered_at(t, ms);
+        for (i, val) in cur.iter() {
+            obs.series[*i].points.push((at, *val));
         }
     }
-    Ok(obs)
+
+    fn finish(mut self) -> Observations {
+        for e in &mut self.obs.endpoints {
+            if e.scrapes > 0 {
+                e.mean_ms = self.ms_sum.get(&e.name).copied().unwrap_or(0.0) / e.scrapes as f64;
+            }
+        }
+        self.obs
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pado_metrics::ScrapedSample;
 
     fn sample(name: &str, labels: &[(&str, &str)], value: f64) -> ScrapedSample {
         ScrapedSample {

@@ -7,10 +7,10 @@ use std::io::{BufReader, BufWriter, Write};
 
 use serde::{Deserialize, Serialize};
 
-use crate::latency::HistogramDecoder;
 use crate::result_dir::EncodedSecond;
 use crate::result_dir::{ResultDir, ResultError};
-use crate::{GeneratorSecond, LagHistogram, LatencyHistogram, LatencySummary, SecondRecord};
+use pado_metrics::latency::HistogramDecoder;
+use pado_metrics::{GeneratorSecond, LagHistogram, LatencyHistogram, LatencySummary, SecondRecord};
 
 /// File name of the per-generator breakdown in a merged result directory.
 pub const GENERATORS_FILE: &str = "generators.json";

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::result_dir::{SUMMARY_FILE, TIMELINE_FILE};
-use crate::{
+use pado_metrics::{
     FailureSample, GeneratorStats, Interval, LatencyHistogram, Phases, RequestSample,
     ScenarioStats, SeriesKey, SeriesStats,
 };
@@ -147,7 +147,7 @@ fn write_seg(root: &Path, seg: &Seg) -> PathBuf {
             }),
             // Every request over HTTP/2; segment i opens i + 1 connections in its
             // first second, segment 2's over TLS.
-            protocols: crate::ProtocolCounts {
+            protocols: pado_metrics::ProtocolCounts {
                 requests_http2: durs.len() as u64,
                 conns_http2: if t == 0 { u64::from(seg.index) + 1 } else { 0 },
                 conns_tls: if t == 0 && seg.index == 2 { 3 } else { 0 },
@@ -215,7 +215,7 @@ fn merged_percentiles_are_those_of_every_sample() {
     let totals = out.read_totals().unwrap();
     let all = totals.overall();
     let (m, r) = (
-        all.phase(crate::Phase::Duration).summary(),
+        all.phase(pado_metrics::Phase::Duration).summary(),
         reference.summary(),
     );
     assert_eq!((m.p50, m.p95, m.p99, m.max), (r.p50, r.p95, r.p99, r.max));
@@ -229,7 +229,7 @@ fn merged_percentiles_are_those_of_every_sample() {
     // Requests by HTTP version and connections opened are summed over generators.
     assert_eq!(
         totals.protocols,
-        crate::ProtocolCounts {
+        pado_metrics::ProtocolCounts {
             requests_http2: 5 * (300 + 350 + 400),
             conns_http2: 1 + 2 + 3,
             conns_tls: 3,

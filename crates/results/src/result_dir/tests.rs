@@ -1,5 +1,5 @@
 use super::*;
-use crate::{
+use pado_metrics::{
     ErrorKind, Interval, LatencyHistogram, Phases, RequestSample, ScenarioStats, SeriesKey,
     SeriesStats,
 };
@@ -18,12 +18,12 @@ fn websocket_figures_round_trip_and_add_exactly() {
     let dir = ResultDir::create(tmp.path()).unwrap();
     let mut s = SeriesStats::new(SeriesKey::named("채팅"));
     for i in 0..20u64 {
-        s.record_ws(&crate::WsSession {
+        s.record_ws(&pado_metrics::WsSession {
             connecting_us: 300 + i,
             duration_us: 5_000_000,
             msgs_sent: 4,
             msgs_received: 7,
-            error: (i == 0).then_some(crate::WsError::HandshakeRefused(403)),
+            error: (i == 0).then_some(pado_metrics::WsError::HandshakeRefused(403)),
             connected: i != 0,
             ..Default::default()
         });
@@ -49,7 +49,7 @@ fn websocket_figures_round_trip_and_add_exactly() {
     // The merge's path: encoded seconds added straight into one.
     let mut rd = dir.timeline_reader().unwrap();
     let mut acc = SecondRecord::new(0);
-    let mut dec = crate::latency::HistogramDecoder::default();
+    let mut dec = pado_metrics::latency::HistogramDecoder::default();
     let mut own = LatencyHistogram::default();
     while let Some(e) = rd.next_encoded().unwrap() {
         e.add_to(&mut acc, &mut dec, &mut own).unwrap();
@@ -101,7 +101,7 @@ fn timeline_round_trips_exactly() {
     sc.iteration_duration.record(1234);
     let mut fl = ScenarioStats::new("default/write");
     fl.iterations = 7;
-    let mut gen = crate::GeneratorStats {
+    let mut gen = pado_metrics::GeneratorStats {
         wall_ns: 1_001_000_000,
         cpu_ns: 930_000_000,
         wait_ns: Some(12_345),
@@ -326,7 +326,7 @@ fn http_versions_and_connections_round_trip() {
     let tmp = tmpdir("http");
     let dir = ResultDir::create(tmp.path()).unwrap();
     let mut w = dir.timeline_writer().unwrap();
-    let counts = crate::ProtocolCounts {
+    let counts = pado_metrics::ProtocolCounts {
         requests_http1: 40,
         requests_http2: 2_400,
         conns_http1: 4,

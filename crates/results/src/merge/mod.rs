@@ -31,13 +31,14 @@ use std::path::PathBuf;
 pub use error::MergeError;
 pub use generators::{GeneratorFigures, GeneratorSecondFigures, GeneratorsFile, GENERATORS_FILE};
 
-use crate::failure::keep_bounded;
-use crate::latency::HistogramDecoder;
 use crate::result_dir::{
     EncodedSecond, GeneratorMeta, ResultDir, ResultError, RunMeta, ScenarioMeta, SegmentMeta,
 };
-use crate::{SecondRecord, StageMark, FORMAT_VERSION, OBSERVE_FILE};
+use crate::{StageMark, FORMAT_VERSION, OBSERVE_FILE};
 use generators::Tally;
+use pado_metrics::failure::keep_bounded;
+use pado_metrics::latency::HistogramDecoder;
+use pado_metrics::SecondRecord;
 
 /// One directory to merge, read and checked.
 pub(crate) struct Source {
