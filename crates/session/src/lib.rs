@@ -25,6 +25,7 @@ mod judge;
 mod locking;
 pub mod merge;
 mod meta;
+mod notice;
 mod observing;
 mod output_labels;
 pub mod reports;

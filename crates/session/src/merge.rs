@@ -57,7 +57,7 @@ pub fn merge_and_report(spec: &MergeSpec<'_>) -> Result<Written, SessionError> {
         plan.require_complete().map_err(merge_error)?;
     }
     for p in plan.problems() {
-        eprintln!("warning: {p}");
+        crate::notice::warning(p);
     }
     let out = ResultDir::claim(spec.out, spec.overwrite)
         .map_err(|e| SessionError::invalid(e.to_string()))?;

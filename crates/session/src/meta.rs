@@ -116,7 +116,7 @@ pub(crate) fn patch(
         }
     }
     if let Some(r) = abort_reason {
-        eprintln!("{r}");
+        crate::notice::line(&r);
         meta.warnings.push(r);
         meta.interrupted = true;
     }
@@ -124,6 +124,6 @@ pub(crate) fn patch(
 
 /// A warning said now and kept in the metadata.
 pub(crate) fn warn(meta: &mut RunMeta, w: String) {
-    eprintln!("warning: {w}");
+    crate::notice::warning(&w);
     meta.warnings.push(w);
 }

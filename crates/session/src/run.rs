@@ -83,10 +83,10 @@ impl Session {
         let warnings = crate::warnings::prepare(&mut plan, &scenario, &share);
         let plan = Arc::new(plan);
         for w in &warnings {
-            eprintln!("warning: {w}");
+            crate::notice::warning(w);
         }
         if observer.is_some() {
-            eprintln!("warning: --http-debug prints every request: the run is slowed and its figures are not a measurement");
+            crate::notice::line("warning: --http-debug prints every request: the run is slowed and its figures are not a measurement");
         }
         let load_origins: Vec<String> = plan.origins.iter().map(|o| o.label.clone()).collect();
         let observe =
