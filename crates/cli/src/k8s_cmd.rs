@@ -9,11 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
-use pado_fleet::coordinate::{Control, Notice};
-use pado_k8s::flow::{self, Say};
-use pado_k8s::{Collected, FileEntry, FlowError, FlowOptions, GeneratorSpec, LiveSink, Resources};
-use pado_metrics::Totals;
-use pado_results::merge::live::LiveSecond;
+use pado_fleet::flow::{Collected, Say};
+use pado_k8s::flow;
+use pado_k8s::{FileEntry, FlowError, FlowOptions, GeneratorSpec, Resources};
 
 use crate::args::{K8sCommand, K8sGeneratorArgs, K8sRunArgs, K8sTestArgs};
 use crate::config::LoadSpec;
@@ -81,38 +79,21 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
             }
             eprintln!("{line}");
         });
-        flow::run(clients, &spec, &opts, rx, say, &mut view, |c| {
-            if let Some(why) = &c.stopped {
-                eprintln!(
-                    "the test was stopped ({why}): merging what the generators wrote as partial"
-                );
-            }
-            merge_collected(c, &out, a.quiet, &live.report, &history)
-        })
-        .await
-        .map_err(|e| match e {
-            FlowError::Merge(f) => f,
-            FlowError::Spec(e) => Failure::invalid(e.to_string()),
-            FlowError::Interrupted => Failure {
-                code: exit::INTERRUPTED,
-                message: e.to_string(),
-            },
-            e => Failure::other(e),
-        })
+        let c = flow::run(clients, &spec, &opts, rx, say, &mut view)
+            .await
+            .map_err(|e| match e {
+                FlowError::Spec(e) => Failure::invalid(e.to_string()),
+                FlowError::Interrupted => Failure {
+                    code: exit::INTERRUPTED,
+                    message: e.to_string(),
+                },
+                e => Failure::other(e),
+            })?;
+        if let Some(why) = &c.stopped {
+            eprintln!("the test was stopped ({why}): merging what the generators wrote as partial");
+        }
+        merge_collected(&c, &out, a.quiet, &live.report, &history)
     })
-}
-
-/// The live view of the whole test as the flow reaches it.
-impl LiveSink for LiveView {
-    fn second(&mut self, s: &LiveSecond, totals: &Totals) -> Control {
-        LiveView::second(self, s, totals)
-    }
-    fn notice(&mut self, n: &Notice) {
-        LiveView::notice(self, n);
-    }
-    fn finish(&mut self) {
-        LiveView::finish(self);
-    }
 }
 
 /// What the live view and the merge need of the compiled scenario and the `pado run`
@@ -144,7 +125,7 @@ fn merge_collected(
     crate::merge_cmd::merge(&crate::merge_cmd::MergeArgs {
         dirs: &c.dirs,
         out: &merged,
-        allow_partial: c.interrupted || c.stopped.is_some(),
+        allow_partial: c.is_partial(),
         overwrite: false,
         html: report.html,
         quiet,

@@ -258,7 +258,7 @@ impl Agent {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::bundle::FileEntry;
     use std::io::{Read, Write};
@@ -313,9 +313,11 @@ mod tests {
         })
     }
 
-    const TOKEN: &str = "s3cret-s3cret-s3cret";
+    /// The token of the test agents.
+    pub(crate) const TOKEN: &str = "s3cret-s3cret-s3cret";
 
-    fn options(work: &Path) -> AgentOptions {
+    /// A test agent on a loopback port of its own, working under `work`.
+    pub(crate) fn options(work: &Path) -> AgentOptions {
         AgentOptions {
             listen: "127.0.0.1:0".parse().unwrap(),
             work_dir: work.to_path_buf(),

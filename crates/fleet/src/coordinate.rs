@@ -213,7 +213,7 @@ pub async fn watch<L: GeneratorLink>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use pado_metrics::{Interval, Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats};
     use std::sync::{Arc, Mutex};
@@ -228,7 +228,8 @@ mod tests {
         dead: bool,
     }
 
-    fn line(t: u32, n: u64) -> String {
+    /// Second `t` of a generator's timeline: `n` requests of series `get`, all 200.
+    pub(crate) fn line(t: u32, n: u64) -> String {
         let mut r = SecondRecord::new(t);
         let mut s = SeriesStats::new(SeriesKey::named("get"));
         for i in 0..n {

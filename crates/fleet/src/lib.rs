@@ -14,6 +14,9 @@
 //! - [`client`]: the coordinator's requests to a generator; [`coordinate`]: the
 //!   live loop that merges the generators' seconds into one view of the test
 //!   (`pado_results::merge::live`) and stops them all when told;
+//! - [`flow`]: what every coordinator flow shares (the live view's hand-off, the
+//!   collected result directories it returns for the caller to merge), and
+//!   [`flow::agents`], the whole flow of a test on `pado agent`s;
 //! - [`status`]: a generator's `/status` answer, written by [`job`] and [`agent`],
 //!   read by every coordinator;
 //! - [`archive`]: result directories and bundles as tar, unpacked defensively;
@@ -28,6 +31,7 @@ pub mod bundle;
 pub mod client;
 pub mod coordinate;
 pub mod feed;
+pub mod flow;
 pub mod generator;
 pub mod job;
 pub mod status;
