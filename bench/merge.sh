@@ -34,7 +34,7 @@ export CARGO_INCREMENTAL=0
 if [ ! -x "$PADO" ]; then
   cargo build --release -p pado
 fi
-cargo build --release -p pado-metrics --example synth_segments
+cargo build --release -p pado-results --example synth_segments
 GEN=target/release/examples/synth_segments
 
 # "plain": written by a pado that writes plain V2 histograms (segments written before,

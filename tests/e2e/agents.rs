@@ -3,13 +3,15 @@
 //! `abort_on_fail` threshold judged on the merged seconds stops every agent.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use pado_testkit::TestServer;
-use serde_json::Value;
 
-use crate::harness::{pado_bin, shared_machine, tmp, write_file, Tmp};
+use crate::harness::{
+    pado_cmd, read_json, say, shared_machine, tmp, wait_within_polling, write_file, write_fixture,
+    Tmp,
+};
 
 /// A `pado agent` on a free loopback port, killed when dropped.
 struct Agent {
@@ -67,11 +69,10 @@ impl Agent {
             .port();
         let addr = format!("127.0.0.1:{port}");
         let work = tmp("agent");
-        let mut cmd = Command::new(pado_bin());
         // A relative work directory, as the default `pado-agent` is: the job's run
         // starts elsewhere, and must still find it.
-        cmd.args(["agent", "--listen", &addr, "--quiet", "--work-dir", "jobs"])
-            .args(extra)
+        let mut cmd = pado_cmd(["agent", "--listen", &addr, "--quiet", "--work-dir", "jobs"]);
+        cmd.args(extra)
             .current_dir(&*work)
             .stdout(Stdio::null())
             .stderr(stderr);
@@ -111,9 +112,8 @@ fn coordinate(
 ) -> (Output, Duration) {
     let _machine = shared_machine();
     let list: Vec<&str> = agents.iter().map(|a| a.addr.as_str()).collect();
-    let mut cmd = Command::new(pado_bin());
-    cmd.arg("run")
-        .arg(file)
+    let mut cmd = pado_cmd(["run"]);
+    cmd.arg(file)
         .args([
             "--generators",
             &list.join(","),
@@ -129,18 +129,6 @@ fn coordinate(
     (o, t0.elapsed())
 }
 
-fn json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-fn say(o: &Output) -> String {
-    format!(
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 #[test]
 fn two_agents_send_exactly_the_plan_and_show_one_live_line() {
     let srv = TestServer::start();
@@ -148,13 +136,11 @@ fn two_agents_send_exactly_the_plan_and_show_one_live_line() {
     let b = Agent::start(TOKEN);
     let dir = tmp("agents-exact");
     write_file(&dir, "사용자.csv", "id\n하나\n둘\n셋\n");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "agents_two_agents_send_exactly_the_plan_and_show_one_live_line.yaml",
         "t.yaml",
-        &format!(
-            "name: 게시판\ntarget: {}\ndata:\n  users: {{ file: 사용자.csv }}\nthresholds:\n  http_req_failed: ['rate < 0.01']\nscenarios:\n  s:\n    executor: constant-arrival-rate\n    rate: 20\n    duration: 10s\n    pre_allocated_vus: 10\n    flow:\n      - request: GET /u/{{{{ users.id }}}}\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let out = dir.join("out");
     let (o, _) = coordinate(&f, &[&a, &b], &out, TOKEN, &[]);
@@ -162,8 +148,8 @@ fn two_agents_send_exactly_the_plan_and_show_one_live_line() {
     // The server saw exactly the whole plan, and the merged result says the same.
     assert_eq!(srv.stats().requests, 200, "{}", say(&o));
     let merged = out.join("merged");
-    assert_eq!(json(&merged.join("summary.json"))["requests"], 200);
-    let gens = json(&merged.join("generators.json"));
+    assert_eq!(read_json(&merged.join("summary.json"))["requests"], 200);
+    let gens = read_json(&merged.join("generators.json"));
     let per: Vec<u64> = gens["generators"]
         .as_array()
         .unwrap()
@@ -204,13 +190,11 @@ fn a_coordinator_without_the_token_is_refused_before_anything_runs() {
     let srv = TestServer::start();
     let a = Agent::start(TOKEN);
     let dir = tmp("agents-token");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "agents_a_coordinator_without_the_token_is_refused_before_anything_runs.yaml",
         "t.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 2s\n    flow:\n      - request: /\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let (o, _) = coordinate(
         &f,
@@ -234,13 +218,11 @@ fn an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent() {
     let a = Agent::start(TOKEN);
     let b = Agent::start(TOKEN);
     let dir = tmp("agents-abort");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "agents_an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent.yaml",
         "t.yaml",
-        &format!(
-            "target: {}\nthresholds:\n  http_req_failed:\n    - {{ threshold: \"rate < 0.1\", abort_on_fail: true }}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 60s\n    flow:\n      - request: GET /status/500\n      - request: GET /delay/20\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let out = dir.join("out");
     let (o, took) = coordinate(&f, &[&a, &b], &out, TOKEN, &[]);
@@ -258,7 +240,7 @@ fn an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent() {
     );
     // Both segments were stopped by the coordinator, not by themselves.
     for i in 0..2 {
-        let seg = json(&out.join(format!("segment-{i}-of-2")).join("run.json"));
+        let seg = read_json(&out.join(format!("segment-{i}-of-2")).join("run.json"));
         assert_eq!(seg["interrupted"], true, "segment {i}: {seg}");
         assert!(
             !seg["warnings"].to_string().contains("abort_on_fail"),
@@ -266,7 +248,7 @@ fn an_abort_threshold_failing_on_the_merged_seconds_stops_every_agent() {
         );
     }
     assert_eq!(
-        json(&out.join("merged").join("run.json"))["interrupted"],
+        read_json(&out.join("merged").join("run.json"))["interrupted"],
         true
     );
 }
@@ -281,13 +263,11 @@ fn exports_windows_and_outputs_reach_the_merged_result_and_every_agent() {
     let a = Agent::start(TOKEN);
     let b = Agent::start(TOKEN);
     let dir = tmp("agents-flags");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "agents_exports_windows_and_outputs_reach_the_merged_result_and_every_agent.yaml",
         "t.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  s:\n    executor: constant-arrival-rate\n    rate: 10\n    duration: 4s\n    pre_allocated_vus: 4\n    flow:\n      - request: GET /load\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let out = dir.join("out");
     let influx = format!("influxdb={}", srv.url("/write?db=pado"));
@@ -313,7 +293,7 @@ fn exports_windows_and_outputs_reach_the_merged_result_and_every_agent() {
     let merged = out.join("merged");
     assert!(merged.join("junit.xml").is_file(), "{}", say(&o));
     assert!(merged.join("timeline.csv").is_file(), "{}", say(&o));
-    let summary = json(&merged.join("summary.json"));
+    let summary = read_json(&merged.join("summary.json"));
     assert!(
         summary["stages"]
             .as_array()
@@ -352,13 +332,11 @@ fn exports_windows_and_outputs_reach_the_merged_result_and_every_agent() {
 fn an_output_url_s_credentials_never_travel_in_a_job() {
     let srv = TestServer::start();
     let dir = tmp("agents-output-secret");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "agents_an_output_url_s_credentials_never_travel_in_a_job.yaml",
         "t.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  s:\n    executor: constant-arrival-rate\n    rate: 10\n    duration: 2s\n    pre_allocated_vus: 2\n    flow:\n      - request: GET /load\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let url = srv.url("/write?db=pado&u=me&p=s3cr3t-pass");
     let a = Agent::start(TOKEN);
@@ -427,12 +405,11 @@ fn commanding_scenario(dir: &Path, target: &str, planted: &Path, how: &str) -> s
             "  - name: 심기\n    at: 0s\n    mark: 창\n    duration: 1s\n    undo: {{ run: [touch, \"{p}\"] }}\n"
         ),
     };
-    write_file(
+    write_fixture(
         dir,
+        "agents_commanding.yaml",
         &format!("{how}.yaml"),
-        &format!(
-            "target: {target}\nevents:\n{event}scenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 2s\n    flow:\n      - request: /\n"
-        ),
+        &[("target", target.to_string()), ("event", event.to_string())],
     )
 }
 
@@ -519,25 +496,19 @@ fn an_agent_without_a_token_refuses_to_start() {
     let work = tmp("agent-no-token");
     for token in [None, Some("s3cret")] {
         let port = crate::harness::free_port();
-        let mut cmd = Command::new(pado_bin());
-        cmd.args(["agent", "--listen", &format!("127.0.0.1:{port}")])
-            .current_dir(&*work);
+        let mut cmd = pado_cmd(["agent", "--listen", &format!("127.0.0.1:{port}")]);
+        cmd.current_dir(&*work);
         match token {
             Some(t) => cmd.env("PADO_AGENT_TOKEN", t),
             None => cmd.env_remove("PADO_AGENT_TOKEN"),
         };
         let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
-        let t0 = Instant::now();
-        let status = loop {
-            if let Some(st) = child.try_wait().unwrap() {
-                break st;
-            }
-            if t0.elapsed() > Duration::from_secs(10) {
-                let _ = child.kill();
-                panic!("{token:?}: the agent started");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = wait_within_polling(
+            &mut child,
+            Duration::from_secs(10),
+            Duration::from_millis(20),
+        )
+        .unwrap_or_else(|| panic!("{token:?}: the agent started"));
         let mut err = String::new();
         std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
         assert_eq!(status.code(), Some(2), "{token:?}: {err}");
@@ -581,13 +552,11 @@ fn a_stranger_is_answered_before_its_body_is_read() {
 
 /// A scenario of exactly 20 requests (10 a second for 2 s) to `srv`.
 fn twenty_requests(dir: &Path, srv: &TestServer) -> std::path::PathBuf {
-    write_file(
+    write_fixture(
         dir,
+        "agents_twenty_requests.yaml",
         "t.yaml",
-        &format!(
-            "name: 파도-tls\ntarget: {}\nscenarios:\n  s:\n    executor: constant-arrival-rate\n    rate: 10\n    duration: 2s\n    pre_allocated_vus: 2\n    flow:\n      - request: GET /tls\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     )
 }
 
@@ -610,8 +579,8 @@ fn a_tls_agent_runs_the_test_of_a_coordinator_that_pinned_its_fingerprint() {
     assert_eq!(o.status.code(), Some(0), "{}", say(&o));
     assert_eq!(srv.stats().requests, 20, "{}", say(&o));
     let merged = out.join("merged");
-    assert_eq!(json(&merged.join("summary.json"))["requests"], 20);
-    assert_eq!(json(&merged.join("run.json"))["name"], "파도-tls");
+    assert_eq!(read_json(&merged.join("summary.json"))["requests"], 20);
+    assert_eq!(read_json(&merged.join("run.json"))["name"], "파도-tls");
     assert_eq!(a.leftovers(), 0, "collected");
 
     // Its certificate as the only CA: the same agent, by its address, again.
@@ -699,9 +668,8 @@ fn a_wrong_pin_or_plain_http_runs_nothing_on_a_tls_agent() {
 /// `pado run FILE --generators URL` with the tests' token and `extra` flags.
 fn coordinate_urls(file: &Path, urls: &str, out: &Path, extra: &[&str]) -> (Output, Duration) {
     let _machine = shared_machine();
-    let mut cmd = Command::new(pado_bin());
-    cmd.arg("run")
-        .arg(file)
+    let mut cmd = pado_cmd(["run"]);
+    cmd.arg(file)
         .args(["--generators", urls, "--start-at", "+2s", "--out"])
         .arg(out)
         .args(extra)
@@ -723,21 +691,18 @@ fn a_generator_whose_run_fails_fails_the_test_and_is_named() {
     let a = Agent::start_env(TOKEN, &[], &[key]);
     let b = Agent::start_env(TOKEN, &[], &[]);
     let dir = tmp("agents-one-fails");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "agents_a_generator_whose_run_fails_fails_the_test_and_is_named.yaml",
         "t.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 3s\n    think: 100ms\n    flow:\n      - request: {{ method: GET, url: /k, headers: {{ X-Key: '{{{{ env.PADO_E2E_GEN_KEY }}}}' }} }}\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let out = dir.join("out");
     let (o, took) = {
         let _machine = shared_machine();
         let list = format!("{},{}", a.addr, b.addr);
-        let mut cmd = Command::new(pado_bin());
-        cmd.arg("run")
-            .arg(&f)
+        let mut cmd = pado_cmd(["run"]);
+        cmd.arg(&f)
             .args(["--generators", &list, "--start-at", "+2s", "--out"])
             .arg(&out)
             .env("PADO_AGENT_TOKEN", TOKEN)

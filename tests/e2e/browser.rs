@@ -6,7 +6,7 @@ use std::process::Command;
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, run, tmp, write_file};
+use crate::harness::{num, run, tmp, write_fixture};
 
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser", "google-chrome"]
@@ -40,28 +40,11 @@ fn the_report_renders_in_chromium_with_the_runs_numbers() {
     })
     .unwrap();
     let dir = tmp("browser");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "browser_the_report_renders_in_chromium_with_the_runs_numbers.yaml",
         "b.yaml",
-        &format!(
-            r#"name: "브라우저 <script>alert(1)</script>"
-target: {}
-thresholds:
-  http_req_duration: ["p(95) < 2000"]
-observe:
-  interval: 300ms
-  endpoints: [ {{ name: "앱 <i>", url: "{}/metrics" }} ]
-scenarios:
-  s:
-    executor: ramping-vus
-    stages: [ {{ duration: 1s, target: 4 }}, {{ duration: 1s, target: 4 }} ]
-    mix:
-      - {{ weight: 3, name: "검색 <b>&", request: "GET /delay/5", check: {{ status: 200 }} }}
-      - {{ weight: 1, name: bad, request: "GET /status/503" }}
-"#,
-            srv.base_url(),
-            target.base_url()
-        ),
+        &[("target", srv.base_url()), ("observed", target.base_url())],
     );
     let r = run("browser", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());

@@ -2,23 +2,14 @@
 //! step reports as completed, and how a search that finds no capacity says so.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pado_demo_target::{RunningTarget, TargetOptions};
 use pado_testkit::TestServer;
 
-use crate::harness::{num, pado_bin, shared_machine, tmp};
-
-/// A child process killed on drop (a failing test must not leave it running).
-struct Kid(Child);
-
-impl Drop for Kid {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::harness::{
+    fixture, interrupt, num, pado_cmd, shared_machine, spawn_piped, tmp, wait_within, Kid,
+};
 
 /// The step directories a search left, sorted.
 fn step_dirs(out: &Path) -> Vec<String> {
@@ -49,23 +40,22 @@ fn a_step_above_capacity_reports_what_the_target_completed_not_what_was_sent() {
     let capacity = 400.0;
     let out_dir = tmp("cap-above");
     let url = format!("{}/api/posts?page=1", t.base_url());
-    let out = Command::new(pado_bin())
-        .args([
-            "find-capacity",
-            "--url",
-            &url,
-            "--start-rate",
-            "600",
-            "--max-rate",
-            "600",
-            "--hold",
-            "2s",
-            "--json",
-            "--out",
-        ])
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "find-capacity",
+        "--url",
+        &url,
+        "--start-rate",
+        "600",
+        "--max-rate",
+        "600",
+        "--hold",
+        "2s",
+        "--json",
+        "--out",
+    ])
+    .arg(&out_dir)
+    .output()
+    .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -103,26 +93,25 @@ fn every_rate_holding_up_to_the_maximum_is_reported_as_no_break() {
     let _machine = shared_machine();
     let srv = TestServer::start();
     let out_dir = tmp("cap-nobreak");
-    let out = Command::new(pado_bin())
-        .args([
-            "find-capacity",
-            "--url",
-            &srv.url("/"),
-            "--start-rate",
-            "20",
-            "--factor",
-            "2",
-            "--max-rate",
-            "30",
-            "--hold",
-            "1s",
-            "--sla",
-            "http_req_failed: rate < 0.01",
-            "--out",
-        ])
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "find-capacity",
+        "--url",
+        &srv.url("/"),
+        "--start-rate",
+        "20",
+        "--factor",
+        "2",
+        "--max-rate",
+        "30",
+        "--hold",
+        "1s",
+        "--sla",
+        "http_req_failed: rate < 0.01",
+        "--out",
+    ])
+    .arg(&out_dir)
+    .output()
+    .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(
@@ -145,8 +134,8 @@ fn ctrl_c_during_a_step_stops_the_search_without_claiming_a_capacity() {
     let _machine = shared_machine();
     let srv = TestServer::start();
     let out_dir = tmp("cap-sigint");
-    let child = Command::new(pado_bin())
-        .args([
+    let child = spawn_piped(
+        pado_cmd([
             "find-capacity",
             "--url",
             &srv.url("/"),
@@ -158,11 +147,8 @@ fn ctrl_c_during_a_step_stops_the_search_without_claiming_a_capacity() {
             "http_req_failed: rate < 0.01",
             "--out",
         ])
-        .arg(&out_dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .arg(&out_dir),
+    );
     let mut kid = Kid(child);
     // Wait for the second step to start (bounded), then press Ctrl-C in it.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -176,18 +162,8 @@ fn ctrl_c_during_a_step_stops_the_search_without_claiming_a_capacity() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(700));
-    // SAFETY: signalling our own child process.
-    unsafe {
-        libc::kill(kid.0.id() as i32, libc::SIGINT);
-    }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while kid.0.try_wait().unwrap().is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "search did not stop after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    interrupt(&kid.0);
+    wait_within(&mut kid.0, Duration::from_secs(30)).expect("search did not stop after Ctrl-C");
     let mut text = String::new();
     std::io::Read::read_to_string(kid.0.stdout.as_mut().unwrap(), &mut text).unwrap();
     let code = kid.0.wait().unwrap().code();
@@ -206,33 +182,32 @@ fn find_capacity_sends_the_quick_mode_method_headers_and_body() {
     let _machine = shared_machine();
     let srv = TestServer::start();
     let out_dir = tmp("cap-quick-flags");
-    let out = Command::new(pado_bin())
-        .args([
-            "find-capacity",
-            "--url",
-            &srv.url("/echo"),
-            "-X",
-            "POST",
-            "-H",
-            "X-Pado-Test: capacity",
-            "--header",
-            "Content-Type: application/json",
-            "--body",
-            "{\"probe\":1}",
-            "--start-rate",
-            "10",
-            "--max-rate",
-            "10",
-            "--hold",
-            "1s",
-            "--sla",
-            "http_req_failed: rate < 0.01",
-            "--json",
-            "--out",
-        ])
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "find-capacity",
+        "--url",
+        &srv.url("/echo"),
+        "-X",
+        "POST",
+        "-H",
+        "X-Pado-Test: capacity",
+        "--header",
+        "Content-Type: application/json",
+        "--body",
+        "{\"probe\":1}",
+        "--start-rate",
+        "10",
+        "--max-rate",
+        "10",
+        "--hold",
+        "1s",
+        "--sla",
+        "http_req_failed: rate < 0.01",
+        "--json",
+        "--out",
+    ])
+    .arg(&out_dir)
+    .output()
+    .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -268,15 +243,15 @@ fn find_capacity_reads_the_scenario_once_and_checks_it_before_the_first_step() {
     let dir = tmp("cap-read-once");
     let file = dir.join("t.yaml");
     let scenario = |path: &str| {
-        format!(
-            "target: {}\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 5\n    duration: 1s\n    flow:\n      - request: GET {path}\n",
-            srv.base_url()
+        fixture(
+            "capacity_one_path_at_5_per_second.yaml",
+            &[("target", srv.base_url()), ("path", path.to_string())],
         )
     };
     std::fs::write(&file, scenario("/first")).unwrap();
     let out_dir = dir.join("out");
-    let child = Command::new(pado_bin())
-        .args([
+    let child = spawn_piped(
+        pado_cmd([
             "find-capacity",
             file.to_str().unwrap(),
             "--start-rate",
@@ -292,11 +267,8 @@ fn find_capacity_reads_the_scenario_once_and_checks_it_before_the_first_step() {
             "--json",
             "--out",
         ])
-        .arg(&out_dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .arg(&out_dir),
+    );
     // Once the first step is sending, the file changes under the search.
     let deadline = Instant::now() + Duration::from_secs(30);
     while srv.stats().requests == 0 && Instant::now() < deadline {
@@ -321,14 +293,9 @@ fn find_capacity_reads_the_scenario_once_and_checks_it_before_the_first_step() {
     assert_eq!(by_path.get("/edited"), None, "{by_path:?}");
 
     // A broken file is an error of the file (exit 2, its line), before any step.
-    std::fs::write(
-        &file,
-        "target: x\nscenarios:\n  a:\n    executor: constant-vus\n    duratoin: 1s\n",
-    )
-    .unwrap();
+    std::fs::write(&file, fixture("capacity_misspelled_field.yaml", &[])).unwrap();
     let broken_out = dir.join("broken-out");
-    let o = Command::new(pado_bin())
-        .args(["find-capacity", file.to_str().unwrap(), "--out"])
+    let o = pado_cmd(["find-capacity", file.to_str().unwrap(), "--out"])
         .arg(&broken_out)
         .output()
         .unwrap();

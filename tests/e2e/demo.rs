@@ -6,17 +6,16 @@ use std::io::{Read, Write};
 
 use pado_demo_target::{RunningTarget, TargetOptions};
 
-use crate::harness::{num, pado_bin, run, tmp};
+use crate::harness::{demo_target, num, pado_cmd, run, tmp};
 
-fn target(pool: usize, cost_ms: u64) -> RunningTarget {
-    pado_demo_target::start(TargetOptions {
+fn sized_target(pool: usize, cost_ms: u64) -> RunningTarget {
+    demo_target(TargetOptions {
         posts: 20_000,
         pool_size: pool,
         workers: 4,
         query_cost: std::time::Duration::from_millis(cost_ms),
         ..Default::default()
     })
-    .expect("demo target starts")
 }
 
 /// GET a path with a plain socket (no client library in tests).
@@ -42,7 +41,7 @@ fn metric_sum(text: &str, name: &str) -> f64 {
 
 #[test]
 fn pado_counts_agree_with_the_targets_metrics() {
-    let t = target(8, 1);
+    let t = sized_target(8, 1);
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/board-stress.yaml");
     let r = run(
         "agree",
@@ -77,7 +76,7 @@ fn pado_counts_agree_with_the_targets_metrics() {
 #[test]
 fn past_capacity_throughput_stops_growing_and_latency_rises() {
     // 2 connections at 5 ms: ~400 detail queries/s at most.
-    let t = target(2, 5);
+    let t = sized_target(2, 5);
     let url = format!("{}/api/posts?page=1", t.base_url());
     let low = run(
         "cap-low",
@@ -102,8 +101,7 @@ fn demo_runs_end_to_end_in_its_short_form() {
     let _machine = crate::harness::shared_machine();
     let dir_tmp = tmp("demo");
     let dir = dir_tmp.join("result");
-    let out = std::process::Command::new(pado_bin())
-        .args(["demo", "--duration", "6s", "--quiet", "--out"])
+    let out = pado_cmd(["demo", "--duration", "6s", "--quiet", "--out"])
         .arg(&dir)
         .output()
         .unwrap();
@@ -149,7 +147,7 @@ fn find_capacity_finds_the_configured_capacity_within_15_percent() {
     // Runs pado or a browser outside `harness::run`: hold the machine shared.
     let _machine = crate::harness::shared_machine();
     // 2 connections × 5 ms per query: at most 400 list requests per second.
-    let t = target(2, 5);
+    let t = sized_target(2, 5);
     let capacity = pado_demo_target::capacity_hint(&TargetOptions {
         pool_size: 2,
         workers: 4,
@@ -159,32 +157,31 @@ fn find_capacity_finds_the_configured_capacity_within_15_percent() {
     assert!((capacity - 400.0).abs() < 1.0);
     let out_dir = crate::harness::tmp("capacity");
     let url = format!("{}/api/posts?page=1", t.base_url());
-    let out = std::process::Command::new(pado_bin())
-        .args([
-            "find-capacity",
-            "--url",
-            &url,
-            "--start-rate",
-            "150",
-            "--hold",
-            "2s",
-            "--refine",
-            "3",
-            // Below capacity p95 stays near the 5 ms query cost; above it the queue
-            // grows without bound, so a generous SLA still breaks right past the
-            // limit and does not trip on a busy test machine's latency tail.
-            "--sla",
-            "p(95) < 200",
-            "--observe",
-            &format!("{}/metrics", t.base_url()),
-            "--observe-interval",
-            "500ms",
-            "--json",
-            "--out",
-        ])
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "find-capacity",
+        "--url",
+        &url,
+        "--start-rate",
+        "150",
+        "--hold",
+        "2s",
+        "--refine",
+        "3",
+        // Below capacity p95 stays near the 5 ms query cost; above it the queue
+        // grows without bound, so a generous SLA still breaks right past the
+        // limit and does not trip on a busy test machine's latency tail.
+        "--sla",
+        "p(95) < 200",
+        "--observe",
+        &format!("{}/metrics", t.base_url()),
+        "--observe-interval",
+        "500ms",
+        "--json",
+        "--out",
+    ])
+    .arg(&out_dir)
+    .output()
+    .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -3,14 +3,12 @@
 //! `pado target serve` starts it), every request counted by pado as the target
 //! served it.
 
-use pado_demo_target::{RunningTarget, TargetOptions};
+use pado_demo_target::TargetOptions;
 use serde_json::Value;
 
-use crate::harness::{num, run_env, serve_printing_url, tmp, write_file};
-
-fn demo_target() -> RunningTarget {
-    pado_demo_target::start(TargetOptions::default()).expect("demo target starts")
-}
+use crate::harness::{
+    demo_target, fixture, num, run_env, serve_printing_url, tmp, write_file, write_fixture,
+};
 
 /// The first ```yaml block after the heading `heading` of docs/scenario.md, with
 /// the docs' port replaced by `base`'s.
@@ -42,23 +40,15 @@ fn passes(name: &str, yaml: &str, args: &[&str]) -> Value {
     s
 }
 
-fn closed(base: &str, defaults: &str, flow: &str) -> String {
-    format!(
-        "target: {base}\ndefaults: {{ {defaults} }}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 4\n    iterations: 5\n    flow:\n{flow}"
-    )
-}
-
-const GET_POST: &str = "      - name: post\n        request: GET /api/posts/{{ vu }}\n        check: { status: 200, json_exists: [$.title] }\n";
-
 /// `--http2` against the demo target over cleartext: h2c, every request answered,
 /// each counted by the target (an HTTP/1.1-only target failed all of them).
 #[test]
 fn h2c_against_the_demo_target_is_all_ok() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let before = t.requests_served();
     let s = passes(
         "demo-h2c",
-        &closed(&t.base_url(), "", GET_POST),
+        &fixture("demo_protocols_get_post.yaml", &[("target", t.base_url())]),
         &["--http2"],
     );
     assert_eq!(num(&s, "requests"), 20.0, "{s}");
@@ -89,7 +79,10 @@ fn tls_with_alpn_h2_against_pado_target_serve() {
     // Over HTTP/1.1 on the same port and TLS too.
     let s = passes(
         "demo-tls-h1",
-        &closed(&base, "insecure: true", GET_POST),
+        &fixture(
+            "demo_protocols_tls_with_alpn_h2_against_pado_target_serve.yaml",
+            &[("target", base.to_string())],
+        ),
         &[],
     );
     assert_eq!(num(&s, "requests"), 20.0, "{s}");
@@ -100,7 +93,7 @@ fn tls_with_alpn_h2_against_pado_target_serve() {
 /// The docs' WebSocket example against `/ws/echo`, plus the live feed.
 #[test]
 fn the_websocket_example_runs_against_the_demo_target() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let yaml = docs_example("## WebSocket", &t.base_url());
     let s = passes("demo-ws", &yaml, &["--vus", "2", "--duration", "3s"]);
     let ws = &s["steps"]["chat"]["ws"];
@@ -115,7 +108,14 @@ fn the_websocket_example_runs_against_the_demo_target() {
         "      - name: feed\n        ws:\n          url: /ws/feed?every_ms=100&count=10\n          actions:\n{}",
         expect.repeat(3)
     );
-    let s = passes("demo-ws-feed", &closed(&t.base_url(), "", &feed), &[]);
+    let s = passes(
+        "demo-ws-feed",
+        &fixture(
+            "demo_protocols_the_websocket_example_runs_against_the_demo_target.yaml",
+            &[("target", t.base_url()), ("flow", feed.to_string())],
+        ),
+        &[],
+    );
     assert_eq!(
         num(&s["steps"]["feed"]["ws"], "failed"),
         0.0,
@@ -135,7 +135,7 @@ fn the_websocket_example_runs_against_the_demo_target() {
 /// server streaming, each call served through the posts routes.
 #[test]
 fn the_grpc_example_runs_against_the_demo_target_by_reflection() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let before = t.requests_served();
     let yaml = docs_example("## gRPC", &t.base_url());
     assert!(
@@ -155,10 +155,14 @@ fn the_grpc_example_runs_against_the_demo_target_by_reflection() {
 /// A post that does not exist is gRPC's NOT_FOUND, counted as `grpc_status`.
 #[test]
 fn a_missing_post_over_grpc_is_not_found() {
-    let t = demo_target();
-    let flow = "      - name: none\n        grpc:\n          method: pado.board.Board/GetPost\n          message: { id: 99999999 }\n";
+    let t = demo_target(TargetOptions::default());
     let dir = tmp("demo-grpc-404");
-    let f = write_file(&dir, "s.yaml", &closed(&t.base_url(), "", flow));
+    let f = write_fixture(
+        &dir,
+        "demo_protocols_a_missing_post_over_grpc_is_not_found.yaml",
+        "s.yaml",
+        &[("target", t.base_url())],
+    );
     let r = crate::harness::run("demo-grpc-404", &[f.to_str().unwrap()]);
     let s = r.summary();
     assert_eq!(num(&s, "errors.grpc_status"), 20.0, "{s}");
@@ -169,13 +173,13 @@ fn a_missing_post_over_grpc_is_not_found() {
 /// bytes are counted (fewer than decoded); without compression none are.
 #[test]
 fn the_compression_example_gets_compressed_answers() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let yaml = docs_example("## Compression", &t.base_url());
     let s = passes("demo-gzip", &yaml, &["--vus", "2", "--duration", "2s"]);
     let encoded = num(&s, "data_received_encoded");
     let decoded = num(&s, "data_received_decoded");
     assert!(encoded > 0.0 && encoded < decoded, "{encoded} {decoded}");
-    let plain = closed(&t.base_url(), "", GET_POST);
+    let plain = fixture("demo_protocols_get_post.yaml", &[("target", t.base_url())]);
     let s = passes("demo-plain", &plain, &[]);
     assert_eq!(
         s["data_received_encoded"].as_f64().unwrap_or(0.0),

@@ -3,7 +3,7 @@
 
 use pado_testkit::{ServerOptions, TestServer};
 
-use crate::harness::{num, run, tmp, write_file};
+use crate::harness::{num, pado_cmd, run, spawn_piped, tmp, write_file, write_fixture};
 
 fn errors_of(path: &str, extra: &[&str]) -> (serde_json::Value, u64) {
     let srv = TestServer::start();
@@ -171,13 +171,11 @@ fn tls_with_a_self_signed_certificate() {
 fn http_framing_edge_cases_all_succeed() {
     let srv = TestServer::start();
     let dir = tmp("framing");
-    let file = write_file(
+    let file = write_fixture(
         &dir,
+        "errors_http_framing_edge_cases_all_succeed.yaml",
         "framing.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  f:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 5\n    flow:\n      - {{ name: chunked, request: \"GET /chunked?chunks=5&size=3000\", check: {{ body_contains: xxxx }} }}\n      - {{ name: head, request: \"HEAD /bytes/5000\" }}\n      - {{ name: nocontent, request: \"GET /nocontent\" }}\n      - {{ name: notmodified, request: \"GET /notmodified\" }}\n      - {{ name: continue, request: \"GET /continue\" }}\n      - {{ name: close, request: \"GET /close\" }}\n      - {{ name: eof, request: \"GET /eof-body\", check: {{ body_contains: \"until close\" }} }}\n      - {{ name: big, request: \"GET /bytes/3000000\" }}\n      - {{ name: after, request: \"GET /\" }}\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("framing", &[file.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -257,14 +255,14 @@ fn an_upload_refused_early_is_its_status_not_a_reset() {
 fn a_summary_that_cannot_be_written_is_still_printed_and_exits_1() {
     // Tests run as root, where a read-only directory stops nothing: a directory named
     // `summary.json`, made while the run goes on, is a file that cannot be replaced.
-    use std::process::{Command, Stdio};
+
     use std::time::{Duration, Instant};
     let _machine = crate::harness::shared_machine();
     let srv = TestServer::start();
     let dir_tmp = tmp("unwritable");
     let dir = dir_tmp.join("result");
-    let child = Command::new(crate::harness::pado_bin())
-        .args([
+    let child = spawn_piped(
+        pado_cmd([
             "run",
             "--url",
             &srv.url("/"),
@@ -275,11 +273,8 @@ fn a_summary_that_cannot_be_written_is_still_printed_and_exits_1() {
         ])
         .arg("--out")
         .arg(&dir)
-        .arg("--quiet")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .arg("--quiet"),
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     while !dir.join("run.json").exists() {
         assert!(Instant::now() < deadline, "run.json never appeared");
@@ -334,13 +329,11 @@ fn connection_reuse_follows_the_policy() {
     let dir = tmp("reuse");
     for (policy, connections) in [("per-vu", 2), ("per-iteration", 10), ("per-request", 20)] {
         srv.reset_stats();
-        let file = write_file(
+        let file = write_fixture(
             &dir,
+            "errors_connection_policy.yaml",
             &format!("{policy}.yaml"),
-            &format!(
-                "target: {}\ndefaults:\n  connections: {policy}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 5\n    flow:\n      - request: GET /a\n      - request: GET /b\n",
-                srv.base_url()
-            ),
+            &[("target", srv.base_url()), ("policy", policy.to_string())],
         );
         let r = run("reuse", &[file.to_str().unwrap()]);
         assert_eq!(r.code(), 0, "{policy}: {}", r.stderr());
@@ -375,13 +368,11 @@ fn connection_reuse_follows_the_policy() {
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert_eq!(srv.stats().connections, 10);
     // HTTP/2 shares a worker's connections: nothing per VU to renew.
-    let file = write_file(
+    let file = write_fixture(
         &dir,
+        "errors_connection_reuse_follows_the_policy.yaml",
         "h2.yaml",
-        &format!(
-            "target: {}\ndefaults:\n  http: 2\n  connections: per-iteration\nscenarios:\n  s:\n    executor: per-vu-iterations\n    flow:\n      - request: GET /\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("reuse-h2", &[file.to_str().unwrap()]);
     assert_eq!(r.code(), 2, "{}", r.stdout());

@@ -5,33 +5,32 @@
 //! out of the result files.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use pado_demo_target::{RunningTarget, TargetOptions};
 use serde_json::Value;
 
-use crate::harness::{num, pado_bin, run, shared_machine, tmp, write_file};
+use crate::harness::{
+    demo_target, num, pado_cmd, run, shared_machine, tmp, write_file, write_fixture,
+};
 
-fn target() -> RunningTarget {
-    pado_demo_target::start(TargetOptions {
+fn small_target() -> RunningTarget {
+    demo_target(TargetOptions {
         posts: 2_000,
         ..Default::default()
     })
-    .expect("demo target starts")
 }
 
 /// The target `pado demo` starts (4 workers, a pool of 2 connections at 20 ms: 100
 /// queries/s), which the pool-shrink example is sized for.
-fn demo_target() -> RunningTarget {
-    pado_demo_target::start(TargetOptions {
+fn pado_demo_sized_target() -> RunningTarget {
+    demo_target(TargetOptions {
         posts: 2_000,
         workers: 4,
         pool_size: 2,
         query_cost: Duration::from_millis(20),
         ..Default::default()
     })
-    .expect("demo target starts")
 }
 
 fn events_jsonl(dir: &Path) -> Vec<Value> {
@@ -71,7 +70,7 @@ fn short_latency_example(heal_ms: u32) -> String {
 
 #[test]
 fn example_expectations_pass_when_the_fault_heals_and_fail_when_it_never_does() {
-    let t = target();
+    let t = small_target();
     let url = t.base_url();
     let dir = tmp("events-example");
     let healed = write_file(&dir, "healed.yaml", &short_latency_example(0));
@@ -101,8 +100,7 @@ fn example_expectations_pass_when_the_fault_heals_and_fail_when_it_never_does() 
     assert!((started + 3000..started + 3500).contains(&end), "{ev}");
     assert_eq!(ev["action"]["status"], 200);
     // `pado report` on the directory gives the same verdict.
-    let rep = Command::new(pado_bin())
-        .args(["report", "--quiet"])
+    let rep = pado_cmd(["report", "--quiet"])
         .arg(&r.dir)
         .output()
         .unwrap();
@@ -124,8 +122,7 @@ fn example_expectations_pass_when_the_fault_heals_and_fail_when_it_never_does() 
     assert_eq!(x["ok"], false, "{x}");
     assert!(x["value"].is_null(), "{x}");
     assert!(s["events"][0]["time_to_recovery_s"].is_null());
-    let rep = Command::new(pado_bin())
-        .args(["report", "--quiet"])
+    let rep = pado_cmd(["report", "--quiet"])
         .arg(&r.dir)
         .output()
         .unwrap();
@@ -136,35 +133,13 @@ fn example_expectations_pass_when_the_fault_heals_and_fail_when_it_never_does() 
 fn recovery_time_is_within_a_second_of_the_heal() {
     // The fault's window ends at 4 s, but the target stays slow until another
     // event heals it at 6 s: the truth is 2 s.
-    let t = target();
+    let t = small_target();
     let dir = tmp("events-recovery");
-    let scen = write_file(
+    let scen = write_fixture(
         &dir,
+        "events_recovery_time_is_within_a_second_of_the_heal.yaml",
         "s.yaml",
-        &format!(
-            r#"target: {}
-scenarios:
-  read:
-    executor: constant-arrival-rate
-    rate: 40
-    duration: 10s
-    pre_allocated_vus: 20
-    max_vus: 60
-    flow: [{{ request: "GET /api/posts/{{{{ random_int(1, 100) }}}}" }}]
-events:
-  - name: slow
-    at: 2s
-    http: {{ method: POST, url: /admin/faults, json: {{ added_latency_ms: 200 }} }}
-    duration: 2s
-    after:
-      recovers: "p(50) < 100 within 5s"
-      hold: 2s
-  - name: heal
-    at: 6s
-    http: {{ method: POST, url: /admin/faults, json: {{ added_latency_ms: 0 }} }}
-"#,
-            t.base_url()
-        ),
+        &[("target", t.base_url())],
     );
     let r = run("events-recovery", &[scen.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
@@ -187,35 +162,15 @@ fn a_hanging_command_is_killed_at_its_timeout_and_secrets_stay_out() {
     let _machine = shared_machine();
     let server = pado_testkit::TestServer::start();
     let dir = tmp("events-hang");
-    let scen = write_file(
+    let scen = write_fixture(
         &dir,
+        "events_a_hanging_command_is_killed_at_its_timeout_and_secrets_stay_out.yaml",
         "s.yaml",
-        &format!(
-            r#"target: {}
-scenarios:
-  s:
-    executor: constant-vus
-    vus: 2
-    duration: 4s
-    think: 50ms
-    flow: [{{ request: "GET /" }}]
-events:
-  - name: secret
-    at: 500ms
-    run: [sh, -c, "echo token={{{{ env.PADO_E2E_EVENT_TOKEN }}}}; echo {{{{ env.PADO_E2E_EVENT_TOKEN }}}} >&2"]
-  - name: hang
-    at: 1s
-    run: [sleep, "60"]
-    timeout: 1s
-    required: false
-"#,
-            server.base_url()
-        ),
+        &[("target", server.base_url())],
     );
     let out = dir.join("result");
     let t0 = Instant::now();
-    let o = Command::new(pado_bin())
-        .args(["run", scen.to_str().unwrap(), "--quiet", "--out"])
+    let o = pado_cmd(["run", scen.to_str().unwrap(), "--quiet", "--out"])
         .arg(&out)
         .env("PADO_E2E_EVENT_TOKEN", "s3cr3t-value-81")
         .output()
@@ -257,24 +212,11 @@ events:
 fn a_required_failing_event_stops_the_run_cleanly() {
     let server = pado_testkit::TestServer::start();
     let dir = tmp("events-required");
-    let scen = write_file(
+    let scen = write_fixture(
         &dir,
+        "events_a_required_failing_event_stops_the_run_cleanly.yaml",
         "s.yaml",
-        &format!(
-            r#"target: {}
-scenarios:
-  s:
-    executor: constant-vus
-    vus: 2
-    duration: 20s
-    think: 50ms
-    flow: [{{ request: "GET /" }}]
-events:
-  - {{ name: broken, at: 1s, run: [sh, -c, "exit 3"] }}
-  - {{ name: window, at: 500ms, mark: open, duration: 1h, undo: {{ run: ["true"] }} }}
-"#,
-            server.base_url()
-        ),
+        &[("target", server.base_url())],
     );
     let t0 = Instant::now();
     let r = run("events-required", &[scen.to_str().unwrap()]);
@@ -306,7 +248,7 @@ fn run_fitted(name: &str, file: &Path, url: &str, fit: &str) -> crate::harness::
 /// Runs `examples/resilience/NAME.yaml` unedited, fitted to 10 s of load (events
 /// move with the load), against a fresh demo target; returns its summary.
 fn example_passes(name: &str) -> Value {
-    example_passes_on(name, target()).0
+    example_passes_on(name, small_target()).0
 }
 
 /// [`example_passes`] against the target `t`; also returns `events.jsonl`.
@@ -349,7 +291,7 @@ fn the_stall_example_passes() {
 
 #[test]
 fn the_cache_off_example_passes() {
-    let (s, _) = example_passes_on("cache-off", demo_target());
+    let (s, _) = example_passes_on("cache-off", pado_demo_sized_target());
     let ev = s["events"].as_array().unwrap();
     assert_eq!(ev[0]["name"], "steady");
     assert_eq!(ev[0]["outcome"], "mark");
@@ -360,7 +302,7 @@ fn the_cache_off_example_passes() {
 
 #[test]
 fn the_pool_shrink_example_passes() {
-    let (s, _) = example_passes_on("pool-shrink", demo_target());
+    let (s, _) = example_passes_on("pool-shrink", pado_demo_sized_target());
     let e = &s["events"][0];
     assert_eq!(e["outcome"], "ok", "{e}");
     // One connection of 20 ms for 60 queries/s: requests queue in the window, not
@@ -437,7 +379,7 @@ fn every_example_fails_when_its_fault_never_heals() {
         .map(|(name, edits)| {
             let text = never_healing(name, edits);
             std::thread::spawn(move || {
-                let t = demo_target();
+                let t = pado_demo_sized_target();
                 let dir = tmp(&format!("events-never-{name}"));
                 let file = write_file(&dir, "never.yaml", &text);
                 let r = run_fitted(&format!("events-never-{name}"), &file, &t.base_url(), "10s");
@@ -482,7 +424,7 @@ fn restart_example(restart_ms: u32) -> String {
 
 #[test]
 fn the_restart_example_passes_and_fails_when_the_service_never_comes_back() {
-    let (s, ev) = example_passes_on("restart", target());
+    let (s, ev) = example_passes_on("restart", small_target());
     let e = &s["events"][0];
     assert_eq!(e["outcome"], "ok", "{e}");
     // Refused while it was down, nothing before; all failures are the connection's.
@@ -513,7 +455,7 @@ fn the_restart_example_passes_and_fails_when_the_service_never_comes_back() {
     );
 
     // The same restart, longer than the run: the service never comes back.
-    let t = target();
+    let t = small_target();
     let dir = tmp("events-restart");
     let stuck = write_file(&dir, "stuck.yaml", &restart_example(60_000));
     let r = run_fitted("events-restart-stuck", &stuck, &t.base_url(), "10s");
@@ -530,7 +472,7 @@ fn the_restart_example_passes_and_fails_when_the_service_never_comes_back() {
 
 #[test]
 fn the_leak_example_runs_and_the_target_keeps_what_each_request_leaked() {
-    let t = target();
+    let t = small_target();
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/resilience/leak.yaml");
     let r = run_fitted("events-leak", &file, &t.base_url(), "5s");
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
@@ -581,33 +523,16 @@ fn a_fault_left_open_by_a_killed_pado_is_undone_by_the_next_run() {
     let state = tmp.join("state");
     let marker = tmp.join("fault-injected");
     let killed = tmp.join("killed");
-    let scen = write_file(
+    let scen = write_fixture(
         &tmp,
+        "events_a_fault_left_open_by_a_killed_pado_is_undone_by_the_next_run.yaml",
         "fault.yaml",
-        &format!(
-            r#"name: 결제 장애
-target: {}
-scenarios:
-  s:
-    executor: constant-vus
-    vus: 1
-    duration: 30s
-    think: 50ms
-    flow:
-      - request: GET /
-events:
-  - name: 지연 주입
-    at: 300ms
-    run: [touch, "{m}"]
-    duration: 1h
-    undo: {{ run: [rm, "{m}"] }}
-"#,
-            srv.base_url(),
-            m = marker.display()
-        ),
+        &[
+            ("target", srv.base_url()),
+            ("marker", marker.display().to_string()),
+        ],
     );
-    let mut child = Command::new(pado_bin())
-        .args(["run", scen.to_str().unwrap(), "--quiet", "--out"])
+    let mut child = pado_cmd(["run", scen.to_str().unwrap(), "--quiet", "--out"])
         .arg(&killed)
         .env("XDG_STATE_HOME", &state)
         .stdout(std::process::Stdio::null())
@@ -632,8 +557,7 @@ events:
 
     // The killed run's report says the window was open when it died.
     let report = |dir: &Path| -> String {
-        let out = Command::new(pado_bin())
-            .arg("report")
+        let out = pado_cmd(["report"])
             .arg(dir)
             .env("XDG_STATE_HOME", &state)
             .output()
@@ -648,21 +572,20 @@ events:
     assert!(marker.exists(), "a report runs nothing");
 
     // The next run, of anything, puts the fault back first.
-    let next = Command::new(pado_bin())
-        .args([
-            "run",
-            "--url",
-            &srv.url("/"),
-            "--vus",
-            "1",
-            "--duration",
-            "1s",
-        ])
-        .args(["--quiet", "--out"])
-        .arg(tmp.join("next"))
-        .env("XDG_STATE_HOME", &state)
-        .output()
-        .unwrap();
+    let next = pado_cmd([
+        "run",
+        "--url",
+        &srv.url("/"),
+        "--vus",
+        "1",
+        "--duration",
+        "1s",
+    ])
+    .args(["--quiet", "--out"])
+    .arg(tmp.join("next"))
+    .env("XDG_STATE_HOME", &state)
+    .output()
+    .unwrap();
     let err = String::from_utf8_lossy(&next.stderr);
     assert_eq!(next.status.code(), Some(0), "{err}");
     assert!(

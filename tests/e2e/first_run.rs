@@ -12,13 +12,9 @@ use pado_demo_target::{RunningTarget, TargetOptions};
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{num, pado, pado_bin, run, shared_machine, tmp};
+use crate::harness::{demo_target, num, pado, pado_cmd, run, shared_machine, tmp};
 
 /// The demo target as `pado target serve` runs it (its defaults), on a free port.
-fn demo_target() -> RunningTarget {
-    pado_demo_target::start(TargetOptions::default()).expect("demo target starts")
-}
-
 /// `pado run ARGS` against `t`: exit 0, nothing failed, no 404, every check passed,
 /// and the target served exactly the requests pado counted. Returns summary.json.
 fn passes_against(t: &RunningTarget, name: &str, args: &[&str]) -> Value {
@@ -62,7 +58,7 @@ fn step_requests(s: &Value, step: &str) -> f64 {
 
 #[test]
 fn the_starter_file_of_pado_init_passes_against_the_demo_target() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let dir = tmp("starter");
     let f = dir.join("pado.yaml");
     let out = pado(&["init", f.to_str().unwrap()]);
@@ -97,7 +93,7 @@ fn first_yaml_block(md: &str) -> String {
 
 #[test]
 fn the_first_example_of_the_scenario_docs_passes_against_the_demo_target() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let md = include_str!("../../docs/scenario.md");
     // `pado docs scenario` prints the same page.
     let out = pado(&["docs", "scenario"]);
@@ -122,7 +118,7 @@ fn the_first_example_of_the_scenario_docs_passes_against_the_demo_target() {
 
 #[test]
 fn every_example_passes_unedited_against_the_demo_target() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
     let mut seen = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -210,7 +206,7 @@ fn shell_words(s: &str) -> Vec<String> {
 
 #[test]
 fn the_readme_quick_mode_commands_pass_against_the_demo_target() {
-    let t = demo_target();
+    let t = demo_target(TargetOptions::default());
     let cmds = readme_run_commands();
     assert!(cmds.len() >= 5, "{cmds:?}");
     for (i, words) in cmds.iter().enumerate() {
@@ -355,25 +351,24 @@ fn no_color_wins_over_forced_colour() {
     let srv = TestServer::start();
     let dir_tmp = tmp("color");
     let dir = dir_tmp.join("result");
-    let out = Command::new(pado_bin())
-        .args([
-            "run",
-            "--url",
-            &srv.url("/"),
-            "--vus",
-            "1",
-            "--iterations",
-            "3",
-        ])
-        .args(["--threshold", "p(95) < 60000", "--quiet", "--out"])
-        .arg(&dir)
-        .env_remove("NO_COLOR")
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "run",
+        "--url",
+        &srv.url("/"),
+        "--vus",
+        "1",
+        "--iterations",
+        "3",
+    ])
+    .args(["--threshold", "p(95) < 60000", "--quiet", "--out"])
+    .arg(&dir)
+    .env_remove("NO_COLOR")
+    .output()
+    .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let report = |env: &[(&str, &str)]| {
-        let mut c = Command::new(pado_bin());
-        c.arg("report").arg(&dir);
+        let mut c = pado_cmd(["report"]);
+        c.arg(&dir);
         c.env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
         for (k, v) in env {
             c.env(k, v);

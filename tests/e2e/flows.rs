@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, run, tmp, write_file};
+use crate::harness::{num, pado_cmd, run, tmp, write_file, write_fixture};
 
 #[test]
 fn login_extract_token_create_extract_id_delete() {
@@ -13,41 +13,13 @@ fn login_extract_token_create_extract_id_delete() {
     let _machine = crate::harness::shared_machine();
     let srv = TestServer::start();
     let dir = tmp("flow");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "flows_login_extract_token_create_extract_id_delete.yaml",
         "flow.yaml",
-        &format!(
-            r#"target: {}
-scenarios:
-  crud:
-    executor: per-vu-iterations
-    vus: 3
-    iterations: 4
-    setup_per_vu:
-      - name: login
-        request: {{ method: POST, url: /json/login, json: {{ user: "u{{{{ vu }}}}", password: "{{{{ env.PADO_E2E_PASSWORD }}}}" }} }}
-        extract: {{ token: $.token }}
-        check: {{ status: 200, json_exists: [$.token] }}
-    flow:
-      - name: create
-        request:
-          method: POST
-          url: /json/item
-          headers: {{ Authorization: "Bearer {{{{ token }}}}" }}
-          json: {{ title: "글 {{{{ vu }}}}-{{{{ iter }}}}" }}
-        extract: {{ id: $.id }}
-        check: {{ status: 201 }}
-      - name: delete
-        request:
-          method: DELETE
-          url: /items/{{{{ id }}}}
-          headers: {{ Authorization: "Bearer {{{{ token }}}}" }}
-"#,
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
-    let out = std::process::Command::new(crate::harness::pado_bin())
-        .args(["run", f.to_str().unwrap(), "--quiet", "--out"])
+    let out = pado_cmd(["run", f.to_str().unwrap(), "--quiet", "--out"])
         .arg(dir.join("r"))
         .env("PADO_E2E_PASSWORD", "s3cret-비밀")
         .output()
@@ -124,35 +96,11 @@ fn feeds_hangul_unique_per_vu_and_tags() {
         "keywords.csv",
         "term,class\n검색 엔진,high\n파도,mid\nrust load test,rare\n부하 테스트,mid\n",
     );
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "flows_feeds_hangul_unique_per_vu_and_tags.yaml",
         "feeds.yaml",
-        &format!(
-            r#"target: {}
-data:
-  keywords: {{ file: keywords.csv }}
-  accounts: {{ range: [1000, 1999], pick: unique }}
-  hot: {{ range: [1, 10] }}
-  all: {{ range: [11, 100000] }}
-scenarios:
-  s:
-    executor: per-vu-iterations
-    vus: 5
-    iterations: 40
-    mix:
-      - weight: 1
-        name: search
-        request: "GET /api/search?q={{{{ keywords.term }}}}&class={{{{ keywords.class }}}}"
-        tags: {{ class: "{{{{ keywords.class }}}}" }}
-      - weight: 1
-        name: account
-        request: {{ url: "/api/accounts/{{{{ accounts }}}}", headers: {{ X-VU: "{{{{ vu }}}}" }} }}
-      - weight: 1
-        name: post
-        request: "GET /api/posts/{{{{ pick(hot: 80, all: 20) }}}}"
-"#,
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("feeds", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -244,35 +192,11 @@ scenarios:
 fn cookies_regex_and_header_extraction_and_json_checks() {
     let srv = TestServer::start();
     let dir = tmp("cookies");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "flows_cookies_regex_and_header_extraction_and_json_checks.yaml",
         "c.yaml",
-        &format!(
-            r#"target: {}
-scenarios:
-  s:
-    executor: per-vu-iterations
-    vus: 1
-    iterations: 2
-    flow:
-      - name: login
-        request: {{ method: POST, url: /json/login }}
-        extract:
-          tok: {{ regex: '"token":"([^"]+)"' }}
-          ctype: {{ header: Content-Type }}
-        check: {{ json: {{ $.token: "tok-1" }}, header: {{ Content-Type: json }} }}
-      - name: echo
-        request: {{ method: POST, url: /echo, body: "tok={{{{ tok }}}} ct={{{{ ctype }}}}" }}
-        check: {{ body_matches: "^tok=tok-[0-9]+ ct=application/json$" }}
-      - name: cookie
-        request: "GET /set-cookie?SESSION=abc123&lang=ko"
-        extract: {{ sid: {{ cookie: SESSION }} }}
-      - name: whoami
-        request: {{ url: /headers, headers: {{ X-Sid: "{{{{ sid }}}}" }} }}
-        check: {{ json: {{ $.cookie: "SESSION=abc123; lang=ko", "$['x-sid']": abc123 }} }}
-"#,
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("cookies", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -312,24 +236,11 @@ scenarios:
 fn tag_cardinality_is_capped_with_a_warning_and_counted_checks_can_pass_requests() {
     let srv = TestServer::start();
     let dir = tmp("cap");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "flows_tag_cardinality_is_capped_with_a_warning_and_counted_checks_can_pass_requests.yaml",
         "cap.yaml",
-        &format!(
-            r#"target: {}
-scenarios:
-  s:
-    executor: per-vu-iterations
-    vus: 2
-    iterations: 700
-    flow:
-      - name: item
-        request: "GET /items/{{{{ iter }}}}"
-        tags: {{ id: "{{{{ iter }}}}" }}
-        check: {{ body_contains: "never", fail_request: false }}
-"#,
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("cap", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -362,29 +273,11 @@ fn checks_compare_with_rendered_templates() {
     // check written `{{ id }}` must compare with the id extracted this iteration.
     let srv = TestServer::start();
     let dir = tmp("check-templates");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "flows_checks_compare_with_rendered_templates.yaml",
         "t.yaml",
-        &format!(
-            r#"target: {}
-scenarios:
-  a:
-    executor: per-vu-iterations
-    vus: 1
-    iterations: 3
-    flow:
-      - name: create
-        request: POST /json/item
-        extract: {{ id: $.id }}
-      - name: echo
-        request: {{ method: POST, url: /echo, json: {{ id: "{{{{ id }}}}", who: "n{{{{ id }}}}x" }} }}
-        check: {{ json: {{ $.id: "{{{{ id }}}}" }}, body_contains: "n{{{{ id }}}}x", header: {{ Content-Type: json }} }}
-      - name: next
-        request: POST /json/item
-        check: {{ json: {{ $.id: "{{{{ id }}}}" }}, fail_request: false }}
-"#,
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("check-templates", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -404,13 +297,11 @@ scenarios:
     assert_eq!(check("next: $.id == \"{{ id }}\""), (0.0, 3.0), "{s}");
     assert_eq!(srv.stats().requests, 9);
     // An unknown name in a check is an error of the file, with its line.
-    let bad = write_file(
+    let bad = write_fixture(
         &dir,
+        "flows_checks_compare_with_rendered_templates_bad.yaml",
         "bad.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  a:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 1\n    flow:\n      - request: GET /\n        check: {{ body_contains: \"{{{{ nope }}}}\" }}\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let o = crate::harness::pado(&["validate", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
@@ -427,45 +318,11 @@ fn a_path_from_a_response_and_typed_json_values_are_sent_as_meant() {
     let srv = TestServer::start();
     let base = srv.base_url();
     let dir = tmp("path-holes");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "flows_a_path_from_a_response_and_typed_json_values_are_sent_as_meant.yaml",
         "t.yaml",
-        &format!(
-            r#"target: {base}
-defaults: {{ follow_redirects: false }}
-scenarios:
-  a:
-    executor: per-vu-iterations
-    vus: 1
-    iterations: 3
-    flow:
-      - name: create
-        request: "GET /redirect-to?url=/orders/{{{{ iter }}}}%3Fview%3D%EC%9A%94%EC%95%BD%26x%3D1%252F2"
-        check: {{ status: 302 }}
-        extract: {{ next: {{ header: Location }} }}
-      - name: open
-        request: "GET {{{{ next }}}}"
-      - name: absolute
-        request: "GET /redirect-to?url={base}/abs/{{{{ vu }}}}"
-        check: {{ status: 302 }}
-        extract: {{ there: {{ header: Location }} }}
-      - name: go
-        request: "GET {{{{ there }}}}"
-      - name: typed
-        request: {{ method: POST, url: /echo, json: {{ n: "{{{{ iter | int }}}}", tag: "{{{{ iter }}}}", ok: "{{{{ flag | bool }}}}", both: ["{{{{ vu | number }}}}", "{{{{ doc | json }}}}"] }} }}
-        check: {{ json: {{ $.n: "{{{{ iter }}}}" }} }}
-      - name: elsewhere
-        request: "GET /redirect-to?url=http://127.0.0.2:9/x"
-        check: {{ status: 302 }}
-        extract: {{ away: {{ header: Location }} }}
-      - name: refuse
-        request: "GET {{{{ away }}}}"
-    setup_per_vu:
-      - name: setup
-        request: {{ method: POST, url: /echo, json: {{ flag: true, doc: {{ "이름": "결제", "n": [1, 2] }} }} }}
-        extract: {{ flag: $.flag, doc: $.doc }}
-"#
-        ),
+        &[("base", base.to_string())],
     );
     let r = run("path-holes", &[f.to_str().unwrap()]);
     let s = r.summary();

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{exclusive_machine, num, pado_bin, run, tmp, Run};
+use crate::harness::{exclusive_machine, num, pado_bin, pado_cmd, run, tmp, Run};
 
 /// Whether `taskset` (util-linux) is here; the starvation test needs it.
 fn have_taskset() -> bool {
@@ -313,8 +313,7 @@ fn a_light_run_beside_busy_neighbours_keeps_its_analysis() {
     let spin = Spinners::anywhere(allowed_cpus().len().max(1));
     let dir_tmp = tmp("busy-neighbours");
     let dir = dir_tmp.join("result");
-    let out = Command::new(pado_bin())
-        .args(["run", "--url", &srv.url("/delay/200"), "--stages", "13s:6"])
+    let out = pado_cmd(["run", "--url", &srv.url("/delay/200"), "--stages", "13s:6"])
         .arg("--out")
         .arg(&dir)
         .arg("--quiet")

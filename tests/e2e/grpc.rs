@@ -7,41 +7,19 @@
 use pado_testkit::grpc::ECHO_PROTO;
 use pado_testkit::{GrpcServer, Reflection};
 
-use crate::harness::{num, pado, run, run_timed, tmp, write_file};
-
-fn scenario(srv: &GrpcServer, vus: u32, duration: &str, flow: &str) -> String {
-    format!(
-        "name: grpc\ntarget: {}\nscenarios:\n  calls:\n    executor: constant-vus\n    vus: {vus}\n    duration: {duration}\n    flow:\n{flow}",
-        srv.base_url()
-    )
-}
+use crate::harness::{num, pado, run, run_timed, tmp, write_file, write_fixture};
 
 #[test]
 fn grpc_unary_and_stream_counts_equal_the_servers() {
     let srv = GrpcServer::start(Reflection::Off);
     let t = tmp("grpc-counts");
     write_file(&t, "echo.proto", ECHO_PROTO);
-    let flow = "      - name: echo
-        grpc:
-          proto: [echo.proto]
-          method: pado.echo.Echo/Echo
-          message: { text: \"안녕 {{ vu }}\", n: 7, inner: { name: x }, tags: [a] }
-          metadata: { x-tag: \"v{{ vu }}\" }
-        check:
-          grpc_status: OK
-          json: { \"$.n\": 7, \"$.inner.name\": x }
-          body_contains: 안녕
-        extract:
-          said: $.text
-      - name: stream
-        grpc:
-          proto: [echo.proto]
-          method: pado.echo.Echo/Stream
-          message: { text: \"{{ said }}\", count: 5, delay_ms: 2 }
-        check:
-          json_exists: [\"$[4].index\"]
-";
-    let file = write_file(&t, "g.yaml", &scenario(&srv, 2, "1s", flow));
+    let file = write_fixture(
+        &t,
+        "grpc_grpc_unary_and_stream_counts_equal_the_servers.yaml",
+        "g.yaml",
+        &[("target", srv.base_url())],
+    );
     let r = run(
         "grpc-counts",
         &[
@@ -108,7 +86,12 @@ fn grpc_statuses_are_failures_by_category_unless_accepted() {
         step("late", 4, ""),
     ]
     .concat();
-    let file = write_file(&t, "g.yaml", &scenario(&srv, 1, "1s", &flow));
+    let file = write_fixture(
+        &t,
+        "grpc_one_vu_for_1s.yaml",
+        "g.yaml",
+        &[("target", srv.base_url()), ("flow", flow.to_string())],
+    );
     let r = run("grpc-status", &[file.to_str().unwrap()]);
     let s = r.summary();
     let st = srv.stats();
@@ -148,13 +131,12 @@ fn grpc_latency_carries_the_servers_delay() {
     let srv = GrpcServer::start(Reflection::Off);
     let t = tmp("grpc-delay");
     write_file(&t, "echo.proto", ECHO_PROTO);
-    let flow = "      - name: slow
-        grpc:
-          proto: [echo.proto]
-          method: pado.echo.Echo/Echo
-          message: { delay_ms: 40 }
-";
-    let file = write_file(&t, "g.yaml", &scenario(&srv, 2, "1s", flow));
+    let file = write_fixture(
+        &t,
+        "grpc_grpc_latency_carries_the_servers_delay.yaml",
+        "g.yaml",
+        &[("target", srv.base_url())],
+    );
     run_timed("grpc-delay", &[file.to_str().unwrap()], |r| {
         let s = r.summary();
         let lat = &s["steps"]["slow"]["latency_ms"];
@@ -173,14 +155,12 @@ fn grpc_reflection_stands_in_for_the_proto_file() {
     for reflection in [Reflection::V1, Reflection::V1Alpha] {
         let srv = GrpcServer::start(reflection);
         let t = tmp("grpc-refl");
-        let flow = "      - name: echo
-        grpc:
-          method: pado.echo.Echo/Echo
-          message: { text: hi }
-        check:
-          json: { \"$.text\": hi }
-";
-        let file = write_file(&t, "g.yaml", &scenario(&srv, 1, "500ms", flow));
+        let file = write_fixture(
+            &t,
+            "grpc_grpc_reflection_stands_in_for_the_proto_file.yaml",
+            "g.yaml",
+            &[("target", srv.base_url())],
+        );
         let r = run("grpc-refl", &[file.to_str().unwrap()]);
         assert_eq!(
             r.code(),
@@ -198,8 +178,12 @@ fn grpc_reflection_stands_in_for_the_proto_file() {
     // No reflection and no proto: a clear error before any load.
     let srv = GrpcServer::start(Reflection::Off);
     let t = tmp("grpc-norefl");
-    let flow = "      - grpc:\n          method: pado.echo.Echo/Echo\n";
-    let file = write_file(&t, "g.yaml", &scenario(&srv, 1, "500ms", flow));
+    let file = write_fixture(
+        &t,
+        "grpc_no_reflection_and_no_proto.yaml",
+        "g.yaml",
+        &[("target", srv.base_url())],
+    );
     let o = pado(&["validate", file.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
@@ -241,7 +225,12 @@ fn grpc_bad_proto_method_or_message_is_named_with_its_place() {
     ];
     for (grpc, want) in cases {
         let flow = format!("      - name: x\n        grpc:\n          {grpc}\n");
-        let file = write_file(&t, "g.yaml", &scenario(&srv, 1, "500ms", &flow));
+        let file = write_fixture(
+            &t,
+            "grpc_grpc_bad_proto_method_or_message_is_named_with_its_place.yaml",
+            "g.yaml",
+            &[("target", srv.base_url()), ("flow", flow.to_string())],
+        );
         let o = pado(&["validate", file.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{grpc}");
@@ -276,7 +265,12 @@ fn a_grpc_answer_without_grpc_status_is_not_ok() {
         step("honest", &honest.base_url(), "data"),
     ]
     .concat();
-    let file = write_file(&t, "g.yaml", &scenario(&honest, 1, "1s", &flow));
+    let file = write_fixture(
+        &t,
+        "grpc_one_vu_for_1s.yaml",
+        "g.yaml",
+        &[("target", honest.base_url()), ("flow", flow.to_string())],
+    );
     let r = run("grpc-no-status", &[file.to_str().unwrap()]);
     let s = r.summary();
     let steps = &s["steps"];

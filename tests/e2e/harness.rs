@@ -1,13 +1,27 @@
-//! Running the binary and reading its result directory.
+//! Running the binary and reading its result directory: the machine shared or held
+//! alone, temporary directories, `pado run` and its result (`Run`), timing judged
+//! against the generator's self-check. `process` starts the binary (and what a test
+//! waits for, interrupts or kills); `fixture` fills the scenario files under
+//! `tests/e2e/testdata/`.
 
 use std::cell::Cell;
 use std::ffi::OsStr;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
+
+mod fixture;
+mod process;
+
+pub(crate) use fixture::{fixture, write_fixture};
+pub(crate) use process::{
+    interrupt, pado, pado_cmd, pado_env, say, serve_printing_url, spawn_piped, stderr, text,
+    wait_within, wait_within_polling, Kid,
+};
 
 /// The binary under test. The first call points `PADO_HOME` and `XDG_STATE_HOME`
 /// (inherited by every process the tests start) at directories under the target
@@ -171,6 +185,10 @@ impl Run {
         });
         serde_json::from_str(&text).unwrap()
     }
+    /// run.json.
+    pub(crate) fn run_json(&self) -> Value {
+        read_json(&self.dir.join("run.json"))
+    }
     /// Lines of timeline.jsonl.
     pub(crate) fn timeline(&self) -> Vec<Value> {
         std::fs::read_to_string(self.dir.join("timeline.jsonl"))
@@ -191,9 +209,8 @@ pub(crate) fn run_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     let _machine = shared_machine();
     let tmp = tmp(name);
     let dir = tmp.join("result");
-    let out = Command::new(pado_bin())
+    let out = pado_cmd(["run"])
         .envs(env.iter().copied())
-        .arg("run")
         .args(args)
         .arg("--out")
         .arg(&dir)
@@ -205,15 +222,6 @@ pub(crate) fn run_env(name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
         dir,
         _tmp: Some(tmp),
     }
-}
-
-/// Run pado with arbitrary arguments.
-pub(crate) fn pado(args: &[&str]) -> Output {
-    let _machine = shared_machine();
-    Command::new(pado_bin())
-        .args(args)
-        .output()
-        .expect("running pado")
 }
 
 /// Write a file into a temp dir and return its path.
@@ -323,24 +331,56 @@ pub(crate) fn machine_too_busy(r: &Run) -> Option<String> {
     })
 }
 
-/// `pado <args>` for a server that prints `listening on URL` first (`pado target
-/// serve ... --port 0`): its child (stdout taken, stderr dropped) and that URL.
-pub(crate) fn serve_printing_url(args: &[&str]) -> (std::process::Child, String) {
-    use std::io::BufRead as _;
-    let mut child = Command::new(pado_bin())
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("`pado {}` printed {line:?}", args.join(" ")))
-        .to_string();
-    (child, url)
+/// A JSON file, parsed (panics naming the file when it cannot be read).
+pub(crate) fn read_json(p: &Path) -> Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// `Err` naming `what` when `v` is outside `range`: a missed timing tolerance
+/// ([`run_timed`] judges it).
+pub(crate) fn within(what: &str, v: f64, range: std::ops::Range<f64>) -> Result<(), String> {
+    if range.contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{what} = {v:.2}, outside {range:?}"))
+    }
+}
+
+/// An agreed start `secs` from now, RFC 3339 UTC with milliseconds (`--start-at`).
+pub(crate) fn start_in(secs: u64) -> String {
+    let t = time::OffsetDateTime::from(SystemTime::now() + Duration::from_secs(secs));
+    t.format(&time::format_description::well_known::Rfc3339)
+        .unwrap()
+}
+
+/// `pado merge DIRS --out OUT EXTRA` and wait.
+pub(crate) fn merge(dirs: &[PathBuf], out: &Path, extra: &[&str]) -> Output {
+    let _machine = shared_machine();
+    pado_cmd(["merge"])
+        .args(dirs)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("running pado merge")
+}
+
+/// The demo target in this process with `options` (`TargetOptions::default()` is
+/// the one `pado demo` starts).
+pub(crate) fn demo_target(
+    options: pado_demo_target::TargetOptions,
+) -> pado_demo_target::RunningTarget {
+    pado_demo_target::start(options).expect("demo target starts")
+}
+
+/// The demo target as its own process (so that its CPU figures are its own, not
+/// those of the test process's other servers), with `args`, stopped within two
+/// minutes even if the test is killed: the process, killed on drop, and its URL.
+pub(crate) fn serve_demo_target(args: &[&str]) -> (Kid, String) {
+    let mut all = vec!["target", "serve", "--port", "0", "--exit-after", "2m"];
+    all.extend_from_slice(args);
+    let (child, url) = serve_printing_url(&all);
+    assert!(url.starts_with("http://127.0.0.1:"), "target did not start");
+    (Kid(child), url)
 }

@@ -5,30 +5,28 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pado_metrics::{
-    Interval, Phases, RequestSample, ResultDir, RunMeta, SecondRecord, SeriesKey, SeriesStats,
-    FORMAT_VERSION,
-};
+use pado_metrics::{Interval, Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats};
+use pado_results::{ResultDir, RunMeta, FORMAT_VERSION};
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{pado_bin, shared_machine, tmp};
+use crate::harness::{fixture, pado_cmd, say, shared_machine, spawn_piped, tmp};
 
 /// `pado ARGS` with `PADO_HOME=home`, run from `home` (no git repository: no
 /// `commit` label unless given).
 fn pado_at(home: &Path, args: &[&str]) -> Output {
     let _machine = shared_machine();
-    Command::new(pado_bin())
-        .args(args)
+    pado_cmd(args)
         .env("PADO_HOME", home)
         .current_dir(home)
         .output()
         .expect("running pado")
 }
 
-fn spawn_run(home: &Path, out: &Path, url: &str, extra: &[&str]) -> std::process::Child {
-    Command::new(pado_bin())
-        .args([
+/// Start a 1 s run of `url` in the background, as [`pado_at`] runs pado.
+fn spawn_run_at(home: &Path, out: &Path, url: &str, extra: &[&str]) -> std::process::Child {
+    spawn_piped(
+        pado_cmd([
             "run",
             "--url",
             url,
@@ -43,11 +41,8 @@ fn spawn_run(home: &Path, out: &Path, url: &str, extra: &[&str]) -> std::process
         .arg("--out")
         .arg(out)
         .env("PADO_HOME", home)
-        .current_dir(home)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
+        .current_dir(home),
+    )
 }
 
 fn history_json(home: &Path, extra: &[&str]) -> Vec<Value> {
@@ -83,7 +78,7 @@ fn eight_concurrent_runs_record_eight_rows_in_a_sound_database() {
     let url = srv.url("/");
     let children: Vec<_> = (0..8)
         .map(|i| {
-            spawn_run(
+            spawn_run_at(
                 &home,
                 &home.join(format!("r{i}")),
                 &url,
@@ -139,7 +134,7 @@ fn a_corrupt_database_costs_one_line_and_nothing_else() {
     std::fs::write(home.join("history.db"), &garbage).unwrap();
     let out = home.join("r");
     // A failing threshold: the run's own exit code (99) must survive.
-    let o = spawn_run(
+    let o = spawn_run_at(
         &home,
         &out,
         &srv.url("/"),
@@ -178,7 +173,7 @@ fn a_corrupt_database_costs_one_line_and_nothing_else() {
         let c = rusqlite::Connection::open(newer.join("history.db")).unwrap();
         c.execute_batch("PRAGMA user_version = 1000").unwrap();
     }
-    let o = spawn_run(&newer, &newer.join("r"), &srv.url("/"), &[])
+    let o = spawn_run_at(&newer, &newer.join("r"), &srv.url("/"), &[])
         .wait_with_output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0));
@@ -199,7 +194,7 @@ fn a_database_of_the_previous_schema_version_migrates() {
         c.execute_batch("CREATE TABLE notes (t TEXT); INSERT INTO notes VALUES ('메모'); PRAGMA user_version = 0;")
             .unwrap();
     }
-    let o = spawn_run(&home, &home.join("r"), &srv.url("/"), &[])
+    let o = spawn_run_at(&home, &home.join("r"), &srv.url("/"), &[])
         .wait_with_output()
         .unwrap();
     assert_eq!(
@@ -227,7 +222,7 @@ fn compare_takes_last_best_and_labels_and_hangul_round_trips() {
     let srv = TestServer::start();
     let home = tmp("hist-refs");
     let (fast, slow) = (home.join("fast"), home.join("slow"));
-    let o = spawn_run(
+    let o = spawn_run_at(
         &home,
         &fast,
         &srv.url("/delay/2"),
@@ -248,7 +243,7 @@ fn compare_takes_last_best_and_labels_and_hangul_round_trips() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let o = spawn_run(
+    let o = spawn_run_at(
         &home,
         &slow,
         &srv.url("/delay/30"),
@@ -317,7 +312,7 @@ fn compare_takes_last_best_and_labels_and_hangul_round_trips() {
         "{err}"
     );
     // --no-history records nothing.
-    let o = spawn_run(&home, &home.join("off"), &srv.url("/"), &["--no-history"])
+    let o = spawn_run_at(&home, &home.join("off"), &srv.url("/"), &["--no-history"])
         .wait_with_output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0));
@@ -373,6 +368,14 @@ fn synthetic(root: &Path, dir: &str, name: &str, day: u32, level_us: u64, seed: 
     path
 }
 
+/// `pado trend ARGS --html HTML` as [`pado_at`] runs pado.
+fn trend_with_chart(home: &Path, html: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["trend"];
+    all.extend_from_slice(args);
+    all.extend(["--html", html.to_str().unwrap()]);
+    pado_at(home, &all)
+}
+
 #[test]
 fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
     let home = tmp("hist-trend");
@@ -421,17 +424,7 @@ fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
     );
     assert_eq!(history_json(&home, &[]).len(), 7);
     let html = home.join("trend.html");
-    let o = pado_at(
-        &home,
-        &[
-            "trend",
-            "심은 회귀",
-            "--metric",
-            "p95",
-            "--html",
-            html.to_str().unwrap(),
-        ],
-    );
+    let o = trend_with_chart(&home, &html, &["심은 회귀", "--metric", "p95"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(
         o.status.code(),
@@ -445,18 +438,7 @@ fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("trend-chart") && page.contains("심은 회귀"));
-    let o = pado_at(
-        &home,
-        &[
-            "trend",
-            "aa",
-            "--metric",
-            "p95",
-            "--json",
-            "--html",
-            html.to_str().unwrap(),
-        ],
-    );
+    let o = trend_with_chart(&home, &html, &["aa", "--metric", "p95", "--json"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -466,17 +448,7 @@ fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
     let t: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(t["verdict"], "within_noise", "{t}");
     // One step's figure: the synthetic runs' only step.
-    let o = pado_at(
-        &home,
-        &[
-            "trend",
-            "심은 회귀",
-            "--step",
-            "get",
-            "--html",
-            html.to_str().unwrap(),
-        ],
-    );
+    let o = trend_with_chart(&home, &html, &["심은 회귀", "--step", "get"]);
     assert_eq!(
         o.status.code(),
         Some(99),
@@ -484,26 +456,13 @@ fn trend_flags_a_planted_regression_and_not_an_aa_pair() {
         String::from_utf8_lossy(&o.stdout)
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("(step get)"));
-    let o = pado_at(
-        &home,
-        &[
-            "trend",
-            "심은 회귀",
-            "--step",
-            "nope",
-            "--html",
-            html.to_str().unwrap(),
-        ],
-    );
+    let o = trend_with_chart(&home, &html, &["심은 회귀", "--step", "nope"]);
     assert_eq!(o.status.code(), Some(2));
     // The baseline's directories gone: judged on the recorded figures, and said so.
     for i in 0..4 {
         std::fs::remove_dir_all(root.join(format!("planted-{i}"))).unwrap();
     }
-    let o = pado_at(
-        &home,
-        &["trend", "심은 회귀", "--html", html.to_str().unwrap()],
-    );
+    let o = trend_with_chart(&home, &html, &["심은 회귀"]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(99), "{text}");
     assert!(
@@ -536,7 +495,7 @@ fn a_merged_split_test_is_one_run() {
     let children: Vec<_> = segs
         .iter()
         .enumerate()
-        .map(|(i, d)| spawn_run(&home, d, &url, &["--segment", &format!("{i}/2")]))
+        .map(|(i, d)| spawn_run_at(&home, d, &url, &["--segment", &format!("{i}/2")]))
         .collect();
     for c in children {
         let o = c.wait_with_output().unwrap();
@@ -704,8 +663,12 @@ fn fixed_delay_scenario(dir: &Path, delay_ms: u32, seconds: u32) -> PathBuf {
     let path = dir.join(format!("delay-{delay_ms}.yaml"));
     std::fs::write(
         &path,
-        format!(
-            "name: 같은 서버\nscenarios:\n  fixed:\n    executor: constant-arrival-rate\n    rate: 100\n    duration: {seconds}s\n    pre_allocated_vus: 20\n    max_vus: 60\n    flow:\n      - {{ name: 고정 지연, request: \"GET /delay/{delay_ms}\" }}\n"
+        fixture(
+            "history_fixed_rate.yaml",
+            &[
+                ("seconds", seconds.to_string()),
+                ("delay_ms", delay_ms.to_string()),
+            ],
         ),
     )
     .unwrap();
@@ -714,8 +677,7 @@ fn fixed_delay_scenario(dir: &Path, delay_ms: u32, seconds: u32) -> PathBuf {
 
 /// `pado ARGS` with its history in `home`, which must exit 0; its output.
 fn pado_ok_in(home: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
-    let o = Command::new(pado_bin())
-        .args(args)
+    let o = pado_cmd(args)
         .env("PADO_HOME", home)
         .current_dir(home)
         .output()
@@ -817,8 +779,7 @@ fn aa_pairs_and_a_slower_server(home: &Path, server: &TestServer) -> usize {
         }
     }
     let trend = |metric: &str| {
-        Command::new(pado_bin())
-            .args(["trend", "같은 서버", "--metric", metric, "--html"])
+        pado_cmd(["trend", "같은 서버", "--metric", metric, "--html"])
             .arg(home.join("trend.html"))
             .env("PADO_HOME", home)
             .current_dir(home)
@@ -849,8 +810,7 @@ fn aa_pairs_and_a_slower_server(home: &Path, server: &TestServer) -> usize {
         let v = verdict_of(&c, scope, metric);
         assert!(v == "worse" || v == "too_few_seconds", "{metric}: {c:#}");
     }
-    let text = Command::new(pado_bin())
-        .arg("compare")
+    let text = pado_cmd(["compare"])
         .arg(&runs[0])
         .arg(&s)
         .env("PADO_HOME", &fresh)
@@ -970,14 +930,6 @@ fn names_with_control_characters_are_printed_escaped() {
     let html = home.join("trend.html");
     let o = pado_at(&home, &["trend", name, "--html", html.to_str().unwrap()]);
     check("trend", &o, whole);
-}
-
-fn say(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// `pado trend` keeps its chart beside the results (`pado-results/trend-….html`), so

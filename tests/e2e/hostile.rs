@@ -8,7 +8,7 @@ use std::time::Duration;
 use pado_testkit::hostile::{Flood, HostileServer};
 use serde_json::Value;
 
-use crate::harness::{num, run, tmp, write_file};
+use crate::harness::{fixture, num, run, tmp, write_file, write_fixture};
 
 /// The most resident memory pado itself may reach under any flood below: a debug
 /// build idles at about 30 MiB; without the caps these floods took hundreds of MB
@@ -24,19 +24,16 @@ fn peak_rss(timeline: &[Value]) -> u64 {
     peak.expect("the timeline records pado's memory every second")
 }
 
-fn ws_scenario(base: &str, actions: &str, extra: &str) -> String {
-    format!(
-        "name: hostile\ntarget: {base}\n{extra}scenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 3s\n    flow:\n      - name: flooded\n        ws:\n          url: /ws\n          actions:\n{actions}"
-    )
-}
-
 #[test]
 fn a_ping_flood_that_never_reads_its_pongs_leaves_memory_bounded() {
     let srv = HostileServer::start(Flood::WsPings, Duration::from_secs(20));
     let t = tmp("hostile-pings");
-    let actions =
-        "            - expect: { body_contains: never, timeout: 1s }\n            - send: after\n";
-    let f = write_file(&t, "s.yaml", &ws_scenario(&srv.base_url(), actions, ""));
+    let f = write_fixture(
+        &t,
+        "hostile_a_ping_flood_that_never_reads_its_pongs_leaves_memory_bounded.yaml",
+        "s.yaml",
+        &[("target", srv.base_url())],
+    );
     let r = run("hostile-pings", &[f.to_str().unwrap()]);
     let s = r.summary();
     let ws = &s["steps"]["flooded"]["ws"];
@@ -66,11 +63,11 @@ fn a_ping_flood_that_never_reads_its_pongs_leaves_memory_bounded() {
 fn a_websocket_message_that_never_ends_is_cut_at_max_body() {
     let srv = HostileServer::start(Flood::WsEndlessMessage, Duration::from_secs(20));
     let t = tmp("hostile-fragments");
-    let actions = "            - expect: { body_contains: a, timeout: 2500ms }\n";
-    let f = write_file(
+    let f = write_fixture(
         &t,
+        "hostile_a_websocket_message_that_never_ends_is_cut_at_max_body.yaml",
         "s.yaml",
-        &ws_scenario(&srv.base_url(), actions, "defaults: { max_body: 1MiB }\n"),
+        &[("target", srv.base_url())],
     );
     let r = run("hostile-fragments", &[f.to_str().unwrap()]);
     let s = r.summary();
@@ -89,10 +86,7 @@ fn a_websocket_message_that_never_ends_is_cut_at_max_body() {
 fn an_http2_continuation_flood_is_refused_as_too_large() {
     let srv = HostileServer::start(Flood::H2Continuation, Duration::from_secs(20));
     let t = tmp("hostile-h2");
-    let text = format!(
-        "name: hostile\ntarget: {}\ndefaults: {{ http: 2, timeout: 2s }}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 3s\n    flow:\n      - name: get\n        request: /\n",
-        srv.base_url()
-    );
+    let text = fixture("hostile_h2_get.yaml", &[("target", srv.base_url())]);
     let f = write_file(&t, "s.yaml", &text);
     let r = run("hostile-h2", &[f.to_str().unwrap(), "--workers", "1"]);
     let s = r.summary();

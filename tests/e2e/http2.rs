@@ -5,14 +5,7 @@
 use pado_testkit::h2server::{H2Options, H2Server};
 use pado_testkit::{ServerOptions, TestServer};
 
-use crate::harness::{num, run, tmp, write_file};
-
-/// A closed scenario of `vus` VUs × `iterations` requests of `path` with `defaults`.
-fn scenario(base: &str, defaults: &str, vus: u32, iterations: u32, path: &str) -> String {
-    format!(
-        "target: {base}\ndefaults: {{ {defaults} }}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: {vus}\n    iterations: {iterations}\n    flow:\n      - name: get\n        request: {path}\n        check: {{ status: 200 }}\n"
-    )
-}
+use crate::harness::{fixture, num, run, tmp, write_file, write_fixture};
 
 fn run_file(name: &str, text: &str, extra: &[&str]) -> crate::harness::Run {
     let dir = tmp(name);
@@ -35,7 +28,10 @@ fn h2c_counts_are_exact_and_streams_share_connections() {
     // streams in flight on one (each request waits 50 ms at the server).
     let r = run_file(
         "h2-mux",
-        &scenario(&base, "http: 2, max_streams: 10", 20, 5, "/delay?ms=50"),
+        &fixture(
+            "http2_h2c_counts_are_exact_and_streams_share_connections.yaml",
+            &[("target", base.to_string())],
+        ),
         &[],
     );
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -59,7 +55,10 @@ fn one_stream_per_connection_gives_a_connection_per_vu() {
     let base = format!("http://{}", srv.addr);
     let r = run_file(
         "h2-one",
-        &scenario(&base, "max_streams: 1", 4, 5, "/delay?ms=20"),
+        &fixture(
+            "http2_one_stream_per_connection_gives_a_connection_per_vu.yaml",
+            &[("target", base.to_string())],
+        ),
         &["--http2"],
     );
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -78,7 +77,14 @@ fn goaway_is_counted_and_the_connection_replaced() {
     })
     .unwrap();
     let base = format!("http://{}", srv.addr);
-    let r = run_file("h2-goaway", &scenario(&base, "http: 2", 1, 20, "/"), &[]);
+    let r = run_file(
+        "h2-goaway",
+        &fixture(
+            "http2_goaway_is_counted_and_the_connection_replaced.yaml",
+            &[("target", base.to_string())],
+        ),
+        &[],
+    );
     let s = r.summary();
     // Every 6th request on a connection is refused by GOAWAY; the run goes on.
     let goaways = srv.goaways() as f64;
@@ -94,7 +100,14 @@ fn goaway_is_counted_and_the_connection_replaced() {
 fn a_reset_stream_is_counted_with_its_category() {
     let srv = H2Server::start(H2Options::default()).unwrap();
     let base = format!("http://{}", srv.addr);
-    let r = run_file("h2-reset", &scenario(&base, "http: 2", 2, 3, "/reset"), &[]);
+    let r = run_file(
+        "h2-reset",
+        &fixture(
+            "http2_a_reset_stream_is_counted_with_its_category.yaml",
+            &[("target", base.to_string())],
+        ),
+        &[],
+    );
     let s = r.summary();
     assert_eq!(srv.resets(), 6);
     assert_eq!(num(&s, "errors.stream_reset"), 6.0, "{s}");
@@ -112,7 +125,10 @@ fn auto_over_tls_negotiates_h2_or_falls_back_to_http1() {
     let base = format!("https://localhost:{}", h2.addr.port());
     let r = run_file(
         "h2-auto",
-        &scenario(&base, "http: auto, insecure: true", 4, 5, "/"),
+        &fixture(
+            "http2_auto_over_tls_negotiates_h2_or_falls_back_to_http1.yaml",
+            &[("target", base.to_string())],
+        ),
         &[],
     );
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -127,7 +143,10 @@ fn auto_over_tls_negotiates_h2_or_falls_back_to_http1() {
     let base = h1.base_url().replace("127.0.0.1", "localhost");
     let r = run_file(
         "h2-auto-h1",
-        &scenario(&base, "http: auto, insecure: true", 4, 5, "/"),
+        &fixture(
+            "http2_auto_over_tls_negotiates_h2_or_falls_back_to_http1.yaml",
+            &[("target", base.to_string())],
+        ),
         &[],
     );
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -146,7 +165,10 @@ fn http2_required_against_an_http1_server_fails_with_a_clear_category() {
     let base = h1.base_url().replace("127.0.0.1", "localhost");
     let r = run_file(
         "h2-required",
-        &scenario(&base, "insecure: true", 2, 2, "/"),
+        &fixture(
+            "http2_http2_required_against_an_http1_server_fails_with_a_clear_category.yaml",
+            &[("target", base.to_string())],
+        ),
         &["--http2"],
     );
     let s = r.summary();
@@ -165,7 +187,10 @@ fn h2c_against_an_http1_server_names_the_cause() {
     let h1 = TestServer::start();
     let r = run_file(
         "h2c-vs-h1",
-        &scenario(&h1.base_url(), "", 2, 3, "/"),
+        &fixture(
+            "http2_h2c_against_an_http1_server_names_the_cause.yaml",
+            &[("target", h1.base_url())],
+        ),
         &["--http2"],
     );
     let s = r.summary();
@@ -184,10 +209,11 @@ fn once_shows_an_http2_exchange() {
     let srv = H2Server::start(H2Options::default()).unwrap();
     let base = format!("http://{}", srv.addr);
     let dir = tmp("h2-once");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "http2_once_shows_an_http2_exchange.yaml",
         "s.yaml",
-        &scenario(&base, "http: 2", 1, 1, "/delay?ms=5"),
+        &[("target", base.to_string())],
     );
     let out = crate::harness::pado(&["run", f.to_str().unwrap(), "--once"]);
     let text = format!(
@@ -214,8 +240,9 @@ fn http2_encoded_responses_are_decoded_and_counted() {
             "      - name: {c}\n        request: /encoded/{c}?n=200\n        check: {{ body_contains: \"line 199 of what pado should decode\" }}\n"
         ));
     }
-    let text = format!(
-        "target: {base}\ndefaults: {{ http: 2 }}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 3\n    flow:\n{flow}"
+    let text = fixture(
+        "http2_encoded.yaml",
+        &[("base", base.to_string()), ("flow", flow.to_string())],
     );
     let r = run_file("h2-encoded", &text, &[]);
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());

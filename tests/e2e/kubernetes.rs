@@ -9,30 +9,23 @@ mod k8s_mock;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{free_port, num, pado, pado_bin, shared_machine, tmp, write_file};
-
-/// pado with `args` and the environment variables `env`.
-fn pado_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
-    let _machine = shared_machine();
-    Command::new(pado_bin())
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .expect("running pado")
-}
+use crate::harness::{
+    free_port, num, pado, pado_cmd, pado_env, shared_machine, tmp, wait_within, write_file,
+    write_fixture,
+};
 
 /// The generator's token in these tests (a pod gets its run's from the Secret).
 const GEN_TOKEN: &str = "e2e-generator-token-0123456789abcdef";
 
 /// One HTTP/1.1 exchange with the generator's result server, with the token:
 /// (status, body).
-fn http(addr: SocketAddr, method: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
+fn generator_http(addr: SocketAddr, method: &str, path: &str) -> std::io::Result<(u16, Vec<u8>)> {
     http_as(addr, method, path, Some(GEN_TOKEN))
 }
 
@@ -70,8 +63,7 @@ fn k8s_generator_runs_then_serves_its_result_until_fetched() {
     let results = t.join("run");
     let port = free_port();
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let mut child = Command::new(pado_bin())
-        .args(["k8s", "generator", "--listen", &addr.to_string()])
+    let mut child = pado_cmd(["k8s", "generator", "--listen", &addr.to_string()])
         .arg("--results")
         .arg(&results)
         .args([
@@ -93,14 +85,14 @@ fn k8s_generator_runs_then_serves_its_result_until_fetched() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let status: Value = loop {
         assert!(Instant::now() < deadline, "no result within 60 s");
-        if let Ok((200, body)) = http(addr, "GET", "/status") {
+        if let Ok((200, body)) = generator_http(addr, "GET", "/status") {
             let v: Value = serde_json::from_slice(&body).unwrap();
             if v["state"] == "done" {
                 break v;
             }
             assert_eq!(v["state"], "running");
             // The tar is refused while running.
-            assert_eq!(http(addr, "GET", "/result.tar").unwrap().0, 409);
+            assert_eq!(generator_http(addr, "GET", "/result.tar").unwrap().0, 409);
             // And to a stranger: no token, or another one.
             for t in [None, Some("e2e-generator-token-0123456789abcdeX")] {
                 assert_eq!(http_as(addr, "POST", "/stop", t).unwrap().0, 401);
@@ -114,7 +106,7 @@ fn k8s_generator_runs_then_serves_its_result_until_fetched() {
         assert_eq!(http_as(addr, "GET", "/result.tar", t).unwrap().0, 401);
         assert_eq!(http_as(addr, "POST", "/done", t).unwrap().0, 401);
     }
-    let (code, tar) = http(addr, "GET", "/result.tar").unwrap();
+    let (code, tar) = generator_http(addr, "GET", "/result.tar").unwrap();
     assert_eq!(code, 200);
     let got = t.join("got");
     pado_fleet::archive::unpack(&tar[..], &got, 64 << 20).unwrap();
@@ -131,18 +123,9 @@ fn k8s_generator_runs_then_serves_its_result_until_fetched() {
     assert_eq!(num(&summary, "requests") as u64, srv.stats().requests);
     assert!(srv.stats().requests > 0);
     // Told it is collected, it exits with the run's code.
-    assert_eq!(http(addr, "POST", "/done").unwrap().0, 200);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let exit = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "generator still running after /done"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    assert_eq!(generator_http(addr, "POST", "/done").unwrap().0, 200);
+    let exit = wait_within(&mut child, Duration::from_secs(10))
+        .expect("generator still running after /done");
     assert_eq!(exit.code(), Some(0));
 }
 
@@ -150,8 +133,7 @@ fn k8s_generator_runs_then_serves_its_result_until_fetched() {
 fn k8s_generator_without_its_token_does_not_start() {
     let t = tmp("k8s-generator-no-token");
     let port = free_port();
-    let out = Command::new(pado_bin())
-        .args(["k8s", "generator", "--listen", &format!("127.0.0.1:{port}")])
+    let out = pado_cmd(["k8s", "generator", "--listen", &format!("127.0.0.1:{port}")])
         .arg("--results")
         .arg(t.join("run"))
         .args([
@@ -171,22 +153,42 @@ fn k8s_generator_without_its_token_does_not_start() {
     assert!(!t.join("run").exists(), "its run started");
 }
 
+/// The YAML documents `pado k8s render` printed, in order.
+fn rendered_documents(stdout: &str) -> Vec<Value> {
+    stdout
+        .split("---\n")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_yaml_ng::from_str(d).unwrap())
+        .collect()
+}
+
+/// `pado k8s render ARGS`.
+fn k8s_render(args: &[&str]) -> std::process::Output {
+    k8s_render_env(args, &[])
+}
+
+/// `pado k8s render ARGS` with the environment variables `env`.
+fn k8s_render_env(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut all = vec!["k8s", "render"];
+    all.extend_from_slice(args);
+    pado_env(&all, env)
+}
+
 #[test]
 fn k8s_render_prints_the_config_map_and_indexed_job() {
     let t = tmp("k8s-render");
     std::fs::create_dir(t.join("data")).unwrap();
     write_file(&t.join("data"), "사용자.csv", "id\n1\n2\n");
-    let file = write_file(
+    let file = write_fixture(
         &t,
+        "kubernetes_k8s_render_prints_the_config_map_and_indexed_job.yaml",
         "checkout.yaml",
-        "name: checkout\ntarget: http://127.0.0.1:9\ndata:\n  users: { file: data/사용자.csv }\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 4\n    duration: 90s\n    flow:\n      - request: GET /u/{{ users.id }}\n",
+        &[],
     );
     // The scenario is compiled here as every pod will compile it, so the variable
     // its header reads is set here too; its value stays here.
-    let out = pado_env(
+    let out = k8s_render_env(
         &[
-            "k8s",
-            "render",
             file.to_str().unwrap(),
             "--generators",
             "4",
@@ -215,11 +217,7 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let docs: Vec<Value> = stdout
-        .split("---\n")
-        .filter(|d| !d.trim().is_empty())
-        .map(|d| serde_yaml_ng::from_str(d).unwrap())
-        .collect();
+    let docs = rendered_documents(&stdout);
     assert_eq!(docs.len(), 3, "{stdout}");
     let (cm, secret, job) = (&docs[0], &docs[1], &docs[2]);
     assert_eq!(cm["kind"], "ConfigMap");
@@ -234,9 +232,7 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
     let token = secret["stringData"]["token"].as_str().unwrap();
     assert!(token.len() >= 32, "{token}");
     assert!(!serde_json::to_string(job).unwrap().contains(token));
-    let again = pado(&[
-        "k8s",
-        "render",
+    let again = k8s_render(&[
         file.to_str().unwrap(),
         "-n",
         "4",
@@ -287,9 +283,7 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
     // A `--duration` after `--` is the test's length for the Job's deadline too: 10
     // minutes instead of the file's 90 s moves it by 510 s (give or take the
     // seconds between the two renders).
-    let longer = pado(&[
-        "k8s",
-        "render",
+    let longer = k8s_render(&[
         file.to_str().unwrap(),
         "-n",
         "4",
@@ -300,11 +294,7 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
         "10m",
     ]);
     assert_eq!(longer.status.code(), Some(0), "{longer:?}");
-    let longer: Vec<Value> = String::from_utf8_lossy(&longer.stdout)
-        .split("---\n")
-        .filter(|d| !d.trim().is_empty())
-        .map(|d| serde_yaml_ng::from_str(d).unwrap())
-        .collect();
+    let longer = rendered_documents(&String::from_utf8_lossy(&longer.stdout));
     let deadline = |j: &Value| j["spec"]["activeDeadlineSeconds"].as_i64().unwrap();
     let moved = deadline(&longer[2]) - deadline(job);
     assert!((500..=510).contains(&moved), "moved by {moved} s");
@@ -319,13 +309,14 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
 #[test]
 fn k8s_render_refuses_what_the_pods_could_not_run() {
     let t = tmp("k8s-render-bad");
-    let file = write_file(
+    let file = write_fixture(
         &t,
+        "kubernetes_k8s_render_refuses_what_the_pods_could_not_run.yaml",
         "s.yaml",
-        "target: http://127.0.0.1:9\nsetup:\n  - request: POST /login\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - request: GET /\n",
+        &[],
     );
     let f = file.to_str().unwrap();
-    let out = pado(&["k8s", "render", f, "--generators", "2"]);
+    let out = k8s_render(&[f, "--generators", "2"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -333,9 +324,7 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
         "{err}"
     );
     let vars = write_file(&t, "vars.json", "{}");
-    let out = pado(&[
-        "k8s",
-        "render",
+    let out = k8s_render(&[
         f,
         "--generators",
         "0",
@@ -345,22 +334,15 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--generators"), "{err}");
-    let out = pado(&[
-        "k8s",
-        "render",
-        f,
-        "-n",
-        "2",
-        "--start-at",
-        "2001-01-01T00:00:00Z",
-    ]);
+    let out = k8s_render(&[f, "-n", "2", "--start-at", "2001-01-01T00:00:00Z"]);
     assert_eq!(out.status.code(), Some(2));
     // The `pado run` flags after `--` are read now, not by every pod minutes later: a
     // misspelt flag, a bad value, or one the Job sets itself is refused by name.
-    let plain = write_file(
+    let plain = write_fixture(
         &t,
+        "kubernetes_k8s_render_refuses_what_the_pods_could_not_run_plain.yaml",
         "plain.yaml",
-        "target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - request: GET /\n",
+        &[],
     );
     let plain = plain.to_str().unwrap();
     for (args, named) in [
@@ -426,10 +408,8 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
     // The value read from the pods' environment instead passes.
-    let out = pado_env(
+    let out = k8s_render_env(
         &[
-            "k8s",
-            "render",
             plain,
             "-n",
             "2",
@@ -450,15 +430,7 @@ fn k8s_render_refuses_what_the_pods_could_not_run() {
         "{rendered}"
     );
     // A results volume size Kubernetes would not read.
-    let out = pado(&[
-        "k8s",
-        "render",
-        plain,
-        "-n",
-        "2",
-        "--results-size-limit",
-        "1GB",
-    ]);
+    let out = k8s_render(&[plain, "-n", "2", "--results-size-limit", "1GB"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--results-size-limit `1GB`"), "{err}");
@@ -490,6 +462,35 @@ fn real_segments(t: &Path, file: &Path) -> Vec<(Vec<u8>, Vec<String>)> {
         .collect()
 }
 
+/// `pado k8s run FILE -n 2 --start-at +1s` against `mock` (a kubeconfig naming it,
+/// written into `t`), its result in `out_dir`, then `extra`.
+fn k8s_run_on_mock(
+    t: &Path,
+    mock: &k8s_mock::Mock,
+    file: &Path,
+    out_dir: &Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let kubeconfig = write_fixture(
+        t,
+        "kubernetes_mock_kubeconfig.yaml",
+        "kubeconfig",
+        &[
+            ("server", mock.addr.to_string()),
+            ("namespace", k8s_mock::NS.to_string()),
+        ],
+    );
+    pado_cmd(["k8s", "run"])
+        .arg(file)
+        .args(["-n", "2", "--start-at", "+1s", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .arg("--out")
+        .arg(out_dir)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn k8s_run_creates_collects_merges_and_cleans_up() {
     let _machine = shared_machine();
@@ -497,13 +498,11 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
     // The generators' results: two real segments of a test against the test server,
     // which the mock serves as the pods would.
     let srv = TestServer::start();
-    let seg_file = write_file(
+    let seg_file = write_fixture(
         &t,
+        "kubernetes_k8s_run_creates_collects_merges_and_cleans_up.yaml",
         "seg.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 3\n    flow:\n      - request: /\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let pods = real_segments(&t, &seg_file)
         .into_iter()
@@ -520,36 +519,19 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
     assert_eq!(srv.stats().requests, 6);
     let mock = k8s_mock::Mock::start(pods, None);
     write_file(&t, "users.csv", "id\n1\n");
-    let file = write_file(
+    let file = write_fixture(
         &t,
+        "kubernetes_k8s_run_creates_collects_merges_and_cleans_up_checkout.yaml",
         "checkout.yaml",
-        "name: checkout\ntarget: http://127.0.0.1:9\ndata:\n  users: { file: users.csv }\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 1s\n    flow:\n      - request: GET /u/{{ users.id }}\n",
-    );
-    let kubeconfig = write_file(
-        &t,
-        "kubeconfig",
-        &format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster: {{ server: \"http://{}\" }}\nusers:\n- name: dev\n  user: {{}}\ncontexts:\n- name: mock\n  context: {{ cluster: mock, user: dev, namespace: {} }}\ncurrent-context: mock\n",
-            mock.addr,
-            k8s_mock::NS
-        ),
+        &[],
     );
     let out_dir = t.join("out");
-    let out = Command::new(pado_bin())
-        .args([
-            "k8s",
-            "run",
-            file.to_str().unwrap(),
-            "-n",
-            "2",
-            "--start-at",
-            "+1s",
-        ])
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .arg("--out")
-        .arg(&out_dir)
-        .args([
+    let out = k8s_run_on_mock(
+        &t,
+        &mock,
+        &file,
+        &out_dir,
+        &[
             "--",
             "--quiet",
             "--export",
@@ -557,9 +539,8 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
             "--window",
             "처음=0s..1s",
             "--no-html",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -632,14 +613,18 @@ fn k8s_run_creates_collects_merges_and_cleans_up() {
         "{}",
         merged["stages"]
     );
-    // Both objects deleted.
+    // Every object of the run deleted.
+    assert_run_objects_deleted(&mock, job["metadata"]["name"].as_str().unwrap());
+}
+
+/// The run `id`'s Job, ConfigMap and Secret were deleted from `mock`, in that order.
+fn assert_run_objects_deleted(mock: &k8s_mock::Mock, id: &str) {
     let deleted: Vec<String> = mock
         .calls()
         .into_iter()
         .filter(|c| c.method == "DELETE")
         .map(|c| c.path)
         .collect();
-    let id = job["metadata"]["name"].as_str().unwrap();
     assert_eq!(
         deleted,
         [
@@ -657,14 +642,7 @@ fn k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds()
     // Each generator's real segment: every request fails (500); a segment judges
     // the same threshold, never aborts on it, and its exit code ignores it.
     let srv = TestServer::start();
-    let seg_file = write_file(
-        &t,
-        "seg.yaml",
-        &format!(
-            "target: {}\nthresholds:\n  http_req_failed:\n    - {{ threshold: \"rate < 0.1\", abort_on_fail: true }}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 2\n    flow:\n      - request: /status/500\n",
-            srv.base_url()
-        ),
-    );
+    let seg_file = write_fixture(&t, "kubernetes_k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds.yaml", "seg.yaml", &[("target", srv.base_url())]);
     let pods = real_segments(&t, &seg_file)
         .into_iter()
         .enumerate()
@@ -681,39 +659,10 @@ fn k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds()
         .collect();
     let mock = k8s_mock::Mock::start(pods, None);
     // The planned test is ten minutes: only the abort ends it early.
-    let file = write_file(
-        &t,
-        "checkout.yaml",
-        "name: checkout\ntarget: http://127.0.0.1:9\nthresholds:\n  http_req_failed:\n    - { threshold: \"rate < 0.1\", abort_on_fail: true }\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 10m\n    flow:\n      - request: /\n",
-    );
-    let kubeconfig = write_file(
-        &t,
-        "kubeconfig",
-        &format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: mock\n  cluster: {{ server: \"http://{}\" }}\nusers:\n- name: dev\n  user: {{}}\ncontexts:\n- name: mock\n  context: {{ cluster: mock, user: dev, namespace: {} }}\ncurrent-context: mock\n",
-            mock.addr,
-            k8s_mock::NS
-        ),
-    );
+    let file = write_fixture(&t, "kubernetes_k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds_checkout.yaml", "checkout.yaml", &[]);
     let out_dir = t.join("out");
     let started = Instant::now();
-    let out = Command::new(pado_bin())
-        .args([
-            "k8s",
-            "run",
-            file.to_str().unwrap(),
-            "-n",
-            "2",
-            "--start-at",
-            "+1s",
-        ])
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .arg("--out")
-        .arg(&out_dir)
-        .arg("--quiet")
-        .output()
-        .unwrap();
+    let out = k8s_run_on_mock(&t, &mock, &file, &out_dir, &["--quiet"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(started.elapsed() < Duration::from_secs(120), "bounded");
     // The merged thresholds fail: exit 99, like `pado run`.
@@ -750,16 +699,16 @@ fn k8s_run_stops_every_pod_when_an_abort_threshold_fails_on_the_merged_seconds()
 fn k8s_render_leaves_a_variable_unset_here_to_the_pods_secret() {
     const VAR: &str = "PADO_E2E_K8S_ONLY_IN_SECRET";
     let t = tmp("k8s-render-deferred-env");
-    let file = write_file(
+    let file = write_fixture(
         &t,
+        "kubernetes_k8s_render_leaves_a_variable_unset_here_to_the_pods_secret.yaml",
         "checkout.yaml",
-        "name: checkout\ntarget: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 30s\n    flow:\n      - request: GET /\n",
+        &[],
     );
     let header = format!("Authorization: Bearer {{{{ env.{VAR} }}}}");
     let run_without = |args: &[&str]| {
         let _machine = shared_machine();
-        Command::new(pado_bin())
-            .args(args)
+        pado_cmd(args)
             .env_remove(VAR)
             .output()
             .expect("running pado")

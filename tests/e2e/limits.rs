@@ -3,7 +3,7 @@
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, run, tmp, write_file};
+use crate::harness::{fixture, num, run, tmp, write_file, write_fixture};
 
 /// A check on text past 4 MiB: failed with a warning naming the step at the default
 /// limit, passed once `max_body` is raised (file or flag).
@@ -12,9 +12,12 @@ fn a_body_longer_than_max_body_is_named_and_max_body_can_be_raised() {
     let srv = TestServer::start();
     let d = tmp("max-body");
     let scenario = |defaults: &str| {
-        format!(
-            "target: {}\n{defaults}scenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 2\n    flow:\n      - {{ name: big, request: \"/bytes/5000000?end=THE-END\", check: {{ body_contains: THE-END }} }}\n",
-            srv.base_url()
+        fixture(
+            "limits_big_body.yaml",
+            &[
+                ("target", srv.base_url()),
+                ("defaults", defaults.to_string()),
+            ],
         )
     };
     let f = write_file(&d, "default.yaml", &scenario(""));
@@ -61,13 +64,11 @@ fn a_body_longer_than_max_body_is_named_and_max_body_can_be_raised() {
 fn an_expected_error_status_is_not_in_the_error_breakdown() {
     let srv = TestServer::start();
     let d = tmp("expected-500");
-    let f = write_file(
+    let f = write_fixture(
         &d,
+        "limits_an_expected_error_status_is_not_in_the_error_breakdown.yaml",
         "s.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 5\n    flow:\n      - {{ name: boom, request: /status/500, check: {{ status: 500 }} }}\n      - {{ name: other, request: /status/503 }}\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("expected-500", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -89,12 +90,11 @@ fn fragments_stay_home_and_userinfo_becomes_basic_auth() {
     let srv = TestServer::start();
     let addr = srv.addr();
     let d = tmp("userinfo");
-    let f = write_file(
+    let f = write_fixture(
         &d,
+        "limits_fragments_stay_home_and_userinfo_becomes_basic_auth.yaml",
         "s.yaml",
-        &format!(
-            "target: http://al%20ice:s3cr%3At@{addr}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 2\n    flow:\n      - request: \"/a?x=1#frag\"\n      - request: \"http://bob:hunter2@{addr}/b/{{{{ vu }}}}#top\"\n"
-        ),
+        &[("addr", addr.to_string())],
     );
     let r = run("userinfo", &[f.to_str().unwrap(), "--export", "csv"]);
     assert_eq!(r.code(), 0, "{}", r.stderr());

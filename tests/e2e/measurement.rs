@@ -2,7 +2,7 @@
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, run, run_timed};
+use crate::harness::{num, run, run_timed, within};
 
 #[test]
 fn requests_counted_equal_requests_received() {
@@ -30,15 +30,6 @@ fn requests_counted_equal_requests_received() {
     assert_eq!(sum as u64, st.requests);
     assert_eq!(num(&s, "vus_max"), 8.0);
     assert!(num(&s, "data_received") > 0.0 && num(&s, "data_sent") > 0.0);
-}
-
-/// `Err` naming `what` when `v` is outside `range`: a missed timing tolerance.
-fn within(what: &str, v: f64, range: std::ops::Range<f64>) -> Result<(), String> {
-    if range.contains(&v) {
-        Ok(())
-    } else {
-        Err(format!("{what} = {v}, expected {range:?}"))
-    }
 }
 
 #[test]

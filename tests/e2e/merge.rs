@@ -5,15 +5,18 @@
 
 use std::path::{Path, PathBuf};
 
-use pado_metrics::{Phase, ResultDir};
+use pado_metrics::Phase;
+use pado_results::ResultDir;
 use pado_testkit::TestServer;
 use serde_json::{json, Value};
 
-use crate::harness::{num, pado, tmp, Tmp};
+use crate::harness::{
+    merge, num, pado, pado_cmd, read_json, spawn_piped, text, tmp, wait_within_polling, Tmp,
+};
 
 /// `n` short runs against `srv`, each made segment `i` of `n` of plan `plan`, in
 /// `root/seg<i>`.
-fn segments(root: &Path, srv: &TestServer, n: u32) -> Vec<PathBuf> {
+fn segment_runs(root: &Path, srv: &TestServer, n: u32) -> Vec<PathBuf> {
     (0..n)
         .map(|i| {
             let dir = root.join(format!("seg{i}"));
@@ -43,10 +46,6 @@ fn segments(root: &Path, srv: &TestServer, n: u32) -> Vec<PathBuf> {
         .collect()
 }
 
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
 fn write_json(p: &Path, v: &Value) {
     std::fs::write(p, serde_json::to_string_pretty(v).unwrap()).unwrap();
 }
@@ -71,27 +70,15 @@ fn set_threshold(dirs: &[PathBuf], metric: &str, expr: &str) {
     }
 }
 
-fn merge(dirs: &[PathBuf], out: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args: Vec<&str> = vec!["merge"];
-    args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
-    args.extend(["--out", out.to_str().unwrap()]);
-    args.extend(extra);
-    pado(&args)
-}
-
 fn requests_of(dir: &Path) -> u64 {
     num(&read_json(&dir.join("summary.json")), "requests") as u64
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]
 fn merged_segments_sum_exactly_and_thresholds_judge_the_union() {
     let srv = TestServer::start();
     let root: Tmp = tmp("merge");
-    let dirs = segments(&root, &srv, 3);
+    let dirs = segment_runs(&root, &srv, 3);
     let each: Vec<u64> = dirs.iter().map(|d| requests_of(d)).collect();
     let sum: u64 = each.iter().sum();
     assert_eq!(
@@ -211,7 +198,7 @@ fn merged_segments_sum_exactly_and_thresholds_judge_the_union() {
 fn missing_killed_and_foreign_segments_are_named() {
     let srv = TestServer::start();
     let root: Tmp = tmp("merge-bad");
-    let dirs = segments(&root, &srv, 3);
+    let dirs = segment_runs(&root, &srv, 3);
 
     // Segment 2 missing: named, exit 1, nothing written.
     let out = root.join("m1");
@@ -340,7 +327,7 @@ fn refused(dirs: &[PathBuf], out: &Path) -> String {
 fn a_second_at_four_billion_or_a_start_in_2099_is_refused_at_once() {
     let srv = TestServer::start();
     let root: Tmp = tmp("merge-far");
-    let dirs = segments(&root, &srv, 2);
+    let dirs = segment_runs(&root, &srv, 2);
     // A last line at t = 4000000000: the merge used to write every second up to it.
     edit_timeline(&dirs[1], |lines| {
         let mut v: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
@@ -360,7 +347,7 @@ fn a_second_at_four_billion_or_a_start_in_2099_is_refused_at_once() {
 
     // A segment claiming to have started in 2099 (no agreed start: placed by its
     // wall-clock start).
-    let dirs = segments(&root.join("b"), &srv, 2);
+    let dirs = segment_runs(&root.join("b"), &srv, 2);
     let p = dirs[1].join("run.json");
     let mut v = read_json(&p);
     v["started_at"] = json!("2099-01-01T00:00:00.000Z");
@@ -376,7 +363,7 @@ fn a_second_at_four_billion_or_a_start_in_2099_is_refused_at_once() {
 fn a_repeated_second_is_refused_not_counted_twice() {
     let srv = TestServer::start();
     let root: Tmp = tmp("merge-dup");
-    let dirs = segments(&root, &srv, 2);
+    let dirs = segment_runs(&root, &srv, 2);
     // The truth: the server's count, which a merge of the untouched segments gives.
     let ok = merge(&dirs, &root.join("good"), &[]);
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
@@ -399,7 +386,7 @@ fn a_repeated_second_is_refused_not_counted_twice() {
 fn a_fifo_in_a_segment_is_refused_within_seconds() {
     let srv = TestServer::start();
     let root: Tmp = tmp("merge-fifo");
-    let dirs = segments(&root, &srv, 2);
+    let dirs = segment_runs(&root, &srv, 2);
     let fifo = dirs[1].join("timeline.jsonl");
     std::fs::remove_file(&fifo).unwrap();
     let made = std::process::Command::new("mkfifo")
@@ -410,20 +397,11 @@ fn a_fifo_in_a_segment_is_refused_within_seconds() {
     let mut args: Vec<String> = vec!["merge".into()];
     args.extend(dirs.iter().map(|d| d.display().to_string()));
     args.extend(["--out".into(), root.join("merged").display().to_string()]);
-    let mut child = std::process::Command::new(crate::harness::pado_bin())
-        .args(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t0.elapsed() > std::time::Duration::from_secs(20) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("pado merge still waiting on the FIFO after 20 s");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut child = spawn_piped(&mut pado_cmd(&args));
+    let limit = std::time::Duration::from_secs(20);
+    let poll = std::time::Duration::from_millis(100);
+    if wait_within_polling(&mut child, limit, poll).is_none() {
+        panic!("pado merge still waiting on the FIFO after 20 s");
     }
     let o = child.wait_with_output().unwrap();
     let err = text(&o.stderr);

@@ -2,7 +2,7 @@
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, run, tmp, write_file};
+use crate::harness::{num, run, tmp, write_fixture};
 
 #[test]
 fn ramping_vus_follow_the_stages() {
@@ -58,13 +58,11 @@ fn per_vu_iterations_run_exactly() {
 fn ramping_arrival_rate_schedules_the_integral() {
     let srv = TestServer::start();
     let dir = tmp("rar");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "models_ramping_arrival_rate_schedules_the_integral.yaml",
         "rar.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  up:\n    executor: ramping-arrival-rate\n    start_rate: 0\n    stages: [ {{ duration: 2s, target: 100 }}, {{ duration: 1s, target: 100 }} ]\n    flow: [ {{ request: / }} ]\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("rar", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -98,13 +96,11 @@ fn think_time_paces_a_vu() {
 fn two_scenarios_run_in_parallel_with_a_start_time() {
     let srv = TestServer::start();
     let dir = tmp("two");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "models_two_scenarios_run_in_parallel_with_a_start_time.yaml",
         "two.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 50\n    duration: 2s\n    flow: [ {{ name: a, request: /a }} ]\n  b:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 5\n    start_time: 1s\n    flow: [ {{ name: b, request: /b }} ]\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("two", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -135,13 +131,11 @@ fn two_scenarios_run_in_parallel_with_a_start_time() {
 fn a_lone_duration_keeps_the_files_arrival_rate() {
     let srv = TestServer::start();
     let dir = tmp("lone-duration");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "models_a_lone_duration_keeps_the_files_arrival_rate.yaml",
         "open.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  open:\n    executor: constant-arrival-rate\n    rate: 20\n    duration: 1m\n    flow: [ {{ request: / }} ]\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("lone-duration", &[f.to_str().unwrap(), "--duration", "3s"]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -165,13 +159,11 @@ fn a_short_open_run_reports_its_configured_rate() {
     // so the reported rate is the configured 5/s, not 10 / 1.8 s.
     let srv = TestServer::start();
     let dir = tmp("short-open");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "models_a_short_open_run_reports_its_configured_rate.yaml",
         "s.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 5\n    duration: 2s\n    flow:\n      - request: \"GET /\"\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("short-open", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());

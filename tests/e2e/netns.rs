@@ -6,14 +6,18 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
-use pado_metrics::{Phase, ResultDir};
+use pado_metrics::Phase;
+use pado_results::ResultDir;
 use pado_testkit::{ServerOptions, TestServer};
 use serde_json::Value;
 
-use crate::harness::{pado_bin, require_or_skip, shared_machine, tmp, write_file};
+use crate::harness::{
+    merge, pado_bin, pado_cmd, read_json, require_or_skip, say, shared_machine, start_in, tmp,
+    write_fixture,
+};
 
 /// A network namespace this test made, with a virtual link to the host side, removed
 /// (with its link) when dropped.
@@ -95,13 +99,6 @@ fn hosts(n: u32) -> Option<(Vec<Host>, Ipv4Addr)> {
     Some((made, Ipv4Addr::new(10, net, 0, 1)))
 }
 
-/// An agreed start `secs` from now, RFC 3339 UTC with milliseconds.
-fn start_in(secs: u64) -> String {
-    let t = time::OffsetDateTime::from(SystemTime::now() + Duration::from_secs(secs));
-    t.format(&time::format_description::well_known::Rfc3339)
-        .unwrap()
-}
-
 /// Start segment `i` of `n` of `file` inside `host`'s namespace.
 fn spawn_segment(host: &Host, file: &Path, i: usize, n: usize, at: &str, out: &Path) -> Child {
     Command::new("ip")
@@ -122,30 +119,6 @@ fn spawn_segment(host: &Host, file: &Path, i: usize, n: usize, at: &str, out: &P
         .expect("running pado in a namespace")
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn merge(dirs: &[PathBuf], out: &Path, extra: &[&str]) -> Output {
-    Command::new(pado_bin())
-        .arg("merge")
-        .args(dirs)
-        .arg("--out")
-        .arg(out)
-        .args(extra)
-        .output()
-        .unwrap()
-}
-
-fn summary(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
-}
-
 #[test]
 fn segments_on_separate_hosts_add_up_to_the_single_run_and_merge_exactly() {
     let Some((hosts, server_ip)) = hosts(3) else {
@@ -157,23 +130,20 @@ fn segments_on_separate_hosts_add_up_to_the_single_run_and_merge_exactly() {
     let dir = tmp("netns-split");
     // An open model (exact arrival counts) beside a closed one with per-VU
     // iterations (exact iteration counts), with a delay the server keeps.
-    let file = write_file(
+    let file = write_fixture(
         &dir,
+        "netns_segments_on_separate_hosts_add_up_to_the_single_run_and_merge_exactly.yaml",
         "split.yaml",
-        &format!(
-            "target: http://{}\nthresholds:\n  http_reqs: ['count == 125']\nscenarios:\n  open:\n    executor: constant-arrival-rate\n    rate: 30\n    duration: 3s\n    flow:\n      - request: /delay/3\n  closed:\n    executor: per-vu-iterations\n    vus: 5\n    iterations: 7\n    flow:\n      - request: /delay/1\n",
-            srv.addr()
-        ),
+        &[("server_addr", srv.addr().to_string())],
     );
     // The whole test from one process (outside the namespaces): the truth.
-    let whole = Command::new(pado_bin())
-        .arg("run")
+    let whole = pado_cmd(["run"])
         .arg(&file)
         .args(["--quiet", "--out"])
         .arg(dir.join("whole"))
         .output()
         .unwrap();
-    assert_eq!(whole.status.code(), Some(0), "{}", text(&whole));
+    assert_eq!(whole.status.code(), Some(0), "{}", say(&whole));
     let single = srv.stats().requests;
     assert_eq!(single, 30 * 3 + 5 * 7, "the single run sends the plan");
     srv.reset_stats();
@@ -187,7 +157,7 @@ fn segments_on_separate_hosts_add_up_to_the_single_run_and_merge_exactly() {
         .collect();
     for c in children {
         let o = c.wait_with_output().unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        assert_eq!(o.status.code(), Some(0), "{}", say(&o));
     }
     // Three hosts, three source addresses; together exactly the single run's count.
     assert_eq!(srv.stats().requests, single);
@@ -197,8 +167,8 @@ fn segments_on_separate_hosts_add_up_to_the_single_run_and_merge_exactly() {
     let merged = dir.join("merged");
     let m = merge(&outs, &merged, &[]);
     // The count threshold holds only for the union of the three.
-    assert_eq!(m.status.code(), Some(0), "{}", text(&m));
-    let s = summary(&merged);
+    assert_eq!(m.status.code(), Some(0), "{}", say(&m));
+    let s = read_json(&merged.join("summary.json"));
     assert_eq!(s["requests"].as_u64(), Some(single), "{s}");
 
     // The reference: every segment's per-second histograms added, read by the
@@ -240,13 +210,11 @@ fn a_generator_killed_mid_run_is_named_by_the_merge() {
     let srv = TestServer::try_start_at(SocketAddr::from((server_ip, 0)), ServerOptions::default())
         .expect("a server on the link's address");
     let dir = tmp("netns-kill");
-    let file = write_file(
+    let file = write_fixture(
         &dir,
+        "netns_a_generator_killed_mid_run_is_named_by_the_merge.yaml",
         "kill.yaml",
-        &format!(
-            "target: http://{}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 3\n    duration: 6s\n    flow:\n      - request: /delay/20\n",
-            srv.addr()
-        ),
+        &[("server_addr", srv.addr().to_string())],
     );
     let at = start_in(2);
     let outs: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("seg{i}"))).collect();
@@ -268,7 +236,7 @@ fn a_generator_killed_mid_run_is_named_by_the_merge() {
     assert_eq!(killed.status.code(), None, "killed by a signal");
     for c in children {
         let o = c.wait_with_output().unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        assert_eq!(o.status.code(), Some(0), "{}", say(&o));
     }
     assert!(
         outs[2].join("run.json").is_file(),
@@ -276,7 +244,7 @@ fn a_generator_killed_mid_run_is_named_by_the_merge() {
     );
 
     let m = merge(&outs, &dir.join("merged"), &[]);
-    assert_eq!(m.status.code(), Some(1), "{}", text(&m));
+    assert_eq!(m.status.code(), Some(1), "{}", say(&m));
     let err = String::from_utf8_lossy(&m.stderr);
     assert!(
         err.contains("segment 2/3 ended early"),
@@ -286,8 +254,8 @@ fn a_generator_killed_mid_run_is_named_by_the_merge() {
     assert!(!dir.join("merged").join("summary.json").exists());
 
     let m = merge(&outs, &dir.join("partial"), &["--allow-partial"]);
-    assert_eq!(m.status.code(), Some(0), "{}", text(&m));
-    let s = summary(&dir.join("partial"));
+    assert_eq!(m.status.code(), Some(0), "{}", say(&m));
+    let s = read_json(&dir.join("partial").join("summary.json"));
     let warned = s["warnings"]
         .as_array()
         .unwrap()
@@ -298,7 +266,11 @@ fn a_generator_killed_mid_run_is_named_by_the_merge() {
     // wrote before it died (its open second is lost, never invented).
     let whole: u64 = outs[..2]
         .iter()
-        .map(|o| summary(o)["requests"].as_u64().unwrap())
+        .map(|o| {
+            read_json(&o.join("summary.json"))["requests"]
+                .as_u64()
+                .unwrap()
+        })
         .sum();
     let merged = s["requests"].as_u64().unwrap();
     assert!(

@@ -6,7 +6,7 @@ use pado_metrics::LatencyHistogram;
 use pado_testkit::h2server::{H2Options, H2Server};
 use pado_testkit::{ProxyOptions, ProxyServer, ServerOptions, TestServer};
 
-use crate::harness::{num, run, run_env, tmp, write_file, Run};
+use crate::harness::{fixture, num, run, run_env, tmp, write_file, Run};
 
 /// The run's `http_req_dns` values from its timeline: (how many were recorded,
 /// how many were more than 0 µs).
@@ -23,9 +23,13 @@ fn dns_counts(r: &Run) -> (u64, u64) {
     (all.count(), nonzero)
 }
 
-fn scenario(dir: &std::path::Path, target: &str, defaults: &str) -> String {
-    let text = format!(
-        "target: {target}\ndefaults:\n{defaults}scenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 40\n    flow:\n      - request: /\n"
+fn proxied_file(dir: &std::path::Path, target: &str, defaults: &str) -> String {
+    let text = fixture(
+        "network_closed.yaml",
+        &[
+            ("target", target.to_string()),
+            ("defaults", defaults.to_string()),
+        ],
     );
     write_file(dir, "s.yaml", &text)
         .to_str()
@@ -42,7 +46,7 @@ fn dns_is_timed_once_per_new_connection() {
         let srv = TestServer::start();
         let dir = tmp(name);
         let target = format!("http://localhost:{}", srv.addr().port());
-        let file = scenario(
+        let file = proxied_file(
             &dir,
             &target,
             &format!("  connections: {policy}\n  dns:\n    ttl: 0s\n"),
@@ -70,7 +74,7 @@ fn dns_answers_are_cached_for_the_run_by_default() {
     let srv = TestServer::start();
     let dir = tmp("dns-cached");
     let target = format!("http://localhost:{}", srv.addr().port());
-    let file = scenario(&dir, &target, "  connections: per-request\n");
+    let file = proxied_file(&dir, &target, "  connections: per-request\n");
     let r = run("dns-cached", &[&file]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
     let (recorded, looked_up) = dns_counts(&r);
@@ -282,9 +286,9 @@ fn encoded_responses_are_decoded_for_checks_and_counted_before_and_after() {
     flow.push_str("      - name: gzip-chunked\n        request: /encoded/gzip?n=300&chunked=1\n        check: { body_contains: \"end\" }\n");
     flow.push_str("      - name: corrupt\n        request: /encoded/corrupt\n");
     flow.push_str("      - name: headers\n        request: /headers\n        check: { body_contains: 'accept-encoding\":\"gzip, br, zstd, deflate' }\n");
-    let text = format!(
-        "target: {}\ndefaults:\n  compression: [gzip, br, zstd, deflate]\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 5\n    flow:\n{flow}",
-        srv.base_url()
+    let text = fixture(
+        "network_compressed.yaml",
+        &[("target", srv.base_url()), ("flow", flow.to_string())],
     );
     let file = write_file(&dir, "s.yaml", &text);
     let r = run("compression", &[file.to_str().unwrap()]);
@@ -356,9 +360,9 @@ fn websocket_sessions_go_through_the_proxy() {
     let srv = pado_testkit::WsServer::start();
     let proxy = ProxyServer::start(ProxyOptions::default());
     let dir = tmp("proxy-ws");
-    let text = format!(
-        "target: {}\nscenarios:\n  chat:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 3\n    flow:\n      - name: echo\n        ws:\n          url: /echo\n          actions:\n            - send: hello\n            - expect: {{ body_contains: hello, timeout: 2s }}\n",
-        srv.http_base_url()
+    let text = fixture(
+        "network_ws_through_proxy.yaml",
+        &[("target", srv.http_base_url())],
     );
     let file = write_file(&dir, "ws.yaml", &text);
     let r = run_env(
@@ -384,11 +388,13 @@ fn websocket_sessions_go_through_the_proxy() {
 fn a_brotli_bomb_fails_as_decode_at_the_cap() {
     let srv = TestServer::start();
     let dir = tmp("brotli-bomb");
-    let flow = "      - name: bomb\n        request: /encoded/bomb\n      - name: plain\n        request: /encoded/br?n=300\n        check: { body_contains: \"line 299 of what pado should decode\" }\n";
-    let scenario = |defaults: &str| {
-        format!(
-            "target: {}\n{defaults}scenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 5\n    flow:\n{flow}",
-            srv.base_url()
+    let bomb_plan = |defaults: &str| {
+        fixture(
+            "network_brotli_bomb.yaml",
+            &[
+                ("target", srv.base_url()),
+                ("defaults", defaults.to_string()),
+            ],
         )
     };
     // pado's own CPU figure for a whole run (its workers, each second of the
@@ -400,7 +406,7 @@ fn a_brotli_bomb_fails_as_decode_at_the_cap() {
             .map(|g| num(g, "cpu_ns"))
             .sum()
     };
-    let file = write_file(&dir, "s.yaml", &scenario(""));
+    let file = write_file(&dir, "s.yaml", &bomb_plan(""));
     let r = run("brotli-bomb", &[file.to_str().unwrap()]);
     let s = r.summary();
     let bomb = &s["steps"]["bomb"];
@@ -418,7 +424,7 @@ fn a_brotli_bomb_fails_as_decode_at_the_cap() {
     let big = write_file(
         &dir,
         "big.yaml",
-        &scenario("defaults:\n  max_body: 64MiB\n"),
+        &bomb_plan("defaults:\n  max_body: 64MiB\n"),
     );
     let whole = run("brotli-bomb-whole", &[big.to_str().unwrap()]);
     let w = whole.summary();

@@ -4,49 +4,16 @@
 //! are recorded and not fatal, secrets kept out.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use pado_testkit::TestServer;
 use serde_json::Value;
 
 use crate::harness::{
-    exclusive_machine, free_port, pado_bin, require_or_skip, run, tmp, write_file,
+    exclusive_machine, free_port, pado_cmd, require_or_skip, run, serve_demo_target, tmp,
+    write_file, write_fixture, Kid,
 };
-
-/// A child process killed on drop (a failing test must not leave it running).
-pub(crate) struct Kid(Child);
-
-impl Drop for Kid {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The demo target as its own process (so that its CPU figures are its own,
-/// not those of the test process's other servers), with `args`.
-pub(crate) fn demo_target(args: &[&str]) -> (Kid, String) {
-    let mut child = Command::new(pado_bin())
-        .args(["target", "serve", "--port", "0", "--exit-after", "2m"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let kid = Kid(child);
-    let mut url = String::new();
-    for line in BufReader::new(out).lines().map_while(Result::ok) {
-        if let Some(u) = line.strip_prefix("listening on ") {
-            url = u.trim().to_string();
-            break;
-        }
-    }
-    assert!(url.starts_with("http://127.0.0.1:"), "target did not start");
-    (kid, url)
-}
 
 fn row<'a>(s: &'a Value, component: &str) -> &'a Value {
     s["bottlenecks"]["components"]
@@ -60,7 +27,7 @@ fn row<'a>(s: &'a Value, component: &str) -> &'a Value {
 /// and the run (which keeps its result directory until it drops).
 fn overload(name: &str, workers: u32, pool: u32) -> (Value, crate::harness::Run) {
     let (w, p) = (workers.to_string(), pool.to_string());
-    let (_kid, url) = demo_target(&[
+    let (_kid, url) = serve_demo_target(&[
         "--workers",
         &w,
         "--pool-size",
@@ -145,8 +112,7 @@ fn attribution_names_the_real_limit_and_compare_shows_it_move() {
         .contains("Worker pool"));
 
     // `pado compare` shows the limit moving from the pool to the workers.
-    let out = Command::new(pado_bin())
-        .args(["compare"])
+    let out = pado_cmd(["compare"])
         .arg(&pool_run.dir)
         .arg(&worker_run.dir)
         .output()
@@ -220,26 +186,23 @@ fn scrape_failures_are_recorded_and_the_run_goes_on() {
 fn observe_headers_come_from_the_environment_and_stay_out_of_the_results() {
     let server = TestServer::start();
     let dir = tmp("obs-secret");
-    let file = write_file(
+    let file = write_fixture(
         &dir,
+        "observe_observe_headers_come_from_the_environment_and_stay_out_of_the_results.yaml",
         "s.yaml",
-        &format!(
-            "target: {}\nobserve:\n  interval: 300ms\n  endpoints:\n    - {{ name: svc, url: /metrics, headers: {{ Authorization: \"Bearer {{{{ env.PADO_E2E_METRICS_TOKEN }}}}\" }} }}\nscenarios:\n  a: {{ executor: constant-vus, vus: 1, duration: 1s, flow: [{{ request: \"GET /\" }}] }}\n",
-            server.base_url()
-        ),
+        &[("target", server.base_url())],
     );
     let out_dir = dir.join("out");
-    let out = Command::new(pado_bin())
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "-q",
-            "--out",
-            out_dir.to_str().unwrap(),
-        ])
-        .env("PADO_E2E_METRICS_TOKEN", "tok-ssh-3e1f")
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "run",
+        file.to_str().unwrap(),
+        "-q",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ])
+    .env("PADO_E2E_METRICS_TOKEN", "tok-ssh-3e1f")
+    .output()
+    .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -270,17 +233,16 @@ fn observe_headers_come_from_the_environment_and_stay_out_of_the_results() {
     assert!(!all.contains("tok-ssh-3e1f"));
 
     // Unset, it is a clear error before anything runs.
-    let out = Command::new(pado_bin())
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "-q",
-            "--out",
-            dir.join("out2").to_str().unwrap(),
-        ])
-        .env_remove("PADO_E2E_METRICS_TOKEN")
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "run",
+        file.to_str().unwrap(),
+        "-q",
+        "--out",
+        dir.join("out2").to_str().unwrap(),
+    ])
+    .env_remove("PADO_E2E_METRICS_TOKEN")
+    .output()
+    .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

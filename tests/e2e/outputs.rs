@@ -7,26 +7,19 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{free_port, num, require_or_skip, run, tmp, write_file, Tmp};
+use crate::harness::{
+    free_port, num, pado_cmd, require_or_skip, run, tmp, write_file, write_fixture, Kid, Tmp,
+};
 
 /// A child process killed on drop.
-struct Kid(Child);
-
-impl Drop for Kid {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// One plain HTTP/1.1 exchange on loopback; `(status, body)`.
-fn http(port: u16, method: &str, target: &str, body: &str) -> (u16, String) {
+fn loopback_http(port: u16, method: &str, target: &str, body: &str) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     write!(
@@ -82,7 +75,7 @@ fn wait_ready(port: u16, path: &str, kid: &mut Kid, what: &str) {
             panic!("{what} exited: {st}");
         }
         if TcpStream::connect(("127.0.0.1", port)).is_ok()
-            && (200..300).contains(&http(port, "GET", path, "").0)
+            && (200..300).contains(&loopback_http(port, "GET", path, "").0)
         {
             return;
         }
@@ -95,11 +88,7 @@ fn wait_ready(port: u16, path: &str, kid: &mut Kid, what: &str) {
 /// storage in `dir`.
 fn prometheus(dir: &Path) -> Option<(Kid, u16)> {
     let bin = require_or_skip("prometheus", "prometheus")?;
-    let cfg = write_file(
-        dir,
-        "prometheus.yml",
-        "global:\n  scrape_interval: 1h\nscrape_configs: []\n",
-    );
+    let cfg = write_fixture(dir, "outputs_prometheus.yaml", "prometheus.yml", &[]);
     let port = free_port();
     let mut kid = Kid(Command::new(bin)
         .arg(format!("--config.file={}", cfg.display()))
@@ -127,7 +116,7 @@ fn prom_value(port: u16, query: &str) -> f64 {
         .unwrap()
         .as_secs()
         + 30;
-    let (st, body) = http(
+    let (st, body) = loopback_http(
         port,
         "GET",
         &format!("/api/v1/query?query={}&time={at}", enc(query)),
@@ -164,20 +153,22 @@ fn influxd(dir: &Path) -> Option<(Kid, u16)> {
         .spawn()
         .unwrap());
     wait_ready(port, "/ping", &mut kid, "influxd");
-    let (st, body) = http(port, "POST", "/query", "q=CREATE%20DATABASE%20pado");
+    let (st, body) = loopback_http(port, "POST", "/query", "q=CREATE%20DATABASE%20pado");
     assert_eq!(st, 200, "{body}");
     Some((kid, port))
 }
 
 /// A scenario of two steps (one with a Hangul name) against `server` for `secs`.
 fn scenario(dir: &Tmp, server: &TestServer, secs: u32, outputs: &str) -> String {
-    write_file(
+    write_fixture(
         dir,
+        "outputs_scenario.yaml",
         "live.yaml",
-        &format!(
-            "name: live\ntarget: {}\n{outputs}scenarios:\n  main:\n    executor: constant-vus\n    vus: 2\n    duration: {secs}s\n    think: 20ms\n    flow:\n      - {{ name: 검색, request: /search }}\n      - {{ name: missing, request: /status/503 }}\n",
-            server.base_url()
-        ),
+        &[
+            ("target", server.base_url()),
+            ("outputs", outputs.to_string()),
+            ("secs", secs.to_string()),
+        ],
     )
     .display()
     .to_string()
@@ -288,7 +279,7 @@ fn influxdb_v1_points_count_equal_the_summary() {
     assert_eq!(output_report(&s, "influxdb")["seconds_dropped"], 0);
     let run_label = r.dir.file_name().unwrap().to_string_lossy().into_owned();
     let q = format!("SELECT sum(\"count\") FROM \"pado_http_reqs\" WHERE \"run\" = '{run_label}'");
-    let (st, body) = http(port, "GET", &format!("/query?db=pado&q={}", enc(&q)), "");
+    let (st, body) = loopback_http(port, "GET", &format!("/query?db=pado&q={}", enc(&q)), "");
     assert_eq!(st, 200, "{body}");
     let v: Value = serde_json::from_str(&body).unwrap();
     let sum = v["results"][0]["series"][0]["values"][0][1]
@@ -296,7 +287,7 @@ fn influxdb_v1_points_count_equal_the_summary() {
         .unwrap_or_else(|| panic!("{v}"));
     assert_eq!(sum, requests, "{v}");
     let q = format!("SELECT sum(\"count\") FROM \"pado_http_reqs\" WHERE \"run\" = '{run_label}' AND \"step\" = '검색'");
-    let (_, body) = http(port, "GET", &format!("/query?db=pado&q={}", enc(&q)), "");
+    let (_, body) = loopback_http(port, "GET", &format!("/query?db=pado&q={}", enc(&q)), "");
     let v: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(
         v["results"][0]["series"][0]["values"][0][1].as_f64(),
@@ -324,14 +315,13 @@ fn influxdb_v2_and_otlp_receivers_decode_equal_counts_and_the_token_stays_secret
     let otlp = format!("otlp={}", server.url("/v1/metrics"));
     let _machine = crate::harness::shared_machine();
     let out_dir = dir.join("result");
-    let out = Command::new(crate::harness::pado_bin())
-        .args([
-            "run", &f, "--output", &v2, "--output", &otlp, "--quiet", "--out",
-        ])
-        .arg(&out_dir)
-        .env("PADO_INFLUXDB_TOKEN", secret)
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "run", &f, "--output", &v2, "--output", &otlp, "--quiet", "--out",
+    ])
+    .arg(&out_dir)
+    .env("PADO_INFLUXDB_TOKEN", secret)
+    .output()
+    .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let s: Value =
@@ -440,8 +430,7 @@ fn credentials_in_output_urls_are_sent_and_never_written() {
     );
     let _machine = crate::harness::shared_machine();
     let out_dir = dir.join("result");
-    let out = Command::new(crate::harness::pado_bin())
-        .args(["run", &f, "--output", &v1, "--output", &prom, "--out"])
+    let out = pado_cmd(["run", &f, "--output", &v1, "--output", &prom, "--out"])
         .arg(&out_dir)
         .output()
         .unwrap();

@@ -6,14 +6,7 @@ use pado_testkit::h2server::{H2Options, H2Server};
 use pado_testkit::{TestServer, WsServer};
 use serde_json::{json, Value};
 
-use crate::harness::{num, run, tmp, write_file};
-
-/// `vus` VUs × `iterations` requests of `path` with `defaults`, on one worker.
-fn closed(base: &str, defaults: &str, vus: u32, iterations: u32, path: &str) -> String {
-    format!(
-        "target: {base}\ndefaults: {{ {defaults} }}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: {vus}\n    iterations: {iterations}\n    flow:\n      - name: get\n        request: {path}\n"
-    )
-}
+use crate::harness::{fixture, num, run, tmp, write_file};
 
 fn run_text(name: &str, text: &str) -> crate::harness::Run {
     let dir = tmp(name);
@@ -38,7 +31,13 @@ fn versions(s: &Value) -> &Value {
 #[test]
 fn http1_connections_opened_are_the_servers_count() {
     let srv = TestServer::start();
-    let r = run_text("proto-h1", &closed(&srv.base_url(), "", 4, 25, "/"));
+    let r = run_text(
+        "proto-h1",
+        &fixture(
+            "protocols_http1_connections_opened_are_the_servers_count.yaml",
+            &[("target", srv.base_url())],
+        ),
+    );
     assert_eq!(r.code(), 0, "{}", r.stderr());
     let s = r.summary();
     let st = srv.stats();
@@ -57,7 +56,10 @@ fn http1_connections_opened_are_the_servers_count() {
     srv.reset_stats();
     let r = run_text(
         "proto-h1-per-request",
-        &closed(&srv.base_url(), "connections: per-request", 2, 10, "/"),
+        &fixture(
+            "protocols_http1_connections_opened_are_the_servers_count_2.yaml",
+            &[("target", srv.base_url())],
+        ),
     );
     assert_eq!(r.code(), 0, "{}", r.stderr());
     let s = r.summary();
@@ -72,17 +74,18 @@ fn http1_connections_opened_are_the_servers_count() {
 /// Over TLS (`auto`, ALPN h2) every connection opened is a TLS one.
 #[test]
 fn http2_connections_opened_are_the_servers_count() {
-    for (max_streams, vus, conns) in [(10, 20, 2), (1, 4, 4)] {
+    for (max_streams, vus, conns) in [(10, 20_u32, 2), (1, 4, 4)] {
         let srv = H2Server::start(H2Options::default()).unwrap();
         let base = format!("http://{}", srv.addr);
         let r = run_text(
             "proto-h2",
-            &closed(
-                &base,
-                &format!("http: 2, max_streams: {max_streams}"),
-                vus,
-                5,
-                "/delay?ms=50",
+            &fixture(
+                "protocols_http2_connections_opened_are_the_servers_count.yaml",
+                &[
+                    ("target", base.to_string()),
+                    ("max_streams", max_streams.to_string()),
+                    ("vus", vus.to_string()),
+                ],
             ),
         );
         assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -110,12 +113,9 @@ fn http2_connections_opened_are_the_servers_count() {
     let base = format!("https://localhost:{}", srv.addr.port());
     let r = run_text(
         "proto-h2-tls",
-        &closed(
-            &base,
-            "http: auto, insecure: true, max_streams: 1",
-            3,
-            4,
-            "/",
+        &fixture(
+            "protocols_http2_connections_opened_are_the_servers_count_2.yaml",
+            &[("target", base.to_string())],
         ),
     );
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -136,9 +136,9 @@ fn http2_connections_opened_are_the_servers_count() {
 #[test]
 fn websocket_sessions_are_http1_upgrades_on_their_own_connections() {
     let srv = WsServer::start();
-    let text = format!(
-        "target: {}\nscenarios:\n  chat:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 3\n    flow:\n      - name: echo\n        ws:\n          url: /echo\n          actions:\n            - send: '안녕'\n            - expect: {{ body_contains: '안녕', timeout: 2s }}\n",
-        srv.http_base_url()
+    let text = fixture(
+        "protocols_ws_upgrades.yaml",
+        &[("target", srv.http_base_url())],
     );
     let r = run_text("proto-ws", &text);
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());

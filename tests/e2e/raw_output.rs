@@ -11,22 +11,17 @@ use std::path::Path;
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{run_env, tmp, write_file};
+use crate::harness::{fixture, run_env, tmp, write_file};
 
 const SECRET: &str = "raw-s3cret-파도";
 
 /// Two VUs × 6 iterations of: a delayed 200, a 503, a tagged 200 with a secret in
 /// its query. 36 requests in all.
-fn scenario(server: &TestServer) -> String {
-    format!(
-        "target: {}\nscenarios:\n  main:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 6\n    flow:\n      - {{ name: \"검색, 상품\", request: /delay/40 }}\n      - {{ name: down, request: /status/503 }}\n      - name: keyed\n        request: \"GET /status/200?key={{{{ env.PADO_RAW_KEY }}}}&page=1\"\n        tags: {{ region: \"seoul, busan\" }}\n",
-        server.base_url()
+fn three_steps(server: &TestServer) -> String {
+    fixture(
+        "raw_output_three_steps.yaml",
+        &[("target", server.base_url())],
     )
-}
-
-fn run_json(r: &crate::harness::Run) -> Value {
-    let text = std::fs::read_to_string(r.dir.join("run.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
 }
 
 fn read_text(p: &Path) -> String {
@@ -46,7 +41,7 @@ fn read_text(p: &Path) -> String {
 fn raw_json_has_one_line_per_request_with_the_servers_status_and_delay() {
     let server = TestServer::start();
     let t = tmp("raw-json");
-    let file = write_file(&t, "s.yaml", &scenario(&server));
+    let file = write_file(&t, "s.yaml", &three_steps(&server));
     let raw = t.join("requests.jsonl.gz");
     let r = run_env(
         "raw-json-run",
@@ -115,7 +110,7 @@ fn raw_json_has_one_line_per_request_with_the_servers_status_and_delay() {
         .map(|l| (l["vu"].as_u64().unwrap(), l["iter"].as_u64().unwrap()))
         .collect();
     assert_eq!(pairs.len(), 12);
-    let meta = run_json(&r);
+    let meta = r.run_json();
     assert_eq!(meta["raw_output"]["kind"], "raw-json");
     assert_eq!(meta["raw_output"]["lines_written"], 36);
     assert_eq!(meta["raw_output"]["lines_dropped"], 0);
@@ -130,7 +125,7 @@ fn raw_json_has_one_line_per_request_with_the_servers_status_and_delay() {
 fn raw_csv_quotes_commas_and_keeps_hangul_under_k6s_name() {
     let server = TestServer::start();
     let t = tmp("raw-csv");
-    let file = write_file(&t, "s.yaml", &scenario(&server));
+    let file = write_file(&t, "s.yaml", &three_steps(&server));
     let raw = t.join("requests.csv");
     let r = run_env(
         "raw-csv-run",
@@ -170,14 +165,14 @@ fn raw_csv_quotes_commas_and_keeps_hangul_under_k6s_name() {
     // On the line itself the comma-holding cells are quoted.
     assert!(text.contains("\"검색, 상품\""));
     assert!(text.contains("\"region=seoul, busan\""));
-    assert_eq!(run_json(&r)["raw_output"]["kind"], "raw-csv");
+    assert_eq!(r.run_json()["raw_output"]["kind"], "raw-csv");
 }
 
 #[test]
 fn a_second_raw_output_or_an_empty_file_name_is_refused_before_any_request() {
     let server = TestServer::start();
     let t = tmp("raw-refused");
-    let file = write_file(&t, "s.yaml", &scenario(&server));
+    let file = write_file(&t, "s.yaml", &three_steps(&server));
     let a = t.join("a.jsonl");
     let b = t.join("b.csv");
     let r = run_env(

@@ -1,11 +1,11 @@
 //! Runs that end badly: pado killed mid-run; servers that close connections.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, pado, pado_bin, shared_machine, tmp};
+use crate::harness::{num, pado, pado_cmd, shared_machine, tmp};
 
 /// `kill -9` during a run leaves `run.json` with `duration_s: 0` and maybe a torn last
 /// timeline line. `pado report` still reads it: rates over the seconds written (checked
@@ -18,8 +18,7 @@ fn a_killed_run_is_reported_over_the_seconds_it_wrote() {
     let url = srv.url("/delay/20");
     let dir_tmp = tmp("killed");
     let dir = dir_tmp.join("result");
-    let mut child = Command::new(pado_bin())
-        .args(["run", "--url", &url, "--vus", "2", "--duration", "60s"])
+    let mut child = pado_cmd(["run", "--url", &url, "--vus", "2", "--duration", "60s"])
         .arg("--out")
         .arg(&dir)
         .arg("--quiet")

@@ -3,13 +3,7 @@
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, run, tmp, write_file};
-
-fn scenario(base: &str, vus: u32, iterations: u32, flow: &str) -> String {
-    format!(
-        "target: {base}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: {vus}\n    iterations: {iterations}\n    flow:\n{flow}"
-    )
-}
+use crate::harness::{num, run, tmp, write_fixture};
 
 /// Responses of `status` the run counted, from the summary.
 fn status_count(s: &serde_json::Value, status: u16) -> f64 {
@@ -30,17 +24,11 @@ fn redirects_are_followed_and_every_hop_is_a_request() {
             .replace(':', "%3A")
             .replace('/', "%2F")
     );
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "redirects_redirects_are_followed_and_every_hop_is_a_request.yaml",
         "s.yaml",
-        &scenario(
-            &srv.base_url(),
-            2,
-            3,
-            &format!(
-                "      - name: chain\n        request: /redirect/3\n        check: {{ status: 200, body_contains: ok }}\n      - name: cross\n        request: \"{cross}\"\n        check: {{ status: 200 }}\n"
-            ),
-        ),
+        &[("target", srv.base_url()), ("cross", cross.to_string())],
     );
     let r = run("redir-follow", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -70,15 +58,11 @@ fn redirects_are_followed_and_every_hop_is_a_request() {
 fn follow_redirects_false_stops_at_the_redirect() {
     let srv = TestServer::start();
     let dir = tmp("redir-off");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "redirects_follow_redirects_false_stops_at_the_redirect.yaml",
         "s.yaml",
-        &scenario(
-            &srv.base_url(),
-            1,
-            3,
-            "      - name: off\n        request: { url: /redirect/3, follow_redirects: false }\n        check: { status: 302, header: { Location: /redirect/2 } }\n",
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("redir-off", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -88,15 +72,11 @@ fn follow_redirects_false_stops_at_the_redirect() {
     assert_eq!(num(&s, "failed"), 0.0, "{s}");
     // The flag does the same for every request that does not say otherwise.
     let srv = TestServer::start();
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "redirects_follow_redirects_false_stops_at_the_redirect_2.yaml",
         "flag.yaml",
-        &scenario(
-            &srv.base_url(),
-            1,
-            3,
-            "      - name: flag\n        request: /redirect/3\n        check: { status: 302 }\n",
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run(
         "redir-flag",
@@ -111,15 +91,11 @@ fn follow_redirects_false_stops_at_the_redirect() {
 fn a_303_turns_a_post_into_a_get_and_a_307_keeps_it() {
     let srv = TestServer::start();
     let dir = tmp("redir-post");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "redirects_a_303_turns_a_post_into_a_get_and_a_307_keeps_it.yaml",
         "s.yaml",
-        &scenario(
-            &srv.base_url(),
-            1,
-            2,
-            "      - name: see-other\n        request: { method: POST, url: \"/redirect-to?url=/echo&status=303\", json: { n: \"{{ iter }}\" } }\n        check: { status: 200 }\n      - name: temporary\n        request: { method: POST, url: \"/redirect-to?url=/echo&status=307\", json: { n: \"{{ iter }}\" } }\n        check: { status: 200, body_contains: '\"n\":\"' }\n",
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("redir-post", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -157,15 +133,11 @@ fn a_303_turns_a_post_into_a_get_and_a_307_keeps_it() {
 fn more_than_ten_hops_fail_as_too_many_redirects() {
     let srv = TestServer::start();
     let dir = tmp("redir-many");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "redirects_more_than_ten_hops_fail_as_too_many_redirects.yaml",
         "s.yaml",
-        &scenario(
-            &srv.base_url(),
-            1,
-            2,
-            "      - name: ten\n        request: /redirect/10\n      - name: eleven\n        request: /redirect/11\n      - name: ftp\n        request: /redirect-to?url=ftp%3A%2F%2F127.0.0.1%2Fx\n",
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("redir-many", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());

@@ -3,30 +3,16 @@
 //! results, and absurd input is refused before anything is allocated.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{free_port, num, pado, pado_bin, run, shared_machine, tmp, write_file};
-
-fn json(p: &Path) -> Value {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Send SIGINT to a child, as Ctrl-C would.
-fn interrupt(child: &std::process::Child) {
-    // SAFETY: signalling our own child process.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
-}
+use crate::harness::{
+    free_port, interrupt, num, pado, pado_cmd, read_json, run, shared_machine, spawn_piped, stderr,
+    tmp, write_fixture,
+};
 
 #[test]
 fn an_open_model_run_above_what_the_machine_can_start_still_ends_on_time() {
@@ -35,19 +21,18 @@ fn an_open_model_run_above_what_the_machine_can_start_still_ends_on_time() {
     // duration + graceful stop, with what could not start counted as dropped.
     let d = tmp("overload");
     let port = free_port();
-    let f = write_file(
+    let f = write_fixture(
         &d,
+        "safety_an_open_model_run_above_what_the_machine_can_start_still_ends_on_time.yaml",
         "over.yaml",
-        &format!(
-            "target: http://127.0.0.1:{port}\nscenarios:\n  flood:\n    executor: constant-arrival-rate\n    rate: 1000000\n    duration: 2s\n    graceful_stop: 1s\n    max_vus: 200\n    flow: [{{ request: \"GET /\" }}]\n"
-        ),
+        &[("port", port.to_string())],
     );
     let t = Instant::now();
     let r = run("overload", &[f.to_str().unwrap()]);
     let wall = t.elapsed();
     // Every request failed (nothing listens): the verdict's 99, not a quiet 0.
     assert_eq!(r.code(), 99, "{}", r.stderr());
-    let run_json = json(&r.dir.join("run.json"));
+    let run_json = read_json(&r.dir.join("run.json"));
     let ran = num(&run_json, "duration_s");
     assert!(ran <= 2.0 + 1.0 + 1.0, "ran {ran} s");
     // Start-up and report writing on a busy machine come on top of that.
@@ -72,7 +57,7 @@ fn quick_mode_rate_overload_ends_on_time() {
     );
     // Every request failed (nothing listens): the verdict's 99, not a quiet 0.
     assert_eq!(r.code(), 99, "{}", r.stderr());
-    let ran = num(&json(&r.dir.join("run.json")), "duration_s");
+    let ran = num(&read_json(&r.dir.join("run.json")), "duration_s");
     // Quick mode's graceful stop is the default 30 s: still, no iteration starts
     // after 2 s and each fails at once, so the run ends right after its duration.
     assert!(ran < 3.5, "ran {ran} s");
@@ -85,21 +70,20 @@ fn quick_mode_rate_overload_ends_on_time() {
 
 /// Run pado in `cwd` with the default result directory; returns the process.
 fn spawn_in(cwd: &Path, url: &str) -> std::process::Child {
-    Command::new(pado_bin())
-        .current_dir(cwd)
-        .args([
-            "run",
-            "--url",
-            url,
-            "--iterations",
-            "3",
-            "--quiet",
-            "--no-html",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    pado_cmd([
+        "run",
+        "--url",
+        url,
+        "--iterations",
+        "3",
+        "--quiet",
+        "--no-html",
+    ])
+    .current_dir(cwd)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap()
 }
 
 fn result_dirs(cwd: &Path) -> Vec<PathBuf> {
@@ -132,7 +116,7 @@ fn runs_started_together_each_keep_their_own_results() {
     assert_eq!(dirs.len(), 5, "{dirs:?}");
     let mut total = 0.0;
     for d in &dirs {
-        let s = json(&d.join("summary.json"));
+        let s = read_json(&d.join("summary.json"));
         assert_eq!(num(&s, "requests"), 3.0, "{}", d.display());
         total += num(&s, "requests");
         // Each timeline is one run's: parses line by line.
@@ -176,7 +160,7 @@ fn a_used_out_directory_is_refused_unless_overwrite() {
         "--overwrite",
     ]);
     assert_eq!(third.status.code(), Some(0), "{}", stderr(&third));
-    assert_eq!(num(&json(&out.join("summary.json")), "requests"), 5.0);
+    assert_eq!(num(&read_json(&out.join("summary.json")), "requests"), 5.0);
     assert_eq!(
         std::fs::read_to_string(out.join("notes.txt")).unwrap(),
         "mine"
@@ -190,23 +174,22 @@ fn a_directory_another_run_is_writing_is_refused_even_with_overwrite() {
     let srv = TestServer::start();
     let out_tmp = tmp("busy-dir");
     let out = out_tmp.join("r");
-    let mut long = Command::new(pado_bin())
-        .args([
-            "run",
-            "--url",
-            &srv.url("/delay/50"),
-            "--vus",
-            "2",
-            "--duration",
-            "3s",
-            "-q",
-        ])
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut long = pado_cmd([
+        "run",
+        "--url",
+        &srv.url("/delay/50"),
+        "--vus",
+        "2",
+        "--duration",
+        "3s",
+        "-q",
+    ])
+    .arg("--out")
+    .arg(&out)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while !out.join("run.json").exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
@@ -230,7 +213,7 @@ fn a_directory_another_run_is_writing_is_refused_even_with_overwrite() {
         stderr(&other)
     );
     assert_eq!(long.wait().unwrap().code(), Some(0));
-    let s = json(&out.join("summary.json"));
+    let s = read_json(&out.join("summary.json"));
     assert!(num(&s, "requests") > 10.0, "{s}");
 }
 
@@ -238,13 +221,13 @@ fn a_directory_another_run_is_writing_is_refused_even_with_overwrite() {
 fn an_environment_value_in_a_tag_is_refused_and_never_printed() {
     let d = tmp("secret-tag");
     let secret = "s3cr3t-Value-7f2a";
-    let f = write_file(
+    let f = write_fixture(
         &d,
+        "safety_an_environment_value_in_a_tag_is_refused_and_never_printed.yaml",
         "t.yaml",
-        "target: http://127.0.0.1:9\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - request: \"GET /\"\n        tags: { user: \"{{ env.PADO_TEST_SECRET }}\" }\n",
+        &[],
     );
-    let out = Command::new(pado_bin())
-        .args(["run", f.to_str().unwrap(), "-q", "--out"])
+    let out = pado_cmd(["run", f.to_str().unwrap(), "-q", "--out"])
         .arg(d.join("r"))
         .env("PADO_TEST_SECRET", secret)
         .output()
@@ -263,29 +246,26 @@ fn secrets_in_urls_and_headers_stay_out_of_every_result_file() {
     let srv = TestServer::start();
     let d = tmp("secret-files");
     let secret = "tok-9d8e7f-SECRET";
-    let f = write_file(
+    let f = write_fixture(
         &d,
+        "safety_secrets_in_urls_and_headers_stay_out_of_every_result_file.yaml",
         "t.yaml",
-        &format!(
-            "name: secrets\ntarget: {}\nscenarios:\n  a:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 3\n    flow:\n      - request: {{ method: GET, url: \"/status/500?k={{{{ env.PADO_TEST_SECRET }}}}\", headers: {{ Authorization: \"Bearer {{{{ env.PADO_TEST_SECRET }}}}\" }} }}\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let out_dir = d.join("r");
-    let out = Command::new(pado_bin())
-        .args([
-            "run",
-            f.to_str().unwrap(),
-            "--export",
-            "csv",
-            "--export",
-            "junit",
-            "--out",
-        ])
-        .arg(&out_dir)
-        .env("PADO_TEST_SECRET", secret)
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "run",
+        f.to_str().unwrap(),
+        "--export",
+        "csv",
+        "--export",
+        "junit",
+        "--out",
+    ])
+    .arg(&out_dir)
+    .env("PADO_TEST_SECRET", secret)
+    .output()
+    .unwrap();
     // Every request answered 500: the verdict fails the run (and writes it all).
     assert_eq!(out.status.code(), Some(99), "{}", stderr(&out));
     let terminal = format!("{}{}", stderr(&out), String::from_utf8_lossy(&out.stdout));
@@ -331,18 +311,20 @@ fn absurd_sizes_are_refused_before_allocating() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
     }
-    let f = write_file(
+    let f = write_fixture(
         &d,
+        "safety_absurd_sizes_are_refused_before_allocating.yaml",
         "z.yaml",
-        "target: http://127.0.0.1:9\ndata:\n  z: { file: /dev/zero }\nscenarios:\n  a:\n    executor: constant-arrival-rate\n    rate: 1\n    duration: 1s\n    pre_allocated_vus: 4294967295\n    flow: [{ request: \"GET /{{ z.a }}\" }]\n",
+        &[],
     );
     let o = pado(&["validate", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("pre_allocated_vus"), "{}", stderr(&o));
-    let f = write_file(
+    let f = write_fixture(
         &d,
+        "safety_absurd_sizes_are_refused_before_allocating_z2.yaml",
         "z2.yaml",
-        "target: http://127.0.0.1:9\ndata:\n  z: { file: /dev/zero }\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow: [{ request: \"GET /{{ z.a }}\" }]\n",
+        &[],
     );
     let o = pado(&[
         "run",
@@ -361,12 +343,7 @@ fn a_closed_stdout_neither_crashes_nor_changes_the_exit_code() {
     let srv = TestServer::start();
     let d = tmp("pipe");
     let run_with_closed_stdout = |args: &[&str]| -> i32 {
-        let mut c = Command::new(pado_bin())
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut c = spawn_piped(&mut pado_cmd(args));
         // The reader goes away at once, as `| head -0` would.
         drop(c.stdout.take());
         let out = c.wait_with_output().unwrap();
@@ -423,25 +400,21 @@ fn a_closed_stdout_neither_crashes_nor_changes_the_exit_code() {
 
 /// A scenario against a target that never answers, with a short graceful stop.
 fn hang_scenario(d: &Path, srv: &TestServer, duration: &str, grace: &str) -> PathBuf {
-    write_file(
+    write_fixture(
         d,
+        "safety_hang_scenario.yaml",
         "hang.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 2\n    duration: {duration}\n    graceful_stop: {grace}\n    flow: [{{ request: \"GET /hang\" }}]\n",
-            srv.base_url()
-        ),
+        &[
+            ("target", srv.base_url()),
+            ("duration", duration.to_string()),
+            ("grace", grace.to_string()),
+        ],
     )
 }
 
 /// Start `pado run FILE` writing to `out`, and let it run for `for_`.
 fn spawn_and_wait(f: &Path, out: &Path, for_: Duration) -> std::process::Child {
-    let child = Command::new(pado_bin())
-        .args(["run", f.to_str().unwrap(), "-q", "--out"])
-        .arg(out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(pado_cmd(["run", f.to_str().unwrap(), "-q", "--out"]).arg(out));
     std::thread::sleep(for_);
     child
 }
@@ -465,7 +438,7 @@ fn ctrl_c_gives_in_flight_requests_the_graceful_stop_from_the_signal() {
     // No request completed (each hung until the graceful stop ended it): nothing
     // was measured, and the verdict says so with exit 99.
     assert_eq!(out.status.code(), Some(99), "{}", stderr(&out));
-    let s = json(&d.join("r").join("summary.json"));
+    let s = read_json(&d.join("r").join("summary.json"));
     assert_eq!(s["interrupted"], true);
     assert_eq!(num(&s, "iterations_interrupted"), 2.0, "{s}");
 }
@@ -483,7 +456,7 @@ fn a_run_stopped_before_its_end_is_interrupted_even_when_the_stop_outlasts_the_e
     let out = child.wait_with_output().unwrap();
     // No request completed: exit 99, as the verdict says (not 130: one signal).
     assert_eq!(out.status.code(), Some(99), "{}", stderr(&out));
-    let s = json(&d.join("r").join("summary.json"));
+    let s = read_json(&d.join("r").join("summary.json"));
     assert_eq!(s["interrupted"], true, "{s}");
 }
 
@@ -502,24 +475,23 @@ fn full_output_streams_neither_crash_nor_change_the_exit_code() {
             .open("/dev/full")
             .unwrap()
     };
-    let status = std::process::Command::new(crate::harness::pado_bin())
-        // --http-debug: every exchange and a warning go to stderr.
-        .args([
-            "run",
-            "--url",
-            &srv.url("/"),
-            "--vus",
-            "2",
-            "--duration",
-            "1s",
-        ])
-        .arg("--out")
-        .arg(&dir)
-        .arg("--http-debug")
-        .stdout(full())
-        .stderr(full())
-        .status()
-        .unwrap();
+    // --http-debug: every exchange and a warning go to stderr.
+    let status = pado_cmd([
+        "run",
+        "--url",
+        &srv.url("/"),
+        "--vus",
+        "2",
+        "--duration",
+        "1s",
+    ])
+    .arg("--out")
+    .arg(&dir)
+    .arg("--http-debug")
+    .stdout(full())
+    .stderr(full())
+    .status()
+    .unwrap();
     assert_eq!(status.code(), Some(0));
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();

@@ -2,36 +2,17 @@
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, pado, run, tmp, write_file};
+use crate::harness::{num, pado, run, tmp, write_fixture};
 
 #[test]
 fn weighted_mix_and_flow_with_checks_and_hangul() {
     let srv = TestServer::start();
     let dir = tmp("mix");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "scenarios_weighted_mix_and_flow_with_checks_and_hangul.yaml",
         "mix.yaml",
-        &format!(
-            r#"name: 검색 부하
-target: {}
-defaults:
-  headers: {{ X-Test: pado }}
-scenarios:
-  browse:
-    executor: per-vu-iterations
-    vus: 4
-    iterations: 250
-    mix:
-      - {{ weight: 30, name: search, request: "GET /api/search?q=검색 엔진&lang=ko", check: {{ status: 200, body_contains: ok }} }}
-      - {{ weight: 60, name: detail, request: "GET /api/posts/1" }}
-      - weight: 10
-        name: write
-        flow:
-          - {{ name: create, request: {{ method: POST, url: /json/item, json: {{ title: "안녕하세요" }} }}, check: {{ status: 201 }} }}
-          - {{ name: missing, request: "GET /status/404", check: {{ status: 404 }} }}
-"#,
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("mix", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -86,13 +67,11 @@ scenarios:
 fn a_failed_check_fails_the_request() {
     let srv = TestServer::start();
     let dir = tmp("check");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "scenarios_a_failed_check_fails_the_request.yaml",
         "c.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 20\n    flow:\n      - {{ name: home, request: /, check: {{ body_contains: \"not there\" }} }}\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("check", &[f.to_str().unwrap()]);
     // Every request failed its check, so every request failed: the verdict fails
@@ -116,10 +95,11 @@ fn a_failed_check_fails_the_request() {
 #[test]
 fn an_invalid_file_exits_2_naming_file_line_and_field() {
     let dir = tmp("invalid");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "scenarios_an_invalid_file_exits_2_naming_file_line_and_field.yaml",
         "bad.yaml",
-        "target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: ramping-vus\n    stages:\n      - { duration: 10s, target: 5 }\n      - { duration: 5q, target: 0 }\n    flow: [ { request: / } ]\n",
+        &[],
     );
     let r = run("invalid", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 2);
@@ -128,10 +108,11 @@ fn an_invalid_file_exits_2_naming_file_line_and_field() {
     assert!(e.contains("unknown unit"), "{e}");
     assert!(!r.dir.join("summary.json").exists());
 
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "scenarios_an_invalid_file_exits_2_naming_file_line_and_field_semantic.yaml",
         "semantic.yaml",
-        "target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-arrival-rate\n    rate: 0\n    duration: 1s\n    vus: 4\n    flow: [ { request: / } ]\n",
+        &[],
     );
     let out = pado(&["validate", f.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
@@ -150,10 +131,11 @@ fn an_invalid_file_exits_2_naming_file_line_and_field() {
 #[test]
 fn validate_accepts_a_good_file_and_usage_errors_exit_2() {
     let dir = tmp("validate");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "scenarios_validate_accepts_a_good_file_and_usage_errors_exit_2.yaml",
         "ok.yaml",
-        "target: http://127.0.0.1:9\nthresholds:\n  http_req_duration: [\"p(95) < 200\"]\nscenarios:\n  s: { executor: constant-vus, vus: 2, duration: 1s, flow: [ { request: / } ] }\n",
+        &[],
     );
     let out = pado(&["validate", f.to_str().unwrap()]);
     assert_eq!(

@@ -4,42 +4,33 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::time::{Duration, SystemTime};
+use std::process::Output;
 
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{pado_bin, run, shared_machine, tmp, write_file};
-
-/// An agreed start `secs` from now, RFC 3339 UTC with milliseconds.
-fn start_in(secs: u64) -> String {
-    let t = time::OffsetDateTime::from(SystemTime::now() + Duration::from_secs(secs));
-    t.format(&time::format_description::well_known::Rfc3339)
-        .unwrap()
-}
+use crate::harness::{
+    pado_cmd, read_json, run, shared_machine, spawn_piped, start_in, tmp, write_file, write_fixture,
+};
 
 /// Run the segments `0/n .. n-1/n` of `file` as `n` processes at once, all with the
 /// same `--start-at`, each writing its result under `dir`. Returns each process's
 /// output and result directory, in segment order.
-fn segments(dir: &Path, file: &Path, n: u32, extra: &[&str]) -> Vec<(Output, PathBuf)> {
+fn run_segments(dir: &Path, file: &Path, n: u32, extra: &[&str]) -> Vec<(Output, PathBuf)> {
     let _machine = shared_machine();
     let at = start_in(3);
     let children: Vec<_> = (0..n)
         .map(|i| {
             let out = dir.join(format!("seg{i}"));
-            let child = Command::new(pado_bin())
-                .arg("run")
-                .arg(file)
-                .args(["--segment", &format!("{i}/{n}"), "--start-at", &at])
-                .args(extra)
-                .arg("--out")
-                .arg(&out)
-                .arg("--quiet")
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("running pado");
+            let child = spawn_piped(
+                pado_cmd(["run"])
+                    .arg(file)
+                    .args(["--segment", &format!("{i}/{n}"), "--start-at", &at])
+                    .args(extra)
+                    .arg("--out")
+                    .arg(&out)
+                    .arg("--quiet"),
+            );
             (child, out)
         })
         .collect();
@@ -59,10 +50,6 @@ fn ok(o: &Output) {
     );
 }
 
-fn run_json(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
-}
-
 fn requests(dir: &Path) -> f64 {
     let s: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
@@ -73,20 +60,18 @@ fn requests(dir: &Path) -> f64 {
 fn per_vu_iterations_split_in_three_sends_exactly_the_whole_plan() {
     let srv = TestServer::start();
     let dir = tmp("seg-iter");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "segments_per_vu_iterations_split_in_three_sends_exactly_the_whole_plan.yaml",
         "t.yaml",
-        &format!(
-            "target: {}\nthresholds:\n  http_req_duration: ['p(95) < 0.001']\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 5\n    iterations: 7\n    flow:\n      - request: /\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     // The whole test in one process: 35 requests (and a threshold that fails: 99).
     let whole = run("seg-iter-whole", &[f.to_str().unwrap()]);
     assert_eq!(whole.code(), 99, "{}", whole.stderr());
     assert_eq!(srv.stats().requests, 35);
     srv.reset_stats();
-    let runs = segments(&dir, &f, 3, &[]);
+    let runs = run_segments(&dir, &f, 3, &[]);
     let mut plan_ids = BTreeSet::new();
     let mut sent = 0.0;
     for (i, (o, out)) in runs.iter().enumerate() {
@@ -98,7 +83,7 @@ fn per_vu_iterations_split_in_three_sends_exactly_the_whole_plan() {
             "{}",
             String::from_utf8_lossy(&o.stdout)
         );
-        let meta = run_json(out);
+        let meta = read_json(&out.join("run.json"));
         let seg = &meta["segment"];
         assert_eq!(seg["index"], i as u64);
         assert_eq!(seg["count"], 3);
@@ -138,20 +123,18 @@ fn per_vu_iterations_split_in_three_sends_exactly_the_whole_plan() {
 fn arrival_rate_segments_add_up_to_the_single_run() {
     let srv = TestServer::start();
     let dir = tmp("seg-rate");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "segments_arrival_rate_segments_add_up_to_the_single_run.yaml",
         "t.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  s:\n    executor: constant-arrival-rate\n    rate: 20\n    duration: 3s\n    pre_allocated_vus: 6\n    max_vus: 30\n    flow:\n      - request: /\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let whole = run("seg-rate-whole", &[f.to_str().unwrap()]);
     assert_eq!(whole.code(), 0, "{}", whole.stderr());
     let single = srv.stats().requests;
     assert_eq!(single, 60);
     srv.reset_stats();
-    let runs = segments(&dir, &f, 3, &[]);
+    let runs = run_segments(&dir, &f, 3, &[]);
     let mut per_segment = Vec::new();
     for (o, out) in &runs {
         ok(o);
@@ -167,26 +150,8 @@ fn unique_rows_never_repeat_across_segments_and_sequential_rows_are_partitioned(
     let dir = tmp("seg-feeds");
     let rows: String = (0..200).map(|i| format!("u{i:03}\n")).collect();
     write_file(&dir, "users.csv", &format!("user\n{rows}"));
-    let f = write_file(
-        &dir,
-        "t.yaml",
-        &format!(
-            r#"target: {}
-data:
-  users: {{ file: users.csv, pick: unique }}
-  seq: {{ range: [0, 29], pick: sequential }}
-scenarios:
-  s:
-    executor: per-vu-iterations
-    vus: 6
-    iterations: 5
-    flow:
-      - request: "/u/{{{{ users.user }}}}/{{{{ seq }}}}/{{{{ vu }}}}"
-"#,
-            srv.base_url()
-        ),
-    );
-    let runs = segments(&dir, &f, 3, &[]);
+    let f = write_fixture(&dir, "segments_unique_rows_never_repeat_across_segments_and_sequential_rows_are_partitioned.yaml", "t.yaml", &[("target", srv.base_url())]);
+    let runs = run_segments(&dir, &f, 3, &[]);
     for (o, _) in &runs {
         ok(o);
     }
@@ -215,25 +180,11 @@ scenarios:
 fn setup_runs_once_and_its_variables_reach_every_segment() {
     let srv = TestServer::start();
     let dir = tmp("seg-setup");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "segments_setup_runs_once_and_its_variables_reach_every_segment.yaml",
         "t.yaml",
-        &format!(
-            r#"target: {}
-setup:
-  - name: login
-    request: {{ method: POST, url: /json/login }}
-    extract: {{ token: $.token }}
-scenarios:
-  s:
-    executor: per-vu-iterations
-    vus: 3
-    iterations: 2
-    flow:
-      - request: "/use/{{{{ token }}}}"
-"#,
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     // A segment other than 0 cannot run the setup, and says what to do.
     let refused = crate::harness::pado(&["run", f.to_str().unwrap(), "--segment", "1/3"]);
@@ -259,10 +210,13 @@ scenarios:
     assert!(token.starts_with("tok-"), "{v}");
     assert_eq!(srv.stats().requests, 1);
 
-    let runs = segments(&dir, &f, 3, &["--setup-vars", vars.to_str().unwrap()]);
+    let runs = run_segments(&dir, &f, 3, &["--setup-vars", vars.to_str().unwrap()]);
     for (o, out) in &runs {
         ok(o);
-        assert_eq!(run_json(out)["segment"]["ran_setup"], false);
+        assert_eq!(
+            read_json(&out.join("run.json"))["segment"]["ran_setup"],
+            false
+        );
     }
     let stats = srv.stats();
     // One setup request in all: `pado setup`'s.
@@ -271,7 +225,12 @@ scenarios:
     assert_eq!(stats.requests, 7);
 
     // A file without a global setup has nothing to hand over.
-    let plain = write_file(&dir, "plain.yaml", &format!("target: {}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 1\n    flow:\n      - request: /\n", srv.base_url()));
+    let plain = write_fixture(
+        &dir,
+        "segments_setup_runs_once_and_its_variables_reach_every_segment_plain.yaml",
+        "plain.yaml",
+        &[("target", srv.base_url())],
+    );
     let o = crate::harness::pado(&[
         "setup",
         plain.to_str().unwrap(),
@@ -286,17 +245,15 @@ scenarios:
 fn segment_zero_runs_the_setup_itself_and_bad_flags_are_refused() {
     let srv = TestServer::start();
     let dir = tmp("seg-flags");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "segments_segment_zero_runs_the_setup_itself_and_bad_flags_are_refused.yaml",
         "t.yaml",
-        &format!(
-            "target: {}\nsetup:\n  - request: {{ method: POST, url: /json/login }}\n    extract: {{ token: $.token }}\nteardown:\n  - request: /bye\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 3\n    iterations: 1\n    flow:\n      - request: \"/use/{{{{ token }}}}\"\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("seg-zero", &[f.to_str().unwrap(), "--segment", "0/4"]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
-    assert_eq!(run_json(&r.dir)["segment"]["ran_setup"], true);
+    assert_eq!(r.run_json()["segment"]["ran_setup"], true);
     let stats = srv.stats();
     // Setup, VU 0 of 3 (positions 0 of 0,1,2,3), teardown.
     assert_eq!(stats.by_path.get("/json/login"), Some(&1));
@@ -363,7 +320,7 @@ fn a_whole_run_can_start_at_an_agreed_instant_too() {
     );
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert_eq!(srv.stats().requests, 6);
-    let meta = run_json(&r.dir);
+    let meta = r.run_json();
     // No segment: the agreed start and its measured skew are a note.
     assert!(meta["segment"].is_null(), "{meta}");
     let notes: Vec<&str> = meta["notes"]

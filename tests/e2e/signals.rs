@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, pado_bin, tmp};
+use crate::harness::{interrupt, num, pado_bin, pado_cmd, spawn_piped, tmp};
 
 /// Start a 60 s run of `vus` VUs on `url` in the background, writing to `dir`.
-fn spawn_run(url: &str, vus: &str, dir: &std::path::Path) -> std::process::Child {
-    Command::new(pado_bin())
-        .args([
+fn spawn_long_run(url: &str, vus: &str, dir: &std::path::Path) -> std::process::Child {
+    spawn_piped(
+        pado_cmd([
             "run",
             "--url",
             url,
@@ -25,19 +25,8 @@ fn spawn_run(url: &str, vus: &str, dir: &std::path::Path) -> std::process::Child
             "--quiet",
             "--out",
         ])
-        .arg(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// Send SIGINT to a child, as Ctrl-C would.
-fn interrupt(child: &std::process::Child) {
-    // SAFETY: signalling our own child process.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
+        .arg(dir),
+    )
 }
 
 #[test]
@@ -47,7 +36,7 @@ fn ctrl_c_stops_gracefully_and_writes_the_summary() {
     let srv = TestServer::start();
     let dir_tmp = tmp("sigint");
     let dir = dir_tmp.join("result");
-    let child = spawn_run(&srv.url("/delay/100"), "4", &dir);
+    let child = spawn_long_run(&srv.url("/delay/100"), "4", &dir);
     std::thread::sleep(Duration::from_millis(1500));
     let t = Instant::now();
     interrupt(&child);
@@ -81,7 +70,7 @@ fn a_second_ctrl_c_exits_at_once() {
     let srv = TestServer::start();
     let dir_tmp = tmp("sigint2");
     let dir = dir_tmp.join("result");
-    let child = spawn_run(&srv.url("/hang"), "2", &dir);
+    let child = spawn_long_run(&srv.url("/hang"), "2", &dir);
     std::thread::sleep(Duration::from_millis(800));
     let t = Instant::now();
     interrupt(&child);
@@ -107,28 +96,15 @@ fn faulted_scenario(
     marker: &std::path::Path,
     extra: &str,
 ) -> std::path::PathBuf {
-    crate::harness::write_file(
+    crate::harness::write_fixture(
         dir,
+        "signals_faulted_scenario.yaml",
         "s.yaml",
-        &format!(
-            r#"target: {url}
-scenarios:
-  s:
-    executor: constant-vus
-    vus: 2
-    duration: 20s
-    think: 50ms
-    flow:
-      - request: GET /delay/5
-events:
-  - name: fault
-    at: 300ms
-    run: ["true"]
-    duration: 1h
-    undo: {{ run: [touch, "{}"] }}
-{extra}"#,
-            marker.display()
-        ),
+        &[
+            ("url", url.to_string()),
+            ("marker", marker.display().to_string()),
+            ("extra", extra.to_string()),
+        ],
     )
 }
 
@@ -189,14 +165,11 @@ fn sigterm_to_the_process_group_is_one_request() {
     let dir = tmp.join("result");
     let marker = tmp.join("undone");
     let scen = faulted_scenario(&tmp, &srv.base_url(), &marker, "");
-    let child = Command::new(pado_bin())
-        .args(["run", scen.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&dir)
-        .process_group(0)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(
+        pado_cmd(["run", scen.to_str().unwrap(), "--quiet", "--out"])
+            .arg(&dir)
+            .process_group(0),
+    );
     std::thread::sleep(Duration::from_millis(1500));
     let pid = child.id() as i32;
     let t = Instant::now();
@@ -223,13 +196,8 @@ fn ctrl_c_during_a_long_event_action_ends_the_run_at_once() {
         &marker,
         "  - { name: slow, at: 200ms, run: [sleep, \"60\"], timeout: 2m }\n",
     );
-    let child = Command::new(pado_bin())
-        .args(["run", scen.to_str().unwrap(), "--quiet", "--out"])
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child =
+        spawn_piped(pado_cmd(["run", scen.to_str().unwrap(), "--quiet", "--out"]).arg(&dir));
     std::thread::sleep(Duration::from_millis(1500));
     let t = Instant::now();
     interrupt(&child);
@@ -272,8 +240,7 @@ fn an_event_command_dies_with_pado_killed() {
     let scen = faulted_scenario(&tmp, &srv.base_url(), &marker, &extra);
     // A state directory of this test's own: the open window's record stays in it.
     let state = tmp.join("state");
-    let mut child = Command::new(pado_bin())
-        .args(["run", scen.to_str().unwrap(), "--quiet", "--out"])
+    let mut child = pado_cmd(["run", scen.to_str().unwrap(), "--quiet", "--out"])
         .arg(&dir)
         .env("XDG_STATE_HOME", &state)
         .stdout(Stdio::null())

@@ -7,13 +7,12 @@
 //! reports is its own and not the test process's.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{pado, pado_bin, shared_machine, tmp, write_file};
-use crate::observe::demo_target;
+use crate::harness::{pado, pado_cmd, serve_demo_target, shared_machine, tmp, write_file};
 
 /// `examples/resilience/leak.yaml` with the leak event's fault object replaced by
 /// `faults` (JSON).
@@ -33,7 +32,7 @@ fn leak_example(faults: &str) -> String {
 /// Runs the example with `faults` and `--soak` against a demo target of its own;
 /// the exit code, the summary and the directory (kept while the value lives).
 fn soak_run(name: &str, faults: &str) -> (Option<i32>, Value, crate::harness::Tmp) {
-    let (_kid, url) = demo_target(&["--posts", "2000"]);
+    let (_kid, url) = serve_demo_target(&["--posts", "2000"]);
     let t = tmp(name);
     let file = write_file(&t, "leak.yaml", &leak_example(faults));
     let dir = t.join("result");
@@ -81,7 +80,7 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
     let pool = std::thread::spawn(|| soak_run("soak-pool", "{ pool_leak_every_s: 8 }"));
     // Without the leak, started as a process of its own so that its directory can be
     // read while it runs.
-    let (_kid, url) = demo_target(&["--posts", "2000"]);
+    let (_kid, url) = serve_demo_target(&["--posts", "2000"]);
     let t = tmp("soak-none");
     let file = write_file(
         &t,
@@ -89,21 +88,20 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
         &leak_example("{ leak_kib_per_request: 0 }"),
     );
     let dir = t.join("result");
-    let child = Command::new(pado_bin())
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "--target",
-            &url,
-            "--soak",
-            "--quiet",
-        ])
-        .arg("--out")
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = pado_cmd([
+        "run",
+        file.to_str().unwrap(),
+        "--target",
+        &url,
+        "--soak",
+        "--quiet",
+    ])
+    .arg("--out")
+    .arg(&dir)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let t0 = Instant::now();
     while !dir.join("timeline.jsonl").exists() && t0.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(200));
@@ -151,10 +149,34 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
     assert_eq!(s["soak"]["generator"]["notable"], false, "{:#}", s["soak"]);
 
     let (code, s, leak_dir) = leaky.join().unwrap();
+    assert_the_planted_leak_is_flagged(code, &s);
+
+    // The leak "fixed": `pado compare` puts the two soak verdicts side by side, and
+    // the memory's change per hour of each, the leak's near its planted rate and
+    // the fixed run's a small part of it.
+    compare_puts_the_soak_verdicts_side_by_side(&leak_dir.join("result"), &dir, verdict);
+
+    // The connection leak: pool drift, one connection more every 8 s.
+    let (code, s, _) = pool.join().unwrap();
+    assert_eq!(code, Some(99), "{:#}", s["soak"]);
+    assert_eq!(s["soak"]["verdict"], "pool_drift", "{:#}", s["soak"]);
+    let active = soak_row(&s, "hikaricp_connections_active{pool=\"HikariPool-1\"}");
+    assert_eq!(active["notable"], true, "{active}");
+    let per_hour = active["slope_per_hour"].as_f64().unwrap();
+    assert!(
+        (per_hour / 450.0 - 1.0).abs() < 0.3,
+        "active rose {per_hour:.0}/hour, the leak 450/hour"
+    );
+}
+
+/// The leaky run of [`a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable`]
+/// (exit `code`, summary `s`): the memory's rise and the latency's creep are the
+/// planted ones, and the verdict says so.
+fn assert_the_planted_leak_is_flagged(code: Option<i32>, s: &Value) {
     assert_eq!(code, Some(99), "{:#}", s["soak"]);
     assert_eq!(s["soak"]["verdict"], "leak_suspected", "{:#}", s["soak"]);
     assert_eq!(s["soak_ok"], false);
-    let rss = soak_row(&s, "process_resident_memory_bytes");
+    let rss = soak_row(s, "process_resident_memory_bytes");
     assert_eq!(rss["notable"], true, "{rss}");
     // The memory's rise per second is the leak's: 40 requests/s × 64 KiB.
     let per_s = rss["slope_per_hour"].as_f64().unwrap() / 3600.0;
@@ -178,14 +200,16 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
         "{:#}",
         s["verdict"]
     );
+}
 
-    // The leak "fixed": `pado compare` puts the two soak verdicts side by side, and
-    // the memory's change per hour of each, the leak's near its planted rate and
-    // the fixed run's a small part of it.
+/// `pado compare` of the leaky run (`leak`) and the fixed one (`fixed_dir`, whose
+/// soak verdict was `verdict`): both verdicts side by side, and the memory's change
+/// per hour of each.
+fn compare_puts_the_soak_verdicts_side_by_side(leak: &Path, fixed_dir: &Path, verdict: &str) {
     let cmp = pado(&[
         "compare",
-        leak_dir.join("result").to_str().unwrap(),
-        dir.to_str().unwrap(),
+        leak.to_str().unwrap(),
+        fixed_dir.to_str().unwrap(),
         "--json",
     ]);
     assert_eq!(
@@ -225,16 +249,4 @@ fn a_planted_leak_is_flagged_and_the_same_run_without_it_is_stable() {
     );
     assert!((leak / mib_per_hour - 1.0).abs() < 0.25, "{row}");
     assert!(fixed.abs() < 0.1 * mib_per_hour, "{row}");
-
-    // The connection leak: pool drift, one connection more every 8 s.
-    let (code, s, _) = pool.join().unwrap();
-    assert_eq!(code, Some(99), "{:#}", s["soak"]);
-    assert_eq!(s["soak"]["verdict"], "pool_drift", "{:#}", s["soak"]);
-    let active = soak_row(&s, "hikaricp_connections_active{pool=\"HikariPool-1\"}");
-    assert_eq!(active["notable"], true, "{active}");
-    let per_hour = active["slope_per_hour"].as_f64().unwrap();
-    assert!(
-        (per_hour / 450.0 - 1.0).abs() < 0.3,
-        "active rose {per_hour:.0}/hour, the leak 450/hour"
-    );
 }

@@ -2,7 +2,7 @@
 
 use pado_testkit::TestServer;
 
-use crate::harness::{run, tmp, write_file};
+use crate::harness::{fixture, run, tmp, write_file, write_fixture};
 
 #[test]
 fn a_failed_threshold_exits_99_and_says_which() {
@@ -67,13 +67,11 @@ fn passing_thresholds_exit_0() {
 fn per_step_thresholds_and_abort_on_fail_from_a_file() {
     let srv = TestServer::start();
     let dir = tmp("th-file");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "thresholds_per_step_thresholds_and_abort_on_fail_from_a_file.yaml",
         "t.yaml",
-        &format!(
-            "target: {}\nthresholds:\n  \"http_req_duration{{step:slow}}\": [\"p(95) < 1000\"]\n  http_req_failed:\n    - {{ threshold: \"rate < 0.1\", abort_on_fail: true }}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 20s\n    mix:\n      - {{ weight: 1, name: slow, request: \"GET /delay/10\" }}\n      - {{ weight: 1, name: bad, request: \"GET /status/500\" }}\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let started = std::time::Instant::now();
     let r = run("th-file", &[f.to_str().unwrap()]);
@@ -102,10 +100,11 @@ fn per_step_thresholds_and_abort_on_fail_from_a_file() {
 #[test]
 fn a_bad_threshold_is_invalid_input_with_its_line() {
     let dir = tmp("th-bad");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "thresholds_a_bad_threshold_is_invalid_input_with_its_line.yaml",
         "t.yaml",
-        "target: http://127.0.0.1:9\nthresholds:\n  http_req_duration: [\"p95 < 200\"]\nscenarios:\n  s: { executor: constant-vus, duration: 1s, flow: [ { request: / } ] }\n",
+        &[],
     );
     let r = run("th-bad", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 2);
@@ -124,9 +123,9 @@ fn a_bad_threshold_is_invalid_input_with_its_line() {
 /// `GET /home` (200) and `GET /status/503` (unexpected, so failed); `buy` runs 4
 /// of `group: checkout` around `POST /json/item` (201). `extra` adds thresholds.
 fn two_scenarios(srv: &TestServer, extra: &str) -> String {
-    format!(
-        "target: {}\nthresholds:\n  \"http_reqs{{scenario:browse}}\": [\"count == 20\"]\n  \"http_reqs{{scenario:buy}}\": [\"count == 4\"]\n  \"http_req_duration{{scenario:buy}}\": [\"p(95) < 5000\"]\n  \"http_req_failed{{scenario:buy}}\": [\"rate == 0\"]\n  \"http_req_failed{{scenario:browse}}\": [\"rate == 0.5\"]\n  \"http_reqs{{status:200}}\": [\"count == 10\"]\n  \"http_reqs{{status:201}}\": [\"count == 4\"]\n  \"http_reqs{{method:POST}}\": [\"count == 4\"]\n  \"http_req_duration{{method:GET}}\": [\"max < 5000\"]\n  \"http_reqs{{expected_response:true}}\": [\"count == 14\"]\n  \"http_reqs{{group:::checkout}}\": [\"count == 4\"]\n  \"group_duration{{group:::checkout}}\": [\"max < 5000\"]\n{extra}scenarios:\n  browse:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 5\n    flow:\n      - {{ name: 홈, request: /home }}\n      - {{ name: down, request: /status/503 }}\n  buy:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 4\n    flow:\n      - group: checkout\n        steps:\n          - {{ name: pay, request: {{ method: POST, url: /json/item, json: {{ n: 1 }} }} }}\n",
-        srv.base_url()
+    fixture(
+        "thresholds_scenario_status_method_group.yaml",
+        &[("target", srv.base_url()), ("extra", extra.to_string())],
     )
 }
 

@@ -7,7 +7,7 @@ use pado_testkit::h2server::{H2Options, H2Server};
 use pado_testkit::{ServerOptions, TestServer};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
 
-use crate::harness::{num, pado, run, tmp, write_file};
+use crate::harness::{num, pado, run, tmp, write_file, write_fixture};
 
 /// A CA and a client certificate it signed, as PEM: (ca, client cert, client key).
 fn client_pki() -> (String, String, String) {
@@ -82,13 +82,11 @@ fn mutual_tls_presents_the_client_certificate() {
     write_file(&dir, "client.pem", &cert);
     write_file(&dir, "client.key", &key);
     // The files are named in the scenario, relative to it.
-    let file = write_file(
+    let file = write_fixture(
         &dir,
+        "tls_trust_mutual_tls_presents_the_client_certificate.yaml",
         "mtls.yaml",
-        &format!(
-            "target: {}\ndefaults:\n  tls:\n    ca_cert: server.pem\n    client_cert: client.pem\n    client_key: client.key\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 10\n    flow:\n      - request: GET /\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("mtls", &[file.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -161,13 +159,11 @@ fn mutual_tls_presents_the_client_certificate() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains(key_line));
 
     // A key without its certificate is refused with the field's line.
-    let half = write_file(
+    let half = write_fixture(
         &dir,
+        "tls_trust_mutual_tls_presents_the_client_certificate_half.yaml",
         "half.yaml",
-        &format!(
-            "target: {}\ndefaults:\n  tls:\n    client_key: client.key\nscenarios:\n  s:\n    executor: per-vu-iterations\n    flow:\n      - request: GET /\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("mtls-half", &[half.to_str().unwrap()]);
     assert_eq!(r.code(), 2, "{}", r.stdout());

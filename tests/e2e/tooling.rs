@@ -2,7 +2,7 @@
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, pado, run, run_env, tmp, write_file};
+use crate::harness::{num, pado, pado_cmd, run, run_env, stderr, tmp, write_file, write_fixture};
 
 #[test]
 fn init_writes_a_valid_scenario_and_schema_is_json() {
@@ -100,28 +100,11 @@ fn a_curl_command_imports() {
 fn global_setup_outputs_reach_every_vu_and_teardown_runs_last() {
     let srv = TestServer::start();
     let dir = tmp("setup");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "tooling_global_setup_outputs_reach_every_vu_and_teardown_runs_last.yaml",
         "s.yaml",
-        &format!(
-            r#"target: {}
-setup:
-  - name: seed
-    request: {{ method: POST, url: /json/item }}
-    extract: {{ seed_id: $.id }}
-teardown:
-  - name: cleanup
-    request: {{ method: DELETE, url: "/cleanup/{{{{ seed_id }}}}" }}
-scenarios:
-  s:
-    executor: per-vu-iterations
-    vus: 4
-    iterations: 3
-    flow:
-      - {{ name: read, request: "GET /read/{{{{ seed_id }}}}" }}
-"#,
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let r = run("setup", &[f.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
@@ -275,16 +258,15 @@ fn compare_marks_a_real_slowdown_and_names_its_method() {
         &[("PADO_HOME", &home_s)],
     );
     let fast = fast.join().unwrap();
-    let out = std::process::Command::new(crate::harness::pado_bin())
-        .args([
-            "compare",
-            fast.dir.to_str().unwrap(),
-            slow.dir.to_str().unwrap(),
-            "--json",
-        ])
-        .env("PADO_HOME", &home_s)
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "compare",
+        fast.dir.to_str().unwrap(),
+        slow.dir.to_str().unwrap(),
+        "--json",
+    ])
+    .env("PADO_HOME", &home_s)
+    .output()
+    .unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -327,20 +309,17 @@ fn compare_marks_a_real_slowdown_and_names_its_method() {
     );
 }
 
-fn stderr(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// `--target` is applied before validation (a file without `target:` is fine once the
 /// command line gives one), and `pado validate` takes it too.
 #[test]
 fn target_flag_completes_a_file_without_target() {
     let srv = TestServer::start();
     let dir = tmp("no-target");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "tooling_target_flag_completes_a_file_without_target.yaml",
         "t.yaml",
-        "scenarios:\n  a:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 2\n    flow: [ { request: /hello } ]\n",
+        &[],
     );
     let f = f.to_str().unwrap();
     let o = pado(&["validate", f]);
@@ -359,10 +338,11 @@ fn target_flag_completes_a_file_without_target() {
 fn target_from_the_environment_is_resolved_and_kept_out_of_results() {
     let srv = TestServer::start();
     let dir = tmp("env-target");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "tooling_target_from_the_environment_is_resolved_and_kept_out_of_results.yaml",
         "t.yaml",
-        "name: envtarget\ntarget: \"http://{{ env.PADO_E2E_HOST }}\"\nobserve:\n  endpoints: [ /metrics ]\nscenarios:\n  a:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 3\n    flow: [ { request: /hello } ]\n",
+        &[],
     );
     let f = f.to_str().unwrap();
     let o = pado(&["validate", f]);
@@ -382,8 +362,7 @@ fn target_from_the_environment_is_resolved_and_kept_out_of_results() {
     let _m = crate::harness::shared_machine();
     let out_dir_tmp = tmp("env-target-out");
     let out_dir = out_dir_tmp.join("result");
-    let o = std::process::Command::new(crate::harness::pado_bin())
-        .args(["run", f, "--quiet", "--out", out_dir.to_str().unwrap()])
+    let o = pado_cmd(["run", f, "--quiet", "--out", out_dir.to_str().unwrap()])
         .env("PADO_E2E_HOST", &host)
         .output()
         .unwrap();
@@ -400,8 +379,7 @@ fn target_from_the_environment_is_resolved_and_kept_out_of_results() {
     assert!(files >= 3);
     assert!(!stderr(&o).contains(&host) && !String::from_utf8_lossy(&o.stdout).contains(&host));
     // Printing every exchange (one iteration, in full) hides it too.
-    let o = std::process::Command::new(crate::harness::pado_bin())
-        .args(["run", f, "--once", "--http-debug=full"])
+    let o = pado_cmd(["run", f, "--once", "--http-debug=full"])
         .env("PADO_E2E_HOST", &host)
         .output()
         .unwrap();
@@ -419,10 +397,11 @@ fn target_from_the_environment_is_resolved_and_kept_out_of_results() {
 #[test]
 fn validate_names_lines_of_env_and_selector_problems() {
     let dir = tmp("validate-lines");
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "tooling_validate_names_lines_of_env_and_selector_problems.yaml",
         "t.yaml",
-        "target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - name: search\n        request:\n          url: /s\n          headers: { X-Key: \"{{ env.PADO_E2E_UNSET_KEY }}\" }\n",
+        &[],
     );
     let o = pado(&["validate", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
@@ -433,10 +412,11 @@ fn validate_names_lines_of_env_and_selector_problems() {
             && e.contains("export PADO_E2E_UNSET_KEY=..."),
         "{e}"
     );
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "tooling_validate_names_lines_of_env_and_selector_problems_s.yaml",
         "s.yaml",
-        "target: http://127.0.0.1:1\nthresholds:\n  http_req_duration{step:serch}: [\"p(95) < 200\"]\n  http_req_failed{knid:read}: [\"rate < 0.1\"]\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - { name: search, request: /s, tags: { kind: read } }\n",
+        &[],
     );
     let o = pado(&["validate", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
@@ -453,10 +433,11 @@ fn validate_names_lines_of_env_and_selector_problems() {
             && e.contains("kind"),
         "{e}"
     );
-    let f = write_file(
+    let f = write_fixture(
         &dir,
+        "tooling_validate_names_lines_of_env_and_selector_problems_ok.yaml",
         "ok.yaml",
-        "target: http://127.0.0.1:1\nthresholds:\n  http_req_duration{step:search,kind:read}: [\"p(95) < 200\"]\nscenarios:\n  a:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - { name: search, request: /s, tags: { kind: read } }\n",
+        &[],
     );
     let o = pado(&["validate", f.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -640,9 +621,8 @@ fn curl_and_pado(
     std::fs::create_dir_all(y.parent().unwrap()).unwrap();
     let out = {
         let _machine = crate::harness::shared_machine();
-        std::process::Command::new(crate::harness::pado_bin())
+        pado_cmd(["import", "curl", &cmd, "-o", y.to_str().unwrap()])
             .current_dir(cwd)
-            .args(["import", "curl", &cmd, "-o", y.to_str().unwrap()])
             .output()
             .unwrap()
     };
@@ -775,12 +755,11 @@ fn the_hdr_export_reads_in_hdrhistograms_reference_decoder() {
     let srv = TestServer::start();
     let addr = srv.addr();
     let d = tmp("hlog");
-    let f = write_file(
+    let f = write_fixture(
         &d,
+        "tooling_the_hdr_export_reads_in_hdrhistograms_reference_decoder.yaml",
         "s.yaml",
-        &format!(
-            "target: http://{addr}\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 2\n    iterations: 6\n    max_duration: 30s\n    flow:\n      - request: \"GET /delay/20\"\n        name: 빠른 요청\n      - request: \"GET /delay/60\"\n        name: slow, one\n"
-        ),
+        &[("addr", addr.to_string())],
     );
     let r = run("hlog", &[f.to_str().unwrap(), "--export", "hdr"]);
     assert_eq!(r.code(), 0, "{}", r.stderr());

@@ -5,12 +5,13 @@
 //! it must fire and where it must not.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{free_port, pado_bin, shared_machine, tmp, write_file};
+use crate::harness::{
+    demo_target, fixture, free_port, pado_cmd, shared_machine, tmp, write_file, write_fixture,
+};
 
 /// What one `pado run` left behind, run with a `PADO_HOME` of its own.
 struct Judged {
@@ -33,8 +34,7 @@ fn judged(name: &str, args: &[&str]) -> (Judged, crate::harness::Tmp) {
     let home = t.join("home");
     std::fs::create_dir_all(&home).unwrap();
     let dir = t.join("result");
-    let out = Command::new(pado_bin())
-        .arg("run")
+    let out = pado_cmd(["run"])
         .args(args)
         .args(["--export", "junit", "--quiet", "--no-html", "--out"])
         .arg(&dir)
@@ -50,8 +50,7 @@ fn judged(name: &str, args: &[&str]) -> (Judged, crate::harness::Tmp) {
     };
     let summary: Value = serde_json::from_str(&read("summary.json")).unwrap();
     let junit = read("junit.xml");
-    let h = Command::new(pado_bin())
-        .args(["history", "--json"])
+    let h = pado_cmd(["history", "--json"])
         .env("PADO_HOME", &home)
         .current_dir(&home)
         .output()
@@ -110,15 +109,17 @@ fn agrees(j: &Judged, code: i32, failures: u32) {
 /// stage 1 is fast and stage 2 slow by construction.
 #[test]
 fn a_stage_threshold_fails_only_in_the_slow_stage() {
-    let target = demo_target();
+    // The demo service on a port of its own.
+    let target = demo_target(pado_demo_target::TargetOptions {
+        posts: 200,
+        ..Default::default()
+    });
     let t = tmp("verdict-stage");
-    let file = write_file(
+    let file = write_fixture(
         &t,
+        "verdict_a_stage_threshold_fails_only_in_the_slow_stage.yaml",
         "stress.yaml",
-        &format!(
-            "name: 단계 시험\ntarget: {}\nscenarios:\n  stress:\n    executor: ramping-vus\n    start_vus: 3\n    stages:\n      - {{ duration: 4s, target: 3, name: 빠름 }}\n      - {{ duration: 4s, target: 3, name: slow }}\n    flow:\n      - {{ name: detail, request: \"GET /api/posts/1\" }}\nevents:\n  - name: slow down\n    at_stage: 2\n    http: {{ method: POST, url: /admin/faults, json: {{ added_latency_ms: 300 }} }}\nthresholds:\n  \"http_req_duration{{stage:1}}\": [\"p(95) < 150\"]\n  \"http_req_duration{{stage:slow}}\": [\"p(95) < 150\"]\n  \"http_req_duration{{stage:빠름}}\": [\"max < 150\"]\n  \"http_req_duration{{window:0s-4s}}\": [\"p(95) < 150\"]\n  \"http_req_duration{{window:4s-8s}}\": [\"p(95) < 150\"]\n",
-            target.base_url()
-        ),
+        &[("target", target.base_url())],
     );
     let (j, _t) = judged("verdict-stage-run", &[file.to_str().unwrap()]);
     agrees(&j, 99, 2);
@@ -167,15 +168,6 @@ fn a_stage_threshold_fails_only_in_the_slow_stage() {
     assert_eq!(again["thresholds"], j.summary["thresholds"]);
 }
 
-/// The demo service on a port of its own.
-fn demo_target() -> pado_demo_target::RunningTarget {
-    pado_demo_target::start(pado_demo_target::TargetOptions {
-        posts: 200,
-        ..Default::default()
-    })
-    .expect("demo target starts")
-}
-
 /// A `mark` event whose `recovers` expectation never holds (p95 under a
 /// microsecond) fails the run with no threshold set: exit 99, the summary names the
 /// event, JUnit has its one failure, the history row 99. The same run expecting
@@ -185,9 +177,9 @@ fn a_failed_event_expectation_fails_the_verdict_everywhere() {
     let srv = TestServer::start();
     let t = tmp("verdict-event");
     let scenario = |expect: &str| {
-        format!(
-            "target: {}\nscenarios:\n  s: {{ executor: constant-vus, vus: 2, duration: 3s, flow: [ {{ request: /delay/5 }} ] }}\nevents:\n  - {{ name: 배포, at: 1s, mark: deploy, after: {{ recovers: \"{expect} within 1s\", hold: 1s }} }}\n",
-            srv.base_url()
+        fixture(
+            "verdict_event_expectation.yaml",
+            &[("target", srv.base_url()), ("expect", expect.to_string())],
         )
     };
     let fail = write_file(&t, "fail.yaml", &scenario("p(95) < 0.001"));
@@ -298,13 +290,11 @@ fn a_run_where_every_request_failed_fails_and_says_why() {
     );
 
     let t = tmp("verdict-expect-500");
-    let f = write_file(
+    let f = write_fixture(
         &t,
+        "verdict_a_run_where_every_request_failed_fails_and_says_why.yaml",
         "expect500.yaml",
-        &format!(
-            "target: {}\nscenarios:\n  s: {{ executor: constant-vus, vus: 1, duration: 1s, flow: [ {{ request: /status/500, check: {{ status: 500 }} }} ] }}\n",
-            srv.base_url()
-        ),
+        &[("target", srv.base_url())],
     );
     let (j, _t3) = judged("verdict-expect-500-run", &[f.to_str().unwrap()]);
     agrees(&j, 0, 0);
@@ -316,10 +306,11 @@ fn a_run_where_every_request_failed_fails_and_says_why() {
 #[test]
 fn a_stage_that_does_not_exist_is_an_error_with_its_line() {
     let t = tmp("verdict-bad-stage");
-    let f = write_file(
+    let f = write_fixture(
         &t,
+        "verdict_a_stage_that_does_not_exist_is_an_error_with_its_line.yaml",
         "bad.yaml",
-        "target: http://127.0.0.1:9\nthresholds:\n  \"http_req_duration{stage:3}\": [\"p(95) < 200\"]\nscenarios:\n  s:\n    executor: ramping-vus\n    stages: [{ duration: 1s, target: 1 }, { duration: 1s, target: 1 }]\n    flow: [ { request: / } ]\n",
+        &[],
     );
     let out = crate::harness::pado(&["validate", f.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);

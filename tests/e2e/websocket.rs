@@ -4,41 +4,18 @@
 
 use pado_testkit::WsServer;
 
-use crate::harness::{num, run, run_timed, tmp, write_file};
-
-fn scenario(srv: &WsServer, vus: u32, duration: &str, flow: &str, extra: &str) -> String {
-    format!(
-        "name: ws\ntarget: {}\n{extra}scenarios:\n  chat:\n    executor: constant-vus\n    vus: {vus}\n    duration: {duration}\n    flow:\n{flow}",
-        srv.http_base_url()
-    )
-}
-
-/// Within `range`, or an `Err` naming `what` (a missed timing tolerance).
-fn within(what: &str, v: f64, range: std::ops::Range<f64>) -> Result<(), String> {
-    if range.contains(&v) {
-        Ok(())
-    } else {
-        Err(format!("{what} = {v:.2}, outside {range:?}"))
-    }
-}
+use crate::harness::{num, pado_cmd, run, run_timed, tmp, within, write_file, write_fixture};
 
 #[test]
 fn ws_message_counts_equal_the_servers_and_latency_carries_its_delay() {
     let srv = WsServer::start();
     let t = tmp("ws-echo");
-    let flow = "      - name: echo
-        ws:
-          url: /echo?delay_ms=50
-          actions:
-            - send: '{\"type\":\"join\",\"user\":\"u{{ vu }}\"}'
-            - expect: { body_contains: joined, timeout: 2s }
-              extract: { member: { json: $.id } }
-            - send: '안녕 {{ member }} 세계'
-            - expect: { body_contains: '안녕 {{ member }} 세계', timeout: 2s }
-            - { send: ping, every: 20ms, count: 3 }
-            - hold: 200ms
-";
-    let file = write_file(&t, "ws.yaml", &scenario(&srv, 4, "2s", flow, ""));
+    let file = write_fixture(
+        &t,
+        "websocket_ws_message_counts_equal_the_servers_and_latency_carries_its_delay.yaml",
+        "ws.yaml",
+        &[("target", srv.http_base_url())],
+    );
     let f = file.to_str().unwrap();
     run_timed("ws-echo", &[f], |r| {
         assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
@@ -87,25 +64,12 @@ fn ws_message_counts_equal_the_servers_and_latency_carries_its_delay() {
 fn ws_failures_are_counted_by_category_and_the_run_goes_on() {
     let srv = WsServer::start();
     let t = tmp("ws-fail");
-    let flow = "      - name: early
-        ws:
-          url: /x?close_after=1
-          actions:
-            - send: one
-            - hold: 300ms
-      - name: slow
-        ws:
-          url: /x?delay_ms=400
-          actions:
-            - send: two
-            - expect: { body_contains: two, timeout: 100ms }
-      - name: refused
-        ws:
-          url: /x?refuse=403
-          actions:
-            - send: three
-";
-    let file = write_file(&t, "ws.yaml", &scenario(&srv, 1, "1s", flow, ""));
+    let file = write_fixture(
+        &t,
+        "websocket_ws_failures_are_counted_by_category_and_the_run_goes_on.yaml",
+        "ws.yaml",
+        &[("target", srv.http_base_url())],
+    );
     let r = run("ws-fail", &[file.to_str().unwrap()]);
     let s = r.summary();
     let st = srv.stats();
@@ -156,17 +120,19 @@ fn ws_failures_are_counted_by_category_and_the_run_goes_on() {
 fn ws_thresholds_judge_messages_and_handshakes() {
     let srv = WsServer::start();
     let t = tmp("ws-thr");
-    let flow = "      - name: ticks
-        ws:
-          url: /t?push_ms=50&push_count=4
-          actions:
-            - hold: 400ms
-";
     let pass =
         "thresholds:\n  ws_msgs_received: [\"count > 0\"]\n  ws_connecting: [\"p(95) < 1000\"]\n";
     let fail = "thresholds:\n  \"ws_msgs_received{step:ticks}\": [\"count > 100000\"]\n";
     for (extra, code) in [(pass, 0), (fail, 99)] {
-        let file = write_file(&t, "ws.yaml", &scenario(&srv, 2, "1s", flow, extra));
+        let file = write_fixture(
+            &t,
+            "websocket_ws_thresholds_judge_messages_and_handshakes.yaml",
+            "ws.yaml",
+            &[
+                ("target", srv.http_base_url()),
+                ("extra", extra.to_string()),
+            ],
+        );
         let r = run("ws-thr", &[file.to_str().unwrap()]);
         assert_eq!(r.code(), code, "{extra}\n{}\n{}", r.stdout(), r.stderr());
         let s = r.summary();
@@ -185,19 +151,15 @@ fn ws_once_and_http_debug_show_the_messages_without_secrets() {
     const SECRET: &str = "ws-s3cr3t-91c2";
     let srv = WsServer::start();
     let t = tmp("ws-once");
-    let flow = "      - name: talk
-        ws:
-          url: /x
-          headers: { X-Token: \"{{ env.PADO_E2E_WS_SECRET }}\" }
-          actions:
-            - send: 'key={{ env.PADO_E2E_WS_SECRET }} 안녕'
-            - expect: { body_contains: 안녕 }
-";
-    let file = write_file(&t, "ws.yaml", &scenario(&srv, 1, "1s", flow, ""));
+    let file = write_fixture(
+        &t,
+        "websocket_ws_once_and_http_debug_show_the_messages_without_secrets.yaml",
+        "ws.yaml",
+        &[("target", srv.http_base_url())],
+    );
     let f = file.to_str().unwrap();
     let _m = crate::harness::shared_machine();
-    let o = std::process::Command::new(crate::harness::pado_bin())
-        .args(["run", f, "--once", "--http-debug"])
+    let o = pado_cmd(["run", f, "--once", "--http-debug"])
         .env("PADO_E2E_WS_SECRET", SECRET)
         .output()
         .unwrap();
@@ -224,8 +186,7 @@ fn ws_once_and_http_debug_show_the_messages_without_secrets() {
 
     let r = {
         let dir = t.join("result");
-        let out = std::process::Command::new(crate::harness::pado_bin())
-            .args(["run", f, "--quiet", "--out"])
+        let out = pado_cmd(["run", f, "--quiet", "--out"])
             .arg(&dir)
             .env("PADO_E2E_WS_SECRET", SECRET)
             .output()
@@ -251,18 +212,17 @@ fn the_websocket_example_of_the_scenario_docs_runs_as_written() {
     let file = write_file(&t, "chat.yaml", &md[start..start + len]);
     let dir = t.join("result");
     let _m = crate::harness::shared_machine();
-    let out = std::process::Command::new(crate::harness::pado_bin())
-        .args([
-            "run",
-            file.to_str().unwrap(),
-            "--target",
-            &srv.http_base_url(),
-        ])
-        .args(["--vus", "2", "--duration", "1s", "--quiet", "--out"])
-        .arg(&dir)
-        .env("TOKEN", "docs-token")
-        .output()
-        .unwrap();
+    let out = pado_cmd([
+        "run",
+        file.to_str().unwrap(),
+        "--target",
+        &srv.http_base_url(),
+    ])
+    .args(["--vus", "2", "--duration", "1s", "--quiet", "--out"])
+    .arg(&dir)
+    .env("TOKEN", "docs-token")
+    .output()
+    .unwrap();
     let text = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{text}");
     let s: serde_json::Value =
@@ -285,15 +245,13 @@ fn the_websocket_example_of_the_scenario_docs_runs_as_written() {
 fn wss_sessions_run_over_pados_tls_connection() {
     let srv = WsServer::start_tls();
     let t = tmp("ws-tls");
-    let flow = "      - name: secure
-        ws:
-          url: /s
-          actions:
-            - send: 보안
-            - expect: { body_contains: 보안 }
-";
-    let extra = "defaults: { insecure: true }\n";
-    let file = write_file(&t, "ws.yaml", &scenario(&srv, 2, "1s", flow, extra));
+    let _extra = "defaults: { insecure: true }\n";
+    let file = write_fixture(
+        &t,
+        "websocket_wss_sessions_run_over_pados_tls_connection.yaml",
+        "ws.yaml",
+        &[("target", srv.http_base_url())],
+    );
     let r = run("ws-tls", &[file.to_str().unwrap()]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
     let s = r.summary();
@@ -310,15 +268,13 @@ fn wss_sessions_run_over_pados_tls_connection() {
 fn ws_figures_of_segments_merge_exactly() {
     let srv = WsServer::start();
     let t = tmp("ws-merge");
-    let flow = "      - name: echo
-        ws:
-          url: /m
-          actions:
-            - { send: m, every: 10ms, count: 3 }
-            - hold: 100ms
-";
-    let extra = "thresholds:\n  ws_msgs_sent: [\"count > 0\"]\n";
-    let file = write_file(&t, "ws.yaml", &scenario(&srv, 2, "1s", flow, extra));
+    let _extra = "thresholds:\n  ws_msgs_sent: [\"count > 0\"]\n";
+    let file = write_fixture(
+        &t,
+        "websocket_ws_figures_of_segments_merge_exactly.yaml",
+        "ws.yaml",
+        &[("target", srv.http_base_url())],
+    );
     let f = file.to_str().unwrap();
     let mut dirs = Vec::new();
     for i in 0..2 {

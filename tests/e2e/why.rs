@@ -3,29 +3,19 @@
 //! responses; a value from `{{ env.X }}` never shows anywhere.
 
 use std::path::Path;
-use std::process::Command;
 
 use pado_demo_target::TargetOptions;
 use pado_testkit::TestServer;
 
-use crate::harness::{free_port, pado_bin, run, shared_machine, tmp, write_file};
+use crate::harness::{fixture, free_port, pado_env, run, text, tmp, write_file, write_fixture};
 
 /// The secret every test here puts in a header, a URL and a body.
 const SECRET: &str = "s3cr3t-e2e-7f3a";
 const ENV: &str = "PADO_E2E_WHY_SECRET";
 
 /// `pado ARGS` with the secret in the environment.
-fn pado_env(args: &[&str]) -> std::process::Output {
-    let _m = shared_machine();
-    Command::new(pado_bin())
-        .args(args)
-        .env(ENV, SECRET)
-        .output()
-        .expect("running pado")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+fn pado_with_secret(args: &[&str]) -> std::process::Output {
+    pado_env(args, &[(ENV, SECRET)])
 }
 
 fn assert_no_secret_in_dir(dir: &Path) {
@@ -53,24 +43,12 @@ fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 /// test server echoes request headers (`/headers`) and bodies (`/echo`), so the
 /// secret also comes back in responses.
 fn secret_scenario(base: &str, extra_steps: &str) -> String {
-    format!(
-        r#"target: {base}
-defaults:
-  headers:
-    X-Api-Key: "{{{{ env.{ENV} }}}}"
-    Authorization: "Bearer visible-bearer"
-scenarios:
-  s:
-    executor: per-vu-iterations
-    vus: 1
-    iterations: 1
-    flow:
-      - name: headers
-        request: "GET /headers?k={{{{ env.{ENV} }}}}"
-        check: {{ status: 200 }}
-      - name: echo
-        request: {{ method: POST, url: /echo, json: {{ key: "{{{{ env.{ENV} }}}}" }} }}
-{extra_steps}"#
+    fixture(
+        "why_secret_everywhere.yaml",
+        &[
+            ("base", base.to_string()),
+            ("extra_steps", extra_steps.to_string()),
+        ],
     )
 }
 
@@ -78,10 +56,14 @@ scenarios:
 fn http_debug_prints_exchanges_with_secrets_and_credentials_hidden() {
     let srv = TestServer::start();
     let d = tmp("why-debug");
-    let steps = "      - name: boom\n        request: GET /status/500\n";
-    let f = write_file(&d, "t.yaml", &secret_scenario(&srv.base_url(), steps));
+    let f = write_fixture(
+        &d,
+        "why_http_debug_prints_exchanges_with_secrets_and_credentials_hidden.yaml",
+        "t.yaml",
+        &[("target", srv.base_url())],
+    );
     let out_dir = d.join("r");
-    let o = pado_env(&[
+    let o = pado_with_secret(&[
         "run",
         f.to_str().unwrap(),
         "--http-debug",
@@ -119,7 +101,7 @@ fn http_debug_prints_exchanges_with_secrets_and_credentials_hidden() {
 
     // `=full` shows the credential, never the env value.
     let out_dir = d.join("r2");
-    let o = pado_env(&[
+    let o = pado_with_secret(&[
         "run",
         f.to_str().unwrap(),
         "--http-debug=full",
@@ -141,13 +123,13 @@ fn http_debug_prints_exchanges_with_secrets_and_credentials_hidden() {
 fn once_shows_each_step_and_its_exit_code_follows_the_checks() {
     let srv = TestServer::start();
     let d = tmp("why-once");
-    let passing = "      - name: login
-        request: GET /json/login
-        extract: { token: $.token }
-        check: { status: 200, json_exists: [$.token] }
-";
-    let f = write_file(&d, "ok.yaml", &secret_scenario(&srv.base_url(), passing));
-    let o = pado_env(&["run", f.to_str().unwrap(), "--once"]);
+    let f = write_fixture(
+        &d,
+        "why_once_shows_each_step_and_its_exit_code_follows_the_checks.yaml",
+        "ok.yaml",
+        &[("target", srv.base_url())],
+    );
+    let o = pado_with_secret(&["run", f.to_str().unwrap(), "--once"]);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("scenario s"), "{stdout}");
@@ -165,15 +147,13 @@ fn once_shows_each_step_and_its_exit_code_follows_the_checks() {
     assert!(!d.join("pado-results").exists());
     assert_eq!(srv.stats().requests, 3);
 
-    let failing = "      - name: denied
-        request: GET /status/401
-        check: { status: 200 }
-      - name: item
-        request: GET /json/item
-        check: { json: { $.id: 999999 } }
-";
-    let f = write_file(&d, "bad.yaml", &secret_scenario(&srv.base_url(), failing));
-    let o = pado_env(&["run", f.to_str().unwrap(), "--once"]);
+    let f = write_fixture(
+        &d,
+        "why_once_shows_each_step_and_its_exit_code_follows_the_checks_2.yaml",
+        "bad.yaml",
+        &[("target", srv.base_url())],
+    );
+    let o = pado_with_secret(&["run", f.to_str().unwrap(), "--once"]);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
     assert_eq!(o.status.code(), Some(99), "{stdout}{stderr}");
     assert!(stdout.contains("✗ denied → 401"), "{stdout}");
@@ -211,7 +191,7 @@ fn failed_request_samples_are_in_every_result() {
         .replace("iterations: 1", "duration: 1s");
     let f = write_file(&d, "t.yaml", &scenario);
     let out_dir = d.join("r");
-    let o = pado_env(&[
+    let o = pado_with_secret(&[
         "run",
         f.to_str().unwrap(),
         "--out",
@@ -295,7 +275,7 @@ fn every_example_passes_once_against_the_demo_target() {
         seen += 1;
         // Every example is written for the demo target, the quick start included.
         let base = t.base_url();
-        let o = pado_env(&["run", p.to_str().unwrap(), "--once", "--target", &base]);
+        let o = pado_with_secret(&["run", p.to_str().unwrap(), "--once", "--target", &base]);
         let stdout = text(&o.stdout);
         assert_eq!(
             o.status.code(),

@@ -7,7 +7,7 @@
 //! drift, so a ramp says nothing about it. Each period is measured on its own, its
 //! first seconds skipped as warm-up.
 
-use pado_metrics::StageMark;
+use pado_results::StageMark;
 use serde::{Deserialize, Serialize};
 
 use crate::noise::{effective_sample_size, t_two_sided};

@@ -9,8 +9,8 @@
 //! read once ([`EventFold::add_second`]); memory is a few numbers per second plus
 //! three histograms and one window's totals per event.
 
-use pado_metrics::events::{EventRecord, Outcome};
 use pado_metrics::{LatencyHistogram, Phase, SecondRecord, Totals};
+use pado_results::events::{EventRecord, Outcome};
 use pado_scenario::events::{parse_recovers, Recovers, DEFAULT_HOLD};
 use serde::{Deserialize, Serialize};
 
@@ -393,6 +393,7 @@ fn outcome(rec: &EventRecord) -> (String, Option<String>) {
                 .or_else(|| a.status.map(|s| format!("answered {s}")));
             (word.into(), why)
         }
+        None if rec.action.is_none() && rec.kind == "control" => ("control".into(), None),
         None if rec.action.is_none() => ("mark".into(), None),
         None => ("ok".into(), None),
     }
@@ -408,120 +409,20 @@ fn judge(tr: Track, secs: &[Sec], steps: &pado_metrics::StepCatalog) -> EventImp
         .t_after
         .figures(tr.after.0, tr.after.1.min(run_end.max(tr.after.0)));
 
-    let mut expectations = Vec::new();
-    let window_s = f64::from(tr.t_during.seconds).max(1e-9);
-    for (text, th) in &tr.during {
-        expectations.push(match th {
-            Err(e) => bad("during", text, e),
-            Ok(th) => {
-                let src = TotalsSource::new(&tr.during_totals, window_s).with_steps(steps);
-                let v = crate::thresholds::MetricSource::aggregate(
-                    &src,
-                    &th.metric,
-                    &th.tags,
-                    &th.aggregation,
-                );
-                let ok = v.is_some_and(|v| th.passes(v));
-                ExpectationResult {
-                    kind: "during".into(),
-                    expr: text.clone(),
-                    ok,
-                    value: v,
-                    detail: match v {
-                        Some(v) => format!(
-                            "{} {} over the window ({} s)",
-                            th.aggregation,
-                            pado_base::units::plain(v),
-                            tr.t_during.seconds
-                        ),
-                        None => "no data in the window".into(),
-                    },
-                }
-            }
-        });
-    }
-    let mut recovered_at: Option<f64> = None;
-    let mut first_recovers = true;
-    for (text, r, flags) in &tr.recovers {
-        expectations.push(match r {
-            Err(e) => bad("recovers", text, e),
-            Ok(r) => {
-                let at = first_lasting(flags, tr.hold_s).map(f64::from);
-                let rec_s = at.map(|a| (a - tr.end_s).max(0.0));
-                if first_recovers {
-                    recovered_at = at;
-                    first_recovers = false;
-                }
-                let within = r.within.as_secs_f64();
-                let ok = rec_s.is_some_and(|s| s <= within);
-                ExpectationResult {
-                    kind: "recovers".into(),
-                    expr: text.clone(),
-                    ok,
-                    value: rec_s,
-                    detail: match rec_s {
-                        Some(s) => format!(
-                            "held for {} s in a row from {} s after the window's end (allowed {})",
-                            tr.hold_s,
-                            pado_base::units::plain(s),
-                            pado_base::units::duration(within)
-                        ),
-                        None => "never held for the hold period before the run ended".into(),
-                    },
-                }
-            }
-        });
-    }
-    // A mark does nothing to the target: there is nothing to recover from, so it
-    // gets a recovery time only when its own `recovers` asks for one.
-    let is_mark = tr.rec.action.is_none() && tr.rec.kind == "mark";
+    let mut expectations = during_expectations(&tr, steps);
+    let mut recovered_at = recovers_expectations(&tr, &mut expectations);
+    // A mark does nothing to the target, and a change of the load (`control`, from
+    // a session's handle) is no fault: there is nothing to recover from, so it gets
+    // a recovery time only when its own `recovers` asks for one.
+    let is_mark = tr.rec.action.is_none() && (tr.rec.kind == "mark" || tr.rec.kind == "control");
     // Default recovery: back to the `before` window's error rate and p95.
     if recovered_at.is_none() && tr.recovers.is_empty() && before.requests > 0 && !is_mark {
-        let rate_max = before.error_rate + 0.01;
-        let p95_max = before.p95_ms.map_or(f64::INFINITY, |p| p * 1.5 + 5.0) * 1000.0;
-        let flags: Vec<(u32, Option<bool>)> = secs
-            .iter()
-            .filter(|s| f64::from(s.t) + 0.5 >= tr.end_s)
-            .map(|s| {
-                let rate = s.failed as f64 / s.requests.max(1) as f64;
-                let ok = rate <= rate_max && (s.p95_us as f64) <= p95_max;
-                (s.t, (s.requests > 0).then_some(ok))
-            })
-            .collect();
-        recovered_at = first_lasting(&flags, DEFAULT_HOLD.as_secs() as u32).map(f64::from);
+        recovered_at = default_recovery(&tr, secs, &before);
     }
     let time_to_recovery_s = recovered_at.map(|a| (a - tr.end_s).max(0.0));
 
     if let Some(d) = tr.rec.expect.no_errors_after_s {
-        let from = tr.end_s + d;
-        let cutoff = tr.next_start;
-        let span: Vec<&Sec> = secs
-            .iter()
-            .filter(|s| in_window(s.t, from, cutoff))
-            .collect();
-        let failed: u64 = span.iter().map(|s| s.failed).sum();
-        let text = pado_base::units::duration_compact(std::time::Duration::from_secs_f64(d));
-        expectations.push(if span.is_empty() {
-            ExpectationResult {
-                kind: "no_errors_after".into(),
-                expr: text,
-                ok: false,
-                value: None,
-                detail: "the run ended before that time".into(),
-            }
-        } else {
-            ExpectationResult {
-                kind: "no_errors_after".into(),
-                expr: text,
-                ok: failed == 0,
-                value: Some(failed as f64),
-                detail: format!(
-                    "{failed} failed requests in the {} s from {} s on",
-                    span.len(),
-                    pado_base::units::plain(from)
-                ),
-            }
-        });
+        expectations.push(no_errors_after(&tr, secs, d));
     }
 
     let after_end = tr.after.1.min(run_end);
@@ -554,6 +455,133 @@ fn judge(tr: Track, secs: &[Sec], steps: &pado_metrics::StepCatalog) -> EventImp
         time_to_recovery_s,
         failed_requests,
         expectations,
+    }
+}
+
+/// The verdicts of the event's `during` expectations, each over the window's totals.
+fn during_expectations(tr: &Track, steps: &pado_metrics::StepCatalog) -> Vec<ExpectationResult> {
+    let mut expectations = Vec::new();
+    let window_s = f64::from(tr.t_during.seconds).max(1e-9);
+    for (text, th) in &tr.during {
+        expectations.push(match th {
+            Err(e) => bad("during", text, e),
+            Ok(th) => {
+                let src = TotalsSource::new(&tr.during_totals, window_s).with_steps(steps);
+                let v = crate::thresholds::MetricSource::aggregate(
+                    &src,
+                    &th.metric,
+                    &th.tags,
+                    &th.aggregation,
+                );
+                let ok = v.is_some_and(|v| th.passes(v));
+                ExpectationResult {
+                    kind: "during".into(),
+                    expr: text.clone(),
+                    ok,
+                    value: v,
+                    detail: match v {
+                        Some(v) => format!(
+                            "{} {} over the window ({} s)",
+                            th.aggregation,
+                            pado_base::units::plain(v),
+                            tr.t_during.seconds
+                        ),
+                        None => "no data in the window".into(),
+                    },
+                }
+            }
+        });
+    }
+    expectations
+}
+
+/// The verdicts of the event's `recovers` expectations; the first one's recovery
+/// second is the event's.
+fn recovers_expectations(tr: &Track, expectations: &mut Vec<ExpectationResult>) -> Option<f64> {
+    let mut recovered_at: Option<f64> = None;
+    let mut first_recovers = true;
+    for (text, r, flags) in &tr.recovers {
+        expectations.push(match r {
+            Err(e) => bad("recovers", text, e),
+            Ok(r) => {
+                let at = first_lasting(flags, tr.hold_s).map(f64::from);
+                let rec_s = at.map(|a| (a - tr.end_s).max(0.0));
+                if first_recovers {
+                    recovered_at = at;
+                    first_recovers = false;
+                }
+                let within = r.within.as_secs_f64();
+                let ok = rec_s.is_some_and(|s| s <= within);
+                ExpectationResult {
+                    kind: "recovers".into(),
+                    expr: text.clone(),
+                    ok,
+                    value: rec_s,
+                    detail: match rec_s {
+                        Some(s) => format!(
+                            "held for {} s in a row from {} s after the window's end (allowed {})",
+                            tr.hold_s,
+                            pado_base::units::plain(s),
+                            pado_base::units::duration(within)
+                        ),
+                        None => "never held for the hold period before the run ended".into(),
+                    },
+                }
+            }
+        });
+    }
+    recovered_at
+}
+
+/// The default recovery (when no `recovers` is written): the first second from the
+/// window's end that holds the `before` window's error rate and p95 for
+/// [`DEFAULT_HOLD`].
+fn default_recovery(tr: &Track, secs: &[Sec], before: &WindowFigures) -> Option<f64> {
+    let rate_max = before.error_rate + 0.01;
+    let p95_max = before.p95_ms.map_or(f64::INFINITY, |p| p * 1.5 + 5.0) * 1000.0;
+    let flags: Vec<(u32, Option<bool>)> = secs
+        .iter()
+        .filter(|s| f64::from(s.t) + 0.5 >= tr.end_s)
+        .map(|s| {
+            let rate = s.failed as f64 / s.requests.max(1) as f64;
+            let ok = rate <= rate_max && (s.p95_us as f64) <= p95_max;
+            (s.t, (s.requests > 0).then_some(ok))
+        })
+        .collect();
+    first_lasting(&flags, DEFAULT_HOLD.as_secs() as u32).map(f64::from)
+}
+
+/// The verdict of `no_errors_after: d`: no failed request from `d` after the
+/// window's end until the next event starts.
+fn no_errors_after(tr: &Track, secs: &[Sec], d: f64) -> ExpectationResult {
+    let from = tr.end_s + d;
+    let cutoff = tr.next_start;
+    let span: Vec<&Sec> = secs
+        .iter()
+        .filter(|s| in_window(s.t, from, cutoff))
+        .collect();
+    let failed: u64 = span.iter().map(|s| s.failed).sum();
+    let text = pado_base::units::duration_compact(std::time::Duration::from_secs_f64(d));
+    if span.is_empty() {
+        ExpectationResult {
+            kind: "no_errors_after".into(),
+            expr: text,
+            ok: false,
+            value: None,
+            detail: "the run ended before that time".into(),
+        }
+    } else {
+        ExpectationResult {
+            kind: "no_errors_after".into(),
+            expr: text,
+            ok: failed == 0,
+            value: Some(failed as f64),
+            detail: format!(
+                "{failed} failed requests in the {} s from {} s on",
+                span.len(),
+                pado_base::units::plain(from)
+            ),
+        }
     }
 }
 

@@ -15,6 +15,7 @@ pub mod noise;
 pub mod planner;
 pub mod saturation;
 pub mod scoped;
+pub mod selectors;
 pub mod self_check;
 pub mod soak;
 pub mod source;

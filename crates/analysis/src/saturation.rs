@@ -116,6 +116,72 @@ pub const MIN_SECONDS: usize = 10;
 /// Lowest r² at which a USL fit is kept.
 pub const MIN_USL_R2: f64 = 0.8;
 
+/// One load level: its load (whole VUs), median throughput (requests/s) and median
+/// p95 (ms, when measured).
+type Level = (f64, f64, Option<f64>);
+
+/// The load levels of the seconds in which the load rose or held, each with its
+/// median second; `None` with fewer than [`MIN_SECONDS`] such seconds or three
+/// levels.
+fn level_medians(secs: &[LoadSample]) -> Option<Vec<Level>> {
+    // Ramp-up and holds only: a second whose load is below the highest so far is a
+    // ramp-down (or a dip), which belongs to recovery, not to capacity.
+    let mut top = 0.0f64;
+    let mut rising = Vec::new();
+    for s in secs {
+        top = top.max(s.load);
+        if s.load >= 0.95 * top {
+            rising.push(*s);
+        }
+    }
+    if rising.len() < MIN_SECONDS {
+        return None;
+    }
+    // Seconds by load level (whole VUs), in time order within each level.
+    let mut by_level: Vec<(f64, Vec<LoadSample>)> = Vec::new();
+    for s in &rising {
+        let l = s.load.round().max(1.0);
+        match by_level.iter_mut().find(|x| x.0 == l) {
+            Some(x) => x.1.push(*s),
+            None => by_level.push((l, vec![*s])),
+        }
+    }
+    by_level.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if by_level.len() < 3 {
+        return None;
+    }
+    // Each level's median second; a level of three seconds or more loses its first,
+    // in which the step happened part-way.
+    let pts: Vec<Level> = by_level
+        .iter()
+        .map(|(l, v)| {
+            let v = if v.len() >= 3 { &v[1..] } else { &v[..] };
+            let mut r: Vec<f64> = v.iter().map(|s| s.rps).collect();
+            let mut p: Vec<f64> = v.iter().filter_map(|s| s.p95_ms).collect();
+            (*l, median(&mut r), (!p.is_empty()).then(|| median(&mut p)))
+        })
+        .collect();
+    Some(pts)
+}
+
+/// Seconds from the last second at the peak load, once the load has fallen to 70% of
+/// it or less, until p95 holds within 1.5× the baseline p95 `b` for 3 s.
+fn recovery(secs: &[LoadSample], b: f64) -> Option<f64> {
+    let peak = secs.iter().map(|s| s.load).fold(0.0, f64::max);
+    let drop_at = secs.iter().rposition(|s| s.load >= peak)?;
+    let after: Vec<&LoadSample> = secs[drop_at + 1..]
+        .iter()
+        .filter(|s| s.load <= 0.7 * peak && s.rps > 0.0)
+        .collect();
+    if after.len() < 3 {
+        return None;
+    }
+    let ok = |s: &LoadSample| s.p95_ms.is_none_or(|p| p <= 1.5 * b.max(0.001));
+    (0..=after.len() - 3)
+        .find(|&i| after[i..i + 3].iter().all(|s| ok(s)))
+        .map(|i| (after[i].t as f64 - secs[drop_at].t as f64).max(0.0))
+}
+
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
@@ -155,43 +221,7 @@ pub fn full_seconds(samples: &[LoadSample], duration_s: f64) -> Vec<LoadSample> 
 /// load levels while the load rose or held.
 pub fn analyse(samples: &[LoadSample], duration_s: f64) -> Option<Saturation> {
     let secs = full_seconds(samples, duration_s);
-    // Ramp-up and holds only: a second whose load is below the highest so far is a
-    // ramp-down (or a dip), which belongs to recovery, not to capacity.
-    let mut top = 0.0f64;
-    let mut rising = Vec::new();
-    for s in &secs {
-        top = top.max(s.load);
-        if s.load >= 0.95 * top {
-            rising.push(*s);
-        }
-    }
-    if rising.len() < MIN_SECONDS {
-        return None;
-    }
-    // Seconds by load level (whole VUs), in time order within each level.
-    let mut by_level: Vec<(f64, Vec<LoadSample>)> = Vec::new();
-    for s in &rising {
-        let l = s.load.round().max(1.0);
-        match by_level.iter_mut().find(|x| x.0 == l) {
-            Some(x) => x.1.push(*s),
-            None => by_level.push((l, vec![*s])),
-        }
-    }
-    by_level.sort_by(|a, b| a.0.total_cmp(&b.0));
-    if by_level.len() < 3 {
-        return None;
-    }
-    // Each level's median second; a level of three seconds or more loses its first,
-    // in which the step happened part-way.
-    let pts: Vec<(f64, f64, Option<f64>)> = by_level
-        .iter()
-        .map(|(l, v)| {
-            let v = if v.len() >= 3 { &v[1..] } else { &v[..] };
-            let mut r: Vec<f64> = v.iter().map(|s| s.rps).collect();
-            let mut p: Vec<f64> = v.iter().filter_map(|s| s.p95_ms).collect();
-            (*l, median(&mut r), (!p.is_empty()).then(|| median(&mut p)))
-        })
-        .collect();
+    let pts = level_medians(&secs)?;
     let (max_i, max_rps) = pts
         .iter()
         .enumerate()
@@ -209,7 +239,7 @@ pub fn analyse(samples: &[LoadSample], duration_s: f64) -> Option<Saturation> {
     let low_n = (pts.len() / 4).max(1);
     // Pooled (Σ throughput / Σ load) rather than a mean of ratios: steadier when the
     // lowest levels complete only a few requests a second.
-    let pooled = |v: &[(f64, f64, Option<f64>)]| {
+    let pooled = |v: &[Level]| {
         let load: f64 = v.iter().map(|p| p.0).sum();
         if load > 0.0 {
             v.iter().map(|p| p.1).sum::<f64>() / load
@@ -252,7 +282,7 @@ pub fn analyse(samples: &[LoadSample], duration_s: f64) -> Option<Saturation> {
     // Throughput fell (a queueing avalanche) only when it stayed down: at least two
     // levels beyond the best below 90% of it, the highest loads among them. One
     // level that dipped on a flat plateau is noise, not a fall.
-    let below = |p: &&(f64, f64, Option<f64>)| p.1 < 0.9 * max_rps;
+    let below = |p: &&Level| p.1 < 0.9 * max_rps;
     let beyond_best = &pts[max_i + 1..];
     let top_down = {
         let mut top: Vec<f64> = top_pts.iter().map(|p| p.1).collect();
@@ -261,21 +291,9 @@ pub fn analyse(samples: &[LoadSample], duration_s: f64) -> Option<Saturation> {
     let throughput_falls = saturated && beyond_best.iter().filter(below).count() >= 2 && top_down;
     // Recovery: from the last second at the peak load, once the load has fallen to
     // 70% of it or less, until p95 holds near baseline for 3 s.
-    let recovery_s = baseline.filter(|_| saturated).and_then(|b| {
-        let peak = secs.iter().map(|s| s.load).fold(0.0, f64::max);
-        let drop_at = secs.iter().rposition(|s| s.load >= peak)?;
-        let after: Vec<&LoadSample> = secs[drop_at + 1..]
-            .iter()
-            .filter(|s| s.load <= 0.7 * peak && s.rps > 0.0)
-            .collect();
-        if after.len() < 3 {
-            return None;
-        }
-        let ok = |s: &LoadSample| s.p95_ms.is_none_or(|p| p <= 1.5 * b.max(0.001));
-        (0..=after.len() - 3)
-            .find(|&i| after[i..i + 3].iter().all(|s| ok(s)))
-            .map(|i| (after[i].t as f64 - secs[drop_at].t as f64).max(0.0))
-    });
+    let recovery_s = baseline
+        .filter(|_| saturated)
+        .and_then(|b| recovery(&secs, b));
     let usl = fit_usl(&pts.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>())
         .filter(|u| u.r2 >= MIN_USL_R2)
         .map(|u| u.within_reach(top_load, max_rps));

@@ -15,7 +15,7 @@
 //! descriptors and threads must still be rising over the period's second half; what
 //! grew and then levelled off is reported as such and does not count.
 
-use pado_metrics::{Observations, ObservedSeries};
+use pado_results::{Observations, ObservedSeries};
 use serde::{Deserialize, Serialize};
 
 use crate::drift::{self, fit, Fit, PeriodDrift, SteadyPeriod};
@@ -337,7 +337,7 @@ pub fn analyse(
             let own = ObservedSeries {
                 endpoint: "pado".into(),
                 name: "process_resident_memory_bytes".into(),
-                kind: pado_metrics::observed::MetricType::Gauge,
+                kind: pado_metrics::MetricType::Gauge,
                 points: generator_rss.to_vec(),
                 ..Default::default()
             };

@@ -84,6 +84,10 @@ mod tests {
         let t = UNIX_EPOCH + Duration::from_millis(1_795_000_060_250);
         assert_eq!(utc_ms(t), "2026-11-18T11:07:40.250Z");
         assert_eq!(file_stamp(t), "20261118T110740.250Z");
+        // Every field padded, milliseconds kept.
+        let t = UNIX_EPOCH + Duration::from_millis(5);
+        assert_eq!(utc_ms(t), "1970-01-01T00:00:00.005Z");
+        assert_eq!(file_stamp(t), "19700101T000000.005Z");
         assert_eq!(utc_us(1_735_787_045_123_456), "2025-01-02T03:04:05.123456Z");
         assert_eq!(utc_secs(0), "1970-01-01T00:00:00Z");
         assert_eq!(utc_secs(1_709_210_096), "2024-02-29T12:34:56Z");

@@ -161,12 +161,9 @@ pub(crate) enum Command {
     Report {
         /// The result directory.
         dir: PathBuf,
-        /// Do not print the summary (the files are still written).
-        #[arg(long, short = 'q')]
-        quiet: bool,
-        /// A named time window for the stage table, `NAME=START..END`; repeatable.
-        #[arg(long = "window", value_name = "NAME=START..END")]
-        windows: Vec<String>,
+        /// The summary printed or not, and the stage table's windows.
+        #[command(flatten)]
+        shown: ReportShownArgs,
         /// Also write `csv` (timeline.csv, per second and step), `junit` (junit.xml of
         /// thresholds and checks) or `hdr` (latency.hlog, HdrHistogram's interval log of
         /// the latencies, for HdrHistogram's tools) into the result directory;
@@ -202,12 +199,9 @@ pub(crate) enum Command {
         /// Do not write report.html.
         #[arg(long)]
         no_html: bool,
-        /// Do not print the summary (the files are still written).
-        #[arg(long, short = 'q')]
-        quiet: bool,
-        /// A named time window for the stage table, `NAME=START..END`; repeatable.
-        #[arg(long = "window", value_name = "NAME=START..END")]
-        windows: Vec<String>,
+        /// The summary printed or not, and the stage table's windows.
+        #[command(flatten)]
+        shown: ReportShownArgs,
         /// Also write `csv` (timeline.csv, per second and step), `junit` (junit.xml of
         /// thresholds and checks) or `hdr` (latency.hlog, HdrHistogram's interval log of
         /// the latencies) into the merged directory; repeatable or comma-separated
@@ -871,6 +865,17 @@ pub(crate) struct RunArgs {
     /// Recording the run in the history.
     #[command(flatten)]
     pub history: HistoryArgs,
+}
+
+/// What `pado report` and `pado merge` show of the result they (re)write.
+#[derive(Clone, Debug, Default, Args)]
+pub(crate) struct ReportShownArgs {
+    /// Do not print the summary (the files are still written).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// A named time window for the stage table, `NAME=START..END`; repeatable.
+    #[arg(long = "window", value_name = "NAME=START..END")]
+    pub windows: Vec<String>,
 }
 
 /// Where a run is recorded, and with which labels (`pado run`, `find-capacity`,

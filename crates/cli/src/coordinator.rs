@@ -1,33 +1,34 @@
 //! `pado run FILE --generators URL,...`: one test on many agents (`pado agent`),
-//! shown and judged as one. Wiring only: the scenario is read and checked here as
-//! `pado run` would; each agent gets a job bundle (`pado_fleet::bundle`: the files
-//! and its segment's `pado run` flags with one agreed start); the live loop
-//! (`pado_fleet::coordinate`) merges their seconds for the progress line and the
-//! `abort_on_fail` thresholds ([`crate::live_view`]); then every result is fetched
-//! into `--out` and merged by `pado merge`'s code into `merged/` there, whose
-//! summary and exit code are the run's.
+//! shown and judged as one. Parsing and printing only: the scenario is read and
+//! checked here as `pado run` would, the flags turned into the job every agent
+//! runs, and the agents' trust into clients; the flow itself (jobs sent, the live
+//! loop, results fetched, agents told) is `pado_fleet::flow::agents`, with
+//! [`crate::live_view`]'s progress line and `abort_on_fail` thresholds as its live
+//! view. What it collected is merged by `pado merge`'s code into `merged/` under
+//! `--out`, whose summary and exit code are the run's.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
-use pado_fleet::bundle::{self, FileEntry, JobSpec};
+use pado_fleet::bundle::{self, FileEntry};
 use pado_fleet::client::GeneratorClient;
-use pado_fleet::coordinate::{self, LiveOptions};
+use pado_fleet::coordinate::{Control, Notice};
+use pado_fleet::flow::agents::{self, Agents, AgentsJob, AgentsOptions};
+use pado_fleet::flow::{LiveSink, Say};
 use pado_fleet::tls::{AgentTrust, Fingerprint};
+use pado_metrics::Totals;
+use pado_results::merge::live::LiveSecond;
 
 use crate::args::RunArgs;
 use crate::config::RunConfig;
 use crate::exit::{self, Failure};
+use crate::live_view::LiveView;
 
 /// The agreed start when none is given (`--start-at +10s`): room to send every job.
 const DEFAULT_START: Duration = Duration::from_secs(10);
 /// Most bytes of files one job may carry.
 const MAX_FILE_BYTES: u64 = bundle::MAX_BUNDLE_BYTES / 2;
-/// How long a generator may send no new second before the live view goes on
-/// without it.
-const STALL_AFTER: Duration = Duration::from_secs(30);
-/// After the planned end and the graceful stop: how long to wait for results.
-const END_MARGIN: Duration = Duration::from_secs(60);
 
 /// `pado run ... --generators`.
 pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
@@ -42,176 +43,77 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         )));
     }
     let n = a.generators.len();
-    let weights = match &a.segment_weights {
-        Some(w) => Some(crate::split::segment(&format!("0/{n}"), Some(w))?),
+    let segment_weights = match &a.segment_weights {
+        Some(w) => {
+            let seg = crate::split::segment(&format!("0/{n}"), Some(w))?;
+            let w: Vec<String> = seg.weights().iter().map(|w| w.to_string()).collect();
+            Some(w.join(","))
+        }
         None => None,
     };
     let start_at = cfg
         .split
         .start_at
         .unwrap_or_else(|| SystemTime::now() + DEFAULT_START);
-    let token = crate::agent_cmd::coordinator_token()?;
-    let trust = agent_trust(a, n)?;
-    let mut clients = a
-        .generators
-        .iter()
-        .zip(&trust)
-        .map(|(u, t)| GeneratorClient::new(u.trim(), Some(token.expose().to_string()), t))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| Failure::invalid(format!("--generators: {e}")))?;
-    let names: Vec<String> = clients
-        .iter()
-        .enumerate()
-        .map(|(i, c)| format!("generator {i}/{n} ({})", c.label()))
-        .collect();
+    let mut agents = Agents::new(clients(a, n)?);
     let (files, scenario_arg, body_arg) = job_files(a, &cfg)?;
     crate::secret_flags::refuse_credentials(a, crate::secret_flags::Destination::AgentJobs)?;
-    let forwarded = forwarded_flags(a, scenario_arg, body_arg);
-    let name = plan.name.clone();
-    let out_dir = local_dir(a.out.as_deref(), &name)?;
-    let quiet = a.quiet;
+    let graceful = plan
+        .scenarios
+        .iter()
+        .map(|s| s.graceful_stop)
+        .max()
+        .unwrap_or_default();
+    let planned = plan.planned_duration();
+    let job = AgentsJob {
+        test_name: plan.name.clone(),
+        files,
+        args: forwarded_flags(a, scenario_arg, body_arg),
+        first_args: observe_flags(a),
+        segment_weights,
+        start_at,
+        start_stamp: pado_base::stamp::utc_ms(start_at),
+        run_for: planned + graceful,
+    };
+    let out_dir = local_dir(a.out.as_deref(), &plan.name)?;
+    let mut opts = AgentsOptions::new(out_dir.clone());
+    opts.quiet = a.quiet;
     // The first request stops every generator; a second distinct one quits.
-    let _ = crate::signals::install(|n| {
+    let (tx, interrupts) = tokio::sync::watch::channel(0u32);
+    let _ = crate::signals::install(move |n| {
         if n > 1 {
             std::process::exit(exit::INTERRUPTED);
         }
+        tx.send_replace(n);
     });
+    let mut view = LiveView::new(
+        a.quiet,
+        planned.as_secs_f64(),
+        plan.stage_marks(),
+        &prep.thresholds,
+        &plan.steps,
+        agents.names().to_vec(),
+    );
+    let say: Say = Arc::new(|line: &str| eprintln!("{line}"));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(Failure::other)?;
-    let collected = rt.block_on(async {
-        // Every agent idle and reachable before anything starts.
-        for (c, nm) in clients.iter_mut().zip(&names) {
-            let v = c
-                .status()
-                .await
-                .map_err(|e| Failure::other(format!("{nm}: {e}")))?;
-            if v["state"] != "idle" {
-                return Err(Failure::other(format!(
-                    "{nm} is busy with another job ({}); wait for it or choose another agent",
-                    v["state"]
-                )));
-            }
-        }
-        let at = pado_base::stamp::utc_ms(start_at);
-        let mut started = Vec::new();
-        for (i, c) in clients.iter_mut().enumerate() {
-            let mut job_args = forwarded.clone();
-            job_args.extend(["--segment".into(), format!("{i}/{n}")]);
-            if let Some(seg) = &weights {
-                let w: Vec<String> = seg.weights().iter().map(|w| w.to_string()).collect();
-                job_args.extend(["--segment-weights".into(), w.join(",")]);
-            }
-            job_args.extend(["--start-at".into(), at.clone()]);
-            if i == 0 {
-                for o in &a.load.observe {
-                    job_args.extend(["--observe".into(), o.clone()]);
-                }
-                if let Some(v) = &a.load.observe_interval {
-                    job_args.extend(["--observe-interval".into(), v.clone()]);
-                }
-            }
-            let job = JobSpec {
-                test_name: name.clone(),
-                segment: format!("{i}/{n}"),
-                args: job_args,
-            };
-            let sent = match bundle::pack(&job, &files) {
-                Ok(tar) => c
-                    .expect(
-                        "POST",
-                        "/job",
-                        &tar,
-                        pado_fleet::client::REQUEST_TIMEOUT,
-                        201,
-                    )
-                    .await
-                    .map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            };
-            if let Err(e) = sent {
-                // Nothing half-started is left behind.
-                for j in started {
-                    let c: &mut GeneratorClient = &mut clients[j];
-                    let _ = c
-                        .request("POST", "/stop", b"", pado_fleet::client::REQUEST_TIMEOUT)
-                        .await;
-                }
-                return Err(Failure::other(format!("{}: {e}", names[i])));
-            }
-            started.push(i);
-        }
-        if !quiet {
-            eprintln!("{n} generators start at {at}; Ctrl-C stops them all");
-        }
-        let ahead = start_at
-            .duration_since(SystemTime::now())
-            .unwrap_or_default();
-        let start = Instant::now() + ahead;
-        let graceful = plan
-            .scenarios
-            .iter()
-            .map(|s| s.graceful_stop)
-            .max()
-            .unwrap_or_default();
-        let planned = plan.planned_duration();
-        let opts = LiveOptions {
-            poll_every: Duration::from_secs(1),
-            start,
-            stall_after: STALL_AFTER,
-            deadline: start + planned + graceful + END_MARGIN,
-        };
-        let mut view = crate::live_view::LiveView::new(
-            quiet,
-            planned.as_secs_f64(),
-            plan.stage_marks(),
-            &prep.thresholds,
-            &plan.steps,
-            names.clone(),
-        );
-        let view = std::cell::RefCell::new(&mut view);
-        let mut asked = false;
-        let outcome = coordinate::watch(
-            &mut clients,
+    let collected = rt
+        .block_on(agents::run(
+            &mut agents,
+            &job,
             &opts,
-            |s, totals| view.borrow_mut().second(s, totals),
-            || {
-                if !asked && crate::signals::requests() > 0 {
-                    asked = true;
-                    return Some("Ctrl-C".to_string());
-                }
-                None
-            },
-            |notice| view.borrow_mut().notice(&notice),
-        )
-        .await;
-        view.borrow_mut().finish();
-        let (dirs, failed) = collect(
-            &mut clients,
-            &names,
-            &out_dir,
-            opts.deadline + END_MARGIN,
-            quiet,
-        )
-        .await;
-        Ok::<_, Failure>((outcome, dirs, failed))
-    })?;
-    let (outcome, dirs, failed) = collected;
-    if outcome.timed_out {
-        eprintln!("warning: the live view ended at the planned end plus the graceful stop; some generators had not finished");
-    }
-    if dirs.is_empty() {
-        return Err(Failure::other(format!(
-            "no generator's result could be collected (see above); nothing to merge in {}",
-            out_dir.display()
-        )));
-    }
+            interrupts,
+            say,
+            &mut view,
+        ))
+        .map_err(Failure::other)?;
     let merged = out_dir.join("merged");
     let code = crate::merge_cmd::merge(&crate::merge_cmd::MergeArgs {
-        dirs: &dirs,
+        dirs: &collected.dirs,
         out: &merged,
-        allow_partial: outcome.stopped.is_some(),
+        allow_partial: collected.is_partial(),
         overwrite: false,
         html: cfg.output.html,
         quiet: false,
@@ -219,11 +121,53 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         windows: &cfg.output.windows,
         history: &history,
     })?;
-    if let Some(why) = &outcome.stopped {
+    if let Some(why) = &collected.stopped {
         crate::out::outln!("  stopped: {why}: every generator was told to stop");
     }
     crate::out::outln!("  results: {}", merged.display());
-    with_generator_exits(code, &failed)
+    // A generator whose run failed fails the test, whatever the merged seconds say.
+    agents.judge_runs(&collected).map_err(Failure::other)?;
+    Ok(code)
+}
+
+/// The live view of the whole test as the coordinator flows (agents, Kubernetes)
+/// reach it.
+impl LiveSink for LiveView {
+    fn second(&mut self, s: &LiveSecond, totals: &Totals) -> Control {
+        LiveView::second(self, s, totals)
+    }
+    fn notice(&mut self, n: &Notice) {
+        LiveView::notice(self, n);
+    }
+    fn finish(&mut self) {
+        LiveView::finish(self);
+    }
+}
+
+/// A client for each of the `n` agents of `--generators`, with the coordinator's
+/// token and the trust `--agent-fingerprint`/`--agent-ca` give.
+fn clients(a: &RunArgs, n: usize) -> Result<Vec<GeneratorClient>, Failure> {
+    let token = crate::agent_cmd::coordinator_token()?;
+    let trust = agent_trust(a, n)?;
+    a.generators
+        .iter()
+        .zip(&trust)
+        .map(|(u, t)| GeneratorClient::new(u.trim(), Some(token.expose().to_string()), t))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Failure::invalid(format!("--generators: {e}")))
+}
+
+/// The flags only the first segment runs with: `--observe` (one scraper for the
+/// whole test).
+fn observe_flags(a: &RunArgs) -> Vec<String> {
+    let mut v = Vec::new();
+    for o in &a.load.observe {
+        v.extend(["--observe".into(), o.clone()]);
+    }
+    if let Some(i) = &a.load.observe_interval {
+        v.extend(["--observe-interval".into(), i.clone()]);
+    }
+    v
 }
 
 /// How each of the `n` agents' certificates is verified: `--agent-fingerprint`
@@ -248,103 +192,6 @@ fn agent_trust(a: &RunArgs, n: usize) -> Result<Vec<AgentTrust>, Failure> {
             "--agent-fingerprint: {k} fingerprints for {n} agents: give one for every agent, or one per agent in the order of --generators"
         ))),
     }
-}
-
-/// The coordinator's exit code from the merged result's (`merged`) and the
-/// generators' own. A generator whose run failed (an exit code other than 0 or 99)
-/// makes the whole test fail with exit 1 naming it, whatever the merged seconds
-/// say: its share may be missing or wrong, and a script reading only the exit code
-/// must not see success. A generator's 99 is not carried over: its thresholds were
-/// judged on its share only, and the merged seconds' verdict (`merged`) is the
-/// test's.
-fn with_generator_exits(merged: i32, failed: &[(String, i64)]) -> Result<i32, Failure> {
-    let errors: Vec<String> = failed
-        .iter()
-        .filter(|(_, code)| {
-            *code != i64::from(exit::OK) && *code != i64::from(exit::THRESHOLD_FAILED)
-        })
-        .map(|(name, code)| format!("{name} (exit code {code})"))
-        .collect();
-    if errors.is_empty() {
-        return Ok(merged);
-    }
-    Err(Failure::other(format!(
-        "the run failed on {}: the merged result leaves out or cuts short what it measured",
-        errors.join(", ")
-    )))
-}
-
-/// Waits for each generator's run to end, fetches its result into
-/// `out/segment-I-of-N`, and tells it so. Returns the directories fetched (one
-/// that could not be is said, and the merge names its segment as missing) and each
-/// generator whose run ended with a non-zero exit code, with that code.
-async fn collect(
-    clients: &mut [GeneratorClient],
-    names: &[String],
-    out: &Path,
-    deadline: Instant,
-    quiet: bool,
-) -> (Vec<PathBuf>, Vec<(String, i64)>) {
-    let n = clients.len();
-    let mut dirs = Vec::new();
-    let mut failed = Vec::new();
-    for (i, c) in clients.iter_mut().enumerate() {
-        let name = &names[i];
-        let status = loop {
-            match c.status().await {
-                Ok(v) => {
-                    if v["state"] == "done" {
-                        break Some(v);
-                    }
-                }
-                Err(e) if Instant::now() >= deadline => {
-                    eprintln!("warning: {name}: {e}");
-                    break None;
-                }
-                Err(_) => {}
-            }
-            if Instant::now() >= deadline {
-                eprintln!("warning: {name}: its run had not ended by the planned end plus the graceful stop and a margin");
-                break None;
-            }
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        };
-        let Some(status) = status else { continue };
-        let code = status["exit_code"].as_i64().unwrap_or(-1);
-        if code != 0 {
-            failed.push((name.clone(), code));
-        }
-        if let Some(tail) = status["log_tail"].as_str() {
-            // The generator's output is its text, not ours: a hostile or broken agent
-            // must not drive the terminal with escape sequences.
-            eprintln!(
-                "warning: {name}: its run failed (exit code {code}); its last output:\n{}",
-                pado_base::text::terminal_safe(tail)
-            );
-        }
-        let dir = out.join(pado_base::names::segment_dir(i as u64, Some(n as u64)));
-        match c.result_tar().await {
-            Ok(tar) => match pado_fleet::archive::unpack(
-                &tar[..],
-                &dir,
-                pado_fleet::archive::DEFAULT_MAX_BYTES,
-            ) {
-                Ok(_) => {
-                    let _ = c
-                        .request("POST", "/done", b"", pado_fleet::client::REQUEST_TIMEOUT)
-                        .await;
-                    if dir.join("run.json").exists() {
-                        dirs.push(dir);
-                    } else if !quiet {
-                        eprintln!("warning: {name}: its run wrote no result");
-                    }
-                }
-                Err(e) => eprintln!("warning: {name}: its result could not be unpacked: {e}"),
-            },
-            Err(e) => eprintln!("warning: {name}: {e}"),
-        }
-    }
-    (dirs, failed)
 }
 
 /// The files every generator needs, and how its `pado run` names the scenario
@@ -479,53 +326,14 @@ fn forwarded_flags(
 /// (new or empty) or a new one under pado-results/.
 fn local_dir(out: Option<&Path>, name: &str) -> Result<PathBuf, Failure> {
     match out {
-        Some(p) => crate::run_cmd::user_out_dir(p, false),
-        None => crate::run_cmd::new_out_dir(name),
+        Some(p) => pado_session::user_out_dir(p, false).map_err(Into::into),
+        None => pado_session::new_out_dir(name).map_err(Into::into),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_generator_that_failed_fails_the_test_naming_it() {
-        let failed = vec![("agent-b:7700".to_string(), 1)];
-        // Planted: the merged seconds passed (0) but one generator's run exited 1.
-        let e = with_generator_exits(exit::OK, &failed).unwrap_err();
-        assert_eq!(e.code, exit::ERROR);
-        assert!(
-            e.message.contains("agent-b:7700 (exit code 1)"),
-            "{}",
-            e.message
-        );
-        // Also over a failed threshold on the merged seconds: the error is said.
-        assert_eq!(
-            with_generator_exits(exit::THRESHOLD_FAILED, &failed)
-                .unwrap_err()
-                .code,
-            exit::ERROR
-        );
-        // An unknown exit (a status without one) is a failure too.
-        let unknown = vec![("a".to_string(), -1)];
-        assert!(with_generator_exits(exit::OK, &unknown).is_err());
-    }
-
-    #[test]
-    fn generators_that_ran_leave_the_merged_verdict_alone() {
-        assert_eq!(with_generator_exits(exit::OK, &[]).unwrap(), exit::OK);
-        assert_eq!(
-            with_generator_exits(exit::THRESHOLD_FAILED, &[]).unwrap(),
-            exit::THRESHOLD_FAILED
-        );
-        // A generator's 99 was judged on its share: the merged verdict decides.
-        let share = vec![("a".to_string(), 99)];
-        assert_eq!(with_generator_exits(exit::OK, &share).unwrap(), exit::OK);
-        assert_eq!(
-            with_generator_exits(exit::THRESHOLD_FAILED, &share).unwrap(),
-            exit::THRESHOLD_FAILED
-        );
-    }
 
     fn run_args(extra: &[&str]) -> Result<RunArgs, clap::Error> {
         use clap::Parser;

@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::config::{LoadSpec, Output, RunConfig};
+use crate::config::{LoadSpec, RunConfig};
 use crate::exit::Failure;
+use pado_session::Output;
 
 /// The bundled scenario (also `examples/board-stress.yaml`).
 const SCENARIO: &str = include_str!("../../../examples/board-stress.yaml");
@@ -86,8 +87,8 @@ fn start_target(extra: &[String]) -> Result<(TargetChild, String), Failure> {
 /// Run the demo.
 pub(crate) fn run(o: DemoOptions) -> Result<i32, Failure> {
     let out = match &o.out {
-        Some(p) => crate::run_cmd::user_out_dir(p, false)?,
-        None => crate::run_cmd::new_out_dir("demo")?,
+        Some(p) => pado_session::user_out_dir(p, false)?,
+        None => pado_session::new_out_dir("demo")?,
     };
     let scen = match &o.scenario {
         Some(path) => path.clone(),

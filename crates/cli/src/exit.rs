@@ -51,3 +51,13 @@ impl std::fmt::Display for Failure {
         f.write_str(&self.message)
     }
 }
+
+impl From<pado_session::SessionError> for Failure {
+    /// A session's bad input is invalid usage (exit 2); anything else exit 1.
+    fn from(e: pado_session::SessionError) -> Self {
+        match e {
+            pado_session::SessionError::Invalid(m) => Failure::invalid(m),
+            pado_session::SessionError::Io(m) => Failure::other(m),
+        }
+    }
+}

@@ -13,10 +13,11 @@ use pado_analysis::TotalsSource;
 use pado_metrics::Phase;
 use pado_scenario::{Dur, LoadShape};
 
-use crate::config::{LoadSpec, Output, RunConfig};
+use crate::config::{LoadSpec, RunConfig};
 use crate::exit::{self, Failure};
 use crate::out::outln;
 use crate::prepared::{Prepared, ScenarioText};
+use pado_session::Output;
 
 /// Search settings.
 pub(crate) struct CapacityOptions {
@@ -114,7 +115,7 @@ fn try_rate(
     let done = crate::run_cmd::execute(&RunConfig::new(prepared, output))?;
     if let Some(e) = &done.write_error {
         // The step's figures are in memory; only its saved report is missing.
-        eprintln!("warning: step at {rate:.1}/s: {}", e.message);
+        eprintln!("warning: step at {rate:.1}/s: {e}");
     }
     o.history
         .record(&done.dir, pado_history::Kind::CapacityStep);
@@ -215,7 +216,7 @@ pub(crate) fn search(
     let mut steps = Vec::new();
     let outcome = capacity::search(&o.plan, |n, rate| {
         if crate::run_cmd::interrupted_by_user() {
-            return Ok(StepVerdict::Interrupted);
+            return Ok::<_, Failure>(StepVerdict::Interrupted);
         }
         let (s, judged) = try_rate(o, text, rate, n)?;
         print_step(&s, quiet);

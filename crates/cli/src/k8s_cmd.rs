@@ -9,11 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
-use pado_fleet::coordinate::{Control, Notice};
-use pado_k8s::flow::{self, Say};
-use pado_k8s::{Collected, FileEntry, FlowError, FlowOptions, GeneratorSpec, LiveSink, Resources};
-use pado_metrics::merge::live::LiveSecond;
-use pado_metrics::Totals;
+use pado_fleet::flow::{Collected, Say};
+use pado_k8s::flow;
+use pado_k8s::{FileEntry, FlowError, FlowOptions, GeneratorSpec, Resources};
 
 use crate::args::{K8sCommand, K8sGeneratorArgs, K8sRunArgs, K8sTestArgs};
 use crate::config::LoadSpec;
@@ -81,50 +79,33 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
             }
             eprintln!("{line}");
         });
-        flow::run(clients, &spec, &opts, rx, say, &mut view, |c| {
-            if let Some(why) = &c.stopped {
-                eprintln!(
-                    "the test was stopped ({why}): merging what the generators wrote as partial"
-                );
-            }
-            merge_collected(c, &out, a.quiet, &live.report, &history)
-        })
-        .await
-        .map_err(|e| match e {
-            FlowError::Merge(f) => f,
-            FlowError::Spec(e) => Failure::invalid(e.to_string()),
-            FlowError::Interrupted => Failure {
-                code: exit::INTERRUPTED,
-                message: e.to_string(),
-            },
-            e => Failure::other(e),
-        })
+        let c = flow::run(clients, &spec, &opts, rx, say, &mut view)
+            .await
+            .map_err(|e| match e {
+                FlowError::Spec(e) => Failure::invalid(e.to_string()),
+                FlowError::Interrupted => Failure {
+                    code: exit::INTERRUPTED,
+                    message: e.to_string(),
+                },
+                e => Failure::other(e),
+            })?;
+        if let Some(why) = &c.stopped {
+            eprintln!("the test was stopped ({why}): merging what the generators wrote as partial");
+        }
+        merge_collected(&c, &out, a.quiet, &live.report, &history)
     })
-}
-
-/// The live view of the whole test as the flow reaches it.
-impl LiveSink for LiveView {
-    fn second(&mut self, s: &LiveSecond, totals: &Totals) -> Control {
-        LiveView::second(self, s, totals)
-    }
-    fn notice(&mut self, n: &Notice) {
-        LiveView::notice(self, n);
-    }
-    fn finish(&mut self) {
-        LiveView::finish(self);
-    }
 }
 
 /// What the live view and the merge need of the compiled scenario and the `pado run`
 /// flags after `--`.
 struct LiveParts {
-    stages: Vec<pado_metrics::StageMark>,
+    stages: Vec<pado_results::StageMark>,
     thresholds: Vec<pado_analysis::thresholds::Threshold>,
     /// The plan's steps, which thresholds' `scenario`, `method` and `group` select.
     steps: pado_metrics::StepCatalog,
     /// report.html, `--export` files and `--window`s, for the merged result as a
     /// single `pado run` would write them into its own.
-    report: crate::config::Output,
+    report: pado_session::Output,
 }
 
 /// The collected segment directories merged as `pado merge` merges them, into
@@ -137,14 +118,14 @@ fn merge_collected(
     c: &Collected,
     out: &Path,
     quiet: bool,
-    report: &crate::config::Output,
+    report: &pado_session::Output,
     history: &crate::history_cmd::Recorder,
 ) -> Result<i32, Failure> {
     let merged = out.join("merged");
     crate::merge_cmd::merge(&crate::merge_cmd::MergeArgs {
         dirs: &c.dirs,
         out: &merged,
-        allow_partial: c.interrupted || c.stopped.is_some(),
+        allow_partial: c.is_partial(),
         overwrite: false,
         html: report.html,
         quiet,
@@ -274,7 +255,7 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
         stages: plan.stage_marks(),
         thresholds: prep.thresholds.clone(),
         steps: plan.steps.clone(),
-        report: crate::config::Output {
+        report: pado_session::Output {
             html: !run_flags.no_html,
             exports: run_flags.exports.clone(),
             windows: crate::parse_windows(&run_flags.windows)?,
@@ -391,24 +372,12 @@ fn run_args_of(a: &K8sTestArgs) -> Result<crate::args::RunArgs, Failure> {
     Ok(run)
 }
 
-/// `--start-at`: RFC 3339, or `+DURATION` from now.
+/// `--start-at` by `pado_scenario::start_at`'s rule, a relative one rounded up to
+/// a whole second (what the pods print reads plainly).
 fn start_at(v: &str) -> Result<time::OffsetDateTime, Failure> {
-    let now = time::OffsetDateTime::now_utc();
-    if let Some(d) = v.strip_prefix('+') {
-        // Whole seconds, rounded up: what the pods print reads plainly.
-        let t = now + crate::parse_dur("start-at", d)? + time::Duration::SECOND;
-        return Ok(t.replace_nanosecond(0).unwrap_or(t));
-    }
-    let t = time::OffsetDateTime::parse(v, &time::format_description::well_known::Rfc3339)
-        .map_err(|e| {
-            Failure::invalid(format!(
-                "--start-at `{v}`: {e} (write RFC 3339 such as 2026-11-23T10:00:00Z, or +60s)"
-            ))
-        })?;
-    if t < now {
-        return Err(Failure::invalid(format!("--start-at `{v}` is in the past")));
-    }
-    Ok(t)
+    pado_scenario::start_at::parse_start_at_whole_second(v, std::time::SystemTime::now())
+        .map(time::OffsetDateTime::from)
+        .map_err(|e| Failure::invalid(e.to_string()))
 }
 
 /// The generator's token, from the run's Secret by way of its environment

@@ -45,7 +45,6 @@ mod k8s_cmd;
 mod live_outputs;
 mod live_view;
 mod merge_cmd;
-mod observing;
 mod open_faults;
 mod out;
 mod prepared;
@@ -93,18 +92,16 @@ pub fn main() -> i32 {
         Command::Validate { file, target } => validate(file, target.as_deref()),
         Command::Report {
             dir,
-            quiet,
+            shown,
             exports,
-            windows,
-        } => report(dir, *quiet, exports, windows),
+        } => report(dir, shown.quiet, exports, &shown.windows),
         Command::Merge {
             dirs,
             out,
             allow_partial,
             overwrite,
             no_html,
-            quiet,
-            windows,
+            shown,
             exports,
             history,
         } => history_cmd::Recorder::from_args(history).and_then(|h| {
@@ -114,9 +111,9 @@ pub fn main() -> i32 {
                 allow_partial: *allow_partial,
                 overwrite: *overwrite,
                 html: !*no_html,
-                quiet: *quiet,
+                quiet: shown.quiet,
                 exports,
-                windows: &parse_windows(windows)?,
+                windows: &parse_windows(&shown.windows)?,
                 history: &h,
             })
         }),
@@ -132,18 +129,14 @@ pub fn main() -> i32 {
             json,
             html,
             min_change,
-        } => {
-            let args: Vec<std::path::PathBuf> = std::iter::once(baseline.clone())
-                .chain(candidates.iter().cloned())
-                .collect();
-            history_cmd::resolve_dirs(&args, history.as_deref()).and_then(|dirs| {
-                let floor = pado_report::compare::NoiseFloor {
-                    min_change_pct: *min_change,
-                    earlier_runs: history_cmd::earlier_runs(&dirs, history.as_deref()),
-                };
-                compare_cmd(&dirs, *json, html.as_deref(), &floor)
-            })
-        }
+        } => compare(
+            baseline,
+            candidates,
+            history.as_deref(),
+            *json,
+            html.as_deref(),
+            *min_change,
+        ),
         Command::History { what, list } => match what {
             Some(args::HistoryCommand::Rebuild { dirs, history }) => {
                 history_cmd::rebuild(dirs, history.as_deref())
@@ -155,24 +148,8 @@ pub fn main() -> i32 {
             docs(*topic);
             Ok(exit::OK)
         }
-        Command::Completions { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
-            let mut buf = Vec::new();
-            clap_complete::generate(*shell, &mut cmd, "pado", &mut buf);
-            out!("{}", String::from_utf8_lossy(&buf));
-            Ok(exit::OK)
-        }
-        Command::Man => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            let mut buf = Vec::new();
-            match clap_mangen::Man::new(cmd).render(&mut buf) {
-                Ok(()) => {
-                    out!("{}", String::from_utf8_lossy(&buf));
-                    Ok(exit::OK)
-                }
-                Err(e) => Err(exit::Failure::other(e)),
-            }
-        }
+        Command::Completions { shell } => completions(*shell),
+        Command::Man => man(),
         Command::Target {
             what: args::TargetCommand::Serve(t),
         } => target_serve(t),
@@ -190,6 +167,47 @@ pub fn main() -> i32 {
             f.code
         }
     }
+}
+
+/// `pado compare`: the arguments resolved (directories or run references), the
+/// floor of a change from `--min-change` and the baseline's earlier runs.
+fn compare(
+    baseline: &std::path::Path,
+    candidates: &[std::path::PathBuf],
+    history: Option<&std::path::Path>,
+    json: bool,
+    html: Option<&std::path::Path>,
+    min_change: f64,
+) -> Result<i32, exit::Failure> {
+    let args: Vec<std::path::PathBuf> = std::iter::once(baseline.to_path_buf())
+        .chain(candidates.iter().cloned())
+        .collect();
+    let dirs = history_cmd::resolve_dirs(&args, history)?;
+    let floor = pado_report::compare::NoiseFloor {
+        min_change_pct: min_change,
+        earlier_runs: history_cmd::earlier_runs(&dirs, history),
+    };
+    compare_cmd(&dirs, json, html, &floor)
+}
+
+/// `pado completions SHELL`: the shell's completion script.
+fn completions(shell: clap_complete::Shell) -> Result<i32, exit::Failure> {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "pado", &mut buf);
+    out!("{}", String::from_utf8_lossy(&buf));
+    Ok(exit::OK)
+}
+
+/// `pado man`: the manual page (roff).
+fn man() -> Result<i32, exit::Failure> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .render(&mut buf)
+        .map_err(exit::Failure::other)?;
+    out!("{}", String::from_utf8_lossy(&buf));
+    Ok(exit::OK)
 }
 
 /// The documentation pages, embedded so that a binary-only install has them.
@@ -293,8 +311,8 @@ fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
     let c = config::CapacityConfig::from_args(f)?;
     let history = history_cmd::Recorder::from_args(&f.history)?;
     let out = match &f.out {
-        Some(p) => run_cmd::user_out_dir(p, f.overwrite)?,
-        None => run_cmd::new_out_dir("capacity")?,
+        Some(p) => pado_session::user_out_dir(p, f.overwrite)?,
+        None => pado_session::new_out_dir("capacity")?,
     };
     find_capacity::run(
         find_capacity::CapacityOptions {
@@ -322,7 +340,7 @@ fn compare_cmd(
     let mut loaded = Vec::new();
     for d in dirs {
         let rd =
-            pado_metrics::ResultDir::open(d).map_err(|e| exit::Failure::invalid(e.to_string()))?;
+            pado_results::ResultDir::open(d).map_err(|e| exit::Failure::invalid(e.to_string()))?;
         let run = pado_report::load(&rd).map_err(exit::Failure::other)?;
         let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
         let label = d
@@ -553,83 +571,10 @@ fn import(what: &args::ImportKind) -> Result<i32, exit::Failure> {
     write_or_print(out, &to_yaml_with_source(&imported.config, &source))
 }
 
-/// Write summary.json, report.html (unless `html` is false) and the asked-for exports
-/// into a result directory, from its files only. Returns the summary with the first
-/// file that could not be written (full disk, read-only directory): the summary is
-/// still worth printing then, and the caller reports the error after it (exit 1).
-/// Only a directory that cannot be read or summarised is an `Err`.
-pub(crate) fn write_reports(
-    d: &pado_metrics::ResultDir,
-    html: bool,
-    exports: &[String],
-    windows: &[pado_metrics::StageMark],
-) -> Result<(pado_report::Summary, Option<exit::Failure>), exit::Failure> {
-    let run = pado_report::load_with_windows(d, windows).map_err(exit::Failure::other)?;
-    write_loaded_reports(d, &run, html, exports)
-}
-
-/// [`write_reports`] of a run already loaded (a merge folds its seconds as it
-/// writes them).
-pub(crate) fn write_loaded_reports(
-    d: &pado_metrics::ResultDir,
-    run: &pado_report::LoadedRun,
-    html: bool,
-    exports: &[String],
-) -> Result<(pado_report::Summary, Option<exit::Failure>), exit::Failure> {
-    let summary = pado_report::build(run).map_err(exit::Failure::other)?;
-    let written = (|| -> Result<(), pado_metrics::result_dir::ResultError> {
-        d.write_json(pado_metrics::result_dir::SUMMARY_FILE, &summary)?;
-        if html {
-            d.write_text(
-                "report.html",
-                &pado_report::html::render_html(run, &summary),
-            )?;
-        }
-        for e in exports {
-            match e.as_str() {
-                "csv" => {
-                    d.write_text("timeline.csv", &pado_report::csv_export::timeline_csv(run))?
-                }
-                "junit" => d.write_text("junit.xml", &pado_report::junit::junit_xml(&summary))?,
-                "hdr" => {
-                    let log = pado_report::hdr_export::interval_log(d, &run.meta)
-                        .map_err(|e| hdr_error(d, e))?;
-                    d.write_text(pado_report::hdr_export::HDR_LOG_FILE, &log)?
-                }
-                _ => {}
-            }
-        }
-        Ok(())
-    })();
-    let error = written.err().map(|e| {
-        exit::Failure::other(format!(
-            "could not write the result files ({e}); the summary printed above is not saved"
-        ))
-    });
-    Ok((summary, error))
-}
-
-/// An interval log that could not be made, as the result directory's error (a
-/// directory that cannot be read is one already; a histogram or a start that does
-/// not fit the format is the log's).
-fn hdr_error(
-    d: &pado_metrics::ResultDir,
-    e: pado_report::hdr_export::HdrExportError,
-) -> pado_metrics::result_dir::ResultError {
-    match e {
-        pado_report::hdr_export::HdrExportError::Result(r) => r,
-        other => pado_metrics::result_dir::ResultError::Format {
-            path: d.path().join(pado_report::hdr_export::HDR_LOG_FILE),
-            line: 1,
-            message: other.to_string(),
-        },
-    }
-}
-
 /// `peak=30s..60s` into stage marks.
 pub(crate) fn parse_windows(
     windows: &[String],
-) -> Result<Vec<pado_metrics::StageMark>, exit::Failure> {
+) -> Result<Vec<pado_results::StageMark>, exit::Failure> {
     let mut out = Vec::new();
     for (i, w) in windows.iter().enumerate() {
         let bad = || {
@@ -644,7 +589,7 @@ pub(crate) fn parse_windows(
         if name.trim().is_empty() || end <= start {
             return Err(bad());
         }
-        out.push(pado_metrics::StageMark {
+        out.push(pado_results::StageMark {
             scenario: "window".into(),
             index: i,
             start_s: start,
@@ -664,39 +609,37 @@ fn report(
     windows: &[String],
 ) -> Result<i32, exit::Failure> {
     let windows = parse_windows(windows)?;
-    let d =
-        pado_metrics::ResultDir::open(dir).map_err(|e| exit::Failure::invalid(e.to_string()))?;
-    let run = pado_report::load_with_windows(&d, &windows).map_err(exit::Failure::other)?;
-    if run.in_progress {
-        // The run owns its directory until it ends: print the seconds so far and
-        // write nothing into it (its own summary and report come at its end).
-        let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
-        if !quiet {
-            let color = crate::out::color();
-            out!(
-                "{}",
-                pado_report::render(&summary, pado_report::TextOptions { color })
+    match pado_session::report(dir, exports, &windows)? {
+        pado_session::Reported::Written(w) => print_and_judge(w, quiet),
+        pado_session::Reported::InProgress(summary) => {
+            if !quiet {
+                let color = crate::out::color();
+                out!(
+                    "{}",
+                    pado_report::render(&summary, pado_report::TextOptions { color })
+                );
+            }
+            eprintln!(
+                "note: {}: a run is writing this directory; nothing was written into it",
+                dir.display()
             );
+            Ok(if summary.passed() {
+                exit::OK
+            } else {
+                exit::THRESHOLD_FAILED
+            })
         }
-        eprintln!(
-            "note: {}: a run is writing this directory; nothing was written into it",
-            dir.display()
-        );
-        return Ok(if summary.passed() {
-            exit::OK
-        } else {
-            exit::THRESHOLD_FAILED
-        });
     }
-    let written = write_loaded_reports(&d, &run, true, exports)?;
-    print_and_judge(written, quiet)
 }
 
 /// How a command that (re)wrote a result's reports ends, `pado report` and
 /// `pado merge` alike: the summary printed (unless `quiet`), then a failed report
 /// file as the error, else the exit code of the thresholds.
 pub(crate) fn print_and_judge(
-    (summary, write_error): (pado_report::Summary, Option<exit::Failure>),
+    pado_session::Written {
+        summary,
+        write_error,
+    }: pado_session::Written,
     quiet: bool,
 ) -> Result<i32, exit::Failure> {
     if !quiet {
@@ -708,7 +651,7 @@ pub(crate) fn print_and_judge(
     }
     if let Some(e) = write_error {
         // Printed above (unless --quiet); the files are what failed.
-        return Err(e);
+        return Err(e.into());
     }
     Ok(if summary.passed() {
         exit::OK

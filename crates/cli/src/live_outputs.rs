@@ -1,27 +1,12 @@
-//! Live outputs (`--output KIND=URL`, the file's `outputs:`): which stores, the
-//! labels of this run's series, and the end-of-run report. The streaming itself is
+//! Live outputs (`--output KIND=URL`, the file's `outputs:`): which stores, and the
+//! end-of-run report (the labels of a run's series are the session's). The streaming itself is
 //! `pado_outputs`: the run's sink only hands it each closed second.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
-use pado_engine::RunPlan;
-use pado_outputs::{OutputSpec, RunLabels};
+use pado_outputs::spec::{env_url_ref, ENV_URL_PREFIX};
+use pado_outputs::OutputSpec;
 
 use crate::exit::Failure;
 use crate::prepared::Prepared;
-
-/// What an `--output` value starts its URL with to name an environment variable
-/// holding the URL instead (`--output prometheus=env:PADO_OUTPUT_URL`): so a URL
-/// with credentials reaches generators elsewhere (agents, Kubernetes pods) through
-/// their own environment, never through their arguments.
-pub(crate) const ENV_URL_PREFIX: &str = "env:";
-
-/// `KIND=env:VAR` as (kind, variable), if `flag` is of that form.
-pub(crate) fn env_url_ref(flag: &str) -> Option<(&str, &str)> {
-    let (kind, url) = flag.split_once('=')?;
-    Some((kind.trim(), url.trim().strip_prefix(ENV_URL_PREFIX)?))
-}
 
 /// Whether `name` can be an environment variable's name (letters, digits and `_`,
 /// not starting with a digit).
@@ -89,7 +74,7 @@ pub(crate) fn raw_spec(
 }
 
 /// The line for the terminal about the raw output, after the summary.
-pub(crate) fn raw_line(r: &pado_metrics::result_dir::RawOutputMeta) -> String {
+pub(crate) fn raw_line(r: &pado_metrics::RawOutputMeta) -> String {
     let mut l = format!(
         "  output {} {}: {} requests written, {} dropped",
         r.kind, r.path, r.lines_written, r.lines_dropped
@@ -150,43 +135,6 @@ pub(crate) fn specs(
         }
     }
     Ok(out)
-}
-
-/// The labels of this run's series: the result directory's name as `run`, the
-/// segment (`i/N`) as `generator`, and each step's scenario.
-pub(crate) fn labels(plan: &RunPlan, dir: &Path, segment: Option<String>) -> RunLabels {
-    let mut step_scenarios = BTreeMap::new();
-    fn walk(
-        steps: &[pado_engine::plan::StepPlan],
-        plan: &RunPlan,
-        scenario: &str,
-        out: &mut BTreeMap<String, String>,
-    ) {
-        for s in steps {
-            if let Some(k) = plan.series.get(s.series as usize) {
-                out.entry(k.name.clone())
-                    .or_insert_with(|| scenario.to_string());
-            }
-            if let Some((_, inner)) = &s.group {
-                walk(inner, plan, scenario, out);
-            }
-        }
-    }
-    for sc in &plan.scenarios {
-        walk(&sc.setup, plan, &sc.name, &mut step_scenarios);
-        for e in &sc.entries {
-            walk(&e.steps, plan, &sc.name, &mut step_scenarios);
-        }
-        walk(&sc.teardown, plan, &sc.name, &mut step_scenarios);
-    }
-    RunLabels {
-        run: dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| plan.name.clone()),
-        generator: segment,
-        step_scenarios,
-    }
 }
 
 /// One line per output for the terminal, after the summary.

@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use pado_engine::events::{EventSpec, WindowLedger};
-use pado_metrics::events::{ActionRecord, EventRecord, ExpectRecord, LeftOpen, Outcome};
-use pado_metrics::open_faults::{
+use pado_results::events::{ActionRecord, EventRecord, ExpectRecord, LeftOpen, Outcome};
+use pado_results::open_faults::{
     read_record, remove_record, write_record, OpenFaults, OpenWindow, OPEN_FAULTS_FILE,
     OPEN_FAULTS_FORMAT,
 };
@@ -182,13 +182,13 @@ impl RunLedger {
                     if dir_ok {
                         errors.extend(write_record(p, f).err());
                     } else {
-                        errors.push(pado_metrics::ResultError::Io {
+                        errors.push(pado_results::ResultError::Io {
                             path: p.clone(),
                             source: std::io::Error::other("its directory cannot be created"),
                         });
                     }
                 }
-                None => errors.push(pado_metrics::ResultError::Io {
+                None => errors.push(pado_results::ResultError::Io {
                     path: PathBuf::from("$XDG_STATE_HOME"),
                     source: std::io::Error::other("neither XDG_STATE_HOME nor HOME is set"),
                 }),
@@ -406,7 +406,7 @@ fn record_in_run_dir(
     undone_at: String,
     by: &str,
 ) -> Option<String> {
-    if !run_dir.join(pado_metrics::result_dir::RUN_FILE).is_file() {
+    if !run_dir.join(pado_results::result_dir::RUN_FILE).is_file() {
         return Some(format!(
             "  (the run's result directory {} is gone: the undo is recorded nowhere else)",
             pado_base::text::terminal_safe(&faults.result_dir)
@@ -432,7 +432,7 @@ fn record_in_run_dir(
             undone_by: by.into(),
         }),
     };
-    pado_metrics::events::append_event(run_dir, &e)
+    pado_results::events::append_event(run_dir, &e)
         .err()
         .map(|e| format!("  (the undo could not be recorded in the run's events: {e})"))
 }

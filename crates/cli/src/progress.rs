@@ -11,7 +11,7 @@ pub(crate) struct Progress {
     mode: Mode,
     total_s: f64,
     last_len: usize,
-    stages: Vec<pado_metrics::StageMark>,
+    stages: Vec<pado_results::StageMark>,
     /// Whether to show the thresholds' state.
     pub has_thresholds: bool,
     /// The open-model VU ceiling the dropped-arrivals alert names (`max_vus`), when
@@ -28,7 +28,7 @@ enum Mode {
 
 impl Progress {
     /// Progress for a run planned to take `total_s` seconds.
-    pub(crate) fn new(quiet: bool, total_s: f64, stages: Vec<pado_metrics::StageMark>) -> Self {
+    pub(crate) fn new(quiet: bool, total_s: f64, stages: Vec<pado_results::StageMark>) -> Self {
         let mode = if quiet {
             Mode::Quiet
         } else if std::io::stderr().is_terminal() {
@@ -238,6 +238,24 @@ pub(crate) fn generator_pressure(g: &pado_metrics::GeneratorSecond) -> Option<St
         Some(format!("late: event loop {:.0} ms behind", s.lag_max_ms))
     } else {
         None
+    }
+}
+
+/// A run's progress line, as the session's watcher of its seconds.
+impl pado_session::Watcher for Progress {
+    fn begin(&mut self, outline: &pado_session::Outline) {
+        self.total_s = outline.planned_s;
+        self.stages = outline.stages.clone();
+        self.vu_ceiling = outline.vu_ceiling;
+        self.has_thresholds = outline.has_thresholds;
+    }
+
+    fn second(&mut self, r: &SecondRecord, totals: &Totals, thresholds_failing: usize) {
+        Progress::second(self, r, totals, thresholds_failing);
+    }
+
+    fn finish(&mut self) {
+        Progress::finish(self);
     }
 }
 

@@ -4,24 +4,19 @@
 //! from others, the global setup's variables handed over as a file
 //! (`pado setup --out`, `pado run --setup-vars`), and the wait for the agreed start.
 
-use pado_base::stamp::utc_ms;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
+use pado_base::stamp::utc_ms;
 use pado_engine::executor::segment::{parse_segment, parse_weights, Segment};
 use pado_engine::RUNNING;
-use sha2::{Digest, Sha256};
+use pado_scenario::plan_id::PlanSource;
 
 use crate::config::{LoadSpec, Source};
 use crate::exit::{self, Failure};
 use crate::prepared::Prepared;
 
-/// An agreed start more than this far in the past is refused (clocks of generators
-/// started together differ by less).
-pub(crate) const START_PAST_SLACK: Duration = Duration::from_secs(1);
-/// An agreed start more than this far ahead is refused (a typo, not a plan).
-pub(crate) const START_MAX_AHEAD: Duration = Duration::from_secs(24 * 3600);
 /// The wait for the start ends this much before it: the rest (result directory,
 /// global setup, worker threads) happens meanwhile, and the engine starts second 0
 /// on the instant.
@@ -51,32 +46,9 @@ pub(crate) fn segment(flag: &str, weights: Option<&str>) -> Result<Segment, Fail
         .map_err(|e| Failure::invalid(format!("--segment-weights: {e}")))
 }
 
-/// `--start-at`: RFC 3339 or `+DURATION` from `now`, within the allowed range.
+/// `--start-at` (`pado_scenario::start_at`'s one rule for every command).
 pub(crate) fn start_at(v: &str, now: SystemTime) -> Result<SystemTime, Failure> {
-    let bad = |why: String| Failure::invalid(format!("--start-at `{v}`: {why}"));
-    let at = if let Some(rel) = v.trim().strip_prefix('+') {
-        let d = pado_base::units::parse_duration(rel).map_err(|e| bad(e.to_string()))?;
-        now + d
-    } else {
-        let dt =
-            time::OffsetDateTime::parse(v.trim(), &time::format_description::well_known::Rfc3339)
-                .map_err(|_| {
-                bad("not an RFC 3339 time (`2026-11-23T10:00:00Z`) or `+DURATION` (`+30s`)".into())
-            })?;
-        SystemTime::from(dt)
-    };
-    match at.duration_since(now) {
-        Ok(ahead) if ahead > START_MAX_AHEAD => Err(bad(format!(
-            "{} is more than 24h ahead",
-            utc_ms(at)
-        ))),
-        Err(e) if e.duration() > START_PAST_SLACK => Err(bad(format!(
-            "{} is {:.1}s in the past (more than 1s): give every generator a start a little ahead, e.g. `+30s` or a time 30 seconds from now",
-            utc_ms(at),
-            e.duration().as_secs_f64()
-        ))),
-        _ => Ok(at),
-    }
+    pado_scenario::start_at::parse_start_at(v, now).map_err(|e| Failure::invalid(e.to_string()))
 }
 
 /// Wait for `at` (until [`START_LEAD`] before it), printing when the run starts
@@ -125,52 +97,21 @@ fn to_instant(at: SystemTime) -> Instant {
     }
 }
 
-/// The fingerprint of the whole test: SHA-256 (hex) over the scenario file's bytes
-/// (quick mode: its request, the body file's bytes), the bytes of every data file it
-/// reads, and every setting from flags that changes the load or the requests (the
-/// load shape, target, headers, timeout, TLS, redirects, body limit, think time,
-/// thresholds, `--fit-to`). Not in it: paths, the test's name, `--observe`, and
-/// everything about where and how this generator runs (`--segment`, `--start-at`,
-/// `--out`, `--quiet`, exports, workers). Equal inputs give equal ids on any machine
-/// running the same pado version.
+/// The fingerprint of the whole test (`pado_scenario::plan_id`, which says what
+/// counts) of the loaded scenario and the flags on top of it.
 pub(crate) fn plan_id(spec: &LoadSpec, prep: &Prepared) -> Result<String, Failure> {
-    let mut h = Sha256::new();
-    let mut part = |label: &str, bytes: &[u8]| {
-        h.update((label.len() as u64).to_le_bytes());
-        h.update(label.as_bytes());
-        h.update((bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
+    let source = match &spec.source {
+        Source::File(p) => PlanSource::File(p),
+        Source::Url(q) => PlanSource::Quick(q),
     };
-    part("pado-plan", b"1");
-    match &spec.source {
-        Source::File(p) => part("file", &read(p, "the scenario file")?),
-        Source::Url(q) => {
-            part("url", q.url.as_bytes());
-            part("method", q.method.as_deref().unwrap_or("").as_bytes());
-            part("body", q.body.as_deref().unwrap_or("").as_bytes());
-            if let Some(f) = &q.body_file {
-                part("body_file", &read(Path::new(f), "--body-file")?);
-            }
-        }
-    }
-    for (name, d) in &prep.config.data {
-        if let Some(f) = &d.file {
-            let path = prep.base_dir.join(f);
-            part(&format!("data:{name}"), &read(&path, "a data file")?);
-        }
-    }
-    let mut ov = spec.overrides.clone();
-    ov.name = None;
-    ov.observe.clear();
-    ov.observe_interval = None;
-    part("flags", format!("{ov:?}").as_bytes());
-    part("fit_to", format!("{:?}", spec.fit_to).as_bytes());
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
-}
-
-fn read(p: &Path, what: &str) -> Result<Vec<u8>, Failure> {
-    std::fs::read(p)
-        .map_err(|e| Failure::invalid(format!("{}: cannot read {what}: {e}", p.display())))
+    pado_scenario::plan_id::plan_id(
+        source,
+        &prep.config,
+        &prep.base_dir,
+        &spec.overrides,
+        spec.fit_to,
+    )
+    .map_err(|e| Failure::invalid(e.to_string()))
 }
 
 /// `--setup-vars FILE`: a JSON object of variable name → string value.

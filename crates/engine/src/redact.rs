@@ -61,18 +61,28 @@ impl Redactor {
         }
         let mut out = Vec::with_capacity(b.len());
         let mut i = 0;
-        'outer: while i < b.len() {
-            for s in &self.secrets {
-                if b[i..].starts_with(s) {
+        while i < b.len() {
+            match self.secret_at(&b[i..]) {
+                Some(n) => {
                     out.extend_from_slice(MASK.as_bytes());
-                    i += s.len();
-                    continue 'outer;
+                    i += n;
+                }
+                None => {
+                    out.push(b[i]);
+                    i += 1;
                 }
             }
-            out.push(b[i]);
-            i += 1;
         }
         out
+    }
+
+    /// The length of the secret `b` starts with, if any (the longest: they are
+    /// sorted longest first).
+    fn secret_at(&self, b: &[u8]) -> Option<usize> {
+        self.secrets
+            .iter()
+            .find(|s| b.starts_with(s))
+            .map(|s| s.len())
     }
 
     /// This redactor plus the credential header values of request `head`
@@ -132,13 +142,11 @@ impl Redactor {
         };
         let mut out = Vec::with_capacity(b.len().min(n));
         let mut i = 0;
-        'outer: while i < b.len() {
-            for s in &self.secrets {
-                if b[i..].starts_with(s) {
-                    out.extend_from_slice(MASK.as_bytes());
-                    i += s.len();
-                    continue 'outer;
-                }
+        while i < b.len() {
+            if let Some(n) = self.secret_at(&b[i..]) {
+                out.extend_from_slice(MASK.as_bytes());
+                i += n;
+                continue;
             }
             if i >= skip {
                 out.push(b[i]);

@@ -155,7 +155,7 @@ impl Agent {
                 .answer(req)
                 .unwrap_or_else(|| Answer::text(404, "not found")),
             None if req.method == "GET" && req.path == "/status" => {
-                Answer::json(200, &serde_json::json!({"state": "idle"}))
+                Answer::json(200, &crate::status::Status::Idle.to_json())
             }
             None => Answer::text(409, "no job: the agent is idle"),
         }
@@ -258,7 +258,7 @@ impl Agent {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::bundle::FileEntry;
     use std::io::{Read, Write};
@@ -313,9 +313,11 @@ mod tests {
         })
     }
 
-    const TOKEN: &str = "s3cret-s3cret-s3cret";
+    /// The token of the test agents.
+    pub(crate) const TOKEN: &str = "s3cret-s3cret-s3cret";
 
-    fn options(work: &Path) -> AgentOptions {
+    /// A test agent on a loopback port of its own, working under `work`.
+    pub(crate) fn options(work: &Path) -> AgentOptions {
         AgentOptions {
             listen: "127.0.0.1:0".parse().unwrap(),
             work_dir: work.to_path_buf(),
@@ -616,7 +618,7 @@ mod tests {
         let pinned = AgentTrust::Pinned(id.fingerprint);
         let mut c = GeneratorClient::new(&url, token.clone(), &pinned).unwrap();
         let status = rt.block_on(c.status()).unwrap();
-        assert_eq!(status["state"], "idle");
+        assert_eq!(status, crate::status::Status::Idle);
         // A job goes through TLS too, body and all.
         let mut c = GeneratorClient::new(&agent.addr.to_string(), token.clone(), &pinned).unwrap();
         assert!(c.label().starts_with("https://"), "{}", c.label());

@@ -10,6 +10,7 @@ use std::time::Duration;
 use pado_http::{host_header, Conn, ControlAnswer, ControlRequest, Origin};
 
 use crate::coordinate::{GeneratorLink, LivePoll};
+use crate::status::Status;
 use crate::tls::pinned::PinnedVerifier;
 use crate::tls::AgentTrust;
 
@@ -185,12 +186,12 @@ impl GeneratorClient {
         Ok(a)
     }
 
-    /// Its `/status` as JSON (`state`: `idle`, `running` or `done`, ...).
-    pub async fn status(&mut self) -> Result<serde_json::Value, ClientError> {
+    /// Its `/status`: idle, running or done with its exit code.
+    pub async fn status(&mut self) -> Result<Status, ClientError> {
         let a = self
             .expect("GET", "/status", b"", REQUEST_TIMEOUT, 200)
             .await?;
-        serde_json::from_slice(&a.body).map_err(|e| {
+        Status::parse(&a.body).map_err(|e| {
             ClientError::Status(self.label.clone(), 200, format!("status is not JSON: {e}"))
         })
     }

@@ -15,8 +15,8 @@
 
 use std::time::{Duration, Instant};
 
-use pado_metrics::merge::live::{LiveMerger, LiveSecond};
 use pado_metrics::Totals;
+use pado_results::merge::live::{LiveMerger, LiveSecond};
 
 /// One poll of a generator's feed.
 #[derive(Debug, Default)]
@@ -125,7 +125,7 @@ pub async fn watch<L: GeneratorLink>(
                         }
                         let pushed = std::str::from_utf8(line)
                             .map_err(|e| e.to_string())
-                            .and_then(pado_metrics::result_dir::parse_timeline_line)
+                            .and_then(pado_results::result_dir::parse_timeline_line)
                             .map_err(|e| format!("its feed could not be read: {e}"))
                             .and_then(|rec| {
                                 merger
@@ -213,7 +213,7 @@ pub async fn watch<L: GeneratorLink>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use pado_metrics::{Interval, Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats};
     use std::sync::{Arc, Mutex};
@@ -228,7 +228,8 @@ mod tests {
         dead: bool,
     }
 
-    fn line(t: u32, n: u64) -> String {
+    /// Second `t` of a generator's timeline: `n` requests of series `get`, all 200.
+    pub(crate) fn line(t: u32, n: u64) -> String {
         let mut r = SecondRecord::new(t);
         let mut s = SeriesStats::new(SeriesKey::named("get"));
         for i in 0..n {
@@ -247,7 +248,7 @@ mod tests {
             series: vec![s],
             ..Default::default()
         });
-        let mut l = pado_metrics::result_dir::timeline_line(&r).unwrap();
+        let mut l = pado_results::result_dir::timeline_line(&r).unwrap();
         l.push('\n');
         l
     }

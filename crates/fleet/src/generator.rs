@@ -117,6 +117,26 @@ mod tests {
         format!("127.0.0.1:{port}").parse().unwrap()
     }
 
+    /// A generator on `addr` serving `results` with the test token, and how often
+    /// its run was told to stop.
+    fn counting_stops(
+        addr: SocketAddr,
+        results: &std::path::Path,
+    ) -> (GeneratorOptions, Arc<AtomicU32>) {
+        let stops = Arc::new(AtomicU32::new(0));
+        let counted = stops.clone();
+        let opts = GeneratorOptions {
+            listen: addr,
+            results: results.to_path_buf(),
+            serve_timeout: Duration::from_secs(30),
+            stop: Arc::new(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }),
+            token: Token::new(TOKEN).unwrap(),
+        };
+        (opts, stops)
+    }
+
     fn wait_up(addr: SocketAddr) {
         for _ in 0..200 {
             if std::net::TcpStream::connect(addr).is_ok() {
@@ -131,19 +151,7 @@ mod tests {
     fn refuses_every_endpoint_without_the_run_s_token_before_reading_a_body() {
         let dir = tempfile::tempdir().unwrap();
         let addr = free_addr();
-        let stops = Arc::new(AtomicU32::new(0));
-        let opts = GeneratorOptions {
-            listen: addr,
-            results: dir.path().to_path_buf(),
-            serve_timeout: Duration::from_secs(30),
-            stop: {
-                let stops = stops.clone();
-                Arc::new(move || {
-                    stops.fetch_add(1, Ordering::SeqCst);
-                })
-            },
-            token: Token::new(TOKEN).unwrap(),
-        };
+        let (opts, stops) = counting_stops(addr, dir.path());
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let gen = std::thread::spawn(move || {
             serve_after(&opts, move || {
@@ -213,25 +221,8 @@ mod tests {
     #[test]
     fn serves_status_then_the_tar_then_exits_on_done() {
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let stops = Arc::new(AtomicU32::new(0));
-        let opts = GeneratorOptions {
-            listen: addr,
-            results: dir.path().to_path_buf(),
-            serve_timeout: Duration::from_secs(30),
-            stop: {
-                let stops = stops.clone();
-                Arc::new(move || {
-                    stops.fetch_add(1, Ordering::SeqCst);
-                })
-            },
-            token: Token::new(TOKEN).unwrap(),
-        };
+        let addr = free_addr();
+        let (opts, stops) = counting_stops(addr, dir.path());
         let results = dir.path().to_path_buf();
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let gen = std::thread::spawn(move || {

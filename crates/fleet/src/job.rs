@@ -22,6 +22,7 @@ use tokio::sync::Notify;
 use crate::access::Access;
 use crate::archive;
 use crate::feed::{TimelineFeed, MAX_SECONDS_PER_POLL};
+use crate::status::Status;
 
 /// How a run is stopped when the coordinator asks (`POST /stop`).
 pub type StopFn = Arc<dyn Fn() + Send + Sync>;
@@ -149,16 +150,19 @@ impl Job {
         let mut s = self.lock();
         let running = s.exit_code.is_none();
         Some(match (req.method.as_str(), req.path.as_str()) {
-            ("GET", "/status") => match s.exit_code {
-                None => Answer::json(
-                    200,
-                    &serde_json::json!({"state": "running", "seconds": s.feed.seconds()}),
-                ),
-                Some(c) => Answer::json(
-                    200,
-                    &serde_json::json!({"state": "done", "exit_code": c, "error": s.pack_error, "log_tail": self.log_tail(c)}),
-                ),
-            },
+            ("GET", "/status") => {
+                let status = match s.exit_code {
+                    None => Status::Running {
+                        seconds: s.feed.seconds() as u64,
+                    },
+                    Some(c) => Status::Done {
+                        exit_code: c,
+                        error: s.pack_error.clone(),
+                        log_tail: self.log_tail(c),
+                    },
+                };
+                Answer::json(200, &status.to_json())
+            }
             ("GET", "/live") => {
                 let from = match req.query_param("from").map(str::parse::<usize>) {
                     None => 0,

@@ -13,7 +13,12 @@
 //!   judged before a request's body is read;
 //! - [`client`]: the coordinator's requests to a generator; [`coordinate`]: the
 //!   live loop that merges the generators' seconds into one view of the test
-//!   (`pado_metrics::merge::live`) and stops them all when told;
+//!   (`pado_results::merge::live`) and stops them all when told;
+//! - [`flow`]: what every coordinator flow shares (the live view's hand-off, the
+//!   collected result directories it returns for the caller to merge), and
+//!   [`flow::agents`], the whole flow of a test on `pado agent`s;
+//! - [`status`]: a generator's `/status` answer, written by [`job`] and [`agent`],
+//!   read by every coordinator;
 //! - [`archive`]: result directories and bundles as tar, unpacked defensively;
 //! - [`tls`]: HTTPS for the agent protocol: the agent's certificate (from files
 //!   or generated, its fingerprint printed) and the coordinator's verification of
@@ -26,6 +31,8 @@ pub mod bundle;
 pub mod client;
 pub mod coordinate;
 pub mod feed;
+pub mod flow;
 pub mod generator;
 pub mod job;
+pub mod status;
 pub mod tls;

@@ -9,23 +9,33 @@
 //! one transaction, and a busy database is waited for: many runs may record at
 //! once. Schema changes are versioned migrations (`PRAGMA user_version`).
 
+mod compare_refs;
 mod db;
 mod error;
 mod git;
 mod location;
 mod query;
+mod rebuild;
 mod record;
+mod recorder;
 mod refs;
 mod schema;
+mod trend_runs;
 
+pub use compare_refs::{
+    earlier_records, earlier_runs, resolve_compared, CompareRefError, EARLIER_RUNS,
+};
 pub use db::History;
 pub use error::HistoryError;
 pub use git::git_commit;
 pub use location::{db_path, DB_FILE};
 pub use query::{parse_label, parse_since, Filter};
+pub use rebuild::{rebuild_one, result_dirs_in, Rebuilt};
 pub use record::{scenario_hash, Kind, RunRecord, StepFigures};
+pub use recorder::{Recorded, Recorder};
 pub use refs::RunRef;
 pub use schema::SCHEMA_VERSION;
+pub use trend_runs::{default_chart_path, trend_runs, TrendError, TrendQuery, TrendRuns};
 
 /// One recorded run as read back: its id and what was recorded.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

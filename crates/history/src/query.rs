@@ -16,6 +16,30 @@ pub struct Filter {
     pub limit: Option<usize>,
 }
 
+impl Filter {
+    /// `pado history`'s flags as a filter: `--label` values (`KEY=VALUE`) and
+    /// `--since` (see [`parse_since`]) read against the clock now.
+    pub fn from_flags(
+        name: Option<String>,
+        limit: usize,
+        labels: &[String],
+        since: Option<&str>,
+    ) -> Result<Filter, HistoryError> {
+        let now_ms =
+            i64::try_from(time::OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000)
+                .unwrap_or(0);
+        Ok(Filter {
+            name,
+            limit: Some(limit),
+            labels: labels
+                .iter()
+                .map(|l| parse_label(l))
+                .collect::<Result<_, _>>()?,
+            since_unix_ms: since.map(|s| parse_since(s, now_ms)).transpose()?,
+        })
+    }
+}
+
 /// A `--label k=v` value.
 pub fn parse_label(s: &str) -> Result<(String, String), HistoryError> {
     match s.split_once('=') {
@@ -83,5 +107,22 @@ mod tests {
         assert_eq!(parse_label("k=").unwrap(), ("k".into(), "".into()));
         assert!(parse_label("=v").is_err());
         assert!(parse_label("kv").is_err());
+    }
+
+    #[test]
+    fn flags_become_a_filter_and_a_bad_flag_is_named() {
+        let f = Filter::from_flags(
+            Some("검색".into()),
+            5,
+            &["env=스테이징".into()],
+            Some("2026-11-01T00:00:00Z"),
+        )
+        .unwrap();
+        assert_eq!(f.labels, vec![("env".to_string(), "스테이징".to_string())]);
+        assert_eq!(f.since_unix_ms, Some(1_793_491_200_000));
+        assert_eq!(f.limit, Some(5));
+        let e = Filter::from_flags(None, 5, &[], Some("yesterday")).unwrap_err();
+        assert!(e.to_string().contains("--since `yesterday`"), "{e}");
+        assert!(Filter::from_flags(None, 5, &["x".into()], None).is_err());
     }
 }

@@ -5,6 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use pado_results::result_dir::{RUN_FILE, SUMMARY_FILE};
+use pado_results::summary::SummaryFigures;
+use pado_results::RunView;
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -115,25 +119,6 @@ pub struct RunRecord {
     pub steps: Vec<StepFigures>,
 }
 
-/// The exit code of a run, as its summary's verdict (`judged`) gave it; for a
-/// `summary.json` written before the verdict, from what it judged: thresholds,
-/// events' expectations and the soak.
-fn verdict_exit_code(sum: &Value, thresholds_ok: bool) -> i32 {
-    if let Some(code) = sum
-        .get("judged")
-        .and_then(|j| j.get("exit_code"))
-        .and_then(Value::as_i64)
-    {
-        return i32::try_from(code).unwrap_or(1);
-    }
-    let ok = |k: &str| sum.get(k).and_then(Value::as_bool).unwrap_or(true);
-    if thresholds_ok && ok("events_ok") && ok("soak_ok") {
-        0
-    } else {
-        99
-    }
-}
-
 fn bad(dir: &Path, reason: impl Into<String>) -> HistoryError {
     HistoryError::ResultDir {
         dir: dir.to_path_buf(),
@@ -141,7 +126,7 @@ fn bad(dir: &Path, reason: impl Into<String>) -> HistoryError {
     }
 }
 
-fn read_json(dir: &Path, file: &str) -> Result<Value, HistoryError> {
+fn read_json<T: DeserializeOwned>(dir: &Path, file: &str) -> Result<T, HistoryError> {
     let p = dir.join(file);
     let text = std::fs::read_to_string(&p).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => bad(
@@ -155,18 +140,9 @@ fn read_json(dir: &Path, file: &str) -> Result<Value, HistoryError> {
     serde_json::from_str(&text).map_err(|e| bad(dir, format!("{file}: {e}")))
 }
 
-fn f64_at(v: &Value, path: &[&str]) -> Option<f64> {
-    path.iter()
-        .try_fold(v, |v, k| v.get(k))
-        .and_then(Value::as_f64)
-        .filter(|x| x.is_finite())
-}
-
-fn u64_at(v: &Value, path: &[&str]) -> u64 {
-    path.iter()
-        .try_fold(v, |v, k| v.get(k))
-        .and_then(Value::as_u64)
-        .unwrap_or(0)
+/// A figure JSON can hold that means something (no NaN or infinity).
+fn finite(x: Option<f64>) -> Option<f64> {
+    x.filter(|x| x.is_finite())
 }
 
 /// `value` with every object's keys sorted, so equal content hashes equally
@@ -185,19 +161,18 @@ fn canonical(v: &Value) -> Value {
 
 /// The scenario hash of a run.json: its `plan_id` (of the segment, or of a merged
 /// run's first generator) when it has one, else the SHA-256 of its `scenarios`,
-/// `stages` and `thresholds`.
-pub fn scenario_hash(run: &Value) -> String {
-    let plan_id = run
-        .pointer("/segment/plan_id")
-        .or_else(|| run.pointer("/merged_from/0/segment/plan_id"))
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty());
-    if let Some(p) = plan_id {
+/// `stages` and `thresholds` as written.
+pub fn scenario_hash(run: &RunView) -> String {
+    if let Some(p) = run.plan_id() {
         return p.to_string();
     }
     let mut h = Sha256::new();
-    for key in ["scenarios", "stages", "thresholds"] {
-        let part = canonical(run.get(key).unwrap_or(&Value::Null));
+    for (key, part) in [
+        ("scenarios", &run.scenarios),
+        ("stages", &run.stages),
+        ("thresholds", &run.thresholds),
+    ] {
+        let part = canonical(part.as_ref().unwrap_or(&Value::Null));
         h.update(key.as_bytes());
         h.update(serde_json::to_vec(&part).unwrap_or_default());
     }
@@ -208,6 +183,61 @@ fn unix_ms(started_at: &str) -> Option<i64> {
     let t = time::OffsetDateTime::parse(started_at, &time::format_description::well_known::Rfc3339)
         .ok()?;
     i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok()
+}
+
+/// How a result directory came to be, when the caller does not say: a merge from
+/// `merged_from`, a find-capacity step from its `step-NN-…` name, a run otherwise.
+fn infer_kind(dir: &Path, run: &RunView) -> Kind {
+    let step_dir = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("step-"));
+    if !run.merged_from.is_empty() {
+        Kind::Merge
+    } else if step_dir {
+        Kind::CapacityStep
+    } else {
+        Kind::Run
+    }
+}
+
+/// Each step's row, by step name.
+fn step_figures(sum: &SummaryFigures) -> Vec<StepFigures> {
+    sum.steps
+        .iter()
+        .map(|(step, s)| StepFigures {
+            step: step.clone(),
+            requests: s.requests,
+            failed: s.failed,
+            rps: finite(s.rps).unwrap_or(0.0),
+            failed_rate: if s.requests > 0 {
+                s.failed as f64 / s.requests as f64
+            } else {
+                0.0
+            },
+            p50_ms: finite(s.latency_ms.p50),
+            p95_ms: finite(s.latency_ms.p95),
+            p99_ms: finite(s.latency_ms.p99),
+        })
+        .collect()
+}
+
+/// `run.json`, refused unless it is a whole test's pado result.
+fn read_run(dir: &Path) -> Result<RunView, HistoryError> {
+    let run: RunView = read_json(dir, RUN_FILE)?;
+    if run.format.as_deref() != Some("pado-result") {
+        return Err(bad(
+            dir,
+            "run.json: not a pado result (no `format: pado-result`)",
+        ));
+    }
+    if run.segment.is_some() {
+        return Err(bad(
+            dir,
+            "a segment of a split test: its merged result is what gets recorded",
+        ));
+    }
+    Ok(run)
 }
 
 impl RunRecord {
@@ -221,122 +251,49 @@ impl RunRecord {
         labels: BTreeMap<String, String>,
     ) -> Result<RunRecord, HistoryError> {
         let dir = std::fs::canonicalize(dir).map_err(|e| bad(dir, e.to_string()))?;
-        let run = read_json(&dir, "run.json")?;
-        if run.get("format").and_then(Value::as_str) != Some("pado-result") {
-            return Err(bad(
-                &dir,
-                "run.json: not a pado result (no `format: pado-result`)",
-            ));
-        }
-        if run.get("segment").is_some_and(|s| !s.is_null()) {
-            return Err(bad(
-                &dir,
-                "a segment of a split test: its merged result is what gets recorded",
-            ));
-        }
-        let sum = read_json(&dir, "summary.json")?;
-        let merged = run
-            .get("merged_from")
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty());
-        let kind = kind.unwrap_or_else(|| {
-            let step_dir = dir
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("step-"));
-            if merged {
-                Kind::Merge
-            } else if step_dir {
-                Kind::CapacityStep
-            } else {
-                Kind::Run
-            }
-        });
+        let run = read_run(&dir)?;
+        let sum: SummaryFigures = read_json(&dir, SUMMARY_FILE)?;
+        let kind = kind.unwrap_or_else(|| infer_kind(&dir, &run));
         let started_at = sum
-            .get("started_at")
-            .or_else(|| run.get("started_at"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+            .started_at
+            .clone()
+            .or_else(|| run.started_at.clone())
+            .unwrap_or_default();
         let started_unix_ms = unix_ms(&started_at).ok_or_else(|| {
             bad(
                 &dir,
                 format!("run.json: started_at `{started_at}` is not RFC 3339"),
             )
         })?;
-        let name = sum
-            .get("name")
-            .or_else(|| run.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let (mut checks_passed, mut checks_failed) = (0, 0);
-        if let Some(m) = sum.get("checks").and_then(Value::as_object) {
-            for c in m.values() {
-                checks_passed += u64_at(c, &["passes"]);
-                checks_failed += u64_at(c, &["fails"]);
-            }
-        }
-        let thresholds_ok = sum
-            .get("thresholds_ok")
-            .and_then(Value::as_bool)
-            .unwrap_or(true);
-        let exit_code = verdict_exit_code(&sum, thresholds_ok);
-        let steps = sum
-            .get("steps")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(step, s)| {
-                        let requests = u64_at(s, &["requests"]);
-                        let failed = u64_at(s, &["failed"]);
-                        StepFigures {
-                            step: step.clone(),
-                            requests,
-                            failed,
-                            rps: f64_at(s, &["rps"]).unwrap_or(0.0),
-                            failed_rate: if requests > 0 {
-                                failed as f64 / requests as f64
-                            } else {
-                                0.0
-                            },
-                            p50_ms: f64_at(s, &["latency_ms", "p50"]),
-                            p95_ms: f64_at(s, &["latency_ms", "p95"]),
-                            p99_ms: f64_at(s, &["latency_ms", "p99"]),
-                        }
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let requests = u64_at(&sum, &["requests"]);
+        let timed = |x: Option<f64>| finite(x).filter(|_| sum.requests > 0);
         Ok(RunRecord {
-            name,
+            name: sum
+                .name
+                .clone()
+                .or_else(|| run.name.clone())
+                .unwrap_or_default(),
             kind,
             started_at,
             started_unix_ms,
-            duration_s: f64_at(&sum, &["duration_s"])
-                .or_else(|| f64_at(&run, &["duration_s"]))
+            duration_s: finite(sum.duration_s)
+                .or_else(|| finite(run.duration_s))
                 .unwrap_or(0.0),
             scenario_hash: scenario_hash(&run),
-            requests,
-            failed: u64_at(&sum, &["failed"]),
-            rps: f64_at(&sum, &["rps"]).unwrap_or(0.0),
-            failed_rate: f64_at(&sum, &["failed_rate"]).unwrap_or(0.0),
-            p50_ms: f64_at(&sum, &["latency_ms", "p50"]).filter(|_| requests > 0),
-            p95_ms: f64_at(&sum, &["latency_ms", "p95"]).filter(|_| requests > 0),
-            p99_ms: f64_at(&sum, &["latency_ms", "p99"]).filter(|_| requests > 0),
-            checks_passed,
-            checks_failed,
-            thresholds_ok,
-            exit_code,
-            interrupted: sum
-                .get("interrupted")
-                .or_else(|| run.get("interrupted"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            requests: sum.requests,
+            failed: sum.failed,
+            rps: finite(sum.rps).unwrap_or(0.0),
+            failed_rate: finite(sum.failed_rate).unwrap_or(0.0),
+            p50_ms: timed(sum.latency_ms.p50),
+            p95_ms: timed(sum.latency_ms.p95),
+            p99_ms: timed(sum.latency_ms.p99),
+            checks_passed: sum.checks.values().map(|c| c.passes).sum(),
+            checks_failed: sum.checks.values().map(|c| c.fails).sum(),
+            thresholds_ok: sum.thresholds_ok.unwrap_or(true),
+            exit_code: sum.exit_code(),
+            interrupted: sum.interrupted.or(run.interrupted).unwrap_or(false),
             result_dir: dir,
             labels,
-            steps,
+            steps: step_figures(&sum),
         })
     }
 }
@@ -466,8 +423,9 @@ pub(crate) mod tests {
         .unwrap();
         let c =
             serde_json::json!({"scenarios": [{"a": 1, "b": 3}], "stages": [], "thresholds": []});
-        assert_eq!(scenario_hash(&a), scenario_hash(&b));
-        assert_ne!(scenario_hash(&a), scenario_hash(&c));
+        let hash = |v: Value| scenario_hash(&serde_json::from_value(v).unwrap());
+        assert_eq!(hash(a.clone()), hash(b));
+        assert_ne!(hash(a), hash(c));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::conn::{connect, io_error_kind, Conn, Origin, SetupTimes, READ_BUF};
 use crate::decode::BodyDecoder;
-use crate::response::{parse_head, BodyKind, ChunkedDecoder, ProtocolError, MAX_HEAD};
+use crate::response::{parse_head, BodyKind, ChunkedDecoder, Head, ProtocolError, MAX_HEAD};
 use crate::status::StatusSet;
 
 /// How long a connection may sit idle before it is checked for a server-side close
@@ -142,12 +142,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
     }
     let mut reused = slot.is_some();
     let tls = origin.tls.is_some();
-    // One byte beyond the cap is kept, so a body longer than the cap can be told from
-    // one of exactly its size; it is cut back to the cap at the end.
-    let mut keep_body = req.keep_body.map(|(b, cap)| (b, cap.saturating_add(1)));
-    let mut keep_head = req.keep_head;
-    let mut failed_prefix = req.failed_prefix;
-    let mut decoder = req.decoder;
+    let mut sink = BodySink::new(req.keep_body, req.keep_head, req.failed_prefix, req.decoder);
     loop {
         if slot.is_none() {
             let budget = deadline.saturating_duration_since(Instant::now());
@@ -183,25 +178,10 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
             return ex;
         };
         ex.version = Some(HttpVersion::Http1);
-        if let Some((b, _)) = keep_body.as_mut() {
-            b.clear();
-        }
-        if let Some((h, _)) = keep_head.as_mut() {
-            h.clear();
-        }
+        sink.clear();
         let outcome = tokio::time::timeout_at(
             deadline.into(),
-            run(
-                conn,
-                req.bytes,
-                req.is_head,
-                tls,
-                &mut ex,
-                &mut keep_body,
-                &mut keep_head,
-                &mut failed_prefix,
-                decoder.as_deref_mut(),
-            ),
+            run(conn, req.bytes, req.is_head, tls, &mut ex, &mut sink),
         )
         .await;
         let end = Instant::now();
@@ -236,13 +216,111 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
         } else {
             *slot = None;
         }
-        if let Some((b, cap)) = keep_body.as_mut() {
+        sink.cut_to_cap(&mut ex);
+        return ex;
+    }
+}
+
+/// Where the parts of a response that checks, the cookie jar and failure samples
+/// need go, over HTTP/1.1 and HTTP/2 alike (see [`RequestRef`]).
+pub(crate) struct BodySink<'k> {
+    /// The kept body and its cap, one byte beyond the caller's (see [`BodySink::new`]).
+    pub(crate) keep_body: Option<(&'k mut Vec<u8>, usize)>,
+    pub(crate) keep_head: Option<(&'k mut Vec<u8>, bool)>,
+    pub(crate) failed_prefix: Option<(&'k mut Vec<u8>, &'k StatusSet)>,
+    pub(crate) decoder: Option<&'k mut BodyDecoder>,
+}
+
+impl<'k> BodySink<'k> {
+    /// The sink of a request's buffers. One byte beyond the body's cap is kept, so a
+    /// body longer than the cap can be told from one of exactly its size; it is cut
+    /// back to the cap at the end ([`BodySink::cut_to_cap`]).
+    #[inline]
+    pub(crate) fn new(
+        keep_body: Option<(&'k mut Vec<u8>, usize)>,
+        keep_head: Option<(&'k mut Vec<u8>, bool)>,
+        failed_prefix: Option<(&'k mut Vec<u8>, &'k StatusSet)>,
+        decoder: Option<&'k mut BodyDecoder>,
+    ) -> Self {
+        BodySink {
+            keep_body: keep_body.map(|(b, cap)| (b, cap.saturating_add(1))),
+            keep_head,
+            failed_prefix,
+            decoder,
+        }
+    }
+
+    /// Empties the kept body and head before an attempt.
+    #[inline]
+    pub(crate) fn clear(&mut self) {
+        if let Some((b, _)) = self.keep_body.as_mut() {
+            b.clear();
+        }
+        if let Some((h, _)) = self.keep_head.as_mut() {
+            h.clear();
+        }
+    }
+
+    /// A response whose status is not in the expected set is a failure: when its
+    /// body is not kept anyway, its first bytes go into the failure sample (only
+    /// failures pay this copy).
+    #[inline]
+    pub(crate) fn keep_failure_prefix(&mut self, status: u16) {
+        if self.keep_body.is_none()
+            && self
+                .failed_prefix
+                .as_ref()
+                .is_some_and(|(_, ok)| !ok.contains(status))
+        {
+            if let Some((b, _)) = self.failed_prefix.take() {
+                b.clear();
+                self.keep_body = Some((b, pado_metrics::failure::BODY_PREFIX));
+            }
+        }
+    }
+
+    /// Cuts a body longer than the cap back to it, saying so in `ex`.
+    #[inline]
+    pub(crate) fn cut_to_cap(&mut self, ex: &mut Exchange) {
+        if let Some((b, cap)) = self.keep_body.as_mut() {
             if b.len() >= *cap {
                 b.truncate(*cap - 1);
                 ex.body_cut = true;
             }
         }
-        return ex;
+    }
+}
+
+/// Ends the decoding of an encoded body: its encoded and decoded sizes, or a
+/// `decode` failure saying why (the body as received stays counted).
+#[inline]
+pub(crate) fn end_decoding(
+    d: &mut BodyDecoder,
+    keep_body: &mut Option<(&mut Vec<u8>, usize)>,
+    ex: &mut Exchange,
+) {
+    match d.end(keep_body.as_mut().map(|k| &mut *k.0)) {
+        Ok(sizes) => {
+            ex.body_encoded = sizes.encoded;
+            ex.body_decoded = sizes.decoded;
+        }
+        Err(fault) => {
+            ex.error = Some(ErrorKind::Decode);
+            ex.reason = Some(fault.reason());
+        }
+    }
+}
+
+/// Closes an HTTP/2 exchange at `end`: a deadline that passed is a `timeout`, and a
+/// failed exchange's time so far goes to the phase that was running.
+#[inline]
+pub(crate) fn settle(ex: &mut Exchange, end: Instant, timed_out: bool) {
+    ex.end = Some(end);
+    if timed_out {
+        ex.error = Some(ErrorKind::Timeout);
+    }
+    if ex.error.is_some() {
+        finish_phases(ex, end);
     }
 }
 
@@ -261,17 +339,15 @@ pub(crate) fn finish_phases(ex: &mut Exchange, end: Instant) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn run<'k>(
+/// Writes the request and reads its response; `Ok(reuse)` says whether the
+/// connection may carry another request.
+async fn run(
     conn: &mut Conn,
     bytes: &[u8],
     is_head: bool,
     tls: bool,
     ex: &mut Exchange,
-    keep_body: &mut Option<(&'k mut Vec<u8>, usize)>,
-    keep_head: &mut Option<(&mut Vec<u8>, bool)>,
-    failed_prefix: &mut Option<(&'k mut Vec<u8>, &StatusSet)>,
-    decoder: Option<&mut BodyDecoder>,
+    sink: &mut BodySink<'_>,
 ) -> Result<bool, ErrorKind> {
     let t_send = Instant::now();
     ex.sent_at = Some(t_send);
@@ -285,18 +361,7 @@ async fn run<'k>(
         // Added: a request sent again after a dead connection went out twice.
         ex.bytes_sent += bytes.len() as u64;
     }
-    let read = read_response(
-        conn,
-        is_head,
-        tls,
-        t_sent,
-        ex,
-        keep_body,
-        keep_head,
-        failed_prefix,
-        decoder,
-    )
-    .await;
+    let read = read_response(conn, is_head, tls, t_sent, ex, sink).await;
     match write_failed {
         None => read,
         // The write failed. A server refusing an upload (413) often answers as soon
@@ -311,19 +376,62 @@ async fn run<'k>(
 
 /// Reads and frames the response to a request written (or partly written) at
 /// `t_sent`; `Ok(reuse)` says whether the connection may carry another request.
-#[allow(clippy::too_many_arguments)]
-async fn read_response<'k>(
+async fn read_response(
     conn: &mut Conn,
     is_head: bool,
     tls: bool,
     t_sent: Instant,
     ex: &mut Exchange,
-    keep_body: &mut Option<(&'k mut Vec<u8>, usize)>,
-    keep_head: &mut Option<(&mut Vec<u8>, bool)>,
-    failed_prefix: &mut Option<(&'k mut Vec<u8>, &StatusSet)>,
-    decoder: Option<&mut BodyDecoder>,
+    sink: &mut BodySink<'_>,
 ) -> Result<bool, ErrorKind> {
-    // Head.
+    let (head, fb) = read_head(conn, is_head, tls, t_sent, ex).await?;
+    let buf = &mut conn.buf;
+    ex.status = head.status;
+    if let Some((out, always)) = sink.keep_head.as_mut() {
+        if *always || head.has_set_cookie || is_redirect(head.status) {
+            out.extend_from_slice(&buf[head.start..head.len]);
+        }
+    }
+    sink.keep_failure_prefix(head.status);
+    let keep_body = &mut sink.keep_body;
+    // An encoded body is decoded as it streams (only then is the decoder touched).
+    let mut dec = match (head.coding, sink.decoder.as_deref_mut()) {
+        (Some(c), Some(d)) if head.body != BodyKind::None => {
+            d.begin(c, keep_body.as_ref().map_or(0, |k| k.1));
+            Some(d)
+        }
+        _ => None,
+    };
+    let mut keep = |bytes: &[u8]| match dec.as_mut() {
+        Some(d) => d.feed(bytes),
+        None => keep(keep_body, bytes),
+    };
+
+    let reuse = read_body(conn, &head, ex, tls, &mut keep).await?;
+    if let Some(d) = dec {
+        // The framing was read to its end: the connection stays usable either way.
+        end_decoding(d, keep_body, ex);
+    }
+    ex.receiving = fb.elapsed();
+    // Keep the buffer small again after a large body.
+    let buf = &mut conn.buf;
+    if buf.capacity() > 4 * READ_BUF {
+        buf.clear();
+        buf.shrink_to(READ_BUF);
+    }
+    Ok(reuse)
+}
+
+/// Reads until a complete response head is in the connection's buffer; with the
+/// instant its first byte arrived (which ends `waiting`).
+#[inline]
+async fn read_head(
+    conn: &mut Conn,
+    is_head: bool,
+    tls: bool,
+    t_sent: Instant,
+    ex: &mut Exchange,
+) -> Result<(Head, Instant), ErrorKind> {
     let buf = &mut conn.buf;
     buf.clear();
     let mut first_byte: Option<Instant> = None;
@@ -358,39 +466,20 @@ async fn read_response<'k>(
             Err(_) => return Err(ErrorKind::Protocol),
         }
     };
-    ex.status = head.status;
-    if let Some((out, always)) = keep_head.as_mut() {
-        if *always || head.has_set_cookie || is_redirect(head.status) {
-            out.extend_from_slice(&buf[head.start..head.len]);
-        }
-    }
-    if keep_body.is_none()
-        && failed_prefix
-            .as_ref()
-            .is_some_and(|(_, ok)| !ok.contains(head.status))
-    {
-        // A failure: its first bytes go into the sample (only failures pay this).
-        if let Some((b, _)) = failed_prefix.take() {
-            b.clear();
-            *keep_body = Some((b, pado_metrics::failure::BODY_PREFIX));
-        }
-    }
-    let fb = first_byte.unwrap_or(t_sent);
-    // An encoded body is decoded as it streams (only then is the decoder touched).
-    let mut dec = match (head.coding, decoder) {
-        (Some(c), Some(d)) if head.body != BodyKind::None => {
-            d.begin(c, keep_body.as_ref().map_or(0, |k| k.1));
-            Some(d)
-        }
-        _ => None,
-    };
-    let keep_body = &mut *keep_body;
-    let mut keep = |bytes: &[u8]| match dec.as_mut() {
-        Some(d) => d.feed(bytes),
-        None => keep(keep_body, bytes),
-    };
+    Ok((head, first_byte.unwrap_or(t_sent)))
+}
 
-    // Body.
+/// Reads the body as the head frames it, handing every body byte to `keep`;
+/// `Ok(reuse)` says whether the connection may carry another request.
+#[inline]
+async fn read_body<F: FnMut(&[u8])>(
+    conn: &mut Conn,
+    head: &Head,
+    ex: &mut Exchange,
+    tls: bool,
+    keep: &mut F,
+) -> Result<bool, ErrorKind> {
+    let buf = &mut conn.buf;
     let mut reuse = head.keep_alive;
     let leftover = buf.len() - head.len;
     match head.body {
@@ -422,7 +511,7 @@ async fn read_response<'k>(
         BodyKind::Chunked => {
             let mut dec = ChunkedDecoder::new();
             let used = dec
-                .feed(&buf[head.len..], &mut keep)
+                .feed(&buf[head.len..], &mut *keep)
                 .map_err(|_| ErrorKind::Protocol)?;
             if dec.is_done() && head.len + used < buf.len() {
                 reuse = false;
@@ -433,7 +522,7 @@ async fn read_response<'k>(
                     return Err(ErrorKind::Reset);
                 }
                 let used = dec
-                    .feed(&buf[..n], &mut keep)
+                    .feed(&buf[..n], &mut *keep)
                     .map_err(|_| ErrorKind::Protocol)?;
                 if dec.is_done() && used < n {
                     reuse = false;
@@ -456,25 +545,6 @@ async fn read_response<'k>(
             }
             reuse = false;
         }
-    }
-    if let Some(d) = dec {
-        match d.end(keep_body.as_mut().map(|k| &mut *k.0)) {
-            Ok(sizes) => {
-                ex.body_encoded = sizes.encoded;
-                ex.body_decoded = sizes.decoded;
-            }
-            Err(fault) => {
-                // The framing was read to its end: the connection stays usable.
-                ex.error = Some(ErrorKind::Decode);
-                ex.reason = Some(fault.reason());
-            }
-        }
-    }
-    ex.receiving = fb.elapsed();
-    // Keep the buffer small again after a large body.
-    if buf.capacity() > 4 * READ_BUF {
-        buf.clear();
-        buf.shrink_to(READ_BUF);
     }
     Ok(reuse)
 }

@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Uri};
-use pado_metrics::{ErrorKind, HttpVersion, NewConnection};
+use pado_metrics::ErrorKind;
 
 use crate::conn::Origin;
-use crate::exchange::{finish_phases, Exchange};
-use crate::h2conn::{Acquired, H2Pool};
-use crate::h2exchange::fail;
+use crate::exchange::{settle, Exchange};
+use crate::h2conn::H2Pool;
+use crate::h2exchange::{fail, fields_size, next_chunk, ready_stream, Ready};
 
 /// The fixed part of a call, built once at compile time: its URI
 /// (`/package.Service/Method` on the origin) and headers (`content-type`, `te`,
@@ -172,39 +172,17 @@ pub async fn exchange_grpc(
     frame.clear();
     let run = async {
         let ex = &mut out.exchange;
-        let slot = match pool.acquire(origin, call.timeout).await {
-            Acquired::Stream(slot, setup) => {
-                match setup {
-                    Some(t) => {
-                        ex.setup = t;
-                        ex.opened = NewConnection::opened(origin.tls.is_some());
-                    }
-                    None => ex.blocked = start.elapsed(),
+        let closed = "the connection closed before the call could be sent";
+        let (slot, ready, t_send) =
+            match ready_stream(pool, origin, call.timeout, start, ex, closed).await {
+                Ready::Stream(slot, ready, t_send) => (slot, ready, t_send),
+                Ready::Http1(_) => {
+                    ex.error = Some(ErrorKind::H2NotNegotiated);
+                    ex.reason = Some("gRPC needs HTTP/2 and the server chose HTTP/1.1");
+                    return;
                 }
-                slot
-            }
-            Acquired::Http1(_) => {
-                ex.error = Some(ErrorKind::H2NotNegotiated);
-                ex.reason = Some("gRPC needs HTTP/2 and the server chose HTTP/1.1");
-                return;
-            }
-            Acquired::Failed(e) => {
-                ex.error = Some(e.kind);
-                ex.reason = e.reason;
-                return;
-            }
-        };
-        let Some(send) = slot.conn.sender() else {
-            ex.error = Some(ErrorKind::GoAway);
-            ex.reason = Some("the connection closed before the call could be sent");
-            return;
-        };
-        ex.version = Some(HttpVersion::Http2);
-        let t_ready = Instant::now();
-        let ready = send.ready().await;
-        ex.blocked += t_ready.elapsed();
-        let t_send = Instant::now();
-        ex.sent_at = Some(t_send);
+                Ready::Failed => return,
+            };
         let tls = origin.tls.is_some();
         let sent = ready.and_then(|mut send| {
             let mut r = http::Request::new(());
@@ -246,11 +224,7 @@ pub async fn exchange_grpc(
         ex.waiting = t_head - t_sent;
         let (parts, mut body) = response.into_parts();
         ex.status = parts.status.as_u16();
-        let mut head_size = 10u64;
-        for (n, v) in &parts.headers {
-            head_size += (n.as_str().len() + v.len()) as u64;
-        }
-        ex.bytes_received = head_size;
+        ex.bytes_received = 10 + fields_size(&parts.headers);
         // A trailers-only answer (an error before any message) has its status here.
         if let Some(code) = status_in(&parts.headers) {
             out.code = Some(code);
@@ -262,57 +236,30 @@ pub async fn exchange_grpc(
             ex.receiving = t_head.elapsed();
             return;
         }
-        while let Some(chunk) = body.data().await {
-            let chunk = match chunk {
-                Ok(c) => c,
-                Err(e) => {
-                    fail(ex, &e, &slot.conn, tls);
-                    return;
-                }
-            };
+        while let Some(chunk) = next_chunk(&mut body, ex, &slot.conn, tls).await {
+            let Ok(chunk) = chunk else { return };
             let now = Instant::now();
-            ex.bytes_received += chunk.len() as u64;
-            let _ = body.flow_control().release_capacity(chunk.len());
             frame.extend_from_slice(&chunk);
-            let mut at = 0;
-            while frame.len() - at >= 5 {
-                let compressed = frame[at] != 0;
-                let len = u32::from_be_bytes([
-                    frame[at + 1],
-                    frame[at + 2],
-                    frame[at + 3],
-                    frame[at + 4],
-                ]) as usize;
-                if compressed {
-                    ex.error = Some(ErrorKind::Protocol);
-                    ex.reason = Some("a compressed gRPC message (pado asks for none)");
-                    return;
+            match split_messages(frame, &call, &mut out.messages, &mut on_message, now) {
+                Ok(at) => {
+                    frame.drain(..at);
                 }
-                if len > call.max_message {
-                    ex.error = Some(ErrorKind::Protocol);
-                    ex.reason = Some("a gRPC message larger than defaults.max_body");
-                    return;
-                }
-                if frame.len() - at - 5 < len {
-                    break;
-                }
-                on_message(&frame[at + 5..at + 5 + len], now);
-                at += 5 + len;
-                out.messages += 1;
-                if call.max_messages.is_some_and(|m| out.messages >= m) {
+                Err(Split::Limited) => {
                     // Enough: dropping the stream cancels it (RST_STREAM CANCEL).
                     out.limited = true;
                     ex.receiving = t_head.elapsed();
                     return;
                 }
+                Err(Split::Refused(why)) => {
+                    ex.error = Some(ErrorKind::Protocol);
+                    ex.reason = Some(why);
+                    return;
+                }
             }
-            frame.drain(..at);
         }
         match body.trailers().await {
             Ok(Some(t)) => {
-                for (n, v) in &t {
-                    ex.bytes_received += (n.as_str().len() + v.len()) as u64;
-                }
+                ex.bytes_received += fields_size(&t);
                 out.code = status_in(&t);
             }
             Ok(None) => {}
@@ -334,18 +281,55 @@ pub async fn exchange_grpc(
         }
     };
     let outcome = tokio::time::timeout_at(deadline.into(), run).await;
-    let end = Instant::now();
-    let ex = &mut out.exchange;
-    ex.end = Some(end);
-    match outcome {
-        Err(_) => {
-            ex.error = Some(ErrorKind::Timeout);
-            finish_phases(ex, end);
-        }
-        Ok(()) if ex.error.is_some() => finish_phases(ex, end),
-        Ok(()) => {}
-    }
+    settle(&mut out.exchange, Instant::now(), outcome.is_err());
     out
+}
+
+/// Why the reading of a reply's messages stopped early.
+enum Split {
+    /// `max_messages` were read.
+    Limited,
+    /// A message pado cannot read: why.
+    Refused(&'static str),
+}
+
+/// Hands each complete length-prefixed message in `frame` to `on_message`, counting
+/// them in `messages`; `Ok` with how many bytes of `frame` they took (the rest is the
+/// start of a message still arriving).
+#[inline]
+fn split_messages(
+    frame: &[u8],
+    call: &GrpcCall<'_>,
+    messages: &mut u64,
+    on_message: &mut impl FnMut(&[u8], Instant),
+    now: Instant,
+) -> Result<usize, Split> {
+    let mut at = 0;
+    while frame.len() - at >= 5 {
+        let compressed = frame[at] != 0;
+        let len = u32::from_be_bytes([frame[at + 1], frame[at + 2], frame[at + 3], frame[at + 4]])
+            as usize;
+        if compressed {
+            return Err(Split::Refused(
+                "a compressed gRPC message (pado asks for none)",
+            ));
+        }
+        if len > call.max_message {
+            return Err(Split::Refused(
+                "a gRPC message larger than defaults.max_body",
+            ));
+        }
+        if frame.len() - at - 5 < len {
+            break;
+        }
+        on_message(&frame[at + 5..at + 5 + len], now);
+        at += 5 + len;
+        *messages += 1;
+        if call.max_messages.is_some_and(|m| *messages >= m) {
+            return Err(Split::Limited);
+        }
+    }
+    Ok(at)
 }
 
 /// gRPC's INTERNAL: the code a call ended without any `grpc-status` stands for, as

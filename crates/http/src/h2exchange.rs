@@ -10,7 +10,7 @@
 //! lengths, pseudo-headers included, as HPACK sizes them before compression, less
 //! its 32-byte overhead) and body, and so are the response's.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
@@ -18,8 +18,9 @@ use http::{HeaderMap, Method, Uri};
 use pado_metrics::{ErrorKind, HttpVersion, NewConnection};
 
 use crate::conn::{io_error_kind, Conn, Origin, SetupTimes};
-use crate::exchange::{finish_phases, is_redirect, keep, Exchange, RequestRef};
-use crate::h2conn::{Acquired, H2Pool};
+use crate::exchange::{end_decoding, is_redirect, keep, settle, BodySink, Exchange, RequestRef};
+use crate::h2conn::{Acquired, H2Conn, H2Pool, StreamSlot};
+use h2::client::SendRequest;
 
 /// A request as HTTP/2 sends it: method, URI (scheme, authority, path), headers
 /// without the connection-specific ones, body. Built once at compile time for a
@@ -146,55 +147,26 @@ pub async fn exchange_h2(
             }
         },
     };
-    let mut keep_body = req.keep_body.map(|(b, cap)| (b, cap.saturating_add(1)));
-    let mut keep_head = req.keep_head;
-    let mut failed_prefix = req.failed_prefix;
-    let mut decoder = req.decoder;
-    let is_head = req.is_head;
-    if let Some((b, _)) = keep_body.as_mut() {
-        b.clear();
-    }
-    if let Some((h, _)) = keep_head.as_mut() {
-        h.clear();
-    }
+    let mut sink = BodySink::new(req.keep_body, req.keep_head, req.failed_prefix, req.decoder);
+    sink.clear();
     // Each phase boundary reads the clock once: the reading that ends one phase
     // starts the next (clock reads were 4% of an HTTP/2 request's CPU).
     let mut t_head = start;
-    let mut opened = false;
     let run = async {
-        let slot = match pool.acquire(origin, req.timeout).await {
-            Acquired::Stream(slot, setup) => {
-                opened = setup.is_some();
-                if let Some(t) = setup {
-                    ex.setup = t;
-                    ex.opened = NewConnection::opened(origin.tls.is_some());
-                }
-                slot
-            }
-            Acquired::Http1(conn) => return Err(UseHttp1(conn)),
-            Acquired::Failed(e) => {
-                ex.error = Some(e.kind);
-                ex.reason = e.reason;
-                return Ok(());
-            }
+        let (slot, ready, t_send) = match ready_stream(
+            pool,
+            origin,
+            req.timeout,
+            start,
+            &mut ex,
+            CLOSED_BEFORE_REQUEST,
+        )
+        .await
+        {
+            Ready::Stream(slot, ready, t_send) => (slot, ready, t_send),
+            Ready::Http1(conn) => return Err(UseHttp1(conn)),
+            Ready::Failed => return Ok(()),
         };
-        let Some(send) = slot.conn.sender() else {
-            ex.error = Some(ErrorKind::GoAway);
-            ex.reason = Some("the connection closed before the request could be sent");
-            return Ok(());
-        };
-        ex.version = Some(HttpVersion::Http2);
-        // Waiting for the server's stream limit, when the pool's count was ahead of
-        // its settings, is blocked time too.
-        let t_ready = Instant::now();
-        if !opened {
-            // Waiting for a stream slot on an open connection.
-            ex.blocked = t_ready - start;
-        }
-        let ready = send.ready().await;
-        let t_send = Instant::now();
-        ex.blocked += t_send - t_ready;
-        ex.sent_at = Some(t_send);
         let sent = ready.and_then(|mut send| {
             let body_empty = request.body.is_empty();
             let (response, mut stream) = send.send_request(request.to_request(), body_empty)?;
@@ -205,10 +177,11 @@ pub async fn exchange_h2(
         });
         let t_sent = Instant::now();
         ex.sending = t_sent - t_send;
+        let tls = origin.tls.is_some();
         let response = match sent {
             Ok(r) => r,
             Err(e) => {
-                fail(&mut ex, &e, &slot.conn, origin.tls.is_some());
+                fail(&mut ex, &e, &slot.conn, tls);
                 return Ok(());
             }
         };
@@ -216,100 +189,169 @@ pub async fn exchange_h2(
         let response = match response.await {
             Ok(r) => r,
             Err(e) => {
-                fail(&mut ex, &e, &slot.conn, origin.tls.is_some());
+                fail(&mut ex, &e, &slot.conn, tls);
                 return Ok(());
             }
         };
         t_head = Instant::now();
         ex.waiting = t_head - t_sent;
-        let (parts, mut body) = response.into_parts();
-        let status = parts.status.as_u16();
-        ex.status = status;
-        let mut head_size = 10u64;
-        let mut sets_cookie = false;
-        for (n, v) in &parts.headers {
-            head_size += (n.as_str().len() + v.len()) as u64;
-            sets_cookie |= n == http::header::SET_COOKIE;
-        }
-        ex.bytes_received = head_size;
-        if let Some((out, always)) = keep_head.as_mut() {
-            if *always || sets_cookie || is_redirect(status) {
-                write_head(out, status, &parts.headers);
-            }
-        }
-        if keep_body.is_none()
-            && failed_prefix
-                .as_ref()
-                .is_some_and(|(_, ok)| !ok.contains(status))
-        {
-            if let Some((b, _)) = failed_prefix.take() {
-                b.clear();
-                keep_body = Some((b, pado_metrics::failure::BODY_PREFIX));
-            }
-        }
-        // An encoded body is decoded as it streams, as over HTTP/1.1.
-        let coding = parts
-            .headers
-            .get(http::header::CONTENT_ENCODING)
-            .and_then(|v| crate::decode::Coding::of_header(v.as_bytes()));
-        let mut dec = match (coding, decoder.as_deref_mut()) {
-            (Some(c), Some(d)) if !is_head && status != 204 && status != 304 => {
-                d.begin(c, keep_body.as_ref().map_or(0, |k| k.1));
-                Some(d)
-            }
-            _ => None,
-        };
-        while let Some(chunk) = body.data().await {
-            let chunk = match chunk {
-                Ok(c) => c,
-                Err(e) => {
-                    fail(&mut ex, &e, &slot.conn, origin.tls.is_some());
-                    return Ok(());
-                }
-            };
-            ex.bytes_received += chunk.len() as u64;
-            let _ = body.flow_control().release_capacity(chunk.len());
-            match dec.as_mut() {
-                Some(d) => d.feed(&chunk),
-                None => keep(&mut keep_body, &chunk),
-            }
-        }
-        if let Some(d) = dec {
-            match d.end(keep_body.as_mut().map(|k| &mut *k.0)) {
-                Ok(sizes) => {
-                    ex.body_encoded = sizes.encoded;
-                    ex.body_decoded = sizes.decoded;
-                }
-                Err(fault) => {
-                    ex.error = Some(ErrorKind::Decode);
-                    ex.reason = Some(fault.reason());
-                }
-            }
-        }
+        read_response(response, req.is_head, &mut sink, &mut ex, &slot.conn, tls).await;
         Ok(())
     };
     let outcome = tokio::time::timeout_at(deadline.into(), run).await;
     let end = Instant::now();
-    ex.end = Some(end);
-    if matches!(outcome, Ok(Ok(()))) && ex.error.is_none() {
+    let timed_out = match outcome {
+        Err(_) => true,
+        Ok(Err(fallback)) => return Err(fallback),
+        Ok(Ok(())) => false,
+    };
+    if !timed_out && ex.error.is_none() {
         ex.receiving = end - t_head;
     }
-    match outcome {
-        Err(_) => {
-            ex.error = Some(ErrorKind::Timeout);
-            finish_phases(&mut ex, end);
-        }
-        Ok(Err(fallback)) => return Err(fallback),
-        Ok(Ok(())) if ex.error.is_some() => finish_phases(&mut ex, end),
-        Ok(Ok(())) => {}
-    }
-    if let Some((b, cap)) = keep_body.as_mut() {
-        if b.len() >= *cap {
-            b.truncate(*cap - 1);
-            ex.body_cut = true;
-        }
-    }
+    settle(&mut ex, end, timed_out);
+    sink.cut_to_cap(&mut ex);
     Ok(ex)
+}
+
+/// Reads a response's head and body into `sink`, counting its bytes; a failed
+/// stream is recorded in `ex`.
+#[inline]
+async fn read_response(
+    response: http::Response<h2::RecvStream>,
+    is_head: bool,
+    sink: &mut BodySink<'_>,
+    ex: &mut Exchange,
+    conn: &H2Conn,
+    tls: bool,
+) {
+    let (parts, mut body) = response.into_parts();
+    let status = parts.status.as_u16();
+    ex.status = status;
+    ex.bytes_received = 10 + fields_size(&parts.headers);
+    if let Some((out, always)) = sink.keep_head.as_mut() {
+        if *always || parts.headers.contains_key(http::header::SET_COOKIE) || is_redirect(status) {
+            write_head(out, status, &parts.headers);
+        }
+    }
+    sink.keep_failure_prefix(status);
+    // An encoded body is decoded as it streams, as over HTTP/1.1.
+    let coding = parts
+        .headers
+        .get(http::header::CONTENT_ENCODING)
+        .and_then(|v| crate::decode::Coding::of_header(v.as_bytes()));
+    let mut dec = match (coding, sink.decoder.as_deref_mut()) {
+        (Some(c), Some(d)) if !is_head && status != 204 && status != 304 => {
+            d.begin(c, sink.keep_body.as_ref().map_or(0, |k| k.1));
+            Some(d)
+        }
+        _ => None,
+    };
+    while let Some(chunk) = next_chunk(&mut body, ex, conn, tls).await {
+        let Ok(chunk) = chunk else { return };
+        match dec.as_mut() {
+            Some(d) => d.feed(&chunk),
+            None => keep(&mut sink.keep_body, &chunk),
+        }
+    }
+    if let Some(d) = dec {
+        end_decoding(d, &mut sink.keep_body, ex);
+    }
+}
+
+/// The reason of a request whose connection closed before it could be sent.
+const CLOSED_BEFORE_REQUEST: &str = "the connection closed before the request could be sent";
+
+/// A stream of the pool ready to send on (or why not).
+pub(crate) enum Ready {
+    /// The slot, the sender once the server's stream limit allows (or the error it
+    /// failed with), and when it became ready (sending starts).
+    Stream(StreamSlot, Result<SendRequest<Bytes>, h2::Error>, Instant),
+    /// The origin speaks HTTP/1.1 (see [`Acquired::Http1`]).
+    Http1(Option<(Conn, SetupTimes)>),
+    /// No stream: the failure is in the exchange.
+    Failed,
+}
+
+/// A stream slot from `pool` for an exchange that began at `start`, with the setup
+/// (when this exchange opened the connection) and blocked time recorded in `ex`.
+/// `closed` is the reason given when the connection closed before the exchange
+/// could be sent.
+#[inline]
+pub(crate) async fn ready_stream(
+    pool: &H2Pool,
+    origin: &Origin,
+    timeout: Duration,
+    start: Instant,
+    ex: &mut Exchange,
+    closed: &'static str,
+) -> Ready {
+    let (slot, opened) = match pool.acquire(origin, timeout).await {
+        Acquired::Stream(slot, setup) => {
+            let opened = setup.is_some();
+            if let Some(t) = setup {
+                ex.setup = t;
+                ex.opened = NewConnection::opened(origin.tls.is_some());
+            }
+            (slot, opened)
+        }
+        Acquired::Http1(conn) => return Ready::Http1(conn),
+        Acquired::Failed(e) => {
+            ex.error = Some(e.kind);
+            ex.reason = e.reason;
+            return Ready::Failed;
+        }
+    };
+    let Some(send) = slot.conn.sender() else {
+        ex.error = Some(ErrorKind::GoAway);
+        ex.reason = Some(closed);
+        return Ready::Failed;
+    };
+    ex.version = Some(HttpVersion::Http2);
+    // Waiting for the server's stream limit, when the pool's count was ahead of
+    // its settings, is blocked time too.
+    let t_ready = Instant::now();
+    if !opened {
+        // Waiting for a stream slot on an open connection.
+        ex.blocked = t_ready - start;
+    }
+    let ready = send.ready().await;
+    let t_send = Instant::now();
+    ex.blocked += t_send - t_ready;
+    ex.sent_at = Some(t_send);
+    Ready::Stream(slot, ready, t_send)
+}
+
+/// The next DATA of a response body, its bytes counted and its flow-control window
+/// given back; `Some(Err(()))` when the stream failed (recorded in `ex`), `None` at
+/// the body's end.
+#[inline]
+pub(crate) async fn next_chunk(
+    body: &mut h2::RecvStream,
+    ex: &mut Exchange,
+    conn: &H2Conn,
+    tls: bool,
+) -> Option<Result<Bytes, ()>> {
+    match body.data().await? {
+        Ok(chunk) => {
+            ex.bytes_received += chunk.len() as u64;
+            let _ = body.flow_control().release_capacity(chunk.len());
+            Some(Ok(chunk))
+        }
+        Err(e) => {
+            fail(ex, &e, conn, tls);
+            Some(Err(()))
+        }
+    }
+}
+
+/// The size of header fields as HPACK counts them before compression (name and
+/// value lengths, without its 32-byte overhead).
+#[inline]
+pub(crate) fn fields_size(headers: &HeaderMap) -> u64 {
+    headers
+        .iter()
+        .map(|(n, v)| (n.as_str().len() + v.len()) as u64)
+        .sum()
 }
 
 /// The category and reason of a failed stream; a `GOAWAY` also takes its

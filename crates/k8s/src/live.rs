@@ -16,34 +16,7 @@ use std::time::Duration;
 
 use kube::Client;
 use pado_fleet::access::{Token, TOKEN_HEADER};
-use pado_fleet::coordinate::{Control, GeneratorLink, LivePoll, Notice};
-use pado_metrics::merge::live::LiveSecond;
-use pado_metrics::Totals;
-
-/// What the coordinator shows and decides while the test runs: the caller's
-/// progress line and its `abort_on_fail` thresholds, judged on the merged seconds
-/// of the whole test (a segment's share never aborts on its own).
-pub trait LiveSink {
-    /// One second of the whole test (the generators' seconds `t` added) and the
-    /// merged totals so far; [`Control::StopAll`] stops every generator.
-    fn second(&mut self, s: &LiveSecond, totals: &Totals) -> Control;
-    /// Something the live loop says (a generator left out, the stop).
-    fn notice(&mut self, n: &Notice);
-    /// The live view is over (end the progress line).
-    fn finish(&mut self);
-}
-
-/// A sink that shows nothing and never stops the test.
-#[derive(Debug, Default)]
-pub struct NoLiveView;
-
-impl LiveSink for NoLiveView {
-    fn second(&mut self, _: &LiveSecond, _: &Totals) -> Control {
-        Control::Continue
-    }
-    fn notice(&mut self, _: &Notice) {}
-    fn finish(&mut self) {}
-}
+use pado_fleet::coordinate::{GeneratorLink, LivePoll, Notice};
 
 /// How long one poll, stop or status through the pod proxy may take (the live loop
 /// polls the generators in turn: one not answering holds the round this long).
@@ -100,6 +73,24 @@ impl Shared {
         st.live_over = true;
         for s in &mut st.segs {
             s.finished = true;
+        }
+    }
+
+    /// What the live loop said: a generator it left out is finished for it; a stop
+    /// it sent is the run's stop.
+    pub(crate) fn saw(&self, note: &Notice) {
+        let mut st = self.lock();
+        match note {
+            Notice::LeftOut(g, _) => {
+                if let Some(seg) = st.segs.get_mut(*g) {
+                    seg.finished = true;
+                    seg.left_out = true;
+                }
+            }
+            Notice::Stopping(why) => {
+                st.stopping.get_or_insert_with(|| why.clone());
+            }
+            Notice::StopFailed(..) => {}
         }
     }
 

@@ -11,10 +11,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pado_fleet::coordinate::{Control, Notice};
-use pado_k8s::flow::{self, Say};
-use pado_k8s::{Collected, FlowError, FlowOptions, LiveSink};
-use pado_metrics::merge::live::LiveSecond;
+use pado_fleet::flow::Say;
+use pado_fleet::flow::{LiveSink, NoLiveView};
+use pado_k8s::flow;
+use pado_k8s::{FlowError, FlowOptions};
 use pado_metrics::Totals;
+use pado_results::merge::live::LiveSecond;
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
@@ -78,16 +80,6 @@ fn sayer() -> (Say, Arc<Mutex<Vec<String>>>) {
     )
 }
 
-type Merged = Arc<Mutex<Option<Collected>>>;
-
-fn merge_into(m: &Merged, code: i32) -> impl FnOnce(&Collected) -> Result<i32, String> {
-    let m = m.clone();
-    move |c: &Collected| {
-        *m.lock().unwrap() = Some(c.clone());
-        Ok(code)
-    }
-}
-
 fn assert_cleaned_up(mock: &Mock) {
     let del_job = mock.called(
         "DELETE",
@@ -130,20 +122,17 @@ async fn a_run_creates_collects_merges_and_cleans_up() {
     let mock = Mock::start((0..common::N).map(|i| running(i, Some(0))).collect(), None);
     let out = tempfile::tempdir().unwrap();
     let (say, lines) = sayer();
-    let merged: Merged = Arc::default();
     let (_tx, rx) = watch::channel(0u32);
-    let code = flow::run(
+    let c = flow::run(
         mock.client(),
         &spec(),
         &options(out.path()),
         rx,
         say,
-        &mut pado_k8s::NoLiveView,
-        merge_into(&merged, 99),
+        &mut NoLiveView,
     )
     .await
     .unwrap();
-    assert_eq!(code, 99, "the merge's exit code is the run's");
 
     // Created: the Job as built, then the token's Secret and the ConfigMap owned by it.
     let calls = mock.calls();
@@ -186,7 +175,6 @@ async fn a_run_creates_collects_merges_and_cleans_up() {
         .contains(&("labelSelector".into(), format!("pado.dev/test-id={ID}"))));
 
     // Every segment's result reached the merge, unpacked byte for byte.
-    let c = merged.lock().unwrap().clone().expect("merge called");
     assert!(c.missing.is_empty(), "{:?}", c.missing);
     assert!(!c.interrupted);
     let want: Vec<PathBuf> = (0..common::N)
@@ -245,21 +233,17 @@ async fn a_failed_pod_is_named_and_the_rest_still_merge() {
     let mock = Mock::start(pods, None);
     let out = tempfile::tempdir().unwrap();
     let (say, lines) = sayer();
-    let merged: Merged = Arc::default();
     let (_tx, rx) = watch::channel(0u32);
-    let code = flow::run(
+    let c = flow::run(
         mock.client(),
         &spec(),
         &options(out.path()),
         rx,
         say,
-        &mut pado_k8s::NoLiveView,
-        merge_into(&merged, 1),
+        &mut NoLiveView,
     )
     .await
     .unwrap();
-    assert_eq!(code, 1);
-    let c = merged.lock().unwrap().clone().unwrap();
     assert_eq!(c.dirs.len(), 2);
     assert_eq!(c.missing.len(), 1);
     let m = c.missing[0].to_string();
@@ -295,7 +279,6 @@ async fn a_pod_stuck_pending_fails_the_run_with_its_reason() {
     let mock = Mock::start(pods, None);
     let out = tempfile::tempdir().unwrap();
     let (say, _) = sayer();
-    let merged: Merged = Arc::default();
     let (_tx, rx) = watch::channel(0u32);
     let started = std::time::Instant::now();
     let err = flow::run(
@@ -304,8 +287,7 @@ async fn a_pod_stuck_pending_fails_the_run_with_its_reason() {
         &options(out.path()),
         rx,
         say,
-        &mut pado_k8s::NoLiveView,
-        merge_into(&merged, 0),
+        &mut NoLiveView,
     )
     .await
     .unwrap_err();
@@ -326,10 +308,6 @@ async fn a_pod_stuck_pending_fails_the_run_with_its_reason() {
         "{msg}"
     );
     assert!(started.elapsed() < Duration::from_secs(30), "bounded wait");
-    assert!(
-        merged.lock().unwrap().is_none(),
-        "no merge after a failed start"
-    );
     assert_cleaned_up(&mock);
 }
 
@@ -347,7 +325,6 @@ async fn ctrl_c_stops_the_generators_collects_what_they_wrote_and_cleans_up() {
     let mock = Mock::start(pods, Some(0));
     let out = tempfile::tempdir().unwrap();
     let (say, lines) = sayer();
-    let merged: Merged = Arc::default();
     let (tx, rx) = watch::channel(0u32);
     let mut sp = spec();
     // A long planned run: only the interrupt makes the flow ask for results.
@@ -371,20 +348,17 @@ async fn ctrl_c_stops_the_generators_collects_what_they_wrote_and_cleans_up() {
         tx.send(1).unwrap();
         tx
     });
-    let code = flow::run(
+    let c = flow::run(
         mock.client(),
         &sp,
         &options(out.path()),
         rx,
         say,
-        &mut pado_k8s::NoLiveView,
-        merge_into(&merged, 0),
+        &mut NoLiveView,
     )
     .await
     .unwrap();
     let _tx = presser.await.unwrap();
-    assert_eq!(code, 0);
-    let c = merged.lock().unwrap().clone().unwrap();
     assert!(c.interrupted);
     assert_eq!(c.dirs.len(), 2, "{:?}", c.missing);
     assert_eq!(c.missing.len(), 1);
@@ -419,7 +393,6 @@ async fn a_second_ctrl_c_cleans_up_without_merging() {
     let mock = Mock::start((0..common::N).map(|i| running(i, None)).collect(), None);
     let out = tempfile::tempdir().unwrap();
     let (say, _) = sayer();
-    let merged: Merged = Arc::default();
     let (tx, rx) = watch::channel(0u32);
     let mut sp = spec();
     sp.planned = Duration::from_secs(3600);
@@ -437,14 +410,12 @@ async fn a_second_ctrl_c_cleans_up_without_merging() {
         &options(out.path()),
         rx,
         say,
-        &mut pado_k8s::NoLiveView,
-        merge_into(&merged, 0),
+        &mut NoLiveView,
     )
     .await
     .unwrap_err();
     let _tx = presser.await.unwrap();
     assert!(matches!(err, FlowError::Interrupted), "{err}");
-    assert!(merged.lock().unwrap().is_none());
     assert_cleaned_up(&mock);
 }
 
@@ -456,7 +427,6 @@ async fn a_refused_create_still_cleans_up_and_says_why() {
     sp.namespace = "forbidden".into();
     let out = tempfile::tempdir().unwrap();
     let (say, _) = sayer();
-    let merged: Merged = Arc::default();
     let (_tx, rx) = watch::channel(0u32);
     let err = flow::run(
         mock.client(),
@@ -464,15 +434,13 @@ async fn a_refused_create_still_cleans_up_and_says_why() {
         &options(out.path()),
         rx,
         say,
-        &mut pado_k8s::NoLiveView,
-        merge_into(&merged, 0),
+        &mut NoLiveView,
     )
     .await
     .unwrap_err();
     assert!(matches!(err, FlowError::Create { .. }), "{err}");
     assert!(err.to_string().contains("Job forbidden/"), "{err}");
     assert!(err.to_string().contains("cannot create resource"), "{err}");
-    assert!(merged.lock().unwrap().is_none());
     // Cleanup was still attempted for both objects.
     let paths: Vec<String> = mock
         .calls()
@@ -508,20 +476,17 @@ async fn a_pod_evicted_for_its_full_results_volume_is_named_with_the_kubelet_s_r
     let mock = Mock::start(pods, None);
     let out = tempfile::tempdir().unwrap();
     let (say, _) = sayer();
-    let merged: Merged = Arc::default();
     let (_tx, rx) = watch::channel(0u32);
-    flow::run(
+    let c = flow::run(
         mock.client(),
         &spec(),
         &options(out.path()),
         rx,
         say,
-        &mut pado_k8s::NoLiveView,
-        merge_into(&merged, 1),
+        &mut NoLiveView,
     )
     .await
     .unwrap();
-    let c = merged.lock().unwrap().clone().unwrap();
     assert_eq!(c.dirs.len(), 2);
     let m: Vec<String> = c.missing.iter().map(ToString::to_string).collect();
     assert_eq!(m.len(), 1, "{m:?}");
@@ -551,27 +516,23 @@ async fn the_live_view_gets_every_second_of_the_whole_test() {
     let mock = Mock::start(live_pods(4, Some(0)), None);
     let out = tempfile::tempdir().unwrap();
     let (say, _) = sayer();
-    let merged: Merged = Arc::default();
     let (_tx, rx) = watch::channel(0u32);
     let mut view = Recorder::default();
-    let code = flow::run(
+    let c = flow::run(
         mock.client(),
         &spec(),
         &options(out.path()),
         rx,
         say,
         &mut view,
-        merge_into(&merged, 0),
     )
     .await
     .unwrap();
-    assert_eq!(code, 0);
     // Second t of the test: the three pods' seconds t added (10+20+30 + 3t).
     let want: Vec<(u32, u64, usize)> = (0..4).map(|t| (t, 60 + 3 * u64::from(t), 3)).collect();
     assert_eq!(view.seconds, want);
     assert!(view.notices.is_empty(), "{:?}", view.notices);
     assert!(view.finished, "the live view was ended");
-    let c = merged.lock().unwrap().clone().unwrap();
     assert_eq!(c.dirs.len(), 3);
     assert_eq!(c.live_seconds, 4);
     assert!(c.stopped.is_none() && !c.interrupted);
@@ -605,7 +566,6 @@ async fn a_stop_from_the_live_view_stops_every_pod_and_merges_what_they_wrote() 
     let mock = Mock::start(pods, None);
     let out = tempfile::tempdir().unwrap();
     let (say, _) = sayer();
-    let merged: Merged = Arc::default();
     let (_tx, rx) = watch::channel(0u32);
     let mut sp = spec();
     sp.planned = Duration::from_secs(3600);
@@ -615,25 +575,15 @@ async fn a_stop_from_the_live_view_stops_every_pod_and_merges_what_they_wrote() 
         ..Default::default()
     };
     let started = std::time::Instant::now();
-    let code = flow::run(
-        mock.client(),
-        &sp,
-        &options(out.path()),
-        rx,
-        say,
-        &mut view,
-        merge_into(&merged, 99),
-    )
-    .await
-    .unwrap();
+    let c = flow::run(mock.client(), &sp, &options(out.path()), rx, say, &mut view)
+        .await
+        .unwrap();
     assert!(started.elapsed() < Duration::from_secs(30), "bounded");
-    assert_eq!(code, 99, "the merge's exit code is the run's");
     assert_eq!(view.notices, vec![Notice::Stopping("enough at 2s".into())]);
     for p in 0..common::N {
         let stop = format!("/api/v1/namespaces/{NS}/pods/{ID}-{p}-x{p}:7070/proxy/stop");
         assert_eq!(mock.called("POST", &stop).len(), 1, "{stop}");
     }
-    let c = merged.lock().unwrap().clone().unwrap();
     assert_eq!(c.stopped.as_deref(), Some("enough at 2s"));
     assert!(!c.interrupted, "not a Ctrl-C");
     assert_eq!(c.dirs.len(), 3, "{:?}", c.missing);
@@ -654,7 +604,6 @@ async fn a_pod_whose_proxy_fails_is_left_out_of_the_live_view_and_still_collecte
     let mock = Mock::start(pods, None);
     let out = tempfile::tempdir().unwrap();
     let (say, _) = sayer();
-    let merged: Merged = Arc::default();
     let (_tx, rx) = watch::channel(0u32);
     let mut sp = spec();
     // Results are asked for after a second; the feed is given up after 200 ms.
@@ -662,17 +611,9 @@ async fn a_pod_whose_proxy_fails_is_left_out_of_the_live_view_and_still_collecte
     let mut opts = options(out.path());
     opts.live_stall_after = Duration::from_millis(200);
     let mut view = Recorder::default();
-    flow::run(
-        mock.client(),
-        &sp,
-        &opts,
-        rx,
-        say,
-        &mut view,
-        merge_into(&merged, 0),
-    )
-    .await
-    .unwrap();
+    let c = flow::run(mock.client(), &sp, &opts, rx, say, &mut view)
+        .await
+        .unwrap();
     assert_eq!(view.notices.len(), 1, "{:?}", view.notices);
     match &view.notices[0] {
         Notice::LeftOut(1, why) => assert!(why.contains("503"), "{why}"),
@@ -682,7 +623,6 @@ async fn a_pod_whose_proxy_fails_is_left_out_of_the_live_view_and_still_collecte
     let want: Vec<(u32, u64, usize)> = (0..3).map(|t| (t, 40 + 2 * u64::from(t), 2)).collect();
     assert_eq!(view.seconds, want);
     // Its result is still collected and merged.
-    let c = merged.lock().unwrap().clone().unwrap();
     assert_eq!(c.dirs.len(), 3, "{:?}", c.missing);
     assert_eq!(c.exit_codes.len(), 3);
     assert_cleaned_up(&mock);
@@ -695,20 +635,17 @@ async fn a_segment_whose_run_failed_is_collected_and_its_log_tail_said() {
     let mock = Mock::start(pods, None);
     let out = tempfile::tempdir().unwrap();
     let (say, lines) = sayer();
-    let merged: Merged = Arc::default();
     let (_tx, rx) = watch::channel(0u32);
-    flow::run(
+    let c = flow::run(
         mock.client(),
         &spec(),
         &options(out.path()),
         rx,
         say,
-        &mut pado_k8s::NoLiveView,
-        merge_into(&merged, 0),
+        &mut NoLiveView,
     )
     .await
     .unwrap();
-    let c = merged.lock().unwrap().clone().unwrap();
     assert_eq!(c.exit_codes, BTreeMap::from([(0, 1), (1, 0), (2, 0)]));
     let lines = lines.lock().unwrap().clone();
     assert!(

@@ -1,27 +1,20 @@
 //! Failed-request samples: the answer to "why did requests fail?" that counts per
 //! category cannot give. A handful of failed requests per (step, category) are kept
 //! with what the user needs to recognise the cause (the URL, the status, the first
-//! bytes of the body, the failing check and what it saw), and written to
-//! `failures.jsonl` in the result directory.
+//! bytes of the body, the failing check and what it saw); `pado-results` writes them
+//! to `failures.jsonl` in the result directory.
 //!
 //! Bounded everywhere: a worker keeps at most [`SAMPLES_PER_KIND`] per (step,
 //! category) for the whole run, the aggregator keeps the first [`SAMPLES_PER_KIND`]
 //! of those, so the file holds at most that many lines per (step, category) whatever
 //! the run's length or failure rate.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
-
 use serde::{Deserialize, Serialize};
-
-use crate::result_dir::{ResultDir, ResultError};
 
 /// Samples kept per (step, error category) per run.
 pub const SAMPLES_PER_KIND: usize = 3;
 /// Bytes of a response body a sample keeps (before escaping).
 pub const BODY_PREFIX: usize = 256;
-/// The file in a result directory.
-pub const FAILURES_FILE: &str = "failures.jsonl";
 
 /// One failed request, as it is stored and shown. Every text field is already
 /// redacted (environment values, credentials) by the engine that made it.
@@ -88,55 +81,6 @@ pub fn printable(bytes: &[u8]) -> String {
     out
 }
 
-impl ResultDir {
-    /// Write `failures.jsonl`: one sample per line, in the order given.
-    pub fn write_failures(&self, samples: &[FailureSample]) -> Result<(), ResultError> {
-        let p = self.path().join(FAILURES_FILE);
-        let io = |e: std::io::Error| ResultError::Io {
-            path: p.clone(),
-            source: e,
-        };
-        let mut w = BufWriter::new(File::create(&p).map_err(io)?);
-        for s in samples {
-            let line = serde_json::to_string(s).map_err(|e| ResultError::Format {
-                path: p.clone(),
-                line: 0,
-                message: e.to_string(),
-            })?;
-            writeln!(w, "{line}").map_err(io)?;
-        }
-        w.flush().map_err(io)
-    }
-
-    /// Read `failures.jsonl`; empty when the run wrote none (no failures, or a result
-    /// directory from before pado kept samples).
-    pub fn read_failures(&self) -> Result<Vec<FailureSample>, ResultError> {
-        let p = self.path().join(FAILURES_FILE);
-        let f = match File::open(&p) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(ResultError::Io { path: p, source: e }),
-        };
-        let mut out = Vec::new();
-        for (i, line) in BufReader::new(f).lines().enumerate() {
-            let line = line.map_err(|e| ResultError::Io {
-                path: p.clone(),
-                source: e,
-            })?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let s = serde_json::from_str(&line).map_err(|e| ResultError::Format {
-                path: p.clone(),
-                line: i + 1,
-                message: e.to_string(),
-            })?;
-            out.push(s);
-        }
-        Ok(out)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,21 +116,5 @@ mod tests {
         assert_eq!(printable(b"a\nb\t\x1b[31m"), "a\\nb\\t\\u{1b}[31m");
         assert_eq!(printable("상태 500".as_bytes()), "상태 500");
         assert_eq!(printable(&[0xff, b'x']), "\u{fffd}x");
-    }
-
-    #[test]
-    fn round_trips_through_the_file() {
-        let dir = tempfile::Builder::new()
-            .prefix("pado-failures-")
-            .tempdir()
-            .unwrap();
-        let rd = ResultDir::create(dir.path()).unwrap();
-        assert!(rd.read_failures().unwrap().is_empty());
-        let mut x = s("GET /a", "check_failed", 3);
-        x.check = Some("GET /a: status is 200".into());
-        x.actual = Some("got 401".into());
-        x.body = "no \"token\"".into();
-        rd.write_failures(&[x.clone(), s("b", "reset", 1)]).unwrap();
-        assert_eq!(rd.read_failures().unwrap(), vec![x, s("b", "reset", 1)]);
     }
 }

@@ -243,7 +243,9 @@ impl SeriesStats {
                 .is_none_or(|w| w.sessions == 0 && w.msg_latency.is_empty())
     }
 
-    pub(crate) fn bump_status(&mut self, code: u16, n: u64) {
+    /// Count `n` responses of status `code` (a timeline read back adds each second's
+    /// status counts this way).
+    pub fn bump_status(&mut self, code: u16, n: u64) {
         bump(&mut self.status, code, n);
     }
 

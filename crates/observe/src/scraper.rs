@@ -9,17 +9,16 @@
 //!
 //! A scrape is recorded with when its request was sent (`t`) and how long the
 //! answer took (`ms`); readers place its values at `t + ms`, when the answer
-//! arrived (see `pado_metrics::read_observations`), so a late answer does not
+//! arrived (see `pado_results::read_observations`, which reads what a run's sink,
+//! `pado_results::ObserveWriter`, wrote), so a late answer does not
 //! inflate the rate of a counter.
 
 use std::cell::RefCell;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use pado_http::{
-    exchange, host_header, origin_form, tls_client_config, Conn, ControlRequest, Origin, RequestRef,
-};
-use pado_metrics::{ObserveWriter, ScrapeOutcome};
+use pado_http::{exchange, tls_client_config, Conn, Origin, RequestRef};
+use pado_metrics::{ScrapeOutcome, ScrapeSink};
 use tokio::sync::watch;
 
 use crate::exposition;
@@ -94,11 +93,11 @@ pub struct Scraper {
 impl Scraper {
     /// Start scraping: first at `t0` (second 0 of the run), then every interval,
     /// until [`Scraper::finish`], which takes one last scrape so counters cover
-    /// the whole run.
-    pub fn start(
+    /// the whole run. Every outcome goes to `writer` (a run's `observe.jsonl`).
+    pub fn start<W: ScrapeSink>(
         cfg: ObserveConfig,
         t0: Instant,
-        mut writer: ObserveWriter,
+        mut writer: W,
     ) -> std::io::Result<Self> {
         let (stop, flag) = watch::channel(false);
         for e in &cfg.endpoints {
@@ -127,10 +126,10 @@ struct Target {
     body: Vec<u8>,
 }
 
-fn scrape_loop(
+fn scrape_loop<W: ScrapeSink>(
     cfg: ObserveConfig,
     t0: Instant,
-    writer: ObserveWriter,
+    writer: W,
     stop: watch::Receiver<bool>,
 ) -> ScrapeTally {
     let mut tally = ScrapeTally::default();
@@ -173,12 +172,12 @@ fn scrape_loop(
 }
 
 /// Where every endpoint's scrapes go.
-struct Sink {
-    writer: ObserveWriter,
+struct Sink<W> {
+    writer: W,
     tally: ScrapeTally,
 }
 
-impl Sink {
+impl<W: ScrapeSink> Sink<W> {
     fn record(&mut self, endpoint: &str, o: ScrapeOutcome) {
         self.tally.scrapes += 1;
         if o.error.is_some() {
@@ -192,12 +191,12 @@ impl Sink {
 
 /// One endpoint's schedule: a scrape at each `t0 + k·interval` it is free for,
 /// then one last when asked to stop.
-async fn endpoint_loop(
+async fn endpoint_loop<W: ScrapeSink>(
     t: &mut Target,
     cfg: &ObserveConfig,
     t0: Instant,
     mut stop: watch::Receiver<bool>,
-    sink: &RefCell<Sink>,
+    sink: &RefCell<Sink<W>>,
 ) {
     let mut k: u32 = 0;
     loop {
@@ -255,26 +254,28 @@ async fn join_all<F: std::future::Future>(futs: impl Iterator<Item = F>) -> Vec<
     out.into_iter().flatten().collect()
 }
 
-/// The scrape's request, framed once as every control request is; sent each scrape
-/// by [`scrape_one`] on the target's reused body buffer (so only its bytes are taken
-/// here: the deadline and bound are the scrape's own).
 fn request_bytes(e: &Endpoint) -> Vec<u8> {
-    let (host, target) = (host_header(&e.url), origin_form(&e.url));
-    let mut headers: Vec<(&str, &str)> = vec![("Accept", ACCEPT)];
-    headers.extend(e.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    ControlRequest {
-        method: "GET",
-        target: &target,
-        host: &host,
-        user_agent: concat!("pado/", env!("CARGO_PKG_VERSION"), " (observe)"),
-        headers: &headers,
-        body: None,
-        timeout: Duration::ZERO,
-        max_answer: MAX_BODY,
-        keep_head: false,
-        resend_safe: true,
+    let mut path = e.url.path().to_string();
+    if let Some(q) = e.url.query() {
+        path.push('?');
+        path.push_str(q);
     }
-    .bytes()
+    let host = match e.url.port() {
+        Some(p) => format!("{}:{p}", e.url.host_str().unwrap_or("")),
+        None => e.url.host_str().unwrap_or("").to_string(),
+    };
+    let mut r = format!(
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: {ACCEPT}\r\nUser-Agent: pado/{} (observe)\r\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    for (k, v) in &e.headers {
+        r.push_str(k);
+        r.push_str(": ");
+        r.push_str(v);
+        r.push_str("\r\n");
+    }
+    r.push_str("\r\n");
+    r.into_bytes()
 }
 
 async fn scrape_one(t: &mut Target, t0: Instant, timeout: Duration) -> ScrapeOutcome {

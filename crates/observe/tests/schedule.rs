@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pado_metrics::{read_observations, ObserveWriter};
 use pado_observe::{Endpoint, ObserveConfig, Scraper};
+use pado_results::{read_observations, ObserveWriter};
 
 /// A loopback HTTP/1.1 server (keep-alive, as the scraper uses it) answering every
 /// request with `answer(n)` for the n-th request (1-based), which may sleep first:

@@ -6,8 +6,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use pado_metrics::{read_observations, ObserveWriter};
 use pado_observe::{Endpoint, ObserveConfig, Scraper};
+use pado_results::{read_observations, ObserveWriter};
 use pado_testkit::{ServerOptions, TestServer};
 
 /// A scratch directory removed when the test ends (hold it while it is used).
@@ -157,7 +157,7 @@ fn scrapes_https_and_keeps_credentials_out_of_the_result() {
     let obs = read_observations(dir.path(), &|_| true).unwrap();
     assert_eq!(obs.endpoints[0].failed, 0, "{:?}", obs.endpoints[0]);
     assert!(obs.named("secure", "testkit_connections").next().is_some());
-    let text = std::fs::read_to_string(dir.path().join(pado_metrics::OBSERVE_FILE)).unwrap();
+    let text = std::fs::read_to_string(dir.path().join(pado_results::OBSERVE_FILE)).unwrap();
     assert!(
         !text.contains("s3cret") && !text.contains("hunter2"),
         "{text}"

@@ -14,6 +14,7 @@
 //! (`--output raw-json=FILE`): fed by the workers, not by the closed seconds.
 
 pub mod catalog;
+pub mod credential_flags;
 pub mod influx;
 pub mod otlp;
 pub mod prometheus;

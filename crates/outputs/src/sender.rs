@@ -54,7 +54,7 @@ pub enum StartError {
 }
 
 /// What one output delivered: `summary.json`'s and `run.json`'s `outputs[]`.
-pub use pado_metrics::result_dir::OutputMeta as OutputReport;
+pub use pado_metrics::OutputMeta as OutputReport;
 
 enum Msg {
     Second(Arc<SecondRecord>, i64),

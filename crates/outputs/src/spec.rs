@@ -7,6 +7,18 @@ use std::fmt;
 /// variable (k6 reads `K6_INFLUXDB_TOKEN` the same way).
 pub const DEFAULT_TOKEN_ENV: &str = "PADO_INFLUXDB_TOKEN";
 
+/// What an `--output` value starts its URL with to name an environment variable
+/// holding the URL instead (`--output prometheus=env:PADO_OUTPUT_URL`): so a URL
+/// with credentials reaches generators elsewhere (agents, Kubernetes pods) through
+/// their own environment, never through their arguments.
+pub const ENV_URL_PREFIX: &str = "env:";
+
+/// `KIND=env:VAR` as (kind, variable), if `flag` is of that form.
+pub fn env_url_ref(flag: &str) -> Option<(&str, &str)> {
+    let (kind, url) = flag.split_once('=')?;
+    Some((kind.trim(), url.trim().strip_prefix(ENV_URL_PREFIX)?))
+}
+
 /// What replaces a credential in a shown URL.
 pub const MASK: &str = "***";
 

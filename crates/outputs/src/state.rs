@@ -127,6 +127,43 @@ pub struct State {
     admitted: BTreeMap<String, BTreeSet<Vec<(String, String)>>>,
 }
 
+/// The duration histogram of a series, cumulative in Prometheus' buckets, with the
+/// closing second's own quantiles when it had requests; `None` before any request.
+fn histogram_point(
+    base: &Labels,
+    cum: &SeriesStats,
+    now: Option<&SeriesStats>,
+) -> Option<HistPoint> {
+    let h = &cum.hist[Phase::Duration as usize];
+    if h.count() == 0 {
+        return None;
+    }
+    Some(HistPoint {
+        labels: base.clone(),
+        le_counts: DURATION_BUCKETS_S
+            .iter()
+            .map(|b| h.count_at_or_below_us((b * 1e6) as u64))
+            .collect(),
+        count: h.count(),
+        sum_s: h.mean_us() * h.count() as f64 / 1e6,
+        second: now
+            .map(|s| &s.hist[Phase::Duration as usize])
+            .filter(|h| h.count() > 0)
+            .map(|h| {
+                let ms = |us: u64| us as f64 / 1000.0;
+                SecondLatency {
+                    count: h.count(),
+                    p50_ms: ms(h.quantile_us(0.5)),
+                    p90_ms: ms(h.quantile_us(0.9)),
+                    p95_ms: ms(h.quantile_us(0.95)),
+                    p99_ms: ms(h.quantile_us(0.99)),
+                    max_ms: ms(h.max_us()),
+                    mean_ms: h.mean_us() / 1000.0,
+                }
+            }),
+    })
+}
+
 impl State {
     /// An empty run labelled `labels`.
     pub fn new(labels: RunLabels) -> State {
@@ -202,32 +239,8 @@ impl State {
                     delta,
                 });
             }
-            let h = &cum.hist[Phase::Duration as usize];
-            if h.count() > 0 {
-                histograms.push(HistPoint {
-                    labels: base.clone(),
-                    le_counts: DURATION_BUCKETS_S
-                        .iter()
-                        .map(|b| h.count_at_or_below_us((b * 1e6) as u64))
-                        .collect(),
-                    count: h.count(),
-                    sum_s: h.mean_us() * h.count() as f64 / 1e6,
-                    second: now
-                        .map(|s| &s.hist[Phase::Duration as usize])
-                        .filter(|h| h.count() > 0)
-                        .map(|h| {
-                            let ms = |us: u64| us as f64 / 1000.0;
-                            SecondLatency {
-                                count: h.count(),
-                                p50_ms: ms(h.quantile_us(0.5)),
-                                p90_ms: ms(h.quantile_us(0.9)),
-                                p95_ms: ms(h.quantile_us(0.95)),
-                                p99_ms: ms(h.quantile_us(0.99)),
-                                max_ms: ms(h.max_us()),
-                                mean_ms: h.mean_us() / 1000.0,
-                            }
-                        }),
-                });
+            if let Some(h) = histogram_point(&base, cum, now) {
+                histograms.push(h);
             }
         }
         for (name, &(it, dropped)) in &self.iterations {

@@ -13,10 +13,8 @@
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 
-use pado_metrics::{
-    Interval, Phases, RequestSample, ResultDir, RunMeta, SecondRecord, SeriesKey, SeriesStats,
-    StageMark,
-};
+use pado_metrics::{Interval, Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats};
+use pado_results::{ResultDir, RunMeta, StageMark};
 
 struct Lcg(u64);
 impl Lcg {
@@ -85,7 +83,7 @@ fn gen(dir: &str, seconds: u32) {
     };
     d.write_meta(&RunMeta {
         format: "pado-result".into(),
-        version: pado_metrics::FORMAT_VERSION,
+        version: pado_results::FORMAT_VERSION,
         name: "probe".into(),
         pado_version: "probe".into(),
         started_at: "2025-01-01T00:00:00Z".into(),
@@ -107,7 +105,7 @@ fn gen(dir: &str, seconds: u32) {
         w.write(&synthetic_second(t, &mut rng)).unwrap();
     }
     drop(w);
-    let path = d.path().join(pado_metrics::result_dir::TIMELINE_FILE);
+    let path = d.path().join(pado_results::result_dir::TIMELINE_FILE);
     let lines: Vec<String> = BufReader::new(std::fs::File::open(&path).unwrap())
         .lines()
         .map(|l| l.unwrap())

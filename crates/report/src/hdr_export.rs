@@ -17,9 +17,10 @@ use std::time::Duration;
 
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
-use pado_metrics::result_dir::ResultError;
 use pado_metrics::series::Phase;
-use pado_metrics::{LatencyHistogram, ResultDir, RunMeta};
+use pado_metrics::LatencyHistogram;
+use pado_results::result_dir::ResultError;
+use pado_results::{ResultDir, RunMeta};
 
 /// The file `--export hdr` writes into the result directory.
 pub const HDR_LOG_FILE: &str = "latency.hlog";

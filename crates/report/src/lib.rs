@@ -16,7 +16,7 @@ pub mod text;
 pub mod timeline;
 pub mod trend;
 
-use pado_metrics::ResultDir;
+use pado_results::ResultDir;
 
 pub use summary::{
     build, load, load_folded, load_with_windows, GeneratorSummary, LoadedRun, ReportError,
@@ -29,6 +29,6 @@ pub use timeline::{PointLatency, PointStats, RunFold, SecondPoint};
 pub fn write_summary(dir: &ResultDir) -> Result<Summary, ReportError> {
     let run = load(dir)?;
     let s = build(&run)?;
-    dir.write_json(pado_metrics::result_dir::SUMMARY_FILE, &s)?;
+    dir.write_json(pado_results::result_dir::SUMMARY_FILE, &s)?;
     Ok(s)
 }

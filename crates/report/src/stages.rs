@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use pado_metrics::{LatencySummary, Phase, StageMark};
+use pado_metrics::{LatencySummary, Phase};
+use pado_results::StageMark;
 use serde::{Deserialize, Serialize};
 
 use crate::summary::LoadedRun;
@@ -118,9 +119,8 @@ impl StageAcc {
 /// Synthetic runs for the tests of this crate's writers.
 #[cfg(test)]
 pub(crate) mod test_support {
-    use pado_metrics::{
-        Phases, RequestSample, RunMeta, SecondRecord, SeriesKey, SeriesStats, StageMark,
-    };
+    use pado_metrics::{Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats};
+    use pado_results::{RunMeta, StageMark};
 
     use crate::summary::LoadedRun;
 
@@ -193,7 +193,7 @@ pub(crate) mod test_support {
     pub(crate) fn meta(name: &str, duration_s: f64) -> RunMeta {
         RunMeta {
             format: "pado-result".into(),
-            version: pado_metrics::FORMAT_VERSION,
+            version: pado_results::FORMAT_VERSION,
             name: name.into(),
             pado_version: "0.1.0-test".into(),
             started_at: "2025-01-02T03:04:05Z".into(),

@@ -3,10 +3,11 @@
 //! Regenerate after an intended layout change with `UPDATE_GOLDEN=1 cargo test`.
 
 use pado_metrics::{
-    CheckCounts, GeneratorStats, Interval, Phases, RequestSample, RunMeta, ScenarioMeta,
-    ScenarioStats, SecondRecord, SeriesKey, SeriesStats, StageMark, ThresholdSpec,
+    CheckCounts, GeneratorStats, Interval, Phases, RequestSample, ScenarioStats, SecondRecord,
+    SeriesKey, SeriesStats,
 };
 use pado_report::{build, render, LoadedRun, TextOptions};
+use pado_results::{RunMeta, ScenarioMeta, StageMark, ThresholdSpec};
 
 fn sample(status: u16, ms: u64) -> RequestSample {
     RequestSample {

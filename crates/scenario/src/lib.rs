@@ -5,6 +5,7 @@
 //! into the same model ([`quick`]), so that everything downstream sees one kind of
 //! input.
 
+pub mod bundle;
 pub mod duration;
 pub mod error;
 pub mod events;
@@ -17,9 +18,11 @@ pub mod load;
 pub mod metric_catalog;
 pub mod model;
 pub mod naming;
+pub mod plan_id;
 pub mod quick;
 pub mod refit_events;
 pub mod size;
+pub mod start_at;
 pub mod structure;
 pub mod template;
 pub mod thresholds;

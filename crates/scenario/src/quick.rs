@@ -204,47 +204,7 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) -> Result<(), String> {
     if let Some(t) = &ov.target {
         cfg.target = Some(t.clone());
     }
-    if let Some(t) = ov.timeout {
-        cfg.defaults.timeout = Some(t);
-    }
-    for (k, v) in &ov.headers {
-        cfg.defaults.headers.insert(k.clone(), v.clone());
-    }
-    if ov.insecure {
-        cfg.defaults.insecure = true;
-    }
-    if let Some(m) = ov.max_body {
-        cfg.defaults.max_body = Some(m);
-    }
-    if ov.no_follow_redirects {
-        cfg.defaults.follow_redirects = Some(false);
-    }
-    if let Some(ca) = &ov.ca_cert {
-        cfg.defaults
-            .tls
-            .get_or_insert_with(Default::default)
-            .ca_cert = Some(ca.clone());
-    }
-    if let Some((cert, key)) = &ov.client_identity {
-        let t = cfg.defaults.tls.get_or_insert_with(Default::default);
-        t.client_cert = Some(cert.clone());
-        t.client_key = Some(key.clone());
-    }
-    if let Some(h) = ov.http {
-        cfg.defaults.http = Some(h);
-    }
-    if let Some(m) = ov.max_streams {
-        cfg.defaults.max_streams = Some(m);
-    }
-    if let Some(c) = ov.connections {
-        cfg.defaults.connections = Some(c);
-    }
-    if let Some(p) = &ov.proxy {
-        cfg.defaults.proxy = Some(p.clone());
-    }
-    if let Some(c) = &ov.compression {
-        cfg.defaults.compression = Some(c.clone());
-    }
+    override_defaults(&mut cfg.defaults, ov);
     if !ov.observe.is_empty() || ov.observe_interval.is_some() {
         let o = cfg.observe.get_or_insert_with(Default::default);
         for e in &ov.observe {
@@ -269,49 +229,7 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) -> Result<(), String> {
             .as_ref()
             .filter(|s| !matches!(s, LoadShape::Adjust { .. }))
         {
-            // Replace the load model only: what iterations do (flow, mix, setup,
-            // teardown, think, cookies) stays.
-            let keep = std::mem::take(s);
-            let mut n = Scenario {
-                executor: s.executor,
-                mix: keep.mix,
-                flow: keep.flow,
-                think: keep.think,
-                start_time: keep.start_time,
-                graceful_stop: keep.graceful_stop,
-                setup_per_vu: keep.setup_per_vu,
-                teardown_per_vu: keep.teardown_per_vu,
-                cookies: keep.cookies,
-                ..Default::default()
-            };
-            match shape {
-                LoadShape::Vus { vus, duration } => {
-                    n.executor = ExecutorKind::ConstantVus;
-                    n.vus = Some(*vus);
-                    n.duration = Some(*duration);
-                }
-                LoadShape::Stages(st) => {
-                    n.executor = ExecutorKind::RampingVus;
-                    n.stages = Some(st.clone());
-                }
-                LoadShape::StepRamp(r, d) => {
-                    n.executor = ExecutorKind::RampingVus;
-                    n.steps = Some(*r);
-                    n.duration = *d;
-                }
-                LoadShape::Rate { rate, duration } => {
-                    n.executor = ExecutorKind::ConstantArrivalRate;
-                    n.rate = Some(*rate);
-                    n.duration = Some(*duration);
-                }
-                LoadShape::Iterations { vus, iterations } => {
-                    n.executor = ExecutorKind::PerVuIterations;
-                    n.vus = Some(*vus);
-                    n.iterations = Some(*iterations);
-                }
-                LoadShape::Adjust { .. } => unreachable!("filtered out above"),
-            }
-            *s = n;
+            replace_load(s, shape);
         }
         if let Some(m) = ov.max_vus {
             if s.executor.is_open_model() {
@@ -323,6 +241,97 @@ pub fn apply_overrides(cfg: &mut Config, ov: &Overrides) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The request defaults the flags set (timeout, headers, TLS, protocol, proxy...),
+/// each replacing the file's value only when given.
+fn override_defaults(d: &mut Defaults, ov: &Overrides) {
+    if let Some(t) = ov.timeout {
+        d.timeout = Some(t);
+    }
+    for (k, v) in &ov.headers {
+        d.headers.insert(k.clone(), v.clone());
+    }
+    if ov.insecure {
+        d.insecure = true;
+    }
+    if let Some(m) = ov.max_body {
+        d.max_body = Some(m);
+    }
+    if ov.no_follow_redirects {
+        d.follow_redirects = Some(false);
+    }
+    if let Some(ca) = &ov.ca_cert {
+        d.tls.get_or_insert_with(Default::default).ca_cert = Some(ca.clone());
+    }
+    if let Some((cert, key)) = &ov.client_identity {
+        let t = d.tls.get_or_insert_with(Default::default);
+        t.client_cert = Some(cert.clone());
+        t.client_key = Some(key.clone());
+    }
+    if let Some(h) = ov.http {
+        d.http = Some(h);
+    }
+    if let Some(m) = ov.max_streams {
+        d.max_streams = Some(m);
+    }
+    if let Some(c) = ov.connections {
+        d.connections = Some(c);
+    }
+    if let Some(p) = &ov.proxy {
+        d.proxy = Some(p.clone());
+    }
+    if let Some(c) = &ov.compression {
+        d.compression = Some(c.clone());
+    }
+}
+
+/// Replace a scenario's load model by a complete flag shape (never
+/// [`LoadShape::Adjust`]).
+fn replace_load(s: &mut Scenario, shape: &LoadShape) {
+    // Replace the load model only: what iterations do (flow, mix, setup,
+    // teardown, think, cookies) stays.
+    let keep = std::mem::take(s);
+    let mut n = Scenario {
+        executor: s.executor,
+        mix: keep.mix,
+        flow: keep.flow,
+        think: keep.think,
+        start_time: keep.start_time,
+        graceful_stop: keep.graceful_stop,
+        setup_per_vu: keep.setup_per_vu,
+        teardown_per_vu: keep.teardown_per_vu,
+        cookies: keep.cookies,
+        ..Default::default()
+    };
+    match shape {
+        LoadShape::Vus { vus, duration } => {
+            n.executor = ExecutorKind::ConstantVus;
+            n.vus = Some(*vus);
+            n.duration = Some(*duration);
+        }
+        LoadShape::Stages(st) => {
+            n.executor = ExecutorKind::RampingVus;
+            n.stages = Some(st.clone());
+        }
+        LoadShape::StepRamp(r, d) => {
+            n.executor = ExecutorKind::RampingVus;
+            n.steps = Some(*r);
+            n.duration = *d;
+        }
+        LoadShape::Rate { rate, duration } => {
+            n.executor = ExecutorKind::ConstantArrivalRate;
+            n.rate = Some(*rate);
+            n.duration = Some(*duration);
+        }
+        LoadShape::Iterations { vus, iterations } => {
+            n.executor = ExecutorKind::PerVuIterations;
+            n.vus = Some(*vus);
+            n.iterations = Some(*iterations);
+        }
+        LoadShape::Adjust { .. } => unreachable!("the caller filters it out"),
+    }
+    *s = n;
 }
 
 /// Change one scenario's own load parameters (see [`LoadShape::Adjust`]).

@@ -34,41 +34,66 @@ fn endpoints_work_and_metrics_count_exactly() {
     assert!(target.base_url().starts_with("http://127.0.0.1:"));
     let mut c = Client::new(target.addr());
     let mut api = 0u64; // API requests made (what the metrics must count)
-    let mut call = |c: &mut Client, f: &dyn Fn(&mut Client) -> common::Resp| {
-        api += 1;
-        f(c)
-    };
 
     // Management endpoints are not counted.
     let h = c.get("/health");
     assert_eq!(h.status, 200);
     assert_eq!(h.json(), serde_json::json!({"status": "UP"}));
 
+    let token = login(&mut c, &mut api);
+    let id = write_and_read_posts(&mut c, &mut api, &token);
+    search_and_autocomplete(&mut c, &mut api, id);
+    delete_and_refuse_bad_requests(&mut c, &mut api, &token, id);
+    let m = scrape(&mut c);
+    assert_eq!(target.requests_served(), api);
+    assert_exact_exposition(&m, api);
+    // Scrapes did not count themselves.
+    let m2 = scrape(&mut c);
+    assert_eq!(
+        m2.sum("http_server_requests_seconds_count", &[]),
+        api as f64
+    );
+    target.shutdown();
+}
+
+/// An API request, counted in `api` (what the metrics must count).
+fn call(api: &mut u64, c: &mut Client, f: &dyn Fn(&mut Client) -> common::Resp) -> common::Resp {
+    *api += 1;
+    f(c)
+}
+
+/// Logs in (and is refused without a user, or with a malformed body); the token.
+fn login(c: &mut Client, api: &mut u64) -> String {
     // Login.
-    let r = call(&mut c, &|c| {
+    let r = call(api, c, &|c| {
         c.post_json("/api/login", None, r#"{"user":"kim","password":"x"}"#)
     });
     assert_eq!(r.status, 200);
     let token = r.json()["token"].as_str().unwrap().to_string();
     assert!(token.len() >= 16);
-    let r = call(&mut c, &|c| {
+    let r = call(api, c, &|c| {
         c.post_json("/api/login", None, r#"{"user":"","password":"x"}"#)
     });
     assert_eq!(r.status, 401);
-    let r = call(&mut c, &|c| c.post_json("/api/login", None, "{not json"));
+    let r = call(api, c, &|c| c.post_json("/api/login", None, "{not json"));
     assert_eq!(r.status, 400);
+    token
+}
 
+/// Writes need the token; the new post is read back, liked and listed first. Its id.
+fn write_and_read_posts(c: &mut Client, api: &mut u64, token: &str) -> u64 {
+    let token = token.to_string();
     // Writes need the token.
-    let r = call(&mut c, &|c| {
+    let r = call(api, c, &|c| {
         c.post_json("/api/posts", None, r#"{"title":"t","body":"b"}"#)
     });
     assert_eq!(r.status, 401);
-    let r = call(&mut c, &|c| {
+    let r = call(api, c, &|c| {
         c.post_json("/api/posts", Some("nope"), r#"{"title":"t","body":"b"}"#)
     });
     assert_eq!(r.status, 401);
     let tok = token.clone();
-    let r = call(&mut c, &move |c| {
+    let r = call(api, c, &move |c| {
         c.post_json(
             "/api/posts",
             Some(&tok),
@@ -80,32 +105,32 @@ fn endpoints_work_and_metrics_count_exactly() {
     assert_eq!(id, 2_001);
     assert_eq!(r.header("location"), Some("/api/posts/2001"));
     let tok = token.clone();
-    let r = call(&mut c, &move |c| {
+    let r = call(api, c, &move |c| {
         c.post_json("/api/posts", Some(&tok), r#"{"title":"  "}"#)
     });
     assert_eq!(r.status, 400);
     let tok = token.clone();
-    let r = call(&mut c, &move |c| {
+    let r = call(api, c, &move |c| {
         c.post_json("/api/posts", Some(&tok), r#"[1,2"#)
     });
     assert_eq!(r.status, 400);
 
     // Detail, like, newest-first listing.
-    let r = call(&mut c, &move |c| c.get(&format!("/api/posts/{id}")));
+    let r = call(api, c, &move |c| c.get(&format!("/api/posts/{id}")));
     assert_eq!(r.status, 200);
     let post = r.json();
     assert_eq!(post["title"], "파도 부하 테스트 uniquezebra");
     assert_eq!(post["author"], "kim");
     assert_eq!(post["likes"], 0);
     let tok = token.clone();
-    let r = call(&mut c, &move |c| {
+    let r = call(api, c, &move |c| {
         c.post_json(&format!("/api/posts/{id}/like"), Some(&tok), "")
     });
     assert_eq!(r.status, 200);
     assert_eq!(r.json(), serde_json::json!({"id": id, "likes": 1}));
-    let r = call(&mut c, &move |c| c.get(&format!("/api/posts/{id}")));
+    let r = call(api, c, &move |c| c.get(&format!("/api/posts/{id}")));
     assert_eq!(r.json()["likes"], 1, "a like invalidates the cached detail");
-    let r = call(&mut c, &|c| c.get("/api/posts?page=0&size=20"));
+    let r = call(api, c, &|c| c.get("/api/posts?page=0&size=20"));
     assert_eq!(r.status, 200);
     let list = r.json();
     let items = list["items"].as_array().unwrap();
@@ -114,15 +139,19 @@ fn endpoints_work_and_metrics_count_exactly() {
     let ids: Vec<u64> = items.iter().map(|i| i["id"].as_u64().unwrap()).collect();
     assert!(ids.windows(2).all(|w| w[0] > w[1]), "newest first: {ids:?}");
     assert_eq!(list["total"], 2_001);
-    let r = call(&mut c, &|c| c.get("/api/posts?page=3&size=5"));
+    let r = call(api, c, &|c| c.get("/api/posts?page=3&size=5"));
     assert_eq!(r.json()["items"][0]["id"], 2_001 - 15);
-    let r = call(&mut c, &|c| c.get("/api/posts?page=abc"));
+    let r = call(api, c, &|c| c.get("/api/posts?page=abc"));
     assert_eq!(r.status, 400);
-    let r = call(&mut c, &|c| c.get("/api/posts?page=99999999"));
+    let r = call(api, c, &|c| c.get("/api/posts?page=99999999"));
     assert_eq!(r.json()["items"].as_array().unwrap().len(), 0);
+    id
+}
 
+/// Search (Korean, and the new post by its unique word) and autocomplete.
+fn search_and_autocomplete(c: &mut Client, api: &mut u64, id: u64) {
     // Search: Korean, and the new post by its unique word.
-    let r = call(&mut c, &|c| {
+    let r = call(api, c, &|c| {
         c.get(&format!("/api/search?q={}", enc("검색")))
     });
     assert_eq!(r.status, 200);
@@ -137,23 +166,23 @@ fn endpoints_work_and_metrics_count_exactly() {
         "{s}"
     );
     assert!(results[0]["score"].as_f64().unwrap() >= results[9]["score"].as_f64().unwrap());
-    let r = call(&mut c, &|c| c.get("/api/search?q=quokkaword"));
+    let r = call(api, c, &|c| c.get("/api/search?q=quokkaword"));
     assert_eq!(r.json()["results"][0]["id"].as_u64(), Some(id));
-    let r = call(&mut c, &|c| c.get("/api/search?q=%20%2C"));
+    let r = call(api, c, &|c| c.get("/api/search?q=%20%2C"));
     assert_eq!(r.json()["total"], 0);
-    let r = call(&mut c, &|c| c.get("/api/search"));
+    let r = call(api, c, &|c| c.get("/api/search"));
     assert_eq!(r.status, 400);
 
     // Autocomplete.
-    let r = call(&mut c, &|c| {
+    let r = call(api, c, &|c| {
         c.get(&format!("/api/autocomplete?prefix={}", enc("검")))
     });
     assert_eq!(r.status, 200);
     let a = r.json();
     assert_eq!(a["suggestions"][0], "검색", "{a}");
-    let r = call(&mut c, &|c| c.get("/api/autocomplete?prefix=UNIQUEZ"));
+    let r = call(api, c, &|c| c.get("/api/autocomplete?prefix=UNIQUEZ"));
     assert_eq!(r.json()["suggestions"], serde_json::json!(["uniquezebra"]));
-    let r = call(&mut c, &|c| {
+    let r = call(api, c, &|c| {
         c.get(&format!(
             "/api/autocomplete?prefix={}",
             enc("파도 부하 테스트 UNIQ")
@@ -165,10 +194,14 @@ fn endpoints_work_and_metrics_count_exactly() {
         "{}",
         r.text()
     );
+}
 
+/// Delete (then the post is gone), and bad ids, unknown routes, wrong methods.
+fn delete_and_refuse_bad_requests(c: &mut Client, api: &mut u64, token: &str, id: u64) {
+    let token = token.to_string();
     // Delete, then it is gone.
     let tok = token.clone();
-    let r = call(&mut c, &move |c| {
+    let r = call(api, c, &move |c| {
         let auth = format!("Bearer {tok}");
         c.request(
             "DELETE",
@@ -179,10 +212,10 @@ fn endpoints_work_and_metrics_count_exactly() {
     });
     assert_eq!(r.status, 204);
     assert!(r.body.is_empty());
-    let r = call(&mut c, &move |c| c.get(&format!("/api/posts/{id}")));
+    let r = call(api, c, &move |c| c.get(&format!("/api/posts/{id}")));
     assert_eq!(r.status, 404);
     let tok = token.clone();
-    let r = call(&mut c, &move |c| {
+    let r = call(api, c, &move |c| {
         let auth = format!("Bearer {tok}");
         c.request(
             "DELETE",
@@ -200,24 +233,24 @@ fn endpoints_work_and_metrics_count_exactly() {
         "/api/posts/0",
         "/api/posts/99999999999999999999",
     ] {
-        let r = call(&mut c, &|c| c.get(path));
+        let r = call(api, c, &|c| c.get(path));
         assert_eq!(r.status, 404, "{path}");
     }
-    let r = call(&mut c, &|c| c.get("/nope"));
+    let r = call(api, c, &|c| c.get("/nope"));
     assert_eq!(r.status, 404);
-    let r = call(&mut c, &|c| c.request("PUT", "/api/posts/1", &[], None));
+    let r = call(api, c, &|c| c.request("PUT", "/api/posts/1", &[], None));
     assert_eq!(r.status, 405);
     assert_eq!(r.header("allow"), Some("GET, HEAD, DELETE"));
-    let r = call(&mut c, &|c| c.request("HEAD", "/api/posts/1", &[], None));
+    let r = call(api, c, &|c| c.request("HEAD", "/api/posts/1", &[], None));
     assert_eq!(r.status, 200);
     assert!(r.body.is_empty());
-    let r = call(&mut c, &|c| c.get("/api/posts/1"));
+    let r = call(api, c, &|c| c.get("/api/posts/1"));
     assert_eq!(r.json()["id"], 1, "served from the cache the HEAD filled");
+}
 
-    // Exact counts, and a well-formed exposition.
-    let m = scrape(&mut c);
+/// Exact counts of the `api` requests made, and a well-formed exposition.
+fn assert_exact_exposition(m: &Exposition, api: u64) {
     assert_eq!(m.sum("http_server_requests_seconds_count", &[]), api as f64);
-    assert_eq!(target.requests_served(), api);
     assert_eq!(
         m.sum("http_server_requests_seconds_bucket", &[("le", "+Inf")]),
         api as f64
@@ -283,13 +316,6 @@ fn endpoints_work_and_metrics_count_exactly() {
             "{k}: {b:?}"
         );
     }
-    // Scrapes did not count themselves.
-    let m2 = scrape(&mut c);
-    assert_eq!(
-        m2.sum("http_server_requests_seconds_count", &[]),
-        api as f64
-    );
-    target.shutdown();
 }
 
 /// Closed-loop clients for `dur`: (throughput/s, mean latency, p95 latency, requests).

@@ -210,23 +210,7 @@ async fn respond<S: Transport>(
         return status(s, req, code).await;
     }
     if let Some(n) = path.strip_prefix("/redirect/") {
-        // n hops of 302, each to `/redirect/{n-1}`; `/redirect/0` is `200 ok`.
-        let Ok(n) = n.parse::<u64>() else {
-            return send(s, req, 400, Some("text/plain"), &[], b"bad hop count\n").await;
-        };
-        if n == 0 {
-            return send_ok(s, req).await;
-        }
-        let to = format!("/redirect/{}", n - 1);
-        return send(
-            s,
-            req,
-            302,
-            Some("text/plain"),
-            &[("Location", &to)],
-            b"found\n",
-        )
-        .await;
+        return redirect_hops(s, req, n).await;
     }
     if let Some(coding) = path.strip_prefix("/encoded/") {
         return encoded(s, req, coding).await;
@@ -239,20 +223,7 @@ async fn respond<S: Transport>(
     }
     match path {
         "/stall" => {
-            let period = req
-                .query_param("period_ms")
-                .and_then(|v| v.parse::<u64>().ok())
-                .map(Duration::from_millis)
-                .unwrap_or(shared.opts.stall_period);
-            let len = req
-                .query_param("stall_ms")
-                .and_then(|v| v.parse::<u64>().ok())
-                .map(Duration::from_millis)
-                .unwrap_or(shared.opts.stall_len);
-            if let Some(until) = stall_until(shared.start, received_at, period, len) {
-                shared.count_stalled();
-                tokio::time::sleep_until(until.into()).await;
-            }
+            stall(req, received_at, shared).await;
             send_ok(s, req).await
         }
         "/slowing" => {
@@ -272,15 +243,7 @@ async fn respond<S: Transport>(
             s.flush().await?;
             Ok(After::Close)
         }
-        "/close" => {
-            let mut out = head(200, Some("text/plain"), Some(3), &[], Some("close")).finish();
-            if !req.is_head() {
-                out.extend_from_slice(b"ok\n");
-            }
-            s.write_all(&out).await?;
-            s.flush().await?;
-            Ok(After::Close)
-        }
+        "/close" => send_then_close(s, req, Some(3), b"ok\n").await,
         "/close-silently" => {
             // Like `/close` but without saying so: the client learns of the close
             // only when it reuses the connection.
@@ -288,49 +251,14 @@ async fn respond<S: Transport>(
             Ok(After::Close)
         }
         "/chunked" => chunked(s, req).await,
-        "/hang" => {
-            // Never answer; wait for the client to give up (or for shutdown,
-            // which drops this task).
-            let mut scratch = vec![0u8; 8192];
-            loop {
-                match s.read(&mut scratch).await {
-                    Ok(0) | Err(_) => return Ok(After::Gone),
-                    Ok(_) => {}
-                }
-            }
-        }
-        "/redirect-to" => {
-            // `?url=U[&status=S]`: S (default 302) with `Location: U`, as sent.
-            let code = match req.query_param("status").map(str::parse::<u16>) {
-                None => 302,
-                Some(Ok(c @ 300..=399)) => c,
-                Some(_) => {
-                    return send(s, req, 400, Some("text/plain"), &[], b"bad status\n").await
-                }
-            };
-            match req.query_param("url") {
-                Some(url) if !url.bytes().any(|b| b.is_ascii_control()) => {
-                    let extra = [("Location", url)];
-                    send(s, req, code, Some("text/plain"), &extra, b"redirect\n").await
-                }
-                _ => send(s, req, 400, Some("text/plain"), &[], b"bad url\n").await,
-            }
-        }
+        "/hang" => hang(s).await,
+        "/redirect-to" => redirect_to(s, req).await,
         "/echo" => {
             let ctype = req.header("content-type");
             send(s, req, 200, ctype, &[], &req.body).await
         }
         "/headers" => {
-            let mut map = serde_json::Map::new();
-            for (name, value) in &req.headers {
-                let name = name.to_ascii_lowercase();
-                let joined = match map.get(&name).and_then(|v| v.as_str()) {
-                    Some(prev) => format!("{prev}, {value}"),
-                    None => value.clone(),
-                };
-                map.insert(name, serde_json::Value::String(joined));
-            }
-            let body = serde_json::Value::Object(map).to_string();
+            let body = headers_json(req);
             send(s, req, 200, Some("application/json"), &[], body.as_bytes()).await
         }
         "/continue" => {
@@ -338,37 +266,11 @@ async fn respond<S: Transport>(
             s.flush().await?;
             send_ok(s, req).await
         }
-        "/nocontent" => {
-            let out = head(204, None, None, &[], conn_header(req)).finish();
-            s.write_all(&out).await?;
-            s.flush().await?;
-            Ok(after(req))
-        }
-        "/notmodified" => {
-            // Like real servers: the length of the representation, but no body.
-            let out = head(304, None, Some(50), &[], conn_header(req)).finish();
-            s.write_all(&out).await?;
-            s.flush().await?;
-            Ok(after(req))
-        }
-        "/eof-body" => {
-            let mut out = head(200, Some("text/plain"), None, &[], Some("close")).finish();
-            if !req.is_head() {
-                out.extend_from_slice(b"until close\n");
-            }
-            s.write_all(&out).await?;
-            s.flush().await?;
-            Ok(After::Close)
-        }
-        "/partial" => {
-            let mut out = head(200, Some("text/plain"), Some(100), &[], Some("close")).finish();
-            if !req.is_head() {
-                out.extend_from_slice(b"0123456789");
-            }
-            s.write_all(&out).await?;
-            s.flush().await?;
-            Ok(After::Close)
-        }
+        "/nocontent" => send_head_only(s, req, 204, None).await,
+        // Like real servers: the length of the representation, but no body.
+        "/notmodified" => send_head_only(s, req, 304, Some(50)).await,
+        "/eof-body" => send_then_close(s, req, None, b"until close\n").await,
+        "/partial" => send_then_close(s, req, Some(100), b"0123456789").await,
         "/slow-body" => {
             let ms = req
                 .query_param("ms")
@@ -401,43 +303,7 @@ async fn respond<S: Transport>(
             send(s, req, 200, Some("text/plain"), &extra, b"cookies set\n").await
         }
         "/metrics" => {
-            // Prometheus text (or OpenMetrics with `?format=openmetrics`): what
-            // the server counted, so scrapes can be checked against the truth.
-            // Scrapes themselves are excluded from the API counter.
-            let stats = shared.stats_snapshot();
-            let api: u64 = stats
-                .by_path
-                .iter()
-                .filter(|(p, _)| p.as_str() != "/metrics")
-                .map(|(_, n)| n)
-                .sum();
-            let om = req
-                .query
-                .iter()
-                .any(|(k, v)| k == "format" && v == "openmetrics");
-            let mut body = String::new();
-            body.push_str("# HELP testkit_requests Requests read, scrapes excluded.\n");
-            if om {
-                body.push_str("# TYPE testkit_requests counter\n");
-            } else {
-                body.push_str("# TYPE testkit_requests_total counter\n");
-            }
-            body.push_str(&format!(
-                "testkit_requests_total{{server=\"테스트\"}} {api}\n"
-            ));
-            body.push_str("# TYPE testkit_connections gauge\n");
-            body.push_str(&format!("testkit_connections {}\n", stats.connections));
-            body.push_str("# TYPE testkit_scrapes_total counter\n");
-            let scrapes = stats.by_path.get("/metrics").copied().unwrap_or(0);
-            body.push_str(&format!("testkit_scrapes_total {scrapes}\n"));
-            if om {
-                body.push_str("# EOF\n");
-            }
-            let ctype = if om {
-                "application/openmetrics-text; version=1.0.0; charset=utf-8"
-            } else {
-                "text/plain; version=0.0.4; charset=utf-8"
-            };
+            let (ctype, body) = metrics_page(req, shared);
             send(s, req, 200, Some(ctype), &[], body.as_bytes()).await
         }
         "/json/item" => {
@@ -447,6 +313,158 @@ async fn respond<S: Transport>(
         }
         _ => send_ok(s, req).await,
     }
+}
+
+/// `/redirect/{n}`: n hops of 302, each to `/redirect/{n-1}`; `/redirect/0` is `200 ok`.
+async fn redirect_hops<S: Transport>(s: &mut S, req: &Request, n: &str) -> io::Result<After> {
+    let Ok(n) = n.parse::<u64>() else {
+        return send(s, req, 400, Some("text/plain"), &[], b"bad hop count\n").await;
+    };
+    if n == 0 {
+        return send_ok(s, req).await;
+    }
+    let to = format!("/redirect/{}", n - 1);
+    send(
+        s,
+        req,
+        302,
+        Some("text/plain"),
+        &[("Location", &to)],
+        b"found\n",
+    )
+    .await
+}
+
+/// `/stall`: waits out the stall window the request arrived in (if any), counting it.
+async fn stall(req: &Request, received_at: Instant, shared: &Shared) {
+    let period = req
+        .query_param("period_ms")
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(shared.opts.stall_period);
+    let len = req
+        .query_param("stall_ms")
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(shared.opts.stall_len);
+    if let Some(until) = stall_until(shared.start, received_at, period, len) {
+        shared.count_stalled();
+        tokio::time::sleep_until(until.into()).await;
+    }
+}
+
+/// `/hang`: never answers; waits for the client to give up (or for shutdown, which
+/// drops this task).
+async fn hang<S: Transport>(s: &mut S) -> io::Result<After> {
+    let mut scratch = vec![0u8; 8192];
+    loop {
+        match s.read(&mut scratch).await {
+            Ok(0) | Err(_) => return Ok(After::Gone),
+            Ok(_) => {}
+        }
+    }
+}
+
+/// `/redirect-to?url=U[&status=S]`: S (default 302) with `Location: U`, as sent.
+async fn redirect_to<S: Transport>(s: &mut S, req: &Request) -> io::Result<After> {
+    let code = match req.query_param("status").map(str::parse::<u16>) {
+        None => 302,
+        Some(Ok(c @ 300..=399)) => c,
+        Some(_) => return send(s, req, 400, Some("text/plain"), &[], b"bad status\n").await,
+    };
+    match req.query_param("url") {
+        Some(url) if !url.bytes().any(|b| b.is_ascii_control()) => {
+            let extra = [("Location", url)];
+            send(s, req, code, Some("text/plain"), &extra, b"redirect\n").await
+        }
+        _ => send(s, req, 400, Some("text/plain"), &[], b"bad url\n").await,
+    }
+}
+
+/// `/headers`: the request's headers as a JSON object, names lower-cased and
+/// repeated values joined with `, ` (as HTTP allows).
+fn headers_json(req: &Request) -> String {
+    let mut map = serde_json::Map::new();
+    for (name, value) in &req.headers {
+        let name = name.to_ascii_lowercase();
+        let joined = match map.get(&name).and_then(|v| v.as_str()) {
+            Some(prev) => format!("{prev}, {value}"),
+            None => value.clone(),
+        };
+        map.insert(name, serde_json::Value::String(joined));
+    }
+    serde_json::Value::Object(map).to_string()
+}
+
+/// A head with no body (`204`, `304`), declaring `len` when the status allows it.
+async fn send_head_only<S: Transport>(
+    s: &mut S,
+    req: &Request,
+    status: u16,
+    len: Option<u64>,
+) -> io::Result<After> {
+    let out = head(status, None, len, &[], conn_header(req)).finish();
+    s.write_all(&out).await?;
+    s.flush().await?;
+    Ok(after(req))
+}
+
+/// A `200` with `Connection: close` that declares `declared` bytes (or none: the body
+/// runs until close) and sends `body`, which may be shorter; then closes.
+async fn send_then_close<S: Transport>(
+    s: &mut S,
+    req: &Request,
+    declared: Option<u64>,
+    body: &[u8],
+) -> io::Result<After> {
+    let mut out = head(200, Some("text/plain"), declared, &[], Some("close")).finish();
+    if !req.is_head() {
+        out.extend_from_slice(body);
+    }
+    s.write_all(&out).await?;
+    s.flush().await?;
+    Ok(After::Close)
+}
+
+/// `/metrics`: Prometheus text (or OpenMetrics with `?format=openmetrics`) of what the
+/// server counted, so scrapes can be checked against the truth. Scrapes themselves are
+/// excluded from the API counter. Returns the content type and the page.
+fn metrics_page(req: &Request, shared: &Shared) -> (&'static str, String) {
+    let stats = shared.stats_snapshot();
+    let api: u64 = stats
+        .by_path
+        .iter()
+        .filter(|(p, _)| p.as_str() != "/metrics")
+        .map(|(_, n)| n)
+        .sum();
+    let om = req
+        .query
+        .iter()
+        .any(|(k, v)| k == "format" && v == "openmetrics");
+    let mut body = String::new();
+    body.push_str("# HELP testkit_requests Requests read, scrapes excluded.\n");
+    if om {
+        body.push_str("# TYPE testkit_requests counter\n");
+    } else {
+        body.push_str("# TYPE testkit_requests_total counter\n");
+    }
+    body.push_str(&format!(
+        "testkit_requests_total{{server=\"테스트\"}} {api}\n"
+    ));
+    body.push_str("# TYPE testkit_connections gauge\n");
+    body.push_str(&format!("testkit_connections {}\n", stats.connections));
+    body.push_str("# TYPE testkit_scrapes_total counter\n");
+    let scrapes = stats.by_path.get("/metrics").copied().unwrap_or(0);
+    body.push_str(&format!("testkit_scrapes_total {scrapes}\n"));
+    if om {
+        body.push_str("# EOF\n");
+    }
+    let ctype = if om {
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    } else {
+        "text/plain; version=0.0.4; charset=utf-8"
+    };
+    (ctype, body)
 }
 
 /// `/status/{code}`.

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use pado_metrics::{Observations, ObservedSeries};
+use pado_results::{Observations, ObservedSeries};
 
 use super::known::{BACKED_UP, FULL};
 use super::window_math::{level, share_where, Window};

@@ -14,7 +14,7 @@
 use pado_base::units::{memory as bytes, percent as pct};
 use std::collections::BTreeMap;
 
-use pado_metrics::{Observations, ObservedSeries};
+use pado_results::{Observations, ObservedSeries};
 
 use super::window_math::{level, rate, share_where, sum_levels, sum_rates, Level, Window};
 use super::{Component, Kind, Verdict};
@@ -745,6 +745,31 @@ struct ThreadFamily {
     display: &'static str,
 }
 
+/// The thread-pool families pado knows: Tomcat, Jetty and Micrometer's executors.
+const THREAD_FAMILIES: [ThreadFamily; 3] = [
+    ThreadFamily {
+        busy: "tomcat_threads_busy_threads",
+        max: "tomcat_threads_config_max_threads",
+        queue: None,
+        label: Some("name"),
+        display: "Tomcat threads",
+    },
+    ThreadFamily {
+        busy: "jetty_threads_busy",
+        max: "jetty_threads_config_max",
+        queue: Some("jetty_threads_jobs"),
+        label: None,
+        display: "Jetty threads",
+    },
+    ThreadFamily {
+        busy: "executor_active_threads",
+        max: "executor_pool_max_threads",
+        queue: Some("executor_queued_tasks"),
+        label: Some("name"),
+        display: "Worker pool",
+    },
+];
+
 /// Thread sets of the request path. A pool never busy, with nothing queued, in
 /// the window and at low load (an executor nobody submits to) is listed only by
 /// name in one "Idle pools" row; a maximum of [`UNBOUNDED`] or more is no limit
@@ -753,36 +778,13 @@ struct ThreadFamily {
 fn threads(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
     let mut out = Vec::new();
     let mut idle: Vec<String> = Vec::new();
-    let families = [
-        ThreadFamily {
-            busy: "tomcat_threads_busy_threads",
-            max: "tomcat_threads_config_max_threads",
-            queue: None,
-            label: Some("name"),
-            display: "Tomcat threads",
-        },
-        ThreadFamily {
-            busy: "jetty_threads_busy",
-            max: "jetty_threads_config_max",
-            queue: Some("jetty_threads_jobs"),
-            label: None,
-            display: "Jetty threads",
-        },
-        ThreadFamily {
-            busy: "executor_active_threads",
-            max: "executor_pool_max_threads",
-            queue: Some("executor_queued_tasks"),
-            label: Some("name"),
-            display: "Worker pool",
-        },
-    ];
     for ThreadFamily {
         busy: busy_n,
         max: max_n,
         queue: queue_n,
         label,
         display,
-    } in families
+    } in THREAD_FAMILIES
     {
         let group = label.unwrap_or("");
         let maxes = e.by_label(max_n, group);

@@ -22,7 +22,7 @@ pub mod known;
 pub mod signals;
 pub mod window_math;
 
-use pado_metrics::{EndpointLog, Observations};
+use pado_results::{EndpointLog, Observations};
 use serde::{Deserialize, Serialize};
 
 use crate::saturation::{LoadSample, Saturation};

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use pado_metrics::{Observations, ObservedSeries};
+use pado_results::{Observations, ObservedSeries};
 use serde::{Deserialize, Serialize};
 
 use super::window_math::increase;
@@ -66,46 +66,88 @@ pub fn signals(obs: &Observations, att: Option<&Attribution>) -> Vec<Signal> {
     let mut out = Vec::new();
     for e in &obs.endpoints {
         let ep = e.name.as_str();
-        let mine: Vec<&ObservedSeries> = obs.series.iter().filter(|s| s.endpoint == ep).collect();
-        let named = |n: &str| {
-            mine.iter()
-                .copied()
-                .filter(move |s| s.name == n)
-                .collect::<Vec<_>>()
+        let mut of = EndpointSignals {
+            ep,
+            mine: obs.series.iter().filter(|s| s.endpoint == ep).collect(),
+            out: &mut out,
         };
-        let mut push = |name: String, unit: Unit, points: Vec<(f64, f64)>| {
-            if points.len() >= 2 {
-                out.push(Signal {
-                    endpoint: ep.to_string(),
-                    name,
-                    unit,
-                    points,
-                });
+        of.cpu();
+        of.machine();
+        of.pools();
+        of.datastores();
+    }
+    if let Some(a) = att {
+        for c in a.components.iter().filter(|c| c.kind == Kind::Generic) {
+            if let Some(s) = obs.series.iter().find(|s| {
+                s.endpoint == c.endpoint && super::generic::display_name(s) == c.component
+            }) {
+                if s.points.len() >= 2 {
+                    out.push(Signal {
+                        endpoint: s.endpoint.clone(),
+                        name: c.component.clone(),
+                        unit: Unit::Count,
+                        points: s.points.clone(),
+                    });
+                }
             }
-        };
-        let cores = named("system_cpu_count")
+        }
+    }
+    out
+}
+
+/// The series one endpoint exposes, read into the signals the table shows (each with
+/// at least two points, so it can be drawn).
+struct EndpointSignals<'a, 'o> {
+    ep: &'a str,
+    mine: Vec<&'a ObservedSeries>,
+    out: &'o mut Vec<Signal>,
+}
+
+impl<'a> EndpointSignals<'a, '_> {
+    /// The endpoint's series called `n`.
+    fn named(&self, n: &str) -> Vec<&'a ObservedSeries> {
+        self.mine.iter().copied().filter(|s| s.name == n).collect()
+    }
+
+    /// A signal, kept when it has something to draw.
+    fn push(&mut self, name: String, unit: Unit, points: Vec<(f64, f64)>) {
+        if points.len() >= 2 {
+            self.out.push(Signal {
+                endpoint: self.ep.to_string(),
+                name,
+                unit,
+                points,
+            });
+        }
+    }
+
+    /// The process's CPU use.
+    fn cpu(&mut self) {
+        let cores = self
+            .named("system_cpu_count")
             .first()
             .and_then(|s| s.points.last())
             .map(|p| p.1);
         // As the table reads it: CPU time per second over the CPUs the process may
         // use, before Micrometer's gauge (a share of all the host's CPUs).
-        let time = named("process_cpu_time_ns_total")
+        let time = self
+            .named("process_cpu_time_ns_total")
             .first()
             .map(|c| (*c, 1e-9))
             .or_else(|| {
-                named("process_cpu_seconds_total")
+                self.named("process_cpu_seconds_total")
                     .first()
                     .map(|c| (*c, 1.0))
             });
         match (time, cores.filter(|n| *n > 0.0)) {
-            (Some((c, k)), Some(n)) => push(
+            (Some((c, k)), Some(n)) => self.push(
                 "CPU (process)".into(),
                 Unit::Percent,
                 scaled(&rate_points(c), 100.0 * k / n),
             ),
             _ => {
-                if let Some(g) = named("process_cpu_usage").first() {
-                    push(
+                if let Some(g) = self.named("process_cpu_usage").first() {
+                    self.push(
                         "CPU (process)".into(),
                         Unit::Percent,
                         scaled(&g.points, 100.0),
@@ -113,7 +155,12 @@ pub fn signals(obs: &Observations, att: Option<&Attribution>) -> Vec<Signal> {
                 }
             }
         }
-        let idle: Vec<_> = named("node_cpu_seconds_total")
+    }
+
+    /// The machine's CPU, load and the JVM's time in GC.
+    fn machine(&mut self) {
+        let idle: Vec<_> = self
+            .named("node_cpu_seconds_total")
             .into_iter()
             .filter(|s| s.label("mode") == "idle")
             .collect();
@@ -127,29 +174,33 @@ pub fn signals(obs: &Observations, att: Option<&Attribution>) -> Vec<Signal> {
                 .into_iter()
                 .map(|(t, v)| (t, ((1.0 - v / n) * 100.0).clamp(0.0, 100.0)))
                 .collect();
-            push("CPU (machine)".into(), Unit::Percent, busy);
-        } else if let Some(g) = named("system_cpu_usage").first() {
-            push(
+            self.push("CPU (machine)".into(), Unit::Percent, busy);
+        } else if let Some(g) = self.named("system_cpu_usage").first() {
+            self.push(
                 "CPU (machine)".into(),
                 Unit::Percent,
                 scaled(&g.points, 100.0),
             );
         }
-        if let Some(l) = named("node_load1").first() {
-            push("load1".into(), Unit::Count, l.points.clone());
+        if let Some(l) = self.named("node_load1").first() {
+            self.push("load1".into(), Unit::Count, l.points.clone());
         }
-        let gc = named("jvm_gc_pause_seconds_sum");
+        let gc = self.named("jvm_gc_pause_seconds_sum");
         if !gc.is_empty() {
             let mut acc = BTreeMap::new();
             for s in &gc {
                 add(&mut acc, &rate_points(s));
             }
-            push(
+            self.push(
                 "GC (% of time)".into(),
                 Unit::Percent,
                 scaled(&collect(acc), 100.0),
             );
         }
+    }
+
+    /// Pools of connections and threads: busy, and waiting where the pool says.
+    fn pools(&mut self) {
         for (busy, queue, label, display) in [
             (
                 "hikaricp_connections_active",
@@ -171,22 +222,27 @@ pub fn signals(obs: &Observations, att: Option<&Attribution>) -> Vec<Signal> {
                 "Jetty threads",
             ),
         ] {
-            for s in named(busy) {
+            for s in self.named(busy) {
                 let key = if label.is_empty() { "" } else { s.label(label) };
                 let base = if key.is_empty() {
                     display.to_string()
                 } else {
                     format!("{display} {key}")
                 };
-                push(format!("{base} busy"), Unit::Count, s.points.clone());
-                if let Some(q) = named(queue)
+                self.push(format!("{base} busy"), Unit::Count, s.points.clone());
+                if let Some(q) = self
+                    .named(queue)
                     .into_iter()
                     .find(|q| label.is_empty() || q.label(label) == key)
                 {
-                    push(format!("{base} waiting"), Unit::Count, q.points.clone());
+                    self.push(format!("{base} waiting"), Unit::Count, q.points.clone());
                 }
             }
         }
+    }
+
+    /// The data stores' own gauges and rates (MySQL, Redis, nginx).
+    fn datastores(&mut self) {
         for (n, name) in [
             (
                 "mysql_global_status_threads_running",
@@ -195,29 +251,12 @@ pub fn signals(obs: &Observations, att: Option<&Attribution>) -> Vec<Signal> {
             ("redis_connected_clients", "Redis clients"),
             ("nginx_connections_active", "nginx active connections"),
         ] {
-            if let Some(s) = named(n).first() {
-                push(name.into(), Unit::Count, s.points.clone());
+            if let Some(s) = self.named(n).first() {
+                self.push(name.into(), Unit::Count, s.points.clone());
             }
         }
-        if let Some(s) = named("redis_commands_processed_total").first() {
-            push("Redis ops/s".into(), Unit::PerSecond, rate_points(s));
+        if let Some(s) = self.named("redis_commands_processed_total").first() {
+            self.push("Redis ops/s".into(), Unit::PerSecond, rate_points(s));
         }
     }
-    if let Some(a) = att {
-        for c in a.components.iter().filter(|c| c.kind == Kind::Generic) {
-            if let Some(s) = obs.series.iter().find(|s| {
-                s.endpoint == c.endpoint && super::generic::display_name(s) == c.component
-            }) {
-                if s.points.len() >= 2 {
-                    out.push(Signal {
-                        endpoint: s.endpoint.clone(),
-                        name: c.component.clone(),
-                        unit: Unit::Count,
-                        points: s.points.clone(),
-                    });
-                }
-            }
-        }
-    }
-    out
 }

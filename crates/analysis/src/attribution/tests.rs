@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
-use pado_metrics::{EndpointLog, MetricType, Observations, ObservedSeries};
+use pado_metrics::MetricType;
+use pado_results::{EndpointLog, Observations, ObservedSeries};
 
 use super::*;
 use crate::saturation::LoadSample;

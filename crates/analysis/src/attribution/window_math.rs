@@ -2,7 +2,7 @@
 //! (counters, reset-aware), as a Grafana panel would show them, but over exactly
 //! the seconds the load analysis picked.
 
-use pado_metrics::ObservedSeries;
+use pado_results::ObservedSeries;
 
 /// A span of the run, seconds since second 0 (end exclusive for seconds,
 /// inclusive for scrape times).

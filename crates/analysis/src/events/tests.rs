@@ -1,6 +1,6 @@
 use super::*;
-use pado_metrics::events::{ActionRecord, ExpectRecord};
 use pado_metrics::{Interval, Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats};
+use pado_results::events::{ActionRecord, ExpectRecord};
 
 /// One planted second: `n` requests, the first `failed` of them failed, each
 /// taking `ms`.
@@ -219,6 +219,27 @@ fn a_mark_has_no_recovery_time_a_fault_does() {
     let e = &got[0];
     assert!(e.time_to_recovery_s.is_some(), "{e:#?}");
     assert!(e.failed_requests > 0, "{e:#?}");
+}
+
+/// A change of the load by hand (`control`, from a session's handle) in the middle
+/// of an error burst is shown as `control`, with no recovery time of its own; the
+/// same record kind `shell` with no action is still judged as a fault would be.
+#[test]
+fn a_change_of_the_load_is_shown_as_control_without_recovery() {
+    let mut change = event("active VUs 4 → 1", 10_200, None, ExpectRecord::default());
+    change.kind = "control".into();
+    change.action = None;
+    change.mark = Some("active VUs 4 → 1".into());
+    let got = run(vec![change.clone()], faulty(23));
+    let e = &got[0];
+    assert_eq!(e.outcome, "control");
+    assert_eq!(e.name, "active VUs 4 → 1");
+    assert_eq!(e.time_to_recovery_s, None, "{e:#?}");
+    assert_eq!(e.failed_requests, 0, "{e:#?}");
+    change.kind = "shell".into();
+    let got = run(vec![change], faulty(23));
+    assert_eq!(got[0].outcome, "mark");
+    assert!(got[0].time_to_recovery_s.is_some(), "{:#?}", got[0]);
 }
 
 #[test]

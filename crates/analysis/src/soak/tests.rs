@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use pado_metrics::{EndpointLog, MetricType, Observations, ObservedSeries, StageMark};
+use pado_metrics::MetricType;
+use pado_results::{EndpointLog, Observations, ObservedSeries, StageMark};
 
 use super::*;
 use crate::drift::{drift_in_periods, steady_periods, Drift};

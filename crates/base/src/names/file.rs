@@ -62,6 +62,7 @@ mod tests {
     fn names_keep_letters_of_any_script_and_lose_path_characters() {
         assert_eq!(file_safe("board"), "board");
         assert_eq!(file_safe("결제 테스트"), "결제-테스트");
+        assert_eq!(file_safe("결제 / checkout"), "결제---checkout");
         assert_eq!(file_safe("../etc/passwd"), "..-etc-passwd");
         assert_eq!(file_safe("a b/c\\d:e"), "a-b-c-d-e");
         assert_eq!(file_safe(" / "), "run");

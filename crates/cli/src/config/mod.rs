@@ -13,9 +13,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use pado_base::units::parse_duration;
-use pado_metrics::StageMark;
 use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp};
 use pado_scenario::{ByteSize, Dur, LoadShape, Overrides, QuickRequest};
+
+use pado_session::Output;
 
 use crate::args::{LoadArgs, RunArgs};
 use crate::debugging::DebugLevel;
@@ -46,23 +47,6 @@ pub(crate) struct LoadSpec {
     pub overrides: Overrides,
     /// Stretch or compress the file's timeline to this length (`--fit-to`).
     pub fit_to: Option<Duration>,
-}
-
-/// Where a run's results go and what is written besides `summary.json`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Output {
-    /// `--out`; `None`: a new directory under `pado-results/`.
-    pub dir: Option<PathBuf>,
-    /// Reuse a non-empty `--out` directory.
-    pub overwrite: bool,
-    /// Write report.html.
-    pub html: bool,
-    /// Machine outputs (`csv`, `junit`).
-    pub exports: Vec<String>,
-    /// Named time windows for the stage table.
-    pub windows: Vec<StageMark>,
-    /// No live progress.
-    pub quiet: bool,
 }
 
 /// A run, ready to start: the loaded and validated scenario and how to run it.

@@ -22,7 +22,7 @@ fn planted() -> Planted {
     fs::DirBuilder::new().mode(0o700).create(&state).unwrap();
     let run = tmp.path().join("run");
     fs::create_dir(&run).unwrap();
-    fs::write(run.join(pado_metrics::result_dir::RUN_FILE), "{}").unwrap();
+    fs::write(run.join(pado_results::result_dir::RUN_FILE), "{}").unwrap();
     let marker = tmp.path().join("fault-marker");
     fs::write(&marker, "injected").unwrap();
     Planted {
@@ -97,7 +97,7 @@ fn a_window_whose_pado_is_gone_is_undone_once_and_recorded_in_its_run() {
         r.lines
     );
     assert!(!path.exists() && !p.run.join(OPEN_FAULTS_FILE).exists());
-    let events = pado_metrics::events::read_events(&p.run).unwrap();
+    let events = pado_results::events::read_events(&p.run).unwrap();
     assert_eq!(events.len(), 1);
     let e = &events[0];
     assert_eq!(e.left_open.as_ref().unwrap().undone_by, "pado run");
@@ -216,7 +216,7 @@ fn a_failing_undo_is_said_recorded_and_not_retried() {
         r.lines
     );
     assert!(!path.exists());
-    let e = &pado_metrics::events::read_events(&p.run).unwrap()[0];
+    let e = &pado_results::events::read_events(&p.run).unwrap()[0];
     assert_eq!(e.undo.as_ref().unwrap().outcome, Outcome::Failed);
     recover(&p.state, "pado run", true);
     assert_eq!(undo_runs(&p), 1);
@@ -269,7 +269,7 @@ fn the_ledger_keeps_both_copies_while_a_window_is_open_and_no_values() {
         .mode();
     assert_eq!(mode & 0o777, 0o700);
     // The result directory's copy has no undo.
-    let in_run = pado_metrics::open_faults::read_open_faults(&p.run).unwrap();
+    let in_run = pado_results::open_faults::read_open_faults(&p.run).unwrap();
     assert_eq!(in_run.len(), 2);
     assert!(in_run.iter().all(|w| w.undo.is_none()));
     ledger.closed(&spec(0, src.clone()));

@@ -20,8 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use pado_metrics::events::{ActionRecord, EventRecord, EventsWriter, ExpectRecord, Outcome};
-use pado_metrics::StageMark;
+use pado_results::events::{ActionRecord, EventRecord, EventsWriter, ExpectRecord, Outcome};
+use pado_results::StageMark;
 use pado_scenario::events::{Event, EventHttp, DEFAULT_EVENT_TIMEOUT};
 use pado_scenario::Config;
 

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use pado_metrics::events::ActionRecord;
+use pado_results::events::ActionRecord;
 use pado_scenario::events::{EventAction, EventHttp};
 use pado_scenario::template::{parse_template, Expr, Segment};
 
@@ -123,7 +123,7 @@ pub fn run_undo(undo: &ResolvedUndo, timeout: Duration) -> ActionRecord {
 
 #[cfg(test)]
 mod tests {
-    use pado_metrics::events::Outcome;
+    use pado_results::events::Outcome;
 
     use super::*;
 

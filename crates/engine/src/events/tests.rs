@@ -1,5 +1,5 @@
 use super::*;
-use pado_metrics::events::read_events;
+use pado_results::events::read_events;
 
 fn config(yaml: &str) -> Config {
     pado_scenario::parse_str(yaml, "t.yaml").unwrap()

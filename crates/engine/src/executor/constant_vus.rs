@@ -5,7 +5,7 @@ use std::time::Duration;
 use pado_base::units::duration_compact as format_duration;
 use pado_scenario::ExecutorKind;
 
-use super::{ClosedSchedule, Executor, Schedule, StageWindow, Window};
+use super::{ClosedSchedule, Executor, Schedule, StageWindow};
 
 /// A fixed number of VUs for a fixed time.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,19 +43,7 @@ impl Executor for ConstantVus {
         }]
     }
     fn schedule(&self) -> Schedule {
-        Schedule::Closed(ClosedSchedule {
-            vus: (0..self.vus)
-                .map(|_| {
-                    vec![Window {
-                        start: Duration::ZERO,
-                        end: self.duration,
-                    }]
-                })
-                .collect(),
-            iterations_per_vu: None,
-            graceful_ramp_down: Duration::ZERO,
-            segment: None,
-        })
+        Schedule::Closed(ClosedSchedule::all_along(self.vus, self.duration, None))
     }
 }
 

@@ -84,6 +84,24 @@ pub struct ClosedSchedule {
 }
 
 impl ClosedSchedule {
+    /// `vus` VUs all active from the start to `end` (`constant-vus`,
+    /// `per-vu-iterations`), each at most `iterations_per_vu` iterations.
+    pub fn all_along(vus: u32, end: Duration, iterations_per_vu: Option<u64>) -> Self {
+        ClosedSchedule {
+            vus: (0..vus)
+                .map(|_| {
+                    vec![Window {
+                        start: Duration::ZERO,
+                        end,
+                    }]
+                })
+                .collect(),
+            iterations_per_vu,
+            graceful_ramp_down: Duration::ZERO,
+            segment: None,
+        }
+    }
+
     /// VU `n` of this schedule's index among the whole test's VUs of the scenario.
     pub fn global_index(&self, n: u64) -> u64 {
         self.segment.as_ref().map_or(n, |p| p.segment.position(n))

@@ -6,7 +6,7 @@ use std::time::Duration;
 use pado_base::units::duration_compact as format_duration;
 use pado_scenario::ExecutorKind;
 
-use super::{ClosedSchedule, Executor, Schedule, StageWindow, Window};
+use super::{ClosedSchedule, Executor, Schedule, StageWindow};
 
 /// N iterations on each of V VUs.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,19 +42,11 @@ impl Executor for PerVuIterations {
         Vec::new()
     }
     fn schedule(&self) -> Schedule {
-        Schedule::Closed(ClosedSchedule {
-            vus: (0..self.vus)
-                .map(|_| {
-                    vec![Window {
-                        start: Duration::ZERO,
-                        end: self.max_duration,
-                    }]
-                })
-                .collect(),
-            iterations_per_vu: Some(self.iterations),
-            graceful_ramp_down: Duration::ZERO,
-            segment: None,
-        })
+        Schedule::Closed(ClosedSchedule::all_along(
+            self.vus,
+            self.max_duration,
+            Some(self.iterations),
+        ))
     }
 }
 

@@ -411,35 +411,11 @@ impl Builder<'_> {
     ) -> Result<StepPlan, PlanError> {
         let think = s.think.as_ref().map(ThinkPlan::from);
         if let (Some(g), Some(inner)) = (&s.group, &s.steps) {
-            let flow = format!("{}/{g}", self.scope);
-            let id = self.flow_id(&flow);
-            let outer = std::mem::take(&mut self.group_path);
-            self.group_path = format!("{outer}::{g}");
-            self.catalog.record_group(&self.group_path, &flow);
-            let steps = self.steps(&format!("{p}.steps"), inner, prefix);
-            self.group_path = outer;
-            let steps = steps?;
-            return Ok(StepPlan {
-                series: u32::MAX,
-                group: Some((id, steps)),
-                think,
-                ..Default::default()
-            });
+            return self.group_step(p, g, inner, prefix, think);
         }
         if let Some(ws) = &s.ws {
-            if let Some(n) = &s.name {
-                let seen = (n.clone(), self.flow_label.clone());
-                if !self.named_steps.contains(&seen) {
-                    self.named_steps.push(seen);
-                }
-            }
-            let name = s.name.clone().unwrap_or_else(|| {
-                let n = default_step_name("WS", &ws.url);
-                match prefix {
-                    Some(pre) => format!("{pre}: {n}"),
-                    None => n,
-                }
-            });
+            self.note_named(s);
+            let name = step_name(s, prefix, || default_step_name("WS", &ws.url));
             let series = self.series_id(&name);
             self.catalog
                 .record(&name, &self.scope, None, &self.group_path);
@@ -454,12 +430,8 @@ impl Builder<'_> {
         let mut grpc = None;
         let mut http_method = None;
         let (mut req, name) = if let Some(g) = &s.grpc {
-            let name = s.name.clone().unwrap_or_else(|| {
-                let n = format!("GRPC {}", g.method.trim_start_matches('/'));
-                match prefix {
-                    Some(pre) => format!("{pre}: {n}"),
-                    None => n,
-                }
+            let name = step_name(s, prefix, || {
+                format!("GRPC {}", g.method.trim_start_matches('/'))
             });
             let (plan, status_check) =
                 self.grpc(&format!("{p}.grpc"), &name, g, s.check.as_ref())?;
@@ -475,22 +447,11 @@ impl Builder<'_> {
                 });
             };
             let (req, method, url_text) = self.request(&format!("{p}.request"), spec)?;
-            http_method = Some(method.to_string());
-            let name = s.name.clone().unwrap_or_else(|| {
-                let n = default_step_name(&method, &url_text);
-                match prefix {
-                    Some(pre) => format!("{pre}: {n}"),
-                    None => n,
-                }
-            });
+            let name = step_name(s, prefix, || default_step_name(&method, &url_text));
+            http_method = Some(method);
             (req, name)
         };
-        if let Some(n) = &s.name {
-            let seen = (n.clone(), self.flow_label.clone());
-            if !self.named_steps.contains(&seen) {
-                self.named_steps.push(seen);
-            }
-        }
+        self.note_named(s);
         let series = self.series_id(&name);
         self.catalog
             .record(&name, &self.scope, http_method.as_deref(), &self.group_path);
@@ -507,30 +468,7 @@ impl Builder<'_> {
             Some(c) => self.checks_for(&format!("{p}.check"), &name, c, &mut req)?,
             None => Vec::new(),
         };
-        let mut extract = Vec::new();
-        for (var, spec) in &s.extract {
-            let field = format!("{p}.extract.{var}");
-            let source = match spec {
-                ExtractSpec::Path(path) | ExtractSpec::From(ExtractFrom::Json(path)) => {
-                    req.keep_body = true;
-                    ExtractSource::Json(json_path(&field, path)?)
-                }
-                ExtractSpec::From(ExtractFrom::Regex(r)) => {
-                    req.keep_body = true;
-                    ExtractSource::Regex(regex(&field, r)?)
-                }
-                ExtractSpec::From(ExtractFrom::Header(h)) => {
-                    req.keep_head = true;
-                    ExtractSource::Header(h.clone())
-                }
-                ExtractSpec::From(ExtractFrom::Cookie(c)) => {
-                    req.keep_head = true;
-                    ExtractSource::Cookie(c.clone())
-                }
-            };
-            let var = self.var_id(var);
-            extract.push(ExtractPlan { var, source });
-        }
+        let extract = self.extracts(p, s, &mut req)?;
         let mut tags = Vec::new();
         for (k, v) in &s.tags {
             let c = self.compile_text(&format!("{p}.tags.{k}"), v, Escape::Raw, |l| {
@@ -561,4 +499,86 @@ impl Builder<'_> {
             ws: None,
         })
     }
+
+    /// A `group:` step: its steps compiled under the group's path, measured as a
+    /// flow of their own.
+    fn group_step(
+        &mut self,
+        p: &str,
+        g: &str,
+        inner: &[Step],
+        prefix: Option<&str>,
+        think: Option<ThinkPlan>,
+    ) -> Result<StepPlan, PlanError> {
+        let flow = format!("{}/{g}", self.scope);
+        let id = self.flow_id(&flow);
+        let outer = std::mem::take(&mut self.group_path);
+        self.group_path = format!("{outer}::{g}");
+        self.catalog.record_group(&self.group_path, &flow);
+        let steps = self.steps(&format!("{p}.steps"), inner, prefix);
+        self.group_path = outer;
+        let steps = steps?;
+        Ok(StepPlan {
+            series: u32::MAX,
+            group: Some((id, steps)),
+            think,
+            ..Default::default()
+        })
+    }
+
+    /// Remember a step the scenario named, with its flow (for the warning about one
+    /// name in two flows).
+    fn note_named(&mut self, s: &Step) {
+        if let Some(n) = &s.name {
+            let seen = (n.clone(), self.flow_label.clone());
+            if !self.named_steps.contains(&seen) {
+                self.named_steps.push(seen);
+            }
+        }
+    }
+
+    /// The step's extractions; what they read is kept of the answer.
+    fn extracts(
+        &mut self,
+        p: &str,
+        s: &Step,
+        req: &mut RequestPlan,
+    ) -> Result<Vec<ExtractPlan>, PlanError> {
+        let mut extract = Vec::new();
+        for (var, spec) in &s.extract {
+            let field = format!("{p}.extract.{var}");
+            let source = match spec {
+                ExtractSpec::Path(path) | ExtractSpec::From(ExtractFrom::Json(path)) => {
+                    req.keep_body = true;
+                    ExtractSource::Json(json_path(&field, path)?)
+                }
+                ExtractSpec::From(ExtractFrom::Regex(r)) => {
+                    req.keep_body = true;
+                    ExtractSource::Regex(regex(&field, r)?)
+                }
+                ExtractSpec::From(ExtractFrom::Header(h)) => {
+                    req.keep_head = true;
+                    ExtractSource::Header(h.clone())
+                }
+                ExtractSpec::From(ExtractFrom::Cookie(c)) => {
+                    req.keep_head = true;
+                    ExtractSource::Cookie(c.clone())
+                }
+            };
+            let var = self.var_id(var);
+            extract.push(ExtractPlan { var, source });
+        }
+        Ok(extract)
+    }
+}
+
+/// A step's name: its own, or `default` (after the entry's name, in a mix).
+fn step_name(s: &Step, prefix: Option<&str>, default: impl FnOnce() -> String) -> String {
+    s.name.clone().unwrap_or_else(|| {
+        let n = default();
+        match prefix {
+            Some(pre) => format!("{pre}: {n}"),
+            None => n,
+        }
+    })
 }

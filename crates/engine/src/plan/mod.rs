@@ -20,7 +20,8 @@ pub use websocket::{WsActionPlan, WsPlan, WS_DEFAULT_TIMEOUT};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pado_metrics::{SeriesKey, StageMark};
+use pado_metrics::SeriesKey;
+use pado_results::StageMark;
 use pado_scenario::{Think, ThinkDist};
 
 use crate::data::{DataError, Feed, WeightedFeeds};

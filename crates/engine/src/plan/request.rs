@@ -81,57 +81,14 @@ impl Builder<'_> {
         spec: &RequestSpec,
     ) -> Result<(RequestPlan, String, String), PlanError> {
         let d = &self.cfg.defaults;
-        let (method, raw_url, mut headers, body_src, timeout, follow) = match spec {
-            RequestSpec::Line(line) => {
-                let (m, u) = split_request_line(line).map_err(|message| PlanError::Url {
-                    field: p.to_string(),
-                    message,
-                })?;
-                (m, u, BTreeMap::new(), BodySrc::None, None, None)
-            }
-            RequestSpec::Full(f) => {
-                let body = if let Some(b) = &f.body {
-                    BodySrc::Text(b.clone())
-                } else if let Some(j) = &f.json {
-                    BodySrc::Json(j.clone())
-                } else if let Some(form) = &f.form {
-                    BodySrc::Form(form.clone())
-                } else if let Some(path) = &f.body_file {
-                    let full = self.base_dir.join(path);
-                    let data = pado_scenario::limits::read_capped(
-                        &full,
-                        pado_scenario::limits::MAX_DATA_BYTES,
-                    )
-                    .map_err(|source| PlanError::BodyFile {
-                        field: format!("{p}.body_file"),
-                        path: full.display().to_string(),
-                        source,
-                    })?;
-                    BodySrc::Bytes(data)
-                } else if let Some(b64) = &f.body_base64 {
-                    let data = pado_scenario::decode_body_base64(b64).map_err(|source| {
-                        PlanError::BodyBase64 {
-                            field: format!("{p}.body_base64"),
-                            source,
-                        }
-                    })?;
-                    BodySrc::Bytes(data)
-                } else {
-                    BodySrc::None
-                };
-                (
-                    f.method
-                        .clone()
-                        .unwrap_or_else(|| "GET".into())
-                        .to_ascii_uppercase(),
-                    f.url.clone(),
-                    f.headers.clone(),
-                    body,
-                    f.timeout.map(|t| t.get()),
-                    f.follow_redirects,
-                )
-            }
-        };
+        let Parts {
+            method,
+            url: raw_url,
+            mut headers,
+            body: body_src,
+            timeout,
+            follow,
+        } = self.parts(p, spec)?;
         // A URL that starts with a hole is a path taken from a response (an extracted
         // `Location`): requested on `target`, its value checked when it is rendered.
         let lead_hole = raw_url.starts_with("{{");
@@ -173,26 +130,128 @@ impl Builder<'_> {
                 headers.insert(k.clone(), v.clone());
             }
         }
-        let has =
-            |h: &BTreeMap<String, String>, n: &str| h.keys().any(|k| k.eq_ignore_ascii_case(n));
-        // Fixed part of the head after the request target.
+        let mut fixed = self.fixed_head(&origin_parsed, &headers, &body_src);
+        let dyn_headers = self.headers(p, &headers, &mut fixed)?;
+        let target = if lead_hole {
+            self.lead_hole_target(p, &raw_url, &origin_parsed)?
+        } else {
+            self.compile_text(p, &path_template, Escape::Url, encode_url_literal)?
+        };
+        let body = self.body(p, body_src)?;
+        let needs_length = body.is_some() || matches!(method.as_str(), "POST" | "PUT" | "PATCH");
+        let form = form(&method, target, fixed, dyn_headers, body, needs_length);
+        let mut plan = RequestPlan {
+            origin,
+            form,
+            is_head: method == "HEAD",
+            resend_safe: pado_http::idempotent_method(&method) || has(&headers, "idempotency-key"),
+            timeout: timeout
+                .or(d.timeout.map(|t| t.get()))
+                .unwrap_or(DEFAULT_TIMEOUT),
+            keep_body: false,
+            keep_head: false,
+            expect: StatusSet::default_ok(),
+            follow_redirects: follow.or(d.follow_redirects).unwrap_or(true),
+            h2: None,
+        };
+        let o = &self.origins[origin];
+        if o.protocol.pooled(o.tls.is_some()) {
+            if let RequestForm::Static { bytes, .. } = &plan.form {
+                plan.h2 = Some(pado_http::H2Request::from_http1(bytes, o).map_err(|why| {
+                    PlanError::Url {
+                        field: p.to_string(),
+                        message: format!("cannot be sent over HTTP/2: {why}"),
+                    }
+                })?);
+            }
+        }
+        Ok((plan, method, if lead_hole { raw_url } else { full }))
+    }
+
+    /// What a request spec says, the short form (`"GET /x"`) and the long alike.
+    fn parts(&self, p: &str, spec: &RequestSpec) -> Result<Parts, PlanError> {
+        let f = match spec {
+            RequestSpec::Line(line) => {
+                let (method, url) = split_request_line(line).map_err(|message| PlanError::Url {
+                    field: p.to_string(),
+                    message,
+                })?;
+                return Ok(Parts {
+                    method,
+                    url,
+                    headers: BTreeMap::new(),
+                    body: BodySrc::None,
+                    timeout: None,
+                    follow: None,
+                });
+            }
+            RequestSpec::Full(f) => f,
+        };
+        let body = if let Some(b) = &f.body {
+            BodySrc::Text(b.clone())
+        } else if let Some(j) = &f.json {
+            BodySrc::Json(j.clone())
+        } else if let Some(form) = &f.form {
+            BodySrc::Form(form.clone())
+        } else if let Some(path) = &f.body_file {
+            let full = self.base_dir.join(path);
+            let data =
+                pado_scenario::limits::read_capped(&full, pado_scenario::limits::MAX_DATA_BYTES)
+                    .map_err(|source| PlanError::BodyFile {
+                        field: format!("{p}.body_file"),
+                        path: full.display().to_string(),
+                        source,
+                    })?;
+            BodySrc::Bytes(data)
+        } else if let Some(b64) = &f.body_base64 {
+            let data =
+                pado_scenario::decode_body_base64(b64).map_err(|source| PlanError::BodyBase64 {
+                    field: format!("{p}.body_base64"),
+                    source,
+                })?;
+            BodySrc::Bytes(data)
+        } else {
+            BodySrc::None
+        };
+        Ok(Parts {
+            method: f
+                .method
+                .clone()
+                .unwrap_or_else(|| "GET".into())
+                .to_ascii_uppercase(),
+            url: f.url.clone(),
+            headers: f.headers.clone(),
+            body,
+            timeout: f.timeout.map(|t| t.get()),
+            follow: f.follow_redirects,
+        })
+    }
+
+    /// The fixed part of the head after the request target: the request line's
+    /// end and the headers pado adds unless the request has its own.
+    fn fixed_head(
+        &self,
+        origin: &url::Url,
+        headers: &BTreeMap<String, String>,
+        body: &BodySrc,
+    ) -> Vec<u8> {
         let mut fixed = Vec::with_capacity(256);
         fixed.extend_from_slice(b" HTTP/1.1\r\n");
-        if !has(&headers, "host") {
-            let host = origin_parsed.host_str().unwrap_or_default();
-            let host_header = match origin_parsed.port() {
+        if !has(headers, "host") {
+            let host = origin.host_str().unwrap_or_default();
+            let host_header = match origin.port() {
                 Some(port) => format!("{host}:{port}"),
                 None => host.to_string(),
             };
             fixed.extend_from_slice(format!("Host: {host_header}\r\n").as_bytes());
         }
         if self.cfg.defaults.connections == Some(pado_scenario::ConnectionReuse::PerRequest)
-            && !has(&headers, "connection")
+            && !has(headers, "connection")
         {
             // A connection per request says so, as k6's `noConnectionReuse` does.
             fixed.extend_from_slice(b"Connection: close\r\n");
         }
-        if !has(&headers, "user-agent") {
+        if !has(headers, "user-agent") {
             fixed.extend_from_slice(
                 concat!("User-Agent: pado/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
             );
@@ -200,7 +259,7 @@ impl Builder<'_> {
         match &self.cfg.defaults.compression {
             // `defaults.compression` asks for the codings pado decodes; a request's
             // own `Accept-Encoding` (or the defaults' header) wins.
-            Some(list) if !list.is_empty() && !has(&headers, "accept-encoding") => {
+            Some(list) if !list.is_empty() && !has(headers, "accept-encoding") => {
                 let names: Vec<&str> = list.iter().map(|c| c.as_str()).collect();
                 fixed.extend_from_slice(
                     format!("Accept-Encoding: {}\r\n", names.join(", ")).as_bytes(),
@@ -208,18 +267,29 @@ impl Builder<'_> {
             }
             _ => {}
         }
-        let ctype = match &body_src {
+        let ctype = match body {
             BodySrc::Json(_) => Some("application/json"),
             BodySrc::Form(_) => Some("application/x-www-form-urlencoded"),
             _ => None,
         };
         if let Some(ct) = ctype {
-            if !has(&headers, "content-type") {
+            if !has(headers, "content-type") {
                 fixed.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
             }
         }
+        fixed
+    }
+
+    /// The request's headers: static ones appended to `fixed`, templated ones
+    /// returned (`Name: ` and the value). `Content-Length` is pado's to write.
+    fn headers(
+        &mut self,
+        p: &str,
+        headers: &BTreeMap<String, String>,
+        fixed: &mut Vec<u8>,
+    ) -> Result<Vec<TemplatedHeader>, PlanError> {
         let mut dyn_headers = Vec::new();
-        for (k, v) in &headers {
+        for (k, v) in headers {
             if k.eq_ignore_ascii_case("content-length") {
                 continue;
             }
@@ -235,26 +305,37 @@ impl Builder<'_> {
                 dyn_headers.push((format!("{k}: ").into_bytes().into_boxed_slice(), c));
             }
         }
-        let target = if lead_hole {
-            let mut origins = Vec::new();
-            let host = origin_parsed.host_str().unwrap_or_default();
-            let scheme = origin_parsed.scheme();
-            if let Some(port) = origin_parsed.port_or_known_default() {
-                origins.push(format!("{scheme}://{host}:{port}").into_boxed_str());
-            }
-            if origin_parsed.port().is_none() {
-                origins.push(format!("{scheme}://{host}").into_boxed_str());
-            }
-            self.binder()
-                .compile_url_target(&raw_url, origins)
-                .map_err(|source| PlanError::Template {
-                    field: p.to_string(),
-                    source,
-                })?
-        } else {
-            self.compile_text(p, &path_template, Escape::Url, encode_url_literal)?
-        };
-        let body = match body_src {
+        Ok(dyn_headers)
+    }
+
+    /// The target of a URL that starts with a hole: checked, when rendered, to
+    /// stay on `origin` (with or without its default port).
+    fn lead_hole_target(
+        &mut self,
+        p: &str,
+        raw_url: &str,
+        origin: &url::Url,
+    ) -> Result<Compiled, PlanError> {
+        let mut origins = Vec::new();
+        let host = origin.host_str().unwrap_or_default();
+        let scheme = origin.scheme();
+        if let Some(port) = origin.port_or_known_default() {
+            origins.push(format!("{scheme}://{host}:{port}").into_boxed_str());
+        }
+        if origin.port().is_none() {
+            origins.push(format!("{scheme}://{host}").into_boxed_str());
+        }
+        self.binder()
+            .compile_url_target(raw_url, origins)
+            .map_err(|source| PlanError::Template {
+                field: p.to_string(),
+                source,
+            })
+    }
+
+    /// The body as template parts, escaped as its kind needs.
+    fn body(&mut self, p: &str, body: BodySrc) -> Result<Option<Compiled>, PlanError> {
+        Ok(match body {
             BodySrc::None => None,
             BodySrc::Bytes(b) => Some(Compiled {
                 parts: vec![Part::Lit(b.into_boxed_slice())],
@@ -296,68 +377,7 @@ impl Builder<'_> {
                     escape: Escape::Form,
                 })
             }
-        };
-        let needs_length = body.is_some() || matches!(method.as_str(), "POST" | "PUT" | "PATCH");
-        let all_static = target.is_static()
-            && dyn_headers.is_empty()
-            && body.as_ref().is_none_or(|b| b.is_static());
-        let form = if all_static {
-            let mut out = Vec::with_capacity(256);
-            out.extend_from_slice(method.as_bytes());
-            out.push(b' ');
-            out.extend_from_slice(&target.static_bytes());
-            out.extend_from_slice(&fixed);
-            let body_bytes = body.as_ref().map(|b| b.static_bytes());
-            if needs_length {
-                let n = body_bytes.as_ref().map_or(0, |b| b.len());
-                out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
-            }
-            let head_end = out.len();
-            out.extend_from_slice(b"\r\n");
-            if let Some(b) = body_bytes {
-                out.extend_from_slice(&b);
-            }
-            RequestForm::Static {
-                bytes: out.into_boxed_slice(),
-                head_end,
-            }
-        } else {
-            RequestForm::Dynamic {
-                prefix: format!("{method} ").into_bytes().into_boxed_slice(),
-                target,
-                fixed: fixed.into_boxed_slice(),
-                headers: dyn_headers,
-                body,
-                needs_length,
-            }
-        };
-        let plan = RequestPlan {
-            origin,
-            form,
-            is_head: method == "HEAD",
-            resend_safe: pado_http::idempotent_method(&method) || has(&headers, "idempotency-key"),
-            timeout: timeout
-                .or(d.timeout.map(|t| t.get()))
-                .unwrap_or(DEFAULT_TIMEOUT),
-            keep_body: false,
-            keep_head: false,
-            expect: StatusSet::default_ok(),
-            follow_redirects: follow.or(d.follow_redirects).unwrap_or(true),
-            h2: None,
-        };
-        let mut plan = plan;
-        let o = &self.origins[origin];
-        if o.protocol.pooled(o.tls.is_some()) {
-            if let RequestForm::Static { bytes, .. } = &plan.form {
-                plan.h2 = Some(pado_http::H2Request::from_http1(bytes, o).map_err(|why| {
-                    PlanError::Url {
-                        field: p.to_string(),
-                        message: format!("cannot be sent over HTTP/2: {why}"),
-                    }
-                })?);
-            }
-        }
-        Ok((plan, method, if lead_hole { raw_url } else { full }))
+        })
     }
 
     /// A JSON body as template parts: structure literal, strings templated and
@@ -482,6 +502,67 @@ impl Builder<'_> {
         self.origins.push(origin);
         self.origin_keys.push(key);
         Ok(self.origins.len() - 1)
+    }
+}
+
+/// A templated header: `Name: ` and its value.
+type TemplatedHeader = (Box<[u8]>, Compiled);
+
+/// What a request spec says, before compiling.
+struct Parts {
+    method: String,
+    url: String,
+    headers: BTreeMap<String, String>,
+    body: BodySrc,
+    timeout: Option<std::time::Duration>,
+    follow: Option<bool>,
+}
+
+/// Whether `h` has header `n` (names compare without case).
+fn has(h: &BTreeMap<String, String>, n: &str) -> bool {
+    h.keys().any(|k| k.eq_ignore_ascii_case(n))
+}
+
+/// The request's form: its bytes built once when nothing in it is templated, its
+/// parts otherwise.
+fn form(
+    method: &str,
+    target: Compiled,
+    fixed: Vec<u8>,
+    headers: Vec<TemplatedHeader>,
+    body: Option<Compiled>,
+    needs_length: bool,
+) -> RequestForm {
+    let all_static =
+        target.is_static() && headers.is_empty() && body.as_ref().is_none_or(|b| b.is_static());
+    if !all_static {
+        return RequestForm::Dynamic {
+            prefix: format!("{method} ").into_bytes().into_boxed_slice(),
+            target,
+            fixed: fixed.into_boxed_slice(),
+            headers,
+            body,
+            needs_length,
+        };
+    }
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(&target.static_bytes());
+    out.extend_from_slice(&fixed);
+    let body_bytes = body.as_ref().map(|b| b.static_bytes());
+    if needs_length {
+        let n = body_bytes.as_ref().map_or(0, |b| b.len());
+        out.extend_from_slice(format!("Content-Length: {n}\r\n").as_bytes());
+    }
+    let head_end = out.len();
+    out.extend_from_slice(b"\r\n");
+    if let Some(b) = body_bytes {
+        out.extend_from_slice(&b);
+    }
+    RequestForm::Static {
+        bytes: out.into_boxed_slice(),
+        head_end,
     }
 }
 

@@ -6,17 +6,20 @@ use std::time::{Duration, Instant};
 
 use crate::executor::{ClosedSchedule, Window};
 
+use super::steering::Steer;
 use super::vu::{IterationEnd, Vu};
 use super::worker::WorkerCtx;
 
-/// Run one VU of a closed schedule.
+/// Run one VU of a closed schedule: `ids` are its number in the scenario and in the
+/// whole test; with `steer`, it waits at an iteration boundary while held (a VU cap
+/// below its rank, a pause).
 pub(super) async fn run_vu(
     ctx: Rc<WorkerCtx>,
     sc_idx: usize,
-    vu_number: u64,
-    global_id: u64,
+    (vu_number, global_id): (u64, u64),
     windows: Vec<Window>,
     sched: Rc<ClosedSchedule>,
+    steer: Option<Steer>,
 ) {
     let sc = &ctx.plan.scenarios[sc_idx];
     let sc_start = ctx.t0 + sc.start_time;
@@ -59,6 +62,17 @@ pub(super) async fn run_vu(
             if sched.iterations_per_vu.is_some_and(|n| done >= n) {
                 ctx.vu_stopped(now);
                 break 'windows;
+            }
+            if let Some(s) = steer.as_ref().filter(|s| s.holds()) {
+                // Parked: not an active VU until the cap is raised or the pause ends.
+                ctx.vu_stopped(now);
+                let go_on = s.park(&ctx, end).await;
+                now = Instant::now();
+                ctx.vu_started(now);
+                if !go_on {
+                    break;
+                }
+                continue;
             }
             let entry = vu.pick(sc);
             let it_start = now;

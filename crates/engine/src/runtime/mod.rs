@@ -5,6 +5,7 @@
 mod closed;
 mod open;
 mod self_stats;
+mod steering;
 mod timer;
 mod vu;
 mod worker;
@@ -19,6 +20,7 @@ use crate::executor::Schedule;
 use crate::plan::RunPlan;
 use crate::trace::Observer;
 
+pub use steering::{LoadControl, MAX_RATE_FACTOR};
 pub use worker::{StopState, ABORT, RUNNING, STOPPING};
 
 /// How to run.
@@ -46,6 +48,9 @@ pub struct RunOptions {
     /// Where raw per-request records go (`--output raw-json=FILE`): `None` for a
     /// run without, whose requests then pay one branch for the feature.
     pub raw: Option<pado_metrics::raw::RawLink>,
+    /// The load as steered from outside while it runs (VU cap, rate factor, pause):
+    /// `None` for a run nobody steers, whose iterations then pay one branch for it.
+    pub control: Option<Arc<LoadControl>>,
 }
 
 /// What a finished run reports besides its measurements.
@@ -150,9 +155,14 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         let observer = opts.observer.clone();
         let raw = opts.raw.clone();
         let start = opts.start_at.map(|at| (at, began.clone()));
+        let control = opts.control.clone();
         let h = std::thread::Builder::new()
             .name(format!("pado-worker-{id}"))
-            .spawn(move || worker_main(id, workers, plan, t0, tx, stop, vars, observer, raw, start))
+            .spawn(move || {
+                worker_main(
+                    id, workers, plan, t0, tx, stop, vars, observer, raw, start, control,
+                )
+            })
             .expect("spawning a worker thread");
         handles.push(h);
     }
@@ -372,6 +382,7 @@ fn worker_main(
     observer: Option<Arc<dyn Observer>>,
     raw: Option<pado_metrics::raw::RawLink>,
     start: Option<(Instant, Arc<std::sync::atomic::AtomicU64>)>,
+    control: Option<Arc<LoadControl>>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -403,13 +414,17 @@ fn worker_main(
                         if global as usize % workers != id {
                             continue;
                         }
+                        let steer = control.clone().map(|control| steering::Steer {
+                            control,
+                            rank: n as u64,
+                        });
                         tasks.push(tokio::task::spawn_local(closed::run_vu(
                             ctx.clone(),
                             sc_idx,
-                            index,
-                            global,
+                            (index, global),
                             windows.clone(),
                             c.clone(),
+                            steer,
                         )));
                     }
                     id_base += c.id_space();
@@ -422,9 +437,9 @@ fn worker_main(
                             ctx.clone(),
                             sc_idx,
                             o,
-                            id,
-                            share_workers,
+                            (id, share_workers),
                             id_base,
+                            control.clone(),
                         )));
                     }
                     id_base += space;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use crate::executor::OpenSchedule;
 
 use super::closed::seed;
+use super::steering::LoadControl;
 use super::timer::PreciseTimer;
 use super::vu::{IterationEnd, Vu};
 use super::worker::WorkerCtx;
@@ -58,14 +59,15 @@ struct Pool {
 }
 
 /// Run this worker's share of an open schedule: arrivals `k` with
-/// `k % workers == share`, and `1/workers` of the VU pool.
+/// `k % workers == share`, and `1/workers` of the VU pool. With `control`, each
+/// arrival starts as many iterations as the steered rate gives it (none while paused).
 pub(super) async fn run_scheduler(
     ctx: Rc<WorkerCtx>,
     sc_idx: usize,
     sched: OpenSchedule,
-    share: usize,
-    workers: usize,
+    (share, workers): (usize, usize),
     vu_base: u64,
+    control: Option<std::sync::Arc<LoadControl>>,
 ) {
     let sc = &ctx.plan.scenarios[sc_idx];
     let sc_start = ctx.t0 + sc.start_time;
@@ -111,6 +113,8 @@ pub(super) async fn run_scheduler(
     let total = sched.total();
     let mine = total / workers as u64 + u64::from((share as u64) < total % workers as u64);
     let mut seen: u64 = 0;
+    // A steered rate's carried share of an arrival, in thousandths.
+    let mut credit: u64 = 0;
     for (k, offset) in sched.arrivals().enumerate() {
         if k % workers != share {
             continue;
@@ -142,29 +146,35 @@ pub(super) async fn run_scheduler(
         } else if now - at > LATE_AFTER {
             ctx.late(sc_idx, now);
         }
-        let mut slot = pool.idle.borrow_mut().pop();
-        if slot.is_none() {
-            // VUs whose responses have arrived but that were not polled yet are as
-            // good as idle: let them run before growing the pool (otherwise a
-            // scheduler that falls behind would open connection after connection).
-            tokio::task::yield_now().await;
-            slot = pool.idle.borrow_mut().pop();
-        }
-        let slot = match slot {
-            Some(s) => Some(s),
-            None if (created as u32) < max => {
-                let s = spawn_vu(created);
-                created += 1;
-                Some(s)
-            }
-            None => None,
+        let starts = match &control {
+            None => 1,
+            Some(c) => c.arrivals(&mut credit),
         };
-        match slot {
-            Some(s) => {
-                s.start.set(Some(at));
-                s.wake();
+        for _ in 0..starts {
+            let mut slot = pool.idle.borrow_mut().pop();
+            if slot.is_none() {
+                // VUs whose responses have arrived but that were not polled yet are as
+                // good as idle: let them run before growing the pool (otherwise a
+                // scheduler that falls behind would open connection after connection).
+                tokio::task::yield_now().await;
+                slot = pool.idle.borrow_mut().pop();
             }
-            None => ctx.dropped(sc_idx, Instant::now().max(at)),
+            let slot = match slot {
+                Some(s) => Some(s),
+                None if (created as u32) < max => {
+                    let s = spawn_vu(created);
+                    created += 1;
+                    Some(s)
+                }
+                None => None,
+            };
+            match slot {
+                Some(s) => {
+                    s.start.set(Some(at));
+                    s.wake();
+                }
+                None => ctx.dropped(sc_idx, Instant::now().max(at)),
+            }
         }
         // Let the VU just started (and any other ready task) run before the next
         // arrival, so a burst of overdue arrivals cannot starve the VUs.

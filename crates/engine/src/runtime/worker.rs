@@ -13,7 +13,7 @@ use crossbeam_channel::Sender;
 use pado_metrics::failure::SAMPLES_PER_KIND;
 use pado_metrics::raw::{RawLink, RawProtocol, RawRecord, RawTap};
 use pado_metrics::{
-    CheckCounts, FailureSample, Interval, LagHistogram, ProtocolCounts, RequestSample,
+    CheckCounts, ErrorKind, FailureSample, Interval, LagHistogram, ProtocolCounts, RequestSample,
     ScenarioStats, SeriesKey, SeriesStats, WorkerMessage,
 };
 use tokio::sync::Notify;
@@ -92,9 +92,9 @@ pub(super) struct WorkerCtx {
     /// The thread's own CPU and run-queue clock, read once per closed second; only on
     /// load workers ([`WorkerCtx::measure_self`]), not on the setup/teardown runner.
     meter: RefCell<Option<SelfMeter>>,
-    /// Failure samples taken so far per (step series, category code): at most
+    /// Failure samples taken so far per (step series, category): at most
     /// [`SAMPLES_PER_KIND`] each for the whole run. Touched only by failed requests.
-    sampled: RefCell<HashMap<(u32, u16), u8>>,
+    sampled: RefCell<HashMap<(u32, FailureKey), u8>>,
     /// Who sees each exchange (`--http-debug`, `--once`); `None` in a load run,
     /// where the hot path pays one branch for it.
     pub observer: Option<Arc<dyn Observer>>,
@@ -109,6 +109,32 @@ pub(super) struct WorkerCtx {
     /// An instant and the same moment in µs since the Unix epoch: raw records'
     /// wall-clock times are computed from it, not read per request.
     wall_anchor: (Instant, u64),
+}
+
+/// The category a failed request's sample is counted in: each step keeps at most
+/// [`SAMPLES_PER_KIND`] samples per category, so one flood of timeouts does not
+/// hide the first `http_500`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum FailureKey {
+    /// No usable answer: the transport (or a template, a redirect, a gRPC code).
+    Error(ErrorKind),
+    /// An answer whose status the step does not accept (`http_<status>`).
+    Status(u16),
+    /// An accepted answer that failed a check (`check_failed`).
+    Check,
+}
+
+impl FailureKey {
+    /// The category of `sample`, failed by its transport or status
+    /// (`status_failed`) or else by a check.
+    #[inline]
+    pub(super) fn of(sample: &RequestSample, status_failed: bool) -> FailureKey {
+        match sample.error {
+            Some(e) => FailureKey::Error(e),
+            None if status_failed => FailureKey::Status(sample.status),
+            None => FailureKey::Check,
+        }
+    }
 }
 
 /// A step's tag names (with their templates) and its rendered values joined by 0x1f.
@@ -271,12 +297,11 @@ impl WorkerCtx {
         });
     }
 
-    /// Whether a failure of step series `series` in category `code` (a status, or
-    /// 1000 + a transport kind's index, or 2000 for a failed check) should be
+    /// Whether a failure of step series `series` in category `key` should be
     /// sampled; counts it when so. Called only for failed requests.
-    pub(super) fn want_failure_sample(&self, series: u32, code: u16) -> bool {
+    pub(super) fn want_failure_sample(&self, series: u32, key: FailureKey) -> bool {
         let mut m = self.sampled.borrow_mut();
-        let n = m.entry((series, code)).or_insert(0);
+        let n = m.entry((series, key)).or_insert(0);
         if usize::from(*n) >= SAMPLES_PER_KIND {
             return false;
         }
@@ -410,11 +435,8 @@ impl WorkerCtx {
         msgs: u64,
         end: Instant,
     ) {
-        self.roll_to(end);
-        let mut m = self.metrics.borrow_mut();
-        m.protocols.record(sample);
-        if let Some(s) = m.series.get_mut(series as usize) {
-            s.record(sample);
+        self.record(series, sample, end);
+        if let Some(s) = self.metrics.borrow_mut().series.get_mut(series as usize) {
             s.record_grpc_stream(msgs);
         }
     }

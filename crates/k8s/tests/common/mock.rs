@@ -400,7 +400,7 @@ pub fn timeline_second(t: u32, requests: u64) -> String {
         series: vec![s],
         ..Default::default()
     });
-    let mut line = pado_metrics::result_dir::timeline_line(&r).unwrap();
+    let mut line = pado_results::result_dir::timeline_line(&r).unwrap();
     line.push('\n');
     line
 }

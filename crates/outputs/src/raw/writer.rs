@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use pado_metrics::raw::{raw_channel, RawLink, RawStream, QUEUED_BATCHES};
-use pado_metrics::result_dir::RawOutputMeta;
+use pado_metrics::RawOutputMeta;
 
 use super::format::{LineFormat, Mask};
 use super::spec::RawSpec;

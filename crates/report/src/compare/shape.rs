@@ -12,7 +12,7 @@ pub(super) fn limits_of(sides: &[Side<'_>]) -> Vec<Option<String>> {
 
 /// The load a run applied, in words: one entry per scenario (executor and its
 /// parameters, which include VUs or rates and durations) and per stage window.
-fn load_shape(m: &pado_metrics::RunMeta) -> Vec<String> {
+fn load_shape(m: &pado_results::RunMeta) -> Vec<String> {
     let mut out: Vec<String> = m
         .scenarios
         .iter()

@@ -1,7 +1,6 @@
 use super::*;
-use pado_metrics::{
-    Interval, Phases, RequestSample, RunMeta, SecondRecord, SeriesKey, SeriesStats,
-};
+use pado_metrics::{Interval, Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats};
+use pado_results::RunMeta;
 
 /// A 60-second run whose per-second request count and latency are drawn around
 /// `rps` and `lat_ms` (deterministic noise from `seed`).
@@ -227,7 +226,7 @@ fn direction_and_significance_come_from_the_same_seconds() {
 #[test]
 fn different_tests_and_load_shapes_are_warned_about() {
     let with_shape = |mut r: LoadedRun, desc: &str| {
-        r.meta.scenarios = vec![pado_metrics::ScenarioMeta {
+        r.meta.scenarios = vec![pado_results::ScenarioMeta {
             name: "default".into(),
             executor: "constant-vus".into(),
             description: desc.into(),

@@ -2,7 +2,7 @@
 //! (and latency per steady period) with where it went.
 
 use maud::{html, Markup};
-use pado_metrics::SoakMode;
+use pado_results::SoakMode;
 
 use super::cells::table;
 use crate::summary::Summary;

@@ -2,9 +2,9 @@ use super::*;
 use crate::stages::test_support::*;
 use crate::summary::build;
 use pado_metrics::{
-    CheckCounts, ErrorKind, Phases, RequestSample, ResultDir, ScenarioMeta, SecondRecord,
-    SeriesKey, SeriesStats, ThresholdSpec,
+    CheckCounts, ErrorKind, Phases, RequestSample, SecondRecord, SeriesKey, SeriesStats,
 };
+use pado_results::{ResultDir, ScenarioMeta, ThresholdSpec};
 
 const XSS: &str = "<script>alert(1)</script>";
 const KOREAN: &str = "검색 \"엔진\" & <b>";
@@ -376,7 +376,7 @@ fn demo_report() {
     let base = std::path::PathBuf::from(
         std::env::var("PADO_REPORT_DEMO").unwrap_or_else(|_| "/tmp/pado-report-demo".into()),
     );
-    let write = |name: &str, meta: pado_metrics::RunMeta, seconds: Vec<SecondRecord>| {
+    let write = |name: &str, meta: pado_results::RunMeta, seconds: Vec<SecondRecord>| {
         let dir = ResultDir::create(base.join(name)).unwrap();
         dir.write_meta(&meta).unwrap();
         let mut w = dir.timeline_writer().unwrap();
@@ -409,7 +409,7 @@ fn demo_report() {
 
 /// The demo's run.json: two scenarios, four stages, thresholds and a warning with
 /// hostile text.
-fn demo_meta() -> pado_metrics::RunMeta {
+fn demo_meta() -> pado_results::RunMeta {
     let mut m = meta("checkout flow — 검색 \"엔진\" & <b>", 600.0);
     m.scenarios = vec![
         ScenarioMeta {
@@ -575,8 +575,8 @@ fn mark(
     end_s: f64,
     label: &str,
     target: f64,
-) -> pado_metrics::StageMark {
-    pado_metrics::StageMark {
+) -> pado_results::StageMark {
+    pado_results::StageMark {
         scenario: scenario.into(),
         index,
         start_s,

@@ -108,9 +108,9 @@ pub(super) fn soak_of(
     let soak = analyse(periods, latency, &run.observations, &own);
     let mode = run.meta.soak;
     let ok = match (mode, &soak) {
-        (Some(pado_metrics::SoakMode::Requested), Some(s)) => s.verdict == Verdict::Stable,
+        (Some(pado_results::SoakMode::Requested), Some(s)) => s.verdict == Verdict::Stable,
         // Too early to judge a run still going; too late for one that ended.
-        (Some(pado_metrics::SoakMode::Requested), None) => run.in_progress,
+        (Some(pado_results::SoakMode::Requested), None) => run.in_progress,
         _ => true,
     };
     let keep = mode.is_some() || soak.as_ref().is_some_and(|s| s.verdict != Verdict::Stable);

@@ -6,9 +6,8 @@ use std::collections::BTreeMap;
 use pado_analysis::thresholds::{self, Threshold, ThresholdResult};
 use pado_analysis::verdict::Verdict;
 use pado_analysis::TotalsSource;
-use pado_metrics::{
-    HttpVersion, Phase, ProtocolCounts, RunMeta, SeriesStats, ThresholdSpec, Totals,
-};
+use pado_metrics::{HttpVersion, Phase, ProtocolCounts, SeriesStats, Totals};
+use pado_results::{RunMeta, ThresholdSpec};
 
 use super::analyses::{bottlenecks_of, drift_periods, generator_check, saturation_of, soak_of};
 use super::verdict::verdict;
@@ -156,7 +155,7 @@ fn judge(s: &Summary) -> Verdict {
     Verdict::judge(&Judging {
         thresholds: &s.thresholds,
         events: &s.events,
-        soak: (s.soak_mode == Some(pado_metrics::SoakMode::Requested)).then_some(SoakJudging {
+        soak: (s.soak_mode == Some(pado_results::SoakMode::Requested)).then_some(SoakJudging {
             soak: s.soak.as_ref(),
             ok: s.soak_ok,
         }),

@@ -3,7 +3,7 @@
 //! saturated generator among eight is hidden in the sums).
 
 use pado_analysis::self_check::{check, GenSecond, RunFigures};
-use pado_metrics::merge::GeneratorFigures;
+use pado_results::merge::GeneratorFigures;
 
 use super::{GeneratorSummary, LoadedRun};
 use crate::timeline::gen_second;

@@ -1,7 +1,7 @@
 //! Reading a result directory into a [`LoadedRun`]: the timeline streamed once, and
 //! the figures of a run pado did not finish writing made honest.
 
-use pado_metrics::{ResultDir, RunMeta};
+use pado_results::{ResultDir, RunMeta};
 
 use super::{LoadedRun, ReportError};
 use crate::timeline::RunFold;
@@ -15,17 +15,17 @@ pub fn load(dir: &ResultDir) -> Result<LoadedRun, ReportError> {
 /// rows in the stage table (e.g. `peak=30s..60s`), beside the executor's stages.
 pub fn load_with_windows(
     dir: &ResultDir,
-    windows: &[pado_metrics::StageMark],
+    windows: &[pado_results::StageMark],
 ) -> Result<LoadedRun, ReportError> {
     // Asked before run.json is read: a run that ends in between has rewritten it
     // with its real length, and reads as finished.
     let in_progress = dir.being_written();
     let mut meta = dir.read_meta()?;
     meta.stages.extend(windows.iter().cloned());
-    let events = pado_metrics::events::read_events(dir.path())?;
+    let events = pado_results::events::read_events(dir.path())?;
     if !in_progress {
         // A window still on record once its run is over was never undone by it.
-        let open = pado_metrics::open_faults::read_open_faults(dir.path())?;
+        let open = pado_results::open_faults::read_open_faults(dir.path())?;
         meta.warnings.extend(left_open_warnings(&open, &events));
     }
     let mut fold = RunFold::new(meta).with_events(events);
@@ -47,7 +47,7 @@ pub fn load_with_windows(
 pub fn load_folded(
     dir: &ResultDir,
     fold: RunFold,
-    read: &pado_metrics::TimelineRead,
+    read: &pado_results::TimelineRead,
 ) -> Result<LoadedRun, ReportError> {
     let mut run = fold.finish();
     // The run.json written last (its real length), with the fold's stages.
@@ -62,8 +62,8 @@ pub fn load_folded(
 /// still on record (its undo never ran), and each one a later pado undid
 /// (`left_open` in `events.jsonl`), with when and how that went.
 pub(crate) fn left_open_warnings(
-    open: &[pado_metrics::open_faults::OpenWindow],
-    events: &[pado_metrics::events::EventRecord],
+    open: &[pado_results::open_faults::OpenWindow],
+    events: &[pado_results::events::EventRecord],
 ) -> Vec<String> {
     let mut out = Vec::new();
     for w in open {
@@ -77,7 +77,7 @@ pub(crate) fn left_open_warnings(
     for e in events {
         let Some(l) = &e.left_open else { continue };
         let how = match e.undo.as_ref().map(|u| u.outcome) {
-            Some(pado_metrics::events::Outcome::Ok) => "it succeeded".to_string(),
+            Some(pado_results::events::Outcome::Ok) => "it succeeded".to_string(),
             Some(o) => format!(
                 "it did not succeed ({}): check the target",
                 serde_json::to_value(o)
@@ -100,7 +100,7 @@ pub(crate) fn left_open_warnings(
 
 /// The target's metrics, the failure samples and the generators of a loaded timeline.
 fn read_the_rest(dir: &ResultDir, mut run: LoadedRun) -> Result<LoadedRun, ReportError> {
-    run.observations = pado_metrics::read_observations(dir.path(), &|name: &str| {
+    run.observations = pado_results::read_observations(dir.path(), &|name: &str| {
         pado_analysis::attribution::wanted(name) || pado_analysis::soak::wanted(name)
     })?;
     run.totals.failures = dir.read_failures()?;
@@ -118,7 +118,7 @@ fn read_the_rest(dir: &ResultDir, mut run: LoadedRun) -> Result<LoadedRun, Repor
 /// A half-written last timeline line (left out by the reader) is said too. A run
 /// still writing the directory (`in_progress`) is not cut short: its length is the
 /// seconds so far, and the warning says it is still going.
-fn recover_unfinished(meta: &mut RunMeta, read: &pado_metrics::TimelineRead, in_progress: bool) {
+fn recover_unfinished(meta: &mut RunMeta, read: &pado_results::TimelineRead, in_progress: bool) {
     let mut said = Vec::new();
     if meta.duration_s <= 0.0 && in_progress {
         let seconds = read.last_t.map_or(0, |t| t.saturating_add(1));

@@ -19,7 +19,8 @@ mod warnings;
 use std::collections::BTreeMap;
 
 use pado_analysis::thresholds::ThresholdResult;
-use pado_metrics::{LatencySummary, ResultError, RunMeta, ScenarioMeta, Totals};
+use pado_metrics::{LatencySummary, Totals};
+use pado_results::{ResultError, RunMeta, ScenarioMeta};
 use serde::{Deserialize, Serialize};
 
 use crate::stages::StageStats;
@@ -242,7 +243,7 @@ pub struct Summary {
     /// Soak mode, from `run.json`: `requested` (`--soak`: the verdict is judged) or
     /// `long`; absent for other runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub soak_mode: Option<pado_metrics::SoakMode>,
+    pub soak_mode: Option<pado_results::SoakMode>,
     /// False when the run asked to be judged as a soak (`--soak`) and its verdict is
     /// not `stable`, or when no period of steady load was long enough to judge.
     #[serde(default = "yes")]
@@ -316,11 +317,11 @@ pub struct Summary {
     /// The live outputs the run streamed to and what each delivered (from
     /// `run.json`); absent when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub outputs: Vec<pado_metrics::result_dir::OutputMeta>,
+    pub outputs: Vec<pado_metrics::OutputMeta>,
     /// The raw per-request file (`--output raw-json=FILE`): lines written and
     /// dropped (from `run.json`); absent when none was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw_output: Option<pado_metrics::result_dir::RawOutputMeta>,
+    pub raw_output: Option<pado_metrics::RawOutputMeta>,
 }
 
 fn yes() -> bool {
@@ -387,13 +388,13 @@ pub struct LoadedRun {
     pub error_names: Vec<String>,
     /// The target's metrics scraped during the run (`observe.jsonl`), only the
     /// families the attribution and the charts read.
-    pub observations: pado_metrics::Observations,
+    pub observations: pado_results::Observations,
     /// Every event-loop probe wake-up of the run, all workers merged: the run's lag
     /// percentiles for the generator self-check.
     pub generator_lag: pado_metrics::LagHistogram,
     /// A merged result's generators (`generators.json`, written by `pado merge`);
     /// `None` for a run of one generator.
-    pub generators: Option<pado_metrics::merge::GeneratorsFile>,
+    pub generators: Option<pado_results::merge::GeneratorsFile>,
     /// The run's events (`events.jsonl`): impact and expectations, judged on the
     /// seconds as they were folded.
     pub events: Vec<pado_analysis::events::EventImpact>,

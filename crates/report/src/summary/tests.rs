@@ -2,7 +2,7 @@ use super::*;
 use crate::html::render_html;
 use crate::stages::test_support::*;
 use crate::text::{render, TextOptions};
-use pado_metrics::ResultDir;
+use pado_results::ResultDir;
 
 /// A result directory in a temporary directory removed when the test ends (the
 /// `TempDir` must be held as long as the `ResultDir` is used).
@@ -46,8 +46,8 @@ fn write_killed(dir: &ResultDir, m: &RunMeta, seconds: u32, torn: bool) {
 /// run without an open window says neither.
 #[test]
 fn a_fault_window_a_killed_run_left_open_is_said() {
-    use pado_metrics::events::{append_event, ActionRecord, EventRecord, LeftOpen, Outcome};
-    use pado_metrics::open_faults::{write_record, OpenFaults, OpenWindow, OPEN_FAULTS_FILE};
+    use pado_results::events::{append_event, ActionRecord, EventRecord, LeftOpen, Outcome};
+    use pado_results::open_faults::{write_record, OpenFaults, OpenWindow, OPEN_FAULTS_FILE};
     let (_tmp_dir, dir) = tmpdir("left-open");
     write_killed(&dir, &meta("killed", 0.0), 6, false);
     let said = |dir: &ResultDir| -> Vec<String> {
@@ -73,7 +73,7 @@ fn a_fault_window_a_killed_run_left_open_is_said() {
         timeout_ms: 1000,
     };
     let record = OpenFaults {
-        format: pado_metrics::open_faults::OPEN_FAULTS_FORMAT.into(),
+        format: pado_results::open_faults::OPEN_FAULTS_FORMAT.into(),
         run_name: "killed".into(),
         result_dir: dir.path().display().to_string(),
         run_started_at: "2026-01-01T00:00:00.000Z".into(),
@@ -302,7 +302,7 @@ fn a_saturated_generator_gets_no_knee_claims() {
 /// 200 ms at 150 (it rises with the load), plus `leak_ms_per_s` in the second hold.
 fn ramp_hold_run(leak_ms_per_s: f64) -> LoadedRun {
     let mut m = meta("soak", 100.0);
-    let mark = |index, start_s, end_s, from: f64, to: f64| pado_metrics::StageMark {
+    let mark = |index, start_s, end_s, from: f64, to: f64| pado_results::StageMark {
         scenario: "default".into(),
         index,
         start_s,
@@ -409,7 +409,7 @@ fn latency_growing_under_steady_load_is_drift_near_the_planted_slope() {
 /// recorded ceiling makes it the allocated peak.
 #[test]
 fn the_vu_pool_is_the_open_scenarios_ceiling() {
-    let sc = |open: bool, max: Option<u32>| pado_metrics::ScenarioMeta {
+    let sc = |open: bool, max: Option<u32>| pado_results::ScenarioMeta {
         open_model: open,
         max_vus: max,
         ..Default::default()
@@ -434,7 +434,7 @@ fn the_vu_pool_is_the_open_scenarios_ceiling() {
 #[test]
 fn dropped_arrivals_are_named_with_the_knob() {
     let mut m = meta("open", 10.0);
-    m.scenarios = vec![pado_metrics::ScenarioMeta {
+    m.scenarios = vec![pado_results::ScenarioMeta {
         name: "default".into(),
         executor: "constant-arrival-rate".into(),
         description: "100 it/s".into(),
@@ -593,7 +593,7 @@ fn runs_without_generator_figures_say_nothing_about_it() {
 /// `events.jsonl` and the timeline, and every presenter shows it.
 #[test]
 fn events_are_judged_from_the_directory_and_shown_everywhere() {
-    use pado_metrics::events::{EventRecord, EventsWriter, ExpectRecord};
+    use pado_results::events::{EventRecord, EventsWriter, ExpectRecord};
     let (_tmp_dir, dir) = tmpdir("events");
     dir.write_meta(&meta("events", 20.0)).unwrap();
     let mut w = dir.timeline_writer().unwrap();
@@ -704,19 +704,19 @@ fn events_are_judged_from_the_directory_and_shown_everywhere() {
 
 /// `ramp_hold_run(0.0)` with the target's resident memory observed every second:
 /// flat, except `leak_mib_per_s` more every second of the 150-VU hold.
-fn soak_run(leak_mib_per_s: f64, mode: Option<pado_metrics::SoakMode>) -> LoadedRun {
+fn soak_run(leak_mib_per_s: f64, mode: Option<pado_results::SoakMode>) -> LoadedRun {
     let mut run = ramp_hold_run(0.0);
     run.meta.soak = mode;
     let mib = 1024.0 * 1024.0;
-    run.observations = pado_metrics::Observations {
-        endpoints: vec![pado_metrics::observed::EndpointLog {
+    run.observations = pado_results::Observations {
+        endpoints: vec![pado_results::observed::EndpointLog {
             name: "app".into(),
             ..Default::default()
         }],
-        series: vec![pado_metrics::ObservedSeries {
+        series: vec![pado_results::ObservedSeries {
             endpoint: "app".into(),
             name: "process_resident_memory_bytes".into(),
-            kind: pado_metrics::observed::MetricType::Gauge,
+            kind: pado_metrics::MetricType::Gauge,
             points: (0..100)
                 .map(|t| {
                     let wobble = (t % 5) as f64 * 0.2 * mib;
@@ -736,7 +736,7 @@ fn soak_run(leak_mib_per_s: f64, mode: Option<pado_metrics::SoakMode>) -> Loaded
 #[test]
 fn the_soak_verdict_is_judged_only_when_asked() {
     use pado_analysis::soak::Verdict;
-    use pado_metrics::SoakMode;
+    use pado_results::SoakMode;
     let leaky = soak_run(1.0, Some(SoakMode::Requested));
     let s = build(&leaky).unwrap();
     let k = s.soak.as_ref().expect("soak");
@@ -808,7 +808,7 @@ fn the_soak_verdict_is_judged_only_when_asked() {
 /// judged: not failed for that, and said so.
 #[test]
 fn a_soak_still_going_is_not_failed_for_being_short() {
-    let mut run = soak_run(0.0, Some(pado_metrics::SoakMode::Requested));
+    let mut run = soak_run(0.0, Some(pado_results::SoakMode::Requested));
     run.meta.stages.clear();
     run.points
         .iter_mut()
@@ -847,7 +847,7 @@ fn ws_series(name: &str, n: u64, failed: u64) -> pado_metrics::SeriesStats {
 #[test]
 fn a_websocket_only_run_shows_its_sessions_not_zero_requests() {
     let mut m = meta("chat", 10.0);
-    m.thresholds = vec![pado_metrics::ThresholdSpec {
+    m.thresholds = vec![pado_results::ThresholdSpec {
         metric: "ws_sessions".into(),
         expr: "count > 10".into(),
         abort_on_fail: false,
@@ -950,7 +950,7 @@ fn scoped_thresholds_are_judged_on_their_own_seconds() {
         stage(0, 0.0, 10.0, "hold 4 VUs"),
         stage(1, 10.0, 20.0, "hold 4 VUs"),
     ];
-    let spec = |metric: &str, expr: &str, w: Option<[f64; 2]>| pado_metrics::ThresholdSpec {
+    let spec = |metric: &str, expr: &str, w: Option<[f64; 2]>| pado_results::ThresholdSpec {
         metric: metric.into(),
         expr: expr.into(),
         abort_on_fail: false,

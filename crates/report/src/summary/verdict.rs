@@ -234,7 +234,7 @@ pub enum VuPool {
 impl VuPool {
     /// The pool of these scenarios: the sum of the open-model ones' `max_vus`, or,
     /// when one of them did not record it, the most VUs allocated at once.
-    pub fn of(scenarios: &[pado_metrics::ScenarioMeta], allocated: u32) -> VuPool {
+    pub fn of(scenarios: &[pado_results::ScenarioMeta], allocated: u32) -> VuPool {
         let open: Vec<_> = scenarios.iter().filter(|s| s.open_model).collect();
         let caps: Option<Vec<u32>> = open.iter().map(|s| s.max_vus).collect();
         match caps {

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use pado_analysis::soak::{ResourceDrift, Soak, Verdict};
 use pado_base::units::{memory, plain};
-use pado_metrics::SoakMode;
+use pado_results::SoakMode;
 
 use super::{cell, mark, TextOptions};
 use crate::summary::Summary;

@@ -13,9 +13,10 @@ use std::collections::BTreeMap;
 
 use pado_analysis::self_check::GenSecond;
 use pado_metrics::{
-    ErrorKind, GeneratorSecond, LagHistogram, LatencyHistogram, Phase, RunMeta, SecondRecord,
-    SeriesKey, SeriesStats, Totals,
+    ErrorKind, GeneratorSecond, LagHistogram, LatencyHistogram, Phase, SecondRecord, SeriesKey,
+    SeriesStats, Totals,
 };
+use pado_results::RunMeta;
 
 use crate::stages::{second_in_window, StageAcc, StageStats};
 use crate::summary::LoadedRun;
@@ -346,7 +347,7 @@ impl RunFold {
     }
 
     /// Judge these events (`events.jsonl`) on the seconds folded from now on.
-    pub fn with_events(mut self, events: Vec<pado_metrics::events::EventRecord>) -> Self {
+    pub fn with_events(mut self, events: Vec<pado_results::events::EventRecord>) -> Self {
         self.events =
             pado_analysis::events::EventFold::new(events).with_steps(self.meta.steps.clone());
         self
@@ -433,7 +434,7 @@ impl RunFold {
             .collect();
         if self.tail.seconds() > 0 {
             let last_t = self.points.last().map_or(0, |p| p.t);
-            let mark = pado_metrics::StageMark {
+            let mark = pado_results::StageMark {
                 index: stages.len(),
                 start_s: self.stages_end,
                 end_s: f64::from(last_t.saturating_add(1)).max(self.stages_end),

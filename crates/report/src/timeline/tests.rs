@@ -3,7 +3,7 @@ use crate::csv_export::timeline_csv;
 use crate::html::render_html;
 use crate::stages::test_support::*;
 use crate::summary::{build, load};
-use pado_metrics::ResultDir;
+use pado_results::ResultDir;
 
 /// A result directory in a temporary directory removed when the test ends (the
 /// `TempDir` must be held as long as the `ResultDir` is used).
@@ -41,7 +41,7 @@ fn write_run(dir: &ResultDir, meta: &RunMeta, seconds: u32) {
     }
 }
 
-fn three_stages(end: f64) -> Vec<pado_metrics::StageMark> {
+fn three_stages(end: f64) -> Vec<pado_results::StageMark> {
     let a = (end / 6.0).round();
     let b = (end * 5.0 / 6.0).round();
     vec![

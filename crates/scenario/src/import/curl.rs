@@ -88,171 +88,186 @@ fn short_option(c: char) -> Option<&'static str> {
 /// request in a way a scenario cannot say are refused with the reason, so nothing
 /// that matters is lost silently.
 fn long_option(name: &str) -> Option<Kind> {
-    use Kind::*;
+    used_option(name)
+        .or_else(|| curl_only_option(name).then_some(Kind::IgnoreValue))
+        .or_else(|| curl_only_flag(name).then_some(Kind::Ignore))
+        .or_else(|| unsupported_option(name).map(Kind::Unsupported))
+}
+
+/// The options that shape the request, and whether they take a value.
+fn used_option(name: &str) -> Option<Kind> {
     Some(match name {
         "request" | "header" | "data" | "data-ascii" | "data-raw" | "data-binary"
         | "data-urlencode" | "json" | "cookie" | "user" | "user-agent" | "referer" | "url"
-        | "max-time" | "oauth2-bearer" | "url-query" => Value,
-        "insecure" | "get" | "head" | "compressed" | "http1.1" | "http2"
-        | "http2-prior-knowledge" => Flag,
+        | "max-time" | "oauth2-bearer" | "url-query" => Kind::Value,
+        "insecure"
+        | "get"
+        | "head"
+        | "compressed"
+        | "http1.1"
+        | "http2"
+        | "http2-prior-knowledge" => Kind::Flag,
+        _ => return None,
+    })
+}
+
+/// The options that only change what curl itself does and take a value (skipped
+/// with it).
+fn curl_only_option(name: &str) -> bool {
+    matches!(
+        name,
         "output"
-        | "output-dir"
-        | "write-out"
-        | "connect-timeout"
-        | "retry"
-        | "retry-delay"
-        | "retry-max-time"
-        | "dump-header"
-        | "stderr"
-        | "trace"
-        | "trace-ascii"
-        | "trace-config"
-        | "libcurl"
-        | "max-redirs"
-        | "limit-rate"
-        | "cookie-jar"
-        | "speed-limit"
-        | "speed-time"
-        | "keepalive-time"
-        | "expect100-timeout"
-        | "happy-eyeballs-timeout-ms"
-        | "max-filesize"
-        | "interface"
-        | "local-port"
-        | "cacert"
-        | "capath"
-        | "crlfile"
-        | "pinnedpubkey"
-        | "ciphers"
-        | "tls13-ciphers"
-        | "curves"
-        | "tls-max"
-        | "noproxy"
-        | "netrc-file"
-        | "proto"
-        | "proto-redir"
-        | "proto-default"
-        | "dns-servers"
-        | "dns-interface"
-        | "dns-ipv4-addr"
-        | "dns-ipv6-addr"
-        | "doh-url"
-        | "etag-save"
-        | "hsts"
-        | "alt-svc"
-        | "parallel-max"
-        | "rate"
-        | "create-file-mode"
-        | "egd-file"
-        | "random-file" => IgnoreValue,
+            | "output-dir"
+            | "write-out"
+            | "connect-timeout"
+            | "retry"
+            | "retry-delay"
+            | "retry-max-time"
+            | "dump-header"
+            | "stderr"
+            | "trace"
+            | "trace-ascii"
+            | "trace-config"
+            | "libcurl"
+            | "max-redirs"
+            | "limit-rate"
+            | "cookie-jar"
+            | "speed-limit"
+            | "speed-time"
+            | "keepalive-time"
+            | "expect100-timeout"
+            | "happy-eyeballs-timeout-ms"
+            | "max-filesize"
+            | "interface"
+            | "local-port"
+            | "cacert"
+            | "capath"
+            | "crlfile"
+            | "pinnedpubkey"
+            | "ciphers"
+            | "tls13-ciphers"
+            | "curves"
+            | "tls-max"
+            | "noproxy"
+            | "netrc-file"
+            | "proto"
+            | "proto-redir"
+            | "proto-default"
+            | "dns-servers"
+            | "dns-interface"
+            | "dns-ipv4-addr"
+            | "dns-ipv6-addr"
+            | "doh-url"
+            | "etag-save"
+            | "hsts"
+            | "alt-svc"
+            | "parallel-max"
+            | "rate"
+            | "create-file-mode"
+            | "egd-file"
+            | "random-file"
+    )
+}
+
+/// The options that only change what curl itself does and take no value.
+fn curl_only_flag(name: &str) -> bool {
+    matches!(
+        name,
         "silent"
-        | "show-error"
-        | "location"
-        | "location-trusted"
-        | "include"
-        | "show-headers"
-        | "verbose"
-        | "fail"
-        | "fail-with-body"
-        | "fail-early"
-        | "no-buffer"
-        | "globoff"
-        | "progress-bar"
-        | "progress-meter"
-        | "no-progress-meter"
-        | "disable"
-        | "remote-name"
-        | "remote-name-all"
-        | "remote-header-name"
-        | "remote-time"
-        | "create-dirs"
-        | "no-clobber"
-        | "skip-existing"
-        | "xattr"
-        | "junk-session-cookies"
-        | "parallel"
-        | "parallel-immediate"
-        | "retry-connrefused"
-        | "retry-all-errors"
-        | "trace-time"
-        | "trace-ids"
-        | "http0.9"
-        | "tr-encoding"
-        | "path-as-is"
-        | "ipv4"
-        | "ipv6"
-        | "raw"
-        | "keepalive"
-        | "no-keepalive"
-        | "tcp-nodelay"
-        | "tcp-fastopen"
-        | "mptcp"
-        | "ssl-no-revoke"
-        | "ssl-revoke-best-effort"
-        | "ssl-allow-beast"
-        | "ssl-auto-client-cert"
-        | "ca-native"
-        | "cert-status"
-        | "false-start"
-        | "no-sessionid"
-        | "no-alpn"
-        | "no-npn"
-        | "styled-output"
-        | "no-styled-output"
-        | "basic"
-        | "anyauth"
-        | "netrc"
-        | "netrc-optional"
-        | "post301"
-        | "post302"
-        | "post303"
-        | "suppress-connect-headers"
-        | "disallow-username-in-url"
-        | "ignore-content-length"
-        | "doh-insecure"
-        | "doh-cert-status"
-        | "tlsv1"
-        | "tlsv1.0"
-        | "tlsv1.1"
-        | "tlsv1.2"
-        | "tlsv1.3"
-        | "sslv2"
-        | "sslv3"
-        | "ssl"
-        | "ssl-reqd" => Ignore,
-        "http1.0" => Unsupported(
-            "pado sends HTTP/1.1 (or HTTP/2), not HTTP/1.0; drop the option to test the same request over HTTP/1.1",
-        ),
-        "http3" | "http3-only" => Unsupported(
-            "pado does not speak HTTP/3; drop the option (or use --http2) to test over HTTP/2 or HTTP/1.1",
-        ),
-        "proxy" | "proxy-user" | "socks5" | "socks5-hostname" | "preproxy" => Unsupported(
-            "give the proxy as `defaults.proxy` in the scenario (or HTTPS_PROXY) instead",
-        ),
-        "form" | "form-string" => Unsupported(
-            "multipart forms: write the body with `body_file` and a Content-Type header",
-        ),
-        "upload-file" => Unsupported("use `body_file` with method PUT instead"),
-        "cert" | "key" | "cert-type" | "key-type" | "pass" => Unsupported(
-            "give the client certificate as `defaults.tls` in the scenario (or --client-cert) instead",
-        ),
-        "config" => Unsupported("paste the options themselves"),
-        "range" => Unsupported("write `-H 'Range: bytes=...'` instead"),
-        "time-cond" | "continue-at" | "etag-compare" => {
-            Unsupported("write the header with -H instead")
-        }
-        "digest" | "ntlm" | "negotiate" | "aws-sigv4" | "delegation" => {
-            Unsupported("only Basic authentication (-u) and bearer tokens are supported")
-        }
-        "resolve" | "connect-to" | "unix-socket" | "abstract-unix-socket" => {
-            Unsupported("point the URL at the address to test instead")
-        }
-        "request-target" | "haproxy-protocol" | "haproxy-clientip" => {
-            Unsupported("pado cannot send this request line or connection preface")
-        }
-        "variable" | "expand-url" | "expand-data" | "expand-header" | "expand-json" => {
-            Unsupported("expand the variables first and import the resulting command")
-        }
+            | "show-error"
+            | "location"
+            | "location-trusted"
+            | "include"
+            | "show-headers"
+            | "verbose"
+            | "fail"
+            | "fail-with-body"
+            | "fail-early"
+            | "no-buffer"
+            | "globoff"
+            | "progress-bar"
+            | "progress-meter"
+            | "no-progress-meter"
+            | "disable"
+            | "remote-name"
+            | "remote-name-all"
+            | "remote-header-name"
+            | "remote-time"
+            | "create-dirs"
+            | "no-clobber"
+            | "skip-existing"
+            | "xattr"
+            | "junk-session-cookies"
+            | "parallel"
+            | "parallel-immediate"
+            | "retry-connrefused"
+            | "retry-all-errors"
+            | "trace-time"
+            | "trace-ids"
+            | "http0.9"
+            | "tr-encoding"
+            | "path-as-is"
+            | "ipv4"
+            | "ipv6"
+            | "raw"
+            | "keepalive"
+            | "no-keepalive"
+            | "tcp-nodelay"
+            | "tcp-fastopen"
+            | "mptcp"
+            | "ssl-no-revoke"
+            | "ssl-revoke-best-effort"
+            | "ssl-allow-beast"
+            | "ssl-auto-client-cert"
+            | "ca-native"
+            | "cert-status"
+            | "false-start"
+            | "no-sessionid"
+            | "no-alpn"
+            | "no-npn"
+            | "styled-output"
+            | "no-styled-output"
+            | "basic"
+            | "anyauth"
+            | "netrc"
+            | "netrc-optional"
+            | "post301"
+            | "post302"
+            | "post303"
+            | "suppress-connect-headers"
+            | "disallow-username-in-url"
+            | "ignore-content-length"
+            | "doh-insecure"
+            | "doh-cert-status"
+            | "tlsv1"
+            | "tlsv1.0"
+            | "tlsv1.1"
+            | "tlsv1.2"
+            | "tlsv1.3"
+            | "sslv2"
+            | "sslv3"
+            | "ssl"
+            | "ssl-reqd"
+    )
+}
+
+/// The options that change the request in a way a scenario cannot say, with what to
+/// do instead.
+fn unsupported_option(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "http1.0" => "pado sends HTTP/1.1 (or HTTP/2), not HTTP/1.0; drop the option to test the same request over HTTP/1.1",
+        "http3" | "http3-only" => "pado does not speak HTTP/3; drop the option (or use --http2) to test over HTTP/2 or HTTP/1.1",
+        "proxy" | "proxy-user" | "socks5" | "socks5-hostname" | "preproxy" => "give the proxy as `defaults.proxy` in the scenario (or HTTPS_PROXY) instead",
+        "form" | "form-string" => "multipart forms: write the body with `body_file` and a Content-Type header",
+        "upload-file" => "use `body_file` with method PUT instead",
+        "cert" | "key" | "cert-type" | "key-type" | "pass" => "give the client certificate as `defaults.tls` in the scenario (or --client-cert) instead",
+        "config" => "paste the options themselves",
+        "range" => "write `-H 'Range: bytes=...'` instead",
+        "time-cond" | "continue-at" | "etag-compare" => "write the header with -H instead",
+        "digest" | "ntlm" | "negotiate" | "aws-sigv4" | "delegation" => "only Basic authentication (-u) and bearer tokens are supported",
+        "resolve" | "connect-to" | "unix-socket" | "abstract-unix-socket" => "point the URL at the address to test instead",
+        "request-target" | "haproxy-protocol" | "haproxy-clientip" => "pado cannot send this request line or connection preface",
+        "variable" | "expand-url" | "expand-data" | "expand-header" | "expand-json" => "expand the variables first and import the resulting command",
         _ => return None,
     })
 }

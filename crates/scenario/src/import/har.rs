@@ -70,122 +70,20 @@ pub fn import_har(text: &str, opts: &ImportOptions) -> Result<Imported, ImportEr
 
     let mut kept: Vec<Rec> = Vec::new();
     let mut notes = Vec::new();
-    let (mut n_static, mut n_scheme, mut n_host, mut n_method) = (0, 0, 0, 0);
+    let mut dropped = Dropped::default();
     for (index, e) in entries.iter().enumerate() {
-        let bad = |reason: String| ImportError::BadEntry { index, reason };
-        let req = e
-            .get("request")
-            .filter(|r| r.is_object())
-            .ok_or_else(|| bad("no `request` object".into()))?;
-        let method = req
-            .get("method")
-            .and_then(Value::as_str)
-            .map(|m| m.trim().to_ascii_uppercase())
-            .filter(|m| !m.is_empty())
-            .ok_or_else(|| bad("request.method is missing".into()))?;
-        let raw_url = req
-            .get("url")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad("request.url is missing".into()))?;
-        let lower = raw_url.trim_start().to_ascii_lowercase();
-        if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-            // data:, blob:, ws:, chrome-extension: ... never an HTTP request.
-            n_scheme += 1;
-            continue;
+        if let Some(rec) = recorded_entry(index, e, opts, &mut dropped, &mut notes)? {
+            kept.push(rec);
         }
-        let mut url =
-            split_url(raw_url).map_err(|r| bad(format!("request.url `{raw_url}`: {r}")))?;
-        add_recorded_query(&mut url, req.get("queryString"));
-        if !opts.include_static && is_static(&url.path_query) {
-            n_static += 1;
-            continue;
-        }
-        if let Some(f) = &opts.host_filter {
-            if !host_matches(f, &url) {
-                n_host += 1;
-                continue;
-            }
-        }
-        if !METHODS.contains(&method.as_str()) {
-            n_method += 1;
-            continue;
-        }
-
-        let mut headers = Vec::new();
-        for h in req
-            .get("headers")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or(&[])
-        {
-            let (Some(name), Some(value)) = (
-                h.get("name").and_then(Value::as_str),
-                h.get("value").and_then(Value::as_str),
-            ) else {
-                continue;
-            };
-            let name = name.trim();
-            if !is_automatic_header(name, true) && valid_header(name, value) {
-                if value.contains("{{") {
-                    return Err(bad(format!(
-                        "header `{name}` contains `{{{{`, which a scenario file reads as a template (there is no escape for it yet); edit the recording"
-                    )));
-                }
-                push_header(&mut headers, name, value);
-            }
-        }
-
-        let body = match req.get("postData") {
-            Some(pd) => recorded_body(pd, &mut headers, index, &mut notes).map_err(bad)?,
-            None => Body::None,
-        };
-
-        let status = e
-            .get("response")
-            .and_then(|r| r.get("status"))
-            .and_then(Value::as_u64)
-            .filter(|s| (100..=599).contains(s))
-            .map(|s| if s == 304 { 200 } else { s as u16 });
-        // Browsers write `HTTP/2.0`, `h2`, `http/2`, `h3`... on the request or only
-        // on the response.
-        let version = ["request", "response"]
-            .iter()
-            .filter_map(|side| {
-                let v = e.get(side)?.get("httpVersion")?.as_str()?;
-                let v = v.trim().to_ascii_lowercase();
-                if v.starts_with("http/3") || v == "h3" {
-                    Some(3)
-                } else if v.starts_with("http/2") || v == "h2" {
-                    Some(2)
-                } else {
-                    None
-                }
-            })
-            .max()
-            .unwrap_or(1);
-        let started_ms = e
-            .get("startedDateTime")
-            .and_then(Value::as_str)
-            .and_then(parse_time_ms);
-        let time_ms = e
-            .get("time")
-            .and_then(Value::as_f64)
-            .filter(|t| t.is_finite() && *t >= 0.0)
-            .unwrap_or(0.0);
-        kept.push(Rec {
-            index,
-            method,
-            url,
-            headers,
-            body,
-            status,
-            version,
-            started_ms,
-            time_ms,
-        });
     }
 
     if kept.is_empty() {
+        let Dropped {
+            n_static,
+            n_scheme,
+            n_host,
+            n_method,
+        } = dropped;
         return Err(ImportError::NoRequests(format!(
             "{} entries; dropped {n_static} static assets, {n_scheme} non-HTTP URLs, \
              {n_host} requests to other hosts, {n_method} with unsupported methods{}",
@@ -209,7 +107,160 @@ pub fn import_har(text: &str, opts: &ImportOptions) -> Result<Imported, ImportEr
             r.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
         }
     }
+    let flow = replay_flow(kept, &target, opts)?;
+    Ok(Imported {
+        config: imported_config(Some(target), defaults, flow),
+        notes,
+    })
+}
 
+/// How many entries were left out, and why: said when nothing is left to replay.
+#[derive(Default)]
+struct Dropped {
+    n_static: usize,
+    n_scheme: usize,
+    n_host: usize,
+    n_method: usize,
+}
+
+/// One HAR entry as a [`Rec`], or `None` when the options (or its scheme or method)
+/// leave it out, counted in `dropped`.
+fn recorded_entry(
+    index: usize,
+    e: &Value,
+    opts: &ImportOptions,
+    dropped: &mut Dropped,
+    notes: &mut Vec<String>,
+) -> Result<Option<Rec>, ImportError> {
+    let bad = |reason: String| ImportError::BadEntry { index, reason };
+    let req = e
+        .get("request")
+        .filter(|r| r.is_object())
+        .ok_or_else(|| bad("no `request` object".into()))?;
+    let method = req
+        .get("method")
+        .and_then(Value::as_str)
+        .map(|m| m.trim().to_ascii_uppercase())
+        .filter(|m| !m.is_empty())
+        .ok_or_else(|| bad("request.method is missing".into()))?;
+    let raw_url = req
+        .get("url")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("request.url is missing".into()))?;
+    let lower = raw_url.trim_start().to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        // data:, blob:, ws:, chrome-extension: ... never an HTTP request.
+        dropped.n_scheme += 1;
+        return Ok(None);
+    }
+    let mut url = split_url(raw_url).map_err(|r| bad(format!("request.url `{raw_url}`: {r}")))?;
+    add_recorded_query(&mut url, req.get("queryString"));
+    if !opts.include_static && is_static(&url.path_query) {
+        dropped.n_static += 1;
+        return Ok(None);
+    }
+    if let Some(f) = &opts.host_filter {
+        if !host_matches(f, &url) {
+            dropped.n_host += 1;
+            return Ok(None);
+        }
+    }
+    if !METHODS.contains(&method.as_str()) {
+        dropped.n_method += 1;
+        return Ok(None);
+    }
+
+    let mut headers = recorded_headers(req).map_err(bad)?;
+    let body = match req.get("postData") {
+        Some(pd) => recorded_body(pd, &mut headers, index, notes).map_err(bad)?,
+        None => Body::None,
+    };
+
+    let status = e
+        .get("response")
+        .and_then(|r| r.get("status"))
+        .and_then(Value::as_u64)
+        .filter(|s| (100..=599).contains(s))
+        .map(|s| if s == 304 { 200 } else { s as u16 });
+    let started_ms = e
+        .get("startedDateTime")
+        .and_then(Value::as_str)
+        .and_then(parse_time_ms);
+    let time_ms = e
+        .get("time")
+        .and_then(Value::as_f64)
+        .filter(|t| t.is_finite() && *t >= 0.0)
+        .unwrap_or(0.0);
+    Ok(Some(Rec {
+        index,
+        method,
+        url,
+        headers,
+        body,
+        status,
+        version: recorded_version(e),
+        started_ms,
+        time_ms,
+    }))
+}
+
+/// The request's headers worth replaying: those the client sets by itself (and
+/// malformed ones) dropped; a `{{` is refused, as a scenario would read it as a
+/// template.
+fn recorded_headers(req: &Value) -> Result<Vec<(String, String)>, String> {
+    let mut headers = Vec::new();
+    for h in req
+        .get("headers")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+    {
+        let (Some(name), Some(value)) = (
+            h.get("name").and_then(Value::as_str),
+            h.get("value").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let name = name.trim();
+        if !is_automatic_header(name, true) && valid_header(name, value) {
+            if value.contains("{{") {
+                return Err(format!(
+                    "header `{name}` contains `{{{{`, which a scenario file reads as a template (there is no escape for it yet); edit the recording"
+                ));
+            }
+            push_header(&mut headers, name, value);
+        }
+    }
+    Ok(headers)
+}
+
+/// The HTTP major version of an entry: browsers write `HTTP/2.0`, `h2`, `http/2`,
+/// `h3`... on the request or only on the response; 1 when neither says.
+fn recorded_version(e: &Value) -> u8 {
+    ["request", "response"]
+        .iter()
+        .filter_map(|side| {
+            let v = e.get(side)?.get("httpVersion")?.as_str()?;
+            let v = v.trim().to_ascii_lowercase();
+            if v.starts_with("http/3") || v == "h3" {
+                Some(3)
+            } else if v.starts_with("http/2") || v == "h2" {
+                Some(2)
+            } else {
+                None
+            }
+        })
+        .max()
+        .unwrap_or(1)
+}
+
+/// The kept requests as a flow in recorded order, with the user's pauses between
+/// them as `{ think }` steps.
+fn replay_flow(
+    kept: Vec<Rec>,
+    target: &str,
+    opts: &ImportOptions,
+) -> Result<Vec<Step>, ImportError> {
     let mut flow = Vec::new();
     let mut last_end: Option<f64> = None;
     for r in kept {
@@ -254,10 +305,7 @@ pub fn import_har(text: &str, opts: &ImportOptions) -> Result<Imported, ImportEr
         }
         flow.push(step);
     }
-    Ok(Imported {
-        config: imported_config(Some(target), defaults, flow),
-        notes,
-    })
+    Ok(flow)
 }
 
 /// The protocol the browser used with the target: HTTP/2 when every request to it

@@ -20,38 +20,7 @@ impl Validator<'_> {
                 Some("write `package.Service/Method`, e.g. `helloworld.Greeter/SayHello`"),
             );
         }
-        match &g.url {
-            Some(u) => {
-                let up = format!("{p}.url");
-                if u.contains("{{") {
-                    self.err(
-                        &up,
-                        "the server of a gRPC call cannot come from a template",
-                        None,
-                    );
-                } else {
-                    match url::Url::parse(u) {
-                        Ok(x) if matches!(x.scheme(), "grpc" | "grpcs" | "http" | "https") => {
-                            if x.host_str().is_none_or(str::is_empty) {
-                                self.err(&up, format!("`{u}` has no host"), None);
-                            }
-                        }
-                        Ok(x) => self.err(
-                            &up,
-                            format!("scheme `{}` is not a gRPC scheme", x.scheme()),
-                            Some("use grpc:// (HTTP/2 without TLS) or grpcs:// (TLS)"),
-                        ),
-                        Err(e) => self.err(&up, format!("`{u}` is not a URL: {e}"), None),
-                    }
-                }
-            }
-            None if !has_target => self.err(
-                p,
-                "a gRPC call needs a server: `url` or the file's `target`",
-                Some("add `url: grpc://127.0.0.1:50051`"),
-            ),
-            None => {}
-        }
+        self.grpc_url(p, g.url.as_deref(), has_target);
         for (i, f) in g.proto.iter().enumerate() {
             if f.trim().is_empty() {
                 self.err(&format!("{p}.proto[{i}]"), "empty file name", None);
@@ -95,39 +64,7 @@ impl Validator<'_> {
         }
         let step = p.strip_suffix(".grpc").unwrap_or(p);
         if let Some(c) = &st.check {
-            let cp = format!("{step}.check");
-            if c.status.is_some() {
-                self.err(
-                    &format!("{cp}.status"),
-                    "a gRPC call's status is `grpc_status`",
-                    Some("write `grpc_status: OK` (or NOT_FOUND, 5, a list...)"),
-                );
-            }
-            if !c.header.is_empty() {
-                self.err(
-                    &format!("{cp}.header"),
-                    "checks of a gRPC call read its response message, not headers",
-                    None,
-                );
-            }
-            if let Some(m) = &c.grpc_status {
-                let codes: Vec<&GrpcCode> = match m {
-                    GrpcStatusMatch::One(c) => vec![c],
-                    GrpcStatusMatch::Any(v) => v.iter().collect(),
-                };
-                if codes.is_empty() {
-                    self.err(&format!("{cp}.grpc_status"), "empty list of codes", None);
-                }
-                for code in codes {
-                    if let Err(e) = crate::grpc_codes::resolve(code) {
-                        self.err(
-                            &format!("{cp}.grpc_status"),
-                            e,
-                            Some("write a code 0-16 or its name: OK, NOT_FOUND, UNAVAILABLE..."),
-                        );
-                    }
-                }
-            }
+            self.grpc_check(&format!("{step}.check"), c);
         }
         for (k, e) in &st.extract {
             if matches!(
@@ -139,6 +76,80 @@ impl Validator<'_> {
                     "a gRPC call's values come from its response message (`json` or `regex`)",
                     None,
                 );
+            }
+        }
+    }
+
+    /// The server of a gRPC call: a literal `grpc[s]://` (or `http[s]://`) URL with a
+    /// host, or the file's `target`.
+    fn grpc_url(&mut self, p: &str, url: Option<&str>, has_target: bool) {
+        match url {
+            Some(u) => {
+                let up = format!("{p}.url");
+                if u.contains("{{") {
+                    self.err(
+                        &up,
+                        "the server of a gRPC call cannot come from a template",
+                        None,
+                    );
+                } else {
+                    match url::Url::parse(u) {
+                        Ok(x) if matches!(x.scheme(), "grpc" | "grpcs" | "http" | "https") => {
+                            if x.host_str().is_none_or(str::is_empty) {
+                                self.err(&up, format!("`{u}` has no host"), None);
+                            }
+                        }
+                        Ok(x) => self.err(
+                            &up,
+                            format!("scheme `{}` is not a gRPC scheme", x.scheme()),
+                            Some("use grpc:// (HTTP/2 without TLS) or grpcs:// (TLS)"),
+                        ),
+                        Err(e) => self.err(&up, format!("`{u}` is not a URL: {e}"), None),
+                    }
+                }
+            }
+            None if !has_target => self.err(
+                p,
+                "a gRPC call needs a server: `url` or the file's `target`",
+                Some("add `url: grpc://127.0.0.1:50051`"),
+            ),
+            None => {}
+        }
+    }
+
+    /// A gRPC call's check: it reads `grpc_status` and the response message, never an
+    /// HTTP status or headers.
+    fn grpc_check(&mut self, cp: &str, c: &Check) {
+        if c.status.is_some() {
+            self.err(
+                &format!("{cp}.status"),
+                "a gRPC call's status is `grpc_status`",
+                Some("write `grpc_status: OK` (or NOT_FOUND, 5, a list...)"),
+            );
+        }
+        if !c.header.is_empty() {
+            self.err(
+                &format!("{cp}.header"),
+                "checks of a gRPC call read its response message, not headers",
+                None,
+            );
+        }
+        if let Some(m) = &c.grpc_status {
+            let codes: Vec<&GrpcCode> = match m {
+                GrpcStatusMatch::One(c) => vec![c],
+                GrpcStatusMatch::Any(v) => v.iter().collect(),
+            };
+            if codes.is_empty() {
+                self.err(&format!("{cp}.grpc_status"), "empty list of codes", None);
+            }
+            for code in codes {
+                if let Err(e) = crate::grpc_codes::resolve(code) {
+                    self.err(
+                        &format!("{cp}.grpc_status"),
+                        e,
+                        Some("write a code 0-16 or its name: OK, NOT_FOUND, UNAVAILABLE..."),
+                    );
+                }
             }
         }
     }

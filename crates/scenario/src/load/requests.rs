@@ -141,54 +141,7 @@ impl Validator<'_> {
                 }
             },
             RequestSpec::Full(f) => {
-                let bodies = [
-                    f.body.is_some(),
-                    f.json.is_some(),
-                    f.form.is_some(),
-                    f.body_file.is_some(),
-                    f.body_base64.is_some(),
-                ]
-                .iter()
-                .filter(|b| **b)
-                .count();
-                if bodies > 1 {
-                    self.err(
-                        &format!("{p}.body"),
-                        "give only one of `body`, `json`, `form`, `body_file`, `body_base64`",
-                        None,
-                    );
-                }
-                for (k, v) in &f.headers {
-                    self.header(&format!("{p}.headers.{k}"), k, v);
-                    self.template(&format!("{p}.headers.{k}"), v);
-                }
-                if let Some(b) = &f.body {
-                    self.template(&format!("{p}.body"), b);
-                }
-                if let Some(b) = &f.body_base64 {
-                    if let Err(e) = crate::decode_body_base64(b) {
-                        self.err(
-                            &format!("{p}.body_base64"),
-                            format!("not base64: {e}"),
-                            Some(
-                                "write the bytes in standard base64 (A-Z a-z 0-9 + /, `=` padding)",
-                            ),
-                        );
-                    }
-                }
-                if let Some(j) = &f.json {
-                    self.json_templates(&format!("{p}.json"), j);
-                }
-                if let Some(form) = &f.form {
-                    for (k, v) in form {
-                        self.template(&format!("{p}.form.{k}"), v);
-                    }
-                }
-                if let Some(t) = f.timeout {
-                    if t.get().is_zero() {
-                        self.err(&format!("{p}.timeout"), "must be more than 0", None);
-                    }
-                }
+                self.full_request(p, f);
                 (
                     f.method.clone().unwrap_or_else(|| "GET".into()),
                     f.url.clone(),
@@ -207,6 +160,63 @@ impl Validator<'_> {
             );
         }
         self.template(&up, &url);
+        self.request_url(&up, &url, has_target);
+    }
+
+    /// The fields of a request written as a mapping: one body at most, its headers,
+    /// templates and base64 checked.
+    fn full_request(&mut self, p: &str, f: &RequestFull) {
+        let bodies = [
+            f.body.is_some(),
+            f.json.is_some(),
+            f.form.is_some(),
+            f.body_file.is_some(),
+            f.body_base64.is_some(),
+        ]
+        .iter()
+        .filter(|b| **b)
+        .count();
+        if bodies > 1 {
+            self.err(
+                &format!("{p}.body"),
+                "give only one of `body`, `json`, `form`, `body_file`, `body_base64`",
+                None,
+            );
+        }
+        for (k, v) in &f.headers {
+            self.header(&format!("{p}.headers.{k}"), k, v);
+            self.template(&format!("{p}.headers.{k}"), v);
+        }
+        if let Some(b) = &f.body {
+            self.template(&format!("{p}.body"), b);
+        }
+        if let Some(b) = &f.body_base64 {
+            if let Err(e) = crate::decode_body_base64(b) {
+                self.err(
+                    &format!("{p}.body_base64"),
+                    format!("not base64: {e}"),
+                    Some("write the bytes in standard base64 (A-Z a-z 0-9 + /, `=` padding)"),
+                );
+            }
+        }
+        if let Some(j) = &f.json {
+            self.json_templates(&format!("{p}.json"), j);
+        }
+        if let Some(form) = &f.form {
+            for (k, v) in form {
+                self.template(&format!("{p}.form.{k}"), v);
+            }
+        }
+        if let Some(t) = f.timeout {
+            if t.get().is_zero() {
+                self.err(&format!("{p}.timeout"), "must be more than 0", None);
+            }
+        }
+    }
+
+    /// Where a request goes: a path under `target`, an absolute http(s) URL, or a
+    /// template whose scheme and host are literal.
+    fn request_url(&mut self, up: &str, url: &str, has_target: bool) {
         if url.contains("{{") {
             let head = url.split("{{").next().unwrap_or_default();
             if head.is_empty() {
@@ -214,14 +224,14 @@ impl Validator<'_> {
                 // `Location`, a link from a response), checked when it is rendered.
                 if !has_target {
                     self.err(
-                        &up,
+                        up,
                         format!("`{url}` is a path from a template but the file has no `target`"),
                         Some("add `target: http://127.0.0.1:8080` at the top: the path is requested there"),
                     );
                 }
             } else if !url.starts_with('/') && head.matches('/').count() < 3 {
                 self.err(
-                    &up,
+                    up,
                     "the scheme, host and port of a URL cannot come from a template",
                     Some("put the host in `target` (or `--target`) and template the path and query, or start the URL with the hole (`{{ next }}`) to request a path taken from a response"),
                 );
@@ -229,25 +239,25 @@ impl Validator<'_> {
             return;
         }
         if url.is_empty() {
-            self.err(&up, "empty URL", None);
+            self.err(up, "empty URL", None);
         } else if url.starts_with('/') {
             if !has_target {
                 self.err(
-                    &up,
+                    up,
                     format!("`{url}` is relative but the file has no `target`"),
                     Some("add `target: http://127.0.0.1:8080` at the top, or use an absolute URL"),
                 );
             }
         } else {
-            match url::Url::parse(&url) {
+            match url::Url::parse(url) {
                 Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {}
                 Ok(u) => self.err(
-                    &up,
+                    up,
                     format!("scheme `{}` is not supported", u.scheme()),
                     Some("use http:// or https://"),
                 ),
                 Err(e) => self.err(
-                    &up,
+                    up,
                     format!("`{url}` is not a URL: {e}"),
                     Some("a path starts with `/`; a full URL with http:// or https://"),
                 ),

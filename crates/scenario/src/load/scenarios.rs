@@ -6,6 +6,41 @@ use super::validator::Validator;
 
 impl Validator<'_> {
     pub(super) fn scenario(&mut self, p: &str, s: &Scenario, has_target: bool) {
+        self.executor_fields(p, s);
+        self.executor_needs(p, s);
+        self.load_shape(p, s);
+        self.limits(p, s, s.executor);
+        if let Some(t) = &s.think {
+            self.think(&format!("{p}.think"), t);
+        }
+        match (s.mix.is_empty(), s.flow.is_empty()) {
+            (true, true) => self.err(
+                &format!("{p}.executor"),
+                "the scenario has neither `flow` nor `mix`: an iteration would do nothing",
+                Some("add `flow: [ { request: \"GET /\" } ]` or a weighted `mix`"),
+            ),
+            (false, false) => self.err(
+                &format!("{p}.mix"),
+                "give either `flow` or `mix`, not both",
+                Some("put the flow inside the mix as `{ weight: 1, flow: [...] }`"),
+            ),
+            _ => {}
+        }
+        for (i, m) in s.mix.iter().enumerate() {
+            self.mix_entry(&format!("{p}.mix[{i}]"), m, has_target);
+        }
+        self.steps(&format!("{p}.flow"), &s.flow, has_target);
+        self.steps(&format!("{p}.setup_per_vu"), &s.setup_per_vu, has_target);
+        self.steps(
+            &format!("{p}.teardown_per_vu"),
+            &s.teardown_per_vu,
+            has_target,
+        );
+    }
+
+    /// Fields the scenario's executor does not read: set, they would be silently
+    /// ignored, so each is an error naming what the executor takes.
+    fn executor_fields(&mut self, p: &str, s: &Scenario) {
         use ExecutorKind::*;
         let k = s.executor;
         let allowed: &[&str] = match k {
@@ -57,6 +92,12 @@ impl Validator<'_> {
                 );
             }
         }
+    }
+
+    /// The fields each executor cannot run without, and their per-executor bounds.
+    fn executor_needs(&mut self, p: &str, s: &Scenario) {
+        use ExecutorKind::*;
+        let k = s.executor;
         let need = |v: &mut Self, f: &str, ok: bool, hint: &str| {
             if !ok {
                 v.err(
@@ -153,6 +194,12 @@ impl Validator<'_> {
                 }
             }
         }
+    }
+
+    /// The load's shape whatever the executor: stage targets, the time unit, the VU
+    /// pool's bounds.
+    fn load_shape(&mut self, p: &str, s: &Scenario) {
+        let k = s.executor;
         if let Some(stages) = &s.stages {
             if stages.is_empty() {
                 self.err(&format!("{p}.stages"), "no stages", None);
@@ -165,7 +212,7 @@ impl Validator<'_> {
                         None,
                     );
                 }
-                if k == RampingVus && st.target.fract() != 0.0 {
+                if k == ExecutorKind::RampingVus && st.target.fract() != 0.0 {
                     self.err(
                         &format!("{p}.stages[{i}].target"),
                         "a VU count must be a whole number",
@@ -191,86 +238,63 @@ impl Validator<'_> {
         if s.max_vus == Some(0) {
             self.err(&format!("{p}.max_vus"), "must be at least 1", None);
         }
-        self.limits(p, s, k);
-        if let Some(t) = &s.think {
-            self.think(&format!("{p}.think"), t);
-        }
-        match (s.mix.is_empty(), s.flow.is_empty()) {
-            (true, true) => self.err(
-                &format!("{p}.executor"),
-                "the scenario has neither `flow` nor `mix`: an iteration would do nothing",
-                Some("add `flow: [ { request: \"GET /\" } ]` or a weighted `mix`"),
-            ),
-            (false, false) => self.err(
-                &format!("{p}.mix"),
-                "give either `flow` or `mix`, not both",
-                Some("put the flow inside the mix as `{ weight: 1, flow: [...] }`"),
-            ),
-            _ => {}
-        }
-        for (i, m) in s.mix.iter().enumerate() {
-            let mp = format!("{p}.mix[{i}]");
-            if let Some(w) = m.weight {
-                if !(w.is_finite() && w > 0.0) {
-                    self.err(&format!("{mp}.weight"), "must be more than 0", None);
-                }
+    }
+
+    /// One entry of a weighted `mix`: a single request or a flow, never both.
+    fn mix_entry(&mut self, mp: &str, m: &MixEntry, has_target: bool) {
+        if let Some(w) = m.weight {
+            if !(w.is_finite() && w > 0.0) {
+                self.err(&format!("{mp}.weight"), "must be more than 0", None);
             }
-            match (&m.request, &m.flow) {
-                (Some(r), None) => self.request(&format!("{mp}.request"), r, has_target),
-                (None, Some(f)) => {
-                    if m.check.is_some() {
-                        self.err(
-                            &format!("{mp}.check"),
-                            "a check belongs to a step inside the flow",
-                            None,
-                        );
-                    }
-                    if f.is_empty() {
-                        self.err(&format!("{mp}.flow"), "empty flow", None);
-                    }
-                    self.steps(&format!("{mp}.flow"), f, has_target);
-                }
-                (Some(_), Some(_)) => self.err(
-                    &format!("{mp}.flow"),
-                    "give either `request` or `flow`, not both",
-                    None,
-                ),
-                (None, None) => self.err(
-                    &mp,
-                    "a mix entry needs a `request` or a `flow`",
-                    Some("e.g. `{ weight: 30, name: search, request: \"GET /api/search?q=x\" }`"),
-                ),
-            }
-            if let Some(c) = &m.check {
-                self.check(&format!("{mp}.check"), c);
-                if c.grpc_status.is_some() {
+        }
+        match (&m.request, &m.flow) {
+            (Some(r), None) => self.request(&format!("{mp}.request"), r, has_target),
+            (None, Some(f)) => {
+                if m.check.is_some() {
                     self.err(
-                        &format!("{mp}.check.grpc_status"),
-                        "`grpc_status` checks a `grpc:` call (a step of a `flow`)",
+                        &format!("{mp}.check"),
+                        "a check belongs to a step inside the flow",
                         None,
                     );
                 }
+                if f.is_empty() {
+                    self.err(&format!("{mp}.flow"), "empty flow", None);
+                }
+                self.steps(&format!("{mp}.flow"), f, has_target);
             }
-            if let Some(t) = &m.think {
-                self.think(&format!("{mp}.think"), t);
-            }
-            if m.flow.is_some() && (!m.extract.is_empty() || !m.tags.is_empty()) {
-                self.err(&mp, "`extract` and `tags` go on the steps of a flow", None);
-            }
-            for (k, e) in &m.extract {
-                self.extract(&format!("{mp}.extract"), k, e);
-            }
-            for (k, v) in &m.tags {
-                self.tag_template(&format!("{mp}.tags.{k}"), v);
+            (Some(_), Some(_)) => self.err(
+                &format!("{mp}.flow"),
+                "give either `request` or `flow`, not both",
+                None,
+            ),
+            (None, None) => self.err(
+                mp,
+                "a mix entry needs a `request` or a `flow`",
+                Some("e.g. `{ weight: 30, name: search, request: \"GET /api/search?q=x\" }`"),
+            ),
+        }
+        if let Some(c) = &m.check {
+            self.check(&format!("{mp}.check"), c);
+            if c.grpc_status.is_some() {
+                self.err(
+                    &format!("{mp}.check.grpc_status"),
+                    "`grpc_status` checks a `grpc:` call (a step of a `flow`)",
+                    None,
+                );
             }
         }
-        self.steps(&format!("{p}.flow"), &s.flow, has_target);
-        self.steps(&format!("{p}.setup_per_vu"), &s.setup_per_vu, has_target);
-        self.steps(
-            &format!("{p}.teardown_per_vu"),
-            &s.teardown_per_vu,
-            has_target,
-        );
+        if let Some(t) = &m.think {
+            self.think(&format!("{mp}.think"), t);
+        }
+        if m.flow.is_some() && (!m.extract.is_empty() || !m.tags.is_empty()) {
+            self.err(mp, "`extract` and `tags` go on the steps of a flow", None);
+        }
+        for (k, e) in &m.extract {
+            self.extract(&format!("{mp}.extract"), k, e);
+        }
+        for (k, v) in &m.tags {
+            self.tag_template(&format!("{mp}.tags.{k}"), v);
+        }
     }
 
     /// Bounds no machine could honour, checked before anything is allocated: a VU

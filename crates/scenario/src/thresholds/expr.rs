@@ -41,6 +41,8 @@ pub(super) fn simple_aggregation(name: &str) -> Option<Aggregation> {
         .map(|(_, a)| *a)
 }
 
+/// A threshold's expression read as aggregation, comparison and bound, each part
+/// checked with a message that says what to write instead.
 pub(super) fn parse_expr(
     info: &MetricInfo,
     raw: &str,
@@ -51,8 +53,20 @@ pub(super) fn parse_expr(
         return Err(ThresholdError::EmptyExpression { example });
     }
     let mut c = Cursor::new(expr);
+    let (aggregation, written) = parse_aggregation(&mut c, expr, info)?;
+    let (comparison, op) = parse_operator(&mut c, expr, written)?;
+    let bound = parse_bound(&mut c, expr, op, info)?;
+    Ok((aggregation, comparison, bound))
+}
 
-    // Aggregation: a name, optionally followed by `( ... )`.
+/// The aggregation (a name, optionally followed by `( ... )`), checked against the
+/// metric's kind; with the text it was written as, for later messages.
+fn parse_aggregation<'a>(
+    c: &mut Cursor<'a>,
+    expr: &'a str,
+    info: &MetricInfo,
+) -> Result<(Aggregation, &'a str), ThresholdError> {
+    let example = example_for(info.kind);
     let name = c.take_while(|ch| !ch.is_whitespace() && !"<>=!()".contains(ch));
     if name.is_empty() {
         return Err(ThresholdError::MissingAggregation {
@@ -113,8 +127,16 @@ pub(super) fn parse_expr(
             allowed: allowed_for(info.kind),
         });
     }
+    Ok((aggregation, written))
+}
 
-    // Operator.
+/// The comparison operator, with a hint for the ones people write by habit (`=`,
+/// `=>`, `<>`, `≤`).
+fn parse_operator<'a>(
+    c: &mut Cursor<'a>,
+    expr: &str,
+    written: &str,
+) -> Result<(Comparison, &'a str), ThresholdError> {
     c.skip_ws();
     let op = c.take_while(|ch| "<>=!".contains(ch));
     let comparison = match op {
@@ -158,8 +180,18 @@ pub(super) fn parse_expr(
             });
         }
     };
+    Ok((comparison, op))
+}
 
-    // Bound.
+/// The bound: a plain number and nothing after it, with a hint when a unit or a
+/// second condition follows.
+fn parse_bound(
+    c: &mut Cursor<'_>,
+    expr: &str,
+    op: &str,
+    info: &MetricInfo,
+) -> Result<f64, ThresholdError> {
+    let example = example_for(info.kind);
     c.skip_ws();
     let token = c.take_while(|ch| !ch.is_whitespace());
     if token.is_empty() {
@@ -215,7 +247,7 @@ pub(super) fn parse_expr(
             hint,
         });
     }
-    Ok((aggregation, comparison, bound))
+    Ok(bound)
 }
 
 fn parse_percentile(written: &str, inner: &str) -> Result<f64, ThresholdError> {

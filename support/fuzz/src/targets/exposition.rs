@@ -1,6 +1,7 @@
 //! The scraper's Prometheus / OpenMetrics parser fed any bytes as a scrape's page.
 
-use pado_metrics::{ObserveWriter, ScrapeOutcome};
+use pado_metrics::ScrapeOutcome;
+use pado_results::ObserveWriter;
 
 use super::with_scratch;
 
@@ -64,7 +65,7 @@ pub fn exposition(data: &[u8]) {
         }
         w.flush().expect("flush observe.jsonl");
         drop(w);
-        let obs = pado_metrics::read_observations(dir, &|_| true)
+        let obs = pado_results::read_observations(dir, &|_| true)
             .unwrap_or_else(|err| panic!("observe.jsonl written by pado is unreadable: {err}"));
         assert_eq!(obs.endpoints.len(), 1);
         assert_eq!(obs.endpoints[0].scrapes, 2);

@@ -12,9 +12,6 @@
 //! timeout; kept bodies and messages stay within their caps; a call always ends with
 //! a status or a named failure.
 
-use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use pado_http::decode::BodyDecoder;
@@ -23,6 +20,7 @@ use pado_http::{exchange_grpc, exchange_h2, GrpcCall, GrpcRequest, H2Pool, H2Req
 use pado_http::{Protocol, RequestRef};
 use pado_metrics::ErrorKind;
 
+use super::replay::{as_is, ReplayServer};
 use super::RUNTIME;
 
 /// Largest body kept, as a check's body cap would.
@@ -255,51 +253,6 @@ pub(crate) fn grpc_seeds() -> Vec<Vec<u8>> {
 
 // ---- the loopback server -----------------------------------------------------------
 
-/// A loopback server writing, on each connection, the next bytes it is given, then
-/// closing its side and reading until the client closes; one per worker thread.
-struct FrameServer {
-    addr: SocketAddr,
-    next: mpsc::Sender<Vec<u8>>,
-}
-
-impl FrameServer {
-    fn start() -> FrameServer {
-        let l = TcpListener::bind("127.0.0.1:0").expect("bind loopback h2 fuzz server");
-        let addr = l.local_addr().expect("local address");
-        let (tx, rx) = mpsc::channel::<Vec<u8>>();
-        std::thread::Builder::new()
-            .name("fuzz-h2-server".into())
-            .spawn(move || {
-                for bytes in rx {
-                    let Ok((mut s, _)) = l.accept() else { continue };
-                    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-                    let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
-                    let _ = socket2::SockRef::from(&s).set_linger(Some(Duration::ZERO));
-                    // The answer goes out once the client's request (its HEADERS)
-                    // is in: frames for a stream the client has not opened yet are
-                    // a different input, decided by a race.
-                    let mut got = Vec::new();
-                    let mut b = [0u8; 4096];
-                    while !has_request(&got) && got.len() < 1 << 20 {
-                        match s.read(&mut b) {
-                            Ok(0) | Err(_) => break,
-                            Ok(n) => got.extend_from_slice(&b[..n]),
-                        }
-                    }
-                    let _ = s.write_all(&bytes);
-                    let _ = s.shutdown(Shutdown::Write);
-                    while let Ok(n) = s.read(&mut b) {
-                        if n == 0 {
-                            break;
-                        }
-                    }
-                }
-            })
-            .expect("spawn loopback h2 fuzz server");
-        FrameServer { addr, next: tx }
-    }
-}
-
 /// Whether the client's bytes so far hold its connection preface and a HEADERS
 /// frame (its request).
 fn has_request(client: &[u8]) -> bool {
@@ -316,13 +269,15 @@ fn has_request(client: &[u8]) -> bool {
 }
 
 thread_local! {
-    static SERVER: FrameServer = FrameServer::start();
+    // The answer goes out once the client's request (its HEADERS) is in: frames for
+    // a stream the client has not opened yet are a different input, decided by a
+    // race.
+    static SERVER: ReplayServer = ReplayServer::start("fuzz-h2-server", has_request, as_is);
 }
 
 /// The h2c origin of this thread's server, with `data` queued as its next answer.
 fn origin_answering(data: &[u8]) -> Origin {
-    let (addr, sent) = SERVER.with(|s| (s.addr, s.next.send(data.to_vec()).is_ok()));
-    assert!(sent, "loopback h2 fuzz server is gone");
+    let addr = SERVER.with(|s| s.answer_next(data));
     Origin {
         label: format!("http://{addr}"),
         host: addr.ip().to_string(),

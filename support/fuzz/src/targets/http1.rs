@@ -1,9 +1,6 @@
 //! pado's HTTP/1.1 client fed any bytes as the server's answer: the sans-I/O framing
 //! and the real exchange over loopback TCP, then what checks read.
 
-use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use pado_engine::cookies::CookieJar;
@@ -12,9 +9,10 @@ use pado_http::response::{parse_head, BodyKind, ChunkedDecoder};
 use pado_http::{exchange, Origin, RequestRef};
 
 use super::block_on;
+use super::replay::{as_is, head_in, ReplayServer};
 
 thread_local! {
-    static SERVER: LoopServer = LoopServer::start();
+    static SERVER: ReplayServer = ReplayServer::start("fuzz-http-server", head_in, as_is);
 }
 
 // ---- HTTP response -----------------------------------------------------------------
@@ -113,53 +111,8 @@ pub(crate) fn read_like_checks(status: u16, head: &[u8], body: &[u8]) {
     let _ = view.json();
 }
 
-/// A loopback server that answers each connection with the next bytes it is given,
-/// then closes; one per worker thread.
-struct LoopServer {
-    addr: SocketAddr,
-    next: mpsc::Sender<Vec<u8>>,
-}
-
-impl LoopServer {
-    fn start() -> LoopServer {
-        let l = TcpListener::bind("127.0.0.1:0").expect("bind loopback fuzz server");
-        let addr = l.local_addr().expect("local address");
-        let (tx, rx) = mpsc::channel::<Vec<u8>>();
-        std::thread::Builder::new()
-            .name("fuzz-http-server".into())
-            .spawn(move || {
-                for bytes in rx {
-                    let Ok((mut s, _)) = l.accept() else { continue };
-                    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-                    let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
-                    // No TIME_WAIT left behind: tens of thousands of connections a run.
-                    let _ = socket2::SockRef::from(&s).set_linger(Some(Duration::ZERO));
-                    let mut req = Vec::new();
-                    let mut b = [0u8; 1024];
-                    while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match s.read(&mut b) {
-                            Ok(0) | Err(_) => break,
-                            Ok(n) => req.extend_from_slice(&b[..n]),
-                        }
-                    }
-                    let _ = s.write_all(&bytes);
-                    let _ = s.shutdown(Shutdown::Write);
-                    // Until the client closes, so it reads everything before the reset.
-                    while let Ok(n) = s.read(&mut b) {
-                        if n == 0 {
-                            break;
-                        }
-                    }
-                }
-            })
-            .expect("spawn loopback fuzz server");
-        LoopServer { addr, next: tx }
-    }
-}
-
 fn loopback(data: &[u8], is_head: bool) {
-    let (addr, sent) = SERVER.with(|s| (s.addr, s.next.send(data.to_vec()).is_ok()));
-    assert!(sent, "loopback fuzz server is gone");
+    let addr = SERVER.with(|s| s.answer_next(data));
     let origin = Origin {
         label: format!("http://{addr}"),
         host: addr.ip().to_string(),

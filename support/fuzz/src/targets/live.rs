@@ -12,7 +12,7 @@
 //! order from 0, never one past the bound, and never count more generators in a
 //! second than there are.
 //!
-//! [`LiveMerger::bounded`]: pado_metrics::merge::live::LiveMerger::bounded
+//! [`LiveMerger::bounded`]: pado_results::merge::live::LiveMerger::bounded
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

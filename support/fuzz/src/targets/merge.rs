@@ -4,18 +4,18 @@
 //! The input is a small text archive: a line `#> <segment>/<file>` starts a file of
 //! segment directory `<segment>` (0 to 3), the lines after it are its bytes, up to
 //! the next such line. The directories are merged exactly as `pado merge` does
-//! ([`pado_metrics::merge::plan`], then [`MergePlan::write_each`]), and the merged
+//! ([`pado_results::merge::plan`], then [`MergePlan::write_each`]), and the merged
 //! timeline is checked against the bound the merge promises: never longer than the
 //! plan the segments record plus the hour [`bound`] allows past it, its seconds
 //! handed on once each and in order.
 //!
-//! [`bound`]: pado_metrics::merge
-//! [`MergePlan::write_each`]: pado_metrics::merge::MergePlan::write_each
+//! [`bound`]: pado_results::merge
+//! [`MergePlan::write_each`]: pado_results::merge::MergePlan::write_each
 
 use std::path::{Path, PathBuf};
 
-use pado_metrics::merge;
-use pado_metrics::ResultDir;
+use pado_results::merge;
+use pado_results::ResultDir;
 
 use super::with_scratch;
 

@@ -30,6 +30,7 @@ mod http1;
 mod live;
 #[cfg(feature = "fleet")]
 mod merge;
+mod replay;
 #[cfg(feature = "report")]
 mod result;
 #[cfg(feature = "engine")]

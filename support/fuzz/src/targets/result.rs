@@ -1,6 +1,6 @@
 //! A result directory with one of its files replaced by any bytes, read as `pado report` reads it.
 
-use pado_metrics::ResultDir;
+use pado_results::ResultDir;
 
 use super::{with_scratch, EVENTS, OBSERVE, RUN_JSON, TIMELINE};
 
@@ -48,7 +48,7 @@ pub fn result_run(data: &[u8]) {
 pub fn result_events(data: &[u8]) {
     result_dir(RUN_JSON, TIMELINE, OBSERVE, data);
     with_scratch(|dir| {
-        let _ = pado_metrics::events::read_events(dir);
+        let _ = pado_results::events::read_events(dir);
     });
 }
 
@@ -56,7 +56,7 @@ pub fn result_events(data: &[u8]) {
 pub fn result_observe(data: &[u8]) {
     result_dir(RUN_JSON, TIMELINE, data, EVENTS);
     with_scratch(|dir| {
-        let _ = pado_metrics::read_observations(dir, &|_| true);
+        let _ = pado_results::read_observations(dir, &|_| true);
     });
 }
 
@@ -93,7 +93,7 @@ fn result_dir(run: &[u8], timeline: &[u8], observe: &[u8], events: &[u8]) {
                 return;
             }
         };
-        let _ = d.write_json(pado_metrics::result_dir::SUMMARY_FILE, &summary);
+        let _ = d.write_json(pado_results::result_dir::SUMMARY_FILE, &summary);
         let _ = pado_report::render(&summary, pado_report::TextOptions { color: false });
         let _ = pado_report::html::render_html(&run, &summary);
         let _ = pado_report::csv_export::timeline_csv(&run);

@@ -10,15 +10,15 @@
 //! side and reads until the client closes. The session must end quickly (the server
 //! is gone: no action may wait for its timeout) and report its step.
 
-use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pado_engine::trace::{Observer, Trace};
 use pado_engine::RunPlan;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+
+use super::replay::{head_in, ReplayServer};
 
 /// The session's actions: a message out, one expected back (a text containing `a`),
 /// another out. The wait (5 s) is far longer than a loopback answer, and longer
@@ -99,47 +99,6 @@ fn answer(request: &[u8], data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A loopback server answering each connection's upgrade with the next input.
-struct WsFrameServer {
-    addr: SocketAddr,
-    next: mpsc::Sender<Vec<u8>>,
-}
-
-impl WsFrameServer {
-    fn start() -> WsFrameServer {
-        let l = TcpListener::bind("127.0.0.1:0").expect("bind loopback ws fuzz server");
-        let addr = l.local_addr().expect("local address");
-        let (tx, rx) = mpsc::channel::<Vec<u8>>();
-        std::thread::Builder::new()
-            .name("fuzz-ws-server".into())
-            .spawn(move || {
-                for data in rx {
-                    let Ok((mut s, _)) = l.accept() else { continue };
-                    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-                    let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
-                    let _ = socket2::SockRef::from(&s).set_linger(Some(Duration::ZERO));
-                    let mut req = Vec::new();
-                    let mut b = [0u8; 4096];
-                    while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 64 * 1024 {
-                        match s.read(&mut b) {
-                            Ok(0) | Err(_) => break,
-                            Ok(n) => req.extend_from_slice(&b[..n]),
-                        }
-                    }
-                    let _ = s.write_all(&answer(&req, &data));
-                    let _ = s.shutdown(Shutdown::Write);
-                    while let Ok(n) = s.read(&mut b) {
-                        if n == 0 {
-                            break;
-                        }
-                    }
-                }
-            })
-            .expect("spawn loopback ws fuzz server");
-        WsFrameServer { addr, next: tx }
-    }
-}
-
 /// Counts the exchanges `--once` would print.
 #[derive(Default)]
 struct Counted(AtomicU64);
@@ -153,13 +112,13 @@ impl Observer for Counted {
 
 /// This thread's server and the plan of a one-step `ws:` scenario against it.
 struct Rig {
-    server: WsFrameServer,
+    server: ReplayServer,
     plan: Arc<RunPlan>,
 }
 
 impl Rig {
     fn new() -> Rig {
-        let server = WsFrameServer::start();
+        let server = ReplayServer::start("fuzz-ws-server", head_in, |req, data| answer(req, &data));
         let text = format!(
             "name: fuzz\ntarget: http://{}\ndefaults: {{ max_body: 64KiB, timeout: 2s }}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - name: ws\n        ws:\n          url: /ws\n          actions:\n{ACTIONS}",
             server.addr
@@ -181,8 +140,10 @@ thread_local! {
 
 /// One `ws:` session answered by the input's frames.
 pub fn websocket(data: &[u8]) {
-    let (plan, sent) = RIG.with(|r| (r.plan.clone(), r.server.next.send(data.to_vec()).is_ok()));
-    assert!(sent, "loopback ws fuzz server is gone");
+    let plan = RIG.with(|r| {
+        r.server.answer_next(data);
+        r.plan.clone()
+    });
     let seen = Arc::new(Counted::default());
     let began = Instant::now();
     pado_engine::run_single(plan, seen.clone());

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http::header::HeaderName;
 use pado_http::{GrpcRequest, Origin, Protocol};
 use pado_scenario::{Check, GrpcSpec, GrpcStatusMatch};
-use prost_reflect::{DescriptorPool, MessageDescriptor};
+use prost_reflect::{DescriptorPool, MessageDescriptor, MethodDescriptor};
 
 use crate::render::{Compiled, Escape};
 
@@ -92,6 +92,12 @@ pub(crate) struct GrpcCache {
     tls_h2: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
+/// A message as JSON text.
+type JsonText = Box<[u8]>;
+
+/// A call's metadata: the static entries as text, the templated ones compiled.
+type Metadata = (Vec<(String, String)>, Vec<(HeaderName, Compiled)>);
+
 /// The `http(s)://` URL of a gRPC server URL.
 fn http_url(u: &str) -> String {
     if let Some(r) = u.strip_prefix("grpc://") {
@@ -133,6 +139,48 @@ impl Builder<'_> {
         } else {
             self.proto_files(p, g)?
         };
+        let m = self.grpc_method(p, g, &pool, (service, method))?;
+        let input = m.input();
+        let (message, static_json) = self.grpc_message(p, g, input)?;
+        let timeout = g
+            .timeout
+            .or(self.cfg.defaults.timeout)
+            .map_or(DEFAULT_TIMEOUT, |t| t.get());
+        let (fixed, metadata) = self.grpc_metadata(p, g)?;
+        let path = format!("/{service}/{method}");
+        let request = GrpcRequest::new(&self.origins[origin], &path, &fixed, timeout)
+            .map_err(|e| err(format!("{p}.metadata"), e.to_string()))?;
+        let (accept, status_check) = self.grpc_status_check(p, step, check)?;
+        Ok((
+            GrpcPlan {
+                origin,
+                method: format!("{service}/{method}"),
+                request,
+                metadata,
+                static_metadata: fixed,
+                static_json,
+                message,
+                reply: m.output(),
+                streaming: m.is_server_streaming(),
+                max_messages: g.max_messages,
+                timeout,
+                accept,
+                decode: false,
+            },
+            status_check,
+        ))
+    }
+
+    /// The method `service/method` in `pool`, which pado can call (unary or
+    /// server streaming).
+    fn grpc_method(
+        &self,
+        p: &str,
+        g: &GrpcSpec,
+        pool: &DescriptorPool,
+        (service, method): (&str, &str),
+    ) -> Result<MethodDescriptor, PlanError> {
+        let err = |field: String, message: String| PlanError::Grpc { field, message };
         let svc = pool.get_service_by_name(service).ok_or_else(|| {
             let known: Vec<String> = pool.services().map(|s| s.full_name().to_string()).collect();
             err(
@@ -164,7 +212,18 @@ impl Builder<'_> {
                 format!("`{service}/{method}` streams from the client: pado calls unary and server-streaming methods"),
             ));
         }
-        let input = m.input();
+        Ok(m)
+    }
+
+    /// The request message: encoded once when static, JSON with holes otherwise;
+    /// and the static one as JSON (for debug output).
+    fn grpc_message(
+        &mut self,
+        p: &str,
+        g: &GrpcSpec,
+        input: MessageDescriptor,
+    ) -> Result<(GrpcMessage, Option<JsonText>), PlanError> {
+        let err = |field: String, message: String| PlanError::Grpc { field, message };
         let value = g
             .message
             .clone()
@@ -195,10 +254,12 @@ impl Builder<'_> {
         } else {
             GrpcMessage::Templated { json, desc: input }
         };
-        let timeout = g
-            .timeout
-            .or(self.cfg.defaults.timeout)
-            .map_or(DEFAULT_TIMEOUT, |t| t.get());
+        Ok((message, static_json))
+    }
+
+    /// The call's metadata: static values (as text) and templated ones.
+    fn grpc_metadata(&mut self, p: &str, g: &GrpcSpec) -> Result<Metadata, PlanError> {
+        let err = |field: String, message: String| PlanError::Grpc { field, message };
         let mut fixed = Vec::new();
         let mut metadata = Vec::new();
         for (k, v) in &g.metadata {
@@ -215,9 +276,18 @@ impl Builder<'_> {
                 metadata.push((name, c));
             }
         }
-        let path = format!("/{service}/{method}");
-        let request = GrpcRequest::new(&self.origins[origin], &path, &fixed, timeout)
-            .map_err(|e| err(format!("{p}.metadata"), e.to_string()))?;
+        Ok((fixed, metadata))
+    }
+
+    /// The accepted codes (a bit per code; OK only by default) and the check a
+    /// `grpc_status` condition makes.
+    fn grpc_status_check(
+        &mut self,
+        p: &str,
+        step: &str,
+        check: Option<&Check>,
+    ) -> Result<(u32, Option<CheckPlan>), PlanError> {
+        let err = |field: String, message: String| PlanError::Grpc { field, message };
         let mut accept = 1u32;
         let mut status_check = None;
         if let Some(m) = check.and_then(|c| c.grpc_status.as_ref()) {
@@ -246,24 +316,7 @@ impl Builder<'_> {
                 set: StatusSet(set),
             });
         }
-        Ok((
-            GrpcPlan {
-                origin,
-                method: format!("{service}/{method}"),
-                request,
-                metadata,
-                static_metadata: fixed,
-                static_json,
-                message,
-                reply: m.output(),
-                streaming: m.is_server_streaming(),
-                max_messages: g.max_messages,
-                timeout,
-                accept,
-                decode: false,
-            },
-            status_check,
-        ))
+        Ok((accept, status_check))
     }
 
     fn grpc_source(&self, g: &GrpcSpec) -> String {

@@ -1,61 +1,75 @@
 //! What a person sees of an exchange: the debug trace (`--http-debug`, `--once`) and
 //! the failure samples of `failures.jsonl`, both redacted, built only when needed.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use pado_metrics::failure::{printable, BODY_PREFIX};
 use pado_metrics::{ErrorKind, FailureSample, RequestSample};
 
-use crate::plan::{CheckPlan, StepPlan};
+use crate::plan::{CheckPlan, RunPlan, StepPlan};
 use crate::redact::{body_of, headers, request_line, Redactor};
 use crate::response_view::ResponseView;
-use crate::trace::{BodyShown, CheckOutcome, Trace, TRACE_BODY_BYTES};
+use crate::trace::{BodyShown, Trace, TRACE_BODY_BYTES};
 
 use crate::runtime::worker::WorkerCtx;
 
-/// The trace of one exchange for `--http-debug` and `--once`, redacted.
-#[allow(clippy::too_many_arguments)]
+/// What a debug trace shows of one exchange besides its sample.
+pub(super) struct Shown<'a> {
+    /// The origin's label (`http://127.0.0.1:8080`), the target's prefix.
+    pub(super) origin: &'a str,
+    /// The request as sent (request line, headers, body).
+    pub(super) request: &'a [u8],
+    /// The response head.
+    pub(super) head: &'a [u8],
+    /// The response body as kept.
+    pub(super) body: &'a [u8],
+}
+
+/// The redactor for what a request shows: the run's secrets, plus the request's own
+/// credential headers unless `--http-debug=full` asked to see them.
+pub(super) fn redactor<'p>(plan: &'p RunPlan, request: &[u8], full: bool) -> Cow<'p, Redactor> {
+    if full {
+        Cow::Borrowed(&plan.secrets)
+    } else {
+        Cow::Owned(plan.secrets.with_credentials_of(request))
+    }
+}
+
+/// The trace of one exchange for `--http-debug` and `--once`, redacted by `r`; its
+/// checks, extracted values and reason are the caller's to fill.
 pub(super) fn trace(
     ctx: &WorkerCtx,
-    scope: &str,
-    step: &StepPlan,
-    vu: u64,
-    origin_label: &str,
-    bytes: &[u8],
-    head: &[u8],
-    body: &[u8],
-    sample: &RequestSample,
+    (scope, step, vu): (&str, &StepPlan, u64),
+    r: &Redactor,
     full: bool,
-    checks: Vec<CheckOutcome>,
-    extracted: Vec<(String, Option<String>)>,
+    shown: Shown<'_>,
+    sample: &RequestSample,
 ) -> Trace {
-    let plan = &ctx.plan;
-    let with_credentials;
-    let r = if full {
-        &plan.secrets
-    } else {
-        with_credentials = plan.secrets.with_credentials_of(bytes);
-        &with_credentials
-    };
-    let (method, target) = request_line(bytes);
+    let (method, target) = request_line(shown.request);
     Trace {
         scope: scope.to_string(),
         step: step_name(ctx, step.series),
         vu,
         method: String::from_utf8_lossy(method).into_owned(),
-        url: r.text(format!("{origin_label}{}", String::from_utf8_lossy(target)).as_bytes()),
-        request_headers: headers(bytes, r, full),
-        request_body: shown(r, body_of(bytes)),
+        url: r.text(format!("{}{}", shown.origin, String::from_utf8_lossy(target)).as_bytes()),
+        request_headers: headers(shown.request, r, full),
+        request_body: self::shown(r, body_of(shown.request)),
         status: sample.status,
         error: sample.error,
         reason: None,
         failed: sample.failed,
-        response_headers: headers(head, r, full),
-        response_body: shown(r, body),
+        response_headers: headers(shown.head, r, full),
+        response_body: self::shown(r, shown.body),
         phases: sample.phases,
-        checks,
-        extracted,
+        checks: Vec::new(),
+        extracted: Vec::new(),
     }
+}
+
+/// A check's name as the run reports it (`step: status is 200`).
+pub(super) fn check_name(plan: &RunPlan, id: u32) -> String {
+    plan.checks.get(id as usize).cloned().unwrap_or_default()
 }
 
 pub(super) fn step_name(ctx: &WorkerCtx, series: u32) -> String {
@@ -79,8 +93,8 @@ pub(super) struct Cause<'a> {
     /// The first failed check and what it saw.
     pub(super) check: Option<(&'a CheckPlan, String)>,
     /// Why, in words: a transport failure's reason ([`pado_http::Exchange::reason`])
-    /// or what a template rendered ([`RenderFault`]).
-    pub(super) reason: Option<std::borrow::Cow<'static, str>>,
+    /// or what a template rendered ([`crate::render::RenderFault`]).
+    pub(super) reason: Option<&'a str>,
 }
 
 /// The sample of one failed request, redacted. `check` is the failing check with

@@ -9,18 +9,17 @@
 use std::time::Instant;
 
 use bytes::Bytes;
-use http::HeaderValue;
-use pado_http::grpc::{exchange_grpc, frame_message, GrpcCall};
-use pado_metrics::{ErrorKind, Phases, RequestSample};
+use http::{HeaderName, HeaderValue};
+use pado_http::grpc::{exchange_grpc, frame_message, GrpcCall, GrpcOutcome};
+use pado_metrics::ErrorKind;
 
-use crate::plan::{CheckPlan, GrpcMessage, GrpcPlan, StepPlan};
-use crate::render::{RenderCtx, RenderFault};
+use crate::plan::{GrpcMessage, GrpcPlan, StepPlan};
+use crate::render::RenderFault;
 use crate::response_view::ResponseView;
-use crate::trace::CheckOutcome;
+use crate::runtime::worker::WorkerCtx;
 
-use super::described::{failure_sample, seen, trace, Cause};
-use super::judged::{evaluate, extract};
-use super::{us, Vu};
+use super::finish::{sample_of, Ended, Judge, Readable, Reason, Sent};
+use super::Vu;
 
 /// A call its templates could not build: the hole (or `message`), what it
 /// rendered, what it had to be.
@@ -41,151 +40,161 @@ fn fault(hole: &str, value: &[u8], expected: String) -> RenderFault {
     }
 }
 
+/// A call as a person sees it (debug output, failure samples): the HTTP/2 request
+/// with its metadata and the message as JSON, built only when shown.
+pub(super) struct GrpcShown<'a> {
+    /// The server's origin label.
+    pub(super) origin: &'a str,
+    /// The step's call.
+    pub(super) plan: &'a GrpcPlan,
+    /// Metadata rendered for this call.
+    metadata: &'a [(HeaderName, HeaderValue)],
+    /// The message as rendered, or empty for the static one.
+    rendered_json: &'a [u8],
+}
+
+impl GrpcShown<'_> {
+    /// The request's text.
+    pub(super) fn request(&self) -> Vec<u8> {
+        let g = self.plan;
+        let json: &[u8] = if self.rendered_json.is_empty() {
+            g.static_json.as_deref().unwrap_or_default()
+        } else {
+            self.rendered_json
+        };
+        let mut out = format!("POST /{} HTTP/2\r\n", g.method).into_bytes();
+        for (k, v) in &g.static_metadata {
+            out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+        }
+        for (k, v) in self.metadata {
+            out.extend_from_slice(k.as_str().as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(v.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(json);
+        out
+    }
+}
+
+/// What a call's reply came to beyond its exchange.
+struct Replied {
+    out: GrpcOutcome,
+    /// A reply message did not fit the method's reply type.
+    undecodable: bool,
+    /// Whether the replies were decoded to JSON (into the VU's body buffer).
+    decoded: bool,
+}
+
 impl Vu {
+    /// Make the gRPC call of `step` and finish it as one request.
     pub(super) async fn grpc(
         &mut self,
         scope: &str,
         step: &StepPlan,
         g: &GrpcPlan,
-        scheduled: Option<std::time::Instant>,
+        scheduled: Option<Instant>,
     ) {
         let ctx = self.ctx.clone();
         let t_start = Instant::now();
-        let traced = ctx.observer.is_some();
         // Metadata and message for this call.
         let mut metadata = Vec::new();
         let mut rendered_json = Vec::new();
-        let built: Result<Bytes, RenderFault> = (|| {
-            let plan = &ctx.plan;
-            let mut rc = render_ctx!(self, plan, scope);
-            for (name, value) in &g.metadata {
-                let mut v = Vec::new();
-                rc.render(value, &mut v)?;
-                let v = HeaderValue::from_bytes(&v)
-                    .map_err(|_| fault(name.as_str(), &v, "a valid header value".into()))?;
-                metadata.push((name.clone(), v));
-            }
-            match &g.message {
-                GrpcMessage::Static(b) => Ok(b.clone()),
-                GrpcMessage::Templated { json, desc } => {
-                    rc.render(json, &mut rendered_json)?;
-                    let bytes =
-                        crate::plan::encode_grpc_json(desc, &rendered_json).map_err(|e| {
-                            fault(
-                                "message",
-                                &rendered_json,
-                                format!("a `{}` message ({e})", desc.full_name()),
-                            )
-                        })?;
-                    let mut framed = Vec::with_capacity(bytes.len() + 5);
-                    frame_message(&bytes, &mut framed);
-                    Ok(Bytes::from(framed))
-                }
-            }
-        })();
-        // What a person sees of the request (debug output, failure samples): built
-        // only when needed.
-        let shown_request = |json: &[u8], metadata: &[(http::HeaderName, HeaderValue)]| {
-            let mut out = format!("POST /{} HTTP/2\r\n", g.method).into_bytes();
-            for (k, v) in &g.static_metadata {
-                out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
-            }
-            for (k, v) in metadata {
-                out.extend_from_slice(k.as_str().as_bytes());
-                out.extend_from_slice(b": ");
-                out.extend_from_slice(v.as_bytes());
-                out.extend_from_slice(b"\r\n");
-            }
-            out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(json);
-            out
+        let built = self.build_call(&ctx, scope, g, &mut metadata, &mut rendered_json);
+        let shown = GrpcShown {
+            origin: &ctx.plan.origins[g.origin].label,
+            plan: g,
+            metadata: &metadata,
+            rendered_json: &rendered_json,
         };
         let body = match built {
             Ok(b) => b,
             Err(fault) => {
-                let end = Instant::now();
-                let duration = end.saturating_duration_since(scheduled.unwrap_or(t_start));
-                let sample = RequestSample {
-                    error: Some(ErrorKind::Template),
-                    failed: true,
-                    phases: Phases {
-                        blocked_us: scheduled
-                            .map_or(0, |s| us(t_start.saturating_duration_since(s))),
-                        duration_us: us(duration),
-                        ..Phases::default()
-                    },
-                    ..RequestSample::default()
-                };
-                for e in &step.extract {
-                    self.vars[e.var] = None;
-                }
-                let code = 1000 + ErrorKind::Template.index() as u16;
-                let json: &[u8] = if rendered_json.is_empty() {
-                    g.static_json.as_deref().unwrap_or_default()
-                } else {
-                    &rendered_json
-                };
-                let shown = shown_request(json, &metadata);
-                if ctx.want_failure_sample(step.series, code) {
-                    let s = failure_sample(
-                        &ctx,
-                        step.series,
-                        &shown,
-                        &sample,
-                        &[],
-                        Cause {
-                            check: None,
-                            reason: Some(fault.to_string().into()),
-                        },
-                        end,
-                    );
-                    ctx.failure_sample(s);
-                }
-                if let Some(obs) = &ctx.observer {
-                    let origin = &ctx.plan.origins[g.origin].label;
-                    let mut t = trace(
-                        &ctx,
-                        scope,
-                        step,
-                        self.id,
-                        origin,
-                        &shown,
-                        &[],
-                        &[],
-                        &sample,
-                        obs.full(),
-                        Vec::new(),
-                        Vec::new(),
-                    );
-                    t.reason = Some(ctx.plan.secrets.text(fault.to_string().as_bytes()));
-                    obs.exchange(t);
-                }
-                let series = self.series(scope, step);
-                ctx.record(series, &sample, end);
-                if ctx.raw_on() {
-                    self.raw_grpc(scope, step, g, &sample, end);
-                }
+                let sent = (g.origin, Sent::Grpc(shown));
+                let at = (scheduled, t_start);
+                self.finish_unbuilt(&ctx, (scope, step), sent, &fault, at);
                 return;
             }
         };
-        let Some(pool) = ctx.h2.get(g.origin).and_then(Option::as_ref) else {
+        let Some(r) = self.call(&ctx, g, &metadata, body).await else {
             return;
         };
+        let reply = std::mem::take(&mut self.resp.body);
+        self.finish_call(
+            &ctx,
+            (scope, step, g),
+            (scheduled, t_start),
+            &r,
+            &reply,
+            shown,
+        );
+        self.resp.body = reply;
+    }
+
+    /// Render the call's metadata and message: the framed message, or why it cannot
+    /// be sent.
+    fn build_call(
+        &mut self,
+        ctx: &WorkerCtx,
+        scope: &str,
+        g: &GrpcPlan,
+        metadata: &mut Vec<(HeaderName, HeaderValue)>,
+        rendered_json: &mut Vec<u8>,
+    ) -> Result<Bytes, RenderFault> {
+        let plan = &ctx.plan;
+        let mut rc = render_ctx!(self, plan, scope);
+        for (name, value) in &g.metadata {
+            let mut v = Vec::new();
+            rc.render(value, &mut v)?;
+            let v = HeaderValue::from_bytes(&v)
+                .map_err(|_| fault(name.as_str(), &v, "a valid header value".into()))?;
+            metadata.push((name.clone(), v));
+        }
+        match &g.message {
+            GrpcMessage::Static(b) => Ok(b.clone()),
+            GrpcMessage::Templated { json, desc } => {
+                rc.render(json, rendered_json)?;
+                let bytes = crate::plan::encode_grpc_json(desc, rendered_json).map_err(|e| {
+                    fault(
+                        "message",
+                        rendered_json,
+                        format!("a `{}` message ({e})", desc.full_name()),
+                    )
+                })?;
+                let mut framed = Vec::with_capacity(bytes.len() + 5);
+                frame_message(&bytes, &mut framed);
+                Ok(Bytes::from(framed))
+            }
+        }
+    }
+
+    /// Make the call on the worker's HTTP/2 pool for the server, its replies decoded
+    /// to JSON into the VU's body buffer when checks, extraction or debug output read
+    /// them (the message of a unary call, an array of a stream's). `None` without a
+    /// pool for the origin.
+    async fn call(
+        &mut self,
+        ctx: &WorkerCtx,
+        g: &GrpcPlan,
+        metadata: &[(HeaderName, HeaderValue)],
+        body: Bytes,
+    ) -> Option<Replied> {
+        let pool = ctx.h2.get(g.origin).and_then(Option::as_ref)?;
         let origin = &ctx.plan.origins[g.origin];
-        let decode = g.decode || traced;
+        let decode = g.decode || ctx.observer.is_some();
         let call = GrpcCall {
             request: &g.request,
-            metadata: &metadata,
+            metadata,
             body,
             timeout: g.timeout,
             max_messages: g.max_messages,
             max_message: ctx.plan.max_body,
         };
-        // Replies as JSON: the message of a unary call, an array of a stream's.
         let max_body = ctx.plan.max_body;
         let reply = &g.reply;
         let streaming = g.streaming;
-        let json = &mut self.body;
+        let json = &mut self.resp.body;
         json.clear();
         if decode && streaming {
             json.push(b'[');
@@ -204,24 +213,33 @@ impl Vu {
         .await;
         self.req_body = frame;
         if decode && streaming {
-            self.body.push(b']');
+            self.resp.body.push(b']');
         }
-        let ex = &out.exchange;
-        let end = ex.end.unwrap_or_else(Instant::now);
-        let began = ex.sent_at.unwrap_or(t_start);
-        let duration = match scheduled {
-            Some(s) => end.saturating_duration_since(s),
-            None => end.saturating_duration_since(began),
-        };
+        Some(Replied {
+            out,
+            undecodable,
+            decoded: decode,
+        })
+    }
+
+    /// Finish a call that was made: its code judged against the step's accepted
+    /// codes, then the one finish path. `reply` is the decoded replies.
+    fn finish_call(
+        &mut self,
+        ctx: &WorkerCtx,
+        (scope, step, g): (&str, &StepPlan, &GrpcPlan),
+        (scheduled, t_start): (Option<Instant>, Instant),
+        r: &Replied,
+        reply: &[u8],
+        shown: GrpcShown<'_>,
+    ) {
+        let ex = &r.out.exchange;
+        let (mut sample, end, duration) = sample_of(ex, scheduled, t_start);
         // The call's code: a stream cut at `max_messages` ended as the step asked.
-        let code = match out.code {
-            Some(c) => c,
-            None if out.limited => 0,
-            None => 0,
-        };
+        let code = r.out.code.unwrap_or(0);
         let mut error = ex.error;
         let mut reason = ex.reason;
-        if error.is_none() && undecodable {
+        if error.is_none() && r.undecodable {
             error = Some(ErrorKind::Protocol);
             reason = Some("a reply message that does not fit the method's reply type");
         }
@@ -229,205 +247,47 @@ impl Vu {
             error = Some(ErrorKind::of_grpc_code(code));
             reason = pado_scenario::grpc_codes::name(code);
         }
-        let ok_transport = ex.error.is_none() && !undecodable;
-        let body: &[u8] = if decode && ok_transport {
-            &self.body
+        let ok_transport = ex.error.is_none() && !r.undecodable;
+        let body: &[u8] = if r.decoded && ok_transport {
+            reply
         } else {
             &[]
         };
-        let view = ResponseView::new(code, &[], body);
-        let phases = Phases {
-            blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s)))
-                + us(ex.blocked),
-            dns_us: us(ex.setup.dns),
-            connecting_us: us(ex.setup.connecting),
-            tls_us: us(ex.setup.tls),
-            sending_us: us(ex.sending),
-            waiting_us: us(ex.waiting),
-            receiving_us: us(ex.receiving),
-            duration_us: us(duration),
-        };
-        let mut sample = RequestSample {
-            status: if ex.error.is_none() { code } else { 0 },
-            error,
-            failed: false,
-            failed_by_check: false,
-            phases,
-            bytes_sent: ex.bytes_sent,
-            bytes_received: ex.bytes_received,
-            reconnected: false,
-            body_cut: decode && self.body.len() >= max_body,
-            // gRPC messages are not HTTP content-encoded (grpc-encoding is not
-            // supported): nothing decoded.
-            body_encoded: 0,
-            body_decoded: 0,
-            http_version: ex.version,
-            opened: ex.opened,
-        };
-        let mut failed = error.is_some();
-        let status_failed = failed;
-        let mut first_failed = None;
-        let resolved: Vec<Option<CheckPlan>> = if step
-            .checks
-            .iter()
-            .any(|c| matches!(c, CheckPlan::Templated { .. }))
-        {
-            let plan = &ctx.plan;
-            let mut rc = render_ctx!(self, plan, scope);
-            step.checks
-                .iter()
-                .map(|c| match c {
-                    CheckPlan::Templated { id, value, kind } => {
-                        let mut out = Vec::new();
-                        let _ = rc.render(value, &mut out);
-                        Some(CheckPlan::with_value(*id, kind, &out))
-                    }
-                    _ => None,
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        // A status check judges the code whatever else failed; the others need a
-        // reply.
-        let ok_for = |c: &CheckPlan| matches!(c, CheckPlan::Status { .. }) || ok_transport;
-        for (i, c) in step.checks.iter().enumerate() {
-            let c = resolved.get(i).and_then(Option::as_ref).unwrap_or(c);
-            let (id, ok) = evaluate(c, &view, ok_for(c) && ex.error.is_none(), duration);
-            ctx.check(id, ok);
-            failed |= !ok && step.checks_fail_request;
-            if !ok && first_failed.is_none() {
-                first_failed = Some(c);
-            }
-        }
-        for e in &step.extract {
-            self.vars[e.var] = if ok_transport && error.is_none() {
-                extract(&e.source, &view, &self.jar, g.origin)
-            } else {
-                None
-            };
-        }
-        sample.failed = failed;
-        sample.failed_by_check = failed && !status_failed;
-        let request_shown = || {
-            let json: &[u8] = if rendered_json.is_empty() {
-                g.static_json.as_deref().unwrap_or_default()
-            } else {
-                &rendered_json
-            };
-            shown_request(json, &metadata)
-        };
-        if failed {
-            let fcode = match error {
-                Some(e) => 1000 + e.index() as u16,
-                None => 2000,
-            };
-            if ctx.want_failure_sample(step.series, fcode) {
-                let shown = request_shown();
-                let check = first_failed.filter(|_| !status_failed);
-                let s = failure_sample(
-                    &ctx,
-                    step.series,
-                    &shown,
-                    &sample,
-                    view.body,
-                    Cause {
-                        check: check.map(|c| (c, seen(c, &view, error, duration))),
-                        reason: reason.map(Into::into),
-                    },
-                    end,
-                );
-                ctx.failure_sample(s);
-            }
-        }
-        if let Some(obs) = &ctx.observer {
-            let shown = request_shown();
-            let full = obs.full();
-            let plan = &ctx.plan;
-            let checks = step
-                .checks
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let c = resolved.get(i).and_then(Option::as_ref).unwrap_or(c);
-                    let (id, ok) = evaluate(c, &view, ok_for(c) && ex.error.is_none(), duration);
-                    CheckOutcome {
-                        name: plan.checks.get(id as usize).cloned().unwrap_or_default(),
-                        ok,
-                        actual: plan
-                            .secrets
-                            .text(seen(c, &view, error, duration).as_bytes()),
-                    }
-                })
-                .collect();
-            let extracted = step
-                .extract
-                .iter()
-                .map(|e| {
-                    let name = plan.vars.get(e.var).cloned().unwrap_or_default();
-                    (
-                        name,
-                        self.vars[e.var].as_deref().map(|v| plan.secrets.text(v)),
-                    )
-                })
-                .collect();
-            let head = format!(
+        sample.status = if ex.error.is_none() { code } else { 0 };
+        sample.error = error;
+        sample.reconnected = false;
+        sample.body_cut = r.decoded && reply.len() >= ctx.plan.max_body;
+        // gRPC messages are not HTTP content-encoded (grpc-encoding is not
+        // supported): nothing decoded.
+        sample.body_encoded = 0;
+        sample.body_decoded = 0;
+        let head = match ctx.observer {
+            Some(_) => format!(
                 "HTTP/2 {}\r\ngrpc-status: {code} {}\r\n\r\n",
                 ex.status,
                 pado_scenario::grpc_codes::name(code).unwrap_or("")
-            );
-            let mut t = trace(
-                &ctx,
-                scope,
-                step,
-                self.id,
-                &origin.label,
-                &shown,
-                head.as_bytes(),
-                view.body,
-                &sample,
-                full,
-                checks,
-                extracted,
-            );
-            t.reason = reason.map(str::to_string);
-            obs.exchange(t);
-        }
-        let series = self.series(scope, step);
-        if streaming {
-            ctx.record_grpc_stream(series, &sample, out.messages, end);
-        } else {
-            ctx.record(series, &sample, end);
-        }
-        if ctx.raw_on() {
-            self.raw_grpc(scope, step, g, &sample, end);
-        }
-    }
-
-    /// Keep the raw record of a gRPC call (only with a raw output): method `GRPC`,
-    /// the URL its server and `/package.Service/Method`.
-    fn raw_grpc(
-        &self,
-        scope: &str,
-        step: &StepPlan,
-        g: &GrpcPlan,
-        sample: &RequestSample,
-        end: Instant,
-    ) {
-        let origin = &self.ctx.plan.origins[g.origin].label;
-        self.ctx.raw(
-            &super::super::worker::RawRequest {
-                step: step.series,
-                scope,
-                vu: self.id,
-                iter: self.iter,
-                method: b"GRPC",
-                url: [origin.as_bytes(), b"/", g.method.as_bytes()],
-                tags: (!step.tags.is_empty()).then_some((&step.tags[..], &self.tag_buf[..])),
-                protocol: pado_metrics::raw::RawProtocol::Grpc,
-            },
+            ),
+            None => String::new(),
+        };
+        let ended = Ended {
             sample,
             end,
-        );
+            duration,
+            view: ResponseView::new(code, &[], body),
+            head: head.as_bytes(),
+            host: g.origin,
+            status_failed: error.is_some(),
+            // A status check judges the code whatever else failed; the others need
+            // a reply.
+            readable: Readable {
+                status: ex.error.is_none(),
+                content: ok_transport,
+            },
+            reason: reason.map(Reason::Said),
+            failure_body: body,
+            sent: Sent::Grpc(shown),
+            stream_msgs: g.streaming.then_some(r.out.messages),
+        };
+        self.finish(ctx, (scope, step), Judge::Final, ended);
     }
 }

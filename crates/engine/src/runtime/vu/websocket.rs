@@ -12,13 +12,12 @@ use tokio_tungstenite::tungstenite::{self, handshake::client::generate_key, Mess
 use tokio_tungstenite::WebSocketStream;
 
 use crate::plan::{CheckPlan, RequestForm, StepPlan, WsActionPlan, WsPlan};
-use crate::render::RenderCtx;
 use crate::response_view::ResponseView;
 use crate::trace::{CheckOutcome, Trace};
 
 use crate::runtime::worker::WorkerCtx;
 
-use super::described::{shown, step_name};
+use super::described::{check_name, redactor, shown, step_name};
 use super::judged::{evaluate, extract};
 use super::{us, Vu};
 
@@ -305,8 +304,8 @@ impl Vu {
             result.msgs_sent = s.sent;
             result.msgs_received = s.received;
         }
-        if let Some(obs) = &ctx.observer {
-            obs.exchange(self.ws_trace(
+        self.finish_session(&ctx, step, &result, end, || {
+            self.ws_trace(
                 scope,
                 step,
                 ws,
@@ -315,9 +314,8 @@ impl Vu {
                 &result,
                 session.as_ref().and_then(|s| s.transcript.as_deref()),
                 checks,
-            ));
-        }
-        ctx.record_ws(step.series, &result, end);
+            )
+        });
     }
 
     /// Connect and upgrade within the step's timeout: the stream, the status (101)
@@ -511,13 +509,7 @@ impl Vu {
 
     fn outcome(&self, check: u32, ok: bool, actual: &str) -> CheckOutcome {
         CheckOutcome {
-            name: self
-                .ctx
-                .plan
-                .checks
-                .get(check as usize)
-                .cloned()
-                .unwrap_or_default(),
+            name: check_name(&self.ctx.plan, check),
             ok,
             actual: actual.to_string(),
         }
@@ -540,13 +532,7 @@ impl Vu {
         let ctx = &self.ctx;
         let plan = &ctx.plan;
         let full = ctx.observer.as_ref().is_some_and(|o| o.full());
-        let with_credentials;
-        let r = if full {
-            &plan.secrets
-        } else {
-            with_credentials = plan.secrets.with_credentials_of(head);
-            &with_credentials
-        };
+        let r = redactor(plan, head, full);
         let origin = &plan.origins[ws.handshake.origin].label;
         let ws_origin = origin
             .strip_prefix("https://")
@@ -554,19 +540,11 @@ impl Vu {
             .or_else(|| origin.strip_prefix("http://").map(|o| format!("ws://{o}")))
             .unwrap_or_else(|| origin.clone());
         let (_, target) = crate::redact::request_line(head);
-        let extracted = ws
-            .actions
-            .iter()
-            .filter_map(|a| match a {
-                WsActionPlan::Expect { extract, .. } => Some(extract),
-                _ => None,
-            })
-            .flatten()
-            .map(|e| {
-                let name = plan.vars.get(e.var).cloned().unwrap_or_default();
-                (name, self.vars[e.var].as_deref().map(|v| r.text(v)))
-            })
-            .collect();
+        let expected = ws.actions.iter().filter_map(|a| match a {
+            WsActionPlan::Expect { extract, .. } => Some(extract),
+            _ => None,
+        });
+        let extracted = self.extracted(plan, expected.flatten().map(|e| e.var), &r);
         let mut messages = format!(
             "{} sent, {} received\n",
             result.msgs_sent, result.msgs_received
@@ -579,7 +557,7 @@ impl Vu {
             vu: self.id,
             method: "WS".into(),
             url: r.text(format!("{ws_origin}{}", String::from_utf8_lossy(target)).as_bytes()),
-            request_headers: crate::redact::headers(head, r, full),
+            request_headers: crate::redact::headers(head, &r, full),
             request_body: None,
             status,
             error: match result.error {
@@ -588,8 +566,8 @@ impl Vu {
             },
             reason: result.error.map(WsError::name),
             failed: result.error.is_some(),
-            response_headers: crate::redact::headers(response_head, r, full),
-            response_body: shown(r, &messages),
+            response_headers: crate::redact::headers(response_head, &r, full),
+            response_body: shown(&r, &messages),
             phases: pado_metrics::Phases {
                 connecting_us: result.connecting_us,
                 duration_us: result.duration_us,

@@ -1,0 +1,136 @@
+//! Which connection an HTTP request goes on, and the exchange on it: the VU's own
+//! HTTP/1.1 connection to the origin, or the worker's shared HTTP/2 pool for an
+//! origin that speaks it (falling back to the VU's HTTP/1.1 connection when the
+//! server chooses HTTP/1.1). What the answer leaves behind (body, head, a failed
+//! answer's first bytes) goes to the VU's reused [`ResponseBufs`].
+
+use pado_http::{exchange, exchange_h2, Conn, Exchange, Origin, RequestRef, UseHttp1};
+use pado_metrics::raw::RawProtocol;
+use pado_metrics::NewConnection;
+
+use crate::plan::{RequestForm, RequestPlan};
+use crate::runtime::worker::WorkerCtx;
+
+use super::Vu;
+
+/// The VU's buffers for what an answer leaves behind, reused request after request.
+pub(super) struct ResponseBufs {
+    /// Kept response body (a gRPC reply as JSON).
+    pub(super) body: Vec<u8>,
+    /// Kept response head.
+    pub(super) head: Vec<u8>,
+    /// First bytes of a failed response's body when the body is not kept anyway
+    /// (filled only for failures; emptied after each).
+    pub(super) fail_body: Vec<u8>,
+    /// Decodes gzip, br, zstd and deflate responses (touched only by those).
+    pub(super) decoder: pado_http::decode::BodyDecoder,
+}
+
+impl ResponseBufs {
+    /// Empty buffers; bodies decoded up to `max_body`.
+    pub(super) fn new(max_body: usize) -> Self {
+        ResponseBufs {
+            body: Vec::new(),
+            head: Vec::new(),
+            fail_body: Vec::new(),
+            decoder: pado_http::decode::BodyDecoder::for_max_body(max_body),
+        }
+    }
+}
+
+/// One HTTP request to send: its bytes and what to keep of its answer.
+#[derive(Clone, Copy)]
+pub(super) struct Outgoing<'a> {
+    /// Request line, headers and body.
+    pub(super) bytes: &'a [u8],
+    /// A HEAD request (its answer has no body).
+    pub(super) is_head: bool,
+    /// May be sent again on a fresh connection (idempotent).
+    pub(super) resend_safe: bool,
+    /// Keep the body (checks, extraction or a trace read it).
+    pub(super) keep_body: bool,
+    /// Copy the head when it sets cookies or redirects.
+    pub(super) want_head: bool,
+    /// Copy the head whatever it says (header checks, extraction, a trace).
+    pub(super) keep_head_always: bool,
+}
+
+impl ResponseBufs {
+    /// What the exchange of `out` keeps of its answer, and where.
+    #[inline]
+    fn request_ref<'a>(
+        &'a mut self,
+        req: &'a RequestPlan,
+        out: Outgoing<'a>,
+        max_body: usize,
+    ) -> RequestRef<'a> {
+        RequestRef {
+            bytes: out.bytes,
+            is_head: out.is_head,
+            resend_safe: out.resend_safe,
+            timeout: req.timeout,
+            keep_body: out.keep_body.then_some((&mut self.body, max_body)),
+            keep_head: out
+                .want_head
+                .then_some((&mut self.head, out.keep_head_always)),
+            failed_prefix: Some((&mut self.fail_body, &req.expect)),
+            decoder: Some(&mut self.decoder),
+        }
+    }
+}
+
+impl Vu {
+    /// Send `out` to host `host` (an index into the plan's origins, or past them
+    /// into the origins met in redirects), `origin`: the exchange and the protocol
+    /// it went in. `hops` counts the redirects before it.
+    pub(super) async fn send(
+        &mut self,
+        ctx: &WorkerCtx,
+        req: &RequestPlan,
+        origin: &Origin,
+        out: Outgoing<'_>,
+        (host, hops): (usize, u32),
+    ) -> (Exchange, RawProtocol) {
+        let max_body = ctx.plan.max_body;
+        let slot: &mut Option<Conn> = match host.checked_sub(ctx.plan.origins.len()) {
+            None => &mut self.conns[host],
+            Some(k) => &mut self.extra[k].conn,
+        };
+        // HTTP/2 for the plan's origins that speak it (an origin first met in a
+        // redirect is spoken with HTTP/1.1).
+        let Some(pool) = ctx.h2.get(host).and_then(Option::as_ref) else {
+            let ex = exchange(slot, origin, self.resp.request_ref(req, out, max_body)).await;
+            if ctx.plan.connections == pado_scenario::ConnectionReuse::PerRequest {
+                *slot = None;
+            }
+            return (ex, RawProtocol::Http1);
+        };
+        // The plan's HTTP/2 form, when what is sent is the plan's static request.
+        let prebuilt = req.h2.as_ref().filter(|_| {
+            hops == 0
+                && matches!(&req.form, RequestForm::Static { bytes: b, .. }
+                    if std::ptr::eq(b.as_ptr(), out.bytes.as_ptr()))
+        });
+        let h2 = self.resp.request_ref(req, out, max_body);
+        match exchange_h2(pool, origin, h2, prebuilt).await {
+            Ok(ex) => (ex, RawProtocol::Http2),
+            Err(UseHttp1(opened)) => {
+                let setup = opened.as_ref().map(|(_, t)| *t);
+                if let Some((c, _)) = opened {
+                    *slot = Some(c);
+                }
+                let h1 = self.resp.request_ref(req, out, max_body);
+                let mut ex = exchange(slot, origin, h1).await;
+                if let Some(t) = setup {
+                    ex.setup.dns += t.dns;
+                    ex.setup.connecting += t.connecting;
+                    ex.setup.tls += t.tls;
+                    // The pool opened it for this request, which the server chose
+                    // to answer in HTTP/1.1.
+                    ex.opened = NewConnection::opened(origin.tls.is_some());
+                }
+                (ex, RawProtocol::Http1)
+            }
+        }
+    }
+}

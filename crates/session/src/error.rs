@@ -1,0 +1,48 @@
+//! What can go wrong in a session, typed so that a caller (the CLI) can tell bad
+//! input, which the user fixes, from a failure of the machine (a disk that is full).
+
+/// An error of a session.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The configuration or a file it names is wrong (the CLI's exit code 2); the
+    /// message names the file, flag or field.
+    #[error("{0}")]
+    Invalid(String),
+    /// Anything else: reading or writing files, starting threads (exit code 1).
+    #[error("{0}")]
+    Io(String),
+}
+
+impl SessionError {
+    /// An error of the machine, from anything that says what went wrong.
+    pub fn io(e: impl std::fmt::Display) -> Self {
+        SessionError::Io(e.to_string())
+    }
+
+    /// Bad input, said in the user's words.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        SessionError::Invalid(message.into())
+    }
+}
+
+/// Why a change of the load was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ControlError {
+    /// More VUs than the plan allows.
+    #[error("{asked} VUs: the plan allows at most {max} (raise `vus`/`max_vus` in the scenario)")]
+    AboveMax {
+        /// What was asked.
+        asked: u64,
+        /// The planned maximum.
+        max: u64,
+    },
+    /// The change needs a kind of executor the run does not have.
+    #[error("{0}")]
+    NotApplicable(String),
+    /// A rate that is not a finite number of 0 or more.
+    #[error("rate {0}: give a finite number of 0 or more")]
+    BadRate(f64),
+    /// The run has ended (or is ending): nothing to change.
+    #[error("the run has ended")]
+    Ended,
+}
