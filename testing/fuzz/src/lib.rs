@@ -3,9 +3,9 @@
 //!
 //! Each [`Target`] is a plain `fn(&[u8])` over a real parser entry point that must not
 //! panic, hang or allocate without bound for any input. The [`driver`] feeds it its
-//! seed corpus (`support/fuzz/corpus/<target>/`, plus the repository's examples) and
+//! seed corpus (`testing/fuzz/corpus/<target>/`, plus the repository's examples) and
 //! then [`mutate`]d inputs from a seeded PRNG for a bounded time, reporting the first
-//! failure with a file that reproduces it. See `support/fuzz/README.md`.
+//! failure with a file that reproduces it. See `testing/fuzz/README.md`.
 
 use std::path::{Path, PathBuf};
 
@@ -50,7 +50,7 @@ pub fn crate_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The files of `support/fuzz/corpus/<name>/`, sorted by name, plus `extra` files.
+/// The files of `testing/fuzz/corpus/<name>/`, sorted by name, plus `extra` files.
 pub fn corpus_files(name: &str, extra: &[PathBuf]) -> Vec<Vec<u8>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(crate_dir().join("corpus").join(name))
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())

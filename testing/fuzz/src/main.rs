@@ -13,7 +13,7 @@ use pado_fuzz::driver::{self, Config};
 
 const USAGE: &str = "usage: pado-fuzz <target|all> [--seconds N] [--seed S] [--input FILE...]
        pado-fuzz --list
-Environment: PADO_FUZZ_SECONDS, PADO_FUZZ_SEED, PADO_FUZZ_CRASH_DIR (see support/fuzz/README.md).";
+Environment: PADO_FUZZ_SECONDS, PADO_FUZZ_SEED, PADO_FUZZ_CRASH_DIR (see testing/fuzz/README.md).";
 
 fn main() -> ExitCode {
     match run(std::env::args().skip(1).collect()) {
