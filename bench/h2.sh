@@ -5,7 +5,7 @@
 # streams each (h2load -c CONNS -m STREAMS; pado CONNS×STREAMS VUs with max_streams
 # STREAMS on one worker; k6 CONNS×STREAMS VUs, which have a connection each: k6 does
 # not multiplex one VU's requests), DUR seconds, REPEATS runs each, interleaved.
-#   bash bench/h2.sh                  (DUR=10 REPEATS=3 CONNS=4 STREAMS=16)
+#   bash bench/h2.sh                  (DUR=10 REPEATS=3 CONNS=4 STREAMS=16; PADO=FILE: that binary)
 # Not part of the test suite. Needs root for apt-get when nginx or h2load is missing.
 set -uo pipefail
 # Bench runs stay out of the user's run history (pado history).
@@ -27,8 +27,15 @@ if ! command -v nginx >/dev/null || ! command -v h2load >/dev/null; then
     || { echo "apt-get install nginx nghttp2-client failed (see $OUT/apt.log)"; exit 1; }
 fi
 [ -x /usr/bin/time ] || { echo "/usr/bin/time missing: apt-get install time"; exit 1; }
-(cd "$ROOT" && cargo build --release --quiet -p pado) || exit 1
-PADO="$OUT/pado.bin"; cp "$ROOT/target/release/pado" "$PADO"
+# PADO=FILE measures that binary (e.g. an older build, for a paired before/after);
+# otherwise this checkout's release build.
+if [ -n "${PADO:-}" ]; then
+  cp "$PADO" "$OUT/pado.bin" || exit 1
+else
+  (cd "$ROOT" && cargo build --release --quiet -p pado) || exit 1
+  cp "$ROOT/target/release/pado" "$OUT/pado.bin"
+fi
+PADO="$OUT/pado.bin"
 
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
   -keyout "$NGX_PREFIX/key.pem" -out "$NGX_PREFIX/cert.pem" >/dev/null 2>&1 || exit 1

@@ -3,7 +3,6 @@
 //! number pado reports is checked against the server's own count or the delay it
 //! applied. One test binary, a module per area.
 
-
 mod harness;
 
 mod agents;
