@@ -198,32 +198,22 @@ fn search_and_autocomplete(c: &mut Client, api: &mut u64, id: u64) {
 
 /// Delete (then the post is gone), and bad ids, unknown routes, wrong methods.
 fn delete_and_refuse_bad_requests(c: &mut Client, api: &mut u64, token: &str, id: u64) {
-    let token = token.to_string();
     // Delete, then it is gone.
-    let tok = token.clone();
-    let r = call(api, c, &move |c| {
-        let auth = format!("Bearer {tok}");
+    let auth = format!("Bearer {token}");
+    let delete = move |c: &mut Client| {
         c.request(
             "DELETE",
             &format!("/api/posts/{id}"),
             &[("Authorization", &auth)],
             None,
         )
-    });
+    };
+    let r = call(api, c, &delete);
     assert_eq!(r.status, 204);
     assert!(r.body.is_empty());
     let r = call(api, c, &move |c| c.get(&format!("/api/posts/{id}")));
     assert_eq!(r.status, 404);
-    let tok = token.clone();
-    let r = call(api, c, &move |c| {
-        let auth = format!("Bearer {tok}");
-        c.request(
-            "DELETE",
-            &format!("/api/posts/{id}"),
-            &[("Authorization", &auth)],
-            None,
-        )
-    });
+    let r = call(api, c, &delete);
     assert_eq!(r.status, 404);
 
     // Bad ids, unknown routes, wrong methods.
