@@ -17,6 +17,7 @@ use pado_metrics::SecondRecord;
 use pado_results::events::EventRecord;
 use pado_results::StageMark;
 
+use crate::command::ControlCommand;
 use crate::error::ControlError;
 use crate::subscribe::{Subscribers, Subscription};
 use pado_base::lock;
@@ -219,6 +220,31 @@ impl RunHandle {
         self.shared.control.set_rate_factor(factor);
         self.record(format!("arrival rate {from:.1}/s → {per_s:.1}/s"));
         Ok(())
+    }
+
+    /// Apply one [`ControlCommand`] (the dashboard's and the agents' way in).
+    /// Ramps, skipping a stage and holds are not steerable yet and say so.
+    pub fn apply(&self, cmd: &ControlCommand) -> Result<(), ControlError> {
+        let not_yet = |what: &str| {
+            Err(ControlError::NotApplicable(format!(
+                "{what} is not supported by this run"
+            )))
+        };
+        match *cmd {
+            ControlCommand::Pause => self.pause(),
+            ControlCommand::Resume => self.resume(),
+            ControlCommand::Stop => self.stop(),
+            ControlCommand::SetVus { vus, ramp_s } if ramp_s <= 0.0 => self.set_vus(vus),
+            ControlCommand::SetRate { per_s, ramp_s } if ramp_s <= 0.0 => self.set_rate(per_s),
+            ControlCommand::SetRateFactor { factor, ramp_s } if ramp_s <= 0.0 => {
+                self.set_rate_factor(factor)
+            }
+            ControlCommand::SetVus { .. }
+            | ControlCommand::SetRate { .. }
+            | ControlCommand::SetRateFactor { .. } => not_yet("a ramped change"),
+            ControlCommand::NextStage => not_yet("skipping a stage"),
+            ControlCommand::Hold { .. } => not_yet("holding a stage"),
+        }
     }
 
     /// Hold new iterations and arrivals (in-flight ones finish).

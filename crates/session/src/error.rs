@@ -42,6 +42,9 @@ pub enum ControlError {
     /// A rate that is not a finite number of 0 or more.
     #[error("rate {0}: give a finite number of 0 or more")]
     BadRate(f64),
+    /// A command that is not one of [`crate::ControlCommand`]'s shapes.
+    #[error("bad control command: {0}")]
+    BadCommand(String),
     /// The run has ended (or is ending): nothing to change.
     #[error("the run has ended")]
     Ended,

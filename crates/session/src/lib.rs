@@ -16,12 +16,14 @@
 //! atomics the workers read at iteration and arrival boundaries, never a lock;
 //! every change of the load is recorded in `events.jsonl` as a `control` event.
 
+mod command;
 mod config;
 mod control;
 mod dirs;
 mod error;
 pub mod fanout;
 mod judge;
+pub mod live;
 pub mod merge;
 mod meta;
 mod notice;
@@ -33,12 +35,14 @@ pub mod side_threads;
 mod subscribe;
 mod warnings;
 
+pub use command::ControlCommand;
 pub use config::{LedgerFactory, Outline, Output, RunConfig, Scenario, Share, Watcher};
 pub use control::{RunHandle, RunState, CONTROL_KIND};
 pub use dirs::{new_out_dir, user_out_dir};
 pub use error::{ControlError, SessionError};
 pub use judge::LiveJudge;
+pub use live::{GeneratorLive, LiveRun};
 pub use merge::{merge_and_report, MergeSpec};
 pub use reports::{report, write_loaded_reports, write_reports, Reported, Written};
 pub use run::{run, Finished, Session};
-pub use subscribe::Subscription;
+pub use subscribe::{Subscribers, Subscription};

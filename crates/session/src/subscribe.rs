@@ -16,15 +16,16 @@ struct Feed {
     lost: Arc<AtomicU64>,
 }
 
-/// Every subscription of a run.
+/// Every subscription of a run: the fan-out a [`crate::LiveRun`] of any kind (a
+/// local run, a coordinator merging generators' seconds) hands closed seconds to.
 #[derive(Default)]
-pub(crate) struct Subscribers {
+pub struct Subscribers {
     feeds: Mutex<Vec<Feed>>,
 }
 
 impl Subscribers {
     /// A new subscription holding up to `capacity` seconds (at least 1).
-    pub(crate) fn add(&self, capacity: usize) -> Subscription {
+    pub fn add(&self, capacity: usize) -> Subscription {
         let (tx, rx) = crossbeam_channel::bounded(capacity.max(1));
         let lost = Arc::new(AtomicU64::new(0));
         lock(&self.feeds).push(Feed {
@@ -36,7 +37,7 @@ impl Subscribers {
 
     /// Hand `r` to every subscriber that has room; count it lost for the others.
     /// A subscription that was dropped is forgotten.
-    pub(crate) fn send(&self, r: &SecondRecord) {
+    pub fn send(&self, r: &SecondRecord) {
         let mut feeds = lock(&self.feeds);
         if feeds.is_empty() {
             return;
@@ -53,7 +54,7 @@ impl Subscribers {
     }
 
     /// End every subscription (after the seconds already sent).
-    pub(crate) fn close(&self) {
+    pub fn close(&self) {
         lock(&self.feeds).clear();
     }
 }
