@@ -34,6 +34,39 @@ pub trait LiveRun: Send + Sync {
     fn generators(&self) -> Vec<GeneratorLive> {
         Vec::new()
     }
+    /// Each scrape of the target's metrics from now on (`observe:`), through a
+    /// channel of `capacity` scrapes that loses them rather than wait; `None` when
+    /// this run hands none out.
+    fn subscribe_observed(
+        &self,
+        _capacity: usize,
+    ) -> Option<crossbeam_channel::Receiver<std::sync::Arc<crate::ObservedScrape>>> {
+        None
+    }
+}
+
+/// A run in this process as a live view sees it: its handle and its scrapes.
+pub(crate) struct LocalRun {
+    pub(crate) handle: crate::RunHandle,
+    pub(crate) observed: crate::observed_feed::ObservedFeed,
+}
+
+impl LiveRun for LocalRun {
+    fn subscribe(&self, capacity: usize) -> Subscription {
+        self.handle.subscribe(capacity)
+    }
+    fn state(&self) -> RunState {
+        self.handle.state()
+    }
+    fn apply(&self, cmd: &ControlCommand) -> Result<(), ControlError> {
+        self.handle.apply(cmd)
+    }
+    fn subscribe_observed(
+        &self,
+        capacity: usize,
+    ) -> Option<crossbeam_channel::Receiver<std::sync::Arc<crate::ObservedScrape>>> {
+        Some(self.observed.subscribe(capacity))
+    }
 }
 
 impl LiveRun for crate::RunHandle {

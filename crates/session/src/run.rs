@@ -40,6 +40,7 @@ pub struct Finished {
 /// A running session.
 pub struct Session {
     handle: RunHandle,
+    observed: crate::observed_feed::ObservedFeed,
     thread: JoinHandle<Result<Finished, SessionError>>,
 }
 
@@ -127,7 +128,8 @@ impl Session {
             )),
             None => None,
         };
-        let on_start = side.on_start(observe, events, handle.clone());
+        let observed = crate::observed_feed::ObservedFeed::default();
+        let on_start = side.on_start(observe, events, handle.clone(), observed.clone());
         let opts = RunOptions {
             workers,
             stop,
@@ -159,7 +161,11 @@ impl Session {
                 finish(after, report)
             })
             .map_err(SessionError::io)?;
-        Ok(Session { handle, thread })
+        Ok(Session {
+            handle,
+            observed,
+            thread,
+        })
     }
 
     /// The handle to watch and steer the run.
@@ -167,9 +173,13 @@ impl Session {
         self.handle.clone()
     }
 
-    /// The run as a live view (the dashboard) watches and steers it.
+    /// The run as a live view (the dashboard) watches and steers it, with the
+    /// target's metrics as they are scraped.
     pub fn live(&self) -> Arc<dyn crate::LiveRun> {
-        Arc::new(self.handle.clone())
+        Arc::new(crate::live::LocalRun {
+            handle: self.handle.clone(),
+            observed: self.observed.clone(),
+        })
     }
 
     /// Wait for the run to end and its result directory to be written.

@@ -14,10 +14,23 @@ use crate::{Dashboard, DashboardOptions, RunInfo};
 const TOKEN: &str = "0123456789abcdef-token";
 
 /// A run that only records the commands it is given; `stop` it refuses.
-#[derive(Default)]
 struct Planted {
     subs: Subscribers,
     applied: Mutex<Vec<pado_session::ControlCommand>>,
+    scrapes: (
+        crossbeam_channel::Sender<std::sync::Arc<pado_session::ObservedScrape>>,
+        crossbeam_channel::Receiver<std::sync::Arc<pado_session::ObservedScrape>>,
+    ),
+}
+
+impl Default for Planted {
+    fn default() -> Self {
+        Planted {
+            subs: Subscribers::default(),
+            applied: Mutex::default(),
+            scrapes: crossbeam_channel::unbounded(),
+        }
+    }
 }
 
 impl pado_session::LiveRun for Planted {
@@ -38,6 +51,12 @@ impl pado_session::LiveRun for Planted {
             abort_reason: None,
             ended: false,
         }
+    }
+    fn subscribe_observed(
+        &self,
+        _capacity: usize,
+    ) -> Option<crossbeam_channel::Receiver<std::sync::Arc<pado_session::ObservedScrape>>> {
+        Some(self.scrapes.1.clone())
     }
     fn apply(&self, cmd: &pado_session::ControlCommand) -> Result<(), ControlError> {
         if *cmd == pado_session::ControlCommand::Stop {
@@ -271,4 +290,23 @@ fn wait_seconds(d: &Dashboard, n: usize) -> serde_json::Value {
         std::thread::sleep(Duration::from_millis(50));
     }
     panic!("the store never held {n} seconds");
+}
+
+#[test]
+fn the_target_s_metrics_land_on_the_second_they_were_read_in() {
+    let (d, run) = start();
+    let scrape = pado_session::ObservedScrape {
+        t: 0.4,
+        endpoint: "app".into(),
+        values: vec![("db_pool_in_use{pool=\"주문\"}".into(), 7.0)],
+    };
+    run.scrapes.0.send(std::sync::Arc::new(scrape)).unwrap();
+    run.subs.send(&SecondRecord::new(0));
+    run.subs.send(&SecondRecord::new(1));
+    let page = wait_seconds(&d, 2);
+    assert_eq!(
+        page["seconds"][0]["observed"],
+        serde_json::json!({"app/db_pool_in_use{pool=\"주문\"}": 7.0})
+    );
+    assert!(page["seconds"][1].get("observed").is_none(), "{page}");
 }
