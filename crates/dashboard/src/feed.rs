@@ -18,6 +18,7 @@ pub(crate) fn start(shared: Arc<Shared>) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("pado-dashboard-feed".into())
         .spawn(move || {
+            let mut samples_taken = 0;
             for r in sub {
                 let mut second = Second::of(&r);
                 // Scrapes that arrived while this second went (every 2 s by
@@ -38,7 +39,12 @@ pub(crate) fn start(shared: Arc<Shared>) -> std::io::Result<()> {
                         },
                     );
                 }
-                pado_base::lock(&shared.store).add(&r, &second, &shared.info);
+                let samples = shared.run.failure_samples(samples_taken);
+                samples_taken += samples.len();
+                let mut store = pado_base::lock(&shared.store);
+                store.add(&r, &second, &shared.info);
+                store.add_samples(&samples);
+                drop(store);
                 shared.changed();
             }
             shared.changed();

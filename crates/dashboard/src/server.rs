@@ -94,7 +94,7 @@ impl Shared {
             .unwrap_or_default();
         {
             let mut store = pado_base::lock(&self.store);
-            store.add_samples(&failures);
+            store.replace_samples(&failures);
             if let Some(list) = summary.get("thresholds").and_then(|t| t.as_array()) {
                 store.set_thresholds(crate::store::thresholds_of_summary(list));
             }

@@ -184,6 +184,15 @@ impl Store {
         }
     }
 
+    /// The samples of `failures.jsonl` once the run has ended, in place of those
+    /// seen while it went (the file has them all, in the same order).
+    pub fn replace_samples(&mut self, samples: &[pado_metrics::FailureSample]) {
+        for f in self.failures.values_mut() {
+            f.samples.clear();
+        }
+        self.add_samples(samples);
+    }
+
     /// Keep a change made through the dashboard.
     pub fn add_event(&mut self, e: EventNow) {
         self.events.push(e);

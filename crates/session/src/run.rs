@@ -41,6 +41,7 @@ pub struct Finished {
 pub struct Session {
     handle: RunHandle,
     observed: crate::observed_feed::ObservedFeed,
+    failures: crate::live::LiveFailures,
     thread: JoinHandle<Result<Finished, SessionError>>,
 }
 
@@ -111,7 +112,9 @@ impl Session {
         let outputs = start_outputs(&output_specs, &plan, &dir, &share)?;
         let (raw, raw_link) = start_raw(raw_spec.as_ref(), &plan)?;
         let write_error = Arc::new(OnceLock::new());
+        let failures = crate::live::LiveFailures::default();
         let fanout = Fanout {
+            failures: failures.clone(),
             outputs: outputs.clone(),
             timeline,
             judge,
@@ -164,6 +167,7 @@ impl Session {
         Ok(Session {
             handle,
             observed,
+            failures,
             thread,
         })
     }
@@ -179,6 +183,7 @@ impl Session {
         Arc::new(crate::live::LocalRun {
             handle: self.handle.clone(),
             observed: self.observed.clone(),
+            failures: self.failures.clone(),
         })
     }
 

@@ -16,6 +16,7 @@ const TOKEN: &str = "0123456789abcdef-token";
 /// A run that only records the commands it is given; `stop` it refuses.
 struct Planted {
     subs: Subscribers,
+    samples: Mutex<Vec<pado_metrics::FailureSample>>,
     applied: Mutex<Vec<pado_session::ControlCommand>>,
     scrapes: (
         crossbeam_channel::Sender<std::sync::Arc<pado_session::ObservedScrape>>,
@@ -27,6 +28,7 @@ impl Default for Planted {
     fn default() -> Self {
         Planted {
             subs: Subscribers::default(),
+            samples: Mutex::default(),
             applied: Mutex::default(),
             scrapes: crossbeam_channel::unbounded(),
         }
@@ -57,6 +59,14 @@ impl pado_session::LiveRun for Planted {
         _capacity: usize,
     ) -> Option<crossbeam_channel::Receiver<std::sync::Arc<pado_session::ObservedScrape>>> {
         Some(self.scrapes.1.clone())
+    }
+    fn failure_samples(&self, from: usize) -> Vec<pado_metrics::FailureSample> {
+        self.samples
+            .lock()
+            .unwrap()
+            .get(from..)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default()
     }
     fn apply(&self, cmd: &pado_session::ControlCommand) -> Result<(), ControlError> {
         if *cmd == pado_session::ControlCommand::Stop {
@@ -309,4 +319,58 @@ fn the_target_s_metrics_land_on_the_second_they_were_read_in() {
         serde_json::json!({"app/db_pool_in_use{pool=\"주문\"}": 7.0})
     );
     assert!(page["seconds"][1].get("observed").is_none(), "{page}");
+}
+
+#[test]
+fn failures_show_their_samples_while_the_run_goes() {
+    let (d, run) = start();
+    let mut r = SecondRecord::new(0);
+    let mut s = pado_metrics::SeriesStats::new(pado_metrics::SeriesKey::named("조회"));
+    s.record(&pado_metrics::RequestSample {
+        status: 503,
+        failed: true,
+        ..Default::default()
+    });
+    r.absorb(pado_metrics::Interval {
+        series: vec![s],
+        ..Default::default()
+    });
+    run.samples
+        .lock()
+        .unwrap()
+        .push(pado_metrics::FailureSample {
+            step: "조회".into(),
+            category: "http_503".into(),
+            second: 0,
+            method: "GET".into(),
+            url: "/status/503?key=***".into(),
+            status: 503,
+            body: "busy".into(),
+            check: None,
+            actual: None,
+            reason: None,
+        });
+    run.subs.send(&r);
+    run.subs.send(&SecondRecord::new(1));
+    wait_seconds(&d, 2);
+    let (_, state) = send(
+        &d,
+        "GET /api/state HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    let v: serde_json::Value = serde_json::from_str(&state).unwrap();
+    let f = &v["failures"][0];
+    assert_eq!(
+        (
+            f["category"].as_str(),
+            f["first_s"].as_u64(),
+            f["count"].as_u64()
+        ),
+        (Some("http_503"), Some(0), Some(1))
+    );
+    assert_eq!(
+        f["samples"].as_array().unwrap().len(),
+        1,
+        "taken once, not each second"
+    );
+    assert_eq!(f["samples"][0]["url"], "/status/503?key=***");
 }

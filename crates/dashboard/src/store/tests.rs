@@ -225,6 +225,34 @@ fn failures_keep_their_first_and_last_second_and_count() {
         actual: None,
         reason: None,
     };
-    store.add_samples(&vec![sample; 5]);
+    store.add_samples(&vec![sample.clone(); 2]);
+    assert_eq!(store.failures()[0].samples.len(), 2);
+    store.add_samples(&vec![sample.clone(); 5]);
     assert_eq!(store.failures()[0].samples.len(), 3);
+    // The file at the end replaces what was seen live, not added to it.
+    store.replace_samples(&[sample]);
+    assert_eq!(store.failures()[0].samples.len(), 1);
+    assert_eq!(store.failures()[0].samples[0]["url"], "/x");
+    // A sample of a category no second had is not shown alone.
+    let other = pado_metrics::FailureSample {
+        category: "timeout".into(),
+        ..store_sample()
+    };
+    store.add_samples(&[other]);
+    assert_eq!(store.failures().len(), 1);
+}
+
+fn store_sample() -> pado_metrics::FailureSample {
+    pado_metrics::FailureSample {
+        step: "get".into(),
+        category: "http_503".into(),
+        second: 1,
+        method: "GET".into(),
+        url: "/x".into(),
+        status: 503,
+        body: String::new(),
+        check: None,
+        actual: None,
+        reason: None,
+    }
 }
