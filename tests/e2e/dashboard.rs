@@ -295,3 +295,154 @@ fn a_run_is_watched_and_steered_from_its_page() {
         "the report shows the control events"
     );
 }
+
+/// `pado run` of `--rate 10` on `url` for `secs`, named `name`, recording into
+/// the history at `home`, with `extra` flags; not waited for.
+fn quick(
+    url: &str,
+    name: &str,
+    secs: &str,
+    home: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Command {
+    let mut cmd = pado_cmd([
+        "run",
+        "--url",
+        url,
+        "--rate",
+        "10",
+        "--duration",
+        secs,
+        "--name",
+        name,
+        "--quiet",
+    ]);
+    cmd.args(extra)
+        .arg("--out")
+        .arg(out)
+        .env("PADO_HOME", home)
+        .stdin(Stdio::null());
+    cmd
+}
+
+#[test]
+fn an_earlier_run_of_the_same_test_is_drawn_beside_and_a_bad_reference_stops_pado_first() {
+    let _machine = crate::harness::shared_machine();
+    let srv = TestServer::start();
+    let t = tmp("dashboard-baseline");
+    let home = t.join("home");
+    let url = srv.url("/");
+    let first = t.join("first");
+    let out = quick(&url, "기준선", "2s", &home, &first, &[])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let timeline: Vec<Value> = std::fs::read_to_string(first.join("timeline.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+
+    // A reference that names no run of this test: an error, nothing sent.
+    let before = srv.stats().requests;
+    for (reference, says) in [
+        ("999", "no run with id 999"),
+        ("yesterday", "give `last`, `best`"),
+    ] {
+        let none = t.join(format!("none-{reference}"));
+        let out = quick(
+            &url,
+            "기준선",
+            "2s",
+            &home,
+            &none,
+            &["--dashboard", "--baseline", reference],
+        )
+        .output()
+        .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("--baseline {reference}")) && err.contains(says),
+            "{err}"
+        );
+        assert!(!none.join("run.json").exists());
+    }
+    let other = t.join("other");
+    let out = quick(
+        &url,
+        "다른-시험",
+        "2s",
+        &home,
+        &other,
+        &["--dashboard", "--baseline", "1"],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not of this test"), "{err}");
+    assert_eq!(srv.stats().requests, before, "nothing was sent");
+
+    // `last`: the first run's seconds, as its timeline has them.
+    let second = t.join("second");
+    let mut cmd = quick(
+        &url,
+        "기준선",
+        "3s",
+        &home,
+        &second,
+        &[
+            "--dashboard",
+            "--baseline",
+            "last",
+            "--dashboard-linger",
+            "1s",
+        ],
+    );
+    let mut child = Kid(cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap());
+    let mut lines = BufReader::new(child.0.stderr.take().unwrap()).lines();
+    let addr = lines
+        .find_map(|l| {
+            l.ok()?
+                .strip_prefix("dashboard: http://")
+                .map(|u| u.split('/').next().unwrap().to_string())
+        })
+        .expect("the dashboard's address");
+    let run = get(&addr, "/api/run");
+    assert_eq!(run["baseline"]["run_id"], 1, "{run}");
+    let b = get(&addr, "/api/baseline");
+    assert_eq!(b["run_id"], 1);
+    assert!(
+        b["label"].as_str().unwrap().starts_with("last (run 1,"),
+        "{b}"
+    );
+    let seconds = b["seconds"].as_array().unwrap();
+    assert_eq!(seconds.len(), timeline.len());
+    let sum = |xs: &[Value], k: &str| xs.iter().map(|s| s[k].as_u64().unwrap_or(0)).sum::<u64>();
+    let file_requests: u64 = timeline
+        .iter()
+        .map(|s| {
+            s["series"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x["requests"].as_u64().unwrap())
+                .sum::<u64>()
+        })
+        .sum();
+    assert_eq!(sum(seconds, "requests"), file_requests);
+    assert!(file_requests >= 15, "{file_requests}");
+    drop(lines);
+    assert!(crate::harness::wait_within(&mut child.0, Duration::from_secs(15)).is_some());
+}
