@@ -260,14 +260,12 @@ fn seconds_stream_and_files_come_after_the_end() {
     let outer = tempfile::tempdir().unwrap();
     let dir = outer.path().join("result");
     std::fs::create_dir(&dir).unwrap();
-    std::fs::write(dir.join("summary.json"), r#"{"requests":7,"이름":"파도"}"#).unwrap();
+    let summary = r#"{"requests":7,"이름":"파도","bottlenecks":{"limit":"db pool (app)"}}"#;
+    std::fs::write(dir.join("summary.json"), summary).unwrap();
     std::fs::write(outer.path().join("outside.json"), "x").unwrap();
     d.finished(&dir);
     let (status, body) = send(&d, file);
-    assert_eq!(
-        (status, body.as_str()),
-        (200, r#"{"requests":7,"이름":"파도"}"#)
-    );
+    assert_eq!((status, body.as_str()), (200, summary));
     for bad in [
         "/files/..%2Foutside.json",
         "/files/../outside.json",
@@ -283,6 +281,7 @@ fn seconds_stream_and_files_come_after_the_end() {
     let v: serde_json::Value = serde_json::from_str(&state).unwrap();
     assert_eq!(v["ended"], true);
     assert_eq!(v["summary"]["requests"], 7);
+    assert_eq!(v["bottleneck"], "db pool (app)");
     assert_eq!(v["files"][0]["url"], "/files/summary.json");
 }
 
