@@ -373,3 +373,47 @@ fn failures_show_their_samples_while_the_run_goes() {
     );
     assert_eq!(f["samples"][0]["url"], "/status/503?key=***");
 }
+
+#[test]
+fn a_stream_nobody_reads_holds_up_neither_the_store_nor_other_callers() {
+    let (d, run) = start();
+    let addr = d.addr().to_string();
+    // Two streams from second 0 whose reader never reads: their writes block once
+    // the socket buffers are full (megabytes of seconds below).
+    let mut idle = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        write!(s, "GET /api/stream HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+        idle.push(s);
+    }
+    let n = 8_000u32;
+    let t0 = std::time::Instant::now();
+    for t in 0..n {
+        let mut r = SecondRecord::new(t);
+        r.vus = 1_000_000 + t;
+        run.subs.send(&r);
+        // The subscription holds 64 seconds: keep within it, as a run's pace does.
+        if t % 4 == 3 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let kept = (0..200).find_map(|_| {
+        let (_, b) = send(
+            &d,
+            "GET /api/state HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+        );
+        let v: serde_json::Value = serde_json::from_str(&b).unwrap();
+        let k = v["seconds_kept"].as_u64().unwrap();
+        if k == u64::from(n) {
+            Some(k)
+        } else {
+            std::thread::sleep(Duration::from_millis(50));
+            None
+        }
+    });
+    assert_eq!(kept, Some(u64::from(n)), "every second stored");
+    assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
+    let page = wait_seconds(&d, 1);
+    assert_eq!(page["seconds"][0]["vus"], 1_000_000);
+    drop(idle);
+}
