@@ -157,6 +157,29 @@ fn memory_is_capped_the_oldest_seconds_go_first() {
 }
 
 #[test]
+fn memory_is_capped_by_bytes_too() {
+    let info = info(&[]);
+    let one = {
+        let mut s = Store::new(10, &info);
+        add(&mut s, &planted(0), &info);
+        s.page(0).seconds[0].len()
+    };
+    // Room for two and a half seconds of JSON: two are kept.
+    let mut store = Store::with_limits(100, one * 5 / 2, &info);
+    for t in 0..6 {
+        add(&mut store, &planted(t), &info);
+    }
+    let p = store.page(0);
+    let first: serde_json::Value = serde_json::from_str(&p.seconds[0]).unwrap();
+    assert_eq!((store.len(), first["t"].as_u64()), (2, Some(4)));
+    // A second larger than the whole budget is still kept, alone.
+    let mut tiny = Store::with_limits(100, 1, &info);
+    add(&mut tiny, &planted(0), &info);
+    add(&mut tiny, &planted(1), &info);
+    assert_eq!(tiny.len(), 1);
+}
+
+#[test]
 fn a_page_holds_at_most_max_page_seconds() {
     let info = info(&[]);
     let mut store = Store::new(MAX_PAGE + 10, &info);
