@@ -227,7 +227,6 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, s: &Shared
                     false,
                     1,
                     false,
-                    s,
                 )
                 .await;
                 return;
@@ -239,7 +238,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, s: &Shared
             stream_events(&mut stream, a, s).await;
             return;
         }
-        let ok = write_answer(&mut stream, a, keep, req.version, req.is_head(), s).await;
+        let ok = write_answer(&mut stream, a, keep, req.version, req.is_head()).await;
         if !ok || !keep {
             return;
         }
@@ -253,7 +252,6 @@ async fn write_answer<S: AsyncWrite + Unpin>(
     keep: bool,
     version: u8,
     head_only: bool,
-    _s: &Shared,
 ) -> bool {
     let len = match &a.body {
         Body::Bytes(b) => b.len() as u64,
@@ -327,7 +325,7 @@ async fn stream_events<S: AsyncWrite + Unpin>(stream: &mut S, a: Answer, s: &Sha
     if s.streams.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
         s.streams.fetch_sub(1, Ordering::SeqCst);
         let busy = Answer::error_text(503, "too many streams open: poll /api/seconds instead");
-        let _ = write_answer(stream, busy, false, 1, false, s).await;
+        let _ = write_answer(stream, busy, false, 1, false).await;
         return;
     }
     let mut head = head_of(&a);
