@@ -218,6 +218,7 @@ fn run_says_whether_the_caller_may_steer() {
         (Some("시험"), Some(false))
     );
     assert_eq!(v["baseline"], serde_json::Value::Null);
+    assert_eq!(v["run_id"], serde_json::Value::Null, "not known yet");
     assert_eq!(get(AUTH)["control"], true);
 }
 
@@ -283,6 +284,12 @@ fn seconds_stream_and_files_come_after_the_end() {
     assert_eq!(v["summary"]["requests"], 7);
     assert_eq!(v["bottleneck"], "db pool (app)");
     assert_eq!(v["files"][0]["url"], "/files/summary.json");
+    let (_, run) = send(
+        &d,
+        "GET /api/run HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    let v: serde_json::Value = serde_json::from_str(&run).unwrap();
+    assert_eq!(v["run_id"], "result", "the directory's name once known");
 }
 
 /// `/api/seconds?from=0` once it holds `n` seconds (within 3 s).
