@@ -710,8 +710,9 @@ pub(crate) struct DashboardArgs {
           default_missing_value = "127.0.0.1:0")]
     pub dashboard: Option<String>,
     /// The token control calls must send (`Authorization: Bearer TOKEN`), at least
-    /// 16 characters, e.g. `openssl rand -hex 32`. Default: a new random one,
-    /// printed in the dashboard's address. Without it the page is read-only.
+    /// 16 characters, e.g. `openssl rand -hex 32`; or from PADO_DASHBOARD_TOKEN,
+    /// which keeps it out of the process list. Default: a new random one, printed
+    /// in the dashboard's address. Without it the page is read-only.
     #[arg(long, value_name = "TOKEN", requires = "dashboard")]
     pub dashboard_token: Option<String>,
     /// Open the dashboard in the browser (`xdg-open`, `open`).
