@@ -83,11 +83,17 @@ fn wait_for<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     None
 }
 
-/// The server's request count gained over `over`.
+/// The load's requests the server counted (its scrapes of `/metrics` left out).
+fn load_requests(srv: &TestServer) -> u64 {
+    let st = srv.stats();
+    st.requests - st.by_path.get("/metrics").copied().unwrap_or(0)
+}
+
+/// The load's requests the server counted over `over`.
 fn count_over(srv: &TestServer, over: Duration) -> u64 {
-    let a = srv.stats().requests;
+    let a = load_requests(srv);
     std::thread::sleep(over);
-    srv.stats().requests - a
+    load_requests(srv) - a
 }
 
 /// A `pado run --dashboard` going on in the background.
@@ -184,6 +190,18 @@ fn seconds_appear_from_the_first(live: &mut Live) {
     assert_eq!(sec1["requests"], 40, "{sec1}");
     assert_eq!(sec1["steps"]["조회"]["count"], 20, "{sec1}");
     assert_eq!(sec1["errors"]["http_503"], 20, "{sec1}");
+    // The target's own metrics, scraped every 500 ms, on the seconds they were
+    // read in: its count of requests (a Hangul label kept as it was).
+    let key = "svc/testkit_requests_total{server=\"테스트\"}";
+    let observed: Vec<f64> = late["seconds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["observed"][key].as_f64())
+        .collect();
+    assert!(observed.len() >= 3, "{late}");
+    assert!(observed.windows(2).all(|w| w[0] <= w[1]), "{observed:?}");
+    assert!(*observed.last().unwrap() > 0.0, "{observed:?}");
 }
 
 /// Without the token nothing changes; with it a new rate reaches the server
