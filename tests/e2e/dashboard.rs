@@ -4,7 +4,9 @@
 //! made through the API moves the server's count within 2 s and is written to
 //! `events.jsonl` and `report.html`; pause stops new requests and resume restarts
 //! them; a control call without the token gets 401; after the run the result
-//! files download as they are on disk; a secret from the environment never shows.
+//! files download as they are on disk; a secret from the environment never shows;
+//! `--baseline` serves an earlier run of the same test; `pado demo --dashboard`
+//! serves its page to the end, its seconds adding up to its summary.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -461,6 +463,69 @@ fn an_earlier_run_of_the_same_test_is_drawn_beside_and_a_bad_reference_stops_pad
         .sum();
     assert_eq!(sum(seconds, "requests"), file_requests);
     assert!(file_requests >= 15, "{file_requests}");
+    drop(lines);
+    assert!(crate::harness::wait_within(&mut child.0, Duration::from_secs(15)).is_some());
+}
+
+#[test]
+fn the_demo_serves_its_page_until_its_end() {
+    let _machine = crate::harness::shared_machine();
+    let t = tmp("dashboard-demo");
+    let out = t.join("demo");
+    let mut child = Kid(pado_cmd([
+        "demo",
+        "--duration",
+        "4s",
+        "--quiet",
+        "--dashboard",
+        "--dashboard-linger",
+        "3s",
+        "--out",
+    ])
+    .arg(&out)
+    .env("PADO_HOME", t.join("home"))
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap());
+    let mut lines = BufReader::new(child.0.stderr.take().unwrap()).lines();
+    let addr = lines
+        .find_map(|l| {
+            l.ok()?
+                .strip_prefix("dashboard: http://")
+                .map(|u| u.split('/').next().unwrap().to_string())
+        })
+        .expect("the dashboard's address");
+    let run = get(&addr, "/api/run");
+    assert!(!run["steps"].as_array().unwrap().is_empty(), "{run}");
+    let ended = wait_for(Duration::from_secs(20), || {
+        let s = get(&addr, "/api/state");
+        (s["ended"] == true && !s["files"].as_array().unwrap().is_empty()).then_some(s)
+    })
+    .expect("the end on the page");
+    let names: Vec<&str> = ended["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"report.html") && names.contains(&"summary.json"),
+        "{names:?}"
+    );
+    let page = get(&addr, "/api/seconds?from=0");
+    let requests: u64 = page["seconds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        Some(requests),
+        ended["summary"]["requests"].as_u64(),
+        "the page's seconds add up to the summary"
+    );
     drop(lines);
     assert!(crate::harness::wait_within(&mut child.0, Duration::from_secs(15)).is_some());
 }
