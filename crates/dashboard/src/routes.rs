@@ -17,7 +17,7 @@ const FILE_POLICY: &str = "sandbox allow-scripts allow-popups";
 pub(crate) fn answer(req: &Request, s: &Shared) -> Answer {
     let path = req.path.as_str();
     if req.method == "POST" {
-        return crate::server::control(req, s);
+        return crate::control::control(req, s);
     }
     if path == "/" {
         return asset("index.html").unwrap_or_else(not_found);
