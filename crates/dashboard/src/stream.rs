@@ -17,7 +17,9 @@ const MAX_STREAMS: usize = 32;
 const STREAM_TICK: Duration = Duration::from_secs(1);
 
 /// `/api/stream`: each new second (`event: second`) and the state (`event:
-/// state`) about once a second, until the client goes or the server stops.
+/// state`) about once a second, until the client goes or the server stops. Each
+/// state carries `id: N`, the second to go on from: a browser's `EventSource`
+/// that reconnects sends it back as `Last-Event-ID` and misses nothing.
 pub(crate) async fn stream_events<S: AsyncWrite + Unpin>(stream: &mut S, a: Answer, s: &Shared) {
     let Body::Stream(mut next) = a.body else {
         return;
@@ -41,7 +43,7 @@ pub(crate) async fn stream_events<S: AsyncWrite + Unpin>(stream: &mut S, a: Answ
         }
         let more = page.seconds.len() == crate::store::MAX_PAGE;
         next = page.next;
-        out.extend_from_slice(b"event: state\ndata: ");
+        out.extend_from_slice(format!("event: state\nid: {next}\ndata: ").as_bytes());
         out.extend_from_slice(crate::state::state_json(s).to_string().as_bytes());
         out.extend_from_slice(b"\n\n");
         if !bounded(stream.write_all(&out)).await || !bounded(stream.flush()).await {

@@ -254,6 +254,24 @@ fn seconds_stream_and_files_come_after_the_end() {
         got.contains("\"t\":1") && got.contains("\"t\":2") && !got.contains("\"t\":0"),
         "{got}"
     );
+    assert!(got.contains("event: state\nid: 3\n"), "{got}");
+    drop(s);
+    // A browser's EventSource reconnecting goes on from the id it last got.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    write!(
+        s,
+        "GET /api/stream?from=0 HTTP/1.1\r\nHost: {addr}\r\nLast-Event-ID: 2\r\n\r\n"
+    )
+    .unwrap();
+    let mut again = String::new();
+    while !again.contains("event: state") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "{again}");
+        again.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert_eq!(again.matches("event: second").count(), 1, "{again}");
+    assert!(again.contains("\"t\":2"), "{again}");
     drop(s);
     let file = "GET /files/summary.json HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n";
     assert_eq!(send(&d, file).0, 409);
