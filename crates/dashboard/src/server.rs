@@ -228,7 +228,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, s: &Shared
             Ok(None) | Err(ReadError::Io) => return,
         };
         let keep = keep && req.keep_alive;
-        if matches!(a.body, Body::Stream(_)) {
+        if matches!(a.body, Body::Stream(_)) && !req.is_head() {
             crate::stream::stream_events(&mut stream, a, s).await;
             return;
         }

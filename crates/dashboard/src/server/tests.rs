@@ -199,6 +199,14 @@ fn a_foreign_host_is_refused_for_the_page_too() {
     assert!(page.to_ascii_lowercase().contains("<html"), "{page}");
     assert_eq!(get("localhost", "/assets/app.js").0, 200);
     assert_eq!(get("localhost", "/assets/../Cargo.toml").0, 404);
+    // HEAD of the stream: its head, no stream.
+    let t0 = std::time::Instant::now();
+    let (status, body) = send(
+        &d,
+        "HEAD /api/stream HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!((status, body.as_str()), (200, ""));
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
 }
 
 #[test]
