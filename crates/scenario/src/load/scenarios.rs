@@ -67,6 +67,7 @@ impl Validator<'_> {
                 "max_vus",
             ],
             PerVuIterations => &["vus", "iterations", "max_duration"],
+            ExternallyControlled => &["vus", "max_vus", "duration"],
         };
         let present = [
             ("vus", s.vus.is_some()),
@@ -182,6 +183,29 @@ impl Validator<'_> {
                 if let Some(r) = s.start_rate {
                     if !(r.is_finite() && r >= 0.0) {
                         self.err(&format!("{p}.start_rate"), "must be 0 or more", None);
+                    }
+                }
+            }
+            ExternallyControlled => {
+                need(
+                    self,
+                    "max_vus",
+                    s.max_vus.is_some(),
+                    "e.g. `max_vus: 50` (the most VUs the run may be steered to)",
+                );
+                need(
+                    self,
+                    "duration",
+                    s.duration.is_some(),
+                    "e.g. `duration: 10m` (a steered run is bounded too)",
+                );
+                if let (Some(v), Some(m)) = (s.vus, s.max_vus) {
+                    if v > m {
+                        self.err(
+                            &format!("{p}.vus"),
+                            format!("{v} VUs to start is more than max_vus ({m})"),
+                            Some("raise `max_vus` or start with fewer `vus`"),
+                        );
                     }
                 }
             }
