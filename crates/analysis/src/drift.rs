@@ -401,7 +401,6 @@ mod tests {
         assert_eq!(spans, [(0.0, 5.0), (8.0, 15.0), (20.0, 30.0)]);
     }
 
-
     /// Uniform noise in [-0.5, 0.5).
     fn noise(rng: &mut fastrand::Rng) -> f64 {
         rng.f64() - 0.5

@@ -203,7 +203,10 @@ impl RunHandle {
         } else {
             c.ramp_vu_cap(from, vus, over, Instant::now());
         }
-        self.record(format!("active VUs {from} → {vus}{}", over_text(over)), over);
+        self.record(
+            format!("active VUs {from} → {vus}{}", over_text(over)),
+            over,
+        );
         Ok(())
     }
 
@@ -426,7 +429,10 @@ impl RunHandle {
 
     /// Time since second 0 (zero before it).
     fn elapsed(&self) -> Duration {
-        self.shared.t0.get().map_or(Duration::ZERO, |t0| t0.elapsed())
+        self.shared
+            .t0
+            .get()
+            .map_or(Duration::ZERO, |t0| t0.elapsed())
     }
 
     /// Where the plan is now (its clock: held and skipped time taken into account).

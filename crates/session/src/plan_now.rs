@@ -24,8 +24,7 @@ pub(crate) fn stage_at(stages: &[StageMark], at: Duration) -> Option<&StageMark>
 pub(crate) fn next_stage_start(stages: &[StageMark], at: Duration) -> Result<Duration, String> {
     if stages.is_empty() {
         return Err(
-            "the plan has no stages to skip (its executor runs iterations, not a timetable)"
-                .into(),
+            "the plan has no stages to skip (its executor runs iterations, not a timetable)".into(),
         );
     }
     let Some(m) = stage_at(stages, at) else {
@@ -91,7 +90,11 @@ pub(crate) fn real_marks(marks: &[StageMark], clock: &ClockMap) -> Vec<StageMark
     if clock.is_identity() {
         return marks.to_vec();
     }
-    let real = |s: f64| clock.real_at(Duration::from_secs_f64(s.max(0.0))).as_secs_f64();
+    let real = |s: f64| {
+        clock
+            .real_at(Duration::from_secs_f64(s.max(0.0)))
+            .as_secs_f64()
+    };
     marks
         .iter()
         .filter_map(|m| {
@@ -131,11 +134,16 @@ mod tests {
 
     #[test]
     fn a_skip_goes_to_the_end_of_the_stage_running_and_not_past_the_last() {
-        let marks = [mark(0, 0.0, 2.0, "hold 1 VU"), mark(1, 2.0, 4.0, "hold 3 VUs")];
+        let marks = [
+            mark(0, 0.0, 2.0, "hold 1 VU"),
+            mark(1, 2.0, 4.0, "hold 3 VUs"),
+        ];
         assert_eq!(next_stage_start(&marks, secs(0.5)), Ok(secs(2.0)));
         let e = next_stage_start(&marks, secs(2.5)).unwrap_err();
         assert!(e.contains("`hold 3 VUs` is the last stage"), "{e}");
-        assert!(next_stage_start(&[], secs(1.0)).unwrap_err().contains("no stages"));
+        assert!(next_stage_start(&[], secs(1.0))
+            .unwrap_err()
+            .contains("no stages"));
     }
 
     #[test]
@@ -147,11 +155,18 @@ mod tests {
         assert_eq!((real[0].start_s, real[0].end_s), (0.0, 4.0));
         assert_eq!((real[1].start_s, real[1].end_s), (4.0, 6.0));
         // A stage skipped whole is left out; the one skipped into starts at the skip.
-        let marks = [mark(0, 0.0, 2.0, "a"), mark(1, 2.0, 4.0, "b"), mark(2, 4.0, 6.0, "c")];
+        let marks = [
+            mark(0, 0.0, 2.0, "a"),
+            mark(1, 2.0, 4.0, "b"),
+            mark(2, 4.0, 6.0, "c"),
+        ];
         let mut clock = ClockMap::default();
         clock.skip_to(secs(1.0), secs(4.0)).unwrap();
         let real = real_marks(&marks, &clock);
-        let labels: Vec<_> = real.iter().map(|m| (m.label.as_str(), m.start_s, m.end_s)).collect();
+        let labels: Vec<_> = real
+            .iter()
+            .map(|m| (m.label.as_str(), m.start_s, m.end_s))
+            .collect();
         assert_eq!(labels, [("a", 0.0, 1.0), ("c", 1.0, 3.0)]);
     }
 }

@@ -286,8 +286,14 @@ fn finish(mut a: After, report: RunReport) -> Result<Finished, SessionError> {
         // The flush fits in what is left of the planned end plus the graceful stop,
         // so outputs never make a run end later than it promised.
         // Holds and skips moved the plan's end.
-        let late_by = a.handle.real_planned().saturating_sub(a.plan.planned_duration());
-        let early_by = a.plan.planned_duration().saturating_sub(a.handle.real_planned());
+        let late_by = a
+            .handle
+            .real_planned()
+            .saturating_sub(a.plan.planned_duration());
+        let early_by = a
+            .plan
+            .planned_duration()
+            .saturating_sub(a.handle.real_planned());
         let hard_end = a
             .plan
             .scenarios

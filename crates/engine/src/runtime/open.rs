@@ -96,7 +96,11 @@ impl Scheduler {
             self.ctx.clone(),
             self.sc_idx,
             n,
-            self.vu_base + self.sched.vu_index(n * self.workers as u64 + self.share as u64) + 1,
+            self.vu_base
+                + self
+                    .sched
+                    .vu_index(n * self.workers as u64 + self.share as u64)
+                + 1,
             slot.clone(),
             self.pool.clone(),
         ));
@@ -164,7 +168,8 @@ impl Scheduler {
     fn next_held(&mut self, now: Instant, before: Instant) -> Option<Instant> {
         let ctx = &self.ctx;
         let h = ctx.hold_at(now)?;
-        let offset = h.at.checked_sub(ctx.plan.scenarios[self.sc_idx].start_time)?;
+        let offset =
+            h.at.checked_sub(ctx.plan.scenarios[self.sc_idx].start_time)?;
         let rate = self.sched.rate_at(offset);
         if rate <= 0.0 {
             return None;

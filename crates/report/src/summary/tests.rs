@@ -381,8 +381,8 @@ fn latency_rising_with_the_load_is_not_drift() {
 /// already moved with it), and a run without changes keeps its two periods.
 #[test]
 fn a_change_of_the_load_by_hand_splits_a_steady_period_at_its_second() {
-    let control = |name: &str, start_s: f64, end_s: Option<f64>| {
-        pado_analysis::events::EventImpact {
+    let control =
+        |name: &str, start_s: f64, end_s: Option<f64>| pado_analysis::events::EventImpact {
             name: name.into(),
             kind: "control".into(),
             start_s,
@@ -397,8 +397,7 @@ fn a_change_of_the_load_by_hand_splits_a_steady_period_at_its_second() {
             time_to_recovery_s: None,
             failed_requests: 0,
             expectations: Vec::new(),
-        }
-    };
+        };
     let spans = |r: &LoadedRun| -> Vec<(f64, f64)> {
         super::analyses::drift_periods(r)
             .0

@@ -146,7 +146,10 @@ impl ClockMap {
     pub fn held(&self) -> Duration {
         let mut held = Duration::ZERO;
         for (i, p) in self.pieces.iter().enumerate() {
-            let end = self.pieces.get(i + 1).map_or(p.resume(), |n| n.real.min(p.resume()));
+            let end = self
+                .pieces
+                .get(i + 1)
+                .map_or(p.resume(), |n| n.real.min(p.resume()));
             held += end.saturating_sub(p.real);
         }
         held
@@ -301,7 +304,10 @@ mod tests {
         assert_eq!(c.real_at(s(5.0)), s(3.0));
         assert!(c.skipped(s(5.0)) && !c.skipped(s(10.0)) && !c.skipped(s(2.9)));
         assert_eq!(c.shift(), -(s(7.0).as_nanos() as i128));
-        assert_eq!(c.skip_to(s(4.0), s(10.0)), Err(ClockError::Backwards { to_s: 10.0 }));
+        assert_eq!(
+            c.skip_to(s(4.0), s(10.0)),
+            Err(ClockError::Backwards { to_s: 10.0 })
+        );
     }
 
     #[test]

@@ -273,7 +273,9 @@ impl Steer {
         while self.holds() {
             let now = Instant::now();
             if ctx.schedule_at(now) >= end
-                || !ctx.sleep_until((now + PARK_POLL).min(ctx.real_at(end))).await
+                || !ctx
+                    .sleep_until((now + PARK_POLL).min(ctx.real_at(end)))
+                    .await
             {
                 return false;
             }
@@ -391,9 +393,13 @@ mod tests {
     fn a_changed_clock_bumps_its_generation() {
         let c = LoadControl::default();
         assert_eq!(c.clock_generation(), 0);
-        c.hold(Duration::from_secs(1), Duration::from_secs(2)).unwrap();
+        c.hold(Duration::from_secs(1), Duration::from_secs(2))
+            .unwrap();
         assert_eq!(c.clock_generation(), 1);
-        assert_eq!(c.clock().real_at(Duration::from_secs(5)), Duration::from_secs(7));
+        assert_eq!(
+            c.clock().real_at(Duration::from_secs(5)),
+            Duration::from_secs(7)
+        );
         // A refused change leaves it alone.
         assert!(c.skip_to(Duration::from_secs(2), Duration::ZERO).is_err());
         assert_eq!(c.clock_generation(), 1);

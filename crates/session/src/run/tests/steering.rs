@@ -155,7 +155,9 @@ fn next_stage_moves_to_the_second_stages_level_at_once_and_ends_the_run_sooner()
     assert!((marks[1].2 - (skipped_at + 4.0)).abs() < 0.1, "{marks:?}");
     let control = control_events(&done.dir);
     assert!(
-        control[0].name.starts_with("skipped to the next stage (hold 1 VU ended"),
+        control[0]
+            .name
+            .starts_with("skipped to the next stage (hold 1 VU ended"),
         "{control:?}"
     );
 }
@@ -194,7 +196,11 @@ fn a_hold_of_two_seconds_makes_a_four_second_run_end_at_six() {
         .read_meta()
         .unwrap();
     assert!(!meta.interrupted);
-    assert!((meta.stages[0].end_s - 6.0).abs() < 0.01, "{:?}", meta.stages);
+    assert!(
+        (meta.stages[0].end_s - 6.0).abs() < 0.01,
+        "{:?}",
+        meta.stages
+    );
     assert!((meta.planned_s.unwrap() - 6.0).abs() < 0.01);
     let control = control_events(&done.dir);
     assert_eq!(control[0].name, "held the plan for 2.0s");
@@ -220,7 +226,10 @@ fn an_open_model_hold_keeps_the_rate_of_its_moment() {
     let done = s.wait().unwrap();
     let n = per_second(&server.records(), t0, 6);
     // Seconds 2 and 3 lie inside the hold (from ~1.0 s to ~3.0 s) or just past it.
-    assert!((8..=12).contains(&n[2]), "10/s held: {n:?} (hold at {at:.2} s)");
+    assert!(
+        (8..=12).contains(&n[2]),
+        "10/s held: {n:?} (hold at {at:.2} s)"
+    );
     // The ramp to 30/s comes after the hold: its last second is second 5.
     assert!(n[5] >= 20, "the ramp ran after the hold: {n:?}");
     assert_eq!(done.totals.scenarios[0].dropped, 0);
@@ -289,7 +298,10 @@ fn holds_and_skips_a_plan_cannot_take_are_refused() {
         tmp.path(),
     );
     let h = s.handle();
-    for cmd in [ControlCommand::NextStage, ControlCommand::Hold { seconds: 2.0 }] {
+    for cmd in [
+        ControlCommand::NextStage,
+        ControlCommand::Hold { seconds: 2.0 },
+    ] {
         match h.apply(&cmd) {
             Err(ControlError::NotApplicable(m)) => assert!(m.contains("no stages"), "{m}"),
             other => panic!("{cmd:?}: {other:?}"),
