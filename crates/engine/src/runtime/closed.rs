@@ -60,7 +60,9 @@ pub(super) async fn run_vu(
             }
         };
         let mut now = Instant::now();
-        ctx.vu_started(now);
+        // Active (counted in the second's VUs) only while it may run iterations: a
+        // VU held from the start (a cap, a pause) is never counted.
+        let mut active = false;
         // One deadline timer and one abort registration per window, not per iteration.
         let hard_sleep = tokio::time::sleep_until(hard_at(&ctx).into());
         tokio::pin!(hard_sleep);
@@ -71,19 +73,27 @@ pub(super) async fn run_vu(
         // is no think time: one read per iteration, not two.
         while ctx.schedule_at(now) < end && !ctx.stopping.get() {
             if sched.iterations_per_vu.is_some_and(|n| done >= n) {
-                ctx.vu_stopped(now);
+                if active {
+                    ctx.vu_stopped(now);
+                }
                 break 'windows;
             }
             if let Some(s) = steer.as_ref().filter(|s| s.holds()) {
                 // Parked: not an active VU until the cap is raised or the pause ends.
-                ctx.vu_stopped(now);
+                if active {
+                    ctx.vu_stopped(now);
+                    active = false;
+                }
                 let go_on = s.park(&ctx, end).await;
                 now = Instant::now();
-                ctx.vu_started(now);
                 if !go_on {
                     break;
                 }
                 continue;
+            }
+            if !active {
+                ctx.vu_started(now);
+                active = true;
             }
             if ctx.clock_generation() != clock_seen {
                 clock_seen = ctx.clock_generation();
@@ -139,7 +149,9 @@ pub(super) async fn run_vu(
                 }
             }
         }
-        ctx.vu_stopped(Instant::now());
+        if active {
+            ctx.vu_stopped(Instant::now());
+        }
     }
     if set_up && !sc.teardown.is_empty() && !ctx.aborted.get() {
         vu.run_once(&sc.name, &sc.teardown).await;

@@ -281,7 +281,11 @@ fn an_externally_controlled_scenario_nobody_steers_runs_its_starting_vus() {
         "scenarios:\n  s:\n    executor: externally-controlled\n    vus: 2\n    max_vus: 6\n    duration: 2s\n    flow:\n      - request: GET /delay/100\n",
         tmp.path(),
     );
+    let sub = s.handle().subscribe(64);
     let done = s.wait().unwrap();
+    // The VUs held back from the start are never counted as active.
+    let vus: Vec<u32> = sub.map(|r| r.vus).collect();
+    assert!(!vus.is_empty() && vus.iter().all(|&v| v <= 2), "{vus:?}");
     let r = server.records();
     let first = r.iter().map(|x| x.received_at).min().unwrap();
     assert_eq!(max_concurrent(&r, first, first + ms(1900), ms(100)), 2);
