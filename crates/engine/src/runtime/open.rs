@@ -60,8 +60,9 @@ struct Pool {
 
 /// What waiting for a moment of the plan ended with.
 enum Waited {
-    /// The moment has come.
-    Due,
+    /// The moment has come: at once (`None`), or after a wait that ended at the
+    /// instant given (the clock is read once per arrival that needs no wait).
+    Due(Option<Instant>),
     /// A stop was asked for.
     Stopped,
 }
@@ -205,16 +206,21 @@ impl Scheduler {
 
     /// Wait until the plan reaches `sched` (schedule time since second 0), running
     /// the arrivals of any hold met meanwhile.
-    async fn wait_for(&mut self, sched: Duration) -> Waited {
+    /// `now` is the instant the caller read last.
+    async fn wait_for(&mut self, sched: Duration, mut now: Instant) -> Waited {
+        let mut waited = false;
         loop {
             if self.ctx.stopping.get() {
                 return Waited::Stopped;
             }
             let at = self.ctx.real_at(sched);
-            let now = Instant::now();
-            if at <= now {
-                return Waited::Due;
+            if waited {
+                now = Instant::now();
             }
+            if at <= now {
+                return Waited::Due(waited.then_some(now));
+            }
+            waited = true;
             let passed = self.hold;
             if let Some(held) = self.next_held(now, at) {
                 if held > now {
@@ -315,21 +321,25 @@ pub(super) async fn run_scheduler(
             // Its stage was skipped: not planned any more, not dropped.
             continue;
         }
-        if let Waited::Stopped = s.wait_for(planned).await {
-            break;
-        }
-        let at = ctx.real_at(planned);
-        let now = Instant::now();
-        if now.saturating_duration_since(at) > LATE_AFTER {
-            ctx.late(sc_idx, now);
-        }
+        let at = match s.wait_for(planned, now).await {
+            Waited::Stopped => break,
+            Waited::Due(woke) => {
+                let at = ctx.real_at(planned);
+                // Late only when it was due before this scheduler got to it (a
+                // wait that ended is on time).
+                if woke.is_none() && now.saturating_duration_since(at) > LATE_AFTER {
+                    ctx.late(sc_idx, now);
+                }
+                at
+            }
+        };
         s.launch(at).await;
     }
     // The schedule lasts to its end even when its last arrival comes earlier (5/s for
     // 2 s: the last of 10 arrivals is at 1.8 s): the run's length, and so its rate,
     // is that of the schedule (as in k6), not that of its last arrival. Iterations
     // still running go on meanwhile (a hold's arrivals too); a stop ends the wait.
-    let _ = s.wait_for(end).await;
+    let _ = s.wait_for(end, Instant::now()).await;
     // Let running iterations finish, then retire every VU.
     for slot in s.pool.all.borrow().iter() {
         slot.exit.set(true);
