@@ -69,6 +69,10 @@ pub(super) async fn run_vu(
         let mut clock_seen = ctx.clock_generation();
         let aborted = ctx.aborted();
         tokio::pin!(aborted);
+        // Registered once per window, renewed only when the clock changed: not once
+        // per iteration.
+        let clock_changed = ctx.clock_notify.notified();
+        tokio::pin!(clock_changed);
         // The clock read that ends an iteration also starts the next one when there
         // is no think time: one read per iteration, not two.
         while ctx.schedule_at(now) < end && !ctx.stopping.get() {
@@ -115,7 +119,8 @@ pub(super) async fn run_vu(
                             }
                             hard_sleep.as_mut().reset(h.into());
                         }
-                        _ = ctx.clock_notify.notified(), if ctx.steered() => {
+                        _ = &mut clock_changed, if ctx.steered() => {
+                            clock_changed.set(ctx.clock_notify.notified());
                             clock_seen = ctx.clock_generation();
                             hard_sleep.as_mut().reset(hard_at(&ctx).into());
                         }

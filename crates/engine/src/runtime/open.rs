@@ -21,6 +21,10 @@ use super::worker::WorkerCtx;
 /// generator, not the target, was behind.
 pub(super) const LATE_AFTER: Duration = Duration::from_millis(10);
 
+/// The longest a scheduler of a steered run sleeps before it looks at the plan's
+/// clock again (a skip or a hold may have moved its next arrival).
+const CLOCK_RECHECK: Duration = Duration::from_millis(50);
+
 /// The mailbox between the scheduler and one idle VU.
 #[derive(Default)]
 struct Slot {
@@ -146,20 +150,23 @@ impl Scheduler {
         tokio::task::yield_now().await;
     }
 
-    /// Sleep until `at` or a stop; a change of the plan's clock wakes it early (the
-    /// caller computes the moment again).
-    async fn sleep(&self, at: Instant) -> bool {
+    /// Sleep until `at` or a stop (`now`: the instant read last). In a steered run
+    /// the sleep lasts at most [`CLOCK_RECHECK`], so that a change of the plan's
+    /// clock is seen that soon without registering for a wake-up per arrival; the
+    /// caller computes the moment again.
+    async fn sleep(&self, at: Instant, now: Instant) -> bool {
         let ctx = &self.ctx;
+        let at = if ctx.steered() {
+            at.min(now + CLOCK_RECHECK)
+        } else {
+            at
+        };
         match &self.timer {
             Some(t) => tokio::select! {
                 _ = t.sleep_until(at) => true,
                 _ = ctx.stop_notify.notified() => false,
-                _ = ctx.clock_notify.notified(), if ctx.steered() => true,
             },
-            None => tokio::select! {
-                r = ctx.sleep_until(at) => r,
-                _ = ctx.clock_notify.notified(), if ctx.steered() => true,
-            },
+            None => ctx.sleep_until(at).await,
         }
     }
 
@@ -224,7 +231,7 @@ impl Scheduler {
             let passed = self.hold;
             if let Some(held) = self.next_held(now, at) {
                 if held > now {
-                    if !self.sleep(held).await {
+                    if !self.sleep(held, now).await {
                         return Waited::Stopped;
                     }
                     if Instant::now() < held {
@@ -243,7 +250,7 @@ impl Scheduler {
                 }
                 continue;
             }
-            if !self.sleep(at).await {
+            if !self.sleep(at, now).await {
                 return Waited::Stopped;
             }
         }
@@ -372,6 +379,9 @@ async fn vu_loop(
     let mut clock_seen = ctx.clock_generation();
     let aborted = ctx.aborted();
     tokio::pin!(aborted);
+    // Registered once, renewed only when the clock changed: not once per iteration.
+    let clock_changed = ctx.clock_notify.notified();
+    tokio::pin!(clock_changed);
     while let Some(scheduled) = slot.next().await {
         ctx.vu_started(Instant::now());
         if ctx.clock_generation() != clock_seen {
@@ -393,7 +403,8 @@ async fn vu_loop(
                         }
                         hard_sleep.as_mut().reset(h.into());
                     }
-                    _ = ctx.clock_notify.notified(), if ctx.steered() => {
+                    _ = &mut clock_changed, if ctx.steered() => {
+                        clock_changed.set(ctx.clock_notify.notified());
                         clock_seen = ctx.clock_generation();
                         hard_sleep.as_mut().reset(hard_at(&ctx).into());
                     }
