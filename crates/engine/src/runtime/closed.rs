@@ -67,12 +67,8 @@ pub(super) async fn run_vu(
         let hard_sleep = tokio::time::sleep_until(hard_at(&ctx).into());
         tokio::pin!(hard_sleep);
         let mut clock_seen = ctx.clock_generation();
-        let aborted = ctx.aborted();
-        tokio::pin!(aborted);
-        // Registered once per window, renewed only when the clock changed: not once
-        // per iteration.
-        let clock_changed = ctx.clock_notify.notified();
-        tokio::pin!(clock_changed);
+        let interrupted = ctx.interrupted();
+        tokio::pin!(interrupted);
         // The clock read that ends an iteration also starts the next one when there
         // is no think time: one read per iteration, not two.
         while ctx.schedule_at(now) < end && !ctx.stopping.get() {
@@ -119,12 +115,15 @@ pub(super) async fn run_vu(
                             }
                             hard_sleep.as_mut().reset(h.into());
                         }
-                        _ = &mut clock_changed, if ctx.steered() => {
-                            clock_changed.set(ctx.clock_notify.notified());
+                        _ = &mut interrupted => {
+                            if ctx.aborted.get() {
+                                break None;
+                            }
+                            // The plan's clock moved: so did the deadline.
+                            interrupted.set(ctx.interrupted());
                             clock_seen = ctx.clock_generation();
                             hard_sleep.as_mut().reset(hard_at(&ctx).into());
                         }
-                        _ = &mut aborted => break None,
                     }
                 }
             };

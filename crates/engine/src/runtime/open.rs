@@ -377,11 +377,8 @@ async fn vu_loop(
     let hard_sleep = tokio::time::sleep_until(hard_at(&ctx).into());
     tokio::pin!(hard_sleep);
     let mut clock_seen = ctx.clock_generation();
-    let aborted = ctx.aborted();
-    tokio::pin!(aborted);
-    // Registered once, renewed only when the clock changed: not once per iteration.
-    let clock_changed = ctx.clock_notify.notified();
-    tokio::pin!(clock_changed);
+    let interrupted = ctx.interrupted();
+    tokio::pin!(interrupted);
     while let Some(scheduled) = slot.next().await {
         ctx.vu_started(Instant::now());
         if ctx.clock_generation() != clock_seen {
@@ -403,12 +400,15 @@ async fn vu_loop(
                         }
                         hard_sleep.as_mut().reset(h.into());
                     }
-                    _ = &mut clock_changed, if ctx.steered() => {
-                        clock_changed.set(ctx.clock_notify.notified());
+                    _ = &mut interrupted => {
+                        if ctx.aborted.get() {
+                            break None;
+                        }
+                        // The plan's clock moved: so did the deadline.
+                        interrupted.set(ctx.interrupted());
                         clock_seen = ctx.clock_generation();
                         hard_sleep.as_mut().reset(hard_at(&ctx).into());
                     }
-                    _ = &mut aborted => break None,
                 }
             }
         };

@@ -76,7 +76,8 @@ pub(super) struct WorkerCtx {
     pub stopping: Cell<bool>,
     /// Woken when `stopping` becomes true.
     pub stop_notify: Notify,
-    /// Woken when in-flight work must be cut.
+    /// Woken when in-flight work must be cut, and when the plan's clock changed
+    /// (see [`WorkerCtx::interrupted`]).
     pub abort_notify: Notify,
     /// Set once aborting.
     pub aborted: Cell<bool>,
@@ -288,6 +289,8 @@ impl WorkerCtx {
             *self.clock.borrow_mut() = clock;
             self.clock_moved.set(true);
             self.clock_notify.notify_waiters();
+            // In-flight iterations' deadlines moved with the clock.
+            self.abort_notify.notify_waiters();
         }
     }
 
@@ -732,9 +735,11 @@ impl WorkerCtx {
         }
     }
 
-    /// Wait until work must be cut (abort). Pin one per VU and reuse it across
-    /// iterations: it registers with the notifier once, not once per iteration.
-    pub(super) fn aborted(&self) -> impl std::future::Future<Output = ()> + '_ {
+    /// Wait until work must be cut (abort) or the plan's clock changed (a hold or
+    /// a skip moved the VU's deadlines; [`WorkerCtx::aborted`] tells which). Pin
+    /// one per VU and reuse it across iterations: it registers with the notifier
+    /// once, not once per iteration, and one registration serves both.
+    pub(super) fn interrupted(&self) -> impl std::future::Future<Output = ()> + '_ {
         let notified = self.abort_notify.notified();
         async move {
             if self.aborted.get() {

@@ -317,3 +317,30 @@ fn holds_and_skips_a_plan_cannot_take_are_refused() {
     ));
     s.wait().unwrap();
 }
+
+/// An iteration in flight when a stage is skipped gets the graceful stop from the
+/// moved end, not from the planned one: a request the server holds for 10 s is
+/// cut at the skip + the last stage's 1 s + the 1 s graceful stop, where the plan
+/// unskipped would have let it run to 6 s.
+#[test]
+fn a_skip_moves_the_deadline_of_an_iteration_in_flight() {
+    let server = TestServer::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let s = session(
+        &server,
+        "scenarios:\n  s:\n    executor: ramping-vus\n    start_vus: 1\n    graceful_stop: 1s\n    stages:\n      - { duration: 4s, target: 1 }\n      - { duration: 1s, target: 1 }\n    flow:\n      - request: GET /delay/10000\n",
+        tmp.path(),
+    );
+    let h = s.handle();
+    let sub = h.subscribe(64);
+    assert_eq!(sub.recv().map(|r| r.t), Some(0));
+    let t0 = t0(&h);
+    h.apply(&ControlCommand::NextStage).unwrap();
+    let skipped_at = t0.elapsed().as_secs_f64();
+    s.wait().unwrap();
+    let ended = t0.elapsed().as_secs_f64();
+    assert!(
+        ended < skipped_at + 2.0 + 0.8,
+        "ended at {ended:.2} s, skip at {skipped_at:.2} s"
+    );
+}
