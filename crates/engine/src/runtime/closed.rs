@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::executor::{ClosedSchedule, Window};
 
+use super::deadline::Deadline;
 use super::steering::Steer;
 use super::vu::{IterationEnd, Vu};
 use super::worker::WorkerCtx;
@@ -66,9 +67,14 @@ pub(super) async fn run_vu(
         // One deadline timer and one abort registration per window, not per iteration.
         let hard_sleep = tokio::time::sleep_until(hard_at(&ctx).into());
         tokio::pin!(hard_sleep);
-        let mut clock_seen = ctx.clock_generation();
         let interrupted = ctx.interrupted();
         tokio::pin!(interrupted);
+        let mut deadline = Deadline {
+            sleep: hard_sleep,
+            interrupted,
+            at: || hard_at(&ctx),
+            clock_seen: ctx.clock_generation(),
+        };
         // The clock read that ends an iteration also starts the next one when there
         // is no think time: one read per iteration, not two.
         while ctx.schedule_at(now) < end && !ctx.stopping.get() {
@@ -95,38 +101,12 @@ pub(super) async fn run_vu(
                 ctx.vu_started(now);
                 active = true;
             }
-            if ctx.clock_generation() != clock_seen {
-                clock_seen = ctx.clock_generation();
-                hard_sleep.as_mut().reset(hard_at(&ctx).into());
-            }
+            deadline.follow(&ctx);
             let entry = vu.pick(sc);
             let it_start = now;
-            let outcome = {
-                let it = vu.iteration(sc, entry, None);
-                tokio::pin!(it);
-                loop {
-                    tokio::select! {
-                        r = &mut it => break Some(r),
-                        _ = &mut hard_sleep => {
-                            // A hold may have moved the deadline on since it was set.
-                            let h = hard_at(&ctx);
-                            if Instant::now() >= h {
-                                break None;
-                            }
-                            hard_sleep.as_mut().reset(h.into());
-                        }
-                        _ = &mut interrupted => {
-                            if ctx.aborted.get() {
-                                break None;
-                            }
-                            // The plan's clock moved: so did the deadline.
-                            interrupted.set(ctx.interrupted());
-                            clock_seen = ctx.clock_generation();
-                            hard_sleep.as_mut().reset(hard_at(&ctx).into());
-                        }
-                    }
-                }
-            };
+            let outcome = deadline
+                .run(&ctx, vu.iteration(sc, entry, None), || ctx.interrupted())
+                .await;
             now = Instant::now();
             match outcome {
                 Some(IterationEnd::Completed) => {

@@ -3,6 +3,7 @@
 //! the aggregator merging their per-second intervals.
 
 mod closed;
+mod deadline;
 mod open;
 mod self_stats;
 mod steering;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use crate::executor::OpenSchedule;
 
 use super::closed::seed;
+use super::deadline::Deadline;
 use super::steering::LoadControl;
 use super::timer::PreciseTimer;
 use super::vu::{IterationEnd, Vu};
@@ -376,42 +377,23 @@ async fn vu_loop(
     }
     let hard_sleep = tokio::time::sleep_until(hard_at(&ctx).into());
     tokio::pin!(hard_sleep);
-    let mut clock_seen = ctx.clock_generation();
     let interrupted = ctx.interrupted();
     tokio::pin!(interrupted);
+    let mut deadline = Deadline {
+        sleep: hard_sleep,
+        interrupted,
+        at: || hard_at(&ctx),
+        clock_seen: ctx.clock_generation(),
+    };
     while let Some(scheduled) = slot.next().await {
         ctx.vu_started(Instant::now());
-        if ctx.clock_generation() != clock_seen {
-            clock_seen = ctx.clock_generation();
-            hard_sleep.as_mut().reset(hard_at(&ctx).into());
-        }
+        deadline.follow(&ctx);
         let entry = vu.pick(sc);
-        let outcome = {
-            let it = vu.iteration(sc, entry, Some(scheduled));
-            tokio::pin!(it);
-            loop {
-                tokio::select! {
-                    r = &mut it => break Some(r),
-                    _ = &mut hard_sleep => {
-                        // A hold may have moved the deadline on since it was set.
-                        let h = hard_at(&ctx);
-                        if Instant::now() >= h {
-                            break None;
-                        }
-                        hard_sleep.as_mut().reset(h.into());
-                    }
-                    _ = &mut interrupted => {
-                        if ctx.aborted.get() {
-                            break None;
-                        }
-                        // The plan's clock moved: so did the deadline.
-                        interrupted.set(ctx.interrupted());
-                        clock_seen = ctx.clock_generation();
-                        hard_sleep.as_mut().reset(hard_at(&ctx).into());
-                    }
-                }
-            }
-        };
+        let outcome = deadline
+            .run(&ctx, vu.iteration(sc, entry, Some(scheduled)), || {
+                ctx.interrupted()
+            })
+            .await;
         let now = Instant::now();
         ctx.vu_stopped(now);
         match outcome {
