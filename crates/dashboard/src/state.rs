@@ -68,6 +68,8 @@ pub(crate) fn state_json(s: &Shared) -> Value {
         .unwrap_or_default();
     json!({
         "elapsed_s": st.elapsed.as_secs_f64(),
+        // Holds and skips move the plan's end: the page's time axis follows it.
+        "planned_end_s": st.planned_end.as_secs_f64(),
         "seconds_closed": st.seconds_closed,
         "seconds_kept": seconds_kept,
         "stage": st.stage,

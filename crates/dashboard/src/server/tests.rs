@@ -42,6 +42,7 @@ impl pado_session::LiveRun for Planted {
     fn state(&self) -> RunState {
         RunState {
             elapsed: Duration::from_millis(2500),
+            planned_end: Duration::from_secs(30),
             seconds_closed: 2,
             stage: None,
             active_vus: 3,
@@ -144,6 +145,7 @@ fn control_needs_the_token_and_the_own_origin() {
     assert_eq!(v["ok"], true);
     assert_eq!(v["state"]["events"][0]["what"], "paused");
     assert_eq!(v["state"]["events"][0]["t_s"], 2.5);
+    assert_eq!(v["state"]["planned_end_s"], 30.0);
     let evil = "Origin: http://evil.example\r\n";
     assert_eq!(post(&d, &format!("{JSON}{AUTH}{evil}"), pause).0, 403);
     let own = format!("Origin: http://{}\r\n", d.addr());
