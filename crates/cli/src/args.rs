@@ -725,7 +725,8 @@ pub(crate) struct DashboardArgs {
     pub baseline: Option<String>,
     /// How long the page stays up after the run has ended (Ctrl-C ends it sooner),
     /// e.g. `10m`; `0` exits at once. Default: until Ctrl-C when pado runs in a
-    /// terminal, 0 otherwise (a CI job is not kept waiting).
+    /// terminal (its input and its messages), 0 otherwise (a CI job is not kept
+    /// waiting).
     #[arg(long, value_name = "DURATION", requires = "dashboard")]
     pub dashboard_linger: Option<String>,
 }

@@ -68,7 +68,11 @@ impl DashboardSpec {
                 pado_base::units::parse_duration(v)
                     .map_err(|e| Failure::invalid(format!("--dashboard-linger: {e}")))?,
             ),
-            None if std::io::stdin().is_terminal() => Linger::UntilCtrlC,
+            // Someone at a terminal (input and messages both on it) keeps the page
+            // until Ctrl-C; a job, a pipe or a test runner is never kept waiting.
+            None if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() => {
+                Linger::UntilCtrlC
+            }
             None => Linger::For(Duration::ZERO),
         };
         // From the environment, the token stays out of the process list (which
