@@ -132,6 +132,7 @@ fn merge_collected(
         exports: &report.exports,
         windows: &report.windows,
         history,
+        control: None,
     })
 }
 

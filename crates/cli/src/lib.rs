@@ -115,6 +115,7 @@ pub fn main() -> i32 {
                 exports,
                 windows: &parse_windows(&shown.windows)?,
                 history: &h,
+                control: None,
             })
         }),
         Command::Init { file, force } => init(file, *force),
