@@ -422,16 +422,33 @@ fn generator(a: &K8sGeneratorArgs) -> Result<i32, Failure> {
     // One SIGTERM delivered twice (to the pod's process and its group) is one
     // request: forwarded once, or the child would read it as Ctrl-C twice.
     let _ = crate::signals::install(|_| interrupt_child());
+    // A `run` can be steered: the coordinator's `POST /control` reaches it through
+    // a socket beside its results.
+    let socket = (a.command.first().map(String::as_str) == Some("run")).then(|| {
+        crate::control_socket::socket_path(
+            a.results.parent().unwrap_or(&a.results),
+            "generator",
+        )
+    });
     let opts = pado_fleet::generator::GeneratorOptions {
         listen: a.listen,
         results: a.results.clone(),
         serve_timeout,
         stop: std::sync::Arc::new(interrupt_child),
         token,
+        control: socket.clone().map(|path| {
+            std::sync::Arc::new(move |body: &[u8]| crate::control_socket::send(&path, body))
+                as pado_fleet::job::ControlFn
+        }),
     };
+    let mut command = a.command.clone();
+    if let Some(path) = &socket {
+        command.push("--control-socket".into());
+        command.push(path.display().to_string());
+    }
     pado_fleet::generator::serve_after(&opts, || {
         let child = std::process::Command::new(&exe)
-            .args(&a.command)
+            .args(&command)
             // The run has no use for it, and a scenario's `{{ env.X }}` must not
             // be able to send it anywhere.
             .env_remove(pado_k8s::manifests::TOKEN_ENV)

@@ -34,6 +34,7 @@ mod args;
 mod built_in;
 mod bundle_files;
 mod config;
+mod control_socket;
 mod coordinator;
 mod debugging;
 mod demo;

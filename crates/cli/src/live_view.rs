@@ -2,13 +2,15 @@
 //! shows while the test goes: the progress line of the whole test ([`LiveView`]),
 //! and every generator stopped when an `abort_on_fail` threshold fails on the merged
 //! data (judged by [`pado_session::LiveJudge`], as one run judges its own seconds).
+//! With a dashboard, each merged second also goes to the run's
+//! [`pado_session::DistributedRun`], which the dashboard watches and steers.
 
 use pado_analysis::thresholds::Threshold;
 use pado_fleet::coordinate::{Control, Notice};
 use pado_metrics::{StepCatalog, Totals};
 use pado_results::merge::live::LiveSecond;
 use pado_results::StageMark;
-use pado_session::LiveJudge;
+use pado_session::{DistributedRun, GeneratorTick, LiveJudge};
 
 use crate::progress::{generator_pressure, Progress};
 
@@ -19,6 +21,8 @@ pub(crate) struct LiveView {
     /// Each generator as people read it (`generator 1/4 (http://10.0.0.5:7070)`).
     names: Vec<String>,
     quiet: bool,
+    /// The run a dashboard watches, fed every merged second.
+    steered: Option<std::sync::Arc<DistributedRun>>,
 }
 
 impl LiveView {
@@ -39,7 +43,14 @@ impl LiveView {
             judge: LiveJudge::new(thresholds, steps),
             names,
             quiet,
+            steered: None,
         }
+    }
+
+    /// Hand every merged second, and the end of the live view, to `run` too.
+    pub(crate) fn feeding(mut self, run: std::sync::Arc<DistributedRun>) -> LiveView {
+        self.steered = Some(run);
+        self
     }
 
     /// One second of the whole test: the progress line, and whether to stop every
@@ -62,6 +73,9 @@ impl LiveView {
             pressure,
             (s.reporting, self.names.len()),
         );
+        if let Some(run) = &self.steered {
+            run.second(&s.second, &ticks(s), failing);
+        }
         match stop {
             Some(why) => Control::StopAll(why),
             None => Control::Continue,
@@ -85,6 +99,13 @@ impl LiveView {
                 self.names.get(*g).cloned().unwrap_or_default()
             ),
         };
+        if let Some(run) = &self.steered {
+            match n {
+                Notice::LeftOut(g, _) => run.left_out(*g),
+                Notice::Stopping(_) => run.stopping(),
+                Notice::StopFailed(..) => {}
+            }
+        }
         // A stop is said even with --quiet: it changes the result.
         if !self.quiet || matches!(n, Notice::Stopping(_)) {
             self.progress.finish();
@@ -92,8 +113,30 @@ impl LiveView {
         }
     }
 
-    /// Ends the progress line.
+    /// Ends the progress line (and the dashboard's live view).
     pub(crate) fn finish(&mut self) {
         self.progress.finish();
+        if let Some(run) = &self.steered {
+            run.ended();
+        }
     }
+}
+
+/// Each generator's part of a merged second: its requests, and its CPU in percent
+/// of one core (its workers' CPU time over its longest worker's span).
+pub(crate) fn ticks(s: &LiveSecond) -> Vec<Option<GeneratorTick>> {
+    s.requests
+        .iter()
+        .enumerate()
+        .map(|(g, req)| {
+            let requests = (*req)?;
+            let cpu_pct = s
+                .generators
+                .get(g)
+                .and_then(Option::as_ref)
+                .filter(|f| f.span_ns > 0)
+                .map(|f| f.cpu_ns as f64 / f.span_ns as f64 * 100.0);
+            Some(GeneratorTick { requests, cpu_pct })
+        })
+        .collect()
 }

@@ -148,5 +148,18 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Finished, Failure> {
         })),
         ..pado_session::RunConfig::new(plan, scenario, cfg.output.clone())
     };
-    Ok(pado_session::run(session)?)
+    let running = pado_session::Session::start(session)?;
+    if let Some(path) = &split.control_socket {
+        if let Err(e) = crate::control_socket::serve(path, running.handle()) {
+            eprintln!(
+                "warning: --control-socket {}: {e}: this run's load cannot be changed while it runs",
+                path.display()
+            );
+        }
+    }
+    let done = running.wait();
+    if let Some(path) = &split.control_socket {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(done?)
 }
