@@ -733,3 +733,138 @@ fn a_generator_whose_run_fails_fails_the_test_and_is_named() {
     assert!(srv.stats().requests > 0, "{}", say(&o));
     assert!(took < Duration::from_secs(60), "{took:?}");
 }
+
+/// `POST path` to `addr` with a JSON `body` and the bearer `token`: the status and
+/// the body of the answer.
+fn post_json(addr: &str, path: &str, body: &str, token: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).expect("an answer");
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.get(9..12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+/// Requests the server received in `[from, to)`.
+fn received_between(srv: &TestServer, from: Instant, to: Instant) -> usize {
+    srv.records()
+        .iter()
+        .filter(|r| r.received_at >= from && r.received_at < to)
+        .count()
+}
+
+/// Waits (at most `limit`) until the server has received a request; when it did.
+fn first_request(srv: &TestServer, limit: Duration) -> Instant {
+    let t0 = Instant::now();
+    loop {
+        if let Some(r) = srv.records().iter().map(|r| r.received_at).min() {
+            return r;
+        }
+        assert!(t0.elapsed() < limit, "no request within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_change_posted_to_each_agent_reaches_its_run_and_is_one_event_in_the_merged_result() {
+    let srv = TestServer::start();
+    let a = Agent::start(TOKEN);
+    let b = Agent::start(TOKEN);
+    let dir = tmp("agents-steered");
+    let f = write_fixture(
+        &dir,
+        "agents_steered.yaml",
+        "t.yaml",
+        &[("target", srv.base_url())],
+    );
+    let out = dir.join("out");
+    let _machine = shared_machine();
+    let log = std::fs::File::create(dir.join("coordinator.log")).unwrap();
+    let mut coordinator = pado_cmd(["run"]);
+    coordinator
+        .arg(&f)
+        .args([
+            "--generators",
+            &format!("{},{}", a.addr, b.addr),
+            "--start-at",
+            "+2s",
+            "--out",
+        ])
+        .arg(&out)
+        .env("PADO_AGENT_TOKEN", TOKEN)
+        .stdout(Stdio::null())
+        .stderr(log);
+    let mut child = coordinator.spawn().expect("running pado");
+    let start = first_request(&srv, Duration::from_secs(20));
+    // Three seconds at the planned 20/s (10 from each agent), then three times that.
+    std::thread::sleep((start + Duration::from_secs(4)).saturating_duration_since(Instant::now()));
+    let changed = Instant::now();
+    for agent in [&a, &b] {
+        let (st, body) = post_json(
+            &agent.addr,
+            "/control",
+            r#"{"action":"set_rate_factor","factor":3}"#,
+            TOKEN,
+        );
+        assert_eq!(
+            (st, body.as_str()),
+            (200, r#"{"ok":true}"#),
+            "{}",
+            agent.addr
+        );
+    }
+    // Without the token: refused, and the run goes on unchanged.
+    let (st, _) = post_json(
+        &a.addr,
+        "/control",
+        r#"{"action":"pause"}"#,
+        "wrong-token-0123456789",
+    );
+    assert_eq!(st, 401);
+    let status = wait_within_polling(
+        &mut child,
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+    )
+    .expect("the coordinator ended");
+    let err = std::fs::read_to_string(dir.join("coordinator.log")).unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    let before = received_between(&srv, changed - Duration::from_secs(2), changed);
+    let after = received_between(
+        &srv,
+        changed + Duration::from_secs(2),
+        changed + Duration::from_secs(4),
+    );
+    // The server's own count: 20/s before, 60/s two seconds after the change.
+    assert!(
+        (30..=50).contains(&before),
+        "before: {before} in 2 s\n{err}"
+    );
+    assert!((100..=140).contains(&after), "after: {after} in 2 s\n{err}");
+    let merged = out.join("merged");
+    let requests = srv.stats().requests;
+    assert_eq!(
+        read_json(&merged.join("summary.json"))["requests"],
+        requests
+    );
+    // Both agents took the change; the merged timeline shows it once.
+    let events = std::fs::read_to_string(merged.join("events.jsonl")).unwrap();
+    let control: Vec<&str> = events
+        .lines()
+        .filter(|l| l.contains(r#""kind":"control""#))
+        .collect();
+    assert_eq!(control.len(), 1, "{events}");
+    assert!(control[0].contains("×3"), "{events}");
+}

@@ -131,6 +131,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         ))
         .map_err(Failure::other)?;
     let merged = out_dir.join("merged");
+    let changes = steered.changes();
     let code = crate::merge_cmd::merge(&crate::merge_cmd::MergeArgs {
         dirs: &collected.dirs,
         out: &merged,
@@ -141,7 +142,9 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         exports: &cfg.output.exports,
         windows: &cfg.output.windows,
         history: &history,
-        control: Some(&steered.changes()),
+        // The coordinator's own record of the changes it made, once each; with
+        // none, what the generators recorded (a change sent to each directly).
+        control: Some(&changes).filter(|c| !c.is_empty()).map(Vec::as_slice),
     })?;
     if let Some(why) = &collected.stopped {
         crate::out::outln!("  stopped: {why}: every generator was told to stop");

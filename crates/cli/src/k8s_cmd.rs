@@ -425,10 +425,7 @@ fn generator(a: &K8sGeneratorArgs) -> Result<i32, Failure> {
     // A `run` can be steered: the coordinator's `POST /control` reaches it through
     // a socket beside its results.
     let socket = (a.command.first().map(String::as_str) == Some("run")).then(|| {
-        crate::control_socket::socket_path(
-            a.results.parent().unwrap_or(&a.results),
-            "generator",
-        )
+        crate::control_socket::socket_path(a.results.parent().unwrap_or(&a.results), "generator")
     });
     let opts = pado_fleet::generator::GeneratorOptions {
         listen: a.listen,

@@ -540,10 +540,7 @@ pub(crate) mod tests {
         let cmd = r#"{"action":"set_rate_factor","factor":2}"#;
         // No job yet: nothing to steer.
         assert_eq!(control(addr, cmd, &auth).0, 409);
-        assert_eq!(
-            http(addr, "POST", "/job", &one_job(), Some(TOKEN)).0,
-            201
-        );
+        assert_eq!(http(addr, "POST", "/job", &one_job(), Some(TOKEN)).0, 201);
         let (st, text) = control(addr, cmd, &auth);
         assert_eq!((st, text.as_str()), (200, r#"{"ok":true}"#));
         let (st, text) = control(addr, r#"{"파도":1}"#, &auth);
@@ -578,15 +575,15 @@ pub(crate) mod tests {
         let work = tempfile::tempdir().unwrap();
         let agent = start(options(work.path()), launcher()).unwrap();
         let addr = agent.addr;
-        assert_eq!(
-            http(addr, "POST", "/job", &one_job(), Some(TOKEN)).0,
-            201
-        );
+        assert_eq!(http(addr, "POST", "/job", &one_job(), Some(TOKEN)).0, 201);
         let auth = format!("Authorization: Bearer {TOKEN}\r\n");
         // A body is promised and never sent: an answer at all means it was not read.
         for (extra, want) in [
             (String::new(), 401),
-            ("Authorization: Bearer s3cret-s3cret-s3creT\r\n".to_string(), 401),
+            (
+                "Authorization: Bearer s3cret-s3cret-s3creT\r\n".to_string(),
+                401,
+            ),
             (format!("{auth}Origin: http://evil.example\r\n"), 403),
             (format!("{auth}Content-Type: text/plain\r\n"), 403),
             (format!("{auth}Sec-Fetch-Site: cross-site\r\n"), 403),

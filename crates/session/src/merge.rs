@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use pado_results::merge::{self, MergeError};
 use pado_results::events::{EventRecord, EventsWriter, EVENTS_FILE};
+use pado_results::merge::{self, MergeError};
 use pado_results::{ResultDir, StageMark};
 
 use crate::control::CONTROL_KIND;

@@ -242,7 +242,11 @@ mod tests {
         assert!(!m.push(1, sec(0, &[5000], 1)), "finished: ignored");
         let s0 = m.pop().unwrap();
         assert_eq!((s0.second.requests(), s0.reporting), (1, 1));
-        assert_eq!(s0.requests, vec![Some(1), None], "the finished one sent none");
+        assert_eq!(
+            s0.requests,
+            vec![Some(1), None],
+            "the finished one sent none"
+        );
         let s1 = m.pop().unwrap();
         assert_eq!((s1.second.t, s1.second.requests()), (1, 2));
         assert!(m.pop().is_none(), "generator 0 has not ended");

@@ -122,11 +122,7 @@ fn a_rate_is_one_factor_of_the_whole_plan_on_every_generator_and_the_shares_add_
         let Schedule::Open(o) = split(p.scenarios[0].executor.schedule(), seg) else {
             panic!("open");
         };
-        own.push(
-            o.arrivals()
-                .filter(|a| *a < Duration::from_secs(1))
-                .count() as f64,
-        );
+        own.push(o.arrivals().filter(|a| *a < Duration::from_secs(1)).count() as f64);
     }
     assert_eq!(own, vec![4.0, 3.0, 3.0]);
     assert_eq!(own.iter().map(|n| n * 2.5).sum::<f64>(), 25.0);
@@ -228,8 +224,20 @@ fn a_change_reaches_every_generator_and_one_that_refuses_is_named() {
     assert_eq!(
         received,
         vec![
-            (0, ControlCommand::SetVus { vus: 3, ramp_s: 0.0 }),
-            (2, ControlCommand::SetVus { vus: 2, ramp_s: 0.0 }),
+            (
+                0,
+                ControlCommand::SetVus {
+                    vus: 3,
+                    ramp_s: 0.0
+                }
+            ),
+            (
+                2,
+                ControlCommand::SetVus {
+                    vus: 2,
+                    ramp_s: 0.0
+                }
+            ),
         ]
     );
     // Taken by some: recorded once, in the whole test's numbers.
@@ -279,10 +287,7 @@ fn pause_resume_and_a_rate_are_recorded_once_each_and_state_follows() {
     // Every command reached both generators (the repeated pause too).
     assert_eq!(got.lock().unwrap().len(), 8);
     run.ended();
-    assert_eq!(
-        run.apply(&ControlCommand::Resume),
-        Err(ControlError::Ended)
-    );
+    assert_eq!(run.apply(&ControlCommand::Resume), Err(ControlError::Ended));
 }
 
 #[test]
@@ -313,7 +318,10 @@ fn merged_seconds_reach_subscribers_and_each_generator_s_share_is_kept() {
     assert_eq!(g[0].segment.as_deref(), Some("0/2"));
     assert_eq!((g[1].requests, g[1].reporting), (0, false));
     let s = run.state();
-    assert_eq!((s.seconds_closed, s.active_vus, s.thresholds_failing), (1, 4, 1));
+    assert_eq!(
+        (s.seconds_closed, s.active_vus, s.thresholds_failing),
+        (1, 4, 1)
+    );
     run.ended();
     assert!(sub.recv_timeout(Duration::from_secs(1)).is_none());
 }
