@@ -36,6 +36,7 @@ mod bundle_files;
 mod config;
 mod control_socket;
 mod coordinator;
+mod dashboard_cmd;
 mod debugging;
 mod demo;
 mod exit;
@@ -254,6 +255,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "scaling-out",
         include_str!("../../../docs/scaling-out.md"),
     ),
+    (
+        args::DocTopic::Dashboard,
+        "dashboard",
+        include_str!("../../../docs/dashboard.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.
@@ -432,6 +438,7 @@ fn demo_cmd(d: &args::DemoArgs) -> Result<i32, exit::Failure> {
         soak: d.soak,
         scenario: d.scenario.clone(),
         exports: d.exports.clone(),
+        dashboard: dashboard_cmd::DashboardSpec::from_args(&d.dashboard, None)?,
         target_args: vec![
             "--workers".into(),
             d.target_workers.to_string(),

@@ -392,3 +392,6 @@ fn describe(cmd: &ControlCommand) -> String {
         ControlCommand::Stop => "stopped".into(),
     }
 }
+
+#[cfg(test)]
+mod tests;
