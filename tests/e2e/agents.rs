@@ -868,3 +868,149 @@ fn a_change_posted_to_each_agent_reaches_its_run_and_is_one_event_in_the_merged_
     assert_eq!(control.len(), 1, "{events}");
     assert!(control[0].contains("×3"), "{events}");
 }
+
+/// `GET path` from the dashboard at `addr`, as JSON.
+fn get_json(addr: &str, path: &str) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).expect("an answer");
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("GET {path}: {e}: {text}"))
+}
+
+#[test]
+fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_server_s() {
+    use std::io::BufRead;
+    let srv = TestServer::start();
+    let a = Agent::start(TOKEN);
+    let b = Agent::start(TOKEN);
+    let dir = tmp("agents-dashboard");
+    let f = write_fixture(
+        &dir,
+        "agents_steered.yaml",
+        "t.yaml",
+        &[("target", srv.base_url())],
+    );
+    let out = dir.join("out");
+    let _machine = shared_machine();
+    let mut child = pado_cmd(["run"])
+        .arg(&f)
+        .args([
+            "--generators",
+            &format!("{},{}", a.addr, b.addr),
+            "--start-at",
+            "+2s",
+            "--dashboard",
+            "--no-history",
+            "--out",
+        ])
+        .arg(&out)
+        .env("PADO_AGENT_TOKEN", TOKEN)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running pado");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(url) = line.strip_prefix("dashboard: http://") {
+                let _ = tx.send(url.to_string());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(15))
+        .expect("the dashboard's address on stderr");
+    let (page, token) = url.split_once("/#token=").expect("a token in the address");
+    let (page, token) = (page.to_string(), token.to_string());
+    assert!(page.starts_with("127.0.0.1:"), "{page}");
+    let start = first_request(&srv, Duration::from_secs(20));
+    std::thread::sleep((start + Duration::from_secs(4)).saturating_duration_since(Instant::now()));
+    // Without the token: refused, nothing sent to the agents.
+    let (st, _) = post_json(
+        &page,
+        "/api/control",
+        r#"{"action":"pause"}"#,
+        "not-the-token-0123456789",
+    );
+    assert_eq!(st, 401);
+    let changed = Instant::now();
+    let (st, body) = post_json(
+        &page,
+        "/api/control",
+        r#"{"action":"set_rate","per_s":60}"#,
+        &token,
+    );
+    assert_eq!(st, 200, "{body}");
+    // The page lists both generators, each with its share of the load.
+    let state = get_json(&page, "/api/state");
+    let gens = state["generators"].as_array().expect("generators");
+    assert_eq!(gens.len(), 2, "{state}");
+    for (g, agent) in gens.iter().zip([&a, &b]) {
+        assert!(
+            g["name"].as_str().unwrap().contains(&agent.addr),
+            "{g} is not {}",
+            agent.addr
+        );
+        assert!(g["requests"].as_u64().unwrap() > 0, "{g}");
+    }
+    let status = wait_within_polling(
+        &mut child,
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+    )
+    .expect("the coordinator ended");
+    let err = reader.join().unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(
+        !err.contains(TOKEN),
+        "the agents' token is never shown: {err}"
+    );
+    // The server's own count: 20/s before, the new 60/s in all two seconds after.
+    let before = received_between(&srv, changed - Duration::from_secs(2), changed);
+    let after = received_between(
+        &srv,
+        changed + Duration::from_secs(2),
+        changed + Duration::from_secs(4),
+    );
+    assert!(
+        (30..=50).contains(&before),
+        "before: {before} in 2 s\n{err}"
+    );
+    assert!((100..=140).contains(&after), "after: {after} in 2 s\n{err}");
+    let merged = out.join("merged");
+    assert_eq!(
+        read_json(&merged.join("summary.json"))["requests"],
+        srv.stats().requests
+    );
+    // The change is one event of the whole test, in its numbers, and in the report.
+    let events = std::fs::read_to_string(merged.join("events.jsonl")).unwrap();
+    let control: Vec<&str> = events
+        .lines()
+        .filter(|l| l.contains(r#""kind":"control""#))
+        .collect();
+    assert_eq!(control.len(), 1, "{events}");
+    assert!(control[0].contains("→ 60.0/s"), "{events}");
+    let report = std::fs::read_to_string(merged.join("report.html")).unwrap();
+    assert!(
+        report.contains("→ 60.0/s"),
+        "the report does not show the change"
+    );
+}

@@ -343,6 +343,10 @@ pub(crate) struct K8sRunArgs {
     /// Recording the merged run in the history.
     #[command(flatten)]
     pub history: HistoryArgs,
+    /// The live dashboard of the whole test, as `pado run --dashboard`: a change
+    /// of the load made there reaches every generator pod.
+    #[command(flatten)]
+    pub dashboard: DashboardArgs,
 }
 
 /// `pado k8s generator` flags (the Job's pods).

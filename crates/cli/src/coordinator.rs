@@ -6,6 +6,10 @@
 //! [`crate::live_view`]'s progress line and `abort_on_fail` thresholds as its live
 //! view. What it collected is merged by `pado merge`'s code into `merged/` under
 //! `--out`, whose summary and exit code are the run's.
+//!
+//! With `--dashboard`, the live page watches the merged seconds and steers every
+//! agent through a [`DistributedRun`]: a change is split by segment and sent to
+//! each agent's `POST /control`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -106,6 +110,15 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         agent_sender(&a.generators, &token, &trust),
     ));
     steered.started(pado_fleet::flow::instant_of(start_at));
+    let page = match &cfg.dashboard {
+        Some(spec) => {
+            let baseline = spec.find_baseline(&plan.name)?;
+            let mut info = pado_dashboard::RunInfo::from_plan(&plan, &prep.thresholds);
+            info.distributed = true;
+            Some((spec, spec.start(steered.clone(), info, baseline)?))
+        }
+        None => None,
+    };
     let mut view = LiveView::new(
         a.quiet,
         planned.as_secs_f64(),
@@ -150,6 +163,10 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         crate::out::outln!("  stopped: {why}: every generator was told to stop");
     }
     crate::out::outln!("  results: {}", merged.display());
+    if let Some((spec, page)) = &page {
+        page.finished(&merged);
+        spec.linger(page);
+    }
     // A generator whose run failed fails the test, whatever the merged seconds say.
     agents.judge_runs(&collected).map_err(Failure::other)?;
     Ok(code)

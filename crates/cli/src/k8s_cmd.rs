@@ -42,6 +42,8 @@ fn render(a: &K8sTestArgs) -> Result<i32, Failure> {
 fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
     let pending = crate::parse_dur("pending-timeout", &a.pending_timeout)?;
     let history = crate::history_cmd::Recorder::from_args(&a.history)?;
+    let dashboard =
+        crate::dashboard_cmd::DashboardSpec::from_args(&a.dashboard, a.history.history.as_deref())?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -74,6 +76,15 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
             names,
         )
         .feeding(steered.clone());
+        let page = match &dashboard {
+            Some(d) => {
+                let baseline = d.find_baseline(&live.plan.name)?;
+                let mut info = pado_dashboard::RunInfo::from_plan(&live.plan, &live.thresholds);
+                info.distributed = true;
+                Some(d.start(steered.clone(), info, baseline)?)
+            }
+            None => None,
+        };
         let (tx, rx) = tokio::sync::watch::channel(0u32);
         crate::signals::install(move |_| tx.send_modify(|n| *n += 1)).map_err(Failure::other)?;
         // On a terminal the progress line is redrawn in place: clear it first, so a
@@ -99,7 +110,12 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
             eprintln!("the test was stopped ({why}): merging what the generators wrote as partial");
         }
         let changes = steered.changes();
-        merge_collected(&c, &out, a.quiet, &live.report, &history, &changes)
+        let code = merge_collected(&c, &out, a.quiet, &live.report, &history, &changes);
+        if let (Some(d), Some(page)) = (&dashboard, &page) {
+            page.finished(&out.join("merged"));
+            d.linger(page);
+        }
+        code
     })
 }
 
