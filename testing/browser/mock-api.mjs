@@ -40,10 +40,10 @@ export function plantedSecond(t, opts = {}) {
 /**
  * Starts the mock on 127.0.0.1 (a free port). `opts`: token, tickMs, startAt
  * (seconds already closed), endAfter (seconds until the run ends), baseline,
- * distributed, hotFrom (second the self-check turns red), control (default true).
+ * distributed, hotFrom (second the self-check turns red).
  */
 export async function startMock(opts = {}) {
-  const token = opts.token ?? 'planted-token';
+  let token = opts.token ?? 'planted-token';
   const run = {
     name: '부하 시험 <b>x</b>',
     run_id: 'mock-run-1',
@@ -54,7 +54,6 @@ export async function startMock(opts = {}) {
     steps: ['검색 <i>', 'login'],
     planned_s: 60,
     distributed: !!opts.distributed,
-    control: opts.control ?? true,
     baseline: opts.baseline ? { label: 'last', run_id: 'mock-run-0' } : null,
   };
   const seconds = [];
@@ -136,7 +135,8 @@ export async function startMock(opts = {}) {
         const name = path.basename(url.pathname);
         return send(res, 200, await readFile(path.join(ASSETS, name), 'utf8'), TYPES[path.extname(name)] || 'application/octet-stream');
       }
-      if (url.pathname === '/api/run') return send(res, 200, run);
+      // As pado's server: `control` says whether this request carries the token.
+      if (url.pathname === '/api/run') return send(res, 200, { ...run, control: req.headers.authorization === `Bearer ${token}` });
       if (url.pathname === '/api/state') return send(res, 200, state());
       if (url.pathname === '/api/seconds') {
         const from = Number(url.searchParams.get('from') || 0);
@@ -188,6 +188,10 @@ export async function startMock(opts = {}) {
     controls,
     events,
     end,
+    /** pado's token changes (as if another pado answered): the page's is now wrong. */
+    rotateToken(t) {
+      token = t;
+    },
     close() {
       clearInterval(timer);
       for (const c of clients) c.destroy();

@@ -113,7 +113,7 @@ test('control: only with the token; every change reaches the API and errors read
     // Without the token: read-only, with a note on how to get control.
     const ro = await open(m.base + '/');
     assert.equal(await ro.isHidden('#control-panel'), true);
-    assert.match(await ro.textContent('#control-readonly'), /#token=/);
+    assert.match(await ro.textContent('#control-readonly'), /no control token.*#token=/);
     await ro.close();
 
     const page = await open(m.url);
@@ -171,10 +171,15 @@ test('control: only with the token; every change reaches the API and errors read
   }
 });
 
-test('a wrong token gets 401, shown in words', async () => {
+test('a wrong token: read-only, saying so; a token refused later: 401 in words', async () => {
   const m = await startMock({ tickMs: 60000, startAt: 2 });
   try {
-    const page = await open(`${m.base}/#token=wrong`);
+    const wrong = await open(`${m.base}/#token=wrong`);
+    assert.equal(await wrong.isHidden('#control-panel'), true);
+    assert.match(await wrong.textContent('#control-readonly'), /did not accept this page's token/);
+    await wrong.close();
+    const page = await open(m.url);
+    m.rotateToken('another');
     await page.click('#btn-pause');
     await until(() => page.evaluate(() => window.pado.lastControl && window.pado.lastControl.status === 401), 3000, '401');
     assert.match(await page.textContent('#control-result'), /refused the token \(401\)/);

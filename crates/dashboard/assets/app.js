@@ -31,8 +31,10 @@ let token = null;
 
 // ------------------------------------------------------------------ fetching
 
-async function getJSON(path) {
-  const res = await fetch(path, { headers: { Accept: 'application/json' }, cache: 'no-store' });
+async function getJSON(path, auth) {
+  const headers = { Accept: 'application/json' };
+  if (auth && token) headers.Authorization = `Bearer ${token}`;
+  const res = await fetch(path, { headers, cache: 'no-store' });
   if (!res.ok) {
     const err = new Error(`${path}: ${res.status} ${res.statusText}`);
     err.status = res.status;
@@ -543,12 +545,10 @@ function renderControl() {
   $('control-panel').hidden = !can;
   const note = $('control-readonly');
   note.hidden = can;
+  const how = 'Open the address pado printed at start (it ends in #token=…), or add #token=<token> to this address.';
   if (st.ended) note.textContent = 'The run has ended.';
-  else if (!run.control) note.textContent = 'This run cannot be steered from here: the page is read-only.';
-  else {
-    note.textContent = 'Read-only: this page has no control token. Open the address pado printed at start '
-      + '(it ends in #token=…), or add #token=<token> to this address.';
-  }
+  else if (!token) note.textContent = `Read-only: this page has no control token. ${how}`;
+  else note.textContent = `Read-only: pado did not accept this page's token. ${how}`;
   if (!can) return;
   $('btn-pause').disabled = !!st.paused || !!st.stopping;
   $('btn-resume').disabled = !st.paused || !!st.stopping;
@@ -684,7 +684,8 @@ async function start() {
   token = readToken();
   wireControls();
   try {
-    pado.run = await getJSON('/api/run');
+    // With the token, `control` says whether pado accepts it (the page then steers).
+    pado.run = await getJSON('/api/run', true);
   } catch (e) {
     setConnection('down');
     return;
