@@ -80,7 +80,7 @@ export async function startMock(opts = {}) {
         { metric: 'http_req_duration', expression: 'p(95) < 2000', pass: true, value: lastS ? lastS.p95_ms : null },
         { metric: 'http_req_failed', expression: 'rate < 0.01', pass: false, value: 0.0312 },
       ],
-      failures: [{ category: 'http_500', first_s: 0, last_s: Math.max(0, n - 1), count: Math.ceil(n / 4), samples: ['GET /검색 → 500 <script>alert(1)</script>'] }],
+      failures: [{ category: 'http_500', first_s: 0, last_s: Math.max(0, n - 1), count: Math.ceil(n / 4), samples: [{ step: '검색 <i>', category: 'http_500', second: 0, method: 'GET', url: '/검색', status: 500, body: '<script>alert(1)</script>' }] }],
       bottleneck: n > 2 ? 'DB 연결 풀 (db_connections)' : null,
       events,
       generators: opts.distributed ? [{ name: 'gen-a', segment: '0:1/2', requests: 5, cpu_pct: 20, reporting: true }, { name: 'gen-b', segment: '1/2:1', requests: 15, cpu_pct: 25, reporting: true }] : [],

@@ -73,7 +73,7 @@ test('names stay text: Hangul intact, markup never interpreted', async () => {
     assert.equal(await page.textContent('#bottleneck'), 'Bottleneck now: DB 연결 풀 (db_connections)');
     assert.equal(await page.textContent('#stage'), 'warm-up');
     const sample = await page.textContent('#table-failures .samples div');
-    assert.equal(sample, 'GET /검색 → 500 <script>alert(1)</script>');
+    assert.equal(sample, 's0 · 검색 <i>: GET /검색 → 500 · body <script>alert(1)</script>');
     assert.equal(await page.locator('#table-failures script').count(), 0);
     assert.deepEqual(browser.errors, []);
     await page.close();

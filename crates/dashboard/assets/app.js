@@ -7,7 +7,7 @@
 import * as fmt from './format.js';
 import { Chart, PALETTE } from './chart.js';
 import {
-  Timeline, series, keysOf, stepRows, selfCheckLight, runStatus, generatorShares, loadKinds, tokenFromHash,
+  Timeline, series, keysOf, stepRows, selfCheckLight, runStatus, generatorShares, loadKinds, tokenFromHash, sampleText,
 } from './model.js';
 
 const TOKEN_KEY = 'pado-dashboard-token';
@@ -444,7 +444,7 @@ function renderTabs() {
     const cell = td(tr, '', 'samples');
     for (const sample of (f.samples || []).slice(0, 5)) {
       const div = document.createElement('div');
-      div.textContent = typeof sample === 'string' ? sample : JSON.stringify(sample);
+      div.textContent = sampleText(sample);
       cell.appendChild(div);
     }
     body.appendChild(tr);
@@ -555,16 +555,17 @@ function renderControl() {
   const kinds = loadKinds(run.scenarios);
   $('form-vus').hidden = !kinds.closed;
   $('form-rate').hidden = !kinds.open;
-  const cap = Number.isFinite(st.vu_cap) ? st.vu_cap : maxVus(run.scenarios);
-  if (cap) {
-    $('in-vus').max = String(cap);
-    $('vu-cap').textContent = `at most ${fmt.thousands(cap)}`;
-  }
+  // The plan's most bounds the input; the current cap (a change made earlier) is shown.
+  const most = maxVus(run.scenarios);
+  if (most) $('in-vus').max = String(most);
+  const now = Number.isFinite(st.vu_cap) ? `now at most ${fmt.thousands(st.vu_cap)}; ` : '';
+  $('vu-cap').textContent = most ? `${now}the plan's most: ${fmt.thousands(most)}` : now;
 }
 
+/** The most VUs a closed-model scenario of the plan has (what `set_vus` accepts). */
 function maxVus(scenarios) {
   let m = 0;
-  for (const s of scenarios || []) if (!s.open_model && Number.isFinite(s.max_vus)) m += s.max_vus;
+  for (const s of scenarios || []) if (!s.open_model && Number.isFinite(s.max_vus)) m = Math.max(m, s.max_vus);
   return m || null;
 }
 

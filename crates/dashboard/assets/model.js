@@ -192,3 +192,21 @@ export function tokenFromHash(hash) {
   }
   return null;
 }
+
+/**
+ * A failed request's sample (a `failures.jsonl` line) in one line a person reads:
+ * `s3 · login: GET /json/login → 200 · check login: $.token == "tok-1" got "tok-2" · body …`.
+ */
+export function sampleText(x) {
+  if (typeof x === 'string') return x;
+  if (!x || typeof x !== 'object') return String(x);
+  const parts = [];
+  if (Number.isFinite(x.second)) parts.push(`s${x.second}`);
+  let req = [x.method, x.url].filter(Boolean).join(' ');
+  if (Number.isFinite(x.status) && x.status > 0) req += ` → ${x.status}`;
+  parts.push([x.step ? `${x.step}:` : '', req].filter(Boolean).join(' '));
+  if (x.check) parts.push(`check ${x.check} ${x.actual || ''}`.trim());
+  if (x.reason) parts.push(x.reason);
+  if (x.body) parts.push(`body ${x.body}`);
+  return parts.filter(Boolean).join(' · ');
+}

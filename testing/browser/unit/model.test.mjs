@@ -2,7 +2,7 @@
 // delivered it, the step table's sums, the self-check light, the token.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { Timeline, series, keysOf, stepRows, selfCheckLight, runStatus, generatorShares, loadKinds, tokenFromHash } from '../../../crates/dashboard/assets/model.js';
+import { Timeline, series, keysOf, stepRows, selfCheckLight, runStatus, generatorShares, loadKinds, tokenFromHash, sampleText } from '../../../crates/dashboard/assets/model.js';
 import { thin } from '../../../crates/dashboard/assets/chart.js';
 
 test('a second delivered twice or out of order is held once, in order', () => {
@@ -82,4 +82,20 @@ test('a long series is thinned to the chart width, keeping each run of points' +
   assert.ok(out.length <= 100);
   assert.ok(out.some((p) => p[1] === 999), 'the one-second spike survives');
   assert.equal(thin(pts.slice(0, 50), 100).length, 50);
+});
+
+test('a failure sample reads as one line (the lines of docs/result-format.md)', () => {
+  assert.equal(
+    sampleText({ step: 'boom', category: 'http_500', second: 3, method: 'GET', url: '/status/500', status: 500, body: 'status 500\\n' }),
+    's3 · boom: GET /status/500 → 500 · body status 500\\n',
+  );
+  assert.equal(
+    sampleText({ step: 'login', category: 'check_failed', second: 0, method: 'GET', url: '/json/login', status: 200, check: 'login: $.token == "tok-1"', actual: 'got "tok-2"' }),
+    's0 · login: GET /json/login → 200 · check login: $.token == "tok-1" got "tok-2"',
+  );
+  assert.equal(
+    sampleText({ step: 'GET /', category: 'tls', second: 0, method: 'GET', url: '/', status: 0, reason: 'certificate expired' }),
+    's0 · GET /: GET / · certificate expired',
+  );
+  assert.equal(sampleText('plain'), 'plain');
 });
