@@ -541,6 +541,8 @@ function renderEnded() {
 function renderControl() {
   const run = pado.run;
   const st = pado.state || {};
+  // After the end there is nothing to steer: the summary takes the panel's place.
+  $('control').hidden = !!st.ended;
   const can = !!run.control && !!token && !st.ended;
   $('control-panel').hidden = !can;
   const note = $('control-readonly');
