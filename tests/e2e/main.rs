@@ -10,6 +10,7 @@ mod analysis;
 mod browser;
 mod dashboard_browser;
 mod capacity;
+mod dashboard;
 mod demo;
 mod demo_protocols;
 mod docs_examples;

@@ -167,6 +167,11 @@ impl Session {
         self.handle.clone()
     }
 
+    /// The run as a live view (the dashboard) watches and steers it.
+    pub fn live(&self) -> Arc<dyn crate::LiveRun> {
+        Arc::new(self.handle.clone())
+    }
+
     /// Wait for the run to end and its result directory to be written.
     pub fn wait(self) -> Result<Finished, SessionError> {
         self.thread
