@@ -8,6 +8,7 @@ mod harness;
 mod agents;
 mod analysis;
 mod browser;
+mod dashboard_browser;
 mod capacity;
 mod dashboard;
 mod demo;
