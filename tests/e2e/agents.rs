@@ -941,6 +941,19 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
     let (page, token) = url.split_once("/#token=").expect("a token in the address");
     let (page, token) = (page.to_string(), token.to_string());
     assert!(page.starts_with("127.0.0.1:"), "{page}");
+    // The page in headless Chromium lists both agents (when the browser tools are
+    // installed; `scripts/test.sh` installs them).
+    let browser = crate::dashboard_browser::browser_tools().map(|node| {
+        std::process::Command::new(node)
+            .arg("distributed.mjs")
+            .current_dir(crate::dashboard_browser::browser_dir())
+            .env("PADO_DASHBOARD_URL", format!("http://{url}"))
+            .env("AGENTS", format!("{},{}", a.addr, b.addr))
+            .stdout(std::fs::File::create(dir.join("browser.out")).unwrap())
+            .stderr(std::fs::File::create(dir.join("browser.err")).unwrap())
+            .spawn()
+            .expect("starting node")
+    });
     let start = first_request(&srv, Duration::from_secs(20));
     std::thread::sleep((start + Duration::from_secs(4)).saturating_duration_since(Instant::now()));
     // Without the token: refused, nothing sent to the agents.
@@ -983,6 +996,21 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
         !err.contains(TOKEN),
         "the agents' token is never shown: {err}"
     );
+    if let Some(mut node) = browser {
+        let done = wait_within_polling(
+            &mut node,
+            Duration::from_secs(30),
+            Duration::from_millis(100),
+        );
+        let said = std::fs::read_to_string(dir.join("browser.err")).unwrap_or_default();
+        let out = std::fs::read_to_string(dir.join("browser.out")).unwrap_or_default();
+        assert_eq!(
+            done.and_then(|s| s.code()),
+            Some(0),
+            "the page:\n{said}{out}"
+        );
+        assert!(out.contains("2 generators listed"), "{out}");
+    }
     // The server's own count: 20/s before, the new 60/s in all two seconds after.
     let before = received_between(&srv, changed - Duration::from_secs(2), changed);
     let after = received_between(

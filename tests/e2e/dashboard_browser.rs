@@ -21,14 +21,14 @@ use crate::harness::{interrupt, pado_cmd, tmp, wait_within, write_fixture, Kid};
 const RATE_FROM: f64 = 20.0;
 const RATE_TO: f64 = 60.0;
 
-fn browser_dir() -> PathBuf {
+pub(crate) fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testing/browser")
 }
 
 /// `node`, when it, Debian's Chromium and playwright-core (`npm ci` in
 /// `testing/browser`) are all there; else skips (or fails under
 /// `PADO_E2E_REQUIRE_ALL=1`).
-fn browser_tools() -> Option<PathBuf> {
+pub(crate) fn browser_tools() -> Option<PathBuf> {
     let node = crate::harness::require_or_skip("node", "nodejs")?;
     let missing = if !Path::new("/usr/bin/chromium").is_file() {
         Some("/usr/bin/chromium is not installed (Debian package chromium)".to_string())
@@ -164,20 +164,32 @@ fn the_page_steers_a_real_run_and_the_server_sees_it() {
 
     // Before the click the plan's rate; from 2 s after it the page's rate.
     let before = received(&srv, rate - s(2), rate);
-    assert!(within(before, 2.0 * RATE_FROM, 0.2), "{before} requests in the 2 s before the change (planned {RATE_FROM}/s)");
+    assert!(
+        within(before, 2.0 * RATE_FROM, 0.2),
+        "{before} requests in the 2 s before the change (planned {RATE_FROM}/s)"
+    );
     let after = received(&srv, rate + s(2), rate + s(4));
-    assert!(within(after, 2.0 * RATE_TO, 0.15), "{after} requests in seconds 2–4 after the change to {RATE_TO}/s");
+    assert!(
+        within(after, 2.0 * RATE_TO, 0.15),
+        "{after} requests in seconds 2–4 after the change to {RATE_TO}/s"
+    );
     // Paused: nothing new from 1 s after the click until the resume.
     let paused = received(&srv, pause + s(1), resume);
     assert_eq!(paused, 0, "requests arrived while paused");
     // Resumed: the page's rate again (the pause owes no arrivals).
     let resumed = received(&srv, resume + ms(1500), resume + ms(3500));
-    assert!(within(resumed, 2.0 * RATE_TO, 0.2), "{resumed} requests in seconds 1.5–3.5 after the resume");
+    assert!(
+        within(resumed, 2.0 * RATE_TO, 0.2),
+        "{resumed} requests in seconds 1.5–3.5 after the resume"
+    );
 
     // The page stopped the run: pado writes the result and ends.
     if wait_within(&mut pado.0, s(30)).is_none() {
         interrupt(&pado.0);
-        assert!(wait_within(&mut pado.0, s(20)).is_some(), "pado did not end after the page's stop and a Ctrl-C");
+        assert!(
+            wait_within(&mut pado.0, s(20)).is_some(),
+            "pado did not end after the page's stop and a Ctrl-C"
+        );
     }
     let summary: Value = serde_json::from_str(
         &std::fs::read_to_string(result.join("summary.json")).expect("summary.json"),
@@ -196,12 +208,19 @@ fn the_page_steers_a_real_run_and_the_server_sees_it() {
         .map(|e| e["name"].as_str().unwrap_or_default().to_string())
         .collect();
     let want_rate = format!("arrival rate {RATE_FROM:.1}/s → {RATE_TO:.1}/s");
-    assert_eq!(control, [want_rate.as_str(), "paused", "resumed", "stopped"], "{events}");
+    assert_eq!(
+        control,
+        [want_rate.as_str(), "paused", "resumed", "stopped"],
+        "{events}"
+    );
     let report = std::fs::read_to_string(result.join("report.html")).expect("report.html");
     for what in [want_rate.as_str(), "paused", "resumed", "stopped"] {
         assert!(report.contains(what), "report.html lacks the event {what}");
     }
-    assert!(report.contains("검색 &lt;b&gt;"), "the Hangul step name in the report");
+    assert!(
+        report.contains("검색 &lt;b&gt;"),
+        "the Hangul step name in the report"
+    );
 }
 
 #[test]
