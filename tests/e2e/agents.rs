@@ -886,9 +886,115 @@ fn get_json(addr: &str, path: &str) -> serde_json::Value {
     serde_json::from_str(body).unwrap_or_else(|e| panic!("GET {path}: {e}: {text}"))
 }
 
+/// A coordinator of `agents` with `--dashboard`, writing into `out`, and what it
+/// says on stderr (read to its end on a thread of its own).
+struct Steered {
+    child: Child,
+    stderr: std::thread::JoinHandle<String>,
+    /// The dashboard's address (`127.0.0.1:PORT`) and its control token.
+    page: String,
+    token: String,
+}
+
+fn coordinate_with_dashboard(file: &Path, agents: &[&Agent], out: &Path) -> Steered {
+    use std::io::BufRead;
+    let list: Vec<&str> = agents.iter().map(|a| a.addr.as_str()).collect();
+    let mut child = pado_cmd(["run"])
+        .arg(file)
+        .args([
+            "--generators",
+            &list.join(","),
+            "--start-at",
+            "+2s",
+            "--dashboard",
+            "--no-history",
+            "--out",
+        ])
+        .arg(out)
+        .env("PADO_AGENT_TOKEN", TOKEN)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running pado");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("dashboard: http://") {
+                let _ = tx.send(url.to_string());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let url: String = rx
+        .recv_timeout(Duration::from_secs(15))
+        .expect("the dashboard's address on stderr");
+    let (page, token) = url.split_once("/#token=").expect("a token in the address");
+    assert!(
+        page.starts_with("127.0.0.1:"),
+        "loopback by default: {page}"
+    );
+    Steered {
+        child,
+        stderr,
+        page: page.to_string(),
+        token: token.to_string(),
+    }
+}
+
+/// `testing/browser/distributed.mjs` on the page at `page` (with `token`), expecting
+/// `agents` listed; `None` when the browser tools are not installed (said).
+fn open_in_browser(page: &str, token: &str, agents: &[&Agent], dir: &Path) -> Option<Child> {
+    let node = crate::dashboard_browser::browser_tools()?;
+    let list: Vec<&str> = agents.iter().map(|a| a.addr.as_str()).collect();
+    let child = std::process::Command::new(node)
+        .arg("distributed.mjs")
+        .current_dir(crate::dashboard_browser::browser_dir())
+        .env(
+            "PADO_DASHBOARD_URL",
+            format!("http://{page}/#token={token}"),
+        )
+        .env("AGENTS", list.join(","))
+        .stdout(std::fs::File::create(dir.join("browser.out")).unwrap())
+        .stderr(std::fs::File::create(dir.join("browser.err")).unwrap())
+        .spawn()
+        .expect("starting node");
+    Some(child)
+}
+
+/// The browser script ended well, having seen `n` generators.
+fn browser_saw(node: &mut Child, n: usize, dir: &Path) {
+    let done = wait_within_polling(node, Duration::from_secs(30), Duration::from_millis(100));
+    let said = std::fs::read_to_string(dir.join("browser.err")).unwrap_or_default();
+    let out = std::fs::read_to_string(dir.join("browser.out")).unwrap_or_default();
+    assert_eq!(
+        done.and_then(|s| s.code()),
+        Some(0),
+        "the page:\n{said}{out}"
+    );
+    assert!(out.contains(&format!("{n} generators listed")), "{out}");
+}
+
+/// The merged result holds exactly one `control` event, containing `what`, and
+/// its report shows it.
+fn one_change_in(merged: &Path, what: &str) {
+    let events = std::fs::read_to_string(merged.join("events.jsonl")).unwrap();
+    let control: Vec<&str> = events
+        .lines()
+        .filter(|l| l.contains(r#""kind":"control""#))
+        .collect();
+    assert_eq!(control.len(), 1, "{events}");
+    assert!(control[0].contains(what), "{events}");
+    let report = std::fs::read_to_string(merged.join("report.html")).unwrap();
+    assert!(report.contains(what), "the report does not show `{what}`");
+}
+
 #[test]
 fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_server_s() {
-    use std::io::BufRead;
     let srv = TestServer::start();
     let a = Agent::start(TOKEN);
     let b = Agent::start(TOKEN);
@@ -901,115 +1007,41 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
     );
     let out = dir.join("out");
     let _machine = shared_machine();
-    let mut child = pado_cmd(["run"])
-        .arg(&f)
-        .args([
-            "--generators",
-            &format!("{},{}", a.addr, b.addr),
-            "--start-at",
-            "+2s",
-            "--dashboard",
-            "--no-history",
-            "--out",
-        ])
-        .arg(&out)
-        .env("PADO_AGENT_TOKEN", TOKEN)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running pado");
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(url) = line.strip_prefix("dashboard: http://") {
-                let _ = tx.send(url.to_string());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(15))
-        .expect("the dashboard's address on stderr");
-    let (page, token) = url.split_once("/#token=").expect("a token in the address");
-    let (page, token) = (page.to_string(), token.to_string());
-    assert!(page.starts_with("127.0.0.1:"), "{page}");
+    let mut run = coordinate_with_dashboard(&f, &[&a, &b], &out);
+    let page = run.page.clone();
     // The page in headless Chromium lists both agents (when the browser tools are
     // installed; `scripts/test.sh` installs them).
-    let browser = crate::dashboard_browser::browser_tools().map(|node| {
-        std::process::Command::new(node)
-            .arg("distributed.mjs")
-            .current_dir(crate::dashboard_browser::browser_dir())
-            .env("PADO_DASHBOARD_URL", format!("http://{url}"))
-            .env("AGENTS", format!("{},{}", a.addr, b.addr))
-            .stdout(std::fs::File::create(dir.join("browser.out")).unwrap())
-            .stderr(std::fs::File::create(dir.join("browser.err")).unwrap())
-            .spawn()
-            .expect("starting node")
-    });
+    let browser = open_in_browser(&page, &run.token, &[&a, &b], &dir);
     let start = first_request(&srv, Duration::from_secs(20));
     std::thread::sleep((start + Duration::from_secs(4)).saturating_duration_since(Instant::now()));
     // Without the token: refused, nothing sent to the agents.
-    let (st, _) = post_json(
-        &page,
-        "/api/control",
-        r#"{"action":"pause"}"#,
-        "not-the-token-0123456789",
-    );
+    let pause = r#"{"action":"pause"}"#;
+    let (st, _) = post_json(&page, "/api/control", pause, "not-the-token-0123456789");
     assert_eq!(st, 401);
     let changed = Instant::now();
-    let (st, body) = post_json(
-        &page,
-        "/api/control",
-        r#"{"action":"set_rate","per_s":60}"#,
-        &token,
-    );
+    let rate = r#"{"action":"set_rate","per_s":60}"#;
+    let (st, body) = post_json(&page, "/api/control", rate, &run.token);
     assert_eq!(st, 200, "{body}");
     // The page lists both generators, each with its share of the load.
     let state = get_json(&page, "/api/state");
     let gens = state["generators"].as_array().expect("generators");
     assert_eq!(gens.len(), 2, "{state}");
     for (g, agent) in gens.iter().zip([&a, &b]) {
-        assert!(
-            g["name"].as_str().unwrap().contains(&agent.addr),
-            "{g} is not {}",
-            agent.addr
-        );
+        let name = g["name"].as_str().unwrap();
+        assert!(name.contains(&agent.addr), "{g} is not {}", agent.addr);
         assert!(g["requests"].as_u64().unwrap() > 0, "{g}");
     }
     let status = wait_within_polling(
-        &mut child,
+        &mut run.child,
         Duration::from_secs(60),
         Duration::from_millis(100),
     )
     .expect("the coordinator ended");
-    let err = reader.join().unwrap();
+    let err = run.stderr.join().unwrap();
     assert_eq!(status.code(), Some(0), "{err}");
-    assert!(
-        !err.contains(TOKEN),
-        "the agents' token is never shown: {err}"
-    );
+    assert!(!err.contains(TOKEN), "the agents' token is shown: {err}");
     if let Some(mut node) = browser {
-        let done = wait_within_polling(
-            &mut node,
-            Duration::from_secs(30),
-            Duration::from_millis(100),
-        );
-        let said = std::fs::read_to_string(dir.join("browser.err")).unwrap_or_default();
-        let out = std::fs::read_to_string(dir.join("browser.out")).unwrap_or_default();
-        assert_eq!(
-            done.and_then(|s| s.code()),
-            Some(0),
-            "the page:\n{said}{out}"
-        );
-        assert!(out.contains("2 generators listed"), "{out}");
+        browser_saw(&mut node, 2, &dir);
     }
     // The server's own count: 20/s before, the new 60/s in all two seconds after.
     let before = received_between(&srv, changed - Duration::from_secs(2), changed);
@@ -1029,16 +1061,5 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
         srv.stats().requests
     );
     // The change is one event of the whole test, in its numbers, and in the report.
-    let events = std::fs::read_to_string(merged.join("events.jsonl")).unwrap();
-    let control: Vec<&str> = events
-        .lines()
-        .filter(|l| l.contains(r#""kind":"control""#))
-        .collect();
-    assert_eq!(control.len(), 1, "{events}");
-    assert!(control[0].contains("→ 60.0/s"), "{events}");
-    let report = std::fs::read_to_string(merged.join("report.html")).unwrap();
-    assert!(
-        report.contains("→ 60.0/s"),
-        "the report does not show the change"
-    );
+    one_change_in(&merged, "→ 60.0/s");
 }

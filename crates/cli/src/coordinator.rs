@@ -95,30 +95,13 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         }
         tx.send_replace(n);
     });
-    let segments = segments_of(n, job.segment_weights.as_deref())?;
     let steered = Arc::new(DistributedRun::new(
         plan.clone(),
-        agents
-            .names()
-            .iter()
-            .zip(segments)
-            .map(|(name, segment)| Generator {
-                name: name.clone(),
-                segment,
-            })
-            .collect(),
+        generators(agents.names(), job.segment_weights.as_deref())?,
         agent_sender(&a.generators, &token, &trust),
     ));
     steered.started(pado_fleet::flow::instant_of(start_at));
-    let page = match &cfg.dashboard {
-        Some(spec) => {
-            let baseline = spec.find_baseline(&plan.name)?;
-            let mut info = pado_dashboard::RunInfo::from_plan(&plan, &prep.thresholds);
-            info.distributed = true;
-            Some((spec, spec.start(steered.clone(), info, baseline)?))
-        }
-        None => None,
-    };
+    let page = crate::live_view::page(cfg.dashboard.as_ref(), &plan, &prep.thresholds, &steered)?;
     let mut view = LiveView::new(
         a.quiet,
         planned.as_secs_f64(),
@@ -163,7 +146,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         crate::out::outln!("  stopped: {why}: every generator was told to stop");
     }
     crate::out::outln!("  results: {}", merged.display());
-    if let Some((spec, page)) = &page {
+    if let (Some(spec), Some(page)) = (&cfg.dashboard, &page) {
         page.finished(&merged);
         spec.linger(page);
     }
@@ -206,6 +189,18 @@ fn segments_of(n: usize, weights: Option<&str>) -> Result<Vec<Segment>, Failure>
     (0..n)
         .map(|i| crate::split::segment(&format!("{i}/{n}"), weights))
         .collect()
+}
+
+/// The agents named `names`, in segment order, each with its segment.
+fn generators(names: &[String], weights: Option<&str>) -> Result<Vec<Generator>, Failure> {
+    Ok(names
+        .iter()
+        .zip(segments_of(names.len(), weights)?)
+        .map(|(name, segment)| Generator {
+            name: name.clone(),
+            segment,
+        })
+        .collect())
 }
 
 /// How a change of the load reaches agent `i` of `urls`: its `POST /control`, on a

@@ -76,15 +76,8 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
             names,
         )
         .feeding(steered.clone());
-        let page = match &dashboard {
-            Some(d) => {
-                let baseline = d.find_baseline(&live.plan.name)?;
-                let mut info = pado_dashboard::RunInfo::from_plan(&live.plan, &live.thresholds);
-                info.distributed = true;
-                Some(d.start(steered.clone(), info, baseline)?)
-            }
-            None => None,
-        };
+        let page =
+            crate::live_view::page(dashboard.as_ref(), &live.plan, &live.thresholds, &steered)?;
         let (tx, rx) = tokio::sync::watch::channel(0u32);
         crate::signals::install(move |_| tx.send_modify(|n| *n += 1)).map_err(Failure::other)?;
         // On a terminal the progress line is redrawn in place: clear it first, so a

@@ -140,3 +140,21 @@ pub(crate) fn ticks(s: &LiveSecond) -> Vec<Option<GeneratorTick>> {
         })
         .collect()
 }
+
+/// The live page of a test on many generators, when `--dashboard` asked for one:
+/// it watches and steers `run` (marked distributed, so the page shows the
+/// generators), and compares with `--baseline`'s run.
+pub(crate) fn page(
+    spec: Option<&crate::dashboard_cmd::DashboardSpec>,
+    plan: &pado_engine::RunPlan,
+    thresholds: &[Threshold],
+    run: &std::sync::Arc<DistributedRun>,
+) -> Result<Option<pado_dashboard::Dashboard>, crate::exit::Failure> {
+    let Some(spec) = spec else {
+        return Ok(None);
+    };
+    let baseline = spec.find_baseline(&plan.name)?;
+    let mut info = pado_dashboard::RunInfo::from_plan(plan, thresholds);
+    info.distributed = true;
+    spec.start(run.clone(), info, baseline).map(Some)
+}

@@ -172,13 +172,12 @@ fn pause_stop_and_stage_changes_reach_every_generator_as_they_are() {
     }
 }
 
+/// What each generator received, by index.
+type Received = Arc<Mutex<Vec<(usize, ControlCommand)>>>;
+
 /// A distributed run of `p` on segments of `weights`, whose generator `down`
 /// refuses everything; what each generator received.
-fn fleet(
-    p: RunPlan,
-    weights: &[u32],
-    down: Option<usize>,
-) -> (DistributedRun, Arc<Mutex<Vec<(usize, ControlCommand)>>>) {
+fn fleet(p: RunPlan, weights: &[u32], down: Option<usize>) -> (DistributedRun, Received) {
     let got = Arc::new(Mutex::new(Vec::new()));
     let seen = got.clone();
     let send: SendFn = Arc::new(move |i, cmd: &ControlCommand| {
