@@ -129,6 +129,109 @@ fn k8s_generator_runs_then_serves_its_result_until_fetched() {
     assert_eq!(exit.code(), Some(0));
 }
 
+/// `POST /control` with a command's JSON, sending `token` as `X-Pado-Token` as the
+/// pod proxy does: (status, body).
+fn control_as(addr: SocketAddr, body: &str, token: &str) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "POST /control HTTP/1.1\r\nHost: x\r\nX-Pado-Token: {token}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.get(9..12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    (
+        status,
+        text.split_once("\r\n\r\n")
+            .map_or("", |(_, b)| b)
+            .to_string(),
+    )
+}
+
+#[test]
+fn k8s_generator_hands_a_change_of_the_load_to_its_run() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let t = tmp("k8s-generator-control");
+    let results = t.join("run");
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let mut child = pado_cmd(["k8s", "generator", "--listen", &addr.to_string()])
+        .arg("--results")
+        .arg(&results)
+        .args([
+            "--serve-timeout",
+            "60s",
+            "--",
+            "run",
+            "--url",
+            &srv.url("/"),
+        ])
+        .args(["--rate", "40", "--duration", "8s", "--quiet", "--out"])
+        .arg(&results)
+        .env("PADO_GENERATOR_TOKEN", GEN_TOKEN)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while srv.stats().requests < 20 {
+        assert!(Instant::now() < deadline, "the run never sent its load");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A stranger's change is refused; the run's own token pauses it.
+    let pause = r#"{"action":"pause"}"#;
+    assert_eq!(
+        control_as(addr, pause, "e2e-generator-token-0123456789abcdeX").0,
+        401
+    );
+    assert_eq!(
+        control_as(addr, pause, GEN_TOKEN),
+        (200, r#"{"ok":true}"#.into())
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let held = srv.stats().requests;
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(srv.stats().requests, held, "requests went on while paused");
+    // A command the run cannot take is answered with its words.
+    let (st, body) = control_as(addr, r#"{"action":"set_vus","vus":3}"#, GEN_TOKEN);
+    assert_eq!(st, 409, "{body}");
+    assert!(
+        body.contains("open-model") || body.contains("arrival rate"),
+        "{body}"
+    );
+    assert_eq!(control_as(addr, r#"{"action":"resume"}"#, GEN_TOKEN).0, 200);
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(srv.stats().requests > held, "no request after resume");
+    // The run's events say what happened to it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "the run never ended");
+        if let Ok((200, body)) = generator_http(addr, "GET", "/status") {
+            if String::from_utf8_lossy(&body).contains("done") {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let events = std::fs::read_to_string(results.join("events.jsonl")).unwrap();
+    let kinds: Vec<&str> = events
+        .lines()
+        .filter(|l| l.contains(r#""kind":"control""#))
+        .collect();
+    assert_eq!(kinds.len(), 2, "{events}");
+    assert!(
+        kinds[0].contains("paused") && kinds[1].contains("resumed"),
+        "{events}"
+    );
+    assert_eq!(generator_http(addr, "POST", "/done").unwrap().0, 200);
+    let exit = wait_within(&mut child, Duration::from_secs(10)).expect("generator still running");
+    assert_eq!(exit.code(), Some(0));
+}
+
 #[test]
 fn k8s_generator_without_its_token_does_not_start() {
     let t = tmp("k8s-generator-no-token");
