@@ -158,3 +158,42 @@ pub(crate) fn page(
     info.distributed = true;
     spec.start(run.clone(), info, baseline).map(Some)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pado_metrics::{GeneratorSecond, SecondRecord};
+
+    #[test]
+    fn each_generator_s_share_is_its_requests_and_its_cpu_over_its_span() {
+        let s = LiveSecond {
+            second: SecondRecord::new(3),
+            generators: vec![
+                Some(GeneratorSecond {
+                    cpu_ns: 1_500_000_000,
+                    span_ns: 1_000_000_000,
+                    ..Default::default()
+                }),
+                // A generator that measured no span: no CPU figure, never a division by 0.
+                Some(GeneratorSecond::default()),
+                None,
+            ],
+            requests: vec![Some(120), Some(80), None],
+            reporting: 2,
+        };
+        assert_eq!(
+            ticks(&s),
+            vec![
+                Some(GeneratorTick {
+                    requests: 120,
+                    cpu_pct: Some(150.0)
+                }),
+                Some(GeneratorTick {
+                    requests: 80,
+                    cpu_pct: None
+                }),
+                None,
+            ]
+        );
+    }
+}
