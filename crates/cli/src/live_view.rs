@@ -10,9 +10,12 @@ use pado_fleet::coordinate::{Control, Notice};
 use pado_metrics::{StepCatalog, Totals};
 use pado_results::merge::live::LiveSecond;
 use pado_results::StageMark;
-use pado_session::{DistributedRun, GeneratorTick, LiveJudge};
+use pado_session::{DistributedRun, GeneratorTick, LiveJudge, LiveRun};
 
 use crate::progress::{generator_pressure, Progress};
+
+/// Why every generator is stopped when the dashboard asked for it.
+const STOPPED_FROM_THE_DASHBOARD: &str = "stopped from the dashboard";
 
 /// The live view of a test on many generators.
 pub(crate) struct LiveView {
@@ -56,7 +59,12 @@ impl LiveView {
     /// One second of the whole test: the progress line, and whether to stop every
     /// generator.
     pub(crate) fn second(&mut self, s: &LiveSecond, totals: &Totals) -> Control {
-        let (failing, stop) = self.judge.judge(s.second.t, totals);
+        let (failing, mut stop) = self.judge.judge(s.second.t, totals);
+        // A stop asked for on the dashboard stops the test as Ctrl-C does: every
+        // generator told, the results collected at once, merged as partial.
+        if stop.is_none() && self.steered.as_ref().is_some_and(|r| r.state().stopping) {
+            stop = Some(STOPPED_FROM_THE_DASHBOARD.to_string());
+        }
         let pressure = s
             .generators
             .iter()
@@ -195,5 +203,56 @@ mod tests {
                 None,
             ]
         );
+    }
+
+    /// A distributed run of one closed-model scenario on one generator that takes
+    /// every change.
+    fn steered() -> std::sync::Arc<DistributedRun> {
+        let yaml = "name: t\ntarget: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 10s\n    flow:\n      - request: /\n";
+        let config = pado_scenario::parse_str(yaml, "t.yaml").unwrap();
+        let plan = pado_engine::compile(&config, std::path::Path::new(".")).unwrap();
+        let segment = pado_engine::executor::segment::Segment::new(0, 1, None).unwrap();
+        std::sync::Arc::new(DistributedRun::new(
+            std::sync::Arc::new(plan),
+            vec![pado_session::Generator {
+                name: "g".into(),
+                segment,
+            }],
+            std::sync::Arc::new(|_, _| Ok(())),
+        ))
+    }
+
+    fn second(t: u32) -> LiveSecond {
+        LiveSecond {
+            second: SecondRecord::new(t),
+            generators: vec![None],
+            requests: vec![Some(1)],
+            reporting: 1,
+        }
+    }
+
+    #[test]
+    fn a_stop_asked_on_the_dashboard_stops_every_generator_and_a_pause_does_not() {
+        let run = steered();
+        let mut view = LiveView::new(
+            true,
+            10.0,
+            Vec::new(),
+            &[],
+            &pado_metrics::StepCatalog::default(),
+            vec!["g".into()],
+        )
+        .feeding(run.clone());
+        let totals = Totals::default();
+        assert_eq!(view.second(&second(0), &totals), Control::Continue);
+        pado_session::LiveRun::apply(&*run, &pado_session::ControlCommand::Pause).unwrap();
+        assert_eq!(view.second(&second(1), &totals), Control::Continue);
+        pado_session::LiveRun::apply(&*run, &pado_session::ControlCommand::Stop).unwrap();
+        assert_eq!(
+            view.second(&second(2), &totals),
+            Control::StopAll(STOPPED_FROM_THE_DASHBOARD.into())
+        );
+        view.finish();
+        assert!(pado_session::LiveRun::state(&*run).ended);
     }
 }

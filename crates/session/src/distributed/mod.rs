@@ -159,7 +159,9 @@ impl DistributedRun {
         }
     }
 
-    /// Every generator was told to stop (Ctrl-C, an `abort_on_fail` threshold).
+    /// Every generator was told to stop (Ctrl-C, an `abort_on_fail` threshold), or
+    /// a stop was asked for through [`LiveRun::apply`]: the coordinator reads it in
+    /// [`RunState::stopping`] and stops the test as it does for Ctrl-C.
     pub fn stopping(&self) {
         self.stopping.store(true, Ordering::SeqCst);
     }
@@ -329,9 +331,11 @@ impl LiveRun for DistributedRun {
                 drop(load);
                 self.record(what);
             }
-            if *cmd == ControlCommand::Stop {
-                self.stopping();
-            }
+        }
+        if *cmd == ControlCommand::Stop {
+            // The coordinator stops the test its own way too (every generator's
+            // `/stop`, the results collected at once), whoever took this one.
+            self.stopping();
         }
         if failed.is_empty() {
             Ok(())

@@ -261,6 +261,11 @@ fn a_change_no_generator_took_is_not_recorded_and_a_bad_one_is_sent_to_none() {
         .unwrap_err();
     assert!(matches!(e, ControlError::NotApplicable(_)), "{e}");
     assert!(got.lock().unwrap().is_empty());
+    // A stop nobody took is still the coordinator's to carry out its own way.
+    assert!(!run.state().stopping);
+    assert!(run.apply(&ControlCommand::Stop).is_err());
+    assert!(run.state().stopping);
+    assert!(run.changes().is_empty());
 }
 
 #[test]
