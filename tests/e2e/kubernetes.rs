@@ -875,3 +875,156 @@ fn k8s_render_leaves_a_variable_unset_here_to_the_pods_secret() {
         "{stderr}"
     );
 }
+
+/// `POST /api/control` with `cmd` and the bearer `token` to the dashboard at
+/// `page`: the status and body.
+fn dashboard_control(page: &str, token: &str, cmd: &str) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(page).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "POST /api/control HTTP/1.1\r\nHost: {page}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{cmd}",
+        cmd.len()
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.get(9..12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    (
+        status,
+        text.split_once("\r\n\r\n")
+            .map_or("", |(_, b)| b)
+            .to_string(),
+    )
+}
+
+#[test]
+fn k8s_run_steered_from_its_dashboard_reaches_every_pod_and_a_stop_ends_the_test() {
+    use std::io::BufRead;
+    let _machine = shared_machine();
+    let t = tmp("k8s-dashboard");
+    let srv = TestServer::start();
+    let seg = write_fixture(
+        &t,
+        "kubernetes_steered_segment.yaml",
+        "seg.yaml",
+        &[("target", srv.base_url())],
+    );
+    let pods = real_segments(&t, &seg)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (tar, live))| k8s_mock::PodScript {
+            tar,
+            live,
+            // Running until told to stop.
+            on_stop: Some(0),
+            ..k8s_mock::running(i as u32, None)
+        })
+        .collect();
+    let mock = k8s_mock::Mock::start(pods, None);
+    // The planned test is ten minutes: only the stop from the page ends it early.
+    let file = write_fixture(&t, "kubernetes_steered_checkout.yaml", "checkout.yaml", &[]);
+    let kubeconfig = write_fixture(
+        &t,
+        "kubernetes_mock_kubeconfig.yaml",
+        "kubeconfig",
+        &[
+            ("server", mock.addr.to_string()),
+            ("namespace", k8s_mock::NS.to_string()),
+        ],
+    );
+    let out_dir = t.join("out");
+    let started = Instant::now();
+    let mut child = pado_cmd(["k8s", "run"])
+        .arg(&file)
+        .args([
+            "-n",
+            "2",
+            "--start-at",
+            "+1s",
+            "--quiet",
+            "--dashboard",
+            "--kubeconfig",
+        ])
+        .arg(&kubeconfig)
+        .arg("--out")
+        .arg(&out_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    let said = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("dashboard: http://") {
+                let _ = tx.send(url.to_string());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let url: String = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the dashboard's address on stderr");
+    let (page, token) = url.split_once("/#token=").expect("a token");
+    // Once the pods exist, a pause reaches both through the pod proxy.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (st, body) = dashboard_control(page, token, r#"{"action":"pause"}"#);
+        if st == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never taken: {st} {body}");
+        assert!(
+            body.contains("does not exist yet") || body.contains("pods are not running"),
+            "{st} {body}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (st, body) = dashboard_control(page, token, r#"{"action":"stop"}"#);
+    assert_eq!(st, 200, "{body}");
+    let exit = wait_within(&mut child, Duration::from_secs(60)).expect("the run ended");
+    let stderr = said.join().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(90), "bounded");
+    assert_eq!(exit.code(), Some(0), "{stderr}");
+    // Each pod got the pause, then the stop, and was then stopped the coordinator's
+    // way too (`/stop`, once).
+    let st = mock.state.lock().unwrap();
+    for p in &st.pods {
+        // (A pause sent while only one pod was listed is sent again to both.)
+        let (last, before) = p.controls.split_last().expect("controls");
+        assert_eq!(last, r#"{"action":"stop"}"#, "pod {}", p.index);
+        assert!(
+            !before.is_empty() && before.iter().all(|c| c == r#"{"action":"pause"}"#),
+            "pod {}: {:?}",
+            p.index,
+            p.controls
+        );
+    }
+    drop(st);
+    let id = serde_json::from_slice::<Value>(&mock.calls()[0].body).unwrap()["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for i in 0..2 {
+        let stop = format!("/api/v1/namespaces/loadtest/pods/{id}-{i}-x{i}:7070/proxy/stop");
+        assert_eq!(mock.called("POST", &stop).len(), 1, "{stop}");
+    }
+    // The merged result holds each change once, in the test's words.
+    let events = std::fs::read_to_string(out_dir.join("merged/events.jsonl")).unwrap();
+    let control: Vec<&str> = events
+        .lines()
+        .filter(|l| l.contains(r#""kind":"control""#))
+        .collect();
+    assert_eq!(control.len(), 2, "{events}");
+    assert!(
+        control[0].contains("paused") && control[1].contains("stopped"),
+        "{events}"
+    );
+    assert_run_objects_deleted(&mock, &id);
+}

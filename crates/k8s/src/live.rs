@@ -274,9 +274,9 @@ impl PodSteering {
     /// took it, else why not in its words. Blocking: never call it on the flow's
     /// own thread.
     pub fn send(&self, index: usize, body: &[u8]) -> Result<(), String> {
-        let reach = pado_base::lock(&self.0)
-            .clone()
-            .ok_or_else(|| "the test's pods are not running".to_string())?;
+        let reach = pado_base::lock(&self.0).clone().ok_or_else(|| {
+            "the test's pods are not running (not created yet, or the test has ended)".to_string()
+        })?;
         let pod = {
             let st = reach.shared.lock();
             let seg = st
