@@ -30,6 +30,7 @@ mod meta;
 mod notice;
 mod observing;
 mod output_labels;
+mod plan_now;
 pub mod reports;
 pub mod run;
 pub mod side_threads;
