@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use pado_base::lock;
 use pado_engine::executor::segment::Segment;
-use pado_engine::RunPlan;
+use pado_engine::{ClockMap, RunPlan};
 use pado_metrics::SecondRecord;
 use pado_results::events::EventRecord;
 use pado_results::StageMark;
@@ -50,6 +50,19 @@ pub struct GeneratorTick {
     pub requests: u64,
     /// Its CPU in the second, in percent of one core, if it measured it.
     pub cpu_pct: Option<f64>,
+}
+
+/// A change of the plan's clock a command makes, worked out before it is sent.
+#[derive(Clone, Debug)]
+enum ClockChange {
+    /// `next_stage`: from plan time `at` (in stage `from`) to `to`.
+    Skip {
+        at: Duration,
+        to: Duration,
+        from: String,
+    },
+    /// `hold`: the plan waits this long.
+    Hold(Duration),
 }
 
 /// The load as the coordinator last set it, in the whole test's numbers.
@@ -83,6 +96,9 @@ pub struct DistributedRun {
     /// generators.
     applying: Mutex<()>,
     changes: Mutex<Vec<EventRecord>>,
+    /// The plan's clock as the generators keep it: the holds and skips that were
+    /// sent, applied at the coordinator's time.
+    clock: Mutex<ClockMap>,
     stopping: AtomicBool,
     ended: AtomicBool,
 }
@@ -119,6 +135,7 @@ impl DistributedRun {
             }),
             applying: Mutex::new(()),
             changes: Mutex::new(Vec::new()),
+            clock: Mutex::new(ClockMap::default()),
             stopping: AtomicBool::new(false),
             ended: AtomicBool::new(false),
         }
@@ -182,6 +199,40 @@ impl DistributedRun {
         self.t0.get().map_or(Duration::ZERO, |t0| t0.elapsed())
     }
 
+    /// Where the plan is now: its clock, holds and skips taken into account.
+    fn plan_time(&self) -> Duration {
+        lock(&self.clock).schedule_at(self.elapsed())
+    }
+
+    /// What a skip or a hold does to the plan's clock, checked before anything is
+    /// sent (as a single run checks it); `None` for the other commands.
+    fn clock_change(&self, cmd: &ControlCommand) -> Result<Option<ClockChange>, ControlError> {
+        let not = |why: &str| ControlError::NotApplicable(why.to_string());
+        match *cmd {
+            ControlCommand::NextStage => {
+                let at = self.plan_time();
+                let to = crate::plan_now::next_stage_start(&self.stages, at)
+                    .map_err(ControlError::NotApplicable)?;
+                let from = crate::plan_now::stage_at(&self.stages, at)
+                    .map(|m| m.label.clone())
+                    .unwrap_or_default();
+                Ok(Some(ClockChange::Skip { at, to, from }))
+            }
+            ControlCommand::Hold { seconds } => {
+                if !seconds.is_finite() || seconds <= 0.0 {
+                    return Err(not("a hold needs a length of more than 0 seconds"));
+                }
+                if self.stages.is_empty() {
+                    return Err(not(
+                        "the plan has no stages to hold (its executor runs iterations, not a timetable)",
+                    ));
+                }
+                Ok(Some(ClockChange::Hold(Duration::from_secs_f64(seconds))))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// `cmd` sent to every generator at once (its share of it); the names of the
     /// ones that did not take it, with their words.
     fn forward(&self, per_segment: &[ControlCommand]) -> Vec<String> {
@@ -206,7 +257,12 @@ impl DistributedRun {
 
     /// What the change does to the whole test's load, in its words (`None` when it
     /// changes nothing: a pause while paused).
-    fn note(&self, cmd: &ControlCommand, load: &mut Load) -> Option<String> {
+    fn note(
+        &self,
+        cmd: &ControlCommand,
+        clock: Option<&ClockChange>,
+        load: &mut Load,
+    ) -> Option<String> {
         let ramp = |s: f64| {
             if s > 0.0 {
                 format!(" over {}", pado_base::units::duration(s))
@@ -230,9 +286,15 @@ impl DistributedRun {
                 "resumed".into()
             }
             ControlCommand::Stop => "stopped".into(),
-            ControlCommand::NextStage => "next stage".into(),
+            ControlCommand::NextStage => match clock {
+                Some(ClockChange::Skip { at, to, from }) => format!(
+                    "skipped to the next stage ({from} ended {} early)",
+                    pado_base::units::duration(to.saturating_sub(*at).as_secs_f64())
+                ),
+                _ => "skipped to the next stage".into(),
+            },
             ControlCommand::Hold { seconds } => {
-                format!("hold {}", pado_base::units::duration(seconds))
+                format!("held the plan for {}", pado_base::units::duration(seconds))
             }
             ControlCommand::SetVus { vus, ramp_s } => {
                 let from = load
@@ -243,7 +305,7 @@ impl DistributedRun {
                 format!("active VUs {from} → {vus}{}", ramp(ramp_s))
             }
             ControlCommand::SetRate { per_s, ramp_s } => {
-                let planned = split::planned_rate_at(&self.plan, self.elapsed());
+                let planned = split::planned_rate_at(&self.plan, self.plan_time());
                 let from = planned * load.rate_factor;
                 if planned > 0.0 {
                     load.rate_factor = per_s / planned;
@@ -284,17 +346,20 @@ impl LiveRun for DistributedRun {
 
     fn state(&self) -> RunState {
         let elapsed = self.elapsed();
-        let at = elapsed.as_secs_f64();
+        let (at, planned_end) = {
+            let clock = lock(&self.clock);
+            (
+                clock.schedule_at(elapsed),
+                clock.real_at(self.plan.planned_duration()),
+            )
+        };
         let seen = lock(&self.seen);
         let load = lock(&self.load).clone();
         RunState {
             elapsed,
+            planned_end,
             seconds_closed: seen.seconds_closed,
-            stage: self
-                .stages
-                .iter()
-                .find(|m| m.start_s <= at && at < m.end_s)
-                .map(|m| m.label.clone()),
+            stage: crate::plan_now::stage_at(&self.stages, at).map(|m| m.label.clone()),
             active_vus: seen.active_vus,
             vu_cap: load.vu_cap,
             rate_factor: load.rate_factor,
@@ -314,6 +379,7 @@ impl LiveRun for DistributedRun {
             return Err(ControlError::Ended);
         }
         let _one_at_a_time = lock(&self.applying);
+        let clock = self.clock_change(cmd)?;
         let per_segment = split::split_command(
             cmd,
             &self
@@ -322,13 +388,22 @@ impl LiveRun for DistributedRun {
                 .map(|g| g.segment.clone())
                 .collect::<Vec<_>>(),
             &self.plan,
-            || split::planned_rate_at(&self.plan, self.elapsed()),
+            || split::planned_rate_at(&self.plan, self.plan_time()),
         )?;
         let failed = self.forward(&per_segment);
         if failed.len() < self.generators.len() {
             let mut load = lock(&self.load);
-            if let Some(what) = self.note(cmd, &mut load) {
-                drop(load);
+            let what = self.note(cmd, clock.as_ref(), &mut load);
+            drop(load);
+            // The generators moved their plans' clocks: so does the coordinator's
+            // view of it (the stage shown, the planned end, what a rate is of).
+            let now = self.elapsed();
+            let _ = match &clock {
+                Some(ClockChange::Skip { to, .. }) => lock(&self.clock).skip_to(now, *to),
+                Some(ClockChange::Hold(length)) => lock(&self.clock).hold(now, *length),
+                None => Ok(()),
+            };
+            if let Some(what) = what {
                 self.record(what);
             }
         }

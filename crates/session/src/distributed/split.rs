@@ -16,7 +16,6 @@
 use std::time::Duration;
 
 use pado_engine::executor::segment::Segment;
-use pado_engine::executor::Schedule;
 use pado_engine::{RunPlan, MAX_RATE_FACTOR};
 
 use crate::{ControlCommand, ControlError};
@@ -100,16 +99,9 @@ fn has_open_model(plan: &RunPlan) -> bool {
         .any(|s| s.executor.kind().is_open_model())
 }
 
-/// Arrivals the whole plan has in the second from `at` (time since second 0),
-/// over every open-model scenario: what a rate asked for is a factor of.
+/// Arrivals a second the whole plan has at plan time `at` (its clock: holds and
+/// skips taken into account), over every open-model scenario: what a rate asked
+/// for is a factor of, as a single run's handle reckons it.
 pub fn planned_rate_at(plan: &RunPlan, at: Duration) -> f64 {
-    let mut n = 0u64;
-    for sc in &plan.scenarios {
-        if let Schedule::Open(o) = sc.executor.schedule() {
-            let from = at.saturating_sub(sc.start_time);
-            let to = from + Duration::from_secs(1);
-            n += o.arrivals().filter(|a| *a >= from && *a < to).count() as u64;
-        }
-    }
-    n as f64
+    crate::plan_now::planned_rate(plan, at)
 }

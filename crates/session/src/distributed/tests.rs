@@ -329,3 +329,39 @@ fn merged_seconds_reach_subscribers_and_each_generator_s_share_is_kept() {
     run.ended();
     assert!(sub.recv_timeout(Duration::from_secs(1)).is_none());
 }
+
+#[test]
+fn a_skip_and_a_hold_move_the_coordinator_s_plan_clock_as_the_generators_do() {
+    let p = plan(
+        "    executor: ramping-vus\n    stages:\n      - { duration: 10s, target: 4 }\n      - { duration: 10s, target: 4 }\n",
+    );
+    let (run, got) = fleet(p, &[1, 1], None);
+    run.started(Instant::now());
+    let first = run.state();
+    assert_eq!(first.planned_end, Duration::from_secs(20));
+    let stage0 = first.stage.clone().expect("a stage runs");
+    run.apply(&ControlCommand::NextStage).unwrap();
+    let after = run.state();
+    assert_ne!(after.stage.as_deref(), Some(stage0.as_str()), "moved on");
+    // About 10 s skipped: the end comes that much sooner.
+    let end = after.planned_end.as_secs_f64();
+    assert!((9.5..=10.5).contains(&end), "{end}");
+    // The last stage has no next one: refused before anything is sent.
+    let sent = got.lock().unwrap().len();
+    let e = run.apply(&ControlCommand::NextStage).unwrap_err();
+    assert!(matches!(e, ControlError::NotApplicable(_)), "{e}");
+    assert_eq!(got.lock().unwrap().len(), sent);
+    run.apply(&ControlCommand::Hold { seconds: 30.0 }).unwrap();
+    let end = run.state().planned_end.as_secs_f64();
+    assert!((39.5..=40.5).contains(&end), "{end}");
+    assert!(run.apply(&ControlCommand::Hold { seconds: 0.0 }).is_err());
+    let names: Vec<String> = run.changes().into_iter().map(|c| c.name).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names[0].starts_with("skipped to the next stage ("),
+        "{names:?}"
+    );
+    assert_eq!(names[1], "held the plan for 30.0s");
+    // Both generators got the skip and the hold as they are.
+    assert_eq!(got.lock().unwrap().len(), 4);
+}
