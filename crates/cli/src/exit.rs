@@ -53,11 +53,16 @@ impl std::fmt::Display for Failure {
 }
 
 impl From<pado_session::SessionError> for Failure {
-    /// A session's bad input is invalid usage (exit 2); anything else exit 1.
+    /// A session's bad input is invalid usage (exit 2), a stop before anything was
+    /// sent exit 130; anything else exit 1.
     fn from(e: pado_session::SessionError) -> Self {
         match e {
             pado_session::SessionError::Invalid(m) => Failure::invalid(m),
             pado_session::SessionError::Io(m) => Failure::other(m),
+            pado_session::SessionError::Interrupted(m) => Failure {
+                code: INTERRUPTED,
+                message: m,
+            },
         }
     }
 }

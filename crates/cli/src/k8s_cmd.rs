@@ -14,7 +14,7 @@ use pado_k8s::flow;
 use pado_k8s::{FileEntry, FlowError, FlowOptions, GeneratorSpec, Resources};
 
 use crate::args::{K8sCommand, K8sGeneratorArgs, K8sRunArgs, K8sTestArgs};
-use crate::config::LoadSpec;
+use crate::config::{LoadFlags as _, LoadSpec};
 use crate::exit::{self, Failure};
 use crate::live_view::LiveView;
 use crate::out::out;
@@ -178,7 +178,7 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
     // pods' to resolve; without one, the pods would have no value either.
     let plan = match &a.env_from_secret {
         Some(secret) => {
-            let (plan, deferred) = prep.compile_for_pods()?;
+            let (plan, deferred) = prep.compile_for_elsewhere()?;
             if let Some(note) = deferred_env_note(&deferred, secret) {
                 eprintln!("{note}");
             }

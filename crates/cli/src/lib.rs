@@ -47,7 +47,6 @@ mod live_view;
 mod merge_cmd;
 mod open_faults;
 mod out;
-mod prepared;
 mod progress;
 mod run_cmd;
 mod secret_flags;
@@ -314,21 +313,17 @@ fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
         Some(p) => pado_session::user_out_dir(p, f.overwrite)?,
         None => pado_session::new_out_dir("capacity")?,
     };
-    find_capacity::run(
-        find_capacity::CapacityOptions {
-            load: c.load,
-            overwrite: f.overwrite,
-            plan: c.plan,
-            start: f.start_rate,
-            factor: f.factor,
-            hold: c.hold,
-            sla: c.sla,
-            max_dropped: pado_analysis::capacity::MAX_DROPPED,
-            out,
-            history,
-        },
-        f.json,
-    )
+    let search = pado_session::find_capacity::Search {
+        load: c.load,
+        overwrite: f.overwrite,
+        plan: c.plan,
+        hold: c.hold,
+        sla: c.sla.clone(),
+        max_dropped: pado_analysis::capacity::MAX_DROPPED,
+        out,
+        fault_state_dir: open_faults::state_dir(),
+    };
+    find_capacity::run(search, &c.sla, &history, f.json)
 }
 
 fn compare_cmd(

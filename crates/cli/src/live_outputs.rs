@@ -5,8 +5,8 @@
 use pado_outputs::spec::{env_url_ref, ENV_URL_PREFIX};
 use pado_outputs::OutputSpec;
 
+use crate::config::Prepared;
 use crate::exit::Failure;
-use crate::prepared::Prepared;
 
 /// Whether `name` can be an environment variable's name (letters, digits and `_`,
 /// not starting with a digit).

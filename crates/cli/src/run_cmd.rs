@@ -102,7 +102,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Finished, Failure> {
     let setup_vars = split
         .setup_vars
         .as_deref()
-        .map(|v| crate::split::seed_vars(cfg.setup_vars_file.as_ref(), v, &plan))
+        .map(|v| pado_session::split::seed_vars(cfg.setup_vars_file.as_deref(), v, &plan))
         .transpose()?;
     // Ctrl-C: first stops gracefully, second exits at once. While waiting for an
     // agreed start it ends the wait: nothing sent, no result directory.
@@ -112,7 +112,7 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Finished, Failure> {
     watch_ctrl_c(stop.clone(), cfg.output.quiet || split.start_at.is_some());
     let start_at = split
         .start_at
-        .map(|at| crate::split::wait_for_start(at, &stop, cfg.output.quiet).map(|i| (at, i)))
+        .map(|at| pado_session::split::wait_for_start(at, &stop, cfg.output.quiet).map(|i| (at, i)))
         .transpose()?;
     watch_ctrl_c(stop.clone(), cfg.output.quiet);
     let scenario = pado_session::Scenario {

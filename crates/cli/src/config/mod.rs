@@ -16,38 +16,16 @@ use pado_base::units::parse_duration;
 use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp};
 use pado_scenario::{ByteSize, Dur, LoadShape, Overrides, QuickRequest};
 
+pub(crate) use pado_session::prepare::{LoadSpec, Prepared, Source};
 use pado_session::Output;
 
 use crate::args::{LoadArgs, RunArgs};
 use crate::debugging::DebugLevel;
 use crate::exit::Failure;
-use crate::prepared::Prepared;
 
 /// Most worker threads a run may ask for: far more than cores on any machine, few
 /// enough that starting them cannot fail.
 pub(crate) const MAX_WORKERS: usize = 1024;
-
-/// Where the scenario comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Source {
-    /// A scenario file (YAML or JSON).
-    File(PathBuf),
-    /// Quick mode: one request built from the command line.
-    Url(QuickRequest),
-}
-
-/// What to load, typed from the flags before any file is read: the source and the
-/// settings that apply on top of it. A command that runs several tests of one
-/// scenario (`find-capacity`) checks the flags once and changes only the shape.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct LoadSpec {
-    /// The scenario file or the quick-mode request.
-    pub source: Source,
-    /// Settings from flags (headers, timeout, TLS, load shape, thresholds, ...).
-    pub overrides: Overrides,
-    /// Stretch or compress the file's timeline to this length (`--fit-to`).
-    pub fit_to: Option<Duration>,
-}
 
 /// A run, ready to start: the loaded and validated scenario and how to run it.
 pub(crate) struct RunConfig {
@@ -104,7 +82,7 @@ impl RunConfig {
             setup_vars: a
                 .setup_vars
                 .as_deref()
-                .map(crate::split::read_setup_vars)
+                .map(pado_session::split::read_setup_vars)
                 .transpose()?,
             plan_id: None,
         };
@@ -114,15 +92,12 @@ impl RunConfig {
                 .map_err(Failure::invalid)?;
         }
         if let Some(seg) = &split.segment {
-            if seg.index() > 0 && !scenario.config.setup.is_empty() && split.setup_vars.is_none() {
-                return Err(Failure::invalid(format!(
-                    "--segment {}/{}: {} has a global setup, which runs once for the whole test; run `pado setup` with the same file and flags and `--out vars.json`, then pass `--setup-vars vars.json` to every segment (segment 0 may run the setup itself instead, but then the other segments cannot have its variables)",
-                    seg.index(),
-                    seg.count(),
-                    scenario.file
-                )));
+            if let Some(e) =
+                pado_session::split::setup_vars_missing(seg, &scenario, split.setup_vars.is_some())
+            {
+                return Err(e.into());
             }
-            split.plan_id = Some(crate::split::plan_id(&spec, &scenario)?);
+            split.plan_id = Some(pado_session::split::plan_id(&spec, &scenario)?);
         }
         let (raw, live) = crate::live_outputs::raw_spec(&a.outputs)?;
         // A coordinator (`--generators`) writes to no output: the generators do.
@@ -180,23 +155,19 @@ fn positive_dur(flag: &str, v: &str) -> Result<Duration, Failure> {
     Ok(d)
 }
 
-impl LoadSpec {
-    /// A scenario file as written, with `--target` replacing its `target` when given
-    /// (`validate`, `demo`).
-    pub(crate) fn file(path: PathBuf, target: Option<String>) -> LoadSpec {
-        LoadSpec {
-            source: Source::File(path),
-            overrides: Overrides {
-                target,
-                ..Default::default()
-            },
-            fit_to: None,
-        }
-    }
-
+/// What to load (`pado_session`'s [`LoadSpec`]) from the flags: each bad value an
+/// error naming its flag.
+pub(crate) trait LoadFlags: Sized {
     /// The flags every loading command shares ([`LoadArgs`]): the source and how
     /// requests are sent. No load shape yet.
-    pub(crate) fn from_load_args(l: &LoadArgs) -> Result<LoadSpec, Failure> {
+    fn from_load_args(l: &LoadArgs) -> Result<Self, Failure>;
+    /// `pado run`'s flags: [`LoadFlags::from_load_args`] plus the load shape, think
+    /// time, thresholds, name and `--fit-to`.
+    fn from_run_args(a: &RunArgs) -> Result<Self, Failure>;
+}
+
+impl LoadFlags for LoadSpec {
+    fn from_load_args(l: &LoadArgs) -> Result<LoadSpec, Failure> {
         let mut ov = Overrides {
             insecure: l.insecure,
             no_follow_redirects: l.no_follow_redirects,
@@ -306,9 +277,7 @@ impl LoadSpec {
         })
     }
 
-    /// `pado run`'s flags: [`LoadSpec::from_load_args`] plus the load shape, think
-    /// time, thresholds, name and `--fit-to`.
-    pub(crate) fn from_run_args(a: &RunArgs) -> Result<LoadSpec, Failure> {
+    fn from_run_args(a: &RunArgs) -> Result<LoadSpec, Failure> {
         let mut spec = LoadSpec::from_load_args(&a.load)?;
         let is_file = matches!(spec.source, Source::File(_));
         let ov = &mut spec.overrides;
@@ -330,11 +299,6 @@ impl LoadSpec {
             .map(|v| positive_dur("fit-to", v))
             .transpose()?;
         Ok(spec)
-    }
-
-    /// Read the scenario (once), apply the flags, validate, and parse its thresholds.
-    pub(crate) fn load(&self) -> Result<Prepared, Failure> {
-        Prepared::load(self)
     }
 }
 
