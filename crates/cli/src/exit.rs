@@ -66,3 +66,14 @@ impl From<pado_session::SessionError> for Failure {
         }
     }
 }
+
+impl From<pado_fleet::agent_setup::SetupError> for Failure {
+    /// A setting of an agent or a coordinator that is wrong is invalid usage
+    /// (exit 2); a file that could not be written exit 1.
+    fn from(e: pado_fleet::agent_setup::SetupError) -> Self {
+        match e {
+            pado_fleet::agent_setup::SetupError::Invalid(m) => Failure::invalid(m),
+            pado_fleet::agent_setup::SetupError::Io(m) => Failure::other(m),
+        }
+    }
+}

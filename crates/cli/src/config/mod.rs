@@ -88,7 +88,7 @@ impl RunConfig {
         };
         let scenario = spec.load()?;
         if a.refuse_commands {
-            crate::agent_cmd::refuse_commands(&scenario.config, &scenario.file)
+            pado_fleet::launch::refuse_commands(&scenario.config, &scenario.file)
                 .map_err(Failure::invalid)?;
         }
         if let Some(seg) = &split.segment {
