@@ -269,5 +269,32 @@ impl Prepared {
     }
 }
 
+/// What checking a scenario file found (`pado validate`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checked {
+    /// The file, as messages name it.
+    pub file: String,
+    /// How many scenarios it has.
+    pub scenarios: usize,
+    /// How many thresholds.
+    pub thresholds: usize,
+    /// What a run would warn about (the loading's notes, then the plan's).
+    pub warnings: Vec<String>,
+}
+
+/// A scenario file through every check a run makes before it sends anything
+/// (loaded with `target` in place of its own, validated, thresholds parsed,
+/// compiled, selectors checked), without running it.
+pub fn check_file(path: PathBuf, target: Option<String>) -> Result<Checked, SessionError> {
+    let prep = LoadSpec::file(path, target).load()?;
+    let plan = prep.compile()?;
+    Ok(Checked {
+        scenarios: prep.config.scenarios.len(),
+        thresholds: prep.thresholds.len(),
+        warnings: prep.notes.iter().chain(&plan.warnings).cloned().collect(),
+        file: prep.file,
+    })
+}
+
 #[cfg(test)]
 mod tests;

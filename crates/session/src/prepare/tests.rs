@@ -96,3 +96,21 @@ fn quick_mode_is_named_the_command_line_and_its_scenario_carries_the_notes() {
     assert_eq!(s.file, prep.file);
     assert_eq!(s.thresholds.len(), prep.thresholds.len());
 }
+
+#[test]
+fn checking_a_file_counts_its_parts_and_stops_at_what_a_run_would_refuse() {
+    let (_d, path) = file(&scenario("http_req_duration{step:검색}"));
+    let c = check_file(path.clone(), None).unwrap();
+    assert_eq!((c.scenarios, c.thresholds), (1, 1));
+    assert_eq!(c.file, path.display().to_string());
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    // A selector naming no step is refused as the run would refuse it.
+    let (_d, path) = file(&scenario("http_req_duration{step:없음}"));
+    let e = check_file(path, None).unwrap_err();
+    assert!(matches!(e, SessionError::Invalid(_)), "{e:?}");
+    // `--target` replaces the file's: a file without one is checked with it.
+    let (_d, path) =
+        file(&scenario("http_req_duration").replace("target: http://127.0.0.1:9\n", ""));
+    assert!(check_file(path.clone(), None).is_err());
+    assert!(check_file(path, Some("http://127.0.0.1:9".into())).is_ok());
+}
