@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use pado_base::units::parse_duration;
-use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp};
+use pado_scenario::quick::parse_header;
 use pado_scenario::{ByteSize, Dur, LoadShape, Overrides, QuickRequest};
 
 pub(crate) use pado_session::prepare::{LoadSpec, Prepared, Source};
@@ -99,9 +99,9 @@ impl RunConfig {
             }
             split.plan_id = Some(pado_session::split::plan_id(&spec, &scenario)?);
         }
-        let (raw, live) = crate::live_outputs::raw_spec(&a.outputs)?;
+        let (raw, live) = pado_session::output_flags::raw_spec(&a.outputs)?;
         // A coordinator (`--generators`) writes to no output: the generators do.
-        let outputs = crate::live_outputs::specs(&scenario, &live, a.generators.is_empty())?;
+        let outputs = pado_session::output_flags::specs(&scenario, &live, a.generators.is_empty())?;
         Ok(RunConfig {
             outputs,
             raw,
@@ -302,71 +302,23 @@ impl LoadFlags for LoadSpec {
     }
 }
 
-/// The load shape the flags give, if any. On a scenario file, one lone parameter
-/// (`--vus`, `--duration` or `--rate`) adjusts the file's own load model; a complete
-/// shape (`--vus` with `--duration`, `--rate` with `--duration`, `--stages`, ...)
-/// replaces it. Quick mode has no model of its own: defaults fill the shape.
+/// The load shape the flags give, if any (the rules are
+/// [`pado_session::shape::load_shape`]'s).
 fn shape(a: &RunArgs, is_file: bool) -> Result<Option<LoadShape>, Failure> {
     let duration = a
         .duration
         .as_deref()
         .map(|d| dur("duration", d).map(Dur))
         .transpose()?;
-    if let Some(r) = a.rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
-        return Err(Failure::invalid(format!("--rate {r}: must be more than 0")));
-    }
-    if a.vus == Some(0) {
-        return Err(Failure::invalid("--vus: must be at least 1"));
-    }
-    let lone = [a.vus.is_some(), duration.is_some(), a.rate.is_some()]
-        .iter()
-        .filter(|x| **x)
-        .count()
-        == 1;
-    Ok(
-        if is_file && lone && a.stages.is_none() && a.step_ramp.is_none() && a.iterations.is_none()
-        {
-            Some(LoadShape::Adjust {
-                vus: a.vus,
-                duration,
-                rate: a.rate,
-            })
-        } else if let Some(r) = a.rate {
-            Some(LoadShape::Rate {
-                rate: r,
-                duration: duration.unwrap_or(Dur::from_secs(10)),
-            })
-        } else if let Some(s) = &a.stages {
-            if duration.is_some() {
-                return Err(Failure::invalid(
-                    "--duration does not go with --stages: the stages set the length",
-                ));
-            }
-            Some(LoadShape::Stages(
-                parse_stages(s).map_err(|e| Failure::invalid(format!("--stages: {e}")))?,
-            ))
-        } else if let Some(s) = &a.step_ramp {
-            Some(LoadShape::StepRamp(
-                parse_step_ramp(s).map_err(|e| Failure::invalid(format!("--step-ramp: {e}")))?,
-                duration,
-            ))
-        } else if let Some(n) = a.iterations {
-            if n == 0 {
-                return Err(Failure::invalid("--iterations: must be at least 1"));
-            }
-            Some(LoadShape::Iterations {
-                vus: a.vus.unwrap_or(1),
-                iterations: n,
-            })
-        } else if a.vus.is_some() || duration.is_some() {
-            Some(LoadShape::Vus {
-                vus: a.vus.unwrap_or(10),
-                duration: duration.unwrap_or(Dur::from_secs(10)),
-            })
-        } else {
-            None
-        },
-    )
+    let flags = pado_session::shape::ShapeFlags {
+        vus: a.vus,
+        duration,
+        rate: a.rate,
+        stages: a.stages.as_deref(),
+        step_ramp: a.step_ramp.as_deref(),
+        iterations: a.iterations,
+    };
+    Ok(pado_session::shape::load_shape(&flags, is_file)?)
 }
 
 /// `pado find-capacity`'s flags, typed and checked before the first step runs.
