@@ -42,7 +42,9 @@ mod subscribe;
 mod warnings;
 
 pub use command::ControlCommand;
-pub use config::{LedgerFactory, Outline, Output, RunConfig, Scenario, Share, Watcher};
+pub use config::{
+    check_workers, LedgerFactory, Outline, Output, RunConfig, Scenario, Share, Watcher, MAX_WORKERS,
+};
 pub use control::{RunHandle, RunState, CONTROL_KIND};
 pub use dirs::{new_out_dir, user_out_dir};
 pub use error::{ControlError, SessionError};

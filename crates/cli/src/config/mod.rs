@@ -23,10 +23,6 @@ use crate::args::{LoadArgs, RunArgs};
 use crate::debugging::DebugLevel;
 use crate::exit::Failure;
 
-/// Most worker threads a run may ask for: far more than cores on any machine, few
-/// enough that starting them cannot fail.
-pub(crate) const MAX_WORKERS: usize = 1024;
-
 /// A run, ready to start: the loaded and validated scenario and how to run it.
 pub(crate) struct RunConfig {
     /// The scenario with its thresholds and where its fields sit in the file.
@@ -56,11 +52,8 @@ impl RunConfig {
     /// once.
     pub(crate) fn from_run_args(a: &RunArgs) -> Result<RunConfig, Failure> {
         let windows = crate::parse_windows(&a.windows)?;
-        if let Some(w) = a.workers.filter(|w| !(1..=MAX_WORKERS).contains(w)) {
-            return Err(Failure::invalid(format!(
-                "--workers {w}: give 1 to {MAX_WORKERS} (one per core is best; this machine allows {})",
-                pado_engine::allowed_cores()
-            )));
+        if let Some(w) = a.workers {
+            pado_session::check_workers(w)?;
         }
         let spec = LoadSpec::from_run_args(a)?;
         if a.segment_weights.is_some() && a.segment.is_none() && a.generators.is_empty() {
