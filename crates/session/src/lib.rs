@@ -32,6 +32,7 @@ mod observing;
 pub mod open_faults;
 pub mod output_flags;
 mod output_labels;
+mod plan_now;
 pub mod prepare;
 pub mod reports;
 pub mod run;
