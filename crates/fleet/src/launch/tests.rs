@@ -98,7 +98,8 @@ fn a_job_runs_as_pado_run_with_its_arguments_and_its_exit_code_is_the_run_s() {
     assert_eq!(
         args.trim_end(),
         format!(
-            "run --url http://127.0.0.1:9/ --refuse-commands --out {} --quiet",
+            "run --url http://127.0.0.1:9/ --refuse-commands --control-socket {} --out {} --quiet",
+            tmp.path().join("job-1").join("control.sock").display(),
             results.display()
         )
     );
@@ -107,10 +108,11 @@ fn a_job_runs_as_pado_run_with_its_arguments_and_its_exit_code_is_the_run_s() {
     // Allowed to run commands: no --refuse-commands.
     let launch = child_launch(exe, true, first_arg());
     let started = launch(&job(&["t.yaml"]), &files, &results).unwrap();
+    assert!(started.control.is_some(), "a launched run can be steered");
     assert_eq!((started.wait)(), 3);
     let args = std::fs::read_to_string(files.join("args")).unwrap();
     assert!(
-        args.starts_with("run t.yaml --out ") && !args.contains("--refuse-commands"),
+        args.starts_with("run t.yaml --control-socket ") && !args.contains("--refuse-commands"),
         "{args}"
     );
 }
