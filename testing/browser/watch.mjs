@@ -1,7 +1,8 @@
 // Keeps the live dashboard open in headless Chromium while a run goes, as a person
 // watching it would (bench/dashboard.sh measures what that costs the generator).
-// Usage: node watch.mjs URL [SECONDS]. Leaves when the page says the run ended, or
-// after SECONDS (default 600); prints how many seconds the page drew.
+// Usage: node watch.mjs URL [SECONDS]. Leaves when the page says the run ended, when
+// pado no longer answers, or after SECONDS (default 600); prints how many seconds
+// the page drew.
 import { launch, until } from './browser.mjs';
 
 const [url, limit = '600'] = process.argv.slice(2);
@@ -18,6 +19,8 @@ try {
   while (Date.now() - t0 < Number(limit) * 1000) {
     const ended = await page.evaluate(() => !!(window.pado.state && window.pado.state.ended)).catch(() => true);
     if (ended) break;
+    const gone = await fetch(new URL('/api/run', url)).then(() => false, () => true);
+    if (gone) break;
     await new Promise((r) => setTimeout(r, 500));
   }
   const n = await page.evaluate(() => window.pado.seconds.length).catch(() => -1);

@@ -90,6 +90,16 @@ fn received(srv: &TestServer, from: Instant, to: Instant) -> usize {
         .count()
 }
 
+/// The server's count in each second from `from`, `n` seconds: for a failure's message.
+fn per_second(srv: &TestServer, from: Instant, n: u32) -> Vec<usize> {
+    (0..n)
+        .map(|i| {
+            let a = from + Duration::from_secs(u64::from(i));
+            received(srv, a, a + Duration::from_secs(1))
+        })
+        .collect()
+}
+
 fn within(got: usize, want: f64, tolerance: f64) -> bool {
     (got as f64 - want).abs() <= want * tolerance
 }
@@ -112,6 +122,9 @@ fn the_page_steers_a_real_run_and_the_server_sees_it() {
         .arg("--out")
         .arg(&result)
         .arg("--dashboard")
+        // The page is kept up after the run for the script to see the end and
+        // download report.html; a Ctrl-C below ends the wait.
+        .args(["--dashboard-linger", "60s"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -161,24 +174,40 @@ fn the_page_steers_a_real_run_and_the_server_sees_it() {
     let (rate, pause, resume) = (mark("rate"), mark("pause"), mark("resume"));
     let s = Duration::from_secs;
     let ms = Duration::from_millis;
+    let seen = format!(
+        "server's count per second from 3 s before the rate change: {:?}; pause at {:.1} s, resume at {:.1} s",
+        per_second(&srv, rate - s(3), 16),
+        (pause - (rate - s(3))).as_secs_f64(),
+        (resume - (rate - s(3))).as_secs_f64()
+    );
 
     // Before the click the plan's rate; from 2 s after it the page's rate.
     let before = received(&srv, rate - s(2), rate);
-    assert!(within(before, 2.0 * RATE_FROM, 0.2), "{before} requests in the 2 s before the change (planned {RATE_FROM}/s)");
+    assert!(
+        within(before, 2.0 * RATE_FROM, 0.2),
+        "{before} requests in the 2 s before the change (planned {RATE_FROM}/s); {seen}"
+    );
     let after = received(&srv, rate + s(2), rate + s(4));
-    assert!(within(after, 2.0 * RATE_TO, 0.15), "{after} requests in seconds 2–4 after the change to {RATE_TO}/s");
+    assert!(
+        within(after, 2.0 * RATE_TO, 0.15),
+        "{after} requests in seconds 2–4 after the change to {RATE_TO}/s; {seen}"
+    );
     // Paused: nothing new from 1 s after the click until the resume.
     let paused = received(&srv, pause + s(1), resume);
-    assert_eq!(paused, 0, "requests arrived while paused");
+    assert_eq!(paused, 0, "requests arrived while paused; {seen}");
     // Resumed: the page's rate again (the pause owes no arrivals).
     let resumed = received(&srv, resume + ms(1500), resume + ms(3500));
-    assert!(within(resumed, 2.0 * RATE_TO, 0.2), "{resumed} requests in seconds 1.5–3.5 after the resume");
+    assert!(
+        within(resumed, 2.0 * RATE_TO, 0.2),
+        "{resumed} requests in seconds 1.5–3.5 after the resume; {seen}"
+    );
 
-    // The page stopped the run: pado writes the result and ends.
-    if wait_within(&mut pado.0, s(30)).is_none() {
-        interrupt(&pado.0);
-        assert!(wait_within(&mut pado.0, s(20)).is_some(), "pado did not end after the page's stop and a Ctrl-C");
-    }
+    // The page stopped the run and saw its end: a Ctrl-C ends the page's linger.
+    interrupt(&pado.0);
+    assert!(
+        wait_within(&mut pado.0, s(30)).is_some(),
+        "pado did not end after the page's stop and a Ctrl-C"
+    );
     let summary: Value = serde_json::from_str(
         &std::fs::read_to_string(result.join("summary.json")).expect("summary.json"),
     )
