@@ -31,7 +31,7 @@ export function plantedSecond(t, opts = {}) {
       login: { count: 2, failures: 0, p50_ms: 5, p95_ms: 6, p99_ms: 7, max_ms: 8, checks_passed: 2, checks_failed: 0 },
     },
     observed: { 'db_connections{pool="메인"}': 3 + t },
-    self_check: { cpu_pct: t >= (opts.hotFrom ?? Infinity) ? 97 : 12, ok: t < (opts.hotFrom ?? Infinity), note: t >= (opts.hotFrom ?? Infinity) ? 'pado is CPU-bound: the numbers describe pado' : 'keeps up' },
+    self_check: { cpu_pct: t >= (opts.hotFrom ?? Infinity) ? 97 : 12, ok: t < (opts.hotFrom ?? Infinity), note: t >= (opts.hotFrom ?? Infinity) ? 'a worker was 97% busy: pado may be the bottleneck' : undefined },
   };
   if (opts.distributed) s.generators = { 'gen-a': { requests: rate / 2, cpu_pct: 20 }, 'gen-b': { requests: rate / 2, cpu_pct: 25 } };
   return s;
