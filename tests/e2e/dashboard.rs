@@ -90,20 +90,20 @@ fn count_over(srv: &TestServer, over: Duration) -> u64 {
     srv.stats().requests - a
 }
 
-#[test]
-fn a_run_is_watched_and_steered_from_its_page() {
-    let _machine = crate::harness::shared_machine();
-    let srv = TestServer::start();
-    let t = tmp("dashboard");
-    let scen = write_fixture(
-        &t,
-        "dashboard_a_run_is_watched_and_steered_from_its_page.yaml",
-        "live.yaml",
-        &[("target", srv.base_url())],
-    );
-    let dir = t.join("result");
+/// A `pado run --dashboard` going on in the background.
+struct Live {
+    child: Kid,
+    addr: String,
+    token: String,
+    /// Everything pado printed on stderr, once it has ended.
+    stderr: std::thread::JoinHandle<String>,
+}
+
+/// Start the scenario `scen` with the dashboard, its result in `dir`; wait for
+/// the page's address.
+fn start_live(scen: &std::path::Path, dir: &std::path::Path) -> Live {
     let mut child = Kid(pado_cmd(["run"])
-        .arg(&scen)
+        .arg(scen)
         .args([
             "--quiet",
             "--dashboard",
@@ -112,7 +112,7 @@ fn a_run_is_watched_and_steered_from_its_page() {
             "--no-history",
             "--out",
         ])
-        .arg(&dir)
+        .arg(dir)
         .env("PADO_E2E_DASH_KEY", SECRET)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -138,31 +138,38 @@ fn a_run_is_watched_and_steered_from_its_page() {
     let (addr, token) = url
         .split_once("/#token=")
         .expect("a token in the URL's fragment");
-    let (addr, token) = (addr.to_string(), token.to_string());
     assert!(
         addr.starts_with("127.0.0.1:"),
         "loopback by default: {addr}"
     );
+    Live {
+        child,
+        addr: addr.to_string(),
+        token: token.to_string(),
+        stderr: reader,
+    }
+}
 
-    // Seconds appear while the run goes.
+/// Seconds appear while the run goes, and a page opened at second 4 sees them
+/// from second 0, each with the figures the server's count makes.
+fn seconds_appear_from_the_first(live: &mut Live) {
+    let addr = &live.addr;
     let first = wait_for(Duration::from_secs(5), || {
-        let p = get(&addr, "/api/seconds?from=0");
+        let p = get(addr, "/api/seconds?from=0");
         (!p["seconds"].as_array().unwrap().is_empty()).then_some(p)
     })
     .expect("a closed second within 5 s");
-    assert!(child.0.try_wait().unwrap().is_none(), "still running");
+    assert!(live.child.0.try_wait().unwrap().is_none(), "still running");
     assert_eq!(first["seconds"][0]["t"], 0);
-    let run = get(&addr, "/api/run");
+    let run = get(addr, "/api/run");
     assert_eq!(run["name"], "대시보드-live");
     assert_eq!(run["control"], false, "no token presented");
     assert_eq!(run["scenarios"][0]["open_model"], true);
-
-    // A page opened at second 4 sees seconds 0.. .
     wait_for(Duration::from_secs(6), || {
-        (get(&addr, "/api/state")["seconds_closed"].as_u64().unwrap() >= 4).then_some(())
+        (get(addr, "/api/state")["seconds_closed"].as_u64().unwrap() >= 4).then_some(())
     })
     .expect("4 seconds closed");
-    let late = get(&addr, "/api/seconds?from=0");
+    let late = get(addr, "/api/seconds?from=0");
     let ts: Vec<u64> = late["seconds"]
         .as_array()
         .unwrap()
@@ -172,44 +179,45 @@ fn a_run_is_watched_and_steered_from_its_page() {
     assert!(ts.len() >= 4, "{ts:?}");
     assert_eq!(ts, (0..ts.len() as u64).collect::<Vec<_>>());
     assert_eq!(late["next"].as_u64(), Some(ts.len() as u64));
-    // 20 iterations a second, 2 requests each, as the server counts.
+    // 20 iterations a second, 2 requests each.
     let sec1 = &late["seconds"][1];
     assert_eq!(sec1["requests"], 40, "{sec1}");
     assert_eq!(sec1["steps"]["조회"]["count"], 20, "{sec1}");
     assert_eq!(sec1["errors"]["http_503"], 20, "{sec1}");
+}
 
-    // Control without the token: refused, nothing changes.
-    let (status, _) = control(&addr, None, r#"{"action":"set_rate","per_s":60}"#);
+/// Without the token nothing changes; with it a new rate reaches the server
+/// within 2 s, pause holds every new request and resume lets them go again.
+fn the_load_is_steered(live: &Live, srv: &TestServer) {
+    let (addr, token) = (&live.addr, live.token.as_str());
+    let (status, _) = control(addr, None, r#"{"action":"set_rate","per_s":60}"#);
     assert_eq!(status, 401);
     let (status, _) = control(
-        &addr,
+        addr,
         Some("0123456789abcdef-wrong"),
         r#"{"action":"pause"}"#,
     );
     assert_eq!(status, 401);
-
-    // 20 → 60 iterations a second: within 2 s the server sees 120 requests a second.
-    let (status, body) = control(&addr, Some(&token), r#"{"action":"set_rate","per_s":60}"#);
+    // 20 → 60 iterations a second: the server then sees 120 requests a second.
+    let (status, body) = control(addr, Some(token), r#"{"action":"set_rate","per_s":60}"#);
     assert_eq!(status, 200, "{body}");
     std::thread::sleep(Duration::from_millis(1000));
-    let n = count_over(&srv, Duration::from_secs(1));
+    let n = count_over(srv, Duration::from_secs(1));
     assert!(
         (100..=140).contains(&n),
         "requests in a second after the change: {n}"
     );
-
-    // Pause: after a grace of 0.5 s, no new request for over a second.
-    let (status, body) = control(&addr, Some(&token), r#"{"action":"pause"}"#);
+    let (status, body) = control(addr, Some(token), r#"{"action":"pause"}"#);
     assert_eq!(status, 200, "{body}");
     let paused: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(paused["state"]["paused"], true);
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(count_over(&srv, Duration::from_millis(1200)), 0, "paused");
-    let (status, _) = control(&addr, Some(&token), r#"{"action":"resume"}"#);
+    assert_eq!(count_over(srv, Duration::from_millis(1200)), 0, "paused");
+    let (status, _) = control(addr, Some(token), r#"{"action":"resume"}"#);
     assert_eq!(status, 200);
     std::thread::sleep(Duration::from_millis(300));
-    assert!(count_over(&srv, Duration::from_millis(700)) > 0, "resumed");
-    let state = get(&addr, "/api/state");
+    assert!(count_over(srv, Duration::from_millis(700)) > 0, "resumed");
+    let state = get(addr, "/api/state");
     let events: Vec<&str> = state["events"]
         .as_array()
         .unwrap()
@@ -217,35 +225,59 @@ fn a_run_is_watched_and_steered_from_its_page() {
         .map(|e| e["what"].as_str().unwrap())
         .collect();
     assert_eq!(events.len(), 3, "{events:?}");
+}
 
-    // The run ends; the page stays up with the summary and the files.
+/// Once the run has ended the page has its summary, failures and files; the
+/// files are the result directory's, and nothing holds the secret.
+fn the_end_is_on_the_page(live: &Live, dir: &std::path::Path) {
+    let addr = &live.addr;
     let ended = wait_for(Duration::from_secs(12), || {
-        let s = get(&addr, "/api/state");
+        let s = get(addr, "/api/state");
         (s["ended"] == true && !s["files"].as_array().unwrap().is_empty()).then_some(s)
     })
     .expect("the end on the page");
     assert!(ended["summary"]["requests"].as_u64().unwrap() > 0);
-    let (status, body) = call(&addr, "GET", "/files/summary.json", &[], "");
+    let (status, body) = call(addr, "GET", "/files/summary.json", &[], "");
     assert_eq!(status, 200);
     assert_eq!(
         body,
         std::fs::read_to_string(dir.join("summary.json")).unwrap()
     );
-    let (status, _) = call(&addr, "GET", "/files/..%2Frun.json", &[], "");
+    let (status, _) = call(addr, "GET", "/files/..%2Frun.json", &[], "");
     assert_eq!(status, 404);
-
-    // Nothing the page reads holds the secret, failure samples included.
     let failures = &ended["failures"];
     assert!(failures.to_string().contains("http_503"), "{failures}");
-    for path in ["/api/run", "/api/state", "/api/seconds?from=0"] {
-        let (_, body) = call(&addr, "GET", path, &[], "");
+    for path in [
+        "/api/run",
+        "/api/state",
+        "/api/seconds?from=0",
+        "/files/summary.json",
+    ] {
+        let (_, body) = call(addr, "GET", path, &[], "");
         assert!(!body.contains(SECRET), "{path} shows the secret");
     }
-    let status = crate::harness::wait_within(&mut child.0, Duration::from_secs(10));
-    assert!(status.is_some(), "pado left after --dashboard-linger");
-    let err = reader.join().unwrap();
-    assert!(!err.contains(SECRET), "{err}");
+}
 
+#[test]
+fn a_run_is_watched_and_steered_from_its_page() {
+    let _machine = crate::harness::shared_machine();
+    let srv = TestServer::start();
+    let t = tmp("dashboard");
+    let scen = write_fixture(
+        &t,
+        "dashboard_a_run_is_watched_and_steered_from_its_page.yaml",
+        "live.yaml",
+        &[("target", srv.base_url())],
+    );
+    let dir = t.join("result");
+    let mut live = start_live(&scen, &dir);
+    seconds_appear_from_the_first(&mut live);
+    the_load_is_steered(&live, &srv);
+    the_end_is_on_the_page(&live, &dir);
+    let status = crate::harness::wait_within(&mut live.child.0, Duration::from_secs(10));
+    assert!(status.is_some(), "pado left after --dashboard-linger");
+    let err = live.stderr.join().unwrap();
+    assert!(!err.contains(SECRET), "{err}");
     // The changes are the run's events, in its result and its report.
     let events = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
     let control_lines: Vec<&str> = events
@@ -262,4 +294,155 @@ fn a_run_is_watched_and_steered_from_its_page() {
         report.contains("resumed"),
         "the report shows the control events"
     );
+}
+
+/// `pado run` of `--rate 10` on `url` for `secs`, named `name`, recording into
+/// the history at `home`, with `extra` flags; not waited for.
+fn quick(
+    url: &str,
+    name: &str,
+    secs: &str,
+    home: &std::path::Path,
+    out: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Command {
+    let mut cmd = pado_cmd([
+        "run",
+        "--url",
+        url,
+        "--rate",
+        "10",
+        "--duration",
+        secs,
+        "--name",
+        name,
+        "--quiet",
+    ]);
+    cmd.args(extra)
+        .arg("--out")
+        .arg(out)
+        .env("PADO_HOME", home)
+        .stdin(Stdio::null());
+    cmd
+}
+
+#[test]
+fn an_earlier_run_of_the_same_test_is_drawn_beside_and_a_bad_reference_stops_pado_first() {
+    let _machine = crate::harness::shared_machine();
+    let srv = TestServer::start();
+    let t = tmp("dashboard-baseline");
+    let home = t.join("home");
+    let url = srv.url("/");
+    let first = t.join("first");
+    let out = quick(&url, "기준선", "2s", &home, &first, &[])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let timeline: Vec<Value> = std::fs::read_to_string(first.join("timeline.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+
+    // A reference that names no run of this test: an error, nothing sent.
+    let before = srv.stats().requests;
+    for (reference, says) in [
+        ("999", "no run with id 999"),
+        ("yesterday", "give `last`, `best`"),
+    ] {
+        let none = t.join(format!("none-{reference}"));
+        let out = quick(
+            &url,
+            "기준선",
+            "2s",
+            &home,
+            &none,
+            &["--dashboard", "--baseline", reference],
+        )
+        .output()
+        .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("--baseline {reference}")) && err.contains(says),
+            "{err}"
+        );
+        assert!(!none.join("run.json").exists());
+    }
+    let other = t.join("other");
+    let out = quick(
+        &url,
+        "다른-시험",
+        "2s",
+        &home,
+        &other,
+        &["--dashboard", "--baseline", "1"],
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not of this test"), "{err}");
+    assert_eq!(srv.stats().requests, before, "nothing was sent");
+
+    // `last`: the first run's seconds, as its timeline has them.
+    let second = t.join("second");
+    let mut cmd = quick(
+        &url,
+        "기준선",
+        "3s",
+        &home,
+        &second,
+        &[
+            "--dashboard",
+            "--baseline",
+            "last",
+            "--dashboard-linger",
+            "1s",
+        ],
+    );
+    let mut child = Kid(cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap());
+    let mut lines = BufReader::new(child.0.stderr.take().unwrap()).lines();
+    let addr = lines
+        .find_map(|l| {
+            l.ok()?
+                .strip_prefix("dashboard: http://")
+                .map(|u| u.split('/').next().unwrap().to_string())
+        })
+        .expect("the dashboard's address");
+    let run = get(&addr, "/api/run");
+    assert_eq!(run["baseline"]["run_id"], 1, "{run}");
+    let b = get(&addr, "/api/baseline");
+    assert_eq!(b["run_id"], 1);
+    assert!(
+        b["label"].as_str().unwrap().starts_with("last (run 1,"),
+        "{b}"
+    );
+    let seconds = b["seconds"].as_array().unwrap();
+    assert_eq!(seconds.len(), timeline.len());
+    let sum = |xs: &[Value], k: &str| xs.iter().map(|s| s[k].as_u64().unwrap_or(0)).sum::<u64>();
+    let file_requests: u64 = timeline
+        .iter()
+        .map(|s| {
+            s["series"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x["requests"].as_u64().unwrap())
+                .sum::<u64>()
+        })
+        .sum();
+    assert_eq!(sum(seconds, "requests"), file_requests);
+    assert!(file_requests >= 15, "{file_requests}");
+    drop(lines);
+    assert!(crate::harness::wait_within(&mut child.0, Duration::from_secs(15)).is_some());
 }

@@ -35,14 +35,16 @@ fn refuse(status: u16, reason: impl Into<String>) -> Refusal {
     }
 }
 
-/// Whether `req` names the dashboard's host (see the module's documentation).
-pub fn host_ok(req: &Request) -> Result<(), Refusal> {
+/// Whether `req` names the dashboard's host (see the module's documentation):
+/// an IP address, `localhost`, or one of `names` (this machine's host name, when
+/// other machines may reach the page).
+pub fn host_ok(req: &Request, names: &[String]) -> Result<(), Refusal> {
     match req.header("host") {
         None => Err(refuse(403, "refused: the request has no `Host` header")),
-        Some(h) if pado_fleet::access::host_allowed(h, &[]) => Ok(()),
+        Some(h) if pado_fleet::access::host_allowed(h, names) => Ok(()),
         Some(h) => Err(refuse(
             403,
-            format!("refused: `Host: {h}` is not the dashboard's address (open it by its IP address or `localhost`)"),
+            format!("refused: `Host: {h}` is not the dashboard's address (open it by its IP address, `localhost` or this machine's host name)"),
         )),
     }
 }
@@ -149,7 +151,7 @@ mod tests {
 
     fn judge(r: &Request) -> Result<(), u16> {
         let t = Token::new(TOKEN).unwrap();
-        host_ok(r).map_err(|e| e.status)?;
+        host_ok(r, &[]).map_err(|e| e.status)?;
         control_ok(r, &t).map_err(|e| e.status)
     }
 
@@ -193,16 +195,28 @@ mod tests {
             "localhost.evil",
         ] {
             let r = with("Host", Some(host));
-            assert_eq!(host_ok(&r).unwrap_err().status, 403, "{host}");
+            assert_eq!(host_ok(&r, &[]).unwrap_err().status, 403, "{host}");
         }
-        assert_eq!(host_ok(&with("Host", None)).unwrap_err().status, 403);
+        assert_eq!(host_ok(&with("Host", None), &[]).unwrap_err().status, 403);
+        // The machine's own name, when the page is served to other machines.
+        let names = ["loadgen-1".to_string()];
+        assert_eq!(
+            host_ok(&with("Host", Some("loadgen-1:8089")), &names),
+            Ok(())
+        );
+        assert_eq!(
+            host_ok(&with("Host", Some("loadgen-1:8089")), &[])
+                .unwrap_err()
+                .status,
+            403
+        );
         for host in [
             "127.0.0.1:8089",
             "localhost:8089",
             "[::1]:8089",
             "10.1.2.3:80",
         ] {
-            assert_eq!(host_ok(&with("Host", Some(host))), Ok(()), "{host}");
+            assert_eq!(host_ok(&with("Host", Some(host)), &[]), Ok(()), "{host}");
         }
     }
 

@@ -49,6 +49,8 @@ pub(crate) struct Shared {
     pub(crate) token: Token,
     pub(crate) baseline: Option<Baseline>,
     pub(crate) addr: SocketAddr,
+    /// Names `Host` may give besides IP addresses and `localhost`.
+    pub(crate) host_names: Vec<String>,
     pub(crate) started_at: String,
     pub(crate) store: Mutex<Store>,
     pub(crate) end: Mutex<Option<Ended>>,
@@ -71,6 +73,11 @@ impl Shared {
             token,
             baseline,
             addr,
+            host_names: if addr.ip().is_loopback() {
+                Vec::new()
+            } else {
+                own_host_name().into_iter().collect()
+            },
             started_at: pado_base::stamp::utc_ms(std::time::SystemTime::now()),
             end: Mutex::new(None),
             changes: tokio::sync::watch::channel(0).0,
@@ -94,7 +101,7 @@ impl Shared {
             .unwrap_or_default();
         {
             let mut store = pado_base::lock(&self.store);
-            store.add_samples(&failures);
+            store.replace_samples(&failures);
             if let Some(list) = summary.get("thresholds").and_then(|t| t.as_array()) {
                 store.set_thresholds(crate::store::thresholds_of_summary(list));
             }
@@ -106,6 +113,13 @@ impl Shared {
         });
         self.changed();
     }
+}
+
+/// This machine's host name (Linux), by which other machines may open the page.
+fn own_host_name() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    let name = name.trim();
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// An answer with its whole body.
@@ -172,7 +186,7 @@ pub(crate) fn serve(
 
 /// The head's verdict: refused, or read with this body limit.
 fn gate(req: &Request, s: &Shared) -> Gate<Refusal> {
-    if let Err(r) = access::host_ok(req) {
+    if let Err(r) = access::host_ok(req, &s.host_names) {
         return Gate::Refuse(r);
     }
     match (req.method.as_str(), req.path.as_str()) {
@@ -392,3 +406,6 @@ fn describe(cmd: &ControlCommand) -> String {
         ControlCommand::Stop => "stopped".into(),
     }
 }
+
+#[cfg(test)]
+mod tests;

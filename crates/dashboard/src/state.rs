@@ -74,7 +74,14 @@ pub(crate) fn state_json(s: &Shared) -> Value {
         "ended": st.ended || end.is_some(),
         "thresholds": thresholds,
         "failures": failures,
-        "bottleneck": Value::Null,
+        // The bottleneck table needs the whole run's saturation window: it is
+        // known once the run has ended (summary.json's `bottlenecks`).
+        "bottleneck": end
+            .as_ref()
+            .and_then(|e| e.summary.get("bottlenecks"))
+            .and_then(|b| b.get("limit"))
+            .cloned()
+            .unwrap_or(Value::Null),
         "events": events,
         "generators": generators,
         "summary": end.as_ref().map(|e| e.summary.clone()),

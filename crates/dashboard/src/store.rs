@@ -5,9 +5,10 @@
 //! subscription; the HTTP server only reads. Each second is serialized once, when
 //! it arrives.
 //!
-//! Memory is bounded: at most [`MAX_SECONDS`] seconds are kept (24 h; older ones
-//! are let go, oldest first, and `/api/seconds` then starts later), and a page of
-//! `/api/seconds` holds at most [`MAX_PAGE`] of them.
+//! Memory is bounded: at most [`MAX_SECONDS`] seconds are kept (24 h), and at
+//! most [`MAX_BYTES`] of their JSON (a run of very many steps reaches it sooner);
+//! older ones are let go, oldest first, and `/api/seconds` then starts later. A
+//! page of `/api/seconds` holds at most [`MAX_PAGE`] of them.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -22,6 +23,9 @@ use crate::second::Second;
 
 /// The most seconds kept: 24 hours of a run.
 pub const MAX_SECONDS: usize = 24 * 60 * 60;
+
+/// The most bytes of seconds kept: 24 h of a run of a dozen steps fit.
+pub const MAX_BYTES: usize = 256 * 1024 * 1024;
 
 /// The most seconds one answer of `/api/seconds` holds (its `next` says where to
 /// go on): an hour, about 1 MB of JSON for a run of a few steps.
@@ -72,6 +76,8 @@ pub struct EventNow {
 /// The store (see the module's documentation).
 pub struct Store {
     cap: usize,
+    max_bytes: usize,
+    bytes: usize,
     seconds: VecDeque<(u32, Arc<str>)>,
     totals: Totals,
     thresholds: Vec<ThresholdNow>,
@@ -108,10 +114,18 @@ impl Page {
 }
 
 impl Store {
-    /// An empty store keeping at most `cap` seconds.
+    /// An empty store keeping at most `cap` seconds and [`MAX_BYTES`] of them.
     pub fn new(cap: usize, info: &RunInfo) -> Store {
+        Store::with_limits(cap, MAX_BYTES, info)
+    }
+
+    /// An empty store keeping at most `cap` seconds and `max_bytes` of their JSON
+    /// (the newest second is always kept).
+    pub fn with_limits(cap: usize, max_bytes: usize, info: &RunInfo) -> Store {
         Store {
             cap: cap.max(1),
+            max_bytes,
+            bytes: 0,
             seconds: VecDeque::new(),
             totals: Totals::default(),
             thresholds: info
@@ -136,10 +150,15 @@ impl Store {
         let json: Arc<str> = serde_json::to_string(second)
             .unwrap_or_else(|_| format!("{{\"t\":{}}}", second.t))
             .into();
-        if self.seconds.len() == self.cap {
-            self.seconds.pop_front();
-        }
+        self.bytes += json.len();
         self.seconds.push_back((r.t, json.clone()));
+        while self.seconds.len() > self.cap
+            || (self.bytes > self.max_bytes && self.seconds.len() > 1)
+        {
+            if let Some((_, old)) = self.seconds.pop_front() {
+                self.bytes -= old.len();
+            }
+        }
         for (category, n) in &second.errors {
             let f = self
                 .failures
@@ -182,6 +201,15 @@ impl Store {
                 }
             }
         }
+    }
+
+    /// The samples of `failures.jsonl` once the run has ended, in place of those
+    /// seen while it went (the file has them all, in the same order).
+    pub fn replace_samples(&mut self, samples: &[pado_metrics::FailureSample]) {
+        for f in self.failures.values_mut() {
+            f.samples.clear();
+        }
+        self.add_samples(samples);
     }
 
     /// Keep a change made through the dashboard.

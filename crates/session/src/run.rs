@@ -40,6 +40,8 @@ pub struct Finished {
 /// A running session.
 pub struct Session {
     handle: RunHandle,
+    observed: crate::observed_feed::ObservedFeed,
+    failures: crate::live::LiveFailures,
     thread: JoinHandle<Result<Finished, SessionError>>,
 }
 
@@ -110,7 +112,9 @@ impl Session {
         let outputs = start_outputs(&output_specs, &plan, &dir, &share)?;
         let (raw, raw_link) = start_raw(raw_spec.as_ref(), &plan)?;
         let write_error = Arc::new(OnceLock::new());
+        let failures = crate::live::LiveFailures::default();
         let fanout = Fanout {
+            failures: failures.clone(),
             outputs: outputs.clone(),
             timeline,
             judge,
@@ -127,7 +131,8 @@ impl Session {
             )),
             None => None,
         };
-        let on_start = side.on_start(observe, events, handle.clone());
+        let observed = crate::observed_feed::ObservedFeed::default();
+        let on_start = side.on_start(observe, events, handle.clone(), observed.clone());
         let opts = RunOptions {
             workers,
             stop,
@@ -159,7 +164,12 @@ impl Session {
                 finish(after, report)
             })
             .map_err(SessionError::io)?;
-        Ok(Session { handle, thread })
+        Ok(Session {
+            handle,
+            observed,
+            failures,
+            thread,
+        })
     }
 
     /// The handle to watch and steer the run.
@@ -167,9 +177,14 @@ impl Session {
         self.handle.clone()
     }
 
-    /// The run as a live view (the dashboard) watches and steers it.
+    /// The run as a live view (the dashboard) watches and steers it, with the
+    /// target's metrics as they are scraped.
     pub fn live(&self) -> Arc<dyn crate::LiveRun> {
-        Arc::new(self.handle.clone())
+        Arc::new(crate::live::LocalRun {
+            handle: self.handle.clone(),
+            observed: self.observed.clone(),
+            failures: self.failures.clone(),
+        })
     }
 
     /// Wait for the run to end and its result directory to be written.

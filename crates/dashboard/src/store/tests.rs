@@ -157,6 +157,29 @@ fn memory_is_capped_the_oldest_seconds_go_first() {
 }
 
 #[test]
+fn memory_is_capped_by_bytes_too() {
+    let info = info(&[]);
+    let one = {
+        let mut s = Store::new(10, &info);
+        add(&mut s, &planted(0), &info);
+        s.page(0).seconds[0].len()
+    };
+    // Room for two and a half seconds of JSON: two are kept.
+    let mut store = Store::with_limits(100, one * 5 / 2, &info);
+    for t in 0..6 {
+        add(&mut store, &planted(t), &info);
+    }
+    let p = store.page(0);
+    let first: serde_json::Value = serde_json::from_str(&p.seconds[0]).unwrap();
+    assert_eq!((store.len(), first["t"].as_u64()), (2, Some(4)));
+    // A second larger than the whole budget is still kept, alone.
+    let mut tiny = Store::with_limits(100, 1, &info);
+    add(&mut tiny, &planted(0), &info);
+    add(&mut tiny, &planted(1), &info);
+    assert_eq!(tiny.len(), 1);
+}
+
+#[test]
 fn a_page_holds_at_most_max_page_seconds() {
     let info = info(&[]);
     let mut store = Store::new(MAX_PAGE + 10, &info);
@@ -225,6 +248,34 @@ fn failures_keep_their_first_and_last_second_and_count() {
         actual: None,
         reason: None,
     };
-    store.add_samples(&vec![sample; 5]);
+    store.add_samples(&vec![sample.clone(); 2]);
+    assert_eq!(store.failures()[0].samples.len(), 2);
+    store.add_samples(&vec![sample.clone(); 5]);
     assert_eq!(store.failures()[0].samples.len(), 3);
+    // The file at the end replaces what was seen live, not added to it.
+    store.replace_samples(&[sample]);
+    assert_eq!(store.failures()[0].samples.len(), 1);
+    assert_eq!(store.failures()[0].samples[0]["url"], "/x");
+    // A sample of a category no second had is not shown alone.
+    let other = pado_metrics::FailureSample {
+        category: "timeout".into(),
+        ..store_sample()
+    };
+    store.add_samples(&[other]);
+    assert_eq!(store.failures().len(), 1);
+}
+
+fn store_sample() -> pado_metrics::FailureSample {
+    pado_metrics::FailureSample {
+        step: "get".into(),
+        category: "http_503".into(),
+        second: 1,
+        method: "GET".into(),
+        url: "/x".into(),
+        status: 503,
+        body: String::new(),
+        check: None,
+        actual: None,
+        reason: None,
+    }
 }
