@@ -4,7 +4,9 @@
 //! made through the API moves the server's count within 2 s and is written to
 //! `events.jsonl` and `report.html`; pause stops new requests and resume restarts
 //! them; a control call without the token gets 401; after the run the result
-//! files download as they are on disk; a secret from the environment never shows.
+//! files download as they are on disk; a secret from the environment never shows;
+//! `--baseline` serves an earlier run of the same test; `pado demo --dashboard`
+//! serves its page to the end, its seconds adding up to its summary.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -83,11 +85,17 @@ fn wait_for<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
     None
 }
 
-/// The server's request count gained over `over`.
+/// The load's requests the server counted (its scrapes of `/metrics` left out).
+fn load_requests(srv: &TestServer) -> u64 {
+    let st = srv.stats();
+    st.requests - st.by_path.get("/metrics").copied().unwrap_or(0)
+}
+
+/// The load's requests the server counted over `over`.
 fn count_over(srv: &TestServer, over: Duration) -> u64 {
-    let a = srv.stats().requests;
+    let a = load_requests(srv);
     std::thread::sleep(over);
-    srv.stats().requests - a
+    load_requests(srv) - a
 }
 
 /// A `pado run --dashboard` going on in the background.
@@ -184,6 +192,18 @@ fn seconds_appear_from_the_first(live: &mut Live) {
     assert_eq!(sec1["requests"], 40, "{sec1}");
     assert_eq!(sec1["steps"]["조회"]["count"], 20, "{sec1}");
     assert_eq!(sec1["errors"]["http_503"], 20, "{sec1}");
+    // The target's own metrics, scraped every 500 ms, on the seconds they were
+    // read in: its count of requests (a Hangul label kept as it was).
+    let key = "svc/testkit_requests_total{server=\"테스트\"}";
+    let observed: Vec<f64> = late["seconds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["observed"][key].as_f64())
+        .collect();
+    assert!(observed.len() >= 3, "{late}");
+    assert!(observed.windows(2).all(|w| w[0] <= w[1]), "{observed:?}");
+    assert!(*observed.last().unwrap() > 0.0, "{observed:?}");
 }
 
 /// Without the token nothing changes; with it a new rate reaches the server
@@ -443,6 +463,69 @@ fn an_earlier_run_of_the_same_test_is_drawn_beside_and_a_bad_reference_stops_pad
         .sum();
     assert_eq!(sum(seconds, "requests"), file_requests);
     assert!(file_requests >= 15, "{file_requests}");
+    drop(lines);
+    assert!(crate::harness::wait_within(&mut child.0, Duration::from_secs(15)).is_some());
+}
+
+#[test]
+fn the_demo_serves_its_page_until_its_end() {
+    let _machine = crate::harness::shared_machine();
+    let t = tmp("dashboard-demo");
+    let out = t.join("demo");
+    let mut child = Kid(pado_cmd([
+        "demo",
+        "--duration",
+        "4s",
+        "--quiet",
+        "--dashboard",
+        "--dashboard-linger",
+        "3s",
+        "--out",
+    ])
+    .arg(&out)
+    .env("PADO_HOME", t.join("home"))
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap());
+    let mut lines = BufReader::new(child.0.stderr.take().unwrap()).lines();
+    let addr = lines
+        .find_map(|l| {
+            l.ok()?
+                .strip_prefix("dashboard: http://")
+                .map(|u| u.split('/').next().unwrap().to_string())
+        })
+        .expect("the dashboard's address");
+    let run = get(&addr, "/api/run");
+    assert!(!run["steps"].as_array().unwrap().is_empty(), "{run}");
+    let ended = wait_for(Duration::from_secs(20), || {
+        let s = get(&addr, "/api/state");
+        (s["ended"] == true && !s["files"].as_array().unwrap().is_empty()).then_some(s)
+    })
+    .expect("the end on the page");
+    let names: Vec<&str> = ended["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"report.html") && names.contains(&"summary.json"),
+        "{names:?}"
+    );
+    let page = get(&addr, "/api/seconds?from=0");
+    let requests: u64 = page["seconds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        Some(requests),
+        ended["summary"]["requests"].as_u64(),
+        "the page's seconds add up to the summary"
+    );
     drop(lines);
     assert!(crate::harness::wait_within(&mut child.0, Duration::from_secs(15)).is_some());
 }

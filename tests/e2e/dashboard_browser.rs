@@ -21,14 +21,14 @@ use crate::harness::{interrupt, pado_cmd, tmp, wait_within, write_fixture, Kid};
 const RATE_FROM: f64 = 20.0;
 const RATE_TO: f64 = 60.0;
 
-fn browser_dir() -> PathBuf {
+pub(crate) fn browser_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testing/browser")
 }
 
 /// `node`, when it, Debian's Chromium and playwright-core (`npm ci` in
 /// `testing/browser`) are all there; else skips (or fails under
 /// `PADO_E2E_REQUIRE_ALL=1`).
-fn browser_tools() -> Option<PathBuf> {
+pub(crate) fn browser_tools() -> Option<PathBuf> {
     let node = crate::harness::require_or_skip("node", "nodejs")?;
     let missing = if !Path::new("/usr/bin/chromium").is_file() {
         Some("/usr/bin/chromium is not installed (Debian package chromium)".to_string())

@@ -343,6 +343,10 @@ pub(crate) struct K8sRunArgs {
     /// Recording the merged run in the history.
     #[command(flatten)]
     pub history: HistoryArgs,
+    /// The live dashboard of the whole test, as `pado run --dashboard`: a change
+    /// of the load made there reaches every generator pod.
+    #[command(flatten)]
+    pub dashboard: DashboardArgs,
 }
 
 /// `pado k8s generator` flags (the Job's pods).
@@ -710,8 +714,9 @@ pub(crate) struct DashboardArgs {
           default_missing_value = "127.0.0.1:0")]
     pub dashboard: Option<String>,
     /// The token control calls must send (`Authorization: Bearer TOKEN`), at least
-    /// 16 characters, e.g. `openssl rand -hex 32`. Default: a new random one,
-    /// printed in the dashboard's address. Without it the page is read-only.
+    /// 16 characters, e.g. `openssl rand -hex 32`; or from PADO_DASHBOARD_TOKEN,
+    /// which keeps it out of the process list. Default: a new random one, printed
+    /// in the dashboard's address. Without it the page is read-only.
     #[arg(long, value_name = "TOKEN", requires = "dashboard")]
     pub dashboard_token: Option<String>,
     /// Open the dashboard in the browser (`xdg-open`, `open`).
@@ -724,7 +729,8 @@ pub(crate) struct DashboardArgs {
     pub baseline: Option<String>,
     /// How long the page stays up after the run has ended (Ctrl-C ends it sooner),
     /// e.g. `10m`; `0` exits at once. Default: until Ctrl-C when pado runs in a
-    /// terminal, 0 otherwise (a CI job is not kept waiting).
+    /// terminal (its input and its messages), 0 otherwise (a CI job is not kept
+    /// waiting).
     #[arg(long, value_name = "DURATION", requires = "dashboard")]
     pub dashboard_linger: Option<String>,
 }
@@ -846,6 +852,12 @@ pub(crate) struct RunArgs {
     /// `--help` (the agent's, not a user's).
     #[arg(long, hide = true)]
     pub refuse_commands: bool,
+    /// Listen on this Unix socket for changes of the load (a `ControlCommand` as
+    /// JSON, one line per connection): how `pado agent` and `pado k8s generator`
+    /// hand a coordinator's `POST /control` to the run they started. Kept out of
+    /// `--help` (theirs, not a user's).
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub control_socket: Option<PathBuf>,
     /// Run only segment `i` of `N` of the test (numbered from 0: `0/3`, `1/3`, `2/3`
     /// on three generators): its share of the VUs (at every instant), of the
     /// arrivals (the N schedules interleave into the single one) and of `sequential`

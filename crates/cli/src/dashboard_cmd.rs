@@ -15,6 +15,9 @@ use pado_dashboard::{Baseline, Dashboard, DashboardOptions, RunInfo};
 use crate::args::DashboardArgs;
 use crate::exit::Failure;
 
+/// The environment variable a token may come from instead of `--dashboard-token`.
+pub(crate) const TOKEN_ENV: &str = "PADO_DASHBOARD_TOKEN";
+
 /// How long the page stays up after the run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Linger {
@@ -48,6 +51,15 @@ impl DashboardSpec {
         a: &DashboardArgs,
         history_dir: Option<&Path>,
     ) -> Result<Option<DashboardSpec>, Failure> {
+        DashboardSpec::from_args_env(a, history_dir, |k| std::env::var(k).ok())
+    }
+
+    /// [`DashboardSpec::from_args`] with the environment read through `env`.
+    fn from_args_env(
+        a: &DashboardArgs,
+        history_dir: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<DashboardSpec>, Failure> {
         let Some(addr) = a.dashboard.as_deref() else {
             return Ok(None);
         };
@@ -56,12 +68,22 @@ impl DashboardSpec {
                 pado_base::units::parse_duration(v)
                     .map_err(|e| Failure::invalid(format!("--dashboard-linger: {e}")))?,
             ),
-            None if std::io::stdin().is_terminal() => Linger::UntilCtrlC,
+            // Someone at a terminal (input and messages both on it) keeps the page
+            // until Ctrl-C; a job, a pipe or a test runner is never kept waiting.
+            None if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() => {
+                Linger::UntilCtrlC
+            }
             None => Linger::For(Duration::ZERO),
         };
-        if let Some(t) = &a.dashboard_token {
+        // From the environment, the token stays out of the process list (which
+        // every user of the machine can read).
+        let (token, from) = match &a.dashboard_token {
+            Some(t) => (Some(t.clone()), "--dashboard-token"),
+            None => (env(TOKEN_ENV).filter(|t| !t.trim().is_empty()), TOKEN_ENV),
+        };
+        if let Some(t) = &token {
             pado_fleet::access::Token::new(t)
-                .map_err(|e| Failure::invalid(format!("--dashboard-token: {e}")))?;
+                .map_err(|e| Failure::invalid(format!("{from}: {e}")))?;
         }
         if let Some(b) = &a.baseline {
             let ok = b == "last" || b == "best" || b.parse::<i64>().is_ok_and(|n| n > 0);
@@ -73,7 +95,7 @@ impl DashboardSpec {
         }
         Ok(Some(DashboardSpec {
             addr: parse_addr(addr)?,
-            token: a.dashboard_token.clone(),
+            token,
             open: a.open,
             baseline: a.baseline.clone(),
             history_dir: history_dir.map(Path::to_path_buf),
@@ -214,5 +236,32 @@ mod tests {
         assert!(e.message.contains("--baseline yesterday"), "{}", e.message);
         let none = DashboardArgs::default();
         assert_eq!(DashboardSpec::from_args(&none, None).unwrap(), None);
+    }
+
+    #[test]
+    fn the_token_may_come_from_the_environment_and_the_flag_wins() {
+        let on = DashboardArgs {
+            dashboard: Some("127.0.0.1:0".into()),
+            ..Default::default()
+        };
+        let env = |v: &'static str| move |k: &str| (k == TOKEN_ENV).then(|| v.to_string());
+        let spec = DashboardSpec::from_args_env(&on, None, env("0123456789abcdef-env"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(spec.token.as_deref(), Some("0123456789abcdef-env"));
+        let flag = DashboardArgs {
+            dashboard_token: Some("0123456789abcdef-flag".into()),
+            ..on.clone()
+        };
+        let spec = DashboardSpec::from_args_env(&flag, None, env("0123456789abcdef-env"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(spec.token.as_deref(), Some("0123456789abcdef-flag"));
+        let e = DashboardSpec::from_args_env(&on, None, env("short")).unwrap_err();
+        assert!(e.message.starts_with(TOKEN_ENV), "{}", e.message);
+        let spec = DashboardSpec::from_args_env(&on, None, env(" "))
+            .unwrap()
+            .unwrap();
+        assert_eq!(spec.token, None, "an empty variable is unset");
     }
 }

@@ -34,6 +34,7 @@ mod args;
 mod built_in;
 mod bundle_files;
 mod config;
+mod control_socket;
 mod coordinator;
 mod dashboard_cmd;
 mod debugging;
@@ -116,6 +117,7 @@ pub fn main() -> i32 {
                 exports,
                 windows: &parse_windows(&shown.windows)?,
                 history: &h,
+                control: None,
             })
         }),
         Command::Init { file, force } => init(file, *force),

@@ -186,20 +186,34 @@ fn execute_live(cfg: &RunConfig) -> Result<(Finished, Option<Dashboard>), Failur
         })),
         ..pado_session::RunConfig::new(plan, scenario, cfg.output.clone())
     };
-    let Some((spec, baseline, info)) = live else {
-        return Ok((pado_session::run(session)?, None));
-    };
     let running = pado_session::Session::start(session)?;
-    let page = match spec.start(running.live(), info, baseline) {
-        Ok(p) => p,
-        Err(e) => {
-            // The run started but its page could not: stop it, keep its result.
-            let _ = running.handle().stop();
-            let _ = running.wait();
-            return Err(e);
+    if let Some(path) = &split.control_socket {
+        if let Err(e) = crate::control_socket::serve(path, running.handle()) {
+            eprintln!(
+                "warning: --control-socket {}: {e}: this run's load cannot be changed while it runs",
+                path.display()
+            );
         }
+    }
+    let page = match live {
+        None => None,
+        Some((spec, baseline, info)) => match spec.start(running.live(), info, baseline) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                // The run started but its page could not: stop it, keep its result.
+                let _ = running.handle().stop();
+                let _ = running.wait();
+                return Err(e);
+            }
+        },
     };
-    let done = running.wait()?;
-    page.finished(&done.dir);
-    Ok((done, Some(page)))
+    let done = running.wait();
+    if let Some(path) = &split.control_socket {
+        let _ = std::fs::remove_file(path);
+    }
+    let done = done?;
+    if let Some(p) = &page {
+        p.finished(&done.dir);
+    }
+    Ok((done, page))
 }

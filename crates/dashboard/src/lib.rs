@@ -6,9 +6,9 @@
 //! once the run has ended.
 //!
 //! Start reading at [`Dashboard::start`]: it binds the address, starts the thread
-//! that keeps every closed second ([`feed`] into the [`store`]) and the HTTP server
-//! ([`server`]), which judges every request's head before reading a byte of its
-//! body ([`access`]).
+//! that keeps every closed second (`feed` into the [`store`]) and the HTTP server
+//! (`server`, `routes`, `stream`, `control`), which judges every request's head
+//! before reading a byte of its body ([`access`]).
 //!
 //! Safety: loopback by default; a control call needs the dashboard's token
 //! (`Authorization: Bearer`), compared in constant time; a browser request from
@@ -19,6 +19,7 @@
 pub mod access;
 mod assets;
 pub mod baseline;
+mod control;
 mod feed;
 mod files;
 pub mod info;
@@ -27,6 +28,7 @@ pub mod second;
 mod server;
 mod state;
 pub mod store;
+mod stream;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;

@@ -17,7 +17,7 @@ const FILE_POLICY: &str = "sandbox allow-scripts allow-popups";
 pub(crate) fn answer(req: &Request, s: &Shared) -> Answer {
     let path = req.path.as_str();
     if req.method == "POST" {
-        return crate::server::control(req, s);
+        return crate::control::control(req, s);
     }
     if path == "/" {
         return asset("index.html").unwrap_or_else(not_found);
@@ -38,7 +38,7 @@ pub(crate) fn answer(req: &Request, s: &Shared) -> Answer {
             Err(a) => a,
         },
         "/api/state" => Answer::json_value(200, &crate::state::state_json(s)),
-        "/api/stream" => match from(req) {
+        "/api/stream" => match stream_from(req) {
             Ok(n) => Answer {
                 status: 200,
                 content_type: "text/event-stream",
@@ -66,6 +66,15 @@ fn from(req: &Request) -> Result<u32, Answer> {
             .trim()
             .parse()
             .map_err(|_| Answer::error_text(400, format!("from={v}: give a second, 0 or more"))),
+    }
+}
+
+/// Where a stream starts: `Last-Event-ID` (an `EventSource` reconnecting), else
+/// `?from=N`.
+fn stream_from(req: &Request) -> Result<u32, Answer> {
+    match req.header("last-event-id").map(|v| v.trim().parse::<u32>()) {
+        Some(Ok(n)) => Ok(n),
+        _ => from(req),
     }
 }
 

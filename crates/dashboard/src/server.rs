@@ -5,20 +5,20 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pado_fleet::access::Token;
 use pado_h1server::{read_request_gated, Gate, Gated, Patience, ReadError, Request};
-use pado_session::{ControlCommand, LiveRun};
+use pado_session::LiveRun;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use crate::access::{self, Refusal, MAX_CONTROL_BODY};
 use crate::baseline::Baseline;
 use crate::info::RunInfo;
-use crate::store::{EventNow, Store, MAX_SECONDS};
+use crate::store::{Store, MAX_SECONDS};
 
 /// How long a connection may keep the server waiting for a request.
 const PATIENCE: Patience = Patience {
@@ -28,12 +28,6 @@ const PATIENCE: Patience = Patience {
 
 /// How long one write to a client may take before the connection is closed.
 const WRITE_PATIENCE: Duration = Duration::from_secs(10);
-
-/// The most streams open at once (each holds a task and a buffer).
-const MAX_STREAMS: usize = 32;
-
-/// How often a stream sends the state when nothing else happens.
-const STREAM_TICK: Duration = Duration::from_secs(1);
 
 /// What the run left when it ended.
 pub(crate) struct Ended {
@@ -54,8 +48,8 @@ pub(crate) struct Shared {
     pub(crate) started_at: String,
     pub(crate) store: Mutex<Store>,
     pub(crate) end: Mutex<Option<Ended>>,
-    changes: tokio::sync::watch::Sender<u64>,
-    streams: AtomicUsize,
+    pub(crate) changes: tokio::sync::watch::Sender<u64>,
+    pub(crate) streams: AtomicUsize,
 }
 
 impl Shared {
@@ -227,7 +221,6 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, s: &Shared
                     false,
                     1,
                     false,
-                    s,
                 )
                 .await;
                 return;
@@ -235,11 +228,11 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, s: &Shared
             Ok(None) | Err(ReadError::Io) => return,
         };
         let keep = keep && req.keep_alive;
-        if matches!(a.body, Body::Stream(_)) {
-            stream_events(&mut stream, a, s).await;
+        if matches!(a.body, Body::Stream(_)) && !req.is_head() {
+            crate::stream::stream_events(&mut stream, a, s).await;
             return;
         }
-        let ok = write_answer(&mut stream, a, keep, req.version, req.is_head(), s).await;
+        let ok = write_answer(&mut stream, a, keep, req.version, req.is_head()).await;
         if !ok || !keep {
             return;
         }
@@ -247,13 +240,12 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, s: &Shared
 }
 
 /// Writes `a` within [`WRITE_PATIENCE`] per write; false when that failed.
-async fn write_answer<S: AsyncWrite + Unpin>(
+pub(crate) async fn write_answer<S: AsyncWrite + Unpin>(
     stream: &mut S,
     a: Answer,
     keep: bool,
     version: u8,
     head_only: bool,
-    _s: &Shared,
 ) -> bool {
     let len = match &a.body {
         Body::Bytes(b) => b.len() as u64,
@@ -280,7 +272,7 @@ async fn write_answer<S: AsyncWrite + Unpin>(
 }
 
 /// The status line and headers every answer has.
-fn head_of(a: &Answer) -> pado_h1server::Head {
+pub(crate) fn head_of(a: &Answer) -> pado_h1server::Head {
     let mut head = pado_h1server::Head::new(a.status);
     head.header("Content-Type", a.content_type)
         .header("X-Content-Type-Options", "nosniff")
@@ -292,7 +284,7 @@ fn head_of(a: &Answer) -> pado_h1server::Head {
 }
 
 /// A write that gives up after [`WRITE_PATIENCE`].
-async fn bounded<F: std::future::Future<Output = std::io::Result<()>>>(f: F) -> bool {
+pub(crate) async fn bounded<F: std::future::Future<Output = std::io::Result<()>>>(f: F) -> bool {
     matches!(tokio::time::timeout(WRITE_PATIENCE, f).await, Ok(Ok(())))
 }
 
@@ -316,95 +308,6 @@ async fn send_file<S: AsyncWrite + Unpin>(stream: &mut S, path: &Path, n: u64) -
         sent += got as u64;
     }
     bounded(stream.flush()).await
-}
-
-/// `/api/stream`: each new second (`event: second`) and the state (`event:
-/// state`) about once a second, until the client goes or the server stops.
-async fn stream_events<S: AsyncWrite + Unpin>(stream: &mut S, a: Answer, s: &Shared) {
-    let Body::Stream(mut next) = a.body else {
-        return;
-    };
-    if s.streams.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
-        s.streams.fetch_sub(1, Ordering::SeqCst);
-        let busy = Answer::error_text(503, "too many streams open: poll /api/seconds instead");
-        let _ = write_answer(stream, busy, false, 1, false, s).await;
-        return;
-    }
-    let mut head = head_of(&a);
-    head.connection(Some("close"));
-    let mut out = head.finish();
-    let mut changes = s.changes.subscribe();
-    loop {
-        let page = pado_base::lock(&s.store).page(next);
-        for sec in &page.seconds {
-            out.extend_from_slice(b"event: second\ndata: ");
-            out.extend_from_slice(sec.as_bytes());
-            out.extend_from_slice(b"\n\n");
-        }
-        let more = page.seconds.len() == crate::store::MAX_PAGE;
-        next = page.next;
-        out.extend_from_slice(b"event: state\ndata: ");
-        out.extend_from_slice(crate::state::state_json(s).to_string().as_bytes());
-        out.extend_from_slice(b"\n\n");
-        if !bounded(stream.write_all(&out)).await || !bounded(stream.flush()).await {
-            break;
-        }
-        out.clear();
-        if !more {
-            let _ = tokio::time::timeout(STREAM_TICK, changes.changed()).await;
-        }
-    }
-    s.streams.fetch_sub(1, Ordering::SeqCst);
-}
-
-/// Apply a control call's command and record it.
-pub(crate) fn control(req: &Request, s: &Shared) -> Answer {
-    let Ok(text) = std::str::from_utf8(&req.body) else {
-        return Answer::error_text(400, "the body is not UTF-8 JSON");
-    };
-    let cmd = match ControlCommand::from_json(text) {
-        Ok(c) => c,
-        Err(e) => return Answer::error_text(400, e.to_string()),
-    };
-    if let Err(e) = s.run.apply(&cmd) {
-        return Answer::error_text(409, e.to_string());
-    }
-    let t_s = s.run.state().elapsed.as_secs_f64();
-    pado_base::lock(&s.store).add_event(EventNow {
-        t_s: (t_s * 10.0).round() / 10.0,
-        kind: pado_session::CONTROL_KIND.into(),
-        what: describe(&cmd),
-    });
-    s.changed();
-    Answer::json_value(
-        200,
-        &json!({"ok": true, "state": crate::state::state_json(s)}),
-    )
-}
-
-/// A command in words, as the timeline of the page shows it.
-fn describe(cmd: &ControlCommand) -> String {
-    let ramp = |r: f64| {
-        if r > 0.0 {
-            format!(" over {r} s")
-        } else {
-            String::new()
-        }
-    };
-    match cmd {
-        ControlCommand::Pause => "paused".into(),
-        ControlCommand::Resume => "resumed".into(),
-        ControlCommand::SetVus { vus, ramp_s } => format!("VUs → {vus}{}", ramp(*ramp_s)),
-        ControlCommand::SetRate { per_s, ramp_s } => {
-            format!("arrival rate → {per_s}/s{}", ramp(*ramp_s))
-        }
-        ControlCommand::SetRateFactor { factor, ramp_s } => {
-            format!("arrival rate → ×{factor}{}", ramp(*ramp_s))
-        }
-        ControlCommand::NextStage => "next stage".into(),
-        ControlCommand::Hold { seconds } => format!("hold {seconds} s more"),
-        ControlCommand::Stop => "stopped".into(),
-    }
 }
 
 #[cfg(test)]

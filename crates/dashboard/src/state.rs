@@ -9,9 +9,15 @@ use crate::server::Shared;
 /// `/api/run`; `control` says whether this caller presented the token.
 pub(crate) fn run_json(s: &Shared, control: bool) -> Value {
     let i = &s.info;
+    // A result directory pado named itself is known once the run has ended.
+    let run_id = i.run_id.clone().or_else(|| {
+        let end = pado_base::lock(&s.end);
+        let dir = &end.as_ref()?.dir;
+        Some(dir.file_name()?.to_string_lossy().into_owned())
+    });
     json!({
         "name": i.name,
-        "run_id": i.run_id,
+        "run_id": run_id,
         "started_at": s.started_at,
         "scenarios": i.scenarios,
         "stages": i.stages,
@@ -62,6 +68,8 @@ pub(crate) fn state_json(s: &Shared) -> Value {
         .unwrap_or_default();
     json!({
         "elapsed_s": st.elapsed.as_secs_f64(),
+        // Holds and skips move the plan's end: the page's time axis follows it.
+        "planned_end_s": st.planned_end.as_secs_f64(),
         "seconds_closed": st.seconds_closed,
         "seconds_kept": seconds_kept,
         "stage": st.stage,

@@ -305,13 +305,24 @@ fn finish(mut a: After, report: RunReport) -> Result<Finished, SessionError> {
     if let Some(o) = a.outputs.as_deref() {
         // The flush fits in what is left of the planned end plus the graceful stop,
         // so outputs never make a run end later than it promised.
+        // Holds and skips moved the plan's end.
+        let late_by = a
+            .handle
+            .real_planned()
+            .saturating_sub(a.plan.planned_duration());
+        let early_by = a
+            .plan
+            .planned_duration()
+            .saturating_sub(a.handle.real_planned());
         let hard_end = a
             .plan
             .scenarios
             .iter()
             .map(|s| s.start_time + s.executor.duration() + s.graceful_stop)
             .max()
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .saturating_add(late_by)
+            .saturating_sub(early_by);
         let flush = pado_outputs::FLUSH_TIMEOUT.min(hard_end.saturating_sub(report.elapsed));
         for r in o.finish(flush) {
             if let Some(w) = r.warning() {
@@ -333,6 +344,12 @@ fn finish(mut a: After, report: RunReport) -> Result<Finished, SessionError> {
         }
     }
     meta::patch(&mut a.meta, &report, &a.share, a.handle.abort_reason());
+    // A held or skipped plan ran its stages at other times than planned: the
+    // result says when they really ran, so that reports line up with the seconds.
+    a.meta.stages = a.handle.real_stages();
+    if a.meta.planned_s.is_some() {
+        a.meta.planned_s = Some(a.handle.real_planned().as_secs_f64());
+    }
     if let Some(e) = a.write_error.get() {
         a.meta
             .warnings

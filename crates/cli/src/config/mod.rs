@@ -109,6 +109,7 @@ impl RunConfig {
                 .map(crate::split::read_setup_vars)
                 .transpose()?,
             plan_id: None,
+            control_socket: a.control_socket.clone(),
         };
         let scenario = spec.load()?;
         if a.refuse_commands {

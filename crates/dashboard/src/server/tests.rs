@@ -42,6 +42,7 @@ impl pado_session::LiveRun for Planted {
     fn state(&self) -> RunState {
         RunState {
             elapsed: Duration::from_millis(2500),
+            planned_end: Duration::from_secs(30),
             seconds_closed: 2,
             stage: None,
             active_vus: 3,
@@ -144,6 +145,7 @@ fn control_needs_the_token_and_the_own_origin() {
     assert_eq!(v["ok"], true);
     assert_eq!(v["state"]["events"][0]["what"], "paused");
     assert_eq!(v["state"]["events"][0]["t_s"], 2.5);
+    assert_eq!(v["state"]["planned_end_s"], 30.0);
     let evil = "Origin: http://evil.example\r\n";
     assert_eq!(post(&d, &format!("{JSON}{AUTH}{evil}"), pause).0, 403);
     let own = format!("Origin: http://{}\r\n", d.addr());
@@ -199,6 +201,14 @@ fn a_foreign_host_is_refused_for_the_page_too() {
     assert!(page.to_ascii_lowercase().contains("<html"), "{page}");
     assert_eq!(get("localhost", "/assets/app.js").0, 200);
     assert_eq!(get("localhost", "/assets/../Cargo.toml").0, 404);
+    // HEAD of the stream: its head, no stream.
+    let t0 = std::time::Instant::now();
+    let (status, body) = send(
+        &d,
+        "HEAD /api/stream HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!((status, body.as_str()), (200, ""));
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
 }
 
 #[test]
@@ -218,6 +228,7 @@ fn run_says_whether_the_caller_may_steer() {
         (Some("시험"), Some(false))
     );
     assert_eq!(v["baseline"], serde_json::Value::Null);
+    assert_eq!(v["run_id"], serde_json::Value::Null, "not known yet");
     assert_eq!(get(AUTH)["control"], true);
 }
 
@@ -253,6 +264,24 @@ fn seconds_stream_and_files_come_after_the_end() {
         got.contains("\"t\":1") && got.contains("\"t\":2") && !got.contains("\"t\":0"),
         "{got}"
     );
+    assert!(got.contains("event: state\nid: 3\n"), "{got}");
+    drop(s);
+    // A browser's EventSource reconnecting goes on from the id it last got.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    write!(
+        s,
+        "GET /api/stream?from=0 HTTP/1.1\r\nHost: {addr}\r\nLast-Event-ID: 2\r\n\r\n"
+    )
+    .unwrap();
+    let mut again = String::new();
+    while !again.contains("event: state") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "{again}");
+        again.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert_eq!(again.matches("event: second").count(), 1, "{again}");
+    assert!(again.contains("\"t\":2"), "{again}");
     drop(s);
     let file = "GET /files/summary.json HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n";
     assert_eq!(send(&d, file).0, 409);
@@ -283,6 +312,12 @@ fn seconds_stream_and_files_come_after_the_end() {
     assert_eq!(v["summary"]["requests"], 7);
     assert_eq!(v["bottleneck"], "db pool (app)");
     assert_eq!(v["files"][0]["url"], "/files/summary.json");
+    let (_, run) = send(
+        &d,
+        "GET /api/run HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    let v: serde_json::Value = serde_json::from_str(&run).unwrap();
+    assert_eq!(v["run_id"], "result", "the directory's name once known");
 }
 
 /// `/api/seconds?from=0` once it holds `n` seconds (within 3 s).
