@@ -58,7 +58,7 @@ export async function startMock(opts = {}) {
   };
   const seconds = [];
   const events = [];
-  const st = { paused: false, stopping: false, ended: false, rate: 10 };
+  const st = { paused: false, stopping: false, ended: false, rate: 10, held: 0 };
   const controls = [];
   const clients = new Set();
   for (let t = 0; t < (opts.startAt ?? 0); t++) seconds.push(plantedSecond(t, opts));
@@ -68,6 +68,7 @@ export async function startMock(opts = {}) {
     const lastS = seconds[n - 1];
     return {
       elapsed_s: n,
+      planned_end_s: 60 + st.held,
       seconds_closed: n,
       stage: n < 10 ? 'warm-up' : '유지',
       active_vus: lastS ? lastS.vus : 0,
@@ -122,7 +123,8 @@ export async function startMock(opts = {}) {
       case 'set_rate': events.push({ t_s: t, kind: 'control', what: `arrival rate ${st.rate}/s → ${cmd.per_s}/s` }); st.rate = cmd.per_s; return null;
       case 'set_vus': if (cmd.vus > 10) return 'asked for 11 VUs; the plan has at most 10'; events.push({ t_s: t, kind: 'control', what: `active VUs → ${cmd.vus}` }); return null;
       case 'stop': st.stopping = true; events.push({ t_s: t, kind: 'control', what: 'stopped' }); setTimeout(end, 300); return null;
-      case 'hold': case 'next_stage': return `${cmd.action} is not supported by this run`;
+      case 'hold': if (cmd.seconds > 600) return 'a hold of at most 600 s'; st.held += cmd.seconds; events.push({ t_s: t, kind: 'control', what: `held ${cmd.seconds} s` }); return null;
+      case 'next_stage': return 'there is no next stage';
       default: return undefined;
     }
   }

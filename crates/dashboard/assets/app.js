@@ -224,7 +224,8 @@ function renderHeader() {
   $('stage').textContent = (st && st.stage) || '–';
   const elapsed = st && Number.isFinite(st.elapsed_s) ? st.elapsed_s : timeline.next;
   $('elapsed').textContent = fmt.duration(elapsed);
-  $('planned').textContent = Number.isFinite(run.planned_s) ? fmt.duration(run.planned_s) : 'open-ended';
+  const planned = plannedEnd();
+  $('planned').textContent = planned > 0 ? fmt.duration(planned) : 'open-ended';
   const l = last();
   $('now-vus').textContent = l && Number.isFinite(l.vus) ? fmt.thousands(l.vus) : '–';
   $('now-rps').textContent = l ? fmt.rate(l.rps) : '–';
@@ -250,8 +251,14 @@ function lastWith(has) {
 
 /** The x range every chart shares: the plan's length, or the run so far if longer. */
 function xmax() {
-  const planned = Number.isFinite(pado.run.planned_s) ? pado.run.planned_s : 0;
-  return Math.max(planned, timeline.next, 10);
+  return Math.max(plannedEnd(), timeline.next, 10);
+}
+
+/** When the load is planned to end: moved by holds and skips (the state says), else the plan's. */
+function plannedEnd() {
+  const st = pado.state;
+  if (st && Number.isFinite(st.planned_end_s) && st.planned_end_s > 0) return st.planned_end_s;
+  return Number.isFinite(pado.run.planned_s) ? pado.run.planned_s : 0;
 }
 
 /** Stage boundaries and control events, as vertical marks. */
