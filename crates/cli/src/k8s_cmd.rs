@@ -14,7 +14,7 @@ use pado_k8s::flow;
 use pado_k8s::{FileEntry, FlowError, FlowOptions, GeneratorSpec, Resources};
 
 use crate::args::{K8sCommand, K8sGeneratorArgs, K8sRunArgs, K8sTestArgs};
-use crate::config::LoadSpec;
+use crate::config::{LoadFlags as _, LoadSpec};
 use crate::exit::{self, Failure};
 use crate::live_view::LiveView;
 use crate::out::out;
@@ -230,7 +230,7 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
     // pods' to resolve; without one, the pods would have no value either.
     let plan = match &a.env_from_secret {
         Some(secret) => {
-            let (plan, deferred) = prep.compile_for_pods()?;
+            let (plan, deferred) = prep.compile_for_elsewhere()?;
             if let Some(note) = deferred_env_note(&deferred, secret) {
                 eprintln!("{note}");
             }
@@ -477,7 +477,10 @@ fn generator(a: &K8sGeneratorArgs) -> Result<i32, Failure> {
     // A `run` can be steered: the coordinator's `POST /control` reaches it through
     // a socket beside its results.
     let socket = (a.command.first().map(String::as_str) == Some("run")).then(|| {
-        crate::control_socket::socket_path(a.results.parent().unwrap_or(&a.results), "generator")
+        pado_fleet::control_socket::socket_path(
+            a.results.parent().unwrap_or(&a.results),
+            "generator",
+        )
     });
     let opts = pado_fleet::generator::GeneratorOptions {
         listen: a.listen,
@@ -486,7 +489,7 @@ fn generator(a: &K8sGeneratorArgs) -> Result<i32, Failure> {
         stop: std::sync::Arc::new(interrupt_child),
         token,
         control: socket.clone().map(|path| {
-            std::sync::Arc::new(move |body: &[u8]| crate::control_socket::send(&path, body))
+            std::sync::Arc::new(move |body: &[u8]| pado_fleet::control_socket::send(&path, body))
                 as pado_fleet::job::ControlFn
         }),
     };

@@ -108,14 +108,9 @@ fn report_run(
     })
 }
 
-/// Run and write the result directory, printing nothing but progress (for
-/// `pado run` and for commands that run several tests, like `find-capacity`).
-pub(crate) fn execute(cfg: &RunConfig) -> Result<Finished, Failure> {
-    execute_live(cfg).map(|(done, _)| done)
-}
-
-/// [`execute`], with the live page when the configuration asks for one: it is
-/// told the run ended and handed back to be kept up as long as asked.
+/// Run and write the result directory, printing nothing but progress, with the
+/// live page when the configuration asks for one: it is told the run ended and
+/// handed back to be kept up as long as asked.
 fn execute_live(cfg: &RunConfig) -> Result<(Finished, Option<Dashboard>), Failure> {
     let prep = &cfg.scenario;
     let split = &cfg.split;
@@ -140,7 +135,7 @@ fn execute_live(cfg: &RunConfig) -> Result<(Finished, Option<Dashboard>), Failur
     let setup_vars = split
         .setup_vars
         .as_deref()
-        .map(|v| crate::split::seed_vars(cfg.setup_vars_file.as_ref(), v, &plan))
+        .map(|v| pado_session::split::seed_vars(cfg.setup_vars_file.as_deref(), v, &plan))
         .transpose()?;
     // Ctrl-C: first stops gracefully, second exits at once. While waiting for an
     // agreed start it ends the wait: nothing sent, no result directory.
@@ -150,7 +145,7 @@ fn execute_live(cfg: &RunConfig) -> Result<(Finished, Option<Dashboard>), Failur
     watch_ctrl_c(stop.clone(), cfg.output.quiet || split.start_at.is_some());
     let start_at = split
         .start_at
-        .map(|at| crate::split::wait_for_start(at, &stop, cfg.output.quiet).map(|i| (at, i)))
+        .map(|at| pado_session::split::wait_for_start(at, &stop, cfg.output.quiet).map(|i| (at, i)))
         .transpose()?;
     watch_ctrl_c(stop.clone(), cfg.output.quiet);
     let scenario = pado_session::Scenario {

@@ -11,6 +11,10 @@ pub enum SessionError {
     /// Anything else: reading or writing files, starting threads (exit code 1).
     #[error("{0}")]
     Io(String),
+    /// The person running it stopped it before anything was sent (Ctrl-C while
+    /// waiting for an agreed start; the CLI's exit code 130).
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl SessionError {
