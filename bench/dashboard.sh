@@ -72,52 +72,52 @@ sleep 1
 URL="http://127.0.0.1:$PORT/"
 curl -sf --max-time 2 "$URL" >/dev/null || { log "nginx did not answer on $URL"; exit 1; }
 
-# watch BASE: waits for the dashboard address in pado's output, then watches it
-# until pado (PID $2) ends. Its own output goes to BASE.watch.
-watch() {
+# poll BASE PID: once pado (its `timeout`, PID) printed the dashboard's address,
+# hold /api/stream open and ask /api/state every second until PID ends.
+poll() {
   local base=$1 pid=$2 url="" i
   for i in $(seq 1 100); do
-    url=$(grep -ao 'http://127\.0\.0\.1:[0-9]*/[^[:space:]]*' "$base.out" "$base.err" 2>/dev/null | head -1 | cut -d: -f2-)
+    url=$(grep -ao 'http://127\.0\.0\.1:[0-9]*/' "$base.err" 2>/dev/null | head -1)
     [ -n "$url" ] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
   if [ -z "$url" ]; then echo "no dashboard address printed" >"$base.watch"; return; fi
-  local api="${url%%#*}"; api="${api%/}"
-  echo "watching $api with $WATCHER" >"$base.watch"
-  if [ "$WATCHER" = chromium ]; then
-    timeout $((DUR + 60)) taskset -c "$WATCH_CPU" node "$ROOT/testing/browser/watch.mjs" "$url" $((DUR + 30)) \
-      >>"$base.watch" 2>&1
-  else
-    taskset -c "$WATCH_CPU" curl -sN --max-time $((DUR + 30)) "$api/api/stream" >"$base.stream" 2>/dev/null &
-    local sse=$! polls=0
-    while kill -0 "$pid" 2>/dev/null; do
-      taskset -c "$WATCH_CPU" curl -s --max-time 2 "$api/api/state" >/dev/null && polls=$((polls + 1))
-      sleep 1
-    done
-    kill "$sse" 2>/dev/null
-    echo "$polls state polls; $(grep -c '^event: second' "$base.stream") seconds streamed" >>"$base.watch"
-  fi
+  local api="${url%/}"
+  taskset -c "$WATCH_CPU" curl -sN --max-time $((DUR + 30)) "$api/api/stream" >"$base.stream" 2>/dev/null &
+  local sse=$! polls=0
+  while kill -0 "$pid" 2>/dev/null; do
+    taskset -c "$WATCH_CPU" curl -s --max-time 2 "$api/api/state" >/dev/null && polls=$((polls + 1))
+    sleep 1
+  done
+  kill "$sse" 2>/dev/null
+  echo "poller: $polls state polls; $(grep -c '^event: second' "$base.stream") seconds streamed" >"$base.watch"
 }
 
-# one NAME I [--dashboard]: pado pinned to GEN_CPU under /usr/bin/time -v.
+# one NAME I [--dashboard]: pado pinned to GEN_CPU under /usr/bin/time -v. With
+# --dashboard a watcher follows the page from the run's first second: Chromium is
+# started first and opens the address as soon as pado prints it.
 one() {
   local base="$OUT/$1-$2"; shift 2
-  rm -rf "$base.dir" "$base.out" "$base.err"
+  rm -rf "$base.dir" "$base.out" "$base.err" "$base.watch"
   : >"$base.out"; : >"$base.err"
+  if [ $# -gt 0 ] && [ "$WATCHER" = chromium ]; then
+    taskset -c "$WATCH_CPU" timeout $((DUR + 90)) node "$ROOT/testing/browser/watch.mjs" "@$base.err" \
+      $((DUR + 60)) >"$base.watch" 2>&1 &
+    WATCH=$!
+    local i
+    for i in $(seq 1 300); do grep -q '^ready' "$base.watch" 2>/dev/null && break; sleep 0.1; done
+  fi
   timeout -k 5 $((DUR + 40)) /usr/bin/time -v -o "$base.time" taskset -c "$GEN_CPU" \
     "$PADO" run --url "$URL" --vus "$CONNS" --duration "${DUR}s" --workers 1 --quiet \
     --out "$base.dir" "$@" >"$base.out" 2>"$base.err" &
   local runner=$!
-  if [ $# -gt 0 ]; then
-    # `timeout` lives as long as pado does: the watcher follows it.
-    watch "$base" "$runner" &
+  if [ $# -gt 0 ] && [ "$WATCHER" = poller ]; then
+    poll "$base" "$runner" &
     WATCH=$!
   fi
   wait "$runner"
   if [ -n "$WATCH" ]; then
-    # The dashboard may stay up after the run for the page to fetch the files:
-    # the watcher ends on the page's "ended".
     wait "$WATCH" 2>/dev/null
     WATCH=""
   fi

@@ -55,13 +55,15 @@ try {
   await page.click('.tabs button[data-tab="events"]');
   await page.fill('#in-rate', String(rateTo));
   mark('rate');
+  const rateAt = Date.now();
   await page.click('#btn-set-rate');
   await answered(page, 'set rate');
   await eventShown(page, new RegExp(`→ ${rateTo}(\\.0)?/s`));
   // The page's own figures show the new rate too (a closed second at it).
   await until(() => page.evaluate((r) => window.pado.seconds.slice(-1)[0].rps >= 0.8 * r, rateTo), 6000, 'a second at the new rate on the page');
   assert.ok(await page.locator('#chart-rps line.mark.event').count() >= 1, 'the change is a mark on the chart');
-  await sleep(1500);
+  // The Rust side counts the server's requests 2–4 s after the click: no pause before 5 s.
+  await sleep(Math.max(0, rateAt + 5000 - Date.now()));
 
   // Pause: no new requests; resume: requests again.
   mark('pause');

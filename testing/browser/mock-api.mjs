@@ -31,7 +31,7 @@ export function plantedSecond(t, opts = {}) {
       login: { count: 2, failures: 0, p50_ms: 5, p95_ms: 6, p99_ms: 7, max_ms: 8, checks_passed: 2, checks_failed: 0 },
     },
     observed: { 'db_connections{pool="메인"}': 3 + t },
-    self_check: { cpu_pct: t >= (opts.hotFrom ?? Infinity) ? 97 : 12, ok: t < (opts.hotFrom ?? Infinity), note: t >= (opts.hotFrom ?? Infinity) ? 'pado is CPU-bound: the numbers describe pado' : 'keeps up' },
+    self_check: { cpu_pct: t >= (opts.hotFrom ?? Infinity) ? 97 : 12, ok: t < (opts.hotFrom ?? Infinity), note: t >= (opts.hotFrom ?? Infinity) ? 'a worker was 97% busy: pado may be the bottleneck' : undefined },
   };
   if (opts.distributed) s.generators = { 'gen-a': { requests: rate / 2, cpu_pct: 20 }, 'gen-b': { requests: rate / 2, cpu_pct: 25 } };
   return s;
@@ -58,7 +58,7 @@ export async function startMock(opts = {}) {
   };
   const seconds = [];
   const events = [];
-  const st = { paused: false, stopping: false, ended: false, rate: 10 };
+  const st = { paused: false, stopping: false, ended: false, rate: 10, held: 0 };
   const controls = [];
   const clients = new Set();
   for (let t = 0; t < (opts.startAt ?? 0); t++) seconds.push(plantedSecond(t, opts));
@@ -68,6 +68,7 @@ export async function startMock(opts = {}) {
     const lastS = seconds[n - 1];
     return {
       elapsed_s: n,
+      planned_end_s: 60 + st.held,
       seconds_closed: n,
       stage: n < 10 ? 'warm-up' : '유지',
       active_vus: lastS ? lastS.vus : 0,
@@ -122,7 +123,8 @@ export async function startMock(opts = {}) {
       case 'set_rate': events.push({ t_s: t, kind: 'control', what: `arrival rate ${st.rate}/s → ${cmd.per_s}/s` }); st.rate = cmd.per_s; return null;
       case 'set_vus': if (cmd.vus > 10) return 'asked for 11 VUs; the plan has at most 10'; events.push({ t_s: t, kind: 'control', what: `active VUs → ${cmd.vus}` }); return null;
       case 'stop': st.stopping = true; events.push({ t_s: t, kind: 'control', what: 'stopped' }); setTimeout(end, 300); return null;
-      case 'hold': case 'next_stage': return `${cmd.action} is not supported by this run`;
+      case 'hold': if (cmd.seconds > 600) return 'a hold of at most 600 s'; st.held += cmd.seconds; events.push({ t_s: t, kind: 'control', what: `held ${cmd.seconds} s` }); return null;
+      case 'next_stage': return 'there is no next stage';
       default: return undefined;
     }
   }

@@ -145,26 +145,31 @@ test('control: only with the token; every change reaches the API and errors read
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(m.controls.length, 3);
     // The run refuses: 409 in words.
+    await page.click('#btn-next-stage');
+    await until(() => page.evaluate(() => window.pado.lastControl.status === 409), 3000, '409 shown');
+    assert.equal(await page.textContent('#control-result'), 'The run refused the change: there is no next stage');
+    // A hold moves the planned end: the header and the time axis follow it.
+    assert.equal(await page.textContent('#planned'), '1m00s');
     await page.fill('#in-hold', '30');
     await page.click('#btn-hold');
-    await until(() => page.evaluate(() => window.pado.lastControl.status === 409), 3000, '409 shown');
-    assert.equal(await page.textContent('#control-result'), 'The run refused the change: hold is not supported by this run');
+    await until(async () => (await page.textContent('#planned')) === '1m30s', 3000, 'the planned end moved by the hold');
+    assert.deepEqual(m.controls.slice(-2), [{ action: 'next_stage' }, { action: 'hold', seconds: 30 }]);
 
     // The events are listed and drawn on the charts as marks.
     await page.click('.tabs button[data-tab="events"]');
-    await until(async () => (await page.locator('#table-events tbody tr').count()) === 3, 3000, 'three events');
-    assert.deepEqual(await page.locator('#table-events td.what').allTextContents(), ['paused', 'resumed', 'arrival rate 10/s → 25/s']);
-    assert.equal(await page.locator('#chart-rps line.mark.event').count(), 3);
+    await until(async () => (await page.locator('#table-events tbody tr').count()) === 4, 3000, 'four events');
+    assert.deepEqual(await page.locator('#table-events td.what').allTextContents(), ['paused', 'resumed', 'arrival rate 10/s → 25/s', 'held 30 s']);
+    assert.equal(await page.locator('#chart-rps line.mark.event').count(), 4);
 
     // Stop asks first: dismissing keeps the run going, accepting stops it.
     page.once('dialog', (d) => d.dismiss());
     await page.click('#btn-stop');
     await new Promise((r) => setTimeout(r, 300));
-    assert.equal(m.controls.length, 4);
+    assert.equal(m.controls.length, 5);
     page.once('dialog', (d) => d.accept());
     await page.click('#btn-stop');
-    await until(() => m.controls.length === 5, 3000, 'stop sent');
-    assert.deepEqual(m.controls[4], { action: 'stop' });
+    await until(() => m.controls.length === 6, 3000, 'stop sent');
+    assert.deepEqual(m.controls[5], { action: 'stop' });
     await page.close();
   } finally {
     await m.close();
@@ -199,7 +204,7 @@ test('baseline dashed, generators tab for a distributed run only, the self-check
     assert.equal(await page.isVisible('th.baseline-col'), true);
     assert.match(await page.textContent('#baseline-note'), /mock-run-0/);
     assert.equal(await page.getAttribute('#self-check', 'class'), 'light red');
-    assert.match(await page.textContent('#self-check-note'), /CPU-bound/);
+    assert.match(await page.textContent('#self-check-note'), /may be the bottleneck/);
     await page.click('#tab-generators');
     const shares = await page.locator('#table-generators tbody tr').evaluateAll((rows) => rows.map((r) => r.cells[3].textContent));
     assert.deepEqual(shares, ['25.00%', '75.00%']);

@@ -90,28 +90,31 @@ fn received(srv: &TestServer, from: Instant, to: Instant) -> usize {
         .count()
 }
 
+/// The server's count in each second from `from`, `n` seconds: for a failure's message.
+fn per_second(srv: &TestServer, from: Instant, n: u32) -> Vec<usize> {
+    (0..n)
+        .map(|i| {
+            let a = from + Duration::from_secs(u64::from(i));
+            received(srv, a, a + Duration::from_secs(1))
+        })
+        .collect()
+}
+
 fn within(got: usize, want: f64, tolerance: f64) -> bool {
     (got as f64 - want).abs() <= want * tolerance
 }
 
-#[test]
-fn the_page_steers_a_real_run_and_the_server_sees_it() {
-    let Some(node) = browser_tools() else { return };
-    let _machine = crate::harness::shared_machine();
-    let srv = TestServer::start();
-    let dir = tmp("dashboard-browser");
-    let f = write_fixture(
-        &dir,
-        "dashboard_browser_steered_from_the_page.yaml",
-        "live.yaml",
-        &[("target", srv.base_url())],
-    );
-    let result = dir.join("result");
+/// `pado run FILE --dashboard` writing into `result`: the process and the address
+/// it printed.
+fn start_pado(file: &Path, result: &Path) -> (Kid, String) {
     let mut child = pado_cmd(["run"])
-        .arg(&f)
+        .arg(file)
         .arg("--out")
-        .arg(&result)
+        .arg(result)
         .arg("--dashboard")
+        // The page is kept up after the run for the script to see the end and
+        // download report.html; a Ctrl-C ends the wait.
+        .args(["--dashboard-linger", "60s"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -120,14 +123,19 @@ fn the_page_steers_a_real_run_and_the_server_sees_it() {
     let (tx, pado_lines) = mpsc::channel();
     lines_of(child.stdout.take().unwrap(), tx.clone());
     lines_of(child.stderr.take().unwrap(), tx);
-    let mut pado = Kid(child);
+    let pado = Kid(child);
     let mut said = Vec::new();
     let url = dashboard_url(&pado_lines, &mut said);
+    (pado, url)
+}
 
-    let mut script = Command::new(&node)
+/// What `live-run.mjs` printed on stdout, each line with when it arrived; fails
+/// with its stderr unless it ended with `OK`.
+fn run_page_script(node: &Path, url: &str) -> Vec<(Instant, String)> {
+    let mut script = Command::new(node)
         .arg(browser_dir().join("live-run.mjs"))
         .current_dir(browser_dir())
-        .env("PADO_DASHBOARD_URL", &url)
+        .env("PADO_DASHBOARD_URL", url)
         .env("RATE_TO", RATE_TO.to_string())
         .env("LATE_AFTER_S", "14")
         .stdin(Stdio::null())
@@ -152,45 +160,53 @@ fn the_page_steers_a_real_run_and_the_server_sees_it() {
         "the page's script failed ({status:?}):\n{script_said}\nstdout: {printed:?}"
     );
     assert_eq!(printed.last().copied(), Some("OK"), "{printed:?}");
-    let mark = |what: &str| {
-        out.iter()
-            .find(|(_, l)| l == &format!("MARK {what}"))
-            .unwrap_or_else(|| panic!("no MARK {what}: {printed:?}"))
-            .0
-    };
-    let (rate, pause, resume) = (mark("rate"), mark("pause"), mark("resume"));
+    out
+}
+
+/// The moment the script said `MARK what` (just before its click).
+fn mark(out: &[(Instant, String)], what: &str) -> Instant {
+    out.iter()
+        .find(|(_, l)| l == &format!("MARK {what}"))
+        .unwrap_or_else(|| panic!("no MARK {what}: {out:?}"))
+        .0
+}
+
+/// The load the server received around the page's clicks.
+fn judge_the_load(srv: &TestServer, out: &[(Instant, String)]) {
+    let (rate, pause, resume) = (mark(out, "rate"), mark(out, "pause"), mark(out, "resume"));
     let s = Duration::from_secs;
     let ms = Duration::from_millis;
-
+    let seen = format!(
+        "server's count per second from 3 s before the rate change: {:?}; pause at {:.1} s, resume at {:.1} s",
+        per_second(srv, rate - s(3), 16),
+        (pause - (rate - s(3))).as_secs_f64(),
+        (resume - (rate - s(3))).as_secs_f64()
+    );
     // Before the click the plan's rate; from 2 s after it the page's rate.
-    let before = received(&srv, rate - s(2), rate);
+    let before = received(srv, rate - s(2), rate);
     assert!(
         within(before, 2.0 * RATE_FROM, 0.2),
-        "{before} requests in the 2 s before the change (planned {RATE_FROM}/s)"
+        "{before} requests in the 2 s before the change (planned {RATE_FROM}/s); {seen}"
     );
-    let after = received(&srv, rate + s(2), rate + s(4));
+    let after = received(srv, rate + s(2), rate + s(4));
     assert!(
         within(after, 2.0 * RATE_TO, 0.15),
-        "{after} requests in seconds 2–4 after the change to {RATE_TO}/s"
+        "{after} requests in seconds 2–4 after the change to {RATE_TO}/s; {seen}"
     );
     // Paused: nothing new from 1 s after the click until the resume.
-    let paused = received(&srv, pause + s(1), resume);
-    assert_eq!(paused, 0, "requests arrived while paused");
+    let paused = received(srv, pause + s(1), resume);
+    assert_eq!(paused, 0, "requests arrived while paused; {seen}");
     // Resumed: the page's rate again (the pause owes no arrivals).
-    let resumed = received(&srv, resume + ms(1500), resume + ms(3500));
+    let resumed = received(srv, resume + ms(1500), resume + ms(3500));
     assert!(
         within(resumed, 2.0 * RATE_TO, 0.2),
-        "{resumed} requests in seconds 1.5–3.5 after the resume"
+        "{resumed} requests in seconds 1.5–3.5 after the resume; {seen}"
     );
+}
 
-    // The page stopped the run: pado writes the result and ends.
-    if wait_within(&mut pado.0, s(30)).is_none() {
-        interrupt(&pado.0);
-        assert!(
-            wait_within(&mut pado.0, s(20)).is_some(),
-            "pado did not end after the page's stop and a Ctrl-C"
-        );
-    }
+/// The result directory: pado's count is the server's, and every change made in
+/// the page is a `control` event in `events.jsonl` and in `report.html`.
+fn judge_the_result(srv: &TestServer, result: &Path) {
     let summary: Value = serde_json::from_str(
         &std::fs::read_to_string(result.join("summary.json")).expect("summary.json"),
     )
@@ -221,6 +237,31 @@ fn the_page_steers_a_real_run_and_the_server_sees_it() {
         report.contains("검색 &lt;b&gt;"),
         "the Hangul step name in the report"
     );
+}
+
+#[test]
+fn the_page_steers_a_real_run_and_the_server_sees_it() {
+    let Some(node) = browser_tools() else { return };
+    let _machine = crate::harness::shared_machine();
+    let srv = TestServer::start();
+    let dir = tmp("dashboard-browser");
+    let f = write_fixture(
+        &dir,
+        "dashboard_browser_steered_from_the_page.yaml",
+        "live.yaml",
+        &[("target", srv.base_url())],
+    );
+    let result = dir.join("result");
+    let (mut pado, url) = start_pado(&f, &result);
+    let out = run_page_script(&node, &url);
+    judge_the_load(&srv, &out);
+    // The page stopped the run and saw its end: a Ctrl-C ends the page's linger.
+    interrupt(&pado.0);
+    assert!(
+        wait_within(&mut pado.0, Duration::from_secs(30)).is_some(),
+        "pado did not end after the page's stop and a Ctrl-C"
+    );
+    judge_the_result(&srv, &result);
 }
 
 #[test]

@@ -224,23 +224,41 @@ function renderHeader() {
   $('stage').textContent = (st && st.stage) || '–';
   const elapsed = st && Number.isFinite(st.elapsed_s) ? st.elapsed_s : timeline.next;
   $('elapsed').textContent = fmt.duration(elapsed);
-  $('planned').textContent = Number.isFinite(run.planned_s) ? fmt.duration(run.planned_s) : 'open-ended';
+  const planned = plannedEnd();
+  $('planned').textContent = planned > 0 ? fmt.duration(planned) : 'open-ended';
   const l = last();
   $('now-vus').textContent = l && Number.isFinite(l.vus) ? fmt.thousands(l.vus) : '–';
   $('now-rps').textContent = l ? fmt.rate(l.rps) : '–';
-  $('now-p95').textContent = l && Number.isFinite(l.p95_ms) ? fmt.ms(l.p95_ms) + ' ms' : '–';
-  const light = selfCheckLight(l && l.self_check);
+  // A second without requests (a pause, the graceful tail) has no latency or
+  // self-check: the newest second that has one speaks for now.
+  const lat = lastWith((q) => Number.isFinite(q.p95_ms));
+  $('now-p95').textContent = lat ? fmt.ms(lat.p95_ms) + ' ms' : '–';
+  const checked = lastWith((q) => q.self_check);
+  const light = selfCheckLight(checked && checked.self_check);
   const dot = $('self-check');
   dot.className = 'light ' + light.level;
   dot.title = light.note;
-  const cpu = l && l.self_check && Number.isFinite(l.self_check.cpu_pct) ? ` (CPU ${Math.round(l.self_check.cpu_pct)}%)` : '';
+  const cpu = checked && Number.isFinite(checked.self_check.cpu_pct) ? ` (CPU ${Math.round(checked.self_check.cpu_pct)}%)` : '';
   $('self-check-note').textContent = light.note + cpu;
+}
+
+/** The newest second for which `has(second)` holds, or null. */
+function lastWith(has) {
+  const s = timeline.seconds;
+  for (let i = s.length - 1; i >= 0; i--) if (has(s[i])) return s[i];
+  return null;
 }
 
 /** The x range every chart shares: the plan's length, or the run so far if longer. */
 function xmax() {
-  const planned = Number.isFinite(pado.run.planned_s) ? pado.run.planned_s : 0;
-  return Math.max(planned, timeline.next, 10);
+  return Math.max(plannedEnd(), timeline.next, 10);
+}
+
+/** When the load is planned to end: moved by holds and skips (the state says), else the plan's. */
+function plannedEnd() {
+  const st = pado.state;
+  if (st && Number.isFinite(st.planned_end_s) && st.planned_end_s > 0) return st.planned_end_s;
+  return Number.isFinite(pado.run.planned_s) ? pado.run.planned_s : 0;
 }
 
 /** Stage boundaries and control events, as vertical marks. */
@@ -415,6 +433,7 @@ function renderThresholds() {
   const live = (pado.state && pado.state.thresholds) || null;
   const list = live || (pado.run.thresholds || []).map((t) => ({ ...t, pass: null, value: null }));
   $('no-thresholds').hidden = list.length > 0;
+  $('table-thresholds').hidden = list.length === 0;
   const body = $('table-thresholds').querySelector('tbody');
   body.textContent = '';
   for (const t of list) {

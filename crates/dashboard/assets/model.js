@@ -140,18 +140,21 @@ function num(v) {
 }
 
 /**
- * The generator self-check as a light: red when it says the numbers describe pado
- * (not ok), amber when pado's CPU is high enough (≥ 80% of a core) to watch, green
- * otherwise, grey before it is known.
+ * The generator self-check as a light, with pado's summary's meaning: red when a
+ * worker was busy (pado may be the bottleneck: the figures may describe pado),
+ * amber when pado was only delayed (it waited for a CPU or woke late: the timings
+ * may carry that delay, the load still went out), green when it kept up, grey
+ * before the first second. A second's check says which by its note (pado's own
+ * words), or by `busy` when the server sends it.
  */
 export function selfCheckLight(check) {
   if (!check || typeof check !== 'object') return { level: 'unknown', note: 'not measured yet' };
   const note = check.note || '';
-  if (check.ok === false) return { level: 'red', note: note || 'the generator is saturated' };
-  if (typeof check.cpu_pct === 'number' && check.cpu_pct >= 80) {
-    return { level: 'amber', note: note || `pado's CPU at ${Math.round(check.cpu_pct)}%` };
-  }
-  return { level: 'green', note: note || 'the generator keeps up' };
+  if (check.ok !== false) return { level: 'green', note: note || 'pado keeps up' };
+  const busy = check.busy === true || /bottleneck/i.test(note);
+  return busy
+    ? { level: 'red', note: note || 'pado may be the bottleneck' }
+    : { level: 'amber', note: note || 'pado was delayed by other work on this machine' };
 }
 
 /** The run's state in one word: ended, stopping, paused or running. */

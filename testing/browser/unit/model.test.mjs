@@ -48,10 +48,13 @@ test('the step table sums over the run and shows the newest second', () => {
   assert.equal(idle.rps, null);
 });
 
-test('the self-check light: red when not ok, amber when busy, green otherwise', () => {
-  assert.equal(selfCheckLight({ ok: false, cpu_pct: 99, note: 'CPU-bound' }).level, 'red');
-  assert.equal(selfCheckLight({ ok: true, cpu_pct: 85 }).level, 'amber');
-  assert.equal(selfCheckLight({ ok: true, cpu_pct: 79.9 }).level, 'green');
+test('the self-check light: red when pado may be the bottleneck, amber when only delayed', () => {
+  // The notes pado's dashboard writes (crates/dashboard/src/second.rs).
+  assert.equal(selfCheckLight({ ok: false, cpu_pct: 99, note: 'a worker was 99% busy: pado may be the bottleneck' }).level, 'red');
+  assert.equal(selfCheckLight({ ok: false, cpu_pct: 3, note: 'pado waited for a CPU (other work on this machine)' }).level, 'amber');
+  assert.equal(selfCheckLight({ ok: false, cpu_pct: 3, note: "pado's event loop woke up 238 ms late" }).level, 'amber');
+  assert.equal(selfCheckLight({ ok: false, cpu_pct: 40, busy: true }).level, 'red');
+  assert.equal(selfCheckLight({ ok: true, cpu_pct: 85 }).level, 'green');
   assert.equal(selfCheckLight(undefined).level, 'unknown');
 });
 
