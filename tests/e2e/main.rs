@@ -9,6 +9,7 @@ mod agents;
 mod analysis;
 mod browser;
 mod capacity;
+mod dashboard;
 mod demo;
 mod demo_protocols;
 mod docs_examples;

@@ -35,6 +35,7 @@ mod built_in;
 mod bundle_files;
 mod config;
 mod coordinator;
+mod dashboard_cmd;
 mod debugging;
 mod demo;
 mod exit;
@@ -252,6 +253,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "scaling-out",
         include_str!("../../../docs/scaling-out.md"),
     ),
+    (
+        args::DocTopic::Dashboard,
+        "dashboard",
+        include_str!("../../../docs/dashboard.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.
@@ -430,6 +436,7 @@ fn demo_cmd(d: &args::DemoArgs) -> Result<i32, exit::Failure> {
         soak: d.soak,
         scenario: d.scenario.clone(),
         exports: d.exports.clone(),
+        dashboard: dashboard_cmd::DashboardSpec::from_args(&d.dashboard, None)?,
         target_args: vec![
             "--workers".into(),
             d.target_workers.to_string(),
