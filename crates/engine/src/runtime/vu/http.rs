@@ -125,7 +125,7 @@ impl Vu {
         (scope, step, req): (&str, &StepPlan, &RequestPlan),
         (bytes, is_head, resend_safe): Hop<'_>,
         (host, hops): (usize, u32),
-        at: (Option<Instant>, Instant),
+        (scheduled, t_start): (Option<Instant>, Instant),
     ) -> Option<Follow> {
         let ctx = self.ctx.clone();
         // Debugging (`--http-debug`, `--once`) shows every head and body.
@@ -147,100 +147,7 @@ impl Vu {
             }
         };
         let (ex, protocol) = self.send(&ctx, req, origin, out, (host, hops)).await;
-        if follows(req, &ex) {
-            let to = (origin, out, host, hops);
-            return self
-                .redirected(&ctx, (scope, step, req), to, (ex, protocol), at)
-                .await;
-        }
-        // Every other answer is finished without another wait, so nothing of the
-        // exchange is kept in the request's future (copied there on every request).
-        self.settle(
-            &ctx,
-            (scope, step, req),
-            (origin, out, host),
-            (&ex, protocol),
-            at,
-            None,
-        )
-    }
-
-    /// A redirect the step follows (see [`follows`]): its cookies kept, where it
-    /// leads found (a new origin's name may be resolved, a wait), then finished as a
-    /// hop, or as the step's final answer when it cannot be followed.
-    async fn redirected(
-        &mut self,
-        ctx: &WorkerCtx,
-        (scope, step, req): (&str, &StepPlan, &RequestPlan),
-        (origin, out, host, hops): (&Origin, Outgoing<'_>, usize, u32),
-        (ex, protocol): (Exchange, RawProtocol),
-        at: (Option<Instant>, Instant),
-    ) -> Option<Follow> {
-        let body: &[u8] = if out.keep_body { &self.resp.body } else { &[] };
-        let view = ResponseView::new(ex.status, &self.resp.head, body);
-        if self.cookies && !self.resp.head.is_empty() {
-            self.jar.absorb(host, &view);
-        }
-        let to = match view.header("location") {
-            // A redirect without a `Location` is a response like any other.
-            None => Ok(None),
-            Some(_) if hops >= MAX_REDIRECTS => Err(ErrorKind::TooManyRedirects),
-            Some(loc) => redirect_to(&origin.label, out.bytes, loc)
-                .map(Some)
-                .ok_or(ErrorKind::BadRedirect),
-        };
-        let decided = match to {
-            Ok(None) => (None, None),
-            Err(e) => (None, Some(e)),
-            Ok(Some(url)) => {
-                let found = host_for(
-                    &ctx.plan,
-                    &mut self.extra,
-                    &mut self.extra_next,
-                    &mut self.jar,
-                    &url,
-                )
-                .await;
-                match found {
-                    Some(h) => (
-                        Some(Follow {
-                            url,
-                            status: ex.status,
-                            host: h,
-                            same_origin: h == host,
-                        }),
-                        None,
-                    ),
-                    None => (None, Some(ErrorKind::BadRedirect)),
-                }
-            }
-        };
-        let sent = (origin, out, host);
-        self.settle(
-            ctx,
-            (scope, step, req),
-            sent,
-            (&ex, protocol),
-            at,
-            Some(decided),
-        )
-    }
-
-    /// Finish the answer of `ex` (see [`Vu::exchange_once`]) through the finish
-    /// path and return the redirect to follow, if any. `redirect` is what
-    /// [`Vu::redirected`] decided for a redirect the step follows (the hop and the
-    /// failure that ends the chain; its cookies already kept); `None` for any other
-    /// answer, whose cookies are kept here.
-    fn settle(
-        &mut self,
-        ctx: &WorkerCtx,
-        (scope, step, req): (&str, &StepPlan, &RequestPlan),
-        (origin, out, host): (&Origin, Outgoing<'_>, usize),
-        (ex, protocol): (&Exchange, RawProtocol),
-        (scheduled, t_start): (Option<Instant>, Instant),
-        redirect: Option<(Option<Follow>, Option<ErrorKind>)>,
-    ) -> Option<Follow> {
-        let (mut sample, end, duration) = sample_of(ex, scheduled, t_start);
+        let (mut sample, end, duration) = sample_of(&ex, scheduled, t_start);
         // The answer's buffers, held here while the finish path runs (put back below).
         let resp_body = std::mem::take(&mut self.resp.body);
         let resp_head = std::mem::take(&mut self.resp.head);
@@ -253,15 +160,12 @@ impl Vu {
         };
         let head: &[u8] = if ok_transport { &resp_head } else { &[] };
         let view = ResponseView::new(ex.status, head, body);
-        let (follow, error) = match redirect {
-            Some(decided) => decided,
-            None => {
-                if self.cookies && !head.is_empty() {
-                    self.jar.absorb(host, &view);
-                }
-                (None, ex.error)
-            }
-        };
+        if self.cookies && !head.is_empty() {
+            self.jar.absorb(host, &view);
+        }
+        let (follow, error) = self
+            .redirect(&ctx, req, (origin, bytes, host, hops), &ex, &view)
+            .await;
         sample.error = error;
         let ok = error.is_none();
         // A hop: its own sample under the step's name, never a failure; checks and
@@ -287,17 +191,63 @@ impl Vu {
             failure_body: if out.keep_body { body } else { &fail_body },
             sent: Sent::Http {
                 origin: &origin.label,
-                bytes: out.bytes,
+                bytes,
                 protocol,
             },
             stream_msgs: None,
         };
-        self.finish(ctx, (scope, step), judge, ended);
+        self.finish(&ctx, (scope, step), judge, ended);
         self.resp.body = resp_body;
         self.resp.head = resp_head;
         self.resp.fail_body = fail_body;
         self.resp.fail_body.clear();
         follow
+    }
+
+    /// Where a redirect answer leads, when the step follows redirects: the hop to
+    /// make, or the failure that ends the chain (too many hops, a `Location` that
+    /// cannot be followed), or neither for any other answer.
+    async fn redirect(
+        &mut self,
+        ctx: &WorkerCtx,
+        req: &RequestPlan,
+        (origin, bytes, host, hops): (&Origin, &[u8], usize, u32),
+        ex: &Exchange,
+        view: &ResponseView<'_>,
+    ) -> (Option<Follow>, Option<ErrorKind>) {
+        if !(req.follow_redirects && ex.error.is_none() && is_redirect(ex.status)) {
+            return (None, ex.error);
+        }
+        // A redirect without a `Location` is a response like any other.
+        let Some(loc) = view.header("location") else {
+            return (None, None);
+        };
+        if hops >= MAX_REDIRECTS {
+            return (None, Some(ErrorKind::TooManyRedirects));
+        }
+        let Some(url) = redirect_to(&origin.label, bytes, loc) else {
+            return (None, Some(ErrorKind::BadRedirect));
+        };
+        let found = host_for(
+            &ctx.plan,
+            &mut self.extra,
+            &mut self.extra_next,
+            &mut self.jar,
+            &url,
+        )
+        .await;
+        match found {
+            Some(h) => (
+                Some(Follow {
+                    url,
+                    status: ex.status,
+                    host: h,
+                    same_origin: h == host,
+                }),
+                None,
+            ),
+            None => (None, Some(ErrorKind::BadRedirect)),
+        }
     }
 
     /// A request its templates could not build: nothing is sent. It counts as a
@@ -334,12 +284,4 @@ impl Vu {
         let at = (scheduled, t_start);
         self.finish_unbuilt(&ctx, (scope, step), (req.origin, sent), &fault, at);
     }
-}
-
-/// Whether the answer of `ex` is a redirect that `req` follows (then
-/// [`Vu::redirect`] says where it leads); checked before the redirect's future is
-/// made, so the other answers do not pay for it.
-#[inline]
-fn follows(req: &RequestPlan, ex: &Exchange) -> bool {
-    req.follow_redirects && ex.error.is_none() && is_redirect(ex.status)
 }
