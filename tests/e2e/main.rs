@@ -10,6 +10,7 @@ mod analysis;
 mod browser;
 mod capacity;
 mod dashboard;
+mod dashboard_browser;
 mod demo;
 mod demo_protocols;
 mod docs_examples;

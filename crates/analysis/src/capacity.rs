@@ -126,6 +126,17 @@ pub enum PlanError {
 }
 
 impl SearchPlan {
+    /// The first rate tried (iterations per second): the one a scenario is checked
+    /// at before the search, and the one messages name.
+    pub fn start(&self) -> f64 {
+        self.start
+    }
+
+    /// What each step multiplies the rate by until the first break.
+    pub fn factor(&self) -> f64 {
+        self.factor
+    }
+
     /// Rates from `start`, ×`factor` per step, never above `max`, then `refine`
     /// bisection rounds after the first break.
     pub fn new(start: f64, factor: f64, max: f64, refine: u32) -> Result<Self, PlanError> {

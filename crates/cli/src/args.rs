@@ -343,6 +343,10 @@ pub(crate) struct K8sRunArgs {
     /// Recording the merged run in the history.
     #[command(flatten)]
     pub history: HistoryArgs,
+    /// The live dashboard of the whole test, as `pado run --dashboard`: a change
+    /// of the load made there reaches every generator pod.
+    #[command(flatten)]
+    pub dashboard: DashboardArgs,
 }
 
 /// `pado k8s generator` flags (the Job's pods).
@@ -848,6 +852,12 @@ pub(crate) struct RunArgs {
     /// `--help` (the agent's, not a user's).
     #[arg(long, hide = true)]
     pub refuse_commands: bool,
+    /// Listen on this Unix socket for changes of the load (a `ControlCommand` as
+    /// JSON, one line per connection): how `pado agent` and `pado k8s generator`
+    /// hand a coordinator's `POST /control` to the run they started. Kept out of
+    /// `--help` (theirs, not a user's).
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub control_socket: Option<PathBuf>,
     /// Run only segment `i` of `N` of the test (numbered from 0: `0/3`, `1/3`, `2/3`
     /// on three generators): its share of the VUs (at every instant), of the
     /// arrivals (the N schedules interleave into the single one) and of `sequential`

@@ -5,8 +5,8 @@
 
 use pado_fleet::bundle::{is_relative_inside, FileEntry};
 
+use crate::config::Prepared;
 use crate::exit::Failure;
-use crate::prepared::Prepared;
 
 /// Every data and body file of the scenario, at the path the scenario names it by
 /// (relative to its directory), each read with at most `cap` bytes.

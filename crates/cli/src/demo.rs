@@ -124,7 +124,7 @@ pub(crate) fn run(o: DemoOptions) -> Result<i32, Failure> {
         exports: o.exports.clone(),
         ..Default::default()
     };
-    let code = spec.load().and_then(|scenario| {
+    let code = spec.load().map_err(Failure::from).and_then(|scenario| {
         crate::run_cmd::run(
             &RunConfig {
                 soak: o.soak,

@@ -53,11 +53,27 @@ impl std::fmt::Display for Failure {
 }
 
 impl From<pado_session::SessionError> for Failure {
-    /// A session's bad input is invalid usage (exit 2); anything else exit 1.
+    /// A session's bad input is invalid usage (exit 2), a stop before anything was
+    /// sent exit 130; anything else exit 1.
     fn from(e: pado_session::SessionError) -> Self {
         match e {
             pado_session::SessionError::Invalid(m) => Failure::invalid(m),
             pado_session::SessionError::Io(m) => Failure::other(m),
+            pado_session::SessionError::Interrupted(m) => Failure {
+                code: INTERRUPTED,
+                message: m,
+            },
+        }
+    }
+}
+
+impl From<pado_fleet::agent_setup::SetupError> for Failure {
+    /// A setting of an agent or a coordinator that is wrong is invalid usage
+    /// (exit 2); a file that could not be written exit 1.
+    fn from(e: pado_fleet::agent_setup::SetupError) -> Self {
+        match e {
+            pado_fleet::agent_setup::SetupError::Invalid(m) => Failure::invalid(m),
+            pado_fleet::agent_setup::SetupError::Io(m) => Failure::other(m),
         }
     }
 }

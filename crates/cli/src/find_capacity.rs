@@ -1,176 +1,42 @@
 //! `pado find-capacity`: the breakpoint search users do by hand with nGrinder step
-//! loads, automated in the open model. The decisions (step up, bisect, how a step
-//! is judged against the SLA, how the search ended) are `pado_analysis::capacity`'s;
-//! this module only runs each step as a full `pado run` built by
-//! [`crate::config`], hands its figures over, and prints the steps and the outcome.
+//! loads, automated in the open model. The search (each step a full run, judged
+//! against the SLA, how it ended) is [`pado_session::find_capacity`]'s; this module
+//! stops it on Ctrl-C, records each step in the history, and prints the steps and
+//! the outcome.
 
-use std::path::PathBuf;
-use std::time::Duration;
+use pado_analysis::capacity::Outcome;
+use pado_analysis::thresholds::Threshold;
+use pado_engine::StopState;
+use pado_session::find_capacity::{limit_at_break, saturated_from, Search, StepResult, Steps};
+use pado_session::SessionError;
 
-use pado_analysis::capacity::{self, Outcome, SearchPlan, StepCounts, StepVerdict};
-use pado_analysis::thresholds::{self, Threshold};
-use pado_analysis::TotalsSource;
-use pado_metrics::Phase;
-use pado_scenario::{Dur, LoadShape};
-
-use crate::config::{LoadSpec, RunConfig};
 use crate::exit::{self, Failure};
 use crate::out::outln;
-use crate::prepared::{Prepared, ScenarioText};
-use pado_session::Output;
 
-/// Search settings.
-pub(crate) struct CapacityOptions {
-    /// What to load (a URL or a scenario file) and how requests are sent, as
-    /// `pado run` takes it; each step sets its own rate and length.
-    pub load: LoadSpec,
-    /// Reuse non-empty step directories (`--overwrite`).
-    pub overwrite: bool,
-    /// The rates to try (start, factor, maximum, refinement rounds).
-    pub plan: SearchPlan,
-    /// First rate (iterations per second), for the messages.
-    pub start: f64,
-    /// Each step multiplies the rate by this, for the messages.
-    pub factor: f64,
-    /// How long each step holds its rate.
-    pub hold: Duration,
-    /// The SLA, in threshold syntax.
-    pub sla: Vec<Threshold>,
-    /// Largest share of dropped iterations a step may have.
-    pub max_dropped: f64,
-    /// Where each step's result directory goes (`step-NN-RATE`).
-    pub out: PathBuf,
-    /// Where each step is recorded.
-    pub history: crate::history_cmd::Recorder,
+/// The command line's part in a search: Ctrl-C, the history, the steps' lines.
+struct Shown<'a> {
+    history: &'a crate::history_cmd::Recorder,
+    quiet: bool,
 }
 
-/// One tried rate.
-#[derive(Clone, Debug, serde::Serialize)]
-pub(crate) struct StepResult {
-    /// Requested iterations per second.
-    pub rate: f64,
-    /// Requests the target completed per second *within the hold* (its full
-    /// seconds, not the graceful stop after it): what it sustained. Past capacity
-    /// this stays at the capacity while the rate sent keeps growing.
-    pub rps: f64,
-    /// Requests that completed after the hold, during the graceful stop: the backlog
-    /// the target had not worked off when the step's time was up.
-    pub completed_after_hold: u64,
-    /// Iterations still unfinished when the graceful stop ended (cut off).
-    pub unfinished: u64,
-    /// p95 latency, ms.
-    pub p95_ms: f64,
-    /// Failed share.
-    pub error_rate: f64,
-    /// Dropped share of scheduled iterations.
-    pub dropped: f64,
-    /// Whether the SLA held.
-    pub ok: bool,
-    /// Which SLA parts failed.
-    pub failing: Vec<String>,
-    /// Whether pado itself was saturated or starved during the step (then the
-    /// step measured pado, not the target).
-    pub generator_saturated: bool,
-    /// The self-check's sentence when it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub generator: Option<String>,
-    /// The limiting component from the target's metrics (with `--observe`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub limit: Option<String>,
-    /// The step's result directory (`pado report` works on it).
-    pub result_dir: PathBuf,
-    /// Whether Ctrl-C cut the step short.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub interrupted: bool,
-}
-
-/// What a step at `rate` loads: the search's flags with the step's rate and length.
-fn step_spec(o: &CapacityOptions, rate: f64) -> LoadSpec {
-    let mut spec = o.load.clone();
-    spec.overrides.shape = Some(LoadShape::Rate {
-        rate,
-        duration: Dur(o.hold),
-    });
-    spec.overrides.name = Some(format!("capacity-{rate:.1}"));
-    spec
-}
-
-/// Run one step at `rate` for the hold, as `pado run` would run the same flags with
-/// `--rate RATE --duration HOLD`; its figures, and how it measured against the SLA.
-fn try_rate(
-    o: &CapacityOptions,
-    text: &ScenarioText,
-    rate: f64,
-    n: usize,
-) -> Result<(StepResult, capacity::StepJudgement), Failure> {
-    let spec = step_spec(o, rate);
-    let output = Output {
-        dir: Some(o.out.join(format!("step-{n:02}-{rate:.1}"))),
-        overwrite: o.overwrite,
-        html: false,
-        quiet: true,
-        ..Default::default()
-    };
-    let prepared = Prepared::from_read(text, &spec)?;
-    let done = crate::run_cmd::execute(&RunConfig::new(prepared, output))?;
-    if let Some(e) = &done.write_error {
-        // The step's figures are in memory; only its saved report is missing.
-        eprintln!("warning: step at {rate:.1}/s: {e}");
+impl Steps for Shown<'_> {
+    fn starting(&mut self, stop: &StopState) {
+        crate::run_cmd::watch_ctrl_c(stop.clone(), true);
     }
-    o.history
-        .record(&done.dir, pado_history::Kind::CapacityStep);
-    // The SLA over the step's exact totals (not the file's own thresholds).
-    let t = &done.totals;
-    let all = t.overall();
-    let sc = t.all_scenarios();
-    let src = TotalsSource::new(t, o.hold.as_secs_f64()).with_steps(&done.steps);
-    let judged = capacity::judge(
-        &thresholds::evaluate(&o.sla, &src),
-        StepCounts {
-            iterations: sc.iterations,
-            dropped: sc.dropped,
-            interrupted: sc.interrupted,
-        },
-        o.max_dropped,
-    );
-    let g = done.summary.generator.as_ref().filter(|g| g.saturated);
-    // The hold is the scenarios' stage window from second 0: its full seconds count
-    // what completed while the rate was being sent, not the backlog after it.
-    let window = done
-        .summary
-        .stages
-        .iter()
-        .filter(|w| w.start_s == 0.0)
-        .max_by_key(|w| w.requests);
-    let (in_hold, rps) = match window {
-        Some(w) if w.seconds > 0 => (w.requests, w.requests as f64 / w.seconds as f64),
-        _ => (0, 0.0),
-    };
-    let step = StepResult {
-        rate,
-        rps,
-        completed_after_hold: all.requests.saturating_sub(in_hold),
-        unfinished: sc.interrupted,
-        p95_ms: all.phase(Phase::Duration).quantile_us(0.95) as f64 / 1000.0,
-        error_rate: if all.requests > 0 {
-            all.failed as f64 / all.requests as f64
-        } else {
-            1.0
-        },
-        dropped: judged.dropped,
-        ok: judged.held(),
-        failing: judged.failing.clone(),
-        generator_saturated: g.is_some(),
-        generator: g.map(|g| g.message.clone()),
-        limit: done
-            .summary
-            .bottlenecks
-            .as_ref()
-            .and_then(|b| b.limit.clone()),
-        result_dir: done.dir,
-        interrupted: done.summary.interrupted,
-    };
-    Ok((step, judged))
+
+    fn stop_requested(&self) -> bool {
+        crate::run_cmd::interrupted_by_user()
+    }
+
+    fn finished(&mut self, s: &StepResult, write_error: Option<&SessionError>) {
+        if let Some(e) = write_error {
+            // The step's figures are in memory; only its saved report is missing.
+            eprintln!("warning: step at {:.1}/s: {e}", s.rate);
+        }
+        self.history
+            .record(&s.result_dir, pado_history::Kind::CapacityStep);
+        print_step(s, self.quiet);
+    }
 }
 
 fn print_step(s: &StepResult, quiet: bool) {
@@ -203,30 +69,6 @@ fn print_step(s: &StepResult, quiet: bool) {
             format!("breaks: {}", s.failing.join("; "))
         }
     );
-}
-
-/// Run the search; returns the steps and how it ended. The scenario is read once:
-/// every step runs the same text with its own rate (an edit to the file during the
-/// search does not change the test half-way).
-pub(crate) fn search(
-    o: &CapacityOptions,
-    text: &ScenarioText,
-    quiet: bool,
-) -> Result<(Vec<StepResult>, Outcome), Failure> {
-    let mut steps = Vec::new();
-    let outcome = capacity::search(&o.plan, |n, rate| {
-        if crate::run_cmd::interrupted_by_user() {
-            return Ok::<_, Failure>(StepVerdict::Interrupted);
-        }
-        let (s, judged) = try_rate(o, text, rate, n)?;
-        print_step(&s, quiet);
-        // A press during the step stops the search even if the step's run had
-        // already ended when it came.
-        let verdict = judged.verdict(s.interrupted || crate::run_cmd::interrupted_by_user());
-        steps.push(s);
-        Ok(verdict)
-    })?;
-    Ok((steps, outcome))
 }
 
 /// The outcome in words: only a found capacity is called one.
@@ -271,37 +113,44 @@ fn outcome_lines(outcome: &Outcome, by_user: bool) -> Vec<String> {
 /// A break (or a plateau) while pado itself was saturated says nothing about the
 /// target: the warning naming the lowest rate at which that happened.
 fn generator_warning(steps: &[StepResult]) -> Option<String> {
-    let from =
-        capacity::lowest_saturated_rate(steps.iter().map(|s| (s.rate, s.generator_saturated)))?;
+    let from = saturated_from(steps)?;
     Some(format!(
         "{}: from {from:.1}/s on, pado itself was saturated or starved (see each step's summary.json `generator`); a break or limit seen from there on may be pado's, not the target's: give pado more cores or split the load over more generators",
         pado_report::GENERATOR_SATURATED
     ))
 }
 
-/// `pado find-capacity`.
-pub(crate) fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
-    // Read and check the scenario before the first step: a broken file is an error
-    // of its own (file:line), not a failed step.
-    let text = ScenarioText::read(&o.load)?;
-    Prepared::from_read(&text, &step_spec(&o, o.start))?;
+/// `pado find-capacity`: the scenario read and checked before the first step,
+/// then the search, then its outcome (`json`: one JSON object).
+pub(crate) fn run(
+    search: Search,
+    sla: &[Threshold],
+    history: &crate::history_cmd::Recorder,
+    json: bool,
+) -> Result<i32, Failure> {
+    let text = search.read()?;
     if !json {
         eprintln!(
             "searching: from {}/s, ×{} per step, {} s each, SLA: {}",
-            o.start,
-            o.factor,
-            o.hold.as_secs_f64(),
-            o.sla
-                .iter()
+            search.plan.start(),
+            search.plan.factor(),
+            search.hold.as_secs_f64(),
+            sla.iter()
                 .map(|t| format!("{}: {}", t.metric_key(), t.source))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
     }
-    let (steps, outcome) = search(&o, &text, json)?;
+    let (steps, outcome) = search.run(
+        &text,
+        &mut Shown {
+            history,
+            quiet: json,
+        },
+    )?;
     let by_user = crate::run_cmd::interrupted_by_user();
     let warning = generator_warning(&steps);
-    let limit_at_break = steps.iter().find(|s| !s.ok).and_then(|s| s.limit.clone());
+    let limit_at_break = limit_at_break(&steps);
     if json {
         outln!(
             "{}",
@@ -312,7 +161,7 @@ pub(crate) fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
                 "steps": steps,
                 "limit_at_break": limit_at_break,
                 "generator_warning": warning,
-                "results": o.out,
+                "results": search.out,
             })
         );
     } else {
@@ -325,7 +174,7 @@ pub(crate) fn run(o: CapacityOptions, json: bool) -> Result<i32, Failure> {
         if let Some(w) = &warning {
             outln!("!! {w}");
         }
-        outln!("steps' results: {}", o.out.display());
+        outln!("steps' results: {}", search.out.display());
     }
     Ok(exit::OK)
 }
@@ -348,7 +197,7 @@ mod tests {
             generator_saturated: saturated,
             generator: None,
             limit: None,
-            result_dir: PathBuf::new(),
+            result_dir: Default::default(),
             interrupted: false,
         }
     }

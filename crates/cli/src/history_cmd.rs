@@ -126,33 +126,35 @@ pub(crate) fn list(a: &HistoryListArgs) -> Result<i32, Failure> {
 /// what is kept beside the results (`pado trend`'s charts); only arguments that
 /// are all files are an error.
 pub(crate) fn rebuild(dirs: &[PathBuf], db: Option<&Path>) -> Result<i32, Failure> {
-    let files: Vec<&PathBuf> = dirs.iter().filter(|d| d.is_file()).collect();
-    if !dirs.is_empty() && files.len() == dirs.len() {
+    if let Some(file) = pado_history::only_files(dirs) {
         return Err(Failure::other(format!(
             "{}: a file, not a result directory (give the directories `pado run` wrote, e.g. pado-results/*)",
-            files[0].display()
+            file.display()
         )));
     }
     let mut h = open(db)?;
     let (mut ok, mut failed, mut skipped) = (0, 0, 0);
     let mut files_skipped = 0;
     for d in dirs {
-        if d.is_file() {
-            files_skipped += 1;
-            eprintln!(
-                "  skipped {}: a file, not a result directory",
-                pado_base::text::terminal_safe_line(&d.display().to_string())
-            );
-            continue;
-        }
-        let found = pado_history::result_dirs_in(d);
-        if found.is_empty() {
-            eprintln!(
-                "error: {}: not a result directory and holds none",
-                d.display()
-            );
-            failed += 1;
-        }
+        let found = match pado_history::argument(d) {
+            pado_history::Argument::File => {
+                files_skipped += 1;
+                eprintln!(
+                    "  skipped {}: a file, not a result directory",
+                    pado_base::text::terminal_safe_line(&d.display().to_string())
+                );
+                continue;
+            }
+            pado_history::Argument::NoResults => {
+                eprintln!(
+                    "error: {}: not a result directory and holds none",
+                    d.display()
+                );
+                failed += 1;
+                continue;
+            }
+            pado_history::Argument::Results(found) => found,
+        };
         for r in found {
             match pado_history::rebuild_one(&mut h, &r)
                 .map_err(|e| Failure::other(format!("history: {e}")))?

@@ -34,6 +34,7 @@ mod args;
 mod built_in;
 mod bundle_files;
 mod config;
+mod control_socket;
 mod coordinator;
 mod dashboard_cmd;
 mod debugging;
@@ -48,7 +49,6 @@ mod live_view;
 mod merge_cmd;
 mod open_faults;
 mod out;
-mod prepared;
 mod progress;
 mod run_cmd;
 mod secret_flags;
@@ -116,6 +116,7 @@ pub fn main() -> i32 {
                 exports,
                 windows: &parse_windows(&shown.windows)?,
                 history: &h,
+                control: None,
             })
         }),
         Command::Init { file, force } => init(file, *force),
@@ -286,22 +287,17 @@ fn docs(topic: Option<args::DocTopic>) {
 /// `pado validate`: the scenario through stage two and compiled, as a run would
 /// check it, without running.
 fn validate(file: &std::path::Path, target: Option<&str>) -> Result<i32, exit::Failure> {
-    let prep = config::LoadSpec::file(file.to_path_buf(), target.map(str::to_string)).load()?;
-    let plan = prep.compile()?;
-    for w in prep.notes.iter().chain(&plan.warnings) {
+    let c = pado_session::prepare::check_file(file.to_path_buf(), target.map(str::to_string))?;
+    for w in &c.warnings {
         eprintln!("warning: {w}");
     }
     outln!(
         "{}: ok ({} scenario{}, {} threshold{})",
-        prep.file,
-        prep.config.scenarios.len(),
-        if prep.config.scenarios.len() == 1 {
-            ""
-        } else {
-            "s"
-        },
-        prep.thresholds.len(),
-        if prep.thresholds.len() == 1 { "" } else { "s" }
+        c.file,
+        c.scenarios,
+        if c.scenarios == 1 { "" } else { "s" },
+        c.thresholds,
+        if c.thresholds == 1 { "" } else { "s" }
     );
     Ok(exit::OK)
 }
@@ -320,21 +316,17 @@ fn find_capacity_cmd(f: &args::FindCapacityArgs) -> Result<i32, exit::Failure> {
         Some(p) => pado_session::user_out_dir(p, f.overwrite)?,
         None => pado_session::new_out_dir("capacity")?,
     };
-    find_capacity::run(
-        find_capacity::CapacityOptions {
-            load: c.load,
-            overwrite: f.overwrite,
-            plan: c.plan,
-            start: f.start_rate,
-            factor: f.factor,
-            hold: c.hold,
-            sla: c.sla,
-            max_dropped: pado_analysis::capacity::MAX_DROPPED,
-            out,
-            history,
-        },
-        f.json,
-    )
+    let search = pado_session::find_capacity::Search {
+        load: c.load,
+        overwrite: f.overwrite,
+        plan: c.plan,
+        hold: c.hold,
+        sla: c.sla.clone(),
+        max_dropped: pado_analysis::capacity::MAX_DROPPED,
+        out,
+        fault_state_dir: open_faults::state_dir(),
+    };
+    find_capacity::run(search, &c.sla, &history, f.json)
 }
 
 fn compare_cmd(
@@ -343,26 +335,11 @@ fn compare_cmd(
     html: Option<&std::path::Path>,
     floor: &pado_report::compare::NoiseFloor,
 ) -> Result<i32, exit::Failure> {
-    let mut loaded = Vec::new();
-    for d in dirs {
-        let rd =
-            pado_results::ResultDir::open(d).map_err(|e| exit::Failure::invalid(e.to_string()))?;
-        let run = pado_report::load(&rd).map_err(exit::Failure::other)?;
-        let summary = pado_report::build(&run).map_err(exit::Failure::other)?;
-        let label = d
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| d.display().to_string());
-        loaded.push((label, run, summary));
-    }
-    let sides: Vec<pado_report::compare::Side<'_>> = loaded
-        .iter()
-        .map(|(label, run, summary)| pado_report::compare::Side {
-            label: label.clone(),
-            run,
-            summary,
-        })
-        .collect();
+    let loaded = pado_report::compare::load_runs(dirs).map_err(|e| match e {
+        pado_report::compare::LoadError::NotResultDir(_) => exit::Failure::invalid(e.to_string()),
+        pado_report::compare::LoadError::Unreadable(_) => exit::Failure::other(e),
+    })?;
+    let sides: Vec<_> = loaded.iter().map(|l| l.side()).collect();
     let c = pado_report::compare::compare_with(&sides, floor);
     if let Some(f) = html {
         std::fs::write(f, pado_report::compare::render_compare_html(&c))
@@ -458,7 +435,6 @@ fn target_serve(t: &args::TargetServeArgs) -> Result<i32, exit::Failure> {
         max_queue: t.max_queue,
         pool_size: t.pool_size,
         query_cost: parse_dur("query-cost", &t.query_cost)?,
-        cache_size: t.cache_size,
         posts: t.posts,
         tls: t.tls,
         ..Default::default()
@@ -469,9 +445,9 @@ fn target_serve(t: &args::TargetServeArgs) -> Result<i32, exit::Failure> {
                 .map_err(|e| exit::Failure::invalid(format!("--cpu-budget: {e}")))?,
         );
     }
+    opts.set_cache_size(t.cache_size);
     opts.faults.added_latency_ms = t.added_latency_ms;
     opts.faults.error_rate = t.error_rate;
-    opts.faults.cache = t.cache_size > 0;
     opts.validate().map_err(exit::Failure::invalid)?;
     let exit_after = t
         .exit_after
@@ -487,23 +463,15 @@ fn target_serve(t: &args::TargetServeArgs) -> Result<i32, exit::Failure> {
         let stop = stop.clone();
         let _ = crate::signals::install(move |_| stop.store(true, Ordering::SeqCst));
     }
-    let deadline = exit_after.map(|d| std::time::Instant::now() + d);
-    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| std::time::Instant::now() < d) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    running.shutdown();
+    running.serve_until_stopped(&stop, exit_after);
     Ok(exit::OK)
 }
 
 fn init(file: &std::path::Path, force: bool) -> Result<i32, exit::Failure> {
-    if file.exists() && !force {
-        return Err(exit::Failure::invalid(format!(
-            "{} exists; use --force to overwrite",
-            file.display()
-        )));
-    }
-    std::fs::write(file, pado_scenario::init::example_scenario())
-        .map_err(|e| exit::Failure::other(format!("{}: {e}", file.display())))?;
+    pado_scenario::init::write_example(file, force).map_err(|e| match e {
+        pado_scenario::init::InitError::Exists(_) => exit::Failure::invalid(e.to_string()),
+        pado_scenario::init::InitError::Write { .. } => exit::Failure::other(e),
+    })?;
     outln!("wrote {}", file.display());
     outln!("  it runs as written against pado's demo target: start one with `pado target serve --port 8080`");
     outln!(
@@ -529,7 +497,7 @@ fn write_or_print(out: &Option<std::path::PathBuf>, text: &str) -> Result<i32, e
 }
 
 fn import(what: &args::ImportKind) -> Result<i32, exit::Failure> {
-    use pado_scenario::import::{import_curl, import_har, to_yaml_with_source};
+    use pado_scenario::import::{import_curl, import_har_file, to_yaml_with_source};
     use pado_scenario::import::{CurlContext, ImportOptions};
     let (imported, out, source) = match what {
         args::ImportKind::Har {
@@ -539,34 +507,17 @@ fn import(what: &args::ImportKind) -> Result<i32, exit::Failure> {
             no_checks,
             host,
         } => {
-            let text = pado_scenario::limits::read_capped_string(
-                file,
-                pado_scenario::limits::MAX_DATA_BYTES,
-            )
-            .map_err(|e| exit::Failure::invalid(format!("{}: {e}", file.display())))?;
             let opts = ImportOptions {
                 include_static: *include_static,
                 checks: !*no_checks,
                 host_filter: host.clone(),
             };
-            let imported = import_har(&text, &opts)
-                .map_err(|e| exit::Failure::invalid(format!("{}: {e}", file.display())))?;
-            let name = file
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let (imported, name) =
+                import_har_file(file, &opts).map_err(|e| exit::Failure::invalid(e.to_string()))?;
             (imported, out, name)
         }
         args::ImportKind::Curl { command, out } => {
-            // `@file` names mean what they mean where the command is typed; a
-            // `body_file` is read against the scenario's folder.
-            let ctx = CurlContext {
-                scenario_dir: out.as_ref().map(|o| match o.parent() {
-                    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-                    _ => std::path::PathBuf::from("."),
-                }),
-                ..CurlContext::current()
-            };
+            let ctx = CurlContext::for_output(out.as_deref());
             let imported =
                 import_curl(command, &ctx).map_err(|e| exit::Failure::invalid(e.to_string()))?;
             (imported, out, "curl".to_string())

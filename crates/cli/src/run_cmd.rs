@@ -108,14 +108,9 @@ fn report_run(
     })
 }
 
-/// Run and write the result directory, printing nothing but progress (for
-/// `pado run` and for commands that run several tests, like `find-capacity`).
-pub(crate) fn execute(cfg: &RunConfig) -> Result<Finished, Failure> {
-    execute_live(cfg).map(|(done, _)| done)
-}
-
-/// [`execute`], with the live page when the configuration asks for one: it is
-/// told the run ended and handed back to be kept up as long as asked.
+/// Run and write the result directory, printing nothing but progress, with the
+/// live page when the configuration asks for one: it is told the run ended and
+/// handed back to be kept up as long as asked.
 fn execute_live(cfg: &RunConfig) -> Result<(Finished, Option<Dashboard>), Failure> {
     let prep = &cfg.scenario;
     let split = &cfg.split;
@@ -140,7 +135,7 @@ fn execute_live(cfg: &RunConfig) -> Result<(Finished, Option<Dashboard>), Failur
     let setup_vars = split
         .setup_vars
         .as_deref()
-        .map(|v| crate::split::seed_vars(cfg.setup_vars_file.as_ref(), v, &plan))
+        .map(|v| pado_session::split::seed_vars(cfg.setup_vars_file.as_deref(), v, &plan))
         .transpose()?;
     // Ctrl-C: first stops gracefully, second exits at once. While waiting for an
     // agreed start it ends the wait: nothing sent, no result directory.
@@ -150,7 +145,7 @@ fn execute_live(cfg: &RunConfig) -> Result<(Finished, Option<Dashboard>), Failur
     watch_ctrl_c(stop.clone(), cfg.output.quiet || split.start_at.is_some());
     let start_at = split
         .start_at
-        .map(|at| crate::split::wait_for_start(at, &stop, cfg.output.quiet).map(|i| (at, i)))
+        .map(|at| pado_session::split::wait_for_start(at, &stop, cfg.output.quiet).map(|i| (at, i)))
         .transpose()?;
     watch_ctrl_c(stop.clone(), cfg.output.quiet);
     let scenario = pado_session::Scenario {
@@ -186,20 +181,34 @@ fn execute_live(cfg: &RunConfig) -> Result<(Finished, Option<Dashboard>), Failur
         })),
         ..pado_session::RunConfig::new(plan, scenario, cfg.output.clone())
     };
-    let Some((spec, baseline, info)) = live else {
-        return Ok((pado_session::run(session)?, None));
-    };
     let running = pado_session::Session::start(session)?;
-    let page = match spec.start(running.live(), info, baseline) {
-        Ok(p) => p,
-        Err(e) => {
-            // The run started but its page could not: stop it, keep its result.
-            let _ = running.handle().stop();
-            let _ = running.wait();
-            return Err(e);
+    if let Some(path) = &split.control_socket {
+        if let Err(e) = crate::control_socket::serve(path, running.handle()) {
+            eprintln!(
+                "warning: --control-socket {}: {e}: this run's load cannot be changed while it runs",
+                path.display()
+            );
         }
+    }
+    let page = match live {
+        None => None,
+        Some((spec, baseline, info)) => match spec.start(running.live(), info, baseline) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                // The run started but its page could not: stop it, keep its result.
+                let _ = running.handle().stop();
+                let _ = running.wait();
+                return Err(e);
+            }
+        },
     };
-    let done = running.wait()?;
-    page.finished(&done.dir);
-    Ok((done, Some(page)))
+    let done = running.wait();
+    if let Some(path) = &split.control_socket {
+        let _ = std::fs::remove_file(path);
+    }
+    let done = done?;
+    if let Some(p) = &page {
+        p.finished(&done.dir);
+    }
+    Ok((done, page))
 }

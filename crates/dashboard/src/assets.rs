@@ -25,6 +25,21 @@ pub(crate) const ASSETS: &[Asset] = &[
         body: include_bytes!("../assets/app.js"),
     },
     Asset {
+        name: "chart.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../assets/chart.js"),
+    },
+    Asset {
+        name: "model.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../assets/model.js"),
+    },
+    Asset {
+        name: "format.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../assets/format.js"),
+    },
+    Asset {
         name: "style.css",
         content_type: "text/css; charset=utf-8",
         body: include_bytes!("../assets/style.css"),

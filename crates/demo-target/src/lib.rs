@@ -127,6 +127,7 @@
 use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -387,6 +388,13 @@ impl Default for TargetOptions {
 pub const MAX_POSTS: usize = 2_000_000;
 
 impl TargetOptions {
+    /// Sets the entries of each cache; 0 turns caching off, as the `cache` fault
+    /// does (so `/metrics` says `cache_disabled` and every lookup is a miss).
+    pub fn set_cache_size(&mut self, entries: usize) {
+        self.cache_size = entries;
+        self.faults.cache = entries > 0;
+    }
+
     /// Checks the options, so that [`start`] fails with a clear
     /// `InvalidInput` error instead of running a service that cannot work.
     pub fn validate(&self) -> Result<(), String> {
@@ -665,6 +673,18 @@ impl RunningTarget {
     pub fn shutdown(self) {
         self.thread.shutdown();
     }
+
+    /// Serves until `stop` is set (a signal handler's flag) or, with
+    /// `exit_after`, that long has passed, then shuts down (`pado target serve
+    /// --exit-after`): a demo target left running by a script ends by itself.
+    pub fn serve_until_stopped(self, stop: &AtomicBool, exit_after: Option<Duration>) {
+        let deadline = exit_after.map(|d| std::time::Instant::now() + d);
+        while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| std::time::Instant::now() < d)
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.shutdown();
+    }
 }
 
 /// Starts the service on a background thread with its own multi-thread
@@ -726,6 +746,47 @@ pub fn start(opts: TargetOptions) -> io::Result<RunningTarget> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cache_of_no_entries_is_caching_off_and_any_other_size_is_on() {
+        let mut o = TargetOptions::default();
+        o.set_cache_size(0);
+        assert!(!o.faults.cache && o.cache_size == 0);
+        o.set_cache_size(3);
+        assert!(o.faults.cache && o.cache_size == 3);
+    }
+
+    #[test]
+    fn a_target_serves_until_its_time_is_up_or_it_is_stopped() {
+        let running = start(TargetOptions {
+            posts: 10,
+            ..Default::default()
+        })
+        .unwrap();
+        let addr = running.addr();
+        let stop = AtomicBool::new(false);
+        let t = std::time::Instant::now();
+        running.serve_until_stopped(&stop, Some(Duration::from_millis(300)));
+        let took = t.elapsed();
+        assert!(
+            took >= Duration::from_millis(300) && took < Duration::from_secs(5),
+            "{took:?}"
+        );
+        assert!(
+            std::net::TcpStream::connect(addr).is_err(),
+            "still listening"
+        );
+        // Stopped: it does not wait for a time it was not given.
+        let running = start(TargetOptions {
+            posts: 10,
+            ..Default::default()
+        })
+        .unwrap();
+        let stop = AtomicBool::new(true);
+        let t = std::time::Instant::now();
+        running.serve_until_stopped(&stop, None);
+        assert!(t.elapsed() < Duration::from_secs(5));
+    }
 
     #[test]
     fn cpu_budget_parsing() {

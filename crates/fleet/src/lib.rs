@@ -9,6 +9,9 @@
 //! - [`generator`]: a generator serving one run it was started with (a Kubernetes
 //!   pod); [`agent`]: a long-lived generator (`pado agent`) that takes runs from a
 //!   coordinator as [`bundle`]s (the scenario, its files and the segment's flags);
+//!   [`launch`]: how an agent runs a job (this binary as a child; a scenario whose
+//!   events run commands refused unless allowed); [`agent_setup`]: the token, host
+//!   names and TLS identity an agent (or a coordinator) starts with;
 //! - [`access`]: who a generator's server answers (its token; no web browsers),
 //!   judged before a request's body is read;
 //! - [`client`]: the coordinator's requests to a generator; [`coordinate`]: the
@@ -26,13 +29,16 @@
 
 pub mod access;
 pub mod agent;
+pub mod agent_setup;
 pub mod archive;
 pub mod bundle;
 pub mod client;
+pub mod control_socket;
 pub mod coordinate;
 pub mod feed;
 pub mod flow;
 pub mod generator;
 pub mod job;
+pub mod launch;
 pub mod status;
 pub mod tls;

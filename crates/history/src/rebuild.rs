@@ -7,6 +7,38 @@ use std::path::{Path, PathBuf};
 
 use crate::{History, HistoryError, RunRecord};
 
+/// What one argument of `pado history rebuild` is. A file is skipped with a note:
+/// `pado history rebuild pado-results/*` also matches what is kept beside the
+/// results (`pado trend`'s charts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Argument {
+    /// A file, not a result directory: skipped.
+    File,
+    /// A directory that is no result and holds none: an error of that argument.
+    NoResults,
+    /// The result directories it is or holds (see [`result_dirs_in`]).
+    Results(Vec<PathBuf>),
+}
+
+/// What `path`, given to `pado history rebuild`, is.
+pub fn argument(path: &Path) -> Argument {
+    if path.is_file() {
+        return Argument::File;
+    }
+    let found = result_dirs_in(path);
+    if found.is_empty() {
+        Argument::NoResults
+    } else {
+        Argument::Results(found)
+    }
+}
+
+/// The first argument when every one is a file: then the user meant directories
+/// (`pado history rebuild summary.json`), and that is an error, not a note.
+pub fn only_files(args: &[PathBuf]) -> Option<&Path> {
+    (!args.is_empty() && args.iter().all(|a| a.is_file())).then(|| args[0].as_path())
+}
+
 /// The result directories under `dir`: itself when it is one, else its
 /// subdirectories that are (a find-capacity search, a coordinator's `merged/`),
 /// sorted.
@@ -92,6 +124,26 @@ mod tests {
             vec![search.join("step-01")]
         );
         assert!(result_dirs_in(&t.path().join("missing")).is_empty());
+    }
+
+    #[test]
+    fn files_are_skipped_unless_every_argument_is_one() {
+        let t = tempfile::tempdir().unwrap();
+        let chart = t.path().join("trend-검색.html");
+        std::fs::write(&chart, "<html>").unwrap();
+        let run = t.path().join("run");
+        write_result(&run, "검색", "2026-11-01T10:00:00Z", 1.0, json!(null));
+        let empty = t.path().join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        assert_eq!(argument(&chart), Argument::File);
+        assert_eq!(argument(&empty), Argument::NoResults);
+        assert_eq!(argument(&run), Argument::Results(vec![run.clone()]));
+        assert_eq!(
+            only_files(&[chart.clone(), chart.clone()]),
+            Some(chart.as_path())
+        );
+        assert_eq!(only_files(&[chart.clone(), run.clone()]), None);
+        assert_eq!(only_files(&[]), None);
     }
 
     #[test]

@@ -10,6 +10,34 @@ pub fn example_scenario() -> &'static str {
     EXAMPLE
 }
 
+/// Why `pado init` wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// The file is there already and overwriting was not asked for: a user's
+    /// scenario is never replaced by the example by accident.
+    #[error("{} exists; use --force to overwrite", .0.display())]
+    Exists(std::path::PathBuf),
+    /// It could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Writes the example scenario to `path`; an existing file only with `force`.
+pub fn write_example(path: &std::path::Path, force: bool) -> Result<(), InitError> {
+    if path.exists() && !force {
+        return Err(InitError::Exists(path.to_path_buf()));
+    }
+    std::fs::write(path, EXAMPLE).map_err(|source| InitError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
 const EXAMPLE: &str = r#"# A pado scenario. Check it with `pado validate FILE`, run it with `pado run FILE`.
 # Every field is described in `pado docs scenario`. As written it runs against pado's
 # demo target: start one with `pado target serve --port 8080` in another terminal.
@@ -83,5 +111,25 @@ mod tests {
         let lines = example_scenario().lines().count();
         assert!(!example_scenario().contains("abort_on_fail"));
         assert!((35..=60).contains(&lines), "{lines} lines");
+    }
+
+    #[test]
+    fn an_existing_file_is_kept_unless_forced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("시나리오.yaml");
+        write_example(&path, false).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), example_scenario());
+        std::fs::write(&path, "mine").unwrap();
+        let e = write_example(&path, false).unwrap_err();
+        assert!(matches!(e, InitError::Exists(_)));
+        assert_eq!(
+            e.to_string(),
+            format!("{} exists; use --force to overwrite", path.display())
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine");
+        write_example(&path, true).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), example_scenario());
+        let e = write_example(&dir.path().join("없는").join("x.yaml"), true).unwrap_err();
+        assert!(matches!(e, InitError::Write { .. }), "{e}");
     }
 }

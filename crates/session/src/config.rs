@@ -15,6 +15,22 @@ use pado_engine::{RunPlan, StopState};
 use pado_metrics::{SecondRecord, Totals};
 use pado_results::StageMark;
 
+/// Most worker threads a run may ask for: far more than cores on any machine, few
+/// enough that starting them cannot fail.
+pub const MAX_WORKERS: usize = 1024;
+
+/// `workers` worker threads, if a run may have that many (`--workers`): from 1 to
+/// [`MAX_WORKERS`]; the refusal says how many cores this machine allows.
+pub fn check_workers(workers: usize) -> Result<(), crate::SessionError> {
+    if (1..=MAX_WORKERS).contains(&workers) {
+        return Ok(());
+    }
+    Err(crate::SessionError::Invalid(format!(
+        "--workers {workers}: give 1 to {MAX_WORKERS} (one per core is best; this machine allows {})",
+        pado_engine::allowed_cores()
+    )))
+}
+
 /// Where a run's results go and what is written besides `summary.json`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Output {
@@ -137,6 +153,23 @@ impl RunConfig {
             stop: StopState::default(),
             watcher: None,
             ledger: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workers_from_one_to_the_most_are_allowed_and_no_other() {
+        assert!(check_workers(1).is_ok() && check_workers(MAX_WORKERS).is_ok());
+        for w in [0, MAX_WORKERS + 1] {
+            let e = check_workers(w).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("--workers {w}: give 1 to 1024")),
+                "{e}"
+            );
         }
     }
 }

@@ -11,6 +11,10 @@ pub enum SessionError {
     /// Anything else: reading or writing files, starting threads (exit code 1).
     #[error("{0}")]
     Io(String),
+    /// The person running it stopped it before anything was sent (Ctrl-C while
+    /// waiting for an agreed start; the CLI's exit code 130).
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl SessionError {
@@ -48,4 +52,8 @@ pub enum ControlError {
     /// The run has ended (or is ending): nothing to change.
     #[error("the run has ended")]
     Ended,
+    /// A test split over generators: some of them did not take the change (each
+    /// named with its words); the others did.
+    #[error("{0}")]
+    Generators(String),
 }

@@ -13,41 +13,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use pado_base::units::parse_duration;
-use pado_scenario::quick::{parse_header, parse_stages, parse_step_ramp};
+use pado_scenario::quick::parse_header;
 use pado_scenario::{ByteSize, Dur, LoadShape, Overrides, QuickRequest};
 
+pub(crate) use pado_session::prepare::{LoadSpec, Prepared, Source};
 use pado_session::Output;
 
 use crate::args::{LoadArgs, RunArgs};
 use crate::debugging::DebugLevel;
 use crate::exit::Failure;
-use crate::prepared::Prepared;
-
-/// Most worker threads a run may ask for: far more than cores on any machine, few
-/// enough that starting them cannot fail.
-pub(crate) const MAX_WORKERS: usize = 1024;
-
-/// Where the scenario comes from.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Source {
-    /// A scenario file (YAML or JSON).
-    File(PathBuf),
-    /// Quick mode: one request built from the command line.
-    Url(QuickRequest),
-}
-
-/// What to load, typed from the flags before any file is read: the source and the
-/// settings that apply on top of it. A command that runs several tests of one
-/// scenario (`find-capacity`) checks the flags once and changes only the shape.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct LoadSpec {
-    /// The scenario file or the quick-mode request.
-    pub source: Source,
-    /// Settings from flags (headers, timeout, TLS, load shape, thresholds, ...).
-    pub overrides: Overrides,
-    /// Stretch or compress the file's timeline to this length (`--fit-to`).
-    pub fit_to: Option<Duration>,
-}
 
 /// A run, ready to start: the loaded and validated scenario and how to run it.
 pub(crate) struct RunConfig {
@@ -80,11 +54,8 @@ impl RunConfig {
     /// once.
     pub(crate) fn from_run_args(a: &RunArgs) -> Result<RunConfig, Failure> {
         let windows = crate::parse_windows(&a.windows)?;
-        if let Some(w) = a.workers.filter(|w| !(1..=MAX_WORKERS).contains(w)) {
-            return Err(Failure::invalid(format!(
-                "--workers {w}: give 1 to {MAX_WORKERS} (one per core is best; this machine allows {})",
-                pado_engine::allowed_cores()
-            )));
+        if let Some(w) = a.workers {
+            pado_session::check_workers(w)?;
         }
         let spec = LoadSpec::from_run_args(a)?;
         if a.segment_weights.is_some() && a.segment.is_none() && a.generators.is_empty() {
@@ -106,29 +77,27 @@ impl RunConfig {
             setup_vars: a
                 .setup_vars
                 .as_deref()
-                .map(crate::split::read_setup_vars)
+                .map(pado_session::split::read_setup_vars)
                 .transpose()?,
             plan_id: None,
+            control_socket: a.control_socket.clone(),
         };
         let scenario = spec.load()?;
         if a.refuse_commands {
-            crate::agent_cmd::refuse_commands(&scenario.config, &scenario.file)
+            pado_fleet::launch::refuse_commands(&scenario.config, &scenario.file)
                 .map_err(Failure::invalid)?;
         }
         if let Some(seg) = &split.segment {
-            if seg.index() > 0 && !scenario.config.setup.is_empty() && split.setup_vars.is_none() {
-                return Err(Failure::invalid(format!(
-                    "--segment {}/{}: {} has a global setup, which runs once for the whole test; run `pado setup` with the same file and flags and `--out vars.json`, then pass `--setup-vars vars.json` to every segment (segment 0 may run the setup itself instead, but then the other segments cannot have its variables)",
-                    seg.index(),
-                    seg.count(),
-                    scenario.file
-                )));
+            if let Some(e) =
+                pado_session::split::setup_vars_missing(seg, &scenario, split.setup_vars.is_some())
+            {
+                return Err(e.into());
             }
-            split.plan_id = Some(crate::split::plan_id(&spec, &scenario)?);
+            split.plan_id = Some(pado_session::split::plan_id(&spec, &scenario)?);
         }
-        let (raw, live) = crate::live_outputs::raw_spec(&a.outputs)?;
+        let (raw, live) = pado_session::output_flags::raw_spec(&a.outputs)?;
         // A coordinator (`--generators`) writes to no output: the generators do.
-        let outputs = crate::live_outputs::specs(&scenario, &live, a.generators.is_empty())?;
+        let outputs = pado_session::output_flags::specs(&scenario, &live, a.generators.is_empty())?;
         let dashboard = crate::dashboard_cmd::DashboardSpec::from_args(
             &a.dashboard,
             a.history.history.as_deref(),
@@ -188,23 +157,19 @@ fn positive_dur(flag: &str, v: &str) -> Result<Duration, Failure> {
     Ok(d)
 }
 
-impl LoadSpec {
-    /// A scenario file as written, with `--target` replacing its `target` when given
-    /// (`validate`, `demo`).
-    pub(crate) fn file(path: PathBuf, target: Option<String>) -> LoadSpec {
-        LoadSpec {
-            source: Source::File(path),
-            overrides: Overrides {
-                target,
-                ..Default::default()
-            },
-            fit_to: None,
-        }
-    }
-
+/// What to load (`pado_session`'s [`LoadSpec`]) from the flags: each bad value an
+/// error naming its flag.
+pub(crate) trait LoadFlags: Sized {
     /// The flags every loading command shares ([`LoadArgs`]): the source and how
     /// requests are sent. No load shape yet.
-    pub(crate) fn from_load_args(l: &LoadArgs) -> Result<LoadSpec, Failure> {
+    fn from_load_args(l: &LoadArgs) -> Result<Self, Failure>;
+    /// `pado run`'s flags: [`LoadFlags::from_load_args`] plus the load shape, think
+    /// time, thresholds, name and `--fit-to`.
+    fn from_run_args(a: &RunArgs) -> Result<Self, Failure>;
+}
+
+impl LoadFlags for LoadSpec {
+    fn from_load_args(l: &LoadArgs) -> Result<LoadSpec, Failure> {
         let mut ov = Overrides {
             insecure: l.insecure,
             no_follow_redirects: l.no_follow_redirects,
@@ -314,9 +279,7 @@ impl LoadSpec {
         })
     }
 
-    /// `pado run`'s flags: [`LoadSpec::from_load_args`] plus the load shape, think
-    /// time, thresholds, name and `--fit-to`.
-    pub(crate) fn from_run_args(a: &RunArgs) -> Result<LoadSpec, Failure> {
+    fn from_run_args(a: &RunArgs) -> Result<LoadSpec, Failure> {
         let mut spec = LoadSpec::from_load_args(&a.load)?;
         let is_file = matches!(spec.source, Source::File(_));
         let ov = &mut spec.overrides;
@@ -339,78 +302,25 @@ impl LoadSpec {
             .transpose()?;
         Ok(spec)
     }
-
-    /// Read the scenario (once), apply the flags, validate, and parse its thresholds.
-    pub(crate) fn load(&self) -> Result<Prepared, Failure> {
-        Prepared::load(self)
-    }
 }
 
-/// The load shape the flags give, if any. On a scenario file, one lone parameter
-/// (`--vus`, `--duration` or `--rate`) adjusts the file's own load model; a complete
-/// shape (`--vus` with `--duration`, `--rate` with `--duration`, `--stages`, ...)
-/// replaces it. Quick mode has no model of its own: defaults fill the shape.
+/// The load shape the flags give, if any (the rules are
+/// [`pado_session::shape::load_shape`]'s).
 fn shape(a: &RunArgs, is_file: bool) -> Result<Option<LoadShape>, Failure> {
     let duration = a
         .duration
         .as_deref()
         .map(|d| dur("duration", d).map(Dur))
         .transpose()?;
-    if let Some(r) = a.rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
-        return Err(Failure::invalid(format!("--rate {r}: must be more than 0")));
-    }
-    if a.vus == Some(0) {
-        return Err(Failure::invalid("--vus: must be at least 1"));
-    }
-    let lone = [a.vus.is_some(), duration.is_some(), a.rate.is_some()]
-        .iter()
-        .filter(|x| **x)
-        .count()
-        == 1;
-    Ok(
-        if is_file && lone && a.stages.is_none() && a.step_ramp.is_none() && a.iterations.is_none()
-        {
-            Some(LoadShape::Adjust {
-                vus: a.vus,
-                duration,
-                rate: a.rate,
-            })
-        } else if let Some(r) = a.rate {
-            Some(LoadShape::Rate {
-                rate: r,
-                duration: duration.unwrap_or(Dur::from_secs(10)),
-            })
-        } else if let Some(s) = &a.stages {
-            if duration.is_some() {
-                return Err(Failure::invalid(
-                    "--duration does not go with --stages: the stages set the length",
-                ));
-            }
-            Some(LoadShape::Stages(
-                parse_stages(s).map_err(|e| Failure::invalid(format!("--stages: {e}")))?,
-            ))
-        } else if let Some(s) = &a.step_ramp {
-            Some(LoadShape::StepRamp(
-                parse_step_ramp(s).map_err(|e| Failure::invalid(format!("--step-ramp: {e}")))?,
-                duration,
-            ))
-        } else if let Some(n) = a.iterations {
-            if n == 0 {
-                return Err(Failure::invalid("--iterations: must be at least 1"));
-            }
-            Some(LoadShape::Iterations {
-                vus: a.vus.unwrap_or(1),
-                iterations: n,
-            })
-        } else if a.vus.is_some() || duration.is_some() {
-            Some(LoadShape::Vus {
-                vus: a.vus.unwrap_or(10),
-                duration: duration.unwrap_or(Dur::from_secs(10)),
-            })
-        } else {
-            None
-        },
-    )
+    let flags = pado_session::shape::ShapeFlags {
+        vus: a.vus,
+        duration,
+        rate: a.rate,
+        stages: a.stages.as_deref(),
+        step_ramp: a.step_ramp.as_deref(),
+        iterations: a.iterations,
+    };
+    Ok(pado_session::shape::load_shape(&flags, is_file)?)
 }
 
 /// `pado find-capacity`'s flags, typed and checked before the first step runs.

@@ -333,7 +333,7 @@ fn a_file_is_loaded_once_with_its_thresholds_and_the_flags_ones() {
 fn a_bad_threshold_in_a_file_names_its_line() {
     let (_dir, f) = scenario_file("bad", &FILE.replace("< 200", "< 200ms"));
     let path = f.to_str().unwrap();
-    let e = LoadSpec::file(f.clone(), None).load().err().unwrap();
+    let e = crate::exit::Failure::from(LoadSpec::file(f.clone(), None).load().err().unwrap());
     assert_eq!(e.code, crate::exit::INVALID);
     assert!(
         e.message.starts_with(&format!(

@@ -100,19 +100,3 @@ fn start_at_names_its_flag() {
     );
     assert_eq!(e.code, exit::INVALID);
 }
-
-#[test]
-fn setup_vars_file_is_checked() {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("v.json");
-    std::fs::write(&p, r#"{"token": "tok-1", "name": "파도"}"#).unwrap();
-    let v = read_setup_vars(&p).unwrap();
-    assert!(v.contains(&("name".to_string(), "파도".as_bytes().to_vec())));
-    std::fs::write(&p, r#"{"token": 5}"#).unwrap();
-    assert!(read_setup_vars(&p).unwrap_err().message.contains("`token`"));
-    std::fs::write(&p, "[1]").unwrap();
-    assert!(read_setup_vars(&p)
-        .unwrap_err()
-        .message
-        .contains("--setup-vars"));
-}

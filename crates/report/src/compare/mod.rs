@@ -8,11 +8,13 @@
 //!
 //! Computing and presenting are apart: [`compare`] turns the runs into a plain
 //! [`Comparison`] (rows of values, changes and verdicts); [`render_compare`],
-//! [`render_compare_json`] and [`render_compare_html`] each present that one value.
+//! [`render_compare_json`] and [`render_compare_html`] each present that one value;
+//! [`load_runs`] reads the compared directories.
 
 mod compute;
 mod floor;
 mod html;
+mod loaded;
 mod percentile_interval;
 mod shape;
 mod soak;
@@ -28,6 +30,7 @@ use crate::summary::{LoadedRun, Summary};
 pub use compute::{compare, compare_with};
 pub use floor::{EarlierRun, NoiseFloor};
 pub use html::render_compare_html;
+pub use loaded::{load_runs, LoadError, Loaded};
 pub use text::render_compare;
 
 /// Whether a change is good news.

@@ -576,3 +576,52 @@ fn rows_the_history_does_not_record_take_the_spread_of_their_nearest_figure() {
     // No recorded p99: --min-change alone.
     assert_eq!(f.of_row("overall", "ttfb p99 ms").earlier_runs, None);
 }
+
+/// Result directories on disk are loaded in order, labelled by their names, with
+/// the figures their timelines hold; a path that is not one is named.
+#[test]
+fn compared_directories_are_loaded_in_order_under_their_names() {
+    let t = tempfile::tempdir().unwrap();
+    // `per_second` requests in each of 10 seconds.
+    let write = |name: &str, per_second: u64| {
+        let dir = pado_results::ResultDir::create(t.path().join(name)).unwrap();
+        dir.write_meta(&RunMeta {
+            format: "pado-result".into(),
+            version: 1,
+            name: name.into(),
+            duration_s: 10.0,
+            ..Default::default()
+        })
+        .unwrap();
+        let mut w = dir.timeline_writer().unwrap();
+        for sec in 0..10 {
+            let mut s = SeriesStats::new(SeriesKey::named("home"));
+            for _ in 0..per_second {
+                s.record(&RequestSample {
+                    status: 200,
+                    ..Default::default()
+                });
+            }
+            let mut r = SecondRecord::new(sec);
+            r.absorb(Interval {
+                series: vec![s],
+                ..Default::default()
+            });
+            w.write(&r).unwrap();
+        }
+        drop(w);
+        dir.path().to_path_buf()
+    };
+    let a = write("기준", 7);
+    let b = write("after", 13);
+    let loaded = load_runs(&[a.clone(), b]).unwrap();
+    let labels: Vec<&str> = loaded.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(labels, ["기준", "after"]);
+    assert_eq!(loaded[0].summary.requests, 70);
+    assert_eq!(loaded[1].summary.requests, 130);
+    assert_eq!(loaded[1].side().label, "after");
+    let missing = t.path().join("없음");
+    let e = load_runs(&[a, missing.clone()]).err().unwrap();
+    assert!(matches!(e, LoadError::NotResultDir(_)), "{e}");
+    assert!(e.to_string().contains("없음"), "{e}");
+}

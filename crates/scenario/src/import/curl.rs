@@ -320,6 +320,19 @@ impl CurlContext {
             scenario_dir: None,
         }
     }
+
+    /// The process's working directory (`@file` names mean what they mean where the
+    /// command is typed), the scenario written to `out` when given: its `body_file`
+    /// is read against the scenario's folder (`.` for a bare file name).
+    pub fn for_output(out: Option<&std::path::Path>) -> CurlContext {
+        CurlContext {
+            scenario_dir: out.map(|o| match o.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => std::path::PathBuf::from("."),
+            }),
+            ..CurlContext::current()
+        }
+    }
 }
 
 /// Everything the options said.
@@ -1463,5 +1476,15 @@ mod tests {
             }
         }
         assert!(imported > 100, "only {imported} imports succeeded");
+    }
+
+    #[test]
+    fn a_curl_import_s_body_files_are_read_against_the_folder_of_the_file_written() {
+        let ctx = CurlContext::for_output(Some(Path::new("tests/파도.yaml")));
+        assert_eq!(ctx.scenario_dir.as_deref(), Some(Path::new("tests")));
+        assert_eq!(ctx.cwd, CurlContext::current().cwd);
+        let ctx = CurlContext::for_output(Some(Path::new("파도.yaml")));
+        assert_eq!(ctx.scenario_dir.as_deref(), Some(Path::new(".")));
+        assert_eq!(CurlContext::for_output(None).scenario_dir, None);
     }
 }

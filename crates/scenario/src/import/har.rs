@@ -57,6 +57,36 @@ pub fn from_har(text: &str, opts: &ImportOptions) -> Result<Config, ImportError>
     import_har(text, opts).map(|i| i.config)
 }
 
+/// Why a HAR file could not be imported: the file named, then the reason.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
+pub struct HarFileError {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Why (it cannot be read, is too large, or is not a HAR recording).
+    pub reason: String,
+}
+
+/// Reads a HAR file (at most [`crate::limits::MAX_DATA_BYTES`]) and imports it;
+/// also the name the written scenario cites as its source (the file's name).
+pub fn import_har_file(
+    path: &std::path::Path,
+    opts: &ImportOptions,
+) -> Result<(Imported, String), HarFileError> {
+    let fail = |reason: String| HarFileError {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = crate::limits::read_capped_string(path, crate::limits::MAX_DATA_BYTES)
+        .map_err(|e| fail(e.to_string()))?;
+    let imported = import_har(&text, opts).map_err(|e| fail(e.to_string()))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok((imported, name))
+}
+
 /// [`from_har`] with the notes on what could not be replayed as recorded (a file
 /// part saved without its content).
 pub fn import_har(text: &str, opts: &ImportOptions) -> Result<Imported, ImportError> {
@@ -1189,5 +1219,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_har_file_is_imported_under_its_name_and_a_bad_one_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("녹화.har");
+        std::fs::write(&path, HAR).unwrap();
+        let (imported, name) = import_har_file(&path, &ImportOptions::default()).unwrap();
+        assert_eq!(name, "녹화.har");
+        assert_eq!(
+            imported,
+            import_har(HAR, &ImportOptions::default()).unwrap()
+        );
+        std::fs::write(&path, "[]").unwrap();
+        let e = import_har_file(&path, &ImportOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!("{}: not a HAR file: missing log.entries", path.display())
+        );
+        let missing = dir.path().join("없는.har");
+        let e = import_har_file(&missing, &ImportOptions::default()).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("{}: ", missing.display())),
+            "{e}"
+        );
     }
 }

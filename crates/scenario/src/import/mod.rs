@@ -19,7 +19,7 @@ use crate::Dur;
 use pado_base::units::{duration_compact, parse_duration};
 
 pub use curl::{from_curl, import_curl, CurlContext};
-pub use har::{from_har, import_har};
+pub use har::{from_har, import_har, import_har_file, HarFileError};
 
 /// An import's result: the configuration, and what the user should know about how
 /// it was made (options that were ignored, recorded parts that were not sent as

@@ -1,22 +1,73 @@
-//! A scenario loaded for a run: the file read once (or the quick-mode request
-//! built), the command line's settings applied, validated, its thresholds parsed;
-//! then compiled, with every threshold's tag selector checked against what the
+//! A scenario made ready for a run: what to load ([`LoadSpec`]: a file or the
+//! quick-mode request, with the settings that go on top of it), read once
+//! ([`ScenarioText`]), then [`Prepared`]: the settings applied, the `events:`
+//! refitted to the new length, `--fit-to` applied last, validated, its thresholds
+//! parsed; compiled with every threshold's tag selector checked against what the
 //! scenario has.
+//!
+//! Every command that runs or checks a scenario (`run`, `validate`, `find-capacity`,
+//! `demo`, `k8s`) prepares it here, so a setting means the same in each and every
+//! error names file, line and field.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use pado_analysis::thresholds::Threshold;
 use pado_engine::compile;
 use pado_scenario::line_index::LineIndex;
 use pado_scenario::{
-    apply_overrides, load_file_with_target, quick_config, validate, Config, QuickRequest,
+    apply_overrides, load_file_with_target, quick_config, validate, Config, Overrides, QuickRequest,
 };
 
-use crate::config::{LoadSpec, Source};
-use crate::exit::{self, Failure};
+use crate::config::Scenario;
+use crate::SessionError;
+
+/// Where the scenario comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A scenario file (YAML or JSON).
+    File(PathBuf),
+    /// Quick mode: one request built from the command line.
+    Url(QuickRequest),
+}
+
+/// What to load, typed before any file is read: the source and the settings that
+/// apply on top of it. A command that runs several tests of one scenario
+/// (`find-capacity`) checks the settings once and changes only the shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadSpec {
+    /// The scenario file or the quick-mode request.
+    pub source: Source,
+    /// Settings from flags (headers, timeout, TLS, load shape, thresholds, ...).
+    pub overrides: Overrides,
+    /// Stretch or compress the file's timeline to this length (`--fit-to`).
+    pub fit_to: Option<Duration>,
+}
+
+impl LoadSpec {
+    /// A scenario file as written, with `target` replacing its `target` when given
+    /// (`validate`, `demo`).
+    pub fn file(path: PathBuf, target: Option<String>) -> LoadSpec {
+        LoadSpec {
+            source: Source::File(path),
+            overrides: Overrides {
+                target,
+                ..Default::default()
+            },
+            fit_to: None,
+        }
+    }
+
+    /// Read the scenario (once), apply the settings, validate, and parse its
+    /// thresholds.
+    pub fn load(&self) -> Result<Prepared, SessionError> {
+        Prepared::load(self)
+    }
+}
 
 /// A configuration ready to run, with where it came from.
-pub(crate) struct Prepared {
+#[derive(Clone, Debug)]
+pub struct Prepared {
     /// The configuration.
     pub config: Config,
     /// File name for messages (`<command line>` in quick mode).
@@ -35,7 +86,7 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     /// `file:line:column` of a field, as messages start.
-    pub(crate) fn at(&self, field: &str) -> String {
+    pub fn at(&self, field: &str) -> String {
         match self.lines.locate(field) {
             Some((l, c)) => format!("{}:{l}:{c}", self.file),
             None => self.file.clone(),
@@ -47,37 +98,48 @@ impl Prepared {
     /// threshold's tag selector is checked against the steps, scenarios, checks and
     /// tags that exist, so `{step:serch}` is an error now and not a threshold that
     /// silently has no data.
-    pub(crate) fn compile(&self) -> Result<pado_engine::RunPlan, Failure> {
+    pub fn compile(&self) -> Result<pado_engine::RunPlan, SessionError> {
         let plan = compile(&self.config, &self.base_dir).map_err(|e| self.plan_failure(e))?;
         self.checked(plan)
     }
 
-    /// Compile for pods that read their environment from a Kubernetes Secret
-    /// (`pado k8s --env-from-secret`): a `{{ env.X }}` unset here is left to the
-    /// pods, its name returned for the note that says so. The plan is for checking
-    /// and planning only, never for running here.
-    #[cfg(feature = "k8s")]
-    pub(crate) fn compile_for_pods(&self) -> Result<(pado_engine::RunPlan, Vec<String>), Failure> {
+    /// Compile for generators that read their environment elsewhere (pods with a
+    /// Kubernetes Secret): a `{{ env.X }}` unset here is left to them, its name
+    /// returned for the note that says so. The plan is for checking and planning
+    /// only, never for running here.
+    pub fn compile_for_elsewhere(
+        &self,
+    ) -> Result<(pado_engine::RunPlan, Vec<String>), SessionError> {
         let (plan, deferred) = pado_engine::compile_for_elsewhere(&self.config, &self.base_dir)
             .map_err(|e| self.plan_failure(e))?;
         Ok((self.checked(plan)?, deferred))
     }
 
-    fn plan_failure(&self, e: pado_engine::PlanError) -> Failure {
+    /// The scenario as a run keeps it beside its plan.
+    pub fn scenario(&self) -> Scenario {
+        Scenario {
+            config: self.config.clone(),
+            file: self.file.clone(),
+            thresholds: self.thresholds.clone(),
+            notes: self.notes.clone(),
+        }
+    }
+
+    fn plan_failure(&self, e: pado_engine::PlanError) -> SessionError {
         let mut m = format!("{}: {e}", self.at(&e.field()));
         if let Some(h) = e.hint() {
             m.push_str(&format!("\n  hint: {h}"));
         }
-        Failure::invalid(m)
+        SessionError::Invalid(m)
     }
 
     /// The plan once every threshold's tag selector names something it has.
-    fn checked(&self, plan: pado_engine::RunPlan) -> Result<pado_engine::RunPlan, Failure> {
+    fn checked(&self, plan: pado_engine::RunPlan) -> Result<pado_engine::RunPlan, SessionError> {
         let problems = self.selector_problems(&plan);
         if problems.is_empty() {
             Ok(plan)
         } else {
-            Err(Failure::invalid(problems.join("\n")))
+            Err(SessionError::Invalid(problems.join("\n")))
         }
     }
 
@@ -100,11 +162,11 @@ impl Prepared {
     }
 }
 
-/// A scenario as read, before any flag changes it. A file is read (and its target
-/// override applied) once; quick mode has nothing to read, its scenario is built
-/// from the flags each time it is prepared.
+/// A scenario as read, before any setting changes it. A file is read (and its
+/// target override applied) once; quick mode has nothing to read, its scenario is
+/// built from the settings each time it is prepared.
 #[derive(Clone, Debug)]
-pub(crate) enum ScenarioText {
+pub enum ScenarioText {
     /// A scenario file, loaded.
     File {
         /// The configuration as the file says (with `--target` applied).
@@ -122,17 +184,11 @@ pub(crate) enum ScenarioText {
 
 impl ScenarioText {
     /// Read what `spec` names (a file once; nothing for a URL).
-    pub(crate) fn read(spec: &LoadSpec) -> Result<ScenarioText, Failure> {
+    pub fn read(spec: &LoadSpec) -> Result<ScenarioText, SessionError> {
         match &spec.source {
             Source::File(path) => {
                 let loaded = load_file_with_target(path, spec.overrides.target.as_deref())
-                    .map_err(|e| match e {
-                        pado_scenario::ScenarioError::Read { .. } => Failure {
-                            code: exit::INVALID,
-                            message: e.to_string(),
-                        },
-                        _ => Failure::invalid(e.to_string()),
-                    })?;
+                    .map_err(|e| SessionError::Invalid(e.to_string()))?;
                 Ok(ScenarioText::File {
                     config: Box::new(loaded.config),
                     file: loaded.file,
@@ -146,16 +202,16 @@ impl ScenarioText {
 }
 
 impl Prepared {
-    /// Stage two's last part: read the scenario named by `spec`, apply its
-    /// settings, validate the result and parse its thresholds (the file's and the
-    /// command line's), every error naming file, line and field.
-    pub(crate) fn load(spec: &LoadSpec) -> Result<Prepared, Failure> {
+    /// Read the scenario named by `spec`, apply its settings, validate the result
+    /// and parse its thresholds (the file's and the command line's), every error
+    /// naming file, line and field.
+    pub fn load(spec: &LoadSpec) -> Result<Prepared, SessionError> {
         Prepared::from_read(&ScenarioText::read(spec)?, spec)
     }
 
-    /// Prepare a scenario already read: the flags of `spec` applied to its own copy
-    /// (each find-capacity step prepares the one reading with its own rate).
-    pub(crate) fn from_read(read: &ScenarioText, spec: &LoadSpec) -> Result<Prepared, Failure> {
+    /// Prepare a scenario already read: the settings of `spec` applied to its own
+    /// copy (each find-capacity step prepares the one reading with its own rate).
+    pub fn from_read(read: &ScenarioText, spec: &LoadSpec) -> Result<Prepared, SessionError> {
         let ov = &spec.overrides;
         let (mut config, file, base_dir, lines) = match read {
             ScenarioText::File {
@@ -179,22 +235,22 @@ impl Prepared {
         let mut notes = Vec::new();
         if matches!(spec.source, Source::File(_)) {
             let as_written = (!config.events.is_empty()).then(|| config.clone());
-            apply_overrides(&mut config, ov).map_err(Failure::invalid)?;
+            apply_overrides(&mut config, ov).map_err(SessionError::Invalid)?;
             if let Some(before) = as_written {
                 notes = pado_scenario::refit_events(&before, &mut config);
             }
         }
-        // `--fit-to` fits the test as the other flags made it (`--duration 8h
+        // `--fit-to` fits the test as the other settings made it (`--duration 8h
         // --fit-to 2s` is 2 s): it scales last, events already moved with it.
         if let (Some(len), Some(want)) = (pado_scenario::planned_length(&config), spec.fit_to) {
             if !len.is_zero() {
                 pado_scenario::scale_timeline(&mut config, want.as_secs_f64() / len.as_secs_f64());
             }
         }
-        validate(&config, &file).map_err(|e| Failure::invalid(e.to_string()))?;
+        validate(&config, &file).map_err(|e| SessionError::Invalid(e.to_string()))?;
         let thresholds =
             pado_scenario::thresholds::from_config(&config, &file, &lines).map_err(|e| {
-                Failure::invalid(
+                SessionError::Invalid(
                     e.diagnostics()
                         .iter()
                         .map(ToString::to_string)
@@ -212,3 +268,33 @@ impl Prepared {
         })
     }
 }
+
+/// What checking a scenario file found (`pado validate`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Checked {
+    /// The file, as messages name it.
+    pub file: String,
+    /// How many scenarios it has.
+    pub scenarios: usize,
+    /// How many thresholds.
+    pub thresholds: usize,
+    /// What a run would warn about (the loading's notes, then the plan's).
+    pub warnings: Vec<String>,
+}
+
+/// A scenario file through every check a run makes before it sends anything
+/// (loaded with `target` in place of its own, validated, thresholds parsed,
+/// compiled, selectors checked), without running it.
+pub fn check_file(path: PathBuf, target: Option<String>) -> Result<Checked, SessionError> {
+    let prep = LoadSpec::file(path, target).load()?;
+    let plan = prep.compile()?;
+    Ok(Checked {
+        scenarios: prep.config.scenarios.len(),
+        thresholds: prep.thresholds.len(),
+        warnings: prep.notes.iter().chain(&plan.warnings).cloned().collect(),
+        file: prep.file,
+    })
+}
+
+#[cfg(test)]
+mod tests;
