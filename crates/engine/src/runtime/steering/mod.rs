@@ -28,6 +28,13 @@ const PARK_POLL: Duration = Duration::from_millis(10);
 /// arrival's share of credit is an integer add.
 const MILLI: u64 = 1000;
 
+/// The bit of [`LoadControl`]'s hold word that says the run is paused; the bits below
+/// it are the VU cap. One word, so that a VU's check at each iteration is one load.
+const PAUSED: u64 = 1 << 63;
+
+/// The hold word's cap when there is none (every rank is below it).
+const NO_CAP: u64 = PAUSED - 1;
+
 /// Most a rate factor may be: far above any useful steering, low enough that the
 /// credit arithmetic cannot overflow.
 pub const MAX_RATE_FACTOR: f64 = 1000.0;
@@ -42,13 +49,13 @@ struct Ramps {
 /// The load a caller asked for, shared by every worker of one run.
 #[derive(Debug)]
 pub struct LoadControl {
-    /// Closed-model VUs of each scenario whose rank is at or above this park at
-    /// their next iteration boundary; `u64::MAX`: no cap.
-    vu_cap: AtomicU64,
+    /// The cap and the pause in one word: closed-model VUs of each scenario whose
+    /// rank is at or above the low bits ([`NO_CAP`]: no cap) park at their next
+    /// iteration boundary, and no iteration (closed) or arrival (open) starts while
+    /// [`PAUSED`] is set.
+    hold: AtomicU64,
     /// Open-model arrivals as a multiple of the plan's, in thousandths.
     rate_milli: AtomicU64,
-    /// No new iterations (closed) or arrivals (open) while set.
-    paused: AtomicBool,
     /// Whether a ramp runs (the clock tasks look at [`LoadControl::ramps`] only then).
     ramping: AtomicBool,
     ramps: Mutex<Ramps>,
@@ -61,9 +68,8 @@ pub struct LoadControl {
 impl Default for LoadControl {
     fn default() -> Self {
         LoadControl {
-            vu_cap: AtomicU64::new(u64::MAX),
+            hold: AtomicU64::new(NO_CAP),
             rate_milli: AtomicU64::new(MILLI),
-            paused: AtomicBool::new(false),
             ramping: AtomicBool::new(false),
             ramps: Mutex::new(Ramps::default()),
             clock: Mutex::new(Arc::new(ClockMap::default())),
@@ -90,13 +96,18 @@ impl LoadControl {
     }
 
     fn store_vu_cap(&self, cap: Option<u64>) {
-        self.vu_cap
-            .store(cap.unwrap_or(u64::MAX), Ordering::Relaxed);
+        let cap = cap.map_or(NO_CAP, |c| c.min(NO_CAP));
+        // The pause bit stays as it is.
+        let _ = self
+            .hold
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |h| {
+                Some((h & PAUSED) | cap)
+            });
     }
 
     /// The cap on closed-model VUs per scenario, if any.
     pub fn vu_cap(&self) -> Option<u64> {
-        Some(self.vu_cap.load(Ordering::Relaxed)).filter(|&c| c != u64::MAX)
+        Some(self.hold.load(Ordering::Relaxed) & NO_CAP).filter(|&c| c != NO_CAP)
     }
 
     /// Move the VU cap linearly from `from` to `to` over `length` from `now` (a ramp
@@ -181,12 +192,16 @@ impl LoadControl {
     /// Pause (`true`) or resume: while paused no iteration or arrival starts;
     /// in-flight ones finish.
     pub fn set_paused(&self, paused: bool) {
-        self.paused.store(paused, Ordering::Relaxed);
+        if paused {
+            self.hold.fetch_or(PAUSED, Ordering::Relaxed);
+        } else {
+            self.hold.fetch_and(NO_CAP, Ordering::Relaxed);
+        }
     }
 
     /// Whether the run is paused.
     pub fn paused(&self) -> bool {
-        self.paused.load(Ordering::Relaxed)
+        (self.hold.load(Ordering::Relaxed) & PAUSED) != 0
     }
 
     /// The plan's clock as it stands.
@@ -227,13 +242,16 @@ impl LoadControl {
     /// Whether the closed-model VU of rank `rank` (0-based within its scenario) must
     /// wait instead of starting an iteration; `default_cap` is its scenario's level
     /// when nobody set one (an externally controlled scenario's starting VUs;
-    /// `u64::MAX` for a planned one).
+    /// `u64::MAX` for a planned one). One relaxed load of the word that holds both
+    /// the pause and the cap, as it runs once per iteration.
+    #[inline]
     pub(super) fn holds(&self, rank: u64, default_cap: u64) -> bool {
-        let cap = match self.vu_cap.load(Ordering::Relaxed) {
-            u64::MAX => default_cap,
+        let h = self.hold.load(Ordering::Relaxed);
+        let cap = match h & NO_CAP {
+            NO_CAP => default_cap,
             c => c,
         };
-        self.paused() || rank >= cap
+        (h & PAUSED) != 0 || rank >= cap
     }
 
     /// How many iterations one scheduled arrival starts, given the credit carried
@@ -317,6 +335,28 @@ mod tests {
         assert!(c.holds(0, u64::MAX));
         c.set_paused(false);
         assert_eq!(c.arrivals(&mut credit), 1);
+    }
+
+    #[test]
+    fn a_pause_keeps_the_cap_and_a_new_cap_keeps_the_pause() {
+        let c = LoadControl::default();
+        c.set_vu_cap(Some(3));
+        c.set_paused(true);
+        assert!(c.holds(0, u64::MAX) && c.paused());
+        assert_eq!(c.vu_cap(), Some(3));
+        c.set_vu_cap(None);
+        assert!(
+            c.holds(0, u64::MAX) && c.paused(),
+            "a new cap ended the pause"
+        );
+        c.set_vu_cap(Some(2));
+        c.set_paused(false);
+        assert!(!c.paused());
+        assert_eq!(c.vu_cap(), Some(2));
+        assert!(!c.holds(1, u64::MAX) && c.holds(2, u64::MAX));
+        // No cap set: the scenario's own level holds.
+        c.set_vu_cap(None);
+        assert!(!c.holds(4, 5) && c.holds(5, 5));
     }
 
     #[test]

@@ -212,6 +212,66 @@ fn a_redirect_chain_is_one_sample_per_hop_and_one_judged_answer() {
     assert_eq!(ran.check("status is 200"), (2, 0));
 }
 
+/// A server on loopback that answers its first request with a redirect setting a
+/// cookie and every later one with `200`, and hands over the head of the second
+/// request it read (the hop).
+fn cookie_redirect_server() -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut seen = 0;
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { return };
+            c.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+                .unwrap();
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            loop {
+                let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                    match c.read(&mut chunk) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                    continue;
+                };
+                let head: Vec<u8> = buf.drain(..end + 4).collect();
+                seen += 1;
+                let answer: &[u8] = if seen == 1 {
+                    b"HTTP/1.1 302 Found\r\nSet-Cookie: sid=w1\r\nLocation: /next\r\nContent-Length: 0\r\n\r\n"
+                } else {
+                    let _ = tx.send(String::from_utf8_lossy(&head).into_owned());
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+                };
+                if c.write_all(answer).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    (base, rx)
+}
+
+#[test]
+fn a_cookie_set_by_a_followed_redirect_goes_with_the_next_hop() {
+    let (base, hop) = cookie_redirect_server();
+    let flow = "      - { name: login, request: /login, check: { status: 200 } }\n";
+    let ran = run_vu(plan_in(&scenario(&base, flow), Path::new(".")), 1);
+    let head = hop
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("the redirect was not followed");
+    assert!(head.starts_with("GET /next HTTP/1.1\r\n"), "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains("\r\ncookie: sid=w1\r\n"),
+        "{head}"
+    );
+    let login = ran.step("login");
+    assert_eq!(login.status, BTreeMap::from([(200, 1), (302, 1)]));
+    assert_eq!((login.requests, login.failed), (2, 0));
+    assert_eq!(ran.check("status is 200"), (1, 0));
+}
+
 #[test]
 fn http2_requests_are_recorded_as_http2_and_a_refused_stream_is_a_failure() {
     let srv = H2Server::start(H2Options::default()).unwrap();
