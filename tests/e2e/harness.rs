@@ -19,8 +19,8 @@ mod process;
 
 pub(crate) use fixture::{fixture, write_fixture};
 pub(crate) use process::{
-    interrupt, pado, pado_cmd, pado_env, pado_under, say, serve_printing_url, spawn_piped, stderr, text,
-    wait_within, wait_within_polling, Kid,
+    interrupt, pado, pado_cmd, pado_env, pado_under, say, serve_printing_url, spawn_piped, stderr,
+    text, wait_within, wait_within_polling, Kid,
 };
 
 /// The binary under test. The first call points `XDG_STATE_HOME` and `PADO_HOME`
@@ -68,7 +68,13 @@ pub(crate) fn test_home() -> PathBuf {
         .filter(|n| *n != "main")
         .unwrap_or("shared")
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     let home = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("pado-home")
