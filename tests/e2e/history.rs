@@ -744,6 +744,17 @@ impl MachineNoise {
         }
     }
 
+    /// With the server's own lateness in the run (`TestServer`'s count of how
+    /// late its `/delay` answers came, ms): what pado measured of the target
+    /// moved by that much without pado's doing.
+    fn and_server(self, late_ms: f64) -> MachineNoise {
+        MachineNoise {
+            delay_ms: self.delay_ms + late_ms,
+            stall_ms: self.stall_ms + late_ms,
+            late: self.late,
+        }
+    }
+
     /// The noise of two runs together.
     fn and(self, o: MachineNoise) -> MachineNoise {
         MachineNoise {
@@ -839,18 +850,22 @@ fn aa_pairs_and_a_slower_server(home: &Path, server: &TestServer) -> usize {
     let fast = fixed_delay_scenario(home, 100, 5);
     let slow = fixed_delay_scenario(home, 110, 5);
     let url = server.base_url();
-    let runs: Vec<PathBuf> = (0..5)
-        .map(|i| {
-            let out = home.join(format!("a{i}"));
-            fixed_delay_run(home, &fast, &url, &out);
-            out
-        })
-        .collect();
+    // Each run with the noise its generator's self-check and the server name.
+    let run = |scenario: &Path, out: PathBuf| {
+        server.reset_stats();
+        fixed_delay_run(home, scenario, &url, &out);
+        let late_ms = server.stats().delay_late_max_us as f64 / 1000.0;
+        let noise = MachineNoise::of(&out).and_server(late_ms);
+        (out, noise)
+    };
+    let (runs, noises): (Vec<PathBuf>, Vec<MachineNoise>) = (0..5)
+        .map(|i| run(&fast, home.join(format!("a{i}"))))
+        .unzip();
     let mut pairs = 0;
     for i in 0..runs.len() {
         for j in i + 1..runs.len() {
             let c = compare_json(home, &runs[i], &runs[j]);
-            let noise = MachineNoise::of(&runs[i]).and(MachineNoise::of(&runs[j]));
+            let noise = noises[i].and(noises[j]);
             let different = rows_called_different(&c, noise);
             assert!(
                 different.is_empty(),
@@ -884,14 +899,13 @@ fn aa_pairs_and_a_slower_server(home: &Path, server: &TestServer) -> usize {
     }
     // The 10% slower server, against the first run with --min-change's floor
     // (a history of its own, empty): worse.
-    let s = home.join("slow");
-    fixed_delay_run(home, &slow, &url, &s);
+    let (s, slow_noise) = run(&slow, home.join("slow"));
     let fresh = home.join("no-history");
     std::fs::create_dir_all(&fresh).unwrap();
     let c = compare_json(&fresh, &runs[0], &s);
     // Unless pado's self-checks say the machine delayed these runs by as much as
     // the 10 ms the server added (then the change cannot be told from the noise).
-    let noise = MachineNoise::of(&runs[0]).and(MachineNoise::of(&s));
+    let noise = noises[0].and(slow_noise);
     if let Err(v) = verdict_unless_noise(&c, "overall", "latency p50 ms", noise, 10.0) {
         assert_eq!(v, "worse", "{c:#}");
     }
@@ -944,18 +958,17 @@ fn aa_pairs_and_a_slower_server(home: &Path, server: &TestServer) -> usize {
     // A server half again as slow: a regression in the trend over the history
     // (exit 99), whatever the spread between these runs. Ten seconds, so a machine
     // that stalls now and then still leaves enough seconds to judge.
-    let s = home.join("much-slower");
-    fixed_delay_run(home, &fixed_delay_scenario(home, 150, 10), &url, &s);
+    let (_, much_noise) = run(
+        &fixed_delay_scenario(home, 150, 10),
+        home.join("much-slower"),
+    );
     let o = trend("p95");
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("noise between runs: "), "{text}");
     // The 50 ms the server added is a regression unless pado's self-checks say the
     // machine delayed the runs by as much.
-    let earlier_ms = runs
-        .iter()
-        .map(|r| MachineNoise::of(r).delay_ms)
-        .fold(0.0, f64::max);
-    let delay_ms = earlier_ms + MachineNoise::of(&s).delay_ms;
+    let earlier_ms = noises.iter().map(|n| n.delay_ms).fold(0.0, f64::max);
+    let delay_ms = earlier_ms + much_noise.delay_ms;
     if delay_ms < 50.0 {
         assert_eq!(o.status.code(), Some(99), "{text}");
         assert!(text.contains("REGRESSION"), "{text}");
