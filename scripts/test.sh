@@ -9,13 +9,16 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
-# Debian packages the tests use: chromium (the HTML report is checked in a real
-# browser); real exporters whose output pado must read by name (node, nginx, redis,
+# Debian packages the tests use: chromium (the HTML report and the live dashboard
+# are checked in a real browser), node and npm (the dashboard's browser tests drive
+# Chromium with playwright-core); real exporters whose output pado must read by name (node, nginx, redis,
 # mysqld) and the servers behind them (nginx, redis, MariaDB); a JDK (a real JVM
 # pinned to fewer cores than its host, for the bottleneck table); Prometheus and
 # InfluxDB for the live outputs.
 need=()
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -x /usr/bin/chromium ] || need+=(chromium)
+command -v node >/dev/null 2>&1 || need+=(nodejs)
+command -v npm >/dev/null 2>&1 || need+=(npm)
 [ -x /usr/bin/prometheus-node-exporter ] || need+=(prometheus-node-exporter)
 [ -x /usr/bin/prometheus-nginx-exporter ] || need+=(prometheus-nginx-exporter)
 [ -x /usr/bin/prometheus-redis-exporter ] || need+=(prometheus-redis-exporter)
@@ -54,6 +57,22 @@ if [ ! -x target/pyhdr/bin/python3 ] || ! target/pyhdr/bin/python3 -c 'import hd
   else
     echo "warning: Python's hdrhistogram cannot be installed here; the test that needs it fails" >&2
   fi
+fi
+# The dashboard's browser tests (tests/e2e/dashboard_browser.rs): playwright-core
+# as pinned by testing/browser/package-lock.json (it drives Debian's Chromium;
+# Playwright's own browser downloads are never fetched). Installed again only when
+# missing or not the locked version.
+browser_pkg() { node -p "require('./testing/browser/$1').$2" 2>/dev/null; }
+if command -v npm >/dev/null 2>&1; then
+  locked=$(browser_pkg package-lock.json "packages['node_modules/playwright-core'].version")
+  installed=$(browser_pkg node_modules/playwright-core/package.json version)
+  if [ -z "$installed" ] || [ "$installed" != "$locked" ]; then
+    echo "installing playwright-core $locked into testing/browser for the tests..."
+    (cd testing/browser && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent) \
+      || echo "warning: npm ci in testing/browser failed; the dashboard's browser tests fail" >&2
+  fi
+else
+  echo "warning: npm missing and cannot be installed here; the dashboard's browser tests fail" >&2
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings

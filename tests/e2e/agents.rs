@@ -733,3 +733,333 @@ fn a_generator_whose_run_fails_fails_the_test_and_is_named() {
     assert!(srv.stats().requests > 0, "{}", say(&o));
     assert!(took < Duration::from_secs(60), "{took:?}");
 }
+
+/// `POST path` to `addr` with a JSON `body` and the bearer `token`: the status and
+/// the body of the answer.
+fn post_json(addr: &str, path: &str, body: &str, token: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).expect("an answer");
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.get(9..12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+/// Requests the server received in `[from, to)`.
+fn received_between(srv: &TestServer, from: Instant, to: Instant) -> usize {
+    srv.records()
+        .iter()
+        .filter(|r| r.received_at >= from && r.received_at < to)
+        .count()
+}
+
+/// Waits (at most `limit`) until the server has received a request; when it did.
+fn first_request(srv: &TestServer, limit: Duration) -> Instant {
+    let t0 = Instant::now();
+    loop {
+        if let Some(r) = srv.records().iter().map(|r| r.received_at).min() {
+            return r;
+        }
+        assert!(t0.elapsed() < limit, "no request within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_change_posted_to_each_agent_reaches_its_run_and_is_one_event_in_the_merged_result() {
+    let srv = TestServer::start();
+    let a = Agent::start(TOKEN);
+    let b = Agent::start(TOKEN);
+    let dir = tmp("agents-steered");
+    let f = write_fixture(
+        &dir,
+        "agents_steered.yaml",
+        "t.yaml",
+        &[("target", srv.base_url())],
+    );
+    let out = dir.join("out");
+    let _machine = shared_machine();
+    let log = std::fs::File::create(dir.join("coordinator.log")).unwrap();
+    let mut coordinator = pado_cmd(["run"]);
+    coordinator
+        .arg(&f)
+        .args([
+            "--generators",
+            &format!("{},{}", a.addr, b.addr),
+            "--start-at",
+            "+2s",
+            "--out",
+        ])
+        .arg(&out)
+        .env("PADO_AGENT_TOKEN", TOKEN)
+        .stdout(Stdio::null())
+        .stderr(log);
+    let mut child = coordinator.spawn().expect("running pado");
+    let start = first_request(&srv, Duration::from_secs(20));
+    // Three seconds at the planned 20/s (10 from each agent), then three times that.
+    std::thread::sleep((start + Duration::from_secs(4)).saturating_duration_since(Instant::now()));
+    let changed = Instant::now();
+    for agent in [&a, &b] {
+        let (st, body) = post_json(
+            &agent.addr,
+            "/control",
+            r#"{"action":"set_rate_factor","factor":3}"#,
+            TOKEN,
+        );
+        assert_eq!(
+            (st, body.as_str()),
+            (200, r#"{"ok":true}"#),
+            "{}",
+            agent.addr
+        );
+    }
+    // Without the token: refused, and the run goes on unchanged.
+    let (st, _) = post_json(
+        &a.addr,
+        "/control",
+        r#"{"action":"pause"}"#,
+        "wrong-token-0123456789",
+    );
+    assert_eq!(st, 401);
+    let status = wait_within_polling(
+        &mut child,
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+    )
+    .expect("the coordinator ended");
+    let err = std::fs::read_to_string(dir.join("coordinator.log")).unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    let before = received_between(&srv, changed - Duration::from_secs(2), changed);
+    let after = received_between(
+        &srv,
+        changed + Duration::from_secs(2),
+        changed + Duration::from_secs(4),
+    );
+    // The server's own count: 20/s before, 60/s two seconds after the change.
+    assert!(
+        (30..=50).contains(&before),
+        "before: {before} in 2 s\n{err}"
+    );
+    assert!((100..=140).contains(&after), "after: {after} in 2 s\n{err}");
+    let merged = out.join("merged");
+    let requests = srv.stats().requests;
+    assert_eq!(
+        read_json(&merged.join("summary.json"))["requests"],
+        requests
+    );
+    // Both agents took the change; the merged timeline shows it once.
+    let events = std::fs::read_to_string(merged.join("events.jsonl")).unwrap();
+    let control: Vec<&str> = events
+        .lines()
+        .filter(|l| l.contains(r#""kind":"control""#))
+        .collect();
+    assert_eq!(control.len(), 1, "{events}");
+    assert!(control[0].contains("×3"), "{events}");
+}
+
+/// `GET path` from the dashboard at `addr`, as JSON.
+fn get_json(addr: &str, path: &str) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).expect("an answer");
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("GET {path}: {e}: {text}"))
+}
+
+/// A coordinator of `agents` with `--dashboard`, writing into `out`, and what it
+/// says on stderr (read to its end on a thread of its own).
+struct Steered {
+    child: Child,
+    stderr: std::thread::JoinHandle<String>,
+    /// The dashboard's address (`127.0.0.1:PORT`) and its control token.
+    page: String,
+    token: String,
+}
+
+fn coordinate_with_dashboard(file: &Path, agents: &[&Agent], out: &Path) -> Steered {
+    use std::io::BufRead;
+    let list: Vec<&str> = agents.iter().map(|a| a.addr.as_str()).collect();
+    let mut child = pado_cmd(["run"])
+        .arg(file)
+        .args([
+            "--generators",
+            &list.join(","),
+            "--start-at",
+            "+2s",
+            "--dashboard",
+            "--no-history",
+            "--out",
+        ])
+        .arg(out)
+        .env("PADO_AGENT_TOKEN", TOKEN)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running pado");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("dashboard: http://") {
+                let _ = tx.send(url.to_string());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let url: String = rx
+        .recv_timeout(Duration::from_secs(15))
+        .expect("the dashboard's address on stderr");
+    let (page, token) = url.split_once("/#token=").expect("a token in the address");
+    assert!(
+        page.starts_with("127.0.0.1:"),
+        "loopback by default: {page}"
+    );
+    Steered {
+        child,
+        stderr,
+        page: page.to_string(),
+        token: token.to_string(),
+    }
+}
+
+/// `testing/browser/distributed.mjs` on the page at `page` (with `token`), expecting
+/// `agents` listed; `None` when the browser tools are not installed (said).
+fn open_in_browser(page: &str, token: &str, agents: &[&Agent], dir: &Path) -> Option<Child> {
+    let node = crate::dashboard_browser::browser_tools()?;
+    let list: Vec<&str> = agents.iter().map(|a| a.addr.as_str()).collect();
+    let child = std::process::Command::new(node)
+        .arg("distributed.mjs")
+        .current_dir(crate::dashboard_browser::browser_dir())
+        .env(
+            "PADO_DASHBOARD_URL",
+            format!("http://{page}/#token={token}"),
+        )
+        .env("AGENTS", list.join(","))
+        .stdout(std::fs::File::create(dir.join("browser.out")).unwrap())
+        .stderr(std::fs::File::create(dir.join("browser.err")).unwrap())
+        .spawn()
+        .expect("starting node");
+    Some(child)
+}
+
+/// The browser script ended well, having seen `n` generators.
+fn browser_saw(node: &mut Child, n: usize, dir: &Path) {
+    let done = wait_within_polling(node, Duration::from_secs(30), Duration::from_millis(100));
+    let said = std::fs::read_to_string(dir.join("browser.err")).unwrap_or_default();
+    let out = std::fs::read_to_string(dir.join("browser.out")).unwrap_or_default();
+    assert_eq!(
+        done.and_then(|s| s.code()),
+        Some(0),
+        "the page:\n{said}{out}"
+    );
+    assert!(out.contains(&format!("{n} generators listed")), "{out}");
+}
+
+/// The merged result holds exactly one `control` event, containing `what`, and
+/// its report shows it.
+fn one_change_in(merged: &Path, what: &str) {
+    let events = std::fs::read_to_string(merged.join("events.jsonl")).unwrap();
+    let control: Vec<&str> = events
+        .lines()
+        .filter(|l| l.contains(r#""kind":"control""#))
+        .collect();
+    assert_eq!(control.len(), 1, "{events}");
+    assert!(control[0].contains(what), "{events}");
+    let report = std::fs::read_to_string(merged.join("report.html")).unwrap();
+    assert!(report.contains(what), "the report does not show `{what}`");
+}
+
+#[test]
+fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_server_s() {
+    let srv = TestServer::start();
+    let a = Agent::start(TOKEN);
+    let b = Agent::start(TOKEN);
+    let dir = tmp("agents-dashboard");
+    let f = write_fixture(
+        &dir,
+        "agents_steered.yaml",
+        "t.yaml",
+        &[("target", srv.base_url())],
+    );
+    let out = dir.join("out");
+    let _machine = shared_machine();
+    let mut run = coordinate_with_dashboard(&f, &[&a, &b], &out);
+    let page = run.page.clone();
+    // The page in headless Chromium lists both agents (when the browser tools are
+    // installed; `scripts/test.sh` installs them).
+    let browser = open_in_browser(&page, &run.token, &[&a, &b], &dir);
+    let start = first_request(&srv, Duration::from_secs(20));
+    std::thread::sleep((start + Duration::from_secs(4)).saturating_duration_since(Instant::now()));
+    // Without the token: refused, nothing sent to the agents.
+    let pause = r#"{"action":"pause"}"#;
+    let (st, _) = post_json(&page, "/api/control", pause, "not-the-token-0123456789");
+    assert_eq!(st, 401);
+    let changed = Instant::now();
+    let rate = r#"{"action":"set_rate","per_s":60}"#;
+    let (st, body) = post_json(&page, "/api/control", rate, &run.token);
+    assert_eq!(st, 200, "{body}");
+    // The page lists both generators, each with its share of the load.
+    let state = get_json(&page, "/api/state");
+    let gens = state["generators"].as_array().expect("generators");
+    assert_eq!(gens.len(), 2, "{state}");
+    for (g, agent) in gens.iter().zip([&a, &b]) {
+        let name = g["name"].as_str().unwrap();
+        assert!(name.contains(&agent.addr), "{g} is not {}", agent.addr);
+        assert!(g["requests"].as_u64().unwrap() > 0, "{g}");
+    }
+    let status = wait_within_polling(
+        &mut run.child,
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+    )
+    .expect("the coordinator ended");
+    let err = run.stderr.join().unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(!err.contains(TOKEN), "the agents' token is shown: {err}");
+    if let Some(mut node) = browser {
+        browser_saw(&mut node, 2, &dir);
+    }
+    // The server's own count: 20/s before, the new 60/s in all two seconds after.
+    let before = received_between(&srv, changed - Duration::from_secs(2), changed);
+    let after = received_between(
+        &srv,
+        changed + Duration::from_secs(2),
+        changed + Duration::from_secs(4),
+    );
+    assert!(
+        (30..=50).contains(&before),
+        "before: {before} in 2 s\n{err}"
+    );
+    assert!((100..=140).contains(&after), "after: {after} in 2 s\n{err}");
+    let merged = out.join("merged");
+    assert_eq!(
+        read_json(&merged.join("summary.json"))["requests"],
+        srv.stats().requests
+    );
+    // The change is one event of the whole test, in its numbers, and in the report.
+    one_change_in(&merged, "→ 60.0/s");
+}

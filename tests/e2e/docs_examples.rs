@@ -232,8 +232,16 @@ const RULES: &[Rule] = &[
     },
     Rule {
         doc: "docs/scaling-out.md",
-        marker: "--generators host-a:7070",
+        marker: "load.yaml --generators host-a:7070",
         how: How::NotRun("it needs agents on hosts host-a, host-b and host-c"),
+    },
+    Rule {
+        doc: "docs/scaling-out.md",
+        marker: "--dashboard --generators host-a:7070",
+        how: How::NotRun(
+            "it needs agents on hosts host-a, host-b and host-c; tests/e2e/agents.rs \
+             steers two agents on loopback from the dashboard",
+        ),
     },
     Rule {
         doc: "docs/scaling-out.md",

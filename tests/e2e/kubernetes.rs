@@ -129,6 +129,109 @@ fn k8s_generator_runs_then_serves_its_result_until_fetched() {
     assert_eq!(exit.code(), Some(0));
 }
 
+/// `POST /control` with a command's JSON, sending `token` as `X-Pado-Token` as the
+/// pod proxy does: (status, body).
+fn control_as(addr: SocketAddr, body: &str, token: &str) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "POST /control HTTP/1.1\r\nHost: x\r\nX-Pado-Token: {token}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.get(9..12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    (
+        status,
+        text.split_once("\r\n\r\n")
+            .map_or("", |(_, b)| b)
+            .to_string(),
+    )
+}
+
+#[test]
+fn k8s_generator_hands_a_change_of_the_load_to_its_run() {
+    let _machine = shared_machine();
+    let srv = TestServer::start();
+    let t = tmp("k8s-generator-control");
+    let results = t.join("run");
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let mut child = pado_cmd(["k8s", "generator", "--listen", &addr.to_string()])
+        .arg("--results")
+        .arg(&results)
+        .args([
+            "--serve-timeout",
+            "60s",
+            "--",
+            "run",
+            "--url",
+            &srv.url("/"),
+        ])
+        .args(["--rate", "40", "--duration", "8s", "--quiet", "--out"])
+        .arg(&results)
+        .env("PADO_GENERATOR_TOKEN", GEN_TOKEN)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while srv.stats().requests < 20 {
+        assert!(Instant::now() < deadline, "the run never sent its load");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A stranger's change is refused; the run's own token pauses it.
+    let pause = r#"{"action":"pause"}"#;
+    assert_eq!(
+        control_as(addr, pause, "e2e-generator-token-0123456789abcdeX").0,
+        401
+    );
+    assert_eq!(
+        control_as(addr, pause, GEN_TOKEN),
+        (200, r#"{"ok":true}"#.into())
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let held = srv.stats().requests;
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(srv.stats().requests, held, "requests went on while paused");
+    // A command the run cannot take is answered with its words.
+    let (st, body) = control_as(addr, r#"{"action":"set_vus","vus":3}"#, GEN_TOKEN);
+    assert_eq!(st, 409, "{body}");
+    assert!(
+        body.contains("open-model") || body.contains("arrival rate"),
+        "{body}"
+    );
+    assert_eq!(control_as(addr, r#"{"action":"resume"}"#, GEN_TOKEN).0, 200);
+    std::thread::sleep(Duration::from_millis(1000));
+    assert!(srv.stats().requests > held, "no request after resume");
+    // The run's events say what happened to it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "the run never ended");
+        if let Ok((200, body)) = generator_http(addr, "GET", "/status") {
+            if String::from_utf8_lossy(&body).contains("done") {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let events = std::fs::read_to_string(results.join("events.jsonl")).unwrap();
+    let kinds: Vec<&str> = events
+        .lines()
+        .filter(|l| l.contains(r#""kind":"control""#))
+        .collect();
+    assert_eq!(kinds.len(), 2, "{events}");
+    assert!(
+        kinds[0].contains("paused") && kinds[1].contains("resumed"),
+        "{events}"
+    );
+    assert_eq!(generator_http(addr, "POST", "/done").unwrap().0, 200);
+    let exit = wait_within(&mut child, Duration::from_secs(10)).expect("generator still running");
+    assert_eq!(exit.code(), Some(0));
+}
+
 #[test]
 fn k8s_generator_without_its_token_does_not_start() {
     let t = tmp("k8s-generator-no-token");
@@ -771,4 +874,157 @@ fn k8s_render_leaves_a_variable_unset_here_to_the_pods_secret() {
         stderr.contains(&format!("environment variable `{VAR}` is not set")),
         "{stderr}"
     );
+}
+
+/// `POST /api/control` with `cmd` and the bearer `token` to the dashboard at
+/// `page`: the status and body.
+fn dashboard_control(page: &str, token: &str, cmd: &str) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(page).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "POST /api/control HTTP/1.1\r\nHost: {page}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{cmd}",
+        cmd.len()
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.get(9..12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    (
+        status,
+        text.split_once("\r\n\r\n")
+            .map_or("", |(_, b)| b)
+            .to_string(),
+    )
+}
+
+#[test]
+fn k8s_run_steered_from_its_dashboard_reaches_every_pod_and_a_stop_ends_the_test() {
+    use std::io::BufRead;
+    let _machine = shared_machine();
+    let t = tmp("k8s-dashboard");
+    let srv = TestServer::start();
+    let seg = write_fixture(
+        &t,
+        "kubernetes_steered_segment.yaml",
+        "seg.yaml",
+        &[("target", srv.base_url())],
+    );
+    let pods = real_segments(&t, &seg)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (tar, live))| k8s_mock::PodScript {
+            tar,
+            live,
+            // Running until told to stop.
+            on_stop: Some(0),
+            ..k8s_mock::running(i as u32, None)
+        })
+        .collect();
+    let mock = k8s_mock::Mock::start(pods, None);
+    // The planned test is ten minutes: only the stop from the page ends it early.
+    let file = write_fixture(&t, "kubernetes_steered_checkout.yaml", "checkout.yaml", &[]);
+    let kubeconfig = write_fixture(
+        &t,
+        "kubernetes_mock_kubeconfig.yaml",
+        "kubeconfig",
+        &[
+            ("server", mock.addr.to_string()),
+            ("namespace", k8s_mock::NS.to_string()),
+        ],
+    );
+    let out_dir = t.join("out");
+    let started = Instant::now();
+    let mut child = pado_cmd(["k8s", "run"])
+        .arg(&file)
+        .args([
+            "-n",
+            "2",
+            "--start-at",
+            "+1s",
+            "--quiet",
+            "--dashboard",
+            "--kubeconfig",
+        ])
+        .arg(&kubeconfig)
+        .arg("--out")
+        .arg(&out_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    let said = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("dashboard: http://") {
+                let _ = tx.send(url.to_string());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let url: String = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the dashboard's address on stderr");
+    let (page, token) = url.split_once("/#token=").expect("a token");
+    // Once the pods exist, a pause reaches both through the pod proxy.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (st, body) = dashboard_control(page, token, r#"{"action":"pause"}"#);
+        if st == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never taken: {st} {body}");
+        assert!(
+            body.contains("does not exist yet") || body.contains("pods are not running"),
+            "{st} {body}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (st, body) = dashboard_control(page, token, r#"{"action":"stop"}"#);
+    assert_eq!(st, 200, "{body}");
+    let exit = wait_within(&mut child, Duration::from_secs(60)).expect("the run ended");
+    let stderr = said.join().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(90), "bounded");
+    assert_eq!(exit.code(), Some(0), "{stderr}");
+    // Each pod got the pause, then the stop, and was then stopped the coordinator's
+    // way too (`/stop`, once).
+    let st = mock.state.lock().unwrap();
+    for p in &st.pods {
+        // (A pause sent while only one pod was listed is sent again to both.)
+        let (last, before) = p.controls.split_last().expect("controls");
+        assert_eq!(last, r#"{"action":"stop"}"#, "pod {}", p.index);
+        assert!(
+            !before.is_empty() && before.iter().all(|c| c == r#"{"action":"pause"}"#),
+            "pod {}: {:?}",
+            p.index,
+            p.controls
+        );
+    }
+    drop(st);
+    let id = serde_json::from_slice::<Value>(&mock.calls()[0].body).unwrap()["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for i in 0..2 {
+        let stop = format!("/api/v1/namespaces/loadtest/pods/{id}-{i}-x{i}:7070/proxy/stop");
+        assert_eq!(mock.called("POST", &stop).len(), 1, "{stop}");
+    }
+    // The merged result holds each change once, in the test's words.
+    let events = std::fs::read_to_string(out_dir.join("merged/events.jsonl")).unwrap();
+    let control: Vec<&str> = events
+        .lines()
+        .filter(|l| l.contains(r#""kind":"control""#))
+        .collect();
+    assert_eq!(control.len(), 2, "{events}");
+    assert!(
+        control[0].contains("paused") && control[1].contains("stopped"),
+        "{events}"
+    );
+    assert_run_objects_deleted(&mock, &id);
 }

@@ -9,6 +9,8 @@ mod agents;
 mod analysis;
 mod browser;
 mod capacity;
+mod dashboard;
+mod dashboard_browser;
 mod demo;
 mod demo_protocols;
 mod docs_examples;

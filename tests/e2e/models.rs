@@ -2,7 +2,7 @@
 
 use pado_testkit::TestServer;
 
-use crate::harness::{num, run, tmp, write_fixture};
+use crate::harness::{num, pado, run, tmp, write_fixture};
 
 #[test]
 fn ramping_vus_follow_the_stages() {
@@ -207,4 +207,49 @@ fn requests_finishing_in_the_graceful_stop_are_in_the_stage_table() {
     assert_eq!(tail["label"], "after the last stage (graceful stop)", "{s}");
     assert_eq!(num(tail, "requests"), 2.0, "{s}");
     assert_eq!(num(&stages[0], "requests"), 2.0, "{s}");
+}
+
+/// `externally-controlled` run by `pado run` with nobody steering: its starting 2
+/// VUs of a ceiling of 6 run the whole time, every request counted by the server;
+/// `pado validate` names the file, line and field of a bad one.
+#[test]
+fn an_externally_controlled_scenario_nobody_steers_runs_its_starting_vus() {
+    let srv = TestServer::start();
+    let dir = tmp("steered");
+    let f = write_fixture(
+        &dir,
+        "models_an_externally_controlled_scenario_nobody_steers_runs_its_starting_vus.yaml",
+        "steered.yaml",
+        &[("target", srv.base_url())],
+    );
+    let r = run("steered", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let s = r.summary();
+    // Two active at most; the ceiling's six are allocated.
+    assert_eq!(num(&s, "vus"), 2.0);
+    assert_eq!(num(&s, "vus_max"), 6.0);
+    assert_eq!(num(&s, "requests") as u64, srv.stats().requests);
+    // Two VUs, 50 ms a request, 2 s: about 80 requests, far from 6 VUs' 240.
+    assert!(
+        (60..=90).contains(&srv.stats().requests),
+        "{}",
+        srv.stats().requests
+    );
+    let bad = write_fixture(
+        &dir,
+        "models_an_externally_controlled_scenario_nobody_steers_runs_its_starting_vus_bad.yaml",
+        "bad.yaml",
+        &[],
+    );
+    let out = pado(&["validate", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("bad.yaml:4:") && e.contains("needs `duration`"),
+        "{e}"
+    );
+    assert!(
+        e.contains("bad.yaml:5:") && e.contains("8 VUs to start is more than max_vus (6)"),
+        "{e}"
+    );
 }

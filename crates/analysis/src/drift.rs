@@ -178,6 +178,36 @@ pub fn drift(samples: &[(f64, f64)]) -> Option<Drift> {
     })
 }
 
+/// A change of the load made by hand while the run went (a `control` event of
+/// `events.jsonl`: VUs or a rate set from a dashboard, a pause): judged like a
+/// planned change, it starts a new load level, so no steady period spans it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ManualChange {
+    /// What changed (the event's name), for the label of the level it starts.
+    pub label: String,
+    /// When it was made, seconds from run start.
+    pub start_s: f64,
+    /// When the new level was reached (the end of a ramp; `start_s` for a change
+    /// made at once).
+    pub end_s: f64,
+    /// Whether the load is steady after it (not after a pause or a stop).
+    pub steady_after: bool,
+}
+
+impl ManualChange {
+    /// Whether second `[t, t + 1)` sees the load move: the change falls inside it
+    /// (a change exactly at its start belongs to what follows) or its ramp
+    /// overlaps it.
+    fn moves_in(&self, t: f64) -> bool {
+        let (a, b) = (self.start_s, self.end_s.max(self.start_s));
+        if b > a {
+            a < t + 1.0 && b > t
+        } else {
+            a > t && a < t + 1.0
+        }
+    }
+}
+
 /// The periods of steady load of a run lasting `duration_s`, from its stage windows
 /// (`stages`, user windows ignored): the full seconds every running stage of which is
 /// a hold, split where the set of running stages changes (a step from one hold to
@@ -189,6 +219,57 @@ pub fn steady_periods(
     loads: &[(u32, f64)],
     duration_s: f64,
 ) -> Vec<SteadyPeriod> {
+    steady_periods_with_changes(stages, &[], loads, duration_s)
+}
+
+/// [`steady_periods`] of a run whose load was also changed by hand (`changes`, in
+/// time order): each change is a level boundary as a planned step is. The second
+/// it falls in (or that its ramp covers) is not steady, the seconds on either side
+/// are separate periods, and nothing after a pause or a stop is steady until the
+/// next change. With no change this is exactly [`steady_periods`].
+pub fn steady_periods_with_changes(
+    stages: &[StageMark],
+    changes: &[ManualChange],
+    loads: &[(u32, f64)],
+    duration_s: f64,
+) -> Vec<SteadyPeriod> {
+    let steady = planned_steady_seconds(stages, loads, duration_s);
+    let mut out: Vec<SteadyPeriod> = Vec::new();
+    let mut last: Option<(Vec<usize>, u32)> = None;
+    for (mut key, mut label, t) in steady {
+        let ts = t as f64;
+        if changes.iter().any(|c| c.moves_in(ts)) {
+            continue;
+        }
+        // The changes made before this second: the level it belongs to.
+        let before: Vec<&ManualChange> = changes.iter().filter(|c| c.start_s <= ts).collect();
+        if let Some(c) = before.last() {
+            if !c.steady_after {
+                continue;
+            }
+            label = format!("{label}, after {}", c.label);
+        }
+        key.push(usize::MAX - before.len());
+        match (&last, out.last_mut()) {
+            (Some((k, lt)), Some(p)) if *k == key && *lt + 1 == t => p.end_s = ts + 1.0,
+            _ => out.push(SteadyPeriod {
+                label,
+                start_s: ts,
+                end_s: ts + 1.0,
+            }),
+        }
+        last = Some((key, t));
+    }
+    out
+}
+
+/// Each steady second of the plan as (key of what held, label, second), in time
+/// order: see [`steady_periods`].
+fn planned_steady_seconds(
+    stages: &[StageMark],
+    loads: &[(u32, f64)],
+    duration_s: f64,
+) -> Vec<(Vec<usize>, String, u32)> {
     let exec: Vec<&StageMark> = stages.iter().filter(|s| s.is_executor_stage()).collect();
     // (key, label, second) of each steady second, in time order.
     let mut steady: Vec<(Vec<usize>, String, u32)> = Vec::new();
@@ -223,20 +304,7 @@ pub fn steady_periods(
             }
         }
     }
-    let mut out: Vec<SteadyPeriod> = Vec::new();
-    let mut last: Option<(Vec<usize>, u32)> = None;
-    for (key, label, t) in steady {
-        match (&last, out.last_mut()) {
-            (Some((k, lt)), Some(p)) if *k == key && *lt + 1 == t => p.end_s = t as f64 + 1.0,
-            _ => out.push(SteadyPeriod {
-                label,
-                start_s: t as f64,
-                end_s: t as f64 + 1.0,
-            }),
-        }
-        last = Some((key, t));
-    }
-    out
+    steady
 }
 
 /// Drift of `series` (second, value) within each steady period long enough to
@@ -277,6 +345,60 @@ pub fn headline(periods: &[PeriodDrift]) -> Option<&PeriodDrift> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn hold(start_s: f64, end_s: f64, vus: f64) -> StageMark {
+        StageMark {
+            scenario: "s".into(),
+            index: 0,
+            start_s,
+            end_s,
+            label: format!("hold {vus} VUs"),
+            target: vus,
+            from: Some(vus),
+        }
+    }
+
+    /// One hold of 20 s with VUs set by hand at 10.4 s: two levels, split at the
+    /// change's second (which belongs to neither); with no change, one level.
+    #[test]
+    fn a_manual_step_splits_a_hold_into_two_levels_at_its_second() {
+        let stages = [hold(0.0, 20.0, 4.0)];
+        let change = ManualChange {
+            label: "active VUs 4 → 1".into(),
+            start_s: 10.4,
+            end_s: 10.4,
+            steady_after: true,
+        };
+        let p = steady_periods_with_changes(&stages, &[change], &[], 20.0);
+        let spans: Vec<(f64, f64)> = p.iter().map(|p| (p.start_s, p.end_s)).collect();
+        assert_eq!(spans, [(0.0, 10.0), (11.0, 20.0)]);
+        assert_eq!(p[1].label, "hold 4 VUs, after active VUs 4 → 1");
+        let unchanged = steady_periods_with_changes(&stages, &[], &[], 20.0);
+        assert_eq!(unchanged, steady_periods(&stages, &[], 20.0));
+        assert_eq!(unchanged.len(), 1);
+        assert_eq!((unchanged[0].start_s, unchanged[0].end_s), (0.0, 20.0));
+    }
+
+    /// A ramp made by hand is not steady while it runs; a pause is not steady until
+    /// the resume; a change on a second's boundary leaves both sides whole.
+    #[test]
+    fn ramps_and_pauses_by_hand_are_not_steady() {
+        let stages = [hold(0.0, 30.0, 4.0)];
+        let c = |label: &str, start_s: f64, end_s: f64, steady_after: bool| ManualChange {
+            label: label.into(),
+            start_s,
+            end_s,
+            steady_after,
+        };
+        let changes = [
+            c("active VUs 4 → 8 over 3.0s", 5.0, 8.0, true),
+            c("paused", 15.0, 15.0, false),
+            c("resumed", 20.0, 20.0, true),
+        ];
+        let p = steady_periods_with_changes(&stages, &changes, &[], 30.0);
+        let spans: Vec<(f64, f64)> = p.iter().map(|p| (p.start_s, p.end_s)).collect();
+        assert_eq!(spans, [(0.0, 5.0), (8.0, 15.0), (20.0, 30.0)]);
+    }
 
     /// Uniform noise in [-0.5, 0.5).
     fn noise(rng: &mut fastrand::Rng) -> f64 {

@@ -3,6 +3,10 @@
 //! as Ctrl-C; in the agent's process group, so a Ctrl-C at the agent's terminal
 //! stops the job gracefully too), its output kept in `run.log` beside the result.
 //!
+//! A coordinator's `POST /control` (a change of the load) reaches the job's run
+//! through a Unix socket the run listens on (`--control-socket`,
+//! [`crate::control_socket`]).
+//!
 //! With `--tls` it serves HTTPS (`pado_fleet::tls`): its certificate from
 //! `--tls-cert`/`--tls-key`, or generated at start, its fingerprint printed for
 //! coordinators to pin. Without TLS on an address others can reach, it warns.
@@ -184,12 +188,20 @@ pub(crate) fn agent(a: &AgentArgs) -> Result<i32, Failure> {
             check_commands(job, files)?;
         }
         let log = std::fs::File::create(files.with_file_name(pado_fleet::bundle::LOG_FILE))?;
+        let job_dir = files.parent().unwrap_or(files);
+        let job_name = job_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let socket = crate::control_socket::socket_path(job_dir, &job_name);
         let mut child = std::process::Command::new(&exe);
         child.arg("run").args(&job.args);
         if !allow_commands {
             child.arg("--refuse-commands");
         }
         child
+            .arg("--control-socket")
+            .arg(&socket)
             .arg("--out")
             .arg(results)
             .arg("--quiet")
@@ -218,6 +230,9 @@ pub(crate) fn agent(a: &AgentArgs) -> Result<i32, Failure> {
                 ended.store(true, Ordering::SeqCst);
                 code
             }),
+            control: Some(Arc::new(move |body: &[u8]| {
+                crate::control_socket::send(&socket, body)
+            })),
         })
     });
     // Absolute: each job's run starts in its own directory, and a relative path

@@ -41,7 +41,7 @@ Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (t
 target's routes and faults), `pado docs results` (the result directory), `pado docs kubernetes` \
 (`pado k8s`), `pado docs history` (the run history, `pado trend`), `pado docs outputs` (live metrics to \
 Prometheus, InfluxDB, OTLP), `pado docs resilience` (faults on the timeline, recovery), `pado docs \
-scaling-out` (one test across many generators).";
+scaling-out` (one test across many generators), `pado docs dashboard` (the live page, its JSON API).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -343,6 +343,10 @@ pub(crate) struct K8sRunArgs {
     /// Recording the merged run in the history.
     #[command(flatten)]
     pub history: HistoryArgs,
+    /// The live dashboard of the whole test, as `pado run --dashboard`: a change
+    /// of the load made there reaches every generator pod.
+    #[command(flatten)]
+    pub dashboard: DashboardArgs,
 }
 
 /// `pado k8s generator` flags (the Job's pods).
@@ -382,6 +386,8 @@ pub(crate) enum DocTopic {
     Resilience,
     /// One test across many generators: `--segment`, `pado merge`, `pado agent`, `--generators`.
     ScalingOut,
+    /// The live dashboard (`--dashboard`): what it shows, its JSON API for scripts, its safety rules.
+    Dashboard,
 }
 
 /// `pado find-capacity` flags.
@@ -492,6 +498,9 @@ pub(crate) struct DemoArgs {
     /// stage of the demo goes past the limit).
     #[arg(long, default_value = "20ms")]
     pub target_query_cost: String,
+    /// The live dashboard, as `pado run --dashboard`.
+    #[command(flatten)]
+    pub dashboard: DashboardArgs,
 }
 
 /// `pado events` subcommands.
@@ -691,6 +700,41 @@ pub(crate) struct LoadArgs {
     pub observe_interval: Option<String>,
 }
 
+/// The live dashboard (`pado run`, `pado demo`).
+#[derive(Clone, Debug, Default, Args)]
+pub(crate) struct DashboardArgs {
+    /// Serve a live page of the run: VUs, req/s, percentiles, errors, each step,
+    /// thresholds, the target's metrics, and controls to pause, resume, change the
+    /// VUs or the arrival rate, skip a stage or stop. Alone: on 127.0.0.1 at a free
+    /// port; `--dashboard=ADDR:PORT` elsewhere (`0.0.0.0:8089` lets other machines
+    /// see it). The address is printed at start, with the token that control needs
+    /// after `#token=`; the page's JSON API drives a run from scripts too (`pado
+    /// docs dashboard`).
+    #[arg(long, value_name = "ADDR:PORT", num_args = 0..=1, require_equals = true,
+          default_missing_value = "127.0.0.1:0")]
+    pub dashboard: Option<String>,
+    /// The token control calls must send (`Authorization: Bearer TOKEN`), at least
+    /// 16 characters, e.g. `openssl rand -hex 32`; or from PADO_DASHBOARD_TOKEN,
+    /// which keeps it out of the process list. Default: a new random one, printed
+    /// in the dashboard's address. Without it the page is read-only.
+    #[arg(long, value_name = "TOKEN", requires = "dashboard")]
+    pub dashboard_token: Option<String>,
+    /// Open the dashboard in the browser (`xdg-open`, `open`).
+    #[arg(long, requires = "dashboard")]
+    pub open: bool,
+    /// Draw an earlier run of the same test beside this one: `last` (the latest
+    /// recorded run of this test's name), `best` (its lowest p95) or a run id from
+    /// `pado history`.
+    #[arg(long, value_name = "last|best|RUN_ID", requires = "dashboard")]
+    pub baseline: Option<String>,
+    /// How long the page stays up after the run has ended (Ctrl-C ends it sooner),
+    /// e.g. `10m`; `0` exits at once. Default: until Ctrl-C when pado runs in a
+    /// terminal (its input and its messages), 0 otherwise (a CI job is not kept
+    /// waiting).
+    #[arg(long, value_name = "DURATION", requires = "dashboard")]
+    pub dashboard_linger: Option<String>,
+}
+
 /// `pado run` flags. Load-shape flags override the file's executors (k6-style).
 #[derive(Debug, Default, Args)]
 pub(crate) struct RunArgs {
@@ -808,6 +852,12 @@ pub(crate) struct RunArgs {
     /// `--help` (the agent's, not a user's).
     #[arg(long, hide = true)]
     pub refuse_commands: bool,
+    /// Listen on this Unix socket for changes of the load (a `ControlCommand` as
+    /// JSON, one line per connection): how `pado agent` and `pado k8s generator`
+    /// hand a coordinator's `POST /control` to the run they started. Kept out of
+    /// `--help` (theirs, not a user's).
+    #[arg(long, hide = true, value_name = "PATH")]
+    pub control_socket: Option<PathBuf>,
     /// Run only segment `i` of `N` of the test (numbered from 0: `0/3`, `1/3`, `2/3`
     /// on three generators): its share of the VUs (at every instant), of the
     /// arrivals (the N schedules interleave into the single one) and of `sequential`
@@ -865,6 +915,9 @@ pub(crate) struct RunArgs {
     /// Recording the run in the history.
     #[command(flatten)]
     pub history: HistoryArgs,
+    /// The live dashboard.
+    #[command(flatten)]
+    pub dashboard: DashboardArgs,
 }
 
 /// What `pado report` and `pado merge` show of the result they (re)write.

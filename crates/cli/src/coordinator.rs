@@ -6,11 +6,17 @@
 //! [`crate::live_view`]'s progress line and `abort_on_fail` thresholds as its live
 //! view. What it collected is merged by `pado merge`'s code into `merged/` under
 //! `--out`, whose summary and exit code are the run's.
+//!
+//! With `--dashboard`, the live page watches the merged seconds and steers every
+//! agent through a [`DistributedRun`]: a change is split by segment and sent to
+//! each agent's `POST /control`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use pado_engine::executor::segment::Segment;
+use pado_fleet::access::Token;
 use pado_fleet::bundle::{self, FileEntry};
 use pado_fleet::client::GeneratorClient;
 use pado_fleet::coordinate::{Control, Notice};
@@ -19,6 +25,7 @@ use pado_fleet::flow::{LiveSink, Say};
 use pado_fleet::tls::{AgentTrust, Fingerprint};
 use pado_metrics::Totals;
 use pado_results::merge::live::LiveSecond;
+use pado_session::{ControlCommand, DistributedRun, Generator, SendFn};
 
 use crate::args::RunArgs;
 use crate::config::RunConfig;
@@ -35,7 +42,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
     let cfg = RunConfig::from_run_args(a)?;
     let history = crate::history_cmd::Recorder::from_args(&a.history)?;
     let prep = &cfg.scenario;
-    let plan = prep.compile()?;
+    let plan = Arc::new(prep.compile()?);
     if !prep.config.setup.is_empty() && cfg.split.setup_vars.is_none() {
         return Err(Failure::invalid(format!(
             "{}: the scenario has a global setup, which must run once for all generators: run `pado setup` with the same file and flags and `--out vars.json`, then pass --setup-vars vars.json",
@@ -55,7 +62,9 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         .split
         .start_at
         .unwrap_or_else(|| SystemTime::now() + DEFAULT_START);
-    let mut agents = Agents::new(clients(a, n)?);
+    let token = crate::agent_cmd::coordinator_token()?;
+    let trust = agent_trust(a, n)?;
+    let mut agents = Agents::new(clients(a, &token, &trust)?);
     let (files, scenario_arg, body_arg) = job_files(a, &cfg)?;
     crate::secret_flags::refuse_credentials(a, crate::secret_flags::Destination::AgentJobs)?;
     let graceful = plan
@@ -86,6 +95,13 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         }
         tx.send_replace(n);
     });
+    let steered = Arc::new(DistributedRun::new(
+        plan.clone(),
+        generators(agents.names(), job.segment_weights.as_deref())?,
+        agent_sender(&a.generators, &token, &trust),
+    ));
+    steered.started(pado_fleet::flow::instant_of(start_at));
+    let page = crate::live_view::page(cfg.dashboard.as_ref(), &plan, &prep.thresholds, &steered)?;
     let mut view = LiveView::new(
         a.quiet,
         planned.as_secs_f64(),
@@ -93,7 +109,8 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         &prep.thresholds,
         &plan.steps,
         agents.names().to_vec(),
-    );
+    )
+    .feeding(steered.clone());
     let say: Say = Arc::new(|line: &str| eprintln!("{line}"));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -110,6 +127,7 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         ))
         .map_err(Failure::other)?;
     let merged = out_dir.join("merged");
+    let changes = steered.changes();
     let code = crate::merge_cmd::merge(&crate::merge_cmd::MergeArgs {
         dirs: &collected.dirs,
         out: &merged,
@@ -120,11 +138,18 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         exports: &cfg.output.exports,
         windows: &cfg.output.windows,
         history: &history,
+        // The coordinator's own record of the changes it made, once each; with
+        // none, what the generators recorded (a change sent to each directly).
+        control: Some(&changes).filter(|c| !c.is_empty()).map(Vec::as_slice),
     })?;
     if let Some(why) = &collected.stopped {
         crate::out::outln!("  stopped: {why}: every generator was told to stop");
     }
     crate::out::outln!("  results: {}", merged.display());
+    if let (Some(spec), Some(page)) = (&cfg.dashboard, &page) {
+        page.finished(&merged);
+        spec.linger(page);
+    }
     // A generator whose run failed fails the test, whatever the merged seconds say.
     agents.judge_runs(&collected).map_err(Failure::other)?;
     Ok(code)
@@ -144,17 +169,60 @@ impl LiveSink for LiveView {
     }
 }
 
-/// A client for each of the `n` agents of `--generators`, with the coordinator's
-/// token and the trust `--agent-fingerprint`/`--agent-ca` give.
-fn clients(a: &RunArgs, n: usize) -> Result<Vec<GeneratorClient>, Failure> {
-    let token = crate::agent_cmd::coordinator_token()?;
-    let trust = agent_trust(a, n)?;
+/// A client for each agent of `--generators`, with the coordinator's token and
+/// the trust `--agent-fingerprint`/`--agent-ca` give (one per agent).
+fn clients(
+    a: &RunArgs,
+    token: &Token,
+    trust: &[AgentTrust],
+) -> Result<Vec<GeneratorClient>, Failure> {
     a.generators
         .iter()
-        .zip(&trust)
+        .zip(trust)
         .map(|(u, t)| GeneratorClient::new(u.trim(), Some(token.expose().to_string()), t))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Failure::invalid(format!("--generators: {e}")))
+}
+
+/// The segments of a test on `n` generators, weighted as the jobs are.
+fn segments_of(n: usize, weights: Option<&str>) -> Result<Vec<Segment>, Failure> {
+    (0..n)
+        .map(|i| crate::split::segment(&format!("{i}/{n}"), weights))
+        .collect()
+}
+
+/// The agents named `names`, in segment order, each with its segment.
+fn generators(names: &[String], weights: Option<&str>) -> Result<Vec<Generator>, Failure> {
+    Ok(names
+        .iter()
+        .zip(segments_of(names.len(), weights)?)
+        .map(|(name, segment)| Generator {
+            name: name.clone(),
+            segment,
+        })
+        .collect())
+}
+
+/// How a change of the load reaches agent `i` of `urls`: its `POST /control`, on a
+/// connection of its own (the live loop's are busy on another thread), within the
+/// client's request timeout.
+fn agent_sender(urls: &[String], token: &Token, trust: &[AgentTrust]) -> SendFn {
+    let urls = urls.to_vec();
+    let token = token.expose().to_string();
+    let trust = trust.to_vec();
+    Arc::new(move |i: usize, cmd: &ControlCommand| {
+        let body = serde_json::to_vec(cmd).map_err(|e| e.to_string())?;
+        let (Some(url), Some(trust)) = (urls.get(i), trust.get(i)) else {
+            return Err(format!("no generator {i}"));
+        };
+        let mut client = GeneratorClient::new(url.trim(), Some(token.clone()), trust)
+            .map_err(|e| e.to_string())?;
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?
+            .block_on(client.control(&body))
+    })
 }
 
 /// The flags only the first segment runs with: `--observe` (one scraper for the
@@ -334,6 +402,130 @@ fn local_dir(out: Option<&Path>, name: &str) -> Result<PathBuf, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pado_fleet::agent::{self, AgentOptions, Started};
+    use pado_fleet::bundle::JobSpec;
+    use std::sync::Mutex;
+
+    const TOKEN: &str = "control-token-0123456789abcdef";
+
+    /// A running agent whose job's run records every control body it is handed.
+    fn recording_agent(work: &Path) -> (agent::AgentHandle, Arc<Mutex<Vec<String>>>) {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let seen = got.clone();
+        let launch: agent::Launch = Arc::new(move |_: &JobSpec, _: &Path, _: &Path| {
+            let seen = seen.clone();
+            let (tx, rx) = std::sync::mpsc::channel::<()>();
+            let tx = Mutex::new(tx);
+            Ok(Started {
+                stop: Arc::new(move || {
+                    let _ = tx.lock().unwrap().send(());
+                }),
+                wait: Box::new(move || {
+                    let _ = rx.recv_timeout(Duration::from_secs(30));
+                    0
+                }),
+                control: Some(Arc::new(move |body: &[u8]| {
+                    seen.lock()
+                        .unwrap()
+                        .push(String::from_utf8_lossy(body).into_owned());
+                    Ok(())
+                })),
+            })
+        });
+        let opts = AgentOptions {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            work_dir: work.to_path_buf(),
+            token: Token::new(TOKEN).unwrap(),
+            host_names: Vec::new(),
+            patience: pado_fleet::job::PATIENCE,
+            keep_for: Duration::from_secs(5),
+            say: Arc::new(|_| {}),
+            tls: None,
+        };
+        let handle = agent::start(opts, launch).unwrap();
+        let job = JobSpec {
+            test_name: "제어".into(),
+            segment: "0/1".into(),
+            args: vec!["s.yaml".into()],
+        };
+        let tar = bundle::pack(
+            &job,
+            &[FileEntry {
+                path: "s.yaml".into(),
+                bytes: b"x".to_vec(),
+            }],
+        )
+        .unwrap();
+        let mut c = GeneratorClient::new(
+            &handle.addr.to_string(),
+            Some(TOKEN.into()),
+            &AgentTrust::SystemRoots,
+        )
+        .unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(c.expect("POST", "/job", &tar, Duration::from_secs(5), 201))
+            .unwrap();
+        (handle, got)
+    }
+
+    #[test]
+    fn a_change_reaches_every_agent_split_by_segment_and_one_that_is_down_is_named() {
+        let (w0, w2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (a0, got0) = recording_agent(w0.path());
+        let (a2, got2) = recording_agent(w2.path());
+        // Generator 1's address has nothing listening.
+        let down = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let urls = vec![a0.addr.to_string(), down.to_string(), a2.addr.to_string()];
+        let trust = vec![AgentTrust::SystemRoots; 3];
+        let send = agent_sender(&urls, &Token::new(TOKEN).unwrap(), &trust);
+        let yaml = "name: 제어\ntarget: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 10\n    duration: 10s\n    flow:\n      - request: /\n";
+        let config = pado_scenario::parse_str(yaml, "t.yaml").unwrap();
+        let plan = pado_engine::compile(&config, Path::new(".")).unwrap();
+        let gens = segments_of(3, None)
+            .unwrap()
+            .into_iter()
+            .zip(&urls)
+            .map(|(segment, u)| Generator {
+                name: format!("generator {}/3 ({u})", segment.index()),
+                segment,
+            })
+            .collect();
+        let run = DistributedRun::new(Arc::new(plan), gens, send);
+        let t = std::time::Instant::now();
+        let e = pado_session::LiveRun::apply(
+            &run,
+            &ControlCommand::SetVus {
+                vus: 7,
+                ramp_s: 0.0,
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(t.elapsed() < Duration::from_secs(12), "{:?}", t.elapsed());
+        assert!(
+            e.contains(&format!("generator 1/3 ({down})")) && e.contains("refused"),
+            "{e}"
+        );
+        assert!(!e.contains(TOKEN), "{e}");
+        // 7 VUs over three even segments: 3 + 2 + 2; the two that are up got theirs.
+        assert_eq!(
+            *got0.lock().unwrap(),
+            vec![r#"{"action":"set_vus","vus":3,"ramp_s":0.0}"#.to_string()]
+        );
+        assert_eq!(
+            *got2.lock().unwrap(),
+            vec![r#"{"action":"set_vus","vus":2,"ramp_s":0.0}"#.to_string()]
+        );
+        assert_eq!(run.changes().len(), 1, "recorded once");
+        a0.shutdown();
+        a2.shutdown();
+    }
 
     fn run_args(extra: &[&str]) -> Result<RunArgs, clap::Error> {
         use clap::Parser;

@@ -33,6 +33,8 @@ pub(crate) struct DemoOptions {
     pub exports: Vec<String>,
     /// Extra `pado target serve` arguments (capacity knobs).
     pub target_args: Vec<String>,
+    /// The live page (`--dashboard`), if asked.
+    pub dashboard: Option<crate::dashboard_cmd::DashboardSpec>,
 }
 
 struct TargetChild(Child);
@@ -126,6 +128,7 @@ pub(crate) fn run(o: DemoOptions) -> Result<i32, Failure> {
         crate::run_cmd::run(
             &RunConfig {
                 soak: o.soak,
+                dashboard: o.dashboard.clone(),
                 ..RunConfig::new(scenario, output)
             },
             &crate::history_cmd::Recorder::default(),

@@ -42,6 +42,8 @@ fn render(a: &K8sTestArgs) -> Result<i32, Failure> {
 fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
     let pending = crate::parse_dur("pending-timeout", &a.pending_timeout)?;
     let history = crate::history_cmd::Recorder::from_args(&a.history)?;
+    let dashboard =
+        crate::dashboard_cmd::DashboardSpec::from_args(&a.dashboard, a.history.history.as_deref())?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -57,17 +59,25 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
         let mut opts = FlowOptions::new(out.clone());
         opts.pending_timeout = pending;
         let n = spec.generators;
-        let names = (0..n)
+        let names: Vec<String> = (0..n)
             .map(|i| format!("generator {i}/{n} (pod {}-{i}-…)", spec.test_id))
             .collect();
+        let steering = pado_k8s::live::PodSteering::default();
+        let steered = Arc::new(steered_run(&live.plan, &names, &steering)?);
+        steered.started(pado_fleet::flow::instant_of(std::time::SystemTime::from(
+            spec.start_at,
+        )));
         let mut view = LiveView::new(
             a.quiet,
             spec.planned.as_secs_f64(),
-            live.stages,
+            live.stages.clone(),
             &live.thresholds,
             &live.steps,
             names,
-        );
+        )
+        .feeding(steered.clone());
+        let page =
+            crate::live_view::page(dashboard.as_ref(), &live.plan, &live.thresholds, &steered)?;
         let (tx, rx) = tokio::sync::watch::channel(0u32);
         crate::signals::install(move |_| tx.send_modify(|n| *n += 1)).map_err(Failure::other)?;
         // On a terminal the progress line is redrawn in place: clear it first, so a
@@ -79,7 +89,7 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
             }
             eprintln!("{line}");
         });
-        let c = flow::run(clients, &spec, &opts, rx, say, &mut view)
+        let c = flow::run_steered(clients, &spec, &opts, rx, say, &mut view, &steering)
             .await
             .map_err(|e| match e {
                 FlowError::Spec(e) => Failure::invalid(e.to_string()),
@@ -92,8 +102,45 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
         if let Some(why) = &c.stopped {
             eprintln!("the test was stopped ({why}): merging what the generators wrote as partial");
         }
-        merge_collected(&c, &out, a.quiet, &live.report, &history)
+        let changes = steered.changes();
+        let code = merge_collected(&c, &out, a.quiet, &live.report, &history, &changes);
+        if let (Some(d), Some(page)) = (&dashboard, &page) {
+            page.finished(&out.join("merged"));
+            d.linger(page);
+        }
+        code
     })
+}
+
+/// The test on its pods as a run a dashboard watches and steers: each change split
+/// by segment (the pods' segments are even) and sent to each pod's `/control`
+/// through `steering`.
+fn steered_run(
+    plan: &Arc<pado_engine::RunPlan>,
+    names: &[String],
+    steering: &pado_k8s::live::PodSteering,
+) -> Result<pado_session::DistributedRun, Failure> {
+    let n = names.len();
+    let generators = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            Ok(pado_session::Generator {
+                name: name.clone(),
+                segment: crate::split::segment(&format!("{i}/{n}"), None)?,
+            })
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    let steering = steering.clone();
+    let send: pado_session::SendFn = Arc::new(move |i, cmd| {
+        let body = serde_json::to_vec(cmd).map_err(|e| e.to_string())?;
+        steering.send(i, &body)
+    });
+    Ok(pado_session::DistributedRun::new(
+        plan.clone(),
+        generators,
+        send,
+    ))
 }
 
 /// What the live view and the merge need of the compiled scenario and the `pado run`
@@ -106,6 +153,8 @@ struct LiveParts {
     /// report.html, `--export` files and `--window`s, for the merged result as a
     /// single `pado run` would write them into its own.
     report: pado_session::Output,
+    /// The whole test's plan: what a change of the load is split by.
+    plan: Arc<pado_engine::RunPlan>,
 }
 
 /// The collected segment directories merged as `pado merge` merges them, into
@@ -120,6 +169,7 @@ fn merge_collected(
     quiet: bool,
     report: &pado_session::Output,
     history: &crate::history_cmd::Recorder,
+    changes: &[pado_results::events::EventRecord],
 ) -> Result<i32, Failure> {
     let merged = out.join("merged");
     crate::merge_cmd::merge(&crate::merge_cmd::MergeArgs {
@@ -132,6 +182,8 @@ fn merge_collected(
         exports: &report.exports,
         windows: &report.windows,
         history,
+        // The changes the coordinator made, once each; with none, the pods' own.
+        control: (!changes.is_empty()).then_some(changes),
     })
 }
 
@@ -261,6 +313,7 @@ fn spec_from(a: &K8sTestArgs, namespace: String) -> Result<(GeneratorSpec, LiveP
             windows: crate::parse_windows(&run_flags.windows)?,
             ..Default::default()
         },
+        plan: Arc::new(plan),
     };
     Ok((spec, live))
 }
@@ -421,16 +474,30 @@ fn generator(a: &K8sGeneratorArgs) -> Result<i32, Failure> {
     // One SIGTERM delivered twice (to the pod's process and its group) is one
     // request: forwarded once, or the child would read it as Ctrl-C twice.
     let _ = crate::signals::install(|_| interrupt_child());
+    // A `run` can be steered: the coordinator's `POST /control` reaches it through
+    // a socket beside its results.
+    let socket = (a.command.first().map(String::as_str) == Some("run")).then(|| {
+        crate::control_socket::socket_path(a.results.parent().unwrap_or(&a.results), "generator")
+    });
     let opts = pado_fleet::generator::GeneratorOptions {
         listen: a.listen,
         results: a.results.clone(),
         serve_timeout,
         stop: std::sync::Arc::new(interrupt_child),
         token,
+        control: socket.clone().map(|path| {
+            std::sync::Arc::new(move |body: &[u8]| crate::control_socket::send(&path, body))
+                as pado_fleet::job::ControlFn
+        }),
     };
+    let mut command = a.command.clone();
+    if let Some(path) = &socket {
+        command.push("--control-socket".into());
+        command.push(path.display().to_string());
+    }
     pado_fleet::generator::serve_after(&opts, || {
         let child = std::process::Command::new(&exe)
-            .args(&a.command)
+            .args(&command)
             // The run has no use for it, and a scenario's `{{ env.X }}` must not
             // be able to send it anywhere.
             .env_remove(pado_k8s::manifests::TOKEN_ENV)

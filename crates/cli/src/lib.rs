@@ -34,7 +34,9 @@ mod args;
 mod built_in;
 mod bundle_files;
 mod config;
+mod control_socket;
 mod coordinator;
+mod dashboard_cmd;
 mod debugging;
 mod demo;
 mod exit;
@@ -115,6 +117,7 @@ pub fn main() -> i32 {
                 exports,
                 windows: &parse_windows(&shown.windows)?,
                 history: &h,
+                control: None,
             })
         }),
         Command::Init { file, force } => init(file, *force),
@@ -251,6 +254,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         args::DocTopic::ScalingOut,
         "scaling-out",
         include_str!("../../../docs/scaling-out.md"),
+    ),
+    (
+        args::DocTopic::Dashboard,
+        "dashboard",
+        include_str!("../../../docs/dashboard.md"),
     ),
 ];
 
@@ -430,6 +438,7 @@ fn demo_cmd(d: &args::DemoArgs) -> Result<i32, exit::Failure> {
         soak: d.soak,
         scenario: d.scenario.clone(),
         exports: d.exports.clone(),
+        dashboard: dashboard_cmd::DashboardSpec::from_args(&d.dashboard, None)?,
         target_args: vec![
             "--workers".into(),
             d.target_workers.to_string(),

@@ -21,6 +21,9 @@ pub(crate) struct MergeArgs<'a> {
     pub windows: &'a [pado_results::StageMark],
     /// Where the merged run is recorded.
     pub history: &'a crate::history_cmd::Recorder,
+    /// The changes of the load the coordinator made (`pado run --generators`, `pado
+    /// k8s run`), in place of the generators' copies; `None` for `pado merge`.
+    pub control: Option<&'a [pado_results::events::EventRecord]>,
 }
 
 /// Merge, write the reports, print the summary; exit 99 when a threshold failed on
@@ -34,6 +37,7 @@ pub(crate) fn merge(a: &MergeArgs<'_>) -> Result<i32, exit::Failure> {
         html: a.html,
         exports: a.exports,
         windows: a.windows,
+        control: a.control,
     })?;
     let code = crate::print_and_judge(written, a.quiet);
     if let Some(id) = a.history.record(a.out, pado_history::Kind::Merge) {

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
+use pado_dashboard::Dashboard;
 use pado_engine::{ABORT, STOPPING};
 use pado_session::Finished;
 
@@ -52,7 +53,21 @@ pub(crate) fn run(cfg: &RunConfig, history: &crate::history_cmd::Recorder) -> Re
     if cfg.once {
         return crate::debugging::run_once(cfg);
     }
-    let done = execute(cfg)?;
+    let (done, page) = execute_live(cfg)?;
+    let code = report_run(cfg, history, done);
+    // The page stays up as asked once the summary is out (the result is written).
+    if let (Some(spec), Some(page)) = (&cfg.dashboard, &page) {
+        spec.linger(page);
+    }
+    code
+}
+
+/// Print a finished run's summary and record it: the exit code.
+fn report_run(
+    cfg: &RunConfig,
+    history: &crate::history_cmd::Recorder,
+    done: Finished,
+) -> Result<i32, Failure> {
     // The summary is the command's output; --quiet only silences progress.
     let color = crate::out::color();
     out!(
@@ -96,9 +111,32 @@ pub(crate) fn run(cfg: &RunConfig, history: &crate::history_cmd::Recorder) -> Re
 /// Run and write the result directory, printing nothing but progress (for
 /// `pado run` and for commands that run several tests, like `find-capacity`).
 pub(crate) fn execute(cfg: &RunConfig) -> Result<Finished, Failure> {
+    execute_live(cfg).map(|(done, _)| done)
+}
+
+/// [`execute`], with the live page when the configuration asks for one: it is
+/// told the run ended and handed back to be kept up as long as asked.
+fn execute_live(cfg: &RunConfig) -> Result<(Finished, Option<Dashboard>), Failure> {
     let prep = &cfg.scenario;
     let split = &cfg.split;
     let plan = prep.compile()?;
+    // A baseline that names no run is said before anything is sent.
+    let live = match &cfg.dashboard {
+        Some(spec) => Some((
+            spec,
+            spec.find_baseline(&plan.name)?,
+            pado_dashboard::RunInfo {
+                run_id: cfg
+                    .output
+                    .dir
+                    .as_deref()
+                    .and_then(|d| d.file_name())
+                    .map(|n| n.to_string_lossy().into_owned()),
+                ..pado_dashboard::RunInfo::from_plan(&plan, &prep.thresholds)
+            },
+        )),
+        None => None,
+    };
     let setup_vars = split
         .setup_vars
         .as_deref()
@@ -148,5 +186,34 @@ pub(crate) fn execute(cfg: &RunConfig) -> Result<Finished, Failure> {
         })),
         ..pado_session::RunConfig::new(plan, scenario, cfg.output.clone())
     };
-    Ok(pado_session::run(session)?)
+    let running = pado_session::Session::start(session)?;
+    if let Some(path) = &split.control_socket {
+        if let Err(e) = crate::control_socket::serve(path, running.handle()) {
+            eprintln!(
+                "warning: --control-socket {}: {e}: this run's load cannot be changed while it runs",
+                path.display()
+            );
+        }
+    }
+    let page = match live {
+        None => None,
+        Some((spec, baseline, info)) => match spec.start(running.live(), info, baseline) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                // The run started but its page could not: stop it, keep its result.
+                let _ = running.handle().stop();
+                let _ = running.wait();
+                return Err(e);
+            }
+        },
+    };
+    let done = running.wait();
+    if let Some(path) = &split.control_socket {
+        let _ = std::fs::remove_file(path);
+    }
+    let done = done?;
+    if let Some(p) = &page {
+        p.finished(&done.dir);
+    }
+    Ok((done, page))
 }

@@ -33,6 +33,9 @@ pub(crate) struct Split {
     pub start_at: Option<SystemTime>,
     /// `--setup-vars`, read: (name, value) in the file's order.
     pub setup_vars: Option<Vec<(String, Vec<u8>)>>,
+    /// `--control-socket`: where the generator that started this run hands it
+    /// changes of the load ([`crate::control_socket`]).
+    pub control_socket: Option<std::path::PathBuf>,
 }
 
 /// `--segment` and `--segment-weights` into a [`Segment`].

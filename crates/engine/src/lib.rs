@@ -28,6 +28,7 @@ pub mod trace;
 
 pub use plan::{compile, compile_for_elsewhere, PlanError, RunPlan};
 pub use runtime::{
-    allowed_cores, default_workers, run, run_setup, run_single, LoadControl, RunOptions, RunReport,
-    SetupRun, StopState, ABORT, MAX_RATE_FACTOR, RUNNING, STOPPING,
+    allowed_cores, default_workers, run, run_setup, run_single, ClockError, ClockMap, LoadControl,
+    Ramp, RunOptions, RunReport, SetupRun, StopState, ABORT, MAX_HELD, MAX_RATE_FACTOR, RUNNING,
+    STOPPING,
 };

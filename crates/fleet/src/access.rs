@@ -194,8 +194,9 @@ impl Access {
 }
 
 /// Whether a `Host` value names this host: an IP address (a rebinding attack needs
-/// a name), `localhost`, or one of `names`; the port is not judged.
-fn host_allowed(host: &str, names: &[String]) -> bool {
+/// a name), `localhost`, or one of `names`; the port is not judged. Public so the
+/// dashboard's server judges `Host` by the same rule.
+pub fn host_allowed(host: &str, names: &[String]) -> bool {
     let name = if let Some(rest) = host.strip_prefix('[') {
         // `[::1]:7070`
         match rest.split_once(']') {

@@ -37,7 +37,7 @@ use pado_h1server::{Patience, Request, ServerThread};
 
 use crate::access::{Access, Token};
 use crate::bundle::{self, JobSpec, MAX_BUNDLE_BYTES};
-use crate::job::{serve_on_thread, Answer, Job, ServeRules, StopFn};
+use crate::job::{serve_on_thread, Answer, ControlFn, Job, ServeRules, StopFn};
 
 /// The environment variable holding the token agents and coordinators share.
 pub const TOKEN_ENV: &str = "PADO_AGENT_TOKEN";
@@ -48,6 +48,9 @@ pub struct Started {
     pub stop: StopFn,
     /// Waits for the run to end; its exit code.
     pub wait: Box<dyn FnOnce() -> i32 + Send>,
+    /// How a change of the load reaches the run (`POST /control`), if it can be
+    /// steered.
+    pub control: Option<ControlFn>,
 }
 
 /// Why a job's run was not started.
@@ -212,7 +215,11 @@ impl Agent {
             spec.test_name,
             dir.display()
         ));
-        let job = Arc::new(Job::new(results, started.stop).with_log(dir.join(bundle::LOG_FILE)));
+        let mut job = Job::new(results, started.stop).with_log(dir.join(bundle::LOG_FILE));
+        if let Some(c) = started.control {
+            job = job.with_control(c);
+        }
+        let job = Arc::new(job);
         *current = Some(Current {
             n,
             job: job.clone(),
@@ -301,6 +308,9 @@ pub(crate) mod tests {
             std::fs::write(results.join("scenario.copy"), scenario)?;
             let (tx, rx) = std::sync::mpsc::channel::<()>();
             let tx = Mutex::new(tx);
+            // Its control keeps every command it took in `control.log` and refuses
+            // the ones that name no action, as a run refuses a bad command.
+            let taken = results.join("control.log");
             Ok(Started {
                 stop: Arc::new(move || {
                     let _ = tx.lock().unwrap().send(());
@@ -309,6 +319,22 @@ pub(crate) mod tests {
                     let _ = rx.recv();
                     7
                 }),
+                control: Some(Arc::new(move |body: &[u8]| {
+                    let text = String::from_utf8_lossy(body).into_owned();
+                    if !text.contains("\"action\"") {
+                        return Err(crate::job::ControlRefusal {
+                            status: 400,
+                            error: format!("not a command: {text}"),
+                        });
+                    }
+                    let mut f = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&taken)
+                        .unwrap();
+                    writeln!(f, "{text}").unwrap();
+                    Ok(())
+                })),
             })
         })
     }
@@ -490,6 +516,105 @@ pub(crate) mod tests {
             "{waited:?}"
         );
         assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+        agent.shutdown();
+    }
+
+    /// `POST /control` with `body` and `extra` header lines, the answer read
+    /// whatever the agent does with the body.
+    fn control(addr: SocketAddr, body: &str, extra: &str) -> (u16, String) {
+        let head = format!(
+            "POST /control HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{extra}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let (status, text) = answer_to_head(addr, &head);
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        (status, body.to_string())
+    }
+
+    #[test]
+    fn a_control_command_reaches_the_running_job_and_its_refusal_comes_back() {
+        let work = tempfile::tempdir().unwrap();
+        let agent = start(options(work.path()), launcher()).unwrap();
+        let addr = agent.addr;
+        let auth = format!("Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n");
+        let cmd = r#"{"action":"set_rate_factor","factor":2}"#;
+        // No job yet: nothing to steer.
+        assert_eq!(control(addr, cmd, &auth).0, 409);
+        assert_eq!(http(addr, "POST", "/job", &one_job(), Some(TOKEN)).0, 201);
+        let (st, text) = control(addr, cmd, &auth);
+        assert_eq!((st, text.as_str()), (200, r#"{"ok":true}"#));
+        let (st, text) = control(addr, r#"{"파도":1}"#, &auth);
+        assert_eq!(st, 400, "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["error"], r#"not a command: {"파도":1}"#);
+        // Once the run has ended, a change is refused and not handed on.
+        assert_eq!(http(addr, "POST", "/stop", b"", Some(TOKEN)).0, 202);
+        loop {
+            let (_, b) = http(addr, "GET", "/status", b"", Some(TOKEN));
+            if String::from_utf8_lossy(&b).contains("done") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (st, text) = control(addr, r#"{"action":"pause"}"#, &auth);
+        assert_eq!(st, 409, "{text}");
+        assert!(text.contains("ended"), "{text}");
+        let (_, tar) = http(addr, "GET", "/result.tar", b"", Some(TOKEN));
+        let out = tempfile::tempdir().unwrap();
+        crate::archive::unpack(&tar[..], out.path(), 1 << 20).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.path().join("control.log")).unwrap(),
+            format!("{cmd}\n"),
+            "only the command the run took, once"
+        );
+        agent.shutdown();
+    }
+
+    #[test]
+    fn a_control_call_without_the_token_or_from_a_browser_is_refused_before_its_body() {
+        let work = tempfile::tempdir().unwrap();
+        let agent = start(options(work.path()), launcher()).unwrap();
+        let addr = agent.addr;
+        assert_eq!(http(addr, "POST", "/job", &one_job(), Some(TOKEN)).0, 201);
+        let auth = format!("Authorization: Bearer {TOKEN}\r\n");
+        // A body is promised and never sent: an answer at all means it was not read.
+        for (extra, want) in [
+            (String::new(), 401),
+            (
+                "Authorization: Bearer s3cret-s3cret-s3creT\r\n".to_string(),
+                401,
+            ),
+            (format!("{auth}Origin: http://evil.example\r\n"), 403),
+            (format!("{auth}Content-Type: text/plain\r\n"), 403),
+            (format!("{auth}Sec-Fetch-Site: cross-site\r\n"), 403),
+        ] {
+            let head = format!(
+                "POST /control HTTP/1.1\r\nHost: {addr}\r\n{extra}Content-Length: 1000\r\n\r\n"
+            );
+            let (status, text) = answer_to_head(addr, &head);
+            assert_eq!(status, want, "{extra:?}: {text}");
+        }
+        // A body larger than a command is refused too, unread.
+        let head = format!(
+            "POST /control HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Length: 100000\r\n\r\n"
+        );
+        assert_eq!(answer_to_head(addr, &head).0, 413);
+        let (_, b) = http(addr, "POST", "/stop", b"", Some(TOKEN));
+        assert_eq!(b, b"stopping");
+        loop {
+            let (_, b) = http(addr, "GET", "/status", b"", Some(TOKEN));
+            if String::from_utf8_lossy(&b).contains("done") {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (_, tar) = http(addr, "GET", "/result.tar", b"", Some(TOKEN));
+        let out = tempfile::tempdir().unwrap();
+        crate::archive::unpack(&tar[..], out.path(), 1 << 20).unwrap();
+        assert!(
+            !out.path().join("control.log").exists(),
+            "no refused call reached the run"
+        );
         agent.shutdown();
     }
 

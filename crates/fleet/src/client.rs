@@ -112,15 +112,32 @@ impl GeneratorClient {
         body: &[u8],
         timeout: Duration,
     ) -> Result<ControlAnswer, ClientError> {
+        self.send(method, path, body, None, timeout).await
+    }
+
+    /// One request with a body of `content_type`, if given.
+    async fn send(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        content_type: Option<&str>,
+        timeout: Duration,
+    ) -> Result<ControlAnswer, ClientError> {
         let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
-        let auth_header = auth.as_deref().map(|a| ("Authorization", a));
+        let headers: Vec<(&str, &str)> = auth
+            .as_deref()
+            .map(|a| ("Authorization", a))
+            .into_iter()
+            .chain(content_type.map(|c| ("Content-Type", c)))
+            .collect();
         let target = format!("{}{path}", self.base);
         let ex = ControlRequest {
             method,
             target: &target,
             host: &self.host_header,
             user_agent: "pado-coordinator",
-            headers: auth_header.as_slice(),
+            headers: &headers,
             body: Some(body),
             timeout,
             max_answer: MAX_ANSWER,
@@ -194,6 +211,30 @@ impl GeneratorClient {
         Status::parse(&a.body).map_err(|e| {
             ClientError::Status(self.label.clone(), 200, format!("status is not JSON: {e}"))
         })
+    }
+
+    /// Hands a change of the load to the generator's run (`POST /control`, `body`
+    /// a `ControlCommand`'s JSON): `Ok` once it took it, else why not in its words
+    /// (its `error`, or the transport's).
+    pub async fn control(&mut self, body: &[u8]) -> Result<(), String> {
+        let a = self
+            .send(
+                "POST",
+                "/control",
+                body,
+                Some("application/json"),
+                REQUEST_TIMEOUT,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        if a.status == 200 {
+            return Ok(());
+        }
+        let words = serde_json::from_slice::<serde_json::Value>(&a.body)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(str::to_string))
+            .unwrap_or_else(|| String::from_utf8_lossy(&a.body).chars().take(300).collect());
+        Err(format!("answered {}: {words}", a.status))
     }
 
     /// The result directory as a tar (only once the run ended).

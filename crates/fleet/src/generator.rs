@@ -18,7 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::access::{Access, Token};
-use crate::job::{serve_on_thread, Answer, Job, ServeRules, StopFn, PATIENCE, SMALL_BODY};
+use crate::job::{
+    serve_on_thread, Answer, ControlFn, Job, ServeRules, StopFn, PATIENCE, SMALL_BODY,
+};
 
 /// How the generator serves its result.
 #[derive(Clone)]
@@ -31,6 +33,9 @@ pub struct GeneratorOptions {
     pub serve_timeout: Duration,
     /// How the run is stopped when the coordinator asks (`POST /stop`).
     pub stop: StopFn,
+    /// How a change of the load reaches the run (`POST /control`); `None`: the
+    /// endpoint answers `409`.
+    pub control: Option<ControlFn>,
     /// What every request must carry (`X-Pado-Token` or `Authorization: Bearer`):
     /// the run's own, from the Secret the coordinator created with it.
     pub token: Token,
@@ -41,7 +46,11 @@ pub struct GeneratorOptions {
 /// code. An error only when the port cannot be bound (the run has not started then).
 pub fn serve_after(opts: &GeneratorOptions, run: impl FnOnce() -> i32) -> std::io::Result<i32> {
     let listener = std::net::TcpListener::bind(opts.listen)?;
-    let job = Arc::new(Job::new(opts.results.clone(), opts.stop.clone()));
+    let mut job = Job::new(opts.results.clone(), opts.stop.clone());
+    if let Some(c) = &opts.control {
+        job = job.with_control(c.clone());
+    }
+    let job = Arc::new(job);
     let server = {
         let job = job.clone();
         let rules = ServeRules {
@@ -133,6 +142,7 @@ mod tests {
                 counted.fetch_add(1, Ordering::SeqCst);
             }),
             token: Token::new(TOKEN).unwrap(),
+            control: None,
         };
         (opts, stops)
     }

@@ -9,6 +9,10 @@
 //!   ended;
 //! - `POST /stop`: stop the run gracefully (as Ctrl-C would): the coordinator's
 //!   `abort_on_fail`, or its own Ctrl-C;
+//! - `POST /control`: change the load of the running segment (a `ControlCommand`
+//!   as JSON, e.g. `{"action":"set_rate_factor","factor":2}`), handed to the run's
+//!   [`ControlFn`]: `200 {"ok":true}`, or the run's refusal with its words
+//!   (`400` a bad command, `409` one the run cannot take, or the run has ended);
 //! - `GET /result.tar`: the result directory as one tar (409 while running);
 //! - `POST /done`: the coordinator has the result.
 
@@ -26,6 +30,21 @@ use crate::status::Status;
 
 /// How a run is stopped when the coordinator asks (`POST /stop`).
 pub type StopFn = Arc<dyn Fn() + Send + Sync>;
+
+/// How a change of the load reaches the run (`POST /control`): the request's body
+/// (a `ControlCommand`'s JSON, read by the caller, which knows the type) in, and
+/// `Ok` once the run took it, or the status and words of its refusal.
+pub type ControlFn = Arc<dyn Fn(&[u8]) -> Result<(), ControlRefusal> + Send + Sync>;
+
+/// Why a run did not take a change of its load, as `POST /control` answers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControlRefusal {
+    /// `400` for a command that is not one, `409` for one the run cannot take now,
+    /// `503` when the run could not be reached.
+    pub status: u16,
+    /// The run's own words.
+    pub error: String,
+}
 
 /// An answer to one request.
 #[derive(Debug)]
@@ -77,6 +96,7 @@ pub struct Job {
     log: Option<PathBuf>,
     state: Mutex<State>,
     stop: StopFn,
+    control: Option<ControlFn>,
     done: Notify,
 }
 
@@ -94,6 +114,7 @@ impl Job {
             results,
             log: None,
             stop,
+            control: None,
             done: Notify::new(),
         }
     }
@@ -103,6 +124,32 @@ impl Job {
     pub fn with_log(mut self, log: PathBuf) -> Job {
         self.log = Some(log);
         self
+    }
+
+    /// The run's load can be changed through `control` (`POST /control`); without
+    /// it the endpoint answers `409`.
+    pub fn with_control(mut self, control: ControlFn) -> Job {
+        self.control = Some(control);
+        self
+    }
+
+    /// `POST /control`: the body handed to the run's control while it runs. Not
+    /// under the state's lock: the run's answer may take a moment, and the live
+    /// feed must not wait for it.
+    fn control(&self, body: &[u8]) -> Answer {
+        if self.lock().exit_code.is_some() {
+            return Answer::json(409, &serde_json::json!({ "error": "the run has ended" }));
+        }
+        let Some(control) = &self.control else {
+            return Answer::json(
+                409,
+                &serde_json::json!({ "error": "this generator's run cannot be steered" }),
+            );
+        };
+        match control(body) {
+            Ok(()) => Answer::json(200, &serde_json::json!({ "ok": true })),
+            Err(r) => Answer::json(r.status, &serde_json::json!({ "error": r.error })),
+        }
     }
 
     /// The last lines of the run's output when it failed.
@@ -147,6 +194,9 @@ impl Job {
 
     /// The answer to `req`, when it is one of the job's endpoints.
     pub fn answer(&self, req: &Request) -> Option<Answer> {
+        if req.method == "POST" && req.path == "/control" {
+            return Some(self.control(&req.body));
+        }
         let mut s = self.lock();
         let running = s.exit_code.is_none();
         Some(match (req.method.as_str(), req.path.as_str()) {

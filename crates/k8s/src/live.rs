@@ -10,6 +10,9 @@
 //! after the live view has its last second), whether the collect loop is done with
 //! it (then its link answers "ended" and the live view goes on without it), and
 //! whether a stop reached it.
+//!
+//! A change of the load reaches the pods the same way ([`PodSteering`]), from the
+//! thread of whoever asks (a dashboard), on the flow's runtime.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -154,15 +157,49 @@ impl PodLink {
         pod: &str,
         what: &str,
     ) -> Result<(u16, Option<String>, Vec<u8>), String> {
+        let to = ProxyTarget {
+            client: self.client.clone(),
+            namespace: self.namespace.clone(),
+            port: self.port,
+            token: self.token.clone(),
+        };
+        to.request(method, pod, what, None).await
+    }
+}
+
+/// Where a pod's server is reached through the API server's proxy, and with which
+/// token.
+#[derive(Clone)]
+struct ProxyTarget {
+    client: Client,
+    namespace: String,
+    port: u16,
+    token: Token,
+}
+
+impl ProxyTarget {
+    /// One request through the pod proxy, with a JSON `body` if given: status,
+    /// `Pado-State` header, body; within [`REQUEST_TIMEOUT`].
+    async fn request(
+        &self,
+        method: http::Method,
+        pod: &str,
+        what: &str,
+        json: Option<Vec<u8>>,
+    ) -> Result<(u16, Option<String>, Vec<u8>), String> {
         let path = format!(
             "/api/v1/namespaces/{}/pods/{pod}:{}/proxy/{what}",
             self.namespace, self.port
         );
-        let req = http::Request::builder()
+        let mut req = http::Request::builder()
             .method(method)
             .uri(path)
-            .header(TOKEN_HEADER, self.token.expose())
-            .body(kube::client::Body::from(Vec::new()))
+            .header(TOKEN_HEADER, self.token.expose());
+        if json.is_some() {
+            req = req.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        let req = req
+            .body(kube::client::Body::from(json.unwrap_or_default()))
             .map_err(|e| e.to_string())?;
         let go = async {
             let res = self.client.send(req).await.map_err(|e| e.to_string())?;
@@ -182,6 +219,99 @@ impl PodLink {
         tokio::time::timeout(REQUEST_TIMEOUT, go)
             .await
             .map_err(|_| format!("no answer within {} s", REQUEST_TIMEOUT.as_secs()))?
+    }
+}
+
+/// What [`PodSteering`] reaches the pods with while the flow runs.
+#[derive(Clone)]
+struct Reach {
+    target: ProxyTarget,
+    shared: Shared,
+    /// The flow's runtime: the API client's connections live there.
+    runtime: tokio::runtime::Handle,
+}
+
+/// How a change of the load reaches each generator pod (`POST /control` through
+/// the pod proxy) from outside the flow (a dashboard's thread), while the flow
+/// runs: the caller makes it before the flow, [`crate::flow::run_steered`] makes
+/// it reach the test's pods, and it says so when they cannot be reached (no pod
+/// yet, the flow over).
+#[derive(Clone, Default)]
+pub struct PodSteering(Arc<Mutex<Option<Reach>>>);
+
+impl PodSteering {
+    /// Reach the pods of the flow's run: its client, token and shared state, on the
+    /// runtime the flow runs on.
+    pub(crate) fn attach(
+        &self,
+        client: Client,
+        namespace: &str,
+        port: u16,
+        token: Token,
+        shared: Shared,
+    ) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            *pado_base::lock(&self.0) = Some(Reach {
+                target: ProxyTarget {
+                    client,
+                    namespace: namespace.to_string(),
+                    port,
+                    token,
+                },
+                shared,
+                runtime,
+            });
+        }
+    }
+
+    /// The flow is over: nothing more is sent.
+    pub(crate) fn detach(&self) {
+        *pado_base::lock(&self.0) = None;
+    }
+
+    /// Hands `body` (a `ControlCommand`'s JSON) to segment `index`'s pod and waits
+    /// for its answer (at most [`REQUEST_TIMEOUT`] and a little): `Ok` when its run
+    /// took it, else why not in its words. Blocking: never call it on the flow's
+    /// own thread.
+    pub fn send(&self, index: usize, body: &[u8]) -> Result<(), String> {
+        let reach = pado_base::lock(&self.0).clone().ok_or_else(|| {
+            "the test's pods are not running (not created yet, or the test has ended)".to_string()
+        })?;
+        let pod = {
+            let st = reach.shared.lock();
+            let seg = st
+                .segs
+                .get(index)
+                .ok_or_else(|| format!("no segment {index}"))?;
+            if seg.closed {
+                return Err("its run has ended".into());
+            }
+            seg.pod
+                .clone()
+                .ok_or_else(|| "its pod does not exist yet".to_string())?
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let target = reach.target.clone();
+        let body = body.to_vec();
+        reach.runtime.spawn(async move {
+            let got = target
+                .request(http::Method::POST, &pod, "control", Some(body))
+                .await;
+            let _ = tx.send(got);
+        });
+        let (status, _, answer) = rx
+            .recv_timeout(REQUEST_TIMEOUT + Duration::from_secs(1))
+            .map_err(|_| format!("no answer within {} s", REQUEST_TIMEOUT.as_secs()))??;
+        if status == 200 {
+            return Ok(());
+        }
+        let words = serde_json::from_slice::<serde_json::Value>(&answer)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(str::to_string));
+        match words {
+            Some(w) => Err(format!("answered {status}: {w}")),
+            None => Err(status_error(status, &answer)),
+        }
     }
 }
 

@@ -659,3 +659,76 @@ async fn a_segment_whose_run_failed_is_collected_and_its_log_tail_said() {
         "{lines:?}"
     );
 }
+
+#[tokio::test]
+async fn a_change_reaches_every_running_pod_through_the_proxy_and_one_that_fails_is_named() {
+    // Pods 0 and 2 run until told; pod 1's proxy answers 503.
+    let mut pods = live_pods(2, None);
+    pods[1].proxy_fails = true;
+    let mock = Mock::start(pods, None);
+    let out = tempfile::tempdir().unwrap();
+    let (say, _) = sayer();
+    let (_tx, rx) = watch::channel(0u32);
+    let steering = pado_k8s::live::PodSteering::default();
+    // Before the flow: nothing to reach, said.
+    let e = steering.send(0, b"{}").unwrap_err();
+    assert!(e.contains("not running"), "{e}");
+    let sender = steering.clone();
+    let state = mock.state.clone();
+    // A dashboard's thread: a change to each pod once it runs (the flow lists the
+    // pods as the Job controller makes them), then the runs end.
+    let dashboard = std::thread::spawn(move || {
+        let body = br#"{"action":"set_rate_factor","factor":2,"ramp_s":0.0}"#;
+        let t0 = std::time::Instant::now();
+        let reach = |i: usize| loop {
+            match sender.send(i, body) {
+                Err(e)
+                    if (e.contains("not running") || e.contains("does not exist yet"))
+                        && t0.elapsed() < Duration::from_secs(10) =>
+                {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                other => break other,
+            }
+        };
+        let got: Vec<Result<(), String>> = (0..3).map(reach).collect();
+        for p in &mut state.lock().unwrap().pods {
+            p.done = Some(0);
+        }
+        got
+    });
+    let mut view = Recorder::default();
+    let c = flow::run_steered(
+        mock.client(),
+        &spec(),
+        &options(out.path()),
+        rx,
+        say,
+        &mut view,
+        &steering,
+    )
+    .await;
+    let got = dashboard.join().unwrap();
+    assert_eq!(got[0], Ok(()));
+    assert_eq!(got[2], Ok(()));
+    let e = got[1].as_ref().unwrap_err();
+    assert!(e.contains("503") && e.contains("connection refused"), "{e}");
+    let st = mock.state.lock().unwrap();
+    let bodies: Vec<usize> = st.pods.iter().map(|p| p.controls.len()).collect();
+    assert_eq!(bodies, vec![1, 0, 1]);
+    assert_eq!(
+        st.pods[2].controls[0],
+        r#"{"action":"set_rate_factor","factor":2,"ramp_s":0.0}"#
+    );
+    // Every control call carried the run's token.
+    assert!(st
+        .calls
+        .iter()
+        .filter(|c| c.path.ends_with("/proxy/control"))
+        .all(|c| c.token.as_deref() == Some(common::TOKEN)));
+    drop(st);
+    // The change did not get in the way of the test: every result collected.
+    assert_eq!(c.unwrap().dirs.len(), 3);
+    // After the flow: nothing more is sent.
+    assert!(steering.send(0, b"{}").is_err());
+}

@@ -162,11 +162,12 @@
       var x0 = X(Math.max(0, Math.min(xmax, ev.start)));
       var tip = ev.name + ' (' + fmtTime(ev.start) + (ev.end != null ? '–' + fmtTime(ev.end) : '') + ')';
       var shape;
+      var cls = (ev.control ? ' control' : '') + (ev.ok ? '' : ' failed');
       if (ev.end != null) {
         var x1 = X(Math.max(0, Math.min(xmax, ev.end)));
-        shape = node('rect', { class: 'event-window' + (ev.ok ? '' : ' failed'), x: x0, y: M.t, width: Math.max(1, x1 - x0), height: ph }, root);
+        shape = node('rect', { class: 'event-window' + cls, x: x0, y: M.t, width: Math.max(1, x1 - x0), height: ph }, root);
       } else {
-        shape = node('line', { class: 'event-point' + (ev.ok ? '' : ' failed'), x1: x0, x2: x0, y1: M.t, y2: M.t + ph }, root);
+        shape = node('line', { class: 'event-point' + cls, x1: x0, x2: x0, y1: M.t, y2: M.t + ph }, root);
       }
       node('title', null, shape).textContent = tip;
     });

@@ -406,6 +406,9 @@ pub enum ExecutorKind {
     RampingArrivalRate,
     /// Each VU runs a fixed number of iterations.
     PerVuIterations,
+    /// VUs steered while the test runs (the dashboard, its JSON API): `vus` to
+    /// start, at most `max_vus`, for `duration`.
+    ExternallyControlled,
 }
 
 impl ExecutorKind {
@@ -417,6 +420,7 @@ impl ExecutorKind {
             ExecutorKind::ConstantArrivalRate => "constant-arrival-rate",
             ExecutorKind::RampingArrivalRate => "ramping-arrival-rate",
             ExecutorKind::PerVuIterations => "per-vu-iterations",
+            ExecutorKind::ExternallyControlled => "externally-controlled",
         }
     }
 
@@ -465,7 +469,8 @@ pub struct StepRamp {
 pub struct Scenario {
     /// The load model.
     pub executor: ExecutorKind,
-    /// constant-vus, per-vu-iterations: VU count.
+    /// constant-vus, per-vu-iterations: VU count; externally-controlled: VUs at the
+    /// start.
     #[serde(default)]
     pub vus: Option<u32>,
     /// constant-vus, constant-arrival-rate: how long; ramping-vus with `steps`: total.

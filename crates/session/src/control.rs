@@ -1,7 +1,9 @@
 //! The handle of a running session: watch each closed second, read the run's
-//! state, and change its load (closed-model VUs, open-model arrival rate, pause,
-//! stop) while it goes. Every change is kept and written to the result directory's
-//! `events.jsonl` as a `control` event, so a report of a hand-steered run says so.
+//! state, and change its load (closed-model VUs, open-model arrival rate, at once
+//! or ramped; pause, stop; skip to the next stage or hold the plan) while it goes.
+//! Every change is kept and written to the result directory's `events.jsonl` as a
+//! `control` event, so a report of a hand-steered run says so and its analyses
+//! take a change for the start of a new load level.
 //!
 //! The handle is cheap to clone and safe to share between threads: the load lives
 //! in the engine's atomics ([`LoadControl`]), read by the workers at iteration and
@@ -11,7 +13,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use pado_engine::executor::Schedule;
 use pado_engine::{LoadControl, RunPlan, StopState, MAX_RATE_FACTOR, RUNNING, STOPPING};
 use pado_metrics::SecondRecord;
 use pado_results::events::EventRecord;
@@ -19,21 +20,28 @@ use pado_results::StageMark;
 
 use crate::command::ControlCommand;
 use crate::error::ControlError;
+use crate::plan_now;
 use crate::subscribe::{Subscribers, Subscription};
 use pado_base::lock;
 
 /// What a run is doing now, as its handle reads it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunState {
     /// Time since second 0 (zero before it).
     pub elapsed: Duration,
+    /// When the load is planned to end, since second 0: the plan's length moved by
+    /// the holds (later) and skips (earlier) made so far; the graceful stop comes
+    /// after it.
+    pub planned_end: Duration,
     /// Seconds closed so far.
     pub seconds_closed: u32,
-    /// The stage running now (its label), if the plan has stages.
+    /// The stage running now (its label), if the plan has stages: on the plan's
+    /// clock, so a hold keeps it and a skip moves on.
     pub stage: Option<String>,
     /// Active VUs in the last closed second.
     pub active_vus: u32,
-    /// The cap on closed-model VUs a caller set, if any.
+    /// The cap on closed-model VUs a caller set (while a ramp runs: where it is
+    /// now), or an externally controlled scenario's starting VUs; `None`: as planned.
     pub vu_cap: Option<u64>,
     /// The factor open-model arrivals run at (1: as planned).
     pub rate_factor: f64,
@@ -148,18 +156,16 @@ impl RunHandle {
     /// What the run is doing now.
     pub fn state(&self) -> RunState {
         let s = &self.shared;
-        let elapsed = s.t0.get().map_or(Duration::ZERO, |t0| t0.elapsed());
-        let at = elapsed.as_secs_f64();
+        let elapsed = self.elapsed();
+        let clock = s.control.clock();
+        let at = clock.schedule_at(elapsed);
         RunState {
             elapsed,
+            planned_end: clock.real_at(s.plan.planned_duration()),
             seconds_closed: s.seconds_closed.load(Ordering::Relaxed),
-            stage: s
-                .stages
-                .iter()
-                .find(|m| m.start_s <= at && at < m.end_s)
-                .map(|m| m.label.clone()),
+            stage: plan_now::stage_at(&s.stages, at).map(|m| m.label.clone()),
             active_vus: s.active_vus.load(Ordering::Relaxed),
-            vu_cap: s.control.vu_cap(),
+            vu_cap: s.control.vu_cap().or_else(|| self.steered_start()),
             rate_factor: s.control.rate_factor(),
             paused: s.control.paused(),
             stopping: s.stop.load(Ordering::Relaxed) != RUNNING,
@@ -172,6 +178,12 @@ impl RunHandle {
     /// Run at most `vus` VUs in each closed-model scenario (up to the plan's most):
     /// VUs above it finish their iteration and wait; raising it lets them go on.
     pub fn set_vus(&self, vus: u64) -> Result<(), ControlError> {
+        self.ramp_vus(vus, Duration::ZERO)
+    }
+
+    /// [`RunHandle::set_vus`], moving linearly from the VUs running now to `vus`
+    /// over `over` (zero: at once). A ramp running is replaced.
+    pub fn ramp_vus(&self, vus: u64, over: Duration) -> Result<(), ControlError> {
         self.live()?;
         let max = self.closed_max_vus().ok_or_else(|| {
             ControlError::NotApplicable(
@@ -181,69 +193,166 @@ impl RunHandle {
         if vus > max {
             return Err(ControlError::AboveMax { asked: vus, max });
         }
-        let from = self.shared.control.vu_cap().unwrap_or(max);
-        self.shared.control.set_vu_cap(Some(vus));
-        self.record(format!("active VUs {from} → {vus}"));
+        let c = &self.shared.control;
+        let from = c
+            .vu_cap()
+            .unwrap_or_else(|| plan_now::planned_vus(&self.shared.plan, self.plan_time()))
+            .min(max);
+        if over.is_zero() {
+            c.set_vu_cap(Some(vus));
+        } else {
+            c.ramp_vu_cap(from, vus, over, Instant::now());
+        }
+        self.record(
+            format!("active VUs {from} → {vus}{}", over_text(over)),
+            over,
+        );
         Ok(())
     }
 
     /// Run open-model arrivals at `factor` times the plan's rate (the VU pool stays
     /// as planned: an arrival with no free VU is dropped and counted).
     pub fn set_rate_factor(&self, factor: f64) -> Result<(), ControlError> {
+        self.ramp_rate_factor(factor, Duration::ZERO)
+    }
+
+    /// [`RunHandle::set_rate_factor`], moving linearly from the factor now to
+    /// `factor` over `over` (zero: at once). A ramp running is replaced.
+    pub fn ramp_rate_factor(&self, factor: f64, over: Duration) -> Result<(), ControlError> {
         self.live()?;
         self.open_scenarios()?;
         if !factor.is_finite() || !(0.0..=MAX_RATE_FACTOR).contains(&factor) {
             return Err(ControlError::BadRate(factor));
         }
-        let from = self.shared.control.rate_factor();
-        self.shared.control.set_rate_factor(factor);
-        self.record(format!("arrival rate ×{from} → ×{factor}"));
+        let c = &self.shared.control;
+        let from = c.rate_factor();
+        if over.is_zero() {
+            c.set_rate_factor(factor);
+        } else {
+            c.ramp_rate_factor(from, factor, over, Instant::now());
+        }
+        self.record(
+            format!("arrival rate ×{from} → ×{factor}{}", over_text(over)),
+            over,
+        );
         Ok(())
     }
 
     /// Run open-model arrivals at `per_s` a second in all: a factor of the rate the
     /// plan has at this moment (a ramp keeps its shape around it).
     pub fn set_rate(&self, per_s: f64) -> Result<(), ControlError> {
+        self.ramp_rate(per_s, Duration::ZERO)
+    }
+
+    /// [`RunHandle::set_rate`], moving linearly from the rate now to `per_s` over
+    /// `over` (zero: at once). The factor reached is that of the plan's rate now.
+    pub fn ramp_rate(&self, per_s: f64, over: Duration) -> Result<(), ControlError> {
         self.live()?;
         self.open_scenarios()?;
         if !per_s.is_finite() || per_s < 0.0 {
             return Err(ControlError::BadRate(per_s));
         }
-        let planned = self.planned_rate_now();
+        let planned = plan_now::planned_rate(&self.shared.plan, self.plan_time());
         if planned <= 0.0 {
             return Err(ControlError::NotApplicable(
                 "no arrivals are planned at this moment: set a factor instead".into(),
             ));
         }
         let factor = (per_s / planned).min(MAX_RATE_FACTOR);
-        let from = planned * self.shared.control.rate_factor();
-        self.shared.control.set_rate_factor(factor);
-        self.record(format!("arrival rate {from:.1}/s → {per_s:.1}/s"));
+        let c = &self.shared.control;
+        let from_factor = c.rate_factor();
+        let from = planned * from_factor;
+        if over.is_zero() {
+            c.set_rate_factor(factor);
+        } else {
+            c.ramp_rate_factor(from_factor, factor, over, Instant::now());
+        }
+        self.record(
+            format!("arrival rate {from:.1}/s → {per_s:.1}/s{}", over_text(over)),
+            over,
+        );
+        Ok(())
+    }
+
+    /// End the stage running now and go on with the next one: the plan's clock
+    /// jumps to the stage's end, so every later stage, and the run's end, come
+    /// sooner by what was skipped.
+    pub fn next_stage(&self) -> Result<(), ControlError> {
+        self.live()?;
+        let at = self.plan_time();
+        let to = plan_now::next_stage_start(&self.shared.stages, at)
+            .map_err(ControlError::NotApplicable)?;
+        let from = plan_now::stage_at(&self.shared.stages, at)
+            .map(|m| m.label.clone())
+            .unwrap_or_default();
+        self.shared
+            .control
+            .skip_to(self.elapsed(), to)
+            .map_err(|e| ControlError::NotApplicable(e.to_string()))?;
+        self.record(
+            format!(
+                "skipped to the next stage ({from} ended {} early)",
+                pado_base::units::duration((to - at).as_secs_f64())
+            ),
+            Duration::ZERO,
+        );
+        Ok(())
+    }
+
+    /// Keep the load at its level for `length` more: the plan's clock waits, so
+    /// every later stage, and the run's end, come that much later (at most
+    /// [`pado_engine::MAX_HELD`] in all).
+    pub fn hold(&self, length: Duration) -> Result<(), ControlError> {
+        self.live()?;
+        if length.is_zero() {
+            return Err(ControlError::NotApplicable(
+                "a hold needs a length of more than 0 seconds".into(),
+            ));
+        }
+        if self.shared.stages.is_empty() {
+            return Err(ControlError::NotApplicable(
+                "the plan has no stages to hold (its executor runs iterations, not a timetable)"
+                    .into(),
+            ));
+        }
+        self.shared
+            .control
+            .hold(self.elapsed(), length)
+            .map_err(|e| ControlError::NotApplicable(e.to_string()))?;
+        self.record(
+            format!(
+                "held the plan for {}",
+                pado_base::units::duration(length.as_secs_f64())
+            ),
+            length,
+        );
         Ok(())
     }
 
     /// Apply one [`ControlCommand`] (the dashboard's and the agents' way in).
-    /// Ramps, skipping a stage and holds are not steerable yet and say so.
     pub fn apply(&self, cmd: &ControlCommand) -> Result<(), ControlError> {
-        let not_yet = |what: &str| {
-            Err(ControlError::NotApplicable(format!(
-                "{what} is not supported by this run"
-            )))
-        };
         match *cmd {
             ControlCommand::Pause => self.pause(),
             ControlCommand::Resume => self.resume(),
             ControlCommand::Stop => self.stop(),
-            ControlCommand::SetVus { vus, ramp_s } if ramp_s <= 0.0 => self.set_vus(vus),
-            ControlCommand::SetRate { per_s, ramp_s } if ramp_s <= 0.0 => self.set_rate(per_s),
-            ControlCommand::SetRateFactor { factor, ramp_s } if ramp_s <= 0.0 => {
-                self.set_rate_factor(factor)
+            ControlCommand::SetVus { vus, ramp_s } => self.ramp_vus(vus, ramp_length(ramp_s)?),
+            ControlCommand::SetRate { per_s, ramp_s } => {
+                self.ramp_rate(per_s, ramp_length(ramp_s)?)
             }
-            ControlCommand::SetVus { .. }
-            | ControlCommand::SetRate { .. }
-            | ControlCommand::SetRateFactor { .. } => not_yet("a ramped change"),
-            ControlCommand::NextStage => not_yet("skipping a stage"),
-            ControlCommand::Hold { .. } => not_yet("holding a stage"),
+            ControlCommand::SetRateFactor { factor, ramp_s } => {
+                self.ramp_rate_factor(factor, ramp_length(ramp_s)?)
+            }
+            ControlCommand::NextStage => self.next_stage(),
+            ControlCommand::Hold { seconds } => {
+                if !seconds.is_finite() || seconds <= 0.0 {
+                    return Err(ControlError::BadCommand(format!(
+                        "hold: seconds {seconds}: give a number of seconds more than 0"
+                    )));
+                }
+                self.hold(Duration::try_from_secs_f64(seconds).map_err(|_| {
+                    ControlError::NotApplicable(format!("a hold of {seconds} s is too long"))
+                })?)
+            }
         }
     }
 
@@ -261,7 +370,10 @@ impl RunHandle {
         self.live()?;
         if self.shared.control.paused() != paused {
             self.shared.control.set_paused(paused);
-            self.record(if paused { "paused" } else { "resumed" }.into());
+            self.record(
+                if paused { "paused" } else { "resumed" }.into(),
+                Duration::ZERO,
+            );
         }
         Ok(())
     }
@@ -276,7 +388,7 @@ impl RunHandle {
             .compare_exchange(RUNNING, STOPPING, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
-            self.record("stopped".into());
+            self.record("stopped".into(), Duration::ZERO);
         }
         Ok(())
     }
@@ -315,29 +427,53 @@ impl RunHandle {
         }
     }
 
-    /// Arrivals the plan has in the second from now, over every open scenario.
-    fn planned_rate_now(&self) -> f64 {
-        let now = self.state().elapsed;
-        let mut n = 0u64;
-        for sc in &self.shared.plan.scenarios {
-            if let Schedule::Open(o) = sc.executor.schedule() {
-                let from = now.saturating_sub(sc.start_time);
-                let to = from + Duration::from_secs(1);
-                n += o.arrivals().filter(|a| *a >= from && *a < to).count() as u64;
-            }
-        }
-        n as f64
+    /// Time since second 0 (zero before it).
+    fn elapsed(&self) -> Duration {
+        self.shared
+            .t0
+            .get()
+            .map_or(Duration::ZERO, |t0| t0.elapsed())
     }
 
-    /// Keep a change as a `control` event at the run's current time.
-    fn record(&self, what: String) {
-        let ms = self.state().elapsed.as_millis() as u64;
+    /// Where the plan is now (its clock: held and skipped time taken into account).
+    fn plan_time(&self) -> Duration {
+        self.shared.control.clock().schedule_at(self.elapsed())
+    }
+
+    /// The starting VUs of an externally controlled scenario, if the plan has one.
+    fn steered_start(&self) -> Option<u64> {
+        self.shared
+            .plan
+            .scenarios
+            .iter()
+            .filter_map(|s| s.executor.steered_start())
+            .max()
+    }
+
+    /// The stage marks of the run on the real clock (holds and skips applied),
+    /// for the result directory.
+    pub(crate) fn real_stages(&self) -> Vec<StageMark> {
+        plan_now::real_marks(&self.shared.stages, &self.shared.control.clock())
+    }
+
+    /// The plan's length on the real clock (holds and skips applied).
+    pub(crate) fn real_planned(&self) -> Duration {
+        self.shared
+            .control
+            .clock()
+            .real_at(self.shared.plan.planned_duration())
+    }
+
+    /// Keep a change as a `control` event at the run's current time; a ramp (or a
+    /// hold) is a window of `over` from then.
+    fn record(&self, what: String, over: Duration) {
+        let ms = self.elapsed().as_millis() as u64;
         lock(&self.shared.changes).push(EventRecord {
             name: what.clone(),
             kind: CONTROL_KIND.into(),
             planned_ms: ms,
             started_ms: Some(ms),
-            window_end_ms: None,
+            window_end_ms: (!over.is_zero()).then(|| ms + over.as_millis() as u64),
             required: false,
             mark: Some(what),
             action: None,
@@ -345,6 +481,34 @@ impl RunHandle {
             expect: Default::default(),
             left_open: None,
         });
+    }
+}
+
+/// A ramp's length from a command's `ramp_s` (0 or less: at once).
+fn ramp_length(ramp_s: f64) -> Result<Duration, ControlError> {
+    if ramp_s.is_nan() {
+        return Err(ControlError::BadCommand(
+            "ramp_s is not a number: give the seconds to reach the target (0: at once)".into(),
+        ));
+    }
+    if ramp_s <= 0.0 {
+        return Ok(Duration::ZERO);
+    }
+    if ramp_s > pado_engine::MAX_HELD.as_secs_f64() {
+        return Err(ControlError::BadCommand(format!(
+            "ramp_s {ramp_s}: at most {} s",
+            pado_engine::MAX_HELD.as_secs()
+        )));
+    }
+    Ok(Duration::from_secs_f64(ramp_s))
+}
+
+/// ` over 10s` for a ramp, nothing for a change at once.
+fn over_text(over: Duration) -> String {
+    if over.is_zero() {
+        String::new()
+    } else {
+        format!(" over {}", pado_base::units::duration(over.as_secs_f64()))
     }
 }
 

@@ -48,4 +48,8 @@ pub enum ControlError {
     /// The run has ended (or is ending): nothing to change.
     #[error("the run has ended")]
     Ended,
+    /// A test split over generators: some of them did not take the change (each
+    /// named with its words); the others did.
+    #[error("{0}")]
+    Generators(String),
 }

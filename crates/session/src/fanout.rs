@@ -21,6 +21,8 @@ pub(crate) struct Fanout {
     pub(crate) watcher: Option<Box<dyn Watcher>>,
     /// The first failure to write the timeline, said in the run's warnings.
     pub(crate) write_error: Arc<OnceLock<String>>,
+    /// The failure samples so far, for a live view.
+    pub(crate) failures: crate::live::LiveFailures,
 }
 
 impl Fanout {
@@ -36,6 +38,7 @@ impl Fanout {
         if let Some(why) = stop_now {
             self.handle.abort(format!("{why}: stopping"));
         }
+        self.failures.catch_up(&totals.failures);
         self.handle.closed(r, failing);
         if let Some(w) = self.watcher.as_mut() {
             w.second(r, totals, failing);

@@ -34,6 +34,72 @@ pub trait LiveRun: Send + Sync {
     fn generators(&self) -> Vec<GeneratorLive> {
         Vec::new()
     }
+    /// Each scrape of the target's metrics from now on (`observe:`), through a
+    /// channel of `capacity` scrapes that loses them rather than wait; `None` when
+    /// this run hands none out.
+    fn subscribe_observed(
+        &self,
+        _capacity: usize,
+    ) -> Option<crossbeam_channel::Receiver<std::sync::Arc<crate::ObservedScrape>>> {
+        None
+    }
+    /// The failure samples kept so far (a few per step and error category, as
+    /// `failures.jsonl` gets them, URLs masked), from the `from`-th on: a live view
+    /// asks for the new ones each second.
+    fn failure_samples(&self, _from: usize) -> Vec<pado_metrics::FailureSample> {
+        Vec::new()
+    }
+}
+
+/// The failure samples of a run so far, copied from the aggregator's totals
+/// once a second (they are few: at most 3 per step and error category).
+#[derive(Clone, Default)]
+pub(crate) struct LiveFailures(std::sync::Arc<std::sync::Mutex<Vec<pado_metrics::FailureSample>>>);
+
+impl LiveFailures {
+    /// Keep the samples of `all` past the ones kept already (`all` only grows).
+    pub(crate) fn catch_up(&self, all: &[pado_metrics::FailureSample]) {
+        let mut kept = pado_base::lock(&self.0);
+        if all.len() > kept.len() {
+            let from = kept.len();
+            kept.extend_from_slice(&all[from..]);
+        }
+    }
+
+    fn from(&self, from: usize) -> Vec<pado_metrics::FailureSample> {
+        pado_base::lock(&self.0)
+            .get(from..)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default()
+    }
+}
+
+/// A run in this process as a live view sees it: its handle and its scrapes.
+pub(crate) struct LocalRun {
+    pub(crate) handle: crate::RunHandle,
+    pub(crate) observed: crate::observed_feed::ObservedFeed,
+    pub(crate) failures: LiveFailures,
+}
+
+impl LiveRun for LocalRun {
+    fn subscribe(&self, capacity: usize) -> Subscription {
+        self.handle.subscribe(capacity)
+    }
+    fn state(&self) -> RunState {
+        self.handle.state()
+    }
+    fn apply(&self, cmd: &ControlCommand) -> Result<(), ControlError> {
+        self.handle.apply(cmd)
+    }
+    fn subscribe_observed(
+        &self,
+        capacity: usize,
+    ) -> Option<crossbeam_channel::Receiver<std::sync::Arc<crate::ObservedScrape>>> {
+        Some(self.observed.subscribe(capacity))
+    }
+    fn failure_samples(&self, from: usize) -> Vec<pado_metrics::FailureSample> {
+        self.failures.from(from)
+    }
 }
 
 impl LiveRun for crate::RunHandle {
@@ -45,5 +111,42 @@ impl LiveRun for crate::RunHandle {
     }
     fn apply(&self, cmd: &ControlCommand) -> Result<(), ControlError> {
         crate::RunHandle::apply(self, cmd)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(category: &str, second: u32) -> pado_metrics::FailureSample {
+        pado_metrics::FailureSample {
+            step: "조회".into(),
+            category: category.into(),
+            second,
+            method: "GET".into(),
+            url: "/x?key=***".into(),
+            status: 503,
+            body: String::new(),
+            check: None,
+            actual: None,
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn a_live_view_gets_each_failure_sample_once() {
+        let live = LiveFailures::default();
+        live.catch_up(&[]);
+        assert!(live.from(0).is_empty());
+        let mut all = vec![sample("http_503", 0)];
+        live.catch_up(&all);
+        all.push(sample("timeout", 2));
+        live.catch_up(&all);
+        live.catch_up(&all);
+        let got = live.from(0);
+        assert_eq!(got, all);
+        assert_eq!(live.from(1), vec![sample("timeout", 2)]);
+        assert!(live.from(2).is_empty());
+        assert!(live.from(9).is_empty());
     }
 }

@@ -40,6 +40,8 @@ pub struct Finished {
 /// A running session.
 pub struct Session {
     handle: RunHandle,
+    observed: crate::observed_feed::ObservedFeed,
+    failures: crate::live::LiveFailures,
     thread: JoinHandle<Result<Finished, SessionError>>,
 }
 
@@ -110,7 +112,9 @@ impl Session {
         let outputs = start_outputs(&output_specs, &plan, &dir, &share)?;
         let (raw, raw_link) = start_raw(raw_spec.as_ref(), &plan)?;
         let write_error = Arc::new(OnceLock::new());
+        let failures = crate::live::LiveFailures::default();
         let fanout = Fanout {
+            failures: failures.clone(),
             outputs: outputs.clone(),
             timeline,
             judge,
@@ -127,7 +131,8 @@ impl Session {
             )),
             None => None,
         };
-        let on_start = side.on_start(observe, events, handle.clone());
+        let observed = crate::observed_feed::ObservedFeed::default();
+        let on_start = side.on_start(observe, events, handle.clone(), observed.clone());
         let opts = RunOptions {
             workers,
             stop,
@@ -159,12 +164,27 @@ impl Session {
                 finish(after, report)
             })
             .map_err(SessionError::io)?;
-        Ok(Session { handle, thread })
+        Ok(Session {
+            handle,
+            observed,
+            failures,
+            thread,
+        })
     }
 
     /// The handle to watch and steer the run.
     pub fn handle(&self) -> RunHandle {
         self.handle.clone()
+    }
+
+    /// The run as a live view (the dashboard) watches and steers it, with the
+    /// target's metrics as they are scraped.
+    pub fn live(&self) -> Arc<dyn crate::LiveRun> {
+        Arc::new(crate::live::LocalRun {
+            handle: self.handle.clone(),
+            observed: self.observed.clone(),
+            failures: self.failures.clone(),
+        })
     }
 
     /// Wait for the run to end and its result directory to be written.
@@ -285,13 +305,24 @@ fn finish(mut a: After, report: RunReport) -> Result<Finished, SessionError> {
     if let Some(o) = a.outputs.as_deref() {
         // The flush fits in what is left of the planned end plus the graceful stop,
         // so outputs never make a run end later than it promised.
+        // Holds and skips moved the plan's end.
+        let late_by = a
+            .handle
+            .real_planned()
+            .saturating_sub(a.plan.planned_duration());
+        let early_by = a
+            .plan
+            .planned_duration()
+            .saturating_sub(a.handle.real_planned());
         let hard_end = a
             .plan
             .scenarios
             .iter()
             .map(|s| s.start_time + s.executor.duration() + s.graceful_stop)
             .max()
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .saturating_add(late_by)
+            .saturating_sub(early_by);
         let flush = pado_outputs::FLUSH_TIMEOUT.min(hard_end.saturating_sub(report.elapsed));
         for r in o.finish(flush) {
             if let Some(w) = r.warning() {
@@ -313,6 +344,12 @@ fn finish(mut a: After, report: RunReport) -> Result<Finished, SessionError> {
         }
     }
     meta::patch(&mut a.meta, &report, &a.share, a.handle.abort_reason());
+    // A held or skipped plan ran its stages at other times than planned: the
+    // result says when they really ran, so that reports line up with the seconds.
+    a.meta.stages = a.handle.real_stages();
+    if a.meta.planned_s.is_some() {
+        a.meta.planned_s = Some(a.handle.real_planned().as_secs_f64());
+    }
     if let Some(e) = a.write_error.get() {
         a.meta
             .warnings

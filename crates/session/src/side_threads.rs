@@ -51,12 +51,17 @@ impl SideThreads {
         observe: Option<(ObserveConfig, ObserveWriter)>,
         events: Option<EventsSetup>,
         handle: RunHandle,
+        observed: crate::observed_feed::ObservedFeed,
     ) -> Box<dyn FnOnce(Instant) + Send> {
         let started = self.started.clone();
         Box::new(move |t0| {
             handle.started(t0);
             let mut s = lock(&started);
             if let Some((cfg, writer)) = observe {
+                let writer = crate::observed_feed::Tee {
+                    inner: writer,
+                    feed: observed,
+                };
                 match Scraper::start(cfg, t0, writer) {
                     Ok(sc) => s.scraper = Some(sc),
                     Err(e) => s.scrape_error = Some(format!("could not start scraping: {e}")),

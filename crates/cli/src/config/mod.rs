@@ -71,6 +71,8 @@ pub(crate) struct RunConfig {
     pub outputs: Vec<pado_outputs::OutputSpec>,
     /// The raw per-request file (`--output raw-json=FILE`, `raw-csv=FILE`), if asked.
     pub raw: Option<pado_outputs::raw::RawSpec>,
+    /// The live page (`--dashboard`), if asked.
+    pub dashboard: Option<crate::dashboard_cmd::DashboardSpec>,
 }
 
 impl RunConfig {
@@ -107,6 +109,7 @@ impl RunConfig {
                 .map(crate::split::read_setup_vars)
                 .transpose()?,
             plan_id: None,
+            control_socket: a.control_socket.clone(),
         };
         let scenario = spec.load()?;
         if a.refuse_commands {
@@ -127,7 +130,12 @@ impl RunConfig {
         let (raw, live) = crate::live_outputs::raw_spec(&a.outputs)?;
         // A coordinator (`--generators`) writes to no output: the generators do.
         let outputs = crate::live_outputs::specs(&scenario, &live, a.generators.is_empty())?;
+        let dashboard = crate::dashboard_cmd::DashboardSpec::from_args(
+            &a.dashboard,
+            a.history.history.as_deref(),
+        )?;
         Ok(RunConfig {
+            dashboard,
             outputs,
             raw,
             split,
@@ -154,6 +162,7 @@ impl RunConfig {
         RunConfig {
             outputs: Vec::new(),
             raw: None,
+            dashboard: None,
             scenario,
             output,
             workers: None,

@@ -5,6 +5,7 @@
 
 mod constant_arrival_rate;
 mod constant_vus;
+mod externally_controlled;
 mod per_vu_iterations;
 mod ramping_arrival_rate;
 mod ramping_vus;
@@ -17,6 +18,7 @@ use pado_scenario::{ExecutorKind, Scenario};
 
 pub use constant_arrival_rate::ConstantArrivalRate;
 pub use constant_vus::ConstantVus;
+pub use externally_controlled::ExternallyControlled;
 pub use per_vu_iterations::PerVuIterations;
 pub use ramping_arrival_rate::RampingArrivalRate;
 pub use ramping_vus::{vu_windows, RampingVus};
@@ -171,6 +173,12 @@ pub trait Executor: Send + Sync + std::fmt::Debug {
     fn stages(&self) -> Vec<StageWindow>;
     /// The schedule: pure, deterministic.
     fn schedule(&self) -> Schedule;
+    /// For a scenario steered from outside (`externally-controlled`): the VUs that
+    /// run until someone sets another number (this generator's share for a
+    /// segment). `None`: the schedule alone says which VUs run.
+    fn steered_start(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Build the executor a scenario asks for. The scenario is already validated.
@@ -183,6 +191,11 @@ pub fn from_scenario(s: &Scenario) -> Box<dyn Executor> {
         ExecutorKind::RampingVus => Box::new(RampingVus::from_scenario(s)),
         ExecutorKind::ConstantArrivalRate => Box::new(ConstantArrivalRate::from_scenario(s)),
         ExecutorKind::RampingArrivalRate => Box::new(RampingArrivalRate::from_scenario(s)),
+        ExecutorKind::ExternallyControlled => Box::new(ExternallyControlled {
+            vus: s.vus.unwrap_or(0),
+            max_vus: s.max_vus.unwrap_or(1),
+            duration: s.duration.map(|d| d.get()).unwrap_or_default(),
+        }),
         ExecutorKind::PerVuIterations => Box::new(PerVuIterations {
             vus: s.vus.unwrap_or(1),
             iterations: s.iterations.unwrap_or(1),
@@ -261,6 +274,23 @@ impl OpenSchedule {
             .map(|s| (s.from_per_s + s.to_per_s) / 2.0 * s.duration.as_secs_f64())
             .sum();
         (n - 1e-9).ceil().max(0.0) as u64
+    }
+
+    /// The whole schedule's rate (iterations per second) at offset `t`: what a
+    /// hold of the plan at `t` keeps going. 0 past the end.
+    pub fn rate_at(&self, t: Duration) -> f64 {
+        self.segments
+            .iter()
+            .find(|s| s.start <= t && t < s.start + s.duration)
+            .map_or(0.0, |s| {
+                let len = s.duration.as_secs_f64();
+                let done = (t - s.start).as_secs_f64();
+                if len <= 0.0 {
+                    s.to_per_s
+                } else {
+                    s.from_per_s + (s.to_per_s - s.from_per_s) * done / len
+                }
+            })
     }
 
     /// End of the last segment.
@@ -402,6 +432,27 @@ mod tests {
         assert!(a.windows(2).all(|w| w[0] <= w[1]));
         let in_hold = a.iter().filter(|t| t.as_secs_f64() >= 10.0).count();
         assert!((in_hold as i64 - 500).abs() <= 1, "{in_hold}");
+    }
+
+    #[test]
+    fn the_rate_at_a_moment_is_that_of_its_segment() {
+        let s = sched(vec![
+            RateSegment {
+                start: Duration::ZERO,
+                duration: Duration::from_secs(10),
+                from_per_s: 0.0,
+                to_per_s: 100.0,
+            },
+            RateSegment {
+                start: Duration::from_secs(10),
+                duration: Duration::from_secs(5),
+                from_per_s: 100.0,
+                to_per_s: 100.0,
+            },
+        ]);
+        assert_eq!(s.rate_at(Duration::from_millis(2500)), 25.0);
+        assert_eq!(s.rate_at(Duration::from_secs(12)), 100.0);
+        assert_eq!(s.rate_at(Duration::from_secs(15)), 0.0);
     }
 
     #[test]

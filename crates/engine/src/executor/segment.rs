@@ -473,6 +473,12 @@ impl Executor for SegmentedExecutor {
     fn schedule(&self) -> Schedule {
         self.schedule.clone()
     }
+    fn steered_start(&self) -> Option<u64> {
+        // The whole test's first VUs, as the stripe gives them to this segment.
+        self.inner
+            .steered_start()
+            .map(|v| self.segment.count_before(v))
+    }
 }
 
 impl SegmentedExecutor {

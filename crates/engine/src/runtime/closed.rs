@@ -6,13 +6,15 @@ use std::time::{Duration, Instant};
 
 use crate::executor::{ClosedSchedule, Window};
 
+use super::deadline::Deadline;
 use super::steering::Steer;
 use super::vu::{IterationEnd, Vu};
 use super::worker::WorkerCtx;
 
 /// Run one VU of a closed schedule: `ids` are its number in the scenario and in the
 /// whole test; with `steer`, it waits at an iteration boundary while held (a VU cap
-/// below its rank, a pause).
+/// below its rank, a pause). Its windows are moments of the plan: a hold or a skip
+/// of the plan's clock moves them, and the deadlines of its iterations with them.
 pub(super) async fn run_vu(
     ctx: Rc<WorkerCtx>,
     sc_idx: usize,
@@ -22,8 +24,9 @@ pub(super) async fn run_vu(
     steer: Option<Steer>,
 ) {
     let sc = &ctx.plan.scenarios[sc_idx];
-    let sc_start = ctx.t0 + sc.start_time;
-    let scenario_hard_end = sc_start + sc.executor.duration() + sc.graceful_stop;
+    // Moments of the plan (schedule time since second 0).
+    let sc_start = sc.start_time;
+    let sc_end = sc_start + sc.executor.duration();
     let mut vu = Vu::new(
         ctx.clone(),
         seed(ctx.id, sc_idx, vu_number),
@@ -34,53 +37,76 @@ pub(super) async fn run_vu(
     let mut done: u64 = 0;
     let mut set_up = false;
     'windows: for w in windows {
-        if !ctx.sleep_until(sc_start + w.start).await {
+        if !ctx.sleep_until_schedule(sc_start + w.start).await {
             break;
+        }
+        let end = sc_start + w.end;
+        if ctx.schedule_at(Instant::now()) >= end {
+            // A skip jumped over the whole window.
+            continue;
         }
         if !set_up && !sc.setup.is_empty() {
             set_up = true;
             vu.run_once(&sc.name, &sc.setup).await;
         }
-        let end = sc_start + w.end;
         // A window that closes before the scenario ends is a ramp-down (its iteration
         // gets graceful_ramp_down); one that closes at the end gets graceful_stop.
-        let hard = if w.end >= sc.executor.duration() {
-            scenario_hard_end
-        } else {
-            (end + sched.graceful_ramp_down).min(scenario_hard_end)
+        // Real instants, computed again when the plan's clock moves.
+        let hard_at = |ctx: &WorkerCtx| {
+            let scenario_hard_end = ctx.real_at(sc_end) + sc.graceful_stop;
+            if w.end >= sc.executor.duration() {
+                scenario_hard_end
+            } else {
+                (ctx.real_at(end) + sched.graceful_ramp_down).min(scenario_hard_end)
+            }
         };
         let mut now = Instant::now();
-        ctx.vu_started(now);
+        // Active (counted in the second's VUs) only while it may run iterations: a
+        // VU held from the start (a cap, a pause) is never counted.
+        let mut active = false;
         // One deadline timer and one abort registration per window, not per iteration.
-        let hard_sleep = tokio::time::sleep_until(hard.into());
+        let hard_sleep = tokio::time::sleep_until(hard_at(&ctx).into());
         tokio::pin!(hard_sleep);
-        let aborted = ctx.aborted();
-        tokio::pin!(aborted);
+        let interrupted = ctx.interrupted();
+        tokio::pin!(interrupted);
+        let mut deadline = Deadline {
+            sleep: hard_sleep,
+            interrupted,
+            at: || hard_at(&ctx),
+            clock_seen: ctx.clock_generation(),
+        };
         // The clock read that ends an iteration also starts the next one when there
         // is no think time: one read per iteration, not two.
-        while now < end && !ctx.stopping.get() {
+        while ctx.schedule_at(now) < end && !ctx.stopping.get() {
             if sched.iterations_per_vu.is_some_and(|n| done >= n) {
-                ctx.vu_stopped(now);
+                if active {
+                    ctx.vu_stopped(now);
+                }
                 break 'windows;
             }
             if let Some(s) = steer.as_ref().filter(|s| s.holds()) {
                 // Parked: not an active VU until the cap is raised or the pause ends.
-                ctx.vu_stopped(now);
+                if active {
+                    ctx.vu_stopped(now);
+                    active = false;
+                }
                 let go_on = s.park(&ctx, end).await;
                 now = Instant::now();
-                ctx.vu_started(now);
                 if !go_on {
                     break;
                 }
                 continue;
             }
+            if !active {
+                ctx.vu_started(now);
+                active = true;
+            }
+            deadline.follow(&ctx);
             let entry = vu.pick(sc);
             let it_start = now;
-            let outcome = tokio::select! {
-                r = vu.iteration(sc, entry, None) => Some(r),
-                _ = &mut hard_sleep => None,
-                _ = &mut aborted => None,
-            };
+            let outcome = deadline
+                .run(&ctx, vu.iteration(sc, entry, None), || ctx.interrupted())
+                .await;
             now = Instant::now();
             match outcome {
                 Some(IterationEnd::Completed) => {
@@ -99,7 +125,7 @@ pub(super) async fn run_vu(
             if let Some(t) = think {
                 let pause = t.pause(vu.rng(), now - it_start);
                 if pause > Duration::ZERO {
-                    let wake = (now + pause).min(end);
+                    let wake = (now + pause).min(ctx.real_at(end));
                     if !ctx.sleep_until(wake).await {
                         break;
                     }
@@ -107,7 +133,9 @@ pub(super) async fn run_vu(
                 }
             }
         }
-        ctx.vu_stopped(Instant::now());
+        if active {
+            ctx.vu_stopped(Instant::now());
+        }
     }
     if set_up && !sc.teardown.is_empty() && !ctx.aborted.get() {
         vu.run_once(&sc.name, &sc.teardown).await;

@@ -3,6 +3,7 @@
 //! the aggregator merging their per-second intervals.
 
 mod closed;
+mod deadline;
 mod open;
 mod self_stats;
 mod steering;
@@ -20,6 +21,8 @@ use crate::executor::Schedule;
 use crate::plan::RunPlan;
 use crate::trace::Observer;
 
+pub use steering::clock::{ClockError, ClockMap, HeldSpan, MAX_HELD};
+pub use steering::ramp::Ramp;
 pub use steering::{LoadControl, MAX_RATE_FACTOR};
 pub use worker::{StopState, ABORT, RUNNING, STOPPING};
 
@@ -189,6 +192,11 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     );
     let totals = agg.finish();
     let end = Instant::now();
+    // Holds and skips moved the planned end with the plan's clock.
+    let planned_end = match &opts.control {
+        Some(c) => t0 + c.clock().real_at(plan.planned_duration()),
+        None => planned_end,
+    };
     let interrupted = stop_asked_at.is_some_and(|at| at < planned_end);
     RunReport {
         started_at,
@@ -371,6 +379,17 @@ fn worker_main(
     let local = tokio::task::LocalSet::new();
     let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, outlets, initial_vars);
     ctx.measure_self();
+    // A scenario steered from outside needs a control even when nobody steers this
+    // run: it then holds its starting VUs.
+    let control = control.or_else(|| {
+        plan.scenarios
+            .iter()
+            .any(|s| s.executor.steered_start().is_some())
+            .then(|| Arc::new(LoadControl::default()))
+    });
+    if let Some(c) = &control {
+        ctx.steer_with(c.clone());
+    }
     local.block_on(&rt, async {
         let mut tasks = Vec::new();
         // VU ids are numbered over the whole test (all segments of a split test):
@@ -391,6 +410,7 @@ fn worker_main(
                         let steer = control.clone().map(|control| steering::Steer {
                             control,
                             rank: n as u64,
+                            default_cap: sc.executor.steered_start().unwrap_or(u64::MAX),
                         });
                         tasks.push(tokio::task::spawn_local(closed::run_vu(
                             ctx.clone(),
@@ -452,6 +472,7 @@ fn worker_main(
                 poll.tick().await;
                 clock_ctx.poll_state(&stop2);
                 let now = Instant::now();
+                clock_ctx.follow_control(now);
                 if clock_ctx
                     .stop_seen_at
                     .get()

@@ -19,6 +19,8 @@ use pado_metrics::{
 use tokio::sync::Notify;
 
 use super::self_stats::SelfMeter;
+use super::steering::clock::{ClockMap, HeldSpan};
+use super::steering::LoadControl;
 use crate::plan::RunPlan;
 use crate::render::Compiled;
 use crate::trace::Observer;
@@ -74,7 +76,8 @@ pub(super) struct WorkerCtx {
     pub stopping: Cell<bool>,
     /// Woken when `stopping` becomes true.
     pub stop_notify: Notify,
-    /// Woken when in-flight work must be cut.
+    /// Woken when in-flight work must be cut, and when the plan's clock changed
+    /// (see [`WorkerCtx::interrupted`]).
     pub abort_notify: Notify,
     /// Set once aborting.
     pub aborted: Cell<bool>,
@@ -109,6 +112,20 @@ pub(super) struct WorkerCtx {
     /// An instant and the same moment in µs since the Unix epoch: raw records'
     /// wall-clock times are computed from it, not read per request.
     wall_anchor: (Instant, u64),
+    /// The load as steered from outside (`None`: nobody steers this run).
+    control: std::cell::OnceCell<Arc<LoadControl>>,
+    /// This worker's copy of the plan's clock, taken when its generation moves.
+    clock: RefCell<Arc<ClockMap>>,
+    /// The holds of that clock, computed once per change.
+    holds: RefCell<Vec<HeldSpan>>,
+    /// The clock generation copied last.
+    clock_seen: Cell<u64>,
+    /// Whether the plan's clock was ever held or skipped: until then schedule time
+    /// is real time, and reading it costs one branch.
+    clock_moved: Cell<bool>,
+    /// Woken when this worker copied a changed clock, so that a task sleeping until
+    /// a moment of the plan sleeps until its new real time.
+    pub clock_notify: Notify,
 }
 
 /// Where a worker context's figures and traces go: the aggregator, the observer
@@ -247,7 +264,111 @@ impl WorkerCtx {
                     .map_or(0, |d| d.as_micros() as u64);
                 (now, unix)
             },
+            control: std::cell::OnceCell::new(),
+            clock: RefCell::new(Arc::new(ClockMap::default())),
+            holds: RefCell::new(Vec::new()),
+            clock_seen: Cell::new(0),
+            clock_moved: Cell::new(false),
+            clock_notify: Notify::new(),
         })
+    }
+
+    /// Steer this worker's load with `control` (set once, before any VU runs).
+    pub(super) fn steer_with(&self, control: Arc<LoadControl>) {
+        let _ = self.control.set(control);
+    }
+
+    /// Whether the plan's clock can move (the run is steered).
+    #[inline]
+    pub(super) fn steered(&self) -> bool {
+        self.control.get().is_some()
+    }
+
+    /// Called by the clock task every 20 ms: move the running ramps, and copy the
+    /// plan's clock when it changed (waking what sleeps until a moment of it).
+    pub(super) fn follow_control(&self, now: Instant) {
+        let Some(c) = self.control.get() else {
+            return;
+        };
+        c.tick(now);
+        let g = c.clock_generation();
+        if g != self.clock_seen.get() {
+            self.clock_seen.set(g);
+            let clock = c.clock();
+            *self.holds.borrow_mut() = clock.holds();
+            *self.clock.borrow_mut() = clock;
+            self.clock_moved.set(true);
+            self.clock_notify.notify_waiters();
+            // In-flight iterations' deadlines moved with the clock.
+            self.abort_notify.notify_waiters();
+        }
+    }
+
+    /// How many clock changes this worker has seen (a VU compares it to know its
+    /// deadlines moved).
+    #[inline]
+    pub(super) fn clock_generation(&self) -> u64 {
+        self.clock_seen.get()
+    }
+
+    /// Where the plan is at `now`: time since second 0, less what was held, plus
+    /// what was skipped.
+    #[inline]
+    pub(super) fn schedule_at(&self, now: Instant) -> Duration {
+        let real = now.saturating_duration_since(self.t0);
+        if self.clock_moved.get() {
+            self.clock.borrow().schedule_at(real)
+        } else {
+            real
+        }
+    }
+
+    /// The instant the plan reaches schedule time `sched` (as the clock stands).
+    #[inline]
+    pub(super) fn real_at(&self, sched: Duration) -> Instant {
+        if self.clock_moved.get() {
+            self.t0 + self.clock.borrow().real_at(sched)
+        } else {
+            self.t0 + sched
+        }
+    }
+
+    /// Whether schedule time `sched` was skipped over (its arrivals are not run).
+    pub(super) fn skipped(&self, sched: Duration) -> bool {
+        self.clock_moved.get() && self.clock.borrow().skipped(sched)
+    }
+
+    /// The hold the plan is in at `now`, if any.
+    pub(super) fn hold_at(&self, now: Instant) -> Option<HeldSpan> {
+        if !self.clock_moved.get() {
+            return None;
+        }
+        let real = now.saturating_duration_since(self.t0);
+        self.holds
+            .borrow()
+            .iter()
+            .rev()
+            .find(|h| h.from <= real && real < h.until)
+            .copied()
+    }
+
+    /// Sleep until the plan reaches schedule time `sched`, following holds and
+    /// skips made meanwhile; false early if a graceful stop is requested.
+    pub(super) async fn sleep_until_schedule(&self, sched: Duration) -> bool {
+        loop {
+            if self.stopping.get() {
+                return false;
+            }
+            let at = self.real_at(sched);
+            if Instant::now() >= at {
+                return true;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(at.into()) => {}
+                _ = self.stop_notify.notified() => return false,
+                _ = self.clock_notify.notified(), if self.steered() => {}
+            }
+        }
     }
 
     /// Whether raw records are asked for: callers build a [`RawRequest`] only then.
@@ -624,9 +745,11 @@ impl WorkerCtx {
         }
     }
 
-    /// Wait until work must be cut (abort). Pin one per VU and reuse it across
-    /// iterations: it registers with the notifier once, not once per iteration.
-    pub(super) fn aborted(&self) -> impl std::future::Future<Output = ()> + '_ {
+    /// Wait until work must be cut (abort) or the plan's clock changed (a hold or
+    /// a skip moved the VU's deadlines; [`WorkerCtx::aborted`] tells which). Pin
+    /// one per VU and reuse it across iterations: it registers with the notifier
+    /// once, not once per iteration, and one registration serves both.
+    pub(super) fn interrupted(&self) -> impl std::future::Future<Output = ()> + '_ {
         let notified = self.abort_notify.notified();
         async move {
             if self.aborted.get() {

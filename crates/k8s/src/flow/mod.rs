@@ -35,7 +35,7 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::watch;
 
 use crate::cluster::Clients;
-use crate::live::{PodLink, Shared};
+use crate::live::{PodLink, PodSteering, Shared};
 use crate::spec::{GeneratorSpec, SpecError};
 use pado_fleet::archive;
 use pado_fleet::flow::{live_options, watch_live, Collected, LiveSink, MissingSegment, Say};
@@ -144,13 +144,37 @@ pub async fn run(
     say: Say,
     live: &mut dyn LiveSink,
 ) -> Result<Collected, FlowError> {
+    run_steered(
+        clients,
+        spec,
+        opts,
+        interrupts,
+        say,
+        live,
+        &PodSteering::default(),
+    )
+    .await
+}
+
+/// [`run`], with `steering` reaching the test's pods while it runs (a change of
+/// the load from a dashboard: each pod's `POST /control`).
+pub async fn run_steered(
+    clients: Clients,
+    spec: &GeneratorSpec,
+    opts: &FlowOptions,
+    interrupts: watch::Receiver<u32>,
+    say: Say,
+    live: &mut dyn LiveSink,
+    steering: &PodSteering,
+) -> Result<Collected, FlowError> {
     spec.check()?;
     std::fs::create_dir_all(&opts.local_dir)?;
     let objects = Objects::new(clients, spec);
     let outcome = match objects.create(spec, &say).await {
-        Ok(()) => run_live(&objects, spec, opts, interrupts, &say, live).await,
+        Ok(()) => run_live(&objects, spec, opts, interrupts, &say, live, steering).await,
         Err(e) => Err(e),
     };
+    steering.detach();
     objects.cleanup(&say).await;
     let collected = outcome?;
     for m in &collected.missing {
@@ -171,9 +195,11 @@ async fn run_live(
     interrupts: watch::Receiver<u32>,
     say: &Say,
     sink: &mut dyn LiveSink,
+    steering: &PodSteering,
 ) -> Result<Collected, FlowError> {
     let n = spec.generators;
     let shared = Shared::new(n);
+    o.steer(steering, spec.port, shared.clone());
     let mut links: Vec<PodLink> = (0..n as usize)
         .map(|i| o.link(spec.port, i, shared.clone()))
         .collect();

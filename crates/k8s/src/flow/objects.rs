@@ -14,7 +14,7 @@ use kube::Client;
 
 use super::FlowError;
 use crate::cluster::Clients;
-use crate::live::{PodLink, Shared};
+use crate::live::{PodLink, PodSteering, Shared};
 use crate::manifests;
 use crate::spec::GeneratorSpec;
 use pado_fleet::access::TOKEN_HEADER;
@@ -144,6 +144,17 @@ impl Objects {
             shared,
             self.token.clone(),
         )
+    }
+
+    /// Let `steering` reach this run's pods (their `/control`).
+    pub(super) fn steer(&self, steering: &PodSteering, port: u16, shared: Shared) {
+        steering.attach(
+            self.proxy.clone(),
+            &self.namespace,
+            port,
+            self.token.clone(),
+            shared,
+        );
     }
 
     fn proxy_path(&self, pod: &str, port: u16, what: &str) -> String {

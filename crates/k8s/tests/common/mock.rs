@@ -1,6 +1,6 @@
 //! A mock Kubernetes API server: a local HTTP server on 127.0.0.1 answering only the
 //! calls `pado k8s run` makes (create ConfigMap, Secret and Job, list pods by label,
-//! pod logs, the pod proxy's /live, /stop, /status, /result.tar and /done, delete
+//! pod logs, the pod proxy's /live, /stop, /control, /status, /result.tar and /done, delete
 //! Job, Secret and ConfigMap)
 //! in namespace `loadtest`, and recording each one. Its pods are scripted
 //! ([`PodScript`]) and named after the Job it was sent; like real generator pods,
@@ -62,6 +62,8 @@ pub struct PodScript {
     /// `POST /stop` ends its run with this code (`None`: the stop is taken, the run
     /// goes on).
     pub on_stop: Option<i32>,
+    /// The bodies of the `POST /control` calls it took, in order.
+    pub controls: Vec<String>,
 }
 
 impl PodScript {
@@ -183,7 +185,7 @@ fn answer_live(
         .path
         .strip_prefix(&format!("/api/v1/namespaces/{NS}/pods/"))?;
     let (pod, sub) = rest.split_once(":7070/proxy/")?;
-    if sub != "live" && sub != "stop" {
+    if sub != "live" && sub != "stop" && sub != "control" {
         return None;
     }
     s.calls.push(Call::of(req));
@@ -226,6 +228,17 @@ fn answer_live(
                 p.done.get_or_insert(c);
             }
             (202, "text/plain", b"stopping".to_vec(), None)
+        }
+        ("POST", "control") if p.done.is_some() => (
+            409,
+            "application/json",
+            br#"{"error":"the run has ended"}"#.to_vec(),
+            None,
+        ),
+        ("POST", "control") => {
+            p.controls
+                .push(String::from_utf8_lossy(&req.body).into_owned());
+            (200, "application/json", br#"{"ok":true}"#.to_vec(), None)
         }
         _ => (405, "text/plain", b"no".to_vec(), None),
     })
@@ -375,6 +388,7 @@ pub fn running(i: u32, done: Option<i32>) -> PodScript {
         live: Vec::new(),
         proxy_fails: false,
         on_stop: None,
+        controls: Vec::new(),
     }
 }
 

@@ -86,6 +86,11 @@ struct EventBand<'a> {
     start: f64,
     end: Option<f64>,
     ok: bool,
+    /// A change of the load made while the run went (a `control` event: VUs or a
+    /// rate set by hand, a ramp, a pause, a hold or skip of the plan), drawn apart
+    /// from the scenario's fault events.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    control: bool,
 }
 
 /// A stage as a band on the time axis.
@@ -186,6 +191,7 @@ pub(super) fn chart_data(run: &LoadedRun, observed: Vec<(String, Chart)>) -> Cha
             start: round3(e.start_s),
             end: e.end_s.map(round3),
             ok: e.ok(),
+            control: e.kind == "control",
         })
         .collect();
     ChartData {

@@ -67,6 +67,9 @@ pub(super) fn section(s: &Summary) -> Markup {
     html! {
         h2 { "Events" }
         p class="note" { "Fault windows are shaded on the time charts above. Before and after: as long as the window, at least 10 s." }
+        @if s.events.iter().any(|e| e.kind == "control") {
+            p class="note" id="control-note" { "Rows with outcome control are changes of the load made while the run went (from the dashboard, its JSON API or a library caller): drawn as dashed blue lines on the charts, a ramp or a hold as a blue band. The analyses take each for the start of a new load level, as they take a planned stage." }
+        }
         (table("table-events", &heads, &rows, "no events"))
         ul id="event-expectations" {
             @for e in &s.events {

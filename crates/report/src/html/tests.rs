@@ -586,3 +586,45 @@ fn mark(
         from: Some(target),
     }
 }
+
+/// Changes of the load made by hand (`control` events) are on the charts' data
+/// marked as such, apart from fault events, listed in the events table with the
+/// note that says what they are; a run without them has no such note.
+#[test]
+fn changes_of_the_load_by_hand_are_drawn_apart_and_listed() {
+    let mut r = two_stage_run();
+    let event = |name: &str, kind: &str, start_s: f64, end_s: Option<f64>| {
+        pado_analysis::events::EventImpact {
+            name: name.into(),
+            kind: kind.into(),
+            start_s,
+            end_s,
+            outcome: kind.into(),
+            required: false,
+            error: None,
+            before: Default::default(),
+            during: None,
+            after: Default::default(),
+            time_to_first_error_s: None,
+            time_to_recovery_s: None,
+            failed_requests: 0,
+            expectations: Vec::new(),
+        }
+    };
+    let plain = render_html(&r, &build(&r).unwrap());
+    assert!(!plain.contains("id=\"control-note\""));
+    r.events = vec![
+        event("active VUs 8 → 4 over 2.0s", "control", 5.0, Some(7.0)),
+        event("배포 표시", "mark", 6.0, None),
+    ];
+    let s = build(&r).unwrap();
+    let html = render_html(&r, &s);
+    let d = data_json(&html);
+    assert_eq!(d["events"][0]["control"], true, "{}", d["events"]);
+    assert_eq!(d["events"][0]["end"], 7.0);
+    assert!(d["events"][1].get("control").is_none(), "{}", d["events"]);
+    let table = between(&html, "id=\"table-events\"", "</table>");
+    assert!(table.contains("active VUs 8 → 4 over 2.0s"), "{table}");
+    assert!(table.contains("배포 표시"), "{table}");
+    assert!(html.contains("id=\"control-note\""));
+}

@@ -78,7 +78,12 @@ pub(super) fn drift_periods(
     if loads.is_empty() {
         return (Vec::new(), Vec::new());
     }
-    let periods = drift::steady_periods(&run.meta.stages, &loads, run.meta.duration_s);
+    let periods = drift::steady_periods_with_changes(
+        &run.meta.stages,
+        &manual_changes(run),
+        &loads,
+        run.meta.duration_s,
+    );
     let latency: Vec<(f64, f64)> = run
         .points
         .iter()
@@ -86,6 +91,29 @@ pub(super) fn drift_periods(
         .collect();
     let drifts = drift::drift_in_periods(&periods, &latency);
     (periods, drifts)
+}
+
+/// The changes of the load made by hand while the run went (`control` events:
+/// from a dashboard, its JSON API, a library caller), as level boundaries. After
+/// `paused` and `stopped` (the names the session gives those changes) the load is
+/// not steady. A hold or a skip of the plan is not a change of level of its own:
+/// the stages on record already ran where the moved plan put them.
+pub(super) fn manual_changes(run: &LoadedRun) -> Vec<pado_analysis::drift::ManualChange> {
+    let moves_plan =
+        |name: &str| name.starts_with("held the plan") || name.starts_with("skipped to the next");
+    let mut out: Vec<_> = run
+        .events
+        .iter()
+        .filter(|e| e.kind == "control" && !moves_plan(&e.name))
+        .map(|e| pado_analysis::drift::ManualChange {
+            label: e.name.clone(),
+            start_s: e.start_s,
+            end_s: e.end_s.unwrap_or(e.start_s),
+            steady_after: !matches!(e.name.as_str(), "paused" | "stopped"),
+        })
+        .collect();
+    out.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+    out
 }
 
 /// The soak analysis, kept when the run is a soak or something drifted; and whether

@@ -375,6 +375,45 @@ fn latency_rising_with_the_load_is_not_drift() {
     assert_eq!(json["drift_periods"].as_array().map(Vec::len), Some(2));
 }
 
+/// A change of the load by hand in the second hold (150 → 100 VUs at 80.4 s) is a
+/// level boundary as a planned step is: that hold is two steady periods, split at
+/// the change's second. A hold of the plan is not one (the stages on record
+/// already moved with it), and a run without changes keeps its two periods.
+#[test]
+fn a_change_of_the_load_by_hand_splits_a_steady_period_at_its_second() {
+    let control =
+        |name: &str, start_s: f64, end_s: Option<f64>| pado_analysis::events::EventImpact {
+            name: name.into(),
+            kind: "control".into(),
+            start_s,
+            end_s,
+            outcome: "control".into(),
+            required: false,
+            error: None,
+            before: Default::default(),
+            during: None,
+            after: Default::default(),
+            time_to_first_error_s: None,
+            time_to_recovery_s: None,
+            failed_requests: 0,
+            expectations: Vec::new(),
+        };
+    let spans = |r: &LoadedRun| -> Vec<(f64, f64)> {
+        super::analyses::drift_periods(r)
+            .0
+            .iter()
+            .map(|p| (p.start_s, p.end_s))
+            .collect()
+    };
+    let mut r = ramp_hold_run(0.0);
+    assert_eq!(spans(&r), [(10.0, 50.0), (60.0, 100.0)]);
+    r.events = vec![
+        control("held the plan for 2.0s", 20.0, Some(22.0)),
+        control("active VUs 150 → 100", 80.4, None),
+    ];
+    assert_eq!(spans(&r), [(10.0, 50.0), (60.0, 80.0), (81.0, 100.0)]);
+}
+
 #[test]
 fn latency_growing_under_steady_load_is_drift_near_the_planted_slope() {
     // 2 ms more every second at 150 VUs: 7,200 ms per hour.

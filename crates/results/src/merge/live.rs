@@ -27,6 +27,9 @@ pub struct LiveSecond {
     /// Each generator's own figures for this second, by index (`None` when it did
     /// not report the second or measured none).
     pub generators: Vec<Option<GeneratorSecond>>,
+    /// Each generator's requests in this second, by index (`None` when it did not
+    /// report the second): its share of the load, as a live view shows it.
+    pub requests: Vec<Option<u64>>,
     /// How many generators this second holds (the others had ended or stalled).
     pub reporting: usize,
 }
@@ -150,11 +153,13 @@ impl LiveMerger {
         let t = self.t;
         let mut second = SecondRecord::new(t);
         let mut generators = vec![None; self.pending.len()];
+        let mut requests = vec![None; self.pending.len()];
         let mut reporting = 0;
         for (g, q) in self.pending.iter_mut().enumerate() {
             if q.front().is_some_and(|r| r.t == t) {
                 let mut rec = q.pop_front().expect("front checked");
                 generators[g] = rec.generator.take();
+                requests[g] = Some(rec.requests());
                 second.merge(rec);
                 reporting += 1;
             }
@@ -163,6 +168,7 @@ impl LiveMerger {
         Some(LiveSecond {
             second,
             generators,
+            requests,
             reporting,
         })
     }
@@ -214,6 +220,8 @@ mod tests {
         assert_eq!(s.second.vus, 4);
         assert_eq!(s.reporting, 3);
         assert!(s.generators.iter().all(Option::is_some));
+        // Each generator's share of the second, by index.
+        assert_eq!(s.requests, vec![Some(2), Some(1), Some(1)]);
         // The union's maximum is the slow generator's request, exactly.
         let all = s.second.overall();
         let max = all.phase(Phase::Duration).max_us();
@@ -234,6 +242,11 @@ mod tests {
         assert!(!m.push(1, sec(0, &[5000], 1)), "finished: ignored");
         let s0 = m.pop().unwrap();
         assert_eq!((s0.second.requests(), s0.reporting), (1, 1));
+        assert_eq!(
+            s0.requests,
+            vec![Some(1), None],
+            "the finished one sent none"
+        );
         let s1 = m.pop().unwrap();
         assert_eq!((s1.second.t, s1.second.requests()), (1, 2));
         assert!(m.pop().is_none(), "generator 0 has not ended");

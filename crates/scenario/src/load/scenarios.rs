@@ -67,6 +67,7 @@ impl Validator<'_> {
                 "max_vus",
             ],
             PerVuIterations => &["vus", "iterations", "max_duration"],
+            ExternallyControlled => &["vus", "max_vus", "duration"],
         };
         let present = [
             ("vus", s.vus.is_some()),
@@ -185,6 +186,7 @@ impl Validator<'_> {
                     }
                 }
             }
+            ExternallyControlled => self.externally_controlled(p, s),
             PerVuIterations => {
                 if s.vus == Some(0) {
                     self.err(&format!("{p}.vus"), "must be at least 1", None);
@@ -192,6 +194,41 @@ impl Validator<'_> {
                 if s.iterations == Some(0) {
                     self.err(&format!("{p}.iterations"), "must be at least 1", None);
                 }
+            }
+        }
+    }
+
+    /// `externally-controlled`: a ceiling, a bounded length, a start within the
+    /// ceiling.
+    fn externally_controlled(&mut self, p: &str, s: &Scenario) {
+        let need = |v: &mut Self, f: &str, ok: bool, hint: &str| {
+            if !ok {
+                v.err(
+                    &format!("{p}.executor"),
+                    format!("executor externally-controlled needs `{f}`"),
+                    Some(hint),
+                );
+            }
+        };
+        need(
+            self,
+            "max_vus",
+            s.max_vus.is_some(),
+            "e.g. `max_vus: 50` (the most VUs the run may be steered to)",
+        );
+        need(
+            self,
+            "duration",
+            s.duration.is_some(),
+            "e.g. `duration: 10m` (a steered run is bounded too)",
+        );
+        if let (Some(v), Some(m)) = (s.vus, s.max_vus) {
+            if v > m {
+                self.err(
+                    &format!("{p}.vus"),
+                    format!("{v} VUs to start is more than max_vus ({m})"),
+                    Some("raise `max_vus` or start with fewer `vus`"),
+                );
             }
         }
     }

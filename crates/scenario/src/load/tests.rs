@@ -365,3 +365,47 @@ fn body_base64_must_be_base64_and_the_only_body() {
         "{e:?}"
     );
 }
+
+/// `externally-controlled` needs its ceiling and a duration, starts at most at its
+/// ceiling, and takes no other executor's fields; each error names its line.
+#[test]
+fn an_externally_controlled_scenario_is_validated_like_the_others() {
+    let ok = one_scenario(
+        "    executor: externally-controlled\n    vus: 2\n    max_vus: 10\n    duration: 1m\n",
+    );
+    assert_eq!(ok, vec![]);
+    let cases = [
+        (
+            "    executor: externally-controlled\n    vus: 2\n    duration: 1m\n",
+            "scenarios.a.executor",
+            "needs `max_vus`",
+            4,
+        ),
+        (
+            "    executor: externally-controlled\n    max_vus: 10\n",
+            "scenarios.a.executor",
+            "needs `duration`",
+            4,
+        ),
+        (
+            "    executor: externally-controlled\n    vus: 12\n    max_vus: 10\n    duration: 1m\n",
+            "scenarios.a.vus",
+            "12 VUs to start is more than max_vus (10)",
+            5,
+        ),
+        (
+            "    executor: externally-controlled\n    max_vus: 10\n    duration: 1m\n    rate: 5\n",
+            "scenarios.a.rate",
+            "does not apply to executor externally-controlled",
+            7,
+        ),
+    ];
+    for (body, field, says, line) in cases {
+        let e = one_scenario(body);
+        let d = e
+            .iter()
+            .find(|d| d.field == field && d.message.contains(says))
+            .unwrap_or_else(|| panic!("{field}: {says} not said for {body:?}: {e:?}"));
+        assert_eq!(d.line, Some(line), "{d}");
+    }
+}

@@ -12,7 +12,7 @@ use pado_testkit::{RequestRecord, TestServer};
 use crate::{Output, RunConfig, RunHandle, Scenario, Session};
 
 /// A session of `yaml` (its target the server) writing into `dir`.
-fn session(server: &TestServer, body: &str, dir: &Path) -> Session {
+pub(super) fn session(server: &TestServer, body: &str, dir: &Path) -> Session {
     let yaml = format!("name: 세션\ntarget: {}\n{body}", server.base_url());
     let config = pado_scenario::parse_str(&yaml, "session.yaml").expect("scenario");
     let plan = pado_engine::compile(&config, Path::new(".")).expect("plan");
@@ -37,7 +37,7 @@ fn requests(r: &SecondRecord) -> u64 {
     r.requests()
 }
 
-fn total_requests(t: &pado_metrics::Totals) -> u64 {
+pub(super) fn total_requests(t: &pado_metrics::Totals) -> u64 {
     t.series.iter().map(|s| s.requests).sum()
 }
 
@@ -46,12 +46,12 @@ fn iterations(r: &SecondRecord) -> u64 {
 }
 
 /// Second 0's instant, as the handle sees it.
-fn t0(h: &RunHandle) -> Instant {
+pub(super) fn t0(h: &RunHandle) -> Instant {
     Instant::now() - h.state().elapsed
 }
 
 /// Requests the server received in each whole second after `t0` (the run's clock).
-fn per_second(records: &[RequestRecord], t0: Instant, seconds: usize) -> Vec<u64> {
+pub(super) fn per_second(records: &[RequestRecord], t0: Instant, seconds: usize) -> Vec<u64> {
     let mut n = vec![0; seconds];
     for r in records {
         let t = r.received_at.saturating_duration_since(t0).as_secs() as usize;
@@ -64,7 +64,12 @@ fn per_second(records: &[RequestRecord], t0: Instant, seconds: usize) -> Vec<u64
 
 /// Most requests the server held at once among those received in `[from, to)`, each
 /// held for `delay` from when it was read.
-fn max_concurrent(records: &[RequestRecord], from: Instant, to: Instant, delay: Duration) -> usize {
+pub(super) fn max_concurrent(
+    records: &[RequestRecord],
+    from: Instant,
+    to: Instant,
+    delay: Duration,
+) -> usize {
     let mut edges: Vec<(Instant, i32)> = Vec::new();
     for r in records
         .iter()
@@ -82,6 +87,8 @@ fn max_concurrent(records: &[RequestRecord], from: Instant, to: Instant, delay: 
     }
     most as usize
 }
+
+mod steering;
 
 #[test]
 fn a_subscriber_gets_every_closed_second_in_order_as_the_server_counted() {

@@ -68,6 +68,7 @@ fn launcher(plan: Plan, jobs: Arc<Mutex<Vec<JobSpec>>>, stops: Arc<AtomicU32>) -
                 }
                 code
             }),
+            control: None,
         })
     })
 }

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# What the live dashboard costs the generator: requests per generator CPU-second of
+# the same test with and without `--dashboard` (the page open in headless Chromium,
+# or a poller on /api/stream + /api/state each second), in the same run, interleaved.
+# nginx on CPU 0 (SERVER_CPU), pado on CPU 1 (GEN_CPU, one worker), the watcher on
+# WATCH_CPU (default: the server's core, so it takes nothing from the generator's),
+# CONNS VUs without think time for DUR seconds, REPEATS runs of each.
+#   bash bench/dashboard.sh          (DUR=10 REPEATS=3 CONNS=64; PADO=FILE: that binary;
+#                                     WATCHER=chromium|poller, default chromium when
+#                                     testing/browser is installed, else poller)
+# The issue's target: the dashboard's run within 2% of the plain one.
+# Not part of the test suite. Safety: loopback only, every run bounded by `timeout`,
+# only PIDs started here are signalled.
+set -uo pipefail
+export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"   # bench runs stay out of pado history
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+DUR="${DUR:-10}"
+REPEATS="${REPEATS:-3}"
+CONNS="${CONNS:-64}"
+SERVER_CPU="${SERVER_CPU:-0}"
+GEN_CPU="${GEN_CPU:-1}"
+WATCH_CPU="${WATCH_CPU:-$SERVER_CPU}"
+OUT="${OUT:-${TMPDIR:-/tmp}/pado-bench-dashboard}"
+PORT=18082
+NGX_PREFIX=/tmp/pado-bench-dashboard-nginx
+if [ -z "${WATCHER:-}" ]; then
+  if [ -x /usr/bin/chromium ] && [ -d "$ROOT/testing/browser/node_modules/playwright-core" ] \
+    && command -v node >/dev/null; then WATCHER=chromium; else WATCHER=poller; fi
+fi
+mkdir -p "$OUT" "$NGX_PREFIX/logs"
+log() { printf '[dashboard-bench %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+command -v nginx >/dev/null || { echo "nginx missing: apt-get install nginx-light"; exit 1; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time missing: apt-get install time"; exit 1; }
+command -v curl >/dev/null || { echo "curl missing: apt-get install curl"; exit 1; }
+# PADO=FILE measures that binary; otherwise this checkout's release build. A copy, so
+# a rebuild of the tree meanwhile does not change what is measured.
+if [ -n "${PADO:-}" ]; then
+  cp "$PADO" "$OUT/pado.bin" || exit 1
+else
+  (cd "$ROOT" && cargo build --release --quiet -p pado) || exit 1
+  cp "$ROOT/target/release/pado" "$OUT/pado.bin"
+fi
+PADO="$OUT/pado.bin"
+
+cat >"$NGX_PREFIX/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $NGX_PREFIX/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  error_log $NGX_PREFIX/error.log warn;
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  server {
+    listen 127.0.0.1:$PORT;
+    location / { default_type text/plain; return 200 "ok\n"; }
+  }
+}
+CONF
+taskset -c "$SERVER_CPU" nginx -p "$NGX_PREFIX/" -e "$NGX_PREFIX/error.log" -c "$NGX_PREFIX/nginx.conf" &
+NGX=$!
+WATCH=""
+cleanup() {
+  [ -n "$WATCH" ] && kill "$WATCH" 2>/dev/null
+  kill "$NGX" 2>/dev/null
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+sleep 1
+URL="http://127.0.0.1:$PORT/"
+curl -sf --max-time 2 "$URL" >/dev/null || { log "nginx did not answer on $URL"; exit 1; }
+
+# watch BASE: waits for the dashboard address in pado's output, then watches it
+# until pado (PID $2) ends. Its own output goes to BASE.watch.
+watch() {
+  local base=$1 pid=$2 url="" i
+  for i in $(seq 1 100); do
+    url=$(grep -ao 'http://127\.0\.0\.1:[0-9]*/[^[:space:]]*' "$base.out" "$base.err" 2>/dev/null | head -1 | cut -d: -f2-)
+    [ -n "$url" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$url" ]; then echo "no dashboard address printed" >"$base.watch"; return; fi
+  local api="${url%%#*}"; api="${api%/}"
+  echo "watching $api with $WATCHER" >"$base.watch"
+  if [ "$WATCHER" = chromium ]; then
+    timeout $((DUR + 60)) taskset -c "$WATCH_CPU" node "$ROOT/testing/browser/watch.mjs" "$url" $((DUR + 30)) \
+      >>"$base.watch" 2>&1
+  else
+    taskset -c "$WATCH_CPU" curl -sN --max-time $((DUR + 30)) "$api/api/stream" >"$base.stream" 2>/dev/null &
+    local sse=$! polls=0
+    while kill -0 "$pid" 2>/dev/null; do
+      taskset -c "$WATCH_CPU" curl -s --max-time 2 "$api/api/state" >/dev/null && polls=$((polls + 1))
+      sleep 1
+    done
+    kill "$sse" 2>/dev/null
+    echo "$polls state polls; $(grep -c '^event: second' "$base.stream") seconds streamed" >>"$base.watch"
+  fi
+}
+
+# one NAME I [--dashboard]: pado pinned to GEN_CPU under /usr/bin/time -v.
+one() {
+  local base="$OUT/$1-$2"; shift 2
+  rm -rf "$base.dir" "$base.out" "$base.err"
+  : >"$base.out"; : >"$base.err"
+  timeout -k 5 $((DUR + 40)) /usr/bin/time -v -o "$base.time" taskset -c "$GEN_CPU" \
+    "$PADO" run --url "$URL" --vus "$CONNS" --duration "${DUR}s" --workers 1 --quiet \
+    --out "$base.dir" "$@" >"$base.out" 2>"$base.err" &
+  local runner=$!
+  if [ $# -gt 0 ]; then
+    # `timeout` lives as long as pado does: the watcher follows it.
+    watch "$base" "$runner" &
+    WATCH=$!
+  fi
+  wait "$runner"
+  if [ -n "$WATCH" ]; then
+    # The dashboard may stay up after the run for the page to fetch the files:
+    # the watcher ends on the page's "ended".
+    wait "$WATCH" 2>/dev/null
+    WATCH=""
+  fi
+  sleep 1
+}
+
+log "OUT=$OUT DUR=$DUR REPEATS=$REPEATS CONNS=$CONNS WATCHER=$WATCHER load: $(cut -d' ' -f1-3 /proc/loadavg)"
+for i in $(seq 1 "$REPEATS"); do
+  log "run $i/$REPEATS: plain"
+  one plain "$i"
+  log "run $i/$REPEATS: --dashboard, watched by $WATCHER"
+  one dashboard "$i" --dashboard
+done
+
+python3 - "$OUT" "$REPEATS" "$CONNS" "$WATCHER" <<'PY'
+import json, re, sys, statistics
+out, reps, conns, watcher = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+def cpu(base):
+    t = open(base + ".time").read()
+    u = float(re.search(r"User time \(seconds\): ([\d.]+)", t).group(1))
+    s = float(re.search(r"System time \(seconds\): ([\d.]+)", t).group(1))
+    return u + s
+res = {}
+for kind in ("plain", "dashboard"):
+    effs = []
+    for i in range(1, reps + 1):
+        base = f"{out}/{kind}-{i}"
+        try:
+            sm = json.load(open(f"{base}.dir/summary.json"))
+            n, c = sm["requests"], cpu(base)
+            effs.append(n / c)
+            w = ""
+            if kind == "dashboard":
+                try:
+                    w = "; " + " ".join(open(base + ".watch").read().split())
+                except OSError:
+                    w = "; no watcher output"
+            print(f"{kind:9} run {i}: {n:>9} requests, {c:6.2f} CPU-s, {n / c:10.0f} req/CPU-s{w}")
+        except Exception as e:
+            print(f"{kind:9} run {i}: no result ({e})")
+    if effs:
+        res[kind] = statistics.median(effs)
+print(f"\n{conns} VUs; median requests per generator CPU-second (watcher: {watcher}):")
+for k, v in res.items():
+    print(f"  {k:9} {v:10.0f}")
+if len(res) == 2:
+    r = res["dashboard"] / res["plain"]
+    print(f"  dashboard / plain: {r:.3f} ({(r - 1) * 100:+.1f}%; the target: within 2%)")
+PY

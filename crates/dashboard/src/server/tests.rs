@@ -1,0 +1,454 @@
+//! The server over a real socket, driving a planted run: what each kind of
+//! caller gets, and that a refused body is never read.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pado_metrics::SecondRecord;
+use pado_session::{ControlError, RunState, Subscribers, Subscription};
+
+use crate::{Dashboard, DashboardOptions, RunInfo};
+
+const TOKEN: &str = "0123456789abcdef-token";
+
+/// A run that only records the commands it is given; `stop` it refuses.
+struct Planted {
+    subs: Subscribers,
+    samples: Mutex<Vec<pado_metrics::FailureSample>>,
+    applied: Mutex<Vec<pado_session::ControlCommand>>,
+    scrapes: (
+        crossbeam_channel::Sender<std::sync::Arc<pado_session::ObservedScrape>>,
+        crossbeam_channel::Receiver<std::sync::Arc<pado_session::ObservedScrape>>,
+    ),
+}
+
+impl Default for Planted {
+    fn default() -> Self {
+        Planted {
+            subs: Subscribers::default(),
+            samples: Mutex::default(),
+            applied: Mutex::default(),
+            scrapes: crossbeam_channel::unbounded(),
+        }
+    }
+}
+
+impl pado_session::LiveRun for Planted {
+    fn subscribe(&self, capacity: usize) -> Subscription {
+        self.subs.add(capacity)
+    }
+    fn state(&self) -> RunState {
+        RunState {
+            elapsed: Duration::from_millis(2500),
+            planned_end: Duration::from_secs(30),
+            seconds_closed: 2,
+            stage: None,
+            active_vus: 3,
+            vu_cap: None,
+            rate_factor: 1.0,
+            paused: false,
+            stopping: false,
+            thresholds_failing: 0,
+            abort_reason: None,
+            ended: false,
+        }
+    }
+    fn subscribe_observed(
+        &self,
+        _capacity: usize,
+    ) -> Option<crossbeam_channel::Receiver<std::sync::Arc<pado_session::ObservedScrape>>> {
+        Some(self.scrapes.1.clone())
+    }
+    fn failure_samples(&self, from: usize) -> Vec<pado_metrics::FailureSample> {
+        self.samples
+            .lock()
+            .unwrap()
+            .get(from..)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default()
+    }
+    fn apply(&self, cmd: &pado_session::ControlCommand) -> Result<(), ControlError> {
+        if *cmd == pado_session::ControlCommand::Stop {
+            return Err(ControlError::Ended);
+        }
+        self.applied.lock().unwrap().push(cmd.clone());
+        Ok(())
+    }
+}
+
+fn start() -> (Dashboard, std::sync::Arc<Planted>) {
+    let run = std::sync::Arc::new(Planted::default());
+    let d = Dashboard::start(
+        DashboardOptions {
+            token: Some(TOKEN.into()),
+            ..Default::default()
+        },
+        run.clone(),
+        RunInfo {
+            name: "시험".into(),
+            ..RunInfo::default()
+        },
+    )
+    .unwrap();
+    (d, run)
+}
+
+/// Sends `raw` (a request with `{host}` for the dashboard's address) and reads
+/// the answer until the server closes or 3 s pass: status and body.
+fn send(d: &Dashboard, raw: &str) -> (u16, String) {
+    let addr = d.addr().to_string();
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    s.write_all(raw.replace("{host}", &addr).as_bytes())
+        .unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn post(d: &Dashboard, headers: &str, body: &str) -> (u16, String) {
+    send(
+        d,
+        &format!(
+            "POST /api/control HTTP/1.1\r\nHost: {{host}}\r\nConnection: close\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+const JSON: &str = "Content-Type: application/json\r\n";
+const AUTH: &str = "Authorization: Bearer 0123456789abcdef-token\r\n";
+
+#[test]
+fn control_needs_the_token_and_the_own_origin() {
+    let (d, run) = start();
+    let pause = r#"{"action":"pause"}"#;
+    assert_eq!(post(&d, JSON, pause).0, 401);
+    let wrong = "Authorization: Bearer 0123456789abcdef-tokeN\r\n";
+    assert_eq!(post(&d, &format!("{JSON}{wrong}"), pause).0, 401);
+    assert!(run.applied.lock().unwrap().is_empty());
+    let (status, body) = post(&d, &format!("{JSON}{AUTH}"), pause);
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["state"]["events"][0]["what"], "paused");
+    assert_eq!(v["state"]["events"][0]["t_s"], 2.5);
+    assert_eq!(v["state"]["planned_end_s"], 30.0);
+    let evil = "Origin: http://evil.example\r\n";
+    assert_eq!(post(&d, &format!("{JSON}{AUTH}{evil}"), pause).0, 403);
+    let own = format!("Origin: http://{}\r\n", d.addr());
+    assert_eq!(post(&d, &format!("{JSON}{AUTH}{own}"), pause).0, 200);
+    let form = "Content-Type: application/x-www-form-urlencoded\r\n";
+    assert_eq!(post(&d, &format!("{form}{AUTH}"), "action=pause").0, 415);
+    assert_eq!(run.applied.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn bad_and_refused_commands_say_why() {
+    let (d, _run) = start();
+    let (status, body) = post(
+        &d,
+        &format!("{JSON}{AUTH}"),
+        r#"{"action":"set_vus","vuz":3}"#,
+    );
+    assert_eq!(status, 400);
+    assert!(body.contains("vuz"), "{body}");
+    let (status, body) = post(&d, &format!("{JSON}{AUTH}"), r#"{"action":"stop"}"#);
+    assert_eq!(status, 409);
+    assert!(body.contains("ended"), "{body}");
+}
+
+#[test]
+fn an_oversized_body_is_refused_without_being_read() {
+    let (d, run) = start();
+    // 10 MB announced, none sent: an answer comes at once, so the server never
+    // waited for the body.
+    let t0 = std::time::Instant::now();
+    let (status, _) = send(
+        &d,
+        &format!("POST /api/control HTTP/1.1\r\nHost: {{host}}\r\n{JSON}{AUTH}Content-Length: 10000000\r\n\r\n"),
+    );
+    assert_eq!(status, 413);
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    assert!(run.applied.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_foreign_host_is_refused_for_the_page_too() {
+    let (d, _run) = start();
+    let get = |host: &str, path: &str| {
+        send(
+            &d,
+            &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+        )
+    };
+    assert_eq!(get("evil.example", "/").0, 403);
+    assert_eq!(get("evil.example", "/api/seconds").0, 403);
+    let (status, page) = get(&d.addr().to_string(), "/");
+    assert_eq!(status, 200);
+    assert!(page.to_ascii_lowercase().contains("<html"), "{page}");
+    assert_eq!(get("localhost", "/assets/app.js").0, 200);
+    assert_eq!(get("localhost", "/assets/../Cargo.toml").0, 404);
+    // HEAD of the stream: its head, no stream.
+    let t0 = std::time::Instant::now();
+    let (status, body) = send(
+        &d,
+        "HEAD /api/stream HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!((status, body.as_str()), (200, ""));
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn run_says_whether_the_caller_may_steer() {
+    let (d, _run) = start();
+    let get = |auth: &str| {
+        let (s, b) = send(
+            &d,
+            &format!("GET /api/run HTTP/1.1\r\nHost: {{host}}\r\n{auth}Connection: close\r\n\r\n"),
+        );
+        assert_eq!(s, 200, "{b}");
+        serde_json::from_str::<serde_json::Value>(&b).unwrap()
+    };
+    let v = get("");
+    assert_eq!(
+        (v["name"].as_str(), v["control"].as_bool()),
+        (Some("시험"), Some(false))
+    );
+    assert_eq!(v["baseline"], serde_json::Value::Null);
+    assert_eq!(v["run_id"], serde_json::Value::Null, "not known yet");
+    assert_eq!(get(AUTH)["control"], true);
+}
+
+#[test]
+fn seconds_stream_and_files_come_after_the_end() {
+    let (d, run) = start();
+    // The feed thread subscribed at start: planted seconds reach the store.
+    for t in 0..3 {
+        run.subs.send(&SecondRecord::new(t));
+    }
+    let page = crate::server::tests::wait_seconds(&d, 3);
+    assert_eq!(page["next"], 3);
+    let (status, body) = send(
+        &d,
+        "GET /api/seconds?from=x HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(status, 400, "{body}");
+    // The stream starts with every second from `from`, then the state.
+    let addr = d.addr().to_string();
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    write!(s, "GET /api/stream?from=1 HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut got = String::new();
+    let mut buf = [0u8; 4096];
+    while !got.contains("event: state") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "{got}");
+        got.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(got.contains("text/event-stream"), "{got}");
+    assert_eq!(got.matches("event: second").count(), 2, "{got}");
+    assert!(
+        got.contains("\"t\":1") && got.contains("\"t\":2") && !got.contains("\"t\":0"),
+        "{got}"
+    );
+    assert!(got.contains("event: state\nid: 3\n"), "{got}");
+    drop(s);
+    // A browser's EventSource reconnecting goes on from the id it last got.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    write!(
+        s,
+        "GET /api/stream?from=0 HTTP/1.1\r\nHost: {addr}\r\nLast-Event-ID: 2\r\n\r\n"
+    )
+    .unwrap();
+    let mut again = String::new();
+    while !again.contains("event: state") {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "{again}");
+        again.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert_eq!(again.matches("event: second").count(), 1, "{again}");
+    assert!(again.contains("\"t\":2"), "{again}");
+    drop(s);
+    let file = "GET /files/summary.json HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n";
+    assert_eq!(send(&d, file).0, 409);
+    // The result directory inside another that holds a file the page must not give.
+    let outer = tempfile::tempdir().unwrap();
+    let dir = outer.path().join("result");
+    std::fs::create_dir(&dir).unwrap();
+    let summary = r#"{"requests":7,"이름":"파도","bottlenecks":{"limit":"db pool (app)"}}"#;
+    std::fs::write(dir.join("summary.json"), summary).unwrap();
+    std::fs::write(outer.path().join("outside.json"), "x").unwrap();
+    d.finished(&dir);
+    let (status, body) = send(&d, file);
+    assert_eq!((status, body.as_str()), (200, summary));
+    for bad in [
+        "/files/..%2Foutside.json",
+        "/files/../outside.json",
+        "/files/nothing.json",
+    ] {
+        let req = format!("GET {bad} HTTP/1.1\r\nHost: {{host}}\r\nConnection: close\r\n\r\n");
+        assert_eq!(send(&d, &req).0, 404, "{bad}");
+    }
+    let (_, state) = send(
+        &d,
+        "GET /api/state HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    let v: serde_json::Value = serde_json::from_str(&state).unwrap();
+    assert_eq!(v["ended"], true);
+    assert_eq!(v["summary"]["requests"], 7);
+    assert_eq!(v["bottleneck"], "db pool (app)");
+    assert_eq!(v["files"][0]["url"], "/files/summary.json");
+    let (_, run) = send(
+        &d,
+        "GET /api/run HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    let v: serde_json::Value = serde_json::from_str(&run).unwrap();
+    assert_eq!(v["run_id"], "result", "the directory's name once known");
+}
+
+/// `/api/seconds?from=0` once it holds `n` seconds (within 3 s).
+fn wait_seconds(d: &Dashboard, n: usize) -> serde_json::Value {
+    for _ in 0..60 {
+        let (_, b) = send(
+            d,
+            "GET /api/seconds?from=0 HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+        );
+        let v: serde_json::Value = serde_json::from_str(&b).unwrap();
+        if v["seconds"].as_array().unwrap().len() >= n {
+            return v;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the store never held {n} seconds");
+}
+
+#[test]
+fn the_target_s_metrics_land_on_the_second_they_were_read_in() {
+    let (d, run) = start();
+    let scrape = pado_session::ObservedScrape {
+        t: 0.4,
+        endpoint: "app".into(),
+        values: vec![("db_pool_in_use{pool=\"주문\"}".into(), 7.0)],
+    };
+    run.scrapes.0.send(std::sync::Arc::new(scrape)).unwrap();
+    run.subs.send(&SecondRecord::new(0));
+    run.subs.send(&SecondRecord::new(1));
+    let page = wait_seconds(&d, 2);
+    assert_eq!(
+        page["seconds"][0]["observed"],
+        serde_json::json!({"app/db_pool_in_use{pool=\"주문\"}": 7.0})
+    );
+    assert!(page["seconds"][1].get("observed").is_none(), "{page}");
+}
+
+#[test]
+fn failures_show_their_samples_while_the_run_goes() {
+    let (d, run) = start();
+    let mut r = SecondRecord::new(0);
+    let mut s = pado_metrics::SeriesStats::new(pado_metrics::SeriesKey::named("조회"));
+    s.record(&pado_metrics::RequestSample {
+        status: 503,
+        failed: true,
+        ..Default::default()
+    });
+    r.absorb(pado_metrics::Interval {
+        series: vec![s],
+        ..Default::default()
+    });
+    run.samples
+        .lock()
+        .unwrap()
+        .push(pado_metrics::FailureSample {
+            step: "조회".into(),
+            category: "http_503".into(),
+            second: 0,
+            method: "GET".into(),
+            url: "/status/503?key=***".into(),
+            status: 503,
+            body: "busy".into(),
+            check: None,
+            actual: None,
+            reason: None,
+        });
+    run.subs.send(&r);
+    run.subs.send(&SecondRecord::new(1));
+    wait_seconds(&d, 2);
+    let (_, state) = send(
+        &d,
+        "GET /api/state HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    let v: serde_json::Value = serde_json::from_str(&state).unwrap();
+    let f = &v["failures"][0];
+    assert_eq!(
+        (
+            f["category"].as_str(),
+            f["first_s"].as_u64(),
+            f["count"].as_u64()
+        ),
+        (Some("http_503"), Some(0), Some(1))
+    );
+    assert_eq!(
+        f["samples"].as_array().unwrap().len(),
+        1,
+        "taken once, not each second"
+    );
+    assert_eq!(f["samples"][0]["url"], "/status/503?key=***");
+}
+
+#[test]
+fn a_stream_nobody_reads_holds_up_neither_the_store_nor_other_callers() {
+    let (d, run) = start();
+    let addr = d.addr().to_string();
+    // Two streams from second 0 whose reader never reads: their writes block once
+    // the socket buffers are full (megabytes of seconds below).
+    let mut idle = Vec::new();
+    for _ in 0..2 {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        write!(s, "GET /api/stream HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+        idle.push(s);
+    }
+    let n = 8_000u32;
+    let kept = || pado_base::lock(&d.shared.store).len();
+    for t in 0..n {
+        let mut r = SecondRecord::new(t);
+        r.vus = 1_000_000 + t;
+        run.subs.send(&r);
+        // The subscription holds 64 seconds, more than a run sends while the
+        // store takes one: wait for the store every 32, and never long.
+        if t % 32 == 31 {
+            let until = std::time::Instant::now() + Duration::from_secs(10);
+            while kept() < t as usize + 1 {
+                assert!(
+                    std::time::Instant::now() < until,
+                    "the store is held up at {}",
+                    kept()
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+    assert_eq!(kept(), n as usize);
+    // Another caller is answered meanwhile.
+    let (status, _) = send(
+        &d,
+        "GET /api/state HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(status, 200);
+    let page = wait_seconds(&d, 1);
+    assert_eq!(page["seconds"][0]["vus"], 1_000_000);
+    drop(idle);
+}
