@@ -15,7 +15,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use pado_metrics::{aggregator::Sink, Aggregator, Totals};
+use pado_metrics::{aggregator::Sink, Aggregator, Totals, WorkerMessage};
 
 use crate::executor::Schedule;
 use crate::plan::RunPlan;
@@ -370,9 +370,7 @@ fn worker_main(
     {
         Ok(rt) => rt,
         Err(_) => {
-            let _ = outlets
-                .tx
-                .send(pado_metrics::WorkerMessage::Done { worker: id });
+            let _ = outlets.tx.send(WorkerMessage::Done { worker: id });
             return;
         }
     };
