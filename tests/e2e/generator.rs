@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use pado_testkit::TestServer;
 use serde_json::Value;
 
-use crate::harness::{exclusive_machine, num, pado_bin, pado_cmd, run, tmp, Run};
+use crate::harness::{exclusive_machine, num, pado_cmd, pado_under, run, tmp, Run};
 
 /// Whether `taskset` (util-linux) is here; the starvation test needs it.
 fn have_taskset() -> bool {
@@ -168,9 +168,7 @@ fn a_starved_generator_says_the_results_measure_pado() {
     let spin = Spinners::start(2);
     let dir_tmp = tmp("starved");
     let dir = dir_tmp.join("result");
-    let out = Command::new("taskset")
-        .args(["-c", "0"])
-        .arg(pado_bin())
+    let out = pado_under(&["taskset", "-c", "0"])
         .args([
             "run",
             "--url",
@@ -391,9 +389,7 @@ fn a_generator_that_cannot_deliver_says_so_with_the_evidence() {
     let spin = Spinners::start(2);
     let dir_tmp = tmp("cannot-deliver");
     let dir = dir_tmp.join("result");
-    let out = Command::new("taskset")
-        .args(["-c", "0", "nice", "-n", "10"])
-        .arg(pado_bin())
+    let out = pado_under(&["taskset", "-c", "0", "nice", "-n", "10"])
         .args([
             "run",
             "--url",

@@ -19,21 +19,26 @@ mod process;
 
 pub(crate) use fixture::{fixture, write_fixture};
 pub(crate) use process::{
-    interrupt, pado, pado_cmd, pado_env, say, serve_printing_url, spawn_piped, stderr, text,
-    wait_within, wait_within_polling, Kid,
+    interrupt, pado, pado_cmd, pado_env, pado_under, say, serve_printing_url, spawn_piped, stderr,
+    text, wait_within, wait_within_polling, Kid,
 };
 
-/// The binary under test. The first call points `PADO_HOME` and `XDG_STATE_HOME`
+/// The binary under test. The first call points `XDG_STATE_HOME` and `PADO_HOME`
 /// (inherited by every process the tests start) at directories under the target
-/// directory, so that no test records its runs in the user's own history or its
-/// open fault windows in the user's state; the history tests give each run a
-/// `PADO_HOME` of their own.
+/// directory, so that no test records its open fault windows in the user's own
+/// state or its runs in the user's history; each
+/// command gets a `PADO_HOME` of its test's own ([`test_home`], set by
+/// [`pado_cmd`], [`pado_under`]), so that no test records its runs in another's.
 pub(crate) fn pado_bin() -> &'static str {
-    static HOME: std::sync::Once = std::sync::Once::new();
-    HOME.call_once(|| {
-        let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pado-home");
+    static ENV: std::sync::Once = std::sync::Once::new();
+    ENV.call_once(|| {
         // Rust's own environment lock orders this with the spawns of other threads.
-        std::env::set_var("PADO_HOME", home);
+        // A pado started some other way still records nowhere near the user's own
+        // history.
+        std::env::set_var(
+            "PADO_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("pado-home/shared"),
+        );
         // Fault windows a test's killed pado leaves open are recorded here, not in
         // the user's own state directory (tests that kill pado use one of their own).
         std::env::set_var(
@@ -47,6 +52,41 @@ pub(crate) fn pado_bin() -> &'static str {
         }
     });
     env!("CARGO_BIN_EXE_pado")
+}
+
+/// The `PADO_HOME` (history database) of the test running on this thread:
+/// `pado-home/<test name>` under the target's temporary directory, emptied the
+/// first time this process uses it. Tests run in parallel, each on a thread named
+/// after it, so no two tests share a history database (a test about sharing sets
+/// one home on each of its commands), and every test starts with an empty history.
+/// A thread a test starts itself has no such name: its commands share
+/// `pado-home/shared`.
+pub(crate) fn test_home() -> PathBuf {
+    static PREPARED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let name: String = std::thread::current()
+        .name()
+        .filter(|n| *n != "main")
+        .unwrap_or("shared")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("pado-home")
+        .join(name);
+    let mut prepared = PREPARED.lock().unwrap_or_else(|e| e.into_inner());
+    if !prepared.contains(&home) {
+        // What an earlier run of this test left is not this run's history.
+        let _ = std::fs::remove_dir_all(&home);
+        std::fs::create_dir_all(&home).expect("creating the test's PADO_HOME");
+        prepared.push(home.clone());
+    }
+    home
 }
 
 /// The environment variables that choose a proxy (both cases, as curl reads them).

@@ -15,7 +15,7 @@ use pado_testkit::{ServerOptions, TestServer};
 use serde_json::Value;
 
 use crate::harness::{
-    merge, pado_bin, pado_cmd, read_json, require_or_skip, say, shared_machine, start_in, tmp,
+    merge, pado_cmd, pado_under, read_json, require_or_skip, say, shared_machine, start_in, tmp,
     write_fixture,
 };
 
@@ -101,8 +101,8 @@ fn hosts(n: u32) -> Option<(Vec<Host>, Ipv4Addr)> {
 
 /// Start segment `i` of `n` of `file` inside `host`'s namespace.
 fn spawn_segment(host: &Host, file: &Path, i: usize, n: usize, at: &str, out: &Path) -> Child {
-    Command::new("ip")
-        .args(["netns", "exec", &host.name, pado_bin(), "run"])
+    pado_under(&["ip", "netns", "exec", &host.name])
+        .arg("run")
         .arg(file)
         .args([
             "--segment",

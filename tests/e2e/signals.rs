@@ -4,12 +4,12 @@
 //! long event action does not hold the stop up, and an event command dies with pado
 //! when pado is killed.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use pado_testkit::TestServer;
 
-use crate::harness::{interrupt, num, pado_bin, pado_cmd, spawn_piped, tmp};
+use crate::harness::{interrupt, num, pado_cmd, pado_under, spawn_piped, tmp};
 
 /// Start a 60 s run of `vus` VUs on `url` in the background, writing to `dir`.
 fn spawn_long_run(url: &str, vus: &str, dir: &std::path::Path) -> std::process::Child {
@@ -140,9 +140,7 @@ fn under_gnu_timeout_a_run_stops_gracefully_and_undoes_its_fault() {
         let t = Instant::now();
         // `timeout` signals pado and then its whole process group: SIGTERM twice.
         // --preserve-status: the exit code is pado's own; -k: a hung pado is killed.
-        let out = Command::new("timeout")
-            .args(["--preserve-status", "-k", "30", "4"])
-            .arg(pado_bin())
+        let out = pado_under(&["timeout", "--preserve-status", "-k", "30", "4"])
             .args(["run", scen.to_str().unwrap(), "--quiet", "--out"])
             .arg(&dir)
             .output()

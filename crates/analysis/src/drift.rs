@@ -291,9 +291,8 @@ fn planned_steady_seconds(
             .unwrap_or(u32::MAX);
         let full = ((duration_s + 0.05).floor().max(0.0) as u32).min(measured);
         for t in 0..full {
-            let mid = t as f64 + 0.5;
             let running: Vec<usize> = (0..exec.len())
-                .filter(|&i| exec[i].start_s <= mid && mid < exec[i].end_s)
+                .filter(|&i| pado_metrics::second_in_window(t, exec[i].start_s, exec[i].end_s))
                 .collect();
             if !running.is_empty() && running.iter().all(|&i| exec[i].is_hold()) {
                 let label = running

@@ -9,7 +9,7 @@
 //! read once ([`EventFold::add_second`]); memory is a few numbers per second plus
 //! three histograms and one window's totals per event.
 
-use pado_metrics::{LatencyHistogram, Phase, SecondRecord, Totals};
+use pado_metrics::{second_in_window, LatencyHistogram, Phase, SecondRecord, Totals};
 use pado_results::events::{EventRecord, Outcome};
 use pado_scenario::events::{parse_recovers, Recovers, DEFAULT_HOLD};
 use serde::{Deserialize, Serialize};
@@ -146,26 +146,12 @@ impl Tally {
             seconds: self.seconds,
             requests: self.requests,
             failed: self.failed,
-            error_rate: if self.requests > 0 {
-                self.failed as f64 / self.requests as f64
-            } else {
-                0.0
-            },
-            rps: if self.seconds > 0 {
-                self.requests as f64 / self.seconds as f64
-            } else {
-                0.0
-            },
+            error_rate: pado_base::units::share(self.failed, self.requests),
+            rps: pado_base::units::share(self.requests, u64::from(self.seconds)),
             p50_ms: q(0.5),
             p95_ms: q(0.95),
         }
     }
-}
-
-/// Whether second `t` belongs to `[a, b)` (by its middle).
-fn in_window(t: u32, a: f64, b: f64) -> bool {
-    let m = f64::from(t) + 0.5;
-    m >= a && m < b
 }
 
 /// Per second: whether a condition held (`None`: no data in that second).
@@ -305,16 +291,16 @@ impl EventFold {
         let mut one: Option<Totals> = None;
         for tr in &mut self.tracks {
             let t = rec.t;
-            if in_window(t, tr.before.0, tr.before.1) {
+            if second_in_window(t, tr.before.0, tr.before.1) {
                 tr.t_before.add(rec);
             }
-            if tr.end_s > tr.start_s && in_window(t, tr.start_s, tr.end_s) {
+            if tr.end_s > tr.start_s && second_in_window(t, tr.start_s, tr.end_s) {
                 tr.t_during.add(rec);
                 if !tr.during.is_empty() {
                     tr.during_totals.add_second(rec);
                 }
             }
-            if in_window(t, tr.after.0, tr.after.1) {
+            if second_in_window(t, tr.after.0, tr.after.1) {
                 tr.t_after.add(rec);
             }
             if !tr.recovers.is_empty() && f64::from(t) + 0.5 >= tr.end_s {
@@ -428,14 +414,14 @@ fn judge(tr: Track, secs: &[Sec], steps: &pado_metrics::StepCatalog) -> EventImp
     let after_end = tr.after.1.min(run_end);
     let ttfe = secs
         .iter()
-        .find(|s| s.failed > 0 && in_window(s.t, tr.start_s, after_end))
+        .find(|s| s.failed > 0 && second_in_window(s.t, tr.start_s, after_end))
         .map(|s| (f64::from(s.t) - tr.start_s).max(0.0));
     let failed_until = recovered_at.unwrap_or(after_end).max(tr.start_s);
     let failed_requests = if is_mark && tr.recovers.is_empty() {
         0
     } else {
         secs.iter()
-            .filter(|s| in_window(s.t, tr.start_s, failed_until.max(tr.end_s)))
+            .filter(|s| second_in_window(s.t, tr.start_s, failed_until.max(tr.end_s)))
             .map(|s| s.failed)
             .sum()
     };
@@ -558,7 +544,7 @@ fn no_errors_after(tr: &Track, secs: &[Sec], d: f64) -> ExpectationResult {
     let cutoff = tr.next_start;
     let span: Vec<&Sec> = secs
         .iter()
-        .filter(|s| in_window(s.t, from, cutoff))
+        .filter(|s| second_in_window(s.t, from, cutoff))
         .collect();
     let failed: u64 = span.iter().map(|s| s.failed).sum();
     let text = pado_base::units::duration_compact(std::time::Duration::from_secs_f64(d));

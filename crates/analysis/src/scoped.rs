@@ -54,9 +54,8 @@ impl WindowFold {
 
     /// Fold one second in.
     pub fn add_second(&mut self, rec: &SecondRecord) {
-        let mid = f64::from(rec.t) + 0.5;
         for w in &mut self.windows {
-            if mid >= w.start_s && mid < w.end_s {
+            if pado_metrics::second_in_window(rec.t, w.start_s, w.end_s) {
                 w.seconds += 1;
                 w.totals.add_second(rec);
             }

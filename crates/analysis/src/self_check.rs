@@ -332,11 +332,7 @@ pub fn check(seconds: &[GenSecond], run: &RunFigures) -> Option<GeneratorCheck> 
     // no free VU is counted late and dropped, so a share of those started alone can
     // pass 100%.
     let planned = run.iterations_started + run.dropped_iterations;
-    let late_share = if planned > 0 {
-        (run.late_iterations as f64 / planned as f64).min(1.0)
-    } else {
-        0.0
-    };
+    let late_share = pado_base::units::share(run.late_iterations, planned).min(1.0);
 
     let mut rules = Vec::new();
     if busy_seconds >= need {

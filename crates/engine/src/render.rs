@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use pado_scenario::template::{parse_template, Expr, Segment, Template, ValueType};
+use pado_scenario::template::{parse_template, Builtin, Expr, Segment, Template, ValueType};
 
 use crate::data::{Feed, FeedCursor, WeightedFeeds};
 
@@ -31,18 +31,8 @@ pub enum Escape {
 pub enum Part {
     /// Literal bytes (already in their final encoding).
     Lit(Box<[u8]>),
-    /// VU number.
-    Vu,
-    /// Iteration number.
-    Iter,
-    /// Scenario name.
-    Scenario,
-    /// Unix seconds.
-    Timestamp,
-    /// Unix milliseconds.
-    TimestampMs,
-    /// UUID v4.
-    Uuid,
+    /// A value every VU has (its number, iteration, scenario, the time, a UUID).
+    Builtin(Builtin),
     /// Variable by index.
     Var(usize),
     /// Feed column.
@@ -346,12 +336,7 @@ impl Binder<'_> {
             return Ok(Part::Lit(Box::default()));
         }
         Ok(match e {
-            Expr::Vu => Part::Vu,
-            Expr::Iter => Part::Iter,
-            Expr::Scenario => Part::Scenario,
-            Expr::Timestamp => Part::Timestamp,
-            Expr::TimestampMs => Part::TimestampMs,
-            Expr::Uuid => Part::Uuid,
+            Expr::Builtin(b) => Part::Builtin(b),
             Expr::RandomInt(a, b) => Part::RandomInt(a, b),
             Expr::RandomString(n) => Part::RandomString(n),
             Expr::Env(name) => {
@@ -503,21 +488,23 @@ impl RenderCtx<'_> {
         match *p {
             Part::Lit(ref b) => self.scratch.extend_from_slice(b),
             Part::Shaped(_) => {}
-            Part::Vu => push_int(self.scratch, self.vu as i64),
-            Part::Iter => push_int(self.scratch, self.iter as i64),
-            Part::Scenario => self.scratch.extend_from_slice(self.scenario.as_bytes()),
-            Part::Timestamp | Part::TimestampMs => {
+            Part::Builtin(Builtin::Vu) => push_int(self.scratch, self.vu as i64),
+            Part::Builtin(Builtin::Iter) => push_int(self.scratch, self.iter as i64),
+            Part::Builtin(Builtin::Scenario) => {
+                self.scratch.extend_from_slice(self.scenario.as_bytes())
+            }
+            Part::Builtin(b @ (Builtin::Timestamp | Builtin::TimestampMs)) => {
                 let d = SystemTime::now()
                     .duration_since(UNIX_EPOCH)
                     .unwrap_or_default();
-                let v = if matches!(p, Part::Timestamp) {
+                let v = if b == Builtin::Timestamp {
                     d.as_secs() as i64
                 } else {
                     d.as_millis() as i64
                 };
                 push_int(self.scratch, v);
             }
-            Part::Uuid => push_uuid(self.scratch, self.rng),
+            Part::Builtin(Builtin::Uuid) => push_uuid(self.scratch, self.rng),
             Part::Var(i) => {
                 if let Some(Some(v)) = self.vars.get(i) {
                     self.scratch.extend_from_slice(v);

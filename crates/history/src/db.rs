@@ -27,6 +27,12 @@ const RUN_COLUMNS: &str =
 requests, failed, rps, failed_rate, p50_ms, p95_ms, p99_ms, checks_passed, checks_failed, \
 thresholds_ok, exit_code, interrupted, result_dir";
 
+/// A count column (SQLite keeps integers signed): never below zero, whatever a
+/// hand-edited row holds.
+fn count(row: &Row<'_>, column: usize) -> rusqlite::Result<u64> {
+    Ok(row.get::<_, i64>(column)?.max(0) as u64)
+}
+
 impl History {
     /// Open (creating it and its directory when missing) the database at `path`,
     /// bringing its schema up to date.
@@ -186,15 +192,15 @@ impl History {
                 started_unix_ms: row.get(4)?,
                 duration_s: row.get(5)?,
                 scenario_hash: row.get(6)?,
-                requests: row.get::<_, i64>(7)?.max(0) as u64,
-                failed: row.get::<_, i64>(8)?.max(0) as u64,
+                requests: count(row, 7)?,
+                failed: count(row, 8)?,
                 rps: row.get(9)?,
                 failed_rate: row.get(10)?,
                 p50_ms: row.get(11)?,
                 p95_ms: row.get(12)?,
                 p99_ms: row.get(13)?,
-                checks_passed: row.get::<_, i64>(14)?.max(0) as u64,
-                checks_failed: row.get::<_, i64>(15)?.max(0) as u64,
+                checks_passed: count(row, 14)?,
+                checks_failed: count(row, 15)?,
                 thresholds_ok: row.get(16)?,
                 exit_code: row.get(17)?,
                 interrupted: row.get(18)?,
@@ -226,8 +232,8 @@ impl History {
             .query_map(params![run.id], |r| {
                 Ok(StepFigures {
                     step: r.get(0)?,
-                    requests: r.get::<_, i64>(1)?.max(0) as u64,
-                    failed: r.get::<_, i64>(2)?.max(0) as u64,
+                    requests: count(r, 1)?,
+                    failed: count(r, 2)?,
                     rps: r.get(3)?,
                     failed_rate: r.get(4)?,
                     p50_ms: r.get(5)?,

@@ -210,11 +210,7 @@ fn step_figures(sum: &SummaryFigures) -> Vec<StepFigures> {
             requests: s.requests,
             failed: s.failed,
             rps: finite(s.rps).unwrap_or(0.0),
-            failed_rate: if s.requests > 0 {
-                s.failed as f64 / s.requests as f64
-            } else {
-                0.0
-            },
+            failed_rate: pado_base::units::share(s.failed, s.requests),
             p50_ms: finite(s.latency_ms.p50),
             p95_ms: finite(s.latency_ms.p95),
             p99_ms: finite(s.latency_ms.p99),

@@ -33,7 +33,8 @@ pub use protocols::{HttpVersion, NewConnection, ProtocolCounts};
 pub use sample::{Phases, RequestSample};
 pub use scrape::{MetricType, ScrapeOutcome, ScrapeSink, ScrapedSample};
 pub use series::{
-    CheckCounts, Interval, Phase, ScenarioStats, SecondRecord, SeriesKey, SeriesStats, Totals,
+    second_in_window, CheckCounts, Interval, Phase, ScenarioStats, SecondRecord, SeriesKey,
+    SeriesStats, Totals,
 };
 pub use step_catalog::{GroupInfo, StepCatalog, StepInfo};
 pub use websocket::{WsError, WsSession, WsStats};

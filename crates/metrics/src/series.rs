@@ -469,6 +469,16 @@ pub struct Interval {
     pub protocols: crate::ProtocolCounts,
 }
 
+/// Whether second `t` of the timeline (which covers `[t, t + 1)`) belongs to the
+/// window `[start_s, end_s)`: when its middle `t + 0.5` does. One rule for every
+/// window a run is cut into (stages, an event's before, during and after, scoped
+/// thresholds, drift's holds), so that back-to-back windows split the timeline
+/// without counting a second twice or leaving one out.
+pub fn second_in_window(t: u32, start_s: f64, end_s: f64) -> bool {
+    let mid = f64::from(t) + 0.5;
+    mid >= start_s && mid < end_s
+}
+
 /// One second of the run, merged over all workers: a line of the timeline file.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecondRecord {

@@ -50,6 +50,21 @@ pub fn is_credential_param(name: &str) -> bool {
     CREDENTIAL_PARAMS.iter().any(|c| c.eq_ignore_ascii_case(n))
 }
 
+/// A query string (`a=1&token=x`, without its `?`) with the value of each
+/// credential parameter replaced by [`MASK`], every other pair as written.
+fn masked_query(query: &str) -> String {
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, value)) if !value.is_empty() && is_credential_param(name) => {
+                format!("{name}={MASK}")
+            }
+            _ => pair.to_string(),
+        })
+        .collect();
+    pairs.join("&")
+}
+
 /// `raw` — an output URL or `KIND=URL` as the user wrote it, perhaps not even a
 /// URL — with any user and password and the values of credential query parameters
 /// replaced by [`MASK`]: what an error message about a refused output quotes, so
@@ -67,16 +82,8 @@ pub fn masked(raw: &str) -> String {
     }
     if let Some(q) = out.find('?') {
         let end = out[q..].find('#').map_or(out.len(), |i| q + i);
-        let query: Vec<String> = out[q + 1..end]
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((name, value)) if !value.is_empty() && is_credential_param(name) => {
-                    format!("{name}={MASK}")
-                }
-                _ => pair.to_string(),
-            })
-            .collect();
-        out.replace_range(q + 1..end, &query.join("&"));
+        let query = masked_query(&out[q + 1..end]);
+        out.replace_range(q + 1..end, &query);
     }
     out
 }
@@ -201,16 +208,7 @@ impl OutputSpec {
             let _ = u.set_password(None);
         }
         if let Some(q) = self.url.query() {
-            let masked: Vec<String> = q
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((name, value)) if !value.is_empty() && is_credential_param(name) => {
-                        format!("{name}={MASK}")
-                    }
-                    _ => pair.to_string(),
-                })
-                .collect();
-            u.set_query(Some(&masked.join("&")));
+            u.set_query(Some(&masked_query(q)));
         }
         u.to_string()
     }

@@ -49,11 +49,7 @@ pub struct StageStats {
     pub vus_peak: u32,
 }
 
-/// Whether timeline second `t` belongs to the window `[start_s, end_s)`.
-pub fn second_in_window(t: u32, start_s: f64, end_s: f64) -> bool {
-    let mid = t as f64 + 0.5;
-    mid >= start_s && mid < end_s
-}
+pub use pado_metrics::second_in_window;
 
 /// One [`StageStats`] per stage of `run.meta.stages`, in that order. With several
 /// scenarios, stages overlap in time and each row counts every request of its window
@@ -99,16 +95,8 @@ impl StageAcc {
             seconds,
             requests: all.requests,
             failed: all.failed,
-            rps: if seconds > 0 {
-                all.requests as f64 / seconds as f64
-            } else {
-                0.0
-            },
-            error_rate: if all.requests > 0 {
-                all.failed as f64 / all.requests as f64
-            } else {
-                0.0
-            },
+            rps: pado_base::units::share(all.requests, u64::from(seconds)),
+            error_rate: pado_base::units::share(all.failed, all.requests),
             latency_ms: all.phase(Phase::Duration).summary(),
             errors: all.error_breakdown(),
             vus_peak: self.vus_peak,

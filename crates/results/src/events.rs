@@ -104,8 +104,8 @@ pub struct EventRecord {
     /// ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_ms: Option<u64>,
-    /// End of its fault window (the undo's end, or start + `duration` without an
-    /// undo); `None` for a point event.
+    /// End of its fault window (the undo's end, or without an undo `duration` after
+    /// its action ended, a mark's after its start); `None` for a point event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_end_ms: Option<u64>,
     /// Whether a failed action stops the run.

@@ -56,8 +56,9 @@ pub struct Event {
     /// Only mark the timeline with this text.
     #[serde(default)]
     pub mark: Option<String>,
-    /// Length of the fault window, from the start of the action; `undo` runs at its
-    /// end. Without it the event is a point in time.
+    /// Length of the fault window, counted from when its action finished (the fault
+    /// is surely in force then); `undo` runs at its end. Without it the event is a
+    /// point in time.
     #[serde(default)]
     pub duration: Option<Dur>,
     /// What ends the fault (`run`, `shell` or `http`), run when `duration` is over,

@@ -119,9 +119,11 @@ fn is_json_number(v: &[u8]) -> bool {
     i == v.len()
 }
 
-/// What a hole renders.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Expr {
+/// The values a hole renders without naming anything of the scenario's: the VU,
+/// its iteration, its scenario, the time, a fresh UUID. One list for the parser
+/// here and the engine, which keeps the same value in its compiled templates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
     /// The VU's number (1-based, unique in the run).
     Vu,
     /// The VU's iteration number (0-based).
@@ -134,6 +136,27 @@ pub enum Expr {
     TimestampMs,
     /// A random UUID (v4).
     Uuid,
+}
+
+impl Builtin {
+    /// As written canonically in a template.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Builtin::Vu => "vu",
+            Builtin::Iter => "iter",
+            Builtin::Scenario => "scenario",
+            Builtin::Timestamp => "timestamp()",
+            Builtin::TimestampMs => "timestamp_ms()",
+            Builtin::Uuid => "uuid()",
+        }
+    }
+}
+
+/// What a hole renders.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A value every VU has ([`Builtin`]).
+    Builtin(Builtin),
     /// An environment variable (read once at start).
     Env(String),
     /// A variable (extracted or from setup) or a feed; with a column for feeds.
@@ -160,12 +183,7 @@ pub struct TemplateError {
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Expr::Vu => f.write_str("vu"),
-            Expr::Iter => f.write_str("iter"),
-            Expr::Scenario => f.write_str("scenario"),
-            Expr::Timestamp => f.write_str("timestamp()"),
-            Expr::TimestampMs => f.write_str("timestamp_ms()"),
-            Expr::Uuid => f.write_str("uuid()"),
+            Expr::Builtin(b) => f.write_str(b.as_str()),
             Expr::Env(n) => write!(f, "env.{n}"),
             Expr::Name(n, None) => f.write_str(n),
             Expr::Name(n, Some(c)) => write!(f, "{n}.{c}"),
@@ -303,9 +321,9 @@ fn parse_expr(inner: &str) -> Result<Expr, String> {
                 .map_err(|_| format!("`{s}` is not a whole number"))
         };
         return match name {
-            "uuid" if args.is_empty() => Ok(Expr::Uuid),
-            "timestamp" if args.is_empty() => Ok(Expr::Timestamp),
-            "timestamp_ms" if args.is_empty() => Ok(Expr::TimestampMs),
+            "uuid" if args.is_empty() => Ok(Expr::Builtin(Builtin::Uuid)),
+            "timestamp" if args.is_empty() => Ok(Expr::Builtin(Builtin::Timestamp)),
+            "timestamp_ms" if args.is_empty() => Ok(Expr::Builtin(Builtin::TimestampMs)),
             "random_int" => {
                 if args.len() != 2 {
                     return Err("random_int takes two numbers: `random_int(1, 100)`".into());
@@ -357,11 +375,11 @@ fn parse_expr(inner: &str) -> Result<Expr, String> {
         };
     }
     match e {
-        "vu" => return Ok(Expr::Vu),
-        "iter" | "iteration" => return Ok(Expr::Iter),
-        "scenario" => return Ok(Expr::Scenario),
-        "timestamp" => return Ok(Expr::Timestamp),
-        "timestamp_ms" => return Ok(Expr::TimestampMs),
+        "vu" => return Ok(Expr::Builtin(Builtin::Vu)),
+        "iter" | "iteration" => return Ok(Expr::Builtin(Builtin::Iter)),
+        "scenario" => return Ok(Expr::Builtin(Builtin::Scenario)),
+        "timestamp" => return Ok(Expr::Builtin(Builtin::Timestamp)),
+        "timestamp_ms" => return Ok(Expr::Builtin(Builtin::TimestampMs)),
         _ => {}
     }
     if let Some(var) = e.strip_prefix("env.") {
@@ -420,7 +438,7 @@ mod tests {
             t.segments[1],
             Segment::Expr(Expr::Name("keywords".into(), Some("term".into())))
         );
-        assert_eq!(t.segments[3], Segment::Expr(Expr::Vu));
+        assert_eq!(t.segments[3], Segment::Expr(Expr::Builtin(Builtin::Vu)));
         assert!(!t.is_static());
         let s = parse_template("/static/검색").unwrap();
         assert_eq!(s.literal().unwrap(), "/static/검색");
@@ -446,7 +464,7 @@ mod tests {
         );
         assert_eq!(
             parse_template("{{ uuid() }}").unwrap().segments[0],
-            Segment::Expr(Expr::Uuid)
+            Segment::Expr(Expr::Builtin(Builtin::Uuid))
         );
     }
 
@@ -468,7 +486,10 @@ mod tests {
     #[test]
     fn typed_holes() {
         let t = parse_template("{{ iter | int }}").unwrap();
-        assert_eq!(t.segments, vec![Segment::Typed(Expr::Iter, ValueType::Int)]);
+        assert_eq!(
+            t.segments,
+            vec![Segment::Typed(Expr::Builtin(Builtin::Iter), ValueType::Int)]
+        );
         assert_eq!(t.whole_typed(), Some(ValueType::Int));
         assert_eq!(
             parse_template("{{ order.total|number }}").unwrap().segments[0],

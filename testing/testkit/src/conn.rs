@@ -203,7 +203,9 @@ async fn respond<S: Transport>(
         let Ok(ms) = ms.parse::<u64>() else {
             return send(s, req, 400, Some("text/plain"), &[], b"bad delay\n").await;
         };
-        sleep_until(received_at, Duration::from_millis(ms)).await;
+        let wait = Duration::from_millis(ms);
+        sleep_until(received_at, wait).await;
+        shared.delay_late(received_at.elapsed().saturating_sub(wait.min(MAX_WAIT)));
         return send_ok(s, req).await;
     }
     if let Some(code) = path.strip_prefix("/status/") {

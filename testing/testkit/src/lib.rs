@@ -185,6 +185,10 @@ pub struct Stats {
     /// `/stall` requests that were answered late because they arrived in a
     /// stall window.
     pub stalled: u64,
+    /// The latest a `/delay/N` answer came past its N ms, µs: this server's own
+    /// timer lateness (a busy machine wakes it late), which a test comparing
+    /// latencies of identical runs must allow for.
+    pub delay_late_max_us: u64,
 }
 
 impl Stats {
@@ -198,6 +202,7 @@ impl Stats {
             "by_method": self.by_method,
             "bytes_received": self.bytes_received,
             "stalled": self.stalled,
+            "delay_late_max_us": self.delay_late_max_us,
         })
         .to_string()
     }
@@ -239,6 +244,12 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Notes that a `/delay` answer came `late` past its time.
+    pub(crate) fn delay_late(&self, late: Duration) {
+        let mut stats = lock(&self.stats);
+        stats.delay_late_max_us = stats.delay_late_max_us.max(late.as_micros() as u64);
+    }
+
     /// A copy of the counters (for the `/metrics` route).
     pub(crate) fn stats_snapshot(&self) -> Stats {
         lock(&self.stats).clone()

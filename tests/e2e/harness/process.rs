@@ -8,17 +8,28 @@ use std::ffi::OsStr;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{pado_bin, shared_machine};
+use super::{pado_bin, shared_machine, test_home};
 
-/// `pado ARGS`, not started yet: the caller adds what it needs (environment,
-/// directory, pipes) and starts it.
+/// `pado ARGS`, not started yet, with the `PADO_HOME` of the test that starts it
+/// ([`test_home`]): the caller adds what it needs (environment, another
+/// `PADO_HOME`, directory, pipes) and starts it.
 pub(crate) fn pado_cmd<I, S>(args: I) -> Command
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
     let mut cmd = Command::new(pado_bin());
-    cmd.args(args);
+    cmd.env("PADO_HOME", test_home()).args(args);
+    cmd
+}
+
+/// `WRAPPER... pado`, not started yet: pado run by another program (`taskset`,
+/// `timeout`, `ip netns exec`), with its test's `PADO_HOME` as [`pado_cmd`]
+/// gives it; the caller adds pado's arguments.
+pub(crate) fn pado_under(wrapper: &[&str]) -> Command {
+    let (program, args) = wrapper.split_first().expect("a wrapper program");
+    let mut cmd = Command::new(program);
+    cmd.env("PADO_HOME", test_home()).args(args).arg(pado_bin());
     cmd
 }
 

@@ -132,6 +132,16 @@ pub fn short(x: f64) -> String {
     }
 }
 
+/// `part` over `whole` as a fraction (0 when `whole` is 0, never NaN): an error
+/// rate (failed over requests), a rate (requests over seconds), a late share.
+pub fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
 /// `part` as a percentage of `whole` (0 when `whole` is 0, never NaN).
 pub fn pct(part: u64, whole: u64) -> f64 {
     if whole == 0 {
@@ -180,6 +190,14 @@ pub fn vus(n: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_share_of_nothing_is_zero_not_nan() {
+        assert_eq!(share(3, 4), 0.75);
+        assert_eq!(share(0, 4), 0.0);
+        assert_eq!(share(5, 0), 0.0);
+        assert_eq!(share(u64::MAX, u64::MAX), 1.0);
+    }
 
     #[test]
     fn milliseconds() {

@@ -541,7 +541,11 @@ impl Shared {
             rec.action = Some(r);
         }
         if let Some(d) = e.duration {
-            let end = Duration::from_millis(start) + d;
+            // The fault is surely in force once its action has answered: the window
+            // lasts `duration` from then, so that a slow action (a loaded machine, a
+            // slow API) does not shorten its window, or leave none at all.
+            let from = rec.action.as_ref().map_or(start, |a| a.ended_ms);
+            let end = Duration::from_millis(from) + d;
             self.wait_until(cancel, end);
             match &e.undo {
                 Some((kind, a)) => {

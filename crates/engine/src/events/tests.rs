@@ -236,6 +236,43 @@ fn an_http_event_whose_endpoint_echoes_its_credentials_records_none_of_them() {
     );
 }
 
+/// A fault window lasts its `duration` from when its action answered. The planted
+/// truth: a server that answers the action in exactly 600 ms, a window of 300 ms.
+/// The undo must come 300 ms after that answer (with the window counted from the
+/// action's start it came at once, and the fault was in force for no time at
+/// all); a mark, which has no action, is still undone 300 ms after it was placed.
+#[test]
+fn a_slow_action_does_not_shorten_its_window() {
+    let server = pado_testkit::TestServer::start();
+    let yaml = format!(
+        "{LOAD}events:\n\
+  - {{ name: slow, at: 0s, http: {{ url: \"{}\" }}, duration: 300ms, undo: {{ http: {{ url: \"{}\" }} }} }}\n\
+  - {{ name: mark, at: 0s, mark: fault, duration: 300ms, undo: {{ run: [\"true\"] }} }}\n",
+        server.url("/delay/600"),
+        server.url("/delay/0"),
+    );
+    let plan = compile_events(&config(&yaml), &[]).unwrap();
+    let file = run_to_file(plan, 3000);
+    let recs: Vec<EventRecord> = file
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by = |n: &str| recs.iter().find(|r| r.name == n).unwrap().clone();
+
+    let slow = by("slow");
+    let (action, undo) = (slow.action.unwrap(), slow.undo.unwrap());
+    assert_eq!(action.status, Some(200), "{file}");
+    assert!(action.ended_ms - action.started_ms >= 600, "{file}");
+    assert!(undo.started_ms >= action.ended_ms + 300, "{file}");
+    assert!(undo.started_ms < action.ended_ms + 2000, "{file}");
+    assert_eq!(slow.window_end_ms, Some(undo.ended_ms), "{file}");
+
+    let mark = by("mark");
+    let (start, undo) = (mark.started_ms.unwrap(), mark.undo.unwrap());
+    assert!(undo.started_ms >= start + 300, "{file}");
+    assert!(undo.started_ms < start + 1500, "undone late: {file}");
+}
+
 #[test]
 fn a_shell_event_gets_an_env_value_as_data_not_as_commands() {
     // Planted: a value that, pasted into the line as it is, would run `touch`.

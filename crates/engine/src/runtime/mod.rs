@@ -15,7 +15,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use pado_metrics::{aggregator::Sink, Aggregator, Totals};
+use pado_metrics::{aggregator::Sink, Aggregator, Totals, WorkerMessage};
 
 use crate::executor::Schedule;
 use crate::plan::RunPlan;
@@ -102,34 +102,28 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     // Global setup: its requests land in second 0; its variables seed every VU.
     // Variables handed over from elsewhere (`pado setup`) replace it.
     let ran_setup = opts.setup_vars.is_none() && !plan.setup.is_empty();
-    let initial_vars = match opts.setup_vars {
+    let outlets = worker::Outlets {
+        tx: agg.tx.clone(),
+        observer: opts.observer.clone(),
+        raw: opts.raw.clone(),
+    };
+    let (setup, vars): (&[crate::plan::StepPlan], _) = match opts.setup_vars {
         Some(mut vars) => {
             vars.resize(plan.vars.len(), None);
             // The setup's runner still reports (nothing) so the aggregator hears from it.
-            run_once_steps(
-                workers,
-                plan.clone(),
-                None,
-                agg.tx.clone(),
-                &[],
-                "setup",
-                vars,
-                opts.observer.clone(),
-                opts.raw.clone(),
-            )
+            (&[], vars)
         }
-        None => run_once_steps(
-            workers,
-            plan.clone(),
-            None,
-            agg.tx.clone(),
-            &plan.setup,
-            "setup",
-            Vec::new(),
-            opts.observer.clone(),
-            opts.raw.clone(),
-        ),
+        None => (&plan.setup, Vec::new()),
     };
+    let initial_vars = run_once_steps(
+        workers,
+        plan.clone(),
+        None,
+        outlets.clone(),
+        setup,
+        "setup",
+        vars,
+    );
     // Give threads a moment to start so second 0 is a full second of load; an agreed
     // start (`--start-at`) is kept unless the setup ran past it.
     let ready = Instant::now() + Duration::from_millis(20);
@@ -152,20 +146,14 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     let mut handles = Vec::new();
     for id in 0..workers {
         let plan = plan.clone();
-        let tx = agg.tx.clone();
+        let outlets = outlets.clone();
         let stop = opts.stop.clone();
         let vars = initial_vars.clone();
-        let observer = opts.observer.clone();
-        let raw = opts.raw.clone();
         let start = opts.start_at.map(|at| (at, began.clone()));
         let control = opts.control.clone();
         let h = std::thread::Builder::new()
             .name(format!("pado-worker-{id}"))
-            .spawn(move || {
-                worker_main(
-                    id, workers, plan, t0, tx, stop, vars, observer, raw, start, control,
-                )
-            })
+            .spawn(move || worker_main(id, workers, plan, t0, outlets, stop, vars, start, control))
             .expect("spawning a worker thread");
         handles.push(h);
     }
@@ -197,12 +185,10 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         workers,
         plan.clone(),
         Some(t0),
-        agg.tx.clone(),
+        outlets,
         teardown,
         "teardown",
         initial_vars,
-        opts.observer.clone(),
-        opts.raw,
     );
     let totals = agg.finish();
     let end = Instant::now();
@@ -230,28 +216,17 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
 /// Run setup or teardown steps on a runner of their own (participant `id` of the
 /// aggregator) and return the variables they leave. With no `t0` (setup, before the
 /// run's clock starts) every sample lands in second 0.
-#[allow(clippy::too_many_arguments)]
 fn run_once_steps(
     id: usize,
     plan: Arc<RunPlan>,
     t0: Option<Instant>,
-    tx: crossbeam_channel::Sender<pado_metrics::WorkerMessage>,
+    outlets: worker::Outlets,
     steps: &[crate::plan::StepPlan],
     scope: &str,
     vars: Vec<Option<Vec<u8>>>,
-    observer: Option<Arc<dyn Observer>>,
-    raw: Option<pado_metrics::raw::RawLink>,
 ) -> Vec<Option<Vec<u8>>> {
     let t0 = t0.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
-    let ctx = worker::WorkerCtx::new(
-        id,
-        plan.clone(),
-        t0,
-        tx.clone(),
-        vars.clone(),
-        observer,
-        raw,
-    );
+    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, outlets, vars.clone());
     if steps.is_empty() {
         ctx.finish();
         return vars;
@@ -291,16 +266,19 @@ pub struct SetupRun {
 /// variables are handed to segments of a split test with `--setup-vars`.
 pub fn run_setup(plan: Arc<RunPlan>, observer: Option<Arc<dyn Observer>>) -> SetupRun {
     let agg = Aggregator::spawn(1, Box::new(|_, _| {}));
+    let outlets = worker::Outlets {
+        tx: agg.tx.clone(),
+        observer,
+        raw: None,
+    };
     let vars = run_once_steps(
         0,
         plan.clone(),
         None,
-        agg.tx.clone(),
+        outlets,
         &plan.setup,
         "setup",
         Vec::new(),
-        observer,
-        None,
     );
     let totals = agg.finish();
     let mut extracted = Vec::new();
@@ -350,17 +328,13 @@ pub fn run_single(plan: Arc<RunPlan>, observer: Arc<dyn Observer>) {
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async {
         let t0 = Instant::now();
+        let outlets = worker::Outlets {
+            tx,
+            observer: Some(observer),
+            raw: None,
+        };
         let ctx = |vars: Vec<Option<Vec<u8>>>| {
-            worker::WorkerCtx::with_options(
-                0,
-                plan.clone(),
-                t0,
-                tx.clone(),
-                vars,
-                Some(observer.clone()),
-                true,
-                None,
-            )
+            worker::WorkerCtx::with_options(0, plan.clone(), t0, outlets.clone(), vars, true)
         };
         let mut setup = vu::Vu::new(ctx(Vec::new()), 0x5e7, 0, true);
         setup.run_once("setup", &plan.setup).await;
@@ -384,11 +358,9 @@ fn worker_main(
     workers: usize,
     plan: Arc<RunPlan>,
     t0: Instant,
-    tx: crossbeam_channel::Sender<pado_metrics::WorkerMessage>,
+    outlets: worker::Outlets,
     stop: StopState,
     initial_vars: Vec<Option<Vec<u8>>>,
-    observer: Option<Arc<dyn Observer>>,
-    raw: Option<pado_metrics::raw::RawLink>,
     start: Option<(Instant, Arc<std::sync::atomic::AtomicU64>)>,
     control: Option<Arc<LoadControl>>,
 ) {
@@ -398,12 +370,12 @@ fn worker_main(
     {
         Ok(rt) => rt,
         Err(_) => {
-            let _ = tx.send(pado_metrics::WorkerMessage::Done { worker: id });
+            let _ = outlets.tx.send(WorkerMessage::Done { worker: id });
             return;
         }
     };
     let local = tokio::task::LocalSet::new();
-    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, tx, initial_vars, observer, raw);
+    let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, outlets, initial_vars);
     ctx.measure_self();
     // A scenario steered from outside needs a control even when nobody steers this
     // run: it then holds its starting VUs.

@@ -128,6 +128,20 @@ pub(super) struct WorkerCtx {
     pub clock_notify: Notify,
 }
 
+/// Where a worker context's figures and traces go: the aggregator, the observer
+/// that sees each exchange (`--http-debug`, `--once`), the raw per-request file.
+/// Every runner of a run (its workers, the setup's and the teardown's) gets a
+/// clone.
+#[derive(Clone)]
+pub(super) struct Outlets {
+    /// The aggregator's channel.
+    pub tx: Sender<WorkerMessage>,
+    /// Sees every exchange, when asked for.
+    pub observer: Option<Arc<dyn Observer>>,
+    /// Raw per-request records, when asked for.
+    pub raw: Option<RawLink>,
+}
+
 /// The category a failed request's sample is counted in: each step keeps at most
 /// [`SAMPLES_PER_KIND`] samples per category, so one flood of timeouts does not
 /// hide the first `http_500`.
@@ -180,31 +194,27 @@ pub(super) struct RawRequest<'a> {
 }
 
 impl WorkerCtx {
-    /// A context for worker `id`.
+    /// A context for worker `id`, sending to `outlets`.
     pub(super) fn new(
         id: usize,
         plan: Arc<RunPlan>,
         t0: Instant,
-        tx: Sender<WorkerMessage>,
+        outlets: Outlets,
         initial_vars: Vec<Option<Vec<u8>>>,
-        observer: Option<Arc<dyn Observer>>,
-        raw: Option<RawLink>,
     ) -> Rc<Self> {
-        Self::with_options(id, plan, t0, tx, initial_vars, observer, false, raw)
+        Self::with_options(id, plan, t0, outlets, initial_vars, false)
     }
 
     /// [`WorkerCtx::new`], optionally skipping think times (`--once`).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn with_options(
         id: usize,
         plan: Arc<RunPlan>,
         t0: Instant,
-        tx: Sender<WorkerMessage>,
+        outlets: Outlets,
         initial_vars: Vec<Option<Vec<u8>>>,
-        observer: Option<Arc<dyn Observer>>,
         skip_think: bool,
-        raw: Option<RawLink>,
     ) -> Rc<Self> {
+        let Outlets { tx, observer, raw } = outlets;
         let metrics = WorkerMetrics {
             second: 0,
             series: fresh_series(&plan),

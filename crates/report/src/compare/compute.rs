@@ -312,6 +312,21 @@ fn ttfb_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
     rows
 }
 
+/// The two rows a step and a stage are compared on: req/s (higher is better) and
+/// p95 ms (lower is better), each from the part's total (`rps`, `p95`) and from
+/// its per-second points. `make` builds one row from a metric name, its
+/// direction, the per-second figure and the total.
+fn rate_and_p95<T>(
+    make: impl Fn(&str, bool, fn(&PointStats) -> Option<f64>, fn(&T) -> f64) -> CompareRow,
+    rps: fn(&T) -> f64,
+    p95: fn(&T) -> f64,
+) -> [CompareRow; 2] {
+    [
+        make("req/s", true, |ps| Some(ps.requests as f64), rps),
+        make("p95 ms", false, |ps| ps.latency.map(|l| ms(l.p95_us)), p95),
+    ]
+}
+
 /// Per step (names present in the baseline): req/s and p95.
 fn step_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
     let mut rows = Vec::new();
@@ -337,18 +352,7 @@ fn step_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
                 }),
             )
         };
-        rows.push(step_row(
-            "req/s",
-            true,
-            |ps| Some(ps.requests as f64),
-            |t| t.rps,
-        ));
-        rows.push(step_row(
-            "p95 ms",
-            false,
-            |ps| ps.latency.map(|l| ms(l.p95_us)),
-            |t| t.latency_ms.p95,
-        ));
+        rows.extend(rate_and_p95(step_row, |t| t.rps, |t| t.latency_ms.p95));
     }
     rows
 }
@@ -383,18 +387,7 @@ fn stage_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
                 }),
             )
         };
-        rows.push(stage_row(
-            "req/s",
-            true,
-            |ps| Some(ps.requests as f64),
-            |w| w.rps,
-        ));
-        rows.push(stage_row(
-            "p95 ms",
-            false,
-            |ps| ps.latency.map(|l| ms(l.p95_us)),
-            |w| w.latency_ms.p95,
-        ));
+        rows.extend(rate_and_p95(stage_row, |w| w.rps, |w| w.latency_ms.p95));
     }
     rows
 }

@@ -251,11 +251,7 @@ fn request_figures(summary: &mut Summary, totals: &Totals, dur: f64) {
     let all = totals.overall();
     summary.requests = all.requests;
     summary.failed = all.failed;
-    summary.failed_rate = if all.requests > 0 {
-        all.failed as f64 / all.requests as f64
-    } else {
-        0.0
-    };
+    summary.failed_rate = pado_base::units::share(all.failed, all.requests);
     summary.rps = all.requests as f64 / dur;
     summary.errors = all.error_breakdown();
     summary.reconnects = all.reconnects;

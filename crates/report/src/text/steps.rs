@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use pado_base::units::{ms, rate, thousands};
+use pado_metrics::LatencySummary;
 
 use super::{cell, TextOptions};
 use crate::summary::Summary;
@@ -32,36 +33,29 @@ pub(super) fn steps(out: &mut String, s: &Summary, _o: TextOptions) {
             "  {:<nw$} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
             "step", "requests", "failed", "req/s", "mean", "p95", "p99", "max"
         );
-        for (name, st) in s.steps.iter().filter(|(_, st)| shown(st)) {
+        // A step's row and each of its tag values' rows, alike.
+        let row = |out: &mut String, label: &str, requests, failed, rps, l: &LatencySummary| {
             let _ = writeln!(
                 out,
                 "  {} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
-                cell(name, nw),
-                thousands(st.requests),
-                thousands(st.failed),
-                rate(st.rps),
-                ms(st.latency_ms.mean),
-                ms(st.latency_ms.p95),
-                ms(st.latency_ms.p99),
-                ms(st.latency_ms.max),
+                cell(label, nw),
+                thousands(requests),
+                thousands(failed),
+                rate(rps),
+                ms(l.mean),
+                ms(l.p95),
+                ms(l.p99),
+                ms(l.max),
             );
+        };
+        for (name, st) in s.steps.iter().filter(|(_, st)| shown(st)) {
+            row(out, name, st.requests, st.failed, st.rps, &st.latency_ms);
             for (tname, t) in s.tagged.range(format!("{name}{{")..) {
                 if !tname.starts_with(&format!("{name}{{")) {
                     break;
                 }
                 let label = format!("  {}", &tname[name.len()..]);
-                let _ = writeln!(
-                    out,
-                    "  {} {:>10} {:>8} {:>9} {:>8} {:>8} {:>8} {:>8}",
-                    cell(&label, nw),
-                    thousands(t.requests),
-                    thousands(t.failed),
-                    rate(t.rps),
-                    ms(t.latency_ms.mean),
-                    ms(t.latency_ms.p95),
-                    ms(t.latency_ms.p99),
-                    ms(t.latency_ms.max),
-                );
+                row(out, &label, t.requests, t.failed, t.rps, &t.latency_ms);
             }
         }
     }

@@ -17,7 +17,7 @@ use pado_testkit::{GrpcServer, Reflection, TestServer, WsServer};
 
 use super::Vu;
 use crate::plan::{compile, RunPlan};
-use crate::runtime::worker::{FailureKey, WorkerCtx};
+use crate::runtime::worker::{FailureKey, Outlets, WorkerCtx};
 
 /// One step's figures over the whole run, summed from the worker's seconds.
 #[derive(Debug, Default)]
@@ -75,6 +75,15 @@ fn plan_in(src: &str, dir: &Path) -> Arc<RunPlan> {
     Arc::new(compile(&cfg, dir).unwrap())
 }
 
+/// What a test's worker sends to: `tx` alone, no observer, no raw records.
+fn outlets(tx: crossbeam_channel::Sender<WorkerMessage>) -> Outlets {
+    Outlets {
+        tx,
+        observer: None,
+        raw: None,
+    }
+}
+
 /// Run `iterations` iterations of the first scenario's flow with one VU and sum
 /// what its worker sent.
 fn run_vu(plan: Arc<RunPlan>, iterations: u64) -> Ran {
@@ -85,7 +94,7 @@ fn run_vu(plan: Arc<RunPlan>, iterations: u64) -> Ran {
         .unwrap();
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async {
-        let ctx = WorkerCtx::new(0, plan.clone(), Instant::now(), tx, Vec::new(), None, None);
+        let ctx = WorkerCtx::new(0, plan.clone(), Instant::now(), outlets(tx), Vec::new());
         let sc = &plan.scenarios[0];
         let mut vu = Vu::new(ctx.clone(), 7, 1, sc.cookies);
         for _ in 0..iterations {
@@ -399,7 +408,7 @@ fn each_step_keeps_at_most_three_samples_per_failure_key() {
         Path::new("."),
     );
     let (tx, _rx) = crossbeam_channel::unbounded();
-    let ctx = WorkerCtx::new(0, plan, Instant::now(), tx, Vec::new(), None, None);
+    let ctx = WorkerCtx::new(0, plan, Instant::now(), outlets(tx), Vec::new());
     let keys = [
         FailureKey::Error(ErrorKind::Timeout),
         FailureKey::Error(ErrorKind::Reset),
