@@ -62,7 +62,8 @@ fi
 # as pinned by testing/browser/package-lock.json (it drives Debian's Chromium;
 # Playwright's own browser downloads are never fetched). Installed again only when
 # missing or not the locked version.
-browser_pkg() { node -p "require('./testing/browser/$1').$2" 2>/dev/null; }
+# (Nothing printed when the file is missing: a fresh checkout has no node_modules.)
+browser_pkg() { node -p "require('./testing/browser/$1').$2" 2>/dev/null || true; }
 if command -v npm >/dev/null 2>&1; then
   locked=$(browser_pkg package-lock.json "packages['node_modules/playwright-core'].version")
   installed=$(browser_pkg node_modules/playwright-core/package.json version)
