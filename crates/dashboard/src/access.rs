@@ -114,20 +114,7 @@ mod tests {
     const TOKEN: &str = "0123456789abcdef0123";
 
     fn req(headers: &[(&str, &str)]) -> Request {
-        Request {
-            method: "POST".into(),
-            target: "/api/control".into(),
-            version: 1,
-            headers: headers
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-            body: Vec::new(),
-            path: "/api/control".into(),
-            query: Vec::new(),
-            keep_alive: true,
-            wire_len: 0,
-        }
+        Request::in_process("POST", "/api/control", headers)
     }
 
     const GOOD: [(&str, &str); 4] = [

@@ -157,24 +157,9 @@ pub(crate) fn serve(
     listener: std::net::TcpListener,
     shared: Arc<Shared>,
 ) -> std::io::Result<pado_h1server::ServerThread> {
-    pado_h1server::ServerThread::spawn("pado-dashboard", move |stop| {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        else {
-            return;
-        };
-        rt.block_on(async move {
-            let Ok(server) = pado_h1server::Server::from_std(listener) else {
-                return;
-            };
-            server
-                .serve(stop, move |stream, _| {
-                    let shared = shared.clone();
-                    async move { connection(stream, &shared).await }
-                })
-                .await;
-        });
+    pado_h1server::ServerThread::serve_listener("pado-dashboard", listener, move |stream, _| {
+        let shared = shared.clone();
+        async move { connection(stream, &shared).await }
     })
 }
 

@@ -220,20 +220,7 @@ mod tests {
     use super::*;
 
     fn req(headers: &[(&str, &str)]) -> Request {
-        Request {
-            method: "POST".into(),
-            target: "/job".into(),
-            version: 1,
-            headers: headers
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-            body: Vec::new(),
-            path: "/job".into(),
-            query: Vec::new(),
-            keep_alive: true,
-            wire_len: 0,
-        }
+        Request::in_process("POST", "/job", headers)
     }
 
     const TOKEN: &str = "0123456789abcdef-파도는-아님";

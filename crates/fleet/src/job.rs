@@ -322,40 +322,21 @@ where
 {
     let answer = Arc::new(answer);
     let rules = Arc::new(rules);
-    pado_h1server::ServerThread::spawn(name, move |stop| {
-        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-        else {
-            return;
-        };
-        rt.block_on(async move {
-            let Ok(server) = pado_h1server::Server::from_std(listener) else {
-                return;
-            };
-            server
-                .serve(stop, move |stream, _| {
-                    let answer = answer.clone();
-                    let rules = rules.clone();
-                    async move {
-                        match &rules.tls {
-                            None => serve_connection(stream, &rules, &*answer).await,
-                            Some(cfg) => {
-                                let tls = crate::tls::accept::accept(
-                                    stream,
-                                    cfg.clone(),
-                                    rules.patience.head,
-                                )
-                                .await;
-                                if let Some(tls) = tls {
-                                    serve_connection(tls, &rules, &*answer).await;
-                                }
-                            }
-                        }
+    pado_h1server::ServerThread::serve_listener(name, listener, move |stream, _| {
+        let answer = answer.clone();
+        let rules = rules.clone();
+        async move {
+            match &rules.tls {
+                None => serve_connection(stream, &rules, &*answer).await,
+                Some(cfg) => {
+                    let tls =
+                        crate::tls::accept::accept(stream, cfg.clone(), rules.patience.head).await;
+                    if let Some(tls) = tls {
+                        serve_connection(tls, &rules, &*answer).await;
                     }
-                })
-                .await;
-        });
+                }
+            }
+        }
     })
 }
 

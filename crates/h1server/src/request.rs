@@ -41,6 +41,28 @@ pub struct Request {
 }
 
 impl Request {
+    /// A request made in the process instead of read off a socket (a gate or an
+    /// answer called directly, a service calling its own routes): HTTP/1.1,
+    /// keep-alive, no body, no wire bytes, and `path`/`query` split from `target`
+    /// just as for a request that was read.
+    pub fn in_process(method: &str, target: &str, headers: &[(&str, &str)]) -> Request {
+        let (path, query) = split_target(target);
+        Request {
+            method: method.into(),
+            target: target.into(),
+            version: 1,
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            body: Vec::new(),
+            path,
+            query,
+            keep_alive: true,
+            wire_len: 0,
+        }
+    }
+
     /// The first header with this (case-insensitive) name.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -435,6 +457,15 @@ pub fn percent_decode(input: &[u8], plus_is_space: bool) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_in_process_request_splits_its_target_like_a_read_one() {
+        let r = Request::in_process("GET", "/%ED%8C%8C%EB%8F%84?q=a+b", &[("X-Name", "파도")]);
+        assert_eq!(r.path, "/파도");
+        assert_eq!(r.query, vec![("q".to_string(), "a b".to_string())]);
+        assert_eq!(r.header("x-name"), Some("파도"));
+        assert_eq!((r.version, r.keep_alive, r.wire_len), (1, true, 0));
+    }
 
     #[test]
     fn decodes_hangul_and_plus() {

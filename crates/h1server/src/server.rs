@@ -146,6 +146,40 @@ impl ServerThread {
         })
     }
 
+    /// Serves `listener` on a thread named `name` with a current-thread tokio runtime
+    /// of its own, handing each connection to `on_conn` as [`Server::serve`] does,
+    /// until the returned handle is shut down or dropped. The one home of the loop
+    /// that every in-process server (the dashboard, a fleet agent's job server)
+    /// runs, so that each states only what it does with a connection.
+    ///
+    /// If the runtime cannot be built or the listener cannot be handed to tokio, the
+    /// thread ends at once and the listener is closed: connections are then refused,
+    /// which is what a caller waiting on the address sees.
+    pub fn serve_listener<F, C>(
+        name: &str,
+        listener: std::net::TcpListener,
+        on_conn: F,
+    ) -> io::Result<ServerThread>
+    where
+        F: FnMut(TcpStream, SocketAddr) -> C + Send + 'static,
+        C: Future<Output = ()> + Send + 'static,
+    {
+        ServerThread::spawn(name, move |stop| {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async move {
+                let Ok(server) = Server::from_std(listener) else {
+                    return;
+                };
+                server.serve(stop, on_conn).await;
+            });
+        })
+    }
+
     /// Stops the server and waits for its thread to end.
     pub fn shutdown(mut self) {
         self.stop_and_join();

@@ -468,19 +468,27 @@ impl RunHandle {
     /// hold) is a window of `over` from then.
     fn record(&self, what: String, over: Duration) {
         let ms = self.elapsed().as_millis() as u64;
-        lock(&self.shared.changes).push(EventRecord {
-            name: what.clone(),
-            kind: CONTROL_KIND.into(),
-            planned_ms: ms,
-            started_ms: Some(ms),
-            window_end_ms: (!over.is_zero()).then(|| ms + over.as_millis() as u64),
-            required: false,
-            mark: Some(what),
-            action: None,
-            undo: None,
-            expect: Default::default(),
-            left_open: None,
-        });
+        let window_end_ms = (!over.is_zero()).then(|| ms + over.as_millis() as u64);
+        lock(&self.shared.changes).push(control_event(what, ms, window_end_ms));
+    }
+}
+
+/// A `control` event: a change made while the run was going, at `ms` into the run,
+/// over a window ending at `window_end_ms` (none: at once). One shape for a single
+/// run's changes and a distributed run's, so the report reads both alike.
+pub(crate) fn control_event(what: String, ms: u64, window_end_ms: Option<u64>) -> EventRecord {
+    EventRecord {
+        name: what.clone(),
+        kind: CONTROL_KIND.into(),
+        planned_ms: ms,
+        started_ms: Some(ms),
+        window_end_ms,
+        required: false,
+        mark: Some(what),
+        action: None,
+        undo: None,
+        expect: Default::default(),
+        left_open: None,
     }
 }
 

@@ -60,13 +60,7 @@ impl Executor for ConstantArrivalRate {
         self.max_vus
     }
     fn stages(&self) -> Vec<StageWindow> {
-        vec![StageWindow {
-            start: Duration::ZERO,
-            end: self.duration,
-            from: self.per_s,
-            to: self.per_s,
-            unit: "it/s",
-        }]
+        vec![StageWindow::hold(self.duration, self.per_s, "it/s")]
     }
     fn schedule(&self) -> Schedule {
         Schedule::Open(OpenSchedule {

@@ -34,13 +34,7 @@ impl Executor for ConstantVus {
         self.vus
     }
     fn stages(&self) -> Vec<StageWindow> {
-        vec![StageWindow {
-            start: Duration::ZERO,
-            end: self.duration,
-            from: self.vus as f64,
-            to: self.vus as f64,
-            unit: "VUs",
-        }]
+        vec![StageWindow::hold(self.duration, self.vus as f64, "VUs")]
     }
     fn schedule(&self) -> Schedule {
         Schedule::Closed(ClosedSchedule::all_along(self.vus, self.duration, None))

@@ -41,13 +41,7 @@ impl Executor for ExternallyControlled {
         self.max_vus
     }
     fn stages(&self) -> Vec<StageWindow> {
-        vec![StageWindow {
-            start: Duration::ZERO,
-            end: self.duration,
-            from: self.vus as f64,
-            to: self.vus as f64,
-            unit: "VUs",
-        }]
+        vec![StageWindow::hold(self.duration, self.vus as f64, "VUs")]
     }
     fn schedule(&self) -> Schedule {
         // Every VU may run the whole time; the steered cap says how many do.

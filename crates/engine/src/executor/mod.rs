@@ -42,6 +42,18 @@ pub struct StageWindow {
 }
 
 impl StageWindow {
+    /// One level held from the start to `end`: the whole plan of an executor that
+    /// keeps a constant load (so many VUs, so many iterations/s), said once.
+    pub fn hold(end: Duration, level: f64, unit: &'static str) -> StageWindow {
+        StageWindow {
+            start: Duration::ZERO,
+            end,
+            from: level,
+            to: level,
+            unit,
+        }
+    }
+
     /// `ramp 0→100 VUs` / `hold 100 VUs`.
     pub fn label(&self) -> String {
         if (self.from - self.to).abs() < 1e-9 {
@@ -408,10 +420,9 @@ mod tests {
         assert!(a[2999] < Duration::from_secs(15));
     }
 
-    #[test]
-    fn linear_ramp_count_is_the_integral() {
-        // 0 -> 100/s over 10 s: 500 iterations, denser at the end.
-        let s = sched(vec![
+    /// 0 -> 100/s over 10 s, then 100/s for 5 s.
+    fn ramp_to_100_then_hold() -> OpenSchedule {
+        sched(vec![
             RateSegment {
                 start: Duration::ZERO,
                 duration: Duration::from_secs(10),
@@ -424,7 +435,13 @@ mod tests {
                 from_per_s: 100.0,
                 to_per_s: 100.0,
             },
-        ]);
+        ])
+    }
+
+    #[test]
+    fn linear_ramp_count_is_the_integral() {
+        // 0 -> 100/s over 10 s: 500 iterations, denser at the end.
+        let s = ramp_to_100_then_hold();
         let a: Vec<Duration> = s.arrivals().collect();
         assert_eq!(a.len(), 1000);
         let first_half = a.iter().filter(|t| t.as_secs_f64() < 5.0).count();
@@ -436,20 +453,7 @@ mod tests {
 
     #[test]
     fn the_rate_at_a_moment_is_that_of_its_segment() {
-        let s = sched(vec![
-            RateSegment {
-                start: Duration::ZERO,
-                duration: Duration::from_secs(10),
-                from_per_s: 0.0,
-                to_per_s: 100.0,
-            },
-            RateSegment {
-                start: Duration::from_secs(10),
-                duration: Duration::from_secs(5),
-                from_per_s: 100.0,
-                to_per_s: 100.0,
-            },
-        ]);
+        let s = ramp_to_100_then_hold();
         assert_eq!(s.rate_at(Duration::from_millis(2500)), 25.0);
         assert_eq!(s.rate_at(Duration::from_secs(12)), 100.0);
         assert_eq!(s.rate_at(Duration::from_secs(15)), 0.0);

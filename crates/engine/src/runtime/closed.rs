@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::executor::{ClosedSchedule, Window};
 
-use super::deadline::Deadline;
+use super::deadline::pinned_deadline;
 use super::steering::Steer;
 use super::vu::{IterationEnd, Vu};
 use super::worker::WorkerCtx;
@@ -65,16 +65,7 @@ pub(super) async fn run_vu(
         // VU held from the start (a cap, a pause) is never counted.
         let mut active = false;
         // One deadline timer and one abort registration per window, not per iteration.
-        let hard_sleep = tokio::time::sleep_until(hard_at(&ctx).into());
-        tokio::pin!(hard_sleep);
-        let interrupted = ctx.interrupted();
-        tokio::pin!(interrupted);
-        let mut deadline = Deadline {
-            sleep: hard_sleep,
-            interrupted,
-            at: || hard_at(&ctx),
-            clock_seen: ctx.clock_generation(),
-        };
+        pinned_deadline!(deadline, ctx, hard_at);
         // The clock read that ends an iteration also starts the next one when there
         // is no think time: one read per iteration, not two.
         while ctx.schedule_at(now) < end && !ctx.stopping.get() {

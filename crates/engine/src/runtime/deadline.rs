@@ -11,6 +11,27 @@ use tokio::time::Sleep;
 
 use super::worker::WorkerCtx;
 
+/// Sets up `let mut $name: Deadline` on the caller's stack: the timer set to
+/// `$at(&$ctx)` and the interruption registration, both pinned in place, so a
+/// closed window and an open VU arm their deadline the same way without a box
+/// (a macro, not a function, because the pinned futures must live in the
+/// caller's frame).
+macro_rules! pinned_deadline {
+    ($name:ident, $ctx:ident, $at:ident) => {
+        let sleep = tokio::time::sleep_until($at(&$ctx).into());
+        tokio::pin!(sleep);
+        let interrupted = $ctx.interrupted();
+        tokio::pin!(interrupted);
+        let mut $name = $crate::runtime::deadline::Deadline {
+            sleep,
+            interrupted,
+            at: || $at(&$ctx),
+            clock_seen: $ctx.clock_generation(),
+        };
+    };
+}
+pub(super) use pinned_deadline;
+
 /// What a VU keeps across its iterations to time them out: one timer and one
 /// registration for interruptions per window, not one per iteration.
 pub(super) struct Deadline<'a, I, F> {

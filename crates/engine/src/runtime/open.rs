@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::executor::OpenSchedule;
 
 use super::closed::seed;
-use super::deadline::Deadline;
+use super::deadline::pinned_deadline;
 use super::steering::LoadControl;
 use super::timer::PreciseTimer;
 use super::vu::{IterationEnd, Vu};
@@ -375,16 +375,7 @@ async fn vu_loop(
     if !sc.setup.is_empty() {
         vu.run_once(&sc.name, &sc.setup).await;
     }
-    let hard_sleep = tokio::time::sleep_until(hard_at(&ctx).into());
-    tokio::pin!(hard_sleep);
-    let interrupted = ctx.interrupted();
-    tokio::pin!(interrupted);
-    let mut deadline = Deadline {
-        sleep: hard_sleep,
-        interrupted,
-        at: || hard_at(&ctx),
-        clock_seen: ctx.clock_generation(),
-    };
+    pinned_deadline!(deadline, ctx, hard_at);
     while let Some(scheduled) = slot.next().await {
         ctx.vu_started(Instant::now());
         deadline.follow(&ctx);

@@ -327,32 +327,50 @@ fn rate_and_p95<T>(
     ]
 }
 
+/// The req/s and p95 rows of one part of the run (a step, a stage) under `scope`:
+/// `measure` reads, on one side, the part's total (by the given field) and its
+/// per-second samples (by the given reading of a second). One shape for every part,
+/// so steps and stages are compared alike.
+fn part_rows<T>(
+    scope: &str,
+    sides: &[Side<'_>],
+    rps: fn(&T) -> f64,
+    p95: fn(&T) -> f64,
+    measure: impl Fn(&Side<'_>, fn(&PointStats) -> Option<f64>, fn(&T) -> f64) -> (Option<f64>, Vec<f64>)
+        + Copy,
+) -> [CompareRow; 2] {
+    let make =
+        |metric: &str, higher: bool, f: fn(&PointStats) -> Option<f64>, total: fn(&T) -> f64| {
+            row(
+                scope,
+                metric,
+                higher,
+                sides,
+                Box::new(move |s| measure(s, f, total)),
+            )
+        };
+    rate_and_p95(make, rps, p95)
+}
+
 /// Per step (names present in the baseline): req/s and p95.
 fn step_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
     let mut rows = Vec::new();
     for name in sides[0].summary.steps.keys() {
-        let step_row = |metric: &str,
-                        higher: bool,
-                        f: fn(&PointStats) -> Option<f64>,
-                        total: fn(&crate::summary::StepSummary) -> f64| {
-            let name = name.clone();
-            row(
-                &format!("step {name}"),
-                metric,
-                higher,
-                sides,
-                Box::new(move |s| {
-                    let idx = s.run.step_names.iter().position(|n| *n == name);
-                    let value = s.summary.steps.get(&name).map(total);
-                    let smp = match idx {
-                        Some(i) => samples(s, |p| p.step(i as u32).copied(), f),
-                        None => Vec::new(),
-                    };
-                    (value, smp)
-                }),
-            )
-        };
-        rows.extend(rate_and_p95(step_row, |t| t.rps, |t| t.latency_ms.p95));
+        rows.extend(part_rows::<crate::summary::StepSummary>(
+            &format!("step {name}"),
+            sides,
+            |t| t.rps,
+            |t| t.latency_ms.p95,
+            |s, f, total| {
+                let idx = s.run.step_names.iter().position(|n| n == name);
+                let value = s.summary.steps.get(name).map(total);
+                let smp = match idx {
+                    Some(i) => samples(s, |p| p.step(i as u32).copied(), f),
+                    None => Vec::new(),
+                };
+                (value, smp)
+            },
+        ));
     }
     rows
 }
@@ -361,33 +379,26 @@ fn step_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
 fn stage_rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
     let mut rows = Vec::new();
     for st in &sides[0].summary.stages {
-        let label = st.label.clone();
-        let stage_row = |metric: &str,
-                         higher: bool,
-                         f: fn(&PointStats) -> Option<f64>,
-                         total: fn(&crate::stages::StageStats) -> f64| {
-            let label = label.clone();
-            row(
-                &format!("stage {label}"),
-                metric,
-                higher,
-                sides,
-                Box::new(move |s| {
-                    let Some(w) = s.summary.stages.iter().find(|x| x.label == label) else {
-                        return (None, Vec::new());
-                    };
-                    let smp = s
-                        .run
-                        .points
-                        .iter()
-                        .filter(|p| crate::stages::second_in_window(p.t, w.start_s, w.end_s))
-                        .filter_map(|p| f(&p.all))
-                        .collect();
-                    (Some(total(w)), smp)
-                }),
-            )
-        };
-        rows.extend(rate_and_p95(stage_row, |w| w.rps, |w| w.latency_ms.p95));
+        let label = &st.label;
+        rows.extend(part_rows::<crate::stages::StageStats>(
+            &format!("stage {label}"),
+            sides,
+            |w| w.rps,
+            |w| w.latency_ms.p95,
+            |s, f, total| {
+                let Some(w) = s.summary.stages.iter().find(|x| x.label == *label) else {
+                    return (None, Vec::new());
+                };
+                let smp = s
+                    .run
+                    .points
+                    .iter()
+                    .filter(|p| crate::stages::second_in_window(p.t, w.start_s, w.end_s))
+                    .filter_map(|p| f(&p.all))
+                    .collect();
+                (Some(total(w)), smp)
+            },
+        ));
     }
     rows
 }

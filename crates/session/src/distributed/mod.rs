@@ -25,7 +25,7 @@ use pado_metrics::SecondRecord;
 use pado_results::events::EventRecord;
 use pado_results::StageMark;
 
-use crate::control::CONTROL_KIND;
+use crate::control::control_event;
 use crate::{
     ControlCommand, ControlError, GeneratorLive, LiveRun, RunState, Subscribers, Subscription,
 };
@@ -323,19 +323,7 @@ impl DistributedRun {
     /// Keep a change once, at the whole test's time now.
     fn record(&self, what: String) {
         let ms = self.elapsed().as_millis() as u64;
-        lock(&self.changes).push(EventRecord {
-            name: what.clone(),
-            kind: CONTROL_KIND.into(),
-            planned_ms: ms,
-            started_ms: Some(ms),
-            window_end_ms: None,
-            required: false,
-            mark: Some(what),
-            action: None,
-            undo: None,
-            expect: Default::default(),
-            left_open: None,
-        });
+        lock(&self.changes).push(control_event(what, ms, None));
     }
 }
 
