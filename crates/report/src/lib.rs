@@ -6,6 +6,7 @@
 
 pub mod compare;
 pub mod csv_export;
+pub mod experiment;
 pub mod hdr_export;
 pub mod html;
 pub mod junit;
