@@ -26,6 +26,11 @@ impl Recorder {
             .map_err(|e| Failure::invalid(e.to_string()))
     }
 
+    /// This recorder with one more label (`knob=value` for an experiment's runs).
+    pub(crate) fn with_label(&self, key: &str, value: &str) -> Recorder {
+        Recorder(self.0.with_label(key, value))
+    }
+
     /// Record the finished result directory `dir`; its id, or `None` (after one
     /// line on stderr) when it could not be: the result directory is what counts.
     pub(crate) fn record(&self, dir: &Path, kind: Kind) -> Option<i64> {

@@ -231,6 +231,9 @@ pub fn run(
         rec.restore = Some(ActionRecord::from(&o));
     }
     rec.finished_at = pado_base::stamp::utc_ms(SystemTime::now());
+    if let Err(e) = record::write_reports(out, &mut rec) {
+        points.say(&format!("warning: {}: {e}", out.display()));
+    }
     record::write(out, &rec)
         .map_err(|e| SessionError::io(format!("{}: {e}", out.join(record::FILE).display())))?;
     swept?;
@@ -333,7 +336,15 @@ fn capacity_point(
     let (steps, outcome) = search.run(&plan.text, &mut hooks)?;
     p.runs = hooks.runs;
     p.peak_rps = steps.iter().map(|s| s.rps).reduce(f64::max);
-    p.verdict = limit_at_break(&steps);
+    // The verdict where the SLA broke (what was full there), else at the last step.
+    let at = steps
+        .iter()
+        .find(|s| !s.ok)
+        .or(steps.last())
+        .map(|s| s.result_dir.clone());
+    p.verdict = at
+        .map(|d| verdict_of(&d))
+        .or_else(|| limit_at_break(&steps));
     p.measured = outcome.capacity();
     p.outcome = outcome_words(&outcome);
     if p.measured.is_none() && !matches!(outcome, Outcome::Interrupted { .. }) {
@@ -463,6 +474,15 @@ fn outcome_words(o: &Outcome) -> String {
             format!("the SLA already breaks at the start rate {start:.1}/s (start lower)")
         }
         Outcome::Interrupted { rate, .. } => format!("interrupted at {rate:.1}/s"),
+    }
+}
+
+/// The bottleneck table's verdict of the run in `dir`, in one line.
+fn verdict_of(dir: &Path) -> String {
+    match pado_analysis::attribution::headline::headline_of_run(dir) {
+        Ok(h) if h.component.is_some() => h.phrase,
+        Ok(h) => format!("{} ({})", h.phrase, h.evidence),
+        Err(e) => format!("no verdict: {e}"),
     }
 }
 

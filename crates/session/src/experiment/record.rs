@@ -5,10 +5,15 @@
 
 use std::path::{Path, PathBuf};
 
+use pado_report::experiment::{ExperimentRow, ExperimentTable};
 use serde::{Deserialize, Serialize};
 
 /// The file's name in the experiment's directory.
 pub const FILE: &str = "experiment.json";
+/// The table as text, beside it.
+pub const TEXT_FILE: &str = "experiment.txt";
+/// The table and its chart as a self-contained page, beside it.
+pub const HTML_FILE: &str = "experiment.html";
 /// The version of this file's layout.
 pub const FORMAT: u32 = 1;
 
@@ -165,6 +170,52 @@ impl ExperimentRecord {
         v.sort_by(|a, b| a.0.total_cmp(&b.0));
         v
     }
+}
+
+impl ExperimentRecord {
+    /// The table the presenters (`pado_report::experiment`) show: one row per
+    /// point, in the order they ran.
+    pub fn table(&self) -> ExperimentTable {
+        let metric = if self.mode == "fixed" {
+            format!("{} at fixed load ({})", self.metric, self.metric_unit)
+        } else {
+            pado_report::experiment::CAPACITY_METRIC.to_string()
+        };
+        ExperimentTable {
+            knob: self.knob.clone(),
+            unit: self.unit.clone(),
+            metric,
+            points: self
+                .points
+                .iter()
+                .map(|p| ExperimentRow {
+                    value: p.value,
+                    label: String::new(),
+                    measured: p.measured,
+                    verdict: p.verdict.clone().unwrap_or_default(),
+                    run_id: p
+                        .runs
+                        .iter()
+                        .rev()
+                        .find_map(|r| r.run_id)
+                        .map(|id| id.to_string())
+                        .or_else(|| Some(p.dir.clone())),
+                    error: p.error.clone(),
+                })
+                .collect(),
+            cost_per_unit: self.cost_per_unit,
+        }
+    }
+}
+
+/// Writes the table as text (`experiment.txt`) and as a page (`experiment.html`),
+/// and puts the scaling fit and its checks into the record.
+pub fn write_reports(dir: &Path, r: &mut ExperimentRecord) -> std::io::Result<()> {
+    let t = r.table();
+    let analysis = pado_report::experiment::json(&t);
+    r.scaling = Some(analysis);
+    std::fs::write(dir.join(TEXT_FILE), pado_report::experiment::text(&t))?;
+    std::fs::write(dir.join(HTML_FILE), pado_report::experiment::html(&t))
 }
 
 /// Whether `dir` is an experiment's directory.
