@@ -16,6 +16,7 @@ mod demo_protocols;
 mod docs_examples;
 mod errors;
 mod events;
+mod experiment;
 mod first_run;
 mod flows;
 mod generator;

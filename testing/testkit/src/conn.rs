@@ -224,6 +224,36 @@ async fn respond<S: Transport>(
         return bytes(s, req, n).await;
     }
     match path {
+        "/slots" => {
+            let ms = req
+                .query_param("ms")
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(10);
+            shared
+                .slots
+                .hold(Duration::from_millis(ms).min(MAX_WAIT))
+                .await;
+            send_ok(s, req).await
+        }
+        "/slots/set" => {
+            let n = req.query_param("n").and_then(|v| v.parse::<u64>().ok());
+            match n.map(|n| shared.slots.set(n)) {
+                Some(Ok(())) => {
+                    let body = shared.slots.state_json();
+                    send(s, req, 200, Some("application/json"), &[], body.as_bytes()).await
+                }
+                Some(Err(e)) => send(s, req, 400, Some("text/plain"), &[], e.as_bytes()).await,
+                None => send(s, req, 400, Some("text/plain"), &[], b"give ?n=N\n").await,
+            }
+        }
+        "/slots/metrics" => {
+            let body = shared.slots.metrics();
+            send(s, req, 200, Some("text/plain; version=0.0.4"), &[], body.as_bytes()).await
+        }
+        "/slots/state" => {
+            let body = shared.slots.state_json();
+            send(s, req, 200, Some("application/json"), &[], body.as_bytes()).await
+        }
         "/stall" => {
             stall(req, received_at, shared).await;
             send_ok(s, req).await
