@@ -36,6 +36,11 @@ pub const P95_METRIC: &str = "p95 at fixed load (ms)";
 /// 5%, below the noise between two runs of most services.
 pub const MIN_GAIN: f64 = 0.05;
 
+/// How far beyond the measured points the fit's peak or ceiling may lie and still be
+/// stated (4× the largest value or best capacity measured): further out, a fit of a
+/// few points says nothing reliable.
+const REACH: f64 = 4.0;
+
 /// What an experiment measured, one row per knob value, in the order it ran.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ExperimentTable {
@@ -269,17 +274,28 @@ pub fn limit_lines(t: &ExperimentTable, a: &ExperimentAnalysis) -> Vec<String> {
     };
     let unit = t.metric_unit();
     let mut out = Vec::new();
-    match f.peak_x {
-        Some(p) => out.push(format!(
+    let pts = measured_points(t);
+    let top_x = pts.iter().map(|p| p.x).fold(0.0, f64::max);
+    let best = pts.iter().map(|p| p.throughput).fold(0.0, f64::max);
+    let ceiling = (f.sigma > 0.0).then(|| f.lambda / f.sigma);
+    match (f.peak_x, ceiling) {
+        (Some(p), _) if p <= REACH * top_x => out.push(format!(
             "Capacity peaks at {} ({} {unit}); past it, more makes it fall (crosstalk).",
             t.value_label(round_to(p)),
             pado_base::units::rate(f.predict(p))
         )),
-        None if f.sigma > 0.0 => out.push(format!(
-            "Capacity flattens towards {} {unit} (contention) and does not fall.",
-            pado_base::units::rate(f.lambda / f.sigma)
+        (Some(p), _) => out.push(format!(
+            "The fit's peak, at {}, is far beyond the values measured: too far out to trust.",
+            t.value_label(round_to(p))
         )),
-        None => out.push("Capacity grew in proportion to the knob: no limit in sight.".to_string()),
+        (None, Some(c)) if c <= REACH * best => out.push(format!(
+            "Capacity flattens towards {} {unit} (contention) and does not fall.",
+            pado_base::units::rate(c)
+        )),
+        _ => out.push(
+            "Capacity grew nearly in proportion to the knob: no limit in sight within the values measured."
+                .to_string(),
+        ),
     }
     if let (Some(d), Some(step)) = (a.diminishing_from, a.step) {
         out.push(format!(

@@ -234,3 +234,48 @@ fn hangul_round_trips_and_markup_is_escaped() {
     assert!(cols.windows(2).all(|w| w[0] == w[1]), "{cols:?}\n{out}");
     assert!(out.contains("풀 1개"), "{out}");
 }
+
+fn curve_table(f: impl Fn(f64) -> f64, xs: &[f64]) -> ExperimentTable {
+    ExperimentTable {
+        knob: "threads".into(),
+        unit: None,
+        metric: CAPACITY_METRIC.into(),
+        points: xs
+            .iter()
+            .map(|&x| row(x, "", Some(f(x)), "no limit found", "1"))
+            .collect(),
+        cost_per_unit: None,
+    }
+}
+
+#[test]
+fn a_ceiling_or_peak_is_stated_only_within_reach_of_the_points() {
+    // Amdahl with σ = 0.1: capacity flattens towards λ/σ = 500 (best measured 263).
+    let amdahl = curve_table(
+        |x| 50.0 * x / (1.0 + 0.1 * (x - 1.0)),
+        &[1.0, 2.0, 4.0, 8.0],
+    );
+    let lines = limit_lines(&amdahl, &analyse(&amdahl)).join("\n");
+    assert!(
+        lines.contains("Capacity flattens towards 500 req/s"),
+        "{lines}"
+    );
+    // σ = 0.001: the ceiling of 50,000 is far beyond the 396 measured: not stated.
+    let nearly = curve_table(
+        |x| 50.0 * x / (1.0 + 0.001 * (x - 1.0)),
+        &[1.0, 2.0, 4.0, 8.0],
+    );
+    let lines = limit_lines(&nearly, &analyse(&nearly)).join("\n");
+    assert!(!lines.contains("flattens"), "{lines}");
+    assert!(lines.contains("no limit in sight"), "{lines}");
+    // κ = 1e-5: a peak near 316, forty times the largest value measured.
+    let far = curve_table(
+        |x| 50.0 * x / (1.0 + 1e-5 * x * (x - 1.0)),
+        &[1.0, 2.0, 4.0, 8.0],
+    );
+    let a = analyse(&far);
+    assert!(a.fit.unwrap().peak_x.unwrap() > 100.0, "{a:?}");
+    let lines = limit_lines(&far, &a).join("\n");
+    assert!(!lines.contains("Capacity peaks"), "{lines}");
+    assert!(lines.contains("too far out to trust"), "{lines}");
+}
