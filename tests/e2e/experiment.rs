@@ -120,15 +120,23 @@ fn the_capacity_at_each_point_is_the_slots_over_the_hold_and_the_fit_predicts_th
         let truth = n / 0.050;
         let got = p["measured"].as_f64().unwrap_or(0.0);
         if (got - truth).abs() > truth * 0.05 {
-            misses.push(format!("{n} slots: capacity {got:.1}/s, truth {truth:.1}/s"));
+            misses.push(format!(
+                "{n} slots: capacity {got:.1}/s, truth {truth:.1}/s"
+            ));
         }
         // The slots are what was full: the bottleneck table names them.
         let verdict = p["verdict"].as_str().unwrap_or_default();
-        assert!(verdict.contains("testkit_slots"), "{n} slots: {verdict}");
+        assert!(
+            verdict.contains("testkit_slots"),
+            "{n} slots: {verdict}\n{x:#}"
+        );
         assert_eq!(p["label"], format!("slots={n}"), "{p}");
     }
     // Each point's prediction from the points before it: the third from the first two.
-    let checks = x["scaling"]["predictions"].as_array().cloned().unwrap_or_default();
+    let checks = x["scaling"]["predictions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let err = checks
         .iter()
         .find(|c| c["x"] == 4.0)
@@ -142,7 +150,9 @@ fn the_capacity_at_each_point_is_the_slots_over_the_hold_and_the_fit_predicts_th
         if starved.is_empty() {
             panic!("{misses:?} (pado's self-check saw no starvation, so this is not the machine)\n{stdout}\n{stderr}");
         }
-        eprintln!("\n*** SKIPPED: machine too busy to judge the capacities ({starved:?}): {misses:?}\n");
+        eprintln!(
+            "\n*** SKIPPED: machine too busy to judge the capacities ({starved:?}): {misses:?}\n"
+        );
         return;
     }
     // The knob went 1, 2, 4, then back as `restore:` says.
@@ -158,7 +168,13 @@ fn the_capacity_at_each_point_is_the_slots_over_the_hold_and_the_fit_predicts_th
 
 /// A fixed-load experiment over `values`: `apply:` sets the slots (a 0 is refused
 /// by the server: a failed point), `restore:` sets 7.
-fn fixed(dir: &Path, srv: &TestServer, values: &str, on_failure: &str, secs: u32) -> std::path::PathBuf {
+fn fixed(
+    dir: &Path,
+    srv: &TestServer,
+    values: &str,
+    on_failure: &str,
+    secs: u32,
+) -> std::path::PathBuf {
     write_file(dir, "load.yaml", &scenario(srv, 5, 20, secs));
     experiment(
         dir,
@@ -193,9 +209,15 @@ fn a_failed_point_stops_the_experiment_when_asked_and_restore_still_runs() {
     let points = x["points"].as_array().unwrap();
     assert_eq!(points.len(), 2, "point 3 must not run: {x:#}");
     let e = points[1]["error"].as_str().unwrap_or_default();
-    assert!(e.contains("apply failed") && e.contains("status 400"), "{e}");
     assert!(
-        x["stopped"].as_str().unwrap_or_default().contains("point 2 (slots=0) failed"),
+        e.contains("apply failed") && e.contains("status 400"),
+        "{e}"
+    );
+    assert!(
+        x["stopped"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("point 2 (slots=0) failed"),
         "{x:#}"
     );
     assert_eq!(x["restore"]["ok"], true, "{x:#}");
@@ -216,12 +238,23 @@ fn a_failed_point_is_passed_over_with_on_failure_continue_and_restore_runs_at_th
     let file = fixed(&dir, &srv, "[1, 0, 3]", "continue", 1);
     let out = &dir.join("out");
     let o = run_experiment(&file, &out);
-    assert_eq!(o.status.code(), Some(99), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(99),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let x = read_json(&out.join("experiment.json"));
     let points = x["points"].as_array().unwrap();
     assert_eq!(points.len(), 3, "{x:#}");
-    assert!(points[1]["error"].is_string() && points[2]["error"].is_null(), "{x:#}");
-    assert!(points[2]["measured"].as_f64().unwrap_or(0.0) >= 5.0, "{x:#}");
+    assert!(
+        points[1]["error"].is_string() && points[2]["error"].is_null(),
+        "{x:#}"
+    );
+    assert!(
+        points[2]["measured"].as_f64().unwrap_or(0.0) >= 5.0,
+        "{x:#}"
+    );
     assert_eq!(srv.slot_settings(), [1, 3, 7]);
 }
 
@@ -256,7 +289,12 @@ fn a_ready_that_never_holds_fails_its_point_saying_what_was_awaited_and_last_see
         let file = never_ready(&dir, &srv, on_failure);
         let out = &dir.join("out");
         let o = run_experiment(&file, &out);
-        assert_eq!(o.status.code(), Some(99), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(99),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let x = read_json(&out.join("experiment.json"));
         let points = x["points"].as_array().unwrap();
         assert_eq!(points.len(), points_run, "{on_failure}: {x:#}");
@@ -285,7 +323,10 @@ fn stopped_by(signal: i32, name: &str) {
     let mut child = spawn_piped(pado_cmd(["experiment", "--out"]).arg(&out).arg(&file));
     let t0 = Instant::now();
     while !out.join("point-01-1/run/run.json").exists() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "the first point never started");
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the first point never started"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(500));
@@ -299,7 +340,12 @@ fn stopped_by(signal: i32, name: &str) {
     }
     let status = wait_within(&mut child, Duration::from_secs(20)).expect("pado stops");
     let o = child.wait_with_output().unwrap();
-    assert_eq!(status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let x = read_json(&out.join("experiment.json"));
     assert_eq!(x["interrupted"], true, "{x:#}");
     assert_eq!(x["points"].as_array().map(Vec::len), Some(1), "{x:#}");

@@ -336,15 +336,7 @@ fn capacity_point(
     let (steps, outcome) = search.run(&plan.text, &mut hooks)?;
     p.runs = hooks.runs;
     p.peak_rps = steps.iter().map(|s| s.rps).reduce(f64::max);
-    // The verdict where the SLA broke (what was full there), else at the last step.
-    let at = steps
-        .iter()
-        .find(|s| !s.ok)
-        .or(steps.last())
-        .map(|s| s.result_dir.clone());
-    p.verdict = at
-        .map(|d| verdict_of(&d))
-        .or_else(|| limit_at_break(&steps));
+    p.verdict = capacity_verdict(&steps).or_else(|| limit_at_break(&steps));
     p.measured = outcome.capacity();
     p.outcome = outcome_words(&outcome);
     if p.measured.is_none() && !matches!(outcome, Outcome::Interrupted { .. }) {
@@ -475,6 +467,27 @@ fn outcome_words(o: &Outcome) -> String {
         }
         Outcome::Interrupted { rate, .. } => format!("interrupted at {rate:.1}/s"),
     }
+}
+
+/// What was full where the SLA broke: the bottleneck table's verdict of the broken
+/// steps from the lowest rate up, the first that names a component (a short step
+/// far past the break may not show the saturation its table needs); else the
+/// lowest broken step's (or, when none broke, the last step's) words for why none.
+fn capacity_verdict(steps: &[StepResult]) -> Option<String> {
+    let mut broken: Vec<&StepResult> = steps.iter().filter(|s| !s.ok).collect();
+    broken.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+    for s in &broken {
+        if let Ok(h) = pado_analysis::attribution::headline::headline_of_run(&s.result_dir) {
+            if h.component.is_some() {
+                return Some(h.phrase);
+            }
+        }
+    }
+    broken
+        .first()
+        .copied()
+        .or(steps.last())
+        .map(|s| verdict_of(&s.result_dir))
 }
 
 /// The bottleneck table's verdict of the run in `dir`, in one line.

@@ -248,7 +248,15 @@ async fn respond<S: Transport>(
         }
         "/slots/metrics" => {
             let body = shared.slots.metrics();
-            send(s, req, 200, Some("text/plain; version=0.0.4"), &[], body.as_bytes()).await
+            send(
+                s,
+                req,
+                200,
+                Some("text/plain; version=0.0.4"),
+                &[],
+                body.as_bytes(),
+            )
+            .await
         }
         "/slots/state" => {
             let body = shared.slots.state_json();

@@ -31,7 +31,10 @@ pub(crate) struct Slots {
 impl Default for Slots {
     fn default() -> Self {
         Slots {
-            current: Mutex::new((DEFAULT_SLOTS, Arc::new(Semaphore::new(DEFAULT_SLOTS as usize)))),
+            current: Mutex::new((
+                DEFAULT_SLOTS,
+                Arc::new(Semaphore::new(DEFAULT_SLOTS as usize)),
+            )),
             settings: Mutex::new(Vec::new()),
             busy: AtomicU64::new(0),
             waiting: AtomicU64::new(0),
