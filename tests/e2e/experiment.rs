@@ -256,6 +256,41 @@ fn a_failed_point_is_passed_over_with_on_failure_continue_and_restore_runs_at_th
         "{x:#}"
     );
     assert_eq!(srv.slot_settings(), [1, 3, 7]);
+    // compare and trend read the experiment as its two measured points, in knob order.
+    let c = pado_cmd(["compare", "--json"]).arg(&out).output().unwrap();
+    assert_eq!(
+        c.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    let cmp: Value = serde_json::from_slice(&c.stdout).unwrap();
+    // The baseline (1 slot) and one candidate (3 slots): point 2 has no run.
+    assert_eq!(cmp["limits"].as_array().map(Vec::len), Some(2), "{cmp:#}");
+    assert_eq!(
+        cmp["rows"][0]["changes"].as_array().map(Vec::len),
+        Some(1),
+        "{cmp:#}"
+    );
+    let t = pado_cmd(["trend", "--json", "--metric", "rps", "--html"])
+        .arg(dir.join("trend.html"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        t.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&t.stderr)
+    );
+    let tr: Value = serde_json::from_slice(&t.stdout).unwrap();
+    let labels: Vec<String> = tr["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["labels"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(labels, ["slots=1", "slots=3"], "{tr:#}");
 }
 
 /// `ready:` waits for `"n":VALUE` while `apply:` always sets 2: only the point at 2

@@ -394,6 +394,8 @@ pub(crate) enum DocTopic {
     ScalingOut,
     /// The live dashboard (`--dashboard`): what it shows, its JSON API for scripts, its safety rules.
     Dashboard,
+    /// Experiments (`pado experiment`): a knob swept over its values, the file, what it writes.
+    Experiments,
 }
 
 /// `pado find-capacity` flags.
@@ -1024,7 +1026,8 @@ pub(crate) struct HistoryListArgs {
 /// `pado trend` flags.
 #[derive(Debug, Args)]
 pub(crate) struct TrendArgs {
-    /// The test's name (as `pado history` lists it).
+    /// The test's name (as `pado history` lists it), or an experiment's directory
+    /// (its points' runs in knob order, read from their result directories).
     pub name: String,
     /// The metric: p50, p95, p99 (latency, ms), rps, failed (error rate, %).
     #[arg(long, default_value = "p95", value_parser = ["p50", "p95", "p99", "rps", "failed"])]

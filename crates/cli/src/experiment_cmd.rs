@@ -130,3 +130,27 @@ pub(crate) fn as_points(arg: &Path) -> Vec<std::path::PathBuf> {
         Err(_) => vec![arg.to_path_buf()],
     }
 }
+
+/// For `pado trend DIR` on an experiment's directory: the trend's name and the
+/// points' runs in knob order, each with its `knob=value` label; `None` when `arg`
+/// is not an experiment's directory (it is a test's name).
+pub(crate) fn trend_dirs(arg: &Path) -> Result<Option<TrendDirs>, Failure> {
+    if !record::is_experiment_dir(arg) {
+        return Ok(None);
+    }
+    let r = record::read(arg).map_err(Failure::other)?;
+    let dirs = r
+        .point_runs(arg)
+        .into_iter()
+        .map(|(v, d)| {
+            (
+                (r.knob.clone(), pado_scenario::experiment::value_text(v)),
+                d,
+            )
+        })
+        .collect();
+    Ok(Some((format!("{} (experiment)", r.name), dirs)))
+}
+
+/// A trend's name and its runs, each with its label.
+pub(crate) type TrendDirs = (String, Vec<((String, String), std::path::PathBuf)>);

@@ -268,6 +268,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "dashboard",
         include_str!("../../../docs/dashboard.md"),
     ),
+    (
+        args::DocTopic::Experiments,
+        "experiments",
+        include_str!("../../../docs/experiments.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.
