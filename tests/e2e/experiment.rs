@@ -106,7 +106,7 @@ fn the_capacity_at_each_point_is_the_slots_over_the_hold_and_the_fit_predicts_th
     http: { url: '/slots/set?n=9' }
 ",
     );
-    let out = &dir.join("out");
+    let out = dir.join("out");
     let o = run_experiment(&file, &out);
     let stderr = String::from_utf8_lossy(&o.stderr);
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -196,7 +196,7 @@ fn a_failed_point_stops_the_experiment_when_asked_and_restore_still_runs() {
     let srv = TestServer::start();
     let dir = tmp("exp-fail-stop");
     let file = fixed(&dir, &srv, "[1, 0, 3]", "stop", 1);
-    let out = &dir.join("out");
+    let out = dir.join("out");
     let o = run_experiment(&file, &out);
     let said = format!(
         "{}\n{}",
@@ -236,7 +236,7 @@ fn a_failed_point_is_passed_over_with_on_failure_continue_and_restore_runs_at_th
     let srv = TestServer::start();
     let dir = tmp("exp-fail-continue");
     let file = fixed(&dir, &srv, "[1, 0, 3]", "continue", 1);
-    let out = &dir.join("out");
+    let out = dir.join("out");
     let o = run_experiment(&file, &out);
     assert_eq!(
         o.status.code(),
@@ -322,7 +322,7 @@ fn a_ready_that_never_holds_fails_its_point_saying_what_was_awaited_and_last_see
     for (on_failure, points_run) in [("continue", 3), ("stop", 2)] {
         let dir = tmp("exp-ready");
         let file = never_ready(&dir, &srv, on_failure);
-        let out = &dir.join("out");
+        let out = dir.join("out");
         let o = run_experiment(&file, &out);
         assert_eq!(
             o.status.code(),
@@ -353,7 +353,7 @@ fn stopped_by(signal: i32, name: &str) {
     let srv = TestServer::start();
     let dir = tmp(name);
     let file = fixed(&dir, &srv, "[1, 2, 3]", "continue", 30);
-    let out = &dir.join("out");
+    let out = dir.join("out");
     let _machine = shared_machine();
     let mut child = spawn_piped(pado_cmd(["experiment", "--out"]).arg(&out).arg(&file));
     let t0 = Instant::now();

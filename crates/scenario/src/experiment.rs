@@ -110,7 +110,9 @@ impl Values {
             Values::List(v) => Some(v.clone()),
             Values::Range { from, to, step } => {
                 let step = step.unwrap_or(1.0);
-                if !(step > 0.0) || !from.is_finite() || !to.is_finite() || to < from {
+                if !(step.is_finite() && step > 0.0 && from.is_finite() && to.is_finite())
+                    || to < from
+                {
                     return None;
                 }
                 let n = ((to - from) / step + 1e-9).floor() as usize + 1;

@@ -180,7 +180,7 @@ impl Plan {
         Some(Search {
             load: self.load.clone(),
             overwrite: false,
-            plan: s.plan.clone(),
+            plan: s.plan,
             hold: s.hold,
             sla: s.sla.clone(),
             max_dropped: MAX_DROPPED,
