@@ -9,6 +9,7 @@ pub mod csv_export;
 pub mod hdr_export;
 pub mod html;
 pub mod junit;
+pub mod k6_summary;
 pub mod stability;
 pub mod stages;
 pub mod summary;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use pado_scenario::ExecutorKind;
 
-use super::{ClosedSchedule, Executor, OpenSchedule, Schedule, StageWindow};
+use super::{ClosedSchedule, Executor, IterationPool, OpenSchedule, Schedule, StageWindow};
 
 /// Most segments a test may be split into.
 pub const MAX_SEGMENTS: u32 = 10_000;
@@ -358,6 +358,12 @@ pub fn split(whole: Schedule, seg: &Segment) -> Schedule {
             Schedule::Closed(ClosedSchedule {
                 vus,
                 iterations_per_vu: c.iterations_per_vu,
+                // Shared iterations split as the stripe splits positions: this
+                // segment's are those of positions 0..total the stripe gives it, so
+                // the segments' pools add up to the whole exactly.
+                shared_iterations: c
+                    .shared_iterations
+                    .map(|p| IterationPool::new(seg.count_before(p.total()))),
                 graceful_ramp_down: c.graceful_ramp_down,
                 segment: Some(SegmentPart {
                     segment: seg.clone(),

@@ -2,7 +2,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::executor::{
-    ConstantArrivalRate, ConstantVus, PerVuIterations, RampingArrivalRate, RampingVus, Window,
+    ConstantArrivalRate, ConstantVus, PerVuIterations, RampingArrivalRate, RampingVus,
+    SharedIterations, Window,
 };
 
 const WEIGHTS: &[&[u32]] = &[
@@ -389,4 +390,38 @@ fn sequential_rows_are_partitioned_between_segments() {
         all.sort_unstable();
         assert_eq!(all, (0..10).collect::<Vec<_>>(), "{w:?}");
     }
+}
+
+/// shared-iterations across segments: the segments' pools add up to the whole test's
+/// iterations exactly and each holds its weight's share within one iteration (as k6's
+/// execution segments scale `iterations`: 101 on two equal segments is 51 + 50), and
+/// each segment's VUs take from their own pool only.
+#[test]
+fn shared_iterations_split_exactly_by_the_stripe() {
+    for total in [1u64, 2, 7, 100, 101, 999] {
+        let e = SharedIterations::new(1, total, Duration::from_secs(60));
+        for w in WEIGHTS {
+            let sum_w: u32 = w.iter().sum();
+            let pools: Vec<IterationPool> = segments(w)
+                .iter()
+                .map(|s| closed(split(e.schedule(), s)).shared_iterations.unwrap())
+                .collect();
+            let got: Vec<u64> = pools.iter().map(|p| p.total()).collect();
+            assert_eq!(got.iter().sum::<u64>(), total, "{w:?} {total}: {got:?}");
+            for (i, &g) in got.iter().enumerate() {
+                let want = total as f64 * w[i] as f64 / sum_w as f64;
+                assert!((g as f64 - want).abs() < 1.0, "{w:?} {total} {i}: {g}");
+            }
+        }
+    }
+    let [a, b] = <[Segment; 2]>::try_from(segments(&[1, 1])).unwrap();
+    let e = SharedIterations::new(4, 101, Duration::from_secs(60));
+    let (pa, pb) = (
+        closed(split(e.schedule(), &a)).shared_iterations.unwrap(),
+        closed(split(e.schedule(), &b)).shared_iterations.unwrap(),
+    );
+    assert_eq!((pa.total(), pb.total()), (51, 50));
+    // Taking from one segment's pool leaves the other's whole.
+    assert_eq!((0..100).filter(|_| pa.take()).count(), 51);
+    assert_eq!((0..100).filter(|_| pb.take()).count(), 50);
 }
