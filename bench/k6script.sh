@@ -82,12 +82,13 @@ probe_pado() {
 
 # field NAME FILE: a number from /usr/bin/time -v's report.
 tv() { sed -n "s/^\s*$1: *//p" "$2" | head -n1; }
-cpu_s() { python3 -c "import sys;print(float(sys.argv[1])+float(sys.argv[2]))" "$(tv 'User time (seconds)' "$1")" "$(tv 'System time (seconds)' "$1")"; }
+cpu_s() { python3 -c "import sys;print(round(float(sys.argv[1])+float(sys.argv[2]),2))" "$(tv 'User time (seconds)' "$1")" "$(tv 'System time (seconds)' "$1")"; }
 rss_kb() { tv 'Maximum resident set size (kbytes)' "$1"; }
 
 # run TOOL NAME VUS DURATION THINK: one timed run; prints "requests cpu_s rss_kb".
 run() {
-  local tool=$1 name=$2 vus=$3 dur=$4 think=$5 t="$OUT/$name.time" reqs
+  local tool=$1 name=$2 vus=$3 dur=$4 think=$5 t reqs
+  t="$OUT/$name.time"
   case $tool in
     k6)
       pin "$GEN_CPU" /usr/bin/time -v -o "$t" timeout $((dur + 120)) "$K6" run --quiet --no-color \
