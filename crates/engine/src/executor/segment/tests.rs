@@ -398,8 +398,9 @@ fn sequential_rows_are_partitioned_between_segments() {
 /// each segment's VUs take from their own pool only.
 #[test]
 fn shared_iterations_split_exactly_by_the_stripe() {
-    for total in [1u64, 2, 7, 100, 101, 999] {
-        let e = SharedIterations::new(1, total, Duration::from_secs(60));
+    for total in [20u64, 21, 100, 101, 999] {
+        // A VU on every segment (the weights' lists have at most 5 segments).
+        let e = SharedIterations::new(20, total, Duration::from_secs(60));
         for w in WEIGHTS {
             let sum_w: u32 = w.iter().sum();
             let pools: Vec<IterationPool> = segments(w)
@@ -424,4 +425,35 @@ fn shared_iterations_split_exactly_by_the_stripe() {
     // Taking from one segment's pool leaves the other's whole.
     assert_eq!((0..100).filter(|_| pa.take()).count(), 51);
     assert_eq!((0..100).filter(|_| pb.take()).count(), 50);
+}
+
+/// A segment the stripe gives no VU gets no shared iteration; the segments with VUs
+/// share all of them (k6 redistributes them so too), so the total stays exact.
+#[test]
+fn shared_iterations_go_only_to_segments_with_vus() {
+    // 2 VUs on 3 segments: VU 0 on segment 0, VU 1 on segment 1, none on segment 2.
+    let e = SharedIterations::new(2, 101, Duration::from_secs(60));
+    let parts: Vec<ClosedSchedule> = segments(&[1, 1, 1])
+        .iter()
+        .map(|s| closed(split(e.schedule(), s)))
+        .collect();
+    let vus: Vec<usize> = parts.iter().map(|p| p.vus.len()).collect();
+    assert_eq!(vus, [1, 1, 0]);
+    let pools: Vec<u64> = parts
+        .iter()
+        .map(|p| p.shared_iterations.as_ref().unwrap().total())
+        .collect();
+    assert_eq!(pools, [51, 50, 0]);
+    // Unequal weights: 3,1 with 1 VU: only segment 0 has it, and all 10 iterations.
+    let e = SharedIterations::new(1, 10, Duration::from_secs(60));
+    let pools: Vec<u64> = segments(&[3, 1])
+        .iter()
+        .map(|s| {
+            closed(split(e.schedule(), s))
+                .shared_iterations
+                .unwrap()
+                .total()
+        })
+        .collect();
+    assert_eq!(pools, [10, 0]);
 }
