@@ -243,11 +243,6 @@ pub(crate) fn trend(a: &TrendArgs) -> Result<i32, Failure> {
             a.metric
         ))
     })?;
-    if a.baseline == 0 {
-        return Err(Failure::invalid(
-            pado_history::TrendError::NoBaseline.to_string(),
-        ));
-    }
     // An experiment's directory: its points in knob order, read from their runs.
     let experiment = crate::experiment_cmd::trend_dirs(Path::new(&a.name))?;
     let query = pado_history::TrendQuery {
@@ -257,6 +252,7 @@ pub(crate) fn trend(a: &TrendArgs) -> Result<i32, Failure> {
         limit: a.limit,
         baseline: a.baseline,
     };
+    query.check().map_err(|e| Failure::invalid(e.to_string()))?;
     let (name, runs) = match &experiment {
         Some((name, dirs)) => (
             name.clone(),

@@ -10,6 +10,7 @@ pub mod experiment;
 pub mod hdr_export;
 pub mod html;
 pub mod junit;
+pub mod k6_summary;
 pub mod stability;
 pub mod stages;
 pub mod summary;

@@ -278,3 +278,48 @@ fn diminishing_returns_start_where_a_step_buys_less_than_asked() {
     assert_eq!(fit.diminishing_from(0.0, 0.05), None);
     assert_eq!(fit.diminishing_from(1.0, f64::NAN), None);
 }
+
+/// The experiment's CI truth: a server of N slots each held for 50 ms serves exactly
+/// 20·N requests a second. Measured with ±3% noise, every point from the third on is
+/// predicted from the ones before it within 10%.
+#[test]
+fn slots_times_hold_time_predicts_each_next_point_within_ten_percent() {
+    let exact: Vec<ScalingPoint> = [1.0, 2.0, 3.0, 4.0, 6.0]
+        .iter()
+        .map(|&x| ScalingPoint {
+            x,
+            throughput: x / 0.05,
+        })
+        .collect();
+    for seed in 1..=10 {
+        let checks = check_predictions(&noisy(&exact, 0.03, seed));
+        assert_eq!(checks.len(), 3, "seed {seed}");
+        for c in &checks {
+            let truth = c.x / 0.05;
+            assert!(close(c.predicted, truth, 0.10), "seed {seed}: {c:?}");
+        }
+    }
+}
+
+/// Where a new limit appears between points, the prediction made before it misses
+/// by far more than the noise: the check says the law no longer held.
+#[test]
+fn a_new_limit_between_points_shows_as_a_large_prediction_error() {
+    let pts: Vec<ScalingPoint> = [
+        (1.0, 20.0),
+        (2.0, 40.0),
+        (3.0, 60.0),
+        (4.0, 60.0),
+        (5.0, 60.0),
+    ]
+    .iter()
+    .map(|&(x, throughput)| ScalingPoint { x, throughput })
+    .collect();
+    let checks = check_predictions(&pts);
+    assert!(checks[0].error_pct.abs() < 1e-6, "{checks:?}");
+    // Linear up to 3 predicts 80 at 4; 60 was measured.
+    assert!(
+        (checks[1].error_pct - 100.0 / 3.0).abs() < 1e-4,
+        "{checks:?}"
+    );
+}

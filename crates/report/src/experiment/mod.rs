@@ -22,7 +22,7 @@ pub use html::html;
 pub use text::text;
 
 use pado_analysis::scaling::{check_predictions, fit_usl, PredictionCheck, ScalingPoint, UslFit};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The metric name of an experiment that finds the capacity under an SLA at each
 /// point: the scaling fit is made on it.
@@ -41,8 +41,10 @@ pub const MIN_GAIN: f64 = 0.05;
 /// few points says nothing reliable.
 const REACH: f64 = 4.0;
 
-/// What an experiment measured, one row per knob value, in the order it ran.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// What an experiment measured, one row per knob value, in the order it ran. It reads
+/// back from [`json`]'s output (the computed fields are ignored), so a saved
+/// experiment can be presented again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentTable {
     /// The knob's name as the experiment file gave it (`replicas`, `풀 크기`).
     pub knob: String,
@@ -59,7 +61,7 @@ pub struct ExperimentTable {
 }
 
 /// One point of the experiment.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentRow {
     /// The knob's value (the USL's N).
     pub value: f64,

@@ -214,6 +214,15 @@ fn hangul_round_trips_and_markup_is_escaped() {
         "DB 풀: 2/2 연결 사용 중, 대기 7"
     );
     let page = html(&t);
+    // The whole table reads back from its JSON, Hangul intact (the figures to the
+    // last digit serde_json's parser keeps).
+    let mut table: ExperimentTable = serde_json::from_value(back).unwrap();
+    for (got, want) in table.points.iter_mut().zip(&t.points) {
+        let (g, w) = (got.measured.unwrap(), want.measured.unwrap());
+        assert!((g - w).abs() <= 1e-12 * w, "{g} vs {w}");
+        got.measured = want.measured;
+    }
+    assert_eq!(table, t);
     assert!(page.contains("풀 크기") && page.contains("DB 풀: 2/2 연결 사용 중, 대기 7"));
     assert!(!page.contains("<script>alert"), "{page}");
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
