@@ -23,8 +23,9 @@
 # - Single node, no kube-proxy, no cluster DNS: pado's flow needs neither (it reaches
 #   pods through the API server's pod proxy).
 #
-# The built binaries are cached in $PADO_K8S_CACHE (default ~/.cache/pado-k8s): a
-# second `up` skips the (long) Go build. The running cluster's state lives in
+# The built binaries are cached in $PADO_K8S_CACHE (default ~/.cache/pado-k8s), with
+# Go's build cache: a second `up` skips the (long) Go build, and a build that was
+# interrupted goes on where it stopped. The running cluster's state lives in
 # $PADO_K8S_STATE (default /tmp/pado-k8s); `down` removes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,7 +74,8 @@ build() {
   fi
   log "building ${missing[*]} ($K8S_VERSION; long: nice 19, one core)..."
   for c in "${missing[@]}"; do
-    (cd "$src" && CGO_ENABLED=0 GOMAXPROCS=${GOMAXPROCS:-1} nice -n 19 "$GO" build -p "${GO_BUILD_P:-1}" \
+    # Go's build cache beside the binaries: an interrupted build resumes where it was.
+    (cd "$src" && GOCACHE=$CACHE/go-build CGO_ENABLED=0 GOMAXPROCS=${GOMAXPROCS:-1} nice -n 19 "$GO" build -p "${GO_BUILD_P:-1}" \
       -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION" \
       -o "$BIN/$c.tmp" "k8s.io/kubernetes/cmd/$c") || die "go build of $c failed"
     mv "$BIN/$c.tmp" "$BIN/$c"
