@@ -309,7 +309,7 @@ down() {
   done
   # What the kubelet and containerd mounted under the state directory.
   if [ -d "$STATE" ]; then
-    grep -o " $STATE[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    { grep -o " $STATE[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
     rm -rf "$STATE"
   fi
   ip link delete pado0 2>/dev/null || true

@@ -4,7 +4,8 @@
 //! The server's own count is the truth; the result directory the container writes
 //! through a volume shows who wrote it (the image's non-root user). Name resolution
 //! (`/etc/hosts` through the image's `nsswitch.conf`) and TLS trust (a CA given by
-//! `SSL_CERT_FILE`, and none without it) are checked inside the container.
+//! `SSL_CERT_FILE`, and none without it) are checked inside the container, and the
+//! image saved with `--save` is an OCI archive naming the tag.
 //! Skipped with a message when podman, buildah or runc are missing, unless
 //! `PADO_E2E_REQUIRE_ALL=1` (`scripts/test.sh` installs them).
 
@@ -56,6 +57,8 @@ fn image() -> Option<&'static str> {
     static BUILT: OnceLock<Result<(), String>> = OnceLock::new();
     let built = BUILT.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let saved = tmp("image-save");
+        let archive = saved.join("pado.oci.tar");
         // The previous test run's image (same tag), so that it is not left dangling.
         let _ = bounded(
             Command::new("podman").args(["rmi", "--force", TAG]),
@@ -66,11 +69,13 @@ fn image() -> Option<&'static str> {
             Command::new("bash")
                 .arg(root.join("scripts/image.sh"))
                 .args(["--binary", env!("CARGO_BIN_EXE_pado"), "--tag", TAG])
-                .args(["--load", "podman"]),
+                .args(["--load", "podman", "--save"])
+                .arg(&archive),
             Duration::from_secs(600),
             "scripts/image.sh",
         );
         if o.status.success() {
+            check_oci_archive(&archive);
             Ok(())
         } else {
             Err(format!(
@@ -85,6 +90,37 @@ fn image() -> Option<&'static str> {
         panic!("{e}");
     }
     Some(TAG)
+}
+
+/// `--save`'s file is an OCI image layout in a tar (what `skopeo`, `podman load` and
+/// `ctr import` read): its layout marker, and an index naming the tag.
+fn check_oci_archive(archive: &Path) {
+    let o = bounded(
+        Command::new("tar")
+            .arg("-xf")
+            .arg(archive)
+            .arg("-C")
+            .arg(archive.parent().unwrap()),
+        Duration::from_secs(60),
+        "tar",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let dir = archive.parent().unwrap();
+    let layout: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("oci-layout")).unwrap()).unwrap();
+    assert_eq!(layout["imageLayoutVersion"], "1.0.0");
+    let index: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("index.json")).unwrap()).unwrap();
+    let manifests = index["manifests"].as_array().unwrap();
+    assert_eq!(manifests.len(), 1, "{index:#}");
+    assert_eq!(
+        manifests[0]["mediaType"],
+        "application/vnd.oci.image.manifest.v1+json"
+    );
+    let name = manifests[0]["annotations"]["org.opencontainers.image.ref.name"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(TAG.ends_with(name) && !name.is_empty(), "{index:#}");
 }
 
 /// podman's configuration for these runs: no default ulimits (podman's own exceed
