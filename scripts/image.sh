@@ -16,8 +16,9 @@
 #   --load containerd
 #                   import it into containerd's k8s.io namespace as
 #                   docker.io/library/NAME, where the kubelet finds it
+#                   (CONTAINERD_ADDRESS picks the socket)
 #
-# Needs buildah (Debian: `apt-get install buildah`); runs as root or rootless.
+# Needs buildah (Debian: `apt-get install buildah`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
     --tag) tag=${2:?--tag needs a name}; shift 2 ;;
     --save) save=${2:?--save needs a file}; shift 2 ;;
     --load) load=${2:?--load needs podman or containerd}; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "image.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
