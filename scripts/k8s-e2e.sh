@@ -13,7 +13,7 @@
 #  2. An abort_on_fail threshold failing on the merged seconds stops every pod: the
 #     run ends long before its planned 10 minutes, exit code 99.
 #  3. Ctrl-C: the Job, the ConfigMap and the Secret are deleted.
-#  4. A pod that cannot start (an image name nobody has) fails the run within
+#  4. A pod that cannot start (an image the node does not have, never pulled) fails the run within
 #     --pending-timeout, naming the pod's reason.
 #  5. `pado k8s render` applies cleanly with `kubectl apply --dry-run=server`.
 set -uo pipefail
@@ -141,12 +141,13 @@ fi
 
 # 4. An image nobody has: the run fails within --pending-timeout with the pod's reason.
 t0=$(date +%s)
-"$PADO" k8s run "$work/count.yaml" -n 3 --namespace "$NS" --image pado-no-such-image.invalid/pado:none \
+# (Never pulled: the kubelet says ErrImageNeverPull, and nothing leaves the machine.)
+"$PADO" k8s run "$work/count.yaml" -n 3 --namespace "$NS" --image pado:no-such-tag --image-pull-policy Never \
   --start-at +10s --pending-timeout 30s --out "$work/badimage" --quiet > "$work/badimage.log" 2>&1
 code=$?
 took=$(( $(date +%s) - t0 ))
-if [ $code != 0 ] && [ $took -lt 90 ] && grep -Eq 'ErrImagePull|ImagePullBackOff|InvalidImageName' "$work/badimage.log"; then
-  pass "wrong image: exit $code after ${took}s (--pending-timeout 30s): $(grep -Eo '[^:]*(ErrImagePull|ImagePullBackOff|InvalidImageName)[^.]*' "$work/badimage.log" | head -1)"
+if [ $code != 0 ] && [ $took -lt 90 ] && grep -Eq 'ErrImageNeverPull|ErrImagePull|ImagePullBackOff' "$work/badimage.log"; then
+  pass "wrong image: exit $code after ${took}s (--pending-timeout 30s): $(grep -Eo '[^:]*(ErrImageNeverPull|ErrImagePull|ImagePullBackOff)[^.]*' "$work/badimage.log" | head -1)"
 else
   fail "wrong image: exit $code after ${took}s"; tail -20 "$work/badimage.log"
 fi
