@@ -258,7 +258,7 @@ CNI
 
   start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig="$KUBECONFIG_FILE" \
     --leader-elect=false --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
-    --use-service-account-credentials=false --controllers='*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle'
+    --use-service-account-credentials=false
   start kube-scheduler "$BIN/kube-scheduler" --kubeconfig="$KUBECONFIG_FILE" --leader-elect=false
 
   # The kubelet: cgroupfs (no systemd here), no per-QoS cgroups (the host's cgroups
