@@ -20,6 +20,7 @@ pub mod raw;
 pub mod sample;
 pub mod scrape;
 pub mod series;
+pub mod sse;
 pub mod step_catalog;
 pub mod websocket;
 
@@ -37,4 +38,5 @@ pub use series::{
     SeriesStats, Totals,
 };
 pub use step_catalog::{GroupInfo, StepCatalog, StepInfo};
+pub use sse::{SseStats, SseStream};
 pub use websocket::{WsError, WsSession, WsStats};

@@ -8,6 +8,7 @@ mod events;
 mod grpc;
 mod requests;
 mod scenarios;
+mod sse;
 mod templates;
 #[cfg(test)]
 mod tests;

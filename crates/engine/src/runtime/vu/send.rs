@@ -75,6 +75,7 @@ impl ResponseBufs {
                 .then_some((&mut self.head, out.keep_head_always)),
             failed_prefix: Some((&mut self.fail_body, &req.expect)),
             decoder: Some(&mut self.decoder),
+            sse: None,
         }
     }
 }
