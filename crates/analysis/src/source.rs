@@ -207,6 +207,29 @@ impl MetricSource for TotalsSource<'_> {
                     _ => w.msgs_received,
                 })
             }
+            "llm_ttft" | "llm_itl" | "llm_tpot" | "llm_output_tokens" | "llm_tokens_per_s" => {
+                let s = self.series(tags)?;
+                let e = s.sse.as_deref()?;
+                // Token counts and rates are held in thousandths: `trend` reads
+                // them as tokens and tokens/s as it reads µs as ms.
+                let h = match metric {
+                    "llm_ttft" => &e.ttft,
+                    "llm_itl" => &e.itl,
+                    "llm_tpot" => &e.tpot,
+                    "llm_output_tokens" => &e.output_tokens,
+                    _ => &e.tokens_per_s,
+                };
+                trend(h, aggregation)
+            }
+            "llm_tokens" | "sse_events" => {
+                let s = self.series(tags)?;
+                let e = s.sse.as_deref().cloned().unwrap_or_default();
+                count_or_rate(if metric == "llm_tokens" {
+                    e.tokens
+                } else {
+                    e.events
+                })
+            }
             // gRPC calls are requests of their step; k6 names them apart.
             "grpc_req_duration" => {
                 let s = self.series_where(tags, SeriesStats::is_grpc)?;

@@ -110,7 +110,7 @@ pub struct RequestRef<'a> {
     /// The VU's decoder for encoded responses; `None` leaves bodies as sent.
     pub decoder: Option<&'a mut crate::decode::BodyDecoder>,
     /// An `sse:` step's event stream: a 2xx body is parsed as it streams, each
-    /// event handed over with the instant it was read (HTTP/1.1; see [`crate::sse`]).
+    /// event handed over with the instant it was read (see [`crate::sse`]).
     pub sse: Option<crate::sse::SseStream<'a>>,
 }
 
@@ -240,7 +240,7 @@ pub(crate) struct BodySink<'k> {
     pub(crate) keep_head: Option<(&'k mut Vec<u8>, bool)>,
     pub(crate) failed_prefix: Option<(&'k mut Vec<u8>, &'k StatusSet)>,
     pub(crate) decoder: Option<&'k mut BodyDecoder>,
-    /// An event stream to parse (HTTP/1.1 only for now).
+    /// An event stream to parse.
     pub(crate) sse: Option<crate::sse::SseStream<'k>>,
 }
 

@@ -212,9 +212,7 @@ impl SseParser {
                 self.last_id.extend_from_slice(value);
             }
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
-                self.retry = std::str::from_utf8(value)
-                    .ok()
-                    .and_then(|v| v.parse().ok());
+                self.retry = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
             }
             _ => {}
         }

@@ -37,6 +37,6 @@ pub use series::{
     second_in_window, CheckCounts, Interval, Phase, ScenarioStats, SecondRecord, SeriesKey,
     SeriesStats, Totals,
 };
-pub use step_catalog::{GroupInfo, StepCatalog, StepInfo};
 pub use sse::{SseStats, SseStream};
+pub use step_catalog::{GroupInfo, StepCatalog, StepInfo};
 pub use websocket::{WsError, WsSession, WsStats};

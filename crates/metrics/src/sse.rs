@@ -61,7 +61,8 @@ pub struct SseStats {
     pub itl: LatencyHistogram,
     /// `llm_tpot` (µs), one value per stream with two tokens or more.
     pub tpot: LatencyHistogram,
-    /// `llm_output_tokens` per stream (the values are counts, not µs).
+    /// `llm_output_tokens` per stream, in thousandths of a token (as
+    /// `tokens_per_s`: a summary of it reads in tokens).
     pub output_tokens: LatencyHistogram,
     /// `llm_tokens_per_s` per stream, in thousandths of a token per second.
     pub tokens_per_s: LatencyHistogram,
@@ -78,7 +79,7 @@ impl SseStats {
         }
         self.llm_streams += 1;
         self.tokens += s.tokens;
-        self.output_tokens.record(s.tokens);
+        self.output_tokens.record(s.tokens.saturating_mul(1000));
         if let Some(t) = s.ttft_us {
             self.ttft.record(t);
         }
@@ -176,15 +177,25 @@ mod tests {
 
     #[test]
     fn merged_spans_equal_one_span_with_every_stream() {
-        let all = [stream(10, 100_000, 10_000), stream(3, 50_000, 30_000), stream(0, 0, 0)];
+        let all = [
+            stream(10, 100_000, 10_000),
+            stream(3, 50_000, 30_000),
+            stream(0, 0, 0),
+        ];
         let mut one = SseStats::default();
         let (mut a, mut b) = (SseStats::default(), SseStats::default());
         for (i, s) in all.iter().enumerate() {
             one.record(s);
             if i % 2 == 0 { &mut a } else { &mut b }.record(s);
         }
-        one.record(&SseStream { events: 4, ..Default::default() });
-        b.record(&SseStream { events: 4, ..Default::default() });
+        one.record(&SseStream {
+            events: 4,
+            ..Default::default()
+        });
+        b.record(&SseStream {
+            events: 4,
+            ..Default::default()
+        });
         a.merge(&b);
         assert_eq!(a, one);
         assert_eq!(a.tokens, 13);

@@ -59,7 +59,10 @@ fn comments_ids_and_a_final_event_without_blank_line() {
     let (seen, p) = parse_pieces(&[s.as_bytes()]);
     assert_eq!(
         seen.events,
-        vec![ev("message", "first event", "1"), ev("message", "second event", "")]
+        vec![
+            ev("message", "first event", "1"),
+            ev("message", "second event", "")
+        ]
     );
     assert!(p.pending(), "the unterminated third event is left pending");
 }
@@ -89,7 +92,10 @@ fn only_one_leading_space_is_dropped() {
 #[test]
 fn crlf_lf_and_cr_all_end_lines() {
     let want = vec![ev("message", "a\nb", ""), ev("x", "c", "")];
-    assert_eq!(parse("data: a\r\ndata: b\r\n\r\nevent: x\r\ndata: c\r\n\r\n"), want);
+    assert_eq!(
+        parse("data: a\r\ndata: b\r\n\r\nevent: x\r\ndata: c\r\n\r\n"),
+        want
+    );
     assert_eq!(parse("data: a\ndata: b\n\nevent: x\ndata: c\n\n"), want);
     assert_eq!(parse("data: a\rdata: b\r\revent: x\rdata: c\r\r"), want);
 }
@@ -151,7 +157,11 @@ fn every_split_into_two_pieces_gives_the_same_events() {
     let whole = parse_pieces(&[s]).0.events;
     assert_eq!(
         whole,
-        vec![ev("a", "1", ""), ev("message", "2\n3", ""), ev("message", "한글", "9")]
+        vec![
+            ev("a", "1", ""),
+            ev("message", "2\n3", ""),
+            ev("message", "한글", "9")
+        ]
     );
     for cut in 0..=s.len() {
         let (seen, p) = parse_pieces(&[&s[..cut], &s[cut..]]);
@@ -178,7 +188,10 @@ fn a_stream_cut_mid_line_or_mid_event_is_pending() {
     assert!(p.pending());
     let (seen, p) = parse_pieces(&[b"data: whole\n\n: keep-alive\n"]);
     assert_eq!(seen.events.len(), 1);
-    assert!(!p.pending(), "a comment between events is not an event begun");
+    assert!(
+        !p.pending(),
+        "a comment between events is not an event begun"
+    );
 }
 
 #[test]
@@ -188,7 +201,11 @@ fn the_handler_stops_the_stream() {
         stop_after: Some(2),
         ..Default::default()
     };
-    let go = p.feed(b"data: 1\n\ndata: 2\n\ndata: 3\n\n", Instant::now(), &mut seen);
+    let go = p.feed(
+        b"data: 1\n\ndata: 2\n\ndata: 3\n\n",
+        Instant::now(),
+        &mut seen,
+    );
     assert!(!go);
     assert!(p.stopped());
     assert_eq!(seen.events.len(), 2);
