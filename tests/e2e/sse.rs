@@ -1,0 +1,141 @@
+//! `sse:` steps against the test kit's `/sse` route, whose pacing the test plants
+//! (first token `first_ms` after the request, then one every `gap_ms`): pado's
+//! time to first token and inter-token latency carry exactly that pacing, its token
+//! counts equal what the server sent (or the `usage` the server reported), a
+//! stream cut mid-event is counted as `sse_truncated`, and thresholds read the
+//! `llm_*` metrics.
+
+use pado_testkit::TestServer;
+
+use crate::harness::{num, run, run_timed, tmp, within, write_fixture, Run, Tmp};
+
+const FIXTURE: &str = "sse_llm_stream_timing_and_tokens_match_the_planted_pacing.yaml";
+
+/// Runs 12 streams (4 VUs × 3) of `tokens` tokens paced `first_ms`/`gap_ms`.
+fn scenario(
+    srv: &TestServer,
+    name: &str,
+    pacing: (u64, u64, u64),
+    extra: &str,
+    ttft: &str,
+) -> (Tmp, String) {
+    let t = tmp(name);
+    let (tokens, first_ms, gap_ms) = pacing;
+    let file = write_fixture(
+        &t,
+        FIXTURE,
+        "llm.yaml",
+        &[
+            ("target", srv.url("")),
+            ("tokens", tokens.to_string()),
+            ("first_ms", first_ms.to_string()),
+            ("gap_ms", gap_ms.to_string()),
+            ("extra", extra.to_string()),
+            ("ttft_threshold", ttft.to_string()),
+        ],
+    );
+    let file = file.to_str().unwrap().to_string();
+    (t, file)
+}
+
+fn llm(r: &Run) -> serde_json::Value {
+    r.summary()["steps"]["대화"]["sse"]["llm"].clone()
+}
+
+#[test]
+fn llm_stream_timing_and_tokens_match_the_planted_pacing() {
+    let srv = TestServer::start();
+    let (_t, f) = scenario(&srv, "sse-pacing", (20, 150, 20), "", "p(95) < 500");
+    run_timed("sse-pacing", &[&f], |r| {
+        assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+        let s = r.summary();
+        let st = srv.stats();
+        srv.reset_stats();
+        assert_eq!(st.requests, 12, "{st:?}");
+        assert_eq!(num(&s, "requests"), 12.0, "{s:#}");
+        assert_eq!(num(&s, "failed"), 0.0, "{s:#}");
+        let l = llm(r);
+        // Exact: 20 tokens per stream; the role event and [DONE] are not tokens.
+        assert_eq!(num(&l, "requests"), 12.0, "{l:#}");
+        assert_eq!(num(&l, "output_tokens"), 240.0, "{l:#}");
+        // Per request, through a histogram (3 significant digits): 20 each.
+        let per = &l["output_tokens_per_request"];
+        assert!((19.97..20.03).contains(&num(per, "min")), "{per:#}");
+        assert!((19.97..20.03).contains(&num(per, "max")), "{per:#}");
+        // 1 comment-only block is no event; role + 20 tokens + [DONE] are.
+        let sse = &s["steps"]["대화"]["sse"];
+        assert_eq!(num(sse, "events"), 12.0 * 22.0, "{sse:#}");
+        // All steps together: the same tokens.
+        assert_eq!(num(&s, "sse.llm.output_tokens"), 240.0, "{:#}", s["sse"]);
+        // Never earlier than planted (timed from before the write), at most 2 ms
+        // later (the histogram's 3 digits aside).
+        let ttft = &l["ttft_ms"];
+        assert!(num(ttft, "min") >= 149.9, "{ttft:#}");
+        within("llm_ttft p50", num(ttft, "p50"), 149.9..152.0)?;
+        within("llm_itl p50", num(&l, "itl_ms.p50"), 18.0..22.0)?;
+        within("llm_tpot p50", num(&l, "tpot_ms.p50"), 18.0..22.0)?;
+        // 20 tokens in 150 + 19 × 20 = 530 ms: 37.7 tokens/s.
+        within(
+            "llm_tokens_per_s p50",
+            num(&l, "tokens_per_s_per_request.p50"),
+            35.0..38.0,
+        )?;
+        // The timeline's seconds add up to the same tokens.
+        let tokens: f64 = r
+            .timeline()
+            .iter()
+            .flat_map(|l| l["series"].as_array().cloned().unwrap_or_default())
+            .map(|x| x["sse"]["tokens"].as_f64().unwrap_or(0.0))
+            .sum();
+        assert_eq!(tokens, 240.0);
+        Ok(())
+    });
+}
+
+#[test]
+fn a_threshold_on_time_to_first_token_fails_when_the_first_token_is_late() {
+    let srv = TestServer::start();
+    // The first token comes after 150 ms: `p(95) < 100` cannot hold.
+    let (_t, f) = scenario(&srv, "sse-ttft-fails", (3, 150, 5), "", "p(95) < 100");
+    let r = run("sse-ttft-fails", &[&f]);
+    assert_eq!(r.code(), 99, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    let t = s["thresholds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["metric"] == "llm_ttft")
+        .cloned()
+        .unwrap_or_else(|| panic!("{:#}", s["thresholds"]));
+    assert_eq!(t["ok"], false, "{t:#}");
+    assert!(t["value"].as_f64().unwrap() >= 150.0, "{t:#}");
+}
+
+#[test]
+fn usage_from_the_server_replaces_the_count_of_token_events() {
+    let srv = TestServer::start();
+    let (_t, f) = scenario(&srv, "sse-usage", (5, 0, 1), "&usage=42", "p(95) < 5000");
+    let r = run("sse-usage", &[&f]);
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let l = llm(&r);
+    assert_eq!(num(&l, "output_tokens"), 12.0 * 42.0, "{l:#}");
+    // Per request, through a histogram (3 significant digits): 42 each.
+    let per = &l["output_tokens_per_request"];
+    assert!((41.95..42.05).contains(&num(per, "min")), "{per:#}");
+    assert!((41.95..42.05).contains(&num(per, "max")), "{per:#}");
+}
+
+#[test]
+fn a_stream_cut_mid_event_is_counted_as_sse_truncated() {
+    let srv = TestServer::start();
+    let (_t, f) = scenario(&srv, "sse-cut", (4, 0, 1), "&cut=1", "p(95) < 5000");
+    let r = run("sse-cut", &[&f]);
+    // Every request failed: the run's failure thresholds are not set, so it ends
+    // with the failures' code or 0; what matters is the category.
+    let s = r.summary();
+    assert_eq!(num(&s, "requests"), 12.0, "{s:#}\n{}", r.stderr());
+    assert_eq!(num(&s, "failed"), 12.0, "{s:#}");
+    assert_eq!(num(&s, "errors.sse_truncated"), 12.0, "{:#}", s["errors"]);
+    // The tokens that did arrive are counted.
+    assert_eq!(num(&llm(&r), "output_tokens"), 48.0);
+}
