@@ -41,7 +41,8 @@ Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (t
 target's routes and faults), `pado docs results` (the result directory), `pado docs kubernetes` \
 (`pado k8s`), `pado docs history` (the run history, `pado trend`), `pado docs outputs` (live metrics to \
 Prometheus, InfluxDB, OTLP), `pado docs resilience` (faults on the timeline, recovery), `pado docs \
-scaling-out` (one test across many generators), `pado docs dashboard` (the live page, its JSON API).";
+scaling-out` (one test across many generators), `pado docs dashboard` (the live page, its JSON API), `pado docs llm` (streaming LLM endpoints: \
+time to first token, inter-token latency, tokens per second).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -388,6 +389,8 @@ pub(crate) enum DocTopic {
     ScalingOut,
     /// The live dashboard (`--dashboard`): what it shows, its JSON API for scripts, its safety rules.
     Dashboard,
+    /// Load-testing an LLM endpoint: `sse:` steps, time to first token, inter-token latency, tokens per second.
+    Llm,
 }
 
 /// `pado find-capacity` flags.

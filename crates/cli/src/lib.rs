@@ -259,6 +259,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "dashboard",
         include_str!("../../../docs/dashboard.md"),
     ),
+    (
+        args::DocTopic::Llm,
+        "llm",
+        include_str!("../../../docs/llm.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.

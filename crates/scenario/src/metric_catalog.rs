@@ -346,14 +346,15 @@ mod tests {
             assert!(!names[i + 1..].contains(n), "duplicate {n}");
         }
         let count = |k| all().iter().filter(|m| m.kind == k).count();
-        assert_eq!(count(MetricKind::Trend), 14);
+        assert_eq!(count(MetricKind::Trend), 19);
         assert_eq!(count(MetricKind::Rate), 3);
-        assert_eq!(count(MetricKind::Counter), 13);
+        assert_eq!(count(MetricKind::Counter), 15);
         assert_eq!(count(MetricKind::Gauge), 2);
+        // Trends are times in ms, but for an LLM stream's tokens and tokens/s.
         assert!(all()
             .iter()
             .filter(|m| m.kind == MetricKind::Trend)
-            .all(|m| m.unit == "ms"));
+            .all(|m| m.unit == "ms" || matches!(m.name, "llm_output_tokens" | "llm_tokens_per_s")));
     }
 
     #[test]
