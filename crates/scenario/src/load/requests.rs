@@ -46,13 +46,7 @@ impl Validator<'_> {
                 }
                 (None, None) => {}
             }
-            if st.sse.is_some() && (st.grpc.is_some() || st.ws.is_some()) {
-                self.err(
-                    &format!("{sp}.sse"),
-                    "`sse` reads an HTTP request's event stream, not a `ws` or `grpc` step's",
-                    None,
-                );
-            }
+            self.step_sse(&sp, st);
             if let Some(g) = &st.grpc {
                 if st.request.is_some() || st.ws.is_some() {
                     self.err(
@@ -113,16 +107,6 @@ impl Validator<'_> {
             }
             if st.request.is_none() && (!st.extract.is_empty() || !st.tags.is_empty()) {
                 self.err(&sp, "`extract` and `tags` need a request", None);
-            }
-            if let Some(sse) = &st.sse {
-                if st.request.is_none() {
-                    self.err(
-                        &format!("{sp}.sse"),
-                        "`sse` reads a request's answer: the step needs a `request`",
-                        None,
-                    );
-                }
-                self.sse(&format!("{sp}.sse"), sse);
             }
             for (k, e) in &st.extract {
                 self.extract(&format!("{sp}.extract"), k, e);

@@ -1,12 +1,32 @@
 //! `sse:` beside a request: stop conditions that can be met, and JSONPaths that
 //! parse, named by file, line and field like every other scenario error.
 
-use crate::model::SseSpec;
+use crate::model::{SseSpec, Step};
 
 use super::validator::Validator;
 
 impl Validator<'_> {
-    pub(super) fn sse(&mut self, p: &str, s: &SseSpec) {
+    /// A step's `sse:` (at step path `sp`): beside a request only, and its options.
+    pub(super) fn step_sse(&mut self, sp: &str, st: &Step) {
+        let Some(sse) = &st.sse else { return };
+        let p = format!("{sp}.sse");
+        if st.grpc.is_some() || st.ws.is_some() {
+            self.err(
+                &p,
+                "`sse` reads an HTTP request's event stream, not a `ws` or `grpc` step's",
+                None,
+            );
+        } else if st.request.is_none() {
+            self.err(
+                &p,
+                "`sse` reads a request's answer: the step needs a `request`",
+                None,
+            );
+        }
+        self.sse(&p, sse);
+    }
+
+    fn sse(&mut self, p: &str, s: &SseSpec) {
         if s.count == Some(0) {
             self.err(&format!("{p}.count"), "must be at least 1", None);
         }
