@@ -139,3 +139,37 @@ fn a_stream_cut_mid_event_is_counted_as_sse_truncated() {
     // The tokens that did arrive are counted.
     assert_eq!(num(&llm(&r), "output_tokens"), 48.0);
 }
+
+#[test]
+fn stop_conditions_end_the_stream_as_a_success() {
+    let srv = TestServer::start();
+    let t = tmp("sse-stop");
+    let file = write_fixture(
+        &t,
+        "sse_stop_conditions_end_the_stream_as_a_success.yaml",
+        "stop.yaml",
+        &[("target", srv.url(""))],
+    );
+    let r = run("sse-stop", &[file.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    assert_eq!(num(&s, "failed"), 0.0, "{:#}", s["errors"]);
+    let step = |n: &str| s["steps"][n].clone();
+    // `count: 3`: three events (the role and two tokens), then the stream is left
+    // long before its 50 tokens (1 s) would have come.
+    let c = step("count");
+    assert_eq!(num(&c, "sse.events"), 4.0 * 3.0, "{c:#}");
+    assert!(num(&c, "latency_ms.max") < 500.0, "{c:#}");
+    // `max_time: 300ms`: read for 300 ms, then a success (not a timeout), with
+    // the tokens of those 300 ms: one at once, then one every 10 ms.
+    let m = step("max-time");
+    assert_eq!(num(&m, "requests"), 4.0, "{m:#}");
+    let per = num(&m, "sse.llm.output_tokens") / 4.0;
+    assert!(
+        (20.0..=31.0).contains(&per),
+        "{per} tokens per stream: {m:#}"
+    );
+    assert!(num(&m, "latency_ms.min") >= 299.0, "{m:#}");
+    // `until_event: message`: the first event stops it.
+    assert_eq!(num(&step("event-name"), "sse.events"), 4.0);
+}
