@@ -173,3 +173,24 @@ fn stop_conditions_end_the_stream_as_a_success() {
     // `until_event: message`: the first event stops it.
     assert_eq!(num(&step("event-name"), "sse.events"), 4.0);
 }
+
+#[test]
+fn over_http2_tokens_are_exact_and_a_cut_stream_is_sse_truncated() {
+    let srv = pado_testkit::h2server::H2Server::start(Default::default()).unwrap();
+    let t = tmp("sse-h2");
+    let file = write_fixture(
+        &t,
+        "sse_over_http2_tokens_are_exact_and_a_cut_stream_is_sse_truncated.yaml",
+        "h2.yaml",
+        &[("target", format!("http://{}", srv.addr))],
+    );
+    let r = run("sse-h2", &[file.to_str().unwrap()]);
+    let s = r.summary();
+    assert_eq!(srv.requests(), 12, "{}", r.stderr());
+    let whole = &s["steps"]["whole"];
+    assert_eq!(num(whole, "failed"), 0.0, "{whole:#}");
+    assert_eq!(num(whole, "sse.llm.output_tokens"), 6.0 * 7.0, "{whole:#}");
+    let cut = &s["steps"]["cut"];
+    assert_eq!(num(cut, "errors.sse_truncated"), 6.0, "{cut:#}");
+    assert_eq!(num(cut, "sse.llm.output_tokens"), 6.0 * 2.0, "{cut:#}");
+}

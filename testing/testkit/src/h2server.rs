@@ -9,6 +9,7 @@
 //! | anything | `200`, `ok\n` |
 //! | `/delay?ms=N` | `200 ok` N ms after the request's headers arrived |
 //! | `/reset` | the stream is reset with `REFUSED_STREAM` (no response) |
+//! | `/sse?tokens=N[&cut=1]` | an OpenAI-style chat completion as Server-Sent Events, one DATA frame per event: the role (no token), N tokens, `[DONE]`; `cut=1` ends the stream after half an event instead |
 //! | `/encoded/{coding}?n=N` | [`crate::encoded_body`] with its `Content-Encoding`, in two DATA frames |
 //! | any gRPC call (`content-type: application/grpc`) | a lying gRPC server: `200`, `application/grpc`, one empty message and the end of the stream, **without** `grpc-status` (no trailers); with the metadata `x-lie: head` only the head, ending the stream, again without `grpc-status` |
 //!
@@ -235,6 +236,10 @@ where
                 }
                 return;
             }
+            if path == "/sse" {
+                sse(respond, &query);
+                return;
+            }
             if let Some(coding) = path.strip_prefix("/encoded/") {
                 let n = query
                     .split('&')
@@ -272,4 +277,43 @@ where
             tokio::spawn(task);
         }
     }
+}
+
+/// `/sse`: the role event, `tokens` token events and `[DONE]`, each its own DATA
+/// frame; with `cut=1`, half an event ends the stream instead of `[DONE]`.
+fn sse(mut respond: h2::server::SendResponse<Bytes>, query: &str) {
+    let param = |k: &str| {
+        query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
+    };
+    let tokens = param("tokens")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3u64)
+        .min(10_000);
+    let cut = param("cut") == Some("1");
+    let resp = http::Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .body(())
+        .expect("a response");
+    let Ok(mut s) = respond.send_response(resp, false) else {
+        return;
+    };
+    let _ = s.send_data(
+        Bytes::from_static(
+            b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+        ),
+        false,
+    );
+    for i in 0..tokens {
+        let ev = format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"토큰{i}\"}}}}]}}\n\n");
+        let _ = s.send_data(Bytes::from(ev), false);
+    }
+    let last: &'static [u8] = if cut {
+        b"data: {\"choi"
+    } else {
+        b"data: [DONE]\n\n"
+    };
+    let _ = s.send_data(Bytes::from_static(last), true);
 }
