@@ -194,3 +194,47 @@ fn over_http2_tokens_are_exact_and_a_cut_stream_is_sse_truncated() {
     assert_eq!(num(cut, "errors.sse_truncated"), 6.0, "{cut:#}");
     assert_eq!(num(cut, "sse.llm.output_tokens"), 6.0 * 2.0, "{cut:#}");
 }
+
+#[test]
+fn merging_two_segments_keeps_token_counts_exact() {
+    let srv = TestServer::start();
+    let (t, f) = scenario(&srv, "sse-merge", (5, 0, 1), "&usage=9", "p(95) < 5000");
+    let root = tmp("sse-merge-out");
+    let mut dirs = Vec::new();
+    for i in 0..2 {
+        let dir = root.join(format!("seg{i}"));
+        let seg = format!("{i}/2");
+        let out = crate::harness::pado(&[
+            "run",
+            &f,
+            "--segment",
+            &seg,
+            "--out",
+            dir.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            crate::harness::stderr(&out)
+        );
+        dirs.push(dir);
+    }
+    let merged = root.join("merged");
+    let out = crate::harness::merge(&dirs, &merged, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::harness::stderr(&out)
+    );
+    let s = crate::harness::read_json(&merged.join("summary.json"));
+    assert_eq!(srv.stats().requests, 12);
+    let l = &s["steps"]["대화"]["sse"]["llm"];
+    // 12 streams, each reporting `usage` 9: exactly 108 over the two segments.
+    assert_eq!(num(l, "requests"), 12.0, "{l:#}");
+    assert_eq!(num(l, "output_tokens"), 108.0, "{l:#}");
+    assert_eq!(num(&s, "sse.events"), 12.0 * 8.0, "{:#}", s["sse"]);
+    drop(t);
+}
