@@ -236,10 +236,6 @@ where
                 }
                 return;
             }
-            if path == "/sse" {
-                sse(respond, &query);
-                return;
-            }
             if let Some(coding) = path.strip_prefix("/encoded/") {
                 let n = query
                     .split('&')
@@ -261,14 +257,7 @@ where
                 }
                 return;
             }
-            let resp = http::Response::builder()
-                .status(200)
-                .header("content-type", "text/plain")
-                .body(())
-                .expect("a response");
-            if let Ok(mut s) = respond.send_response(resp, false) {
-                let _ = s.send_data(Bytes::from_static(b"ok\n"), true);
-            }
+            sse_or_ok(respond, &path, &query);
         };
         if opts.goaway_after.is_some() {
             // Answered in order, so "the last answered" is exact.
@@ -280,8 +269,20 @@ where
 }
 
 /// `/sse`: the role event, `tokens` token events and `[DONE]`, each its own DATA
-/// frame; with `cut=1`, half an event ends the stream instead of `[DONE]`.
-fn sse(mut respond: h2::server::SendResponse<Bytes>, query: &str) {
+/// frame; with `cut=1`, half an event ends the stream instead of `[DONE]`. Any
+/// other path: `200`, `ok\n`.
+fn sse_or_ok(mut respond: h2::server::SendResponse<Bytes>, path: &str, query: &str) {
+    if path != "/sse" {
+        let resp = http::Response::builder()
+            .status(200)
+            .header("content-type", "text/plain")
+            .body(())
+            .expect("a response");
+        if let Ok(mut s) = respond.send_response(resp, false) {
+            let _ = s.send_data(Bytes::from_static(b"ok\n"), true);
+        }
+        return;
+    }
     let param = |k: &str| {
         query
             .split('&')
