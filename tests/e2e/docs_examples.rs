@@ -107,6 +107,15 @@ struct Rule {
 /// Every example not run as written, and why. Each must match exactly one example.
 const RULES: &[Rule] = &[
     Rule {
+        doc: "docs/llm.md",
+        marker: "name: llm-chat",
+        how: How::Validate(
+            "it streams from an LLM server at 127.0.0.1:8000, which the demo target is \
+             not; tests/e2e/sse.rs runs the same `sse:` step against the test kit's \
+             paced `/sse` stream",
+        ),
+    },
+    Rule {
         doc: "docs/demo-target.md",
         marker: "pado target serve --port 8080",
         how: How::NotRun("it is how this test starts the target (with --port 0)"),

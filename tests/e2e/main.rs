@@ -44,6 +44,7 @@ mod scenarios;
 mod segments;
 mod signals;
 mod soak;
+mod sse;
 mod thresholds;
 mod tls_trust;
 mod tooling;

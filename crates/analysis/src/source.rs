@@ -207,6 +207,29 @@ impl MetricSource for TotalsSource<'_> {
                     _ => w.msgs_received,
                 })
             }
+            "llm_ttft" | "llm_itl" | "llm_tpot" | "llm_output_tokens" | "llm_tokens_per_s" => {
+                let s = self.series(tags)?;
+                let e = s.sse.as_deref()?;
+                // Token counts and rates are held in thousandths: `trend` reads
+                // them as tokens and tokens/s as it reads µs as ms.
+                let h = match metric {
+                    "llm_ttft" => &e.ttft,
+                    "llm_itl" => &e.itl,
+                    "llm_tpot" => &e.tpot,
+                    "llm_output_tokens" => &e.output_tokens,
+                    _ => &e.tokens_per_s,
+                };
+                trend(h, aggregation)
+            }
+            "llm_tokens" | "sse_events" => {
+                let s = self.series(tags)?;
+                let e = s.sse.as_deref().cloned().unwrap_or_default();
+                count_or_rate(if metric == "llm_tokens" {
+                    e.tokens
+                } else {
+                    e.events
+                })
+            }
             // gRPC calls are requests of their step; k6 names them apart.
             "grpc_req_duration" => {
                 let s = self.series_where(tags, SeriesStats::is_grpc)?;
@@ -312,6 +335,61 @@ mod tests {
         assert!((r[2].value.unwrap() - 0.025).abs() < 1e-9);
         assert!(r[3].ok, "{:?}", r[3]);
         assert!(!r[4].ok && r[4].value.is_none());
+    }
+
+    #[test]
+    fn llm_metrics_map_onto_their_step_and_fire_only_when_planted() {
+        // 10 streams: TTFT 100..=190 ms, 11 tokens 20 ms apart (10 gaps each).
+        let mut chat = SeriesStats::new(SeriesKey::named("대화"));
+        for i in 0..10u64 {
+            chat.record(&RequestSample {
+                status: 200,
+                ..Default::default()
+            });
+            chat.record_sse(&pado_metrics::SseStream {
+                events: 13,
+                llm: true,
+                tokens: 11,
+                ttft_us: Some(100_000 + i * 10_000),
+                decode_us: 200_000,
+                duration_us: 300_000 + i * 10_000,
+            });
+            for _ in 0..10 {
+                chat.record_llm_itl(20_000);
+            }
+        }
+        let mut r = SecondRecord::new(0);
+        r.absorb(Interval {
+            series: vec![chat],
+            ..Default::default()
+        });
+        let mut t = Totals::default();
+        t.add_second(&r);
+        let src = TotalsSource::new(&t, 10.0);
+        let th = vec![
+            parse("llm_ttft", "p(95) < 200").unwrap(),
+            parse("llm_ttft", "p(95) < 150").unwrap(),
+            parse("llm_itl{step:대화}", "p(50) < 21").unwrap(),
+            parse("llm_tpot", "avg > 20.5").unwrap(),
+            parse("llm_output_tokens", "min == 11").unwrap(),
+            parse("llm_tokens", "count == 110").unwrap(),
+            parse("llm_tokens", "rate == 11").unwrap(),
+            parse("sse_events", "count == 130").unwrap(),
+            parse("llm_tokens_per_s", "max > 37").unwrap(),
+            parse("llm_ttft{step:other}", "p(95) < 1000").unwrap(),
+        ];
+        let res = evaluate(&th, &src);
+        for (i, ok) in [
+            true, false, true, false, true, true, true, true, false, false,
+        ]
+        .iter()
+        .enumerate()
+        {
+            assert_eq!(res[i].ok, *ok, "{i}: {:?}", res[i]);
+        }
+        // 11 tokens in 0.3 s: 36.7 tokens/s at most.
+        assert!((res[8].value.unwrap() - 36.67).abs() < 0.1, "{:?}", res[8]);
+        assert!((res[1].value.unwrap() - 190.0).abs() < 0.2, "{:?}", res[1]);
     }
 
     #[test]

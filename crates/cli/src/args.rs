@@ -42,7 +42,9 @@ target's routes and faults), `pado docs results` (the result directory), `pado d
 (`pado k8s`), `pado docs history` (the run history, `pado trend`), `pado docs outputs` (live metrics to \
 Prometheus, InfluxDB, OTLP), `pado docs resilience` (faults on the timeline, recovery), `pado docs \
 scaling-out` (one test across many generators), `pado docs dashboard` (the live page, its JSON API), \
-`pado docs experiments` (a knob swept over its values, `pado experiment`).";
+`pado docs experiments` (a knob swept over its values, `pado experiment`), `pado docs scaling` (reading an \
+experiment: the scaling fit), `pado docs llm` (streaming LLM endpoints: time to first token, inter-token \
+latency, tokens per second), `pado docs k6` (coming from k6).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -397,6 +399,12 @@ pub(crate) enum DocTopic {
     Dashboard,
     /// Experiments (`pado experiment`): a knob swept over its values, the file, what it writes.
     Experiments,
+    /// Load-testing an LLM endpoint: `sse:` steps, time to first token, inter-token latency, tokens per second.
+    Llm,
+    /// Reading an experiment: the scaling fit (USL), its predictions, the limit at each point.
+    Scaling,
+    /// Coming from k6: what runs unchanged, what differs, how flags map.
+    K6,
 }
 
 /// `pado find-capacity` flags.

@@ -273,6 +273,21 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         "experiments",
         include_str!("../../../docs/experiments.md"),
     ),
+    (
+        args::DocTopic::Llm,
+        "llm",
+        include_str!("../../../docs/llm.md"),
+    ),
+    (
+        args::DocTopic::Scaling,
+        "scaling",
+        include_str!("../../../docs/scaling.md"),
+    ),
+    (
+        args::DocTopic::K6,
+        "k6",
+        include_str!("../../../docs/coming-from-k6.md"),
+    ),
 ];
 
 /// `pado docs [TOPIC]`: a page, or the list of pages.

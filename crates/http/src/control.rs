@@ -114,6 +114,7 @@ impl ControlRequest<'_> {
                 keep_head: self.keep_head.then_some((&mut out.head, true)),
                 failed_prefix: None,
                 decoder: None,
+                sse: None,
             },
         )
         .await;

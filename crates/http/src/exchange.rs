@@ -109,6 +109,9 @@ pub struct RequestRef<'a> {
     pub failed_prefix: Option<(&'a mut Vec<u8>, &'a StatusSet)>,
     /// The VU's decoder for encoded responses; `None` leaves bodies as sent.
     pub decoder: Option<&'a mut crate::decode::BodyDecoder>,
+    /// An `sse:` step's event stream: a 2xx body is parsed as it streams, each
+    /// event handed over with the instant it was read (see [`crate::sse`]).
+    pub sse: Option<crate::sse::SseStream<'a>>,
 }
 
 /// Run one exchange, opening a connection in `slot` when there is none (or the idle
@@ -142,7 +145,10 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
     }
     let mut reused = slot.is_some();
     let tls = origin.tls.is_some();
+    // An event stream read for `max_time` ends then, as a success.
+    let sse_end = req.sse.as_ref().and_then(|s| s.max_time).map(|t| start + t);
     let mut sink = BodySink::new(req.keep_body, req.keep_head, req.failed_prefix, req.decoder);
+    sink.sse = req.sse;
     loop {
         if slot.is_none() {
             let budget = deadline.saturating_duration_since(Instant::now());
@@ -180,13 +186,18 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
         ex.version = Some(HttpVersion::Http1);
         sink.clear();
         let outcome = tokio::time::timeout_at(
-            deadline.into(),
+            sse_end.map_or(deadline, |e| e.min(deadline)).into(),
             run(conn, req.bytes, req.is_head, tls, &mut ex, &mut sink),
         )
         .await;
         let end = Instant::now();
         ex.end = Some(end);
         let reuse = match outcome {
+            Err(_) if sse_end.is_some_and(|e| e < deadline) && ex.status != 0 => {
+                // The stream was read for as long as asked: its answer, not a timeout.
+                finish_phases(&mut ex, end);
+                false
+            }
             Err(_) => {
                 ex.error = Some(ErrorKind::Timeout);
                 finish_phases(&mut ex, end);
@@ -229,6 +240,8 @@ pub(crate) struct BodySink<'k> {
     pub(crate) keep_head: Option<(&'k mut Vec<u8>, bool)>,
     pub(crate) failed_prefix: Option<(&'k mut Vec<u8>, &'k StatusSet)>,
     pub(crate) decoder: Option<&'k mut BodyDecoder>,
+    /// An event stream to parse.
+    pub(crate) sse: Option<crate::sse::SseStream<'k>>,
 }
 
 impl<'k> BodySink<'k> {
@@ -247,6 +260,7 @@ impl<'k> BodySink<'k> {
             keep_head,
             failed_prefix,
             decoder,
+            sse: None,
         }
     }
 
@@ -258,6 +272,9 @@ impl<'k> BodySink<'k> {
         }
         if let Some((h, _)) = self.keep_head.as_mut() {
             h.clear();
+        }
+        if let Some(s) = self.sse.as_mut() {
+            s.parser.reset();
         }
     }
 
@@ -402,12 +419,29 @@ async fn read_response(
         }
         _ => None,
     };
-    let mut keep = |bytes: &[u8]| match dec.as_mut() {
-        Some(d) => d.feed(bytes),
-        None => keep(keep_body, bytes),
+    // An event stream is parsed when the answer is one (2xx, not encoded).
+    let mut sse = sink
+        .sse
+        .as_mut()
+        .filter(|_| (200..300).contains(&head.status) && dec.is_none());
+    let mut keep = |bytes: &[u8]| {
+        match dec.as_mut() {
+            Some(d) => d.feed(bytes),
+            None => keep(keep_body, bytes),
+        }
+        sse.as_mut()
+            .is_none_or(|s| s.parser.feed(bytes, Instant::now(), &mut *s.handler))
     };
 
-    let reuse = read_body(conn, &head, ex, tls, &mut keep).await?;
+    let read = read_body(conn, &head, ex, tls, &mut keep).await;
+    let reuse = match sse.as_ref() {
+        None => read?,
+        // Cut mid-event, or before the stop condition: its own category.
+        Some(s) if s.parser.stopped() => read.unwrap_or(false),
+        Some(_) if matches!(read, Err(ErrorKind::Reset)) => return Err(ErrorKind::SseTruncated),
+        Some(s) if read.is_ok() && s.parser.pending() => return Err(ErrorKind::SseTruncated),
+        Some(_) => read?,
+    };
     if let Some(d) = dec {
         // The framing was read to its end: the connection stays usable either way.
         end_decoding(d, keep_body, ex);
@@ -469,10 +503,11 @@ async fn read_head(
     Ok((head, first_byte.unwrap_or(t_sent)))
 }
 
-/// Reads the body as the head frames it, handing every body byte to `keep`;
+/// Reads the body as the head frames it, handing every body byte to `keep`, until
+/// `keep` says to stop (then the rest is left unread and the connection dropped);
 /// `Ok(reuse)` says whether the connection may carry another request.
 #[inline]
-async fn read_body<F: FnMut(&[u8])>(
+async fn read_body<F: FnMut(&[u8]) -> bool>(
     conn: &mut Conn,
     head: &Head,
     ex: &mut Exchange,
@@ -482,6 +517,13 @@ async fn read_body<F: FnMut(&[u8])>(
     let buf = &mut conn.buf;
     let mut reuse = head.keep_alive;
     let leftover = buf.len() - head.len;
+    // Set when `keep` asked to stop: the body's rest is not read.
+    let stop = std::cell::Cell::new(false);
+    let mut keep = |b: &[u8]| {
+        if !stop.get() && !keep(b) {
+            stop.set(true);
+        }
+    };
     match head.body {
         BodyKind::None => {
             if leftover > 0 {
@@ -496,6 +538,9 @@ async fn read_body<F: FnMut(&[u8])>(
             }
             let mut left = total - first as u64;
             while left > 0 {
+                if stop.get() {
+                    return Ok(false);
+                }
                 let n = read_more(&mut conn.stream, buf, left, ex, tls).await?;
                 if n == 0 {
                     return Err(ErrorKind::Reset);
@@ -511,18 +556,21 @@ async fn read_body<F: FnMut(&[u8])>(
         BodyKind::Chunked => {
             let mut dec = ChunkedDecoder::new();
             let used = dec
-                .feed(&buf[head.len..], &mut *keep)
+                .feed(&buf[head.len..], &mut keep)
                 .map_err(|_| ErrorKind::Protocol)?;
             if dec.is_done() && head.len + used < buf.len() {
                 reuse = false;
             }
             while !dec.is_done() {
+                if stop.get() {
+                    return Ok(false);
+                }
                 let n = read_more(&mut conn.stream, buf, ex.bytes_received, ex, tls).await?;
                 if n == 0 {
                     return Err(ErrorKind::Reset);
                 }
                 let used = dec
-                    .feed(&buf[..n], &mut *keep)
+                    .feed(&buf[..n], &mut keep)
                     .map_err(|_| ErrorKind::Protocol)?;
                 if dec.is_done() && used < n {
                     reuse = false;
@@ -532,6 +580,9 @@ async fn read_body<F: FnMut(&[u8])>(
         BodyKind::UntilClose => {
             keep(&buf[head.len..]);
             loop {
+                if stop.get() {
+                    return Ok(false);
+                }
                 let n = match read_more(&mut conn.stream, buf, ex.bytes_received, ex, tls).await {
                     Ok(n) => n,
                     // A TLS peer that closes without close_notify ends the body too.

@@ -20,6 +20,7 @@
 //! - [`proxy`]: HTTP proxies (flag, file, environment) and the `CONNECT` tunnel.
 //! - [`resolve`]: name resolution when a connection is made, with the run's cache.
 //! - [`response`]: sans-I/O response framing (heads, bodies, chunked decoding).
+//! - [`sse`]: Server-Sent Events parsed as a body streams (the WHATWG rules).
 //! - [`status`]: the set of statuses a request accepts.
 //! - [`trust`]: the roots TLS trusts (system, bundled, a CA file) and a client
 //!   certificate for mutual TLS.
@@ -37,6 +38,7 @@ pub mod h2sniff;
 pub mod proxy;
 pub mod resolve;
 pub mod response;
+pub mod sse;
 pub mod status;
 pub mod trust;
 

@@ -86,11 +86,16 @@ pub enum ErrorKind {
     /// 4.7 MB, `FRAME_SIZE_ERROR`), so the cause and the fix (`--http auto`, or
     /// https) are named.
     H2cUnsupported,
+    /// A Server-Sent Events stream (`sse:` steps) ended in the middle of an event
+    /// (a partial line, or fields never closed by their blank line) or was cut
+    /// before its stop condition: the answer the user waited for is incomplete,
+    /// which a plain `reset` would not say.
+    SseTruncated,
 }
 
 impl ErrorKind {
     /// Every kind, in a fixed order, so counters can live in a plain array.
-    pub const ALL: [ErrorKind; 24] = [
+    pub const ALL: [ErrorKind; 25] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::Dns,
@@ -115,6 +120,7 @@ impl ErrorKind {
         ErrorKind::Decode,
         ErrorKind::TooLarge,
         ErrorKind::H2cUnsupported,
+        ErrorKind::SseTruncated,
     ];
 
     /// The stable name used in summaries and result files.
@@ -138,6 +144,7 @@ impl ErrorKind {
             ErrorKind::Decode => "decode",
             ErrorKind::TooLarge => "too_large",
             ErrorKind::H2cUnsupported => "h2c_unsupported",
+            ErrorKind::SseTruncated => "sse_truncated",
             ErrorKind::GrpcUnavailable => "grpc_unavailable",
             ErrorKind::GrpcDeadlineExceeded => "grpc_deadline_exceeded",
             ErrorKind::GrpcResourceExhausted => "grpc_resource_exhausted",

@@ -20,6 +20,7 @@ pub mod raw;
 pub mod sample;
 pub mod scrape;
 pub mod series;
+pub mod sse;
 pub mod step_catalog;
 pub mod websocket;
 
@@ -36,5 +37,6 @@ pub use series::{
     second_in_window, CheckCounts, Interval, Phase, ScenarioStats, SecondRecord, SeriesKey,
     SeriesStats, Totals,
 };
+pub use sse::{SseStats, SseStream};
 pub use step_catalog::{GroupInfo, StepCatalog, StepInfo};
 pub use websocket::{WsError, WsSession, WsStats};

@@ -144,6 +144,9 @@ pub struct SeriesStats {
     /// The step's WebSocket sessions (`ws:` steps only; `None` elsewhere, so HTTP
     /// series cost nothing more).
     pub ws: Option<Box<crate::WsStats>>,
+    /// The step's event streams and LLM figures (`sse:` steps only; `None`
+    /// elsewhere).
+    pub sse: Option<Box<crate::SseStats>>,
 }
 
 impl SeriesStats {
@@ -225,6 +228,18 @@ impl SeriesStats {
         self.ws.get_or_insert_with(Default::default).record(s);
     }
 
+    /// Add one ended event stream of this step (the request itself is recorded
+    /// with [`SeriesStats::record`]).
+    pub fn record_sse(&mut self, s: &crate::SseStream) {
+        self.sse.get_or_insert_with(Default::default).record(s);
+    }
+
+    /// Add one gap between two tokens (µs) to the step's `llm_itl`.
+    #[inline]
+    pub fn record_llm_itl(&mut self, us: u64) {
+        self.sse.get_or_insert_with(Default::default).record_itl(us);
+    }
+
     /// Add `msg` µs to the step's `ws_msg_latency`.
     pub fn record_ws_latency(&mut self, us: u64) {
         self.ws
@@ -241,6 +256,10 @@ impl SeriesStats {
                 .ws
                 .as_ref()
                 .is_none_or(|w| w.sessions == 0 && w.msg_latency.is_empty())
+            && self
+                .sse
+                .as_ref()
+                .is_none_or(|s| s.streams == 0 && s.itl.is_empty())
     }
 
     /// Count `n` responses of status `code` (a timeline read back adds each second's
@@ -285,6 +304,9 @@ impl SeriesStats {
         if let Some(w) = &o.ws {
             self.ws.get_or_insert_with(Default::default).merge(w);
         }
+        if let Some(e) = &o.sse {
+            self.sse.get_or_insert_with(Default::default).merge(e);
+        }
     }
 
     /// Whether the counters agree with each other as [`SeriesStats::record`] makes
@@ -327,6 +349,16 @@ impl SeriesStats {
         if let Some(w) = &self.ws {
             w.check_consistent()
                 .map_err(|e| format!("series `{name}`: {e}"))?;
+        }
+        if let Some(e) = &self.sse {
+            e.check_consistent()
+                .map_err(|e| format!("series `{name}`: {e}"))?;
+            if e.streams > self.requests {
+                return Err(format!(
+                    "series `{name}`: {} event streams but {} requests (corrupt counters)",
+                    e.streams, self.requests
+                ));
+            }
         }
         Ok(())
     }

@@ -309,6 +309,7 @@ async fn scrape_one(t: &mut Target, t0: Instant, timeout: Duration) -> ScrapeOut
             keep_head: None,
             failed_prefix: None,
             decoder: None,
+            sse: None,
         },
     )
     .await;

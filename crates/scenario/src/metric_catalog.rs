@@ -74,7 +74,7 @@ const fn metric(
     }
 }
 
-static METRICS: [MetricInfo; 32] = [
+static METRICS: [MetricInfo; 39] = [
     metric(
         "http_req_duration",
         MetricKind::Trend,
@@ -152,6 +152,48 @@ static METRICS: [MetricInfo; 32] = [
         MetricKind::Trend,
         "ms",
         "from a WebSocket `send` to the arrival of the message the next `expect` matched",
+    ),
+    metric(
+        "llm_ttft",
+        MetricKind::Trend,
+        "ms",
+        "time to first token of an LLM stream (`sse: {llm: true}`): from the request's start to the first event with token text",
+    ),
+    metric(
+        "llm_itl",
+        MetricKind::Trend,
+        "ms",
+        "inter-token latency of an LLM stream: every gap between two tokens",
+    ),
+    metric(
+        "llm_tpot",
+        MetricKind::Trend,
+        "ms",
+        "time per output token of an LLM stream after the first: (last token - first token) / (tokens - 1), one value per request",
+    ),
+    metric(
+        "llm_output_tokens",
+        MetricKind::Trend,
+        "tokens",
+        "output tokens of one LLM stream (the server's `usage` count when it sends one, else the events with token text)",
+    ),
+    metric(
+        "llm_tokens_per_s",
+        MetricKind::Trend,
+        "tokens/s",
+        "output tokens per second of one LLM stream, over its whole time",
+    ),
+    metric(
+        "llm_tokens",
+        MetricKind::Counter,
+        "",
+        "output tokens of every LLM stream together (`rate`: the run's output tokens per second)",
+    ),
+    metric(
+        "sse_events",
+        MetricKind::Counter,
+        "",
+        "Server-Sent Events received by `sse:` steps",
     ),
     metric(
         "grpc_req_duration",
@@ -304,14 +346,15 @@ mod tests {
             assert!(!names[i + 1..].contains(n), "duplicate {n}");
         }
         let count = |k| all().iter().filter(|m| m.kind == k).count();
-        assert_eq!(count(MetricKind::Trend), 14);
+        assert_eq!(count(MetricKind::Trend), 19);
         assert_eq!(count(MetricKind::Rate), 3);
-        assert_eq!(count(MetricKind::Counter), 13);
+        assert_eq!(count(MetricKind::Counter), 15);
         assert_eq!(count(MetricKind::Gauge), 2);
+        // Trends are times in ms, but for an LLM stream's tokens and tokens/s.
         assert!(all()
             .iter()
             .filter(|m| m.kind == MetricKind::Trend)
-            .all(|m| m.unit == "ms"));
+            .all(|m| m.unit == "ms" || matches!(m.name, "llm_output_tokens" | "llm_tokens_per_s")));
     }
 
     #[test]

@@ -614,6 +614,48 @@ pub struct Step {
     /// `extract` and `tags` apply to it, the response message read as JSON.
     #[serde(default)]
     pub grpc: Option<GrpcSpec>,
+    /// The request's answer is a Server-Sent Events stream (`text/event-stream`):
+    /// its events are parsed as they arrive, timed, and the stream read until its
+    /// stop condition. With `llm: true`, the LLM figures (`llm_ttft`, `llm_itl`,
+    /// `llm_tpot`, `llm_output_tokens`, `llm_tokens_per_s`) are measured from it.
+    #[serde(default)]
+    pub sse: Option<SseSpec>,
+}
+
+/// How an event stream is read (`sse:` beside a `request`): when to stop, and
+/// whether its events are an LLM's tokens. Without a stop condition the stream is
+/// read to its end (the server closes it).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SseSpec {
+    /// Stop at the event whose data is exactly this (OpenAI's `[DONE]`).
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Stop at the first event of this type (its `event:` field).
+    #[serde(default)]
+    pub until_event: Option<String>,
+    /// Stop after this many events.
+    #[serde(default)]
+    pub count: Option<u64>,
+    /// Stop reading this long after the request was sent (a success, not a
+    /// timeout; the request's `timeout` still bounds the whole exchange).
+    #[serde(default)]
+    pub max_time: Option<Dur>,
+    /// The events are an LLM's streamed answer (OpenAI-compatible chat or
+    /// completions): measure time to first token, inter-token latency, time per
+    /// output token, output tokens and tokens per second.
+    #[serde(default)]
+    pub llm: bool,
+    /// Where an event's token text is (JSONPath into its JSON data); default
+    /// `$.choices[0].delta.content`, then `$.choices[0].text` (completions).
+    #[serde(default)]
+    pub token_path: Option<String>,
+    /// Where the server's own count of output tokens is, when it sends one (the
+    /// last event with `stream_options: {include_usage: true}`); default
+    /// `$.usage.completion_tokens`. When present it replaces the count of token
+    /// events.
+    #[serde(default)]
+    pub usage_path: Option<String>,
 }
 
 /// A gRPC call (k6's `client.invoke`): the method, its request message and

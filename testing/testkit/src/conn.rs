@@ -11,6 +11,8 @@ use tokio::net::TcpStream;
 use crate::http::{self, read_request, ReadError, Request};
 use crate::Shared;
 
+mod sse;
+
 /// Longest delay any route will honour (`/delay`, `/slow-body`, `/stall`):
 /// larger values are clamped, so a silly number cannot overflow a deadline.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
@@ -256,6 +258,7 @@ async fn respond<S: Transport>(
             Ok(After::Close)
         }
         "/chunked" => chunked(s, req).await,
+        "/sse" => sse::sse(s, req, received_at).await,
         "/hang" => hang(s).await,
         "/redirect-to" => redirect_to(s, req).await,
         "/echo" => {

@@ -9,6 +9,7 @@
 //! | anything | `200`, `ok\n` |
 //! | `/delay?ms=N` | `200 ok` N ms after the request's headers arrived |
 //! | `/reset` | the stream is reset with `REFUSED_STREAM` (no response) |
+//! | `/sse?tokens=N[&cut=1]` | an OpenAI-style chat completion as Server-Sent Events, one DATA frame per event: the role (no token), N tokens, `[DONE]`; `cut=1` ends the stream after half an event instead |
 //! | `/encoded/{coding}?n=N` | [`crate::encoded_body`] with its `Content-Encoding`, in two DATA frames |
 //! | any gRPC call (`content-type: application/grpc`) | a lying gRPC server: `200`, `application/grpc`, one empty message and the end of the stream, **without** `grpc-status` (no trailers); with the metadata `x-lie: head` only the head, ending the stream, again without `grpc-status` |
 //!
@@ -256,14 +257,7 @@ where
                 }
                 return;
             }
-            let resp = http::Response::builder()
-                .status(200)
-                .header("content-type", "text/plain")
-                .body(())
-                .expect("a response");
-            if let Ok(mut s) = respond.send_response(resp, false) {
-                let _ = s.send_data(Bytes::from_static(b"ok\n"), true);
-            }
+            sse_or_ok(respond, &path, &query);
         };
         if opts.goaway_after.is_some() {
             // Answered in order, so "the last answered" is exact.
@@ -272,4 +266,55 @@ where
             tokio::spawn(task);
         }
     }
+}
+
+/// `/sse`: the role event, `tokens` token events and `[DONE]`, each its own DATA
+/// frame; with `cut=1`, half an event ends the stream instead of `[DONE]`. Any
+/// other path: `200`, `ok\n`.
+fn sse_or_ok(mut respond: h2::server::SendResponse<Bytes>, path: &str, query: &str) {
+    if path != "/sse" {
+        let resp = http::Response::builder()
+            .status(200)
+            .header("content-type", "text/plain")
+            .body(())
+            .expect("a response");
+        if let Ok(mut s) = respond.send_response(resp, false) {
+            let _ = s.send_data(Bytes::from_static(b"ok\n"), true);
+        }
+        return;
+    }
+    let param = |k: &str| {
+        query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
+    };
+    let tokens = param("tokens")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3u64)
+        .min(10_000);
+    let cut = param("cut") == Some("1");
+    let resp = http::Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .body(())
+        .expect("a response");
+    let Ok(mut s) = respond.send_response(resp, false) else {
+        return;
+    };
+    let _ = s.send_data(
+        Bytes::from_static(
+            b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+        ),
+        false,
+    );
+    for i in 0..tokens {
+        let ev = format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"토큰{i}\"}}}}]}}\n\n");
+        let _ = s.send_data(Bytes::from(ev), false);
+    }
+    let last: &'static [u8] = if cut {
+        b"data: {\"choi"
+    } else {
+        b"data: [DONE]\n\n"
+    };
+    let _ = s.send_data(Bytes::from_static(last), true);
 }

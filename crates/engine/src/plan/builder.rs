@@ -446,7 +446,10 @@ impl Builder<'_> {
                     ..Default::default()
                 });
             };
-            let (req, method, url_text) = self.request(&format!("{p}.request"), spec)?;
+            let (mut req, method, url_text) = self.request(&format!("{p}.request"), spec)?;
+            if let Some(sse) = &s.sse {
+                req.sse = Some(super::sse::compile(&format!("{p}.sse"), sse)?);
+            }
             let name = step_name(s, prefix, || default_step_name(&method, &url_text));
             http_method = Some(method);
             (req, name)

@@ -6,6 +6,7 @@ mod builder;
 mod checks;
 mod grpc;
 mod request;
+mod sse;
 #[cfg(test)]
 mod tests;
 mod websocket;
@@ -15,6 +16,7 @@ pub use checks::{CheckPlan, ExtractPlan, ExtractSource, TemplatedCheck};
 pub use grpc::{decode_grpc_json, encode_grpc_json, GrpcMessage, GrpcPlan};
 pub use pado_scenario::naming::default_step_name;
 pub use request::{RequestForm, RequestPlan, StatusSet};
+pub use sse::{LlmPlan, SsePlan};
 pub use websocket::{WsActionPlan, WsPlan, WS_DEFAULT_TIMEOUT};
 
 use std::sync::Arc;

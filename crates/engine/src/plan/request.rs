@@ -41,6 +41,8 @@ pub struct RequestPlan {
     /// A static request to an origin spoken with HTTP/2, in HTTP/2's form, built
     /// once (a templated one is made from its rendered bytes per request).
     pub h2: Option<pado_http::H2Request>,
+    /// The answer is an event stream (`sse:`), read as it says.
+    pub sse: Option<std::sync::Arc<SsePlan>>,
 }
 
 /// Request bytes: fixed, or rendered per request.
@@ -153,6 +155,7 @@ impl Builder<'_> {
             expect: StatusSet::default_ok(),
             follow_redirects: follow.or(d.follow_redirects).unwrap_or(true),
             h2: None,
+            sse: None,
         };
         let o = &self.origins[origin];
         if o.protocol.pooled(o.tls.is_some()) {

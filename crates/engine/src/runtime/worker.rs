@@ -572,6 +572,25 @@ impl WorkerCtx {
         }
     }
 
+    /// Record one event stream of step series `series` ended at `end`, and the
+    /// gaps between its tokens (µs).
+    pub(super) fn record_sse(
+        &self,
+        series: u32,
+        stream: &pado_metrics::SseStream,
+        gaps: &[u64],
+        end: Instant,
+    ) {
+        self.roll_to(end);
+        let mut m = self.metrics.borrow_mut();
+        if let Some(s) = m.series.get_mut(series as usize) {
+            s.record_sse(stream);
+            for &g in gaps {
+                s.record_llm_itl(g);
+            }
+        }
+    }
+
     /// Record one WebSocket session of step series `series`, ended at `end`.
     pub(super) fn record_ws(&self, series: u32, session: &pado_metrics::WsSession, end: Instant) {
         self.roll_to(end);

@@ -191,6 +191,26 @@ fn step_summary(s: &SeriesStats, dur: f64) -> StepSummary {
         waiting_ms: s.phase(Phase::Waiting).summary(),
         ws: s.ws.as_deref().map(|w| ws_summary(w, dur)),
         grpc: grpc_summary(s),
+        sse: s.sse.as_deref().map(|e| sse_summary(e, dur)),
+    }
+}
+
+/// Event-stream and LLM figures of a step (or of all of them).
+fn sse_summary(e: &pado_metrics::SseStats, dur: f64) -> super::SseSummary {
+    super::SseSummary {
+        streams: e.streams,
+        events: e.events,
+        llm: (e.llm_streams > 0).then(|| super::LlmSummary {
+            requests: e.llm_streams,
+            output_tokens: e.tokens,
+            output_tokens_per_s: e.tokens as f64 / dur,
+            ttft_ms: e.ttft.summary(),
+            itl_ms: e.itl.summary(),
+            tpot_ms: e.tpot.summary(),
+            // Both hold thousandths: their summaries read in tokens and tokens/s.
+            output_tokens_per_request: e.output_tokens.summary(),
+            tokens_per_s_per_request: e.tokens_per_s.summary(),
+        }),
     }
 }
 
@@ -271,6 +291,7 @@ fn request_figures(summary: &mut Summary, totals: &Totals, dur: f64) {
         .map(|p| (p.metric_name().to_string(), all.phase(p).summary()))
         .collect();
     summary.websocket = all.ws.as_deref().map(|w| ws_summary(w, dur));
+    summary.sse = all.sse.as_deref().map(|e| sse_summary(e, dur));
     summary.data_sent = all.bytes_sent;
     summary.data_received = all.bytes_received;
     summary.data_received_encoded = all.bytes_encoded;

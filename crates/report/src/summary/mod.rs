@@ -70,6 +70,9 @@ pub struct StepSummary {
     /// The step's gRPC calls (`grpc:` steps only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grpc: Option<GrpcSummary>,
+    /// The step's event streams and LLM figures (`sse:` steps only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sse: Option<SseSummary>,
 }
 
 /// gRPC figures of a step, in k6's vocabulary: the calls are the step's requests
@@ -111,6 +114,41 @@ pub struct WsSummary {
     pub msg_latency_ms: LatencySummary,
     /// How many latencies `msg_latency_ms` summarises.
     pub msg_latency_count: u64,
+}
+
+/// Event streams (of a step, or of all `sse:` steps) and, for LLM streams, the
+/// figures LLM serving is judged by (vLLM's and genai-perf's names).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SseSummary {
+    /// Streams read (`sse_streams`).
+    pub streams: u64,
+    /// Events they carried (`sse_events`).
+    pub events: u64,
+    /// The LLM figures, when the streams were read as an LLM's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmSummary>,
+}
+
+/// What users of a streaming LLM endpoint feel: how long until the first token,
+/// the gaps between tokens, and the tokens per second.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LlmSummary {
+    /// Streams read as an LLM's answer.
+    pub requests: u64,
+    /// Output tokens, all streams together (`llm_output_tokens`).
+    pub output_tokens: u64,
+    /// Output tokens per second of the run (throughput, all streams together).
+    pub output_tokens_per_s: f64,
+    /// `llm_ttft` in ms: from the request's start to its first token.
+    pub ttft_ms: LatencySummary,
+    /// `llm_itl` in ms: every gap between two tokens.
+    pub itl_ms: LatencySummary,
+    /// `llm_tpot` in ms: a stream's time per output token after the first.
+    pub tpot_ms: LatencySummary,
+    /// `llm_output_tokens` per stream (tokens, not ms).
+    pub output_tokens_per_request: LatencySummary,
+    /// `llm_tokens_per_s` per stream (tokens per second, not ms).
+    pub tokens_per_s_per_request: LatencySummary,
 }
 
 /// Pass/fail counts of a check.
@@ -272,6 +310,10 @@ pub struct Summary {
     /// All WebSocket steps together; absent when the run had none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub websocket: Option<WsSummary>,
+    /// All `sse:` steps together (and their LLM figures); absent when the run had
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sse: Option<SseSummary>,
     /// Per step and tag set (`search{class=rare}`), for requests that carry tags.
     pub tagged: BTreeMap<String, StepSummary>,
     /// Checks by name.

@@ -5,7 +5,7 @@
 //! lines, composed in reading order by [`render`]: the run's totals ([`totals`]),
 //! a merged result's generators ([`generators`]),
 //! latency and its phases ([`latency`]), stages and steadiness over time
-//! ([`stages`]), the per-step table ([`steps`]), WebSocket sessions ([`websocket`]), gRPC calls ([`grpc`]), checks, failures and thresholds
+//! ([`stages`]), the per-step table ([`steps`]), WebSocket sessions ([`websocket`]), LLM streams ([`llm`]), gRPC calls ([`grpc`]), checks, failures and thresholds
 //! ([`outcomes`]), the events' impact and expectations ([`events`]), the soak verdict ([`soak`]), and what the analysis found ([`findings`]).
 
 mod events;
@@ -13,6 +13,7 @@ mod findings;
 mod generators;
 mod grpc;
 mod latency;
+mod llm;
 mod outcomes;
 pub(crate) mod soak;
 mod stages;
@@ -42,7 +43,7 @@ pub struct TextOptions {
 type Section = fn(&mut String, &Summary, TextOptions);
 
 /// The blocks in reading order.
-const SECTIONS: [Section; 18] = [
+const SECTIONS: [Section; 19] = [
     totals::title,
     totals::totals,
     generators::generators,
@@ -51,6 +52,7 @@ const SECTIONS: [Section; 18] = [
     stages::stability,
     steps::steps,
     websocket::websocket,
+    llm::llm,
     grpc::grpc,
     outcomes::checks,
     outcomes::why_failed,

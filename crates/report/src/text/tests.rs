@@ -226,3 +226,44 @@ fn grpc_steps_get_their_block_with_status_names() {
     s.steps.clear();
     assert!(!render(&s, TextOptions { color: false }).contains("  grpc "));
 }
+
+#[test]
+fn llm_steps_get_their_block_and_other_runs_do_not() {
+    let mut s = Summary {
+        requests: 12,
+        ..Default::default()
+    };
+    assert!(!render(&s, TextOptions { color: false }).contains("ttft50"));
+    let llm = crate::summary::LlmSummary {
+        requests: 12,
+        output_tokens: 240,
+        output_tokens_per_s: 120.0,
+        ttft_ms: pado_metrics::LatencySummary {
+            p50: 150.5,
+            p95: 171.0,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let sse = crate::summary::SseSummary {
+        streams: 12,
+        events: 264,
+        llm: Some(llm),
+    };
+    s.steps.insert(
+        "대화".into(),
+        crate::summary::StepSummary {
+            requests: 12,
+            sse: Some(sse.clone()),
+            ..Default::default()
+        },
+    );
+    s.sse = Some(sse);
+    let out = render(&s, TextOptions { color: false });
+    let row = out
+        .lines()
+        .find(|l| l.contains("대화") && l.contains("240"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains("150") && row.contains("171"), "{row}");
+    assert!(out.contains("output tokens: 240"), "{out}");
+}

@@ -67,6 +67,68 @@ fn websocket_figures_round_trip_and_add_exactly() {
 }
 
 #[test]
+fn event_stream_and_llm_figures_round_trip_and_add_exactly() {
+    let tmp = tmpdir("sse");
+    let dir = ResultDir::create(tmp.path()).unwrap();
+    let mut s = SeriesStats::new(SeriesKey::named("대화"));
+    // 7 LLM streams of 10 + i tokens, 2 plain streams of 3 events.
+    for i in 0..7u64 {
+        s.record(&RequestSample {
+            status: 200,
+            ..Default::default()
+        });
+        s.record_sse(&pado_metrics::SseStream {
+            events: 12 + i,
+            llm: true,
+            tokens: 10 + i,
+            ttft_us: Some(150_000 + i),
+            decode_us: 20_000 * (9 + i),
+            duration_us: 150_000 + 20_000 * (9 + i),
+        });
+        for _ in 0..9 + i {
+            s.record_llm_itl(20_000);
+        }
+    }
+    for _ in 0..2 {
+        s.record(&RequestSample {
+            status: 200,
+            ..Default::default()
+        });
+        s.record_sse(&pado_metrics::SseStream {
+            events: 3,
+            ..Default::default()
+        });
+    }
+    let mut rec = SecondRecord::new(0);
+    rec.series.push(s.clone());
+    let mut w = dir.timeline_writer().unwrap();
+    w.write(&rec).unwrap();
+    rec.t = 1;
+    w.write(&rec).unwrap();
+    drop(w);
+    let back = dir.read_timeline().unwrap();
+    assert_eq!(back[0].series[0], s);
+    // The merge's path: encoded seconds added straight into one.
+    let mut rd = dir.timeline_reader().unwrap();
+    let mut acc = SecondRecord::new(0);
+    let mut dec = pado_metrics::latency::HistogramDecoder::default();
+    let mut own = LatencyHistogram::default();
+    while let Some(e) = rd.next_encoded().unwrap() {
+        e.add_to(&mut acc, &mut dec, &mut own).unwrap();
+    }
+    let e = acc.series[0].sse.as_deref().unwrap();
+    // Tokens 10..=16 per second, twice: exactly 2 × 91.
+    assert_eq!((e.streams, e.llm_streams, e.tokens), (18, 14, 182));
+    assert_eq!(e.events, 2 * ((12..19).sum::<u64>() + 6));
+    assert_eq!(e.itl.count(), 2 * (9..16).sum::<u64>());
+    assert_eq!(e.ttft.count(), 14);
+    assert_eq!(e.output_tokens.count(), 14);
+    // HTTP series write no `sse` field.
+    let line = timeline_line(&SecondRecord::new(3)).unwrap();
+    assert!(!line.contains("\"sse\""), "{line}");
+}
+
+#[test]
 fn timeline_round_trips_exactly() {
     let tmp = tmpdir("rt");
     let dir = ResultDir::create(tmp.path()).unwrap();

@@ -211,6 +211,61 @@ pub(super) struct WireSeries {
     /// before pado spoke WebSocket).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) ws: Option<WireWs>,
+    /// The step's event streams and LLM figures; absent for other steps (and in
+    /// files written before pado read event streams).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) sse: Option<WireSse>,
+}
+
+/// [`pado_metrics::SseStats`] on the wire: counters, and the histograms by name
+/// (`ttft`, `itl`, `tpot`, `output_tokens`, `tokens_per_s`), each absent when empty.
+#[derive(Serialize, Deserialize)]
+pub(super) struct WireSse {
+    pub(super) streams: u64,
+    pub(super) events: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) llm_streams: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) tokens: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(super) hist: BTreeMap<String, String>,
+}
+
+impl WireSse {
+    pub(super) fn from_stats(e: &pado_metrics::SseStats) -> Result<Self, String> {
+        let mut hist = BTreeMap::new();
+        for (name, h) in e.hists() {
+            if !h.is_empty() {
+                hist.insert(name.to_string(), h.encode()?);
+            }
+        }
+        Ok(WireSse {
+            streams: e.streams,
+            events: e.events,
+            llm_streams: e.llm_streams,
+            tokens: e.tokens,
+            hist,
+        })
+    }
+
+    pub(super) fn into_stats(self) -> Result<pado_metrics::SseStats, String> {
+        let mut e = pado_metrics::SseStats {
+            streams: self.streams,
+            events: self.events,
+            llm_streams: self.llm_streams,
+            tokens: self.tokens,
+            ..Default::default()
+        };
+        let names = e.hists().map(|(n, _)| n);
+        for (name, enc) in self.hist {
+            let i = names
+                .iter()
+                .position(|n| *n == name)
+                .ok_or_else(|| format!("unknown event-stream histogram `{name}`"))?;
+            *e.hists_mut()[i] = LatencyHistogram::decode(&enc)?;
+        }
+        Ok(e)
+    }
 }
 
 /// [`pado_metrics::WsStats`] on the wire: counters, failures by category, and the three
@@ -436,6 +491,7 @@ impl WireSeries {
             errors,
             hist,
             ws: s.ws.as_deref().map(WireWs::from_stats).transpose()?,
+            sse: s.sse.as_deref().map(WireSse::from_stats).transpose()?,
         })
     }
 
@@ -472,6 +528,7 @@ impl WireSeries {
         s.bytes_encoded = self.bytes_encoded;
         s.bytes_decoded = self.bytes_decoded;
         s.ws = self.ws.map(WireWs::into_stats).transpose()?.map(Box::new);
+        s.sse = self.sse.map(WireSse::into_stats).transpose()?.map(Box::new);
         for (code, n) in self.status {
             let c: u16 = code
                 .parse()

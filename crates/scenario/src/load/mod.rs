@@ -9,6 +9,7 @@ mod experiment;
 mod grpc;
 mod requests;
 mod scenarios;
+mod sse;
 mod templates;
 #[cfg(test)]
 mod tests;

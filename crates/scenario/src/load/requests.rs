@@ -46,6 +46,7 @@ impl Validator<'_> {
                 }
                 (None, None) => {}
             }
+            self.step_sse(&sp, st);
             if let Some(g) = &st.grpc {
                 if st.request.is_some() || st.ws.is_some() {
                     self.err(

@@ -410,6 +410,62 @@ fn an_externally_controlled_scenario_is_validated_like_the_others() {
     }
 }
 
+#[test]
+fn sse_options_that_cannot_work_are_refused_with_their_field() {
+    let flow = |step: &str| {
+        errs(&format!(
+            "target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - {step}\n"
+        ))
+    };
+    let cases = [
+        (
+            "{ request: \"POST /v1/chat\", sse: { count: 0 } }",
+            "scenarios.a.flow[0].sse.count",
+            "at least 1",
+        ),
+        (
+            "{ request: \"POST /v1/chat\", sse: { max_time: 0s } }",
+            "scenarios.a.flow[0].sse.max_time",
+            "more than 0",
+        ),
+        (
+            "{ request: \"POST /v1/chat\", sse: { llm: true, token_path: \"$[\" } }",
+            "scenarios.a.flow[0].sse.token_path",
+            "not a JSONPath",
+        ),
+        (
+            "{ request: \"POST /v1/chat\", sse: { usage_path: \"$.usage.n\" } }",
+            "scenarios.a.flow[0].sse.usage_path",
+            "llm: true",
+        ),
+        (
+            "{ think: 1s, sse: { until: \"[DONE]\" } }",
+            "scenarios.a.flow[0].sse",
+            "needs a `request`",
+        ),
+        (
+            "{ request: \"POST /v1/chat\", sse: { until_event: \"\" } }",
+            "scenarios.a.flow[0].sse.until_event",
+            "empty",
+        ),
+    ];
+    for (step, field, says) in cases {
+        let e = flow(step);
+        let d = e
+            .iter()
+            .find(|d| d.field == field)
+            .unwrap_or_else(|| panic!("{field} not refused for {step}: {e:?}"));
+        assert!(
+            d.message.contains(says) || d.hint.as_deref().is_some_and(|h| h.contains(says)),
+            "{d}"
+        );
+        assert_eq!(d.line, Some(8), "{d}");
+    }
+    // A good one loads: LLM stream with its paths, a Hangul stop word.
+    let ok = flow("{ request: \"POST /v1/chat\", sse: { until: \"끝\", count: 500, max_time: 30s, llm: true, token_path: \"$.choices[0].delta.content\" } }");
+    assert!(ok.is_empty(), "{ok:?}");
+}
+
 /// `shared-iterations` takes `vus`, `iterations` and `max_duration` only, needs at
 /// least one iteration per VU, and each error names its line.
 #[test]

@@ -29,9 +29,16 @@ const HTTP_METRICS: [&str; 14] = [
     "data_received_decoded",
 ];
 
-/// Metrics of `ws:` and `grpc:` steps, read from the steps' series: selected by
+/// Metrics of `ws:`, `grpc:` and `sse:` steps, read from the steps' series: selected by
 /// step, scenario and group, but these steps send no HTTP method of their own.
-const SESSION_METRICS: [&str; 10] = [
+const SESSION_METRICS: [&str; 17] = [
+    "llm_ttft",
+    "llm_itl",
+    "llm_tpot",
+    "llm_output_tokens",
+    "llm_tokens_per_s",
+    "llm_tokens",
+    "sse_events",
     "ws_connecting",
     "ws_session_duration",
     "ws_msg_latency",

@@ -328,6 +328,7 @@ pub fn h2_response(data: &[u8]) {
                 keep_head: Some((&mut head, true)),
                 failed_prefix: None,
                 decoder: Some(&mut decoder),
+                sse: None,
             },
             Some(&request),
         )
@@ -455,6 +456,7 @@ mod tests {
                     keep_head: None,
                     failed_prefix: None,
                     decoder: None,
+                    sse: None,
                 },
                 Some(&request),
             )

@@ -145,6 +145,7 @@ fn loopback(data: &[u8], is_head: bool) {
             keep_head: Some((&mut head, true)),
             failed_prefix: None,
             decoder: None,
+            sse: None,
         },
     ));
     drop(slot);

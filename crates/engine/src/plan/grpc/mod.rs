@@ -431,6 +431,7 @@ impl GrpcPlan {
             expect: StatusSet::default_ok(),
             follow_redirects: false,
             h2: None,
+            sse: None,
         }
     }
 }

@@ -143,6 +143,9 @@ pub(super) struct Ended<'a> {
     pub(super) sent: Sent<'a>,
     /// A server stream's messages (the call also counts as one of `grpc_streams`).
     pub(super) stream_msgs: Option<u64>,
+    /// An `sse:` step's event stream (its gaps between tokens are in the VU's
+    /// [`super::sse::SseRead`]).
+    pub(super) sse: Option<pado_metrics::SseStream>,
 }
 
 /// The sample of an exchange that ended (whether or not it got an answer), its end
@@ -238,6 +241,9 @@ impl Vu {
             Some(n) => ctx.record_grpc_stream(series, &e.sample, n, e.end),
             None => ctx.record(series, &e.sample, e.end),
         }
+        if let Some(s) = &e.sse {
+            ctx.record_sse(series, s, &self.resp.sse.tally.gaps, e.end);
+        }
         if ctx.raw_on() {
             self.raw(ctx, scope, step, &e.sent, &e.sample, e.end);
         }
@@ -282,6 +288,7 @@ impl Vu {
             failure_body: &[],
             sent,
             stream_msgs: None,
+            sse: None,
         };
         self.finish(ctx, (scope, step), Judge::Unbuilt, ended);
     }

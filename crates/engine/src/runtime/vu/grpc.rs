@@ -287,6 +287,7 @@ impl Vu {
             failure_body: body,
             sent: Sent::Grpc(shown),
             stream_msgs: g.streaming.then_some(r.out.messages),
+            sse: None,
         };
         self.finish(ctx, (scope, step), Judge::Final, ended);
     }

@@ -195,6 +195,15 @@ impl Vu {
                 protocol,
             },
             stream_msgs: None,
+            sse: req
+                .sse
+                .as_ref()
+                .filter(|_| judge == Judge::Final && (200..300).contains(&ex.status))
+                .map(|_| {
+                    let sent = ex.sent_at.unwrap_or(t_start);
+                    let events = self.resp.sse.parser.events();
+                    self.resp.sse.tally.stream(events, sent, end)
+                }),
         };
         self.finish(&ctx, (scope, step), judge, ended);
         self.resp.body = resp_body;

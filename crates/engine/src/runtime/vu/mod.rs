@@ -2,7 +2,7 @@
 //! jar, random generator and reused buffers; and what one iteration does with them.
 //!
 //! By protocol: [`http`] (HTTP/1.1 and HTTP/2 steps, their redirects), [`send`]
-//! (which connection), [`grpc`], [`websocket`]; every request ends in the one
+//! (which connection), [`sse`] (an event stream's events), [`grpc`], [`websocket`]; every request ends in the one
 //! finish path of [`finish`] (checks, failure sample, trace, record, raw record).
 
 mod described;
@@ -46,6 +46,7 @@ mod finish;
 mod grpc;
 mod http;
 mod send;
+mod sse;
 #[cfg(test)]
 mod tests;
 mod websocket;

@@ -24,6 +24,8 @@ pub(super) struct ResponseBufs {
     pub(super) fail_body: Vec<u8>,
     /// Decodes gzip, br, zstd and deflate responses (touched only by those).
     pub(super) decoder: pado_http::decode::BodyDecoder,
+    /// Reads `sse:` steps' event streams (touched only by those).
+    pub(super) sse: super::sse::SseRead,
 }
 
 impl ResponseBufs {
@@ -34,6 +36,7 @@ impl ResponseBufs {
             head: Vec::new(),
             fail_body: Vec::new(),
             decoder: pado_http::decode::BodyDecoder::for_max_body(max_body),
+            sse: Default::default(),
         }
     }
 }
@@ -75,6 +78,14 @@ impl ResponseBufs {
                 .then_some((&mut self.head, out.keep_head_always)),
             failed_prefix: Some((&mut self.fail_body, &req.expect)),
             decoder: Some(&mut self.decoder),
+            sse: req.sse.as_ref().map(|plan| {
+                self.sse.tally.begin(plan);
+                pado_http::sse::SseStream {
+                    parser: &mut self.sse.parser,
+                    handler: &mut self.sse.tally,
+                    max_time: plan.max_time,
+                }
+            }),
         }
     }
 }

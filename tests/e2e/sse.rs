@@ -1,0 +1,240 @@
+//! `sse:` steps against the test kit's `/sse` route, whose pacing the test plants
+//! (first token `first_ms` after the request, then one every `gap_ms`): pado's
+//! time to first token and inter-token latency carry exactly that pacing, its token
+//! counts equal what the server sent (or the `usage` the server reported), a
+//! stream cut mid-event is counted as `sse_truncated`, and thresholds read the
+//! `llm_*` metrics.
+
+use pado_testkit::TestServer;
+
+use crate::harness::{num, run, run_timed, tmp, within, write_fixture, Run, Tmp};
+
+const FIXTURE: &str = "sse_llm_stream_timing_and_tokens_match_the_planted_pacing.yaml";
+
+/// Runs 12 streams (4 VUs × 3) of `tokens` tokens paced `first_ms`/`gap_ms`.
+fn scenario(
+    srv: &TestServer,
+    name: &str,
+    pacing: (u64, u64, u64),
+    extra: &str,
+    ttft: &str,
+) -> (Tmp, String) {
+    let t = tmp(name);
+    let (tokens, first_ms, gap_ms) = pacing;
+    let file = write_fixture(
+        &t,
+        FIXTURE,
+        "llm.yaml",
+        &[
+            ("target", srv.url("")),
+            ("tokens", tokens.to_string()),
+            ("first_ms", first_ms.to_string()),
+            ("gap_ms", gap_ms.to_string()),
+            ("extra", extra.to_string()),
+            ("ttft_threshold", ttft.to_string()),
+        ],
+    );
+    let file = file.to_str().unwrap().to_string();
+    (t, file)
+}
+
+fn llm(r: &Run) -> serde_json::Value {
+    r.summary()["steps"]["대화"]["sse"]["llm"].clone()
+}
+
+#[test]
+fn llm_stream_timing_and_tokens_match_the_planted_pacing() {
+    let srv = TestServer::start();
+    let (_t, f) = scenario(&srv, "sse-pacing", (20, 150, 20), "", "p(95) < 500");
+    run_timed("sse-pacing", &[&f], |r| {
+        assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+        let s = r.summary();
+        let st = srv.stats();
+        srv.reset_stats();
+        assert_eq!(st.requests, 12, "{st:?}");
+        assert_eq!(num(&s, "requests"), 12.0, "{s:#}");
+        assert_eq!(num(&s, "failed"), 0.0, "{s:#}");
+        let l = llm(r);
+        // Exact: 20 tokens per stream; the role event and [DONE] are not tokens.
+        assert_eq!(num(&l, "requests"), 12.0, "{l:#}");
+        assert_eq!(num(&l, "output_tokens"), 240.0, "{l:#}");
+        // Per request, through a histogram (3 significant digits): 20 each.
+        let per = &l["output_tokens_per_request"];
+        assert!((19.97..20.03).contains(&num(per, "min")), "{per:#}");
+        assert!((19.97..20.03).contains(&num(per, "max")), "{per:#}");
+        // 1 comment-only block is no event; role + 20 tokens + [DONE] are.
+        let sse = &s["steps"]["대화"]["sse"];
+        assert_eq!(num(sse, "events"), 12.0 * 22.0, "{sse:#}");
+        // All steps together: the same tokens.
+        assert_eq!(num(&s, "sse.llm.output_tokens"), 240.0, "{:#}", s["sse"]);
+        // Never earlier than planted (timed from before the write), at most 2 ms
+        // later (the histogram's 3 digits aside).
+        let ttft = &l["ttft_ms"];
+        assert!(num(ttft, "min") >= 149.9, "{ttft:#}");
+        within("llm_ttft p50", num(ttft, "p50"), 149.9..152.0)?;
+        within("llm_itl p50", num(&l, "itl_ms.p50"), 18.0..22.0)?;
+        within("llm_tpot p50", num(&l, "tpot_ms.p50"), 18.0..22.0)?;
+        // 20 tokens in 150 + 19 × 20 = 530 ms: 37.7 tokens/s.
+        within(
+            "llm_tokens_per_s p50",
+            num(&l, "tokens_per_s_per_request.p50"),
+            35.0..38.0,
+        )?;
+        // The timeline's seconds add up to the same tokens.
+        let tokens: f64 = r
+            .timeline()
+            .iter()
+            .flat_map(|l| l["series"].as_array().cloned().unwrap_or_default())
+            .map(|x| x["sse"]["tokens"].as_f64().unwrap_or(0.0))
+            .sum();
+        assert_eq!(tokens, 240.0);
+        Ok(())
+    });
+}
+
+#[test]
+fn a_threshold_on_time_to_first_token_fails_when_the_first_token_is_late() {
+    let srv = TestServer::start();
+    // The first token comes after 150 ms: `p(95) < 100` cannot hold.
+    let (_t, f) = scenario(&srv, "sse-ttft-fails", (3, 150, 5), "", "p(95) < 100");
+    let r = run("sse-ttft-fails", &[&f]);
+    assert_eq!(r.code(), 99, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    let t = s["thresholds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["metric"] == "llm_ttft")
+        .cloned()
+        .unwrap_or_else(|| panic!("{:#}", s["thresholds"]));
+    assert_eq!(t["ok"], false, "{t:#}");
+    assert!(t["value"].as_f64().unwrap() >= 150.0, "{t:#}");
+}
+
+#[test]
+fn usage_from_the_server_replaces_the_count_of_token_events() {
+    let srv = TestServer::start();
+    let (_t, f) = scenario(&srv, "sse-usage", (5, 0, 1), "&usage=42", "p(95) < 5000");
+    let r = run("sse-usage", &[&f]);
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let l = llm(&r);
+    assert_eq!(num(&l, "output_tokens"), 12.0 * 42.0, "{l:#}");
+    // Per request, through a histogram (3 significant digits): 42 each.
+    let per = &l["output_tokens_per_request"];
+    assert!((41.95..42.05).contains(&num(per, "min")), "{per:#}");
+    assert!((41.95..42.05).contains(&num(per, "max")), "{per:#}");
+}
+
+#[test]
+fn a_stream_cut_mid_event_is_counted_as_sse_truncated() {
+    let srv = TestServer::start();
+    let (_t, f) = scenario(&srv, "sse-cut", (4, 0, 1), "&cut=1", "p(95) < 5000");
+    let r = run("sse-cut", &[&f]);
+    // Every request failed: the run's failure thresholds are not set, so it ends
+    // with the failures' code or 0; what matters is the category.
+    let s = r.summary();
+    assert_eq!(num(&s, "requests"), 12.0, "{s:#}\n{}", r.stderr());
+    assert_eq!(num(&s, "failed"), 12.0, "{s:#}");
+    assert_eq!(num(&s, "errors.sse_truncated"), 12.0, "{:#}", s["errors"]);
+    // The tokens that did arrive are counted.
+    assert_eq!(num(&llm(&r), "output_tokens"), 48.0);
+}
+
+#[test]
+fn stop_conditions_end_the_stream_as_a_success() {
+    let srv = TestServer::start();
+    let t = tmp("sse-stop");
+    let file = write_fixture(
+        &t,
+        "sse_stop_conditions_end_the_stream_as_a_success.yaml",
+        "stop.yaml",
+        &[("target", srv.url(""))],
+    );
+    let r = run("sse-stop", &[file.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    assert_eq!(num(&s, "failed"), 0.0, "{:#}", s["errors"]);
+    let step = |n: &str| s["steps"][n].clone();
+    // `count: 3`: three events (the role and two tokens), then the stream is left
+    // long before its 50 tokens (1 s) would have come.
+    let c = step("count");
+    assert_eq!(num(&c, "sse.events"), 4.0 * 3.0, "{c:#}");
+    assert!(num(&c, "latency_ms.max") < 500.0, "{c:#}");
+    // `max_time: 300ms`: read for 300 ms, then a success (not a timeout), with
+    // the tokens of those 300 ms: one at once, then one every 10 ms.
+    let m = step("max-time");
+    assert_eq!(num(&m, "requests"), 4.0, "{m:#}");
+    let per = num(&m, "sse.llm.output_tokens") / 4.0;
+    assert!(
+        (20.0..=31.0).contains(&per),
+        "{per} tokens per stream: {m:#}"
+    );
+    assert!(num(&m, "latency_ms.min") >= 299.0, "{m:#}");
+    // `until_event: message`: the first event stops it.
+    assert_eq!(num(&step("event-name"), "sse.events"), 4.0);
+}
+
+#[test]
+fn over_http2_tokens_are_exact_and_a_cut_stream_is_sse_truncated() {
+    let srv = pado_testkit::h2server::H2Server::start(Default::default()).unwrap();
+    let t = tmp("sse-h2");
+    let file = write_fixture(
+        &t,
+        "sse_over_http2_tokens_are_exact_and_a_cut_stream_is_sse_truncated.yaml",
+        "h2.yaml",
+        &[("target", format!("http://{}", srv.addr))],
+    );
+    let r = run("sse-h2", &[file.to_str().unwrap()]);
+    let s = r.summary();
+    assert_eq!(srv.requests(), 12, "{}", r.stderr());
+    let whole = &s["steps"]["whole"];
+    assert_eq!(num(whole, "failed"), 0.0, "{whole:#}");
+    assert_eq!(num(whole, "sse.llm.output_tokens"), 6.0 * 7.0, "{whole:#}");
+    let cut = &s["steps"]["cut"];
+    assert_eq!(num(cut, "errors.sse_truncated"), 6.0, "{cut:#}");
+    assert_eq!(num(cut, "sse.llm.output_tokens"), 6.0 * 2.0, "{cut:#}");
+}
+
+#[test]
+fn merging_two_segments_keeps_token_counts_exact() {
+    let srv = TestServer::start();
+    let (t, f) = scenario(&srv, "sse-merge", (5, 0, 1), "&usage=9", "p(95) < 5000");
+    let root = tmp("sse-merge-out");
+    let mut dirs = Vec::new();
+    for i in 0..2 {
+        let dir = root.join(format!("seg{i}"));
+        let seg = format!("{i}/2");
+        let out = crate::harness::pado(&[
+            "run",
+            &f,
+            "--segment",
+            &seg,
+            "--out",
+            dir.to_str().unwrap(),
+            "--quiet",
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            crate::harness::stderr(&out)
+        );
+        dirs.push(dir);
+    }
+    let merged = root.join("merged");
+    let out = crate::harness::merge(&dirs, &merged, &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        crate::harness::stderr(&out)
+    );
+    let s = crate::harness::read_json(&merged.join("summary.json"));
+    assert_eq!(srv.stats().requests, 12);
+    let l = &s["steps"]["대화"]["sse"]["llm"];
+    // 12 streams, each reporting `usage` 9: exactly 108 over the two segments.
+    assert_eq!(num(l, "requests"), 12.0, "{l:#}");
+    assert_eq!(num(l, "output_tokens"), 108.0, "{l:#}");
+    assert_eq!(num(&s, "sse.events"), 12.0 * 8.0, "{:#}", s["sse"]);
+    drop(t);
+}
