@@ -143,7 +143,9 @@ pub(crate) fn load(path: &Path, env: &[(String, String)]) -> Result<Script, Scri
             modules.insert((*name).to_string(), m);
         }
         for (name, (p, src)) in &sources {
-            let display = if name.starts_with("http") {
+            let display = if *name == main {
+                shown.clone()
+            } else if name.starts_with("http") {
                 name.clone()
             } else {
                 p.display().to_string()

@@ -105,12 +105,22 @@ fn shortcut(o: &Map<String, Value>, file: &str) -> Result<Scenario, ScriptError>
         s.insert("stages".into(), stages.clone());
     } else if let Some(iters) = o.get("iterations").filter(|v| !v.is_null()) {
         // k6: `iterations` shares that many iterations among the VUs.
+        let vus = vus.unwrap_or(json!(1));
         s.insert("executor".into(), json!("shared-iterations"));
-        s.insert("vus".into(), vus.unwrap_or(json!(1)));
+        s.insert("vus".into(), vus.clone());
         s.insert("iterations".into(), iters.clone());
         if let Some(d) = o.get("duration").filter(|v| !v.is_null()) {
             s.insert("maxDuration".into(), d.clone());
         }
+        let shared = scenario(&s, "", file);
+        // Without shared-iterations, the same total split evenly is exact.
+        let (n, v) = (iters.as_u64().unwrap_or(0), vus.as_u64().unwrap_or(1).max(1));
+        if shared.is_err() && n > 0 && n % v == 0 {
+            s.insert("executor".into(), json!("per-vu-iterations"));
+            s.insert("iterations".into(), json!(n / v));
+            return scenario(&s, "", file);
+        }
+        return shared;
     } else if let Some(d) = o.get("duration").filter(|v| !v.is_null()) {
         s.insert("executor".into(), json!("constant-vus"));
         s.insert("vus".into(), vus.unwrap_or(json!(1)));
@@ -243,6 +253,17 @@ mod tests {
         let s = &c.scenarios[0].1;
         assert_eq!(s.executor, ExecutorKind::PerVuIterations);
         assert_eq!((s.vus, s.iterations), (Some(1), Some(1)));
+    }
+
+    #[test]
+    fn iterations_split_evenly_are_exact_without_shared_iterations() {
+        let c = to_config(&json!({"vus": 2, "iterations": 6}), "s.js", "s", &exports());
+        let s = &c.unwrap().scenarios[0].1;
+        if s.executor == ExecutorKind::PerVuIterations {
+            assert_eq!((s.vus, s.iterations), (Some(2), Some(3)));
+        } else {
+            assert_eq!((s.vus, s.iterations), (Some(2), Some(6)));
+        }
     }
 
     #[test]

@@ -36,7 +36,7 @@
     timers.delete(id);
   };
   globalThis.clearInterval = globalThis.clearTimeout;
-  globalThis.open = (path, mode) => P.open(String(path), mode);
+  globalThis.open = (path, mode) => P.open(String(path), mode === undefined ? "" : String(mode));
   // Run the timers left, in time order, sleeping between them (k6 ends an
   // iteration once its event loop is empty).
   globalThis.__pado_drain = () => {
