@@ -38,6 +38,7 @@ mod recovery;
 mod redirects;
 mod safety;
 mod scenarios;
+mod script;
 mod segments;
 mod signals;
 mod soak;
