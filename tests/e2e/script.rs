@@ -25,10 +25,7 @@ fn base(srv: &TestServer) -> String {
 #[test]
 fn a_k6_script_runs_unchanged_setup_data_reaches_vus_and_checks_count_as_k6() {
     let srv = TestServer::start();
-    let r = run(
-        "k6-login",
-        &[&script("login_items.js"), "-e", &base(&srv)],
-    );
+    let r = run("k6-login", &[&script("login_items.js"), "-e", &base(&srv)]);
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
     let recs = srv.records();
     let logins: Vec<_> = recs.iter().filter(|x| x.path == "/json/login").collect();
@@ -75,7 +72,12 @@ fn a_threshold_the_checks_cannot_meet_fails_the_run() {
         &[&script("thresholds_fail.js"), "-e", &base(&srv)],
     );
     assert_ne!(r.code(), 0, "{}", r.stdout());
-    assert_ne!(r.code(), 2, "a failed threshold, not a refused script: {}", r.stderr());
+    assert_ne!(
+        r.code(),
+        2,
+        "a failed threshold, not a refused script: {}",
+        r.stderr()
+    );
     assert_eq!(srv.records().len(), 4);
     let s = r.summary();
     let t = &s["thresholds"][0];
@@ -86,7 +88,10 @@ fn a_threshold_the_checks_cannot_meet_fails_the_run() {
 #[test]
 fn an_exception_in_default_ends_its_iteration_is_sampled_and_the_run_goes_on() {
     let srv = TestServer::start();
-    let r = run("k6-exception", &[&script("exception.js"), "-e", &base(&srv)]);
+    let r = run(
+        "k6-exception",
+        &[&script("exception.js"), "-e", &base(&srv)],
+    );
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
     // Every iteration sent its request before two of them threw.
     assert_eq!(srv.records().len(), 4);
@@ -102,8 +107,14 @@ fn an_exception_in_default_ends_its_iteration_is_sampled_and_the_run_goes_on() {
         .unwrap_or_else(|| panic!("{failures}"));
     let v: serde_json::Value = serde_json::from_str(line).unwrap();
     let reason = v["reason"].as_str().unwrap();
-    assert!(reason.starts_with("Error: planted failure 파도"), "{reason}");
-    assert!(reason.contains("exception.js:10:"), "the stack names the line: {reason}");
+    assert!(
+        reason.starts_with("Error: planted failure 파도"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("exception.js:10:"),
+        "the stack names the line: {reason}"
+    );
 }
 
 #[test]
@@ -114,11 +125,17 @@ fn a_syntax_error_and_an_import_of_k6_browser_fail_at_start_naming_the_line() {
     let e = r.stderr();
     assert!(e.contains("syntax.js:4:"), "{e}");
     assert!(e.contains("SyntaxError"), "{e}");
-    assert!(e.contains("http.get(`${__ENV.BASE}/` +);"), "the line as written: {e}");
+    assert!(
+        e.contains("http.get(`${__ENV.BASE}/` +);"),
+        "the line as written: {e}"
+    );
     let r = run("k6-browser", &[&script("browser.js"), "-e", &base(&srv)]);
     assert_eq!(r.code(), 2, "{}", r.stderr());
     let e = r.stderr();
-    assert!(e.contains("browser.js:2: cannot import `k6/browser`"), "{e}");
+    assert!(
+        e.contains("browser.js:2: cannot import `k6/browser`"),
+        "{e}"
+    );
     let r = run_with_cache(&script("remote.js"), &srv);
     assert_eq!(r.code(), 2, "{}", r.stderr());
     let e = r.stderr();
@@ -126,7 +143,10 @@ fn a_syntax_error_and_an_import_of_k6_browser_fail_at_start_naming_the_line() {
         e.contains("https://jslib.k6.io/k6-utils/1.4.0/index.js") && e.contains("module cache"),
         "{e}"
     );
-    assert!(srv.records().is_empty(), "nothing is sent by a refused script");
+    assert!(
+        srv.records().is_empty(),
+        "nothing is sent by a refused script"
+    );
 }
 
 /// `remote.js` with an empty module cache of its own.

@@ -165,7 +165,7 @@ fn engine(name: Option<&str>) -> base64::engine::GeneralPurpose {
         GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
     match name {
         Some("rawstd") => {
-            base64::engine::GeneralPurpose::new(&base64::alphabet::STANDARD, gp::NO_PAD.into())
+            base64::engine::GeneralPurpose::new(&base64::alphabet::STANDARD, gp::NO_PAD)
         }
         Some("url") => base64::engine::GeneralPurpose::new(
             &base64::alphabet::URL_SAFE,

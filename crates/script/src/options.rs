@@ -114,7 +114,10 @@ fn shortcut(o: &Map<String, Value>, file: &str) -> Result<Scenario, ScriptError>
         }
         let shared = scenario(&s, "", file);
         // Without shared-iterations, the same total split evenly is exact.
-        let (n, v) = (iters.as_u64().unwrap_or(0), vus.as_u64().unwrap_or(1).max(1));
+        let (n, v) = (
+            iters.as_u64().unwrap_or(0),
+            vus.as_u64().unwrap_or(1).max(1),
+        );
         if shared.is_err() && n > 0 && n % v == 0 {
             s.insert("executor".into(), json!("per-vu-iterations"));
             s.insert("iterations".into(), json!(n / v));

@@ -19,7 +19,13 @@ struct Seen {
     done: Option<Result<Option<String>, ScriptFault>>,
 }
 
-fn script(src: &str) -> (tempfile::TempDir, Arc<crate::Script>, pado_scenario::model::Config) {
+fn script(
+    src: &str,
+) -> (
+    tempfile::TempDir,
+    Arc<crate::Script>,
+    pado_scenario::model::Config,
+) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("s.js");
     std::fs::write(&p, src).unwrap();
@@ -115,13 +121,22 @@ export default function () {
 "#,
     );
     let mut vu = load_vu(&host, 3);
-    let seen = drive(vu.as_mut(), start(5, None), &|_| ok_json(r#"{"a":{"b":7}}"#));
+    let seen = drive(vu.as_mut(), start(5, None), &|_| {
+        ok_json(r#"{"a":{"b":7}}"#)
+    });
     assert_eq!(seen.done, Some(Ok(None)));
     let r = &seen.requests[0];
     assert_eq!(r.method, "POST");
     assert_eq!(r.url, "http://127.0.0.1:9/items?vu=3&iter=5");
-    assert_eq!(String::from_utf8(r.body.clone()).unwrap(), r#"{"title":"파도"}"#);
-    assert!(r.headers.contains(&("X-Name".into(), "파도".into())), "{:?}", r.headers);
+    assert_eq!(
+        String::from_utf8(r.body.clone()).unwrap(),
+        r#"{"title":"파도"}"#
+    );
+    assert!(
+        r.headers.contains(&("X-Name".into(), "파도".into())),
+        "{:?}",
+        r.headers
+    );
     assert_eq!(r.name.as_deref(), Some("create"));
     assert_eq!(r.timeout, Some(std::time::Duration::from_secs(2)));
     assert_eq!(
@@ -151,7 +166,9 @@ export default function (data) {
     );
     assert_eq!(host.has_setup(), (true, false));
     let mut setup = host.vu(ScriptRole::Setup).unwrap();
-    let seen = drive(setup.as_mut(), start(0, None), &|_| ok_json(r#"{"token":"t-9"}"#));
+    let seen = drive(setup.as_mut(), start(0, None), &|_| {
+        ok_json(r#"{"token":"t-9"}"#)
+    });
     let data = seen.done.unwrap().unwrap().unwrap();
     assert_eq!(data, r#"{"token":"t-9","n":2}"#);
     // An object body is a form, as k6 sends it.
@@ -232,7 +249,9 @@ fn expected_statuses_and_response_type_reach_the_request() {
 
 #[test]
 fn a_syntax_error_names_file_line_and_column_with_the_source_line() {
-    let e = load_err("import http from 'k6/http';\n\nexport default function () {\n  http.get('x' +);\n}\n");
+    let e = load_err(
+        "import http from 'k6/http';\n\nexport default function () {\n  http.get('x' +);\n}\n",
+    );
     assert!(e.contains("s.js:4:"), "{e}");
     assert!(e.contains("SyntaxError"), "{e}");
     assert!(e.contains("    4 |   http.get('x' +);"), "{e}");
@@ -275,7 +294,13 @@ fn local_modules_and_open_read_relative_to_the_script() {
         let seen = drive(v.as_mut(), start(0, None), &|_| ok_json("{}"));
         urls.push(seen.requests[0].url.clone());
     }
-    assert_eq!(urls, vec!["http://127.0.0.1:9/users/김", "http://127.0.0.1:9/users/lee"]);
+    assert_eq!(
+        urls,
+        vec![
+            "http://127.0.0.1:9/users/김",
+            "http://127.0.0.1:9/users/lee"
+        ]
+    );
 }
 
 #[test]
@@ -300,6 +325,8 @@ fn typescript_is_refused_with_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("s.ts");
     std::fs::write(&p, "export default function () {}\n").unwrap();
-    let e = load_for_run(&p, &[]).err().map(|e: ScriptError| e.to_string());
+    let e = load_for_run(&p, &[])
+        .err()
+        .map(|e: ScriptError| e.to_string());
     assert!(e.unwrap().contains("TypeScript"));
 }
