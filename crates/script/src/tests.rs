@@ -330,3 +330,19 @@ fn typescript_is_refused_with_what_to_do() {
         .map(|e: ScriptError| e.to_string());
     assert!(e.unwrap().contains("TypeScript"));
 }
+
+#[test]
+fn runaway_recursion_is_a_javascript_error_not_a_crash() {
+    let (_d, host, _) =
+        script("export default function () {\n  const f = (n) => f(n + 1) + 1;\n  f(0);\n}\n");
+    let mut vu = load_vu(&host, 1);
+    let seen = drive(vu.as_mut(), start(0, None), &|_| ok_json("{}"));
+    let fault = seen.done.unwrap().unwrap_err();
+    assert!(
+        fault.message.contains("RangeError") || fault.message.contains("stack"),
+        "{fault:?}"
+    );
+    // The VU survives it.
+    let seen = drive(vu.as_mut(), start(1, None), &|_| ok_json("{}"));
+    assert!(seen.done.is_some());
+}
