@@ -59,9 +59,9 @@ fn a_k6_script_runs_unchanged_setup_data_reaches_vus_and_checks_count_as_k6() {
     assert_eq!(t["metric"], "checks");
     assert_eq!(t["ok"], true);
     assert!((num(t, "value") - 20.0 / 30.0).abs() < 1e-9, "{t}");
-    // The request's `name` tag is its series.
-    let steps = s["steps"].to_string();
-    assert!(steps.contains("\"item\""), "{steps}");
+    // The request's `name` tag is its series, tagged with k6's group path.
+    assert_eq!(num(&s["steps"]["item"], "requests"), 10.0);
+    assert_eq!(num(&s["tagged"]["item{group=::items}"], "requests"), 10.0);
 }
 
 #[test]

@@ -46,6 +46,9 @@ pub struct ScriptRequest {
     pub timeout: Option<Duration>,
     /// The series name (k6's `name` tag; by default the URL).
     pub name: Option<String>,
+    /// k6's `group` tag: the path of the groups the request was made in
+    /// (`::login::form`); the series gets it as a tag.
+    pub group: Option<String>,
     /// Statuses that count as success (k6's `expectedStatuses`: 200–399 unless
     /// `setResponseCallback` says otherwise), as inclusive ranges.
     pub expected: Option<Vec<(u16, u16)>>,

@@ -84,11 +84,6 @@ pub(crate) fn install<'js>(
         )?,
     )?;
     p.set(
-        "groupEnter",
-        Function::new(ctx.clone(), |_name: String| {})?,
-    )?;
-    p.set("groupLeave", Function::new(ctx.clone(), || {})?)?;
-    p.set(
         "metric",
         Function::new(ctx.clone(), |_n: String, _k: String, _v: f64| {})?,
     )?;
@@ -227,6 +222,9 @@ fn request<'js>(
     }
     if let Ok(Some(n)) = o.get::<_, Option<String>>("name") {
         req.name = Some(n);
+    }
+    if let Ok(Some(g)) = o.get::<_, Option<String>>("group") {
+        req.group = Some(g);
     }
     if let Ok(Some(r)) = o.get::<_, Option<f64>>("redirects") {
         req.redirects = Some(r.max(0.0) as u32);

@@ -346,3 +346,14 @@ fn runaway_recursion_is_a_javascript_error_not_a_crash() {
     let seen = drive(vu.as_mut(), start(1, None), &|_| ok_json("{}"));
     assert!(seen.done.is_some());
 }
+
+#[test]
+fn requests_in_groups_carry_k6s_group_path() {
+    let (_d, host, _) = script(
+        "import http from 'k6/http';\nimport { group } from 'k6';\nexport default function () {\n  group('login', () => {\n    group('form', () => http.get(`${__ENV.BASE}/a`));\n  });\n  http.get(`${__ENV.BASE}/b`);\n}\n",
+    );
+    let mut vu = load_vu(&host, 1);
+    let seen = drive(vu.as_mut(), start(0, None), &|_| ok_json("{}"));
+    assert_eq!(seen.requests[0].group.as_deref(), Some("::login::form"));
+    assert_eq!(seen.requests[1].group, None);
+}

@@ -291,28 +291,39 @@ impl WorkerCtx {
     }
 
     /// The series a script's request named `name` is recorded under (k6's `name`
-    /// tag, the URL by default), created on first use; past [`TAG_SERIES_CAP`]
-    /// names on this worker, further ones go to `~other`.
-    pub(super) fn script_series(&self, name: &str) -> u32 {
+    /// tag, the URL by default), tagged with its `group` path when it has one;
+    /// created on first use. Past [`TAG_SERIES_CAP`] series on this worker,
+    /// further names go to `~other`.
+    pub(super) fn script_series(&self, name: &str, group: Option<&str>) -> u32 {
         let mut names = self.script_names.borrow_mut();
-        if let Some(&i) = names.series.get(name) {
+        let mut key = String::with_capacity(name.len() + group.map_or(0, str::len) + 1);
+        key.push_str(name);
+        if let Some(g) = group {
+            key.push('\u{1f}');
+            key.push_str(g);
+        }
+        if let Some(&i) = names.series.get(&key) {
             return i;
         }
-        let name = if names.series.len() >= TAG_SERIES_CAP {
-            "~other"
+        let (key, name) = if names.series.len() >= TAG_SERIES_CAP {
+            ("~other".to_string(), "~other")
         } else {
-            name
+            (key, name)
         };
-        if let Some(&i) = names.series.get(name) {
+        if let Some(&i) = names.series.get(&key) {
             return i;
         }
+        let tags = match group {
+            Some(g) if name != "~other" => vec![("group".to_string(), g.to_string())],
+            _ => Vec::new(),
+        };
         let mut m = self.metrics.borrow_mut();
         m.series.push(SeriesStats::new(SeriesKey {
             name: name.to_string(),
-            tags: Vec::new(),
+            tags,
         }));
         let idx = (m.series.len() - 1) as u32;
-        names.series.insert(name.to_string(), idx);
+        names.series.insert(key, idx);
         idx
     }
 

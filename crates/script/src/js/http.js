@@ -110,6 +110,7 @@ export function request(method, url, body, params) {
     headers,
     timeout: duration(params.timeout),
     name: tags.name !== undefined ? String(tags.name) : undefined,
+    group: globalThis.__pado_group || undefined,
     redirects: params.redirects,
     responseType: params.responseType || "text",
     expected: expected ? expected.ranges : undefined,

@@ -12,12 +12,16 @@ export function check(val, sets, tags) {
   return all;
 }
 
+// k6's group path: `::outer::inner`, the `group` tag of every request inside.
+globalThis.__pado_group = "";
+
 export function group(name, fn) {
-  P.groupEnter(String(name));
+  const outer = globalThis.__pado_group;
+  globalThis.__pado_group = outer + "::" + String(name);
   try {
     return fn();
   } finally {
-    P.groupLeave();
+    globalThis.__pado_group = outer;
   }
 }
 

@@ -165,7 +165,10 @@ impl Vu {
         mut scheduled: Option<Instant>,
     ) -> ScriptResponse {
         let ctx = self.ctx.clone();
-        let series = ctx.script_series(req.name.as_deref().unwrap_or(&req.url));
+        let series = ctx.script_series(
+            req.name.as_deref().unwrap_or(&req.url),
+            req.group.as_deref(),
+        );
         let expected = StatusSet(req.expected.clone().unwrap_or_else(|| vec![(200, 399)]));
         let max_hops = req.redirects.unwrap_or(MAX_REDIRECTS);
         let mut url = match url::Url::parse(&req.url) {
@@ -389,7 +392,7 @@ impl Vu {
     #[cold]
     fn script_fault(&self, scope: &str, fault: &ScriptFault) {
         let ctx = &self.ctx;
-        let series = ctx.script_series(&format!("{scope} (script)"));
+        let series = ctx.script_series(&format!("{scope} (script)"), None);
         let key = FailureKey::Error(ErrorKind::Template);
         if !ctx.want_failure_sample(series, key) {
             return;
