@@ -31,6 +31,11 @@ command -v java >/dev/null 2>&1 || need+=(default-jdk-headless)
 # (v1 /write) that the e2e tests start themselves.
 [ -x /usr/bin/prometheus ] || need+=(prometheus)
 [ -x /usr/bin/influxd ] || need+=(influxdb)
+# pado's image (tests/e2e/image.rs): built with buildah (no Docker daemon), run with
+# podman on runc.
+command -v buildah >/dev/null 2>&1 || need+=(buildah)
+command -v podman >/dev/null 2>&1 || need+=(podman)
+command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${need[*]} for the tests..."

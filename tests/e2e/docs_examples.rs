@@ -249,6 +249,30 @@ const RULES: &[Rule] = &[
         how: How::NotRun("it needs TLS agents on hosts host-a and host-b"),
     },
     Rule {
+        doc: "docs/experiments.md",
+        marker: "pado target serve --port 8080 --query-cost 5ms",
+        how: How::NotRun(
+            "it starts a demo target of its own for the experiment below, which is not run here",
+        ),
+    },
+    Rule {
+        doc: "docs/experiments.md",
+        marker: "pado experiment examples/experiments/pool.yaml",
+        how: How::NotRun(
+            "it resizes the shared demo target's pool for minutes, which would change \
+             what the examples beside it measure; tests/e2e/experiment.rs runs \
+             experiments (search, fixed load, failures, Ctrl-C) on servers of their own",
+        ),
+    },
+    Rule {
+        doc: "docs/experiments.md",
+        marker: "pool-experiment.yaml, beside load.yaml",
+        how: How::NotRun(
+            "it names a load.yaml beside it; tests/e2e/experiment.rs runs experiment \
+             files of this form",
+        ),
+    },
+    Rule {
         doc: "examples/resilience/cache-off.yaml",
         marker: "",
         how: How::Validate(RESILIENCE),
@@ -893,7 +917,7 @@ fn all_examples(repo: &Path) -> Vec<Example> {
         let md = std::fs::read_to_string(repo.join(&doc)).unwrap();
         out.extend(examples_of(&doc, &md));
     }
-    for sub in ["examples", "examples/resilience"] {
+    for sub in ["examples", "examples/experiments", "examples/resilience"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(repo.join(sub))
             .unwrap()
             .flatten()

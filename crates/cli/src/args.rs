@@ -41,7 +41,8 @@ Documentation: `pado docs scenario` (scenario files), `pado docs demo-target` (t
 target's routes and faults), `pado docs results` (the result directory), `pado docs kubernetes` \
 (`pado k8s`), `pado docs history` (the run history, `pado trend`), `pado docs outputs` (live metrics to \
 Prometheus, InfluxDB, OTLP), `pado docs resilience` (faults on the timeline, recovery), `pado docs \
-scaling-out` (one test across many generators), `pado docs dashboard` (the live page, its JSON API).";
+scaling-out` (one test across many generators), `pado docs dashboard` (the live page, its JSON API), \
+`pado docs experiments` (a knob swept over its values, `pado experiment`).";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
@@ -84,6 +85,10 @@ pub(crate) enum Command {
     Plan(PlanArgs),
     /// Find the highest arrival rate that holds the SLA (open-model breakpoint search).
     FindCapacity(Box<FindCapacityArgs>),
+    /// Sweep one knob (pods, a pool size, threads) over its values and rerun the
+    /// same test at each: capacity (or a latency) against the knob, the bottleneck
+    /// at each point and the scaling fit (`pado docs experiments`).
+    Experiment(Box<ExperimentArgs>),
     /// Compare result directories against the first (the baseline): throughput,
     /// errors, latency and TTFB overall, per step and per stage, each change marked
     /// significant or within noise.
@@ -96,8 +101,10 @@ pub(crate) enum Command {
         /// The baseline: a result directory or a recorded run.
         #[arg(value_name = "BASELINE")]
         baseline: PathBuf,
-        /// Runs compared with the baseline (directories or recorded runs).
-        #[arg(value_name = "CANDIDATE", required = true, num_args = 1..)]
+        /// Runs compared with the baseline (directories or recorded runs). An
+        /// experiment's directory stands for its points' runs, so `pado compare
+        /// EXPERIMENT_DIR` alone compares its points with the first.
+        #[arg(value_name = "CANDIDATE", num_args = 0..)]
         candidates: Vec<PathBuf>,
         /// The history database's directory for run references (default: as runs
         /// record).
@@ -388,6 +395,8 @@ pub(crate) enum DocTopic {
     ScalingOut,
     /// The live dashboard (`--dashboard`): what it shows, its JSON API for scripts, its safety rules.
     Dashboard,
+    /// Experiments (`pado experiment`): a knob swept over its values, the file, what it writes.
+    Experiments,
 }
 
 /// `pado find-capacity` flags.
@@ -428,6 +437,33 @@ pub(crate) struct FindCapacityArgs {
     #[arg(long)]
     pub json: bool,
     /// Recording each step in the history.
+    #[command(flatten)]
+    pub history: HistoryArgs,
+}
+
+/// `pado experiment` flags.
+#[derive(Debug, Args)]
+pub(crate) struct ExperimentArgs {
+    /// The experiment file (a scenario with an `experiment:` block, or a file of
+    /// its own naming the scenario).
+    pub file: PathBuf,
+    /// Base URL replacing the scenario's `target`.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// The experiment's directory (default
+    /// pado-results/<UTC time>-<name>-experiment).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Reuse a non-empty --out directory.
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Print experiment.json's content instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Only the table at the end, no progress lines.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Recording each run in the history (each also labelled `knob=value`).
     #[command(flatten)]
     pub history: HistoryArgs,
 }
@@ -995,7 +1031,8 @@ pub(crate) struct HistoryListArgs {
 /// `pado trend` flags.
 #[derive(Debug, Args)]
 pub(crate) struct TrendArgs {
-    /// The test's name (as `pado history` lists it).
+    /// The test's name (as `pado history` lists it), or an experiment's directory
+    /// (its points' runs in knob order, read from their result directories).
     pub name: String,
     /// The metric: p50, p95, p99 (latency, ms), rps, failed (error rate, %).
     #[arg(long, default_value = "p95", value_parser = ["p50", "p95", "p99", "rps", "failed"])]

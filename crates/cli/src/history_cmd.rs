@@ -26,6 +26,11 @@ impl Recorder {
             .map_err(|e| Failure::invalid(e.to_string()))
     }
 
+    /// This recorder with one more label (`knob=value` for an experiment's runs).
+    pub(crate) fn with_label(&self, key: &str, value: &str) -> Recorder {
+        Recorder(self.0.with_label(key, value))
+    }
+
     /// Record the finished result directory `dir`; its id, or `None` (after one
     /// line on stderr) when it could not be: the result directory is what counts.
     pub(crate) fn record(&self, dir: &Path, kind: Kind) -> Option<i64> {
@@ -238,6 +243,8 @@ pub(crate) fn trend(a: &TrendArgs) -> Result<i32, Failure> {
             a.metric
         ))
     })?;
+    // An experiment's directory: its points in knob order, read from their runs.
+    let experiment = crate::experiment_cmd::trend_dirs(Path::new(&a.name))?;
     let query = pado_history::TrendQuery {
         name: &a.name,
         metric,
@@ -246,19 +253,28 @@ pub(crate) fn trend(a: &TrendArgs) -> Result<i32, Failure> {
         baseline: a.baseline,
     };
     query.check().map_err(|e| Failure::invalid(e.to_string()))?;
-    let h = open(a.history.as_deref())?;
-    let runs = pado_history::trend_runs(&h, &query).map_err(|e| {
-        if e.is_usage() {
-            Failure::invalid(e.to_string())
-        } else {
-            Failure::other(e.to_string())
+    let (name, runs) = match &experiment {
+        Some((name, dirs)) => (
+            name.clone(),
+            pado_history::trend_of_dirs(dirs, metric, query.step),
+        ),
+        None => {
+            let h = open(a.history.as_deref())?;
+            let runs = pado_history::trend_runs(&h, &query).map_err(|e| {
+                if e.is_usage() {
+                    Failure::invalid(e.to_string())
+                } else {
+                    Failure::other(e.to_string())
+                }
+            })?;
+            (a.name.clone(), runs)
         }
-    })?;
+    };
     for w in &runs.warnings {
         eprintln!("warning: {w}");
     }
     let t = tr::trend(
-        &a.name,
+        &name,
         metric,
         query.step,
         runs.points,
@@ -268,7 +284,7 @@ pub(crate) fn trend(a: &TrendArgs) -> Result<i32, Failure> {
     let html = a
         .html
         .clone()
-        .unwrap_or_else(|| pado_history::default_chart_path(&a.name, &a.metric));
+        .unwrap_or_else(|| pado_history::default_chart_path(&name, &a.metric));
     if let Some(parent) = html.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| Failure::other(format!("{}: {e}", parent.display())))?;

@@ -40,6 +40,7 @@ mod dashboard_cmd;
 mod debugging;
 mod demo;
 mod exit;
+mod experiment_cmd;
 mod find_capacity;
 mod history_cmd;
 #[cfg(feature = "k8s")]
@@ -124,6 +125,7 @@ pub fn main() -> i32 {
         Command::Demo(d) => demo_cmd(d),
         Command::Plan(p) => plan_cmd(p),
         Command::FindCapacity(f) => find_capacity_cmd(f),
+        Command::Experiment(a) => experiment_cmd::run(a),
         Command::Compare {
             baseline,
             candidates,
@@ -181,9 +183,16 @@ fn compare(
     html: Option<&std::path::Path>,
     min_change: f64,
 ) -> Result<i32, exit::Failure> {
+    // An experiment's directory stands for its points' runs, in knob order.
     let args: Vec<std::path::PathBuf> = std::iter::once(baseline.to_path_buf())
         .chain(candidates.iter().cloned())
+        .flat_map(|a| experiment_cmd::as_points(&a))
         .collect();
+    if args.len() < 2 {
+        return Err(exit::Failure::invalid(
+            "compare needs two runs at least: a baseline and a candidate (or an experiment's directory with two points measured)",
+        ));
+    }
     let dirs = history_cmd::resolve_dirs(&args, history)?;
     let floor = pado_report::compare::NoiseFloor {
         min_change_pct: min_change,
@@ -258,6 +267,11 @@ const DOCS: &[(args::DocTopic, &str, &str)] = &[
         args::DocTopic::Dashboard,
         "dashboard",
         include_str!("../../../docs/dashboard.md"),
+    ),
+    (
+        args::DocTopic::Experiments,
+        "experiments",
+        include_str!("../../../docs/experiments.md"),
     ),
 ];
 
@@ -566,6 +580,9 @@ fn report(
     exports: &[String],
     windows: &[String],
 ) -> Result<i32, exit::Failure> {
+    if pado_session::experiment::record::is_experiment_dir(dir) {
+        return experiment_cmd::print_table(dir);
+    }
     let windows = parse_windows(windows)?;
     match pado_session::report(dir, exports, &windows)? {
         pado_session::Reported::Written(w) => print_and_judge(w, quiet),

@@ -35,7 +35,9 @@ pub use record::{scenario_hash, Kind, RunRecord, StepFigures};
 pub use recorder::{Recorded, Recorder};
 pub use refs::RunRef;
 pub use schema::SCHEMA_VERSION;
-pub use trend_runs::{default_chart_path, trend_runs, TrendError, TrendQuery, TrendRuns};
+pub use trend_runs::{
+    default_chart_path, trend_of_dirs, trend_runs, TrendError, TrendQuery, TrendRuns,
+};
 
 /// One recorded run as read back: its id and what was recorded.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

@@ -60,6 +60,14 @@ impl Recorder {
         })
     }
 
+    /// This recorder with one more label (an experiment's `knob=value` on each of
+    /// its runs); it shares whether the database already failed.
+    pub fn with_label(&self, key: &str, value: &str) -> Recorder {
+        let mut r = self.clone();
+        r.labels.insert(key.to_string(), value.to_string());
+        r
+    }
+
     /// Record the finished result directory `dir` as a run of `kind`.
     pub fn record(&self, dir: &Path, kind: Kind) -> Recorded {
         if self.off || self.failed.load(Ordering::Relaxed) {

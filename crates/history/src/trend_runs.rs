@@ -2,8 +2,10 @@
 //! test, each one's recorded figure, and the per-second values (from its result
 //! directory) of only the runs the verdict judges: the latest and the `--baseline`
 //! runs before it that have a value. The judgement itself is
-//! `pado_report::trend`'s; the command line prints.
+//! `pado_report::trend`'s; the command line prints. An experiment's points are
+//! read from their directories instead ([`trend_of_dirs`]).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use pado_report::trend::{per_second, TrendMetric, TrendPoint};
@@ -129,6 +131,34 @@ pub fn trend_runs(h: &History, q: &TrendQuery<'_>) -> Result<TrendRuns, TrendErr
         })
         .collect();
     Ok(TrendRuns { points, warnings })
+}
+
+/// Runs given by their result directories (an experiment's points, in knob order)
+/// as trend points, read from the directories rather than the history: each
+/// labelled with its `(key, value)` and numbered from 1 in the order given. A
+/// directory that cannot be read is left out with a warning.
+pub fn trend_of_dirs(
+    dirs: &[((String, String), PathBuf)],
+    metric: TrendMetric,
+    step: Option<&str>,
+) -> TrendRuns {
+    let mut warnings = Vec::new();
+    let mut points = Vec::new();
+    for (i, ((k, v), dir)) in dirs.iter().enumerate() {
+        let labels = BTreeMap::from([(k.clone(), v.clone())]);
+        match RunRecord::from_result_dir(dir, None, labels) {
+            Ok(r) => points.push(TrendPoint {
+                id: i as i64 + 1,
+                started_at: r.started_at.clone(),
+                labels: format!("{k}={v}"),
+                value: recorded(&r, metric, step),
+                dir_gone: false,
+                seconds: seconds_of(&r, metric, step, &mut warnings),
+            }),
+            Err(e) => warnings.push(format!("{k}={v}: {e}; left out")),
+        }
+    }
+    TrendRuns { points, warnings }
 }
 
 /// The indexes of the runs the verdict reads (as `trend` picks them): the

@@ -9,6 +9,7 @@ pub mod bundle;
 pub mod duration;
 pub mod error;
 pub mod events;
+pub mod experiment;
 pub mod grpc_codes;
 pub mod import;
 pub mod init;

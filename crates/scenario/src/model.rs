@@ -56,6 +56,11 @@ pub struct Config {
     /// (see [`crate::events`]).
     #[serde(default)]
     pub events: Vec<crate::events::Event>,
+    /// An experiment: one knob swept over its values, this test (or the scenario
+    /// file it names) rerun at each (see [`crate::experiment`]; `pado experiment`).
+    /// A plain `pado run` ignores it.
+    #[serde(default)]
+    pub experiment: Option<crate::experiment::Experiment>,
     /// Scenarios, run in parallel, in file order.
     #[serde(default, with = "ordered_map")]
     #[schemars(with = "BTreeMap<String, Scenario>")]

@@ -22,6 +22,7 @@ mod control;
 mod dirs;
 pub mod distributed;
 mod error;
+pub mod experiment;
 pub mod fanout;
 pub mod find_capacity;
 mod judge;

@@ -223,6 +223,9 @@ async fn respond<S: Transport>(
         };
         return bytes(s, req, n).await;
     }
+    if path == "/slots" || path.starts_with("/slots/") {
+        return slots(s, req, shared).await;
+    }
     match path {
         "/stall" => {
             stall(req, received_at, shared).await;
@@ -314,6 +317,61 @@ async fn respond<S: Transport>(
             send(s, req, 201, Some("application/json"), &[], body.as_bytes()).await
         }
         _ => send_ok(s, req).await,
+    }
+}
+
+/// `/slots`, `/slots/set`, `/slots/metrics`, `/slots/state` (see [`crate::slots`]).
+async fn slots<S: Transport>(s: &mut S, req: &Request, shared: &Shared) -> io::Result<After> {
+    match req.path.as_str() {
+        "/slots" => {
+            let ms = req
+                .query_param("ms")
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(10);
+            shared
+                .slots
+                .hold(Duration::from_millis(ms).min(MAX_WAIT))
+                .await;
+            send_ok(s, req).await
+        }
+        "/slots/set" => {
+            let n = req.query_param("n").and_then(|v| v.parse::<u64>().ok());
+            match n.map(|n| shared.slots.set(n)) {
+                Some(Ok(())) => {
+                    let body = shared.slots.state_json();
+                    send(s, req, 200, Some("application/json"), &[], body.as_bytes()).await
+                }
+                Some(Err(e)) => send(s, req, 400, Some("text/plain"), &[], e.as_bytes()).await,
+                None => send(s, req, 400, Some("text/plain"), &[], b"give ?n=N\n").await,
+            }
+        }
+        "/slots/metrics" => {
+            let body = shared.slots.metrics();
+            send(
+                s,
+                req,
+                200,
+                Some("text/plain; version=0.0.4"),
+                &[],
+                body.as_bytes(),
+            )
+            .await
+        }
+        "/slots/state" => {
+            let body = shared.slots.state_json();
+            send(s, req, 200, Some("application/json"), &[], body.as_bytes()).await
+        }
+        _ => {
+            send(
+                s,
+                req,
+                404,
+                Some("text/plain"),
+                &[],
+                b"no such slots route\n",
+            )
+            .await
+        }
     }
 }
 

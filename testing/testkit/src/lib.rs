@@ -64,6 +64,7 @@ pub mod grpc;
 pub mod h2server;
 pub mod hostile;
 pub mod proxy;
+mod slots;
 use pado_h1server as http;
 pub use proxy::{ProxyOptions, ProxyServer, ProxyStats};
 pub mod websocket;
@@ -241,6 +242,8 @@ pub(crate) struct Shared {
     next_conn_id: AtomicU64,
     login_counter: AtomicU64,
     item_counter: AtomicU64,
+    /// `/slots`: the route of known capacity and its knob.
+    pub(crate) slots: slots::Slots,
 }
 
 impl Shared {
@@ -350,6 +353,7 @@ impl TestServer {
             next_conn_id: AtomicU64::new(1),
             login_counter: AtomicU64::new(0),
             item_counter: AtomicU64::new(0),
+            slots: slots::Slots::default(),
         });
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -393,6 +397,17 @@ impl TestServer {
     /// trust; its SANs are `localhost` and `127.0.0.1`.
     pub fn cert_pem(&self) -> Option<String> {
         self.cert_pem.clone()
+    }
+
+    /// Every setting of `/slots`' N made through `/slots/set`, in order: what an
+    /// experiment applied and restored.
+    pub fn slot_settings(&self) -> Vec<u64> {
+        self.shared.slots.settings()
+    }
+
+    /// Sets `/slots`' N directly (as `/slots/set?n=N` does, recorded alike).
+    pub fn set_slots(&self, n: u64) {
+        let _ = self.shared.slots.set(n);
     }
 
     /// A snapshot of the counters.

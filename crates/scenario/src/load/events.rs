@@ -134,7 +134,7 @@ impl Validator<'_> {
         self.action_parts(at, u.run.as_deref(), u.shell.as_deref(), u.http.as_ref());
     }
 
-    fn action_parts(
+    pub(super) fn action_parts(
         &mut self,
         at: &str,
         run: Option<&[String]>,
@@ -186,7 +186,7 @@ impl Validator<'_> {
         }
     }
 
-    fn env_only(&mut self, field: &str, text: &str) {
+    pub(super) fn env_only(&mut self, field: &str, text: &str) {
         use crate::template::{Expr, Segment};
         match crate::template::parse_template(text) {
             Ok(t) => {

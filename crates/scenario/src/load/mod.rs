@@ -5,6 +5,7 @@
 //! (`grpc:` steps) and `templates`.
 
 mod events;
+mod experiment;
 mod grpc;
 mod requests;
 mod scenarios;

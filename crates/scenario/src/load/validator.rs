@@ -157,7 +157,11 @@ impl Validator<'_> {
             self.observe(o, c.target.is_some());
         }
         self.events(c);
-        if c.scenarios.is_empty() {
+        if let Some(x) = &c.experiment {
+            self.experiment(x, c);
+        }
+        let scenario_elsewhere = c.experiment.as_ref().is_some_and(|x| x.scenario.is_some());
+        if c.scenarios.is_empty() && !scenario_elsewhere {
             self.err(
                 "scenarios",
                 "no scenarios: nothing would run",
