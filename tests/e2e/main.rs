@@ -41,6 +41,7 @@ mod recovery;
 mod redirects;
 mod safety;
 mod scenarios;
+mod script;
 mod segments;
 mod signals;
 mod soak;

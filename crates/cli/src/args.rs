@@ -653,8 +653,12 @@ pub(crate) enum ImportKind {
 /// such flag works the same in both.
 #[derive(Debug, Default, Args)]
 pub(crate) struct LoadArgs {
-    /// Scenario file (YAML or JSON). Without it, --url is required.
+    /// Scenario file (YAML or JSON), or a k6 script (`.js`) run unchanged. Without
+    /// it, --url is required.
     pub scenario: Option<PathBuf>,
+    /// `NAME=VALUE` for a k6 script's `__ENV` (repeatable), as k6's `--env`.
+    #[arg(long = "env", short = 'e', value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
     /// Quick mode: the URL to load.
     #[arg(long, short = 'u')]
     pub url: Option<String>,

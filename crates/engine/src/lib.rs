@@ -24,6 +24,7 @@ pub mod redact;
 pub mod render;
 pub mod response_view;
 pub mod runtime;
+pub mod script;
 pub mod trace;
 
 pub use plan::{compile, compile_for_elsewhere, PlanError, RunPlan};

@@ -545,6 +545,12 @@ pub struct Scenario {
     /// Keep a cookie jar per VU (default true, as a browser or k6 would).
     #[serde(default)]
     pub cookies: Option<bool>,
+    /// A scenario of a script (`pado run script.js`): the exported function each
+    /// iteration calls instead of `flow` (k6's `exec`). Set by the script's loader,
+    /// never read from a scenario file.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub script_exec: Option<String>,
 }
 
 /// One entry of a weighted mix: a single request or a whole flow.

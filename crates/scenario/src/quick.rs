@@ -94,6 +94,9 @@ pub struct Overrides {
     pub proxy: Option<String>,
     /// Replace `defaults.compression` (`--compression`).
     pub compression: Option<Vec<crate::Compression>>,
+    /// `--env NAME=VALUE`: entries of a k6 script's `__ENV`, over the process
+    /// environment (a scenario file reads its environment itself).
+    pub env: Vec<(String, String)>,
 }
 
 /// The single request quick mode sends.
@@ -302,6 +305,7 @@ fn replace_load(s: &mut Scenario, shape: &LoadShape) {
         setup_per_vu: keep.setup_per_vu,
         teardown_per_vu: keep.teardown_per_vu,
         cookies: keep.cookies,
+        script_exec: keep.script_exec,
         ..Default::default()
     };
     match shape {

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use pado_analysis::thresholds::Threshold;
 use pado_engine::compile;
+use pado_engine::script::ScriptRef;
 use pado_scenario::line_index::LineIndex;
 use pado_scenario::{
     apply_overrides, load_file_with_target, quick_config, validate, Config, Overrides, QuickRequest,
@@ -82,6 +83,8 @@ pub struct Prepared {
     /// the test's length, or left out because their stage no longer exists): told
     /// to the user as warnings before the run and kept in the result.
     pub notes: Vec<String>,
+    /// A k6 script's VUs, handed to the plan it compiles to.
+    pub script: Option<ScriptRef>,
 }
 
 impl Prepared {
@@ -99,7 +102,8 @@ impl Prepared {
     /// tags that exist, so `{step:serch}` is an error now and not a threshold that
     /// silently has no data.
     pub fn compile(&self) -> Result<pado_engine::RunPlan, SessionError> {
-        let plan = compile(&self.config, &self.base_dir).map_err(|e| self.plan_failure(e))?;
+        let mut plan = compile(&self.config, &self.base_dir).map_err(|e| self.plan_failure(e))?;
+        plan.script = self.script.clone();
         self.checked(plan)
     }
 
@@ -177,6 +181,8 @@ pub enum ScenarioText {
         base_dir: PathBuf,
         /// YAML paths to lines, for threshold errors.
         lines: LineIndex,
+        /// A k6 script's VUs (`pado run script.js`): the config is its options.
+        script: Option<ScriptRef>,
     },
     /// Quick mode: the request the flags describe is the scenario.
     Url(Box<QuickRequest>),
@@ -186,6 +192,22 @@ impl ScenarioText {
     /// Read what `spec` names (a file once; nothing for a URL).
     pub fn read(spec: &LoadSpec) -> Result<ScenarioText, SessionError> {
         match &spec.source {
+            Source::File(path) if pado_script::is_script(path) => {
+                let loaded = pado_script::load_for_run(path, &spec.overrides.env)
+                    .map_err(|e| SessionError::Invalid(e.to_string()))?;
+                let mut config = loaded.config;
+                config.target = spec.overrides.target.clone();
+                Ok(ScenarioText::File {
+                    config: Box::new(config),
+                    file: path.display().to_string(),
+                    base_dir: path
+                        .parent()
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| PathBuf::from(".")),
+                    lines: LineIndex::default(),
+                    script: Some(ScriptRef(loaded.script)),
+                })
+            }
             Source::File(path) => {
                 let loaded = load_file_with_target(path, spec.overrides.target.as_deref())
                     .map_err(|e| SessionError::Invalid(e.to_string()))?;
@@ -194,6 +216,7 @@ impl ScenarioText {
                     file: loaded.file,
                     base_dir: loaded.base_dir,
                     lines: loaded.lines,
+                    script: None,
                 })
             }
             Source::Url(q) => Ok(ScenarioText::Url(Box::new(q.clone()))),
@@ -213,23 +236,26 @@ impl Prepared {
     /// copy (each find-capacity step prepares the one reading with its own rate).
     pub fn from_read(read: &ScenarioText, spec: &LoadSpec) -> Result<Prepared, SessionError> {
         let ov = &spec.overrides;
-        let (mut config, file, base_dir, lines) = match read {
+        let (mut config, file, base_dir, lines, script) = match read {
             ScenarioText::File {
                 config,
                 file,
                 base_dir,
                 lines,
+                script,
             } => (
                 (**config).clone(),
                 file.clone(),
                 base_dir.clone(),
                 lines.clone(),
+                script.clone(),
             ),
             ScenarioText::Url(q) => (
                 quick_config(q, ov),
                 "<command line>".to_string(),
                 PathBuf::from("."),
                 LineIndex::default(),
+                None,
             ),
         };
         let mut notes = Vec::new();
@@ -265,6 +291,7 @@ impl Prepared {
             thresholds,
             lines,
             notes,
+            script,
         })
     }
 }

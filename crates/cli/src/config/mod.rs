@@ -176,6 +176,12 @@ impl LoadFlags for LoadSpec {
         if let Some(t) = &l.timeout {
             ov.timeout = Some(Dur(positive_dur("timeout", t)?));
         }
+        for e in &l.env {
+            let Some((k, v)) = e.split_once('=').filter(|(k, _)| !k.is_empty()) else {
+                return Err(Failure::invalid(format!("--env: `{e}` is not NAME=VALUE")));
+            };
+            ov.env.push((k.to_string(), v.to_string()));
+        }
         ov.ca_cert = l.ca_cert.as_deref().map(absolute).transpose()?;
         if let (Some(cert), Some(key)) = (&l.client_cert, &l.client_key) {
             ov.client_identity = Some((absolute(cert)?, absolute(key)?));

@@ -156,6 +156,7 @@ fn compile_plan(
             .as_ref()
             .and_then(|d| d.ttl)
             .map(|t| t.get()),
+        script: None,
     };
     Ok((plan, deferred))
 }
@@ -345,6 +346,7 @@ impl Builder<'_> {
             setup,
             teardown,
             cookies: s.cookies.unwrap_or(true),
+            script_exec: s.script_exec.clone(),
         })
     }
 

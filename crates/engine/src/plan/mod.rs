@@ -199,6 +199,10 @@ pub struct RunPlan {
     /// How long resolved names are reused (`defaults.dns.ttl`), for origins first
     /// met in a redirect; `None` is the default.
     pub dns_ttl: Option<std::time::Duration>,
+    /// The script whose VUs run the scenarios that name an exported function
+    /// ([`ScenarioPlan::script_exec`]); set by whoever loaded a script (`pado run
+    /// script.js`), `None` for a scenario file.
+    pub script: Option<crate::script::ScriptRef>,
 }
 
 /// One scenario, compiled.
@@ -224,6 +228,9 @@ pub struct ScenarioPlan {
     pub teardown: Vec<StepPlan>,
     /// Keep a cookie jar per VU.
     pub cookies: bool,
+    /// A scripted scenario: the exported function of [`RunPlan::script`] each
+    /// iteration calls (its `entries` are then empty of steps).
+    pub script_exec: Option<String>,
 }
 
 /// One weighted alternative of an iteration.

@@ -113,6 +113,12 @@ pub(super) async fn run_vu(
                     ctx.iteration(sc_idx, sc.entries[entry].flow, Some(now - it_start), now);
                     done += 1;
                 }
+                // An exception ended it (counted as interrupted, as k6 does not
+                // count it among `iterations`); the VU goes on.
+                Some(IterationEnd::Failed) => {
+                    ctx.iteration(sc_idx, sc.entries[entry].flow, None, now);
+                    done += 1;
+                }
                 Some(IterationEnd::Stopped) | None => {
                     if outcome.is_none() {
                         vu.reset_connections();

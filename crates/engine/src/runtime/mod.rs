@@ -115,15 +115,20 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         }
         None => (&plan.setup, Vec::new()),
     };
-    let initial_vars = run_once_steps(
+    // A script's `setup()` runs here too; its return value goes to every VU.
+    let (script_setup, script_teardown) = match &plan.script {
+        Some(s) => s.0.has_setup(),
+        None => (false, false),
+    };
+    let (initial_vars, script_data) = run_once(
         workers,
         plan.clone(),
         None,
         outlets.clone(),
-        setup,
-        "setup",
-        vars,
+        (setup, "setup", vars),
+        script_setup.then_some((crate::script::ScriptRole::Setup, None)),
     );
+    let script_data: Option<Arc<str>> = script_data.map(Arc::from);
     // Give threads a moment to start so second 0 is a full second of load; an agreed
     // start (`--start-at`) is kept unless the setup ran past it.
     let ready = Instant::now() + Duration::from_millis(20);
@@ -151,9 +156,22 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         let vars = initial_vars.clone();
         let start = opts.start_at.map(|at| (at, began.clone()));
         let control = opts.control.clone();
+        let data = script_data.clone();
         let h = std::thread::Builder::new()
             .name(format!("pado-worker-{id}"))
-            .spawn(move || worker_main(id, workers, plan, t0, outlets, stop, vars, start, control))
+            .spawn(move || {
+                worker_main(
+                    id,
+                    workers,
+                    plan,
+                    t0,
+                    (outlets, data),
+                    stop,
+                    vars,
+                    start,
+                    control,
+                )
+            })
             .expect("spawning a worker thread");
         handles.push(h);
     }
@@ -181,14 +199,14 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     } else {
         &plan.teardown
     };
-    run_once_steps(
+    let script_teardown = script_teardown && !aborted && !opts.skip_teardown;
+    run_once(
         workers,
         plan.clone(),
         Some(t0),
         outlets,
-        teardown,
-        "teardown",
-        initial_vars,
+        (teardown, "teardown", initial_vars),
+        script_teardown.then_some((crate::script::ScriptRole::Teardown, script_data)),
     );
     let totals = agg.finish();
     let end = Instant::now();
@@ -225,11 +243,28 @@ fn run_once_steps(
     scope: &str,
     vars: Vec<Option<Vec<u8>>>,
 ) -> Vec<Option<Vec<u8>>> {
+    run_once(id, plan, t0, outlets, (steps, scope, vars), None).0
+}
+
+/// A script's `setup()` or `teardown(data)` to run after a runner's steps, with
+/// setup's return value (JSON) it is handed.
+type ScriptOnce = (crate::script::ScriptRole, Option<Arc<str>>);
+
+/// [`run_once_steps`], then the script's part (`script`): the variables left and
+/// what the script's setup returned.
+fn run_once(
+    id: usize,
+    plan: Arc<RunPlan>,
+    t0: Option<Instant>,
+    outlets: worker::Outlets,
+    (steps, scope, vars): (&[crate::plan::StepPlan], &str, Vec<Option<Vec<u8>>>),
+    script: Option<ScriptOnce>,
+) -> (Vec<Option<Vec<u8>>>, Option<String>) {
     let t0 = t0.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
     let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, outlets, vars.clone());
-    if steps.is_empty() {
+    if steps.is_empty() && script.is_none() {
         ctx.finish();
-        return vars;
+        return (vars, None);
     }
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -238,14 +273,21 @@ fn run_once_steps(
         Ok(rt) => rt,
         Err(_) => {
             ctx.finish();
-            return vars;
+            return (vars, None);
         }
     };
     let local = tokio::task::LocalSet::new();
     let out = local.block_on(&rt, async {
         let mut vu = vu::Vu::new(ctx.clone(), 0x5e7_u64 ^ id as u64, 0, true);
         vu.run_once(scope, steps).await;
-        vu.into_vars()
+        let returned = match script {
+            Some((role, data)) => {
+                *ctx.script_data.borrow_mut() = data;
+                vu.script_once(role).await
+            }
+            None => None,
+        };
+        (vu.into_vars(), returned)
     });
     ctx.finish();
     out
@@ -358,7 +400,7 @@ fn worker_main(
     workers: usize,
     plan: Arc<RunPlan>,
     t0: Instant,
-    outlets: worker::Outlets,
+    (outlets, script_data): (worker::Outlets, Option<Arc<str>>),
     stop: StopState,
     initial_vars: Vec<Option<Vec<u8>>>,
     start: Option<(Instant, Arc<std::sync::atomic::AtomicU64>)>,
@@ -376,6 +418,7 @@ fn worker_main(
     };
     let local = tokio::task::LocalSet::new();
     let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, outlets, initial_vars);
+    *ctx.script_data.borrow_mut() = script_data;
     ctx.measure_self();
     // A scenario steered from outside needs a control even when nobody steers this
     // run: it then holds its starting VUs.

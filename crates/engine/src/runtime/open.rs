@@ -394,7 +394,9 @@ async fn vu_loop(
                 Some(now.saturating_duration_since(scheduled)),
                 now,
             ),
-            Some(IterationEnd::Stopped) => ctx.iteration(sc_idx, sc.entries[entry].flow, None, now),
+            Some(IterationEnd::Stopped | IterationEnd::Failed) => {
+                ctx.iteration(sc_idx, sc.entries[entry].flow, None, now)
+            }
             None => {
                 vu.reset_connections();
                 ctx.iteration(sc_idx, sc.entries[entry].flow, None, now);

@@ -54,6 +54,8 @@ pub(super) struct WorkerMetrics {
     failures: Vec<FailureSample>,
     /// Requests by HTTP version and connections opened in the current second.
     protocols: ProtocolCounts,
+    /// A script's checks, named as it runs them (see [`WorkerCtx::script_check`]).
+    script_checks: Vec<(String, CheckCounts)>,
 }
 
 /// Everything the tasks of one worker share (single-threaded: `Rc`, `Cell`, `RefCell`).
@@ -126,6 +128,18 @@ pub(super) struct WorkerCtx {
     /// Woken when this worker copied a changed clock, so that a task sleeping until
     /// a moment of the plan sleeps until its new real time.
     pub clock_notify: Notify,
+    /// A script's series and checks by name, created as its requests name them.
+    script_names: RefCell<ScriptNames>,
+    /// The script's `setup()` return value (JSON), handed to each iteration.
+    pub script_data: RefCell<Option<Arc<str>>>,
+}
+
+/// A script's series and checks on this worker: names are known only when its
+/// requests and checks run, so each is interned on first use (capped like tags).
+#[derive(Default)]
+struct ScriptNames {
+    series: HashMap<String, u32>,
+    checks: HashMap<String, u32>,
 }
 
 /// Where a worker context's figures and traces go: the aggregator, the observer
@@ -224,6 +238,7 @@ impl WorkerCtx {
             lag: LagHistogram::default(),
             failures: Vec::new(),
             protocols: ProtocolCounts::default(),
+            script_checks: Vec::new(),
         };
         Rc::new(WorkerCtx {
             id,
@@ -270,7 +285,68 @@ impl WorkerCtx {
             clock_seen: Cell::new(0),
             clock_moved: Cell::new(false),
             clock_notify: Notify::new(),
+            script_names: RefCell::new(ScriptNames::default()),
+            script_data: RefCell::new(None),
         })
+    }
+
+    /// The series a script's request named `name` is recorded under (k6's `name`
+    /// tag, the URL by default), tagged with its `group` path when it has one;
+    /// created on first use. Past [`TAG_SERIES_CAP`] series on this worker,
+    /// further names go to `~other`.
+    pub(super) fn script_series(&self, name: &str, group: Option<&str>) -> u32 {
+        let mut names = self.script_names.borrow_mut();
+        let mut key = String::with_capacity(name.len() + group.map_or(0, str::len) + 1);
+        key.push_str(name);
+        if let Some(g) = group {
+            key.push('\u{1f}');
+            key.push_str(g);
+        }
+        if let Some(&i) = names.series.get(&key) {
+            return i;
+        }
+        let (key, name) = if names.series.len() >= TAG_SERIES_CAP {
+            ("~other".to_string(), "~other")
+        } else {
+            (key, name)
+        };
+        if let Some(&i) = names.series.get(&key) {
+            return i;
+        }
+        let tags = match group {
+            Some(g) if name != "~other" => vec![("group".to_string(), g.to_string())],
+            _ => Vec::new(),
+        };
+        let mut m = self.metrics.borrow_mut();
+        m.series.push(SeriesStats::new(SeriesKey {
+            name: name.to_string(),
+            tags,
+        }));
+        let idx = (m.series.len() - 1) as u32;
+        names.series.insert(key, idx);
+        idx
+    }
+
+    /// Count a script's check named `name` (k6's `check`), created on first use.
+    pub(super) fn script_check(&self, name: &str, ok: bool) {
+        let mut names = self.script_names.borrow_mut();
+        let mut m = self.metrics.borrow_mut();
+        let idx = match names.checks.get(name) {
+            Some(&i) => i as usize,
+            None => {
+                m.script_checks
+                    .push((name.to_string(), CheckCounts::default()));
+                let i = m.script_checks.len() - 1;
+                names.checks.insert(name.to_string(), i as u32);
+                i
+            }
+        };
+        let c = &mut m.script_checks[idx].1;
+        if ok {
+            c.passes += 1;
+        } else {
+            c.fails += 1;
+        }
     }
 
     /// Steer this worker's load with `control` (set once, before any VU runs).
@@ -500,13 +576,19 @@ impl WorkerCtx {
         };
         let scenarios = take(&mut m.scenarios);
         let flows = take(&mut m.flows);
-        let checks: Vec<(String, CheckCounts)> = m
+        let mut checks: Vec<(String, CheckCounts)> = m
             .checks
             .iter_mut()
             .enumerate()
             .filter(|(_, c)| c.passes + c.fails > 0)
             .map(|(i, c)| (self.plan.checks[i].clone(), std::mem::take(c)))
             .collect();
+        checks.extend(
+            m.script_checks
+                .iter_mut()
+                .filter(|(_, c)| c.passes + c.fails > 0)
+                .map(|(n, c)| (n.clone(), std::mem::take(c))),
+        );
         if !m.failures.is_empty() {
             let _ = self
                 .tx

@@ -49,6 +49,25 @@ pub(super) fn why_failed(out: &mut String, s: &Summary, _o: TextOptions) {
             continue;
         }
         seen.push(&f.category);
+        if f.category == "script_error" {
+            // A script's exception ended an iteration: not a request, so not in
+            // `errors` (the iterations it ended are counted as interrupted).
+            let why = clean(f.reason.as_deref().unwrap_or_default());
+            let mut lines = why.split("\\n");
+            let mut first = lines.next().unwrap_or_default().to_string();
+            if let Some(at) = lines.next() {
+                first = format!("{first} ({})", at.trim());
+            }
+            let _ = writeln!(
+                out,
+                "  {:<22} {}: an exception ended an iteration · {} · at {}s",
+                f.category,
+                fit(&clean(&f.step), 40),
+                fit(&first, 100),
+                f.second
+            );
+            continue;
+        }
         let n = s.errors.get(&f.category).copied().unwrap_or(0);
         let status = if f.status == 0 {
             "no response".to_string()

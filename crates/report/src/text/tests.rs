@@ -267,3 +267,40 @@ fn llm_steps_get_their_block_and_other_runs_do_not() {
     assert!(row.contains("150") && row.contains("171"), "{row}");
     assert!(out.contains("output tokens: 240"), "{out}");
 }
+
+#[test]
+fn a_scripts_exception_is_shown_with_its_frame_and_no_request_count() {
+    let sample = |category: &str, reason: Option<&str>| pado_metrics::FailureSample {
+        step: "default".into(),
+        category: category.into(),
+        second: 1,
+        method: "GET".into(),
+        url: "/x".into(),
+        status: 500,
+        body: String::new(),
+        check: None,
+        actual: None,
+        reason: reason.map(str::to_string),
+    };
+    let mut s = Summary {
+        requests: 5,
+        ..Default::default()
+    };
+    s.errors.insert("http_500".into(), 2);
+    s.failures.push(sample(
+        "script_error",
+        Some("Error: planted 파도\n    at default (s.js:14:45)"),
+    ));
+    s.failures.push(sample("http_500", None));
+    let out = render(&s, TextOptions { color: false });
+    assert!(
+        out.contains("script_error           default: an exception ended an iteration · Error: planted 파도 (at default (s.js:14:45)) · at 1s"),
+        "{out}"
+    );
+    assert!(!out.contains("script_error (0)"), "{out}");
+    // Any other category keeps its count and request.
+    assert!(
+        out.contains("http_500 (2)") && out.contains("GET /x → 500"),
+        "{out}"
+    );
+}

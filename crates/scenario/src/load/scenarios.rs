@@ -14,6 +14,8 @@ impl Validator<'_> {
             self.think(&format!("{p}.think"), t);
         }
         match (s.mix.is_empty(), s.flow.is_empty()) {
+            // A script's function is its flow.
+            (true, true) if s.script_exec.is_some() => {}
             (true, true) => self.err(
                 &format!("{p}.executor"),
                 "the scenario has neither `flow` nor `mix`: an iteration would do nothing",

@@ -45,6 +45,7 @@ macro_rules! render_ctx {
 mod finish;
 mod grpc;
 mod http;
+mod script;
 mod send;
 mod sse;
 #[cfg(test)]
@@ -58,6 +59,8 @@ pub(super) enum IterationEnd {
     Completed,
     /// A graceful stop arrived between steps.
     Stopped,
+    /// A script's exception ended it (counted, sampled); the VU goes on.
+    Failed,
 }
 
 /// One virtual user.
@@ -94,6 +97,8 @@ pub(super) struct Vu {
     extra: Vec<ExtraOrigin>,
     /// The next of `extra` to make room when it is full.
     extra_next: usize,
+    /// A scripted scenario's VU, made on its first iteration.
+    script: Option<Box<dyn crate::script::ScriptVu>>,
 }
 
 /// A duration in whole microseconds, as samples hold them.
@@ -133,6 +138,7 @@ impl Vu {
             hop_next: Vec::new(),
             extra: Vec::new(),
             extra_next: 0,
+            script: None,
             id,
             iter: 0,
             ctx,
@@ -183,9 +189,13 @@ impl Vu {
             // As a new user: the iteration connects anew.
             self.reset_connections();
         }
-        let end = self
-            .run_steps(&sc.name, &sc.entries[entry].steps, scheduled)
-            .await;
+        let end = match &sc.script_exec {
+            Some(exec) => self.script_iteration(sc, exec, scheduled).await,
+            None => {
+                self.run_steps(&sc.name, &sc.entries[entry].steps, scheduled)
+                    .await
+            }
+        };
         self.iter += 1;
         end
     }

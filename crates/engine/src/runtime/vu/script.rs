@@ -1,0 +1,482 @@
+//! A scripted VU's iteration: the script ([`crate::script::ScriptVu`]) runs until
+//! it asks for something, and this VU does it with its own connections, cookie jar
+//! and timers, on the worker's loop: a script's synchronous `http.get` is an await
+//! here, never a blocked thread. Each request is measured and recorded as any
+//! other (phases, series, failure samples), under the series its name gives.
+
+use std::time::{Duration, Instant};
+
+use pado_http::{exchange, is_redirect, Conn, Origin, RequestRef, StatusSet};
+use pado_metrics::failure::{printable, BODY_PREFIX};
+use pado_metrics::{ErrorKind, FailureSample, RequestSample};
+
+use crate::plan::ScenarioPlan;
+use crate::response_view::ResponseView;
+use crate::runtime::worker::FailureKey;
+use crate::script::{
+    ScriptCall, ScriptFault, ScriptReply, ScriptRequest, ScriptResponse, ScriptRole, ScriptTimings,
+};
+
+use super::finish::sample_of;
+use super::redirects::host_for;
+use super::{IterationEnd, Vu, MAX_REDIRECTS};
+
+/// k6's default request timeout.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How a script's run ended.
+enum Driven {
+    /// It returned (with `setup()`'s value) or threw.
+    Done(Result<Option<String>, ScriptFault>),
+    /// The run stopped it mid-way.
+    Stopped,
+}
+
+impl Vu {
+    /// One iteration of a scripted scenario: the function `exec` of the plan's
+    /// script. An exception ends it as [`IterationEnd::Failed`], sampled.
+    pub(super) async fn script_iteration(
+        &mut self,
+        sc: &ScenarioPlan,
+        exec: &str,
+        scheduled: Option<Instant>,
+    ) -> IterationEnd {
+        if self.script.is_none() {
+            let Some(host) = self.ctx.plan.script.clone() else {
+                return IterationEnd::Completed;
+            };
+            let role = ScriptRole::Load {
+                scenario: sc.name.clone(),
+                exec: exec.to_string(),
+                vu: self.id,
+            };
+            match host.0.vu(role) {
+                Ok(v) => self.script = Some(v),
+                Err(message) => {
+                    let fault = ScriptFault {
+                        message,
+                        stack: String::new(),
+                    };
+                    self.script_fault(&sc.name, &fault);
+                    return IterationEnd::Failed;
+                }
+            }
+        }
+        let data = self.ctx.script_data.borrow().clone();
+        let start = ScriptReply::Start {
+            iter: self.iter,
+            data,
+        };
+        match self.drive_script(&sc.name, start, scheduled).await {
+            Driven::Done(Ok(_)) => IterationEnd::Completed,
+            Driven::Done(Err(f)) => {
+                self.script_fault(&sc.name, &f);
+                IterationEnd::Failed
+            }
+            Driven::Stopped => IterationEnd::Stopped,
+        }
+    }
+
+    /// Run the script's `setup()` or `teardown(data)` once on this VU: setup's
+    /// return value (JSON), or `None` when it returned nothing or threw (sampled).
+    pub(in crate::runtime) async fn script_once(&mut self, role: ScriptRole) -> Option<String> {
+        let host = self.ctx.plan.script.clone()?;
+        let scope = match role {
+            ScriptRole::Teardown => "teardown",
+            _ => "setup",
+        };
+        match host.0.vu(role) {
+            Ok(v) => self.script = Some(v),
+            Err(message) => {
+                let fault = ScriptFault {
+                    message,
+                    stack: String::new(),
+                };
+                self.script_fault(scope, &fault);
+                return None;
+            }
+        }
+        let data = self.ctx.script_data.borrow().clone();
+        let start = ScriptReply::Start { iter: 0, data };
+        match self.drive_script(scope, start, None).await {
+            Driven::Done(Ok(v)) => v,
+            Driven::Done(Err(f)) => {
+                self.script_fault(scope, &f);
+                None
+            }
+            Driven::Stopped => None,
+        }
+    }
+
+    /// Resume the script with `first`, then with the answer to each of its calls,
+    /// until it is done.
+    async fn drive_script(
+        &mut self,
+        scope: &str,
+        first: ScriptReply,
+        mut scheduled: Option<Instant>,
+    ) -> Driven {
+        // Out of the VU while it runs (its calls borrow the VU); a task cut
+        // mid-request drops it, and the next iteration makes a new one.
+        let Some(mut script) = self.script.take() else {
+            return Driven::Stopped;
+        };
+        let mut reply = first;
+        let mut stopped = false;
+        let result = loop {
+            reply = match script.resume(reply) {
+                ScriptCall::Done(r) => break r,
+                ScriptCall::Http(_) | ScriptCall::Sleep(_) if stopped => ScriptReply::Stop,
+                ScriptCall::Http(req) => {
+                    let r = self.script_request(scope, &req, scheduled.take()).await;
+                    ScriptReply::Http(Box::new(r))
+                }
+                ScriptCall::Sleep(d) => {
+                    let skip = self.ctx.skip_think || d.is_zero();
+                    if self.ctx.stopping.get()
+                        || (!skip && !self.ctx.sleep_until(Instant::now() + d).await)
+                    {
+                        stopped = true;
+                        ScriptReply::Stop
+                    } else {
+                        ScriptReply::Resumed
+                    }
+                }
+                ScriptCall::Check { name, ok } => {
+                    self.ctx.script_check(&name, ok);
+                    ScriptReply::Resumed
+                }
+            };
+        };
+        self.script = Some(script);
+        if stopped {
+            Driven::Stopped
+        } else {
+            Driven::Done(result)
+        }
+    }
+
+    /// Send a script's request, following its redirects (each hop a sample of
+    /// its own), and answer with what the script sees of the final response.
+    async fn script_request(
+        &mut self,
+        scope: &str,
+        req: &ScriptRequest,
+        mut scheduled: Option<Instant>,
+    ) -> ScriptResponse {
+        let ctx = self.ctx.clone();
+        let series = ctx.script_series(
+            req.name.as_deref().unwrap_or(&req.url),
+            req.group.as_deref(),
+        );
+        let expected = StatusSet(req.expected.clone().unwrap_or_else(|| vec![(200, 399)]));
+        let max_hops = req.redirects.unwrap_or(MAX_REDIRECTS);
+        let mut url = match url::Url::parse(&req.url) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => u,
+            _ => return unsendable(&req.url, "invalid URL: an absolute http:// or https:// URL"),
+        };
+        let mut method = req.method.to_ascii_uppercase();
+        let mut body: &[u8] = &req.body;
+        let mut hops = 0u32;
+        loop {
+            let t_start = Instant::now();
+            let Some(host) = host_for(
+                &ctx.plan,
+                &mut self.extra,
+                &mut self.extra_next,
+                &mut self.jar,
+                &url,
+            )
+            .await
+            else {
+                return unsendable(url.as_str(), "no connection can be made to this host");
+            };
+            self.script_bytes(&method, &url, &req.headers, body, host);
+            let is_head = method == "HEAD";
+            let origin: std::rc::Rc<Origin>;
+            let n = ctx.plan.origins.len();
+            let slot: &mut Option<Conn> = match host.checked_sub(n) {
+                None => {
+                    origin = std::rc::Rc::new(ctx.plan.origins[host].clone());
+                    &mut self.conns[host]
+                }
+                Some(k) => {
+                    origin = self.extra[k].origin.clone();
+                    &mut self.extra[k].conn
+                }
+            };
+            let max_body = ctx.plan.max_body;
+            self.resp.body.clear();
+            self.resp.head.clear();
+            let ex = exchange(
+                slot,
+                &origin,
+                RequestRef {
+                    bytes: &self.req,
+                    is_head,
+                    resend_safe: matches!(
+                        method.as_str(),
+                        "GET" | "HEAD" | "OPTIONS" | "PUT" | "DELETE"
+                    ),
+                    timeout: req.timeout.unwrap_or(DEFAULT_TIMEOUT),
+                    keep_body: req.keep_body.then_some((&mut self.resp.body, max_body)),
+                    keep_head: Some((&mut self.resp.head, true)),
+                    failed_prefix: None,
+                    decoder: Some(&mut self.resp.decoder),
+                },
+            )
+            .await;
+            let (mut sample, end, _) = sample_of(&ex, scheduled.take(), t_start);
+            let view = ResponseView::new(ex.status, &self.resp.head, &self.resp.body);
+            if self.cookies && ex.error.is_none() {
+                self.jar.absorb(host, &view);
+            }
+            let location = view
+                .header("location")
+                .map(|l| String::from_utf8_lossy(l).into_owned());
+            let next = location
+                .filter(|_| ex.error.is_none() && is_redirect(ex.status) && hops < max_hops)
+                .and_then(|l| url.join(&l).ok());
+            if let Some(next) = next {
+                // A hop: measured under the request's series, never a failure.
+                ctx.record(series, &sample, end);
+                if matches!(ex.status, 301..=303) && method != "HEAD" {
+                    method = "GET".to_string();
+                    body = &[];
+                }
+                url = next;
+                hops += 1;
+                continue;
+            }
+            let failed = ex.error.is_some() || !expected.contains(ex.status);
+            sample.failed = failed;
+            if failed {
+                self.script_failure(scope, series, (&method, &url), &sample, end);
+            }
+            ctx.record(series, &sample, end);
+            return self.script_response(&url, &ex, &sample);
+        }
+    }
+
+    /// The request's bytes into `self.req`: request line, `Host`, the script's
+    /// headers, the jar's cookies, `Content-Length` and the body.
+    fn script_bytes(
+        &mut self,
+        method: &str,
+        url: &url::Url,
+        headers: &[(String, String)],
+        body: &[u8],
+        host: usize,
+    ) {
+        let out = &mut self.req;
+        out.clear();
+        out.extend_from_slice(method.as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(url.path().as_bytes());
+        if let Some(q) = url.query() {
+            out.push(b'?');
+            out.extend_from_slice(q.as_bytes());
+        }
+        out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+        out.extend_from_slice(url.host_str().unwrap_or_default().as_bytes());
+        if let Some(p) = url.port() {
+            out.push(b':');
+            crate::render::push_int(out, i64::from(p));
+        }
+        out.extend_from_slice(b"\r\n");
+        let mut has_agent = false;
+        for (name, value) in headers {
+            let n = name.trim();
+            if n.eq_ignore_ascii_case("host") || n.eq_ignore_ascii_case("content-length") {
+                continue;
+            }
+            // A header line cannot carry a line break (it would start another).
+            if n.is_empty() || n.contains(['\r', '\n', ':']) || value.contains(['\r', '\n']) {
+                continue;
+            }
+            has_agent |= n.eq_ignore_ascii_case("user-agent");
+            out.extend_from_slice(n.as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        if !has_agent {
+            out.extend_from_slice(b"User-Agent: pado\r\n");
+        }
+        if self.cookies {
+            self.jar.write_header(host, out);
+        }
+        if !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH") {
+            out.extend_from_slice(b"Content-Length: ");
+            crate::render::push_int(out, body.len() as i64);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(body);
+    }
+
+    /// What the script sees of the final answer.
+    fn script_response(
+        &self,
+        url: &url::Url,
+        ex: &pado_http::Exchange,
+        sample: &RequestSample,
+    ) -> ScriptResponse {
+        let ms = |us: u64| us as f64 / 1000.0;
+        let p = &sample.phases;
+        ScriptResponse {
+            status: ex.status,
+            headers: head_lines(&self.resp.head),
+            body: self.resp.body.clone(),
+            url: url.to_string(),
+            error: match ex.error {
+                Some(e) => e.as_str().to_string(),
+                None if ex.status >= 400 => format!("HTTP {}", ex.status),
+                None => String::new(),
+            },
+            error_code: error_code(ex.error, ex.status),
+            proto: match ex.version {
+                Some(pado_metrics::HttpVersion::Http2) => "HTTP/2.0".into(),
+                _ => "HTTP/1.1".into(),
+            },
+            timings: ScriptTimings {
+                blocked: ms(p.blocked_us),
+                looking_up: ms(p.dns_us),
+                connecting: ms(p.connecting_us),
+                tls_handshaking: ms(p.tls_us),
+                sending: ms(p.sending_us),
+                waiting: ms(p.waiting_us),
+                receiving: ms(p.receiving_us),
+                duration: ms(p.sending_us + p.waiting_us + p.receiving_us),
+            },
+        }
+    }
+
+    /// A failed request of a script into the failure samples (a few per series
+    /// and category).
+    #[cold]
+    fn script_failure(
+        &self,
+        scope: &str,
+        series: u32,
+        (method, url): (&str, &url::Url),
+        sample: &RequestSample,
+        end: Instant,
+    ) {
+        let ctx = &self.ctx;
+        if !ctx.want_failure_sample(series, FailureKey::of(sample, true)) {
+            return;
+        }
+        let redact = ctx.plan.secrets.with_credentials_of(&self.req);
+        let category = match sample.error {
+            Some(e) => e.as_str().to_string(),
+            None => format!("http_{}", sample.status),
+        };
+        let target = &url[url::Position::BeforePath..];
+        ctx.failure_sample(FailureSample {
+            step: format!("{scope}: {}", &url[..url::Position::AfterPath]),
+            category,
+            second: ctx.second_at(end),
+            method: method.to_string(),
+            url: redact.text(target.as_bytes()),
+            status: sample.status,
+            body: printable(&redact.prefix(&self.resp.body, BODY_PREFIX)),
+            check: None,
+            actual: None,
+            reason: None,
+        });
+    }
+
+    /// An exception that ended an iteration, into the failure samples (category
+    /// `script_error`, a few per scenario) with its stack.
+    #[cold]
+    fn script_fault(&self, scope: &str, fault: &ScriptFault) {
+        let ctx = &self.ctx;
+        let series = ctx.script_series(&format!("{scope} (script)"), None);
+        let key = FailureKey::Error(ErrorKind::Template);
+        if !ctx.want_failure_sample(series, key) {
+            return;
+        }
+        let redact = &ctx.plan.secrets;
+        let reason = if fault.stack.is_empty() {
+            fault.message.clone()
+        } else {
+            format!("{}\n{}", fault.message, fault.stack)
+        };
+        ctx.failure_sample(FailureSample {
+            step: scope.to_string(),
+            category: "script_error".to_string(),
+            second: ctx.second_at(Instant::now()),
+            method: String::new(),
+            url: String::new(),
+            status: 0,
+            body: String::new(),
+            check: None,
+            actual: None,
+            reason: Some(redact.text(reason.as_bytes())),
+        });
+    }
+}
+
+/// An answer for a request that could not be sent at all (k6's error 1000).
+fn unsendable(url: &str, why: &str) -> ScriptResponse {
+    ScriptResponse {
+        url: url.to_string(),
+        error: why.to_string(),
+        error_code: 1000,
+        ..ScriptResponse::default()
+    }
+}
+
+/// The header lines of a response head (after its status line).
+fn head_lines(head: &[u8]) -> Vec<(String, String)> {
+    let text = String::from_utf8_lossy(head);
+    text.split("\r\n")
+        .skip(1)
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+/// k6's `error_code` for a failure (its documented codes: 1000 generic, 1050
+/// timeout, 1100 DNS, 1211 dial timeout, 1212 refused, 1220 reset, 1300 TLS,
+/// 1400–1599 an HTTP status of 400 or more as 1000 + status).
+fn error_code(e: Option<ErrorKind>, status: u16) -> u32 {
+    match e {
+        None if status >= 400 => 1000 + u32::from(status),
+        None => 0,
+        Some(ErrorKind::Timeout) => 1050,
+        Some(ErrorKind::Dns) => 1100,
+        Some(ErrorKind::ConnectTimeout) => 1211,
+        Some(ErrorKind::ConnectRefused) => 1212,
+        Some(ErrorKind::Reset) => 1220,
+        Some(ErrorKind::Tls) => 1300,
+        Some(_) => 1000,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_codes_follow_k6s_table() {
+        assert_eq!(error_code(None, 200), 0);
+        assert_eq!(error_code(None, 404), 1404);
+        assert_eq!(error_code(None, 503), 1503);
+        assert_eq!(error_code(Some(ErrorKind::ConnectRefused), 0), 1212);
+        assert_eq!(error_code(Some(ErrorKind::Timeout), 0), 1050);
+    }
+
+    #[test]
+    fn head_lines_skip_the_status_line() {
+        let h = head_lines(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nX-Name: \xed\x8c\x8c\xeb\x8f\x84\r\n\r\n");
+        assert_eq!(
+            h,
+            vec![
+                ("Content-Type".to_string(), "text/plain".to_string()),
+                ("X-Name".to_string(), "파도".to_string()),
+            ]
+        );
+    }
+}

@@ -1,0 +1,173 @@
+//! Scripted VUs: the engine's side of a load written as code (a k6 script).
+//!
+//! A script engine (the `pado-script` crate) implements [`ScriptHost`]; the engine
+//! drives each of its VUs ([`ScriptVu`]) from the VU's own task on a worker: the
+//! script runs until it needs the outside world ([`ScriptCall`]: an HTTP request,
+//! a sleep, a check), the engine does that with its own clients, timers and
+//! measurements, and resumes the script with the answer ([`ScriptReply`]). A
+//! script therefore never blocks a worker thread, and nothing downstream of the
+//! engine knows the requests came from a script.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where a script VU runs: what it is asked to do each time it starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScriptRole {
+    /// The script's `setup()`, once before the load; its return value (JSON) is
+    /// handed to every VU.
+    Setup,
+    /// The script's `teardown(data)`, once after the load.
+    Teardown,
+    /// A load VU of scenario `scenario` (its name) running the exported function
+    /// `exec` each iteration; `vu` is its 1-based number in the test.
+    Load {
+        /// The scenario's name.
+        scenario: String,
+        /// The exported function each iteration calls (`default` unless `exec`).
+        exec: String,
+        /// The VU's 1-based number.
+        vu: u64,
+    },
+}
+
+/// One HTTP request a script asks for (k6's `http.request`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScriptRequest {
+    /// Method, upper case.
+    pub method: String,
+    /// Absolute URL (`http://` or `https://`).
+    pub url: String,
+    /// Headers as given (`Host`, `Content-Length` and `Cookie` are pado's).
+    pub headers: Vec<(String, String)>,
+    /// Body bytes (empty: none).
+    pub body: Vec<u8>,
+    /// Per-request timeout (k6's default: 60 s).
+    pub timeout: Option<Duration>,
+    /// The series name (k6's `name` tag; by default the URL).
+    pub name: Option<String>,
+    /// k6's `group` tag: the path of the groups the request was made in
+    /// (`::login::form`); the series gets it as a tag.
+    pub group: Option<String>,
+    /// Statuses that count as success (k6's `expectedStatuses`: 200–399 unless
+    /// `setResponseCallback` says otherwise), as inclusive ranges.
+    pub expected: Option<Vec<(u16, u16)>>,
+    /// Redirects to follow (k6's `redirects`, default 10; 0 follows none).
+    pub redirects: Option<u32>,
+    /// Whether the script reads the body (`responseType: "none"` does not).
+    pub keep_body: bool,
+}
+
+/// Timing phases of a response in milliseconds, k6's `timings` fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ScriptTimings {
+    /// `blocked`.
+    pub blocked: f64,
+    /// `looking_up` (DNS).
+    pub looking_up: f64,
+    /// `connecting`.
+    pub connecting: f64,
+    /// `tls_handshaking`.
+    pub tls_handshaking: f64,
+    /// `sending`.
+    pub sending: f64,
+    /// `waiting` (time to first byte).
+    pub waiting: f64,
+    /// `receiving`.
+    pub receiving: f64,
+    /// `duration` (sending + waiting + receiving, as k6).
+    pub duration: f64,
+}
+
+/// What a script sees of an answer (k6's `Response`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScriptResponse {
+    /// Status code, 0 when no answer arrived.
+    pub status: u16,
+    /// Response headers in order, names as the server wrote them.
+    pub headers: Vec<(String, String)>,
+    /// The body (decoded), when kept.
+    pub body: Vec<u8>,
+    /// The final URL (after redirects).
+    pub url: String,
+    /// k6's `error`: empty on success, else the failure in words.
+    pub error: String,
+    /// k6's `error_code`: 0 on success.
+    pub error_code: u32,
+    /// `HTTP/1.1` or `HTTP/2.0`.
+    pub proto: String,
+    /// Timing phases.
+    pub timings: ScriptTimings,
+}
+
+/// An exception that ended an iteration (or `setup`/`teardown`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScriptFault {
+    /// The message (`TypeError: x is undefined`).
+    pub message: String,
+    /// The JavaScript stack (`at default (script.js:12:5)`), when known.
+    pub stack: String,
+}
+
+/// What a running script asks of the engine.
+#[derive(Debug)]
+pub enum ScriptCall {
+    /// Send this request; resume with [`ScriptReply::Http`].
+    Http(Box<ScriptRequest>),
+    /// Sleep this long; resume with [`ScriptReply::Resumed`].
+    Sleep(Duration),
+    /// Count a check (k6's `check`); resume with [`ScriptReply::Resumed`].
+    Check {
+        /// The check's name.
+        name: String,
+        /// Whether it held.
+        ok: bool,
+    },
+    /// The iteration (or setup, teardown) ended: `Ok` with `setup()`'s return value
+    /// as JSON (for setup), or the exception that ended it.
+    Done(Result<Option<String>, ScriptFault>),
+}
+
+/// How the engine resumes a script.
+#[derive(Debug)]
+pub enum ScriptReply {
+    /// Start an iteration (or setup, teardown): `iter` is the VU's iteration
+    /// number (k6's `__ITER`), `data` setup's return value (JSON).
+    Start {
+        /// 0-based iteration number.
+        iter: u64,
+        /// `setup()`'s return value as JSON, if it returned one.
+        data: Option<Arc<str>>,
+    },
+    /// The answer to [`ScriptCall::Http`].
+    Http(Box<ScriptResponse>),
+    /// A sleep or check is done.
+    Resumed,
+    /// The run is stopping: the script must end the iteration now (every further
+    /// call is answered with an exception until it does).
+    Stop,
+}
+
+/// One scripted VU: a script's own execution state, resumed by its VU's task.
+pub trait ScriptVu {
+    /// Run the script until its next call.
+    fn resume(&mut self, reply: ScriptReply) -> ScriptCall;
+}
+
+/// A loaded script: makes its VUs. Shared by every worker thread.
+pub trait ScriptHost: Send + Sync {
+    /// A new VU for `role`, or why it cannot start.
+    fn vu(&self, role: ScriptRole) -> Result<Box<dyn ScriptVu>, String>;
+    /// Whether the script exports `setup` / `teardown`.
+    fn has_setup(&self) -> (bool, bool);
+}
+
+/// A script host as a plan holds it (`Debug` so the plan stays printable).
+#[derive(Clone)]
+pub struct ScriptRef(pub Arc<dyn ScriptHost>);
+
+impl std::fmt::Debug for ScriptRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ScriptRef")
+    }
+}

@@ -1,0 +1,239 @@
+//! A loaded script: every module compiled once to QuickJS bytecode (the script,
+//! its local and cached remote modules, pado's k6 modules), the options read once
+//! in a context of their own, and what every VU shares (files `open()` read,
+//! `SharedArray`s, `__ENV`). VUs load the bytecode; none parses JavaScript.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use pado_engine::script::{ScriptHost, ScriptRole, ScriptVu};
+use rquickjs::loader::{Loader, Resolver};
+use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Module, Runtime};
+
+use crate::error::ScriptError;
+use crate::imports::{self, Resolved};
+
+/// pado's k6 modules, as JavaScript.
+const BUILTIN_SOURCES: &[(&str, &str)] = &[
+    ("k6", include_str!("js/k6.js")),
+    ("k6/http", include_str!("js/http.js")),
+    ("k6/metrics", include_str!("js/metrics.js")),
+    ("k6/execution", include_str!("js/execution.js")),
+    ("k6/data", include_str!("js/data.js")),
+    ("k6/encoding", include_str!("js/encoding.js")),
+    ("k6/timers", include_str!("js/timers.js")),
+];
+
+/// What every VU of a script shares (read-only after load, but for the caches
+/// that `open()` and `SharedArray` fill once).
+pub(crate) struct Shared {
+    /// The script as messages name it.
+    pub(crate) file: String,
+    /// The main module's name.
+    pub(crate) main: String,
+    /// Bytecode of every module, by module name.
+    pub(crate) modules: HashMap<String, Vec<u8>>,
+    /// The script's directory (`open()` paths are relative to it).
+    pub(crate) base_dir: PathBuf,
+    /// `__ENV` as JSON.
+    pub(crate) env_json: String,
+    /// Files read by `open()`, once for all VUs.
+    files: Mutex<HashMap<PathBuf, Arc<[u8]>>>,
+    /// `SharedArray`s by name, as JSON, built by the first VU that asks.
+    shared: Mutex<HashMap<String, String>>,
+}
+
+impl Shared {
+    /// The bytes of `path` (relative to the script), read once for the run.
+    pub(crate) fn open(&self, path: &str) -> Result<Arc<[u8]>, String> {
+        let p = self.base_dir.join(path);
+        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = files.get(&p) {
+            return Ok(b.clone());
+        }
+        let b: Arc<[u8]> = std::fs::read(&p)
+            .map_err(|e| format!("open({path}): cannot read {}: {e}", p.display()))?
+            .into();
+        files.insert(p, b.clone());
+        Ok(b)
+    }
+
+    /// A `SharedArray` already built, as JSON.
+    pub(crate) fn shared_get(&self, name: &str) -> Option<String> {
+        let m = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        m.get(name).cloned()
+    }
+
+    /// Keep a `SharedArray` built now (the first one built wins): what to use.
+    pub(crate) fn shared_set(&self, name: &str, json: String) -> String {
+        let mut m = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        m.entry(name.to_string()).or_insert(json).clone()
+    }
+}
+
+/// A script ready to run: its VUs are made from it ([`ScriptHost`]).
+pub struct Script {
+    pub(crate) shared: Arc<Shared>,
+    /// The functions the main module exports.
+    pub(crate) exports: Vec<String>,
+    /// `export const options`, as JSON.
+    pub(crate) options: serde_json::Value,
+}
+
+impl ScriptHost for Script {
+    fn vu(&self, role: ScriptRole) -> Result<Box<dyn ScriptVu>, String> {
+        crate::vu::CoVu::start(self.shared.clone(), role).map(|v| Box::new(v) as Box<dyn ScriptVu>)
+    }
+
+    fn has_setup(&self) -> (bool, bool) {
+        let has = |n: &str| self.exports.iter().any(|e| e == n);
+        (has("setup"), has("teardown"))
+    }
+}
+
+/// Resolves imports as [`imports::resolve`] does (they were all checked at load).
+pub(crate) struct ScriptResolver;
+
+impl Resolver for ScriptResolver {
+    fn resolve(&mut self, _ctx: &Ctx<'_>, base: &str, name: &str) -> rquickjs::Result<String> {
+        match imports::resolve(base, name) {
+            Ok(Resolved::Builtin(b)) => Ok(b.to_string()),
+            Ok(Resolved::File { name, .. }) => Ok(name),
+            Err(_) => Err(rquickjs::Error::new_resolving(base, name)),
+        }
+    }
+}
+
+/// Loads a module from the script's bytecode.
+pub(crate) struct BytecodeLoader(pub(crate) Arc<Shared>);
+
+impl Loader for BytecodeLoader {
+    fn load<'js>(&mut self, ctx: &Ctx<'js>, name: &str) -> rquickjs::Result<Module<'js>> {
+        let Some(bytes) = self.0.modules.get(name) else {
+            return Err(rquickjs::Error::new_loading(name));
+        };
+        // SAFETY: written by `Module::write` of this same QuickJS at load, and
+        // kept (in `Shared`, which every VU holds) as long as any module read
+        // from it lives.
+        unsafe { Module::load(ctx.clone(), bytes) }
+    }
+}
+
+/// Load the script at `path`: every import checked, every module compiled,
+/// the options read. `env` is `__ENV` (the environment and `--env`).
+pub(crate) fn load(path: &Path, env: &[(String, String)]) -> Result<Script, ScriptError> {
+    let shown = path.display().to_string();
+    // Modules are named by absolute path: imports resolve against them.
+    let path = &std::fs::canonicalize(path).map_err(|source| ScriptError::Read {
+        file: path.to_path_buf(),
+        source,
+    })?;
+    let main = path.to_string_lossy().into_owned();
+    let sources = imports::gather(path, &shown)?;
+    let mut modules = HashMap::new();
+    let rt = Runtime::new().map_err(|e| init_error(&shown, e.to_string(), String::new()))?;
+    let context =
+        Context::full(&rt).map_err(|e| init_error(&shown, e.to_string(), String::new()))?;
+    context.with(|ctx| -> Result<(), ScriptError> {
+        for (name, src) in BUILTIN_SOURCES {
+            let m = Module::declare(ctx.clone(), *name, *src)
+                .and_then(|m| m.write(false))
+                .map_err(|e| init_error(name, e.to_string(), String::new()))?;
+            modules.insert((*name).to_string(), m);
+        }
+        for (name, (p, src)) in &sources {
+            let display = if *name == main {
+                shown.clone()
+            } else if name.starts_with("http") {
+                name.clone()
+            } else {
+                p.display().to_string()
+            };
+            let declared = Module::declare(ctx.clone(), name.as_str(), src.as_str())
+                .catch(&ctx)
+                .map_err(|e| syntax_error(&display, name, src, e))?;
+            let bytes = declared
+                .write(false)
+                .map_err(|e| init_error(&display, e.to_string(), String::new()))?;
+            modules.insert(name.clone(), bytes);
+        }
+        Ok(())
+    })?;
+    drop(context);
+    drop(rt);
+    let env_json = serde_json::to_string(
+        &env.iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect::<serde_json::Map<String, serde_json::Value>>(),
+    )
+    .unwrap_or_else(|_| "{}".into());
+    let shared = Arc::new(Shared {
+        file: shown.clone(),
+        main,
+        modules,
+        base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        env_json,
+        files: Mutex::new(HashMap::new()),
+        shared: Mutex::new(HashMap::new()),
+    });
+    let (exports, options) = crate::vu::read_options(&shared)?;
+    Ok(Script {
+        shared,
+        exports,
+        options,
+    })
+}
+
+/// An error of the init stage, named by file.
+pub(crate) fn init_error(file: &str, message: String, stack: String) -> ScriptError {
+    ScriptError::Init {
+        file: file.to_string(),
+        message,
+        stack,
+    }
+}
+
+/// A compile error as `file:line:column: message` and the line with a caret.
+fn syntax_error(display: &str, name: &str, src: &str, e: CaughtError<'_>) -> ScriptError {
+    let (message, stack) = match &e {
+        CaughtError::Exception(ex) => (
+            ex.message().unwrap_or_default(),
+            ex.stack().unwrap_or_default(),
+        ),
+        other => (other.to_string(), String::new()),
+    };
+    let kind = match &e {
+        CaughtError::Exception(ex) => ex
+            .get::<_, String>("name")
+            .unwrap_or_else(|_| "SyntaxError".into()),
+        _ => "SyntaxError".into(),
+    };
+    let (line, col) = position_in(&stack, name).unwrap_or((0, 0));
+    let excerpt = match src.lines().nth(line.saturating_sub(1)) {
+        Some(text) if line > 0 => {
+            let caret = " ".repeat(col.saturating_sub(1));
+            format!("{line:>5} | {text}\n      | {caret}^")
+        }
+        _ => String::new(),
+    };
+    ScriptError::Syntax {
+        at: if line > 0 {
+            format!("{display}:{line}:{col}")
+        } else {
+            display.to_string()
+        },
+        message: format!("{kind}: {message}"),
+        excerpt,
+    }
+}
+
+/// The first `name:line:col` in a QuickJS stack.
+pub(crate) fn position_in(stack: &str, name: &str) -> Option<(usize, usize)> {
+    let i = stack.find(name)? + name.len();
+    let rest = stack[i..].strip_prefix(':')?;
+    let mut parts = rest.split(|c: char| !c.is_ascii_digit());
+    let line = parts.next()?.parse().ok()?;
+    let col = parts.next().and_then(|c| c.parse().ok()).unwrap_or(1);
+    Some((line, col))
+}

@@ -1,0 +1,159 @@
+// k6/http on pado's own HTTP client: every request is a call the VU's task makes.
+const P = globalThis.__pado;
+
+let defaultExpected = null;
+
+function canonical(name) {
+  return name
+    .toLowerCase()
+    .split("-")
+    .map((p) => (p ? p[0].toUpperCase() + p.slice(1) : p))
+    .join("-");
+}
+
+function select(value, path) {
+  let v = value;
+  for (const part of String(path).split(".")) {
+    if (v === undefined || v === null) return undefined;
+    if (part === "#" && Array.isArray(v)) return v.length;
+    v = v[part];
+  }
+  return v;
+}
+
+function parseCookies(headers) {
+  const out = {};
+  for (const [n, v] of headers) {
+    if (n.toLowerCase() !== "set-cookie") continue;
+    const first = v.split(";")[0];
+    const eq = first.indexOf("=");
+    if (eq < 0) continue;
+    const name = first.slice(0, eq).trim();
+    (out[name] = out[name] || []).push({ name, value: first.slice(eq + 1).trim() });
+  }
+  return out;
+}
+
+export class Response {
+  constructor(r, request) {
+    this.status = r.status;
+    this.body = r.body;
+    this.url = r.url;
+    this.error = r.error;
+    this.error_code = r.error_code;
+    this.proto = r.proto;
+    this.timings = r.timings;
+    this.request = request;
+    this.status_text = "";
+    const headers = {};
+    for (const [n, v] of r.headers) {
+      const k = canonical(n);
+      headers[k] = headers[k] === undefined ? v : headers[k] + ", " + v;
+    }
+    this.headers = headers;
+    this.cookies = parseCookies(r.headers);
+  }
+  json(selector) {
+    const v = JSON.parse(this.body);
+    return selector === undefined ? v : select(v, selector);
+  }
+  html() {
+    throw new Error("Response.html() (k6/html) is not available in pado yet");
+  }
+}
+
+function encodeBody(body, headers) {
+  if (body === undefined || body === null) return "";
+  if (typeof body === "string") return body;
+  if (body instanceof ArrayBuffer) return body;
+  if (typeof body === "object") {
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
+      headers["Content-Type"] = "application/x-www-form-urlencoded";
+    }
+    return Object.keys(body)
+      .map((k) => encodeURIComponent(k) + "=" + encodeURIComponent(body[k]))
+      .join("&");
+  }
+  return String(body);
+}
+
+function duration(v) {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === "number") return v;
+  const m = String(v).match(/^([\d.]+)(ms|s|m|h)?$/);
+  if (!m) throw new Error("invalid timeout: " + v);
+  const n = Number(m[1]);
+  return n * ({ ms: 1, s: 1000, m: 60000, h: 3600000 }[m[2] || "ms"]);
+}
+
+export function request(method, url, body, params) {
+  params = params || {};
+  const headers = Object.assign({}, params.headers || {});
+  if (params.auth === "basic" || params.auth === undefined) {
+    const m = String(url).match(/^(https?:\/\/)([^/@]+)@(.*)$/);
+    if (m) {
+      headers["Authorization"] = "Basic " + P.b64encode(decodeURIComponent(m[2]));
+      url = m[1] + m[3];
+    }
+  }
+  if (params.cookies) {
+    const pairs = Object.keys(params.cookies).map((k) => {
+      const c = params.cookies[k];
+      return k + "=" + (typeof c === "object" ? c.value : c);
+    });
+    if (pairs.length) headers["Cookie"] = pairs.join("; ");
+  }
+  const sent = encodeBody(body, headers);
+  const tags = params.tags || {};
+  const expected = params.responseCallback !== undefined ? params.responseCallback : defaultExpected;
+  const r = P.request(String(method).toUpperCase(), String(url), sent, {
+    headers,
+    timeout: duration(params.timeout),
+    name: tags.name !== undefined ? String(tags.name) : undefined,
+    group: globalThis.__pado_group || undefined,
+    redirects: params.redirects,
+    responseType: params.responseType || "text",
+    expected: expected ? expected.ranges : undefined,
+  });
+  return new Response(r, { method: String(method).toUpperCase(), url: String(url), headers, body: sent });
+}
+
+export const get = (url, params) => request("GET", url, null, params);
+export const head = (url, params) => request("HEAD", url, null, params);
+export const post = (url, body, params) => request("POST", url, body, params);
+export const put = (url, body, params) => request("PUT", url, body, params);
+export const patch = (url, body, params) => request("PATCH", url, body, params);
+export const del = (url, body, params) => request("DELETE", url, body, params);
+export const options = (url, body, params) => request("OPTIONS", url, body, params);
+
+export function batch(requests) {
+  const one = (r) => {
+    if (typeof r === "string") return get(r);
+    if (Array.isArray(r)) return request(r[0], r[1], r[2], r[3]);
+    return request(r.method || "GET", r.url, r.body, r.params);
+  };
+  if (Array.isArray(requests)) return requests.map(one);
+  const out = {};
+  for (const k of Object.keys(requests)) out[k] = one(requests[k]);
+  return out;
+}
+
+export function expectedStatuses(...codes) {
+  const ranges = codes.map((c) =>
+    typeof c === "number" ? [c, c] : [Number(c.min), Number(c.max)]
+  );
+  return { ranges };
+}
+
+export function setResponseCallback(cb) {
+  defaultExpected = cb;
+}
+
+export function url(strings, ...values) {
+  return strings.reduce((a, s, i) => a + s + (i < values.length ? values[i] : ""), "");
+}
+
+export default {
+  request, get, head, post, put, patch, del, options, batch,
+  expectedStatuses, setResponseCallback, url, Response,
+};

@@ -1,0 +1,59 @@
+// Globals every k6 script has: console (to pado's stderr, marked as the script's)
+// and timers, run on the VU's own clock before its iteration ends.
+(() => {
+  const P = globalThis.__pado;
+  const show = (v) => {
+    if (typeof v === "string") return v;
+    if (v instanceof Error) return String(v);
+    try {
+      return JSON.stringify(v);
+    } catch (e) {
+      return String(v);
+    }
+  };
+  const log = (level) => (...args) => P.log(level, args.map(show).join(" "));
+  globalThis.console = {
+    log: log("log"),
+    info: log("info"),
+    warn: log("warn"),
+    error: log("error"),
+    debug: log("debug"),
+  };
+  const timers = new Map();
+  let next = 1;
+  globalThis.setTimeout = (fn, ms, ...args) => {
+    const id = next++;
+    timers.set(id, { at: P.now() + (Number(ms) || 0), fn, args, every: 0 });
+    return id;
+  };
+  globalThis.setInterval = (fn, ms, ...args) => {
+    const id = next++;
+    const every = Math.max(1, Number(ms) || 0);
+    timers.set(id, { at: P.now() + every, fn, args, every });
+    return id;
+  };
+  globalThis.clearTimeout = (id) => {
+    timers.delete(id);
+  };
+  globalThis.clearInterval = globalThis.clearTimeout;
+  globalThis.open = (path, mode) => P.open(String(path), mode === undefined ? "" : String(mode));
+  // Run the timers left, in time order, sleeping between them (k6 ends an
+  // iteration once its event loop is empty).
+  globalThis.__pado_drain = () => {
+    while (timers.size) {
+      let first = null;
+      let firstId = 0;
+      for (const [id, t] of timers) {
+        if (first === null || t.at < first.at) {
+          first = t;
+          firstId = id;
+        }
+      }
+      const wait = first.at - P.now();
+      if (wait > 0) P.sleep(wait / 1000);
+      if (first.every) first.at += first.every;
+      else timers.delete(firstId);
+      first.fn(...first.args);
+    }
+  };
+})();

@@ -1,0 +1,83 @@
+//! k6 scripts on pado (`pado run script.js`): an embedded JavaScript engine
+//! (QuickJS, through `rquickjs`) runs a k6 script unchanged, and pado's own
+//! engine does the load underneath.
+//!
+//! - [`load`] reads the script: every import checked ([`imports`]: `k6/browser`,
+//!   extensions, missing files and uncached remote modules refused at start with
+//!   file and line), every module compiled once to bytecode, and
+//!   `export const options` read once and turned into pado's configuration
+//!   ([`options`]).
+//! - [`Script`] is the engine's [`pado_engine::script::ScriptHost`]: each VU is a
+//!   QuickJS context on a small stackful coroutine ([`vu`]); its `http.get`
+//!   suspends the coroutine and the VU's task on a pado worker sends the request
+//!   with pado's own client, so thousands of VUs share a core.
+//! - pado's k6 modules are JavaScript (`src/js/`) over a few natives
+//!   ([`natives`]).
+
+mod error;
+mod host;
+pub mod imports;
+mod natives;
+mod options;
+mod vu;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use error::ScriptError;
+pub use host::Script;
+
+use pado_scenario::model::Config;
+
+/// A script loaded for a run: pado's configuration from its options, and the
+/// host the engine makes its VUs with.
+pub struct Loaded {
+    /// The options as pado's configuration (scenarios name the exported
+    /// function each runs).
+    pub config: Config,
+    /// The script.
+    pub script: Arc<Script>,
+}
+
+/// Whether `path` names a script (`.js`, `.mjs`; `.ts` is refused with a
+/// message by [`load_for_run`]) rather than a scenario file.
+pub fn is_script(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("js" | "mjs" | "ts")
+    )
+}
+
+/// Load the script at `path` for a run: its modules compiled, its options read
+/// (with `env` as `__ENV`: the process environment, then each `--env`).
+pub fn load_for_run(path: &Path, env: &[(String, String)]) -> Result<Loaded, ScriptError> {
+    if path.extension().and_then(|e| e.to_str()) == Some("ts") {
+        return Err(ScriptError::Options {
+            file: path.display().to_string(),
+            field: "".into(),
+            why: "TypeScript is not compiled by pado yet: compile it to JavaScript (`tsc` or \
+                  `esbuild`) and run the .js file"
+                .into(),
+        });
+    }
+    let mut all: Vec<(String, String)> = std::env::vars().collect();
+    all.extend(env.iter().cloned());
+    let script = host::load(path, &all)?;
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "script".into());
+    let config = options::to_config(
+        &script.options,
+        &path.display().to_string(),
+        &name,
+        &script.exports,
+    )?;
+    Ok(Loaded {
+        config,
+        script: Arc::new(script),
+    })
+}
+
+#[cfg(test)]
+mod tests;

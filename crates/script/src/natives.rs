@@ -1,0 +1,277 @@
+//! The few native functions under the k6 modules (`globalThis.__pado`): each one
+//! that needs the outside world (a request, a sleep, a check) suspends the VU's
+//! coroutine with a [`ScriptCall`] and returns what its task answers.
+
+use std::cell::Cell;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use corosensei::Yielder;
+use pado_engine::script::{ScriptCall, ScriptReply, ScriptRequest, ScriptResponse};
+use rquickjs::function::Opt;
+use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Value};
+
+use crate::host::Shared;
+
+/// The yielder of the coroutine running on this thread now (null outside one).
+pub(crate) type VuYielder = Yielder<ScriptReply, ScriptCall>;
+
+thread_local! {
+    static CURRENT: Cell<*const VuYielder> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Set (or clear, with null) the coroutine whose natives run on this thread.
+pub(crate) fn set_current(y: *const VuYielder) {
+    CURRENT.with(|c| c.set(y));
+}
+
+/// Hand `call` to the VU's task and wait (suspended) for its answer; an error
+/// outside a VU (the init code that reads the options, which may not send).
+fn suspend(ctx: &Ctx<'_>, call: ScriptCall) -> rquickjs::Result<ScriptReply> {
+    let y = CURRENT.with(Cell::get);
+    if y.is_null() {
+        return Err(Exception::throw_message(
+            ctx,
+            "requests, sleeps and checks are made by VUs, not by the script's init code",
+        ));
+    }
+    // SAFETY: set by the coroutine that is running this very call, whose yielder
+    // lives as long as it does; set again after the suspension, when another
+    // coroutine may have run on this thread.
+    let reply = unsafe { &*y }.suspend(call);
+    set_current(y);
+    if matches!(reply, ScriptReply::Stop) {
+        return Err(Exception::throw_message(ctx, "the run is stopping"));
+    }
+    Ok(reply)
+}
+
+/// Install `globalThis.__pado` for a VU of `shared`'s script in scenario `scenario`.
+pub(crate) fn install<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Arc<Shared>,
+    scenario: &str,
+) -> rquickjs::Result<()> {
+    let p = Object::new(ctx.clone())?;
+    p.set("scenario", scenario)?;
+    p.set(
+        "request",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, method: String, url: String, body: Value<'js>, o: Object<'js>| {
+                request(&ctx, method, url, body, o)
+            },
+        )?,
+    )?;
+    p.set(
+        "sleep",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, s: f64| -> rquickjs::Result<()> {
+                let d = Duration::try_from_secs_f64(s.max(0.0)).unwrap_or(Duration::ZERO);
+                suspend(&ctx, ScriptCall::Sleep(d)).map(|_| ())
+            },
+        )?,
+    )?;
+    p.set(
+        "check",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, name: String, ok: bool| -> rquickjs::Result<()> {
+                suspend(&ctx, ScriptCall::Check { name, ok }).map(|_| ())
+            },
+        )?,
+    )?;
+    p.set(
+        "metric",
+        Function::new(ctx.clone(), |_n: String, _k: String, _v: f64| {})?,
+    )?;
+    let start = Instant::now();
+    p.set(
+        "now",
+        Function::new(ctx.clone(), move || start.elapsed().as_secs_f64() * 1000.0)?,
+    )?;
+    let file = shared.file.clone();
+    p.set(
+        "log",
+        Function::new(ctx.clone(), move |level: String, text: String| {
+            // To stderr, marked as the script's, never mixed into pado's stdout.
+            eprintln!("{file}: console.{level}: {text}");
+        })?,
+    )?;
+    let s = shared.clone();
+    p.set(
+        "open",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, path: String, mode: Opt<String>| -> rquickjs::Result<Value<'js>> {
+                let bytes = s
+                    .open(&path)
+                    .map_err(|e| Exception::throw_message(&ctx, &e))?;
+                if mode.0.as_deref() == Some("b") {
+                    Ok(ArrayBuffer::new(ctx.clone(), bytes.to_vec())?.into_value())
+                } else {
+                    let text = String::from_utf8_lossy(&bytes).into_owned();
+                    Ok(rquickjs::String::from_str(ctx.clone(), &text)?.into_value())
+                }
+            },
+        )?,
+    )?;
+    let s = shared.clone();
+    p.set(
+        "sharedGet",
+        Function::new(ctx.clone(), move |name: String| s.shared_get(&name))?,
+    )?;
+    let s = shared.clone();
+    p.set(
+        "sharedSet",
+        Function::new(ctx.clone(), move |name: String, json: String| {
+            s.shared_set(&name, json)
+        })?,
+    )?;
+    p.set(
+        "b64encode",
+        Function::new(ctx.clone(), |text: String, enc: Opt<String>| {
+            engine(enc.0.as_deref()).encode(text.as_bytes())
+        })?,
+    )?;
+    p.set(
+        "b64decode",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, text: String, enc: Opt<String>| -> rquickjs::Result<String> {
+                let b = engine(enc.0.as_deref())
+                    .decode(text.trim_end_matches('=').as_bytes())
+                    .map_err(|e| Exception::throw_message(&ctx, &format!("b64decode: {e}")))?;
+                Ok(String::from_utf8_lossy(&b).into_owned())
+            },
+        )?,
+    )?;
+    ctx.globals().set("__pado", p)?;
+    Ok(())
+}
+
+/// k6's base64 variants (`std`, `rawstd`, `url`, `rawurl`); decoding accepts
+/// padding or none.
+fn engine(name: Option<&str>) -> base64::engine::GeneralPurpose {
+    use base64::engine::{general_purpose as gp, DecodePaddingMode, GeneralPurposeConfig};
+    let lenient =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    match name {
+        Some("rawstd") => {
+            base64::engine::GeneralPurpose::new(&base64::alphabet::STANDARD, gp::NO_PAD)
+        }
+        Some("url") => base64::engine::GeneralPurpose::new(
+            &base64::alphabet::URL_SAFE,
+            lenient.with_encode_padding(true),
+        ),
+        Some("rawurl") => base64::engine::GeneralPurpose::new(
+            &base64::alphabet::URL_SAFE,
+            lenient.with_encode_padding(false),
+        ),
+        _ => base64::engine::GeneralPurpose::new(
+            &base64::alphabet::STANDARD,
+            lenient.with_encode_padding(true),
+        ),
+    }
+}
+
+/// `__pado.request(method, url, body, { headers, timeout, name, redirects,
+/// responseType, expected })`: the request, sent by the VU's task.
+fn request<'js>(
+    ctx: &Ctx<'js>,
+    method: String,
+    url: String,
+    body: Value<'js>,
+    o: Object<'js>,
+) -> rquickjs::Result<Object<'js>> {
+    let mut req = ScriptRequest {
+        method,
+        url,
+        keep_body: true,
+        ..ScriptRequest::default()
+    };
+    if let Some(b) = body.as_string() {
+        req.body = b.to_string()?.into_bytes();
+    } else if let Some(ab) = body
+        .as_object()
+        .and_then(|o| ArrayBuffer::from_object(o.clone()))
+    {
+        req.body = ab.as_bytes().unwrap_or_default().to_vec();
+    }
+    if let Ok(h) = o.get::<_, Object<'js>>("headers") {
+        for k in h.keys::<String>() {
+            let k = k?;
+            let v: Value<'js> = h.get(&k)?;
+            let v = match v.as_string() {
+                Some(s) => s.to_string()?,
+                None => ctx
+                    .json_stringify(v)?
+                    .map(|s| s.to_string())
+                    .transpose()?
+                    .unwrap_or_default()
+                    .trim_matches('"')
+                    .to_string(),
+            };
+            req.headers.push((k, v));
+        }
+    }
+    if let Ok(Some(ms)) = o.get::<_, Option<f64>>("timeout") {
+        req.timeout = Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok();
+    }
+    if let Ok(Some(n)) = o.get::<_, Option<String>>("name") {
+        req.name = Some(n);
+    }
+    if let Ok(Some(g)) = o.get::<_, Option<String>>("group") {
+        req.group = Some(g);
+    }
+    if let Ok(Some(r)) = o.get::<_, Option<f64>>("redirects") {
+        req.redirects = Some(r.max(0.0) as u32);
+    }
+    if let Ok(Some(t)) = o.get::<_, Option<String>>("responseType") {
+        req.keep_body = t != "none";
+    }
+    if let Ok(Some(ranges)) = o.get::<_, Option<Vec<Vec<f64>>>>("expected") {
+        req.expected = Some(
+            ranges
+                .iter()
+                .filter(|r| r.len() == 2)
+                .map(|r| (r[0] as u16, r[1] as u16))
+                .collect(),
+        );
+    }
+    match suspend(ctx, ScriptCall::Http(Box::new(req)))? {
+        ScriptReply::Http(r) => response(ctx, &r),
+        _ => Err(Exception::throw_message(ctx, "no answer to a request")),
+    }
+}
+
+/// The plain object `k6/http`'s `Response` is built from.
+fn response<'js>(ctx: &Ctx<'js>, r: &ScriptResponse) -> rquickjs::Result<Object<'js>> {
+    let o = Object::new(ctx.clone())?;
+    o.set("status", r.status)?;
+    o.set("body", String::from_utf8_lossy(&r.body).as_ref())?;
+    let headers: Vec<Vec<String>> = r
+        .headers
+        .iter()
+        .map(|(n, v)| vec![n.clone(), v.clone()])
+        .collect();
+    o.set("headers", headers)?;
+    o.set("url", r.url.as_str())?;
+    o.set("error", r.error.as_str())?;
+    o.set("error_code", r.error_code)?;
+    o.set("proto", r.proto.as_str())?;
+    let t = Object::new(ctx.clone())?;
+    let tm = &r.timings;
+    t.set("blocked", tm.blocked)?;
+    t.set("looking_up", tm.looking_up)?;
+    t.set("connecting", tm.connecting)?;
+    t.set("tls_handshaking", tm.tls_handshaking)?;
+    t.set("sending", tm.sending)?;
+    t.set("waiting", tm.waiting)?;
+    t.set("receiving", tm.receiving)?;
+    t.set("duration", tm.duration)?;
+    o.set("timings", t)?;
+    Ok(o)
+}

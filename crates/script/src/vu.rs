@@ -1,0 +1,355 @@
+//! A scripted VU: a QuickJS runtime and context of its own, living on a stackful
+//! coroutine (`corosensei`) with a small stack. The VU's task on a pado worker
+//! resumes it; when the script calls `http.get` or `sleep` the coroutine suspends
+//! with the request ([`ScriptCall`]) and the worker runs other VUs until the
+//! answer comes back. The runtime is made on the coroutine's own stack, so
+//! QuickJS's stack-overflow check measures that stack (its limit is set below
+//! the stack's size).
+
+use std::sync::Arc;
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult};
+use pado_engine::script::{ScriptCall, ScriptFault, ScriptReply, ScriptRole, ScriptVu};
+use rquickjs::{
+    CatchResultExt, CaughtError, Context, Ctx, Function, Module, Object, Runtime, Value,
+};
+
+use crate::error::ScriptError;
+use crate::host::{init_error, BytecodeLoader, ScriptResolver, Shared};
+use crate::natives::{self, VuYielder};
+
+/// Each VU's coroutine stack. Only the pages it touches are resident; debug
+/// builds (unoptimised C and Rust frames) need more.
+#[cfg(debug_assertions)]
+const STACK: usize = 1024 * 1024;
+#[cfg(not(debug_assertions))]
+const STACK: usize = 256 * 1024;
+/// QuickJS's own limit: below the stack, leaving room for the Rust and native
+/// frames above JavaScript's deepest call, so deep recursion is a JavaScript
+/// `RangeError`, never a fault.
+const JS_STACK: usize = STACK - 96 * 1024;
+
+/// What runs before any module: `console`, timers.
+const PRELUDE: &str = include_str!("js/prelude.js");
+
+/// A VU's coroutine.
+type Co = Coroutine<ScriptReply, ScriptCall, (), DefaultStack>;
+
+/// A scripted VU ([`ScriptVu`]): its coroutine and whether it is inside an
+/// iteration (suspended in a call, not between iterations).
+pub(crate) struct CoVu {
+    co: Option<Co>,
+    mid: bool,
+}
+
+impl CoVu {
+    /// A VU for `role`; its runtime is made on its first resume.
+    pub(crate) fn start(shared: Arc<Shared>, role: ScriptRole) -> Result<CoVu, String> {
+        let stack = DefaultStack::new(STACK).map_err(|e| format!("a VU's stack: {e}"))?;
+        let co = Coroutine::with_stack(stack, move |y: &VuYielder, first: ScriptReply| {
+            natives::set_current(y);
+            run(y, &shared, &role, first);
+        });
+        Ok(CoVu {
+            co: Some(co),
+            mid: false,
+        })
+    }
+
+    /// End the iteration in progress (every call answered with a stop) so the
+    /// coroutine is back between iterations; `false` when it does not end.
+    fn drain(&mut self) -> bool {
+        for _ in 0..1000 {
+            if !self.mid {
+                return true;
+            }
+            let _ = self.step(ScriptReply::Stop);
+        }
+        !self.mid
+    }
+
+    fn step(&mut self, reply: ScriptReply) -> ScriptCall {
+        let Some(co) = self.co.as_mut().filter(|c| !c.done()) else {
+            self.mid = false;
+            return ScriptCall::Done(Err(fault("the VU ended")));
+        };
+        let out = co.resume(reply);
+        natives::set_current(std::ptr::null());
+        match out {
+            CoroutineResult::Yield(call) => {
+                self.mid = !matches!(call, ScriptCall::Done(_));
+                call
+            }
+            CoroutineResult::Return(()) => {
+                self.mid = false;
+                ScriptCall::Done(Err(fault("the VU ended")))
+            }
+        }
+    }
+}
+
+impl ScriptVu for CoVu {
+    fn resume(&mut self, reply: ScriptReply) -> ScriptCall {
+        if matches!(reply, ScriptReply::Start { .. }) && self.mid && !self.drain() {
+            return ScriptCall::Done(Err(fault("the VU's last iteration never ended")));
+        }
+        self.step(reply)
+    }
+}
+
+impl Drop for CoVu {
+    fn drop(&mut self) {
+        // End it the way it runs (its runtime freed on its own stack), never by
+        // unwinding through QuickJS's C frames.
+        if self.drain() {
+            if let Some(co) = self.co.as_mut().filter(|c| c.started() && !c.done()) {
+                let _ = co.resume(ScriptReply::Stop);
+                natives::set_current(std::ptr::null());
+            }
+        }
+        if let Some(co) = self.co.take() {
+            if co.started() && !co.done() {
+                // Still inside the script (it caught every stop): leak it rather
+                // than unwind across C frames.
+                std::mem::forget(co);
+            }
+        }
+    }
+}
+
+fn fault(message: &str) -> ScriptFault {
+    ScriptFault {
+        message: message.to_string(),
+        stack: String::new(),
+    }
+}
+
+/// The coroutine's body: make the runtime, load the script, then answer each
+/// start until told to stop.
+fn run(y: &VuYielder, shared: &Arc<Shared>, role: &ScriptRole, first: ScriptReply) {
+    let made = Runtime::new().and_then(|rt| {
+        rt.set_max_stack_size(JS_STACK);
+        rt.set_loader(ScriptResolver, BytecodeLoader(shared.clone()));
+        Context::full(&rt).map(|c| (rt, c))
+    });
+    let (rt, context) = match made {
+        Ok(v) => v,
+        Err(e) => {
+            refuse_all(y, first, &fault(&format!("a VU's JavaScript runtime: {e}")));
+            return;
+        }
+    };
+    let (scenario, exec, vu) = match role {
+        ScriptRole::Setup => ("setup", "setup", 0),
+        ScriptRole::Teardown => ("teardown", "teardown", 0),
+        ScriptRole::Load { scenario, exec, vu } => (scenario.as_str(), exec.as_str(), *vu),
+    };
+    context.with(|ctx| {
+        let f = match init(&ctx, shared, scenario, vu, exec) {
+            Ok(f) => f,
+            Err(e) => {
+                refuse_all(y, first, &e);
+                return;
+            }
+        };
+        let mut reply = first;
+        let mut data_seen: Option<(Arc<str>, Value<'_>)> = None;
+        loop {
+            let ScriptReply::Start { iter, data } = reply else {
+                if matches!(reply, ScriptReply::Stop) {
+                    return;
+                }
+                reply = suspend(y, ScriptCall::Done(Err(fault("resumed out of turn"))));
+                continue;
+            };
+            let _ = ctx.globals().set("__ITER", iter);
+            let arg = match (&data, &data_seen) {
+                (Some(d), Some((seen, v))) if Arc::ptr_eq(d, seen) => v.clone(),
+                (Some(d), _) => match ctx.json_parse(d.as_bytes().to_vec()) {
+                    Ok(v) => {
+                        data_seen = Some((d.clone(), v.clone()));
+                        v
+                    }
+                    Err(_) => Value::new_undefined(ctx.clone()),
+                },
+                (None, _) => Value::new_undefined(ctx.clone()),
+            };
+            let out = call(&ctx, &f, arg, matches!(role, ScriptRole::Setup));
+            reply = suspend(y, ScriptCall::Done(out));
+        }
+    });
+    drop(context);
+    drop(rt);
+}
+
+/// Suspend with `call` (the coroutine's own suspension, between iterations).
+fn suspend(y: &VuYielder, call: ScriptCall) -> ScriptReply {
+    let r = y.suspend(call);
+    natives::set_current(y);
+    r
+}
+
+/// A VU that cannot start answers every iteration with why, until stopped.
+fn refuse_all(y: &VuYielder, first: ScriptReply, why: &ScriptFault) {
+    let mut reply = first;
+    while !matches!(reply, ScriptReply::Stop) {
+        reply = suspend(y, ScriptCall::Done(Err(why.clone())));
+    }
+}
+
+/// Install the natives and globals, evaluate the script (its init stage) and
+/// find the function `exec`.
+fn init<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Arc<Shared>,
+    scenario: &str,
+    vu: u64,
+    exec: &str,
+) -> Result<Function<'js>, ScriptFault> {
+    let caught = |e: CaughtError<'js>| fault_of(e);
+    natives::install(ctx, shared, scenario)
+        .catch(ctx)
+        .map_err(caught)?;
+    let g = ctx.globals();
+    let env = ctx
+        .json_parse(shared.env_json.as_bytes().to_vec())
+        .catch(ctx)
+        .map_err(caught)?;
+    g.set("__ENV", env).catch(ctx).map_err(caught)?;
+    g.set("__VU", vu).catch(ctx).map_err(caught)?;
+    g.set("__ITER", 0).catch(ctx).map_err(caught)?;
+    ctx.eval::<(), _>(PRELUDE).catch(ctx).map_err(caught)?;
+    let ns = evaluate(ctx, shared).map_err(caught)?;
+    ns.get::<_, Function<'js>>(exec).map_err(|_| ScriptFault {
+        message: format!("the script exports no function `{exec}`"),
+        stack: String::new(),
+    })
+}
+
+/// Evaluate the main module from its bytecode: its namespace (exports).
+fn evaluate<'js>(ctx: &Ctx<'js>, shared: &Shared) -> Result<Object<'js>, CaughtError<'js>> {
+    // Through the module loader, which links the imports of the bytecode it
+    // loads (see `BytecodeLoader`).
+    let done = Module::import(ctx, shared.main.clone()).catch(ctx)?;
+    done.finish::<Object<'js>>().catch(ctx)
+}
+
+/// Call the iteration's function (an `async` one is run to its end), then the
+/// timers it left; setup's value as JSON.
+fn call<'js>(
+    ctx: &Ctx<'js>,
+    f: &Function<'js>,
+    arg: Value<'js>,
+    want_value: bool,
+) -> Result<Option<String>, ScriptFault> {
+    let v: Value<'js> = f.call((arg,)).catch(ctx).map_err(fault_of)?;
+    let v = match v.as_promise() {
+        Some(p) => p.finish::<Value<'js>>().catch(ctx).map_err(fault_of)?,
+        None => v,
+    };
+    let drain: Function<'js> = ctx
+        .globals()
+        .get("__pado_drain")
+        .map_err(|e| fault(&e.to_string()))?;
+    drain.call::<_, ()>(()).catch(ctx).map_err(fault_of)?;
+    if !want_value || v.is_undefined() {
+        return Ok(None);
+    }
+    let json = ctx
+        .json_stringify(v)
+        .catch(ctx)
+        .map_err(fault_of)?
+        .map(|s| s.to_string())
+        .transpose()
+        .map_err(|e| fault(&e.to_string()))?;
+    Ok(json)
+}
+
+/// An exception as a fault: `Name: message` and the JavaScript stack.
+pub(crate) fn fault_of(e: CaughtError<'_>) -> ScriptFault {
+    match e {
+        CaughtError::Exception(ex) => {
+            let name = ex
+                .get::<_, String>("name")
+                .unwrap_or_else(|_| "Error".into());
+            ScriptFault {
+                message: format!("{name}: {}", ex.message().unwrap_or_default()),
+                stack: ex.stack().unwrap_or_default().trim_end().to_string(),
+            }
+        }
+        CaughtError::Value(v) => ScriptFault {
+            message: format!(
+                "uncaught {}",
+                v.as_string()
+                    .and_then(|s| s.to_string().ok())
+                    .unwrap_or_else(|| format!("{:?}", v.type_of()))
+            ),
+            stack: String::new(),
+        },
+        CaughtError::Error(e) => fault(&e.to_string()),
+    }
+}
+
+/// Evaluate the script once outside any VU (no requests allowed), for its
+/// exported functions and `options` (as JSON).
+pub(crate) fn read_options(
+    shared: &Arc<Shared>,
+) -> Result<(Vec<String>, serde_json::Value), ScriptError> {
+    let file = &shared.file;
+    let as_init = |f: ScriptFault| init_error(file, f.message, prefixed(&f.stack));
+    let rt = Runtime::new().map_err(|e| init_error(file, e.to_string(), String::new()))?;
+    rt.set_loader(ScriptResolver, BytecodeLoader(shared.clone()));
+    let context = Context::full(&rt).map_err(|e| init_error(file, e.to_string(), String::new()))?;
+    context.with(|ctx| {
+        natives::install(&ctx, shared, "options")
+            .catch(&ctx)
+            .map_err(|e| as_init(fault_of(e)))?;
+        let g = ctx.globals();
+        let env = ctx
+            .json_parse(shared.env_json.as_bytes().to_vec())
+            .catch(&ctx)
+            .map_err(|e| as_init(fault_of(e)))?;
+        let _ = g.set("__ENV", env);
+        let _ = g.set("__VU", 0);
+        let _ = g.set("__ITER", 0);
+        ctx.eval::<(), _>(PRELUDE)
+            .catch(&ctx)
+            .map_err(|e| as_init(fault_of(e)))?;
+        let ns = evaluate(&ctx, shared).map_err(|e| as_init(fault_of(e)))?;
+        let mut exports = Vec::new();
+        for k in ns.keys::<String>() {
+            let k = k.map_err(|e| init_error(file, e.to_string(), String::new()))?;
+            if ns.get::<_, Function>(&k).is_ok() {
+                exports.push(k);
+            }
+        }
+        let options: Value = ns
+            .get("options")
+            .unwrap_or_else(|_| Value::new_undefined(ctx.clone()));
+        let json = if options.is_undefined() {
+            None
+        } else {
+            ctx.json_stringify(options)
+                .catch(&ctx)
+                .map_err(|e| as_init(fault_of(e)))?
+                .map(|s| s.to_string())
+                .transpose()
+                .map_err(|e| init_error(file, e.to_string(), String::new()))?
+        };
+        let options = match json {
+            Some(j) => serde_json::from_str(&j)
+                .map_err(|e| init_error(file, format!("options: {e}"), String::new()))?,
+            None => serde_json::Value::Null,
+        };
+        Ok((exports, options))
+    })
+}
+
+fn prefixed(stack: &str) -> String {
+    if stack.is_empty() {
+        String::new()
+    } else {
+        format!("\n{stack}")
+    }
+}

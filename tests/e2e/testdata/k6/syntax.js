@@ -1,0 +1,5 @@
+import http from "k6/http";
+
+export default function () {
+  http.get(`${__ENV.BASE}/` +);
+}
