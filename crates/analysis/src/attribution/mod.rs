@@ -19,6 +19,7 @@
 
 pub mod generic;
 pub mod known;
+pub mod live;
 pub mod signals;
 pub mod window_math;
 

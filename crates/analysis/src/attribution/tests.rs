@@ -46,7 +46,7 @@ fn counter(
     s
 }
 
-fn obs(endpoints: &[(&str, &str)], series: Vec<ObservedSeries>) -> Observations {
+pub(super) fn obs(endpoints: &[(&str, &str)], series: Vec<ObservedSeries>) -> Observations {
     Observations {
         endpoints: endpoints
             .iter()
@@ -74,7 +74,7 @@ fn windows_fixed() -> (Window, Option<Window>) {
 }
 
 /// A Spring-style service: 8 workers, a pool of `pool` connections.
-fn spring(pool_limited: bool) -> Vec<ObservedSeries> {
+pub(super) fn spring(pool_limited: bool) -> Vec<ObservedSeries> {
     let (workers, pool) = (8.0, 4.0);
     vec![
         gauge("app", "system_cpu_count", &[], |_| 4.0),
