@@ -7,7 +7,7 @@
 import * as fmt from './format.js';
 import { Chart, PALETTE } from './chart.js';
 import {
-  Timeline, series, keysOf, stepRows, selfCheckLight, runStatus, generatorShares, loadKinds, tokenFromHash, sampleText,
+  Timeline, series, keysOf, stepRows, selfCheckLight, runStatus, generatorShares, bottleneckLine, loadKinds, tokenFromHash, sampleText,
 } from './model.js';
 
 const TOKEN_KEY = 'pado-dashboard-token';
@@ -327,11 +327,12 @@ function renderCharts() {
 /** One chart per metric of the target, on the same time axis, with the bottleneck hint. */
 function renderObserved() {
   const names = keysOf(timeline.seconds, 'observed');
-  const hint = pado.state && pado.state.bottleneck;
-  $('target').hidden = names.length === 0 && !hint;
+  const line = bottleneckLine(pado.state);
+  $('target').hidden = names.length === 0 && !line.level;
   const b = $('bottleneck');
-  b.hidden = !hint;
-  b.textContent = hint ? `Bottleneck now: ${hint}` : '';
+  b.hidden = !line.level;
+  b.textContent = line.text;
+  b.dataset.level = line.level || '';
   const host = $('observed-charts');
   names.forEach((name, i) => {
     const id = `chart-obs-${i}`;
