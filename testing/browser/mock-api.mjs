@@ -33,7 +33,7 @@ export function plantedSecond(t, opts = {}) {
     observed: { 'db_connections{pool="메인"}': 3 + t },
     self_check: { cpu_pct: t >= (opts.hotFrom ?? Infinity) ? 97 : 12, ok: t < (opts.hotFrom ?? Infinity), note: t >= (opts.hotFrom ?? Infinity) ? 'a worker was 97% busy: pado may be the bottleneck' : undefined },
   };
-  if (opts.distributed) s.generators = { 'gen-a': { requests: rate / 2, cpu_pct: 20 }, 'gen-b': { requests: rate / 2, cpu_pct: 25 } };
+  if (opts.distributed) s.generators = { 'gen-a': { requests: rate / 2, share: 0.5, cpu_pct: 20, reporting: true }, 'gen-b': { requests: rate / 2, share: 0.5, cpu_pct: 25, reporting: true } };
   return s;
 }
 

@@ -212,6 +212,13 @@ test('baseline dashed, generators tab for a distributed run only, the self-check
     await page.click('#tab-generators');
     const shares = await page.locator('#table-generators tbody tr').evaluateAll((rows) => rows.map((r) => r.cells[3].textContent));
     assert.deepEqual(shares, ['25.00%', '75.00%']);
+    // Each generator's requests in every second since second 0, from the seconds
+    // themselves (what a reload gets).
+    const legend = await page.locator('#chart-generators .legend').textContent();
+    assert.match(legend, /gen-a/);
+    assert.match(legend, /gen-b/);
+    const points = await page.locator('#chart-generators polyline.run').evaluateAll((ls) => ls.map((l) => l.getAttribute('points').trim().split(/\s+/).length));
+    assert.deepEqual(points, [8, 8]);
     await page.close();
   } finally {
     await m.close();

@@ -481,8 +481,22 @@ function renderTabs() {
     body.appendChild(tr);
   }
   const gens = generatorShares(st.generators || []);
-  const distributed = !!pado.run.distributed || gens.length > 0;
+  const names = keysOf(timeline.seconds, 'generators');
+  const distributed = !!pado.run.distributed || gens.length > 0 || names.length > 0;
   $('tab-generators').hidden = !distributed;
+  // Each generator's requests in every second of the run (the seconds carry
+  // them, so a reload draws the whole history).
+  if (distributed) {
+    chart('chart-generators', { int: true, unit: 'req/s' }).draw({
+      xmax: xmax(),
+      marks: marks(),
+      lines: names.map((name, i) => ({
+        name,
+        pts: series(timeline.seconds, (q) => (q.generators && q.generators[name] ? q.generators[name].requests : undefined)),
+        color: PALETTE[(i + 1) % PALETTE.length],
+      })),
+    });
+  }
   body = $('table-generators').querySelector('tbody');
   body.textContent = '';
   for (const g of gens) {

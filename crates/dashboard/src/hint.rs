@@ -51,7 +51,7 @@ pub(crate) fn start(shared: Arc<Shared>) -> std::io::Result<()> {
                 if last.elapsed() >= RECOMPUTE && !seen.full {
                     last = Instant::now();
                     let h = seen.hint(f64::from(r.t) + 1.0);
-                    publish(&shared, h);
+                    publish(&shared, h, false);
                 }
             }
             // The run has ended: wait for its length, take the last scrapes, read
@@ -67,13 +67,14 @@ pub(crate) fn start(shared: Arc<Shared>) -> std::io::Result<()> {
             }
             seen.scrapes(scrapes.try_iter());
             let d = duration.unwrap_or(seen.samples.last().map_or(0.0, |s| f64::from(s.t) + 1.0));
-            publish(&shared, seen.hint(d));
+            publish(&shared, seen.hint(d), true);
         })?;
     Ok(())
 }
 
-fn publish(shared: &Shared, h: Option<LiveHint>) {
-    *pado_base::lock(&shared.hint) = h;
+/// Show `h` (`last`: read over the whole run, once it has ended).
+fn publish(shared: &Shared, h: Option<LiveHint>, last: bool) {
+    *pado_base::lock(&shared.hint) = h.map(|h| (h, last));
     shared.changed();
 }
 

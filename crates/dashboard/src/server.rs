@@ -48,8 +48,9 @@ pub(crate) struct Shared {
     pub(crate) started_at: String,
     pub(crate) store: Mutex<Store>,
     pub(crate) end: Mutex<Option<Ended>>,
-    /// The live bottleneck hint, once [`crate::hint`] has read one.
-    pub(crate) hint: Mutex<Option<pado_analysis::attribution::live::LiveHint>>,
+    /// The live bottleneck hint, once [`crate::hint`] has read one, and whether
+    /// it was read over the whole run (after its end).
+    pub(crate) hint: Mutex<Option<(pado_analysis::attribution::live::LiveHint, bool)>>,
     pub(crate) changes: tokio::sync::watch::Sender<u64>,
     pub(crate) streams: AtomicUsize,
 }

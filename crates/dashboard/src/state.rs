@@ -94,11 +94,17 @@ pub(crate) fn state_json(s: &Shared) -> Value {
                 .unwrap_or(Value::Null),
             None => hint
                 .as_ref()
-                .and_then(|h| h.component.as_ref())
+                .and_then(|(h, _)| h.component.as_ref())
                 .map(|c| Value::String(format!("{} ({})", c.component, c.endpoint)))
                 .unwrap_or(Value::Null),
         },
-        "bottleneck_hint": hint,
+        "bottleneck_hint": hint.as_ref().map(|(h, last)| {
+            let mut v = serde_json::to_value(h).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("final".into(), Value::Bool(*last));
+            }
+            v
+        }),
         "events": events,
         "generators": generators,
         "summary": end.as_ref().map(|e| e.summary.clone()),

@@ -21,6 +21,8 @@ struct Planted {
     /// Every subscriber's channel: each gets every scrape, as the session's feed
     /// hands them out.
     scrapes: Mutex<Vec<crossbeam_channel::Sender<std::sync::Arc<pado_session::ObservedScrape>>>>,
+    /// A distributed run's generators: their parts of each second.
+    parts: Mutex<std::collections::BTreeMap<u32, Vec<pado_session::GeneratorLive>>>,
 }
 
 impl Planted {
@@ -40,6 +42,7 @@ impl Default for Planted {
             samples: Mutex::default(),
             applied: Mutex::default(),
             scrapes: Mutex::default(),
+            parts: Mutex::default(),
         }
     }
 }
@@ -71,6 +74,19 @@ impl pado_session::LiveRun for Planted {
         let (tx, rx) = crossbeam_channel::unbounded();
         self.scrapes.lock().unwrap().push(tx);
         Some(rx)
+    }
+    fn generators(&self) -> Vec<pado_session::GeneratorLive> {
+        // The latest second's parts, whichever second a reader is at.
+        let parts = self.parts.lock().unwrap();
+        parts.values().last().cloned().unwrap_or_default()
+    }
+    fn generators_at(&self, t: u32) -> Vec<pado_session::GeneratorLive> {
+        self.parts
+            .lock()
+            .unwrap()
+            .get(&t)
+            .cloned()
+            .unwrap_or_default()
     }
     fn failure_samples(&self, from: usize) -> Vec<pado_metrics::FailureSample> {
         self.samples
@@ -558,6 +574,7 @@ fn the_live_hint_says_none_before_the_knee_and_names_the_full_pool_at_the_end() 
     let v = hint_with(&d, "no_limit");
     let h = &v["bottleneck_hint"];
     assert_eq!(h["loaded_seconds"], 26, "{h:#}");
+    assert_eq!(h["final"], false);
     assert!(
         h["text"].as_str().unwrap().starts_with("no limit seen yet"),
         "{h:#}"
@@ -581,6 +598,7 @@ fn the_live_hint_says_none_before_the_knee_and_names_the_full_pool_at_the_end() 
     assert_eq!(h["component"]["component"], "DB pool HikariPool-1", "{h:#}");
     assert_eq!(h["component"]["verdict"], "yes");
     assert_eq!(h["confidence"], "high");
+    assert_eq!(h["final"], true, "read once more over the whole run");
     assert_eq!(
         (
             h["window"]["start_s"].as_f64(),
@@ -596,4 +614,67 @@ fn the_live_hint_says_none_before_the_knee_and_names_the_full_pool_at_the_end() 
         "{h:#}"
     );
     assert_eq!(v["bottleneck"], "DB pool HikariPool-1 (app)");
+}
+
+#[test]
+fn each_second_carries_every_generator_s_part_of_it_for_a_reload() {
+    let (d, run) = start();
+    let part = |name: &str, requests, cpu, reporting| pado_session::GeneratorLive {
+        name: name.into(),
+        segment: None,
+        requests,
+        cpu_pct: cpu,
+        reporting,
+    };
+    {
+        let mut parts = run.parts.lock().unwrap();
+        parts.insert(
+            0,
+            vec![
+                part("생성기-a", 30, Some(12.5), true),
+                part("b", 10, Some(20.0), true),
+            ],
+        );
+        parts.insert(
+            1,
+            vec![
+                part("생성기-a", 25, Some(11.0), true),
+                part("b", 0, None, false),
+            ],
+        );
+    }
+    // Both seconds are already in when the store reads the first: each must
+    // carry its own parts, not the latest.
+    let with = |t: u32, n: u64| {
+        let mut r = SecondRecord::new(t);
+        let mut s = pado_metrics::SeriesStats::new(pado_metrics::SeriesKey::named("조회"));
+        for _ in 0..n {
+            s.record(&pado_metrics::RequestSample {
+                status: 200,
+                ..Default::default()
+            });
+        }
+        r.absorb(pado_metrics::Interval {
+            series: vec![s],
+            ..Default::default()
+        });
+        r
+    };
+    run.subs.send(&with(0, 40));
+    run.subs.send(&with(1, 25));
+    let page = wait_seconds(&d, 2);
+    assert_eq!(
+        page["seconds"][0]["generators"],
+        serde_json::json!({
+            "생성기-a": {"requests": 30, "share": 0.75, "cpu_pct": 12.5, "reporting": true},
+            "b": {"requests": 10, "share": 0.25, "cpu_pct": 20.0, "reporting": true},
+        })
+    );
+    assert_eq!(
+        page["seconds"][1]["generators"],
+        serde_json::json!({
+            "생성기-a": {"requests": 25, "share": 1.0, "cpu_pct": 11.0, "reporting": true},
+            "b": {"requests": 0, "share": 0.0, "reporting": false},
+        })
+    );
 }
