@@ -217,6 +217,9 @@ fn scrapes_in(obs: &Observations, w: &Window) -> usize {
     most.into_values().max().unwrap_or(0)
 }
 
+/// A series as a scrape names it: endpoint, sample name, labels sorted by name.
+type SeriesKey = (String, String, Vec<(String, String)>);
+
 /// The target's metrics as a run's scrapes arrive, in the form `observe.jsonl`
 /// is read back in ([`Observations`]), keeping only what the table reads
 /// ([`super::wanted`]): a live view builds the same input the report reads.
@@ -224,7 +227,7 @@ fn scrapes_in(obs: &Observations, w: &Window) -> usize {
 pub struct ObservationsSoFar {
     obs: Observations,
     /// (endpoint, name, labels) → index in `obs.series`.
-    index: HashMap<(String, String, Vec<(String, String)>), usize>,
+    index: HashMap<SeriesKey, usize>,
 }
 
 impl ObservationsSoFar {

@@ -14,6 +14,7 @@ use crate::{Dashboard, DashboardOptions, RunInfo};
 const TOKEN: &str = "0123456789abcdef-token";
 
 /// A run that only records the commands it is given; `stop` it refuses.
+#[derive(Default)]
 struct Planted {
     subs: Subscribers,
     samples: Mutex<Vec<pado_metrics::FailureSample>>,
@@ -31,18 +32,6 @@ impl Planted {
         let s = std::sync::Arc::new(s);
         for tx in self.scrapes.lock().unwrap().iter() {
             tx.send(s.clone()).unwrap();
-        }
-    }
-}
-
-impl Default for Planted {
-    fn default() -> Self {
-        Planted {
-            subs: Subscribers::default(),
-            samples: Mutex::default(),
-            applied: Mutex::default(),
-            scrapes: Mutex::default(),
-            parts: Mutex::default(),
         }
     }
 }
