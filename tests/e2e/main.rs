@@ -23,6 +23,8 @@ mod grpc;
 mod history;
 mod hostile;
 mod http2;
+mod image;
+mod k6_corpus;
 mod kubernetes;
 mod limits;
 mod measurement;

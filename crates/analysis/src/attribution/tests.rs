@@ -164,7 +164,7 @@ fn find<'a>(a: &'a Attribution, name: &str) -> &'a Component {
 }
 
 /// The table for series of one endpoint `app`, over the fixed windows.
-fn attribute_app(series: Vec<ObservedSeries>) -> Attribution {
+pub(super) fn attribute_app(series: Vec<ObservedSeries>) -> Attribution {
     let (w, b) = windows_fixed();
     attribute(
         &obs(&[("app", "http://127.0.0.1:8080/metrics")], series),
