@@ -141,14 +141,17 @@ def cpu(base):
     s = float(re.search(r"System time \(seconds\): ([\d.]+)", t).group(1))
     return u + s
 res = {}
+per_run = {}
 for kind in ("plain", "dashboard"):
     effs = []
+    per_run[kind] = {}
     for i in range(1, reps + 1):
         base = f"{out}/{kind}-{i}"
         try:
             sm = json.load(open(f"{base}.dir/summary.json"))
             n, c = sm["requests"], cpu(base)
             effs.append(n / c)
+            per_run[kind][i] = n / c
             w = ""
             if kind == "dashboard":
                 try:
@@ -166,4 +169,16 @@ for k, v in res.items():
 if len(res) == 2:
     r = res["dashboard"] / res["plain"]
     print(f"  dashboard / plain: {r:.3f} ({(r - 1) * 100:+.1f}%; the target: within 2%)")
+# Paired: run i of each form ran back to back, so a drift of the machine's load
+# (other processes) hits both alike; the median of the pairs' ratios cancels it.
+# The noise: how far plain runs differ from their median.
+pairs = [per_run["dashboard"][i] / per_run["plain"][i]
+         for i in sorted(per_run["plain"]) if i in per_run["dashboard"]]
+if pairs:
+    m = statistics.median(pairs)
+    plain = list(per_run["plain"].values())
+    noise = max(abs(v / statistics.median(plain) - 1) for v in plain) if plain else 0.0
+    print(f"  paired ratios: {' '.join(f'{p:.3f}' for p in pairs)}; median {m:.3f} ({(m - 1) * 100:+.1f}%)")
+    verdict = "within the noise" if abs(m - 1) <= noise else "beyond the noise"
+    print(f"  plain runs differ from their median by up to {noise * 100:.1f}%: the difference is {verdict}")
 PY

@@ -33,7 +33,7 @@ export function plantedSecond(t, opts = {}) {
     observed: { 'db_connections{pool="메인"}': 3 + t },
     self_check: { cpu_pct: t >= (opts.hotFrom ?? Infinity) ? 97 : 12, ok: t < (opts.hotFrom ?? Infinity), note: t >= (opts.hotFrom ?? Infinity) ? 'a worker was 97% busy: pado may be the bottleneck' : undefined },
   };
-  if (opts.distributed) s.generators = { 'gen-a': { requests: rate / 2, cpu_pct: 20 }, 'gen-b': { requests: rate / 2, cpu_pct: 25 } };
+  if (opts.distributed) s.generators = { 'gen-a': { requests: rate / 2, share: 0.5, cpu_pct: 20, reporting: true }, 'gen-b': { requests: rate / 2, share: 0.5, cpu_pct: 25, reporting: true } };
   return s;
 }
 
@@ -83,6 +83,9 @@ export async function startMock(opts = {}) {
       ],
       failures: [{ category: 'http_500', first_s: 0, last_s: Math.max(0, n - 1), count: Math.ceil(n / 4), samples: [{ step: '검색 <i>', category: 'http_500', second: 0, method: 'GET', url: '/검색', status: 500, body: '<script>alert(1)</script>' }] }],
       bottleneck: n > 2 ? 'DB 연결 풀 (db_connections)' : null,
+      bottleneck_hint: n > 2
+        ? { status: 'limit', confidence: 'medium', window: { label: 'peak load (≥ 9)' }, component: { component: 'DB 연결 풀', endpoint: 'db_connections', state: '10/10 active, 3 pending', evidence: 'every connection in use with requests waiting for one <b>' } }
+        : { status: 'waiting', text: 'waiting for data: needs 10 s of load (has 2 s)' },
       events,
       generators: opts.distributed ? [{ name: 'gen-a', segment: '0:1/2', requests: 5, cpu_pct: 20, reporting: true }, { name: 'gen-b', segment: '1/2:1', requests: 15, cpu_pct: 25, reporting: true }] : [],
       summary: st.ended ? { name: run.name, duration_s: n, requests: n * 10, failed: 3, rps: 10, latency_ms: { p50: 12.345, p95: 240.53, p99: 0.4123, max: 12034.4 }, thresholds_ok: false, verdict: ['http_req_failed rate < 0.01 failed (3.12%)'] } : null,

@@ -70,7 +70,11 @@ test('names stay text: Hangul intact, markup never interpreted', async () => {
     assert.deepEqual(names, ['검색 <i>', 'login']);
     assert.equal(await page.locator('#table-steps i').count(), 0);
     assert.equal(await page.textContent('#chart-obs-0 h3'), 'db_connections{pool="메인"}');
-    assert.equal(await page.textContent('#bottleneck'), 'Bottleneck now: DB 연결 풀 (db_connections)');
+    assert.equal(
+      await page.textContent('#bottleneck'),
+      'Likely limit: DB 연결 풀 (db_connections): 10/10 active, 3 pending; every connection in use with requests waiting for one <b> · confidence medium, over peak load (≥ 9)',
+    );
+    assert.equal(await page.locator('#bottleneck b').count(), 0);
     assert.equal(await page.textContent('#stage'), 'warm-up');
     const sample = await page.textContent('#table-failures .samples div');
     assert.equal(sample, 's0 · 검색 <i>: GET /검색 → 500 · body <script>alert(1)</script>');
@@ -208,6 +212,13 @@ test('baseline dashed, generators tab for a distributed run only, the self-check
     await page.click('#tab-generators');
     const shares = await page.locator('#table-generators tbody tr').evaluateAll((rows) => rows.map((r) => r.cells[3].textContent));
     assert.deepEqual(shares, ['25.00%', '75.00%']);
+    // Each generator's requests in every second since second 0, from the seconds
+    // themselves (what a reload gets).
+    const legend = await page.locator('#chart-generators .legend').textContent();
+    assert.match(legend, /gen-a/);
+    assert.match(legend, /gen-b/);
+    const points = await page.locator('#chart-generators polyline.run').evaluateAll((ls) => ls.map((l) => l.getAttribute('points').trim().split(/\s+/).length));
+    assert.deepEqual(points, [8, 8]);
     await page.close();
   } finally {
     await m.close();

@@ -1031,6 +1031,26 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
         assert!(name.contains(&agent.addr), "{g} is not {}", agent.addr);
         assert!(g["requests"].as_u64().unwrap() > 0, "{g}");
     }
+    // Every second the page can reload carries each generator's part of it: both
+    // agents, their requests adding up to the merged second's, their shares to 1.
+    let seconds = get_json(&page, "/api/seconds?from=0");
+    let seconds = seconds["seconds"].as_array().expect("seconds");
+    assert!(seconds.len() >= 3, "{seconds:?}");
+    for s in seconds.iter().filter(|s| s["requests"].as_u64() > Some(0)) {
+        let parts = s["generators"].as_object().unwrap_or_else(|| panic!("{s}"));
+        assert_eq!(parts.len(), 2, "{s}");
+        for agent in [&a, &b] {
+            assert!(parts.keys().any(|k| k.contains(&agent.addr)), "{s}");
+        }
+        let sum: u64 = parts
+            .values()
+            .map(|p| p["requests"].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, s["requests"].as_u64().unwrap(), "{s}");
+        let shares: f64 = parts.values().map(|p| p["share"].as_f64().unwrap()).sum();
+        assert!((shares - 1.0).abs() < 1e-9, "{s}");
+        assert!(parts.values().all(|p| p["reporting"] == true), "{s}");
+    }
     let status = wait_within_polling(
         &mut run.child,
         Duration::from_secs(60),

@@ -6,7 +6,9 @@
 //! them; a control call without the token gets 401; after the run the result
 //! files download as they are on disk; a secret from the environment never shows;
 //! `--baseline` serves an earlier run of the same test; `pado demo --dashboard`
-//! serves its page to the end, its seconds adding up to its summary.
+//! serves its page to the end, its seconds adding up to its summary; the live
+//! bottleneck hint names the demo target's small DB pool as the report's table
+//! does, and no limit where it has room.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -110,13 +112,19 @@ struct Live {
 /// Start the scenario `scen` with the dashboard, its result in `dir`; wait for
 /// the page's address.
 fn start_live(scen: &std::path::Path, dir: &std::path::Path) -> Live {
+    start_live_with(&[scen.as_os_str()], "4s", dir)
+}
+
+/// `pado run ARGS --dashboard` (the page kept `linger` after the end), its result
+/// in `dir`; wait for the page's address.
+fn start_live_with(args: &[&std::ffi::OsStr], linger: &str, dir: &std::path::Path) -> Live {
     let mut child = Kid(pado_cmd(["run"])
-        .arg(scen)
+        .args(args)
         .args([
             "--quiet",
             "--dashboard",
             "--dashboard-linger",
-            "4s",
+            linger,
             "--no-history",
             "--out",
         ])
@@ -528,4 +536,150 @@ fn the_demo_serves_its_page_until_its_end() {
     );
     drop(lines);
     assert!(crate::harness::wait_within(&mut child.0, Duration::from_secs(15)).is_some());
+}
+
+/// A ramp from 2 to 40 VUs on a DB-bound route of the demo target started with
+/// `target` flags, observed every 500 ms, watched with the dashboard: `/api/state`
+/// once the hint was read over the whole run, and `summary.json`.
+fn hinted(name: &str, target: &[&str]) -> (Value, Value) {
+    let (_kid, url) = crate::harness::serve_demo_target(target);
+    let t = tmp(name);
+    let dir = t.join("result");
+    let args = [
+        "--name".to_string(),
+        name.to_string(),
+        "--url".to_string(),
+        format!("{url}/api/posts/5"),
+        "--stages".to_string(),
+        "2s:2,3s:2,1s:40,8s:40".to_string(),
+        "--observe".to_string(),
+        format!("{url}/metrics"),
+        "--observe-interval".to_string(),
+        "500ms".to_string(),
+        "--target".to_string(),
+        url.clone(),
+    ];
+    let os: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+    let mut live = start_live_with(&os, "30s", &dir);
+    let addr = live.addr.clone();
+    // While the run goes, the hint says something before the end.
+    let during = wait_for(Duration::from_secs(14), || {
+        let s = get(&addr, "/api/state");
+        (s["ended"] == false && s["bottleneck_hint"].is_object()).then_some(s)
+    });
+    let last = wait_for(Duration::from_secs(40), || {
+        let s = get(&addr, "/api/state");
+        (s["ended"] == true && s["bottleneck_hint"]["final"] == true).then_some(s)
+    })
+    .expect("the hint read over the whole run");
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let _ = live.child.0.kill();
+    let _ = live.child.0.wait();
+    let during = during.expect("a hint while the run went");
+    assert_eq!(during["bottleneck_hint"]["final"], false, "{during:#}");
+    (last, summary)
+}
+
+/// The report's table's first row about the target (pado's own self-check row
+/// is the header's light on the page, not part of the live hint).
+fn top_target_row(summary: &Value) -> Option<&Value> {
+    summary["bottlenecks"]["components"]
+        .as_array()?
+        .iter()
+        .find(|r| r["kind"] != "generator")
+}
+
+#[test]
+fn the_live_hint_names_the_reports_limit_and_none_where_there_is_room() {
+    let _machine = crate::harness::shared_machine();
+    // 16 workers share 4 connections held 20 ms per query: at 40 VUs requests
+    // wait for a connection.
+    let (state, summary) = hinted(
+        "대시보드-힌트-풀",
+        &[
+            "--workers",
+            "16",
+            "--pool-size",
+            "4",
+            "--query-cost",
+            "20ms",
+            "--cache-size",
+            "0",
+        ],
+    );
+    let h = &state["bottleneck_hint"];
+    assert_eq!(h["status"], "limit", "{h:#}");
+    let top = top_target_row(&summary).unwrap_or_else(|| panic!("{:#}", summary["bottlenecks"]));
+    assert_eq!(
+        top["component"], "DB pool HikariPool-1",
+        "{:#}",
+        summary["bottlenecks"]
+    );
+    assert_eq!(top["verdict"], "yes");
+    for field in ["component", "endpoint", "verdict", "state", "evidence"] {
+        assert_eq!(
+            h["component"][field], top[field],
+            "{field}: {h:#} vs {top:#}"
+        );
+    }
+    assert_eq!(h["window"], summary["bottlenecks"]["window"], "{h:#}");
+    assert!(
+        h["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("likely limit: DB pool HikariPool-1 (app) ("),
+        "{h:#}"
+    );
+    // The same target with room to spare (64 workers, 64 connections, 1 ms a
+    // query): neither its pool nor its workers are a limit, in the report or in
+    // the hint, and where the report names no limit the hint says none. (On a
+    // machine other work keeps busy, the report and the hint both name its CPU
+    // as busy throughout: the same row, never the pool or the workers.)
+    let (state, summary) = hinted(
+        "대시보드-힌트-여유",
+        &[
+            "--workers",
+            "64",
+            "--pool-size",
+            "64",
+            "--query-cost",
+            "1ms",
+            "--cache-size",
+            "0",
+        ],
+    );
+    let h = &state["bottleneck_hint"];
+    let rows = summary["bottlenecks"]["components"].as_array().unwrap();
+    for name in ["DB pool HikariPool-1", "Worker pool `http`"] {
+        let r = rows
+            .iter()
+            .find(|r| r["component"] == name)
+            .unwrap_or_else(|| panic!("no {name}"));
+        assert_eq!(r["verdict"], "no", "{r:#}");
+    }
+    match top_target_row(&summary)
+        .filter(|r| r["verdict"] == "yes" || r["verdict"] == "busy_throughout")
+    {
+        None => {
+            assert_eq!(
+                h["status"], "no_limit",
+                "{h:#} / {:#}",
+                summary["bottlenecks"]
+            );
+            assert!(h["component"].is_null());
+            assert!(
+                h["text"].as_str().unwrap().starts_with("no limit seen yet"),
+                "{h:#}"
+            );
+        }
+        Some(top) => {
+            assert!(
+                top["kind"].as_str().unwrap().ends_with("cpu"),
+                "only a busy machine's CPU: {top:#}"
+            );
+            assert_eq!(h["component"]["component"], top["component"], "{h:#}");
+            assert_eq!(h["component"]["verdict"], top["verdict"], "{h:#}");
+        }
+    }
 }

@@ -7,7 +7,7 @@
 import * as fmt from './format.js';
 import { Chart, PALETTE } from './chart.js';
 import {
-  Timeline, series, keysOf, stepRows, selfCheckLight, runStatus, generatorShares, loadKinds, tokenFromHash, sampleText,
+  Timeline, series, keysOf, stepRows, selfCheckLight, runStatus, generatorShares, bottleneckLine, loadKinds, tokenFromHash, sampleText,
 } from './model.js';
 
 const TOKEN_KEY = 'pado-dashboard-token';
@@ -327,11 +327,12 @@ function renderCharts() {
 /** One chart per metric of the target, on the same time axis, with the bottleneck hint. */
 function renderObserved() {
   const names = keysOf(timeline.seconds, 'observed');
-  const hint = pado.state && pado.state.bottleneck;
-  $('target').hidden = names.length === 0 && !hint;
+  const line = bottleneckLine(pado.state);
+  $('target').hidden = names.length === 0 && !line.level;
   const b = $('bottleneck');
-  b.hidden = !hint;
-  b.textContent = hint ? `Bottleneck now: ${hint}` : '';
+  b.hidden = !line.level;
+  b.textContent = line.text;
+  b.dataset.level = line.level || '';
   const host = $('observed-charts');
   names.forEach((name, i) => {
     const id = `chart-obs-${i}`;
@@ -480,8 +481,22 @@ function renderTabs() {
     body.appendChild(tr);
   }
   const gens = generatorShares(st.generators || []);
-  const distributed = !!pado.run.distributed || gens.length > 0;
+  const names = keysOf(timeline.seconds, 'generators');
+  const distributed = !!pado.run.distributed || gens.length > 0 || names.length > 0;
   $('tab-generators').hidden = !distributed;
+  // Each generator's requests in every second of the run (the seconds carry
+  // them, so a reload draws the whole history).
+  if (distributed) {
+    chart('chart-generators', { int: true, unit: 'req/s' }).draw({
+      xmax: xmax(),
+      marks: marks(),
+      lines: names.map((name, i) => ({
+        name,
+        pts: series(timeline.seconds, (q) => (q.generators && q.generators[name] ? q.generators[name].requests : undefined)),
+        color: PALETTE[(i + 1) % PALETTE.length],
+      })),
+    });
+  }
   body = $('table-generators').querySelector('tbody');
   body.textContent = '';
   for (const g of gens) {

@@ -172,6 +172,31 @@ export function generatorShares(gens) {
   return (gens || []).map((g) => ({ ...g, share: total > 0 ? (g.requests || 0) / total : null }));
 }
 
+/**
+ * The bottleneck line over the target's charts: once the run has ended, the
+ * report's table (`state.bottleneck`, summary.json's limit); while it goes, the
+ * live hint (`state.bottleneck_hint`): a likely limit with its evidence and how
+ * sure pado is, "no limit seen yet", or what data it still waits for. `level`:
+ * `limit`, `none`, `waiting` (styles), or null when there is nothing to say.
+ */
+export function bottleneckLine(state) {
+  if (!state) return { text: '', level: null };
+  const h = state.bottleneck_hint;
+  if (state.ended && state.bottleneck) return { text: `Bottleneck (the report's table): ${state.bottleneck}`, level: 'limit' };
+  if (h && h.status === 'limit' && h.component) {
+    const c = h.component;
+    const over = h.window && h.window.label ? `, over ${h.window.label}` : '';
+    return {
+      text: `Likely limit: ${c.component} (${c.endpoint}): ${c.state}; ${c.evidence} · confidence ${h.confidence || '?'}${over}`,
+      level: 'limit',
+    };
+  }
+  if (h && h.status === 'no_limit') return { text: `No limit seen yet${h.window && h.window.label ? ` over ${h.window.label}` : ''}: nothing the target's metrics show is full`, level: 'none' };
+  if (h && h.status === 'waiting') return { text: `Bottleneck hint: ${h.text || 'waiting for data'}`, level: 'waiting' };
+  if (state.bottleneck) return { text: `Bottleneck now: ${state.bottleneck}`, level: 'limit' };
+  return { text: '', level: null };
+}
+
 /** Which load a control panel offers: VUs (closed model), a rate (open model), or both. */
 export function loadKinds(scenarios) {
   let open = false;

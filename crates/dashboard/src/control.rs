@@ -46,6 +46,9 @@ fn describe(cmd: &ControlCommand) -> String {
         ControlCommand::Pause => "paused".into(),
         ControlCommand::Resume => "resumed".into(),
         ControlCommand::SetVus { vus, ramp_s } => format!("VUs → {vus}{}", ramp(*ramp_s)),
+        ControlCommand::SetSegmentVus {
+            test_to, ramp_s, ..
+        } => format!("VUs → {test_to}{}", ramp(*ramp_s)),
         ControlCommand::SetRate { per_s, ramp_s } => {
             format!("arrival rate → {per_s}/s{}", ramp(*ramp_s))
         }

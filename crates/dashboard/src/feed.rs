@@ -30,12 +30,17 @@ pub(crate) fn start(shared: Arc<Shared>) -> std::io::Result<()> {
                             .insert(format!("{}/{name}", scrape.endpoint), *v);
                     }
                 }
-                for g in shared.run.generators() {
+                // A distributed run: each generator's part of this very second
+                // (not of the latest one: this thread may read a second late).
+                let total = r.requests();
+                for g in shared.run.generators_at(r.t) {
                     second.generators.insert(
                         g.name,
                         GeneratorShare {
                             requests: g.requests,
+                            share: (total > 0).then(|| g.requests as f64 / total as f64),
                             cpu_pct: g.cpu_pct,
+                            reporting: g.reporting,
                         },
                     );
                 }

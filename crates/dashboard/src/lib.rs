@@ -22,6 +22,7 @@ pub mod baseline;
 mod control;
 mod feed;
 mod files;
+mod hint;
 pub mod info;
 mod routes;
 pub mod second;
@@ -114,6 +115,7 @@ impl Dashboard {
             .map_err(|source| DashboardError::Bind { addr: want, source })?;
         let shared = Arc::new(server::Shared::new(run, info, token, opts.baseline, addr));
         feed::start(shared.clone()).map_err(DashboardError::Start)?;
+        hint::start(shared.clone()).map_err(DashboardError::Start)?;
         let server = server::serve(listener, shared.clone()).map_err(DashboardError::Start)?;
         let url = format!(
             "http://{}/#token={}",

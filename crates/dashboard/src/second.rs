@@ -83,14 +83,20 @@ pub struct SelfCheck {
     pub note: Option<String>,
 }
 
-/// One generator's part of a second.
+/// One generator's part of a second (a distributed run): what the generators
+/// tab draws over the whole run, so a reload shows its history too.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct GeneratorShare {
-    /// Requests it sent in its last closed second.
+    /// Requests it completed in this second.
     pub requests: u64,
-    /// Its CPU in percent of one core, if it reports it.
+    /// Its part of the second's requests (0–1; absent in a second without any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// Its CPU in this second, in percent of one core, if it reports it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_pct: Option<f64>,
+    /// Whether it reported this second (a generator that stalled or left did not).
+    pub reporting: bool,
 }
 
 /// Milliseconds with microsecond precision.

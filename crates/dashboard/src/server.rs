@@ -48,6 +48,9 @@ pub(crate) struct Shared {
     pub(crate) started_at: String,
     pub(crate) store: Mutex<Store>,
     pub(crate) end: Mutex<Option<Ended>>,
+    /// The live bottleneck hint, once [`crate::hint`] has read one, and whether
+    /// it was read over the whole run (after its end).
+    pub(crate) hint: Mutex<Option<(pado_analysis::attribution::live::LiveHint, bool)>>,
     pub(crate) changes: tokio::sync::watch::Sender<u64>,
     pub(crate) streams: AtomicUsize,
 }
@@ -74,6 +77,7 @@ impl Shared {
             },
             started_at: pado_base::stamp::utc_ms(std::time::SystemTime::now()),
             end: Mutex::new(None),
+            hint: Mutex::new(None),
             changes: tokio::sync::watch::channel(0).0,
             streams: AtomicUsize::new(0),
         }
@@ -82,6 +86,13 @@ impl Shared {
     /// Something new to show: wake the streams.
     pub(crate) fn changed(&self) {
         self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// The run's length as its result says it (`summary.json`'s `duration_s`),
+    /// once it has ended.
+    pub(crate) fn run_duration(&self) -> Option<f64> {
+        let end = pado_base::lock(&self.end);
+        end.as_ref()?.summary.get("duration_s")?.as_f64()
     }
 
     /// The run ended, its directory written at `dir`.

@@ -56,6 +56,7 @@ pub(crate) fn state_json(s: &Shared) -> Value {
             store.len(),
         )
     };
+    let hint = pado_base::lock(&s.hint).clone();
     let end = pado_base::lock(&s.end);
     let files: Vec<Value> = end
         .as_ref()
@@ -82,14 +83,28 @@ pub(crate) fn state_json(s: &Shared) -> Value {
         "ended": st.ended || end.is_some(),
         "thresholds": thresholds,
         "failures": failures,
-        // The bottleneck table needs the whole run's saturation window: it is
-        // known once the run has ended (summary.json's `bottlenecks`).
-        "bottleneck": end
-            .as_ref()
-            .and_then(|e| e.summary.get("bottlenecks"))
-            .and_then(|b| b.get("limit"))
-            .cloned()
-            .unwrap_or(Value::Null),
+        // Once the run has ended, the report's table names the limit
+        // (summary.json's `bottlenecks`); while it goes, the live hint's limit.
+        "bottleneck": match end.as_ref() {
+            Some(e) => e
+                .summary
+                .get("bottlenecks")
+                .and_then(|b| b.get("limit"))
+                .cloned()
+                .unwrap_or(Value::Null),
+            None => hint
+                .as_ref()
+                .and_then(|(h, _)| h.component.as_ref())
+                .map(|c| Value::String(format!("{} ({})", c.component, c.endpoint)))
+                .unwrap_or(Value::Null),
+        },
+        "bottleneck_hint": hint.as_ref().map(|(h, last)| {
+            let mut v = serde_json::to_value(h).unwrap_or(Value::Null);
+            if let Some(o) = v.as_object_mut() {
+                o.insert("final".into(), Value::Bool(*last));
+            }
+            v
+        }),
         "events": events,
         "generators": generators,
         "summary": end.as_ref().map(|e| e.summary.clone()),

@@ -21,6 +21,24 @@ pub enum ControlCommand {
         #[serde(default)]
         ramp_s: f64,
     },
+    /// What a coordinator sends each generator of a split test for a ramped
+    /// [`ControlCommand::SetVus`]: the whole test's ramp from `test_from` to
+    /// `test_to` VUs over `ramp_s`, of which this generator runs its segment's
+    /// share at every moment (its VUs among the whole test's first N, N rounded
+    /// as a single run's ramp rounds it), so that the generators' VUs add up to
+    /// the whole test's at every moment of the ramp, as planned load's segments
+    /// do. `vus` is this generator's share at the end: what a run without a
+    /// segment sets.
+    SetSegmentVus {
+        /// This generator's VUs once the ramp is done.
+        vus: u64,
+        /// Seconds the ramp takes.
+        ramp_s: f64,
+        /// The whole test's VUs when the ramp starts.
+        test_from: u64,
+        /// The whole test's VUs once it is done.
+        test_to: u64,
+    },
     /// Run open-model arrivals at this many a second in all, at once or ramped.
     SetRate {
         /// Arrivals a second over every open-model scenario.

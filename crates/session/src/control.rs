@@ -9,10 +9,11 @@
 //! in the engine's atomics ([`LoadControl`]), read by the workers at iteration and
 //! arrival boundaries; the rest is touched once a second or when a caller asks.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use pado_engine::executor::segment::Segment;
 use pado_engine::{LoadControl, RunPlan, StopState, MAX_RATE_FACTOR, RUNNING, STOPPING};
 use pado_metrics::SecondRecord;
 use pado_results::events::EventRecord;
@@ -71,7 +72,17 @@ pub(crate) struct Shared {
     thresholds_failing: AtomicUsize,
     abort_reason: OnceLock<String>,
     ended: AtomicBool,
+    /// This run's part of a split test, if it is one: a coordinator's ramp of the
+    /// whole test's VUs is followed as this segment's share of it.
+    segment: Option<Segment>,
+    /// Bumped by every change of the VUs: a share's ramp ([`RunHandle::apply`]'s
+    /// `set_segment_vus`) stops at the next one.
+    vu_changes: AtomicU64,
 }
+
+/// How often a share of the whole test's ramp sets this run's VUs: as often as
+/// the engine's own clock writes a ramp's level.
+const SHARE_TICK: Duration = Duration::from_millis(20);
 
 /// The handle of a running session (see the module's documentation).
 #[derive(Clone)]
@@ -81,7 +92,12 @@ pub struct RunHandle {
 
 impl RunHandle {
     /// A handle for a run of `plan` stopped through `stop`.
-    pub(crate) fn new(plan: Arc<RunPlan>, stop: StopState, stages: Vec<StageMark>) -> Self {
+    pub(crate) fn new(
+        plan: Arc<RunPlan>,
+        stop: StopState,
+        stages: Vec<StageMark>,
+        segment: Option<Segment>,
+    ) -> Self {
         RunHandle {
             shared: Arc::new(Shared {
                 control: Arc::new(LoadControl::default()),
@@ -96,6 +112,8 @@ impl RunHandle {
                 thresholds_failing: AtomicUsize::new(0),
                 abort_reason: OnceLock::new(),
                 ended: AtomicBool::new(false),
+                segment,
+                vu_changes: AtomicU64::new(0),
             }),
         }
     }
@@ -198,10 +216,80 @@ impl RunHandle {
             .vu_cap()
             .unwrap_or_else(|| plan_now::planned_vus(&self.shared.plan, self.plan_time()))
             .min(max);
+        self.shared.vu_changes.fetch_add(1, Ordering::SeqCst);
         if over.is_zero() {
             c.set_vu_cap(Some(vus));
         } else {
             c.ramp_vu_cap(from, vus, over, Instant::now());
+        }
+        self.record(
+            format!("active VUs {from} → {vus}{}", over_text(over)),
+            over,
+        );
+        Ok(())
+    }
+
+    /// This segment's share of the whole test's ramp from `test_from` to `test_to`
+    /// VUs over `over` (`vus`: its share at the end): every 20 ms its cap is its
+    /// VUs among the whole test's first N of that moment, so every generator's
+    /// caps add up to the whole test's VUs at every moment, as planned load's
+    /// segments do. A thread of its own sets it (an atomic store, nothing on the
+    /// workers' path); the next change of the VUs, or the end, stops it.
+    fn ramp_share(
+        &self,
+        segment: Segment,
+        vus: u64,
+        test_from: u64,
+        test_to: u64,
+        over: Duration,
+    ) -> Result<(), ControlError> {
+        self.live()?;
+        let max = self.closed_max_vus().ok_or_else(|| {
+            ControlError::NotApplicable(
+                "the run has no closed-model scenario (VUs are set by its arrival rate)".into(),
+            )
+        })?;
+        if vus > max {
+            return Err(ControlError::AboveMax { asked: vus, max });
+        }
+        let c = &self.shared.control;
+        let from = c
+            .vu_cap()
+            .unwrap_or_else(|| plan_now::planned_vus(&self.shared.plan, self.plan_time()))
+            .min(max);
+        let change = self.shared.vu_changes.fetch_add(1, Ordering::SeqCst) + 1;
+        let start = Instant::now();
+        let cap_at = move |now: Instant| {
+            crate::distributed::split::segment_vus_at(
+                &segment,
+                test_from,
+                test_to,
+                over,
+                now.saturating_duration_since(start),
+            )
+            .min(max)
+        };
+        c.set_vu_cap(Some(cap_at(start)));
+        if !over.is_zero() {
+            let shared = self.shared.clone();
+            std::thread::Builder::new()
+                .name("pado-vu-share".into())
+                .spawn(move || loop {
+                    std::thread::sleep(SHARE_TICK);
+                    if shared.vu_changes.load(Ordering::SeqCst) != change
+                        || shared.ended.load(Ordering::SeqCst)
+                    {
+                        return;
+                    }
+                    let now = Instant::now();
+                    shared.control.set_vu_cap(Some(cap_at(now)));
+                    if now.saturating_duration_since(start) >= over {
+                        return;
+                    }
+                })
+                .map_err(|e| {
+                    ControlError::NotApplicable(format!("the ramp could not start: {e}"))
+                })?;
         }
         self.record(
             format!("active VUs {from} → {vus}{}", over_text(over)),
@@ -336,6 +424,17 @@ impl RunHandle {
             ControlCommand::Resume => self.resume(),
             ControlCommand::Stop => self.stop(),
             ControlCommand::SetVus { vus, ramp_s } => self.ramp_vus(vus, ramp_length(ramp_s)?),
+            ControlCommand::SetSegmentVus {
+                vus,
+                ramp_s,
+                test_from,
+                test_to,
+            } => match self.shared.segment.clone() {
+                Some(segment) => {
+                    self.ramp_share(segment, vus, test_from, test_to, ramp_length(ramp_s)?)
+                }
+                None => self.ramp_vus(vus, ramp_length(ramp_s)?),
+            },
             ControlCommand::SetRate { per_s, ramp_s } => {
                 self.ramp_rate(per_s, ramp_length(ramp_s)?)
             }
@@ -522,3 +621,92 @@ fn over_text(over: Duration) -> String {
 
 /// The `kind` of an `events.jsonl` entry that records a change of the load.
 pub const CONTROL_KIND: &str = "control";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::distributed::split::segment_vus_at;
+
+    /// A handle of a 30-VU closed-model plan, run as `segment`.
+    fn handle(segment: Option<Segment>) -> RunHandle {
+        let yaml = "name: 몫\ntarget: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 30\n    duration: 10s\n    flow:\n      - request: /\n";
+        let config = pado_scenario::parse_str(yaml, "t.yaml").expect("scenario");
+        let plan = pado_engine::compile(&config, std::path::Path::new(".")).expect("plan");
+        let h = RunHandle::new(Arc::new(plan), StopState::default(), Vec::new(), segment);
+        h.started(Instant::now());
+        h
+    }
+
+    #[test]
+    fn a_generator_follows_its_share_of_the_whole_test_s_ramp_and_stops_at_the_next_change() {
+        let seg = Segment::new(1, 3, None).unwrap();
+        let h = handle(Some(seg.clone()));
+        let length = Duration::from_millis(1000);
+        let start = Instant::now();
+        h.apply(&ControlCommand::SetSegmentVus {
+            vus: seg.count_before(30),
+            ramp_s: 1.0,
+            test_from: 0,
+            test_to: 30,
+        })
+        .unwrap();
+        // Every cap read during the ramp is its share of the whole test's VUs
+        // at some moment since the previous 20 ms tick (allowing a late tick on a
+        // busy machine), never its own linear ramp's.
+        let mut seen = Vec::new();
+        while start.elapsed() < length + Duration::from_millis(150) {
+            let before = start.elapsed();
+            let cap = h.state().vu_cap.unwrap();
+            let lo = segment_vus_at(
+                &seg,
+                0,
+                30,
+                length,
+                before.saturating_sub(Duration::from_millis(200)),
+            );
+            let hi = segment_vus_at(&seg, 0, 30, length, start.elapsed());
+            assert!(
+                (lo..=hi).contains(&cap),
+                "{cap} at {before:?}: not in {lo}..={hi}"
+            );
+            seen.push(cap);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(*seen.last().unwrap(), 10, "its share of 30 at the end");
+        assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+        assert!(
+            seen.iter().any(|c| (1..10).contains(c)),
+            "it ramped: {seen:?}"
+        );
+        // Another change stops the share's ramp: the cap stays as then set.
+        h.apply(&ControlCommand::SetSegmentVus {
+            vus: 0,
+            ramp_s: 2.0,
+            test_from: 30,
+            test_to: 0,
+        })
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        h.set_vus(7).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(h.state().vu_cap, Some(7));
+        let names: Vec<String> = lock(&h.shared.changes)
+            .iter()
+            .map(|e| e.name.clone())
+            .collect();
+        assert_eq!(names[0], "active VUs 30 → 10 over 1.0s", "{names:?}");
+    }
+
+    #[test]
+    fn a_run_that_is_no_segment_takes_the_share_as_its_own_vus() {
+        let h = handle(None);
+        h.apply(&ControlCommand::SetSegmentVus {
+            vus: 12,
+            ramp_s: 0.0,
+            test_from: 30,
+            test_to: 36,
+        })
+        .unwrap();
+        assert_eq!(h.state().vu_cap, Some(12));
+    }
+}

@@ -57,7 +57,7 @@ pub use error::{ControlError, SessionError};
 pub use judge::LiveJudge;
 pub use live::{GeneratorLive, LiveRun};
 pub use merge::{merge_and_report, MergeSpec};
-pub use observed_feed::{ObservedScrape, MAX_LIVE_SERIES};
+pub use observed_feed::{ObservedScrape, MAX_ANALYSED_SERIES, MAX_LIVE_SERIES};
 pub use prepare::{LoadSpec, Prepared, ScenarioText, Source};
 pub use reports::{report, write_loaded_reports, write_reports, Reported, Written};
 pub use run::{run, Finished, Session};

@@ -12,9 +12,10 @@ pub struct GeneratorLive {
     pub name: String,
     /// Its segment of the test (`0:1/2`), if split.
     pub segment: Option<String>,
-    /// Requests it sent in its last closed second.
+    /// Requests it sent in its last closed second (or in the second asked for:
+    /// [`LiveRun::generators_at`]).
     pub requests: u64,
-    /// Its CPU use in its last closed second, in percent of one core.
+    /// Its CPU use in that second, in percent of one core.
     pub cpu_pct: Option<f64>,
     /// Whether it still reports.
     pub reporting: bool,
@@ -32,6 +33,13 @@ pub trait LiveRun: Send + Sync {
     fn apply(&self, cmd: &ControlCommand) -> Result<(), ControlError>;
     /// Each generator's share (empty for a run in one process).
     fn generators(&self) -> Vec<GeneratorLive> {
+        Vec::new()
+    }
+    /// Each generator's part of merged second `t`, as it was in that second
+    /// (`requests` and `cpu_pct` of that second; `reporting`: whether it reported
+    /// it). Empty for a run in one process, or a second too old to be kept: a live
+    /// view asks as it takes each second, so a reload finds every second's parts.
+    fn generators_at(&self, _t: u32) -> Vec<GeneratorLive> {
         Vec::new()
     }
     /// Each scrape of the target's metrics from now on (`observe:`), through a

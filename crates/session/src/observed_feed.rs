@@ -16,6 +16,12 @@ use pado_base::lock;
 /// 1,000; a chart of more than a few hundred is not read by anyone.
 pub const MAX_LIVE_SERIES: usize = 200;
 
+/// The most samples of one scrape kept for the live bottleneck hint: only the
+/// families the bottleneck table reads ([`pado_analysis::attribution::wanted`]),
+/// which the chart cap above would cut (a node_exporter's per-CPU counters come
+/// after hundreds of others).
+pub const MAX_ANALYSED_SERIES: usize = 5000;
+
 /// One scrape's values, as a live view gets them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ObservedScrape {
@@ -26,6 +32,13 @@ pub struct ObservedScrape {
     /// `name` or `name{label="v",…}` and its value as read (counters are
     /// cumulative), at most [`MAX_LIVE_SERIES`].
     pub values: Vec<(String, f64)>,
+    /// From sending the request to the whole answer, ms: with `t`, when the
+    /// values were read (`pado_results::observed::answered_at`), as
+    /// `observe.jsonl` places them.
+    pub ms: f64,
+    /// The samples the bottleneck table reads, with their labels and types, at
+    /// most [`MAX_ANALYSED_SERIES`]: what the live hint is computed from.
+    pub analysed: Vec<pado_metrics::ScrapedSample>,
 }
 
 /// The subscribers to a run's scrapes.
@@ -64,10 +77,19 @@ impl ObservedFeed {
                 (key, x.value)
             })
             .collect();
+        let analysed = s
+            .samples
+            .iter()
+            .filter(|x| pado_analysis::attribution::wanted(&x.name))
+            .take(MAX_ANALYSED_SERIES)
+            .cloned()
+            .collect();
         let scrape = Arc::new(ObservedScrape {
             t: s.t,
             endpoint: endpoint.to_string(),
             values,
+            ms: s.ms,
+            analysed,
         });
         subs.retain(|tx| {
             !matches!(
@@ -182,5 +204,46 @@ mod tests {
         };
         tee.scrape("app", failed).unwrap();
         assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn the_bottleneck_hint_gets_the_families_it_reads_past_the_charts_cap() {
+        let feed = ObservedFeed::default();
+        let rx = feed.subscribe(4);
+        // 250 series the table never reads come first (a chart takes 200), then
+        // the pool the hint must see.
+        let mut samples: Vec<ScrapedSample> = (0..250)
+            .map(|i| {
+                sample(
+                    "http_server_requests_seconds_bucket",
+                    &[("le", &i.to_string())],
+                    1.0,
+                )
+            })
+            .collect();
+        samples.push(sample(
+            "hikaricp_connections_active",
+            &[("pool", "주문-풀")],
+            4.0,
+        ));
+        let s = ScrapeOutcome {
+            t: 2.0,
+            ms: 150.0,
+            samples,
+            ..Default::default()
+        };
+        feed.send("app", &s);
+        let got = rx.try_recv().unwrap();
+        assert_eq!(got.values.len(), MAX_LIVE_SERIES);
+        assert!(!got.values.iter().any(|(k, _)| k.starts_with("hikaricp")));
+        assert_eq!(got.ms, 150.0);
+        assert_eq!(
+            got.analysed,
+            vec![sample(
+                "hikaricp_connections_active",
+                &[("pool", "주문-풀")],
+                4.0
+            )]
+        );
     }
 }

@@ -98,7 +98,12 @@ impl Session {
         let meta = meta::initial(&plan, &scenario, &share, workers, soak, warnings);
         dir.write_meta(&meta).map_err(SessionError::io)?;
         let timeline = dir.timeline_writer().map_err(SessionError::io)?;
-        let handle = RunHandle::new(plan.clone(), stop.clone(), meta.stages.clone());
+        let handle = RunHandle::new(
+            plan.clone(),
+            stop.clone(),
+            meta.stages.clone(),
+            share.segment.clone(),
+        );
         if let Some(w) = watcher.as_mut() {
             w.begin(&outline(&meta, &scenario.thresholds));
         }

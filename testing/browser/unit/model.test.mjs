@@ -2,7 +2,7 @@
 // delivered it, the step table's sums, the self-check light, the token.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { Timeline, series, keysOf, stepRows, selfCheckLight, runStatus, generatorShares, loadKinds, tokenFromHash, sampleText } from '../../../crates/dashboard/assets/model.js';
+import { Timeline, series, keysOf, stepRows, selfCheckLight, runStatus, generatorShares, bottleneckLine, loadKinds, tokenFromHash, sampleText } from '../../../crates/dashboard/assets/model.js';
 import { thin } from '../../../crates/dashboard/assets/chart.js';
 
 test('a second delivered twice or out of order is held once, in order', () => {
@@ -101,4 +101,27 @@ test('a failure sample reads as one line (the lines of docs/result-format.md)', 
     's0 · GET /: GET / · certificate expired',
   );
   assert.equal(sampleText('plain'), 'plain');
+});
+
+test('the bottleneck line: the live hint while the run goes, the report\'s table once it has ended', () => {
+  const limit = {
+    status: 'limit',
+    confidence: 'high',
+    window: { label: 'saturation (load ≥ 16)' },
+    component: { component: 'DB 풀 HikariPool-1', endpoint: 'app', state: '4/4 active, 4 pending', evidence: 'every connection in use with requests waiting for one' },
+  };
+  assert.deepEqual(bottleneckLine({ bottleneck: 'DB 풀 HikariPool-1 (app)', bottleneck_hint: limit }), {
+    text: 'Likely limit: DB 풀 HikariPool-1 (app): 4/4 active, 4 pending; every connection in use with requests waiting for one · confidence high, over saturation (load ≥ 16)',
+    level: 'limit',
+  });
+  assert.equal(bottleneckLine({ bottleneck_hint: { status: 'no_limit', window: { label: 'peak load (≥ 4)' } } }).text, "No limit seen yet over peak load (≥ 4): nothing the target's metrics show is full");
+  assert.deepEqual(bottleneckLine({ bottleneck_hint: { status: 'waiting', text: 'waiting for data: needs 10 s of load (has 4 s)' } }), {
+    text: 'Bottleneck hint: waiting for data: needs 10 s of load (has 4 s)',
+    level: 'waiting',
+  });
+  // Ended: the report's table, whatever the last hint said.
+  assert.equal(bottleneckLine({ ended: true, bottleneck: 'Worker pool `http` (app)', bottleneck_hint: limit }).text, "Bottleneck (the report's table): Worker pool `http` (app)");
+  // Nothing observed: no line.
+  assert.deepEqual(bottleneckLine({ bottleneck: null, bottleneck_hint: null }), { text: '', level: null });
+  assert.deepEqual(bottleneckLine(null), { text: '', level: null });
 });

@@ -20,6 +20,7 @@
 pub mod generic;
 pub mod headline;
 pub mod known;
+pub mod live;
 pub mod signals;
 pub mod window_math;
 

@@ -46,7 +46,7 @@ fn counter(
     s
 }
 
-fn obs(endpoints: &[(&str, &str)], series: Vec<ObservedSeries>) -> Observations {
+pub(super) fn obs(endpoints: &[(&str, &str)], series: Vec<ObservedSeries>) -> Observations {
     Observations {
         endpoints: endpoints
             .iter()

@@ -14,23 +14,24 @@ use crate::{Dashboard, DashboardOptions, RunInfo};
 const TOKEN: &str = "0123456789abcdef-token";
 
 /// A run that only records the commands it is given; `stop` it refuses.
+#[derive(Default)]
 struct Planted {
     subs: Subscribers,
     samples: Mutex<Vec<pado_metrics::FailureSample>>,
     applied: Mutex<Vec<pado_session::ControlCommand>>,
-    scrapes: (
-        crossbeam_channel::Sender<std::sync::Arc<pado_session::ObservedScrape>>,
-        crossbeam_channel::Receiver<std::sync::Arc<pado_session::ObservedScrape>>,
-    ),
+    /// Every subscriber's channel: each gets every scrape, as the session's feed
+    /// hands them out.
+    scrapes: Mutex<Vec<crossbeam_channel::Sender<std::sync::Arc<pado_session::ObservedScrape>>>>,
+    /// A distributed run's generators: their parts of each second.
+    parts: Mutex<std::collections::BTreeMap<u32, Vec<pado_session::GeneratorLive>>>,
 }
 
-impl Default for Planted {
-    fn default() -> Self {
-        Planted {
-            subs: Subscribers::default(),
-            samples: Mutex::default(),
-            applied: Mutex::default(),
-            scrapes: crossbeam_channel::unbounded(),
+impl Planted {
+    /// Hand `s` to every subscriber of the scrapes.
+    fn scrape(&self, s: pado_session::ObservedScrape) {
+        let s = std::sync::Arc::new(s);
+        for tx in self.scrapes.lock().unwrap().iter() {
+            tx.send(s.clone()).unwrap();
         }
     }
 }
@@ -59,7 +60,22 @@ impl pado_session::LiveRun for Planted {
         &self,
         _capacity: usize,
     ) -> Option<crossbeam_channel::Receiver<std::sync::Arc<pado_session::ObservedScrape>>> {
-        Some(self.scrapes.1.clone())
+        let (tx, rx) = crossbeam_channel::unbounded();
+        self.scrapes.lock().unwrap().push(tx);
+        Some(rx)
+    }
+    fn generators(&self) -> Vec<pado_session::GeneratorLive> {
+        // The latest second's parts, whichever second a reader is at.
+        let parts = self.parts.lock().unwrap();
+        parts.values().last().cloned().unwrap_or_default()
+    }
+    fn generators_at(&self, t: u32) -> Vec<pado_session::GeneratorLive> {
+        self.parts
+            .lock()
+            .unwrap()
+            .get(&t)
+            .cloned()
+            .unwrap_or_default()
     }
     fn failure_samples(&self, from: usize) -> Vec<pado_metrics::FailureSample> {
         self.samples
@@ -343,8 +359,10 @@ fn the_target_s_metrics_land_on_the_second_they_were_read_in() {
         t: 0.4,
         endpoint: "app".into(),
         values: vec![("db_pool_in_use{pool=\"주문\"}".into(), 7.0)],
+        ms: 2.0,
+        analysed: Vec::new(),
     };
-    run.scrapes.0.send(std::sync::Arc::new(scrape)).unwrap();
+    run.scrape(scrape);
     run.subs.send(&SecondRecord::new(0));
     run.subs.send(&SecondRecord::new(1));
     let page = wait_seconds(&d, 2);
@@ -451,4 +469,201 @@ fn a_stream_nobody_reads_holds_up_neither_the_store_nor_other_callers() {
     let page = wait_seconds(&d, 1);
     assert_eq!(page["seconds"][0]["vus"], 1_000_000);
     drop(idle);
+}
+
+/// Second `t` of a run that saturates at second 30: 4 VUs completing 400
+/// requests of 10 ms until then, 16 VUs 800 of 20 ms for 15 s, then 32 VUs 810 of
+/// 40 ms (throughput flat while latency rises: a knee at 16 VUs).
+fn loaded(t: u32) -> SecondRecord {
+    let (vus, n, us) = match t {
+        0..30 => (4, 400, 10_000),
+        30..45 => (16, 800, 20_000),
+        _ => (32, 810, 40_000),
+    };
+    let mut s = pado_metrics::SeriesStats::new(pado_metrics::SeriesKey::named("조회"));
+    for _ in 0..n {
+        s.record(&pado_metrics::RequestSample {
+            status: 200,
+            phases: pado_metrics::Phases {
+                duration_us: us,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+    }
+    let mut r = SecondRecord::new(t);
+    r.absorb(pado_metrics::Interval {
+        vus,
+        series: vec![s],
+        ..Default::default()
+    });
+    r
+}
+
+/// The scrape read at second `t` of a DB pool of 4 connections, all in use with
+/// 4 requests waiting from second 30 on, 1 in use before.
+fn pool_scrape(t: u32) -> pado_session::ObservedScrape {
+    let full = t >= 30;
+    let g = |name: &str, value: f64| pado_metrics::ScrapedSample {
+        name: name.into(),
+        labels: vec![("pool".into(), "HikariPool-1".into())],
+        value,
+        kind: pado_metrics::MetricType::Gauge,
+    };
+    pado_session::ObservedScrape {
+        t: f64::from(t),
+        endpoint: "app".into(),
+        values: Vec::new(),
+        ms: 0.0,
+        analysed: vec![
+            g("hikaricp_connections_max", 4.0),
+            g("hikaricp_connections_active", if full { 4.0 } else { 1.0 }),
+            g("hikaricp_connections_pending", if full { 4.0 } else { 0.0 }),
+        ],
+    }
+}
+
+fn state(d: &Dashboard) -> serde_json::Value {
+    let (_, body) = send(
+        d,
+        "GET /api/state HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+    );
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Waits up to 20 s for the state's hint to have `status`.
+fn hint_with(d: &Dashboard, status: &str) -> serde_json::Value {
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let v = state(d);
+        if v["bottleneck_hint"]["status"] == status {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "no `{status}` hint: {:#}",
+            v["bottleneck_hint"]
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_live_hint_says_none_before_the_knee_and_names_the_full_pool_at_the_end() {
+    let (d, run) = start();
+    assert!(state(&d)["bottleneck_hint"].is_null(), "nothing read yet");
+    for t in 0..25 {
+        run.scrape(pool_scrape(t));
+        run.subs.send(&loaded(t));
+    }
+    // The hint is read again at most every 5 s: the next second after that.
+    std::thread::sleep(super::super::hint::RECOMPUTE + Duration::from_millis(200));
+    run.scrape(pool_scrape(25));
+    run.subs.send(&loaded(25));
+    let v = hint_with(&d, "no_limit");
+    let h = &v["bottleneck_hint"];
+    assert_eq!(h["loaded_seconds"], 26, "{h:#}");
+    assert_eq!(h["final"], false);
+    assert!(
+        h["text"].as_str().unwrap().starts_with("no limit seen yet"),
+        "{h:#}"
+    );
+    assert!(v["bottleneck"].is_null(), "{v:#}");
+    for t in 26..60 {
+        run.scrape(pool_scrape(t));
+        run.subs.send(&loaded(t));
+    }
+    run.subs.close();
+    // The run's result: its length, and the report's table.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("summary.json"),
+        r#"{"duration_s":60.0,"bottlenecks":{"limit":"DB pool HikariPool-1 (app)"}}"#,
+    )
+    .unwrap();
+    d.finished(dir.path());
+    let v = hint_with(&d, "limit");
+    let h = &v["bottleneck_hint"];
+    assert_eq!(h["component"]["component"], "DB pool HikariPool-1", "{h:#}");
+    assert_eq!(h["component"]["verdict"], "yes");
+    assert_eq!(h["confidence"], "high");
+    assert_eq!(h["final"], true, "read once more over the whole run");
+    assert_eq!(
+        (
+            h["window"]["start_s"].as_f64(),
+            h["window"]["end_s"].as_f64()
+        ),
+        (Some(30.0), Some(60.0))
+    );
+    assert!(
+        h["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("likely limit: DB pool HikariPool-1 (app) (4/4 active, 4 pending"),
+        "{h:#}"
+    );
+    assert_eq!(v["bottleneck"], "DB pool HikariPool-1 (app)");
+}
+
+#[test]
+fn each_second_carries_every_generator_s_part_of_it_for_a_reload() {
+    let (d, run) = start();
+    let part = |name: &str, requests, cpu, reporting| pado_session::GeneratorLive {
+        name: name.into(),
+        segment: None,
+        requests,
+        cpu_pct: cpu,
+        reporting,
+    };
+    {
+        let mut parts = run.parts.lock().unwrap();
+        parts.insert(
+            0,
+            vec![
+                part("생성기-a", 30, Some(12.5), true),
+                part("b", 10, Some(20.0), true),
+            ],
+        );
+        parts.insert(
+            1,
+            vec![
+                part("생성기-a", 25, Some(11.0), true),
+                part("b", 0, None, false),
+            ],
+        );
+    }
+    // Both seconds are already in when the store reads the first: each must
+    // carry its own parts, not the latest.
+    let with = |t: u32, n: u64| {
+        let mut r = SecondRecord::new(t);
+        let mut s = pado_metrics::SeriesStats::new(pado_metrics::SeriesKey::named("조회"));
+        for _ in 0..n {
+            s.record(&pado_metrics::RequestSample {
+                status: 200,
+                ..Default::default()
+            });
+        }
+        r.absorb(pado_metrics::Interval {
+            series: vec![s],
+            ..Default::default()
+        });
+        r
+    };
+    run.subs.send(&with(0, 40));
+    run.subs.send(&with(1, 25));
+    let page = wait_seconds(&d, 2);
+    assert_eq!(
+        page["seconds"][0]["generators"],
+        serde_json::json!({
+            "생성기-a": {"requests": 30, "share": 0.75, "cpu_pct": 12.5, "reporting": true},
+            "b": {"requests": 10, "share": 0.25, "cpu_pct": 20.0, "reporting": true},
+        })
+    );
+    assert_eq!(
+        page["seconds"][1]["generators"],
+        serde_json::json!({
+            "생성기-a": {"requests": 25, "share": 1.0, "cpu_pct": 11.0, "reporting": true},
+            "b": {"requests": 0, "share": 0.0, "reporting": false},
+        })
+    );
 }

@@ -10,20 +10,16 @@ pub fn bottlenecks_of(
     generator: Option<&pado_analysis::self_check::GeneratorCheck>,
 ) -> Option<pado_analysis::attribution::Attribution> {
     use pado_analysis::attribution;
-    if run.observations.is_empty() {
-        return None;
-    }
-    let (window, baseline, saturated) = attribution::windows(&load_samples(run), sat)?;
-    Some(attribution::attribute(
+    // The live hint (the dashboard) reads the same table over the seconds so far.
+    attribution::live::table(
+        &load_samples(run),
+        sat,
         &run.observations,
-        window,
-        baseline,
-        saturated,
         generator
             .map(attribution::generator_component)
             .into_iter()
             .collect(),
-    ))
+    )
 }
 
 /// The generator self-check over the run's per-second generator figures.
@@ -146,7 +142,7 @@ pub(super) fn soak_of(
 }
 
 /// Per second: active VUs, requests and p95, what saturation and attribution read.
-fn load_samples(run: &LoadedRun) -> Vec<pado_analysis::saturation::LoadSample> {
+pub(super) fn load_samples(run: &LoadedRun) -> Vec<pado_analysis::saturation::LoadSample> {
     run.points
         .iter()
         .map(|p| pado_analysis::saturation::LoadSample {

@@ -69,9 +69,16 @@ enum ClockChange {
 #[derive(Clone, Debug)]
 struct Load {
     vu_cap: Option<u64>,
+    /// A ramp of the VUs sent to the generators, while it may still run.
+    vu_ramp: Option<pado_engine::Ramp>,
     rate_factor: f64,
     paused: bool,
 }
+
+/// How many merged seconds keep each generator's part for
+/// [`LiveRun::generators_at`]: more than any live view's subscription holds, so
+/// a view reading a second late still finds its part.
+pub(crate) const GENERATOR_SECONDS_KEPT: usize = 600;
 
 /// The merged view the live loop keeps up to date.
 #[derive(Debug, Default)]
@@ -80,6 +87,8 @@ struct Seen {
     active_vus: u32,
     thresholds_failing: usize,
     generators: Vec<GeneratorLive>,
+    /// Each generator's part of the latest merged seconds, by second.
+    by_second: std::collections::VecDeque<(u32, Vec<GeneratorLive>)>,
 }
 
 /// The coordinator's side of a distributed run (see the module's documentation).
@@ -130,6 +139,7 @@ impl DistributedRun {
             seen: Mutex::new(seen),
             load: Mutex::new(Load {
                 vu_cap: None,
+                vu_ramp: None,
                 rate_factor: 1.0,
                 paused: false,
             }),
@@ -162,9 +172,27 @@ impl DistributedRun {
                         g.requests = t.requests;
                         g.cpu_pct = t.cpu_pct;
                     }
-                    None => g.requests = 0,
+                    None => {
+                        g.requests = 0;
+                        g.cpu_pct = None;
+                    }
                 }
             }
+            // This second's parts, as they were in it: a generator that did not
+            // report it is not reporting in it.
+            let parts = seen
+                .generators
+                .iter()
+                .zip(ticks.iter().chain(std::iter::repeat(&None)))
+                .map(|(g, tick)| GeneratorLive {
+                    reporting: g.reporting && tick.is_some(),
+                    ..g.clone()
+                })
+                .collect();
+            if seen.by_second.len() >= GENERATOR_SECONDS_KEPT {
+                seen.by_second.pop_front();
+            }
+            seen.by_second.push_back((r.t, parts));
         }
         self.subscribers.send(r);
     }
@@ -301,9 +329,18 @@ impl DistributedRun {
                     .vu_cap
                     .or_else(|| split::closed_max_vus(&self.plan))
                     .unwrap_or(0);
+                let now = self.current_vus(load);
                 load.vu_cap = Some(vus);
+                load.vu_ramp = (ramp_s > 0.0 && ramp_s.is_finite()).then(|| pado_engine::Ramp {
+                    from: now as f64,
+                    to: vus as f64,
+                    start: Instant::now(),
+                    length: Duration::from_secs_f64(ramp_s),
+                });
                 format!("active VUs {from} → {vus}{}", ramp(ramp_s))
             }
+            // Refused by the split before anything is sent.
+            ControlCommand::SetSegmentVus { .. } => return None,
             ControlCommand::SetRate { per_s, ramp_s } => {
                 let planned = split::planned_rate_at(&self.plan, self.plan_time());
                 let from = planned * load.rate_factor;
@@ -318,6 +355,17 @@ impl DistributedRun {
                 format!("arrival rate ×{from} → ×{factor}{}", ramp(ramp_s))
             }
         })
+    }
+
+    /// The whole test's VUs now, as the generators run them: where a ramp is
+    /// (one still running), else the last target set, else the plan's.
+    fn current_vus(&self, load: &Load) -> u64 {
+        let max = split::closed_max_vus(&self.plan).unwrap_or(0);
+        load.vu_ramp
+            .map(|r| r.vus_at(Instant::now()))
+            .or(load.vu_cap)
+            .unwrap_or_else(|| crate::plan_now::planned_vus(&self.plan, self.plan_time()))
+            .min(max)
     }
 
     /// Keep a change once, at the whole test's time now.
@@ -377,6 +425,7 @@ impl LiveRun for DistributedRun {
                 .collect::<Vec<_>>(),
             &self.plan,
             || split::planned_rate_at(&self.plan, self.plan_time()),
+            || self.current_vus(&lock(&self.load)),
         )?;
         let failed = self.forward(&per_segment);
         if failed.len() < self.generators.len() {
@@ -414,6 +463,16 @@ impl LiveRun for DistributedRun {
 
     fn generators(&self) -> Vec<GeneratorLive> {
         lock(&self.seen).generators.clone()
+    }
+
+    fn generators_at(&self, t: u32) -> Vec<GeneratorLive> {
+        lock(&self.seen)
+            .by_second
+            .iter()
+            .rev()
+            .find(|(s, _)| *s == t)
+            .map(|(_, parts)| parts.clone())
+            .unwrap_or_default()
     }
 }
 

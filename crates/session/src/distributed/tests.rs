@@ -55,18 +55,18 @@ fn a_vu_target_splits_as_the_stripe_gives_vus_and_adds_up_to_it() {
     let set = |vus| ControlCommand::SetVus { vus, ramp_s: 0.0 };
     // The stripe's documented order: 1,1,1 gives 0,1,2,0,1,2,...; 2,1,1 gives
     // 0,1,0,2,0,1,0,2,...
-    let even = split_command(&set(10), &segments(&[1, 1, 1]), &p, || 0.0).unwrap();
+    let even = split_command(&set(10), &segments(&[1, 1, 1]), &p, || 0.0, || 0).unwrap();
     assert_eq!(vus_of(&even), vec![4, 3, 3]);
-    let weighted = split_command(&set(10), &segments(&[2, 1, 1]), &p, || 0.0).unwrap();
+    let weighted = split_command(&set(10), &segments(&[2, 1, 1]), &p, || 0.0, || 0).unwrap();
     assert_eq!(vus_of(&weighted), vec![5, 3, 2]);
-    let low = split_command(&set(1), &segments(&[1, 1, 1]), &p, || 0.0).unwrap();
+    let low = split_command(&set(1), &segments(&[1, 1, 1]), &p, || 0.0, || 0).unwrap();
     assert_eq!(vus_of(&low), vec![1, 0, 0]);
     // Against the engine's own split: on each segment, the VUs of rank below its
     // cap are exactly its VUs among the whole test's first V, for every V.
     for weights in [&[1, 1, 1][..], &[2, 1, 1], &[1, 3], &[1]] {
         let segs = segments(weights);
         for v in 0..=10u64 {
-            let caps = vus_of(&split_command(&set(v), &segs, &p, || 0.0).unwrap());
+            let caps = vus_of(&split_command(&set(v), &segs, &p, || 0.0, || 0).unwrap());
             assert_eq!(caps.iter().sum::<u64>(), v, "{weights:?} V={v}");
             for (seg, cap) in segs.iter().zip(&caps) {
                 let Schedule::Closed(c) = split(p.scenarios[0].executor.schedule(), seg) else {
@@ -84,9 +84,10 @@ fn a_vu_target_splits_as_the_stripe_gives_vus_and_adds_up_to_it() {
             }
         }
     }
-    let above = split_command(&set(11), &segments(&[1, 1]), &p, || 0.0).unwrap_err();
+    let above = split_command(&set(11), &segments(&[1, 1]), &p, || 0.0, || 0).unwrap_err();
     assert_eq!(above, ControlError::AboveMax { asked: 11, max: 10 });
-    let no_closed = split_command(&set(1), &segments(&[1, 1]), &open(10), || 10.0).unwrap_err();
+    let no_closed =
+        split_command(&set(1), &segments(&[1, 1]), &open(10), || 10.0, || 0).unwrap_err();
     assert!(matches!(no_closed, ControlError::NotApplicable(_)));
 }
 
@@ -103,6 +104,7 @@ fn a_rate_is_one_factor_of_the_whole_plan_on_every_generator_and_the_shares_add_
         &segs,
         &p,
         || planned_rate_at(&p, Duration::ZERO),
+        || 0,
     )
     .unwrap();
     assert_eq!(
@@ -133,6 +135,7 @@ fn a_rate_is_one_factor_of_the_whole_plan_on_every_generator_and_the_shares_add_
             &segs,
             &p,
             || planned,
+            || 0,
         )
     };
     assert!(matches!(r(5.0, 0.0), Err(ControlError::NotApplicable(_))));
@@ -146,6 +149,7 @@ fn a_rate_is_one_factor_of_the_whole_plan_on_every_generator_and_the_shares_add_
         &segs,
         &closed(3),
         || 0.0,
+        || 0,
     );
     assert!(matches!(closed_only, Err(ControlError::NotApplicable(_))));
 }
@@ -166,7 +170,7 @@ fn pause_stop_and_stage_changes_reach_every_generator_as_they_are() {
         },
     ] {
         assert_eq!(
-            split_command(&cmd, &segs, &p, || 0.0).unwrap(),
+            split_command(&cmd, &segs, &p, || 0.0, || 0).unwrap(),
             vec![cmd.clone(), cmd.clone()]
         );
     }
@@ -364,4 +368,145 @@ fn a_skip_and_a_hold_move_the_coordinator_s_plan_clock_as_the_generators_do() {
     assert_eq!(names[1], "held the plan for 30.0s");
     // Both generators got the skip and the hold as they are.
     assert_eq!(got.lock().unwrap().len(), 4);
+}
+
+#[test]
+fn each_merged_second_keeps_every_generator_s_part_of_that_second() {
+    let (run, _) = fleet(closed(4), &[1, 1], None);
+    let tick = |requests, cpu| {
+        Some(GeneratorTick {
+            requests,
+            cpu_pct: Some(cpu),
+        })
+    };
+    // Three seconds arrive before a live view reads any of them: each keeps its
+    // own parts, not the latest second's.
+    run.second(&SecondRecord::new(0), &[tick(30, 10.0), tick(10, 20.0)], 0);
+    run.second(&SecondRecord::new(1), &[tick(25, 11.0), None], 0);
+    run.second(&SecondRecord::new(2), &[tick(5, 12.0), tick(35, 22.0)], 0);
+    let parts = |t| {
+        run.generators_at(t)
+            .into_iter()
+            .map(|g| (g.name.clone(), g.requests, g.cpu_pct, g.reporting))
+            .collect::<Vec<_>>()
+    };
+    let names: Vec<String> = run.generators().into_iter().map(|g| g.name).collect();
+    assert_eq!(
+        parts(0),
+        vec![
+            (names[0].clone(), 30, Some(10.0), true),
+            (names[1].clone(), 10, Some(20.0), true)
+        ]
+    );
+    assert_eq!(
+        parts(1),
+        vec![
+            (names[0].clone(), 25, Some(11.0), true),
+            (names[1].clone(), 0, None, false)
+        ],
+        "a generator that did not report second 1 has no part of it"
+    );
+    assert_eq!(parts(2)[1], (names[1].clone(), 35, Some(22.0), true));
+    assert!(run.generators_at(3).is_empty(), "not closed yet");
+    // Only the latest seconds are kept.
+    for t in 3..(3 + GENERATOR_SECONDS_KEPT as u32) {
+        run.second(&SecondRecord::new(t), &[tick(1, 1.0), tick(1, 1.0)], 0);
+    }
+    assert!(run.generators_at(0).is_empty());
+    assert_eq!(run.generators_at(3).len(), 2);
+}
+
+/// The whole test ramps `from` → `to` VUs over 1 s on segments of `weights`: at
+/// every 20 ms step (the engine's clock writes a ramp's level that often) the
+/// generators' VUs add up to the whole test's, rounded as a single run rounds
+/// its ramp, and at the end to the VUs asked for.
+fn ramp_adds_up(weights: &[u32], from: u64, to: u64) {
+    let segs = segments(weights);
+    let length = Duration::from_secs(1);
+    for step in 0..=55u64 {
+        let at = Duration::from_millis(step * 20);
+        let whole = split::test_vus_at(from, to, length, at);
+        let start = std::time::Instant::now();
+        let single = pado_engine::Ramp {
+            from: from as f64,
+            to: to as f64,
+            start,
+            length,
+        }
+        .vus_at(start + at);
+        assert_eq!(whole, single, "the single run's rounding at {at:?}");
+        let sum: u64 = segs
+            .iter()
+            .map(|s| split::segment_vus_at(s, from, to, length, at))
+            .sum();
+        assert_eq!(sum, whole, "{weights:?} {from}→{to} at {at:?}");
+    }
+    let end: u64 = segs
+        .iter()
+        .map(|s| split::segment_vus_at(s, from, to, length, length))
+        .sum();
+    assert_eq!(end, to);
+}
+
+#[test]
+fn a_ramped_vu_target_adds_up_over_generators_at_every_20_ms_step() {
+    for weights in [&[1, 1][..], &[1, 1, 1], &[2, 1, 1], &[1, 3], &[5, 3, 2, 1]] {
+        for (from, to) in [(0, 10), (10, 3), (7, 25), (1, 2), (40, 0)] {
+            ramp_adds_up(weights, from, to);
+        }
+    }
+    // Each generator ramping its own share linearly, rounding on its own (what
+    // was sent before), does not add up at some step of 0 → 10 on three equal
+    // segments: what the split above must not do.
+    let own = |from: u64, to: u64, at_ms: u64| {
+        split::test_vus_at(
+            from,
+            to,
+            Duration::from_secs(1),
+            Duration::from_millis(at_ms),
+        )
+    };
+    let segs = segments(&[1, 1, 1]);
+    let mut differs = false;
+    for step in 0..=50u64 {
+        let at = step * 20;
+        let whole = own(0, 10, at);
+        let linear: u64 = segs
+            .iter()
+            .map(|s| own(s.count_before(0), s.count_before(10), at))
+            .sum();
+        differs |= linear != whole;
+    }
+    assert!(
+        differs,
+        "the linear shares never differ: the test plants nothing"
+    );
+}
+
+#[test]
+fn a_ramped_vu_target_is_sent_as_the_whole_test_s_ramp_to_follow() {
+    let (run, got) = fleet(closed(10), &[2, 1, 1], None);
+    run.started(Instant::now());
+    run.apply(&ControlCommand::SetVus {
+        vus: 4,
+        ramp_s: 2.0,
+    })
+    .unwrap();
+    let mut sent = got.lock().unwrap().clone();
+    sent.sort_by_key(|(i, _)| *i);
+    let caps: Vec<ControlCommand> = sent.into_iter().map(|(_, c)| c).collect();
+    // From the plan's 10 VUs to 4: the shares of 4 at the end (2, 1, 1), each
+    // following the whole test's 10 → 4.
+    let expect = |vus| ControlCommand::SetSegmentVus {
+        vus,
+        ramp_s: 2.0,
+        test_from: 10,
+        test_to: 4,
+    };
+    assert_eq!(caps, vec![expect(2), expect(1), expect(1)]);
+    // A user cannot send the generators' form to the coordinator.
+    assert!(matches!(
+        run.apply(&expect(3)),
+        Err(ControlError::NotApplicable(_))
+    ));
 }

@@ -223,6 +223,7 @@ impl Vu {
                     keep_head: Some((&mut self.resp.head, true)),
                     failed_prefix: None,
                     decoder: Some(&mut self.resp.decoder),
+                    sse: None,
                 },
             )
             .await;
