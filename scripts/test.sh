@@ -58,6 +58,22 @@ if [ ! -x target/pyhdr/bin/python3 ] || ! target/pyhdr/bin/python3 -c 'import hd
     echo "warning: Python's hdrhistogram cannot be installed here; the test that needs it fails" >&2
   fi
 fi
+# k6 itself (tests/e2e/k6_corpus.rs checks the k6 script corpus against it, and
+# pado's runs of the same scripts against k6's; bench/k6script.sh runs it beside
+# pado): built once from the Go module proxy into $HOME/go/bin, skipped when there
+# (pinned: the corpus truths were checked with v1.8.1; k6 is only run, never linked).
+# K6_NO_USAGE_REPORT=true always: k6 otherwise reports usage to a host outside
+# this machine.
+export K6_NO_USAGE_REPORT=true
+if ! command -v k6 >/dev/null 2>&1 && [ ! -x "$HOME/go/bin/k6" ]; then
+  if command -v go >/dev/null 2>&1; then
+    echo "installing k6 (go install go.k6.io/k6@v1.8.1) into \$HOME/go/bin for the tests..."
+    GOBIN="$HOME/go/bin" go install go.k6.io/k6@v1.8.1 >/dev/null 2>&1 \
+      || echo "warning: go install go.k6.io/k6@v1.8.1 failed; the k6 corpus tests fail" >&2
+  else
+    echo "warning: go missing and k6 cannot be installed here; the k6 corpus tests fail" >&2
+  fi
+fi
 # The dashboard's browser tests (tests/e2e/dashboard_browser.rs): playwright-core
 # as pinned by testing/browser/package-lock.json (it drives Debian's Chromium;
 # Playwright's own browser downloads are never fetched). Installed again only when

@@ -23,6 +23,7 @@ mod grpc;
 mod history;
 mod hostile;
 mod http2;
+mod k6_corpus;
 mod kubernetes;
 mod limits;
 mod measurement;

@@ -111,9 +111,17 @@ fn open_model_shows_the_stall_that_a_closed_loop_would_hide() {
             let s = r.summary();
             let st = srv.stats();
             srv.reset_stats();
-            assert_eq!(num(&s, "requests") as u64, 800);
-            assert_eq!(st.requests, 800);
-            assert_eq!(num(&s, "dropped_iterations"), 0.0);
+            // Exact whatever the machine: every scheduled arrival is made or
+            // counted dropped, and the server saw every one made.
+            let made = num(&s, "requests") as u64;
+            let dropped = num(&s, "dropped_iterations") as u64;
+            assert_eq!(made + dropped, 800, "{s}");
+            assert_eq!(st.requests, made);
+            // None dropped unless the scheduler fell behind at the end, which
+            // only a starved generator may (its self-check says so).
+            if dropped > 0 {
+                return Err(format!("{dropped} arrivals dropped at the schedule's end"));
+            }
             assert!(s["latency_origin"]
                 .as_str()
                 .unwrap()

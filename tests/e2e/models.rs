@@ -253,3 +253,26 @@ fn an_externally_controlled_scenario_nobody_steers_runs_its_starting_vus() {
         "{e}"
     );
 }
+
+/// shared-iterations: the VUs take from one count, so the VU with the faster answers
+/// runs more of the iterations, and the total is exact.
+#[test]
+fn shared_iterations_go_to_whichever_vu_is_free() {
+    let srv = TestServer::start();
+    let dir = tmp("shared-free");
+    let f = write_fixture(
+        &dir,
+        "models_shared_iterations_go_to_whichever_vu_is_free.yaml",
+        "t.yaml",
+        &[("target", srv.base_url())],
+    );
+    let r = run("shared-free", &[f.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let stats = srv.stats();
+    assert_eq!(stats.requests, 12);
+    assert_eq!(num(&r.summary(), "iterations"), 12.0);
+    let fast = stats.by_path.get("/delay/100").copied().unwrap_or(0);
+    let slow = stats.by_path.get("/delay/200").copied().unwrap_or(0);
+    assert_eq!(fast + slow, 12, "{:?}", stats.by_path);
+    assert!(fast > slow && slow >= 1, "fast {fast}, slow {slow}");
+}

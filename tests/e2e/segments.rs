@@ -10,7 +10,8 @@ use pado_testkit::TestServer;
 use serde_json::Value;
 
 use crate::harness::{
-    pado_cmd, read_json, run, shared_machine, spawn_piped, start_in, tmp, write_file, write_fixture,
+    merge, pado_cmd, read_json, run, shared_machine, spawn_piped, start_in, tmp, write_file,
+    write_fixture,
 };
 
 /// Run the segments `0/n .. n-1/n` of `file` as `n` processes at once, all with the
@@ -335,4 +336,39 @@ fn a_whole_run_can_start_at_an_agreed_instant_too() {
             .any(|n| n.starts_with("agreed start (--start-at)") && n.contains("ms after it")),
         "{notes:?}"
     );
+}
+
+/// `shared-iterations`: 4 VUs share 23 iterations. One process sends exactly 23;
+/// split in two segments (12 + 11, as k6's execution segments split them), the
+/// processes together send exactly 23 again, and their merged result says 23.
+#[test]
+fn shared_iterations_run_exactly_alone_and_in_two_merged_segments() {
+    let srv = TestServer::start();
+    let dir = tmp("seg-shared");
+    let f = write_fixture(
+        &dir,
+        "segments_shared_iterations_run_exactly_alone_and_in_two_merged_segments.yaml",
+        "t.yaml",
+        &[("target", srv.base_url())],
+    );
+    let whole = run("seg-shared-whole", &[f.to_str().unwrap()]);
+    assert_eq!(whole.code(), 0, "{}", whole.stderr());
+    assert_eq!(srv.stats().requests, 23);
+    assert_eq!(whole.summary()["requests"].as_f64(), Some(23.0));
+    let desc = whole.run_json()["scenarios"][0]["description"].clone();
+    assert_eq!(desc, "23 iterations shared by 4 VUs (at most 30s)");
+    srv.reset_stats();
+
+    let runs = run_segments(&dir, &f, 2, &[]);
+    let mut each = Vec::new();
+    for (o, out) in &runs {
+        ok(o);
+        each.push(requests(out));
+    }
+    assert_eq!(each, [12.0, 11.0], "the stripe's 1,1 split of 23");
+    assert_eq!(srv.stats().requests, 23);
+    let merged = dir.join("merged");
+    let dirs: Vec<PathBuf> = runs.iter().map(|(_, d)| d.clone()).collect();
+    ok(&merge(&dirs, &merged, &[]));
+    assert_eq!(requests(&merged), 23.0);
 }

@@ -14,6 +14,7 @@ pub mod events;
 pub mod noise;
 pub mod planner;
 pub mod saturation;
+pub mod scaling;
 pub mod scoped;
 pub mod selectors;
 pub mod self_check;

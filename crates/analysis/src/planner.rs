@@ -17,10 +17,20 @@ pub struct PlanInput {
     pub peak_factor: f64,
     /// Seconds one pass of the scenario takes (think time included).
     pub scenario_time_s: f64,
-    /// Requests in one pass of the scenario.
-    pub requests_per_scenario: f64,
+    /// Requests in one pass of the scenario; `None` when the user did not say:
+    /// one pass is then taken to be the user's whole day of requests
+    /// (`requests_per_user`), as seed 001 does.
+    pub requests_per_scenario: Option<f64>,
     /// The response time to hold, in seconds.
     pub target_response_s: f64,
+}
+
+impl PlanInput {
+    /// Requests in one pass of the scenario: as given, else the user's whole day
+    /// of requests (`requests_per_user`).
+    pub fn requests_per_pass(&self) -> f64 {
+        self.requests_per_scenario.unwrap_or(self.requests_per_user)
+    }
 }
 
 /// The plan, every figure with the formula that gave it.
@@ -74,11 +84,12 @@ pub fn plan(i: &PlanInput) -> Result<Plan, PlanError> {
     positive(i.requests_per_user, "--requests-per-user")?;
     positive(i.peak_factor, "--peak-factor")?;
     positive(i.scenario_time_s, "--scenario-time")?;
-    positive(i.requests_per_scenario, "--requests-per-scenario")?;
+    let requests_per_scenario = i.requests_per_pass();
+    positive(requests_per_scenario, "--requests-per-scenario")?;
     positive(i.target_response_s, "--response-time")?;
     let avg_rps = i.dau * i.requests_per_user / 86_400.0;
     let peak_rps = avg_rps * i.peak_factor;
-    let per = i.scenario_time_s / i.requests_per_scenario;
+    let per = i.scenario_time_s / requests_per_scenario;
     let avg_vus = ceil(avg_rps * per);
     let peak_vus = ceil(peak_rps * per);
     let avg_target_tps = avg_vus as f64 / i.target_response_s;
@@ -109,11 +120,11 @@ pub fn plan(i: &PlanInput) -> Result<Plan, PlanError> {
             "VUs           = RPS × T / R = {} × {} / {} = {} (peak: {} × {} / {} = {})",
             f(avg_rps),
             f(i.scenario_time_s),
-            f(i.requests_per_scenario),
+            f(requests_per_scenario),
             avg_vus,
             f(peak_rps),
             f(i.scenario_time_s),
-            f(i.requests_per_scenario),
+            f(requests_per_scenario),
             peak_vus
         ),
         format!(
@@ -210,7 +221,7 @@ scenarios:
         avg_pacing = secs(avg_pacing),
         peak_pacing = secs(peak_pacing),
         t = i.scenario_time_s,
-        r = i.requests_per_scenario,
+        r = i.requests_per_pass(),
     )
 }
 
@@ -229,7 +240,7 @@ mod tests {
             requests_per_user: 18.5,
             peak_factor: 4.0,
             scenario_time_s: 1000.0,
-            requests_per_scenario: 18.5,
+            requests_per_scenario: Some(18.5),
             target_response_s: 0.5,
         };
         let p = plan(&i).unwrap();
@@ -262,7 +273,7 @@ mod tests {
             requests_per_user: 7.5,
             peak_factor: 4.0,
             scenario_time_s: 430.0,
-            requests_per_scenario: 7.5,
+            requests_per_scenario: Some(7.5),
             target_response_s: 0.5,
         };
         let p = plan(&i).unwrap();
@@ -280,6 +291,29 @@ mod tests {
         assert!(sk.contains("think: { pacing: 57.6s }"), "{sk}");
     }
 
+    /// Without `--requests-per-scenario` one pass is the user's day: the VUs are
+    /// the same as when it is given equal to `requests_per_user`, and differ
+    /// when it is given otherwise.
+    #[test]
+    fn requests_per_scenario_defaults_to_requests_per_user() {
+        let given = |r| PlanInput {
+            dau: 25_000.0,
+            requests_per_user: 18.5,
+            peak_factor: 4.0,
+            scenario_time_s: 1000.0,
+            requests_per_scenario: r,
+            target_response_s: 0.5,
+        };
+        let default = plan(&given(None)).unwrap();
+        assert_eq!(default, plan(&given(Some(18.5))).unwrap());
+        assert_eq!(default.avg_vus, 290);
+        assert_ne!(default.avg_vus, plan(&given(Some(9.25))).unwrap().avg_vus);
+        assert_eq!(
+            plan(&given(Some(0.0))),
+            Err(PlanError::NotPositive("--requests-per-scenario"))
+        );
+    }
+
     #[test]
     fn bad_inputs_are_named() {
         let mut i = PlanInput {
@@ -287,7 +321,7 @@ mod tests {
             requests_per_user: 1.0,
             peak_factor: 1.0,
             scenario_time_s: 1.0,
-            requests_per_scenario: 1.0,
+            requests_per_scenario: Some(1.0),
             target_response_s: 1.0,
         };
         assert_eq!(plan(&i), Err(PlanError::NotPositive("--dau")));

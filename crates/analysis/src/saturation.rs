@@ -334,75 +334,20 @@ impl Usl {
     }
 }
 
-/// Least-squares USL fit over (load, throughput) points: a grid over σ and κ (log
-/// spaced) with λ solved in closed form for each, then refined around the best.
+/// Least-squares USL fit over (load, throughput) points, by the experiments' fit
+/// ([`crate::scaling`]); `None` below three load levels or on a bad point.
 pub fn fit_usl(points: &[(f64, f64)]) -> Option<Usl> {
     if points.len() < 3 || points.iter().any(|p| !(p.0 > 0.0 && p.1.is_finite())) {
         return None;
     }
-    let eval = |sigma: f64, kappa: f64| -> (f64, f64) {
-        // For fixed σ, κ the model is λ·g(N): least-squares λ = Σ g·X / Σ g².
-        let g: Vec<f64> = points
-            .iter()
-            .map(|(n, _)| n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0)))
-            .collect();
-        let num: f64 = g.iter().zip(points).map(|(g, p)| g * p.1).sum();
-        let den: f64 = g.iter().map(|g| g * g).sum();
-        let lambda = if den > 0.0 { num / den } else { 0.0 };
-        let sse: f64 = g
-            .iter()
-            .zip(points)
-            .map(|(g, p)| (lambda * g - p.1).powi(2))
-            .sum();
-        (lambda, sse)
-    };
-    let grid = |lo: f64, hi: f64, n: usize| -> Vec<f64> {
-        let mut v = vec![0.0];
-        for i in 0..n {
-            v.push(lo * (hi / lo).powf(i as f64 / (n - 1) as f64));
+    let fit = crate::scaling::fit_pairs(points).ok()?;
+    let (lambda, sigma, kappa) = (fit.lambda, fit.sigma, fit.kappa);
+    let (peak_load, peak_rps) = match fit.peak_x {
+        Some(n) => {
+            let n = n.max(1.0);
+            (Some(n), Some(fit.predict(n)))
         }
-        v
-    };
-    let mut best = (f64::INFINITY, 0.0, 0.0, 0.0);
-    for &s in &grid(1e-5, 1.0, 60) {
-        for &k in &grid(1e-7, 0.1, 60) {
-            let (l, e) = eval(s, k);
-            if e < best.0 {
-                best = (e, s, k, l);
-            }
-        }
-    }
-    // Local refinement.
-    let (mut s, mut k) = (best.1, best.2);
-    let mut step_s = (s * 0.5).max(1e-6);
-    let mut step_k = (k * 0.5).max(1e-8);
-    for _ in 0..200 {
-        let mut improved = false;
-        for (ds, dk) in [(step_s, 0.0), (-step_s, 0.0), (0.0, step_k), (0.0, -step_k)] {
-            let (ns, nk) = ((s + ds).max(0.0), (k + dk).max(0.0));
-            let (l, e) = eval(ns, nk);
-            if e < best.0 {
-                best = (e, ns, nk, l);
-                s = ns;
-                k = nk;
-                improved = true;
-            }
-        }
-        if !improved {
-            step_s /= 2.0;
-            step_k /= 2.0;
-        }
-    }
-    let (sse, sigma, kappa, lambda) = best;
-    let m = mean(&points.iter().map(|p| p.1).collect::<Vec<_>>());
-    let sst: f64 = points.iter().map(|p| (p.1 - m).powi(2)).sum();
-    let r2 = if sst > 0.0 { 1.0 - sse / sst } else { 1.0 };
-    let (peak_load, peak_rps) = if kappa > 0.0 {
-        let n = ((1.0 - sigma).max(0.0) / kappa).sqrt().max(1.0);
-        let x = lambda * n / (1.0 + sigma * (n - 1.0) + kappa * n * (n - 1.0));
-        (Some(n), Some(x))
-    } else {
-        (None, None)
+        None => (None, None),
     };
     let cap = lambda / sigma;
     Some(Usl {
@@ -412,7 +357,7 @@ pub fn fit_usl(points: &[(f64, f64)]) -> Option<Usl> {
         peak_load,
         peak_rps,
         contention_cap_rps: (sigma > 0.0 && cap.is_finite()).then_some(cap),
-        r2,
+        r2: fit.r2,
     })
 }
 

@@ -5,7 +5,6 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pado_base::units::ms_of_us as ms;
@@ -141,10 +140,6 @@ impl Observer for HttpDebug {
 struct Once {
     debug: Option<HttpDebug>,
     last_scope: Mutex<Option<String>>,
-    requests: AtomicU64,
-    failed: AtomicU64,
-    checks: AtomicU64,
-    checks_failed: AtomicU64,
 }
 
 impl Observer for Once {
@@ -157,10 +152,6 @@ impl Observer for Once {
     fn exchange(&self, t: Trace) {
         if let Some(d) = &self.debug {
             d.exchange(t.clone());
-        }
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        if t.failed {
-            self.failed.fetch_add(1, Ordering::Relaxed);
         }
         let mut o = String::new();
         {
@@ -196,10 +187,6 @@ impl Observer for Once {
             ms(t.phases.receiving_us)
         );
         for c in &t.checks {
-            self.checks.fetch_add(1, Ordering::Relaxed);
-            if !c.ok {
-                self.checks_failed.fetch_add(1, Ordering::Relaxed);
-            }
             let name = c
                 .name
                 .strip_prefix(&format!("{}: ", t.step))
@@ -237,36 +224,25 @@ impl Observer for Once {
 /// `pado run FILE --once`: run each scenario's flow once and say whether every
 /// request and check passed (exit 0) or not (exit 99). Writes no result directory.
 pub(crate) fn run_once(cfg: &RunConfig) -> Result<i32, Failure> {
-    let prep = &cfg.scenario;
-    let plan = pado_engine::compile(&prep.config, &prep.base_dir)
-        .map_err(|e| Failure::invalid(format!("{}: {e}", prep.file)))?;
-    let once = Arc::new(Once {
-        debug: cfg.http_debug.map(HttpDebug::new),
-        last_scope: Mutex::new(None),
-        requests: AtomicU64::new(0),
-        failed: AtomicU64::new(0),
-        checks: AtomicU64::new(0),
-        checks_failed: AtomicU64::new(0),
-    });
+    let pass = pado_session::once::SinglePass::compile(&cfg.scenario)?;
     out!(
         "pado · {} · once (one VU, one iteration of each flow, no think times)\n",
-        plan.name
+        pass.name()
     );
-    pado_engine::run_single(Arc::new(plan), once.clone());
-    let (n, f) = (
-        once.requests.load(Ordering::Relaxed),
-        once.failed.load(Ordering::Relaxed),
-    );
-    let (c, cf) = (
-        once.checks.load(Ordering::Relaxed),
-        once.checks_failed.load(Ordering::Relaxed),
-    );
-    let ok = f == 0 && cf == 0;
+    let got = pass.run(Arc::new(Once {
+        debug: cfg.http_debug.map(HttpDebug::new),
+        last_scope: Mutex::new(None),
+    }));
+    let (n, f, c, cf) = (got.requests, got.failed, got.checks, got.checks_failed);
     out!(
         "\n{} {n} request{}, {f} failed · {c} check{}, {cf} failed\n",
-        if ok { "ok:" } else { "FAILED:" },
+        if got.passed() { "ok:" } else { "FAILED:" },
         if n == 1 { "" } else { "s" },
         if c == 1 { "" } else { "s" },
     );
-    Ok(if ok { exit::OK } else { exit::ONCE_FAILED })
+    Ok(if got.passed() {
+        exit::OK
+    } else {
+        exit::ONCE_FAILED
+    })
 }

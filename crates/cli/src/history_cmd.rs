@@ -238,12 +238,6 @@ pub(crate) fn trend(a: &TrendArgs) -> Result<i32, Failure> {
             a.metric
         ))
     })?;
-    if a.baseline == 0 {
-        return Err(Failure::invalid(
-            pado_history::TrendError::NoBaseline.to_string(),
-        ));
-    }
-    let h = open(a.history.as_deref())?;
     let query = pado_history::TrendQuery {
         name: &a.name,
         metric,
@@ -251,6 +245,8 @@ pub(crate) fn trend(a: &TrendArgs) -> Result<i32, Failure> {
         limit: a.limit,
         baseline: a.baseline,
     };
+    query.check().map_err(|e| Failure::invalid(e.to_string()))?;
+    let h = open(a.history.as_deref())?;
     let runs = pado_history::trend_runs(&h, &query).map_err(|e| {
         if e.is_usage() {
             Failure::invalid(e.to_string())

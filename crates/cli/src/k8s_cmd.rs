@@ -89,7 +89,8 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
             }
             eprintln!("{line}");
         });
-        let c = flow::run_steered(clients, &spec, &opts, rx, say, &mut view, &steering)
+        opts.steering = steering.clone();
+        let c = flow::run(clients, &spec, &opts, rx, say, &mut view)
             .await
             .map_err(|e| match e {
                 FlowError::Spec(e) => Failure::invalid(e.to_string()),

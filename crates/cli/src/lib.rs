@@ -360,7 +360,7 @@ fn plan_cmd(p: &args::PlanArgs) -> Result<i32, exit::Failure> {
         requests_per_user: p.requests_per_user,
         peak_factor: p.peak_factor,
         scenario_time_s: parse_dur("scenario-time", &p.scenario_time)?.as_secs_f64(),
-        requests_per_scenario: p.requests_per_scenario.unwrap_or(p.requests_per_user),
+        requests_per_scenario: p.requests_per_scenario,
         target_response_s: parse_dur("response-time", &p.response_time)?.as_secs_f64(),
     };
     let out = plan(&input).map_err(|e| exit::Failure::invalid(e.to_string()))?;

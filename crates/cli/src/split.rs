@@ -5,7 +5,7 @@
 
 use std::time::SystemTime;
 
-use pado_engine::executor::segment::{parse_segment, parse_weights, Segment};
+use pado_engine::executor::segment::Segment;
 
 use crate::config::{LoadFlags as _, LoadSpec};
 use crate::exit::{self, Failure};
@@ -26,15 +26,10 @@ pub(crate) struct Split {
     pub control_socket: Option<std::path::PathBuf>,
 }
 
-/// `--segment` and `--segment-weights` into a [`Segment`].
+/// `--segment` and `--segment-weights` into a [`Segment`]
+/// ([`pado_session::split::segment`]).
 pub(crate) fn segment(flag: &str, weights: Option<&str>) -> Result<Segment, Failure> {
-    let (i, n) = parse_segment(flag).map_err(|e| Failure::invalid(format!("--segment: {e}")))?;
-    let w = weights
-        .map(parse_weights)
-        .transpose()
-        .map_err(|e| Failure::invalid(format!("--segment-weights: {e}")))?;
-    Segment::new(i, n, w.as_deref())
-        .map_err(|e| Failure::invalid(format!("--segment-weights: {e}")))
+    Ok(pado_session::split::segment(flag, weights)?)
 }
 
 /// `--start-at` (`pado_scenario::start_at`'s one rule for every command).

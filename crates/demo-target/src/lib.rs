@@ -185,6 +185,14 @@ pub struct Faults {
     /// are not taken away: they finish their query and are not given out
     /// again. `hikaricp_connections_max` and `_idle` follow the size.
     pub pool_size: u32,
+    /// The worker permits from now on (how many API requests are handled at
+    /// once), as an operator changing Tomcat's `threads.max` would; 0 (the
+    /// default) is the configured [`TargetOptions::workers`]. Workers busy
+    /// beyond a smaller count finish their request and are not given out
+    /// again. `executor_pool_max_threads` follows, so the bottleneck table sees
+    /// the new limit; with [`pool_size`](Self::pool_size) it is the knob an
+    /// experiment turns to move the limit from the pool to the CPU.
+    pub workers: u32,
     /// Posting a non-zero value restarts the service in place, like a process
     /// restart: every open connection is closed at once (requests in flight
     /// get no response), the listener is closed for `restart_ms` (clients see
@@ -224,6 +232,7 @@ impl Default for Faults {
             stall_every_s: 0.0,
             cache: true,
             pool_size: 0,
+            workers: 0,
             restart_ms: 0,
             leak_kib_per_request: 0,
             leak_creep_us_per_mib: 0,
@@ -234,7 +243,7 @@ impl Default for Faults {
 
 impl Faults {
     /// Checks the ranges (error rate in 0..=1, delays at most 10 minutes,
-    /// pool size at most 10000, a leak of at most 1 MiB per request and 1 s
+    /// pool size and workers at most 10000, a leak of at most 1 MiB per request and 1 s
     /// of creep per MiB, finite numbers), so that bad values are refused
     /// rather than clamped in surprising ways.
     pub fn validate(&self) -> Result<(), String> {
@@ -264,6 +273,12 @@ impl Faults {
             return Err(format!(
                 "pool_size must be at most 10000 (0 restores the configured size), got {}",
                 self.pool_size
+            ));
+        }
+        if self.workers > 10_000 {
+            return Err(format!(
+                "workers must be at most 10000 (0 restores the configured count), got {}",
+                self.workers
             ));
         }
         if self.restart_ms > MAX_MS {
@@ -579,7 +594,7 @@ pub async fn serve_until(
 /// connections (e.g. to print it). For programs that install their own
 /// Ctrl-C handler, [`start`] + [`RunningTarget::shutdown`] avoids a second one.
 pub fn run_until_ctrl_c(opts: TargetOptions, on_ready: impl FnOnce(SocketAddr)) -> io::Result<()> {
-    let rt = runtime(opts.workers)?;
+    let rt = runtime()?;
     let result = rt.block_on(async move {
         let server = bind_with(opts, Some(THREAD_PREFIX)).await?;
         on_ready(server.local_addr()?);
@@ -593,16 +608,21 @@ pub fn run_until_ctrl_c(opts: TargetOptions, on_ready: impl FnOnce(SocketAddr)) 
     result
 }
 
+/// Most blocking threads (CPU work, DB waits) the service's runtime may start.
+const MAX_BLOCKING_THREADS: usize = 1_024;
+
 /// Name prefix of the service's own threads (runtime and blocking pool),
 /// used to report the CPU they use apart from the rest of the process.
 const THREAD_PREFIX: &str = "pado-target";
 
-fn runtime(workers: usize) -> io::Result<tokio::runtime::Runtime> {
+fn runtime() -> io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         // CPU work and DB waits run on blocking threads; the pools bound how
-        // many are busy, this bounds how many may exist.
-        .max_blocking_threads((workers * 2 + 64).min(1_024))
+        // many are busy, this bounds how many may exist. Not sized from the
+        // configured workers: `POST /admin/faults` may raise them at run time,
+        // and blocking threads are only started when used.
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
         .thread_keep_alive(Duration::from_secs(600))
         .thread_name(THREAD_PREFIX)
         .enable_all()
@@ -696,7 +716,7 @@ pub fn start(opts: TargetOptions) -> io::Result<RunningTarget> {
     type Ready = (SocketAddr, Arc<App>, Option<String>);
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<io::Result<Ready>>();
     let thread = http::ServerThread::spawn(THREAD_PREFIX, move |stop| {
-        let rt = match runtime(opts.workers) {
+        let rt = match runtime() {
             Ok(rt) => rt,
             Err(e) => {
                 let _ = ready_tx.send(Err(e));

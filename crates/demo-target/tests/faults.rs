@@ -1,5 +1,5 @@
 //! The run-time faults added for resilience and soak tests, over real sockets: a pool
-//! resized at run time, a restart in place, a memory leak with its latency creep, a
+//! and the workers resized at run time, a restart in place, a memory leak with its latency creep, a
 //! connection leak, and the validation of their values.
 
 mod common;
@@ -115,6 +115,95 @@ fn a_shrunk_pool_caps_concurrent_queries_and_zero_restores_it() {
     let m = scrape(&mut c);
     assert_eq!(pool_gauge(&m, "hikaricp_connections_active"), 0.0);
     assert_eq!(pool_gauge(&m, "hikaricp_connections_idle"), 4.0);
+    target.shutdown();
+}
+
+fn worker_gauge(m: &Exposition, name: &str) -> f64 {
+    m.sum(name, &[("name", "http")])
+}
+
+/// Requests the workers finished per second over `d`, read from the service's own
+/// counter (so the clients' side of the exchange does not count).
+fn served_per_s(c: &mut Client, d: Duration) -> f64 {
+    let done = |c: &mut Client| worker_gauge(&scrape(c), "executor_completed_tasks_total");
+    let before = done(c);
+    let t = Instant::now();
+    thread::sleep(d);
+    (done(c) - before) / t.elapsed().as_secs_f64()
+}
+
+/// The planted truth: with `w` workers each holding its permit for one query of
+/// `cost` (the pool is larger, so never the limit), the service serves `w / cost`
+/// requests per second. Resizing the workers at run time moves it there.
+#[test]
+fn resized_workers_set_the_capacity_at_run_time_and_zero_restores_them() {
+    let cost = Duration::from_millis(25);
+    let target = start(TargetOptions {
+        posts: 500,
+        workers: 2,
+        pool_size: 16,
+        query_cost: cost,
+        ..Default::default()
+    })
+    .unwrap();
+    let addr = target.addr();
+    let mut c = Client::new(addr);
+    let stop = Arc::new(AtomicBool::new(false));
+    // More clients than workers at every size, so a worker never waits for work.
+    let load = db_load(addr, 12, stop.clone());
+    thread::sleep(Duration::from_millis(300));
+    let truth = |w: f64| w / cost.as_secs_f64();
+
+    let two = served_per_s(&mut c, Duration::from_secs(2));
+    assert!(
+        (two - truth(2.0)).abs() <= 0.05 * truth(2.0),
+        "2 workers of {cost:?}: {two:.1} requests/s, truth {:.1}",
+        truth(2.0)
+    );
+    let r = c.post_json("/admin/faults", None, r#"{"workers": 4}"#);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["workers"], 4);
+    let m = scrape(&mut c);
+    assert_eq!(worker_gauge(&m, "executor_pool_max_threads"), 4.0);
+    assert_eq!(m.sum("pado_target_fault", &[("fault", "workers")]), 4.0);
+    thread::sleep(Duration::from_millis(200));
+    let four = served_per_s(&mut c, Duration::from_secs(2));
+    assert!(
+        (four - truth(4.0)).abs() <= 0.05 * truth(4.0),
+        "4 workers of {cost:?}: {four:.1} requests/s, truth {:.1}",
+        truth(4.0)
+    );
+    assert!(
+        (four / two - 2.0).abs() <= 0.1,
+        "twice the workers served {:.2}× the requests",
+        four / two
+    );
+    assert!(worker_gauge(&scrape(&mut c), "executor_active_threads") <= 4.0);
+
+    // 0 restores the configured 2: the workers busy beyond them finish their
+    // request, then never more than 2 are busy at once.
+    let r = c.post_json("/admin/faults", None, r#"{"workers": 0}"#);
+    assert_eq!(r.json()["workers"], 0);
+    assert_eq!(
+        worker_gauge(&scrape(&mut c), "executor_pool_max_threads"),
+        2.0
+    );
+    thread::sleep(cost * 4);
+    let t = Instant::now();
+    let mut busiest = 0f64;
+    while t.elapsed() < Duration::from_millis(400) {
+        busiest = busiest.max(worker_gauge(&scrape(&mut c), "executor_active_threads"));
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(busiest, 2.0, "restored to 2 workers");
+    stop.store(true, Ordering::Relaxed);
+    for h in load {
+        assert!(h.join().unwrap() > 0);
+    }
+    // Idle again: every worker back, none lost or doubled by the resizes.
+    let m = scrape(&mut c);
+    assert_eq!(worker_gauge(&m, "executor_active_threads"), 0.0);
+    assert_eq!(worker_gauge(&m, "executor_pool_max_threads"), 2.0);
     target.shutdown();
 }
 
@@ -408,6 +497,7 @@ fn bad_values_of_the_new_faults_are_refused_and_change_nothing() {
     for (bad, field) in [
         (r#"{"pool_size": 10001}"#, "pool_size"),
         (r#"{"pool_size": -1}"#, "invalid faults"),
+        (r#"{"workers": 10001}"#, "workers"),
         (r#"{"restart_ms": 600001}"#, "restart_ms"),
         (r#"{"leak_kib_per_request": 1025}"#, "leak_kib_per_request"),
         (
@@ -443,6 +533,7 @@ fn bad_values_of_the_new_faults_are_refused_and_change_nothing() {
         pool_size: 4,
         faults: Faults {
             pool_size: 2,
+            workers: 3,
             leak_kib_per_request: 8,
             ..Faults::default()
         },
@@ -453,6 +544,7 @@ fn bad_values_of_the_new_faults_are_refused_and_change_nothing() {
     c2.get("/api/posts/1");
     let m = scrape(&mut c2);
     assert_eq!(pool_gauge(&m, "hikaricp_connections_max"), 2.0);
+    assert_eq!(worker_gauge(&m, "executor_pool_max_threads"), 3.0);
     assert_eq!(m.sum("pado_target_leaked_bytes", &[]), 8192.0);
     t.shutdown();
     target.shutdown();

@@ -443,7 +443,7 @@ fn faults_switch_at_run_time() {
     assert_eq!(
         r.json(),
         serde_json::json!({"added_latency_ms": 0, "error_rate": 0.0, "stall_ms": 0, "stall_every_s": 0.0, "cache": true,
-            "pool_size": 0, "restart_ms": 0, "leak_kib_per_request": 0, "leak_creep_us_per_mib": 0,
+            "pool_size": 0, "workers": 0, "restart_ms": 0, "leak_kib_per_request": 0, "leak_creep_us_per_mib": 0,
             "pool_leak_every_s": 0.0})
     );
 

@@ -69,11 +69,20 @@ pub struct TrendRuns {
     pub warnings: Vec<String>,
 }
 
+impl TrendQuery<'_> {
+    /// The query's own rules, checked before any database is opened (so a bad
+    /// argument is said as such, whatever the history holds).
+    pub fn check(&self) -> Result<(), TrendError> {
+        if self.baseline == 0 {
+            return Err(TrendError::NoBaseline);
+        }
+        Ok(())
+    }
+}
+
 /// The runs of `q.name` in `h` as trend points.
 pub fn trend_runs(h: &History, q: &TrendQuery<'_>) -> Result<TrendRuns, TrendError> {
-    if q.baseline == 0 {
-        return Err(TrendError::NoBaseline);
-    }
+    q.check()?;
     let runs = h
         .runs_named(q.name, Some(q.limit.max(2)))
         .map_err(TrendError::History)?;

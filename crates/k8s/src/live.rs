@@ -233,11 +233,19 @@ struct Reach {
 
 /// How a change of the load reaches each generator pod (`POST /control` through
 /// the pod proxy) from outside the flow (a dashboard's thread), while the flow
-/// runs: the caller makes it before the flow, [`crate::flow::run_steered`] makes
+/// runs: the caller makes it before the flow, [`crate::flow::run`] (given it in `FlowOptions::steering`) makes
 /// it reach the test's pods, and it says so when they cannot be reached (no pod
 /// yet, the flow over).
 #[derive(Clone, Default)]
 pub struct PodSteering(Arc<Mutex<Option<Reach>>>);
+
+impl std::fmt::Debug for PodSteering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PodSteering")
+            .field("attached", &pado_base::lock(&self.0).is_some())
+            .finish()
+    }
+}
 
 impl PodSteering {
     /// Reach the pods of the flow's run: its client, token and shared state, on the

@@ -698,16 +698,9 @@ async fn a_change_reaches_every_running_pod_through_the_proxy_and_one_that_fails
         got
     });
     let mut view = Recorder::default();
-    let c = flow::run_steered(
-        mock.client(),
-        &spec(),
-        &options(out.path()),
-        rx,
-        say,
-        &mut view,
-        &steering,
-    )
-    .await;
+    let mut opts = options(out.path());
+    opts.steering = steering.clone();
+    let c = flow::run(mock.client(), &spec(), &opts, rx, say, &mut view).await;
     let got = dashboard.join().unwrap();
     assert_eq!(got[0], Ok(()));
     assert_eq!(got[2], Ok(()));

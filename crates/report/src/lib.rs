@@ -6,9 +6,11 @@
 
 pub mod compare;
 pub mod csv_export;
+pub mod experiment;
 pub mod hdr_export;
 pub mod html;
 pub mod junit;
+pub mod k6_summary;
 pub mod stability;
 pub mod stages;
 pub mod summary;

@@ -406,6 +406,10 @@ pub enum ExecutorKind {
     RampingArrivalRate,
     /// Each VU runs a fixed number of iterations.
     PerVuIterations,
+    /// `iterations` shared by `vus` VUs: each VU takes the next iteration from one
+    /// common count until all are done (k6's default when a script gives only
+    /// `iterations`), so fast VUs run more of them than slow ones.
+    SharedIterations,
     /// VUs steered while the test runs (the dashboard, its JSON API): `vus` to
     /// start, at most `max_vus`, for `duration`.
     ExternallyControlled,
@@ -420,6 +424,7 @@ impl ExecutorKind {
             ExecutorKind::ConstantArrivalRate => "constant-arrival-rate",
             ExecutorKind::RampingArrivalRate => "ramping-arrival-rate",
             ExecutorKind::PerVuIterations => "per-vu-iterations",
+            ExecutorKind::SharedIterations => "shared-iterations",
             ExecutorKind::ExternallyControlled => "externally-controlled",
         }
     }
@@ -469,8 +474,8 @@ pub struct StepRamp {
 pub struct Scenario {
     /// The load model.
     pub executor: ExecutorKind,
-    /// constant-vus, per-vu-iterations: VU count; externally-controlled: VUs at the
-    /// start.
+    /// constant-vus, per-vu-iterations, shared-iterations: VU count;
+    /// externally-controlled: VUs at the start.
     #[serde(default)]
     pub vus: Option<u32>,
     /// constant-vus, constant-arrival-rate: how long; ramping-vus with `steps`: total.
@@ -500,10 +505,11 @@ pub struct Scenario {
     /// Open model: most VUs the pool may grow to.
     #[serde(default)]
     pub max_vus: Option<u32>,
-    /// per-vu-iterations: iterations per VU.
+    /// per-vu-iterations: iterations per VU; shared-iterations: iterations in all,
+    /// shared by the VUs.
     #[serde(default)]
     pub iterations: Option<u64>,
-    /// per-vu-iterations: a time limit (default 10m).
+    /// per-vu-iterations, shared-iterations: a time limit (default 10m).
     #[serde(default)]
     pub max_duration: Option<Dur>,
     /// Delay from the test start before this scenario begins.

@@ -352,7 +352,7 @@ fn adjust(
     };
     if let Some(v) = vus {
         match k {
-            ConstantVus | PerVuIterations | ExternallyControlled => s.vus = Some(v),
+            ConstantVus | PerVuIterations | SharedIterations | ExternallyControlled => s.vus = Some(v),
             RampingVus => return refuse("--vus", "its stages set the VUs; give --stages (or --step-ramp), or edit the file"),
             ConstantArrivalRate | RampingArrivalRate => return refuse("--vus", "in the open model the arrival rate sets the load; give --rate (VUs are a pool: --max-vus), or --vus with --duration to run a closed test instead"),
         }
@@ -361,7 +361,7 @@ fn adjust(
         match k {
             ConstantArrivalRate => s.rate = Some(r),
             RampingArrivalRate => return refuse("--rate", "its stages set the rates; edit the stages in the file, or give --rate with --duration to run a constant rate instead"),
-            ConstantVus | RampingVus | PerVuIterations | ExternallyControlled => return refuse("--rate", "a closed model has no arrival rate; give --vus, or --rate with --duration to run an open-model test instead"),
+            ConstantVus | RampingVus | PerVuIterations | SharedIterations | ExternallyControlled => return refuse("--rate", "a closed model has no arrival rate; give --vus, or --rate with --duration to run an open-model test instead"),
         }
     }
     if let Some(d) = duration {
@@ -369,7 +369,7 @@ fn adjust(
             ConstantVus | ConstantArrivalRate | ExternallyControlled => s.duration = Some(d),
             RampingVus if s.steps.is_some() => s.duration = Some(d),
             RampingVus | RampingArrivalRate => return refuse("--duration", "its stages set the length; give --stages, or edit the stages in the file"),
-            PerVuIterations => return refuse("--duration", "its iterations set the length; give --iterations (or edit `max_duration` in the file)"),
+            PerVuIterations | SharedIterations => return refuse("--duration", "its iterations set the length; give --iterations (or edit `max_duration` in the file)"),
         }
     }
     Ok(())

@@ -31,6 +31,7 @@ mod meta;
 mod notice;
 mod observed_feed;
 mod observing;
+pub mod once;
 pub mod open_faults;
 pub mod output_flags;
 mod output_labels;

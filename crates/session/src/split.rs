@@ -9,12 +9,43 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use pado_base::stamp::utc_ms;
+use pado_engine::executor::segment::{parse_segment, parse_weights, Segment};
 use pado_engine::RUNNING;
 use pado_scenario::plan_id::PlanSource;
 
 use crate::notice;
 use crate::prepare::{LoadSpec, Prepared, Source};
 use crate::SessionError;
+
+/// `--segment i/N` with `--segment-weights` into the engine's [`Segment`]: the
+/// one reading of both flags for `pado run`, the agent flow and Kubernetes.
+pub fn segment(flag: &str, weights: Option<&str>) -> Result<Segment, SessionError> {
+    let (i, n) =
+        parse_segment(flag).map_err(|e| SessionError::Invalid(format!("--segment: {e}")))?;
+    let w = weights
+        .map(parse_weights)
+        .transpose()
+        .map_err(|e| SessionError::Invalid(format!("--segment-weights: {e}")))?;
+    Segment::new(i, n, w.as_deref())
+        .map_err(|e| SessionError::Invalid(format!("--segment-weights: {e}")))
+}
+
+/// A run's segment from its flags: none without `--segment`. Weights say how a
+/// test is split, so they mean something only beside `--segment` or when the run
+/// splits itself over `--generators` (`distributed`); alone they are refused
+/// rather than silently ignored.
+pub fn run_segment(
+    flag: Option<&str>,
+    weights: Option<&str>,
+    distributed: bool,
+) -> Result<Option<Segment>, SessionError> {
+    if weights.is_some() && flag.is_none() && !distributed {
+        return Err(SessionError::Invalid(
+            "--segment-weights: give it with --segment i/N (or --generators)".to_string(),
+        ));
+    }
+    flag.map(|f| segment(f, weights)).transpose()
+}
 
 /// The wait for the start ends this much before it: the rest (result directory,
 /// global setup, worker threads) happens meanwhile, and the engine starts second 0

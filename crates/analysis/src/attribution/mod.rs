@@ -18,6 +18,7 @@
 //! CPUs a low-priority job keeps busy from the first second).
 
 pub mod generic;
+pub mod headline;
 pub mod known;
 pub mod signals;
 pub mod window_math;

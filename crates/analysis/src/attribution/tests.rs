@@ -74,7 +74,7 @@ fn windows_fixed() -> (Window, Option<Window>) {
 }
 
 /// A Spring-style service: 8 workers, a pool of `pool` connections.
-fn spring(pool_limited: bool) -> Vec<ObservedSeries> {
+pub(super) fn spring(pool_limited: bool) -> Vec<ObservedSeries> {
     let (workers, pool) = (8.0, 4.0);
     vec![
         gauge("app", "system_cpu_count", &[], |_| 4.0),
@@ -164,7 +164,7 @@ fn find<'a>(a: &'a Attribution, name: &str) -> &'a Component {
 }
 
 /// The table for series of one endpoint `app`, over the fixed windows.
-fn attribute_app(series: Vec<ObservedSeries>) -> Attribution {
+pub(super) fn attribute_app(series: Vec<ObservedSeries>) -> Attribution {
     let (w, b) = windows_fixed();
     attribute(
         &obs(&[("app", "http://127.0.0.1:8080/metrics")], series),

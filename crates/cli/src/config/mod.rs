@@ -58,17 +58,12 @@ impl RunConfig {
             pado_session::check_workers(w)?;
         }
         let spec = LoadSpec::from_run_args(a)?;
-        if a.segment_weights.is_some() && a.segment.is_none() && a.generators.is_empty() {
-            return Err(Failure::invalid(
-                "--segment-weights: give it with --segment i/N (or --generators)".to_string(),
-            ));
-        }
         let mut split = crate::split::Split {
-            segment: a
-                .segment
-                .as_deref()
-                .map(|s| crate::split::segment(s, a.segment_weights.as_deref()))
-                .transpose()?,
+            segment: pado_session::split::run_segment(
+                a.segment.as_deref(),
+                a.segment_weights.as_deref(),
+                !a.generators.is_empty(),
+            )?,
             start_at: a
                 .start_at
                 .as_deref()

@@ -439,7 +439,7 @@ fn the_plan_skeleton_validates_without_warnings() {
         requests_per_user: 7.5,
         peak_factor: 4.0,
         scenario_time_s: 430.0,
-        requests_per_scenario: 7.5,
+        requests_per_scenario: Some(7.5),
         target_response_s: 0.5,
     };
     let p = plan(&input).unwrap();

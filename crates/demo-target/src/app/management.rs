@@ -444,6 +444,11 @@ impl App {
         );
         t.sample(
             "pado_target_fault",
+            &[("fault", "workers")],
+            f.workers as f64,
+        );
+        t.sample(
+            "pado_target_fault",
             &[("fault", "restart_ms")],
             f.restart_ms as f64,
         );

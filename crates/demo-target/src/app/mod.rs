@@ -104,8 +104,12 @@ impl App {
         if opts.faults.pool_size > 0 {
             db.resize(opts.faults.pool_size as usize);
         }
+        let workers = Pool::new(opts.workers);
+        if opts.faults.workers > 0 {
+            workers.resize(opts.faults.workers as usize);
+        }
         App {
-            workers: Pool::new(opts.workers),
+            workers,
             db,
             cpu: Cpu::new(opts.cpu_budget),
             details: Cache::new(cache_size, None),
@@ -157,6 +161,10 @@ impl App {
         faults.restart_ms = 0;
         self.db.resize(match faults.pool_size {
             0 => self.opts.pool_size,
+            n => n as usize,
+        });
+        self.workers.resize(match faults.workers {
+            0 => self.opts.workers,
             n => n as usize,
         });
         *lock(&self.faults) = faults;

@@ -10,6 +10,7 @@ mod per_vu_iterations;
 mod ramping_arrival_rate;
 mod ramping_vus;
 pub mod segment;
+mod shared_iterations;
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ pub use externally_controlled::ExternallyControlled;
 pub use per_vu_iterations::PerVuIterations;
 pub use ramping_arrival_rate::RampingArrivalRate;
 pub use ramping_vus::{vu_windows, RampingVus};
+pub use shared_iterations::{IterationPool, SharedIterations};
 
 /// Default time in-flight iterations get at the end of a scenario (k6's gracefulStop).
 pub const DEFAULT_GRACEFUL_STOP: Duration = Duration::from_secs(30);
@@ -90,6 +92,9 @@ pub struct ClosedSchedule {
     pub vus: Vec<Vec<Window>>,
     /// Per-VU iteration limit (per-vu-iterations).
     pub iterations_per_vu: Option<u64>,
+    /// Iterations all VUs of the schedule take from (shared-iterations): a VU stops
+    /// when the pool is empty.
+    pub shared_iterations: Option<IterationPool>,
     /// Extra time an iteration gets after its VU's window closes before it is cut.
     pub graceful_ramp_down: Duration,
     /// For a segment of a split test ([`segment::split`]): where these VUs sit in the
@@ -111,6 +116,7 @@ impl ClosedSchedule {
                 })
                 .collect(),
             iterations_per_vu,
+            shared_iterations: None,
             graceful_ramp_down: Duration::ZERO,
             segment: None,
         }
@@ -216,6 +222,13 @@ pub fn from_scenario(s: &Scenario) -> Box<dyn Executor> {
                 .map(|d| d.get())
                 .unwrap_or(Duration::from_secs(600)),
         }),
+        ExecutorKind::SharedIterations => Box::new(SharedIterations::new(
+            s.vus.unwrap_or(1),
+            s.iterations.unwrap_or(1),
+            s.max_duration
+                .map(|d| d.get())
+                .unwrap_or(Duration::from_secs(600)),
+        )),
     }
 }
 

@@ -134,6 +134,7 @@ impl Executor for RampingVus {
         Schedule::Closed(ClosedSchedule {
             vus: vu_windows(self.start_vus, &self.stages),
             iterations_per_vu: None,
+            shared_iterations: None,
             graceful_ramp_down: self.graceful_ramp_down,
             segment: None,
         })

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use pado_scenario::ExecutorKind;
 
-use super::{ClosedSchedule, Executor, OpenSchedule, Schedule, StageWindow};
+use super::{ClosedSchedule, Executor, IterationPool, OpenSchedule, Schedule, StageWindow};
 
 /// Most segments a test may be split into.
 pub const MAX_SEGMENTS: u32 = 10_000;
@@ -358,6 +358,9 @@ pub fn split(whole: Schedule, seg: &Segment) -> Schedule {
             Schedule::Closed(ClosedSchedule {
                 vus,
                 iterations_per_vu: c.iterations_per_vu,
+                shared_iterations: c
+                    .shared_iterations
+                    .map(|p| IterationPool::new(shared_iterations_of(seg, id_space, p.total()))),
                 graceful_ramp_down: c.graceful_ramp_down,
                 segment: Some(SegmentPart {
                     segment: seg.clone(),
@@ -379,6 +382,31 @@ pub fn split(whole: Schedule, seg: &Segment) -> Schedule {
             })
         }
     }
+}
+
+/// This segment's share of `total` shared iterations whose scenario has `vus` VUs in
+/// the whole test. As k6's execution segments do it, only the segments the stripe
+/// gives at least one VU share the iterations (a segment without VUs could not run
+/// any), by a stripe over their weights: the shares add up to `total` exactly, each
+/// within one of its weight's part. With a VU on every segment this is the segment's
+/// count of positions `0..total` on its own stripe.
+fn shared_iterations_of(seg: &Segment, vus: u64, total: u64) -> u64 {
+    let stripe = &seg.stripe;
+    let with_vus: Vec<u32> = (0..stripe.count())
+        .filter(|&j| stripe.count_before(j, vus) > 0)
+        .collect();
+    let Some(mine) = with_vus.iter().position(|&j| j == seg.index) else {
+        return 0;
+    };
+    if with_vus.len() == stripe.count() as usize {
+        return seg.count_before(total);
+    }
+    let weights: Vec<u32> = with_vus
+        .iter()
+        .map(|&j| stripe.weights()[j as usize])
+        .collect();
+    // The weights were a valid stripe's; a subset of them is one too.
+    Stripe::new(&weights).map_or(0, |s| s.count_before(mine as u32, total))
 }
 
 /// An executor's segment: the same load model, with [`split`] applied to its schedule

@@ -1,5 +1,6 @@
-//! The closed model at run time: a VU loops iterations while its windows are open,
-//! finishing the current iteration gracefully when a window closes.
+//! The closed model at run time: a VU loops iterations while its windows are open
+//! (and, for `shared-iterations`, while the shared count has some left), finishing
+//! the current iteration gracefully when a window closes.
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -87,6 +88,14 @@ pub(super) async fn run_vu(
                     break;
                 }
                 continue;
+            }
+            // shared-iterations: the next iteration comes from the count all VUs
+            // share (taken only once this VU is free to run it); none left, done.
+            if sched.shared_iterations.as_ref().is_some_and(|p| !p.take()) {
+                if active {
+                    ctx.vu_stopped(now);
+                }
+                break 'windows;
             }
             if !active {
                 ctx.vu_started(now);

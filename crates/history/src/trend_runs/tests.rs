@@ -76,6 +76,13 @@ fn runs_of_the_name_become_points_and_bad_asks_are_refused() {
     )
     .unwrap_err();
     assert_eq!(e.to_string(), "--baseline 0: give 1 or more runs");
+    // The same rule, before any database is opened.
+    let zero = TrendQuery {
+        baseline: 0,
+        ..q.clone()
+    };
+    assert!(zero.check().unwrap_err().is_usage());
+    assert!(q.check().is_ok());
     let e = trend_runs(
         &h,
         &TrendQuery {

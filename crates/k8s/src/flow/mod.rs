@@ -65,6 +65,11 @@ pub struct FlowOptions {
     pub max_result_bytes: u64,
     /// Lines of a failed pod's log to say (its last ones), prefixed `[i/N]`.
     pub failed_log_lines: i64,
+    /// How a change of the load (a dashboard's) reaches the test's pods while it
+    /// runs: the caller keeps a clone to send with; the flow attaches it to the
+    /// pods and detaches it at the end. The default reaches nothing until a flow
+    /// attaches it, and nobody sends on it unless the caller does.
+    pub steering: PodSteering,
 }
 
 impl FlowOptions {
@@ -79,6 +84,7 @@ impl FlowOptions {
             interrupt_grace: Duration::from_secs(60),
             max_result_bytes: archive::DEFAULT_MAX_BYTES,
             failed_log_lines: 20,
+            steering: PodSteering::default(),
         }
     }
 }
@@ -133,9 +139,10 @@ fn list(m: &[MissingSegment]) -> String {
 
 /// Runs the test: creates the Job and ConfigMap, shows the generators' merged
 /// seconds to `live` (which may stop them all), collects their results into
-/// `opts.local_dir` and returns them for the caller to merge. The objects are
-/// deleted on every way out (success, failure, error, Ctrl-C). `interrupts`
-/// counts Ctrl-C presses.
+/// `opts.local_dir` and returns them for the caller to merge. While it runs,
+/// `opts.steering` reaches the test's pods (a change of the load from a
+/// dashboard: each pod's `POST /control`). The objects are deleted on every way
+/// out (success, failure, error, Ctrl-C). `interrupts` counts Ctrl-C presses.
 pub async fn run(
     clients: Clients,
     spec: &GeneratorSpec,
@@ -144,37 +151,14 @@ pub async fn run(
     say: Say,
     live: &mut dyn LiveSink,
 ) -> Result<Collected, FlowError> {
-    run_steered(
-        clients,
-        spec,
-        opts,
-        interrupts,
-        say,
-        live,
-        &PodSteering::default(),
-    )
-    .await
-}
-
-/// [`run`], with `steering` reaching the test's pods while it runs (a change of
-/// the load from a dashboard: each pod's `POST /control`).
-pub async fn run_steered(
-    clients: Clients,
-    spec: &GeneratorSpec,
-    opts: &FlowOptions,
-    interrupts: watch::Receiver<u32>,
-    say: Say,
-    live: &mut dyn LiveSink,
-    steering: &PodSteering,
-) -> Result<Collected, FlowError> {
     spec.check()?;
     std::fs::create_dir_all(&opts.local_dir)?;
     let objects = Objects::new(clients, spec);
     let outcome = match objects.create(spec, &say).await {
-        Ok(()) => run_live(&objects, spec, opts, interrupts, &say, live, steering).await,
+        Ok(()) => run_live(&objects, spec, opts, interrupts, &say, live).await,
         Err(e) => Err(e),
     };
-    steering.detach();
+    opts.steering.detach();
     objects.cleanup(&say).await;
     let collected = outcome?;
     for m in &collected.missing {
@@ -195,11 +179,10 @@ async fn run_live(
     interrupts: watch::Receiver<u32>,
     say: &Say,
     sink: &mut dyn LiveSink,
-    steering: &PodSteering,
 ) -> Result<Collected, FlowError> {
     let n = spec.generators;
     let shared = Shared::new(n);
-    o.steer(steering, spec.port, shared.clone());
+    o.steer(&opts.steering, spec.port, shared.clone());
     let mut links: Vec<PodLink> = (0..n as usize)
         .map(|i| o.link(spec.port, i, shared.clone()))
         .collect();

@@ -66,7 +66,7 @@ impl Validator<'_> {
                 "pre_allocated_vus",
                 "max_vus",
             ],
-            PerVuIterations => &["vus", "iterations", "max_duration"],
+            PerVuIterations | SharedIterations => &["vus", "iterations", "max_duration"],
             ExternallyControlled => &["vus", "max_vus", "duration"],
         };
         let present = [
@@ -195,6 +195,28 @@ impl Validator<'_> {
                     self.err(&format!("{p}.iterations"), "must be at least 1", None);
                 }
             }
+            SharedIterations => self.shared_iterations(p, s),
+        }
+    }
+
+    /// `shared-iterations`: at least one iteration, and at least one per VU (a VU
+    /// that could never take one would be started for nothing; k6 refuses it too).
+    fn shared_iterations(&mut self, p: &str, s: &Scenario) {
+        let vus = s.vus.unwrap_or(1);
+        let iterations = s.iterations.unwrap_or(1);
+        if vus == 0 {
+            self.err(&format!("{p}.vus"), "must be at least 1", None);
+        }
+        if iterations == 0 {
+            self.err(&format!("{p}.iterations"), "must be at least 1", None);
+        } else if iterations < u64::from(vus) {
+            self.err(
+                &format!("{p}.iterations"),
+                format!(
+                    "{iterations} iterations shared by {vus} VUs: some VUs would never run one"
+                ),
+                Some("give at least as many `iterations` as `vus`, or fewer `vus`"),
+            );
         }
     }
 

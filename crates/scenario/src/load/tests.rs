@@ -409,3 +409,47 @@ fn an_externally_controlled_scenario_is_validated_like_the_others() {
         assert_eq!(d.line, Some(line), "{d}");
     }
 }
+
+/// `shared-iterations` takes `vus`, `iterations` and `max_duration` only, needs at
+/// least one iteration per VU, and each error names its line.
+#[test]
+fn a_shared_iterations_scenario_is_validated_like_the_others() {
+    let ok = one_scenario(
+        "    executor: shared-iterations\n    vus: 3\n    iterations: 10\n    max_duration: 30s\n",
+    );
+    assert_eq!(ok, vec![]);
+    let cases = [
+        (
+            "    executor: shared-iterations\n    vus: 4\n    iterations: 3\n",
+            "scenarios.a.iterations",
+            "3 iterations shared by 4 VUs",
+            6,
+        ),
+        (
+            "    executor: shared-iterations\n    vus: 0\n    iterations: 3\n",
+            "scenarios.a.vus",
+            "must be at least 1",
+            5,
+        ),
+        (
+            "    executor: shared-iterations\n    iterations: 0\n",
+            "scenarios.a.iterations",
+            "must be at least 1",
+            5,
+        ),
+        (
+            "    executor: shared-iterations\n    iterations: 5\n    duration: 1m\n",
+            "scenarios.a.duration",
+            "does not apply to executor shared-iterations",
+            6,
+        ),
+    ];
+    for (body, field, says, line) in cases {
+        let e = one_scenario(body);
+        let d = e
+            .iter()
+            .find(|d| d.field == field && d.message.contains(says))
+            .unwrap_or_else(|| panic!("{field}: {says} not said for {body:?}: {e:?}"));
+        assert_eq!(d.line, Some(line), "{d}");
+    }
+}

@@ -137,3 +137,31 @@ fn a_stop_ends_the_wait_for_the_start_and_a_past_start_is_not_waited_for() {
     );
     assert!(second0 > Instant::now());
 }
+
+/// Weights alone are refused; with `--segment` or `--generators` they are taken;
+/// a bad segment or weight names its flag.
+#[test]
+fn weights_need_a_segment_or_generators() {
+    use super::{run_segment, segment};
+    let e = run_segment(None, Some("1,2"), false).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("--segment-weights: give it with --segment"),
+        "{e}"
+    );
+    assert!(run_segment(None, Some("1,2"), true).unwrap().is_none());
+    assert!(run_segment(None, None, false).unwrap().is_none());
+    let s = run_segment(Some("1/2"), Some("1,3"), false)
+        .unwrap()
+        .unwrap();
+    assert_eq!(s, segment("1/2", Some("1,3")).unwrap());
+    assert_ne!(s, segment("1/2", None).unwrap());
+    assert!(run_segment(Some("2/2"), None, false)
+        .unwrap_err()
+        .to_string()
+        .starts_with("--segment:"));
+    assert!(run_segment(Some("0/2"), Some("1,x"), false)
+        .unwrap_err()
+        .to_string()
+        .starts_with("--segment-weights:"));
+}

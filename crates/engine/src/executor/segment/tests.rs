@@ -2,7 +2,8 @@ use std::time::Duration;
 
 use super::*;
 use crate::executor::{
-    ConstantArrivalRate, ConstantVus, PerVuIterations, RampingArrivalRate, RampingVus, Window,
+    ConstantArrivalRate, ConstantVus, PerVuIterations, RampingArrivalRate, RampingVus,
+    SharedIterations, Window,
 };
 
 const WEIGHTS: &[&[u32]] = &[
@@ -389,4 +390,70 @@ fn sequential_rows_are_partitioned_between_segments() {
         all.sort_unstable();
         assert_eq!(all, (0..10).collect::<Vec<_>>(), "{w:?}");
     }
+}
+
+/// shared-iterations across segments: the segments' pools add up to the whole test's
+/// iterations exactly and each holds its weight's share within one iteration (as k6's
+/// execution segments scale `iterations`: 101 on two equal segments is 51 + 50), and
+/// each segment's VUs take from their own pool only.
+#[test]
+fn shared_iterations_split_exactly_by_the_stripe() {
+    for total in [20u64, 21, 100, 101, 999] {
+        // A VU on every segment (the weights' lists have at most 5 segments).
+        let e = SharedIterations::new(20, total, Duration::from_secs(60));
+        for w in WEIGHTS {
+            let sum_w: u32 = w.iter().sum();
+            let pools: Vec<IterationPool> = segments(w)
+                .iter()
+                .map(|s| closed(split(e.schedule(), s)).shared_iterations.unwrap())
+                .collect();
+            let got: Vec<u64> = pools.iter().map(|p| p.total()).collect();
+            assert_eq!(got.iter().sum::<u64>(), total, "{w:?} {total}: {got:?}");
+            for (i, &g) in got.iter().enumerate() {
+                let want = total as f64 * w[i] as f64 / sum_w as f64;
+                assert!((g as f64 - want).abs() < 1.0, "{w:?} {total} {i}: {g}");
+            }
+        }
+    }
+    let [a, b] = <[Segment; 2]>::try_from(segments(&[1, 1])).unwrap();
+    let e = SharedIterations::new(4, 101, Duration::from_secs(60));
+    let (pa, pb) = (
+        closed(split(e.schedule(), &a)).shared_iterations.unwrap(),
+        closed(split(e.schedule(), &b)).shared_iterations.unwrap(),
+    );
+    assert_eq!((pa.total(), pb.total()), (51, 50));
+    // Taking from one segment's pool leaves the other's whole.
+    assert_eq!((0..100).filter(|_| pa.take()).count(), 51);
+    assert_eq!((0..100).filter(|_| pb.take()).count(), 50);
+}
+
+/// A segment the stripe gives no VU gets no shared iteration; the segments with VUs
+/// share all of them (k6 redistributes them so too), so the total stays exact.
+#[test]
+fn shared_iterations_go_only_to_segments_with_vus() {
+    // 2 VUs on 3 segments: VU 0 on segment 0, VU 1 on segment 1, none on segment 2.
+    let e = SharedIterations::new(2, 101, Duration::from_secs(60));
+    let parts: Vec<ClosedSchedule> = segments(&[1, 1, 1])
+        .iter()
+        .map(|s| closed(split(e.schedule(), s)))
+        .collect();
+    let vus: Vec<usize> = parts.iter().map(|p| p.vus.len()).collect();
+    assert_eq!(vus, [1, 1, 0]);
+    let pools: Vec<u64> = parts
+        .iter()
+        .map(|p| p.shared_iterations.as_ref().unwrap().total())
+        .collect();
+    assert_eq!(pools, [51, 50, 0]);
+    // Unequal weights: 3,1 with 1 VU: only segment 0 has it, and all 10 iterations.
+    let e = SharedIterations::new(1, 10, Duration::from_secs(60));
+    let pools: Vec<u64> = segments(&[3, 1])
+        .iter()
+        .map(|s| {
+            closed(split(e.schedule(), s))
+                .shared_iterations
+                .unwrap()
+                .total()
+        })
+        .collect();
+    assert_eq!(pools, [10, 0]);
 }

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# bench/k6script.sh — one k6 script (bench/k6script.js: a login, three requests with
+# checks, a custom Trend) run by k6 and by `pado run` against the same local target
+# (pado's demo target, `pado target serve`), paired in one run:
+#
+#   eff    requests per generator CPU-second: VUS_EFF VUs, no think time, DUR s each,
+#          target on SERVER_CPU, generator on GEN_CPU (taskset); CPU (user+sys) and
+#          peak RSS from /usr/bin/time -v; requests from each tool's own summary
+#   mem    resident memory per VU at each of MEM_VUS (1000 10000): THINK=1 s between
+#          iterations so the VUs are alive but mostly idle; peak RSS / VUs
+#   start  start-up time for START_VUS (10000) VUs: from launch to the first request
+#          the target counts (its /metrics request counter moving), per tool
+#
+# At the end it prints a table and the ratios the issue asks for (pado over k6:
+# at least 3x the requests per CPU-second, at most a quarter of the memory per VU).
+# While `pado run` does not take k6 scripts, pado's half reports "not supported yet"
+# and only k6's figures are printed.
+#
+# Safety: every target is 127.0.0.1; every run has a fixed duration and is wrapped
+# in `timeout`; only PIDs this script started are signalled.
+# Knobs (environment): PHASES ("eff mem start"), DUR (10), VUS_EFF (64), MEM_VUS
+#   ("1000 10000"), MEM_DUR (15), START_VUS (10000), SERVER_CPU (0), GEN_CPU (1),
+#   PORT (18090), PADO (target/release/pado), K6 (k6 on PATH or $HOME/go/bin/k6),
+#   OUT (${TMPDIR:-/tmp}/pado-k6script-out).
+set -uo pipefail
+export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"
+export K6_NO_USAGE_REPORT=true
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/.." && pwd)"
+export PATH="$HOME/go/bin:/usr/local/go/bin:$HOME/.cargo/bin:$PATH"
+
+PHASES="${PHASES:-eff mem start}"
+DUR="${DUR:-10}"
+VUS_EFF="${VUS_EFF:-64}"
+MEM_VUS="${MEM_VUS:-1000 10000}"
+MEM_DUR="${MEM_DUR:-15}"
+START_VUS="${START_VUS:-10000}"
+SERVER_CPU="${SERVER_CPU:-0}"
+GEN_CPU="${GEN_CPU:-1}"
+PORT="${PORT:-18090}"
+PADO="${PADO:-$REPO/target/release/pado}"
+K6="${K6:-$(command -v k6 || echo "$HOME/go/bin/k6")}"
+OUT="${OUT:-${TMPDIR:-/tmp}/pado-k6script-out}"
+SCRIPT="$HERE/k6script.js"
+BASE="http://127.0.0.1:${PORT}"
+mkdir -p "$OUT"
+
+say() { echo "k6script: $*" >&2; }
+[ -x "$K6" ] || { say "k6 not found (go install go.k6.io/k6@latest, or K6=PATH)"; exit 2; }
+if [ ! -x "$PADO" ]; then
+  say "building pado (release)..."
+  (cd "$REPO" && cargo build --release --quiet) || { say "cannot build pado"; exit 2; }
+fi
+pin() { if command -v taskset >/dev/null 2>&1; then taskset -c "$1" "${@:2}"; else "${@:2}"; fi; }
+
+# The target: pado's demo target, quick queries and enough workers that the
+# generators, not the target, are what is measured.
+TARGET_PID=""
+start_target() {
+  pin "$SERVER_CPU" timeout 3600 "$PADO" target serve --port "$PORT" --workers 8 \
+    --pool-size 64 --query-cost 0ms >"$OUT/target.log" 2>&1 &
+  TARGET_PID=$!
+  for _ in $(seq 1 100); do
+    curl -fsS "$BASE/health" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  say "the demo target did not start (see $OUT/target.log)"; exit 2
+}
+stop_target() { [ -n "$TARGET_PID" ] && kill "$TARGET_PID" 2>/dev/null; wait "$TARGET_PID" 2>/dev/null; TARGET_PID=""; }
+trap stop_target EXIT
+
+# Whether pado runs k6 scripts yet: a one-iteration probe.
+PADO_JS=0
+probe_pado() {
+  if timeout 60 "$PADO" run "$SCRIPT" --env "BASE_URL=$BASE" --env VUS=1 --env DURATION=1s \
+      --out "$OUT/probe" --quiet >"$OUT/probe.log" 2>&1 && [ -f "$OUT/probe/summary.json" ]; then
+    PADO_JS=1
+  else
+    say "pado: not supported yet ($(head -n1 "$OUT/probe.log"))"
+  fi
+}
+
+# field NAME FILE: a number from /usr/bin/time -v's report.
+tv() { sed -n "s/^\s*$1: *//p" "$2" | head -n1; }
+cpu_s() { python3 -c "import sys;print(round(float(sys.argv[1])+float(sys.argv[2]),2))" "$(tv 'User time (seconds)' "$1")" "$(tv 'System time (seconds)' "$1")"; }
+rss_kb() { tv 'Maximum resident set size (kbytes)' "$1"; }
+
+# run TOOL NAME VUS DURATION THINK: one timed run; prints "requests cpu_s rss_kb".
+run() {
+  local tool=$1 name=$2 vus=$3 dur=$4 think=$5 t reqs
+  t="$OUT/$name.time"
+  case $tool in
+    k6)
+      pin "$GEN_CPU" /usr/bin/time -v -o "$t" timeout $((dur + 120)) "$K6" run --quiet --no-color \
+        --summary-export "$OUT/$name.k6.json" -e "BASE_URL=$BASE" -e "VUS=$vus" \
+        -e "DURATION=${dur}s" -e "THINK=$think" "$SCRIPT" >"$OUT/$name.log" 2>&1
+      reqs=$(python3 -c "import json,sys;print(int(json.load(open(sys.argv[1]))['metrics']['http_reqs']['count']))" "$OUT/$name.k6.json" 2>/dev/null || echo 0)
+      ;;
+    pado)
+      pin "$GEN_CPU" /usr/bin/time -v -o "$t" timeout $((dur + 120)) "$PADO" run "$SCRIPT" \
+        --env "BASE_URL=$BASE" --env "VUS=$vus" --env "DURATION=${dur}s" --env "THINK=$think" \
+        --out "$OUT/$name.pado" --quiet >"$OUT/$name.log" 2>&1
+      reqs=$(python3 -c "import json,sys;print(int(json.load(open(sys.argv[1]))['requests']))" "$OUT/$name.pado/summary.json" 2>/dev/null || echo 0)
+      ;;
+  esac
+  echo "$reqs $(cpu_s "$t") $(rss_kb "$t")"
+}
+
+# first_request_s TOOL VUS: seconds from launch until the target has counted a
+# request from this run (its request counter moves), the run stopped right after.
+first_request_s() {
+  local tool=$1 vus=$2 before now t0 pid
+  before=$(curl -fsS "$BASE/metrics" | awk '/^http_server_requests_seconds_count/ {s+=$2} END {print s+0}')
+  t0=$(date +%s.%N)
+  case $tool in
+    k6) timeout 300 "$K6" run --quiet --no-color -e "BASE_URL=$BASE" -e "VUS=$vus" -e DURATION=120s \
+          -e THINK=1 "$SCRIPT" >"$OUT/start-$tool.log" 2>&1 & pid=$! ;;
+    pado) timeout 300 "$PADO" run "$SCRIPT" --env "BASE_URL=$BASE" --env "VUS=$vus" --env DURATION=120s \
+          --env THINK=1 --out "$OUT/start.pado" --quiet >"$OUT/start-$tool.log" 2>&1 & pid=$! ;;
+  esac
+  while kill -0 "$pid" 2>/dev/null; do
+    now=$(curl -fsS "$BASE/metrics" | awk '/^http_server_requests_seconds_count/ {s+=$2} END {print s+0}')
+    if python3 -c "import sys;sys.exit(0 if float(sys.argv[1])>float(sys.argv[2]) else 1)" "$now" "$before"; then
+      python3 -c "import sys;print(round(float(sys.argv[1])-float(sys.argv[2]),2))" "$(date +%s.%N)" "$t0"
+      kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+      return
+    fi
+    sleep 0.05
+  done
+  echo "n/a"
+}
+
+start_target
+probe_pado
+TOOLS="k6"
+[ "$PADO_JS" = 1 ] && TOOLS="k6 pado"
+ratio() { python3 -c "import sys;a,b=float(sys.argv[1]),float(sys.argv[2]);print(f'{a/b:.2f}' if b>0 else 'n/a')" "$1" "$2"; }
+{
+  echo "| phase | tool | VUs | requests | CPU s | req per CPU-s | peak RSS MB | RSS per VU KB |"
+  echo "|---|---|---|---|---|---|---|---|"
+} >"$OUT/table.md"
+declare -A EFF MEMV
+for phase in $PHASES; do
+  case $phase in
+    eff)
+      for tool in $TOOLS; do
+        read -r reqs cpu rss < <(run "$tool" "eff-$tool" "$VUS_EFF" "$DUR" 0)
+        per=$(python3 -c "import sys;c=float(sys.argv[2]);print(round(float(sys.argv[1])/c) if c>0 else 0)" "$reqs" "$cpu")
+        EFF[$tool]=$per
+        echo "| eff | $tool | $VUS_EFF | $reqs | $cpu | $per | $((rss / 1024)) | |" >>"$OUT/table.md"
+      done
+      ;;
+    mem)
+      for vus in $MEM_VUS; do
+        for tool in $TOOLS; do
+          read -r reqs cpu rss < <(run "$tool" "mem-$vus-$tool" "$vus" "$MEM_DUR" 1)
+          per=$(python3 -c "import sys;print(round(float(sys.argv[1])/float(sys.argv[2]),1))" "$rss" "$vus")
+          MEMV[$tool-$vus]=$per
+          echo "| mem | $tool | $vus | $reqs | $cpu | | $((rss / 1024)) | $per |" >>"$OUT/table.md"
+        done
+      done
+      ;;
+    start)
+      for tool in $TOOLS; do
+        s=$(first_request_s "$tool" "$START_VUS")
+        echo "| start | $tool | $START_VUS | first request after ${s} s | | | | |" >>"$OUT/table.md"
+      done
+      ;;
+  esac
+done
+cat "$OUT/table.md"
+if [ "$PADO_JS" = 1 ]; then
+  echo
+  [ -n "${EFF[k6]:-}" ] && echo "requests per CPU-second, pado / k6: $(ratio "${EFF[pado]}" "${EFF[k6]}") (goal: at least 3)"
+  for vus in $MEM_VUS; do
+    [ -n "${MEMV[k6-$vus]:-}" ] && echo "memory per VU at $vus VUs, pado / k6: $(ratio "${MEMV[pado-$vus]}" "${MEMV[k6-$vus]}") (goal: at most 0.25)"
+  done
+else
+  echo
+  echo "pado: not supported yet (pado run does not take k6 scripts); k6's figures only"
+fi
