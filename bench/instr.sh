@@ -5,6 +5,7 @@
 # make it execute more instructions).
 #
 #   OLD=/path/to/pado-old NEW=target/release/pado bash bench/instr.sh
+#   OLD=... MID=/path/to/pado-main NEW=... bash bench/instr.sh   # a third binary, between
 #
 # Each binary makes two counted runs of a fixed amount of work, VUS x SHORT and VUS x ITER
 # requests (`--iterations`: a slow or busy core changes how long they take, not what they
@@ -24,7 +25,9 @@
 #
 # The load: `pado run --url URL --vus VUS --iterations ...`, pinned to GEN_CPU; nginx (started
 # here on 127.0.0.1:PORT, the fixed 100-byte body of bench/run.sh's target) pinned to
-# SERVER_CPU. Knobs: OLD, NEW (required), VUS (64), ITER (200 iterations per VU), SHORT (20),
+# SERVER_CPU. Knobs: OLD, NEW (required), MID (optional: a third binary, e.g. the build a
+# fix starts from, measured in the same rounds: old, mid, new), VUS (64), ITER (200
+# iterations per VU), SHORT (20),
 # DUR (5 s, the plain run), REPEATS (3), MODE,
 # GEN_CPU (1), SERVER_CPU (0), PORT (18082), OUT (${TMPDIR:-/tmp}/pado-bench-instr; the
 # table is also written to OUT/instr.md).
@@ -34,6 +37,8 @@ export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"   # bench runs stay out of
 
 OLD="${OLD:?OLD=path of the old pado binary}"
 NEW="${NEW:?NEW=path of the new pado binary}"
+MID="${MID:-}"
+NAMES="old${MID:+ mid} new"
 VUS="${VUS:-64}"
 DUR="${DUR:-5}"
 SHORT="${SHORT:-20}"
@@ -50,6 +55,7 @@ URL="http://127.0.0.1:$PORT/"
 log() { printf '[pado-instr %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 mkdir -p "$OUT" "$NGX"
 cp -f "$OLD" "$OUT/old.bin" && cp -f "$NEW" "$OUT/new.bin" || { log "cannot copy OLD/NEW"; exit 1; }
+if [ -n "$MID" ]; then cp -f "$MID" "$OUT/mid.bin" || { log "cannot copy MID"; exit 1; }; fi
 
 if [ "$MODE" = auto ]; then
   if perf stat -x, -e instructions:u -- true 2>&1 | grep -q '^[0-9]'; then MODE=perf
@@ -110,7 +116,7 @@ plain() {
 }
 
 for r in $(seq 1 "$REPEATS"); do
-  for name in old new; do
+  for name in $NAMES; do
     log "run $r/$REPEATS: $name (x $SHORT and x $ITER iterations counted, ${DUR}s plain)"
     count "$name" "$r" short "$SHORT"
     count "$name" "$r" long "$ITER"
@@ -118,10 +124,11 @@ for r in $(seq 1 "$REPEATS"); do
   done
 done
 
-python3 - "$OUT" "$MODE" "$REPEATS" <<'PY' | tee "$OUT/instr.md"
+python3 - "$OUT" "$MODE" "$REPEATS" $NAMES <<'PY' | tee "$OUT/instr.md"
 import glob, json, os, statistics, sys
 
 out, mode, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3])
+names = sys.argv[4:]   # old, [mid,] new
 
 def requests(base):
     try:
@@ -154,7 +161,7 @@ def counts(base):
     return {"instructions": sum(per), "worker": max(per)} if per else None
 
 rows = {}
-for name in ("old", "new"):
+for name in names:
     for r in range(1, repeats + 1):
         base = f"{out}/{name}-{r}"
         row = {}
@@ -188,10 +195,16 @@ def show(m, v, fmt):
 print(f"Counted with {mode}; medians of {repeats} paired runs (each run in brackets). Marginal:")
 print("(count of the long run − count of the short run) / (their requests' difference), which")
 print("leaves out start-up, connecting the VUs and writing the reports.\n")
-print("| figure | old | new | new / old |")
-print("|---|---|---|---|")
+later = names[1:]   # each compared with old
+print("| figure | " + " | ".join(names) + " | " + " | ".join(f"{n} / old" for n in later) + " |")
+print("|---" * (len(names) + len(later) + 1) + "|")
 for key, label, fmt in cols:
-    (mo, vo), (mn, vn) = med("old", key), med("new", key)
-    ratio = f"{mn / mo:.3f}" if mo and mn else "—"
-    print(f"| {label} | {show(mo, vo, fmt)} | {show(mn, vn, fmt)} | {ratio} |")
+    mo, vo = med("old", key)
+    cells = [show(mo, vo, fmt)]
+    ratios = []
+    for n in later:
+        mn, vn = med(n, key)
+        cells.append(show(mn, vn, fmt))
+        ratios.append(f"{mn / mo:.3f}" if mo and mn else "—")
+    print(f"| {label} | " + " | ".join(cells + ratios) + " |")
 PY

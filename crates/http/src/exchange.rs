@@ -132,12 +132,23 @@ pub struct RequestRef<'a> {
 /// nothing received qualifies, so a server that resets fresh connections, or answers
 /// in part, is still counted as failing.
 pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<'_>) -> Exchange {
+    let mut ex = Exchange::default();
+    exchange_into(slot, origin, req, &mut ex).await;
+    ex
+}
+
+/// [`exchange`], its figures written into `ex` (reset first) rather than returned:
+/// a VU keeps one [`Exchange`] per request in place and reads it there, so the ~200
+/// bytes are not moved out of the exchange's future and through each caller's.
+pub async fn exchange_into(
+    slot: &mut Option<Conn>,
+    origin: &Origin,
+    req: RequestRef<'_>,
+    ex: &mut Exchange,
+) {
     let start = Instant::now();
     let deadline = start + req.timeout;
-    let mut ex = Exchange {
-        bytes_sent: 0,
-        ..Default::default()
-    };
+    *ex = Exchange::default();
     if let Some(c) = slot.as_ref() {
         if c.idle_since.elapsed() >= IDLE_CHECK_AFTER && c.stream.looks_closed() {
             *slot = None;
@@ -175,19 +186,19 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
                     ex.reason = e.reason;
                     ex.error = Some(e.kind);
                     ex.end = Some(Instant::now());
-                    return ex;
+                    return;
                 }
             }
         }
         let Some(conn) = slot.as_mut() else {
             ex.error = Some(ErrorKind::Io);
-            return ex;
+            return;
         };
         ex.version = Some(HttpVersion::Http1);
         sink.clear();
         let outcome = tokio::time::timeout_at(
             sse_end.map_or(deadline, |e| e.min(deadline)).into(),
-            run(conn, req.bytes, req.is_head, tls, &mut ex, &mut sink),
+            run(conn, req.bytes, req.is_head, tls, ex, &mut sink),
         )
         .await;
         let end = Instant::now();
@@ -195,12 +206,12 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
         let reuse = match outcome {
             Err(_) if sse_end.is_some_and(|e| e < deadline) && ex.status != 0 => {
                 // The stream was read for as long as asked: its answer, not a timeout.
-                finish_phases(&mut ex, end);
+                finish_phases(ex, end);
                 false
             }
             Err(_) => {
                 ex.error = Some(ErrorKind::Timeout);
-                finish_phases(&mut ex, end);
+                finish_phases(ex, end);
                 false
             }
             Ok(Err(ErrorKind::Reset))
@@ -217,7 +228,7 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
             }
             Ok(Err(kind)) => {
                 ex.error = Some(kind);
-                finish_phases(&mut ex, end);
+                finish_phases(ex, end);
                 false
             }
             Ok(Ok(reuse)) => reuse,
@@ -227,8 +238,8 @@ pub async fn exchange(slot: &mut Option<Conn>, origin: &Origin, req: RequestRef<
         } else {
             *slot = None;
         }
-        sink.cut_to_cap(&mut ex);
-        return ex;
+        sink.cut_to_cap(ex);
+        return;
     }
 }
 
@@ -626,5 +637,123 @@ pub(crate) fn keep(keep_body: &mut Option<(&mut Vec<u8>, usize)>, bytes: &[u8]) 
     if let Some((out, cap)) = keep_body.as_mut() {
         let room = cap.saturating_sub(out.len());
         out.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+
+    const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+    const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
+    /// A loopback server that answers `n` requests on one kept-alive connection
+    /// with [`ANSWER`], then closes; every read bounded in time.
+    fn answer_n(n: usize) -> (url::Url, std::thread::JoinHandle<()>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut got = Vec::new();
+            for _ in 0..n {
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let mut b = [0u8; 512];
+                    let k = s.read(&mut b).unwrap();
+                    assert!(k > 0, "the client closed before its request");
+                    got.extend_from_slice(&b[..k]);
+                }
+                got.clear();
+                s.write_all(ANSWER).unwrap();
+            }
+        });
+        (url, server)
+    }
+
+    /// What a failed, reconnected, cut exchange leaves behind.
+    fn stale() -> Exchange {
+        Exchange {
+            status: 503,
+            error: Some(ErrorKind::Timeout),
+            reason: Some("stale"),
+            blocked: Duration::from_secs(1),
+            setup: SetupTimes {
+                dns: Duration::from_secs(1),
+                connecting: Duration::from_secs(1),
+                tls: Duration::from_secs(1),
+            },
+            sending: Duration::from_secs(9),
+            waiting: Duration::from_secs(9),
+            receiving: Duration::from_secs(9),
+            sent_at: None,
+            end: None,
+            bytes_sent: 999,
+            bytes_received: 999,
+            reconnected: true,
+            body_cut: true,
+            body_encoded: 7,
+            body_decoded: 70,
+            version: None,
+            opened: NewConnection::Tls,
+        }
+    }
+
+    /// The VU writes every request's exchange into the same [`Exchange`]: nothing of
+    /// the one before (a failure, a reconnect, a cut body, setup times) may remain,
+    /// on a new connection or a kept one.
+    #[test]
+    fn exchange_into_leaves_nothing_of_the_exchange_before() {
+        let (url, server) = answer_n(2);
+        let origin = Origin::for_url(&url, || crate::tls_client_config(false)).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut slot = None;
+        let mut body = Vec::new();
+        for (i, opened) in [NewConnection::Plain, NewConnection::No]
+            .into_iter()
+            .enumerate()
+        {
+            let mut ex = stale();
+            let req = RequestRef {
+                bytes: REQUEST,
+                is_head: false,
+                resend_safe: true,
+                timeout: Duration::from_secs(5),
+                keep_body: Some((&mut body, 100)),
+                keep_head: None,
+                failed_prefix: None,
+                decoder: None,
+            };
+            rt.block_on(exchange_into(&mut slot, &origin, req, &mut ex));
+            let why = format!("request {i}: {ex:?}");
+            assert_eq!(ex.status, 200, "{why}");
+            assert_eq!((ex.error, ex.reason), (None, None), "{why}");
+            assert_eq!(ex.blocked, Duration::ZERO, "{why}");
+            assert!(ex.sending < Duration::from_secs(5), "{why}");
+            assert!(ex.waiting < Duration::from_secs(5), "{why}");
+            assert!(ex.receiving < Duration::from_secs(5), "{why}");
+            assert!(ex.sent_at.is_some() && ex.end.is_some(), "{why}");
+            assert_eq!(ex.bytes_sent, REQUEST.len() as u64, "{why}");
+            assert_eq!(ex.bytes_received, ANSWER.len() as u64, "{why}");
+            assert!(!ex.reconnected && !ex.body_cut, "{why}");
+            assert_eq!((ex.body_encoded, ex.body_decoded), (0, 0), "{why}");
+            assert_eq!(ex.version, Some(HttpVersion::Http1), "{why}");
+            assert_eq!(ex.opened, opened, "{why}");
+            if opened == NewConnection::No {
+                // A kept connection: no setup at all.
+                let s = ex.setup;
+                assert_eq!((s.dns, s.connecting, s.tls), Default::default(), "{why}");
+            } else {
+                assert!(ex.setup.connecting < Duration::from_secs(1), "{why}");
+                assert_eq!(ex.setup.tls, Duration::ZERO, "{why}");
+            }
+            assert_eq!(body, b"hello", "{why}");
+            assert!(slot.is_some(), "{why}: the connection is kept");
+        }
+        server.join().unwrap();
     }
 }

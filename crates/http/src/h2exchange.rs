@@ -128,9 +128,24 @@ pub async fn exchange_h2(
     req: RequestRef<'_>,
     prebuilt: Option<&H2Request>,
 ) -> Result<Exchange, UseHttp1> {
+    let mut ex = Exchange::default();
+    exchange_h2_into(pool, origin, req, prebuilt, &mut ex).await?;
+    Ok(ex)
+}
+
+/// [`exchange_h2`], its figures written into `ex` (reset first) rather than
+/// returned: the VU keeps its request's [`Exchange`] in place, as with
+/// [`crate::exchange_into`].
+pub async fn exchange_h2_into(
+    pool: &H2Pool,
+    origin: &Origin,
+    req: RequestRef<'_>,
+    prebuilt: Option<&H2Request>,
+    ex: &mut Exchange,
+) -> Result<(), UseHttp1> {
     let start = Instant::now();
     let deadline = start + req.timeout;
-    let mut ex = Exchange::default();
+    *ex = Exchange::default();
     let built;
     let request = match prebuilt {
         Some(r) => r,
@@ -143,7 +158,7 @@ pub async fn exchange_h2(
                 ex.error = Some(ErrorKind::Protocol);
                 ex.reason = Some(why);
                 ex.end = Some(Instant::now());
-                return Ok(ex);
+                return Ok(());
             }
         },
     };
@@ -161,7 +176,7 @@ pub async fn exchange_h2(
             origin,
             req.timeout,
             start,
-            &mut ex,
+            &mut *ex,
             CLOSED_BEFORE_REQUEST,
         )
         .await
@@ -184,7 +199,7 @@ pub async fn exchange_h2(
         let response = match sent {
             Ok(r) => r,
             Err(e) => {
-                fail(&mut ex, &e, &slot.conn, tls);
+                fail(&mut *ex, &e, &slot.conn, tls);
                 return Ok(());
             }
         };
@@ -192,13 +207,13 @@ pub async fn exchange_h2(
         let response = match response.await {
             Ok(r) => r,
             Err(e) => {
-                fail(&mut ex, &e, &slot.conn, tls);
+                fail(&mut *ex, &e, &slot.conn, tls);
                 return Ok(());
             }
         };
         t_head = Instant::now();
         ex.waiting = t_head - t_sent;
-        read_response(response, req.is_head, &mut sink, &mut ex, &slot.conn, tls).await;
+        read_response(response, req.is_head, &mut sink, &mut *ex, &slot.conn, tls).await;
         Ok(())
     };
     let outcome =
@@ -214,9 +229,9 @@ pub async fn exchange_h2(
     if !timed_out && ex.error.is_none() {
         ex.receiving = end - t_head;
     }
-    settle(&mut ex, end, timed_out);
-    sink.cut_to_cap(&mut ex);
-    Ok(ex)
+    settle(ex, end, timed_out);
+    sink.cut_to_cap(ex);
+    Ok(())
 }
 
 /// Reads a response's head and body into `sink`, counting its bytes; a failed

@@ -46,10 +46,10 @@ pub use conn::{
     tls_client_config, tls_client_config_alpn, Conn, ConnectError, Origin, Protocol, TlsTarget,
 };
 pub use control::{host_header, origin_form, ControlAnswer, ControlRequest};
-pub use exchange::{exchange, idempotent_method, is_redirect, Exchange, RequestRef};
+pub use exchange::{exchange, exchange_into, idempotent_method, is_redirect, Exchange, RequestRef};
 pub use grpc::{exchange_grpc, GrpcCall, GrpcOutcome, GrpcRequest};
 pub use h2conn::H2Pool;
-pub use h2exchange::{exchange_h2, H2Request, UseHttp1};
+pub use h2exchange::{exchange_h2, exchange_h2_into, H2Request, UseHttp1};
 pub use proxy::{Proxy, ProxyConfig, ProxyError};
 pub use status::StatusSet;
 pub use trust::{TlsFileError, TlsSettings};

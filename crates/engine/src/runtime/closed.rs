@@ -104,9 +104,11 @@ pub(super) async fn run_vu(
             deadline.follow(&ctx);
             let entry = vu.pick(sc);
             let it_start = now;
-            let outcome = deadline
-                .run(&ctx, vu.iteration(sc, entry, None), || ctx.interrupted())
-                .await;
+            let outcome = {
+                // Made in place, not moved (see `Deadline::run`).
+                let it = std::pin::pin!(vu.iteration(sc, entry, None));
+                deadline.run(&ctx, it, || ctx.interrupted()).await
+            };
             now = Instant::now();
             match outcome {
                 Some(IterationEnd::Completed) => {

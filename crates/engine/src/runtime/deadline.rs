@@ -62,17 +62,19 @@ where
 
     /// Run `it` to its end, or `None` when the deadline passed or the run
     /// aborted first. `renew` makes a fresh interruption future once one fired
-    /// for a change of the clock.
+    /// for a change of the clock. `it` is pinned by the caller where it was made
+    /// (`std::pin::pin!`): an iteration's future is a few kilobytes, and taken by
+    /// value it would be copied into this future, and this one into the caller's,
+    /// once per iteration.
     pub(super) async fn run<T>(
         &mut self,
         ctx: &WorkerCtx,
-        it: impl Future<Output = T>,
+        mut it: Pin<&mut impl Future<Output = T>>,
         renew: impl Fn() -> I,
     ) -> Option<T> {
-        tokio::pin!(it);
         loop {
             tokio::select! {
-                r = &mut it => return Some(r),
+                r = it.as_mut() => return Some(r),
                 _ = self.sleep.as_mut() => {
                     // A hold may have moved the deadline on since it was set.
                     let at = (self.at)();

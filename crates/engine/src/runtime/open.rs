@@ -380,11 +380,11 @@ async fn vu_loop(
         ctx.vu_started(Instant::now());
         deadline.follow(&ctx);
         let entry = vu.pick(sc);
-        let outcome = deadline
-            .run(&ctx, vu.iteration(sc, entry, Some(scheduled)), || {
-                ctx.interrupted()
-            })
-            .await;
+        let outcome = {
+            // Made in place, not moved (see `Deadline::run`).
+            let it = std::pin::pin!(vu.iteration(sc, entry, Some(scheduled)));
+            deadline.run(&ctx, it, || ctx.interrupted()).await
+        };
         let now = Instant::now();
         ctx.vu_stopped(now);
         match outcome {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use pado_http::Exchange;
 use pado_metrics::raw::RawProtocol;
-use pado_metrics::{Phases, RequestSample, WsSession};
+use pado_metrics::{ErrorKind, Phases, RequestSample, WsSession};
 
 use crate::plan::{CheckPlan, StepPlan};
 use crate::redact::{request_line, Redactor};
@@ -148,35 +148,48 @@ pub(super) struct Ended<'a> {
     pub(super) sse: Option<pado_metrics::SseStream>,
 }
 
-/// The sample of an exchange that ended (whether or not it got an answer), its end
-/// and its duration. `scheduled` is the open model's start: the duration runs from
-/// it, so stalls in the generator are not hidden, and the wait for it is `blocked`.
+/// When an exchange ended (whether or not it got an answer) and how long it took.
+/// `scheduled` is the open model's start: the duration runs from it, so stalls in
+/// the generator are not hidden.
 #[inline]
-pub(super) fn sample_of(
+pub(super) fn ended_at(
     ex: &Exchange,
     scheduled: Option<Instant>,
     t_start: Instant,
-) -> (RequestSample, Instant, Duration) {
+) -> (Instant, Duration) {
     let end = ex.end.unwrap_or_else(Instant::now);
     let duration =
         end.saturating_duration_since(scheduled.unwrap_or(ex.sent_at.unwrap_or(t_start)));
-    let phases = Phases {
-        blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s)))
-            + us(ex.blocked),
-        dns_us: us(ex.setup.dns),
-        connecting_us: us(ex.setup.connecting),
-        tls_us: us(ex.setup.tls),
-        sending_us: us(ex.sending),
-        waiting_us: us(ex.waiting),
-        receiving_us: us(ex.receiving),
-        duration_us: us(duration),
-    };
-    let sample = RequestSample {
+    (end, duration)
+}
+
+/// The sample of an exchange that ended after `duration` ([`ended_at`]), failed
+/// with `error` as its step sees it (the transport's, or a redirect's); the wait
+/// for the open model's `scheduled` start is `blocked`. Built where the finish path
+/// reads it: inline, so nothing is copied on the way.
+#[inline]
+pub(super) fn sample_of(
+    ex: &Exchange,
+    error: Option<ErrorKind>,
+    (scheduled, t_start): (Option<Instant>, Instant),
+    duration: Duration,
+) -> RequestSample {
+    RequestSample {
         status: ex.status,
-        error: ex.error,
+        error,
         failed: false,
         failed_by_check: false,
-        phases,
+        phases: Phases {
+            blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s)))
+                + us(ex.blocked),
+            dns_us: us(ex.setup.dns),
+            connecting_us: us(ex.setup.connecting),
+            tls_us: us(ex.setup.tls),
+            sending_us: us(ex.sending),
+            waiting_us: us(ex.waiting),
+            receiving_us: us(ex.receiving),
+            duration_us: us(duration),
+        },
         bytes_sent: ex.bytes_sent,
         bytes_received: ex.bytes_received,
         reconnected: ex.reconnected,
@@ -185,8 +198,7 @@ pub(super) fn sample_of(
         body_decoded: ex.body_decoded,
         http_version: ex.version,
         opened: ex.opened,
-    };
-    (sample, end, duration)
+    }
 }
 
 impl Vu {
@@ -265,7 +277,7 @@ impl Vu {
         let end = Instant::now();
         let duration = end.saturating_duration_since(scheduled.unwrap_or(t_start));
         let sample = RequestSample {
-            error: Some(pado_metrics::ErrorKind::Template),
+            error: Some(ErrorKind::Template),
             failed: true,
             phases: Phases {
                 blocked_us: scheduled.map_or(0, |s| us(t_start.saturating_duration_since(s))),

@@ -18,7 +18,7 @@ use crate::render::RenderFault;
 use crate::response_view::ResponseView;
 use crate::runtime::worker::WorkerCtx;
 
-use super::finish::{sample_of, Ended, Judge, Readable, Reason, Sent};
+use super::finish::{ended_at, sample_of, Ended, Judge, Readable, Reason, Sent};
 use super::Vu;
 
 /// A call its templates could not build: the hole (or `message`), what it
@@ -234,7 +234,7 @@ impl Vu {
         shown: GrpcShown<'_>,
     ) {
         let ex = &r.out.exchange;
-        let (mut sample, end, duration) = sample_of(ex, scheduled, t_start);
+        let (end, duration) = ended_at(ex, scheduled, t_start);
         // The call's code: a stream cut at `max_messages` ended as the step asked.
         let code = r.out.code.unwrap_or(0);
         let mut error = ex.error;
@@ -253,8 +253,8 @@ impl Vu {
         } else {
             &[]
         };
+        let mut sample = sample_of(ex, error, (scheduled, t_start), duration);
         sample.status = if ex.error.is_none() { code } else { 0 };
-        sample.error = error;
         sample.reconnected = false;
         sample.body_cut = r.decoded && reply.len() >= ctx.plan.max_body;
         // gRPC messages are not HTTP content-encoded (grpc-encoding is not

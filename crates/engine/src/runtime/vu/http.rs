@@ -1,13 +1,15 @@
 //! An HTTP step (HTTP/1.1 or HTTP/2): the request built (static bytes, the jar's
-//! cookies, or rendered templates), sent ([`super::send`]), its redirects followed
+//! cookies, or rendered templates), sent (HTTP/1.1 here, HTTP/2 through
+//! [`super::send`]), its redirects followed
 //! (each hop a sample of its own), and its final answer handed to the finish path
 //! ([`super::finish`]).
 
 use std::time::Instant;
 
-use pado_http::{is_redirect, Exchange, Origin};
+use pado_http::{exchange_into, is_redirect, Origin};
 use pado_metrics::raw::RawProtocol;
 use pado_metrics::ErrorKind;
+use pado_scenario::ConnectionReuse;
 
 use crate::plan::{RequestForm, RequestPlan, StepPlan};
 use crate::redact::request_line;
@@ -15,9 +17,9 @@ use crate::render::RenderFault;
 use crate::response_view::ResponseView;
 use crate::runtime::worker::WorkerCtx;
 
-use super::finish::{sample_of, Ended, Judge, Readable, Reason, Sent};
+use super::finish::{ended_at, sample_of, Ended, Judge, Readable, Reason, Sent};
 use super::redirects::{hop_request, host_for, redirect_to, Follow};
-use super::send::Outgoing;
+use super::send::{conn_slot, Outgoing};
 use super::{Vu, MAX_REDIRECTS};
 
 /// The request being sent in a chain of redirects: its bytes, whether it is a HEAD
@@ -119,7 +121,8 @@ impl Vu {
     /// Send one request (the step's, or a redirect hop) on host `host` and account
     /// for it. A redirect to follow is finished as a hop and returned (its URL and
     /// status); anything else is the step's final answer, finished and judged, and
-    /// `None` returned.
+    /// `None` returned. The exchange is written into the VU's [`Vu::ex`] and read
+    /// there: its figures are not moved from future to future.
     async fn exchange_once(
         &mut self,
         (scope, step, req): (&str, &StepPlan, &RequestPlan),
@@ -146,28 +149,47 @@ impl Vu {
                 &extra_origin
             }
         };
-        let (ex, protocol) = self.send(&ctx, req, origin, out, (host, hops)).await;
-        let (mut sample, end, duration) = sample_of(&ex, scheduled, t_start);
+        let protocol = match ctx.h2.get(host).and_then(Option::as_ref) {
+            // HTTP/1.1 on the VU's own connection (an origin first met in a redirect
+            // is spoken with it), awaited here: the hot path, through no further
+            // future.
+            None => {
+                let slot = conn_slot(&mut self.conns, &mut self.extra, host);
+                let to_send = self.resp.request_ref(req, out, ctx.plan.max_body);
+                exchange_into(slot, origin, to_send, &mut self.ex).await;
+                if ctx.plan.connections == ConnectionReuse::PerRequest {
+                    *slot = None;
+                }
+                RawProtocol::Http1
+            }
+            Some(pool) => {
+                let at = (host, hops);
+                self.send_h2(&ctx, (req, out), (origin, pool), at).await
+            }
+        };
+        let (status, transport) = (self.ex.status, self.ex.error);
         // The answer's buffers, held here while the finish path runs (put back below).
         let resp_body = std::mem::take(&mut self.resp.body);
         let resp_head = std::mem::take(&mut self.resp.head);
         let fail_body = std::mem::take(&mut self.resp.fail_body);
-        let ok_transport = ex.error.is_none();
+        let ok_transport = transport.is_none();
         let body: &[u8] = if out.keep_body && ok_transport {
             &resp_body
         } else {
             &[]
         };
         let head: &[u8] = if ok_transport { &resp_head } else { &[] };
-        let view = ResponseView::new(ex.status, head, body);
+        let view = ResponseView::new(status, head, body);
         if self.cookies && !head.is_empty() {
             self.jar.absorb(host, &view);
         }
-        let (follow, error) = self
-            .redirect(&ctx, req, (origin, bytes, host, hops), &ex, &view)
-            .await;
-        sample.error = error;
-        let ok = error.is_none();
+        // Only a redirect to follow waits for anything more (a new origin's name).
+        let (follow, error) = if req.follow_redirects && ok_transport && is_redirect(status) {
+            self.redirect(&ctx, (origin, bytes, host, hops), status, &view)
+                .await
+        } else {
+            (None, transport)
+        };
         // A hop: its own sample under the step's name, never a failure; checks and
         // extraction wait for the final answer.
         let judge = if follow.is_some() {
@@ -175,16 +197,19 @@ impl Vu {
         } else {
             Judge::Final
         };
+        let (end, duration) = ended_at(&self.ex, scheduled, t_start);
         let ended = Ended {
-            sample,
+            sample: sample_of(&self.ex, error, (scheduled, t_start), duration),
             end,
             duration,
             view,
             head,
             host,
-            status_failed: judge == Judge::Final && (!ok || !req.expect.contains(ex.status)),
-            readable: Readable::all(ok),
-            reason: ex
+            status_failed: judge == Judge::Final
+                && (error.is_some() || !req.expect.contains(status)),
+            readable: Readable::all(error.is_none()),
+            reason: self
+                .ex
                 .reason
                 .filter(|_| judge == Judge::Final)
                 .map(Reason::Said),
@@ -198,9 +223,9 @@ impl Vu {
             sse: req
                 .sse
                 .as_ref()
-                .filter(|_| judge == Judge::Final && (200..300).contains(&ex.status))
+                .filter(|_| judge == Judge::Final && (200..300).contains(&status))
                 .map(|_| {
-                    let sent = ex.sent_at.unwrap_or(t_start);
+                    let sent = self.ex.sent_at.unwrap_or(t_start);
                     let events = self.resp.sse.parser.events();
                     self.resp.sse.tally.stream(events, sent, end)
                 }),
@@ -213,20 +238,16 @@ impl Vu {
         follow
     }
 
-    /// Where a redirect answer leads, when the step follows redirects: the hop to
-    /// make, or the failure that ends the chain (too many hops, a `Location` that
-    /// cannot be followed), or neither for any other answer.
+    /// Where a redirect answer (`status`, a redirect, to a step that follows them)
+    /// leads: the hop to make, or the failure that ends the chain (too many hops, a
+    /// `Location` that cannot be followed), or neither when it has no `Location`.
     async fn redirect(
         &mut self,
         ctx: &WorkerCtx,
-        req: &RequestPlan,
         (origin, bytes, host, hops): (&Origin, &[u8], usize, u32),
-        ex: &Exchange,
+        status: u16,
         view: &ResponseView<'_>,
     ) -> (Option<Follow>, Option<ErrorKind>) {
-        if !(req.follow_redirects && ex.error.is_none() && is_redirect(ex.status)) {
-            return (None, ex.error);
-        }
         // A redirect without a `Location` is a response like any other.
         let Some(loc) = view.header("location") else {
             return (None, None);
@@ -249,7 +270,7 @@ impl Vu {
             Some(h) => (
                 Some(Follow {
                     url,
-                    status: ex.status,
+                    status,
                     host: h,
                     same_origin: h == host,
                 }),

@@ -17,7 +17,7 @@ use crate::script::{
     ScriptCall, ScriptFault, ScriptReply, ScriptRequest, ScriptResponse, ScriptRole, ScriptTimings,
 };
 
-use super::finish::sample_of;
+use super::finish::{ended_at, sample_of};
 use super::redirects::host_for;
 use super::{IterationEnd, Vu, MAX_REDIRECTS};
 
@@ -227,7 +227,9 @@ impl Vu {
                 },
             )
             .await;
-            let (mut sample, end, _) = sample_of(&ex, scheduled.take(), t_start);
+            let sched = scheduled.take();
+            let (end, duration) = ended_at(&ex, sched, t_start);
+            let mut sample = sample_of(&ex, ex.error, (sched, t_start), duration);
             let view = ResponseView::new(ex.status, &self.resp.head, &self.resp.body);
             if self.cookies && ex.error.is_none() {
                 self.jar.absorb(host, &view);

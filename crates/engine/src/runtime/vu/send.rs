@@ -1,16 +1,19 @@
-//! Which connection an HTTP request goes on, and the exchange on it: the VU's own
-//! HTTP/1.1 connection to the origin, or the worker's shared HTTP/2 pool for an
-//! origin that speaks it (falling back to the VU's HTTP/1.1 connection when the
-//! server chooses HTTP/1.1). What the answer leaves behind (body, head, a failed
-//! answer's first bytes) goes to the VU's reused [`ResponseBufs`].
+//! Which connection an HTTP request goes on, and what its exchange keeps: the
+//! VU's own HTTP/1.1 connection to the origin ([`conn_slot`]; the step awaits that
+//! exchange itself, [`super::http`]), or the worker's shared HTTP/2 pool for an
+//! origin that speaks it ([`Vu::send_h2`], falling back to the VU's HTTP/1.1
+//! connection when the server chooses HTTP/1.1). What the answer leaves behind
+//! (body, head, a failed answer's first bytes) goes to the VU's reused
+//! [`ResponseBufs`]; its figures to the VU's one `Exchange`, read in place.
 
-use pado_http::{exchange, exchange_h2, Conn, Exchange, Origin, RequestRef, UseHttp1};
+use pado_http::{exchange_h2_into, exchange_into, Conn, H2Pool, Origin, RequestRef, UseHttp1};
 use pado_metrics::raw::RawProtocol;
 use pado_metrics::NewConnection;
 
 use crate::plan::{RequestForm, RequestPlan};
 use crate::runtime::worker::WorkerCtx;
 
+use super::redirects::ExtraOrigin;
 use super::Vu;
 
 /// The VU's buffers for what an answer leaves behind, reused request after request.
@@ -61,7 +64,7 @@ pub(super) struct Outgoing<'a> {
 impl ResponseBufs {
     /// What the exchange of `out` keeps of its answer, and where.
     #[inline]
-    fn request_ref<'a>(
+    pub(super) fn request_ref<'a>(
         &'a mut self,
         req: &'a RequestPlan,
         out: Outgoing<'a>,
@@ -90,32 +93,36 @@ impl ResponseBufs {
     }
 }
 
+/// The VU's own HTTP/1.1 connection to host `host`: one of the plan's origins
+/// (`conns`, one per origin), or past them an origin met in a redirect (`extra`).
+/// Over fields, not `&mut Vu`, so the answer's buffers stay free to borrow.
+#[inline]
+pub(super) fn conn_slot<'v>(
+    conns: &'v mut [Option<Conn>],
+    extra: &'v mut [ExtraOrigin],
+    host: usize,
+) -> &'v mut Option<Conn> {
+    match host.checked_sub(conns.len()) {
+        None => &mut conns[host],
+        Some(k) => &mut extra[k].conn,
+    }
+}
+
 impl Vu {
-    /// Send `out` to host `host` (an index into the plan's origins, or past them
-    /// into the origins met in redirects), `origin`: the exchange and the protocol
-    /// it went in. `hops` counts the redirects before it.
-    pub(super) async fn send(
+    /// Send `out` to host `host` (one of the plan's origins that speaks HTTP/2,
+    /// `origin`) on the worker's shared `pool`, or on the VU's own connection when
+    /// the server chose HTTP/1.1: the exchange written into [`Vu::ex`] (read there
+    /// by the finish path), and the protocol it went in. `hops` counts the
+    /// redirects before it. (HTTP/1.1 origins are sent to by the caller itself, so
+    /// that path goes through no further future.)
+    pub(super) async fn send_h2(
         &mut self,
         ctx: &WorkerCtx,
-        req: &RequestPlan,
-        origin: &Origin,
-        out: Outgoing<'_>,
+        (req, out): (&RequestPlan, Outgoing<'_>),
+        (origin, pool): (&Origin, &H2Pool),
         (host, hops): (usize, u32),
-    ) -> (Exchange, RawProtocol) {
+    ) -> RawProtocol {
         let max_body = ctx.plan.max_body;
-        let slot: &mut Option<Conn> = match host.checked_sub(ctx.plan.origins.len()) {
-            None => &mut self.conns[host],
-            Some(k) => &mut self.extra[k].conn,
-        };
-        // HTTP/2 for the plan's origins that speak it (an origin first met in a
-        // redirect is spoken with HTTP/1.1).
-        let Some(pool) = ctx.h2.get(host).and_then(Option::as_ref) else {
-            let ex = exchange(slot, origin, self.resp.request_ref(req, out, max_body)).await;
-            if ctx.plan.connections == pado_scenario::ConnectionReuse::PerRequest {
-                *slot = None;
-            }
-            return (ex, RawProtocol::Http1);
-        };
         // The plan's HTTP/2 form, when what is sent is the plan's static request.
         let prebuilt = req.h2.as_ref().filter(|_| {
             hops == 0
@@ -123,15 +130,17 @@ impl Vu {
                     if std::ptr::eq(b.as_ptr(), out.bytes.as_ptr()))
         });
         let h2 = self.resp.request_ref(req, out, max_body);
-        match exchange_h2(pool, origin, h2, prebuilt).await {
-            Ok(ex) => (ex, RawProtocol::Http2),
+        let ex = &mut self.ex;
+        match exchange_h2_into(pool, origin, h2, prebuilt, ex).await {
+            Ok(()) => RawProtocol::Http2,
             Err(UseHttp1(opened)) => {
+                let slot = conn_slot(&mut self.conns, &mut self.extra, host);
                 let setup = opened.as_ref().map(|(_, t)| *t);
                 if let Some((c, _)) = opened {
                     *slot = Some(c);
                 }
                 let h1 = self.resp.request_ref(req, out, max_body);
-                let mut ex = exchange(slot, origin, h1).await;
+                exchange_into(slot, origin, h1, ex).await;
                 if let Some(t) = setup {
                     ex.setup.dns += t.dns;
                     ex.setup.connecting += t.connecting;
@@ -140,7 +149,7 @@ impl Vu {
                     // to answer in HTTP/1.1.
                     ex.opened = NewConnection::opened(origin.tls.is_some());
                 }
-                (ex, RawProtocol::Http1)
+                RawProtocol::Http1
             }
         }
     }
