@@ -727,6 +727,7 @@ mod tests {
                 keep_head: None,
                 failed_prefix: None,
                 decoder: None,
+                sse: None,
             };
             rt.block_on(exchange_into(&mut slot, &origin, req, &mut ex));
             let why = format!("request {i}: {ex:?}");
