@@ -84,10 +84,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "thresholds on request tags set by the script (`tags: { type: ... }`)",
     ),
     (
-        "setup_teardown_data.js",
-        "a script that sends no request fails pado's 'nothing measured' verdict",
-    ),
-    (
         "setup_http_json.js",
         "an exception in setup() does not stop the test with k6's exit code 107",
     ),
@@ -96,10 +92,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "an iteration ended by an exception is not counted in `iterations` as k6 counts it",
     ),
     ("stages.js", "the --stage flag is not taken for scripts"),
-    (
-        "shared_array_json.js",
-        "a script that sends no request fails pado's 'nothing measured' verdict",
-    ),
     (
         "shared_array_unique_rows.js",
         "k6/execution has no `scenario` export yet (k6 exits 104 on its options)",

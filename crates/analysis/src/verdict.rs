@@ -121,6 +121,10 @@ pub struct Judging<'a> {
     pub checks: (u64, u64),
     /// The run's requests.
     pub requests: RequestCounts,
+    /// Every scenario runs a script's function (a k6 script): a run that sent no
+    /// request passes the requests rule, as k6 passes it; one that sent requests is
+    /// judged as any other.
+    pub scripted: bool,
     /// The run is still going (`pado report` of a directory being written): the
     /// requests rule waits for its end.
     pub in_progress: bool,
@@ -150,7 +154,7 @@ impl Verdict {
             });
         }
         if !j.in_progress {
-            items.push(requests_item(&j.requests));
+            items.push(requests_item(&j.requests, j.scripted));
         }
         let passed = items.iter().all(|i| i.ok);
         Verdict {
@@ -261,8 +265,16 @@ fn soak_item(s: SoakJudging<'_>) -> Judged {
     }
 }
 
-fn requests_item(r: &RequestCounts) -> Judged {
+fn requests_item(r: &RequestCounts, scripted: bool) -> Judged {
     let name = "requests: some completed, not all failed".to_string();
+    if r.completed == 0 && scripted {
+        return Judged {
+            kind: JudgedKind::Requests,
+            name,
+            ok: true,
+            detail: "the script sent no request (a script may; k6 passes such a run too)".into(),
+        };
+    }
     if r.completed == 0 {
         return Judged {
             kind: JudgedKind::Requests,
@@ -357,6 +369,21 @@ mod tests {
             ..Default::default()
         });
         assert!(going.passed && going.items.is_empty());
+        // A script may send no request (k6 passes it); one whose requests all
+        // failed is judged as any run.
+        let script_none = Verdict::judge(&Judging {
+            requests: counts(0, 0),
+            scripted: true,
+            ..Default::default()
+        });
+        assert!(script_none.passed, "{script_none:?}");
+        assert!(script_none.items[0].detail.contains("sent no request"));
+        let script_all = Verdict::judge(&Judging {
+            requests: counts(5, 5),
+            scripted: true,
+            ..Default::default()
+        });
+        assert!(!script_all.passed);
     }
 
     #[test]

@@ -93,6 +93,7 @@ fn run() -> LoadedRun {
             description: "stages from 10 VUs: 5s→10, 5s→20".into(),
             open_model: false,
             max_vus: None,
+            scripted: false,
         }],
         stages: vec![
             StageMark {

@@ -96,6 +96,7 @@ fn segment_meta(i: u32, n: u32, seconds: u32) -> RunMeta {
             description: "0→50→50→0 VUs".into(),
             open_model: false,
             max_vus: None,
+            scripted: false,
         }],
         stages: vec![
             stage(0, 0.0, third, 0.0, 50.0, "ramp 0→50 VUs"),

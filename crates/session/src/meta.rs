@@ -73,6 +73,7 @@ fn scenario_meta(s: &pado_engine::plan::ScenarioPlan) -> ScenarioMeta {
         description: s.executor.describe(),
         open_model: open,
         max_vus: open.then(|| s.executor.max_vus()),
+        scripted: s.script_exec.is_some(),
     }
 }
 

@@ -232,6 +232,7 @@ fn different_tests_and_load_shapes_are_warned_about() {
             description: desc.into(),
             open_model: false,
             max_vus: None,
+            scripted: false,
         }];
         r
     };

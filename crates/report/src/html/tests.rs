@@ -48,6 +48,7 @@ fn two_stage_run() -> LoadedRun {
         description: "0→8 VUs <fast>".into(),
         open_model: false,
         max_vus: None,
+        scripted: false,
     }];
     m.thresholds = vec![
         ThresholdSpec {
@@ -418,6 +419,7 @@ fn demo_meta() -> pado_results::RunMeta {
             description: "0→50 VUs over 2m, hold 5m, down 3m".into(),
             open_model: false,
             max_vus: None,
+            scripted: false,
         },
         ScenarioMeta {
             name: "background".into(),
@@ -425,6 +427,7 @@ fn demo_meta() -> pado_results::RunMeta {
             description: "20 iterations/s for 10m".into(),
             open_model: true,
             max_vus: None,
+            scripted: false,
         },
     ];
     m.stages = vec![

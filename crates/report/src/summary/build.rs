@@ -69,7 +69,8 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
     }
     summary.bottlenecks =
         bottlenecks_of(run, summary.saturation.as_ref(), summary.generator.as_ref());
-    summary.judged = judge(&summary);
+    let scripted = !meta.scenarios.is_empty() && meta.scenarios.iter().all(|s| s.scripted);
+    summary.judged = judge(&summary, scripted);
     summary.verdict = verdict(&summary);
     summary.generators = super::generators::breakdown(run);
     summary.partial = run
@@ -140,7 +141,7 @@ fn threshold_results(run: &LoadedRun, dur: f64) -> Result<Vec<ThresholdResult>, 
 }
 
 /// The run's one verdict, from what the summary computed.
-fn judge(s: &Summary) -> Verdict {
+fn judge(s: &Summary, scripted: bool) -> Verdict {
     use pado_analysis::verdict::{Judging, RequestCounts, SoakJudging};
     let (passes, fails) = s
         .checks
@@ -166,6 +167,7 @@ fn judge(s: &Summary) -> Verdict {
             top_error,
         },
         in_progress: s.in_progress,
+        scripted,
     })
 }
 

@@ -479,6 +479,7 @@ fn dropped_arrivals_are_named_with_the_knob() {
         description: "100 it/s".into(),
         open_model: true,
         max_vus: Some(12),
+        scripted: false,
     }];
     let seconds: Vec<_> = (0..10)
         .map(|t| {

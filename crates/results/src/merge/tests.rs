@@ -85,6 +85,7 @@ fn write_seg(root: &Path, seg: &Seg) -> PathBuf {
             open_model: false,
             // The VU ceiling of this generator's share.
             max_vus: Some(3 + seg.index),
+            scripted: false,
         }],
         stages: vec![StageMark {
             scenario: "default".into(),

@@ -269,6 +269,12 @@ pub struct ScenarioMeta {
     /// files written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_vus: Option<u32>,
+    /// Its iterations run a script's function (a k6 script, `pado run script.js`)
+    /// rather than a scenario file's steps: a script may rightly send no request
+    /// (k6 passes such a run), so the requests rule does not ask for one. Absent
+    /// (false) for a scenario file and in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scripted: bool,
 }
 
 /// A threshold as the user wrote it.
