@@ -87,10 +87,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "setup_http_json.js",
         "an exception in setup() does not stop the test with k6's exit code 107",
     ),
-    (
-        "correlation_json.js",
-        "an iteration ended by an exception is not counted in `iterations` as k6 counts it",
-    ),
     ("stages.js", "the --stage flag is not taken for scripts"),
     (
         "shared_array_unique_rows.js",

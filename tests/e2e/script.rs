@@ -98,8 +98,10 @@ fn an_exception_in_default_ends_its_iteration_is_sampled_and_the_run_goes_on() {
     let s = r.summary();
     assert_eq!(num(&s, "requests"), 4.0);
     assert_eq!(num(&s, "failed"), 0.0);
-    assert_eq!(num(&s, "iterations"), 2.0);
-    assert_eq!(num(&s, "iterations_interrupted"), 2.0);
+    // k6 counts an iteration an exception ended among `iterations` (k6 v1.8.1
+    // gives 4 for this script against the same server).
+    assert_eq!(num(&s, "iterations"), 4.0);
+    assert_eq!(num(&s, "iterations_interrupted"), 0.0);
     let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap();
     let line = failures
         .lines()

@@ -111,14 +111,11 @@ pub(super) async fn run_vu(
             };
             now = Instant::now();
             match outcome {
-                Some(IterationEnd::Completed) => {
+                // An iteration a script's exception ended counts among
+                // `iterations` as k6 counts it (the exception is sampled as a
+                // `script_error`); the VU goes on.
+                Some(IterationEnd::Completed | IterationEnd::Failed) => {
                     ctx.iteration(sc_idx, sc.entries[entry].flow, Some(now - it_start), now);
-                    done += 1;
-                }
-                // An exception ended it (counted as interrupted, as k6 does not
-                // count it among `iterations`); the VU goes on.
-                Some(IterationEnd::Failed) => {
-                    ctx.iteration(sc_idx, sc.entries[entry].flow, None, now);
                     done += 1;
                 }
                 Some(IterationEnd::Stopped) | None => {

@@ -388,15 +388,14 @@ async fn vu_loop(
         let now = Instant::now();
         ctx.vu_stopped(now);
         match outcome {
-            Some(IterationEnd::Completed) => ctx.iteration(
+            // A script's exception ended it: an iteration all the same, as in k6.
+            Some(IterationEnd::Completed | IterationEnd::Failed) => ctx.iteration(
                 sc_idx,
                 sc.entries[entry].flow,
                 Some(now.saturating_duration_since(scheduled)),
                 now,
             ),
-            Some(IterationEnd::Stopped | IterationEnd::Failed) => {
-                ctx.iteration(sc_idx, sc.entries[entry].flow, None, now)
-            }
+            Some(IterationEnd::Stopped) => ctx.iteration(sc_idx, sc.entries[entry].flow, None, now),
             None => {
                 vu.reset_connections();
                 ctx.iteration(sc_idx, sc.entries[entry].flow, None, now);

@@ -59,7 +59,8 @@ pub(super) enum IterationEnd {
     Completed,
     /// A graceful stop arrived between steps.
     Stopped,
-    /// A script's exception ended it (counted, sampled); the VU goes on.
+    /// A script's exception ended it (sampled, and counted among `iterations`
+    /// as k6 counts it); the VU goes on.
     Failed,
 }
 
