@@ -809,6 +809,11 @@ pub(crate) struct RunArgs {
     /// Ramping VUs: stages `30s:100,1m:100,30s:0`.
     #[arg(long, conflicts_with_all = ["step_ramp", "iterations"])]
     pub stages: Option<String>,
+    /// Ramping VUs in k6's spelling, one stage per flag: `-s 30s:100 -s 1m:0` is
+    /// `--stages 30s:100,1m:0` (k6 scripts take it as `k6 run` does).
+    #[arg(long = "stage", short = 's', value_name = "DURATION:TARGET",
+          conflicts_with_all = ["stages", "step_ramp", "iterations", "vus", "duration", "rate"])]
+    pub stage: Vec<String>,
     /// Step ramp `START:ADD:EVERY:MAX`, e.g. `10:20:10s:130` (nGrinder style).
     #[arg(long, conflicts_with = "iterations")]
     pub step_ramp: Option<String>,

@@ -313,11 +313,13 @@ fn shape(a: &RunArgs, is_file: bool) -> Result<Option<LoadShape>, Failure> {
         .as_deref()
         .map(|d| dur("duration", d).map(Dur))
         .transpose()?;
+    // k6's `--stage`/`-s`, one per flag, is `--stages` joined.
+    let joined = (!a.stage.is_empty()).then(|| a.stage.join(","));
     let flags = pado_session::shape::ShapeFlags {
         vus: a.vus,
         duration,
         rate: a.rate,
-        stages: a.stages.as_deref(),
+        stages: a.stages.as_deref().or(joined.as_deref()),
         step_ramp: a.step_ramp.as_deref(),
         iterations: a.iterations,
     };

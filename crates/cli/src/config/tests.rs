@@ -240,6 +240,17 @@ fn out_of_range_load_values_are_refused_with_their_flag() {
         "--iterations: must be at least 1"
     );
     assert!(error(&["--url", URL, "--stages", "30s"]).starts_with("--stages: "));
+    // k6's one-stage-per-flag spelling means the same as --stages.
+    assert_eq!(
+        spec(&["--url", URL, "--stage", "30s:10", "-s", "1m:0"])
+            .unwrap()
+            .overrides
+            .shape,
+        spec(&["--url", URL, "--stages", "30s:10,1m:0"])
+            .unwrap()
+            .overrides
+            .shape
+    );
     assert!(error(&["--url", URL, "--step-ramp", "1:1:1s"]).starts_with("--step-ramp: "));
     assert!(error(&["--url", URL, "--threshold", "p(95) < 200ms"])
         .starts_with("--threshold `p(95) < 200ms`: invalid number"));
