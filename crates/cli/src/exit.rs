@@ -54,7 +54,8 @@ impl std::fmt::Display for Failure {
 
 impl From<pado_session::SessionError> for Failure {
     /// A session's bad input is invalid usage (exit 2), a stop before anything was
-    /// sent exit 130; anything else exit 1.
+    /// sent exit 130, a k6 script that cannot run k6's code for it (104, 107);
+    /// anything else exit 1.
     fn from(e: pado_session::SessionError) -> Self {
         match e {
             pado_session::SessionError::Invalid(m) => Failure::invalid(m),
@@ -63,6 +64,7 @@ impl From<pado_session::SessionError> for Failure {
                 code: INTERRUPTED,
                 message: m,
             },
+            pado_session::SessionError::Script { code, message } => Failure { code, message },
         }
     }
 }

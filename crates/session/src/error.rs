@@ -15,7 +15,23 @@ pub enum SessionError {
     /// waiting for an agreed start; the CLI's exit code 130).
     #[error("{0}")]
     Interrupted(String),
+    /// A k6 script that cannot run, with the exit code k6 gives for it (so a CI
+    /// job written for `k6 run` reads the same): [`SCRIPT_EXCEPTION`] when the
+    /// script does not parse, imports what pado cannot give or its init code
+    /// throws; [`INVALID_CONFIG`] when its options cannot run.
+    #[error("{message}")]
+    Script {
+        /// k6's exit code for it.
+        code: i32,
+        /// What is wrong, naming file, line and column.
+        message: String,
+    },
 }
+
+/// k6's `ScriptException` exit code: the script could not run.
+pub const SCRIPT_EXCEPTION: i32 = 107;
+/// k6's `InvalidConfig` exit code: the script's options cannot run.
+pub const INVALID_CONFIG: i32 = 104;
 
 impl SessionError {
     /// An error of the machine, from anything that says what went wrong.

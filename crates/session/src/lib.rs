@@ -53,7 +53,7 @@ pub use config::{
 pub use control::{RunHandle, RunState, CONTROL_KIND};
 pub use dirs::{new_out_dir, user_out_dir};
 pub use distributed::{DistributedRun, Generator, GeneratorTick, SendFn};
-pub use error::{ControlError, SessionError};
+pub use error::{ControlError, SessionError, INVALID_CONFIG, SCRIPT_EXCEPTION};
 pub use judge::LiveJudge;
 pub use live::{GeneratorLive, LiveRun};
 pub use merge::{merge_and_report, MergeSpec};

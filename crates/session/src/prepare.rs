@@ -188,13 +188,28 @@ pub enum ScenarioText {
     Url(Box<QuickRequest>),
 }
 
+/// A script's error with k6's exit code for it; a file that cannot be read is
+/// bad input as for any scenario file.
+fn script_error(e: pado_script::ScriptError) -> SessionError {
+    use pado_script::ScriptError as E;
+    let code = match &e {
+        E::Read { .. } => return SessionError::Invalid(e.to_string()),
+        E::Options { .. } => crate::error::INVALID_CONFIG,
+        E::Syntax { .. } | E::Import { .. } | E::Init { .. } => crate::error::SCRIPT_EXCEPTION,
+    };
+    SessionError::Script {
+        code,
+        message: e.to_string(),
+    }
+}
+
 impl ScenarioText {
     /// Read what `spec` names (a file once; nothing for a URL).
     pub fn read(spec: &LoadSpec) -> Result<ScenarioText, SessionError> {
         match &spec.source {
             Source::File(path) if pado_script::is_script(path) => {
-                let loaded = pado_script::load_for_run(path, &spec.overrides.env)
-                    .map_err(|e| SessionError::Invalid(e.to_string()))?;
+                let loaded =
+                    pado_script::load_for_run(path, &spec.overrides.env).map_err(script_error)?;
                 let mut config = loaded.config;
                 config.target = spec.overrides.target.clone();
                 Ok(ScenarioText::File {
