@@ -30,7 +30,8 @@ pub(crate) struct Cli {
 /// The exit codes, as `pado --help` ends.
 pub(crate) const EXIT_CODES: &str =
     "Exit codes: 0 success · 99 a threshold failed (also from `pado report` when \
-the result's thresholds failed, and from `pado trend` when the latest run regressed) · 2 invalid usage or scenario · 1 other error · 130 interrupted \
+the result's thresholds failed, and from `pado trend` when the latest run regressed) · 2 invalid usage or scenario · \
+107 a k6 script that cannot run, 104 its options cannot run (k6's codes) · 1 other error · 130 interrupted \
 by a second Ctrl-C (after one Ctrl-C the run stops gracefully, writes its results and exits \
 with the code of its thresholds).
 
