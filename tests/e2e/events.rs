@@ -276,7 +276,13 @@ fn the_error_burst_example_passes() {
     let rate = num(e, "during.error_rate");
     assert!((0.15..0.45).contains(&rate), "{e}");
     assert_eq!(num(e, "before.failed"), 0.0, "{e}");
-    assert_eq!(num(e, "time_to_first_error_s"), 0.0, "{e}");
+    // The first error comes in the window's first second; a generator starved of
+    // CPU (its self-check says so) may send that second's requests late.
+    let first = num(e, "time_to_first_error_s");
+    match crate::harness::machine_too_busy_in(&s) {
+        None => assert_eq!(first, 0.0, "{e}"),
+        Some(busy) => assert!(first <= 1.0, "{e}; {busy}"),
+    }
     assert_eq!(num(e, "failed_requests"), num(e, "during.failed"), "{e}");
 }
 

@@ -353,7 +353,11 @@ pub(crate) fn run_timed(
 /// starved of CPU (run-queue wait, event-loop stalls): its latencies then describe
 /// the machine, not what was measured. `None` when pado had the CPU it needed.
 pub(crate) fn machine_too_busy(r: &Run) -> Option<String> {
-    let s = r.summary();
+    machine_too_busy_in(&r.summary())
+}
+
+/// [`machine_too_busy`] read from a run's `summary.json` already parsed.
+pub(crate) fn machine_too_busy_in(s: &Value) -> Option<String> {
     let g = &s["generator"];
     let saturated = g["saturated"].as_bool().unwrap_or(false);
     let wait_peak = g["run_queue_wait_peak"].as_f64().unwrap_or(0.0);
