@@ -71,7 +71,10 @@ fn llm_stream_timing_and_tokens_match_the_planted_pacing() {
         // later (the histogram's 3 digits aside).
         let ttft = &l["ttft_ms"];
         assert!(num(ttft, "min") >= 149.9, "{ttft:#}");
-        within("llm_ttft p50", num(ttft, "p50"), 149.9..152.0)?;
+        // The server's own first token may leave late on a busy machine (it
+        // notes by how much): the truth is what it did, not what it planned.
+        let late_ms = st.delay_late_max_us as f64 / 1000.0;
+        within("llm_ttft p50", num(ttft, "p50"), 149.9..152.0 + late_ms)?;
         within("llm_itl p50", num(&l, "itl_ms.p50"), 18.0..22.0)?;
         within("llm_tpot p50", num(&l, "tpot_ms.p50"), 18.0..22.0)?;
         // 20 tokens in 150 + 19 × 20 = 530 ms: 37.7 tokens/s.

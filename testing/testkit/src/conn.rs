@@ -258,7 +258,7 @@ async fn respond<S: Transport>(
             Ok(After::Close)
         }
         "/chunked" => chunked(s, req).await,
-        "/sse" => sse::sse(s, req, received_at).await,
+        "/sse" => sse::sse(s, req, received_at, shared).await,
         "/hang" => hang(s).await,
         "/redirect-to" => redirect_to(s, req).await,
         "/echo" => {

@@ -21,6 +21,7 @@ pub(super) async fn sse<S: Transport>(
     s: &mut S,
     req: &Request,
     received_at: Instant,
+    shared: &crate::Shared,
 ) -> io::Result<After> {
     let num = |name: &str, default: u64| match req.query_param(name) {
         None => Some(default),
@@ -61,7 +62,13 @@ pub(super) async fn sse<S: Transport>(
     )
     .await?;
     for i in 0..tokens {
-        sleep_until(received_at, Duration::from_millis(first_ms + i * gap_ms)).await;
+        let wait = Duration::from_millis(first_ms + i * gap_ms);
+        sleep_until(received_at, wait).await;
+        if i == 0 {
+            // How late the first token left against its plan (the server's own
+            // timer on a busy machine), as `/delay` notes it.
+            shared.delay_late(received_at.elapsed().saturating_sub(wait));
+        }
         let text =
             format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"토큰{i} \"}}}}]}}\n\n");
         event(s, &text).await?;
