@@ -199,9 +199,10 @@ impl RunHandle {
         self.ramp_vus(vus, Duration::ZERO)
     }
 
-    /// [`RunHandle::set_vus`], moving linearly from the VUs running now to `vus`
-    /// over `over` (zero: at once). A ramp running is replaced.
-    pub fn ramp_vus(&self, vus: u64, over: Duration) -> Result<(), ControlError> {
+    /// The VUs a change to `vus` starts from (the cap set, else the plan's VUs
+    /// now, at most the plan's most) and that most, once the change is found possible: the run
+    /// is live, has a closed-model scenario, and `vus` is within its most.
+    fn vus_from(&self, vus: u64) -> Result<(u64, u64), ControlError> {
         self.live()?;
         let max = self.closed_max_vus().ok_or_else(|| {
             ControlError::NotApplicable(
@@ -211,11 +212,20 @@ impl RunHandle {
         if vus > max {
             return Err(ControlError::AboveMax { asked: vus, max });
         }
-        let c = &self.shared.control;
-        let from = c
+        let from = self
+            .shared
+            .control
             .vu_cap()
             .unwrap_or_else(|| plan_now::planned_vus(&self.shared.plan, self.plan_time()))
             .min(max);
+        Ok((from, max))
+    }
+
+    /// [`RunHandle::set_vus`], moving linearly from the VUs running now to `vus`
+    /// over `over` (zero: at once). A ramp running is replaced.
+    pub fn ramp_vus(&self, vus: u64, over: Duration) -> Result<(), ControlError> {
+        let (from, _) = self.vus_from(vus)?;
+        let c = &self.shared.control;
         self.shared.vu_changes.fetch_add(1, Ordering::SeqCst);
         if over.is_zero() {
             c.set_vu_cap(Some(vus));
@@ -243,20 +253,8 @@ impl RunHandle {
         test_to: u64,
         over: Duration,
     ) -> Result<(), ControlError> {
-        self.live()?;
-        let max = self.closed_max_vus().ok_or_else(|| {
-            ControlError::NotApplicable(
-                "the run has no closed-model scenario (VUs are set by its arrival rate)".into(),
-            )
-        })?;
-        if vus > max {
-            return Err(ControlError::AboveMax { asked: vus, max });
-        }
+        let (from, max) = self.vus_from(vus)?;
         let c = &self.shared.control;
-        let from = c
-            .vu_cap()
-            .unwrap_or_else(|| plan_now::planned_vus(&self.shared.plan, self.plan_time()))
-            .min(max);
         let change = self.shared.vu_changes.fetch_add(1, Ordering::SeqCst) + 1;
         let start = Instant::now();
         let cap_at = move |now: Instant| {
