@@ -71,19 +71,6 @@ const NONE: &[(&str, u64)] = &[];
 /// figures fails the test until it is taken off, so the list never hides a fix.
 const NOT_YET: &[(&str, &str)] = &[
     (
-        "thresholds_all_metric_types.js",
-        "custom metrics (Counter, Gauge, Rate, Trend) are not recorded",
-    ),
-    ("custom_metrics.js", "custom metrics are not recorded"),
-    (
-        "thresholds_group_duration.js",
-        "group_duration is not measured",
-    ),
-    (
-        "thresholds_on_tags.js",
-        "thresholds on request tags set by the script (`tags: { type: ... }`)",
-    ),
-    (
         "setup_http_json.js",
         "an exception in setup() does not stop the test with k6's exit code 107",
     ),

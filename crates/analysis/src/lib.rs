@@ -9,6 +9,7 @@
 pub mod attribution;
 pub mod between_runs;
 pub mod capacity;
+pub mod custom_metrics;
 pub mod drift;
 pub mod events;
 pub mod noise;

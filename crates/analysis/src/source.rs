@@ -66,8 +66,11 @@ impl<'a> TotalsSource<'a> {
         let mut out: Option<SeriesStats> = None;
         for s in self.totals.series.iter().filter(|s| keep(s)) {
             let ok = tags.iter().all(|(k, v)| match k.as_str() {
+                // A script's series carry their group (and scenario) as tags of
+                // their own; a scenario file's are placed by the catalogue.
                 "step" | "name" | "scenario" | "method" | "group" => {
                     self.step_has(&s.key.name, k, v)
+                        || s.key.tags.iter().any(|(tk, tv)| tk == k && tv == v)
                 }
                 t if RESPONSE_TAGS.contains(&t) => true,
                 _ => s.key.tags.iter().any(|(tk, tv)| tk == k && tv == v),
@@ -251,7 +254,17 @@ impl MetricSource for TotalsSource<'_> {
             "dropped_iterations" => count_or_rate(scenarios().dropped),
             "late_iterations" => count_or_rate(scenarios().late),
             "iteration_duration" => trend(&scenarios().iteration_duration, aggregation),
-            "group_duration" => trend(&self.group_durations(tags)?.iteration_duration, aggregation),
+            // A scenario file's `group:` blocks, else a script's `group()` calls.
+            "group_duration" => match self.group_durations(tags) {
+                Some(g) => trend(&g.iteration_duration, aggregation),
+                None => crate::custom_metrics::aggregate(
+                    self.totals,
+                    metric,
+                    tags,
+                    aggregation,
+                    self.duration_s,
+                ),
+            },
             "checks" => {
                 let (mut p, mut f) = (0u64, 0u64);
                 for (name, c) in &self.totals.checks {
@@ -275,7 +288,14 @@ impl MetricSource for TotalsSource<'_> {
             }
             "vus" => Some(self.totals.vus_peak as f64),
             "vus_max" => Some(self.totals.vus_max_peak as f64),
-            _ => None,
+            // A script's own metrics (k6/metrics).
+            _ => crate::custom_metrics::aggregate(
+                self.totals,
+                metric,
+                tags,
+                aggregation,
+                self.duration_s,
+            ),
         }
     }
 }

@@ -660,6 +660,11 @@ pub(crate) struct LoadArgs {
     /// `NAME=VALUE` for a k6 script's `__ENV` (repeatable), as k6's `--env`.
     #[arg(long = "env", short = 'e', value_name = "NAME=VALUE")]
     pub env: Vec<String>,
+    /// `NAME=VALUE`: a tag on every request and metric sample of a k6 script
+    /// (repeatable), as k6's `--tag`; thresholds select by it
+    /// (`http_req_duration{NAME:VALUE}`).
+    #[arg(long = "tag", value_name = "NAME=VALUE")]
+    pub tags: Vec<String>,
     /// Quick mode: the URL to load.
     #[arg(long, short = 'u')]
     pub url: Option<String>,

@@ -49,6 +49,10 @@ pub struct ScriptRequest {
     /// k6's `group` tag: the path of the groups the request was made in
     /// (`::login::form`); the series gets it as a tag.
     pub group: Option<String>,
+    /// The request's other tags (`params.tags` but `name`, the script's
+    /// `options.tags`, its scenario's `tags`, `--tag`): the series carries them, so
+    /// a threshold on `http_req_duration{type:API}` reads exactly these requests.
+    pub tags: Vec<(String, String)>,
     /// Statuses that count as success (k6's `expectedStatuses`: 200–399 unless
     /// `setResponseCallback` says otherwise), as inclusive ranges.
     pub expected: Option<Vec<(u16, u16)>>,
@@ -123,6 +127,17 @@ pub enum ScriptCall {
         /// Whether it held.
         ok: bool,
     },
+    /// Add `value` to the script's own metric `id` (k6's `Counter.add`,
+    /// `Trend.add`...; see [`ScriptHost::metric`]), with the add's tags; resume
+    /// with [`ScriptReply::Resumed`].
+    Metric {
+        /// The metric, as [`ScriptHost::metric`] names it.
+        id: u32,
+        /// The value.
+        value: f64,
+        /// The add's tags (`group`, the script's own), empty for none.
+        tags: Vec<(String, String)>,
+    },
     /// The iteration (or setup, teardown) ended: `Ok` with `setup()`'s return value
     /// as JSON (for setup), or the exception that ended it.
     Done(Result<Option<String>, ScriptFault>),
@@ -160,6 +175,25 @@ pub trait ScriptHost: Send + Sync {
     fn vu(&self, role: ScriptRole) -> Result<Box<dyn ScriptVu>, String>;
     /// Whether the script exports `setup` / `teardown`.
     fn has_setup(&self) -> (bool, bool);
+    /// The script's own metric `id` (k6's `new Trend(name)`...), as a
+    /// [`ScriptCall::Metric`] names it: read once per worker and metric, so an add
+    /// carries a number, not a name. `None` for an id the script never made.
+    fn metric(&self, id: u32) -> Option<ScriptMetric> {
+        let _ = id;
+        None
+    }
+}
+
+/// A metric a script made (`k6/metrics`): its name, kind and whether its values
+/// are times (ms).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptMetric {
+    /// The name, as the script wrote it.
+    pub name: Arc<str>,
+    /// Counter, gauge, rate or trend.
+    pub kind: pado_metrics::CustomKind,
+    /// `new Trend(name, true)`: values in milliseconds.
+    pub is_time: bool,
 }
 
 /// A script host as a plan holds it (`Debug` so the plan stays printable).

@@ -10,6 +10,7 @@
 //! resampled: totals computed from the per-second records are exact.
 
 pub mod aggregator;
+pub mod custom;
 pub mod delivery;
 pub mod error_kind;
 pub mod failure;
@@ -25,6 +26,7 @@ pub mod step_catalog;
 pub mod websocket;
 
 pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage, OTHER_TAG, TAG_SERIES_CAP};
+pub use custom::{CustomKind, CustomStats};
 pub use delivery::{OutputMeta, RawOutputMeta};
 pub use error_kind::ErrorKind;
 pub use failure::FailureSample;

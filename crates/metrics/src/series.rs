@@ -499,6 +499,8 @@ pub struct Interval {
     pub generator: Option<GeneratorStats>,
     /// Requests by HTTP version and connections opened.
     pub protocols: crate::ProtocolCounts,
+    /// A script's own metrics (k6's `k6/metrics`, `group_duration`) added.
+    pub custom: Vec<crate::custom::CustomStats>,
 }
 
 /// Whether second `t` of the timeline (which covers `[t, t + 1)`) belongs to the
@@ -535,6 +537,8 @@ pub struct SecondRecord {
     /// Requests by HTTP version and connections opened (empty in result directories
     /// written before pado counted them).
     pub protocols: crate::ProtocolCounts,
+    /// A script's own metrics (k6's `k6/metrics`, `group_duration`), sorted by key.
+    pub custom: Vec<crate::custom::CustomStats>,
 }
 
 impl SecondRecord {
@@ -568,6 +572,9 @@ impl SecondRecord {
                 .absorb(g);
         }
         self.protocols.merge(&iv.protocols);
+        for c in &iv.custom {
+            crate::custom::merge_custom_into(&mut self.custom, c);
+        }
     }
 
     /// Add the same second of another generator: counters and histograms summed
@@ -590,6 +597,9 @@ impl SecondRecord {
             self.checks.entry(name).or_default().merge(&c);
         }
         self.protocols.merge(&o.protocols);
+        for c in &o.custom {
+            crate::custom::merge_custom_into(&mut self.custom, c);
+        }
     }
 
     /// Requests completed in this second over all series.
@@ -650,6 +660,8 @@ pub struct Totals {
     /// Requests by HTTP version and connections opened over the run (empty for
     /// result directories written before pado counted them).
     pub protocols: crate::ProtocolCounts,
+    /// A script's own metrics over the run, sorted by key.
+    pub custom: Vec<crate::custom::CustomStats>,
 }
 
 impl Totals {
@@ -671,6 +683,9 @@ impl Totals {
             self.checks.entry(name.clone()).or_default().merge(c);
         }
         self.protocols.merge(&r.protocols);
+        for c in &r.custom {
+            crate::custom::merge_custom_into(&mut self.custom, c);
+        }
     }
 
     /// All series merged into one.
@@ -811,6 +826,7 @@ mod tests {
                     ..Default::default()
                 }],
                 flows: vec![],
+                custom: vec![],
                 checks: vec![(
                     "ok".into(),
                     CheckCounts {

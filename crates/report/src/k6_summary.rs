@@ -104,7 +104,11 @@ pub fn from_run(run: &LoadedRun, opts: &K6SummaryOptions) -> Result<Value, K6Sum
         stats: &stats,
         names: &opts.trend_stats,
     };
+    crate::summary::custom::declare(&run.totals);
     let mut metrics = m.built_in();
+    for (name, v) in m.custom() {
+        metrics.entry(name).or_insert(v);
+    }
     // Thresholds: on their metric's entry, a sub-metric's made as k6 makes it.
     for r in &summary.thresholds {
         if !metrics.contains_key(&r.metric) {
@@ -296,6 +300,10 @@ impl Metrics<'_> {
         let Ok((name, tags)) = parse_metric_key(key) else {
             return json!({});
         };
+        // A script's own metric (group_duration of its groups too).
+        if let Some(v) = self.custom_sub(&name, &tags) {
+            return v;
+        }
         let Some(info) = metric_catalog::lookup(&name) else {
             return json!({});
         };
@@ -430,6 +438,8 @@ fn root_group(run: &LoadedRun) -> Value {
     }
     root.into_value()
 }
+
+mod custom;
 
 #[cfg(test)]
 mod tests;

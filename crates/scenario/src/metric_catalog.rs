@@ -314,7 +314,63 @@ static METRICS: [MetricInfo; 39] = [
 /// Finds a metric by its exact k6 name; `None` for anything pado does not measure,
 /// so callers can report the name as unknown instead of silently never matching.
 pub fn lookup(name: &str) -> Option<&'static MetricInfo> {
-    METRICS.iter().find(|m| m.name == name)
+    METRICS
+        .iter()
+        .find(|m| m.name == name)
+        .or_else(|| custom_lock().iter().copied().find(|m| m.name == name))
+}
+
+/// The metrics a k6 script made (`new Trend("RTT")`), known to this process
+/// from the moment the script (or a result directory holding them) declares
+/// them, so that thresholds and reports on them read like the built-in ones.
+/// Each name is leaked once: a run declares a handful, never per request.
+static CUSTOM: std::sync::Mutex<Vec<&'static MetricInfo>> = std::sync::Mutex::new(Vec::new());
+
+fn custom_lock() -> std::sync::MutexGuard<'static, Vec<&'static MetricInfo>> {
+    CUSTOM.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Declare a script's own metric `name` of `kind` (`is_time`: values are ms), as
+/// k6's `k6/metrics` constructors do. Declaring it again with the same kind is
+/// the same metric (a built-in one too, as in k6); another kind is refused with
+/// k6's reason, since one name cannot hold two kinds of values.
+pub fn register_custom(
+    name: &str,
+    kind: MetricKind,
+    is_time: bool,
+) -> Result<&'static MetricInfo, String> {
+    let mut custom = custom_lock();
+    let known = METRICS
+        .iter()
+        .find(|m| m.name == name)
+        .or_else(|| custom.iter().copied().find(|m| m.name == name));
+    if let Some(m) = known {
+        // k6 compares the value type too: a time trend is not a plain one, and a
+        // built-in count of bytes is no script's counter.
+        let same = m.kind == kind && (m.unit == "ms") == is_time && m.unit != "bytes";
+        return if same {
+            Ok(m)
+        } else {
+            let what = |k: MetricKind, u: &str| match u {
+                "ms" => format!("{k} of times"),
+                "bytes" => format!("{k} of bytes"),
+                _ => k.to_string(),
+            };
+            Err(format!(
+                "metric `{name}` already exists as a {}, not a {}",
+                what(m.kind, m.unit),
+                what(kind, if is_time { "ms" } else { "" })
+            ))
+        };
+    }
+    let info: &'static MetricInfo = Box::leak(Box::new(MetricInfo {
+        name: Box::leak(name.to_string().into_boxed_str()),
+        kind,
+        unit: if is_time { "ms" } else { "" },
+        description: "a metric the script made (k6/metrics)",
+    }));
+    custom.push(info);
+    Ok(info)
 }
 
 /// Every known metric in a stable order (trends, rates, counters, gauges), for help
@@ -363,5 +419,29 @@ mod tests {
             serde_json::to_string(&MetricKind::Counter).unwrap(),
             "\"counter\""
         );
+    }
+
+    #[test]
+    fn a_scripts_metric_is_known_once_declared_with_one_kind() {
+        let name = "catalog_test_응답시간";
+        assert!(lookup(name).is_none());
+        let m = register_custom(name, MetricKind::Trend, true).unwrap();
+        assert_eq!((m.kind, m.unit), (MetricKind::Trend, "ms"));
+        assert_eq!(lookup(name).map(|m| m.kind), Some(MetricKind::Trend));
+        assert!(register_custom(name, MetricKind::Trend, true).is_ok());
+        let e = register_custom(name, MetricKind::Counter, false).unwrap_err();
+        assert!(e.contains(name) && e.contains("trend"), "{e}");
+        // Built-in names keep their kind and unit, as k6 keeps them.
+        assert!(register_custom("http_reqs", MetricKind::Counter, false).is_ok());
+        assert!(register_custom("http_req_duration", MetricKind::Trend, false).is_err());
+        assert!(register_custom("data_sent", MetricKind::Counter, false).is_err());
+        // Thresholds on it parse as on a built-in trend, and refuse what a
+        // trend has not.
+        let t = crate::thresholds::parse(&format!("{name}{{kind:읽기}}"), "p(95)<200").unwrap();
+        assert_eq!(t.metric, name);
+        assert_eq!(t.tags, vec![("kind".to_string(), "읽기".to_string())]);
+        assert!(crate::thresholds::parse(name, "rate>0.5").is_err());
+        // Not declared: unknown, as before.
+        assert!(crate::thresholds::parse("catalog_test_never", "count>1").is_err());
     }
 }

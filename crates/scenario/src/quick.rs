@@ -97,6 +97,9 @@ pub struct Overrides {
     /// `--env NAME=VALUE`: entries of a k6 script's `__ENV`, over the process
     /// environment (a scenario file reads its environment itself).
     pub env: Vec<(String, String)>,
+    /// `--tag NAME=VALUE`: k6's test-wide tags, on every request and metric
+    /// sample of a k6 script (over its `options.tags`).
+    pub tags: Vec<(String, String)>,
 }
 
 /// The single request quick mode sends.

@@ -42,6 +42,11 @@ pub(crate) struct Shared {
     files: Mutex<HashMap<PathBuf, Arc<[u8]>>>,
     /// `SharedArray`s by name, as JSON, built by the first VU that asks.
     shared: Mutex<HashMap<String, String>>,
+    /// The script's own metrics (`k6/metrics`), numbered for the run.
+    pub(crate) metrics: crate::custom::MetricRegistry,
+    /// The tags every sample carries (options, scenario, `--tag`), set once the
+    /// options are read.
+    pub(crate) tags: std::sync::OnceLock<crate::custom::TestTags>,
 }
 
 impl Shared {
@@ -90,6 +95,10 @@ impl ScriptHost for Script {
         let has = |n: &str| self.exports.iter().any(|e| e == n);
         (has("setup"), has("teardown"))
     }
+
+    fn metric(&self, id: u32) -> Option<pado_engine::script::ScriptMetric> {
+        self.shared.metrics.get(id)
+    }
 }
 
 /// Resolves imports as [`imports::resolve`] does (they were all checked at load).
@@ -121,8 +130,13 @@ impl Loader for BytecodeLoader {
 }
 
 /// Load the script at `path`: every import checked, every module compiled,
-/// the options read. `env` is `__ENV` (the environment and `--env`).
-pub(crate) fn load(path: &Path, env: &[(String, String)]) -> Result<Script, ScriptError> {
+/// the options read. `env` is `__ENV` (the environment and `--env`), `tags` the
+/// command line's `--tag` pairs.
+pub(crate) fn load(
+    path: &Path,
+    env: &[(String, String)],
+    tags: &[(String, String)],
+) -> Result<Script, ScriptError> {
     let shown = path.display().to_string();
     // Modules are named by absolute path: imports resolve against them.
     let path = &std::fs::canonicalize(path).map_err(|source| ScriptError::Read {
@@ -176,8 +190,18 @@ pub(crate) fn load(path: &Path, env: &[(String, String)]) -> Result<Script, Scri
         env_json,
         files: Mutex::new(HashMap::new()),
         shared: Mutex::new(HashMap::new()),
+        metrics: crate::custom::MetricRegistry::default(),
+        tags: std::sync::OnceLock::new(),
     });
     let (exports, options) = crate::vu::read_options(&shared)?;
+    let test_tags = crate::custom::TestTags::read(&options, tags).map_err(|why| {
+        ScriptError::Options {
+            file: shown.clone(),
+            field: "tags".into(),
+            why,
+        }
+    })?;
+    let _ = shared.tags.set(test_tags);
     Ok(Script {
         shared,
         exports,

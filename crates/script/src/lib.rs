@@ -14,6 +14,7 @@
 //! - pado's k6 modules are JavaScript (`src/js/`) over a few natives
 //!   ([`natives`]).
 
+mod custom;
 mod error;
 mod host;
 pub mod imports;
@@ -51,6 +52,17 @@ pub fn is_script(path: &Path) -> bool {
 /// Load the script at `path` for a run: its modules compiled, its options read
 /// (with `env` as `__ENV`: the process environment, then each `--env`).
 pub fn load_for_run(path: &Path, env: &[(String, String)]) -> Result<Loaded, ScriptError> {
+    load_for_run_tagged(path, env, &[])
+}
+
+/// [`load_for_run`] with the command line's `--tag NAME=VALUE` pairs: k6's
+/// test-wide tags, on every request and metric sample the script makes (over
+/// the options' `tags` and its scenarios' `tags`).
+pub fn load_for_run_tagged(
+    path: &Path,
+    env: &[(String, String)],
+    tags: &[(String, String)],
+) -> Result<Loaded, ScriptError> {
     if path.extension().and_then(|e| e.to_str()) == Some("ts") {
         return Err(ScriptError::Options {
             file: path.display().to_string(),
@@ -62,7 +74,7 @@ pub fn load_for_run(path: &Path, env: &[(String, String)]) -> Result<Loaded, Scr
     }
     let mut all: Vec<(String, String)> = std::env::vars().collect();
     all.extend(env.iter().cloned());
-    let script = host::load(path, &all)?;
+    let script = host::load(path, &all, tags)?;
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -83,9 +83,36 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
+    if let Some(tags) = shared.tags.get() {
+        let json = serde_json::Value::Object(tags.of(scenario)).to_string();
+        p.set("tags", ctx.json_parse(json)?)?;
+    }
+    let s = shared.clone();
+    p.set(
+        "metricId",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, name: String, kind: String, time: bool| -> rquickjs::Result<u32> {
+                s.metrics
+                    .declare(&name, &kind, time)
+                    .map_err(|e| Exception::throw_message(&ctx, &e))
+            },
+        )?,
+    )?;
     p.set(
         "metric",
-        Function::new(ctx.clone(), |_n: String, _k: String, _v: f64| {})?,
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, id: u32, value: f64, tags: Opt<Object<'js>>| -> rquickjs::Result<()> {
+                let tags = match tags.0 {
+                    Some(o) => tag_pairs(&ctx, &o)?,
+                    None => Vec::new(),
+                };
+                // Outside a VU (the init code that reads the options) an add
+                // has nowhere to go: k6 refuses it there too.
+                suspend(&ctx, ScriptCall::Metric { id, value, tags }).map(|_| ())
+            },
+        )?,
     )?;
     let start = Instant::now();
     p.set(
@@ -226,6 +253,9 @@ fn request<'js>(
     if let Ok(Some(g)) = o.get::<_, Option<String>>("group") {
         req.group = Some(g);
     }
+    if let Ok(Some(t)) = o.get::<_, Option<Object<'js>>>("tags") {
+        req.tags = tag_pairs(ctx, &t)?;
+    }
     if let Ok(Some(r)) = o.get::<_, Option<f64>>("redirects") {
         req.redirects = Some(r.max(0.0) as u32);
     }
@@ -245,6 +275,29 @@ fn request<'js>(
         ScriptReply::Http(r) => response(ctx, &r),
         _ => Err(Exception::throw_message(ctx, "no answer to a request")),
     }
+}
+
+/// A tags object's pairs, each value as text (k6 sends numbers and booleans as
+/// their text); an undefined or null value is no tag.
+fn tag_pairs<'js>(ctx: &Ctx<'js>, o: &Object<'js>) -> rquickjs::Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for k in o.keys::<String>() {
+        let k = k?;
+        let v: Value<'js> = o.get(&k)?;
+        if v.is_undefined() || v.is_null() {
+            continue;
+        }
+        let text = match v.as_string() {
+            Some(s) => s.to_string()?,
+            None => ctx
+                .json_stringify(v)?
+                .map(|s| s.to_string())
+                .transpose()?
+                .unwrap_or_default(),
+        };
+        out.push((k, text));
+    }
+    Ok(out)
 }
 
 /// The plain object `k6/http`'s `Response` is built from.

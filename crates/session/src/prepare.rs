@@ -139,6 +139,11 @@ impl Prepared {
 
     /// The plan once every threshold's tag selector names something it has.
     fn checked(&self, plan: pado_engine::RunPlan) -> Result<pado_engine::RunPlan, SessionError> {
+        // A script's series, groups and tags are made as it runs (k6 takes any
+        // sub-metric a threshold names, and judges one that got no data as failed).
+        if self.script.is_some() {
+            return Ok(plan);
+        }
         let problems = self.selector_problems(&plan);
         if problems.is_empty() {
             Ok(plan)
@@ -208,8 +213,12 @@ impl ScenarioText {
     pub fn read(spec: &LoadSpec) -> Result<ScenarioText, SessionError> {
         match &spec.source {
             Source::File(path) if pado_script::is_script(path) => {
-                let loaded =
-                    pado_script::load_for_run(path, &spec.overrides.env).map_err(script_error)?;
+                let loaded = pado_script::load_for_run_tagged(
+                    path,
+                    &spec.overrides.env,
+                    &spec.overrides.tags,
+                )
+                .map_err(script_error)?;
                 let mut config = loaded.config;
                 config.target = spec.overrides.target.clone();
                 Ok(ScenarioText::File {
@@ -223,6 +232,10 @@ impl ScenarioText {
                     script: Some(ScriptRef(loaded.script)),
                 })
             }
+            _ if !spec.overrides.tags.is_empty() => Err(SessionError::Invalid(
+                "--tag tags a k6 script's requests and metrics; a scenario file's steps carry their own `tags:`"
+                    .into(),
+            )),
             Source::File(path) => {
                 let loaded = load_file_with_target(path, spec.overrides.target.as_deref())
                     .map_err(|e| SessionError::Invalid(e.to_string()))?;

@@ -182,6 +182,12 @@ impl LoadFlags for LoadSpec {
             };
             ov.env.push((k.to_string(), v.to_string()));
         }
+        for t in &l.tags {
+            let Some((k, v)) = t.split_once('=').filter(|(k, _)| !k.trim().is_empty()) else {
+                return Err(Failure::invalid(format!("--tag: `{t}` is not NAME=VALUE")));
+            };
+            ov.tags.push((k.trim().to_string(), v.to_string()));
+        }
         ov.ca_cert = l.ca_cert.as_deref().map(absolute).transpose()?;
         if let (Some(cert), Some(key)) = (&l.client_cert, &l.client_key) {
             ov.client_identity = Some((absolute(cert)?, absolute(key)?));

@@ -18,6 +18,8 @@ use pado_metrics::{
 };
 use tokio::sync::Notify;
 
+mod custom_metrics;
+
 use super::self_stats::SelfMeter;
 use super::steering::clock::{ClockMap, HeldSpan};
 use super::steering::LoadControl;
@@ -56,6 +58,8 @@ pub(super) struct WorkerMetrics {
     protocols: ProtocolCounts,
     /// A script's checks, named as it runs them (see [`WorkerCtx::script_check`]).
     script_checks: Vec<(String, CheckCounts)>,
+    /// A script's own metrics (see [`WorkerCtx::script_metric`]).
+    custom: Vec<pado_metrics::CustomStats>,
 }
 
 /// Everything the tasks of one worker share (single-threaded: `Rc`, `Cell`, `RefCell`).
@@ -140,6 +144,10 @@ pub(super) struct WorkerCtx {
 struct ScriptNames {
     series: HashMap<String, u32>,
     checks: HashMap<String, u32>,
+    /// Scratch for a series' key (name, group, tags), reused per request.
+    key: String,
+    /// Custom metrics: see [`custom_metrics::CustomNames`].
+    custom: custom_metrics::CustomNames,
 }
 
 /// Where a worker context's figures and traces go: the aggregator, the observer
@@ -239,6 +247,7 @@ impl WorkerCtx {
             failures: Vec::new(),
             protocols: ProtocolCounts::default(),
             script_checks: Vec::new(),
+            custom: Vec::new(),
         };
         Rc::new(WorkerCtx {
             id,
@@ -291,21 +300,35 @@ impl WorkerCtx {
     }
 
     /// The series a script's request named `name` is recorded under (k6's `name`
-    /// tag, the URL by default), tagged with its `group` path when it has one;
-    /// created on first use. Past [`TAG_SERIES_CAP`] series on this worker,
-    /// further names go to `~other`.
-    pub(super) fn script_series(&self, name: &str, group: Option<&str>) -> u32 {
+    /// tag, the URL by default), tagged with its `group` path when it has one and
+    /// with its other `tags`; created on first use. Past [`TAG_SERIES_CAP`] series
+    /// on this worker, further names go to `~other`.
+    pub(super) fn script_series(
+        &self,
+        name: &str,
+        group: Option<&str>,
+        tags: &[(String, String)],
+    ) -> u32 {
         let mut names = self.script_names.borrow_mut();
-        let mut key = String::with_capacity(name.len() + group.map_or(0, str::len) + 1);
+        let mut key = std::mem::take(&mut names.key);
+        key.clear();
         key.push_str(name);
         if let Some(g) = group {
             key.push('\u{1f}');
             key.push_str(g);
         }
-        if let Some(&i) = names.series.get(&key) {
+        for (k, v) in tags {
+            key.push('\u{1e}');
+            key.push_str(k);
+            key.push('\u{1f}');
+            key.push_str(v);
+        }
+        if let Some(&i) = names.series.get(key.as_str()) {
+            names.key = key;
             return i;
         }
         let (key, name) = if names.series.len() >= TAG_SERIES_CAP {
+            names.key = key;
             ("~other".to_string(), "~other")
         } else {
             (key, name)
@@ -313,14 +336,18 @@ impl WorkerCtx {
         if let Some(&i) = names.series.get(&key) {
             return i;
         }
-        let tags = match group {
-            Some(g) if name != "~other" => vec![("group".to_string(), g.to_string())],
-            _ => Vec::new(),
-        };
+        let mut series_tags = Vec::new();
+        if name != "~other" {
+            if let Some(g) = group {
+                series_tags.push(("group".to_string(), g.to_string()));
+            }
+            series_tags.extend(tags.iter().filter(|(k, _)| k != "group").cloned());
+            series_tags.sort();
+        }
         let mut m = self.metrics.borrow_mut();
         m.series.push(SeriesStats::new(SeriesKey {
             name: name.to_string(),
-            tags,
+            tags: series_tags,
         }));
         let idx = (m.series.len() - 1) as u32;
         names.series.insert(key, idx);
@@ -589,6 +616,7 @@ impl WorkerCtx {
                 .filter(|(_, c)| c.passes + c.fails > 0)
                 .map(|(n, c)| (n.clone(), std::mem::take(c))),
         );
+        let custom = custom_metrics::take_second(&mut m.custom);
         if !m.failures.is_empty() {
             let _ = self
                 .tx
@@ -610,6 +638,7 @@ impl WorkerCtx {
             checks,
             generator,
             protocols: std::mem::take(&mut m.protocols),
+            custom,
         }));
         self.vus_peak.set(self.vus_active.get());
     }

@@ -15,6 +15,7 @@ mod cells;
 mod chart_data;
 mod charts;
 mod checks;
+mod custom;
 mod errors;
 mod events;
 mod generators;
@@ -82,6 +83,7 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
                 (phases::section(s))
                 (errors::section(s))
                 (checks::section(s))
+                (custom::section(s))
                 (run_meta::section(run, s))
                 // pado's own serialization, made inert by `script_json`.
                 script type="application/json" id="data" { (PreEscaped(&json)) }

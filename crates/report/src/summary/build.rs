@@ -22,6 +22,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
     let meta = &run.meta;
     let totals = &run.totals;
     let dur = meta.duration_s.max(1e-9);
+    super::custom::declare(totals);
     let results = threshold_results(run, dur)?;
     let any_open = meta.scenarios.iter().any(|s| s.open_model);
     let (periods, drifts) = drift_periods(run);
@@ -42,6 +43,7 @@ pub fn build(run: &LoadedRun) -> Result<Summary, ReportError> {
         planned_s: meta.planned_s,
         in_progress: run.in_progress,
         generator: generator_check(run, any_open),
+        custom: super::custom::custom_of(totals, dur),
         thresholds_ok: results.iter().all(|r| r.ok),
         thresholds: results,
         events_ok: run.events.iter().all(|e| e.ok()),

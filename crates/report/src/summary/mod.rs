@@ -9,6 +9,7 @@
 
 mod analyses;
 mod build;
+pub mod custom;
 mod generators;
 mod load;
 #[cfg(test)]
@@ -318,6 +319,10 @@ pub struct Summary {
     pub tagged: BTreeMap<String, StepSummary>,
     /// Checks by name.
     pub checks: BTreeMap<String, CheckSummary>,
+    /// A k6 script's own metrics (`k6/metrics`, `group_duration`) by name, with
+    /// k6's statistics of each; absent when the run had none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub custom: BTreeMap<String, custom::CustomSummary>,
     /// Threshold results in the order they were given.
     pub thresholds: Vec<ThresholdResult>,
     /// Whether all thresholds passed (true when there are none).

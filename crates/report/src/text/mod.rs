@@ -8,6 +8,9 @@
 //! ([`stages`]), the per-step table ([`steps`]), WebSocket sessions ([`websocket`]), LLM streams ([`llm`]), gRPC calls ([`grpc`]), checks, failures and thresholds
 //! ([`outcomes`]), the events' impact and expectations ([`events`]), the soak verdict ([`soak`]), and what the analysis found ([`findings`]).
 
+mod custom;
+
+pub(crate) use custom::line as custom_line;
 mod events;
 mod findings;
 mod generators;
@@ -43,7 +46,7 @@ pub struct TextOptions {
 type Section = fn(&mut String, &Summary, TextOptions);
 
 /// The blocks in reading order.
-const SECTIONS: [Section; 19] = [
+const SECTIONS: [Section; 20] = [
     totals::title,
     totals::totals,
     generators::generators,
@@ -55,6 +58,7 @@ const SECTIONS: [Section; 19] = [
     llm::llm,
     grpc::grpc,
     outcomes::checks,
+    custom::custom,
     outcomes::why_failed,
     outcomes::thresholds,
     events::events,

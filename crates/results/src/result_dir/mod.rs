@@ -17,6 +17,7 @@ mod run_view;
 mod tests;
 mod timeline;
 mod wire;
+mod wire_custom;
 
 pub use run_view::{MergedView, RunView, SegmentView};
 pub use timeline::{EncodedSecond, OwnFigures, TimelineRead, TimelineReader, TimelineWriter};

@@ -424,3 +424,77 @@ fn http_versions_and_connections_round_trip() {
         "{e}"
     );
 }
+
+/// A script's own metric of `kind` named `name`, with `values` added.
+fn custom(name: &str, kind: pado_metrics::CustomKind, values: &[f64]) -> pado_metrics::CustomStats {
+    let mut c = pado_metrics::CustomStats::new(
+        SeriesKey {
+            name: name.into(),
+            tags: vec![("group".into(), "::로그인".into())],
+        },
+        kind,
+        true,
+    );
+    for (i, v) in values.iter().enumerate() {
+        c.add(*v, i as u64);
+    }
+    c
+}
+
+#[test]
+fn custom_metrics_round_trip_exactly_and_sum_into_the_totals() {
+    use pado_metrics::CustomKind;
+    let tmp = tmpdir("custom");
+    let dir = ResultDir::create(tmp.path()).unwrap();
+    let mut w = dir.timeline_writer().unwrap();
+    let mut recs = Vec::new();
+    for t in 0..2u32 {
+        let base = f64::from(t) * 100.0;
+        let mut rec = SecondRecord::new(t);
+        rec.absorb(Interval {
+            custom: vec![
+                custom("응답시간", CustomKind::Trend, &[base + 1.5, base + 2.25, base + 90.0]),
+                custom("errors", CustomKind::Counter, &[1.0, 2.0]),
+                custom("size", CustomKind::Gauge, &[base + 7.0, base + 3.0]),
+            ],
+            ..Default::default()
+        });
+        w.write(&rec).unwrap();
+        recs.push(rec);
+    }
+    drop(w);
+    assert_eq!(dir.read_timeline().unwrap(), recs);
+    let totals = dir.read_totals().unwrap();
+    let get = |n: &str| totals.custom.iter().find(|c| c.key.name == n).unwrap();
+    let t = get("응답시간");
+    assert_eq!(t.count, 6);
+    assert_eq!((t.min, t.max), (1.5, 190.0));
+    assert_eq!(t.sum, 1.5 + 2.25 + 90.0 + 101.5 + 102.25 + 190.0);
+    assert_eq!(t.key.tags, vec![("group".to_string(), "::로그인".to_string())]);
+    assert_eq!(get("errors").sum, 6.0);
+    // The gauge's value is the second second's last add.
+    assert_eq!(get("size").last, 103.0);
+}
+
+#[test]
+fn a_custom_metric_that_cannot_be_is_an_error_naming_the_line() {
+    let tmp = tmpdir("custom-bad");
+    let dir = ResultDir::create(tmp.path()).unwrap();
+    let ok = "{\"t\":0,\"vus\":0,\"vus_max\":0}";
+    for bad in [
+        // More non-zero adds than adds.
+        "{\"t\":1,\"vus\":0,\"vus_max\":0,\"custom\":[{\"name\":\"r\",\"kind\":\"rate\",\"count\":1,\"nonzero\":2,\"min\":0,\"max\":1}]}",
+        // A trend whose histogram does not hold its adds.
+        "{\"t\":1,\"vus\":0,\"vus_max\":0,\"custom\":[{\"name\":\"t\",\"kind\":\"trend\",\"count\":3,\"min\":0,\"max\":1}]}",
+        // No kind pado knows.
+        "{\"t\":1,\"vus\":0,\"vus_max\":0,\"custom\":[{\"name\":\"x\",\"kind\":\"meter\",\"count\":1,\"min\":0,\"max\":1}]}",
+        // min above max.
+        "{\"t\":1,\"vus\":0,\"vus_max\":0,\"custom\":[{\"name\":\"g\",\"kind\":\"gauge\",\"count\":1,\"min\":5,\"max\":1}]}",
+    ] {
+        fs::write(dir.path().join(TIMELINE_FILE), format!("{ok}\n{bad}\n")).unwrap();
+        let e = dir.read_timeline().unwrap_err().to_string();
+        assert!(e.contains(":2:"), "{bad}: {e}");
+        let e = dir.read_totals().unwrap_err().to_string();
+        assert!(e.contains(":2"), "{bad}: {e}");
+    }
+}

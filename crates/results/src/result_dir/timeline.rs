@@ -233,6 +233,9 @@ impl EncodedSecond {
         if let Some(h) = w.http {
             acc.protocols.merge(&h.into_counts()?);
         }
+        for c in super::wire_custom::from_wire(w.custom)? {
+            pado_metrics::custom::merge_custom_into(&mut acc.custom, &c);
+        }
         own.generator = w.generator.map(WireGenerator::into_second).transpose()?;
         Ok(own)
     }

@@ -31,6 +31,9 @@ pub(super) struct WireSecond {
     /// files written before pado counted them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) http: Option<WireHttp>,
+    /// A script's own metrics; absent when none (and in older files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) custom: Vec<super::wire_custom::WireCustom>,
 }
 
 /// [`ProtocolCounts`] on the wire: `{"requests":{"1.1":n,"2":m},
@@ -386,6 +389,7 @@ impl WireSecond {
             checks: r.checks.clone(),
             generator: r.generator.as_ref().map(WireGenerator::from_second),
             http: WireHttp::from_counts(&r.protocols),
+            custom: super::wire_custom::to_wire(&r.custom)?,
         })
     }
 
@@ -421,6 +425,7 @@ impl WireSecond {
             checks: self.checks,
             generator,
             protocols,
+            custom: super::wire_custom::from_wire(self.custom)?,
         })
     }
 }

@@ -54,8 +54,15 @@ export class Response {
     this.cookies = parseCookies(r.headers);
   }
   json(selector) {
-    const v = JSON.parse(this.body);
-    return selector === undefined ? v : select(v, selector);
+    if (selector === undefined) return JSON.parse(this.body);
+    // k6 reads a selector with gjson: a body that is not JSON selects nothing.
+    let v;
+    try {
+      v = JSON.parse(this.body);
+    } catch (e) {
+      return undefined;
+    }
+    return select(v, selector);
   }
   html() {
     throw new Error("Response.html() (k6/html) is not available in pado yet");
@@ -105,12 +112,22 @@ export function request(method, url, body, params) {
   }
   const sent = encodeBody(body, headers);
   const tags = params.tags || {};
+  // The series' tags: the test's (options, scenario, --tag), then the request's
+  // own but `name` (the series' name) and `group` (the group's path).
+  let seriesTags;
+  const test = P.tags;
+  if (test) for (const k in test) (seriesTags = seriesTags || {})[k] = test[k];
+  for (const k in tags) {
+    if (k === "name" || k === "group") continue;
+    (seriesTags = seriesTags || {})[k] = String(tags[k]);
+  }
   const expected = params.responseCallback !== undefined ? params.responseCallback : defaultExpected;
   const r = P.request(String(method).toUpperCase(), String(url), sent, {
     headers,
     timeout: duration(params.timeout),
     name: tags.name !== undefined ? String(tags.name) : undefined,
     group: globalThis.__pado_group || undefined,
+    tags: seriesTags,
     redirects: params.redirects,
     responseType: params.responseType || "text",
     expected: expected ? expected.ranges : undefined,

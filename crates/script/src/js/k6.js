@@ -15,14 +15,28 @@ export function check(val, sets, tags) {
 // k6's group path: `::outer::inner`, the `group` tag of every request inside.
 globalThis.__pado_group = "";
 
+// k6's `group_duration`: a time trend, one value per group run, tagged with the
+// group's path.
+const GROUP_DURATION = P.metricId("group_duration", "trend", true);
+
 export function group(name, fn) {
   const outer = globalThis.__pado_group;
-  globalThis.__pado_group = outer + "::" + String(name);
+  const path = outer + "::" + String(name);
+  globalThis.__pado_group = path;
+  const t0 = P.now();
+  let out;
   try {
-    return fn();
+    out = fn();
   } finally {
     globalThis.__pado_group = outer;
   }
+  // As k6: measured when the group's function returned (an exception ends the
+  // iteration before a duration is added).
+  const tags = { group: path };
+  const test = P.tags;
+  if (test) for (const k in test) if (!(k in tags)) tags[k] = test[k];
+  P.metric(GROUP_DURATION, P.now() - t0, tags);
+  return out;
 }
 
 export function sleep(seconds) {

@@ -146,6 +146,10 @@ impl Vu {
                     self.ctx.script_check(&name, ok);
                     ScriptReply::Resumed
                 }
+                ScriptCall::Metric { id, value, tags } => {
+                    self.ctx.script_metric(id, value, &tags, Instant::now());
+                    ScriptReply::Resumed
+                }
             };
         };
         self.script = Some(script);
@@ -168,6 +172,7 @@ impl Vu {
         let series = ctx.script_series(
             req.name.as_deref().unwrap_or(&req.url),
             req.group.as_deref(),
+            &req.tags,
         );
         let expected = StatusSet(req.expected.clone().unwrap_or_else(|| vec![(200, 399)]));
         let max_hops = req.redirects.unwrap_or(MAX_REDIRECTS);
@@ -395,7 +400,7 @@ impl Vu {
     #[cold]
     fn script_fault(&self, scope: &str, fault: &ScriptFault) {
         let ctx = &self.ctx;
-        let series = ctx.script_series(&format!("{scope} (script)"), None);
+        let series = ctx.script_series(&format!("{scope} (script)"), None, &[]);
         let key = FailureKey::Error(ErrorKind::Template);
         if !ctx.want_failure_sample(series, key) {
             return;
