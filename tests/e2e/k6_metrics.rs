@@ -125,10 +125,7 @@ fn the_terminal_summary_shows_each_custom_metric() {
         .find(|l| l.trim_start().starts_with("지연시간"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(trend.contains("avg=30ms min=10ms med=30"), "{trend}");
-    assert!(
-        trend.ends_with("max=50ms p(90)=50ms p(95)=50ms"),
-        "{trend}"
-    );
+    assert!(trend.ends_with("max=50ms p(90)=50ms p(95)=50ms"), "{trend}");
 }
 
 #[test]
@@ -305,7 +302,10 @@ fn custom_metrics_merge_exactly_across_segments() {
     // Thresholds no part passes alone, judged on the merged run.
     verdicts_as_planted(
         &s,
-        &[("part_trend", "max==100", true), ("part_counter", "count==15", true)],
+        &[
+            ("part_trend", "max==100", true),
+            ("part_counter", "count==15", true),
+        ],
     );
     for d in &dirs {
         let alone = read_json(&d.join("summary.json"));

@@ -76,7 +76,12 @@ mod tests {
     fn totals() -> Totals {
         let mut t = Totals::default();
         for c in [
-            part("지연", CustomKind::Trend, &[("type", "API")], &[10.0, 20.0, 30.0]),
+            part(
+                "지연",
+                CustomKind::Trend,
+                &[("type", "API")],
+                &[10.0, 20.0, 30.0],
+            ),
             part("지연", CustomKind::Trend, &[("type", "정적")], &[300.0]),
             part("errors", CustomKind::Counter, &[], &[1.0, 1.0, 3.0]),
             part("ok", CustomKind::Rate, &[], &[1.0, 0.0, 1.0, 1.0]),
@@ -90,9 +95,8 @@ mod tests {
     #[test]
     fn each_kind_answers_k6s_statistics() {
         let t = totals();
-        let get = |n: &str, tags: &[(String, String)], a: Aggregation| {
-            aggregate(&t, n, tags, &a, 10.0)
-        };
+        let get =
+            |n: &str, tags: &[(String, String)], a: Aggregation| aggregate(&t, n, tags, &a, 10.0);
         let api = vec![("type".to_string(), "API".to_string())];
         assert_eq!(get("지연", &api, Aggregation::Avg), Some(20.0));
         assert_eq!(get("지연", &api, Aggregation::Max), Some(30.0));

@@ -128,7 +128,8 @@ impl CustomStats {
         }
         if self.kind == CustomKind::Trend {
             let scaled = (value * TREND_SCALE).round();
-            self.hist.record(if scaled > 0.0 { scaled as u64 } else { 0 });
+            self.hist
+                .record(if scaled > 0.0 { scaled as u64 } else { 0 });
         }
     }
 

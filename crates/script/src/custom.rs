@@ -20,9 +20,7 @@ const MAX_NAME: usize = 128;
 /// k6 runs runs here, and a non-ASCII one is pado's own extension.
 pub(crate) fn check_name(name: &str) -> Result<(), String> {
     let mut chars = name.chars();
-    let first_ok = chars
-        .next()
-        .is_some_and(|c| c == '_' || c.is_alphabetic());
+    let first_ok = chars.next().is_some_and(|c| c == '_' || c.is_alphabetic());
     let rest_ok = name.chars().all(|c| c == '_' || c.is_alphanumeric());
     if first_ok && rest_ok && name.chars().count() <= MAX_NAME {
         Ok(())
@@ -46,7 +44,8 @@ impl MetricRegistry {
     /// `rate`, `trend`); its number, or why k6 would refuse it (a bad name, a
     /// name already taken by another kind).
     pub(crate) fn declare(&self, name: &str, kind: &str, is_time: bool) -> Result<u32, String> {
-        let kind = CustomKind::parse(kind).ok_or_else(|| format!("unknown metric kind `{kind}`"))?;
+        let kind =
+            CustomKind::parse(kind).ok_or_else(|| format!("unknown metric kind `{kind}`"))?;
         let mut list = self.list.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = list.iter().position(|m| &*m.name == name) {
             let m = &list[i];
@@ -187,7 +186,10 @@ mod tests {
         assert_eq!(r.declare("k6metrics_test_a", "trend", true), Ok(a));
         assert_ne!(a, b);
         let e = r.declare("k6metrics_test_a", "trend", false).unwrap_err();
-        assert!(e.contains("k6metrics_test_a") && e.contains("of times"), "{e}");
+        assert!(
+            e.contains("k6metrics_test_a") && e.contains("of times"),
+            "{e}"
+        );
         let e = r.declare("k6metrics_test_b", "rate", false).unwrap_err();
         assert!(e.contains("counter") && e.contains("rate"), "{e}");
         // A built-in name of another kind or unit is refused, as k6 does.

@@ -194,13 +194,12 @@ pub(crate) fn load(
         tags: std::sync::OnceLock::new(),
     });
     let (exports, options) = crate::vu::read_options(&shared)?;
-    let test_tags = crate::custom::TestTags::read(&options, tags).map_err(|why| {
-        ScriptError::Options {
+    let test_tags =
+        crate::custom::TestTags::read(&options, tags).map_err(|why| ScriptError::Options {
             file: shown.clone(),
             field: "tags".into(),
             why,
-        }
-    })?;
+        })?;
     let _ = shared.tags.set(test_tags);
     Ok(Script {
         shared,

@@ -453,7 +453,11 @@ fn custom_metrics_round_trip_exactly_and_sum_into_the_totals() {
         let mut rec = SecondRecord::new(t);
         rec.absorb(Interval {
             custom: vec![
-                custom("응답시간", CustomKind::Trend, &[base + 1.5, base + 2.25, base + 90.0]),
+                custom(
+                    "응답시간",
+                    CustomKind::Trend,
+                    &[base + 1.5, base + 2.25, base + 90.0],
+                ),
                 custom("errors", CustomKind::Counter, &[1.0, 2.0]),
                 custom("size", CustomKind::Gauge, &[base + 7.0, base + 3.0]),
             ],
@@ -470,7 +474,10 @@ fn custom_metrics_round_trip_exactly_and_sum_into_the_totals() {
     assert_eq!(t.count, 6);
     assert_eq!((t.min, t.max), (1.5, 190.0));
     assert_eq!(t.sum, 1.5 + 2.25 + 90.0 + 101.5 + 102.25 + 190.0);
-    assert_eq!(t.key.tags, vec![("group".to_string(), "::로그인".to_string())]);
+    assert_eq!(
+        t.key.tags,
+        vec![("group".to_string(), "::로그인".to_string())]
+    );
     assert_eq!(get("errors").sum, 6.0);
     // The gauge's value is the second second's last add.
     assert_eq!(get("size").last, 103.0);
