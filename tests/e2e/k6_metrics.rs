@@ -221,8 +221,15 @@ fn thresholds_select_the_tags_a_script_and_the_command_line_set() {
             ("work{kind:읽기}", "max==5", true),
             ("work{kind:쓰기}", "max==7", true),
             ("work{team:파도}", "max==7", true),
+            ("checks{mytag:x}", "rate==0.5", true),
+            ("checks{mytag:x}", "rate>0.9", false),
+            ("checks{team:파도}", "rate==0.5", true),
         ],
     );
+    // The checks by name are counted once, as without tags.
+    assert_eq!(num(&s["checks"]["is 200"], "passes"), 1.0);
+    assert_eq!(num(&s["checks"]["is 201"], "fails"), 1.0);
+    assert!(s["custom"].get("checks").is_none(), "{:#}", s["custom"]);
 }
 
 #[test]

@@ -265,6 +265,22 @@ impl MetricSource for TotalsSource<'_> {
                     self.duration_s,
                 ),
             },
+            // A script's checks with tags beyond their name (k6's `check(v, sets,
+            // tags)`, the test's tags, the group) are also a tagged rate.
+            "checks"
+                if tags
+                    .iter()
+                    .any(|(k, _)| !matches!(k.as_str(), "check" | "step" | "name"))
+                    && self.totals.custom.iter().any(|c| c.key.name == "checks") =>
+            {
+                crate::custom_metrics::aggregate(
+                    self.totals,
+                    metric,
+                    tags,
+                    aggregation,
+                    self.duration_s,
+                )
+            }
             "checks" => {
                 let (mut p, mut f) = (0u64, 0u64);
                 for (name, c) in &self.totals.checks {

@@ -203,8 +203,9 @@ mod tests {
         assert_eq!(r.rate(), Some(0.75));
         let t = stats(CustomKind::Trend, &[(10.0, 0), (20.0, 0), (30.0, 0)]);
         assert_eq!(t.avg(), Some(20.0));
-        // 20 is the lowest value of its HDR slot; 30, the largest, is exact.
-        assert_eq!(t.quantile(0.5), Some(20.0));
+        // Within HdrHistogram's 0.1%; the largest value is exact (clamped to max).
+        let med = t.quantile(0.5).unwrap();
+        assert!((med - 20.0).abs() <= 0.02, "{med}");
         assert_eq!(t.quantile(1.0), Some(30.0));
         let q = stats(CustomKind::Trend, &[(30.0, 0), (50.0, 0), (70.0, 0)]);
         let med = q.quantile(0.5).unwrap();

@@ -16,6 +16,7 @@ struct Seen {
     requests: Vec<ScriptRequest>,
     checks: Vec<(String, bool)>,
     sleeps: Vec<f64>,
+    metrics: Vec<(u32, f64, Vec<(String, String)>)>,
     done: Option<Result<Option<String>, ScriptFault>>,
 }
 
@@ -64,6 +65,10 @@ fn drive(
             }
             ScriptCall::Sleep(d) => {
                 seen.sleeps.push(d.as_secs_f64());
+                ScriptReply::Resumed
+            }
+            ScriptCall::Metric { id, value, tags } => {
+                seen.metrics.push((id, value, tags));
                 ScriptReply::Resumed
             }
             ScriptCall::Done(r) => {
@@ -356,4 +361,95 @@ fn requests_in_groups_carry_k6s_group_path() {
     let seen = drive(vu.as_mut(), start(0, None), &|_| ok_json("{}"));
     assert_eq!(seen.requests[0].group.as_deref(), Some("::login::form"));
     assert_eq!(seen.requests[1].group, None);
+}
+
+#[test]
+fn metric_adds_carry_their_number_value_and_every_tag_a_sample_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.js");
+    std::fs::write(
+        &p,
+        r#"
+import http from 'k6/http';
+import { group } from 'k6';
+import { Counter, Rate, Trend } from 'k6/metrics';
+const hits = new Counter('script_test_hits');
+const ok = new Rate('script_test_ok');
+const 지연 = new Trend('script_test_지연', true);
+export const options = { tags: { env: 'staging' } };
+export default function () {
+  hits.add(true);
+  ok.add('yes');
+  group('로그인', () => {
+    http.get('http://127.0.0.1:9/a', { tags: { type: 'API', name: 'a' } });
+    지연.add(12.5, { kind: '읽기' });
+  });
+}
+"#,
+    )
+    .unwrap();
+    let l = crate::load_for_run_tagged(&p, &[], &[("team".into(), "파도".into())]).unwrap();
+    let host = l.script;
+    let ids: Vec<u32> = ["script_test_hits", "script_test_ok", "script_test_지연"]
+        .iter()
+        .map(|n| {
+            (0..10u32)
+                .find(|i| host.metric(*i).is_some_and(|m| &*m.name == *n))
+                .unwrap_or_else(|| panic!("{n} not declared"))
+        })
+        .collect();
+    let m = host.metric(ids[2]).unwrap();
+    assert_eq!(m.kind, pado_metrics::CustomKind::Trend);
+    assert!(m.is_time);
+    let mut vu = load_vu(&host, 1);
+    let seen = drive(vu.as_mut(), start(0, None), &|_| ok_json("{}"));
+    assert!(matches!(seen.done, Some(Ok(_))), "{:?}", seen.done);
+    let tags = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let test = [("env", "staging"), ("team", "파도")];
+    // true is 1; a rate takes any truthy value as 1.
+    assert_eq!(seen.metrics[0], (ids[0], 1.0, tags(&test)));
+    assert_eq!(seen.metrics[1], (ids[1], 1.0, tags(&test)));
+    let mut inner = test.to_vec();
+    inner.extend([("group", "::로그인"), ("kind", "읽기")]);
+    let mut got = seen.metrics[2].clone();
+    got.2.sort();
+    let mut want = tags(&inner);
+    want.sort();
+    assert_eq!(got, (ids[2], 12.5, want));
+    // The group's duration, tagged with its path.
+    let (gid, gms, gtags) = &seen.metrics[3];
+    assert_eq!(host.metric(*gid).unwrap().name.as_ref(), "group_duration");
+    assert!(*gms >= 0.0);
+    assert!(gtags.contains(&("group".to_string(), "::로그인".to_string())));
+    // The request: its name, group and other tags (not `name`).
+    let r = &seen.requests[0];
+    assert_eq!(r.name.as_deref(), Some("a"));
+    assert_eq!(r.group.as_deref(), Some("::로그인"));
+    let mut rt = r.tags.clone();
+    rt.sort();
+    assert_eq!(
+        rt,
+        tags(&[("env", "staging"), ("team", "파도"), ("type", "API")])
+    );
+}
+
+#[test]
+fn a_metric_name_k6_refuses_is_an_error_at_load_naming_it_and_the_line() {
+    let e = load_err(
+        "import { Trend } from 'k6/metrics';\nconst t = new Trend('bad-name');\nexport default function () {}\n",
+    );
+    assert!(e.contains("bad-name"), "{e}");
+    assert!(e.contains("s.js:2"), "{e}");
+    let e = load_err(
+        "import { Trend, Counter } from 'k6/metrics';\nconst a = new Counter('script_test_twice');\nconst b = new Trend('script_test_twice');\nexport default function () {}\n",
+    );
+    assert!(
+        e.contains("script_test_twice") && e.contains("counter"),
+        "{e}"
+    );
 }

@@ -18,6 +18,8 @@ impl Metrics<'_> {
             .custom
             .iter()
             .map(|c| c.key.name.as_str())
+            // Tagged checks are k6's `checks`, which the built-in entry gives.
+            .filter(|n| *n != "checks")
             .collect();
         names
             .into_iter()
@@ -32,6 +34,14 @@ impl Metrics<'_> {
     /// sub-metric), or `None` when the run has no such metric.
     pub(super) fn custom_sub(&self, name: &str, tags: &[(String, String)]) -> Option<Value> {
         if !self.run.totals.custom.iter().any(|c| c.key.name == name) {
+            return None;
+        }
+        // `checks` by name alone is every check's, which the built-in path gives;
+        // the tagged rate holds only the checks that had tags.
+        let by_name_only = tags
+            .iter()
+            .all(|(k, _)| matches!(k.as_str(), "check" | "step" | "name"));
+        if name == "checks" && by_name_only {
             return None;
         }
         Some(match select(&self.run.totals, name, tags) {

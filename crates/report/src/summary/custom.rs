@@ -31,7 +31,8 @@ pub const TREND_STATS: [&str; 6] = ["avg", "min", "med", "max", "p(90)", "p(95)"
 /// counter into a rate).
 pub fn custom_of(totals: &Totals, duration_s: f64) -> BTreeMap<String, CustomSummary> {
     let mut merged: BTreeMap<&str, CustomStats> = BTreeMap::new();
-    for c in &totals.custom {
+    // `checks` with tags are the checks the summary already has, by name.
+    for c in totals.custom.iter().filter(|c| c.key.name != "checks") {
         merged
             .entry(c.key.name.as_str())
             .or_insert_with(|| CustomStats::new(c.key.clone(), c.kind, c.is_time))

@@ -1,12 +1,31 @@
 // k6: check, group, sleep, fail, randomSeed, on pado's natives (globalThis.__pado).
 const P = globalThis.__pado;
 
+// k6's `checks` with tags: each check also goes, tagged (the test's tags, the
+// group, the call's own, `check`), to a rate that thresholds such as
+// `checks{mytag:x}` read. Only when it has a tag beyond its name: a plain check
+// is counted once.
+const CHECKS = P.metricId("checks", "rate", false);
+
+function checkTags(name, own) {
+  let out;
+  const test = P.tags;
+  const group = globalThis.__pado_group;
+  if (test) for (const k in test) (out = out || {})[k] = test[k];
+  if (group) (out = out || {}).group = group;
+  if (own) for (const k in own) (out = out || {})[k] = String(own[k]);
+  if (out) out.check = name;
+  return out;
+}
+
 export function check(val, sets, tags) {
   let all = true;
   for (const name of Object.keys(sets || {})) {
     const f = sets[name];
     const ok = typeof f === "function" ? !!f(val) : !!f;
     P.check(name, ok);
+    const t = checkTags(name, tags);
+    if (t) P.metric(CHECKS, ok ? 1 : 0, t);
     if (!ok) all = false;
   }
   return all;

@@ -2,6 +2,7 @@
 // scenario's `tags`, `--tag` (given by the test: team=파도), on built-in and
 // custom metrics. 1 iteration: 2 API requests (100 ms on the server), 2 static.
 import http from "k6/http";
+import { check } from "k6";
 import { Trend } from "k6/metrics";
 
 const work = new Trend("work");
@@ -29,11 +30,18 @@ export const options = {
     "work{kind:읽기}": ["max==5"],
     "work{kind:쓰기}": ["max==7"],
     "work{team:파도}": ["max==7"],
+    "checks{mytag:x}": ["rate==0.5", "rate>0.9"], // one of its two checks holds
+    "checks{team:파도}": ["rate==0.5"],
   },
 };
 
 export default function () {
-  http.get(`${__ENV.BASE}/delay/100`, { tags: { type: "API" } });
+  const res = http.get(`${__ENV.BASE}/delay/100`, { tags: { type: "API" } });
+  check(
+    res,
+    { "is 200": (r) => r.status === 200, "is 201": (r) => r.status === 201 },
+    { mytag: "x" }
+  );
   http.get(`${__ENV.BASE}/delay/100`, { tags: { type: "API", name: "api2" } });
   http.batch([
     ["GET", `${__ENV.BASE}/json/item`, null, { tags: { type: "static" } }],
