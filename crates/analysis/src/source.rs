@@ -137,6 +137,58 @@ impl<'a> TotalsSource<'a> {
         }
         any.then_some(all)
     }
+
+    /// k6's `group_duration`: a scenario file's `group:` blocks, else a script's
+    /// `group()` calls (a time trend of its own, tagged with the group's path).
+    fn group_duration(&self, tags: &[(String, String)], aggregation: &Aggregation) -> Option<f64> {
+        match self.group_durations(tags) {
+            Some(g) => trend(&g.iteration_duration, aggregation),
+            None => crate::custom_metrics::aggregate(
+                self.totals,
+                "group_duration",
+                tags,
+                aggregation,
+                self.duration_s,
+            ),
+        }
+    }
+
+    /// k6's `checks`: the share of checks that held among those `tags` select. A
+    /// script's checks with tags beyond their name (`check(v, sets, tags)`, the
+    /// test's tags, the group) are read from their tagged rate.
+    fn checks(&self, tags: &[(String, String)], aggregation: &Aggregation) -> Option<f64> {
+        let tagged = tags
+            .iter()
+            .any(|(k, _)| !matches!(k.as_str(), "check" | "step" | "name"));
+        if tagged && self.totals.custom.iter().any(|c| c.key.name == "checks") {
+            return crate::custom_metrics::aggregate(
+                self.totals,
+                "checks",
+                tags,
+                aggregation,
+                self.duration_s,
+            );
+        }
+        let (mut p, mut f) = (0u64, 0u64);
+        for (name, c) in &self.totals.checks {
+            let ok = tags.iter().all(|(k, v)| match k.as_str() {
+                "check" => name == v,
+                "step" | "name" => name.starts_with(&format!("{v}: ")),
+                // The check's step is the one whose name prefixes it.
+                _ => self.steps.is_some_and(|c| {
+                    c.steps.iter().any(|st| {
+                        name.starts_with(&format!("{}: ", st.name))
+                            && st.selected_by(k, v) == Some(true)
+                    })
+                }),
+            });
+            if ok {
+                p += c.passes;
+                f += c.fails;
+            }
+        }
+        (p + f > 0).then(|| p as f64 / (p + f) as f64)
+    }
 }
 
 fn trend(h: &LatencyHistogram, a: &Aggregation) -> Option<f64> {
@@ -254,54 +306,8 @@ impl MetricSource for TotalsSource<'_> {
             "dropped_iterations" => count_or_rate(scenarios().dropped),
             "late_iterations" => count_or_rate(scenarios().late),
             "iteration_duration" => trend(&scenarios().iteration_duration, aggregation),
-            // A scenario file's `group:` blocks, else a script's `group()` calls.
-            "group_duration" => match self.group_durations(tags) {
-                Some(g) => trend(&g.iteration_duration, aggregation),
-                None => crate::custom_metrics::aggregate(
-                    self.totals,
-                    metric,
-                    tags,
-                    aggregation,
-                    self.duration_s,
-                ),
-            },
-            // A script's checks with tags beyond their name (k6's `check(v, sets,
-            // tags)`, the test's tags, the group) are also a tagged rate.
-            "checks"
-                if tags
-                    .iter()
-                    .any(|(k, _)| !matches!(k.as_str(), "check" | "step" | "name"))
-                    && self.totals.custom.iter().any(|c| c.key.name == "checks") =>
-            {
-                crate::custom_metrics::aggregate(
-                    self.totals,
-                    metric,
-                    tags,
-                    aggregation,
-                    self.duration_s,
-                )
-            }
-            "checks" => {
-                let (mut p, mut f) = (0u64, 0u64);
-                for (name, c) in &self.totals.checks {
-                    let ok = tags.iter().all(|(k, v)| match k.as_str() {
-                        "check" => name == v,
-                        "step" | "name" => name.starts_with(&format!("{v}: ")),
-                        // The check's step is the one whose name prefixes it.
-                        _ => self.steps.is_some_and(|c| {
-                            c.steps.iter().any(|st| {
-                                name.starts_with(&format!("{}: ", st.name))
-                                    && st.selected_by(k, v) == Some(true)
-                            })
-                        }),
-                    });
-                    if ok {
-                        p += c.passes;
-                        f += c.fails;
-                    }
-                }
-                (p + f > 0).then(|| p as f64 / (p + f) as f64)
-            }
+            "group_duration" => self.group_duration(tags, aggregation),
+            "checks" => self.checks(tags, aggregation),
             "vus" => Some(self.totals.vus_peak as f64),
             "vus_max" => Some(self.totals.vus_max_peak as f64),
             // A script's own metrics (k6/metrics).

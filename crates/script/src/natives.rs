@@ -83,37 +83,7 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
-    if let Some(tags) = shared.tags.get() {
-        let json = serde_json::Value::Object(tags.of(scenario)).to_string();
-        p.set("tags", ctx.json_parse(json)?)?;
-    }
-    let s = shared.clone();
-    p.set(
-        "metricId",
-        Function::new(
-            ctx.clone(),
-            move |ctx: Ctx<'js>, name: String, kind: String, time: bool| -> rquickjs::Result<u32> {
-                s.metrics
-                    .declare(&name, &kind, time)
-                    .map_err(|e| Exception::throw_message(&ctx, &e))
-            },
-        )?,
-    )?;
-    p.set(
-        "metric",
-        Function::new(
-            ctx.clone(),
-            |ctx: Ctx<'js>, id: u32, value: f64, tags: Opt<Object<'js>>| -> rquickjs::Result<()> {
-                let tags = match tags.0 {
-                    Some(o) => tag_pairs(&ctx, &o)?,
-                    None => Vec::new(),
-                };
-                // Outside a VU (the init code that reads the options) an add
-                // has nowhere to go: k6 refuses it there too.
-                suspend(&ctx, ScriptCall::Metric { id, value, tags }).map(|_| ())
-            },
-        )?,
-    )?;
+    install_metrics(ctx, &p, shared, scenario)?;
     let start = Instant::now();
     p.set(
         "now",
@@ -176,6 +146,49 @@ pub(crate) fn install<'js>(
         )?,
     )?;
     ctx.globals().set("__pado", p)?;
+    Ok(())
+}
+
+/// `__pado.tags` (the test's tags of this scenario), `__pado.metricId` (a
+/// metric declared: its number, or k6's reason to refuse it) and
+/// `__pado.metric(id, value, tags)` (an add, handed to the VU's task).
+fn install_metrics<'js>(
+    ctx: &Ctx<'js>,
+    p: &Object<'js>,
+    shared: &Arc<Shared>,
+    scenario: &str,
+) -> rquickjs::Result<()> {
+    if let Some(tags) = shared.tags.get() {
+        let json = serde_json::Value::Object(tags.of(scenario)).to_string();
+        p.set("tags", ctx.json_parse(json)?)?;
+    }
+    let s = shared.clone();
+    p.set(
+        "metricId",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, name: String, kind: String, time: bool| -> rquickjs::Result<u32> {
+                s.metrics
+                    .declare(&name, &kind, time)
+                    .map_err(|e| Exception::throw_message(&ctx, &e))
+            },
+        )?,
+    )?;
+    p.set(
+        "metric",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, id: u32, value: f64, tags: Opt<Object<'js>>| -> rquickjs::Result<()> {
+                let tags = match tags.0 {
+                    Some(o) => tag_pairs(&ctx, &o)?,
+                    None => Vec::new(),
+                };
+                // Outside a VU (the init code that reads the options) an add
+                // has nowhere to go: k6 refuses it there too.
+                suspend(&ctx, ScriptCall::Metric { id, value, tags }).map(|_| ())
+            },
+        )?,
+    )?;
     Ok(())
 }
 

@@ -10,13 +10,16 @@ use pado_engine::script::{
 
 use crate::{load_for_run, ScriptError};
 
+/// One metric add: the metric's number, the value, the tags.
+type MetricAdd = (u32, f64, Vec<(String, String)>);
+
 /// What one run of a VU's function did.
 #[derive(Debug, Default)]
 struct Seen {
     requests: Vec<ScriptRequest>,
     checks: Vec<(String, bool)>,
     sleeps: Vec<f64>,
-    metrics: Vec<(u32, f64, Vec<(String, String)>)>,
+    metrics: Vec<MetricAdd>,
     done: Option<Result<Option<String>, ScriptFault>>,
 }
 
