@@ -631,3 +631,28 @@ fn changes_of_the_load_by_hand_are_drawn_apart_and_listed() {
     assert!(table.contains("배포 표시"), "{table}");
     assert!(html.contains("id=\"control-note\""));
 }
+
+#[test]
+fn a_scripts_own_metrics_get_a_section_escaped_and_a_run_without_none() {
+    let r = two_stage_run();
+    let mut s = build(&r).unwrap();
+    let without = render_html(&r, &s);
+    assert!(!without.contains("id=\"table-custom\""));
+    let mut c = pado_metrics::CustomStats::new(
+        pado_metrics::SeriesKey::named("응답<b>"),
+        pado_metrics::CustomKind::Trend,
+        true,
+    );
+    for v in [10.0, 20.0, 30.0] {
+        c.add(v, 0);
+    }
+    s.custom.insert(
+        "응답<b>".into(),
+        crate::summary::custom::summarise(&c, 10.0),
+    );
+    let html = render_html(&r, &s);
+    let table = between(&html, "id=\"table-custom\"", "</table>");
+    assert!(table.contains("응답&lt;b&gt;"), "{table}");
+    assert!(!table.contains("응답<b>"));
+    assert!(table.contains("avg=20ms min=10ms"), "{table}");
+}
