@@ -148,6 +148,9 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
+    crate::crypto::install(ctx, &p)?;
+    crate::html::install(ctx, &p)?;
+    crate::multipart::install(ctx, &p)?;
     ctx.globals().set("__pado", p)?;
     Ok(())
 }
