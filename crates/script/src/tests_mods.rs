@@ -388,3 +388,41 @@ fn pados_internal_body_module_is_not_importable_by_a_script() {
     let e = load_for_run(&p, &[]).err().expect("refused").to_string();
     assert!(e.contains("s.js:1") && e.contains("pado:http-body"), "{e}");
 }
+
+#[test]
+fn params_cookies_reach_the_engine_with_replace_and_a_jar_of_ones_own_is_refused_in_words() {
+    let (sent, done) = run_once(
+        r#"
+import http from 'k6/http';
+export default function () {
+  http.get('http://127.0.0.1:9/c2', { cookies: { extra: 'e1', sid: { value: 'override', replace: true } } });
+  http.get('http://127.0.0.1:9/c3', { cookies: { sid: '파도' } });
+  let msg = '';
+  try { http.cookieJar(); } catch (e) { msg = String(e); }
+  http.post('http://127.0.0.1:9/report', JSON.stringify({ msg }));
+}
+"#,
+        &|_| answer("", &[]),
+    );
+    assert_eq!(done, Ok(()));
+    let c = |n: &str, v: &str, replace| pado_engine::script::RequestCookie {
+        name: n.into(),
+        value: v.into(),
+        replace,
+    };
+    assert_eq!(
+        sent[0].cookies,
+        vec![c("extra", "e1", false), c("sid", "override", true)]
+    );
+    assert_eq!(sent[1].cookies, vec![c("sid", "파도", false)]);
+    // No Cookie header of the script's making: the engine writes the one header.
+    assert!(!sent[0]
+        .headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("cookie")));
+    let msg = reported(&sent)["msg"].as_str().unwrap().to_string();
+    assert!(
+        msg.contains("http.cookieJar() and http.CookieJar are not available in pado yet"),
+        "{msg}"
+    );
+}

@@ -80,3 +80,36 @@ export function responseCookies(headers) {
   }
   return out;
 }
+
+// k6's `params.cookies` as [name, value, "replace" or ""] for the engine, which sends
+// them first in the request's one Cookie header, then the VU's jar's (less any
+// replaced). `params.jar` and a cookie jar of the script's own are refused.
+export function requestCookies(params) {
+  if (params.jar !== undefined && params.jar !== null) {
+    throw new Error(
+      "params.jar (a cookie jar of the script's own) is not available in pado yet: " +
+        "each VU's cookies are kept by pado and sent back to the host that set them",
+    );
+  }
+  const c = params.cookies || {};
+  return Object.keys(c).map((name) => {
+    const v = c[name];
+    return typeof v === "object" && v !== null
+      ? [name, String(v.value), v.replace === true ? "replace" : ""]
+      : [name, String(v), ""];
+  });
+}
+
+function noJar() {
+  throw new Error(
+    "http.cookieJar() and http.CookieJar are not available in pado yet: each VU's cookies " +
+      "are kept by pado and sent back to the host that set them; give a request its own " +
+      "with params.cookies ({ name: value } or { name: { value, replace: true } })",
+  );
+}
+export const cookieJar = noJar;
+export class CookieJar {
+  constructor() {
+    noJar();
+  }
+}

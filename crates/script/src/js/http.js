@@ -1,7 +1,7 @@
 // k6/http on pado's own HTTP client: every request is a call the VU's task makes.
 const P = globalThis.__pado;
 import { parseHTML } from "k6/html";
-import { FileData, file as makeFile, multipartParts, formEncode, responseCookies } from "pado:http-body";
+import { FileData, file as makeFile, multipartParts, formEncode, responseCookies, requestCookies, cookieJar, CookieJar } from "pado:http-body";
 
 let defaultExpected = null;
 
@@ -89,13 +89,7 @@ export function request(method, url, body, params) {
       url = m[1] + m[3];
     }
   }
-  if (params.cookies) {
-    const pairs = Object.keys(params.cookies).map((k) => {
-      const c = params.cookies[k];
-      return k + "=" + (typeof c === "object" ? c.value : c);
-    });
-    if (pairs.length) headers["Cookie"] = pairs.join("; ");
-  }
+  const cookies = requestCookies(params);
   const sent = encodeBody(body, headers);
   const tags = params.tags || {};
   const expected = params.responseCallback !== undefined ? params.responseCallback : defaultExpected;
@@ -107,6 +101,7 @@ export function request(method, url, body, params) {
     redirects: params.redirects,
     responseType: params.responseType || "text",
     expected: expected ? expected.ranges : undefined,
+    cookies,
   });
   return new Response(r, { method: String(method).toUpperCase(), url: String(url), headers, body: sent });
 }
@@ -148,8 +143,12 @@ export function url(strings, ...values) {
 
 export const file = (data, filename, contentType) => makeFile(data, filename, contentType);
 
+export { cookieJar, CookieJar };
+
 export default {
   file,
+  cookieJar,
+  CookieJar,
   request, get, head, post, put, patch, del, options, batch,
   expectedStatuses, setResponseCallback, url, Response,
 };
