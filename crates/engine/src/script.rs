@@ -56,6 +56,21 @@ pub struct ScriptRequest {
     pub redirects: Option<u32>,
     /// Whether the script reads the body (`responseType: "none"` does not).
     pub keep_body: bool,
+    /// k6's `params.cookies`: cookies for this request only, sent before the
+    /// VU's jar's in the one `Cookie` header; `replace` leaves out the jar's
+    /// cookie of the same name (as k6 does).
+    pub cookies: Vec<RequestCookie>,
+}
+
+/// A cookie a script gives one request (k6's `params.cookies` entry).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestCookie {
+    /// The cookie's name.
+    pub name: String,
+    /// Its value.
+    pub value: String,
+    /// Whether it replaces the jar's cookie of the same name (else both go).
+    pub replace: bool,
 }
 
 /// Timing phases of a response in milliseconds, k6's `timings` fields.

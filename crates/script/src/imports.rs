@@ -19,6 +19,8 @@ pub(crate) const BUILTIN: &[&str] = &[
     "k6/data",
     "k6/encoding",
     "k6/timers",
+    "k6/crypto",
+    "k6/html",
 ];
 
 /// Where an import leads.

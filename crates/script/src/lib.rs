@@ -14,9 +14,12 @@
 //! - pado's k6 modules are JavaScript (`src/js/`) over a few natives
 //!   ([`natives`]).
 
+mod crypto;
 mod error;
 mod host;
+mod html;
 pub mod imports;
+mod multipart;
 mod natives;
 mod options;
 mod vu;
@@ -81,3 +84,5 @@ pub fn load_for_run(path: &Path, env: &[(String, String)]) -> Result<Loaded, Scr
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_mods;

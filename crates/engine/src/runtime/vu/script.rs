@@ -191,7 +191,7 @@ impl Vu {
             else {
                 return unsendable(url.as_str(), "no connection can be made to this host");
             };
-            self.script_bytes(&method, &url, &req.headers, body, host);
+            self.script_bytes(&method, &url, (&req.headers, &req.cookies), body, host);
             let is_head = method == "HEAD";
             let origin: std::rc::Rc<Origin>;
             let n = ctx.plan.origins.len();
@@ -267,7 +267,7 @@ impl Vu {
         &mut self,
         method: &str,
         url: &url::Url,
-        headers: &[(String, String)],
+        (headers, cookies): (&[(String, String)], &[crate::script::RequestCookie]),
         body: &[u8],
         host: usize,
     ) {
@@ -307,7 +307,9 @@ impl Vu {
             out.extend_from_slice(b"User-Agent: pado\r\n");
         }
         if self.cookies {
-            self.jar.write_header(host, out);
+            self.jar.write_header_with(host, cookies, out);
+        } else {
+            crate::cookies::CookieJar::default().write_header_with(host, cookies, out);
         }
         if !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH") {
             out.extend_from_slice(b"Content-Length: ");
