@@ -14,10 +14,13 @@
 //! - pado's k6 modules are JavaScript (`src/js/`) over a few natives
 //!   ([`natives`]).
 
+mod csv;
 mod error;
+mod grpc;
 mod host;
 pub mod imports;
 mod natives;
+mod net;
 mod options;
 mod vu;
 
@@ -81,3 +84,5 @@ pub fn load_for_run(path: &Path, env: &[(String, String)]) -> Result<Loaded, Scr
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_net;

@@ -15,6 +15,7 @@ use crate::response_view::ResponseView;
 use crate::runtime::worker::FailureKey;
 use crate::script::{
     ScriptCall, ScriptFault, ScriptReply, ScriptRequest, ScriptResponse, ScriptRole, ScriptTimings,
+    ScriptWsCall,
 };
 
 use super::finish::{ended_at, sample_of};
@@ -126,7 +127,24 @@ impl Vu {
         let result = loop {
             reply = match script.resume(reply) {
                 ScriptCall::Done(r) => break r,
-                ScriptCall::Http(_) | ScriptCall::Sleep(_) if stopped => ScriptReply::Stop,
+                ScriptCall::Http(_)
+                | ScriptCall::Sleep(_)
+                | ScriptCall::Ws(_)
+                | ScriptCall::Grpc(_)
+                    if stopped =>
+                {
+                    ScriptReply::Stop
+                }
+                ScriptCall::Ws(call) => {
+                    let wait = matches!(call, ScriptWsCall::Wait { .. });
+                    if wait && self.ctx.stopping.get() {
+                        stopped = true;
+                        ScriptReply::Stop
+                    } else {
+                        ScriptReply::Ws(self.script_ws(call).await)
+                    }
+                }
+                ScriptCall::Grpc(call) => ScriptReply::Grpc(Box::new(self.script_grpc(&call).await)),
                 ScriptCall::Http(req) => {
                     let r = self.script_request(scope, &req, scheduled.take()).await;
                     ScriptReply::Http(Box::new(r))
@@ -149,6 +167,7 @@ impl Vu {
             };
         };
         self.script = Some(script);
+        self.script_ws_end_iteration().await;
         if stopped {
             Driven::Stopped
         } else {
