@@ -1,7 +1,7 @@
 //! k6's tier-2 modules on pado (`k6/ws`, `k6/websockets`, `k6/net/grpc`,
-//! `k6/experimental/fs` and `csv`): the scripts under `testdata/k6/tier2/` (each
-//! names the k6 documentation page it comes from) run unchanged against the test
-//! kit's WebSocket, gRPC and HTTP servers, which count what they receive. Message
+//! `k6/experimental/fs` and `csv`): the scripts under `testdata/k6/tier2/` and
+//! the corpus's `csv_users.js` (each names the k6 documentation page it comes
+//! from) run unchanged against the test kit's WebSocket, gRPC and HTTP servers, which count what they receive. Message
 //! counts and calls must equal the server's and what each script's logic implies;
 //! where k6 is installed, k6 runs the same script against a fresh server and must
 //! give the same figures (skipped with a message otherwise, unless
@@ -19,6 +19,15 @@ use crate::k6_corpus::k6_or_skip;
 /// A script of `testdata/k6/tier2/`.
 fn script(name: &str) -> String {
     dir().join(name).to_string_lossy().into_owned()
+}
+
+/// A script of the k6 corpus (`testdata/k6/corpus/`).
+fn corpus(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/e2e/testdata/k6/corpus")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
 }
 
 fn dir() -> PathBuf {
@@ -72,7 +81,12 @@ fn run_k6(name: &str, env: &[(&str, String)]) -> Option<K6> {
     for (k, v) in env {
         cmd.args(["-e", &format!("{k}={v}")]);
     }
-    let out = cmd.arg(script(name)).output().expect("running k6");
+    let path = if dir().join(name).is_file() {
+        script(name)
+    } else {
+        corpus(name)
+    };
+    let out = cmd.arg(path).output().expect("running k6");
     let exit = out.status.code().unwrap_or(-1);
     assert!(
         export.is_file(),
@@ -104,7 +118,11 @@ fn env_args(env: &[(&str, String)]) -> Vec<String> {
 }
 
 fn pado_run(name: &str, env: &[(&str, String)]) -> crate::harness::Run {
-    let s = script(name);
+    let s = if dir().join(name).is_file() {
+        script(name)
+    } else {
+        corpus(name)
+    };
     let args = env_args(env);
     let mut all: Vec<&str> = vec![&s];
     all.extend(args.iter().map(String::as_str));
