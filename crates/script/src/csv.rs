@@ -39,7 +39,10 @@ mod tests {
         );
         assert_eq!(
             rows(b"a;b\n1;2\n", ";").unwrap(),
-            vec![vec!["a".to_string(), "b".into()], vec!["1".into(), "2".into()]]
+            vec![
+                vec!["a".to_string(), "b".into()],
+                vec!["1".into(), "2".into()]
+            ]
         );
     }
 

@@ -29,7 +29,11 @@ fn sets() -> &'static Mutex<Vec<Loaded>> {
 
 /// Compile `files` (relative to `base_dir`, the script's directory; imports in
 /// `imports` then beside each file), once: the set's index.
-pub(crate) fn load(base_dir: &Path, imports: &[String], files: &[String]) -> Result<u32, GrpcLoadError> {
+pub(crate) fn load(
+    base_dir: &Path,
+    imports: &[String],
+    files: &[String],
+) -> Result<u32, GrpcLoadError> {
     let key = (base_dir.to_path_buf(), imports.to_vec(), files.to_vec());
     let mut all = sets().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(i) = all.iter().position(|(k, _)| *k == key) {
@@ -90,7 +94,6 @@ pub(crate) fn decode(m: &MethodDescriptor, bytes: &[u8]) -> Result<String, Strin
     let opts = SerializeOptions::new().skip_default_fields(false);
     msg.serialize_with_options(&mut ser, &opts)
         .map_err(|e| e.to_string())?;
-    let _ = msg.encoded_len();
     String::from_utf8(out).map_err(|e| e.to_string())
 }
 
@@ -108,7 +111,10 @@ mod tests {
         // The same files again: the same set, compiled once.
         assert_eq!(load(dir.path(), &[], &["hello.proto".into()]).unwrap(), set);
         let m = method(set, "demo.v1.Greeter/Hello").unwrap();
-        assert_eq!(method(set, "/demo.v1.Greeter/Hello").unwrap().name(), "Hello");
+        assert_eq!(
+            method(set, "/demo.v1.Greeter/Hello").unwrap().name(),
+            "Hello"
+        );
         let bytes = encode(&m, r#"{"user_name":"파도","count":"3"}"#).unwrap();
         // Field 1 (string "파도", 6 bytes), field 2 (varint 3).
         let mut want = vec![0x0a, 6];
@@ -137,7 +143,9 @@ mod tests {
             "syntax = \"proto3\";\nmessage A {\n  strin x = 1;\n}\n",
         )
         .unwrap();
-        let e = load(dir.path(), &[], &["bad.proto".into()]).unwrap_err().to_string();
+        let e = load(dir.path(), &[], &["bad.proto".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bad.proto:3:"), "{e}");
     }
 }

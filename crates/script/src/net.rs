@@ -82,7 +82,10 @@ pub(crate) fn install<'js>(
         "grpcLoad",
         Function::new(
             ctx.clone(),
-            move |ctx: Ctx<'js>, imports: Vec<String>, files: Vec<String>| -> rquickjs::Result<u32> {
+            move |ctx: Ctx<'js>,
+                  imports: Vec<String>,
+                  files: Vec<String>|
+                  -> rquickjs::Result<u32> {
                 grpc::load(&s.base_dir, &imports, &files)
                     .map_err(|e| Exception::throw_message(&ctx, &e.to_string()))
             },
@@ -133,7 +136,10 @@ fn ws_simple(ctx: &Ctx<'_>, call: ScriptWsCall) -> rquickjs::Result<String> {
     match suspend(ctx, ScriptCall::Ws(call))? {
         ScriptReply::Ws(ScriptWsReply::Failed { error, .. }) => Ok(error),
         ScriptReply::Ws(_) => Ok(String::new()),
-        _ => Err(Exception::throw_message(ctx, "no answer to a WebSocket call")),
+        _ => Err(Exception::throw_message(
+            ctx,
+            "no answer to a WebSocket call",
+        )),
     }
 }
 
@@ -191,7 +197,12 @@ fn ws_open<'js>(
             o.set("headers", Object::new(ctx.clone())?)?;
             o.set("error", error)?;
         }
-        _ => return Err(Exception::throw_message(ctx, "no answer to a WebSocket open")),
+        _ => {
+            return Err(Exception::throw_message(
+                ctx,
+                "no answer to a WebSocket open",
+            ))
+        }
     }
     Ok(o)
 }
@@ -199,8 +210,8 @@ fn ws_open<'js>(
 /// `__pado.wsWait(ms)` (negative: no limit): `null` when no socket is open,
 /// `{ timeout: true }`, or `{ id, kind, data, code }`.
 fn ws_wait<'js>(ctx: &Ctx<'js>, ms: f64) -> rquickjs::Result<Value<'js>> {
-    let timeout = (ms >= 0.0)
-        .then(|| Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::ZERO));
+    let timeout =
+        (ms >= 0.0).then(|| Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::ZERO));
     let reply = suspend(ctx, ScriptCall::Ws(ScriptWsCall::Wait { timeout }))?;
     let o = Object::new(ctx.clone())?;
     match reply {

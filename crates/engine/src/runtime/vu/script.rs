@@ -144,7 +144,9 @@ impl Vu {
                         ScriptReply::Ws(self.script_ws(call).await)
                     }
                 }
-                ScriptCall::Grpc(call) => ScriptReply::Grpc(Box::new(self.script_grpc(&call).await)),
+                ScriptCall::Grpc(call) => {
+                    ScriptReply::Grpc(Box::new(self.script_grpc(&call).await))
+                }
                 ScriptCall::Http(req) => {
                     let r = self.script_request(scope, &req, scheduled.take()).await;
                     ScriptReply::Http(Box::new(r))

@@ -117,7 +117,9 @@ impl Vu {
                 };
                 self.ws_write(id, msg, true).await
             }
-            ScriptWsCall::Ping { id } => self.ws_write(id, Message::Ping(Bytes::new()), false).await,
+            ScriptWsCall::Ping { id } => {
+                self.ws_write(id, Message::Ping(Bytes::new()), false).await
+            }
             ScriptWsCall::Close { id, code } => {
                 let frame = CloseFrame {
                     code: CloseCode::from(code),
@@ -193,7 +195,8 @@ impl Vu {
             .ok()
             .filter(|u| matches!(u.scheme(), "ws" | "wss") && u.host().is_some())
             .ok_or_else(|| bad(format!("`{}` is not a ws:// or wss:// URL", o.url)))?;
-        let http = http_url(&url).ok_or_else(|| bad(format!("`{}`: not a WebSocket URL", o.url)))?;
+        let http =
+            http_url(&url).ok_or_else(|| bad(format!("`{}`: not a WebSocket URL", o.url)))?;
         let origin = origin_of(ctx, &http, Protocol::Http1).await.map_err(bad)?;
         let (conn, _) = connect(&origin, OPEN_TIMEOUT).await.map_err(|e| {
             (
@@ -423,9 +426,7 @@ impl Vu {
                 if self.net.grpc.len() >= MAX_GRPC_TARGETS {
                     self.net.grpc.remove(0);
                 }
-                self.net
-                    .grpc
-                    .push((key, origin.clone(), pool.clone()));
+                self.net.grpc.push((key, origin.clone(), pool.clone()));
                 (origin, pool)
             }
         };

@@ -218,7 +218,10 @@ pub(super) fn failure(e: tungstenite::Error) -> WsError {
 
 /// The handshake request tungstenite sends: the step's rendered GET head (path,
 /// `Host`, `defaults.headers`, the step's headers, cookies) plus the upgrade headers.
-pub(super) fn handshake_request(head: &[u8], tls: bool) -> Option<tungstenite::handshake::client::Request> {
+pub(super) fn handshake_request(
+    head: &[u8],
+    tls: bool,
+) -> Option<tungstenite::handshake::client::Request> {
     let mut hs = [httparse::EMPTY_HEADER; 64];
     let mut req = httparse::Request::new(&mut hs);
     req.parse(head).ok()?;
