@@ -65,15 +65,25 @@ class Socket {
     if (!(d > 0)) throw new Error("setInterval requires a >0 timeout parameter, received " + ms);
     this._timers.push({ at: P.now() + d, fn, every: d });
   }
-  // Run the timers that are due; the wait until the next one (-1: none).
+  // Run the timers that are due, earliest first (an interval that fell behind
+  // skips the ticks it missed, as k6's ticker does); the wait until the next
+  // one (-1: none).
   _due() {
-    const now = P.now();
-    for (const t of this._timers.slice()) {
+    for (;;) {
       if (this._closed) return -1;
-      if (t.at > now) continue;
-      if (t.every) t.at += t.every;
-      else this._timers.splice(this._timers.indexOf(t), 1);
-      t.fn.call(this);
+      const now = P.now();
+      let first = null;
+      for (const t of this._timers) {
+        if (t.at <= now && (first === null || t.at < first.at)) first = t;
+      }
+      if (first === null) break;
+      if (first.every) {
+        first.at += first.every;
+        if (first.at <= now) first.at = now + first.every;
+      } else {
+        this._timers.splice(this._timers.indexOf(first), 1);
+      }
+      first.fn.call(this);
     }
     let next = -1;
     for (const t of this._timers) {
