@@ -237,6 +237,40 @@ fn k6_grpc_unary_calls_equal_the_servers_and_k6s() {
 }
 
 #[test]
+fn k6_grpc_server_streams_deliver_every_reply_as_k6() {
+    let srv = GrpcServer::start(Reflection::Off);
+    let addr = srv.base_url().trim_start_matches("http://").to_string();
+    let env = [("GRPC_ADDR", addr), ("PROTO_DIR", proto_dir())];
+    let r = pado_run("grpc_stream.js", &env);
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    let st = srv.stats();
+    // 2 iterations, one stream of 3 replies each.
+    assert_eq!((st.streams, st.stream_msgs), (2, 6), "{st:?}");
+    let step = &s["steps"]["/pado.echo.Echo/Stream"];
+    assert_eq!(num(step, "grpc.streams"), 2.0, "{step:#}");
+    assert_eq!(num(step, "grpc.stream_msgs"), 6.0, "{step:#}");
+    let c = &s["checks"];
+    assert_eq!(num(&c["text streamed"], "passes"), 6.0, "{c:#}");
+    assert_eq!(num(&c["three replies"], "passes"), 2.0, "{c:#}");
+    assert_eq!(checks(&s), (8, 0));
+    let srv = GrpcServer::start(Reflection::Off);
+    let addr = srv.base_url().trim_start_matches("http://").to_string();
+    let Some(k6) = run_k6(
+        "grpc_stream.js",
+        &[("GRPC_ADDR", addr), ("PROTO_DIR", proto_dir())],
+    ) else {
+        return;
+    };
+    let st = srv.stats();
+    assert_eq!(k6.exit, 0, "{}", k6.log);
+    assert_eq!((st.streams, st.stream_msgs), (2, 6), "{st:?} {}", k6.log);
+    assert_eq!(k6.count("grpc_streams"), 2);
+    assert_eq!(k6.count("grpc_streams_msgs_received"), 6);
+    assert_eq!(k6.checks(), checks(&s));
+}
+
+#[test]
 fn k6_csv_rows_reach_the_server_with_hangul_intact_as_k6() {
     let srv = TestServer::start();
     let env = [("BASE_URL", srv.base_url())];

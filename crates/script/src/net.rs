@@ -245,7 +245,8 @@ fn ws_wait<'js>(ctx: &Ctx<'js>, ms: f64) -> rquickjs::Result<Value<'js>> {
 }
 
 /// `__pado.grpcInvoke(set, method, json, { target, plaintext, metadata, timeout,
-/// name })`: `{ code, message, error }` with the reply as JSON text.
+/// name, stream })`: `{ code, message, messages, error }` with the reply (and
+/// every reply of a stream) as JSON text.
 fn grpc_invoke<'js>(
     ctx: &Ctx<'js>,
     set: u32,
@@ -273,11 +274,32 @@ fn grpc_invoke<'js>(
         call.timeout = Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok();
     }
     call.name = o.get::<_, Option<String>>("name")?;
+    call.streaming = o.get::<_, Option<bool>>("stream")?.unwrap_or(false);
+    if m.is_client_streaming() || (m.is_server_streaming() != call.streaming) {
+        let why = if m.is_client_streaming() {
+            format!(
+                "{method}: pado gives unary calls and server streams; a client or \
+                 bidirectional stream is not supported yet"
+            )
+        } else if call.streaming {
+            format!("{method} is a unary method: call it with client.invoke()")
+        } else {
+            format!("{method} is a server stream: open it with new grpc.Stream()")
+        };
+        return Err(Exception::throw_message(ctx, &why));
+    }
     let out = Object::new(ctx.clone())?;
     match suspend(ctx, ScriptCall::Grpc(Box::new(call)))? {
         ScriptReply::Grpc(r) => {
             let reply = r.messages.first().map(Vec::as_slice).unwrap_or_default();
             let json = grpc::decode(&m, reply).map_err(|e| Exception::throw_message(ctx, &e))?;
+            let all = r
+                .messages
+                .iter()
+                .map(|b| grpc::decode(&m, b))
+                .collect::<Result<Vec<String>, String>>()
+                .map_err(|e| Exception::throw_message(ctx, &e))?;
+            out.set("messages", all)?;
             match r.code {
                 Some(c) => out.set("code", c)?,
                 None => out.set("code", Value::new_null(ctx.clone()))?,

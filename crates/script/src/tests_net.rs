@@ -490,3 +490,56 @@ export default function () {}
     };
     assert!(e.contains("skipFirstLine"), "{e}");
 }
+
+#[test]
+fn a_stream_method_needs_a_stream_and_client_streams_are_refused_with_words() {
+    let proto = "syntax = \"proto3\";\npackage s.v1;\nservice S {\n  rpc Many(Req) returns (stream Req);\n  rpc Up(stream Req) returns (Req);\n  rpc One(Req) returns (Req);\n}\nmessage Req { string t = 1; }\n";
+    let (_d, p) = files(
+        r#"
+import grpc from 'k6/net/grpc';
+import { check } from 'k6';
+const client = new grpc.Client();
+client.load([], 's.proto');
+function said(f) { try { f(); return ''; } catch (e) { return String(e.message); } }
+export default () => {
+  client.connect('127.0.0.1:9', { plaintext: true });
+  check(said(() => client.invoke('s.v1.S/Many', {})), { 'invoke of a stream': (m) => m.includes('open it with new grpc.Stream()') });
+  check(said(() => client.invoke('s.v1.S/Up', {})), { 'client stream refused': (m) => m.includes('not supported yet') });
+  const one = new grpc.Stream(client, 's.v1.S/One');
+  one.on('error', () => {});
+  one.write({ t: '파도' });
+  check(said(() => one.write({})), { 'one request per stream': (m) => m.includes('one request message') });
+  const many = new grpc.Stream(client, 's.v1.S/Many');
+  const got = [];
+  many.on('data', (r) => got.push(r.t));
+  many.on('end', () => check(got, { 'replies in order, then end': (g) => g.join(',') === '가,나' }));
+  many.write({ t: '파도' });
+  many.end();
+};
+"#,
+        &[("s.proto", proto)],
+    );
+    let h = host(&p);
+    let mut v = vu(&h);
+    let mut planted = Planted::new(vec![]);
+    planted.grpc = |c| {
+        assert!(c.streaming, "only the stream reaches the engine: {c:?}");
+        let reply = |t: &str| {
+            let mut b = vec![0x0a, t.len() as u8];
+            b.extend_from_slice(t.as_bytes());
+            b
+        };
+        ScriptGrpcReply {
+            code: Some(0),
+            messages: vec![reply("가"), reply("나")],
+            error: String::new(),
+        }
+    };
+    let seen = drive(v.as_mut(), &mut planted);
+    assert_eq!(seen.done, Some(Ok(None)), "{seen:?}");
+    assert_eq!(seen.grpc.len(), 1);
+    assert_eq!(seen.grpc[0].method, "/s.v1.S/Many");
+    let failed: Vec<_> = seen.checks.iter().filter(|(_, ok)| !ok).collect();
+    assert!(failed.is_empty(), "{:?}", seen.checks);
+    assert_eq!(seen.checks.len(), 4);
+}

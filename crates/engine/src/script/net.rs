@@ -115,8 +115,8 @@ pub enum ScriptWsEventKind {
     Error,
 }
 
-/// A unary gRPC call of a script: the message already encoded by the script
-/// side, which holds the descriptors.
+/// A gRPC call of a script (unary, or a server stream): the message already
+/// encoded by the script side, which holds the descriptors.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScriptGrpcCall {
     /// `host:port` of the server.
@@ -135,6 +135,9 @@ pub struct ScriptGrpcCall {
     pub name: Option<String>,
     /// The largest reply message accepted.
     pub max_message: Option<usize>,
+    /// A server stream (`grpc.Stream`): every reply is kept and the call is
+    /// counted among `grpc_streams` with its messages.
+    pub streaming: bool,
 }
 
 /// What a gRPC call came to.

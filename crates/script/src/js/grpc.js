@@ -1,6 +1,7 @@
 // k6/net/grpc: a Client whose .proto files are compiled once (init context), and
-// whose unary calls go out on pado's HTTP/2 client from the VU's task, counted
-// as pado's gRPC requests under the method's series.
+// whose unary calls and server streams go out on pado's HTTP/2 client from the
+// VU's task, counted as pado's gRPC requests (and streams) under the method's
+// series.
 const P = globalThis.__pado;
 
 export const StatusOK = 0;
@@ -64,6 +65,16 @@ export class Client {
     return true;
   }
   invoke(method, request, params) {
+    const r = this._call(method, request, params, false);
+    return {
+      status: r.status,
+      message: JSON.parse(r.message),
+      headers: {},
+      trailers: {},
+      error: r.error,
+    };
+  }
+  _call(method, request, params, stream) {
     if (this._target === null) throw new Error("no gRPC connection, you must call connect first");
     if (this._set < 0) throw new Error("no .proto files were loaded: call client.load() in the init context");
     params = params || {};
@@ -77,14 +88,14 @@ export class Client {
       metadata,
       timeout: timeout === undefined ? this._timeout : timeout,
       name: tags.name === undefined ? undefined : String(tags.name),
+      stream,
     });
     // A call that reached no server is Unavailable, as grpc-go reports it.
     const status = r.code === null ? StatusUnavailable : r.code;
     return {
       status,
-      message: JSON.parse(r.message),
-      headers: {},
-      trailers: {},
+      message: r.message,
+      messages: r.messages,
       error:
         status === StatusOK
           ? null
@@ -96,7 +107,63 @@ export class Client {
   }
 }
 
+// Server streams opened and ended, waiting for the event loop to make them.
+const streams = [];
+
+// A server stream (k6's `grpc.Stream`): its one request is written, `end()`
+// sends it, and the event loop (after the iteration's code, as k6) makes the
+// call and runs the `data` handlers for each reply, then `error` for a status
+// other than OK, then `end`.
+export class Stream {
+  constructor(client, method, params) {
+    if (!(client instanceof Client) || client._target === null) {
+      throw new Error("no gRPC connection, you must call connect first");
+    }
+    this._client = client;
+    this._method = String(method);
+    this._params = params || {};
+    this._handlers = {};
+    this._request = undefined;
+    this._ended = false;
+  }
+  on(event, handler) {
+    (this._handlers[event] = this._handlers[event] || []).push(handler);
+  }
+  _emit(event, value) {
+    for (const h of this._handlers[event] || []) h(value, { ts: Date.now() });
+  }
+  write(message) {
+    if (this._ended) throw new Error("the stream has ended");
+    if (this._request !== undefined) {
+      throw new Error("pado gives server streams only: one request message per stream");
+    }
+    this._request = message;
+  }
+  end() {
+    if (this._ended) return;
+    this._ended = true;
+    streams.push(this);
+  }
+  _run() {
+    const r = this._client._call(this._method, this._request, this._params, true);
+    for (const m of r.messages) this._emit("data", JSON.parse(m));
+    if (r.status !== StatusOK) this._emit("error", r.error);
+    this._emit("end");
+  }
+}
+
+globalThis.__pado_loops.push({
+  busy() {
+    return streams.length > 0;
+  },
+  step() {
+    const s = streams.shift();
+    if (s) s._run();
+  },
+});
+
 export default {
+  Stream,
   Client,
   StatusOK, StatusCanceled, StatusUnknown, StatusInvalidArgument, StatusDeadlineExceeded,
   StatusNotFound, StatusAlreadyExists, StatusPermissionDenied, StatusResourceExhausted,

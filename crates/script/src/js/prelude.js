@@ -42,13 +42,17 @@
     }
     return P.open(String(path), mode === undefined ? "" : String(mode));
   };
+  // Modules whose events the loop runs (k6/websockets' sockets, k6/net/grpc's
+  // streams): each `{ busy(), step(ms) }`, `step` waiting at most `ms` (-1: no
+  // limit) for its next event and dispatching it.
+  const loops = (globalThis.__pado_loops = []);
   // Run the timers left, in time order, sleeping between them, and the events
-  // of open WebSockets (`__pado_net`, k6/websockets) while any is open: k6 ends
-  // an iteration once its event loop is empty.
+  // of those modules while any has work: k6 ends an iteration once its event
+  // loop is empty.
   globalThis.__pado_drain = () => {
     for (;;) {
-      const net = globalThis.__pado_net;
-      const busy = net !== undefined && net.busy();
+      const net = loops.find((l) => l.busy());
+      const busy = net !== undefined;
       if (!timers.size && !busy) return;
       let first = null;
       let firstId = 0;

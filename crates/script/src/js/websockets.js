@@ -166,7 +166,7 @@ export class WebSocket {
 // The event loop's share of sockets (see `__pado_drain`): whether any is
 // connecting or open, and one step: connect the pending ones, or wait up to
 // `ms` (-1: no limit) for the next event of any socket and dispatch it.
-globalThis.__pado_net = {
+globalThis.__pado_loops.push({
   busy() {
     if (pending.length) return true;
     for (const s of registry.values()) if (s instanceof WebSocket) return true;
@@ -183,6 +183,6 @@ globalThis.__pado_net = {
     const target = registry.get(ev.id);
     if (target) target._dispatch(ev);
   },
-};
+});
 
 export default { WebSocket, Blob, CONNECTING, OPEN, CLOSING, CLOSED };

@@ -463,7 +463,11 @@ impl Vu {
         let mut sample = sample_of(ex, error, (None, t_start), duration);
         sample.status = if ex.error.is_none() { code } else { 0 };
         sample.failed = error.is_some();
-        ctx.record(series, &sample, end);
+        if call.streaming {
+            ctx.record_grpc_stream(series, &sample, out.messages, end);
+        } else {
+            ctx.record(series, &sample, end);
+        }
         ScriptGrpcReply {
             code: ex.error.is_none().then_some(code),
             messages,
