@@ -13,7 +13,7 @@ use std::process::Command;
 use pado_testkit::{GrpcServer, Reflection, TestServer, WsServer};
 use serde_json::Value;
 
-use crate::harness::{free_port, num, read_json, run, tmp};
+use crate::harness::{free_port, num, read_json, run, tmp, write_file};
 use crate::k6_corpus::k6_or_skip;
 
 /// A script of `testdata/k6/tier2/`.
@@ -328,4 +328,43 @@ fn a_refused_handshake_is_a_response_with_an_error_and_the_run_goes_on() {
     };
     assert_eq!(srv.stats().refused, 2);
     assert_eq!(k6.checks(), checks(&s));
+}
+
+#[test]
+fn a_socket_that_never_closes_ends_with_the_run_and_every_message_is_counted() {
+    // The server pushes a tick every 20 ms and the script never closes: the
+    // run's end (gracefulStop 0s) cuts the iteration, and the session is
+    // recorded with every message it read.
+    let srv = WsServer::start();
+    let t = tmp("k6-ws-forever");
+    let src = "import { WebSocket } from 'k6/websockets';\n\
+export const options = { scenarios: { s: { executor: 'constant-vus', vus: 2, duration: '1s', gracefulStop: '0s' } } };\n\
+export default function () {\n\
+  const ws = new WebSocket(`${__ENV.WS_URL}/?push_ms=20`);\n\
+  ws.onmessage = () => {};\n\
+}\n";
+    let f = write_file(&t, "forever.js", src);
+    let started = std::time::Instant::now();
+    let r = run(
+        "k6-ws-forever",
+        &[
+            f.to_str().unwrap(),
+            "-e",
+            &format!("WS_URL={}", srv.base_url()),
+        ],
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "the run did not end with its duration"
+    );
+    let s = r.summary();
+    let st = srv.stats();
+    let ws = &s["websocket"];
+    assert_eq!(st.sessions, 2, "{st:?}");
+    assert_eq!(num(ws, "sessions"), 2.0, "{ws:#}");
+    assert!(st.sent >= 10, "{st:?}");
+    // Every tick pado read was one the server wrote (a tick still in flight at
+    // the cut may be unread).
+    let got = num(ws, "msgs_received") as u64;
+    assert!(got <= st.sent && got + 2 >= st.sent, "{got} of {st:?}");
 }

@@ -168,6 +168,7 @@ impl Vu {
         for e in &mut self.extra {
             e.conn = None;
         }
+        self.script_ws_cut();
     }
 
     /// Random generator (think times).

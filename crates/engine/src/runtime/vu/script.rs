@@ -122,6 +122,9 @@ impl Vu {
         let Some(mut script) = self.script.take() else {
             return Driven::Stopped;
         };
+        // Sessions an iteration cut short left open are closed (and recorded)
+        // before the next one starts: its sockets are its own.
+        self.script_ws_end_iteration().await;
         let mut reply = first;
         let mut stopped = false;
         let result = loop {

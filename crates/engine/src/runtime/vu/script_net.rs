@@ -388,8 +388,22 @@ impl Vu {
         }
     }
 
-    /// The iteration ended: sessions still open are closed and recorded.
+    /// The run cut the iteration (its deadline passed mid-session): each session
+    /// still open ends here, recorded with what it sent and read (its connection
+    /// dropped, as every connection an interrupted iteration leaves).
+    pub(super) fn script_ws_cut(&mut self) {
+        for i in 0..self.net.sockets.len() {
+            self.ws_end(i);
+        }
+        self.net.sockets.clear();
+    }
+
+    /// The iteration ended (or one cut short left sessions behind): sessions
+    /// still open are closed and recorded.
     pub(super) async fn script_ws_end_iteration(&mut self) {
+        if self.net.sockets.is_empty() {
+            return;
+        }
         for i in 0..self.net.sockets.len() {
             let Some(s) = self.net.sockets[i].as_mut() else {
                 continue;
