@@ -97,11 +97,20 @@ fn drive(vu: &mut dyn ScriptVu, p: &mut Planted) -> Seen {
                         seen.ws.push(format!("close {id} {code}"));
                         ScriptWsReply::Done
                     }
-                    ScriptWsCall::Wait { .. } => p.events.pop_front().unwrap_or(if p.opened > 0 {
-                        ScriptWsReply::Timeout
-                    } else {
-                        ScriptWsReply::Idle
-                    }),
+                    ScriptWsCall::Wait { timeout } => match p.events.pop_front() {
+                        Some(e) => e,
+                        None if p.opened > 0 => {
+                            // Nothing planted: the wait's whole timeout passes,
+                            // as the engine's would.
+                            std::thread::sleep(
+                                timeout
+                                    .unwrap_or_default()
+                                    .min(std::time::Duration::from_millis(50)),
+                            );
+                            ScriptWsReply::Timeout
+                        }
+                        None => ScriptWsReply::Idle,
+                    },
                 };
                 ScriptReply::Ws(answer)
             }
