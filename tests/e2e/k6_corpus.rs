@@ -422,6 +422,19 @@ const TRUTHS: &[Truth] = &[
         values: &[],
         thresholds: &[],
     },
+    // CSV rows (k6/experimental/fs and csv, `asObjects`) posted one per iteration:
+    // 1 VU, 3 iterations, three checks each.
+    Truth {
+        script: "csv_users.js",
+        flags: &[],
+        exit: 0,
+        requests: Requests::Exact(3),
+        iterations: Some(3),
+        checks_per_iteration: Some((3, 0)),
+        paths: &[("/echo", 3)],
+        values: &[],
+        thresholds: &[],
+    },
 ];
 
 fn corpus_dir() -> PathBuf {

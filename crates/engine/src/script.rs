@@ -11,6 +11,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod net;
+pub use net::{
+    ScriptGrpcCall, ScriptGrpcReply, ScriptWsCall, ScriptWsEventKind, ScriptWsOpen, ScriptWsReply,
+};
+
 /// Where a script VU runs: what it is asked to do each time it starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScriptRole {
@@ -138,6 +143,11 @@ pub enum ScriptCall {
         /// Whether it held.
         ok: bool,
     },
+    /// A WebSocket request (`k6/ws`, `k6/websockets`); resume with
+    /// [`ScriptReply::Ws`].
+    Ws(ScriptWsCall),
+    /// A gRPC call (`k6/net/grpc`); resume with [`ScriptReply::Grpc`].
+    Grpc(Box<ScriptGrpcCall>),
     /// The iteration (or setup, teardown) ended: `Ok` with `setup()`'s return value
     /// as JSON (for setup), or the exception that ended it.
     Done(Result<Option<String>, ScriptFault>),
@@ -156,6 +166,10 @@ pub enum ScriptReply {
     },
     /// The answer to [`ScriptCall::Http`].
     Http(Box<ScriptResponse>),
+    /// The answer to [`ScriptCall::Ws`].
+    Ws(ScriptWsReply),
+    /// The answer to [`ScriptCall::Grpc`].
+    Grpc(Box<ScriptGrpcReply>),
     /// A sleep or check is done.
     Resumed,
     /// The run is stopping: the script must end the iteration now (every further

@@ -28,6 +28,15 @@ const BUILTIN_SOURCES: &[(&str, &str)] = &[
     ("k6/data", include_str!("js/data.js")),
     ("k6/encoding", include_str!("js/encoding.js")),
     ("k6/timers", include_str!("js/timers.js")),
+    ("k6/ws", include_str!("js/ws.js")),
+    ("k6/websockets", include_str!("js/websockets.js")),
+    (
+        "k6/experimental/websockets",
+        include_str!("js/websockets.js"),
+    ),
+    ("k6/net/grpc", include_str!("js/grpc.js")),
+    ("k6/experimental/fs", include_str!("js/fs.js")),
+    ("k6/experimental/csv", include_str!("js/csv.js")),
 ];
 
 /// The module of `k6/http`'s body and cookie rules (`js/body.js`): imported by

@@ -15,12 +15,15 @@
 //!   ([`natives`]).
 
 mod crypto;
+mod csv;
 mod error;
+mod grpc;
 mod host;
 mod html;
 pub mod imports;
 mod multipart;
 mod natives;
+mod net;
 mod options;
 mod vu;
 
@@ -86,3 +89,4 @@ pub fn load_for_run(path: &Path, env: &[(String, String)]) -> Result<Loaded, Scr
 mod tests;
 #[cfg(test)]
 mod tests_mods;
+mod tests_net;

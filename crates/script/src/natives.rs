@@ -28,7 +28,7 @@ pub(crate) fn set_current(y: *const VuYielder) {
 
 /// Hand `call` to the VU's task and wait (suspended) for its answer; an error
 /// outside a VU (the init code that reads the options, which may not send).
-fn suspend(ctx: &Ctx<'_>, call: ScriptCall) -> rquickjs::Result<ScriptReply> {
+pub(crate) fn suspend(ctx: &Ctx<'_>, call: ScriptCall) -> rquickjs::Result<ScriptReply> {
     let y = CURRENT.with(Cell::get);
     if y.is_null() {
         return Err(Exception::throw_message(
@@ -151,6 +151,7 @@ pub(crate) fn install<'js>(
     crate::crypto::install(ctx, &p)?;
     crate::html::install(ctx, &p)?;
     crate::multipart::install(ctx, &p)?;
+    crate::net::install(ctx, &p, shared)?;
     ctx.globals().set("__pado", p)?;
     Ok(())
 }

@@ -70,6 +70,7 @@ fn drive(
                 seen.done = Some(r);
                 return seen;
             }
+            other => panic!("a call this test does not plant: {other:?}"),
         };
     }
     panic!("the VU never finished");
