@@ -27,6 +27,8 @@ mod http2;
 mod image;
 mod k6_corpus;
 mod k6_metrics;
+mod k6_modules;
+mod k6_tier2;
 mod kubernetes;
 mod limits;
 mod measurement;

@@ -14,11 +14,17 @@
 //! - pado's k6 modules are JavaScript (`src/js/`) over a few natives
 //!   ([`natives`]).
 
+mod crypto;
+mod csv;
 mod custom;
 mod error;
+mod grpc;
 mod host;
+mod html;
 pub mod imports;
+mod multipart;
 mod natives;
+mod net;
 mod options;
 mod vu;
 
@@ -93,3 +99,7 @@ pub fn load_for_run_tagged(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_mods;
+#[cfg(test)]
+mod tests_net;
