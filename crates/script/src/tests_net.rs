@@ -124,6 +124,8 @@ fn drive(vu: &mut dyn ScriptVu, p: &mut Planted) -> Seen {
                 ScriptReply::Resumed
             }
             ScriptCall::Sleep(_) => ScriptReply::Resumed,
+            // A group's duration, a custom metric: recorded by the engine.
+            ScriptCall::Metric { .. } => ScriptReply::Resumed,
             ScriptCall::Done(r) => {
                 seen.done = Some(r);
                 return seen;
