@@ -398,7 +398,10 @@ fn a_segment_given_no_vu_lasts_the_test_and_the_merge_is_whole() {
     assert_eq!(requests(idle), 0.0, "segment 2/3 has no VU");
     let meta = read_json(&idle.join("run.json"));
     let lasted = meta["duration_s"].as_f64().unwrap();
-    assert!(lasted >= 3.0, "the idle segment ended after {lasted} s, before the test's 3 s");
+    assert!(
+        lasted >= 3.0,
+        "the idle segment ended after {lasted} s, before the test's 3 s"
+    );
     let merged = dir.join("merged");
     let m = merge(&outs, &merged, &[]);
     ok(&m);

@@ -167,10 +167,7 @@ fn pods_run_their_segment_at_the_agreed_start() {
     assert_eq!(after("--segment"), "$(JOB_COMPLETION_INDEX)/3");
     assert_eq!(after("--start-at"), "2030-01-02T03:04:05Z");
     assert_eq!(after("--out"), "/results/run");
-    assert_eq!(
-        after("--setup-vars"),
-        "/scenario/.pado-setup-vars.json"
-    );
+    assert_eq!(after("--setup-vars"), "/scenario/.pado-setup-vars.json");
     assert_eq!(*args.last().unwrap(), "--quiet");
     // The variable the args use is defined from the pod's index annotation.
     let env = &c["env"][0];

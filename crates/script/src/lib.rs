@@ -89,4 +89,5 @@ pub fn load_for_run(path: &Path, env: &[(String, String)]) -> Result<Loaded, Scr
 mod tests;
 #[cfg(test)]
 mod tests_mods;
+#[cfg(test)]
 mod tests_net;
