@@ -216,7 +216,10 @@ pub fn request(batch: &[&Snapshot]) -> ExportMetricsServiceRequest {
                 data_points: batch
                     .iter()
                     .flat_map(|s| {
-                        s.histograms.iter().map(|h| HistogramDataPoint {
+                        s.histograms
+                            .iter()
+                            .filter(|h| h.metric.name == m.name)
+                            .map(|h| HistogramDataPoint {
                             attributes: attrs(&h.labels),
                             start_time_unix_nano: ns(s.start_ms),
                             time_unix_nano: ns(s.at_ms),
