@@ -471,7 +471,14 @@ pub(crate) mod tests {
 
     /// A second of step `step` with `streams` LLM streams of `tokens` tokens, the
     /// first after `ttft_ms`, then one every `gap_ms`.
-    pub(crate) fn llm_second(t: u32, step: &str, streams: u64, tokens: u64, ttft_ms: u64, gap_ms: u64) -> SecondRecord {
+    pub(crate) fn llm_second(
+        t: u32,
+        step: &str,
+        streams: u64,
+        tokens: u64,
+        ttft_ms: u64,
+        gap_ms: u64,
+    ) -> SecondRecord {
         let mut r = second(t, step, streams, 0, ttft_ms + gap_ms * (tokens - 1));
         let mut e = pado_metrics::SseStats::default();
         for _ in 0..streams {
@@ -503,12 +510,21 @@ pub(crate) mod tests {
                 .find(|p| p.metric.name == name)
                 .map(|p| (p.value, p.delta))
         };
-        assert_eq!(counter(&a, "pado_llm_output_tokens_total"), Some((30.0, 30.0)));
+        assert_eq!(
+            counter(&a, "pado_llm_output_tokens_total"),
+            Some((30.0, 30.0))
+        );
         assert_eq!(counter(&a, "pado_sse_events_total"), Some((33.0, 33.0)));
         assert_eq!(counter(&a, "pado_llm_requests_total"), Some((3.0, 3.0)));
         // A second without streams: the totals stand, nothing this second.
-        assert_eq!(counter(&b, "pado_llm_output_tokens_total"), Some((30.0, 0.0)));
-        assert_eq!(counter(&c, "pado_llm_output_tokens_total"), Some((34.0, 4.0)));
+        assert_eq!(
+            counter(&b, "pado_llm_output_tokens_total"),
+            Some((30.0, 0.0))
+        );
+        assert_eq!(
+            counter(&c, "pado_llm_output_tokens_total"),
+            Some((34.0, 4.0))
+        );
         let hist = |s: &Snapshot, name: &str| {
             s.histograms
                 .iter()

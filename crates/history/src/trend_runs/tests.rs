@@ -187,6 +187,10 @@ fn llm_figures_are_recorded_per_run_and_step_and_trend_reads_them() {
     let step = run.steps.iter().find(|s| s.step == "답변").unwrap();
     assert_eq!(step.llm.as_ref().unwrap().tpot_p95_ms, Some(10.0));
     // The other step streamed nothing.
-    assert!(run.steps.iter().filter(|s| s.step != "답변").all(|s| s.llm.is_none()));
+    assert!(run
+        .steps
+        .iter()
+        .filter(|s| s.step != "답변")
+        .all(|s| s.llm.is_none()));
     assert_eq!(TrendMetric::parse("llm_bogus.p95"), None);
 }

@@ -163,7 +163,9 @@ pub(super) fn rows(sides: &[Side<'_>]) -> Vec<CompareRow> {
         for (metric, fig, q) in PERCENTILES {
             let sc = scope.clone();
             let f: Sampler<'_> = Box::new(move |s| {
-                let total = sc.summary(s.summary).map(|l| summary_q(fig.of_summary(l), q));
+                let total = sc
+                    .summary(s.summary)
+                    .map(|l| summary_q(fig.of_summary(l), q));
                 let smp = sc
                     .points(s)
                     .into_iter()
@@ -233,7 +235,11 @@ pub(super) fn hold_back_overlapping(rows: &mut [CompareRow], sides: &[Side<'_>])
         };
         let intervals: Vec<_> = sides
             .iter()
-            .map(|s| scope.stats(s).and_then(|e| interval_ms(fig.of_stats(&e), q)))
+            .map(|s| {
+                scope
+                    .stats(s)
+                    .and_then(|e| interval_ms(fig.of_stats(&e), q))
+            })
             .collect();
         super::percentile_interval::hold_back_overlapping(r, &intervals);
     }

@@ -688,8 +688,16 @@ fn slower_tokens_are_worse_itl_and_fewer_tokens_per_second_and_a_rerun_is_noise(
     let c = cmp(&[&fast, &fast_again, &slow]);
     for scope in ["overall", "step 채팅"] {
         for metric in ["itl p50 ms", "itl p99 ms", "tpot p50 ms"] {
-            assert_eq!(verdict(&c, scope, metric, 0), Verdict::WithinNoise, "{scope} {metric}");
-            assert_eq!(verdict(&c, scope, metric, 1), Verdict::Worse, "{scope} {metric}");
+            assert_eq!(
+                verdict(&c, scope, metric, 0),
+                Verdict::WithinNoise,
+                "{scope} {metric}"
+            );
+            assert_eq!(
+                verdict(&c, scope, metric, 1),
+                Verdict::Worse,
+                "{scope} {metric}"
+            );
         }
         // Tokens per request per second: higher is better, so slower is worse.
         let m = "tokens/s per request p50";

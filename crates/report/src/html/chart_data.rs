@@ -330,7 +330,12 @@ fn llm_percentiles(
 fn llm_charts(run: &LoadedRun, charts: &mut BTreeMap<String, Chart>) {
     charts.insert(
         "llm_ttft".to_string(),
-        llm_percentiles(run, |l| l.ttft, ("p50", |q| q.p50_us), ("p95", |q| q.p95_us)),
+        llm_percentiles(
+            run,
+            |l| l.ttft,
+            ("p50", |q| q.p50_us),
+            ("p95", |q| q.p95_us),
+        ),
     );
     charts.insert(
         "llm_itl".to_string(),

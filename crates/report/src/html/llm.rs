@@ -7,8 +7,8 @@
 use maud::{html, Markup};
 
 use super::cells::{table, td_int, td_ms, td_name, td_rate};
-use super::charts::chart;
 use super::chart_data::ChartData;
+use super::charts::chart;
 use crate::summary::{SseSummary, Summary};
 
 /// The table's columns; each row is one step's figures in this order (the last

@@ -665,7 +665,10 @@ fn llm_section_shows_the_summary_figures_and_charts_per_second() {
             second(
                 t,
                 4,
-                vec![llm_series(STEP, 4, ttft, gap, 11), series("plain", 3, 200, 900)],
+                vec![
+                    llm_series(STEP, 4, ttft, gap, 11),
+                    series("plain", 3, 200, 900),
+                ],
             )
         })
         .collect();
