@@ -1048,8 +1048,14 @@ pub(crate) struct TrendArgs {
     /// The test's name (as `pado history` lists it), or an experiment's directory
     /// (its points' runs in knob order, read from their result directories).
     pub name: String,
-    /// The metric: p50, p95, p99 (latency, ms), rps, failed (error rate, %).
-    #[arg(long, default_value = "p95", value_parser = ["p50", "p95", "p99", "rps", "failed"])]
+    /// The metric: p50, p95, p99 (latency, ms), rps, failed (error rate, %); for LLM
+    /// streams llm_ttft.p50|p95|p99, llm_itl.p50|p95|p99, llm_tpot.p50|p95 (ms),
+    /// llm_tokens.rate (output tokens/s).
+    #[arg(long, default_value = "p95", value_parser = [
+        "p50", "p95", "p99", "rps", "failed", "llm_ttft.p50", "llm_ttft.p95", "llm_ttft.p99",
+        "llm_itl.p50", "llm_itl.p95", "llm_itl.p99", "llm_tpot.p50", "llm_tpot.p95",
+        "llm_tokens.rate",
+    ])]
     pub metric: String,
     /// One step's figure instead of the whole run's.
     #[arg(long, value_name = "STEP")]

@@ -229,6 +229,28 @@ impl Vu {
                 }
             }
         }
+        if let Some(plan) = step.request.as_ref().and_then(|r| r.sse.as_deref()) {
+            // Checks and extraction on the stream's events (read only when the
+            // answer was a 2xx stream: otherwise its checks fail, as a step's
+            // checks do on no answer).
+            let read = e.sse.is_some();
+            let tally = &self.resp.sse.tally;
+            if judge == Judge::Final {
+                for (i, c) in plan.checks.iter().enumerate() {
+                    let ok = read && tally.check_held(i);
+                    ctx.check(c.id, ok);
+                    failed |= !ok && plan.checks_fail_request;
+                }
+            }
+            if judge != Judge::Hop {
+                for (i, x) in plan.extract.iter().enumerate() {
+                    self.vars[x.var] = tally
+                        .extracted(i)
+                        .filter(|_| read && e.sample.error.is_none())
+                        .map(<[u8]>::to_vec);
+                }
+            }
+        }
         if judge != Judge::Hop {
             for x in &step.extract {
                 self.vars[x.var] = if e.sample.error.is_none() {
