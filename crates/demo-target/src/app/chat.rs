@@ -252,6 +252,176 @@ fn openai_error(status: u16, message: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpStream};
+    use std::time::Duration;
+
+    /// What a client saw of one streamed answer: when its first token and its end
+    /// arrived (from just before the request was written), and its tokens.
+    #[derive(Debug)]
+    struct Seen {
+        first_token: Duration,
+        first_token_at: Instant,
+        done_at: Instant,
+        done: Duration,
+        tokens: usize,
+        body: String,
+    }
+
+    /// Streams one answer of `max_tokens` for a prompt of `prompt` over a new
+    /// HTTP/1.1 connection.
+    fn stream(addr: SocketAddr, prompt: &str, max_tokens: u64) -> Seen {
+        let body = serde_json::json!({
+            "model": "m", "stream": true, "max_tokens": max_tokens,
+            "stream_options": {"include_usage": true},
+            "messages": [{"role": "user", "content": prompt}],
+        })
+        .to_string();
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let t0 = Instant::now();
+        write!(
+            c,
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let (mut got, mut buf) = (Vec::new(), [0u8; 4096]);
+        let mut first_token = None;
+        loop {
+            let n = c.read(&mut buf).unwrap();
+            assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&got);
+            if first_token.is_none() && text.contains("\"delta\":{\"content\":\"") {
+                first_token = Some(t0.elapsed());
+            }
+            if text.ends_with("0\r\n\r\n") && text.contains("data: [DONE]") {
+                break;
+            }
+        }
+        let body = String::from_utf8(got).expect("UTF-8 intact");
+        let first_token = first_token.unwrap();
+        Seen {
+            first_token,
+            first_token_at: t0 + first_token,
+            done_at: Instant::now(),
+            done: t0.elapsed(),
+            tokens: body.matches("\"delta\":{\"content\":\"").count(),
+            body,
+        }
+    }
+
+    fn metric(addr: SocketAddr, name: &str) -> f64 {
+        let mut c = TcpStream::connect(addr).unwrap();
+        write!(
+            c,
+            "GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        c.read_to_string(&mut text).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{']))
+            .unwrap_or_else(|| panic!("no {name} in {text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    }
+
+    fn post_faults(addr: SocketAddr, json: &str) -> String {
+        let mut c = TcpStream::connect(addr).unwrap();
+        write!(
+            c,
+            "POST /admin/faults HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{json}",
+            json.len()
+        )
+        .unwrap();
+        let mut text = String::new();
+        c.read_to_string(&mut text).unwrap();
+        text
+    }
+
+    #[test]
+    fn the_stream_is_paced_by_prefill_and_decode_and_past_the_batch_requests_wait() {
+        let target = crate::start(crate::TargetOptions {
+            posts: 10,
+            faults: crate::Faults {
+                llm_batch_limit: 1,
+                llm_prefill_ms_per_1k_tokens: 100.0,
+                llm_decode_ms_per_token: 30.0,
+                llm_batch_slowdown: 0.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .unwrap();
+        let addr = target.addr();
+        // 2,000 ASCII characters: 500 tokens, 50 ms of prefill; 5 tokens then
+        // take 4 × 30 ms more.
+        let prompt = "a".repeat(1_999);
+        let alone = stream(addr, &prompt, 5);
+        assert_eq!(alone.tokens, 5, "{}", alone.body);
+        assert!(
+            alone.body.contains("\"completion_tokens\":5"),
+            "{}",
+            alone.body
+        );
+        assert!(
+            alone.body.contains("\"prompt_tokens\":500"),
+            "{}",
+            alone.body
+        );
+        assert!(
+            alone.body.contains(" 파도"),
+            "Hangul intact: {}",
+            alone.body
+        );
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        assert!((49.0..250.0).contains(&ms(alone.first_token)), "{alone:?}");
+        // The tokens are on the schedule of the prefill's end: the last one 50 +
+        // 4 × 30 ms after the request, whatever the first one's timer lateness.
+        assert!((169.0..600.0).contains(&ms(alone.done)), "{alone:?}");
+        // A longer prompt waits longer for its first token (4× the prefill).
+        let long = stream(addr, &"a".repeat(7_999), 1);
+        assert!(
+            long.first_token >= Duration::from_millis(199),
+            "{long:?} vs {alone:?}"
+        );
+
+        // A batch of 1: two at once, the second waits for the first's whole answer.
+        let both = || {
+            let p = prompt.clone();
+            let a = std::thread::spawn(move || stream(addr, &p, 5));
+            std::thread::sleep(Duration::from_millis(20));
+            let b = stream(addr, &prompt, 5);
+            (a.join().unwrap(), b)
+        };
+        let (a, b) = both();
+        // Its place comes when the first's last token is out; then its prefill.
+        assert!(
+            b.first_token_at >= a.done_at + Duration::from_millis(40),
+            "the second's first token came before the first had finished: {a:?} {b:?}"
+        );
+        // Raised at run time: both run at once, neither waits.
+        let r = post_faults(addr, r#"{"llm_batch_limit": 2}"#);
+        assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+        let (a, b) = both();
+        assert!(
+            b.first_token < Duration::from_millis(150),
+            "waited for a place although the batch holds 2: {a:?} {b:?}"
+        );
+        assert_eq!(
+            metric(addr, "pado_target_fault{fault=\"llm_batch_limit\"}"),
+            2.0
+        );
+        assert!(metric(addr, "vllm:generation_tokens_total") >= 26.0);
+        let bad = post_faults(addr, r#"{"llm_batch_limit": 0}"#);
+        assert!(
+            bad.starts_with("HTTP/1.1 400") && bad.contains("llm_batch_limit"),
+            "{bad}"
+        );
+        target.shutdown();
+    }
 
     #[test]
     fn the_llm_routes_are_told_by_their_paths() {
