@@ -28,6 +28,7 @@ mod image;
 mod k6_corpus;
 mod kubernetes;
 mod limits;
+mod llm_demo;
 mod measurement;
 mod merge;
 mod models;
