@@ -23,9 +23,8 @@ fn ttft_in(s: &Value, scope: &str) -> f64 {
     s["thresholds"]
         .as_array()
         .and_then(|t| {
-            t.iter().find(|t| {
-                t["metric"] == "llm_ttft" && t["expr"].as_str().is_some_and(|e| e.contains(scope))
-            })
+            t.iter()
+                .find(|t| t["metric"].as_str() == Some(&format!("llm_ttft{{{scope}}}")))
         })
         .and_then(|t| t["value"].as_f64())
         .unwrap_or_else(|| panic!("no llm_ttft{{{scope}}} value: {:#}", s["thresholds"]))
