@@ -614,6 +614,20 @@ pub(crate) struct TargetServeArgs {
     /// Fault: share of API requests answered 500 (0..1).
     #[arg(long, default_value_t = 0.0)]
     pub error_rate: f64,
+    /// The demo LLM (`POST /v1/chat/completions`): generations run at once, like
+    /// vLLM's max_num_seqs (the rest wait in a queue).
+    #[arg(long, default_value_t = 8)]
+    pub llm_batch_limit: u32,
+    /// The demo LLM's prefill: ms before the first token per 1,000 prompt tokens.
+    #[arg(long, default_value_t = 50.0)]
+    pub llm_prefill_ms_per_1k_tokens: f64,
+    /// The demo LLM's decode: ms per generated token with the batch to itself.
+    #[arg(long, default_value_t = 20.0)]
+    pub llm_decode_ms_per_token: f64,
+    /// The demo LLM's slowdown per other generation in the batch (0.02: each
+    /// token 2% slower per other running request).
+    #[arg(long, default_value_t = 0.02)]
+    pub llm_batch_slowdown: f64,
     /// Stop by itself after this long (e.g. `10m`).
     #[arg(long)]
     pub exit_after: Option<String>,
