@@ -14,10 +14,16 @@
 //! - pado's k6 modules are JavaScript (`src/js/`) over a few natives
 //!   ([`natives`]).
 
+mod crypto;
+mod csv;
 mod error;
+mod grpc;
 mod host;
+mod html;
 pub mod imports;
+mod multipart;
 mod natives;
+mod net;
 mod options;
 mod vu;
 
@@ -81,3 +87,6 @@ pub fn load_for_run(path: &Path, env: &[(String, String)]) -> Result<Loaded, Scr
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_mods;
+mod tests_net;

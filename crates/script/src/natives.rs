@@ -28,7 +28,7 @@ pub(crate) fn set_current(y: *const VuYielder) {
 
 /// Hand `call` to the VU's task and wait (suspended) for its answer; an error
 /// outside a VU (the init code that reads the options, which may not send).
-fn suspend(ctx: &Ctx<'_>, call: ScriptCall) -> rquickjs::Result<ScriptReply> {
+pub(crate) fn suspend(ctx: &Ctx<'_>, call: ScriptCall) -> rquickjs::Result<ScriptReply> {
     let y = CURRENT.with(Cell::get);
     if y.is_null() {
         return Err(Exception::throw_message(
@@ -148,6 +148,10 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
+    crate::crypto::install(ctx, &p)?;
+    crate::html::install(ctx, &p)?;
+    crate::multipart::install(ctx, &p)?;
+    crate::net::install(ctx, &p, shared)?;
     ctx.globals().set("__pado", p)?;
     Ok(())
 }
@@ -231,6 +235,20 @@ fn request<'js>(
     }
     if let Ok(Some(t)) = o.get::<_, Option<String>>("responseType") {
         req.keep_body = t != "none";
+    }
+    if let Ok(Some(list)) = o.get::<_, Option<Vec<Vec<String>>>>("cookies") {
+        // `[name, value, "replace" or ""]` each (js/body.js).
+        req.cookies = list
+            .into_iter()
+            .filter_map(|c| match <[String; 3]>::try_from(c) {
+                Ok([name, value, replace]) => Some(pado_engine::script::RequestCookie {
+                    name,
+                    value,
+                    replace: replace == "replace",
+                }),
+                Err(_) => None,
+            })
+            .collect();
     }
     if let Ok(Some(ranges)) = o.get::<_, Option<Vec<Vec<f64>>>>("expected") {
         req.expected = Some(

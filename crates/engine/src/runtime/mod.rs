@@ -193,6 +193,22 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     for h in handles {
         let _ = h.join();
     }
+    // A segment whose share of the test is nothing (fewer VUs than segments) still
+    // lasts the test's planned length, its seconds empty: its timeline then covers
+    // the whole test and merges exactly, instead of reading as a generator that
+    // ended early.
+    if plan.max_vus() == 0 {
+        let end = || match &opts.control {
+            Some(c) => t0 + c.clock().real_at(plan.planned_duration()),
+            None => planned_end,
+        };
+        while stop_asked_at.is_none() && Instant::now() < end() {
+            if opts.stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING {
+                stop_asked_at = Some(Instant::now());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
     let aborted = opts.stop.load(std::sync::atomic::Ordering::Relaxed) == ABORT;
     let teardown: &[crate::plan::StepPlan] = if aborted || opts.skip_teardown {
         &[]
