@@ -33,6 +33,8 @@ export function plantedSecond(t, opts = {}) {
     observed: { 'db_connections{pool="메인"}': 3 + t },
     self_check: { cpu_pct: t >= (opts.hotFrom ?? Infinity) ? 97 : 12, ok: t < (opts.hotFrom ?? Infinity), note: t >= (opts.hotFrom ?? Infinity) ? 'a worker was 97% busy: pado may be the bottleneck' : undefined },
   };
+  // LLM streams (`sse:` steps): TTFT 200 + t ms, ITL 20 ms, 30 + t tokens.
+  if (opts.llm) s.llm = { streams: 3, events: 36 + t, tokens: 30 + t, ttft_p50_ms: 200 + t, ttft_p95_ms: 250 + t, itl_p50_ms: 20, itl_p99_ms: 35, tpot_p50_ms: 21 };
   if (opts.distributed) s.generators = { 'gen-a': { requests: rate / 2, share: 0.5, cpu_pct: 20, reporting: true }, 'gen-b': { requests: rate / 2, share: 0.5, cpu_pct: 25, reporting: true } };
   return s;
 }
@@ -40,7 +42,7 @@ export function plantedSecond(t, opts = {}) {
 /**
  * Starts the mock on 127.0.0.1 (a free port). `opts`: token, tickMs, startAt
  * (seconds already closed), endAfter (seconds until the run ends), baseline,
- * distributed, hotFrom (second the self-check turns red).
+ * distributed, hotFrom (second the self-check turns red), llm (seconds carry LLM streams).
  */
 export async function startMock(opts = {}) {
   let token = opts.token ?? 'planted-token';

@@ -255,3 +255,27 @@ test('when the run ends: the final summary as pado writes it, and the files', as
     await m.close();
   }
 });
+
+test('LLM streams: their panel draws the planted TTFT, ITL and tokens per second, and stays hidden without', async () => {
+  const m = await startMock({ tickMs: 60000, startAt: 12, llm: true });
+  try {
+    const page = await open(m.url);
+    assert.equal(await page.isVisible('#llm'), true);
+    const lines = await page.evaluate(() => window.pado.charts['chart-llm-latency'].last.lines.map((l) => [l.name, l.pts[l.pts.length - 1]]));
+    assert.deepEqual(lines, [['ttft p50', [11, 211]], ['ttft p95', [11, 261]], ['itl p50', [11, 20]], ['itl p99', [11, 35]]]);
+    assert.equal(await page.evaluate(() => window.pado.charts['chart-llm-tokens'].points), 12);
+    assert.deepEqual(await page.evaluate(() => window.pado.charts['chart-llm-tokens'].last.lines[0].pts[3]), [3, 33]);
+    await page.close();
+  } finally {
+    await m.close();
+  }
+  const plain = await startMock({ tickMs: 60000, startAt: 5 });
+  try {
+    const page = await open(plain.url);
+    assert.equal(await page.isVisible('#llm'), false);
+    assert.equal(await page.evaluate(() => !!window.pado.charts['chart-llm-latency']), false);
+    await page.close();
+  } finally {
+    await plain.close();
+  }
+});

@@ -116,6 +116,14 @@ const RULES: &[Rule] = &[
         ),
     },
     Rule {
+        doc: "docs/llm.md",
+        marker: "completion_id: \"$.id\"",
+        how: How::Validate(
+            "it streams from an LLM server's /v1/chat/completions; tests/e2e/llm_report.rs \
+             runs the same checks and extraction on events against the test kit's `/sse`",
+        ),
+    },
+    Rule {
         doc: "docs/demo-target.md",
         marker: "pado target serve --port 8080",
         how: How::NotRun("it is how this test starts the target (with --port 0)"),

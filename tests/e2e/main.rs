@@ -31,6 +31,8 @@ mod k6_modules;
 mod k6_tier2;
 mod kubernetes;
 mod limits;
+mod llm_demo;
+mod llm_report;
 mod measurement;
 mod merge;
 mod models;

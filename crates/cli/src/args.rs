@@ -614,6 +614,20 @@ pub(crate) struct TargetServeArgs {
     /// Fault: share of API requests answered 500 (0..1).
     #[arg(long, default_value_t = 0.0)]
     pub error_rate: f64,
+    /// The demo LLM (`POST /v1/chat/completions`): generations run at once, like
+    /// vLLM's max_num_seqs (the rest wait in a queue).
+    #[arg(long, default_value_t = 8)]
+    pub llm_batch_limit: u32,
+    /// The demo LLM's prefill: ms before the first token per 1,000 prompt tokens.
+    #[arg(long, default_value_t = 50.0)]
+    pub llm_prefill_ms_per_1k_tokens: f64,
+    /// The demo LLM's decode: ms per generated token with the batch to itself.
+    #[arg(long, default_value_t = 20.0)]
+    pub llm_decode_ms_per_token: f64,
+    /// The demo LLM's slowdown per other generation in the batch (0.02: each
+    /// token 2% slower per other running request).
+    #[arg(long, default_value_t = 0.02)]
+    pub llm_batch_slowdown: f64,
     /// Stop by itself after this long (e.g. `10m`).
     #[arg(long)]
     pub exit_after: Option<String>,
@@ -1053,8 +1067,14 @@ pub(crate) struct TrendArgs {
     /// The test's name (as `pado history` lists it), or an experiment's directory
     /// (its points' runs in knob order, read from their result directories).
     pub name: String,
-    /// The metric: p50, p95, p99 (latency, ms), rps, failed (error rate, %).
-    #[arg(long, default_value = "p95", value_parser = ["p50", "p95", "p99", "rps", "failed"])]
+    /// The metric: p50, p95, p99 (latency, ms), rps, failed (error rate, %); for LLM
+    /// streams llm_ttft.p50|p95|p99, llm_itl.p50|p95|p99, llm_tpot.p50|p95 (ms),
+    /// llm_tokens.rate (output tokens/s).
+    #[arg(long, default_value = "p95", value_parser = [
+        "p50", "p95", "p99", "rps", "failed", "llm_ttft.p50", "llm_ttft.p95", "llm_ttft.p99",
+        "llm_itl.p50", "llm_itl.p95", "llm_itl.p99", "llm_tpot.p50", "llm_tpot.p95",
+        "llm_tokens.rate",
+    ])]
     pub metric: String,
     /// One step's figure instead of the whole run's.
     #[arg(long, value_name = "STEP")]

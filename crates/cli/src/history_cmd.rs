@@ -238,10 +238,7 @@ pub(crate) fn earlier_runs(
 pub(crate) fn trend(a: &TrendArgs) -> Result<i32, Failure> {
     use pado_report::trend::{self as tr, TrendMetric, TrendVerdict};
     let metric = TrendMetric::parse(&a.metric).ok_or_else(|| {
-        Failure::invalid(format!(
-            "--metric {}: give p50, p95, p99, rps or failed",
-            a.metric
-        ))
+        Failure::invalid(format!("--metric {}: give {}", a.metric, tr::METRIC_WORDS))
     })?;
     // An experiment's directory: its points in knob order, read from their runs.
     let experiment = crate::experiment_cmd::trend_dirs(Path::new(&a.name))?;

@@ -477,6 +477,10 @@ fn target_serve(t: &args::TargetServeArgs) -> Result<i32, exit::Failure> {
     opts.set_cache_size(t.cache_size);
     opts.faults.added_latency_ms = t.added_latency_ms;
     opts.faults.error_rate = t.error_rate;
+    opts.faults.llm_batch_limit = t.llm_batch_limit;
+    opts.faults.llm_prefill_ms_per_1k_tokens = t.llm_prefill_ms_per_1k_tokens;
+    opts.faults.llm_decode_ms_per_token = t.llm_decode_ms_per_token;
+    opts.faults.llm_batch_slowdown = t.llm_batch_slowdown;
     opts.validate().map_err(exit::Failure::invalid)?;
     let exit_after = t
         .exit_after

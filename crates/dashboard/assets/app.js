@@ -198,6 +198,7 @@ function render() {
   if (!pado.run) return;
   renderHeader();
   renderCharts();
+  renderLlm();
   renderObserved();
   renderSteps();
   renderThresholds();
@@ -321,6 +322,33 @@ function renderCharts() {
       { name: 'dropped', pts: series(s, (q) => q.dropped), color: PALETTE[2] },
       { name: 'late', pts: series(s, (q) => q.late), color: PALETTE[5] },
     ],
+  });
+}
+
+/** The LLM streams' panel, shown once a second has streams: TTFT and ITL, tokens per second. */
+function renderLlm() {
+  const s = timeline.seconds;
+  const any = s.some((q) => q.llm);
+  $('llm').hidden = !any;
+  if (!any) return;
+  const x = xmax();
+  const m = marks();
+  const llm = (pick) => series(s, (q) => (q.llm ? pick(q.llm) : undefined));
+  chart('chart-llm-latency', { unit: 'ms' }).draw({
+    xmax: x,
+    marks: m,
+    lines: [
+      { name: 'ttft p50', pts: llm((l) => l.ttft_p50_ms), color: PALETTE[4] },
+      { name: 'ttft p95', pts: llm((l) => l.ttft_p95_ms), color: PALETTE[1] },
+      { name: 'itl p50', pts: llm((l) => l.itl_p50_ms), color: PALETTE[2] },
+      { name: 'itl p99', pts: llm((l) => l.itl_p99_ms), color: PALETTE[5] },
+    ],
+  });
+  // A second in which no stream ended delivered no tokens.
+  chart('chart-llm-tokens', { unit: 'tokens/s' }).draw({
+    xmax: x,
+    marks: m,
+    lines: [{ name: 'output tokens/s', pts: series(s, (q) => (q.llm ? q.llm.tokens : 0)), color: PALETTE[0] }],
   });
 }
 

@@ -34,6 +34,10 @@ pub struct Second {
     /// The target's own metrics scraped in this second (`observe:`), by name.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub observed: BTreeMap<String, f64>,
+    /// LLM streams (`sse:` steps) that ended in this second, all steps together
+    /// (absent when none did).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmSecond>,
     /// pado's own health in this second (absent when no worker reported it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub self_check: Option<SelfCheck>,
@@ -69,6 +73,53 @@ pub struct StepSecond {
     pub checks_passed: u64,
     /// Checks of this step that did not.
     pub checks_failed: u64,
+}
+
+/// The event streams of one second and, for LLM streams, what their users felt:
+/// the first token's wait, the gaps between tokens, tokens per second.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LlmSecond {
+    /// Streams that ended in the second.
+    pub streams: u64,
+    /// Events they carried.
+    pub events: u64,
+    /// Output tokens of the LLM streams that ended in it: the run's tokens per
+    /// second.
+    pub tokens: u64,
+    /// `llm_ttft` median, ms (absent without a first token).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttft_p50_ms: Option<f64>,
+    /// `llm_ttft` 95th percentile, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttft_p95_ms: Option<f64>,
+    /// `llm_itl` median, ms (absent without a gap between two tokens).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub itl_p50_ms: Option<f64>,
+    /// `llm_itl` 99th percentile, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub itl_p99_ms: Option<f64>,
+    /// `llm_tpot` median, ms (absent without a stream of two tokens or more).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpot_p50_ms: Option<f64>,
+}
+
+impl LlmSecond {
+    /// The figures of `e`.
+    fn of(e: &pado_metrics::SseStats) -> LlmSecond {
+        let q = |h: &pado_metrics::LatencyHistogram, p: f64| {
+            (!h.is_empty()).then(|| ms(h.quantile_us(p)))
+        };
+        LlmSecond {
+            streams: e.streams,
+            events: e.events,
+            tokens: e.tokens,
+            ttft_p50_ms: q(&e.ttft, 0.50),
+            ttft_p95_ms: q(&e.ttft, 0.95),
+            itl_p50_ms: q(&e.itl, 0.50),
+            itl_p99_ms: q(&e.itl, 0.99),
+            tpot_p50_ms: q(&e.tpot, 0.50),
+        }
+    }
 }
 
 /// pado's own CPU and whether it could deliver the load (the self-check's rules).
@@ -153,6 +204,10 @@ impl Second {
             })
             .collect();
         let requests = r.requests();
+        let mut llm: Option<pado_metrics::SseStats> = None;
+        for e in r.series.iter().filter_map(|s| s.sse.as_deref()) {
+            llm.get_or_insert_with(Default::default).merge(e);
+        }
         Second {
             t: r.t,
             vus: r.vus,
@@ -164,6 +219,7 @@ impl Second {
             latency: latency(&r.overall()),
             steps,
             observed: BTreeMap::new(),
+            llm: llm.as_ref().map(LlmSecond::of),
             self_check: r.generator.as_ref().map(|g| self_check(r.t, g)),
             generators: BTreeMap::new(),
         }
@@ -193,5 +249,54 @@ fn self_check(t: u32, g: &pado_metrics::GeneratorSecond) -> SelfCheck {
         cpu_pct: (s.cores * 1000.0).round() / 10.0,
         ok: notes.is_empty(),
         note: (!notes.is_empty()).then(|| notes.join("; ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pado_metrics::{SeriesKey, SseStats, SseStream};
+
+    /// A series of step `name` with `n` LLM streams of 5 tokens: the first after
+    /// `ttft_ms`, then one every `gap_ms`.
+    fn streams(name: &str, n: u64, ttft_ms: u64, gap_ms: u64) -> SeriesStats {
+        let mut s = SeriesStats::new(SeriesKey::named(name));
+        let mut e = SseStats::default();
+        for _ in 0..n {
+            for _ in 0..4 {
+                e.record_itl(gap_ms * 1000);
+            }
+            e.record(&SseStream {
+                events: 7,
+                llm: true,
+                tokens: 5,
+                ttft_us: Some(ttft_ms * 1000),
+                decode_us: 4 * gap_ms * 1000,
+                duration_us: (ttft_ms + 4 * gap_ms) * 1000,
+            });
+        }
+        s.sse = Some(Box::new(e));
+        s
+    }
+
+    #[test]
+    fn a_second_with_llm_streams_carries_their_figures_and_one_without_none() {
+        let mut r = SecondRecord::new(3);
+        r.series = vec![streams("채팅", 3, 100, 10), streams("요약", 1, 300, 30)];
+        let s = Second::of(&r);
+        let l = s.llm.as_ref().expect("llm figures");
+        assert_eq!((l.streams, l.events, l.tokens), (4, 28, 20));
+        let near = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() <= want * 0.002;
+        assert!(near(l.ttft_p50_ms, 100.0), "{l:?}");
+        assert!(near(l.ttft_p95_ms, 300.0), "{l:?}");
+        assert!(
+            near(l.itl_p50_ms, 10.0) && near(l.itl_p99_ms, 30.0),
+            "{l:?}"
+        );
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["llm"]["tokens"], 20);
+        let plain = Second::of(&SecondRecord::new(4));
+        assert!(plain.llm.is_none());
+        assert!(serde_json::to_value(&plain).unwrap().get("llm").is_none());
     }
 }

@@ -21,6 +21,7 @@
 //! | `POST /api/posts` (auth) `{"title","body","tags"?}` | 201 `{"id"}` | worker + DB query |
 //! | `POST /api/posts/{id}/like` (auth) | `{"id","likes"}` | worker + DB query |
 //! | `DELETE /api/posts/{id}` (auth) | 204 | worker + DB query |
+//! | `POST /v1/chat/completions` (also `/v1/completions`) | an OpenAI-compatible LLM answer, streamed as Server-Sent Events with `stream: true` (`usage` with `stream_options: {include_usage: true}`), `max_tokens` tokens long | a place in the LLM's batch; prefill and decode timers (see `llm`) |
 //! | `GET /health` (also `/actuator/health`) | `{"status":"UP"}` | none |
 //! | `GET /metrics` (also `/actuator/prometheus`) | Prometheus text | none |
 //! | `GET`/`POST /admin/faults` | current [`Faults`] / change them | none |
@@ -107,6 +108,11 @@
 //! * `cache_gets_total{result="hit|miss"}`, `cache_puts_total`,
 //!   `cache_evictions_total`, `cache_size`, `cache_max_size` — label
 //!   `cache="posts"` (details) or `cache="search"`.
+//! * vLLM's names for the LLM (label `model_name`): `vllm:num_requests_running`,
+//!   `vllm:num_requests_waiting`, `vllm:gpu_cache_usage_perc`,
+//!   `vllm:kv_cache_usage_perc`, `vllm:time_to_first_token_seconds` (histogram),
+//!   `vllm:prompt_tokens_total`, `vllm:generation_tokens_total`,
+//!   `vllm:request_success_total`.
 //! * `pado_target_posts`, `pado_target_searches_total`,
 //!   `pado_target_search_postings_total`, `pado_target_cpu_work_seconds_total`,
 //!   `pado_target_connections`, `pado_target_connections_total`,
@@ -140,6 +146,7 @@ mod data;
 use pado_h1server as http;
 mod index;
 mod leak;
+mod llm;
 mod metrics;
 
 use app::App;
@@ -221,6 +228,22 @@ pub struct Faults {
     /// every connection has leaked, DB requests time out. 0 (the default) is
     /// off.
     pub pool_leak_every_s: f64,
+    /// The demo LLM's batch limit (`/v1/chat/completions`): at most this many
+    /// generations run at once, like vLLM's `max_num_seqs` or a GPU's KV cache;
+    /// the rest wait in a queue (`vllm:num_requests_waiting`), their first token
+    /// with them. Default 8. A smaller limit takes effect as running generations
+    /// finish, a larger one at once.
+    pub llm_batch_limit: u32,
+    /// The prefill's cost: time before a request's first token per 1,000 prompt
+    /// tokens, in ms (default 50), so longer prompts wait longer for it.
+    pub llm_prefill_ms_per_1k_tokens: f64,
+    /// Time of one generated token with the batch to itself, in ms (default 20:
+    /// 50 tokens/s for a lone stream).
+    pub llm_decode_ms_per_token: f64,
+    /// How much slower each token gets per other generation in the batch
+    /// (default 0.02: with 8 running, a token takes 1.14 × the decode time), so
+    /// tokens per second per stream fall as the batch fills.
+    pub llm_batch_slowdown: f64,
 }
 
 impl Default for Faults {
@@ -237,6 +260,10 @@ impl Default for Faults {
             leak_kib_per_request: 0,
             leak_creep_us_per_mib: 0,
             pool_leak_every_s: 0.0,
+            llm_batch_limit: 8,
+            llm_prefill_ms_per_1k_tokens: 50.0,
+            llm_decode_ms_per_token: 20.0,
+            llm_batch_slowdown: 0.02,
         }
     }
 }
@@ -288,6 +315,32 @@ impl Faults {
             return Err(format!(
                 "leak_kib_per_request must be at most 1024 (1 MiB), got {}",
                 self.leak_kib_per_request
+            ));
+        }
+        if !(1..=10_000).contains(&self.llm_batch_limit) {
+            return Err(format!(
+                "llm_batch_limit must be between 1 and 10000, got {}",
+                self.llm_batch_limit
+            ));
+        }
+        let ms_ok = |v: f64| v.is_finite() && (0.0..=60_000.0).contains(&v);
+        if !ms_ok(self.llm_prefill_ms_per_1k_tokens) {
+            return Err(format!(
+                "llm_prefill_ms_per_1k_tokens must be between 0 and 60000, got {}",
+                self.llm_prefill_ms_per_1k_tokens
+            ));
+        }
+        if !ms_ok(self.llm_decode_ms_per_token) {
+            return Err(format!(
+                "llm_decode_ms_per_token must be between 0 and 60000, got {}",
+                self.llm_decode_ms_per_token
+            ));
+        }
+        if !self.llm_batch_slowdown.is_finite() || !(0.0..=10.0).contains(&self.llm_batch_slowdown)
+        {
+            return Err(format!(
+                "llm_batch_slowdown must be between 0 and 10, got {}",
+                self.llm_batch_slowdown
             ));
         }
         if self.leak_creep_us_per_mib > 1_000_000 {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
 
-use crate::record::{Kind, RunRecord, StepFigures};
+use crate::record::{Kind, LlmRecord, RunRecord, StepFigures};
 use crate::schema::{migrate, MigrateError, MIGRATIONS, SCHEMA_VERSION};
 use crate::{Filter, HistoryError, Run, RunRef};
 
@@ -178,6 +178,37 @@ impl History {
             )
             .map_err(sql)?;
         }
+        tx.execute("DELETE FROM run_llm WHERE run_id = ?1", params![id])
+            .map_err(sql)?;
+        let llm = r.llm.iter().map(|l| ("", l)).chain(
+            r.steps
+                .iter()
+                .filter_map(|s| s.llm.as_ref().map(|l| (s.step.as_str(), l))),
+        );
+        for (step, l) in llm {
+            tx.execute(
+                "INSERT INTO run_llm (run_id, step, ttft_p50_ms, ttft_p95_ms, ttft_p99_ms,
+                    itl_p50_ms, itl_p95_ms, itl_p99_ms, tpot_p50_ms, tpot_p95_ms, output_tokens,
+                    tokens_per_s, tokens_per_s_per_request_p50)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    id,
+                    step,
+                    l.ttft_p50_ms,
+                    l.ttft_p95_ms,
+                    l.ttft_p99_ms,
+                    l.itl_p50_ms,
+                    l.itl_p95_ms,
+                    l.itl_p99_ms,
+                    l.tpot_p50_ms,
+                    l.tpot_p95_ms,
+                    l.output_tokens as i64,
+                    l.tokens_per_s,
+                    l.tokens_per_s_per_request_p50,
+                ],
+            )
+            .map_err(sql)?;
+        }
         tx.commit().map_err(sql)?;
         Ok(id)
     }
@@ -207,6 +238,7 @@ impl History {
                 result_dir: PathBuf::from(row.get::<_, String>(19)?),
                 labels: BTreeMap::new(),
                 steps: Vec::new(),
+                llm: None,
             },
         })
     }
@@ -239,10 +271,48 @@ impl History {
                     p50_ms: r.get(5)?,
                     p95_ms: r.get(6)?,
                     p99_ms: r.get(7)?,
+                    llm: None,
                 })
             })
             .and_then(|rows| rows.collect())
             .map_err(|e| self.sql(e))?;
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "SELECT step, ttft_p50_ms, ttft_p95_ms, ttft_p99_ms, itl_p50_ms, itl_p95_ms,
+                    itl_p99_ms, tpot_p50_ms, tpot_p95_ms, output_tokens, tokens_per_s,
+                    tokens_per_s_per_request_p50
+                 FROM run_llm WHERE run_id = ?1",
+            )
+            .map_err(|e| self.sql(e))?;
+        let llm: Vec<(String, LlmRecord)> = st
+            .query_map(params![run.id], |r| {
+                Ok((
+                    r.get(0)?,
+                    LlmRecord {
+                        ttft_p50_ms: r.get(1)?,
+                        ttft_p95_ms: r.get(2)?,
+                        ttft_p99_ms: r.get(3)?,
+                        itl_p50_ms: r.get(4)?,
+                        itl_p95_ms: r.get(5)?,
+                        itl_p99_ms: r.get(6)?,
+                        tpot_p50_ms: r.get(7)?,
+                        tpot_p95_ms: r.get(8)?,
+                        output_tokens: count(r, 9)?,
+                        tokens_per_s: r.get(10)?,
+                        tokens_per_s_per_request_p50: r.get(11)?,
+                    },
+                ))
+            })
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.sql(e))?;
+        for (step, l) in llm {
+            if step.is_empty() {
+                run.record.llm = Some(l);
+            } else if let Some(s) = run.record.steps.iter_mut().find(|s| s.step == step) {
+                s.llm = Some(l);
+            }
+        }
         Ok(run)
     }
 

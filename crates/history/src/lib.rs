@@ -31,7 +31,7 @@ pub use git::git_commit;
 pub use location::{db_path, DB_FILE};
 pub use query::{parse_label, parse_since, Filter};
 pub use rebuild::{argument, only_files, rebuild_one, result_dirs_in, Argument, Rebuilt};
-pub use record::{scenario_hash, Kind, RunRecord, StepFigures};
+pub use record::{scenario_hash, Kind, LlmRecord, RunRecord, StepFigures};
 pub use recorder::{Recorded, Recorder};
 pub use refs::RunRef;
 pub use schema::SCHEMA_VERSION;

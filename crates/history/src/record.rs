@@ -66,6 +66,58 @@ pub struct StepFigures {
     pub p95_ms: Option<f64>,
     /// 99th percentile, ms.
     pub p99_ms: Option<f64>,
+    /// The step's LLM figures (`sse: {llm: true}` steps only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmRecord>,
+}
+
+/// The LLM figures of a run or a step, as `pado trend` follows them: time to first
+/// token, inter-token latency and time per output token percentiles (ms) and the
+/// tokens per second.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LlmRecord {
+    /// `llm_ttft` median, ms.
+    pub ttft_p50_ms: Option<f64>,
+    /// `llm_ttft` 95th percentile, ms.
+    pub ttft_p95_ms: Option<f64>,
+    /// `llm_ttft` 99th percentile, ms.
+    pub ttft_p99_ms: Option<f64>,
+    /// `llm_itl` median, ms.
+    pub itl_p50_ms: Option<f64>,
+    /// `llm_itl` 95th percentile, ms.
+    pub itl_p95_ms: Option<f64>,
+    /// `llm_itl` 99th percentile, ms.
+    pub itl_p99_ms: Option<f64>,
+    /// `llm_tpot` median, ms.
+    pub tpot_p50_ms: Option<f64>,
+    /// `llm_tpot` 95th percentile, ms.
+    pub tpot_p95_ms: Option<f64>,
+    /// Output tokens, all streams.
+    pub output_tokens: u64,
+    /// Output tokens per second of the run.
+    pub tokens_per_s: Option<f64>,
+    /// Median of `llm_tokens_per_s` per request.
+    pub tokens_per_s_per_request_p50: Option<f64>,
+}
+
+impl LlmRecord {
+    /// The record of a summary's LLM figures; `None` without LLM streams.
+    fn of(sse: Option<&pado_results::summary::SseFigures>) -> Option<LlmRecord> {
+        let l = sse?.llm.as_ref()?;
+        Some(LlmRecord {
+            ttft_p50_ms: finite(l.ttft_ms.p50),
+            ttft_p95_ms: finite(l.ttft_ms.p95),
+            ttft_p99_ms: finite(l.ttft_ms.p99),
+            itl_p50_ms: finite(l.itl_ms.p50),
+            itl_p95_ms: finite(l.itl_ms.p95),
+            itl_p99_ms: finite(l.itl_ms.p99),
+            tpot_p50_ms: finite(l.tpot_ms.p50),
+            tpot_p95_ms: finite(l.tpot_ms.p95),
+            output_tokens: l.output_tokens,
+            tokens_per_s: finite(l.output_tokens_per_s),
+            tokens_per_s_per_request_p50: finite(l.tokens_per_s_per_request.p50),
+        })
+    }
 }
 
 /// Everything recorded about one run.
@@ -117,6 +169,9 @@ pub struct RunRecord {
     pub labels: BTreeMap<String, String>,
     /// Per-step figures, by step name.
     pub steps: Vec<StepFigures>,
+    /// All `sse:` steps' LLM figures (runs with LLM streams only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<LlmRecord>,
 }
 
 fn bad(dir: &Path, reason: impl Into<String>) -> HistoryError {
@@ -214,6 +269,7 @@ fn step_figures(sum: &SummaryFigures) -> Vec<StepFigures> {
             p50_ms: finite(s.latency_ms.p50),
             p95_ms: finite(s.latency_ms.p95),
             p99_ms: finite(s.latency_ms.p99),
+            llm: LlmRecord::of(s.sse.as_ref()),
         })
         .collect()
 }
@@ -290,6 +346,7 @@ impl RunRecord {
             result_dir: dir,
             labels,
             steps: step_figures(&sum),
+            llm: LlmRecord::of(sum.sse.as_ref()),
         })
     }
 }

@@ -55,6 +55,23 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         p99_ms REAL,
         PRIMARY KEY (run_id, step)
     );",
+    // v2: LLM streams' figures, of the whole run (`step` empty) and per step.
+    "CREATE TABLE run_llm (
+        run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+        step TEXT NOT NULL,
+        ttft_p50_ms REAL,
+        ttft_p95_ms REAL,
+        ttft_p99_ms REAL,
+        itl_p50_ms REAL,
+        itl_p95_ms REAL,
+        itl_p99_ms REAL,
+        tpot_p50_ms REAL,
+        tpot_p95_ms REAL,
+        output_tokens INTEGER NOT NULL,
+        tokens_per_s REAL,
+        tokens_per_s_per_request_p50 REAL,
+        PRIMARY KEY (run_id, step)
+    );",
 ];
 
 /// Why a database could not be brought to the current schema.

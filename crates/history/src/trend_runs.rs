@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use pado_report::trend::{per_second, TrendMetric, TrendPoint};
+use pado_report::trend::{per_second, LlmMetric, TrendMetric, TrendPoint};
 
-use crate::{History, HistoryError, RunRecord};
+use crate::{History, HistoryError, LlmRecord, RunRecord};
 
 /// What `pado trend NAME` asks for.
 #[derive(Clone, Debug)]
@@ -188,6 +188,7 @@ fn recorded(r: &RunRecord, metric: TrendMetric, step: Option<&str>) -> Option<f6
             M::P99 => r.p99_ms,
             M::Rps => Some(r.rps),
             M::Failed => Some(r.failed_rate * 100.0),
+            M::Llm(m) => llm_recorded(r.llm.as_ref()?, m),
         },
         Some(s) => {
             let st = r.steps.iter().find(|x| x.step == s)?;
@@ -197,8 +198,25 @@ fn recorded(r: &RunRecord, metric: TrendMetric, step: Option<&str>) -> Option<f6
                 M::P99 => st.p99_ms,
                 M::Rps => Some(st.rps),
                 M::Failed => Some(st.failed_rate * 100.0),
+                M::Llm(m) => llm_recorded(st.llm.as_ref()?, m),
             }
         }
+    }
+}
+
+/// The recorded LLM figure `m`.
+fn llm_recorded(l: &LlmRecord, m: LlmMetric) -> Option<f64> {
+    use LlmMetric as M;
+    match m {
+        M::TtftP50 => l.ttft_p50_ms,
+        M::TtftP95 => l.ttft_p95_ms,
+        M::TtftP99 => l.ttft_p99_ms,
+        M::ItlP50 => l.itl_p50_ms,
+        M::ItlP95 => l.itl_p95_ms,
+        M::ItlP99 => l.itl_p99_ms,
+        M::TpotP50 => l.tpot_p50_ms,
+        M::TpotP95 => l.tpot_p95_ms,
+        M::TokensPerS => l.tokens_per_s,
     }
 }
 

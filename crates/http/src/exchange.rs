@@ -150,11 +150,17 @@ pub async fn exchange_into(
     let deadline = start + req.timeout;
     *ex = Exchange::default();
     if let Some(c) = slot.as_ref() {
-        if c.idle_since.elapsed() >= IDLE_CHECK_AFTER && c.stream.looks_closed() {
+        // Idle time as of `start`: one clock read per request, not two.
+        if start.saturating_duration_since(c.idle_since) >= IDLE_CHECK_AFTER
+            && c.stream.looks_closed()
+        {
             *slot = None;
         }
     }
     let mut reused = slot.is_some();
+    // On a kept connection the request goes out now: the clock read that started
+    // the exchange starts its sending too (one read per request less).
+    let mut send_from = Some(start);
     let tls = origin.tls.is_some();
     // An event stream read for `max_time` ends then, as a success.
     let sse_end = req.sse.as_ref().and_then(|s| s.max_time).map(|t| start + t);
@@ -162,6 +168,7 @@ pub async fn exchange_into(
     sink.sse = req.sse;
     loop {
         if slot.is_none() {
+            send_from = None;
             let budget = deadline.saturating_duration_since(Instant::now());
             let t_connect = Instant::now();
             // Boxed: a connect (TCP, TLS handshake) is a large future but happens once
@@ -198,10 +205,21 @@ pub async fn exchange_into(
         sink.clear();
         let outcome = tokio::time::timeout_at(
             sse_end.map_or(deadline, |e| e.min(deadline)).into(),
-            run(conn, req.bytes, req.is_head, tls, ex, &mut sink),
+            run(
+                conn,
+                req.bytes,
+                req.is_head,
+                tls,
+                ex,
+                &mut sink,
+                send_from.take(),
+            ),
         )
         .await;
-        let end = Instant::now();
+        let end = match ex.end {
+            Some(last) => last,
+            None => Instant::now(),
+        };
         ex.end = Some(end);
         let reuse = match outcome {
             Err(_) if sse_end.is_some_and(|e| e < deadline) && ex.status != 0 => {
@@ -221,6 +239,7 @@ pub async fn exchange_into(
                 *slot = None;
                 reused = false;
                 ex.reconnected = true;
+                ex.end = None;
                 ex.sending = Duration::ZERO;
                 ex.waiting = Duration::ZERO;
                 ex.receiving = Duration::ZERO;
@@ -368,7 +387,8 @@ pub(crate) fn finish_phases(ex: &mut Exchange, end: Instant) {
 }
 
 /// Writes the request and reads its response; `Ok(reuse)` says whether the
-/// connection may carry another request.
+/// connection may carry another request. `t_send` is when the request starts to go
+/// out, when the caller has just read the clock (otherwise it is read here).
 async fn run(
     conn: &mut Conn,
     bytes: &[u8],
@@ -376,8 +396,9 @@ async fn run(
     tls: bool,
     ex: &mut Exchange,
     sink: &mut BodySink<'_>,
+    t_send: Option<Instant>,
 ) -> Result<bool, ErrorKind> {
-    let t_send = Instant::now();
+    let t_send = t_send.unwrap_or_else(Instant::now);
     ex.sent_at = Some(t_send);
     let mut write_failed = conn.stream.write_all(bytes).await.err();
     if tls && write_failed.is_none() {
@@ -412,8 +433,43 @@ async fn read_response(
     ex: &mut Exchange,
     sink: &mut BodySink<'_>,
 ) -> Result<bool, ErrorKind> {
-    let (head, fb) = read_head(conn, is_head, tls, t_sent, ex).await?;
+    // The head, read here and not in a future of its own: its ~100 bytes are
+    // not moved out of one on every request.
     let buf = &mut conn.buf;
+    buf.clear();
+    let mut first_byte: Option<Instant> = None;
+    let head = loop {
+        if buf.len() == buf.capacity() {
+            if buf.len() > MAX_HEAD {
+                return Err(ErrorKind::TooLarge);
+            }
+            buf.reserve(READ_BUF);
+        }
+        let n = conn
+            .stream
+            .read_buf(buf)
+            .await
+            .map_err(|e| io_error_kind(&e, tls))?;
+        if n == 0 {
+            // The server closed before a complete head: reset for the user.
+            return Err(ErrorKind::Reset);
+        }
+        ex.bytes_received += n as u64;
+        if first_byte.is_none() {
+            let now = Instant::now();
+            first_byte = Some(now);
+            ex.waiting = now - t_sent;
+        }
+        match parse_head(buf, is_head) {
+            Ok(Some(h)) => break h,
+            Ok(None) => continue,
+            Err(ProtocolError::HeadTooLarge(_) | ProtocolError::TooManyHeaders) => {
+                return Err(ErrorKind::TooLarge)
+            }
+            Err(_) => return Err(ErrorKind::Protocol),
+        }
+    };
+    let fb = first_byte.unwrap_or(t_sent);
     ex.status = head.status;
     if let Some((out, always)) = sink.keep_head.as_mut() {
         if *always || head.has_set_cookie || is_redirect(head.status) {
@@ -457,7 +513,11 @@ async fn read_response(
         // The framing was read to its end: the connection stays usable either way.
         end_decoding(d, keep_body, ex);
     }
-    ex.receiving = fb.elapsed();
+    // The answer's last byte ends its receiving and the exchange: one clock read
+    // for both ([`exchange_into`] reads the clock itself only when no answer came).
+    let last = Instant::now();
+    ex.receiving = last.saturating_duration_since(fb);
+    ex.end = Some(last);
     // Keep the buffer small again after a large body.
     let buf = &mut conn.buf;
     if buf.capacity() > 4 * READ_BUF {
@@ -465,53 +525,6 @@ async fn read_response(
         buf.shrink_to(READ_BUF);
     }
     Ok(reuse)
-}
-
-/// Reads until a complete response head is in the connection's buffer; with the
-/// instant its first byte arrived (which ends `waiting`).
-#[inline]
-async fn read_head(
-    conn: &mut Conn,
-    is_head: bool,
-    tls: bool,
-    t_sent: Instant,
-    ex: &mut Exchange,
-) -> Result<(Head, Instant), ErrorKind> {
-    let buf = &mut conn.buf;
-    buf.clear();
-    let mut first_byte: Option<Instant> = None;
-    let head = loop {
-        if buf.len() == buf.capacity() {
-            if buf.len() > MAX_HEAD {
-                return Err(ErrorKind::TooLarge);
-            }
-            buf.reserve(READ_BUF);
-        }
-        let n = conn
-            .stream
-            .read_buf(buf)
-            .await
-            .map_err(|e| io_error_kind(&e, tls))?;
-        if n == 0 {
-            // The server closed before a complete head: reset for the user.
-            return Err(ErrorKind::Reset);
-        }
-        ex.bytes_received += n as u64;
-        if first_byte.is_none() {
-            let now = Instant::now();
-            first_byte = Some(now);
-            ex.waiting = now - t_sent;
-        }
-        match parse_head(buf, is_head) {
-            Ok(Some(h)) => break h,
-            Ok(None) => continue,
-            Err(ProtocolError::HeadTooLarge(_) | ProtocolError::TooManyHeaders) => {
-                return Err(ErrorKind::TooLarge)
-            }
-            Err(_) => return Err(ErrorKind::Protocol),
-        }
-    };
-    Ok((head, first_byte.unwrap_or(t_sent)))
 }
 
 /// Reads the body as the head frames it, handing every body byte to `keep`, until
@@ -698,6 +711,41 @@ mod tests {
             version: None,
             opened: NewConnection::Tls,
         }
+    }
+
+    /// An answered exchange ends at its answer's last byte: its phases (sending,
+    /// waiting, receiving) from the moment the request went out add up to its end
+    /// exactly, so a request's duration is the sum of its phases, as k6 reports
+    /// `http_req_duration`. (The end is the clock read that closes `receiving`,
+    /// not a later one.)
+    #[test]
+    fn an_answered_exchange_ends_where_its_phases_do() {
+        let (url, server) = answer_n(3);
+        let origin = Origin::for_url(&url, || crate::tls_client_config(false)).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut slot = None;
+        for i in 0..3 {
+            let req = RequestRef {
+                bytes: REQUEST,
+                is_head: false,
+                resend_safe: true,
+                timeout: Duration::from_secs(5),
+                keep_body: None,
+                keep_head: None,
+                failed_prefix: None,
+                decoder: None,
+                sse: None,
+            };
+            let ex = rt.block_on(exchange(&mut slot, &origin, req));
+            assert_eq!((ex.status, ex.error), (200, None), "request {i}: {ex:?}");
+            let sent = ex.sent_at.expect("an answered request went out");
+            let phases = ex.sending + ex.waiting + ex.receiving;
+            assert_eq!(ex.end, Some(sent + phases), "request {i}: {ex:?}");
+        }
+        server.join().unwrap();
     }
 
     /// The VU writes every request's exchange into the same [`Exchange`]: nothing of

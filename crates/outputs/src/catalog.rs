@@ -126,8 +126,57 @@ pub const VUS_MAX: Metric = Metric {
     labels: &[],
 };
 
+/// Events received by `sse:` steps.
+pub const SSE_EVENTS: Metric = Metric {
+    name: "pado_sse_events_total",
+    kind: MetricKind::Counter,
+    help: "Server-Sent Events received by sse: steps",
+    unit: "{event}",
+    labels: &["scenario", "step"],
+};
+/// Streams read as an LLM's answer (`sse: {llm: true}`).
+pub const LLM_REQUESTS: Metric = Metric {
+    name: "pado_llm_requests_total",
+    kind: MetricKind::Counter,
+    help: "Event streams read as an LLM's answer",
+    unit: "{request}",
+    labels: &["scenario", "step"],
+};
+/// Output tokens of LLM streams: `rate()` of it is the tokens per second.
+pub const LLM_OUTPUT_TOKENS: Metric = Metric {
+    name: "pado_llm_output_tokens_total",
+    kind: MetricKind::Counter,
+    help: "Output tokens of LLM streams (the server's usage count, else events with token text)",
+    unit: "{token}",
+    labels: &["scenario", "step"],
+};
+/// `llm_ttft` as a classic histogram in seconds.
+pub const LLM_TTFT: Metric = Metric {
+    name: "pado_llm_ttft_seconds",
+    kind: MetricKind::Histogram,
+    help: "Time to first token of LLM streams, seconds",
+    unit: "s",
+    labels: &["scenario", "step"],
+};
+/// `llm_itl` as a classic histogram in seconds: every gap between two tokens.
+pub const LLM_ITL: Metric = Metric {
+    name: "pado_llm_itl_seconds",
+    kind: MetricKind::Histogram,
+    help: "Inter-token latency of LLM streams (every gap between two tokens), seconds",
+    unit: "s",
+    labels: &["scenario", "step"],
+};
+/// `llm_tpot` as a classic histogram in seconds: one value per stream.
+pub const LLM_TPOT: Metric = Metric {
+    name: "pado_llm_tpot_seconds",
+    kind: MetricKind::Histogram,
+    help: "Time per output token after the first of LLM streams, seconds",
+    unit: "s",
+    labels: &["scenario", "step"],
+};
+
 /// Every metric written, in the order outputs write them.
-pub const ALL: [Metric; 11] = [
+pub const ALL: [Metric; 17] = [
     HTTP_REQS,
     HTTP_REQ_FAILED,
     HTTP_REQ_ERRORS,
@@ -139,9 +188,15 @@ pub const ALL: [Metric; 11] = [
     CHECKS,
     VUS,
     VUS_MAX,
+    SSE_EVENTS,
+    LLM_REQUESTS,
+    LLM_OUTPUT_TOKENS,
+    LLM_TTFT,
+    LLM_ITL,
+    LLM_TPOT,
 ];
 
-/// Upper bounds of [`HTTP_REQ_DURATION`]'s buckets in seconds (`+Inf` is added):
+/// Upper bounds of every histogram's buckets in seconds (`+Inf` is added):
 /// fixed, so series from different runs and generators add up.
 pub const DURATION_BUCKETS_S: [f64; 16] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0,

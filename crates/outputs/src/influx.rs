@@ -1,7 +1,8 @@
 //! InfluxDB line protocol: each second one point per series at the second's end
 //! (nanosecond timestamps). Counters carry `total` (since the start) and `count`
-//! (this second); gauges `value`; `http_req_duration` one point per step and
-//! second with `count`, `p50`, `p90`, `p95`, `p99`, `max`, `mean` in ms.
+//! (this second); gauges `value`; `http_req_duration` (and an LLM stream's
+//! `llm_ttft`, `llm_itl`, `llm_tpot`) one point per step and second with `count`,
+//! `p50`, `p90`, `p95`, `p99`, `max`, `mean` in ms.
 
 use std::fmt::Write as _;
 
@@ -60,7 +61,7 @@ pub fn body(batch: &[&Snapshot]) -> Vec<u8> {
             let Some(l) = &h.second else { continue };
             head(
                 &mut out,
-                catalog::HTTP_REQ_DURATION.name.trim_end_matches("_seconds"),
+                h.metric.name.trim_end_matches("_seconds"),
                 &s.common,
                 &h.labels,
             );

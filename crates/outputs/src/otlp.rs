@@ -216,15 +216,18 @@ pub fn request(batch: &[&Snapshot]) -> ExportMetricsServiceRequest {
                 data_points: batch
                     .iter()
                     .flat_map(|s| {
-                        s.histograms.iter().map(|h| HistogramDataPoint {
-                            attributes: attrs(&h.labels),
-                            start_time_unix_nano: ns(s.start_ms),
-                            time_unix_nano: ns(s.at_ms),
-                            count: h.count,
-                            sum: Some(h.sum_s),
-                            bucket_counts: h.bucket_counts(),
-                            explicit_bounds: DURATION_BUCKETS_S.to_vec(),
-                        })
+                        s.histograms
+                            .iter()
+                            .filter(|h| h.metric.name == m.name)
+                            .map(|h| HistogramDataPoint {
+                                attributes: attrs(&h.labels),
+                                start_time_unix_nano: ns(s.start_ms),
+                                time_unix_nano: ns(s.at_ms),
+                                count: h.count,
+                                sum: Some(h.sum_s),
+                                bucket_counts: h.bucket_counts(),
+                                explicit_bounds: DURATION_BUCKETS_S.to_vec(),
+                            })
                     })
                     .collect(),
                 aggregation_temporality: CUMULATIVE,

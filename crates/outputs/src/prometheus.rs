@@ -1,10 +1,10 @@
 //! Prometheus remote write 1.0: a `WriteRequest` protobuf (messages derived with
 //! prost from `prompb/remote.proto` and `types.proto`, no protoc), snappy block
-//! compression. Counters are cumulative; `http_req_duration` is a classic
-//! histogram (`_bucket` with fixed `le` bounds, `_sum`, `_count`); native
-//! histograms are not written.
+//! compression. Counters are cumulative; `http_req_duration` and the LLM
+//! streams' `llm_ttft`, `llm_itl`, `llm_tpot` are classic histograms (`_bucket`
+//! with fixed `le` bounds, `_sum`, `_count`); native histograms are not written.
 
-use crate::catalog::{self, DURATION_BUCKETS_S};
+use crate::catalog::DURATION_BUCKETS_S;
 use crate::state::{Labels, Snapshot};
 
 /// `prometheus.WriteRequest`.
@@ -93,8 +93,8 @@ pub fn write_request(batch: &[&Snapshot]) -> WriteRequest {
                 s.at_ms,
             );
         }
-        let h = catalog::HTTP_REQ_DURATION.name;
         for hp in &s.histograms {
+            let h = hp.metric.name;
             let bucket = format!("{h}_bucket");
             for (b, c) in DURATION_BUCKETS_S.iter().zip(&hp.le_counts) {
                 add(

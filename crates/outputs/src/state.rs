@@ -6,7 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use pado_metrics::{
-    ErrorKind, Phase, SecondRecord, SeriesKey, SeriesStats, OTHER_TAG, TAG_SERIES_CAP,
+    ErrorKind, LatencyHistogram, Phase, SecondRecord, SeriesKey, SeriesStats, OTHER_TAG,
+    TAG_SERIES_CAP,
 };
 
 use crate::catalog::{self, Metric, DURATION_BUCKETS_S};
@@ -57,9 +58,13 @@ pub struct SecondLatency {
     pub mean_ms: f64,
 }
 
-/// [`catalog::HTTP_REQ_DURATION`] of one series, cumulative from the run's start.
+/// A histogram of one series ([`catalog::HTTP_REQ_DURATION`], or an LLM stream's
+/// [`catalog::LLM_TTFT`], [`catalog::LLM_ITL`], [`catalog::LLM_TPOT`]), cumulative
+/// from the run's start.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HistPoint {
+    /// Which histogram.
+    pub metric: &'static Metric,
     /// Its labels (besides `run` and `generator`).
     pub labels: Labels,
     /// Values at or below each of [`DURATION_BUCKETS_S`] (cumulative, as Prometheus's `le`).
@@ -127,18 +132,22 @@ pub struct State {
     admitted: BTreeMap<String, BTreeSet<Vec<(String, String)>>>,
 }
 
-/// The duration histogram of a series, cumulative in Prometheus' buckets, with the
-/// closing second's own quantiles when it had requests; `None` before any request.
+/// One histogram of a series, cumulative in Prometheus' buckets, with the closing
+/// second's own quantiles when it had values; `None` before any value. `pick`
+/// finds the histogram in a series (`None`: the series has none of this kind).
 fn histogram_point(
+    metric: &'static Metric,
     base: &Labels,
     cum: &SeriesStats,
     now: Option<&SeriesStats>,
+    pick: fn(&SeriesStats) -> Option<&LatencyHistogram>,
 ) -> Option<HistPoint> {
-    let h = &cum.hist[Phase::Duration as usize];
+    let h = pick(cum)?;
     if h.count() == 0 {
         return None;
     }
     Some(HistPoint {
+        metric,
         labels: base.clone(),
         le_counts: DURATION_BUCKETS_S
             .iter()
@@ -146,23 +155,34 @@ fn histogram_point(
             .collect(),
         count: h.count(),
         sum_s: h.mean_us() * h.count() as f64 / 1e6,
-        second: now
-            .map(|s| &s.hist[Phase::Duration as usize])
-            .filter(|h| h.count() > 0)
-            .map(|h| {
-                let ms = |us: u64| us as f64 / 1000.0;
-                SecondLatency {
-                    count: h.count(),
-                    p50_ms: ms(h.quantile_us(0.5)),
-                    p90_ms: ms(h.quantile_us(0.9)),
-                    p95_ms: ms(h.quantile_us(0.95)),
-                    p99_ms: ms(h.quantile_us(0.99)),
-                    max_ms: ms(h.max_us()),
-                    mean_ms: h.mean_us() / 1000.0,
-                }
-            }),
+        second: now.and_then(pick).filter(|h| h.count() > 0).map(|h| {
+            let ms = |us: u64| us as f64 / 1000.0;
+            SecondLatency {
+                count: h.count(),
+                p50_ms: ms(h.quantile_us(0.5)),
+                p90_ms: ms(h.quantile_us(0.9)),
+                p95_ms: ms(h.quantile_us(0.95)),
+                p99_ms: ms(h.quantile_us(0.99)),
+                max_ms: ms(h.max_us()),
+                mean_ms: h.mean_us() / 1000.0,
+            }
+        }),
     })
 }
+
+/// The histograms a series may carry, each with where it is in a series.
+type HistogramOf = (
+    &'static Metric,
+    fn(&SeriesStats) -> Option<&LatencyHistogram>,
+);
+const HISTOGRAMS: [HistogramOf; 4] = [
+    (&catalog::HTTP_REQ_DURATION, |s| {
+        Some(&s.hist[Phase::Duration as usize])
+    }),
+    (&catalog::LLM_TTFT, |s| s.sse.as_deref().map(|e| &e.ttft)),
+    (&catalog::LLM_ITL, |s| s.sse.as_deref().map(|e| &e.itl)),
+    (&catalog::LLM_TPOT, |s| s.sse.as_deref().map(|e| &e.tpot)),
+];
 
 impl State {
     /// An empty run labelled `labels`.
@@ -239,8 +259,10 @@ impl State {
                     delta,
                 });
             }
-            if let Some(h) = histogram_point(&base, cum, now) {
-                histograms.push(h);
+            for (metric, pick) in HISTOGRAMS {
+                if let Some(h) = histogram_point(metric, &base, cum, now, pick) {
+                    histograms.push(h);
+                }
             }
         }
         for (name, &(it, dropped)) in &self.iterations {
@@ -402,6 +424,13 @@ fn series_points(s: &SeriesStats, base: &Labels) -> Vec<(&'static Metric, Labels
         base.clone(),
         s.bytes_received as f64,
     ));
+    if let Some(e) = s.sse.as_deref() {
+        out.push((&catalog::SSE_EVENTS, base.clone(), e.events as f64));
+        if e.llm_streams > 0 {
+            out.push((&catalog::LLM_REQUESTS, base.clone(), e.llm_streams as f64));
+            out.push((&catalog::LLM_OUTPUT_TOKENS, base.clone(), e.tokens as f64));
+        }
+    }
     out
 }
 
@@ -438,6 +467,87 @@ pub(crate) mod tests {
             generator: None,
             step_scenarios: [("검색".to_string(), "main".to_string())].into(),
         }
+    }
+
+    /// A second of step `step` with `streams` LLM streams of `tokens` tokens, the
+    /// first after `ttft_ms`, then one every `gap_ms`.
+    pub(crate) fn llm_second(
+        t: u32,
+        step: &str,
+        streams: u64,
+        tokens: u64,
+        ttft_ms: u64,
+        gap_ms: u64,
+    ) -> SecondRecord {
+        let mut r = second(t, step, streams, 0, ttft_ms + gap_ms * (tokens - 1));
+        let mut e = pado_metrics::SseStats::default();
+        for _ in 0..streams {
+            for _ in 1..tokens {
+                e.record_itl(gap_ms * 1000);
+            }
+            e.record(&pado_metrics::SseStream {
+                events: tokens + 1,
+                llm: true,
+                tokens,
+                ttft_us: Some(ttft_ms * 1000),
+                decode_us: gap_ms * 1000 * (tokens - 1),
+                duration_us: (ttft_ms + gap_ms * (tokens - 1)) * 1000,
+            });
+        }
+        r.series[0].sse = Some(Box::new(e));
+        r
+    }
+
+    #[test]
+    fn llm_streams_give_token_counters_and_ttft_itl_tpot_histograms() {
+        let mut st = State::new(labels());
+        let a = st.fold(&llm_second(0, "검색", 3, 10, 200, 20), 10_000);
+        let b = st.fold(&second(1, "검색", 2, 0, 5), 11_000);
+        let c = st.fold(&llm_second(2, "검색", 1, 4, 400, 20), 12_000);
+        let counter = |s: &Snapshot, name: &str| {
+            s.points
+                .iter()
+                .find(|p| p.metric.name == name)
+                .map(|p| (p.value, p.delta))
+        };
+        assert_eq!(
+            counter(&a, "pado_llm_output_tokens_total"),
+            Some((30.0, 30.0))
+        );
+        assert_eq!(counter(&a, "pado_sse_events_total"), Some((33.0, 33.0)));
+        assert_eq!(counter(&a, "pado_llm_requests_total"), Some((3.0, 3.0)));
+        // A second without streams: the totals stand, nothing this second.
+        assert_eq!(
+            counter(&b, "pado_llm_output_tokens_total"),
+            Some((30.0, 0.0))
+        );
+        assert_eq!(
+            counter(&c, "pado_llm_output_tokens_total"),
+            Some((34.0, 4.0))
+        );
+        let hist = |s: &Snapshot, name: &str| {
+            s.histograms
+                .iter()
+                .find(|h| h.metric.name == name)
+                .cloned()
+                .unwrap_or_else(|| panic!("{name}"))
+        };
+        let ttft = hist(&c, "pado_llm_ttft_seconds");
+        assert_eq!(ttft.count, 4);
+        // 3 × 0.2 s + 0.4 s.
+        assert!((ttft.sum_s - 1.0).abs() < 0.002, "{}", ttft.sum_s);
+        // 0.25 s is bucket 7: the three 200 ms first tokens at or below it.
+        assert_eq!(DURATION_BUCKETS_S[7], 0.25);
+        assert_eq!(ttft.le_counts[7], 3);
+        assert!((ttft.second.as_ref().unwrap().p50_ms - 400.0).abs() < 0.5);
+        let itl = hist(&a, "pado_llm_itl_seconds");
+        assert_eq!(itl.count, 27);
+        assert!((itl.second.unwrap().p99_ms - 20.0).abs() < 0.05);
+        assert_eq!(hist(&c, "pado_llm_tpot_seconds").count, 4);
+        // A run without streams writes none of them.
+        let plain = State::new(labels()).fold(&second(0, "검색", 2, 0, 5), 10_000);
+        assert!(plain.points.iter().all(|p| !p.metric.name.contains("llm")));
+        assert_eq!(plain.histograms.len(), 1);
     }
 
     fn find<'a>(s: &'a Snapshot, name: &str, status: &str) -> &'a Point {

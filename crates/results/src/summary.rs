@@ -44,6 +44,37 @@ pub struct SummaryFigures {
     pub interrupted: Option<bool>,
     /// Each step's figures, by step name.
     pub steps: BTreeMap<String, StepFigures>,
+    /// All `sse:` steps' event streams (absent for runs without any).
+    pub sse: Option<SseFigures>,
+}
+
+/// Event streams of a run or a step (`summary.json`'s `sse`).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct SseFigures {
+    /// The LLM figures, when the streams were read as an LLM's answer.
+    pub llm: Option<LlmFigures>,
+}
+
+/// What a streaming LLM endpoint is judged by (`summary.json`'s `sse.llm`): the
+/// history keeps these per run and step so `pado trend` can follow them.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct LlmFigures {
+    /// Streams read as an LLM's answer.
+    pub requests: u64,
+    /// Output tokens, all streams together.
+    pub output_tokens: u64,
+    /// Output tokens per second of the run.
+    pub output_tokens_per_s: Option<f64>,
+    /// `llm_ttft` percentiles, ms.
+    pub ttft_ms: Percentiles,
+    /// `llm_itl` percentiles, ms.
+    pub itl_ms: Percentiles,
+    /// `llm_tpot` percentiles, ms.
+    pub tpot_ms: Percentiles,
+    /// `llm_tokens_per_s` per request, tokens/s.
+    pub tokens_per_s_per_request: Percentiles,
 }
 
 /// Latency percentiles in ms; `None` when nothing was timed.
@@ -88,6 +119,8 @@ pub struct StepFigures {
     pub rps: Option<f64>,
     /// Latency percentiles.
     pub latency_ms: Percentiles,
+    /// The step's event streams (`sse:` steps only).
+    pub sse: Option<SseFigures>,
 }
 
 impl SummaryFigures {

@@ -662,6 +662,92 @@ pub struct SseSpec {
     /// events.
     #[serde(default)]
     pub usage_path: Option<String>,
+    /// Checks judged on every event of the stream (the stop event excluded), each
+    /// counted once per stream: it passes when every event passed it. A failed
+    /// one fails the request (`check_failed`) unless `fail_request: false`.
+    #[serde(default)]
+    pub check: Option<SseCheck>,
+    /// Values to take from the stream's events into variables for later steps:
+    /// from the first event (or the last, `from: last`) whose data holds the
+    /// value, optionally only events of one type.
+    #[serde(default)]
+    pub extract: BTreeMap<String, SseExtractSpec>,
+}
+
+/// Checks on each event of an `sse:` stream: a step's body checks read on the
+/// event's data, and two an event stream needs (its data is JSON; no event of a
+/// type that means failure, e.g. `error`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SseCheck {
+    /// Judge only events of this type (their `event:` field; `message` when they
+    /// have none); default every event.
+    #[serde(default)]
+    pub event: Option<String>,
+    /// Every event's data is JSON.
+    #[serde(default)]
+    pub json_valid: bool,
+    /// No event of these types arrives (e.g. `[error]`).
+    #[serde(default)]
+    pub no_event: Vec<String>,
+    /// Every event's data contains this text.
+    #[serde(default)]
+    pub body_contains: Option<String>,
+    /// Every event's data matches this regular expression.
+    #[serde(default)]
+    pub body_matches: Option<String>,
+    /// JSONPath → expected value in every event's data, as in a step's check.
+    #[serde(default)]
+    pub json: BTreeMap<String, serde_json::Value>,
+    /// JSONPaths every event's data must match.
+    #[serde(default)]
+    pub json_exists: Vec<String>,
+    /// Whether a failed check fails the request (default true); with `false` it
+    /// is only counted.
+    #[serde(default)]
+    pub fail_request: Option<bool>,
+}
+
+/// Where a value is taken from an event stream: `"$.id"` (JSONPath into the data
+/// of the first event that has it) or the full form.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SseExtractSpec {
+    /// A JSONPath into an event's data.
+    Path(String),
+    /// The full form.
+    Full(SseExtractFull),
+}
+
+/// An extraction from an event stream: what (one of `json`, `regex`), from which
+/// events (`event`) and which of them (`from`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SseExtractFull {
+    /// JSONPath into the event's data (first match; strings unquoted).
+    #[serde(default)]
+    pub json: Option<String>,
+    /// Regular expression on the event's data: the first capture group (or the
+    /// whole match).
+    #[serde(default)]
+    pub regex: Option<String>,
+    /// Only events of this type (their `event:` field).
+    #[serde(default)]
+    pub event: Option<String>,
+    /// `first` (default) or `last`: which of the events that hold a value gives it.
+    #[serde(default)]
+    pub from: SseEventPick,
+}
+
+/// Which of several events gives an extracted value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SseEventPick {
+    /// The first event that holds one.
+    #[default]
+    First,
+    /// The last event that holds one.
+    Last,
 }
 
 /// A gRPC call (k6's `client.invoke`): the method, its request message and

@@ -26,7 +26,7 @@
 //! | `/close` | `200 ok` with `Connection: close`, then close |
 //! | `/close-silently` | `200 ok` without `Connection: close` (keep-alive implied), then close |
 //! | `/chunked?chunks=N&size=M[&gap_ms=G]` | chunked body, N chunks of M `x`, each its own write+flush (default 3×10) |
-//! | `/sse?tokens=N&first_ms=T0&gap_ms=D[&usage=K][&cut=1]` | an OpenAI-style chat completion as Server-Sent Events: a role event at once (no token), token `i` (Hangul text) at `T0 + i×D` ms after the request was read, then `usage` with `completion_tokens: K` if asked, then `[DONE]`; `cut=1` ends with half an event and a close instead |
+//! | `/sse?tokens=N&first_ms=T0&gap_ms=D[&usage=K][&cut=1][&id=X][&error=1]` | an OpenAI-style chat completion as Server-Sent Events: a role event at once (no token), token `i` (Hangul text) at `T0 + i×D` ms after the request was read, then `usage` with `completion_tokens: K` if asked, then an `event: error` if `error=1`, then `[DONE]`; `cut=1` ends with half an event and a close instead; `id=X` puts `"id":"X"` in every chunk |
 //! | `/bytes/{n}[?end=TEXT]` | n-byte body (`a..z` repeated, ending in `TEXT` if given) in 64 KiB writes |
 //! | `/hang` | never answers; waits for the client to close |
 //! | `/reject-early` | `413` with `Connection: close` as soon as the head is in, the body never read; FIN, then RST 200 ms later (a client still writing its body gets a write error); counted with its head only |

@@ -6,7 +6,9 @@
 //! `process_open_fds`), node_exporter (`node_cpu_seconds_total`, `node_load1`,
 //! `node_memory_*`), mysqld_exporter (`mysql_global_status_*`), postgres_exporter
 //! (`pg_*`), redis_exporter (`redis_*`) and nginx-prometheus-exporter
-//! (`nginx_*`). Thresholds are the ones an engineer applies reading Grafana:
+//! (`nginx_*`), and vLLM's scheduler (`vllm:num_requests_running`, `_waiting`,
+//! `vllm:kv_cache_usage_perc`; the names LLM servers compatible with it export
+//! too). Thresholds are the ones an engineer applies reading Grafana:
 //! a pool or thread set is saturated when it is at its maximum with work
 //! waiting; a CPU at 85% or more of its cores; GC over 10% of wall time; a heap
 //! or memory 90% full.
@@ -50,7 +52,8 @@ const PREFIXES: [&str; 13] = [
     "mysql_",
     "redis_",
 ];
-const PREFIXES2: [&str; 5] = [
+const PREFIXES2: [&str; 6] = [
+    "vllm:",
     "nginx_",
     "pg_",
     "pado_target_",
@@ -170,6 +173,7 @@ pub fn components(obs: &Observations, w: &Window, base: Option<&Window>) -> Vec<
         out.extend(postgres(e, w, base));
         out.extend(redis(e, w, base));
         out.extend(nginx(e, w, base));
+        out.extend(llm_batch(e, w, base));
         out.extend(fds(e, w));
     }
     out
@@ -714,6 +718,71 @@ fn hikari(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
         c.mark_busy_throughout(at_base.is_some_and(|(_, pb, tb)| {
             (tb > 0.0 || pb >= BACKED_UP) && !grew(pb, pending_now) && !grew(tb, timed_out)
         }));
+        out.push(c);
+    }
+    out
+}
+
+/// An LLM server's batch (vLLM's scheduler, by its metric names): a request waits
+/// (`vllm:num_requests_waiting`) only when the batch cannot take it, its
+/// `max_num_seqs` reached or its KV cache full; so requests running with others
+/// waiting is the batch limit, whatever the limit's number (vLLM does not export
+/// it). The row speaks of the running and waiting requests and the KV cache's use
+/// (`vllm:kv_cache_usage_perc`, or the older `vllm:gpu_cache_usage_perc`: 0..1).
+fn llm_batch(e: &Ep, w: &Window, base: Option<&Window>) -> Vec<Component> {
+    let mut out = Vec::new();
+    let waiting = e.by_label("vllm:num_requests_waiting", "model_name");
+    let mut cache = e.by_label("vllm:gpu_cache_usage_perc", "model_name");
+    cache.extend(e.by_label("vllm:kv_cache_usage_perc", "model_name"));
+    for (model, running) in e.by_label("vllm:num_requests_running", "model_name") {
+        let Some(r) = level(running, w) else { continue };
+        let q = waiting.get(&model).and_then(|s| level(s, w));
+        let kv = cache.get(&model).and_then(|s| level(s, w));
+        let name = if model.is_empty() {
+            "LLM batch".to_string()
+        } else {
+            format!("LLM batch `{model}`")
+        };
+        let mut c = row(name, Kind::Pool, e.name);
+        let waiting_now = q.map_or(0.0, |q| q.mean);
+        c.state = format!("{} running{}", num(r.mean), peak(&r));
+        if let Some(q) = &q {
+            c.state
+                .push_str(&format!(", {} waiting{}", num(q.mean), peak(q)));
+        }
+        let kv_text = kv.map(|k| format!("; KV cache {}", pct(k.mean.clamp(0.0, 1.0))));
+        if let Some(k) = &kv {
+            c.utilisation = Some(k.mean.clamp(0.0, 1.0));
+        }
+        c.state.push_str(kv_text.as_deref().unwrap_or(""));
+        // At low load: (running level, mean waiting).
+        let at_base = base.and_then(|b| {
+            let rb = level(running, b)?;
+            let qb = waiting
+                .get(&model)
+                .and_then(|s| level(s, b))
+                .map_or(0.0, |l| l.mean);
+            Some((rb, qb))
+        });
+        c.baseline =
+            at_base.map(|(rb, qb)| format!("{} running, {} waiting", num(rb.mean), num(qb)));
+        if waiting_now >= BACKED_UP && r.max > 0.0 {
+            c.verdict = Verdict::Yes;
+            c.evidence = format!(
+                "LLM batch full: {} running, {} waiting{}",
+                num(r.max),
+                num(waiting_now),
+                kv_text.as_deref().unwrap_or("")
+            );
+        } else {
+            c.evidence = format!(
+                "no request waited for a place in the batch (at most {} running)",
+                num(r.max)
+            );
+        }
+        c.mark_busy_throughout(
+            at_base.is_some_and(|(_, qb)| qb >= BACKED_UP && !grew(qb, waiting_now)),
+        );
         out.push(c);
     }
     out

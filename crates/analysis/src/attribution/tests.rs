@@ -1049,3 +1049,84 @@ fn idle_and_unbounded_pools_are_one_short_line() {
     assert_eq!(ex.utilisation, None);
     assert!(!a.components.iter().any(|c| c.component == "Idle pools"));
 }
+
+/// A vLLM-style server whose batch holds 8: `concurrency` streams at high load
+/// (2 at low load); past 8 the rest wait. Each running request holds 600 tokens
+/// of a cache of 8 × 2048.
+fn vllm(concurrency: f64) -> Vec<ObservedSeries> {
+    let lbl: &[(&str, &str)] = &[("model_name", "llama")];
+    let running = move |t: f64| if hot(t) { concurrency.min(8.0) } else { 2.0 };
+    vec![
+        gauge("llm", "system_cpu_count", &[], |_| 4.0),
+        gauge("llm", "process_cpu_usage", &[], |_| 0.05),
+        gauge("llm", "vllm:num_requests_running", lbl, running),
+        gauge("llm", "vllm:num_requests_waiting", lbl, move |t| {
+            (if hot(t) { concurrency } else { 2.0 } - 8.0).max(0.0)
+        }),
+        gauge("llm", "vllm:kv_cache_usage_perc", lbl, move |t| {
+            running(t) * 600.0 / (8.0 * 2048.0)
+        }),
+    ]
+}
+
+fn attribute_llm(series: Vec<ObservedSeries>) -> Attribution {
+    let (w, b) = windows_fixed();
+    attribute(
+        &obs(&[("llm", "http://127.0.0.1:8000/metrics")], series),
+        w,
+        b,
+        true,
+        Vec::new(),
+    )
+}
+
+#[test]
+fn an_llm_batch_with_requests_waiting_is_the_limit_in_the_users_words() {
+    // 20 streams against a batch of 8: 8 run, 12 wait.
+    let a = attribute_llm(vllm(20.0));
+    let b = find(&a, "LLM batch `llama`");
+    assert_eq!(b.verdict, Verdict::Yes, "{:#?}", a.components);
+    assert_eq!(b.kind, Kind::Pool);
+    // 8 × 600 of 16384 tokens: 29%.
+    assert_eq!(
+        b.evidence,
+        "LLM batch full: 8 running, 12 waiting; KV cache 29%"
+    );
+    assert_eq!(b.state, "8 running, 12 waiting; KV cache 29%");
+    assert_eq!(b.baseline.as_deref(), Some("2 running, 0 waiting"));
+    assert_eq!(a.limit.as_deref(), Some("LLM batch `llama` (llm)"));
+}
+
+#[test]
+fn an_llm_batch_below_its_limit_names_nothing() {
+    // 6 streams against a batch of 8: nobody waits.
+    let a = attribute_llm(vllm(6.0));
+    let b = find(&a, "LLM batch `llama`");
+    assert_eq!(b.verdict, Verdict::No, "{:#?}", a.components);
+    assert_eq!(
+        b.evidence,
+        "no request waited for a place in the batch (at most 6 running)"
+    );
+    assert!(
+        !a.components.iter().any(|c| c.verdict == Verdict::Yes),
+        "{:#?}",
+        a.components
+    );
+    // The older cache name is read the same way.
+    let older: Vec<ObservedSeries> = vllm(20.0)
+        .into_iter()
+        .map(|mut s| {
+            if s.name == "vllm:kv_cache_usage_perc" {
+                s.name = "vllm:gpu_cache_usage_perc".into();
+            }
+            s
+        })
+        .collect();
+    let a = attribute_llm(older);
+    assert!(
+        find(&a, "LLM batch").evidence.ends_with("KV cache 29%"),
+        "{:#?}",
+        a.components
+    );
+    assert!(wanted("vllm:num_requests_waiting") && wanted("vllm:gpu_cache_usage_perc"));
+}

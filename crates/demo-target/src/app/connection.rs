@@ -55,6 +55,7 @@ pub(crate) async fn serve(
                 _ = shutdown.as_mut() => {
                     app.workers.close();
                     app.db.close();
+                    app.llm.close();
                 }
                 len = app.restart_requested() => {
                     *pado_base::lock(&restart) = Some(len);
@@ -80,6 +81,7 @@ pub(crate) async fn serve(
             if listener.is_none() {
                 app.workers.close();
                 app.db.close();
+                app.llm.close();
             }
         }
     }
@@ -232,7 +234,7 @@ async fn serve_wire(app: &Arc<App>, stream: TcpStream) {
 
 async fn serve_connection<S>(app: &Arc<App>, mut stream: S)
 where
-    S: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin + Send,
 {
     let mut buf: Vec<u8> = Vec::with_capacity(8 * 1024);
     loop {
@@ -254,7 +256,19 @@ where
             websocket::serve(app, stream, &req, std::mem::take(&mut buf)).await;
             return;
         }
-        let resp = app.handle(&req).await;
+        let resp = match super::chat::llm_route(&req.path) {
+            Some(uri) => match app.chat(&req, uri).await {
+                super::chat::Chat::Done(resp) => resp,
+                super::chat::Chat::Stream(s) => {
+                    let keep = req.keep_alive;
+                    if app.stream_h1(&mut stream, &req, s).await.is_err() || !keep {
+                        return;
+                    }
+                    continue;
+                }
+            },
+            None => app.handle(&req).await,
+        };
         let resp = compression::apply(resp, &req.path, req.header("accept-encoding"));
         let keep = req.keep_alive;
         let sent = send(&mut stream, &resp, keep, req.version, req.is_head()).await;

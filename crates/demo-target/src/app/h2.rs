@@ -101,7 +101,13 @@ async fn plain(app: &Arc<App>, req: http::Request<Incoming>) -> http::Response<B
         keep_alive: true,
         wire_len: 0,
     };
-    let resp = app.handle(&req).await;
+    let resp = match super::chat::llm_route(&req.path) {
+        Some(uri) => match app.chat(&req, uri).await {
+            super::chat::Chat::Done(resp) => resp,
+            super::chat::Chat::Stream(s) => return event_stream(app.stream_h2(s)),
+        },
+        None => app.handle(&req).await,
+    };
     if let Some(len) = resp.restart {
         // `POST /admin/faults` asked for a restart: it starts just after the answer
         // has gone out, as over HTTP/1.1.
@@ -132,5 +138,19 @@ fn to_http(resp: Response, head_only: bool) -> http::Response<Body> {
         Body::new(Full::new(Bytes::copy_from_slice(&resp.body)))
     };
     b.body(body)
+        .unwrap_or_else(|_| http::Response::new(Body::empty()))
+}
+
+/// A streamed answer: its events as data frames, as the generation sends them.
+fn event_stream(rx: tokio::sync::mpsc::Receiver<Bytes>) -> http::Response<Body> {
+    let frames = futures_util::stream::unfold(rx, |mut rx| async move {
+        let data = rx.recv().await?;
+        Some((Ok::<_, Infallible>(hyper::body::Frame::data(data)), rx))
+    });
+    http::Response::builder()
+        .status(200)
+        .header(http::header::CONTENT_TYPE, "text/event-stream")
+        .header(http::header::CACHE_CONTROL, "no-cache")
+        .body(Body::new(http_body_util::StreamBody::new(frames)))
         .unwrap_or_else(|_| http::Response::new(Body::empty()))
 }

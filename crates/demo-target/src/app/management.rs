@@ -91,6 +91,7 @@ impl App {
         self.render_db_pool(&mut t);
         self.render_workers(&mut t);
         self.render_caches(&mut t);
+        self.llm.render(&mut t);
         self.render_service(&mut t);
         self.render_faults(&mut t);
         t.out
@@ -466,6 +467,26 @@ impl App {
             "pado_target_fault",
             &[("fault", "pool_leak_every_s")],
             f.pool_leak_every_s,
+        );
+        t.sample(
+            "pado_target_fault",
+            &[("fault", "llm_batch_limit")],
+            f.llm_batch_limit as f64,
+        );
+        t.sample(
+            "pado_target_fault",
+            &[("fault", "llm_prefill_ms_per_1k_tokens")],
+            f.llm_prefill_ms_per_1k_tokens,
+        );
+        t.sample(
+            "pado_target_fault",
+            &[("fault", "llm_decode_ms_per_token")],
+            f.llm_decode_ms_per_token,
+        );
+        t.sample(
+            "pado_target_fault",
+            &[("fault", "llm_batch_slowdown")],
+            f.llm_batch_slowdown,
         );
     }
 }

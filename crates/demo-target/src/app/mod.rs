@@ -14,6 +14,7 @@
 //! - [`routing`]: method and path to a route; the dispatch with faults and the
 //!   worker pool.
 //! - [`auth`], [`search`], [`posts`]: the API's handlers by endpoint family.
+//! - [`chat`]: the LLM's routes (`/v1/chat/completions`), streamed or whole.
 //! - [`management`]: `/health`, `/metrics`, `/admin/faults`.
 //! - [`response`]: the response a handler returns.
 
@@ -29,10 +30,12 @@ use crate::capacity::{db_query, AcquireError, Cpu, Pool};
 use crate::data::{self, Store};
 use crate::index::Index;
 use crate::leak::Leak;
+use crate::llm::Llm;
 use crate::metrics::{CpuSampler, HttpMetrics};
 use crate::{Faults, TargetOptions};
 
 mod auth;
+mod chat;
 mod compression;
 mod connection;
 mod grpc;
@@ -58,6 +61,8 @@ pub(crate) struct App {
     workers: Pool,
     db: Pool,
     cpu: Cpu,
+    /// The demo LLM behind `/v1/chat/completions`: its batch, pacing and counters.
+    llm: Llm,
     details: Cache<u64, Arc<[u8]>>,
     searches: Cache<String, Arc<[u8]>>,
     faults: Mutex<Faults>,
@@ -112,6 +117,7 @@ impl App {
             workers,
             db,
             cpu: Cpu::new(opts.cpu_budget),
+            llm: Llm::new(&opts.faults),
             details: Cache::new(cache_size, None),
             searches: Cache::new(cache_size, Some(opts.search_cache_ttl)),
             faults: Mutex::new(opts.faults.clone()),
@@ -167,6 +173,7 @@ impl App {
             0 => self.opts.workers,
             n => n as usize,
         });
+        self.llm.apply(&faults);
         *lock(&self.faults) = faults;
         if once {
             self.stall_now(stall);

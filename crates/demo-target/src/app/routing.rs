@@ -29,7 +29,7 @@ enum Route {
 }
 
 /// Method label with bounded cardinality.
-fn method_label(method: &str) -> &'static str {
+pub(super) fn method_label(method: &str) -> &'static str {
     match method {
         "GET" => "GET",
         "HEAD" => "HEAD",

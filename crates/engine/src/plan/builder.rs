@@ -449,10 +449,10 @@ impl Builder<'_> {
                 });
             };
             let (mut req, method, url_text) = self.request(&format!("{p}.request"), spec)?;
-            if let Some(sse) = &s.sse {
-                req.sse = Some(super::sse::compile(&format!("{p}.sse"), sse)?);
-            }
             let name = step_name(s, prefix, || default_step_name(&method, &url_text));
+            if let Some(sse) = &s.sse {
+                req.sse = Some(self.sse_plan(&format!("{p}.sse"), &name, sse)?);
+            }
             http_method = Some(method);
             (req, name)
         };

@@ -16,7 +16,7 @@ pub use checks::{CheckPlan, ExtractPlan, ExtractSource, TemplatedCheck};
 pub use grpc::{decode_grpc_json, descriptors_from_files, encode_grpc_json, GrpcMessage, GrpcPlan};
 pub use pado_scenario::naming::default_step_name;
 pub use request::{RequestForm, RequestPlan, StatusSet};
-pub use sse::{LlmPlan, SsePlan};
+pub use sse::{EventTest, LlmPlan, SseCheckPlan, SseExtractPlan, SsePlan, MAX_EVENT_CHECKS};
 pub use websocket::{WsActionPlan, WsPlan, WS_DEFAULT_TIMEOUT};
 
 use std::sync::Arc;

@@ -186,3 +186,34 @@ fn the_plan_records_each_steps_scenarios_methods_and_groups() {
         assert!(p.flows.contains(&g.flows[0]), "{g:?} in {:?}", p.flows);
     }
 }
+
+#[test]
+fn checks_and_extraction_on_events_compile_to_named_checks_and_variables() {
+    let p = plan("target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - name: 대화\n        request: { method: POST, url: /v1/chat }\n        sse:\n          until: \"[DONE]\"\n          check: { event: message, json_valid: true, no_event: [error, fault], json: { \"$.object\": chunk }, fail_request: false }\n          extract:\n            cid: \"$.id\"\n            fin: { regex: \"stop\", event: message, from: last }\n      - { request: \"/done/{{ cid }}/{{ fin }}\" }\n");
+    let step = &p.scenarios[0].entries[0].steps[0];
+    let sse = step.request.as_ref().unwrap().sse.as_deref().unwrap();
+    let names: Vec<&str> = sse
+        .checks
+        .iter()
+        .map(|c| p.checks[c.id as usize].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "대화: every `message` event's data is JSON",
+            "대화: no `error`/`fault` event",
+            "대화: every `message` event: $.object == \"chunk\"",
+        ]
+    );
+    assert!(!sse.checks_fail_request);
+    assert!(matches!(&sse.checks[1].test, EventTest::NoEvent(n) if n.len() == 2));
+    assert_eq!(sse.checks[0].event.as_deref(), Some(&b"message"[..]));
+    // The step's own checks are untouched: none were asked for.
+    assert!(step.checks.is_empty());
+    let [cid, fin] = &sse.extract[..] else {
+        panic!("{:?}", sse.extract)
+    };
+    assert!(!cid.last && cid.event.is_none() && matches!(cid.source, ExtractSource::Json(_)));
+    assert!(fin.last && matches!(fin.source, ExtractSource::Regex(_)));
+    assert_ne!(cid.var, fin.var);
+}

@@ -69,7 +69,9 @@ pub(super) async fn run_vu(
         pinned_deadline!(deadline, ctx, hard_at);
         // The clock read that ends an iteration also starts the next one when there
         // is no think time: one read per iteration, not two.
-        while ctx.schedule_at(now) < end && !ctx.stopping.get() {
+        // The window's end as an instant while the plan's clock has not moved.
+        let unmoved_end = ctx.t0 + end;
+        while ctx.before_schedule(now, end, unmoved_end) && !ctx.stopping.get() {
             if sched.iterations_per_vu.is_some_and(|n| done >= n) {
                 if active {
                     ctx.vu_stopped(now);

@@ -175,39 +175,10 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
             .expect("spawning a worker thread");
         handles.push(h);
     }
-    // Wait for the workers, noting when a stop was first asked for: a run stopped
-    // before its planned end was interrupted, however long its graceful stop took.
-    let mut stop_asked_at = None;
-    while !handles.iter().all(|h| h.is_finished()) {
-        if stop_asked_at.is_none()
-            && opts.stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING
-        {
-            stop_asked_at = Some(Instant::now());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // A stop the workers obeyed within the last sleep: they ended at its word, now.
-    if stop_asked_at.is_none() && opts.stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING {
-        stop_asked_at = Some(Instant::now());
-    }
-    for h in handles {
-        let _ = h.join();
-    }
-    // A segment whose share of the test is nothing (fewer VUs than segments) still
-    // lasts the test's planned length, its seconds empty: its timeline then covers
-    // the whole test and merges exactly, instead of reading as a generator that
-    // ended early.
-    if plan.max_vus() == 0 {
-        let end = || match &opts.control {
-            Some(c) => t0 + c.clock().real_at(plan.planned_duration()),
-            None => planned_end,
-        };
-        while stop_asked_at.is_none() && Instant::now() < end() {
-            if opts.stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING {
-                stop_asked_at = Some(Instant::now());
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+    let mut stop_asked_at = join_workers(handles, &opts.stop);
+    if plan.max_vus() == 0 && stop_asked_at.is_none() {
+        stop_asked_at =
+            idle_until_planned_end(&plan, opts.control.as_deref(), &opts.stop, t0, planned_end);
     }
     let aborted = opts.stop.load(std::sync::atomic::Ordering::Relaxed) == ABORT;
     let teardown: &[crate::plan::StepPlan] = if aborted || opts.skip_teardown {
@@ -245,6 +216,55 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         }),
         ran_setup,
     }
+}
+
+/// Wait for the workers, noting when a stop was first asked for: a run stopped
+/// before its planned end was interrupted, however long its graceful stop took.
+fn join_workers(
+    handles: Vec<std::thread::JoinHandle<()>>,
+    stop: &std::sync::atomic::AtomicU8,
+) -> Option<Instant> {
+    let asked = || stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING;
+    let mut stop_asked_at = None;
+    while !handles.iter().all(|h| h.is_finished()) {
+        if stop_asked_at.is_none() && asked() {
+            stop_asked_at = Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // A stop the workers obeyed within the last sleep: they ended at its word, now.
+    if stop_asked_at.is_none() && asked() {
+        stop_asked_at = Some(Instant::now());
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    stop_asked_at
+}
+
+/// A segment whose share of the test is nothing (fewer VUs than segments) still
+/// lasts the test's planned length (moved by holds and skips when steered), its
+/// seconds empty: its run then covers the whole test and merges as whole, instead
+/// of reading as a generator that ended early. Returns when a stop was asked for,
+/// if one was before the planned end.
+fn idle_until_planned_end(
+    plan: &RunPlan,
+    control: Option<&LoadControl>,
+    stop: &std::sync::atomic::AtomicU8,
+    t0: Instant,
+    planned_end: Instant,
+) -> Option<Instant> {
+    let end = || match control {
+        Some(c) => t0 + c.clock().real_at(plan.planned_duration()),
+        None => planned_end,
+    };
+    while Instant::now() < end() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING {
+            return Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    None
 }
 
 /// Run setup or teardown steps on a runner of their own (participant `id` of the

@@ -46,6 +46,10 @@ pub const ABORT: u8 = 2;
 /// Measurements of the current second on this thread.
 pub(super) struct WorkerMetrics {
     second: u32,
+    /// When the current second ends (`t0` + `second` + 1 s): whether a request
+    /// that ended at some instant is still in the current second (nearly all are)
+    /// is one comparison of instants, not a subtraction and a division.
+    next_at: Instant,
     series: Vec<SeriesStats>,
     scenarios: Vec<ScenarioStats>,
     flows: Vec<ScenarioStats>,
@@ -239,6 +243,7 @@ impl WorkerCtx {
         let Outlets { tx, observer, raw } = outlets;
         let metrics = WorkerMetrics {
             second: 0,
+            next_at: t0 + Duration::from_secs(1),
             series: fresh_series(&plan),
             scenarios: fresh_scenarios(&plan),
             flows: plan.flows.iter().map(ScenarioStats::new).collect(),
@@ -426,6 +431,25 @@ impl WorkerCtx {
         }
     }
 
+    /// Whether the plan is still before schedule time `sched` at `now`
+    /// (`schedule_at(now) < sched`). `unmoved_at` is `t0 + sched`, computed once by
+    /// the caller: until the plan's clock first moves, schedule time is real time
+    /// and the answer is one comparison of instants (a closed VU asks once per
+    /// iteration), not a subtraction.
+    #[inline]
+    pub(super) fn before_schedule(
+        &self,
+        now: Instant,
+        sched: Duration,
+        unmoved_at: Instant,
+    ) -> bool {
+        if self.clock_moved.get() {
+            self.schedule_at(now) < sched
+        } else {
+            now < unmoved_at
+        }
+    }
+
     /// The instant the plan reaches schedule time `sched` (as the clock stands).
     #[inline]
     pub(super) fn real_at(&self, sched: Duration) -> Instant {
@@ -574,12 +598,16 @@ impl WorkerCtx {
 
     /// Move on to the second `at` falls in, sending the finished ones.
     fn roll_to(&self, at: Instant) {
-        let sec = self.second_of(at);
         let mut m = self.metrics.borrow_mut();
+        if at < m.next_at {
+            return;
+        }
+        let sec = self.second_of(at);
         if sec > m.second {
             self.send_current(&mut m);
             m.second = sec;
         }
+        m.next_at = self.t0 + Duration::from_secs(u64::from(m.second) + 1);
     }
 
     fn send_current(&self, m: &mut WorkerMetrics) {
@@ -907,4 +935,55 @@ fn fresh_scenarios(plan: &RunPlan) -> Vec<ScenarioStats> {
         .iter()
         .map(|s| ScenarioStats::new(s.name.clone()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// A request ends in the second its end instant falls in, `[t0 + s, t0 + s + 1)`:
+    /// the worker sends a second when the first request of a later one ends, and
+    /// the boundary itself (exactly `t0 + 1 s`) belongs to the later second. Planted
+    /// ends on both sides of each boundary, counted per second as sent.
+    #[test]
+    fn requests_are_counted_in_the_second_their_end_falls_in() {
+        let src = "target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: per-vu-iterations\n    vus: 1\n    iterations: 1\n    flow:\n      - request: /\n";
+        let cfg = pado_scenario::parse_str(src, "t.yaml").unwrap();
+        let plan = Arc::new(crate::plan::compile(&cfg, Path::new(".")).unwrap());
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let outlets = Outlets {
+            tx,
+            observer: None,
+            raw: None,
+        };
+        let t0 = Instant::now();
+        let ctx = WorkerCtx::new(0, plan, t0, outlets, Vec::new());
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        // Second 0: 3; second 1: 2 (its first at exactly 1 s); second 3: 1 (none in 2).
+        // A late report of an earlier end stays in the current second.
+        for end in [
+            ms(0),
+            ms(500),
+            ms(999),
+            ms(1000),
+            ms(1999),
+            ms(3000),
+            ms(2500),
+        ] {
+            ctx.record(0, &RequestSample::default(), end);
+        }
+        ctx.finish();
+        let per_second: Vec<(u32, u64)> = rx
+            .try_iter()
+            .filter_map(|m| match m {
+                WorkerMessage::Interval(i) => {
+                    Some((i.second, i.series.iter().map(|s| s.requests).sum()))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(per_second, [(0, 3), (1, 2), (3, 2)]);
+    }
 }

@@ -128,3 +128,69 @@ fn the_chart_is_named_after_the_test_in_letters_and_digits() {
         format!("trend-{}-rps.html", "a".repeat(60))
     );
 }
+
+/// A run of `채팅` whose summary plants LLM figures (ITL p50 `itl_ms`) for the run
+/// and its step `답변`.
+fn llm_record(root: &Path, i: usize, itl_ms: f64) -> RunRecord {
+    let d = root.join(format!("llm{i}"));
+    write_result(
+        &d,
+        "채팅",
+        &format!("2026-11-{:02}T10:00:00Z", i + 1),
+        10.0,
+        Value::Null,
+    );
+    let path = d.join("summary.json");
+    let mut s: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let llm = serde_json::json!({"streams": 40, "events": 800, "llm": {
+        "requests": 40, "output_tokens": 800, "output_tokens_per_s": 80.0 + i as f64,
+        "ttft_ms": {"p50": 100.0, "p95": 120.0, "p99": 130.0},
+        "itl_ms": {"p50": itl_ms, "p95": itl_ms * 1.5, "p99": itl_ms * 2.0},
+        "tpot_ms": {"p50": itl_ms, "p95": itl_ms},
+        "tokens_per_s_per_request": {"p50": 30.0}}});
+    s["sse"] = llm.clone();
+    s["steps"]["답변"] = serde_json::json!({"requests": 40, "failed": 0, "rps": 4.0,
+        "latency_ms": {"p50": 300.0}, "sse": llm});
+    std::fs::write(&path, s.to_string()).unwrap();
+    RunRecord::from_result_dir(&d, None, BTreeMap::new()).unwrap()
+}
+
+#[test]
+fn llm_figures_are_recorded_per_run_and_step_and_trend_reads_them() {
+    let t = tempfile::tempdir().unwrap();
+    let mut h = History::open(&db_path(Some(&t.path().join("db"))).unwrap()).unwrap();
+    for (i, itl) in [10.0, 11.0, 30.0].into_iter().enumerate() {
+        h.record(&llm_record(t.path(), i, itl)).unwrap();
+    }
+    // A run without streams records no LLM figures.
+    let plain = record(t.path(), 9, Some(5.0));
+    assert!(plain.llm.is_none() && plain.steps.iter().all(|s| s.llm.is_none()));
+    for (word, step, want) in [
+        ("llm_itl.p50", None, [10.0, 11.0, 30.0]),
+        ("llm_itl.p99", Some("답변"), [20.0, 22.0, 60.0]),
+        ("llm_tokens.rate", None, [80.0, 81.0, 82.0]),
+        ("llm_ttft.p95", Some("답변"), [120.0, 120.0, 120.0]),
+    ] {
+        let q = TrendQuery {
+            name: "채팅",
+            metric: TrendMetric::parse(word).expect(word),
+            step,
+            limit: 20,
+            baseline: 2,
+        };
+        let got = trend_runs(&h, &q).unwrap();
+        let values: Vec<Option<f64>> = got.points.iter().map(|p| p.value).collect();
+        assert_eq!(values, want.map(Some).to_vec(), "{word} {step:?}");
+    }
+    let run = &h.runs_named("채팅", None).unwrap()[0].record;
+    assert_eq!(run.llm.as_ref().unwrap().output_tokens, 800);
+    let step = run.steps.iter().find(|s| s.step == "답변").unwrap();
+    assert_eq!(step.llm.as_ref().unwrap().tpot_p95_ms, Some(10.0));
+    // The other step streamed nothing.
+    assert!(run
+        .steps
+        .iter()
+        .filter(|s| s.step != "답변")
+        .all(|s| s.llm.is_none()));
+    assert_eq!(TrendMetric::parse("llm_bogus.p95"), None);
+}

@@ -9,14 +9,14 @@ use super::{CompareRow, Comparison, NoiseFloor, Side, Verdict};
 use crate::summary::Summary;
 use crate::timeline::{PointStats, SecondPoint};
 
-type Sampler<'a> = Box<dyn Fn(&Side<'_>) -> (Option<f64>, Vec<f64>) + 'a>;
+pub(super) type Sampler<'a> = Box<dyn Fn(&Side<'_>) -> (Option<f64>, Vec<f64>) + 'a>;
 
-fn full_seconds<'r>(s: &'r Side<'_>) -> impl Iterator<Item = &'r SecondPoint> {
+pub(super) fn full_seconds<'r>(s: &'r Side<'_>) -> impl Iterator<Item = &'r SecondPoint> {
     let full = s.run.meta.duration_s.floor().max(1.0) as u32;
     s.run.points.iter().filter(move |p| p.t < full)
 }
 
-fn row(
+pub(super) fn row(
     scope: &str,
     metric: &str,
     higher_is_better: bool,
@@ -133,12 +133,14 @@ pub fn compare_with(sides: &[Side<'_>], floor: &NoiseFloor) -> Comparison {
         rows.extend(latency_rows(sides));
         rows.extend(ttfb_rows(sides));
         rows.extend(step_rows(sides));
+        rows.extend(super::llm::rows(sides));
         rows.extend(stage_rows(sides));
         rows.extend(event_rows(sides));
         rows.extend(super::soak::rows(sides));
     }
     super::floor::apply(&mut rows, floor);
     super::percentile_interval::apply(&mut rows, sides);
+    super::llm::hold_back_overlapping(&mut rows, sides);
     Comparison {
         runs: sides.iter().map(|s| s.label.clone()).collect(),
         method: METHOD.into(),

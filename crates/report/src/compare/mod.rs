@@ -3,7 +3,8 @@
 //! per stage, with each change tested against the noise of the per-second values
 //! (the method is named in the output) and against the noise between runs (a
 //! minimum practical change, or the spread of earlier runs of the same test:
-//! `floor`); events' impact and soak runs' drift side by side. Reads result
+//! `floor`); LLM streams' time to first token, inter-token latency, time per
+//! output token and tokens per second, overall and per step (`llm`); events' impact and soak runs' drift side by side. Reads result
 //! directories only (the earlier runs' figures come from the caller).
 //!
 //! Computing and presenting are apart: [`compare`] turns the runs into a plain
@@ -14,6 +15,7 @@
 mod compute;
 mod floor;
 mod html;
+mod llm;
 mod loaded;
 mod percentile_interval;
 mod shape;

@@ -53,23 +53,31 @@ pub(super) fn apply(rows: &mut [CompareRow], sides: &[Side<'_>]) {
         let Some((phase, q)) = of_row(r) else {
             continue;
         };
-        let Some((blo, bhi)) = interval_ms(overall[0].phase(phase), q) else {
+        let intervals: Vec<_> = overall
+            .iter()
+            .map(|o| interval_ms(o.phase(phase), q))
+            .collect();
+        hold_back_overlapping(r, &intervals);
+    }
+}
+
+/// The rule itself, for any percentile row: `intervals` holds each run's 95%
+/// interval of the row's percentile (baseline first); a decided verdict whose
+/// candidate interval overlaps the baseline's becomes "within noise".
+pub(super) fn hold_back_overlapping(r: &mut CompareRow, intervals: &[Option<(f64, f64)>]) {
+    let Some(Some((blo, bhi))) = intervals.first().copied() else {
+        return;
+    };
+    for (i, v) in r.verdicts.iter_mut().enumerate() {
+        let decided = matches!(
+            v,
+            Verdict::Better | Verdict::Worse | Verdict::FewSeconds | Verdict::Mixed
+        );
+        let Some(Some((clo, chi))) = intervals.get(i + 1).copied() else {
             continue;
         };
-        for (i, v) in r.verdicts.iter_mut().enumerate() {
-            let decided = matches!(
-                v,
-                Verdict::Better | Verdict::Worse | Verdict::FewSeconds | Verdict::Mixed
-            );
-            let Some((clo, chi)) = overall
-                .get(i + 1)
-                .and_then(|o| interval_ms(o.phase(phase), q))
-            else {
-                continue;
-            };
-            if decided && clo <= bhi && blo <= chi {
-                *v = Verdict::WithinNoise;
-            }
+        if decided && clo <= bhi && blo <= chi {
+            *v = Verdict::WithinNoise;
         }
     }
 }

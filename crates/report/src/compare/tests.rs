@@ -626,3 +626,101 @@ fn compared_directories_are_loaded_in_order_under_their_names() {
     assert!(matches!(e, LoadError::NotResultDir(_)), "{e}");
     assert!(e.to_string().contains("없음"), "{e}");
 }
+
+/// A 40-second run of one LLM step (`채팅`, four streams a second) whose tokens come
+/// `gap_ms` apart (±10% noise from `seed`) after a first token at `ttft_ms`.
+fn llm_run(seed: u64, ttft_ms: f64, gap_ms: f64) -> LoadedRun {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut noise = move || 1.0 + 0.2 * (rng.f64() - 0.5);
+    let mut seconds = Vec::new();
+    for t in 0..40u32 {
+        let mut s = SeriesStats::new(SeriesKey::named("채팅"));
+        let mut e = pado_metrics::SseStats::default();
+        for _ in 0..4 {
+            let ttft = (ttft_ms * 1000.0 * noise()) as u64;
+            let mut decode = 0;
+            for _ in 0..19 {
+                let gap = (gap_ms * 1000.0 * noise()) as u64;
+                e.record_itl(gap);
+                decode += gap;
+            }
+            e.record(&pado_metrics::SseStream {
+                events: 21,
+                llm: true,
+                tokens: 20,
+                ttft_us: Some(ttft),
+                decode_us: decode,
+                duration_us: ttft + decode,
+            });
+            s.record(&RequestSample {
+                status: 200,
+                phases: Phases {
+                    duration_us: ttft + decode,
+                    waiting_us: ttft,
+                    ..Default::default()
+                },
+                ..Default::default()
+            });
+        }
+        s.sse = Some(Box::new(e));
+        let mut r = SecondRecord::new(t);
+        r.absorb(Interval {
+            series: vec![s],
+            ..Default::default()
+        });
+        seconds.push(r);
+    }
+    let meta = RunMeta {
+        format: "pado-result".into(),
+        version: 1,
+        name: "llm".into(),
+        duration_s: 40.0,
+        ..Default::default()
+    };
+    LoadedRun::from_seconds(meta, seconds)
+}
+
+#[test]
+fn slower_tokens_are_worse_itl_and_fewer_tokens_per_second_and_a_rerun_is_noise() {
+    let fast = llm_run(1, 100.0, 10.0);
+    let fast_again = llm_run(2, 100.0, 10.0);
+    let slow = llm_run(3, 100.0, 30.0);
+    let c = cmp(&[&fast, &fast_again, &slow]);
+    for scope in ["overall", "step 채팅"] {
+        for metric in ["itl p50 ms", "itl p99 ms", "tpot p50 ms"] {
+            assert_eq!(
+                verdict(&c, scope, metric, 0),
+                Verdict::WithinNoise,
+                "{scope} {metric}"
+            );
+            assert_eq!(
+                verdict(&c, scope, metric, 1),
+                Verdict::Worse,
+                "{scope} {metric}"
+            );
+        }
+        // Tokens per request per second: higher is better, so slower is worse.
+        let m = "tokens/s per request p50";
+        assert_eq!(verdict(&c, scope, m, 0), Verdict::WithinNoise, "{scope}");
+        assert_eq!(verdict(&c, scope, m, 1), Verdict::Worse, "{scope}");
+        // The first token's time did not move.
+        assert_eq!(verdict(&c, scope, "ttft p50 ms", 1), Verdict::WithinNoise);
+    }
+    let itl = c
+        .rows
+        .iter()
+        .find(|r| r.scope == "step 채팅" && r.metric == "itl p50 ms")
+        .unwrap();
+    assert!((itl.values[0].unwrap() - 10.0).abs() < 0.5, "{itl:?}");
+    assert!((itl.values[2].unwrap() - 30.0).abs() < 1.5, "{itl:?}");
+    // The other way round, the same change is better.
+    let back = cmp(&[&slow, &fast]);
+    assert_eq!(verdict(&back, "overall", "itl p50 ms", 0), Verdict::Better);
+    assert_eq!(
+        verdict(&back, "overall", "tokens/s per request p50", 0),
+        Verdict::Better
+    );
+    // Runs without streams have no LLM rows.
+    let plain = cmp(&[&synthetic(1, 100.0, 5.0), &synthetic(2, 100.0, 5.0)]);
+    assert!(!plain.rows.iter().any(|r| r.metric.starts_with("itl")));
+}

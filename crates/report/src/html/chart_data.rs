@@ -183,6 +183,9 @@ pub(super) fn chart_data(run: &LoadedRun, observed: Vec<(String, Chart)>) -> Cha
     if secs.iter().any(|p| p.generator.is_some()) {
         generator_charts(run, &mut charts);
     }
+    if secs.iter().any(|p| p.llm.is_some()) {
+        llm_charts(run, &mut charts);
+    }
     let events = run
         .events
         .iter()
@@ -292,6 +295,67 @@ fn latency_chart(run: &LoadedRun) -> Chart {
             chart_series("p99", PALETTE[1], &p99),
         ],
     }
+}
+
+/// Two percentiles of one LLM figure per second, on a log scale when the peaks
+/// would flatten the rest.
+fn llm_percentiles(
+    run: &LoadedRun,
+    pick: fn(&crate::timeline::LlmPoint) -> Option<crate::timeline::PointLatency>,
+    (lo_name, lo): (&str, fn(&crate::timeline::PointLatency) -> u64),
+    (hi_name, hi): (&str, fn(&crate::timeline::PointLatency) -> u64),
+) -> Chart {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for p in &run.points {
+        if let Some(l) = p.llm.as_deref().and_then(pick) {
+            let t = p.t as f64;
+            a.push((t, us_to_ms(lo(&l))));
+            b.push((t, us_to_ms(hi(&l))));
+        }
+    }
+    Chart {
+        unit: "ms",
+        log: wide_range(&a, &b),
+        int: false,
+        gap: gap_for(a.len()),
+        series: vec![
+            chart_series(lo_name, PALETTE[2], &a),
+            chart_series(hi_name, PALETTE[1], &b),
+        ],
+    }
+}
+
+/// The LLM streams' charts: TTFT p50 / p95, ITL p50 / p99 and the output tokens
+/// per second of all streams (a second without a stream ended counts none).
+fn llm_charts(run: &LoadedRun, charts: &mut BTreeMap<String, Chart>) {
+    charts.insert(
+        "llm_ttft".to_string(),
+        llm_percentiles(
+            run,
+            |l| l.ttft,
+            ("p50", |q| q.p50_us),
+            ("p95", |q| q.p95_us),
+        ),
+    );
+    charts.insert(
+        "llm_itl".to_string(),
+        llm_percentiles(run, |l| l.itl, ("p50", |q| q.p50_us), ("p99", |q| q.p99_us)),
+    );
+    let tokens: Vec<_> = run
+        .points
+        .iter()
+        .map(|p| (p.t as f64, p.llm.as_deref().map_or(0, |l| l.tokens) as f64))
+        .collect();
+    charts.insert(
+        "llm_tokens".to_string(),
+        Chart {
+            unit: "tokens/s",
+            log: false,
+            int: true,
+            gap: 0.0,
+            series: vec![chart_series("output tokens/s", PALETTE[0], &tokens)],
+        },
+    );
 }
 
 /// Errors per second: the [`MAX_ERROR_LINES`] most frequent categories as their own

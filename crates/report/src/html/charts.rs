@@ -20,7 +20,7 @@ const OVER_TIME: [(&str, &str); 6] = [
 ];
 
 /// One empty chart container with its title and, for latency, the log-scale switch.
-fn chart(id: &str, title: &str, log: Option<bool>) -> Markup {
+pub(super) fn chart(id: &str, title: &str, log: Option<bool>) -> Markup {
     html! {
         div class="chart" id=(format!("chart-{id}")) {
             div class="chart-head" {

@@ -20,6 +20,7 @@ mod errors;
 mod events;
 mod generators;
 mod header;
+mod llm;
 mod phases;
 mod run_meta;
 mod soak;
@@ -73,6 +74,7 @@ pub fn render_html(run: &LoadedRun, summary: &Summary) -> String {
                 (generators::section(s))
                 (charts::over_time(&data))
                 (charts::target_metrics(&observed_titles))
+                (llm::section(s, &data))
                 @if let Some(b) = &s.bottlenecks {
                     (bottlenecks::section(b))
                 }

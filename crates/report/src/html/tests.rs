@@ -655,4 +655,96 @@ fn a_scripts_own_metrics_get_a_section_escaped_and_a_run_without_none() {
     assert!(table.contains("응답&lt;b&gt;"), "{table}");
     assert!(!table.contains("응답<b>"));
     assert!(table.contains("avg=20ms min=10ms"), "{table}");
+
+/// A step of `n` LLM streams in one second: the first token after `ttft_ms`, then
+/// one every `gap_ms`, `tokens` tokens each.
+fn llm_series(name: &str, n: u64, ttft_ms: u64, gap_ms: u64, tokens: u64) -> SeriesStats {
+    let mut s = series(name, n, 200, (ttft_ms + gap_ms * (tokens - 1)) * 1000);
+    let mut e = pado_metrics::SseStats::default();
+    for _ in 0..n {
+        for _ in 1..tokens {
+            e.record_itl(gap_ms * 1000);
+        }
+        let decode_us = gap_ms * 1000 * (tokens - 1);
+        e.record(&pado_metrics::SseStream {
+            events: tokens + 2,
+            llm: true,
+            tokens,
+            ttft_us: Some(ttft_ms * 1000),
+            decode_us,
+            duration_us: ttft_ms * 1000 + decode_us,
+        });
+    }
+    s.sse = Some(Box::new(e));
+    s
+}
+
+#[test]
+fn llm_section_shows_the_summary_figures_and_charts_per_second() {
+    const STEP: &str = "채팅 <답변>";
+    // Seconds 0-4: TTFT 100 ms, a token every 10 ms; seconds 5-9: 300 ms and 30 ms.
+    let seconds = (0..10u32)
+        .map(|t| {
+            let (ttft, gap) = if t < 5 { (100, 10) } else { (300, 30) };
+            second(
+                t,
+                4,
+                vec![
+                    llm_series(STEP, 4, ttft, gap, 11),
+                    series("plain", 3, 200, 900),
+                ],
+            )
+        })
+        .collect();
+    let r = run(meta("llm", 10.0), seconds);
+    let s = build(&r).unwrap();
+    let html = render_html(&r, &s);
+    assert!(html.contains("<h2>LLM streams</h2>"));
+    // The Hangul name intact, its markup escaped.
+    assert!(html.contains("채팅 &lt;답변&gt;"), "step name");
+    let l = s.steps[STEP].sse.as_ref().unwrap().llm.as_ref().unwrap();
+    assert_eq!(l.output_tokens, 10 * 4 * 11);
+    let vals = row_values(&html, "채팅 &lt;답변&gt;</td>");
+    let want = [
+        40.0,
+        40.0 * 13.0,
+        40.0,
+        440.0,
+        l.output_tokens_per_s,
+        l.ttft_ms.p50,
+        l.ttft_ms.p95,
+        l.ttft_ms.p99,
+        l.itl_ms.p50,
+        l.itl_ms.p95,
+        l.itl_ms.p99,
+        l.tpot_ms.p50,
+        l.tpot_ms.p95,
+        l.tokens_per_s_per_request.p50,
+    ];
+    assert_eq!(vals.len(), want.len(), "{vals:?}");
+    for (v, w) in vals.iter().zip(want) {
+        assert_eq!(v.parse::<f64>().unwrap(), chart_data::round3(w), "{vals:?}");
+    }
+    // Planted: half the tokens 10 ms apart, half 30 ms.
+    assert!((l.itl_ms.p50 - 10.0).abs() < 0.05 && (l.itl_ms.p99 - 30.0).abs() < 0.1);
+    // A step without streams has no row.
+    assert!(!between(&html, "<table id=\"llm\"", "</table>").contains(">plain<"));
+
+    let d = data_json(&html);
+    let ttft95 = &d["charts"]["llm_ttft"]["series"][1]["pts"];
+    assert_eq!(ttft95[0][1].as_f64().unwrap().round(), 100.0);
+    assert_eq!(ttft95[9][1].as_f64().unwrap().round(), 300.0);
+    let itl50 = &d["charts"]["llm_itl"]["series"][0]["pts"];
+    assert_eq!(itl50[9][1].as_f64().unwrap().round(), 30.0);
+    let tokens = &d["charts"]["llm_tokens"]["series"][0]["pts"];
+    assert_eq!(tokens[3], serde_json::json!([3.0, 44.0]));
+    assert!(html.contains("id=\"chart-llm_itl\""));
+}
+
+#[test]
+fn a_run_without_streams_has_no_llm_section() {
+    let r = two_stage_run();
+    let html = render_html(&r, &build(&r).unwrap());
+    assert!(!html.contains("LLM streams"));
+    assert!(data_json(&html)["charts"].get("llm_ttft").is_none());
 }

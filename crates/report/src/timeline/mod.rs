@@ -21,6 +21,9 @@ use pado_results::RunMeta;
 use crate::stages::{second_in_window, StageAcc, StageStats};
 use crate::summary::LoadedRun;
 
+mod llm;
+pub use llm::LlmPoint;
+
 /// `http_req_duration` of one row of one second, in µs as the histograms hold them.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PointLatency {
@@ -113,6 +116,12 @@ pub struct SecondPoint {
     /// the self-check and its chart; `None` in result directories written before pado
     /// measured itself.
     pub generator: Option<GenSecond>,
+    /// Event streams and LLM figures of all `sse:` steps in this second; `None`
+    /// when no stream ended in it (boxed: most runs have none).
+    pub llm: Option<Box<LlmPoint>>,
+    /// The same per `sse:` step with a stream ended in this second, in name order:
+    /// index into [`LoadedRun::step_names`].
+    pub llm_steps: Box<[(u32, LlmPoint)]>,
 }
 
 /// The self-check's view of one second's generator figures.
@@ -135,6 +144,11 @@ impl SecondPoint {
     /// it had requests.
     pub fn step(&self, idx: u32) -> Option<&PointStats> {
         self.steps.iter().find(|s| s.0 == idx).map(|s| &s.1)
+    }
+
+    /// Event-stream figures of step `idx` in this second, if it ended a stream.
+    pub fn llm_step(&self, idx: u32) -> Option<&LlmPoint> {
+        self.llm_steps.iter().find(|s| s.0 == idx).map(|s| &s.1)
     }
 
     /// Failures of category `idx` (index into [`LoadedRun::error_names`]).
@@ -360,7 +374,17 @@ impl RunFold {
         let mut all = Tally::default();
         let mut steps = Vec::new();
         let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+        let mut llm_all = llm::LlmSecond::default();
+        let mut llm_steps = Vec::new();
         for group in by_name.chunk_by(|a, b| a.key.name == b.key.name) {
+            let mut llm_step = llm::LlmSecond::default();
+            for e in group.iter().filter_map(|s| s.sse.as_deref()) {
+                llm_step.add(e);
+                llm_all.add(e);
+            }
+            if let Some(p) = llm_step.point() {
+                llm_steps.push((self.steps.get(&group[0].key.name), p));
+            }
             let stats = if let [only] = group {
                 PointStats::of(only)
             } else {
@@ -409,6 +433,8 @@ impl RunFold {
             steps: steps.into_boxed_slice(),
             errors: errors.into_boxed_slice(),
             generator: rec.generator.as_ref().map(|g| gen_second(rec.t, g)),
+            llm: llm_all.point().map(Box::new),
+            llm_steps: llm_steps.into_boxed_slice(),
         });
 
         // Totals: everything but the series through `Totals::add_second`; the series

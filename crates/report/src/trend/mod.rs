@@ -16,11 +16,12 @@ use pado_analysis::noise::{mann_whitney, METHOD};
 use serde::Serialize;
 
 use crate::summary::LoadedRun;
-use crate::timeline::PointStats;
+use crate::timeline::{LlmPoint, PointStats};
 
-/// The metrics a trend follows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// The metrics a trend follows: the run's latency, throughput and errors, and an
+/// LLM endpoint's figures (`sse: {llm: true}` steps) in the names its thresholds
+/// use (`llm_ttft.p95`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TrendMetric {
     /// Latency median, ms.
     P50,
@@ -32,6 +33,112 @@ pub enum TrendMetric {
     Rps,
     /// Error rate, %.
     Failed,
+    /// One of the LLM figures.
+    Llm(LlmMetric),
+}
+
+/// The LLM figures a trend follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LlmMetric {
+    /// `llm_ttft` median, ms.
+    TtftP50,
+    /// `llm_ttft` 95th percentile, ms.
+    TtftP95,
+    /// `llm_ttft` 99th percentile, ms.
+    TtftP99,
+    /// `llm_itl` median, ms.
+    ItlP50,
+    /// `llm_itl` 95th percentile, ms.
+    ItlP95,
+    /// `llm_itl` 99th percentile, ms.
+    ItlP99,
+    /// `llm_tpot` median, ms.
+    TpotP50,
+    /// `llm_tpot` 95th percentile, ms.
+    TpotP95,
+    /// Output tokens per second of the run (all streams).
+    TokensPerS,
+}
+
+/// Each LLM metric: its `--metric` word and its label.
+const LLM_METRICS: [(LlmMetric, &str, &str); 9] = [
+    (LlmMetric::TtftP50, "llm_ttft.p50", "llm_ttft p50 ms"),
+    (LlmMetric::TtftP95, "llm_ttft.p95", "llm_ttft p95 ms"),
+    (LlmMetric::TtftP99, "llm_ttft.p99", "llm_ttft p99 ms"),
+    (LlmMetric::ItlP50, "llm_itl.p50", "llm_itl p50 ms"),
+    (LlmMetric::ItlP95, "llm_itl.p95", "llm_itl p95 ms"),
+    (LlmMetric::ItlP99, "llm_itl.p99", "llm_itl p99 ms"),
+    (LlmMetric::TpotP50, "llm_tpot.p50", "llm_tpot p50 ms"),
+    (LlmMetric::TpotP95, "llm_tpot.p95", "llm_tpot p95 ms"),
+    (LlmMetric::TokensPerS, "llm_tokens.rate", "output tokens/s"),
+];
+
+/// The `--metric` words, for the message that lists them.
+pub const METRIC_WORDS: &str = "p50, p95, p99, rps, failed, llm_ttft.p50, llm_ttft.p95, \
+llm_ttft.p99, llm_itl.p50, llm_itl.p95, llm_itl.p99, llm_tpot.p50, llm_tpot.p95 or llm_tokens.rate";
+
+impl LlmMetric {
+    fn entry(self) -> &'static (LlmMetric, &'static str, &'static str) {
+        LLM_METRICS
+            .iter()
+            .find(|e| e.0 == self)
+            .unwrap_or(&LLM_METRICS[0])
+    }
+
+    /// The percentile of a second's (or the run's) histograms, for the
+    /// percentile metrics: which figure and which quantile; `None` for the
+    /// throughput.
+    pub fn percentile(self) -> Option<(LlmFigure, f64)> {
+        use LlmFigure as F;
+        use LlmMetric as M;
+        Some(match self {
+            M::TtftP50 => (F::Ttft, 0.50),
+            M::TtftP95 => (F::Ttft, 0.95),
+            M::TtftP99 => (F::Ttft, 0.99),
+            M::ItlP50 => (F::Itl, 0.50),
+            M::ItlP95 => (F::Itl, 0.95),
+            M::ItlP99 => (F::Itl, 0.99),
+            M::TpotP50 => (F::Tpot, 0.50),
+            M::TpotP95 => (F::Tpot, 0.95),
+            M::TokensPerS => return None,
+        })
+    }
+
+    /// Its value in one second's LLM figures (`None` when the second has none).
+    fn of_second(self, l: Option<&LlmPoint>) -> Option<f64> {
+        let Some((fig, q)) = self.percentile() else {
+            // A second in which no stream ended delivered no tokens.
+            return Some(l.map_or(0.0, |l| l.tokens as f64));
+        };
+        let p = match fig {
+            LlmFigure::Ttft => l?.ttft,
+            LlmFigure::Itl => l?.itl,
+            LlmFigure::Tpot => l?.tpot,
+        }?;
+        let us = match q {
+            q if q <= 0.5 => p.p50_us,
+            q if q <= 0.95 => p.p95_us,
+            _ => p.p99_us,
+        };
+        Some(us as f64 / 1000.0)
+    }
+}
+
+/// The LLM histograms a percentile metric reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LlmFigure {
+    /// Time to first token.
+    Ttft,
+    /// Inter-token latency.
+    Itl,
+    /// Time per output token.
+    Tpot,
+}
+
+impl Serialize for TrendMetric {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.word())
+    }
 }
 
 impl TrendMetric {
@@ -43,8 +150,20 @@ impl TrendMetric {
             "p99" => TrendMetric::P99,
             "rps" => TrendMetric::Rps,
             "failed" => TrendMetric::Failed,
-            _ => return None,
+            _ => TrendMetric::Llm(LLM_METRICS.iter().find(|e| e.1 == s)?.0),
         })
+    }
+
+    /// The `--metric` word naming it (what `--json` shows).
+    pub fn word(self) -> &'static str {
+        match self {
+            TrendMetric::P50 => "p50",
+            TrendMetric::P95 => "p95",
+            TrendMetric::P99 => "p99",
+            TrendMetric::Rps => "rps",
+            TrendMetric::Failed => "failed",
+            TrendMetric::Llm(m) => m.entry().1,
+        }
     }
 
     /// How people read it, with its unit.
@@ -55,16 +174,20 @@ impl TrendMetric {
             TrendMetric::P99 => "latency p99 ms",
             TrendMetric::Rps => "req/s",
             TrendMetric::Failed => "error rate %",
+            TrendMetric::Llm(m) => m.entry().2,
         }
     }
 
     /// Whether a higher value is better (throughput) or worse (latency, errors).
     pub fn higher_is_better(self) -> bool {
-        self == TrendMetric::Rps
+        matches!(
+            self,
+            TrendMetric::Rps | TrendMetric::Llm(LlmMetric::TokensPerS)
+        )
     }
 
     /// The metric of one second's figures (`None` when the second has none).
-    fn of_second(self, p: &PointStats) -> Option<f64> {
+    fn of_second(self, p: &PointStats, llm: Option<&LlmPoint>) -> Option<f64> {
         let lat = |f: fn(&crate::timeline::PointLatency) -> u64| {
             p.latency.as_ref().map(|l| f(l) as f64 / 1000.0)
         };
@@ -76,6 +199,7 @@ impl TrendMetric {
             TrendMetric::Failed => {
                 (p.requests > 0).then(|| p.failed as f64 / p.requests as f64 * 100.0)
             }
+            TrendMetric::Llm(m) => m.of_second(llm),
         }
     }
 }
@@ -89,13 +213,16 @@ pub fn per_second(run: &LoadedRun, metric: TrendMetric, step: Option<&str>) -> V
         .iter()
         .filter(|p| p.t < full)
         .filter_map(|p| match step_ix {
-            None => metric.of_second(&p.all),
+            None => metric.of_second(&p.all, p.llm.as_deref()),
             Some(None) => None,
-            Some(Some(ix)) => p
-                .steps
-                .iter()
-                .find(|(i, _)| *i as usize == ix)
-                .and_then(|(_, s)| metric.of_second(s)),
+            Some(Some(ix)) => match metric {
+                TrendMetric::Llm(m) => m.of_second(p.llm_step(ix as u32)),
+                _ => p
+                    .steps
+                    .iter()
+                    .find(|(i, _)| *i as usize == ix)
+                    .and_then(|(_, s)| metric.of_second(s, None)),
+            },
         })
         .collect()
 }

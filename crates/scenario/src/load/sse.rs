@@ -1,7 +1,9 @@
-//! `sse:` beside a request: stop conditions that can be met, and JSONPaths that
-//! parse, named by file, line and field like every other scenario error.
+//! `sse:` beside a request: stop conditions that can be met, JSONPaths and
+//! regular expressions that parse, checks on events that check something and
+//! extractions from one source, named by file, line and field like every other
+//! scenario error.
 
-use crate::model::{SseSpec, Step};
+use crate::model::{SseCheck, SseExtractFull, SseExtractSpec, SseSpec, Step};
 
 use super::validator::Validator;
 
@@ -51,6 +53,96 @@ impl Validator<'_> {
                     format!("`{path}` is not a JSONPath: {err}"),
                     Some("e.g. `$.choices[0].delta.content`"),
                 );
+            }
+        }
+        if let Some(c) = &s.check {
+            self.sse_check(&format!("{p}.check"), c);
+        }
+        for (var, e) in &s.extract {
+            self.sse_extract(&format!("{p}.extract.{var}"), e);
+        }
+    }
+
+    /// A JSONPath at `field`, said when it does not parse.
+    fn sse_path(&mut self, field: &str, path: &str) {
+        if let Err(err) = serde_json_path::JsonPath::parse(path) {
+            self.err(
+                field,
+                format!("`{path}` is not a JSONPath: {err}"),
+                Some("e.g. `$.id` or `$.choices[0].finish_reason`"),
+            );
+        }
+    }
+
+    /// A regular expression at `field`, said when it does not compile.
+    fn sse_regex(&mut self, field: &str, r: &str) {
+        if let Err(err) = regex::Regex::new(r) {
+            self.err(field, format!("bad regular expression: {err}"), None);
+        }
+    }
+
+    /// Checks on every event: something to check, every pattern valid, no
+    /// template (an event is judged as it arrives, against fixed values).
+    fn sse_check(&mut self, p: &str, c: &SseCheck) {
+        if !c.json_valid
+            && c.no_event.is_empty()
+            && c.body_contains.is_none()
+            && c.body_matches.is_none()
+            && c.json.is_empty()
+            && c.json_exists.is_empty()
+        {
+            self.err(
+                p,
+                "a check on events with nothing to check",
+                Some("use `json_valid`, `no_event`, `body_contains`, `body_matches`, `json` or `json_exists`"),
+            );
+        }
+        if c.event.as_deref().is_some_and(str::is_empty) {
+            self.err(&format!("{p}.event"), "empty event name", None);
+        }
+        for (i, n) in c.no_event.iter().enumerate() {
+            if n.is_empty() {
+                self.err(&format!("{p}.no_event[{i}]"), "empty event name", None);
+            }
+        }
+        for path in c.json.keys().chain(&c.json_exists) {
+            self.sse_path(&format!("{p}.json"), path);
+        }
+        if let Some(r) = &c.body_matches {
+            self.sse_regex(&format!("{p}.body_matches"), r);
+        }
+        let templated = c.body_contains.as_deref().is_some_and(|t| t.contains("{{"))
+            || c.json
+                .values()
+                .any(|v| v.as_str().is_some_and(|t| t.contains("{{")));
+        if templated {
+            self.err(
+                p,
+                "a check on events compares with fixed text: templates are not read here",
+                Some("check the values a template gives in the step's own `check`"),
+            );
+        }
+    }
+
+    /// An extraction from events: one source, valid.
+    fn sse_extract(&mut self, p: &str, e: &SseExtractSpec) {
+        match e {
+            SseExtractSpec::Path(path) => self.sse_path(p, path),
+            SseExtractSpec::Full(SseExtractFull {
+                json, regex, event, ..
+            }) => {
+                match (json, regex) {
+                    (Some(path), None) => self.sse_path(&format!("{p}.json"), path),
+                    (None, Some(r)) => self.sse_regex(&format!("{p}.regex"), r),
+                    _ => self.err(
+                        p,
+                        "give one of `json` and `regex`",
+                        Some("e.g. `{ json: \"$.id\", from: last }`"),
+                    ),
+                }
+                if event.as_deref().is_some_and(str::is_empty) {
+                    self.err(&format!("{p}.event"), "empty event name", None);
+                }
             }
         }
     }

@@ -448,6 +448,36 @@ fn sse_options_that_cannot_work_are_refused_with_their_field() {
             "scenarios.a.flow[0].sse.until_event",
             "empty",
         ),
+        (
+            "{ request: \"POST /v1/chat\", sse: { check: { fail_request: false } } }",
+            "scenarios.a.flow[0].sse.check",
+            "nothing to check",
+        ),
+        (
+            "{ request: \"POST /v1/chat\", sse: { check: { json_exists: [\"$[\"] } } }",
+            "scenarios.a.flow[0].sse.check.json",
+            "not a JSONPath",
+        ),
+        (
+            "{ request: \"POST /v1/chat\", sse: { check: { body_matches: \"(\" } } }",
+            "scenarios.a.flow[0].sse.check.body_matches",
+            "regular expression",
+        ),
+        (
+            "{ request: \"POST /v1/chat\", sse: { check: { body_contains: \"{{ id }}\" } } }",
+            "scenarios.a.flow[0].sse.check",
+            "templates",
+        ),
+        (
+            "{ request: \"POST /v1/chat\", sse: { extract: { id: { json: \"$.id\", regex: \"x\" } } } }",
+            "scenarios.a.flow[0].sse.extract.id",
+            "one of",
+        ),
+        (
+            "{ request: \"POST /v1/chat\", sse: { extract: { id: \"$[\" } } }",
+            "scenarios.a.flow[0].sse.extract.id",
+            "not a JSONPath",
+        ),
     ];
     for (step, field, says) in cases {
         let e = flow(step);
@@ -463,6 +493,9 @@ fn sse_options_that_cannot_work_are_refused_with_their_field() {
     }
     // A good one loads: LLM stream with its paths, a Hangul stop word.
     let ok = flow("{ request: \"POST /v1/chat\", sse: { until: \"끝\", count: 500, max_time: 30s, llm: true, token_path: \"$.choices[0].delta.content\" } }");
+    assert!(ok.is_empty(), "{ok:?}");
+    // Checks and extraction on events load, and the variable is known to later steps.
+    let ok = errs("target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - { request: \"POST /v1/chat\", sse: { until: \"[DONE]\", check: { json_valid: true, no_event: [error], json_exists: [\"$.choices\"] }, extract: { cid: \"$.id\", fin: { json: \"$.choices[0].finish_reason\", from: last, event: message } } } }\n      - { request: \"GET /v1/done/{{ cid }}\" }\n");
     assert!(ok.is_empty(), "{ok:?}");
 }
 

@@ -23,6 +23,9 @@ pub(super) struct Names {
 fn collect_extracts(steps: &[Step], out: &mut Vec<String>) {
     for s in steps {
         out.extend(s.extract.keys().cloned());
+        if let Some(sse) = &s.sse {
+            out.extend(sse.extract.keys().cloned());
+        }
         if let Some(ws) = &s.ws {
             for a in &ws.actions {
                 out.extend(a.extract.keys().cloned());

@@ -3,7 +3,9 @@
 //! then one every `gap_ms` (each on the schedule from that instant, so delays do
 //! not add up), each event its own chunk and flush. What a client must measure is
 //! then known exactly: time to first token `first_ms`, inter-token latency
-//! `gap_ms`, `tokens` tokens (or the `usage` count the last event gives).
+//! `gap_ms`, `tokens` tokens (or the `usage` count the last event gives). With
+//! `id=X` every chunk carries `"id":"X"` (as OpenAI's completion id); with
+//! `error=1` an `event: error` comes after the tokens.
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -16,7 +18,7 @@ use super::{after, conn_header, head, sleep_until, After, Transport};
 /// Most tokens one stream sends (a bound on the route's work).
 const MAX_TOKENS: u64 = 100_000;
 
-/// `/sse?tokens=N&first_ms=T0&gap_ms=D[&usage=K][&cut=1]`.
+/// `/sse?tokens=N&first_ms=T0&gap_ms=D[&usage=K][&cut=1][&id=X][&error=1]`.
 pub(super) async fn sse<S: Transport>(
     s: &mut S,
     req: &Request,
@@ -43,6 +45,18 @@ pub(super) async fn sse<S: Transport>(
     let tokens = tokens.min(MAX_TOKENS);
     let usage = req.query_param("usage").and_then(|v| v.parse::<u64>().ok());
     let cut = req.query_param("cut") == Some("1");
+    let error = req.query_param("error") == Some("1");
+    // The completion's id in every chunk, as OpenAI sends it (letters, digits, `-`
+    // and `_` only: it is written into JSON as is).
+    let id = match req.query_param("id") {
+        Some(v)
+            if v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+        {
+            format!("\"id\":\"{v}\",")
+        }
+        _ => String::new(),
+    };
     let out = head(
         200,
         Some("text/event-stream"),
@@ -56,11 +70,10 @@ pub(super) async fn sse<S: Transport>(
     .finish();
     s.write_all(&out).await?;
     // The role comes first and carries no token (as OpenAI's first chunk).
-    event(
-        s,
-        ": keep-alive\n\ndata: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
-    )
-    .await?;
+    let role = format!(
+        ": keep-alive\n\ndata: {{{id}\"choices\":[{{\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}}}}]}}\n\n"
+    );
+    event(s, &role).await?;
     for i in 0..tokens {
         let wait = Duration::from_millis(first_ms + i * gap_ms);
         sleep_until(received_at, wait).await;
@@ -70,14 +83,21 @@ pub(super) async fn sse<S: Transport>(
             shared.delay_late(received_at.elapsed().saturating_sub(wait));
         }
         let text =
-            format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"토큰{i} \"}}}}]}}\n\n");
+            format!("data: {{{id}\"choices\":[{{\"delta\":{{\"content\":\"토큰{i} \"}}}}]}}\n\n");
         event(s, &text).await?;
     }
     if let Some(k) = usage {
         let text = format!(
-            "data: {{\"choices\":[],\"usage\":{{\"prompt_tokens\":7,\"completion_tokens\":{k}}}}}\n\n"
+            "data: {{{id}\"choices\":[],\"usage\":{{\"prompt_tokens\":7,\"completion_tokens\":{k}}}}}\n\n"
         );
         event(s, &text).await?;
+    }
+    if error {
+        event(
+            s,
+            "event: error\ndata: {\"error\":{\"message\":\"overloaded\"}}\n\n",
+        )
+        .await?;
     }
     if cut {
         // Half an event, then the connection closes: a stream cut mid-event.

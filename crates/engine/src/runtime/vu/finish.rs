@@ -203,13 +203,14 @@ pub(super) fn sample_of(
 
 impl Vu {
     /// End a request of `step`: judge it as `judge` says, then sample, trace,
-    /// record and keep its raw record.
+    /// record and keep its raw record. `e` is taken by reference: built in the
+    /// caller's frame, its ~300 bytes are not copied into this call.
     pub(super) fn finish(
         &mut self,
         ctx: &WorkerCtx,
         (scope, step): (&str, &StepPlan),
         judge: Judge,
-        mut e: Ended<'_>,
+        e: &mut Ended<'_>,
     ) {
         let status_failed = e.status_failed;
         let mut failed = status_failed;
@@ -229,6 +230,28 @@ impl Vu {
                 }
             }
         }
+        if let Some(plan) = step.request.as_ref().and_then(|r| r.sse.as_deref()) {
+            // Checks and extraction on the stream's events (read only when the
+            // answer was a 2xx stream: otherwise its checks fail, as a step's
+            // checks do on no answer).
+            let read = e.sse.is_some();
+            let tally = &self.resp.sse.tally;
+            if judge == Judge::Final {
+                for (i, c) in plan.checks.iter().enumerate() {
+                    let ok = read && tally.check_held(i);
+                    ctx.check(c.id, ok);
+                    failed |= !ok && plan.checks_fail_request;
+                }
+            }
+            if judge != Judge::Hop {
+                for (i, x) in plan.extract.iter().enumerate() {
+                    self.vars[x.var] = tally
+                        .extracted(i)
+                        .filter(|_| read && e.sample.error.is_none())
+                        .map(<[u8]>::to_vec);
+                }
+            }
+        }
         if judge != Judge::Hop {
             for x in &step.extract {
                 self.vars[x.var] = if e.sample.error.is_none() {
@@ -242,10 +265,10 @@ impl Vu {
         e.sample.failed_by_check = failed && !status_failed;
         if failed {
             let check = first_failed.filter(|_| !status_failed);
-            sample_failure(ctx, step, &e, check);
+            sample_failure(ctx, step, e, check);
         }
         if let Some(obs) = &ctx.observer {
-            let t = self.traced(ctx, (scope, step), judge, &e, &resolved, obs.full());
+            let t = self.traced(ctx, (scope, step), judge, e, &resolved, obs.full());
             obs.exchange(t);
         }
         let series = self.series(scope, step);
@@ -287,7 +310,7 @@ impl Vu {
             // Never sent: no connection, no version.
             ..RequestSample::default()
         };
-        let ended = Ended {
+        let mut ended = Ended {
             sample,
             end,
             duration,
@@ -302,7 +325,7 @@ impl Vu {
             stream_msgs: None,
             sse: None,
         };
-        self.finish(ctx, (scope, step), Judge::Unbuilt, ended);
+        self.finish(ctx, (scope, step), Judge::Unbuilt, &mut ended);
     }
 
     /// End a WebSocket session of `step` (not a request: no status to judge, its

@@ -269,7 +269,7 @@ impl Vu {
             ),
             None => String::new(),
         };
-        let ended = Ended {
+        let mut ended = Ended {
             sample,
             end,
             duration,
@@ -289,6 +289,6 @@ impl Vu {
             stream_msgs: g.streaming.then_some(r.out.messages),
             sse: None,
         };
-        self.finish(ctx, (scope, step), Judge::Final, ended);
+        self.finish(ctx, (scope, step), Judge::Final, &mut ended);
     }
 }

@@ -198,7 +198,7 @@ impl Vu {
             Judge::Final
         };
         let (end, duration) = ended_at(&self.ex, scheduled, t_start);
-        let ended = Ended {
+        let mut ended = Ended {
             sample: sample_of(&self.ex, error, (scheduled, t_start), duration),
             end,
             duration,
@@ -230,7 +230,7 @@ impl Vu {
                     self.resp.sse.tally.stream(events, sent, end)
                 }),
         };
-        self.finish(&ctx, (scope, step), judge, ended);
+        self.finish(&ctx, (scope, step), judge, &mut ended);
         self.resp.body = resp_body;
         self.resp.head = resp_head;
         self.resp.fail_body = fail_body;

@@ -1,9 +1,11 @@
 //! An `sse:` step's stream as the VU reads it: each event judged against the stop
 //! conditions and, for an LLM stream, its token found (JSONPath on the event's
 //! data) and timed; at the end, the stream's figures ([`pado_metrics::SseStream`])
-//! and the gaps between its tokens. Everything lives in the VU's reused
-//! [`SseRead`]: an event costs the parse of its data and, for an LLM stream, the
-//! token's text (the only allocation, as an extraction's value).
+//! and the gaps between its tokens; the checks on events (one bit per check that
+//! an event failed) and the values extracted from them. Everything lives in the
+//! VU's reused [`SseRead`]: an event costs the parse of its data (once, shared by
+//! the token's look-up and the checks) and nothing else is allocated per event but
+//! an extracted value that is not a string (its JSON text).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -11,7 +13,7 @@ use std::time::Instant;
 use pado_http::sse::{SseEvent, SseHandler, SseParser};
 use pado_metrics::SseStream;
 
-use crate::plan::SsePlan;
+use crate::plan::{EventTest, ExtractSource, LlmPlan, SsePlan};
 use crate::response_view::ResponseView;
 
 use super::us;
@@ -41,6 +43,11 @@ pub(super) struct SseTally {
     last: Option<Instant>,
     /// Gaps between two tokens (µs), in order; emptied, not freed, per stream.
     pub(super) gaps: Vec<u64>,
+    /// The checks on events some event failed: bit `i` for the plan's check `i`.
+    pub(super) checks_failed: u64,
+    /// Per extraction of the plan: whether an event gave a value, and the value
+    /// (its buffer kept from stream to stream).
+    pub(super) extracted: Vec<(bool, Vec<u8>)>,
 }
 
 impl SseTally {
@@ -53,6 +60,67 @@ impl SseTally {
         self.first = None;
         self.last = None;
         self.gaps.clear();
+        self.checks_failed = 0;
+        if self.extracted.len() < plan.extract.len() {
+            self.extracted
+                .resize_with(plan.extract.len(), Default::default);
+        }
+        for x in &mut self.extracted {
+            x.0 = false;
+        }
+    }
+
+    /// Whether the plan's check on events `i` held for every event.
+    pub(super) fn check_held(&self, i: usize) -> bool {
+        self.checks_failed & (1u64 << i) == 0
+    }
+
+    /// The value extraction `i` took from the stream's events, if any.
+    pub(super) fn extracted(&self, i: usize) -> Option<&[u8]> {
+        self.extracted
+            .get(i)
+            .filter(|x| x.0)
+            .map(|x| x.1.as_slice())
+    }
+
+    /// Judges one event (not the stop event) against the checks on events and
+    /// takes the extractions' values from it.
+    fn judge(&mut self, plan: &SsePlan, ev: &SseEvent<'_>, view: &ResponseView<'_>) {
+        for (i, c) in plan.checks.iter().enumerate() {
+            let bit = 1u64 << i;
+            if self.checks_failed & bit != 0 {
+                continue;
+            }
+            let ok = match &c.test {
+                EventTest::NoEvent(names) => !names.iter().any(|n| **n == *ev.event),
+                _ if c.event.as_deref().is_some_and(|e| e != ev.event) => true,
+                EventTest::JsonValid => view.json().is_some(),
+                EventTest::Data(check) => {
+                    super::judged::evaluate(check, view, true, std::time::Duration::ZERO).1
+                }
+            };
+            if !ok {
+                self.checks_failed |= bit;
+            }
+        }
+        for (x, (set, buf)) in plan.extract.iter().zip(&mut self.extracted) {
+            if (*set && !x.last) || x.event.as_deref().is_some_and(|e| e != ev.event) {
+                continue;
+            }
+            let got = match &x.source {
+                ExtractSource::Json(path) => path.first(view).map(|v| match &*v {
+                    serde_json::Value::String(s) => write(buf, s.as_bytes()),
+                    other => write(buf, other.to_string().as_bytes()),
+                }),
+                ExtractSource::Regex(re) => re
+                    .captures(view.body)
+                    .and_then(|c| c.get(1).or_else(|| c.get(0)))
+                    .map(|m| write(buf, m.as_bytes())),
+                // Refused for events when the plan is built.
+                ExtractSource::Header(_) | ExtractSource::Cookie(_) => None,
+            };
+            *set |= got.is_some();
+        }
     }
 
     /// The stream's figures, `events` dispatched, from `sent` (the request's start)
@@ -80,13 +148,10 @@ impl SseTally {
     }
 
     /// Looks for the token in an LLM event's data.
-    fn token(&mut self, data: &[u8], at: Instant) {
-        let Some(llm) = self.plan.as_ref().and_then(|p| p.llm.as_ref()) else {
-            return;
-        };
-        let view = ResponseView::new(200, &[], data);
+    fn token(&mut self, llm: &LlmPlan, view: &ResponseView<'_>, at: Instant) {
+        let data = view.body;
         let has_token = llm.token.iter().find_map(|q| {
-            q.first(&view)
+            q.first(view)
                 .and_then(|v| v.as_str().map(|t| !t.is_empty()))
         });
         if has_token == Some(true) {
@@ -99,24 +164,48 @@ impl SseTally {
         }
         // Only the event that carries `usage` pays its look-up.
         if memchr::memmem::find(data, b"usage").is_some() {
-            if let Some(n) = llm.usage.first(&view).and_then(|v| v.as_u64()) {
+            if let Some(n) = llm.usage.first(view).and_then(|v| v.as_u64()) {
                 self.usage = Some(n);
             }
         }
     }
 }
 
-impl SseHandler for SseTally {
-    fn event(&mut self, ev: &SseEvent<'_>, at: Instant) -> bool {
-        self.events += 1;
-        let Some(plan) = self.plan.as_deref() else {
-            return true;
-        };
+/// `value` into `buf`, its allocation kept.
+fn write(buf: &mut Vec<u8>, value: &[u8]) {
+    buf.clear();
+    buf.extend_from_slice(value);
+}
+
+impl SseTally {
+    /// One event of a stream read as `plan` says: whether to read on.
+    fn on_event(&mut self, plan: &SsePlan, ev: &SseEvent<'_>, at: Instant) -> bool {
         if plan.until.as_deref() == Some(ev.data) || plan.until_event.as_deref() == Some(ev.event) {
             return false;
         }
         let last = plan.count.is_some_and(|c| self.events >= c);
-        self.token(ev.data, at);
+        // One view per event: its data parsed at most once, by whichever reads it
+        // first.
+        let view = ResponseView::new(200, &[], ev.data);
+        if let Some(llm) = &plan.llm {
+            self.token(llm, &view, at);
+        }
+        if !plan.checks.is_empty() || !plan.extract.is_empty() {
+            self.judge(plan, ev, &view);
+        }
         !last
+    }
+}
+
+impl SseHandler for SseTally {
+    fn event(&mut self, ev: &SseEvent<'_>, at: Instant) -> bool {
+        self.events += 1;
+        // Taken out and put back (no count of the `Arc` touched per event).
+        let Some(plan) = self.plan.take() else {
+            return true;
+        };
+        let go = self.on_event(&plan, ev, at);
+        self.plan = Some(plan);
+        go
     }
 }
