@@ -655,6 +655,7 @@ fn a_scripts_own_metrics_get_a_section_escaped_and_a_run_without_none() {
     assert!(table.contains("응답&lt;b&gt;"), "{table}");
     assert!(!table.contains("응답<b>"));
     assert!(table.contains("avg=20ms min=10ms"), "{table}");
+}
 
 /// A step of `n` LLM streams in one second: the first token after `ttft_ms`, then
 /// one every `gap_ms`, `tokens` tokens each.
