@@ -83,14 +83,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "thresholds_on_tags.js",
         "thresholds on request tags set by the script (`tags: { type: ... }`)",
     ),
-    (
-        "setup_http_json.js",
-        "an exception in setup() does not stop the test with k6's exit code 107",
-    ),
-    (
-        "shared_array_unique_rows.js",
-        "k6/execution has no `scenario` export yet (k6 exits 104 on its options)",
-    ),
 ];
 
 /// The truths of every script of the corpus.

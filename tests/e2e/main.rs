@@ -42,6 +42,7 @@ mod redirects;
 mod safety;
 mod scenarios;
 mod script;
+mod script_runtime;
 mod segments;
 mod signals;
 mod soak;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use pado_engine::script::{ScriptHost, ScriptRole, ScriptVu};
+use pado_engine::script::{ScriptFault, ScriptHost, ScriptRole, ScriptVu};
 use rquickjs::loader::{Loader, Resolver};
 use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Module, Runtime};
 
@@ -40,8 +40,12 @@ pub(crate) struct Shared {
     pub(crate) env_json: String,
     /// Files read by `open()`, once for all VUs.
     files: Mutex<HashMap<PathBuf, Arc<[u8]>>>,
-    /// `SharedArray`s by name, as JSON, built by the first VU that asks.
-    shared: Mutex<HashMap<String, String>>,
+    /// `SharedArray`s by name, built by the first VU that asks: each row as
+    /// JSON, held once for every VU.
+    shared: Mutex<HashMap<String, SharedRows>>,
+    /// The script's `options` as JSON (k6/execution's `test.options`), set once
+    /// they are read.
+    pub(crate) options_json: std::sync::OnceLock<String>,
 }
 
 impl Shared {
@@ -59,18 +63,28 @@ impl Shared {
         Ok(b)
     }
 
-    /// A `SharedArray` already built, as JSON.
-    pub(crate) fn shared_get(&self, name: &str) -> Option<String> {
+    /// The rows of a `SharedArray` already built (one `Arc` for every VU).
+    pub(crate) fn shared_get(&self, name: &str) -> Option<SharedRows> {
         let m = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         m.get(name).cloned()
     }
 
-    /// Keep a `SharedArray` built now (the first one built wins): what to use.
-    pub(crate) fn shared_set(&self, name: &str, json: String) -> String {
+    /// Keep a `SharedArray` built now from `json` (an array; the first one built
+    /// wins): the rows to use.
+    pub(crate) fn shared_set(&self, name: &str, json: &str) -> Result<SharedRows, String> {
+        let rows: Vec<serde_json::Value> =
+            serde_json::from_str(json).map_err(|e| format!("SharedArray `{name}`: {e}"))?;
+        let rows: SharedRows = rows
+            .iter()
+            .map(|r| Box::<str>::from(r.to_string()))
+            .collect();
         let mut m = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        m.entry(name.to_string()).or_insert(json).clone()
+        Ok(m.entry(name.to_string()).or_insert(rows).clone())
     }
 }
+
+/// A `SharedArray`'s rows, each as JSON: one copy for the run.
+pub(crate) type SharedRows = Arc<[Box<str>]>;
 
 /// A script ready to run: its VUs are made from it ([`ScriptHost`]).
 pub struct Script {
@@ -89,6 +103,17 @@ impl ScriptHost for Script {
     fn has_setup(&self) -> (bool, bool) {
         let has = |n: &str| self.exports.iter().any(|e| e == n);
         (has("setup"), has("teardown"))
+    }
+
+    fn describe_fault(&self, fault: &ScriptFault) -> String {
+        crate::fault::describe(&self.shared, fault)
+    }
+
+    fn handle_summary(&self, data: &str) -> Option<Result<Vec<(String, Vec<u8>)>, ScriptFault>> {
+        self.exports
+            .iter()
+            .any(|e| e == "handleSummary")
+            .then(|| crate::summary::handle_summary(&self.shared, data))
     }
 }
 
@@ -176,8 +201,10 @@ pub(crate) fn load(path: &Path, env: &[(String, String)]) -> Result<Script, Scri
         env_json,
         files: Mutex::new(HashMap::new()),
         shared: Mutex::new(HashMap::new()),
+        options_json: std::sync::OnceLock::new(),
     });
     let (exports, options) = crate::vu::read_options(&shared)?;
+    let _ = shared.options_json.set(options.to_string());
     Ok(Script {
         shared,
         exports,

@@ -15,10 +15,12 @@
 //!   ([`natives`]).
 
 mod error;
+mod fault;
 mod host;
 pub mod imports;
 mod natives;
 mod options;
+mod summary;
 mod vu;
 
 use std::path::Path;
@@ -81,3 +83,5 @@ pub fn load_for_run(path: &Path, env: &[(String, String)]) -> Result<Loaded, Scr
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_runtime;

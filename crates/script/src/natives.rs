@@ -2,7 +2,9 @@
 //! that needs the outside world (a request, a sleep, a check) suspends the VU's
 //! coroutine with a [`ScriptCall`] and returns what its task answers.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,7 +14,7 @@ use pado_engine::script::{ScriptCall, ScriptReply, ScriptRequest, ScriptResponse
 use rquickjs::function::Opt;
 use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Value};
 
-use crate::host::Shared;
+use crate::host::{Shared, SharedRows};
 
 /// The yielder of the coroutine running on this thread now (null outside one).
 pub(crate) type VuYielder = Yielder<ScriptReply, ScriptCall>;
@@ -87,6 +89,31 @@ pub(crate) fn install<'js>(
         "metric",
         Function::new(ctx.clone(), |_n: String, _k: String, _v: f64| {})?,
     )?;
+    p.set(
+        "exec",
+        Function::new(ctx.clone(), |ctx: Ctx<'js>| execution(&ctx))?,
+    )?;
+    p.set(
+        "abort",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, reason: String| -> rquickjs::Result<()> {
+                let y = CURRENT.with(Cell::get);
+                if y.is_null() {
+                    return Err(Exception::throw_message(
+                        &ctx,
+                        &format!("test aborted: {reason}"),
+                    ));
+                }
+                // Answered with a stop: the exception below ends the iteration.
+                let _ = suspend(&ctx, ScriptCall::Abort(reason.clone()));
+                Err(Exception::throw_message(
+                    &ctx,
+                    &format!("test aborted: {reason}"),
+                ))
+            },
+        )?,
+    )?;
     let start = Instant::now();
     p.set(
         "now",
@@ -118,17 +145,48 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
-    let s = shared.clone();
+    // SharedArray: the rows live once in `Shared`; each VU keeps only the `Arc`
+    // of the arrays it opened (looked up once per array, not per row).
+    let opened: Rc<RefCell<HashMap<String, SharedRows>>> = Rc::default();
+    let (s, o) = (shared.clone(), opened.clone());
     p.set(
-        "sharedGet",
-        Function::new(ctx.clone(), move |name: String| s.shared_get(&name))?,
+        "sharedLen",
+        Function::new(ctx.clone(), move |name: String| {
+            let rows = s.shared_get(&name)?;
+            let n = rows.len() as f64;
+            o.borrow_mut().insert(name, rows);
+            Some(n)
+        })?,
     )?;
-    let s = shared.clone();
+    let (s, o) = (shared.clone(), opened.clone());
     p.set(
         "sharedSet",
-        Function::new(ctx.clone(), move |name: String, json: String| {
-            s.shared_set(&name, json)
-        })?,
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, name: String, json: String| -> rquickjs::Result<f64> {
+                let rows = s
+                    .shared_set(&name, &json)
+                    .map_err(|e| Exception::throw_message(&ctx, &e))?;
+                let n = rows.len() as f64;
+                o.borrow_mut().insert(name, rows);
+                Ok(n)
+            },
+        )?,
+    )?;
+    let o = opened;
+    p.set(
+        "sharedRow",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, name: String, i: f64| -> rquickjs::Result<rquickjs::String<'js>> {
+                let o = o.borrow();
+                let row = o
+                    .get(&name)
+                    .and_then(|rows| rows.get(i as usize))
+                    .ok_or_else(|| Exception::throw_message(&ctx, "no such SharedArray row"))?;
+                rquickjs::String::from_str(ctx.clone(), row)
+            },
+        )?,
     )?;
     p.set(
         "b64encode",
@@ -245,6 +303,25 @@ fn request<'js>(
         ScriptReply::Http(r) => response(ctx, &r),
         _ => Err(Exception::throw_message(ctx, "no answer to a request")),
     }
+}
+
+/// `__pado.exec()`: k6/execution's live figures (`instance`, the scenario's
+/// executor, start and progress), asked of the VU's task.
+fn execution<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    let e = match suspend(ctx, ScriptCall::Execution)? {
+        ScriptReply::Execution(e) => e,
+        _ => return Err(Exception::throw_message(ctx, "no answer to k6/execution")),
+    };
+    let o = Object::new(ctx.clone())?;
+    o.set("vusActive", e.instance.vus_active as f64)?;
+    o.set("vusInitialized", e.instance.vus_initialized as f64)?;
+    o.set("iterationsCompleted", e.instance.iterations_completed as f64)?;
+    o.set("iterationsInterrupted", e.instance.iterations_interrupted as f64)?;
+    o.set("currentTestRunDuration", e.test_ms)?;
+    o.set("executor", e.executor)?;
+    o.set("startTime", e.scenario_start_ms)?;
+    o.set("progress", e.progress)?;
+    Ok(o)
 }
 
 /// The plain object `k6/http`'s `Response` is built from.

@@ -76,6 +76,9 @@ pub struct RunReport {
     pub start_skew: Option<Duration>,
     /// Whether the global setup ran here (it has steps and no variables were given).
     pub ran_setup: bool,
+    /// A script's `setup()` or `teardown()` threw, or it called
+    /// `exec.test.abort()` (k6's exit codes 107 and 108); `None` otherwise.
+    pub script_end: Option<crate::script_state::ScriptEnd>,
 }
 
 /// Cores this process may use (`available_parallelism`: honours CPU affinity such as
@@ -128,7 +131,18 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         (setup, "setup", vars),
         script_setup.then_some((crate::script::ScriptRole::Setup, None)),
     );
-    let script_data: Option<Arc<str>> = script_data.map(Arc::from);
+    // k6: an exception in `setup()` stops the test before any iteration (and
+    // without teardown); the workers still start, told to stop at once, so the
+    // result directory is written as for any run.
+    let (script_data, setup_fault) = match script_data {
+        Ok(d) => (d.map(Arc::from), None),
+        Err(f) => (None, Some(f)),
+    };
+    let stop_state = if setup_fault.is_some() {
+        Arc::new(std::sync::atomic::AtomicU8::new(ABORT))
+    } else {
+        opts.stop.clone()
+    };
     // Give threads a moment to start so second 0 is a full second of load; an agreed
     // start (`--start-at`) is kept unless the setup ran past it.
     let ready = Instant::now() + Duration::from_millis(20);
@@ -152,7 +166,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     for id in 0..workers {
         let plan = plan.clone();
         let outlets = outlets.clone();
-        let stop = opts.stop.clone();
+        let stop = stop_state.clone();
         let vars = initial_vars.clone();
         let start = opts.start_at.map(|at| (at, began.clone()));
         let control = opts.control.clone();
@@ -199,8 +213,9 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     } else {
         &plan.teardown
     };
-    let script_teardown = script_teardown && !aborted && !opts.skip_teardown;
-    run_once(
+    let script_teardown =
+        script_teardown && !aborted && !opts.skip_teardown && setup_fault.is_none();
+    let (_, teardown_out) = run_once(
         workers,
         plan.clone(),
         Some(t0),
@@ -216,6 +231,14 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         None => planned_end,
     };
     let interrupted = stop_asked_at.is_some_and(|at| at < planned_end);
+    let script_end = match (setup_fault, teardown_out) {
+        (Some(f), _) => Some(crate::script_state::ScriptEnd::Setup(f)),
+        (None, Err(f)) => Some(crate::script_state::ScriptEnd::Teardown(f)),
+        (None, Ok(_)) => plan
+            .script_state
+            .aborted()
+            .map(|r| crate::script_state::ScriptEnd::Aborted(r.to_string())),
+    };
     RunReport {
         started_at,
         t0,
@@ -228,6 +251,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
                 .saturating_duration_since(at)
         }),
         ran_setup,
+        script_end,
     }
 }
 
@@ -251,7 +275,7 @@ fn run_once_steps(
 type ScriptOnce = (crate::script::ScriptRole, Option<Arc<str>>);
 
 /// [`run_once_steps`], then the script's part (`script`): the variables left and
-/// what the script's setup returned.
+/// what the script's setup returned (or the exception it threw).
 fn run_once(
     id: usize,
     plan: Arc<RunPlan>,
@@ -259,12 +283,15 @@ fn run_once(
     outlets: worker::Outlets,
     (steps, scope, vars): (&[crate::plan::StepPlan], &str, Vec<Option<Vec<u8>>>),
     script: Option<ScriptOnce>,
-) -> (Vec<Option<Vec<u8>>>, Option<String>) {
+) -> (
+    Vec<Option<Vec<u8>>>,
+    Result<Option<String>, crate::script::ScriptFault>,
+) {
     let t0 = t0.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
     let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, outlets, vars.clone());
     if steps.is_empty() && script.is_none() {
         ctx.finish();
-        return (vars, None);
+        return (vars, Ok(None));
     }
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -273,7 +300,7 @@ fn run_once(
         Ok(rt) => rt,
         Err(_) => {
             ctx.finish();
-            return (vars, None);
+            return (vars, Ok(None));
         }
     };
     let local = tokio::task::LocalSet::new();
@@ -285,7 +312,7 @@ fn run_once(
                 *ctx.script_data.borrow_mut() = data;
                 vu.script_once(role).await
             }
-            None => None,
+            None => Ok(None),
         };
         (vu.into_vars(), returned)
     });
@@ -378,19 +405,49 @@ pub fn run_single(plan: Arc<RunPlan>, observer: Arc<dyn Observer>) {
         let ctx = |vars: Vec<Option<Vec<u8>>>| {
             worker::WorkerCtx::with_options(0, plan.clone(), t0, outlets.clone(), vars, true)
         };
+        let (script_setup, script_teardown) = match &plan.script {
+            Some(s) => s.0.has_setup(),
+            None => (false, false),
+        };
         let mut setup = vu::Vu::new(ctx(Vec::new()), 0x5e7, 0, true);
         setup.run_once("setup", &plan.setup).await;
+        // A script's `setup()` too: what it returns goes to its iteration and
+        // teardown; when it throws (said through the observer's sample), nothing
+        // else runs, as in a load run.
+        let data: Option<Arc<str>> = if script_setup {
+            match setup.script_once(crate::script::ScriptRole::Setup).await {
+                Ok(d) => d.map(Arc::from),
+                Err(_) => return,
+            }
+        } else {
+            None
+        };
         let vars = setup.into_vars();
         for sc in &plan.scenarios {
-            let mut vu = vu::Vu::new(ctx(vars.clone()), 1, 1, sc.cookies);
+            let c = ctx(vars.clone());
+            *c.script_data.borrow_mut() = data.clone();
+            let mut vu = vu::Vu::new(c, 1, 1, sc.cookies);
             vu.run_once(&sc.name, &sc.setup).await;
-            for entry in 0..sc.entries.len() {
+            // A scripted scenario runs its function once.
+            let entries = if sc.script_exec.is_some() {
+                1
+            } else {
+                sc.entries.len()
+            };
+            for entry in 0..entries {
                 vu.iteration(sc, entry, None).await;
             }
             vu.run_once(&sc.name, &sc.teardown).await;
         }
-        let mut teardown = vu::Vu::new(ctx(vars), 0x5e7, 0, true);
+        let c = ctx(vars);
+        *c.script_data.borrow_mut() = data;
+        let mut teardown = vu::Vu::new(c, 0x5e7, 0, true);
         teardown.run_once("teardown", &plan.teardown).await;
+        if script_teardown {
+            let _ = teardown
+                .script_once(crate::script::ScriptRole::Teardown)
+                .await;
+        }
     });
 }
 
@@ -419,6 +476,8 @@ fn worker_main(
     let local = tokio::task::LocalSet::new();
     let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, outlets, initial_vars);
     *ctx.script_data.borrow_mut() = script_data;
+    // A run stopped before it began (a script's `setup()` threw) starts no VU.
+    ctx.poll_state(&stop);
     ctx.measure_self();
     // A scenario steered from outside needs a control even when nobody steers this
     // run: it then holds its starting VUs.

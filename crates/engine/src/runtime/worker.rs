@@ -619,6 +619,9 @@ impl WorkerCtx {
         self.roll_to(now);
         let n = self.vus_active.get() + 1;
         self.vus_active.set(n);
+        if self.plan.script.is_some() {
+            self.plan.script_state.vu_active(true);
+        }
         self.vus_peak.set(self.vus_peak.get().max(n));
     }
 
@@ -626,6 +629,9 @@ impl WorkerCtx {
     pub(super) fn vu_stopped(&self, now: Instant) {
         self.roll_to(now);
         self.vus_active.set(self.vus_active.get().saturating_sub(1));
+        if self.plan.script.is_some() {
+            self.plan.script_state.vu_active(false);
+        }
     }
 
     /// Record one request completed at `end`.
@@ -862,7 +868,13 @@ impl WorkerCtx {
 
     /// Whether the shared state says to stop (polled by the clock task).
     pub(super) fn poll_state(&self, state: &AtomicU8) {
-        self.observe_stop(state.load(Ordering::Relaxed));
+        let mut state = state.load(Ordering::Relaxed);
+        // A script's `exec.test.abort()` on any worker stops every worker.
+        if state == RUNNING && self.plan.script.is_some() && self.plan.script_state.aborted().is_some()
+        {
+            state = STOPPING;
+        }
+        self.observe_stop(state);
     }
 }
 

@@ -46,6 +46,7 @@ mod finish;
 mod grpc;
 mod http;
 mod script;
+mod script_debug;
 mod send;
 mod sse;
 #[cfg(test)]
