@@ -167,21 +167,51 @@ pub(crate) fn load(path: &Path, env: &[(String, String)]) -> Result<Script, Scri
                 .map_err(|e| init_error(name, e.to_string(), String::new()))?;
             modules.insert((*name).to_string(), m);
         }
-        for (name, (p, src)) in &sources {
-            let display = if *name == main {
-                shown.clone()
-            } else if name.starts_with("http") {
-                name.clone()
-            } else {
-                p.display().to_string()
-            };
-            let declared = Module::declare(ctx.clone(), name.as_str(), src.as_str())
-                .catch(&ctx)
-                .map_err(|e| syntax_error(&display, name, src, e))?;
-            let bytes = declared
-                .write(false)
-                .map_err(|e| init_error(&display, e.to_string(), String::new()))?;
-            modules.insert(name.clone(), bytes);
+        // QuickJS links a module's imports as it compiles it, to the modules
+        // already compiled: each round compiles those whose imports are, until
+        // all are (a round that compiles none names the first error).
+        let mut pending: Vec<_> = sources.iter().collect();
+        while !pending.is_empty() {
+            let mut first_error = None;
+            let before = pending.len();
+            pending.retain(|(name, (p, src))| {
+                let display = if **name == main {
+                    shown.clone()
+                } else if name.starts_with("http") {
+                    (*name).clone()
+                } else {
+                    p.display().to_string()
+                };
+                let declared = match Module::declare(ctx.clone(), name.as_str(), src.as_str())
+                    .catch(&ctx)
+                {
+                    Ok(d) => d,
+                    Err(e) => {
+                        let e = syntax_error(&display, name, src, e);
+                        // An import not compiled yet is no error of this module's.
+                        let unlinked = e.to_string().contains("could not load module");
+                        if first_error.as_ref().is_none_or(|(u, _)| *u && !unlinked) {
+                            first_error = Some((unlinked, e));
+                        }
+                        return true;
+                    }
+                };
+                match declared.write(false) {
+                    Ok(bytes) => {
+                        modules.insert((*name).clone(), bytes);
+                        false
+                    }
+                    Err(e) => {
+                        first_error = Some((false, init_error(&display, e.to_string(), String::new())));
+                        true
+                    }
+                }
+            });
+            if pending.len() == before {
+                if let Some((_, e)) = first_error {
+                    return Err(e);
+                }
+            }
         }
         Ok(())
     })?;
