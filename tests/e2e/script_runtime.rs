@@ -37,7 +37,10 @@ fn paths(srv: &TestServer) -> BTreeMap<String, usize> {
 #[test]
 fn an_exception_in_setup_stops_the_test_with_107_before_any_iteration() {
     let srv = TestServer::start();
-    let r = run("k6-setup-throws", &[&script("setup_throws.js"), "-e", &base(&srv)]);
+    let r = run(
+        "k6-setup-throws",
+        &[&script("setup_throws.js"), "-e", &base(&srv)],
+    );
     // k6 v1.8.1 on this script: exit 107, setup's one request, no iteration, no teardown.
     assert_eq!(r.code(), 107, "{}\n{}", r.stdout(), r.stderr());
     assert_eq!(
@@ -62,7 +65,10 @@ fn an_exception_in_setup_stops_the_test_with_107_before_any_iteration() {
 #[test]
 fn an_exception_in_teardown_exits_107_after_the_load() {
     let srv = TestServer::start();
-    let r = run("k6-teardown-throws", &[&script("teardown_throws.js"), "-e", &base(&srv)]);
+    let r = run(
+        "k6-teardown-throws",
+        &[&script("teardown_throws.js"), "-e", &base(&srv)],
+    );
     assert_eq!(r.code(), 107, "{}\n{}", r.stdout(), r.stderr());
     assert_eq!(
         paths(&srv),
@@ -115,9 +121,16 @@ fn iteration_in_test_is_unique_across_vus_and_execution_reads_the_run() {
     let mut ids: Vec<u64> = got.iter().map(|(i, _)| *i).collect();
     ids.sort_unstable();
     assert_eq!(ids, (0..30).collect::<Vec<_>>(), "each row once");
-    let mut inst: Vec<u64> = got.iter().map(|(_, q)| q["inst"].parse().unwrap()).collect();
+    let mut inst: Vec<u64> = got
+        .iter()
+        .map(|(_, q)| q["inst"].parse().unwrap())
+        .collect();
     inst.sort_unstable();
-    assert_eq!(inst, (0..30).collect::<Vec<_>>(), "one generator: instance = test");
+    assert_eq!(
+        inst,
+        (0..30).collect::<Vec<_>>(),
+        "one generator: instance = test"
+    );
     for (_, q) in &got {
         assert_eq!(q["name"], "rows");
         assert_eq!(q["executor"], "shared-iterations");
@@ -159,7 +172,10 @@ fn iteration_in_test_is_unique_across_the_segments_of_a_split_test() {
             .arg(work.join(format!("seg{i}")))
             .output()
             .expect("running pado");
-        codes.push((out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned()));
+        codes.push((
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ));
     }
     for (c, e) in &codes {
         assert_eq!(*c, Some(0), "{e}");
@@ -202,8 +218,7 @@ fn handle_summary_writes_stdout_and_files_as_k6_and_keeps_them_in_the_result() {
     assert_eq!(stdout, " requests: 3\n iterations: 3\n", "{stderr}");
     // Files relative to the working directory, as k6 writes them.
     let data: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(work.join("summary.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(work.join("summary.json")).unwrap()).unwrap();
     assert_eq!(data["metrics"]["http_reqs"]["values"]["count"], 3.0);
     assert_eq!(
         std::fs::read_to_string(work.join("nested/파도.txt")).unwrap(),
@@ -227,11 +242,59 @@ fn handle_summary_writes_stdout_and_files_as_k6_and_keeps_them_in_the_result() {
 #[test]
 fn an_exception_in_handle_summary_is_said_and_pados_summary_printed_instead() {
     let srv = TestServer::start();
-    let r = run("k6-summary-throws", &[&script("summary_throws.js"), "-e", &base(&srv)]);
+    let r = run(
+        "k6-summary-throws",
+        &[&script("summary_throws.js"), "-e", &base(&srv)],
+    );
     // k6 v1.8.1: the error logged, its own summary printed, exit 0.
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
     assert!(r.stderr().contains("summary broke"), "{}", r.stderr());
-    assert!(r.stderr().contains("summary_throws.js:9:"), "{}", r.stderr());
+    assert!(
+        r.stderr().contains("summary_throws.js:9:"),
+        "{}",
+        r.stderr()
+    );
     assert!(r.stdout().contains("results:"), "{}", r.stdout());
     assert_eq!(num(&r.summary(), "requests"), 1.0);
+}
+
+#[test]
+fn once_runs_setup_one_iteration_and_teardown_and_http_debug_shows_them_redacted() {
+    let srv = TestServer::start();
+    let out = pado_cmd(["run"])
+        .arg(script("once_debug.js"))
+        .args(["-e", &base(&srv), "--once", "--http-debug"])
+        .output()
+        .expect("running pado");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(
+        paths(&srv),
+        BTreeMap::from([
+            ("/bye".to_string(), 1),
+            ("/item".to_string(), 1),
+            ("/login".to_string(), 1),
+        ])
+    );
+    // setup()'s value reached the iteration.
+    let item = srv
+        .records()
+        .into_iter()
+        .find(|r| r.path == "/item")
+        .unwrap();
+    assert_eq!(item.query, vec![("t".to_string(), "tok-1".to_string())]);
+    assert!(stdout.contains("3 requests, 0 failed"), "{stdout}");
+    let both = format!("{stdout}\n{stderr}");
+    assert!(both.contains("POST ") && both.contains("/login"), "{both}");
+    assert!(both.contains("item"), "the request's name tag: {both}");
+    assert!(both.contains("Authorization: ***"), "{both}");
+    assert!(
+        !both.contains("s3cr3t-token"),
+        "the credential never shows: {both}"
+    );
+    assert!(
+        both.contains("{\"user\":\"파도\"}"),
+        "Hangul intact: {both}"
+    );
 }

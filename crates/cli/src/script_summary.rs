@@ -32,7 +32,10 @@ pub(crate) fn handle_summary(script: &ScriptRef, dir: &Path) -> Option<Vec<u8>> 
         }) {
         Ok(d) => d.to_string(),
         Err(e) => {
-            eprintln!("error: handleSummary: k6's summary object of {}: {e}", dir.display());
+            eprintln!(
+                "error: handleSummary: k6's summary object of {}: {e}",
+                dir.display()
+            );
             return None;
         }
     };
@@ -61,7 +64,10 @@ pub(crate) fn handle_summary(script: &ScriptRef, dir: &Path) -> Option<Vec<u8>> 
         }
         let kept = dir.join(KEPT).join(kept_name(&key));
         if let Err(e) = write_file(&kept, &bytes) {
-            eprintln!("warning: handleSummary: keeping {key} in {}: {e}", kept.display());
+            eprintln!(
+                "warning: handleSummary: keeping {key} in {}: {e}",
+                kept.display()
+            );
         }
     }
     stdout
@@ -80,7 +86,13 @@ fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 fn kept_name(key: &str) -> String {
     let flat: String = key
         .chars()
-        .map(|c| if matches!(c, '/' | '\\' | ':') { '_' } else { c })
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect();
     let flat = flat.trim_start_matches('.');
     if flat.is_empty() {

@@ -182,27 +182,27 @@ pub(crate) fn load(path: &Path, env: &[(String, String)]) -> Result<Script, Scri
                 } else {
                     p.display().to_string()
                 };
-                let declared = match Module::declare(ctx.clone(), name.as_str(), src.as_str())
-                    .catch(&ctx)
-                {
-                    Ok(d) => d,
-                    Err(e) => {
-                        let e = syntax_error(&display, name, src, e);
-                        // An import not compiled yet is no error of this module's.
-                        let unlinked = e.to_string().contains("could not load module");
-                        if first_error.as_ref().is_none_or(|(u, _)| *u && !unlinked) {
-                            first_error = Some((unlinked, e));
+                let declared =
+                    match Module::declare(ctx.clone(), name.as_str(), src.as_str()).catch(&ctx) {
+                        Ok(d) => d,
+                        Err(e) => {
+                            let e = syntax_error(&display, name, src, e);
+                            // An import not compiled yet is no error of this module's.
+                            let unlinked = e.to_string().contains("could not load module");
+                            if first_error.as_ref().is_none_or(|(u, _)| *u && !unlinked) {
+                                first_error = Some((unlinked, e));
+                            }
+                            return true;
                         }
-                        return true;
-                    }
-                };
+                    };
                 match declared.write(false) {
                     Ok(bytes) => {
                         modules.insert((*name).clone(), bytes);
                         false
                     }
                     Err(e) => {
-                        first_error = Some((false, init_error(&display, e.to_string(), String::new())));
+                        first_error =
+                            Some((false, init_error(&display, e.to_string(), String::new())));
                         true
                     }
                 }

@@ -315,8 +315,14 @@ fn execution<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
     let o = Object::new(ctx.clone())?;
     o.set("vusActive", e.instance.vus_active as f64)?;
     o.set("vusInitialized", e.instance.vus_initialized as f64)?;
-    o.set("iterationsCompleted", e.instance.iterations_completed as f64)?;
-    o.set("iterationsInterrupted", e.instance.iterations_interrupted as f64)?;
+    o.set(
+        "iterationsCompleted",
+        e.instance.iterations_completed as f64,
+    )?;
+    o.set(
+        "iterationsInterrupted",
+        e.instance.iterations_interrupted as f64,
+    )?;
     o.set("currentTestRunDuration", e.test_ms)?;
     o.set("executor", e.executor)?;
     o.set("startTime", e.scenario_start_ms)?;

@@ -256,7 +256,10 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("options.scenarios.all.iterations"), "{e}");
-        assert!(e.contains("iterations (2)") && e.contains("VUs (10)"), "{e}");
+        assert!(
+            e.contains("iterations (2)") && e.contains("VUs (10)"),
+            "{e}"
+        );
         // As many iterations as VUs is fine.
         to_config(
             &json!({"scenarios": {"all": {"executor": "shared-iterations", "vus": 10, "iterations": 10}}}),

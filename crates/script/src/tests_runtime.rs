@@ -57,11 +57,16 @@ export default function () {
 "#,
     );
     let mut vu = load_vu(&host, 1);
-    let seen = drive(vu.as_mut(), crate::tests::start(0, None), &|_| ok_json("{}"));
+    let seen = drive(vu.as_mut(), crate::tests::start(0, None), &|_| {
+        ok_json("{}")
+    });
     assert_eq!(seen.aborted.as_deref(), Some("no more 파도"));
     assert_eq!(seen.requests.len(), 1, "nothing after the abort is sent");
     let done = seen.done.unwrap().unwrap_err();
-    assert!(done.message.contains("test aborted: no more 파도"), "{done:?}");
+    assert!(
+        done.message.contains("test aborted: no more 파도"),
+        "{done:?}"
+    );
 }
 
 #[test]
@@ -95,7 +100,10 @@ export function handleSummary(data) {
 #[test]
 fn handle_summary_absent_thrown_or_of_a_wrong_type_is_said() {
     let (_d, none, _) = script("export default function () {}\n");
-    assert!(none.handle_summary("{}").is_none(), "no handleSummary: pado's summary");
+    assert!(
+        none.handle_summary("{}").is_none(),
+        "no handleSummary: pado's summary"
+    );
     let (_d, thrown, _) = script(
         "export default function () {}\nexport function handleSummary(d) {\n  throw new Error('broke');\n}\n",
     );
@@ -108,7 +116,10 @@ fn handle_summary_absent_thrown_or_of_a_wrong_type_is_said() {
         "export default function () {}\nexport function handleSummary(d) { return { stdout: 42 }; }\n",
     );
     let f = wrong.handle_summary("{}").unwrap().unwrap_err();
-    assert!(f.message.contains("`stdout`") && f.message.contains("string or an ArrayBuffer"), "{f:?}");
+    assert!(
+        f.message.contains("`stdout`") && f.message.contains("string or an ArrayBuffer"),
+        "{f:?}"
+    );
 }
 
 #[test]
@@ -117,12 +128,17 @@ fn a_fault_is_described_with_file_line_column_and_the_source_line() {
         "import http from 'k6/http';\nexport function setup() {\n  const x = null;\n  if (!x) throw new TypeError('no token 파도');\n}\nexport default function () {}\n",
     );
     let mut setup = host.vu(pado_engine::script::ScriptRole::Setup).unwrap();
-    let seen = drive(setup.as_mut(), crate::tests::start(0, None), &|_| ok_json("{}"));
+    let seen = drive(setup.as_mut(), crate::tests::start(0, None), &|_| {
+        ok_json("{}")
+    });
     let f: ScriptFault = seen.done.unwrap().unwrap_err();
     let said = host.describe_fault(&f);
     assert!(said.starts_with("TypeError: no token 파도"), "{said}");
     assert!(said.contains("s.js:4:"), "{said}");
-    assert!(said.contains("  if (!x) throw new TypeError('no token 파도');"), "{said}");
+    assert!(
+        said.contains("  if (!x) throw new TypeError('no token 파도');"),
+        "{said}"
+    );
     assert!(said.contains('^'), "{said}");
     let _ = Arc::clone(&host);
 }

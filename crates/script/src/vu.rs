@@ -223,7 +223,10 @@ pub(crate) fn init<'js>(
     g.set("__VU", vu).catch(ctx).map_err(caught)?;
     g.set("__ITER", 0).catch(ctx).map_err(caught)?;
     if let Some(o) = shared.options_json.get() {
-        let o = ctx.json_parse(o.as_bytes().to_vec()).catch(ctx).map_err(caught)?;
+        let o = ctx
+            .json_parse(o.as_bytes().to_vec())
+            .catch(ctx)
+            .map_err(caught)?;
         g.set("__pado_options", o).catch(ctx).map_err(caught)?;
     }
     ctx.eval::<(), _>(PRELUDE).catch(ctx).map_err(caught)?;

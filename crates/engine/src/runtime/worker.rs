@@ -870,7 +870,9 @@ impl WorkerCtx {
     pub(super) fn poll_state(&self, state: &AtomicU8) {
         let mut state = state.load(Ordering::Relaxed);
         // A script's `exec.test.abort()` on any worker stops every worker.
-        if state == RUNNING && self.plan.script.is_some() && self.plan.script_state.aborted().is_some()
+        if state == RUNNING
+            && self.plan.script.is_some()
+            && self.plan.script_state.aborted().is_some()
         {
             state = STOPPING;
         }

@@ -84,7 +84,10 @@ impl Vu {
             data,
             ids,
         };
-        let end = match self.drive_script(&sc.name, start, scheduled, Some(sc)).await {
+        let end = match self
+            .drive_script(&sc.name, start, scheduled, Some(sc))
+            .await
+        {
             Driven::Done(Ok(_)) => IterationEnd::Completed,
             Driven::Done(Err(f)) => {
                 self.script_fault(&sc.name, &f);

@@ -15,7 +15,13 @@ impl Vu {
     /// Hand the exchange just made (request in `self.req`, answer in
     /// `self.resp`) to the run's observer, if it has one.
     #[cold]
-    pub(super) fn script_trace(&self, scope: &str, name: &str, origin: &str, sample: &RequestSample) {
+    pub(super) fn script_trace(
+        &self,
+        scope: &str,
+        name: &str,
+        origin: &str,
+        sample: &RequestSample,
+    ) {
         let Some(obs) = &self.ctx.observer else {
             return;
         };
