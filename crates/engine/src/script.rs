@@ -184,6 +184,10 @@ pub struct Execution {
     pub progress: f64,
 }
 
+/// What `handleSummary` returned: each key (`stdout`, `stderr` or a path) with
+/// its bytes, in the order the script gave them.
+pub type SummaryFiles = Vec<(String, Vec<u8>)>;
+
 /// One scripted VU: a script's own execution state, resumed by its VU's task.
 pub trait ScriptVu {
     /// Run the script until its next call.
@@ -208,7 +212,7 @@ pub trait ScriptHost: Send + Sync {
     /// Call the script's `handleSummary(data)` (`data` as JSON, k6's shape) after
     /// the run: `None` when the script has none, else the files it returned
     /// (`stdout`, `stderr` or a path, each with its bytes) or its exception.
-    fn handle_summary(&self, data: &str) -> Option<Result<Vec<(String, Vec<u8>)>, ScriptFault>> {
+    fn handle_summary(&self, data: &str) -> Option<Result<SummaryFiles, ScriptFault>> {
         let _ = data;
         None
     }

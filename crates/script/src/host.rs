@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use pado_engine::script::{ScriptFault, ScriptHost, ScriptRole, ScriptVu};
+use pado_engine::script::{ScriptFault, ScriptHost, ScriptRole, ScriptVu, SummaryFiles};
 use rquickjs::loader::{Loader, Resolver};
 use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Module, Runtime};
 
@@ -109,7 +109,7 @@ impl ScriptHost for Script {
         crate::fault::describe(&self.shared, fault)
     }
 
-    fn handle_summary(&self, data: &str) -> Option<Result<Vec<(String, Vec<u8>)>, ScriptFault>> {
+    fn handle_summary(&self, data: &str) -> Option<Result<SummaryFiles, ScriptFault>> {
         self.exports
             .iter()
             .any(|e| e == "handleSummary")

@@ -19,6 +19,8 @@ mod fault;
 mod host;
 pub mod imports;
 mod natives;
+mod natives_exec;
+mod natives_shared;
 mod options;
 mod summary;
 mod vu;

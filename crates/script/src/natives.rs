@@ -2,9 +2,7 @@
 //! that needs the outside world (a request, a sleep, a check) suspends the VU's
 //! coroutine with a [`ScriptCall`] and returns what its task answers.
 
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
-use std::rc::Rc;
+use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,13 +12,13 @@ use pado_engine::script::{ScriptCall, ScriptReply, ScriptRequest, ScriptResponse
 use rquickjs::function::Opt;
 use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Value};
 
-use crate::host::{Shared, SharedRows};
+use crate::host::Shared;
 
 /// The yielder of the coroutine running on this thread now (null outside one).
 pub(crate) type VuYielder = Yielder<ScriptReply, ScriptCall>;
 
 thread_local! {
-    static CURRENT: Cell<*const VuYielder> = const { Cell::new(std::ptr::null()) };
+    pub(crate) static CURRENT: Cell<*const VuYielder> = const { Cell::new(std::ptr::null()) };
 }
 
 /// Set (or clear, with null) the coroutine whose natives run on this thread.
@@ -30,7 +28,7 @@ pub(crate) fn set_current(y: *const VuYielder) {
 
 /// Hand `call` to the VU's task and wait (suspended) for its answer; an error
 /// outside a VU (the init code that reads the options, which may not send).
-fn suspend(ctx: &Ctx<'_>, call: ScriptCall) -> rquickjs::Result<ScriptReply> {
+pub(crate) fn suspend(ctx: &Ctx<'_>, call: ScriptCall) -> rquickjs::Result<ScriptReply> {
     let y = CURRENT.with(Cell::get);
     if y.is_null() {
         return Err(Exception::throw_message(
@@ -89,31 +87,7 @@ pub(crate) fn install<'js>(
         "metric",
         Function::new(ctx.clone(), |_n: String, _k: String, _v: f64| {})?,
     )?;
-    p.set(
-        "exec",
-        Function::new(ctx.clone(), |ctx: Ctx<'js>| execution(&ctx))?,
-    )?;
-    p.set(
-        "abort",
-        Function::new(
-            ctx.clone(),
-            |ctx: Ctx<'js>, reason: String| -> rquickjs::Result<()> {
-                let y = CURRENT.with(Cell::get);
-                if y.is_null() {
-                    return Err(Exception::throw_message(
-                        &ctx,
-                        &format!("test aborted: {reason}"),
-                    ));
-                }
-                // Answered with a stop: the exception below ends the iteration.
-                let _ = suspend(&ctx, ScriptCall::Abort(reason.clone()));
-                Err(Exception::throw_message(
-                    &ctx,
-                    &format!("test aborted: {reason}"),
-                ))
-            },
-        )?,
-    )?;
+    crate::natives_exec::install(ctx, &p)?;
     let start = Instant::now();
     p.set(
         "now",
@@ -145,49 +119,7 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
-    // SharedArray: the rows live once in `Shared`; each VU keeps only the `Arc`
-    // of the arrays it opened (looked up once per array, not per row).
-    let opened: Rc<RefCell<HashMap<String, SharedRows>>> = Rc::default();
-    let (s, o) = (shared.clone(), opened.clone());
-    p.set(
-        "sharedLen",
-        Function::new(ctx.clone(), move |name: String| {
-            let rows = s.shared_get(&name)?;
-            let n = rows.len() as f64;
-            o.borrow_mut().insert(name, rows);
-            Some(n)
-        })?,
-    )?;
-    let (s, o) = (shared.clone(), opened.clone());
-    p.set(
-        "sharedSet",
-        Function::new(
-            ctx.clone(),
-            move |ctx: Ctx<'js>, name: String, json: String| -> rquickjs::Result<f64> {
-                let rows = s
-                    .shared_set(&name, &json)
-                    .map_err(|e| Exception::throw_message(&ctx, &e))?;
-                let n = rows.len() as f64;
-                o.borrow_mut().insert(name, rows);
-                Ok(n)
-            },
-        )?,
-    )?;
-    let o = opened;
-    p.set(
-        "sharedRow",
-        Function::new(
-            ctx.clone(),
-            move |ctx: Ctx<'js>, name: String, i: f64| -> rquickjs::Result<rquickjs::String<'js>> {
-                let o = o.borrow();
-                let row = o
-                    .get(&name)
-                    .and_then(|rows| rows.get(i as usize))
-                    .ok_or_else(|| Exception::throw_message(&ctx, "no such SharedArray row"))?;
-                rquickjs::String::from_str(ctx.clone(), row)
-            },
-        )?,
-    )?;
+    crate::natives_shared::install(ctx, &p, shared)?;
     p.set(
         "b64encode",
         Function::new(ctx.clone(), |text: String, enc: Opt<String>| {
@@ -303,31 +235,6 @@ fn request<'js>(
         ScriptReply::Http(r) => response(ctx, &r),
         _ => Err(Exception::throw_message(ctx, "no answer to a request")),
     }
-}
-
-/// `__pado.exec()`: k6/execution's live figures (`instance`, the scenario's
-/// executor, start and progress), asked of the VU's task.
-fn execution<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
-    let e = match suspend(ctx, ScriptCall::Execution)? {
-        ScriptReply::Execution(e) => e,
-        _ => return Err(Exception::throw_message(ctx, "no answer to k6/execution")),
-    };
-    let o = Object::new(ctx.clone())?;
-    o.set("vusActive", e.instance.vus_active as f64)?;
-    o.set("vusInitialized", e.instance.vus_initialized as f64)?;
-    o.set(
-        "iterationsCompleted",
-        e.instance.iterations_completed as f64,
-    )?;
-    o.set(
-        "iterationsInterrupted",
-        e.instance.iterations_interrupted as f64,
-    )?;
-    o.set("currentTestRunDuration", e.test_ms)?;
-    o.set("executor", e.executor)?;
-    o.set("startTime", e.scenario_start_ms)?;
-    o.set("progress", e.progress)?;
-    Ok(o)
 }
 
 /// The plain object `k6/http`'s `Response` is built from.

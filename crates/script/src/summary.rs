@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use pado_engine::script::ScriptFault;
+use pado_engine::script::{ScriptFault, SummaryFiles};
 use rquickjs::{ArrayBuffer, CatchResultExt, Context, Object, Runtime, Value};
 
 use crate::host::{BytecodeLoader, ScriptResolver, Shared};
@@ -19,7 +19,7 @@ const SUMMARY_STACK: usize = 1024 * 1024;
 pub(crate) fn handle_summary(
     shared: &Arc<Shared>,
     data: &str,
-) -> Result<Vec<(String, Vec<u8>)>, ScriptFault> {
+) -> Result<SummaryFiles, ScriptFault> {
     let fault = |m: String| ScriptFault {
         message: m,
         stack: String::new(),
@@ -53,7 +53,7 @@ pub(crate) fn handle_summary(
 
 /// Each key of `o` with its bytes: a string as UTF-8, an `ArrayBuffer` (or a
 /// typed array's buffer) as it is; anything else is an error naming the key.
-fn files_of(o: &Object<'_>) -> Result<Vec<(String, Vec<u8>)>, ScriptFault> {
+fn files_of(o: &Object<'_>) -> Result<SummaryFiles, ScriptFault> {
     let mut out = Vec::new();
     for k in o.keys::<String>() {
         let k = k.map_err(|e| ScriptFault {

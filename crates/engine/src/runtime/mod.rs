@@ -119,10 +119,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         None => (&plan.setup, Vec::new()),
     };
     // A script's `setup()` runs here too; its return value goes to every VU.
-    let (script_setup, script_teardown) = match &plan.script {
-        Some(s) => s.0.has_setup(),
-        None => (false, false),
-    };
+    let (script_setup, has_teardown) = script_parts(&plan);
     let (initial_vars, script_data) = run_once(
         workers,
         plan.clone(),
@@ -131,18 +128,9 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         (setup, "setup", vars),
         script_setup.then_some((crate::script::ScriptRole::Setup, None)),
     );
-    // k6: an exception in `setup()` stops the test before any iteration (and
-    // without teardown); the workers still start, told to stop at once, so the
-    // result directory is written as for any run.
-    let (script_data, setup_fault) = match script_data {
-        Ok(d) => (d.map(Arc::from), None),
-        Err(f) => (None, Some(f)),
-    };
-    let stop_state = if setup_fault.is_some() {
-        Arc::new(std::sync::atomic::AtomicU8::new(ABORT))
-    } else {
-        opts.stop.clone()
-    };
+    let (script_data, setup_fault, stop_state) = after_script_setup(script_data, &opts.stop);
+    // k6: no teardown after a `setup()` that threw.
+    let script_teardown = has_teardown && setup_fault.is_none();
     // Give threads a moment to start so second 0 is a full second of load; an agreed
     // start (`--start-at`) is kept unless the setup ran past it.
     let ready = Instant::now() + Duration::from_millis(20);
@@ -213,8 +201,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     } else {
         &plan.teardown
     };
-    let script_teardown =
-        script_teardown && !aborted && !opts.skip_teardown && setup_fault.is_none();
+    let script_teardown = script_teardown && !aborted && !opts.skip_teardown;
     let (_, teardown_out) = run_once(
         workers,
         plan.clone(),
@@ -231,14 +218,6 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         None => planned_end,
     };
     let interrupted = stop_asked_at.is_some_and(|at| at < planned_end);
-    let script_end = match (setup_fault, teardown_out) {
-        (Some(f), _) => Some(crate::script_state::ScriptEnd::Setup(f)),
-        (None, Err(f)) => Some(crate::script_state::ScriptEnd::Teardown(f)),
-        (None, Ok(_)) => plan
-            .script_state
-            .aborted()
-            .map(|r| crate::script_state::ScriptEnd::Aborted(r.to_string())),
-    };
     RunReport {
         started_at,
         t0,
@@ -251,9 +230,63 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
                 .saturating_duration_since(at)
         }),
         ran_setup,
-        script_end,
+        script_end: script_end(&plan, setup_fault, teardown_out),
     }
 }
+
+/// What a script's `setup()` left: its data for every VU, or the exception that
+/// stops the test (k6: no iteration, no teardown; the workers still start, told
+/// to stop at once, so the result directory is written as for any run), and the
+/// stop state the workers follow.
+fn after_script_setup(
+    setup: Result<Option<String>, crate::script::ScriptFault>,
+    stop: &StopState,
+) -> (
+    Option<Arc<str>>,
+    Option<crate::script::ScriptFault>,
+    StopState,
+) {
+    match setup {
+        Ok(d) => (d.map(Arc::from), None, stop.clone()),
+        Err(f) => (
+            None,
+            Some(f),
+            Arc::new(std::sync::atomic::AtomicU8::new(ABORT)),
+        ),
+    }
+}
+
+/// Whether the plan's script (if any) exports `setup` and `teardown`.
+fn script_parts(plan: &RunPlan) -> (bool, bool) {
+    plan.script
+        .as_ref()
+        .map_or((false, false), |s| s.0.has_setup())
+}
+
+/// How the script's own part ended, when not well: setup's or teardown's
+/// exception, else the reason given to `exec.test.abort()`.
+fn script_end(
+    plan: &RunPlan,
+    setup_fault: Option<crate::script::ScriptFault>,
+    teardown: Result<Option<String>, crate::script::ScriptFault>,
+) -> Option<crate::script_state::ScriptEnd> {
+    use crate::script_state::ScriptEnd;
+    match (setup_fault, teardown) {
+        (Some(f), _) => Some(ScriptEnd::Setup(f)),
+        (None, Err(f)) => Some(ScriptEnd::Teardown(f)),
+        (None, Ok(_)) => plan
+            .script_state
+            .aborted()
+            .map(|r| ScriptEnd::Aborted(r.to_string())),
+    }
+}
+
+/// What a setup or teardown runner leaves: the variables, and the script's
+/// part's outcome (setup's return value as JSON, or its exception).
+type OnceOut = (
+    Vec<Option<Vec<u8>>>,
+    Result<Option<String>, crate::script::ScriptFault>,
+);
 
 /// Run setup or teardown steps on a runner of their own (participant `id` of the
 /// aggregator) and return the variables they leave. With no `t0` (setup, before the
@@ -283,10 +316,7 @@ fn run_once(
     outlets: worker::Outlets,
     (steps, scope, vars): (&[crate::plan::StepPlan], &str, Vec<Option<Vec<u8>>>),
     script: Option<ScriptOnce>,
-) -> (
-    Vec<Option<Vec<u8>>>,
-    Result<Option<String>, crate::script::ScriptFault>,
-) {
+) -> OnceOut {
     let t0 = t0.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
     let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, outlets, vars.clone());
     if steps.is_empty() && script.is_none() {
@@ -475,9 +505,7 @@ fn worker_main(
     };
     let local = tokio::task::LocalSet::new();
     let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, outlets, initial_vars);
-    *ctx.script_data.borrow_mut() = script_data;
-    // A run stopped before it began (a script's `setup()` threw) starts no VU.
-    ctx.poll_state(&stop);
+    ctx.prime(script_data, &stop);
     ctx.measure_self();
     // A scenario steered from outside needs a control even when nobody steers this
     // run: it then holds its starting VUs.

@@ -866,6 +866,14 @@ impl WorkerCtx {
         }
     }
 
+    /// Before the worker's VUs start: the script's `setup()` data, and the stop
+    /// state as it is now (a run stopped before it began, because a script's
+    /// `setup()` threw, starts no VU).
+    pub(super) fn prime(&self, script_data: Option<Arc<str>>, state: &AtomicU8) {
+        *self.script_data.borrow_mut() = script_data;
+        self.poll_state(state);
+    }
+
     /// Whether the shared state says to stop (polled by the clock task).
     pub(super) fn poll_state(&self, state: &AtomicU8) {
         let mut state = state.load(Ordering::Relaxed);
