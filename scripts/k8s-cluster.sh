@@ -218,6 +218,11 @@ state = "$STATE/containerd/state"
   address = "$SOCK"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
+  # The kubelet asks for oom_score_adj -998 for sandboxes; lowering a score needs
+  # CAP_SYS_RESOURCE, which a machine inside a container or a VM sandbox may not give
+  # even to root (runc then fails with "can't get final child's PID from pipe").
+  # Restricted, containerd never asks for less than its own score.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$STATE/cni"
@@ -253,7 +258,8 @@ CNI
     --client-ca-file="$pki/ca.crt" --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
     --kubelet-client-certificate="$pki/admin.crt" --kubelet-client-key="$pki/admin.key" \
     --service-account-issuer=https://kubernetes.default.svc --service-account-key-file="$pki/sa.pub" \
-    --service-account-signing-key-file="$pki/sa.key" --enable-priority-and-fairness=false
+    --service-account-signing-key-file="$pki/sa.key" --enable-priority-and-fairness=false \
+    --kubelet-preferred-address-types=InternalIP
   wait_for kube-apiserver 180 kc get --raw /readyz
 
   start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig="$KUBECONFIG_FILE" \

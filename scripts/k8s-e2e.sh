@@ -25,6 +25,8 @@ down_after=0
 PADO=${PADO:-${CARGO_TARGET_DIR:-target}/debug/pado}
 NS=pado-e2e
 TAG=pado:k8s-e2e
+# What each generator pod requests: three must fit on one small node.
+CPU=${CPU:-250m}
 failures=0
 work=$(mktemp -d "${TMPDIR:-/tmp}/pado-k8s-e2e.XXXXXX")
 
@@ -78,7 +80,7 @@ scenarios:
       - request: GET /api/posts/{{ vu }}
 YAML
 before=$(target_count)
-"$PADO" k8s run "$work/count.yaml" -n 3 --namespace "$NS" --image "$TAG" --image-pull-policy Never \
+"$PADO" k8s run "$work/count.yaml" -n 3 --namespace "$NS" --image "$TAG" --image-pull-policy Never --cpu $CPU \
   --start-at +20s --pending-timeout 2m --out "$work/count" --quiet > "$work/count.log" 2>&1
 code=$?
 got=$(( $(target_count) - before ))
@@ -106,7 +108,7 @@ scenarios:
       - request: GET /no-such-page
 YAML
 t0=$(date +%s)
-"$PADO" k8s run "$work/abort.yaml" -n 3 --namespace "$NS" --image "$TAG" --image-pull-policy Never \
+"$PADO" k8s run "$work/abort.yaml" -n 3 --namespace "$NS" --image "$TAG" --image-pull-policy Never --cpu $CPU \
   --start-at +20s --pending-timeout 2m --out "$work/abort" --quiet > "$work/abort.log" 2>&1
 code=$?
 took=$(( $(date +%s) - t0 ))
@@ -119,7 +121,7 @@ fi
 
 # 3. Ctrl-C deletes the Job, the ConfigMap and the Secret.
 sed 's/duration: 10s/duration: 5m/' "$work/count.yaml" > "$work/long.yaml"
-"$PADO" k8s run "$work/long.yaml" -n 3 --namespace "$NS" --image "$TAG" --image-pull-policy Never \
+"$PADO" k8s run "$work/long.yaml" -n 3 --namespace "$NS" --image "$TAG" --image-pull-policy Never --cpu $CPU \
   --start-at +10s --pending-timeout 2m --out "$work/interrupted" --quiet > "$work/interrupt.log" 2>&1 &
 run_pid=$!
 for _ in $(seq 120); do
@@ -142,7 +144,7 @@ fi
 # 4. An image nobody has: the run fails within --pending-timeout with the pod's reason.
 t0=$(date +%s)
 # (Never pulled: the kubelet says ErrImageNeverPull, and nothing leaves the machine.)
-"$PADO" k8s run "$work/count.yaml" -n 3 --namespace "$NS" --image pado:no-such-tag --image-pull-policy Never \
+"$PADO" k8s run "$work/count.yaml" -n 3 --namespace "$NS" --image pado:no-such-tag --image-pull-policy Never --cpu $CPU \
   --start-at +10s --pending-timeout 30s --out "$work/badimage" --quiet > "$work/badimage.log" 2>&1
 code=$?
 took=$(( $(date +%s) - t0 ))

@@ -24,11 +24,29 @@ if (!url || !url.includes('#token=')) {
 }
 const base = new URL(url).origin;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const mark = (what) => console.log(`MARK ${what}`);
+// Prints the mark and gives its moment (ms since the epoch, as resource timing's).
+const mark = (what) => {
+  console.log(`MARK ${what}`);
+  return Date.now();
+};
 const say = (what) => console.error(`[live-run ${new Date().toISOString().slice(11, 23)}] ${what}`);
 
-async function answered(page, what) {
+// When the page's last `POST /api/control` started and how long its answer took,
+// from the browser's own resource timing: printed as `TIMING <what> <ms from the
+// mark to the call> <ms the call took>` so that a late change can be told apart
+// (a click the browser carried out late, or an answer pado gave late).
+async function controlTiming(page) {
+  return page.evaluate(() => {
+    const calls = performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname === '/api/control');
+    const c = calls[calls.length - 1];
+    return c ? { start: performance.timeOrigin + c.startTime, took: c.responseEnd - c.startTime } : null;
+  });
+}
+
+async function answered(page, what, markedAt) {
   const c = await until(() => page.evaluate(() => window.pado.lastControl && window.pado.lastControl.status !== undefined && window.pado.lastControl), 5000, `${what} answered`);
+  const t = await controlTiming(page);
+  if (t && markedAt !== undefined) console.log(`TIMING ${what} ${Math.round(t.start - markedAt)} ${Math.round(t.took)}`);
   assert.equal(c.status, 200, `${what}: ${c.message}`);
   await page.evaluate(() => { window.pado.lastControl = null; });
 }
@@ -54,10 +72,10 @@ try {
   // A rate change made in the page.
   await page.click('.tabs button[data-tab="events"]');
   await page.fill('#in-rate', String(rateTo));
-  mark('rate');
-  const rateAt = Date.now();
+  await page.evaluate(() => performance.clearResourceTimings()); // the buffer holds 250 entries
+  const rateAt = mark('rate');
   await page.click('#btn-set-rate');
-  await answered(page, 'set rate');
+  await answered(page, 'rate', rateAt);
   await eventShown(page, new RegExp(`→ ${rateTo}(\\.0)?/s`));
   // The page's own figures show the new rate too (a closed second at it).
   await until(() => page.evaluate((r) => window.pado.seconds.slice(-1)[0].rps >= 0.8 * r, rateTo), 6000, 'a second at the new rate on the page');
@@ -66,14 +84,16 @@ try {
   await sleep(Math.max(0, rateAt + 5000 - Date.now()));
 
   // Pause: no new requests; resume: requests again.
-  mark('pause');
+  await page.evaluate(() => performance.clearResourceTimings()); // the buffer holds 250 entries
+  const pauseAt = mark('pause');
   await page.click('#btn-pause');
-  await answered(page, 'pause');
+  await answered(page, 'pause', pauseAt);
   await until(async () => (await page.textContent('#run-status')) === 'paused', 3000, 'status paused');
   await sleep(3500);
-  mark('resume');
+  await page.evaluate(() => performance.clearResourceTimings()); // the buffer holds 250 entries
+  const resumeAt = mark('resume');
   await page.click('#btn-resume');
-  await answered(page, 'resume');
+  await answered(page, 'resume', resumeAt);
   await until(async () => (await page.textContent('#run-status')) === 'running', 3000, 'status running');
   await eventShown(page, /^paused$/);
   await eventShown(page, /^resumed$/);
@@ -112,9 +132,10 @@ try {
 
   // Stop (confirmed), then the final summary and the files.
   page.once('dialog', (d) => d.accept());
-  mark('stop');
+  await page.evaluate(() => performance.clearResourceTimings()); // the buffer holds 250 entries
+  const stopAt = mark('stop');
   await page.click('#btn-stop');
-  await answered(page, 'stop');
+  await answered(page, 'stop', stopAt);
   await until(() => page.isVisible('#ended'), 30000, 'the end shown');
   await until(async () => (await page.locator('#files a').allTextContents()).includes('report.html'), 30000, 'report.html listed');
   assert.ok((await page.locator('#summary dd').count()) >= 3, 'the final summary shown');

@@ -87,6 +87,42 @@ const NOT_YET: &[(&str, &str)] = &[
 
 /// The truths of every script of the corpus.
 const TRUTHS: &[Truth] = &[
+    // k6/http's multipart upload (k6's docs): one POST, then sleep(3).
+    Truth {
+        script: "data_uploads_multipart.js",
+        flags: &[],
+        exit: 0,
+        requests: Requests::Exact(1),
+        iterations: Some(1),
+        checks_per_iteration: None,
+        paths: &[("/multipart", 1)],
+        values: &[],
+        thresholds: &[],
+    },
+    // k6/html on the page (k6's docs): one GET, the page parsed.
+    Truth {
+        script: "html_parse_title.js",
+        flags: &[],
+        exit: 0,
+        requests: Requests::Exact(1),
+        iterations: Some(1),
+        checks_per_iteration: None,
+        paths: &[("/", 1)],
+        values: &[],
+        thresholds: &[],
+    },
+    // k6/crypto (k6's docs): no request, one iteration that must not throw.
+    Truth {
+        script: "crypto_hasher.js",
+        flags: &[],
+        exit: 0,
+        requests: Requests::Exact(0),
+        iterations: Some(1),
+        checks_per_iteration: None,
+        paths: NONE,
+        values: &[],
+        thresholds: &[],
+    },
     // One GET: 1 VU, 1 iteration (k6's defaults).
     Truth {
         script: "http_get.js",
@@ -375,6 +411,19 @@ const TRUTHS: &[Truth] = &[
         iterations: None,
         checks_per_iteration: None,
         paths: NONE,
+        values: &[],
+        thresholds: &[],
+    },
+    // CSV rows (k6/experimental/fs and csv, `asObjects`) posted one per iteration:
+    // 1 VU, 3 iterations, three checks each.
+    Truth {
+        script: "csv_users.js",
+        flags: &[],
+        exit: 0,
+        requests: Requests::Exact(3),
+        iterations: Some(3),
+        checks_per_iteration: Some((3, 0)),
+        paths: &[("/echo", 3)],
         values: &[],
         thresholds: &[],
     },

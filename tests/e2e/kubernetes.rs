@@ -377,7 +377,7 @@ fn k8s_render_prints_the_config_map_and_indexed_job() {
     let joined = args.join(" ");
     assert!(
         joined.contains(
-            "-- run /pado/scenario/checkout.yaml --segment $(JOB_COMPLETION_INDEX)/4 --start-at 2099-01-02T03:04:05Z --out /results/run --quiet --header Authorization: Bearer {{ env.API_TOKEN }}"
+            "-- run /scenario/checkout.yaml --segment $(JOB_COMPLETION_INDEX)/4 --start-at 2099-01-02T03:04:05Z --out /results/run --quiet --header Authorization: Bearer {{ env.API_TOKEN }}"
         ),
         "{joined}"
     );

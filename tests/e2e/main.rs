@@ -26,6 +26,8 @@ mod hostile;
 mod http2;
 mod image;
 mod k6_corpus;
+mod k6_modules;
+mod k6_tier2;
 mod kubernetes;
 mod limits;
 mod measurement;

@@ -372,3 +372,41 @@ fn shared_iterations_run_exactly_alone_and_in_two_merged_segments() {
     ok(&merge(&dirs, &merged, &[]));
     assert_eq!(requests(&merged), 23.0);
 }
+
+/// More segments than VUs (what `pado k8s run -n 3` does with a 2-VU test): the
+/// segment given no VU lasts the test's planned length as the others do, so the
+/// merge is whole (not "ended early") and its count equals the server's.
+#[test]
+fn a_segment_given_no_vu_lasts_the_test_and_the_merge_is_whole() {
+    let srv = TestServer::start();
+    let dir = tmp("seg-idle");
+    let f = write_file(
+        &dir,
+        "t.yaml",
+        &format!(
+            "name: seg-idle\ntarget: {}\nscenarios:\n  s:\n    executor: constant-vus\n    vus: 2\n    duration: 3s\n    flow:\n      - request: GET /delay/20\n",
+            srv.base_url()
+        ),
+    );
+    let runs = run_segments(&dir, &f, 3, &[]);
+    let mut outs = Vec::new();
+    for (o, out) in &runs {
+        ok(o);
+        outs.push(out.clone());
+    }
+    let idle = &outs[2];
+    assert_eq!(requests(idle), 0.0, "segment 2/3 has no VU");
+    let meta = read_json(&idle.join("run.json"));
+    let lasted = meta["duration_s"].as_f64().unwrap();
+    assert!(
+        lasted >= 3.0,
+        "the idle segment ended after {lasted} s, before the test's 3 s"
+    );
+    let merged = dir.join("merged");
+    let m = merge(&outs, &merged, &[]);
+    ok(&m);
+    let total: f64 = outs.iter().map(|o| requests(o)).sum();
+    assert!(total > 0.0);
+    assert_eq!(requests(&merged), total);
+    assert_eq!(srv.stats().requests as f64, total);
+}

@@ -306,14 +306,27 @@ mod tests {
             s2.phases.duration_us = 500_000;
             b.record(&s2);
         }
+        one_second(vec![a, b])
+    }
+
+    /// Totals of one second (second 0) holding `series`.
+    fn one_second(series: Vec<SeriesStats>) -> Totals {
         let mut r = SecondRecord::new(0);
         r.absorb(Interval {
-            series: vec![a, b],
+            series,
             ..Default::default()
         });
         let mut t = Totals::default();
         t.add_second(&r);
         t
+    }
+
+    /// Each threshold's verdict is the planted one.
+    fn assert_verdicts(res: &[crate::thresholds::ThresholdResult], want: &[bool]) {
+        assert_eq!(res.len(), want.len());
+        for (i, (r, ok)) in res.iter().zip(want).enumerate() {
+            assert_eq!(r.ok, *ok, "{i}: {r:?}");
+        }
     }
 
     #[test]
@@ -358,13 +371,7 @@ mod tests {
                 chat.record_llm_itl(20_000);
             }
         }
-        let mut r = SecondRecord::new(0);
-        r.absorb(Interval {
-            series: vec![chat],
-            ..Default::default()
-        });
-        let mut t = Totals::default();
-        t.add_second(&r);
+        let t = one_second(vec![chat]);
         let src = TotalsSource::new(&t, 10.0);
         let th = vec![
             parse("llm_ttft", "p(95) < 200").unwrap(),
@@ -379,14 +386,12 @@ mod tests {
             parse("llm_ttft{step:other}", "p(95) < 1000").unwrap(),
         ];
         let res = evaluate(&th, &src);
-        for (i, ok) in [
-            true, false, true, false, true, true, true, true, false, false,
-        ]
-        .iter()
-        .enumerate()
-        {
-            assert_eq!(res[i].ok, *ok, "{i}: {:?}", res[i]);
-        }
+        assert_verdicts(
+            &res,
+            &[
+                true, false, true, false, true, true, true, true, false, false,
+            ],
+        );
         // 11 tokens in 0.3 s: 36.7 tokens/s at most.
         assert!((res[8].value.unwrap() - 36.67).abs() < 0.1, "{:?}", res[8]);
         assert!((res[1].value.unwrap() - 190.0).abs() < 0.2, "{:?}", res[1]);
@@ -407,13 +412,7 @@ mod tests {
             });
             chat.record_ws_latency(50_000);
         }
-        let mut r = SecondRecord::new(0);
-        r.absorb(Interval {
-            series: vec![chat],
-            ..Default::default()
-        });
-        let mut t = Totals::default();
-        t.add_second(&r);
+        let t = one_second(vec![chat]);
         let src = TotalsSource::new(&t, 10.0);
         let th = vec![
             parse("ws_msgs_received", "count == 60").unwrap(),
@@ -425,12 +424,7 @@ mod tests {
             parse("ws_msgs_sent{step:other}", "count > 0").unwrap(),
         ];
         let res = evaluate(&th, &src);
-        for (i, ok) in [true, true, true, true, false, true, false]
-            .iter()
-            .enumerate()
-        {
-            assert_eq!(res[i].ok, *ok, "{i}: {:?}", res[i]);
-        }
+        assert_verdicts(&res, &[true, true, true, true, false, true, false]);
         assert!((res[4].value.unwrap() - 0.1).abs() < 1e-9);
     }
 
@@ -469,9 +463,7 @@ mod tests {
             parse("http_req_duration", "max > 400").unwrap(),
         ];
         let res = evaluate(&th, &src);
-        for (i, ok) in [true, true, true, true, false, true].iter().enumerate() {
-            assert_eq!(res[i].ok, *ok, "{i}: {:?}", res[i]);
-        }
+        assert_verdicts(&res, &[true, true, true, true, false, true]);
         assert!(res[4].value.is_none(), "an HTTP step has no gRPC calls");
     }
 

@@ -75,6 +75,36 @@ impl CookieJar {
         }
     }
 
+    /// Append one `Cookie: ...\r\n` for `host_id` to `out`: `first` (a
+    /// request's own cookies, in order), then the jar's, less those whose name
+    /// a `first` entry marked as replacing (nothing if there are none).
+    pub fn write_header_with(
+        &self,
+        host_id: usize,
+        first: &[crate::script::RequestCookie],
+        out: &mut Vec<u8>,
+    ) {
+        let mut any = false;
+        let mut put = |out: &mut Vec<u8>, n: &str, v: &str| {
+            out.extend_from_slice(if any { b"; " } else { b"Cookie: " });
+            any = true;
+            out.extend_from_slice(n.as_bytes());
+            out.push(b'=');
+            out.extend_from_slice(v.as_bytes());
+        };
+        for c in first {
+            put(out, &c.name, &c.value);
+        }
+        for (h, n, v) in &self.entries {
+            if *h == host_id && !first.iter().any(|c| c.replace && c.name == *n) {
+                put(out, n, v);
+            }
+        }
+        if any {
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+
     /// Drop every cookie of `host_id` (its id is about to name another host).
     pub fn forget(&mut self, host_id: usize) {
         self.entries.retain(|(h, _, _)| *h != host_id);
@@ -108,6 +138,35 @@ mod tests {
         j.absorb(0, &ResponseView::new(200, h2, b""));
         assert_eq!(j.get(0, "SESSION"), None);
         assert_eq!(j.get(0, "lang"), Some("ko"));
+    }
+
+    #[test]
+    fn a_requests_own_cookies_come_first_and_replace_only_when_asked() {
+        // k6 v1.8.1 sent `extra=e1; sid=override; lang=ko` for
+        // `{ extra: 'e1', sid: { value: 'override', replace: true } }` and
+        // `sid=added; sid=abc; lang=ko` for `{ sid: 'added' }`.
+        use crate::script::RequestCookie;
+        let mut j = CookieJar::default();
+        let h = b"HTTP/1.1 200 OK\r\nSet-Cookie: sid=abc\r\nSet-Cookie: lang=ko\r\n\r\n";
+        j.absorb(0, &ResponseView::new(200, h, b""));
+        let c = |n: &str, v: &str, replace| RequestCookie {
+            name: n.into(),
+            value: v.into(),
+            replace,
+        };
+        let mut out = Vec::new();
+        j.write_header_with(
+            0,
+            &[c("extra", "e1", false), c("sid", "override", true)],
+            &mut out,
+        );
+        assert_eq!(out, b"Cookie: extra=e1; sid=override; lang=ko\r\n");
+        out.clear();
+        j.write_header_with(0, &[c("sid", "added", false)], &mut out);
+        assert_eq!(out, b"Cookie: sid=added; sid=abc; lang=ko\r\n");
+        out.clear();
+        CookieJar::default().write_header_with(0, &[], &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -11,6 +11,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod net;
+pub use net::{
+    ScriptGrpcCall, ScriptGrpcReply, ScriptWsCall, ScriptWsEventKind, ScriptWsOpen, ScriptWsReply,
+};
+
 /// Where a script VU runs: what it is asked to do each time it starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScriptRole {
@@ -56,6 +61,21 @@ pub struct ScriptRequest {
     pub redirects: Option<u32>,
     /// Whether the script reads the body (`responseType: "none"` does not).
     pub keep_body: bool,
+    /// k6's `params.cookies`: cookies for this request only, sent before the
+    /// VU's jar's in the one `Cookie` header; `replace` leaves out the jar's
+    /// cookie of the same name (as k6 does).
+    pub cookies: Vec<RequestCookie>,
+}
+
+/// A cookie a script gives one request (k6's `params.cookies` entry).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestCookie {
+    /// The cookie's name.
+    pub name: String,
+    /// Its value.
+    pub value: String,
+    /// Whether it replaces the jar's cookie of the same name (else both go).
+    pub replace: bool,
 }
 
 /// Timing phases of a response in milliseconds, k6's `timings` fields.
@@ -128,6 +148,11 @@ pub enum ScriptCall {
     /// `exec.test.abort(reason)`: the run stops (teardown and `handleSummary`
     /// still run, exit code 108 as k6); resume with [`ScriptReply::Stop`].
     Abort(String),
+    /// A WebSocket request (`k6/ws`, `k6/websockets`); resume with
+    /// [`ScriptReply::Ws`].
+    Ws(ScriptWsCall),
+    /// A gRPC call (`k6/net/grpc`); resume with [`ScriptReply::Grpc`].
+    Grpc(Box<ScriptGrpcCall>),
     /// The iteration (or setup, teardown) ended: `Ok` with `setup()`'s return value
     /// as JSON (for setup), or the exception that ended it.
     Done(Result<Option<String>, ScriptFault>),
@@ -150,6 +175,10 @@ pub enum ScriptReply {
     Execution(Box<Execution>),
     /// The answer to [`ScriptCall::Http`].
     Http(Box<ScriptResponse>),
+    /// The answer to [`ScriptCall::Ws`].
+    Ws(ScriptWsReply),
+    /// The answer to [`ScriptCall::Grpc`].
+    Grpc(Box<ScriptGrpcReply>),
     /// A sleep or check is done.
     Resumed,
     /// The run is stopping: the script must end the iteration now (every further

@@ -29,7 +29,7 @@ pub const ANNOTATION_TEST_NAME: &str = "pado.dev/test-name";
 /// The pod annotation the Job controller sets to the pod's completion index.
 pub const INDEX_ANNOTATION: &str = "batch.kubernetes.io/job-completion-index";
 /// Where the scenario and its data files are mounted (read-only).
-pub const SCENARIO_DIR: &str = "/pado/scenario";
+pub const SCENARIO_DIR: &str = "/scenario";
 /// The emptyDir the generator writes its result directory into.
 pub const RESULTS_VOLUME_DIR: &str = "/results";
 /// The segment's result directory inside the pod.

@@ -64,7 +64,7 @@ pub struct Event {
     /// What ends the fault (`run`, `shell` or `http`), run when `duration` is over,
     /// and also when the run stops early, so a fault is never left behind.
     #[serde(default)]
-    pub undo: Option<EventAction>,
+    pub undo: Option<Action>,
     /// Deadline of the command or HTTP call (default 30s); a command past it is
     /// killed with its process group.
     #[serde(default)]
@@ -82,19 +82,42 @@ pub struct Event {
     pub after: Option<AfterExpect>,
 }
 
-/// An action that ends a fault: exactly one of `run`, `shell`, `http`.
+/// A command or an HTTP call that pado runs beside the load (exactly one of `run`,
+/// `shell`, `http`): an event's `undo`, an experiment's `apply:` and `restore:`.
+/// One type for all of them so that they are written, checked and run alike.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct EventAction {
-    /// Run a program (argv, no shell).
+pub struct Action {
+    /// Run a program: argv, no shell (`["kubectl", "scale", "deploy/api",
+    /// "--replicas={{ value }}"]`).
     #[serde(default)]
     pub run: Option<Vec<String>>,
     /// Run a shell command line (`sh -c`).
     #[serde(default)]
     pub shell: Option<String>,
-    /// Call an HTTP endpoint.
+    /// Call an HTTP endpoint (in an experiment, a `json:` string that is exactly
+    /// `{{ value }}` becomes the number).
     #[serde(default)]
     pub http: Option<EventHttp>,
+    /// Deadline; a command past it is killed with its process group. An
+    /// experiment's action: default 60s. An event's `undo` takes its event's
+    /// `timeout` and may not set its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<Dur>,
+}
+
+impl Action {
+    /// How many of `run`, `shell`, `http` it sets (exactly one is valid).
+    pub fn kinds_set(&self) -> usize {
+        [
+            self.run.is_some(),
+            self.shell.is_some(),
+            self.http.is_some(),
+        ]
+        .iter()
+        .filter(|b| **b)
+        .count()
+    }
 }
 
 /// An HTTP call made by an event.
@@ -238,7 +261,7 @@ impl Event {
     }
 }
 
-impl EventAction {
+impl Action {
     /// The kind of the action: `run`, `shell` or `http`.
     pub fn kind(&self) -> &'static str {
         if self.run.is_some() {

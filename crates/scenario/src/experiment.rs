@@ -13,7 +13,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::events::EventHttp;
+pub use crate::events::Action;
 use crate::Dur;
 
 /// Deadline of an `apply:` or `restore:` action when it sets none.
@@ -135,26 +135,6 @@ pub fn value_text(v: f64) -> String {
     } else {
         format!("{v}")
     }
-}
-
-/// A command or an HTTP call (exactly one of `run`, `shell`, `http`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Action {
-    /// Run a program: argv, no shell (`["kubectl", "scale", "deploy/api",
-    /// "--replicas={{ value }}"]`).
-    #[serde(default)]
-    pub run: Option<Vec<String>>,
-    /// Run a shell command line (`sh -c`).
-    #[serde(default)]
-    pub shell: Option<String>,
-    /// Call an HTTP endpoint (a `json:` string that is exactly `{{ value }}` becomes
-    /// the number).
-    #[serde(default)]
-    pub http: Option<EventHttp>,
-    /// Deadline (default 60s); a command past it is killed with its process group.
-    #[serde(default)]
-    pub timeout: Option<Dur>,
 }
 
 /// What must hold before a point's test starts: exactly one of `http`, `run`,

@@ -14,16 +14,34 @@ use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Module, Runtime};
 use crate::error::ScriptError;
 use crate::imports::{self, Resolved};
 
-/// pado's k6 modules, as JavaScript.
+/// pado's k6 modules, as JavaScript; a module is declared after those it
+/// imports (QuickJS links imports as it compiles).
 const BUILTIN_SOURCES: &[(&str, &str)] = &[
     ("k6", include_str!("js/k6.js")),
+    ("k6/crypto", include_str!("js/crypto.js")),
+    ("k6/html", include_str!("js/html.js")),
+    // Not importable by scripts (not in `imports::BUILTIN`): http.js's helpers.
+    (INTERNAL_BODY, include_str!("js/body.js")),
     ("k6/http", include_str!("js/http.js")),
     ("k6/metrics", include_str!("js/metrics.js")),
     ("k6/execution", include_str!("js/execution.js")),
     ("k6/data", include_str!("js/data.js")),
     ("k6/encoding", include_str!("js/encoding.js")),
     ("k6/timers", include_str!("js/timers.js")),
+    ("k6/ws", include_str!("js/ws.js")),
+    ("k6/websockets", include_str!("js/websockets.js")),
+    (
+        "k6/experimental/websockets",
+        include_str!("js/websockets.js"),
+    ),
+    ("k6/net/grpc", include_str!("js/grpc.js")),
+    ("k6/experimental/fs", include_str!("js/fs.js")),
+    ("k6/experimental/csv", include_str!("js/csv.js")),
 ];
+
+/// The module of `k6/http`'s body and cookie rules (`js/body.js`): imported by
+/// pado's own modules only (a script's import of it is refused at load).
+const INTERNAL_BODY: &str = "pado:http-body";
 
 /// What every VU of a script shares (read-only after load, but for the caches
 /// that `open()` and `SharedArray` fill once).
@@ -122,6 +140,9 @@ pub(crate) struct ScriptResolver;
 
 impl Resolver for ScriptResolver {
     fn resolve(&mut self, _ctx: &Ctx<'_>, base: &str, name: &str) -> rquickjs::Result<String> {
+        if name == INTERNAL_BODY && imports::BUILTIN.contains(&base) {
+            return Ok(name.to_string());
+        }
         match imports::resolve(base, name) {
             Ok(Resolved::Builtin(b)) => Ok(b.to_string()),
             Ok(Resolved::File { name, .. }) => Ok(name),

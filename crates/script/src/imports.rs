@@ -19,6 +19,14 @@ pub(crate) const BUILTIN: &[&str] = &[
     "k6/data",
     "k6/encoding",
     "k6/timers",
+    "k6/crypto",
+    "k6/html",
+    "k6/ws",
+    "k6/websockets",
+    "k6/experimental/websockets",
+    "k6/net/grpc",
+    "k6/experimental/fs",
+    "k6/experimental/csv",
 ];
 
 /// Where an import leads.

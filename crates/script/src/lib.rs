@@ -14,13 +14,19 @@
 //! - pado's k6 modules are JavaScript (`src/js/`) over a few natives
 //!   ([`natives`]).
 
+mod crypto;
+mod csv;
 mod error;
 mod fault;
+mod grpc;
 mod host;
+mod html;
 pub mod imports;
+mod multipart;
 mod natives;
 mod natives_exec;
 mod natives_shared;
+mod net;
 mod options;
 mod summary;
 mod vu;
@@ -85,5 +91,9 @@ pub fn load_for_run(path: &Path, env: &[(String, String)]) -> Result<Loaded, Scr
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_mods;
+#[cfg(test)]
+mod tests_net;
 #[cfg(test)]
 mod tests_runtime;

@@ -138,6 +138,10 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
+    crate::crypto::install(ctx, &p)?;
+    crate::html::install(ctx, &p)?;
+    crate::multipart::install(ctx, &p)?;
+    crate::net::install(ctx, &p, shared)?;
     ctx.globals().set("__pado", p)?;
     Ok(())
 }
@@ -221,6 +225,20 @@ fn request<'js>(
     }
     if let Ok(Some(t)) = o.get::<_, Option<String>>("responseType") {
         req.keep_body = t != "none";
+    }
+    if let Ok(Some(list)) = o.get::<_, Option<Vec<Vec<String>>>>("cookies") {
+        // `[name, value, "replace" or ""]` each (js/body.js).
+        req.cookies = list
+            .into_iter()
+            .filter_map(|c| match <[String; 3]>::try_from(c) {
+                Ok([name, value, replace]) => Some(pado_engine::script::RequestCookie {
+                    name,
+                    value,
+                    replace: replace == "replace",
+                }),
+                Err(_) => None,
+            })
+            .collect();
     }
     if let Ok(Some(ranges)) = o.get::<_, Option<Vec<Vec<f64>>>>("expected") {
         req.expected = Some(

@@ -231,6 +231,9 @@ pub(crate) fn init<'js>(
     }
     ctx.eval::<(), _>(PRELUDE).catch(ctx).map_err(caught)?;
     let ns = evaluate(ctx, shared).map_err(caught)?;
+    // The init stage is over: `open()`, `fs.open()`, `client.load()` are refused
+    // from here, as k6 does, and sockets may connect.
+    g.set("__pado_init_done", true).catch(ctx).map_err(caught)?;
     ns.get::<_, Function<'js>>(exec).map_err(|_| ScriptFault {
         message: format!("the script exports no function `{exec}`"),
         stack: String::new(),

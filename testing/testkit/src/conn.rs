@@ -11,6 +11,7 @@ use tokio::net::TcpStream;
 use crate::http::{self, read_request, ReadError, Request};
 use crate::Shared;
 
+mod multipart;
 mod sse;
 
 /// Longest delay any route will honour (`/delay`, `/slow-body`, `/stall`):
@@ -265,8 +266,8 @@ async fn respond<S: Transport>(
             let ctype = req.header("content-type");
             send(s, req, 200, ctype, &[], &req.body).await
         }
-        "/headers" => {
-            let body = headers_json(req);
+        "/headers" | "/multipart" => {
+            let body = what_was_sent(req);
             send(s, req, 200, Some("application/json"), &[], body.as_bytes()).await
         }
         "/continue" => {
@@ -446,6 +447,15 @@ async fn redirect_to<S: Transport>(s: &mut S, req: &Request) -> io::Result<After
 
 /// `/headers`: the request's headers as a JSON object, names lower-cased and
 /// repeated values joined with `, ` (as HTTP allows).
+/// `/headers`: the request's headers; `/multipart`: the parts of its body.
+fn what_was_sent(req: &Request) -> String {
+    if req.path == "/multipart" {
+        multipart::parts_json(req)
+    } else {
+        headers_json(req)
+    }
+}
+
 fn headers_json(req: &Request) -> String {
     let mut map = serde_json::Map::new();
     for (name, value) in &req.headers {

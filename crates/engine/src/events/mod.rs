@@ -14,6 +14,7 @@
 pub mod command;
 pub mod http_call;
 pub mod open_windows;
+pub mod render;
 pub mod shell_quote;
 
 use std::sync::{Arc, Mutex};
@@ -28,6 +29,7 @@ use pado_scenario::Config;
 use crate::redact::Redactor;
 use http_call::HttpCall;
 pub use open_windows::{env_names, resolve_undo, run_undo, WindowLedger};
+use render::ActionRenderer;
 
 /// Why the events of a scenario could not be prepared (before anything runs).
 #[derive(Debug, thiserror::Error)]
@@ -98,86 +100,8 @@ impl EventPlan {
     }
 }
 
-fn env(field: &str, text: &str, secrets: &mut Vec<Vec<u8>>) -> Result<String, EventError> {
-    if !text.contains("{{") {
-        return Ok(text.to_string());
-    }
-    let t = pado_scenario::template::parse_template(text).map_err(|e| EventError {
-        field: field.into(),
-        message: e.to_string(),
-    })?;
-    for seg in &t.segments {
-        if let pado_scenario::template::Segment::Expr(pado_scenario::template::Expr::Env(n)) = seg {
-            if let Ok(v) = std::env::var(n) {
-                secrets.push(v.into_bytes());
-            }
-        }
-    }
-    pado_scenario::template::render_env_only(text).map_err(|message| EventError {
-        field: field.into(),
-        message,
-    })
-}
-
-fn http(
-    field: &str,
-    h: &EventHttp,
-    target: Option<&str>,
-    secrets: &mut Vec<Vec<u8>>,
-) -> Result<HttpCall, EventError> {
-    let err = |message: String| EventError {
-        field: format!("{field}.url"),
-        message,
-    };
-    let raw = env(&format!("{field}.url"), &h.url, secrets)?;
-    let url = match url::Url::parse(&raw) {
-        Ok(u) => u,
-        Err(url::ParseError::RelativeUrlWithoutBase) => {
-            let base = target.ok_or_else(|| {
-                err(format!(
-                    "`{}` is a path and the scenario has no `target`",
-                    h.url
-                ))
-            })?;
-            url::Url::parse(base)
-                .and_then(|b| b.join(&raw))
-                .map_err(|e| err(e.to_string()))?
-        }
-        Err(e) => return Err(err(format!("`{}`: {e}", h.url))),
-    };
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(err(format!("scheme `{}` is not supported", url.scheme())));
-    }
-    let mut headers = Vec::new();
-    for (k, v) in &h.headers {
-        headers.push((k.clone(), env(&format!("{field}.headers.{k}"), v, secrets)?));
-    }
-    let body = match (&h.body, &h.json) {
-        (Some(b), _) => env(&format!("{field}.body"), b, secrets)?.into_bytes(),
-        (None, Some(j)) => {
-            if !headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-            {
-                headers.push(("Content-Type".into(), "application/json".into()));
-            }
-            serde_json::to_vec(j).unwrap_or_default()
-        }
-        (None, None) => Vec::new(),
-    };
-    let method = h
-        .method
-        .as_deref()
-        .map(str::to_ascii_uppercase)
-        .unwrap_or_else(|| if body.is_empty() { "GET" } else { "POST" }.into());
-    Ok(HttpCall {
-        method,
-        url,
-        headers,
-        body,
-    })
-}
-
+/// An event's action (or undo) resolved: its kind and what runs, `None` when it
+/// sets no `run`, `shell` or `http` (a mark).
 pub(crate) fn action(
     field: &str,
     run: Option<&[String]>,
@@ -186,30 +110,14 @@ pub(crate) fn action(
     target: Option<&str>,
     secrets: &mut Vec<Vec<u8>>,
 ) -> Result<Option<(String, Action)>, EventError> {
-    if let Some(argv) = run {
-        let argv = argv
-            .iter()
-            .enumerate()
-            .map(|(i, a)| env(&format!("{field}.run[{i}]"), a, secrets))
-            .collect::<Result<Vec<_>, _>>()?;
-        return Ok(Some(("run".into(), Action::Command(argv))));
-    }
-    if let Some(line) = shell {
-        let field = format!("{field}.shell");
-        env(&field, line, secrets)?;
-        let line = shell_quote::render_shell_line(line).map_err(|message| EventError {
-            field: field.clone(),
-            message,
-        })?;
-        return Ok(Some((
-            "shell".into(),
-            Action::Command(vec!["sh".into(), "-c".into(), line]),
-        )));
+    let mut r = ActionRenderer::new(None, secrets);
+    if let Some((kind, argv)) = r.argv(field, run, shell)? {
+        return Ok(Some((kind.into(), Action::Command(argv))));
     }
     if let Some(h) = h {
         return Ok(Some((
             "http".into(),
-            Action::Http(http(&format!("{field}.http"), h, target, secrets)?),
+            Action::Http(r.http(&format!("{field}.http"), h, target)?),
         )));
     }
     Ok(None)

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use pado_results::events::ActionRecord;
-use pado_scenario::events::{EventAction, EventHttp};
+use pado_scenario::events::{Action as UndoSource, EventHttp};
 use pado_scenario::template::{parse_template, Expr, Segment};
 
 use super::{action, perform, Action, EventError, EventSpec};
@@ -27,7 +27,7 @@ pub trait WindowLedger: Send + Sync {
 
 /// The environment variables (`{{ env.NAME }}`) an undo reads, by name, in order of
 /// first use: what its record keeps instead of their values.
-pub fn env_names(a: &EventAction) -> Vec<String> {
+pub fn env_names(a: &UndoSource) -> Vec<String> {
     let mut texts: Vec<&str> = Vec::new();
     if let Some(argv) = &a.run {
         texts.extend(argv.iter().map(String::as_str));
@@ -81,7 +81,7 @@ pub fn resolve_undo(
     target: Option<&str>,
     field: &str,
 ) -> Result<ResolvedUndo, EventError> {
-    let undo: EventAction = serde_json::from_value(source.clone()).map_err(|e| EventError {
+    let undo: UndoSource = serde_json::from_value(source.clone()).map_err(|e| EventError {
         field: field.into(),
         message: format!("not an undo pado wrote: {e}"),
     })?;
@@ -127,7 +127,7 @@ mod tests {
 
     use super::*;
 
-    fn undo(v: serde_json::Value) -> EventAction {
+    fn undo(v: serde_json::Value) -> UndoSource {
         serde_json::from_value(v).unwrap()
     }
 

@@ -187,8 +187,11 @@ pub trait Executor: Send + Sync + std::fmt::Debug {
     fn id_space(&self) -> u64 {
         self.max_vus() as u64
     }
-    /// Stages for reports (one window for flat executors).
-    fn stages(&self) -> Vec<StageWindow>;
+    /// Stages for reports (one window for flat executors). None by default: an
+    /// executor bounded by a count of iterations has no load level to draw.
+    fn stages(&self) -> Vec<StageWindow> {
+        Vec::new()
+    }
     /// The schedule: pure, deterministic.
     fn schedule(&self) -> Schedule;
     /// For a scenario steered from outside (`externally-controlled`): the VUs that
@@ -197,6 +200,36 @@ pub trait Executor: Send + Sync + std::fmt::Debug {
     fn steered_start(&self) -> Option<u64> {
         None
     }
+}
+
+/// The `Executor` methods an iteration-bounded executor (`vus` and `max_duration`
+/// fields) shares with the other one: its length is its time limit, its VUs are
+/// all there from the start.
+macro_rules! iterations_within_limit {
+    () => {
+        fn duration(&self) -> Duration {
+            self.max_duration
+        }
+        fn max_vus(&self) -> u32 {
+            self.vus
+        }
+    };
+}
+pub(crate) use iterations_within_limit;
+
+/// `1 iteration`, `5 iterations`: the count of an executor bounded by iterations,
+/// as its summary line says it.
+pub(crate) fn iterations_words(count: u64) -> String {
+    format!("{count} iteration{}", if count == 1 { "" } else { "s" })
+}
+
+/// `PLAN (at most 1m)`: an iteration-bounded plan with the time limit that cuts it
+/// short, so that both such executors say their limit the same way.
+pub(crate) fn within_limit(plan: String, max_duration: Duration) -> String {
+    format!(
+        "{plan} (at most {})",
+        pado_base::units::duration_compact(max_duration)
+    )
 }
 
 /// Build the executor a scenario asks for. The scenario is already validated.

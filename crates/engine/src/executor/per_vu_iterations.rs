@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use pado_base::units::duration_compact as format_duration;
 use pado_scenario::ExecutorKind;
 
-use super::{ClosedSchedule, Executor, Schedule, StageWindow};
+use super::{
+    iterations_within_limit, iterations_words, within_limit, ClosedSchedule, Executor, Schedule,
+};
 
 /// N iterations on each of V VUs.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,23 +25,16 @@ impl Executor for PerVuIterations {
         ExecutorKind::PerVuIterations
     }
     fn describe(&self) -> String {
-        format!(
-            "{} × {} iteration{} (at most {})",
-            pado_base::units::vus(f64::from(self.vus)),
-            self.iterations,
-            if self.iterations == 1 { "" } else { "s" },
-            format_duration(self.max_duration)
+        within_limit(
+            format!(
+                "{} × {}",
+                pado_base::units::vus(f64::from(self.vus)),
+                iterations_words(self.iterations)
+            ),
+            self.max_duration,
         )
     }
-    fn duration(&self) -> Duration {
-        self.max_duration
-    }
-    fn max_vus(&self) -> u32 {
-        self.vus
-    }
-    fn stages(&self) -> Vec<StageWindow> {
-        Vec::new()
-    }
+    iterations_within_limit!();
     fn schedule(&self) -> Schedule {
         Schedule::Closed(ClosedSchedule::all_along(
             self.vus,
@@ -66,5 +60,7 @@ mod tests {
         };
         assert_eq!(c.iterations_per_vu, Some(5));
         assert_eq!(c.vus.len(), 2);
+        assert_eq!(e.describe(), "2 VUs × 5 iterations (at most 1m)");
+        assert!(e.stages().is_empty(), "no load level to draw");
     }
 }

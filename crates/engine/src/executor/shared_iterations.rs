@@ -7,10 +7,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pado_base::units::duration_compact as format_duration;
 use pado_scenario::ExecutorKind;
 
-use super::{ClosedSchedule, Executor, Schedule, StageWindow};
+use super::{
+    iterations_within_limit, iterations_words, within_limit, ClosedSchedule, Executor, Schedule,
+};
 
 /// The iterations a scenario's VUs share: how many there are, and how many have been
 /// taken so far. Clones share the count, so the VUs of every worker take from the
@@ -79,24 +80,16 @@ impl Executor for SharedIterations {
         ExecutorKind::SharedIterations
     }
     fn describe(&self) -> String {
-        let n = self.pool.total();
-        format!(
-            "{} iteration{} shared by {} (at most {})",
-            n,
-            if n == 1 { "" } else { "s" },
-            pado_base::units::vus(f64::from(self.vus)),
-            format_duration(self.max_duration)
+        within_limit(
+            format!(
+                "{} shared by {}",
+                iterations_words(self.pool.total()),
+                pado_base::units::vus(f64::from(self.vus))
+            ),
+            self.max_duration,
         )
     }
-    fn duration(&self) -> Duration {
-        self.max_duration
-    }
-    fn max_vus(&self) -> u32 {
-        self.vus
-    }
-    fn stages(&self) -> Vec<StageWindow> {
-        Vec::new()
-    }
+    iterations_within_limit!();
     fn schedule(&self) -> Schedule {
         let mut s = ClosedSchedule::all_along(self.vus, self.max_duration, None);
         s.shared_iterations = Some(self.pool.clone());

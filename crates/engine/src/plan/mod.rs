@@ -13,7 +13,7 @@ mod websocket;
 
 pub use builder::{compile, compile_for_elsewhere};
 pub use checks::{CheckPlan, ExtractPlan, ExtractSource, TemplatedCheck};
-pub use grpc::{decode_grpc_json, encode_grpc_json, GrpcMessage, GrpcPlan};
+pub use grpc::{decode_grpc_json, descriptors_from_files, encode_grpc_json, GrpcMessage, GrpcPlan};
 pub use pado_scenario::naming::default_step_name;
 pub use request::{RequestForm, RequestPlan, StatusSet};
 pub use sse::{LlmPlan, SsePlan};

@@ -97,6 +97,9 @@ pub fn default_workers() -> usize {
 }
 
 /// Run the plan to its end (or until stopped), feeding closed seconds to `sink`.
+// One run's phases in order (setup, workers, wait, teardown, report) read best
+// together; each phase's detail is in a function of its own.
+#[allow(clippy::too_many_lines)]
 pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     let workers = opts.workers.max(1);
     // One more participant than workers: the global setup/teardown runner (it says
@@ -195,6 +198,12 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     for h in handles {
         let _ = h.join();
     }
+    wait_out_empty_segment(
+        &plan,
+        (&opts.stop, opts.control.as_ref()),
+        (t0, planned_end),
+        &mut stop_asked_at,
+    );
     let aborted = opts.stop.load(std::sync::atomic::Ordering::Relaxed) == ABORT;
     let teardown: &[crate::plan::StepPlan] = if aborted || opts.skip_teardown {
         &[]
@@ -231,6 +240,31 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         }),
         ran_setup,
         script_end: script_end(&plan, setup_fault, teardown_out),
+    }
+}
+
+/// A segment whose share of the test is nothing (fewer VUs than segments) still
+/// lasts the test's planned length, its seconds empty: its timeline then covers
+/// the whole test and merges exactly, instead of reading as a generator that
+/// ended early.
+fn wait_out_empty_segment(
+    plan: &RunPlan,
+    (stop, control): (&StopState, Option<&Arc<LoadControl>>),
+    (t0, planned_end): (Instant, Instant),
+    stop_asked_at: &mut Option<Instant>,
+) {
+    if plan.max_vus() != 0 {
+        return;
+    }
+    let end = || match control {
+        Some(c) => t0 + c.clock().real_at(plan.planned_duration()),
+        None => planned_end,
+    };
+    while stop_asked_at.is_none() && Instant::now() < end() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING {
+            *stop_asked_at = Some(Instant::now());
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

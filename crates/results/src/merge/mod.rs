@@ -51,6 +51,8 @@ pub(crate) struct Source {
     finished: bool,
     /// Seconds its timeline holds.
     seconds: u32,
+    /// Its last second had no VU: a segment given none of the test's load.
+    idle: bool,
 }
 
 /// Read the sources of one group in step: for every second of the merged timeline,

@@ -21,6 +21,8 @@ struct Seg {
     seconds: Vec<Vec<u64>>,
     finished: bool,
     interrupted: bool,
+    /// A share with no VU (fewer VUs than segments) whose run lasted this long, s.
+    idle_for: Option<f64>,
 }
 
 impl Seg {
@@ -34,6 +36,7 @@ impl Seg {
             seconds,
             finished: true,
             interrupted: false,
+            idle_for: None,
         }
     }
 }
@@ -67,7 +70,11 @@ fn write_seg(root: &Path, seg: &Seg) -> PathBuf {
         version: FORMAT_VERSION,
         name: "split".into(),
         started_at: seg.started_at.into(),
-        duration_s: if seg.finished { len } else { 0.0 },
+        duration_s: match (seg.finished, seg.idle_for) {
+            (false, _) => 0.0,
+            (true, Some(d)) => d,
+            (true, None) => len,
+        },
         interrupted: seg.interrupted,
         workers: 2,
         cores_allowed: 2,
@@ -138,8 +145,8 @@ fn write_seg(root: &Path, seg: &Seg) -> PathBuf {
                 iterations: durs.len() as u64,
                 ..Default::default()
             }],
-            vus: 5,
-            vus_max: 5,
+            vus: if seg.idle_for.is_some() { 0 } else { 5 },
+            vus_max: if seg.idle_for.is_some() { 0 } else { 5 },
             generator: Some(GeneratorStats {
                 wall_ns: 1_000_000_000,
                 cpu_ns: 100_000_000 * (u64::from(seg.index) + 1),
@@ -471,6 +478,29 @@ fn missing_and_cut_short_segments_are_named() {
         "{:?}",
         p.problems()
     );
+}
+
+/// A segment given no VU (3 segments of a 2-VU test) has a timeline of its first
+/// second only, though its run lasted the test: it is whole, not ended early. A
+/// segment with VUs whose run was as short as its timeline still is cut short.
+#[test]
+fn a_segment_with_no_share_of_the_load_is_whole_when_its_run_lasted_the_test() {
+    let tmp = tempfile::tempdir().unwrap();
+    let busy = write_seg(tmp.path(), &Seg::new(0, 2, vec![vec![5]; 6]));
+    let mut idle = Seg::new(1, 2, vec![vec![]; 1]);
+    idle.idle_for = Some(6.01);
+    let idle = write_seg(tmp.path(), &idle);
+    let p = plan(&[busy.clone(), idle]).unwrap();
+    assert!(p.problems().is_empty(), "{:?}", p.problems());
+
+    // The same idle timeline from a run that ended at once is cut short.
+    let early_root = tmp.path().join("early");
+    let busy = write_seg(&early_root, &Seg::new(0, 2, vec![vec![5]; 6]));
+    let mut early = Seg::new(1, 2, vec![vec![]; 1]);
+    early.idle_for = Some(0.01);
+    let early = write_seg(&early_root, &early);
+    let p = plan(&[busy, early]).unwrap();
+    assert_eq!(p.problems().len(), 1, "{:?}", p.problems());
 }
 
 /// Memory is bounded by construction: the merge pulls one second of each timeline

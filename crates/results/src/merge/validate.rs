@@ -23,7 +23,7 @@ pub(crate) fn open_sources(dirs: &[PathBuf]) -> Result<Vec<Source>, MergeError> 
             .clone()
             .ok_or_else(|| MergeError::NotASegment(d.clone()))?;
         let finished = meta.duration_s > 0.0 && d.join(SUMMARY_FILE).is_file();
-        let seconds = timeline_seconds(&d.join(TIMELINE_FILE))?;
+        let (seconds, idle) = timeline_seconds(&d.join(TIMELINE_FILE))?;
         sources.push(Source {
             path: d.clone(),
             dir,
@@ -31,6 +31,7 @@ pub(crate) fn open_sources(dirs: &[PathBuf]) -> Result<Vec<Source>, MergeError> 
             segment,
             finished,
             seconds,
+            idle,
         });
     }
     let first = &sources[0];
@@ -92,7 +93,9 @@ pub(crate) fn problems(sources: &[Source]) -> Vec<String> {
             Some("pado did not finish writing it (killed or crashed: no summary.json)")
         } else if s.meta.interrupted {
             Some("it was interrupted (Ctrl-C or an aborting threshold)")
-        } else if f64::from(s.seconds) + 1.0 < planned.floor() {
+        } else if f64::from(s.seconds) + 1.0 < planned.floor()
+            && !(s.idle && s.meta.duration_s + 1.0 >= planned.floor())
+        {
             Some("its timeline stops there")
         } else {
             None
@@ -171,13 +174,17 @@ fn only_regular_files(dir: &Path) -> Result<(), MergeError> {
     Ok(())
 }
 
-/// Seconds in a timeline (`t` of its last complete line + 1), read from the end of
-/// the file: a one-hour timeline is not read twice. A half-written last line (a
-/// killed writer) is passed over, as the reader does.
-fn timeline_seconds(path: &Path) -> Result<u32, MergeError> {
+/// Seconds in a timeline (`t` of its last complete line + 1), and whether that last
+/// second had no VU at all (a segment whose share of the test is nothing: its
+/// timeline ends when its VUs would have started, though its run lasted the test),
+/// read from the end of the file: a one-hour timeline is not read twice. A
+/// half-written last line (a killed writer) is passed over, as the reader does.
+fn timeline_seconds(path: &Path) -> Result<(u32, bool), MergeError> {
     #[derive(Deserialize)]
     struct T {
         t: u32,
+        #[serde(default)]
+        vus_max: u64,
     }
     let io = |e: std::io::Error| {
         MergeError::Result(ResultError::Io {
@@ -187,7 +194,7 @@ fn timeline_seconds(path: &Path) -> Result<u32, MergeError> {
     };
     let mut f = match File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((0, false)),
         Err(e) => return Err(io(e)),
     };
     let len = f.metadata().map_err(io)?.len();
@@ -211,7 +218,7 @@ fn timeline_seconds(path: &Path) -> Result<u32, MergeError> {
                 continue;
             }
             match serde_json::from_slice::<T>(line) {
-                Ok(t) => return Ok(t.t.saturating_add(1)),
+                Ok(t) => return Ok((t.t.saturating_add(1), t.vus_max == 0)),
                 Err(e) if e.is_eof() && !tried_last => tried_last = true,
                 Err(e) => {
                     return Err(MergeError::Result(ResultError::Format {
@@ -223,7 +230,7 @@ fn timeline_seconds(path: &Path) -> Result<u32, MergeError> {
             }
         }
         if from == 0 {
-            return Ok(0);
+            return Ok((0, false));
         }
         chunk *= 4;
     }

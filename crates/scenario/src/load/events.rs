@@ -3,7 +3,7 @@
 //! (`during:` as thresholds, `recovers` with its `within`).
 
 use super::validator::Validator;
-use crate::events::{parse_recovers, Event, EventAction, EventHttp};
+use crate::events::{parse_recovers, Action, Event, EventHttp};
 use crate::model::Config;
 
 impl Validator<'_> {
@@ -119,19 +119,36 @@ impl Validator<'_> {
         }
     }
 
-    fn undo(&mut self, at: &str, u: &EventAction) {
-        let n = [u.run.is_some(), u.shell.is_some(), u.http.is_some()]
-            .iter()
-            .filter(|a| **a)
-            .count();
-        if n != 1 {
+    fn undo(&mut self, at: &str, u: &Action) {
+        if u.timeout.is_some() {
+            self.err(
+                &format!("{at}.timeout"),
+                "an `undo` has its event's `timeout`, not one of its own",
+                Some("set `timeout:` on the event: it bounds the action and the undo"),
+            );
+        }
+        self.one_action(at, u, "`undo` needs", None);
+        self.action_parts(at, u.run.as_deref(), u.shell.as_deref(), u.http.as_ref());
+    }
+
+    /// The rules every [`Action`] keeps (an event's undo, an experiment's apply
+    /// and restore): exactly one of `run`, `shell`, `http` (`needs` begins the
+    /// message), and a timeout, when given, above 0.
+    pub(super) fn one_action(&mut self, at: &str, a: &Action, needs: &str, hint: Option<&str>) {
+        if a.kinds_set() != 1 {
             self.err(
                 at,
-                "`undo` needs exactly one of `run`, `shell` or `http`",
+                format!("{needs} exactly one of `run`, `shell` or `http`"),
+                hint,
+            );
+        }
+        if a.timeout.is_some_and(|d| d.get().is_zero()) {
+            self.err(
+                &format!("{at}.timeout"),
+                "timeout must be more than 0",
                 None,
             );
         }
-        self.action_parts(at, u.run.as_deref(), u.shell.as_deref(), u.http.as_ref());
     }
 
     pub(super) fn action_parts(
@@ -302,6 +319,27 @@ mod tests {
         has("events[2].at_stage", "stage 9 does not exist");
         let line = p.iter().find(|(_, f, _)| f == "events[0].run").unwrap().0;
         assert_eq!(line, Some(10), "{p:?}");
+    }
+
+    #[test]
+    fn an_undo_is_one_action_bounded_by_its_events_timeout() {
+        // The undo is the same `Action` as an experiment's apply, but its deadline
+        // is the event's: one of its own is refused, saying where to put it.
+        let p = problems(
+            "  - { at: 1s, run: [\"true\"], duration: 2s, undo: { run: [\"true\"], timeout: 5s } }\n  - { at: 1s, run: [\"true\"], duration: 2s, undo: { run: [\"true\"], shell: \"true\" } }\n",
+        );
+        assert!(
+            p.iter()
+                .any(|(_, f, m)| f == "events[0].undo.timeout"
+                    && m.contains("its event's `timeout`")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|(_, f, m)| f == "events[1].undo"
+                && m == "`undo` needs exactly one of `run`, `shell` or `http`"),
+            "{p:?}"
+        );
+        assert_eq!(p.len(), 2, "{p:?}");
     }
 
     #[test]

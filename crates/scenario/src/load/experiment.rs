@@ -89,24 +89,14 @@ impl Validator<'_> {
     }
 
     fn experiment_action(&mut self, at: &str, a: &Action) {
-        let n = [a.run.is_some(), a.shell.is_some(), a.http.is_some()]
-            .iter()
-            .filter(|b| **b)
-            .count();
-        if n != 1 {
-            self.err(
-                at,
-                "needs exactly one of `run`, `shell` or `http`",
-                Some("e.g. `run: [\"kubectl\", \"scale\", \"deploy/api\", \"--replicas={{ value }}\"]`"),
-            );
-        }
-        if a.timeout.is_some_and(|d| d.get().is_zero()) {
-            self.err(
-                &format!("{at}.timeout"),
-                "timeout must be more than 0",
-                None,
-            );
-        }
+        self.one_action(
+            at,
+            a,
+            "needs",
+            Some(
+                "e.g. `run: [\"kubectl\", \"scale\", \"deploy/api\", \"--replicas={{ value }}\"]`",
+            ),
+        );
         // `{{ value }}` is the experiment's own; what is left must be `{{ env.X }}`.
         let run: Option<Vec<String>> = a
             .run

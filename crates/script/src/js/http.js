@@ -1,5 +1,7 @@
 // k6/http on pado's own HTTP client: every request is a call the VU's task makes.
 const P = globalThis.__pado;
+import { parseHTML } from "k6/html";
+import { FileData, file as makeFile, multipartParts, formEncode, responseCookies, requestCookies, cookieJar, CookieJar } from "pado:http-body";
 
 let defaultExpected = null;
 
@@ -21,19 +23,6 @@ function select(value, path) {
   return v;
 }
 
-function parseCookies(headers) {
-  const out = {};
-  for (const [n, v] of headers) {
-    if (n.toLowerCase() !== "set-cookie") continue;
-    const first = v.split(";")[0];
-    const eq = first.indexOf("=");
-    if (eq < 0) continue;
-    const name = first.slice(0, eq).trim();
-    (out[name] = out[name] || []).push({ name, value: first.slice(eq + 1).trim() });
-  }
-  return out;
-}
-
 export class Response {
   constructor(r, request) {
     this.status = r.status;
@@ -51,14 +40,15 @@ export class Response {
       headers[k] = headers[k] === undefined ? v : headers[k] + ", " + v;
     }
     this.headers = headers;
-    this.cookies = parseCookies(r.headers);
+    this.cookies = responseCookies(r.headers);
   }
   json(selector) {
     const v = JSON.parse(this.body);
     return selector === undefined ? v : select(v, selector);
   }
-  html() {
-    throw new Error("Response.html() (k6/html) is not available in pado yet");
+  html(selector) {
+    const doc = parseHTML(this.body);
+    return selector === undefined ? doc : doc.find(selector);
   }
 }
 
@@ -66,13 +56,16 @@ function encodeBody(body, headers) {
   if (body === undefined || body === null) return "";
   if (typeof body === "string") return body;
   if (body instanceof ArrayBuffer) return body;
+  if (ArrayBuffer.isView(body)) return body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength);
   if (typeof body === "object") {
-    if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) {
-      headers["Content-Type"] = "application/x-www-form-urlencoded";
+    const hasType = Object.keys(headers).some((h) => h.toLowerCase() === "content-type");
+    if (Object.values(body).some((v) => v instanceof FileData)) {
+      const [bytes, boundary] = P.multipart(multipartParts(body));
+      if (!hasType) headers["Content-Type"] = "multipart/form-data; boundary=" + boundary;
+      return bytes;
     }
-    return Object.keys(body)
-      .map((k) => encodeURIComponent(k) + "=" + encodeURIComponent(body[k]))
-      .join("&");
+    if (!hasType) headers["Content-Type"] = "application/x-www-form-urlencoded";
+    return formEncode(body);
   }
   return String(body);
 }
@@ -96,13 +89,7 @@ export function request(method, url, body, params) {
       url = m[1] + m[3];
     }
   }
-  if (params.cookies) {
-    const pairs = Object.keys(params.cookies).map((k) => {
-      const c = params.cookies[k];
-      return k + "=" + (typeof c === "object" ? c.value : c);
-    });
-    if (pairs.length) headers["Cookie"] = pairs.join("; ");
-  }
+  const cookies = requestCookies(params);
   const sent = encodeBody(body, headers);
   const tags = params.tags || {};
   const expected = params.responseCallback !== undefined ? params.responseCallback : defaultExpected;
@@ -114,6 +101,7 @@ export function request(method, url, body, params) {
     redirects: params.redirects,
     responseType: params.responseType || "text",
     expected: expected ? expected.ranges : undefined,
+    cookies,
   });
   return new Response(r, { method: String(method).toUpperCase(), url: String(url), headers, body: sent });
 }
@@ -153,7 +141,14 @@ export function url(strings, ...values) {
   return strings.reduce((a, s, i) => a + s + (i < values.length ? values[i] : ""), "");
 }
 
+export const file = (data, filename, contentType) => makeFile(data, filename, contentType);
+
+export { cookieJar, CookieJar };
+
 export default {
+  file,
+  cookieJar,
+  CookieJar,
   request, get, head, post, put, patch, del, options, batch,
   expectedStatuses, setResponseCallback, url, Response,
 };

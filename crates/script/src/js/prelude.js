@@ -36,11 +36,24 @@
     timers.delete(id);
   };
   globalThis.clearInterval = globalThis.clearTimeout;
-  globalThis.open = (path, mode) => P.open(String(path), mode === undefined ? "" : String(mode));
-  // Run the timers left, in time order, sleeping between them (k6 ends an
-  // iteration once its event loop is empty).
+  globalThis.open = (path, mode) => {
+    if (globalThis.__pado_init_done) {
+      throw new Error("open() can be called only in the init context (outside any function)");
+    }
+    return P.open(String(path), mode === undefined ? "" : String(mode));
+  };
+  // Modules whose events the loop runs (k6/websockets' sockets, k6/net/grpc's
+  // streams): each `{ busy(), step(ms) }`, `step` waiting at most `ms` (-1: no
+  // limit) for its next event and dispatching it.
+  const loops = (globalThis.__pado_loops = []);
+  // Run the timers left, in time order, sleeping between them, and the events
+  // of those modules while any has work: k6 ends an iteration once its event
+  // loop is empty.
   globalThis.__pado_drain = () => {
-    while (timers.size) {
+    for (;;) {
+      const net = loops.find((l) => l.busy());
+      const busy = net !== undefined;
+      if (!timers.size && !busy) return;
       let first = null;
       let firstId = 0;
       for (const [id, t] of timers) {
@@ -49,7 +62,11 @@
           firstId = id;
         }
       }
-      const wait = first.at - P.now();
+      const wait = first === null ? -1 : Math.max(0, first.at - P.now());
+      if (busy && wait !== 0) {
+        net.step(wait);
+        continue;
+      }
       if (wait > 0) P.sleep(wait / 1000);
       if (first.every) first.at += first.every;
       else timers.delete(firstId);

@@ -1,7 +1,7 @@
 //! An experiment's `apply:` and `restore:` actions (and `ready:`'s command), with the
-//! knob's value put in: the events' own command runner and HTTP call
-//! (`pado_engine::events`), so an action is framed, bounded and killed exactly as an
-//! event's is. `{{ value }}` is replaced by the value's text (digits only: it cannot
+//! knob's value put in: the events' own renderer, command runner and HTTP call
+//! (`pado_engine::events`), so an action is resolved, framed, bounded and killed
+//! exactly as an event's is. `{{ value }}` is replaced by the value's text (digits only: it cannot
 //! run anything in a shell line); `{{ env.X }}` is rendered as events render it, its
 //! values masked in what is kept.
 
@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use pado_engine::events::command::{run_command, TAIL_BYTES};
 use pado_engine::events::http_call::HttpCall;
-use pado_engine::events::shell_quote::render_shell_line;
+use pado_engine::events::render::ActionRenderer;
 use pado_engine::redact::Redactor;
 use pado_scenario::events::EventHttp;
-use pado_scenario::experiment::{fill_value, is_value_hole, Action, DEFAULT_ACTION_TIMEOUT};
+use pado_scenario::experiment::{Action, DEFAULT_ACTION_TIMEOUT};
 
 /// How an action ended.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -29,104 +29,24 @@ pub struct ActionOutcome {
     pub output: String,
 }
 
-/// The environment values `text` renders, to be masked in what is kept.
-fn env_secrets(text: &str, out: &mut Vec<Vec<u8>>) {
-    use pado_scenario::template::{parse_template, Expr, Segment};
-    if let Ok(t) = parse_template(text) {
-        for s in &t.segments {
-            if let Segment::Expr(Expr::Env(n)) = s {
-                if let Ok(v) = std::env::var(n) {
-                    out.push(v.into_bytes());
-                }
-            }
-        }
-    }
-}
-
-/// `text` with the value in and `{{ env.X }}` rendered.
-fn render(text: &str, value: &str, secrets: &mut Vec<Vec<u8>>) -> Result<String, String> {
-    let filled = fill_value(text, value);
-    env_secrets(&filled, secrets);
-    pado_scenario::template::render_env_only(&filled)
-}
-
-/// A `json:` body with each string that is exactly `{{ value }}` made the number
-/// (`{"pool_size": "{{ value }}"}` sends `{"pool_size": 4}`), and the value filled
-/// into other strings.
-fn json_with_value(j: &serde_json::Value, v: f64, text: &str) -> serde_json::Value {
-    use serde_json::Value;
-    match j {
-        Value::String(s) if is_value_hole(s) => serde_json::Number::from_f64(v)
-            .map(|n| {
-                if v.fract() == 0.0 && v.abs() < 1e15 {
-                    Value::from(v as i64)
-                } else {
-                    Value::Number(n)
-                }
-            })
-            .unwrap_or(Value::Null),
-        Value::String(s) => Value::String(fill_value(s, text)),
-        Value::Array(a) => Value::Array(a.iter().map(|x| json_with_value(x, v, text)).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, x)| (k.clone(), json_with_value(x, v, text)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 /// The HTTP call an action makes, resolved: the URL joined to `target` when it is a
-/// path, the value and the environment in.
+/// path, the value and the environment in. Header values are masked in what is
+/// kept, as an experiment's are.
 pub(crate) fn http_call(
     h: &EventHttp,
     value: f64,
     target: Option<&str>,
     secrets: &mut Vec<Vec<u8>>,
 ) -> Result<HttpCall, String> {
-    let text = pado_scenario::experiment::value_text(value);
-    let raw = render(&h.url, &text, secrets)?;
-    let url = match url::Url::parse(&raw) {
-        Ok(u) => u,
-        Err(url::ParseError::RelativeUrlWithoutBase) => {
-            let base =
-                target.ok_or_else(|| format!("`{}` is a path and there is no `target`", h.url))?;
-            url::Url::parse(base)
-                .and_then(|b| b.join(&raw))
-                .map_err(|e| e.to_string())?
+    let call = ActionRenderer::new(Some(value), secrets)
+        .http("http", h, target)
+        .map_err(|e| e.message)?;
+    for (k, v) in &call.headers {
+        if h.headers.contains_key(k) {
+            secrets.push(v.clone().into_bytes());
         }
-        Err(e) => return Err(format!("`{}`: {e}", h.url)),
-    };
-    let mut headers = Vec::new();
-    for (k, v) in &h.headers {
-        let v = render(v, &text, secrets)?;
-        secrets.push(v.clone().into_bytes());
-        headers.push((k.clone(), v));
     }
-    let body = match (&h.body, &h.json) {
-        (Some(b), _) => render(b, &text, secrets)?.into_bytes(),
-        (None, Some(j)) => {
-            if !headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-            {
-                headers.push(("Content-Type".into(), "application/json".into()));
-            }
-            serde_json::to_vec(&json_with_value(j, value, &text)).unwrap_or_default()
-        }
-        (None, None) => Vec::new(),
-    };
-    let method = h
-        .method
-        .as_deref()
-        .map(str::to_ascii_uppercase)
-        .unwrap_or_else(|| if body.is_empty() { "GET" } else { "POST" }.into());
-    Ok(HttpCall {
-        method,
-        url,
-        headers,
-        body,
-    })
+    Ok(call)
 }
 
 /// The argv a `run:` or `shell:` runs, the value and the environment in.
@@ -136,21 +56,10 @@ pub(crate) fn argv(
     value: f64,
     secrets: &mut Vec<Vec<u8>>,
 ) -> Result<Option<Vec<String>>, String> {
-    let text = pado_scenario::experiment::value_text(value);
-    if let Some(run) = run {
-        return run
-            .iter()
-            .map(|a| render(a, &text, secrets))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some);
-    }
-    if let Some(line) = shell {
-        let filled = fill_value(line, &text);
-        env_secrets(&filled, secrets);
-        let line = render_shell_line(&filled)?;
-        return Ok(Some(vec!["sh".into(), "-c".into(), line]));
-    }
-    Ok(None)
+    ActionRenderer::new(Some(value), secrets)
+        .argv("action", run, shell)
+        .map(|a| a.map(|(_, argv)| argv))
+        .map_err(|e| e.message)
 }
 
 /// Runs `a` with the knob at `value`, bounded by its timeout.
@@ -235,19 +144,6 @@ pub(crate) fn command(argv: &[String], timeout: Duration, redactor: &Redactor) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_json_value_hole_becomes_the_number_and_text_holes_the_text() {
-        let j = serde_json::json!({"pool_size": "{{ value }}", "note": "n={{value}}", "k": [1, "{{ value }}"]});
-        assert_eq!(
-            json_with_value(&j, 4.0, "4"),
-            serde_json::json!({"pool_size": 4, "note": "n=4", "k": [1, 4]})
-        );
-        assert_eq!(
-            json_with_value(&serde_json::json!("{{ value }}"), 0.5, "0.5"),
-            serde_json::json!(0.5)
-        );
-    }
 
     #[test]
     fn a_shell_action_gets_the_value_and_reports_its_exit() {

@@ -70,6 +70,17 @@ pub fn encode_grpc_json(desc: &MessageDescriptor, json: &[u8]) -> Result<Vec<u8>
     message::encode_json(desc, json)
 }
 
+/// The descriptors of `.proto` `files` (relative to `base_dir`), imports searched
+/// in `import_paths`: what a k6 script's `client.load()` reads, compiled by the
+/// same protox path as a `grpc:` step's, so errors name the file, line and column.
+pub fn descriptors_from_files(
+    base_dir: &std::path::Path,
+    files: &[String],
+    import_paths: &[String],
+) -> Result<prost_reflect::DescriptorPool, String> {
+    descriptors::from_files(base_dir, files, import_paths)
+}
+
 /// A `desc` message's bytes appended to `out` as JSON (`.proto` field names,
 /// every field); `false` when they are not a valid message of that type.
 pub fn decode_grpc_json(desc: &MessageDescriptor, bytes: &[u8], out: &mut Vec<u8>) -> bool {

@@ -47,6 +47,7 @@ mod grpc;
 mod http;
 mod script;
 mod script_debug;
+mod script_net;
 mod send;
 mod sse;
 #[cfg(test)]
@@ -105,6 +106,8 @@ pub(super) struct Vu {
     extra_next: usize,
     /// A scripted scenario's VU, made on its first iteration.
     script: Option<Box<dyn crate::script::ScriptVu>>,
+    /// A script's WebSocket sessions and gRPC connections.
+    net: script_net::ScriptNet,
 }
 
 /// A duration in whole microseconds, as samples hold them.
@@ -146,6 +149,7 @@ impl Vu {
             extra: Vec::new(),
             extra_next: 0,
             script: None,
+            net: script_net::ScriptNet::default(),
             id,
             iter: 0,
             ctx,
@@ -165,6 +169,7 @@ impl Vu {
         for e in &mut self.extra {
             e.conn = None;
         }
+        self.script_ws_cut();
     }
 
     /// Random generator (think times).

@@ -15,7 +15,7 @@ use crate::response_view::ResponseView;
 use crate::runtime::worker::FailureKey;
 use crate::script::{
     Execution, IterationIds, ScriptCall, ScriptFault, ScriptReply, ScriptRequest, ScriptResponse,
-    ScriptRole, ScriptTimings,
+    ScriptRole, ScriptTimings, ScriptWsCall,
 };
 
 use super::finish::{ended_at, sample_of};
@@ -157,6 +157,9 @@ impl Vu {
         let Some(mut script) = self.script.take() else {
             return Driven::Stopped;
         };
+        // Sessions an iteration cut short left open are closed (and recorded)
+        // before the next one starts: its sockets are its own.
+        self.script_ws_end_iteration().await;
         let mut reply = first;
         let mut stopped = false;
         let mut aborting = false;
@@ -173,7 +176,26 @@ impl Vu {
                     ScriptReply::Stop
                 }
                 ScriptCall::Execution => ScriptReply::Execution(Box::new(self.execution(sc))),
-                ScriptCall::Http(_) | ScriptCall::Sleep(_) if stopped => ScriptReply::Stop,
+                ScriptCall::Http(_)
+                | ScriptCall::Sleep(_)
+                | ScriptCall::Ws(_)
+                | ScriptCall::Grpc(_)
+                    if stopped =>
+                {
+                    ScriptReply::Stop
+                }
+                ScriptCall::Ws(call) => {
+                    let wait = matches!(call, ScriptWsCall::Wait { .. });
+                    if wait && self.ctx.stopping.get() {
+                        stopped = true;
+                        ScriptReply::Stop
+                    } else {
+                        ScriptReply::Ws(self.script_ws(call).await)
+                    }
+                }
+                ScriptCall::Grpc(call) => {
+                    ScriptReply::Grpc(Box::new(self.script_grpc(&call).await))
+                }
                 ScriptCall::Http(req) => {
                     let r = self.script_request(scope, &req, scheduled.take()).await;
                     ScriptReply::Http(Box::new(r))
@@ -196,6 +218,7 @@ impl Vu {
             };
         };
         self.script = Some(script);
+        self.script_ws_end_iteration().await;
         if stopped {
             Driven::Stopped
         } else {
@@ -267,7 +290,7 @@ impl Vu {
             else {
                 return unsendable(url.as_str(), "no connection can be made to this host");
             };
-            self.script_bytes(&method, &url, &req.headers, body, host);
+            self.script_bytes(&method, &url, (&req.headers, &req.cookies), body, host);
             let is_head = method == "HEAD";
             let origin: std::rc::Rc<Origin>;
             let n = ctx.plan.origins.len();
@@ -351,7 +374,7 @@ impl Vu {
         &mut self,
         method: &str,
         url: &url::Url,
-        headers: &[(String, String)],
+        (headers, cookies): (&[(String, String)], &[crate::script::RequestCookie]),
         body: &[u8],
         host: usize,
     ) {
@@ -391,7 +414,9 @@ impl Vu {
             out.extend_from_slice(b"User-Agent: pado\r\n");
         }
         if self.cookies {
-            self.jar.write_header(host, out);
+            self.jar.write_header_with(host, cookies, out);
+        } else {
+            crate::cookies::CookieJar::default().write_header_with(host, cookies, out);
         }
         if !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH") {
             out.extend_from_slice(b"Content-Length: ");

@@ -44,7 +44,7 @@ const MAX_WRITE_BACKLOG: usize = 1 << 20;
 /// than a response body pado keeps (`defaults.max_body`, 4 MiB unless set, at
 /// least 64 KiB), so a fragmented message that never ends is cut there as
 /// `ws_too_large`; the write backlog as [`MAX_WRITE_BACKLOG`].
-fn limits(max_body: usize) -> tungstenite::protocol::WebSocketConfig {
+pub(super) fn limits(max_body: usize) -> tungstenite::protocol::WebSocketConfig {
     let message = max_body.max(64 * 1024);
     tungstenite::protocol::WebSocketConfig::default()
         .write_buffer_size(64 * 1024)
@@ -199,7 +199,7 @@ impl Session {
 }
 
 /// The category of a failure mid-session.
-fn failure(e: tungstenite::Error) -> WsError {
+pub(super) fn failure(e: tungstenite::Error) -> WsError {
     use tungstenite::Error as E;
     match e {
         E::ConnectionClosed | E::AlreadyClosed => WsError::ClosedEarly,
@@ -218,7 +218,10 @@ fn failure(e: tungstenite::Error) -> WsError {
 
 /// The handshake request tungstenite sends: the step's rendered GET head (path,
 /// `Host`, `defaults.headers`, the step's headers, cookies) plus the upgrade headers.
-fn handshake_request(head: &[u8], tls: bool) -> Option<tungstenite::handshake::client::Request> {
+pub(super) fn handshake_request(
+    head: &[u8],
+    tls: bool,
+) -> Option<tungstenite::handshake::client::Request> {
     let mut hs = [httparse::EMPTY_HEADER; 64];
     let mut req = httparse::Request::new(&mut hs);
     req.parse(head).ok()?;

@@ -1,0 +1,524 @@
+//! A script's WebSocket sessions and gRPC calls (k6's `k6/ws`, `k6/websockets`,
+//! `k6/net/grpc`) on pado's own clients: the handshake over pado's connection
+//! (as a `ws:` step's, [`super::websocket`]), gRPC on an HTTP/2 pool of the VU's
+//! own ([`pado_http::grpc`]). Each session is recorded as one of pado's WebSocket
+//! sessions (`ws_sessions`, `ws_msgs_sent`, `ws_msgs_received`,
+//! `ws_session_duration`, `ws_connecting`) under the series its URL (or `name`
+//! tag) gives; each call as one request of its method's series with the gRPC code
+//! as its status.
+
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use http::{HeaderName, HeaderValue};
+use pado_http::conn::{connect, Stream};
+use pado_http::grpc::{exchange_grpc, frame_message, GrpcCall, GrpcRequest};
+use pado_http::{H2Pool, Origin, Protocol};
+use pado_metrics::{ErrorKind, NewConnection, WsError, WsSession};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+use crate::runtime::worker::WorkerCtx;
+use crate::script::{
+    ScriptGrpcCall, ScriptGrpcReply, ScriptWsCall, ScriptWsEventKind, ScriptWsOpen, ScriptWsReply,
+};
+
+use super::finish::{ended_at, sample_of};
+use super::websocket::{failure, handshake_request, limits};
+use super::{us, Vu};
+
+/// The handshake's deadline (k6's default connect timeout is the request's: 60 s).
+const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest wait for a frame to be written.
+const SEND_WAIT: Duration = Duration::from_secs(5);
+/// A gRPC call's default deadline (k6's: 60 s).
+const GRPC_TIMEOUT: Duration = Duration::from_secs(60);
+/// gRPC servers a VU keeps a connection to at once (the oldest makes room).
+const MAX_GRPC_TARGETS: usize = 8;
+
+/// One open session.
+struct Socket {
+    ws: WebSocketStream<Stream>,
+    series: u32,
+    t0: Instant,
+    result: WsSession,
+    /// Our close frame went out: the session ends when the server's comes.
+    closing: bool,
+}
+
+/// A VU's WebSocket sessions (for one iteration) and gRPC connections (kept
+/// across iterations).
+#[derive(Default)]
+pub(super) struct ScriptNet {
+    sockets: Vec<Option<Socket>>,
+    grpc: Vec<(String, Rc<Origin>, Rc<H2Pool>)>,
+}
+
+impl ScriptNet {
+    /// Whether any session is open.
+    fn any_open(&self) -> bool {
+        self.sockets.iter().any(Option::is_some)
+    }
+}
+
+/// `ws://h/p` as `http://h/p` (the origin pado connects to).
+fn http_url(url: &url::Url) -> Option<url::Url> {
+    let scheme = match url.scheme() {
+        "ws" | "http" => "http",
+        "wss" | "https" => "https",
+        _ => return None,
+    };
+    let mut u = url.clone();
+    u.set_scheme(scheme).ok()?;
+    Some(u)
+}
+
+/// The origin of `url`: resolved off the worker thread when it names a host.
+async fn origin_of(ctx: &WorkerCtx, url: &url::Url, protocol: Protocol) -> Result<Origin, String> {
+    let tls = ctx.plan.tls.clone();
+    let u = url.clone();
+    let make = move || {
+        let t2 = tls.clone();
+        Origin::for_url_with(
+            &u,
+            protocol,
+            || tls.client_config(),
+            || t2.client_config_alpn(&[b"h2"]),
+        )
+    };
+    if matches!(url.host(), Some(url::Host::Domain(_))) {
+        tokio::task::spawn_blocking(make)
+            .await
+            .map_err(|e| e.to_string())?
+    } else {
+        make()
+    }
+}
+
+impl Vu {
+    /// Do a script's WebSocket request.
+    pub(super) async fn script_ws(&mut self, call: ScriptWsCall) -> ScriptWsReply {
+        match call {
+            ScriptWsCall::Open(o) => self.ws_open(&o).await,
+            ScriptWsCall::Send { id, data, binary } => {
+                let msg = if binary {
+                    Message::binary(data)
+                } else {
+                    match String::from_utf8(data) {
+                        Ok(s) => Message::text(s),
+                        Err(_) => return failed("a text message must be UTF-8"),
+                    }
+                };
+                self.ws_write(id, msg, true).await
+            }
+            ScriptWsCall::Ping { id } => {
+                self.ws_write(id, Message::Ping(Bytes::new()), false).await
+            }
+            ScriptWsCall::Close { id, code } => {
+                let frame = CloseFrame {
+                    code: CloseCode::from(code),
+                    reason: "".into(),
+                };
+                // As k6: our close frame, and the session ends now (the server's
+                // answer is not awaited).
+                let r = self.ws_write(id, Message::Close(Some(frame)), false).await;
+                if let Some(Some(s)) = self.net.sockets.get_mut(id as usize) {
+                    s.closing = true;
+                }
+                self.ws_end(id as usize);
+                r
+            }
+            ScriptWsCall::Wait { timeout } => self.ws_wait(timeout).await,
+        }
+    }
+
+    /// Connect and upgrade; the session is recorded when it ends (or now, when it
+    /// could not open).
+    async fn ws_open(&mut self, o: &ScriptWsOpen) -> ScriptWsReply {
+        let ctx = self.ctx.clone();
+        let series = ctx.script_series(o.name.as_deref().unwrap_or(&o.url), o.group.as_deref());
+        let t0 = Instant::now();
+        let mut result = WsSession::default();
+        let opened = self.ws_handshake(&ctx, o, t0, &mut result).await;
+        let (ws, status, headers) = match opened {
+            Ok(v) => v,
+            Err((e, status, why)) => {
+                result.error = Some(e);
+                result.duration_us = us(t0.elapsed());
+                ctx.record_ws(series, &result, Instant::now());
+                return ScriptWsReply::Failed { status, error: why };
+            }
+        };
+        result.connected = true;
+        result.connecting_us = us(t0.elapsed());
+        let socket = Socket {
+            ws,
+            series,
+            t0,
+            result,
+            closing: false,
+        };
+        let id = match self.net.sockets.iter().position(Option::is_none) {
+            Some(i) => {
+                self.net.sockets[i] = Some(socket);
+                i
+            }
+            None => {
+                self.net.sockets.push(Some(socket));
+                self.net.sockets.len() - 1
+            }
+        };
+        ScriptWsReply::Opened {
+            id: id as u32,
+            status,
+            headers,
+        }
+    }
+
+    /// The handshake: the stream, status and headers; or the failure, the status
+    /// a refusal came with, and why in words.
+    async fn ws_handshake(
+        &mut self,
+        ctx: &WorkerCtx,
+        o: &ScriptWsOpen,
+        t0: Instant,
+        result: &mut WsSession,
+    ) -> Result<(WebSocketStream<Stream>, u16, Vec<(String, String)>), (WsError, u16, String)> {
+        let bad = |why: String| (WsError::Protocol, 0, why);
+        let url = url::Url::parse(&o.url)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "ws" | "wss") && u.host().is_some())
+            .ok_or_else(|| bad(format!("`{}` is not a ws:// or wss:// URL", o.url)))?;
+        let http =
+            http_url(&url).ok_or_else(|| bad(format!("`{}`: not a WebSocket URL", o.url)))?;
+        let origin = origin_of(ctx, &http, Protocol::Http1).await.map_err(bad)?;
+        let (conn, _) = connect(&origin, OPEN_TIMEOUT).await.map_err(|e| {
+            (
+                WsError::Connect(e.kind),
+                0,
+                format!("{}: {}", o.url, e.kind.as_str()),
+            )
+        })?;
+        result.opened = NewConnection::opened(origin.tls.is_some());
+        let mut head = format!("GET {}", url.path()).into_bytes();
+        if let Some(q) = url.query() {
+            head.push(b'?');
+            head.extend_from_slice(q.as_bytes());
+        }
+        head.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+        head.extend_from_slice(url.host_str().unwrap_or_default().as_bytes());
+        if let Some(p) = url.port() {
+            head.extend_from_slice(format!(":{p}").as_bytes());
+        }
+        head.extend_from_slice(b"\r\n");
+        for (k, v) in &o.headers {
+            if k.contains(['\r', '\n', ':']) || v.contains(['\r', '\n']) || k.is_empty() {
+                continue;
+            }
+            head.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+        }
+        head.extend_from_slice(b"\r\n");
+        let request = handshake_request(&head, origin.tls.is_some())
+            .ok_or_else(|| bad(format!("`{}`: a handshake pado cannot build", o.url)))?;
+        let hs = tokio_tungstenite::client_async_with_config(
+            request,
+            conn.stream,
+            Some(limits(ctx.plan.max_body)),
+        );
+        let left = OPEN_TIMEOUT.saturating_sub(t0.elapsed());
+        match tokio::time::timeout(left, hs).await {
+            Err(_) => Err((
+                WsError::Connect(ErrorKind::Timeout),
+                0,
+                format!("{}: the handshake timed out", o.url),
+            )),
+            Ok(Ok((stream, resp))) => {
+                let headers = resp
+                    .headers()
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().to_string(),
+                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                        )
+                    })
+                    .collect();
+                Ok((stream, resp.status().as_u16(), headers))
+            }
+            Ok(Err(tokio_tungstenite::tungstenite::Error::Http(resp))) => {
+                let code = resp.status().as_u16();
+                Err((
+                    WsError::HandshakeRefused(code),
+                    code,
+                    format!("{}: the server answered the handshake with {code}", o.url),
+                ))
+            }
+            Ok(Err(e)) => {
+                let why = e.to_string();
+                Err((failure(e), 0, format!("{}: {why}", o.url)))
+            }
+        }
+    }
+
+    /// Write a frame on socket `id` (`count`: a data message, counted).
+    async fn ws_write(&mut self, id: u32, msg: Message, count: bool) -> ScriptWsReply {
+        let Some(Some(s)) = self.net.sockets.get_mut(id as usize) else {
+            return failed("the socket is closed");
+        };
+        if s.closing {
+            return failed("the socket is closing");
+        }
+        match tokio::time::timeout(SEND_WAIT, s.ws.send(msg)).await {
+            Ok(Ok(())) => {
+                if count {
+                    s.result.msgs_sent += 1;
+                }
+                ScriptWsReply::Done
+            }
+            Ok(Err(e)) => {
+                let why = e.to_string();
+                s.result.error.get_or_insert(failure(e));
+                failed(&why)
+            }
+            Err(_) => {
+                s.result.error.get_or_insert(WsError::Backlog);
+                failed("the server does not read what is sent")
+            }
+        }
+    }
+
+    /// The next event of any open session, at most `timeout`.
+    async fn ws_wait(&mut self, timeout: Option<Duration>) -> ScriptWsReply {
+        let ctx = self.ctx.clone();
+        if !self.net.any_open() {
+            return ScriptWsReply::Idle;
+        }
+        let sockets = &mut self.net.sockets;
+        let next = poll_fn(|cx| {
+            for (i, s) in sockets.iter_mut().enumerate() {
+                if let Some(s) = s {
+                    if let Poll::Ready(m) = s.ws.poll_next_unpin(cx) {
+                        return Poll::Ready((i, m));
+                    }
+                }
+            }
+            Poll::Pending
+        });
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        let got = tokio::select! {
+            r = next => Some(r),
+            _ = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            } => None,
+            _ = ctx.stop_notify.notified(), if !ctx.stopping.get() => None,
+        };
+        let Some((i, m)) = got else {
+            return ScriptWsReply::Timeout;
+        };
+        let id = i as u32;
+        let event = |kind, data: Vec<u8>, code| ScriptWsReply::Event {
+            id,
+            kind,
+            data,
+            code,
+        };
+        let Some(s) = self.net.sockets[i].as_mut() else {
+            return ScriptWsReply::Timeout;
+        };
+        match m {
+            Some(Ok(Message::Text(t))) => {
+                s.result.msgs_received += 1;
+                event(ScriptWsEventKind::Text, t.as_bytes().to_vec(), 0)
+            }
+            Some(Ok(Message::Binary(b))) => {
+                s.result.msgs_received += 1;
+                event(ScriptWsEventKind::Binary, b.to_vec(), 0)
+            }
+            Some(Ok(Message::Ping(_))) => event(ScriptWsEventKind::Ping, Vec::new(), 0),
+            Some(Ok(Message::Pong(_))) => event(ScriptWsEventKind::Pong, Vec::new(), 0),
+            Some(Ok(Message::Frame(_))) => event(ScriptWsEventKind::Pong, Vec::new(), 0),
+            Some(Ok(Message::Close(frame))) => {
+                let (code, reason) = frame
+                    .map(|f| (u16::from(f.code), f.reason.as_bytes().to_vec()))
+                    .unwrap_or((1005, Vec::new()));
+                // Our answer to the server's close (tungstenite queues it).
+                let _ = tokio::time::timeout(SEND_WAIT, s.ws.flush()).await;
+                self.ws_end(i);
+                event(ScriptWsEventKind::Close, reason, code)
+            }
+            None => {
+                let clean = s.closing;
+                if !clean {
+                    s.result.error.get_or_insert(WsError::ClosedEarly);
+                }
+                self.ws_end(i);
+                event(ScriptWsEventKind::Close, Vec::new(), 1006)
+            }
+            Some(Err(e)) => {
+                let closing = s.closing;
+                let why = e.to_string();
+                let err = failure(e);
+                if closing && err == WsError::ClosedEarly {
+                    self.ws_end(i);
+                    return event(ScriptWsEventKind::Close, Vec::new(), 1006);
+                }
+                s.result.error.get_or_insert(err);
+                self.ws_end(i);
+                event(ScriptWsEventKind::Error, why.into_bytes(), 1006)
+            }
+        }
+    }
+
+    /// Socket `i` ended: recorded and gone.
+    fn ws_end(&mut self, i: usize) {
+        if let Some(s) = self.net.sockets.get_mut(i).and_then(Option::take) {
+            let mut result = s.result;
+            let end = Instant::now();
+            result.duration_us = us(end - s.t0);
+            self.ctx.record_ws(s.series, &result, end);
+        }
+    }
+
+    /// The run cut the iteration (its deadline passed mid-session): each session
+    /// still open ends here, recorded with what it sent and read (its connection
+    /// dropped, as every connection an interrupted iteration leaves).
+    pub(super) fn script_ws_cut(&mut self) {
+        for i in 0..self.net.sockets.len() {
+            self.ws_end(i);
+        }
+        self.net.sockets.clear();
+    }
+
+    /// The iteration ended (or one cut short left sessions behind): sessions
+    /// still open are closed and recorded.
+    pub(super) async fn script_ws_end_iteration(&mut self) {
+        if self.net.sockets.is_empty() {
+            return;
+        }
+        for i in 0..self.net.sockets.len() {
+            let Some(s) = self.net.sockets[i].as_mut() else {
+                continue;
+            };
+            if !s.closing {
+                let _ = tokio::time::timeout(SEND_WAIT, s.ws.close(None)).await;
+            }
+            self.ws_end(i);
+        }
+        self.net.sockets.clear();
+    }
+
+    /// Make a script's gRPC call and record it under its method's series.
+    pub(super) async fn script_grpc(&mut self, call: &ScriptGrpcCall) -> ScriptGrpcReply {
+        let ctx = self.ctx.clone();
+        let t_start = Instant::now();
+        let series = ctx.script_series(call.name.as_deref().unwrap_or(&call.method), None);
+        let scheme = if call.plaintext { "http" } else { "https" };
+        let url = match url::Url::parse(&format!("{scheme}://{}", call.target)) {
+            Ok(u) if u.host().is_some() => u,
+            _ => {
+                return grpc_failed(format!("`{}` is not a host:port address", call.target));
+            }
+        };
+        let key = format!("{scheme}://{}", call.target);
+        let (origin, pool) = match self.net.grpc.iter().find(|(k, _, _)| *k == key) {
+            Some((_, o, p)) => (o.clone(), p.clone()),
+            None => {
+                let origin = match origin_of(&ctx, &url, Protocol::Http2).await {
+                    Ok(o) => Rc::new(o),
+                    Err(why) => return grpc_failed(why),
+                };
+                let pool = Rc::new(H2Pool::new(100));
+                if self.net.grpc.len() >= MAX_GRPC_TARGETS {
+                    self.net.grpc.remove(0);
+                }
+                self.net.grpc.push((key, origin.clone(), pool.clone()));
+                (origin, pool)
+            }
+        };
+        let timeout = call.timeout.unwrap_or(GRPC_TIMEOUT);
+        let request = match GrpcRequest::new(&origin, &call.method, &call.metadata, timeout) {
+            Ok(r) => r,
+            Err(e) => return grpc_failed(e.to_string()),
+        };
+        let mut framed = Vec::with_capacity(call.message.len() + 5);
+        frame_message(&call.message, &mut framed);
+        let metadata: [(HeaderName, HeaderValue); 0] = [];
+        let g = GrpcCall {
+            request: &request,
+            metadata: &metadata,
+            body: Bytes::from(framed),
+            timeout,
+            max_messages: None,
+            max_message: call.max_message.unwrap_or(ctx.plan.max_body),
+        };
+        let mut messages = Vec::new();
+        let mut frame = std::mem::take(&mut self.req_body);
+        let out = exchange_grpc(&pool, &origin, g, &mut frame, |m, _| {
+            messages.push(m.to_vec());
+        })
+        .await;
+        self.req_body = frame;
+        let ex = &out.exchange;
+        let (end, duration) = ended_at(ex, None, t_start);
+        let code = out.code.unwrap_or(0);
+        let mut error = ex.error;
+        if error.is_none() && code != 0 {
+            error = Some(ErrorKind::of_grpc_code(code));
+        }
+        let mut sample = sample_of(ex, error, (None, t_start), duration);
+        sample.status = if ex.error.is_none() { code } else { 0 };
+        sample.failed = error.is_some();
+        if call.streaming {
+            ctx.record_grpc_stream(series, &sample, out.messages, end);
+        } else {
+            ctx.record(series, &sample, end);
+        }
+        ScriptGrpcReply {
+            code: ex.error.is_none().then_some(code),
+            messages,
+            error: match (ex.error, ex.reason) {
+                (Some(_), Some(r)) => r.to_string(),
+                (Some(e), None) => e.as_str().to_string(),
+                _ => String::new(),
+            },
+        }
+    }
+}
+
+fn failed(why: &str) -> ScriptWsReply {
+    ScriptWsReply::Failed {
+        status: 0,
+        error: why.to_string(),
+    }
+}
+
+fn grpc_failed(why: String) -> ScriptGrpcReply {
+    ScriptGrpcReply {
+        code: None,
+        messages: Vec::new(),
+        error: why,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ws_url_connects_to_its_http_origin() {
+        let u = url::Url::parse("wss://127.0.0.1:9443/chat?room=파도").unwrap();
+        let h = http_url(&u).unwrap();
+        assert_eq!(h.scheme(), "https");
+        assert_eq!(h.port(), Some(9443));
+        assert!(http_url(&url::Url::parse("ftp://x/").unwrap()).is_none());
+    }
+}
