@@ -69,16 +69,7 @@ const NONE: &[(&str, u64)] = &[];
 /// is open until this list is empty). The comparison holds pado to k6 on every
 /// other script, and to this list both ways: a listed script that now gives k6's
 /// figures fails the test until it is taken off, so the list never hides a fix.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "setup_http_json.js",
-        "an exception in setup() does not stop the test with k6's exit code 107",
-    ),
-    (
-        "shared_array_unique_rows.js",
-        "k6/execution has no `scenario` export yet (k6 exits 104 on its options)",
-    ),
-];
+const NOT_YET: &[(&str, &str)] = &[];
 
 /// The truths of every script of the corpus.
 const TRUTHS: &[Truth] = &[

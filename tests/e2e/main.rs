@@ -47,6 +47,7 @@ mod redirects;
 mod safety;
 mod scenarios;
 mod script;
+mod script_runtime;
 mod segments;
 mod signals;
 mod soak;

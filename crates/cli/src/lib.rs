@@ -52,6 +52,7 @@ mod open_faults;
 mod out;
 mod progress;
 mod run_cmd;
+mod script_summary;
 mod secret_flags;
 mod signals;
 mod split;

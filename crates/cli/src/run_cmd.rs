@@ -68,12 +68,18 @@ fn report_run(
     history: &crate::history_cmd::Recorder,
     done: Finished,
 ) -> Result<i32, Failure> {
+    // A k6 script's `handleSummary` replaces the summary when it returns `stdout`.
+    let script = cfg.scenario.script.as_ref();
+    let replaced = script.and_then(|s| crate::script_summary::handle_summary(s, &done.dir));
     // The summary is the command's output; --quiet only silences progress.
     let color = crate::out::color();
-    out!(
-        "{}",
-        pado_report::render(&done.summary, pado_report::TextOptions { color })
-    );
+    match &replaced {
+        Some(text) => out!("{}", String::from_utf8_lossy(text)),
+        None => out!(
+            "{}",
+            pado_report::render(&done.summary, pado_report::TextOptions { color })
+        ),
+    }
     if let Some(seg) = &cfg.split.segment {
         if !done.summary.thresholds.is_empty() {
             outln!(
@@ -82,21 +88,33 @@ fn report_run(
             );
         }
     }
+    // What follows the summary goes to stderr when `handleSummary` wrote stdout
+    // (whatever reads that output gets exactly what the script returned).
+    let line = |l: &str| {
+        if replaced.is_some() {
+            eprintln!("{l}");
+        } else {
+            outln!("{l}");
+        }
+    };
     for l in crate::live_outputs::lines(&done.summary.outputs) {
-        outln!("{l}");
+        line(&l);
     }
     if let Some(r) = &done.summary.raw_output {
-        outln!("{}", crate::live_outputs::raw_line(r));
+        line(&crate::live_outputs::raw_line(r));
     }
-    outln!("  results: {}", done.dir.display());
+    line(&format!("  results: {}", done.dir.display()));
     // A segment's share is not the test: its merge is recorded.
     if cfg.split.segment.is_none() {
         if let Some(id) = history.record(&done.dir, pado_history::Kind::Run) {
-            outln!("  history: run {id} (`pado history`; `pado compare last~1 last` compares it with the one before)");
+            line(&format!("  history: run {id} (`pado history`; `pado compare last~1 last` compares it with the one before)"));
         }
     }
     if let Some(e) = done.write_error {
         return Err(e.into());
+    }
+    if let (Some(s), Some(end)) = (script, &done.script_end) {
+        return Ok(crate::script_summary::report_end(s, end));
     }
     if cfg.split.segment.is_some() {
         return Ok(exit::OK);

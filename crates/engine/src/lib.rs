@@ -25,6 +25,7 @@ pub mod render;
 pub mod response_view;
 pub mod runtime;
 pub mod script;
+pub mod script_state;
 pub mod trace;
 
 pub use plan::{compile, compile_for_elsewhere, PlanError, RunPlan};

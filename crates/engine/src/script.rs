@@ -158,6 +158,11 @@ pub enum ScriptCall {
         /// The add's tags (`group`, the script's own), empty for none.
         tags: Vec<(String, String)>,
     },
+    /// k6's `k6/execution` figures now; resume with [`ScriptReply::Execution`].
+    Execution,
+    /// `exec.test.abort(reason)`: the run stops (teardown and `handleSummary`
+    /// still run, exit code 108 as k6); resume with [`ScriptReply::Stop`].
+    Abort(String),
     /// A WebSocket request (`k6/ws`, `k6/websockets`); resume with
     /// [`ScriptReply::Ws`].
     Ws(ScriptWsCall),
@@ -178,7 +183,11 @@ pub enum ScriptReply {
         iter: u64,
         /// `setup()`'s return value as JSON, if it returned one.
         data: Option<Arc<str>>,
+        /// The iteration's numbers in its scenario and in the whole test.
+        ids: IterationIds,
     },
+    /// The answer to [`ScriptCall::Execution`].
+    Execution(Box<Execution>),
     /// The answer to [`ScriptCall::Http`].
     Http(Box<ScriptResponse>),
     /// The answer to [`ScriptCall::Ws`].
@@ -191,6 +200,37 @@ pub enum ScriptReply {
     /// call is answered with an exception until it does).
     Stop,
 }
+
+/// An iteration's numbers as k6's `k6/execution` gives them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IterationIds {
+    /// `scenario.iterationInInstance`: the iteration's number among those of its
+    /// scenario on this generator (0-based).
+    pub in_instance: u64,
+    /// `scenario.iterationInTest`: unique across every VU and every segment of a
+    /// split test (this generator's `in_instance`-th position of its segment's
+    /// stripe, as k6's execution segments number them).
+    pub in_test: u64,
+}
+
+/// What `k6/execution` reads live ([`ScriptCall::Execution`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Execution {
+    /// `exec.instance`'s counts.
+    pub instance: crate::script_state::InstanceFigures,
+    /// `instance.currentTestRunDuration`: ms since the load began.
+    pub test_ms: f64,
+    /// `scenario.executor`: k6's name of the executor.
+    pub executor: &'static str,
+    /// `scenario.startTime`: the scenario's start, ms since the Unix epoch.
+    pub scenario_start_ms: f64,
+    /// `scenario.progress`: 0 to 1, the share of the scenario's time gone.
+    pub progress: f64,
+}
+
+/// What `handleSummary` returned: each key (`stdout`, `stderr` or a path) with
+/// its bytes, in the order the script gave them.
+pub type SummaryFiles = Vec<(String, Vec<u8>)>;
 
 /// One scripted VU: a script's own execution state, resumed by its VU's task.
 pub trait ScriptVu {
@@ -209,6 +249,22 @@ pub trait ScriptHost: Send + Sync {
     /// carries a number, not a name. `None` for an id the script never made.
     fn metric(&self, id: u32) -> Option<ScriptMetric> {
         let _ = id;
+        None
+    }
+    /// A fault in the user's words: the message, then `file:line:column` and the
+    /// source line it points at (when the stack names one of the script's files).
+    fn describe_fault(&self, fault: &ScriptFault) -> String {
+        if fault.stack.is_empty() {
+            fault.message.clone()
+        } else {
+            format!("{}\n{}", fault.message, fault.stack)
+        }
+    }
+    /// Call the script's `handleSummary(data)` (`data` as JSON, k6's shape) after
+    /// the run: `None` when the script has none, else the files it returned
+    /// (`stdout`, `stderr` or a path, each with its bytes) or its exception.
+    fn handle_summary(&self, data: &str) -> Option<Result<SummaryFiles, ScriptFault>> {
+        let _ = data;
         None
     }
 }

@@ -72,6 +72,7 @@ fn main() {
             let mut reply = ScriptReply::Start {
                 iter: 0,
                 data: None,
+                ids: Default::default(),
             };
             loop {
                 reply = match vu.resume(reply) {

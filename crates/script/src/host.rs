@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use pado_engine::script::{ScriptHost, ScriptRole, ScriptVu};
+use pado_engine::script::{ScriptFault, ScriptHost, ScriptRole, ScriptVu, SummaryFiles};
 use rquickjs::loader::{Loader, Resolver};
 use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Module, Runtime};
 
@@ -58,8 +58,12 @@ pub(crate) struct Shared {
     pub(crate) env_json: String,
     /// Files read by `open()`, once for all VUs.
     files: Mutex<HashMap<PathBuf, Arc<[u8]>>>,
-    /// `SharedArray`s by name, as JSON, built by the first VU that asks.
-    shared: Mutex<HashMap<String, String>>,
+    /// `SharedArray`s by name, built by the first VU that asks: each row as
+    /// JSON, held once for every VU.
+    shared: Mutex<HashMap<String, SharedRows>>,
+    /// The script's `options` as JSON (k6/execution's `test.options`), set once
+    /// they are read.
+    pub(crate) options_json: std::sync::OnceLock<String>,
     /// The script's own metrics (`k6/metrics`), numbered for the run.
     pub(crate) metrics: crate::custom::MetricRegistry,
     /// The tags every sample carries (options, scenario, `--tag`), set once the
@@ -82,18 +86,28 @@ impl Shared {
         Ok(b)
     }
 
-    /// A `SharedArray` already built, as JSON.
-    pub(crate) fn shared_get(&self, name: &str) -> Option<String> {
+    /// The rows of a `SharedArray` already built (one `Arc` for every VU).
+    pub(crate) fn shared_get(&self, name: &str) -> Option<SharedRows> {
         let m = self.shared.lock().unwrap_or_else(|e| e.into_inner());
         m.get(name).cloned()
     }
 
-    /// Keep a `SharedArray` built now (the first one built wins): what to use.
-    pub(crate) fn shared_set(&self, name: &str, json: String) -> String {
+    /// Keep a `SharedArray` built now from `json` (an array; the first one built
+    /// wins): the rows to use.
+    pub(crate) fn shared_set(&self, name: &str, json: &str) -> Result<SharedRows, String> {
+        let rows: Vec<serde_json::Value> =
+            serde_json::from_str(json).map_err(|e| format!("SharedArray `{name}`: {e}"))?;
+        let rows: SharedRows = rows
+            .iter()
+            .map(|r| Box::<str>::from(r.to_string()))
+            .collect();
         let mut m = self.shared.lock().unwrap_or_else(|e| e.into_inner());
-        m.entry(name.to_string()).or_insert(json).clone()
+        Ok(m.entry(name.to_string()).or_insert(rows).clone())
     }
 }
+
+/// A `SharedArray`'s rows, each as JSON: one copy for the run.
+pub(crate) type SharedRows = Arc<[Box<str>]>;
 
 /// A script ready to run: its VUs are made from it ([`ScriptHost`]).
 pub struct Script {
@@ -116,6 +130,17 @@ impl ScriptHost for Script {
 
     fn metric(&self, id: u32) -> Option<pado_engine::script::ScriptMetric> {
         self.shared.metrics.get(id)
+    }
+
+    fn describe_fault(&self, fault: &ScriptFault) -> String {
+        crate::fault::describe(&self.shared, fault)
+    }
+
+    fn handle_summary(&self, data: &str) -> Option<Result<SummaryFiles, ScriptFault>> {
+        self.exports
+            .iter()
+            .any(|e| e == "handleSummary")
+            .then(|| crate::summary::handle_summary(&self.shared, data))
     }
 }
 
@@ -177,21 +202,51 @@ pub(crate) fn load(
                 .map_err(|e| init_error(name, e.to_string(), String::new()))?;
             modules.insert((*name).to_string(), m);
         }
-        for (name, (p, src)) in &sources {
-            let display = if *name == main {
-                shown.clone()
-            } else if name.starts_with("http") {
-                name.clone()
-            } else {
-                p.display().to_string()
-            };
-            let declared = Module::declare(ctx.clone(), name.as_str(), src.as_str())
-                .catch(&ctx)
-                .map_err(|e| syntax_error(&display, name, src, e))?;
-            let bytes = declared
-                .write(false)
-                .map_err(|e| init_error(&display, e.to_string(), String::new()))?;
-            modules.insert(name.clone(), bytes);
+        // QuickJS links a module's imports as it compiles it, to the modules
+        // already compiled: each round compiles those whose imports are, until
+        // all are (a round that compiles none names the first error).
+        let mut pending: Vec<_> = sources.iter().collect();
+        while !pending.is_empty() {
+            let mut first_error = None;
+            let before = pending.len();
+            pending.retain(|(name, (p, src))| {
+                let display = if **name == main {
+                    shown.clone()
+                } else if name.starts_with("http") {
+                    (*name).clone()
+                } else {
+                    p.display().to_string()
+                };
+                let declared =
+                    match Module::declare(ctx.clone(), name.as_str(), src.as_str()).catch(&ctx) {
+                        Ok(d) => d,
+                        Err(e) => {
+                            let e = syntax_error(&display, name, src, e);
+                            // An import not compiled yet is no error of this module's.
+                            let unlinked = e.to_string().contains("could not load module");
+                            if first_error.as_ref().is_none_or(|(u, _)| *u && !unlinked) {
+                                first_error = Some((unlinked, e));
+                            }
+                            return true;
+                        }
+                    };
+                match declared.write(false) {
+                    Ok(bytes) => {
+                        modules.insert((*name).clone(), bytes);
+                        false
+                    }
+                    Err(e) => {
+                        first_error =
+                            Some((false, init_error(&display, e.to_string(), String::new())));
+                        true
+                    }
+                }
+            });
+            if pending.len() == before {
+                if let Some((_, e)) = first_error {
+                    return Err(e);
+                }
+            }
         }
         Ok(())
     })?;
@@ -211,10 +266,12 @@ pub(crate) fn load(
         env_json,
         files: Mutex::new(HashMap::new()),
         shared: Mutex::new(HashMap::new()),
+        options_json: std::sync::OnceLock::new(),
         metrics: crate::custom::MetricRegistry::default(),
         tags: std::sync::OnceLock::new(),
     });
     let (exports, options) = crate::vu::read_options(&shared)?;
+    let _ = shared.options_json.set(options.to_string());
     let test_tags =
         crate::custom::TestTags::read(&options, tags).map_err(|why| ScriptError::Options {
             file: shown.clone(),

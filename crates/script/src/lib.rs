@@ -18,14 +18,18 @@ mod crypto;
 mod csv;
 mod custom;
 mod error;
+mod fault;
 mod grpc;
 mod host;
 mod html;
 pub mod imports;
 mod multipart;
 mod natives;
+mod natives_exec;
+mod natives_shared;
 mod net;
 mod options;
+mod summary;
 mod vu;
 
 use std::path::Path;
@@ -103,3 +107,5 @@ mod tests;
 mod tests_mods;
 #[cfg(test)]
 mod tests_net;
+#[cfg(test)]
+mod tests_runtime;

@@ -18,7 +18,7 @@ use crate::host::Shared;
 pub(crate) type VuYielder = Yielder<ScriptReply, ScriptCall>;
 
 thread_local! {
-    static CURRENT: Cell<*const VuYielder> = const { Cell::new(std::ptr::null()) };
+    pub(crate) static CURRENT: Cell<*const VuYielder> = const { Cell::new(std::ptr::null()) };
 }
 
 /// Set (or clear, with null) the coroutine whose natives run on this thread.
@@ -84,6 +84,7 @@ pub(crate) fn install<'js>(
         )?,
     )?;
     install_metrics(ctx, &p, shared, scenario)?;
+    crate::natives_exec::install(ctx, &p)?;
     let start = Instant::now();
     p.set(
         "now",
@@ -115,18 +116,7 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
-    let s = shared.clone();
-    p.set(
-        "sharedGet",
-        Function::new(ctx.clone(), move |name: String| s.shared_get(&name))?,
-    )?;
-    let s = shared.clone();
-    p.set(
-        "sharedSet",
-        Function::new(ctx.clone(), move |name: String, json: String| {
-            s.shared_set(&name, json)
-        })?,
-    )?;
+    crate::natives_shared::install(ctx, &p, shared)?;
     p.set(
         "b64encode",
         Function::new(ctx.clone(), |text: String, enc: Opt<String>| {

@@ -198,6 +198,20 @@ fn scenario(s: &Map<String, Value>, field: &str, file: &str) -> Result<Scenario,
             return Err(err(k, "pado does not know this scenario option".into()));
         }
     }
+    // k6 refuses shared iterations fewer than their VUs (each VU must get one).
+    if out.get("executor").and_then(Value::as_str) == Some("shared-iterations") {
+        let n = |k: &str| out.get(k).and_then(Value::as_u64).unwrap_or(1);
+        let (iterations, vus) = (n("iterations"), n("vus"));
+        if iterations < vus {
+            return Err(err(
+                "iterations",
+                format!(
+                    "the number of iterations ({iterations}) can't be less than the number of \
+                     VUs ({vus}), as k6 says: give at least {vus} iterations or fewer VUs"
+                ),
+            ));
+        }
+    }
     serde_json::from_value::<Scenario>(Value::Object(out)).map_err(|e| {
         let text = e.to_string();
         if text.contains("shared-iterations") {
@@ -228,6 +242,32 @@ mod tests {
 
     fn exports() -> Vec<String> {
         vec!["default".into(), "login".into()]
+    }
+
+    #[test]
+    fn shared_iterations_fewer_than_vus_are_refused_as_k6_refuses_them() {
+        // k6: "the number of iterations (2) can't be less than the number of VUs (10)".
+        let e = to_config(
+            &json!({"scenarios": {"all": {"executor": "shared-iterations", "vus": 10, "iterations": 2}}}),
+            "s.js",
+            "s",
+            &exports(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("options.scenarios.all.iterations"), "{e}");
+        assert!(
+            e.contains("iterations (2)") && e.contains("VUs (10)"),
+            "{e}"
+        );
+        // As many iterations as VUs is fine.
+        to_config(
+            &json!({"scenarios": {"all": {"executor": "shared-iterations", "vus": 10, "iterations": 10}}}),
+            "s.js",
+            "s",
+            &exports(),
+        )
+        .unwrap();
     }
 
     #[test]

@@ -15,15 +15,16 @@ type MetricAdd = (u32, f64, Vec<(String, String)>);
 
 /// What one run of a VU's function did.
 #[derive(Debug, Default)]
-struct Seen {
-    requests: Vec<ScriptRequest>,
-    checks: Vec<(String, bool)>,
-    sleeps: Vec<f64>,
-    metrics: Vec<MetricAdd>,
-    done: Option<Result<Option<String>, ScriptFault>>,
+pub(crate) struct Seen {
+    pub(crate) requests: Vec<ScriptRequest>,
+    pub(crate) checks: Vec<(String, bool)>,
+    pub(crate) sleeps: Vec<f64>,
+    pub(crate) metrics: Vec<MetricAdd>,
+    pub(crate) aborted: Option<String>,
+    pub(crate) done: Option<Result<Option<String>, ScriptFault>>,
 }
 
-fn script(
+pub(crate) fn script(
     src: &str,
 ) -> (
     tempfile::TempDir,
@@ -48,7 +49,7 @@ fn load_err(src: &str) -> String {
 }
 
 /// Run one start of `vu`, answering each request with `answer`.
-fn drive(
+pub(crate) fn drive(
     vu: &mut dyn pado_engine::script::ScriptVu,
     start: ScriptReply,
     answer: &dyn Fn(&ScriptRequest) -> ScriptResponse,
@@ -74,6 +75,11 @@ fn drive(
                 seen.metrics.push((id, value, tags));
                 ScriptReply::Resumed
             }
+            ScriptCall::Execution => ScriptReply::Execution(Box::new(planted_execution())),
+            ScriptCall::Abort(reason) => {
+                seen.aborted = Some(reason);
+                ScriptReply::Stop
+            }
             ScriptCall::Done(r) => {
                 seen.done = Some(r);
                 return seen;
@@ -84,14 +90,31 @@ fn drive(
     panic!("the VU never finished");
 }
 
-fn start(iter: u64, data: Option<&str>) -> ScriptReply {
-    ScriptReply::Start {
-        iter,
-        data: data.map(Arc::from),
+/// The live figures every `k6/execution` read gets in these tests.
+fn planted_execution() -> pado_engine::script::Execution {
+    pado_engine::script::Execution {
+        instance: pado_engine::script_state::InstanceFigures {
+            vus_active: 7,
+            vus_initialized: 9,
+            iterations_completed: 41,
+            iterations_interrupted: 2,
+        },
+        test_ms: 1500.0,
+        executor: "shared-iterations",
+        scenario_start_ms: 1_700_000_000_000.0,
+        progress: 0.25,
     }
 }
 
-fn ok_json(body: &str) -> ScriptResponse {
+pub(crate) fn start(iter: u64, data: Option<&str>) -> ScriptReply {
+    ScriptReply::Start {
+        iter,
+        data: data.map(Arc::from),
+        ids: Default::default(),
+    }
+}
+
+pub(crate) fn ok_json(body: &str) -> ScriptResponse {
     ScriptResponse {
         status: 200,
         headers: vec![("content-type".into(), "application/json".into())],
@@ -102,7 +125,7 @@ fn ok_json(body: &str) -> ScriptResponse {
     }
 }
 
-fn load_vu(host: &crate::Script, vu: u64) -> Box<dyn pado_engine::script::ScriptVu> {
+pub(crate) fn load_vu(host: &crate::Script, vu: u64) -> Box<dyn pado_engine::script::ScriptVu> {
     host.vu(ScriptRole::Load {
         scenario: "default".into(),
         exec: "default".into(),

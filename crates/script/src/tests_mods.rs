@@ -34,6 +34,7 @@ fn run_once(
     let mut reply = ScriptReply::Start {
         iter: 0,
         data: None::<Arc<str>>,
+        ids: Default::default(),
     };
     for _ in 0..1000 {
         reply = match vu.resume(reply) {

@@ -70,6 +70,7 @@ fn drive(vu: &mut dyn ScriptVu, p: &mut Planted) -> Seen {
     let mut reply = ScriptReply::Start {
         iter: 0,
         data: None,
+        ids: Default::default(),
     };
     for _ in 0..1000 {
         reply = match vu.resume(reply) {

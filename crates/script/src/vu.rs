@@ -156,14 +156,17 @@ fn run(y: &VuYielder, shared: &Arc<Shared>, role: &ScriptRole, first: ScriptRepl
         let mut reply = first;
         let mut data_seen: Option<(Arc<str>, Value<'_>)> = None;
         loop {
-            let ScriptReply::Start { iter, data } = reply else {
+            let ScriptReply::Start { iter, data, ids } = reply else {
                 if matches!(reply, ScriptReply::Stop) {
                     return;
                 }
                 reply = suspend(y, ScriptCall::Done(Err(fault("resumed out of turn"))));
                 continue;
             };
-            let _ = ctx.globals().set("__ITER", iter);
+            let g = ctx.globals();
+            let _ = g.set("__ITER", iter);
+            let _ = g.set("__pado_iter_instance", ids.in_instance as f64);
+            let _ = g.set("__pado_iter_test", ids.in_test as f64);
             let arg = match (&data, &data_seen) {
                 (Some(d), Some((seen, v))) if Arc::ptr_eq(d, seen) => v.clone(),
                 (Some(d), _) => match ctx.json_parse(d.as_bytes().to_vec()) {
@@ -200,7 +203,7 @@ fn refuse_all(y: &VuYielder, first: ScriptReply, why: &ScriptFault) {
 
 /// Install the natives and globals, evaluate the script (its init stage) and
 /// find the function `exec`.
-fn init<'js>(
+pub(crate) fn init<'js>(
     ctx: &Ctx<'js>,
     shared: &Arc<Shared>,
     scenario: &str,
@@ -219,6 +222,13 @@ fn init<'js>(
     g.set("__ENV", env).catch(ctx).map_err(caught)?;
     g.set("__VU", vu).catch(ctx).map_err(caught)?;
     g.set("__ITER", 0).catch(ctx).map_err(caught)?;
+    if let Some(o) = shared.options_json.get() {
+        let o = ctx
+            .json_parse(o.as_bytes().to_vec())
+            .catch(ctx)
+            .map_err(caught)?;
+        g.set("__pado_options", o).catch(ctx).map_err(caught)?;
+    }
     ctx.eval::<(), _>(PRELUDE).catch(ctx).map_err(caught)?;
     let ns = evaluate(ctx, shared).map_err(caught)?;
     // The init stage is over: `open()`, `fs.open()`, `client.load()` are refused

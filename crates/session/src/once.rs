@@ -85,8 +85,10 @@ pub struct SinglePass {
 impl SinglePass {
     /// Compiles the prepared scenario for one pass.
     pub fn compile(prep: &Prepared) -> Result<SinglePass, SessionError> {
-        let plan = pado_engine::compile(&prep.config, &prep.base_dir)
+        let mut plan = pado_engine::compile(&prep.config, &prep.base_dir)
             .map_err(|e| SessionError::Invalid(format!("{}: {e}", prep.file)))?;
+        // A k6 script's VUs (its setup, one iteration, its teardown).
+        plan.script = prep.script.clone();
         Ok(SinglePass {
             plan: Arc::new(plan),
         })

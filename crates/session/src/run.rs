@@ -35,6 +35,9 @@ pub struct Finished {
     /// A result file (summary.json, report.html, exports) that could not be
     /// written: the summary is still good to print, then this is the run's error.
     pub write_error: Option<SessionError>,
+    /// A k6 script's own end when it did not end well (an exception in `setup()`
+    /// or `teardown()`, `exec.test.abort()`): k6's exit code for it.
+    pub script_end: Option<pado_engine::script_state::ScriptEnd>,
 }
 
 /// A running session.
@@ -379,6 +382,7 @@ fn finish(mut a: After, report: RunReport) -> Result<Finished, SessionError> {
         dir: a.dir.path().to_path_buf(),
         totals: report.totals,
         steps: a.meta.steps,
+        script_end: report.script_end,
     })
 }
 

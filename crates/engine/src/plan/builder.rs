@@ -157,6 +157,7 @@ fn compile_plan(
             .and_then(|d| d.ttl)
             .map(|t| t.get()),
         script: None,
+        script_state: Default::default(),
     };
     Ok((plan, deferred))
 }
@@ -347,6 +348,8 @@ impl Builder<'_> {
             teardown,
             cookies: s.cookies.unwrap_or(true),
             script_exec: s.script_exec.clone(),
+            iterations_begun: Default::default(),
+            segment: None,
         })
     }
 

@@ -203,6 +203,9 @@ pub struct RunPlan {
     /// ([`ScenarioPlan::script_exec`]); set by whoever loaded a script (`pado run
     /// script.js`), `None` for a scenario file.
     pub script: Option<crate::script::ScriptRef>,
+    /// What a scripted run's workers share (k6/execution's live figures, the
+    /// abort); untouched by a scenario file's run.
+    pub script_state: crate::script_state::ScriptRunState,
 }
 
 /// One scenario, compiled.
@@ -231,6 +234,12 @@ pub struct ScenarioPlan {
     /// A scripted scenario: the exported function of [`RunPlan::script`] each
     /// iteration calls (its `entries` are then empty of steps).
     pub script_exec: Option<String>,
+    /// A scripted scenario's iterations begun on this generator (k6's
+    /// `scenario.iterationInInstance`, taken once per iteration).
+    pub iterations_begun: std::sync::atomic::AtomicU64,
+    /// The segment of the test this generator runs (`apply_segment`): maps an
+    /// iteration's number here to its number in the whole test.
+    pub segment: Option<crate::executor::segment::Segment>,
 }
 
 /// One weighted alternative of an iteration.
@@ -375,6 +384,7 @@ impl RunPlan {
                 }),
             );
             let part = crate::executor::segment::SegmentedExecutor::new(whole, segment.clone());
+            sc.segment = Some(segment.clone());
             if part.is_empty() {
                 empty.push(sc.name.clone());
             }

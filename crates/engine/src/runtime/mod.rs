@@ -76,6 +76,9 @@ pub struct RunReport {
     pub start_skew: Option<Duration>,
     /// Whether the global setup ran here (it has steps and no variables were given).
     pub ran_setup: bool,
+    /// A script's `setup()` or `teardown()` threw, or it called
+    /// `exec.test.abort()` (k6's exit codes 107 and 108); `None` otherwise.
+    pub script_end: Option<crate::script_state::ScriptEnd>,
 }
 
 /// Cores this process may use (`available_parallelism`: honours CPU affinity such as
@@ -94,6 +97,9 @@ pub fn default_workers() -> usize {
 }
 
 /// Run the plan to its end (or until stopped), feeding closed seconds to `sink`.
+// One run's phases in order (setup, workers, wait, teardown, report) read best
+// together; each phase's detail is in a function of its own.
+#[allow(clippy::too_many_lines)]
 pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     let workers = opts.workers.max(1);
     // One more participant than workers: the global setup/teardown runner (it says
@@ -116,10 +122,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         None => (&plan.setup, Vec::new()),
     };
     // A script's `setup()` runs here too; its return value goes to every VU.
-    let (script_setup, script_teardown) = match &plan.script {
-        Some(s) => s.0.has_setup(),
-        None => (false, false),
-    };
+    let (script_setup, has_teardown) = script_parts(&plan);
     let (initial_vars, script_data) = run_once(
         workers,
         plan.clone(),
@@ -128,7 +131,9 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         (setup, "setup", vars),
         script_setup.then_some((crate::script::ScriptRole::Setup, None)),
     );
-    let script_data: Option<Arc<str>> = script_data.map(Arc::from);
+    let (script_data, setup_fault, stop_state) = after_script_setup(script_data, &opts.stop);
+    // k6: no teardown after a `setup()` that threw.
+    let script_teardown = has_teardown && setup_fault.is_none();
     // Give threads a moment to start so second 0 is a full second of load; an agreed
     // start (`--start-at`) is kept unless the setup ran past it.
     let ready = Instant::now() + Duration::from_millis(20);
@@ -152,7 +157,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     for id in 0..workers {
         let plan = plan.clone();
         let outlets = outlets.clone();
-        let stop = opts.stop.clone();
+        let stop = stop_state.clone();
         let vars = initial_vars.clone();
         let start = opts.start_at.map(|at| (at, began.clone()));
         let control = opts.control.clone();
@@ -187,7 +192,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
         &plan.teardown
     };
     let script_teardown = script_teardown && !aborted && !opts.skip_teardown;
-    run_once(
+    let (_, teardown_out) = run_once(
         workers,
         plan.clone(),
         Some(t0),
@@ -215,6 +220,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
                 .saturating_duration_since(at)
         }),
         ran_setup,
+        script_end: script_end(&plan, setup_fault, teardown_out),
     }
 }
 
@@ -267,6 +273,60 @@ fn idle_until_planned_end(
     None
 }
 
+/// What a script's `setup()` left: its data for every VU, or the exception that
+/// stops the test (k6: no iteration, no teardown; the workers still start, told
+/// to stop at once, so the result directory is written as for any run), and the
+/// stop state the workers follow.
+fn after_script_setup(
+    setup: Result<Option<String>, crate::script::ScriptFault>,
+    stop: &StopState,
+) -> (
+    Option<Arc<str>>,
+    Option<crate::script::ScriptFault>,
+    StopState,
+) {
+    match setup {
+        Ok(d) => (d.map(Arc::from), None, stop.clone()),
+        Err(f) => (
+            None,
+            Some(f),
+            Arc::new(std::sync::atomic::AtomicU8::new(ABORT)),
+        ),
+    }
+}
+
+/// Whether the plan's script (if any) exports `setup` and `teardown`.
+fn script_parts(plan: &RunPlan) -> (bool, bool) {
+    plan.script
+        .as_ref()
+        .map_or((false, false), |s| s.0.has_setup())
+}
+
+/// How the script's own part ended, when not well: setup's or teardown's
+/// exception, else the reason given to `exec.test.abort()`.
+fn script_end(
+    plan: &RunPlan,
+    setup_fault: Option<crate::script::ScriptFault>,
+    teardown: Result<Option<String>, crate::script::ScriptFault>,
+) -> Option<crate::script_state::ScriptEnd> {
+    use crate::script_state::ScriptEnd;
+    match (setup_fault, teardown) {
+        (Some(f), _) => Some(ScriptEnd::Setup(f)),
+        (None, Err(f)) => Some(ScriptEnd::Teardown(f)),
+        (None, Ok(_)) => plan
+            .script_state
+            .aborted()
+            .map(|r| ScriptEnd::Aborted(r.to_string())),
+    }
+}
+
+/// What a setup or teardown runner leaves: the variables, and the script's
+/// part's outcome (setup's return value as JSON, or its exception).
+type OnceOut = (
+    Vec<Option<Vec<u8>>>,
+    Result<Option<String>, crate::script::ScriptFault>,
+);
+
 /// Run setup or teardown steps on a runner of their own (participant `id` of the
 /// aggregator) and return the variables they leave. With no `t0` (setup, before the
 /// run's clock starts) every sample lands in second 0.
@@ -287,7 +347,7 @@ fn run_once_steps(
 type ScriptOnce = (crate::script::ScriptRole, Option<Arc<str>>);
 
 /// [`run_once_steps`], then the script's part (`script`): the variables left and
-/// what the script's setup returned.
+/// what the script's setup returned (or the exception it threw).
 fn run_once(
     id: usize,
     plan: Arc<RunPlan>,
@@ -295,12 +355,12 @@ fn run_once(
     outlets: worker::Outlets,
     (steps, scope, vars): (&[crate::plan::StepPlan], &str, Vec<Option<Vec<u8>>>),
     script: Option<ScriptOnce>,
-) -> (Vec<Option<Vec<u8>>>, Option<String>) {
+) -> OnceOut {
     let t0 = t0.unwrap_or_else(|| Instant::now() + Duration::from_secs(86_400 * 365));
     let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, outlets, vars.clone());
     if steps.is_empty() && script.is_none() {
         ctx.finish();
-        return (vars, None);
+        return (vars, Ok(None));
     }
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -309,7 +369,7 @@ fn run_once(
         Ok(rt) => rt,
         Err(_) => {
             ctx.finish();
-            return (vars, None);
+            return (vars, Ok(None));
         }
     };
     let local = tokio::task::LocalSet::new();
@@ -321,7 +381,7 @@ fn run_once(
                 *ctx.script_data.borrow_mut() = data;
                 vu.script_once(role).await
             }
-            None => None,
+            None => Ok(None),
         };
         (vu.into_vars(), returned)
     });
@@ -414,19 +474,49 @@ pub fn run_single(plan: Arc<RunPlan>, observer: Arc<dyn Observer>) {
         let ctx = |vars: Vec<Option<Vec<u8>>>| {
             worker::WorkerCtx::with_options(0, plan.clone(), t0, outlets.clone(), vars, true)
         };
+        let (script_setup, script_teardown) = match &plan.script {
+            Some(s) => s.0.has_setup(),
+            None => (false, false),
+        };
         let mut setup = vu::Vu::new(ctx(Vec::new()), 0x5e7, 0, true);
         setup.run_once("setup", &plan.setup).await;
+        // A script's `setup()` too: what it returns goes to its iteration and
+        // teardown; when it throws (said through the observer's sample), nothing
+        // else runs, as in a load run.
+        let data: Option<Arc<str>> = if script_setup {
+            match setup.script_once(crate::script::ScriptRole::Setup).await {
+                Ok(d) => d.map(Arc::from),
+                Err(_) => return,
+            }
+        } else {
+            None
+        };
         let vars = setup.into_vars();
         for sc in &plan.scenarios {
-            let mut vu = vu::Vu::new(ctx(vars.clone()), 1, 1, sc.cookies);
+            let c = ctx(vars.clone());
+            *c.script_data.borrow_mut() = data.clone();
+            let mut vu = vu::Vu::new(c, 1, 1, sc.cookies);
             vu.run_once(&sc.name, &sc.setup).await;
-            for entry in 0..sc.entries.len() {
+            // A scripted scenario runs its function once.
+            let entries = if sc.script_exec.is_some() {
+                1
+            } else {
+                sc.entries.len()
+            };
+            for entry in 0..entries {
                 vu.iteration(sc, entry, None).await;
             }
             vu.run_once(&sc.name, &sc.teardown).await;
         }
-        let mut teardown = vu::Vu::new(ctx(vars), 0x5e7, 0, true);
+        let c = ctx(vars);
+        *c.script_data.borrow_mut() = data;
+        let mut teardown = vu::Vu::new(c, 0x5e7, 0, true);
         teardown.run_once("teardown", &plan.teardown).await;
+        if script_teardown {
+            let _ = teardown
+                .script_once(crate::script::ScriptRole::Teardown)
+                .await;
+        }
     });
 }
 
@@ -454,7 +544,7 @@ fn worker_main(
     };
     let local = tokio::task::LocalSet::new();
     let ctx = worker::WorkerCtx::new(id, plan.clone(), t0, outlets, initial_vars);
-    *ctx.script_data.borrow_mut() = script_data;
+    ctx.prime(script_data, &stop);
     ctx.measure_self();
     // A scenario steered from outside needs a control even when nobody steers this
     // run: it then holds its starting VUs.

@@ -676,6 +676,9 @@ impl WorkerCtx {
         self.roll_to(now);
         let n = self.vus_active.get() + 1;
         self.vus_active.set(n);
+        if self.plan.script.is_some() {
+            self.plan.script_state.vu_active(true);
+        }
         self.vus_peak.set(self.vus_peak.get().max(n));
     }
 
@@ -683,6 +686,9 @@ impl WorkerCtx {
     pub(super) fn vu_stopped(&self, now: Instant) {
         self.roll_to(now);
         self.vus_active.set(self.vus_active.get().saturating_sub(1));
+        if self.plan.script.is_some() {
+            self.plan.script_state.vu_active(false);
+        }
     }
 
     /// Record one request completed at `end`.
@@ -917,9 +923,25 @@ impl WorkerCtx {
         }
     }
 
+    /// Before the worker's VUs start: the script's `setup()` data, and the stop
+    /// state as it is now (a run stopped before it began, because a script's
+    /// `setup()` threw, starts no VU).
+    pub(super) fn prime(&self, script_data: Option<Arc<str>>, state: &AtomicU8) {
+        *self.script_data.borrow_mut() = script_data;
+        self.poll_state(state);
+    }
+
     /// Whether the shared state says to stop (polled by the clock task).
     pub(super) fn poll_state(&self, state: &AtomicU8) {
-        self.observe_stop(state.load(Ordering::Relaxed));
+        let mut state = state.load(Ordering::Relaxed);
+        // A script's `exec.test.abort()` on any worker stops every worker.
+        if state == RUNNING
+            && self.plan.script.is_some()
+            && self.plan.script_state.aborted().is_some()
+        {
+            state = STOPPING;
+        }
+        self.observe_stop(state);
     }
 }
 

@@ -46,6 +46,7 @@ mod finish;
 mod grpc;
 mod http;
 mod script;
+mod script_debug;
 mod script_net;
 mod send;
 mod sse;

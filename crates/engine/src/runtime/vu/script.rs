@@ -14,8 +14,8 @@ use crate::plan::ScenarioPlan;
 use crate::response_view::ResponseView;
 use crate::runtime::worker::FailureKey;
 use crate::script::{
-    ScriptCall, ScriptFault, ScriptReply, ScriptRequest, ScriptResponse, ScriptRole, ScriptTimings,
-    ScriptWsCall,
+    Execution, IterationIds, ScriptCall, ScriptFault, ScriptReply, ScriptRequest, ScriptResponse,
+    ScriptRole, ScriptTimings, ScriptWsCall,
 };
 
 use super::finish::{ended_at, sample_of};
@@ -52,7 +52,10 @@ impl Vu {
                 vu: self.id,
             };
             match host.0.vu(role) {
-                Ok(v) => self.script = Some(v),
+                Ok(v) => {
+                    self.script = Some(v);
+                    self.ctx.plan.script_state.vu_initialized();
+                }
                 Err(message) => {
                     let fault = ScriptFault {
                         message,
@@ -64,24 +67,51 @@ impl Vu {
             }
         }
         let data = self.ctx.script_data.borrow().clone();
+        // One relaxed count per iteration: its number here, and (through the
+        // segment's stripe) in the whole test, unique across generators.
+        let in_instance = sc
+            .iterations_begun
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let ids = IterationIds {
+            in_instance,
+            in_test: sc
+                .segment
+                .as_ref()
+                .map_or(in_instance, |s| s.position(in_instance)),
+        };
         let start = ScriptReply::Start {
             iter: self.iter,
             data,
+            ids,
         };
-        match self.drive_script(&sc.name, start, scheduled).await {
+        let end = match self
+            .drive_script(&sc.name, start, scheduled, Some(sc))
+            .await
+        {
             Driven::Done(Ok(_)) => IterationEnd::Completed,
             Driven::Done(Err(f)) => {
                 self.script_fault(&sc.name, &f);
                 IterationEnd::Failed
             }
             Driven::Stopped => IterationEnd::Stopped,
-        }
+        };
+        self.ctx
+            .plan
+            .script_state
+            .iteration_ended(!matches!(end, IterationEnd::Stopped));
+        end
     }
 
     /// Run the script's `setup()` or `teardown(data)` once on this VU: setup's
-    /// return value (JSON), or `None` when it returned nothing or threw (sampled).
-    pub(in crate::runtime) async fn script_once(&mut self, role: ScriptRole) -> Option<String> {
-        let host = self.ctx.plan.script.clone()?;
+    /// return value (JSON, `None` when it returned nothing or was stopped), or the
+    /// exception that ended it (sampled too).
+    pub(in crate::runtime) async fn script_once(
+        &mut self,
+        role: ScriptRole,
+    ) -> Result<Option<String>, ScriptFault> {
+        let Some(host) = self.ctx.plan.script.clone() else {
+            return Ok(None);
+        };
         let scope = match role {
             ScriptRole::Teardown => "teardown",
             _ => "setup",
@@ -94,18 +124,22 @@ impl Vu {
                     stack: String::new(),
                 };
                 self.script_fault(scope, &fault);
-                return None;
+                return Err(fault);
             }
         }
         let data = self.ctx.script_data.borrow().clone();
-        let start = ScriptReply::Start { iter: 0, data };
-        match self.drive_script(scope, start, None).await {
-            Driven::Done(Ok(v)) => v,
+        let start = ScriptReply::Start {
+            iter: 0,
+            data,
+            ids: IterationIds::default(),
+        };
+        match self.drive_script(scope, start, None, None).await {
+            Driven::Done(Ok(v)) => Ok(v),
             Driven::Done(Err(f)) => {
                 self.script_fault(scope, &f);
-                None
+                Err(f)
             }
-            Driven::Stopped => None,
+            Driven::Stopped => Ok(None),
         }
     }
 
@@ -116,6 +150,7 @@ impl Vu {
         scope: &str,
         first: ScriptReply,
         mut scheduled: Option<Instant>,
+        sc: Option<&ScenarioPlan>,
     ) -> Driven {
         // Out of the VU while it runs (its calls borrow the VU); a task cut
         // mid-request drops it, and the next iteration makes a new one.
@@ -127,9 +162,20 @@ impl Vu {
         self.script_ws_end_iteration().await;
         let mut reply = first;
         let mut stopped = false;
+        let mut aborting = false;
         let result = loop {
             reply = match script.resume(reply) {
+                // The exception `abort` raised to end the iteration is not a fault.
+                ScriptCall::Done(_) if aborting => break Ok(None),
                 ScriptCall::Done(r) => break r,
+                ScriptCall::Abort(reason) => {
+                    self.ctx.plan.script_state.abort(reason);
+                    // This worker stops now; the others at their next look.
+                    self.ctx.observe_stop(crate::runtime::worker::STOPPING);
+                    aborting = true;
+                    ScriptReply::Stop
+                }
+                ScriptCall::Execution => ScriptReply::Execution(Box::new(self.execution(sc))),
                 ScriptCall::Http(_)
                 | ScriptCall::Sleep(_)
                 | ScriptCall::Ws(_)
@@ -182,6 +228,35 @@ impl Vu {
         } else {
             Driven::Done(result)
         }
+    }
+
+    /// What `k6/execution` reads now, for an iteration of `sc` (none in setup
+    /// and teardown).
+    fn execution(&self, sc: Option<&ScenarioPlan>) -> Execution {
+        let now = Instant::now();
+        let t0 = self.ctx.t0;
+        let test = now.saturating_duration_since(t0);
+        let wall_now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let mut e = Execution {
+            instance: self.ctx.plan.script_state.snapshot(),
+            test_ms: test.as_secs_f64() * 1000.0,
+            ..Execution::default()
+        };
+        if let Some(sc) = sc {
+            let started = wall_now.as_secs_f64() * 1000.0 - e.test_ms;
+            e.executor = sc.executor.kind().as_str();
+            e.scenario_start_ms = (started + sc.start_time.as_secs_f64() * 1000.0).floor();
+            let length = sc.executor.duration().as_secs_f64();
+            let gone = test.saturating_sub(sc.start_time).as_secs_f64();
+            e.progress = if length > 0.0 {
+                (gone / length).min(1.0)
+            } else {
+                0.0
+            };
+        }
+        e
     }
 
     /// Send a script's request, following its redirects (each hop a sample of
@@ -272,6 +347,10 @@ impl Vu {
             if let Some(next) = next {
                 // A hop: measured under the request's series, never a failure.
                 ctx.record(series, &sample, end);
+                if ctx.observer.is_some() {
+                    let name = req.name.as_deref().unwrap_or(&req.url);
+                    self.script_trace(scope, name, &url[..url::Position::BeforePath], &sample);
+                }
                 if matches!(ex.status, 301..=303) && method != "HEAD" {
                     method = "GET".to_string();
                     body = &[];
@@ -286,6 +365,10 @@ impl Vu {
                 self.script_failure(scope, series, (&method, &url), &sample, end);
             }
             ctx.record(series, &sample, end);
+            if ctx.observer.is_some() {
+                let name = req.name.as_deref().unwrap_or(&req.url);
+                self.script_trace(scope, name, &url[..url::Position::BeforePath], &sample);
+            }
             return self.script_response(&url, &ex, &sample);
         }
     }
