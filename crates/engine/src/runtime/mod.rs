@@ -97,9 +97,6 @@ pub fn default_workers() -> usize {
 }
 
 /// Run the plan to its end (or until stopped), feeding closed seconds to `sink`.
-// One run's phases in order (setup, workers, wait, teardown, report) read best
-// together; each phase's detail is in a function of its own.
-#[allow(clippy::too_many_lines)]
 pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     let workers = opts.workers.max(1);
     // One more participant than workers: the global setup/teardown runner (it says
