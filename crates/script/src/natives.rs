@@ -238,16 +238,7 @@ fn request<'js>(
         for k in h.keys::<String>() {
             let k = k?;
             let v: Value<'js> = h.get(&k)?;
-            let v = match v.as_string() {
-                Some(s) => s.to_string()?,
-                None => ctx
-                    .json_stringify(v)?
-                    .map(|s| s.to_string())
-                    .transpose()?
-                    .unwrap_or_default()
-                    .trim_matches('"')
-                    .to_string(),
-            };
+            let v = text_of(ctx, v)?.trim_matches('"').to_string();
             req.headers.push((k, v));
         }
     }
@@ -308,14 +299,7 @@ fn tag_pairs<'js>(ctx: &Ctx<'js>, o: &Object<'js>) -> rquickjs::Result<Vec<(Stri
         if v.is_undefined() || v.is_null() {
             continue;
         }
-        let text = match v.as_string() {
-            Some(s) => s.to_string()?,
-            None => ctx
-                .json_stringify(v)?
-                .map(|s| s.to_string())
-                .transpose()?
-                .unwrap_or_default(),
-        };
+        let text = text_of(ctx, v)?;
         out.push((k, text));
     }
     Ok(out)
@@ -348,4 +332,17 @@ fn response<'js>(ctx: &Ctx<'js>, r: &ScriptResponse) -> rquickjs::Result<Object<
     t.set("duration", tm.duration)?;
     o.set("timings", t)?;
     Ok(o)
+}
+
+/// A JavaScript value as the text k6 sends for it (a header's or a tag's value): a
+/// string as it is, anything else as its JSON.
+pub(crate) fn text_of<'js>(ctx: &Ctx<'js>, v: Value<'js>) -> rquickjs::Result<String> {
+    match v.as_string() {
+        Some(s) => s.to_string(),
+        None => Ok(ctx
+            .json_stringify(v)?
+            .map(|s| s.to_string())
+            .transpose()?
+            .unwrap_or_default()),
+    }
 }

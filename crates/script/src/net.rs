@@ -161,15 +161,7 @@ fn ws_open<'js>(
         for k in h.keys::<String>() {
             let k = k?;
             let v: Value<'js> = h.get(&k)?;
-            let v = match v.as_string() {
-                Some(s) => s.to_string()?,
-                None => ctx
-                    .json_stringify(v)?
-                    .map(|s| s.to_string())
-                    .transpose()?
-                    .unwrap_or_default(),
-            };
-            open.headers.push((k, v));
+            open.headers.push((k, crate::natives::text_of(ctx, v)?));
         }
     }
     let o = Object::new(ctx.clone())?;

@@ -179,8 +179,7 @@ pub fn run(plan: Arc<RunPlan>, opts: RunOptions, sink: Sink) -> RunReport {
     }
     let mut stop_asked_at = join_workers(handles, &opts.stop);
     if plan.max_vus() == 0 && stop_asked_at.is_none() {
-        stop_asked_at =
-            idle_until_planned_end(&plan, opts.control.as_deref(), &opts.stop, t0, planned_end);
+        stop_asked_at = idle_until_planned_end(&plan, opts.control.as_deref(), &opts.stop, t0);
     }
     let aborted = opts.stop.load(std::sync::atomic::Ordering::Relaxed) == ABORT;
     let teardown: &[crate::plan::StepPlan] = if aborted || opts.skip_teardown {
@@ -246,20 +245,27 @@ fn join_workers(
 }
 
 /// A segment whose share of the test is nothing (fewer VUs than segments) still
-/// lasts the test's planned length (moved by holds and skips when steered), its
-/// seconds empty: its run then covers the whole test and merges as whole, instead
-/// of reading as a generator that ended early. Returns when a stop was asked for,
-/// if one was before the planned end.
+/// lasts to the end of the test's last stage (moved by holds and skips when
+/// steered), its seconds empty: its run then covers the whole test and merges as
+/// whole, instead of reading as a generator that ended early. Executors that end
+/// by their iterations (`per-vu-iterations`, `shared-iterations`) have no stages:
+/// their length is the work, and an empty share ends at once, as the others may.
+/// Returns when a stop was asked for, if one was before that end.
 fn idle_until_planned_end(
     plan: &RunPlan,
     control: Option<&LoadControl>,
     stop: &std::sync::atomic::AtomicU8,
     t0: Instant,
-    planned_end: Instant,
 ) -> Option<Instant> {
+    let last_stage = plan
+        .stage_marks()
+        .iter()
+        .map(|m| m.end_s)
+        .fold(0.0f64, f64::max);
+    let last_stage = Duration::try_from_secs_f64(last_stage).unwrap_or_default();
     let end = || match control {
-        Some(c) => t0 + c.clock().real_at(plan.planned_duration()),
-        None => planned_end,
+        Some(c) => t0 + c.clock().real_at(last_stage),
+        None => t0 + last_stage,
     };
     while Instant::now() < end() {
         if stop.load(std::sync::atomic::Ordering::Relaxed) != RUNNING {
