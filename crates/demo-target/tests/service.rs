@@ -444,7 +444,8 @@ fn faults_switch_at_run_time() {
         r.json(),
         serde_json::json!({"added_latency_ms": 0, "error_rate": 0.0, "stall_ms": 0, "stall_every_s": 0.0, "cache": true,
             "pool_size": 0, "workers": 0, "restart_ms": 0, "leak_kib_per_request": 0, "leak_creep_us_per_mib": 0,
-            "pool_leak_every_s": 0.0})
+            "pool_leak_every_s": 0.0, "llm_batch_limit": 8, "llm_batch_slowdown": 0.02,
+            "llm_decode_ms_per_token": 20.0, "llm_prefill_ms_per_1k_tokens": 50.0})
     );
 
     // Every API call fails; management endpoints do not.
