@@ -272,6 +272,65 @@ mod tests {
         });
     }
 
+    /// A server on a real loopback socket that refuses every request with `401`
+    /// (its body unread) and closes as pado's control servers do.
+    fn refusing_server() -> (crate::ServerThread, std::net::SocketAddr) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let patience = crate::Patience {
+            head: Duration::from_secs(10),
+            body_stall: Duration::from_secs(10),
+        };
+        let server = crate::ServerThread::serve_listener(
+            "linger-test",
+            listener,
+            move |mut s, _| async move {
+                let mut buf = Vec::new();
+                let read = crate::read_request_gated(&mut s, &mut buf, &patience, |_| {
+                    crate::Gate::Refuse(())
+                })
+                .await;
+                if let Ok(Some(crate::Gated::Refused(req, ()))) = read {
+                    let unread = Unread::after(&req, buf.len());
+                    let mut head = crate::Head::new(401);
+                    head.content_length(11).connection(Some("close"));
+                    if crate::write_response(&mut s, head, b"wrong token", false)
+                        .await
+                        .is_ok()
+                    {
+                        lingering_close(s, unread, &LINGER).await;
+                    }
+                }
+            },
+        )
+        .unwrap();
+        (server, addr)
+    }
+
+    #[test]
+    fn over_tcp_a_body_sent_with_the_head_does_not_reset_the_refusal() {
+        use std::io::{Read, Write};
+        let (server, addr) = refusing_server();
+        // 1 MiB with the head in one write: far more than the head's read takes in,
+        // so most of it is in the server's socket when it answers and closes.
+        let len = 1 << 20;
+        let mut req = format!("POST /x HTTP/1.1\r\nContent-Length: {len}\r\n\r\n").into_bytes();
+        req.resize(req.len() + len, b'x');
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        c.write_all(&req).unwrap();
+        let mut out = Vec::new();
+        let read = c.read_to_end(&mut out);
+        let text = String::from_utf8_lossy(&out);
+        assert!(read.is_ok(), "{read:?} after {text:?}");
+        assert!(
+            text.starts_with("HTTP/1.1 401 Unauthorized\r\n")
+                && text.ends_with("\r\n\r\nwrong token"),
+            "{text}"
+        );
+        server.shutdown();
+    }
+
     #[test]
     fn the_unread_part_is_what_the_head_announced_less_what_came_with_it() {
         let req = |headers: &[(&str, &str)]| Request::in_process("POST", "/x", headers);
