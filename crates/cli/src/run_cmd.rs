@@ -70,7 +70,8 @@ fn report_run(
 ) -> Result<i32, Failure> {
     // A k6 script's `handleSummary` replaces the summary when it returns `stdout`.
     let script = cfg.scenario.script.as_ref();
-    let replaced = script.and_then(|s| crate::script_summary::handle_summary(s, &done.dir));
+    let replaced =
+        script.and_then(|s| crate::script_summary::handle_summary(s, &done.dir, &cfg.k6_summary));
     // The summary is the command's output; --quiet only silences progress.
     let color = crate::out::color();
     match &replaced {

@@ -193,7 +193,7 @@ fn summary_trend_stats_choose_the_trend_values_and_bad_ones_are_refused() {
             ..K6SummaryOptions::default()
         };
         let e = from_run(&planted(), &opts).unwrap_err();
-        assert!(e.to_string().contains(&format!("`{bad}`")), "{e}");
+        assert!(e.to_string().contains(&format!("'{bad}'")), "{e}");
     }
 }
 
