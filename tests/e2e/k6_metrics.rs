@@ -570,10 +570,13 @@ fn once_counts_a_scripts_checks_in_its_verdict() {
     assert_eq!(srv.records().len(), 2);
 }
 
-/// The latest sample of each Prometheus series named `name` (summed over the
-/// series, as the planted metrics have one each).
-fn prom_last(bodies: &[Vec<u8>], name: &str) -> (f64, Vec<(String, String)>) {
-    let mut best: Option<(i64, f64, Vec<(String, String)>)> = None;
+/// A series' labels, as received.
+type Labels = Vec<(String, String)>;
+
+/// The latest sample of the Prometheus series named `name` (the planted metrics
+/// have one series each), with its labels.
+fn prom_last(bodies: &[Vec<u8>], name: &str) -> (f64, Labels) {
+    let mut best: Option<(i64, f64, Labels)> = None;
     for b in bodies {
         let wr = pado_outputs::prometheus::decode(b).unwrap();
         for t in &wr.timeseries {
@@ -600,6 +603,129 @@ fn prom_last(bodies: &[Vec<u8>], name: &str) -> (f64, Vec<(String, String)>) {
     (v, l)
 }
 
+/// The bodies pado's outputs posted to `path` of the test server.
+fn bodies(srv: &TestServer, path: &str) -> Vec<Vec<u8>> {
+    srv.records()
+        .into_iter()
+        .filter(|x| x.path == path)
+        .map(|x| x.body)
+        .collect()
+}
+
+/// Prometheus: counters and gauges at their last sample, the trend a histogram,
+/// the Hangul name and tag in labels.
+fn prometheus_got_the_planted_values(srv: &TestServer) {
+    let prom = bodies(srv, "/api/v1/write");
+    assert!(!prom.is_empty());
+    let (orders, labels) = prom_last(&prom, "pado_script____total");
+    assert_eq!(orders, 12.0);
+    assert!(
+        labels.contains(&("metric".into(), "주문".into())),
+        "{labels:?}"
+    );
+    assert!(
+        labels.contains(&("tag___".into(), "결제".into())),
+        "{labels:?}"
+    );
+    assert_eq!(prom_last(&prom, "pado_script_queue_depth").0, 6.0);
+    assert_eq!(prom_last(&prom, "pado_script_ok_rate_passes_total").0, 4.0);
+    assert_eq!(prom_last(&prom, "pado_script_ok_rate_samples_total").0, 6.0);
+    assert_eq!(
+        prom_last(&prom, "pado_script_wait_time_seconds_count").0,
+        6.0
+    );
+    let sum = prom_last(&prom, "pado_script_wait_time_seconds_sum").0;
+    assert!((sum - 0.21).abs() < 1e-9, "{sum}");
+}
+
+/// A field of a line-protocol line.
+fn influx_field(l: &str, f: &str) -> f64 {
+    l.rsplit(' ')
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .find_map(|kv| kv.strip_prefix(&format!("{f}=")))
+        .unwrap_or_else(|| panic!("no {f} in {l}"))
+        .trim_end_matches('i')
+        .parse()
+        .unwrap()
+}
+
+/// InfluxDB: each second's increase adds up to the totals; the measurement keeps
+/// the Hangul name.
+fn influx_got_the_planted_values(srv: &TestServer) {
+    let lines: Vec<String> = bodies(srv, "/write")
+        .into_iter()
+        .flat_map(|b| {
+            String::from_utf8(b)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let of = |m: &str| -> Vec<&String> {
+        lines
+            .iter()
+            .filter(|l| l.starts_with(&format!("{m},")))
+            .collect()
+    };
+    let f = influx_field;
+    let counter = of("pado_script_주문");
+    assert!(
+        counter.iter().all(|l| l.contains("tag___=결제")),
+        "{counter:?}"
+    );
+    assert_eq!(counter.iter().map(|l| f(l, "count")).sum::<f64>(), 12.0);
+    assert_eq!(f(counter.last().unwrap(), "total"), 12.0);
+    assert_eq!(
+        f(of("pado_script_queue_depth").last().unwrap(), "value"),
+        6.0
+    );
+    let rate = of("pado_script_ok_rate");
+    assert_eq!(f(rate.last().unwrap(), "passes"), 4.0);
+    assert_eq!(f(rate.last().unwrap(), "samples"), 6.0);
+    let trend = of("pado_script_wait_time");
+    assert_eq!(trend.iter().map(|l| f(l, "count")).sum::<f64>(), 6.0);
+    assert_eq!(trend.iter().map(|l| f(l, "max")).fold(0.0, f64::max), 60.0);
+}
+
+/// OTLP: the latest point of each metric (a histogram's count).
+fn otlp_got_the_planted_values(srv: &TestServer) {
+    use pado_outputs::otlp::Data;
+    let mut latest: std::collections::BTreeMap<String, (u64, f64)> = Default::default();
+    for b in bodies(srv, "/v1/metrics") {
+        let req = pado_outputs::otlp::decode(&b).unwrap();
+        for m in &req.resource_metrics[0].scope_metrics[0].metrics {
+            let number = |p: &pado_outputs::otlp::NumberDataPoint| {
+                (p.time_unix_nano, p.as_double.unwrap_or(p.as_int as f64))
+            };
+            let points: Vec<(u64, f64)> = match &m.data {
+                Some(Data::Sum(s)) => s.data_points.iter().map(number).collect(),
+                Some(Data::Gauge(g)) => g.data_points.iter().map(number).collect(),
+                Some(Data::Histogram(h)) => h
+                    .data_points
+                    .iter()
+                    .map(|p| (p.time_unix_nano, p.count as f64))
+                    .collect(),
+                None => Vec::new(),
+            };
+            for (t, v) in points {
+                let e = latest.entry(m.name.clone()).or_insert((0, 0.0));
+                if t >= e.0 {
+                    *e = (t, v);
+                }
+            }
+        }
+    }
+    let got = |n: &str| latest.get(n).map(|e| e.1);
+    assert_eq!(got("pado_script___"), Some(12.0), "{latest:?}");
+    assert_eq!(got("pado_script_queue_depth"), Some(6.0));
+    assert_eq!(got("pado_script_ok_rate_passes"), Some(4.0));
+    assert_eq!(got("pado_script_ok_rate_samples"), Some(6.0));
+    assert_eq!(got("pado_script_wait_time_seconds"), Some(6.0));
+}
+
 /// A script's Counter, Gauge, Rate and Trend reach Prometheus remote write,
 /// InfluxDB and OTLP (the test kit's server receives and pado's decoders read
 /// them): the values received equal the script's planted logic, Hangul names
@@ -622,129 +748,13 @@ fn custom_metrics_reach_every_live_output() {
         ],
     );
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
-    let posted = |path: &str| -> Vec<Vec<u8>> {
-        srv.records()
-            .into_iter()
-            .filter(|x| x.path == path)
-            .map(|x| x.body)
-            .collect()
-    };
     let loads = srv
         .records()
         .iter()
         .filter(|x| x.path == "/json/item")
         .count();
     assert_eq!(loads, 6);
-
-    // Prometheus: counters and gauges at their last sample, the trend a histogram.
-    let prom = posted("/api/v1/write");
-    assert!(!prom.is_empty());
-    let (orders, labels) = prom_last(&prom, "pado_script____total");
-    assert_eq!(orders, 12.0);
-    assert!(
-        labels.contains(&("metric".into(), "주문".into())),
-        "{labels:?}"
-    );
-    assert!(
-        labels.contains(&("tag___".into(), "결제".into())),
-        "{labels:?}"
-    );
-    assert_eq!(prom_last(&prom, "pado_script_queue_depth").0, 6.0);
-    assert_eq!(prom_last(&prom, "pado_script_ok_rate_passes_total").0, 4.0);
-    assert_eq!(prom_last(&prom, "pado_script_ok_rate_samples_total").0, 6.0);
-    assert_eq!(
-        prom_last(&prom, "pado_script_wait_time_seconds_count").0,
-        6.0
-    );
-    let sum = prom_last(&prom, "pado_script_wait_time_seconds_sum").0;
-    assert!((sum - 0.21).abs() < 1e-9, "{sum}");
-
-    // InfluxDB: each second's increase adds up to the totals; the measurement
-    // keeps the Hangul name.
-    let lines: Vec<String> = posted("/write")
-        .into_iter()
-        .flat_map(|b| {
-            String::from_utf8(b)
-                .unwrap()
-                .lines()
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let field = |l: &str, f: &str| -> f64 {
-        l.rsplit(' ')
-            .nth(1)
-            .unwrap()
-            .split(',')
-            .find_map(|kv| kv.strip_prefix(&format!("{f}=")))
-            .unwrap_or_else(|| panic!("no {f} in {l}"))
-            .trim_end_matches('i')
-            .parse()
-            .unwrap()
-    };
-    let of = |m: &str| -> Vec<&String> {
-        lines
-            .iter()
-            .filter(|l| l.starts_with(&format!("{m},")))
-            .collect()
-    };
-    let counter = of("pado_script_주문");
-    assert!(
-        counter.iter().all(|l| l.contains("tag___=결제")),
-        "{counter:?}"
-    );
-    assert_eq!(counter.iter().map(|l| field(l, "count")).sum::<f64>(), 12.0);
-    assert_eq!(field(counter.last().unwrap(), "total"), 12.0);
-    assert_eq!(
-        field(of("pado_script_queue_depth").last().unwrap(), "value"),
-        6.0
-    );
-    let rate = of("pado_script_ok_rate");
-    assert_eq!(field(rate.last().unwrap(), "passes"), 4.0);
-    assert_eq!(field(rate.last().unwrap(), "samples"), 6.0);
-    let trend = of("pado_script_wait_time");
-    assert_eq!(trend.iter().map(|l| field(l, "count")).sum::<f64>(), 6.0);
-    assert_eq!(
-        trend.iter().map(|l| field(l, "max")).fold(0.0, f64::max),
-        60.0
-    );
-
-    // OTLP: the latest point of each metric.
-    let mut latest: std::collections::BTreeMap<String, (u64, f64)> = Default::default();
-    for b in posted("/v1/metrics") {
-        let req = pado_outputs::otlp::decode(&b).unwrap();
-        for m in &req.resource_metrics[0].scope_metrics[0].metrics {
-            use pado_outputs::otlp::Data;
-            let points: Vec<(u64, f64)> = match &m.data {
-                Some(Data::Sum(s)) => s
-                    .data_points
-                    .iter()
-                    .map(|p| (p.time_unix_nano, p.as_double.unwrap_or(p.as_int as f64)))
-                    .collect(),
-                Some(Data::Gauge(g)) => g
-                    .data_points
-                    .iter()
-                    .map(|p| (p.time_unix_nano, p.as_double.unwrap_or(p.as_int as f64)))
-                    .collect(),
-                Some(Data::Histogram(h)) => h
-                    .data_points
-                    .iter()
-                    .map(|p| (p.time_unix_nano, p.count as f64))
-                    .collect(),
-                None => Vec::new(),
-            };
-            for (t, v) in points {
-                let e = latest.entry(m.name.clone()).or_insert((0, 0.0));
-                if t >= e.0 {
-                    *e = (t, v);
-                }
-            }
-        }
-    }
-    let got = |n: &str| latest.get(n).map(|e| e.1);
-    assert_eq!(got("pado_script___"), Some(12.0), "{latest:?}");
-    assert_eq!(got("pado_script_queue_depth"), Some(6.0));
-    assert_eq!(got("pado_script_ok_rate_passes"), Some(4.0));
-    assert_eq!(got("pado_script_ok_rate_samples"), Some(6.0));
-    assert_eq!(got("pado_script_wait_time_seconds"), Some(6.0));
+    prometheus_got_the_planted_values(&srv);
+    influx_got_the_planted_values(&srv);
+    otlp_got_the_planted_values(&srv);
 }
