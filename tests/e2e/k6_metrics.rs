@@ -358,8 +358,9 @@ fn k6_summary_data(k6: &Path, script: &str, base: &str, out: &Path, extra: &[&st
     read_json(out)
 }
 
-/// pado's `handleSummary` data for `summary_groups.js` (with `extra` flags).
-fn pado_summary_data(srv: &TestServer, name: &str, extra: &[&str]) -> Value {
+/// pado's `handleSummary` data for `summary_groups.js` (with `extra` flags),
+/// and what pado printed.
+fn pado_summary_data(srv: &TestServer, name: &str, extra: &[&str]) -> (Value, String) {
     let dir = tmp(name);
     let out = dir.join("data.json");
     let mut args = vec![
@@ -382,7 +383,10 @@ fn pado_summary_data(srv: &TestServer, name: &str, extra: &[&str]) -> Value {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    read_json(&out)
+    (
+        read_json(&out),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
 }
 
 /// The checks of `summary_groups.js` sit in their groups with the counts its
@@ -391,7 +395,7 @@ fn pado_summary_data(srv: &TestServer, name: &str, extra: &[&str]) -> Value {
 #[test]
 fn checks_sit_in_their_groups_as_k6_gives_them() {
     let srv = TestServer::start();
-    let data = pado_summary_data(&srv, "k6-summary-groups", &[]);
+    let (data, _) = pado_summary_data(&srv, "k6-summary-groups", &[]);
     assert_eq!(srv.records().len(), 4);
     let mut ours = std::collections::BTreeMap::new();
     group_tree(&data["root_group"], &mut ours);
@@ -425,7 +429,7 @@ fn checks_sit_in_their_groups_as_k6_gives_them() {
 #[test]
 fn summary_trend_stats_choose_each_trends_statistics() {
     let srv = TestServer::start();
-    let data = pado_summary_data(&srv, "k6-summary-stats", &[]);
+    let (data, text) = pado_summary_data(&srv, "k6-summary-stats", &[]);
     let want = [
         "avg", "min", "med", "max", "p(90)", "p(95)", "p(99.9)", "count",
     ];
@@ -456,8 +460,19 @@ fn summary_trend_stats_choose_each_trends_statistics() {
         data["metrics"]["http_req_duration"]["values"]["count"].as_f64(),
         Some(srv.records().len() as f64)
     );
+    // pado's own summary shows the script's trend with the same statistics.
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("wait_ms"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("avg=15 min=0 med=")
+            && line.contains(" count=4 ")
+            && line.trim_end().ends_with("p(99.9)=30"),
+        "{line}"
+    );
     // The flag over the script's option, and summaryTimeUnit handed over.
-    let data = pado_summary_data(
+    let (data, _) = pado_summary_data(
         &srv,
         "k6-summary-stats-flag",
         &[

@@ -124,6 +124,41 @@ pub(crate) fn options(
     Ok(o)
 }
 
+/// A script's own trends in pado's terminal summary with the statistics its
+/// `summaryTrendStats` (or `--summary-trend-stats`) chose, as k6's summary
+/// shows them: taken from k6's summary object of the run, so both agree. With
+/// k6's default statistics nothing changes.
+pub(crate) fn chosen_trend_stats(
+    summary: &mut pado_report::Summary,
+    dir: &Path,
+    opts: &K6SummaryOptions,
+) {
+    if opts.trend_stats == K6SummaryOptions::default().trend_stats {
+        return;
+    }
+    let data = match pado_results::ResultDir::open(dir)
+        .map_err(|e| e.to_string())
+        .and_then(|rd| pado_report::k6_summary::data_with(&rd, opts).map_err(|e| e.to_string()))
+    {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("warning: summaryTrendStats: k6's summary object of the run: {e}");
+            return;
+        }
+    };
+    for (name, c) in summary.custom.iter_mut() {
+        if c.kind != pado_metrics::CustomKind::Trend {
+            continue;
+        }
+        if let Some(values) = data["metrics"][name.as_str()]["values"].as_object() {
+            c.values = values
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                .collect();
+        }
+    }
+}
+
 /// Write `bytes` to `path`, making its folders.
 fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
