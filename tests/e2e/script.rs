@@ -49,11 +49,11 @@ fn a_k6_script_runs_unchanged_setup_data_reaches_vus_and_checks_count_as_k6() {
     assert_eq!(num(&s, "requests"), 11.0);
     assert_eq!(num(&s, "iterations"), 10.0);
     let checks = &s["checks"];
-    assert_eq!(num(&checks["is 201"], "passes"), 10.0);
-    assert_eq!(num(&checks["is 201"], "fails"), 0.0);
-    assert_eq!(num(&checks["has an id"], "passes"), 10.0);
-    assert_eq!(num(&checks["is 200 (never)"], "passes"), 0.0);
-    assert_eq!(num(&checks["is 200 (never)"], "fails"), 10.0);
+    assert_eq!(num(&checks["::items::is 201"], "passes"), 10.0);
+    assert_eq!(num(&checks["::items::is 201"], "fails"), 0.0);
+    assert_eq!(num(&checks["::items::has an id"], "passes"), 10.0);
+    assert_eq!(num(&checks["::items::is 200 (never)"], "passes"), 0.0);
+    assert_eq!(num(&checks["::items::is 200 (never)"], "fails"), 10.0);
     // The threshold on checks: 20 of 30 held.
     let t = &s["thresholds"][0];
     assert_eq!(t["metric"], "checks");

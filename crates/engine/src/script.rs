@@ -267,6 +267,23 @@ pub trait ScriptHost: Send + Sync {
         let _ = data;
         None
     }
+    /// What the script's options say of k6's end-of-test summary
+    /// (`summaryTrendStats`, `summaryTimeUnit`), so that `handleSummary`'s data
+    /// carries the statistics the script asked for; an option of the wrong type
+    /// is the message naming it.
+    fn summary_options(&self) -> Result<SummaryOptions, String> {
+        Ok(SummaryOptions::default())
+    }
+}
+
+/// k6's summary options as a script's `options` wrote them: `None` where it gives
+/// none (k6's defaults then apply, or the command line's flags).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SummaryOptions {
+    /// `summaryTrendStats`: `avg`, `min`, `med`, `max`, `count`, `p(N)`.
+    pub trend_stats: Option<Vec<String>>,
+    /// `summaryTimeUnit`: `s`, `ms` or `us`.
+    pub time_unit: Option<String>,
 }
 
 /// A metric a script made (`k6/metrics`): its name, kind and whether its values

@@ -142,6 +142,10 @@ impl ScriptHost for Script {
             .any(|e| e == "handleSummary")
             .then(|| crate::summary::handle_summary(&self.shared, data))
     }
+
+    fn summary_options(&self) -> Result<pado_engine::script::SummaryOptions, String> {
+        crate::summary::options(&self.options)
+    }
 }
 
 /// Resolves imports as [`imports::resolve`] does (they were all checked at load).

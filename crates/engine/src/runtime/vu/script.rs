@@ -213,6 +213,9 @@ impl Vu {
                 }
                 ScriptCall::Check { name, ok } => {
                     self.ctx.script_check(&name, ok);
+                    if let Some(o) = &self.ctx.observer {
+                        o.script_check(scope, &name, ok);
+                    }
                     ScriptReply::Resumed
                 }
                 ScriptCall::Metric { id, value, tags } => {
