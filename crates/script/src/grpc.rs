@@ -4,7 +4,7 @@
 //! Replies are shown as k6 shows them (protobuf's JSON mapping with every field,
 //! default values included, in lowerCamelCase).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
 use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor, SerializeOptions};
@@ -17,8 +17,9 @@ pub(crate) enum GrpcLoadError {
     Compile(String),
 }
 
-/// A compiled set of files: where from, and its descriptors.
-type Loaded = ((PathBuf, Vec<String>, Vec<String>), DescriptorPool);
+/// A set of descriptors: where from (the files compiled, or the reflection
+/// service's answer), and the descriptors.
+type Loaded = (String, DescriptorPool);
 
 /// Every set compiled in this process, by index.
 fn sets() -> &'static Mutex<Vec<Loaded>> {
@@ -33,7 +34,7 @@ pub(crate) fn load(
     imports: &[String],
     files: &[String],
 ) -> Result<u32, GrpcLoadError> {
-    let key = (base_dir.to_path_buf(), imports.to_vec(), files.to_vec());
+    let key = format!("files {base_dir:?} {imports:?} {files:?}");
     let mut all = sets().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(i) = all.iter().position(|(k, _)| *k == key) {
         return Ok(i as u32);
@@ -52,6 +53,43 @@ pub(crate) fn load(
         .collect();
     let pool = pado_engine::plan::descriptors_from_files(base_dir, &found, imports)
         .map_err(GrpcLoadError::Compile)?;
+    all.push((key, pool));
+    Ok((all.len() - 1) as u32)
+}
+
+/// Register the files a server's reflection service gave (encoded
+/// `FileDescriptorProto`s, in any order) as a set, once per distinct answer:
+/// the set's index.
+pub(crate) fn register(files: &[Vec<u8>]) -> Result<u32, String> {
+    // A FileDescriptorSet is its files as field 1, each length-delimited.
+    let mut set = Vec::new();
+    for f in files {
+        set.push(0x0a);
+        let mut n = f.len() as u64;
+        loop {
+            let b = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                set.push(b);
+                break;
+            }
+            set.push(b | 0x80);
+        }
+        set.extend_from_slice(f);
+    }
+    let key = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        set.hash(&mut h);
+        format!("reflected {:x} {}", h.finish(), set.len())
+    };
+    let mut all = sets().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = all.iter().position(|(k, _)| *k == key) {
+        return Ok(i as u32);
+    }
+    let pool = DescriptorPool::decode(set.as_slice()).map_err(|e| {
+        format!("the server's reflection service sent descriptors that do not fit together: {e}")
+    })?;
     all.push((key, pool));
     Ok((all.len() - 1) as u32)
 }
