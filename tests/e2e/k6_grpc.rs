@@ -96,7 +96,13 @@ fn k6_grpc_headers_trailers_and_status_messages_are_shown_as_k6() {
         return;
     };
     assert_eq!(k6.exit, 0, "{}", k6.log);
-    assert_eq!(k6.checks(), checks(&s), "{}", k6.log);
+    assert_eq!(
+        k6.checks(),
+        checks(&s),
+        "{:#}\n{}",
+        k6.export["root_group"]["checks"],
+        k6.log
+    );
 }
 
 #[test]
@@ -122,8 +128,12 @@ fn k6_reflection_stands_in_for_load_on_v1_and_v1alpha_servers() {
     // No reflection service: connect fails naming why, each iteration counted.
     let srv = GrpcServer::start(Reflection::Off);
     let r = pado_run("grpc_reflect.js", &env_of(&srv));
-    let err = r.stderr();
-    assert!(err.contains("no reflection service"), "{err}");
+    let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap_or_default();
+    assert!(
+        failures.contains("no reflection service"),
+        "{failures}\n{}",
+        r.stderr()
+    );
     assert_eq!(srv.stats().unary, 0);
     let srv = GrpcServer::start(Reflection::V1);
     let Some(k6) = run_k6("grpc_reflect.js", &env_of(&srv)) else {
@@ -176,4 +186,35 @@ fn k6_grpc_over_mutual_tls_presents_the_scripts_certificate() {
     assert_eq!(k6.exit, 0, "{}", k6.log);
     assert_eq!(srv.stats().unary - before, 2);
     assert_eq!(k6.checks(), checks(&s), "{}", k6.log);
+}
+
+#[test]
+fn k6_insecure_skip_tls_verify_accepts_a_grpc_servers_unknown_certificate() {
+    for skip in ["1", "0"] {
+        let srv = GrpcServer::start_with(GrpcOptions {
+            tls: true,
+            ..GrpcOptions::default()
+        });
+        let mut env = env_of(&srv);
+        env.push(("SKIP", skip.to_string()));
+        let r = pado_run("grpc_insecure.js", &env);
+        assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+        let s = r.summary();
+        // Without the option no call gets through the handshake.
+        let want = if skip == "1" { 2 } else { 0 };
+        assert_eq!(srv.stats().unary, want, "SKIP={skip}");
+        assert_eq!(checks(&s), (2, 0), "SKIP={skip}: {:#}", s["checks"]);
+        let srv = GrpcServer::start_with(GrpcOptions {
+            tls: true,
+            ..GrpcOptions::default()
+        });
+        let mut env = env_of(&srv);
+        env.push(("SKIP", skip.to_string()));
+        let Some(k6) = run_k6("grpc_insecure.js", &env) else {
+            return;
+        };
+        assert_eq!(k6.exit, 0, "{}", k6.log);
+        assert_eq!(srv.stats().unary, want, "k6, SKIP={skip}");
+        assert_eq!(k6.checks(), (2, 0), "{}", k6.log);
+    }
 }

@@ -169,6 +169,42 @@ mod tests {
     }
 
     #[test]
+    fn reflected_files_in_any_order_make_one_set_per_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("types.proto"),
+            "syntax = \"proto3\";\npackage r.v1;\nmessage Ping { string text = 1; }\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("svc.proto"),
+            "syntax = \"proto3\";\npackage r.v1;\nimport \"types.proto\";\nservice Pinger {\n  rpc Go(stream Ping) returns (stream Ping);\n}\n",
+        )
+        .unwrap();
+        let compiled = load(dir.path(), &[], &["svc.proto".into()]).unwrap();
+        let pool = sets().lock().unwrap()[compiled as usize].1.clone();
+        // The service's file first, its dependency after: as a server may send them.
+        let svc = pool.get_file_by_name("svc.proto").unwrap().encode_to_vec();
+        let types = pool
+            .get_file_by_name("types.proto")
+            .unwrap()
+            .encode_to_vec();
+        let set = register(&[svc.clone(), types.clone()]).unwrap();
+        assert_eq!(
+            register(&[svc.clone(), types]).unwrap(),
+            set,
+            "the same answer, once"
+        );
+        let m = method(set, "r.v1.Pinger/Go").unwrap();
+        assert!(m.is_client_streaming() && m.is_server_streaming());
+        let json = decode(&m, &encode(&m, r#"{"text":"파도"}"#).unwrap()).unwrap();
+        assert_eq!(json, r#"{"text":"파도"}"#);
+        // A file whose dependency never came: said, not a panic.
+        let e = register(&[svc]).unwrap_err();
+        assert!(e.contains("do not fit together"), "{e}");
+    }
+
+    #[test]
     fn a_missing_method_and_a_broken_proto_say_where() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("hello.proto"), PROTO).unwrap();

@@ -351,6 +351,19 @@ mod tests {
     }
 
     #[test]
+    fn insecure_skip_tls_verify_is_pados_insecure_and_a_bad_value_is_named() {
+        let ex = exports();
+        let on = to_config(&json!({"insecureSkipTLSVerify": true}), "s.js", "s", &ex).unwrap();
+        assert!(on.defaults.insecure);
+        let off = to_config(&json!({}), "s.js", "s", &ex).unwrap();
+        assert!(!off.defaults.insecure);
+        let e = to_config(&json!({"insecureSkipTLSVerify": "yes"}), "s.js", "s", &ex)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("insecureSkipTLSVerify"), "{e}");
+    }
+
+    #[test]
     fn a_missing_exec_and_an_unknown_option_are_named() {
         let o = json!({"scenarios": {"a": {"executor": "constant-vus", "exec": "nope"}}});
         let e = to_config(&o, "s.js", "s", &exports())

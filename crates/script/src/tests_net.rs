@@ -390,8 +390,9 @@ import { check } from 'k6';
 const client = new grpc.Client();
 client.load(['protos'], 'echo.proto');
 export default function () {
-  client.connect('127.0.0.1:9', { plaintext: true, timeout: '2s' });
-  const r = client.invoke('demo.v1.Echo/Say', { text: '파도', n: 3 }, { metadata: { 'x-tag': '바다' }, tags: { name: 'say' } });
+  // As k6: connect's timeout bounds the dial, invoke's the call.
+  client.connect('127.0.0.1:9', { plaintext: true, timeout: '5s' });
+  const r = client.invoke('demo.v1.Echo/Say', { text: '파도', n: 3 }, { metadata: { 'x-tag': '바다' }, tags: { name: 'say' }, timeout: '2s' });
   check(r, {
     'status is OK': (x) => x.status === grpc.StatusOK,
     'text back': (x) => x.message.text === '파도!',
@@ -445,6 +446,7 @@ export default function () {
     want.extend_from_slice(&[0x10, 3]);
     assert_eq!(c.message, want);
     assert_eq!(seen.grpc[1].method, "/demo.v1.Echo/Say");
+    assert_eq!(seen.grpc[1].timeout, None, "k6's default, not connect's");
     assert!(seen.checks.iter().all(|(_, ok)| *ok), "{:?}", seen.checks);
     assert_eq!(seen.checks.len(), 7);
 }
@@ -569,6 +571,10 @@ export default () => {
     order.push('data ' + r.t);
     // Written from a handler: the stream is still open.
     if (r.t === '가') chat.write({ t: 'second' });
+    if (r.t === '나') {
+      chat.end();
+      chat.write({ t: 'after the end' });
+    }
   });
   chat.on('error', (e) => order.push('error ' + e.code + ' ' + e.message));
   chat.on('end', () => {
@@ -577,8 +583,6 @@ export default () => {
   });
   chat.write({ t: 'first' });
   chat.write(null);
-  chat.end();
-  chat.write({ t: 'after the end' });
 };
 "#,
         &[("s.proto", proto)],
@@ -608,14 +612,15 @@ export default () => {
         seen.streams,
         [
             "open /s.v1.S/Chat",
+            // The null message was dropped, as k6 drops it.
             "write 0 first",
-            "end 0",
             "wait",
-            // Written from the `data` handler, before the next wait; the
-            // null message and the write after `end()` were dropped, as k6.
+            // Written from the `data` handler, before the next wait.
             "write 0 second",
             "wait",
             "wait",
+            // Ended from a handler; the write after it was dropped, as k6.
+            "end 0",
             "wait",
         ]
     );
