@@ -31,7 +31,7 @@ use tokio_stream::Stream;
 use tonic::service::interceptor::InterceptedService;
 use tonic::{Request, Response, Status};
 
-#[allow(missing_docs, unreachable_pub, clippy::all)]
+#[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]
 mod pb {
     tonic::include_proto!("pado.echo");
 }
