@@ -71,7 +71,7 @@ fn k6_grpc_headers_trailers_and_status_messages_are_shown_as_k6() {
     assert_eq!((st.unary, st.unary_failed), (4, 2), "{st:?}");
     assert_eq!(
         (st.chats, st.chat_msgs_in, st.chat_msgs_out),
-        (2, 4, 2),
+        (4, 6, 4),
         "{st:?}"
     );
     let c = &s["checks"];
@@ -84,13 +84,16 @@ fn k6_grpc_headers_trailers_and_status_messages_are_shown_as_k6() {
         "the failure metadata came as trailers",
         "stream error in k6 shape",
         "one echo before the failure",
+        "the stream deadline passed",
     ] {
         assert_eq!(num(&c[name], "passes"), 2.0, "{name}: {c:#}");
     }
-    assert_eq!(checks(&s), (16, 0));
-    // The failed stream is a failure of its series, by its status.
+    assert_eq!(checks(&s), (18, 0));
+    // The failed stream is a failure of its series, by its status; the one cut
+    // by its deadline a timeout.
     let chat = &s["steps"]["/pado.echo.Echo/Chat"];
     assert_eq!(num(chat, "errors.grpc_status"), 2.0, "{chat:#}");
+    assert_eq!(num(chat, "errors.timeout"), 2.0, "{chat:#}");
     let srv = GrpcServer::start(Reflection::Off);
     let Some(k6) = run_k6("grpc_metadata.js", &env_of(&srv)) else {
         return;

@@ -335,7 +335,11 @@ impl Vu {
                 let Some(mut os) = self.net.streams[i].take() else {
                     return ScriptGrpcStreamReply::Timeout;
                 };
-                let end = os.s.cancel(true);
+                let mut end = os.s.cancel(true);
+                // As k6 v1.8.1 shows a stream its timeout cut: UNKNOWN, "canceled
+                // by client" (a unary call's is DeadlineExceeded, as k6's too).
+                end.code = Some(2);
+                end.message = "canceled by client: the stream's timeout passed".into();
                 let reply = self.grpc_ended(&os, end, true);
                 return ScriptGrpcStreamReply::Ended {
                     id: i as u32,

@@ -44,4 +44,9 @@ export default () => {
   s.write({ text: 'a' });
   s.write({ text: 'b', status: 7 });
   s.end();
+  // A stream never ended by the script: its own timeout ends it, which k6
+  // v1.8.1 shows as UNKNOWN ("canceled by client").
+  const slow = new grpc.Stream(client, 'pado.echo.Echo/Chat', { timeout: '300ms' });
+  slow.on('error', (e) => check(e, { 'the stream deadline passed': (x) => x.code == grpc.StatusUnknown }));
+  slow.write({ text: 'c' });
 };
