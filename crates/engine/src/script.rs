@@ -13,7 +13,8 @@ use std::time::Duration;
 
 mod net;
 pub use net::{
-    ScriptGrpcCall, ScriptGrpcReply, ScriptWsCall, ScriptWsEventKind, ScriptWsOpen, ScriptWsReply,
+    ScriptGrpcCall, ScriptGrpcReply, ScriptGrpcStreamCall, ScriptGrpcStreamReply, ScriptGrpcTls,
+    ScriptWsCall, ScriptWsEventKind, ScriptWsOpen, ScriptWsReply,
 };
 
 /// Where a script VU runs: what it is asked to do each time it starts.
@@ -168,6 +169,9 @@ pub enum ScriptCall {
     Ws(ScriptWsCall),
     /// A gRPC call (`k6/net/grpc`); resume with [`ScriptReply::Grpc`].
     Grpc(Box<ScriptGrpcCall>),
+    /// A gRPC stream's request, or reflection; resume with
+    /// [`ScriptReply::GrpcStream`].
+    GrpcStream(ScriptGrpcStreamCall),
     /// The iteration (or setup, teardown) ended: `Ok` with `setup()`'s return value
     /// as JSON (for setup), or the exception that ended it.
     Done(Result<Option<String>, ScriptFault>),
@@ -194,6 +198,8 @@ pub enum ScriptReply {
     Ws(ScriptWsReply),
     /// The answer to [`ScriptCall::Grpc`].
     Grpc(Box<ScriptGrpcReply>),
+    /// The answer to [`ScriptCall::GrpcStream`].
+    GrpcStream(ScriptGrpcStreamReply),
     /// A sleep or check is done.
     Resumed,
     /// The run is stopping: the script must end the iteration now (every further

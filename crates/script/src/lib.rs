@@ -20,6 +20,7 @@ mod custom;
 mod error;
 mod fault;
 mod grpc;
+mod grpc_stream;
 mod host;
 mod html;
 pub mod imports;

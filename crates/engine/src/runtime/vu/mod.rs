@@ -47,6 +47,7 @@ mod grpc;
 mod http;
 mod script;
 mod script_debug;
+mod script_grpc;
 mod script_net;
 mod send;
 mod sse;

@@ -14,8 +14,8 @@ use crate::plan::ScenarioPlan;
 use crate::response_view::ResponseView;
 use crate::runtime::worker::FailureKey;
 use crate::script::{
-    Execution, IterationIds, ScriptCall, ScriptFault, ScriptReply, ScriptRequest, ScriptResponse,
-    ScriptRole, ScriptTimings, ScriptWsCall,
+    Execution, IterationIds, ScriptCall, ScriptFault, ScriptGrpcStreamCall, ScriptReply,
+    ScriptRequest, ScriptResponse, ScriptRole, ScriptTimings, ScriptWsCall,
 };
 
 use super::finish::{ended_at, sample_of};
@@ -180,6 +180,7 @@ impl Vu {
                 | ScriptCall::Sleep(_)
                 | ScriptCall::Ws(_)
                 | ScriptCall::Grpc(_)
+                | ScriptCall::GrpcStream(_)
                     if stopped =>
                 {
                     ScriptReply::Stop
@@ -195,6 +196,15 @@ impl Vu {
                 }
                 ScriptCall::Grpc(call) => {
                     ScriptReply::Grpc(Box::new(self.script_grpc(&call).await))
+                }
+                ScriptCall::GrpcStream(call) => {
+                    let wait = matches!(call, ScriptGrpcStreamCall::Wait { .. });
+                    if wait && self.ctx.stopping.get() {
+                        stopped = true;
+                        ScriptReply::Stop
+                    } else {
+                        ScriptReply::GrpcStream(self.script_grpc_stream(call).await)
+                    }
                 }
                 ScriptCall::Http(req) => {
                     let r = self.script_request(scope, &req, scheduled.take()).await;
