@@ -87,12 +87,19 @@ pub(crate) fn to_config(
             serde_json::from_value(t).map_err(|e| err("thresholds", e.to_string()))?
         }
     };
-    Ok(Config {
+    let mut cfg = Config {
         name: Some(name.to_string()),
         thresholds,
         scenarios,
         ..Config::default()
-    })
+    };
+    // k6's `insecureSkipTLSVerify`: https targets with any certificate.
+    match o.get("insecureSkipTLSVerify") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(b)) => cfg.defaults.insecure = *b,
+        Some(_) => return Err(err("insecureSkipTLSVerify", "must be true or false".into())),
+    }
+    Ok(cfg)
 }
 
 /// The load the top-level shortcuts describe, as k6 reads them.

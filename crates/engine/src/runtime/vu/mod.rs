@@ -46,6 +46,7 @@ mod finish;
 mod grpc;
 mod http;
 mod script;
+mod script_batch;
 mod script_debug;
 mod script_net;
 mod send;
@@ -108,6 +109,8 @@ pub(super) struct Vu {
     script: Option<Box<dyn crate::script::ScriptVu>>,
     /// A script's WebSocket sessions and gRPC connections.
     net: script_net::ScriptNet,
+    /// The buffers of a script's `http.batch` requests, reused batch after batch.
+    batch_bufs: script_batch::LaneBufs,
 }
 
 /// A duration in whole microseconds, as samples hold them.
@@ -150,6 +153,7 @@ impl Vu {
             extra_next: 0,
             script: None,
             net: script_net::ScriptNet::default(),
+            batch_bufs: Default::default(),
             id,
             iter: 0,
             ctx,
