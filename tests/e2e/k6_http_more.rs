@@ -101,14 +101,13 @@ fn cookie_jars_send_what_k6s_send_request_by_request() {
     let srv = TestServer::start();
     let r = pado("cookie_jars.js", &[("BASE", srv.base_url())]);
     let s = r.summary();
-    // 3 iterations × 7 requests, 4 checks each, all passing.
-    assert_eq!(num(&s, "requests"), 21.0);
-    assert_eq!(srv.stats().requests, 21);
+    // 3 iterations × 8 requests, 4 checks each, all passing.
+    assert_eq!(num(&s, "requests"), 24.0);
+    assert_eq!(srv.stats().requests, 24);
     assert_eq!(checks(&s), (12, 0), "{:#}", s["checks"]);
     let seen = cookies_seen(&srv);
-    // What the script's logic implies, request by request (iteration 1 shown;
-    // each iteration starts with an empty VU jar, so every one is the same
-    // with its own number).
+    // What the script's logic implies, request by request: each iteration
+    // starts with an empty VU jar, so every one is the same with its own number.
     for i in 0..3 {
         let at = |t: &str| {
             seen.iter()
@@ -118,6 +117,10 @@ fn cookie_jars_send_what_k6s_send_request_by_request() {
         };
         assert_eq!(at(&format!("/set-cookie?sid=s{i}")), "", "iteration {i}");
         assert_eq!(at(&format!("/vu-jar?i={i}")), format!("sid=s{i}; lang=ko"));
+        assert_eq!(
+            at(&format!("/null-jar?i={i}")),
+            format!("sid=s{i}; lang=ko")
+        );
         assert_eq!(at(&format!("/own-jar?i={i}")), format!("mine=m{i}"));
         assert_eq!(at(&format!("/set-cookie?late={i}")), format!("mine=m{i}"));
         assert_eq!(at(&format!("/after-delete?i={i}")), format!("sid=s{i}"));

@@ -58,7 +58,7 @@ impl ScriptJar {
             Some(d) => {
                 let d = d.to_ascii_lowercase();
                 let is_ip = host.parse::<std::net::IpAddr>().is_ok();
-                if d != host && (is_ip || !host.ends_with(&format!(".{d}"))) {
+                if d != host && (is_ip || !under(&host, &d)) {
                     return;
                 }
                 (d, true)
@@ -177,11 +177,18 @@ fn sent_to(e: &Entry<String>, url: &url::Url, now: SystemTime) -> bool {
     let Some(host) = host_of(url) else {
         return false;
     };
-    let host_ok = e.key == host || (e.domain && host.ends_with(&format!(".{}", e.key)));
+    let host_ok = e.key == host || (e.domain && under(&host, &e.key));
     host_ok
         && (!e.secure || url.scheme() == "https")
         && e.expires.is_none_or(|t| t > now)
         && e.path.as_deref().is_none_or(|p| path_match(url.path(), p))
+}
+
+/// Whether `host` is a subdomain of `domain` (`a.example.test` of `example.test`).
+fn under(host: &str, domain: &str) -> bool {
+    host.len() > domain.len()
+        && host.ends_with(domain)
+        && host.as_bytes()[host.len() - domain.len() - 1] == b'.'
 }
 
 /// RFC 6265 §5.1.4: `cookie` is `request` or a directory above it.
@@ -302,6 +309,8 @@ mod tests {
         assert_eq!(names(&j, "http://b.example.test/"), ["d=1"]);
         assert_eq!(names(&j, "http://example.test/"), ["d=1"]);
         assert!(names(&j, "http://other.test/").is_empty());
+        // A name that merely ends with the domain is not under it.
+        assert!(names(&j, "http://badexample.test/").is_empty());
         assert!(names(&j, "http://127.0.0.1/").is_empty());
     }
 

@@ -1,7 +1,7 @@
 // k6's cookie jars, as k6's documentation shows them
 // (https://grafana.com/docs/k6/latest/javascript-api/k6-http/cookiejar/ and
 // https://grafana.com/docs/k6/latest/examples/cookies-example/): the VU's jar
-// (emptied as each iteration starts), a jar of the script's own given to some
+// (emptied as each iteration starts; `params.jar: null` names it too), a jar of the script's own given to some
 // requests (`params.jar`), set, cookiesForURL, delete and clear. The server
 // records the Cookie header each request carried.
 import http from 'k6/http';
@@ -19,6 +19,8 @@ export default function () {
   http.get(`${B}/set-cookie?sid=s${__ITER}`);
   jar.set(B + '/', 'lang', 'ko');
   http.get(`${B}/vu-jar?i=${__ITER}`);
+  // `jar: null` is the VU's jar, as k6 reads it.
+  http.get(`${B}/null-jar?i=${__ITER}`, { jar: null });
   const own = new http.CookieJar();
   own.set(B + '/', 'mine', 'm' + __ITER);
   http.get(`${B}/own-jar?i=${__ITER}`, { jar: own });
