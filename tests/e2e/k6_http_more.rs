@@ -218,6 +218,36 @@ fn a_batch_goes_out_at_once_each_on_its_own_connection_and_batch_limits_it() {
 }
 
 #[test]
+fn a_vu_keeps_its_batchs_connections_for_the_next_as_k6() {
+    // Two iterations of the batch of five and the batch of two: the second
+    // iteration goes on the connections the first opened.
+    let env = |srv: &TestServer| {
+        [
+            ("BASE", srv.base_url()),
+            ("DELAY", "50".to_string()),
+            ("ITERS", "2".to_string()),
+        ]
+    };
+    let srv = TestServer::start();
+    let r = pado("batch.js", &env(&srv));
+    assert_eq!(checks(&r.summary()), (8, 0));
+    let st = srv.stats();
+    assert_eq!(st.requests, 14);
+    let srv2 = TestServer::start();
+    let Some((code, _, log)) = k6("batch.js", &env(&srv2)) else {
+        assert_eq!(st.connections, 5);
+        return;
+    };
+    assert_eq!(code, 0, "{log}");
+    assert_eq!(srv2.stats().requests, 14);
+    assert_eq!(
+        st.connections,
+        srv2.stats().connections,
+        "pado's against k6's"
+    );
+}
+
+#[test]
 fn https_targets_offering_h2_get_http2_as_in_k6() {
     let h2 = H2Server::start(H2Options {
         tls: true,

@@ -173,6 +173,7 @@ impl Vu {
         for e in &mut self.extra {
             e.conn = None;
         }
+        self.batch_bufs.drop_connections();
         self.script_ws_cut();
     }
 

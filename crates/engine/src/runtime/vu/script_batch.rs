@@ -78,9 +78,32 @@ impl<'a> Lane<'a> {
     }
 }
 
-/// The buffers of a batch's lanes past the first, kept by the VU and reused.
+/// Most connections a VU keeps beside its one per host, for its next batch (k6's
+/// client keeps a batch's connections open too).
+const MAX_SPARE: usize = 32;
+
+/// What a VU keeps for its batches: each lane's buffers, reused, and the
+/// connections a batch opened beyond the VU's one per host (by origin), for
+/// the next batch to the same hosts.
 #[derive(Default)]
-pub(super) struct LaneBufs(Vec<(Vec<u8>, ResponseBufs)>);
+pub(super) struct LaneBufs {
+    bufs: Vec<(Vec<u8>, ResponseBufs)>,
+    spare: Vec<(String, Conn)>,
+}
+
+impl LaneBufs {
+    /// Close the kept connections (an interrupted exchange may have left one
+    /// mid-message).
+    pub(super) fn drop_connections(&mut self) {
+        self.spare.clear();
+    }
+
+    /// A kept connection to `origin`, if there is one.
+    fn spare_for(&mut self, origin: &Origin) -> Option<Conn> {
+        let i = self.spare.iter().position(|(o, _)| *o == origin.label)?;
+        Some(self.spare.swap_remove(i).1)
+    }
+}
 
 /// A request of VU `vu` (in `scope`: a scenario, `setup`, `teardown`) sent on
 /// `lane`, first to `origin` at `url`, its redirects followed (each hop a
@@ -313,7 +336,8 @@ impl Vu {
             };
             firsts.push(found);
         }
-        // The first request to each host takes the VU's connection to it.
+        // The first request to each host takes the VU's connection to it, the
+        // others one the VU kept from an earlier batch, or a new one.
         let mut homes: Vec<usize> = Vec::new();
         let mut conns: Vec<Option<Conn>> = Vec::with_capacity(n);
         for f in &firsts {
@@ -322,13 +346,14 @@ impl Vu {
                     homes.push(*host);
                     conn_slot(&mut self.conns, &mut self.extra, *host).take()
                 }
-                _ => None,
+                Some(((_, origin, _), _)) => self.batch_bufs.spare_for(origin),
+                None => None,
             });
         }
-        if self.batch_bufs.0.len() < n {
+        if self.batch_bufs.bufs.len() < n {
             let max_body = ctx.plan.max_body;
             self.batch_bufs
-                .0
+                .bufs
                 .resize_with(n, || (Vec::new(), ResponseBufs::new(max_body)));
         }
         let jars: Vec<RefCell<ScriptJar>> = jars.into_iter().map(RefCell::new).collect();
@@ -346,7 +371,7 @@ impl Vu {
         let vu = self.id;
         let runs = self
             .batch_bufs
-            .0
+            .bufs
             .iter_mut()
             .zip(requests.iter().zip(firsts).zip(conns))
             .enumerate()
@@ -363,6 +388,7 @@ impl Vu {
                         Some(s) => Some(s.acquire().await),
                         None => None,
                     };
+                    let origin_label = origin.label.clone();
                     let mut lane = Lane::new(conn, h2, (req_buf, resp));
                     let (r, at_home) = run_lane(
                         ctx,
@@ -374,17 +400,20 @@ impl Vu {
                         scheduled,
                     )
                     .await;
-                    (r, Some((host, lane.into_home(at_home))))
+                    (r, Some((host, origin_label, lane.into_home(at_home))))
                 }
             });
         let done = futures_util::future::join_all(runs).await;
         let mut responses = Vec::with_capacity(n);
         for (r, back) in done {
-            // A connection goes back to the VU where it has none (the rest close).
-            if let Some((host, Some(c))) = back {
+            // A connection goes back to the VU where it has none, else among
+            // those kept for the next batch (beyond that many, it closes).
+            if let Some((host, label, Some(c))) = back {
                 let slot = conn_slot(&mut self.conns, &mut self.extra, host);
                 if slot.is_none() {
                     *slot = Some(c);
+                } else if self.batch_bufs.spare.len() < MAX_SPARE {
+                    self.batch_bufs.spare.push((label, c));
                 }
             }
             responses.push(r);

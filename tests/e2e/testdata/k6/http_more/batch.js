@@ -2,12 +2,13 @@
 // (https://grafana.com/docs/k6/latest/javascript-api/k6-http/batch/): five
 // requests to a server that answers each after DELAY ms. k6 sends them at once,
 // each on a connection of its own, at most `batch` (default 10) at a time;
-// BATCH sets that option here.
+// BATCH sets that option here, ITERS the iterations (a VU keeps a batch's
+// connections for its next).
 import http from 'k6/http';
 import { check } from 'k6';
 
 export const options = Object.assign(
-  { vus: 1, iterations: 1 },
+  { vus: 1, iterations: Number(__ENV.ITERS || 1) },
   __ENV.BATCH ? { batch: Number(__ENV.BATCH) } : {},
 );
 
