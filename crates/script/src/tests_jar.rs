@@ -197,7 +197,7 @@ fn a_jar_made_in_the_init_context_is_refused_as_k6_refuses_it() {
 }
 
 #[test]
-fn a_jar_option_with_a_bad_date_is_an_exception_naming_it() {
+fn a_bad_date_or_url_given_to_a_jar_is_an_exception_naming_it() {
     let (sent, _) = drive(
         r#"
 import http from 'k6/http';
@@ -206,7 +206,9 @@ export default function () {
   try { http.cookieJar().set('http://127.0.0.1:9/', 'a', 'b', { expires: 'tomorrow' }); } catch (e) { msg = String(e); }
   http.cookieJar().set('http://127.0.0.1:9/', 'gone', 'x', { expires: 'Thu, 01 Jan 1970 00:00:00 GMT' });
   http.cookieJar().set('http://127.0.0.1:9/', 'later', 'y', { max_age: 3600 });
-  http.post('http://127.0.0.1:9/report', JSON.stringify({ msg, now: http.cookieJar().cookiesForURL('http://127.0.0.1:9/') }));
+  let bad = '';
+  try { http.cookieJar().cookiesForURL('not a url'); } catch (e) { bad = String(e); }
+  http.post('http://127.0.0.1:9/report', JSON.stringify({ msg, bad, now: http.cookieJar().cookiesForURL('http://127.0.0.1:9/') }));
 }
 "#,
         1,
@@ -218,6 +220,13 @@ export default function () {
             .as_str()
             .unwrap()
             .contains("unable to parse \"expires\" date string \"tomorrow\""),
+        "{r}"
+    );
+    assert!(
+        r["bad"]
+            .as_str()
+            .unwrap()
+            .contains("`not a url` is not an absolute URL"),
         "{r}"
     );
     assert_eq!(r["now"], serde_json::json!({ "later": ["y"] }));
