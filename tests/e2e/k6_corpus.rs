@@ -400,6 +400,19 @@ const TRUTHS: &[Truth] = &[
         values: &[],
         thresholds: &[],
     },
+    // The server sets two cookies; the VU's jar has both for the response's URL:
+    // three checks passing (k6's cookie jars, `http.cookieJar().cookiesForURL`).
+    Truth {
+        script: "cookies_vu_jar.js",
+        flags: &[],
+        exit: 0,
+        requests: Requests::Exact(1),
+        iterations: Some(1),
+        checks_per_iteration: Some((3, 0)),
+        paths: &[("/cookies/set", 1)],
+        values: &[],
+        thresholds: &[],
+    },
     // CSV rows (k6/experimental/fs and csv, `asObjects`) posted one per iteration:
     // 1 VU, 3 iterations, three checks each.
     Truth {

@@ -70,6 +70,37 @@ pub struct ScriptRequest {
     /// VU's jar's in the one `Cookie` header; `replace` leaves out the jar's
     /// cookie of the same name (as k6 does).
     pub cookies: Vec<RequestCookie>,
+    /// The script's cookie jar this request reads and fills (k6's VU jar, or
+    /// `params.jar`), handed over for the request and back in its response;
+    /// `None`: no cookies are sent or kept.
+    pub jar: Option<Box<crate::cookies::ScriptJar>>,
+}
+
+/// k6's `http.batch`: requests sent at once, each on a connection of its own,
+/// at most `parallel` at a time and `per_host` to one host (k6's `batch` and
+/// `batchPerHost`; 0 is no limit); answered in the order given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScriptBatch {
+    /// The requests, in the script's order (their own `jar` unused).
+    pub requests: Vec<ScriptRequest>,
+    /// The cookie jars the requests use, each once however many share it.
+    pub jars: Vec<crate::cookies::ScriptJar>,
+    /// For each request, its jar in `jars`.
+    pub jar_of: Vec<usize>,
+    /// Most requests in flight at once (k6's `batch`, default 10).
+    pub parallel: usize,
+    /// Most in flight to one host (k6's `batchPerHost`, default 6).
+    pub per_host: usize,
+}
+
+/// The answer to a [`ScriptBatch`]: a response per request, in its order, and
+/// the jars back with what the responses set.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScriptBatchReply {
+    /// One per request, in the batch's order.
+    pub responses: Vec<ScriptResponse>,
+    /// The batch's jars, as [`ScriptBatch::jars`].
+    pub jars: Vec<crate::cookies::ScriptJar>,
 }
 
 /// A cookie a script gives one request (k6's `params.cookies` entry).
@@ -123,6 +154,8 @@ pub struct ScriptResponse {
     pub proto: String,
     /// Timing phases.
     pub timings: ScriptTimings,
+    /// The request's [`ScriptRequest::jar`], given back.
+    pub jar: Option<Box<crate::cookies::ScriptJar>>,
 }
 
 /// An exception that ended an iteration (or `setup`/`teardown`).
@@ -139,6 +172,9 @@ pub struct ScriptFault {
 pub enum ScriptCall {
     /// Send this request; resume with [`ScriptReply::Http`].
     Http(Box<ScriptRequest>),
+    /// Send these requests at once (k6's `http.batch`); resume with
+    /// [`ScriptReply::Batch`].
+    Batch(Box<ScriptBatch>),
     /// Sleep this long; resume with [`ScriptReply::Resumed`].
     Sleep(Duration),
     /// Count a check (k6's `check`); resume with [`ScriptReply::Resumed`].
@@ -194,6 +230,8 @@ pub enum ScriptReply {
     Execution(Box<Execution>),
     /// The answer to [`ScriptCall::Http`].
     Http(Box<ScriptResponse>),
+    /// The answer to [`ScriptCall::Batch`].
+    Batch(Box<ScriptBatchReply>),
     /// The answer to [`ScriptCall::Ws`].
     Ws(ScriptWsReply),
     /// The answer to [`ScriptCall::Grpc`].

@@ -14,6 +14,8 @@
 //! - pado's k6 modules are JavaScript (`src/js/`) over a few natives
 //!   ([`natives`]).
 
+mod batch;
+mod cookie_jar;
 mod crypto;
 mod csv;
 mod custom;
@@ -104,6 +106,8 @@ pub fn load_for_run_tagged(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_jar;
 #[cfg(test)]
 mod tests_mods;
 #[cfg(test)]

@@ -279,6 +279,22 @@ mod tests {
     }
 
     #[test]
+    fn insecure_skip_tls_verify_is_the_runs_insecure_setting() {
+        let cfg = |o: serde_json::Value| to_config(&o, "s.js", "s", &exports());
+        assert!(!cfg(json!({})).unwrap().defaults.insecure);
+        assert!(
+            cfg(json!({"insecureSkipTLSVerify": true}))
+                .unwrap()
+                .defaults
+                .insecure
+        );
+        let e = cfg(json!({"insecureSkipTLSVerify": "yes"}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("insecureSkipTLSVerify"), "{e}");
+    }
+
+    #[test]
     fn vus_and_duration_are_constant_vus() {
         let c = to_config(
             &json!({"vus": 10, "duration": "30s"}),
