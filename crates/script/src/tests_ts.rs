@@ -83,6 +83,10 @@ fn plain_javascript_in_a_ts_file_is_left_exactly_as_it_is() {
 fn imports_used_only_as_types_go_with_or_without_the_type_keyword() {
     let ts = "import { Options } from 'k6/options';\nimport http, { RefinedResponse, ResponseType } from 'k6/http';\nimport { type Checkers, check } from 'k6';\nimport type { Trend } from 'k6/metrics';\nlet t: Trend | undefined;\nexport const options: Options = {};\nexport default function () { const r: RefinedResponse<ResponseType> = http.get('x'); check(r, {}); }\n";
     let js = strip("s.ts", ts).unwrap();
+    assert!(strip("s.ts", "export type * from './t.ts';\n")
+        .unwrap()
+        .trim()
+        .is_empty());
     let lines: Vec<&str> = js.lines().collect();
     assert!(lines[0].trim().is_empty(), "{js}");
     let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");

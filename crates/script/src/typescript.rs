@@ -548,6 +548,12 @@ impl<'a> Visit<'a> for Blanker<'_> {
         }
     }
 
+    fn visit_export_all_declaration(&mut self, it: &oxc_ast::ast::ExportAllDeclaration<'a>) {
+        if it.export_kind.is_type() {
+            self.blank(it.span);
+        }
+    }
+
     fn visit_ts_export_assignment(&mut self, it: &oxc_ast::ast::TSExportAssignment<'a>) {
         self.refuse(
             it.span.start,
