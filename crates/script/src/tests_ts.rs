@@ -65,6 +65,16 @@ fn annotations_generics_casts_and_non_null_become_spaces_in_place() {
 }
 
 #[test]
+fn an_arrow_whose_return_type_spans_lines_keeps_its_arrow_on_the_first() {
+    let ts = "const f = (n: number): {\n  twice: number;\n} => ({ twice: n * 2 });\nf(2);\n";
+    let js = strip("s.ts", ts).unwrap();
+    assert_eq!(js.lines().count(), ts.lines().count());
+    assert_eq!(js.lines().next(), Some("const f = (n        )=>"));
+    // What follows the arrow keeps its line and column.
+    assert_eq!(js.lines().nth(2), Some("     ({ twice: n * 2 });"));
+}
+
+#[test]
 fn interfaces_and_type_aliases_are_blanked_keeping_their_lines() {
     let ts = "interface User {\n  name: string;\n  id: number;\n}\ntype Id = string | number;\nconst u = 1;\n";
     let js = strip("s.ts", ts).unwrap();

@@ -381,6 +381,25 @@ impl Blanker<'_> {
         }
     }
 
+    /// An arrow function's return type. Over several lines, blanking it would
+    /// leave a line break before `=>`, which JavaScript forbids: the `=>` moves
+    /// up to where the type began, and the line breaks go after it (what follows
+    /// keeps its line and column).
+    fn arrow_return_type(&mut self, span: Span) {
+        let typed = self.text(span);
+        if !typed.contains('\n') {
+            return self.blank(span);
+        }
+        let rest = self.src.get(span.end as usize..).unwrap_or("");
+        let skipped = rest.len() - rest.trim_start().len();
+        if rest[skipped..].starts_with("=>") {
+            let end = span.end + skipped as u32 + 2;
+            self.edits.push((span.start, end, Some("=>".into())));
+        } else {
+            self.blank(span);
+        }
+    }
+
     /// An enum, as the object TypeScript makes of it, within its own lines.
     fn enum_declaration(&mut self, it: &TSEnumDeclaration<'_>) {
         if it.declare {
@@ -664,7 +683,7 @@ impl<'a> Visit<'a> for Blanker<'_> {
             self.blank(t.span);
         }
         if let Some(t) = &it.return_type {
-            self.blank(t.span);
+            self.arrow_return_type(t.span);
         }
         walk::walk_arrow_function_expression(self, it);
     }
