@@ -174,6 +174,21 @@ fn local_ts_modules_load_and_an_interface_in_an_export_list_goes() {
 }
 
 #[test]
+fn a_javascript_script_may_import_a_ts_module() {
+    let (_d, main) = files(&[
+        (
+            "s.js",
+            "import http from 'k6/http';\nimport { label } from './lib.ts';\nexport default function () {\n  http.get(`${__ENV.BASE}/${label(3)}`);\n}\n",
+        ),
+        (
+            "lib.ts",
+            "type N = number;\nexport function label(n: N): string {\n  return `n-${n as N}`;\n}\n",
+        ),
+    ]);
+    assert_eq!(url_sent(&main), "http://127.0.0.1:9/n-3");
+}
+
+#[test]
 fn an_import_without_its_extension_is_refused_naming_the_file_to_write() {
     let (_d, main) = files(&[
         (
