@@ -153,6 +153,46 @@ fn a_syntax_error_and_an_import_of_k6_browser_fail_at_start_naming_the_line() {
     );
 }
 
+#[test]
+fn a_typescript_script_names_its_own_lines_in_a_syntax_error_and_an_exception() {
+    let srv = TestServer::start();
+    // k6 v1.8.1 exits 107 on this file too ("syntax.ts: Line 7:14 Unexpected
+    // \"=\"", its column counted from 0).
+    let r = run("k6-ts-syntax", &[&script("syntax.ts"), "-e", &base(&srv)]);
+    assert_eq!(r.code(), 107, "{}", r.stderr());
+    let e = r.stderr();
+    assert!(e.contains("syntax.ts:7:15"), "{e}");
+    assert!(e.contains("SyntaxError"), "{e}");
+    assert!(
+        e.contains("const target: = `${__ENV.BASE}/`;"),
+        "the line as written: {e}"
+    );
+    assert!(srv.records().is_empty(), "nothing is sent");
+    // k6 v1.8.1 against the same server: 4 requests, 4 iterations, the
+    // exception at `exception.ts:16`.
+    let r = run(
+        "k6-ts-exception",
+        &[&script("exception.ts"), "-e", &base(&srv)],
+    );
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    assert_eq!(srv.records().len(), 4);
+    let s = r.summary();
+    assert_eq!(num(&s, "requests"), 4.0);
+    assert_eq!(num(&s, "iterations"), 4.0);
+    let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap();
+    let errors: Vec<&str> = failures
+        .lines()
+        .filter(|l| l.contains("script_error"))
+        .collect();
+    assert!(!errors.is_empty(), "{failures}");
+    let v: serde_json::Value = serde_json::from_str(errors[0]).unwrap();
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("Error: planted failure 파도") && reason.contains("exception.ts:16:"),
+        "{reason}"
+    );
+}
+
 /// `remote.js` with an empty module cache of its own.
 fn run_with_cache(file: &str, srv: &TestServer) -> crate::harness::Run {
     let cache = tmp("k6-cache");
