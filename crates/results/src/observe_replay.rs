@@ -9,8 +9,10 @@
 //! series present in it with its value, as the scraper handed it to the writer.
 //!
 //! The lines come from elsewhere, so nothing in them is trusted: a line that is
-//! not a record, or a scrape naming a series never declared, is an error for that
-//! line alone (the caller counts it and goes on), and the state a replay keeps is
+//! not a record, or a scrape of an endpoint never declared, is an error for that
+//! line alone (the caller counts it and goes on); a value of a series never
+//! declared for its endpoint cannot be named and is left out, as
+//! [`crate::read_observations`] leaves it out; and the state a replay keeps is
 //! bounded ([`MAX_ENDPOINTS`], [`MAX_SERIES`]) however many lines it is given.
 
 use std::collections::{BTreeMap, HashMap};
@@ -35,9 +37,6 @@ pub enum ReplayError {
     /// A scrape of an endpoint never declared by an `endpoint` line.
     #[error("a scrape of `{0}`, an endpoint never declared")]
     UnknownEndpoint(String),
-    /// A scrape's value for a series id never declared for its endpoint.
-    #[error("a value for series {0}, never declared for endpoint `{1}`")]
-    UnknownSeries(u32, String),
     /// More endpoints or series than a replay keeps.
     #[error("more {0} than a live view keeps ({1})")]
     TooMany(&'static str, usize),
@@ -139,20 +138,15 @@ impl ObserveReplay {
                     ));
                     return Ok(Some((endpoint, outcome)));
                 }
-                // Every id checked before anything changes: a bad line leaves the
-                // values as they were.
-                if let Some((id, _)) = v
-                    .iter()
-                    .find(|(id, _)| self.series.get(id).is_none_or(|d| d.endpoint != endpoint))
-                {
-                    return Err(ReplayError::UnknownSeries(*id, endpoint));
-                }
                 let current = self.current.entry(endpoint.clone()).or_default();
                 for id in gone {
                     current.remove(&id);
                 }
+                // Only series declared for this endpoint: the rest cannot be named.
                 for (id, value) in v {
-                    current.insert(id, value.0);
+                    if self.series.get(&id).is_some_and(|d| d.endpoint == endpoint) {
+                        current.insert(id, value.0);
+                    }
                 }
                 outcome.samples = current
                     .iter()
@@ -188,7 +182,10 @@ mod tests {
         }
     }
 
-    fn values(s: &ScrapeOutcome) -> Vec<(String, Vec<(String, String)>, f64)> {
+    /// A sample as compared: name, labels, value.
+    type Seen = (String, Vec<(String, String)>, f64);
+
+    fn values(s: &ScrapeOutcome) -> Vec<Seen> {
         s.samples
             .iter()
             .map(|x| (x.name.clone(), x.labels.clone(), x.value))
@@ -203,7 +200,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut w = ObserveWriter::create(dir.path()).unwrap();
         ScrapeSink::endpoint(&mut w, "app", "http://127.0.0.1:9/metrics", 1.0).unwrap();
-        let scrapes = vec![
+        let scrapes = [
             vec![
                 sample("hikaricp_connections_active", &[("pool", "주문-풀")], 4.0),
                 sample("up", &[], 1.0),
@@ -264,7 +261,7 @@ mod tests {
     }
 
     #[test]
-    fn a_malformed_or_lying_line_is_an_error_for_itself_and_the_replay_goes_on() {
+    fn a_malformed_line_is_an_error_for_itself_and_an_undeclared_series_is_left_out() {
         let mut r = ObserveReplay::new();
         let ok = |r: &mut ObserveReplay, l: &str| r.line(l.as_bytes()).unwrap();
         assert!(ok(
@@ -294,12 +291,15 @@ mod tests {
                 .err(),
             Some(ReplayError::UnknownEndpoint("db".into()))
         );
-        assert_eq!(
-            r.line(br#"{"k":"scrape","endpoint":"app","t":1,"ms":1,"ok":true,"v":[[0,5],[9,1]]}"#)
-                .err(),
-            Some(ReplayError::UnknownSeries(9, "app".into()))
-        );
-        // The refused line changed nothing: the next scrape has `up` as it says.
+        // A value of a series never declared (9), or declared for another
+        // endpoint, cannot be named: left out, the rest of the scrape kept.
+        let (_, s) = ok(
+            &mut r,
+            r#"{"k":"scrape","endpoint":"app","t":1,"ms":1,"ok":true,"v":[[0,5],[9,1]]}"#,
+        )
+        .unwrap();
+        assert_eq!(values(&s), vec![("up".into(), vec![], 5.0)]);
+        // The refused lines changed nothing: the next scrape has `up` as it says.
         let (_, s) = ok(
             &mut r,
             r#"{"k":"scrape","endpoint":"app","t":2,"ms":1,"ok":true,"v":[[0,1]]}"#,
