@@ -1,6 +1,9 @@
 //! One test on several `pado agent`s, coordinated by `pado run FILE --generators`:
 //! the test server's own count is the truth the merged result must equal; an
-//! `abort_on_fail` threshold judged on the merged seconds stops every agent.
+//! `abort_on_fail` threshold judged on the merged seconds stops every agent; with
+//! `--dashboard`, a change made on the page reaches every agent, and the page shows
+//! the target's metrics scraped by generator 0 with a live bottleneck hint that
+//! names the demo target's full DB pool, and not where the pool has room.
 
 use std::path::Path;
 use std::process::{Child, Output, Stdio};
@@ -907,7 +910,12 @@ struct Steered {
     token: String,
 }
 
-fn coordinate_with_dashboard(file: &Path, agents: &[&Agent], out: &Path) -> Steered {
+fn coordinate_with_dashboard(
+    file: &Path,
+    agents: &[&Agent],
+    out: &Path,
+    extra: &[&str],
+) -> Steered {
     use std::io::BufRead;
     let list: Vec<&str> = agents.iter().map(|a| a.addr.as_str()).collect();
     let mut child = pado_cmd(["run"])
@@ -922,6 +930,7 @@ fn coordinate_with_dashboard(file: &Path, agents: &[&Agent], out: &Path) -> Stee
             "--out",
         ])
         .arg(out)
+        .args(extra)
         .env("PADO_AGENT_TOKEN", TOKEN)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -1018,7 +1027,7 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
     );
     let out = dir.join("out");
     let _machine = shared_machine();
-    let mut run = coordinate_with_dashboard(&f, &[&a, &b], &out);
+    let mut run = coordinate_with_dashboard(&f, &[&a, &b], &out, &[]);
     let page = run.page.clone();
     // The page in headless Chromium lists both agents (when the browser tools are
     // installed; `scripts/test.sh` installs them).
@@ -1094,4 +1103,178 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
     );
     // The change is one event of the whole test, in its numbers, and in the report.
     one_change_in(&merged, "→ 60.0/s");
+}
+
+/// Two agents against the demo target started with `target` flags, the scenario
+/// ramping from 2 to 40 VUs on a DB-bound route and observing the target's
+/// `/metrics` every 500 ms, coordinated with the dashboard (kept 40 s after the
+/// end): the page's seconds as they were while the run went (read once some
+/// second carried a scrape of the pool), its state once the hint was read over
+/// the whole run, and the merged `summary.json`.
+fn distributed_hint(
+    name: &str,
+    target: &[&str],
+) -> (Vec<serde_json::Value>, serde_json::Value, serde_json::Value) {
+    let (_target, url) = crate::harness::serve_demo_target(target);
+    let a = Agent::start(TOKEN);
+    let b = Agent::start(TOKEN);
+    let dir = tmp(name);
+    let f = write_fixture(
+        &dir,
+        "agents_observed_pool.yaml",
+        "t.yaml",
+        &[("name", name.to_string()), ("target", url)],
+    );
+    let out = dir.join("out");
+    let mut run = coordinate_with_dashboard(&f, &[&a, &b], &out, &["--dashboard-linger", "40s"]);
+    let page = run.page.clone();
+    let pool_key = "app/hikaricp_connections_max{pool=\"HikariPool-1\"}";
+    // While the run goes (the page says it has not ended), its seconds carry the
+    // target's scrapes: read by data, however slow the machine.
+    let mut during = None;
+    let t0 = Instant::now();
+    while during.is_none() && t0.elapsed() < Duration::from_secs(60) {
+        let state = get_json(&page, "/api/state");
+        if state["ended"] == true {
+            break;
+        }
+        let seconds = get_json(&page, "/api/seconds?from=0")["seconds"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if seconds.iter().any(|s| s["observed"][pool_key].is_number()) {
+            during = Some(seconds);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let mut last = None;
+    let t0 = Instant::now();
+    while last.is_none() && t0.elapsed() < Duration::from_secs(90) {
+        let state = get_json(&page, "/api/state");
+        if state["ended"] == true && state["bottleneck_hint"]["final"] == true {
+            last = Some(state);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = run.child.kill();
+    let _ = run.child.wait();
+    let err = run.stderr.join().unwrap();
+    let during = during.unwrap_or_else(|| {
+        panic!("no second carried a scrape of the pool while the run went\n{err}")
+    });
+    let last = last.unwrap_or_else(|| panic!("no hint read over the whole run\n{err}"));
+    let summary = read_json(&out.join("merged").join("summary.json"));
+    (during, last, summary)
+}
+
+/// The merged report's first row about the target (not pado's self-check).
+fn top_target_row(summary: &serde_json::Value) -> Option<&serde_json::Value> {
+    summary["bottlenecks"]["components"]
+        .as_array()?
+        .iter()
+        .find(|r| r["kind"] != "generator")
+}
+
+#[test]
+fn the_dashboard_of_a_distributed_run_shows_generator_0_s_scrapes_and_its_hint_names_the_full_pool()
+{
+    let _machine = shared_machine();
+    // 16 workers share 4 connections held 20 ms per query: at 40 VUs (20 on each
+    // agent) requests wait for a connection.
+    let (during, state, summary) = distributed_hint(
+        "분산-힌트-풀",
+        &[
+            "--workers",
+            "16",
+            "--pool-size",
+            "4",
+            "--query-cost",
+            "20ms",
+            "--cache-size",
+            "0",
+        ],
+    );
+    // The scrapes are the target's own: its pool of 4, on the seconds they were
+    // read in.
+    let pool_key = "app/hikaricp_connections_max{pool=\"HikariPool-1\"}";
+    let maxes: Vec<f64> = during
+        .iter()
+        .filter_map(|s| s["observed"][pool_key].as_f64())
+        .collect();
+    assert!(
+        !maxes.is_empty() && maxes.iter().all(|m| *m == 4.0),
+        "{maxes:?}"
+    );
+    let h = &state["bottleneck_hint"];
+    assert_eq!(h["status"], "limit", "{h:#}");
+    assert!(
+        h["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("likely limit: DB pool HikariPool-1 (app) ("),
+        "{h:#}"
+    );
+    // The same limit the merged report's table names, read from the same scrapes.
+    let top = top_target_row(&summary).unwrap_or_else(|| panic!("{:#}", summary["bottlenecks"]));
+    assert_eq!(
+        top["component"], "DB pool HikariPool-1",
+        "{:#}",
+        summary["bottlenecks"]
+    );
+    for field in ["component", "endpoint", "verdict"] {
+        assert_eq!(
+            h["component"][field], top[field],
+            "{field}: {h:#} vs {top:#}"
+        );
+    }
+}
+
+#[test]
+fn the_hint_of_a_distributed_run_below_the_pool_s_limit_does_not_name_the_pool() {
+    let _machine = shared_machine();
+    // 64 workers, 64 connections, 1 ms a query: 40 VUs never fill the pool.
+    let (during, state, summary) = distributed_hint(
+        "분산-힌트-여유",
+        &[
+            "--workers",
+            "64",
+            "--pool-size",
+            "64",
+            "--query-cost",
+            "1ms",
+            "--cache-size",
+            "0",
+        ],
+    );
+    let pool_key = "app/hikaricp_connections_max{pool=\"HikariPool-1\"}";
+    assert!(
+        during
+            .iter()
+            .any(|s| s["observed"][pool_key].as_f64() == Some(64.0)),
+        "the page saw the pool of 64"
+    );
+    let h = &state["bottleneck_hint"];
+    assert!(h.is_object(), "{state:#}");
+    for name in ["DB pool HikariPool-1", "Worker pool `http`"] {
+        assert_ne!(h["component"]["component"], name, "{h:#}");
+        assert!(!h["text"].as_str().unwrap().contains(name), "{h:#}");
+    }
+    // Where the merged report names no limit, the hint says none; on a machine
+    // other work keeps busy both may name its CPU, never the pool.
+    match top_target_row(&summary)
+        .filter(|r| r["verdict"] == "yes" || r["verdict"] == "busy_throughout")
+    {
+        None => assert_eq!(
+            h["status"], "no_limit",
+            "{h:#} / {:#}",
+            summary["bottlenecks"]
+        ),
+        Some(top) => {
+            assert!(
+                top["kind"].as_str().unwrap().ends_with("cpu"),
+                "only a busy machine's CPU: {top:#}"
+            );
+            assert_eq!(h["component"]["component"], top["component"], "{h:#}");
+        }
+    }
 }

@@ -110,7 +110,8 @@ pub(crate) fn run(a: &RunArgs) -> Result<i32, Failure> {
         &plan.steps,
         agents.names().to_vec(),
     )
-    .feeding(steered.clone());
+    .feeding(steered.clone())
+    .showing_scrapes(page.is_some());
     let say: Say = Arc::new(|line: &str| eprintln!("{line}"));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -166,6 +167,12 @@ impl LiveSink for LiveView {
     }
     fn finish(&mut self) {
         LiveView::finish(self);
+    }
+    fn wants_scrapes(&self) -> bool {
+        LiveView::wants_scrapes(self)
+    }
+    fn scrape(&mut self, endpoint: &str, s: &pado_metrics::ScrapeOutcome) {
+        LiveView::scrape(self, endpoint, s);
     }
 }
 

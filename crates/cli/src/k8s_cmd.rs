@@ -67,7 +67,7 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
         steered.started(pado_fleet::flow::instant_of(std::time::SystemTime::from(
             spec.start_at,
         )));
-        let mut view = LiveView::new(
+        let view = LiveView::new(
             a.quiet,
             spec.planned.as_secs_f64(),
             live.stages.clone(),
@@ -78,6 +78,7 @@ fn run(a: &K8sRunArgs) -> Result<i32, Failure> {
         .feeding(steered.clone());
         let page =
             crate::live_view::page(dashboard.as_ref(), &live.plan, &live.thresholds, &steered)?;
+        let mut view = view.showing_scrapes(page.is_some());
         let (tx, rx) = tokio::sync::watch::channel(0u32);
         crate::signals::install(move |_| tx.send_modify(|n| *n += 1)).map_err(Failure::other)?;
         // On a terminal the progress line is redrawn in place: clear it first, so a

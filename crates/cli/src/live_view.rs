@@ -3,7 +3,9 @@
 //! and every generator stopped when an `abort_on_fail` threshold fails on the merged
 //! data (judged by [`pado_session::LiveJudge`], as one run judges its own seconds).
 //! With a dashboard, each merged second also goes to the run's
-//! [`pado_session::DistributedRun`], which the dashboard watches and steers.
+//! [`pado_session::DistributedRun`], which the dashboard watches and steers, and
+//! so does each scrape of the target the coordinator follows (its charts of the
+//! target and its live bottleneck hint).
 
 use pado_analysis::thresholds::Threshold;
 use pado_fleet::coordinate::{Control, Notice};
@@ -26,6 +28,9 @@ pub(crate) struct LiveView {
     quiet: bool,
     /// The run a dashboard watches, fed every merged second.
     steered: Option<std::sync::Arc<DistributedRun>>,
+    /// A page shows the target's metrics: the scraping generator's scrapes are
+    /// followed and handed to `steered`.
+    scrapes: bool,
 }
 
 impl LiveView {
@@ -47,6 +52,7 @@ impl LiveView {
             names,
             quiet,
             steered: None,
+            scrapes: false,
         }
     }
 
@@ -90,6 +96,25 @@ impl LiveView {
         }
     }
 
+    /// The target's scrapes are wanted when `page` says so (a dashboard shows
+    /// them): without one, the scraping generator is not asked for them.
+    pub(crate) fn showing_scrapes(mut self, page: bool) -> LiveView {
+        self.scrapes = page;
+        self
+    }
+
+    /// Whether the target's scrapes are wanted: for the run a dashboard watches.
+    pub(crate) fn wants_scrapes(&self) -> bool {
+        self.scrapes && self.steered.is_some()
+    }
+
+    /// One scrape of the target by the scraping generator: to the watched run.
+    pub(crate) fn scrape(&mut self, endpoint: &str, s: &pado_metrics::ScrapeOutcome) {
+        if let Some(run) = &self.steered {
+            run.scrape(endpoint, s);
+        }
+    }
+
     fn short_name(&self, g: usize) -> String {
         format!("{g}/{}", self.names.len())
     }
@@ -106,12 +131,13 @@ impl LiveView {
                 "warning: {} did not take the stop: {why}",
                 self.names.get(*g).cloned().unwrap_or_default()
             ),
+            Notice::Observed(why) => format!("warning: {why}"),
         };
         if let Some(run) = &self.steered {
             match n {
                 Notice::LeftOut(g, _) => run.left_out(*g),
                 Notice::Stopping(_) => run.stopping(),
-                Notice::StopFailed(..) => {}
+                Notice::StopFailed(..) | Notice::Observed(_) => {}
             }
         }
         // A stop is said even with --quiet: it changes the result.

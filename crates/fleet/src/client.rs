@@ -20,6 +20,10 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 pub const RESULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Most bytes a control answer may have (a live poll of 120 busy seconds).
 const MAX_ANSWER: usize = 256 * 1024 * 1024;
+/// Most bytes an answer of `GET /observed` may have: twice what a generator sends
+/// ([`crate::feed::MAX_OBSERVED_BYTES_PER_POLL`]), so one long line still comes
+/// whole; a larger one is cut and refused.
+const MAX_OBSERVED_ANSWER: usize = 2 * crate::feed::MAX_OBSERVED_BYTES_PER_POLL;
 
 /// Why a request to a generator failed.
 #[derive(Debug, thiserror::Error)]
@@ -112,10 +116,12 @@ impl GeneratorClient {
         body: &[u8],
         timeout: Duration,
     ) -> Result<ControlAnswer, ClientError> {
-        self.send(method, path, body, None, timeout).await
+        self.send(method, path, body, None, timeout, MAX_ANSWER)
+            .await
     }
 
-    /// One request with a body of `content_type`, if given.
+    /// One request with a body of `content_type`, if given; an answer of more
+    /// than `max_answer` bytes is an error.
     async fn send(
         &mut self,
         method: &str,
@@ -123,6 +129,7 @@ impl GeneratorClient {
         body: &[u8],
         content_type: Option<&str>,
         timeout: Duration,
+        max_answer: usize,
     ) -> Result<ControlAnswer, ClientError> {
         let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
         let headers: Vec<(&str, &str)> = auth
@@ -140,7 +147,7 @@ impl GeneratorClient {
             headers: &headers,
             body: Some(body),
             timeout,
-            max_answer: MAX_ANSWER,
+            max_answer,
             keep_head: true,
             resend_safe: method == "GET",
         }
@@ -160,7 +167,7 @@ impl GeneratorClient {
         if ex.body_cut {
             return Err(ClientError::Transport(
                 self.label.clone(),
-                format!("answer larger than {} MiB", MAX_ANSWER >> 20),
+                format!("answer larger than {} MiB", max_answer >> 20),
             ));
         }
         Ok(ex)
@@ -224,6 +231,7 @@ impl GeneratorClient {
                 body,
                 Some("application/json"),
                 REQUEST_TIMEOUT,
+                MAX_ANSWER,
             )
             .await
             .map_err(|e| e.to_string())?;
@@ -269,5 +277,26 @@ impl GeneratorLink for GeneratorClient {
             .await
             .map(|_| ())
             .map_err(|e| e.to_string())
+    }
+
+    /// `GET /observed?from=N`, its answer bounded by [`MAX_OBSERVED_ANSWER`];
+    /// `Ok(None)` from a generator that does not serve it (`404`).
+    async fn observed(&mut self, from: usize) -> Result<Option<Vec<u8>>, String> {
+        let a = self
+            .send(
+                "GET",
+                &format!("/observed?from={from}"),
+                b"",
+                None,
+                REQUEST_TIMEOUT,
+                MAX_OBSERVED_ANSWER,
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        match a.status {
+            200 => Ok(Some(a.body)),
+            404 => Ok(None),
+            other => Err(format!("answered {other}")),
+        }
     }
 }

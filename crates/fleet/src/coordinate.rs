@@ -12,11 +12,17 @@
 //! (the planned end, the graceful stop and a margin) is refused and the generator
 //! left out, so a hostile or broken feed cannot make the loop release billions of
 //! empty seconds.
+//!
+//! When asked ([`LiveOptions::observed_from`]), the loop also follows the target's
+//! metrics the scraping generator writes ([`crate::observed_tail`]), polled right
+//! after that generator's seconds and handed to the caller scrape by scrape.
 
 use std::time::{Duration, Instant};
 
-use pado_metrics::Totals;
+use pado_metrics::{ScrapeOutcome, Totals};
 use pado_results::merge::live::{LiveMerger, LiveSecond};
+
+use crate::observed_tail::{ObservedTail, ObservedTally};
 
 /// One poll of a generator's feed.
 #[derive(Debug, Default)]
@@ -34,6 +40,11 @@ pub trait GeneratorLink {
     async fn live(&mut self, from: u32) -> Result<LivePoll, String>;
     /// Stop its run gracefully.
     async fn stop(&mut self) -> Result<(), String>;
+    /// The complete lines of its `observe.jsonl` from line `from` on (bounded by
+    /// the implementation); `Ok(None)` when it does not serve them (the default).
+    async fn observed(&mut self, _from: usize) -> Result<Option<Vec<u8>>, String> {
+        Ok(None)
+    }
 }
 
 /// What the caller wants after a second.
@@ -58,6 +69,9 @@ pub struct LiveOptions {
     /// When the loop ends whatever the generators do (the planned end, the
     /// graceful stop and a margin).
     pub deadline: Instant,
+    /// The generator whose scrapes of the target (`observe.jsonl`) are followed
+    /// for the caller, if any (the one that scrapes: segment 0).
+    pub observed_from: Option<usize>,
 }
 
 /// Something the live loop tells people.
@@ -69,6 +83,9 @@ pub enum Notice {
     Stopping(String),
     /// A generator did not take the stop: `.0` index, `.1` why.
     StopFailed(usize, String),
+    /// Trouble with the target's metrics the loop follows (said once per kind;
+    /// the test goes on).
+    Observed(String),
 }
 
 /// How the live loop ended.
@@ -84,16 +101,20 @@ pub struct LiveOutcome {
     pub timed_out: bool,
     /// The merged totals of what the live view saw.
     pub totals: Totals,
+    /// What the loop saw of the target's metrics, when it followed them.
+    pub observed: ObservedTally,
 }
 
 /// Polls `links` until every feed has ended (or was left out), handing each second
-/// of the whole test to `on_second`. `stop_asked` is polled between rounds (the
-/// user's Ctrl-C): when it returns a reason, every generator is stopped, as for
-/// [`Control::StopAll`].
+/// of the whole test to `on_second` (and, with [`LiveOptions::observed_from`],
+/// each scrape of the target to `on_scrape`, with its endpoint's name).
+/// `stop_asked` is polled between rounds (the user's Ctrl-C): when it returns a
+/// reason, every generator is stopped, as for [`Control::StopAll`].
 pub async fn watch<L: GeneratorLink>(
     links: &mut [L],
     opts: &LiveOptions,
     mut on_second: impl FnMut(&LiveSecond, &Totals) -> Control,
+    mut on_scrape: impl FnMut(&str, &ScrapeOutcome),
     mut stop_asked: impl FnMut() -> Option<String>,
     mut notice: impl FnMut(Notice),
 ) -> LiveOutcome {
@@ -108,6 +129,7 @@ pub async fn watch<L: GeneratorLink>(
     let mut merger = LiveMerger::bounded(n, seconds.max(1));
     let mut last_progress = vec![opts.start; n];
     let mut out = LiveOutcome::default();
+    let mut observed = opts.observed_from.filter(|g| *g < n).map(ObservedTail::new);
     loop {
         let round = Instant::now();
         for (g, link) in links.iter_mut().enumerate() {
@@ -115,7 +137,14 @@ pub async fn watch<L: GeneratorLink>(
                 continue;
             }
             let from = merger.next_of(g);
-            match link.live(from).await {
+            let live = link.live(from).await;
+            // Its scrapes of the target, polled after its seconds (also in the
+            // round its feed ends, so the last ones are taken).
+            if let Some(tail) = observed.as_mut().filter(|t| t.generator == g) {
+                tail.poll(link, &mut on_scrape, &mut notice).await;
+                out.observed = tail.tally.clone();
+            }
+            match live {
                 Ok(poll) => {
                     let mut advanced = false;
                     let mut bad = None;
@@ -293,6 +322,7 @@ pub(crate) mod tests {
             start: Instant::now(),
             stall_after: Duration::from_millis(300),
             deadline: Instant::now() + Duration::from_secs(20),
+            observed_from: None,
         }
     }
 
@@ -314,6 +344,7 @@ pub(crate) mod tests {
                 seen.push((s.second.t, s.second.requests(), s.reporting));
                 Control::Continue
             },
+            |_, _| {},
             || None,
             |n| panic!("{n:?}"),
         ));
@@ -340,6 +371,7 @@ pub(crate) mod tests {
                     Control::Continue
                 }
             },
+            |_, _| {},
             || None,
             |n| notices.push(n),
         ));
@@ -359,6 +391,7 @@ pub(crate) mod tests {
             &mut links,
             &opts(),
             |_, _| Control::Continue,
+            |_, _| {},
             || None,
             |n| notices.push(n),
         ));
@@ -383,6 +416,7 @@ pub(crate) mod tests {
             &mut links,
             &o,
             |_, _| Control::Continue,
+            |_, _| {},
             || None,
             |_| {},
         ));
@@ -426,6 +460,7 @@ pub(crate) mod tests {
                 released.push(s.second.t);
                 Control::Continue
             },
+            |_, _| {},
             || None,
             |n| notices.push(n),
         ));
@@ -453,6 +488,7 @@ pub(crate) mod tests {
             &mut links,
             &opts(),
             |_, _| Control::Continue,
+            |_, _| {},
             || {
                 polls += 1;
                 (polls == 3).then(|| "Ctrl-C".to_string())
@@ -461,5 +497,197 @@ pub(crate) mod tests {
         ));
         assert_eq!(out.stopped.as_deref(), Some("Ctrl-C"));
         assert!(*flag.lock().unwrap());
+    }
+
+    /// A generator that also serves a planted `observe.jsonl`: two lines a poll,
+    /// and the start of the next one, torn (not yet a line).
+    struct Observing {
+        inner: Fake,
+        file: Vec<String>,
+        asked: Arc<Mutex<Vec<usize>>>,
+    }
+
+    impl GeneratorLink for Observing {
+        async fn live(&mut self, from: u32) -> Result<LivePoll, String> {
+            self.inner.live(from).await
+        }
+        async fn stop(&mut self) -> Result<(), String> {
+            self.inner.stop().await
+        }
+        async fn observed(&mut self, from: usize) -> Result<Option<Vec<u8>>, String> {
+            self.asked.lock().unwrap().push(from);
+            let mut out: String = self
+                .file
+                .iter()
+                .skip(from)
+                .take(2)
+                .map(|l| format!("{l}\n"))
+                .collect();
+            if let Some(next) = self.file.get(from + 2) {
+                out.push_str(&next[..next.len() / 2]);
+            }
+            Ok(Some(out.into_bytes()))
+        }
+    }
+
+    /// The lines the writer makes of three scrapes of `app` (the pool's pending
+    /// connections 1, 5, 5 and `up` 1 throughout), with two planted bad lines.
+    fn planted_observe_file() -> Vec<String> {
+        use pado_metrics::{MetricType, ScrapeSink, ScrapedSample};
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = pado_results::ObserveWriter::create(dir.path()).unwrap();
+        ScrapeSink::endpoint(&mut w, "app", "http://127.0.0.1:9/metrics", 1.0).unwrap();
+        for (t, pending) in [(0.5, 1.0), (1.5, 5.0), (2.5, 5.0)] {
+            let samples = vec![
+                ScrapedSample {
+                    name: "hikaricp_connections_pending".into(),
+                    labels: vec![("pool".into(), "주문-풀".into())],
+                    value: pending,
+                    kind: MetricType::Gauge,
+                },
+                ScrapedSample {
+                    name: "up".into(),
+                    labels: Vec::new(),
+                    value: 1.0,
+                    kind: MetricType::Gauge,
+                },
+            ];
+            let o = ScrapeOutcome {
+                t,
+                ms: 10.0,
+                samples,
+                ..Default::default()
+            };
+            ScrapeSink::scrape(&mut w, "app", o).unwrap();
+        }
+        w.flush().unwrap();
+        let text = std::fs::read_to_string(dir.path().join(pado_results::OBSERVE_FILE)).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        lines.insert(4, "{\"k\":\"scrape\",\"endpoint\":\"app\",".into());
+        lines.insert(6, "파도 not a record".into());
+        lines
+    }
+
+    #[test]
+    fn generator_0_s_scrapes_reach_the_caller_whole_and_bad_lines_are_counted_once_said() {
+        let file = planted_observe_file();
+        let scrape_lines = file
+            .iter()
+            .filter(|l| l.contains("\"k\":\"scrape\",\"endpoint\":\"app\",\"t\""))
+            .count();
+        assert_eq!((scrape_lines, file.len()), (3, 8), "{file:#?}");
+        let asked: Vec<_> = (0..2).map(|_| Arc::new(Mutex::new(Vec::new()))).collect();
+        let mut links = vec![
+            Observing {
+                inner: fake(12, 1),
+                file: file.clone(),
+                asked: asked[0].clone(),
+            },
+            Observing {
+                inner: fake(12, 1),
+                file,
+                asked: asked[1].clone(),
+            },
+        ];
+        let mut o = opts();
+        o.observed_from = Some(0);
+        let mut scrapes = Vec::new();
+        let mut notices = Vec::new();
+        let out = rt().block_on(watch(
+            &mut links,
+            &o,
+            |_, _| Control::Continue,
+            |endpoint, s| {
+                let pending = s
+                    .samples
+                    .iter()
+                    .find(|x| x.name == "hikaricp_connections_pending")
+                    .map(|x| (x.labels.clone(), x.value));
+                let up = s.samples.iter().find(|x| x.name == "up").map(|x| x.value);
+                scrapes.push((endpoint.to_string(), s.t, pending, up));
+            },
+            || None,
+            |n| notices.push(n),
+        ));
+        let pool = vec![("pool".to_string(), "주문-풀".to_string())];
+        assert_eq!(
+            scrapes,
+            vec![
+                ("app".into(), 0.5, Some((pool.clone(), 1.0)), Some(1.0)),
+                // `up` did not change: the file left it out, the scrape has it.
+                ("app".into(), 1.5, Some((pool.clone(), 5.0)), Some(1.0)),
+                ("app".into(), 2.5, Some((pool, 5.0)), Some(1.0)),
+            ]
+        );
+        assert_eq!(out.observed.scrapes, 3);
+        assert_eq!(out.observed.bad_lines, 2);
+        assert_eq!(out.observed.failed_polls, 0);
+        match &notices[..] {
+            [Notice::Observed(why)] => assert!(why.contains("skipped"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        // Only generator 0 is asked, each time from the first line it does not have.
+        assert!(asked[1].lock().unwrap().is_empty());
+        let from = asked[0].lock().unwrap().clone();
+        // 8 lines: the endpoint, 2 series, 3 scrapes, 2 bad ones.
+        assert_eq!(&from[..5], &[0, 2, 4, 6, 8], "{from:?}");
+        assert!(from[5..].iter().all(|f| *f == 8), "{from:?}");
+    }
+
+    /// A generator whose `/observed` fails, or is not served.
+    struct Unobserved {
+        inner: Fake,
+        answer: Result<Option<Vec<u8>>, String>,
+        asked: u32,
+    }
+
+    impl GeneratorLink for Unobserved {
+        async fn live(&mut self, from: u32) -> Result<LivePoll, String> {
+            self.inner.live(from).await
+        }
+        async fn stop(&mut self) -> Result<(), String> {
+            self.inner.stop().await
+        }
+        async fn observed(&mut self, _: usize) -> Result<Option<Vec<u8>>, String> {
+            self.asked += 1;
+            self.answer.clone()
+        }
+    }
+
+    #[test]
+    fn a_failing_feed_of_scrapes_is_counted_and_said_once_and_one_not_served_is_not_asked_again() {
+        for (answer, failed) in [
+            (Err("answer larger than 8 MiB".to_string()), true),
+            (Ok(None), false),
+        ] {
+            let mut links = vec![Unobserved {
+                inner: fake(5, 2),
+                answer,
+                asked: 0,
+            }];
+            let mut o = opts();
+            o.observed_from = Some(0);
+            let mut notices = Vec::new();
+            let out = rt().block_on(watch(
+                &mut links,
+                &o,
+                |_, _| Control::Continue,
+                |_, _| panic!("no scrape"),
+                || None,
+                |n| notices.push(n),
+            ));
+            // Its seconds are all there: the scrapes' trouble never holds the test.
+            assert_eq!(out.totals.overall().requests, 10);
+            assert!(out.left_out.is_empty());
+            assert_eq!(notices.len(), 1, "{notices:?}");
+            if failed {
+                assert!(links[0].asked > 1);
+                assert_eq!(u64::from(links[0].asked), out.observed.failed_polls);
+                assert!(matches!(&notices[0], Notice::Observed(w) if w.contains("8 MiB")));
+            } else {
+                assert_eq!(links[0].asked, 1);
+                assert!(matches!(&notices[0], Notice::Observed(w) if w.contains("does not serve")));
+            }
+        }
     }
 }

@@ -179,6 +179,7 @@ mod tests {
             ("POST", "/done"),
             ("GET", "/result.tar"),
             ("GET", "/live?from=0"),
+            ("GET", "/observed?from=0"),
             ("GET", "/status"),
         ] {
             for auth in [
@@ -272,6 +273,24 @@ mod tests {
             (200, b"{\"t\":1}\n".to_vec())
         );
         assert_eq!(http(addr, "GET", "/live?from=x").0, 400);
+        // The target's scrapes: none while the file is not there, then its
+        // complete lines from the one asked for, the run's state in the header.
+        assert_eq!(http(addr, "GET", "/observed?from=0"), (200, Vec::new()));
+        std::fs::write(
+            dir.path().join("observe.jsonl"),
+            "{\"k\":\"endpoint\",\"endpoint\":\"앱\"}\n{\"k\":\"scrape\"}\n{\"k\":",
+        )
+        .unwrap();
+        assert_eq!(
+            http(addr, "GET", "/observed?from=1"),
+            (200, b"{\"k\":\"scrape\"}\n".to_vec())
+        );
+        assert_eq!(
+            http(addr, "GET", "/observed?from=0").1,
+            "{\"k\":\"endpoint\",\"endpoint\":\"앱\"}\n{\"k\":\"scrape\"}\n".as_bytes()
+        );
+        assert_eq!(http(addr, "GET", "/observed?from=9"), (200, Vec::new()));
+        assert_eq!(http(addr, "GET", "/observed?from=-1").0, 400);
         // Stop: the run's stop is called once however often it is asked.
         assert_eq!(http(addr, "POST", "/stop").0, 202);
         assert_eq!(http(addr, "POST", "/stop").0, 202);

@@ -7,6 +7,12 @@
 //!   seconds `T..` (at most [`crate::feed::MAX_SECONDS_PER_POLL`]), with header
 //!   `Pado-State: running|done`; a `done` answer with no lines means the feed has
 //!   ended;
+//! - `GET /observed?from=N`: the complete lines of the run's `observe.jsonl` (the
+//!   target's metrics as its scraper read them, `observe:`) from line `N` on, at
+//!   most [`crate::feed::MAX_OBSERVED_LINES_PER_POLL`] lines and
+//!   [`crate::feed::MAX_OBSERVED_BYTES_PER_POLL`] bytes, with `Pado-State` as
+//!   `/live` has it; empty while the run scrapes nothing (only the segment told
+//!   to scrape has the file);
 //! - `POST /stop`: stop the run gracefully (as Ctrl-C would): the coordinator's
 //!   `abort_on_fail`, or its own Ctrl-C;
 //! - `POST /control`: change the load of the running segment (a `ControlCommand`
@@ -27,7 +33,10 @@ use tokio::sync::Notify;
 
 use crate::access::Access;
 use crate::archive;
-use crate::feed::{TimelineFeed, MAX_SECONDS_PER_POLL};
+use crate::feed::{
+    LineFeed, MAX_OBSERVED_BYTES_PER_POLL, MAX_OBSERVED_LINES_PER_POLL, MAX_SECONDS_PER_POLL,
+    MAX_TIMELINE_BYTES_PER_POLL,
+};
 use crate::status::Status;
 
 /// How a run is stopped when the coordinator asks (`POST /stop`).
@@ -85,7 +94,7 @@ impl Answer {
 
 /// What the server knows of the run.
 struct State {
-    feed: TimelineFeed,
+    feed: LineFeed,
     exit_code: Option<i32>,
     tar: Option<Arc<Vec<u8>>>,
     pack_error: Option<String>,
@@ -97,6 +106,9 @@ pub struct Job {
     results: PathBuf,
     log: Option<PathBuf>,
     state: Mutex<State>,
+    /// The feed of `observe.jsonl`, under a lock of its own: reading it never
+    /// holds up `/live` or `/status`.
+    observed: Mutex<LineFeed>,
     stop: StopFn,
     control: Option<ControlFn>,
     done: Notify,
@@ -107,12 +119,15 @@ impl Job {
     pub fn new(results: PathBuf, stop: StopFn) -> Job {
         Job {
             state: Mutex::new(State {
-                feed: TimelineFeed::new(results.join("timeline.jsonl")),
+                feed: LineFeed::new(results.join("timeline.jsonl")),
                 exit_code: None,
                 tar: None,
                 pack_error: None,
                 stop_asked: false,
             }),
+            observed: Mutex::new(LineFeed::new(
+                results.join(pado_results::observed::OBSERVE_FILE),
+            )),
             results,
             log: None,
             stop,
@@ -151,6 +166,35 @@ impl Job {
         match control(body) {
             Ok(()) => Answer::json(200, &serde_json::json!({ "ok": true })),
             Err(r) => Answer::json(r.status, &serde_json::json!({ "error": r.error })),
+        }
+    }
+
+    /// `GET /observed?from=N`: the lines of `observe.jsonl` from line `N` on,
+    /// bounded per answer; `Pado-State` says whether the run still goes.
+    fn observed(&self, req: &Request) -> Answer {
+        let from = match req.query_param("from").map(str::parse::<usize>) {
+            None => 0,
+            Some(Ok(n)) => n,
+            Some(Err(_)) => return Answer::text(400, "from: not a line number"),
+        };
+        // The run's state first: a `done` answer then holds every line written.
+        let running = self.lock().exit_code.is_none();
+        let read = pado_base::lock(&self.observed).lines_from(
+            from,
+            MAX_OBSERVED_LINES_PER_POLL,
+            MAX_OBSERVED_BYTES_PER_POLL,
+        );
+        match read {
+            Ok(lines) => Answer {
+                status: 200,
+                content_type: "application/x-ndjson",
+                headers: vec![(
+                    "Pado-State",
+                    if running { "running" } else { "done" }.into(),
+                )],
+                body: Arc::new(lines),
+            },
+            Err(e) => Answer::text(500, format!("observe.jsonl: {e}")),
         }
     }
 
@@ -199,13 +243,16 @@ impl Job {
         if req.method == "POST" && req.path == "/control" {
             return Some(self.control(&req.body));
         }
+        if req.method == "GET" && req.path == "/observed" {
+            return Some(self.observed(req));
+        }
         let mut s = self.lock();
         let running = s.exit_code.is_none();
         Some(match (req.method.as_str(), req.path.as_str()) {
             ("GET", "/status") => {
                 let status = match s.exit_code {
                     None => Status::Running {
-                        seconds: s.feed.seconds() as u64,
+                        seconds: s.feed.lines() as u64,
                     },
                     Some(c) => Status::Done {
                         exit_code: c,
@@ -221,7 +268,10 @@ impl Job {
                     Some(Ok(n)) => n,
                     Some(Err(_)) => return Some(Answer::text(400, "from: not a second")),
                 };
-                match s.feed.lines_from(from, MAX_SECONDS_PER_POLL) {
+                match s
+                    .feed
+                    .lines_from(from, MAX_SECONDS_PER_POLL, MAX_TIMELINE_BYTES_PER_POLL)
+                {
                     Ok(lines) => Answer {
                         status: 200,
                         content_type: "application/x-ndjson",

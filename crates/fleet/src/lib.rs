@@ -3,9 +3,10 @@
 //! A split test's generators each run one segment (`pado run --segment i/N`); this
 //! crate is what lets one coordinator watch, stop and collect them:
 //!
-//! - [`job`]: the endpoints a generator serves for its run (status, the live feed
-//!   of its timeline, stop, the result as a tar, done), over [`feed`], which reads
-//!   the growing `timeline.jsonl` the run writes anyway;
+//! - [`job`]: the endpoints a generator serves for its run (status, the live feeds
+//!   of its timeline and of its scrapes of the target, stop, the result as a tar,
+//!   done), over [`feed`], which reads the growing `timeline.jsonl` and
+//!   `observe.jsonl` the run writes anyway;
 //! - [`generator`]: a generator serving one run it was started with (a Kubernetes
 //!   pod); [`agent`]: a long-lived generator (`pado agent`) that takes runs from a
 //!   coordinator as [`bundle`]s (the scenario, its files and the segment's flags);
@@ -16,7 +17,9 @@
 //!   judged before a request's body is read;
 //! - [`client`]: the coordinator's requests to a generator; [`coordinate`]: the
 //!   live loop that merges the generators' seconds into one view of the test
-//!   (`pado_results::merge::live`) and stops them all when told;
+//!   (`pado_results::merge::live`) and stops them all when told, and
+//!   [`observed_tail`], the target's metrics it follows from the scraping
+//!   generator's `observe.jsonl` for a live view;
 //! - [`flow`]: what every coordinator flow shares (the live view's hand-off, the
 //!   collected result directories it returns for the caller to merge), and
 //!   [`flow::agents`], the whole flow of a test on `pado agent`s;
@@ -40,5 +43,6 @@ pub mod flow;
 pub mod generator;
 pub mod job;
 pub mod launch;
+pub mod observed_tail;
 pub mod status;
 pub mod tls;

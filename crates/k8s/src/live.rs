@@ -25,6 +25,14 @@ use pado_fleet::coordinate::{GeneratorLink, LivePoll, Notice};
 /// polls the generators in turn: one not answering holds the round this long).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Most bytes of a pod's answer read for one request (a live poll of 120 busy
+/// seconds); past it the answer is refused.
+const MAX_ANSWER: usize = 256 * 1024 * 1024;
+
+/// Most bytes of a pod's answer to `GET /observed`: twice what a generator sends
+/// ([`pado_fleet::feed::MAX_OBSERVED_BYTES_PER_POLL`]).
+const MAX_OBSERVED_ANSWER: usize = 2 * pado_fleet::feed::MAX_OBSERVED_BYTES_PER_POLL;
+
 /// One segment as both loops see it.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct SegmentLive {
@@ -93,7 +101,7 @@ impl Shared {
             Notice::Stopping(why) => {
                 st.stopping.get_or_insert_with(|| why.clone());
             }
-            Notice::StopFailed(..) => {}
+            Notice::StopFailed(..) | Notice::Observed(_) => {}
         }
     }
 
@@ -150,12 +158,14 @@ impl PodLink {
             .ok_or_else(|| "its pod does not exist yet".to_string())
     }
 
-    /// One request through the pod proxy: status, `Pado-State` header, body.
+    /// One request through the pod proxy: status, `Pado-State` header, body (at
+    /// most `max_body` bytes).
     async fn request(
         &self,
         method: http::Method,
         pod: &str,
         what: &str,
+        max_body: usize,
     ) -> Result<(u16, Option<String>, Vec<u8>), String> {
         let to = ProxyTarget {
             client: self.client.clone(),
@@ -163,7 +173,7 @@ impl PodLink {
             port: self.port,
             token: self.token.clone(),
         };
-        to.request(method, pod, what, None).await
+        to.request(method, pod, what, None, max_body).await
     }
 }
 
@@ -179,13 +189,15 @@ struct ProxyTarget {
 
 impl ProxyTarget {
     /// One request through the pod proxy, with a JSON `body` if given: status,
-    /// `Pado-State` header, body; within [`REQUEST_TIMEOUT`].
+    /// `Pado-State` header, body; within [`REQUEST_TIMEOUT`], and an answer of
+    /// more than `max_body` bytes refused without reading it further.
     async fn request(
         &self,
         method: http::Method,
         pod: &str,
         what: &str,
         json: Option<Vec<u8>>,
+        max_body: usize,
     ) -> Result<(u16, Option<String>, Vec<u8>), String> {
         let path = format!(
             "/api/v1/namespaces/{}/pods/{pod}:{}/proxy/{what}",
@@ -209,11 +221,19 @@ impl ProxyTarget {
                 .get("Pado-State")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_string);
-            let body = res
-                .into_body()
-                .collect_bytes()
-                .await
-                .map_err(|e| e.to_string())?;
+            let body = http_body_util::BodyExt::collect(http_body_util::Limited::new(
+                res.into_body(),
+                max_body,
+            ))
+            .await
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    format!("answer larger than {} MiB", max_body >> 20)
+                } else {
+                    e.to_string()
+                }
+            })?
+            .to_bytes();
             Ok::<_, String>((status, state, body.to_vec()))
         };
         tokio::time::timeout(REQUEST_TIMEOUT, go)
@@ -303,7 +323,7 @@ impl PodSteering {
         let body = body.to_vec();
         reach.runtime.spawn(async move {
             let got = target
-                .request(http::Method::POST, &pod, "control", Some(body))
+                .request(http::Method::POST, &pod, "control", Some(body), MAX_ANSWER)
                 .await;
             let _ = tx.send(got);
         });
@@ -337,7 +357,12 @@ impl GeneratorLink for PodLink {
             });
         };
         let (status, state, lines) = self
-            .request(http::Method::GET, &pod, &format!("live?from={from}"))
+            .request(
+                http::Method::GET,
+                &pod,
+                &format!("live?from={from}"),
+                MAX_ANSWER,
+            )
             .await?;
         if status != 200 {
             return Err(status_error(status, &lines));
@@ -354,7 +379,10 @@ impl GeneratorLink for PodLink {
 
     async fn stop(&mut self) -> Result<(), String> {
         let got = match self.pod() {
-            Ok(Some(pod)) => match self.request(http::Method::POST, &pod, "stop").await {
+            Ok(Some(pod)) => match self
+                .request(http::Method::POST, &pod, "stop", MAX_ANSWER)
+                .await
+            {
                 Ok((202, _, _)) => Ok(()),
                 Ok((status, _, body)) => Err(status_error(status, &body)),
                 Err(e) => Err(e),
@@ -373,5 +401,28 @@ impl GeneratorLink for PodLink {
             Err(_) => seg.stop_failed = true,
         }
         got
+    }
+
+    /// `GET /observed?from=N` of its pod; `Ok(None)` when it does not serve it
+    /// (`404`: an older pado), and an empty answer while its pod does not exist
+    /// yet or once the collect loop is done with it.
+    async fn observed(&mut self, from: usize) -> Result<Option<Vec<u8>>, String> {
+        let pod = match self.pod() {
+            Ok(Some(pod)) => pod,
+            Ok(None) | Err(_) => return Ok(Some(Vec::new())),
+        };
+        let (status, _, lines) = self
+            .request(
+                http::Method::GET,
+                &pod,
+                &format!("observed?from={from}"),
+                MAX_OBSERVED_ANSWER,
+            )
+            .await?;
+        match status {
+            200 => Ok(Some(lines)),
+            404 => Ok(None),
+            _ => Err(status_error(status, &lines)),
+        }
     }
 }

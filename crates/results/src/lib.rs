@@ -3,7 +3,8 @@
 //!
 //! A run writes `run.json` ([`RunMeta`]), `timeline.jsonl` (one [`SecondRecord`] per
 //! second, with exact HDR histograms: [`TimelineWriter`]), `failures.jsonl`
-//! ([`failures`]), `events.jsonl` ([`events`]), `observe.jsonl` ([`observed`]) and,
+//! ([`failures`]), `events.jsonl` ([`events`]), `observe.jsonl` ([`observed`]; read back a line at a time as the scrapes
+//! it was written from by [`observe_replay`]) and,
 //! while faults are injected, `open_faults.json` ([`open_faults`]). [`merge`] turns
 //! the result directories of a split test's segments into one, and adds generators'
 //! streamed seconds live; [`summary`] and [`RunView`] are `summary.json` and
@@ -19,6 +20,7 @@
 pub mod events;
 pub mod failures;
 pub mod merge;
+pub mod observe_replay;
 pub mod observed;
 pub mod open_faults;
 pub mod result_dir;

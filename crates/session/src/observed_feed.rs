@@ -3,7 +3,9 @@
 //! teed, so `observe.jsonl` is written exactly as before and each subscriber
 //! gets a copy of the scrape's values through a bounded channel (a slow one
 //! loses scrapes, never holds the scraper up). Off the load's path entirely: the
-//! scraper runs on a thread of its own.
+//! scraper runs on a thread of its own. A distributed run's coordinator hands the
+//! scrapes it follows from the scraping generator to a feed of its own
+//! ([`crate::DistributedRun::scrape`]), to the same effect.
 
 use std::sync::{Arc, Mutex};
 
@@ -55,7 +57,9 @@ impl ObservedFeed {
         rx
     }
 
-    fn send(&self, endpoint: &str, s: &ScrapeOutcome) {
+    /// Hands `s` (a scrape of `endpoint`) to every subscriber that has room; a
+    /// failed scrape has nothing to show and goes to none.
+    pub(crate) fn send(&self, endpoint: &str, s: &ScrapeOutcome) {
         let mut subs = lock(&self.subs);
         if subs.is_empty() || s.error.is_some() {
             return;

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use pado_metrics::Totals;
+use pado_metrics::{ScrapeOutcome, Totals};
 use pado_results::merge::live::LiveSecond;
 
 use crate::coordinate::{self, Control, GeneratorLink, LiveOptions, LiveOutcome, Notice};
@@ -32,6 +32,15 @@ pub trait LiveSink {
     fn notice(&mut self, n: &Notice);
     /// The live view is over (end the progress line).
     fn finish(&mut self);
+    /// Whether the view shows the target's metrics: then the live loop follows
+    /// the scraping generator's (segment 0's) scrapes and hands each to
+    /// [`LiveSink::scrape`].
+    fn wants_scrapes(&self) -> bool {
+        false
+    }
+    /// One scrape of the target's metrics by the scraping generator, on the test's
+    /// time axis (its `t` from the agreed start), from its endpoint `endpoint`.
+    fn scrape(&mut self, _endpoint: &str, _s: &ScrapeOutcome) {}
 }
 
 /// A sink that shows nothing and never stops the test.
@@ -46,7 +55,8 @@ impl LiveSink for NoLiveView {
     fn finish(&mut self) {}
 }
 
-/// The live loop ([`coordinate::watch`]) with its seconds and notices handed to
+/// The live loop ([`coordinate::watch`]) with its seconds, notices (and, when it
+/// [`LiveSink::wants_scrapes`], generator 0's scrapes of the target) handed to
 /// `sink`; `seen` hears each notice first (a flow's own bookkeeping: which
 /// generator was left out, that a stop was sent). `stop_asked` is the user's
 /// Ctrl-C, polled between rounds. The sink is not finished here: when the live
@@ -58,12 +68,19 @@ pub async fn watch_live<L: GeneratorLink>(
     stop_asked: impl FnMut() -> Option<String>,
     mut seen: impl FnMut(&Notice),
 ) -> LiveOutcome {
-    // Both callbacks reach the one sink, never at the same time.
+    // Segment 0 scrapes the target (the coordinators give `--observe` to it
+    // alone; a scenario's own `observe:` is scraped by every segment alike).
+    let opts = LiveOptions {
+        observed_from: sink.wants_scrapes().then_some(0),
+        ..opts.clone()
+    };
+    // The callbacks reach the one sink, never at the same time.
     let sink = std::cell::RefCell::new(sink);
     coordinate::watch(
         links,
-        opts,
+        &opts,
         |s, totals| sink.borrow_mut().second(s, totals),
+        |endpoint, scrape| sink.borrow_mut().scrape(endpoint, scrape),
         stop_asked,
         |note| {
             seen(&note);
@@ -90,6 +107,7 @@ pub fn live_options(
         start,
         stall_after,
         deadline: start + run_for + margin,
+        observed_from: None,
     }
 }
 

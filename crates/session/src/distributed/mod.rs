@@ -11,6 +11,11 @@
 //! numbers ([`DistributedRun::changes`]), and the merged result's `events.jsonl`
 //! holds those in place of the generators' copies (`crate::MergeSpec::control`),
 //! so one change is one event however many generators took it.
+//!
+//! The target's metrics (`observe:`) are scraped by one generator (segment 0);
+//! the coordinator follows its scrapes and hands each to
+//! [`DistributedRun::scrape`], so a live view gets them
+//! ([`LiveRun::subscribe_observed`]) as it does from a run in one process.
 
 pub mod split;
 
@@ -21,7 +26,7 @@ use std::time::{Duration, Instant};
 use pado_base::lock;
 use pado_engine::executor::segment::Segment;
 use pado_engine::{ClockMap, RunPlan};
-use pado_metrics::SecondRecord;
+use pado_metrics::{ScrapeOutcome, SecondRecord};
 use pado_results::events::EventRecord;
 use pado_results::StageMark;
 
@@ -110,6 +115,8 @@ pub struct DistributedRun {
     clock: Mutex<ClockMap>,
     stopping: AtomicBool,
     ended: AtomicBool,
+    /// The scraping generator's scrapes of the target, for live views.
+    observed: crate::observed_feed::ObservedFeed,
 }
 
 impl DistributedRun {
@@ -148,7 +155,15 @@ impl DistributedRun {
             clock: Mutex::new(ClockMap::default()),
             stopping: AtomicBool::new(false),
             ended: AtomicBool::new(false),
+            observed: crate::observed_feed::ObservedFeed::default(),
         }
+    }
+
+    /// One scrape of the target (`observe:`) by the generator that scrapes it, of
+    /// its endpoint `endpoint`, its `t` on the test's time axis (seconds from the
+    /// agreed start): handed to every live view subscribed, without waiting.
+    pub fn scrape(&self, endpoint: &str, s: &ScrapeOutcome) {
+        self.observed.send(endpoint, s);
     }
 
     /// Second 0 of every generator is at `t0` (the agreed start).
@@ -463,6 +478,14 @@ impl LiveRun for DistributedRun {
 
     fn generators(&self) -> Vec<GeneratorLive> {
         lock(&self.seen).generators.clone()
+    }
+
+    /// The scrapes the coordinator hands in ([`DistributedRun::scrape`]).
+    fn subscribe_observed(
+        &self,
+        capacity: usize,
+    ) -> Option<crossbeam_channel::Receiver<Arc<crate::ObservedScrape>>> {
+        Some(self.observed.subscribe(capacity))
     }
 
     fn generators_at(&self, t: u32) -> Vec<GeneratorLive> {

@@ -510,3 +510,46 @@ fn a_ramped_vu_target_is_sent_as_the_whole_test_s_ramp_to_follow() {
         Err(ControlError::NotApplicable(_))
     ));
 }
+
+#[test]
+fn the_scrapes_the_coordinator_hands_in_reach_a_live_view_as_a_local_run_s_do() {
+    let (run, _) = fleet(closed(4), &[1, 1], None);
+    let rx = run
+        .subscribe_observed(4)
+        .expect("a distributed run hands out its scrapes");
+    let pool = pado_metrics::ScrapedSample {
+        name: "hikaricp_connections_pending".into(),
+        labels: vec![("pool".into(), "주문-풀".into())],
+        value: 12.0,
+        kind: pado_metrics::MetricType::Gauge,
+    };
+    run.scrape(
+        "app",
+        &ScrapeOutcome {
+            t: 3.0,
+            ms: 40.0,
+            samples: vec![pool.clone()],
+            ..Default::default()
+        },
+    );
+    // A failed scrape has nothing to show.
+    run.scrape(
+        "app",
+        &ScrapeOutcome {
+            t: 4.0,
+            error: Some(("timeout".into(), "no answer".into())),
+            ..Default::default()
+        },
+    );
+    let got = rx.try_recv().unwrap();
+    assert_eq!((got.t, got.ms, got.endpoint.as_str()), (3.0, 40.0, "app"));
+    assert_eq!(
+        got.values,
+        vec![(
+            "hikaricp_connections_pending{pool=\"주문-풀\"}".to_string(),
+            12.0
+        )]
+    );
+    assert_eq!(got.analysed, vec![pool]);
+    assert!(rx.try_recv().is_err());
+}

@@ -146,7 +146,7 @@ pub static ALL: &[Target] = &[
     Target {
         name: "live",
         about: "the coordinator's live loop (coordinate::watch, LiveMerger::bounded) polling \
-                generators whose feeds are the input's lines",
+                generators whose feeds (and generator 0's scrapes) are the input's lines",
         run: live,
         seeds: live::seeds,
         dict: live::DICT,
