@@ -501,6 +501,7 @@ impl Vu {
             check: None,
             actual: None,
             reason: None,
+            event: None,
         });
     }
 
@@ -531,6 +532,7 @@ impl Vu {
             check: None,
             actual: None,
             reason: Some(redact.text(reason.as_bytes())),
+            event: None,
         });
     }
 }
