@@ -17,7 +17,11 @@ const PREFILL_MS_PER_1K: f64 = 200.0;
 fn metric(url: &str, name: &str) -> f64 {
     let addr = url.trim_start_matches("http://").trim_end_matches('/');
     let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();
     text.lines()
@@ -72,14 +76,22 @@ fn llm_prompt_prefill_grows_with_the_input_length() {
             // Every request's prompt was the asked length (3 significant digits).
             for (l, n) in [(&short, 100.0), (&long, 1000.0)] {
                 let per = &l["input_tokens_per_request"];
-                assert!((n * 0.999..=n * 1.001).contains(&num(per, "min")), "{per:#}");
-                assert!((n * 0.999..=n * 1.001).contains(&num(per, "max")), "{per:#}");
+                assert!(
+                    (n * 0.999..=n * 1.001).contains(&num(per, "min")),
+                    "{per:#}"
+                );
+                assert!(
+                    (n * 0.999..=n * 1.001).contains(&num(per, "max")),
+                    "{per:#}"
+                );
             }
             // The raw lines: each request's input tokens, summed, are what the
             // demo target counted.
             let raw = std::fs::read_to_string(&raw_path).unwrap();
-            let lines: Vec<serde_json::Value> =
-                raw.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+            let lines: Vec<serde_json::Value> = raw
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
             assert_eq!(lines.len(), 24, "{raw}");
             let mut sent = 0.0;
             for l in &lines {
@@ -88,7 +100,10 @@ fn llm_prompt_prefill_grows_with_the_input_length() {
                 assert_eq!(num(l, "llm_output_tokens"), 4.0, "{l}");
                 sent += want;
             }
-            assert_eq!(counted, sent, "the demo target counted {counted} prompt tokens");
+            assert_eq!(
+                counted, sent,
+                "the demo target counted {counted} prompt tokens"
+            );
             // The 900 tokens between cost 180 ms of prefill: the difference of
             // the medians, within the demo target's timers.
             let extra = PREFILL_MS_PER_1K * 0.9;

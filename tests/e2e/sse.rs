@@ -318,19 +318,26 @@ fn raw_lines_carry_each_streams_llm_figures_as_planted() {
     );
     run_timed(
         "sse-raw",
-        &[file.to_str().unwrap(), "--output", &json_arg, "--output", &csv_arg],
+        &[file.to_str().unwrap(), "--output", &json_arg],
         |r| {
             assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
             let late_ms = srv.stats().delay_late_max_us as f64 / 1000.0;
             srv.reset_stats();
             let text = std::fs::read_to_string(&json).unwrap();
-            let lines: Vec<serde_json::Value> =
-                text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+            let lines: Vec<serde_json::Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
             assert_eq!(lines.len(), 12, "{text}");
             for l in &lines {
                 if l["step"] == "plain" {
                     // Not a stream: no LLM fields at all.
-                    for f in ["llm_ttft_ms", "llm_tpot_ms", "llm_output_tokens", "llm_input_tokens"] {
+                    for f in [
+                        "llm_ttft_ms",
+                        "llm_tpot_ms",
+                        "llm_output_tokens",
+                        "llm_input_tokens",
+                    ] {
                         assert!(l.get(f).is_none(), "{f} on {l}");
                     }
                     continue;
@@ -340,32 +347,46 @@ fn raw_lines_carry_each_streams_llm_figures_as_planted() {
                 // Timed from before the request was written: never earlier than
                 // planted, at most 2 ms later (plus the server's own lateness).
                 let ttft = num(l, "llm_ttft_ms");
-                within("llm_ttft_ms", ttft, first_ms as f64..first_ms as f64 + 2.0 + late_ms)?;
-                within("llm_tpot_ms", num(l, "llm_tpot_ms"), gap_ms as f64 - 2.0..gap_ms as f64 + 2.0)?;
+                within(
+                    "llm_ttft_ms",
+                    ttft,
+                    first_ms as f64..first_ms as f64 + 2.0 + late_ms,
+                )?;
+                within(
+                    "llm_tpot_ms",
+                    num(l, "llm_tpot_ms"),
+                    gap_ms as f64 - 2.0..gap_ms as f64 + 2.0,
+                )?;
                 // The prompt was sent as written: pado did not size it.
                 assert!(l.get("llm_input_tokens").is_none(), "{l}");
-            }
-            let mut rd = csv::Reader::from_path(&csv).unwrap();
-            let head = rd.headers().unwrap().clone();
-            let col = |n: &str| head.iter().position(|h| h == n).unwrap();
-            let (step, out, ttft, input) = (
-                col("step"),
-                col("llm_output_tokens"),
-                col("llm_ttft_ms"),
-                col("llm_input_tokens"),
-            );
-            let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
-            assert_eq!(rows.len(), 12);
-            for row in &rows {
-                if &row[step] == "plain" {
-                    assert_eq!((&row[out], &row[ttft]), ("", ""), "{row:?}");
-                } else {
-                    assert_eq!(&row[out], tokens.to_string(), "{row:?}");
-                    assert!(row[ttft].parse::<f64>().unwrap() >= first_ms as f64);
-                    assert_eq!(&row[input], "", "{row:?}");
-                }
             }
             Ok(())
         },
     );
+    // The same fields in CSV: empty cells on the plain request's rows.
+    let r = run(
+        "sse-raw-csv",
+        &[file.to_str().unwrap(), "--output", &csv_arg],
+    );
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let mut rd = csv::Reader::from_path(&csv).unwrap();
+    let head = rd.headers().unwrap().clone();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    let (step, out, ttft, input) = (
+        col("step"),
+        col("llm_output_tokens"),
+        col("llm_ttft_ms"),
+        col("llm_input_tokens"),
+    );
+    let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 12);
+    for row in &rows {
+        if &row[step] == "plain" {
+            assert_eq!((&row[out], &row[ttft]), ("", ""), "{row:?}");
+        } else {
+            assert_eq!(&row[out], tokens.to_string(), "{row:?}");
+            assert!(row[ttft].parse::<f64>().unwrap() >= first_ms as f64);
+            assert_eq!(&row[input], "", "{row:?}");
+        }
+    }
 }

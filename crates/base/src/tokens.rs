@@ -23,13 +23,16 @@ pub fn count(text: &str) -> u64 {
 
 /// ASCII and other characters of `text`.
 fn split(text: &str) -> (u64, u64) {
-    text.chars().fold((0, 0), |(a, o), c| {
-        if c.is_ascii() {
-            (a + 1, o)
-        } else {
-            (a, o + 1)
-        }
-    })
+    text.chars().fold(
+        (0, 0),
+        |(a, o), c| {
+            if c.is_ascii() {
+                (a + 1, o)
+            } else {
+                (a, o + 1)
+            }
+        },
+    )
 }
 
 /// Writes into `out` (cleared first) `text` fitted to exactly `tokens` tokens by

@@ -21,10 +21,10 @@ const WORDS: [&str; 64] = [
     "the", "sea", "wave", "tide", "harbor", "island", "wind", "ship", "light", "house", "city",
     "bridge", "market", "street", "night", "morning", "river", "mountain", "stone", "road",
     "train", "station", "window", "garden", "summer", "winter", "story", "letter", "music",
-    "table", "question", "answer", "plan", "travel", "weather", "coffee", "bread", "fish",
-    "rain", "cloud", "north", "south", "east", "west", "quiet", "bright", "slow", "quick",
-    "old", "new", "small", "large", "blue", "green", "red", "white", "walk", "read", "write",
-    "listen", "think", "build", "open", "close",
+    "table", "question", "answer", "plan", "travel", "weather", "coffee", "bread", "fish", "rain",
+    "cloud", "north", "south", "east", "west", "quiet", "bright", "slow", "quick", "old", "new",
+    "small", "large", "blue", "green", "red", "white", "walk", "read", "write", "listen", "think",
+    "build", "open", "close",
 ];
 
 /// How long each request's prompt is.
@@ -133,8 +133,8 @@ mod tests {
             .map(|i| normal.length.draw(&mut normal.rng(i % 50 + 1, i / 50, 3)) as f64)
             .collect();
         let mean = draws.iter().sum::<f64>() / draws.len() as f64;
-        let sd = (draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / draws.len() as f64)
-            .sqrt();
+        let sd =
+            (draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / draws.len() as f64).sqrt();
         // 20,000 draws: the mean's standard error is ~1 token, the stddev's ~0.75.
         assert!((mean - 550.0).abs() < 5.0, "mean {mean}");
         assert!((sd - 150.0).abs() < 4.0, "stddev {sd}");

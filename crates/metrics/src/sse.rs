@@ -241,6 +241,9 @@ mod tests {
         a.check_consistent().unwrap();
         a.record_input_tokens(5);
         a.record_input_tokens(5);
-        assert!(a.check_consistent().is_err(), "4 input counts for 3 streams");
+        assert!(
+            a.check_consistent().is_err(),
+            "4 input counts for 3 streams"
+        );
     }
 }

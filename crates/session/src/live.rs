@@ -138,6 +138,8 @@ mod tests {
             check: None,
             actual: None,
             reason: None,
+            event: None,
+            event: None,
         }
     }
 

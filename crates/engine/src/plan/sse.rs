@@ -142,9 +142,12 @@ impl Builder<'_> {
         }
         if let Some(pr) = &s.prompt {
             let text = match &pr.text {
-                Some(t) => Some(self.compile_text(&format!("{p}.prompt.text"), t, Escape::Raw, |l| {
-                    l.as_bytes().to_vec()
-                })?),
+                Some(t) => Some(self.compile_text(
+                    &format!("{p}.prompt.text"),
+                    t,
+                    Escape::Raw,
+                    |l| l.as_bytes().to_vec(),
+                )?),
                 None => None,
             };
             let var = self.var_id(pr.var_name());

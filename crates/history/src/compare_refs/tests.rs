@@ -126,7 +126,13 @@ fn earlier_runs_carry_the_llm_figures_the_floor_of_llm_rows_reads() {
     let mut dirs = Vec::new();
     for (i, (dir, name, extra)) in borrowed.iter().enumerate() {
         let d = root.join(dir);
-        write_result(&d, name, &format!("2026-11-{:02}T10:00:00Z", i + 1), 10.0, extra.clone());
+        write_result(
+            &d,
+            name,
+            &format!("2026-11-{:02}T10:00:00Z", i + 1),
+            10.0,
+            extra.clone(),
+        );
         // The planted spread for the earlier runs, 100 ms for the two compared.
         let p95 = ttft_p95.get(i).copied().unwrap_or(100.0);
         let llm = json!({"requests": 100, "output_tokens": 3200, "output_tokens_per_s": 400.0,
@@ -135,7 +141,8 @@ fn earlier_runs_carry_the_llm_figures_the_floor_of_llm_rows_reads() {
             "tpot_ms": {"p50": 20.0, "p95": 21.0},
             "tokens_per_s_per_request": {"p50": 40.0}});
         let path = d.join("summary.json");
-        let mut sum: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut sum: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         sum["sse"] = json!({ "llm": llm.clone() });
         sum["steps"]["검색"]["sse"] = json!({ "llm": llm });
         std::fs::write(&path, sum.to_string()).unwrap();
@@ -161,7 +168,10 @@ fn earlier_runs_carry_the_llm_figures_the_floor_of_llm_rows_reads() {
         assert!(f.from_earlier_runs() && f.pct > 30.0, "{scope} {f:?}");
         // ITL did not vary between the runs: --min-change holds there.
         let itl = floor.of_row(scope, "itl p50 ms");
-        assert!(itl.earlier_runs.is_some() && !itl.from_earlier_runs(), "{scope} {itl:?}");
+        assert!(
+            itl.earlier_runs.is_some() && !itl.from_earlier_runs(),
+            "{scope} {itl:?}"
+        );
         let tps = floor.of_row(scope, "output tokens/s");
         assert!(tps.earlier_runs.is_some(), "{scope} {tps:?}");
     }

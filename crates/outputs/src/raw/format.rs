@@ -430,7 +430,7 @@ mod tests {
             scenario: b.push_text(&[b"chat"]),
             ..RawRecord::default()
         };
-        let unsized = RawRecord {
+        let no_token = RawRecord {
             llm: Some(RawLlm {
                 ttft_us: None,
                 tpot_us: None,
@@ -440,7 +440,7 @@ mod tests {
             ..RawRecord::default()
         };
         b.records.push(llm);
-        b.records.push(unsized);
+        b.records.push(no_token);
         let mut out = Vec::new();
         format(RawFormat::Json).write_batch(&b, &mut out).unwrap();
         let lines: Vec<serde_json::Value> = String::from_utf8(out)
@@ -449,7 +449,12 @@ mod tests {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         for plain in &lines[..2] {
-            for f in ["llm_ttft_ms", "llm_tpot_ms", "llm_output_tokens", "llm_input_tokens"] {
+            for f in [
+                "llm_ttft_ms",
+                "llm_tpot_ms",
+                "llm_output_tokens",
+                "llm_input_tokens",
+            ] {
                 assert!(plain.get(f).is_none(), "{f} in {plain}");
             }
         }
@@ -469,11 +474,17 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         let mut r = csv::Reader::from_reader(text.as_bytes());
         let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
-        assert_eq!(&rows[0].iter().skip(22).collect::<Vec<_>>(), &["", "", "", ""]);
+        assert_eq!(
+            &rows[0].iter().skip(22).collect::<Vec<_>>(),
+            &["", "", "", ""]
+        );
         assert_eq!(
             &rows[2].iter().skip(22).collect::<Vec<_>>(),
             &["150.25", "20", "32", "1000"]
         );
-        assert_eq!(&rows[3].iter().skip(22).collect::<Vec<_>>(), &["", "", "0", ""]);
+        assert_eq!(
+            &rows[3].iter().skip(22).collect::<Vec<_>>(),
+            &["", "", "0", ""]
+        );
     }
 }

@@ -777,7 +777,11 @@ fn llm_rows_take_the_spread_of_their_own_figure_between_earlier_runs() {
     );
     for scope in ["overall", "step 채팅"] {
         for m in ["ttft p50 ms", "ttft p95 ms", "ttft p99 ms"] {
-            assert_eq!(verdict(&tight, scope, m, 0), Verdict::WithinNoise, "{scope} {m}");
+            assert_eq!(
+                verdict(&tight, scope, m, 0),
+                Verdict::WithinNoise,
+                "{scope} {m}"
+            );
             assert_eq!(verdict(&tight, scope, m, 1), Verdict::Worse, "{scope} {m}");
         }
         assert_eq!(
@@ -806,7 +810,11 @@ fn llm_rows_take_the_spread_of_their_own_figure_between_earlier_runs() {
     );
     for scope in ["overall", "step 채팅"] {
         for m in ["ttft p50 ms", "ttft p95 ms"] {
-            assert_eq!(verdict(&wide, scope, m, 0), Verdict::WithinNoise, "{scope} {m}");
+            assert_eq!(
+                verdict(&wide, scope, m, 0),
+                Verdict::WithinNoise,
+                "{scope} {m}"
+            );
             let f = row(&wide, scope, m).floor.unwrap();
             assert!(f.from_earlier_runs() && f.pct > 30.0, "{scope} {m} {f:?}");
         }

@@ -83,7 +83,11 @@ impl Validator<'_> {
         let range = format!("between 1 and {MAX_PROMPT_TOKENS}");
         match &pr.tokens {
             PromptTokens::Fixed(n) if !(1..=MAX_PROMPT_TOKENS).contains(n) => {
-                self.err(&format!("{p}.tokens"), format!("must be {range}, got {n}"), None);
+                self.err(
+                    &format!("{p}.tokens"),
+                    format!("must be {range}, got {n}"),
+                    None,
+                );
             }
             PromptTokens::Fixed(_) => {}
             PromptTokens::Spread(PromptSpread { mean, stddev }) => {

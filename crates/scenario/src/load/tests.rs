@@ -552,8 +552,16 @@ fn a_prompt_length_that_cannot_be_made_is_refused_with_its_field() {
     };
     let body = "request: { method: POST, url: /v1/chat, json: { messages: [ { role: user, content: \"{{ prompt }}\" } ] } }";
     let cases = [
-        ("sse: { prompt: { tokens: 10 } }", "scenarios.a.flow[0].sse.prompt", "llm: true"),
-        ("sse: { llm: true, prompt: { tokens: 0 } }", "scenarios.a.flow[0].sse.prompt.tokens", "between 1 and 262144"),
+        (
+            "sse: { prompt: { tokens: 10 } }",
+            "scenarios.a.flow[0].sse.prompt",
+            "llm: true",
+        ),
+        (
+            "sse: { llm: true, prompt: { tokens: 0 } }",
+            "scenarios.a.flow[0].sse.prompt.tokens",
+            "between 1 and 262144",
+        ),
         (
             "sse: { llm: true, prompt: { tokens: { mean: 0.5, stddev: 1 } } }",
             "scenarios.a.flow[0].sse.prompt.tokens.mean",

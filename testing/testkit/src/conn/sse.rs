@@ -49,7 +49,9 @@ pub(super) async fn sse<S: Transport>(
     let usage = req.query_param("usage").and_then(|v| v.parse::<u64>().ok());
     let cut = req.query_param("cut") == Some("1");
     let error = req.query_param("error") == Some("1");
-    let bad_at = req.query_param("bad_at").and_then(|v| v.parse::<u64>().ok());
+    let bad_at = req
+        .query_param("bad_at")
+        .and_then(|v| v.parse::<u64>().ok());
     // The completion's id in every chunk, as OpenAI sends it (letters, digits, `-`
     // and `_` only: it is written into JSON as is).
     let id = match req.query_param("id") {

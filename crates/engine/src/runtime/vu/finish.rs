@@ -10,8 +10,8 @@
 use std::time::{Duration, Instant};
 
 use pado_http::Exchange;
-use pado_metrics::raw::{RawLlm, RawProtocol};
 use pado_metrics::failure::{printable, EVENT_DATA_PREFIX};
+use pado_metrics::raw::{RawLlm, RawProtocol};
 use pado_metrics::{ErrorKind, FailedEvent, Phases, RequestSample, WsSession};
 
 use crate::plan::{CheckPlan, StepPlan};

@@ -263,12 +263,7 @@ impl super::Vu {
     /// result put in the prompt's variable for the request to render, and its
     /// tokens kept for `llm_input_tokens`. Buffers are reused from request to
     /// request.
-    pub(super) fn size_prompt(
-        &mut self,
-        scope: &str,
-        series: u32,
-        pr: &crate::prompt::PromptPlan,
-    ) {
+    pub(super) fn size_prompt(&mut self, scope: &str, series: u32, pr: &crate::prompt::PromptPlan) {
         let mut rng = pr.rng(self.id, self.iter, series);
         let tokens = pr.length.draw(&mut rng);
         let mut src = std::mem::take(&mut self.resp.sse.prompt_src);
