@@ -139,7 +139,6 @@ mod tests {
             actual: None,
             reason: None,
             event: None,
-            event: None,
         }
     }
 

@@ -279,6 +279,5 @@ fn store_sample() -> pado_metrics::FailureSample {
         actual: None,
         reason: None,
         event: None,
-        event: None,
     }
 }

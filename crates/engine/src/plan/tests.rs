@@ -224,7 +224,9 @@ fn a_sized_prompt_the_request_never_sends_is_refused_at_start() {
         format!("target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - name: chat\n        request: {{ method: POST, url: /v1/chat, json: {{ messages: [ {{ role: user, content: \"{content}\" }} ] }} }}\n        sse: {{ llm: true, prompt: {{ tokens: 100 }} }}\n")
     };
     let cfg = pado_scenario::parse_str(&src("안녕"), "t.yaml").unwrap();
-    let e = compile(&cfg, Path::new(".")).err().expect("refused");
+    let Err(e) = compile(&cfg, Path::new(".")) else {
+        panic!("a prompt the request never sends was accepted");
+    };
     let text = e.to_string();
     assert!(
         text.starts_with("scenarios.s.flow[0].sse.prompt: the request never uses `{{ prompt }}`"),
