@@ -735,7 +735,10 @@ fn a_generator_whose_run_fails_fails_the_test_and_is_named() {
 }
 
 /// `POST path` to `addr` with a JSON `body` and the bearer `token`: the status and
-/// the body of the answer.
+/// the body of the answer. Sent as curl or a CI script sends it, the body right
+/// behind the head without waiting for an answer to it (and, `write!` on an
+/// unbuffered socket, in several writes): a refusal of the head must still be
+/// read to its end, never lost to a reset, so the read is not retried.
 fn post_json(addr: &str, path: &str, body: &str, token: &str) -> (u16, String) {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).expect("connect");
@@ -745,9 +748,14 @@ fn post_json(addr: &str, path: &str, body: &str, token: &str) -> (u16, String) {
         "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
-    .unwrap();
+    .unwrap_or_else(|e| panic!("POST {path} to {addr}: sending: {e}"));
     let mut out = Vec::new();
-    s.read_to_end(&mut out).expect("an answer");
+    if let Err(e) = s.read_to_end(&mut out) {
+        panic!(
+            "POST {path} to {addr}: reading the answer: {e}; read so far: {:?}",
+            String::from_utf8_lossy(&out)
+        );
+    }
     let text = String::from_utf8_lossy(&out).into_owned();
     let status = text.get(9..12).and_then(|v| v.parse().ok()).unwrap_or(0);
     let body = text
@@ -826,13 +834,16 @@ fn a_change_posted_to_each_agent_reaches_its_run_and_is_one_event_in_the_merged_
         );
     }
     // Without the token: refused, and the run goes on unchanged.
-    let (st, _) = post_json(
+    let (st, body) = post_json(
         &a.addr,
         "/control",
         r#"{"action":"pause"}"#,
         "wrong-token-0123456789",
     );
-    assert_eq!(st, 401);
+    // The refusal itself, read to its end: its status and what it says to do.
+    assert_eq!(st, 401, "{body}");
+    assert!(body.contains("PADO_AGENT_TOKEN"), "{body}");
+    assert!(!body.contains("wrong-token"), "no token echoed: {body}");
     let status = wait_within_polling(
         &mut child,
         Duration::from_secs(60),
@@ -1016,8 +1027,9 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
     std::thread::sleep((start + Duration::from_secs(4)).saturating_duration_since(Instant::now()));
     // Without the token: refused, nothing sent to the agents.
     let pause = r#"{"action":"pause"}"#;
-    let (st, _) = post_json(&page, "/api/control", pause, "not-the-token-0123456789");
-    assert_eq!(st, 401);
+    let (st, body) = post_json(&page, "/api/control", pause, "not-the-token-0123456789");
+    assert_eq!(st, 401, "{body}");
+    assert!(body.contains("dashboard's token"), "{body}");
     let changed = Instant::now();
     let rate = r#"{"action":"set_rate","per_s":60}"#;
     let (st, body) = post_json(&page, "/api/control", rate, &run.token);

@@ -1,5 +1,7 @@
 //! The k6 script corpus (`testdata/k6/corpus/`): real k6 scripts from k6's own
-//! repository and documentation (each names its source in its first line), changed
+//! repository and documentation, and TypeScript ones (`.ts`, their modules in
+//! `ts_template/`) from k6's TypeScript template (each names its source in its
+//! first line), changed
 //! only in their target (`__ENV.BASE_URL`). For each, [`TRUTHS`] writes down what
 //! the script's logic implies against the test server: requests (the server counts
 //! them too), checks passing and failing, custom metric values, threshold verdicts,
@@ -400,6 +402,19 @@ const TRUTHS: &[Truth] = &[
         values: &[],
         thresholds: &[],
     },
+    // The server sets two cookies; the VU's jar has both for the response's URL:
+    // three checks passing (k6's cookie jars, `http.cookieJar().cookiesForURL`).
+    Truth {
+        script: "cookies_vu_jar.js",
+        flags: &[],
+        exit: 0,
+        requests: Requests::Exact(1),
+        iterations: Some(1),
+        checks_per_iteration: Some((3, 0)),
+        paths: &[("/cookies/set", 1)],
+        values: &[],
+        thresholds: &[],
+    },
     // CSV rows (k6/experimental/fs and csv, `asObjects`) posted one per iteration:
     // 1 VU, 3 iterations, three checks each.
     Truth {
@@ -410,6 +425,38 @@ const TRUTHS: &[Truth] = &[
         iterations: Some(3),
         checks_per_iteration: Some((3, 0)),
         paths: &[("/echo", 3)],
+        values: &[],
+        thresholds: &[],
+    },
+    // TypeScript (k6 runs `.ts` as it is): k6-template-typescript's GET test, a
+    // type-only `k6/options` import; bounded to 1 VU and 3 iterations (one VU:
+    // k6's `--iterations` shares them among the VUs, pado's gives each VU so
+    // many, and with one VU both mean the same).
+    Truth {
+        script: "ts_template_get_200.ts",
+        flags: &["--vus", "1", "--iterations", "3"],
+        exit: 0,
+        requests: Requests::Exact(3),
+        iterations: Some(3),
+        checks_per_iteration: Some((1, 0)),
+        paths: &[("/", 3)],
+        values: &[],
+        thresholds: &[],
+    },
+    // TypeScript over local `.ts` modules (k6-template-typescript's index.ts:
+    // classes with `private` fields, type-only imports of `.d.ts` models, a
+    // re-exported `options`): a register POST and a login POST per iteration.
+    // The test server answers `ok\n` with 200: of the five checks, "registration
+    // was successful" (201), "contain the username" and "received a token" fail,
+    // "does not contain the password" and "login was successful" pass.
+    Truth {
+        script: "ts_template_index.ts",
+        flags: &["--vus", "1", "--iterations", "2"],
+        exit: 0,
+        requests: Requests::Exact(4),
+        iterations: Some(2),
+        checks_per_iteration: Some((2, 3)),
+        paths: &[("/user/register/", 2), ("/auth/token/login/", 2)],
         values: &[],
         thresholds: &[],
     },
@@ -706,7 +753,7 @@ fn every_corpus_script_has_a_truth() {
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".js"))
+        .filter(|n| n.ends_with(".js") || n.ends_with(".ts"))
         .collect();
     files.sort();
     let mut named: Vec<String> = TRUTHS.iter().map(|t| t.script.to_string()).collect();

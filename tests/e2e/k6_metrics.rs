@@ -319,3 +319,457 @@ fn custom_metrics_merge_exactly_across_segments() {
         assert_ne!(num(&alone["custom"]["part_counter"], "values.count"), 15.0);
     }
 }
+
+/// Every group and check of k6's `root_group`, by path: a group's `id`, a
+/// check's `id`, passes and fails.
+fn group_tree(g: &Value, out: &mut std::collections::BTreeMap<String, Value>) {
+    for c in g["checks"].as_array().unwrap() {
+        out.insert(
+            c["path"].as_str().unwrap().to_string(),
+            serde_json::json!([c["id"], c["passes"], c["fails"]]),
+        );
+    }
+    for s in g["groups"].as_array().unwrap() {
+        out.insert(
+            s["path"].as_str().unwrap().to_string(),
+            serde_json::json!([s["id"]]),
+        );
+        group_tree(s, out);
+    }
+}
+
+/// k6 itself on `script` against `base`, with `extra` flags: the `data` its
+/// `handleSummary` wrote. k6 never reports usage and only reaches loopback.
+fn k6_summary_data(k6: &Path, script: &str, base: &str, out: &Path, extra: &[&str]) -> Value {
+    let o = std::process::Command::new(k6)
+        .env("K6_NO_USAGE_REPORT", "true")
+        .args(["run", "--quiet", "--no-color"])
+        .args(["-e", base, "-e", &format!("OUT={}", out.display())])
+        .args(extra)
+        .arg(script)
+        .output()
+        .expect("running k6");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    read_json(out)
+}
+
+/// pado's `handleSummary` data for `summary_groups.js` (with `extra` flags),
+/// and what pado printed.
+fn pado_summary_data(srv: &TestServer, name: &str, extra: &[&str]) -> (Value, String) {
+    let dir = tmp(name);
+    let out = dir.join("data.json");
+    let mut args = vec![
+        "run".to_string(),
+        script("summary_groups.js"),
+        "-e".into(),
+        base(srv),
+        "-e".into(),
+        format!("OUT={}", out.display()),
+        "--out".into(),
+        dir.join("r").display().to_string(),
+        "--quiet".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = pado(&args);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (
+        read_json(&out),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+/// The checks of `summary_groups.js` sit in their groups with the counts its
+/// logic gives (and, where k6 is installed, exactly as k6's own handleSummary
+/// data has them: paths, ids, passes and fails).
+#[test]
+fn checks_sit_in_their_groups_as_k6_gives_them() {
+    let srv = TestServer::start();
+    let (data, _) = pado_summary_data(&srv, "k6-summary-groups", &[]);
+    assert_eq!(srv.records().len(), 4);
+    let mut ours = std::collections::BTreeMap::new();
+    group_tree(&data["root_group"], &mut ours);
+    let counts = |path: &str| (ours[path][1].as_u64(), ours[path][2].as_u64());
+    assert_eq!(counts("::status 201"), (Some(4), Some(0)), "{ours:#?}");
+    assert_eq!(counts("::odd iteration"), (Some(2), Some(2)));
+    assert_eq!(counts("::login::status 201"), (Some(4), Some(0)));
+    assert_eq!(counts("::login::토큰::first two"), (Some(2), Some(2)));
+    assert!(ours.contains_key("::empty"), "{ours:#?}");
+    // Only the root's own checks at the root.
+    assert_eq!(data["root_group"]["checks"].as_array().unwrap().len(), 2);
+    let Some(k6) = crate::k6_corpus::k6_or_skip() else {
+        return;
+    };
+    let work = tmp("k6-summary-groups-k6");
+    let theirs = k6_summary_data(
+        &k6,
+        &script("summary_groups.js"),
+        &base(&srv),
+        &work.join("k6.json"),
+        &[],
+    );
+    let mut k = std::collections::BTreeMap::new();
+    group_tree(&theirs["root_group"], &mut k);
+    assert_eq!(ours, k);
+}
+
+/// `summaryTrendStats` (the script's, then the flag's) chooses exactly the
+/// statistics of every trend in handleSummary's data, with the planted values;
+/// k6 gives the same keys for the same script.
+#[test]
+fn summary_trend_stats_choose_each_trends_statistics() {
+    let srv = TestServer::start();
+    let (data, text) = pado_summary_data(&srv, "k6-summary-stats", &[]);
+    let want = [
+        "avg", "min", "med", "max", "p(90)", "p(95)", "p(99.9)", "count",
+    ];
+    let keys = |d: &Value, m: &str| -> std::collections::BTreeSet<String> {
+        d["metrics"][m]["values"]
+            .as_object()
+            .unwrap_or_else(|| panic!("no {m} in {d:#}"))
+            .keys()
+            .cloned()
+            .collect()
+    };
+    let want_set: std::collections::BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+    for m in ["http_req_duration", "iteration_duration", "wait_ms"] {
+        assert_eq!(keys(&data, m), want_set, "{m}");
+    }
+    assert_eq!(
+        data["options"]["summaryTrendStats"],
+        serde_json::json!(want)
+    );
+    let w = &data["metrics"]["wait_ms"]["values"];
+    assert_eq!(w["count"], 4.0);
+    assert_eq!(w["avg"], 15.0);
+    assert_eq!(
+        (w["min"].as_f64(), w["max"].as_f64()),
+        (Some(0.0), Some(30.0))
+    );
+    assert_eq!(
+        data["metrics"]["http_req_duration"]["values"]["count"].as_f64(),
+        Some(srv.records().len() as f64)
+    );
+    // pado's own summary shows the script's trend with the same statistics.
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("wait_ms"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains("avg=15 min=0 med=")
+            && line.contains(" count=4 ")
+            && line.trim_end().ends_with("p(99.9)=30"),
+        "{line}"
+    );
+    // The flag over the script's option, and summaryTimeUnit handed over.
+    let (data, _) = pado_summary_data(
+        &srv,
+        "k6-summary-stats-flag",
+        &[
+            "--summary-trend-stats",
+            "p(99),count",
+            "--summary-time-unit",
+            "s",
+        ],
+    );
+    let two: std::collections::BTreeSet<String> = ["p(99)".to_string(), "count".into()].into();
+    assert_eq!(keys(&data, "wait_ms"), two);
+    assert_eq!(keys(&data, "http_req_duration"), two);
+    assert_eq!(data["options"]["summaryTimeUnit"], "s");
+    let Some(k6) = crate::k6_corpus::k6_or_skip() else {
+        return;
+    };
+    let work = tmp("k6-summary-stats-k6");
+    let theirs = k6_summary_data(
+        &k6,
+        &script("summary_groups.js"),
+        &base(&srv),
+        &work.join("k6.json"),
+        &[],
+    );
+    for m in ["http_req_duration", "iteration_duration", "wait_ms"] {
+        assert_eq!(keys(&theirs, m), want_set, "k6's {m}");
+    }
+    assert_eq!(theirs["metrics"]["wait_ms"]["values"]["avg"], 15.0);
+}
+
+/// A statistic k6 refuses stops the run before any request, in k6's words,
+/// whether the script's option or the flag names it.
+#[test]
+fn a_bad_summary_trend_stat_stops_the_run_at_start() {
+    let srv = TestServer::start();
+    let o = pado(&[
+        "run",
+        &script("summary_bad_stat.js"),
+        "-e",
+        &base(&srv),
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("summary_bad_stat.js")
+            && err.contains("summaryTrendStats")
+            && err.contains("invalid trend stat 'p95', unknown format"),
+        "{err}"
+    );
+    let o = pado(&[
+        "run",
+        &script("summary_groups.js"),
+        "-e",
+        &base(&srv),
+        "--summary-trend-stats",
+        "avg,p(101)",
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("--summary-trend-stats")
+            && err.contains("invalid percentile trend stat value 'p(101)'"),
+        "{err}"
+    );
+    let o = pado(&[
+        "run",
+        &script("summary_groups.js"),
+        "-e",
+        &base(&srv),
+        "--summary-time-unit",
+        "h",
+        "--quiet",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("invalid summary time unit 'h', use 's', 'ms' or 'us'"),
+        "{err}"
+    );
+    assert_eq!(srv.records().len(), 0, "a refused run sent requests");
+}
+
+/// `--once` judges a script's checks as a scenario's: a failing one (in a group)
+/// fails the pass, named in the output; all passing exits 0.
+#[test]
+fn once_counts_a_scripts_checks_in_its_verdict() {
+    let srv = TestServer::start();
+    let once = |plant: &str| {
+        pado(&[
+            "run",
+            &script("once_checks.js"),
+            "-e",
+            &base(&srv),
+            "-e",
+            &format!("PLANT={plant}"),
+            "--once",
+        ])
+    };
+    let bad = once("fail");
+    let text = String::from_utf8_lossy(&bad.stdout);
+    assert_eq!(bad.status.code(), Some(99), "{text}");
+    assert!(text.contains("✗ check ::order::planted"), "{text}");
+    assert!(text.contains("✓ check created"), "{text}");
+    assert!(text.contains("2 checks, 1 failed"), "{text}");
+    let good = once("pass");
+    let text = String::from_utf8_lossy(&good.stdout);
+    assert_eq!(good.status.code(), Some(0), "{text}");
+    assert!(text.contains("2 checks, 0 failed"), "{text}");
+    assert_eq!(srv.records().len(), 2);
+}
+
+/// A series' labels, as received.
+type Labels = Vec<(String, String)>;
+
+/// The latest sample of the Prometheus series named `name` (the planted metrics
+/// have one series each), with its labels.
+fn prom_last(bodies: &[Vec<u8>], name: &str) -> (f64, Labels) {
+    let mut best: Option<(i64, f64, Labels)> = None;
+    for b in bodies {
+        let wr = pado_outputs::prometheus::decode(b).unwrap();
+        for t in &wr.timeseries {
+            if !t
+                .labels
+                .iter()
+                .any(|l| l.name == "__name__" && l.value == name)
+            {
+                continue;
+            }
+            for s in &t.samples {
+                if best.as_ref().is_none_or(|(ts, _, _)| s.timestamp > *ts) {
+                    let labels = t
+                        .labels
+                        .iter()
+                        .map(|l| (l.name.clone(), l.value.clone()))
+                        .collect();
+                    best = Some((s.timestamp, s.value, labels));
+                }
+            }
+        }
+    }
+    let (_, v, l) = best.unwrap_or_else(|| panic!("no {name} received"));
+    (v, l)
+}
+
+/// The bodies pado's outputs posted to `path` of the test server.
+fn bodies(srv: &TestServer, path: &str) -> Vec<Vec<u8>> {
+    srv.records()
+        .into_iter()
+        .filter(|x| x.path == path)
+        .map(|x| x.body)
+        .collect()
+}
+
+/// Prometheus: counters and gauges at their last sample, the trend a histogram,
+/// the Hangul name and tag in labels.
+fn prometheus_got_the_planted_values(srv: &TestServer) {
+    let prom = bodies(srv, "/api/v1/write");
+    assert!(!prom.is_empty());
+    let (orders, labels) = prom_last(&prom, "pado_script____total");
+    assert_eq!(orders, 12.0);
+    assert!(
+        labels.contains(&("metric".into(), "주문".into())),
+        "{labels:?}"
+    );
+    assert!(
+        labels.contains(&("tag___".into(), "결제".into())),
+        "{labels:?}"
+    );
+    assert_eq!(prom_last(&prom, "pado_script_queue_depth").0, 6.0);
+    assert_eq!(prom_last(&prom, "pado_script_ok_rate_passes_total").0, 4.0);
+    assert_eq!(prom_last(&prom, "pado_script_ok_rate_samples_total").0, 6.0);
+    assert_eq!(
+        prom_last(&prom, "pado_script_wait_time_seconds_count").0,
+        6.0
+    );
+    let sum = prom_last(&prom, "pado_script_wait_time_seconds_sum").0;
+    assert!((sum - 0.21).abs() < 1e-9, "{sum}");
+}
+
+/// A field of a line-protocol line.
+fn influx_field(l: &str, f: &str) -> f64 {
+    l.rsplit(' ')
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .find_map(|kv| kv.strip_prefix(&format!("{f}=")))
+        .unwrap_or_else(|| panic!("no {f} in {l}"))
+        .trim_end_matches('i')
+        .parse()
+        .unwrap()
+}
+
+/// InfluxDB: each second's increase adds up to the totals; the measurement keeps
+/// the Hangul name.
+fn influx_got_the_planted_values(srv: &TestServer) {
+    let lines: Vec<String> = bodies(srv, "/write")
+        .into_iter()
+        .flat_map(|b| {
+            String::from_utf8(b)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let of = |m: &str| -> Vec<&String> {
+        lines
+            .iter()
+            .filter(|l| l.starts_with(&format!("{m},")))
+            .collect()
+    };
+    let f = influx_field;
+    let counter = of("pado_script_주문");
+    assert!(
+        counter.iter().all(|l| l.contains("tag___=결제")),
+        "{counter:?}"
+    );
+    assert_eq!(counter.iter().map(|l| f(l, "count")).sum::<f64>(), 12.0);
+    assert_eq!(f(counter.last().unwrap(), "total"), 12.0);
+    assert_eq!(
+        f(of("pado_script_queue_depth").last().unwrap(), "value"),
+        6.0
+    );
+    let rate = of("pado_script_ok_rate");
+    assert_eq!(f(rate.last().unwrap(), "passes"), 4.0);
+    assert_eq!(f(rate.last().unwrap(), "samples"), 6.0);
+    let trend = of("pado_script_wait_time");
+    assert_eq!(trend.iter().map(|l| f(l, "count")).sum::<f64>(), 6.0);
+    assert_eq!(trend.iter().map(|l| f(l, "max")).fold(0.0, f64::max), 60.0);
+}
+
+/// OTLP: the latest point of each metric (a histogram's count).
+fn otlp_got_the_planted_values(srv: &TestServer) {
+    use pado_outputs::otlp::Data;
+    let mut latest: std::collections::BTreeMap<String, (u64, f64)> = Default::default();
+    for b in bodies(srv, "/v1/metrics") {
+        let req = pado_outputs::otlp::decode(&b).unwrap();
+        for m in &req.resource_metrics[0].scope_metrics[0].metrics {
+            let number = |p: &pado_outputs::otlp::NumberDataPoint| {
+                (p.time_unix_nano, p.as_double.unwrap_or(p.as_int as f64))
+            };
+            let points: Vec<(u64, f64)> = match &m.data {
+                Some(Data::Sum(s)) => s.data_points.iter().map(number).collect(),
+                Some(Data::Gauge(g)) => g.data_points.iter().map(number).collect(),
+                Some(Data::Histogram(h)) => h
+                    .data_points
+                    .iter()
+                    .map(|p| (p.time_unix_nano, p.count as f64))
+                    .collect(),
+                None => Vec::new(),
+            };
+            for (t, v) in points {
+                let e = latest.entry(m.name.clone()).or_insert((0, 0.0));
+                if t >= e.0 {
+                    *e = (t, v);
+                }
+            }
+        }
+    }
+    let got = |n: &str| latest.get(n).map(|e| e.1);
+    assert_eq!(got("pado_script___"), Some(12.0), "{latest:?}");
+    assert_eq!(got("pado_script_queue_depth"), Some(6.0));
+    assert_eq!(got("pado_script_ok_rate_passes"), Some(4.0));
+    assert_eq!(got("pado_script_ok_rate_samples"), Some(6.0));
+    assert_eq!(got("pado_script_wait_time_seconds"), Some(6.0));
+}
+
+/// A script's Counter, Gauge, Rate and Trend reach Prometheus remote write,
+/// InfluxDB and OTLP (the test kit's server receives and pado's decoders read
+/// them): the values received equal the script's planted logic, Hangul names
+/// and tags intact where the format allows.
+#[test]
+fn custom_metrics_reach_every_live_output() {
+    let srv = TestServer::start();
+    let r = run(
+        "k6-live-outputs",
+        &[
+            &script("live_outputs.js"),
+            "-e",
+            &base(&srv),
+            "--output",
+            &format!("prometheus={}", srv.url("/api/v1/write")),
+            "--output",
+            &format!("influxdb={}", srv.url("/write?db=pado")),
+            "--output",
+            &format!("otlp={}", srv.url("/v1/metrics")),
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let loads = srv
+        .records()
+        .iter()
+        .filter(|x| x.path == "/json/item")
+        .count();
+    assert_eq!(loads, 6);
+    prometheus_got_the_planted_values(&srv);
+    influx_got_the_planted_values(&srv);
+    otlp_got_the_planted_values(&srv);
+}

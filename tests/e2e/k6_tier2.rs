@@ -35,7 +35,7 @@ fn dir() -> PathBuf {
 }
 
 /// The test kit's `.proto` directory.
-fn proto_dir() -> String {
+pub(crate) fn proto_dir() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("testing/testkit/proto")
         .to_string_lossy()
@@ -43,16 +43,16 @@ fn proto_dir() -> String {
 }
 
 /// k6's figures for one run: its exit code and its summary export.
-struct K6 {
-    exit: i32,
-    export: Value,
+pub(crate) struct K6 {
+    pub(crate) exit: i32,
+    pub(crate) export: Value,
     /// What k6 wrote to stderr (its log), shown when a figure differs.
-    log: String,
+    pub(crate) log: String,
 }
 
 impl K6 {
     /// Passes and fails of the `checks` metric.
-    fn checks(&self) -> (u64, u64) {
+    pub(crate) fn checks(&self) -> (u64, u64) {
         let c = &self.export["metrics"]["checks"];
         (
             c["passes"].as_f64().unwrap_or(0.0) as u64,
@@ -61,7 +61,7 @@ impl K6 {
     }
 
     /// A counter's count (0 when k6 did not report it).
-    fn count(&self, metric: &str) -> u64 {
+    pub(crate) fn count(&self, metric: &str) -> u64 {
         self.export["metrics"][metric]["count"]
             .as_f64()
             .unwrap_or(0.0) as u64
@@ -69,7 +69,7 @@ impl K6 {
 }
 
 /// Run `script` with k6 (`env` as `-e`), or `None` when k6 is not installed.
-fn run_k6(name: &str, env: &[(&str, String)]) -> Option<K6> {
+pub(crate) fn run_k6(name: &str, env: &[(&str, String)]) -> Option<K6> {
     let k6 = k6_or_skip()?;
     let work = tmp("k6-tier2");
     let export = work.join("export.json");
@@ -101,7 +101,7 @@ fn run_k6(name: &str, env: &[(&str, String)]) -> Option<K6> {
 }
 
 /// Every check of pado's summary: (passes, fails) summed.
-fn checks(s: &Value) -> (u64, u64) {
+pub(crate) fn checks(s: &Value) -> (u64, u64) {
     let mut p = 0;
     let mut f = 0;
     for (_, c) in s["checks"].as_object().into_iter().flatten() {
@@ -117,7 +117,7 @@ fn env_args(env: &[(&str, String)]) -> Vec<String> {
         .collect()
 }
 
-fn pado_run(name: &str, env: &[(&str, String)]) -> crate::harness::Run {
+pub(crate) fn pado_run(name: &str, env: &[(&str, String)]) -> crate::harness::Run {
     let s = if dir().join(name).is_file() {
         script(name)
     } else {

@@ -26,6 +26,8 @@ mod hostile;
 mod http2;
 mod image;
 mod k6_corpus;
+mod k6_grpc;
+mod k6_http_more;
 mod k6_metrics;
 mod k6_modules;
 mod k6_tier2;

@@ -49,11 +49,11 @@ fn a_k6_script_runs_unchanged_setup_data_reaches_vus_and_checks_count_as_k6() {
     assert_eq!(num(&s, "requests"), 11.0);
     assert_eq!(num(&s, "iterations"), 10.0);
     let checks = &s["checks"];
-    assert_eq!(num(&checks["is 201"], "passes"), 10.0);
-    assert_eq!(num(&checks["is 201"], "fails"), 0.0);
-    assert_eq!(num(&checks["has an id"], "passes"), 10.0);
-    assert_eq!(num(&checks["is 200 (never)"], "passes"), 0.0);
-    assert_eq!(num(&checks["is 200 (never)"], "fails"), 10.0);
+    assert_eq!(num(&checks["::items::is 201"], "passes"), 10.0);
+    assert_eq!(num(&checks["::items::is 201"], "fails"), 0.0);
+    assert_eq!(num(&checks["::items::has an id"], "passes"), 10.0);
+    assert_eq!(num(&checks["::items::is 200 (never)"], "passes"), 0.0);
+    assert_eq!(num(&checks["::items::is 200 (never)"], "fails"), 10.0);
     // The threshold on checks: 20 of 30 held.
     let t = &s["thresholds"][0];
     assert_eq!(t["metric"], "checks");
@@ -150,6 +150,46 @@ fn a_syntax_error_and_an_import_of_k6_browser_fail_at_start_naming_the_line() {
     assert!(
         srv.records().is_empty(),
         "nothing is sent by a refused script"
+    );
+}
+
+#[test]
+fn a_typescript_script_names_its_own_lines_in_a_syntax_error_and_an_exception() {
+    let srv = TestServer::start();
+    // k6 v1.8.1 exits 107 on this file too ("syntax.ts: Line 7:14 Unexpected
+    // \"=\"", its column counted from 0).
+    let r = run("k6-ts-syntax", &[&script("syntax.ts"), "-e", &base(&srv)]);
+    assert_eq!(r.code(), 107, "{}", r.stderr());
+    let e = r.stderr();
+    assert!(e.contains("syntax.ts:7:15"), "{e}");
+    assert!(e.contains("SyntaxError"), "{e}");
+    assert!(
+        e.contains("const target: = `${__ENV.BASE}/`;"),
+        "the line as written: {e}"
+    );
+    assert!(srv.records().is_empty(), "nothing is sent");
+    // k6 v1.8.1 against the same server: 4 requests, 4 iterations, the
+    // exception at `exception.ts:16`.
+    let r = run(
+        "k6-ts-exception",
+        &[&script("exception.ts"), "-e", &base(&srv)],
+    );
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    assert_eq!(srv.records().len(), 4);
+    let s = r.summary();
+    assert_eq!(num(&s, "requests"), 4.0);
+    assert_eq!(num(&s, "iterations"), 4.0);
+    let failures = std::fs::read_to_string(r.dir.join("failures.jsonl")).unwrap();
+    let errors: Vec<&str> = failures
+        .lines()
+        .filter(|l| l.contains("script_error"))
+        .collect();
+    assert!(!errors.is_empty(), "{failures}");
+    let v: serde_json::Value = serde_json::from_str(errors[0]).unwrap();
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("Error: planted failure 파도") && reason.contains("exception.ts:16:"),
+        "{reason}"
     );
 }
 

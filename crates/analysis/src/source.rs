@@ -487,7 +487,7 @@ mod tests {
             });
         }
         for _ in 0..4 {
-            echo.record_grpc_stream(3);
+            echo.record_grpc_stream(3, 0);
         }
         let mut r = SecondRecord::new(1);
         r.absorb(Interval {

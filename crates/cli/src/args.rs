@@ -903,6 +903,16 @@ pub(crate) struct RunArgs {
     /// passed, 99 otherwise. Writes no result directory.
     #[arg(long)]
     pub once: bool,
+    /// k6's `--summary-trend-stats`: the statistics of each trend in a k6
+    /// script's `handleSummary` data, comma-separated (`avg,min,med,max,p(90),p(95)`
+    /// is k6's default; also `count` and any `p(N)`), over the script's
+    /// `summaryTrendStats`.
+    #[arg(long, value_name = "STATS")]
+    pub summary_trend_stats: Option<String>,
+    /// k6's `--summary-time-unit` (`s`, `ms` or `us`), over the script's
+    /// `summaryTimeUnit`: handed to `handleSummary` as k6 hands it.
+    #[arg(long, value_name = "UNIT")]
+    pub summary_time_unit: Option<String>,
     /// A soak test: the summary judges whether the target's memory, descriptors,
     /// threads or pools drift under steady load (`leak suspected`, `pool drift`,
     /// `latency drift` or `stable`; give the target's metrics with `observe:`), and a

@@ -219,6 +219,23 @@ impl Observer for Once {
         }
         out!("{o}");
     }
+
+    fn script_check(&self, scope: &str, name: &str, ok: bool) {
+        let mut o = String::new();
+        {
+            let mut last = pado_base::lock(&self.last_scope);
+            if last.as_deref() != Some(scope) {
+                let what = match scope {
+                    "setup" | "teardown" => format!("{scope} (once per test)"),
+                    name => format!("scenario {name}"),
+                };
+                let _ = writeln!(o, "\n{what}");
+                *last = Some(scope.to_string());
+            }
+        }
+        let _ = writeln!(o, "  {} check {name}", if ok { "✓" } else { "✗" });
+        out!("{o}");
+    }
 }
 
 /// `pado run FILE --once`: run each scenario's flow once and say whether every

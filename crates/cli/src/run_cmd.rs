@@ -66,11 +66,15 @@ pub(crate) fn run(cfg: &RunConfig, history: &crate::history_cmd::Recorder) -> Re
 fn report_run(
     cfg: &RunConfig,
     history: &crate::history_cmd::Recorder,
-    done: Finished,
+    mut done: Finished,
 ) -> Result<i32, Failure> {
     // A k6 script's `handleSummary` replaces the summary when it returns `stdout`.
     let script = cfg.scenario.script.as_ref();
-    let replaced = script.and_then(|s| crate::script_summary::handle_summary(s, &done.dir));
+    if script.is_some() {
+        crate::script_summary::chosen_trend_stats(&mut done.summary, &done.dir, &cfg.k6_summary);
+    }
+    let replaced =
+        script.and_then(|s| crate::script_summary::handle_summary(s, &done.dir, &cfg.k6_summary));
     // The summary is the command's output; --quiet only silences progress.
     let color = crate::out::color();
     match &replaced {

@@ -10,6 +10,9 @@ use std::path::Path;
 
 use pado_engine::script::ScriptRef;
 use pado_engine::script_state::ScriptEnd;
+use pado_report::k6_summary::K6SummaryOptions;
+
+use crate::exit::Failure;
 
 /// The result directory's folder for what `handleSummary` returned.
 const KEPT: &str = "handle_summary";
@@ -18,15 +21,19 @@ const KEPT: &str = "handle_summary";
 /// `stdout` (printed in place of pado's summary), `None` when the script has no
 /// `handleSummary`, it returned no `stdout`, or it threw (said on stderr; k6 then
 /// prints its own summary and the exit code stays the run's).
-pub(crate) fn handle_summary(script: &ScriptRef, dir: &Path) -> Option<Vec<u8>> {
+pub(crate) fn handle_summary(
+    script: &ScriptRef,
+    dir: &Path,
+    summary: &K6SummaryOptions,
+) -> Option<Vec<u8>> {
     let data = match pado_results::ResultDir::open(dir)
         .map_err(|e| e.to_string())
         .and_then(|rd| {
-            let opts = pado_report::k6_summary::K6SummaryOptions {
+            let opts = K6SummaryOptions {
                 no_color: !crate::out::color(),
                 stdout_tty: std::io::IsTerminal::is_terminal(&std::io::stdout()),
                 stderr_tty: std::io::IsTerminal::is_terminal(&std::io::stderr()),
-                ..Default::default()
+                ..summary.clone()
             };
             pado_report::k6_summary::data_with(&rd, &opts).map_err(|e| e.to_string())
         }) {
@@ -71,6 +78,85 @@ pub(crate) fn handle_summary(script: &ScriptRef, dir: &Path) -> Option<Vec<u8>> 
         }
     }
     stdout
+}
+
+/// k6's summary options of a run: `--summary-trend-stats` and
+/// `--summary-time-unit` over a script's `summaryTrendStats` and
+/// `summaryTimeUnit`, over k6's defaults; judged now, as k6 judges them before
+/// the test starts (a bad statistic is k6's message, naming the script or flag).
+pub(crate) fn options(
+    scenario: &pado_session::prepare::Prepared,
+    a: &crate::args::RunArgs,
+) -> Result<K6SummaryOptions, Failure> {
+    let mut o = K6SummaryOptions::default();
+    if let Some(script) = &scenario.script {
+        let from = script
+            .0
+            .summary_options()
+            .map_err(|e| Failure::invalid(format!("{}: {e}", scenario.file)))?;
+        if let Some(stats) = from.trend_stats {
+            o.trend_stats = stats;
+        }
+        if let Some(unit) = from.time_unit {
+            o.time_unit = unit;
+        }
+        o.check()
+            .map_err(|e| Failure::invalid(format!("{}: options.{e}", scenario.file)))?;
+    }
+    if let Some(stats) = &a.summary_trend_stats {
+        o.trend_stats = stats
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+    }
+    if let Some(unit) = &a.summary_time_unit {
+        o.time_unit = unit.trim().to_string();
+    }
+    o.check().map_err(|e| {
+        // The flag's own name in the message, k6's words after it.
+        Failure::invalid(
+            e.to_string()
+                .replacen("summaryTrendStats", "--summary-trend-stats", 1)
+                .replacen("summaryTimeUnit", "--summary-time-unit", 1),
+        )
+    })?;
+    Ok(o)
+}
+
+/// A script's own trends in pado's terminal summary with the statistics its
+/// `summaryTrendStats` (or `--summary-trend-stats`) chose, as k6's summary
+/// shows them: taken from k6's summary object of the run, so both agree. With
+/// k6's default statistics nothing changes.
+pub(crate) fn chosen_trend_stats(
+    summary: &mut pado_report::Summary,
+    dir: &Path,
+    opts: &K6SummaryOptions,
+) {
+    if opts.trend_stats == K6SummaryOptions::default().trend_stats {
+        return;
+    }
+    let data = match pado_results::ResultDir::open(dir)
+        .map_err(|e| e.to_string())
+        .and_then(|rd| pado_report::k6_summary::data_with(&rd, opts).map_err(|e| e.to_string()))
+    {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("warning: summaryTrendStats: k6's summary object of the run: {e}");
+            return;
+        }
+    };
+    for (name, c) in summary.custom.iter_mut() {
+        if c.kind != pado_metrics::CustomKind::Trend {
+            continue;
+        }
+        if let Some(values) = data["metrics"][name.as_str()]["values"].as_object() {
+            c.values = values
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                .collect();
+        }
+    }
 }
 
 /// Write `bytes` to `path`, making its folders.

@@ -1,6 +1,8 @@
 //! The dashboard's HTTP server: one thread with a current-thread runtime, every
 //! request's head judged ([`crate::access`]) before its body is read, every wait
-//! bounded, the routes of `docs/dashboard.md`. Streams (`/api/stream`) are
+//! bounded, the routes of `docs/dashboard.md`; a refused request's connection is
+//! closed by [`pado_h1server::lingering_close`], so a body sent anyway does not
+//! reset the refusal away. Streams (`/api/stream`) are
 //! written from the store by their own task: a slow reader only slows itself.
 
 use std::net::SocketAddr;
@@ -10,7 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pado_fleet::access::Token;
-use pado_h1server::{read_request_gated, Gate, Gated, Patience, ReadError, Request};
+use pado_h1server::{
+    lingering_close, read_request_gated, Gate, Gated, Patience, ReadError, Request, Unread, LINGER,
+};
 use pado_session::LiveRun;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -202,28 +206,30 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, s: &Shared
     let mut buf = Vec::new();
     loop {
         let read = read_request_gated(&mut stream, &mut buf, &PATIENCE, |req| gate(req, s)).await;
-        let (req, a, keep) = match read {
+        let (req, a) = match read {
             Ok(Some(Gated::Read(req))) => {
                 let a = crate::routes::answer(&req, s);
-                (req, a, true)
+                (req, a)
             }
             Ok(Some(Gated::Refused(req, r))) => {
-                (req, Answer::error_text(r.status, r.reason), false)
+                // The body stays unread; one sent anyway must not reset the answer.
+                let unread = Unread::after(&req, buf.len());
+                let a = Answer::error_text(r.status, r.reason);
+                if write_answer(&mut stream, a, false, req.version, req.is_head()).await {
+                    lingering_close(stream, unread, &LINGER).await;
+                }
+                return;
             }
             Err(ReadError::Malformed(status, why)) => {
-                let _ = write_answer(
-                    &mut stream,
-                    Answer::error_text(status, why),
-                    false,
-                    1,
-                    false,
-                )
-                .await;
+                let a = Answer::error_text(status, why);
+                if write_answer(&mut stream, a, false, 1, false).await {
+                    lingering_close(stream, Unread::Unknown, &LINGER).await;
+                }
                 return;
             }
             Ok(None) | Err(ReadError::Io) => return,
         };
-        let keep = keep && req.keep_alive;
+        let keep = req.keep_alive;
         if matches!(a.body, Body::Stream(_)) && !req.is_head() {
             crate::stream::stream_events(&mut stream, a, s).await;
             return;

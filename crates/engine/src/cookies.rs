@@ -1,10 +1,18 @@
 //! A cookie jar per VU, as a browser (or k6) keeps one: cookies set by a response are
-//! sent back to the same host. Kept deliberately simple: scoped by host (not path or
-//! domain attributes), removed by `Max-Age<=0` or an empty value. Bounded as browsers
-//! bound theirs, so a server setting a new cookie on every response cannot grow a VU's
-//! memory (and its `Cookie` header) without end.
+//! sent back to the same host. A scenario's VU keys its jar by host id and keeps it
+//! deliberately simple: scoped by host (not path or domain attributes), removed by
+//! `Max-Age<=0` or an empty value. A k6 script's jars (`http.cookieJar()`, `new
+//! http.CookieJar()`) are the same store keyed by host name, with the rules k6's
+//! jar applies on top (domain, path, expiry, secure: [`by_url`]). Bounded as
+//! browsers bound theirs, so a server setting a new cookie on every response cannot
+//! grow a VU's memory (and its `Cookie` header) without end.
+
+use std::time::SystemTime;
 
 use crate::response_view::ResponseView;
+
+mod by_url;
+pub use by_url::{parse_cookie_date, JarCookie, ScriptJar};
 
 /// Most cookies one VU keeps (all hosts together); storing one more evicts the
 /// oldest, as browsers do (RFC 6265 §6.1 asks for at least 3000 per client and 50
@@ -14,10 +22,70 @@ pub const MAX_COOKIES: usize = 300;
 /// it (RFC 6265 §6.1: at least 4096 bytes).
 pub const MAX_COOKIE_BYTES: usize = 4096;
 
-/// One VU's cookies.
-#[derive(Debug, Default)]
-pub struct CookieJar {
-    entries: Vec<(usize, String, String)>,
+/// One VU's cookies, keyed by `K`: a host id for a scenario's VU, a host name
+/// for a script's jar ([`ScriptJar`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CookieJar<K = usize> {
+    entries: Vec<Entry<K>>,
+}
+
+impl<K> Default for CookieJar<K> {
+    fn default() -> Self {
+        CookieJar {
+            entries: Vec::new(),
+        }
+    }
+}
+
+/// One stored cookie. A scenario's jar fills only `key`, `name` and `value`;
+/// the rest are what a script's jar honours (k6's, from Go's `net/http/cookiejar`).
+#[derive(Clone, Debug, PartialEq)]
+struct Entry<K> {
+    key: K,
+    name: String,
+    value: String,
+    /// `Path`: sent only to paths under it (`None`: every path).
+    path: Option<String>,
+    /// Set with a `Domain` attribute: sent to the key's subdomains as well.
+    domain: bool,
+    /// `Secure`: sent only over https.
+    secure: bool,
+    /// `HttpOnly` (kept to be shown, changes nothing for a load tool).
+    http_only: bool,
+    /// When it stops being sent (`Expires`, `Max-Age`); `None`: for the session.
+    expires: Option<SystemTime>,
+}
+
+impl<K> Entry<K> {
+    /// A cookie with no attributes (a scenario's jar's).
+    fn plain(key: K, name: &str, value: &str) -> Self {
+        Entry {
+            key,
+            name: name.to_string(),
+            value: value.to_string(),
+            path: None,
+            domain: false,
+            secure: false,
+            http_only: false,
+            expires: None,
+        }
+    }
+}
+
+impl<K: PartialEq> CookieJar<K> {
+    /// Keep `e`, in place of a cookie of the same key, name (and path); the
+    /// oldest goes when the jar is full.
+    fn store(&mut self, e: Entry<K>) {
+        self.entries
+            .retain(|o| !(o.key == e.key && o.name == e.name && o.path == e.path));
+        if e.name.len() + e.value.len() > MAX_COOKIE_BYTES {
+            return;
+        }
+        if self.entries.len() >= MAX_COOKIES {
+            self.entries.remove(0);
+        }
+        self.entries.push(e);
+    }
 }
 
 impl CookieJar {
@@ -46,13 +114,9 @@ impl CookieJar {
                     && a[8..].trim().parse::<i64>().is_ok_and(|n| n <= 0)
             });
             self.entries
-                .retain(|(h, n, _)| !(*h == host_id && n == name));
-            if !expired && !value.is_empty() && name.len() + value.len() <= MAX_COOKIE_BYTES {
-                if self.entries.len() >= MAX_COOKIES {
-                    self.entries.remove(0);
-                }
-                self.entries
-                    .push((host_id, name.to_string(), value.to_string()));
+                .retain(|e| !(e.key == host_id && e.name == name));
+            if !expired && !value.is_empty() {
+                self.store(Entry::plain(host_id, name, value));
             }
         }
     }
@@ -60,15 +124,15 @@ impl CookieJar {
     /// Append `Cookie: ...\r\n` for `host_id` to `out` (nothing if none).
     pub fn write_header(&self, host_id: usize, out: &mut Vec<u8>) {
         let mut first = true;
-        for (h, n, v) in &self.entries {
-            if *h != host_id {
+        for e in &self.entries {
+            if e.key != host_id {
                 continue;
             }
             out.extend_from_slice(if first { b"Cookie: " } else { b"; " });
             first = false;
-            out.extend_from_slice(n.as_bytes());
+            out.extend_from_slice(e.name.as_bytes());
             out.push(b'=');
-            out.extend_from_slice(v.as_bytes());
+            out.extend_from_slice(e.value.as_bytes());
         }
         if !first {
             out.extend_from_slice(b"\r\n");
@@ -95,9 +159,9 @@ impl CookieJar {
         for c in first {
             put(out, &c.name, &c.value);
         }
-        for (h, n, v) in &self.entries {
-            if *h == host_id && !first.iter().any(|c| c.replace && c.name == *n) {
-                put(out, n, v);
+        for e in &self.entries {
+            if e.key == host_id && !first.iter().any(|c| c.replace && c.name == e.name) {
+                put(out, &e.name, &e.value);
             }
         }
         if any {
@@ -107,15 +171,15 @@ impl CookieJar {
 
     /// Drop every cookie of `host_id` (its id is about to name another host).
     pub fn forget(&mut self, host_id: usize) {
-        self.entries.retain(|(h, _, _)| *h != host_id);
+        self.entries.retain(|e| e.key != host_id);
     }
 
     /// A cookie's value.
     pub fn get(&self, host_id: usize, name: &str) -> Option<&str> {
         self.entries
             .iter()
-            .find(|(h, n, _)| *h == host_id && n == name)
-            .map(|(_, _, v)| v.as_str())
+            .find(|e| e.key == host_id && e.name == name)
+            .map(|e| e.value.as_str())
     }
 }
 

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 mod net;
 pub use net::{
-    ScriptGrpcCall, ScriptGrpcReply, ScriptWsCall, ScriptWsEventKind, ScriptWsOpen, ScriptWsReply,
+    ScriptGrpcCall, ScriptGrpcReply, ScriptGrpcStreamCall, ScriptGrpcStreamReply, ScriptGrpcTls,
+    ScriptWsCall, ScriptWsEventKind, ScriptWsOpen, ScriptWsReply,
 };
 
 /// Where a script VU runs: what it is asked to do each time it starts.
@@ -69,6 +70,37 @@ pub struct ScriptRequest {
     /// VU's jar's in the one `Cookie` header; `replace` leaves out the jar's
     /// cookie of the same name (as k6 does).
     pub cookies: Vec<RequestCookie>,
+    /// The script's cookie jar this request reads and fills (k6's VU jar, or
+    /// `params.jar`), handed over for the request and back in its response;
+    /// `None`: no cookies are sent or kept.
+    pub jar: Option<Box<crate::cookies::ScriptJar>>,
+}
+
+/// k6's `http.batch`: requests sent at once, each on a connection of its own,
+/// at most `parallel` at a time and `per_host` to one host (k6's `batch` and
+/// `batchPerHost`; 0 is no limit); answered in the order given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScriptBatch {
+    /// The requests, in the script's order (their own `jar` unused).
+    pub requests: Vec<ScriptRequest>,
+    /// The cookie jars the requests use, each once however many share it.
+    pub jars: Vec<crate::cookies::ScriptJar>,
+    /// For each request, its jar in `jars`.
+    pub jar_of: Vec<usize>,
+    /// Most requests in flight at once (k6's `batch`, default 10).
+    pub parallel: usize,
+    /// Most in flight to one host (k6's `batchPerHost`, default 6).
+    pub per_host: usize,
+}
+
+/// The answer to a [`ScriptBatch`]: a response per request, in its order, and
+/// the jars back with what the responses set.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScriptBatchReply {
+    /// One per request, in the batch's order.
+    pub responses: Vec<ScriptResponse>,
+    /// The batch's jars, as [`ScriptBatch::jars`].
+    pub jars: Vec<crate::cookies::ScriptJar>,
 }
 
 /// A cookie a script gives one request (k6's `params.cookies` entry).
@@ -122,6 +154,8 @@ pub struct ScriptResponse {
     pub proto: String,
     /// Timing phases.
     pub timings: ScriptTimings,
+    /// The request's [`ScriptRequest::jar`], given back.
+    pub jar: Option<Box<crate::cookies::ScriptJar>>,
 }
 
 /// An exception that ended an iteration (or `setup`/`teardown`).
@@ -138,6 +172,9 @@ pub struct ScriptFault {
 pub enum ScriptCall {
     /// Send this request; resume with [`ScriptReply::Http`].
     Http(Box<ScriptRequest>),
+    /// Send these requests at once (k6's `http.batch`); resume with
+    /// [`ScriptReply::Batch`].
+    Batch(Box<ScriptBatch>),
     /// Sleep this long; resume with [`ScriptReply::Resumed`].
     Sleep(Duration),
     /// Count a check (k6's `check`); resume with [`ScriptReply::Resumed`].
@@ -168,6 +205,9 @@ pub enum ScriptCall {
     Ws(ScriptWsCall),
     /// A gRPC call (`k6/net/grpc`); resume with [`ScriptReply::Grpc`].
     Grpc(Box<ScriptGrpcCall>),
+    /// A gRPC stream's request, or reflection; resume with
+    /// [`ScriptReply::GrpcStream`].
+    GrpcStream(ScriptGrpcStreamCall),
     /// The iteration (or setup, teardown) ended: `Ok` with `setup()`'s return value
     /// as JSON (for setup), or the exception that ended it.
     Done(Result<Option<String>, ScriptFault>),
@@ -190,10 +230,14 @@ pub enum ScriptReply {
     Execution(Box<Execution>),
     /// The answer to [`ScriptCall::Http`].
     Http(Box<ScriptResponse>),
+    /// The answer to [`ScriptCall::Batch`].
+    Batch(Box<ScriptBatchReply>),
     /// The answer to [`ScriptCall::Ws`].
     Ws(ScriptWsReply),
     /// The answer to [`ScriptCall::Grpc`].
     Grpc(Box<ScriptGrpcReply>),
+    /// The answer to [`ScriptCall::GrpcStream`].
+    GrpcStream(ScriptGrpcStreamReply),
     /// A sleep or check is done.
     Resumed,
     /// The run is stopping: the script must end the iteration now (every further
@@ -267,6 +311,23 @@ pub trait ScriptHost: Send + Sync {
         let _ = data;
         None
     }
+    /// What the script's options say of k6's end-of-test summary
+    /// (`summaryTrendStats`, `summaryTimeUnit`), so that `handleSummary`'s data
+    /// carries the statistics the script asked for; an option of the wrong type
+    /// is the message naming it.
+    fn summary_options(&self) -> Result<SummaryOptions, String> {
+        Ok(SummaryOptions::default())
+    }
+}
+
+/// k6's summary options as a script's `options` wrote them: `None` where it gives
+/// none (k6's defaults then apply, or the command line's flags).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SummaryOptions {
+    /// `summaryTrendStats`: `avg`, `min`, `med`, `max`, `count`, `p(N)`.
+    pub trend_stats: Option<Vec<String>>,
+    /// `summaryTimeUnit`: `s`, `ms` or `us`.
+    pub time_unit: Option<String>,
 }
 
 /// A metric a script made (`k6/metrics`): its name, kind and whether its values

@@ -16,6 +16,12 @@ pub trait Observer: Send + Sync {
     }
     /// One exchange finished.
     fn exchange(&self, t: Trace);
+    /// A k6 script's `check` (made apart from any exchange) in `scope` (the
+    /// scenario, `setup` or `teardown`), by its name (its k6 path inside a
+    /// group) and whether it passed: `--once` judges it as a YAML check.
+    fn script_check(&self, scope: &str, name: &str, ok: bool) {
+        let _ = (scope, name, ok);
+    }
 }
 
 /// A body as shown: the first bytes, redacted and made printable, and its length.

@@ -531,6 +531,78 @@ pub(crate) mod tests {
         (status, body.to_string())
     }
 
+    /// Sends a `POST /control` with the token `auth` and a `len`-byte body, the way a
+    /// client that does not wait for the answer to its head sends it (curl, a CI
+    /// script): with `late`, the head first, then (once the refusal has arrived)
+    /// the body in two writes 300 ms apart; else head and body in one write. Then
+    /// reads to the end: the status and the answer's body, or what went wrong.
+    fn refused_with_a_body(
+        addr: SocketAddr,
+        auth: &str,
+        len: usize,
+        late: bool,
+    ) -> Result<(u16, String), String> {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let head = format!(
+            "POST /control HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {auth}\r\n\
+             Content-Type: application/json\r\nConnection: close\r\nContent-Length: {len}\r\n\r\n"
+        );
+        let body = vec![b'x'; len];
+        if late {
+            s.write_all(head.as_bytes())
+                .map_err(|e| format!("head: {e}"))?;
+            // The refusal is in this socket before a byte of the body is sent.
+            s.peek(&mut [0u8; 1]).map_err(|e| format!("peek: {e}"))?;
+            let (first, second) = body.split_at(len / 2);
+            s.write_all(first).map_err(|e| format!("first half: {e}"))?;
+            // Generous: whatever the agent's socket answers to the first half is here.
+            std::thread::sleep(Duration::from_millis(300));
+            s.write_all(second)
+                .map_err(|e| format!("second half: {e}"))?;
+        } else {
+            let mut all = head.into_bytes();
+            all.extend_from_slice(&body);
+            s.write_all(&all).map_err(|e| format!("request: {e}"))?;
+        }
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).map_err(|e| {
+            format!(
+                "reading the answer: {e} (read so far: {:?})",
+                String::from_utf8_lossy(&out)
+            )
+        })?;
+        let text = String::from_utf8_lossy(&out).into_owned();
+        let status = text.get(9..12).and_then(|v| v.parse().ok()).unwrap_or(0);
+        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        Ok((status, body.to_string()))
+    }
+
+    #[test]
+    fn a_refused_request_s_body_sent_anyway_does_not_reset_its_answer() {
+        let work = tempfile::tempdir().unwrap();
+        let agent = start(options(work.path()), launcher()).unwrap();
+        // 1 MiB in one write: far more than the agent reads with the head, so most
+        // of it is still in the agent's socket when it answers; then a body sent
+        // after the refusal has arrived, in two writes.
+        for (len, late) in [(1 << 20, false), (64 * 1024, true), (100, true)] {
+            let got = refused_with_a_body(agent.addr, "wrong-token-0123456789", len, late);
+            let (status, body) = got.unwrap_or_else(|e| panic!("{len} bytes, late {late}: {e}"));
+            assert_eq!(status, 401, "{len} bytes, late {late}: {body}");
+            assert!(body.contains("PADO_AGENT_TOKEN"), "{body}");
+        }
+        // With the token, a body too large for a command: `413`, read as surely.
+        for (len, late) in [(1 << 20, false), (64 * 1024, true)] {
+            let got = refused_with_a_body(agent.addr, TOKEN, len, late);
+            let (status, body) = got.unwrap_or_else(|e| panic!("{len} bytes, late {late}: {e}"));
+            assert_eq!(status, 413, "{len} bytes, late {late}: {body}");
+            assert!(body.contains("too large"), "{body}");
+        }
+        // The agent still serves the caller with the token.
+        assert_eq!(http(agent.addr, "GET", "/status", b"", Some(TOKEN)).0, 200);
+        agent.shutdown();
+    }
+
     #[test]
     fn a_control_command_reaches_the_running_job_and_its_refusal_comes_back() {
         let work = tempfile::tempdir().unwrap();
@@ -794,6 +866,40 @@ pub(crate) mod tests {
             .unwrap();
         assert_eq!(a.status, 400);
         assert!(String::from_utf8_lossy(&a.body).contains("https://"));
+        agent.shutdown();
+    }
+
+    #[test]
+    fn a_tls_agent_s_refusal_of_a_body_sent_anyway_is_read_to_its_end() {
+        let work = tempfile::tempdir().unwrap();
+        let (agent, id) = tls_agent(work.path(), crate::job::PATIENCE);
+        let (cfg, _) = crate::tls::AgentTrust::Pinned(id.fingerprint).client_config();
+        let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+        let conn = rustls::ClientConnection::new(cfg, name).unwrap();
+        let sock = std::net::TcpStream::connect(agent.addr).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut tls = rustls::StreamOwned::new(conn, sock);
+        // A wrong token, and 1 MiB of body in the same write as the head.
+        let len = 1 << 20;
+        let mut req = format!(
+            "POST /control HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer wrong-token-0123456789\r\n\
+             Content-Type: application/json\r\nContent-Length: {len}\r\n\r\n",
+            agent.addr
+        )
+        .into_bytes();
+        req.resize(req.len() + len, b'x');
+        tls.write_all(&req).unwrap();
+        tls.flush().unwrap();
+        let mut out = Vec::new();
+        // To its end: the agent's `close_notify`, not a reset.
+        let read = tls.read_to_end(&mut out);
+        let text = String::from_utf8_lossy(&out);
+        assert!(read.is_ok(), "{read:?} after {text:?}");
+        assert!(
+            text.starts_with("HTTP/1.1 401") && text.contains("PADO_AGENT_TOKEN"),
+            "{text}"
+        );
         agent.shutdown();
     }
 

@@ -19,7 +19,9 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use pado_h1server::{read_request_gated, Gate, Gated, Patience, ReadError, Request};
+use pado_h1server::{
+    lingering_close, read_request_gated, Gate, Gated, Patience, ReadError, Request, Unread, LINGER,
+};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Notify;
 
@@ -308,7 +310,9 @@ impl ServeRules {
 /// Serves `listener` on a thread of its own (a current-thread runtime): every
 /// request on every connection that `rules` let in gets `answer`'s answer, until
 /// the returned handle is shut down. A refused request is answered and its
-/// connection closed without reading its body; a connection that stays silent or
+/// connection closed without reading its body (what the client sends anyway is
+/// discarded for a moment, bounded, so that its answer is not lost to a reset:
+/// [`lingering_close`]); a connection that stays silent or
 /// sends too slowly (between requests too) is closed. With `rules.tls`, each
 /// connection is a TLS one first ([`crate::tls::accept`]).
 pub fn serve_on_thread<A>(
@@ -353,20 +357,29 @@ where
             rules.gate(req)
         })
         .await;
-        let (req, a, keep) = match read {
+        let (req, a) = match read {
             Ok(Some(Gated::Read(req))) => {
                 let a = answer(&req);
-                (req, a, true)
+                (req, a)
             }
-            Ok(Some(Gated::Refused(req, a))) => (req, a, false),
+            Ok(Some(Gated::Refused(req, a))) => {
+                // The body stays unread; one sent anyway must not reset the answer.
+                let unread = Unread::after(&req, buf.len());
+                if write_answer(&mut stream, &a, false, req.version, req.is_head()).await {
+                    lingering_close(stream, unread, &LINGER).await;
+                }
+                return;
+            }
             Err(ReadError::Malformed(status, why)) => {
                 let a = Answer::text(status, why);
-                let _ = write_answer(&mut stream, &a, false, 1, false).await;
+                if write_answer(&mut stream, &a, false, 1, false).await {
+                    lingering_close(stream, Unread::Unknown, &LINGER).await;
+                }
                 return;
             }
             Ok(None) | Err(ReadError::Io) => return,
         };
-        let keep = keep && req.keep_alive;
+        let keep = req.keep_alive;
         let written = write_answer(&mut stream, &a, keep, req.version, req.is_head()).await;
         if !written || !keep {
             return;

@@ -6,7 +6,9 @@
 //! server sees who sent it: six connections each announcing 256 MiB took a server
 //! to 1.5 GB before any of them was refused. Here the server's gate sees the head
 //! first and either refuses it (the body stays unread, and the connection must be
-//! closed after the answer) or says how large a body this request may have.
+//! closed after the answer, with [`crate::lingering_close`] so that a body the
+//! client sends anyway does not reset the answer away) or says how large a body
+//! this request may have.
 
 use std::time::Duration;
 
@@ -44,7 +46,8 @@ pub enum Gated<R> {
     /// The whole request, body included.
     Read(Request),
     /// The head only (its body is left unread) and the gate's refusal; the
-    /// connection must be closed once the refusal is answered.
+    /// connection must be closed once the refusal is answered, by
+    /// [`crate::lingering_close`] with [`crate::Unread::after`] this request.
     Refused(Request, R),
 }
 

@@ -6,6 +6,9 @@
 //! - [`request`]: reading one request off a connection ([`read_request`]).
 //! - [`gated`]: reading one request on a server strangers can reach: the head
 //!   judged before the body is read, every wait bounded ([`read_request_gated`]).
+//! - [`linger`]: closing a connection after a refusal without losing the
+//!   answer to a TCP reset: the body a client sends anyway is discarded, bounded in
+//!   bytes and time ([`lingering_close`], [`LINGER`]).
 //! - [`response`]: writing one ([`Head`], [`write_response`], [`reason`] from one
 //!   table, chunked framing).
 //! - [`server`]: the lifecycle: [`Server::bind`], [`Server::serve`] until a
@@ -17,6 +20,7 @@
 //! What each server does with a request (routing, handlers, misbehaviour) stays in it.
 
 pub mod gated;
+pub mod linger;
 pub mod request;
 pub mod response;
 pub mod server;
@@ -24,6 +28,7 @@ pub mod server;
 pub mod tls;
 
 pub use gated::{read_request_gated, Gate, Gated, Patience};
+pub use linger::{lingering_close, Linger, LingerEnd, Lingered, Unread, LINGER};
 pub use request::{
     parse_query, percent_decode, read_request, split_target, ReadError, Request, MAX_BODY, MAX_HEAD,
 };

@@ -287,13 +287,16 @@ fn keep_alive(version: u8, headers: &[(String, String)]) -> bool {
     }
 }
 
-enum Framing {
+/// How a request's body is delimited.
+pub(crate) enum Framing {
+    /// `Content-Length` bytes (0 without the header).
     Length(u64),
+    /// `Transfer-Encoding: chunked`.
     Chunked,
 }
 
 /// How the request body is delimited (RFC 9112 §6.3, for requests).
-fn body_framing(headers: &[(String, String)]) -> Result<Framing, ReadError> {
+pub(crate) fn body_framing(headers: &[(String, String)]) -> Result<Framing, ReadError> {
     let mut te_chunked = None;
     let mut length: Option<u64> = None;
     for (name, value) in headers {

@@ -26,11 +26,11 @@ use crate::h2exchange::{fail, fields_size, next_chunk, ready_stream, Ready};
 /// `grpc-timeout`, `user-agent` and the static metadata).
 #[derive(Clone, Debug)]
 pub struct GrpcRequest {
-    uri: Uri,
-    headers: HeaderMap,
+    pub(crate) uri: Uri,
+    pub(crate) headers: HeaderMap,
     /// Header fields as [`Exchange::bytes_sent`] counts them (see
     /// [`crate::h2exchange`]).
-    size: u64,
+    pub(crate) size: u64,
 }
 
 /// Why a call's request could not be made.

@@ -32,6 +32,7 @@ pub mod control;
 pub mod decode;
 pub mod exchange;
 pub mod grpc;
+pub mod grpc_stream;
 pub mod h2conn;
 pub mod h2exchange;
 pub mod h2sniff;

@@ -112,6 +112,63 @@ impl TlsSettings {
         })
     }
 
+    /// The settings a script gives one connection as PEM text (k6's gRPC
+    /// `connect(addr, { tls: { cacerts, cert, key } })`): CA certificates
+    /// trusted besides the usual roots, and a client certificate and key (both or
+    /// neither). `Err` says which part is unusable, never the key's text.
+    pub fn from_pem(
+        insecure: bool,
+        cacerts: &[String],
+        cert: &str,
+        key: &str,
+    ) -> Result<TlsSettings, String> {
+        let mut extra_roots = Vec::new();
+        for (i, pem) in cacerts.iter().enumerate() {
+            let certs = CertificateDer::pem_slice_iter(pem.as_bytes())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("tls.cacerts[{i}]: {}", pem_reason(&e, "a certificate")))?;
+            if certs.is_empty() {
+                return Err(format!(
+                    "tls.cacerts[{i}]: no certificate in it (expected PEM)"
+                ));
+            }
+            extra_roots.extend(certs);
+        }
+        let client = match (cert.is_empty(), key.is_empty()) {
+            (true, true) => None,
+            (false, true) | (true, false) => {
+                return Err("tls.cert and tls.key go together: give both or neither".into())
+            }
+            (false, false) => {
+                let chain = CertificateDer::pem_slice_iter(cert.as_bytes())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| format!("tls.cert: {}", pem_reason(&e, "a certificate")))?;
+                if chain.is_empty() {
+                    return Err("tls.cert: no certificate in it (expected PEM)".into());
+                }
+                if key.contains("ENCRYPTED") || key.contains("DEK-Info") {
+                    return Err(
+                        "tls.key is encrypted: pado reads unencrypted PEM keys only (decrypt it, e.g. `openssl pkey -in key.pem -out plain.pem`)"
+                            .into(),
+                    );
+                }
+                let key = PrivateKeyDer::from_pem_slice(key.as_bytes())
+                    .map_err(|e| format!("tls.key: {}", pem_reason(&e, "a private key")))?;
+                let id = ClientIdentity { chain, key };
+                client_config_for(false, &[], Some(&id), &[b"h2"])
+                    .map_err(|e| format!("tls.cert and tls.key do not go together: {e}"))?;
+                Some(id)
+            }
+        };
+        // Checked now, so `client_config_alpn` cannot fail later.
+        client_config_for(insecure, &extra_roots, None, &[b"h2"])?;
+        Ok(TlsSettings {
+            insecure,
+            extra_roots,
+            client,
+        })
+    }
+
     /// The rustls configuration for these settings (HTTP/1.1 by ALPN).
     pub fn client_config(&self) -> Arc<rustls::ClientConfig> {
         self.client_config_alpn(&[b"http/1.1"])

@@ -127,6 +127,9 @@ pub struct SeriesStats {
     pub grpc_streams: u64,
     /// Messages received on those streams (k6's `grpc_streams_msgs_received`).
     pub grpc_stream_msgs: u64,
+    /// Messages sent on streams (k6's `grpc_streams_msgs_sent`: a k6 script's
+    /// client and bidirectional streams write them).
+    pub grpc_stream_msgs_sent: u64,
     /// Bodies of encoded responses (`Content-Encoding` gzip, br, zstd, deflate), in
     /// bytes as received after chunked framing (`data_received_encoded`).
     pub bytes_encoded: u64,
@@ -218,9 +221,10 @@ impl SeriesStats {
 
     /// Add one ended gRPC stream of this step and the messages it brought (the
     /// call itself is recorded as a request with [`SeriesStats::record`]).
-    pub fn record_grpc_stream(&mut self, msgs: u64) {
+    pub fn record_grpc_stream(&mut self, msgs: u64, sent: u64) {
         self.grpc_streams += 1;
         self.grpc_stream_msgs += msgs;
+        self.grpc_stream_msgs_sent += sent;
     }
 
     /// Add one WebSocket session of this step.
@@ -295,6 +299,9 @@ impl SeriesStats {
         self.body_cut = self.body_cut.saturating_add(o.body_cut);
         self.grpc_streams = self.grpc_streams.saturating_add(o.grpc_streams);
         self.grpc_stream_msgs = self.grpc_stream_msgs.saturating_add(o.grpc_stream_msgs);
+        self.grpc_stream_msgs_sent = self
+            .grpc_stream_msgs_sent
+            .saturating_add(o.grpc_stream_msgs_sent);
         self.bytes_encoded = self.bytes_encoded.saturating_add(o.bytes_encoded);
         self.bytes_decoded = self.bytes_decoded.saturating_add(o.bytes_decoded);
         for &(code, n) in &o.status {

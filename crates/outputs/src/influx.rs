@@ -2,11 +2,15 @@
 //! (nanosecond timestamps). Counters carry `total` (since the start) and `count`
 //! (this second); gauges `value`; `http_req_duration` (and an LLM stream's
 //! `llm_ttft`, `llm_itl`, `llm_tpot`) one point per step and second with `count`,
-//! `p50`, `p90`, `p95`, `p99`, `max`, `mean` in ms.
+//! `p50`, `p90`, `p95`, `p99`, `max`, `mean` in ms. A k6 script's own metrics
+//! are written as [`crate::custom`] says.
 
 use std::fmt::Write as _;
 
+use pado_metrics::CustomKind;
+
 use crate::catalog;
+use crate::custom::{CustomPoint, PREFIX};
 use crate::state::{Labels, Snapshot};
 
 /// Escape a measurement name, tag key or tag value (commas, spaces, `=`).
@@ -71,8 +75,45 @@ pub fn body(batch: &[&Snapshot]) -> Vec<u8> {
                 l.count, l.p50_ms, l.p90_ms, l.p95_ms, l.p99_ms, l.max_ms, l.mean_ms
             );
         }
+        for c in &s.custom {
+            custom_line(&mut out, c, &s.common, ns);
+        }
     }
     out.into_bytes()
+}
+
+/// A k6 script's metric as one point ([`crate::custom`]); a trend only in a
+/// second it had values.
+fn custom_line(out: &mut String, c: &CustomPoint, common: &Labels, ns: i128) {
+    if c.kind == CustomKind::Trend && c.second.is_none() {
+        return;
+    }
+    head(out, &format!("{PREFIX}{}", c.name), common, &c.labels);
+    let _ = match c.kind {
+        CustomKind::Counter => write!(out, "total={},count={}", c.sum, c.delta),
+        CustomKind::Gauge => write!(out, "value={}", c.last),
+        CustomKind::Rate => {
+            let rate = if c.count == 0 {
+                0.0
+            } else {
+                c.nonzero as f64 / c.count as f64
+            };
+            write!(
+                out,
+                "passes={}i,samples={}i,rate={rate}",
+                c.nonzero, c.count
+            )
+        }
+        CustomKind::Trend => {
+            let l = c.second.clone().unwrap_or_default();
+            write!(
+                out,
+                "count={}i,p50={},p90={},p95={},p99={},max={},mean={}",
+                l.count, l.p50_ms, l.p90_ms, l.p95_ms, l.p99_ms, l.max_ms, l.mean_ms
+            )
+        }
+    };
+    let _ = writeln!(out, " {ns}");
 }
 
 /// The `Content-Type` of a body.

@@ -9,12 +9,15 @@
 //! ([`prometheus`], [`influx`], [`otlp`]) and delivers it over pado's own HTTP
 //! client with batching, retries with backoff and a bounded buffer ([`sender`]).
 //! What could not be delivered is counted and reported ([`OutputReport`]).
+//! A k6 script's own metrics go to every output too ([`custom`]: the kinds, and
+//! how each format names and represents them).
 //!
 //! Beside them, [`raw`] writes one line per request to a file when asked
 //! (`--output raw-json=FILE`): fed by the workers, not by the closed seconds.
 
 pub mod catalog;
 pub mod credential_flags;
+pub mod custom;
 pub mod influx;
 pub mod otlp;
 pub mod prometheus;

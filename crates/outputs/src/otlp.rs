@@ -1,12 +1,18 @@
 //! OpenTelemetry OTLP/HTTP, protobuf body to `/v1/metrics`: counters as cumulative
 //! monotonic sums, VUs as gauges, `http_req_duration` as a cumulative explicit-bucket
 //! histogram; `service.name=pado`, the run and the generator as resource attributes.
+//! A k6 script's own metrics are written as [`crate::custom`] says.
 //!
 //! The messages are the subset of `opentelemetry/proto/metrics/v1/metrics.proto`
 //! pado writes, derived with prost: the `opentelemetry-proto` crate's generated
 //! messages come only with tonic, a whole gRPC stack for one POST.
 
+use std::collections::BTreeMap;
+
+use pado_metrics::CustomKind;
+
 use crate::catalog::{self, MetricKind, DURATION_BUCKETS_S};
+use crate::custom::{sanitised_name, CustomPoint};
 use crate::state::{Labels, Snapshot};
 
 /// `ExportMetricsServiceRequest`.
@@ -137,6 +143,10 @@ pub struct NumberDataPoint {
     /// The value.
     #[prost(sfixed64, tag = "6")]
     pub as_int: i64,
+    /// The value when it is not a whole number (a k6 script's metrics; `as_int`
+    /// is then 0, which protobuf does not write).
+    #[prost(double, optional, tag = "4")]
+    pub as_double: Option<f64>,
 }
 
 /// `HistogramDataPoint`.
@@ -244,6 +254,7 @@ pub fn request(batch: &[&Snapshot]) -> ExportMetricsServiceRequest {
                                 start_time_unix_nano: ns(s.start_ms),
                                 time_unix_nano: ns(s.at_ms),
                                 as_int: p.value as i64,
+                                as_double: None,
                             })
                     })
                     .collect();
@@ -274,6 +285,7 @@ pub fn request(batch: &[&Snapshot]) -> ExportMetricsServiceRequest {
             });
         }
     }
+    metrics.extend(custom_metrics(batch));
     let mut resource = vec![kv("service.name", "pado")];
     resource.extend(
         first
@@ -295,6 +307,90 @@ pub fn request(batch: &[&Snapshot]) -> ExportMetricsServiceRequest {
             }],
         }],
     }
+}
+
+/// A k6 script's metrics as OTLP metrics ([`crate::custom`]), one per name and
+/// kind with a point per tag set and second: values as doubles.
+fn custom_metrics(batch: &[&Snapshot]) -> Vec<Metric> {
+    let ns = |ms: i64| (ms.max(0) as u64).saturating_mul(1_000_000);
+    let mut by_name: BTreeMap<String, Metric> = BTreeMap::new();
+    let number = |s: &Snapshot, c: &CustomPoint, v: f64| NumberDataPoint {
+        attributes: attrs(&c.labels),
+        start_time_unix_nano: ns(s.start_ms),
+        time_unix_nano: ns(s.at_ms),
+        as_int: 0,
+        as_double: Some(v),
+    };
+    let mut push = |name: String, unit: &str, empty: Data, point: DataPoint| {
+        let m = by_name.entry(name.clone()).or_insert_with(|| Metric {
+            name,
+            description: "a k6 script's own metric".into(),
+            unit: unit.into(),
+            data: Some(empty),
+        });
+        match (&mut m.data, point) {
+            (Some(Data::Sum(x)), DataPoint::Number(p)) => x.data_points.push(p),
+            (Some(Data::Gauge(x)), DataPoint::Number(p)) => x.data_points.push(p),
+            (Some(Data::Histogram(x)), DataPoint::Histogram(p)) => x.data_points.push(p),
+            // A name written as two kinds (k6 refuses it): the first kind's points.
+            _ => {}
+        }
+    };
+    let sum = || {
+        Data::Sum(Sum {
+            data_points: Vec::new(),
+            aggregation_temporality: CUMULATIVE,
+            is_monotonic: true,
+        })
+    };
+    for s in batch {
+        for c in &s.custom {
+            let base = sanitised_name(&c.name);
+            match c.kind {
+                CustomKind::Counter => {
+                    push(base, "1", sum(), DataPoint::Number(number(s, c, c.sum)))
+                }
+                CustomKind::Gauge => push(
+                    base,
+                    "1",
+                    Data::Gauge(Gauge {
+                        data_points: Vec::new(),
+                    }),
+                    DataPoint::Number(number(s, c, c.last)),
+                ),
+                CustomKind::Rate => {
+                    let p = number(s, c, c.nonzero as f64);
+                    push(format!("{base}_passes"), "1", sum(), DataPoint::Number(p));
+                    let p = number(s, c, c.count as f64);
+                    push(format!("{base}_samples"), "1", sum(), DataPoint::Number(p));
+                }
+                CustomKind::Trend => push(
+                    c.histogram_name(),
+                    if c.is_time { "s" } else { "1" },
+                    Data::Histogram(Histogram {
+                        data_points: Vec::new(),
+                        aggregation_temporality: CUMULATIVE,
+                    }),
+                    DataPoint::Histogram(HistogramDataPoint {
+                        attributes: attrs(&c.labels),
+                        start_time_unix_nano: ns(s.start_ms),
+                        time_unix_nano: ns(s.at_ms),
+                        count: c.count,
+                        sum: Some(c.out_sum()),
+                        bucket_counts: c.bucket_counts(),
+                        explicit_bounds: c.bounds().to_vec(),
+                    }),
+                ),
+            }
+        }
+    }
+    by_name.into_values().collect()
+}
+
+/// A point of either shape, for [`custom_metrics`].
+enum DataPoint {
+    Number(NumberDataPoint),
+    Histogram(HistogramDataPoint),
 }
 
 /// The HTTP body.

@@ -3,8 +3,12 @@
 //! compression. Counters are cumulative; `http_req_duration` and the LLM
 //! streams' `llm_ttft`, `llm_itl`, `llm_tpot` are classic histograms (`_bucket`
 //! with fixed `le` bounds, `_sum`, `_count`); native histograms are not written.
+//! A k6 script's own metrics are written as [`crate::custom`] says.
+
+use pado_metrics::CustomKind;
 
 use crate::catalog::DURATION_BUCKETS_S;
+use crate::custom::{sanitised_name, CustomPoint};
 use crate::state::{Labels, Snapshot};
 
 /// `prometheus.WriteRequest`.
@@ -119,6 +123,9 @@ pub fn write_request(batch: &[&Snapshot]) -> WriteRequest {
                 s.at_ms,
             );
         }
+        for c in &s.custom {
+            custom_series(c, &s.common, s.at_ms, &mut add);
+        }
     }
     WriteRequest {
         timeseries: by_series
@@ -131,6 +138,49 @@ pub fn write_request(batch: &[&Snapshot]) -> WriteRequest {
                 samples,
             })
             .collect(),
+    }
+}
+
+/// A k6 script's metric as Prometheus series ([`crate::custom`]: counters,
+/// gauges, a rate's passes and samples as two counters, a trend as a classic
+/// histogram).
+fn custom_series(
+    c: &CustomPoint,
+    common: &Labels,
+    ts: i64,
+    add: &mut impl FnMut(Vec<Label>, f64, i64),
+) {
+    let base = sanitised_name(&c.name);
+    let l = &c.labels;
+    match c.kind {
+        CustomKind::Counter => add(series(&format!("{base}_total"), common, l, None), c.sum, ts),
+        CustomKind::Gauge => add(series(&base, common, l, None), c.last, ts),
+        CustomKind::Rate => {
+            let passes = format!("{base}_passes_total");
+            add(series(&passes, common, l, None), c.nonzero as f64, ts);
+            let samples = format!("{base}_samples_total");
+            add(series(&samples, common, l, None), c.count as f64, ts);
+        }
+        CustomKind::Trend => {
+            let h = c.histogram_name();
+            let bucket = format!("{h}_bucket");
+            for (b, n) in c.bounds().iter().zip(&c.le_counts) {
+                let le = Some(("le", format_le(*b)));
+                add(series(&bucket, common, l, le), *n as f64, ts);
+            }
+            let inf = Some(("le", "+Inf".to_string()));
+            add(series(&bucket, common, l, inf), c.count as f64, ts);
+            add(
+                series(&format!("{h}_sum"), common, l, None),
+                c.out_sum(),
+                ts,
+            );
+            add(
+                series(&format!("{h}_count"), common, l, None),
+                c.count as f64,
+                ts,
+            );
+        }
     }
 }
 

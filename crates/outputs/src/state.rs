@@ -107,6 +107,8 @@ pub struct Snapshot {
     pub points: Vec<Point>,
     /// Histograms.
     pub histograms: Vec<HistPoint>,
+    /// A k6 script's own metrics ([`crate::custom`]).
+    pub custom: Vec<crate::custom::CustomPoint>,
 }
 
 impl Snapshot {
@@ -130,6 +132,7 @@ pub struct State {
     iterations: BTreeMap<String, (u64, u64)>,
     checks: BTreeMap<String, (u64, u64)>,
     admitted: BTreeMap<String, BTreeSet<Vec<(String, String)>>>,
+    custom: crate::custom::CustomTotals,
 }
 
 /// One histogram of a series, cumulative in Prometheus' buckets, with the closing
@@ -300,6 +303,7 @@ impl State {
             common,
             points,
             histograms,
+            custom: self.custom.fold(&r.custom),
         }
     }
 

@@ -72,9 +72,27 @@ pub enum K6SummaryError {
     /// The result directory could not be read or summarised.
     #[error(transparent)]
     Report(#[from] ReportError),
-    /// A `summaryTrendStats` entry k6 would refuse too.
-    #[error("summaryTrendStats: `{0}` is not a trend statistic: use avg, min, med, max, count or p(N) with N from 0 to 100")]
+    /// A `summaryTrendStats` entry k6 would refuse too, in k6's words (with what
+    /// pado accepts).
+    #[error("summaryTrendStats: {0} (use avg, min, med, max, count or p(N) with N from 0 to 100)")]
     TrendStat(String),
+    /// A `summaryTimeUnit` k6 would refuse too, in k6's words.
+    #[error("summaryTimeUnit: invalid summary time unit '{0}', use 's', 'ms' or 'us'")]
+    TimeUnit(String),
+}
+
+impl K6SummaryOptions {
+    /// Judge the options as k6 does at start: each `summaryTrendStats` entry and
+    /// the `summaryTimeUnit`, so a typo stops the run before it starts, not after.
+    pub fn check(&self) -> Result<(), K6SummaryError> {
+        for s in &self.trend_stats {
+            TrendStat::parse(s)?;
+        }
+        if !matches!(self.time_unit.as_str(), "" | "s" | "ms" | "us") {
+            return Err(K6SummaryError::TimeUnit(self.time_unit.clone()));
+        }
+        Ok(())
+    }
 }
 
 /// k6's summary object of the run in `dir`, with k6's default options.
@@ -90,10 +108,11 @@ pub fn data_with(dir: &ResultDir, opts: &K6SummaryOptions) -> Result<Value, K6Su
 
 /// k6's summary object of a loaded run.
 pub fn from_run(run: &LoadedRun, opts: &K6SummaryOptions) -> Result<Value, K6SummaryError> {
+    opts.check()?;
     let stats = opts
         .trend_stats
         .iter()
-        .map(|s| TrendStat::parse(s).ok_or_else(|| K6SummaryError::TrendStat(s.clone())))
+        .map(|s| TrendStat::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
     let summary = build(run)?;
     let dur = run.meta.duration_s.max(1e-9);
@@ -160,21 +179,30 @@ enum AggregationKind {
 }
 
 impl TrendStat {
-    /// k6's spelling: `avg`, `min`, `med`, `max`, `count`, `p(N)` with 0 ≤ N ≤ 100.
-    fn parse(s: &str) -> Option<TrendStat> {
+    /// k6's spelling: `avg`, `min`, `med`, `max`, `count`, `p(N)` with 0 ≤ N ≤ 100;
+    /// anything else refused with k6's own message.
+    fn parse(s: &str) -> Result<TrendStat, K6SummaryError> {
         use AggregationKind as A;
-        Some(match s {
+        Ok(match s {
             "avg" => TrendStat::Agg(A::Avg),
             "min" => TrendStat::Agg(A::Min),
             "med" => TrendStat::Agg(A::Med),
             "max" => TrendStat::Agg(A::Max),
             "count" => TrendStat::Count,
             _ => {
-                let n: f64 = s.strip_prefix("p(")?.strip_suffix(')')?.parse().ok()?;
-                if !(0.0..=100.0).contains(&n) {
-                    return None;
+                let Some(inner) = s.strip_prefix("p(").and_then(|r| r.strip_suffix(')')) else {
+                    return Err(K6SummaryError::TrendStat(format!(
+                        "invalid trend stat '{s}', unknown format"
+                    )));
+                };
+                match inner.parse::<f64>() {
+                    Ok(n) if (0.0..=100.0).contains(&n) => TrendStat::Agg(A::Percentile(n)),
+                    _ => {
+                        return Err(K6SummaryError::TrendStat(format!(
+                            "invalid percentile trend stat value '{s}', provide a number between 0 and 100"
+                        )))
+                    }
                 }
-                TrendStat::Agg(A::Percentile(n))
             }
         })
     }
@@ -411,9 +439,25 @@ impl Group {
 }
 
 /// k6's `root_group`: every check of the run with its passes and fails, placed in
-/// its groups when its name is a k6 path (`::outer::inner::check`).
+/// its groups when its name is a k6 path (`::outer::inner::check`), and every
+/// group the script entered (its `group_duration`'s `group` tags) even without
+/// checks, as k6 lists it.
 fn root_group(run: &LoadedRun) -> Value {
     let mut root = Group::default();
+    for c in run
+        .totals
+        .custom
+        .iter()
+        .filter(|c| c.key.name == "group_duration")
+    {
+        let Some((_, path)) = c.key.tags.iter().find(|(k, _)| k == "group") else {
+            continue;
+        };
+        let mut g = &mut root;
+        for part in path.strip_prefix("::").unwrap_or(path).split("::") {
+            g = g.child(part);
+        }
+    }
     for (full, c) in &run.totals.checks {
         let (groups, name): (Vec<&str>, &str) = match full.strip_prefix("::") {
             Some(path) => {

@@ -4,7 +4,7 @@
 //! Replies are shown as k6 shows them (protobuf's JSON mapping with every field,
 //! default values included, in lowerCamelCase).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
 use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor, SerializeOptions};
@@ -17,8 +17,9 @@ pub(crate) enum GrpcLoadError {
     Compile(String),
 }
 
-/// A compiled set of files: where from, and its descriptors.
-type Loaded = ((PathBuf, Vec<String>, Vec<String>), DescriptorPool);
+/// A set of descriptors: where from (the files compiled, or the reflection
+/// service's answer), and the descriptors.
+type Loaded = (String, DescriptorPool);
 
 /// Every set compiled in this process, by index.
 fn sets() -> &'static Mutex<Vec<Loaded>> {
@@ -33,7 +34,7 @@ pub(crate) fn load(
     imports: &[String],
     files: &[String],
 ) -> Result<u32, GrpcLoadError> {
-    let key = (base_dir.to_path_buf(), imports.to_vec(), files.to_vec());
+    let key = format!("files {base_dir:?} {imports:?} {files:?}");
     let mut all = sets().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(i) = all.iter().position(|(k, _)| *k == key) {
         return Ok(i as u32);
@@ -52,6 +53,43 @@ pub(crate) fn load(
         .collect();
     let pool = pado_engine::plan::descriptors_from_files(base_dir, &found, imports)
         .map_err(GrpcLoadError::Compile)?;
+    all.push((key, pool));
+    Ok((all.len() - 1) as u32)
+}
+
+/// Register the files a server's reflection service gave (encoded
+/// `FileDescriptorProto`s, in any order) as a set, once per distinct answer:
+/// the set's index.
+pub(crate) fn register(files: &[Vec<u8>]) -> Result<u32, String> {
+    // A FileDescriptorSet is its files as field 1, each length-delimited.
+    let mut set = Vec::new();
+    for f in files {
+        set.push(0x0a);
+        let mut n = f.len() as u64;
+        loop {
+            let b = (n & 0x7f) as u8;
+            n >>= 7;
+            if n == 0 {
+                set.push(b);
+                break;
+            }
+            set.push(b | 0x80);
+        }
+        set.extend_from_slice(f);
+    }
+    let key = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        set.hash(&mut h);
+        format!("reflected {:x} {}", h.finish(), set.len())
+    };
+    let mut all = sets().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = all.iter().position(|(k, _)| *k == key) {
+        return Ok(i as u32);
+    }
+    let pool = DescriptorPool::decode(set.as_slice()).map_err(|e| {
+        format!("the server's reflection service sent descriptors that do not fit together: {e}")
+    })?;
     all.push((key, pool));
     Ok((all.len() - 1) as u32)
 }
@@ -128,6 +166,42 @@ mod tests {
             json,
             serde_json::json!({"greetingText": "안녕", "total": "0", "ok": false})
         );
+    }
+
+    #[test]
+    fn reflected_files_in_any_order_make_one_set_per_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("types.proto"),
+            "syntax = \"proto3\";\npackage r.v1;\nmessage Ping { string text = 1; }\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("svc.proto"),
+            "syntax = \"proto3\";\npackage r.v1;\nimport \"types.proto\";\nservice Pinger {\n  rpc Go(stream Ping) returns (stream Ping);\n}\n",
+        )
+        .unwrap();
+        let compiled = load(dir.path(), &[], &["svc.proto".into()]).unwrap();
+        let pool = sets().lock().unwrap()[compiled as usize].1.clone();
+        // The service's file first, its dependency after: as a server may send them.
+        let svc = pool.get_file_by_name("svc.proto").unwrap().encode_to_vec();
+        let types = pool
+            .get_file_by_name("types.proto")
+            .unwrap()
+            .encode_to_vec();
+        let set = register(&[svc.clone(), types.clone()]).unwrap();
+        assert_eq!(
+            register(&[svc.clone(), types]).unwrap(),
+            set,
+            "the same answer, once"
+        );
+        let m = method(set, "r.v1.Pinger/Go").unwrap();
+        assert!(m.is_client_streaming() && m.is_server_streaming());
+        let json = decode(&m, &encode(&m, r#"{"text":"파도"}"#).unwrap()).unwrap();
+        assert_eq!(json, r#"{"text":"파도"}"#);
+        // A file whose dependency never came: said, not a panic.
+        let e = register(&[svc]).unwrap_err();
+        assert!(e.contains("do not fit together"), "{e}");
     }
 
     #[test]

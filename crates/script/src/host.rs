@@ -142,6 +142,10 @@ impl ScriptHost for Script {
             .any(|e| e == "handleSummary")
             .then(|| crate::summary::handle_summary(&self.shared, data))
     }
+
+    fn summary_options(&self) -> Result<pado_engine::script::SummaryOptions, String> {
+        crate::summary::options(&self.options)
+    }
 }
 
 /// Resolves imports as [`imports::resolve`] does (they were all checked at load).
@@ -217,19 +221,24 @@ pub(crate) fn load(
                 } else {
                     p.display().to_string()
                 };
-                let declared =
-                    match Module::declare(ctx.clone(), name.as_str(), src.as_str()).catch(&ctx) {
-                        Ok(d) => d,
-                        Err(e) => {
-                            let e = syntax_error(&display, name, src, e);
-                            // An import not compiled yet is no error of this module's.
-                            let unlinked = e.to_string().contains("could not load module");
-                            if first_error.as_ref().is_none_or(|(u, _)| *u && !unlinked) {
-                                first_error = Some((unlinked, e));
-                            }
-                            return true;
+                let declared = match Module::declare(ctx.clone(), name.as_str(), src.as_str())
+                    .catch(&ctx)
+                {
+                    Ok(d) => d,
+                    Err(e) => {
+                        // A TypeScript file's line as the user wrote it.
+                        let written = crate::typescript::is_typescript(name)
+                            .then(|| std::fs::read_to_string(p).ok())
+                            .flatten();
+                        let e = syntax_error(&display, name, written.as_ref().unwrap_or(src), e);
+                        // An import not compiled yet is no error of this module's.
+                        let unlinked = e.to_string().contains("could not load module");
+                        if first_error.as_ref().is_none_or(|(u, _)| *u && !unlinked) {
+                            first_error = Some((unlinked, e));
                         }
-                    };
+                        return true;
+                    }
+                };
                 match declared.write(false) {
                     Ok(bytes) => {
                         modules.insert((*name).clone(), bytes);

@@ -104,7 +104,7 @@ pub(crate) fn resolve(base: &str, spec: &str) -> Result<Resolved, String> {
         };
         let path = normalize(&path);
         if !path.is_file() {
-            return Err(format!("no such file: {}", path.display()));
+            return Err(missing_file(&path));
         }
         return Ok(Resolved::File {
             name: path.to_string_lossy().into_owned(),
@@ -116,6 +116,26 @@ pub(crate) fn resolve(base: &str, spec: &str) -> Result<Resolved, String> {
          remote URLs from the local module cache, not npm packages (bundle them first)"
             .into(),
     )
+}
+
+/// Why a local import is refused: no such file, and when the import has no
+/// extension but a `.ts` or `.js` file of that name is there, the name to write
+/// (k6 adds no extension either).
+fn missing_file(path: &Path) -> String {
+    let mut why = format!("no such file: {}", path.display());
+    if path.extension().is_none() {
+        let found = ["ts", "js"]
+            .iter()
+            .map(|e| path.with_extension(e))
+            .find(|p| p.is_file());
+        if let Some(p) = found {
+            why.push_str(&format!(
+                " (k6 adds no extension to an import either: import {})",
+                p.display()
+            ));
+        }
+    }
+    why
 }
 
 /// A remote module from the local cache, or why not.
@@ -239,10 +259,14 @@ pub(crate) fn gather(
         if found.contains_key(&name) {
             continue;
         }
-        let source = std::fs::read_to_string(&path).map_err(|source| ScriptError::Read {
+        let mut source = std::fs::read_to_string(&path).map_err(|source| ScriptError::Read {
             file: path.clone(),
             source,
         })?;
+        if crate::typescript::is_typescript(&name) {
+            // Its types blanked in place: lines and columns stay the user's.
+            source = crate::typescript::strip(&display, &source)?;
+        }
         for (spec, line) in specifiers(&source) {
             match resolve(&name, &spec) {
                 Ok(Resolved::Builtin(_)) => {}

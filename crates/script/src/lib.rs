@@ -11,15 +11,20 @@
 //!   QuickJS context on a small stackful coroutine ([`vu`]); its `http.get`
 //!   suspends the coroutine and the VU's task on a pado worker sends the request
 //!   with pado's own client, so thousands of VUs share a core.
+//! - A TypeScript script (`script.ts`) and its `.ts` modules have their types
+//!   blanked in place ([`typescript`]), so errors name the user's own lines.
 //! - pado's k6 modules are JavaScript (`src/js/`) over a few natives
 //!   ([`natives`]).
 
+mod batch;
+mod cookie_jar;
 mod crypto;
 mod csv;
 mod custom;
 mod error;
 mod fault;
 mod grpc;
+mod grpc_stream;
 mod host;
 mod html;
 pub mod imports;
@@ -30,6 +35,7 @@ mod natives_shared;
 mod net;
 mod options;
 mod summary;
+mod typescript;
 mod vu;
 
 use std::path::Path;
@@ -50,8 +56,8 @@ pub struct Loaded {
     pub script: Arc<Script>,
 }
 
-/// Whether `path` names a script (`.js`, `.mjs`; `.ts` is refused with a
-/// message by [`load_for_run`]) rather than a scenario file.
+/// Whether `path` names a script (`.js`, `.mjs`, or TypeScript `.ts`, whose
+/// types are blanked as k6 strips them) rather than a scenario file.
 pub fn is_script(path: &Path) -> bool {
     matches!(
         path.extension().and_then(|e| e.to_str()),
@@ -73,15 +79,6 @@ pub fn load_for_run_tagged(
     env: &[(String, String)],
     tags: &[(String, String)],
 ) -> Result<Loaded, ScriptError> {
-    if path.extension().and_then(|e| e.to_str()) == Some("ts") {
-        return Err(ScriptError::Options {
-            file: path.display().to_string(),
-            field: "".into(),
-            why: "TypeScript is not compiled by pado yet: compile it to JavaScript (`tsc` or \
-                  `esbuild`) and run the .js file"
-                .into(),
-        });
-    }
     let mut all: Vec<(String, String)> = std::env::vars().collect();
     all.extend(env.iter().cloned());
     let script = host::load(path, &all, tags)?;
@@ -104,8 +101,12 @@ pub fn load_for_run_tagged(
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_jar;
+#[cfg(test)]
 mod tests_mods;
 #[cfg(test)]
 mod tests_net;
 #[cfg(test)]
 mod tests_runtime;
+#[cfg(test)]
+mod tests_ts;

@@ -138,6 +138,8 @@ pub(crate) fn install<'js>(
     crate::crypto::install(ctx, &p)?;
     crate::html::install(ctx, &p)?;
     crate::multipart::install(ctx, &p)?;
+    crate::cookie_jar::install(ctx, &p)?;
+    crate::batch::install(ctx, &p)?;
     crate::net::install(ctx, &p, shared)?;
     ctx.globals().set("__pado", p)?;
     Ok(())
@@ -212,7 +214,8 @@ fn engine(name: Option<&str>) -> base64::engine::GeneralPurpose {
 }
 
 /// `__pado.request(method, url, body, { headers, timeout, name, redirects,
-/// responseType, expected })`: the request, sent by the VU's task.
+/// responseType, expected, cookies, jar })`: the request, sent by the VU's task
+/// with the jar's cookies (the jar back with the answer).
 fn request<'js>(
     ctx: &Ctx<'js>,
     method: String,
@@ -220,6 +223,31 @@ fn request<'js>(
     body: Value<'js>,
     o: Object<'js>,
 ) -> rquickjs::Result<Object<'js>> {
+    let mut req = build_request(ctx, method, url, body, &o)?;
+    let jar = crate::cookie_jar::jar_of(&o);
+    if let Some(j) = &jar {
+        req.jar = Some(Box::new(crate::cookie_jar::take(j)));
+    }
+    match suspend(ctx, ScriptCall::Http(Box::new(req)))? {
+        ScriptReply::Http(mut r) => {
+            if let (Some(j), Some(back)) = (&jar, r.jar.take()) {
+                crate::cookie_jar::put(j, *back);
+            }
+            response(ctx, &r)
+        }
+        _ => Err(Exception::throw_message(ctx, "no answer to a request")),
+    }
+}
+
+/// A request as the engine takes it, from what `js/http.js` gives (its jar
+/// aside: the caller hands it over).
+pub(crate) fn build_request<'js>(
+    ctx: &Ctx<'js>,
+    method: String,
+    url: String,
+    body: Value<'js>,
+    o: &Object<'js>,
+) -> rquickjs::Result<ScriptRequest> {
     let mut req = ScriptRequest {
         method,
         url,
@@ -283,10 +311,7 @@ fn request<'js>(
                 .collect(),
         );
     }
-    match suspend(ctx, ScriptCall::Http(Box::new(req)))? {
-        ScriptReply::Http(r) => response(ctx, &r),
-        _ => Err(Exception::throw_message(ctx, "no answer to a request")),
-    }
+    Ok(req)
 }
 
 /// A tags object's pairs, each value as text (k6 sends numbers and booleans as
@@ -306,7 +331,7 @@ fn tag_pairs<'js>(ctx: &Ctx<'js>, o: &Object<'js>) -> rquickjs::Result<Vec<(Stri
 }
 
 /// The plain object `k6/http`'s `Response` is built from.
-fn response<'js>(ctx: &Ctx<'js>, r: &ScriptResponse) -> rquickjs::Result<Object<'js>> {
+pub(crate) fn response<'js>(ctx: &Ctx<'js>, r: &ScriptResponse) -> rquickjs::Result<Object<'js>> {
     let o = Object::new(ctx.clone())?;
     o.set("status", r.status)?;
     o.set("body", String::from_utf8_lossy(&r.body).as_ref())?;

@@ -8,8 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pado_engine::script::{
-    ScriptCall, ScriptGrpcCall, ScriptReply, ScriptWsCall, ScriptWsEventKind, ScriptWsOpen,
-    ScriptWsReply,
+    ScriptCall, ScriptReply, ScriptWsCall, ScriptWsEventKind, ScriptWsOpen, ScriptWsReply,
 };
 use rquickjs::function::Opt;
 use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Value};
@@ -106,6 +105,7 @@ pub(crate) fn install<'js>(
             grpc::method(set, &method).is_ok()
         })?,
     )?;
+    crate::grpc_stream::install(ctx, p)?;
     p.set(
         "csvRows",
         Function::new(
@@ -236,9 +236,9 @@ fn ws_wait<'js>(ctx: &Ctx<'js>, ms: f64) -> rquickjs::Result<Value<'js>> {
     Ok(o.into_value())
 }
 
-/// `__pado.grpcInvoke(set, method, json, { target, plaintext, metadata, timeout,
-/// name, stream })`: `{ code, message, messages, error }` with the reply (and
-/// every reply of a stream) as JSON text.
+/// `__pado.grpcInvoke(set, method, json, { target, plaintext, tls, metadata,
+/// timeout, name })`: `{ code, message, error, headers, trailers }` with the
+/// reply as JSON text and the metadata maps as k6 shows them.
 fn grpc_invoke<'js>(
     ctx: &Ctx<'js>,
     set: u32,
@@ -248,36 +248,11 @@ fn grpc_invoke<'js>(
 ) -> rquickjs::Result<Object<'js>> {
     let m = grpc::method(set, method).map_err(|e| Exception::throw_message(ctx, &e))?;
     let message = grpc::encode(&m, json).map_err(|e| Exception::throw_message(ctx, &e))?;
-    let mut call = ScriptGrpcCall {
-        target: o.get("target")?,
-        plaintext: o.get::<_, Option<bool>>("plaintext")?.unwrap_or(false),
-        method: format!("/{}/{}", m.parent_service().full_name(), m.name()),
-        message,
-        ..ScriptGrpcCall::default()
-    };
-    if let Some(md) = o.get::<_, Option<Vec<Vec<String>>>>("metadata")? {
-        call.metadata = md
-            .into_iter()
-            .filter(|kv| kv.len() == 2)
-            .map(|kv| (kv[0].clone(), kv[1].clone()))
-            .collect();
-    }
-    if let Some(ms) = o.get::<_, Option<f64>>("timeout")? {
-        call.timeout = Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok();
-    }
-    call.name = o.get::<_, Option<String>>("name")?;
-    call.streaming = o.get::<_, Option<bool>>("stream")?.unwrap_or(false);
-    if m.is_client_streaming() || (m.is_server_streaming() != call.streaming) {
-        let why = if m.is_client_streaming() {
-            format!(
-                "{method}: pado gives unary calls and server streams; a client or \
-                 bidirectional stream is not supported yet"
-            )
-        } else if call.streaming {
-            format!("{method} is a unary method: call it with client.invoke()")
-        } else {
-            format!("{method} is a server stream: open it with new grpc.Stream()")
-        };
+    let mut call = crate::grpc_stream::call_of(o)?;
+    call.method = format!("/{}/{}", m.parent_service().full_name(), m.name());
+    call.message = message;
+    if m.is_client_streaming() || m.is_server_streaming() {
+        let why = format!("{method} is a stream: open it with new grpc.Stream()");
         return Err(Exception::throw_message(ctx, &why));
     }
     let out = Object::new(ctx.clone())?;
@@ -285,19 +260,20 @@ fn grpc_invoke<'js>(
         ScriptReply::Grpc(r) => {
             let reply = r.messages.first().map(Vec::as_slice).unwrap_or_default();
             let json = grpc::decode(&m, reply).map_err(|e| Exception::throw_message(ctx, &e))?;
-            let all = r
-                .messages
-                .iter()
-                .map(|b| grpc::decode(&m, b))
-                .collect::<Result<Vec<String>, String>>()
-                .map_err(|e| Exception::throw_message(ctx, &e))?;
-            out.set("messages", all)?;
             match r.code {
                 Some(c) => out.set("code", c)?,
                 None => out.set("code", Value::new_null(ctx.clone()))?,
             }
             out.set("message", json)?;
-            out.set("error", r.error)?;
+            out.set("error", r.error.as_str())?;
+            out.set(
+                "headers",
+                crate::grpc_stream::metadata_object(ctx, &r.headers)?,
+            )?;
+            out.set(
+                "trailers",
+                crate::grpc_stream::metadata_object(ctx, &r.trailers)?,
+            )?;
         }
         _ => return Err(Exception::throw_message(ctx, "no answer to a gRPC call")),
     }

@@ -87,12 +87,20 @@ pub(crate) fn to_config(
             serde_json::from_value(t).map_err(|e| err("thresholds", e.to_string()))?
         }
     };
-    Ok(Config {
+    let mut cfg = Config {
         name: Some(name.to_string()),
         thresholds,
         scenarios,
         ..Config::default()
-    })
+    };
+    // k6's `insecureSkipTLSVerify`: every TLS connection (HTTP, WebSocket,
+    // gRPC) accepts any server certificate, as `--insecure`.
+    match o.get("insecureSkipTLSVerify") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(b)) => cfg.defaults.insecure = *b,
+        Some(_) => return Err(err("insecureSkipTLSVerify", "must be true or false".into())),
+    }
+    Ok(cfg)
 }
 
 /// The load the top-level shortcuts describe, as k6 reads them.
@@ -271,6 +279,22 @@ mod tests {
     }
 
     #[test]
+    fn insecure_skip_tls_verify_is_the_runs_insecure_setting() {
+        let cfg = |o: serde_json::Value| to_config(&o, "s.js", "s", &exports());
+        assert!(!cfg(json!({})).unwrap().defaults.insecure);
+        assert!(
+            cfg(json!({"insecureSkipTLSVerify": true}))
+                .unwrap()
+                .defaults
+                .insecure
+        );
+        let e = cfg(json!({"insecureSkipTLSVerify": "yes"}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("insecureSkipTLSVerify"), "{e}");
+    }
+
+    #[test]
     fn vus_and_duration_are_constant_vus() {
         let c = to_config(
             &json!({"vus": 10, "duration": "30s"}),
@@ -340,6 +364,19 @@ mod tests {
         assert_eq!(s.script_exec.as_deref(), Some("login"));
         assert_eq!(c.thresholds["http_req_duration"][0].expr(), "p(95)<500");
         assert_eq!(c.thresholds["checks"][0].expr(), "rate>0.9");
+    }
+
+    #[test]
+    fn insecure_skip_tls_verify_is_pados_insecure_and_a_bad_value_is_named() {
+        let ex = exports();
+        let on = to_config(&json!({"insecureSkipTLSVerify": true}), "s.js", "s", &ex).unwrap();
+        assert!(on.defaults.insecure);
+        let off = to_config(&json!({}), "s.js", "s", &ex).unwrap();
+        assert!(!off.defaults.insecure);
+        let e = to_config(&json!({"insecureSkipTLSVerify": "yes"}), "s.js", "s", &ex)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("insecureSkipTLSVerify"), "{e}");
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! `handleSummary(data)` after the run, as k6 calls it: in a context of its own
 //! (the script's init code runs again, as in k6), with k6's summary object, and
 //! what it returns read as files: each key (`stdout`, `stderr` or a path) with a
-//! string or an `ArrayBuffer`.
+//! string or an `ArrayBuffer`. The options that shape k6's summary object
+//! (`summaryTrendStats`, `summaryTimeUnit`) are read from the script's options
+//! here too ([`options`]).
 
 use std::sync::Arc;
 
@@ -91,4 +93,64 @@ fn files_of(o: &Object<'_>) -> Result<SummaryFiles, ScriptFault> {
         }
     }
     Ok(out)
+}
+
+/// `summaryTrendStats` and `summaryTimeUnit` as the script's options give them
+/// (their values are judged where the summary is made, with the command line's
+/// flags over them); a value of the wrong type is named.
+pub(crate) fn options(
+    options: &serde_json::Value,
+) -> Result<pado_engine::script::SummaryOptions, String> {
+    use serde_json::Value as J;
+    let trend_stats = match options.get("summaryTrendStats") {
+        None | Some(J::Null) => None,
+        Some(J::Array(a)) => Some(
+            a.iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or("options.summaryTrendStats: must be a list of strings, e.g. [\"avg\", \"p(95)\"]")?,
+        ),
+        Some(_) => {
+            return Err(
+                "options.summaryTrendStats: must be a list of strings, e.g. [\"avg\", \"p(95)\"]"
+                    .into(),
+            )
+        }
+    };
+    let time_unit = match options.get("summaryTimeUnit") {
+        None | Some(J::Null) => None,
+        Some(J::String(u)) => Some(u.clone()),
+        Some(_) => return Err("options.summaryTimeUnit: must be a string: s, ms or us".into()),
+    };
+    Ok(pado_engine::script::SummaryOptions {
+        trend_stats,
+        time_unit,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn summary_options_are_read_as_written_and_wrong_types_named() {
+        let o = super::options(&json!({
+            "summaryTrendStats": ["avg", "p(99.9)", "count"],
+            "summaryTimeUnit": "s",
+        }))
+        .unwrap();
+        assert_eq!(
+            o.trend_stats.as_deref(),
+            Some(&["avg".to_string(), "p(99.9)".into(), "count".into()][..])
+        );
+        assert_eq!(o.time_unit.as_deref(), Some("s"));
+        let none = super::options(&json!({"vus": 1})).unwrap();
+        assert_eq!(none, Default::default());
+        let e = super::options(&json!({"summaryTrendStats": "avg"})).unwrap_err();
+        assert!(e.contains("options.summaryTrendStats"), "{e}");
+        let e = super::options(&json!({"summaryTrendStats": ["avg", 95]})).unwrap_err();
+        assert!(e.contains("list of strings"), "{e}");
+        let e = super::options(&json!({"summaryTimeUnit": 1})).unwrap_err();
+        assert!(e.contains("options.summaryTimeUnit"), "{e}");
+    }
 }

@@ -8,7 +8,7 @@ use pado_engine::script::{
     ScriptCall, ScriptFault, ScriptHost, ScriptReply, ScriptRequest, ScriptResponse, ScriptRole,
 };
 
-use crate::{load_for_run, ScriptError};
+use crate::load_for_run;
 
 /// One metric add: the metric's number, the value, the tags.
 type MetricAdd = (u32, f64, Vec<(String, String)>);
@@ -350,17 +350,6 @@ fn a_scenario_exec_runs_its_named_function() {
         .unwrap();
     let seen = drive(v.as_mut(), start(0, None), &|_| ok_json("{}"));
     assert!(seen.requests[0].url.ends_with("/buy"));
-}
-
-#[test]
-fn typescript_is_refused_with_what_to_do() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("s.ts");
-    std::fs::write(&p, "export default function () {}\n").unwrap();
-    let e = load_for_run(&p, &[])
-        .err()
-        .map(|e: ScriptError| e.to_string());
-    assert!(e.unwrap().contains("TypeScript"));
 }
 
 #[test]

@@ -8,8 +8,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use pado_engine::script::{
-    ScriptCall, ScriptFault, ScriptGrpcCall, ScriptGrpcReply, ScriptHost, ScriptReply, ScriptRole,
-    ScriptVu, ScriptWsCall, ScriptWsEventKind, ScriptWsReply,
+    ScriptCall, ScriptFault, ScriptGrpcCall, ScriptGrpcReply, ScriptGrpcStreamCall,
+    ScriptGrpcStreamReply, ScriptHost, ScriptReply, ScriptRole, ScriptVu, ScriptWsCall,
+    ScriptWsEventKind, ScriptWsReply,
 };
 
 use crate::load_for_run;
@@ -19,6 +20,8 @@ use crate::load_for_run;
 struct Seen {
     ws: Vec<String>,
     grpc: Vec<ScriptGrpcCall>,
+    /// The stream calls, in words (`open /m`, `write 0 <bytes>`, `end 0`, `wait`).
+    streams: Vec<String>,
     checks: Vec<(String, bool)>,
     done: Option<Result<Option<String>, ScriptFault>>,
 }
@@ -30,6 +33,8 @@ struct Planted {
     open: fn(u32) -> ScriptWsReply,
     grpc: fn(&ScriptGrpcCall) -> ScriptGrpcReply,
     opened: u32,
+    /// Answers to the script's stream waits, in order (then `Idle`).
+    stream_events: VecDeque<ScriptGrpcStreamReply>,
 }
 
 impl Planted {
@@ -43,6 +48,7 @@ impl Planted {
             },
             grpc: |_| ScriptGrpcReply::default(),
             opened: 0,
+            stream_events: VecDeque::new(),
         }
     }
 }
@@ -120,6 +126,35 @@ fn drive(vu: &mut dyn ScriptVu, p: &mut Planted) -> Seen {
                 seen.grpc.push(*c);
                 ScriptReply::Grpc(Box::new(a))
             }
+            ScriptCall::GrpcStream(c) => ScriptReply::GrpcStream(match c {
+                ScriptGrpcStreamCall::Open(c) => {
+                    seen.streams.push(format!("open {}", c.method));
+                    ScriptGrpcStreamReply::Opened { id: 0 }
+                }
+                ScriptGrpcStreamCall::Write { id, message } => {
+                    seen.streams.push(format!(
+                        "write {id} {}",
+                        String::from_utf8_lossy(&message[2..])
+                    ));
+                    ScriptGrpcStreamReply::Done
+                }
+                ScriptGrpcStreamCall::End { id } => {
+                    seen.streams.push(format!("end {id}"));
+                    ScriptGrpcStreamReply::Done
+                }
+                ScriptGrpcStreamCall::Wait { .. } => {
+                    seen.streams.push("wait".into());
+                    p.stream_events
+                        .pop_front()
+                        .unwrap_or(ScriptGrpcStreamReply::Idle)
+                }
+                ScriptGrpcStreamCall::Reflect(c) => {
+                    seen.streams.push(format!("reflect {}", c.target));
+                    ScriptGrpcStreamReply::Failed {
+                        error: "planted: no reflection".into(),
+                    }
+                }
+            }),
             ScriptCall::Check { name, ok } => {
                 seen.checks.push((name, ok));
                 ScriptReply::Resumed
@@ -355,16 +390,19 @@ import { check } from 'k6';
 const client = new grpc.Client();
 client.load(['protos'], 'echo.proto');
 export default function () {
-  client.connect('127.0.0.1:9', { plaintext: true, timeout: '2s' });
-  const r = client.invoke('demo.v1.Echo/Say', { text: '파도', n: 3 }, { metadata: { 'x-tag': '바다' }, tags: { name: 'say' } });
+  // As k6: connect's timeout bounds the dial, invoke's the call.
+  client.connect('127.0.0.1:9', { plaintext: true, timeout: '5s' });
+  const r = client.invoke('demo.v1.Echo/Say', { text: '파도', n: 3 }, { metadata: { 'x-tag': '바다' }, tags: { name: 'say' }, timeout: '2s' });
   check(r, {
     'status is OK': (x) => x.status === grpc.StatusOK,
     'text back': (x) => x.message.text === '파도!',
     'defaults shown': (x) => x.message.loud === false && x.message.n === '0',
     'no error': (x) => x.error === null,
+    'headers as k6 shows them': (x) => JSON.stringify(x.headers) === '{"x-a":["1","2"]}',
+    'trailers as k6 shows them': (x) => x.trailers['x-count'][0] === '7',
   });
   const bad = client.invoke('/demo.v1.Echo/Say', {});
-  check(bad, { 'unavailable': (x) => x.status === grpc.StatusUnavailable && x.error.code === 14 });
+  check(bad, { 'unavailable': (x) => x.status === grpc.StatusUnavailable && x.error.code === 14 && x.error.message === 'planted: connection refused' });
   client.close();
 }
 "#,
@@ -382,13 +420,15 @@ export default function () {
             ScriptGrpcReply {
                 code: Some(0),
                 messages: vec![reply],
-                error: String::new(),
+                headers: vec![("x-a".into(), "1".into()), ("x-a".into(), "2".into())],
+                trailers: vec![("x-count".into(), "7".into())],
+                ..ScriptGrpcReply::default()
             }
         } else {
             ScriptGrpcReply {
                 code: Some(14),
-                messages: vec![],
-                error: String::new(),
+                error: "planted: connection refused".into(),
+                ..ScriptGrpcReply::default()
             }
         }
     };
@@ -406,8 +446,9 @@ export default function () {
     want.extend_from_slice(&[0x10, 3]);
     assert_eq!(c.message, want);
     assert_eq!(seen.grpc[1].method, "/demo.v1.Echo/Say");
+    assert_eq!(seen.grpc[1].timeout, None, "k6's default, not connect's");
     assert!(seen.checks.iter().all(|(_, ok)| *ok), "{:?}", seen.checks);
-    assert_eq!(seen.checks.len(), 5);
+    assert_eq!(seen.checks.len(), 7);
 }
 
 #[test]
@@ -503,30 +544,45 @@ export default function () {}
     assert!(e.contains("skipFirstLine"), "{e}");
 }
 
+/// A reply message `{ t: text }` of `s.v1.Req`, for stream `id`.
+fn said(id: u32, t: &str) -> ScriptGrpcStreamReply {
+    let mut message = vec![0x0a, t.len() as u8];
+    message.extend_from_slice(t.as_bytes());
+    ScriptGrpcStreamReply::Message { id, message }
+}
+
 #[test]
-fn a_stream_method_needs_a_stream_and_client_streams_are_refused_with_words() {
-    let proto = "syntax = \"proto3\";\npackage s.v1;\nservice S {\n  rpc Many(Req) returns (stream Req);\n  rpc Up(stream Req) returns (Req);\n  rpc One(Req) returns (Req);\n}\nmessage Req { string t = 1; }\n";
+fn a_bidirectional_stream_writes_as_the_script_goes_and_runs_handlers_in_k6s_order() {
+    let proto = "syntax = \"proto3\";\npackage s.v1;\nservice S {\n  rpc Chat(stream Req) returns (stream Req);\n  rpc Up(stream Req) returns (Req);\n  rpc One(Req) returns (Req);\n}\nmessage Req { string t = 1; }\n";
     let (_d, p) = files(
         r#"
 import grpc from 'k6/net/grpc';
 import { check } from 'k6';
 const client = new grpc.Client();
 client.load([], 's.proto');
-function said(f) { try { f(); return ''; } catch (e) { return String(e.message); } }
+function refused(f) { try { f(); return ''; } catch (e) { return String(e.message); } }
 export default () => {
   client.connect('127.0.0.1:9', { plaintext: true });
-  check(said(() => client.invoke('s.v1.S/Many', {})), { 'invoke of a stream': (m) => m.includes('open it with new grpc.Stream()') });
-  check(said(() => client.invoke('s.v1.S/Up', {})), { 'client stream refused': (m) => m.includes('not supported yet') });
-  const one = new grpc.Stream(client, 's.v1.S/One');
-  one.on('error', () => {});
-  one.write({ t: '파도' });
-  check(said(() => one.write({})), { 'one request per stream': (m) => m.includes('one request message') });
-  const many = new grpc.Stream(client, 's.v1.S/Many');
-  const got = [];
-  many.on('data', (r) => got.push(r.t));
-  many.on('end', () => check(got, { 'replies in order, then end': (g) => g.join(',') === '가,나' }));
-  many.write({ t: '파도' });
-  many.end();
+  check(refused(() => client.invoke('s.v1.S/Chat', {})), { 'invoke of a stream': (m) => m.includes('open it with new grpc.Stream()') });
+  check(refused(() => client.invoke('s.v1.S/Up', {})), { 'invoke of a client stream': (m) => m.includes('open it with new grpc.Stream()') });
+  const chat = new grpc.Stream(client, 's.v1.S/Chat');
+  const order = [];
+  chat.on('data', (r) => {
+    order.push('data ' + r.t);
+    // Written from a handler: the stream is still open.
+    if (r.t === '가') chat.write({ t: 'second' });
+    if (r.t === '나') {
+      chat.end();
+      chat.write({ t: 'after the end' });
+    }
+  });
+  chat.on('error', (e) => order.push('error ' + e.code + ' ' + e.message));
+  chat.on('end', () => {
+    order.push('end');
+    check(order, { 'k6 order': (o) => o.join('|') === 'data 가|data 나|error 7 not yours|end' });
+  });
+  chat.write({ t: 'first' });
+  chat.write(null);
 };
 "#,
         &[("s.proto", proto)],
@@ -534,24 +590,78 @@ export default () => {
     let h = host(&p);
     let mut v = vu(&h);
     let mut planted = Planted::new(vec![]);
-    planted.grpc = |c| {
-        assert!(c.streaming, "only the stream reaches the engine: {c:?}");
-        let reply = |t: &str| {
-            let mut b = vec![0x0a, t.len() as u8];
-            b.extend_from_slice(t.as_bytes());
-            b
-        };
-        ScriptGrpcReply {
-            code: Some(0),
-            messages: vec![reply("가"), reply("나")],
-            error: String::new(),
-        }
-    };
+    planted.stream_events = vec![
+        said(0, "가"),
+        ScriptGrpcStreamReply::Timeout,
+        said(0, "나"),
+        ScriptGrpcStreamReply::Ended {
+            id: 0,
+            reply: Box::new(ScriptGrpcReply {
+                code: Some(7),
+                error: "not yours".into(),
+                ..ScriptGrpcReply::default()
+            }),
+        },
+    ]
+    .into();
     let seen = drive(v.as_mut(), &mut planted);
     assert_eq!(seen.done, Some(Ok(None)), "{seen:?}");
-    assert_eq!(seen.grpc.len(), 1);
-    assert_eq!(seen.grpc[0].method, "/s.v1.S/Many");
+    // The unary calls of stream methods never reached the engine.
+    assert!(seen.grpc.is_empty(), "{:?}", seen.grpc);
+    assert_eq!(
+        seen.streams,
+        [
+            "open /s.v1.S/Chat",
+            // The null message was dropped, as k6 drops it.
+            "write 0 first",
+            "wait",
+            // Written from the `data` handler, before the next wait.
+            "write 0 second",
+            "wait",
+            "wait",
+            // Ended from a handler; the write after it was dropped, as k6.
+            "end 0",
+            "wait",
+        ]
+    );
     let failed: Vec<_> = seen.checks.iter().filter(|(_, ok)| !ok).collect();
     assert!(failed.is_empty(), "{:?}", seen.checks);
-    assert_eq!(seen.checks.len(), 4);
+    assert_eq!(seen.checks.len(), 3);
+}
+
+#[test]
+fn a_failed_reflection_fails_connect_with_the_reason_and_tls_is_checked_as_k6() {
+    let (_d, p) = files(
+        r#"
+import grpc from 'k6/net/grpc';
+import { check } from 'k6';
+const client = new grpc.Client();
+function refused(f) { try { f(); return ''; } catch (e) { return String(e.message); } }
+export default () => {
+  check(refused(() => client.connect('127.0.0.1:9', { plaintext: true, reflect: true })), {
+    'reflection failure named': (m) => m.includes('by reflection') && m.includes('planted: no reflection'),
+  });
+  check(refused(() => client.connect('127.0.0.1:9', { tls: { cacerts: [1] } })), {
+    'cacerts must be PEM text': (m) => m.includes('invalid tls cacerts value'),
+  });
+  check(refused(() => client.connect('127.0.0.1:9', { tls: { cert: 'c', key: 'k', password: 'p' } })), {
+    'an encrypted key is refused with words': (m) => m.includes('unencrypted PEM keys only'),
+  });
+  check(refused(() => client.connect('127.0.0.1:9', { plaintxt: true })), {
+    'an unknown param is named': (m) => m.includes('unknown connect param: "plaintxt"'),
+  });
+  check(refused(() => client.invoke('a.B/C', {})), { 'no connection': (m) => m.includes('connect first') });
+};
+"#,
+        &[],
+    );
+    let h = host(&p);
+    let mut v = vu(&h);
+    let mut planted = Planted::new(vec![]);
+    let seen = drive(v.as_mut(), &mut planted);
+    assert_eq!(seen.done, Some(Ok(None)), "{seen:?}");
+    assert_eq!(seen.streams, ["reflect 127.0.0.1:9"]);
+    let failed: Vec<_> = seen.checks.iter().filter(|(_, ok)| !ok).collect();
+    assert!(failed.is_empty(), "{:?}", seen.checks);
+    assert_eq!(seen.checks.len(), 5);
 }

@@ -167,6 +167,10 @@ fn run(y: &VuYielder, shared: &Arc<Shared>, role: &ScriptRole, first: ScriptRepl
             let _ = g.set("__ITER", iter);
             let _ = g.set("__pado_iter_instance", ids.in_instance as f64);
             let _ = g.set("__pado_iter_test", ids.in_test as f64);
+            // k6 starts each iteration with an empty VU jar (`noCookiesReset` aside).
+            if let Ok(reset) = g.get::<_, Function<'_>>("__pado_jar_reset") {
+                let _ = reset.call::<_, ()>(());
+            }
             let arg = match (&data, &data_seen) {
                 (Some(d), Some((seen, v))) if Arc::ptr_eq(d, seen) => v.clone(),
                 (Some(d), _) => match ctx.json_parse(d.as_bytes().to_vec()) {

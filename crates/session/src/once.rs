@@ -1,5 +1,6 @@
 //! `pado run FILE --once`: each scenario's flow run once by one VU, and the
-//! verdict on it: the run passed when every request and every check did. The
+//! verdict on it: the run passed when every request and every check did (a k6
+//! script's `check` calls as a scenario's `checks:`). The
 //! caller shows each exchange as it likes (the CLI prints it); this module owns
 //! the counting and the rule, so every face of pado judges a single pass alike.
 
@@ -74,6 +75,14 @@ impl Observer for Tally {
         self.count(&t);
         self.show.exchange(t);
     }
+
+    fn script_check(&self, scope: &str, name: &str, ok: bool) {
+        self.checks.fetch_add(1, Ordering::Relaxed);
+        if !ok {
+            self.checks_failed.fetch_add(1, Ordering::Relaxed);
+        }
+        self.show.script_check(scope, name, ok);
+    }
 }
 
 /// A single pass, compiled and ready: its name is known before it runs (for
@@ -136,5 +145,42 @@ mod tests {
         }
         .passed());
         assert!(OnceOutcome::default().passed());
+    }
+
+    /// Shows nothing; remembers what it was told.
+    #[derive(Default)]
+    struct Seen(std::sync::Mutex<Vec<(String, bool)>>);
+
+    impl Observer for Seen {
+        fn exchange(&self, _: Trace) {}
+        fn script_check(&self, _: &str, name: &str, ok: bool) {
+            self.0.lock().unwrap().push((name.to_string(), ok));
+        }
+    }
+
+    /// A script's checks count in the verdict and reach the caller's observer.
+    #[test]
+    fn a_scripts_checks_are_counted_and_shown() {
+        let seen = Arc::new(Seen::default());
+        let tally = Tally {
+            show: seen.clone(),
+            requests: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            checks: AtomicU64::new(0),
+            checks_failed: AtomicU64::new(0),
+        };
+        tally.script_check("default", "status is 200", true);
+        assert!(tally.outcome().passed());
+        tally.script_check("default", "::login::has token", false);
+        let o = tally.outcome();
+        assert_eq!((o.checks, o.checks_failed), (2, 1));
+        assert!(!o.passed());
+        assert_eq!(
+            *seen.0.lock().unwrap(),
+            [
+                ("status is 200".to_string(), true),
+                ("::login::has token".to_string(), false)
+            ]
+        );
     }
 }

@@ -300,8 +300,9 @@ async fn respond<S: Transport>(
             let body = format!("{{\"token\":\"tok-{n}\"}}");
             send(s, req, 200, Some("application/json"), &[], body.as_bytes()).await
         }
-        "/set-cookie" => {
-            // Every query pair becomes a Set-Cookie header (`Max-Age=0` deletes).
+        "/set-cookie" | "/cookies/set" => {
+            // Every query pair becomes a Set-Cookie header (`Max-Age=0` deletes);
+            // `/cookies/set` is httpbin's name for it, which k6's examples use.
             let cookies: Vec<String> = req
                 .query
                 .iter()

@@ -47,6 +47,9 @@ pub(crate) struct RunConfig {
     pub raw: Option<pado_outputs::raw::RawSpec>,
     /// The live page (`--dashboard`), if asked.
     pub dashboard: Option<crate::dashboard_cmd::DashboardSpec>,
+    /// k6's summary options for a script's `handleSummary` (flags over the
+    /// script's options over k6's defaults), checked at start.
+    pub k6_summary: pado_report::k6_summary::K6SummaryOptions,
 }
 
 impl RunConfig {
@@ -78,6 +81,7 @@ impl RunConfig {
             control_socket: a.control_socket.clone(),
         };
         let scenario = spec.load()?;
+        let k6_summary = crate::script_summary::options(&scenario, a)?;
         if a.refuse_commands {
             pado_fleet::launch::refuse_commands(&scenario.config, &scenario.file)
                 .map_err(Failure::invalid)?;
@@ -116,6 +120,7 @@ impl RunConfig {
             http_debug: DebugLevel::from_flag(a.http_debug.as_deref()),
             once: a.once,
             soak: a.soak,
+            k6_summary,
         })
     }
 
@@ -134,6 +139,7 @@ impl RunConfig {
             soak: false,
             split: crate::split::Split::default(),
             setup_vars_file: None,
+            k6_summary: Default::default(),
         }
     }
 }

@@ -201,6 +201,86 @@ fn an_oversized_body_is_refused_without_being_read() {
     assert!(run.applied.lock().unwrap().is_empty());
 }
 
+/// Sends `head` (with `{host}`, announcing `len` bytes) and a body of `len` bytes
+/// the way a client that does not wait for the answer to its head does: with
+/// `late`, the head first, then (once the answer has arrived) the body in two
+/// writes 300 ms apart; else head and body in one write. Then reads to the end:
+/// the status and body of the answer, or what went wrong.
+fn send_with_body(
+    d: &Dashboard,
+    head: &str,
+    len: usize,
+    late: bool,
+) -> Result<(u16, String), String> {
+    let addr = d.addr().to_string();
+    let mut s = TcpStream::connect(&addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let head = head.replace("{host}", &addr);
+    let body = vec![b'x'; len];
+    if late {
+        s.write_all(head.as_bytes())
+            .map_err(|e| format!("head: {e}"))?;
+        // The answer is in this socket before a byte of the body is sent.
+        s.peek(&mut [0u8; 1]).map_err(|e| format!("peek: {e}"))?;
+        let (first, second) = body.split_at(len / 2);
+        s.write_all(first).map_err(|e| format!("first half: {e}"))?;
+        // Generous: whatever the server's socket answers to the first half is here.
+        std::thread::sleep(Duration::from_millis(300));
+        s.write_all(second)
+            .map_err(|e| format!("second half: {e}"))?;
+    } else {
+        let mut all = head.into_bytes();
+        all.extend_from_slice(&body);
+        s.write_all(&all).map_err(|e| format!("request: {e}"))?;
+    }
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).map_err(|e| {
+        format!(
+            "reading the answer: {e} (read so far: {:?})",
+            String::from_utf8_lossy(&out)
+        )
+    })?;
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.get(9..12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    Ok((status, body.to_string()))
+}
+
+#[test]
+fn a_refused_command_s_body_sent_anyway_does_not_reset_its_answer() {
+    let (d, run) = start();
+    let wrong = "Authorization: Bearer 0123456789abcdef-tokeN\r\n";
+    // A wrong token (401) and a body too large for a command (413): 1 MiB with the
+    // head in one write, far more than the server reads with the head; then a
+    // body sent once the refusal has arrived.
+    for (auth, want) in [(wrong, 401), (AUTH, 413)] {
+        for (len, late) in [(1 << 20, false), (64 * 1024, true), (100, true)] {
+            if want == 413 && len <= MAX_CONTROL_BODY_LEN {
+                continue;
+            }
+            let head = format!(
+                "POST /api/control HTTP/1.1\r\nHost: {{host}}\r\nConnection: close\r\n{JSON}{auth}Content-Length: {len}\r\n\r\n"
+            );
+            let (status, body) = send_with_body(&d, &head, len, late)
+                .unwrap_or_else(|e| panic!("{want}, {len} bytes, late {late}: {e}"));
+            assert_eq!(status, want, "{len} bytes, late {late}: {body}");
+            assert!(
+                !body.is_empty(),
+                "the answer says why: {len} bytes, late {late}"
+            );
+        }
+    }
+    assert!(run.applied.lock().unwrap().is_empty());
+    // The server still serves the caller with the token.
+    assert_eq!(
+        post(&d, &format!("{JSON}{AUTH}"), r#"{"action":"pause"}"#).0,
+        200
+    );
+}
+
+/// [`crate::access::MAX_CONTROL_BODY`] as a length.
+const MAX_CONTROL_BODY_LEN: usize = crate::access::MAX_CONTROL_BODY as usize;
+
 #[test]
 fn a_foreign_host_is_refused_for_the_page_too() {
     let (d, _run) = start();

@@ -13,7 +13,10 @@ mod websocket;
 
 pub use builder::{compile, compile_for_elsewhere};
 pub use checks::{CheckPlan, ExtractPlan, ExtractSource, TemplatedCheck};
-pub use grpc::{decode_grpc_json, descriptors_from_files, encode_grpc_json, GrpcMessage, GrpcPlan};
+pub use grpc::{
+    decode_grpc_json, descriptors_from_files, encode_grpc_json, reflect_services, GrpcMessage,
+    GrpcPlan,
+};
 pub use pado_scenario::naming::default_step_name;
 pub use request::{RequestForm, RequestPlan, StatusSet};
 pub use sse::{EventTest, LlmPlan, SseCheckPlan, SseExtractPlan, SsePlan, MAX_EVENT_CHECKS};

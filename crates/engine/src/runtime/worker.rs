@@ -712,11 +712,12 @@ impl WorkerCtx {
         series: u32,
         sample: &RequestSample,
         msgs: u64,
+        sent: u64,
         end: Instant,
     ) {
         self.record(series, sample, end);
         if let Some(s) = self.metrics.borrow_mut().series.get_mut(series as usize) {
-            s.record_grpc_stream(msgs);
+            s.record_grpc_stream(msgs, sent);
         }
     }
 

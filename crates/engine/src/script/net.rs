@@ -138,6 +138,111 @@ pub struct ScriptGrpcCall {
     /// A server stream (`grpc.Stream`): every reply is kept and the call is
     /// counted among `grpc_streams` with its messages.
     pub streaming: bool,
+    /// The TLS the script gave `connect()` (k6's `tls: {cacerts, cert, key}`);
+    /// `None`: the run's own (its `insecureSkipTLSVerify` included).
+    pub tls: Option<ScriptGrpcTls>,
+}
+
+/// k6's `connect(addr, { tls: { cacerts, cert, key } })`: what a gRPC
+/// connection trusts and presents, as PEM text.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ScriptGrpcTls {
+    /// CA certificates trusted besides the system's and the bundled roots.
+    pub cacerts: Vec<String>,
+    /// The client certificate chain (mutual TLS), or empty.
+    pub cert: String,
+    /// Its private key, or empty. A secret: never shown.
+    pub key: String,
+}
+
+impl std::fmt::Debug for ScriptGrpcTls {
+    /// Never the key: it is a secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ScriptGrpcTls({} CA certificates, client certificate: {}, key hidden)",
+            self.cacerts.len(),
+            !self.cert.is_empty()
+        )
+    }
+}
+
+/// A request about a script's gRPC streams (k6's `grpc.Stream`: client, server
+/// and bidirectional streams) or its server's reflection service. Streams are
+/// named by the id the engine gave when it opened them; they live until they end
+/// or the iteration does.
+#[derive(Debug)]
+pub enum ScriptGrpcStreamCall {
+    /// Open a stream of `call.method` (its `message` unused); answered with
+    /// [`ScriptGrpcStreamReply::Opened`] or [`ScriptGrpcStreamReply::Failed`].
+    Open(Box<ScriptGrpcCall>),
+    /// Write one request message (protobuf bytes) on stream `id`; answered with
+    /// [`ScriptGrpcStreamReply::Done`] or [`ScriptGrpcStreamReply::Failed`].
+    Write {
+        /// The stream.
+        id: u32,
+        /// The message, protobuf-encoded.
+        message: Vec<u8>,
+    },
+    /// End the writing of stream `id` (the half-close); answered with
+    /// [`ScriptGrpcStreamReply::Done`].
+    End {
+        /// The stream.
+        id: u32,
+    },
+    /// Wait for the next event of any open stream, at most `timeout` (none:
+    /// until one comes); answered with [`ScriptGrpcStreamReply::Message`],
+    /// [`ScriptGrpcStreamReply::Ended`], [`ScriptGrpcStreamReply::Timeout`] or
+    /// [`ScriptGrpcStreamReply::Idle`] when none is open.
+    Wait {
+        /// The longest wait.
+        timeout: Option<Duration>,
+    },
+    /// Ask the server's reflection service (`grpc.reflection.v1`, else
+    /// `v1alpha`, as k6) for every service's files (`call.target`, `plaintext`,
+    /// `tls`, `metadata`, `timeout`); answered with
+    /// [`ScriptGrpcStreamReply::Reflected`] or [`ScriptGrpcStreamReply::Failed`].
+    Reflect(Box<ScriptGrpcCall>),
+}
+
+/// The engine's answer to a [`ScriptGrpcStreamCall`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum ScriptGrpcStreamReply {
+    /// The stream is open: its id.
+    Opened {
+        /// The stream's id.
+        id: u32,
+    },
+    /// The call failed: why, in words.
+    Failed {
+        /// Why.
+        error: String,
+    },
+    /// A write or end went out.
+    Done,
+    /// A reply message of stream `id`.
+    Message {
+        /// The stream.
+        id: u32,
+        /// The message, protobuf-encoded.
+        message: Vec<u8>,
+    },
+    /// Stream `id` ended (it is gone), with its status.
+    Ended {
+        /// The stream.
+        id: u32,
+        /// How it ended.
+        reply: Box<ScriptGrpcReply>,
+    },
+    /// The wait's timeout passed first.
+    Timeout,
+    /// No stream is open.
+    Idle,
+    /// The reflection service's files: encoded `FileDescriptorProto`s.
+    Reflected {
+        /// Every file the server's services need.
+        files: Vec<Vec<u8>>,
+    },
 }
 
 /// What a gRPC call came to.
@@ -147,6 +252,12 @@ pub struct ScriptGrpcReply {
     pub code: Option<u16>,
     /// The reply messages, protobuf-encoded.
     pub messages: Vec<Vec<u8>>,
-    /// Why the call failed in transport, or empty.
+    /// Why the call failed in transport, or the status message the server
+    /// gave (`grpc-message`), or empty.
     pub error: String,
+    /// The response head's metadata (lower-case names).
+    pub headers: Vec<(String, String)>,
+    /// The trailers' metadata (lower-case names, without `grpc-status` and
+    /// `grpc-message`).
+    pub trailers: Vec<(String, String)>,
 }

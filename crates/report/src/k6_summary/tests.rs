@@ -193,7 +193,7 @@ fn summary_trend_stats_choose_the_trend_values_and_bad_ones_are_refused() {
             ..K6SummaryOptions::default()
         };
         let e = from_run(&planted(), &opts).unwrap_err();
-        assert!(e.to_string().contains(&format!("`{bad}`")), "{e}");
+        assert!(e.to_string().contains(&format!("'{bad}'")), "{e}");
     }
 }
 
@@ -207,4 +207,61 @@ fn metrics_without_samples_are_left_out() {
     let names: Vec<&str> = m.keys().map(String::as_str).collect();
     assert_eq!(names, ["vus", "vus_max"]);
     assert_eq!(d["root_group"]["checks"], json!([]));
+}
+
+/// A group the script entered without a check in it is listed, as k6 lists it,
+/// from its `group_duration` (with k6's path and id: the MD5 of `::a` and of
+/// `::a::b`, as k6 v1.8.1 gave them); a run without groups lists none.
+#[test]
+fn a_group_without_checks_is_listed_from_its_duration() {
+    use pado_metrics::{CustomKind, CustomStats, SeriesKey};
+    let mut s0 = second(0, 1, vec![]);
+    let key = SeriesKey {
+        name: "group_duration".into(),
+        tags: vec![("group".into(), "::a::b".into())],
+    };
+    let mut g = CustomStats::new(key, CustomKind::Trend, true);
+    g.add(3.0, 0);
+    s0.absorb(Interval {
+        custom: vec![g],
+        ..Default::default()
+    });
+    let d = from_run(
+        &run(meta("groups", 1.0), vec![s0]),
+        &K6SummaryOptions::default(),
+    )
+    .unwrap();
+    let a = &d["root_group"]["groups"][0];
+    assert_eq!(a["path"], "::a");
+    assert_eq!(a["id"], "bbf5ee9e65399b518cbae210b4c64962");
+    assert_eq!(a["checks"], json!([]));
+    assert_eq!(a["groups"][0]["path"], "::a::b");
+    assert_eq!(a["groups"][0]["id"], "7dd4103b2f1a7305f971d430101027b7");
+    assert_eq!(a["groups"][0]["groups"], json!([]));
+    let none = from_run(
+        &run(meta("idle", 1.0), vec![second(0, 1, vec![])]),
+        &K6SummaryOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(none["root_group"]["groups"], json!([]));
+}
+
+/// `summaryTimeUnit` is judged as k6 judges it: `s`, `ms`, `us` or none.
+#[test]
+fn a_summary_time_unit_k6_refuses_is_refused_in_its_words() {
+    for ok in ["", "s", "ms", "us"] {
+        let o = K6SummaryOptions {
+            time_unit: ok.into(),
+            ..K6SummaryOptions::default()
+        };
+        assert!(o.check().is_ok(), "{ok}");
+    }
+    let o = K6SummaryOptions {
+        time_unit: "h".into(),
+        ..K6SummaryOptions::default()
+    };
+    assert_eq!(
+        o.check().unwrap_err().to_string(),
+        "summaryTimeUnit: invalid summary time unit 'h', use 's', 'ms' or 'us'"
+    );
 }

@@ -10,9 +10,15 @@ pub fn bottlenecks_of(
     generator: Option<&pado_analysis::self_check::GeneratorCheck>,
 ) -> Option<pado_analysis::attribution::Attribution> {
     use pado_analysis::attribution;
+    // In an open model the load is the planned arrival rate, and the knee (found
+    // against active VUs) does not apply to it: the windows come from the rate.
+    let (samples, sat) = match offered_load_samples(run) {
+        Some(offered) => (offered, None),
+        None => (load_samples(run), sat),
+    };
     // The live hint (the dashboard) reads the same table over the seconds so far.
     attribution::live::table(
-        &load_samples(run),
+        &samples,
         sat,
         &run.observations,
         generator
@@ -139,6 +145,61 @@ pub(super) fn soak_of(
     };
     let keep = mode.is_some() || soak.as_ref().is_some_and(|s| s.verdict != Verdict::Stable);
     (soak.filter(|_| keep), ok)
+}
+
+/// Per second of a run whose every scenario is an open model: the planned arrival
+/// rate (iterations per second, summed over scenarios, from the stages pado
+/// recorded), requests and p95. `None` for a closed or mixed run, or one whose
+/// stages do not say the level (user windows, files written before it was).
+///
+/// Why not active VUs, as for a closed model: in an open model the VUs are a
+/// consequence of the target's latency (they pile up as it slows), not the load
+/// offered. A constant rate past capacity starts with few VUs, and split by VUs
+/// its first seconds would read as "low load, when the service kept up", so
+/// whatever was full from the start (the real limit) would be called busy
+/// throughout, and what filled up after it (threads waiting on it) the limit.
+pub(super) fn offered_load_samples(
+    run: &LoadedRun,
+) -> Option<Vec<pado_analysis::saturation::LoadSample>> {
+    let meta = &run.meta;
+    if meta.scenarios.is_empty() || !meta.scenarios.iter().all(|s| s.open_model) {
+        return None;
+    }
+    let stages: Vec<_> = meta.stages.iter().filter(|m| m.from.is_some()).collect();
+    if stages.is_empty() {
+        return None;
+    }
+    Some(
+        run.points
+            .iter()
+            .map(|p| pado_analysis::saturation::LoadSample {
+                t: p.t,
+                load: planned_rate_at(&stages, f64::from(p.t) + 0.5),
+                rps: p.all.requests as f64,
+                p95_ms: p.all.latency.map(|l| l.p95_us as f64 / 1000.0),
+            })
+            .collect(),
+    )
+}
+
+/// The arrival rate the stages plan at `at` seconds, summed over scenarios: each
+/// stage's level moves in a straight line from `from` to `target`; outside every
+/// stage a scenario offers nothing.
+fn planned_rate_at(stages: &[&pado_results::StageMark], at: f64) -> f64 {
+    stages
+        .iter()
+        .filter(|m| m.start_s <= at && at < m.end_s)
+        .map(|m| {
+            let from = m.from.unwrap_or(m.target);
+            let span = m.end_s - m.start_s;
+            let done = if span > 0.0 {
+                (at - m.start_s) / span
+            } else {
+                1.0
+            };
+            from + (m.target - from) * done
+        })
+        .sum()
 }
 
 /// Per second: active VUs, requests and p95, what saturation and attribution read.

@@ -232,6 +232,7 @@ fn grpc_summary(s: &SeriesStats) -> Option<super::GrpcSummary> {
             .collect(),
         streams: s.grpc_streams,
         stream_msgs: s.grpc_stream_msgs,
+        stream_msgs_sent: s.grpc_stream_msgs_sent,
     })
 }
 

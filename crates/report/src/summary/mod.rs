@@ -87,6 +87,10 @@ pub struct GrpcSummary {
     pub streams: u64,
     /// Messages received on them (`grpc_streams_msgs_received`).
     pub stream_msgs: u64,
+    /// Messages a k6 script's client and bidirectional streams sent
+    /// (`grpc_streams_msgs_sent`); absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stream_msgs_sent: u64,
 }
 
 /// WebSocket figures (of a step, or of all `ws:` steps), in k6's vocabulary.

@@ -43,11 +43,19 @@ pub(crate) fn line(c: &CustomSummary) -> String {
     };
     let unit = if c.time { "ms" } else { "" };
     match c.kind {
-        CustomKind::Trend => TREND_STATS
-            .iter()
-            .filter_map(|k| v(k).map(|x| format!("{k}={}{unit}", num(x))))
-            .collect::<Vec<_>>()
-            .join(" "),
+        CustomKind::Trend => {
+            // k6's default statistics in k6's order, then any other a script's
+            // `summaryTrendStats` chose (`count` without a unit).
+            let mut keys: Vec<&String> = c.values.keys().collect();
+            keys.sort_by_key(|k| (TREND_STATS.iter().position(|d| d == k).unwrap_or(9), *k));
+            keys.iter()
+                .map(|k| {
+                    let u = if k.as_str() == "count" { "" } else { unit };
+                    format!("{k}={}{u}", num(c.values[*k]))
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
         CustomKind::Counter => format!(
             "count={} rate={}/s",
             num(v("count").unwrap_or(0.0)),
@@ -104,6 +112,19 @@ mod tests {
             line(&t),
             "avg=12.5ms min=1ms med=10ms max=40.25ms p(90)=30ms p(95)=35ms"
         );
+        // A script's summaryTrendStats: k6's default ones in k6's order, then the
+        // others; a count is no time.
+        let chosen = c(
+            CustomKind::Trend,
+            true,
+            &[
+                ("count", 4.0),
+                ("p(99.9)", 30.0),
+                ("max", 30.0),
+                ("avg", 15.0),
+            ],
+        );
+        assert_eq!(line(&chosen), "avg=15ms max=30ms count=4 p(99.9)=30ms");
         let n = c(CustomKind::Counter, false, &[("count", 5.0), ("rate", 2.5)]);
         assert_eq!(line(&n), "count=5 rate=2.5/s");
         let g = c(

@@ -195,6 +195,9 @@ pub(super) struct WireSeries {
     /// Messages received on them; absent when 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(super) grpc_stream_msgs: u64,
+    /// Messages sent on streams; absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) grpc_stream_msgs_sent: u64,
     /// Absent when 0 (and in files written before it existed).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(super) bytes_encoded: u64,
@@ -481,6 +484,7 @@ impl WireSeries {
             body_cut: s.body_cut,
             grpc_streams: s.grpc_streams,
             grpc_stream_msgs: s.grpc_stream_msgs,
+            grpc_stream_msgs_sent: s.grpc_stream_msgs_sent,
             bytes_encoded: s.bytes_encoded,
             bytes_decoded: s.bytes_decoded,
             status: s
@@ -530,6 +534,7 @@ impl WireSeries {
         s.body_cut = self.body_cut;
         s.grpc_streams = self.grpc_streams;
         s.grpc_stream_msgs = self.grpc_stream_msgs;
+        s.grpc_stream_msgs_sent = self.grpc_stream_msgs_sent;
         s.bytes_encoded = self.bytes_encoded;
         s.bytes_decoded = self.bytes_decoded;
         s.ws = self.ws.map(WireWs::into_stats).transpose()?.map(Box::new);

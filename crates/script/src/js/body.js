@@ -82,15 +82,9 @@ export function responseCookies(headers) {
 }
 
 // k6's `params.cookies` as [name, value, "replace" or ""] for the engine, which sends
-// them first in the request's one Cookie header, then the VU's jar's (less any
-// replaced). `params.jar` and a cookie jar of the script's own are refused.
+// them first in the request's one Cookie header, then the jar's (less any
+// replaced).
 export function requestCookies(params) {
-  if (params.jar !== undefined && params.jar !== null) {
-    throw new Error(
-      "params.jar (a cookie jar of the script's own) is not available in pado yet: " +
-        "each VU's cookies are kept by pado and sent back to the host that set them",
-    );
-  }
   const c = params.cookies || {};
   return Object.keys(c).map((name) => {
     const v = c[name];
@@ -100,16 +94,45 @@ export function requestCookies(params) {
   });
 }
 
-function noJar() {
-  throw new Error(
-    "http.cookieJar() and http.CookieJar are not available in pado yet: each VU's cookies " +
-      "are kept by pado and sent back to the host that set them; give a request its own " +
-      "with params.cookies ({ name: value } or { name: { value, replace: true } })",
-  );
-}
-export const cookieJar = noJar;
+// k6's CookieJar over a jar kept in Rust (cookie_jar.rs): the VU's own
+// (`http.cookieJar()`, what requests use unless `params.jar` names another) or
+// one the script made (`new http.CookieJar()`, not in the init context, as k6).
 export class CookieJar {
   constructor() {
-    noJar();
+    if (!globalThis.__pado_init_done) {
+      throw new Error("Making cookie jars in the init context is not supported");
+    }
+    Object.defineProperty(this, "__h", { value: P.jarNew() });
   }
+  cookiesForURL(url) {
+    return P.jarFor(this.__h, String(url));
+  }
+  set(url, name, value, options) {
+    P.jarSet(this.__h, String(url), String(name), String(value), options || undefined);
+    return true;
+  }
+  clear(url) {
+    P.jarClear(this.__h, String(url));
+    return true;
+  }
+  delete(url, name) {
+    P.jarDelete(this.__h, String(url), String(name));
+    return true;
+  }
+}
+
+const vuJar = Object.create(CookieJar.prototype);
+Object.defineProperty(vuJar, "__h", { value: P.jarNew() });
+
+// The VU's jar, emptied as each iteration starts unless `noCookiesReset`.
+export const cookieJar = () => vuJar;
+globalThis.__pado_jar_reset = () => {
+  const o = globalThis.__pado_options;
+  if (!(o && o.noCookiesReset)) P.jarReset(vuJar.__h);
+};
+
+// The jar a request reads and fills: `params.jar`, else (also for null, as
+// k6) the VU's.
+export function jarOf(params) {
+  return params.jar instanceof CookieJar ? params.jar.__h : vuJar.__h;
 }

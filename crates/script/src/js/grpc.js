@@ -1,7 +1,7 @@
-// k6/net/grpc: a Client whose .proto files are compiled once (init context), and
-// whose unary calls and server streams go out on pado's HTTP/2 client from the
-// VU's task, counted as pado's gRPC requests (and streams) under the method's
-// series.
+// k6/net/grpc: a Client whose .proto files are compiled once (init context) or
+// asked of the server's reflection service, and whose unary calls and streams
+// (client, server, bidirectional) go out on pado's HTTP/2 client from the VU's
+// task, counted as pado's gRPC requests (and streams) under the method's series.
 const P = globalThis.__pado;
 
 export const StatusOK = 0;
@@ -37,6 +37,50 @@ function duration(v) {
   return Number(m[1]) * { ms: 1, s: 1000, m: 60000, h: 3600000 }[m[2] || "ms"];
 }
 
+// A connection's TLS as k6 takes it: `{ cacerts (a PEM string or an array of
+// them), cert, key, password }`, checked the way k6 checks it.
+function tlsOf(v) {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "object") {
+    throw new Error("invalid tls value, expected (optional) keys: cert, key, password, and cacerts");
+  }
+  const str = (k) => {
+    if (v[k] === undefined) return "";
+    if (typeof v[k] !== "string") throw new Error("invalid tls " + k + " value: it needs to be a PEM formatted string");
+    return v[k];
+  };
+  let cacerts = v.cacerts === undefined ? [] : v.cacerts;
+  if (typeof cacerts === "string") cacerts = [cacerts];
+  if (!Array.isArray(cacerts) || cacerts.some((c) => typeof c !== "string")) {
+    throw new Error("invalid tls cacerts value: it needs to be a string or an array of PEM formatted strings");
+  }
+  if (v.password !== undefined && v.password !== "") {
+    throw new Error(
+      "tls.password: pado reads unencrypted PEM keys only (decrypt the key, e.g. `openssl pkey -in key.pem -out plain.pem`)"
+    );
+  }
+  return { cacerts, cert: str("cert"), key: str("key") };
+}
+
+// Metadata as [[name, value]], each value a string (as k6 checks it).
+function metadataOf(md) {
+  const out = [];
+  if (md === undefined || md === null) return out;
+  if (typeof md !== "object") throw new Error("invalid metadata param: must be an object with key-value pairs");
+  for (const k of Object.keys(md)) {
+    const v = md[k];
+    if (k.endsWith("-bin")) {
+      throw new Error('metadata "' + k + '": pado does not send binary (-bin) metadata yet');
+    }
+    if (typeof v !== "string") throw new Error('invalid metadata param: "' + k + '" value must be a string');
+    out.push([k, v]);
+  }
+  return out;
+}
+
+const CONNECT_KEYS = ["plaintext", "timeout", "reflect", "reflectMetadata", "maxReceiveSize", "maxSendSize", "tls"];
+const CALL_KEYS = ["metadata", "tags", "timeout", "discardResponseMessage"];
+
 export class Client {
   constructor() {
     this._set = -1;
@@ -54,48 +98,71 @@ export class Client {
       throw new Error("connecting to a gRPC server in the init context is not supported");
     }
     params = params || {};
-    if (params.reflect) {
-      throw new Error(
-        "pado does not ask a server's reflection service from a script yet: load the .proto files with client.load()"
-      );
+    for (const k of Object.keys(params)) {
+      if (!CONNECT_KEYS.includes(k)) throw new Error('invalid grpc.connect() parameters: unknown connect param: "' + k + '"');
     }
-    this._target = String(address);
-    this._plaintext = !!params.plaintext;
-    this._timeout = duration(params.timeout);
+    if (params.plaintext !== undefined && typeof params.plaintext !== "boolean") {
+      throw new Error("invalid grpc.connect() parameters: invalid plaintext value, it needs to be boolean");
+    }
+    const target = String(address);
+    const plaintext = !!params.plaintext;
+    const timeout = duration(params.timeout);
+    const tls = plaintext ? undefined : tlsOf(params.tls);
+    if (params.reflect) {
+      this._set = P.grpcReflect({
+        target,
+        plaintext,
+        tls,
+        metadata: metadataOf(params.reflectMetadata),
+        timeout,
+      });
+    }
+    this._target = target;
+    this._plaintext = plaintext;
+    this._timeout = timeout;
+    this._tls = tls;
     return true;
   }
   invoke(method, request, params) {
-    const r = this._call(method, request, params, false);
+    if (request === undefined || request === null) throw new Error("request cannot be nil");
+    const r = this._call(method, request, params);
     return {
       status: r.status,
-      message: JSON.parse(r.message),
-      headers: {},
-      trailers: {},
+      message: params && params.discardResponseMessage ? null : JSON.parse(r.message),
+      headers: r.headers,
+      trailers: r.trailers,
       error: r.error,
     };
   }
-  _call(method, request, params, stream) {
+  _options(params) {
     if (this._target === null) throw new Error("no gRPC connection, you must call connect first");
-    if (this._set < 0) throw new Error("no .proto files were loaded: call client.load() in the init context");
+    if (this._set < 0) {
+      throw new Error("no .proto files were loaded: call client.load() in the init context, or connect with { reflect: true }");
+    }
     params = params || {};
-    const metadata = [];
-    for (const k of Object.keys(params.metadata || {})) metadata.push([k, String(params.metadata[k])]);
+    for (const k of Object.keys(params)) {
+      if (!CALL_KEYS.includes(k)) throw new Error('invalid gRPC call parameters: unknown param: "' + k + '"');
+    }
     const tags = params.tags || {};
-    const timeout = duration(params.timeout);
-    const r = P.grpcInvoke(this._set, String(method), JSON.stringify(request === undefined ? {} : request), {
+    return {
       target: this._target,
       plaintext: this._plaintext,
-      metadata,
-      timeout: timeout === undefined ? this._timeout : timeout,
+      tls: this._tls,
+      metadata: metadataOf(params.metadata),
+      timeout: duration(params.timeout),
       name: tags.name === undefined ? undefined : String(tags.name),
-      stream,
-    });
+    };
+  }
+  _call(method, request, params) {
+    const o = this._options(params);
+    const r = P.grpcInvoke(this._set, String(method), JSON.stringify(request), o);
     // A call that reached no server is Unavailable, as grpc-go reports it.
     const status = r.code === null ? StatusUnavailable : r.code;
     return {
       status,
       message: r.message,
-      messages: r.messages,
+      headers: r.headers,
+      trailers: r.trailers,
       error:
         status === StatusOK
           ? null
@@ -107,58 +174,85 @@ export class Client {
   }
 }
 
-// Server streams opened and ended, waiting for the event loop to make them.
-const streams = [];
+// Streams open, by the engine's id: the event loop runs their handlers.
+const streams = new Map();
+const EVENTS = ["data", "error", "end", "status"];
 
-// A server stream (k6's `grpc.Stream`): its one request is written, `end()`
-// sends it, and the event loop (after the iteration's code, as k6) makes the
-// call and runs the `data` handlers for each reply, then `error` for a status
-// other than OK, then `end`.
+// k6's `grpc.Stream`, for client, server and bidirectional streams: opened when
+// made, `write()` sends a message now, `end()` ends the writing; the replies,
+// the error (a status other than OK) and the end reach the handlers in the VU's
+// event loop, which keeps the iteration alive until the stream ends (as k6).
 export class Stream {
   constructor(client, method, params) {
     if (!(client instanceof Client) || client._target === null) {
       throw new Error("no gRPC connection, you must call connect first");
     }
+    if (!method) throw new Error("method to invoke cannot be empty");
     this._client = client;
+    this._set = client._set;
     this._method = String(method);
-    this._params = params || {};
     this._handlers = {};
-    this._request = undefined;
     this._ended = false;
+    this._id = P.grpcStreamOpen(this._set, this._method, client._options(params));
+    streams.set(this._id, this);
   }
   on(event, handler) {
+    if (typeof handler !== "function") {
+      throw new Error('handler for "' + event + "\" event isn't a callable function");
+    }
+    if (!EVENTS.includes(event)) {
+      console.warn("can't register " + event + " event handler: unknown GRPC stream's event type: " + event);
+      return;
+    }
     (this._handlers[event] = this._handlers[event] || []).push(handler);
   }
   _emit(event, value) {
-    for (const h of this._handlers[event] || []) h(value, { ts: Date.now() });
+    for (const h of this._handlers[event] || []) h(value);
   }
   write(message) {
-    if (this._ended) throw new Error("the stream has ended");
-    if (this._request !== undefined) {
-      throw new Error("pado gives server streams only: one request message per stream");
+    if (this._ended || !streams.has(this._id)) return;
+    if (message === undefined || message === null) {
+      console.warn("can't send empty message");
+      return;
     }
-    this._request = message;
+    P.grpcStreamWrite(this._id, this._set, this._method, JSON.stringify(message));
   }
   end() {
     if (this._ended) return;
     this._ended = true;
-    streams.push(this);
+    if (streams.has(this._id)) P.grpcStreamEnd(this._id);
   }
-  _run() {
-    const r = this._client._call(this._method, this._request, this._params, true);
-    for (const m of r.messages) this._emit("data", JSON.parse(m));
-    if (r.status !== StatusOK) this._emit("error", r.error);
-    this._emit("end");
+  _event(ev) {
+    if (ev.kind === "data") {
+      this._emit("data", JSON.parse(P.grpcDecode(this._set, this._method, ev.message)));
+      return;
+    }
+    streams.delete(this._id);
+    const code = ev.code === null ? StatusUnavailable : ev.code;
+    if (code !== StatusOK) {
+      const error = { code, details: [], message: ev.error || NAMES[code] || "status " + code };
+      if (!(this._handlers.error || []).length) {
+        console.warn("no handlers for error registered, but an error happened: code: " + code + ", message: " + error.message);
+      }
+      this._emit("error", error);
+    }
+    this._emit("end", {});
   }
 }
 
 globalThis.__pado_loops.push({
   busy() {
-    return streams.length > 0;
+    return streams.size > 0;
   },
-  step() {
-    const s = streams.shift();
-    if (s) s._run();
+  step(ms) {
+    const ev = P.grpcStreamWait(ms === undefined ? -1 : ms);
+    if (ev === null) {
+      streams.clear();
+      return;
+    }
+    if (ev.timeout) return;
+    const s = streams.get(ev.id);
+    if (s) s._event(ev);
   },
 });
 

@@ -1,7 +1,7 @@
 // k6/http on pado's own HTTP client: every request is a call the VU's task makes.
 const P = globalThis.__pado;
 import { parseHTML } from "k6/html";
-import { FileData, file as makeFile, multipartParts, formEncode, responseCookies, requestCookies, cookieJar, CookieJar } from "pado:http-body";
+import { FileData, file as makeFile, multipartParts, formEncode, responseCookies, requestCookies, cookieJar, CookieJar, jarOf } from "pado:http-body";
 
 let defaultExpected = null;
 
@@ -86,7 +86,9 @@ function duration(v) {
   return n * ({ ms: 1, s: 1000, m: 60000, h: 3600000 }[m[2] || "ms"]);
 }
 
-export function request(method, url, body, params) {
+// A request as `__pado.request` and `__pado.batch` take it: [method, url,
+// body, options], and what the Response shows of it.
+function prepare(method, url, body, params) {
   params = params || {};
   const headers = Object.assign({}, params.headers || {});
   if (params.auth === "basic" || params.auth === undefined) {
@@ -109,7 +111,8 @@ export function request(method, url, body, params) {
     (seriesTags = seriesTags || {})[k] = String(tags[k]);
   }
   const expected = params.responseCallback !== undefined ? params.responseCallback : defaultExpected;
-  const r = P.request(String(method).toUpperCase(), String(url), sent, {
+  const m = String(method).toUpperCase();
+  const o = {
     headers,
     timeout: duration(params.timeout),
     name: tags.name !== undefined ? String(tags.name) : undefined,
@@ -119,8 +122,14 @@ export function request(method, url, body, params) {
     responseType: params.responseType || "text",
     expected: expected ? expected.ranges : undefined,
     cookies,
-  });
-  return new Response(r, { method: String(method).toUpperCase(), url: String(url), headers, body: sent });
+    jar: jarOf(params),
+  };
+  return [[m, String(url), sent, o], { method: m, url: String(url), headers, body: sent }];
+}
+
+export function request(method, url, body, params) {
+  const [args, shown] = prepare(method, url, body, params);
+  return new Response(P.request(...args), shown);
 }
 
 export const get = (url, params) => request("GET", url, null, params);
@@ -131,15 +140,29 @@ export const patch = (url, body, params) => request("PATCH", url, body, params);
 export const del = (url, body, params) => request("DELETE", url, body, params);
 export const options = (url, body, params) => request("OPTIONS", url, body, params);
 
+// k6's `batch` and `batchPerHost` options (defaults 10 and 6): how many of a
+// batch's requests are in flight at once, and to one host.
+function batchLimits() {
+  const o = globalThis.__pado_options || {};
+  return [o.batch === undefined ? 10 : Number(o.batch), o.batchPerHost === undefined ? 6 : Number(o.batchPerHost)];
+}
+
+// k6's http.batch: every request sent at once (each on its own connection),
+// the VU waiting for all; the responses in the order (or under the keys) given.
 export function batch(requests) {
   const one = (r) => {
-    if (typeof r === "string") return get(r);
-    if (Array.isArray(r)) return request(r[0], r[1], r[2], r[3]);
-    return request(r.method || "GET", r.url, r.body, r.params);
+    if (typeof r === "string") return prepare("GET", r, null, undefined);
+    if (Array.isArray(r)) return prepare(r[0], r[1], r[2], r[3]);
+    return prepare(r.method || "GET", r.url, r.body, r.params);
   };
-  if (Array.isArray(requests)) return requests.map(one);
+  const keys = Array.isArray(requests) ? null : Object.keys(requests);
+  const prepared = keys ? keys.map((k) => one(requests[k])) : requests.map(one);
+  const [parallel, perHost] = batchLimits();
+  const raw = P.batch(prepared.map((p) => p[0]), parallel, perHost);
+  const responses = raw.map((r, i) => new Response(r, prepared[i][1]));
+  if (!keys) return responses;
   const out = {};
-  for (const k of Object.keys(requests)) out[k] = one(requests[k]);
+  keys.forEach((k, i) => (out[k] = responses[i]));
   return out;
 }
 

@@ -18,12 +18,16 @@ function checkTags(name, own) {
   return out;
 }
 
+// A check is counted under its k6 path (`::outer::inner::name`) when made
+// inside a group, so that the same name in two groups stays two checks, each in
+// its group of k6's summary (`root_group`); outside any group, under its name.
 export function check(val, sets, tags) {
   let all = true;
+  const group = globalThis.__pado_group;
   for (const name of Object.keys(sets || {})) {
     const f = sets[name];
     const ok = typeof f === "function" ? !!f(val) : !!f;
-    P.check(name, ok);
+    P.check(group ? group + "::" + name : name, ok);
     const t = checkTags(name, tags);
     if (t) P.metric(CHECKS, ok ? 1 : 0, t);
     if (!ok) all = false;

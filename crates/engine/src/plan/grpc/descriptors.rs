@@ -67,7 +67,7 @@ mod wire {
     pub(super) struct Request {
         #[prost(string, tag = "1")]
         pub(super) host: String,
-        #[prost(oneof = "Ask", tags = "3, 4")]
+        #[prost(oneof = "Ask", tags = "3, 4, 7")]
         pub(super) ask: Option<Ask>,
     }
 
@@ -78,12 +78,14 @@ mod wire {
         FileByFilename(String),
         #[prost(string, tag = "4")]
         FileContainingSymbol(String),
+        #[prost(string, tag = "7")]
+        ListServices(String),
     }
 
     /// `ServerReflectionResponse`.
     #[derive(Clone, PartialEq, prost::Message)]
     pub(super) struct Response {
-        #[prost(oneof = "Answer", tags = "4, 7")]
+        #[prost(oneof = "Answer", tags = "4, 6, 7")]
         pub(super) answer: Option<Answer>,
     }
 
@@ -92,6 +94,8 @@ mod wire {
     pub(super) enum Answer {
         #[prost(message, tag = "4")]
         Files(Files),
+        #[prost(message, tag = "6")]
+        Services(Services),
         #[prost(message, tag = "7")]
         Error(Error),
     }
@@ -101,6 +105,20 @@ mod wire {
     pub(super) struct Files {
         #[prost(bytes = "vec", repeated, tag = "1")]
         pub(super) file_descriptor_proto: Vec<Vec<u8>>,
+    }
+
+    /// `ListServiceResponse`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(super) struct Services {
+        #[prost(message, repeated, tag = "1")]
+        pub(super) service: Vec<Service>,
+    }
+
+    /// `ServiceResponse`.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub(super) struct Service {
+        #[prost(string, tag = "1")]
+        pub(super) name: String,
     }
 
     /// `ErrorResponse`.
@@ -129,21 +147,77 @@ pub(crate) fn from_reflection(origin: &Origin, service: &str) -> Result<Descript
                 .build()
                 .map_err(|e| format!("cannot start a runtime: {e}"))?;
             let local = tokio::task::LocalSet::new();
-            local.block_on(&rt, reflect(origin, service))
+            local.block_on(&rt, reflect(&H2Pool::new(1), origin, service, &[]))
         })
         .join()
         .unwrap_or_else(|_| Err("the reflection client panicked".into()))
     })
 }
 
-async fn reflect(origin: &Origin, service: &str) -> Result<DescriptorPool, String> {
-    let pool = H2Pool::new(1);
-    let mut files: Vec<FileDescriptorProto> = Vec::new();
+async fn reflect(
+    pool: &H2Pool,
+    origin: &Origin,
+    service: &str,
+    metadata: &[(String, String)],
+) -> Result<DescriptorPool, String> {
+    pool_of(reflect_files(pool, origin, &[service.to_string()], metadata).await?)
+}
+
+/// Every service the reflection service of `origin` lists (itself left out), as
+/// k6's `connect(addr, { reflect: true })` asks: `ListServices`, then each
+/// service's files. `metadata` goes with each call (k6's `reflectMetadata`).
+/// Encoded `FileDescriptorProto`s, dependencies included.
+pub(crate) async fn reflect_services(
+    pool: &H2Pool,
+    origin: &Origin,
+    metadata: &[(String, String)],
+) -> Result<Vec<Vec<u8>>, String> {
     let mut path = V1;
-    let mut ask = wire::Ask::FileContainingSymbol(service.to_string());
+    let answers = loop {
+        let ask = wire::Ask::ListServices(String::new());
+        match ask_once(pool, origin, path, ask, metadata).await {
+            Err(Unimplemented) if path == V1 => path = V1ALPHA,
+            Err(Unimplemented) => {
+                return Err(format!(
+                    "{} offers no reflection service (neither grpc.reflection.v1 nor v1alpha): load the .proto files with client.load()",
+                    origin.label
+                ))
+            }
+            Ok(r) => break r?,
+        }
+    };
+    let services: Vec<String> = answers
+        .into_iter()
+        .filter_map(|a| match a.answer {
+            Some(wire::Answer::Services(s)) => Some(s.service),
+            _ => None,
+        })
+        .flatten()
+        .map(|s| s.name)
+        .filter(|n| !n.starts_with("grpc.reflection."))
+        .collect();
+    let files = reflect_files(pool, origin, &services, metadata).await?;
+    Ok(files.iter().map(prost::Message::encode_to_vec).collect())
+}
+
+/// The files of `services` (and every file they need) from the reflection
+/// service of `origin`.
+async fn reflect_files(
+    pool: &H2Pool,
+    origin: &Origin,
+    services: &[String],
+    metadata: &[(String, String)],
+) -> Result<Vec<FileDescriptorProto>, String> {
+    let mut files: Vec<FileDescriptorProto> = Vec::new();
+    let mut symbols = services.iter();
+    let Some(first) = symbols.next() else {
+        return Ok(files);
+    };
+    let mut path = V1;
+    let mut ask = wire::Ask::FileContainingSymbol(first.clone());
     let mut asked: Vec<String> = Vec::new();
     loop {
-        let answers = match ask_once(&pool, origin, path, ask.clone()).await {
+        let answers = match ask_once(pool, origin, path, ask.clone(), metadata).await {
             Err(Unimplemented) if path == V1 => {
                 path = V1ALPHA;
                 continue;
@@ -179,9 +253,13 @@ async fn reflect(origin: &Origin, service: &str) -> Result<DescriptorPool, Strin
                             "the server's reflection service cannot give `{f}`: {}",
                             e.error_message
                         ),
+                        wire::Ask::ListServices(_) => format!(
+                            "the server's reflection service cannot list its services: {}",
+                            e.error_message
+                        ),
                     })
                 }
-                None => {}
+                Some(wire::Answer::Services(_)) | None => {}
             }
         }
         // Dependencies the server did not send along are asked for one by one.
@@ -195,10 +273,14 @@ async fn reflect(origin: &Origin, service: &str) -> Result<DescriptorPool, Strin
                 asked.push(m.clone());
                 ask = wire::Ask::FileByFilename(m);
             }
-            None => break,
+            None => match symbols.next() {
+                // The next service, unless a file already read holds it.
+                Some(s) => ask = wire::Ask::FileContainingSymbol(s.clone()),
+                None => break,
+            },
         }
     }
-    pool_of(files)
+    Ok(files)
 }
 
 /// The reflection service is not there (UNIMPLEMENTED): try the other version.
@@ -209,8 +291,9 @@ async fn ask_once(
     origin: &Origin,
     path: &str,
     ask: wire::Ask,
+    metadata: &[(String, String)],
 ) -> Result<Result<Vec<wire::Response>, String>, Unimplemented> {
-    let request = match GrpcRequest::new(origin, path, &[], REFLECTION_TIMEOUT) {
+    let request = match GrpcRequest::new(origin, path, metadata, REFLECTION_TIMEOUT) {
         Ok(r) => r,
         Err(e) => return Ok(Err(e.to_string())),
     };

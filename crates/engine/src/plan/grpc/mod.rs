@@ -81,6 +81,17 @@ pub fn descriptors_from_files(
     descriptors::from_files(base_dir, files, import_paths)
 }
 
+/// Every service's files from the reflection service of `origin` (k6's
+/// `connect(addr, { reflect: true })`), asked on the VU's own `pool`: encoded
+/// `FileDescriptorProto`s, or why not in words.
+pub async fn reflect_services(
+    pool: &pado_http::H2Pool,
+    origin: &pado_http::Origin,
+    metadata: &[(String, String)],
+) -> Result<Vec<Vec<u8>>, String> {
+    descriptors::reflect_services(pool, origin, metadata).await
+}
+
 /// A `desc` message's bytes appended to `out` as JSON (`.proto` field names,
 /// every field); `false` when they are not a valid message of that type.
 pub fn decode_grpc_json(desc: &MessageDescriptor, bytes: &[u8], out: &mut Vec<u8>) -> bool {

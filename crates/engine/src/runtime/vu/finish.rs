@@ -283,7 +283,7 @@ impl Vu {
         }
         let series = self.series(scope, step);
         match e.stream_msgs {
-            Some(n) => ctx.record_grpc_stream(series, &e.sample, n, e.end),
+            Some(n) => ctx.record_grpc_stream(series, &e.sample, n, 0, e.end),
             None => ctx.record(series, &e.sample, e.end),
         }
         let tally = &self.resp.sse.tally;

@@ -46,7 +46,9 @@ mod finish;
 mod grpc;
 mod http;
 mod script;
+mod script_batch;
 mod script_debug;
+mod script_grpc;
 mod script_net;
 mod send;
 mod sse;
@@ -108,6 +110,8 @@ pub(super) struct Vu {
     script: Option<Box<dyn crate::script::ScriptVu>>,
     /// A script's WebSocket sessions and gRPC connections.
     net: script_net::ScriptNet,
+    /// The buffers of a script's `http.batch` requests, reused batch after batch.
+    batch_bufs: script_batch::LaneBufs,
 }
 
 /// A duration in whole microseconds, as samples hold them.
@@ -150,6 +154,7 @@ impl Vu {
             extra_next: 0,
             script: None,
             net: script_net::ScriptNet::default(),
+            batch_bufs: Default::default(),
             id,
             iter: 0,
             ctx,
@@ -169,6 +174,7 @@ impl Vu {
         for e in &mut self.extra {
             e.conn = None;
         }
+        self.batch_bufs.drop_connections();
         self.script_ws_cut();
     }
 

@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use pado_http::{Conn, Origin};
+use pado_http::{Conn, H2Pool, Origin, Protocol};
 
 use crate::cookies::CookieJar;
 use crate::plan::RunPlan;
@@ -18,6 +18,9 @@ pub(super) const MAX_EXTRA_ORIGINS: usize = 8;
 pub(super) struct ExtraOrigin {
     pub(super) origin: Rc<Origin>,
     pub(super) conn: Option<Conn>,
+    /// The VU's HTTP/2 connections to it, for an origin that may speak HTTP/2
+    /// (a script's https origin).
+    pub(super) h2: Option<Rc<H2Pool>>,
 }
 
 /// A redirect to follow: where, the status that asked, the host id to send to and
@@ -41,6 +44,18 @@ pub(super) async fn host_for(
     jar: &mut CookieJar,
     url: &url::Url,
 ) -> Option<usize> {
+    host_for_with(plan, (extra, next_evicted), jar, url, Protocol::Http1).await
+}
+
+/// [`host_for`] for a new origin spoken to with `protocol` ([`Protocol::Auto`]:
+/// a k6 script's, HTTP/2 over https when the server offers it, as k6).
+pub(super) async fn host_for_with(
+    plan: &RunPlan,
+    (extra, next_evicted): (&mut Vec<ExtraOrigin>, &mut usize),
+    jar: &mut CookieJar,
+    url: &url::Url,
+    protocol: Protocol,
+) -> Option<usize> {
     let key = origin_key(url);
     let n = plan.origins.len();
     let same = |o: &Origin| o.tls.is_some() == key.0 && o.host == key.1 && o.port == key.2;
@@ -50,26 +65,11 @@ pub(super) async fn host_for(
     if let Some(k) = extra.iter().position(|e| same(&e.origin)) {
         return Some(n + k);
     }
-    let tls = plan.tls.clone();
-    let origin = if matches!(url.host(), Some(url::Host::Domain(_))) {
-        // A name to resolve: off the worker thread, which other VUs share.
-        let u = url.clone();
-        tokio::task::spawn_blocking(move || Origin::for_url(&u, || tls.client_config()))
-            .await
-            .ok()?
-    } else {
-        Origin::for_url(url, || tls.client_config())
-    }
-    .map(|o| {
-        let o = match plan.dns_ttl {
-            Some(t) => o.with_dns_ttl(t),
-            None => o,
-        };
-        o.with_proxies(&plan.proxies)
-    })
-    .ok()?;
+    let origin = Rc::new(resolve_origin(plan, url, protocol).await?);
     let e = ExtraOrigin {
-        origin: Rc::new(origin),
+        h2: (origin.protocol.pooled(origin.tls.is_some()))
+            .then(|| Rc::new(H2Pool::new(plan.max_streams))),
+        origin,
         conn: None,
     };
     if extra.len() < MAX_EXTRA_ORIGINS {
@@ -81,6 +81,40 @@ pub(super) async fn host_for(
     jar.forget(n + k);
     extra[k] = e;
     Some(n + k)
+}
+
+/// The origin of `url` spoken to with `protocol`, resolved off the worker
+/// thread when it is a name; `None` when it cannot have a connection.
+pub(super) async fn resolve_origin(
+    plan: &RunPlan,
+    url: &url::Url,
+    protocol: Protocol,
+) -> Option<Origin> {
+    let tls = plan.tls.clone();
+    let make = move |u: &url::Url| {
+        let h2 = tls.clone();
+        Origin::for_url_with(
+            u,
+            protocol,
+            || tls.client_config(),
+            || h2.client_config_alpn(&[b"h2", b"http/1.1"]),
+        )
+    };
+    if matches!(url.host(), Some(url::Host::Domain(_))) {
+        // A name to resolve: off the worker thread, which other VUs share.
+        let u = url.clone();
+        tokio::task::spawn_blocking(move || make(&u)).await.ok()?
+    } else {
+        make(url)
+    }
+    .map(|o| {
+        let o = match plan.dns_ttl {
+            Some(t) => o.with_dns_ttl(t),
+            None => o,
+        };
+        o.with_proxies(&plan.proxies)
+    })
+    .ok()
 }
 
 /// Redirect statuses that are followed (RFC 9110 §15.4; 300, 304 and 305 are not).

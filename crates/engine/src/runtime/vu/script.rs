@@ -4,26 +4,21 @@
 //! here, never a blocked thread. Each request is measured and recorded as any
 //! other (phases, series, failure samples), under the series its name gives.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use pado_http::{exchange, is_redirect, Conn, Origin, RequestRef, StatusSet};
 use pado_metrics::failure::{printable, BODY_PREFIX};
 use pado_metrics::{ErrorKind, FailureSample, RequestSample};
 
 use crate::plan::ScenarioPlan;
-use crate::response_view::ResponseView;
 use crate::runtime::worker::FailureKey;
 use crate::script::{
-    Execution, IterationIds, ScriptCall, ScriptFault, ScriptReply, ScriptRequest, ScriptResponse,
-    ScriptRole, ScriptTimings, ScriptWsCall,
+    Execution, IterationIds, ScriptCall, ScriptFault, ScriptGrpcStreamCall, ScriptReply,
+    ScriptRequest, ScriptResponse, ScriptRole, ScriptTimings, ScriptWsCall,
 };
 
-use super::finish::{ended_at, sample_of};
-use super::redirects::host_for;
-use super::{IterationEnd, Vu, MAX_REDIRECTS};
-
-/// k6's default request timeout.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+use super::script_batch::{run_lane, script_url, Lane};
+use super::send::conn_slot;
+use super::{IterationEnd, Vu};
 
 /// How a script's run ended.
 enum Driven {
@@ -177,9 +172,11 @@ impl Vu {
                 }
                 ScriptCall::Execution => ScriptReply::Execution(Box::new(self.execution(sc))),
                 ScriptCall::Http(_)
+                | ScriptCall::Batch(_)
                 | ScriptCall::Sleep(_)
                 | ScriptCall::Ws(_)
                 | ScriptCall::Grpc(_)
+                | ScriptCall::GrpcStream(_)
                     if stopped =>
                 {
                     ScriptReply::Stop
@@ -196,9 +193,22 @@ impl Vu {
                 ScriptCall::Grpc(call) => {
                     ScriptReply::Grpc(Box::new(self.script_grpc(&call).await))
                 }
-                ScriptCall::Http(req) => {
-                    let r = self.script_request(scope, &req, scheduled.take()).await;
+                ScriptCall::GrpcStream(call) => {
+                    let wait = matches!(call, ScriptGrpcStreamCall::Wait { .. });
+                    if wait && self.ctx.stopping.get() {
+                        stopped = true;
+                        ScriptReply::Stop
+                    } else {
+                        ScriptReply::GrpcStream(self.script_grpc_stream(call).await)
+                    }
+                }
+                ScriptCall::Http(mut req) => {
+                    let r = self.script_request(scope, &mut req, scheduled.take()).await;
                     ScriptReply::Http(Box::new(r))
+                }
+                ScriptCall::Batch(batch) => {
+                    let r = self.script_batch(scope, *batch, scheduled.take()).await;
+                    ScriptReply::Batch(Box::new(r))
                 }
                 ScriptCall::Sleep(d) => {
                     let skip = self.ctx.skip_think || d.is_zero();
@@ -213,6 +223,9 @@ impl Vu {
                 }
                 ScriptCall::Check { name, ok } => {
                     self.ctx.script_check(&name, ok);
+                    if let Some(o) = &self.ctx.observer {
+                        o.script_check(scope, &name, ok);
+                    }
                     ScriptReply::Resumed
                 }
                 ScriptCall::Metric { id, value, tags } => {
@@ -260,249 +273,41 @@ impl Vu {
     }
 
     /// Send a script's request, following its redirects (each hop a sample of
-    /// its own), and answer with what the script sees of the final response.
+    /// its own), and answer with what the script sees of the final response;
+    /// its jar (k6's rules) gives and keeps its cookies and goes back with it.
     async fn script_request(
         &mut self,
         scope: &str,
-        req: &ScriptRequest,
-        mut scheduled: Option<Instant>,
+        req: &mut ScriptRequest,
+        scheduled: Option<Instant>,
     ) -> ScriptResponse {
+        let jar = std::cell::RefCell::new(req.jar.take().map(|j| *j).unwrap_or_default());
+        let found = match script_url(&req.url) {
+            Some(u) => self.script_origin(&u).await.map(|o| (o, u)),
+            None => None,
+        };
+        let Some(((host, origin, h2), url)) = found else {
+            let mut r = unsendable(&req.url, "invalid URL: an absolute http:// or https:// URL");
+            r.jar = Some(Box::new(jar.into_inner()));
+            return r;
+        };
         let ctx = self.ctx.clone();
-        let series = ctx.script_series(
-            req.name.as_deref().unwrap_or(&req.url),
-            req.group.as_deref(),
-            &req.tags,
-        );
-        let expected = StatusSet(req.expected.clone().unwrap_or_else(|| vec![(200, 399)]));
-        let max_hops = req.redirects.unwrap_or(MAX_REDIRECTS);
-        let mut url = match url::Url::parse(&req.url) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => u,
-            _ => return unsendable(&req.url, "invalid URL: an absolute http:// or https:// URL"),
-        };
-        let mut method = req.method.to_ascii_uppercase();
-        let mut body: &[u8] = &req.body;
-        let mut hops = 0u32;
-        loop {
-            let t_start = Instant::now();
-            let Some(host) = host_for(
-                &ctx.plan,
-                &mut self.extra,
-                &mut self.extra_next,
-                &mut self.jar,
-                &url,
-            )
-            .await
-            else {
-                return unsendable(url.as_str(), "no connection can be made to this host");
-            };
-            self.script_bytes(&method, &url, (&req.headers, &req.cookies), body, host);
-            let is_head = method == "HEAD";
-            let origin: std::rc::Rc<Origin>;
-            let n = ctx.plan.origins.len();
-            let slot: &mut Option<Conn> = match host.checked_sub(n) {
-                None => {
-                    origin = std::rc::Rc::new(ctx.plan.origins[host].clone());
-                    &mut self.conns[host]
-                }
-                Some(k) => {
-                    origin = self.extra[k].origin.clone();
-                    &mut self.extra[k].conn
-                }
-            };
-            let max_body = ctx.plan.max_body;
-            self.resp.body.clear();
-            self.resp.head.clear();
-            let ex = exchange(
-                slot,
-                &origin,
-                RequestRef {
-                    bytes: &self.req,
-                    is_head,
-                    resend_safe: matches!(
-                        method.as_str(),
-                        "GET" | "HEAD" | "OPTIONS" | "PUT" | "DELETE"
-                    ),
-                    timeout: req.timeout.unwrap_or(DEFAULT_TIMEOUT),
-                    keep_body: req.keep_body.then_some((&mut self.resp.body, max_body)),
-                    keep_head: Some((&mut self.resp.head, true)),
-                    failed_prefix: None,
-                    decoder: Some(&mut self.resp.decoder),
-                    sse: None,
-                },
-            )
-            .await;
-            let sched = scheduled.take();
-            let (end, duration) = ended_at(&ex, sched, t_start);
-            let mut sample = sample_of(&ex, ex.error, (sched, t_start), duration);
-            let view = ResponseView::new(ex.status, &self.resp.head, &self.resp.body);
-            if self.cookies && ex.error.is_none() {
-                self.jar.absorb(host, &view);
-            }
-            let location = view
-                .header("location")
-                .map(|l| String::from_utf8_lossy(l).into_owned());
-            let next = location
-                .filter(|_| ex.error.is_none() && is_redirect(ex.status) && hops < max_hops)
-                .and_then(|l| url.join(&l).ok());
-            if let Some(next) = next {
-                // A hop: measured under the request's series, never a failure.
-                ctx.record(series, &sample, end);
-                if ctx.observer.is_some() {
-                    let name = req.name.as_deref().unwrap_or(&req.url);
-                    self.script_trace(scope, name, &url[..url::Position::BeforePath], &sample);
-                }
-                if matches!(ex.status, 301..=303) && method != "HEAD" {
-                    method = "GET".to_string();
-                    body = &[];
-                }
-                url = next;
-                hops += 1;
-                continue;
-            }
-            let failed = ex.error.is_some() || !expected.contains(ex.status);
-            sample.failed = failed;
-            if failed {
-                self.script_failure(scope, series, (&method, &url), &sample, end);
-            }
-            ctx.record(series, &sample, end);
-            if ctx.observer.is_some() {
-                let name = req.name.as_deref().unwrap_or(&req.url);
-                self.script_trace(scope, name, &url[..url::Position::BeforePath], &sample);
-            }
-            return self.script_response(&url, &ex, &sample);
-        }
-    }
-
-    /// The request's bytes into `self.req`: request line, `Host`, the script's
-    /// headers, the jar's cookies, `Content-Length` and the body.
-    fn script_bytes(
-        &mut self,
-        method: &str,
-        url: &url::Url,
-        (headers, cookies): (&[(String, String)], &[crate::script::RequestCookie]),
-        body: &[u8],
-        host: usize,
-    ) {
-        let out = &mut self.req;
-        out.clear();
-        out.extend_from_slice(method.as_bytes());
-        out.push(b' ');
-        out.extend_from_slice(url.path().as_bytes());
-        if let Some(q) = url.query() {
-            out.push(b'?');
-            out.extend_from_slice(q.as_bytes());
-        }
-        out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
-        out.extend_from_slice(url.host_str().unwrap_or_default().as_bytes());
-        if let Some(p) = url.port() {
-            out.push(b':');
-            crate::render::push_int(out, i64::from(p));
-        }
-        out.extend_from_slice(b"\r\n");
-        let mut has_agent = false;
-        for (name, value) in headers {
-            let n = name.trim();
-            if n.eq_ignore_ascii_case("host") || n.eq_ignore_ascii_case("content-length") {
-                continue;
-            }
-            // A header line cannot carry a line break (it would start another).
-            if n.is_empty() || n.contains(['\r', '\n', ':']) || value.contains(['\r', '\n']) {
-                continue;
-            }
-            has_agent |= n.eq_ignore_ascii_case("user-agent");
-            out.extend_from_slice(n.as_bytes());
-            out.extend_from_slice(b": ");
-            out.extend_from_slice(value.as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
-        if !has_agent {
-            out.extend_from_slice(b"User-Agent: pado\r\n");
-        }
-        if self.cookies {
-            self.jar.write_header_with(host, cookies, out);
-        } else {
-            crate::cookies::CookieJar::default().write_header_with(host, cookies, out);
-        }
-        if !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH") {
-            out.extend_from_slice(b"Content-Length: ");
-            crate::render::push_int(out, body.len() as i64);
-            out.extend_from_slice(b"\r\n");
-        }
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(body);
-    }
-
-    /// What the script sees of the final answer.
-    fn script_response(
-        &self,
-        url: &url::Url,
-        ex: &pado_http::Exchange,
-        sample: &RequestSample,
-    ) -> ScriptResponse {
-        let ms = |us: u64| us as f64 / 1000.0;
-        let p = &sample.phases;
-        ScriptResponse {
-            status: ex.status,
-            headers: head_lines(&self.resp.head),
-            body: self.resp.body.clone(),
-            url: url.to_string(),
-            error: match ex.error {
-                Some(e) => e.as_str().to_string(),
-                None if ex.status >= 400 => format!("HTTP {}", ex.status),
-                None => String::new(),
-            },
-            error_code: error_code(ex.error, ex.status),
-            proto: match ex.version {
-                Some(pado_metrics::HttpVersion::Http2) => "HTTP/2.0".into(),
-                _ => "HTTP/1.1".into(),
-            },
-            timings: ScriptTimings {
-                blocked: ms(p.blocked_us),
-                looking_up: ms(p.dns_us),
-                connecting: ms(p.connecting_us),
-                tls_handshaking: ms(p.tls_us),
-                sending: ms(p.sending_us),
-                waiting: ms(p.waiting_us),
-                receiving: ms(p.receiving_us),
-                duration: ms(p.sending_us + p.waiting_us + p.receiving_us),
-            },
-        }
-    }
-
-    /// A failed request of a script into the failure samples (a few per series
-    /// and category).
-    #[cold]
-    fn script_failure(
-        &self,
-        scope: &str,
-        series: u32,
-        (method, url): (&str, &url::Url),
-        sample: &RequestSample,
-        end: Instant,
-    ) {
-        let ctx = &self.ctx;
-        if !ctx.want_failure_sample(series, FailureKey::of(sample, true)) {
-            return;
-        }
-        let redact = ctx.plan.secrets.with_credentials_of(&self.req);
-        let category = match sample.error {
-            Some(e) => e.as_str().to_string(),
-            None => format!("http_{}", sample.status),
-        };
-        let target = &url[url::Position::BeforePath..];
-        ctx.failure_sample(FailureSample {
-            step: format!("{scope}: {}", &url[..url::Position::AfterPath]),
-            category,
-            second: ctx.second_at(end),
-            method: method.to_string(),
-            url: redact.text(target.as_bytes()),
-            status: sample.status,
-            body: printable(&redact.prefix(&self.resp.body, BODY_PREFIX)),
-            check: None,
-            actual: None,
-            reason: None,
-            event: None,
-        });
+        let conn = conn_slot(&mut self.conns, &mut self.extra, host).take();
+        let mut lane = Lane::new(conn, h2, (&mut self.req, &mut self.resp));
+        let (mut r, at_home) = run_lane(
+            &ctx,
+            (self.id, scope),
+            &mut lane,
+            req,
+            (origin, url),
+            &jar,
+            scheduled,
+        )
+        .await;
+        let back = lane.into_home(at_home);
+        *conn_slot(&mut self.conns, &mut self.extra, host) = back;
+        r.jar = Some(Box::new(jar.into_inner()));
+        r
     }
 
     /// An exception that ended an iteration, into the failure samples (category
@@ -537,8 +342,134 @@ impl Vu {
     }
 }
 
+/// A script request's bytes into `out`: request line, `Host`, the script's
+/// headers, the cookies `cookies` writes, `Content-Length` and the body.
+pub(super) fn script_bytes(
+    out: &mut Vec<u8>,
+    (method, url): (&str, &url::Url),
+    headers: &[(String, String)],
+    body: &[u8],
+    cookies: impl FnOnce(&mut Vec<u8>),
+) {
+    out.clear();
+    out.extend_from_slice(method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(url.path().as_bytes());
+    if let Some(q) = url.query() {
+        out.push(b'?');
+        out.extend_from_slice(q.as_bytes());
+    }
+    out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+    out.extend_from_slice(url.host_str().unwrap_or_default().as_bytes());
+    if let Some(p) = url.port() {
+        out.push(b':');
+        crate::render::push_int(out, i64::from(p));
+    }
+    out.extend_from_slice(b"\r\n");
+    let mut has_agent = false;
+    for (name, value) in headers {
+        let n = name.trim();
+        if n.eq_ignore_ascii_case("host") || n.eq_ignore_ascii_case("content-length") {
+            continue;
+        }
+        // A header line cannot carry a line break (it would start another).
+        if n.is_empty() || n.contains(['\r', '\n', ':']) || value.contains(['\r', '\n']) {
+            continue;
+        }
+        has_agent |= n.eq_ignore_ascii_case("user-agent");
+        out.extend_from_slice(n.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if !has_agent {
+        out.extend_from_slice(b"User-Agent: pado\r\n");
+    }
+    cookies(out);
+    if !body.is_empty() || matches!(method, "POST" | "PUT" | "PATCH") {
+        out.extend_from_slice(b"Content-Length: ");
+        crate::render::push_int(out, body.len() as i64);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+}
+
+/// What the script sees of the final answer (its head and body in `resp`).
+pub(super) fn script_response(
+    url: &url::Url,
+    ex: &pado_http::Exchange,
+    sample: &RequestSample,
+    resp: &super::send::ResponseBufs,
+) -> ScriptResponse {
+    let ms = |us: u64| us as f64 / 1000.0;
+    let p = &sample.phases;
+    ScriptResponse {
+        status: ex.status,
+        headers: head_lines(&resp.head),
+        body: resp.body.clone(),
+        url: url.to_string(),
+        error: match ex.error {
+            Some(e) => e.as_str().to_string(),
+            None if ex.status >= 400 => format!("HTTP {}", ex.status),
+            None => String::new(),
+        },
+        error_code: error_code(ex.error, ex.status),
+        proto: match ex.version {
+            Some(pado_metrics::HttpVersion::Http2) => "HTTP/2.0".into(),
+            _ => "HTTP/1.1".into(),
+        },
+        timings: ScriptTimings {
+            blocked: ms(p.blocked_us),
+            looking_up: ms(p.dns_us),
+            connecting: ms(p.connecting_us),
+            tls_handshaking: ms(p.tls_us),
+            sending: ms(p.sending_us),
+            waiting: ms(p.waiting_us),
+            receiving: ms(p.receiving_us),
+            duration: ms(p.sending_us + p.waiting_us + p.receiving_us),
+        },
+        jar: None,
+    }
+}
+
+/// A failed request of a script into the failure samples (a few per series and
+/// category): `req` the bytes sent, `body` the answer's kept body.
+#[cold]
+pub(super) fn script_failure(
+    ctx: &crate::runtime::worker::WorkerCtx,
+    (scope, series): (&str, u32),
+    (method, url): (&str, &url::Url),
+    sample: &RequestSample,
+    end: Instant,
+    (req, body): (&[u8], &[u8]),
+) {
+    if !ctx.want_failure_sample(series, FailureKey::of(sample, true)) {
+        return;
+    }
+    let redact = ctx.plan.secrets.with_credentials_of(req);
+    let category = match sample.error {
+        Some(e) => e.as_str().to_string(),
+        None => format!("http_{}", sample.status),
+    };
+    let target = &url[url::Position::BeforePath..];
+    ctx.failure_sample(FailureSample {
+        step: format!("{scope}: {}", &url[..url::Position::AfterPath]),
+        category,
+        second: ctx.second_at(end),
+        method: method.to_string(),
+        url: redact.text(target.as_bytes()),
+        status: sample.status,
+        body: printable(&redact.prefix(body, BODY_PREFIX)),
+        check: None,
+        actual: None,
+        reason: None,
+        event: None,
+    });
+}
+
 /// An answer for a request that could not be sent at all (k6's error 1000).
-fn unsendable(url: &str, why: &str) -> ScriptResponse {
+pub(super) fn unsendable(url: &str, why: &str) -> ScriptResponse {
     ScriptResponse {
         url: url.to_string(),
         error: why.to_string(),

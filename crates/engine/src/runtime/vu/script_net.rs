@@ -4,8 +4,7 @@
 //! own ([`pado_http::grpc`]). Each session is recorded as one of pado's WebSocket
 //! sessions (`ws_sessions`, `ws_msgs_sent`, `ws_msgs_received`,
 //! `ws_session_duration`, `ws_connecting`) under the series its URL (or `name`
-//! tag) gives; each call as one request of its method's series with the gRPC code
-//! as its status.
+//! tag) gives. gRPC calls and streams are in [`super::script_grpc`].
 
 use std::future::poll_fn;
 use std::rc::Rc;
@@ -14,9 +13,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use http::{HeaderName, HeaderValue};
 use pado_http::conn::{connect, Stream};
-use pado_http::grpc::{exchange_grpc, frame_message, GrpcCall, GrpcRequest};
 use pado_http::{H2Pool, Origin, Protocol};
 use pado_metrics::{ErrorKind, NewConnection, WsError, WsSession};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -25,11 +22,8 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
 use crate::runtime::worker::WorkerCtx;
-use crate::script::{
-    ScriptGrpcCall, ScriptGrpcReply, ScriptWsCall, ScriptWsEventKind, ScriptWsOpen, ScriptWsReply,
-};
+use crate::script::{ScriptWsCall, ScriptWsEventKind, ScriptWsOpen, ScriptWsReply};
 
-use super::finish::{ended_at, sample_of};
 use super::websocket::{failure, handshake_request, limits};
 use super::{us, Vu};
 
@@ -37,10 +31,6 @@ use super::{us, Vu};
 const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
 /// Longest wait for a frame to be written.
 const SEND_WAIT: Duration = Duration::from_secs(5);
-/// A gRPC call's default deadline (k6's: 60 s).
-const GRPC_TIMEOUT: Duration = Duration::from_secs(60);
-/// gRPC servers a VU keeps a connection to at once (the oldest makes room).
-const MAX_GRPC_TARGETS: usize = 8;
 
 /// One open session.
 struct Socket {
@@ -57,7 +47,9 @@ struct Socket {
 #[derive(Default)]
 pub(super) struct ScriptNet {
     sockets: Vec<Option<Socket>>,
-    grpc: Vec<(String, Rc<Origin>, Rc<H2Pool>)>,
+    pub(super) grpc: Vec<(String, Rc<Origin>, Rc<H2Pool>)>,
+    /// The gRPC streams open (`grpc.Stream`), by id.
+    pub(super) streams: Vec<Option<super::script_grpc::OpenStream>>,
 }
 
 impl ScriptNet {
@@ -80,7 +72,11 @@ fn http_url(url: &url::Url) -> Option<url::Url> {
 }
 
 /// The origin of `url`: resolved off the worker thread when it names a host.
-async fn origin_of(ctx: &WorkerCtx, url: &url::Url, protocol: Protocol) -> Result<Origin, String> {
+pub(super) async fn origin_of(
+    ctx: &WorkerCtx,
+    url: &url::Url,
+    protocol: Protocol,
+) -> Result<Origin, String> {
     let tls = ctx.plan.tls.clone();
     let u = url.clone();
     let make = move || {
@@ -393,6 +389,7 @@ impl Vu {
     /// still open ends here, recorded with what it sent and read (its connection
     /// dropped, as every connection an interrupted iteration leaves).
     pub(super) fn script_ws_cut(&mut self) {
+        self.script_grpc_cut();
         for i in 0..self.net.sockets.len() {
             self.ws_end(i);
         }
@@ -402,6 +399,9 @@ impl Vu {
     /// The iteration ended (or one cut short left sessions behind): sessions
     /// still open are closed and recorded.
     pub(super) async fn script_ws_end_iteration(&mut self) {
+        if !self.net.streams.is_empty() {
+            self.script_grpc_cut();
+        }
         if self.net.sockets.is_empty() {
             return;
         }
@@ -416,97 +416,12 @@ impl Vu {
         }
         self.net.sockets.clear();
     }
-
-    /// Make a script's gRPC call and record it under its method's series.
-    pub(super) async fn script_grpc(&mut self, call: &ScriptGrpcCall) -> ScriptGrpcReply {
-        let ctx = self.ctx.clone();
-        let t_start = Instant::now();
-        let series = ctx.script_series(call.name.as_deref().unwrap_or(&call.method), None, &[]);
-        let scheme = if call.plaintext { "http" } else { "https" };
-        let url = match url::Url::parse(&format!("{scheme}://{}", call.target)) {
-            Ok(u) if u.host().is_some() => u,
-            _ => {
-                return grpc_failed(format!("`{}` is not a host:port address", call.target));
-            }
-        };
-        let key = format!("{scheme}://{}", call.target);
-        let (origin, pool) = match self.net.grpc.iter().find(|(k, _, _)| *k == key) {
-            Some((_, o, p)) => (o.clone(), p.clone()),
-            None => {
-                let origin = match origin_of(&ctx, &url, Protocol::Http2).await {
-                    Ok(o) => Rc::new(o),
-                    Err(why) => return grpc_failed(why),
-                };
-                let pool = Rc::new(H2Pool::new(100));
-                if self.net.grpc.len() >= MAX_GRPC_TARGETS {
-                    self.net.grpc.remove(0);
-                }
-                self.net.grpc.push((key, origin.clone(), pool.clone()));
-                (origin, pool)
-            }
-        };
-        let timeout = call.timeout.unwrap_or(GRPC_TIMEOUT);
-        let request = match GrpcRequest::new(&origin, &call.method, &call.metadata, timeout) {
-            Ok(r) => r,
-            Err(e) => return grpc_failed(e.to_string()),
-        };
-        let mut framed = Vec::with_capacity(call.message.len() + 5);
-        frame_message(&call.message, &mut framed);
-        let metadata: [(HeaderName, HeaderValue); 0] = [];
-        let g = GrpcCall {
-            request: &request,
-            metadata: &metadata,
-            body: Bytes::from(framed),
-            timeout,
-            max_messages: None,
-            max_message: call.max_message.unwrap_or(ctx.plan.max_body),
-        };
-        let mut messages = Vec::new();
-        let mut frame = std::mem::take(&mut self.req_body);
-        let out = exchange_grpc(&pool, &origin, g, &mut frame, |m, _| {
-            messages.push(m.to_vec());
-        })
-        .await;
-        self.req_body = frame;
-        let ex = &out.exchange;
-        let (end, duration) = ended_at(ex, None, t_start);
-        let code = out.code.unwrap_or(0);
-        let mut error = ex.error;
-        if error.is_none() && code != 0 {
-            error = Some(ErrorKind::of_grpc_code(code));
-        }
-        let mut sample = sample_of(ex, error, (None, t_start), duration);
-        sample.status = if ex.error.is_none() { code } else { 0 };
-        sample.failed = error.is_some();
-        if call.streaming {
-            ctx.record_grpc_stream(series, &sample, out.messages, end);
-        } else {
-            ctx.record(series, &sample, end);
-        }
-        ScriptGrpcReply {
-            code: ex.error.is_none().then_some(code),
-            messages,
-            error: match (ex.error, ex.reason) {
-                (Some(_), Some(r)) => r.to_string(),
-                (Some(e), None) => e.as_str().to_string(),
-                _ => String::new(),
-            },
-        }
-    }
 }
 
 fn failed(why: &str) -> ScriptWsReply {
     ScriptWsReply::Failed {
         status: 0,
         error: why.to_string(),
-    }
-}
-
-fn grpc_failed(why: String) -> ScriptGrpcReply {
-    ScriptGrpcReply {
-        code: None,
-        messages: Vec::new(),
-        error: why,
     }
 }
 
