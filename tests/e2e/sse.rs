@@ -345,17 +345,18 @@ fn raw_lines_carry_each_streams_llm_figures_as_planted() {
                 assert_eq!(l["step"], "대화", "{l}");
                 assert_eq!(num(l, "llm_output_tokens"), tokens as f64, "{l}");
                 // Timed from before the request was written: never earlier than
-                // planted, at most 2 ms later (plus the server's own lateness).
+                // planted, at most 5 ms later for one request (the server's own
+                // lateness aside; the summary's p50 is held to 2 ms elsewhere).
                 let ttft = num(l, "llm_ttft_ms");
                 within(
                     "llm_ttft_ms",
                     ttft,
-                    first_ms as f64..first_ms as f64 + 2.0 + late_ms,
+                    first_ms as f64..first_ms as f64 + 5.0 + late_ms,
                 )?;
                 within(
                     "llm_tpot_ms",
                     num(l, "llm_tpot_ms"),
-                    gap_ms as f64 - 2.0..gap_ms as f64 + 2.0,
+                    gap_ms as f64 - 3.0..gap_ms as f64 + 3.0,
                 )?;
                 // The prompt was sent as written: pado did not size it.
                 assert!(l.get("llm_input_tokens").is_none(), "{l}");
