@@ -65,6 +65,28 @@ fn a_k6_script_runs_unchanged_setup_data_reaches_vus_and_checks_count_as_k6() {
 }
 
 #[test]
+fn iterations_on_the_command_line_are_shared_as_k6_shares_them() {
+    // `k6 run --vus 5 --iterations 10` runs 10 iterations in all, shared by the
+    // 5 VUs (a scenario file's `--iterations` is per VU: that would be 50).
+    let srv = TestServer::start();
+    let r = run(
+        "k6-shared-iterations",
+        &[
+            &script("one_request.js"),
+            "--vus",
+            "5",
+            "--iterations",
+            "10",
+            "-e",
+            &base(&srv),
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(srv.records().len(), 10, "{}", r.stdout());
+    assert_eq!(num(&r.summary(), "requests"), 10.0);
+}
+
+#[test]
 fn a_threshold_the_checks_cannot_meet_fails_the_run() {
     let srv = TestServer::start();
     let r = run(

@@ -837,7 +837,8 @@ pub(crate) struct RunArgs {
     /// Step ramp `START:ADD:EVERY:MAX`, e.g. `10:20:10s:130` (nGrinder style).
     #[arg(long, conflicts_with = "iterations")]
     pub step_ramp: Option<String>,
-    /// Iterations per VU (per-vu-iterations).
+    /// Iterations per VU (per-vu-iterations). On a k6 script, as `k6 run` reads
+    /// it: iterations in all, shared by the VUs (shared-iterations).
     #[arg(long)]
     pub iterations: Option<u64>,
     /// Pause after each iteration, e.g. `1s` (closed model), overriding the file's.

@@ -36,6 +36,14 @@ pub enum LoadShape {
         /// Iterations each.
         iterations: u64,
     },
+    /// `--iterations N` on a k6 script, as `k6 run` reads it: N iterations in all,
+    /// shared by the VUs (shared-iterations), not N each.
+    SharedIterations {
+        /// VUs.
+        vus: u32,
+        /// Iterations in all.
+        iterations: u64,
+    },
     /// One parameter of the file's own load model: `--duration` alone, `--vus` alone
     /// or `--rate` alone on a scenario file. The executor stays what the file says (a
     /// lone `--duration` must not turn 200 arrivals/s into a closed test of 10 VUs);
@@ -333,6 +341,11 @@ fn replace_load(s: &mut Scenario, shape: &LoadShape) {
         }
         LoadShape::Iterations { vus, iterations } => {
             n.executor = ExecutorKind::PerVuIterations;
+            n.vus = Some(*vus);
+            n.iterations = Some(*iterations);
+        }
+        LoadShape::SharedIterations { vus, iterations } => {
+            n.executor = ExecutorKind::SharedIterations;
             n.vus = Some(*vus);
             n.iterations = Some(*iterations);
         }

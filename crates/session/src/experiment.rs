@@ -24,7 +24,7 @@ use pado_metrics::Phase;
 use pado_scenario::experiment::{value_text, Experiment, OnFailure};
 
 use crate::config::{Output, RunConfig};
-use crate::find_capacity::{limit_at_break, Search, StepResult, Steps};
+use crate::find_capacity::{limit_at_break, limit_between, Search, StepResult, Steps};
 use crate::prepare::{LoadSpec, Prepared, ScenarioText};
 use crate::SessionError;
 use record::{ActionRecord, ExperimentRecord, PointRecord, RunLink};
@@ -336,7 +336,9 @@ fn capacity_point(
     let (steps, outcome) = search.run(&plan.text, &mut hooks)?;
     p.runs = hooks.runs;
     p.peak_rps = steps.iter().map(|s| s.rps).reduce(f64::max);
-    p.verdict = capacity_verdict(&steps).or_else(|| limit_at_break(&steps));
+    p.verdict = limit_between(&steps)
+        .or_else(|| capacity_verdict(&steps))
+        .or_else(|| limit_at_break(&steps));
     p.measured = outcome.capacity();
     p.outcome = outcome_words(&outcome);
     if p.measured.is_none() && !matches!(outcome, Outcome::Interrupted { .. }) {

@@ -241,10 +241,30 @@ pub fn saturated_from(steps: &[StepResult]) -> Option<f64> {
     capacity::lowest_saturated_rate(steps.iter().map(|s| (s.rate, s.generator_saturated)))
 }
 
-/// What limited the target at the first rate whose SLA broke (with observe
-/// endpoints), if it was found.
+/// What limited the target where the SLA broke (with observe endpoints), if it was
+/// found: [`limit_between`], else the first broken step's own table.
 pub fn limit_at_break(steps: &[StepResult]) -> Option<String> {
-    steps.iter().find(|s| !s.ok).and_then(|s| s.limit.clone())
+    limit_between(steps).or_else(|| steps.iter().find(|s| !s.ok).and_then(|s| s.limit.clone()))
+}
+
+/// The lowest rate that broke read against the highest rate below it that held
+/// (`attribution::between_steps`): what filled up between the two is the limit,
+/// and what was as full where the target kept up (a machine's CPU kept busy by
+/// other work) is not. `None` when no rate held below a broken one, or the table
+/// names no component.
+pub fn limit_between(steps: &[StepResult]) -> Option<String> {
+    use pado_analysis::attribution::{between_steps::between_steps, headline::headline};
+    let broke = steps
+        .iter()
+        .filter(|s| !s.ok && !s.interrupted)
+        .min_by(|a, b| a.rate.total_cmp(&b.rate))?;
+    let held = steps
+        .iter()
+        .filter(|s| s.ok && !s.interrupted && s.rate < broke.rate)
+        .max_by(|a, b| a.rate.total_cmp(&b.rate))?;
+    let table = between_steps(&held.result_dir, &broke.result_dir).ok()??;
+    let h = headline(Some(&table));
+    h.component.map(|_| h.phrase)
 }
 
 #[cfg(test)]

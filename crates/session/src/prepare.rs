@@ -17,7 +17,8 @@ use pado_engine::compile;
 use pado_engine::script::ScriptRef;
 use pado_scenario::line_index::LineIndex;
 use pado_scenario::{
-    apply_overrides, load_file_with_target, quick_config, validate, Config, Overrides, QuickRequest,
+    apply_overrides, load_file_with_target, quick_config, validate, Config, LoadShape, Overrides,
+    QuickRequest,
 };
 
 use crate::config::Scenario;
@@ -252,6 +253,18 @@ impl ScenarioText {
     }
 }
 
+/// A k6 script's `--iterations N`: N in all, shared by the VUs, as `k6 run` reads
+/// the flag (for a scenario file it is N per VU). `None` when no `--iterations`.
+fn k6_iterations(ov: &Overrides) -> Option<Overrides> {
+    let Some(LoadShape::Iterations { vus, iterations }) = ov.shape else {
+        return None;
+    };
+    Some(Overrides {
+        shape: Some(LoadShape::SharedIterations { vus, iterations }),
+        ..ov.clone()
+    })
+}
+
 impl Prepared {
     /// Read the scenario named by `spec`, apply its settings, validate the result
     /// and parse its thresholds (the file's and the command line's), every error
@@ -289,7 +302,9 @@ impl Prepared {
         let mut notes = Vec::new();
         if matches!(spec.source, Source::File(_)) {
             let as_written = (!config.events.is_empty()).then(|| config.clone());
-            apply_overrides(&mut config, ov).map_err(SessionError::Invalid)?;
+            let k6_meaning = script.is_some().then(|| k6_iterations(ov)).flatten();
+            apply_overrides(&mut config, k6_meaning.as_ref().unwrap_or(ov))
+                .map_err(SessionError::Invalid)?;
             if let Some(before) = as_written {
                 notes = pado_scenario::refit_events(&before, &mut config);
             }

@@ -17,6 +17,7 @@
 //! change, so it is not what stopped throughput from growing (a machine whose
 //! CPUs a low-priority job keeps busy from the first second).
 
+pub mod between_steps;
 pub mod generic;
 pub mod headline;
 pub mod known;

@@ -206,3 +206,33 @@ fn the_limit_is_the_one_seen_where_the_sla_first_broke() {
     assert_eq!(limit_at_break(&steps).as_deref(), Some("cpu"));
     assert_eq!(limit_at_break(&steps[..1]), None);
 }
+
+/// Real steps of a search on a machine kept 100% busy by other work (the demo
+/// target's pool of 4 connections at 5 ms a query: 800/s): 655/s held, 852/s
+/// broke. Each step's own table named the worker threads (852/s) and the busy
+/// machine; read against the rate that held, the pool that filled is the limit.
+#[test]
+fn the_limit_at_the_break_is_what_filled_up_since_the_rate_that_held() {
+    let fixture = |name: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../analysis/tests/fixtures")
+            .join(name)
+    };
+    let mut held = step(655.4, false, true, Some("CPU (machine): 100% busy"));
+    held.result_dir = fixture("pool4-held-655");
+    let mut broke = step(
+        852.0,
+        false,
+        false,
+        Some("Worker pool `http`: 42.7/64 busy"),
+    );
+    broke.result_dir = fixture("pool4-broke-852");
+    let limit = limit_at_break(&[held.clone(), broke.clone()]).unwrap();
+    assert!(limit.starts_with("DB pool HikariPool-1"), "{limit}");
+    // Without a rate that held below it, the broken step's own table stands.
+    assert_eq!(
+        limit_at_break(&[broke]).as_deref(),
+        Some("Worker pool `http`: 42.7/64 busy")
+    );
+    assert_eq!(limit_between(&[held]), None, "nothing broke");
+}
