@@ -34,6 +34,7 @@ mod k6_tier2;
 mod kubernetes;
 mod limits;
 mod llm_demo;
+mod llm_prompt;
 mod llm_report;
 mod measurement;
 mod merge;

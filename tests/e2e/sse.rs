@@ -241,3 +241,153 @@ fn merging_two_segments_keeps_token_counts_exact() {
     assert_eq!(num(&s, "sse.events"), 12.0 * 8.0, "{:#}", s["sse"]);
     drop(t);
 }
+
+/// The lines of a result directory's `failures.jsonl`.
+fn failures(r: &Run) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(r.dir.join("failures.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_failed_event_is_named_in_the_failure_sample() {
+    let srv = TestServer::start();
+    let t = tmp("sse-bad-event");
+    let file = write_fixture(
+        &t,
+        "sse_a_failed_event_is_named_in_the_failure_sample.yaml",
+        "bad.yaml",
+        &[("target", srv.url(""))],
+    );
+    let r = run("sse-bad-event", &[file.to_str().unwrap()]);
+    let s = r.summary();
+    assert_eq!(num(&s, "steps.대화.failed"), 4.0, "{s:#}\n{}", r.stderr());
+    assert_eq!(num(&s, "steps.clean.failed"), 0.0, "{s:#}");
+    let lines = failures(&r);
+    assert!(!lines.is_empty(), "{}", r.stderr());
+    for f in &lines {
+        // Only the stream with the planted event failed, each on that event.
+        assert_eq!(f["step"], "대화", "{f:#}");
+        assert_eq!(f["category"], "check_failed", "{f:#}");
+        assert_eq!(f["check"], "대화: every event's data is JSON", "{f:#}");
+        let ev = &f["event"];
+        // The role event is the stream's first (0): token 3 is its event 4.
+        assert_eq!(ev["index"], 4, "{f:#}");
+        assert_eq!(ev["event"], "warning", "{f:#}");
+        assert_eq!(ev["id"], "bad-3", "{f:#}");
+        assert_eq!(ev["data"], "토큰3 {broken", "{f:#}");
+        assert_eq!(
+            f["actual"], "event 4 (type warning, id bad-3): data \"토큰3 {broken\"",
+            "{f:#}"
+        );
+    }
+    // The report's failures section says the same.
+    let samples = s["failures"].as_array().cloned().unwrap_or_default();
+    assert!(
+        samples.iter().any(|f| f["event"]["index"] == 4),
+        "{:#}",
+        s["failures"]
+    );
+    let html = std::fs::read_to_string(r.dir.join("report.html")).unwrap();
+    assert!(html.contains("event 4 (type warning, id bad-3)"));
+}
+
+#[test]
+fn raw_lines_carry_each_streams_llm_figures_as_planted() {
+    let srv = TestServer::start();
+    let t = tmp("sse-raw");
+    let (tokens, first_ms, gap_ms) = (8u64, 120u64, 15u64);
+    let file = write_fixture(
+        &t,
+        "sse_raw_output_carries_the_planted_pacing.yaml",
+        "raw.yaml",
+        &[
+            ("target", srv.url("")),
+            ("tokens", tokens.to_string()),
+            ("first_ms", first_ms.to_string()),
+            ("gap_ms", gap_ms.to_string()),
+        ],
+    );
+    let json = t.join("requests.jsonl");
+    let csv = t.join("requests.csv");
+    let (json_arg, csv_arg) = (
+        format!("raw-json={}", json.display()),
+        format!("raw-csv={}", csv.display()),
+    );
+    run_timed(
+        "sse-raw",
+        &[file.to_str().unwrap(), "--output", &json_arg],
+        |r| {
+            assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+            let late_ms = srv.stats().delay_late_max_us as f64 / 1000.0;
+            srv.reset_stats();
+            let text = std::fs::read_to_string(&json).unwrap();
+            let lines: Vec<serde_json::Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            assert_eq!(lines.len(), 12, "{text}");
+            for l in &lines {
+                if l["step"] == "plain" {
+                    // Not a stream: no LLM fields at all.
+                    for f in [
+                        "llm_ttft_ms",
+                        "llm_tpot_ms",
+                        "llm_output_tokens",
+                        "llm_input_tokens",
+                    ] {
+                        assert!(l.get(f).is_none(), "{f} on {l}");
+                    }
+                    continue;
+                }
+                assert_eq!(l["step"], "대화", "{l}");
+                assert_eq!(num(l, "llm_output_tokens"), tokens as f64, "{l}");
+                // Timed from before the request was written: never earlier than
+                // planted, at most 5 ms later for one request (the server's own
+                // lateness aside; the summary's p50 is held to 2 ms elsewhere).
+                let ttft = num(l, "llm_ttft_ms");
+                within(
+                    "llm_ttft_ms",
+                    ttft,
+                    first_ms as f64..first_ms as f64 + 5.0 + late_ms,
+                )?;
+                within(
+                    "llm_tpot_ms",
+                    num(l, "llm_tpot_ms"),
+                    gap_ms as f64 - 3.0..gap_ms as f64 + 3.0,
+                )?;
+                // The prompt was sent as written: pado did not size it.
+                assert!(l.get("llm_input_tokens").is_none(), "{l}");
+            }
+            Ok(())
+        },
+    );
+    // The same fields in CSV: empty cells on the plain request's rows.
+    let r = run(
+        "sse-raw-csv",
+        &[file.to_str().unwrap(), "--output", &csv_arg],
+    );
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let mut rd = csv::Reader::from_path(&csv).unwrap();
+    let head = rd.headers().unwrap().clone();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    let (step, out, ttft, input) = (
+        col("step"),
+        col("llm_output_tokens"),
+        col("llm_ttft_ms"),
+        col("llm_input_tokens"),
+    );
+    let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 12);
+    for row in &rows {
+        if &row[step] == "plain" {
+            assert_eq!((&row[out], &row[ttft]), ("", ""), "{row:?}");
+        } else {
+            assert_eq!(&row[out], tokens.to_string(), "{row:?}");
+            assert!(row[ttft].parse::<f64>().unwrap() >= first_ms as f64);
+            assert_eq!(&row[input], "", "{row:?}");
+        }
+    }
+}

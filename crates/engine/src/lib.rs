@@ -20,6 +20,7 @@ pub mod executor;
 pub mod json_query;
 pub mod limits;
 pub mod plan;
+pub mod prompt;
 pub mod redact;
 pub mod render;
 pub mod response_view;

@@ -153,6 +153,15 @@ pub struct Compiled {
 }
 
 impl Compiled {
+    /// Whether variable `var` is one of its holes.
+    pub fn uses_var(&self, var: usize) -> bool {
+        self.parts.iter().any(|p| match p {
+            Part::Var(v) => *v == var,
+            Part::Shaped(b) => matches!(b.1, Part::Var(v) if v == var),
+            _ => false,
+        })
+    }
+
     /// Whether it renders the same bytes every time.
     pub fn is_static(&self) -> bool {
         self.parts.iter().all(|p| matches!(p, Part::Lit(_)))

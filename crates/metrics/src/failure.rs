@@ -47,6 +47,46 @@ pub struct FailureSample {
     /// TLS handshake: `certificate signed by an unknown issuer`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The event a check on events (`sse.check`) failed on, when that check
+    /// failed the request: which of the stream's events it was and what it held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<FailedEvent>,
+}
+
+/// Bytes of an event's data a failure sample keeps (before escaping).
+pub const EVENT_DATA_PREFIX: usize = 200;
+
+/// The event of a stream that failed a check on events, as a failure sample names
+/// it: a user finds it in the stream by its place, its type and its id.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedEvent {
+    /// Its place in the stream: 0 for the first event dispatched.
+    pub index: u64,
+    /// Its type (its `event:` field; `message` when it had none).
+    pub event: String,
+    /// The stream's last event ID when it arrived (its `id:` field); empty when
+    /// the stream set none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
+    /// The first bytes of its data ([`EVENT_DATA_PREFIX`]), redacted, lossy UTF-8
+    /// with control characters escaped.
+    pub data: String,
+}
+
+impl FailedEvent {
+    /// The event in words, for a report's line: `event 3 (type error, id 7):
+    /// data "{…}"`.
+    pub fn describe(&self) -> String {
+        let id = if self.id.is_empty() {
+            String::new()
+        } else {
+            format!(", id {}", self.id)
+        };
+        format!(
+            "event {} (type {}{id}): data \"{}\"",
+            self.index, self.event, self.data
+        )
+    }
 }
 
 impl FailureSample {

@@ -29,7 +29,7 @@ pub use aggregator::{Aggregator, AggregatorHandle, WorkerMessage, OTHER_TAG, TAG
 pub use custom::{CustomKind, CustomStats};
 pub use delivery::{OutputMeta, RawOutputMeta};
 pub use error_kind::ErrorKind;
-pub use failure::FailureSample;
+pub use failure::{FailedEvent, FailureSample};
 pub use generator::{GeneratorSecond, GeneratorStats, LagHistogram, LAG_BUCKETS_US};
 pub use latency::{HistogramDecoder, LatencyHistogram, LatencySummary};
 pub use protocols::{HttpVersion, NewConnection, ProtocolCounts};

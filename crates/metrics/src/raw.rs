@@ -96,6 +96,25 @@ pub struct RawRecord {
     pub url: Span,
     /// Tags as `name 0x1e value` pairs, each ended by 0x1f; empty without tags.
     pub tags: Span,
+    /// An LLM stream's own figures (`sse: {llm: true}` steps); `None` for every
+    /// other request, whose line then has no LLM fields.
+    pub llm: Option<RawLlm>,
+}
+
+/// One LLM stream's figures on its raw line: what `llm_ttft`, `llm_tpot`,
+/// `llm_output_tokens` and `llm_input_tokens` took from it, so a user can plot a
+/// request's time to first token against its prompt's length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawLlm {
+    /// From the request's start to its first token (µs); `None` without a token.
+    pub ttft_us: Option<u64>,
+    /// Time per output token after the first (µs); `None` under two tokens.
+    pub tpot_us: Option<u64>,
+    /// Output tokens (the server's `usage` count when it sent one).
+    pub output_tokens: u64,
+    /// The prompt's tokens as pado sized and sent it (`sse.prompt`); `None`
+    /// when the prompt was sent as written.
+    pub input_tokens: Option<u64>,
 }
 
 /// A worker's records and their text, handed to the writer as one.

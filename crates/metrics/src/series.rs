@@ -238,6 +238,14 @@ impl SeriesStats {
         self.sse.get_or_insert_with(Default::default).record(s);
     }
 
+    /// Add one LLM stream's input tokens (its prompt as pado sized and sent it) to
+    /// the step's `llm_input_tokens`.
+    pub fn record_llm_input_tokens(&mut self, tokens: u64) {
+        self.sse
+            .get_or_insert_with(Default::default)
+            .record_input_tokens(tokens);
+    }
+
     /// Add one gap between two tokens (µs) to the step's `llm_itl`.
     #[inline]
     pub fn record_llm_itl(&mut self, us: u64) {

@@ -3,7 +3,9 @@
 //! `benchmark_serving` and NVIDIA's genai-perf: `llm_ttft` (time to first token),
 //! `llm_itl` (inter-token latency, every gap between two tokens), `llm_tpot` (time
 //! per output token after the first, one value per request), `llm_output_tokens`
-//! (per request, and their sum) and `llm_tokens_per_s` (per request). They ride in
+//! (per request, and their sum), `llm_tokens_per_s` (per request) and, when pado
+//! set the prompt's length (`sse.prompt`), `llm_input_tokens` (per request, the
+//! prompt's tokens as pado counted what it sent). They ride in
 //! their step's [`crate::SeriesStats`] (as [`crate::SeriesStats::sse`]), so they
 //! travel the same per-second intervals, timeline lines, exact merges and totals as
 //! the HTTP figures; a series without streams pays one `None`.
@@ -66,6 +68,10 @@ pub struct SseStats {
     pub output_tokens: LatencyHistogram,
     /// `llm_tokens_per_s` per stream, in thousandths of a token per second.
     pub tokens_per_s: LatencyHistogram,
+    /// `llm_input_tokens` per stream whose prompt pado sized (`sse.prompt`), in
+    /// thousandths of a token (as `output_tokens`): the prompt lengths a run's
+    /// time to first token is read against.
+    pub input_tokens: LatencyHistogram,
 }
 
 impl SseStats {
@@ -97,6 +103,12 @@ impl SseStats {
         self.itl.record(us);
     }
 
+    /// Add the input tokens of one LLM stream whose prompt pado sized.
+    #[inline]
+    pub fn record_input_tokens(&mut self, tokens: u64) {
+        self.input_tokens.record(tokens.saturating_mul(1000));
+    }
+
     /// Add another span's figures of the same step: counts add, histograms merge
     /// exactly (HdrHistogram's buckets), so a merged run's figures are those of one
     /// run that made every request.
@@ -111,32 +123,37 @@ impl SseStats {
     }
 
     /// The histograms with their names on the wire, in a fixed order.
-    pub fn hists(&self) -> [(&'static str, &LatencyHistogram); 5] {
+    pub fn hists(&self) -> [(&'static str, &LatencyHistogram); 6] {
         [
             ("ttft", &self.ttft),
             ("itl", &self.itl),
             ("tpot", &self.tpot),
             ("output_tokens", &self.output_tokens),
             ("tokens_per_s", &self.tokens_per_s),
+            ("input_tokens", &self.input_tokens),
         ]
     }
 
     /// The histograms, mutable, in [`SseStats::hists`]' order.
-    pub fn hists_mut(&mut self) -> [&mut LatencyHistogram; 5] {
+    pub fn hists_mut(&mut self) -> [&mut LatencyHistogram; 6] {
         [
             &mut self.ttft,
             &mut self.itl,
             &mut self.tpot,
             &mut self.output_tokens,
             &mut self.tokens_per_s,
+            &mut self.input_tokens,
         ]
     }
 
     /// Whether the counters agree: LLM streams among streams, one
-    /// `llm_output_tokens` value per LLM stream. A file whose counts do not is
-    /// corrupt.
+    /// `llm_output_tokens` value per LLM stream, at most one `llm_input_tokens`
+    /// value per LLM stream. A file whose counts do not is corrupt.
     pub fn check_consistent(&self) -> Result<(), String> {
-        if self.llm_streams > self.streams || self.output_tokens.count() != self.llm_streams {
+        if self.llm_streams > self.streams
+            || self.output_tokens.count() != self.llm_streams
+            || self.input_tokens.count() > self.llm_streams
+        {
             return Err(format!(
                 "event streams: {} LLM streams of {} with {} token counts (corrupt counters)",
                 self.llm_streams,
@@ -205,5 +222,28 @@ mod tests {
         a.check_consistent().unwrap();
         a.llm_streams += 1;
         assert!(a.check_consistent().is_err());
+    }
+
+    #[test]
+    fn input_tokens_merge_exactly_and_never_outnumber_the_streams() {
+        let (mut a, mut b) = (SseStats::default(), SseStats::default());
+        a.record(&stream(4, 10, 1));
+        a.record_input_tokens(100);
+        b.record(&stream(4, 10, 1));
+        b.record_input_tokens(1_000);
+        // A stream whose prompt pado did not size has no input tokens.
+        b.record(&stream(4, 10, 1));
+        a.merge(&b);
+        assert_eq!(a.input_tokens.count(), 2);
+        let s = a.input_tokens.summary();
+        assert!((99.9..=100.1).contains(&s.min), "{s:?}");
+        assert!((999.0..=1001.0).contains(&s.max), "{s:?}");
+        a.check_consistent().unwrap();
+        a.record_input_tokens(5);
+        a.record_input_tokens(5);
+        assert!(
+            a.check_consistent().is_err(),
+            "4 input counts for 3 streams"
+        );
     }
 }

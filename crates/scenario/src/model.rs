@@ -672,6 +672,71 @@ pub struct SseSpec {
     /// value, optionally only events of one type.
     #[serde(default)]
     pub extract: BTreeMap<String, SseExtractSpec>,
+    /// The prompt's length in tokens, set by pado (as LLM benchmarks set their
+    /// input length): a synthetic prompt, or a feed's prompt trimmed or padded to
+    /// it, put in the variable the request's body names (`{{ prompt }}`); each
+    /// request's input tokens are measured as `llm_input_tokens`.
+    #[serde(default)]
+    pub prompt: Option<SsePrompt>,
+}
+
+/// A prompt of a set length in tokens (`sse.prompt`), counted by pado's rule: about
+/// four ASCII characters, or one other character (a Hangul syllable), per token.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SsePrompt {
+    /// The length: a number of tokens, or `{ mean, stddev }` for lengths drawn
+    /// from a normal distribution (rounded, at least 1).
+    pub tokens: PromptTokens,
+    /// Seed of the lengths and of the synthetic words: the same seed gives each
+    /// VU's iteration the same prompt in every run (default 0).
+    #[serde(default)]
+    pub seed: u64,
+    /// A prompt to fit to the length (templates allowed, e.g.
+    /// `"{{ prompts.prompt }}"`): cut after its last whole character that fits,
+    /// or padded with words; default a synthetic prompt of random words.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// The variable that holds the prompt (default `prompt`): write `{{ prompt }}`
+    /// where the request's body takes it.
+    #[serde(default)]
+    pub var: Option<String>,
+}
+
+/// Longest prompt `sse.prompt` makes, in tokens (about 1 MiB of text): longer than
+/// the context of common models, and a bound on each VU's prompt buffer.
+pub const MAX_PROMPT_TOKENS: u64 = 262_144;
+
+/// The variable a prompt goes in when `var` names none.
+pub const DEFAULT_PROMPT_VAR: &str = "prompt";
+
+impl SsePrompt {
+    /// The variable that holds the prompt.
+    pub fn var_name(&self) -> &str {
+        self.var.as_deref().unwrap_or(DEFAULT_PROMPT_VAR)
+    }
+}
+
+/// A prompt's length in tokens: fixed, or drawn per request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PromptTokens {
+    /// Every prompt this many tokens.
+    Fixed(u64),
+    /// Lengths drawn from a normal distribution (LLMPerf's
+    /// `--mean-input-tokens`/`--stddev-input-tokens`).
+    Spread(PromptSpread),
+}
+
+/// The normal distribution of prompt lengths.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptSpread {
+    /// Mean length, tokens.
+    pub mean: f64,
+    /// Standard deviation, tokens (0: every prompt `mean` tokens).
+    #[serde(default)]
+    pub stddev: f64,
 }
 
 /// Checks on each event of an `sse:` stream: a step's body checks read on the

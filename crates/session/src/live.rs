@@ -138,6 +138,7 @@ mod tests {
             check: None,
             actual: None,
             reason: None,
+            event: None,
         }
     }
 

@@ -481,6 +481,7 @@ fn failures_show_their_samples_while_the_run_goes() {
             check: None,
             actual: None,
             reason: None,
+            event: None,
         });
     run.subs.send(&r);
     run.subs.send(&SecondRecord::new(1));

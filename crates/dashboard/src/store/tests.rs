@@ -247,6 +247,7 @@ fn failures_keep_their_first_and_last_second_and_count() {
         check: None,
         actual: None,
         reason: None,
+        event: None,
     };
     store.add_samples(&vec![sample.clone(); 2]);
     assert_eq!(store.failures()[0].samples.len(), 2);
@@ -277,5 +278,6 @@ fn store_sample() -> pado_metrics::FailureSample {
         check: None,
         actual: None,
         reason: None,
+        event: None,
     }
 }

@@ -358,7 +358,7 @@ mod tests {
         let addr = target.addr();
         // 2,000 ASCII characters: 500 tokens, 50 ms of prefill; 5 tokens then
         // take 4 × 30 ms more.
-        let prompt = "a".repeat(1_999);
+        let prompt = "a".repeat(2_000);
         let alone = stream(addr, &prompt, 5);
         assert_eq!(alone.tokens, 5, "{}", alone.body);
         assert!(

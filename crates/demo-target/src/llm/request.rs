@@ -99,20 +99,23 @@ pub(crate) fn parse(body: &[u8]) -> Result<ChatRequest, String> {
 }
 
 /// Appends the text of a message's content (a string, a list of parts, or a
-/// list of strings) to `out`.
+/// list of strings) to `out`, each text after a line feed when `out` already
+/// holds one: the texts are joined, so a single message is counted as written.
 fn collect_text(v: &serde_json::Value, out: &mut String) {
-    match v {
-        serde_json::Value::String(s) => {
-            out.push_str(s);
+    let push = |t: &str, out: &mut String| {
+        if !out.is_empty() {
             out.push('\n');
         }
+        out.push_str(t);
+    };
+    match v {
+        serde_json::Value::String(s) => push(s, out),
         serde_json::Value::Array(parts) => {
             for p in parts {
                 match p {
                     serde_json::Value::Object(o) => {
                         if let Some(serde_json::Value::String(t)) = o.get("text") {
-                            out.push_str(t);
-                            out.push('\n');
+                            push(t, out);
                         }
                     }
                     other => collect_text(other, out),
@@ -123,19 +126,14 @@ fn collect_text(v: &serde_json::Value, out: &mut String) {
     }
 }
 
-/// A rough token count, the demo's tokenizer: about four characters of ASCII
-/// text per token, one per other character (a Hangul syllable is about a token in
-/// common LLM vocabularies), at least 1. Real tokenizers differ; what matters here
-/// is that a longer prompt costs more prefill.
+/// A rough token count, the demo's tokenizer: pado's own rule
+/// ([`pado_base::tokens::count`]: about four characters of ASCII text per token,
+/// one per other character), at least 1, so the prompt tokens a load test says it
+/// sent (`llm_input_tokens`) are those the demo target reports in `usage`. Real
+/// tokenizers differ; what matters here is that a longer prompt costs more
+/// prefill.
 pub(crate) fn prompt_tokens(text: &str) -> u64 {
-    let (ascii, other) = text.chars().fold((0u64, 0u64), |(a, o), c| {
-        if c.is_ascii() {
-            (a + 1, o)
-        } else {
-            (a, o + 1)
-        }
-    });
-    (ascii.div_ceil(4) + other).max(1)
+    pado_base::tokens::count(text).max(1)
 }
 
 #[cfg(test)]
@@ -156,7 +154,7 @@ mod tests {
             r,
             ChatRequest {
                 model: "m".into(),
-                // "abcdefgh\n" = 9 ASCII → 3, "부산" 2, its "\n" → 1 more ASCII: 10 → 3.
+                // "abcdefgh", "\n" between the texts: 9 ASCII → 3, "부산" 2.
                 prompt_tokens: 3 + 2,
                 stream: true,
                 include_usage: true,

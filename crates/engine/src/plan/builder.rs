@@ -454,7 +454,17 @@ impl Builder<'_> {
             let (mut req, method, url_text) = self.request(&format!("{p}.request"), spec)?;
             let name = step_name(s, prefix, || default_step_name(&method, &url_text));
             if let Some(sse) = &s.sse {
-                req.sse = Some(self.sse_plan(&format!("{p}.sse"), &name, sse)?);
+                let plan = self.sse_plan(&format!("{p}.sse"), &name, sse)?;
+                if let Some(pr) = plan.prompt.as_ref().filter(|pr| !req.form.uses_var(pr.var)) {
+                    let var = self.vars.get(pr.var).cloned().unwrap_or_default();
+                    return Err(PlanError::Pattern {
+                        field: format!("{p}.sse.prompt"),
+                        message: format!(
+                            "the request never uses `{{{{ {var} }}}}`, so the prompt would not be sent: write it where the prompt goes, e.g. `messages: [ {{ role: user, content: \"{{{{ {var} }}}}\" }} ]`"
+                        ),
+                    });
+                }
+                req.sse = Some(plan);
             }
             http_method = Some(method);
             (req, name)

@@ -72,6 +72,26 @@ pub enum RequestForm {
     },
 }
 
+impl RequestForm {
+    /// Whether variable `var` is rendered into the request (its target, a header
+    /// or the body).
+    pub fn uses_var(&self, var: usize) -> bool {
+        match self {
+            RequestForm::Static { .. } => false,
+            RequestForm::Dynamic {
+                target,
+                headers,
+                body,
+                ..
+            } => {
+                target.uses_var(var)
+                    || headers.iter().any(|(_, v)| v.uses_var(var))
+                    || body.as_ref().is_some_and(|b| b.uses_var(var))
+            }
+        }
+    }
+}
+
 /// A set of accepted statuses (defined with the client, which reads it per response).
 pub use pado_http::StatusSet;
 

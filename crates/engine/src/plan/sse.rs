@@ -9,6 +9,7 @@ use std::time::Duration;
 use pado_scenario::{SseCheck, SseEventPick, SseExtractFull, SseExtractSpec, SseSpec};
 
 use crate::json_query::JsonQuery;
+use crate::render::Escape;
 
 use super::builder::Builder;
 use super::checks::{json_path, regex};
@@ -78,6 +79,8 @@ pub struct SsePlan {
     pub checks_fail_request: bool,
     /// Values taken from the events.
     pub extract: Vec<SseExtractPlan>,
+    /// How the request's prompt is sized (`sse.prompt`).
+    pub prompt: Option<crate::prompt::PromptPlan>,
 }
 
 /// Where an LLM stream's events hold their token and the count of tokens.
@@ -119,6 +122,7 @@ fn compile(p: &str, s: &SseSpec) -> Result<SsePlan, PlanError> {
         checks: Vec::new(),
         checks_fail_request: true,
         extract: Vec::new(),
+        prompt: None,
     })
 }
 
@@ -135,6 +139,19 @@ impl Builder<'_> {
         if let Some(c) = &s.check {
             inner.checks = self.event_checks(&format!("{p}.check"), step, c)?;
             inner.checks_fail_request = c.fail_request.unwrap_or(true);
+        }
+        if let Some(pr) = &s.prompt {
+            let text = match &pr.text {
+                Some(t) => Some(self.compile_text(
+                    &format!("{p}.prompt.text"),
+                    t,
+                    Escape::Raw,
+                    |l| l.as_bytes().to_vec(),
+                )?),
+                None => None,
+            };
+            let var = self.var_id(pr.var_name());
+            inner.prompt = Some(crate::prompt::PromptPlan::new(pr, var, text));
         }
         for (var, spec) in &s.extract {
             let field = format!("{p}.extract.{var}");

@@ -217,3 +217,26 @@ fn checks_and_extraction_on_events_compile_to_named_checks_and_variables() {
     assert!(fin.last && matches!(fin.source, ExtractSource::Regex(_)));
     assert_ne!(cid.var, fin.var);
 }
+
+#[test]
+fn a_sized_prompt_the_request_never_sends_is_refused_at_start() {
+    let src = |content: &str| {
+        format!("target: http://127.0.0.1:9\nscenarios:\n  s:\n    executor: constant-vus\n    duration: 1s\n    flow:\n      - name: chat\n        request: {{ method: POST, url: /v1/chat, json: {{ messages: [ {{ role: user, content: \"{content}\" }} ] }} }}\n        sse: {{ llm: true, prompt: {{ tokens: 100 }} }}\n")
+    };
+    let cfg = pado_scenario::parse_str(&src("안녕"), "t.yaml").unwrap();
+    let Err(e) = compile(&cfg, Path::new(".")) else {
+        panic!("a prompt the request never sends was accepted");
+    };
+    let text = e.to_string();
+    assert!(
+        text.starts_with("scenarios.s.flow[0].sse.prompt: the request never uses `{{ prompt }}`"),
+        "{text}"
+    );
+    // Sent: the plan keeps the prompt's variable and length.
+    let p = plan(&src("{{ prompt }}"));
+    let req = p.scenarios[0].entries[0].steps[0].request.as_ref().unwrap();
+    let pr = req.sse.as_ref().unwrap().prompt.as_ref().unwrap();
+    assert_eq!(p.vars[pr.var], "prompt");
+    assert_eq!(pr.length, crate::prompt::PromptLength::Fixed(100));
+    assert!(req.form.uses_var(pr.var));
+}

@@ -217,6 +217,8 @@ pub(super) struct RawRequest<'a> {
     pub tags: Option<RenderedTags<'a>>,
     /// HTTP version or gRPC.
     pub protocol: RawProtocol,
+    /// An LLM stream's figures (`sse: {llm: true}` steps only).
+    pub llm: Option<pado_metrics::raw::RawLlm>,
 }
 
 impl WorkerCtx {
@@ -552,6 +554,7 @@ impl WorkerCtx {
             method,
             url,
             tags,
+            llm: r.llm,
         });
     }
 
@@ -723,7 +726,7 @@ impl WorkerCtx {
     pub(super) fn record_sse(
         &self,
         series: u32,
-        stream: &pado_metrics::SseStream,
+        (stream, input_tokens): (&pado_metrics::SseStream, Option<u64>),
         gaps: &[u64],
         end: Instant,
     ) {
@@ -733,6 +736,9 @@ impl WorkerCtx {
             s.record_sse(stream);
             for &g in gaps {
                 s.record_llm_itl(g);
+            }
+            if let Some(n) = input_tokens.filter(|_| stream.llm) {
+                s.record_llm_input_tokens(n);
             }
         }
     }

@@ -10,8 +10,9 @@ use serde::Serialize;
 
 use super::spec::RawFormat;
 
-/// The CSV header: every field of a line, in order.
-pub const CSV_HEADER: [&str; 22] = [
+/// The CSV header: every field of a line, in order. The last four are an LLM
+/// stream's (`sse: {llm: true}` steps), empty on other requests' lines.
+pub const CSV_HEADER: [&str; 26] = [
     "time",
     "scenario",
     "step",
@@ -34,6 +35,10 @@ pub const CSV_HEADER: [&str; 22] = [
     "vu",
     "iter",
     "tags",
+    "llm_ttft_ms",
+    "llm_tpot_ms",
+    "llm_output_tokens",
+    "llm_input_tokens",
 ];
 
 /// Masks secrets in a request's URL before it is written (the plan's
@@ -116,6 +121,33 @@ struct JsonLine<'a> {
     vu: u64,
     iter: u64,
     tags: Tags<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    llm_ttft_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    llm_tpot_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    llm_output_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    llm_input_tokens: Option<u64>,
+}
+
+/// An LLM line's figures, in the units of its fields (ms, tokens); all `None`
+/// for a request that was not an LLM stream, and each `None` that it lacks.
+fn llm_fields(r: &RawRecord) -> (Option<f64>, Option<f64>, Option<u64>, Option<u64>) {
+    match &r.llm {
+        Some(l) => (
+            l.ttft_us.map(ms),
+            l.tpot_us.map(ms),
+            Some(l.output_tokens),
+            l.input_tokens,
+        ),
+        None => (None, None, None, None),
+    }
+}
+
+/// A figure as a CSV cell: empty when absent.
+fn cell<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
 }
 
 /// A spreadsheet reads a text cell starting with `=`, `+`, `-`, `@`, tab or CR as a
@@ -148,6 +180,8 @@ impl LineFormat {
         match self.format {
             RawFormat::Json => {
                 for r in &b.records {
+                    let (llm_ttft_ms, llm_tpot_ms, llm_output_tokens, llm_input_tokens) =
+                        llm_fields(r);
                     let line = JsonLine {
                         time: pado_base::stamp::utc_us(r.at_us),
                         scenario: String::from_utf8_lossy(b.get(r.scenario)),
@@ -171,6 +205,10 @@ impl LineFormat {
                         vu: r.vu,
                         iter: r.iter,
                         tags: Tags(b, r),
+                        llm_ttft_ms,
+                        llm_tpot_ms,
+                        llm_output_tokens,
+                        llm_input_tokens,
                     };
                     serde_json::to_writer(&mut *out, &line)?;
                     out.write_all(b"\n")?;
@@ -198,7 +236,8 @@ impl LineFormat {
                         p.duration_us,
                     ]
                     .map(|v| ms(v).to_string());
-                    let fields: [Cow<'_, str>; 22] = [
+                    let (ttft, tpot, output, input) = llm_fields(r);
+                    let fields: [Cow<'_, str>; 26] = [
                         pado_base::stamp::utc_us(r.at_us).into(),
                         text_cell(&scenario),
                         text_cell(self.step(r)),
@@ -221,6 +260,10 @@ impl LineFormat {
                         r.vu.to_string().into(),
                         r.iter.to_string().into(),
                         text_cell(&tags),
+                        cell(ttft).into(),
+                        cell(tpot).into(),
+                        cell(output).into(),
+                        cell(input).into(),
                     ];
                     w.write_record(fields.iter().map(|f| f.as_bytes()))
                         .map_err(csv_io)?;
@@ -368,5 +411,80 @@ mod tests {
             .from_reader(text.as_bytes());
         let row = rd.records().next().unwrap().unwrap();
         assert_eq!(&row[1], "'=HYPERLINK(\"http://x\")");
+    }
+
+    /// An LLM stream's line carries its figures; any other line has none (absent
+    /// in JSON, empty cells in CSV).
+    #[test]
+    fn llm_streams_lines_carry_their_figures_and_others_none() {
+        use pado_metrics::raw::RawLlm;
+        let mut b = batch();
+        let llm = RawRecord {
+            status: 200,
+            llm: Some(RawLlm {
+                ttft_us: Some(150_250),
+                tpot_us: Some(20_000),
+                output_tokens: 32,
+                input_tokens: Some(1_000),
+            }),
+            scenario: b.push_text(&[b"chat"]),
+            ..RawRecord::default()
+        };
+        let no_token = RawRecord {
+            llm: Some(RawLlm {
+                ttft_us: None,
+                tpot_us: None,
+                output_tokens: 0,
+                input_tokens: None,
+            }),
+            ..RawRecord::default()
+        };
+        b.records.push(llm);
+        b.records.push(no_token);
+        let mut out = Vec::new();
+        format(RawFormat::Json).write_batch(&b, &mut out).unwrap();
+        let lines: Vec<serde_json::Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        for plain in &lines[..2] {
+            for f in [
+                "llm_ttft_ms",
+                "llm_tpot_ms",
+                "llm_output_tokens",
+                "llm_input_tokens",
+            ] {
+                assert!(plain.get(f).is_none(), "{f} in {plain}");
+            }
+        }
+        let l = &lines[2];
+        assert_eq!(l["llm_ttft_ms"], 150.25);
+        assert_eq!(l["llm_tpot_ms"], 20.0);
+        assert_eq!(l["llm_output_tokens"], 32);
+        assert_eq!(l["llm_input_tokens"], 1000);
+        // No token: a count of 0, no times, no input tokens.
+        let u = &lines[3];
+        assert_eq!(u["llm_output_tokens"], 0);
+        assert!(u.get("llm_ttft_ms").is_none() && u.get("llm_input_tokens").is_none());
+        let fmt = format(RawFormat::Csv);
+        let mut out = Vec::new();
+        fmt.header(&mut out).unwrap();
+        fmt.write_batch(&b, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        assert_eq!(
+            &rows[0].iter().skip(22).collect::<Vec<_>>(),
+            &["", "", "", ""]
+        );
+        assert_eq!(
+            &rows[2].iter().skip(22).collect::<Vec<_>>(),
+            &["150.25", "20", "32", "1000"]
+        );
+        assert_eq!(
+            &rows[3].iter().skip(22).collect::<Vec<_>>(),
+            &["", "", "0", ""]
+        );
     }
 }

@@ -49,6 +49,21 @@ impl EarlierRun {
         self
     }
 
+    /// Adds the LLM figures of all `sse:` steps (`step` `None`) or of one step, as
+    /// the history records them, under the rows `pado compare` shows them in: so
+    /// an LLM row's floor is the spread of its own figure between earlier runs,
+    /// not `--min-change` alone.
+    pub fn with_llm(mut self, step: Option<&str>, l: &EarlierLlm) -> EarlierRun {
+        let scope = match step {
+            Some(s) => format!("step {s}"),
+            None => "overall".to_string(),
+        };
+        for (metric, v) in l.by_row() {
+            self.put(&scope, metric, v);
+        }
+        self
+    }
+
     fn put(&mut self, scope: &str, metric: &str, v: Option<f64>) {
         if let Some(v) = v.filter(|v| v.is_finite()) {
             self.figures.insert((scope.into(), metric.into()), v);
@@ -59,6 +74,51 @@ impl EarlierRun {
         self.figures
             .get(&(scope.to_string(), metric.to_string()))
             .copied()
+    }
+}
+
+/// One earlier run's LLM figures of one scope (all `sse:` steps, or one step), as
+/// the history records them: the percentiles in ms and both tokens per second.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EarlierLlm {
+    /// `llm_ttft` median, ms.
+    pub ttft_p50_ms: Option<f64>,
+    /// `llm_ttft` 95th percentile, ms.
+    pub ttft_p95_ms: Option<f64>,
+    /// `llm_ttft` 99th percentile, ms.
+    pub ttft_p99_ms: Option<f64>,
+    /// `llm_itl` median, ms.
+    pub itl_p50_ms: Option<f64>,
+    /// `llm_itl` 95th percentile, ms.
+    pub itl_p95_ms: Option<f64>,
+    /// `llm_itl` 99th percentile, ms.
+    pub itl_p99_ms: Option<f64>,
+    /// `llm_tpot` median, ms.
+    pub tpot_p50_ms: Option<f64>,
+    /// `llm_tpot` 95th percentile, ms.
+    pub tpot_p95_ms: Option<f64>,
+    /// Output tokens per second of the run.
+    pub tokens_per_s: Option<f64>,
+    /// Median of `llm_tokens_per_s` per request.
+    pub tokens_per_s_per_request_p50: Option<f64>,
+}
+
+impl EarlierLlm {
+    /// Each figure under the name of the compare row that shows it.
+    fn by_row(&self) -> [(&'static str, Option<f64>); 10] {
+        use super::llm::{row_name, Figure, TOKENS_PER_S, TOKENS_PER_S_PER_REQUEST};
+        [
+            (row_name(Figure::Ttft, 0.50), self.ttft_p50_ms),
+            (row_name(Figure::Ttft, 0.95), self.ttft_p95_ms),
+            (row_name(Figure::Ttft, 0.99), self.ttft_p99_ms),
+            (row_name(Figure::Itl, 0.50), self.itl_p50_ms),
+            (row_name(Figure::Itl, 0.95), self.itl_p95_ms),
+            (row_name(Figure::Itl, 0.99), self.itl_p99_ms),
+            (row_name(Figure::Tpot, 0.50), self.tpot_p50_ms),
+            (row_name(Figure::Tpot, 0.95), self.tpot_p95_ms),
+            (TOKENS_PER_S, self.tokens_per_s),
+            (TOKENS_PER_S_PER_REQUEST, self.tokens_per_s_per_request_p50),
+        ]
     }
 }
 

@@ -14,8 +14,8 @@ use crate::summary::{LlmSummary, Summary};
 use crate::timeline::{LlmPoint, PointLatency, SecondPoint};
 
 /// Which histogram a percentile row reads.
-#[derive(Clone, Copy)]
-enum Figure {
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Figure {
     Ttft,
     Itl,
     Tpot,
@@ -60,9 +60,18 @@ const PERCENTILES: [(&str, Figure, f64); 8] = [
 ];
 
 /// The throughput row's metric: output tokens per second of the run.
-const TOKENS_PER_S: &str = "output tokens/s";
+pub(super) const TOKENS_PER_S: &str = "output tokens/s";
 /// The per-request rate row's metric: the median of `llm_tokens_per_s`.
-const TOKENS_PER_S_PER_REQUEST: &str = "tokens/s per request p50";
+pub(super) const TOKENS_PER_S_PER_REQUEST: &str = "tokens/s per request p50";
+
+/// The name of the percentile row of `fig` at quantile `q` (one of
+/// [`PERCENTILES`]); empty for a quantile no row shows.
+pub(super) fn row_name(fig: Figure, q: f64) -> &'static str {
+    PERCENTILES
+        .iter()
+        .find(|(_, f, pq)| *f == fig && *pq == q)
+        .map_or("", |p| p.0)
+}
 
 /// A quantile of a summary, by the quantiles a summary keeps.
 fn summary_q(l: &pado_metrics::LatencySummary, q: f64) -> f64 {

@@ -30,7 +30,7 @@ use serde::Serialize;
 use crate::summary::{LoadedRun, Summary};
 
 pub use compute::{compare, compare_with};
-pub use floor::{EarlierRun, NoiseFloor};
+pub use floor::{EarlierLlm, EarlierRun, NoiseFloor};
 pub use html::render_compare_html;
 pub use loaded::{load_runs, LoadError, Loaded};
 pub use text::render_compare;

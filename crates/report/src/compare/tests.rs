@@ -724,3 +724,108 @@ fn slower_tokens_are_worse_itl_and_fewer_tokens_per_second_and_a_rerun_is_noise(
     let plain = cmp(&[&synthetic(1, 100.0, 5.0), &synthetic(2, 100.0, 5.0)]);
     assert!(!plain.rows.iter().any(|r| r.metric.starts_with("itl")));
 }
+
+/// Compare loaded runs (labels a, b, c, ...) with `floor` as the noise between runs.
+fn cmp_with(runs: &[&LoadedRun], floor: &NoiseFloor) -> Comparison {
+    let summaries: Vec<Summary> = runs.iter().map(|r| crate::build(r).unwrap()).collect();
+    let sides: Vec<Side<'_>> = runs
+        .iter()
+        .zip(&summaries)
+        .enumerate()
+        .map(|(i, (run, summary))| Side {
+            label: format!("{}", (b'a' + i as u8) as char),
+            run,
+            summary,
+        })
+        .collect();
+    compare_with(&sides, floor)
+}
+
+/// Earlier runs of the LLM test whose recorded TTFT (overall and of step `채팅`)
+/// was `ttft_ms[i]` × (1, 1.09, 1.15) for p50, p95, p99.
+fn earlier_llm(ttft_ms: &[f64]) -> NoiseFloor {
+    NoiseFloor {
+        min_change_pct: 5.0,
+        earlier_runs: ttft_ms
+            .iter()
+            .map(|t| {
+                let l = EarlierLlm {
+                    ttft_p50_ms: Some(*t),
+                    ttft_p95_ms: Some(t * 1.09),
+                    ttft_p99_ms: Some(t * 1.15),
+                    ..Default::default()
+                };
+                EarlierRun::overall(Some(5.0), Some(6.0), Some(7.0), 80.0, 0.0)
+                    .with_llm(None, &l)
+                    .with_llm(Some("채팅"), &l)
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn llm_rows_take_the_spread_of_their_own_figure_between_earlier_runs() {
+    let base = llm_run(1, 100.0, 10.0);
+    let again = llm_run(2, 100.0, 10.0);
+    // The first token 30% later, the tokens after it as before.
+    let slower = llm_run(3, 130.0, 10.0);
+    // Earlier runs that agreed within about 1%: the floor stays --min-change, a
+    // rerun is no change and the 30% is called out.
+    let tight = cmp_with(
+        &[&base, &again, &slower],
+        &earlier_llm(&[100.0, 101.0, 99.0, 100.5, 99.5]),
+    );
+    for scope in ["overall", "step 채팅"] {
+        for m in ["ttft p50 ms", "ttft p95 ms", "ttft p99 ms"] {
+            assert_eq!(
+                verdict(&tight, scope, m, 0),
+                Verdict::WithinNoise,
+                "{scope} {m}"
+            );
+            assert_eq!(verdict(&tight, scope, m, 1), Verdict::Worse, "{scope} {m}");
+        }
+        assert_eq!(
+            verdict(&tight, scope, "itl p50 ms", 1),
+            Verdict::WithinNoise,
+            "{scope}"
+        );
+    }
+    let row = |c: &Comparison, scope: &str, m: &str| {
+        c.rows
+            .iter()
+            .find(|r| r.scope == scope && r.metric == m)
+            .unwrap()
+            .clone()
+    };
+    let f = row(&tight, "overall", "ttft p95 ms").floor.unwrap();
+    let spread = f.earlier_runs.expect("the history's TTFT p95 was read");
+    assert_eq!(spread.runs, 5);
+    assert!(spread.pct < 5.0 && !f.from_earlier_runs(), "{f:?}");
+    // Earlier runs whose TTFT wandered by tens of percent (a shared GPU): the same
+    // 30% is one identical runs also showed, so it is within noise, and the
+    // output says the floor came from the history.
+    let wide = cmp_with(
+        &[&base, &slower],
+        &earlier_llm(&[70.0, 130.0, 85.0, 125.0, 100.0, 140.0]),
+    );
+    for scope in ["overall", "step 채팅"] {
+        for m in ["ttft p50 ms", "ttft p95 ms"] {
+            assert_eq!(
+                verdict(&wide, scope, m, 0),
+                Verdict::WithinNoise,
+                "{scope} {m}"
+            );
+            let f = row(&wide, scope, m).floor.unwrap();
+            assert!(f.from_earlier_runs() && f.pct > 30.0, "{scope} {m} {f:?}");
+        }
+    }
+    assert!(
+        wide.noise_between_runs.contains("overall ttft p95 ms ±")
+            && wide.noise_between_runs.contains("step 채팅 ttft p50 ms ±"),
+        "{}",
+        wide.noise_between_runs
+    );
+    // Rows the history did not record for the LLM (ITL here) keep --min-change.
+    let itl = row(&wide, "overall", "itl p50 ms").floor.unwrap();
+    assert_eq!(itl.earlier_runs, None);
+}

@@ -214,6 +214,8 @@ fn sse_summary(e: &pado_metrics::SseStats, dur: f64) -> super::SseSummary {
             // Both hold thousandths: their summaries read in tokens and tokens/s.
             output_tokens_per_request: e.output_tokens.summary(),
             tokens_per_s_per_request: e.tokens_per_s.summary(),
+            input_tokens_per_request: (!e.input_tokens.is_empty())
+                .then(|| e.input_tokens.summary()),
         }),
     }
 }

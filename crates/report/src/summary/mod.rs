@@ -154,6 +154,10 @@ pub struct LlmSummary {
     pub output_tokens_per_request: LatencySummary,
     /// `llm_tokens_per_s` per stream (tokens per second, not ms).
     pub tokens_per_s_per_request: LatencySummary,
+    /// `llm_input_tokens` per stream whose prompt pado sized (`sse.prompt`;
+    /// tokens, not ms); absent when pado sent the prompts as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens_per_request: Option<LatencySummary>,
 }
 
 /// Pass/fail counts of a check.

@@ -281,6 +281,7 @@ fn a_scripts_exception_is_shown_with_its_frame_and_no_request_count() {
         check: None,
         actual: None,
         reason: reason.map(str::to_string),
+        event: None,
     };
     let mut s = Summary {
         requests: 5,

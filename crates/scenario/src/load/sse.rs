@@ -3,7 +3,10 @@
 //! extractions from one source, named by file, line and field like every other
 //! scenario error.
 
-use crate::model::{SseCheck, SseExtractFull, SseExtractSpec, SseSpec, Step};
+use crate::model::{
+    PromptSpread, PromptTokens, SseCheck, SseExtractFull, SseExtractSpec, SsePrompt, SseSpec, Step,
+    MAX_PROMPT_TOKENS,
+};
 
 use super::validator::Validator;
 
@@ -58,8 +61,67 @@ impl Validator<'_> {
         if let Some(c) = &s.check {
             self.sse_check(&format!("{p}.check"), c);
         }
+        if let Some(pr) = &s.prompt {
+            self.sse_prompt(&format!("{p}.prompt"), s.llm, pr);
+        }
         for (var, e) in &s.extract {
             self.sse_extract(&format!("{p}.extract.{var}"), e);
+        }
+    }
+
+    /// A prompt's length: within 1..=[`MAX_PROMPT_TOKENS`], a spread with a finite
+    /// mean and stddev, a variable name a template can hold, a text that parses;
+    /// only for an LLM stream (its input tokens are an LLM figure).
+    fn sse_prompt(&mut self, p: &str, llm: bool, pr: &SsePrompt) {
+        if !llm {
+            self.err(
+                p,
+                "`prompt` sizes an LLM's prompt: the stream must be read as an LLM's",
+                Some("add `llm: true`"),
+            );
+        }
+        let range = format!("between 1 and {MAX_PROMPT_TOKENS}");
+        match &pr.tokens {
+            PromptTokens::Fixed(n) if !(1..=MAX_PROMPT_TOKENS).contains(n) => {
+                self.err(
+                    &format!("{p}.tokens"),
+                    format!("must be {range}, got {n}"),
+                    None,
+                );
+            }
+            PromptTokens::Fixed(_) => {}
+            PromptTokens::Spread(PromptSpread { mean, stddev }) => {
+                if !mean.is_finite() || *mean < 1.0 || *mean > MAX_PROMPT_TOKENS as f64 {
+                    self.err(
+                        &format!("{p}.tokens.mean"),
+                        format!("must be {range}, got {mean}"),
+                        None,
+                    );
+                }
+                if !stddev.is_finite() || *stddev < 0.0 {
+                    self.err(
+                        &format!("{p}.tokens.stddev"),
+                        format!("must be 0 or more, got {stddev}"),
+                        None,
+                    );
+                }
+            }
+        }
+        let var = pr.var_name();
+        let ident = var
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && var.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !ident {
+            self.err(
+                &format!("{p}.var"),
+                format!("`{var}` cannot be a variable's name"),
+                Some("letters, digits and `_`, e.g. `prompt`"),
+            );
+        }
+        if let Some(t) = &pr.text {
+            self.template(&format!("{p}.text"), t);
         }
     }
 

@@ -542,3 +542,69 @@ fn a_shared_iterations_scenario_is_validated_like_the_others() {
         assert_eq!(d.line, Some(line), "{d}");
     }
 }
+
+#[test]
+fn a_prompt_length_that_cannot_be_made_is_refused_with_its_field() {
+    let flow = |step: &str| {
+        errs(&format!(
+            "target: http://127.0.0.1:1\nscenarios:\n  a:\n    executor: constant-vus\n    vus: 1\n    duration: 1s\n    flow:\n      - {step}\n"
+        ))
+    };
+    let body = "request: { method: POST, url: /v1/chat, json: { messages: [ { role: user, content: \"{{ prompt }}\" } ] } }";
+    let cases = [
+        (
+            "sse: { prompt: { tokens: 10 } }",
+            "scenarios.a.flow[0].sse.prompt",
+            "llm: true",
+        ),
+        (
+            "sse: { llm: true, prompt: { tokens: 0 } }",
+            "scenarios.a.flow[0].sse.prompt.tokens",
+            "between 1 and 262144",
+        ),
+        (
+            "sse: { llm: true, prompt: { tokens: { mean: 0.5, stddev: 1 } } }",
+            "scenarios.a.flow[0].sse.prompt.tokens.mean",
+            "between 1",
+        ),
+        (
+            "sse: { llm: true, prompt: { tokens: { mean: 500, stddev: -3 } } }",
+            "scenarios.a.flow[0].sse.prompt.tokens.stddev",
+            "0 or more",
+        ),
+        (
+            "sse: { llm: true, prompt: { tokens: 10, var: \"a b\" } }",
+            "scenarios.a.flow[0].sse.prompt.var",
+            "variable's name",
+        ),
+        (
+            "sse: { llm: true, prompt: { tokens: 10, text: \"{{ nowhere.x }}\" } }",
+            "scenarios.a.flow[0].sse.prompt.text",
+            "nowhere",
+        ),
+    ];
+    for (sse, field, says) in cases {
+        let step = format!("{{ {body}, {sse} }}");
+        let e = flow(&step);
+        let d = e
+            .iter()
+            .find(|d| d.field == field)
+            .unwrap_or_else(|| panic!("{field} not refused for {step}: {e:?}"));
+        assert!(
+            d.message.contains(says) || d.hint.as_deref().is_some_and(|h| h.contains(says)),
+            "{d}"
+        );
+        assert_eq!(d.line, Some(8), "{d}");
+    }
+    // Fixed and spread lengths load, and `{{ prompt }}` (or the named variable) is
+    // a known name in the body.
+    for sse in [
+        "sse: { llm: true, until: \"[DONE]\", prompt: { tokens: 1000 } }",
+        "sse: { llm: true, prompt: { tokens: { mean: 550, stddev: 150 }, seed: 3 } }",
+    ] {
+        let ok = flow(&format!("{{ {body}, {sse} }}"));
+        assert!(ok.is_empty(), "{sse}: {ok:?}");
+    }
+    let ok = flow("{ request: { method: POST, url: /v1/chat, json: { prompt: \"{{ question }}\" } }, sse: { llm: true, prompt: { tokens: 8, var: question } } }");
+    assert!(ok.is_empty(), "{ok:?}");
+}

@@ -25,6 +25,9 @@ fn collect_extracts(steps: &[Step], out: &mut Vec<String>) {
         out.extend(s.extract.keys().cloned());
         if let Some(sse) = &s.sse {
             out.extend(sse.extract.keys().cloned());
+            if let Some(p) = &sse.prompt {
+                out.push(p.var_name().to_string());
+            }
         }
         if let Some(ws) = &s.ws {
             for a in &ws.actions {

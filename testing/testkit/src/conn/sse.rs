@@ -5,7 +5,10 @@
 //! then known exactly: time to first token `first_ms`, inter-token latency
 //! `gap_ms`, `tokens` tokens (or the `usage` count the last event gives). With
 //! `id=X` every chunk carries `"id":"X"` (as OpenAI's completion id); with
-//! `error=1` an `event: error` comes after the tokens.
+//! `error=1` an `event: error` comes after the tokens; with `bad_at=K` token `K`
+//! (0-based) comes as a broken event instead: type `warning`, `id: bad-K`, data
+//! that is not JSON (`토큰K {broken`), the stream's event `K + 1` (the role event
+//! is its first).
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -18,7 +21,7 @@ use super::{after, conn_header, head, sleep_until, After, Transport};
 /// Most tokens one stream sends (a bound on the route's work).
 const MAX_TOKENS: u64 = 100_000;
 
-/// `/sse?tokens=N&first_ms=T0&gap_ms=D[&usage=K][&cut=1][&id=X][&error=1]`.
+/// `/sse?tokens=N&first_ms=T0&gap_ms=D[&usage=K][&cut=1][&id=X][&error=1][&bad_at=K]`.
 pub(super) async fn sse<S: Transport>(
     s: &mut S,
     req: &Request,
@@ -46,6 +49,9 @@ pub(super) async fn sse<S: Transport>(
     let usage = req.query_param("usage").and_then(|v| v.parse::<u64>().ok());
     let cut = req.query_param("cut") == Some("1");
     let error = req.query_param("error") == Some("1");
+    let bad_at = req
+        .query_param("bad_at")
+        .and_then(|v| v.parse::<u64>().ok());
     // The completion's id in every chunk, as OpenAI sends it (letters, digits, `-`
     // and `_` only: it is written into JSON as is).
     let id = match req.query_param("id") {
@@ -82,8 +88,11 @@ pub(super) async fn sse<S: Transport>(
             // timer on a busy machine), as `/delay` notes it.
             shared.delay_late(received_at.elapsed().saturating_sub(wait));
         }
-        let text =
-            format!("data: {{{id}\"choices\":[{{\"delta\":{{\"content\":\"토큰{i} \"}}}}]}}\n\n");
+        let text = if bad_at == Some(i) {
+            format!("event: warning\nid: bad-{i}\ndata: 토큰{i} {{broken\n\n")
+        } else {
+            format!("data: {{{id}\"choices\":[{{\"delta\":{{\"content\":\"토큰{i} \"}}}}]}}\n\n")
+        };
         event(s, &text).await?;
     }
     if let Some(k) = usage {

@@ -134,6 +134,7 @@ pub(super) fn failure_sample(
         check,
         actual,
         reason: reason.map(|why| r.text(why.as_bytes())),
+        event: None,
     }
 }
 

@@ -10,8 +10,9 @@
 use std::time::{Duration, Instant};
 
 use pado_http::Exchange;
-use pado_metrics::raw::RawProtocol;
-use pado_metrics::{ErrorKind, Phases, RequestSample, WsSession};
+use pado_metrics::failure::{printable, EVENT_DATA_PREFIX};
+use pado_metrics::raw::{RawLlm, RawProtocol};
+use pado_metrics::{ErrorKind, FailedEvent, Phases, RequestSample, WsSession};
 
 use crate::plan::{CheckPlan, StepPlan};
 use crate::redact::{request_line, Redactor};
@@ -21,6 +22,7 @@ use crate::trace::{CheckOutcome, Trace};
 use super::described::{check_name, failure_sample, redactor, seen, trace, Cause, Shown};
 use super::grpc::GrpcShown;
 use super::judged::{evaluate, extract};
+use super::sse::FailedEventBufs;
 use super::{us, Vu};
 use crate::runtime::worker::{FailureKey, RawRequest, WorkerCtx};
 
@@ -230,6 +232,8 @@ impl Vu {
                 }
             }
         }
+        // The check on events that failed the request, when one did on an event.
+        let mut event_failed = None;
         if let Some(plan) = step.request.as_ref().and_then(|r| r.sse.as_deref()) {
             // Checks and extraction on the stream's events (read only when the
             // answer was a 2xx stream: otherwise its checks fail, as a step's
@@ -241,6 +245,11 @@ impl Vu {
                     let ok = read && tally.check_held(i);
                     ctx.check(c.id, ok);
                     failed |= !ok && plan.checks_fail_request;
+                }
+                if read && plan.checks_fail_request {
+                    event_failed = tally
+                        .failed_event()
+                        .and_then(|(at, i, ev)| Some((at, plan.checks.get(i)?.id, ev)));
                 }
             }
             if judge != Judge::Hop {
@@ -265,7 +274,8 @@ impl Vu {
         e.sample.failed_by_check = failed && !status_failed;
         if failed {
             let check = first_failed.filter(|_| !status_failed);
-            sample_failure(ctx, step, e, check);
+            let on_event = event_failed.filter(|_| check.is_none() && !status_failed);
+            sample_failure(ctx, step, e, check, on_event);
         }
         if let Some(obs) = &ctx.observer {
             let t = self.traced(ctx, (scope, step), judge, e, &resolved, obs.full());
@@ -276,11 +286,18 @@ impl Vu {
             Some(n) => ctx.record_grpc_stream(series, &e.sample, n, 0, e.end),
             None => ctx.record(series, &e.sample, e.end),
         }
+        let tally = &self.resp.sse.tally;
         if let Some(s) = &e.sse {
-            ctx.record_sse(series, s, &self.resp.sse.tally.gaps, e.end);
+            ctx.record_sse(series, (s, tally.input_tokens), &tally.gaps, e.end);
         }
         if ctx.raw_on() {
-            self.raw(ctx, scope, step, &e.sent, &e.sample, e.end);
+            let llm = e.sse.filter(|s| s.llm).map(|s| RawLlm {
+                ttft_us: s.ttft_us,
+                tpot_us: s.tpot_us(),
+                output_tokens: s.tokens,
+                input_tokens: tally.input_tokens,
+            });
+            self.raw(ctx, scope, step, (&e.sent, llm), &e.sample, e.end);
         }
     }
 
@@ -442,7 +459,7 @@ impl Vu {
         ctx: &WorkerCtx,
         scope: &str,
         step: &StepPlan,
-        sent: &Sent<'_>,
+        (sent, llm): (&Sent<'_>, Option<RawLlm>),
         sample: &RequestSample,
         end: Instant,
     ) {
@@ -474,6 +491,7 @@ impl Vu {
                 url,
                 tags: (!step.tags.is_empty()).then_some((&step.tags[..], &self.tag_buf[..])),
                 protocol,
+                llm,
             },
             sample,
             end,
@@ -483,14 +501,21 @@ impl Vu {
 
 /// Keep a sample of a failed request, if its step has not kept enough of its
 /// category yet. `check` is the first failed check, when a check (not the status
-/// or the transport) failed it.
+/// or the transport) failed it; `on_event`, when no such check did but a check on
+/// events did: the failed event's place, the check's id, and the event.
 #[cold]
-fn sample_failure(ctx: &WorkerCtx, step: &StepPlan, e: &Ended<'_>, check: Option<&CheckPlan>) {
+fn sample_failure(
+    ctx: &WorkerCtx,
+    step: &StepPlan,
+    e: &Ended<'_>,
+    check: Option<&CheckPlan>,
+    on_event: Option<(u64, u32, &FailedEventBufs)>,
+) {
     if !ctx.want_failure_sample(step.series, FailureKey::of(&e.sample, e.status_failed)) {
         return;
     }
     let request = e.sent.shown();
-    let s = failure_sample(
+    let mut s = failure_sample(
         ctx,
         step.series,
         &request,
@@ -502,5 +527,17 @@ fn sample_failure(ctx: &WorkerCtx, step: &StepPlan, e: &Ended<'_>, check: Option
         },
         e.end,
     );
+    if let Some((index, id, ev)) = on_event {
+        let r = ctx.plan.secrets.with_credentials_of(&request);
+        let event = FailedEvent {
+            index,
+            event: r.text(&ev.event),
+            id: r.text(&ev.id),
+            data: printable(&r.prefix(&ev.data, EVENT_DATA_PREFIX)),
+        };
+        s.check = ctx.plan.checks.get(id as usize).cloned();
+        s.actual = Some(event.describe());
+        s.event = Some(event);
+    }
     ctx.failure_sample(s);
 }

@@ -37,6 +37,10 @@ impl Vu {
         mut scheduled: Option<Instant>,
     ) {
         let mut t_start = Instant::now();
+        self.resp.sse.tally.input_tokens = None;
+        if let Some(pr) = req.sse.as_ref().and_then(|s| s.prompt.as_ref()) {
+            self.size_prompt(scope, step.series, pr);
+        }
         let use_jar = self.cookies && !self.jar.is_empty();
         self.jar_at = 0..0;
         match &req.form {

@@ -337,6 +337,7 @@ impl Vu {
             check: None,
             actual: None,
             reason: Some(redact.text(reason.as_bytes())),
+            event: None,
         });
     }
 }
@@ -463,6 +464,7 @@ pub(super) fn script_failure(
         check: None,
         actual: None,
         reason: None,
+        event: None,
     });
 }
 

@@ -25,6 +25,10 @@ pub(super) struct SseRead {
     pub(super) parser: SseParser,
     /// What the events of the current stream came to.
     pub(super) tally: SseTally,
+    /// The user's prompt as rendered, before it is fitted (`sse.prompt.text`).
+    pub(super) prompt_src: Vec<u8>,
+    /// The prompt fitted to its length.
+    pub(super) prompt: String,
 }
 
 /// What one stream's events came to so far.
@@ -48,7 +52,29 @@ pub(super) struct SseTally {
     /// Per extraction of the plan: whether an event gave a value, and the value
     /// (its buffer kept from stream to stream).
     pub(super) extracted: Vec<(bool, Vec<u8>)>,
+    /// The first event a check on events failed on: its place in the stream and
+    /// the plan's check it failed; its type, id and first bytes of data in
+    /// `failed_event` (copied only on a failure, buffers kept).
+    pub(super) failed_at: Option<(u64, usize)>,
+    /// See [`SseTally::failed_at`].
+    pub(super) failed_event: FailedEventBufs,
+    /// The input tokens of the request's prompt, when pado sized it
+    /// (`sse.prompt`); set before the request is built, so kept by `begin`.
+    pub(super) input_tokens: Option<u64>,
 }
+
+/// The type, id and first data bytes of the event a check on events failed on.
+#[derive(Debug, Default)]
+pub(super) struct FailedEventBufs {
+    pub(super) event: Vec<u8>,
+    pub(super) id: Vec<u8>,
+    pub(super) data: Vec<u8>,
+}
+
+/// Bytes of a failed event's data kept for its sample: the sample shows
+/// [`pado_metrics::failure::EVENT_DATA_PREFIX`] of them, and the rest is a margin
+/// for the redaction of a secret that straddles the cut.
+const FAILED_DATA_KEPT: usize = 16 * 1024;
 
 impl SseTally {
     /// Ready for a stream read as `plan` says.
@@ -61,6 +87,7 @@ impl SseTally {
         self.last = None;
         self.gaps.clear();
         self.checks_failed = 0;
+        self.failed_at = None;
         if self.extracted.len() < plan.extract.len() {
             self.extracted
                 .resize_with(plan.extract.len(), Default::default);
@@ -101,6 +128,9 @@ impl SseTally {
             };
             if !ok {
                 self.checks_failed |= bit;
+                if self.failed_at.is_none() {
+                    self.note_failed(i, ev);
+                }
             }
         }
         for (x, (set, buf)) in plan.extract.iter().zip(&mut self.extracted) {
@@ -121,6 +151,23 @@ impl SseTally {
             };
             *set |= got.is_some();
         }
+    }
+
+    /// Keeps the event that failed the plan's check on events `check` (the
+    /// stream's first such event): its place, type, id and first data bytes.
+    #[cold]
+    fn note_failed(&mut self, check: usize, ev: &SseEvent<'_>) {
+        self.failed_at = Some((self.events.saturating_sub(1), check));
+        let b = &mut self.failed_event;
+        write(&mut b.event, ev.event);
+        write(&mut b.id, ev.id);
+        write(&mut b.data, &ev.data[..ev.data.len().min(FAILED_DATA_KEPT)]);
+    }
+
+    /// The event a check on events failed on, if one did: its place in the
+    /// stream, the plan's check, and its type, id and first data bytes.
+    pub(super) fn failed_event(&self) -> Option<(u64, usize, &FailedEventBufs)> {
+        self.failed_at.map(|(i, c)| (i, c, &self.failed_event))
     }
 
     /// The stream's figures, `events` dispatched, from `sent` (the request's start)
@@ -207,5 +254,36 @@ impl SseHandler for SseTally {
         let go = self.on_event(&plan, ev, at);
         self.plan = Some(plan);
         go
+    }
+}
+
+impl super::Vu {
+    /// Sizes the prompt of `step`'s next request (`sse.prompt`): its length drawn,
+    /// the user's prompt rendered and fitted (or a synthetic one made), the
+    /// result put in the prompt's variable for the request to render, and its
+    /// tokens kept for `llm_input_tokens`. Buffers are reused from request to
+    /// request.
+    pub(super) fn size_prompt(&mut self, scope: &str, series: u32, pr: &crate::prompt::PromptPlan) {
+        let mut rng = pr.rng(self.id, self.iter, series);
+        let tokens = pr.length.draw(&mut rng);
+        let mut src = std::mem::take(&mut self.resp.sse.prompt_src);
+        src.clear();
+        if let Some(t) = &pr.text {
+            let plan = &self.ctx.plan;
+            let mut rc = render_ctx!(self, plan, scope);
+            // Raw text has no shaped holes (types bind only in JSON bodies): this
+            // cannot fail.
+            let _ = rc.render(t, &mut src);
+        }
+        let text = String::from_utf8_lossy(&src);
+        let out = &mut self.resp.sse.prompt;
+        crate::prompt::fill(&text, tokens, &mut rng, out);
+        drop(text);
+        self.resp.sse.prompt_src = src;
+        let mut value = self.vars[pr.var].take().unwrap_or_default();
+        value.clear();
+        value.extend_from_slice(self.resp.sse.prompt.as_bytes());
+        self.vars[pr.var] = Some(value);
+        self.resp.sse.tally.input_tokens = Some(tokens);
     }
 }
