@@ -247,24 +247,32 @@ pub fn limit_at_break(steps: &[StepResult]) -> Option<String> {
     limit_between(steps).or_else(|| steps.iter().find(|s| !s.ok).and_then(|s| s.limit.clone()))
 }
 
-/// The lowest rate that broke read against the highest rate below it that held
+/// The lowest rate that broke read against a rate below it that held
 /// (`attribution::between_steps`): what filled up between the two is the limit,
 /// and what was as full where the target kept up (a machine's CPU kept busy by
-/// other work) is not. `None` when no rate held below a broken one, or the table
-/// names no component.
+/// other work) is not. The rates that held are tried from the highest down: one
+/// just under the capacity may have the limit as full as the rate that broke
+/// (nothing changed between them), a lower one shows it filling. `None` when no
+/// rate held below a broken one, or no pair shows a component that filled up.
 pub fn limit_between(steps: &[StepResult]) -> Option<String> {
-    use pado_analysis::attribution::{between_steps::between_steps, headline::headline};
+    use pado_analysis::attribution::{between_steps::between_steps, headline::headline, Verdict};
     let broke = steps
         .iter()
         .filter(|s| !s.ok && !s.interrupted)
         .min_by(|a, b| a.rate.total_cmp(&b.rate))?;
-    let held = steps
+    let mut held: Vec<&StepResult> = steps
         .iter()
         .filter(|s| s.ok && !s.interrupted && s.rate < broke.rate)
-        .max_by(|a, b| a.rate.total_cmp(&b.rate))?;
-    let table = between_steps(&held.result_dir, &broke.result_dir).ok()??;
-    let h = headline(Some(&table));
-    h.component.map(|_| h.phrase)
+        .collect();
+    held.sort_by(|a, b| b.rate.total_cmp(&a.rate));
+    held.iter()
+        .filter_map(|h| {
+            between_steps(&h.result_dir, &broke.result_dir)
+                .ok()
+                .flatten()
+        })
+        .find(|t| t.components.iter().any(|c| c.verdict == Verdict::Yes))
+        .map(|t| headline(Some(&t)).phrase)
 }
 
 #[cfg(test)]
