@@ -148,25 +148,18 @@ impl CookieJar {
         first: &[crate::script::RequestCookie],
         out: &mut Vec<u8>,
     ) {
-        let mut any = false;
-        let mut put = |out: &mut Vec<u8>, n: &str, v: &str| {
-            out.extend_from_slice(if any { b"; " } else { b"Cookie: " });
-            any = true;
-            out.extend_from_slice(n.as_bytes());
-            out.push(b'=');
-            out.extend_from_slice(v.as_bytes());
-        };
-        for c in first {
-            put(out, &c.name, &c.value);
-        }
-        for e in &self.entries {
-            if e.key == host_id && !first.iter().any(|c| c.replace && c.name == e.name) {
-                put(out, &e.name, &e.value);
-            }
-        }
-        if any {
-            out.extend_from_slice(b"\r\n");
-        }
+        let jar = self
+            .entries
+            .iter()
+            .filter(|e| e.key == host_id && !first.iter().any(|c| c.replace && c.name == e.name))
+            .map(|e| (e.name.as_str(), e.value.as_str()));
+        write_cookie_line(
+            first
+                .iter()
+                .map(|c| (c.name.as_str(), c.value.as_str()))
+                .chain(jar),
+            out,
+        );
     }
 
     /// Drop every cookie of `host_id` (its id is about to name another host).
@@ -180,6 +173,25 @@ impl CookieJar {
             .iter()
             .find(|e| e.key == host_id && e.name == name)
             .map(|e| e.value.as_str())
+    }
+}
+
+/// One `Cookie: a=1; b=2\r\n` line of `pairs` appended to `out`; nothing when
+/// there are none (the one way both jars write the header).
+pub(crate) fn write_cookie_line<'a>(
+    pairs: impl Iterator<Item = (&'a str, &'a str)>,
+    out: &mut Vec<u8>,
+) {
+    let mut any = false;
+    for (n, v) in pairs {
+        out.extend_from_slice(if any { b"; " } else { b"Cookie: " });
+        any = true;
+        out.extend_from_slice(n.as_bytes());
+        out.push(b'=');
+        out.extend_from_slice(v.as_bytes());
+    }
+    if any {
+        out.extend_from_slice(b"\r\n");
     }
 }
 

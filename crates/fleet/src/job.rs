@@ -90,6 +90,23 @@ impl Answer {
             body: Arc::new(v.to_string().into_bytes()),
         }
     }
+
+    /// Lines of a growing JSON-lines file read from `from` on (the live feeds):
+    /// `Pado-State` says whether the run still goes; a read error names `what`.
+    fn lines(read: std::io::Result<Vec<u8>>, running: bool, what: &str) -> Answer {
+        match read {
+            Ok(lines) => Answer {
+                status: 200,
+                content_type: "application/x-ndjson",
+                headers: vec![(
+                    "Pado-State",
+                    if running { "running" } else { "done" }.into(),
+                )],
+                body: Arc::new(lines),
+            },
+            Err(e) => Answer::text(500, format!("{what}: {e}")),
+        }
+    }
 }
 
 /// What the server knows of the run.
@@ -184,18 +201,7 @@ impl Job {
             MAX_OBSERVED_LINES_PER_POLL,
             MAX_OBSERVED_BYTES_PER_POLL,
         );
-        match read {
-            Ok(lines) => Answer {
-                status: 200,
-                content_type: "application/x-ndjson",
-                headers: vec![(
-                    "Pado-State",
-                    if running { "running" } else { "done" }.into(),
-                )],
-                body: Arc::new(lines),
-            },
-            Err(e) => Answer::text(500, format!("observe.jsonl: {e}")),
-        }
+        Answer::lines(read, running, "observe.jsonl")
     }
 
     /// The last lines of the run's output when it failed.
@@ -268,21 +274,10 @@ impl Job {
                     Some(Ok(n)) => n,
                     Some(Err(_)) => return Some(Answer::text(400, "from: not a second")),
                 };
-                match s
-                    .feed
-                    .lines_from(from, MAX_SECONDS_PER_POLL, MAX_TIMELINE_BYTES_PER_POLL)
-                {
-                    Ok(lines) => Answer {
-                        status: 200,
-                        content_type: "application/x-ndjson",
-                        headers: vec![(
-                            "Pado-State",
-                            if running { "running" } else { "done" }.into(),
-                        )],
-                        body: Arc::new(lines),
-                    },
-                    Err(e) => Answer::text(500, format!("timeline: {e}")),
-                }
+                let read =
+                    s.feed
+                        .lines_from(from, MAX_SECONDS_PER_POLL, MAX_TIMELINE_BYTES_PER_POLL);
+                Answer::lines(read, running, "timeline")
             }
             ("POST", "/stop") => {
                 if running && !s.stop_asked {

@@ -133,27 +133,17 @@ impl ScriptJar {
     /// request's own cookies, in order), then the jar's (less those a `first`
     /// entry replaces), nothing when there are none.
     pub fn write_header_for(&self, url: &url::Url, first: &[RequestCookie], out: &mut Vec<u8>) {
-        let mut any = false;
-        let mut put = |out: &mut Vec<u8>, n: &str, v: &str| {
-            out.extend_from_slice(if any { b"; " } else { b"Cookie: " });
-            any = true;
-            out.extend_from_slice(n.as_bytes());
-            out.push(b'=');
-            out.extend_from_slice(v.as_bytes());
-        };
-        for c in first {
-            put(out, &c.name, &c.value);
-        }
-        if !self.entries.is_empty() {
-            for (n, v) in self.cookies_for(url) {
-                if !first.iter().any(|c| c.replace && c.name == n) {
-                    put(out, n, v);
-                }
-            }
-        }
-        if any {
-            out.extend_from_slice(b"\r\n");
-        }
+        let jar = self
+            .cookies_for(url)
+            .into_iter()
+            .filter(|(n, _)| !first.iter().any(|c| c.replace && c.name == *n));
+        super::write_cookie_line(
+            first
+                .iter()
+                .map(|c| (c.name.as_str(), c.value.as_str()))
+                .chain(jar),
+            out,
+        );
     }
 }
 
