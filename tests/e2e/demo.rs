@@ -208,9 +208,10 @@ fn find_capacity_finds_the_configured_capacity_within_15_percent() {
         );
         assert!(s["generator_saturated"].is_boolean(), "{s}");
     }
-    // (Listed after pado itself if a busy machine starved the generator.)
+    // Read against a rate that held, the pool that filled up is named, not the
+    // machine's CPU that other work on a busy machine keeps full at every rate.
     let limit = v["limit_at_break"].as_str().unwrap_or_default();
-    assert!(limit.contains("DB pool HikariPool-1 (app)"), "{v}");
+    assert!(limit.starts_with("DB pool HikariPool-1"), "{v}");
 }
 
 /// The experiment's demo knob, measured by pado: with 2 workers each holding its

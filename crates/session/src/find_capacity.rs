@@ -241,6 +241,10 @@ pub fn saturated_from(steps: &[StepResult]) -> Option<f64> {
     capacity::lowest_saturated_rate(steps.iter().map(|s| (s.rate, s.generator_saturated)))
 }
 
+/// The share of a broken rate below which a rate that held is clearly below the
+/// capacity: the low load the limit is read against ([`limit_between`]).
+pub const CLEAR_BELOW: f64 = 0.8;
+
 /// What limited the target where the SLA broke (with observe endpoints), if it was
 /// found: [`limit_between`], else the first broken step's own table.
 pub fn limit_at_break(steps: &[StepResult]) -> Option<String> {
@@ -250,10 +254,12 @@ pub fn limit_at_break(steps: &[StepResult]) -> Option<String> {
 /// The lowest rate that broke read against a rate below it that held
 /// (`attribution::between_steps`): what filled up between the two is the limit,
 /// and what was as full where the target kept up (a machine's CPU kept busy by
-/// other work) is not. The rates that held are tried from the highest down: one
-/// just under the capacity may have the limit as full as the rate that broke
-/// (nothing changed between them), a lower one shows it filling. `None` when no
-/// rate held below a broken one, or no pair shows a component that filled up.
+/// other work) is not. The rates that held are tried from the highest at most
+/// [`CLEAR_BELOW`] of the broken rate down, then the ones above it: a rate just
+/// under the capacity has the limit about as full as the rate that broke (what
+/// grew between them is what waits on it), one clearly below shows it filling.
+/// `None` when no rate held below a broken one, or no pair shows a component
+/// that filled up.
 pub fn limit_between(steps: &[StepResult]) -> Option<String> {
     use pado_analysis::attribution::{between_steps::between_steps, headline::headline, Verdict};
     let broke = steps
@@ -264,7 +270,8 @@ pub fn limit_between(steps: &[StepResult]) -> Option<String> {
         .iter()
         .filter(|s| s.ok && !s.interrupted && s.rate < broke.rate)
         .collect();
-    held.sort_by(|a, b| b.rate.total_cmp(&a.rate));
+    let clear = |s: &StepResult| s.rate <= broke.rate * CLEAR_BELOW;
+    held.sort_by(|a, b| clear(b).cmp(&clear(a)).then(b.rate.total_cmp(&a.rate)));
     held.iter()
         .filter_map(|h| {
             between_steps(&h.result_dir, &broke.result_dir)
