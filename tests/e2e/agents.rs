@@ -1027,18 +1027,10 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
     );
     let out = dir.join("out");
     let _machine = shared_machine();
-    // The page in headless Chromium lists both agents (when the browser tools are
-    // installed; `scripts/test.sh` installs them). A browser that starts slowly on a
-    // busy machine may load the page after the 12 s run: the page stays up until
-    // the browser is done (then Ctrl-C ends the wait, as a person would).
-    let with_browser = crate::dashboard_browser::browser_tools().is_some();
-    let linger: &[&str] = if with_browser {
-        &["--dashboard-linger", "60s"]
-    } else {
-        &[]
-    };
-    let mut run = coordinate_with_dashboard(&f, &[&a, &b], &out, linger);
+    let mut run = coordinate_with_dashboard(&f, &[&a, &b], &out, &[]);
     let page = run.page.clone();
+    // The page in headless Chromium lists both agents (when the browser tools are
+    // installed; `scripts/test.sh` installs them).
     let browser = open_in_browser(&page, &run.token, &[&a, &b], &dir);
     let start = first_request(&srv, Duration::from_secs(20));
     std::thread::sleep((start + Duration::from_secs(4)).saturating_duration_since(Instant::now()));
@@ -1080,14 +1072,6 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
         assert!((shares - 1.0).abs() < 1e-9, "{s}");
         assert!(parts.values().all(|p| p["reporting"] == true), "{s}");
     }
-    if let Some(mut node) = browser {
-        browser_saw(&mut node, 2, &dir);
-        // The run's own end first (its result written), then the lingering page.
-        while !out.join("summary.json").exists() && run.child.try_wait().ok().flatten().is_none() {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        crate::harness::interrupt(&run.child);
-    }
     let status = wait_within_polling(
         &mut run.child,
         Duration::from_secs(60),
@@ -1097,6 +1081,9 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
     let err = run.stderr.join().unwrap();
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(!err.contains(TOKEN), "the agents' token is shown: {err}");
+    if let Some(mut node) = browser {
+        browser_saw(&mut node, 2, &dir);
+    }
     // The server's own count: 20/s before, the new 60/s in all two seconds after.
     let before = received_between(&srv, changed - Duration::from_secs(2), changed);
     let after = received_between(
