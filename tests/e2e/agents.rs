@@ -1019,9 +1019,11 @@ fn a_rate_set_on_the_dashboard_reaches_both_agents_and_the_merged_count_is_the_s
     let a = Agent::start(TOKEN);
     let b = Agent::start(TOKEN);
     let dir = tmp("agents-dashboard");
+    // 25 s: the page's live checks need the run still going when a headless
+    // browser that starts slowly on a busy machine loads it.
     let f = write_fixture(
         &dir,
-        "agents_steered.yaml",
+        "agents_steered_watched.yaml",
         "t.yaml",
         &[("target", srv.base_url())],
     );
