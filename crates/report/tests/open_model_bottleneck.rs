@@ -17,8 +17,9 @@ use pado_report::summary::{bottlenecks_of, load};
 use pado_results::ResultDir;
 
 fn table(name: &str) -> pado_analysis::attribution::Attribution {
+    // The analysis crate's fixtures (its between-steps tests read the same runs).
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
+        .join("../analysis/tests/fixtures")
         .join(name);
     let run = load(&ResultDir::open(dir).expect("fixture opens")).expect("fixture loads");
     bottlenecks_of(&run, None, None).expect("the fixture has target metrics")
@@ -34,7 +35,7 @@ fn verdict(t: &pado_analysis::attribution::Attribution, component: &str) -> Verd
 
 #[test]
 fn past_the_pool_capacity_the_pool_is_the_limit_and_the_threads_wait_on_it() {
-    let t = table("pool4-offered-852");
+    let t = table("pool4-broke-852");
     assert!(
         t.baseline.is_none(),
         "a constant rate has no low load: {t:#?}"
@@ -48,7 +49,7 @@ fn past_the_pool_capacity_the_pool_is_the_limit_and_the_threads_wait_on_it() {
 
 #[test]
 fn below_the_pool_capacity_the_pool_is_not_the_limit() {
-    let t = table("pool4-offered-655");
+    let t = table("pool4-held-655");
     assert_ne!(verdict(&t, "DB pool"), Verdict::Yes, "{t:#?}");
     assert_ne!(verdict(&t, "Worker pool"), Verdict::Yes, "{t:#?}");
 }

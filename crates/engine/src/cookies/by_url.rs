@@ -133,8 +133,13 @@ impl ScriptJar {
     /// request's own cookies, in order), then the jar's (less those a `first`
     /// entry replaces), nothing when there are none.
     pub fn write_header_for(&self, url: &url::Url, first: &[RequestCookie], out: &mut Vec<u8>) {
-        let jar = self
-            .cookies_for(url)
+        // An empty jar (most requests) skips the clock read and the matching.
+        let held = if self.entries.is_empty() {
+            Vec::new()
+        } else {
+            self.cookies_for(url)
+        };
+        let jar = held
             .into_iter()
             .filter(|(n, _)| !first.iter().any(|c| c.replace && c.name == *n));
         super::write_cookie_line(

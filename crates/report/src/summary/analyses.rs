@@ -169,17 +169,9 @@ pub(super) fn offered_load_samples(
     if stages.is_empty() {
         return None;
     }
-    Some(
-        run.points
-            .iter()
-            .map(|p| pado_analysis::saturation::LoadSample {
-                t: p.t,
-                load: planned_rate_at(&stages, f64::from(p.t) + 0.5),
-                rps: p.all.requests as f64,
-                p95_ms: p.all.latency.map(|l| l.p95_us as f64 / 1000.0),
-            })
-            .collect(),
-    )
+    Some(samples_by(run, |p| {
+        planned_rate_at(&stages, f64::from(p.t) + 0.5)
+    }))
 }
 
 /// The arrival rate the stages plan at `at` seconds, summed over scenarios: each
@@ -204,11 +196,19 @@ fn planned_rate_at(stages: &[&pado_results::StageMark], at: f64) -> f64 {
 
 /// Per second: active VUs, requests and p95, what saturation and attribution read.
 pub(super) fn load_samples(run: &LoadedRun) -> Vec<pado_analysis::saturation::LoadSample> {
+    samples_by(run, |p| f64::from(p.vus))
+}
+
+/// Each second's requests and p95 with the load level `load` gives it.
+fn samples_by(
+    run: &LoadedRun,
+    load: impl Fn(&crate::SecondPoint) -> f64,
+) -> Vec<pado_analysis::saturation::LoadSample> {
     run.points
         .iter()
         .map(|p| pado_analysis::saturation::LoadSample {
             t: p.t,
-            load: p.vus as f64,
+            load: load(p),
             rps: p.all.requests as f64,
             p95_ms: p.all.latency.map(|l| l.p95_us as f64 / 1000.0),
         })
