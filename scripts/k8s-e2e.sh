@@ -71,7 +71,7 @@ echo "cluster: $(kc version -o json | sed -n 's/.*"gitVersion": "\(v[^"]*\)".*/\
 if [ $static = 1 ]; then
   # image.sh's default build (cargo rebuilds only what changed since the last one).
   scripts/image.sh --tag "$TAG" --load containerd >/dev/null || exit 1
-  echo "image: $TAG, the static build: $(file -b "$STATIC_BIN" | cut -d, -f1,2,5)"
+  echo "image: $TAG, the static build: $(file -b "$STATIC_BIN" | cut -d, -f1,2,4)"
 else
   scripts/image.sh --binary "$PADO" --tag "$TAG" --load containerd >/dev/null || exit 1
   echo "image: $TAG with $PADO"
