@@ -1,6 +1,6 @@
 //! The quick way of [`super::PathSet::read`]: a scan of the document's bytes that
-//! checks its grammar as it goes (strings found with `memchr`, skipped values
-//! stepped over with a small stack, nothing decoded) and tells what the paths
+//! checks its grammar as it goes (skipped values stepped over with a small stack,
+//! nothing decoded) and tells what the paths
 //! hold. An LLM's token event is ~200 bytes of JSON, and going through serde's
 //! visitors cost several thousand instructions per event, more than the rest of
 //! a token's way through pado.
@@ -32,6 +32,19 @@ pub(super) fn scan(paths: &[Box<[Seg]>], doc: &[u8], out: &mut [Leaf]) -> Option
 struct Scanner<'d> {
     doc: &'d [u8],
     i: usize,
+}
+
+/// Whether `b` ends a string's plain run: its closing quote, an escape, or a
+/// control character (which JSON refuses in a string).
+#[inline]
+fn stops_string(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+/// Whether `text` is UTF-8 (ASCII, as a rule, checked a word at a time).
+#[inline]
+fn utf8(text: &[u8]) -> bool {
+    text.is_ascii() || std::str::from_utf8(text).is_ok()
 }
 
 /// Every path of `mask` holds `leaf`.
@@ -182,12 +195,12 @@ impl<'d> Scanner<'d> {
             return None;
         }
         let start = self.i + 1;
-        let end = start + memchr::memchr2(b'"', b'\\', &d[start..])?;
+        let end = start + d[start..].iter().position(|&b| stops_string(b))?;
         if d[end] != b'"' {
             return None;
         }
         let key = &d[start..end];
-        if key.iter().any(|&b| b < 0x20) || std::str::from_utf8(key).is_err() {
+        if !utf8(key) {
             return None;
         }
         self.i = end + 1;
@@ -199,7 +212,9 @@ impl<'d> Scanner<'d> {
     fn read_string(&mut self) -> Option<bool> {
         let start = self.i + 1;
         let end = self.string_end(start, false)?;
-        std::str::from_utf8(&self.doc[start..end]).ok()?;
+        if !utf8(&self.doc[start..end]) {
+            return None;
+        }
         self.i = end + 1;
         Some(end == start)
     }
@@ -217,12 +232,13 @@ impl<'d> Scanner<'d> {
     fn string_end(&self, mut from: usize, unicode: bool) -> Option<usize> {
         let d = self.doc;
         loop {
-            let at = from + memchr::memchr2(b'"', b'\\', &d[from..])?;
-            if d[from..at].iter().any(|&b| b < 0x20) {
-                return None;
-            }
-            if d[at] == b'"' {
-                return Some(at);
+            // Strings here are short (keys, ids, a token): a plain loop beats
+            // memchr's set-up.
+            let at = from + d[from..].iter().position(|&b| stops_string(b))?;
+            match d[at] {
+                b'"' => return Some(at),
+                b'\\' => {}
+                _ => return None,
             }
             match *d.get(at + 1)? {
                 b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => from = at + 2,
