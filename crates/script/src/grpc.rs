@@ -16,7 +16,7 @@ pub(crate) enum GrpcLoadError {
     #[error("client.load(): {0}")]
     Compile(String),
     /// `client.loadProtoset()`'s file could not be opened or read (k6's words).
-    #[error("couldn't open protoset: open {path}: {why}")]
+    #[error("couldn't open protoset: stat {path}: {why}")]
     Open {
         /// The file as resolved (beside the script).
         path: String,
@@ -280,7 +280,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("couldn't open protoset: open ")
+            e.starts_with("couldn't open protoset: stat ")
                 && e.ends_with("nowhere.pb: no such file or directory"),
             "{e}"
         );
