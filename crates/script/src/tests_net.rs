@@ -23,6 +23,8 @@ struct Seen {
     /// The stream calls, in words (`open /m`, `write 0 <bytes>`, `end 0`, `wait`).
     streams: Vec<String>,
     checks: Vec<(String, bool)>,
+    /// The script's metric adds: id, value, tags.
+    metrics: Vec<(u32, f64, Vec<(String, String)>)>,
     done: Option<Result<Option<String>, ScriptFault>>,
 }
 
@@ -162,8 +164,11 @@ fn drive(vu: &mut dyn ScriptVu, p: &mut Planted) -> Seen {
                 ScriptReply::Resumed
             }
             ScriptCall::Sleep(_) => ScriptReply::Resumed,
-            // A group's duration, a custom metric: recorded by the engine.
-            ScriptCall::Metric { .. } => ScriptReply::Resumed,
+            // A group's duration, a custom metric, `ws_ping`: recorded by the engine.
+            ScriptCall::Metric { id, value, tags } => {
+                seen.metrics.push((id, value, tags));
+                ScriptReply::Resumed
+            }
             ScriptCall::Done(r) => {
                 seen.done = Some(r);
                 return seen;
@@ -742,4 +747,76 @@ export default function () {{
     assert_eq!(t.key.trim(), plain.trim());
     assert!(seen.checks.iter().all(|(_, ok)| *ok), "{:?}", seen.checks);
     assert_eq!(seen.checks.len(), 6);
+}
+
+fn pong(id: u32, ping_us: u64) -> ScriptWsReply {
+    ScriptWsReply::Event {
+        id,
+        kind: ScriptWsEventKind::Pong,
+        data: Vec::new(),
+        code: 0,
+        ping_us,
+    }
+}
+
+#[test]
+fn a_pong_that_answers_a_ping_is_k6s_ws_ping_in_both_modules_and_a_stranger_is_not() {
+    for (module, src) in [
+        (
+            "k6/ws",
+            r#"
+import ws from 'k6/ws';
+export default function () {
+  ws.connect('ws://127.0.0.1:9/p', { tags: { room: '파도' } }, (s) => {
+    s.on('open', () => s.ping());
+    let n = 0;
+    s.on('pong', () => { n += 1; if (n === 3) s.close(); });
+  });
+}
+"#,
+        ),
+        (
+            "k6/websockets",
+            r#"
+import { WebSocket } from 'k6/websockets';
+export default function () {
+  const s = new WebSocket('ws://127.0.0.1:9/p', null, { tags: { room: '파도' } });
+  s.onopen = () => s.ping();
+  let n = 0;
+  s.onpong = () => { n += 1; if (n === 3) s.close(); };
+}
+"#,
+        ),
+    ] {
+        let (_d, p) = files(src, &[]);
+        let h = host(&p);
+        let mut v = vu(&h);
+        // Two pongs timed by the engine (its ping's), one the server sent unasked.
+        let mut planted = Planted::new(vec![pong(0, 2_500), pong(0, 0), pong(0, 40_000)]);
+        let seen = drive(v.as_mut(), &mut planted);
+        assert_eq!(seen.done, Some(Ok(None)), "{module}: {seen:?}");
+        assert!(
+            seen.ws.contains(&"ping 0".to_string()),
+            "{module}: {:?}",
+            seen.ws
+        );
+        let pings: Vec<_> = seen
+            .metrics
+            .iter()
+            .filter(|(id, _, _)| h.metric(*id).is_some_and(|m| &*m.name == "ws_ping"))
+            .collect();
+        assert_eq!(pings.len(), 2, "{module}: {:?}", seen.metrics);
+        assert_eq!((pings[0].1, pings[1].1), (2.5, 40.0), "{module}: in ms");
+        let m = h.metric(pings[0].0).unwrap();
+        assert!(m.is_time, "{module}: a time trend");
+        let tags = &pings[0].2;
+        assert!(
+            tags.contains(&("url".into(), "ws://127.0.0.1:9/p".into())),
+            "{module}: {tags:?}"
+        );
+        assert!(
+            tags.contains(&("room".into(), "파도".into())),
+            "{module}: {tags:?}"
+        );
+    }
 }
