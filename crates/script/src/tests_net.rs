@@ -15,6 +15,9 @@ use pado_engine::script::{
 
 use crate::load_for_run;
 
+/// A metric add the script made: id, value, tags.
+type MetricAdd = (u32, f64, Vec<(String, String)>);
+
 /// What the planted engine saw.
 #[derive(Debug, Default)]
 struct Seen {
@@ -24,7 +27,7 @@ struct Seen {
     streams: Vec<String>,
     checks: Vec<(String, bool)>,
     /// The script's metric adds: id, value, tags.
-    metrics: Vec<(u32, f64, Vec<(String, String)>)>,
+    metrics: Vec<MetricAdd>,
     done: Option<Result<Option<String>, ScriptFault>>,
 }
 
