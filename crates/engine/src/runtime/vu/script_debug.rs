@@ -165,3 +165,35 @@ pub(super) fn script_grpc_trace(
 pub(super) fn grpc_request_head(method: &str, metadata: &[(String, String)]) -> Vec<u8> {
     head_of(&format!("POST {method} HTTP/2"), &[metadata])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::Redactor;
+
+    #[test]
+    fn a_grpc_calls_head_shows_its_metadata_with_credentials_masked_everywhere() {
+        let md = [
+            ("authorization".to_string(), "Bearer tok-9".to_string()),
+            ("x-room".to_string(), "파도".to_string()),
+        ];
+        let head = grpc_request_head("/pkg.S/M", &md);
+        assert_eq!(request_line(&head), (&b"POST"[..], &b"/pkg.S/M"[..]));
+        let r = Redactor::default().with_credentials_of(&head);
+        let shown = headers(&head, &r, false);
+        assert_eq!(
+            shown,
+            vec![
+                ("authorization".to_string(), "***".to_string()),
+                ("x-room".to_string(), "파도".to_string()),
+            ]
+        );
+        // The credential's value is masked in what the server sent back too.
+        let back = head_of("HTTP/2 200", &[&[("x-echo".into(), "Bearer tok-9".into())]]);
+        let echoed = headers(&back, &r, false);
+        assert_eq!(echoed[0].1, "***", "{echoed:?}");
+        // `--http-debug=full` (the run's secrets only) shows the header itself.
+        let full = headers(&head, &Redactor::default(), true);
+        assert_eq!(full[0].1, "Bearer tok-9");
+    }
+}
