@@ -134,10 +134,10 @@ pub(super) fn script_grpc_trace(
     });
     let status = [("grpc-status".to_string(), code)];
     let response_head = head_of("HTTP/2 200", &[&reply.headers, &reply.trailers, &status]);
-    let mut said = format!("{} sent, {} received\n", messages.0, messages.1);
+    let mut said = format!("{} sent, {} received", messages.0, messages.1);
     if !reply.error.is_empty() {
+        said.push_str(" · ");
         said.push_str(&reply.error);
-        said.push('\n');
     }
     let t = Trace {
         scope: scope.to_string(),
