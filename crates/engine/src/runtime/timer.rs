@@ -75,7 +75,8 @@ impl PreciseTimer {
                 tv_nsec: 0,
             },
             it_value: libc::timespec {
-                tv_sec: (target_ns / 1_000_000_000) as libc::time_t,
+                // `as _`: `time_t` is whatever the C library says (musl deprecates the alias).
+                tv_sec: (target_ns / 1_000_000_000) as _,
                 tv_nsec: (target_ns % 1_000_000_000) as libc::c_long,
             },
         };
