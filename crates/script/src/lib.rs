@@ -34,9 +34,11 @@ mod natives_exec;
 mod natives_shared;
 mod net;
 mod options;
+mod rt_switch;
 mod summary;
 mod typescript;
 mod vu;
+mod worker_rt;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -108,5 +110,7 @@ mod tests_mods;
 mod tests_net;
 #[cfg(test)]
 mod tests_runtime;
+#[cfg(test)]
+mod tests_shared_rt;
 #[cfg(test)]
 mod tests_ts;

@@ -39,8 +39,7 @@ pub(crate) fn suspend(ctx: &Ctx<'_>, call: ScriptCall) -> rquickjs::Result<Scrip
     // SAFETY: set by the coroutine that is running this very call, whose yielder
     // lives as long as it does; set again after the suspension, when another
     // coroutine may have run on this thread.
-    let reply = unsafe { &*y }.suspend(call);
-    set_current(y);
+    let reply = crate::rt_switch::suspend(ctx, unsafe { &*y }, call);
     if matches!(reply, ScriptReply::Stop) {
         return Err(Exception::throw_message(ctx, "the run is stopping"));
     }
@@ -116,7 +115,6 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
-    crate::natives_shared::install(ctx, &p, shared)?;
     p.set(
         "b64encode",
         Function::new(ctx.clone(), |text: String, enc: Opt<String>| {
@@ -135,14 +133,43 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
-    crate::crypto::install(ctx, &p)?;
-    crate::html::install(ctx, &p)?;
-    crate::multipart::install(ctx, &p)?;
-    crate::cookie_jar::install(ctx, &p)?;
-    crate::batch::install(ctx, &p)?;
-    crate::net::install(ctx, &p, shared)?;
     ctx.globals().set("__pado", p)?;
     Ok(())
+}
+
+/// Add to `globalThis.__pado` the natives only `module` (one of pado's k6
+/// modules) calls, as a VU's context loads it: a VU pays for the natives of
+/// the modules its script imports, not of every module.
+pub(crate) fn install_for_module<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Arc<Shared>,
+    module: &str,
+) -> rquickjs::Result<()> {
+    let Ok(p) = ctx.globals().get::<_, Object<'js>>("__pado") else {
+        return Ok(());
+    };
+    match module {
+        "k6/crypto" => crate::crypto::install(ctx, &p),
+        "k6/html" => crate::html::install(ctx, &p),
+        // `k6/http`'s bodies, cookies and batches (imported by it alone).
+        crate::host::INTERNAL_BODY => {
+            crate::multipart::install(ctx, &p)?;
+            crate::cookie_jar::install(ctx, &p)?;
+            crate::batch::install(ctx, &p)
+        }
+        "k6/execution" => crate::natives_exec::install(ctx, &p),
+        "k6/data" => crate::natives_shared::install(ctx, &p, shared),
+        "k6/ws"
+        | "k6/websockets"
+        | "k6/experimental/websockets"
+        | "k6/net/grpc"
+        | "k6/experimental/csv"
+            if !p.contains_key("wsOpen")? =>
+        {
+            crate::net::install(ctx, &p, shared)
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `__pado.tags` (the test's tags of this scenario), `__pado.metricId` (a
