@@ -82,6 +82,19 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
+    p.set(
+        "require",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, name: String| -> rquickjs::Result<Object<'js>> {
+                // A module loaded on first use (`k6/html` for `res.html()`):
+                // its namespace, the script's own promise jobs left waiting.
+                crate::rt_switch::with_own_jobs(&ctx, || {
+                    rquickjs::Module::import(&ctx, name)?.finish::<Object<'js>>()
+                })
+            },
+        )?,
+    )?;
     install_metrics(ctx, &p, shared, scenario)?;
     crate::natives_exec::install(ctx, &p)?;
     let start = Instant::now();

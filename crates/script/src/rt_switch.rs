@@ -113,6 +113,38 @@ pub(crate) fn suspend(ctx: &Ctx<'_>, y: &VuYielder, call: ScriptCall) -> ScriptR
     reply
 }
 
+/// Run `f` (a native's work that must settle promises of its own, such as
+/// loading a module) with the runtime's pending jobs set aside: only the jobs
+/// `f` queues run in it, and the VU's own come back first in line after it,
+/// so the script's microtasks keep their order.
+pub(crate) fn with_own_jobs<R>(ctx: &Ctx<'_>, f: impl FnOnce() -> R) -> R {
+    let Some(l) = LAYOUT.get().copied().flatten() else {
+        return f();
+    };
+    // SAFETY: as `ctx`'s.
+    let rt = unsafe { qjs::JS_GetRuntime(ctx.as_raw().as_ptr()) };
+    let mut before = ListHead {
+        prev: std::ptr::null_mut(),
+        next: std::ptr::null_mut(),
+    };
+    let mut after = ListHead {
+        prev: std::ptr::null_mut(),
+        next: std::ptr::null_mut(),
+    };
+    let (before_at, after_at): (*mut ListHead, *mut ListHead) = (&mut before, &mut after);
+    // SAFETY: the verified layout; both heads live in this frame until put
+    // back; only this thread touches the runtime.
+    unsafe { take_jobs(rt, l, before_at) };
+    let out = f();
+    // SAFETY: as above.
+    unsafe {
+        take_jobs(rt, l, after_at);
+        give_jobs(rt, l, before_at);
+        give_jobs(rt, l, after_at);
+    }
+    out
+}
+
 /// A list head as QuickJS's `list.h` lays it out: `prev`, then `next`.
 #[repr(C)]
 struct ListHead {
@@ -127,13 +159,24 @@ struct ListHead {
 /// `rt` is a live, idle runtime of this thread laid out as `l`; `stash` stays
 /// put until [`unpark`].
 unsafe fn park(rt: *mut qjs::JSRuntime, l: Layout, stash: *mut ListHead) -> usize {
-    // SAFETY: the fields `l` verified, and the list's own links.
+    // SAFETY: the field `l` verified; the jobs as `take_jobs` says.
     unsafe {
-        let base = rt.cast::<u8>();
-        let slot = base.add(l.frame).cast::<usize>();
+        let slot = rt.cast::<u8>().add(l.frame).cast::<usize>();
         let frame = slot.read();
         slot.write(0);
-        let head = base.add(l.jobs).cast::<ListHead>();
+        take_jobs(rt, l, stash);
+        frame
+    }
+}
+
+/// Move the runtime's pending jobs into `stash`, leaving it none.
+///
+/// # Safety
+/// As [`park`]'s.
+unsafe fn take_jobs(rt: *mut qjs::JSRuntime, l: Layout, stash: *mut ListHead) {
+    // SAFETY: the list `l` verified, and its own links.
+    unsafe {
+        let head = rt.cast::<u8>().add(l.jobs).cast::<ListHead>();
         if (*head).next == head {
             (*stash).prev = stash;
             (*stash).next = stash;
@@ -145,7 +188,6 @@ unsafe fn park(rt: *mut qjs::JSRuntime, l: Layout, stash: *mut ListHead) -> usiz
             (*head).prev = head;
             (*head).next = head;
         }
-        frame
     }
 }
 
@@ -154,14 +196,24 @@ unsafe fn park(rt: *mut qjs::JSRuntime, l: Layout, stash: *mut ListHead) -> usiz
 /// # Safety
 /// As [`park`], with the `stash` it filled.
 unsafe fn unpark(rt: *mut qjs::JSRuntime, l: Layout, frame: usize, stash: *mut ListHead) {
-    // SAFETY: the fields `l` verified, and the lists' own links.
+    // SAFETY: the field `l` verified; the jobs as `give_jobs` says.
     unsafe {
-        let base = rt.cast::<u8>();
-        base.add(l.frame).cast::<usize>().write(frame);
+        rt.cast::<u8>().add(l.frame).cast::<usize>().write(frame);
+        give_jobs(rt, l, stash);
+    }
+}
+
+/// Append the jobs in `stash` to the runtime's, leaving `stash` empty.
+///
+/// # Safety
+/// As [`park`]'s, with a `stash` [`take_jobs`] filled.
+unsafe fn give_jobs(rt: *mut qjs::JSRuntime, l: Layout, stash: *mut ListHead) {
+    // SAFETY: the list `l` verified, and the lists' own links.
+    unsafe {
         if (*stash).next == stash {
             return;
         }
-        let head = base.add(l.jobs).cast::<ListHead>();
+        let head = rt.cast::<u8>().add(l.jobs).cast::<ListHead>();
         let (first, last, tail) = ((*stash).next, (*stash).prev, (*head).prev);
         (*tail).next = first;
         (*first).prev = tail;

@@ -242,6 +242,40 @@ fn pados_modules_carry_no_source_text_and_the_users_keep_their_lines() {
 const BENCH: &str = include_str!("../../../bench/k6script.js");
 
 #[test]
+fn a_further_vu_of_the_bench_script_costs_its_context_not_a_runtime() {
+    let (_d, host, _) = script(BENCH);
+    let usage = || {
+        let rt = crate::worker_rt::this_threads_runtime().expect("a runtime");
+        rt.run_gc();
+        rt.memory_usage()
+    };
+    let mut vus = Vec::new();
+    let mut add = |n: u64| {
+        for i in 0..n {
+            let mut vu = load_vu(&host, i + 1);
+            let seen = drive(vu.as_mut(), start(0, None), &|_| {
+                ok_json(r#"{"token":"t 파도"}"#)
+            });
+            assert_eq!(seen.done, Some(Ok(None)));
+            assert_eq!(seen.requests.len(), 4, "a login and three requests");
+            vus.push(vu);
+        }
+    };
+    add(1);
+    let one = usage();
+    add(20);
+    let more = usage();
+    // Names are held once for the runtime: twenty more VUs add none.
+    assert_eq!(more.atom_count, one.atom_count);
+    // A VU with a runtime of its own cost 271 KB of QuickJS memory (measured
+    // with the same call); a further VU now costs its context, its modules'
+    // instances and what its iteration keeps.
+    let per_vu = (more.malloc_size - one.malloc_size) / 20;
+    assert!(per_vu < 140 * 1024, "{per_vu} bytes a VU");
+    assert!(per_vu < one.malloc_size, "{per_vu} of {}", one.malloc_size);
+}
+
+#[test]
 #[ignore = "prints the QuickJS memory of VUs of the bench script"]
 fn print_memory_per_vu() {
     let (_d, host, _) = script(BENCH);
@@ -268,49 +302,56 @@ fn print_memory_per_vu() {
 #[ignore = "prints what a context costs in a runtime, by its intrinsics"]
 fn print_context_costs() {
     use rquickjs::context::intrinsic::{
-        BigInt, Date, Eval, Json, MapSet, Performance, Promise, Proxy, RegExp, TypedArrays, WeakRef,
+        BigInt, Date, Eval, Json, MapSet, Performance, Promise, Proxy, RegExp, RegExpCompiler,
+        TypedArrays, WeakRef,
     };
     use rquickjs::{Context, Runtime};
     let rt = Runtime::new().unwrap();
-    let size = || rt.memory_usage().malloc_size;
-    let m0 = size();
-    let _a = Context::full(&rt).unwrap();
-    let m1 = size();
-    let _b = Context::full(&rt).unwrap();
-    let m2 = size();
-    let _c = Context::base(&rt).unwrap();
-    let m3 = size();
-    let mut last = m3;
+    let _warm = Context::full(&rt).unwrap();
+    let size = || {
+        rt.run_gc();
+        rt.memory_usage().malloc_size
+    };
     let mut keep = Vec::new();
-    macro_rules! one {
-        ($t:ty) => {{
-            keep.push(Context::custom::<$t>(&rt).unwrap());
-            let now = size();
-            eprintln!(
-                "{}: {} bytes over base",
-                stringify!($t),
-                now - last - (m3 - m2)
-            );
-            last = now;
-        }};
-    }
-    one!(Date);
-    one!(Eval);
-    one!(RegExp);
-    one!(Json);
-    one!(Proxy);
-    one!(MapSet);
-    one!(TypedArrays);
-    one!(Promise);
-    one!(BigInt);
-    one!(WeakRef);
-    one!(Performance);
-    eprintln!(
-        "runtime {m0}; first full context {}; second {}; base {}",
-        m1 - m0,
-        m2 - m1,
-        m3 - m2
-    );
+    let mut per = |what: &str, make: &dyn Fn() -> Context| {
+        let m0 = size();
+        for _ in 0..20 {
+            keep.push(make());
+        }
+        eprintln!("{what}: {} bytes a context", (size() - m0) / 20);
+    };
+    per("full", &|| Context::full(&rt).unwrap());
+    per("base", &|| Context::base(&rt).unwrap());
+    per("k6's", &|| {
+        Context::custom::<(
+            Date,
+            Eval,
+            RegExpCompiler,
+            RegExp,
+            Json,
+            Proxy,
+            MapSet,
+            TypedArrays,
+            Promise,
+            BigInt,
+        )>(&rt)
+        .unwrap()
+    });
+    per("+WeakRef", &|| Context::custom::<WeakRef>(&rt).unwrap());
+    per("+Performance", &|| {
+        Context::custom::<Performance>(&rt).unwrap()
+    });
+    per("+TypedArrays", &|| {
+        Context::custom::<TypedArrays>(&rt).unwrap()
+    });
+    per("+MapSet", &|| Context::custom::<MapSet>(&rt).unwrap());
+    per("+Date", &|| Context::custom::<Date>(&rt).unwrap());
+    per("+RegExp", &|| {
+        Context::custom::<(RegExpCompiler, RegExp)>(&rt).unwrap()
+    });
+    per("+Promise", &|| Context::custom::<Promise>(&rt).unwrap());
+    per("+Proxy", &|| Context::custom::<Proxy>(&rt).unwrap());
+    per("+BigInt", &|| Context::custom::<BigInt>(&rt).unwrap());
 }
 
 #[test]
@@ -366,4 +407,43 @@ fn print_stages() {
             show(m, &mut last);
         }
     });
+}
+
+#[test]
+fn k6_html_is_loaded_on_the_first_res_html_and_the_scripts_jobs_keep_their_order() {
+    let (_d, host, _) = script(
+        r#"
+import http from 'k6/http';
+export default async function () {
+  const before = typeof globalThis.__pado.htmlParse;
+  const order = [];
+  Promise.resolve().then(() => order.push('job'));
+  const r = http.get(`${__ENV.BASE}/page`);
+  order.push(r.html().find('b').text());
+  const after = typeof globalThis.__pado.htmlParse;
+  await null;
+  http.get(`${__ENV.BASE}/?before=${before}&after=${after}&order=${encodeURIComponent(order.join('.'))}`);
+}
+"#,
+    );
+    let mut vu = load_vu(&host, 1);
+    assert_eq!(
+        request_of(vu.as_mut(), start(0, None)),
+        "http://127.0.0.1:9/page"
+    );
+    let page = ScriptReply::Http(Box::new(pado_engine::script::ScriptResponse {
+        status: 200,
+        headers: vec![("content-type".into(), "text/html".into())],
+        body: "<p><b>파도</b></p>".as_bytes().to_vec(),
+        url: "http://127.0.0.1:9/page".into(),
+        proto: "HTTP/1.1".into(),
+        ..Default::default()
+    }));
+    // Not loaded before; loaded by `res.html()`; the job queued before it runs
+    // after it, at the `await`, as it would with k6/html imported.
+    assert_eq!(
+        request_of(vu.as_mut(), page),
+        "http://127.0.0.1:9/?before=undefined&after=function&order=%ED%8C%8C%EB%8F%84.job"
+    );
+    assert_eq!(done_of(vu.as_mut(), answer()), Ok(None));
 }

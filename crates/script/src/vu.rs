@@ -35,9 +35,6 @@ const STACK: usize = 1024 * 1024;
 #[cfg(not(debug_assertions))]
 const STACK: usize = 256 * 1024;
 
-/// What runs before any module: `console`, timers.
-const PRELUDE: &str = include_str!("js/prelude.js");
-
 /// A VU's coroutine.
 type Co = Coroutine<ScriptReply, ScriptCall, (), DefaultStack>;
 
@@ -300,7 +297,7 @@ pub(crate) fn init<'js>(
             .map_err(caught)?;
         g.set("__pado_options", o).catch(ctx).map_err(caught)?;
     }
-    ctx.eval::<(), _>(PRELUDE).catch(ctx).map_err(caught)?;
+    crate::host::run_prelude(ctx, shared).map_err(caught)?;
     let ns = evaluate(ctx, shared).map_err(caught)?;
     // The init stage is over: `open()`, `fs.open()`, `client.load()` are refused
     // from here, as k6 does, and sockets may connect.
@@ -397,9 +394,7 @@ pub(crate) fn read_options(
         let _ = g.set("__ENV", env);
         let _ = g.set("__VU", 0);
         let _ = g.set("__ITER", 0);
-        ctx.eval::<(), _>(PRELUDE)
-            .catch(&ctx)
-            .map_err(|e| as_init(fault_of(e)))?;
+        crate::host::run_prelude(&ctx, shared).map_err(|e| as_init(fault_of(e)))?;
         let ns = evaluate(&ctx, shared).map_err(|e| as_init(fault_of(e)))?;
         let mut exports = Vec::new();
         for k in ns.keys::<String>() {
