@@ -36,6 +36,7 @@ mod net;
 mod options;
 mod rt_switch;
 mod summary;
+mod tls_key;
 mod typescript;
 mod vu;
 mod worker_rt;
