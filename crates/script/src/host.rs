@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use pado_engine::script::{ScriptFault, ScriptHost, ScriptRole, ScriptVu, SummaryFiles};
 use rquickjs::loader::{Loader, Resolver};
-use rquickjs::{CatchResultExt, CaughtError, Context, Ctx, Module, Runtime};
+use std::ffi::CString;
+
+use rquickjs::{qjs, CatchResultExt, CaughtError, Context, Ctx, Module, Runtime};
 
 use crate::error::ScriptError;
 use crate::imports::{self, Resolved};
@@ -39,9 +41,12 @@ const BUILTIN_SOURCES: &[(&str, &str)] = &[
     ("k6/experimental/csv", include_str!("js/csv.js")),
 ];
 
+/// What runs before any module in every context: `console`, timers.
+const PRELUDE: &str = include_str!("js/prelude.js");
+
 /// The module of `k6/http`'s body and cookie rules (`js/body.js`): imported by
 /// pado's own modules only (a script's import of it is refused at load).
-const INTERNAL_BODY: &str = "pado:http-body";
+pub(crate) const INTERNAL_BODY: &str = "pado:http-body";
 
 /// What every VU of a script shares (read-only after load, but for the caches
 /// that `open()` and `SharedArray` fill once).
@@ -50,6 +55,8 @@ pub(crate) struct Shared {
     pub(crate) file: String,
     /// The main module's name.
     pub(crate) main: String,
+    /// The prelude's bytecode (`js/prelude.js`, a script).
+    pub(crate) prelude: Vec<u8>,
     /// Bytecode of every module, by module name.
     pub(crate) modules: HashMap<String, Vec<u8>>,
     /// The script's directory (`open()` paths are relative to it).
@@ -164,7 +171,8 @@ impl Resolver for ScriptResolver {
     }
 }
 
-/// Loads a module from the script's bytecode.
+/// Loads a module from the script's bytecode (and, for one of pado's modules,
+/// the natives it calls).
 pub(crate) struct BytecodeLoader(pub(crate) Arc<Shared>);
 
 impl Loader for BytecodeLoader {
@@ -172,6 +180,7 @@ impl Loader for BytecodeLoader {
         let Some(bytes) = self.0.modules.get(name) else {
             return Err(rquickjs::Error::new_loading(name));
         };
+        crate::natives::install_for_module(ctx, &self.0, name)?;
         // SAFETY: written by `Module::write` of this same QuickJS at load, and
         // kept (in `Shared`, which every VU holds) as long as any module read
         // from it lives.
@@ -196,13 +205,15 @@ pub(crate) fn load(
     let main = path.to_string_lossy().into_owned();
     let sources = imports::gather(path, &shown)?;
     let mut modules = HashMap::new();
+    let mut prelude = Vec::new();
     let rt = Runtime::new().map_err(|e| init_error(&shown, e.to_string(), String::new()))?;
     let context =
         Context::full(&rt).map_err(|e| init_error(&shown, e.to_string(), String::new()))?;
     context.with(|ctx| -> Result<(), ScriptError> {
+        prelude = compile(&ctx, "pado:prelude", PRELUDE, Keep::Nothing, false)
+            .map_err(|e| init_error("pado:prelude", e.to_string(), String::new()))?;
         for (name, src) in BUILTIN_SOURCES {
-            let m = Module::declare(ctx.clone(), *name, *src)
-                .and_then(|m| m.write(false))
+            let m = compile(&ctx, name, src, Keep::Nothing, true)
                 .map_err(|e| init_error(name, e.to_string(), String::new()))?;
             modules.insert((*name).to_string(), m);
         }
@@ -221,10 +232,11 @@ pub(crate) fn load(
                 } else {
                     p.display().to_string()
                 };
-                let declared = match Module::declare(ctx.clone(), name.as_str(), src.as_str())
-                    .catch(&ctx)
-                {
-                    Ok(d) => d,
+                match compile(&ctx, name, src, Keep::Lines, true) {
+                    Ok(bytes) => {
+                        modules.insert((*name).clone(), bytes);
+                        false
+                    }
                     Err(e) => {
                         // A TypeScript file's line as the user wrote it.
                         let written = crate::typescript::is_typescript(name)
@@ -236,17 +248,6 @@ pub(crate) fn load(
                         if first_error.as_ref().is_none_or(|(u, _)| *u && !unlinked) {
                             first_error = Some((unlinked, e));
                         }
-                        return true;
-                    }
-                };
-                match declared.write(false) {
-                    Ok(bytes) => {
-                        modules.insert((*name).clone(), bytes);
-                        false
-                    }
-                    Err(e) => {
-                        first_error =
-                            Some((false, init_error(&display, e.to_string(), String::new())));
                         true
                     }
                 }
@@ -270,6 +271,7 @@ pub(crate) fn load(
     let shared = Arc::new(Shared {
         file: shown.clone(),
         main,
+        prelude,
         modules,
         base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
         env_json,
@@ -293,6 +295,105 @@ pub(crate) fn load(
         exports,
         options,
     })
+}
+
+/// What of a module's debug information its bytecode keeps. Every VU loads
+/// its own copy of each module's bytecode, so what is kept is paid once per VU.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Names and line and column tables: the user's own code, whose errors
+    /// name its file, line and column.
+    Lines,
+    /// Nothing: pado's own modules (an error's stack names the user's frames).
+    Nothing,
+}
+
+/// Compile `src` as the module `name` (linked to the modules compiled before
+/// it), or as a script when not `module`, and write its bytecode. The
+/// functions' source text is never written:
+/// each VU would hold a copy of it for `fn.toString()` alone (which then says
+/// `[native code]`); with [`Keep::Nothing`] neither are line tables and
+/// variable names.
+fn compile<'js>(
+    ctx: &Ctx<'js>,
+    name: &str,
+    src: &str,
+    keep: Keep,
+    module: bool,
+) -> Result<Vec<u8>, CaughtError<'js>> {
+    let thrown = |e: rquickjs::Error| Err::<(), _>(e).catch(ctx).unwrap_err();
+    let c_name = CString::new(name).map_err(|e| thrown(e.into()))?;
+    let c_src = CString::new(src).map_err(|e| thrown(e.into()))?;
+    let raw = ctx.as_raw().as_ptr();
+    let flags = if module {
+        qjs::JS_EVAL_TYPE_MODULE | qjs::JS_EVAL_FLAG_STRICT | qjs::JS_EVAL_FLAG_COMPILE_ONLY
+    } else {
+        qjs::JS_EVAL_TYPE_GLOBAL | qjs::JS_EVAL_FLAG_COMPILE_ONLY
+    };
+    // SAFETY: a live context; the source is zero-terminated as JS_Eval needs.
+    // A module stays declared in this context (its importers link to it), as
+    // `Module::declare` leaves it; a script's function is freed once written.
+    let compiled = unsafe {
+        qjs::JS_Eval(
+            raw,
+            c_src.as_ptr(),
+            src.len() as _,
+            c_name.as_ptr(),
+            flags as i32,
+        )
+    };
+    // SAFETY: a value just returned.
+    if unsafe { qjs::JS_IsException(compiled) } {
+        return Err(thrown(rquickjs::Error::Exception));
+    }
+    let mut flags = qjs::JS_WRITE_OBJ_BYTECODE | qjs::JS_WRITE_OBJ_STRIP_SOURCE;
+    if keep == Keep::Nothing {
+        flags |= qjs::JS_WRITE_OBJ_STRIP_DEBUG;
+    }
+    let mut len = 0;
+    // SAFETY: `compiled` is what was just compiled; the buffer QuickJS returns
+    // is copied, then freed with its allocator.
+    unsafe {
+        let buf = qjs::JS_WriteObject(raw, &mut len, compiled, flags as i32);
+        if !module {
+            qjs::JS_FreeValue(raw, compiled);
+        }
+        if buf.is_null() {
+            return Err(thrown(rquickjs::Error::Exception));
+        }
+        let bytes = std::slice::from_raw_parts(buf, len as usize).to_vec();
+        qjs::js_free(raw, buf.cast());
+        Ok(bytes)
+    }
+}
+
+/// Run the prelude (`console`, timers) in `ctx` from its bytecode.
+pub(crate) fn run_prelude<'js>(ctx: &Ctx<'js>, shared: &Shared) -> Result<(), CaughtError<'js>> {
+    let thrown = || {
+        Err::<(), _>(rquickjs::Error::Exception)
+            .catch(ctx)
+            .unwrap_err()
+    };
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: bytecode written by this QuickJS at load, kept in `Shared`;
+    // `JS_EvalFunction` takes the function read, its result is freed here.
+    unsafe {
+        let f = qjs::JS_ReadObject(
+            raw,
+            shared.prelude.as_ptr(),
+            shared.prelude.len() as _,
+            qjs::JS_READ_OBJ_BYTECODE as i32,
+        );
+        if qjs::JS_IsException(f) {
+            return Err(thrown());
+        }
+        let r = qjs::JS_EvalFunction(raw, f);
+        if qjs::JS_IsException(r) {
+            return Err(thrown());
+        }
+        qjs::JS_FreeValue(raw, r);
+    }
+    Ok(())
 }
 
 /// An error of the init stage, named by file.

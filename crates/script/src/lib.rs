@@ -34,10 +34,12 @@ mod natives_exec;
 mod natives_shared;
 mod net;
 mod options;
+mod rt_switch;
 mod summary;
 mod tls_key;
 mod typescript;
 mod vu;
+mod worker_rt;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -109,5 +111,7 @@ mod tests_mods;
 mod tests_net;
 #[cfg(test)]
 mod tests_runtime;
+#[cfg(test)]
+mod tests_shared_rt;
 #[cfg(test)]
 mod tests_ts;

@@ -39,8 +39,7 @@ pub(crate) fn suspend(ctx: &Ctx<'_>, call: ScriptCall) -> rquickjs::Result<Scrip
     // SAFETY: set by the coroutine that is running this very call, whose yielder
     // lives as long as it does; set again after the suspension, when another
     // coroutine may have run on this thread.
-    let reply = unsafe { &*y }.suspend(call);
-    set_current(y);
+    let reply = crate::rt_switch::suspend(ctx, unsafe { &*y }, call);
     if matches!(reply, ScriptReply::Stop) {
         return Err(Exception::throw_message(ctx, "the run is stopping"));
     }
@@ -83,6 +82,19 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
+    p.set(
+        "require",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, name: String| -> rquickjs::Result<Object<'js>> {
+                // A module loaded on first use (`k6/html` for `res.html()`):
+                // its namespace, the script's own promise jobs left waiting.
+                crate::rt_switch::with_own_jobs(&ctx, || {
+                    rquickjs::Module::import(&ctx, name)?.finish::<Object<'js>>()
+                })
+            },
+        )?,
+    )?;
     install_metrics(ctx, &p, shared, scenario)?;
     crate::natives_exec::install(ctx, &p)?;
     let start = Instant::now();
@@ -116,7 +128,6 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
-    crate::natives_shared::install(ctx, &p, shared)?;
     p.set(
         "b64encode",
         Function::new(ctx.clone(), |text: String, enc: Opt<String>| {
@@ -135,14 +146,43 @@ pub(crate) fn install<'js>(
             },
         )?,
     )?;
-    crate::crypto::install(ctx, &p)?;
-    crate::html::install(ctx, &p)?;
-    crate::multipart::install(ctx, &p)?;
-    crate::cookie_jar::install(ctx, &p)?;
-    crate::batch::install(ctx, &p)?;
-    crate::net::install(ctx, &p, shared)?;
     ctx.globals().set("__pado", p)?;
     Ok(())
+}
+
+/// Add to `globalThis.__pado` the natives only `module` (one of pado's k6
+/// modules) calls, as a VU's context loads it: a VU pays for the natives of
+/// the modules its script imports, not of every module.
+pub(crate) fn install_for_module<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Arc<Shared>,
+    module: &str,
+) -> rquickjs::Result<()> {
+    let Ok(p) = ctx.globals().get::<_, Object<'js>>("__pado") else {
+        return Ok(());
+    };
+    match module {
+        "k6/crypto" => crate::crypto::install(ctx, &p),
+        "k6/html" => crate::html::install(ctx, &p),
+        // `k6/http`'s bodies, cookies and batches (imported by it alone).
+        crate::host::INTERNAL_BODY => {
+            crate::multipart::install(ctx, &p)?;
+            crate::cookie_jar::install(ctx, &p)?;
+            crate::batch::install(ctx, &p)
+        }
+        "k6/execution" => crate::natives_exec::install(ctx, &p),
+        "k6/data" => crate::natives_shared::install(ctx, &p, shared),
+        "k6/ws"
+        | "k6/websockets"
+        | "k6/experimental/websockets"
+        | "k6/net/grpc"
+        | "k6/experimental/csv"
+            if !p.contains_key("wsOpen")? =>
+        {
+            crate::net::install(ctx, &p, shared)
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `__pado.tags` (the test's tags of this scenario), `__pado.metricId` (a

@@ -1,14 +1,21 @@
-//! A scripted VU: a QuickJS runtime and context of its own, living on a stackful
-//! coroutine (`corosensei`) with a small stack. The VU's task on a pado worker
-//! resumes it; when the script calls `http.get` or `sleep` the coroutine suspends
-//! with the request ([`ScriptCall`]) and the worker runs other VUs until the
-//! answer comes back. The runtime is made on the coroutine's own stack, so
-//! QuickJS's stack-overflow check measures that stack (its limit is set below
-//! the stack's size).
+//! A scripted VU: a QuickJS context of its own, in its worker thread's runtime
+//! ([`crate::worker_rt`]), living on a stackful coroutine (`corosensei`). The
+//! VU's task on a pado worker resumes it; when the script calls `http.get` or
+//! `sleep` the coroutine suspends with the request ([`ScriptCall`]) and the
+//! worker runs other VUs until the answer comes back; the runtime's per-call
+//! state goes and comes back with it ([`crate::rt_switch`]), and QuickJS's
+//! stack-overflow check is pointed at the coroutine's own stack.
+//!
+//! The stack: its size is address space, only the pages a VU touches are
+//! resident. The init stage (compiling the context, evaluating the modules)
+//! goes deeper than an iteration, so once the first iteration is over the
+//! pages below the VU's frame are handed back to the kernel
+//! ([`release_unused_stack`]); what stays resident is what an iteration
+//! touches.
 
 use std::sync::Arc;
 
-use corosensei::stack::DefaultStack;
+use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult};
 use pado_engine::script::{ScriptCall, ScriptFault, ScriptReply, ScriptRole, ScriptVu};
 use rquickjs::{
@@ -18,20 +25,15 @@ use rquickjs::{
 use crate::error::ScriptError;
 use crate::host::{init_error, BytecodeLoader, ScriptResolver, Shared};
 use crate::natives::{self, VuYielder};
+use crate::{rt_switch, worker_rt};
 
-/// Each VU's coroutine stack. Only the pages it touches are resident; debug
-/// builds (unoptimised C and Rust frames) need more.
+/// Each VU's coroutine stack: address space; only the pages it touches are
+/// resident. JavaScript may use all of it but [`rt_switch::NATIVE_ROOM`];
+/// debug builds (unoptimised C and Rust frames) need more.
 #[cfg(debug_assertions)]
 const STACK: usize = 1024 * 1024;
 #[cfg(not(debug_assertions))]
 const STACK: usize = 256 * 1024;
-/// QuickJS's own limit: below the stack, leaving room for the Rust and native
-/// frames above JavaScript's deepest call, so deep recursion is a JavaScript
-/// `RangeError`, never a fault.
-const JS_STACK: usize = STACK - 96 * 1024;
-
-/// What runs before any module: `console`, timers.
-const PRELUDE: &str = include_str!("js/prelude.js");
 
 /// A VU's coroutine.
 type Co = Coroutine<ScriptReply, ScriptCall, (), DefaultStack>;
@@ -47,9 +49,12 @@ impl CoVu {
     /// A VU for `role`; its runtime is made on its first resume.
     pub(crate) fn start(shared: Arc<Shared>, role: ScriptRole) -> Result<CoVu, String> {
         let stack = DefaultStack::new(STACK).map_err(|e| format!("a VU's stack: {e}"))?;
+        // The lowest usable address: above the guard page.
+        let lo = stack.limit().get() + page_size();
         let co = Coroutine::with_stack(stack, move |y: &VuYielder, first: ScriptReply| {
             natives::set_current(y);
-            run(y, &shared, &role, first);
+            rt_switch::set_stack_lo(lo);
+            run(y, &shared, &role, first, lo);
         });
         Ok(CoVu {
             co: Some(co),
@@ -76,6 +81,7 @@ impl CoVu {
         };
         let out = co.resume(reply);
         natives::set_current(std::ptr::null());
+        rt_switch::set_stack_lo(0);
         match out {
             CoroutineResult::Yield(call) => {
                 self.mid = !matches!(call, ScriptCall::Done(_));
@@ -106,12 +112,14 @@ impl Drop for CoVu {
             if let Some(co) = self.co.as_mut().filter(|c| c.started() && !c.done()) {
                 let _ = co.resume(ScriptReply::Stop);
                 natives::set_current(std::ptr::null());
+                rt_switch::set_stack_lo(0);
             }
         }
         if let Some(co) = self.co.take() {
             if co.started() && !co.done() {
-                // Still inside the script (it caught every stop): leak it rather
-                // than unwind across C frames.
+                // Still inside the script (it caught every stop): leak it (and
+                // with it its context and the runtime it holds) rather than
+                // unwind across C frames.
                 std::mem::forget(co);
             }
         }
@@ -125,18 +133,19 @@ fn fault(message: &str) -> ScriptFault {
     }
 }
 
-/// The coroutine's body: make the runtime, load the script, then answer each
-/// start until told to stop.
-fn run(y: &VuYielder, shared: &Arc<Shared>, role: &ScriptRole, first: ScriptReply) {
-    let made = Runtime::new().and_then(|rt| {
-        rt.set_max_stack_size(JS_STACK);
-        rt.set_loader(ScriptResolver, BytecodeLoader(shared.clone()));
-        Context::full(&rt).map(|c| (rt, c))
-    });
-    let (rt, context) = match made {
+/// The coroutine's body: make the VU's context, load the script, then answer
+/// each start until told to stop. `lo` is the lowest usable address of the
+/// coroutine's stack.
+fn run(y: &VuYielder, shared: &Arc<Shared>, role: &ScriptRole, first: ScriptReply, lo: usize) {
+    let (rt, context) = match worker_rt::vu_context(shared) {
         Ok(v) => v,
         Err(e) => {
-            refuse_all(y, first, &fault(&format!("a VU's JavaScript runtime: {e}")));
+            refuse_all(
+                y,
+                first,
+                &fault(&format!("a VU's JavaScript context: {e}")),
+                None,
+            );
             return;
         }
     };
@@ -145,22 +154,27 @@ fn run(y: &VuYielder, shared: &Arc<Shared>, role: &ScriptRole, first: ScriptRepl
         ScriptRole::Teardown => ("teardown", "teardown", 0),
         ScriptRole::Load { scenario, exec, vu } => (scenario.as_str(), exec.as_str(), *vu),
     };
-    context.with(|ctx| {
+    with_ctx(&context, |ctx| {
         let f = match init(&ctx, shared, scenario, vu, exec) {
             Ok(f) => f,
             Err(e) => {
-                refuse_all(y, first, &e);
+                refuse_all(y, first, &e, Some(&ctx));
                 return;
             }
         };
         let mut reply = first;
         let mut data_seen: Option<(Arc<str>, Value<'_>)> = None;
+        let mut released = false;
         loop {
             let ScriptReply::Start { iter, data, ids } = reply else {
                 if matches!(reply, ScriptReply::Stop) {
                     return;
                 }
-                reply = suspend(y, ScriptCall::Done(Err(fault("resumed out of turn"))));
+                reply = rt_switch::suspend(
+                    &ctx,
+                    y,
+                    ScriptCall::Done(Err(fault("resumed out of turn"))),
+                );
                 continue;
             };
             let g = ctx.globals();
@@ -183,25 +197,75 @@ fn run(y: &VuYielder, shared: &Arc<Shared>, role: &ScriptRole, first: ScriptRepl
                 (None, _) => Value::new_undefined(ctx.clone()),
             };
             let out = call(&ctx, &f, arg, matches!(role, ScriptRole::Setup));
-            reply = suspend(y, ScriptCall::Done(out));
+            if !released {
+                released = true;
+                release_unused_stack(lo);
+            }
+            reply = rt_switch::suspend(&ctx, y, ScriptCall::Done(out));
         }
     });
+    natives::set_current(std::ptr::null());
+    worker_rt::run_leftover_jobs(&context);
     drop(context);
     drop(rt);
 }
 
-/// Suspend with `call` (the coroutine's own suspension, between iterations).
-fn suspend(y: &VuYielder, call: ScriptCall) -> ScriptReply {
-    let r = y.suspend(call);
-    natives::set_current(y);
-    r
+/// Run `f` in `context` without taking the runtime's lock as
+/// `Context::with` does: each VU suspends inside its context, and a lock held
+/// across the suspension would bar every other VU of the runtime.
+fn with_ctx<R>(context: &Context, f: impl for<'js> FnOnce(Ctx<'js>) -> R) -> R {
+    // SAFETY: the runtime is touched only from this thread, by one coroutine at
+    // a time (see `worker_rt`), and `f` cannot keep the `Ctx` or any value of
+    // it past this call (its lifetime is `f`'s own).
+    let ctx = unsafe { Ctx::from_raw(context.as_raw()) };
+    f(ctx)
 }
 
-/// A VU that cannot start answers every iteration with why, until stopped.
-fn refuse_all(y: &VuYielder, first: ScriptReply, why: &ScriptFault) {
+/// Hand back to the kernel the pages of the coroutine's stack below this
+/// frame (down to `lo`, its lowest usable address): touched by the init stage,
+/// not needed again unless an iteration goes as deep (then they come back,
+/// zeroed, as any untouched page would).
+#[inline(never)]
+fn release_unused_stack(lo: usize) {
+    let here = std::hint::black_box(0u8);
+    let sp = std::ptr::addr_of!(here) as usize;
+    let page = page_size();
+    // Room below this frame for the calls it makes now.
+    let end = sp.saturating_sub(16 * 1024) & !(page - 1);
+    if end > lo {
+        // SAFETY: `lo..end` is part of this coroutine's own stack, below every
+        // live frame of it (the red zone included); the mapping is private and
+        // anonymous, so its pages read as zeros when touched again.
+        unsafe {
+            libc::madvise(lo as *mut libc::c_void, end - lo, libc::MADV_DONTNEED);
+        }
+    }
+}
+
+/// The machine's page size.
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(p)
+        .ok()
+        .filter(|p| p.is_power_of_two())
+        .unwrap_or(4096)
+}
+
+/// A VU that cannot start answers every iteration with why, until stopped
+/// (from inside its context `ctx` when it has one).
+fn refuse_all(y: &VuYielder, first: ScriptReply, why: &ScriptFault, ctx: Option<&Ctx<'_>>) {
     let mut reply = first;
     while !matches!(reply, ScriptReply::Stop) {
-        reply = suspend(y, ScriptCall::Done(Err(why.clone())));
+        let call = ScriptCall::Done(Err(why.clone()));
+        reply = match ctx {
+            Some(ctx) => rt_switch::suspend(ctx, y, call),
+            None => {
+                let r = y.suspend(call);
+                natives::set_current(y);
+                r
+            }
+        };
     }
 }
 
@@ -233,7 +297,7 @@ pub(crate) fn init<'js>(
             .map_err(caught)?;
         g.set("__pado_options", o).catch(ctx).map_err(caught)?;
     }
-    ctx.eval::<(), _>(PRELUDE).catch(ctx).map_err(caught)?;
+    crate::host::run_prelude(ctx, shared).map_err(caught)?;
     let ns = evaluate(ctx, shared).map_err(caught)?;
     // The init stage is over: `open()`, `fs.open()`, `client.load()` are refused
     // from here, as k6 does, and sockets may connect.
@@ -330,9 +394,7 @@ pub(crate) fn read_options(
         let _ = g.set("__ENV", env);
         let _ = g.set("__VU", 0);
         let _ = g.set("__ITER", 0);
-        ctx.eval::<(), _>(PRELUDE)
-            .catch(&ctx)
-            .map_err(|e| as_init(fault_of(e)))?;
+        crate::host::run_prelude(&ctx, shared).map_err(|e| as_init(fault_of(e)))?;
         let ns = evaluate(&ctx, shared).map_err(|e| as_init(fault_of(e)))?;
         let mut exports = Vec::new();
         for k in ns.keys::<String>() {

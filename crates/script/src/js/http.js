@@ -1,6 +1,5 @@
 // k6/http on pado's own HTTP client: every request is a call the VU's task makes.
 const P = globalThis.__pado;
-import { parseHTML } from "k6/html";
 import { FileData, file as makeFile, multipartParts, formEncode, responseCookies, requestCookies, cookieJar, CookieJar, jarOf } from "pado:http-body";
 
 let defaultExpected = null;
@@ -54,7 +53,8 @@ export class Response {
     return select(v, selector);
   }
   html(selector) {
-    const doc = parseHTML(this.body);
+    // k6/html is loaded (in this VU) on the first call only.
+    const doc = P.require("k6/html").parseHTML(this.body);
     return selector === undefined ? doc : doc.find(selector);
   }
 }
