@@ -107,6 +107,8 @@ mod tests_mods;
 #[cfg(test)]
 mod tests_net;
 #[cfg(test)]
+mod tests_response;
+#[cfg(test)]
 mod tests_runtime;
 #[cfg(test)]
 mod tests_ts;
