@@ -94,6 +94,43 @@ poll() {
   echo "poller: $polls state polls; $(grep -c '^event: second' "$base.stream") seconds streamed" >"$base.watch"
 }
 
+# threads BASE PID: the CPU ticks of each thread of the pado process under PID (its
+# `timeout`), sampled every 0.5 s until it ends; the last sample is kept in
+# BASE.threads ("name ticks" lines). The dashboard's own threads (named
+# pado-dashboard*) over the whole process: its direct cost, a share that other load
+# on the machine hardly moves, unlike requests per CPU-second.
+threads() {
+  local base=$1 pid=$2 p="" c i exe
+  exe=$(readlink -f "$PADO")
+  for i in $(seq 1 100); do
+    for c in $(pgrep -f -- "$base.dir"); do
+      [ "$(readlink -f /proc/"$c"/exe 2>/dev/null)" = "$exe" ] && p=$c
+    done
+    [ -n "$p" ] && break
+    kill -0 "$pid" 2>/dev/null || return
+    sleep 0.1
+  done
+  [ -n "$p" ] || return
+  python3 - "$p" "$base.threads" <<'PY'
+import os, sys, time
+pid, out = sys.argv[1], sys.argv[2]
+while os.path.isdir(f"/proc/{pid}"):
+    ticks = {}
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            st = open(f"/proc/{pid}/task/{tid}/stat").read()
+            name = st[st.index("(") + 1:st.rindex(")")]
+            f = st[st.rindex(")") + 2:].split()
+            ticks[name] = ticks.get(name, 0) + int(f[11]) + int(f[12])
+    except (OSError, ValueError):
+        break
+    with open(out + ".tmp", "w") as w:
+        w.writelines(f"{n.replace(' ', '_')} {t}\n" for n, t in sorted(ticks.items()))
+    os.replace(out + ".tmp", out)
+    time.sleep(0.5)
+PY
+}
+
 # one NAME I [--dashboard]: pado pinned to GEN_CPU under /usr/bin/time -v. With
 # --dashboard a watcher follows the page from the run's first second: Chromium is
 # started first and opens the address as soon as pado prints it.
@@ -112,11 +149,17 @@ one() {
     "$PADO" run --url "$URL" --vus "$CONNS" --duration "${DUR}s" --workers 1 --quiet \
     --out "$base.dir" "$@" >"$base.out" 2>"$base.err" &
   local runner=$!
+  local sampler=""
+  if [ $# -gt 0 ]; then
+    taskset -c "$WATCH_CPU" bash -c "$(declare -f threads); PADO='$PADO'; threads '$base' $runner" &
+    sampler=$!
+  fi
   if [ $# -gt 0 ] && [ "$WATCHER" = poller ]; then
     poll "$base" "$runner" &
     WATCH=$!
   fi
   wait "$runner"
+  [ -n "$sampler" ] && wait "$sampler" 2>/dev/null
   if [ -n "$WATCH" ]; then
     wait "$WATCH" 2>/dev/null
     WATCH=""
@@ -181,4 +224,19 @@ if pairs:
     print(f"  paired ratios: {' '.join(f'{p:.3f}' for p in pairs)}; median {m:.3f} ({(m - 1) * 100:+.1f}%)")
     verdict = "within the noise" if abs(m - 1) <= noise else "beyond the noise"
     print(f"  plain runs differ from their median by up to {noise * 100:.1f}%: the difference is {verdict}")
+# The dashboard's own threads' share of the process's CPU (last sample before it
+# ended, so the final second or so is missing from both): its direct cost.
+shares = []
+for i in range(1, reps + 1):
+    try:
+        rows = [l.split() for l in open(f"{out}/dashboard-{i}.threads")]
+    except OSError:
+        continue
+    total = sum(int(t) for _, t in rows)
+    dash = sum(int(t) for n, t in rows if n.startswith("pado-dashboard"))
+    if total:
+        shares.append(dash / total)
+        print(f"  run {i}: dashboard threads {dash} of {total} CPU ticks ({dash / total * 100:.2f}%)")
+if shares:
+    print(f"  the dashboard's own threads, median share of the generator's CPU: {statistics.median(shares) * 100:.2f}%")
 PY

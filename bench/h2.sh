@@ -5,7 +5,9 @@
 # streams each (h2load -c CONNS -m STREAMS; pado CONNS×STREAMS VUs with max_streams
 # STREAMS on one worker; k6 CONNS×STREAMS VUs, which have a connection each: k6 does
 # not multiplex one VU's requests), DUR seconds, REPEATS runs each, interleaved.
-#   bash bench/h2.sh                  (DUR=10 REPEATS=3 CONNS=4 STREAMS=16; PADO=FILE: that binary)
+#   bash bench/h2.sh                  (DUR=10 REPEATS=3 CONNS=4 STREAMS=16; PADO=FILE: that binary;
+#                                     BASELINE=FILE: an earlier pado run beside it, interleaved,
+#                                     printed as pado_base with the ratio pado / pado_base)
 # Not part of the test suite. Needs root for apt-get when nginx or h2load is missing.
 set -uo pipefail
 # Bench runs stay out of the user's run history (pado history).
@@ -79,6 +81,11 @@ for i in $(seq 1 "$REPEATS"); do
   rm -rf "$OUT/pado-$i.dir"
   run pado "$i" "$PADO" run --url "$URL" --http2 --max-streams "$STREAMS" --vus "$VUS" \
     --duration "${DUR}s" --workers 1 --insecure --quiet --out "$OUT/pado-$i.dir"
+  if [ -n "${BASELINE:-}" ]; then
+    rm -rf "$OUT/pado_base-$i.dir"
+    run pado_base "$i" "$BASELINE" run --url "$URL" --http2 --max-streams "$STREAMS" --vus "$VUS" \
+      --duration "${DUR}s" --workers 1 --insecure --quiet --out "$OUT/pado_base-$i.dir"
+  fi
   run h2load "$i" h2load -c "$CONNS" -m "$STREAMS" -t 1 -D "$DUR" "$URL"
   [ -x "$K6" ] && run k6 "$i" "$K6" run --quiet --summary-export "$OUT/k6-$i.json" "$OUT/k6.js"
 done
@@ -93,7 +100,7 @@ def cpu(base):
     return u + s
 def reqs(tool, i):
     base = f"{out}/{tool}-{i}"
-    if tool == "pado":
+    if tool in ("pado", "pado_base"):
         sm = json.load(open(f"{base}.dir/summary.json"))
         return sm["requests"], sm.get("failed", 0)
     if tool == "h2load":
@@ -104,7 +111,7 @@ def reqs(tool, i):
     n = sm["metrics"]["http_reqs"]["count"]
     return n, round(sm["metrics"]["http_req_failed"].get("value", 0) * n)
 res = {}
-for tool in ("pado", "h2load", "k6"):
+for tool in ("pado", "pado_base", "h2load", "k6"):
     effs = []
     for i in range(1, reps + 1):
         try:
@@ -120,7 +127,7 @@ print(f"\n{conns} connections x {streams} streams; median requests per generator
 for t, v in res.items():
     print(f"  {t:7} {v:10.0f}")
 if "pado" in res:
-    for t in ("h2load", "k6"):
+    for t in ("pado_base", "h2load", "k6"):
         if t in res:
             print(f"  pado / {t}: {res['pado'] / res[t]:.2f}")
 PY

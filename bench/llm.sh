@@ -10,7 +10,12 @@
 # (user + system, /usr/bin/time) per 1,000 streamed tokens for each and the ratio;
 # the goal is pado under a third of Python's.
 #   bash bench/llm.sh        (DUR=20 REPEATS=2 STREAMS=1000 TOKENS=64;
-#                             PADO=FILE: that binary, else this checkout's release build)
+#                             PADO=FILE: that binary, else this checkout's release build;
+#                             PADO_OLD=FILE: an older pado too, run in the same rounds
+#                             (old, new, python), its figures and new/old beside)
+# Each run's line also says the tokens per second per stream each client got against
+# the paced 50 (a starved target or client gets fewer: its figures mean less) and its
+# context switches per 1,000 tokens (a wakeup per token costs more than its parse).
 # Not part of the test suite. Needs python3 with venv; PyPI reachable (aiohttp).
 set -uo pipefail
 export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"
@@ -33,6 +38,9 @@ fi
 # TARGET_PADO=FILE serves the demo target from that binary (default: the same one).
 TARGET_BIN="${TARGET_PADO:-$OUT/pado.bin}"
 PADO="$OUT/pado.bin"
+if [ -n "${PADO_OLD:-}" ]; then
+  cp "$PADO_OLD" "$OUT/pado-old.bin" || exit 1
+fi
 
 python3 -m venv "$OUT/venv" >"$OUT/venv.log" 2>&1 || { echo "python3 -m venv failed (see $OUT/venv.log)"; exit 1; }
 "$OUT/venv/bin/pip" install --quiet aiohttp >>"$OUT/venv.log" 2>&1 \
@@ -115,25 +123,50 @@ PY
 cpu_of() { # FILE.time → user+sys seconds
   awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} END {printf "%.2f", u+s}' "$1"
 }
+switches_of() { # FILE.time → voluntary + involuntary context switches
+  awk -F': ' '/Voluntary context switches/ {v=$2} /Involuntary context switches/ {n=$2} END {print v+n}' "$1"
+}
+tokens_of() { # RESULT-DIR → output tokens in its summary.json
+  python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["sse"]["llm"]["output_tokens"]))' "$1/summary.json" 2>/dev/null || echo 0
+}
+run_pado() { # BIN NAME: one pado run, CPU 1
+  rm -rf "$OUT/$2.dir"
+  /usr/bin/time -v -o "$OUT/$2.time" taskset -c 1 "$1" run "$OUT/llm.yaml" \
+    --out "$OUT/$2.dir" --quiet >"$OUT/$2.out" 2>&1
+}
 for i in $(seq 1 "$REPEATS"); do
-  rm -rf "$OUT/pado-$i.dir"
-  /usr/bin/time -v -o "$OUT/pado-$i.time" taskset -c 1 "$PADO" run "$OUT/llm.yaml" \
-    --out "$OUT/pado-$i.dir" --quiet >"$OUT/pado-$i.out" 2>&1
+  ot=0; oc=0; os=0
+  if [ -n "${PADO_OLD:-}" ]; then
+    run_pado "$OUT/pado-old.bin" "pado-old-$i"
+    ot="$(tokens_of "$OUT/pado-old-$i.dir")"; oc="$(cpu_of "$OUT/pado-old-$i.time")"
+    os="$(switches_of "$OUT/pado-old-$i.time")"
+  fi
+  run_pado "$PADO" "pado-$i"
   /usr/bin/time -v -o "$OUT/python-$i.time" taskset -c 1 "$OUT/venv/bin/python" \
     "$OUT/client.py" "$URL" "$STREAMS" "$DUR" "$TOKENS" >"$OUT/python-$i.out" 2>"$OUT/python-$i.err"
-  pt="$(python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["sse"]["llm"]["output_tokens"]))' "$OUT/pado-$i.dir/summary.json" 2>/dev/null || echo 0)"
+  pt="$(tokens_of "$OUT/pado-$i.dir")"
   yt="$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read())["tokens"])' "$OUT/python-$i.out" 2>/dev/null || echo 0)"
   pc="$(cpu_of "$OUT/pado-$i.time")"; yc="$(cpu_of "$OUT/python-$i.time")"
-  python3 - "$i" "$pt" "$pc" "$yt" "$yc" <<'PY'
+  ps="$(switches_of "$OUT/pado-$i.time")"; ys="$(switches_of "$OUT/python-$i.time")"
+  python3 - "$i" "$pt" "$pc" "$yt" "$yc" "$ot" "$oc" "$ps" "$ys" "$os" "$STREAMS" "$DUR" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
 import sys
-i, pt, pc, yt, yc = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+i, pt, pc, yt, yc, ot, oc = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7])
+ps, ys, os_, streams, dur, load = int(sys.argv[8]), int(sys.argv[9]), int(sys.argv[10]), int(sys.argv[11]), float(sys.argv[12]), sys.argv[13]
 if pt == 0 or yt == 0:
     print(f"run {i}: a client streamed no tokens (pado {pt}, python {yt}); see the .out files")
     sys.exit(0)
 p, y = pc / pt * 1000, yc / yt * 1000
-print(f"run {i}: pado {pt} tokens, {pc:.2f} CPU s = {p:.3f} CPU s per 1k tokens; "
-      f"python {yt} tokens, {yc:.2f} CPU s = {y:.3f} per 1k; pado/python = {p / y:.3f} "
+per_stream = lambda t: t / streams / dur
+print(f"run {i} (load {load}): pado {pt} tokens, {pc:.2f} CPU s = {p:.4f} CPU s per 1k tokens "
+      f"({per_stream(pt):.1f} tokens/s per stream, {ps / pt * 1000:.0f} switches per 1k); "
+      f"python {yt} tokens, {yc:.2f} CPU s = {y:.4f} per 1k ({per_stream(yt):.1f} tokens/s per stream, "
+      f"{ys / yt * 1000:.0f} switches per 1k); pado/python = {p / y:.3f} "
       f"({'under' if p / y < 1 / 3 else 'NOT under'} a third)")
+if ot > 0:
+    o = oc / ot * 1000
+    print(f"run {i}: old pado {ot} tokens, {oc:.2f} CPU s = {o:.4f} CPU s per 1k "
+          f"({per_stream(ot):.1f} tokens/s per stream, {os_ / ot * 1000:.0f} switches per 1k); "
+          f"old/python = {o / y:.3f}; new/old = {p / o:.3f}")
 PY
 done
 echo "files: $OUT"

@@ -126,7 +126,7 @@ def other_cpu(base, d):
 
 
 def parse_run(base, tool, slow=False):
-    if tool == "pado":
+    if tool in ("pado", "pado_base"):
         d = parse_pado(base, slow) or {}
     else:
         d = ar.parse_generic(base) or ar.PARSERS.get(tool, lambda b: None)(base) or {}
@@ -216,7 +216,7 @@ def table_eff(out, vers, allruns):
     lines += [r for _, r in sorted(res, key=lambda x: -x[0])]
     if effm.get("pado"):
         lines += ["", "| ratio (medians) | req per gen CPU-s | req/s |", "|---|---:|---:|"]
-        for peer in ("wrk", "k6", "oha"):
+        for peer in ("pado_base", "wrk", "k6", "oha"):
             if effm.get(peer):
                 lines.append("| pado / {} | **{:.2f}×** | {:.2f}× |".format(
                     peer, effm["pado"] / effm[peer], (rpsm["pado"] or 0) / (rpsm[peer] or 1)))

@@ -22,7 +22,9 @@
 #   MEM_VUS ("1000 5000"), MEM_DUR (DUR), MEM_PEERS ("wrk k6"), PACE_RATES ("1000 20000"),
 #   PACE_MAX_VUS (2000), CO_PEERS ("k6 wrk"), PADO (path of the pado binary), INSTALL (1: apt/go
 #   install missing tools; oha only with INSTALL_OHA=1, a ~10 min cargo build), SKIP_REPORT (0),
-#   ANCHORS (the shared bench folder, default ../shared/bench beside the repository).
+#   ANCHORS (the shared bench folder, default ../shared/bench beside the repository),
+#   BASELINE (an earlier pado binary: eff runs it beside PADO, interleaved, as "pado_base", and
+#   prints pado / pado_base — the paired before/after of a change).
 set -uo pipefail
 # Bench runs stay out of the user's run history (pado history).
 export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"
@@ -248,6 +250,12 @@ phase_eff() {
   for r in $(seq 1 "$REPEATS"); do          # interleave tools so drift hits all of them alike
     log "eff: pado run $r/$REPEATS (${CONNS} VUs, ${DUR}s)"
     pado_run "$OUT/eff/pado-$r" $(( DUR + 25 )) --url "$URL" --vus "$CONNS" --duration "${DUR}s"
+    if [ -n "${BASELINE:-}" ]; then        # the same run with an earlier pado, paired
+      log "eff: pado_base run $r/$REPEATS ($BASELINE)"
+      rm -rf "$OUT/eff/pado_base-$r.pado"
+      run_gen "$OUT/eff/pado_base-$r" $(( DUR + 25 )) "$BASELINE" run --quiet --out "$OUT/eff/pado_base-$r.pado" \
+        --url "$URL" --vus "$CONNS" --duration "${DUR}s"
+    fi
     for t in $TOOLS; do
       in_list "$t" "$TOOLS" || { log "eff: $t not installed, skipped"; continue; }
       log "eff: $t run $r/$REPEATS (${CONNS} conns, ${DUR}s)"

@@ -36,6 +36,9 @@ command -v java >/dev/null 2>&1 || need+=(default-jdk-headless)
 command -v buildah >/dev/null 2>&1 || need+=(buildah)
 command -v podman >/dev/null 2>&1 || need+=(podman)
 command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || need+=(runc)
+# A k6 script's password-encrypted gRPC client key (tests/e2e/k6_grpc.rs): the
+# key encrypted by openssl as users do.
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${need[*]} for the tests..."

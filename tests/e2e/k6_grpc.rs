@@ -8,9 +8,11 @@
 //! must give the same figures (skipped with a message otherwise, unless
 //! `PADO_E2E_REQUIRE_ALL=1`). k6 always runs with `K6_NO_USAGE_REPORT=true`.
 
-use pado_testkit::{client_pki, GrpcOptions, GrpcServer, GrpcStats, Reflection};
+use pado_testkit::{
+    client_pki, GrpcOptions, GrpcServer, GrpcStats, Reflection, ECHO_DESCRIPTOR_SET,
+};
 
-use crate::harness::{num, tmp, write_file};
+use crate::harness::{num, require_or_skip, tmp, write_file};
 use crate::k6_tier2::{checks, pado_run, proto_dir, run_k6};
 
 /// The script's environment for a plain-text server.
@@ -220,4 +222,132 @@ fn k6_insecure_skip_tls_verify_accepts_a_grpc_servers_unknown_certificate() {
         assert_eq!(srv.stats().unary, want, "k6, SKIP={skip}");
         assert_eq!(k6.checks(), (2, 0), "{}", k6.log);
     }
+}
+
+#[test]
+fn k6_load_protoset_and_binary_metadata_reach_the_server_as_k6s() {
+    let dir = tmp("k6-grpc-protoset");
+    let protoset = dir.join("echo.protoset");
+    std::fs::write(&protoset, ECHO_DESCRIPTOR_SET).unwrap();
+    let env_with = |srv: &GrpcServer| {
+        vec![
+            ("GRPC_ADDR", srv.addr()),
+            ("PROTOSET", protoset.to_string_lossy().into_owned()),
+        ]
+    };
+    let srv = GrpcServer::start(Reflection::Off);
+    let r = pado_run("grpc_protoset_bin.js", &env_with(&srv));
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    // 6 iterations, one call each (the refused one never leaves the script).
+    assert_eq!(srv.stats().unary, 6, "{:?}", srv.stats());
+    assert_eq!(num(&s["custom"]["echo_calls"], "values.count"), 6.0);
+    let c = &s["checks"];
+    for name in [
+        "protoset call is OK",
+        "the server got the bytes",
+        "string metadata still sent",
+        "the binary header came back",
+        "a string -bin value is refused",
+    ] {
+        assert_eq!(num(&c[name], "passes"), 6.0, "{name}: {c:#}");
+    }
+    assert_eq!(checks(&s), (30, 0));
+    let srv = GrpcServer::start(Reflection::Off);
+    let Some(k6) = run_k6("grpc_protoset_bin.js", &env_with(&srv)) else {
+        return;
+    };
+    assert_eq!(k6.exit, 0, "{}", k6.log);
+    assert_eq!(srv.stats().unary, 6, "{}", k6.log);
+    assert_eq!(k6.count("echo_calls"), 6);
+    assert_eq!(k6.checks(), checks(&s), "{}", k6.log);
+}
+
+#[test]
+fn k6_a_password_encrypted_client_key_is_decrypted_and_never_shown() {
+    let Some(openssl) = require_or_skip("openssl", "openssl") else {
+        return;
+    };
+    let (ca, cert, key) = client_pki();
+    let srv = GrpcServer::start_with(GrpcOptions {
+        tls: true,
+        client_ca_pem: Some(ca),
+        ..GrpcOptions::default()
+    });
+    let dir = tmp("k6-grpc-tls-password");
+    let server_ca = write_file(&dir, "server-ca.pem", &srv.cert_pem().unwrap());
+    let cert = write_file(&dir, "client.pem", &cert);
+    let plain = write_file(&dir, "client-key.pem", &key);
+    let password = "파도-s3cret-pw";
+    // The same key encrypted as users do: PKCS#8 (PBES2, AES-256-CBC), and
+    // OpenSSL's legacy form (the one k6 reads).
+    let pkcs8 = dir.join("client-key.p8.pem");
+    let legacy = dir.join("client-key.legacy.pem");
+    for (out, args) in [
+        (&pkcs8, vec!["pkcs8", "-topk8", "-v2", "aes-256-cbc"]),
+        (&legacy, vec!["ec", "-aes256"]),
+    ] {
+        let o = std::process::Command::new(&openssl)
+            .args(&args)
+            .arg("-in")
+            .arg(&plain)
+            .arg("-out")
+            .arg(out)
+            .arg("-passout")
+            .arg(format!("pass:{password}"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    std::fs::remove_file(&plain).unwrap();
+    let env_of = |key: &std::path::Path| {
+        vec![
+            ("GRPC_ADDR", srv.addr()),
+            ("PROTO_DIR", proto_dir()),
+            ("SERVER_CA", server_ca.to_string_lossy().into_owned()),
+            ("CLIENT_CERT", cert.to_string_lossy().into_owned()),
+            ("KEY_FILE", key.to_string_lossy().into_owned()),
+            ("KEY_PASSWORD", password.to_string()),
+        ]
+    };
+    let mut calls = 0;
+    for key in [&pkcs8, &legacy] {
+        let r = pado_run("grpc_tls_password.js", &env_of(key));
+        assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+        calls += 2;
+        // Only the calls with the right password reached the service.
+        assert_eq!(srv.stats().unary, calls, "{key:?}: {:?}", srv.stats());
+        let s = r.summary();
+        let c = &s["checks"];
+        assert_eq!(
+            num(&c["call with the decrypted key is OK"], "passes"),
+            2.0,
+            "{c:#}"
+        );
+        assert_eq!(num(&c["a wrong password, no call"], "passes"), 2.0, "{c:#}");
+        // The wrong password is said, naming the field, and no password shows:
+        // not in the output, not in any file of the result directory.
+        let out = format!("{}{}", r.stdout(), r.stderr());
+        assert!(
+            out.contains("tls.password does not decrypt tls.key"),
+            "{out}"
+        );
+        assert!(!out.contains("s3cret"), "{out}");
+        for f in std::fs::read_dir(&r.dir).unwrap().flatten() {
+            let text = std::fs::read(f.path()).unwrap_or_default();
+            let text = String::from_utf8_lossy(&text);
+            assert!(
+                !text.contains("s3cret"),
+                "{:?} shows the password",
+                f.path()
+            );
+        }
+    }
+    let before = srv.stats().unary;
+    let Some(k6) = run_k6("grpc_tls_password.js", &env_of(&legacy)) else {
+        return;
+    };
+    assert_eq!(k6.exit, 0, "{}", k6.log);
+    assert_eq!(srv.stats().unary - before, 2, "{}", k6.log);
+    assert_eq!(k6.checks(), (4, 0), "{}", k6.log);
 }

@@ -317,7 +317,13 @@ fn a_refused_handshake_is_a_response_with_an_error_and_the_run_goes_on() {
     // 2 iterations × (a refused handshake + a refused connection), all failed.
     assert_eq!(num(ws, "sessions"), 4.0, "{ws:#}");
     assert_eq!(num(ws, "failed"), 4.0, "{ws:#}");
-    assert_eq!(checks(&s), (6, 0), "{:#}\n{}", s["checks"], r.stderr());
+    assert_eq!(checks(&s), (8, 0), "{:#}\n{}", s["checks"], r.stderr());
+    assert_eq!(
+        num(&s["checks"]["the refusal's body, as k6"], "passes"),
+        2.0,
+        "{:#}",
+        s["checks"]
+    );
     assert_eq!(num(&s, "iterations"), 2.0);
     let srv = WsServer::start();
     let Some(k6) = run_k6(
@@ -367,4 +373,83 @@ export default function () {\n\
     // the cut may be unread).
     let got = num(ws, "msgs_received") as u64;
     assert!(got <= st.sent && got + 2 >= st.sent, "{got} of {st:?}");
+}
+
+#[test]
+fn k6_ws_ping_times_each_pong_and_its_threshold_is_judged_as_k6s() {
+    let srv = WsServer::start();
+    let env = [("WS_URL", srv.base_url())];
+    let r = pado_run("ws_ping.js", &env);
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = r.summary();
+    // 2 sessions × 3 pings, each answered: six values, none longer than the
+    // session that held it.
+    let ping = &s["custom"]["ws_ping"];
+    let mut count = 0.0;
+    for line in r.timeline() {
+        for m in line["custom"].as_array().into_iter().flatten() {
+            if m["name"] == "ws_ping" {
+                count += num(m, "count");
+            }
+        }
+    }
+    assert_eq!(count, 6.0, "{:#}", s["custom"]);
+    assert_eq!(ping["kind"], "trend");
+    assert_eq!(ping["time"], true);
+    let longest = num(&s["websocket"], "session_duration_ms.max");
+    let max = num(ping, "values.max");
+    assert!(
+        max > 0.0 && max <= longest,
+        "ws_ping max {max} ms, session {longest} ms"
+    );
+    assert_eq!(checks(&s), (4, 0), "{:#}", s["checks"]);
+    // A rule that must fail: the threshold sees ws_ping (k6's exit code 99).
+    let failing = [("WS_URL", srv.base_url()), ("PING_RULE", "max<0".into())];
+    let bad = pado_run("ws_ping.js", &failing);
+    assert_eq!(bad.code(), 99, "{}\n{}", bad.stdout(), bad.stderr());
+    let srv = WsServer::start();
+    let Some(k6) = run_k6("ws_ping.js", &[("WS_URL", srv.base_url())]) else {
+        return;
+    };
+    assert_eq!(k6.exit, 0, "{}", k6.log);
+    assert!(
+        k6.export["metrics"]["ws_ping"]["max"].as_f64().is_some(),
+        "{:#}",
+        k6.export["metrics"]
+    );
+    assert_eq!(k6.checks(), checks(&s));
+}
+
+#[test]
+fn http_debug_shows_a_scripts_websocket_handshake_and_grpc_call_with_credentials_masked() {
+    let ws = WsServer::start();
+    let grpc = GrpcServer::start(Reflection::Off);
+    let out = crate::harness::pado_cmd(["run", &script("net_debug.js"), "--once", "--http-debug"])
+        .args(env_args(&[
+            ("WS_URL", ws.base_url()),
+            ("GRPC_ADDR", grpc.addr()),
+            ("PROTO_DIR", proto_dir()),
+        ]))
+        .output()
+        .expect("running pado");
+    let both = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{both}");
+    assert_eq!((ws.stats().sessions, grpc.stats().unary), (1, 1));
+    // The handshake: its URL (Hangul intact), its status, the messages counted.
+    assert!(both.contains("WS ws://127.0.0.1:"), "{both}");
+    assert!(both.contains("room=파도"), "{both}");
+    assert!(both.contains("101"), "{both}");
+    assert!(both.contains("1 sent, 1 received"), "{both}");
+    // The call: its method, its status and the server's header.
+    assert!(both.contains("/pado.echo.Echo/Echo"), "{both}");
+    assert!(both.contains("grpc-status: 0 OK"), "{both}");
+    assert!(both.contains("x-served-by: pado-testkit"), "{both}");
+    assert!(both.contains("x-tag: k6"), "{both}");
+    // Credentials masked, in both.
+    assert!(!both.contains("s3cret"), "a credential shows: {both}");
+    assert!(both.matches(": ***").count() >= 2, "{both}");
 }

@@ -85,6 +85,30 @@ fn llm_prompt_prefill_grows_with_the_input_length() {
                     "{per:#}"
                 );
             }
+            // The thresholds on the input tokens read the planted lengths...
+            let th = s["thresholds"].as_array().unwrap();
+            assert_eq!(th.len(), 3, "{th:#?}");
+            for t in th {
+                let want = match t["metric"].as_str() {
+                    Some("llm_input_tokens{step:long}") => 1000.0,
+                    Some("llm_input_tokens{step:short}") => 100.0,
+                    _ => panic!("{t:#}"),
+                };
+                assert_eq!(t["ok"], true, "{t:#}");
+                let v = num(t, "value");
+                assert!((want * 0.999..=want * 1.001).contains(&v), "{t:#}");
+            }
+            // ...and the summary's LLM table shows them per step (`input50`).
+            let out = r.stdout();
+            let block: Vec<&str> = out.lines().skip_while(|l| !l.contains("input50")).collect();
+            let input50 = |step: &str| {
+                block
+                    .iter()
+                    .find(|l| l.split_whitespace().next() == Some(step))
+                    .and_then(|l| l.split_whitespace().nth(3))
+            };
+            assert_eq!(input50("short"), Some("100"), "{out}");
+            assert_eq!(input50("long"), Some("1,000"), "{out}");
             // The raw lines: each request's input tokens, summed, are what the
             // demo target counted.
             let raw = std::fs::read_to_string(&raw_path).unwrap();

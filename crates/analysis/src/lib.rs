@@ -13,6 +13,7 @@ pub mod custom_metrics;
 pub mod drift;
 pub mod events;
 pub mod noise;
+pub mod offered_load;
 pub mod planner;
 pub mod saturation;
 pub mod scaling;

@@ -262,7 +262,8 @@ impl MetricSource for TotalsSource<'_> {
                     _ => w.msgs_received,
                 })
             }
-            "llm_ttft" | "llm_itl" | "llm_tpot" | "llm_output_tokens" | "llm_tokens_per_s" => {
+            "llm_ttft" | "llm_itl" | "llm_tpot" | "llm_output_tokens" | "llm_input_tokens"
+            | "llm_tokens_per_s" => {
                 let s = self.series(tags)?;
                 let e = s.sse.as_deref()?;
                 // Token counts and rates are held in thousandths: `trend` reads
@@ -272,6 +273,7 @@ impl MetricSource for TotalsSource<'_> {
                     "llm_itl" => &e.itl,
                     "llm_tpot" => &e.tpot,
                     "llm_output_tokens" => &e.output_tokens,
+                    "llm_input_tokens" => &e.input_tokens,
                     _ => &e.tokens_per_s,
                 };
                 trend(h, aggregation)
@@ -437,6 +439,58 @@ mod tests {
         // 11 tokens in 0.3 s: 36.7 tokens/s at most.
         assert!((res[8].value.unwrap() - 36.67).abs() < 0.1, "{:?}", res[8]);
         assert!((res[1].value.unwrap() - 190.0).abs() < 0.2, "{:?}", res[1]);
+    }
+
+    #[test]
+    fn llm_input_tokens_thresholds_read_the_planted_prompt_lengths() {
+        // 10 streams of step `대화`: 8 prompts of 1,000 tokens, 2 of 3,000 (mean
+        // 1,400); step `plain` streams with prompts pado did not size.
+        let mut chat = SeriesStats::new(SeriesKey::named("대화"));
+        let mut plain = SeriesStats::new(SeriesKey::named("plain"));
+        let stream = pado_metrics::SseStream {
+            events: 5,
+            llm: true,
+            tokens: 4,
+            ttft_us: Some(50_000),
+            decode_us: 60_000,
+            duration_us: 110_000,
+        };
+        for i in 0..10u64 {
+            chat.record_sse(&stream);
+            chat.record_llm_input_tokens(if i < 8 { 1_000 } else { 3_000 });
+            plain.record_sse(&stream);
+        }
+        let t = one_second(vec![chat, plain]);
+        let src = TotalsSource::new(&t, 10.0);
+        let th = vec![
+            parse("llm_input_tokens", "avg < 2000").unwrap(),
+            parse("llm_input_tokens", "avg < 1000").unwrap(),
+            parse("llm_input_tokens{step:대화}", "max < 2000").unwrap(),
+            parse("llm_input_tokens", "p(50) < 1001").unwrap(),
+            parse_cli("llm_input_tokens: min > 999").unwrap(),
+            parse("llm_input_tokens{step:plain}", "avg < 2000").unwrap(),
+        ];
+        let res = evaluate(&th, &src);
+        assert_verdicts(&res, &[true, false, false, true, true, false]);
+        // Read in tokens, not thousandths: the planted mean and maximum.
+        assert!(
+            (res[0].value.unwrap() - 1_400.0).abs() < 1.0,
+            "{:?}",
+            res[0]
+        );
+        assert!(
+            (res[2].value.unwrap() - 3_000.0).abs() < 3.0,
+            "{:?}",
+            res[2]
+        );
+        // The median is the planted 1,000 (HdrHistogram's 3 significant digits).
+        assert!(
+            (res[3].value.unwrap() - 1_000.0).abs() < 1.0,
+            "{:?}",
+            res[3]
+        );
+        // A step whose prompts pado did not size has no input tokens: no value.
+        assert!(res[5].value.is_none(), "{:?}", res[5]);
     }
 
     #[test]

@@ -11,7 +11,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pado_analysis::attribution::live::{hint, LiveHint, ObservationsSoFar};
+use pado_analysis::attribution::live::{hint_by, LiveHint, LoadMeasure, ObservationsSoFar};
+use pado_analysis::offered_load::PlannedRate;
 use pado_analysis::saturation::LoadSample;
 use pado_metrics::{Phase, SecondRecord};
 
@@ -43,7 +44,7 @@ pub(crate) fn start(shared: Arc<Shared>) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("pado-dashboard-hint".into())
         .spawn(move || {
-            let mut seen = Seen::default();
+            let mut seen = Seen::new(shared.info.offered.clone());
             let mut last = Instant::now();
             for r in sub {
                 seen.second(&r);
@@ -81,6 +82,9 @@ fn publish(shared: &Shared, h: Option<LiveHint>, last: bool) {
 /// What the hint reads: each second's load, and the scrapes so far.
 #[derive(Default)]
 struct Seen {
+    /// The planned arrival rate of an all-open-model run: a second's load (else
+    /// its active VUs), as the report's table reads it.
+    offered: Option<PlannedRate>,
     samples: Vec<LoadSample>,
     obs: ObservationsSoFar,
     points: usize,
@@ -89,15 +93,25 @@ struct Seen {
 }
 
 impl Seen {
-    /// A closed second as the report's saturation analysis reads it: active VUs,
-    /// requests and the p95 of every request of it.
+    fn new(offered: Option<PlannedRate>) -> Seen {
+        Seen {
+            offered,
+            ..Seen::default()
+        }
+    }
+
+    /// A closed second as the report's bottleneck table reads it: its load (the
+    /// planned rate, or active VUs), requests and the p95 of every request of it.
     fn second(&mut self, r: &SecondRecord) {
         let all = r.overall();
         let h = all.phase(Phase::Duration);
         let p95_ms = (!h.is_empty()).then(|| h.quantiles_us([0.95])[0] as f64 / 1000.0);
         self.samples.push(LoadSample {
             t: r.t,
-            load: f64::from(r.vus),
+            load: match &self.offered {
+                Some(rate) => rate.of_second(r.t),
+                None => f64::from(r.vus),
+            },
             rps: r.requests() as f64,
             p95_ms,
         });
@@ -120,11 +134,69 @@ impl Seen {
     }
 
     fn hint(&self, duration_s: f64) -> Option<LiveHint> {
-        hint(
+        let measure = match self.offered {
+            Some(_) => LoadMeasure::PlannedRate,
+            None => LoadMeasure::ActiveVus,
+        };
+        hint_by(
             &self.samples,
+            measure,
             duration_s,
             self.obs.observations(),
             Vec::new(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::RunInfo;
+
+    fn info(load: &str) -> RunInfo {
+        let yaml = format!(
+            "name: 파도\ntarget: http://127.0.0.1:9\nscenarios:\n  s:\n{load}    flow:\n      - request: /\n"
+        );
+        let config = pado_scenario::parse_str(&yaml, "t.yaml").expect("scenario");
+        let plan = pado_engine::compile(&config, Path::new(".")).expect("plan");
+        RunInfo::from_plan(&plan, &[])
+    }
+
+    /// Second `t` of a run with `vus` active VUs.
+    fn second(t: u32, vus: u32) -> SecondRecord {
+        SecondRecord {
+            vus,
+            ..SecondRecord::new(t)
+        }
+    }
+
+    #[test]
+    fn an_open_model_second_is_loaded_at_its_planned_rate_not_its_vus() {
+        // A ramp 100 -> 300 arrivals/s over 10 s, then a hold at 300; the VUs a
+        // consequence of the target's latency (they pile up as it slows).
+        let i = info(
+            "    executor: ramping-arrival-rate\n    max_vus: 500\n    stages:\n      - {duration: 10s, target: 300}\n      - {duration: 10s, target: 300}\n    start_rate: 100\n",
+        );
+        let mut seen = Seen::new(i.offered.clone());
+        for (t, vus) in [(0, 2), (4, 3), (15, 240)] {
+            seen.second(&second(t, vus));
+        }
+        let loads: Vec<f64> = seen.samples.iter().map(|s| s.load).collect();
+        assert_eq!(
+            loads,
+            [110.0, 190.0, 300.0],
+            "the planned rate at each second's middle"
+        );
+    }
+
+    #[test]
+    fn a_closed_model_second_is_loaded_at_its_active_vus() {
+        let i = info("    executor: constant-vus\n    vus: 20\n    duration: 10s\n");
+        assert_eq!(i.offered, None);
+        let mut seen = Seen::new(i.offered.clone());
+        seen.second(&second(3, 17));
+        assert_eq!(seen.samples[0].load, 17.0);
     }
 }

@@ -3,6 +3,7 @@
 //! compiled plan, so the CLI, the agents' coordinator and a test describe a run the
 //! same way.
 
+use pado_analysis::offered_load::PlannedRate;
 use pado_analysis::thresholds::Threshold;
 use pado_engine::RunPlan;
 use pado_metrics::StepCatalog;
@@ -63,6 +64,10 @@ pub struct RunInfo {
     pub planned_s: f64,
     /// Split over generators.
     pub distributed: bool,
+    /// The arrival rate the stages plan, when every scenario is an open model:
+    /// the load the live bottleneck hint splits low and peak by, as the report's
+    /// table does (`None`: active VUs).
+    pub offered: Option<PlannedRate>,
 }
 
 impl RunInfo {
@@ -101,6 +106,7 @@ impl RunInfo {
             catalog: plan.steps.clone(),
             planned_s: plan.planned_duration().as_secs_f64(),
             distributed: false,
+            offered: open_model_rate(plan),
         }
     }
 
@@ -114,4 +120,17 @@ impl RunInfo {
             })
             .collect()
     }
+}
+
+/// The planned arrival rate of `plan` when all its scenarios are open models.
+fn open_model_rate(plan: &RunPlan) -> Option<PlannedRate> {
+    let open = !plan.scenarios.is_empty()
+        && plan
+            .scenarios
+            .iter()
+            .all(|s| s.executor.kind().is_open_model());
+    if !open {
+        return None;
+    }
+    PlannedRate::of_stages(&plan.stage_marks())
 }

@@ -14,8 +14,10 @@
 //! Both ways give the same answer, down to a key given twice (the last one counts,
 //! as in the tree) and a body that is not JSON anywhere (nothing matches). One
 //! difference is left on purpose: the walk does not check that strings it skips are
-//! valid UTF-8 (the tree does, and then finds nothing), as checking them cost as
-//! much as the walk itself.
+//! valid UTF-8, nor that numbers it skips fit a float (the tree does, and then
+//! finds nothing), as checking them cost as much as the walk itself. Several simple paths asked of every event of an LLM
+//! stream are walked together, their values' kinds told without building them
+//! ([`path_set`]).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -27,6 +29,8 @@ use serde_json::Value;
 use serde_json_path::JsonPath;
 
 use crate::response_view::ResponseView;
+
+pub mod path_set;
 
 /// A compiled JSONPath (cheap to clone: templated checks clone theirs per response).
 #[derive(Clone, Debug)]
@@ -40,7 +44,7 @@ struct Inner {
 }
 
 /// One step of a simple path.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 enum Seg {
     /// An object's member.
     Key(Box<str>),

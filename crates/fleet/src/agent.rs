@@ -531,51 +531,19 @@ pub(crate) mod tests {
         (status, body.to_string())
     }
 
-    /// Sends a `POST /control` with the token `auth` and a `len`-byte body, the way a
-    /// client that does not wait for the answer to its head sends it (curl, a CI
-    /// script): with `late`, the head first, then (once the refusal has arrived)
-    /// the body in two writes 300 ms apart; else head and body in one write. Then
-    /// reads to the end: the status and the answer's body, or what went wrong.
+    /// Sends a `POST /control` with the token `auth` and a `len`-byte body without
+    /// waiting for the answer to its head (`late`: the body once the answer came).
     fn refused_with_a_body(
         addr: SocketAddr,
         auth: &str,
         len: usize,
         late: bool,
     ) -> Result<(u16, String), String> {
-        let mut s = std::net::TcpStream::connect(addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let head = format!(
             "POST /control HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {auth}\r\n\
              Content-Type: application/json\r\nConnection: close\r\nContent-Length: {len}\r\n\r\n"
         );
-        let body = vec![b'x'; len];
-        if late {
-            s.write_all(head.as_bytes())
-                .map_err(|e| format!("head: {e}"))?;
-            // The refusal is in this socket before a byte of the body is sent.
-            s.peek(&mut [0u8; 1]).map_err(|e| format!("peek: {e}"))?;
-            let (first, second) = body.split_at(len / 2);
-            s.write_all(first).map_err(|e| format!("first half: {e}"))?;
-            // Generous: whatever the agent's socket answers to the first half is here.
-            std::thread::sleep(Duration::from_millis(300));
-            s.write_all(second)
-                .map_err(|e| format!("second half: {e}"))?;
-        } else {
-            let mut all = head.into_bytes();
-            all.extend_from_slice(&body);
-            s.write_all(&all).map_err(|e| format!("request: {e}"))?;
-        }
-        let mut out = Vec::new();
-        s.read_to_end(&mut out).map_err(|e| {
-            format!(
-                "reading the answer: {e} (read so far: {:?})",
-                String::from_utf8_lossy(&out)
-            )
-        })?;
-        let text = String::from_utf8_lossy(&out).into_owned();
-        let status = text.get(9..12).and_then(|v| v.parse().ok()).unwrap_or(0);
-        let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-        Ok((status, body.to_string()))
+        pado_h1server::body_anyway::send_body_anyway(&addr.to_string(), &head, len, late)
     }
 
     #[test]

@@ -17,8 +17,13 @@
 //! - [`tls`] (feature `tls`): a self-signed certificate and a TLS acceptor with the
 //!   protocols offered in ALPN.
 //!
+//! - [`body_anyway`] (feature `body-anyway`, tests only): the client those
+//!   refusals are tested with, which sends a body without waiting for the answer.
+//!
 //! What each server does with a request (routing, handlers, misbehaviour) stays in it.
 
+#[cfg(feature = "body-anyway")]
+pub mod body_anyway;
 pub mod gated;
 pub mod linger;
 pub mod request;

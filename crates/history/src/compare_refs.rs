@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pado_report::compare::{EarlierLlm, EarlierRun};
+use pado_report::compare::EarlierRun;
 
 use crate::{db_path, scenario_hash, History, HistoryError, Run, RunRef};
 
@@ -183,33 +183,17 @@ pub fn earlier_runs(dirs: &[PathBuf], db: Option<&Path>) -> Result<Vec<EarlierRu
                 rec.failed_rate * 100.0,
             );
             if let Some(l) = &rec.llm {
-                e = e.with_llm(None, &earlier_llm(l));
+                e = e.with_llm(None, &l.figures);
             }
             rec.steps.iter().fold(e, |e, st| {
                 let e = e.with_step(&st.step, st.rps, st.p95_ms);
                 match &st.llm {
-                    Some(l) => e.with_llm(Some(&st.step), &earlier_llm(l)),
+                    Some(l) => e.with_llm(Some(&st.step), &l.figures),
                     None => e,
                 }
             })
         })
         .collect())
-}
-
-/// A recorded run's LLM figures as the comparison's noise floor reads them.
-fn earlier_llm(l: &crate::record::LlmRecord) -> EarlierLlm {
-    EarlierLlm {
-        ttft_p50_ms: l.ttft_p50_ms,
-        ttft_p95_ms: l.ttft_p95_ms,
-        ttft_p99_ms: l.ttft_p99_ms,
-        itl_p50_ms: l.itl_p50_ms,
-        itl_p95_ms: l.itl_p95_ms,
-        itl_p99_ms: l.itl_p99_ms,
-        tpot_p50_ms: l.tpot_p50_ms,
-        tpot_p95_ms: l.tpot_p95_ms,
-        tokens_per_s: l.tokens_per_s,
-        tokens_per_s_per_request_p50: l.tokens_per_s_per_request_p50,
-    }
 }
 
 #[cfg(test)]

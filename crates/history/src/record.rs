@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use pado_report::compare::EarlierLlm;
 use pado_results::result_dir::{RUN_FILE, SUMMARY_FILE};
 use pado_results::summary::SummaryFigures;
 use pado_results::RunView;
@@ -76,28 +77,11 @@ pub struct StepFigures {
 /// tokens per second.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LlmRecord {
-    /// `llm_ttft` median, ms.
-    pub ttft_p50_ms: Option<f64>,
-    /// `llm_ttft` 95th percentile, ms.
-    pub ttft_p95_ms: Option<f64>,
-    /// `llm_ttft` 99th percentile, ms.
-    pub ttft_p99_ms: Option<f64>,
-    /// `llm_itl` median, ms.
-    pub itl_p50_ms: Option<f64>,
-    /// `llm_itl` 95th percentile, ms.
-    pub itl_p95_ms: Option<f64>,
-    /// `llm_itl` 99th percentile, ms.
-    pub itl_p99_ms: Option<f64>,
-    /// `llm_tpot` median, ms.
-    pub tpot_p50_ms: Option<f64>,
-    /// `llm_tpot` 95th percentile, ms.
-    pub tpot_p95_ms: Option<f64>,
+    /// The percentiles and tokens per second, as compare's noise floor reads them.
+    #[serde(flatten)]
+    pub figures: EarlierLlm,
     /// Output tokens, all streams.
     pub output_tokens: u64,
-    /// Output tokens per second of the run.
-    pub tokens_per_s: Option<f64>,
-    /// Median of `llm_tokens_per_s` per request.
-    pub tokens_per_s_per_request_p50: Option<f64>,
 }
 
 impl LlmRecord {
@@ -105,17 +89,19 @@ impl LlmRecord {
     fn of(sse: Option<&pado_results::summary::SseFigures>) -> Option<LlmRecord> {
         let l = sse?.llm.as_ref()?;
         Some(LlmRecord {
-            ttft_p50_ms: finite(l.ttft_ms.p50),
-            ttft_p95_ms: finite(l.ttft_ms.p95),
-            ttft_p99_ms: finite(l.ttft_ms.p99),
-            itl_p50_ms: finite(l.itl_ms.p50),
-            itl_p95_ms: finite(l.itl_ms.p95),
-            itl_p99_ms: finite(l.itl_ms.p99),
-            tpot_p50_ms: finite(l.tpot_ms.p50),
-            tpot_p95_ms: finite(l.tpot_ms.p95),
+            figures: EarlierLlm {
+                ttft_p50_ms: finite(l.ttft_ms.p50),
+                ttft_p95_ms: finite(l.ttft_ms.p95),
+                ttft_p99_ms: finite(l.ttft_ms.p99),
+                itl_p50_ms: finite(l.itl_ms.p50),
+                itl_p95_ms: finite(l.itl_ms.p95),
+                itl_p99_ms: finite(l.itl_ms.p99),
+                tpot_p50_ms: finite(l.tpot_ms.p50),
+                tpot_p95_ms: finite(l.tpot_ms.p95),
+                tokens_per_s: finite(l.output_tokens_per_s),
+                tokens_per_s_per_request_p50: finite(l.tokens_per_s_per_request.p50),
+            },
             output_tokens: l.output_tokens,
-            tokens_per_s: finite(l.output_tokens_per_s),
-            tokens_per_s_per_request_p50: finite(l.tokens_per_s_per_request.p50),
         })
     }
 }

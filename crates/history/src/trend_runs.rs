@@ -207,6 +207,7 @@ fn recorded(r: &RunRecord, metric: TrendMetric, step: Option<&str>) -> Option<f6
 /// The recorded LLM figure `m`.
 fn llm_recorded(l: &LlmRecord, m: LlmMetric) -> Option<f64> {
     use LlmMetric as M;
+    let l = &l.figures;
     match m {
         M::TtftP50 => l.ttft_p50_ms,
         M::TtftP95 => l.ttft_p95_ms,

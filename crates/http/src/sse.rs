@@ -9,7 +9,8 @@
 //!
 //! The parser keeps its lines and fields in buffers it reuses from event to event
 //! and stream to stream: once they have grown to the largest event, parsing
-//! allocates nothing. What an event means (a token, the end of the stream) is its
+//! allocates nothing; an event whose one data line arrived whole in one piece of
+//! the body (an LLM's token, as a rule) is handed over from that piece, not copied. What an event means (a token, the end of the stream) is its
 //! [`SseHandler`]'s business, so that the client knows nothing of checks or LLMs.
 
 use std::time::{Duration, Instant};
@@ -124,6 +125,11 @@ impl SseParser {
         if self.stopped {
             return false;
         }
+        if bytes.is_empty() {
+            // Nothing to parse, and a CR that ended the last piece still waits
+            // for an LF that may start the next.
+            return true;
+        }
         if self.at_start {
             // The BOM may arrive split; wait for enough bytes to tell.
             self.line.extend_from_slice(bytes);
@@ -152,7 +158,10 @@ impl SseParser {
     }
 
     fn feed_lines(&mut self, mut bytes: &[u8], at: Instant, h: &mut dyn SseHandler) -> bool {
-        while let Some(i) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+        // The event's one data line so far, where it lies in `bytes` (copied into
+        // `self.data` only when a second data line joins it or the piece ends first).
+        let mut lent: Option<&[u8]> = None;
+        while let Some(i) = memchr::memchr2(b'\n', b'\r', bytes) {
             let (line, end) = (&bytes[..i], bytes[i]);
             let mut next = i + 1;
             if end == b'\r' {
@@ -163,11 +172,16 @@ impl SseParser {
                 }
             }
             let go = if self.line.is_empty() {
-                self.process(line, at, h)
+                self.process(line, &mut lent, at, h)
             } else {
                 let mut whole = std::mem::take(&mut self.line);
                 whole.extend_from_slice(line);
-                let go = self.process(&whole, at, h);
+                // A line begun in an earlier piece is copied, not lent (it is
+                // never blank: nothing is dispatched from it).
+                self.keep_lent(&mut lent);
+                let mut copied = None;
+                let go = self.process(&whole, &mut copied, at, h);
+                self.keep_lent(&mut copied);
                 whole.clear();
                 self.line = whole;
                 go
@@ -178,14 +192,31 @@ impl SseParser {
                 return false;
             }
         }
+        self.keep_lent(&mut lent);
         self.line.extend_from_slice(bytes);
         true
     }
 
-    /// One complete line.
-    fn process(&mut self, line: &[u8], at: Instant, h: &mut dyn SseHandler) -> bool {
+    /// Copies a data line lent from the piece into the event's data.
+    #[inline]
+    fn keep_lent(&mut self, lent: &mut Option<&[u8]>) {
+        if let Some(v) = lent.take() {
+            self.data.extend_from_slice(v);
+            self.data.push(b'\n');
+        }
+    }
+
+    /// One complete line; `lent` holds the event's data when its one data line so
+    /// far lies in the piece being parsed.
+    fn process<'b>(
+        &mut self,
+        line: &'b [u8],
+        lent: &mut Option<&'b [u8]>,
+        at: Instant,
+        h: &mut dyn SseHandler,
+    ) -> bool {
         if line.is_empty() {
-            return self.dispatch(at, h);
+            return self.dispatch(lent.take(), at, h);
         }
         if line[0] == b':' {
             return true;
@@ -203,7 +234,11 @@ impl SseParser {
                 self.event.clear();
                 self.event.extend_from_slice(value);
             }
+            // The event's first data line is lent, not copied: most events
+            // (an LLM's tokens) have one.
+            b"data" if self.data.is_empty() && lent.is_none() => *lent = Some(value),
             b"data" => {
+                self.keep_lent(lent);
                 self.data.extend_from_slice(value);
                 self.data.push(b'\n');
             }
@@ -219,21 +254,28 @@ impl SseParser {
         true
     }
 
-    /// A blank line: the event built so far is dispatched when it has data.
-    fn dispatch(&mut self, at: Instant, h: &mut dyn SseHandler) -> bool {
+    /// A blank line: the event built so far is dispatched when it has data (`lent`:
+    /// its one data line, still in the piece).
+    fn dispatch(&mut self, lent: Option<&[u8]>, at: Instant, h: &mut dyn SseHandler) -> bool {
         self.fields_seen = false;
-        if self.data.is_empty() {
-            self.event.clear();
-            return true;
-        }
-        self.data.pop();
+        let data: &[u8] = match lent {
+            Some(d) => d,
+            None if self.data.is_empty() => {
+                self.event.clear();
+                return true;
+            }
+            None => {
+                self.data.pop();
+                &self.data
+            }
+        };
         let ev = SseEvent {
             event: if self.event.is_empty() {
                 b"message"
             } else {
                 &self.event
             },
-            data: &self.data,
+            data,
             id: &self.last_id,
         };
         self.events += 1;

@@ -74,7 +74,7 @@ const fn metric(
     }
 }
 
-static METRICS: [MetricInfo; 39] = [
+static METRICS: [MetricInfo; 40] = [
     metric(
         "http_req_duration",
         MetricKind::Trend,
@@ -176,6 +176,12 @@ static METRICS: [MetricInfo; 39] = [
         MetricKind::Trend,
         "tokens",
         "output tokens of one LLM stream (the server's `usage` count when it sends one, else the events with token text)",
+    ),
+    metric(
+        "llm_input_tokens",
+        MetricKind::Trend,
+        "tokens",
+        "input tokens of one LLM stream's prompt, when pado sized it (`sse.prompt`): the prompt lengths a time to first token is read against",
     ),
     metric(
         "llm_tokens_per_s",
@@ -402,7 +408,7 @@ mod tests {
             assert!(!names[i + 1..].contains(n), "duplicate {n}");
         }
         let count = |k| all().iter().filter(|m| m.kind == k).count();
-        assert_eq!(count(MetricKind::Trend), 19);
+        assert_eq!(count(MetricKind::Trend), 20);
         assert_eq!(count(MetricKind::Rate), 3);
         assert_eq!(count(MetricKind::Counter), 15);
         assert_eq!(count(MetricKind::Gauge), 2);
@@ -410,7 +416,11 @@ mod tests {
         assert!(all()
             .iter()
             .filter(|m| m.kind == MetricKind::Trend)
-            .all(|m| m.unit == "ms" || matches!(m.name, "llm_output_tokens" | "llm_tokens_per_s")));
+            .all(|m| m.unit == "ms"
+                || matches!(
+                    m.name,
+                    "llm_output_tokens" | "llm_input_tokens" | "llm_tokens_per_s"
+                )));
     }
 
     #[test]

@@ -15,6 +15,22 @@ pub(crate) enum GrpcLoadError {
     /// protox's message, which names the `.proto` file, line and column.
     #[error("client.load(): {0}")]
     Compile(String),
+    /// `client.loadProtoset()`'s file could not be opened or read (k6's words).
+    #[error("couldn't open protoset: stat {path}: {why}")]
+    Open {
+        /// The file as resolved (beside the script).
+        path: String,
+        /// The system's reason.
+        why: String,
+    },
+    /// The file is not a FileDescriptorSet whose files fit together (k6's words).
+    #[error("couldn't unmarshal protoset file {path}: {why}")]
+    Protoset {
+        /// The file as the script named it.
+        path: String,
+        /// What the decoder said.
+        why: String,
+    },
 }
 
 /// A set of descriptors: where from (the files compiled, or the reflection
@@ -53,6 +69,32 @@ pub(crate) fn load(
         .collect();
     let pool = pado_engine::plan::descriptors_from_files(base_dir, &found, imports)
         .map_err(GrpcLoadError::Compile)?;
+    all.push((key, pool));
+    Ok((all.len() - 1) as u32)
+}
+
+/// `client.loadProtoset(path)`: the binary FileDescriptorSet at `path`
+/// (relative to `base_dir`, the script's directory), as `protoc
+/// --descriptor_set_out` writes it, decoded once for the run: the set's index.
+/// Its files must carry their imports (`--include_imports`), as k6 needs too.
+pub(crate) fn load_protoset(base_dir: &Path, path: &str) -> Result<u32, GrpcLoadError> {
+    let file = base_dir.join(path);
+    let key = format!("protoset {file:?}");
+    let mut all = sets().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = all.iter().position(|(k, _)| *k == key) {
+        return Ok(i as u32);
+    }
+    let bytes = std::fs::read(&file).map_err(|e| GrpcLoadError::Open {
+        path: file.display().to_string(),
+        why: match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+            _ => e.to_string(),
+        },
+    })?;
+    let pool = DescriptorPool::decode(bytes.as_slice()).map_err(|e| GrpcLoadError::Protoset {
+        path: path.to_string(),
+        why: e.to_string(),
+    })?;
     all.push((key, pool));
     Ok((all.len() - 1) as u32)
 }
@@ -220,5 +262,35 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("bad.proto:3:"), "{e}");
+    }
+
+    #[test]
+    fn a_protoset_loads_once_and_missing_or_broken_files_say_so_as_k6() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hello.proto"), PROTO).unwrap();
+        let compiled = load(dir.path(), &[], &["hello.proto".into()]).unwrap();
+        let set_bytes = sets().lock().unwrap()[compiled as usize].1.encode_to_vec();
+        std::fs::write(dir.path().join("hello.pb"), &set_bytes).unwrap();
+        let set = load_protoset(dir.path(), "hello.pb").unwrap();
+        assert_eq!(load_protoset(dir.path(), "hello.pb").unwrap(), set, "once");
+        let m = method(set, "demo.v1.Greeter/Hello").unwrap();
+        let json = decode(&m, &[0x0a, 6, 0xed, 0x8c, 0x8c, 0xeb, 0x8f, 0x84]).unwrap();
+        assert!(json.contains("\"greetingText\":\"파도\""), "{json}");
+        let e = load_protoset(dir.path(), "nowhere.pb")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("couldn't open protoset: stat ")
+                && e.ends_with("nowhere.pb: no such file or directory"),
+            "{e}"
+        );
+        std::fs::write(dir.path().join("junk.pb"), b"\xff\xff\xff not a set").unwrap();
+        let e = load_protoset(dir.path(), "junk.pb")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("couldn't unmarshal protoset file junk.pb: "),
+            "{e}"
+        );
     }
 }

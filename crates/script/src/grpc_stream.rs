@@ -7,6 +7,9 @@
 
 use std::time::Duration;
 
+use base64::engine::general_purpose::STANDARD_NO_PAD;
+use base64::Engine;
+
 use pado_engine::script::{
     ScriptCall, ScriptGrpcCall, ScriptGrpcStreamCall, ScriptGrpcStreamReply, ScriptGrpcTls,
 };
@@ -133,12 +136,24 @@ pub(crate) fn call_of(o: &Object<'_>) -> rquickjs::Result<ScriptGrpcCall> {
         plaintext: o.get::<_, Option<bool>>("plaintext")?.unwrap_or(false),
         ..ScriptGrpcCall::default()
     };
-    if let Some(md) = o.get::<_, Option<Vec<Vec<String>>>>("metadata")? {
-        call.metadata = md
-            .into_iter()
-            .filter(|kv| kv.len() == 2)
-            .map(|kv| (kv[0].clone(), kv[1].clone()))
-            .collect();
+    if let Some(md) = o.get::<_, Option<Vec<Vec<Value<'_>>>>>("metadata")? {
+        for kv in md {
+            let [k, v] = kv.as_slice() else { continue };
+            let Some(k) = k.as_string() else { continue };
+            let k = k.to_string()?;
+            // A binary value (`-bin`): its bytes base64-encoded, as gRPC sends them.
+            let v = match v
+                .as_object()
+                .and_then(|b| ArrayBuffer::from_object(b.clone()))
+            {
+                Some(b) => STANDARD_NO_PAD.encode(b.as_bytes().unwrap_or_default()),
+                None => match v.as_string() {
+                    Some(s) => s.to_string()?,
+                    None => continue,
+                },
+            };
+            call.metadata.push((k, v));
+        }
     }
     if let Some(ms) = o.get::<_, Option<f64>>("timeout")? {
         call.timeout = Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok();
@@ -155,6 +170,20 @@ pub(crate) fn call_of(o: &Object<'_>) -> rquickjs::Result<ScriptGrpcCall> {
         });
     }
     Ok(call)
+}
+
+/// A received value as k6 shows it: a binary one (`-bin`) base64-decoded (padded
+/// or not, as gRPC allows), its bytes read as UTF-8 text (as a Go string becomes
+/// a JavaScript one in k6); any other as it came.
+fn shown_value(name: &str, value: &str) -> String {
+    if !name.ends_with("-bin") {
+        return value.to_string();
+    }
+    let trimmed = value.trim_end_matches('=');
+    match STANDARD_NO_PAD.decode(trimmed) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(_) => value.to_string(),
+    }
 }
 
 /// Metadata as k6 shows it: an object of lower-case names, each an array of
@@ -174,7 +203,7 @@ pub(crate) fn metadata_object<'js>(
                     a
                 }
             };
-        list.set(list.len(), v.as_str())?;
+        list.set(list.len(), shown_value(k, v))?;
     }
     Ok(o)
 }

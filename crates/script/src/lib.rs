@@ -35,6 +35,7 @@ mod natives_shared;
 mod net;
 mod options;
 mod summary;
+mod tls_key;
 mod typescript;
 mod vu;
 

@@ -76,35 +76,7 @@ pub(crate) fn install<'js>(
         "wsWait",
         Function::new(ctx.clone(), |ctx: Ctx<'js>, ms: f64| ws_wait(&ctx, ms))?,
     )?;
-    let s = shared.clone();
-    p.set(
-        "grpcLoad",
-        Function::new(
-            ctx.clone(),
-            move |ctx: Ctx<'js>,
-                  imports: Vec<String>,
-                  files: Vec<String>|
-                  -> rquickjs::Result<u32> {
-                grpc::load(&s.base_dir, &imports, &files)
-                    .map_err(|e| Exception::throw_message(&ctx, &e.to_string()))
-            },
-        )?,
-    )?;
-    p.set(
-        "grpcInvoke",
-        Function::new(
-            ctx.clone(),
-            |ctx: Ctx<'js>, set: u32, method: String, json: String, o: Object<'js>| {
-                grpc_invoke(&ctx, set, &method, &json, &o)
-            },
-        )?,
-    )?;
-    p.set(
-        "grpcHasMethod",
-        Function::new(ctx.clone(), |set: u32, method: String| {
-            grpc::method(set, &method).is_ok()
-        })?,
-    )?;
+    install_grpc(ctx, p, shared)?;
     crate::grpc_stream::install(ctx, p)?;
     p.set(
         "csvRows",
@@ -127,6 +99,69 @@ pub(crate) fn install<'js>(
                 ctx.json_parse(json)
             },
         )?,
+    )?;
+    Ok(())
+}
+
+/// Add the `k6/net/grpc` natives of descriptors, keys and unary calls to `p`.
+fn install_grpc<'js>(
+    ctx: &Ctx<'js>,
+    p: &Object<'js>,
+    shared: &Arc<Shared>,
+) -> rquickjs::Result<()> {
+    let s = shared.clone();
+    p.set(
+        "grpcLoad",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>,
+                  imports: Vec<String>,
+                  files: Vec<String>|
+                  -> rquickjs::Result<u32> {
+                grpc::load(&s.base_dir, &imports, &files)
+                    .map_err(|e| Exception::throw_message(&ctx, &e.to_string()))
+            },
+        )?,
+    )?;
+    p.set(
+        "tlsKey",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, key: String, password: String| -> rquickjs::Result<String> {
+                crate::tls_key::decrypt(&key, &password).map_err(|e| {
+                    Exception::throw_message(
+                        &ctx,
+                        &format!("invalid grpc.connect() parameters: {e}"),
+                    )
+                })
+            },
+        )?,
+    )?;
+    let s = shared.clone();
+    p.set(
+        "grpcLoadProtoset",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, path: String| -> rquickjs::Result<u32> {
+                grpc::load_protoset(&s.base_dir, &path)
+                    .map_err(|e| Exception::throw_message(&ctx, &e.to_string()))
+            },
+        )?,
+    )?;
+    p.set(
+        "grpcInvoke",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, set: u32, method: String, json: String, o: Object<'js>| {
+                grpc_invoke(&ctx, set, &method, &json, &o)
+            },
+        )?,
+    )?;
+    p.set(
+        "grpcHasMethod",
+        Function::new(ctx.clone(), |set: u32, method: String| {
+            grpc::method(set, &method).is_ok()
+        })?,
     )?;
     Ok(())
 }
@@ -181,12 +216,29 @@ fn ws_open<'js>(
             o.set("id", id)?;
             o.set("status", status)?;
             o.set("headers", headers_of(&headers)?)?;
+            o.set("body", "")?;
             o.set("error", "")?;
+        }
+        ScriptReply::Ws(ScriptWsReply::Refused {
+            status,
+            headers,
+            body,
+        }) => {
+            // k6's response to a refused handshake: its status, headers and body.
+            o.set("id", -1)?;
+            o.set("status", status)?;
+            o.set("headers", headers_of(&headers)?)?;
+            o.set("body", String::from_utf8_lossy(&body).as_ref())?;
+            o.set(
+                "error",
+                format!("the server answered the handshake with {status}"),
+            )?;
         }
         ScriptReply::Ws(ScriptWsReply::Failed { status, error }) => {
             o.set("id", -1)?;
             o.set("status", status)?;
             o.set("headers", Object::new(ctx.clone())?)?;
+            o.set("body", "")?;
             o.set("error", error)?;
         }
         _ => {
@@ -200,7 +252,8 @@ fn ws_open<'js>(
 }
 
 /// `__pado.wsWait(ms)` (negative: no limit): `null` when no socket is open,
-/// `{ timeout: true }`, or `{ id, kind, data, code }`.
+/// `{ timeout: true }`, or `{ id, kind, data, code, ping }` (`ping`: for a pong
+/// that answered the script's ping, the ms since it, k6's `ws_ping`; else 0).
 fn ws_wait<'js>(ctx: &Ctx<'js>, ms: f64) -> rquickjs::Result<Value<'js>> {
     let timeout =
         (ms >= 0.0).then(|| Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::ZERO));
@@ -213,9 +266,11 @@ fn ws_wait<'js>(ctx: &Ctx<'js>, ms: f64) -> rquickjs::Result<Value<'js>> {
             kind,
             data,
             code,
+            ping_us,
         }) => {
             o.set("id", id)?;
             o.set("code", code)?;
+            o.set("ping", ping_us as f64 / 1000.0)?;
             let kind = match kind {
                 ScriptWsEventKind::Text => "text",
                 ScriptWsEventKind::Binary => "binary",

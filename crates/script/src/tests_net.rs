@@ -15,6 +15,9 @@ use pado_engine::script::{
 
 use crate::load_for_run;
 
+/// A metric add the script made: id, value, tags.
+type MetricAdd = (u32, f64, Vec<(String, String)>);
+
 /// What the planted engine saw.
 #[derive(Debug, Default)]
 struct Seen {
@@ -23,6 +26,8 @@ struct Seen {
     /// The stream calls, in words (`open /m`, `write 0 <bytes>`, `end 0`, `wait`).
     streams: Vec<String>,
     checks: Vec<(String, bool)>,
+    /// The script's metric adds: id, value, tags.
+    metrics: Vec<MetricAdd>,
     done: Option<Result<Option<String>, ScriptFault>>,
 }
 
@@ -59,6 +64,7 @@ fn text(id: u32, s: &str) -> ScriptWsReply {
         kind: ScriptWsEventKind::Text,
         data: s.as_bytes().to_vec(),
         code: 0,
+        ping_us: 0,
     }
 }
 
@@ -68,6 +74,7 @@ fn event(id: u32, kind: ScriptWsEventKind, code: u16) -> ScriptWsReply {
         kind,
         data: Vec::new(),
         code,
+        ping_us: 0,
     }
 }
 
@@ -160,8 +167,11 @@ fn drive(vu: &mut dyn ScriptVu, p: &mut Planted) -> Seen {
                 ScriptReply::Resumed
             }
             ScriptCall::Sleep(_) => ScriptReply::Resumed,
-            // A group's duration, a custom metric: recorded by the engine.
-            ScriptCall::Metric { .. } => ScriptReply::Resumed,
+            // A group's duration, a custom metric, `ws_ping`: recorded by the engine.
+            ScriptCall::Metric { id, value, tags } => {
+                seen.metrics.push((id, value, tags));
+                ScriptReply::Resumed
+            }
             ScriptCall::Done(r) => {
                 seen.done = Some(r);
                 return seen;
@@ -345,6 +355,7 @@ export default function () {
             kind: ScriptWsEventKind::Binary,
             data: vec![7, 8],
             code: 0,
+            ping_us: 0,
         },
     ]);
     let seen = drive(v.as_mut(), &mut planted);
@@ -645,7 +656,7 @@ export default () => {
     'cacerts must be PEM text': (m) => m.includes('invalid tls cacerts value'),
   });
   check(refused(() => client.connect('127.0.0.1:9', { tls: { cert: 'c', key: 'k', password: 'p' } })), {
-    'an encrypted key is refused with words': (m) => m.includes('unencrypted PEM keys only'),
+    'a key that is not PEM is named': (m) => m.includes('tls.key is not a PEM formatted key') && !m.includes("'p'"),
   });
   check(refused(() => client.connect('127.0.0.1:9', { plaintxt: true })), {
     'an unknown param is named': (m) => m.includes('unknown connect param: "plaintxt"'),
@@ -664,4 +675,151 @@ export default () => {
     let failed: Vec<_> = seen.checks.iter().filter(|(_, ok)| !ok).collect();
     assert!(failed.is_empty(), "{:?}", seen.checks);
     assert_eq!(seen.checks.len(), 5);
+}
+
+#[test]
+fn binary_metadata_goes_out_base64_and_comes_back_as_k6_shows_it_and_a_password_decrypts_the_key() {
+    let tls = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/tls");
+    let (_d, p) = files(
+        &format!(
+            r#"
+import grpc from 'k6/net/grpc';
+import {{ check }} from 'k6';
+const client = new grpc.Client();
+client.load([], 'echo.proto');
+const key = open('{key}');
+function refused(f) {{ try {{ f(); return ''; }} catch (e) {{ return String(e.message); }} }}
+export default function () {{
+  client.connect('127.0.0.1:9', {{ tls: {{ cert: 'C', key, password: '파도-비밀' }} }});
+  const r = client.invoke('demo.v1.Echo/Say', {{ text: 'x' }}, {{
+    metadata: {{ 'x-raw-bin': new Uint8Array([0, 255, 0xed, 0x8c, 0x8c]), 'x-buf-bin': new Uint8Array([1, 2, 3]).buffer, 'x-tag': 'k6' }},
+  }});
+  check(r, {{
+    'a received -bin value is its bytes as text': (x) => x.headers['x-echo-bin'][0] === '\u0000\ufffd파',
+    'padded base64 too': (x) => x.trailers['y-bin'][0] === 'ab',
+    'a plain header as it came': (x) => x.headers['x-plain'][0] === 'AP8',
+  }});
+  check(refused(() => client.invoke('demo.v1.Echo/Say', {{}}, {{ metadata: {{ 'x-bin': 'text' }} }})), {{
+    'a string -bin value is refused as k6': (m) => m.includes('"x-bin" value must be binary'),
+  }});
+  check(refused(() => client.connect('127.0.0.1:9', {{ tls: {{ cert: 'C', key, password: 'wrong-pw' }} }})), {{
+    'a wrong password names tls.password, never the password': (m) => m.includes('tls.password does not decrypt tls.key') && !m.includes('wrong-pw'),
+  }});
+  check(refused(() => client.connect('127.0.0.1:9', {{ tls: {{ cert: 'C', key }} }})), {{
+    'an encrypted key without its password asks for tls.password': (m) => m.includes('give its password as tls.password'),
+  }});
+}}
+"#,
+            key = tls.join("pkcs8-aes256.pem").display()
+        ),
+        &[("echo.proto", ECHO)],
+    );
+    let h = host(&p);
+    let mut v = vu(&h);
+    let mut planted = Planted::new(vec![]);
+    planted.grpc = |_| ScriptGrpcReply {
+        code: Some(0),
+        // "\0\xff파" unpadded, as gRPC sends it; "ab" padded.
+        headers: vec![
+            ("x-echo-bin".into(), "AP/tjIw".into()),
+            ("x-plain".into(), "AP8".into()),
+        ],
+        trailers: vec![("y-bin".into(), "YWI=".into())],
+        ..ScriptGrpcReply::default()
+    };
+    let seen = drive(v.as_mut(), &mut planted);
+    assert_eq!(seen.done, Some(Ok(None)), "{seen:?}");
+    assert_eq!(
+        seen.grpc.len(),
+        1,
+        "the refused calls never left the script"
+    );
+    let c = &seen.grpc[0];
+    // The bytes base64-encoded without padding, as grpc-go sends them.
+    assert_eq!(
+        c.metadata,
+        vec![
+            ("x-raw-bin".to_string(), "AP/tjIw".to_string()),
+            ("x-buf-bin".to_string(), "AQID".to_string()),
+            ("x-tag".to_string(), "k6".to_string()),
+        ]
+    );
+    // The engine got the key decrypted: the plain twin's bytes.
+    let t = c.tls.as_ref().unwrap();
+    let plain = std::fs::read_to_string(tls.join("plain-pkcs8.pem")).unwrap();
+    assert_eq!(t.key.trim(), plain.trim());
+    assert!(seen.checks.iter().all(|(_, ok)| *ok), "{:?}", seen.checks);
+    assert_eq!(seen.checks.len(), 6);
+}
+
+fn pong(id: u32, ping_us: u64) -> ScriptWsReply {
+    ScriptWsReply::Event {
+        id,
+        kind: ScriptWsEventKind::Pong,
+        data: Vec::new(),
+        code: 0,
+        ping_us,
+    }
+}
+
+#[test]
+fn a_pong_that_answers_a_ping_is_k6s_ws_ping_in_both_modules_and_a_stranger_is_not() {
+    for (module, src) in [
+        (
+            "k6/ws",
+            r#"
+import ws from 'k6/ws';
+export default function () {
+  ws.connect('ws://127.0.0.1:9/p', { tags: { room: '파도' } }, (s) => {
+    s.on('open', () => s.ping());
+    let n = 0;
+    s.on('pong', () => { n += 1; if (n === 3) s.close(); });
+  });
+}
+"#,
+        ),
+        (
+            "k6/websockets",
+            r#"
+import { WebSocket } from 'k6/websockets';
+export default function () {
+  const s = new WebSocket('ws://127.0.0.1:9/p', null, { tags: { room: '파도' } });
+  s.onopen = () => s.ping();
+  let n = 0;
+  s.onpong = () => { n += 1; if (n === 3) s.close(); };
+}
+"#,
+        ),
+    ] {
+        let (_d, p) = files(src, &[]);
+        let h = host(&p);
+        let mut v = vu(&h);
+        // Two pongs timed by the engine (its ping's), one the server sent unasked.
+        let mut planted = Planted::new(vec![pong(0, 2_500), pong(0, 0), pong(0, 40_000)]);
+        let seen = drive(v.as_mut(), &mut planted);
+        assert_eq!(seen.done, Some(Ok(None)), "{module}: {seen:?}");
+        assert!(
+            seen.ws.contains(&"ping 0".to_string()),
+            "{module}: {:?}",
+            seen.ws
+        );
+        let pings: Vec<_> = seen
+            .metrics
+            .iter()
+            .filter(|(id, _, _)| h.metric(*id).is_some_and(|m| &*m.name == "ws_ping"))
+            .collect();
+        assert_eq!(pings.len(), 2, "{module}: {:?}", seen.metrics);
+        assert_eq!((pings[0].1, pings[1].1), (2.5, 40.0), "{module}: in ms");
+        let m = h.metric(pings[0].0).unwrap();
+        assert!(m.is_time, "{module}: a time trend");
+        let tags = &pings[0].2;
+        assert!(
+            tags.contains(&("url".into(), "ws://127.0.0.1:9/p".into())),
+            "{module}: {tags:?}"
+        );
+        assert!(
+            tags.contains(&("room".into(), "파도".into())),
+            "{module}: {tags:?}"
+        );
+    }
 }

@@ -4,7 +4,7 @@
 //!
 //! | call | behaviour |
 //! |---|---|
-//! | `pado.echo.Echo/Echo` | after `delay_ms`, fails with `status` when it is not 0, else answers `text`, `n`, `inner` and `tags` back (plus `md:<value>` when the call carried `x-tag` metadata) |
+//! | `pado.echo.Echo/Echo` | after `delay_ms`, fails with `status` when it is not 0, else answers `text`, `n`, `inner` and `tags` back (plus `md:<value>` when the call carried `x-tag` metadata, and `bin:<hex>` of the bytes of `x-raw-bin` binary metadata, which it also sends back as the response header `x-echo-bin`) |
 //! | `pado.echo.Echo/Stream` | sends `count` replies (`index` 0, 1, ...) `delay_ms` apart, then ends with `status` |
 //! | `pado.echo.Echo/Collect` | reads requests until the client ends its writing, then answers once: their `text`s joined with `,`, `n` = how many; the first non-zero `status` fails the call with it |
 //! | `pado.echo.Echo/Chat` | answers each request as it comes (`text` back, `index` = its place), ends when the client ends; a non-zero `status` ends the call with it |
@@ -41,6 +41,11 @@ pub const ECHO_PROTO: &str = include_str!("../proto/echo.proto");
 
 /// The encoded descriptor set of `echo.proto` (what reflection serves).
 const DESCRIPTOR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/echo_descriptor.bin"));
+
+/// `echo.proto` as a binary FileDescriptorSet, as `protoc --include_imports
+/// --descriptor_set_out` writes it (compiled by this crate's build script): what
+/// a k6 script's `client.loadProtoset()` reads.
+pub const ECHO_DESCRIPTOR_SET: &[u8] = DESCRIPTOR;
 
 /// Which reflection services the server offers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,6 +134,11 @@ impl pb::echo_server::Echo for EchoService {
             .get("x-tag")
             .and_then(|v| v.to_str().ok())
             .map(|v| format!("md:{v}"));
+        // Binary metadata arrives base64-encoded; tonic decodes it: the bytes.
+        let raw = request
+            .metadata()
+            .get_bin("x-raw-bin")
+            .and_then(|v| v.to_bytes().ok());
         let r = request.into_inner();
         if r.delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(u64::from(r.delay_ms))).await;
@@ -139,13 +149,25 @@ impl pb::echo_server::Echo for EchoService {
         }
         let mut tags = r.tags;
         tags.extend(tag);
-        Ok(served_by(Response::new(pb::EchoReply {
+        if let Some(b) = &raw {
+            tags.push(format!(
+                "bin:{}",
+                b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+            ));
+        }
+        let mut reply = served_by(Response::new(pb::EchoReply {
             text: r.text,
             n: r.n,
             index: 0,
             inner: r.inner,
             tags,
-        })))
+        }));
+        if let Some(b) = raw {
+            reply
+                .metadata_mut()
+                .insert_bin("x-echo-bin", tonic::metadata::MetadataValue::from_bytes(&b));
+        }
+        Ok(reply)
     }
 
     async fn collect(

@@ -69,7 +69,7 @@ mod slots;
 use pado_h1server as http;
 pub use proxy::{ProxyOptions, ProxyServer, ProxyStats};
 pub mod websocket;
-pub use grpc::{client_pki, GrpcOptions, GrpcServer, GrpcStats, Reflection};
+pub use grpc::{client_pki, GrpcOptions, GrpcServer, GrpcStats, Reflection, ECHO_DESCRIPTOR_SET};
 pub use websocket::WsServer;
 
 #[cfg(test)]

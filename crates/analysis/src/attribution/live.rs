@@ -103,12 +103,34 @@ pub struct LiveHint {
     pub needs: Option<String>,
 }
 
-/// The hint over the seconds closed so far (`samples`; `duration_s`: how long the
-/// run has gone, 0 when unknown: a second past it is partial and left out, as the
-/// report leaves it) and the target's metrics scraped so far (`obs`). `None`
-/// when the run observes nothing (no `observe:`).
+/// What a sample's `load` is: it decides whether the knee applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadMeasure {
+    /// Active VUs (a closed or mixed run): the windows come from the knee.
+    ActiveVus,
+    /// The planned arrival rate of an all-open-model run
+    /// ([`crate::offered_load`]): the knee, found against VUs, does not apply,
+    /// and the windows come from the rate, as in the report's table.
+    PlannedRate,
+}
+
+/// The hint over the seconds closed so far (`samples`, their load in active VUs;
+/// `duration_s`: how long the run has gone, 0 when unknown: a second past it is
+/// partial and left out, as the report leaves it) and the target's metrics
+/// scraped so far (`obs`). `None` when the run observes nothing (no `observe:`).
 pub fn hint(
     samples: &[LoadSample],
+    duration_s: f64,
+    obs: &Observations,
+    extra: Vec<Component>,
+) -> Option<LiveHint> {
+    hint_by(samples, LoadMeasure::ActiveVus, duration_s, obs, extra)
+}
+
+/// [`hint`] over samples whose load is `measure`.
+pub fn hint_by(
+    samples: &[LoadSample],
+    measure: LoadMeasure,
     duration_s: f64,
     obs: &Observations,
     extra: Vec<Component>,
@@ -134,7 +156,10 @@ pub fn hint(
             0,
         ));
     }
-    let sat = saturation::analyse(samples, duration_s);
+    let sat = match measure {
+        LoadMeasure::ActiveVus => saturation::analyse(samples, duration_s),
+        LoadMeasure::PlannedRate => None,
+    };
     let Some(table) = table(samples, sat.as_ref(), obs, extra) else {
         return Some(waiting(
             format!("needs {MIN_LOADED_SECONDS} s of load (has {loaded} s)"),

@@ -202,10 +202,7 @@ fn an_oversized_body_is_refused_without_being_read() {
 }
 
 /// Sends `head` (with `{host}`, announcing `len` bytes) and a body of `len` bytes
-/// the way a client that does not wait for the answer to its head does: with
-/// `late`, the head first, then (once the answer has arrived) the body in two
-/// writes 300 ms apart; else head and body in one write. Then reads to the end:
-/// the status and body of the answer, or what went wrong.
+/// without waiting for the answer to the head (`late`: the body once it came).
 fn send_with_body(
     d: &Dashboard,
     head: &str,
@@ -213,37 +210,7 @@ fn send_with_body(
     late: bool,
 ) -> Result<(u16, String), String> {
     let addr = d.addr().to_string();
-    let mut s = TcpStream::connect(&addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let head = head.replace("{host}", &addr);
-    let body = vec![b'x'; len];
-    if late {
-        s.write_all(head.as_bytes())
-            .map_err(|e| format!("head: {e}"))?;
-        // The answer is in this socket before a byte of the body is sent.
-        s.peek(&mut [0u8; 1]).map_err(|e| format!("peek: {e}"))?;
-        let (first, second) = body.split_at(len / 2);
-        s.write_all(first).map_err(|e| format!("first half: {e}"))?;
-        // Generous: whatever the server's socket answers to the first half is here.
-        std::thread::sleep(Duration::from_millis(300));
-        s.write_all(second)
-            .map_err(|e| format!("second half: {e}"))?;
-    } else {
-        let mut all = head.into_bytes();
-        all.extend_from_slice(&body);
-        s.write_all(&all).map_err(|e| format!("request: {e}"))?;
-    }
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).map_err(|e| {
-        format!(
-            "reading the answer: {e} (read so far: {:?})",
-            String::from_utf8_lossy(&out)
-        )
-    })?;
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let status = text.get(9..12).and_then(|v| v.parse().ok()).unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    Ok((status, body.to_string()))
+    pado_h1server::body_anyway::send_body_anyway(&addr, &head.replace("{host}", &addr), len, late)
 }
 
 #[test]

@@ -11,7 +11,7 @@ fn view(body: &str) -> ResponseView<'_> {
     ResponseView::new(200, b"", body.as_bytes())
 }
 
-const BODIES: &[&str] = &[
+pub(super) const BODIES: &[&str] = &[
     r#"{"total": 3, "items": [{"id": 7, "name": "파도"}, {"id": 8, "tags": ["a", "b"]}], "next": null}"#,
     r#"{"data": {"items": [[1, 2], [3, {"deep": {"x": "y"}}]]}, "ok": true, "f": 1.5e3}"#,
     r#"{"a": 1, "a": {"b": 2}}"#,
@@ -28,7 +28,7 @@ const BODIES: &[&str] = &[
     r#"{"total": 3, "bad": [1, 2,]}"#,
 ];
 
-const PATHS: &[&str] = &[
+pub(super) const PATHS: &[&str] = &[
     "$",
     "$.total",
     "$.items[0].id",

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use pado_scenario::{SseCheck, SseEventPick, SseExtractFull, SseExtractSpec, SseSpec};
 
+use crate::json_query::path_set::PathSet;
 use crate::json_query::JsonQuery;
 use crate::render::Escape;
 
@@ -90,6 +91,23 @@ pub struct LlmPlan {
     pub token: Vec<JsonQuery>,
     /// The server's own count of output tokens (replaces the count of events).
     pub usage: JsonQuery,
+    /// `token`'s paths then `usage`, walked together in one pass of each event's
+    /// data, when all are simple paths (OpenAI's are); `None` sends each event
+    /// through the general queries.
+    pub one_walk: Option<PathSet>,
+}
+
+impl LlmPlan {
+    /// The plan of `token` paths and the `usage` path.
+    pub fn new(token: Vec<JsonQuery>, usage: JsonQuery) -> LlmPlan {
+        let all: Vec<&JsonQuery> = token.iter().chain([&usage]).collect();
+        let one_walk = PathSet::new(&all);
+        LlmPlan {
+            token,
+            usage,
+            one_walk,
+        }
+    }
 }
 
 /// Compiles a step's `sse:` at field `p`.
@@ -109,7 +127,7 @@ fn compile(p: &str, s: &SseSpec) -> Result<SsePlan, PlanError> {
             ],
         };
         let usage = query("usage_path", s.usage_path.as_deref().unwrap_or(USAGE))?;
-        Some(LlmPlan { token, usage })
+        Some(LlmPlan::new(token, usage))
     } else {
         None
     };

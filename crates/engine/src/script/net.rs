@@ -23,7 +23,8 @@ pub enum ScriptWsCall {
         /// A binary message (else text, which must be UTF-8).
         binary: bool,
     },
-    /// Send a ping on socket `id`; answered with [`ScriptWsReply::Done`].
+    /// Send a ping on socket `id` (its payload a number, as k6's, so that its
+    /// pong is matched to it); answered with [`ScriptWsReply::Done`].
     Ping {
         /// The socket.
         id: u32,
@@ -79,6 +80,16 @@ pub enum ScriptWsReply {
         /// Why, in words.
         error: String,
     },
+    /// The server answered the handshake with a status other than 101 (k6's
+    /// `ws.connect` then returns this response: status, headers and body).
+    Refused {
+        /// The status.
+        status: u16,
+        /// The response's headers.
+        headers: Vec<(String, String)>,
+        /// The body bytes that came with the response's head.
+        body: Vec<u8>,
+    },
     /// A send, ping or close went out.
     Done,
     /// An event of socket `id`.
@@ -91,6 +102,9 @@ pub enum ScriptWsReply {
         data: Vec<u8>,
         /// A close's code.
         code: u16,
+        /// A pong that answered one of the script's pings: the time from that
+        /// ping to this pong in µs (k6's `ws_ping`); 0 for any other event.
+        ping_us: u64,
     },
     /// The wait's timeout passed first.
     Timeout,

@@ -185,7 +185,7 @@ fn llm_figures_are_recorded_per_run_and_step_and_trend_reads_them() {
     let run = &h.runs_named("채팅", None).unwrap()[0].record;
     assert_eq!(run.llm.as_ref().unwrap().output_tokens, 800);
     let step = run.steps.iter().find(|s| s.step == "답변").unwrap();
-    assert_eq!(step.llm.as_ref().unwrap().tpot_p95_ms, Some(10.0));
+    assert_eq!(step.llm.as_ref().unwrap().figures.tpot_p95_ms, Some(10.0));
     // The other step streamed nothing.
     assert!(run
         .steps

@@ -221,13 +221,60 @@ fn the_parser_reuses_its_buffers() {
     let mut seen = Seen::default();
     let s = b"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n";
     p.feed(s, Instant::now(), &mut seen);
+    // Split, the event's line is copied (whole in its piece, it is not).
+    p.feed(&s[..10], Instant::now(), &mut seen);
+    p.feed(&s[10..], Instant::now(), &mut seen);
     let caps = (p.data.capacity(), p.line.capacity(), p.event.capacity());
     for _ in 0..100 {
         p.feed(&s[..10], Instant::now(), &mut seen);
         p.feed(&s[10..], Instant::now(), &mut seen);
     }
-    assert_eq!(seen.events.len(), 101);
+    assert_eq!(seen.events.len(), 102);
     assert!(p.data.capacity() <= caps.0.max(64));
     assert!(p.line.capacity() <= caps.1.max(64));
     assert_eq!(p.event.capacity(), caps.2);
+}
+
+#[test]
+fn every_split_into_three_pieces_gives_the_same_events() {
+    // One-line events (lent from the piece when whole in it), a two-line one, a
+    // Hangul token, and one split between CR and LF.
+    let s = "data: {\"t\":\"a\"}\n\ndata: x\ndata: y\n\nevent: e\r\ndata: 파도\r\n\r\ndata:\n\ndata: z\r\r";
+    let whole = parse(s);
+    assert_eq!(
+        whole,
+        vec![
+            ev("message", "{\"t\":\"a\"}", ""),
+            ev("message", "x\ny", ""),
+            ev("e", "파도", ""),
+            ev("message", "", ""),
+            ev("message", "z", ""),
+        ]
+    );
+    let b = s.as_bytes();
+    for i in 0..=b.len() {
+        for j in i..=b.len() {
+            let (seen, p) = parse_pieces(&[&b[..i], &b[i..j], &b[j..]]);
+            assert_eq!(seen.events, whole, "split at {i}, {j}");
+            assert!(!p.pending(), "split at {i}, {j}");
+        }
+    }
+}
+
+#[test]
+fn a_one_line_event_whole_in_its_piece_is_not_copied() {
+    let mut p = SseParser::new();
+    let mut seen = Seen::default();
+    let s = b"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n";
+    for _ in 0..10 {
+        p.feed(s, Instant::now(), &mut seen);
+    }
+    assert_eq!(seen.events.len(), 10);
+    assert_eq!(p.data.capacity(), 0, "handed over from the piece");
+    // Cut across pieces, it is kept until its blank line arrives.
+    p.feed(&s[..20], Instant::now(), &mut seen);
+    assert!(p.pending());
+    p.feed(&s[20..], Instant::now(), &mut seen);
+    assert_eq!(seen.events.len(), 11);
+    assert_eq!(seen.events[10].1, seen.events[0].1);
 }

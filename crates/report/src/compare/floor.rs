@@ -79,7 +79,8 @@ impl EarlierRun {
 
 /// One earlier run's LLM figures of one scope (all `sse:` steps, or one step), as
 /// the history records them: the percentiles in ms and both tokens per second.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// The history's own record (`pado_history::LlmRecord`) is this and the token count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct EarlierLlm {
     /// `llm_ttft` median, ms.
     pub ttft_p50_ms: Option<f64>,

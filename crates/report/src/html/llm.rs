@@ -1,6 +1,7 @@
 //! "LLM streams": for a run with `sse:` steps, what users of a streaming endpoint
 //! feel, per step and for all steps together: time to first token, the gaps
-//! between tokens, the time per output token, tokens per second and the counts,
+//! between tokens, the time per output token, tokens per second and the counts
+//! (the prompts' input tokens beside the output tokens, when pado sized them),
 //! then the same per second on the run's time axis (with its stages), beside the
 //! latency the other charts draw.
 
@@ -14,12 +15,14 @@ use crate::summary::{SseSummary, Summary};
 /// The table's columns; each row is one step's figures in this order (the last
 /// row, `all steps`, is the run's), so a reader (or a test) finds a figure by its
 /// heading.
-pub(super) const LLM_HEADS: [&str; 15] = [
+pub(super) const LLM_HEADS: [&str; 17] = [
     "step",
     "streams",
     "events",
     "requests",
     "output tokens",
+    "input tokens p50",
+    "input tokens max",
     "tokens/s (run)",
     "ttft p50 ms",
     "ttft p95 ms",
@@ -50,6 +53,11 @@ fn row(name: &str, e: &SseSummary) -> Markup {
             @if let Some(l) = &e.llm {
                 (td_int(l.requests))
                 (td_int(l.output_tokens))
+                // The prompts' lengths, when pado sized them (`sse.prompt`).
+                @match &l.input_tokens_per_request {
+                    Some(i) => { (td_rate(i.p50)) (td_rate(i.max)) }
+                    None => { td class="num" {} td class="num" {} }
+                }
                 (td_rate(l.output_tokens_per_s))
                 (td_ms(l.ttft_ms.p50))
                 (td_ms(l.ttft_ms.p95))
@@ -82,7 +90,8 @@ pub(super) fn section(s: &Summary, data: &ChartData<'_>) -> Markup {
         h2 { "LLM streams" }
         p class="note" {
             "Server-Sent Events steps: time to first token (ttft), every gap between two tokens (itl), "
-            "time per output token after the first (tpot) and output tokens per second, as "
+            "time per output token after the first (tpot), output tokens per second and, "
+            "when pado sized the prompts (" code { "sse.prompt" } "), their input tokens, as "
             code { "docs/llm.md" } " defines them."
         }
         (table("llm", &LLM_HEADS, &rows, "no event streams"))

@@ -743,6 +743,48 @@ fn llm_section_shows_the_summary_figures_and_charts_per_second() {
 }
 
 #[test]
+fn llm_table_shows_the_planted_input_tokens_beside_the_output_tokens() {
+    const STEP: &str = "긴 질문";
+    // Each second: 4 streams whose prompts pado sized, 3 of 1,000 tokens and one of
+    // 3,000; step `plain` streams prompts as written (no input tokens).
+    let seconds = (0..4u32)
+        .map(|t| {
+            let mut chat = llm_series(STEP, 4, 100, 10, 11);
+            for i in 0..4 {
+                chat.record_llm_input_tokens(if i < 3 { 1_000 } else { 3_000 });
+            }
+            second(t, 4, vec![chat, llm_series("plain", 2, 100, 10, 11)])
+        })
+        .collect();
+    let r = run(meta("llm", 4.0), seconds);
+    let s = build(&r).unwrap();
+    let html = render_html(&r, &s);
+    let heads = between(&html, "<table id=\"llm\"", "</thead>");
+    let at = |h: &str| {
+        heads
+            .find(&format!(">{h}<"))
+            .unwrap_or_else(|| panic!("{h}: {heads}"))
+    };
+    // The input tokens stand beside the output tokens.
+    assert!(at("output tokens") < at("input tokens p50"));
+    assert!(at("input tokens p50") < at("input tokens max"));
+    assert!(at("input tokens max") < at("tokens/s (run)"));
+    let vals = row_values(&html, "긴 질문</td>");
+    // streams, events, requests, output tokens, then the input tokens' p50 and max.
+    assert_eq!(vals[3], "176", "{vals:?}");
+    assert_eq!(vals[4].parse::<f64>().unwrap().round(), 1_000.0, "{vals:?}");
+    assert_eq!(vals[5].parse::<f64>().unwrap().round(), 3_000.0, "{vals:?}");
+    assert_eq!(vals.len(), llm::LLM_HEADS.len() - 1, "{vals:?}");
+    // Without sized prompts the two cells are empty, the row's other figures there.
+    let plain = between(&html, ">plain</td>", "</tr>");
+    assert_eq!(
+        row_values(&html, ">plain</td>").len(),
+        llm::LLM_HEADS.len() - 3,
+        "{plain}"
+    );
+}
+
+#[test]
 fn a_run_without_streams_has_no_llm_section() {
     let r = two_stage_run();
     let html = render_html(&r, &build(&r).unwrap());

@@ -148,16 +148,9 @@ pub(super) fn soak_of(
 }
 
 /// Per second of a run whose every scenario is an open model: the planned arrival
-/// rate (iterations per second, summed over scenarios, from the stages pado
-/// recorded), requests and p95. `None` for a closed or mixed run, or one whose
-/// stages do not say the level (user windows, files written before it was).
-///
-/// Why not active VUs, as for a closed model: in an open model the VUs are a
-/// consequence of the target's latency (they pile up as it slows), not the load
-/// offered. A constant rate past capacity starts with few VUs, and split by VUs
-/// its first seconds would read as "low load, when the service kept up", so
-/// whatever was full from the start (the real limit) would be called busy
-/// throughout, and what filled up after it (threads waiting on it) the limit.
+/// rate (`pado_analysis::offered_load`, whose documentation says why not active
+/// VUs), requests and p95. `None` for a closed or mixed run, or one whose stages
+/// do not say the level (user windows, files written before it was).
 pub(super) fn offered_load_samples(
     run: &LoadedRun,
 ) -> Option<Vec<pado_analysis::saturation::LoadSample>> {
@@ -165,33 +158,8 @@ pub(super) fn offered_load_samples(
     if meta.scenarios.is_empty() || !meta.scenarios.iter().all(|s| s.open_model) {
         return None;
     }
-    let stages: Vec<_> = meta.stages.iter().filter(|m| m.from.is_some()).collect();
-    if stages.is_empty() {
-        return None;
-    }
-    Some(samples_by(run, |p| {
-        planned_rate_at(&stages, f64::from(p.t) + 0.5)
-    }))
-}
-
-/// The arrival rate the stages plan at `at` seconds, summed over scenarios: each
-/// stage's level moves in a straight line from `from` to `target`; outside every
-/// stage a scenario offers nothing.
-fn planned_rate_at(stages: &[&pado_results::StageMark], at: f64) -> f64 {
-    stages
-        .iter()
-        .filter(|m| m.start_s <= at && at < m.end_s)
-        .map(|m| {
-            let from = m.from.unwrap_or(m.target);
-            let span = m.end_s - m.start_s;
-            let done = if span > 0.0 {
-                (at - m.start_s) / span
-            } else {
-                1.0
-            };
-            from + (m.target - from) * done
-        })
-        .sum()
+    let rate = pado_analysis::offered_load::PlannedRate::of_stages(&meta.stages)?;
+    Some(samples_by(run, |p| rate.of_second(p.t)))
 }
 
 /// Per second: active VUs, requests and p95, what saturation and attribution read.

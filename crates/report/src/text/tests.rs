@@ -269,6 +269,67 @@ fn llm_steps_get_their_block_and_other_runs_do_not() {
 }
 
 #[test]
+fn llm_block_shows_the_planted_input_tokens_and_a_dash_without_them() {
+    let llm = |input: Option<(f64, f64, f64)>| crate::summary::LlmSummary {
+        requests: 12,
+        output_tokens: 240,
+        output_tokens_per_s: 120.0,
+        input_tokens_per_request: input.map(|(p50, mean, max)| pado_metrics::LatencySummary {
+            p50,
+            mean,
+            max,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let sse = |l| crate::summary::SseSummary {
+        streams: 12,
+        events: 264,
+        llm: Some(l),
+    };
+    let mut s = Summary {
+        requests: 24,
+        ..Default::default()
+    };
+    let step = |l| crate::summary::StepSummary {
+        requests: 12,
+        sse: Some(sse(l)),
+        ..Default::default()
+    };
+    // Planted: prompts of 1,500 tokens at the median (mean 1,750.4, max 3,001.2).
+    s.steps.insert(
+        "긴 질문".into(),
+        step(llm(Some((1_500.0, 1_750.4, 3_001.2)))),
+    );
+    s.steps.insert("짧은".into(), step(llm(None)));
+    s.sse = Some(sse(llm(Some((1_500.0, 1_750.4, 3_001.2)))));
+    let out = render(&s, TextOptions { color: false });
+    let head = out
+        .lines()
+        .find(|l| l.contains("ttft50"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let col = |line: &str, i: usize| line.split_whitespace().nth(i).map(str::to_string);
+    assert_eq!(col(head, 3).as_deref(), Some("input50"), "{head}");
+    // The LLM block's rows (the step names are in other blocks too).
+    let row = |name: &str| {
+        out.lines()
+            .skip_while(|l| !l.contains("ttft50"))
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{out}"))
+            .replace(name, "step")
+    };
+    assert_eq!(col(&row("긴 질문"), 3).as_deref(), Some("1,500"), "{out}");
+    assert_eq!(col(&row("짧은"), 3).as_deref(), Some("-"), "{out}");
+    assert!(
+        out.contains("input tokens per request (the prompts pado sized): 1,500 median, 1,750 mean, 3,001 max"),
+        "{out}"
+    );
+    // Without sized prompts anywhere, no such line.
+    s.sse = Some(sse(llm(None)));
+    assert!(!render(&s, TextOptions { color: false }).contains("input tokens per request"));
+}
+
+#[test]
 fn a_scripts_exception_is_shown_with_its_frame_and_no_request_count() {
     let sample = |category: &str, reason: Option<&str>| pado_metrics::FailureSample {
         step: "default".into(),

@@ -31,11 +31,12 @@ const HTTP_METRICS: [&str; 14] = [
 
 /// Metrics of `ws:`, `grpc:` and `sse:` steps, read from the steps' series: selected by
 /// step, scenario and group, but these steps send no HTTP method of their own.
-const SESSION_METRICS: [&str; 17] = [
+const SESSION_METRICS: [&str; 18] = [
     "llm_ttft",
     "llm_itl",
     "llm_tpot",
     "llm_output_tokens",
+    "llm_input_tokens",
     "llm_tokens_per_s",
     "llm_tokens",
     "sse_events",

@@ -54,15 +54,12 @@ function tlsOf(v) {
   if (!Array.isArray(cacerts) || cacerts.some((c) => typeof c !== "string")) {
     throw new Error("invalid tls cacerts value: it needs to be a string or an array of PEM formatted strings");
   }
-  if (v.password !== undefined && v.password !== "") {
-    throw new Error(
-      "tls.password: pado reads unencrypted PEM keys only (decrypt the key, e.g. `openssl pkey -in key.pem -out plain.pem`)"
-    );
-  }
-  return { cacerts, cert: str("cert"), key: str("key") };
+  return { cacerts, cert: str("cert"), key: str("key"), password: str("password") };
 }
 
-// Metadata as [[name, value]], each value a string (as k6 checks it).
+// Metadata as [[name, value]], as k6 checks it: a value is a string, and a
+// binary one (a name ending in `-bin`) is a Uint8Array (k6's; pado also takes an
+// ArrayBuffer or another view of one), sent base64-encoded as gRPC requires.
 function metadataOf(md) {
   const out = [];
   if (md === undefined || md === null) return out;
@@ -70,7 +67,14 @@ function metadataOf(md) {
   for (const k of Object.keys(md)) {
     const v = md[k];
     if (k.endsWith("-bin")) {
-      throw new Error('metadata "' + k + '": pado does not send binary (-bin) metadata yet');
+      if (v instanceof ArrayBuffer) {
+        out.push([k, v]);
+      } else if (ArrayBuffer.isView(v)) {
+        out.push([k, v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength)]);
+      } else {
+        throw new Error('invalid metadata param: "' + k + '" value must be binary');
+      }
+      continue;
     }
     if (typeof v !== "string") throw new Error('invalid metadata param: "' + k + '" value must be a string');
     out.push([k, v]);
@@ -90,8 +94,10 @@ export class Client {
     if (globalThis.__pado_init_done) throw new Error("load must be called in the init context");
     this._set = P.grpcLoad((importPaths || []).map(String), files.map(String));
   }
-  loadProtoset() {
-    throw new Error("pado does not read protosets yet: load the .proto files with client.load()");
+  // A binary FileDescriptorSet (`protoc --include_imports --descriptor_set_out`).
+  loadProtoset(path) {
+    if (globalThis.__pado_init_done) throw new Error("load must be called in the init context");
+    this._set = P.grpcLoadProtoset(String(path));
   }
   connect(address, params) {
     if (!globalThis.__pado_init_done) {
@@ -107,7 +113,7 @@ export class Client {
     const target = String(address);
     const plaintext = !!params.plaintext;
     const timeout = duration(params.timeout);
-    const tls = plaintext ? undefined : tlsOf(params.tls);
+    const tls = plaintext ? undefined : this._decrypted(tlsOf(params.tls));
     if (params.reflect) {
       this._set = P.grpcReflect({
         target,
@@ -122,6 +128,22 @@ export class Client {
     this._timeout = timeout;
     this._tls = tls;
     return true;
+  }
+  // The TLS with its key decrypted when a password came (PKCS#8 or OpenSSL's
+  // legacy form), once per key and password: connect() runs every iteration.
+  _decrypted(tls) {
+    if (tls === undefined) return tls;
+    if (tls.password === "") {
+      // An encrypted key without its password: said in the field's words.
+      if (tls.key.includes("ENCRYPTED")) P.tlsKey(tls.key, "");
+      delete tls.password;
+      return tls;
+    }
+    const memo = this._keyMemo;
+    if (!memo || memo.key !== tls.key || memo.password !== tls.password) {
+      this._keyMemo = { key: tls.key, password: tls.password, plain: P.tlsKey(tls.key, tls.password) };
+    }
+    return { cacerts: tls.cacerts, cert: tls.cert, key: this._keyMemo.plain };
   }
   invoke(method, request, params) {
     if (request === undefined || request === null) throw new Error("request cannot be nil");

@@ -5,6 +5,8 @@
 const P = globalThis.__pado;
 const registry = globalThis.__pado_ws || (globalThis.__pado_ws = new Map());
 const pending = [];
+// k6's `ws_ping`: a time trend, the time from a ping to its pong.
+const WS_PING = P.metricId("ws_ping", "trend", true);
 
 export const CONNECTING = 0;
 export const OPEN = 1;
@@ -102,6 +104,13 @@ export class WebSocket {
       return;
     }
     this._id = r.id;
+    // `ws_ping`'s tags, as k6's: the URL, the group, the socket's and the test's.
+    const pt = { url: this.url };
+    if (globalThis.__pado_group) pt.group = globalThis.__pado_group;
+    for (const k in tags) pt[k] = String(tags[k]);
+    const test = P.tags;
+    if (test) for (const k in test) if (!(k in pt)) pt[k] = test[k];
+    this._pingTags = pt;
     registry.set(r.id, this);
     this.readyState = OPEN;
     this._emit("open");
@@ -146,6 +155,7 @@ export class WebSocket {
         this._emit("ping");
         break;
       case "pong":
+        if (ev.ping > 0) P.metric(WS_PING, ev.ping, this._pingTags);
         this._emit("pong");
         break;
       case "error":

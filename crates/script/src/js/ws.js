@@ -3,6 +3,21 @@
 // closes; its events, timers and handlers run here, one at a time, as k6's loop.
 const P = globalThis.__pado;
 const registry = globalThis.__pado_ws || (globalThis.__pado_ws = new Map());
+// k6's `ws_ping`: a time trend, the time from a ping to its pong.
+const WS_PING = P.metricId("ws_ping", "trend", true);
+
+// The tags of a socket's `ws_ping` values, as k6's: its URL (or `name` tag),
+// its group, its own tags and the test's.
+function pingTags(url, params) {
+  const tags = { url: String(url) };
+  const group = globalThis.__pado_group;
+  if (group) tags.group = group;
+  const own = (params && params.tags) || {};
+  for (const k in own) tags[k] = String(own[k]);
+  const test = P.tags;
+  if (test) for (const k in test) if (!(k in tags)) tags[k] = test[k];
+  return tags;
+}
 
 // The error a handler receives: k6 scripts call `e.error()`.
 class WsError {
@@ -18,8 +33,9 @@ class WsError {
 }
 
 class Socket {
-  constructor(id) {
+  constructor(id, tags) {
     this._id = id;
+    this._tags = tags;
     this._handlers = {};
     this._timers = [];
     this._closed = false;
@@ -104,6 +120,7 @@ class Socket {
         this._emit("ping");
         break;
       case "pong":
+        if (ev.ping > 0) P.metric(WS_PING, ev.ping, this._tags);
         this._emit("pong");
         break;
       case "error":
@@ -143,12 +160,13 @@ export function connect(url, params, callback) {
     url: String(url),
     status: r.status,
     headers: r.headers,
-    body: null,
+    // As k6: a refused handshake's body; "" for a 101.
+    body: r.body,
     // As k6: a handshake answered with a status is a response without error text.
     error: r.status ? "" : r.error,
   };
   if (r.error) return response;
-  const socket = new Socket(r.id);
+  const socket = new Socket(r.id, pingTags(url, params));
   registry.set(r.id, socket);
   try {
     if (typeof callback === "function") callback(socket);

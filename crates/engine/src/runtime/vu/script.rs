@@ -187,11 +187,11 @@ impl Vu {
                         stopped = true;
                         ScriptReply::Stop
                     } else {
-                        ScriptReply::Ws(self.script_ws(call).await)
+                        ScriptReply::Ws(self.script_ws(scope, call).await)
                     }
                 }
                 ScriptCall::Grpc(call) => {
-                    ScriptReply::Grpc(Box::new(self.script_grpc(&call).await))
+                    ScriptReply::Grpc(Box::new(self.script_grpc(scope, &call).await))
                 }
                 ScriptCall::GrpcStream(call) => {
                     let wait = matches!(call, ScriptGrpcStreamCall::Wait { .. });
@@ -199,7 +199,7 @@ impl Vu {
                         stopped = true;
                         ScriptReply::Stop
                     } else {
-                        ScriptReply::GrpcStream(self.script_grpc_stream(call).await)
+                        ScriptReply::GrpcStream(self.script_grpc_stream(scope, call).await)
                     }
                 }
                 ScriptCall::Http(mut req) => {

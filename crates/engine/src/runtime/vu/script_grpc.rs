@@ -23,6 +23,7 @@ use crate::script::{
 };
 
 use super::finish::{ended_at, sample_of};
+use super::script_debug::{grpc_request_head, script_grpc_trace};
 use super::script_net::origin_of;
 use super::Vu;
 
@@ -38,6 +39,18 @@ pub(super) struct OpenStream {
     s: GrpcStream,
     series: u32,
     deadline: Option<Instant>,
+    /// What `--http-debug` shows of the call when it ends (only with an
+    /// observer).
+    debug: Option<Box<GrpcDebug>>,
+}
+
+/// A call as `--http-debug` shows it: where it ran, its name, its origin and
+/// its request head (method and metadata).
+struct GrpcDebug {
+    scope: String,
+    name: String,
+    origin: String,
+    request: Vec<u8>,
 }
 
 /// The connection key of a call: scheme, address, and its own TLS when it gave one.
@@ -122,13 +135,43 @@ impl Vu {
     /// (recorded) as its reply.
     async fn grpc_open(
         &mut self,
+        scope: &str,
         call: &ScriptGrpcCall,
         timeout: Duration,
     ) -> Result<OpenStream, ScriptGrpcReply> {
         let ctx = self.ctx.clone();
-        let series = ctx.script_series(call.name.as_deref().unwrap_or(&call.method), None, &[]);
+        let name = call.name.as_deref().unwrap_or(&call.method);
+        let series = ctx.script_series(name, None, &[]);
         let t_start = Instant::now();
-        let (origin, pool) = self.grpc_connection(call).await.map_err(grpc_failed)?;
+        let debug = ctx.observer.is_some().then(|| {
+            let scheme = if call.plaintext { "http" } else { "https" };
+            Box::new(GrpcDebug {
+                scope: scope.to_string(),
+                name: name.to_string(),
+                origin: format!("{scheme}://{}", call.target),
+                request: grpc_request_head(&call.method, &call.metadata),
+            })
+        });
+        let (origin, pool) = match self.grpc_connection(call).await {
+            Ok(v) => v,
+            Err(why) => {
+                let reply = grpc_failed(why);
+                if let Some(d) = &debug {
+                    let sample = pado_metrics::RequestSample {
+                        failed: true,
+                        ..Default::default()
+                    };
+                    script_grpc_trace(
+                        &ctx,
+                        (self.id, &d.scope, &d.name),
+                        (&d.origin, &d.request),
+                        &sample,
+                        (&reply, (0, 0)),
+                    );
+                }
+                return Err(reply);
+            }
+        };
         let request = GrpcRequest::new(&origin, &call.method, &call.metadata, timeout)
             .map_err(|e| grpc_failed(e.to_string()))?;
         let max = call.max_message.unwrap_or(ctx.plan.max_body);
@@ -137,17 +180,28 @@ impl Vu {
                 s,
                 series,
                 deadline: Some(t_start + timeout),
+                debug,
             }),
             Err(ex) => {
                 let (end, duration) = ended_at(&ex, None, t_start);
                 let sample = sample_of(&ex, ex.error, (None, t_start), duration);
                 ctx.record(series, &sample, end);
-                Err(grpc_failed(
+                let reply = grpc_failed(
                     ex.reason
                         .map(str::to_string)
                         .or(ex.error.map(|e| e.as_str().to_string()))
                         .unwrap_or_default(),
-                ))
+                );
+                if let Some(d) = &debug {
+                    script_grpc_trace(
+                        &ctx,
+                        (self.id, &d.scope, &d.name),
+                        (&d.origin, &d.request),
+                        &sample,
+                        (&reply, (0, 0)),
+                    );
+                }
+                Err(reply)
             }
         }
     }
@@ -176,20 +230,34 @@ impl Vu {
         } else {
             self.ctx.record(os.series, &sample, at);
         }
-        ScriptGrpcReply {
+        let reply = ScriptGrpcReply {
             code: end.code,
             messages: Vec::new(),
             error: end.message,
             headers: os.s.headers.clone(),
             trailers: end.trailers,
+        };
+        if let Some(d) = &os.debug {
+            script_grpc_trace(
+                &self.ctx,
+                (self.id, &d.scope, &d.name),
+                (&d.origin, &d.request),
+                &sample,
+                (&reply, (os.s.sent, os.s.received)),
+            );
         }
+        reply
     }
 
     /// A script's unary call (`client.invoke()`): the request, every reply, the
     /// status with the server's head and trailers.
-    pub(super) async fn script_grpc(&mut self, call: &ScriptGrpcCall) -> ScriptGrpcReply {
+    pub(super) async fn script_grpc(
+        &mut self,
+        scope: &str,
+        call: &ScriptGrpcCall,
+    ) -> ScriptGrpcReply {
         let timeout = call.timeout.unwrap_or(GRPC_TIMEOUT);
-        let mut os = match self.grpc_open(call, timeout).await {
+        let mut os = match self.grpc_open(scope, call, timeout).await {
             Ok(s) => s,
             Err(r) => return r,
         };
@@ -217,12 +285,13 @@ impl Vu {
     /// A script's request about its streams, or reflection.
     pub(super) async fn script_grpc_stream(
         &mut self,
+        scope: &str,
         call: ScriptGrpcStreamCall,
     ) -> ScriptGrpcStreamReply {
         match call {
             ScriptGrpcStreamCall::Open(c) => {
                 let timeout = c.timeout.unwrap_or(STREAM_TIMEOUT);
-                match self.grpc_open(&c, timeout).await {
+                match self.grpc_open(scope, &c, timeout).await {
                     Ok(os) => {
                         let slot = self.net.streams.iter().position(Option::is_none);
                         let id = match slot {

@@ -24,6 +24,7 @@ use tokio_tungstenite::WebSocketStream;
 use crate::runtime::worker::WorkerCtx;
 use crate::script::{ScriptWsCall, ScriptWsEventKind, ScriptWsOpen, ScriptWsReply};
 
+use super::script_debug::script_ws_trace;
 use super::websocket::{failure, handshake_request, limits};
 use super::{us, Vu};
 
@@ -31,6 +32,13 @@ use super::{us, Vu};
 const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
 /// Longest wait for a frame to be written.
 const SEND_WAIT: Duration = Duration::from_secs(5);
+/// Pings awaiting their pong, per socket (older ones are forgotten: a server
+/// that never answers cannot grow the list).
+const PINGS_KEPT: usize = 64;
+
+/// A refused handshake's response: headers, and the body bytes that came with
+/// its head.
+type Refusal = (Vec<(String, String)>, Vec<u8>);
 
 /// One open session.
 struct Socket {
@@ -40,6 +48,60 @@ struct Socket {
     result: WsSession,
     /// Our close frame went out: the session ends when the server's comes.
     closing: bool,
+    /// The script's pings not yet answered.
+    pings: Pings,
+    /// What `--http-debug` shows of the session when it ends (only with an
+    /// observer).
+    debug: Option<Box<WsDebug>>,
+}
+
+/// A session's handshake as `--http-debug` shows it.
+struct WsDebug {
+    scope: String,
+    name: String,
+    url: String,
+    head: Vec<u8>,
+    status: u16,
+    response: Vec<(String, String)>,
+}
+
+/// A socket's pings awaiting their pongs (k6's `ws_ping`): each ping's payload
+/// is its number, as k6's, and the pong that echoes it is matched to it.
+#[derive(Default)]
+struct Pings {
+    /// Number and send time of each ping not yet answered, oldest first.
+    waiting: Vec<(u64, Instant)>,
+    /// The next ping's number.
+    next: u64,
+}
+
+impl Pings {
+    /// The next ping's payload (its number).
+    fn payload(&self) -> Bytes {
+        Bytes::from(self.next.to_string())
+    }
+
+    /// That ping went out at `at`.
+    fn sent(&mut self, at: Instant) {
+        if self.waiting.len() >= PINGS_KEPT {
+            self.waiting.remove(0);
+        }
+        self.waiting.push((self.next, at));
+        self.next += 1;
+    }
+
+    /// A pong with `payload` came at `at`: the µs since the ping it answers,
+    /// or 0 when it answers none of ours (a server's unsolicited pong, as k6
+    /// ignores it).
+    fn pong(&mut self, payload: &[u8], at: Instant) -> u64 {
+        let n = std::str::from_utf8(payload)
+            .ok()
+            .and_then(|p| p.parse::<u64>().ok());
+        match n.and_then(|n| self.waiting.iter().position(|(k, _)| *k == n)) {
+            Some(i) => us(at.saturating_duration_since(self.waiting.remove(i).1)).max(1),
+            None => 0,
+        }
+    }
 }
 
 /// A VU's WebSocket sessions (for one iteration) and gRPC connections (kept
@@ -99,9 +161,9 @@ pub(super) async fn origin_of(
 
 impl Vu {
     /// Do a script's WebSocket request.
-    pub(super) async fn script_ws(&mut self, call: ScriptWsCall) -> ScriptWsReply {
+    pub(super) async fn script_ws(&mut self, scope: &str, call: ScriptWsCall) -> ScriptWsReply {
         match call {
-            ScriptWsCall::Open(o) => self.ws_open(&o).await,
+            ScriptWsCall::Open(o) => self.ws_open(scope, &o).await,
             ScriptWsCall::Send { id, data, binary } => {
                 let msg = if binary {
                     Message::binary(data)
@@ -114,7 +176,18 @@ impl Vu {
                 self.ws_write(id, msg, true).await
             }
             ScriptWsCall::Ping { id } => {
-                self.ws_write(id, Message::Ping(Bytes::new()), false).await
+                let Some(Some(s)) = self.net.sockets.get_mut(id as usize) else {
+                    return failed("the socket is closed");
+                };
+                let payload = s.pings.payload();
+                let at = Instant::now();
+                let r = self.ws_write(id, Message::Ping(payload), false).await;
+                if r == ScriptWsReply::Done {
+                    if let Some(Some(s)) = self.net.sockets.get_mut(id as usize) {
+                        s.pings.sent(at);
+                    }
+                }
+                r
             }
             ScriptWsCall::Close { id, code } => {
                 let frame = CloseFrame {
@@ -136,30 +209,60 @@ impl Vu {
 
     /// Connect and upgrade; the session is recorded when it ends (or now, when it
     /// could not open).
-    async fn ws_open(&mut self, o: &ScriptWsOpen) -> ScriptWsReply {
+    async fn ws_open(&mut self, scope: &str, o: &ScriptWsOpen) -> ScriptWsReply {
         let ctx = self.ctx.clone();
-        let series =
-            ctx.script_series(o.name.as_deref().unwrap_or(&o.url), o.group.as_deref(), &[]);
+        let name = o.name.as_deref().unwrap_or(&o.url);
+        let series = ctx.script_series(name, o.group.as_deref(), &[]);
         let t0 = Instant::now();
         let mut result = WsSession::default();
-        let opened = self.ws_handshake(&ctx, o, t0, &mut result).await;
+        let mut head = Vec::new();
+        let opened = self.ws_handshake(&ctx, o, t0, &mut result, &mut head).await;
         let (ws, status, headers) = match opened {
             Ok(v) => v,
-            Err((e, status, why)) => {
+            Err((e, status, why, refusal)) => {
                 result.error = Some(e);
                 result.duration_us = us(t0.elapsed());
                 ctx.record_ws(series, &result, Instant::now());
-                return ScriptWsReply::Failed { status, error: why };
+                if ctx.observer.is_some() {
+                    let response = refusal.as_ref().map(|r| r.0.as_slice()).unwrap_or_default();
+                    script_ws_trace(
+                        &ctx,
+                        (self.id, scope, name),
+                        (&o.url, &head),
+                        (status, response),
+                        &result,
+                    );
+                }
+                return match refusal {
+                    Some((headers, body)) => ScriptWsReply::Refused {
+                        status,
+                        headers,
+                        body,
+                    },
+                    None => ScriptWsReply::Failed { status, error: why },
+                };
             }
         };
         result.connected = true;
         result.connecting_us = us(t0.elapsed());
+        let debug = ctx.observer.is_some().then(|| {
+            Box::new(WsDebug {
+                scope: scope.to_string(),
+                name: name.to_string(),
+                url: o.url.clone(),
+                head,
+                status,
+                response: headers.clone(),
+            })
+        });
         let socket = Socket {
             ws,
             series,
             t0,
             result,
             closing: false,
+            pings: Pings::default(),
+            debug,
         };
         let id = match self.net.sockets.iter().position(Option::is_none) {
             Some(i) => {
@@ -179,15 +282,19 @@ impl Vu {
     }
 
     /// The handshake: the stream, status and headers; or the failure, the status
-    /// a refusal came with, and why in words.
+    /// a refusal came with, why in words, and a refusal's response.
     async fn ws_handshake(
         &mut self,
         ctx: &WorkerCtx,
         o: &ScriptWsOpen,
         t0: Instant,
         result: &mut WsSession,
-    ) -> Result<(WebSocketStream<Stream>, u16, Vec<(String, String)>), (WsError, u16, String)> {
-        let bad = |why: String| (WsError::Protocol, 0, why);
+        shown_head: &mut Vec<u8>,
+    ) -> Result<
+        (WebSocketStream<Stream>, u16, Vec<(String, String)>),
+        (WsError, u16, String, Option<Refusal>),
+    > {
+        let bad = |why: String| (WsError::Protocol, 0, why, None);
         let url = url::Url::parse(&o.url)
             .ok()
             .filter(|u| matches!(u.scheme(), "ws" | "wss") && u.host().is_some())
@@ -200,6 +307,7 @@ impl Vu {
                 WsError::Connect(e.kind),
                 0,
                 format!("{}: {}", o.url, e.kind.as_str()),
+                None,
             )
         })?;
         result.opened = NewConnection::opened(origin.tls.is_some());
@@ -221,6 +329,9 @@ impl Vu {
             head.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
         }
         head.extend_from_slice(b"\r\n");
+        if ctx.observer.is_some() {
+            shown_head.clone_from(&head);
+        }
         let request = handshake_request(&head, origin.tls.is_some())
             .ok_or_else(|| bad(format!("`{}`: a handshake pado cannot build", o.url)))?;
         let hs = tokio_tungstenite::client_async_with_config(
@@ -234,31 +345,28 @@ impl Vu {
                 WsError::Connect(ErrorKind::Timeout),
                 0,
                 format!("{}: the handshake timed out", o.url),
+                None,
             )),
             Ok(Ok((stream, resp))) => {
-                let headers = resp
-                    .headers()
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            k.as_str().to_string(),
-                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                        )
-                    })
-                    .collect();
+                let headers = headers_of(resp.headers());
                 Ok((stream, resp.status().as_u16(), headers))
             }
             Ok(Err(tokio_tungstenite::tungstenite::Error::Http(resp))) => {
                 let code = resp.status().as_u16();
+                let refusal = (
+                    headers_of(resp.headers()),
+                    resp.body().clone().unwrap_or_default(),
+                );
                 Err((
                     WsError::HandshakeRefused(code),
                     code,
                     format!("{}: the server answered the handshake with {code}", o.url),
+                    Some(refusal),
                 ))
             }
             Ok(Err(e)) => {
                 let why = e.to_string();
-                Err((failure(e), 0, format!("{}: {why}", o.url)))
+                Err((failure(e), 0, format!("{}: {why}", o.url), None))
             }
         }
     }
@@ -327,6 +435,7 @@ impl Vu {
             kind,
             data,
             code,
+            ping_us: 0,
         };
         let Some(s) = self.net.sockets[i].as_mut() else {
             return ScriptWsReply::Timeout;
@@ -341,7 +450,13 @@ impl Vu {
                 event(ScriptWsEventKind::Binary, b.to_vec(), 0)
             }
             Some(Ok(Message::Ping(_))) => event(ScriptWsEventKind::Ping, Vec::new(), 0),
-            Some(Ok(Message::Pong(_))) => event(ScriptWsEventKind::Pong, Vec::new(), 0),
+            Some(Ok(Message::Pong(payload))) => ScriptWsReply::Event {
+                id,
+                kind: ScriptWsEventKind::Pong,
+                data: Vec::new(),
+                code: 0,
+                ping_us: s.pings.pong(&payload, Instant::now()),
+            },
             Some(Ok(Message::Frame(_))) => event(ScriptWsEventKind::Pong, Vec::new(), 0),
             Some(Ok(Message::Close(frame))) => {
                 let (code, reason) = frame
@@ -382,6 +497,15 @@ impl Vu {
             let end = Instant::now();
             result.duration_us = us(end - s.t0);
             self.ctx.record_ws(s.series, &result, end);
+            if let Some(d) = s.debug {
+                script_ws_trace(
+                    &self.ctx,
+                    (self.id, &d.scope, &d.name),
+                    (&d.url, &d.head),
+                    (d.status, &d.response),
+                    &result,
+                );
+            }
         }
     }
 
@@ -418,6 +542,18 @@ impl Vu {
     }
 }
 
+/// A response's headers as (name, value) text.
+fn headers_of(h: &http::HeaderMap) -> Vec<(String, String)> {
+    h.iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
 fn failed(why: &str) -> ScriptWsReply {
     ScriptWsReply::Failed {
         status: 0,
@@ -436,5 +572,27 @@ mod tests {
         assert_eq!(h.scheme(), "https");
         assert_eq!(h.port(), Some(9443));
         assert!(http_url(&url::Url::parse("ftp://x/").unwrap()).is_none());
+    }
+
+    #[test]
+    fn a_pong_is_timed_from_the_ping_it_echoes_and_a_stranger_is_not() {
+        let t0 = Instant::now();
+        let mut p = Pings::default();
+        assert_eq!(&p.payload()[..], b"0");
+        p.sent(t0);
+        assert_eq!(&p.payload()[..], b"1");
+        p.sent(t0 + Duration::from_millis(5));
+        // The second ping's pong first: timed from the second ping.
+        assert_eq!(p.pong(b"1", t0 + Duration::from_millis(12)), 7_000);
+        assert_eq!(p.pong(b"0", t0 + Duration::from_millis(20)), 20_000);
+        // Answered once; a pong nobody asked for (empty, or not ours) is 0.
+        assert_eq!(p.pong(b"0", t0 + Duration::from_millis(30)), 0);
+        assert_eq!(p.pong(b"", t0), 0);
+        assert_eq!(p.pong(b"77", t0), 0);
+        // A server that never answers keeps at most PINGS_KEPT waiting.
+        for _ in 0..(PINGS_KEPT + 10) {
+            p.sent(t0);
+        }
+        assert_eq!(p.waiting.len(), PINGS_KEPT);
     }
 }

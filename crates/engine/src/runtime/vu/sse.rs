@@ -3,9 +3,10 @@
 //! data) and timed; at the end, the stream's figures ([`pado_metrics::SseStream`])
 //! and the gaps between its tokens; the checks on events (one bit per check that
 //! an event failed) and the values extracted from them. Everything lives in the
-//! VU's reused [`SseRead`]: an event costs the parse of its data (once, shared by
-//! the token's look-up and the checks) and nothing else is allocated per event but
-//! an extracted value that is not a string (its JSON text).
+//! VU's reused [`SseRead`]: an LLM event's token and count of tokens cost one walk
+//! of its data that builds nothing ([`PathSet`]); checks and extractions parse it
+//! (once, shared by them), and nothing else is allocated per event but an
+//! extracted value that is not a string (its JSON text).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -13,6 +14,7 @@ use std::time::Instant;
 use pado_http::sse::{SseEvent, SseHandler, SseParser};
 use pado_metrics::SseStream;
 
+use crate::json_query::path_set::{Leaf, PathSet, MAX_PATHS};
 use crate::plan::{EventTest, ExtractSource, LlmPlan, SsePlan};
 use crate::response_view::ResponseView;
 
@@ -194,13 +196,13 @@ impl SseTally {
         }
     }
 
-    /// Looks for the token in an LLM event's data.
+    /// Looks for the token and the server's count of tokens in an LLM event's
+    /// data.
     fn token(&mut self, llm: &LlmPlan, view: &ResponseView<'_>, at: Instant) {
-        let data = view.body;
-        let has_token = llm.token.iter().find_map(|q| {
-            q.first(view)
-                .and_then(|v| v.as_str().map(|t| !t.is_empty()))
-        });
+        let (has_token, usage) = match &llm.one_walk {
+            Some(set) => token_in_one_walk(set, llm.token.len(), view.body),
+            None => token_by_queries(llm, view),
+        };
         if has_token == Some(true) {
             if let Some(last) = self.last {
                 self.gaps.push(us(at.saturating_duration_since(last)));
@@ -209,13 +211,44 @@ impl SseTally {
             self.last = Some(at);
             self.tokens += 1;
         }
-        // Only the event that carries `usage` pays its look-up.
-        if memchr::memmem::find(data, b"usage").is_some() {
-            if let Some(n) = llm.usage.first(view).and_then(|v| v.as_u64()) {
-                self.usage = Some(n);
-            }
+        if usage.is_some() {
+            self.usage = usage;
         }
     }
+}
+
+/// An event's token and count of tokens from one walk of its data (`set`: the
+/// `tokens` token paths, then the count's): whether the first token path that
+/// holds a string holds a non-empty one (`None`: none holds a string), and the
+/// count when it is a non-negative integer. Builds nothing.
+fn token_in_one_walk(set: &PathSet, tokens: usize, data: &[u8]) -> (Option<bool>, Option<u64>) {
+    let mut at = [Leaf::Missing; MAX_PATHS];
+    set.read(data, &mut at);
+    let text = at[..tokens].iter().find_map(|l| match l {
+        Leaf::Str { empty } => Some(!empty),
+        _ => None,
+    });
+    let usage = match at[tokens] {
+        Leaf::U64(n) => Some(n),
+        _ => None,
+    };
+    (text, usage)
+}
+
+/// The same from the general queries, for paths [`PathSet`] does not take
+/// (wildcards, filters...): each token path asked in turn, and the count only of
+/// an event whose data names `usage`.
+fn token_by_queries(llm: &LlmPlan, view: &ResponseView<'_>) -> (Option<bool>, Option<u64>) {
+    let text = llm.token.iter().find_map(|q| {
+        q.first(view)
+            .and_then(|v| v.as_str().map(|t| !t.is_empty()))
+    });
+    let usage = if memchr::memmem::find(view.body, b"usage").is_some() {
+        llm.usage.first(view).and_then(|v| v.as_u64())
+    } else {
+        None
+    };
+    (text, usage)
 }
 
 /// `value` into `buf`, its allocation kept.
@@ -285,5 +318,113 @@ impl super::Vu {
         value.extend_from_slice(self.resp.sse.prompt.as_bytes());
         self.vars[pr.var] = Some(value);
         self.resp.sse.tally.input_tokens = Some(tokens);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::json_query::JsonQuery;
+
+    /// An OpenAI-style stream: the role event, `tokens` (each a data line, one
+    /// event), the finish event, the `usage` event when `usage` is set, `[DONE]`.
+    fn stream(tokens: &[&str], usage: Option<u64>) -> String {
+        let ev = |delta: &str| {
+            format!(
+                "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":null}}]}}\n\n"
+            )
+        };
+        let mut s = ev(r#"{"role":"assistant","content":""}"#);
+        for t in tokens {
+            s += &ev(&format!(r#"{{"content":{t}}}"#));
+        }
+        s += &ev("{}");
+        if let Some(n) = usage {
+            s += &format!(
+                "data: {{\"id\":\"c\",\"choices\":[],\"usage\":{{\"prompt_tokens\":5,\"completion_tokens\":{n}}}}}\n\n"
+            );
+        }
+        s + "data: [DONE]\n\n"
+    }
+
+    fn plan(one_walk: bool) -> Arc<SsePlan> {
+        let q = |p: &str| JsonQuery::parse(p).unwrap();
+        let mut llm = LlmPlan::new(
+            vec![q("$.choices[0].delta.content"), q("$.choices[0].text")],
+            q("$.usage.completion_tokens"),
+        );
+        assert!(llm.one_walk.is_some(), "OpenAI's paths are simple");
+        if !one_walk {
+            llm.one_walk = None;
+        }
+        Arc::new(SsePlan {
+            until: Some(b"[DONE]"[..].into()),
+            until_event: None,
+            count: None,
+            max_time: None,
+            llm: Some(llm),
+            checks: Vec::new(),
+            checks_fail_request: true,
+            extract: Vec::new(),
+            prompt: None,
+        })
+    }
+
+    /// The stream fed in one piece per event, each read 1 ms after the last:
+    /// (events, tokens counted, first-to-last token in µs, gaps).
+    fn read(body: &str, one_walk: bool) -> (u64, SseStream, Vec<u64>) {
+        let mut tally = SseTally::default();
+        tally.begin(&plan(one_walk));
+        let mut parser = SseParser::new();
+        let t0 = Instant::now();
+        for (i, piece) in body.split_inclusive("\n\n").enumerate() {
+            let at = t0 + Duration::from_millis(1 + i as u64);
+            if !parser.feed(piece.as_bytes(), at, &mut tally) {
+                break;
+            }
+        }
+        assert!(parser.stopped(), "[DONE] stops the stream");
+        let s = tally.stream(parser.events(), t0, t0 + Duration::from_secs(1));
+        (parser.events(), s, tally.gaps.clone())
+    }
+
+    #[test]
+    fn tokens_with_escapes_and_hangul_count_once_each_and_empty_ones_not() {
+        let tokens = [
+            r#"" 파도""#,
+            r#""\"quoted\"""#,
+            r#""\uD55C""#,
+            r#""""#,
+            r#""a \"content\": b""#,
+            "null",
+            r#""\n""#,
+        ];
+        for one_walk in [true, false] {
+            let (events, s, gaps) = read(&stream(&tokens, None), one_walk);
+            // Role, 7 deltas, finish, [DONE].
+            assert_eq!(events, 10, "one_walk {one_walk}");
+            // The empty and the null content are no tokens.
+            assert_eq!(s.tokens, 5, "one_walk {one_walk}");
+            // The first token is the 2nd event (read at 2 ms), the last the 8th.
+            assert_eq!(s.ttft_us, Some(2_000), "one_walk {one_walk}");
+            assert_eq!(s.decode_us, 6_000, "one_walk {one_walk}");
+            assert_eq!(
+                gaps,
+                vec![1_000, 1_000, 2_000, 2_000],
+                "one_walk {one_walk}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_servers_usage_count_replaces_the_count_of_token_events() {
+        for one_walk in [true, false] {
+            let (_, s, _) = read(&stream(&[r#""a""#, r#""b""#], Some(32)), one_walk);
+            assert_eq!(s.tokens, 32, "one_walk {one_walk}");
+            let (_, s, _) = read(&stream(&[r#""a""#, r#""b""#], None), one_walk);
+            assert_eq!(s.tokens, 2, "one_walk {one_walk}");
+        }
     }
 }

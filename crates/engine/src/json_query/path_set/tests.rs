@@ -1,0 +1,310 @@
+//! The one walk against the truth: each document parsed whole by `serde_json` and
+//! queried with `serde_json_path`, the value found told apart as a [`Leaf`].
+
+use serde_json::Value;
+use serde_json_path::JsonPath;
+
+use super::*;
+
+/// What the whole tree holds at `path` (the truth).
+fn by_tree(doc: &str, path: &str) -> Leaf {
+    by_tree_of(doc.as_bytes(), path)
+}
+
+fn by_tree_of(doc: &[u8], path: &str) -> Leaf {
+    let Ok(v) = serde_json::from_slice::<Value>(doc) else {
+        return Leaf::Missing;
+    };
+    match JsonPath::parse(path).unwrap().query(&v).first() {
+        None => Leaf::Missing,
+        Some(Value::String(s)) => Leaf::Str {
+            empty: s.is_empty(),
+        },
+        Some(n) if n.as_u64().is_some() => Leaf::U64(n.as_u64().unwrap()),
+        Some(_) => Leaf::Other,
+    }
+}
+
+/// What the set's walk says for each of `paths` in `doc`.
+fn walked(doc: &str, paths: &[&str]) -> Vec<Leaf> {
+    let qs: Vec<JsonQuery> = paths.iter().map(|p| JsonQuery::parse(p).unwrap()).collect();
+    let refs: Vec<&JsonQuery> = qs.iter().collect();
+    let set = PathSet::new(&refs).expect("simple paths");
+    let mut out = [Leaf::Other; MAX_PATHS];
+    set.read(doc.as_bytes(), &mut out);
+    out[..paths.len()].to_vec()
+}
+
+/// The walk agrees with the tree on every path of `paths` in `doc`.
+fn agrees(doc: &str, paths: &[&str]) -> Vec<Leaf> {
+    let got = walked(doc, paths);
+    let want: Vec<Leaf> = paths.iter().map(|p| by_tree(doc, p)).collect();
+    assert_eq!(got, want, "{doc}");
+    got
+}
+
+/// The paths pado reads an OpenAI stream's events at: chat and completions token
+/// text, then the server's count of output tokens.
+const LLM: [&str; 3] = [
+    "$.choices[0].delta.content",
+    "$.choices[0].text",
+    "$.usage.completion_tokens",
+];
+
+fn chunk(content: &str) -> String {
+    format!(
+        r#"{{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1732000000,"model":"demo","choices":[{{"index":0,"delta":{{"content":{content}}},"finish_reason":null}}]}}"#
+    )
+}
+
+#[test]
+fn token_text_with_escapes_hangul_and_unicode_escapes_is_a_string() {
+    let text = Leaf::Str { empty: false };
+    for content in [
+        r#"" 파도""#,
+        r#""say \"hi\"""#,
+        r#""\uD55C\uAE00""#,
+        r#""\ud83c\udf0a wave""#,
+        r#""back\\slash\n""#,
+        r#""\"""#,
+        r#""\u0000""#,
+    ] {
+        let doc = chunk(content);
+        assert_eq!(agrees(&doc, &LLM)[0], text, "{doc}");
+    }
+}
+
+#[test]
+fn empty_null_and_missing_content_are_no_token() {
+    assert_eq!(agrees(&chunk(r#""""#), &LLM)[0], Leaf::Str { empty: true });
+    assert_eq!(agrees(&chunk("null"), &LLM)[0], Leaf::Other);
+    // OpenAI's first event: the role only.
+    let role = r#"{"choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":null}]}"#;
+    assert_eq!(agrees(role, &LLM), vec![Leaf::Missing; 3]);
+    // The last: no choices, the server's count.
+    let usage = r#"{"id":"x","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":32,"total_tokens":44}}"#;
+    assert_eq!(
+        agrees(usage, &LLM),
+        vec![Leaf::Missing, Leaf::Missing, Leaf::U64(32)]
+    );
+}
+
+#[test]
+fn content_inside_another_string_or_member_is_not_the_token() {
+    for doc in [
+        // The path's words inside a string value and a key elsewhere.
+        r#"{"note":"\"choices\":[{\"delta\":{\"content\":\"x\"}}]","choices":[{"delta":{}}]}"#,
+        r#"{"choices":[{"delta":{"tool":{"content":"x"}}}]}"#,
+        r#"{"choices":[{"message":{"content":"x"}}]}"#,
+        r#"{"choices":[{"delta":{"role":"x"}},{"delta":{"content":"second choice"}}]}"#,
+        r#"{"other":{"choices":[{"delta":{"content":"x"}}]}}"#,
+        r#"{"choices":{"0":{"delta":{"content":"x"}}}}"#,
+    ] {
+        assert_eq!(agrees(doc, &LLM)[0], Leaf::Missing, "{doc}");
+    }
+}
+
+#[test]
+fn a_later_duplicate_key_replaces_the_earlier_as_in_the_tree() {
+    let docs = [
+        r#"{"choices":[{"delta":{"content":"a"}}],"choices":5}"#,
+        r#"{"choices":5,"choices":[{"delta":{"content":"a"}}]}"#,
+        r#"{"choices":[{"delta":{"content":"a","content":""}}]}"#,
+        r#"{"choices":[{"delta":{"content":"","content":"b"}}]}"#,
+        r#"{"usage":{"completion_tokens":3},"usage":{"prompt_tokens":4}}"#,
+        r#"{"usage":{"completion_tokens":3,"completion_tokens":-1}}"#,
+    ];
+    for doc in docs {
+        agrees(doc, &LLM);
+    }
+}
+
+#[test]
+fn counts_are_read_as_the_tree_reads_them() {
+    for n in [
+        "0",
+        "32",
+        "18446744073709551615",
+        "-3",
+        "3.0",
+        "1e2",
+        "\"32\"",
+        "null",
+    ] {
+        let doc = format!(r#"{{"usage":{{"completion_tokens":{n}}}}}"#);
+        agrees(&doc, &LLM);
+    }
+}
+
+#[test]
+fn a_document_that_is_not_json_has_nothing_anywhere() {
+    let good = chunk(r#""파도""#);
+    for doc in [
+        format!("{good} trailing"),
+        good[..good.len() - 1].to_string(),
+        good.replace("\"index\":0", "\"index\":0,"),
+        "[DONE]".to_string(),
+        String::new(),
+        // An unpaired escape in the token text.
+        chunk(r#""\uD55""#),
+    ] {
+        assert_eq!(agrees(&doc, &LLM), vec![Leaf::Missing; 3], "{doc}");
+    }
+}
+
+#[test]
+fn the_users_paths_and_paths_inside_paths_agree_with_the_tree() {
+    let docs = [
+        r#"{"token":{"text":"안녕","id":7},"meta":{"n":[1,2,{"k":"v"}]}}"#,
+        r#"{"token":{"text":"","id":7},"meta":{"n":[]}}"#,
+        r#"[{"token":"a"},{"token":{"text":"b"}}]"#,
+        r#""just a string""#,
+        r#"{"사용":{"토큰":9}}"#,
+    ];
+    let paths = [
+        "$.token.text",
+        "$.token",
+        "$",
+        "$.meta.n[2].k",
+        "$.meta.n[1]",
+        "$[1].token.text",
+        "$['사용']['토큰']",
+    ];
+    for doc in docs {
+        agrees(doc, &paths);
+    }
+}
+
+#[test]
+fn the_set_answers_what_each_query_alone_answers() {
+    // The corpus the single-path walk is held to (json_query's tests).
+    for doc in super::super::tests::BODIES {
+        for path in super::super::tests::PATHS {
+            let Some(set) = PathSet::new(&[&JsonQuery::parse(path).unwrap()]) else {
+                continue;
+            };
+            let mut out = [Leaf::Missing];
+            set.read(doc.as_bytes(), &mut out);
+            assert_eq!(out[0], by_tree(doc, path), "{path} in {doc}");
+        }
+    }
+}
+
+#[test]
+fn paths_that_are_not_simple_are_refused_and_so_are_too_many() {
+    let wild = JsonQuery::parse("$.choices[*].text").unwrap();
+    let plain = JsonQuery::parse("$.a").unwrap();
+    assert!(PathSet::new(&[&plain, &wild]).is_none());
+    assert!(PathSet::new(&[&plain; MAX_PATHS + 1]).is_none());
+    assert_eq!(
+        PathSet::new(&[&plain; MAX_PATHS]).map(|s| s.len()),
+        Some(MAX_PATHS)
+    );
+}
+
+/// The set of `paths`.
+fn set_of(paths: &[&str]) -> PathSet {
+    let qs: Vec<JsonQuery> = paths.iter().map(|p| JsonQuery::parse(p).unwrap()).collect();
+    let refs: Vec<&JsonQuery> = qs.iter().collect();
+    PathSet::new(&refs).unwrap()
+}
+
+/// The quick scan's answer, when it gives one.
+fn scanned(set: &PathSet, doc: &[u8]) -> Option<Vec<Leaf>> {
+    let mut out = vec![Leaf::Missing; set.len()];
+    scan::scan(&set.paths, doc, &mut out).map(|()| out)
+}
+
+/// serde's walk (the way the scan falls back to).
+fn by_serde(set: &PathSet, doc: &[u8]) -> Vec<Leaf> {
+    let mut out = vec![Leaf::Missing; set.len()];
+    set.read_by_serde(doc, &mut out);
+    out
+}
+
+#[test]
+fn the_quick_scan_answers_openai_chunks_itself() {
+    let set = set_of(&LLM);
+    for doc in [
+        chunk(r#"" 파도""#),
+        chunk(r#""say \"hi\" \\ \n""#),
+        chunk(r#""""#),
+        chunk("null"),
+        r#"{"id":"x","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":32,"total_tokens":44}}"#.to_string(),
+        r#" {"choices":[{"index":0,"delta":{"role":"assistant"},"logprobs":null,"finish_reason":null}],"x":[1.5e-3,-2,true,false,{"a":[]}]} "#.to_string(),
+    ] {
+        let got = scanned(&set, doc.as_bytes());
+        assert_eq!(got, Some(by_serde(&set, doc.as_bytes())), "{doc}");
+    }
+    // A `\u` escape in the token is left to serde (which pairs surrogates).
+    assert_eq!(scanned(&set, chunk(r#""\uD55C""#).as_bytes()), None);
+}
+
+#[test]
+fn the_quick_scan_agrees_with_serde_on_every_one_byte_change() {
+    // Planted documents, then every copy with one byte removed, replaced or
+    // inserted (quotes, escapes, brackets, digits, signs, control and non-UTF-8
+    // bytes): wherever the scan answers it says what serde's walk says, and the
+    // set's answer is the tree's.
+    let seeds = [
+        chunk(r#"" 파도 \"x\"""#),
+        r#"{"choices":[{"delta":{"content":"a"},"text":"b"}],"usage":{"completion_tokens":7}}"#.to_string(),
+        r#"[{"choices":0},{"usage":null,"n":[1,-2.5e+3,0,true]}]"#.to_string(),
+        r#"{"choices":[{"delta":{}}, {"delta":{"content":""}}],"usage":{"completion_tokens":18446744073709551615}}"#.to_string(),
+    ];
+    let set = set_of(&LLM);
+    let bytes: &[u8] = b"\"\\{}[]:,0-19e.+ tnu/\x01\x7f\xc3\xed";
+    let (mut answered, mut total) = (0, 0);
+    for seed in &seeds {
+        let b = seed.as_bytes();
+        assert!(scanned(&set, b).is_some(), "the scan reads {seed}");
+        let mut docs = vec![b.to_vec()];
+        for i in 0..b.len() {
+            let mut cut = b.to_vec();
+            cut.remove(i);
+            docs.push(cut);
+            for &x in bytes {
+                let mut swapped = b.to_vec();
+                swapped[i] = x;
+                docs.push(swapped);
+                let mut added = b.to_vec();
+                added.insert(i, x);
+                docs.push(added);
+            }
+        }
+        for doc in docs {
+            total += 1;
+            let serde = by_serde(&set, &doc);
+            if let Some(quick) = scanned(&set, &doc) {
+                answered += 1;
+                assert_eq!(quick, serde, "{}", String::from_utf8_lossy(&doc));
+            }
+            let mut read = [Leaf::Other; MAX_PATHS];
+            set.read(&doc, &mut read);
+            assert_eq!(read[..3], serde[..], "{}", String::from_utf8_lossy(&doc));
+            // The tree also refuses what the walks skip unchecked on purpose,
+            // as serde's own skipping does (bytes that are not UTF-8 in strings
+            // and exponents beyond a float's range in numbers no path reads;
+            // json_query's module documentation); elsewhere it is the truth.
+            let skipped_ok = serde_json::from_slice::<serde::de::IgnoredAny>(&doc).is_ok();
+            if skipped_ok == serde_json::from_slice::<Value>(&doc).is_ok() {
+                let truth: Vec<Leaf> = LLM.iter().map(|p| by_tree_of(&doc, p)).collect();
+                assert_eq!(read[..3], truth[..], "{}", String::from_utf8_lossy(&doc));
+            }
+        }
+    }
+    // Most changed documents are still JSON the scan reads (not all left to serde).
+    assert!(answered * 4 > total, "{answered} of {total}");
+}
+
+#[test]
+fn deep_nesting_off_the_path_is_left_to_serde_and_still_read() {
+    let set = set_of(&LLM);
+    let deep = format!(
+        r#"{{"x":{}1{},"choices":[{{"delta":{{"content":"a"}}}}]}}"#,
+        "[".repeat(100),
+        "]".repeat(100)
+    );
+    assert_eq!(scanned(&set, deep.as_bytes()), None);
+    assert_eq!(agrees(&deep, &LLM)[0], Leaf::Str { empty: false });
+}
