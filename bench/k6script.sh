@@ -75,7 +75,11 @@ pin() { if command -v taskset >/dev/null 2>&1; then taskset -c "$1" "${@:2}"; el
 # generators, not the target, are what is measured.
 TARGET_PID=""
 start_target() {
-  pin "$SERVER_CPU" timeout 3600 "$PADO" target serve --port "$PORT" --workers 8 \
+  # Started directly (not through the shell function `pin`), so that $! is the
+  # target's own `timeout`, which passes stop_target's signal on to the target.
+  local pin_cmd=()
+  command -v taskset >/dev/null 2>&1 && pin_cmd=(taskset -c "$SERVER_CPU")
+  "${pin_cmd[@]}" timeout 3600 "$PADO" target serve --port "$PORT" --workers 8 \
     --pool-size 64 --query-cost 0ms >"$OUT/target.log" 2>&1 &
   TARGET_PID=$!
   for _ in $(seq 1 100); do
