@@ -11,6 +11,13 @@
 #   start  start-up time for START_VUS (10000) VUs, per tool: from launch to the first
 #          request the target counts, and to every VU's first login (THINK=600, so each
 #          VU logs in once: the target's /api/login count reaching START_VUS)
+#   instr  instructions per request of pado (and of BASELINE) under valgrind's callgrind:
+#          INSTR_VUS VUs run INSTR_SHORT and then INSTR_ITER iterations in all
+#          (`--iterations`); the figure is the marginal count, (count of the long run -
+#          count of the short) / (their requests' difference), which leaves out start-up
+#          and the reports. A busy machine slows a run, it does not change this count:
+#          the before/after figure to trust on a shared machine. Each run's callgrind
+#          file is kept in OUT (callgrind_annotate --inclusive=yes FILE reads it).
 #
 # At the end it prints a table and the ratios the issue asks for (pado over k6:
 # at least 3x the requests per CPU-second, at most a quarter of the memory per VU).
@@ -22,7 +29,10 @@
 # Knobs (environment): PHASES ("eff mem start"), DUR (10), VUS_EFF (64), MEM_VUS
 #   ("1000 10000"), MEM_DUR (15), START_VUS (10000), SERVER_CPU (0), GEN_CPU (1),
 #   PORT (18090), PADO (target/release/pado), K6 (k6 on PATH or $HOME/go/bin/k6),
-#   OUT (${TMPDIR:-/tmp}/pado-k6script-out).
+#   OUT (${TMPDIR:-/tmp}/pado-k6script-out), BASELINE (another pado binary, e.g. the
+#   build a change starts from: measured as "base" in the same rounds as PADO, paired),
+#   REPEATS (1: eff runs per tool, in rounds k6, base, pado, ...; the table shows each
+#   run and the ratios use the medians), INSTR_VUS (4), INSTR_SHORT (20), INSTR_ITER (200).
 set -uo pipefail
 export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"
 export K6_NO_USAGE_REPORT=true
@@ -42,6 +52,11 @@ PORT="${PORT:-18090}"
 PADO="${PADO:-$REPO/target/release/pado}"
 K6="${K6:-$(command -v k6 || echo "$HOME/go/bin/k6")}"
 OUT="${OUT:-${TMPDIR:-/tmp}/pado-k6script-out}"
+BASELINE="${BASELINE:-}"
+REPEATS="${REPEATS:-1}"
+INSTR_VUS="${INSTR_VUS:-4}"
+INSTR_SHORT="${INSTR_SHORT:-20}"
+INSTR_ITER="${INSTR_ITER:-200}"
 SCRIPT="$HERE/k6script.js"
 BASE="http://127.0.0.1:${PORT}"
 mkdir -p "$OUT"
@@ -52,13 +67,20 @@ if [ ! -x "$PADO" ]; then
   say "building pado (release)..."
   (cd "$REPO" && cargo build --release --quiet) || { say "cannot build pado"; exit 2; }
 fi
+[ -z "$BASELINE" ] || [ -x "$BASELINE" ] || { say "BASELINE=$BASELINE is not an executable"; exit 2; }
+# The pado binary each pado-like tool runs: "pado" is PADO, "base" is BASELINE.
+bin_of() { if [ "$1" = base ]; then echo "$BASELINE"; else echo "$PADO"; fi; }
 pin() { if command -v taskset >/dev/null 2>&1; then taskset -c "$1" "${@:2}"; else "${@:2}"; fi; }
 
 # The target: pado's demo target, quick queries and enough workers that the
 # generators, not the target, are what is measured.
 TARGET_PID=""
 start_target() {
-  pin "$SERVER_CPU" timeout 3600 "$PADO" target serve --port "$PORT" --workers 8 \
+  # Started directly (not through the shell function `pin`), so that $! is the
+  # target's own `timeout`, which passes stop_target's signal on to the target.
+  local pin_cmd=()
+  command -v taskset >/dev/null 2>&1 && pin_cmd=(taskset -c "$SERVER_CPU")
+  "${pin_cmd[@]}" timeout 3600 "$PADO" target serve --port "$PORT" --workers 8 \
     --pool-size 64 --query-cost 0ms >"$OUT/target.log" 2>&1 &
   TARGET_PID=$!
   for _ in $(seq 1 100); do
@@ -97,8 +119,8 @@ run() {
         -e "DURATION=${dur}s" -e "THINK=$think" "$SCRIPT" >"$OUT/$name.log" 2>&1
       reqs=$(python3 -c "import json,sys;print(int(json.load(open(sys.argv[1]))['metrics']['http_reqs']['count']))" "$OUT/$name.k6.json" 2>/dev/null || echo 0)
       ;;
-    pado)
-      pin "$GEN_CPU" /usr/bin/time -v -o "$t" timeout $((dur + 120)) "$PADO" run "$SCRIPT" \
+    pado|base)
+      pin "$GEN_CPU" /usr/bin/time -v -o "$t" timeout $((dur + 120)) "$(bin_of "$tool")" run "$SCRIPT" \
         --env "BASE_URL=$BASE" --env "VUS=$vus" --env "DURATION=${dur}s" --env "THINK=$think" \
         --out "$OUT/$name.pado" --quiet >"$OUT/$name.log" 2>&1
       reqs=$(python3 -c "import json,sys;print(int(json.load(open(sys.argv[1]))['requests']))" "$OUT/$name.pado/summary.json" 2>/dev/null || echo 0)
@@ -123,8 +145,8 @@ start_s() {
   case $tool in
     k6) timeout 300 "$K6" run --quiet --no-color -e "BASE_URL=$BASE" -e "VUS=$vus" -e DURATION=120s \
           -e THINK=600 "$SCRIPT" >"$OUT/start-$tool.log" 2>&1 & pid=$! ;;
-    pado) rm -rf "$OUT/start.pado"
-          timeout 300 "$PADO" run "$SCRIPT" --env "BASE_URL=$BASE" --env "VUS=$vus" --env DURATION=120s \
+    pado|base) rm -rf "$OUT/start.pado"
+          timeout 300 "$(bin_of "$tool")" run "$SCRIPT" --env "BASE_URL=$BASE" --env "VUS=$vus" --env DURATION=120s \
           --env THINK=600 --out "$OUT/start.pado" --quiet >"$OUT/start-$tool.log" 2>&1 & pid=$! ;;
   esac
   while kill -0 "$pid" 2>/dev/null; do
@@ -142,10 +164,29 @@ start_s() {
   echo "$first n/a"
 }
 
+# instr_count TOOL ITERATIONS: one callgrind run of TOOL's binary making ITERATIONS
+# iterations in all; prints "requests instructions_of_the_load_worker instructions_of_all".
+# The load worker (pinned to one core, pado runs one) is the busiest thread: it runs
+# the VUs, their scripts and requests. The other threads' work grows with the run's
+# seconds (the aggregator, the reports), which callgrind's slowness stretches ~50x.
+instr_count() {
+  local tool=$1 n=$2 base="$OUT/instr-$1-$2" reqs
+  rm -rf "$base.pado" "$base".cg.*
+  pin "$GEN_CPU" timeout 1800 valgrind --tool=callgrind --separate-threads=yes \
+    --callgrind-out-file="$base.cg.%p" \
+    "$(bin_of "$tool")" run "$SCRIPT" --env "BASE_URL=$BASE" --env DURATION=1800s --vus "$INSTR_VUS" \
+    --iterations "$n" --out "$base.pado" --quiet >"$base.log" 2>&1
+  reqs=$(python3 -c "import json,sys;print(int(json.load(open(sys.argv[1]))['requests']))" "$base.pado/summary.json" 2>/dev/null || echo 0)
+  echo "$reqs $(cat "$base".cg.* 2>/dev/null | awk '/^totals:/ {s+=$2; if ($2>m) m=$2} END {print m+0, s+0}')"
+}
+
 start_target
 probe_pado
 TOOLS="k6"
-[ "$PADO_JS" = 1 ] && TOOLS="k6 pado"
+PADOS=""
+[ "$PADO_JS" = 1 ] && PADOS="${BASELINE:+base }pado" && TOOLS="k6 $PADOS"
+# median V...: the middle value (the mean of the middle two).
+median() { python3 -c "import statistics,sys;print(round(statistics.median(float(a) for a in sys.argv[1:])))" "$@"; }
 ratio() { python3 -c "import sys;a,b=float(sys.argv[1]),float(sys.argv[2]);print(f'{a/b:.2f}' if b>0 else 'n/a')" "$1" "$2"; }
 {
   echo "| phase | tool | VUs | requests | CPU s | req per CPU-s | peak RSS MB | RSS per VU KB |"
@@ -155,11 +196,27 @@ declare -A EFF MEMV
 for phase in $PHASES; do
   case $phase in
     eff)
+      declare -A PERS
+      for r in $(seq 1 "$REPEATS"); do
+        for tool in $TOOLS; do
+          read -r reqs cpu rss < <(run "$tool" "eff-$tool-$r" "$VUS_EFF" "$DUR" 0)
+          per=$(python3 -c "import sys;c=float(sys.argv[2]);print(round(float(sys.argv[1])/c) if c>0 else 0)" "$reqs" "$cpu")
+          PERS[$tool]="${PERS[$tool]:-} $per"
+          echo "| eff | $tool | $VUS_EFF | $reqs | $cpu | $per | $((rss / 1024)) | |" >>"$OUT/table.md"
+        done
+      done
       for tool in $TOOLS; do
-        read -r reqs cpu rss < <(run "$tool" "eff-$tool" "$VUS_EFF" "$DUR" 0)
-        per=$(python3 -c "import sys;c=float(sys.argv[2]);print(round(float(sys.argv[1])/c) if c>0 else 0)" "$reqs" "$cpu")
-        EFF[$tool]=$per
-        echo "| eff | $tool | $VUS_EFF | $reqs | $cpu | $per | $((rss / 1024)) | |" >>"$OUT/table.md"
+        # shellcheck disable=SC2086
+        EFF[$tool]=$(median ${PERS[$tool]})
+        [ "$REPEATS" -gt 1 ] && echo "| eff | $tool, median of $REPEATS | $VUS_EFF | | | ${EFF[$tool]} | | |" >>"$OUT/table.md"
+      done
+      ;;
+    instr)
+      for tool in $PADOS; do
+        read -r n_s w_s a_s < <(instr_count "$tool" "$INSTR_SHORT")
+        read -r n_l w_l a_l < <(instr_count "$tool" "$INSTR_ITER")
+        per() { python3 -c "import sys;n_s,i_s,n_l,i_l=map(float,sys.argv[1:]);print(f'{(i_l-i_s)/(n_l-n_s):,.0f}' if n_l>n_s else 'n/a')" "$@"; }
+        echo "| instr | $tool | $INSTR_VUS | $n_s and $n_l | | $(per "$n_s" "$w_s" "$n_l" "$w_l") instructions per request on the load worker, $(per "$n_s" "$a_s" "$n_l" "$a_l") in all threads (marginal) | | |" >>"$OUT/table.md"
       done
       ;;
     mem)
@@ -184,6 +241,7 @@ cat "$OUT/table.md"
 if [ "$PADO_JS" = 1 ]; then
   echo
   [ -n "${EFF[k6]:-}" ] && echo "requests per CPU-second, pado / k6: $(ratio "${EFF[pado]}" "${EFF[k6]}") (goal: at least 3)"
+  [ -n "${EFF[k6]:-}" ] && [ -n "${EFF[base]:-}" ] && echo "requests per CPU-second, base / k6: $(ratio "${EFF[base]}" "${EFF[k6]}"); pado / base: $(ratio "${EFF[pado]}" "${EFF[base]}")"
   for vus in $MEM_VUS; do
     [ -n "${MEMV[k6-$vus]:-}" ] && echo "memory per VU at $vus VUs, pado / k6: $(ratio "${MEMV[pado-$vus]}" "${MEMV[k6-$vus]}") (goal: at most 0.25)"
   done

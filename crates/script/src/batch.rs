@@ -52,7 +52,7 @@ fn batch<'js>(
         let method: String = item.get(0)?;
         let url: String = item.get(1)?;
         let body: Value<'js> = item.get(2)?;
-        let o: Object<'js> = item.get(3)?;
+        let o: Array<'js> = item.get(3)?;
         let req = build_request(ctx, method, url, body, &o)?;
         let slot = match cookie_jar::jar_of(&o) {
             Some(h) => {
@@ -86,7 +86,7 @@ fn batch<'js>(
         }
     }
     let out = Array::new(ctx.clone())?;
-    for (i, r) in reply.responses.iter().enumerate() {
+    for (i, r) in reply.responses.iter_mut().enumerate() {
         out.set(i, response(ctx, r)?)?;
     }
     Ok(out)

@@ -48,8 +48,8 @@ impl<'js> JsClass<'js> for JarHandle {
 }
 
 /// The jar a request's options name (`jar`), if they name one.
-pub(crate) fn jar_of<'js>(o: &Object<'js>) -> Option<Class<'js, JarHandle>> {
-    o.get::<_, Option<Class<'js, JarHandle>>>("jar")
+pub(crate) fn jar_of<'js>(o: &rquickjs::Array<'js>) -> Option<Class<'js, JarHandle>> {
+    o.get::<Option<Class<'js, JarHandle>>>(crate::natives::opt::JAR)
         .ok()
         .flatten()
 }

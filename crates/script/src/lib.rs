@@ -110,6 +110,8 @@ mod tests_mods;
 #[cfg(test)]
 mod tests_net;
 #[cfg(test)]
+mod tests_response;
+#[cfg(test)]
 mod tests_runtime;
 #[cfg(test)]
 mod tests_shared_rt;

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use corosensei::Yielder;
 use pado_engine::script::{ScriptCall, ScriptReply, ScriptRequest, ScriptResponse};
 use rquickjs::function::Opt;
-use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Value};
+use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Value};
 
 use crate::host::Shared;
 
@@ -58,7 +58,7 @@ pub(crate) fn install<'js>(
         "request",
         Function::new(
             ctx.clone(),
-            |ctx: Ctx<'js>, method: String, url: String, body: Value<'js>, o: Object<'js>| {
+            |ctx: Ctx<'js>, method: String, url: String, body: Value<'js>, o: Array<'js>| {
                 request(&ctx, method, url, body, o)
             },
         )?,
@@ -97,6 +97,16 @@ pub(crate) fn install<'js>(
     )?;
     install_metrics(ctx, &p, shared, scenario)?;
     crate::natives_exec::install(ctx, &p)?;
+    p.set(
+        "bodyText",
+        Function::new(
+            ctx.clone(),
+            |ctx: Ctx<'js>, bytes: ArrayBuffer<'js>| -> rquickjs::Result<rquickjs::String<'js>> {
+                let bytes = bytes.as_bytes().unwrap_or_default();
+                rquickjs::String::from_str(ctx, &String::from_utf8_lossy(bytes))
+            },
+        )?,
+    )?;
     let start = Instant::now();
     p.set(
         "now",
@@ -194,9 +204,13 @@ fn install_metrics<'js>(
     shared: &Arc<Shared>,
     scenario: &str,
 ) -> rquickjs::Result<()> {
-    if let Some(tags) = shared.tags.get() {
-        let json = serde_json::Value::Object(tags.of(scenario)).to_string();
-        p.set("tags", ctx.json_parse(json)?)?;
+    // None at all when the test has no tags: each request, check and add reads
+    // it, and an empty object would still be walked every time.
+    if let Some(tags) = shared.tags.get().map(|t| t.of(scenario)) {
+        if !tags.is_empty() {
+            let json = serde_json::Value::Object(tags).to_string();
+            p.set("tags", ctx.json_parse(json)?)?;
+        }
     }
     let s = shared.clone();
     p.set(
@@ -253,16 +267,42 @@ fn engine(name: Option<&str>) -> base64::engine::GeneralPurpose {
     }
 }
 
-/// `__pado.request(method, url, body, { headers, timeout, name, redirects,
-/// responseType, expected, cookies, jar })`: the request, sent by the VU's task
-/// with the jar's cookies (the jar back with the answer).
+/// Where each of a request's options sits in the array `js/http.js`'s
+/// `prepare` gives `__pado.request` and `__pado.batch` (the same order there):
+/// read by index, so no property name is looked up per request.
+pub(crate) mod opt {
+    /// The headers, an object (name → value).
+    pub(crate) const HEADERS: usize = 0;
+    /// The timeout in milliseconds.
+    pub(crate) const TIMEOUT: usize = 1;
+    /// The series' name (k6's `name` tag).
+    pub(crate) const NAME: usize = 2;
+    /// The group's path.
+    pub(crate) const GROUP: usize = 3;
+    /// The series' other tags, an object.
+    pub(crate) const TAGS: usize = 4;
+    /// How many redirects to follow.
+    pub(crate) const REDIRECTS: usize = 5;
+    /// k6's `responseType`.
+    pub(crate) const RESPONSE_TYPE: usize = 6;
+    /// The expected statuses, `[[min, max]...]`.
+    pub(crate) const EXPECTED: usize = 7;
+    /// `params.cookies` as `[name, value, "replace" or ""]` each.
+    pub(crate) const COOKIES: usize = 8;
+    /// The cookie jar's handle.
+    pub(crate) const JAR: usize = 9;
+}
+
+/// `__pado.request(method, url, body, options)` (options as [`opt`] places
+/// them): the request, sent by the VU's task with the jar's cookies (the jar
+/// back with the answer).
 fn request<'js>(
     ctx: &Ctx<'js>,
     method: String,
     url: String,
     body: Value<'js>,
-    o: Object<'js>,
-) -> rquickjs::Result<Object<'js>> {
+    o: Array<'js>,
+) -> rquickjs::Result<Array<'js>> {
     let mut req = build_request(ctx, method, url, body, &o)?;
     let jar = crate::cookie_jar::jar_of(&o);
     if let Some(j) = &jar {
@@ -273,20 +313,20 @@ fn request<'js>(
             if let (Some(j), Some(back)) = (&jar, r.jar.take()) {
                 crate::cookie_jar::put(j, *back);
             }
-            response(ctx, &r)
+            response(ctx, &mut r)
         }
         _ => Err(Exception::throw_message(ctx, "no answer to a request")),
     }
 }
 
 /// A request as the engine takes it, from what `js/http.js` gives (its jar
-/// aside: the caller hands it over).
+/// aside: the caller hands it over); `o` the options as [`opt`] places them.
 pub(crate) fn build_request<'js>(
     ctx: &Ctx<'js>,
     method: String,
     url: String,
     body: Value<'js>,
-    o: &Object<'js>,
+    o: &Array<'js>,
 ) -> rquickjs::Result<ScriptRequest> {
     let mut req = ScriptRequest {
         method,
@@ -302,33 +342,32 @@ pub(crate) fn build_request<'js>(
     {
         req.body = ab.as_bytes().unwrap_or_default().to_vec();
     }
-    if let Ok(h) = o.get::<_, Object<'js>>("headers") {
-        for k in h.keys::<String>() {
-            let k = k?;
-            let v: Value<'js> = h.get(&k)?;
-            let v = text_of(ctx, v)?.trim_matches('"').to_string();
-            req.headers.push((k, v));
+    if let Ok(h) = o.get::<Object<'js>>(opt::HEADERS) {
+        // A value as the script gave it: an entity tag's quotes are its own.
+        for kv in h.props::<String, Value<'js>>() {
+            let (k, v) = kv?;
+            req.headers.push((k, text_of(ctx, v)?));
         }
     }
-    if let Ok(Some(ms)) = o.get::<_, Option<f64>>("timeout") {
+    if let Ok(Some(ms)) = o.get::<Option<f64>>(opt::TIMEOUT) {
         req.timeout = Duration::try_from_secs_f64(ms.max(0.0) / 1000.0).ok();
     }
-    if let Ok(Some(n)) = o.get::<_, Option<String>>("name") {
+    if let Ok(Some(n)) = o.get::<Option<String>>(opt::NAME) {
         req.name = Some(n);
     }
-    if let Ok(Some(g)) = o.get::<_, Option<String>>("group") {
+    if let Ok(Some(g)) = o.get::<Option<String>>(opt::GROUP) {
         req.group = Some(g);
     }
-    if let Ok(Some(t)) = o.get::<_, Option<Object<'js>>>("tags") {
+    if let Ok(Some(t)) = o.get::<Option<Object<'js>>>(opt::TAGS) {
         req.tags = tag_pairs(ctx, &t)?;
     }
-    if let Ok(Some(r)) = o.get::<_, Option<f64>>("redirects") {
+    if let Ok(Some(r)) = o.get::<Option<f64>>(opt::REDIRECTS) {
         req.redirects = Some(r.max(0.0) as u32);
     }
-    if let Ok(Some(t)) = o.get::<_, Option<String>>("responseType") {
+    if let Ok(Some(t)) = o.get::<Option<String>>(opt::RESPONSE_TYPE) {
         req.keep_body = t != "none";
     }
-    if let Ok(Some(list)) = o.get::<_, Option<Vec<Vec<String>>>>("cookies") {
+    if let Ok(Some(list)) = o.get::<Option<Vec<Vec<String>>>>(opt::COOKIES) {
         // `[name, value, "replace" or ""]` each (js/body.js).
         req.cookies = list
             .into_iter()
@@ -342,7 +381,7 @@ pub(crate) fn build_request<'js>(
             })
             .collect();
     }
-    if let Ok(Some(ranges)) = o.get::<_, Option<Vec<Vec<f64>>>>("expected") {
+    if let Ok(Some(ranges)) = o.get::<Option<Vec<Vec<f64>>>>(opt::EXPECTED) {
         req.expected = Some(
             ranges
                 .iter()
@@ -370,33 +409,74 @@ fn tag_pairs<'js>(ctx: &Ctx<'js>, o: &Object<'js>) -> rquickjs::Result<Vec<(Stri
     Ok(out)
 }
 
-/// The plain object `k6/http`'s `Response` is built from.
-pub(crate) fn response<'js>(ctx: &Ctx<'js>, r: &ScriptResponse) -> rquickjs::Result<Object<'js>> {
-    let o = Object::new(ctx.clone())?;
-    o.set("status", r.status)?;
-    o.set("body", String::from_utf8_lossy(&r.body).as_ref())?;
-    let headers: Vec<Vec<String>> = r
-        .headers
-        .iter()
-        .map(|(n, v)| vec![n.clone(), v.clone()])
-        .collect();
-    o.set("headers", headers)?;
-    o.set("url", r.url.as_str())?;
-    o.set("error", r.error.as_str())?;
-    o.set("error_code", r.error_code)?;
-    o.set("proto", r.proto.as_str())?;
-    let t = Object::new(ctx.clone())?;
+/// Where each field of an answer sits in the array [`response`] gives
+/// `js/http.js`'s `Response` (the same order there); the headers follow.
+const RESPONSE_HEADERS_AT: usize = 14;
+
+/// An answer as `js/http.js`'s `Response` is built from: one flat array
+/// (`status, body, url, error, error_code, proto`, the eight k6 timings, then
+/// each header as its canonical name and its value). An array is filled by
+/// index: no property name is looked up per answer, and the object the script
+/// sees is made by the constructor's own code, with names compiled once. The
+/// body goes as its bytes (an `ArrayBuffer` that takes `r`'s buffer, no copy),
+/// made text only if the script reads it (`__pado.bodyText`); an empty one as "".
+pub(crate) fn response<'js>(
+    ctx: &Ctx<'js>,
+    r: &mut ScriptResponse,
+) -> rquickjs::Result<Array<'js>> {
+    let a = Array::new(ctx.clone())?;
+    a.set(0, r.status)?;
+    if r.body.is_empty() {
+        a.set(1, "")?;
+    } else {
+        a.set(
+            1,
+            ArrayBuffer::new(ctx.clone(), std::mem::take(&mut r.body))?,
+        )?;
+    }
+    a.set(2, r.url.as_str())?;
+    a.set(3, r.error.as_str())?;
+    a.set(4, r.error_code)?;
+    a.set(5, r.proto.as_str())?;
     let tm = &r.timings;
-    t.set("blocked", tm.blocked)?;
-    t.set("looking_up", tm.looking_up)?;
-    t.set("connecting", tm.connecting)?;
-    t.set("tls_handshaking", tm.tls_handshaking)?;
-    t.set("sending", tm.sending)?;
-    t.set("waiting", tm.waiting)?;
-    t.set("receiving", tm.receiving)?;
-    t.set("duration", tm.duration)?;
-    o.set("timings", t)?;
-    Ok(o)
+    let timings = [
+        tm.blocked,
+        tm.looking_up,
+        tm.connecting,
+        tm.tls_handshaking,
+        tm.sending,
+        tm.waiting,
+        tm.receiving,
+        tm.duration,
+    ];
+    for (i, t) in timings.into_iter().enumerate() {
+        a.set(6 + i, t)?;
+    }
+    let mut name = String::new();
+    for (i, (n, v)) in r.headers.iter().enumerate() {
+        canonical_into(n, &mut name);
+        a.set(RESPONSE_HEADERS_AT + 2 * i, name.as_str())?;
+        a.set(RESPONSE_HEADERS_AT + 2 * i + 1, v.as_str())?;
+    }
+    Ok(a)
+}
+
+/// A header's name as k6 shows it (Go's canonical form: each part between
+/// hyphens capitalised, the rest lower case), into `out`.
+fn canonical_into(name: &str, out: &mut String) {
+    out.clear();
+    let mut first = true;
+    for c in name.chars() {
+        if c == '-' {
+            out.push(c);
+            first = true;
+        } else if first {
+            out.extend(c.to_uppercase());
+            first = false;
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
 }
 
 /// A JavaScript value as the text k6 sends for it (a header's or a tag's value): a

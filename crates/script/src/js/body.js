@@ -43,10 +43,13 @@ export function formEncode(body) {
 
 // The cookies a response set, k6's `res.cookies`: name -> [{ name, value,
 // domain, path, expires, max_age, secure, http_only }].
-export function responseCookies(headers) {
+// `flat` holds the headers as name, value, name, value... from `at` (names
+// canonical).
+export function responseCookies(flat, at) {
   const out = {};
-  for (const [n, v] of headers) {
-    if (n.toLowerCase() !== "set-cookie") continue;
+  for (let i = at; i < flat.length; i += 2) {
+    if (flat[i] !== "Set-Cookie") continue;
+    const v = flat[i + 1];
     const attrs = v.split(";");
     const first = attrs.shift();
     const eq = first.indexOf("=");

@@ -4,14 +4,6 @@ import { FileData, file as makeFile, multipartParts, formEncode, responseCookies
 
 let defaultExpected = null;
 
-function canonical(name) {
-  return name
-    .toLowerCase()
-    .split("-")
-    .map((p) => (p ? p[0].toUpperCase() + p.slice(1) : p))
-    .join("-");
-}
-
 function select(value, path) {
   let v = value;
   for (const part of String(path).split(".")) {
@@ -22,24 +14,70 @@ function select(value, path) {
   return v;
 }
 
+// Where the headers start in the array an answer comes as (natives.rs
+// `response`: status, body, url, error, error_code, proto, the eight timings,
+// then each header's canonical name and value).
+const HEADERS_AT = 14;
+
+// The body is made text only when the script reads it (most scripts read only
+// `status`): until then `body` is an accessor over the answer's bytes, kept
+// under RAW, that decodes them once and leaves a plain property in its place
+// (as does assigning to it). It stays an own, enumerable property, so
+// `Object.keys` and `JSON.stringify` see a response as before.
+const RAW = Symbol("body bytes");
+function plainBody(res, text) {
+  Object.defineProperty(res, "body", { value: text, writable: true, enumerable: true, configurable: true });
+  delete res[RAW];
+}
+const LAZY_BODY = {
+  get() {
+    const text = P.bodyText(this[RAW]);
+    plainBody(this, text);
+    return text;
+  },
+  set(v) {
+    plainBody(this, v);
+  },
+  enumerable: true,
+  configurable: true,
+};
+
 export class Response {
-  constructor(r, request) {
-    this.status = r.status;
-    this.body = r.body;
-    this.url = r.url;
-    this.error = r.error;
-    this.error_code = r.error_code;
-    this.proto = r.proto;
-    this.timings = r.timings;
+  constructor(a, request) {
+    this.status = a[0];
+    const body = a[1];
+    if (typeof body === "string") {
+      this.body = body;
+    } else {
+      this[RAW] = body;
+      Object.defineProperty(this, "body", LAZY_BODY);
+    }
+    this.url = a[2];
+    this.error = a[3];
+    this.error_code = a[4];
+    this.proto = a[5];
+    this.timings = {
+      blocked: a[6],
+      looking_up: a[7],
+      connecting: a[8],
+      tls_handshaking: a[9],
+      sending: a[10],
+      waiting: a[11],
+      receiving: a[12],
+      duration: a[13],
+    };
     this.request = request;
     this.status_text = "";
     const headers = {};
-    for (const [n, v] of r.headers) {
-      const k = canonical(n);
+    let setsCookies = false;
+    for (let i = HEADERS_AT; i < a.length; i += 2) {
+      const k = a[i];
+      const v = a[i + 1];
       headers[k] = headers[k] === undefined ? v : headers[k] + ", " + v;
+      if (k === "Set-Cookie") setsCookies = true;
     }
     this.headers = headers;
-    this.cookies = responseCookies(r.headers);
+    this.cookies = setsCookies ? responseCookies(a, HEADERS_AT) : {};
   }
   json(selector) {
     if (selector === undefined) return JSON.parse(this.body);
@@ -87,49 +125,56 @@ function duration(v) {
 }
 
 // A request as `__pado.request` and `__pado.batch` take it: [method, url,
-// body, options], and what the Response shows of it.
+// body, options (an array)], and what the Response shows of it.
+// Each request pays for what it uses: no regular expression unless the URL
+// has credentials in it, no cookie or tag walk unless it has some.
+const NO_PARAMS = Object.freeze({});
 function prepare(method, url, body, params) {
-  params = params || {};
-  const headers = Object.assign({}, params.headers || {});
-  if (params.auth === "basic" || params.auth === undefined) {
-    const m = String(url).match(/^(https?:\/\/)([^/@]+)@(.*)$/);
+  params = params || NO_PARAMS;
+  url = String(url);
+  const headers = Object.assign({}, params.headers);
+  if ((params.auth === "basic" || params.auth === undefined) && url.indexOf("@") !== -1) {
+    const m = url.match(/^(https?:\/\/)([^/@]+)@(.*)$/);
     if (m) {
       headers["Authorization"] = "Basic " + P.b64encode(decodeURIComponent(m[2]));
       url = m[1] + m[3];
     }
   }
-  const cookies = requestCookies(params);
+  const cookies = params.cookies ? requestCookies(params) : undefined;
   const sent = encodeBody(body, headers);
-  const tags = params.tags || {};
+  const tags = params.tags;
   // The series' tags: the test's (options, scenario, --tag), then the request's
   // own but `name` (the series' name) and `group` (the group's path).
   let seriesTags;
   const test = P.tags;
   if (test) for (const k in test) (seriesTags = seriesTags || {})[k] = test[k];
-  for (const k in tags) {
-    if (k === "name" || k === "group") continue;
-    (seriesTags = seriesTags || {})[k] = String(tags[k]);
+  if (tags) {
+    for (const k in tags) {
+      if (k === "name" || k === "group") continue;
+      (seriesTags = seriesTags || {})[k] = String(tags[k]);
+    }
   }
   const expected = params.responseCallback !== undefined ? params.responseCallback : defaultExpected;
   const m = String(method).toUpperCase();
-  const o = {
+  // In the order natives.rs `opt` reads them (by index, no names to look up).
+  const o = [
     headers,
-    timeout: duration(params.timeout),
-    name: tags.name !== undefined ? String(tags.name) : undefined,
-    group: globalThis.__pado_group || undefined,
-    tags: seriesTags,
-    redirects: params.redirects,
-    responseType: params.responseType || "text",
-    expected: expected ? expected.ranges : undefined,
+    duration(params.timeout),
+    tags && tags.name !== undefined ? String(tags.name) : undefined,
+    globalThis.__pado_group || undefined,
+    seriesTags,
+    params.redirects,
+    params.responseType || "text",
+    expected ? expected.ranges : undefined,
     cookies,
-    jar: jarOf(params),
-  };
-  return [[m, String(url), sent, o], { method: m, url: String(url), headers, body: sent }];
+    jarOf(params),
+  ];
+  return [[m, url, sent, o], { method: m, url, headers, body: sent }];
 }
 
 export function request(method, url, body, params) {
   const [args, shown] = prepare(method, url, body, params);
-  return new Response(P.request(...args), shown);
+  return new Response(P.request(args[0], args[1], args[2], args[3]), shown);
 }
 
 export const get = (url, params) => request("GET", url, null, params);

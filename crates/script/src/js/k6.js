@@ -24,7 +24,9 @@ function checkTags(name, own) {
 export function check(val, sets, tags) {
   let all = true;
   const group = globalThis.__pado_group;
-  for (const name of Object.keys(sets || {})) {
+  const names = Object.keys(sets || {});
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i];
     const f = sets[name];
     const ok = typeof f === "function" ? !!f(val) : !!f;
     P.check(group ? group + "::" + name : name, ok);

@@ -1,0 +1,170 @@
+//! k6's `Response` as a script sees it, built from the flat array the native
+//! request gives (`natives::response`): every field planted in the answer is
+//! read back exactly, stays with its own response after the next request, and
+//! Hangul round-trips; a request's header values go out as the script gave them.
+
+use pado_engine::script::{ScriptRequest, ScriptResponse, ScriptTimings};
+
+use crate::tests::{drive, load_vu, script, start};
+
+/// The first answer: every field set, headers in the server's own case, one
+/// name twice, a Hangul value and a cookie.
+fn first() -> ScriptResponse {
+    ScriptResponse {
+        status: 201,
+        headers: vec![
+            ("content-type".into(), "application/json".into()),
+            ("x-multi".into(), "a".into()),
+            ("X-NAME".into(), "파도".into()),
+            ("x-multi".into(), "b".into()),
+            ("set-cookie".into(), "sid=물결; Path=/; HttpOnly".into()),
+        ],
+        body: r#"{"word":"파도","n":[1,2]}"#.as_bytes().to_vec(),
+        url: "http://127.0.0.1:9/first".into(),
+        error: String::new(),
+        error_code: 0,
+        proto: "HTTP/1.1".into(),
+        timings: ScriptTimings {
+            blocked: 0.5,
+            looking_up: 0.25,
+            connecting: 1.5,
+            tls_handshaking: 0.0,
+            sending: 0.125,
+            waiting: 7.75,
+            receiving: 0.375,
+            duration: 8.25,
+        },
+        jar: None,
+    }
+}
+
+/// The second answer: every field different from the first's.
+fn second() -> ScriptResponse {
+    ScriptResponse {
+        status: 503,
+        headers: vec![("Retry-After".into(), "3".into())],
+        body: b"busy".to_vec(),
+        url: "http://127.0.0.1:9/second".into(),
+        error: "HTTP 503".into(),
+        error_code: 1503,
+        proto: "HTTP/2.0".into(),
+        timings: ScriptTimings {
+            waiting: 99.0,
+            duration: 99.0,
+            ..ScriptTimings::default()
+        },
+        jar: None,
+    }
+}
+
+#[test]
+fn every_response_field_is_the_planted_answers_and_stays_with_its_response() {
+    let (_d, host, _) = script(
+        r#"
+import http from 'k6/http';
+export default function () {
+  const a = http.get(`${__ENV.BASE}/first`);
+  const b = http.get(`${__ENV.BASE}/second`);
+  // Every field of the first answer read only after the second arrived.
+  http.post(`${__ENV.BASE}/report`, JSON.stringify({
+    keys: Object.keys(a),
+    a: {
+      status: a.status, body: a.body, url: a.url, error: a.error, error_code: a.error_code,
+      proto: a.proto, timings: a.timings, headers: a.headers, cookies: a.cookies,
+      word: a.json('word'), n: a.json('n.#'), request: a.request.url, status_text: a.status_text,
+    },
+    b: {
+      status: b.status, body: b.body, url: b.url, error: b.error, error_code: b.error_code,
+      proto: b.proto, timings: b.timings, headers: b.headers, cookies: b.cookies,
+    },
+  }));
+}
+"#,
+    );
+    let mut vu = load_vu(&host, 1);
+    let seen = drive(vu.as_mut(), start(0, None), &|r: &ScriptRequest| {
+        if r.url.ends_with("/first") {
+            first()
+        } else {
+            second()
+        }
+    });
+    assert_eq!(seen.done, Some(Ok(None)));
+    let report: serde_json::Value =
+        serde_json::from_slice(&seen.requests.last().expect("reported").body).unwrap();
+    let want = serde_json::json!({
+        "keys": ["status", "body", "url", "error", "error_code", "proto", "timings",
+                 "request", "status_text", "headers", "cookies"],
+        "a": {
+            "status": 201,
+            "body": r#"{"word":"파도","n":[1,2]}"#,
+            "url": "http://127.0.0.1:9/first",
+            "error": "",
+            "error_code": 0,
+            "proto": "HTTP/1.1",
+            "timings": {
+                "blocked": 0.5, "looking_up": 0.25, "connecting": 1.5, "tls_handshaking": 0,
+                "sending": 0.125, "waiting": 7.75, "receiving": 0.375, "duration": 8.25,
+            },
+            // Go's canonical names; a name given twice is one, its values joined.
+            "headers": {
+                "Content-Type": "application/json",
+                "X-Multi": "a, b",
+                "X-Name": "파도",
+                "Set-Cookie": "sid=물결; Path=/; HttpOnly",
+            },
+            "cookies": {"sid": [{
+                "name": "sid", "value": "물결", "domain": "", "path": "/",
+                "http_only": true, "secure": false, "max_age": 0, "expires": 0,
+            }]},
+            "word": "파도",
+            "n": 2,
+            "request": "http://127.0.0.1:9/first",
+            "status_text": "",
+        },
+        "b": {
+            "status": 503,
+            "body": "busy",
+            "url": "http://127.0.0.1:9/second",
+            "error": "HTTP 503",
+            "error_code": 1503,
+            "proto": "HTTP/2.0",
+            "timings": {
+                "blocked": 0, "looking_up": 0, "connecting": 0, "tls_handshaking": 0,
+                "sending": 0, "waiting": 99, "receiving": 0, "duration": 99,
+            },
+            "headers": {"Retry-After": "3"},
+            "cookies": {},
+        },
+    });
+    assert_eq!(report, want);
+}
+
+#[test]
+fn header_values_go_out_as_the_script_gave_them() {
+    // An entity tag is quoted by definition (RFC 9110): k6 sends the quotes.
+    let (_d, host, _) = script(
+        r#"
+import http from 'k6/http';
+export default function () {
+  http.get(`${__ENV.BASE}/etag`, { headers: {
+    'If-None-Match': '"v1"', 'X-Quoted': '"파도"', 'X-Number': 5, 'X-Flag': true,
+  } });
+}
+"#,
+    );
+    let mut vu = load_vu(&host, 1);
+    let seen = drive(vu.as_mut(), start(0, None), &|_| second());
+    assert_eq!(seen.done, Some(Ok(None)));
+    let sent = &seen.requests[0].headers;
+    let value = |n: &str| {
+        sent.iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("{n} not sent: {sent:?}"))
+    };
+    assert_eq!(value("If-None-Match"), "\"v1\"");
+    assert_eq!(value("X-Quoted"), "\"파도\"");
+    assert_eq!(value("X-Number"), "5");
+    assert_eq!(value("X-Flag"), "true");
+}
