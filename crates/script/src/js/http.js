@@ -23,8 +23,9 @@ const HEADERS_AT = 14;
 // `status`): until then `body` is an accessor over the answer's bytes, kept
 // under RAW, that decodes them once and leaves a plain property in its place
 // (as does assigning to it). It stays an own, enumerable property, so
-// `Object.keys` and `JSON.stringify` see a response as before.
-const RAW = Symbol("body bytes");
+// `Object.keys` and `JSON.stringify` see a response as before. A registered
+// symbol: one for every VU of the worker's runtime, not a new name per VU.
+const RAW = Symbol.for("pado: a response's body bytes");
 function plainBody(res, text) {
   Object.defineProperty(res, "body", { value: text, writable: true, enumerable: true, configurable: true });
   delete res[RAW];
