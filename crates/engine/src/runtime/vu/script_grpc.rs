@@ -53,6 +53,27 @@ struct GrpcDebug {
     request: Vec<u8>,
 }
 
+impl GrpcDebug {
+    /// Show the call of VU `vu` ended with `reply` (`messages`: sent and
+    /// received).
+    fn trace(
+        &self,
+        ctx: &crate::runtime::worker::WorkerCtx,
+        vu: u64,
+        sample: &pado_metrics::RequestSample,
+        reply: &ScriptGrpcReply,
+        messages: (u64, u64),
+    ) {
+        script_grpc_trace(
+            ctx,
+            (vu, &self.scope, &self.name),
+            (&self.origin, &self.request),
+            sample,
+            (reply, messages),
+        );
+    }
+}
+
 /// The connection key of a call: scheme, address, and its own TLS when it gave one.
 fn key_of(call: &ScriptGrpcCall) -> String {
     let scheme = if call.plaintext { "http" } else { "https" };
@@ -161,13 +182,7 @@ impl Vu {
                         failed: true,
                         ..Default::default()
                     };
-                    script_grpc_trace(
-                        &ctx,
-                        (self.id, &d.scope, &d.name),
-                        (&d.origin, &d.request),
-                        &sample,
-                        (&reply, (0, 0)),
-                    );
+                    d.trace(&ctx, self.id, &sample, &reply, (0, 0));
                 }
                 return Err(reply);
             }
@@ -193,13 +208,7 @@ impl Vu {
                         .unwrap_or_default(),
                 );
                 if let Some(d) = &debug {
-                    script_grpc_trace(
-                        &ctx,
-                        (self.id, &d.scope, &d.name),
-                        (&d.origin, &d.request),
-                        &sample,
-                        (&reply, (0, 0)),
-                    );
+                    d.trace(&ctx, self.id, &sample, &reply, (0, 0));
                 }
                 Err(reply)
             }
@@ -238,12 +247,12 @@ impl Vu {
             trailers: end.trailers,
         };
         if let Some(d) = &os.debug {
-            script_grpc_trace(
+            d.trace(
                 &self.ctx,
-                (self.id, &d.scope, &d.name),
-                (&d.origin, &d.request),
+                self.id,
                 &sample,
-                (&reply, (os.s.sent, os.s.received)),
+                &reply,
+                (os.s.sent, os.s.received),
             );
         }
         reply
