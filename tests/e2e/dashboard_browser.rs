@@ -298,6 +298,25 @@ fn judge_the_result(srv: &TestServer, result: &Path) {
         Some(srv.stats().requests),
         "pado's count is the server's"
     );
+    // Every arrival the run offered started (the pool never ran dry) and is
+    // counted in the second it started: the load its bottleneck table reads,
+    // the page's changes included. Each sent the one request the server got.
+    let timeline = std::fs::read_to_string(result.join("timeline.jsonl")).expect("timeline");
+    let (started, dropped) = timeline
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .flat_map(|s| s["scenarios"].as_array().cloned().unwrap_or_default())
+        .fold((0, 0), |(st, dr), sc| {
+            (
+                st + sc["started"].as_u64().unwrap_or(0),
+                dr + sc["dropped"].as_u64().unwrap_or(0),
+            )
+        });
+    assert_eq!(
+        (started, dropped),
+        (srv.stats().requests, 0),
+        "arrivals counted in timeline.jsonl (started, dropped) against the server's count"
+    );
     let events = std::fs::read_to_string(result.join("events.jsonl")).expect("events.jsonl");
     let control: Vec<String> = events
         .lines()

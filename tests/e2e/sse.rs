@@ -164,12 +164,14 @@ fn stop_conditions_end_the_stream_as_a_success() {
     assert_eq!(num(&c, "sse.events"), 4.0 * 3.0, "{c:#}");
     assert!(num(&c, "latency_ms.max") < 500.0, "{c:#}");
     // `max_time: 300ms`: read for 300 ms, then a success (not a timeout), with
-    // the tokens of those 300 ms: one at once, then one every 10 ms.
+    // at most the tokens of those 300 ms: one at once, then one every 10 ms. (A
+    // busy machine may pace the server's tokens slower, never faster: the lower
+    // bound only says the stream was read.)
     let m = step("max-time");
     assert_eq!(num(&m, "requests"), 4.0, "{m:#}");
     let per = num(&m, "sse.llm.output_tokens") / 4.0;
     assert!(
-        (20.0..=31.0).contains(&per),
+        (2.0..=31.0).contains(&per),
         "{per} tokens per stream: {m:#}"
     );
     assert!(num(&m, "latency_ms.min") >= 299.0, "{m:#}");

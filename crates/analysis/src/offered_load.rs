@@ -1,6 +1,7 @@
-//! The load an open-model run offers, second by second: the arrival rate its
-//! stages plan. The bottleneck table of an all-open-model run splits low and
-//! peak load by it, in the report and in the dashboard's live hint alike.
+//! The load an open-model run offers, second by second: the arrivals it
+//! scheduled (started or dropped), counted where they happened. The bottleneck
+//! table of an all-open-model run splits low and peak load by it, in the report
+//! and in the dashboard's live hint alike.
 //!
 //! Why not active VUs, as for a closed model: in an open model the VUs are a
 //! consequence of the target's latency (they pile up as it slows), not the load
@@ -8,8 +9,46 @@
 //! first seconds would read as "low load, when the service kept up", so whatever
 //! was full from the start (the real limit) would be called busy throughout, and
 //! what filled up after it (threads waiting on it) the limit.
+//!
+//! Why counted and not planned: a run steered while it goes (a rate set from the
+//! dashboard, a pause, a held or skipped stage, each generator's share of a
+//! distributed run) offers what its arrivals were, not what its stages said. The
+//! stages' plan ([`PlannedRate`]) is kept for result directories written before
+//! pado counted started arrivals.
 
 use pado_results::StageMark;
+
+/// How the load of an all-open-model run's seconds is read: counted arrivals,
+/// or (for older result directories) the stages' plan.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OfferedLoad {
+    /// Each second's arrivals, started or dropped, as the run counted them.
+    Counted,
+    /// The rate the stages plan, for result directories that did not count
+    /// started arrivals.
+    Planned(PlannedRate),
+}
+
+impl OfferedLoad {
+    /// The way to read a run: counted when any second counted a started arrival
+    /// (`counted`), else the plan of `stages`; `None` when neither can say.
+    pub fn choose(counted: bool, stages: &[StageMark]) -> Option<OfferedLoad> {
+        if counted {
+            Some(OfferedLoad::Counted)
+        } else {
+            PlannedRate::of_stages(stages).map(OfferedLoad::Planned)
+        }
+    }
+
+    /// The load of second `t`, whose arrivals (started and dropped) were
+    /// `arrivals`.
+    pub fn of_second(&self, t: u32, arrivals: u64) -> f64 {
+        match self {
+            OfferedLoad::Counted => arrivals as f64,
+            OfferedLoad::Planned(rate) => rate.of_second(t),
+        }
+    }
+}
 
 /// The arrival rate an open-model run's stages plan (iterations per second,
 /// summed over its scenarios).
@@ -94,6 +133,25 @@ mod tests {
         assert_eq!(r.of_second(12), 150.0);
         assert_eq!(r.of_second(19), 100.0);
         assert_eq!(r.of_second(20), 0.0, "past every stage nothing is offered");
+    }
+
+    /// A run that counted its arrivals is read by them (a rate changed by hand, a
+    /// pause: whatever the plan said); one that did not, by its stages' plan.
+    #[test]
+    fn counted_arrivals_win_over_the_plan_and_the_plan_stands_in_for_old_runs() {
+        let stages = [stage("a", 0.0, 10.0, Some(20.0), 20.0)];
+        let counted = OfferedLoad::choose(true, &stages).unwrap();
+        assert_eq!(counted, OfferedLoad::Counted);
+        assert_eq!(counted.of_second(3, 60), 60.0, "set to 60/s by hand");
+        assert_eq!(counted.of_second(4, 0), 0.0, "paused");
+        let planned = OfferedLoad::choose(false, &stages).unwrap();
+        assert_eq!(planned.of_second(3, 60), 20.0, "an old run: the plan");
+        assert_eq!(OfferedLoad::choose(false, &[]), None);
+        assert_eq!(
+            OfferedLoad::choose(true, &[]),
+            Some(OfferedLoad::Counted),
+            "counted arrivals need no stages"
+        );
     }
 
     #[test]

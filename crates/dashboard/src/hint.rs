@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pado_analysis::attribution::live::{hint_by, LiveHint, LoadMeasure, ObservationsSoFar};
-use pado_analysis::offered_load::PlannedRate;
+use pado_analysis::offered_load::OfferedLoad;
 use pado_analysis::saturation::LoadSample;
 use pado_metrics::{Phase, SecondRecord};
 
@@ -82,9 +82,9 @@ fn publish(shared: &Shared, h: Option<LiveHint>, last: bool) {
 /// What the hint reads: each second's load, and the scrapes so far.
 #[derive(Default)]
 struct Seen {
-    /// The planned arrival rate of an all-open-model run: a second's load (else
-    /// its active VUs), as the report's table reads it.
-    offered: Option<PlannedRate>,
+    /// How an all-open-model run's second is loaded (its arrivals; else its
+    /// active VUs), as the report's table reads it.
+    offered: Option<OfferedLoad>,
     samples: Vec<LoadSample>,
     obs: ObservationsSoFar,
     points: usize,
@@ -93,7 +93,7 @@ struct Seen {
 }
 
 impl Seen {
-    fn new(offered: Option<PlannedRate>) -> Seen {
+    fn new(offered: Option<OfferedLoad>) -> Seen {
         Seen {
             offered,
             ..Seen::default()
@@ -101,7 +101,8 @@ impl Seen {
     }
 
     /// A closed second as the report's bottleneck table reads it: its load (the
-    /// planned rate, or active VUs), requests and the p95 of every request of it.
+    /// arrivals it offered, or active VUs), requests and the p95 of every request
+    /// of it.
     fn second(&mut self, r: &SecondRecord) {
         let all = r.overall();
         let h = all.phase(Phase::Duration);
@@ -109,7 +110,10 @@ impl Seen {
         self.samples.push(LoadSample {
             t: r.t,
             load: match &self.offered {
-                Some(rate) => rate.of_second(r.t),
+                Some(offered) => {
+                    let arrivals = r.scenarios.iter().map(|s| s.arrivals()).sum();
+                    offered.of_second(r.t, arrivals)
+                }
                 None => f64::from(r.vus),
             },
             rps: r.requests() as f64,
@@ -135,7 +139,7 @@ impl Seen {
 
     fn hint(&self, duration_s: f64) -> Option<LiveHint> {
         let measure = match self.offered {
-            Some(_) => LoadMeasure::PlannedRate,
+            Some(_) => LoadMeasure::ArrivalRate,
             None => LoadMeasure::ActiveVus,
         };
         hint_by(
@@ -172,22 +176,40 @@ mod tests {
         }
     }
 
+    /// Second `t` of an open-model run whose scenario `s` started `started`
+    /// arrivals and dropped `dropped`, with `vus` active VUs.
+    fn arrivals(t: u32, vus: u32, started: u64, dropped: u64) -> SecondRecord {
+        SecondRecord {
+            scenarios: vec![pado_metrics::ScenarioStats {
+                started,
+                dropped,
+                ..pado_metrics::ScenarioStats::new("s")
+            }],
+            ..second(t, vus)
+        }
+    }
+
+    /// The load of an open-model second is what it offered, counted: a rate set
+    /// by hand (60 where the plan says 20) and a pause (nothing) read as they
+    /// were, never as the plan's 20 nor as the VUs the target's latency piled up.
     #[test]
-    fn an_open_model_second_is_loaded_at_its_planned_rate_not_its_vus() {
-        // A ramp 100 -> 300 arrivals/s over 10 s, then a hold at 300; the VUs a
-        // consequence of the target's latency (they pile up as it slows).
-        let i = info(
-            "    executor: ramping-arrival-rate\n    max_vus: 500\n    stages:\n      - {duration: 10s, target: 300}\n      - {duration: 10s, target: 300}\n    start_rate: 100\n",
-        );
+    fn an_open_model_second_is_loaded_at_its_arrivals_not_its_plan_or_vus() {
+        let i = info("    executor: constant-arrival-rate\n    rate: 20\n    duration: 30s\n    max_vus: 500\n");
+        assert_eq!(i.offered, Some(OfferedLoad::Counted));
         let mut seen = Seen::new(i.offered.clone());
-        for (t, vus) in [(0, 2), (4, 3), (15, 240)] {
-            seen.second(&second(t, vus));
+        for r in [
+            arrivals(0, 2, 20, 0),
+            arrivals(8, 3, 60, 0),
+            arrivals(12, 40, 0, 0),
+            arrivals(20, 500, 45, 15),
+        ] {
+            seen.second(&r);
         }
         let loads: Vec<f64> = seen.samples.iter().map(|s| s.load).collect();
         assert_eq!(
             loads,
-            [110.0, 190.0, 300.0],
-            "the planned rate at each second's middle"
+            [20.0, 60.0, 0.0, 60.0],
+            "each second's arrivals, started or dropped"
         );
     }
 

@@ -3,7 +3,7 @@
 //! compiled plan, so the CLI, the agents' coordinator and a test describe a run the
 //! same way.
 
-use pado_analysis::offered_load::PlannedRate;
+use pado_analysis::offered_load::OfferedLoad;
 use pado_analysis::thresholds::Threshold;
 use pado_engine::RunPlan;
 use pado_metrics::StepCatalog;
@@ -64,10 +64,10 @@ pub struct RunInfo {
     pub planned_s: f64,
     /// Split over generators.
     pub distributed: bool,
-    /// The arrival rate the stages plan, when every scenario is an open model:
-    /// the load the live bottleneck hint splits low and peak by, as the report's
-    /// table does (`None`: active VUs).
-    pub offered: Option<PlannedRate>,
+    /// How a second's load is read when every scenario is an open model (its
+    /// arrivals, started or dropped): the load the live bottleneck hint splits
+    /// low and peak by, as the report's table does (`None`: active VUs).
+    pub offered: Option<OfferedLoad>,
 }
 
 impl RunInfo {
@@ -122,15 +122,14 @@ impl RunInfo {
     }
 }
 
-/// The planned arrival rate of `plan` when all its scenarios are open models.
-fn open_model_rate(plan: &RunPlan) -> Option<PlannedRate> {
+/// How an all-open-model run's load is read: by the arrivals its seconds count
+/// (a live run counts them, whatever steers its rate); `None` for a closed or
+/// mixed run.
+fn open_model_rate(plan: &RunPlan) -> Option<OfferedLoad> {
     let open = !plan.scenarios.is_empty()
         && plan
             .scenarios
             .iter()
             .all(|s| s.executor.kind().is_open_model());
-    if !open {
-        return None;
-    }
-    PlannedRate::of_stages(&plan.stage_marks())
+    open.then_some(OfferedLoad::Counted)
 }

@@ -438,6 +438,12 @@ pub struct ScenarioStats {
     /// Open model: scheduled iterations that could not start because every VU of the
     /// pool was busy (`dropped_iterations`).
     pub dropped: u64,
+    /// Open model: scheduled arrivals that started an iteration, counted in the
+    /// second they started (not when they ended, as `iterations` are). With
+    /// `dropped`, the arrivals the run offered that second, whatever set its rate:
+    /// the plan, a change made while it ran, a pause. Zero for a closed model and
+    /// in result directories written before pado counted it.
+    pub started: u64,
     /// Open model: iterations that started noticeably later than scheduled because the
     /// generator was behind (`late_iterations`).
     pub late: u64,
@@ -456,7 +462,16 @@ impl ScenarioStats {
 
     /// Whether nothing happened.
     pub fn is_empty(&self) -> bool {
-        self.iterations == 0 && self.interrupted == 0 && self.dropped == 0 && self.late == 0
+        self.iterations == 0
+            && self.interrupted == 0
+            && self.dropped == 0
+            && self.late == 0
+            && self.started == 0
+    }
+
+    /// Open model: the arrivals offered in the span, started or dropped.
+    pub fn arrivals(&self) -> u64 {
+        self.started.saturating_add(self.dropped)
     }
 
     /// Add another span's stats of the same scenario.
@@ -465,6 +480,7 @@ impl ScenarioStats {
         self.interrupted = self.interrupted.saturating_add(o.interrupted);
         self.dropped = self.dropped.saturating_add(o.dropped);
         self.late = self.late.saturating_add(o.late);
+        self.started = self.started.saturating_add(o.started);
         self.iteration_duration.add(&o.iteration_duration);
     }
 }

@@ -108,10 +108,10 @@ pub struct LiveHint {
 pub enum LoadMeasure {
     /// Active VUs (a closed or mixed run): the windows come from the knee.
     ActiveVus,
-    /// The planned arrival rate of an all-open-model run
-    /// ([`crate::offered_load`]): the knee, found against VUs, does not apply,
-    /// and the windows come from the rate, as in the report's table.
-    PlannedRate,
+    /// The arrival rate an all-open-model run offered ([`crate::offered_load`]):
+    /// the knee, found against VUs, does not apply, and the windows come from
+    /// the rate, as in the report's table.
+    ArrivalRate,
 }
 
 /// The hint over the seconds closed so far (`samples`, their load in active VUs;
@@ -158,7 +158,7 @@ pub fn hint_by(
     }
     let sat = match measure {
         LoadMeasure::ActiveVus => saturation::analyse(samples, duration_s),
-        LoadMeasure::PlannedRate => None,
+        LoadMeasure::ArrivalRate => None,
     };
     let Some(table) = table(samples, sat.as_ref(), obs, extra) else {
         return Some(waiting(

@@ -140,6 +140,7 @@ impl Scheduler {
             };
             match slot {
                 Some(s) => {
+                    self.ctx.started(self.sc_idx, at);
                     s.start.set(Some(at));
                     s.wake();
                 }

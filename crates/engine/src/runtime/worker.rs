@@ -874,6 +874,12 @@ impl WorkerCtx {
         self.metrics.borrow_mut().scenarios[scenario].dropped += n;
     }
 
+    /// Open model: an arrival started an iteration (`at`: when it was due).
+    pub(super) fn started(&self, scenario: usize, at: Instant) {
+        self.roll_to(Instant::now().max(at));
+        self.metrics.borrow_mut().scenarios[scenario].started += 1;
+    }
+
     /// Open model: an iteration started late because the generator was behind.
     pub(super) fn late(&self, scenario: usize, at: Instant) {
         self.roll_to(at);

@@ -10,7 +10,7 @@ pub fn bottlenecks_of(
     generator: Option<&pado_analysis::self_check::GeneratorCheck>,
 ) -> Option<pado_analysis::attribution::Attribution> {
     use pado_analysis::attribution;
-    // In an open model the load is the planned arrival rate, and the knee (found
+    // In an open model the load is the arrival rate offered, and the knee (found
     // against active VUs) does not apply to it: the windows come from the rate.
     let (samples, sat) = match offered_load_samples(run) {
         Some(offered) => (offered, None),
@@ -147,10 +147,11 @@ pub(super) fn soak_of(
     (soak.filter(|_| keep), ok)
 }
 
-/// Per second of a run whose every scenario is an open model: the planned arrival
-/// rate (`pado_analysis::offered_load`, whose documentation says why not active
-/// VUs), requests and p95. `None` for a closed or mixed run, or one whose stages
-/// do not say the level (user windows, files written before it was).
+/// Per second of a run whose every scenario is an open model: the arrival rate
+/// it offered (`pado_analysis::offered_load`, whose documentation says why not
+/// active VUs, and why counted arrivals rather than the plan), requests and p95.
+/// `None` for a closed or mixed run, or an older one whose stages do not say the
+/// level (user windows).
 pub(super) fn offered_load_samples(
     run: &LoadedRun,
 ) -> Option<Vec<pado_analysis::saturation::LoadSample>> {
@@ -158,8 +159,11 @@ pub(super) fn offered_load_samples(
     if meta.scenarios.is_empty() || !meta.scenarios.iter().all(|s| s.open_model) {
         return None;
     }
-    let rate = pado_analysis::offered_load::PlannedRate::of_stages(&meta.stages)?;
-    Some(samples_by(run, |p| rate.of_second(p.t)))
+    let counted = run.points.iter().any(|p| p.arrivals_started > 0);
+    let load = pado_analysis::offered_load::OfferedLoad::choose(counted, &meta.stages)?;
+    Some(samples_by(run, |p| {
+        load.of_second(p.t, p.arrivals_started.saturating_add(p.arrivals_dropped))
+    }))
 }
 
 /// Per second: active VUs, requests and p95, what saturation and attribution read.

@@ -103,6 +103,12 @@ pub struct SecondPoint {
     pub vus: u32,
     /// Allocated VUs.
     pub vus_max: u32,
+    /// Open model: arrivals that started an iteration in this second (0 in result
+    /// directories written before pado counted them) and arrivals dropped; their
+    /// sum is the load the second offered.
+    pub arrivals_started: u64,
+    /// Open model: arrivals dropped in this second (no VU was free).
+    pub arrivals_dropped: u64,
     /// All series of the second.
     pub all: PointStats,
     /// Per step with a series in this second (series of the same name merged,
@@ -425,10 +431,16 @@ impl RunFold {
         if !self.windows.is_empty() {
             self.windows.add_second(&rec);
         }
+        let (arrivals_started, arrivals_dropped) =
+            rec.scenarios.iter().fold((0u64, 0u64), |(s, d), sc| {
+                (s.saturating_add(sc.started), d.saturating_add(sc.dropped))
+            });
         self.points.push(SecondPoint {
             t: rec.t,
             vus: rec.vus,
             vus_max: rec.vus_max,
+            arrivals_started,
+            arrivals_dropped,
             all: all.point(),
             steps: steps.into_boxed_slice(),
             errors: errors.into_boxed_slice(),

@@ -350,6 +350,10 @@ pub(super) struct WireScenario {
     pub(super) dropped: u64,
     #[serde(default)]
     pub(super) late: u64,
+    /// Open model: arrivals that started an iteration (left out at zero, so a
+    /// closed model's lines are as they were).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(super) started: u64,
     #[serde(default)]
     pub(super) iteration_duration: String,
 }
@@ -441,6 +445,7 @@ impl WireScenario {
             interrupted: s.interrupted,
             dropped: s.dropped,
             late: s.late,
+            started: s.started,
             iteration_duration: s.iteration_duration.encode()?,
         })
     }
@@ -452,6 +457,7 @@ impl WireScenario {
             interrupted: self.interrupted,
             dropped: self.dropped,
             late: self.late,
+            started: self.started,
             iteration_duration: LatencyHistogram::decode(&self.iteration_duration)?,
         })
     }

@@ -14,6 +14,25 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
+/// Each second's arrivals as the run counted them (`started`, `dropped`), from its
+/// `timeline.jsonl`.
+fn counted_arrivals(dir: &std::path::Path) -> Vec<(u64, u64)> {
+    let rd = pado_results::ResultDir::open(dir).unwrap();
+    let mut out = Vec::new();
+    rd.for_each_second(|r| {
+        let sc = r
+            .scenarios
+            .iter()
+            .fold((0, 0), |(s, d), sc| (s + sc.started, d + sc.dropped));
+        let t = r.t as usize;
+        out.resize(out.len().max(t + 1), (0, 0));
+        out[t] = sc;
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
 fn control_events(dir: &std::path::Path) -> Vec<pado_results::events::EventRecord> {
     pado_results::events::read_events(dir)
         .unwrap()
@@ -93,6 +112,21 @@ fn a_ramped_rate_reaches_its_target_after_the_ramp() {
     assert!(n[1] < n[3] - 5, "rising during the ramp: {n:?}");
     let control = control_events(&done.dir);
     assert_eq!(control[0].name, "arrival rate ×1 → ×2 over 2.0s");
+    // The run counted the arrivals it offered where they started: the load the
+    // bottleneck table reads, the plan's 20/s doubled by hand. Every arrival
+    // started (none dropped) and sent one request the server received.
+    let counted = counted_arrivals(&done.dir);
+    let started: u64 = counted.iter().map(|c| c.0).sum();
+    assert_eq!(started, server.stats().requests, "{counted:?}");
+    assert!(counted.iter().all(|c| c.1 == 0), "{counted:?}");
+    assert!(
+        (36..=44).contains(&counted[3].0),
+        "second 3 offered the doubled rate: {counted:?}"
+    );
+    assert!(
+        (16..=24).contains(&counted[0].0),
+        "second 0 the planned 20: {counted:?}"
+    );
 }
 
 /// Two stages (1 VU for 4 s, then 3 VUs for 4 s) skipped at second 1: three VUs
