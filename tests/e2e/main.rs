@@ -30,6 +30,7 @@ mod k6_grpc;
 mod k6_http_more;
 mod k6_metrics;
 mod k6_modules;
+mod k6_start;
 mod k6_tier2;
 mod kubernetes;
 mod limits;

@@ -140,6 +140,12 @@ pub(super) struct WorkerCtx {
     script_names: RefCell<ScriptNames>,
     /// The script's `setup()` return value (JSON), handed to each iteration.
     pub script_data: RefCell<Option<Arc<str>>>,
+    /// One permit: the scripted VUs of this worker make their JavaScript
+    /// contexts one at a time, in the order they asked, each followed by a
+    /// turn of the worker's loop (see `Vu::script_iteration`), so that the VUs
+    /// already made send their requests while the others are still being made,
+    /// instead of all of the worker's VUs being made before any request leaves.
+    pub(super) script_turns: tokio::sync::Semaphore,
 }
 
 /// A script's series and checks on this worker: names are known only when its
@@ -301,6 +307,7 @@ impl WorkerCtx {
             clock_seen: Cell::new(0),
             clock_moved: Cell::new(false),
             clock_notify: Notify::new(),
+            script_turns: tokio::sync::Semaphore::new(1),
             script_names: RefCell::new(ScriptNames::default()),
             script_data: RefCell::new(None),
         })

@@ -37,10 +37,15 @@ impl Vu {
         exec: &str,
         scheduled: Option<Instant>,
     ) -> IterationEnd {
+        // A new VU's context is made in its first resume: it waits for the
+        // worker's turn to make one (see `WorkerCtx::script_turns`).
+        let ctx = self.ctx.clone();
+        let mut turn = None;
         if self.script.is_none() {
             let Some(host) = self.ctx.plan.script.clone() else {
                 return IterationEnd::Completed;
             };
+            turn = ctx.script_turns.acquire().await.ok();
             let role = ScriptRole::Load {
                 scenario: sc.name.clone(),
                 exec: exec.to_string(),
@@ -80,7 +85,7 @@ impl Vu {
             ids,
         };
         let end = match self
-            .drive_script(&sc.name, start, scheduled, Some(sc))
+            .drive_script(&sc.name, start, scheduled, Some(sc), turn)
             .await
         {
             Driven::Done(Ok(_)) => IterationEnd::Completed,
@@ -128,7 +133,7 @@ impl Vu {
             data,
             ids: IterationIds::default(),
         };
-        match self.drive_script(scope, start, None, None).await {
+        match self.drive_script(scope, start, None, None, None).await {
             Driven::Done(Ok(v)) => Ok(v),
             Driven::Done(Err(f)) => {
                 self.script_fault(scope, &f);
@@ -139,13 +144,16 @@ impl Vu {
     }
 
     /// Resume the script with `first`, then with the answer to each of its calls,
-    /// until it is done.
+    /// until it is done. With `turn` (a new VU's first resume, which makes its
+    /// context), the turn is given back only after the worker's loop has run
+    /// the tasks that are ready meanwhile.
     async fn drive_script(
         &mut self,
         scope: &str,
         first: ScriptReply,
         mut scheduled: Option<Instant>,
         sc: Option<&ScenarioPlan>,
+        mut turn: Option<tokio::sync::SemaphorePermit<'_>>,
     ) -> Driven {
         // Out of the VU while it runs (its calls borrow the VU); a task cut
         // mid-request drops it, and the next iteration makes a new one.
@@ -159,7 +167,14 @@ impl Vu {
         let mut stopped = false;
         let mut aborting = false;
         let result = loop {
-            reply = match script.resume(reply) {
+            let call = script.resume(reply);
+            if let Some(t) = turn.take() {
+                // Behind every task woken meanwhile (the VUs made before this
+                // one, their answers in): the next VU is made after them.
+                tokio::task::yield_now().await;
+                drop(t);
+            }
+            reply = match call {
                 // The exception `abort` raised to end the iteration is not a fault.
                 ScriptCall::Done(_) if aborting => break Ok(None),
                 ScriptCall::Done(r) => break r,
