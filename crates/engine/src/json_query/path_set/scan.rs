@@ -41,38 +41,6 @@ fn stops_string(b: u8) -> bool {
     b == b'"' || b == b'\\' || b < 0x20
 }
 
-/// Where the first byte of `text` that ends a string's plain run lies
-/// ([`stops_string`]), if one does. Eight bytes at a time: an event's ids, names
-/// and token are tens of bytes of plain text, and a byte at a time they were the
-/// most of the scan's work.
-#[inline]
-fn string_stop(text: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let mut words = text.chunks_exact(8);
-    let mut at = 0;
-    for w in words.by_ref() {
-        let x = u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-        // A byte that is 0 after the XOR (a quote, a backslash), or below 0x20,
-        // sets its high bit here; a borrow may set one above a true hit, never
-        // one in a word without any, so a set bit only sends the word to the
-        // exact test.
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let slash = x ^ (ONES * u64::from(b'\\'));
-        let hit = (quote.wrapping_sub(ONES) & !quote)
-            | (slash.wrapping_sub(ONES) & !slash)
-            | (x.wrapping_sub(ONES * 0x20) & !x);
-        if hit & HIGH != 0 {
-            break;
-        }
-        at += 8;
-    }
-    text[at..]
-        .iter()
-        .position(|&b| stops_string(b))
-        .map(|p| at + p)
-}
-
 /// Whether `text` is UTF-8 (ASCII, as a rule, checked a word at a time).
 #[inline]
 fn utf8(text: &[u8]) -> bool {
@@ -227,7 +195,7 @@ impl<'d> Scanner<'d> {
             return None;
         }
         let start = self.i + 1;
-        let end = start + string_stop(&d[start..])?;
+        let end = start + d[start..].iter().position(|&b| stops_string(b))?;
         if d[end] != b'"' {
             return None;
         }
@@ -264,9 +232,9 @@ impl<'d> Scanner<'d> {
     fn string_end(&self, mut from: usize, unicode: bool) -> Option<usize> {
         let d = self.doc;
         loop {
-            // Strings here are short (keys, ids, a token): a word at a time
-            // beats memchr's set-up.
-            let at = from + string_stop(&d[from..])?;
+            // Strings here are short (keys, ids, a token): a plain loop beats
+            // memchr's set-up.
+            let at = from + d[from..].iter().position(|&b| stops_string(b))?;
             match d[at] {
                 b'"' => return Some(at),
                 b'\\' => {}
@@ -407,42 +375,6 @@ impl<'d> Scanner<'d> {
                         depth -= 1;
                     }
                     _ => return None,
-                }
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The word-at-a-time search finds the same first stopping byte as a byte at
-    /// a time, wherever it lies in or across the words and whatever plain bytes
-    /// (ASCII, UTF-8's high bytes, those next to the stopping ones) precede it.
-    #[test]
-    fn string_stop_finds_what_a_byte_at_a_time_finds() {
-        let plain: &[u8] = &[
-            b' ', b'!', b'#', b'[', b']', b'a', 0x7f, 0x80, 0xa0, 0xe1, 0xff,
-        ];
-        let stops: &[u8] = &[b'"', b'\\', 0x00, 0x01, 0x0a, 0x1f];
-        let exact = |t: &[u8]| t.iter().position(|&b| stops_string(b));
-        for len in 0..26 {
-            for &p in plain {
-                let mut text = vec![p; len];
-                assert_eq!(string_stop(&text), exact(&text), "{text:?}");
-                for at in 0..len {
-                    for &s in stops {
-                        text[at] = s;
-                        assert_eq!(string_stop(&text), Some(at), "{text:?}");
-                        // A second stop later does not hide the first.
-                        if at + 9 < len {
-                            text[at + 9] = b'"';
-                            assert_eq!(string_stop(&text), Some(at), "{text:?}");
-                            text[at + 9] = p;
-                        }
-                        text[at] = p;
-                    }
                 }
             }
         }
