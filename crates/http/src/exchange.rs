@@ -203,8 +203,10 @@ pub async fn exchange_into(
         };
         ex.version = Some(HttpVersion::Http1);
         sink.clear();
-        let outcome = tokio::time::timeout_at(
-            sse_end.map_or(deadline, |e| e.min(deadline)).into(),
+        // The deadline's timer is armed once and read on every later wake-up (a
+        // streamed body wakes the task once per piece: see [`crate::deadline`]).
+        let outcome = crate::deadline::within(
+            sse_end.map_or(deadline, |e| e.min(deadline)),
             run(
                 conn,
                 req.bytes,

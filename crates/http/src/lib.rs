@@ -11,6 +11,7 @@
 //! - [`control`]: one small control-plane request (a generator's, a live output's,
 //!   a scrape, an event's call): framed once, bounded in time and size.
 //! - [`conn`]: connecting (TCP, then TLS through rustls), timed per phase.
+//! - [`deadline`]: an exchange's deadline, its timer armed once and then read.
 //! - [`decode`]: gzip, br, zstd and deflate response bodies decoded as they stream.
 //! - [`exchange`]: one timed request/response on a VU's connection.
 //! - [`grpc`]: one timed gRPC call (unary or server streaming) on an HTTP/2 stream.
@@ -29,6 +30,7 @@
 
 pub mod conn;
 pub mod control;
+pub mod deadline;
 pub mod decode;
 pub mod exchange;
 pub mod grpc;

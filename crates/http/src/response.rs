@@ -215,7 +215,7 @@ impl ChunkedDecoder {
             match self.state {
                 ChunkState::Size | ChunkState::Trailer | ChunkState::DataEnd => {
                     // Collect one line.
-                    match input[i..].iter().position(|b| *b == b'\n') {
+                    match memchr::memchr(b'\n', &input[i..]) {
                         None => {
                             self.line.extend_from_slice(&input[i..]);
                             if self.line.len() > 4096 {
@@ -223,10 +223,20 @@ impl ChunkedDecoder {
                             }
                             i = input.len();
                         }
+                        Some(p) if self.line.is_empty() => {
+                            // The whole line is in this piece (as a rule: a
+                            // streamed body's every chunk has its size line and
+                            // the CRLF after its data): read where it lies.
+                            self.state = end_line(self.state, &input[i..i + p + 1])?;
+                            i += p + 1;
+                            if self.state == ChunkState::Done {
+                                return Ok(i);
+                            }
+                        }
                         Some(p) => {
                             self.line.extend_from_slice(&input[i..i + p + 1]);
                             i += p + 1;
-                            self.end_line()?;
+                            self.state = end_line(self.state, &self.line)?;
                             self.line.clear();
                             if self.state == ChunkState::Done {
                                 return Ok(i);
@@ -250,34 +260,28 @@ impl ChunkedDecoder {
         }
         Ok(i)
     }
+}
 
-    fn end_line(&mut self) -> Result<(), ProtocolError> {
-        match self.state {
-            ChunkState::Size => {
-                let size = match httparse::parse_chunk_size(&self.line) {
-                    Ok(httparse::Status::Complete((_, n))) => n,
-                    _ => return Err(ProtocolError::Chunk),
-                };
-                self.state = if size == 0 {
-                    ChunkState::Trailer
-                } else {
-                    ChunkState::Data(size)
-                };
+/// The state after `line` (a whole line, its LF included) read in `state`: a
+/// chunk's size, the CRLF after its data, or a trailer line.
+fn end_line(state: ChunkState, line: &[u8]) -> Result<ChunkState, ProtocolError> {
+    Ok(match state {
+        ChunkState::Size => {
+            let size = match httparse::parse_chunk_size(line) {
+                Ok(httparse::Status::Complete((_, n))) => n,
+                _ => return Err(ProtocolError::Chunk),
+            };
+            if size == 0 {
+                ChunkState::Trailer
+            } else {
+                ChunkState::Data(size)
             }
-            ChunkState::DataEnd => {
-                if trim(&self.line).is_empty() {
-                    self.state = ChunkState::Size;
-                } else {
-                    return Err(ProtocolError::Chunk);
-                }
-            }
-            ChunkState::Trailer if trim(&self.line).is_empty() => {
-                self.state = ChunkState::Done;
-            }
-            _ => {}
         }
-        Ok(())
-    }
+        ChunkState::DataEnd if trim(line).is_empty() => ChunkState::Size,
+        ChunkState::DataEnd => return Err(ProtocolError::Chunk),
+        ChunkState::Trailer if trim(line).is_empty() => ChunkState::Done,
+        other => other,
+    })
 }
 
 #[cfg(test)]
