@@ -11,7 +11,7 @@ use crate::cookie_jar::{self, JarHandle};
 use crate::natives::{build_request, response, suspend};
 
 /// Install `__pado.batch(requests, parallel, perHost)` on `p`: each request
-/// `[method, url, body, options]` as `__pado.request` takes them; an array of
+/// `[method, url, body, options, ...]` as `__pado.request` takes them; an array of
 /// the plain response objects back.
 pub(crate) fn install<'js>(ctx: &Ctx<'js>, p: &Object<'js>) -> rquickjs::Result<()> {
     p.set(

@@ -28,6 +28,7 @@ mod grpc_stream;
 mod host;
 mod html;
 pub mod imports;
+mod js_alloc;
 mod multipart;
 mod natives;
 mod natives_exec;

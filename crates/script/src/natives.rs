@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use corosensei::Yielder;
 use pado_engine::script::{ScriptCall, ScriptReply, ScriptRequest, ScriptResponse};
+use rquickjs::atom::PredefinedAtom;
 use rquickjs::function::Opt;
 use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Value};
 
@@ -58,9 +59,12 @@ pub(crate) fn install<'js>(
         "request",
         Function::new(
             ctx.clone(),
-            |ctx: Ctx<'js>, method: String, url: String, body: Value<'js>, o: Array<'js>| {
-                request(&ctx, method, url, body, o)
-            },
+            |ctx: Ctx<'js>,
+             method: String,
+             url: String,
+             body: Value<'js>,
+             o: Array<'js>,
+             answer: Array<'js>| { request(&ctx, method, url, body, o, &answer) },
         )?,
     )?;
     p.set(
@@ -293,16 +297,19 @@ pub(crate) mod opt {
     pub(crate) const JAR: usize = 9;
 }
 
-/// `__pado.request(method, url, body, options)` (options as [`opt`] places
-/// them): the request, sent by the VU's task with the jar's cookies (the jar
-/// back with the answer).
+/// `__pado.request(method, url, body, options, answer)` (options as [`opt`]
+/// places them): the request, sent by the VU's task with the jar's cookies (the
+/// jar back with the answer); the answer written into `answer` as [`response`]
+/// lays it out (an array the VU's `k6/http` keeps and hands to every request,
+/// so none is made and grown per request).
 fn request<'js>(
     ctx: &Ctx<'js>,
     method: String,
     url: String,
     body: Value<'js>,
     o: Array<'js>,
-) -> rquickjs::Result<Array<'js>> {
+    answer: &Array<'js>,
+) -> rquickjs::Result<()> {
     let mut req = build_request(ctx, method, url, body, &o)?;
     let jar = crate::cookie_jar::jar_of(&o);
     if let Some(j) = &jar {
@@ -313,7 +320,7 @@ fn request<'js>(
             if let (Some(j), Some(back)) = (&jar, r.jar.take()) {
                 crate::cookie_jar::put(j, *back);
             }
-            response(ctx, &mut r)
+            response_into(ctx, &mut r, answer)
         }
         _ => Err(Exception::throw_message(ctx, "no answer to a request")),
     }
@@ -425,6 +432,19 @@ pub(crate) fn response<'js>(
     r: &mut ScriptResponse,
 ) -> rquickjs::Result<Array<'js>> {
     let a = Array::new(ctx.clone())?;
+    response_into(ctx, r, &a)?;
+    Ok(a)
+}
+
+/// [`response`] written into `a`, an array that may hold an earlier answer:
+/// its elements are replaced in place (a fast array's own slots, no growth
+/// once it has held an answer with as many headers) and its length set to
+/// this answer's.
+pub(crate) fn response_into<'js>(
+    ctx: &Ctx<'js>,
+    r: &mut ScriptResponse,
+    a: &Array<'js>,
+) -> rquickjs::Result<()> {
     a.set(0, r.status)?;
     if r.body.is_empty() {
         a.set(1, "")?;
@@ -458,13 +478,31 @@ pub(crate) fn response<'js>(
         a.set(RESPONSE_HEADERS_AT + 2 * i, name.as_str())?;
         a.set(RESPONSE_HEADERS_AT + 2 * i + 1, v.as_str())?;
     }
-    Ok(a)
+    let len = RESPONSE_HEADERS_AT + 2 * r.headers.len();
+    if a.len() != len {
+        // Fewer headers than the answer before: the rest cut off.
+        a.as_object().set(PredefinedAtom::Length, len)?;
+    }
+    Ok(())
 }
 
 /// A header's name as k6 shows it (Go's canonical form: each part between
 /// hyphens capitalised, the rest lower case), into `out`.
 fn canonical_into(name: &str, out: &mut String) {
     out.clear();
+    if name.is_ascii() {
+        // The usual case, a byte at a time.
+        let mut first = true;
+        for b in name.bytes() {
+            out.push(if first {
+                b.to_ascii_uppercase()
+            } else {
+                b.to_ascii_lowercase()
+            } as char);
+            first = b == b'-';
+        }
+        return;
+    }
     let mut first = true;
     for c in name.chars() {
         if c == '-' {

@@ -168,3 +168,97 @@ export default function () {
     assert_eq!(value("X-Number"), "5");
     assert_eq!(value("X-Flag"), "true");
 }
+
+#[test]
+fn a_response_stringifies_whole_and_its_lazy_body_behaves_as_a_plain_property() {
+    let (_d, host, _) = script(
+        r#"
+import http from 'k6/http';
+export default function () {
+  const a = http.get(`${__ENV.BASE}/first`);
+  const d = Object.getOwnPropertyDescriptor(a, 'body');
+  const before = { enumerable: d.enumerable, configurable: d.configurable };
+  // JSON.stringify reads the body (as k6 gives it, text) among every field.
+  const whole = JSON.parse(JSON.stringify(a));
+  const b = http.get(`${__ENV.BASE}/second`);
+  b.body = 'replaced';
+  const c = http.get(`${__ENV.BASE}/second`);
+  http.post(`${__ENV.BASE}/report`, JSON.stringify({
+    before, whole, timingKeys: Object.keys(a.timings),
+    b: b.body, bKeys: Object.keys(b), c: c.body, requestMethod: c.request.method,
+  }));
+}
+"#,
+    );
+    let mut vu = load_vu(&host, 1);
+    let seen = drive(vu.as_mut(), start(0, None), &|r: &ScriptRequest| {
+        if r.url.ends_with("/first") {
+            first()
+        } else {
+            second()
+        }
+    });
+    assert_eq!(seen.done, Some(Ok(None)));
+    let report: serde_json::Value =
+        serde_json::from_slice(&seen.requests.last().expect("reported").body).unwrap();
+    let keys = serde_json::json!([
+        "status",
+        "body",
+        "url",
+        "error",
+        "error_code",
+        "proto",
+        "timings",
+        "request",
+        "status_text",
+        "headers",
+        "cookies"
+    ]);
+    assert_eq!(
+        report["before"],
+        serde_json::json!({"enumerable": true, "configurable": true})
+    );
+    let whole = &report["whole"];
+    // (serde_json's map is sorted: the names, not their order, compared here;
+    // `bKeys` below holds the order.)
+    let mut got: Vec<&str> = whole
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut want: Vec<&str> = keys
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want);
+    assert_eq!(whole["body"], r#"{"word":"파도","n":[1,2]}"#);
+    assert_eq!(whole["status"], 201);
+    assert_eq!(whole["timings"]["waiting"], 7.75);
+    assert_eq!(whole["headers"]["X-Multi"], "a, b");
+    assert_eq!(whole["request"]["method"], "GET");
+    assert_eq!(whole["request"]["url"], "http://127.0.0.1:9/first");
+    assert_eq!(
+        report["timingKeys"],
+        serde_json::json!([
+            "blocked",
+            "looking_up",
+            "connecting",
+            "tls_handshaking",
+            "sending",
+            "waiting",
+            "receiving",
+            "duration"
+        ])
+    );
+    // An assigned body is the script's, kept as a plain, enumerable property.
+    assert_eq!(report["b"], "replaced");
+    assert_eq!(report["bKeys"], keys);
+    // The next answer's body is its own.
+    assert_eq!(report["c"], "busy");
+    assert_eq!(report["requestMethod"], "GET");
+}

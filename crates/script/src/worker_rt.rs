@@ -47,7 +47,7 @@ pub(crate) fn vu_context(shared: &Arc<Shared>) -> rquickjs::Result<(Runtime, Con
     let (rt, fresh) = match kept {
         Some(rt) => (rt, false),
         None => {
-            let rt = Runtime::new()?;
+            let rt = Runtime::new_with_alloc(crate::js_alloc::PoolAllocator::new())?;
             rt.set_loader(ScriptResolver, BytecodeLoader(shared.clone()));
             MADE.with(|m| m.set(m.get() + 1));
             (rt, true)

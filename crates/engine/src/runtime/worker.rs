@@ -19,6 +19,7 @@ use pado_metrics::{
 use tokio::sync::Notify;
 
 mod custom_metrics;
+mod script_urls;
 
 use super::self_stats::SelfMeter;
 use super::steering::clock::{ClockMap, HeldSpan};
@@ -158,6 +159,8 @@ struct ScriptNames {
     key: String,
     /// Custom metrics: see [`custom_metrics::CustomNames`].
     custom: custom_metrics::CustomNames,
+    /// The script's request URLs, parsed once while kept.
+    urls: script_urls::ScriptUrls,
 }
 
 /// Where a worker context's figures and traces go: the aggregator, the observer
@@ -369,6 +372,12 @@ impl WorkerCtx {
     }
 
     /// Count a script's check named `name` (k6's `check`), created on first use.
+    /// A script request's URL (see [`script_urls::ScriptUrls::get`]): parsed
+    /// once while this worker keeps it.
+    pub(super) fn script_url(&self, text: &str) -> Option<url::Url> {
+        self.script_names.borrow_mut().urls.get(text)
+    }
+
     pub(super) fn script_check(&self, name: &str, ok: bool) {
         let mut names = self.script_names.borrow_mut();
         let mut m = self.metrics.borrow_mut();

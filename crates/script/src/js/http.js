@@ -30,18 +30,19 @@ function plainBody(res, text) {
   Object.defineProperty(res, "body", { value: text, writable: true, enumerable: true, configurable: true });
   delete res[RAW];
 }
-const LAZY_BODY = {
-  get() {
-    const text = P.bodyText(this[RAW]);
-    plainBody(this, text);
-    return text;
-  },
-  set(v) {
-    plainBody(this, v);
-  },
-  enumerable: true,
-  configurable: true,
-};
+function getBody() {
+  const text = P.bodyText(this[RAW]);
+  plainBody(this, text);
+  return text;
+}
+function setBody(v) {
+  plainBody(this, v);
+}
+// The accessor is made with these two (taken before the script runs): each
+// defines its half of an enumerable, configurable accessor straight away,
+// where `Object.defineProperty` would read a descriptor object's six fields.
+const defineGetter = Object.prototype.__defineGetter__;
+const defineSetter = Object.prototype.__defineSetter__;
 
 export class Response {
   constructor(a, request) {
@@ -51,7 +52,8 @@ export class Response {
       this.body = body;
     } else {
       this[RAW] = body;
-      Object.defineProperty(this, "body", LAZY_BODY);
+      defineGetter.call(this, "body", getBody);
+      defineSetter.call(this, "body", setBody);
     }
     this.url = a[2];
     this.error = a[3];
@@ -71,7 +73,8 @@ export class Response {
     this.status_text = "";
     const headers = {};
     let setsCookies = false;
-    for (let i = HEADERS_AT; i < a.length; i += 2) {
+    const end = a.length;
+    for (let i = HEADERS_AT; i < end; i += 2) {
       const k = a[i];
       const v = a[i + 1];
       headers[k] = headers[k] === undefined ? v : headers[k] + ", " + v;
@@ -126,11 +129,15 @@ function duration(v) {
 }
 
 // A request as `__pado.request` and `__pado.batch` take it: [method, url,
-// body, options (an array)], and what the Response shows of it.
+// body, options (an array), what the Response shows of it].
 // Each request pays for what it uses: no regular expression unless the URL
 // has credentials in it, no cookie or tag walk unless it has some.
+// `t` and `o` are the arrays it fills (the request, its options): for
+// `request` the VU's own two, reused (filled in place: no array made or grown
+// per request; read by the native before the next request can be prepared),
+// for `batch` new ones per request.
 const NO_PARAMS = Object.freeze({});
-function prepare(method, url, body, params) {
+function prepare(method, url, body, params, t, o) {
   params = params || NO_PARAMS;
   url = String(url);
   const headers = Object.assign({}, params.headers);
@@ -158,24 +165,38 @@ function prepare(method, url, body, params) {
   const expected = params.responseCallback !== undefined ? params.responseCallback : defaultExpected;
   const m = String(method).toUpperCase();
   // In the order natives.rs `opt` reads them (by index, no names to look up).
-  const o = [
-    headers,
-    duration(params.timeout),
-    tags && tags.name !== undefined ? String(tags.name) : undefined,
-    globalThis.__pado_group || undefined,
-    seriesTags,
-    params.redirects,
-    params.responseType || "text",
-    expected ? expected.ranges : undefined,
-    cookies,
-    jarOf(params),
-  ];
-  return [[m, url, sent, o], { method: m, url, headers, body: sent }];
+  o[0] = headers;
+  o[1] = duration(params.timeout);
+  o[2] = tags && tags.name !== undefined ? String(tags.name) : undefined;
+  o[3] = globalThis.__pado_group || undefined;
+  o[4] = seriesTags;
+  o[5] = params.redirects;
+  o[6] = params.responseType || "text";
+  o[7] = expected ? expected.ranges : undefined;
+  o[8] = cookies;
+  o[9] = jarOf(params);
+  t[0] = m;
+  t[1] = url;
+  t[2] = sent;
+  t[3] = o;
+  t[4] = { method: m, url, headers, body: sent };
+  return t;
 }
 
+// The array every request's answer is written into (natives.rs
+// `response_into`): one per VU, its slots replaced in place per request. Its
+// body slot is emptied once the Response has it, so that it holds no body.
+const ANSWER = [];
+const REQUEST = [];
+const OPTIONS = [];
+
 export function request(method, url, body, params) {
-  const [args, shown] = prepare(method, url, body, params);
-  return new Response(P.request(args[0], args[1], args[2], args[3]), shown);
+  const p = prepare(method, url, body, params, REQUEST, OPTIONS);
+  P.request(p[0], p[1], p[2], p[3], ANSWER);
+  const res = new Response(ANSWER, p[4]);
+  ANSWER[1] = "";
+  p[2] = "";
+  return res;
 }
 
 export const get = (url, params) => request("GET", url, null, params);
@@ -197,15 +218,15 @@ function batchLimits() {
 // the VU waiting for all; the responses in the order (or under the keys) given.
 export function batch(requests) {
   const one = (r) => {
-    if (typeof r === "string") return prepare("GET", r, null, undefined);
-    if (Array.isArray(r)) return prepare(r[0], r[1], r[2], r[3]);
-    return prepare(r.method || "GET", r.url, r.body, r.params);
+    if (typeof r === "string") return prepare("GET", r, null, undefined, [], []);
+    if (Array.isArray(r)) return prepare(r[0], r[1], r[2], r[3], [], []);
+    return prepare(r.method || "GET", r.url, r.body, r.params, [], []);
   };
   const keys = Array.isArray(requests) ? null : Object.keys(requests);
   const prepared = keys ? keys.map((k) => one(requests[k])) : requests.map(one);
   const [parallel, perHost] = batchLimits();
-  const raw = P.batch(prepared.map((p) => p[0]), parallel, perHost);
-  const responses = raw.map((r, i) => new Response(r, prepared[i][1]));
+  const raw = P.batch(prepared, parallel, perHost);
+  const responses = raw.map((r, i) => new Response(r, prepared[i][4]));
   if (!keys) return responses;
   const out = {};
   keys.forEach((k, i) => (out[k] = responses[i]));

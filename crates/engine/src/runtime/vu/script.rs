@@ -16,7 +16,7 @@ use crate::script::{
     ScriptRequest, ScriptResponse, ScriptRole, ScriptTimings, ScriptWsCall,
 };
 
-use super::script_batch::{run_lane, script_url, Lane};
+use super::script_batch::{run_lane, Lane};
 use super::send::conn_slot;
 use super::{IterationEnd, Vu};
 
@@ -297,7 +297,7 @@ impl Vu {
         scheduled: Option<Instant>,
     ) -> ScriptResponse {
         let jar = std::cell::RefCell::new(req.jar.take().map(|j| *j).unwrap_or_default());
-        let found = match script_url(&req.url) {
+        let found = match self.ctx.script_url(&req.url) {
             Some(u) => self.script_origin(&u).await.map(|o| (o, u)),
             None => None,
         };
@@ -493,14 +493,45 @@ pub(super) fn unsendable(url: &str, why: &str) -> ScriptResponse {
     }
 }
 
-/// The header lines of a response head (after its status line).
+/// The header lines of a response head (after its status line), each name and
+/// value trimmed, bytes that are not UTF-8 replaced. Split on the bytes (a
+/// `\r\n` and the first `:` are ASCII, never inside a character, so each
+/// piece decodes as it would within the whole head), without searching the
+/// head as text.
 fn head_lines(head: &[u8]) -> Vec<(String, String)> {
-    let text = String::from_utf8_lossy(head);
-    text.split("\r\n")
-        .skip(1)
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
-        .collect()
+    let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
+    let mut out = Vec::new();
+    let mut lines = CrlfLines(head);
+    lines.next();
+    for line in lines {
+        if let Some(colon) = line.iter().position(|&b| b == b':') {
+            out.push((text(&line[..colon]), text(&line[colon + 1..])));
+        }
+    }
+    out
+}
+
+/// The pieces of `bytes` between `\r\n`s (as `str::split("\r\n")` gives them,
+/// but for an empty last one).
+struct CrlfLines<'a>(&'a [u8]);
+
+impl<'a> Iterator for CrlfLines<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let rest = std::mem::take(&mut self.0);
+        if rest.is_empty() {
+            return None;
+        }
+        match rest.windows(2).position(|w| w == b"\r\n") {
+            Some(i) => {
+                // (A trailing "\r\n"'s empty piece is not given: it holds no header.)
+                self.0 = &rest[i + 2..];
+                Some(&rest[..i])
+            }
+            None => Some(rest),
+        }
+    }
 }
 
 /// k6's `error_code` for a failure (its documented codes: 1000 generic, 1050
@@ -531,6 +562,36 @@ mod tests {
         assert_eq!(error_code(None, 503), 1503);
         assert_eq!(error_code(Some(ErrorKind::ConnectRefused), 0), 1212);
         assert_eq!(error_code(Some(ErrorKind::Timeout), 0), 1050);
+    }
+
+    #[test]
+    fn head_lines_read_as_the_head_split_as_text_would() {
+        // The rule it replaced: the whole head as (lossy) text, split on CRLF.
+        let as_text = |head: &[u8]| -> Vec<(String, String)> {
+            String::from_utf8_lossy(head)
+                .split("\r\n")
+                .skip(1)
+                .filter_map(|l| l.split_once(':'))
+                .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+                .collect()
+        };
+        let heads: [&[u8]; 7] = [
+            b"HTTP/1.1 200 OK\r\nA: 1\r\nB:2\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nX-Bad: \xff\xfe:\xc3\r\n\xe2\x82: v\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nno colon\r\n: empty name\r\nT:  a:b \t\r\n",
+            b"HTTP/1.1 204 No Content",
+            b"",
+            b"HTTP/1.1 200 OK\r\nLone\nLF: x\r\nCR\r: y\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nNbsp: \xc2\xa0v\xc2\xa0\r\n\r\n",
+        ];
+        for h in heads {
+            assert_eq!(
+                head_lines(h),
+                as_text(h),
+                "{:?}",
+                String::from_utf8_lossy(h)
+            );
+        }
     }
 
     #[test]

@@ -330,7 +330,7 @@ impl Vu {
         // of hosts) before any is sent.
         let mut firsts = Vec::with_capacity(n);
         for r in &requests {
-            let found = match script_url(&r.url) {
+            let found = match self.ctx.script_url(&r.url) {
                 Some(u) => self.script_origin(&u).await.map(|o| (o, u)),
                 None => None,
             };
@@ -423,11 +423,4 @@ impl Vu {
             jars: jars.into_iter().map(RefCell::into_inner).collect(),
         }
     }
-}
-
-/// A script request's URL, when it is an absolute http(s) URL with a host.
-pub(super) fn script_url(text: &str) -> Option<url::Url> {
-    url::Url::parse(text)
-        .ok()
-        .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
 }
