@@ -56,8 +56,9 @@ impl CompareRefError {
 }
 
 /// `pado compare`'s arguments as result directories: an existing directory as
-/// given, else a run reference resolved in the history database of `db` (`best`
-/// among runs of the name of the other runs named). The database is opened only
+/// given, else a run reference resolved in the history database of `db` (`best`:
+/// the best of the other runs of the name the other references name, never one
+/// of them). The database is opened only
 /// when some argument is a reference.
 pub fn resolve_compared(
     args: &[PathBuf],
@@ -79,8 +80,10 @@ pub fn resolve_compared(
     let h = db_path(db)
         .and_then(|p| History::open(&p))
         .map_err(CompareRefError::Open)?;
-    let resolve = |r: &RunRef, ctx: Option<&str>| -> Result<Run, CompareRefError> {
-        let run = h.resolve(r, ctx).map_err(CompareRefError::Resolve)?;
+    let resolve = |r: &RunRef, ctx: Option<&str>, except: &[i64]| -> Result<Run, CompareRefError> {
+        let run = h
+            .resolve_except(r, ctx, except)
+            .map_err(CompareRefError::Resolve)?;
         if !run.record.result_dir.join("run.json").is_file() {
             return Err(CompareRefError::Gone {
                 reference: r.to_string(),
@@ -91,23 +94,26 @@ pub fn resolve_compared(
         }
         Ok(run)
     };
-    // Names of the runs that are not `best`, for `best`'s context.
+    // Names of the runs that are not `best`, for `best`'s context, and their
+    // ids: `best` is the best of the other runs.
     let mut context: Option<String> = None;
+    let mut named: Vec<i64> = Vec::new();
     let mut out: Vec<Option<PathBuf>> = vec![None; args.len()];
     for (i, r) in refs.iter().enumerate() {
         match r {
             None => out[i] = Some(args[i].clone()),
             Some(RunRef::Best(None)) => {}
             Some(r) => {
-                let run = resolve(r, None)?;
+                let run = resolve(r, None, &[])?;
                 context.get_or_insert(run.record.name.clone());
+                named.push(run.id);
                 out[i] = Some(run.record.result_dir);
             }
         }
     }
     for (i, r) in refs.iter().enumerate() {
         if let Some(r @ RunRef::Best(None)) = r {
-            out[i] = Some(resolve(r, context.as_deref())?.record.result_dir);
+            out[i] = Some(resolve(r, context.as_deref(), &named)?.record.result_dir);
         }
     }
     let dirs: Vec<PathBuf> = out.into_iter().map(Option::unwrap_or_default).collect();
@@ -115,7 +121,8 @@ pub fn resolve_compared(
     Ok(dirs)
 }
 
-/// Two references that name one run (`best` when the latest run is the best).
+/// Two references that name one run (`last last`, an id and the directory it
+/// names).
 fn refuse_the_same_run_twice(args: &[PathBuf], dirs: &[PathBuf]) -> Result<(), CompareRefError> {
     let key = |d: &PathBuf| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());
     for (j, b) in dirs.iter().enumerate() {

@@ -374,6 +374,19 @@ impl History {
     /// The run a reference names. `best` without a name takes `context_name`, else
     /// the name of the latest run.
     pub fn resolve(&self, r: &RunRef, context_name: Option<&str>) -> Result<Run, HistoryError> {
+        self.resolve_except(r, context_name, &[])
+    }
+
+    /// [`History::resolve`], with `best` chosen among the runs whose ids are not
+    /// in `except`: `pado compare best last` compares the latest run with the best
+    /// of the others, also when the latest is the best so far (a CI job comparing
+    /// every run with the best must not fail on the best one).
+    pub fn resolve_except(
+        &self,
+        r: &RunRef,
+        context_name: Option<&str>,
+        except: &[i64],
+    ) -> Result<Run, HistoryError> {
         let none = |why: String| {
             HistoryError::Reference(format!("`{r}`: {why} in {}", self.path.display()))
         };
@@ -414,19 +427,26 @@ impl History {
                         .map(|r| r.record.name)
                         .ok_or_else(|| none("no runs recorded".into()))?,
                 };
-                let id: Option<i64> = self
+                // The best few, enough to pass over the excepted ones.
+                let mut stmt = self
                     .conn
-                    .query_row(
+                    .prepare(
                         "SELECT id FROM runs WHERE name = ?1 AND p95_ms IS NOT NULL
-                         ORDER BY p95_ms ASC, started_unix_ms DESC LIMIT 1",
-                        params![name],
-                        |row| row.get(0),
+                         ORDER BY p95_ms ASC, started_unix_ms DESC LIMIT ?2",
                     )
-                    .optional()
                     .map_err(|e| self.sql(e))?;
-                match id {
+                let ids: Vec<i64> = stmt
+                    .query_map(params![name, except.len() as i64 + 1], |row| row.get(0))
+                    .and_then(|rows| rows.collect())
+                    .map_err(|e| self.sql(e))?;
+                match ids.into_iter().find(|id| !except.contains(id)) {
                     Some(id) => self.get(id)?.ok_or_else(|| none("vanished".into())),
-                    None => Err(none(format!("no run named `{name}` with a p95"))),
+                    None if except.is_empty() => {
+                        Err(none(format!("no run named `{name}` with a p95")))
+                    }
+                    None => Err(none(format!(
+                        "no other run named `{name}` with a p95 than the one compared"
+                    ))),
                 }
             }
         }
@@ -524,6 +544,15 @@ mod tests {
         // Best p95 of the latest run's name (검색): run b, not c (another name).
         assert_eq!(h.resolve(&RunRef::Best(None), None).unwrap().id, b);
         assert_eq!(h.resolve(&RunRef::Best(None), Some("other")).unwrap().id, c);
+        // `best` beside the run it would be: the best of the others.
+        let best_but_b = h.resolve_except(&RunRef::Best(None), None, &[b]).unwrap();
+        assert_ne!(best_but_b.id, b);
+        assert_eq!(best_but_b.record.name, "검색");
+        assert!(h
+            .resolve_except(&RunRef::Best(None), Some("other"), &[c])
+            .unwrap_err()
+            .to_string()
+            .contains("no other run named `other`"));
         assert_eq!(
             h.resolve(&RunRef::Label("commit".into(), "abcd".into()), None)
                 .unwrap()
