@@ -81,17 +81,7 @@ export default function () {
 }
 "#,
     );
-    let mut vu = load_vu(&host, 1);
-    let seen = drive(vu.as_mut(), start(0, None), &|r: &ScriptRequest| {
-        if r.url.ends_with("/first") {
-            first()
-        } else {
-            second()
-        }
-    });
-    assert_eq!(seen.done, Some(Ok(None)));
-    let report: serde_json::Value =
-        serde_json::from_slice(&seen.requests.last().expect("reported").body).unwrap();
+    let report = report_of_two_answers(&host);
     let want = serde_json::json!({
         "keys": ["status", "body", "url", "error", "error_code", "proto", "timings",
                  "request", "status_text", "headers", "cookies"],
@@ -169,6 +159,21 @@ export default function () {
     assert_eq!(value("X-Flag"), "true");
 }
 
+/// What the script of VU 1 on `host` posted last (its report, as JSON), its
+/// requests to `/first` answered with [`first`] and the rest with [`second`].
+fn report_of_two_answers(host: &crate::Script) -> serde_json::Value {
+    let mut vu = load_vu(host, 1);
+    let seen = drive(vu.as_mut(), start(0, None), &|r: &ScriptRequest| {
+        if r.url.ends_with("/first") {
+            first()
+        } else {
+            second()
+        }
+    });
+    assert_eq!(seen.done, Some(Ok(None)));
+    serde_json::from_slice(&seen.requests.last().expect("reported").body).unwrap()
+}
+
 #[test]
 fn a_response_stringifies_whole_and_its_lazy_body_behaves_as_a_plain_property() {
     let (_d, host, _) = script(
@@ -190,17 +195,7 @@ export default function () {
 }
 "#,
     );
-    let mut vu = load_vu(&host, 1);
-    let seen = drive(vu.as_mut(), start(0, None), &|r: &ScriptRequest| {
-        if r.url.ends_with("/first") {
-            first()
-        } else {
-            second()
-        }
-    });
-    assert_eq!(seen.done, Some(Ok(None)));
-    let report: serde_json::Value =
-        serde_json::from_slice(&seen.requests.last().expect("reported").body).unwrap();
+    let report = report_of_two_answers(&host);
     let keys = serde_json::json!([
         "status",
         "body",
