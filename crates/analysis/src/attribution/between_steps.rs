@@ -109,6 +109,26 @@ mod tests {
         assert!(limit.starts_with("DB pool"), "{limit}");
     }
 
+    /// Real steps of a capacity search on a machine kept busy by six spinning
+    /// processes: the demo target's 4 workers share 2 connections at 5 ms a
+    /// query; 337.5/s held, 421.9/s broke. The pool had both connections in use
+    /// and workers waiting already at 337.5/s, and its waiting count cannot grow
+    /// past the 2 workers without one, so by its own numbers it is busy
+    /// throughout; what grew is the workers' queue (0 → 35), which waits on it.
+    /// The pool is the limit, the workers its consequence: before, this pair
+    /// named the worker pool.
+    #[test]
+    fn a_pool_full_at_both_rates_is_the_limit_when_the_threads_waiting_on_it_filled() {
+        let t = between_steps(&fixture("pool2-held-338"), &fixture("pool2-broke-422"))
+            .unwrap()
+            .expect("observed");
+        assert_eq!(verdict(&t, "DB pool"), Verdict::Yes, "{t:#?}");
+        assert_eq!(verdict(&t, "Worker pool"), Verdict::Consequence, "{t:#?}");
+        assert_ne!(verdict(&t, "CPU (machine)"), Verdict::Yes, "{t:#?}");
+        let limit = t.limit.clone().unwrap_or_default();
+        assert_eq!(limit, "DB pool HikariPool-1 (app)", "{t:#?}");
+    }
+
     /// The must-not-fire side: the rate that held read against itself shows
     /// nothing that changed, so nothing is named the limit by change.
     #[test]

@@ -371,26 +371,31 @@ fn uncontend_where_a_pool_waits(rows: &mut [Component]) {
 /// swapping waits on memory. Machine-wide CPU explains nothing by itself: on a
 /// shared machine it may be the load generator or a neighbour, so it is listed
 /// as a limit of its own beside what it did not cause.
+///
+/// A pool (or database) that already had requests waiting at low load is busy
+/// throughout by its own numbers, and its waiting count cannot grow past the
+/// threads that wait on it (4 workers on 2 connections: at most 2 pending). When
+/// those threads then fill up with requests queued for them, what changed is
+/// the queue in front of the pool: the pool is the limit, and the threads its
+/// consequence, rather than the threads being named for a pool they wait on.
 fn explain(rows: &mut [Component]) {
     uncontend_where_a_pool_waits(rows);
-    let snapshot: Vec<(Kind, String, String, bool)> = rows
+    let snapshot: Vec<(Kind, String, String, Verdict)> = rows
         .iter()
-        .map(|r| {
-            (
-                r.kind,
-                r.component.clone(),
-                r.endpoint.clone(),
-                r.verdict == Verdict::Yes,
-            )
-        })
+        .map(|r| (r.kind, r.component.clone(), r.endpoint.clone(), r.verdict))
         .collect();
-    let find = |kinds: &[Kind], endpoint: Option<&str>| -> Option<String> {
+    let find_in = |verdict: Verdict, kinds: &[Kind], endpoint: Option<&str>| -> Option<String> {
         snapshot
             .iter()
-            .filter(|(k, _, ep, yes)| *yes && kinds.contains(k) && endpoint.is_none_or(|e| e == ep))
+            .filter(|(k, _, ep, v)| {
+                *v == verdict && kinds.contains(k) && endpoint.is_none_or(|e| e == ep)
+            })
             .min_by_key(|(k, ..)| *k)
             .map(|(_, c, ..)| c.clone())
     };
+    let find = |kinds: &[Kind], endpoint: Option<&str>| find_in(Verdict::Yes, kinds, endpoint);
+    // Busy-throughout rows found to be what a changed row waits on: the limit.
+    let mut upstream: Vec<String> = Vec::new();
     for r in rows.iter_mut() {
         if r.verdict != Verdict::Yes {
             continue;
@@ -401,7 +406,13 @@ fn explain(rows: &mut [Component]) {
             Kind::Threads | Kind::Generic | Kind::Fds => process()
                 .or_else(|| find(&[Kind::ContendedCpu], ep))
                 .or_else(|| find(&[Kind::Pool], ep))
-                .or_else(|| find(&[Kind::Backend], None)),
+                .or_else(|| find(&[Kind::Backend], None))
+                .or_else(|| {
+                    let full = find_in(Verdict::BusyThroughout, &[Kind::Pool], ep)
+                        .or_else(|| find_in(Verdict::BusyThroughout, &[Kind::Backend], None))?;
+                    upstream.push(full.clone());
+                    Some(full)
+                }),
             // A pool with requests waiting keeps its own verdict beside a contended
             // CPU: the CPU it lacked does not show that connections were short.
             Kind::Pool => process().or_else(|| find(&[Kind::Backend], None)),
@@ -416,6 +427,16 @@ fn explain(rows: &mut [Component]) {
             r.verdict = Verdict::Consequence;
             r.evidence = format!("{}; waits on {c}", r.evidence);
         }
+    }
+    for r in rows
+        .iter_mut()
+        .filter(|r| r.verdict == Verdict::BusyThroughout && upstream.contains(&r.component))
+    {
+        r.verdict = Verdict::Yes;
+        r.evidence = format!(
+            "{}; as full at low load, but what waits on it filled up since: the requests now queued wait for it",
+            r.evidence
+        );
     }
 }
 

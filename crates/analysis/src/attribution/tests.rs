@@ -1009,6 +1009,85 @@ fn a_pool_as_backed_up_at_low_load_is_busy_throughout_unless_its_queue_grew() {
     assert_eq!(a.limit.as_deref(), Some("DB pool HikariPool-1 (app)"));
 }
 
+/// Four workers on two connections, as the demo target: the pool has both in use
+/// and two workers waiting at low load and at saturation (`pool_ep` is where its
+/// metrics come from); the workers are all busy at both, with `queued_cold`
+/// requests queued for them at low load and 30 at saturation.
+fn workers_on_a_full_pool(pool_ep: &'static str, queued_cold: f64) -> Vec<ObservedSeries> {
+    let lbl: &[(&str, &str)] = &[("pool", "HikariPool-1")];
+    let http: &[(&str, &str)] = &[("name", "http")];
+    vec![
+        gauge(pool_ep, "hikaricp_connections_max", lbl, |_| 2.0),
+        gauge(pool_ep, "hikaricp_connections_active", lbl, |_| 2.0),
+        gauge(pool_ep, "hikaricp_connections_pending", lbl, |_| 2.0),
+        gauge("app", "executor_pool_max_threads", http, |_| 4.0),
+        gauge("app", "executor_active_threads", http, |_| 4.0),
+        gauge("app", "executor_queued_tasks", http, move |t| {
+            if hot(t) {
+                30.0
+            } else {
+                queued_cold
+            }
+        }),
+    ]
+}
+
+fn attribute_on(endpoints: &[(&str, &str)], series: Vec<ObservedSeries>) -> Attribution {
+    let (w, b) = windows_fixed();
+    attribute(&obs(endpoints, series), w, b, true, Vec::new())
+}
+
+#[test]
+fn a_pool_full_throughout_is_the_limit_when_the_threads_waiting_on_it_fill_up() {
+    // The workers' queue grew (0 → 30) while the pool they wait on was as full
+    // as it can get at both loads: the pool is what limits, the workers wait.
+    let a = attribute_app(workers_on_a_full_pool("app", 0.0));
+    let pool = find(&a, "DB pool");
+    assert_eq!(pool.verdict, Verdict::Yes, "{:#?}", a.components);
+    assert!(
+        pool.evidence.contains("as full at low load"),
+        "{}",
+        pool.evidence
+    );
+    let wp = find(&a, "Worker pool");
+    assert_eq!(wp.verdict, Verdict::Consequence, "{:#?}", a.components);
+    assert!(wp.evidence.contains("waits on DB pool"), "{}", wp.evidence);
+    assert_eq!(a.limit.as_deref(), Some("DB pool HikariPool-1 (app)"));
+}
+
+#[test]
+fn a_full_pool_of_another_service_does_not_explain_these_threads() {
+    // The same numbers, but the pool is another service's (`db-svc`): the
+    // workers of `app` do not wait on it, so their queue is the limit.
+    let a = attribute_on(
+        &[("app", "u1"), ("db-svc", "u2")],
+        workers_on_a_full_pool("db-svc", 0.0),
+    );
+    assert_eq!(
+        find(&a, "Worker pool").verdict,
+        Verdict::Yes,
+        "{:#?}",
+        a.components
+    );
+    assert_eq!(find(&a, "DB pool").verdict, Verdict::BusyThroughout);
+    assert_eq!(a.limit.as_deref(), Some("Worker pool `http` (app)"));
+}
+
+#[test]
+fn a_pool_and_threads_as_full_at_low_load_name_no_change() {
+    // The workers' queue was 30 at low load too: nothing changed, nothing is
+    // named the limit by change, and the pool is not promoted.
+    let a = attribute_app(workers_on_a_full_pool("app", 30.0));
+    assert!(
+        a.components.iter().all(|c| c.verdict != Verdict::Yes),
+        "{:#?}",
+        a.components
+    );
+    assert_eq!(find(&a, "DB pool").verdict, Verdict::BusyThroughout);
+    let limit = a.limit.as_deref().unwrap_or_default();
+    assert!(limit.contains("busy throughout"), "{limit}");
+}
+
 #[test]
 fn idle_and_unbounded_pools_are_one_short_line() {
     let unbounded = |busy: f64| {
