@@ -724,12 +724,19 @@ fn a_cpu_bound_jvm_pinned_to_fewer_cores_than_its_host_is_limited_by_its_process
     let s = r.summary();
     let b = &s["bottlenecks"];
     // A JVM busy on its one core answers its metrics late at times: a few scrapes
-    // may time out (they are counted, the run goes on), most must not.
+    // may time out (they are counted, the run goes on), most must not. One that
+    // other work on this machine starved of its core (below) answers later still:
+    // then enough must answer for the table.
     let ep = &b["endpoints"][0];
-    assert!(
-        crate::harness::num(ep, "failed") * 3.0 <= crate::harness::num(ep, "scrapes"),
-        "{b:#}"
+    let (failed, scrapes) = (
+        crate::harness::num(ep, "failed"),
+        crate::harness::num(ep, "scrapes"),
     );
+    if kernel_cores >= 0.9 {
+        assert!(failed * 3.0 <= scrapes, "{b:#}");
+    } else {
+        assert!(scrapes - failed >= 6.0, "{b:#}");
+    }
     // The JVM's CPU row: `CPU (process)`, or `CPU (contended)` when other work on
     // this machine kept its CPUs all busy and the JVM got less of its core than it
     // wanted (then never "CPU left idle").

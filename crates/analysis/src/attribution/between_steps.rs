@@ -125,6 +125,9 @@ mod tests {
         assert_eq!(verdict(&t, "DB pool"), Verdict::Yes, "{t:#?}");
         assert_eq!(verdict(&t, "Worker pool"), Verdict::Consequence, "{t:#?}");
         assert_ne!(verdict(&t, "CPU (machine)"), Verdict::Yes, "{t:#?}");
+        // The six spinners kept the host's CPUs full, but the service's requests
+        // waited for connections, not for CPU: its CPU is not "contended".
+        assert_eq!(verdict(&t, "CPU (process)"), Verdict::No, "{t:#?}");
         let limit = t.limit.clone().unwrap_or_default();
         assert_eq!(limit, "DB pool HikariPool-1 (app)", "{t:#?}");
     }

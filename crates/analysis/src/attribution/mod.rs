@@ -336,13 +336,16 @@ pub fn attribute(
 
 /// A process below its CPU limit on a busy host is contended only when nothing
 /// else held it back: when requests of the same endpoint waited for a pool's
-/// connections, the process was idle for want of connections, not of CPU (the
+/// connections (now, or at low load too), the process was idle for want of
+/// connections, not of CPU (the
 /// host may be busy with the load generator beside it). Its row goes back to
 /// `CPU (process)`, not a limit, saying so.
 fn uncontend_where_a_pool_waits(rows: &mut [Component]) {
     let pools: Vec<(String, String)> = rows
         .iter()
-        .filter(|r| r.kind == Kind::Pool && r.verdict == Verdict::Yes)
+        .filter(|r| {
+            r.kind == Kind::Pool && matches!(r.verdict, Verdict::Yes | Verdict::BusyThroughout)
+        })
         .map(|r| (r.endpoint.clone(), r.component.clone()))
         .collect();
     for r in rows.iter_mut().filter(|r| r.kind == Kind::ContendedCpu) {
@@ -378,6 +381,11 @@ fn uncontend_where_a_pool_waits(rows: &mut [Component]) {
 /// those threads then fill up with requests queued for them, what changed is
 /// the queue in front of the pool: the pool is the limit, and the threads its
 /// consequence, rather than the threads being named for a pool they wait on.
+/// The same holds for a process's CPU that was as used up at low load: the
+/// threads queue for it. Not for a CPU that was as *contended* at low load: a
+/// host kept busy by a low-priority job reads as contending every process on
+/// it, while the job yields to them; that the host was busy does not show what
+/// the threads wait on.
 fn explain(rows: &mut [Component]) {
     uncontend_where_a_pool_waits(rows);
     let snapshot: Vec<(Kind, String, String, Verdict)> = rows
@@ -394,6 +402,8 @@ fn explain(rows: &mut [Component]) {
             .map(|(_, c, ..)| c.clone())
     };
     let find = |kinds: &[Kind], endpoint: Option<&str>| find_in(Verdict::Yes, kinds, endpoint);
+    let throughout =
+        |kinds: &[Kind], endpoint: Option<&str>| find_in(Verdict::BusyThroughout, kinds, endpoint);
     // Busy-throughout rows found to be what a changed row waits on: the limit.
     let mut upstream: Vec<String> = Vec::new();
     for r in rows.iter_mut() {
@@ -408,8 +418,9 @@ fn explain(rows: &mut [Component]) {
                 .or_else(|| find(&[Kind::Pool], ep))
                 .or_else(|| find(&[Kind::Backend], None))
                 .or_else(|| {
-                    let full = find_in(Verdict::BusyThroughout, &[Kind::Pool], ep)
-                        .or_else(|| find_in(Verdict::BusyThroughout, &[Kind::Backend], None))?;
+                    let full = throughout(&[Kind::Pool], ep)
+                        .or_else(|| throughout(&[Kind::Backend], None))
+                        .or_else(|| throughout(&[Kind::Heap, Kind::Gc, Kind::ProcessCpu], ep))?;
                     upstream.push(full.clone());
                     Some(full)
                 }),

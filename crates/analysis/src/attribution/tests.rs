@@ -941,6 +941,11 @@ fn a_process_below_its_cpu_on_a_full_host_is_contended_not_idle() {
         "{:#?}",
         a.components
     );
+    // A host as busy at low load (a low-priority job beside the service) says
+    // nothing of what the workers wait on: they stay the limit, the CPU is not
+    // promoted for them.
+    assert_eq!(find(&a, "Worker pool `workers`").verdict, Verdict::Yes);
+    assert_eq!(a.limit.as_deref(), Some("Worker pool `workers` (app)"));
 }
 
 #[test]
@@ -1053,6 +1058,42 @@ fn a_pool_full_throughout_is_the_limit_when_the_threads_waiting_on_it_fill_up() 
     assert_eq!(wp.verdict, Verdict::Consequence, "{:#?}", a.components);
     assert!(wp.evidence.contains("waits on DB pool"), "{}", wp.evidence);
     assert_eq!(a.limit.as_deref(), Some("DB pool HikariPool-1 (app)"));
+}
+
+#[test]
+fn a_cpu_used_up_at_both_loads_is_the_limit_when_its_threads_fill_up() {
+    // A process on its one core at 97% at low load and at saturation: busy
+    // throughout by its own numbers; its four workers were all busy at both, and
+    // their queue grew (0 → 12). They queue for the CPU: it is the limit.
+    let http: &[(&str, &str)] = &[("name", "http")];
+    let a = attribute_app(vec![
+        gauge("app", "system_cpu_count", &[], |_| 1.0),
+        counter("app", "process_cpu_seconds_total", &[], |_| 0.97),
+        gauge("app", "executor_pool_max_threads", http, |_| 4.0),
+        gauge("app", "executor_active_threads", http, |_| 4.0),
+        gauge("app", "executor_queued_tasks", http, |t| {
+            if hot(t) {
+                12.0
+            } else {
+                0.0
+            }
+        }),
+    ]);
+    let cpu = find(&a, "CPU (process)");
+    assert_eq!(cpu.verdict, Verdict::Yes, "{:#?}", a.components);
+    assert!(
+        cpu.evidence.contains("as full at low load"),
+        "{}",
+        cpu.evidence
+    );
+    let wp = find(&a, "Worker pool");
+    assert_eq!(wp.verdict, Verdict::Consequence, "{:#?}", a.components);
+    assert!(
+        wp.evidence.contains("waits on CPU (process)"),
+        "{}",
+        wp.evidence
+    );
+    assert_eq!(a.limit.as_deref(), Some("CPU (process) (app)"));
 }
 
 #[test]
