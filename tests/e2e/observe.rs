@@ -599,6 +599,31 @@ fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
             )
         })
         .collect();
+    // On a busy machine the nine clients take a while to connect: the run starts
+    // once all nine sleep (root's one connection beyond the limit asks).
+    let sleeping = || {
+        let o = Command::new(&client)
+            .args(["--no-defaults", "-uroot", "-N"])
+            .arg(format!("--socket={}", sock.display()))
+            .args([
+                "-e",
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP%'",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse::<u32>()
+            .unwrap_or(0)
+    };
+    let since = std::time::Instant::now();
+    while sleeping() < 9 {
+        assert!(
+            since.elapsed() < Duration::from_secs(20),
+            "the nine clients did not connect within 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     // A light load: the generator keeps its headroom, MySQL is the story.
     let server = TestServer::start();
     let r = observed_run(
