@@ -8,9 +8,13 @@
 #          peak RSS from /usr/bin/time -v; requests from each tool's own summary
 #   mem    resident memory per VU at each of MEM_VUS (1000 10000): THINK=1 s between
 #          iterations so the VUs are alive but mostly idle; peak RSS / VUs
+#          (at 10000 VUs on one pinned core, pado, which makes its VUs while the
+#          first ones already run, may not have made them all within MEM_DUR: the
+#          start phase's idle figure is the one with every VU made)
 #   start  start-up time for START_VUS (10000) VUs, per tool: from launch to the first
 #          request the target counts, and to every VU's first login (THINK=600, so each
-#          VU logs in once: the target's /api/login count reaching START_VUS)
+#          VU logs in once: the target's /api/login count reaching START_VUS); then,
+#          5 s later, the tool's resident memory per VU with every VU made and idle
 #   instr  instructions per request of pado (and of BASELINE) under valgrind's callgrind:
 #          INSTR_VUS VUs run INSTR_SHORT and then INSTR_ITER iterations in all
 #          (`--iterations`); the figure is the marginal count, (count of the long run -
@@ -155,13 +159,19 @@ start_s() {
       first=$(python3 -c "import sys;print(round(float(sys.argv[1])-float(sys.argv[2]),2))" "$(date +%s.%N)" "$t0")
     fi
     if [ "$now" -ge $((before + vus)) ]; then
-      echo "$first $(python3 -c "import sys;print(round(float(sys.argv[1])-float(sys.argv[2]),2))" "$(date +%s.%N)" "$t0")"
+      local all rss child
+      all=$(python3 -c "import sys;print(round(float(sys.argv[1])-float(sys.argv[2]),2))" "$(date +%s.%N)" "$t0")
+      # Every VU made: its resident memory 5 s later (the tool is timeout's child).
+      sleep 5
+      child=$(pgrep -P "$pid" | head -1)
+      rss=$(awk '/^VmRSS/ {print $2}' "/proc/${child:-$pid}/status" 2>/dev/null)
+      echo "$first $all ${rss:-0}"
       kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
       return
     fi
     sleep 0.05
   done
-  echo "$first n/a"
+  echo "$first n/a 0"
 }
 
 # instr_count TOOL ITERATIONS: one callgrind run of TOOL's binary making ITERATIONS
@@ -192,7 +202,7 @@ ratio() { python3 -c "import sys;a,b=float(sys.argv[1]),float(sys.argv[2]);print
   echo "| phase | tool | VUs | requests | CPU s | req per CPU-s | peak RSS MB | RSS per VU KB |"
   echo "|---|---|---|---|---|---|---|---|"
 } >"$OUT/table.md"
-declare -A EFF MEMV
+declare -A EFF MEMV IDLE
 for phase in $PHASES; do
   case $phase in
     eff)
@@ -231,8 +241,10 @@ for phase in $PHASES; do
       ;;
     start)
       for tool in $TOOLS; do
-        read -r first all < <(start_s "$tool" "$START_VUS")
-        echo "| start | $tool | $START_VUS | first request after ${first} s, every VU's first after ${all} s | | | | |" >>"$OUT/table.md"
+        read -r first all rss < <(start_s "$tool" "$START_VUS")
+        per=$(python3 -c "import sys;print(round(float(sys.argv[1])/float(sys.argv[2]),1))" "$rss" "$START_VUS")
+        IDLE[$tool]=$per
+        echo "| start | $tool | $START_VUS | first request after ${first} s, every VU's first after ${all} s | | | $((rss / 1024)) (every VU made, idle) | $per |" >>"$OUT/table.md"
       done
       ;;
   esac
@@ -245,6 +257,7 @@ if [ "$PADO_JS" = 1 ]; then
   for vus in $MEM_VUS; do
     [ -n "${MEMV[k6-$vus]:-}" ] && echo "memory per VU at $vus VUs, pado / k6: $(ratio "${MEMV[pado-$vus]}" "${MEMV[k6-$vus]}") (goal: at most 0.25)"
   done
+  [ -n "${IDLE[k6]:-}" ] && echo "memory per VU at $START_VUS VUs, every VU made and idle, pado / k6: $(ratio "${IDLE[pado]}" "${IDLE[k6]}") (goal: at most 0.25)"
 else
   echo
   echo "pado: not supported yet (pado run does not take k6 scripts); k6's figures only"
