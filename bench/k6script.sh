@@ -36,7 +36,9 @@
 #   OUT (${TMPDIR:-/tmp}/pado-k6script-out), BASELINE (another pado binary, e.g. the
 #   build a change starts from: measured as "base" in the same rounds as PADO, paired),
 #   REPEATS (1: eff runs per tool, in rounds k6, base, pado, ...; the table shows each
-#   run and the ratios use the medians), INSTR_VUS (4), INSTR_SHORT (20), INSTR_ITER (200).
+#   run and the ratios use the medians), INSTR_VUS (4), INSTR_SHORT (20), INSTR_ITER (200),
+#   INSTR_CACHE (0; 1: callgrind's cache simulator on too, its misses per request
+#   printed beside the instructions: slower, and a model of the caches, not this CPU's).
 set -uo pipefail
 export PADO_HOME="${TMPDIR:-/tmp}/pado-bench-history"
 export K6_NO_USAGE_REPORT=true
@@ -61,6 +63,7 @@ REPEATS="${REPEATS:-1}"
 INSTR_VUS="${INSTR_VUS:-4}"
 INSTR_SHORT="${INSTR_SHORT:-20}"
 INSTR_ITER="${INSTR_ITER:-200}"
+INSTR_CACHE="${INSTR_CACHE:-0}"
 SCRIPT="$HERE/k6script.js"
 BASE="http://127.0.0.1:${PORT}"
 mkdir -p "$OUT"
@@ -175,19 +178,73 @@ start_s() {
 }
 
 # instr_count TOOL ITERATIONS: one callgrind run of TOOL's binary making ITERATIONS
-# iterations in all; prints "requests instructions_of_the_load_worker instructions_of_all".
-# The load worker (pinned to one core, pado runs one) is the busiest thread: it runs
-# the VUs, their scripts and requests. The other threads' work grows with the run's
-# seconds (the aggregator, the reports), which callgrind's slowness stretches ~50x.
+# iterations in all; prints "requests instructions_of_the_load_worker instructions_of_all
+# l1_data_misses_of_the_load_worker last_level_data_misses_of_the_load_worker" (the
+# misses 0 unless INSTR_CACHE=1).
+# The load worker (pinned to one core, pado runs one) runs the VUs, their scripts
+# and requests. The other threads' work grows with the run's seconds (the
+# aggregator, the reports), which callgrind's slowness stretches ~50x.
 instr_count() {
   local tool=$1 n=$2 base="$OUT/instr-$1-$2" reqs
   rm -rf "$base.pado" "$base".cg.*
-  pin "$GEN_CPU" timeout 1800 valgrind --tool=callgrind --separate-threads=yes \
+  local cache=()
+  [ "$INSTR_CACHE" = 1 ] && cache=(--cache-sim=yes)
+  pin "$GEN_CPU" timeout 1800 valgrind --tool=callgrind --separate-threads=yes "${cache[@]}" \
     --callgrind-out-file="$base.cg.%p" \
     "$(bin_of "$tool")" run "$SCRIPT" --env "BASE_URL=$BASE" --env DURATION=1800s --vus "$INSTR_VUS" \
     --iterations "$n" --out "$base.pado" --quiet >"$base.log" 2>&1
   reqs=$(python3 -c "import json,sys;print(int(json.load(open(sys.argv[1]))['requests']))" "$base.pado/summary.json" 2>/dev/null || echo 0)
-  echo "$reqs $(cat "$base".cg.* 2>/dev/null | awk '/^totals:/ {s+=$2; if ($2>m) m=$2} END {print m+0, s+0}')"
+  echo "$reqs $(cg_totals "$base".cg.*)"
+}
+
+# cg_totals FILE...: of callgrind's files (one per thread), the load worker's
+# instructions, all threads' instructions, and the load worker's L1 and
+# last-level data misses (reads and writes; 0 without the cache simulator).
+# The load worker is the thread that ran the VUs' scripts (its file names the
+# engine's `drive_script`), not merely the busiest: under callgrind a run lasts
+# ~50x longer, and the aggregator's per-second work can outgrow the worker's.
+cg_totals() {
+  python3 - "$@" <<'PY'
+import sys
+import subprocess
+best, busiest, total = None, None, 0
+worker_file = None
+for f in sys.argv[1:]:
+    events, tot, worker = None, None, False
+    try:
+        for line in open(f, errors="replace"):
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith("totals:"):
+                tot = [int(x) for x in line.split()[1:]]
+            elif not worker and line.startswith("fn=") and "drive_script" in line:
+                worker = True
+    except OSError:
+        continue
+    if not events or not tot:
+        continue
+    row = dict(zip(events, tot))
+    total += row.get("Ir", 0)
+    if worker and (best is None or row.get("Ir", 0) > best.get("Ir", 0)):
+        best, worker_file = row, f
+    if busiest is None or row.get("Ir", 0) > busiest.get("Ir", 0):
+        busiest = row
+best = dict(best or busiest or {})
+# Less the worker's latency histograms growing (inclusive): they grow to the
+# largest latency seen, and under callgrind latencies are ~50x a real run's,
+# so that cost follows the machine's load, not the requests (it was 21,000 to
+# 65,000 instructions a request, two runs of one build; ~0 in a real run).
+if worker_file:
+    out = subprocess.run(["callgrind_annotate", "--auto=no", "--inclusive=yes", "--threshold=100", worker_file],
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if "LatencyHistogram::grow" in line:
+            best["Ir"] = best.get("Ir", 0) - int(line.split()[0].replace(",", ""))
+            break
+d1 = best.get("D1mr", 0) + best.get("D1mw", 0)
+dl = best.get("DLmr", 0) + best.get("DLmw", 0)
+print(best.get("Ir", 0), total, d1, dl)
+PY
 }
 
 start_target
@@ -223,10 +280,12 @@ for phase in $PHASES; do
       ;;
     instr)
       for tool in $PADOS; do
-        read -r n_s w_s a_s < <(instr_count "$tool" "$INSTR_SHORT")
-        read -r n_l w_l a_l < <(instr_count "$tool" "$INSTR_ITER")
+        read -r n_s w_s a_s d1_s dl_s < <(instr_count "$tool" "$INSTR_SHORT")
+        read -r n_l w_l a_l d1_l dl_l < <(instr_count "$tool" "$INSTR_ITER")
         per() { python3 -c "import sys;n_s,i_s,n_l,i_l=map(float,sys.argv[1:]);print(f'{(i_l-i_s)/(n_l-n_s):,.0f}' if n_l>n_s else 'n/a')" "$@"; }
-        echo "| instr | $tool | $INSTR_VUS | $n_s and $n_l | | $(per "$n_s" "$w_s" "$n_l" "$w_l") instructions per request on the load worker, $(per "$n_s" "$a_s" "$n_l" "$a_l") in all threads (marginal) | | |" >>"$OUT/table.md"
+        misses=""
+        [ "$INSTR_CACHE" = 1 ] && misses="; on the load worker $(per "$n_s" "$d1_s" "$n_l" "$d1_l") L1 and $(per "$n_s" "$dl_s" "$n_l" "$dl_l") last-level data misses per request (callgrind's model)"
+        echo "| instr | $tool | $INSTR_VUS | $n_s and $n_l | | $(per "$n_s" "$w_s" "$n_l" "$w_l") instructions per request on the load worker, $(per "$n_s" "$a_s" "$n_l" "$a_l") in all threads (marginal)$misses | | |" >>"$OUT/table.md"
       done
       ;;
     mem)

@@ -9,7 +9,7 @@
 //! engine knows the requests came from a script.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 mod net;
 pub use net::{
@@ -178,6 +178,8 @@ pub enum ScriptCall {
     /// Sleep this long; resume with [`ScriptReply::Resumed`].
     Sleep(Duration),
     /// Count a check (k6's `check`); resume with [`ScriptReply::Resumed`].
+    /// (A script's checks and metric adds need nothing back: pado's VUs hand
+    /// them over just before their next call, without suspending for each.)
     Check {
         /// The check's name.
         name: String,
@@ -194,6 +196,8 @@ pub enum ScriptCall {
         value: f64,
         /// The add's tags (`group`, the script's own), empty for none.
         tags: Vec<(String, String)>,
+        /// When the script made it (the second it counts in).
+        at: Instant,
     },
     /// k6's `k6/execution` figures now; resume with [`ScriptReply::Execution`].
     Execution,

@@ -1,8 +1,11 @@
 //! The few native functions under the k6 modules (`globalThis.__pado`): each one
-//! that needs the outside world (a request, a sleep, a check) suspends the VU's
-//! coroutine with a [`ScriptCall`] and returns what its task answers.
+//! that needs the outside world (a request, a sleep) suspends the VU's
+//! coroutine with a [`ScriptCall`] and returns what its task answers; a check
+//! or a metric add, which needs no answer, is kept for the task until then
+//! ([`record`]).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,6 +23,9 @@ pub(crate) type VuYielder = Yielder<ScriptReply, ScriptCall>;
 
 thread_local! {
     pub(crate) static CURRENT: Cell<*const VuYielder> = const { Cell::new(std::ptr::null()) };
+    /// The checks and metric adds the running coroutine made since it last
+    /// suspended (see [`record`]).
+    static RECORDS: RefCell<Vec<ScriptCall>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Set (or clear, with null) the coroutine whose natives run on this thread.
@@ -45,6 +51,29 @@ pub(crate) fn suspend(ctx: &Ctx<'_>, call: ScriptCall) -> rquickjs::Result<Scrip
         return Err(Exception::throw_message(ctx, "the run is stopping"));
     }
     Ok(reply)
+}
+
+/// Keep `call` (a check or a metric add: the engine answers them with
+/// nothing) for the engine, which gets it just before the VU's next call
+/// ([`take_records`]): the coroutine goes on instead of suspending for it, two
+/// switches and the runtime's state handed over and back saved per check. An
+/// error outside a VU, as [`suspend`]'s.
+pub(crate) fn record(ctx: &Ctx<'_>, call: ScriptCall) -> rquickjs::Result<()> {
+    if CURRENT.with(Cell::get).is_null() {
+        return Err(Exception::throw_message(
+            ctx,
+            "requests, sleeps and checks are made by VUs, not by the script's init code",
+        ));
+    }
+    RECORDS.with(|r| r.borrow_mut().push(call));
+    Ok(())
+}
+
+/// Move the checks and metric adds made since the last call into `out`, in
+/// the order they were made: called as the coroutine that made them has just
+/// suspended (or returned), before another runs on this thread.
+pub(crate) fn take_records(out: &mut VecDeque<ScriptCall>) {
+    RECORDS.with(|r| out.extend(r.borrow_mut().drain(..)));
 }
 
 /// Install `globalThis.__pado` for a VU of `shared`'s script in scenario `scenario`.
@@ -82,7 +111,7 @@ pub(crate) fn install<'js>(
         Function::new(
             ctx.clone(),
             |ctx: Ctx<'js>, name: String, ok: bool| -> rquickjs::Result<()> {
-                suspend(&ctx, ScriptCall::Check { name, ok }).map(|_| ())
+                record(&ctx, ScriptCall::Check { name, ok })
             },
         )?,
     )?;
@@ -239,7 +268,16 @@ fn install_metrics<'js>(
                 };
                 // Outside a VU (the init code that reads the options) an add
                 // has nowhere to go: k6 refuses it there too.
-                suspend(&ctx, ScriptCall::Metric { id, value, tags }).map(|_| ())
+                let at = Instant::now();
+                record(
+                    &ctx,
+                    ScriptCall::Metric {
+                        id,
+                        value,
+                        tags,
+                        at,
+                    },
+                )
             },
         )?,
     )?;

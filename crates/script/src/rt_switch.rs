@@ -225,8 +225,14 @@ unsafe fn give_jobs(rt: *mut qjs::JSRuntime, l: Layout, stash: *mut ListHead) {
 }
 
 /// A stack size no runtime is otherwise given, to find where the stack's
-/// fields are.
-const PROBE_SIZE: usize = 0x0ade_5a7d;
+/// fields are. Small: QuickJS's limit is the stack's top less this size, and
+/// a size larger than the top's address wraps the limit round to the top of
+/// the address space, where every call is a stack overflow and the check of a
+/// live call fails. Valgrind runs a program's stacks below 128 MiB, so with a
+/// size of 182 MB no runtime was shared under callgrind (each VU made its own,
+/// and the `instr` figures were of that). Odd, so never a sum of QuickJS's
+/// allocation sizes (which are even) nor an address.
+const PROBE_SIZE: usize = 0x5_a7d1;
 /// Words of the runtime searched for them (they sit in its first 30 or so; the
 /// fields read after them stay inside the struct).
 const SCAN_WORDS: usize = 36;
@@ -375,6 +381,17 @@ mod tests {
         let l = layout_from(raw).expect("runtimes are shared on this build");
         // The jobs' list sits after the frame, as QuickJS-ng 0.8 declares them.
         assert_eq!(l.jobs - l.frame, 40);
+    }
+
+    #[test]
+    fn the_probes_stack_limit_does_not_wrap_for_a_stack_low_in_memory() {
+        // Where valgrind put a coroutine's stack (80 MB), and lower still: the
+        // limit the probe sets stays a real address below the stack's top.
+        for top in [0x4d2_8c9f_usize, 0x100_0000, 0x10_0000] {
+            let limit = top.checked_sub(PROBE_SIZE);
+            assert!(limit.is_some_and(|l| l > 0), "top {top:#x}");
+        }
+        assert_eq!(PROBE_SIZE % 2, 1, "odd: never a sum of even sizes");
     }
 
     #[test]

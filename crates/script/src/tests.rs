@@ -71,7 +71,9 @@ pub(crate) fn drive(
                 seen.sleeps.push(d.as_secs_f64());
                 ScriptReply::Resumed
             }
-            ScriptCall::Metric { id, value, tags } => {
+            ScriptCall::Metric {
+                id, value, tags, ..
+            } => {
                 seen.metrics.push((id, value, tags));
                 ScriptReply::Resumed
             }
@@ -301,6 +303,90 @@ fn refused_imports_name_the_line_at_start() {
 fn init_code_cannot_send_and_says_so() {
     let e = load_err("import http from 'k6/http';\nhttp.get('http://127.0.0.1:9/');\nexport default function () {}\n");
     assert!(e.contains("init code"), "{e}");
+    // Nor check, nor add to a metric (neither suspends the VU any more).
+    let e = load_err("import { check } from 'k6';\ncheck(1, { a: () => true });\nexport default function () {}\n");
+    assert!(e.contains("init code"), "{e}");
+    let e = load_err("import { Trend } from 'k6/metrics';\nnew Trend('t').add(1);\nexport default function () {}\n");
+    assert!(e.contains("init code"), "{e}");
+}
+
+#[test]
+fn checks_and_adds_reach_the_engine_in_order_before_the_next_call_each_add_timed_when_made() {
+    let (_d, host, _) = script(
+        r#"
+import http from 'k6/http';
+import { check, sleep } from 'k6';
+import { Trend } from 'k6/metrics';
+const t = new Trend('t');
+export default function () {
+  check(1, { a: () => true });
+  t.add(1);
+  http.get(`${__ENV.BASE}/one`);
+  check(2, { b: () => false, c: () => true });
+  const until = Date.now() + 30;
+  while (Date.now() < until) {}
+  t.add(2);
+  sleep(0.5);
+  t.add(3);
+  check(3, { d: () => true });
+}
+"#,
+    );
+    let mut vu = load_vu(&host, 1);
+    let mut said = Vec::new();
+    let mut adds = Vec::new();
+    let mut reply = start(0, None);
+    let t0 = std::time::Instant::now();
+    for _ in 0..100 {
+        reply = match vu.resume(reply) {
+            ScriptCall::Check { name, ok } => {
+                said.push(format!("check {name} {ok}"));
+                ScriptReply::Resumed
+            }
+            ScriptCall::Metric { value, at, .. } => {
+                said.push(format!("add {value}"));
+                adds.push((at, std::time::Instant::now()));
+                ScriptReply::Resumed
+            }
+            ScriptCall::Http(r) => {
+                said.push(format!("get {}", r.url));
+                ScriptReply::Http(Box::new(ok_json("{}")))
+            }
+            ScriptCall::Sleep(d) => {
+                said.push(format!("sleep {}", d.as_secs_f64()));
+                ScriptReply::Resumed
+            }
+            ScriptCall::Done(r) => {
+                assert_eq!(r, Ok(None));
+                said.push("done".into());
+                break;
+            }
+            other => panic!("a call this test does not plant: {other:?}"),
+        };
+    }
+    assert_eq!(
+        said,
+        [
+            "check a true",
+            "add 1",
+            "get http://127.0.0.1:9/one",
+            "check b false",
+            "check c true",
+            "add 2",
+            "sleep 0.5",
+            "add 3",
+            "check d true",
+            "done",
+        ]
+    );
+    // Each add carries when it was made, not when the engine got it.
+    let (first, second) = (adds[0].0, adds[1].0);
+    assert!(first >= t0 && first <= adds[0].1);
+    assert!(
+        second.duration_since(first) >= std::time::Duration::from_millis(30),
+        "the second add was made after 30 ms of the script's own work"
+    );
+    assert!(second <= adds[1].1);
 }
 
 #[test]

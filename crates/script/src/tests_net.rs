@@ -168,7 +168,9 @@ fn drive(vu: &mut dyn ScriptVu, p: &mut Planted) -> Seen {
             }
             ScriptCall::Sleep(_) => ScriptReply::Resumed,
             // A group's duration, a custom metric, `ws_ping`: recorded by the engine.
-            ScriptCall::Metric { id, value, tags } => {
+            ScriptCall::Metric {
+                id, value, tags, ..
+            } => {
                 seen.metrics.push((id, value, tags));
                 ScriptReply::Resumed
             }

@@ -13,6 +13,7 @@
 //! ([`release_unused_stack`]); what stays resident is what an iteration
 //! touches.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use corosensei::stack::{DefaultStack, Stack};
@@ -38,11 +39,15 @@ const STACK: usize = 256 * 1024;
 /// A VU's coroutine.
 type Co = Coroutine<ScriptReply, ScriptCall, (), DefaultStack>;
 
-/// A scripted VU ([`ScriptVu`]): its coroutine and whether it is inside an
-/// iteration (suspended in a call, not between iterations).
+/// A scripted VU ([`ScriptVu`]): its coroutine, whether it is inside an
+/// iteration (suspended in a call, not between iterations), and what it
+/// gave since it last suspended that the engine has yet to get: the checks
+/// and metric adds it made on the way ([`natives::record`]), then the call it
+/// suspended with.
 pub(crate) struct CoVu {
     co: Option<Co>,
     mid: bool,
+    held: VecDeque<ScriptCall>,
 }
 
 impl CoVu {
@@ -59,6 +64,7 @@ impl CoVu {
         Ok(CoVu {
             co: Some(co),
             mid: false,
+            held: VecDeque::new(),
         })
     }
 
@@ -75,6 +81,10 @@ impl CoVu {
     }
 
     fn step(&mut self, reply: ScriptReply) -> ScriptCall {
+        if let Some(next) = self.held.pop_front() {
+            // `reply` answered a check or an add the script is already past.
+            return self.hand_over(next);
+        }
         let Some(co) = self.co.as_mut().filter(|c| !c.done()) else {
             self.mid = false;
             return ScriptCall::Done(Err(fault("the VU ended")));
@@ -82,16 +92,24 @@ impl CoVu {
         let out = co.resume(reply);
         natives::set_current(std::ptr::null());
         rt_switch::set_stack_lo(0);
-        match out {
-            CoroutineResult::Yield(call) => {
-                self.mid = !matches!(call, ScriptCall::Done(_));
-                call
-            }
-            CoroutineResult::Return(()) => {
-                self.mid = false;
-                ScriptCall::Done(Err(fault("the VU ended")))
-            }
+        let call = match out {
+            CoroutineResult::Yield(call) => call,
+            CoroutineResult::Return(()) => ScriptCall::Done(Err(fault("the VU ended"))),
+        };
+        natives::take_records(&mut self.held);
+        if self.held.is_empty() {
+            return self.hand_over(call);
         }
+        self.held.push_back(call);
+        let first = self.held.pop_front().expect("a record");
+        self.hand_over(first)
+    }
+
+    /// Give the engine `call`, the next of what the coroutine gave: the VU
+    /// is mid-iteration until the iteration's end has been given.
+    fn hand_over(&mut self, call: ScriptCall) -> ScriptCall {
+        self.mid = !self.held.is_empty() || !matches!(call, ScriptCall::Done(_));
+        call
     }
 }
 
@@ -113,6 +131,10 @@ impl Drop for CoVu {
                 let _ = co.resume(ScriptReply::Stop);
                 natives::set_current(std::ptr::null());
                 rt_switch::set_stack_lo(0);
+                // What it recorded on its way out goes with it, not to the
+                // next VU resumed on this thread.
+                natives::take_records(&mut self.held);
+                self.held.clear();
             }
         }
         if let Some(co) = self.co.take() {

@@ -243,8 +243,13 @@ impl Vu {
                     }
                     ScriptReply::Resumed
                 }
-                ScriptCall::Metric { id, value, tags } => {
-                    self.ctx.script_metric(id, value, &tags, Instant::now());
+                ScriptCall::Metric {
+                    id,
+                    value,
+                    tags,
+                    at,
+                } => {
+                    self.ctx.script_metric(id, value, &tags, at);
                     ScriptReply::Resumed
                 }
             };
