@@ -9,10 +9,12 @@
 //! The answers are those of [`super::JsonQuery::first`] on the same document,
 //! down to a key given twice (the last one counts) and a document that is not one
 //! JSON value (nothing at any path); only the kinds [`Leaf`] names are told apart.
-//! A quick scan of the bytes answers most documents ([`scan`]); what it does not
-//! read itself goes through `serde_json`'s visitors.
+//! A quick scan of the bytes answers most documents ([`scan`], over the paths
+//! merged into a tree once: [`trie`]); what it does not read itself goes through
+//! `serde_json`'s visitors.
 
 mod scan;
+mod trie;
 
 use std::fmt;
 
@@ -45,6 +47,8 @@ pub enum Leaf {
 #[derive(Debug)]
 pub struct PathSet {
     paths: Box<[Box<[Seg]>]>,
+    /// The paths as the quick scan walks them.
+    trie: trie::Trie,
 }
 
 impl PathSet {
@@ -59,7 +63,8 @@ impl PathSet {
             .iter()
             .map(|q| q.0.simple.as_ref().map(|s| s.iter().cloned().collect()))
             .collect::<Option<Box<[_]>>>()?;
-        Some(PathSet { paths })
+        let trie = trie::Trie::new(&paths);
+        Some(PathSet { paths, trie })
     }
 
     /// How many paths the set holds.
@@ -78,7 +83,7 @@ impl PathSet {
     pub fn read(&self, doc: &[u8], out: &mut [Leaf]) {
         let out = &mut out[..self.paths.len()];
         out.fill(Leaf::Missing);
-        if scan::scan(&self.paths, doc, out).is_some() {
+        if scan::scan(&self.trie, doc, out).is_some() {
             return;
         }
         out.fill(Leaf::Missing);
