@@ -27,19 +27,69 @@ use super::Leaf;
 /// bit each in the skip's stack).
 const MAX_SKIP_DEPTH: u32 = 64;
 
+/// The one string the paths read in a document: where its text starts, where
+/// the bytes after its closing quote start, and the paths that end at it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct StringAt {
+    pub(super) start: usize,
+    pub(super) after: usize,
+    pub(super) paths: u64,
+}
+
 /// What the paths of `trie` hold in `doc`, into `out` (all [`Leaf::Missing`] on
-/// entry); `None` when the scan gives up.
-pub(super) fn scan(trie: &Trie, doc: &[u8], out: &mut [Leaf]) -> Option<()> {
-    let mut s = Scanner { doc, i: 0 };
+/// entry); `None` when the scan gives up. `Some(Some(at))` when the paths read
+/// exactly one string and no later duplicate key replaced an answer: then the
+/// answers depend on that string's text only through its emptiness
+/// ([`same_but_string`]).
+pub(super) fn scan(trie: &Trie, doc: &[u8], out: &mut [Leaf]) -> Option<Option<StringAt>> {
+    let mut s = Scanner {
+        doc,
+        i: 0,
+        strings: 0,
+        string: None,
+        replaced: false,
+    };
     s.ws();
     s.node(trie, trie.root(), out)?;
     s.ws();
-    (s.i == doc.len()).then_some(())
+    (s.i == doc.len()).then_some(s.string.filter(|_| s.strings == 1 && !s.replaced))
+}
+
+/// Whether `doc` is `prev` (a document [`scan`] read, its one string at `at`)
+/// with only that string's text changed to other valid text: then the scan of
+/// `doc` would go as that of `prev` did up to the string, read the string, and go
+/// on as it did from the same bytes after it, so its answers are `prev`'s but for
+/// the string's emptiness, returned here. An LLM stream's token events are one
+/// such document each, differing in the token only, and this costs two byte
+/// comparisons and a scan of the token instead of a scan of the event.
+pub(super) fn same_but_string(prev: &[u8], at: StringAt, doc: &[u8]) -> Option<bool> {
+    let StringAt { start, after, .. } = at;
+    if doc.get(..start)? != prev.get(..start)? {
+        return None;
+    }
+    let s = Scanner {
+        doc,
+        i: start,
+        strings: 0,
+        string: None,
+        replaced: false,
+    };
+    let (end, ascii) = s.string_end(start, Escapes::Read)?;
+    if !ascii && std::str::from_utf8(&doc[start..end]).is_err() {
+        return None;
+    }
+    (doc.get(end + 1..)? == prev.get(after..)?).then_some(end == start)
 }
 
 struct Scanner<'d> {
     doc: &'d [u8],
     i: usize,
+    /// Strings a path read so far.
+    strings: u32,
+    /// The last of them.
+    string: Option<StringAt>,
+    /// A later duplicate key replaced an answer.
+    replaced: bool,
 }
 
 /// Whether `b` ends a string's plain run: its closing quote, an escape, or a
@@ -83,6 +133,19 @@ fn set(out: &mut [Leaf], mask: u64, leaf: Leaf) {
         out[m.trailing_zeros() as usize] = leaf;
         m &= m - 1;
     }
+}
+
+/// Whether a path of `mask` holds anything yet.
+#[inline]
+fn answered(out: &[Leaf], mask: u64) -> bool {
+    let mut m = mask;
+    while m != 0 {
+        if out[m.trailing_zeros() as usize] != Leaf::Missing {
+            return true;
+        }
+        m &= m - 1;
+    }
+    false
 }
 
 /// How a string's `\u` escapes are checked: as `serde_json` checks a string it
@@ -135,7 +198,16 @@ impl<'d> Scanner<'d> {
                 self.array(t, n, out)
             }
             b'"' => {
+                let start = self.i + 1;
                 let empty = self.read_string()?;
+                if n.ends != 0 {
+                    self.strings += 1;
+                    self.string = Some(StringAt {
+                        start,
+                        after: self.i,
+                        paths: n.ends,
+                    });
+                }
                 set(out, n.ends, Leaf::Str { empty });
                 Some(())
             }
@@ -175,6 +247,7 @@ impl<'d> Scanner<'d> {
                 Some(c) => {
                     let c = t.node(c);
                     // A later duplicate key replaces what an earlier one held.
+                    self.replaced |= answered(out, c.under);
                     set(out, c.under, Leaf::Missing);
                     self.node(t, c, out)?;
                 }
