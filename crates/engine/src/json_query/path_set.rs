@@ -11,7 +11,9 @@
 //! JSON value (nothing at any path); only the kinds [`Leaf`] names are told apart.
 //! A quick scan of the bytes answers most documents ([`scan`], over the paths
 //! merged into a tree once: [`trie`]); what it does not read itself goes through
-//! `serde_json`'s visitors.
+//! `serde_json`'s visitors. A stream's next event, the last one's bytes but for
+//! its token as a rule, is answered from the last one without a scan
+//! ([`PathSet::read_after`]).
 
 mod scan;
 mod trie;
