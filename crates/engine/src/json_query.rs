@@ -14,8 +14,9 @@
 //! Both ways give the same answer, down to a key given twice (the last one counts,
 //! as in the tree) and a body that is not JSON anywhere (nothing matches). One
 //! difference is left on purpose: the walk does not check that strings it skips are
-//! valid UTF-8, nor that numbers it skips fit a float (the tree does, and then
-//! finds nothing), as checking them cost as much as the walk itself. Several simple paths asked of every event of an LLM
+//! valid UTF-8 (raw, or as `\u` escapes that pair their surrogates), nor that
+//! numbers it skips fit a float (the tree does, and then finds nothing), as
+//! checking them cost as much as the walk itself. Several simple paths asked of every event of an LLM
 //! stream are walked together, their values' kinds told without building them
 //! ([`path_set`]).
 

@@ -9,10 +9,14 @@
 //! The answers are those of [`super::JsonQuery::first`] on the same document,
 //! down to a key given twice (the last one counts) and a document that is not one
 //! JSON value (nothing at any path); only the kinds [`Leaf`] names are told apart.
-//! A quick scan of the bytes answers most documents ([`scan`]); what it does not
-//! read itself goes through `serde_json`'s visitors.
+//! A quick scan of the bytes answers most documents ([`scan`], over the paths
+//! merged into a tree once: [`trie`]); what it does not read itself goes through
+//! `serde_json`'s visitors. A stream's next event, the last one's bytes but for
+//! its token as a rule, is answered from the last one without a scan
+//! ([`PathSet::read_after`]).
 
 mod scan;
+mod trie;
 
 use std::fmt;
 
@@ -41,10 +45,42 @@ pub enum Leaf {
     Other,
 }
 
+/// The last document a reader's [`PathSet::read_after`] scanned, when the paths
+/// read one string in it: its bytes (the buffer kept), where that string lay,
+/// the answers, and the set that read it.
+#[derive(Debug)]
+pub struct LastRead {
+    /// The address of the set that read it (compared, never followed).
+    set: usize,
+    doc: Vec<u8>,
+    string: Option<scan::StringAt>,
+    out: [Leaf; MAX_PATHS],
+}
+
+impl Default for LastRead {
+    fn default() -> Self {
+        LastRead {
+            set: 0,
+            doc: Vec::new(),
+            string: None,
+            out: [Leaf::Missing; MAX_PATHS],
+        }
+    }
+}
+
+impl LastRead {
+    /// Forget the last document (a new series begins).
+    pub fn clear(&mut self) {
+        self.string = None;
+    }
+}
+
 /// Simple paths compiled to be walked together.
 #[derive(Debug)]
 pub struct PathSet {
     paths: Box<[Box<[Seg]>]>,
+    /// The paths as the quick scan walks them.
+    trie: trie::Trie,
 }
 
 impl PathSet {
@@ -59,7 +95,8 @@ impl PathSet {
             .iter()
             .map(|q| q.0.simple.as_ref().map(|s| s.iter().cloned().collect()))
             .collect::<Option<Box<[_]>>>()?;
-        Some(PathSet { paths })
+        let trie = trie::Trie::new(&paths);
+        Some(PathSet { paths, trie })
     }
 
     /// How many paths the set holds.
@@ -78,11 +115,52 @@ impl PathSet {
     pub fn read(&self, doc: &[u8], out: &mut [Leaf]) {
         let out = &mut out[..self.paths.len()];
         out.fill(Leaf::Missing);
-        if scan::scan(&self.paths, doc, out).is_some() {
+        if scan::scan(&self.trie, doc, out).is_some() {
             return;
         }
         out.fill(Leaf::Missing);
         self.read_by_serde(doc, out);
+    }
+
+    /// [`PathSet::read`] for one of a series of documents that mostly differ in
+    /// one string (an LLM stream's events, differing in their token): `last`
+    /// keeps the last document scanned and where its one string lay, and a
+    /// document that is it with only that string's text changed is answered from
+    /// it ([`scan::same_but_string`]) without a scan. The answers are
+    /// [`PathSet::read`]'s. `last` is the reader's own (a VU's), cleared for
+    /// each series; its buffer is kept.
+    pub fn read_after(&self, doc: &[u8], out: &mut [Leaf], last: &mut LastRead) {
+        let out = &mut out[..self.paths.len()];
+        let me = self as *const PathSet as usize;
+        if let Some(at) = last.string.filter(|_| last.set == me) {
+            if let Some(empty) = scan::same_but_string(&last.doc, at, doc) {
+                out.copy_from_slice(&last.out[..out.len()]);
+                let mut m = at.paths;
+                while m != 0 {
+                    out[m.trailing_zeros() as usize] = Leaf::Str { empty };
+                    m &= m - 1;
+                }
+                return;
+            }
+        }
+        out.fill(Leaf::Missing);
+        match scan::scan(&self.trie, doc, out) {
+            // The last document stays the one to compare with when this one
+            // cannot be (a stream's last events, an event the scan left to
+            // serde): the next token event is like it still.
+            Some(Some(at)) => {
+                last.set = me;
+                last.string = Some(at);
+                last.doc.clear();
+                last.doc.extend_from_slice(doc);
+                last.out[..out.len()].copy_from_slice(out);
+            }
+            Some(None) => {}
+            None => {
+                out.fill(Leaf::Missing);
+                self.read_by_serde(doc, out);
+            }
+        }
     }
 
     /// [`PathSet::read`] through `serde_json`'s visitors: what the quick scan

@@ -212,7 +212,7 @@ fn set_of(paths: &[&str]) -> PathSet {
 /// The quick scan's answer, when it gives one.
 fn scanned(set: &PathSet, doc: &[u8]) -> Option<Vec<Leaf>> {
     let mut out = vec![Leaf::Missing; set.len()];
-    scan::scan(&set.paths, doc, &mut out).map(|()| out)
+    scan::scan(&set.trie, doc, &mut out).map(|_| out)
 }
 
 /// serde's walk (the way the scan falls back to).
@@ -236,8 +236,84 @@ fn the_quick_scan_answers_openai_chunks_itself() {
         let got = scanned(&set, doc.as_bytes());
         assert_eq!(got, Some(by_serde(&set, doc.as_bytes())), "{doc}");
     }
-    // A `\u` escape in the token is left to serde (which pairs surrogates).
-    assert_eq!(scanned(&set, chunk(r#""\uD55C""#).as_bytes()), None);
+}
+
+#[test]
+fn the_quick_scan_reads_escapes_whitespace_and_any_order_itself() {
+    let set = set_of(&LLM);
+    let text = Leaf::Str { empty: false };
+    for doc in [
+        // Escapes in the token: quotes, backslashes, `\u` of one unit and of a
+        // surrogate pair, Hangul as UTF-8 and escaped.
+        chunk(r#""\"quoted\" \\ path""#),
+        chunk(r#""caf\u00e9""#),
+        chunk(r#""\uD55C\uAE00 한글""#),
+        chunk(r#""\ud83c\udf0a wave""#),
+        chunk(r#""\u0000""#),
+        // Whitespace everywhere JSON allows it.
+        " {\n \"choices\" : [ {\t\"delta\"\r\n: { \"content\" : \"파도\" } } ] }\n".to_string(),
+        // Keys in another order; objects and arrays (with the path's own words
+        // in them) before the wanted key.
+        r#"{"choices":[{"finish_reason":null,"logprobs":{"content":[{"token":"x","bytes":[1,2]}]},"delta":{"role":"assistant","tool_calls":[{"content":"no"}],"content":"b"},"index":0}],"id":"x"}"#.to_string(),
+        r#"{"usage":null,"x":[[{"choices":"no"}],{}],"choices":[{"delta":{"content":"c"}}]}"#.to_string(),
+    ] {
+        let got = scanned(&set, doc.as_bytes());
+        assert_eq!(got, Some(by_serde(&set, doc.as_bytes())), "{doc}");
+        assert_eq!(agrees(&doc, &LLM)[0], text, "{doc}");
+    }
+}
+
+#[test]
+fn unpaired_surrogates_in_the_token_are_left_to_serde_which_refuses_them() {
+    let set = set_of(&LLM);
+    for content in [
+        r#""\uD83C""#,
+        r#""\uD83Cx""#,
+        r#""\uD83C\n""#,
+        r#""\uD83C\uD83C""#,
+        r#""\uDF0A""#,
+        r#""\uD83C\uDF0""#,
+    ] {
+        let doc = chunk(content);
+        assert_eq!(scanned(&set, doc.as_bytes()), None, "{doc}");
+        assert_eq!(agrees(&doc, &LLM), vec![Leaf::Missing; 3], "{doc}");
+    }
+    // A string no path reads only needs four hex digits per `\u`, as serde
+    // skips it (the tree, which decodes every string, refuses it: the walks'
+    // difference on purpose, json_query's module documentation).
+    let skipped = r#"{"id":"\uD83C","choices":[{"delta":{"content":"a"}}]}"#;
+    let text = vec![Leaf::Str { empty: false }, Leaf::Missing, Leaf::Missing];
+    assert_eq!(scanned(&set, skipped.as_bytes()), Some(text.clone()));
+    assert_eq!(by_serde(&set, skipped.as_bytes()), text);
+}
+
+#[test]
+fn paths_that_share_steps_are_each_answered() {
+    // One tree node per shared step: the answers are still per path, in order,
+    // a path given twice included.
+    let paths = [
+        "$.a.b",
+        "$.a",
+        "$.a.c[1]",
+        "$.a.c[0]",
+        "$.a.b",
+        "$",
+        "$.a.c[1].d",
+    ];
+    let set = set_of(&paths);
+    for doc in [
+        r#"{"a":{"b":"x","c":[3,{"d":""}]}}"#,
+        r#"{"a":{"c":[7],"b":""},"a":{"b":5}}"#,
+        r#"{"a":[{"b":1}],"z":{"a":{"b":"no"}}}"#,
+        r#"{"a":{"c":{"1":"no"},"b":null}}"#,
+    ] {
+        assert_eq!(
+            scanned(&set, doc.as_bytes()),
+            Some(by_serde(&set, doc.as_bytes())),
+            "{doc}"
+        );
+        agrees(doc, &paths);
+    }
 }
 
 #[test]
@@ -282,6 +358,15 @@ fn the_quick_scan_agrees_with_serde_on_every_one_byte_change() {
             let mut read = [Leaf::Other; MAX_PATHS];
             set.read(&doc, &mut read);
             assert_eq!(read[..3], serde[..], "{}", String::from_utf8_lossy(&doc));
+            // Read after the seed (answered from it when only its one string
+            // changed), and the seed read again after it: the same answers.
+            let mut last = LastRead::default();
+            let mut after = [Leaf::Other; MAX_PATHS];
+            set.read_after(b, &mut after, &mut last);
+            set.read_after(&doc, &mut after, &mut last);
+            assert_eq!(after[..3], serde[..], "{}", String::from_utf8_lossy(&doc));
+            set.read_after(b, &mut after, &mut last);
+            assert_eq!(after[..3], by_serde(&set, b)[..], "{seed}");
             // The tree also refuses what the walks skip unchecked on purpose,
             // as serde's own skipping does (bytes that are not UTF-8 in strings
             // and exponents beyond a float's range in numbers no path reads;
@@ -307,4 +392,98 @@ fn deep_nesting_off_the_path_is_left_to_serde_and_still_read() {
     );
     assert_eq!(scanned(&set, deep.as_bytes()), None);
     assert_eq!(agrees(&deep, &LLM)[0], Leaf::Str { empty: false });
+}
+
+/// `docs` read in turn with one [`LastRead`]: each answer is serde's; the
+/// documents answered from the last one scanned (not scanned themselves).
+fn read_in_turn(set: &PathSet, docs: &[String]) -> Vec<usize> {
+    let mut last = LastRead::default();
+    let mut reused = Vec::new();
+    for (i, doc) in docs.iter().enumerate() {
+        let before = (last.doc.clone(), last.string);
+        let mut out = [Leaf::Other; MAX_PATHS];
+        set.read_after(doc.as_bytes(), &mut out, &mut last);
+        assert_eq!(out[..set.len()], by_serde(set, doc.as_bytes())[..], "{doc}");
+        // A document whose scan would have been kept, and was not.
+        let mut scanned = vec![Leaf::Missing; set.len()];
+        let would_keep = matches!(
+            scan::scan(&set.trie, doc.as_bytes(), &mut scanned),
+            Some(Some(_))
+        );
+        if would_keep && (last.doc.clone(), last.string) == before {
+            reused.push(i);
+        }
+    }
+    reused
+}
+
+#[test]
+fn an_event_that_differs_from_the_last_only_in_its_token_is_answered_from_it() {
+    let set = set_of(&LLM);
+    let role = r#"{"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#;
+    let docs: Vec<String> = [
+        role.to_string(),
+        chunk(r#"" 파도""#),
+        chunk(r#""가""#),
+        chunk(r#""\"quoted\" \\""#),
+        chunk(r#""caf\u00e9 \ud83c\udf0a""#),
+        chunk(r#""""#),
+        chunk(r#"" The""#),
+        // Not valid where the token was: a control character, an unpaired
+        // surrogate, bytes that are not UTF-8, an unclosed string.
+        chunk("\"a\u{1}b\""),
+        chunk(r#"" wave""#),
+        chunk(r#""\uD83C""#),
+        chunk(r#"" keeps""#),
+        // DEL is no control character to JSON: a token like any other.
+        chunk("\"a\u{7f}\""),
+        chunk(r#""x"#),
+        // The same bytes around another value, and changed bytes around a
+        // token: a later duplicate, a tail or a prefix that differs, trailing
+        // bytes, a cut document.
+        chunk("null"),
+        chunk(r#"" coming""#),
+        chunk(r#""a","content":"b""#),
+        chunk(r#""a""#).replace("null}", "\"stop\"}"),
+        chunk(r#""a""#).replace("chatcmpl-1", "chatcmpl-2"),
+        chunk(r#""b""#) + " x",
+        chunk(r#""c""#)[..40].to_string(),
+        chunk(r#""d""#),
+        r#"{"id":"x","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":32,"total_tokens":44}}"#.to_string(),
+        chunk(r#""e""#),
+    ]
+    .into_iter()
+    .collect();
+    let reused = read_in_turn(&set, &docs);
+    // Every valid token event after one like it (an invalid event, a `null`
+    // token, a duplicate key, a cut or a trailing event between them
+    // notwithstanding); none of the others.
+    assert_eq!(reused, [2, 3, 4, 5, 6, 8, 10, 11, 14, 22]);
+}
+
+#[test]
+fn a_document_with_bytes_not_utf8_in_the_token_is_not_answered_from_the_last() {
+    let set = set_of(&LLM);
+    let good = chunk(r#""ab""#);
+    let bad = good.as_bytes().to_vec();
+    let at = good.find("ab").unwrap();
+    let mut bad = bad;
+    bad[at] = 0xff;
+    let mut last = LastRead::default();
+    let mut out = [Leaf::Other; MAX_PATHS];
+    set.read_after(good.as_bytes(), &mut out, &mut last);
+    set.read_after(&bad, &mut out, &mut last);
+    assert_eq!(out[..3], by_serde(&set, &bad)[..]);
+    assert_eq!(out[..3], [Leaf::Missing; 3]);
+}
+
+#[test]
+fn the_last_read_of_one_set_is_not_taken_for_another() {
+    let chat = set_of(&LLM);
+    let text = set_of(&["$.choices[0].text", "$.choices[0].delta.content"]);
+    let mut last = LastRead::default();
+    let mut out = [Leaf::Other; MAX_PATHS];
+    chat.read_after(chunk(r#""a""#).as_bytes(), &mut out, &mut last);
+    text.read_after(chunk(r#""b""#).as_bytes(), &mut out, &mut last);
+    assert_eq!(out[..2], [Leaf::Missing, Leaf::Str { empty: false }]);
 }

@@ -14,7 +14,7 @@ use std::time::Instant;
 use pado_http::sse::{SseEvent, SseHandler, SseParser};
 use pado_metrics::SseStream;
 
-use crate::json_query::path_set::{Leaf, PathSet, MAX_PATHS};
+use crate::json_query::path_set::{LastRead, Leaf, PathSet, MAX_PATHS};
 use crate::plan::{EventTest, ExtractSource, LlmPlan, SsePlan};
 use crate::response_view::ResponseView;
 
@@ -63,6 +63,9 @@ pub(super) struct SseTally {
     /// The input tokens of the request's prompt, when pado sized it
     /// (`sse.prompt`); set before the request is built, so kept by `begin`.
     pub(super) input_tokens: Option<u64>,
+    /// The last event the LLM paths scanned: the next, its token aside the
+    /// same bytes as a rule, is answered from it.
+    last_read: LastRead,
 }
 
 /// The type, id and first data bytes of the event a check on events failed on.
@@ -90,6 +93,7 @@ impl SseTally {
         self.gaps.clear();
         self.checks_failed = 0;
         self.failed_at = None;
+        self.last_read.clear();
         if self.extracted.len() < plan.extract.len() {
             self.extracted
                 .resize_with(plan.extract.len(), Default::default);
@@ -200,7 +204,7 @@ impl SseTally {
     /// data.
     fn token(&mut self, llm: &LlmPlan, view: &ResponseView<'_>, at: Instant) {
         let (has_token, usage) = match &llm.one_walk {
-            Some(set) => token_in_one_walk(set, llm.token.len(), view.body),
+            Some(set) => token_in_one_walk(set, llm.token.len(), view.body, &mut self.last_read),
             None => token_by_queries(llm, view),
         };
         if has_token == Some(true) {
@@ -220,10 +224,16 @@ impl SseTally {
 /// An event's token and count of tokens from one walk of its data (`set`: the
 /// `tokens` token paths, then the count's): whether the first token path that
 /// holds a string holds a non-empty one (`None`: none holds a string), and the
-/// count when it is a non-negative integer. Builds nothing.
-fn token_in_one_walk(set: &PathSet, tokens: usize, data: &[u8]) -> (Option<bool>, Option<u64>) {
+/// count when it is a non-negative integer. Builds nothing; an event that is the
+/// last one scanned but for its token is not scanned again (`last`).
+fn token_in_one_walk(
+    set: &PathSet,
+    tokens: usize,
+    data: &[u8],
+    last: &mut LastRead,
+) -> (Option<bool>, Option<u64>) {
     let mut at = [Leaf::Missing; MAX_PATHS];
-    set.read(data, &mut at);
+    set.read_after(data, &mut at, last);
     let text = at[..tokens].iter().find_map(|l| match l {
         Leaf::Str { empty } => Some(!empty),
         _ => None,
