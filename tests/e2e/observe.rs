@@ -508,6 +508,34 @@ fn real_nginx_and_redis_exporters_are_read_by_name() {
     );
 }
 
+/// Wait (at most 20 s) until `n` clients of the MariaDB at `sock` run `SELECT
+/// SLEEP`; asked as root, whose one connection beyond the limit is kept for it.
+fn wait_sleeping(client: &str, sock: &std::path::Path, n: u32) {
+    let sleeping = || {
+        let o = Command::new(client)
+            .args(["--no-defaults", "-uroot", "-N"])
+            .arg(format!("--socket={}", sock.display()))
+            .args([
+                "-e",
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP%'",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse::<u32>()
+            .unwrap_or(0)
+    };
+    let since = std::time::Instant::now();
+    while sleeping() < n {
+        assert!(
+            since.elapsed() < Duration::from_secs(20),
+            "the {n} clients did not connect within 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
     if !installed(&[
@@ -600,30 +628,8 @@ fn a_real_mysql_at_its_connection_limit_is_named_the_limit() {
         })
         .collect();
     // On a busy machine the nine clients take a while to connect: the run starts
-    // once all nine sleep (root's one connection beyond the limit asks).
-    let sleeping = || {
-        let o = Command::new(&client)
-            .args(["--no-defaults", "-uroot", "-N"])
-            .arg(format!("--socket={}", sock.display()))
-            .args([
-                "-e",
-                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP%'",
-            ])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&o.stdout)
-            .trim()
-            .parse::<u32>()
-            .unwrap_or(0)
-    };
-    let since = std::time::Instant::now();
-    while sleeping() < 9 {
-        assert!(
-            since.elapsed() < Duration::from_secs(20),
-            "the nine clients did not connect within 20 s"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    // once all nine sleep.
+    wait_sleeping(&client, &sock, 9);
     // A light load: the generator keeps its headroom, MySQL is the story.
     let server = TestServer::start();
     let r = observed_run(
@@ -697,6 +703,23 @@ fn pinned_jvm(
     (kid, url)
 }
 
+/// A JVM busy on its one core answers its metrics late at times: a few scrapes
+/// may time out (they are counted, the run goes on), most must not. One that
+/// other work on this machine starved of its core (it got `kernel_cores` of it)
+/// answers later still: then enough must answer for the table.
+fn assert_scrapes_answered(b: &serde_json::Value, kernel_cores: f64) {
+    let ep = &b["endpoints"][0];
+    let (failed, scrapes) = (
+        crate::harness::num(ep, "failed"),
+        crate::harness::num(ep, "scrapes"),
+    );
+    if kernel_cores >= 0.9 {
+        assert!(failed * 3.0 <= scrapes, "{b:#}");
+    } else {
+        assert!(scrapes - failed >= 6.0, "{b:#}");
+    }
+}
+
 #[test]
 fn a_cpu_bound_jvm_pinned_to_fewer_cores_than_its_host_is_limited_by_its_process_cpu() {
     let (Some(java), Some(taskset)) = (
@@ -748,20 +771,7 @@ fn a_cpu_bound_jvm_pinned_to_fewer_cores_than_its_host_is_limited_by_its_process
     assert_eq!(r.code(), 0, "{}", r.stderr());
     let s = r.summary();
     let b = &s["bottlenecks"];
-    // A JVM busy on its one core answers its metrics late at times: a few scrapes
-    // may time out (they are counted, the run goes on), most must not. One that
-    // other work on this machine starved of its core (below) answers later still:
-    // then enough must answer for the table.
-    let ep = &b["endpoints"][0];
-    let (failed, scrapes) = (
-        crate::harness::num(ep, "failed"),
-        crate::harness::num(ep, "scrapes"),
-    );
-    if kernel_cores >= 0.9 {
-        assert!(failed * 3.0 <= scrapes, "{b:#}");
-    } else {
-        assert!(scrapes - failed >= 6.0, "{b:#}");
-    }
+    assert_scrapes_answered(b, kernel_cores);
     // The JVM's CPU row: `CPU (process)`, or `CPU (contended)` when other work on
     // this machine kept its CPUs all busy and the JVM got less of its core than it
     // wanted (then never "CPU left idle").
