@@ -337,9 +337,8 @@ pub fn attribute(
 /// A process below its CPU limit on a busy host is contended only when nothing
 /// else held it back: when requests of the same endpoint waited for a pool's
 /// connections (now, or at low load too), the process was idle for want of
-/// connections, not of CPU (the
-/// host may be busy with the load generator beside it). Its row goes back to
-/// `CPU (process)`, not a limit, saying so.
+/// connections, not of CPU (the host may be busy with the load generator beside
+/// it). Its row goes back to `CPU (process)`, not a limit, saying so.
 fn uncontend_where_a_pool_waits(rows: &mut [Component]) {
     let pools: Vec<(String, String)> = rows
         .iter()
@@ -392,20 +391,25 @@ fn explain(rows: &mut [Component]) {
         .iter()
         .map(|r| (r.kind, r.component.clone(), r.endpoint.clone(), r.verdict))
         .collect();
-    let find_in = |verdict: Verdict, kinds: &[Kind], endpoint: Option<&str>| -> Option<String> {
+    // The first row (by kind) with `verdict` among `kinds`, on `endpoint` when
+    // given: its component and endpoint.
+    let find_in = |verdict: Verdict, kinds: &[Kind], endpoint: Option<&str>| {
         snapshot
             .iter()
             .filter(|(k, _, ep, v)| {
                 *v == verdict && kinds.contains(k) && endpoint.is_none_or(|e| e == ep)
             })
             .min_by_key(|(k, ..)| *k)
-            .map(|(_, c, ..)| c.clone())
+            .map(|(_, c, ep, _)| (c.clone(), ep.clone()))
     };
-    let find = |kinds: &[Kind], endpoint: Option<&str>| find_in(Verdict::Yes, kinds, endpoint);
+    let find = |kinds: &[Kind], endpoint: Option<&str>| {
+        find_in(Verdict::Yes, kinds, endpoint).map(|(c, _)| c)
+    };
     let throughout =
         |kinds: &[Kind], endpoint: Option<&str>| find_in(Verdict::BusyThroughout, kinds, endpoint);
-    // Busy-throughout rows found to be what a changed row waits on: the limit.
-    let mut upstream: Vec<String> = Vec::new();
+    // Busy-throughout rows (component, endpoint) found to be what a changed row
+    // waits on: the limit.
+    let mut upstream: Vec<(String, String)> = Vec::new();
     for r in rows.iter_mut() {
         if r.verdict != Verdict::Yes {
             continue;
@@ -421,8 +425,9 @@ fn explain(rows: &mut [Component]) {
                     let full = throughout(&[Kind::Pool], ep)
                         .or_else(|| throughout(&[Kind::Backend], None))
                         .or_else(|| throughout(&[Kind::Heap, Kind::Gc, Kind::ProcessCpu], ep))?;
-                    upstream.push(full.clone());
-                    Some(full)
+                    let component = full.0.clone();
+                    upstream.push(full);
+                    Some(component)
                 }),
             // A pool with requests waiting keeps its own verdict beside a contended
             // CPU: the CPU it lacked does not show that connections were short.
@@ -439,10 +444,12 @@ fn explain(rows: &mut [Component]) {
             r.evidence = format!("{}; waits on {c}", r.evidence);
         }
     }
-    for r in rows
-        .iter_mut()
-        .filter(|r| r.verdict == Verdict::BusyThroughout && upstream.contains(&r.component))
-    {
+    for r in rows.iter_mut().filter(|r| {
+        r.verdict == Verdict::BusyThroughout
+            && upstream
+                .iter()
+                .any(|(c, ep)| *c == r.component && *ep == r.endpoint)
+    }) {
         r.verdict = Verdict::Yes;
         r.evidence = format!(
             "{}; as full at low load, but what waits on it filled up since: the requests now queued wait for it",
