@@ -300,22 +300,41 @@ fn judge_the_result(srv: &TestServer, result: &Path) {
     );
     // Every arrival the run offered started (the pool never ran dry) and is
     // counted in the second it started: the load its bottleneck table reads,
-    // the page's changes included. Each sent the one request the server got.
+    // the page's changes included. An iteration that ran to its end sent the one
+    // request the server got; one the page's stop cut sent it or not, by whether
+    // its VU reached its step before the stop (on a busy machine an arrival can
+    // start a VU that first runs after the stop).
     let timeline = std::fs::read_to_string(result.join("timeline.jsonl")).expect("timeline");
-    let (started, dropped) = timeline
+    let [started, dropped, ended, cut] = timeline
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .flat_map(|s| s["scenarios"].as_array().cloned().unwrap_or_default())
-        .fold((0, 0), |(st, dr), sc| {
-            (
-                st + sc["started"].as_u64().unwrap_or(0),
-                dr + sc["dropped"].as_u64().unwrap_or(0),
-            )
+        .fold([0u64; 4], |mut n, sc| {
+            for (i, k) in ["started", "dropped", "iterations", "interrupted"]
+                .iter()
+                .enumerate()
+            {
+                n[i] += sc[k].as_u64().unwrap_or(0);
+            }
+            n
         });
+    let got = srv.stats().requests;
+    let seen = format!(
+        "timeline.jsonl: {started} started, {dropped} dropped, {ended} ended, {cut} cut; the server got {got}"
+    );
+    assert_eq!(dropped, 0, "{seen}");
     assert_eq!(
-        (started, dropped),
-        (srv.stats().requests, 0),
-        "arrivals counted in timeline.jsonl (started, dropped) against the server's count"
+        ended + cut,
+        started,
+        "every started arrival ends or is cut; {seen}"
+    );
+    assert!(
+        (ended..=started).contains(&got),
+        "the server got a request from every ended iteration and at most one per arrival; {seen}"
+    );
+    assert!(
+        cut <= 10,
+        "the page's stop cut at most a moment's arrivals; {seen}"
     );
     let events = std::fs::read_to_string(result.join("events.jsonl")).expect("events.jsonl");
     let control: Vec<String> = events
