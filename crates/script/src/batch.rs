@@ -8,18 +8,19 @@ use pado_engine::script::{ScriptBatch, ScriptCall, ScriptReply};
 use rquickjs::{Array, Class, Ctx, Exception, Function, Object, Value};
 
 use crate::cookie_jar::{self, JarHandle};
-use crate::natives::{build_request, response, suspend};
+use crate::natives::{build_request, suspend};
+use crate::response_obj::{self, RequestShown};
 
-/// Install `__pado.batch(requests, parallel, perHost)` on `p`: each request
-/// `[method, url, body, options, ...]` as `__pado.request` takes them; an array of
-/// the plain response objects back.
+/// Install `__pado.batch(requests, parallel, perHost, shape)` on `p`: each
+/// request `[method, url, body, options]` as `__pado.request` takes them; an
+/// array of their `Response`s back (`shape` as `__pado.request` takes it).
 pub(crate) fn install<'js>(ctx: &Ctx<'js>, p: &Object<'js>) -> rquickjs::Result<()> {
     p.set(
         "batch",
         Function::new(
             ctx.clone(),
-            |ctx: Ctx<'js>, list: Array<'js>, parallel: f64, per_host: f64| {
-                batch(&ctx, &list, (parallel, per_host))
+            |ctx: Ctx<'js>, list: Array<'js>, parallel: f64, per_host: f64, shape: Array<'js>| {
+                batch(&ctx, &list, (parallel, per_host), &shape)
             },
         )?,
     )?;
@@ -39,6 +40,7 @@ fn batch<'js>(
     ctx: &Ctx<'js>,
     list: &Array<'js>,
     (parallel, per_host): (f64, f64),
+    shape: &Array<'js>,
 ) -> rquickjs::Result<Array<'js>> {
     let mut b = ScriptBatch {
         parallel: limit(parallel),
@@ -87,7 +89,15 @@ fn batch<'js>(
     }
     let out = Array::new(ctx.clone())?;
     for (i, r) in reply.responses.iter_mut().enumerate() {
-        out.set(i, response(ctx, r)?)?;
+        let item: Array<'js> = list.get(i)?;
+        let o: Array<'js> = item.get(3)?;
+        let shown = RequestShown {
+            method: item.get(0)?,
+            url: item.get(1)?,
+            headers: o.get(0)?,
+            body: item.get(2)?,
+        };
+        out.set(i, response_obj::make(ctx, r, shape, shown)?)?;
     }
     Ok(out)
 }

@@ -35,6 +35,7 @@ mod natives_exec;
 mod natives_shared;
 mod net;
 mod options;
+mod response_obj;
 mod rt_switch;
 mod summary;
 mod tls_key;

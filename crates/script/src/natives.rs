@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use corosensei::Yielder;
-use pado_engine::script::{ScriptCall, ScriptReply, ScriptRequest, ScriptResponse};
-use rquickjs::atom::PredefinedAtom;
+use pado_engine::script::{ScriptCall, ScriptReply, ScriptRequest};
 use rquickjs::function::Opt;
 use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Value};
 
 use crate::host::Shared;
+use crate::response_obj::{self, RequestShown};
 
 /// The yielder of the coroutine running on this thread now (null outside one).
 pub(crate) type VuYielder = Yielder<ScriptReply, ScriptCall>;
@@ -89,11 +89,11 @@ pub(crate) fn install<'js>(
         Function::new(
             ctx.clone(),
             |ctx: Ctx<'js>,
-             method: String,
-             url: String,
+             method: rquickjs::String<'js>,
+             url: rquickjs::String<'js>,
              body: Value<'js>,
              o: Array<'js>,
-             answer: Array<'js>| { request(&ctx, method, url, body, o, &answer) },
+             shape: Array<'js>| { request(&ctx, [method, url], body, o, &shape) },
         )?,
     )?;
     p.set(
@@ -335,20 +335,18 @@ pub(crate) mod opt {
     pub(crate) const JAR: usize = 9;
 }
 
-/// `__pado.request(method, url, body, options, answer)` (options as [`opt`]
-/// places them): the request, sent by the VU's task with the jar's cookies (the
-/// jar back with the answer); the answer written into `answer` as [`response`]
-/// lays it out (an array the VU's `k6/http` keeps and hands to every request,
-/// so none is made and grown per request).
+/// `__pado.request(method, url, body, options, shape)`: the request sent by
+/// the VU's task (its jar handed over for the exchange and given back with the
+/// answer), the answer made the script's `Response` ([`response_obj::make`],
+/// `shape` as `js/http.js` lays it out).
 fn request<'js>(
     ctx: &Ctx<'js>,
-    method: String,
-    url: String,
+    [method, url]: [rquickjs::String<'js>; 2],
     body: Value<'js>,
     o: Array<'js>,
-    answer: &Array<'js>,
-) -> rquickjs::Result<()> {
-    let mut req = build_request(ctx, method, url, body, &o)?;
+    shape: &Array<'js>,
+) -> rquickjs::Result<Object<'js>> {
+    let mut req = build_request(ctx, method.to_string()?, url.to_string()?, body.clone(), &o)?;
     let jar = crate::cookie_jar::jar_of(&o);
     if let Some(j) = &jar {
         req.jar = Some(Box::new(crate::cookie_jar::take(j)));
@@ -358,7 +356,13 @@ fn request<'js>(
             if let (Some(j), Some(back)) = (&jar, r.jar.take()) {
                 crate::cookie_jar::put(j, *back);
             }
-            response_into(ctx, &mut r, answer)
+            let shown = RequestShown {
+                method: method.into_value(),
+                url: url.into_value(),
+                headers: o.get(opt::HEADERS)?,
+                body,
+            };
+            response_obj::make(ctx, &mut r, shape, shown)
         }
         _ => Err(Exception::throw_message(ctx, "no answer to a request")),
     }
@@ -454,79 +458,9 @@ fn tag_pairs<'js>(ctx: &Ctx<'js>, o: &Object<'js>) -> rquickjs::Result<Vec<(Stri
     Ok(out)
 }
 
-/// Where each field of an answer sits in the array [`response`] gives
-/// `js/http.js`'s `Response` (the same order there); the headers follow.
-const RESPONSE_HEADERS_AT: usize = 14;
-
-/// An answer as `js/http.js`'s `Response` is built from: one flat array
-/// (`status, body, url, error, error_code, proto`, the eight k6 timings, then
-/// each header as its canonical name and its value). An array is filled by
-/// index: no property name is looked up per answer, and the object the script
-/// sees is made by the constructor's own code, with names compiled once. The
-/// body goes as its bytes (an `ArrayBuffer` that takes `r`'s buffer, no copy),
-/// made text only if the script reads it (`__pado.bodyText`); an empty one as "".
-pub(crate) fn response<'js>(
-    ctx: &Ctx<'js>,
-    r: &mut ScriptResponse,
-) -> rquickjs::Result<Array<'js>> {
-    let a = Array::new(ctx.clone())?;
-    response_into(ctx, r, &a)?;
-    Ok(a)
-}
-
-/// [`response`] written into `a`, an array that may hold an earlier answer:
-/// its elements are replaced in place (a fast array's own slots, no growth
-/// once it has held an answer with as many headers) and its length set to
-/// this answer's.
-pub(crate) fn response_into<'js>(
-    ctx: &Ctx<'js>,
-    r: &mut ScriptResponse,
-    a: &Array<'js>,
-) -> rquickjs::Result<()> {
-    a.set(0, r.status)?;
-    if r.body.is_empty() {
-        a.set(1, "")?;
-    } else {
-        a.set(
-            1,
-            ArrayBuffer::new(ctx.clone(), std::mem::take(&mut r.body))?,
-        )?;
-    }
-    a.set(2, r.url.as_str())?;
-    a.set(3, r.error.as_str())?;
-    a.set(4, r.error_code)?;
-    a.set(5, r.proto.as_str())?;
-    let tm = &r.timings;
-    let timings = [
-        tm.blocked,
-        tm.looking_up,
-        tm.connecting,
-        tm.tls_handshaking,
-        tm.sending,
-        tm.waiting,
-        tm.receiving,
-        tm.duration,
-    ];
-    for (i, t) in timings.into_iter().enumerate() {
-        a.set(6 + i, t)?;
-    }
-    let mut name = String::new();
-    for (i, (n, v)) in r.headers.iter().enumerate() {
-        canonical_into(n, &mut name);
-        a.set(RESPONSE_HEADERS_AT + 2 * i, name.as_str())?;
-        a.set(RESPONSE_HEADERS_AT + 2 * i + 1, v.as_str())?;
-    }
-    let len = RESPONSE_HEADERS_AT + 2 * r.headers.len();
-    if a.len() != len {
-        // Fewer headers than the answer before: the rest cut off.
-        a.as_object().set(PredefinedAtom::Length, len)?;
-    }
-    Ok(())
-}
-
 /// A header's name as k6 shows it (Go's canonical form: each part between
 /// hyphens capitalised, the rest lower case), into `out`.
-fn canonical_into(name: &str, out: &mut String) {
+pub(crate) fn canonical_into(name: &str, out: &mut String) {
     out.clear();
     if name.is_ascii() {
         // The usual case, a byte at a time.

@@ -63,6 +63,15 @@ pub(crate) fn drive(
                 seen.requests.push(*r);
                 ScriptReply::Http(Box::new(a))
             }
+            ScriptCall::Batch(b) => {
+                let b = *b;
+                let responses = b.requests.iter().map(answer).collect();
+                seen.requests.extend(b.requests);
+                ScriptReply::Batch(Box::new(pado_engine::script::ScriptBatchReply {
+                    responses,
+                    jars: b.jars,
+                }))
+            }
             ScriptCall::Check { name, ok } => {
                 seen.checks.push((name, ok));
                 ScriptReply::Resumed

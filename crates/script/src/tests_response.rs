@@ -1,7 +1,8 @@
-//! k6's `Response` as a script sees it, built from the flat array the native
-//! request gives (`natives::response`): every field planted in the answer is
-//! read back exactly, stays with its own response after the next request, and
-//! Hangul round-trips; a request's header values go out as the script gave them.
+//! k6's `Response` as a script sees it, made by the native request
+//! (`response_obj`): every field planted in the answer is read back exactly,
+//! stays with its own response after the next request, and Hangul round-trips;
+//! a batch's responses are the same objects, each showing its own request; a
+//! request's header values go out as the script gave them.
 
 use pado_engine::script::{ScriptRequest, ScriptResponse, ScriptTimings};
 
@@ -256,4 +257,76 @@ export default function () {
     // The next answer's body is its own.
     assert_eq!(report["c"], "busy");
     assert_eq!(report["requestMethod"], "GET");
+}
+
+#[test]
+fn a_batchs_responses_are_k6_responses_each_showing_its_own_request() {
+    let (_d, host, _) = script(
+        r#"
+import http from 'k6/http';
+export default function () {
+  const [a, b] = http.batch([
+    ['POST', `${__ENV.BASE}/first`, 'name=파도', { headers: { 'X-One': '1' } }],
+    { method: 'get', url: `${__ENV.BASE}/second` },
+  ]);
+  const c = http.get(`${__ENV.BASE}/proto`);
+  http.post(`${__ENV.BASE}/report`, JSON.stringify({
+    a: [a.status, a.request.method, a.request.url, a.request.headers, a.request.body,
+        a.json('word'), a instanceof http.Response, a.headers['X-Multi'], a.cookies.sid[0].value],
+    b: [b.status, b.request.method, b.request.url, b.body, b.timings.waiting, Object.keys(b)],
+    // A header named as Object.prototype's accessor is a header like any other.
+    c: [Object.getPrototypeOf(c.headers) === Object.prototype, Object.keys(c.headers),
+        c.headers['__proto__'], c.status, typeof c.html],
+  }));
+}
+"#,
+    );
+    let mut vu = load_vu(&host, 1);
+    let seen = drive(vu.as_mut(), start(0, None), &|r: &ScriptRequest| {
+        if r.url.ends_with("/first") {
+            first()
+        } else if r.url.ends_with("/proto") {
+            ScriptResponse {
+                status: 204,
+                headers: vec![("__proto__".into(), "x".into()), ("Y".into(), "1".into())],
+                ..second()
+            }
+        } else {
+            second()
+        }
+    });
+    assert_eq!(seen.done, Some(Ok(None)));
+    let report: serde_json::Value =
+        serde_json::from_slice(&seen.requests.last().expect("reported").body).unwrap();
+    assert_eq!(
+        report["a"],
+        serde_json::json!([201, "POST", "http://127.0.0.1:9/first", {"X-One": "1"}, "name=파도", "파도", true, "a, b", "물결"])
+    );
+    assert_eq!(
+        report["b"],
+        serde_json::json!([
+            503,
+            "GET",
+            "http://127.0.0.1:9/second",
+            "busy",
+            99,
+            [
+                "status",
+                "body",
+                "url",
+                "error",
+                "error_code",
+                "proto",
+                "timings",
+                "request",
+                "status_text",
+                "headers",
+                "cookies"
+            ]
+        ])
+    );
+    assert_eq!(
+        report["c"],
+        serde_json::json!([true, ["__proto__", "Y"], "x", 204, "function"])
+    );
 }

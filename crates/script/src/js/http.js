@@ -14,11 +14,6 @@ function select(value, path) {
   return v;
 }
 
-// Where the headers start in the array an answer comes as (natives.rs
-// `response`: status, body, url, error, error_code, proto, the eight timings,
-// then each header's canonical name and value).
-const HEADERS_AT = 14;
-
 // The body is made text only when the script reads it (most scripts read only
 // `status`): until then `body` is an accessor over the answer's bytes, kept
 // under RAW, that decodes them once and leaves a plain property in its place
@@ -38,51 +33,11 @@ function getBody() {
 function setBody(v) {
   plainBody(this, v);
 }
-// The accessor is made with these two (taken before the script runs): each
-// defines its half of an enumerable, configurable accessor straight away,
-// where `Object.defineProperty` would read a descriptor object's six fields.
-const defineGetter = Object.prototype.__defineGetter__;
-const defineSetter = Object.prototype.__defineSetter__;
 
+// A response is made by the native request (natives.rs, `response_obj.rs`):
+// status, body, url, error, error_code, proto, timings, request, status_text,
+// headers and cookies, own properties in that order, on this prototype.
 export class Response {
-  constructor(a, request) {
-    this.status = a[0];
-    const body = a[1];
-    if (typeof body === "string") {
-      this.body = body;
-    } else {
-      this[RAW] = body;
-      defineGetter.call(this, "body", getBody);
-      defineSetter.call(this, "body", setBody);
-    }
-    this.url = a[2];
-    this.error = a[3];
-    this.error_code = a[4];
-    this.proto = a[5];
-    this.timings = {
-      blocked: a[6],
-      looking_up: a[7],
-      connecting: a[8],
-      tls_handshaking: a[9],
-      sending: a[10],
-      waiting: a[11],
-      receiving: a[12],
-      duration: a[13],
-    };
-    this.request = request;
-    this.status_text = "";
-    const headers = {};
-    let setsCookies = false;
-    const end = a.length;
-    for (let i = HEADERS_AT; i < end; i += 2) {
-      const k = a[i];
-      const v = a[i + 1];
-      headers[k] = headers[k] === undefined ? v : headers[k] + ", " + v;
-      if (k === "Set-Cookie") setsCookies = true;
-    }
-    this.headers = headers;
-    this.cookies = setsCookies ? responseCookies(a, HEADERS_AT) : {};
-  }
   json(selector) {
     if (selector === undefined) return JSON.parse(this.body);
     // k6 reads a selector with gjson: a body that is not JSON selects nothing.
@@ -100,6 +55,9 @@ export class Response {
     return selector === undefined ? doc : doc.find(selector);
   }
 }
+
+// What the native request makes a response with (response_obj.rs `part`).
+const SHAPE = [Response.prototype, getBody, setBody, responseCookies, RAW];
 
 function encodeBody(body, headers) {
   if (body === undefined || body === null) return "";
@@ -129,7 +87,7 @@ function duration(v) {
 }
 
 // A request as `__pado.request` and `__pado.batch` take it: [method, url,
-// body, options (an array), what the Response shows of it].
+// body, options (an array)] (the Response shows these as its `request`).
 // Each request pays for what it uses: no regular expression unless the URL
 // has credentials in it, no cookie or tag walk unless it has some.
 // `t` and `o` are the arrays it fills (the request, its options): for
@@ -179,22 +137,17 @@ function prepare(method, url, body, params, t, o) {
   t[1] = url;
   t[2] = sent;
   t[3] = o;
-  t[4] = { method: m, url, headers, body: sent };
   return t;
 }
 
-// The array every request's answer is written into (natives.rs
-// `response_into`): one per VU, its slots replaced in place per request. Its
-// body slot is emptied once the Response has it, so that it holds no body.
-const ANSWER = [];
+// The arrays a request is handed over in, one each per VU, filled in place per
+// request. Its body slot is emptied once sent, so that it holds no body.
 const REQUEST = [];
 const OPTIONS = [];
 
 export function request(method, url, body, params) {
   const p = prepare(method, url, body, params, REQUEST, OPTIONS);
-  P.request(p[0], p[1], p[2], p[3], ANSWER);
-  const res = new Response(ANSWER, p[4]);
-  ANSWER[1] = "";
+  const res = P.request(p[0], p[1], p[2], p[3], SHAPE);
   p[2] = "";
   return res;
 }
@@ -225,8 +178,7 @@ export function batch(requests) {
   const keys = Array.isArray(requests) ? null : Object.keys(requests);
   const prepared = keys ? keys.map((k) => one(requests[k])) : requests.map(one);
   const [parallel, perHost] = batchLimits();
-  const raw = P.batch(prepared, parallel, perHost);
-  const responses = raw.map((r, i) => new Response(r, prepared[i][4]));
+  const responses = P.batch(prepared, parallel, perHost, SHAPE);
   if (!keys) return responses;
   const out = {};
   keys.forEach((k, i) => (out[k] = responses[i]));
