@@ -3,6 +3,8 @@
 //! Nothing here allocates per request unless the response body must be kept for a
 //! check (then into the VU's reused body buffer).
 
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use pado_metrics::{ErrorKind, HttpVersion, NewConnection};
@@ -541,7 +543,7 @@ async fn read_body<F: FnMut(&[u8]) -> bool>(
     keep: &mut F,
 ) -> Result<bool, ErrorKind> {
     let buf = &mut conn.buf;
-    let mut reuse = head.keep_alive;
+    let reuse = head.keep_alive;
     let leftover = buf.len() - head.len;
     // Set when `keep` asked to stop: the body's rest is not read.
     let stop = std::cell::Cell::new(false);
@@ -550,101 +552,152 @@ async fn read_body<F: FnMut(&[u8]) -> bool>(
             stop.set(true);
         }
     };
+    let pieces = Pieces {
+        stream: &mut conn.stream,
+        ex,
+        tls,
+        stop: &stop,
+    };
     match head.body {
-        BodyKind::None => {
-            if leftover > 0 {
-                reuse = false; // unsolicited bytes: do not trust the connection
-            }
-        }
+        // Unsolicited bytes: do not trust the connection.
+        BodyKind::None => Ok(reuse && leftover == 0),
         BodyKind::Length(total) => {
             let first = (leftover as u64).min(total) as usize;
             keep(&buf[head.len..head.len + first]);
-            if leftover as u64 > total {
-                reuse = false;
-            }
+            let reuse = reuse && leftover as u64 <= total;
             let mut left = total - first as u64;
-            while left > 0 {
-                if stop.get() {
-                    return Ok(false);
-                }
-                let n = read_more(&mut conn.stream, buf, left, ex, tls).await?;
-                if n == 0 {
+            if left == 0 {
+                return Ok(reuse);
+            }
+            let rest = pieces.read(buf, Some(left), false, |piece| {
+                if piece.is_empty() {
                     return Err(ErrorKind::Reset);
                 }
-                let take = (n as u64).min(left) as usize;
-                keep(&buf[..take]);
-                if (n as u64) > left {
-                    reuse = false;
-                }
+                let take = (piece.len() as u64).min(left) as usize;
+                keep(&piece[..take]);
                 left -= take as u64;
-            }
+                Ok(match left {
+                    0 => Piece::Done {
+                        reuse: piece.len() == take,
+                    },
+                    _ => Piece::More(Some(left)),
+                })
+            });
+            Ok(rest.await? && reuse)
         }
         BodyKind::Chunked => {
             let mut dec = ChunkedDecoder::new();
             let used = dec
                 .feed(&buf[head.len..], &mut keep)
                 .map_err(|_| ErrorKind::Protocol)?;
-            if dec.is_done() && head.len + used < buf.len() {
-                reuse = false;
+            if dec.is_done() {
+                return Ok(reuse && head.len + used == buf.len());
             }
-            while !dec.is_done() {
-                if stop.get() {
-                    return Ok(false);
-                }
-                let n = read_more(&mut conn.stream, buf, ex.bytes_received, ex, tls).await?;
-                if n == 0 {
+            let rest = pieces.read(buf, None, false, |piece| {
+                if piece.is_empty() {
                     return Err(ErrorKind::Reset);
                 }
                 let used = dec
-                    .feed(&buf[..n], &mut keep)
+                    .feed(piece, &mut keep)
                     .map_err(|_| ErrorKind::Protocol)?;
-                if dec.is_done() && used < n {
-                    reuse = false;
-                }
-            }
+                Ok(if dec.is_done() {
+                    Piece::Done {
+                        reuse: used == piece.len(),
+                    }
+                } else {
+                    Piece::More(None)
+                })
+            });
+            Ok(rest.await? && reuse)
         }
         BodyKind::UntilClose => {
             keep(&buf[head.len..]);
-            loop {
-                if stop.get() {
-                    return Ok(false);
+            let rest = pieces.read(buf, None, true, |piece| {
+                if piece.is_empty() {
+                    return Ok(Piece::Done { reuse: false });
                 }
-                let n = match read_more(&mut conn.stream, buf, ex.bytes_received, ex, tls).await {
-                    Ok(n) => n,
-                    // A TLS peer that closes without close_notify ends the body too.
-                    Err(ErrorKind::Reset) if tls => 0,
-                    Err(e) => return Err(e),
-                };
-                if n == 0 {
-                    break;
-                }
-                keep(&buf[..n]);
-            }
-            reuse = false;
+                keep(piece);
+                Ok(Piece::More(None))
+            });
+            rest.await.map(|_| false)
         }
     }
-    Ok(reuse)
 }
 
-/// Read the next piece of a body into the (cleared) connection buffer, growing it up
-/// to [`MAX_READ_BUF`] when much is still to come; counts the bytes. 0 means EOF.
-async fn read_more(
-    stream: &mut crate::conn::Stream,
-    buf: &mut Vec<u8>,
-    expected: u64,
-    ex: &mut Exchange,
+/// What a body's framing made of a piece just read.
+enum Piece {
+    /// More of the body is to come: how much, when the framing knows (otherwise
+    /// the bytes received so far stand for it when the buffer is sized).
+    More(Option<u64>),
+    /// The body ended in this piece; `reuse` when nothing followed it.
+    Done {
+        /// Nothing after the body in the piece.
+        reuse: bool,
+    },
+}
+
+/// What reading a body's later pieces needs besides the buffer and the framing.
+struct Pieces<'a> {
+    stream: &'a mut crate::conn::Stream,
+    ex: &'a mut Exchange,
     tls: bool,
-) -> Result<usize, ErrorKind> {
-    buf.clear();
-    if buf.capacity() < MAX_READ_BUF && expected > 16 * 1024 {
-        buf.reserve((expected as usize).min(MAX_READ_BUF));
+    /// Set once the body's reader asked to stop: the rest is not read.
+    stop: &'a std::cell::Cell<bool>,
+}
+
+impl<'a> Pieces<'a> {
+    /// Reads the body's later pieces into the (cleared) connection buffer, growing
+    /// it up to [`MAX_READ_BUF`] when much is still to come, counts their bytes and
+    /// hands each to `frame` (an empty piece: the peer closed), until `frame` says
+    /// the body ended (`Ok(reuse)`) or the reader stopped (`Ok(false)`). With
+    /// `end_on_tls_reset`, a TLS peer that closes without close_notify ends the
+    /// body (an empty piece) rather than failing it.
+    ///
+    /// One poll function, not a read future inside a loop inside the exchange's:
+    /// a streamed body (an LLM's tokens) wakes its task once per piece, and every
+    /// level of futures resumed on a wake-up is a state read from the VU's future
+    /// (a cache miss each, with a thousand streams on a core).
+    fn read<F>(
+        self,
+        buf: &'a mut Vec<u8>,
+        mut expected: Option<u64>,
+        end_on_tls_reset: bool,
+        mut frame: F,
+    ) -> impl std::future::Future<Output = Result<bool, ErrorKind>> + 'a
+    where
+        F: FnMut(&[u8]) -> Result<Piece, ErrorKind> + 'a,
+    {
+        let Pieces {
+            stream,
+            ex,
+            tls,
+            stop,
+        } = self;
+        std::future::poll_fn(move |cx| loop {
+            if stop.get() {
+                return Poll::Ready(Ok(false));
+            }
+            buf.clear();
+            let hint = expected.unwrap_or(ex.bytes_received);
+            if buf.capacity() < MAX_READ_BUF && hint > 16 * 1024 {
+                buf.reserve((hint as usize).min(MAX_READ_BUF));
+            }
+            let read = tokio_util::io::poll_read_buf(Pin::new(&mut *stream), cx, buf);
+            let n = match std::task::ready!(read) {
+                Ok(n) => n,
+                Err(e) => match io_error_kind(&e, tls) {
+                    ErrorKind::Reset if tls && end_on_tls_reset => 0,
+                    kind => return Poll::Ready(Err(kind)),
+                },
+            };
+            ex.bytes_received += n as u64;
+            match frame(&buf[..n]) {
+                Ok(Piece::More(e)) => expected = e,
+                Ok(Piece::Done { reuse }) => return Poll::Ready(Ok(reuse)),
+                Err(kind) => return Poll::Ready(Err(kind)),
+            }
+        })
     }
-    let n = stream
-        .read_buf(buf)
-        .await
-        .map_err(|e| io_error_kind(&e, tls))?;
-    ex.bytes_received += n as u64;
-    Ok(n)
 }
 
 #[inline]
@@ -685,6 +738,81 @@ mod tests {
             }
         });
         (url, server)
+    }
+
+    /// A loopback server that answers one request with `answer`, written in
+    /// pieces of `piece` bytes 2 ms apart (each its own read on the client, as a
+    /// streamed body's are), then keeps the connection open for a while.
+    fn answer_in_pieces(answer: Vec<u8>, piece: usize) -> (url::Url, std::thread::JoinHandle<()>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = url::Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            s.set_nodelay(true).unwrap();
+            let mut got = Vec::new();
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                let mut b = [0u8; 512];
+                let k = s.read(&mut b).unwrap();
+                assert!(k > 0, "the client closed before its request");
+                got.extend_from_slice(&b[..k]);
+            }
+            for p in answer.chunks(piece) {
+                if s.write_all(p).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        });
+        (url, server)
+    }
+
+    /// A body that arrives in many pieces, framed by length, by chunks or by the
+    /// connection's close, is kept whole and its bytes counted; the connection is
+    /// kept when the framing says where the body ended (length, chunks), not
+    /// when only the close did.
+    #[test]
+    fn a_body_read_piece_by_piece_is_kept_whole_under_every_framing() {
+        let cases: [(&[u8], bool); 3] = [
+            (b"HTTP/1.1 200 OK\r\nContent-Length: 26\r\n\r\nabcdefghijklmnopqrstuvwxyz", true),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n15\r\nfghijklmnopqrstuvwxyz\r\n0\r\n\r\n",
+                true,
+            ),
+            (b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nabcdefghijklmnopqrstuvwxyz", false),
+        ];
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for (i, (answer, kept)) in cases.into_iter().enumerate() {
+            for piece in [1, 3, 7] {
+                let why = format!("case {i}, pieces of {piece}");
+                let (url, server) = answer_in_pieces(answer.to_vec(), piece);
+                let origin = Origin::for_url(&url, || crate::tls_client_config(false)).unwrap();
+                let mut slot = None;
+                let mut body = Vec::new();
+                let req = RequestRef {
+                    bytes: REQUEST,
+                    is_head: false,
+                    resend_safe: true,
+                    timeout: Duration::from_secs(5),
+                    keep_body: Some((&mut body, 100)),
+                    keep_head: None,
+                    failed_prefix: None,
+                    decoder: None,
+                    sse: None,
+                };
+                let ex = rt.block_on(exchange(&mut slot, &origin, req));
+                assert_eq!((ex.status, ex.error), (200, None), "{why}: {ex:?}");
+                assert_eq!(body, b"abcdefghijklmnopqrstuvwxyz", "{why}");
+                assert_eq!(ex.bytes_received, answer.len() as u64, "{why}");
+                assert_eq!(slot.is_some(), kept, "{why}: connection kept");
+                drop(slot);
+                server.join().unwrap();
+            }
+        }
     }
 
     /// What a failed, reconnected, cut exchange leaves behind.
