@@ -163,7 +163,7 @@ pub(crate) fn install<'js>(
                     .open(&path)
                     .map_err(|e| Exception::throw_message(&ctx, &e))?;
                 if mode.0.as_deref() == Some("b") {
-                    Ok(ArrayBuffer::new(ctx.clone(), bytes.to_vec())?.into_value())
+                    Ok(crate::lazy_builtins::array_buffer(&ctx, bytes.to_vec())?.into_value())
                 } else {
                     let text = String::from_utf8_lossy(&bytes).into_owned();
                     Ok(rquickjs::String::from_str(ctx.clone(), &text)?.into_value())
@@ -487,6 +487,10 @@ pub(crate) fn response_into<'js>(
     if r.body.is_empty() {
         a.set(1, "")?;
     } else {
+        // Not `lazy_builtins::array_buffer`: the script never sees these
+        // bytes (`js/http.js` keeps them under a symbol), so they need no
+        // prototype and a VU that reads its answers as text never makes the
+        // binary-data built-ins.
         a.set(
             1,
             ArrayBuffer::new(ctx.clone(), std::mem::take(&mut r.body))?,
