@@ -289,3 +289,45 @@ fn a_further_vu_of_the_bench_script_stays_under_its_measured_memory() {
     assert!(per_vu <= 108 * 1024, "{per_vu} bytes a VU");
     drop(vus);
 }
+
+#[test]
+fn a_long_sleep_gives_back_the_stack_pages_below_its_frames() {
+    use pado_engine::script::{ScriptCall, ScriptReply, ScriptRole, ScriptVu};
+    let (_d, host, _) = script(
+        r#"
+import { sleep } from 'k6';
+function deep(n) { return n === 0 ? 0 : 1 + deep(n - 1); }
+export default function () {
+  deep(60);
+  sleep(0.01);
+  deep(60);
+  sleep(2);
+}
+"#,
+    );
+    let mut vu = crate::vu::CoVu::start(
+        host.shared.clone(),
+        ScriptRole::Load {
+            scenario: "default".into(),
+            exec: "default".into(),
+            vu: 1,
+        },
+    )
+    .unwrap();
+    let sleep_of = |c: ScriptCall| match c {
+        ScriptCall::Sleep(d) => d.as_secs_f64(),
+        other => panic!("expected a sleep, got {other:?}"),
+    };
+    // A short sleep keeps what the deep calls touched; a long one (k6's
+    // think time) gives it back.
+    assert_eq!(sleep_of(vu.resume(start(0, None))), 0.01);
+    let short = vu.resident_stack_pages();
+    assert_eq!(sleep_of(vu.resume(ScriptReply::Resumed)), 2.0);
+    let long = vu.resident_stack_pages();
+    assert!(
+        long + 4 <= short,
+        "{long} pages resident in the long sleep, {short} in the short"
+    );
+    let seen = drive(&mut vu, ScriptReply::Resumed, &|_| ok_json("{}"));
+    assert_eq!(seen.done, Some(Ok(None)));
+}
