@@ -24,6 +24,7 @@ const BUILTIN_SOURCES: &[(&str, &str)] = &[
     ("k6/html", include_str!("js/html.js")),
     // Not importable by scripts (not in `imports::BUILTIN`): http.js's helpers.
     (INTERNAL_BODY, include_str!("js/body.js")),
+    (INTERNAL_FORMS, include_str!("js/forms.js")),
     ("k6/http", include_str!("js/http.js")),
     ("k6/metrics", include_str!("js/metrics.js")),
     ("k6/execution", include_str!("js/execution.js")),
@@ -47,6 +48,11 @@ const PRELUDE: &str = include_str!("js/prelude.js");
 /// The module of `k6/http`'s body and cookie rules (`js/body.js`): imported by
 /// pado's own modules only (a script's import of it is refused at load).
 pub(crate) const INTERNAL_BODY: &str = "pado:http-body";
+
+/// The module of `k6/http`'s files, forms and cookies by name
+/// (`js/forms.js`): loaded in a VU by `k6/http` when a request first needs it
+/// (`__pado.require`), never imported by a script.
+pub(crate) const INTERNAL_FORMS: &str = "pado:http-forms";
 
 /// What every VU of a script shares (read-only after load, but for the caches
 /// that `open()` and `SharedArray` fill once).
@@ -161,6 +167,11 @@ pub(crate) struct ScriptResolver;
 impl Resolver for ScriptResolver {
     fn resolve(&mut self, _ctx: &Ctx<'_>, base: &str, name: &str) -> rquickjs::Result<String> {
         if name == INTERNAL_BODY && imports::BUILTIN.contains(&base) {
+            return Ok(name.to_string());
+        }
+        // Asked for by `k6/http`'s own code through `__pado.require`, whose
+        // frames name no module (pado's modules keep no debug information).
+        if name == INTERNAL_FORMS && (base.is_empty() || imports::BUILTIN.contains(&base)) {
             return Ok(name.to_string());
         }
         match imports::resolve(base, name) {
