@@ -217,10 +217,17 @@ unsafe extern "C" fn deferred_global(
 /// in `ctx`) when it cannot be.
 ///
 /// # Safety
-/// `ctx` is a live context of this thread, made after [`classes`] was read.
+/// `ctx` is a live context of this thread.
 unsafe fn add_family(ctx: *mut qjs::JSContext, f: usize) -> bool {
-    let (Some(family), Some(&class)) = (FAMILIES.get(f), CLASSES.get().and_then(|c| c.get(f)))
-    else {
+    let Some(classes) = CLASSES.get() else {
+        // No VU's context was made in this process yet (each reads the classes
+        // first), so `ctx` is one made with every built-in: the options'
+        // context, or the summary's (an `open(path, "b")` in their init code).
+        return true;
+    };
+    let (Some(family), Some(&class)) = (FAMILIES.get(f), classes.get(f)) else {
+        // SAFETY: as the caller promises.
+        unsafe { qjs::JS_ThrowInternalError(ctx, c"no such family of built-ins".as_ptr()) };
         return false;
     };
     // SAFETY: as the caller promises; the prototype read is freed.
