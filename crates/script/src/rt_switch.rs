@@ -33,15 +33,6 @@ use crate::natives::{self, VuYielder};
 /// fault.
 pub(crate) const NATIVE_ROOM: usize = 96 * 1024;
 
-/// A sleep at least this long gives back its coroutine's stack pages below
-/// its frames while it lasts: a page touched again costs a fault, nothing
-/// beside a sleep of this length.
-const IDLE_SLEEP: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// Room kept below [`suspend`]'s frame when its pages are given back: the
-/// coroutine switch's own frames.
-const IDLE_ROOM: usize = 4 * 1024;
-
 thread_local! {
     /// The lowest usable address of the stack of the coroutine running on this
     /// thread (0 outside one).
@@ -111,11 +102,6 @@ pub(crate) fn suspend(ctx: &Ctx<'_>, y: &VuYielder, call: ScriptCall) -> ScriptR
     // SAFETY: the layout was verified on this build's runtime; only this thread
     // touches `rt`, and no JavaScript of it runs until the coroutine is back.
     let frame = layout.map(|l| unsafe { park(rt, l, stash) });
-    if matches!(call, ScriptCall::Sleep(d) if d >= IDLE_SLEEP) {
-        // A VU that sleeps this long (k6's think time) holds only its frames'
-        // pages meanwhile, not those of the deepest call of its iteration.
-        crate::vu::release_stack_below_here(lo, IDLE_ROOM);
-    }
     let reply = y.suspend(call);
     set_stack_lo(lo);
     if let (Some(l), Some(f)) = (layout, frame) {

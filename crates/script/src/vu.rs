@@ -11,8 +11,7 @@
 //! goes deeper than an iteration, so once the first iteration is over the
 //! pages below the VU's frame are handed back to the kernel
 //! ([`release_unused_stack`]); what stays resident is what an iteration
-//! touches, and while a VU sleeps long (k6's think time) only what its frames
-//! hold then ([`crate::rt_switch::suspend`]).
+//! touches.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -49,9 +48,6 @@ pub(crate) struct CoVu {
     co: Option<Co>,
     mid: bool,
     held: VecDeque<ScriptCall>,
-    /// Its stack's usable addresses (what tests read the residency of).
-    #[cfg(test)]
-    stack: (usize, usize),
 }
 
 impl CoVu {
@@ -60,8 +56,6 @@ impl CoVu {
         let stack = DefaultStack::new(STACK).map_err(|e| format!("a VU's stack: {e}"))?;
         // The lowest usable address: above the guard page.
         let lo = stack.limit().get() + page_size();
-        #[cfg(test)]
-        let hi = stack.base().get();
         let co = Coroutine::with_stack(stack, move |y: &VuYielder, first: ScriptReply| {
             natives::set_current(y);
             rt_switch::set_stack_lo(lo);
@@ -71,22 +65,7 @@ impl CoVu {
             co: Some(co),
             mid: false,
             held: VecDeque::new(),
-            #[cfg(test)]
-            stack: (lo, hi),
         })
-    }
-
-    /// How many pages of its stack are resident now.
-    #[cfg(test)]
-    pub(crate) fn resident_stack_pages(&self) -> usize {
-        let (lo, hi) = self.stack;
-        let page = page_size();
-        let mut v = vec![0u8; (hi - lo).div_ceil(page)];
-        // SAFETY: `lo..hi` is this VU's own mapping, alive while it is; `v`
-        // has a byte per page of it.
-        let r = unsafe { libc::mincore(lo as *mut libc::c_void, hi - lo, v.as_mut_ptr()) };
-        assert_eq!(r, 0, "mincore");
-        v.iter().filter(|b| **b & 1 == 1).count()
     }
 
     /// End the iteration in progress (every call answered with a stop) so the
@@ -267,27 +246,18 @@ fn with_ctx<R>(context: &Context, f: impl for<'js> FnOnce(Ctx<'js>) -> R) -> R {
 /// Hand back to the kernel the pages of the coroutine's stack below this
 /// frame (down to `lo`, its lowest usable address): touched by the init stage,
 /// not needed again unless an iteration goes as deep (then they come back,
-/// zeroed, as any untouched page would). Room is left below this frame for the
-/// calls it makes now.
+/// zeroed, as any untouched page would).
 #[inline(never)]
 fn release_unused_stack(lo: usize) {
-    release_stack_below_here(lo, 16 * 1024);
-}
-
-/// Hand back to the kernel the pages of the running coroutine's stack (whose
-/// lowest usable address is `lo`) that lie more than `room` bytes below the
-/// caller's frame: no live frame is there, and a page touched again comes back
-/// zeroed, as an untouched one would.
-#[inline(never)]
-pub(crate) fn release_stack_below_here(lo: usize, room: usize) {
     let here = std::hint::black_box(0u8);
     let sp = std::ptr::addr_of!(here) as usize;
     let page = page_size();
-    let end = sp.saturating_sub(room) & !(page - 1);
-    if lo != 0 && end > lo {
+    // Room below this frame for the calls it makes now.
+    let end = sp.saturating_sub(16 * 1024) & !(page - 1);
+    if end > lo {
         // SAFETY: `lo..end` is part of this coroutine's own stack, below every
-        // live frame of it (`room` is more than the red zone); the mapping is
-        // private and anonymous, so its pages read as zeros when touched again.
+        // live frame of it (the red zone included); the mapping is private and
+        // anonymous, so its pages read as zeros when touched again.
         unsafe {
             libc::madvise(lo as *mut libc::c_void, end - lo, libc::MADV_DONTNEED);
         }
