@@ -147,7 +147,7 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, p: &Object<'js>) -> rquickjs::Result<
                 let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
                 let sum = digest(&alg, key.as_deref(), &refs).map_err(throw)?;
                 if enc == "binary" {
-                    return Ok(ArrayBuffer::new(ctx.clone(), sum)?.into_value());
+                    return Ok(crate::lazy_builtins::array_buffer(&ctx, sum)?.into_value());
                 }
                 let text = encode(&sum, &enc).map_err(throw)?;
                 Ok(rquickjs::String::from_str(ctx.clone(), &text)?.into_value())
@@ -161,7 +161,7 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, p: &Object<'js>) -> rquickjs::Result<
             |ctx: Ctx<'js>, n: f64| -> rquickjs::Result<ArrayBuffer<'js>> {
                 let b =
                     random_bytes(n).map_err(|e| Exception::throw_message(&ctx, &e.to_string()))?;
-                ArrayBuffer::new(ctx.clone(), b)
+                crate::lazy_builtins::array_buffer(&ctx, b)
             },
         )?,
     )?;

@@ -220,7 +220,7 @@ fn stream_wait<'js>(ctx: &Ctx<'js>, ms: f64) -> rquickjs::Result<Value<'js>> {
         ScriptGrpcStreamReply::Message { id, message } => {
             o.set("id", id)?;
             o.set("kind", "data")?;
-            o.set("message", ArrayBuffer::new(ctx.clone(), message)?)?;
+            o.set("message", crate::lazy_builtins::array_buffer(ctx, message)?)?;
         }
         ScriptGrpcStreamReply::Ended { id, reply } => {
             o.set("id", id)?;

@@ -24,6 +24,7 @@ const BUILTIN_SOURCES: &[(&str, &str)] = &[
     ("k6/html", include_str!("js/html.js")),
     // Not importable by scripts (not in `imports::BUILTIN`): http.js's helpers.
     (INTERNAL_BODY, include_str!("js/body.js")),
+    (INTERNAL_FORMS, include_str!("js/forms.js")),
     ("k6/http", include_str!("js/http.js")),
     ("k6/metrics", include_str!("js/metrics.js")),
     ("k6/execution", include_str!("js/execution.js")),
@@ -48,6 +49,11 @@ const PRELUDE: &str = include_str!("js/prelude.js");
 /// pado's own modules only (a script's import of it is refused at load).
 pub(crate) const INTERNAL_BODY: &str = "pado:http-body";
 
+/// The module of `k6/http`'s files, forms and cookies by name
+/// (`js/forms.js`): loaded in a VU by `k6/http` when a request first needs it
+/// (`__pado.require`), never imported by a script.
+pub(crate) const INTERNAL_FORMS: &str = "pado:http-forms";
+
 /// What every VU of a script shares (read-only after load, but for the caches
 /// that `open()` and `SharedArray` fill once).
 pub(crate) struct Shared {
@@ -61,8 +67,8 @@ pub(crate) struct Shared {
     pub(crate) modules: HashMap<String, Vec<u8>>,
     /// The script's directory (`open()` paths are relative to it).
     pub(crate) base_dir: PathBuf,
-    /// `__ENV` as JSON.
-    pub(crate) env_json: String,
+    /// `__ENV`'s names and values (see [`Shared::env_object`]).
+    pub(crate) env: Vec<(String, String)>,
     /// Files read by `open()`, once for all VUs.
     files: Mutex<HashMap<PathBuf, Arc<[u8]>>>,
     /// `SharedArray`s by name, built by the first VU that asks: each row as
@@ -91,6 +97,23 @@ impl Shared {
             .into();
         files.insert(p, b.clone());
         Ok(b)
+    }
+
+    /// `__ENV` for a context: an object of its own (a script may change it)
+    /// whose values are the strings of the runtime's atoms, made once for a
+    /// worker's runtime and shared by its VUs' objects (QuickJS's strings are
+    /// runtime-wide and counted), not made again for each VU: ~4 KB a VU with
+    /// an environment of 35 variables (`tests_mem::print_vu_stages`).
+    pub(crate) fn env_object<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+    ) -> rquickjs::Result<rquickjs::Object<'js>> {
+        let o = rquickjs::Object::new(ctx.clone())?;
+        for (k, v) in &self.env {
+            let value = rquickjs::Atom::from_str(ctx.clone(), v)?.to_js_string()?;
+            o.set(k.as_str(), value)?;
+        }
+        Ok(o)
     }
 
     /// The rows of a `SharedArray` already built (one `Arc` for every VU).
@@ -161,6 +184,11 @@ pub(crate) struct ScriptResolver;
 impl Resolver for ScriptResolver {
     fn resolve(&mut self, _ctx: &Ctx<'_>, base: &str, name: &str) -> rquickjs::Result<String> {
         if name == INTERNAL_BODY && imports::BUILTIN.contains(&base) {
+            return Ok(name.to_string());
+        }
+        // Asked for by `k6/http`'s own code through `__pado.require`, whose
+        // frames name no module (pado's modules keep no debug information).
+        if name == INTERNAL_FORMS && (base.is_empty() || imports::BUILTIN.contains(&base)) {
             return Ok(name.to_string());
         }
         match imports::resolve(base, name) {
@@ -262,19 +290,21 @@ pub(crate) fn load(
     })?;
     drop(context);
     drop(rt);
-    let env_json = serde_json::to_string(
-        &env.iter()
-            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-            .collect::<serde_json::Map<String, serde_json::Value>>(),
-    )
-    .unwrap_or_else(|_| "{}".into());
+    // A name given twice is its last value, and the names in order, as a
+    // JSON object of them parsed would have them.
+    let env: Vec<(String, String)> = env
+        .iter()
+        .cloned()
+        .collect::<std::collections::BTreeMap<String, String>>()
+        .into_iter()
+        .collect();
     let shared = Arc::new(Shared {
         file: shown.clone(),
         main,
         prelude,
         modules,
         base_dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
-        env_json,
+        env,
         files: Mutex::new(HashMap::new()),
         shared: Mutex::new(HashMap::new()),
         options_json: std::sync::OnceLock::new(),

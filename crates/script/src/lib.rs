@@ -29,6 +29,7 @@ mod host;
 mod html;
 pub mod imports;
 mod js_alloc;
+mod lazy_builtins;
 mod multipart;
 mod natives;
 mod natives_exec;
@@ -107,6 +108,8 @@ pub fn load_for_run_tagged(
 mod tests;
 #[cfg(test)]
 mod tests_jar;
+#[cfg(test)]
+mod tests_mem;
 #[cfg(test)]
 mod tests_mods;
 #[cfg(test)]

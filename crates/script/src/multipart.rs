@@ -4,7 +4,7 @@
 //! (what Go's `mime/multipart`, under k6, draws), built in Rust so a file's
 //! bytes go to the request without passing through JavaScript strings.
 
-use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Value};
+use rquickjs::{Ctx, Exception, Function, Object, Value};
 
 /// One part of a form: a file (with its file name and content type) or a field.
 pub(crate) struct Part {
@@ -99,7 +99,7 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, p: &Object<'js>) -> rquickjs::Result<
                 let b = boundary();
                 let bytes = body(&parts, &b);
                 Ok(vec![
-                    ArrayBuffer::new(ctx.clone(), bytes)?.into_value(),
+                    crate::lazy_builtins::array_buffer(&ctx, bytes)?.into_value(),
                     rquickjs::String::from_str(ctx.clone(), &b)?.into_value(),
                 ])
             },

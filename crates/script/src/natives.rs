@@ -163,7 +163,7 @@ pub(crate) fn install<'js>(
                     .open(&path)
                     .map_err(|e| Exception::throw_message(&ctx, &e))?;
                 if mode.0.as_deref() == Some("b") {
-                    Ok(ArrayBuffer::new(ctx.clone(), bytes.to_vec())?.into_value())
+                    Ok(crate::lazy_builtins::array_buffer(&ctx, bytes.to_vec())?.into_value())
                 } else {
                     let text = String::from_utf8_lossy(&bytes).into_owned();
                     Ok(rquickjs::String::from_str(ctx.clone(), &text)?.into_value())
@@ -207,12 +207,13 @@ pub(crate) fn install_for_module<'js>(
     match module {
         "k6/crypto" => crate::crypto::install(ctx, &p),
         "k6/html" => crate::html::install(ctx, &p),
-        // `k6/http`'s bodies, cookies and batches (imported by it alone).
+        // `k6/http`'s cookie jars and batches (imported by it alone).
         crate::host::INTERNAL_BODY => {
-            crate::multipart::install(ctx, &p)?;
             crate::cookie_jar::install(ctx, &p)?;
             crate::batch::install(ctx, &p)
         }
+        // Its files and forms (loaded by it on first use).
+        crate::host::INTERNAL_FORMS => crate::multipart::install(ctx, &p),
         "k6/execution" => crate::natives_exec::install(ctx, &p),
         "k6/data" => crate::natives_shared::install(ctx, &p, shared),
         "k6/ws"

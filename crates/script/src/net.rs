@@ -281,7 +281,7 @@ fn ws_wait<'js>(ctx: &Ctx<'js>, ms: f64) -> rquickjs::Result<Value<'js>> {
             };
             o.set("kind", kind)?;
             if kind == "binary" {
-                o.set("data", ArrayBuffer::new(ctx.clone(), data)?)?;
+                o.set("data", crate::lazy_builtins::array_buffer(ctx, data)?)?;
             } else {
                 o.set("data", String::from_utf8_lossy(&data).as_ref())?;
             }

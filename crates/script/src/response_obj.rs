@@ -178,6 +178,10 @@ pub(crate) fn make<'js>(
     if r.body.is_empty() {
         define(ctx, &res, n[BODY], text(ctx, "")?)?;
     } else {
+        // Not `lazy_builtins::array_buffer`: the script never sees these bytes
+        // (they are kept under a symbol until the body is read as text), so
+        // they need no prototype, and a VU that reads its answers as text
+        // never makes the binary-data built-ins.
         let bytes = ArrayBuffer::new(ctx.clone(), std::mem::take(&mut r.body))?;
         define(ctx, &res, names.raw, bytes.into_value())?;
         let get: Function<'js> = parts.get(part::GET_BODY)?;

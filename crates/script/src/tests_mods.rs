@@ -388,6 +388,42 @@ fn pados_internal_body_module_is_not_importable_by_a_script() {
     .unwrap();
     let e = load_for_run(&p, &[]).err().expect("refused").to_string();
     assert!(e.contains("s.js:1") && e.contains("pado:http-body"), "{e}");
+    // Nor its files and forms, which `k6/http` loads on first use.
+    std::fs::write(
+        &p,
+        "import { file } from 'pado:http-forms';\nexport default function () {}\n",
+    )
+    .unwrap();
+    let e = load_for_run(&p, &[]).err().expect("refused").to_string();
+    assert!(e.contains("s.js:1") && e.contains("pado:http-forms"), "{e}");
+}
+
+#[test]
+fn a_file_made_in_the_init_code_and_a_form_sent_later_use_the_forms_loaded_once() {
+    // `k6/http` loads its files and forms on first use: here in the init code
+    // (`http.file` at the top, as k6 scripts often do), then a form, a
+    // request's own cookies and a response's in the iteration.
+    let (sent, done) = run_once(
+        r#"
+import http from 'k6/http';
+const f = http.file('abc', 'n.txt', 'text/plain');
+export default function () {
+  const r = http.post('http://127.0.0.1:9/mp', { f }, { cookies: { a: '1' } });
+  http.post('http://127.0.0.1:9/form', { b: 'x y', a: 2 });
+  http.get(`http://127.0.0.1:9/?c=${r.cookies.sid[0].value}&same=${f instanceof http.file('x').constructor}`);
+}
+"#,
+        &|_| answer("", &[("Set-Cookie", "sid=s1; Path=/")]),
+    );
+    assert_eq!(done, Ok(()));
+    assert!(
+        String::from_utf8_lossy(&sent[0].body).contains("filename=\"n.txt\""),
+        "{:?}",
+        String::from_utf8_lossy(&sent[0].body)
+    );
+    assert_eq!(sent[0].cookies.len(), 1);
+    assert_eq!(sent[1].body, b"a=2&b=x+y");
+    assert_eq!(sent[2].url, "http://127.0.0.1:9/?c=s1&same=true");
 }
 
 #[test]

@@ -305,10 +305,7 @@ pub(crate) fn init<'js>(
         .catch(ctx)
         .map_err(caught)?;
     let g = ctx.globals();
-    let env = ctx
-        .json_parse(shared.env_json.as_bytes().to_vec())
-        .catch(ctx)
-        .map_err(caught)?;
+    let env = shared.env_object(ctx).catch(ctx).map_err(caught)?;
     g.set("__ENV", env).catch(ctx).map_err(caught)?;
     g.set("__VU", vu).catch(ctx).map_err(caught)?;
     g.set("__ITER", 0).catch(ctx).map_err(caught)?;
@@ -409,8 +406,8 @@ pub(crate) fn read_options(
             .catch(&ctx)
             .map_err(|e| as_init(fault_of(e)))?;
         let g = ctx.globals();
-        let env = ctx
-            .json_parse(shared.env_json.as_bytes().to_vec())
+        let env = shared
+            .env_object(&ctx)
             .catch(&ctx)
             .map_err(|e| as_init(fault_of(e)))?;
         let _ = g.set("__ENV", env);

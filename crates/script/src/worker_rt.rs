@@ -53,7 +53,7 @@ pub(crate) fn vu_context(shared: &Arc<Shared>) -> rquickjs::Result<(Runtime, Con
             (rt, true)
         }
     };
-    let context = Context::full(&rt)?;
+    let context = crate::lazy_builtins::vu_context(&rt)?;
     let raw = raw_runtime(&context);
     if fresh && rt_switch::layout_from(raw).is_some() {
         RUNTIME.with(|r| *r.borrow_mut() = Some((Arc::downgrade(shared), rt.weak())));

@@ -1,6 +1,11 @@
 // k6/http on pado's own HTTP client: every request is a call the VU's task makes.
 const P = globalThis.__pado;
-import { FileData, file as makeFile, multipartParts, formEncode, responseCookies, requestCookies, cookieJar, CookieJar, jarOf } from "pado:http-body";
+import { cookieJar, CookieJar, jarOf } from "pado:http-body";
+
+// Files, forms and cookies by name (js/forms.js), loaded in this VU by the
+// first request that needs them: most never do.
+let formsLoaded = null;
+const forms = () => formsLoaded || (formsLoaded = P.require("pado:http-forms"));
 
 let defaultExpected = null;
 
@@ -57,7 +62,10 @@ export class Response {
 }
 
 // What the native request makes a response with (response_obj.rs `part`).
-const SHAPE = [Response.prototype, getBody, setBody, responseCookies, RAW];
+// `Set-Cookie` headers read by js/forms.js, loaded by the first response that
+// sets a cookie.
+const readCookies = (pairs, at) => forms().responseCookies(pairs, at);
+const SHAPE = [Response.prototype, getBody, setBody, readCookies, RAW];
 
 function encodeBody(body, headers) {
   if (body === undefined || body === null) return "";
@@ -65,14 +73,15 @@ function encodeBody(body, headers) {
   if (body instanceof ArrayBuffer) return body;
   if (ArrayBuffer.isView(body)) return body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength);
   if (typeof body === "object") {
+    const f = forms();
     const hasType = Object.keys(headers).some((h) => h.toLowerCase() === "content-type");
-    if (Object.values(body).some((v) => v instanceof FileData)) {
-      const [bytes, boundary] = P.multipart(multipartParts(body));
+    if (Object.values(body).some((v) => v instanceof f.FileData)) {
+      const [bytes, boundary] = P.multipart(f.multipartParts(body));
       if (!hasType) headers["Content-Type"] = "multipart/form-data; boundary=" + boundary;
       return bytes;
     }
     if (!hasType) headers["Content-Type"] = "application/x-www-form-urlencoded";
-    return formEncode(body);
+    return f.formEncode(body);
   }
   return String(body);
 }
@@ -106,7 +115,7 @@ function prepare(method, url, body, params, t, o) {
       url = m[1] + m[3];
     }
   }
-  const cookies = params.cookies ? requestCookies(params) : undefined;
+  const cookies = params.cookies ? forms().requestCookies(params) : undefined;
   const sent = encodeBody(body, headers);
   const tags = params.tags;
   // The series' tags: the test's (options, scenario, --tag), then the request's
@@ -200,7 +209,7 @@ export function url(strings, ...values) {
   return strings.reduce((a, s, i) => a + s + (i < values.length ? values[i] : ""), "");
 }
 
-export const file = (data, filename, contentType) => makeFile(data, filename, contentType);
+export const file = (data, filename, contentType) => forms().file(data, filename, contentType);
 
 export { cookieJar, CookieJar };
 

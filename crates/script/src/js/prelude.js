@@ -19,21 +19,24 @@
     error: log("error"),
     debug: log("debug"),
   };
-  const timers = new Map();
+  // Made by the first timer: a VU's context makes `Map` on its first use
+  // (lazy_builtins.rs), and most scripts set no timer.
+  let timers = null;
   let next = 1;
+  const add = (id, t) => (timers || (timers = new Map())).set(id, t);
   globalThis.setTimeout = (fn, ms, ...args) => {
     const id = next++;
-    timers.set(id, { at: P.now() + (Number(ms) || 0), fn, args, every: 0 });
+    add(id, { at: P.now() + (Number(ms) || 0), fn, args, every: 0 });
     return id;
   };
   globalThis.setInterval = (fn, ms, ...args) => {
     const id = next++;
     const every = Math.max(1, Number(ms) || 0);
-    timers.set(id, { at: P.now() + every, fn, args, every });
+    add(id, { at: P.now() + every, fn, args, every });
     return id;
   };
   globalThis.clearTimeout = (id) => {
-    timers.delete(id);
+    if (timers) timers.delete(id);
   };
   globalThis.clearInterval = globalThis.clearTimeout;
   globalThis.open = (path, mode) => {
@@ -53,10 +56,10 @@
     for (;;) {
       const net = loops.find((l) => l.busy());
       const busy = net !== undefined;
-      if (!timers.size && !busy) return;
+      if (!(timers && timers.size) && !busy) return;
       let first = null;
       let firstId = 0;
-      for (const [id, t] of timers) {
+      if (timers) for (const [id, t] of timers) {
         if (first === null || t.at < first.at) {
           first = t;
           firstId = id;
