@@ -17,9 +17,10 @@
 use pado_engine::script::ScriptResponse;
 use rquickjs::{qjs, Array, ArrayBuffer, Ctx, Function, JsLifetime, Object, Value};
 
-/// The property names of a response, its timings and its request, in the order
-/// their indexes below give.
-const NAMES: [&str; 23] = [
+/// The property names of a response, its timings and its request (whose `url`,
+/// `headers` and `body` are the response's names), in the order their indexes
+/// below give.
+const NAMES: [&str; 20] = [
     "status",
     "body",
     "url",
@@ -40,9 +41,6 @@ const NAMES: [&str; 23] = [
     "receiving",
     "duration",
     "method",
-    "url",
-    "headers",
-    "body",
 ];
 const STATUS: usize = 0;
 const BODY: usize = 1;
@@ -264,9 +262,9 @@ fn request<'js>(
 ) -> rquickjs::Result<Object<'js>> {
     let o = Object::new(ctx.clone())?;
     define(ctx, &o, n[METHOD], req.method)?;
-    define(ctx, &o, n[METHOD + 1], req.url)?;
-    define(ctx, &o, n[METHOD + 2], req.headers)?;
-    define(ctx, &o, n[METHOD + 3], req.body)?;
+    define(ctx, &o, n[URL], req.url)?;
+    define(ctx, &o, n[HEADERS], req.headers)?;
+    define(ctx, &o, n[BODY], req.body)?;
     Ok(o)
 }
 
