@@ -406,6 +406,12 @@ impl TestServer {
         self.shared.slots.settings()
     }
 
+    /// How long `/slots` really held a slot on average (the timer oversleeps a
+    /// little): N over this is the capacity the route really had.
+    pub fn slot_mean_hold(&self) -> Option<Duration> {
+        self.shared.slots.mean_hold()
+    }
+
     /// Sets `/slots`' N directly (as `/slots/set?n=N` does, recorded alike).
     pub fn set_slots(&self, n: u64) {
         let _ = self.shared.slots.set(n);
