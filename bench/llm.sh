@@ -25,6 +25,8 @@ DUR="${DUR:-20}"
 REPEATS="${REPEATS:-2}"
 STREAMS="${STREAMS:-1000}"
 TOKENS="${TOKENS:-64}"
+# The target's pacing: milliseconds per token of each stream (20: 50 tokens/s a stream).
+DECODE_MS="${DECODE_MS:-20}"
 OUT="${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/pado-bench-llm.XXXXXX")}"
 mkdir -p "$OUT"
 [ -x /usr/bin/time ] || { echo "/usr/bin/time missing: apt-get install time"; exit 1; }
@@ -47,7 +49,7 @@ python3 -m venv "$OUT/venv" >"$OUT/venv.log" 2>&1 || { echo "python3 -m venv fai
   || { echo "pip install aiohttp failed (see $OUT/venv.log)"; exit 1; }
 
 taskset -c 0 "$TARGET_BIN" target serve --port 0 --exit-after 30m \
-  --llm-batch-limit $((STREAMS * 2)) --llm-decode-ms-per-token 20 \
+  --llm-batch-limit $((STREAMS * 2)) --llm-decode-ms-per-token "$DECODE_MS" \
   --llm-prefill-ms-per-1k-tokens 0 --llm-batch-slowdown 0 >"$OUT/target.out" 2>&1 &
 TGT=$!
 trap 'kill $TGT 2>/dev/null; rm -rf "$OUT/venv"' EXIT

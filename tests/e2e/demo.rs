@@ -211,7 +211,39 @@ fn find_capacity_finds_the_configured_capacity_within_15_percent() {
     // Read against a rate that held, the pool that filled up is named, not the
     // machine's CPU that other work on a busy machine keeps full at every rate.
     let limit = v["limit_at_break"].as_str().unwrap_or_default();
-    assert!(limit.starts_with("DB pool HikariPool-1"), "{v}");
+    assert!(
+        limit.starts_with("DB pool HikariPool-1"),
+        "{v}\n{}",
+        tables_of(steps)
+    );
+}
+
+/// Each step's own bottleneck rows (those not "no"), for a failure's message: what
+/// the pools and CPUs showed at each rate when the limit read between two of them
+/// is not the one expected.
+fn tables_of(steps: &[serde_json::Value]) -> String {
+    let mut out = String::new();
+    for s in steps {
+        let dir = std::path::Path::new(s["result_dir"].as_str().unwrap_or_default());
+        let Ok(text) = std::fs::read_to_string(dir.join("summary.json")) else {
+            continue;
+        };
+        let summary: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        out.push_str(&format!("{} ok={}\n", s["rate"], s["ok"]));
+        for c in summary["bottlenecks"]["components"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            if c["verdict"] != "no" {
+                out.push_str(&format!(
+                    "    {} | {} | {} | {}\n",
+                    c["component"], c["state"], c["verdict"], c["evidence"]
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The experiment's demo knob, measured by pado: with 2 workers each holding its
