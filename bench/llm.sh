@@ -9,7 +9,7 @@
 # tokens each for DUR seconds, REPEATS runs each, interleaved. Reports CPU seconds
 # (user + system, /usr/bin/time) per 1,000 streamed tokens for each and the ratio;
 # the goal is pado under a third of Python's.
-#   bash bench/llm.sh        (DUR=20 REPEATS=2 STREAMS=1000 TOKENS=64;
+#   bash bench/llm.sh        (DUR=20 REPEATS=2 STREAMS=1000 TOKENS=64 DECODE_MS=20;
 #                             PADO=FILE: that binary, else this checkout's release build;
 #                             PADO_OLD=FILE: an older pado too, run in the same rounds
 #                             (old, new, python), its figures and new/old beside)
