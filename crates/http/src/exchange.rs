@@ -495,6 +495,9 @@ async fn read_response(
         .sse
         .as_mut()
         .filter(|_| (200..300).contains(&head.status) && dec.is_none());
+    // A stream its caller asked to have read by a task of its own (see
+    // [`crate::own_task`]).
+    let own_task = sse.as_ref().is_some_and(|s| s.own_task);
     let mut keep = |bytes: &[u8]| {
         match dec.as_mut() {
             Some(d) => d.feed(bytes),
@@ -504,7 +507,11 @@ async fn read_response(
             .is_none_or(|s| s.parser.feed(bytes, Instant::now(), &mut *s.handler))
     };
 
-    let read = read_body(conn, &head, ex, tls, &mut keep).await;
+    let read = if own_task {
+        crate::own_task::run(read_body(conn, &head, ex, tls, &mut keep)).await
+    } else {
+        read_body(conn, &head, ex, tls, &mut keep).await
+    };
     let reuse = match sse.as_ref() {
         None => read?,
         // Cut mid-event, or before the stop condition: its own category.

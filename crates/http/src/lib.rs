@@ -38,6 +38,7 @@ pub mod grpc_stream;
 pub mod h2conn;
 pub mod h2exchange;
 pub mod h2sniff;
+mod own_task;
 pub mod proxy;
 pub mod resolve;
 pub mod response;

@@ -44,6 +44,11 @@ pub struct SseStream<'a> {
     pub handler: &'a mut dyn SseHandler,
     /// Stop reading this long after the request was sent.
     pub max_time: Option<Duration>,
+    /// Read the body by a task of its own (`tokio::task::spawn_local`: set it only
+    /// when the exchange runs inside a `LocalSet`, as a load worker's VUs do): each
+    /// piece of the stream then wakes that small task, not the caller's whole
+    /// chain of futures ([`crate::own_task`]).
+    pub own_task: bool,
 }
 
 /// The event-stream parser's state: the partial line, and the fields of the event

@@ -87,6 +87,8 @@ impl ResponseBufs {
                     parser: &mut self.sse.parser,
                     handler: &mut self.sse.tally,
                     max_time: plan.max_time,
+                    // A load worker's VUs run inside its `LocalSet`.
+                    own_task: true,
                 }
             }),
         }
