@@ -47,7 +47,8 @@ pub struct SseStream<'a> {
     /// Read the body by a task of its own (`tokio::task::spawn_local`: set it only
     /// when the exchange runs inside a `LocalSet`, as a load worker's VUs do): each
     /// piece of the stream then wakes that small task, not the caller's whole
-    /// chain of futures ([`crate::own_task`]).
+    /// chain of futures ([`crate::own_task`]). HTTP/1.1 only: an HTTP/2 stream is
+    /// read by its caller as before.
     pub own_task: bool,
 }
 
