@@ -36,6 +36,7 @@ mod natives_exec;
 mod natives_shared;
 mod net;
 mod options;
+mod response_lazy;
 mod response_obj;
 mod rt_switch;
 mod summary;

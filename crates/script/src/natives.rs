@@ -130,16 +130,6 @@ pub(crate) fn install<'js>(
     )?;
     install_metrics(ctx, &p, shared, scenario)?;
     crate::natives_exec::install(ctx, &p)?;
-    p.set(
-        "bodyText",
-        Function::new(
-            ctx.clone(),
-            |ctx: Ctx<'js>, bytes: ArrayBuffer<'js>| -> rquickjs::Result<rquickjs::String<'js>> {
-                let bytes = bytes.as_bytes().unwrap_or_default();
-                rquickjs::String::from_str(ctx, &String::from_utf8_lossy(bytes))
-            },
-        )?,
-    )?;
     let start = Instant::now();
     p.set(
         "now",

@@ -19,29 +19,13 @@ function select(value, path) {
   return v;
 }
 
-// The body is made text only when the script reads it (most scripts read only
-// `status`): until then `body` is an accessor over the answer's bytes, kept
-// under RAW, that decodes them once and leaves a plain property in its place
-// (as does assigning to it). It stays an own, enumerable property, so
-// `Object.keys` and `JSON.stringify` see a response as before. A registered
-// symbol: one for every VU of the worker's runtime, not a new name per VU.
-const RAW = Symbol.for("pado: a response's body bytes");
-function plainBody(res, text) {
-  Object.defineProperty(res, "body", { value: text, writable: true, enumerable: true, configurable: true });
-  delete res[RAW];
-}
-function getBody() {
-  const text = P.bodyText(this[RAW]);
-  plainBody(this, text);
-  return text;
-}
-function setBody(v) {
-  plainBody(this, v);
-}
-
 // A response is made by the native request (natives.rs, `response_obj.rs`):
 // status, body, url, error, error_code, proto, timings, request, status_text,
-// headers and cookies, own properties in that order, on this prototype.
+// headers and cookies, own properties in that order, on this prototype. Its
+// body (as text), timings, request, headers and cookies are made when first
+// read (`response_lazy.rs`): until then each is an accessor that leaves a
+// plain property in its place (as does assigning to it), still own and
+// enumerable, so `Object.keys` and `JSON.stringify` see a response as k6's.
 export class Response {
   json(selector) {
     if (selector === undefined) return JSON.parse(this.body);
@@ -61,11 +45,12 @@ export class Response {
   }
 }
 
-// What the native request makes a response with (response_obj.rs `part`).
-// `Set-Cookie` headers read by js/forms.js, loaded by the first response that
-// sets a cookie.
+// What the native request makes a response with (response_obj.rs `part`; the
+// natives append the getters and setters of the parts made when read).
+// `Set-Cookie` headers read by js/forms.js, loaded by the first response whose
+// cookies are read.
 const readCookies = (pairs, at) => forms().responseCookies(pairs, at);
-const SHAPE = [Response.prototype, getBody, setBody, readCookies, RAW];
+const SHAPE = [Response.prototype, readCookies];
 
 function encodeBody(body, headers) {
   if (body === undefined || body === null) return "";
