@@ -108,6 +108,8 @@ pub fn load_for_run_tagged(
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_check;
+#[cfg(test)]
 mod tests_jar;
 #[cfg(test)]
 mod tests_mem;
