@@ -36,6 +36,7 @@ mod natives_exec;
 mod natives_shared;
 mod net;
 mod options;
+mod request_plain;
 mod response_lazy;
 mod response_obj;
 mod rt_switch;
@@ -117,6 +118,8 @@ mod tests_mem;
 mod tests_mods;
 #[cfg(test)]
 mod tests_net;
+#[cfg(test)]
+mod tests_request_plain;
 #[cfg(test)]
 mod tests_response;
 #[cfg(test)]

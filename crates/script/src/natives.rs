@@ -16,7 +16,7 @@ use rquickjs::function::Opt;
 use rquickjs::{qjs, Array, ArrayBuffer, Ctx, Exception, Function, Object, Value};
 
 use crate::host::Shared;
-use crate::response_obj::{self, RequestShown};
+use crate::response_obj::{self, RequestShown, ShownHeaders};
 
 /// The yielder of the coroutine running on this thread now (null outside one).
 pub(crate) type VuYielder = Yielder<ScriptReply, ScriptCall>;
@@ -138,6 +138,8 @@ pub(crate) fn install<'js>(
         )?,
     )?;
     install_metrics(ctx, &p, shared, scenario)?;
+    let test_tags = p.contains_key("tags")?;
+    crate::request_plain::install(ctx, &p, test_tags)?;
     crate::natives_exec::install(ctx, &p)?;
     let start = Instant::now();
     p.set(
@@ -392,7 +394,7 @@ fn request<'js>(
             let shown = RequestShown {
                 method: method.into_value(),
                 url: url.into_value(),
-                headers: o.get(opt::HEADERS)?,
+                headers: ShownHeaders::Object(o.get(opt::HEADERS)?),
                 body,
             };
             response_obj::make(ctx, &mut r, shape, shown)

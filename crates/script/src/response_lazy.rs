@@ -23,7 +23,7 @@ use rquickjs::class::{JsClass, Trace, Tracer, Writable};
 use rquickjs::function::{Constructor, This};
 use rquickjs::{qjs, Array, Class, Ctx, Function, JsLifetime, Object, Value};
 
-use crate::response_obj::{self, Names, RequestShown};
+use crate::response_obj::{self, Names, RequestShown, ShownHeaders};
 
 /// The parts made when first read, in the order of their getter and setter
 /// pairs in `SHAPE` (from [`FIRST_ACCESSOR`]).
@@ -60,7 +60,7 @@ impl Part {
 /// Where in `SHAPE` the getter of [`Part`] `p` is (its setter the next slot):
 /// `FIRST_ACCESSOR + 2 * p`. The slots before hold what `js/http.js` puts
 /// there (`response_obj::part`).
-pub(crate) const FIRST_ACCESSOR: usize = 2;
+pub(crate) const FIRST_ACCESSOR: usize = 3;
 const SHAPE_LEN: usize = FIRST_ACCESSOR + 2 * Part::ALL.len();
 
 /// What a response's seldom-read parts are made from: the answer's own
@@ -85,8 +85,12 @@ unsafe impl<'js> JsLifetime<'js> for Raw<'js> {
 impl<'js> Trace<'js> for Raw<'js> {
     fn trace<'a>(&self, tracer: Tracer<'a, 'js>) {
         let s = &self.shown;
-        for v in [&s.method, &s.url, &s.headers, &s.body] {
+        for v in [&s.method, &s.url, &s.body] {
             v.trace(tracer);
+        }
+        match &s.headers {
+            ShownHeaders::Object(v) => v.trace(tracer),
+            ShownHeaders::Pairs(pairs) => pairs.iter().for_each(|(_, v)| v.trace(tracer)),
         }
         if let Some(f) = &self.read_cookies {
             f.trace(tracer);

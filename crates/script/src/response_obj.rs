@@ -68,6 +68,7 @@ mod part {
     pub(super) const PROTOTYPE: usize = 0;
     /// `responseCookies(pairs, at)` of `js/forms.js`.
     pub(super) const COOKIES: usize = 1;
+    // 2: the VU's cookie jar (`request_plain::VU_JAR`).
 }
 
 /// The names as atoms of one runtime (every context on it shares them), made
@@ -107,8 +108,17 @@ impl Names {
 pub(crate) struct RequestShown<'js> {
     pub(crate) method: Value<'js>,
     pub(crate) url: Value<'js>,
-    pub(crate) headers: Value<'js>,
+    pub(crate) headers: ShownHeaders<'js>,
     pub(crate) body: Value<'js>,
+}
+
+/// The headers a response shows of its request.
+pub(crate) enum ShownHeaders<'js> {
+    /// `js/http.js`'s copy of the script's headers (`prepare`).
+    Object(Value<'js>),
+    /// The script's headers, name and value, in the order a copy has them
+    /// (`request_plain`): made an object when the request is read.
+    Pairs(Vec<(String, Value<'js>)>),
 }
 
 /// Define `obj[atom] = v` (writable, enumerable, configurable), as an assignment
@@ -226,7 +236,17 @@ pub(crate) fn request<'js>(
     let o = Object::new(ctx.clone())?;
     define(ctx, &o, n[METHOD], req.method.clone())?;
     define(ctx, &o, n[URL], req.url.clone())?;
-    define(ctx, &o, n[HEADERS], req.headers.clone())?;
+    let headers = match &req.headers {
+        ShownHeaders::Object(v) => v.clone(),
+        ShownHeaders::Pairs(pairs) => {
+            let h = Object::new(ctx.clone())?;
+            for (k, v) in pairs {
+                h.set(k.as_str(), v.clone())?;
+            }
+            h.into_value()
+        }
+    };
+    define(ctx, &o, n[HEADERS], headers)?;
     define(ctx, &o, n[BODY], req.body.clone())?;
     Ok(o)
 }

@@ -1,6 +1,6 @@
 // k6/http on pado's own HTTP client: every request is a call the VU's task makes.
 const P = globalThis.__pado;
-import { cookieJar, CookieJar, jarOf } from "pado:http-body";
+import { cookieJar, CookieJar, jarOf, VU_JAR } from "pado:http-body";
 
 // Files, forms and cookies by name (js/forms.js), loaded in this VU by the
 // first request that needs them: most never do.
@@ -50,7 +50,7 @@ export class Response {
 // `Set-Cookie` headers read by js/forms.js, loaded by the first response whose
 // cookies are read.
 const readCookies = (pairs, at) => forms().responseCookies(pairs, at);
-const SHAPE = [Response.prototype, readCookies];
+const SHAPE = [Response.prototype, readCookies, VU_JAR];
 
 function encodeBody(body, headers) {
   if (body === undefined || body === null) return "";
@@ -140,6 +140,14 @@ const REQUEST = [];
 const OPTIONS = [];
 
 export function request(method, url, body, params) {
+  // Most requests (a text URL without credentials, a text body or none,
+  // parameters with headers at most, no expected statuses set) are made whole
+  // by the native (natives: `request_plain.rs`); it answers undefined for the
+  // rest, which are prepared here.
+  if (!defaultExpected) {
+    const res = P.requestPlain(method, url, body, params, globalThis.__pado_group, SHAPE);
+    if (res !== undefined) return res;
+  }
   const p = prepare(method, url, body, params, REQUEST, OPTIONS);
   const res = P.request(p[0], p[1], p[2], p[3], SHAPE);
   p[2] = "";
