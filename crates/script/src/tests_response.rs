@@ -440,3 +440,51 @@ export default function () {
     assert_eq!(report["proto"], true);
     assert_eq!(report["tag"], "[object Object]");
 }
+
+/// What a response keeps for its parts made when read (the request's values)
+/// is traced by QuickJS's collector: responses in cycles through those values
+/// are freed, whether the request was prepared in JavaScript or in Rust.
+#[test]
+fn responses_in_cycles_through_what_they_keep_are_collected() {
+    let (_d, host, _) = script(
+        r#"
+import http from 'k6/http';
+export default function () {
+  const n = __ITER === 0 ? 2 : 300;
+  for (let i = 0; i < n; i++) {
+    // Prepared in Rust: the header's value (an object) kept by the response.
+    const v = { toJSON: () => 'v' };
+    const a = http.get(`${__ENV.BASE}/second`, { headers: { X: v } });
+    v.res = a;
+    // Prepared in JavaScript (a tag): its copy of the headers kept.
+    const h = { Y: '1' };
+    const b = http.get(`${__ENV.BASE}/second`, { headers: h, tags: { t: 'x' } });
+    const shown = b.request.headers;
+    shown.res = b;
+    b.keep = a;
+  }
+}
+"#,
+    );
+    let usage = || {
+        let rt = crate::worker_rt::this_threads_runtime().expect("a runtime");
+        rt.run_gc();
+        rt.memory_usage()
+    };
+    let mut vu = load_vu(&host, 1);
+    let first = drive(vu.as_mut(), start(0, None), &|_| second());
+    assert_eq!(first.done, Some(Ok(None)));
+    let before = usage();
+    let more = drive(vu.as_mut(), start(1, None), &|_| second());
+    assert_eq!(more.done, Some(Ok(None)));
+    assert_eq!(more.requests.len(), 600);
+    let after = usage();
+    // 600 responses, each with its request, headers and values, were made:
+    // none is left (a leak would leave several objects each).
+    assert!(
+        after.obj_count <= before.obj_count + 20,
+        "{} objects before, {} after",
+        before.obj_count,
+        after.obj_count
+    );
+}
