@@ -217,7 +217,9 @@ for f in sys.argv[1:]:
                 events = line.split()[1:]
             elif line.startswith("totals:"):
                 tot = [int(x) for x in line.split()[1:]]
-            elif not worker and line.startswith("fn=") and "drive_script" in line:
+            elif not worker and line.startswith(("fn=", "cfn=")) and "drive_script" in line:
+                # (callgrind names a function once, where it first appears:
+                # as a caller, `fn=`, or as a callee, `cfn=`)
                 worker = True
     except OSError:
         continue

@@ -9,7 +9,7 @@ use rquickjs::{Array, Class, Ctx, Exception, Function, Object, Value};
 
 use crate::cookie_jar::{self, JarHandle};
 use crate::natives::{build_request, suspend};
-use crate::response_obj::{self, RequestShown};
+use crate::response_obj::{self, RequestShown, ShownHeaders};
 
 /// Install `__pado.batch(requests, parallel, perHost, shape)` on `p`: each
 /// request `[method, url, body, options]` as `__pado.request` takes them; an
@@ -94,7 +94,7 @@ fn batch<'js>(
         let shown = RequestShown {
             method: item.get(0)?,
             url: item.get(1)?,
-            headers: o.get(0)?,
+            headers: ShownHeaders::Object(o.get(0)?),
             body: item.get(2)?,
         };
         out.set(i, response_obj::make(ctx, r, shape, shown)?)?;

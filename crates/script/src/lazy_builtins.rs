@@ -17,9 +17,8 @@
 //!
 //! A native that hands the script an `ArrayBuffer` makes it with
 //! [`array_buffer`], which adds the family first: an `ArrayBuffer` made before
-//! would have no prototype. The one exception is a response's body bytes
-//! (`natives::response_into`), which the script never sees (`js/http.js` keeps
-//! them under a symbol until it decodes them): making them adds nothing, so a
+//! would have no prototype. A response's body bytes are no `ArrayBuffer`:
+//! they stay in Rust (`response_lazy`) until the body is read as text, so a
 //! VU that only reads responses as text never pays for the family.
 
 use std::ffi::{c_int, CStr};

@@ -36,6 +36,8 @@ mod natives_exec;
 mod natives_shared;
 mod net;
 mod options;
+mod request_plain;
+mod response_lazy;
 mod response_obj;
 mod rt_switch;
 mod summary;
@@ -107,6 +109,8 @@ pub fn load_for_run_tagged(
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_check;
+#[cfg(test)]
 mod tests_jar;
 #[cfg(test)]
 mod tests_mem;
@@ -114,6 +118,8 @@ mod tests_mem;
 mod tests_mods;
 #[cfg(test)]
 mod tests_net;
+#[cfg(test)]
+mod tests_request_plain;
 #[cfg(test)]
 mod tests_response;
 #[cfg(test)]

@@ -330,3 +330,161 @@ export default function () {
         serde_json::json!([true, ["__proto__", "Y"], "x", 204, "function"])
     );
 }
+
+/// The parts made when first read (`response_lazy`): each is an own,
+/// enumerable accessor until read, then the plain data property k6 has, in the
+/// same place; assigning, deleting, spreading, freezing and stringifying
+/// behave as on k6's data properties; nothing else is on the object.
+#[test]
+fn a_responses_parts_made_when_read_become_plain_properties_in_place() {
+    let (_d, host, _) = script(
+        r#"
+import http from 'k6/http';
+const PARTS = ['body', 'timings', 'request', 'headers', 'cookies'];
+const kind = (o, k) => {
+  const d = Object.getOwnPropertyDescriptor(o, k);
+  if (!d) return 'none';
+  return ('value' in d ? 'data' : 'accessor') + (d.enumerable ? ',e' : '') + (d.configurable ? ',c' : '') +
+    (d.writable ? ',w' : '');
+};
+export default function () {
+  const a = http.get(`${__ENV.BASE}/first`);
+  const before = PARTS.map((k) => kind(a, k));
+  const keysBefore = Object.keys(a);
+  const unread = JSON.stringify(http.get(`${__ENV.BASE}/first`));
+  // Read in an order unlike the properties' own.
+  const t1 = a.timings, h1 = a.headers, c1 = a.cookies, r1 = a.request, b1 = a.body;
+  const after = PARTS.map((k) => kind(a, k));
+  const same = [a.timings === t1, a.headers === h1, a.cookies === c1, a.request === r1, a.body === b1];
+  const read = JSON.stringify(a);
+
+  const s = http.get(`${__ENV.BASE}/first`);
+  s.timings = 5;
+  s.headers = undefined;
+  delete s.request;
+  const spread = { ...http.get(`${__ENV.BASE}/second`) };
+  const frozen = Object.freeze(http.get(`${__ENV.BASE}/second`));
+  const getter = Object.getOwnPropertyDescriptor(http.get(`${__ENV.BASE}/second`), 'timings').get;
+  const other = http.get(`${__ENV.BASE}/second`);
+  http.post(`${__ENV.BASE}/report`, JSON.stringify({
+    before, after, same, keysBefore, keysAfter: Object.keys(a), unread, read,
+    ownKeys: Reflect.ownKeys(other).map(String),
+    symbols: Object.getOwnPropertySymbols(other).length,
+    assigned: [s.timings, kind(s, 'timings'), s.headers, kind(s, 'headers'), 'request' in s, Object.keys(s)],
+    spread: [Object.keys(spread), PARTS.map((k) => kind(spread, k)), spread.timings.waiting, spread.body,
+             spread.request.method, spread.headers['Retry-After']],
+    frozen: [frozen.timings.waiting, frozen.timings.waiting, frozen.body, frozen.headers['Retry-After'],
+             kind(frozen, 'timings')],
+    foreign: [getter.call({}), getter.call(5)],
+    proto: Object.getPrototypeOf(a.timings) === Object.prototype &&
+      Object.getPrototypeOf(a.headers) === Object.prototype && a instanceof http.Response,
+    tag: Object.prototype.toString.call(other),
+  }));
+}
+"#,
+    );
+    let report = report_of_two_answers(&host);
+    let keys = serde_json::json!([
+        "status",
+        "body",
+        "url",
+        "error",
+        "error_code",
+        "proto",
+        "timings",
+        "request",
+        "status_text",
+        "headers",
+        "cookies"
+    ]);
+    let lazy = "accessor,e,c";
+    let data = serde_json::Value::from(vec!["data,e,c,w"; 5]);
+    assert_eq!(report["before"], serde_json::Value::from(vec![lazy; 5]));
+    assert_eq!(report["after"], data);
+    assert_eq!(report["same"], serde_json::Value::from(vec![true; 5]));
+    assert_eq!(report["keysBefore"], keys);
+    assert_eq!(report["keysAfter"], keys);
+    assert_eq!(report["ownKeys"], keys);
+    assert_eq!(report["symbols"], 0);
+    // The same answer stringified unread and after every part was read: the
+    // same text, the properties in the same order.
+    assert_eq!(report["unread"], report["read"]);
+    let unread: serde_json::Value =
+        serde_json::from_str(report["unread"].as_str().unwrap()).unwrap();
+    assert_eq!(unread["timings"]["receiving"], 0.375);
+    assert_eq!(unread["headers"]["X-Name"], "파도");
+    assert_eq!(unread["cookies"]["sid"][0]["value"], "물결");
+    assert_eq!(unread["request"]["url"], "http://127.0.0.1:9/first");
+    assert_eq!(unread["body"], r#"{"word":"파도","n":[1,2]}"#);
+    let s_keys: Vec<&str> = keys
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .filter(|k| *k != "request")
+        .collect();
+    assert_eq!(
+        report["assigned"],
+        serde_json::json!([5, "data,e,c,w", null, "data,e,c,w", false, s_keys])
+    );
+    assert_eq!(
+        report["spread"],
+        serde_json::json!([keys, data, 99, "busy", "GET", "3"])
+    );
+    // A frozen response keeps its accessors: each read makes the part anew.
+    assert_eq!(
+        report["frozen"],
+        serde_json::json!([99, 99, "busy", "3", "accessor,e"])
+    );
+    assert_eq!(report["foreign"], serde_json::json!([null, null]));
+    assert_eq!(report["proto"], true);
+    assert_eq!(report["tag"], "[object Object]");
+}
+
+/// What a response keeps for its parts made when read (the request's values)
+/// is traced by QuickJS's collector: responses in cycles through those values
+/// are freed, whether the request was prepared in JavaScript or in Rust.
+#[test]
+fn responses_in_cycles_through_what_they_keep_are_collected() {
+    let (_d, host, _) = script(
+        r#"
+import http from 'k6/http';
+export default function () {
+  const n = __ITER === 0 ? 2 : 300;
+  for (let i = 0; i < n; i++) {
+    // Prepared in Rust: the header's value (an object) kept by the response.
+    const v = { toJSON: () => 'v' };
+    const a = http.get(`${__ENV.BASE}/second`, { headers: { X: v } });
+    v.res = a;
+    // Prepared in JavaScript (a tag): its copy of the headers kept.
+    const h = { Y: '1' };
+    const b = http.get(`${__ENV.BASE}/second`, { headers: h, tags: { t: 'x' } });
+    const shown = b.request.headers;
+    shown.res = b;
+    b.keep = a;
+  }
+}
+"#,
+    );
+    let usage = || {
+        let rt = crate::worker_rt::this_threads_runtime().expect("a runtime");
+        rt.run_gc();
+        rt.memory_usage()
+    };
+    let mut vu = load_vu(&host, 1);
+    let first = drive(vu.as_mut(), start(0, None), &|_| second());
+    assert_eq!(first.done, Some(Ok(None)));
+    let before = usage();
+    let more = drive(vu.as_mut(), start(1, None), &|_| second());
+    assert_eq!(more.done, Some(Ok(None)));
+    assert_eq!(more.requests.len(), 600);
+    let after = usage();
+    // 600 responses, each with its request, headers and values, were made:
+    // none is left (a leak would leave several objects each).
+    assert!(
+        after.obj_count <= before.obj_count + 20,
+        "{} objects before, {} after",
+        before.obj_count,
+        after.obj_count
+    );
+}

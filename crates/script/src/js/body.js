@@ -36,6 +36,8 @@ Object.defineProperty(vuJar, "__h", { value: P.jarNew() });
 
 // The VU's jar, emptied as each iteration starts unless `noCookiesReset`.
 export const cookieJar = () => vuJar;
+// Its handle, what a request whose parameters name no jar uses.
+export const VU_JAR = vuJar.__h;
 globalThis.__pado_jar_reset = () => {
   const o = globalThis.__pado_options;
   if (!(o && o.noCookiesReset)) P.jarReset(vuJar.__h);

@@ -1,6 +1,6 @@
 // k6/http on pado's own HTTP client: every request is a call the VU's task makes.
 const P = globalThis.__pado;
-import { cookieJar, CookieJar, jarOf } from "pado:http-body";
+import { cookieJar, CookieJar, jarOf, VU_JAR } from "pado:http-body";
 
 // Files, forms and cookies by name (js/forms.js), loaded in this VU by the
 // first request that needs them: most never do.
@@ -19,29 +19,13 @@ function select(value, path) {
   return v;
 }
 
-// The body is made text only when the script reads it (most scripts read only
-// `status`): until then `body` is an accessor over the answer's bytes, kept
-// under RAW, that decodes them once and leaves a plain property in its place
-// (as does assigning to it). It stays an own, enumerable property, so
-// `Object.keys` and `JSON.stringify` see a response as before. A registered
-// symbol: one for every VU of the worker's runtime, not a new name per VU.
-const RAW = Symbol.for("pado: a response's body bytes");
-function plainBody(res, text) {
-  Object.defineProperty(res, "body", { value: text, writable: true, enumerable: true, configurable: true });
-  delete res[RAW];
-}
-function getBody() {
-  const text = P.bodyText(this[RAW]);
-  plainBody(this, text);
-  return text;
-}
-function setBody(v) {
-  plainBody(this, v);
-}
-
 // A response is made by the native request (natives.rs, `response_obj.rs`):
 // status, body, url, error, error_code, proto, timings, request, status_text,
-// headers and cookies, own properties in that order, on this prototype.
+// headers and cookies, own properties in that order, on this prototype. Its
+// body (as text), timings, request, headers and cookies are made when first
+// read (`response_lazy.rs`): until then each is an accessor that leaves a
+// plain property in its place (as does assigning to it), still own and
+// enumerable, so `Object.keys` and `JSON.stringify` see a response as k6's.
 export class Response {
   json(selector) {
     if (selector === undefined) return JSON.parse(this.body);
@@ -61,11 +45,12 @@ export class Response {
   }
 }
 
-// What the native request makes a response with (response_obj.rs `part`).
-// `Set-Cookie` headers read by js/forms.js, loaded by the first response that
-// sets a cookie.
+// What the native request makes a response with (response_obj.rs `part`; the
+// natives append the getters and setters of the parts made when read).
+// `Set-Cookie` headers read by js/forms.js, loaded by the first response whose
+// cookies are read.
 const readCookies = (pairs, at) => forms().responseCookies(pairs, at);
-const SHAPE = [Response.prototype, getBody, setBody, readCookies, RAW];
+const SHAPE = [Response.prototype, readCookies, VU_JAR];
 
 function encodeBody(body, headers) {
   if (body === undefined || body === null) return "";
@@ -155,6 +140,14 @@ const REQUEST = [];
 const OPTIONS = [];
 
 export function request(method, url, body, params) {
+  // Most requests (a text URL without credentials, a text body or none,
+  // parameters with headers at most, no expected statuses set) are made whole
+  // by the native (natives: `request_plain.rs`); it answers undefined for the
+  // rest, which are prepared here.
+  if (!defaultExpected) {
+    const res = P.requestPlain(method, url, body, params, globalThis.__pado_group, SHAPE);
+    if (res !== undefined) return res;
+  }
   const p = prepare(method, url, body, params, REQUEST, OPTIONS);
   const res = P.request(p[0], p[1], p[2], p[3], SHAPE);
   p[2] = "";

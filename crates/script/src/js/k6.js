@@ -22,8 +22,13 @@ function checkTags(name, own) {
 // inside a group, so that the same name in two groups stays two checks, each in
 // its group of k6's summary (`root_group`); outside any group, under its name.
 export function check(val, sets, tags) {
-  let all = true;
   const group = globalThis.__pado_group;
+  // The usual check (no tags of its own or of the test, outside any group):
+  // the whole loop in one native call (natives.rs `check_plain`).
+  if (!group && !tags && !P.tags && typeof sets === "object" && sets !== null) {
+    return P.checkPlain(val, sets);
+  }
+  let all = true;
   const names = Object.keys(sets || {});
   for (let i = 0; i < names.length; i++) {
     const name = names[i];
