@@ -158,17 +158,16 @@ fn read<'js>(
             req.group = Some(g);
         }
     }
-    let mut shown = Vec::with_capacity(headers.len());
-    for (k, v) in headers {
+    req.headers.reserve(headers.len());
+    for (k, v) in &headers {
         req.headers.push((k.clone(), text_of(ctx, v.clone())?));
-        shown.push((k, v));
     }
     Ok(Some(Plain {
         req,
         method,
         url,
         body: body_shown,
-        headers: shown,
+        headers,
     }))
 }
 

@@ -170,7 +170,7 @@ fn make_accessors<'js>(ctx: &Ctx<'js>, parts: &Array<'js>) -> rquickjs::Result<(
             ctx.clone(),
             move |ctx: Ctx<'js>, this: This<Value<'js>>, v: Value<'js>| -> rquickjs::Result<()> {
                 if let Some(obj) = this.0.as_object() {
-                    settle(&ctx, obj, part, v)?;
+                    settle(&ctx, &Names::of(&ctx)?, obj, part, v)?;
                 }
                 Ok(())
             },
@@ -194,7 +194,7 @@ fn read<'js>(ctx: &Ctx<'js>, this: &Value<'js>, part: Part) -> rquickjs::Result<
     };
     let names = Names::of(ctx)?;
     let v = make_part(ctx, &names, &raw, part)?;
-    if settle(ctx, obj, part, v.clone())? && part == Part::Body {
+    if settle(ctx, &names, obj, part, v.clone())? && part == Part::Body {
         // The bytes are text now: nothing reads them again.
         raw.borrow_mut().body = Vec::new();
     }
@@ -206,11 +206,11 @@ fn read<'js>(ctx: &Ctx<'js>, this: &Value<'js>, part: Part) -> rquickjs::Result<
 /// frozen response, where every read makes the part anew).
 fn settle<'js>(
     ctx: &Ctx<'js>,
+    names: &Names,
     obj: &Object<'js>,
     part: Part,
     v: Value<'js>,
 ) -> rquickjs::Result<bool> {
-    let names = Names::of(ctx)?;
     let c = ctx.as_raw().as_ptr();
     // SAFETY: a live context, an object of it and an atom of its runtime; the
     // call takes a reference to the value, a new one (`v` drops its own).
